@@ -1,0 +1,1 @@
+//! Math expressions of x, y, z, t from problem files (stub).

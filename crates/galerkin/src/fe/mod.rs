@@ -1,0 +1,44 @@
+//! Reference finite elements and quadrature.
+//!
+//! An element is defined on a reference cell (see [`crate::mesh::CellType`]) and tabulates its basis
+//! functions and reference gradients at points. Dofs are attached to topological entities (vertices,
+//! edges, faces, interior) so a dof map can share them between cells; the orientation of shared
+//! edge/face dofs is decided from the element's nodes (see `space::dofmap`).
+pub mod lagrange;
+pub mod quadrature;
+
+pub use lagrange::LagrangeElement;
+pub use quadrature::QuadratureRule;
+
+use crate::mesh::CellType;
+
+/// Basis values and reference gradients at a set of points.
+#[derive(Clone, Debug)]
+pub struct Tabulation {
+    pub npoints: usize,
+    pub ndofs: usize,
+    /// `values[q * ndofs + i]` = φ_i(ξ_q)
+    pub values: Vec<f64>,
+    /// `grads[q * ndofs + i]` = ∇_ξ φ_i(ξ_q) (components beyond the cell dimension are zero)
+    pub grads: Vec<[f64; 3]>,
+}
+
+/// A scalar reference element. Vector-valued spaces repeat it per component.
+pub trait FiniteElement: Send + Sync + std::fmt::Debug {
+    fn cell_type(&self) -> CellType;
+    /// Polynomial degree (per axis on tensor cells).
+    fn degree(&self) -> usize;
+    fn ndofs(&self) -> usize;
+    /// `entity_dofs()[d][e]`: local dofs on entity `e` of dimension `d`, with entities numbered as in
+    /// `CellType::{reference_vertices, edges, faces}` and the interior as the single entity of
+    /// dimension `cell.dim()`. Every local dof appears exactly once.
+    fn entity_dofs(&self) -> &[Vec<Vec<usize>>];
+    /// Reference coordinates of the nodes (Lagrange elements); `None` for modal elements.
+    fn nodes(&self) -> Option<&[[f64; 3]]>;
+    /// Basis values and reference gradients at `points`.
+    fn tabulate(&self, points: &[[f64; 3]]) -> Tabulation;
+    /// Quadrature degree that integrates a mass matrix of this element exactly on affine cells.
+    fn mass_quadrature_degree(&self) -> usize {
+        2 * self.degree()
+    }
+}

@@ -1,0 +1,183 @@
+//! Meshes: generated (interval, rectangle, box) or read from Gmsh `.msh` 4.1, always validated.
+//!
+//! A mesh holds one cell shape, linear geometry (vertices only), a region tag per cell and a list of
+//! tagged boundary facets. Tag names (Gmsh physical names, or the generators' `xmin`, `xmax`, …)
+//! map to integer tags so problem files can say `boundary = "xmin"`.
+mod cell;
+pub mod generate;
+pub mod gmsh;
+pub mod validate;
+
+pub use cell::CellType;
+
+use crate::{Error, Result};
+use std::collections::{BTreeMap, HashMap};
+
+/// A tagged boundary facet: its vertices (global ids, in the facet's own local order) and tag.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundaryFacet {
+    pub vertices: Vec<usize>,
+    pub tag: i32,
+}
+
+/// An unstructured mesh of one cell type.
+#[derive(Clone, Debug)]
+pub struct Mesh {
+    /// Geometric dimension (equal to the cell's topological dimension).
+    pub dim: usize,
+    /// Vertex coordinates; components beyond `dim` are zero.
+    pub coords: Vec<[f64; 3]>,
+    pub cell_type: CellType,
+    /// Flat connectivity: `cell_type.num_vertices()` vertex ids per cell.
+    pub cells: Vec<usize>,
+    /// Region (physical group) tag per cell; 0 when the mesh has none.
+    pub cell_tags: Vec<i32>,
+    /// Tagged boundary facets (may be only part of the boundary, as in a Gmsh file).
+    pub boundary: Vec<BoundaryFacet>,
+    /// Named tags: name -> (entity dimension, tag). Cell regions have dimension `dim`.
+    pub tag_names: BTreeMap<String, (usize, i32)>,
+}
+
+impl Mesh {
+    /// Build a mesh from raw parts and validate it (see [`validate::validate`]).
+    pub fn new(
+        cell_type: CellType,
+        coords: Vec<[f64; 3]>,
+        cells: Vec<usize>,
+        cell_tags: Option<Vec<i32>>,
+        boundary: Vec<BoundaryFacet>,
+        tag_names: BTreeMap<String, (usize, i32)>,
+    ) -> Result<Mesh> {
+        let nv = cell_type.num_vertices();
+        if cells.len() % nv != 0 {
+            return Err(Error::mesh(
+                "connectivity",
+                format!("{} vertex ids is not a multiple of {} ({}s)", cells.len(), nv, cell_type),
+            ));
+        }
+        let ncells = cells.len() / nv;
+        let cell_tags = cell_tags.unwrap_or_else(|| vec![0; ncells]);
+        if cell_tags.len() != ncells {
+            return Err(Error::mesh("cell tags", format!("{} tags for {} cells", cell_tags.len(), ncells)));
+        }
+        let mesh = Mesh { dim: cell_type.dim(), coords, cell_type, cells, cell_tags, boundary, tag_names };
+        validate::validate(&mesh)?;
+        Ok(mesh)
+    }
+
+    pub fn num_cells(&self) -> usize {
+        self.cells.len() / self.cell_type.num_vertices()
+    }
+
+    pub fn num_vertices(&self) -> usize {
+        self.coords.len()
+    }
+
+    /// Vertex ids of cell `c`.
+    pub fn cell(&self, c: usize) -> &[usize] {
+        let nv = self.cell_type.num_vertices();
+        &self.cells[c * nv..(c + 1) * nv]
+    }
+
+    /// Resolve a boundary or region name to its tag; `expected_dim` guards against using a region
+    /// name where a boundary is meant.
+    pub fn tag(&self, name: &str, expected_dim: usize) -> Result<i32> {
+        match self.tag_names.get(name) {
+            Some(&(d, t)) if d == expected_dim => Ok(t),
+            Some(&(d, _)) => Err(Error::invalid(format!(
+                "tag `{name}` has dimension {d}, but a dimension-{expected_dim} tag is needed here"
+            ))),
+            None => {
+                let known: Vec<&str> = self
+                    .tag_names
+                    .iter()
+                    .filter(|(_, (d, _))| *d == expected_dim)
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                Err(Error::invalid(format!("unknown tag name `{name}`; this mesh has {known:?}")))
+            }
+        }
+    }
+
+    /// For every boundary facet, the (cell, local facet index) it belongs to.
+    /// Fails naming the facet when a tagged facet is not a facet of any cell.
+    pub fn boundary_facet_cells(&self) -> Result<Vec<(usize, usize)>> {
+        let local = self.cell_type.facets();
+        let mut want: HashMap<Vec<usize>, usize> = HashMap::with_capacity(self.boundary.len());
+        for (i, f) in self.boundary.iter().enumerate() {
+            let mut k = f.vertices.clone();
+            k.sort_unstable();
+            want.insert(k, i);
+        }
+        let mut out = vec![(usize::MAX, 0); self.boundary.len()];
+        for c in 0..self.num_cells() {
+            let cv = self.cell(c);
+            for (lf, fv) in local.iter().enumerate() {
+                let mut k: Vec<usize> = fv.iter().map(|&v| cv[v]).collect();
+                k.sort_unstable();
+                if let Some(&i) = want.get(&k) {
+                    out[i] = (c, lf);
+                }
+            }
+        }
+        if let Some(i) = out.iter().position(|&(c, _)| c == usize::MAX) {
+            return Err(Error::mesh(
+                format!("boundary facet {i}"),
+                format!("vertices {:?} are not a facet of any cell", self.boundary[i].vertices),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Facets that belong to exactly one cell, as (cell, local facet) pairs: the geometric boundary.
+    pub fn exterior_facets(&self) -> Vec<(usize, usize)> {
+        let local = self.cell_type.facets();
+        let mut count: HashMap<Vec<usize>, (usize, usize, u32)> = HashMap::new();
+        for c in 0..self.num_cells() {
+            let cv = self.cell(c);
+            for (lf, fv) in local.iter().enumerate() {
+                let mut k: Vec<usize> = fv.iter().map(|&v| cv[v]).collect();
+                k.sort_unstable();
+                count.entry(k).and_modify(|e| e.2 += 1).or_insert((c, lf, 1));
+            }
+        }
+        let mut out: Vec<(usize, usize)> =
+            count.into_values().filter(|e| e.2 == 1).map(|e| (e.0, e.1)).collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Axis-aligned bounding box (min, max).
+    pub fn bounding_box(&self) -> ([f64; 3], [f64; 3]) {
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        for p in &self.coords {
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+            }
+        }
+        (lo, hi)
+    }
+
+    /// Map a reference point of cell `c` to physical space and return the Jacobian
+    /// `J[i][j] = ∂x_i/∂ξ_j` (only the leading `dim`×`dim` block is meaningful).
+    pub fn map_point(&self, c: usize, xi: [f64; 3]) -> ([f64; 3], [[f64; 3]; 3]) {
+        let nv = self.cell_type.num_vertices();
+        let mut vals = [0.0; 8];
+        let mut grads = [[0.0; 3]; 8];
+        self.cell_type.geometry_basis(xi, &mut vals[..nv], &mut grads[..nv]);
+        let mut x = [0.0; 3];
+        let mut jac = [[0.0; 3]; 3];
+        for (a, &v) in self.cell(c).iter().enumerate() {
+            let p = self.coords[v];
+            for i in 0..3 {
+                x[i] += vals[a] * p[i];
+                for j in 0..3 {
+                    jac[i][j] += p[i] * grads[a][j];
+                }
+            }
+        }
+        (x, jac)
+    }
+}
