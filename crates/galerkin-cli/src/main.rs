@@ -1,1 +1,124 @@
-fn main() {}
+//! `galerkin`: run TOML problem files, list compute devices, run benchmarks. A thin layer over the
+//! library: every command is one library call plus printing.
+use clap::{Parser, Subcommand};
+use galerkin::bench::{self, BenchCase};
+use galerkin::problem::config::BackendChoice;
+use galerkin::problem::{run_file, RunOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "galerkin", version, about = "Finite elements on CPU cores and NVIDIA GPUs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Solve a problem file and write VTU, report.json and residual.png.
+    Run {
+        /// The problem file (TOML).
+        problem: PathBuf,
+        /// Override the file's backend: cpu, cuda or auto.
+        #[arg(long)]
+        backend: Option<BackendChoice>,
+        /// Output directory.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// No progress bars.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// List the compute devices galerkin can use.
+    Devices,
+    /// Benchmark mesh/dof map, assembly and CG+Jacobi.
+    Bench {
+        /// Cases to run (default: all): poisson-p1-tet, poisson-p2-tet, elasticity-q1-hex.
+        #[arg(long = "case")]
+        cases: Vec<String>,
+        /// Approximate problem sizes (unknowns), comma separated.
+        #[arg(long, value_delimiter = ',', default_value = "10000,100000,1000000")]
+        dofs: Vec<usize>,
+        /// Cap on CG iterations per solve (the time per iteration is what is reported).
+        #[arg(long, default_value_t = 200)]
+        max_iter: usize,
+        /// Also write the rows as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> galerkin::Result<()> {
+    match cli.command {
+        Command::Run { problem, backend, out, quiet } => {
+            let opts = RunOptions { backend, out_dir: out, progress: !quiet };
+            let r = run_file(&problem, &opts)?;
+            println!("{}", if r.title.is_empty() { problem.display().to_string() } else { r.title.clone() });
+            println!("  backend      {}", r.backend);
+            println!("  mesh         {} {}s, {} vertices", r.mesh.cells, r.mesh.cell_type, r.mesh.vertices);
+            println!("  space        {} degree {} x{} -> {} dofs", r.space.family, r.space.degree, r.space.components, r.space.dofs);
+            println!("  assembly     {:?}, {} stored entries, {} colors", r.assembly.level, r.assembly.stored_entries, r.assembly.colors);
+            println!(
+                "  solver       {} + {}: {} iterations, relative residual {:.2e}",
+                r.solver.method, r.solver.preconditioner, r.solver.iterations, r.solver.relative_residual
+            );
+            if let Some(e) = &r.errors {
+                println!("  error        L2 {:.3e} (relative {:.3e}), H1 seminorm {:.3e}", e.l2, e.relative_l2, e.h1_semi);
+            }
+            let t = &r.timings;
+            println!(
+                "  time [s]     mesh {:.3}  space {:.3}  assembly {:.3}  preconditioner {:.3}  solve {:.3}  output {:.3}  total {:.3}",
+                t.mesh, t.space, t.assembly, t.preconditioner, t.solve, t.output, t.total
+            );
+            for o in &r.outputs {
+                println!("  wrote        {}", o.display());
+            }
+            Ok(())
+        }
+        Command::Devices => {
+            let threads = rayon::current_num_threads();
+            println!("cpu   {threads} threads, stream triad {:.1} GB/s", bench::stream_triad_gbs(1 << 24));
+            println!("cuda  none: this build has no CUDA backend");
+            Ok(())
+        }
+        Command::Bench { cases, dofs, max_iter, json } => {
+            let cases = if cases.is_empty() {
+                BenchCase::ALL.to_vec()
+            } else {
+                cases.iter().map(|c| BenchCase::parse(c)).collect::<galerkin::Result<Vec<_>>>()?
+            };
+            println!("memory bandwidth (stream triad): {:.1} GB/s, {} threads", bench::stream_triad_gbs(1 << 24), rayon::current_num_threads());
+            println!(
+                "{:<18} {:>9} {:>9} {:>10} {:>10} {:>10} {:>12} {:>6} {:>10} {:>8}",
+                "case", "cells", "dofs", "nnz", "mesh+dof s", "assembly s", "elements/s", "iters", "s/iter", "CG GB/s"
+            );
+            let mut rows = Vec::new();
+            for case in cases {
+                for &n in &dofs {
+                    let r = bench::run_case(case, n, max_iter)?;
+                    println!(
+                        "{:<18} {:>9} {:>9} {:>10} {:>10.3} {:>10.3} {:>12.3e} {:>6} {:>10.3e} {:>8.2}",
+                        r.case, r.cells, r.dofs, r.nnz, r.mesh_dofmap_s, r.assembly_s, r.elements_per_s, r.iterations, r.seconds_per_iteration, r.cg_gb_per_s
+                    );
+                    rows.push(r);
+                }
+            }
+            if let Some(path) = json {
+                galerkin::io::report::write_json(&path, &rows)?;
+            }
+            Ok(())
+        }
+    }
+}

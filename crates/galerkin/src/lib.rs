@@ -5,6 +5,7 @@
 //! `A = Rᵀ Bᵀ D B R` (element restriction, basis, pointwise physics, assembly level) and every
 //! solver is written once over the [`backend::Backend`] trait.
 pub mod backend;
+pub mod bench;
 pub mod error;
 pub mod expr;
 pub mod fe;

@@ -23,3 +23,9 @@ impl QuadratureRule {
         self.weights.is_empty()
     }
 }
+
+/// Facet rule (stub; implemented in the fe branch).
+pub fn facet_rule(cell: CellType, facet: usize, degree: usize) -> Result<(QuadratureRule, Vec<[f64; 3]>)> {
+    let _ = (cell, facet, degree);
+    todo!()
+}

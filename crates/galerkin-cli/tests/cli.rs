@@ -1,0 +1,137 @@
+//! The CLI end to end: every example runs and writes whole outputs; every bad input fails with a
+//! message naming its cause and leaves no output behind.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn galerkin(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_galerkin")).args(args).output().expect("run galerkin");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn run_example(name: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = repo().join("examples").join(name);
+    let (ok, stdout, stderr) = galerkin(&["run", toml.to_str().unwrap(), "--out", dir.path().to_str().unwrap(), "--quiet"]);
+    assert!(ok, "{name} failed:\n{stdout}\n{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
+    for o in report["outputs"].as_array().unwrap() {
+        let p = Path::new(o.as_str().unwrap());
+        assert!(p.exists() && std::fs::metadata(p).unwrap().len() > 0, "{name}: missing output {p:?}");
+    }
+    report
+}
+
+#[test]
+fn poisson_2d_example_is_accurate() {
+    let r = run_example("poisson-2d.toml");
+    assert!(r["errors"]["relative_l2"].as_f64().unwrap() < 1e-5, "{}", r["errors"]);
+    assert!(r["solver"]["relative_residual"].as_f64().unwrap() <= 1e-10);
+}
+
+#[test]
+fn poisson_3d_example_is_accurate() {
+    let r = run_example("poisson-3d.toml");
+    assert_eq!(r["space"]["degree"], 2);
+    assert_eq!(r["mesh"]["cell_type"], "tetrahedron");
+    assert!(r["errors"]["relative_l2"].as_f64().unwrap() < 1e-3, "{}", r["errors"]);
+}
+
+#[test]
+fn elasticity_3d_example_runs() {
+    let r = run_example("elasticity-3d.toml");
+    assert_eq!(r["space"]["components"], 3);
+    assert!(r["solver"]["iterations"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn gmsh_example_runs() {
+    let r = run_example("plate-with-hole.toml");
+    assert_eq!(r["mesh"]["cell_type"], "triangle");
+    assert!(r["mesh"]["cells"].as_u64().unwrap() > 500);
+}
+
+/// Write `text` as a problem file, run it, and return stderr; asserts failure and no outputs.
+fn fails(text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("bad.toml");
+    std::fs::write(&toml, text).unwrap();
+    let out = dir.path().join("out");
+    let (ok, _, stderr) = galerkin(&["run", toml.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(!ok, "expected failure for:\n{text}");
+    assert!(!stderr.contains("panicked"), "panic instead of an error:\n{stderr}");
+    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "outputs written despite the error");
+    stderr
+}
+
+const GOOD: &str = r#"
+[mesh]
+generator = "rectangle"
+n = [4, 4]
+[physics]
+kind = "poisson"
+source = 1.0
+[[bc]]
+boundary = "xmin"
+type = "dirichlet"
+value = 0.0
+"#;
+
+#[test]
+fn good_file_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("good.toml");
+    std::fs::write(&toml, GOOD).unwrap();
+    let (ok, _, stderr) = galerkin(&["run", toml.to_str().unwrap(), "--out", dir.path().join("o").to_str().unwrap(), "--quiet"]);
+    assert!(ok, "{stderr}");
+}
+
+#[test]
+fn bad_inputs_name_their_cause() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("misspelled key", "[mesh]\ngenrator = \"box\"\n[physics]\nkind = \"poisson\"\n", &["genrator"]),
+        ("unknown section", &format!("{GOOD}\n[solvr]\nmethod = \"cg\"\n"), &["solvr"]),
+        ("wrong type", &GOOD.replace("n = [4, 4]", "n = \"four\""), &["mesh.n"]),
+        ("wrong count", &GOOD.replace("n = [4, 4]", "n = [4, 4, 4]"), &["mesh.n", "2"]),
+        ("zero divisions", &GOOD.replace("n = [4, 4]", "n = [0, 4]"), &["mesh.n"]),
+        ("bad method", &format!("{GOOD}\n[solver]\nmethod = \"cgs\"\n"), &["solver.method", "cgs"]),
+        ("bad rtol", &format!("{GOOD}\n[solver]\nrtol = 2.0\n"), &["solver.rtol"]),
+        ("bad degree", &format!("{GOOD}\n[space]\ndegree = 7\n"), &["space.degree"]),
+        ("bad expression", &GOOD.replace("source = 1.0", "source = \"sin(pi*x\""), &["physics.source"]),
+        ("unknown variable", &GOOD.replace("source = 1.0", "source = \"w*x\""), &["physics.source", "w"]),
+        ("unknown boundary", &GOOD.replace("boundary = \"xmin\"", "boundary = \"left\""), &["bc[0].boundary", "left"]),
+        ("missing mesh file", &GOOD.replace("generator = \"rectangle\"\nn = [4, 4]", "file = \"nope.msh\""), &["nope.msh"]),
+        ("elasticity without moduli", &GOOD.replace("kind = \"poisson\"\nsource = 1.0", "kind = \"elasticity\""), &["physics", "nu"]),
+        ("cuda requested", &format!("backend = \"cuda\"\n{GOOD}"), &["cuda"]),
+        ("not converged", &format!("{GOOD}\n[solver]\nmax_iter = 1\n"), &["did not converge"]),
+        ("toml syntax", "[mesh\n", &["line 1"]),
+    ];
+    for (label, text, needles) in cases {
+        let err = fails(text);
+        for n in *needles {
+            assert!(err.contains(n), "{label}: error does not mention `{n}`:\n{err}");
+        }
+    }
+}
+
+#[test]
+fn missing_problem_file_is_reported() {
+    let (ok, _, stderr) = galerkin(&["run", "/nonexistent/problem.toml"]);
+    assert!(!ok && stderr.contains("/nonexistent/problem.toml"), "{stderr}");
+}
+
+#[test]
+fn devices_lists_the_cpu() {
+    let (ok, stdout, _) = galerkin(&["devices"]);
+    assert!(ok && stdout.contains("cpu"), "{stdout}");
+}
+
+#[test]
+fn bench_runs_a_small_case() {
+    let (ok, stdout, stderr) = galerkin(&["bench", "--case", "poisson-p1-tet", "--dofs", "2000", "--max-iter", "20"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("poisson-p1-tet"), "{stdout}");
+}

@@ -1,0 +1,138 @@
+//! Full assembly: the CSR sparsity built once from the mesh graph, then element matrices and
+//! vectors summed in parallel, one color at a time, with no locks in the hot loop.
+use super::coloring::{Coloring, SharedMut};
+use super::integrate::{ElementIntegrator, Scratch};
+use super::restriction::ElementRestriction;
+use crate::linalg::CsrMatrix;
+use crate::space::FunctionSpace;
+use crate::{Error, Result};
+use rayon::prelude::*;
+
+/// The CSR pattern of `space`'s operators: dof (n, a) couples to (m, b) when nodes n and m share a
+/// cell, for all components a, b. Values are zero.
+pub fn sparsity(space: &FunctionSpace) -> Result<CsrMatrix> {
+    let dm = &space.dofmap;
+    let nn = dm.num_nodes;
+    let ncomp = space.ncomp;
+    if nn * ncomp > u32::MAX as usize {
+        return Err(Error::Unsupported(format!("{} dofs exceed the 32-bit column index range", nn * ncomp)));
+    }
+    // node -> cells adjacency (CSR)
+    let mut start = vec![0usize; nn + 1];
+    for &n in &dm.cell_nodes {
+        start[n + 1] += 1;
+    }
+    for i in 0..nn {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut cells = vec![0usize; dm.cell_nodes.len()];
+    let npc = dm.nodes_per_cell;
+    for (k, &n) in dm.cell_nodes.iter().enumerate() {
+        cells[fill[n]] = k / npc;
+        fill[n] += 1;
+    }
+    let neighbours: Vec<Vec<u32>> = (0..nn)
+        .into_par_iter()
+        .map(|n| {
+            let mut v: Vec<u32> = cells[start[n]..start[n + 1]]
+                .iter()
+                .flat_map(|&c| dm.cell(c).iter().map(|&m| m as u32))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect();
+    let mut row_ptr = Vec::with_capacity(nn * ncomp + 1);
+    row_ptr.push(0usize);
+    for nb in &neighbours {
+        for _ in 0..ncomp {
+            let last = row_ptr[row_ptr.len() - 1];
+            row_ptr.push(last + nb.len() * ncomp);
+        }
+    }
+    let nnz = row_ptr[nn * ncomp];
+    let mut col_idx = vec![0u32; nnz];
+    let cp = SharedMut(col_idx.as_mut_ptr());
+    neighbours.par_iter().enumerate().for_each(|(n, nb)| {
+        let cp = cp;
+        for a in 0..ncomp {
+            let s = row_ptr[n * ncomp + a];
+            for (k, &m) in nb.iter().enumerate() {
+                for b in 0..ncomp {
+                    // SAFETY: each (n, a) row owns the disjoint range row_ptr[n*ncomp+a]..next.
+                    unsafe { *cp.0.add(s + k * ncomp + b) = m * ncomp as u32 + b as u32 };
+                }
+            }
+        }
+    });
+    let values = vec![0.0; nnz];
+    Ok(CsrMatrix { nrows: nn * ncomp, ncols: nn * ncomp, row_ptr, col_idx, values })
+}
+
+/// Sum every cell's element matrix into `a` (which must have `space`'s sparsity).
+pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut CsrMatrix) -> Result<()> {
+    let r = ElementRestriction::new(integ.space);
+    let nd = integ.elem_size();
+    let vp = SharedMut(a.values.as_mut_ptr());
+    let a_ro = &*a;
+    for color in &coloring.colors {
+        color.par_iter().try_for_each_init(
+            || (Scratch::default(), vec![0.0; nd * nd], vec![0usize; nd]),
+            |(s, ke, dofs), &c| -> Result<()> {
+                let vp = vp;
+                integ.element_matrix(c, s, ke)?;
+                for (i, d) in dofs.iter_mut().enumerate() {
+                    *d = r.global_dof(c, i);
+                }
+                for i in 0..nd {
+                    let row = dofs[i];
+                    let (rs, re) = (a_ro.row_ptr[row], a_ro.row_ptr[row + 1]);
+                    let cols = &a_ro.col_idx[rs..re];
+                    for j in 0..nd {
+                        let k = cols.binary_search(&(dofs[j] as u32)).map_err(|_| {
+                            Error::invalid(format!("entry ({row}, {}) missing from the sparsity pattern", dofs[j]))
+                        })?;
+                        // SAFETY: cells of one color share no dof, so no two threads touch the same row.
+                        unsafe { *vp.0.add(rs + k) += ke[i * nd + j] };
+                    }
+                }
+                Ok(())
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// Sum per-cell vectors `f(cell, local)` into a global vector (colored, parallel).
+pub fn assemble_vector(
+    space: &FunctionSpace,
+    coloring: &Coloring,
+    cells: Option<&[bool]>,
+    f: impl Fn(usize, &mut Scratch, &mut [f64]) -> Result<()> + Sync,
+) -> Result<Vec<f64>> {
+    let r = ElementRestriction::new(space);
+    let nd = r.elem_size();
+    let mut b = vec![0.0; space.ndofs()];
+    let bp = SharedMut(b.as_mut_ptr());
+    let len = b.len();
+    for color in &coloring.colors {
+        color.par_iter().try_for_each_init(
+            || (Scratch::default(), vec![0.0; nd]),
+            |(s, be), &c| -> Result<()> {
+                let bp = bp;
+                if cells.is_some_and(|m| !m[c]) {
+                    return Ok(());
+                }
+                be.fill(0.0);
+                f(c, s, be)?;
+                // SAFETY: cells of one color share no dof.
+                let global = unsafe { std::slice::from_raw_parts_mut(bp.0, len) };
+                r.scatter_add(c, be, global);
+                Ok(())
+            },
+        )?;
+    }
+    Ok(b)
+}

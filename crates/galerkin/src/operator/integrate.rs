@@ -1,0 +1,235 @@
+//! Element integration: the `Bᵀ D B` part of the operator for one cell, generic over the element
+//! (through its tabulated basis) and the physics (through its pointwise matrix `D`), plus element
+//! load vectors and the facet terms of Neumann and Robin conditions.
+use super::geometry::{facet_measure_normal, inverse_jacobian, physical_gradient};
+use crate::fe::quadrature::facet_rule;
+use crate::fe::{QuadratureRule, Tabulation};
+use crate::physics::{Coefficient, PointwisePhysics};
+use crate::space::FunctionSpace;
+use crate::Result;
+use std::sync::Arc;
+
+/// A vector-valued function of position: writes `ncomp` values.
+pub type VectorFn = Arc<dyn Fn([f64; 3], &mut [f64]) + Send + Sync>;
+/// A vector-valued function of position and outward unit normal (boundary fluxes, tractions).
+pub type FluxFn = Arc<dyn Fn([f64; 3], [f64; 3], &mut [f64]) + Send + Sync>;
+
+/// A quadrature rule on one local facet with the basis tabulated there.
+pub struct FacetQuad {
+    pub rule: QuadratureRule,
+    pub tangents: Vec<[f64; 3]>,
+    pub tab: Tabulation,
+}
+
+/// Quadrature degree for a term of polynomial degree `k` products on `space`'s cells: exact for
+/// affine simplices, Gauss with one extra point per axis on tensor cells.
+pub fn default_degree(space: &FunctionSpace, order: usize) -> usize {
+    if space.mesh.cell_type.is_simplex() {
+        order
+    } else {
+        order + 1
+    }
+}
+
+/// Scratch space reused across cells by one thread.
+#[derive(Default)]
+pub struct Scratch {
+    grads: Vec<[f64; 3]>,
+    d: Vec<f64>,
+    t: Vec<f64>,
+    f: Vec<f64>,
+}
+
+/// Integrates element matrices and vectors of one physics on one space.
+pub struct ElementIntegrator<'a> {
+    pub space: &'a FunctionSpace,
+    pub physics: &'a dyn PointwisePhysics,
+    pub quad: QuadratureRule,
+    pub tab: Tabulation,
+    facets: Vec<FacetQuad>,
+    /// Robin terms (α u v on a facet), indexed by cell: (local facet, α).
+    robin: Vec<Vec<(usize, Coefficient)>>,
+}
+
+impl<'a> ElementIntegrator<'a> {
+    /// `degree`: quadrature degree for the volume terms (None: exact for constant coefficients).
+    pub fn new(space: &'a FunctionSpace, physics: &'a dyn PointwisePhysics, degree: Option<usize>) -> Result<Self> {
+        let k = space.element.degree();
+        let modes = physics.modes();
+        let order = if modes.value { 2 * k } else { 2 * k - 2 };
+        let deg = degree.unwrap_or_else(|| default_degree(space, order));
+        let quad = QuadratureRule::new(space.mesh.cell_type, deg)?;
+        let tab = space.element.tabulate(&quad.points);
+        let facets = facet_quadratures(space, default_degree(space, 2 * k + 2))?;
+        Ok(ElementIntegrator { space, physics, quad, tab, facets, robin: vec![Vec::new(); space.mesh.num_cells()] })
+    }
+
+    /// Add a Robin term α u·v on the given (cell, local facet) pairs.
+    pub fn add_robin(&mut self, facets: &[(usize, usize)], alpha: &Coefficient) {
+        for &(c, lf) in facets {
+            self.robin[c].push((lf, alpha.clone()));
+        }
+    }
+
+    /// Local dofs per cell.
+    pub fn elem_size(&self) -> usize {
+        self.space.dofmap.nodes_per_cell * self.space.ncomp
+    }
+
+    /// The element matrix of cell `c` (row-major, `elem_size()²`), overwriting `ke`.
+    pub fn element_matrix(&self, c: usize, s: &mut Scratch, ke: &mut [f64]) -> Result<()> {
+        let mesh = &*self.space.mesh;
+        let dim = mesh.dim;
+        let n = self.space.ncomp;
+        let nloc = self.tab.ndofs;
+        let nd = nloc * n;
+        let modes = self.physics.modes();
+        let nv = if modes.value { n } else { 0 };
+        let m = modes.size(n, dim);
+        let region = mesh.cell_tags[c];
+        s.grads.resize(nloc, [0.0; 3]);
+        s.d.resize(m * m, 0.0);
+        s.t.resize(nd * m, 0.0);
+        ke[..nd * nd].fill(0.0);
+        for (q, (&xi, &wq)) in self.quad.points.iter().zip(&self.quad.weights).enumerate() {
+            let (x, jac) = mesh.map_point(c, xi);
+            let (inv, det) = inverse_jacobian(&jac, dim)?;
+            let w = wq * det.abs();
+            let vals = &self.tab.values[q * nloc..(q + 1) * nloc];
+            for (i, g) in s.grads.iter_mut().enumerate() {
+                *g = physical_gradient(&inv, self.tab.grads[q * nloc + i], dim);
+            }
+            self.physics.dmatrix(x, region, dim, &mut s.d);
+            // T = Bᵀ D: row (i, comp) of Bᵀ has N_i at value `comp` and G_i at grads of `comp`.
+            for i in 0..nloc {
+                for a in 0..n {
+                    let row = &mut s.t[(i * n + a) * m..(i * n + a + 1) * m];
+                    for (f, r) in row.iter_mut().enumerate() {
+                        let mut acc = 0.0;
+                        if modes.value {
+                            acc += vals[i] * s.d[a * m + f];
+                        }
+                        if modes.grad {
+                            for k in 0..dim {
+                                acc += s.grads[i][k] * s.d[(nv + a * dim + k) * m + f];
+                            }
+                        }
+                        *r = acc;
+                    }
+                }
+            }
+            // K += w T B
+            for r in 0..nd {
+                let trow = &s.t[r * m..(r + 1) * m];
+                let krow = &mut ke[r * nd..(r + 1) * nd];
+                for j in 0..nloc {
+                    for b in 0..n {
+                        let mut acc = 0.0;
+                        if modes.value {
+                            acc += trow[b] * vals[j];
+                        }
+                        if modes.grad {
+                            for k in 0..dim {
+                                acc += trow[nv + b * dim + k] * s.grads[j][k];
+                            }
+                        }
+                        krow[j * n + b] += w * acc;
+                    }
+                }
+            }
+        }
+        for (lf, alpha) in &self.robin[c] {
+            let fq = &self.facets[*lf];
+            self.for_facet_points(c, fq, |x, _nrm, w, vals| {
+                let a = alpha.eval(x, region) * w;
+                for i in 0..nloc {
+                    for j in 0..nloc {
+                        for b in 0..n {
+                            ke[(i * n + b) * nd + j * n + b] += a * vals[i] * vals[j];
+                        }
+                    }
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// `be += ∫_cell f·v` for cell `c` with a source of `ncomp` components.
+    pub fn add_source(&self, c: usize, f: &VectorFn, quad: &(QuadratureRule, Tabulation), s: &mut Scratch, be: &mut [f64]) -> Result<()> {
+        let mesh = &*self.space.mesh;
+        let n = self.space.ncomp;
+        let nloc = quad.1.ndofs;
+        s.f.resize(n, 0.0);
+        for (q, (&xi, &wq)) in quad.0.points.iter().zip(&quad.0.weights).enumerate() {
+            let (x, jac) = mesh.map_point(c, xi);
+            let (_, det) = inverse_jacobian(&jac, mesh.dim)?;
+            f(x, &mut s.f);
+            let w = wq * det.abs();
+            for i in 0..nloc {
+                let phi = quad.1.values[q * nloc + i] * w;
+                for a in 0..n {
+                    be[i * n + a] += phi * s.f[a];
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `be += ∫_facet g(x, n)·v` on local facet `lf` of cell `c`.
+    pub fn add_flux(&self, c: usize, lf: usize, g: &FluxFn, s: &mut Scratch, be: &mut [f64]) -> Result<()> {
+        let n = self.space.ncomp;
+        s.f.resize(n, 0.0);
+        let fq = &self.facets[lf];
+        let nloc = fq.tab.ndofs;
+        let mut gv = std::mem::take(&mut s.f);
+        self.for_facet_points(c, fq, |x, nrm, w, vals| {
+            g(x, nrm, &mut gv);
+            for i in 0..nloc {
+                for a in 0..n {
+                    be[i * n + a] += w * vals[i] * gv[a];
+                }
+            }
+        })?;
+        s.f = gv;
+        Ok(())
+    }
+
+    /// Visit the quadrature points of a facet: physical point, outward normal, weight × surface
+    /// measure, basis values.
+    fn for_facet_points(&self, c: usize, fq: &FacetQuad, mut visit: impl FnMut([f64; 3], [f64; 3], f64, &[f64])) -> Result<()> {
+        let mesh = &*self.space.mesh;
+        let nloc = fq.tab.ndofs;
+        let centroid = cell_centroid(mesh, c);
+        for (q, (&xi, &wq)) in fq.rule.points.iter().zip(&fq.rule.weights).enumerate() {
+            let (x, jac) = mesh.map_point(c, xi);
+            let inward = [centroid[0] - x[0], centroid[1] - x[1], centroid[2] - x[2]];
+            let (meas, nrm) = facet_measure_normal(&jac, &fq.tangents, mesh.dim, inward);
+            visit(x, nrm, wq * meas, &fq.tab.values[q * nloc..(q + 1) * nloc]);
+        }
+        Ok(())
+    }
+}
+
+/// Facet quadrature rules (with the basis tabulated on them) for every local facet of the cell.
+pub fn facet_quadratures(space: &FunctionSpace, degree: usize) -> Result<Vec<FacetQuad>> {
+    let cell = space.mesh.cell_type;
+    (0..cell.facets().len())
+        .map(|lf| {
+            let (rule, tangents) = facet_rule(cell, lf, degree)?;
+            let tab = space.element.tabulate(&rule.points);
+            Ok(FacetQuad { rule, tangents, tab })
+        })
+        .collect()
+}
+
+/// Physical centroid of a cell (mean of its vertices).
+pub fn cell_centroid(mesh: &crate::mesh::Mesh, c: usize) -> [f64; 3] {
+    let v = mesh.cell(c);
+    let mut x = [0.0; 3];
+    for &i in v {
+        for k in 0..3 {
+            x[k] += mesh.coords[i][k] / v.len() as f64;
+        }
+    }
+    x
+}

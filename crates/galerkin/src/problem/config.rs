@@ -1,0 +1,391 @@
+//! Problem files (TOML). Every key is checked: unknown or misspelled keys, wrong types and
+//! impossible values are errors naming the dotted key path and the line.
+//!
+//! Scalar fields (coefficients, sources, boundary values) are a number, a math expression of
+//! x, y, z, t (`"sin(pi*x)*y"`), or `{ regions = { 1 = 1.0, 2 = 10.0 } }` for coefficients;
+//! vector fields (body forces, tractions, displacements) are arrays of scalar fields.
+use crate::mesh::CellType;
+use crate::operator::AssemblyLevel;
+use crate::problem::linear::{Boundary, SolverMethod};
+use crate::solver::precond::PreconditionerKind;
+use crate::{Error, Result};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A whole problem file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProblemFile {
+    /// Free text shown in reports.
+    #[serde(default)]
+    pub title: String,
+    /// `auto` (GPU when one is found), `cpu` or `cuda`.
+    #[serde(default)]
+    pub backend: BackendChoice,
+    pub mesh: MeshConfig,
+    #[serde(default)]
+    pub space: SpaceConfig,
+    pub physics: PhysicsConfig,
+    #[serde(default)]
+    pub bc: Vec<BcConfig>,
+    pub exact: Option<ExactConfig>,
+    #[serde(default)]
+    pub solver: SolverFileConfig,
+    #[serde(default)]
+    pub assembly: AssemblyConfig,
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendChoice {
+    #[default]
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "auto" => Ok(BackendChoice::Auto),
+            "cpu" => Ok(BackendChoice::Cpu),
+            "cuda" => Ok(BackendChoice::Cuda),
+            _ => Err(Error::config("backend", format!("unknown backend `{s}` (expected auto, cpu or cuda)"))),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Generator {
+    Interval,
+    Rectangle,
+    Box,
+}
+
+/// Either a generator (`generator`, `n`, `lower`, `upper`, `cell`, `grading`) or a Gmsh `file`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeshConfig {
+    pub generator: Option<Generator>,
+    /// Path to a `.msh` file, relative to the problem file.
+    pub file: Option<PathBuf>,
+    pub cell: Option<CellType>,
+    /// Divisions per axis.
+    pub n: Option<Vec<usize>>,
+    pub lower: Option<Vec<f64>>,
+    pub upper: Option<Vec<f64>>,
+    /// Interval generator only: ratio of consecutive cell sizes (graded mesh).
+    pub grading: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpaceConfig {
+    #[serde(default = "one")]
+    pub degree: usize,
+    #[serde(default = "lagrange")]
+    pub family: String,
+}
+
+impl Default for SpaceConfig {
+    fn default() -> Self {
+        SpaceConfig { degree: 1, family: lagrange() }
+    }
+}
+
+fn one() -> usize {
+    1
+}
+fn lagrange() -> String {
+    "lagrange".into()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PhysicsKind {
+    /// −∇·(κ∇u) + c u = f
+    Poisson,
+    /// −∇·σ(u) = f, σ = λ tr(ε) I + 2μ ε (plane strain in 2D)
+    Elasticity,
+    /// L2 projection: ρ u = f (the mass matrix)
+    Projection,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhysicsConfig {
+    pub kind: PhysicsKind,
+    /// Poisson: diffusion coefficient (number, expression or per-region table).
+    pub kappa: Option<toml::Value>,
+    /// Poisson: reaction coefficient c (adds c u v).
+    pub reaction: Option<toml::Value>,
+    /// Poisson/projection: source f (scalar field); elasticity: use `body_force`.
+    pub source: Option<toml::Value>,
+    /// Projection: density ρ.
+    pub rho: Option<toml::Value>,
+    /// Elasticity: Young's modulus and Poisson's ratio…
+    #[serde(rename = "E")]
+    pub young: Option<f64>,
+    pub nu: Option<f64>,
+    /// …or Lamé parameters (numbers, expressions or per-region tables).
+    pub lambda: Option<toml::Value>,
+    pub mu: Option<toml::Value>,
+    /// Elasticity: body force per unit volume (array of scalar fields, one per component).
+    pub body_force: Option<toml::Value>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BcKind {
+    Dirichlet,
+    Neumann,
+    Robin,
+}
+
+/// One boundary condition: `boundary` (a name, a tag, or a list), `type`, `value`, and for
+/// Robin `alpha`; `components` restricts a Dirichlet condition to some components.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BcConfig {
+    pub boundary: OneOrMany,
+    #[serde(rename = "type")]
+    pub kind: BcKind,
+    /// Dirichlet: prescribed value; Neumann: flux κ∂u/∂n or traction σn; Robin: g in κ∂u/∂n + αu = g.
+    pub value: Option<toml::Value>,
+    pub alpha: Option<toml::Value>,
+    pub components: Option<Vec<usize>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(Boundary),
+    Many(Vec<Boundary>),
+}
+
+impl OneOrMany {
+    pub fn to_vec(&self) -> Vec<Boundary> {
+        match self {
+            OneOrMany::One(b) => vec![b.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// Exact solution (scalar expression, or array for vector problems) to report errors against.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExactConfig {
+    pub solution: toml::Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolverFileConfig {
+    #[serde(default = "cg")]
+    pub method: SolverMethod,
+    #[serde(default = "jacobi")]
+    pub preconditioner: PreconditionerKind,
+    #[serde(default = "rtol")]
+    pub rtol: f64,
+    #[serde(default)]
+    pub atol: f64,
+    #[serde(default = "max_iter")]
+    pub max_iter: usize,
+    #[serde(default = "restart")]
+    pub restart: usize,
+}
+
+fn cg() -> SolverMethod {
+    SolverMethod::Cg
+}
+fn jacobi() -> PreconditionerKind {
+    PreconditionerKind::Jacobi
+}
+fn rtol() -> f64 {
+    1e-10
+}
+fn max_iter() -> usize {
+    10_000
+}
+fn restart() -> usize {
+    50
+}
+
+impl Default for SolverFileConfig {
+    fn default() -> Self {
+        SolverFileConfig { method: cg(), preconditioner: jacobi(), rtol: rtol(), atol: 0.0, max_iter: max_iter(), restart: restart() }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssemblyConfig {
+    #[serde(default)]
+    pub level: AssemblyLevel,
+    /// Override the volume quadrature degree.
+    pub quadrature_degree: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    /// File stem of the VTU output.
+    #[serde(default = "solution")]
+    pub name: String,
+    #[serde(default = "yes")]
+    pub vtu: bool,
+    #[serde(default = "yes")]
+    pub report: bool,
+    #[serde(default = "yes")]
+    pub plot: bool,
+}
+
+fn solution() -> String {
+    "solution".into()
+}
+fn yes() -> bool {
+    true
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig { name: solution(), vtu: true, report: true, plot: true }
+    }
+}
+
+impl ProblemFile {
+    /// Parse a problem file's text. `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<ProblemFile> {
+        let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, source, "", &e))?;
+        let pf: ProblemFile = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            toml_error(text, source, &path, e.inner())
+        })?;
+        pf.check()?;
+        Ok(pf)
+    }
+
+    /// Checks serde cannot express: value ranges and combinations of keys.
+    fn check(&self) -> Result<()> {
+        let s = &self.solver;
+        if !(s.rtol >= 0.0 && s.rtol < 1.0) {
+            return Err(Error::config("solver.rtol", format!("must lie in [0, 1), got {}", s.rtol)));
+        }
+        if !(s.atol >= 0.0 && s.atol.is_finite()) {
+            return Err(Error::config("solver.atol", format!("must be a non-negative number, got {}", s.atol)));
+        }
+        if s.rtol == 0.0 && s.atol == 0.0 {
+            return Err(Error::config("solver.rtol", "rtol and atol cannot both be zero"));
+        }
+        if s.max_iter == 0 {
+            return Err(Error::config("solver.max_iter", "must be at least 1"));
+        }
+        if s.restart == 0 {
+            return Err(Error::config("solver.restart", "must be at least 1"));
+        }
+        if !(1..=3).contains(&self.space.degree) {
+            return Err(Error::config("space.degree", format!("Lagrange degree must be 1, 2 or 3, got {}", self.space.degree)));
+        }
+        if self.space.family != "lagrange" {
+            return Err(Error::config("space.family", format!("unknown family `{}` (expected lagrange)", self.space.family)));
+        }
+        if self.output.name.is_empty() || self.output.name.contains(['/', '\\']) {
+            return Err(Error::config("output.name", "must be a plain file stem"));
+        }
+        match (&self.mesh.generator, &self.mesh.file) {
+            (Some(_), Some(_)) => return Err(Error::config("mesh", "give either `generator` or `file`, not both")),
+            (None, None) => return Err(Error::config("mesh", "missing `generator` or `file`")),
+            _ => {}
+        }
+        for (i, bc) in self.bc.iter().enumerate() {
+            let key = |k: &str| format!("bc[{i}].{k}");
+            if bc.value.is_none() {
+                return Err(Error::config(key("value"), "missing"));
+            }
+            if bc.kind == BcKind::Robin && bc.alpha.is_none() {
+                return Err(Error::config(key("alpha"), "a Robin condition needs `alpha`"));
+            }
+            if bc.kind != BcKind::Robin && bc.alpha.is_some() {
+                return Err(Error::config(key("alpha"), "only Robin conditions take `alpha`"));
+            }
+            if bc.kind != BcKind::Dirichlet && bc.components.is_some() {
+                return Err(Error::config(key("components"), "only Dirichlet conditions take `components`"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Turn a TOML/serde error into a config error naming the key path and the line.
+fn toml_error(text: &str, source: &str, path: &str, e: &toml::de::Error) -> Error {
+    let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+    let key = if path.is_empty() || path == "." { source.to_string() } else { path.to_string() };
+    let at = line.map(|l| format!(" ({source}, line {l})")).unwrap_or_default();
+    Error::config(key, format!("{}{at}", e.message().trim()))
+}
+
+/// A scalar field from a problem file before it is bound to a mesh.
+#[derive(Clone, Debug)]
+pub enum ScalarSpec {
+    Number(f64),
+    Expr(crate::expr::Expr),
+    Regions(BTreeMap<i32, f64>),
+}
+
+/// Read a scalar field (`key` names it in errors); `allow_regions` for coefficients only.
+pub fn scalar_spec(v: &toml::Value, key: &str, allow_regions: bool) -> Result<ScalarSpec> {
+    match v {
+        toml::Value::Float(f) => Ok(ScalarSpec::Number(*f)),
+        toml::Value::Integer(i) => Ok(ScalarSpec::Number(*i as f64)),
+        toml::Value::String(s) => crate::expr::Expr::parse(s)
+            .map(ScalarSpec::Expr)
+            .map_err(|e| Error::config(key, e.to_string())),
+        toml::Value::Table(t) if allow_regions => {
+            let regions = t.get("regions").and_then(|r| r.as_table()).ok_or_else(|| {
+                Error::config(key, "a table value must be `{ regions = { <tag> = <value>, ... } }`")
+            })?;
+            if t.len() != 1 {
+                return Err(Error::config(key, "only the key `regions` is allowed in a coefficient table"));
+            }
+            let mut m = BTreeMap::new();
+            for (k, val) in regions {
+                let tag: i32 = k.parse().map_err(|_| Error::config(format!("{key}.regions.{k}"), "region keys must be integer tags"))?;
+                let x = val
+                    .as_float()
+                    .or_else(|| val.as_integer().map(|i| i as f64))
+                    .ok_or_else(|| Error::config(format!("{key}.regions.{k}"), "must be a number"))?;
+                m.insert(tag, x);
+            }
+            Ok(ScalarSpec::Regions(m))
+        }
+        other => Err(Error::config(
+            key,
+            format!(
+                "expected a number or an expression string{}, got {}",
+                if allow_regions { " or { regions = {...} }" } else { "" },
+                other.type_str()
+            ),
+        )),
+    }
+}
+
+/// Read a vector field of `n` components: an array of scalar fields (a single scalar field is
+/// accepted when n = 1).
+pub fn vector_spec(v: &toml::Value, key: &str, n: usize) -> Result<Vec<ScalarSpec>> {
+    match v {
+        toml::Value::Array(a) => {
+            if a.len() != n {
+                return Err(Error::config(key, format!("expected {n} components, got {}", a.len())));
+            }
+            a.iter().enumerate().map(|(i, x)| scalar_spec(x, &format!("{key}[{i}]"), false)).collect()
+        }
+        _ if n == 1 => Ok(vec![scalar_spec(v, key, false)?]),
+        _ => Err(Error::config(key, format!("expected an array of {n} components"))),
+    }
+}

@@ -1,0 +1,400 @@
+//! Run a problem file end to end: mesh -> space -> operator -> solver -> VTU, JSON report, PNG.
+use super::config::{scalar_spec, vector_spec, BackendChoice, BcKind, Generator, PhysicsKind, ProblemFile, ScalarSpec};
+use super::linear::{BoundaryCondition, LinearProblem, SolverConfig};
+use crate::io;
+use crate::mesh::{generate, gmsh, CellType, Mesh};
+use crate::operator::norms::{error_norms, ErrorNorms};
+use crate::operator::{FluxFn, VectorFn};
+use crate::physics::{Coefficient, Diffusion, Elasticity, Mass, PointwisePhysics, Sum};
+use crate::solver::KrylovOptions;
+use crate::space::FunctionSpace;
+use crate::{Error, Result};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Command-line choices that override the problem file.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub backend: Option<BackendChoice>,
+    pub out_dir: PathBuf,
+    /// Show progress bars (the CLI enables them; indicatif hides them off a terminal).
+    pub progress: bool,
+}
+
+/// What a run did, written as `report.json`.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub title: String,
+    pub backend: String,
+    pub mesh: MeshReport,
+    pub space: SpaceReport,
+    pub assembly: AssemblyReport,
+    pub solver: SolverReport,
+    pub errors: Option<ErrorReport>,
+    pub timings: PhaseTimes,
+    pub outputs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct MeshReport {
+    pub cell_type: CellType,
+    pub cells: usize,
+    pub vertices: usize,
+    pub dim: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SpaceReport {
+    pub family: String,
+    pub degree: usize,
+    pub components: usize,
+    pub dofs: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AssemblyReport {
+    pub level: crate::operator::AssemblyLevel,
+    /// CSR nonzeros (full) or stored element-matrix entries (element).
+    pub stored_entries: usize,
+    pub colors: usize,
+    pub dirichlet_dofs: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SolverReport {
+    pub method: String,
+    pub preconditioner: String,
+    pub iterations: usize,
+    pub initial_residual: f64,
+    pub final_residual: f64,
+    pub relative_residual: f64,
+    pub residual_history: Vec<f64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ErrorReport {
+    pub l2: f64,
+    pub h1_semi: f64,
+    pub relative_l2: f64,
+}
+
+/// Seconds per phase.
+#[derive(Debug, Default, Serialize)]
+pub struct PhaseTimes {
+    pub mesh: f64,
+    pub space: f64,
+    pub assembly: f64,
+    pub preconditioner: f64,
+    pub solve: f64,
+    pub output: f64,
+    pub total: f64,
+}
+
+/// Read, run and write the outputs of a problem file.
+pub fn run_file(path: &Path, opts: &RunOptions) -> Result<Report> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let pf = ProblemFile::parse(&text, &path.display().to_string())?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    run(&pf, base, opts)
+}
+
+/// Pick the backend: `auto` takes a GPU when one is found; this build runs on the CPU.
+fn backend_name(choice: BackendChoice) -> Result<&'static str> {
+    match choice {
+        BackendChoice::Cpu | BackendChoice::Auto => Ok("cpu"),
+        BackendChoice::Cuda => Err(Error::Backend {
+            backend: "cuda".into(),
+            message: "this build has no CUDA backend yet; use --backend cpu or auto".into(),
+        }),
+    }
+}
+
+/// Run a parsed problem; `base` resolves relative paths in the file.
+pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
+    let t_start = Instant::now();
+    let backend = backend_name(opts.backend.unwrap_or(pf.backend))?;
+    let mut times = PhaseTimes::default();
+
+    let t = Instant::now();
+    let mesh = Arc::new(build_mesh(pf, base)?);
+    times.mesh = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let ncomp = if pf.physics.kind == PhysicsKind::Elasticity { mesh.dim } else { 1 };
+    let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), pf.space.degree, ncomp)?);
+    times.space = t.elapsed().as_secs_f64();
+
+    let problem = build_problem(pf, space.clone())?;
+    let config = SolverConfig {
+        method: pf.solver.method,
+        preconditioner: pf.solver.preconditioner,
+        options: KrylovOptions {
+            rtol: pf.solver.rtol,
+            atol: pf.solver.atol,
+            max_iter: pf.solver.max_iter,
+            restart: pf.solver.restart,
+            progress: opts.progress,
+        },
+    };
+    let spinner = io::progress::progress_bar(0, "assembling", opts.progress);
+    let system = problem.assemble(pf.assembly.level)?;
+    spinner.finish_and_clear();
+    let sol = system.solve(&config)?;
+    times.assembly = sol.timings.assembly;
+    times.preconditioner = sol.timings.preconditioner;
+    times.solve = sol.timings.solve;
+
+    let errors = match &pf.exact {
+        Some(ex) => {
+            let f = vector_fn(vector_spec(&ex.solution, "exact.solution", ncomp)?, "exact.solution")?;
+            let ErrorNorms { l2, h1_semi, l2_exact } = error_norms(&space, &sol.u, &f)?;
+            Some(ErrorReport { l2, h1_semi, relative_l2: if l2_exact > 0.0 { l2 / l2_exact } else { l2 } })
+        }
+        None => None,
+    };
+
+    let t = Instant::now();
+    let mut outputs = Vec::new();
+    let out = &opts.out_dir;
+    if pf.output.vtu {
+        let path = out.join(format!("{}.vtu", pf.output.name));
+        let mut w = io::vtu::VtuWriter::new(&mesh);
+        let name = if ncomp == 1 { "u" } else { "displacement" };
+        let vals = space.vertex_values(&sol.u);
+        if ncomp == 1 {
+            w.point_scalar(name, vals)?;
+        } else {
+            w.point_vector(name, ncomp, vals)?;
+        }
+        w.write(&path)?;
+        outputs.push(path);
+    }
+    if pf.output.plot && sol.stats.residual_history.len() > 1 {
+        let path = out.join("residual.png");
+        io::plot::plot_residual_history(&path, &format!("{} residual", sol.stats.method), &[(sol.stats.method.as_str(), &sol.stats.residual_history)])?;
+        outputs.push(path);
+    }
+    times.output = t.elapsed().as_secs_f64();
+    times.total = t_start.elapsed().as_secs_f64();
+
+    let report = Report {
+        title: pf.title.clone(),
+        backend: backend.into(),
+        mesh: MeshReport { cell_type: mesh.cell_type, cells: mesh.num_cells(), vertices: mesh.num_vertices(), dim: mesh.dim },
+        space: SpaceReport { family: pf.space.family.clone(), degree: pf.space.degree, components: ncomp, dofs: space.ndofs() },
+        assembly: AssemblyReport {
+            level: pf.assembly.level,
+            stored_entries: system.storage_entries(),
+            colors: system.ncolors,
+            dirichlet_dofs: system.constraints.dofs.len(),
+        },
+        solver: SolverReport {
+            method: sol.stats.method.clone(),
+            preconditioner: format!("{:?}", config.preconditioner).to_lowercase(),
+            iterations: sol.stats.iterations,
+            initial_residual: sol.stats.initial_residual,
+            final_residual: sol.stats.final_residual,
+            relative_residual: sol.stats.relative_residual,
+            residual_history: sol.stats.residual_history.clone(),
+        },
+        errors,
+        timings: times,
+        outputs,
+    };
+    if pf.output.report {
+        let path = out.join("report.json");
+        io::report::write_json(&path, &report)?;
+    }
+    Ok(report)
+}
+
+fn build_mesh(pf: &ProblemFile, base: &Path) -> Result<Mesh> {
+    let m = &pf.mesh;
+    if let Some(file) = &m.file {
+        for k in ["generator", "n", "lower", "upper", "cell", "grading"] {
+            let set = match k {
+                "n" => m.n.is_some(),
+                "lower" => m.lower.is_some(),
+                "upper" => m.upper.is_some(),
+                "cell" => m.cell.is_some(),
+                "grading" => m.grading.is_some(),
+                _ => false,
+            };
+            if set {
+                return Err(Error::config(format!("mesh.{k}"), "not allowed with `mesh.file`"));
+            }
+        }
+        return gmsh::read_msh(&base.join(file));
+    }
+    let gen = m.generator.ok_or_else(|| Error::config("mesh.generator", "missing"))?;
+    let dim = match gen {
+        Generator::Interval => 1,
+        Generator::Rectangle => 2,
+        Generator::Box => 3,
+    };
+    let n = m.n.clone().ok_or_else(|| Error::config("mesh.n", "missing (divisions per axis)"))?;
+    if n.len() != dim {
+        return Err(Error::config("mesh.n", format!("expected {dim} numbers for a {gen:?} mesh, got {}", n.len())));
+    }
+    if n.contains(&0) {
+        return Err(Error::config("mesh.n", "divisions must be at least 1"));
+    }
+    let corner = |v: &Option<Vec<f64>>, key: &str, default: f64| -> Result<[f64; 3]> {
+        let mut c = [default; 3];
+        if let Some(v) = v {
+            if v.len() != dim {
+                return Err(Error::config(format!("mesh.{key}"), format!("expected {dim} coordinates, got {}", v.len())));
+            }
+            c[..dim].copy_from_slice(v);
+        }
+        Ok(c)
+    };
+    let lo = corner(&m.lower, "lower", 0.0)?;
+    let hi = corner(&m.upper, "upper", 1.0)?;
+    if (0..dim).any(|k| !(hi[k] > lo[k])) {
+        return Err(Error::config("mesh.upper", "every upper coordinate must exceed the lower one"));
+    }
+    if m.grading.is_some() && gen != Generator::Interval {
+        return Err(Error::config("mesh.grading", "only the interval generator takes a grading"));
+    }
+    let cell = m.cell;
+    let check_cell = |allowed: &[CellType], default: CellType| -> Result<CellType> {
+        let c = cell.unwrap_or(default);
+        if allowed.contains(&c) {
+            Ok(c)
+        } else {
+            Err(Error::config("mesh.cell", format!("a {gen:?} mesh cannot have {c} cells (allowed: {allowed:?})")))
+        }
+    };
+    match gen {
+        Generator::Interval => {
+            check_cell(&[CellType::Interval], CellType::Interval)?;
+            match m.grading {
+                Some(r) => generate::interval_graded(n[0], lo[0], hi[0], r),
+                None => generate::interval(n[0], lo[0], hi[0]),
+            }
+        }
+        Generator::Rectangle => {
+            let c = check_cell(&[CellType::Triangle, CellType::Quadrilateral], CellType::Triangle)?;
+            generate::rectangle(n[0], n[1], [lo[0], lo[1]], [hi[0], hi[1]], c)
+        }
+        Generator::Box => {
+            let c = check_cell(&[CellType::Tetrahedron, CellType::Hexahedron], CellType::Tetrahedron)?;
+            generate::box_mesh(n[0], n[1], n[2], lo, hi, c)
+        }
+    }
+}
+
+/// A coefficient from a scalar spec.
+pub fn coefficient(spec: ScalarSpec) -> Coefficient {
+    match spec {
+        ScalarSpec::Number(v) => Coefficient::Constant(v),
+        ScalarSpec::Regions(m) => Coefficient::PerRegion(m),
+        ScalarSpec::Expr(e) => Coefficient::function(move |x| e.eval(x, 0.0)),
+    }
+}
+
+/// A vector function from per-component scalar specs (per-region tables are not allowed here).
+pub fn vector_fn(specs: Vec<ScalarSpec>, key: &str) -> Result<VectorFn> {
+    let coefs = specs
+        .into_iter()
+        .map(|s| match s {
+            ScalarSpec::Regions(_) => Err(Error::config(key, "per-region tables are only allowed for coefficients")),
+            s => Ok(coefficient(s)),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(move |x, out: &mut [f64]| {
+        for (o, c) in out.iter_mut().zip(&coefs) {
+            *o = c.eval(x, 0);
+        }
+    }))
+}
+
+fn flux_fn(v: VectorFn) -> FluxFn {
+    Arc::new(move |x, _n, out: &mut [f64]| v(x, out))
+}
+
+fn build_problem(pf: &ProblemFile, space: Arc<FunctionSpace>) -> Result<LinearProblem> {
+    let p = &pf.physics;
+    let n = space.ncomp;
+    let dim = space.mesh.dim;
+    let coef = |v: &Option<toml::Value>, key: &str, default: Option<f64>| -> Result<Option<Coefficient>> {
+        match v {
+            Some(v) => Ok(Some(coefficient(scalar_spec(v, key, true)?))),
+            None => Ok(default.map(Coefficient::Constant)),
+        }
+    };
+    let forbid = |present: bool, key: &str| -> Result<()> {
+        if present {
+            Err(Error::config(format!("physics.{key}"), format!("not used by {:?} problems", p.kind).to_lowercase()))
+        } else {
+            Ok(())
+        }
+    };
+    let (physics, source_key): (Box<dyn PointwisePhysics>, &str) = match p.kind {
+        PhysicsKind::Poisson => {
+            for (present, k) in [(p.young.is_some(), "E"), (p.nu.is_some(), "nu"), (p.lambda.is_some(), "lambda"), (p.mu.is_some(), "mu"), (p.body_force.is_some(), "body_force"), (p.rho.is_some(), "rho")] {
+                forbid(present, k)?;
+            }
+            let kappa = coef(&p.kappa, "physics.kappa", Some(1.0))?.unwrap_or(Coefficient::Constant(1.0));
+            let diff: Box<dyn PointwisePhysics> = Box::new(Diffusion::new(kappa));
+            match coef(&p.reaction, "physics.reaction", None)? {
+                Some(c) => (Box::new(Sum(vec![diff, Box::new(Mass::new(c, 1))])), "physics.source"),
+                None => (diff, "physics.source"),
+            }
+        }
+        PhysicsKind::Projection => {
+            for (present, k) in [(p.young.is_some(), "E"), (p.nu.is_some(), "nu"), (p.lambda.is_some(), "lambda"), (p.mu.is_some(), "mu"), (p.body_force.is_some(), "body_force"), (p.kappa.is_some(), "kappa"), (p.reaction.is_some(), "reaction")] {
+                forbid(present, k)?;
+            }
+            let rho = coef(&p.rho, "physics.rho", Some(1.0))?.unwrap_or(Coefficient::Constant(1.0));
+            (Box::new(Mass::new(rho, 1)), "physics.source")
+        }
+        PhysicsKind::Elasticity => {
+            for (present, k) in [(p.kappa.is_some(), "kappa"), (p.reaction.is_some(), "reaction"), (p.source.is_some(), "source"), (p.rho.is_some(), "rho")] {
+                forbid(present, k)?;
+            }
+            let e = match (p.young, p.nu, &p.lambda, &p.mu) {
+                (Some(e), Some(nu), None, None) => Elasticity::young_poisson(e, nu, dim).map_err(|err| Error::config("physics.E", err.to_string()))?,
+                (None, None, Some(_), Some(_)) => {
+                    let l = coef(&p.lambda, "physics.lambda", None)?.ok_or_else(|| Error::config("physics.lambda", "missing"))?;
+                    let m = coef(&p.mu, "physics.mu", None)?.ok_or_else(|| Error::config("physics.mu", "missing"))?;
+                    Elasticity::lame(l, m, dim)
+                }
+                _ => return Err(Error::config("physics", "elasticity needs either `E` and `nu`, or `lambda` and `mu`")),
+            };
+            (Box::new(e), "physics.body_force")
+        }
+    };
+    let source_val = if p.kind == PhysicsKind::Elasticity { &p.body_force } else { &p.source };
+    let mut problem = LinearProblem { space: space.clone(), physics, source: None, bcs: Vec::new(), quadrature_degree: pf.assembly.quadrature_degree };
+    if let Some(v) = source_val {
+        problem.source = Some(vector_fn(vector_spec(v, source_key, n)?, source_key)?);
+    }
+    for (i, bc) in pf.bc.iter().enumerate() {
+        let key = format!("bc[{i}].value");
+        let value = bc.value.as_ref().ok_or_else(|| Error::config(&key, "missing"))?;
+        let on = bc.boundary.to_vec();
+        for b in &on {
+            if let super::linear::Boundary::Name(name) = b {
+                space.mesh.tag(name, dim - 1).map_err(|e| Error::config(format!("bc[{i}].boundary"), e.to_string()))?;
+            }
+        }
+        let v = vector_fn(vector_spec(value, &key, n)?, &key)?;
+        problem.bcs.push(match bc.kind {
+            BcKind::Dirichlet => BoundaryCondition::Dirichlet { on, value: v, components: bc.components.clone() },
+            BcKind::Neumann => BoundaryCondition::Neumann { on, flux: flux_fn(v) },
+            BcKind::Robin => {
+                let a = bc.alpha.as_ref().ok_or_else(|| Error::config(format!("bc[{i}].alpha"), "missing"))?;
+                let alpha = coefficient(scalar_spec(a, &format!("bc[{i}].alpha"), true)?);
+                if n != 1 {
+                    return Err(Error::config(format!("bc[{i}].type"), "Robin conditions are for scalar problems"));
+                }
+                BoundaryCondition::Robin { on, alpha, value: flux_fn(v) }
+            }
+        });
+    }
+    Ok(problem)
+}
