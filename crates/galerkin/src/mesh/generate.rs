@@ -1,1 +1,450 @@
-//! (stub, filled in by its owner)
+//! Structured mesh generators: intervals, rectangles and boxes, tagged so problem files can name
+//! their sides.
+//!
+//! All generators share one tensor-product lattice: vertex `(i, j, k)` has id
+//! `i + (nx+1)·(j + (ny+1)·k)`, and each lattice block is cut into cells by a fixed template of its
+//! corners, so neighbouring blocks agree on shared facets. Tags: every cell has region tag 1
+//! (`"domain"`); boundary facets carry `xmin=1, xmax=2, ymin=3, ymax=4, zmin=5, zmax=6` (only the
+//! axes of the mesh dimension), each boundary facet listed once.
+use super::{BoundaryFacet, CellType, Mesh};
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+
+/// Uniform mesh of `[a, b]` with `n` cells.
+pub fn interval(n: usize, a: f64, b: f64) -> Result<Mesh> {
+    check_divisions(&[("n", n)])?;
+    check_extent("[a, b]", a, b)?;
+    structured(&[uniform_nodes(n, a, b)], CellType::Interval)
+}
+
+/// Mesh of `[a, b]` with `n` cells whose widths grow geometrically: each cell is `ratio` times the
+/// previous one (`ratio < 1` refines towards `b`), to resolve boundary layers.
+pub fn interval_graded(n: usize, a: f64, b: f64, ratio: f64) -> Result<Mesh> {
+    check_divisions(&[("n", n)])?;
+    check_extent("[a, b]", a, b)?;
+    if !(ratio > 0.0 && ratio.is_finite()) {
+        return Err(Error::invalid(format!(
+            "grading ratio must be positive and finite, got {ratio}"
+        )));
+    }
+    // Widths relative to the widest cell (ratio^(i - i_widest) <= 1) cannot overflow for large n;
+    // widths that underflow to zero are reported by validation as degenerate cells.
+    let widest = if ratio > 1.0 { n - 1 } else { 0 };
+    let widths: Vec<f64> = (0..n)
+        .map(|i| ((i as f64 - widest as f64) * ratio.ln()).exp())
+        .collect();
+    let total: f64 = widths.iter().sum();
+    let mut nodes = Vec::with_capacity(n + 1);
+    let mut acc = 0.0;
+    nodes.push(a);
+    for w in &widths[..n - 1] {
+        acc += w;
+        nodes.push(lerp(a, b, acc / total));
+    }
+    nodes.push(b);
+    structured(&[nodes], CellType::Interval)
+}
+
+/// Uniform mesh of the rectangle `[lo, hi]` with `nx × ny` squares, each a
+/// [`CellType::Quadrilateral`] or split into two counter-clockwise [`CellType::Triangle`]s along
+/// its (lo, lo)–(hi, hi) diagonal. The mesh is 2D: z = 0.
+pub fn rectangle(nx: usize, ny: usize, lo: [f64; 2], hi: [f64; 2], cell: CellType) -> Result<Mesh> {
+    check_divisions(&[("nx", nx), ("ny", ny)])?;
+    check_extent("x range [lo[0], hi[0]]", lo[0], hi[0])?;
+    check_extent("y range [lo[1], hi[1]]", lo[1], hi[1])?;
+    structured(
+        &[
+            uniform_nodes(nx, lo[0], hi[0]),
+            uniform_nodes(ny, lo[1], hi[1]),
+        ],
+        cell,
+    )
+}
+
+/// Uniform mesh of the box `[lo, hi]` with `nx × ny × nz` cubes, each a
+/// [`CellType::Hexahedron`] or six [`CellType::Tetrahedron`]s (Kuhn/Freudenthal split around the
+/// lo–hi main diagonal, so faces conform between neighbouring cubes).
+pub fn box_mesh(
+    nx: usize,
+    ny: usize,
+    nz: usize,
+    lo: [f64; 3],
+    hi: [f64; 3],
+    cell: CellType,
+) -> Result<Mesh> {
+    check_divisions(&[("nx", nx), ("ny", ny), ("nz", nz)])?;
+    check_extent("x range [lo[0], hi[0]]", lo[0], hi[0])?;
+    check_extent("y range [lo[1], hi[1]]", lo[1], hi[1])?;
+    check_extent("z range [lo[2], hi[2]]", lo[2], hi[2])?;
+    let axes = [
+        uniform_nodes(nx, lo[0], hi[0]),
+        uniform_nodes(ny, lo[1], hi[1]),
+        uniform_nodes(nz, lo[2], hi[2]),
+    ];
+    structured(&axes, cell)
+}
+
+const SIDE_NAMES: [&str; 6] = ["xmin", "xmax", "ymin", "ymax", "zmin", "zmax"];
+
+fn check_divisions(counts: &[(&str, usize)]) -> Result<()> {
+    match counts.iter().find(|(_, n)| *n == 0) {
+        Some((name, _)) => Err(Error::invalid(format!(
+            "number of divisions `{name}` must be positive, got 0"
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn check_extent(what: &str, lo: f64, hi: f64) -> Result<()> {
+    if lo.is_finite() && hi.is_finite() && lo < hi {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "{what} = [{lo}, {hi}] is empty, inverted or not finite"
+        )))
+    }
+}
+
+/// `lo + t (hi - lo)` written so that t = 0 and t = 1 give `lo` and `hi` exactly.
+fn lerp(lo: f64, hi: f64, t: f64) -> f64 {
+    (1.0 - t) * lo + t * hi
+}
+
+fn uniform_nodes(n: usize, lo: f64, hi: f64) -> Vec<f64> {
+    (0..=n).map(|i| lerp(lo, hi, i as f64 / n as f64)).collect()
+}
+
+/// Cells of one lattice block as lists of block corners; corner `c` sits at offset
+/// `(c & 1, (c >> 1) & 1, (c >> 2) & 1)`.
+fn block_template(cell: CellType, dim: usize) -> Result<Vec<Vec<usize>>> {
+    let t = match (cell, dim) {
+        (CellType::Interval, 1) => vec![vec![0, 1]],
+        (CellType::Quadrilateral, 2) => vec![vec![0, 1, 3, 2]],
+        (CellType::Triangle, 2) => vec![vec![0, 1, 3], vec![0, 3, 2]],
+        (CellType::Hexahedron, 3) => vec![vec![0, 1, 3, 2, 4, 5, 7, 6]],
+        (CellType::Tetrahedron, 3) => kuhn_tetrahedra(),
+        _ => {
+            return Err(Error::Unsupported(format!(
+                "a structured {dim}D mesh cannot be made of {cell} cells"
+            )))
+        }
+    };
+    Ok(t)
+}
+
+/// The six Kuhn tetrahedra of the unit cube: one per axis order (p, q, r), walking 0 → e_p →
+/// e_p + e_q → 7. Odd permutations get two vertices swapped so that every tet is positively
+/// oriented with respect to the reference tetrahedron.
+fn kuhn_tetrahedra() -> Vec<Vec<usize>> {
+    const ORDERS: [([usize; 3], bool); 6] = [
+        ([0, 1, 2], false),
+        ([1, 2, 0], false),
+        ([2, 0, 1], false),
+        ([0, 2, 1], true),
+        ([1, 0, 2], true),
+        ([2, 1, 0], true),
+    ];
+    ORDERS
+        .iter()
+        .map(|&([p, q, _], odd)| {
+            let a = 1 << p;
+            let b = a | (1 << q);
+            if odd {
+                vec![0, b, a, 7]
+            } else {
+                vec![0, a, b, 7]
+            }
+        })
+        .collect()
+}
+
+/// Build the tensor-product mesh whose vertex coordinates along axis `d` are `axes[d]`.
+fn structured(axes: &[Vec<f64>], cell: CellType) -> Result<Mesh> {
+    let dim = axes.len();
+    let template = block_template(cell, dim)?;
+    // Cells and nodes per axis; absent axes have one cell layer of one node so products stay valid.
+    let mut n = [1usize; 3];
+    let mut np = [1usize; 3];
+    let mut stride = [0usize; 3];
+    let mut s = 1;
+    for d in 0..3 {
+        stride[d] = s;
+        if d < dim {
+            np[d] = axes[d].len();
+            n[d] = np[d] - 1;
+        }
+        s *= np[d];
+    }
+    let nblocks = n[0] * n[1] * n[2];
+
+    let mut coords = Vec::with_capacity(s);
+    let axis = |d: usize, i: usize| if d < dim { axes[d][i] } else { 0.0 };
+    for k in 0..np[2] {
+        for j in 0..np[1] {
+            for i in 0..np[0] {
+                coords.push([axis(0, i), axis(1, j), axis(2, k)]);
+            }
+        }
+    }
+
+    let corner_offsets: Vec<usize> = (0..1 << dim)
+        .map(|c| (0..dim).map(|d| ((c >> d) & 1) * stride[d]).sum())
+        .collect();
+    let nv = cell.num_vertices();
+    let facets = cell.facets();
+    let mut cells = Vec::with_capacity(nblocks * template.len() * nv);
+    let mut boundary = Vec::new();
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                let base = i * stride[0] + j * stride[1] + k * stride[2];
+                let on_boundary = (0..dim).any(|d| [i, j, k][d] == 0 || [i, j, k][d] + 1 == n[d]);
+                for t in &template {
+                    let start = cells.len();
+                    cells.extend(t.iter().map(|&c| base + corner_offsets[c]));
+                    if on_boundary {
+                        let cv = &cells[start..];
+                        for f in &facets {
+                            if let Some(tag) =
+                                boundary_side(f.iter().map(|&l| cv[l]), &np, &stride, dim)
+                            {
+                                boundary.push(BoundaryFacet {
+                                    vertices: f.iter().map(|&l| cv[l]).collect(),
+                                    tag,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    let mut tag_names = BTreeMap::from([("domain".to_string(), (dim, 1))]);
+    for (t, name) in SIDE_NAMES.iter().enumerate().take(2 * dim) {
+        tag_names.insert(name.to_string(), (dim - 1, t as i32 + 1));
+    }
+    let ncells = cells.len() / nv;
+    Mesh::new(
+        cell,
+        coords,
+        cells,
+        Some(vec![1; ncells]),
+        boundary,
+        tag_names,
+    )
+}
+
+/// The side tag (xmin = 1, xmax = 2, …) of a facet whose vertices all lie on one side of the
+/// lattice, or `None` for interior facets. The first matching side wins, so no facet is listed twice.
+fn boundary_side(
+    vertices: impl Iterator<Item = usize> + Clone,
+    np: &[usize; 3],
+    stride: &[usize; 3],
+    dim: usize,
+) -> Option<i32> {
+    let index = |v: usize, d: usize| (v / stride[d]) % np[d];
+    (0..dim).find_map(|d| {
+        if vertices.clone().all(|v| index(v, d) == 0) {
+            Some(2 * d as i32 + 1)
+        } else if vertices.clone().all(|v| index(v, d) == np[d] - 1) {
+            Some(2 * d as i32 + 2)
+        } else {
+            None
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::validate::det_jacobian;
+    use std::collections::HashMap;
+
+    /// Sum over cells of ∫ |det J| over the reference cell (2-point Gauss per axis on tensor cells,
+    /// exact for multilinear maps; one point on simplices, whose J is constant).
+    fn measure(mesh: &Mesh) -> f64 {
+        let ct = mesh.cell_type;
+        let (pts, w): (Vec<[f64; 3]>, f64) = if ct.is_simplex() {
+            let fact = (1..=ct.dim()).product::<usize>() as f64;
+            (vec![[0.0; 3]], 1.0 / fact)
+        } else {
+            let g = [0.5 - 0.5 / 3f64.sqrt(), 0.5 + 0.5 / 3f64.sqrt()];
+            let pts = (0..1 << ct.dim())
+                .map(|c| {
+                    let mut p = [0.0; 3];
+                    for (d, pd) in p.iter_mut().enumerate().take(ct.dim()) {
+                        *pd = g[(c >> d) & 1];
+                    }
+                    p
+                })
+                .collect::<Vec<_>>();
+            let w = 1.0 / pts.len() as f64;
+            (pts, w)
+        };
+        (0..mesh.num_cells())
+            .map(|c| {
+                pts.iter()
+                    .map(|&p| w * det_jacobian(ct, &mesh.map_point(c, p).1).abs())
+                    .sum::<f64>()
+            })
+            .sum()
+    }
+
+    fn assert_close(a: f64, b: f64, tol: f64) {
+        assert!((a - b).abs() <= tol * b.abs().max(1.0), "{a} != {b}");
+    }
+
+    /// Tagged boundary = geometric boundary, each facet once; and each facet sits on its side.
+    fn check_boundary(mesh: &Mesh, lo: [f64; 3], hi: [f64; 3]) {
+        let tagged = mesh.boundary_facet_cells().unwrap();
+        let mut sorted = tagged.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(
+            sorted.len(),
+            tagged.len(),
+            "a boundary facet is listed twice"
+        );
+        assert_eq!(sorted, mesh.exterior_facets());
+        for f in &mesh.boundary {
+            let d = (f.tag as usize - 1) / 2;
+            let side = if f.tag % 2 == 1 { lo[d] } else { hi[d] };
+            assert!(
+                f.vertices.iter().all(|&v| mesh.coords[v][d] == side),
+                "facet {f:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn intervals_have_exact_nodes_length_and_end_tags() {
+        let m = interval(10, -1.0, 3.0).unwrap();
+        assert_eq!((m.num_cells(), m.num_vertices()), (10, 11));
+        assert_close(measure(&m), 4.0, 1e-14);
+        assert_eq!(m.coords[10][0], 3.0);
+        assert_eq!(
+            m.boundary,
+            vec![
+                BoundaryFacet {
+                    vertices: vec![0],
+                    tag: 1
+                },
+                BoundaryFacet {
+                    vertices: vec![10],
+                    tag: 2
+                }
+            ]
+        );
+        check_boundary(&m, [-1.0, 0., 0.], [3.0, 0., 0.]);
+
+        let g = interval_graded(5, 0.0, 31.0, 2.0).unwrap();
+        let x: Vec<f64> = g.coords.iter().map(|p| p[0]).collect();
+        let expect = [0.0, 1.0, 3.0, 7.0, 15.0, 31.0];
+        for (a, b) in x.iter().zip(expect) {
+            assert_close(*a, b, 1e-14);
+        }
+        let h = interval_graded(4, 0.0, 1.0, 0.5).unwrap();
+        let w: Vec<f64> = h.coords.windows(2).map(|p| p[1][0] - p[0][0]).collect();
+        for k in 1..4 {
+            assert_close(w[k] / w[k - 1], 0.5, 1e-12);
+        }
+        assert!(interval_graded(1000, 0.0, 1.0, 1.01).is_ok());
+    }
+
+    #[test]
+    fn rectangles_and_boxes_measure_their_domain() {
+        let (lo, hi) = ([-1.0, 0.5], [2.0, 1.75]);
+        for cell in [CellType::Triangle, CellType::Quadrilateral] {
+            let m = rectangle(7, 5, lo, hi, cell).unwrap();
+            let per = if cell == CellType::Triangle { 2 } else { 1 };
+            assert_eq!((m.num_cells(), m.num_vertices()), (35 * per, 48));
+            assert_eq!(m.boundary.len(), 2 * (7 + 5));
+            assert_close(measure(&m), 3.0 * 1.25, 1e-13);
+            check_boundary(&m, [lo[0], lo[1], 0.], [hi[0], hi[1], 0.]);
+            assert_eq!(m.tag("ymax", 1).unwrap(), 4);
+            assert_eq!(m.tag("domain", 2).unwrap(), 1);
+            assert!(m.cell_tags.iter().all(|&t| t == 1));
+        }
+        let (lo, hi) = ([0.0, -1.0, 2.0], [1.0, 1.0, 2.5]);
+        for cell in [CellType::Tetrahedron, CellType::Hexahedron] {
+            let m = box_mesh(3, 4, 2, lo, hi, cell).unwrap();
+            let (per, fper) = if cell == CellType::Tetrahedron {
+                (6, 2)
+            } else {
+                (1, 1)
+            };
+            assert_eq!((m.num_cells(), m.num_vertices()), (24 * per, 60));
+            assert_eq!(m.boundary.len(), fper * 2 * (12 + 6 + 8));
+            assert_close(measure(&m), 1.0, 1e-13);
+            check_boundary(&m, lo, hi);
+            assert_eq!(m.tag("zmin", 2).unwrap(), 5);
+        }
+    }
+
+    #[test]
+    fn kuhn_split_conforms_and_is_positive() {
+        let m = box_mesh(3, 3, 3, [0.; 3], [1.; 3], CellType::Tetrahedron).unwrap();
+        let mut count: HashMap<Vec<usize>, usize> = HashMap::new();
+        for c in 0..m.num_cells() {
+            assert_close(
+                det_jacobian(m.cell_type, &m.map_point(c, [0.; 3]).1),
+                1.0 / 27.0,
+                1e-12,
+            );
+            for f in m.cell_type.facets() {
+                let mut k: Vec<usize> = f.iter().map(|&l| m.cell(c)[l]).collect();
+                k.sort_unstable();
+                *count.entry(k).or_default() += 1;
+            }
+        }
+        // Euler-type count: 4 faces per tet = 2 × interior + 1 × boundary.
+        let boundary = count.values().filter(|&&n| n == 1).count();
+        assert!(count.values().all(|&n| n == 1 || n == 2));
+        assert_eq!(boundary, 6 * 2 * 9);
+        assert_eq!(2 * (count.len() - boundary) + boundary, 4 * m.num_cells());
+    }
+
+    #[test]
+    fn rejects_bad_arguments_naming_them() {
+        let msg = |r: Result<Mesh>| r.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg(interval(0, 0., 1.)).contains("`n`"));
+        assert!(msg(interval(3, 1., 1.)).contains("[a, b] = [1, 1]"));
+        assert!(msg(interval_graded(3, 0., 1., -2.)).contains("ratio"));
+        assert!(msg(rectangle(2, 0, [0.; 2], [1.; 2], CellType::Triangle)).contains("`ny`"));
+        assert!(
+            msg(rectangle(2, 2, [0.; 2], [1., -1.], CellType::Quadrilateral)).contains("y range")
+        );
+        assert!(msg(box_mesh(1, 1, 0, [0.; 3], [1.; 3], CellType::Hexahedron)).contains("`nz`"));
+        assert!(msg(box_mesh(
+            1,
+            1,
+            1,
+            [0.; 3],
+            [1., 1., f64::NAN],
+            CellType::Hexahedron
+        ))
+        .contains("z range"));
+        assert!(msg(rectangle(1, 1, [0.; 2], [1.; 2], CellType::Hexahedron)).contains("hexahedron"));
+    }
+
+    /// Timing check for the "10^6 cells well under a second" goal; run with
+    /// `cargo test --release -p galerkin --lib generate -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn million_cells_are_fast() {
+        for cell in [CellType::Hexahedron, CellType::Tetrahedron] {
+            let n = if cell == CellType::Hexahedron {
+                100
+            } else {
+                55
+            };
+            let t = std::time::Instant::now();
+            let m = box_mesh(n, n, n, [0.; 3], [1.; 3], cell).unwrap();
+            println!("{} {cell} cells in {:?}", m.num_cells(), t.elapsed());
+        }
+        let t = std::time::Instant::now();
+        let m = rectangle(1000, 500, [0.; 2], [1.; 2], CellType::Triangle).unwrap();
+        println!("{} triangles in {:?}", m.num_cells(), t.elapsed());
+    }
+}

@@ -1,1 +1,1017 @@
-//! (stub, filled in by its owner)
+//! Reader for Gmsh MSH 4.1 files, ASCII and binary.
+//!
+//! What becomes of the file:
+//! - cells are the elements of the highest dimension present (one shape only); each gets the first
+//!   physical tag of its entity, 0 if it has none;
+//! - elements one dimension lower on entities with physical tags become [`BoundaryFacet`]s, one per
+//!   physical tag (a curve in two physical groups gives each of its facets twice);
+//! - second-order elements keep only their corner vertices: galerkin's geometry is linear, so the
+//!   curved edges of a high-order mesh are flattened and mid-edge/face nodes are dropped;
+//! - nodes are renumbered compactly in increasing Gmsh tag order; nodes used only by point (or
+//!   other lower-dimensional) elements are dropped, and a node no element uses is an error;
+//! - physical names become `tag_names` with their dimension.
+//!
+//! Errors name the file, the section and the line (ASCII) or byte offset (binary).
+use super::{BoundaryFacet, CellType, Mesh};
+use crate::{Error, Result};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// Read a `.msh` file (MSH 4.1, ASCII or binary).
+pub fn read_msh(path: &Path) -> Result<Mesh> {
+    let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    parse_msh(&data, &path.display().to_string())
+}
+
+/// Parse MSH 4.1 data; `source` names it in error messages (usually the file path).
+pub fn parse_msh(data: &[u8], source: &str) -> Result<Mesh> {
+    let mut r = Reader {
+        data,
+        pos: 0,
+        source,
+        section: "",
+        binary: None,
+    };
+    let mut file = MshFile::default();
+    let mut seen_format = false;
+    while let Some(header) = r.section_header()? {
+        match header {
+            "MeshFormat" => {
+                r.section = "$MeshFormat";
+                read_format(&mut r)?;
+                seen_format = true;
+            }
+            _ if !seen_format => return Err(r.error("the file must start with $MeshFormat")),
+            "PhysicalNames" => {
+                r.section = "$PhysicalNames";
+                read_physical_names(&mut r, &mut file)?;
+            }
+            "Entities" => {
+                r.section = "$Entities";
+                read_entities(&mut r, &mut file)?;
+            }
+            "Nodes" => {
+                r.section = "$Nodes";
+                read_nodes(&mut r, &mut file)?;
+            }
+            "Elements" => {
+                r.section = "$Elements";
+                read_elements(&mut r, &mut file)?;
+            }
+            other => {
+                r.skip_section(other)?;
+                continue;
+            }
+        }
+        r.expect_end(header)?;
+    }
+    file.into_mesh(source)
+}
+
+/// A Gmsh element type as galerkin sees it: its linear shape (`None` for points) and node count.
+fn element_type(code: i32) -> Option<(Option<CellType>, usize)> {
+    use CellType::*;
+    Some(match code {
+        1 => (Some(Interval), 2),
+        2 => (Some(Triangle), 3),
+        3 => (Some(Quadrilateral), 4),
+        4 => (Some(Tetrahedron), 4),
+        5 => (Some(Hexahedron), 8),
+        8 => (Some(Interval), 3),
+        9 => (Some(Triangle), 6),
+        10 => (Some(Quadrilateral), 9),
+        11 => (Some(Tetrahedron), 10),
+        12 => (Some(Hexahedron), 27),
+        15 => (None, 1),
+        16 => (Some(Quadrilateral), 8),
+        17 => (Some(Hexahedron), 20),
+        _ => return None,
+    })
+}
+
+/// Elements of one shape read from the file, corners only, as indices into [`MshFile::nodes`].
+/// Point elements (`shape: None`, one corner) matter only as the facets of 1D meshes.
+struct Block {
+    shape: Option<CellType>,
+    entity: (usize, i32),
+    corners: Vec<usize>,
+}
+
+impl Block {
+    fn dim(&self) -> usize {
+        self.entity.0
+    }
+
+    fn corners_per_element(&self) -> usize {
+        self.shape.map_or(1, CellType::num_vertices)
+    }
+}
+
+#[derive(Default)]
+struct MshFile {
+    /// (dimension, physical tag, name, line)
+    names: Vec<(usize, i32, String, usize)>,
+    /// Physical tags of each (dimension, entity tag).
+    entity_physicals: HashMap<(usize, i32), Vec<i32>>,
+    /// (Gmsh node tag, coordinates) in file order.
+    nodes: Vec<(usize, [f64; 3])>,
+    index: Option<NodeIndex>,
+    /// `used[i]`: node `i` appears in some element (any node of it, high-order ones included).
+    used: Vec<bool>,
+    blocks: Vec<Block>,
+}
+
+/// Gmsh node tag -> position in the node list: a dense offset when the tags are contiguous (what
+/// Gmsh writes), a hash map when they are sparse.
+enum NodeIndex {
+    Contiguous { first: usize },
+    Sparse(HashMap<usize, usize>),
+}
+
+impl MshFile {
+    fn node(&self, tag: usize) -> Option<usize> {
+        match self.index.as_ref()? {
+            NodeIndex::Contiguous { first } => {
+                tag.checked_sub(*first).filter(|&i| i < self.nodes.len())
+            }
+            NodeIndex::Sparse(map) => map.get(&tag).copied(),
+        }
+    }
+
+    /// Select cells and tagged facets, renumber the nodes they use and build the validated mesh.
+    fn into_mesh(self, source: &str) -> Result<Mesh> {
+        let here = |what: &str| format!("{source}, {what}");
+        if self.index.is_none() {
+            return Err(Error::mesh(
+                here("$Nodes"),
+                "the file has no $Nodes section",
+            ));
+        }
+        let mut shapes = self.blocks.iter().filter_map(|b| b.shape);
+        let first = shapes.next().ok_or_else(|| {
+            Error::mesh(
+                here("$Elements"),
+                "the file has no elements of dimension 1 or more",
+            )
+        })?;
+        let shape = shapes.fold(first, |a, b| if b.dim() > a.dim() { b } else { a });
+        let dim = shape.dim();
+        if let Some(other) = self
+            .blocks
+            .iter()
+            .filter_map(|b| b.shape)
+            .find(|b| b.dim() == dim && *b != shape)
+        {
+            return Err(Error::Unsupported(format!(
+                "{source}: mixed cell types at dimension {dim} ({shape} and {other}); a galerkin mesh holds one cell shape"
+            )));
+        }
+        if let Some(i) = self.used.iter().position(|&u| !u) {
+            return Err(Error::mesh(
+                here("$Nodes"),
+                format!("dangling node {}: no element uses it", self.nodes[i].0),
+            ));
+        }
+
+        // Compact numbering of the cell corners, in increasing Gmsh tag order.
+        let mut is_corner = vec![false; self.nodes.len()];
+        for b in self.blocks.iter().filter(|b| b.dim() == dim) {
+            for &v in &b.corners {
+                is_corner[v] = true;
+            }
+        }
+        let mut order: Vec<usize> = (0..self.nodes.len()).filter(|&i| is_corner[i]).collect();
+        order.sort_unstable_by_key(|&i| self.nodes[i].0);
+        let mut new_id = vec![usize::MAX; self.nodes.len()];
+        for (k, &i) in order.iter().enumerate() {
+            new_id[i] = k;
+        }
+        let coords: Vec<[f64; 3]> = order.iter().map(|&i| self.nodes[i].1).collect();
+
+        let first_physical = |e: &(usize, i32)| {
+            self.entity_physicals
+                .get(e)
+                .and_then(|p| p.first().copied())
+                .unwrap_or(0)
+        };
+        let mut cells = Vec::new();
+        let mut cell_tags = Vec::new();
+        let mut boundary = Vec::new();
+        for b in &self.blocks {
+            let nv = b.corners_per_element();
+            if b.dim() == dim {
+                cells.extend(b.corners.iter().map(|&v| new_id[v]));
+                cell_tags.extend(std::iter::repeat_n(
+                    first_physical(&b.entity),
+                    b.corners.len() / nv,
+                ));
+            } else if b.dim() + 1 == dim {
+                let physicals = self
+                    .entity_physicals
+                    .get(&b.entity)
+                    .map_or(&[][..], |p| p.as_slice());
+                for facet in b.corners.chunks_exact(nv) {
+                    if let Some(&v) = facet.iter().find(|&&v| new_id[v] == usize::MAX) {
+                        return Err(Error::mesh(
+                            here("$Elements"),
+                            format!(
+                                "node {} is a vertex of a boundary element but of no cell",
+                                self.nodes[v].0
+                            ),
+                        ));
+                    }
+                    for &tag in physicals {
+                        boundary.push(BoundaryFacet {
+                            vertices: facet.iter().map(|&v| new_id[v]).collect(),
+                            tag,
+                        });
+                    }
+                }
+            }
+        }
+        let tag_names: BTreeMap<_, _> = self
+            .names
+            .into_iter()
+            .map(|(d, t, name, _)| (name, (d, t)))
+            .collect();
+        Mesh::new(shape, coords, cells, Some(cell_tags), boundary, tag_names).map_err(|e| match e {
+            Error::Mesh { location, message } => Error::mesh(here(&location), message),
+            other => other,
+        })
+    }
+}
+
+fn read_format(r: &mut Reader) -> Result<()> {
+    let version = r.ascii_token("format version")?;
+    if version != "4.1" {
+        return Err(r.error(format!(
+            "MSH version {version} is not supported; only 4.1 is (in Gmsh: Mesh.MshFileVersion = 4.1)"
+        )));
+    }
+    let file_type = r.ascii_token("file type")?;
+    let data_size: usize = r.ascii_parse("data size")?;
+    match file_type {
+        "0" => Ok(()),
+        "1" => {
+            if data_size != 4 && data_size != 8 {
+                return Err(r.error(format!(
+                    "data size {data_size} (sizeof size_t) must be 4 or 8"
+                )));
+            }
+            r.skip_line()?;
+            let one = r.take(4, "endianness marker")?;
+            let bytes = [one[0], one[1], one[2], one[3]];
+            let big_endian = if i32::from_le_bytes(bytes) == 1 {
+                false
+            } else if i32::from_be_bytes(bytes) == 1 {
+                true
+            } else {
+                return Err(r.error(format!("endianness marker {bytes:?} is not the integer 1")));
+            };
+            r.binary = Some(Binary {
+                size_t: data_size,
+                big_endian,
+            });
+            Ok(())
+        }
+        other => Err(r.error(format!(
+            "file type `{other}` must be 0 (ASCII) or 1 (binary)"
+        ))),
+    }
+}
+
+/// Physical names are ASCII even in binary files.
+fn read_physical_names(r: &mut Reader, file: &mut MshFile) -> Result<()> {
+    let count: usize = r.ascii_parse("number of physical names")?;
+    for _ in 0..count {
+        let dim: usize = r.ascii_parse("physical dimension")?;
+        let tag: i32 = r.ascii_parse("physical tag")?;
+        let line = r.line();
+        let rest = r.rest_of_line()?;
+        let name = rest.trim().trim_matches('"').to_string();
+        if let Some((_, _, _, first)) = file.names.iter().find(|n| n.2 == name) {
+            return Err(r.error(format!(
+                "physical name `{name}` is defined twice (lines {first} and {line})"
+            )));
+        }
+        file.names.push((dim, tag, name, line));
+    }
+    Ok(())
+}
+
+fn read_entities(r: &mut Reader, file: &mut MshFile) -> Result<()> {
+    let counts = [
+        r.size("number of points")?,
+        r.size("number of curves")?,
+        r.size("number of surfaces")?,
+        r.size("number of volumes")?,
+    ];
+    for (dim, &count) in counts.iter().enumerate() {
+        for _ in 0..count {
+            let tag = r.int("entity tag")?;
+            let nbox = if dim == 0 { 3 } else { 6 };
+            for _ in 0..nbox {
+                r.float("entity bounding box")?;
+            }
+            let nphys = r.size("number of physical tags")?;
+            let mut physicals = Vec::with_capacity(nphys.min(r.remaining()));
+            for _ in 0..nphys {
+                physicals.push(r.int("physical tag")?);
+            }
+            if dim > 0 {
+                let nbound = r.size("number of bounding entities")?;
+                for _ in 0..nbound {
+                    r.int("bounding entity tag")?;
+                }
+            }
+            file.entity_physicals.insert((dim, tag), physicals);
+        }
+    }
+    Ok(())
+}
+
+fn read_nodes(r: &mut Reader, file: &mut MshFile) -> Result<()> {
+    if file.index.is_some() {
+        return Err(r.error("a second $Nodes section"));
+    }
+    let nblocks = r.size("number of node blocks")?;
+    let total = r.size("number of nodes")?;
+    let _min_tag = r.size("minimum node tag")?;
+    let _max_tag = r.size("maximum node tag")?;
+    let mut nodes = Vec::with_capacity(total.min(r.remaining()));
+    for _ in 0..nblocks {
+        let entity_dim = r.int("entity dimension")?;
+        let _entity = r.int("entity tag")?;
+        let parametric = r.int("parametric flag")?;
+        let count = r.size("number of nodes in block")?;
+        let first = nodes.len();
+        for _ in 0..count {
+            nodes.push((r.size("node tag")?, [0.0; 3]));
+        }
+        let extra = if parametric == 1 {
+            entity_dim.clamp(0, 3) as usize
+        } else {
+            0
+        };
+        for node in &mut nodes[first..] {
+            let at = r.line_or_offset();
+            for x in node.1.iter_mut() {
+                *x = r.float("node coordinate")?;
+            }
+            if node.1.iter().any(|x| !x.is_finite()) {
+                return Err(r.error_at(
+                    at,
+                    format!("node {} has a non-finite coordinate {:?}", node.0, node.1),
+                ));
+            }
+            for _ in 0..extra {
+                r.float("parametric coordinate")?;
+            }
+        }
+    }
+    if nodes.len() != total {
+        return Err(r.error(format!(
+            "the header announces {total} nodes but the blocks hold {}",
+            nodes.len()
+        )));
+    }
+    let first = nodes.first().map_or(0, |n| n.0);
+    let index = if nodes.iter().enumerate().all(|(i, n)| n.0 == first + i) {
+        NodeIndex::Contiguous { first }
+    } else {
+        let mut map = HashMap::with_capacity(nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
+            if map.insert(n.0, i).is_some() {
+                return Err(r.error(format!("node tag {} appears twice", n.0)));
+            }
+        }
+        NodeIndex::Sparse(map)
+    };
+    file.used = vec![false; nodes.len()];
+    file.nodes = nodes;
+    file.index = Some(index);
+    Ok(())
+}
+
+fn read_elements(r: &mut Reader, file: &mut MshFile) -> Result<()> {
+    if file.index.is_none() {
+        return Err(r.error("$Elements must come after $Nodes"));
+    }
+    let nblocks = r.size("number of element blocks")?;
+    let total = r.size("number of elements")?;
+    let _min_tag = r.size("minimum element tag")?;
+    let _max_tag = r.size("maximum element tag")?;
+    let mut read = 0usize;
+    for _ in 0..nblocks {
+        let entity_dim = r.int("entity dimension")?;
+        let entity_tag = r.int("entity tag")?;
+        let at = r.line_or_offset();
+        let code = r.int("element type")?;
+        let count = r.size("number of elements in block")?;
+        let (shape, nn) = element_type(code).ok_or_else(|| {
+            r.error_at(
+                at,
+                format!("unknown or unsupported element type {code} (supported: 1-5, 8-12, 15-17)"),
+            )
+        })?;
+        if entity_dim < 0 || shape.map_or(0, CellType::dim) != entity_dim as usize {
+            return Err(r.error_at(
+                at,
+                format!("element type {code} does not have dimension {entity_dim}"),
+            ));
+        }
+        let corners_per = shape.map_or(1, CellType::num_vertices);
+        let mut corners = Vec::with_capacity(count.saturating_mul(corners_per).min(r.remaining()));
+        for _ in 0..count {
+            let element = r.size("element tag")?;
+            for k in 0..nn {
+                let at = r.line_or_offset();
+                let tag = r.size("element node tag")?;
+                let v = file.node(tag).ok_or_else(|| {
+                    r.error_at(
+                        at,
+                        format!("element {element} refers to node {tag}, which is not in $Nodes"),
+                    )
+                })?;
+                file.used[v] = true;
+                if k < corners_per {
+                    corners.push(v);
+                }
+            }
+        }
+        read += count;
+        file.blocks.push(Block {
+            shape,
+            entity: (entity_dim as usize, entity_tag),
+            corners,
+        });
+    }
+    if read != total {
+        return Err(r.error(format!(
+            "the header announces {total} elements but the blocks hold {read}"
+        )));
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+struct Binary {
+    size_t: usize,
+    big_endian: bool,
+}
+
+/// A cursor over the file that reads numbers as ASCII tokens or, after a binary $MeshFormat, as
+/// raw bytes; section parsers are written once against it.
+struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    source: &'a str,
+    section: &'static str,
+    binary: Option<Binary>,
+}
+
+/// A position to report: byte offset, turned into a line number for ASCII files.
+#[derive(Clone, Copy)]
+struct At(usize);
+
+impl<'a> Reader<'a> {
+    fn line(&self) -> usize {
+        line_of(self.data, self.pos)
+    }
+
+    fn line_or_offset(&self) -> At {
+        let mut p = self.pos;
+        if self.binary.is_none() {
+            while p < self.data.len() && self.data[p].is_ascii_whitespace() {
+                p += 1;
+            }
+        }
+        At(p)
+    }
+
+    fn error_at(&self, at: At, message: impl Into<String>) -> Error {
+        let place = match self.binary {
+            Some(_) => format!("byte offset {}", at.0),
+            None => format!("line {}", line_of(self.data, at.0)),
+        };
+        let section = if self.section.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", self.section)
+        };
+        Error::mesh(format!("{}, {place}{section}", self.source), message)
+    }
+
+    fn error(&self, message: impl Into<String>) -> Error {
+        self.error_at(self.line_or_offset(), message)
+    }
+
+    fn remaining(&self) -> usize {
+        self.data.len() - self.pos
+    }
+
+    fn skip_whitespace(&mut self) {
+        while self.pos < self.data.len() && self.data[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+        if self.remaining() < n {
+            return Err(self.error(format!(
+                "unexpected end of file reading {what} (file truncated?)"
+            )));
+        }
+        let bytes = &self.data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(bytes)
+    }
+
+    fn ascii_token(&mut self, what: &str) -> Result<&'a str> {
+        self.skip_whitespace();
+        let start = self.pos;
+        while self.pos < self.data.len() && !self.data[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+        if start == self.pos {
+            return Err(self.error(format!(
+                "unexpected end of file reading {what} (file truncated?)"
+            )));
+        }
+        std::str::from_utf8(&self.data[start..self.pos])
+            .map_err(|_| self.error_at(At(start), format!("{what} is not valid text")))
+    }
+
+    fn ascii_parse<T: std::str::FromStr>(&mut self, what: &str) -> Result<T> {
+        let at = self.line_or_offset();
+        let token = self.ascii_token(what)?;
+        token
+            .parse()
+            .map_err(|_| self.error_at(at, format!("expected {what}, found `{token}`")))
+    }
+
+    /// Read `N` bytes in file byte order as a little-endian array.
+    fn binary_bytes<const N: usize>(&mut self, what: &str, big_endian: bool) -> Result<[u8; N]> {
+        let mut b = [0u8; N];
+        b.copy_from_slice(self.take(N, what)?);
+        if big_endian {
+            b.reverse();
+        }
+        Ok(b)
+    }
+
+    fn int(&mut self, what: &str) -> Result<i32> {
+        match self.binary {
+            Some(b) => Ok(i32::from_le_bytes(self.binary_bytes(what, b.big_endian)?)),
+            None => self.ascii_parse(what),
+        }
+    }
+
+    fn size(&mut self, what: &str) -> Result<usize> {
+        match self.binary {
+            Some(b) if b.size_t == 4 => {
+                Ok(u32::from_le_bytes(self.binary_bytes(what, b.big_endian)?) as usize)
+            }
+            Some(b) => {
+                let at = self.line_or_offset();
+                let v = u64::from_le_bytes(self.binary_bytes(what, b.big_endian)?);
+                usize::try_from(v)
+                    .map_err(|_| self.error_at(at, format!("{what} {v} is too large")))
+            }
+            None => self.ascii_parse(what),
+        }
+    }
+
+    fn float(&mut self, what: &str) -> Result<f64> {
+        match self.binary {
+            Some(b) => Ok(f64::from_le_bytes(self.binary_bytes(what, b.big_endian)?)),
+            None => self.ascii_parse(what),
+        }
+    }
+
+    fn skip_line(&mut self) -> Result<()> {
+        self.rest_of_line().map(|_| ())
+    }
+
+    fn rest_of_line(&mut self) -> Result<&'a str> {
+        let start = self.pos;
+        while self.pos < self.data.len() && self.data[self.pos] != b'\n' {
+            self.pos += 1;
+        }
+        let line = &self.data[start..self.pos];
+        self.pos = (self.pos + 1).min(self.data.len());
+        std::str::from_utf8(line).map_err(|_| self.error_at(At(start), "line is not valid text"))
+    }
+
+    /// The next `$Name` header, or `None` at the end of the file.
+    fn section_header(&mut self) -> Result<Option<&'a str>> {
+        self.section = "";
+        self.skip_whitespace();
+        if self.pos == self.data.len() {
+            return Ok(None);
+        }
+        let at = self.line_or_offset();
+        let line = self.rest_of_line()?.trim();
+        match line.strip_prefix('$') {
+            Some(name) if !name.is_empty() && !name.starts_with("End") => Ok(Some(name)),
+            _ => Err(self.error_at(
+                at,
+                format!("expected a section header like $Nodes, found `{line}`"),
+            )),
+        }
+    }
+
+    fn expect_end(&mut self, name: &str) -> Result<()> {
+        let at = self.line_or_offset();
+        let token = self.ascii_token(&format!("$End{name}"))?;
+        if token.strip_prefix("$End") == Some(name) {
+            Ok(())
+        } else {
+            Err(self.error_at(
+                at,
+                format!("expected $End{name}, found `{token}` (wrong counts in the section?)"),
+            ))
+        }
+    }
+
+    /// Skip a section galerkin does not use ($Periodic, $NodeData, …) up to its `$End` line.
+    fn skip_section(&mut self, name: &str) -> Result<()> {
+        let end = format!("\n$End{name}");
+        let rest = &self.data[self.pos.saturating_sub(1)..];
+        match rest.windows(end.len()).position(|w| w == end.as_bytes()) {
+            Some(p) => {
+                self.pos = self.pos.saturating_sub(1) + p + end.len();
+                Ok(())
+            }
+            None => Err(self.error(format!("section ${name} has no $End{name}"))),
+        }
+    }
+}
+
+fn line_of(data: &[u8], pos: usize) -> usize {
+    1 + data[..pos.min(data.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::validate::det_jacobian;
+    use std::path::PathBuf;
+
+    fn data(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name)
+    }
+
+    /// Sum of cell measures (simplex meshes: constant J).
+    fn measure(m: &Mesh) -> f64 {
+        let fact = (1..=m.dim).product::<usize>() as f64;
+        (0..m.num_cells())
+            .map(|c| det_jacobian(m.cell_type, &m.map_point(c, [0.; 3]).1) / fact)
+            .sum()
+    }
+
+    /// The tagged facets, deduplicated, are exactly the geometric boundary.
+    fn assert_boundary_complete(m: &Mesh) {
+        let mut tagged = m.boundary_facet_cells().unwrap();
+        tagged.sort_unstable();
+        tagged.dedup();
+        assert_eq!(tagged, m.exterior_facets());
+    }
+
+    fn err(r: Result<Mesh>) -> String {
+        match r {
+            Ok(_) => panic!("expected an error"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn ascii_and_binary_fixtures_agree() {
+        let a = read_msh(&data("square_tri_ascii.msh")).unwrap();
+        let b = read_msh(&data("square_tri_binary.msh")).unwrap();
+        // Gmsh prints 16 significant digits in ASCII, so coordinates agree to an ulp, the rest exactly.
+        assert_eq!(a.coords.len(), b.coords.len());
+        for (p, q) in a.coords.iter().zip(&b.coords) {
+            assert!(
+                (0..3).all(|k| (p[k] - q[k]).abs() <= 2.0 * f64::EPSILON),
+                "{p:?} vs {q:?}"
+            );
+        }
+        assert_eq!(
+            Mesh {
+                coords: b.coords.clone(),
+                ..a.clone()
+            },
+            b
+        );
+        assert_eq!((a.cell_type, a.num_cells()), (CellType::Triangle, 162));
+        assert!((measure(&a) - 1.0).abs() < 1e-13);
+        assert!(a.cell_tags.iter().all(|&t| t == 10));
+        assert_eq!(a.tag("walls", 1).unwrap(), 5);
+        assert_eq!(a.tag("domain", 2).unwrap(), 10);
+        // 4 sides of 8 edges, bottom and top edges listed again under "walls".
+        let count = |t: i32| a.boundary.iter().filter(|f| f.tag == t).count();
+        assert_eq!(
+            [count(1), count(2), count(3), count(4), count(5)],
+            [8, 8, 8, 8, 16]
+        );
+        let cells = a.boundary_facet_cells().unwrap();
+        for (f, &(c, lf)) in a.boundary.iter().zip(&cells) {
+            let mut want: Vec<usize> = a.cell_type.facets()[lf]
+                .iter()
+                .map(|&l| a.cell(c)[l])
+                .collect();
+            let mut got = f.vertices.clone();
+            want.sort_unstable();
+            got.sort_unstable();
+            assert_eq!(want, got);
+            let y = if f.tag == 1 {
+                Some(0.0)
+            } else if f.tag == 3 {
+                Some(1.0)
+            } else {
+                None
+            };
+            if let Some(y) = y {
+                assert!(f.vertices.iter().all(|&v| a.coords[v][1] == y));
+            }
+        }
+        assert_boundary_complete(&a);
+    }
+
+    #[test]
+    fn second_order_mesh_reduces_to_its_corners() {
+        let linear = read_msh(&data("square_tri_ascii.msh")).unwrap();
+        let quadratic = read_msh(&data("square_tri6.msh")).unwrap();
+        assert_eq!(quadratic, linear);
+    }
+
+    #[test]
+    fn tet_fixture_fills_the_cube() {
+        let m = read_msh(&data("cube_tet.msh")).unwrap();
+        assert_eq!(m.cell_type, CellType::Tetrahedron);
+        assert!((measure(&m) - 1.0).abs() < 1e-13, "{}", measure(&m));
+        assert!(m.cell_tags.iter().all(|&t| t == 7));
+        assert_eq!(m.tag("xmax", 2).unwrap(), 2);
+        for f in &m.boundary {
+            let x = if f.tag == 1 { 0.0 } else { 1.0 };
+            assert!(f.vertices.iter().all(|&v| m.coords[v][0] == x));
+        }
+        m.boundary_facet_cells().unwrap();
+    }
+
+    #[test]
+    fn plate_with_hole_example_has_its_groups() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/meshes/plate-with-hole.msh");
+        let m = read_msh(&path).unwrap();
+        assert!(
+            (1900..2200).contains(&m.num_cells()),
+            "{} cells",
+            m.num_cells()
+        );
+        let hole = m.tag("hole", 1).unwrap();
+        let mut perimeter = 0.0;
+        for f in m.boundary.iter().filter(|f| f.tag == hole) {
+            for &v in &f.vertices {
+                let r = (m.coords[v][0] - 0.5).hypot(m.coords[v][1] - 0.5);
+                assert!((r - 0.2).abs() < 1e-12, "hole vertex at radius {r}");
+            }
+            let (p, q) = (m.coords[f.vertices[0]], m.coords[f.vertices[1]]);
+            perimeter += (p[0] - q[0]).hypot(p[1] - q[1]);
+        }
+        // The hole is a polygon inscribed in the circle: area and perimeter just below the disk's.
+        let disk = std::f64::consts::PI * 0.04;
+        assert!(
+            perimeter < 0.4 * std::f64::consts::PI && perimeter > 0.99 * 0.4 * std::f64::consts::PI
+        );
+        let area = measure(&m);
+        assert!(area > 2.0 - disk && area < 2.0 - 0.98 * disk, "area {area}");
+        for (name, x) in [("left", 0.0), ("right", 2.0)] {
+            let t = m.tag(name, 1).unwrap();
+            assert!(m
+                .boundary
+                .iter()
+                .filter(|f| f.tag == t)
+                .all(|f| f.vertices.iter().all(|&v| m.coords[v][0] == x)));
+        }
+        assert_eq!(m.tag("plate", 2).unwrap(), 10);
+        assert_boundary_complete(&m);
+    }
+
+    /// Two triangles on the unit square with node tags `t`; curve 1 ("left", x = 0) is tagged 1
+    /// and surface 1 ("plate") 2.
+    fn square(t: [usize; 4]) -> String {
+        format!(
+            "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$PhysicalNames\n2\n1 1 \"left\"\n2 2 \"plate\"\n$EndPhysicalNames\n\
+             $Entities\n0 1 1 0\n1 0 0 0 0 1 0 1 1 0\n1 0 0 0 1 1 0 1 2 0\n$EndEntities\n\
+             $Nodes\n2 4 1 4\n1 1 0 2\n{a}\n{d}\n0 0 0\n0 1 0\n2 1 0 2\n{b}\n{c}\n1 0 0\n1 1 0\n$EndNodes\n\
+             $Elements\n2 3 1 3\n1 1 1 1\n1 {a} {d}\n2 1 2 2\n2 {a} {b} {c}\n3 {a} {c} {d}\n$EndElements\n",
+            a = t[0], b = t[1], c = t[2], d = t[3]
+        )
+    }
+
+    fn parse(text: &str) -> Result<Mesh> {
+        parse_msh(text.as_bytes(), "test.msh")
+    }
+
+    #[test]
+    fn inline_square_and_its_variants() {
+        let m = parse(&square([1, 2, 3, 4])).unwrap();
+        assert_eq!(
+            m.coords,
+            vec![[0., 0., 0.], [1., 0., 0.], [1., 1., 0.], [0., 1., 0.]]
+        );
+        assert_eq!(m.cells, vec![0, 1, 2, 0, 2, 3]);
+        assert_eq!(
+            m.boundary,
+            vec![BoundaryFacet {
+                vertices: vec![0, 3],
+                tag: 1
+            }]
+        );
+        // Sparse tags renumber to the same mesh; unknown sections are skipped.
+        assert_eq!(parse(&square([10, 200, 3000, 40000])).unwrap(), m);
+        let periodic = square([1, 2, 3, 4]).replace(
+            "$Nodes",
+            "$Periodic\n1\n1 1 1\n$EndPeriodic\n$Comments\n$EndComments\n$Nodes",
+        );
+        assert_eq!(parse(&periodic).unwrap(), m);
+        // A node used only by a point element is dropped.
+        let point = square([1, 2, 3, 4])
+            .replace("$Nodes\n2 4 1 4", "$Nodes\n3 5 1 5")
+            .replace("$EndNodes", "0 9 0 1\n5\n7 7 0\n$EndNodes")
+            .replace("$Elements\n2 3 1 3", "$Elements\n3 4 1 4\n0 9 15 1\n4 5");
+        assert_eq!(parse(&point).unwrap(), m);
+    }
+
+    #[test]
+    fn one_dimensional_mesh_takes_point_elements_as_facets() {
+        let text = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$PhysicalNames\n2\n0 1 \"left\"\n1 2 \"rod\"\n\
+                    $EndPhysicalNames\n$Entities\n2 1 0 0\n1 0 0 0 1 1\n2 1 0 0 0\n1 0 0 0 1 0 0 1 2 2 1 -2\n\
+                    $EndEntities\n$Nodes\n3 3 1 3\n0 1 0 1\n1\n0 0 0\n0 2 0 1\n2\n1 0 0\n1 1 0 1\n3\n0.5 0 0\n\
+                    $EndNodes\n$Elements\n3 4 1 4\n0 1 15 1\n1 1\n0 2 15 1\n2 2\n1 1 1 2\n3 1 3\n4 3 2\n$EndElements\n";
+        let m = parse(text).unwrap();
+        assert_eq!(m.cell_type, CellType::Interval);
+        assert_eq!(m.coords, vec![[0., 0., 0.], [1., 0., 0.], [0.5, 0., 0.]]);
+        assert_eq!(m.cells, vec![0, 2, 2, 1]);
+        assert_eq!(m.cell_tags, vec![2, 2]);
+        assert_eq!(
+            m.boundary,
+            vec![BoundaryFacet {
+                vertices: vec![0],
+                tag: 1
+            }]
+        );
+        assert_eq!(m.tag("left", 0).unwrap(), 1);
+    }
+
+    /// Minimal binary writer for the inline square, to test both byte orders and 4-byte size_t.
+    fn binary_square(big_endian: bool, size_t: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let int = |o: &mut Vec<u8>, v: i32| {
+            o.extend(if big_endian {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            })
+        };
+        let size = |o: &mut Vec<u8>, v: usize| match (size_t, big_endian) {
+            (4, true) => o.extend((v as u32).to_be_bytes()),
+            (4, false) => o.extend((v as u32).to_le_bytes()),
+            (_, true) => o.extend((v as u64).to_be_bytes()),
+            (_, false) => o.extend((v as u64).to_le_bytes()),
+        };
+        let float = |o: &mut Vec<u8>, v: f64| {
+            o.extend(if big_endian {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            })
+        };
+        out.extend(format!("$MeshFormat\n4.1 1 {size_t}\n").bytes());
+        int(&mut out, 1);
+        out.extend(b"\n$EndMeshFormat\n$PhysicalNames\n2\n1 1 \"left\"\n2 2 \"plate\"\n$EndPhysicalNames\n$Entities\n");
+        for n in [0, 1, 1, 0] {
+            size(&mut out, n);
+        }
+        for (bbox, phys) in [([0., 0., 0., 0., 1., 0.], 1), ([0., 0., 0., 1., 1., 0.], 2)] {
+            int(&mut out, 1);
+            bbox.iter().for_each(|&x| float(&mut out, x));
+            size(&mut out, 1);
+            int(&mut out, phys);
+            size(&mut out, 0);
+        }
+        out.extend(b"\n$EndEntities\n$Nodes\n");
+        [2, 4, 1, 4].iter().for_each(|&n| size(&mut out, n));
+        for (dim, tags, xy) in [
+            (1, [1, 4], [[0., 0.], [0., 1.]]),
+            (2, [2, 3], [[1., 0.], [1., 1.]]),
+        ] {
+            [dim, 1, 0].iter().for_each(|&n| int(&mut out, n));
+            size(&mut out, 2);
+            tags.iter().for_each(|&t| size(&mut out, t));
+            xy.iter()
+                .for_each(|p| [p[0], p[1], 0.0].iter().for_each(|&x| float(&mut out, x)));
+        }
+        out.extend(b"\n$EndNodes\n$Elements\n");
+        [2, 3, 1, 3].iter().for_each(|&n| size(&mut out, n));
+        for (dim, code, elements) in [
+            (1, 1, vec![vec![1, 1, 4]]),
+            (2, 2, vec![vec![2, 1, 2, 3], vec![3, 1, 3, 4]]),
+        ] {
+            [dim, 1, code].iter().for_each(|&n| int(&mut out, n));
+            size(&mut out, elements.len());
+            elements.iter().flatten().for_each(|&t| size(&mut out, t));
+        }
+        out.extend(b"\n$EndElements\n");
+        out
+    }
+
+    #[test]
+    fn binary_byte_orders_and_size_t_widths_agree_with_ascii() {
+        let ascii = parse(&square([1, 2, 3, 4])).unwrap();
+        for (be, st) in [(false, 8), (true, 8), (false, 4), (true, 4)] {
+            assert_eq!(
+                parse_msh(&binary_square(be, st), "bin.msh").unwrap(),
+                ascii,
+                "big endian {be}, size_t {st}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_inputs_are_named() {
+        let ok = square([1, 2, 3, 4]);
+        let cases: Vec<(String, Vec<&str>)> = vec![
+            (
+                ok.replace("4.1 0 8", "2.2 0 8"),
+                vec!["MSH version 2.2", "line 2", "$MeshFormat"],
+            ),
+            (
+                ok.replace("1 0 0\n1 1 0", "1 nan 0\n1 1 0"),
+                vec!["node 2 has a non-finite", "line 24", "$Nodes"],
+            ),
+            (ok.replace("2 1 2 3", "2 2 1 3"), vec!["cell 0", "inverted"]),
+            (
+                ok.replace("3 1 3 4", "3 1 3 9"),
+                vec!["refers to node 9", "line 33", "$Elements"],
+            ),
+            (
+                ok.replace("2 1 2 2", "2 1 42 2"),
+                vec!["element type 42", "line 31"],
+            ),
+            (
+                ok.replace("2 3 1 3", "3 3 1 3")
+                    .replace("2 1 2 2\n2 1 2 3\n", "2 1 3 1\n2 1 2 3 4\n2 1 2 1\n"),
+                vec![
+                    "mixed cell types at dimension 2",
+                    "quadrilateral and triangle",
+                ],
+            ),
+            (
+                ok.replace("2 4 1 4", "2 5 1 5").replace(
+                    "1 1 0 2\n1\n4\n0 0 0\n0 1 0",
+                    "1 1 0 3\n1\n4\n5\n0 0 0\n0 1 0\n3 3 0",
+                ),
+                vec!["dangling node 5"],
+            ),
+            (
+                ok[..ok.find("1 1 0\n$EndNodes").unwrap_or(0)].to_string(),
+                vec!["unexpected end of file", "$Nodes"],
+            ),
+            (
+                ok.replace("2 3 1 3", "2 4 1 4"),
+                vec!["announces 4 elements"],
+            ),
+            (
+                ok.replace("$EndElements", "$EndNodes"),
+                vec!["expected $EndElements"],
+            ),
+            (
+                ok.replace("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n", ""),
+                vec!["must start with $MeshFormat"],
+            ),
+        ];
+        for (text, needles) in cases {
+            let e = err(parse(&text));
+            for n in needles {
+                assert!(e.contains(n), "`{n}` not in `{e}`");
+            }
+            assert!(e.contains("test.msh"), "{e}");
+        }
+        let bin = std::fs::read(data("square_tri_binary.msh")).unwrap();
+        let e = err(parse_msh(&bin[..bin.len() / 2], "half.msh"));
+        assert!(
+            e.contains("unexpected end of file") && e.contains("byte offset"),
+            "{e}"
+        );
+        let e = err(read_msh(Path::new("/nonexistent/mesh.msh")));
+        assert!(e.contains("/nonexistent/mesh.msh"), "{e}");
+    }
+}

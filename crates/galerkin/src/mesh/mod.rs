@@ -21,7 +21,7 @@ pub struct BoundaryFacet {
 }
 
 /// An unstructured mesh of one cell type.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Mesh {
     /// Geometric dimension (equal to the cell's topological dimension).
     pub dim: usize,
@@ -49,18 +49,34 @@ impl Mesh {
         tag_names: BTreeMap<String, (usize, i32)>,
     ) -> Result<Mesh> {
         let nv = cell_type.num_vertices();
-        if cells.len() % nv != 0 {
+        if !cells.len().is_multiple_of(nv) {
             return Err(Error::mesh(
                 "connectivity",
-                format!("{} vertex ids is not a multiple of {} ({}s)", cells.len(), nv, cell_type),
+                format!(
+                    "{} vertex ids is not a multiple of {} ({}s)",
+                    cells.len(),
+                    nv,
+                    cell_type
+                ),
             ));
         }
         let ncells = cells.len() / nv;
         let cell_tags = cell_tags.unwrap_or_else(|| vec![0; ncells]);
         if cell_tags.len() != ncells {
-            return Err(Error::mesh("cell tags", format!("{} tags for {} cells", cell_tags.len(), ncells)));
+            return Err(Error::mesh(
+                "cell tags",
+                format!("{} tags for {} cells", cell_tags.len(), ncells),
+            ));
         }
-        let mesh = Mesh { dim: cell_type.dim(), coords, cell_type, cells, cell_tags, boundary, tag_names };
+        let mesh = Mesh {
+            dim: cell_type.dim(),
+            coords,
+            cell_type,
+            cells,
+            cell_tags,
+            boundary,
+            tag_names,
+        };
         validate::validate(&mesh)?;
         Ok(mesh)
     }
@@ -94,36 +110,51 @@ impl Mesh {
                     .filter(|(_, (d, _))| *d == expected_dim)
                     .map(|(n, _)| n.as_str())
                     .collect();
-                Err(Error::invalid(format!("unknown tag name `{name}`; this mesh has {known:?}")))
+                Err(Error::invalid(format!(
+                    "unknown tag name `{name}`; this mesh has {known:?}"
+                )))
             }
         }
     }
 
-    /// For every boundary facet, the (cell, local facet index) it belongs to.
-    /// Fails naming the facet when a tagged facet is not a facet of any cell.
+    /// For every boundary facet, the (cell, local facet index) it belongs to. The same facet may be
+    /// listed several times (one entry per tag, as Gmsh writes a curve in two physical groups);
+    /// each entry gets its own answer. Fails naming the facet when it is not a facet of any cell.
     pub fn boundary_facet_cells(&self) -> Result<Vec<(usize, usize)>> {
         let local = self.cell_type.facets();
-        let mut want: HashMap<Vec<usize>, usize> = HashMap::with_capacity(self.boundary.len());
+        let mut want: HashMap<FacetKey, Vec<usize>> = HashMap::with_capacity(self.boundary.len());
         for (i, f) in self.boundary.iter().enumerate() {
-            let mut k = f.vertices.clone();
-            k.sort_unstable();
-            want.insert(k, i);
+            if f.vertices.len() > MAX_FACET_VERTICES {
+                return Err(Error::mesh(
+                    format!("boundary facet {i}"),
+                    format!(
+                        "{} vertices; a facet has at most {MAX_FACET_VERTICES}",
+                        f.vertices.len()
+                    ),
+                ));
+            }
+            want.entry(facet_key(f.vertices.iter().copied()))
+                .or_default()
+                .push(i);
         }
         let mut out = vec![(usize::MAX, 0); self.boundary.len()];
         for c in 0..self.num_cells() {
             let cv = self.cell(c);
             for (lf, fv) in local.iter().enumerate() {
-                let mut k: Vec<usize> = fv.iter().map(|&v| cv[v]).collect();
-                k.sort_unstable();
-                if let Some(&i) = want.get(&k) {
-                    out[i] = (c, lf);
+                if let Some(entries) = want.get(&facet_key(fv.iter().map(|&v| cv[v]))) {
+                    for &i in entries {
+                        out[i] = (c, lf);
+                    }
                 }
             }
         }
         if let Some(i) = out.iter().position(|&(c, _)| c == usize::MAX) {
             return Err(Error::mesh(
                 format!("boundary facet {i}"),
-                format!("vertices {:?} are not a facet of any cell", self.boundary[i].vertices),
+                format!(
+                    "vertices {:?} are not a facet of any cell",
+                    self.boundary[i].vertices
+                ),
             ));
         }
         Ok(out)
@@ -132,17 +163,21 @@ impl Mesh {
     /// Facets that belong to exactly one cell, as (cell, local facet) pairs: the geometric boundary.
     pub fn exterior_facets(&self) -> Vec<(usize, usize)> {
         let local = self.cell_type.facets();
-        let mut count: HashMap<Vec<usize>, (usize, usize, u32)> = HashMap::new();
+        let mut count: HashMap<FacetKey, (usize, usize, u32)> = HashMap::new();
         for c in 0..self.num_cells() {
             let cv = self.cell(c);
             for (lf, fv) in local.iter().enumerate() {
-                let mut k: Vec<usize> = fv.iter().map(|&v| cv[v]).collect();
-                k.sort_unstable();
-                count.entry(k).and_modify(|e| e.2 += 1).or_insert((c, lf, 1));
+                count
+                    .entry(facet_key(fv.iter().map(|&v| cv[v])))
+                    .and_modify(|e| e.2 += 1)
+                    .or_insert((c, lf, 1));
             }
         }
-        let mut out: Vec<(usize, usize)> =
-            count.into_values().filter(|e| e.2 == 1).map(|e| (e.0, e.1)).collect();
+        let mut out: Vec<(usize, usize)> = count
+            .into_values()
+            .filter(|e| e.2 == 1)
+            .map(|e| (e.0, e.1))
+            .collect();
         out.sort_unstable();
         out
     }
@@ -166,7 +201,8 @@ impl Mesh {
         let nv = self.cell_type.num_vertices();
         let mut vals = [0.0; 8];
         let mut grads = [[0.0; 3]; 8];
-        self.cell_type.geometry_basis(xi, &mut vals[..nv], &mut grads[..nv]);
+        self.cell_type
+            .geometry_basis(xi, &mut vals[..nv], &mut grads[..nv]);
         let mut x = [0.0; 3];
         let mut jac = [[0.0; 3]; 3];
         for (a, &v) in self.cell(c).iter().enumerate() {
@@ -180,4 +216,20 @@ impl Mesh {
         }
         (x, jac)
     }
+}
+
+/// Facets have at most 4 vertices (hexahedron faces).
+const MAX_FACET_VERTICES: usize = 4;
+
+/// A facet's vertex set, sorted and padded with `usize::MAX`: an allocation-free hash key that is
+/// the same for every cell sharing the facet, whatever the local vertex order.
+type FacetKey = [usize; MAX_FACET_VERTICES];
+
+fn facet_key(vertices: impl Iterator<Item = usize>) -> FacetKey {
+    let mut k = [usize::MAX; MAX_FACET_VERTICES];
+    for (slot, v) in k.iter_mut().zip(vertices) {
+        *slot = v;
+    }
+    k.sort_unstable();
+    k
 }
