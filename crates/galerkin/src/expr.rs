@@ -1,1 +1,250 @@
-//! Math expressions of x, y, z, t from problem files (stub).
+//! Math expressions of `x, y, z, t` from problem files (source terms, boundary values, exact
+//! solutions), parsed once and evaluated at every quadrature point.
+//!
+//! Built on `exmex` with its float operators (`+ - * / ^`, `sin cos tan exp ln log sqrt abs min
+//! max atan2 …`) and constants `pi`/`PI`/`π`, `e`/`E`, `TAU`. Numbers may use scientific notation
+//! (`1e-3`, `2.5E+4`), which exmex's own literal matcher does not accept.
+use crate::{Error, Result};
+use exmex::prelude::*;
+use exmex::{FloatOpsFactory, MakeOperators, MatchLiteral, Operator};
+use std::sync::Arc;
+
+/// Variables an expression may use, in the order [`Expr::eval`] receives them.
+pub const VARIABLES: [&str; 4] = ["x", "y", "z", "t"];
+
+/// exmex's float operators plus a lowercase `pi`, the spelling problem files use.
+#[derive(Clone, Debug)]
+struct Ops;
+
+impl MakeOperators<f64> for Ops {
+    fn make<'a>() -> Vec<Operator<'a, f64>> {
+        let mut ops = FloatOpsFactory::<f64>::make();
+        ops.push(Operator::make_constant("pi", std::f64::consts::PI));
+        ops
+    }
+}
+
+/// Number literals `12`, `1.5`, `.5`, `1.`, with an optional exponent `e-3`, `E+4`.
+#[derive(Clone, Debug)]
+struct SciNumber;
+
+impl MatchLiteral for SciNumber {
+    fn is_literal(text: &str) -> Option<&str> {
+        let b = text.as_bytes();
+        let digits = |mut i: usize| {
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            i
+        };
+        let int_end = digits(0);
+        let mut end = int_end;
+        if b.get(end) == Some(&b'.') {
+            end = digits(end + 1);
+        }
+        if end == 0 || (end == 1 && int_end == 0) {
+            return None; // no digit at all (empty, or a lone '.')
+        }
+        if matches!(b.get(end), Some(b'e' | b'E')) {
+            let sign = usize::from(matches!(b.get(end + 1), Some(b'+' | b'-')));
+            let exp_end = digits(end + 1 + sign);
+            if exp_end > end + 1 + sign {
+                end = exp_end;
+            }
+        }
+        Some(&text[..end])
+    }
+}
+
+type Flat = FlatEx<f64, Ops, SciNumber>;
+
+#[derive(Debug)]
+struct Inner {
+    flat: Flat,
+    /// `slots[k]`: index into `[x, y, z, t]` of exmex's k-th (alphabetically sorted) variable.
+    slots: [usize; 4],
+    nvars: usize,
+}
+
+/// A parsed expression `f(x, y, z, t)`. Cheap to clone and shareable across threads.
+#[derive(Clone, Debug)]
+pub struct Expr {
+    source: Arc<str>,
+    inner: Arc<Inner>,
+}
+
+impl Expr {
+    /// Parse `src`; fails with [`Error::Expression`] on a syntax error or on a variable other than
+    /// `x, y, z, t` (the message names it and lists the allowed ones).
+    pub fn parse(src: &str) -> Result<Expr> {
+        let err = |message: String| Error::Expression {
+            expr: src.to_string(),
+            message,
+        };
+        if src.trim().is_empty() {
+            return Err(err("expression is empty".into()));
+        }
+        let flat = Flat::parse(src).map_err(|e| err(e.msg().to_string()))?;
+        let mut slots = [0; 4];
+        let names = flat.var_names();
+        for (k, name) in names.iter().enumerate() {
+            slots[k] = VARIABLES.iter().position(|v| v == name).ok_or_else(|| {
+                err(format!(
+                    "unknown variable `{name}`; allowed variables are {} (constants: pi, e)",
+                    VARIABLES.join(", ")
+                ))
+            })?;
+        }
+        let nvars = names.len();
+        Ok(Expr {
+            source: src.into(),
+            inner: Arc::new(Inner { flat, slots, nvars }),
+        })
+    }
+
+    /// The text this expression was parsed from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the expression depends on `t` (lets callers skip re-evaluating static data).
+    pub fn depends_on_time(&self) -> bool {
+        self.inner.slots[..self.inner.nvars].contains(&3)
+    }
+
+    /// Value at point `x` and time `t`; no allocation for expressions of up to 32 operands.
+    pub fn eval(&self, x: [f64; 3], t: f64) -> f64 {
+        let all = [x[0], x[1], x[2], t];
+        let Inner { flat, slots, nvars } = &*self.inner;
+        let mut vars = [0.0; 4];
+        for (v, &s) in vars.iter_mut().zip(&slots[..*nvars]) {
+            *v = all[s];
+        }
+        // Cannot fail: the variable count was fixed at parse time. NaN keeps the signature simple
+        // and would surface in any norm if exmex ever changed that.
+        flat.eval(&vars[..*nvars]).unwrap_or(f64::NAN)
+    }
+}
+
+impl std::fmt::Display for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rayon::prelude::*;
+    use std::f64::consts::{E, PI};
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-14 * (1.0 + b.abs())
+    }
+
+    #[test]
+    fn values_match_closed_forms() {
+        type Reference = fn([f64; 3], f64) -> f64;
+        let cases: [(&str, Reference); 7] = [
+            ("sin(pi*x)*y+t^2", |p, t| (PI * p[0]).sin() * p[1] + t * t),
+            ("exp(-t) * cos(2*PI*y) + z", |p, t| {
+                (-t).exp() * (2.0 * PI * p[1]).cos() + p[2]
+            }),
+            ("x^2 + y^2 + z^2", |p, _| {
+                p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
+            }),
+            ("e^x - 1e-3*y + 2.5E+2*t", |p, t| {
+                E.powf(p[0]) - 1e-3 * p[1] + 250.0 * t
+            }),
+            ("sqrt(abs(x - y)) / (1 + .5*t)", |p, t| {
+                (p[0] - p[1]).abs().sqrt() / (1.0 + 0.5 * t)
+            }),
+            ("atan2(y, x)", |p, _| p[1].atan2(p[0])),
+            ("3", |_, _| 3.0),
+        ];
+        let points = [
+            ([0.3, 0.7, -1.2], 0.25),
+            ([1.0, -2.0, 0.5], 2.0),
+            ([-0.1, 0.0, 3.0], 0.0),
+        ];
+        for (src, f) in cases {
+            let e = Expr::parse(src).unwrap();
+            assert_eq!(e.source(), src);
+            for (p, t) in points {
+                assert!(
+                    close(e.eval(p, t), f(p, t)),
+                    "{src} at {p:?}, t={t}: {} vs {}",
+                    e.eval(p, t),
+                    f(p, t)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn variable_mapping_is_by_name_not_position() {
+        // exmex orders variables alphabetically (t < x < y < z); the mapping must undo that.
+        let e = Expr::parse("1000*z + 100*y + 10*x + t").unwrap();
+        assert_eq!(e.eval([1.0, 2.0, 3.0], 4.0), 3214.0);
+        let e = Expr::parse("y - t").unwrap();
+        assert_eq!(e.eval([9.0, 5.0, 7.0], 2.0), 3.0);
+        assert!(e.depends_on_time());
+        assert!(!Expr::parse("x*y").unwrap().depends_on_time());
+    }
+
+    #[test]
+    fn unknown_variable_is_named_with_allowed_list() {
+        let e = Expr::parse("sin(x) + alpha*w").unwrap_err();
+        let Error::Expression { expr, message } = &e else {
+            panic!("wrong variant: {e}")
+        };
+        assert_eq!(expr, "sin(x) + alpha*w");
+        assert!(message.contains("`alpha`"), "{message}");
+        assert!(message.contains("x, y, z, t"), "{message}");
+    }
+
+    #[test]
+    fn syntax_errors_are_expression_errors() {
+        for src in ["sin(x", "x +* ", "", "   ", "2x", "1e-"] {
+            let e = Expr::parse(src).unwrap_err();
+            assert!(
+                matches!(&e, Error::Expression { expr, message } if expr == src && !message.is_empty()),
+                "{src}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn scientific_literal_matcher() {
+        for (s, m) in [
+            ("1e-3*x", "1e-3"),
+            ("2.5E+4", "2.5E+4"),
+            (".5x", ".5"),
+            ("1.e", "1."),
+            ("7ex", "7"),
+            ("x", ""),
+        ] {
+            assert_eq!(SciNumber::is_literal(s).unwrap_or(""), m, "{s}");
+        }
+        assert_eq!(SciNumber::is_literal("."), None);
+    }
+
+    #[test]
+    fn shared_across_rayon_threads() {
+        fn assert_send_sync_clone<T: Send + Sync + Clone>() {}
+        assert_send_sync_clone::<Expr>();
+        let e = Expr::parse("sin(pi*x)*y + t^2").unwrap();
+        let n = 10_000;
+        let par: f64 = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let x = i as f64 / n as f64;
+                e.clone().eval([x, 2.0, 0.0], 0.5)
+            })
+            .sum();
+        let seq: f64 = (0..n)
+            .map(|i| (PI * i as f64 / n as f64).sin() * 2.0 + 0.25)
+            .sum();
+        assert!((par - seq).abs() < 1e-9 * seq.abs(), "{par} vs {seq}");
+    }
+}

@@ -1,2 +1,17 @@
 //! Output: VTU/PVD for ParaView, JSON reports, PNG plots, progress bars. Every file is written to a
 //! temporary sibling and renamed into place, so an output file is either whole or absent.
+mod atomic;
+mod base64;
+pub mod plot;
+mod progress;
+mod pvd;
+mod report;
+mod vtu;
+mod xml;
+
+pub use atomic::write_atomic;
+pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_residual_history, PLOT_SIZE};
+pub use progress::progress_bar;
+pub use pvd::Pvd;
+pub use report::write_json;
+pub use vtu::{VtuWriter, REGION_FIELD};

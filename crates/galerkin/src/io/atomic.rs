@@ -1,0 +1,157 @@
+//! Atomic file output: write a temporary sibling, fsync it, rename it over the target.
+//!
+//! A crash, a full disk or an error half-way through a writer must never leave a truncated VTU or
+//! JSON file that a later tool (ParaView, a plotting script, a restart) would silently misread.
+//! Renaming within one directory is atomic on POSIX file systems, so readers see the old file, the
+//! whole new file, or nothing.
+use crate::{Error, Result};
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Distinguishes temporaries of concurrent writers in one process (threads writing in parallel).
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Removes the temporary file on drop unless the rename succeeded, so early returns and panics in
+/// the caller's closure both clean up.
+struct TempGuard {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Write `path` atomically: `f` streams the content into a buffered temporary file in the same
+/// directory (created if missing); on success the file is flushed, fsynced and renamed to `path`,
+/// on any error the temporary is removed and `path` is left untouched.
+///
+/// Errors from the `&mut dyn Write` inside `f` are `std::io::Error`s; map them with
+/// [`Error::io`]`(path, e)` so the message names the target file.
+pub fn write_atomic(path: &Path, f: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    let name = path.file_name().ok_or_else(|| {
+        Error::invalid(format!("output path `{}` has no file name", path.display()))
+    })?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+
+    let tmp_name = format!(
+        ".{}.{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let tmp = dir.join(tmp_name);
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| Error::io(&tmp, e))?;
+    let mut guard = TempGuard {
+        path: tmp,
+        armed: true,
+    };
+
+    let mut writer = BufWriter::new(file);
+    f(&mut writer)?;
+    let file: File = writer
+        .into_inner()
+        .map_err(|e| Error::io(&guard.path, e.into_error()))?;
+    file.sync_all().map_err(|e| Error::io(&guard.path, e))?;
+    drop(file);
+    fs::rename(&guard.path, path).map_err(|e| Error::io(path, e))?;
+    guard.armed = false;
+    // Persist the rename itself; best effort because not every platform can open a directory.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir_entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn writes_whole_file_and_creates_parent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("a/b/out.txt");
+        write_atomic(&path, |w| {
+            w.write_all(b"hello").map_err(|e| Error::io(&path, e))
+        })
+        .unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"hello");
+        assert_eq!(
+            dir_entries(&tmp.path().join("a/b")),
+            vec!["out.txt".to_string()]
+        );
+    }
+
+    #[test]
+    fn error_midway_leaves_no_file_and_no_temporary() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("out.txt");
+        let r = write_atomic(&path, |w| {
+            w.write_all(&[7u8; 100_000])
+                .map_err(|e| Error::io("x", e))?;
+            Err(Error::invalid("boom"))
+        });
+        assert!(matches!(r, Err(Error::Invalid(ref m)) if m == "boom"));
+        assert!(dir_entries(tmp.path()).is_empty());
+    }
+
+    #[test]
+    fn failed_rewrite_keeps_previous_content() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("out.txt");
+        write_atomic(&path, |w| {
+            w.write_all(b"old").map_err(|e| Error::io("x", e))
+        })
+        .unwrap();
+        let r = write_atomic(&path, |w| {
+            w.write_all(b"new, partial")
+                .map_err(|e| Error::io("x", e))?;
+            Err(Error::invalid("boom"))
+        });
+        assert!(r.is_err());
+        assert_eq!(fs::read(&path).unwrap(), b"old");
+        assert_eq!(dir_entries(tmp.path()), vec!["out.txt".to_string()]);
+    }
+
+    #[test]
+    fn panic_in_writer_removes_temporary() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("out.txt");
+        let p2 = path.clone();
+        let r = std::panic::catch_unwind(move || write_atomic(&p2, |_| panic!("writer bug")));
+        assert!(r.is_err());
+        assert!(dir_entries(tmp.path()).is_empty());
+    }
+
+    #[test]
+    fn path_without_file_name_is_an_error() {
+        let r = write_atomic(Path::new("/"), |_| Ok(()));
+        assert!(matches!(r, Err(Error::Invalid(_))));
+    }
+}
