@@ -4,11 +4,14 @@
 //! functions and reference gradients at points. Dofs are attached to topological entities (vertices,
 //! edges, faces, interior) so a dof map can share them between cells; the orientation of shared
 //! edge/face dofs is decided from the element's nodes (see `space::dofmap`).
+mod entity;
+mod gauss;
 pub mod lagrange;
+mod polynomial;
 pub mod quadrature;
 
 pub use lagrange::LagrangeElement;
-pub use quadrature::QuadratureRule;
+pub use quadrature::{facet_measure, facet_rule, gauss_jacobi, gauss_legendre, QuadratureRule};
 
 use crate::mesh::CellType;
 
