@@ -116,7 +116,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 }
             }
             if let Some(path) = json {
-                galerkin::io::report::write_json(&path, &rows)?;
+                galerkin::io::write_json(&path, &rows)?;
             }
             Ok(())
         }

@@ -1,6 +1,6 @@
 //! The README's example: Poisson in the unit cube with P2 tetrahedra, solved with CG + Jacobi and
 //! written for ParaView. Run with `cargo run --release --example poisson`.
-use galerkin::io::vtu::VtuWriter;
+use galerkin::io::VtuWriter;
 use galerkin::mesh::{generate, CellType};
 use galerkin::operator::AssemblyLevel;
 use galerkin::physics::Diffusion;
@@ -20,5 +20,5 @@ fn main() -> galerkin::Result<()> {
     println!("{} dofs, {} CG iterations", space.ndofs(), solution.stats.iterations);
     let mut vtu = VtuWriter::new(&mesh);
     vtu.point_scalar("u", space.vertex_values(&solution.u))?;
-    vtu.write("out/poisson.vtu".as_ref())
+    vtu.write("out/poisson.vtu")
 }

@@ -59,11 +59,22 @@ pub fn study(
 
 /// Assert the last observed L2 and H1 rates are within `tol` of k+1 and k.
 pub fn assert_rates(label: &str, degree: usize, h: &[f64], errs: &[ErrorNorms], tol: f64) {
-    let l2: Vec<f64> = errs.iter().map(|e| e.l2).collect();
-    let h1: Vec<f64> = errs.iter().map(|e| e.h1_semi).collect();
-    let (rl2, rh1) = (rates(h, &l2), rates(h, &h1));
-    eprintln!("{label}: L2 {l2:.3e?} rates {rl2:.3?}; H1 {h1:.3e?} rates {rh1:.3?}");
+    let l2v: Vec<f64> = errs.iter().map(|e| e.l2).collect();
+    let h1v: Vec<f64> = errs.iter().map(|e| e.h1_semi).collect();
+    let (rl2, rh1) = (rates(h, &l2v), rates(h, &h1v));
+    let (l2, h1) = (Sci(&l2v), Sci(&h1v));
+    eprintln!("{label}: L2 {l2:.3e} rates {rl2:.3?}; H1 {h1:.3e} rates {rh1:.3?}");
     let (a, b) = (*rl2.last().unwrap(), *rh1.last().unwrap());
     assert!((a - (degree as f64 + 1.0)).abs() < tol, "{label}: L2 rate {a:.3}, expected {}", degree + 1);
     assert!((b - degree as f64).abs() < tol, "{label}: H1 rate {b:.3}, expected {degree}");
+}
+
+/// Prints a slice of numbers in scientific notation.
+pub struct Sci<'a>(pub &'a [f64]);
+
+impl std::fmt::LowerExp for Sci<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|v| format!("{v:.3e}")).collect();
+        write!(f, "[{}]", parts.join(", "))
+    }
 }

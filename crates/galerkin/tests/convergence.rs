@@ -69,7 +69,7 @@ fn tetrahedron_p2() {
 
 #[test]
 fn tetrahedron_p3() {
-    poisson_study(CellType::Tetrahedron, 3, &[2, 4, 6, 8]);
+    poisson_study(CellType::Tetrahedron, 3, &[3, 6, 9, 12]);
 }
 
 #[test]

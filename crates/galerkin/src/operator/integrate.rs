@@ -21,13 +21,14 @@ pub struct FacetQuad {
     pub tab: Tabulation,
 }
 
-/// Quadrature degree for a term of polynomial degree `k` products on `space`'s cells: exact for
-/// affine simplices, Gauss with one extra point per axis on tensor cells.
+/// Quadrature degree for a term whose integrand has polynomial degree `order` on affine simplices
+/// (exact there). Tensor cells always get at least k+1 Gauss points per axis (degree 2k+1): fewer
+/// under-integrates multilinear geometry and leaves hourglass modes in elasticity.
 pub fn default_degree(space: &FunctionSpace, order: usize) -> usize {
     if space.mesh.cell_type.is_simplex() {
         order
     } else {
-        order + 1
+        (order + 1).max(2 * space.element.degree() + 1)
     }
 }
 

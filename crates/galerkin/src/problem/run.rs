@@ -138,7 +138,7 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
             progress: opts.progress,
         },
     };
-    let spinner = io::progress::progress_bar(0, "assembling", opts.progress);
+    let spinner = io::progress_bar(0, "assembling", opts.progress);
     let system = problem.assemble(pf.assembly.level)?;
     spinner.finish_and_clear();
     let sol = system.solve(&config)?;
@@ -160,7 +160,7 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     let out = &opts.out_dir;
     if pf.output.vtu {
         let path = out.join(format!("{}.vtu", pf.output.name));
-        let mut w = io::vtu::VtuWriter::new(&mesh);
+        let mut w = io::VtuWriter::new(&mesh);
         let name = if ncomp == 1 { "u" } else { "displacement" };
         let vals = space.vertex_values(&sol.u);
         if ncomp == 1 {
@@ -173,7 +173,7 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     }
     if pf.output.plot && sol.stats.residual_history.len() > 1 {
         let path = out.join("residual.png");
-        io::plot::plot_residual_history(&path, &format!("{} residual", sol.stats.method), &[(sol.stats.method.as_str(), &sol.stats.residual_history)])?;
+        io::plot_residual_history(&path, &format!("{} residual", sol.stats.method), &[(sol.stats.method.as_str(), &sol.stats.residual_history)])?;
         outputs.push(path);
     }
     times.output = t.elapsed().as_secs_f64();
@@ -205,7 +205,7 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     };
     if pf.output.report {
         let path = out.join("report.json");
-        io::report::write_json(&path, &report)?;
+        io::write_json(&path, &report)?;
     }
     Ok(report)
 }

@@ -40,6 +40,11 @@ struct EntityDofs {
 impl EntityDofs {
     /// Rank of each dof when the entity's vertices have global ids `gids` (same order as `vertices`).
     fn ranks(&self, gids: &[usize], out: &mut Vec<usize>) {
+        if self.weights.len() <= 1 {
+            out.clear();
+            out.resize(self.dofs.len(), 0);
+            return;
+        }
         let mut order: Vec<usize> = (0..gids.len()).collect();
         order.sort_unstable_by_key(|&k| gids[k]);
         let mut idx: Vec<usize> = (0..self.dofs.len()).collect();
@@ -167,7 +172,13 @@ impl DofMap {
                 for (e, ed) in per_entity.iter().enumerate() {
                     gids.clear();
                     gids.extend(ed.vertices.iter().map(|&v| cv[v]));
-                    ed.ranks(&gids, &mut ranks);
+                    if d == tdim {
+                        // Cell interiors are never shared: keep the element's own order.
+                        ranks.clear();
+                        ranks.extend(0..ed.dofs.len());
+                    } else {
+                        ed.ranks(&gids, &mut ranks);
+                    }
                     let base = next + ids[c * ents.len() + e] * per;
                     for (k, &ld) in ed.dofs.iter().enumerate() {
                         cell_nodes[c * nloc + ld] = base + ranks[k];
