@@ -101,16 +101,16 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             };
             println!("memory bandwidth (stream triad): {:.1} GB/s, {} threads", bench::stream_triad_gbs(1 << 24), rayon::current_num_threads());
             println!(
-                "{:<18} {:>9} {:>9} {:>10} {:>10} {:>10} {:>12} {:>6} {:>10} {:>8}",
-                "case", "cells", "dofs", "nnz", "mesh+dof s", "assembly s", "elements/s", "iters", "s/iter", "CG GB/s"
+                "{:<18} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>6} {:>10} {:>8}",
+                "case", "cells", "dofs", "nnz", "mesh+dof s", "assembly s", "sparsity s", "matrix s", "elements/s", "iters", "s/iter", "CG GB/s"
             );
             let mut rows = Vec::new();
             for case in cases {
                 for &n in &dofs {
                     let r = bench::run_case(case, n, max_iter)?;
                     println!(
-                        "{:<18} {:>9} {:>9} {:>10} {:>10.3} {:>10.3} {:>12.3e} {:>6} {:>10.3e} {:>8.2}",
-                        r.case, r.cells, r.dofs, r.nnz, r.mesh_dofmap_s, r.assembly_s, r.elements_per_s, r.iterations, r.seconds_per_iteration, r.cg_gb_per_s
+                        "{:<18} {:>9} {:>9} {:>10} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>12.3e} {:>6} {:>10.3e} {:>8.2}",
+                        r.case, r.cells, r.dofs, r.nnz, r.mesh_dofmap_s, r.assembly_s, r.sparsity_s, r.matrix_s, r.elements_per_s, r.iterations, r.seconds_per_iteration, r.cg_gb_per_s
                     );
                     rows.push(r);
                 }

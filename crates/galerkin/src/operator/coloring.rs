@@ -7,59 +7,79 @@ use crate::mesh::Mesh;
 /// Cells grouped by color.
 #[derive(Clone, Debug)]
 pub struct Coloring {
+    /// Cells of each color, in increasing order.
     pub colors: Vec<Vec<usize>>,
+    /// The same colors as runs of consecutive cells (blocks): a CPU thread takes a whole block, so
+    /// the matrix rows it touches stay in cache, which per-cell colors spread over the whole mesh.
+    pub blocks: Vec<Vec<std::ops::Range<usize>>>,
 }
 
+/// Consecutive cells per block in [`Coloring::blocks`].
+pub const BLOCK_CELLS: usize = 2048;
+
 impl Coloring {
+    /// Per-cell colors (for one-thread-per-cell devices) and per-block colors (for CPU threads).
     pub fn greedy(mesh: &Mesh) -> Coloring {
-        let nv = mesh.num_vertices();
-        // Per vertex: bit set of the colors already used by cells touching it (in 64-color words).
-        let mut used: Vec<u64> = vec![0; nv];
-        let mut words = 1usize;
-        let mut color_of = vec![0usize; mesh.num_cells()];
-        let mut ncolors = 0;
-        for c in 0..mesh.num_cells() {
-            let verts = mesh.cell(c);
-            let mut chosen = None;
-            for w in 0..words {
-                let mut busy = 0u64;
-                for &v in verts {
-                    busy |= used[v * words + w];
-                }
-                if busy != u64::MAX {
-                    chosen = Some(w * 64 + (!busy).trailing_zeros() as usize);
-                    break;
-                }
-            }
-            let col = match chosen {
-                Some(col) => col,
-                None => {
-                    // All words full: widen the bit sets by one word.
-                    let mut wider = vec![0u64; nv * (words + 1)];
-                    for v in 0..nv {
-                        wider[v * (words + 1)..v * (words + 1) + words].copy_from_slice(&used[v * words..(v + 1) * words]);
-                    }
-                    used = wider;
-                    words += 1;
-                    (words - 1) * 64
-                }
-            };
-            for &v in verts {
-                used[v * words + col / 64] |= 1 << (col % 64);
-            }
-            color_of[c] = col;
-            ncolors = ncolors.max(col + 1);
-        }
-        let mut colors = vec![Vec::new(); ncolors];
-        for (c, &col) in color_of.iter().enumerate() {
+        let ncells = mesh.num_cells();
+        let cell_colors = greedy_first_fit(mesh.num_vertices(), ncells, |c| mesh.cell(c).iter().copied().collect());
+        let mut colors = vec![Vec::new(); cell_colors.iter().max().map_or(0, |m| m + 1)];
+        for (c, &col) in cell_colors.iter().enumerate() {
             colors[col].push(c);
         }
-        Coloring { colors }
+        let nblocks = ncells.div_ceil(BLOCK_CELLS);
+        let range = |b: usize| b * BLOCK_CELLS..((b + 1) * BLOCK_CELLS).min(ncells);
+        let block_colors = greedy_first_fit(mesh.num_vertices(), nblocks, |b| {
+            let mut v: Vec<usize> = range(b).flat_map(|c| mesh.cell(c).iter().copied()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        });
+        let mut blocks = vec![Vec::new(); block_colors.iter().max().map_or(0, |m| m + 1)];
+        for (b, &col) in block_colors.iter().enumerate() {
+            blocks[col].push(range(b));
+        }
+        Coloring { colors, blocks }
     }
 
     pub fn num_colors(&self) -> usize {
         self.colors.len()
     }
+}
+
+/// First-fit coloring of `n` items so that items sharing a vertex differ in color; per vertex a
+/// bit set of the colors already used around it, widened 64 colors at a time.
+fn greedy_first_fit(nv: usize, n: usize, verts: impl Fn(usize) -> Vec<usize>) -> Vec<usize> {
+    let mut used: Vec<u64> = vec![0; nv];
+    let mut words = 1usize;
+    let mut color_of = vec![0usize; n];
+    for (i, color) in color_of.iter_mut().enumerate() {
+        let vs = verts(i);
+        let mut chosen = None;
+        for w in 0..words {
+            let busy = vs.iter().fold(0u64, |b, &v| b | used[v * words + w]);
+            if busy != u64::MAX {
+                chosen = Some(w * 64 + (!busy).trailing_zeros() as usize);
+                break;
+            }
+        }
+        let col = match chosen {
+            Some(col) => col,
+            None => {
+                let mut wider = vec![0u64; nv * (words + 1)];
+                for v in 0..nv {
+                    wider[v * (words + 1)..v * (words + 1) + words].copy_from_slice(&used[v * words..(v + 1) * words]);
+                }
+                used = wider;
+                words += 1;
+                (words - 1) * 64
+            }
+        };
+        for &v in &vs {
+            used[v * words + col / 64] |= 1 << (col % 64);
+        }
+        *color = col;
+    }
+    color_of
 }
 
 /// A raw pointer that may be shared between threads. Used only where a coloring guarantees the

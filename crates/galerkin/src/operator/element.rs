@@ -78,19 +78,21 @@ impl LinearOperator<Cpu> for ElementMatrices {
         let nd = self.elem_size();
         let yp = SharedMut(y.as_mut_ptr());
         let len = y.len();
-        for color in &self.coloring.colors {
+        for color in &self.coloring.blocks {
             color.par_iter().for_each_init(
                 || (vec![0.0; nd], vec![0.0; nd]),
-                |(xe, ye), &c| {
+                |(xe, ye), cells| {
                     let yp = yp;
-                    self.restriction.gather(c, x, xe);
-                    let k = &self.matrices[c * nd * nd..(c + 1) * nd * nd];
-                    for (i, yi) in ye.iter_mut().enumerate() {
-                        *yi = k[i * nd..(i + 1) * nd].iter().zip(xe.iter()).map(|(a, b)| a * b).sum();
+                    for c in cells.clone() {
+                        self.restriction.gather(c, x, xe);
+                        let k = &self.matrices[c * nd * nd..(c + 1) * nd * nd];
+                        for (i, yi) in ye.iter_mut().enumerate() {
+                            *yi = k[i * nd..(i + 1) * nd].iter().zip(xe.iter()).map(|(a, b)| a * b).sum();
+                        }
+                        // SAFETY: blocks of one color share no dof.
+                        let global = unsafe { std::slice::from_raw_parts_mut(yp.0, len) };
+                        self.restriction.scatter_add(c, ye, global);
                     }
-                    // SAFETY: cells of one color share no dof.
-                    let global = unsafe { std::slice::from_raw_parts_mut(yp.0, len) };
-                    self.restriction.scatter_add(c, ye, global);
                 },
             );
         }

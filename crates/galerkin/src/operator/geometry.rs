@@ -114,3 +114,54 @@ mod tests {
         assert!((m - 2.0).abs() < 1e-15 && (n[0] - 1.0).abs() < 1e-15);
     }
 }
+
+/// The geometry basis (P1/Q1 on the cell's vertices) tabulated at fixed reference points, so the
+/// hot loops map points and form Jacobians without re-evaluating shape functions.
+#[derive(Clone, Debug)]
+pub struct GeometryTab {
+    nv: usize,
+    values: Vec<f64>,
+    grads: Vec<[f64; 3]>,
+    /// Affine cells (simplices) have one Jacobian per cell.
+    pub affine: bool,
+}
+
+impl GeometryTab {
+    pub fn new(cell: crate::mesh::CellType, points: &[[f64; 3]]) -> Self {
+        let nv = cell.num_vertices();
+        let mut values = vec![0.0; points.len() * nv];
+        let mut grads = vec![[0.0; 3]; points.len() * nv];
+        for (q, p) in points.iter().enumerate() {
+            cell.geometry_basis(*p, &mut values[q * nv..(q + 1) * nv], &mut grads[q * nv..(q + 1) * nv]);
+        }
+        GeometryTab { nv, values, grads, affine: cell.is_simplex() }
+    }
+
+    /// Physical point of reference point `q` in cell `c`.
+    #[inline]
+    pub fn point(&self, mesh: &crate::mesh::Mesh, c: usize, q: usize) -> [f64; 3] {
+        let mut x = [0.0; 3];
+        for (a, &v) in mesh.cell(c).iter().enumerate() {
+            let (w, p) = (self.values[q * self.nv + a], mesh.coords[v]);
+            x[0] += w * p[0];
+            x[1] += w * p[1];
+            x[2] += w * p[2];
+        }
+        x
+    }
+
+    /// Jacobian `∂x_i/∂ξ_j` at reference point `q` of cell `c`.
+    #[inline]
+    pub fn jacobian(&self, mesh: &crate::mesh::Mesh, c: usize, q: usize) -> [[f64; 3]; 3] {
+        let mut j = [[0.0; 3]; 3];
+        for (a, &v) in mesh.cell(c).iter().enumerate() {
+            let (g, p) = (self.grads[q * self.nv + a], mesh.coords[v]);
+            for i in 0..3 {
+                for k in 0..3 {
+                    j[i][k] += p[i] * g[k];
+                }
+            }
+        }
+        j
+    }
+}

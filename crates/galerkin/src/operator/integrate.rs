@@ -1,7 +1,7 @@
 //! Element integration: the `Bᵀ D B` part of the operator for one cell, generic over the element
 //! (through its tabulated basis) and the physics (through its pointwise matrix `D`), plus element
 //! load vectors and the facet terms of Neumann and Robin conditions.
-use super::geometry::{facet_measure_normal, inverse_jacobian, physical_gradient};
+use super::geometry::{facet_measure_normal, inverse_jacobian, physical_gradient, GeometryTab};
 use crate::fe::quadrature::facet_rule;
 use crate::fe::{QuadratureRule, Tabulation};
 use crate::physics::{Coefficient, PointwisePhysics};
@@ -32,6 +32,13 @@ pub fn default_degree(space: &FunctionSpace, order: usize) -> usize {
     }
 }
 
+/// A volume quadrature with the element basis and the geometry tabulated on it.
+pub struct SourceQuad {
+    pub rule: QuadratureRule,
+    pub tab: Tabulation,
+    pub geo: GeometryTab,
+}
+
 /// Scratch space reused across cells by one thread.
 #[derive(Default)]
 pub struct Scratch {
@@ -47,6 +54,7 @@ pub struct ElementIntegrator<'a> {
     pub physics: &'a dyn PointwisePhysics,
     pub quad: QuadratureRule,
     pub tab: Tabulation,
+    geo: GeometryTab,
     facets: Vec<FacetQuad>,
     /// Robin terms (α u v on a facet), indexed by cell: (local facet, α).
     robin: Vec<Vec<(usize, Coefficient)>>,
@@ -61,8 +69,9 @@ impl<'a> ElementIntegrator<'a> {
         let deg = degree.unwrap_or_else(|| default_degree(space, order));
         let quad = QuadratureRule::new(space.mesh.cell_type, deg)?;
         let tab = space.element.tabulate(&quad.points);
+        let geo = GeometryTab::new(space.mesh.cell_type, &quad.points);
         let facets = facet_quadratures(space, default_degree(space, 2 * k + 2))?;
-        Ok(ElementIntegrator { space, physics, quad, tab, facets, robin: vec![Vec::new(); space.mesh.num_cells()] })
+        Ok(ElementIntegrator { space, physics, quad, tab, geo, facets, robin: vec![Vec::new(); space.mesh.num_cells()] })
     }
 
     /// Add a Robin term α u·v on the given (cell, local facet) pairs.
@@ -92,9 +101,17 @@ impl<'a> ElementIntegrator<'a> {
         s.d.resize(m * m, 0.0);
         s.t.resize(nd * m, 0.0);
         ke[..nd * nd].fill(0.0);
-        for (q, (&xi, &wq)) in self.quad.points.iter().zip(&self.quad.weights).enumerate() {
-            let (x, jac) = mesh.map_point(c, xi);
-            let (inv, det) = inverse_jacobian(&jac, dim)?;
+        let mut inv_det = if self.geo.affine { Some(inverse_jacobian(&self.geo.jacobian(mesh, c, 0), dim)?) } else { None };
+        for (q, &wq) in self.quad.weights.iter().enumerate() {
+            let x = self.geo.point(mesh, c, q);
+            let (inv, det) = match inv_det {
+                Some(id) if self.geo.affine => id,
+                _ => {
+                    let id = inverse_jacobian(&self.geo.jacobian(mesh, c, q), dim)?;
+                    inv_det = Some(id);
+                    id
+                }
+            };
             let w = wq * det.abs();
             let vals = &self.tab.values[q * nloc..(q + 1) * nloc];
             for (i, g) in s.grads.iter_mut().enumerate() {
@@ -155,19 +172,31 @@ impl<'a> ElementIntegrator<'a> {
         Ok(())
     }
 
+    /// Quadrature for load vectors: degree 2k+1 (sources are smooth functions, not polynomials).
+    pub fn source_quadrature(&self) -> Result<SourceQuad> {
+        let space = self.space;
+        let k = space.element.degree();
+        let rule = QuadratureRule::new(space.mesh.cell_type, default_degree(space, 2 * k + 1))?;
+        let tab = space.element.tabulate(&rule.points);
+        let geo = GeometryTab::new(space.mesh.cell_type, &rule.points);
+        Ok(SourceQuad { rule, tab, geo })
+    }
+
     /// `be += ∫_cell f·v` for cell `c` with a source of `ncomp` components.
-    pub fn add_source(&self, c: usize, f: &VectorFn, quad: &(QuadratureRule, Tabulation), s: &mut Scratch, be: &mut [f64]) -> Result<()> {
+    pub fn add_source(&self, c: usize, f: &VectorFn, quad: &SourceQuad, s: &mut Scratch, be: &mut [f64]) -> Result<()> {
         let mesh = &*self.space.mesh;
         let n = self.space.ncomp;
-        let nloc = quad.1.ndofs;
+        let nloc = quad.tab.ndofs;
         s.f.resize(n, 0.0);
-        for (q, (&xi, &wq)) in quad.0.points.iter().zip(&quad.0.weights).enumerate() {
-            let (x, jac) = mesh.map_point(c, xi);
-            let (_, det) = inverse_jacobian(&jac, mesh.dim)?;
-            f(x, &mut s.f);
+        let mut det = 0.0;
+        for (q, &wq) in quad.rule.weights.iter().enumerate() {
+            if q == 0 || !quad.geo.affine {
+                det = inverse_jacobian(&quad.geo.jacobian(mesh, c, q), mesh.dim)?.1;
+            }
+            f(quad.geo.point(mesh, c, q), &mut s.f);
             let w = wq * det.abs();
             for i in 0..nloc {
-                let phi = quad.1.values[q * nloc + i] * w;
+                let phi = quad.tab.values[q * nloc + i] * w;
                 for a in 0..n {
                     be[i * n + a] += phi * s.f[a];
                 }

@@ -5,7 +5,6 @@ use crate::linalg::CsrMatrix;
 use crate::mesh::Mesh;
 use crate::operator::assemble::{assemble_matrix, assemble_vector, sparsity};
 use crate::operator::dirichlet::eliminate;
-use crate::operator::integrate::default_degree;
 use crate::operator::{AssemblyLevel, Coloring, Constrained, Constraints, ElementIntegrator, ElementMatrices, FluxFn, VectorFn};
 use crate::physics::{Coefficient, PointwisePhysics};
 use crate::solver::precond::{BlockJacobi, Ilu0, Jacobi, PreconditionerKind, Ssor};
@@ -87,7 +86,14 @@ pub struct LinearProblem {
 /// Wall-clock seconds spent in each phase.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Timings {
+    /// Everything from physics checks to the final system (the sum of the parts below and set-up).
     pub assembly: f64,
+    pub coloring: f64,
+    pub sparsity: f64,
+    /// Element matrices computed and summed (the hot loop).
+    pub matrix: f64,
+    pub rhs: f64,
+    pub constraints: f64,
     pub preconditioner: f64,
     pub solve: f64,
 }
@@ -242,25 +248,37 @@ impl LinearProblem {
                 BoundaryCondition::Dirichlet { .. } => {}
             }
         }
+        let mut timings = Timings::default();
+        let lap = |t: &mut Instant| {
+            let s = t.elapsed().as_secs_f64();
+            *t = Instant::now();
+            s
+        };
+        let mut t = Instant::now();
         let coloring = Arc::new(Coloring::greedy(mesh));
-        let rhs = self.load_vector(&integ, &coloring, &fluxes)?;
+        timings.coloring = lap(&mut t);
+        let mut rhs = self.load_vector(&integ, &coloring, &fluxes)?;
+        timings.rhs = lap(&mut t);
         let constraints = self.constraints()?;
-        let mut rhs = rhs;
+        timings.constraints = lap(&mut t);
         let operator = match level {
             AssemblyLevel::Full => {
                 let mut a = sparsity(space)?;
+                timings.sparsity = lap(&mut t);
                 assemble_matrix(&integ, &coloring, &mut a)?;
+                timings.matrix = lap(&mut t);
                 eliminate(&mut a, &mut rhs, &constraints)?;
                 SystemOperator::Full(a)
             }
             AssemblyLevel::Element => {
                 let em = ElementMatrices::assemble(&integ, coloring.clone())?;
+                timings.matrix = lap(&mut t);
                 let op = Constrained::new(&Cpu, em, &constraints)?;
                 rhs = op.rhs(&Cpu, &rhs, &constraints.lift(space.ndofs()))?;
                 SystemOperator::Element(op)
             }
         };
-        let timings = Timings { assembly: t0.elapsed().as_secs_f64(), ..Default::default() };
+        timings.assembly = t0.elapsed().as_secs_f64();
         Ok(LinearSystem {
             operator,
             rhs,
@@ -275,12 +293,9 @@ impl LinearProblem {
     fn load_vector(&self, integ: &ElementIntegrator, coloring: &Coloring, fluxes: &[(Vec<(usize, usize)>, FluxFn)]) -> Result<Vec<f64>> {
         let space = &*self.space;
         let ncells = space.mesh.num_cells();
-        let k = space.element.degree();
         let mut b = vec![0.0; space.ndofs()];
         if let Some(f) = &self.source {
-            let rule = crate::fe::QuadratureRule::new(space.mesh.cell_type, default_degree(space, 2 * k + 2))?;
-            let tab = space.element.tabulate(&rule.points);
-            let quad = (rule, tab);
+            let quad = integ.source_quadrature()?;
             b = assemble_vector(space, coloring, None, |c, s, be| integ.add_source(c, f, &quad, s, be))?;
         }
         // Facet loads are few: group them by cell and reuse the colored vector assembly.
