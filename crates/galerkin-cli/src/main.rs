@@ -67,7 +67,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             let r = run_file(&problem, &opts)?;
             println!("{}", if r.title.is_empty() { problem.display().to_string() } else { r.title.clone() });
             println!("  backend      {}", r.backend);
-            println!("  mesh         {} {}s, {} vertices", r.mesh.cells, r.mesh.cell_type, r.mesh.vertices);
+            println!("  mesh         {} cells ({}), {} vertices", r.mesh.cells, r.mesh.cell_type, r.mesh.vertices);
             println!("  space        {} degree {} x{} -> {} dofs", r.space.family, r.space.degree, r.space.components, r.space.dofs);
             println!("  assembly     {:?}, {} stored entries, {} colors", r.assembly.level, r.assembly.stored_entries, r.assembly.colors);
             println!(

@@ -4,17 +4,25 @@
 //!
 //! Convergence is always judged on the true (unpreconditioned) residual: stop when
 //! `‖b − A x‖ ≤ max(rtol·‖b‖, atol)`. Breakdown, stagnation and hitting the iteration limit are
-//! [`crate::Error::NotConverged`] errors carrying the residual history.
+//! [`crate::Error::NotConverged`] errors carrying the residual history (rules in `monitor`).
 pub mod bicgstab;
 pub mod cg;
 pub mod direct;
 pub mod gmres;
+pub mod method;
+mod monitor;
 pub mod precond;
+#[cfg(test)]
+mod testing;
+#[cfg(test)]
+mod tests;
 
 pub use bicgstab::bicgstab;
 pub use cg::cg;
 pub use direct::DirectSolver;
 pub use gmres::gmres;
+pub use method::KrylovMethod;
+pub use precond::{BlockJacobi, Ilu0, Jacobi, PrecondParams, PreconditionerKind, Ssor};
 
 use serde::{Deserialize, Serialize};
 

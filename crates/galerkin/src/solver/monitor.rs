@@ -1,0 +1,277 @@
+//! What the three Krylov methods share: argument validation, the stopping test, the residual
+//! history, failure detection (iteration limit, stagnation, NaN), error building and the progress
+//! bar. Keeping it here means every method stops and fails by exactly the same rules.
+//!
+//! Stagnation rule: the solve fails when the best residual seen has not dropped by at least a
+//! factor `1 − 1e-3` during the last `max(200, max_iter / 10)` iterations.
+use super::{KrylovOptions, SolveStats};
+use crate::backend::{Backend, LinearOperator};
+use crate::{Error, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Fraction by which the best residual must fall to count as progress.
+const STAGNATION_FACTOR: f64 = 1.0 - 1e-3;
+/// Shortest stagnation window, so short solves are not judged on a handful of iterations.
+const STAGNATION_MIN_WINDOW: usize = 200;
+
+/// Outcome of judging the latest residual.
+pub(crate) enum Verdict {
+    Continue,
+    Converged,
+    Failed(String),
+}
+
+/// Tracks one solve's residuals and decides when it stops.
+pub(crate) struct Monitor {
+    method: &'static str,
+    bnorm: f64,
+    tol: f64,
+    max_iter: usize,
+    window: usize,
+    history: Vec<f64>,
+    /// Best residual that counted as progress, and the iteration where it was reached.
+    anchor: (f64, usize),
+    bar: Option<ProgressBar>,
+}
+
+/// Checks sizes and options, and handles `b = 0` (sets `x = 0`, returns `None`). Otherwise returns
+/// the monitor for the solve.
+pub(crate) fn prepare<B: Backend>(
+    method: &'static str,
+    backend: &B,
+    a: &dyn LinearOperator<B>,
+    m: &dyn LinearOperator<B>,
+    b: &B::Vector,
+    x: &mut B::Vector,
+    opts: &KrylovOptions,
+) -> Result<Option<Monitor>> {
+    let n = a.nrows();
+    let ctx = |what: &str| format!("{method}: {what}");
+    if a.ncols() != n {
+        return Err(Error::dim(ctx("operator columns (must be square)"), n, a.ncols()));
+    }
+    if m.nrows() != n || m.ncols() != n {
+        let got = if m.nrows() != n { m.nrows() } else { m.ncols() };
+        return Err(Error::dim(ctx("preconditioner size"), n, got));
+    }
+    if backend.len(b) != n {
+        return Err(Error::dim(ctx("right-hand side length"), n, backend.len(b)));
+    }
+    if backend.len(x) != n {
+        return Err(Error::dim(ctx("initial guess length"), n, backend.len(x)));
+    }
+    for (name, v) in [("rtol", opts.rtol), ("atol", opts.atol)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(Error::invalid(format!("{method}: {name} must be finite and non-negative, got {v}")));
+        }
+    }
+    let bnorm = backend.norm2(b)?;
+    if !bnorm.is_finite() {
+        return Err(Error::invalid(format!("{method}: right-hand side contains NaN or infinite entries")));
+    }
+    if bnorm == 0.0 {
+        backend.fill(x, 0.0)?;
+        return Ok(None);
+    }
+    Ok(Some(Monitor::new(method, bnorm, opts)))
+}
+
+/// Statistics of the trivial solve `b = 0 → x = 0`.
+pub(crate) fn zero_rhs_stats(method: &str) -> SolveStats {
+    SolveStats { method: method.to_string(), residual_history: vec![0.0], ..SolveStats::default() }
+}
+
+/// `r = b − A x`; returns `‖r‖`.
+pub(crate) fn residual<B: Backend>(
+    backend: &B,
+    a: &dyn LinearOperator<B>,
+    b: &B::Vector,
+    x: &B::Vector,
+    r: &mut B::Vector,
+) -> Result<f64> {
+    a.apply(backend, x, r)?;
+    backend.axpby(1.0, b, -1.0, r)?;
+    backend.norm2(r)
+}
+
+impl Monitor {
+    fn new(method: &'static str, bnorm: f64, opts: &KrylovOptions) -> Self {
+        let bar = opts.progress.then(|| {
+            let bar = ProgressBar::new(opts.max_iter as u64);
+            if let Ok(style) = ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} it  ‖r‖ = {msg}") {
+                bar.set_style(style);
+            }
+            bar.set_prefix(method);
+            bar
+        });
+        Monitor {
+            method,
+            bnorm,
+            tol: (opts.rtol * bnorm).max(opts.atol),
+            max_iter: opts.max_iter,
+            window: STAGNATION_MIN_WINDOW.max(opts.max_iter / 10),
+            history: Vec::new(),
+            anchor: (f64::INFINITY, 0),
+            bar,
+        }
+    }
+
+    /// Whether residual `r` meets `‖r‖ ≤ max(rtol‖b‖, atol)`.
+    pub fn is_converged(&self, r: f64) -> bool {
+        r <= self.tol
+    }
+
+    /// Iterations done so far (the history also holds the initial residual).
+    pub fn iterations(&self) -> usize {
+        self.history.len().saturating_sub(1)
+    }
+
+    /// Records the residual of the next iteration (the first call records `‖r₀‖`) and judges it.
+    pub fn record(&mut self, r: f64) -> Verdict {
+        self.history.push(r);
+        self.judge()
+    }
+
+    /// Replaces the latest residual (an estimate or recursively updated value) by the true one and
+    /// judges it again.
+    pub fn correct_last(&mut self, r: f64) -> Verdict {
+        match self.history.last_mut() {
+            Some(last) => *last = r,
+            None => self.history.push(r),
+        }
+        self.judge()
+    }
+
+    /// [`Self::record`] with failure turned into the error: `Ok(true)` once converged.
+    pub fn check(&mut self, r: f64) -> Result<bool> {
+        let verdict = self.record(r);
+        self.settle(verdict)
+    }
+
+    /// [`Self::correct_last`] with failure turned into the error: `Ok(true)` once converged.
+    pub fn confirm(&mut self, r: f64) -> Result<bool> {
+        let verdict = self.correct_last(r);
+        self.settle(verdict)
+    }
+
+    fn settle(&self, verdict: Verdict) -> Result<bool> {
+        match verdict {
+            Verdict::Continue => Ok(false),
+            Verdict::Converged => Ok(true),
+            Verdict::Failed(reason) => Err(self.error(reason)),
+        }
+    }
+
+    fn judge(&mut self) -> Verdict {
+        let k = self.iterations();
+        let r = self.history.last().copied().unwrap_or(f64::NAN);
+        if let Some(bar) = &self.bar {
+            bar.set_position(k as u64);
+            bar.set_message(format!("{r:.3e}"));
+        }
+        if !r.is_finite() {
+            return Verdict::Failed("residual became NaN or infinite".into());
+        }
+        if self.is_converged(r) {
+            return Verdict::Converged;
+        }
+        if r < self.anchor.0 * STAGNATION_FACTOR {
+            self.anchor = (r, k);
+        }
+        if k >= self.max_iter {
+            return Verdict::Failed(format!("iteration limit {} reached", self.max_iter));
+        }
+        if k - self.anchor.1 >= self.window {
+            return Verdict::Failed(format!(
+                "stagnation (best residual {:.3e} not reduced by 0.1% in {} iterations)",
+                self.anchor.0, self.window
+            ));
+        }
+        Verdict::Continue
+    }
+
+    /// `NotConverged` carrying the history so far.
+    pub fn error(&self, reason: impl Into<String>) -> Error {
+        if let Some(bar) = &self.bar {
+            bar.abandon();
+        }
+        let last = self.history.last().copied().unwrap_or(f64::NAN);
+        Error::NotConverged {
+            method: self.method.to_string(),
+            reason: reason.into(),
+            iterations: self.iterations(),
+            relative_residual: last / self.bnorm,
+            history: self.history.clone(),
+        }
+    }
+
+    /// Statistics of a converged solve.
+    pub fn finish(self) -> SolveStats {
+        if let Some(bar) = &self.bar {
+            bar.finish();
+        }
+        let initial = self.history.first().copied().unwrap_or(0.0);
+        let last = self.history.last().copied().unwrap_or(0.0);
+        SolveStats {
+            method: self.method.to_string(),
+            iterations: self.iterations(),
+            initial_residual: initial,
+            final_residual: last,
+            relative_residual: last / self.bnorm,
+            residual_history: self.history,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn monitor(max_iter: usize) -> Monitor {
+        let opts = KrylovOptions { rtol: 1e-6, atol: 0.0, max_iter, ..KrylovOptions::default() };
+        Monitor::new("test", 2.0, &opts)
+    }
+
+    #[test]
+    fn converges_on_relative_tolerance() {
+        let mut m = monitor(100);
+        assert!(!m.check(1.0).unwrap());
+        assert!(!m.check(2.1e-6).unwrap());
+        assert!(m.check(2.0e-6).unwrap());
+        let s = m.finish();
+        assert_eq!((s.iterations, s.residual_history.len()), (2, 3));
+        assert!((s.relative_residual - 1e-6).abs() < 1e-20);
+    }
+
+    /// Runs `residual(k)` through a monitor until it stops; returns the stopping iteration and reason.
+    fn run_until_failure(max_iter: usize, residual: impl Fn(usize) -> f64) -> (usize, String) {
+        let mut m = monitor(max_iter);
+        for k in 0.. {
+            if let Verdict::Failed(reason) = m.record(residual(k)) {
+                return (m.iterations(), reason);
+            }
+        }
+        unreachable!()
+    }
+
+    #[test]
+    fn stagnation_detected_after_window() {
+        // A flat residual fails exactly when the window max(200, max_iter/10) has elapsed.
+        let (k, reason) = run_until_failure(10_000, |_| 1.0);
+        assert_eq!(k, 1000);
+        assert!(reason.contains("stagnation"), "{reason}");
+        let (k, _) = run_until_failure(1000, |_| 1.0);
+        assert_eq!(k, 200);
+        // A slow but steady decrease (0.06% per iteration) is progress: it runs into the limit.
+        let (k, reason) = run_until_failure(600, |k| (1.0 - 0.6e-3f64).powi(k as i32));
+        assert_eq!(k, 600);
+        assert!(reason.contains("iteration limit 600"), "{reason}");
+    }
+
+    #[test]
+    fn nan_residual_fails() {
+        let mut m = monitor(10);
+        m.record(1.0);
+        assert!(matches!(m.record(f64::NAN), Verdict::Failed(r) if r.contains("NaN")));
+    }
+}
