@@ -233,13 +233,7 @@ impl FiniteElement for LagrangeElement {
 mod tests {
     use super::*;
 
-    const CELLS: [CellType; 5] = [
-        CellType::Interval,
-        CellType::Triangle,
-        CellType::Quadrilateral,
-        CellType::Tetrahedron,
-        CellType::Hexahedron,
-    ];
+    const CELLS: [CellType; 5] = CellType::ALL;
 
     fn all_elements() -> Vec<LagrangeElement> {
         CELLS

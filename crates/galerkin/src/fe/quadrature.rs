@@ -137,13 +137,7 @@ mod tests {
     use super::*;
     use crate::fe::polynomial::exponents;
 
-    const CELLS: [CellType; 5] = [
-        CellType::Interval,
-        CellType::Triangle,
-        CellType::Quadrilateral,
-        CellType::Tetrahedron,
-        CellType::Hexahedron,
-    ];
+    const CELLS: [CellType; 5] = CellType::ALL;
 
     fn factorial(n: usize) -> f64 {
         (1..=n).map(|i| i as f64).product()

@@ -15,6 +15,10 @@ pub enum CellType {
 }
 
 impl CellType {
+    /// Every cell shape, lowest dimension first.
+    pub const ALL: [CellType; 5] =
+        [CellType::Interval, CellType::Triangle, CellType::Quadrilateral, CellType::Tetrahedron, CellType::Hexahedron];
+
     /// Topological dimension.
     pub fn dim(self) -> usize {
         match self {
