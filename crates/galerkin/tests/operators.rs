@@ -65,6 +65,8 @@ fn all_solvers_agree_with_the_direct_solution() {
         (AssemblyLevel::Element, SolverMethod::Cg, PreconditionerKind::Jacobi),
         (AssemblyLevel::Element, SolverMethod::Cg, PreconditionerKind::BlockJacobi),
         (AssemblyLevel::Element, SolverMethod::Gmres, PreconditionerKind::None),
+        (AssemblyLevel::Full, SolverMethod::Cg, PreconditionerKind::Chebyshev),
+        (AssemblyLevel::Element, SolverMethod::Cg, PreconditionerKind::Chebyshev),
     ] {
         let cfg = SolverConfig { method, preconditioner: pc, options: opts.clone() };
         let sol = p.solve(level, &cfg).unwrap_or_else(|e| panic!("{level:?} {method:?} {pc:?}: {e}"));

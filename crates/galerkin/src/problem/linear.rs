@@ -7,7 +7,7 @@ use crate::operator::assemble::{assemble_matrix, assemble_vector, sparsity};
 use crate::operator::dirichlet::eliminate;
 use crate::operator::{AssemblyLevel, Coloring, Constrained, Constraints, ElementIntegrator, ElementMatrices, FluxFn, VectorFn};
 use crate::physics::{Coefficient, PointwisePhysics};
-use crate::solver::precond::{BlockJacobi, Ilu0, Jacobi, PreconditionerKind, Ssor};
+use crate::solver::precond::{BlockJacobi, Chebyshev, Ilu0, Jacobi, PreconditionerKind, Ssor};
 use crate::solver::{DirectSolver, KrylovMethod, KrylovOptions, SolveStats};
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
@@ -387,7 +387,7 @@ impl LinearSystem {
         }
     }
 
-    fn preconditioner(&self, kind: PreconditionerKind) -> Result<Box<dyn LinearOperator<Cpu>>> {
+    fn preconditioner(&self, kind: PreconditionerKind) -> Result<Box<dyn LinearOperator<Cpu> + '_>> {
         let csr = || match &self.operator {
             SystemOperator::Full(a) => Ok(a),
             SystemOperator::Element(_) => Err(Error::invalid(format!(
@@ -400,6 +400,7 @@ impl LinearSystem {
             PreconditionerKind::BlockJacobi => Box::new(BlockJacobi::from_blocks(self.ncomp, self.node_blocks())?),
             PreconditionerKind::Ssor => Box::new(Ssor::new(csr()?, 1.0)?),
             PreconditionerKind::Ilu0 => Box::new(Ilu0::new(csr()?)?),
+            PreconditionerKind::Chebyshev => Box::new(Chebyshev::new(&Cpu, self.as_operator(), &self.diagonal(), 4, 30.0)?),
         })
     }
 

@@ -25,7 +25,7 @@ fn true_residual(a: &CsrMatrix, x: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Every preconditioner that applies to `a`, by name. Block Jacobi uses 2×2 blocks (n is even).
-fn preconditioners(a: &CsrMatrix) -> Vec<(&'static str, Box<dyn LinearOperator<Cpu>>)> {
+fn preconditioners(a: &CsrMatrix) -> Vec<(&'static str, Box<dyn LinearOperator<Cpu> + '_>)> {
     let params = PrecondParams { block_size: 2, omega: 1.2 };
     let mut all: Vec<(&'static str, Box<dyn LinearOperator<Cpu>>)> = [
         ("none", PreconditionerKind::None),

@@ -4,11 +4,13 @@
 //! matrices on the CPU (their triangular sweeps are sequential). A [`crate::solver::DirectSolver`]
 //! is also a CPU `LinearOperator`, i.e. an exact preconditioner.
 pub mod block_jacobi;
+pub mod chebyshev;
 pub mod ilu0;
 pub mod jacobi;
 pub mod ssor;
 
 pub use block_jacobi::BlockJacobi;
+pub use chebyshev::Chebyshev;
 pub use ilu0::Ilu0;
 pub use jacobi::Jacobi;
 pub use ssor::Ssor;
@@ -32,6 +34,8 @@ pub enum PreconditionerKind {
     Ssor,
     /// `"ilu0"`
     Ilu0,
+    /// `"chebyshev"`: degree-4 Chebyshev polynomial in D⁻¹A (any backend, SPD operators)
+    Chebyshev,
 }
 
 /// Parameters of the preconditioners that take any.
@@ -52,13 +56,14 @@ impl Default for PrecondParams {
 
 impl PreconditionerKind {
     /// Builds this preconditioner for the assembled matrix `a` on the CPU.
-    pub fn build(self, a: &CsrMatrix, params: &PrecondParams) -> Result<Box<dyn LinearOperator<Cpu>>> {
+    pub fn build<'a>(self, a: &'a CsrMatrix, params: &PrecondParams) -> Result<Box<dyn LinearOperator<Cpu> + 'a>> {
         Ok(match self {
             PreconditionerKind::None => Box::new(Identity(a.nrows)),
             PreconditionerKind::Jacobi => Box::new(Jacobi::new(&Cpu, &a.diagonal())?),
             PreconditionerKind::BlockJacobi => Box::new(BlockJacobi::from_csr(a, params.block_size)?),
             PreconditionerKind::Ssor => Box::new(Ssor::new(a, params.omega)?),
             PreconditionerKind::Ilu0 => Box::new(Ilu0::new(a)?),
+            PreconditionerKind::Chebyshev => Box::new(Chebyshev::new(&Cpu, a, &a.diagonal(), 4, 30.0)?),
         })
     }
 }
@@ -75,6 +80,7 @@ mod tests {
             (PreconditionerKind::BlockJacobi, "block-jacobi"),
             (PreconditionerKind::Ssor, "ssor"),
             (PreconditionerKind::Ilu0, "ilu0"),
+            (PreconditionerKind::Chebyshev, "chebyshev"),
         ];
         for (kind, name) in all {
             assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{name}\""));
