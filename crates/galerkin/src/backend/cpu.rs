@@ -111,7 +111,8 @@ impl Backend for Cpu {
         if x.len() < PAR_MIN_LEN {
             x.iter_mut().for_each(|v| *v *= a);
         } else {
-            x.par_chunks_mut(CHUNK).for_each(|c| c.iter_mut().for_each(|v| *v *= a));
+            x.par_chunks_mut(CHUNK)
+                .for_each(|c| c.iter_mut().for_each(|v| *v *= a));
         }
         Ok(())
     }
@@ -119,7 +120,9 @@ impl Backend for Cpu {
         same_len("pointwise_mult", y.len(), x.len())?;
         same_len("pointwise_mult", y.len(), d.len())?;
         let kernel = |yc: &mut [f64], dc: &[f64], xc: &[f64]| {
-            yc.iter_mut().zip(dc.iter().zip(xc)).for_each(|(yi, (di, xi))| *yi = di * xi)
+            yc.iter_mut()
+                .zip(dc.iter().zip(xc))
+                .for_each(|(yi, (di, xi))| *yi = di * xi)
         };
         if y.len() < PAR_MIN_LEN {
             kernel(y, d, x);
@@ -151,9 +154,14 @@ impl Backend for Cpu {
             }
             dot_serial(rc, rc)
         };
-        let chunks = x.chunks_mut(CHUNK).zip(r.chunks_mut(CHUNK)).zip(p.chunks(CHUNK).zip(q.chunks(CHUNK)));
+        let chunks = x
+            .chunks_mut(CHUNK)
+            .zip(r.chunks_mut(CHUNK))
+            .zip(p.chunks(CHUNK).zip(q.chunks(CHUNK)));
         if n < PAR_MIN_LEN {
-            Ok(chunks.map(|((xc, rc), (pc, qc))| kernel(xc, rc, pc, qc)).sum())
+            Ok(chunks
+                .map(|((xc, rc), (pc, qc))| kernel(xc, rc, pc, qc))
+                .sum())
         } else {
             let partial: Vec<f64> = x
                 .par_chunks_mut(CHUNK)
@@ -172,10 +180,14 @@ mod tests {
 
     /// Deterministic pseudo-random values in [-1, 1) (no RNG dependency).
     fn pseudo(n: usize, seed: u64) -> Vec<f64> {
-        let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut s = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (0..n)
             .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
             })
             .collect()
@@ -201,9 +213,16 @@ mod tests {
             let k = kahan_dot(&x, &y);
             let scale = x.iter().zip(&y).map(|(a, b)| (a * b).abs()).sum::<f64>();
             assert!((d - k).abs() <= 1e-12 * scale, "n={n}: {d} vs {k}");
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(3)
+                .build()
+                .unwrap();
             let d3 = pool.install(|| Cpu.dot(&x, &y).unwrap());
-            assert_eq!(d.to_bits(), d3.to_bits(), "dot must not depend on the thread count");
+            assert_eq!(
+                d.to_bits(),
+                d3.to_bits(),
+                "dot must not depend on the thread count"
+            );
         }
     }
 
@@ -232,7 +251,11 @@ mod tests {
         let mut y = pseudo(n, 8);
         let y0 = y.clone();
         Cpu.axpby(2.0, &x, -0.5, &mut y).unwrap();
-        assert!(y.iter().zip(&x).zip(&y0).all(|((v, a), b)| *v == 2.0 * a - 0.5 * b));
+        assert!(y
+            .iter()
+            .zip(&x)
+            .zip(&y0)
+            .all(|((v, a), b)| *v == 2.0 * a - 0.5 * b));
         let mut z = vec![0.0; n];
         Cpu.pointwise_mult(&x, &y0, &mut z).unwrap();
         assert!(z.iter().zip(&x).zip(&y0).all(|((v, a), b)| *v == a * b));
@@ -240,7 +263,13 @@ mod tests {
         assert_eq!(z[5], 3.0 * x[5] * y0[5]);
         Cpu.fill(&mut z, 1.5).unwrap();
         assert!((Cpu.norm2(&z).unwrap() - 1.5 * (n as f64).sqrt()).abs() < 1e-9);
-        assert!(matches!(Cpu.dot(&x, &vec![0.0; 3]), Err(Error::Dimension { .. })));
-        assert!(matches!(Cpu.axpy(1.0, &x, &mut vec![0.0; 3]), Err(Error::Dimension { .. })));
+        assert!(matches!(
+            Cpu.dot(&x, &vec![0.0; 3]),
+            Err(Error::Dimension { .. })
+        ));
+        assert!(matches!(
+            Cpu.axpy(1.0, &x, &mut vec![0.0; 3]),
+            Err(Error::Dimension { .. })
+        ));
     }
 }

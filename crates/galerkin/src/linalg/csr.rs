@@ -25,7 +25,13 @@ pub struct CsrMatrix {
 
 impl CsrMatrix {
     /// Build from raw parts, checking sizes, bounds and sortedness.
-    pub fn new(nrows: usize, ncols: usize, row_ptr: Vec<usize>, col_idx: Vec<u32>, values: Vec<f64>) -> Result<Self> {
+    pub fn new(
+        nrows: usize,
+        ncols: usize,
+        row_ptr: Vec<usize>,
+        col_idx: Vec<u32>,
+        values: Vec<f64>,
+    ) -> Result<Self> {
         if row_ptr.len() != nrows + 1 {
             return Err(Error::dim("CSR row_ptr length", nrows + 1, row_ptr.len()));
         }
@@ -33,27 +39,46 @@ impl CsrMatrix {
             return Err(Error::dim("CSR nonzeros", row_ptr[nrows], values.len()));
         }
         if row_ptr[0] != 0 {
-            return Err(Error::invalid(format!("CSR row_ptr[0] is {}, expected 0", row_ptr[0])));
+            return Err(Error::invalid(format!(
+                "CSR row_ptr[0] is {}, expected 0",
+                row_ptr[0]
+            )));
         }
         if ncols > u32::MAX as usize + 1 {
-            return Err(Error::invalid(format!("CSR with {ncols} columns exceeds u32 column indices")));
+            return Err(Error::invalid(format!(
+                "CSR with {ncols} columns exceeds u32 column indices"
+            )));
+        }
+        if let Some(r) = (0..nrows).find(|&r| row_ptr[r] > row_ptr[r + 1]) {
+            return Err(Error::invalid(format!("CSR row_ptr decreases at row {r}")));
         }
         for r in 0..nrows {
-            if row_ptr[r] > row_ptr[r + 1] || row_ptr[r + 1] > col_idx.len() {
-                return Err(Error::invalid(format!("CSR row_ptr decreases or overruns the nonzeros at row {r}")));
-            }
             let row = &col_idx[row_ptr[r]..row_ptr[r + 1]];
             if row.windows(2).any(|w| w[0] >= w[1]) || row.iter().any(|&c| c as usize >= ncols) {
-                return Err(Error::invalid(format!("CSR row {r} has unsorted, repeated or out-of-range columns")));
+                return Err(Error::invalid(format!(
+                    "CSR row {r} has unsorted, repeated or out-of-range columns"
+                )));
             }
         }
-        Ok(CsrMatrix { nrows, ncols, row_ptr, col_idx, values })
+        Ok(CsrMatrix {
+            nrows,
+            ncols,
+            row_ptr,
+            col_idx,
+            values,
+        })
     }
 
     /// Build from `(row, col, value)` triplets in any order; duplicates are summed (as in assembly).
-    pub fn from_triplets(nrows: usize, ncols: usize, triplets: &[(usize, usize, f64)]) -> Result<Self> {
+    pub fn from_triplets(
+        nrows: usize,
+        ncols: usize,
+        triplets: &[(usize, usize, f64)],
+    ) -> Result<Self> {
         if ncols > u32::MAX as usize + 1 {
-            return Err(Error::invalid(format!("CSR with {ncols} columns exceeds u32 column indices")));
+            return Err(Error::invalid(format!(
+                "CSR with {ncols} columns exceeds u32 column indices"
+            )));
         }
         let mut count = vec![0usize; nrows + 1];
         for (k, &(r, c, _)) in triplets.iter().enumerate() {
@@ -94,7 +119,13 @@ impl CsrMatrix {
             }
             row_ptr.push(col_idx.len());
         }
-        Ok(CsrMatrix { nrows, ncols, row_ptr, col_idx, values })
+        Ok(CsrMatrix {
+            nrows,
+            ncols,
+            row_ptr,
+            col_idx,
+            values,
+        })
     }
 
     pub fn nnz(&self) -> usize {
@@ -121,19 +152,28 @@ impl CsrMatrix {
 
     /// The main diagonal.
     pub fn diagonal(&self) -> Vec<f64> {
-        (0..self.nrows.min(self.ncols)).map(|r| self.get(r, r)).collect()
+        (0..self.nrows.min(self.ncols))
+            .map(|r| self.get(r, r))
+            .collect()
     }
 
     /// Position of every diagonal entry in `values`; errors naming the first row without one
     /// (factorizations and smoothers divide by the diagonal).
     pub fn diagonal_positions(&self) -> Result<Vec<usize>> {
         if self.nrows != self.ncols {
-            return Err(Error::dim("square matrix (columns)", self.nrows, self.ncols));
+            return Err(Error::dim(
+                "square matrix (columns)",
+                self.nrows,
+                self.ncols,
+            ));
         }
         (0..self.nrows)
             .map(|r| {
-                self.position(r, r)
-                    .ok_or_else(|| Error::invalid(format!("row {r} has no diagonal entry in the sparsity pattern")))
+                self.position(r, r).ok_or_else(|| {
+                    Error::invalid(format!(
+                        "row {r} has no diagonal entry in the sparsity pattern"
+                    ))
+                })
             })
             .collect()
     }
@@ -141,7 +181,10 @@ impl CsrMatrix {
     /// `y = A x`, chunks of rows in parallel. Panics if the slice lengths do not match the matrix;
     /// the checked entry point is [`LinearOperator::apply`].
     pub fn spmv(&self, x: &[f64], y: &mut [f64]) {
-        assert!(x.len() == self.ncols && y.len() == self.nrows, "CSR spmv size mismatch");
+        assert!(
+            x.len() == self.ncols && y.len() == self.nrows,
+            "CSR spmv size mismatch"
+        );
         let rows = |first: usize, yc: &mut [f64]| {
             for (i, yr) in yc.iter_mut().enumerate() {
                 let (cols, vals) = self.row(first + i);
@@ -178,7 +221,13 @@ impl CsrMatrix {
                 next[c as usize] += 1;
             }
         }
-        CsrMatrix { nrows: self.ncols, ncols: self.nrows, row_ptr, col_idx, values }
+        CsrMatrix {
+            nrows: self.ncols,
+            ncols: self.nrows,
+            row_ptr,
+            col_idx,
+            values,
+        }
     }
 
     /// Row-major dense copy (tests and tiny problems only).
@@ -198,7 +247,8 @@ impl CsrMatrix {
     pub fn to_faer(&self) -> SparseColMat<usize, f64> {
         let t = self.transpose();
         let row_idx = t.col_idx.iter().map(|&r| r as usize).collect();
-        let symbolic = SymbolicSparseColMat::new_checked(self.nrows, self.ncols, t.row_ptr, None, row_idx);
+        let symbolic =
+            SymbolicSparseColMat::new_checked(self.nrows, self.ncols, t.row_ptr, None, row_idx);
         SparseColMat::new(symbolic, t.values)
     }
 
@@ -214,7 +264,11 @@ impl CsrMatrix {
                 worst = worst.max((self.values[k] - mirror).abs());
             }
         }
-        if big == 0.0 { 0.0 } else { worst / big }
+        if big == 0.0 {
+            0.0
+        } else {
+            worst / big
+        }
     }
 }
 
@@ -247,7 +301,15 @@ mod tests {
         // [ 0 3 0 ]      given with a duplicate (0,0) split 3 + 1 and out-of-order entries
         // [ 2 0 5 ]
         // [ 0 7 0 ]
-        let t = [(2, 2, 5.0), (0, 0, 3.0), (1, 1, 3.0), (0, 2, 1.0), (2, 0, 2.0), (0, 0, 1.0), (3, 1, 7.0)];
+        let t = [
+            (2, 2, 5.0),
+            (0, 0, 3.0),
+            (1, 1, 3.0),
+            (0, 2, 1.0),
+            (2, 0, 2.0),
+            (0, 0, 1.0),
+            (3, 1, 7.0),
+        ];
         CsrMatrix::from_triplets(4, 3, &t).unwrap()
     }
 
@@ -257,9 +319,14 @@ mod tests {
         assert_eq!(a.row_ptr, vec![0, 2, 3, 5, 6]);
         assert_eq!(a.col_idx, vec![0, 2, 1, 0, 2, 1]);
         assert_eq!(a.values, vec![4.0, 1.0, 3.0, 2.0, 5.0, 7.0]);
-        assert_eq!(a.to_dense(), vec![4.0, 0.0, 1.0, 0.0, 3.0, 0.0, 2.0, 0.0, 5.0, 0.0, 7.0, 0.0]);
+        assert_eq!(
+            a.to_dense(),
+            vec![4.0, 0.0, 1.0, 0.0, 3.0, 0.0, 2.0, 0.0, 5.0, 0.0, 7.0, 0.0]
+        );
         // The result satisfies the checked constructor's invariants.
-        assert!(CsrMatrix::new(4, 3, a.row_ptr.clone(), a.col_idx.clone(), a.values.clone()).is_ok());
+        assert!(
+            CsrMatrix::new(4, 3, a.row_ptr.clone(), a.col_idx.clone(), a.values.clone()).is_ok()
+        );
         let err = CsrMatrix::from_triplets(2, 2, &[(0, 0, 1.0), (0, 5, 1.0)]).unwrap_err();
         assert!(err.to_string().contains("triplet 1"), "{err}");
     }
@@ -310,13 +377,26 @@ mod tests {
             assert!((y[i] - e).abs() < 1e-14, "row {i}");
         }
         let mut bad = vec![0.0; n - 1];
-        assert!(matches!(a.apply(&Cpu, &x, &mut bad), Err(Error::Dimension { .. })));
+        assert!(matches!(
+            a.apply(&Cpu, &x, &mut bad),
+            Err(Error::Dimension { .. })
+        ));
     }
 
     #[test]
     fn faer_conversion_preserves_entries() {
-        let a = CsrMatrix::from_triplets(3, 3, &[(0, 0, 4.0), (0, 1, 1.0), (1, 0, 1.0), (1, 1, 3.0), (2, 2, 2.0)])
-            .unwrap();
+        let a = CsrMatrix::from_triplets(
+            3,
+            3,
+            &[
+                (0, 0, 4.0),
+                (0, 1, 1.0),
+                (1, 0, 1.0),
+                (1, 1, 3.0),
+                (2, 2, 2.0),
+            ],
+        )
+        .unwrap();
         let f = a.to_faer();
         let lu = f.sp_lu().unwrap();
         // Solve A x = A·[1,2,3] and recover [1,2,3].

@@ -60,7 +60,11 @@ fn unpermute_columns(a: &mut [f64], n: usize, perm: &[usize]) {
 /// `y = A x` for a row-major `n×n` block.
 pub fn matvec(a: &[f64], n: usize, x: &[f64], y: &mut [f64]) {
     for (i, yi) in y.iter_mut().enumerate().take(n) {
-        *yi = a[i * n..(i + 1) * n].iter().zip(x).map(|(aij, xj)| aij * xj).sum();
+        *yi = a[i * n..(i + 1) * n]
+            .iter()
+            .zip(x)
+            .map(|(aij, xj)| aij * xj)
+            .sum();
     }
 }
 
@@ -77,7 +81,10 @@ mod tests {
         for i in 0..3 {
             for j in 0..3 {
                 let s: f64 = (0..3).map(|k| a[i * 3 + k] * inv[k * 3 + j]).sum();
-                assert!((s - if i == j { 1.0 } else { 0.0 }).abs() < 1e-14, "({i},{j}) = {s}");
+                assert!(
+                    (s - if i == j { 1.0 } else { 0.0 }).abs() < 1e-14,
+                    "({i},{j}) = {s}"
+                );
             }
         }
         let mut y = [0.0; 3];

@@ -37,7 +37,9 @@ pub fn cg<B: Backend>(
         a.apply(backend, &p, &mut q)?;
         let pq = backend.dot(&p, &q)?;
         if !(pq > 0.0) {
-            return Err(mon.error(format!("operator is not positive definite (pᵀAp = {pq:.3e})")));
+            return Err(mon.error(format!(
+                "operator is not positive definite (pᵀAp = {pq:.3e})"
+            )));
         }
         let alpha = rho / pq;
         let rr = backend.cg_update(alpha, &p, &q, x, &mut r)?;
@@ -69,6 +71,8 @@ fn precondition<B: Backend>(
     if rho > 0.0 {
         Ok(rho)
     } else {
-        Err(mon.error(format!("preconditioner is not positive definite (rᵀMr = {rho:.3e})")))
+        Err(mon.error(format!(
+            "preconditioner is not positive definite (rᵀMr = {rho:.3e})"
+        )))
     }
 }

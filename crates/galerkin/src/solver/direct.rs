@@ -39,14 +39,23 @@ impl DirectSolver {
         let llt = a.to_faer().sp_cholesky(Side::Lower).map_err(|e| {
             Error::Factorization(format!("Cholesky: matrix is not positive definite ({e:?})"))
         })?;
-        Ok(DirectSolver { n: a.nrows, factor: Factor::Llt(llt) })
+        Ok(DirectSolver {
+            n: a.nrows,
+            factor: Factor::Llt(llt),
+        })
     }
 
     /// Sparse LU with partial pivoting of a general square matrix.
     pub fn lu(a: &CsrMatrix) -> Result<DirectSolver> {
         check_input(a)?;
-        let lu = a.to_faer().sp_lu().map_err(|e| Error::Factorization(format!("LU: {e:?}")))?;
-        Ok(DirectSolver { n: a.nrows, factor: Factor::Lu(lu) })
+        let lu = a
+            .to_faer()
+            .sp_lu()
+            .map_err(|e| Error::Factorization(format!("LU: {e:?}")))?;
+        Ok(DirectSolver {
+            n: a.nrows,
+            factor: Factor::Lu(lu),
+        })
     }
 
     /// Solve `A x = b`. A non-finite solution means the matrix was numerically singular.
@@ -77,10 +86,16 @@ impl DirectSolver {
 
 fn check_input(a: &CsrMatrix) -> Result<()> {
     if a.nrows != a.ncols {
-        return Err(Error::dim("direct solver: square matrix (columns)", a.nrows, a.ncols));
+        return Err(Error::dim(
+            "direct solver: square matrix (columns)",
+            a.nrows,
+            a.ncols,
+        ));
     }
     if let Some(k) = a.values.iter().position(|v| !v.is_finite()) {
-        return Err(Error::Factorization(format!("matrix entry {k} (in CSR order) is not finite")));
+        return Err(Error::Factorization(format!(
+            "matrix entry {k} (in CSR order) is not finite"
+        )));
     }
     Ok(())
 }
@@ -109,7 +124,11 @@ mod tests {
     fn residual_norm(a: &CsrMatrix, x: &[f64], b: &[f64]) -> f64 {
         let mut ax = vec![0.0; b.len()];
         a.spmv(x, &mut ax);
-        ax.iter().zip(b).map(|(p, q)| (p - q).powi(2)).sum::<f64>().sqrt()
+        ax.iter()
+            .zip(b)
+            .map(|(p, q)| (p - q).powi(2))
+            .sum::<f64>()
+            .sqrt()
     }
 
     #[test]
@@ -120,7 +139,10 @@ mod tests {
         let x = DirectSolver::cholesky(&a).unwrap().solve(&b).unwrap();
         assert!(residual_norm(&a, &x, &b) < 1e-12 * bn);
         let x2 = DirectSolver::lu(&a).unwrap().solve(&b).unwrap();
-        assert!(x.iter().zip(&x2).all(|(p, q)| (p - q).abs() < 1e-11 * p.abs().max(1.0)));
+        assert!(x
+            .iter()
+            .zip(&x2)
+            .all(|(p, q)| (p - q).abs() < 1e-11 * p.abs().max(1.0)));
         let c = convection_diffusion_2d(20, 30.0);
         let x3 = DirectSolver::lu(&c).unwrap().solve(&b).unwrap();
         assert!(residual_norm(&c, &x3, &b) < 1e-12 * bn);
@@ -134,9 +156,15 @@ mod tests {
             a.values[k] -= 6.0;
         }
         let err = DirectSolver::cholesky(&a).err().unwrap();
-        assert!(matches!(err, Error::Factorization(ref m) if m.contains("positive definite")), "{err}");
+        assert!(
+            matches!(err, Error::Factorization(ref m) if m.contains("positive definite")),
+            "{err}"
+        );
         let c = convection_diffusion_2d(5, 10.0);
-        assert!(matches!(DirectSolver::cholesky(&c), Err(Error::Factorization(_))));
+        assert!(matches!(
+            DirectSolver::cholesky(&c),
+            Err(Error::Factorization(_))
+        ));
     }
 
     #[test]
@@ -148,6 +176,9 @@ mod tests {
         s.apply(&Cpu, &vec![1.0; 16], &mut y).unwrap();
         assert!(residual_norm(&a, &y, &[1.0; 16]) < 1e-13);
         let rect = CsrMatrix::from_triplets(2, 3, &[(0, 0, 1.0)]).unwrap();
-        assert!(matches!(DirectSolver::lu(&rect), Err(Error::Dimension { .. })));
+        assert!(matches!(
+            DirectSolver::lu(&rect),
+            Err(Error::Dimension { .. })
+        ));
     }
 }

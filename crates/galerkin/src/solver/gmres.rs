@@ -32,7 +32,9 @@ pub fn gmres<B: Backend>(
     let mut r = backend.zeros(n)?;
     let mut w = backend.zeros(n)?;
     let mut z = backend.zeros(n)?;
-    let mut basis = (0..=len).map(|_| backend.zeros(n)).collect::<Result<Vec<_>>>()?;
+    let mut basis = (0..=len)
+        .map(|_| backend.zeros(n))
+        .collect::<Result<Vec<_>>>()?;
     let mut hess = Hessenberg::new(len);
 
     let mut beta = residual(backend, a, b, x, &mut r)?;
@@ -127,7 +129,11 @@ impl Hessenberg {
         }
         let (a, b) = (self.at(j, j), self.at(j + 1, j));
         let rad = a.hypot(b);
-        let (c, s) = if rad == 0.0 { (1.0, 0.0) } else { (a / rad, b / rad) };
+        let (c, s) = if rad == 0.0 {
+            (1.0, 0.0)
+        } else {
+            (a / rad, b / rad)
+        };
         self.cs[j] = c;
         self.sn[j] = s;
         self.set(j, j, rad);

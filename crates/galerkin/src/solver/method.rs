@@ -41,9 +41,16 @@ mod tests {
 
     #[test]
     fn serde_names() {
-        for (m, name) in [(KrylovMethod::Cg, "cg"), (KrylovMethod::Gmres, "gmres"), (KrylovMethod::BiCgStab, "bicgstab")] {
+        for (m, name) in [
+            (KrylovMethod::Cg, "cg"),
+            (KrylovMethod::Gmres, "gmres"),
+            (KrylovMethod::BiCgStab, "bicgstab"),
+        ] {
             assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{name}\""));
-            assert_eq!(serde_json::from_str::<KrylovMethod>(&format!("\"{name}\"")).unwrap(), m);
+            assert_eq!(
+                serde_json::from_str::<KrylovMethod>(&format!("\"{name}\"")).unwrap(),
+                m
+            );
         }
     }
 }

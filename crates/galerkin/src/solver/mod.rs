@@ -42,7 +42,13 @@ pub struct KrylovOptions {
 
 impl Default for KrylovOptions {
     fn default() -> Self {
-        KrylovOptions { rtol: 1e-10, atol: 1e-50, max_iter: 10_000, restart: 50, progress: false }
+        KrylovOptions {
+            rtol: 1e-10,
+            atol: 1e-50,
+            max_iter: 10_000,
+            restart: 50,
+            progress: false,
+        }
     }
 }
 

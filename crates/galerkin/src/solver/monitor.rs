@@ -48,7 +48,11 @@ pub(crate) fn prepare<B: Backend>(
     let n = a.nrows();
     let ctx = |what: &str| format!("{method}: {what}");
     if a.ncols() != n {
-        return Err(Error::dim(ctx("operator columns (must be square)"), n, a.ncols()));
+        return Err(Error::dim(
+            ctx("operator columns (must be square)"),
+            n,
+            a.ncols(),
+        ));
     }
     if m.nrows() != n || m.ncols() != n {
         let got = if m.nrows() != n { m.nrows() } else { m.ncols() };
@@ -62,12 +66,16 @@ pub(crate) fn prepare<B: Backend>(
     }
     for (name, v) in [("rtol", opts.rtol), ("atol", opts.atol)] {
         if !(v.is_finite() && v >= 0.0) {
-            return Err(Error::invalid(format!("{method}: {name} must be finite and non-negative, got {v}")));
+            return Err(Error::invalid(format!(
+                "{method}: {name} must be finite and non-negative, got {v}"
+            )));
         }
     }
     let bnorm = backend.norm2(b)?;
     if !bnorm.is_finite() {
-        return Err(Error::invalid(format!("{method}: right-hand side contains NaN or infinite entries")));
+        return Err(Error::invalid(format!(
+            "{method}: right-hand side contains NaN or infinite entries"
+        )));
     }
     if bnorm == 0.0 {
         backend.fill(x, 0.0)?;
@@ -78,7 +86,11 @@ pub(crate) fn prepare<B: Backend>(
 
 /// Statistics of the trivial solve `b = 0 → x = 0`.
 pub(crate) fn zero_rhs_stats(method: &str) -> SolveStats {
-    SolveStats { method: method.to_string(), residual_history: vec![0.0], ..SolveStats::default() }
+    SolveStats {
+        method: method.to_string(),
+        residual_history: vec![0.0],
+        ..SolveStats::default()
+    }
 }
 
 /// `r = b − A x`; returns `‖r‖`.
@@ -98,7 +110,9 @@ impl Monitor {
     fn new(method: &'static str, bnorm: f64, opts: &KrylovOptions) -> Self {
         let bar = opts.progress.then(|| {
             let bar = ProgressBar::new(opts.max_iter as u64);
-            if let Ok(style) = ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} it  ‖r‖ = {msg}") {
+            if let Ok(style) =
+                ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} it  ‖r‖ = {msg}")
+            {
                 bar.set_style(style);
             }
             bar.set_prefix(method);
@@ -228,7 +242,12 @@ mod tests {
     use super::*;
 
     fn monitor(max_iter: usize) -> Monitor {
-        let opts = KrylovOptions { rtol: 1e-6, atol: 0.0, max_iter, ..KrylovOptions::default() };
+        let opts = KrylovOptions {
+            rtol: 1e-6,
+            atol: 0.0,
+            max_iter,
+            ..KrylovOptions::default()
+        };
         Monitor::new("test", 2.0, &opts)
     }
 

@@ -9,7 +9,12 @@ fn five_point(m: usize, d: f64, off: [f64; 4]) -> CsrMatrix {
         for i in 0..m {
             let row = j * m + i;
             t.push((row, row, d));
-            let nbrs = [(i > 0, row.wrapping_sub(1)), (i + 1 < m, row + 1), (j > 0, row.wrapping_sub(m)), (j + 1 < m, row + m)];
+            let nbrs = [
+                (i > 0, row.wrapping_sub(1)),
+                (i + 1 < m, row + 1),
+                (j > 0, row.wrapping_sub(m)),
+                (j + 1 < m, row + m),
+            ];
             for ((inside, col), v) in nbrs.into_iter().zip(off) {
                 if inside {
                     t.push((row, col, v));

@@ -21,22 +21,29 @@ impl BlockJacobi {
     /// `block_size`.
     pub fn from_csr(a: &CsrMatrix, block_size: usize) -> Result<Self> {
         if a.nrows != a.ncols {
-            return Err(Error::dim("block Jacobi: square matrix (columns)", a.nrows, a.ncols));
+            return Err(Error::dim(
+                "block Jacobi: square matrix (columns)",
+                a.nrows,
+                a.ncols,
+            ));
         }
         check_block_size(block_size, a.nrows, "matrix rows")?;
         let bs = block_size;
         let mut blocks = vec![0.0; a.nrows * bs];
-        blocks.par_chunks_mut(bs * bs).enumerate().for_each(|(node, blk)| {
-            for i in 0..bs {
-                let (cols, vals) = a.row(node * bs + i);
-                for (&c, &v) in cols.iter().zip(vals) {
-                    let c = c as usize;
-                    if c / bs == node {
-                        blk[i * bs + c % bs] = v;
+        blocks
+            .par_chunks_mut(bs * bs)
+            .enumerate()
+            .for_each(|(node, blk)| {
+                for i in 0..bs {
+                    let (cols, vals) = a.row(node * bs + i);
+                    for (&c, &v) in cols.iter().zip(vals) {
+                        let c = c as usize;
+                        if c / bs == node {
+                            blk[i * bs + c % bs] = v;
+                        }
                     }
                 }
-            }
-        });
+            });
         Self::from_blocks(bs, blocks)
     }
 
@@ -44,7 +51,9 @@ impl BlockJacobi {
     /// operator) and inverts them; a singular block is an error naming its node.
     pub fn from_blocks(block_size: usize, mut blocks: Vec<f64>) -> Result<Self> {
         if block_size == 0 {
-            return Err(Error::invalid("block Jacobi: block size must be at least 1"));
+            return Err(Error::invalid(
+                "block Jacobi: block size must be at least 1",
+            ));
         }
         let bb = block_size * block_size;
         if blocks.len() % bb != 0 {
@@ -56,12 +65,21 @@ impl BlockJacobi {
         let singular = blocks
             .par_chunks_mut(bb)
             .enumerate()
-            .filter_map(|(node, blk)| dense::invert_in_place(blk, block_size).is_none().then_some(node))
+            .filter_map(|(node, blk)| {
+                dense::invert_in_place(blk, block_size)
+                    .is_none()
+                    .then_some(node)
+            })
             .min();
         if let Some(node) = singular {
-            return Err(Error::invalid(format!("block Jacobi: diagonal block of node {node} is singular")));
+            return Err(Error::invalid(format!(
+                "block Jacobi: diagonal block of node {node} is singular"
+            )));
         }
-        Ok(BlockJacobi { block_size, inverses: blocks })
+        Ok(BlockJacobi {
+            block_size,
+            inverses: blocks,
+        })
     }
 
     pub fn block_size(&self) -> usize {
@@ -71,7 +89,9 @@ impl BlockJacobi {
 
 fn check_block_size(block_size: usize, n: usize, what: &str) -> Result<()> {
     if block_size == 0 || n % block_size != 0 {
-        return Err(Error::invalid(format!("block Jacobi: {what} ({n}) is not a multiple of block size {block_size}")));
+        return Err(Error::invalid(format!(
+            "block Jacobi: {what} ({n}) is not a multiple of block size {block_size}"
+        )));
     }
     Ok(())
 }
@@ -86,7 +106,11 @@ impl LinearOperator<Cpu> for BlockJacobi {
     fn apply(&self, _: &Cpu, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
         let (n, bs) = (LinearOperator::<Cpu>::nrows(self), self.block_size);
         if x.len() != n || y.len() != n {
-            return Err(Error::dim("block Jacobi apply", n, if x.len() != n { x.len() } else { y.len() }));
+            return Err(Error::dim(
+                "block Jacobi apply",
+                n,
+                if x.len() != n { x.len() } else { y.len() },
+            ));
         }
         y.par_chunks_mut(bs)
             .zip(x.par_chunks(bs))
@@ -108,7 +132,12 @@ mod tests {
         let mut t = Vec::new();
         for k in 0..nodes {
             let (i, f) = (2 * k, k as f64);
-            t.extend([(i, i, 3.0 + f), (i, i + 1, 1.0 + 0.1 * f), (i + 1, i, -2.0), (i + 1, i + 1, 4.0)]);
+            t.extend([
+                (i, i, 3.0 + f),
+                (i, i + 1, 1.0 + 0.1 * f),
+                (i + 1, i, -2.0),
+                (i + 1, i + 1, 4.0),
+            ]);
         }
         let a = CsrMatrix::from_triplets(2 * nodes, 2 * nodes, &t).unwrap();
         let bj = BlockJacobi::from_csr(&a, 2).unwrap();

@@ -40,7 +40,9 @@ impl Ilu0 {
             }
             let pivot = lu.values[diag_pos[i]];
             if !(pivot != 0.0 && pivot.is_finite()) {
-                return Err(Error::invalid(format!("ILU(0): pivot of row {i} is {pivot}")));
+                return Err(Error::invalid(format!(
+                    "ILU(0): pivot of row {i} is {pivot}"
+                )));
             }
         }
         Ok(Ilu0 { lu, diag_pos })
@@ -57,15 +59,23 @@ impl LinearOperator<Cpu> for Ilu0 {
     fn apply(&self, _: &Cpu, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
         let (lu, n) = (&self.lu, self.lu.nrows);
         if x.len() != n || y.len() != n {
-            return Err(Error::dim("ILU(0) apply", n, if x.len() != n { x.len() } else { y.len() }));
+            return Err(Error::dim(
+                "ILU(0) apply",
+                n,
+                if x.len() != n { x.len() } else { y.len() },
+            ));
         }
         for i in 0..n {
-            let lower: f64 = (lu.row_ptr[i]..self.diag_pos[i]).map(|k| lu.values[k] * y[lu.col_idx[k] as usize]).sum();
+            let lower: f64 = (lu.row_ptr[i]..self.diag_pos[i])
+                .map(|k| lu.values[k] * y[lu.col_idx[k] as usize])
+                .sum();
             y[i] = x[i] - lower;
         }
         for i in (0..n).rev() {
             let d = self.diag_pos[i];
-            let upper: f64 = (d + 1..lu.row_ptr[i + 1]).map(|k| lu.values[k] * y[lu.col_idx[k] as usize]).sum();
+            let upper: f64 = (d + 1..lu.row_ptr[i + 1])
+                .map(|k| lu.values[k] * y[lu.col_idx[k] as usize])
+                .sum();
             y[i] = (y[i] - upper) / lu.values[d];
         }
         Ok(())
@@ -120,8 +130,18 @@ mod tests {
     #[test]
     fn zero_pivot_names_the_row() {
         // Row 1 pivot becomes 1 − 1·1 = 0 after eliminating row 0.
-        let a = CsrMatrix::from_triplets(3, 3, &[(0, 0, 1.0), (0, 1, 1.0), (1, 0, 1.0), (1, 1, 1.0), (2, 2, 1.0)])
-            .unwrap();
+        let a = CsrMatrix::from_triplets(
+            3,
+            3,
+            &[
+                (0, 0, 1.0),
+                (0, 1, 1.0),
+                (1, 0, 1.0),
+                (1, 1, 1.0),
+                (2, 2, 1.0),
+            ],
+        )
+        .unwrap();
         let err = Ilu0::new(&a).err().unwrap();
         assert!(err.to_string().contains("row 1"), "{err}");
     }

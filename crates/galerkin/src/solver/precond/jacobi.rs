@@ -20,11 +20,16 @@ impl<B: Backend> Jacobi<B> {
                 if d != 0.0 && d.is_finite() {
                     Ok(1.0 / d)
                 } else {
-                    Err(Error::invalid(format!("Jacobi preconditioner: diagonal entry of row {row} is {d}")))
+                    Err(Error::invalid(format!(
+                        "Jacobi preconditioner: diagonal entry of row {row} is {d}"
+                    )))
                 }
             })
             .collect::<Result<Vec<f64>>>()?;
-        Ok(Jacobi { inv_diag: backend.from_host(&inv)?, n: diagonal.len() })
+        Ok(Jacobi {
+            inv_diag: backend.from_host(&inv)?,
+            n: diagonal.len(),
+        })
     }
 }
 

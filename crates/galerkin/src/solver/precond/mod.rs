@@ -50,7 +50,10 @@ pub struct PrecondParams {
 
 impl Default for PrecondParams {
     fn default() -> Self {
-        PrecondParams { block_size: 1, omega: 1.0 }
+        PrecondParams {
+            block_size: 1,
+            omega: 1.0,
+        }
     }
 }
 
@@ -60,7 +63,9 @@ impl PreconditionerKind {
         Ok(match self {
             PreconditionerKind::None => Box::new(Identity(a.nrows)),
             PreconditionerKind::Jacobi => Box::new(Jacobi::new(&Cpu, &a.diagonal())?),
-            PreconditionerKind::BlockJacobi => Box::new(BlockJacobi::from_csr(a, params.block_size)?),
+            PreconditionerKind::BlockJacobi => {
+                Box::new(BlockJacobi::from_csr(a, params.block_size)?)
+            }
             PreconditionerKind::Ssor => Box::new(Ssor::new(a, params.omega)?),
             PreconditionerKind::Ilu0 => Box::new(Ilu0::new(a)?),
             PreconditionerKind::Chebyshev => Box::new(Chebyshev::new(&Cpu, a, &a.diagonal(), 4, 30.0)?),

@@ -17,13 +17,25 @@ impl Ssor {
     /// Keeps a copy of `a`; `omega` must lie in (0, 2) and every diagonal entry must be nonzero.
     pub fn new(a: &CsrMatrix, omega: f64) -> Result<Self> {
         if !(omega > 0.0 && omega < 2.0) {
-            return Err(Error::invalid(format!("SSOR: relaxation factor ω = {omega} is outside (0, 2)")));
+            return Err(Error::invalid(format!(
+                "SSOR: relaxation factor ω = {omega} is outside (0, 2)"
+            )));
         }
         let diag_pos = a.diagonal_positions()?;
-        if let Some(row) = diag_pos.iter().position(|&k| !(a.values[k] != 0.0 && a.values[k].is_finite())) {
-            return Err(Error::invalid(format!("SSOR: diagonal entry of row {row} is {}", a.values[diag_pos[row]])));
+        if let Some(row) = diag_pos
+            .iter()
+            .position(|&k| !(a.values[k] != 0.0 && a.values[k].is_finite()))
+        {
+            return Err(Error::invalid(format!(
+                "SSOR: diagonal entry of row {row} is {}",
+                a.values[diag_pos[row]]
+            )));
         }
-        Ok(Ssor { a: a.clone(), diag_pos, omega })
+        Ok(Ssor {
+            a: a.clone(),
+            diag_pos,
+            omega,
+        })
     }
 }
 
@@ -37,7 +49,11 @@ impl LinearOperator<Cpu> for Ssor {
     fn apply(&self, _: &Cpu, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
         let n = self.a.nrows;
         if x.len() != n || y.len() != n {
-            return Err(Error::dim("SSOR apply", n, if x.len() != n { x.len() } else { y.len() }));
+            return Err(Error::dim(
+                "SSOR apply",
+                n,
+                if x.len() != n { x.len() } else { y.len() },
+            ));
         }
         let (a, w) = (&self.a, self.omega);
         // Forward: (D + ωL) u = x.
@@ -49,7 +65,9 @@ impl LinearOperator<Cpu> for Ssor {
         // Backward: (D + ωU) v = D u, in place: v_i = u_i − ω/d_i Σ_{j>i} a_ij v_j.
         for i in (0..n).rev() {
             let (d, e) = (self.diag_pos[i], a.row_ptr[i + 1]);
-            let upper: f64 = (d + 1..e).map(|k| a.values[k] * y[a.col_idx[k] as usize]).sum();
+            let upper: f64 = (d + 1..e)
+                .map(|k| a.values[k] * y[a.col_idx[k] as usize])
+                .sum();
             y[i] -= w * upper / a.values[d];
         }
         let scale = w * (2.0 - w);
@@ -83,8 +101,16 @@ mod tests {
         for i in 0..n {
             for j in 0..n {
                 // Σ_k (D+ωL)_ik D⁻¹_kk (D+ωU)_kj over k ≤ min(i, j).
-                let lo = |i: usize, k: usize| if i == k { d[i * n + i] } else { w * d[i * n + k] };
-                mm[i * n + j] = (0..=i.min(j)).map(|k| lo(i, k) * lo(j, k) / d[k * n + k]).sum::<f64>()
+                let lo = |i: usize, k: usize| {
+                    if i == k {
+                        d[i * n + i]
+                    } else {
+                        w * d[i * n + k]
+                    }
+                };
+                mm[i * n + j] = (0..=i.min(j))
+                    .map(|k| lo(i, k) * lo(j, k) / d[k * n + k])
+                    .sum::<f64>()
                     / (w * (2.0 - w));
             }
         }
@@ -100,6 +126,10 @@ mod tests {
         assert!(Ssor::new(&a, 2.0).is_err());
         assert!(Ssor::new(&a, 0.0).is_err());
         let z = CsrMatrix::from_triplets(2, 2, &[(0, 0, 1.0), (1, 1, 0.0), (0, 1, 1.0)]).unwrap();
-        assert!(Ssor::new(&z, 1.0).err().unwrap().to_string().contains("row 1"));
+        assert!(Ssor::new(&z, 1.0)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("row 1"));
     }
 }
