@@ -111,21 +111,24 @@ fn backend_name(choice: BackendChoice) -> Result<&'static str> {
     }
 }
 
-/// Run a parsed problem; `base` resolves relative paths in the file.
-pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
-    let t_start = Instant::now();
-    let backend = backend_name(opts.backend.unwrap_or(pf.backend))?;
-    let mut times = PhaseTimes::default();
+/// A problem file turned into library objects, ready to assemble and solve.
+pub struct Setup {
+    pub space: Arc<FunctionSpace>,
+    pub problem: LinearProblem,
+    pub config: SolverConfig,
+    pub mesh_s: f64,
+    pub space_s: f64,
+}
 
+/// Build the mesh, space, problem and solver configuration of a parsed problem file.
+pub fn setup(pf: &ProblemFile, base: &Path, progress: bool) -> Result<Setup> {
     let t = Instant::now();
     let mesh = Arc::new(build_mesh(pf, base)?);
-    times.mesh = t.elapsed().as_secs_f64();
-
+    let mesh_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let ncomp = if pf.physics.kind == PhysicsKind::Elasticity { mesh.dim } else { 1 };
-    let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), pf.space.degree, ncomp)?);
-    times.space = t.elapsed().as_secs_f64();
-
+    let space = Arc::new(FunctionSpace::lagrange(mesh, pf.space.degree, ncomp)?);
+    let space_s = t.elapsed().as_secs_f64();
     let problem = build_problem(pf, space.clone())?;
     let config = SolverConfig {
         method: pf.solver.method,
@@ -135,9 +138,31 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
             atol: pf.solver.atol,
             max_iter: pf.solver.max_iter,
             restart: pf.solver.restart,
-            progress: opts.progress,
+            progress,
         },
     };
+    Ok(Setup { space, problem, config, mesh_s, space_s })
+}
+
+/// Read and set up a problem file (relative paths resolved against its folder).
+pub fn setup_file(path: &Path, progress: bool) -> Result<(ProblemFile, Setup)> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let pf = ProblemFile::parse(&text, &path.display().to_string())?;
+    let s = setup(&pf, path.parent().unwrap_or(Path::new(".")), progress)?;
+    Ok((pf, s))
+}
+
+/// Run a parsed problem; `base` resolves relative paths in the file.
+pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
+    let t_start = Instant::now();
+    let backend = backend_name(opts.backend.unwrap_or(pf.backend))?;
+    let mut times = PhaseTimes::default();
+
+    let Setup { space, problem, config, mesh_s, space_s } = setup(pf, base, opts.progress)?;
+    times.mesh = mesh_s;
+    times.space = space_s;
+    let mesh = space.mesh.clone();
+    let ncomp = space.ncomp;
     let spinner = io::progress_bar(0, "assembling", opts.progress);
     let system = problem.assemble(pf.assembly.level)?;
     spinner.finish_and_clear();
