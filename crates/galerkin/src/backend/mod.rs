@@ -2,6 +2,7 @@
 //! [`Backend`] and [`LinearOperator`]; the CPU backend (rayon) is always present, the CUDA backend
 //! slots in by implementing the same two traits.
 pub mod cpu;
+pub mod cuda;
 
 pub use cpu::Cpu;
 

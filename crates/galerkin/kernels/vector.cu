@@ -1,0 +1,109 @@
+// Vector kernels of the CUDA backend. Each operation is a small functor applied by one of two
+// grid-stride drivers (map / reduce), so the 16-byte-access and tail logic exists once.
+// A functor's operator()<V>(k) handles element k in units of V: V = double2 for the bulk,
+// V = double for the single odd tail element.
+
+// Apply `op` to every element of an n-vector: double2 pairs in a grid-stride loop, tail by thread 0.
+template <class Op> __device__ __forceinline__ void map_all(u64 n, const Op& op) {
+    const u64 pairs = n / 2, stride = grid_threads();
+    for (u64 k = global_thread(); k < pairs; k += stride) op.template operator()<double2>(k);
+    if (global_thread() == 0 && (n & 1)) op.template operator()<double>(n - 1);
+}
+
+// Like map_all, but `op` returns a partial sum; each block writes its sum to partials[blockIdx.x].
+// The fixed grid makes the summation order, hence the result, deterministic run to run.
+template <class Op> __device__ __forceinline__ void reduce_all(u64 n, const Op& op, double* partials) {
+    const u64 pairs = n / 2, stride = grid_threads();
+    double acc = 0.0;
+    for (u64 k = global_thread(); k < pairs; k += stride) acc += op.template operator()<double2>(k);
+    if (global_thread() == 0 && (n & 1)) acc += op.template operator()<double>(n - 1);
+    acc = block_sum(acc);
+    if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+}
+
+struct FillOp {
+    double* x; double v;
+    template <class V> __device__ void operator()(u64 k) const { store<V>(x, k, splat_as(v, V())); }
+};
+struct ScaleOp {
+    double* x; double a;
+    template <class V> __device__ void operator()(u64 k) const { store<V>(x, k, mul(a, load<V>(x, k))); }
+};
+struct AxpyOp {
+    double a; const double* x; double* y;
+    template <class V> __device__ void operator()(u64 k) const {
+        store<V>(y, k, madd(a, load<V>(x, k), load<V>(y, k)));
+    }
+};
+struct AxpbyOp {
+    double a; const double* x; double b; double* y;
+    template <class V> __device__ void operator()(u64 k) const {
+        store<V>(y, k, madd(a, load<V>(x, k), mul(b, load<V>(y, k))));
+    }
+};
+struct PointwiseMultOp {
+    const double* d; const double* x; double* y;
+    template <class V> __device__ void operator()(u64 k) const { store<V>(y, k, mul(load<V>(d, k), load<V>(x, k))); }
+};
+struct DotOp {
+    const double* x; const double* y;
+    template <class V> __device__ double operator()(u64 k) const { return dot_lanes(load<V>(x, k), load<V>(y, k)); }
+};
+// CG's fused update: x += αp; r -= αq; returns the new r·r, so each vector is streamed once.
+struct CgUpdateOp {
+    double alpha; const double* p; const double* q; double* x; double* r;
+    template <class V> __device__ double operator()(u64 k) const {
+        store<V>(x, k, madd(alpha, load<V>(p, k), load<V>(x, k)));
+        const V rk = madd(-alpha, load<V>(q, k), load<V>(r, k));
+        store<V>(r, k, rk);
+        return dot_lanes(rk, rk);
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) vec_fill(double* x, double v, u64 n) {
+    map_all(n, FillOp{x, v});
+}
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) vec_scale(double* x, double a, u64 n) {
+    map_all(n, ScaleOp{x, a});
+}
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
+vec_axpy(double a, const double* __restrict__ x, double* __restrict__ y, u64 n) {
+    map_all(n, AxpyOp{a, x, y});
+}
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
+vec_axpby(double a, const double* __restrict__ x, double b, double* __restrict__ y, u64 n) {
+    map_all(n, AxpbyOp{a, x, b, y});
+}
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
+vec_pointwise_mult(const double* __restrict__ d, const double* __restrict__ x, double* __restrict__ y, u64 n) {
+    map_all(n, PointwiseMultOp{d, x, y});
+}
+// x and y may be the same vector (‖x‖²), so no __restrict__ here either.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
+vec_dot_partials(const double* x, const double* y, u64 n, double* partials) {
+    reduce_all(n, DotOp{x, y}, partials);
+}
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
+vec_cg_update_partials(double alpha, const double* __restrict__ p, const double* __restrict__ q,
+                       double* __restrict__ x, double* __restrict__ r, u64 n, double* partials) {
+    reduce_all(n, CgUpdateOp{alpha, p, q, x, r}, partials);
+}
+
+// Second stage of every reduction: one block sums the per-block partials into out[0].
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
+vec_sum_partials(const double* __restrict__ partials, u32 count, double* __restrict__ out) {
+    double acc = 0.0;
+    for (u32 i = threadIdx.x; i < count; i += GALERKIN_BLOCK) acc += partials[i];
+    acc = block_sum(acc);
+    if (threadIdx.x == 0) out[0] = acc;
+}
+
+// STREAM triad a = b + s·c, used only to measure the achievable memory bandwidth.
+struct TriadOp {
+    double* a; const double* b; double s; const double* c;
+    template <class V> __device__ void operator()(u64 k) const { store<V>(a, k, madd(s, load<V>(c, k), load<V>(b, k))); }
+};
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
+vec_triad(double* __restrict__ a, const double* __restrict__ b, double s, const double* __restrict__ c, u64 n) {
+    map_all(n, TriadOp{a, b, s, c});
+}

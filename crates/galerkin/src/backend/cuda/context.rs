@@ -1,0 +1,219 @@
+//! Finding GPUs without ever panicking, and the [`CudaBackend`] that owns a device's context, stream
+//! and loaded kernels.
+use super::kernels::Kernels;
+use super::{cuda_error, guard, jit, memory};
+use crate::Result;
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// What [`probe`] reports about one GPU.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    /// Bytes of device memory.
+    pub total_memory: usize,
+    /// Bytes free when probed.
+    pub free_memory: usize,
+    pub compute_capability: (u32, u32),
+    pub multiprocessors: u32,
+}
+
+/// True when `GALERKIN_REQUIRE_GPU=1`: tests then fail instead of skipping without a GPU, so a GPU
+/// job cannot pass by silently testing nothing.
+pub fn require_gpu() -> bool {
+    std::env::var("GALERKIN_REQUIRE_GPU").is_ok_and(|v| v.trim() == "1")
+}
+
+/// Lists the CUDA devices, or says in words why there are none ("no CUDA driver (libcuda.so)
+/// found", "no CUDA device", a driver error). Never panics, even without any CUDA library.
+pub fn probe() -> std::result::Result<Vec<DeviceInfo>, String> {
+    let count = device_count()?;
+    (0..count)
+        .map(|ordinal| device_info(&context(ordinal)?))
+        .collect()
+}
+
+/// Number of devices; the first driver calls, so both guards sit here.
+fn device_count() -> std::result::Result<usize, String> {
+    // SAFETY: only tries to open the shared library.
+    if !guard("loading the CUDA driver", || unsafe {
+        cudarc::driver::sys::is_culib_present()
+    })? {
+        return Err("no CUDA driver (libcuda.so) found".to_string());
+    }
+    let count = guard("cuInit/cuDeviceGetCount", CudaContext::device_count)?
+        .map_err(|e| format!("CUDA driver present but not usable: {e}"))?;
+    match usize::try_from(count) {
+        Ok(0) | Err(_) => Err("no CUDA device".to_string()),
+        Ok(n) => Ok(n),
+    }
+}
+
+/// The device's primary context, retained once per process and shared by every backend on it, so
+/// modules loaded for one backend serve all.
+fn context(ordinal: usize) -> std::result::Result<Arc<CudaContext>, String> {
+    static CONTEXTS: OnceLock<Mutex<HashMap<usize, Arc<CudaContext>>>> = OnceLock::new();
+    let mut map = CONTEXTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(ctx) = map.get(&ordinal) {
+        return Ok(ctx.clone());
+    }
+    let ctx = guard("cuDevicePrimaryCtxRetain", || CudaContext::new(ordinal))?
+        .map_err(|e| format!("cannot create a context on CUDA device {ordinal}: {e}"))?;
+    // SAFETY: every backend on this context submits all its work to its own single stream and
+    // refuses vectors of other backends (see `CudaBackend::owns`), so no buffer is ever shared
+    // between streams and cudarc's per-buffer events would only add overhead.
+    unsafe { ctx.disable_event_tracking() };
+    map.insert(ordinal, ctx.clone());
+    Ok(ctx)
+}
+
+fn device_info(ctx: &Arc<CudaContext>) -> std::result::Result<DeviceInfo, String> {
+    fn e(what: &str) -> impl Fn(cudarc::driver::DriverError) -> String + '_ {
+        move |err| format!("querying {what} failed: {err}")
+    }
+    let attr = |a: Attr, what: &str| ctx.attribute(a).map(|v| v.max(0) as u32).map_err(e(what));
+    let (free_memory, total_memory) = ctx.mem_get_info().map_err(e("memory"))?;
+    Ok(DeviceInfo {
+        ordinal: ctx.ordinal(),
+        name: ctx.name().map_err(e("name"))?,
+        total_memory,
+        free_memory,
+        compute_capability: (
+            attr(
+                Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                "compute capability",
+            )?,
+            attr(
+                Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                "compute capability",
+            )?,
+        ),
+        multiprocessors: attr(
+            Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            "multiprocessor count",
+        )?,
+    })
+}
+
+/// One GPU as a [`Backend`](crate::backend::Backend): its context, one in-order stream, the compiled
+/// kernels and a small scratch buffer for reductions. Cheap to share by reference across threads;
+/// operations from several threads are serialized on the stream.
+pub struct CudaBackend {
+    /// cuSPARSE handle, created on first use; declared first so it is destroyed before the stream.
+    pub(super) cusparse: Mutex<Option<super::cusparse::Handle>>,
+    pub(super) info: DeviceInfo,
+    pub(super) ctx: Arc<CudaContext>,
+    pub(super) stream: Arc<CudaStream>,
+    pub(super) kernels: Kernels,
+    /// Blocks of `BLOCK_SIZE` threads the whole GPU holds at once: the grid of grid-stride kernels.
+    pub(super) resident_blocks: u32,
+    /// Per-block partial sums of a reduction, then its result in the last slot. The lock also
+    /// keeps two concurrent `dot`s from sharing it.
+    pub(super) scratch: Mutex<CudaSlice<f64>>,
+    /// Synchronize and check after every launch (`GALERKIN_CUDA_SYNC=1`), so an asynchronous fault
+    /// is reported with the name of the kernel that caused it.
+    pub(super) sync_each_launch: bool,
+}
+
+impl CudaBackend {
+    /// Opens device `ordinal`: context, stream, and every kernel compiled (or taken from the PTX
+    /// cache) for its architecture. Errors name what is missing: driver, device, NVRTC, a kernel.
+    pub fn new(ordinal: usize) -> Result<CudaBackend> {
+        let count = device_count().map_err(cuda_error)?;
+        if ordinal >= count {
+            return Err(crate::Error::invalid(format!(
+                "CUDA device {ordinal} does not exist ({count} device(s) found)"
+            )));
+        }
+        jit::nvrtc_version().map_err(cuda_error)?;
+        let ctx = context(ordinal).map_err(cuda_error)?;
+        let info = device_info(&ctx).map_err(cuda_error)?;
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| cuda_error(format!("cannot create a stream: {e}")))?;
+        let arch = format!(
+            "compute_{}{}",
+            info.compute_capability.0, info.compute_capability.1
+        );
+        let kernels = Kernels::load(|src| module(&ctx, ordinal, src, &arch))?;
+        let threads_per_sm = ctx
+            .attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
+            .map_err(|e| cuda_error(format!("querying threads per multiprocessor failed: {e}")))?;
+        let per_sm = (threads_per_sm.max(0) as u32 / jit::BLOCK_SIZE).max(1);
+        let resident_blocks = (info.multiprocessors.max(1) * per_sm).max(1);
+        let sync_each_launch = std::env::var("GALERKIN_CUDA_SYNC").is_ok_and(|v| v.trim() == "1");
+        let scratch = Mutex::new(memory::alloc_on::<f64>(
+            &ctx,
+            &stream,
+            resident_blocks as usize + 1,
+        )?);
+        Ok(CudaBackend {
+            cusparse: Mutex::new(None),
+            info,
+            ctx,
+            stream,
+            kernels,
+            resident_blocks,
+            scratch,
+            sync_each_launch,
+        })
+    }
+
+    /// The device this backend runs on.
+    pub fn device(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Waits until all work queued on this backend's stream has finished, reporting any fault.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| cuda_error(format!("stream synchronization failed: {e}")))?;
+        self.ctx
+            .check_err()
+            .map_err(|e| cuda_error(format!("deferred CUDA error: {e}")))
+    }
+
+    /// True when `slice` was allocated on this backend's stream.
+    pub(super) fn owns<T>(&self, slice: &CudaSlice<T>) -> bool {
+        Arc::ptr_eq(slice.stream(), &self.stream)
+    }
+}
+
+/// Loads `src` into the context once per process and device; a PTX the driver rejects (say, a
+/// stale or corrupt disk-cache entry) is recompiled once before giving up.
+fn module(
+    ctx: &Arc<CudaContext>,
+    ordinal: usize,
+    src: &jit::KernelSource,
+    arch: &str,
+) -> Result<Arc<CudaModule>> {
+    type Loaded = HashMap<(usize, &'static str), Arc<CudaModule>>;
+    static MODULES: OnceLock<Mutex<Loaded>> = OnceLock::new();
+    let mut map = MODULES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(m) = map.get(&(ordinal, src.file)) {
+        return Ok(m.clone());
+    }
+    let load = |fresh: bool| -> Result<Arc<CudaModule>> {
+        let ptx = jit::ptx_for(src, arch, fresh)?;
+        ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx.to_string()))
+            .map_err(|e| {
+                cuda_error(format!(
+                    "the driver rejected the PTX of {} for {arch}: {e}",
+                    src.file
+                ))
+            })
+    };
+    let m = load(false).or_else(|_| load(true))?;
+    map.insert((ordinal, src.file), m.clone());
+    Ok(m)
+}

@@ -1,0 +1,209 @@
+//! A CSR matrix in device memory and its SpMV: our own CSR-vector kernel (default) or cuSPARSE
+//! (reference, for validation and benchmarks).
+use super::context::CudaBackend;
+use super::cusparse::{self, CsrDescriptor, CsrParts};
+use super::kernels::{launch, SPMV_GROUPS};
+use super::vector::CudaVector;
+use crate::backend::LinearOperator;
+use crate::linalg::CsrMatrix;
+use crate::{Error, Result};
+use cudarc::driver::CudaSlice;
+use std::sync::Mutex;
+
+/// Which SpMV implementation [`DeviceCsr::apply`](LinearOperator::apply) runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SpmvPath {
+    /// galerkin's CSR-vector kernel with a group of threads per row sized to the rows.
+    Own,
+    /// cuSPARSE's generic SpMV (`CUSPARSE_SPMV_CSR_ALG2`).
+    CuSparse,
+}
+
+/// Largest index the device format holds: cuSPARSE's 32-bit indices are signed.
+const MAX_INDEX: usize = i32::MAX as usize;
+
+/// Threads per row for a mean row length: the smallest group (4, 8, 16, 32) that covers a mean row
+/// in one pass, so short FE rows (P1: 7–27) don't leave most of a warp idle and long ones
+/// (P3, 3D Q2 elasticity: 81–250) use the whole warp.
+pub fn threads_per_row_for(mean_row_len: f64) -> u32 {
+    SPMV_GROUPS
+        .into_iter()
+        .find(|&g| mean_row_len <= f64::from(g))
+        .unwrap_or(32)
+}
+
+/// A CSR matrix on the GPU: `u32` row pointers and column indices (the matrix must have fewer than
+/// 2^31 rows, columns and nonzeros) and `f64` values.
+pub struct DeviceCsr {
+    /// cuSPARSE's descriptor of the buffers below, created on first cuSPARSE apply; declared first
+    /// so it is destroyed before them.
+    cusparse: Mutex<Option<CsrDescriptor>>,
+    nrows: usize,
+    ncols: usize,
+    row_ptr: CudaSlice<u32>,
+    col_idx: CudaSlice<u32>,
+    values: CudaSlice<f64>,
+    threads_per_row: u32,
+    path: SpmvPath,
+}
+
+impl DeviceCsr {
+    /// Uploads `a`, checking everything a kernel would otherwise read out of bounds on: sizes,
+    /// monotone row pointers, column indices below `ncols`, and the 2^31 limits of the format.
+    pub fn from_host(backend: &CudaBackend, a: &CsrMatrix) -> Result<DeviceCsr> {
+        let nnz = a.values.len();
+        if a.row_ptr.len() != a.nrows + 1 {
+            return Err(Error::dim(
+                "device CSR row_ptr length",
+                a.nrows + 1,
+                a.row_ptr.len(),
+            ));
+        }
+        if a.col_idx.len() != nnz || a.row_ptr[a.nrows] != nnz {
+            return Err(Error::dim(
+                "device CSR nonzeros (col_idx, row_ptr[nrows])",
+                nnz,
+                a.col_idx.len().max(a.row_ptr[a.nrows]),
+            ));
+        }
+        for (what, n) in [("rows", a.nrows), ("columns", a.ncols), ("nonzeros", nnz)] {
+            if n > MAX_INDEX {
+                return Err(Error::Unsupported(format!(
+                    "device CSR with {n} {what}: the GPU format uses 32-bit indices (at most {MAX_INDEX})"
+                )));
+            }
+        }
+        if let Some(r) = (0..a.nrows).find(|&r| a.row_ptr[r] > a.row_ptr[r + 1]) {
+            return Err(Error::invalid(format!("CSR row_ptr decreases at row {r}")));
+        }
+        if let Some(k) = a.col_idx.iter().position(|&c| c as usize >= a.ncols) {
+            return Err(Error::invalid(format!(
+                "CSR column index {} at nonzero {k} is out of range for {} columns",
+                a.col_idx[k], a.ncols
+            )));
+        }
+        // Fits: every entry is at most nnz ≤ 2^31 − 1.
+        let row_ptr: Vec<u32> = a.row_ptr.iter().map(|&p| p as u32).collect();
+        let mean = if a.nrows == 0 {
+            0.0
+        } else {
+            nnz as f64 / a.nrows as f64
+        };
+        Ok(DeviceCsr {
+            cusparse: Mutex::new(None),
+            nrows: a.nrows,
+            ncols: a.ncols,
+            row_ptr: backend.upload(&row_ptr)?,
+            col_idx: backend.upload(&a.col_idx)?,
+            values: backend.upload(&a.values)?,
+            threads_per_row: threads_per_row_for(mean),
+            path: SpmvPath::Own,
+        })
+    }
+
+    /// Selects the SpMV implementation used by `apply`.
+    pub fn with_path(mut self, path: SpmvPath) -> DeviceCsr {
+        self.path = path;
+        self
+    }
+
+    pub fn path(&self) -> SpmvPath {
+        self.path
+    }
+
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Threads cooperating on one row in the own kernel (chosen from the mean row length).
+    pub fn threads_per_row(&self) -> u32 {
+        self.threads_per_row
+    }
+
+    /// Overrides the group size (4, 8, 16 or 32), for tuning and for testing every variant.
+    pub fn set_threads_per_row(&mut self, threads: u32) -> Result<()> {
+        if !SPMV_GROUPS.contains(&threads) {
+            return Err(Error::invalid(format!(
+                "threads per row must be one of {SPMV_GROUPS:?}, got {threads}"
+            )));
+        }
+        self.threads_per_row = threads;
+        Ok(())
+    }
+
+    /// `y = A x` with an explicit implementation, whatever `path()` is (benchmarks compare both).
+    pub fn spmv_with(
+        &self,
+        backend: &CudaBackend,
+        path: SpmvPath,
+        x: &CudaVector,
+        y: &mut CudaVector,
+    ) -> Result<()> {
+        backend.check("DeviceCsr apply (x)", self.ncols, &[x])?;
+        backend.check("DeviceCsr apply (y)", self.nrows, &[y])?;
+        if !backend.owns(&self.values) {
+            return Err(Error::invalid(
+                "DeviceCsr used with a CUDA backend other than the one that uploaded it",
+            ));
+        }
+        if self.nrows == 0 {
+            return Ok(());
+        }
+        match path {
+            SpmvPath::Own => self.spmv_own(backend, x, y),
+            // cuSPARSE gains nothing on an empty pattern and zero-length buffers are an edge case
+            // best kept away from it.
+            SpmvPath::CuSparse if self.nnz() == 0 => crate::backend::Backend::fill(backend, y, 0.0),
+            SpmvPath::CuSparse => {
+                let parts = CsrParts {
+                    nrows: self.nrows,
+                    ncols: self.ncols,
+                    row_ptr: &self.row_ptr,
+                    col_idx: &self.col_idx,
+                    values: &self.values,
+                };
+                let mut slot = self.cusparse.lock().unwrap_or_else(|p| p.into_inner());
+                cusparse::spmv(backend, &mut slot, &parts, &x.data, &mut y.data)
+            }
+        }
+    }
+
+    fn spmv_own(&self, backend: &CudaBackend, x: &CudaVector, y: &mut CudaVector) -> Result<()> {
+        let variant = SPMV_GROUPS
+            .iter()
+            .position(|&g| g == self.threads_per_row)
+            .unwrap_or(SPMV_GROUPS.len() - 1);
+        let cfg = backend.grid(self.nrows as u64 * u64::from(self.threads_per_row));
+        let nrows = self.nrows as u32;
+        launch!(backend, &backend.kernels.spmv[variant], cfg;
+            &nrows, &self.row_ptr, &self.col_idx, &self.values, &x.data, &mut y.data)
+    }
+}
+
+impl LinearOperator<CudaBackend> for DeviceCsr {
+    fn nrows(&self) -> usize {
+        self.nrows
+    }
+    fn ncols(&self) -> usize {
+        self.ncols
+    }
+    fn apply(&self, backend: &CudaBackend, x: &CudaVector, y: &mut CudaVector) -> Result<()> {
+        self.spmv_with(backend, self.path, x, y)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_size_covers_the_mean_row_in_one_pass() {
+        assert_eq!(threads_per_row_for(0.0), 4);
+        assert_eq!(threads_per_row_for(3.0), 4);
+        assert_eq!(threads_per_row_for(7.0), 8); // 3D 7-point / P1 tetrahedra
+        assert_eq!(threads_per_row_for(8.0), 8);
+        assert_eq!(threads_per_row_for(8.5), 16);
+        assert_eq!(threads_per_row_for(27.0), 32); // 27-point / Q1 hexahedra
+        assert_eq!(threads_per_row_for(250.0), 32); // 3D Q2 elasticity
+    }
+}

@@ -1,0 +1,308 @@
+//! Run-time compilation of the kernel sources with NVRTC, for the exact architecture of the device
+//! in use (no fat binaries to build or ship), with a PTX cache on disk and in memory so a process
+//! pays for each compilation at most once and later processes not at all.
+use super::{cuda_error, guard};
+use crate::{Error, Result};
+use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
+use std::collections::HashMap;
+use std::ffi::{c_char, CString};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Threads per block of every kernel. 256 = 8 warps: enough blocks per SM (8 on sm_90) to hide
+/// latency in grid-stride loops, and a reduction needs only 8 shared slots.
+pub const BLOCK_SIZE: u32 = 256;
+
+/// One kernel source file, embedded in the binary so a deployed program needs no source tree.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelSource {
+    /// File name under `crates/galerkin/kernels/`, used in error messages and cache file names.
+    pub file: &'static str,
+    pub source: &'static str,
+}
+
+/// Helpers shared by every source; prepended so NVRTC needs no include path.
+const COMMON: KernelSource = KernelSource {
+    file: "common.cuh",
+    source: include_str!("../../../kernels/common.cuh"),
+};
+pub(super) const VECTOR: KernelSource = KernelSource {
+    file: "vector.cu",
+    source: include_str!("../../../kernels/vector.cu"),
+};
+pub(super) const SPMV: KernelSource = KernelSource {
+    file: "spmv.cu",
+    source: include_str!("../../../kernels/spmv.cu"),
+};
+pub(super) const BLOCK_JACOBI: KernelSource = KernelSource {
+    file: "block_jacobi.cu",
+    source: include_str!("../../../kernels/block_jacobi.cu"),
+};
+
+/// Every kernel source of the backend (what CI compiles).
+pub const ALL_SOURCES: [KernelSource; 3] = [VECTOR, SPMV, BLOCK_JACOBI];
+
+/// PTX plus whatever NVRTC logged while producing it (warnings).
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub ptx: String,
+    pub log: String,
+}
+
+/// Checks that NVRTC can be loaded and returns its (major, minor) version; `Err` is a human reason.
+pub fn nvrtc_version() -> std::result::Result<(i32, i32), String> {
+    static VERSION: OnceLock<std::result::Result<(i32, i32), String>> = OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            // SAFETY: only probes whether the shared library can be opened.
+            if !guard("loading NVRTC", || unsafe { nvrtc_sys::is_culib_present() })? {
+                return Err(
+                    "NVRTC (libnvrtc.so.13) not found: install the CUDA 13 NVRTC and put its \
+                            lib directory on LD_LIBRARY_PATH"
+                        .to_string(),
+                );
+            }
+            let (mut major, mut minor) = (0, 0);
+            // SAFETY: both pointers are valid for the duration of the call.
+            let status = guard("nvrtcVersion", || unsafe {
+                nvrtc_sys::nvrtcVersion(&mut major, &mut minor)
+            })?;
+            status
+                .result()
+                .map_err(|e| format!("nvrtcVersion failed: {e}"))?;
+            Ok((major, minor))
+        })
+        .clone()
+}
+
+/// NVRTC options for `arch` (e.g. `compute_90`). Fast math stays off: solver vectors need IEEE
+/// division and square roots.
+fn options(arch: &str) -> Vec<String> {
+    vec![
+        format!("--gpu-architecture={arch}"),
+        "-std=c++17".to_string(),
+        "-default-device".to_string(),
+        format!("-DGALERKIN_BLOCK={BLOCK_SIZE}"),
+    ]
+}
+
+/// `compute_XY` / `sm_XY` with a two- or three-digit XY; anything else is a caller error.
+fn check_arch(arch: &str) -> Result<()> {
+    let digits = arch
+        .strip_prefix("compute_")
+        .or_else(|| arch.strip_prefix("sm_"))
+        .unwrap_or("");
+    let digits = digits.strip_suffix('a').unwrap_or(digits);
+    if (2..=3).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "GPU architecture `{arch}` is not of the form compute_XY or sm_XY"
+        )))
+    }
+}
+
+/// The text NVRTC sees: the common helpers, then a `#line` directive so diagnostics name `file` and
+/// its own line numbers.
+fn full_source(file: &str, source: &str) -> String {
+    format!("{}\n#line 1 \"{file}\"\n{source}", COMMON.source)
+}
+
+/// Compiles one source to PTX for `arch` with NVRTC only (no driver or GPU needed). A compile error
+/// is an [`Error::Backend`] naming `file` and carrying NVRTC's log.
+pub fn compile_ptx(file: &str, source: &str, arch: &str) -> Result<Compiled> {
+    check_arch(arch)?;
+    nvrtc_version().map_err(cuda_error)?;
+    let src = CString::new(full_source(file, source))
+        .map_err(|_| Error::invalid(format!("kernel source {file} contains a NUL byte")))?;
+    let name = CString::new(file)
+        .map_err(|_| Error::invalid(format!("kernel file name {file:?} contains a NUL byte")))?;
+    let opts = options(arch);
+    let fail = |stage: &str, e: String| {
+        cuda_error(format!("NVRTC {stage} of {file} for {arch} failed: {e}"))
+    };
+
+    let prog = guard("nvrtcCreateProgram", || {
+        nvrtc::create_program(&src, Some(&name))
+    })
+    .map_err(|e| fail("program creation", e))?
+    .map_err(|e| fail("program creation", e.to_string()))?;
+    let program = Program(prog);
+    // SAFETY: `program` holds a live program created above; `src` and `name` outlive it.
+    let compiled = guard("nvrtcCompileProgram", || unsafe {
+        nvrtc::compile_program(program.0, &opts)
+    })
+    .map_err(|e| fail("compilation", e))?;
+    // SAFETY: as above.
+    let log = guard("nvrtcGetProgramLog", || unsafe {
+        nvrtc::get_program_log(program.0)
+    })
+    .ok()
+    .and_then(|r| r.ok())
+    .map(|raw| c_chars_to_string(&raw))
+    .unwrap_or_default();
+    if let Err(e) = compiled {
+        return Err(cuda_error(format!(
+            "NVRTC could not compile {file} for {arch} ({e}):\n{log}"
+        )));
+    }
+    // SAFETY: as above; compilation succeeded so PTX is available.
+    let ptx = guard("nvrtcGetPTX", || unsafe { nvrtc::get_ptx(program.0) })
+        .map_err(|e| fail("PTX retrieval", e))?
+        .map_err(|e| fail("PTX retrieval", e.to_string()))?;
+    Ok(Compiled {
+        ptx: c_chars_to_string(&ptx),
+        log,
+    })
+}
+
+/// Destroys the NVRTC program on every exit path.
+struct Program(nvrtc_sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: the program is live and destroyed exactly once; a failure here only leaks it.
+        let _ = guard("nvrtcDestroyProgram", || unsafe {
+            nvrtc::destroy_program(self.0)
+        });
+    }
+}
+
+/// NVRTC returns NUL-terminated `c_char` buffers.
+fn c_chars_to_string(raw: &[c_char]) -> String {
+    let bytes: Vec<u8> = raw
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Compiles every kernel source for `arch` with NVRTC only and returns (file, PTX bytes). Warnings
+/// count as errors: the sources are ours, so a warning is a bug caught before it reaches a GPU.
+pub fn compile_all_ptx(arch: &str) -> Result<Vec<(String, usize)>> {
+    ALL_SOURCES
+        .iter()
+        .map(|k| {
+            let c = compile_ptx(k.file, k.source, arch)?;
+            if c.log.to_ascii_lowercase().contains("warning") {
+                return Err(cuda_error(format!(
+                    "NVRTC warnings in {} for {arch}:\n{}",
+                    k.file, c.log
+                )));
+            }
+            Ok((k.file.to_string(), c.ptx.len()))
+        })
+        .collect()
+}
+
+/// PTX of `kernel` for `arch`, from the process cache, then the disk cache, then NVRTC. With
+/// `fresh`, both caches are bypassed (used when the driver rejected a cached PTX).
+pub(super) fn ptx_for(kernel: &KernelSource, arch: &str, fresh: bool) -> Result<Arc<str>> {
+    static MEMORY: OnceLock<Mutex<HashMap<u64, Arc<str>>>> = OnceLock::new();
+    let version = nvrtc_version().map_err(cuda_error)?;
+    let key = cache_key(&[
+        COMMON.source,
+        kernel.source,
+        &options(arch).join(" "),
+        &format!("nvrtc {}.{}", version.0, version.1),
+    ]);
+    let memory = MEMORY.get_or_init(Default::default);
+    if !fresh {
+        if let Some(ptx) = memory.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return Ok(ptx.clone());
+        }
+    }
+    let disk = cache_dir()
+        .map(|dir| dir.join(format!("{}-{key:016x}.ptx", kernel.file.replace('.', "_"))));
+    let cached = if fresh {
+        None
+    } else {
+        disk.as_ref().and_then(|p| std::fs::read_to_string(p).ok())
+    };
+    let ptx: Arc<str> = match cached.filter(|s| s.contains(".entry")) {
+        Some(ptx) => ptx.into(),
+        None => {
+            let ptx: Arc<str> = compile_ptx(kernel.file, kernel.source, arch)?.ptx.into();
+            if let Some(path) = disk {
+                store_quietly(&path, &ptx);
+            }
+            ptx
+        }
+    };
+    memory
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key, ptx.clone());
+    Ok(ptx)
+}
+
+/// `$XDG_CACHE_HOME/galerkin` or `~/.cache/galerkin`.
+fn cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("galerkin"))
+}
+
+/// Writes through a temporary file and a rename so a concurrent reader never sees half a file.
+/// The cache is an optimization: any failure (read-only home, full disk) is ignored.
+fn store_quietly(path: &std::path::Path, ptx: &str) {
+    let Some(dir) = path.parent() else { return };
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let ok = std::fs::create_dir_all(dir).is_ok() && std::fs::write(&tmp, ptx).is_ok();
+    if !ok || std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// FNV-1a over the parts (with separators): stable across Rust versions, unlike `DefaultHasher`,
+/// so the disk cache survives toolchain upgrades.
+fn cache_key(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in part.as_bytes().iter().chain(&[0xff]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_key_separates_parts_and_changes_with_any_byte() {
+        assert_ne!(cache_key(&["ab", "c"]), cache_key(&["a", "bc"]));
+        assert_ne!(
+            cache_key(&["kernel", "compute_90"]),
+            cache_key(&["kernel", "compute_80"])
+        );
+        assert_eq!(cache_key(&["x", "y"]), cache_key(&["x", "y"]));
+        // FNV-1a reference value of the empty input followed by the 0xff separator.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        assert_eq!(cache_key(&[""]), h);
+    }
+
+    #[test]
+    fn arch_strings_are_validated() {
+        assert!(check_arch("compute_90").is_ok());
+        assert!(check_arch("sm_90a").is_ok());
+        assert!(check_arch("compute_100").is_ok());
+        assert!(check_arch("90").is_err());
+        assert!(check_arch("compute_9x").is_err());
+        assert!(compile_ptx("x.cu", "", "--evil").is_err());
+    }
+
+    #[test]
+    fn line_directive_names_the_file() {
+        let s = full_source("spmv.cu", "int x;");
+        assert!(s.contains("#line 1 \"spmv.cu\"\nint x;"));
+        assert!(s.starts_with(COMMON.source));
+    }
+}

@@ -1,0 +1,125 @@
+//! The loaded kernels of a backend, each with its name so that launch failures can say which one
+//! failed, and the one launch path every operation goes through.
+use super::context::CudaBackend;
+use super::cuda_error;
+use super::jit::{self, KernelSource, BLOCK_SIZE};
+use crate::Result;
+use cudarc::driver::{CudaFunction, CudaModule, DriverError, LaunchConfig};
+use std::sync::Arc;
+
+/// A kernel entry point and its name.
+pub(super) struct Kernel {
+    pub name: &'static str,
+    pub func: CudaFunction,
+}
+
+/// Every entry point of the three sources, resolved once when the backend opens.
+pub(super) struct Kernels {
+    pub fill: Kernel,
+    pub scale: Kernel,
+    pub axpy: Kernel,
+    pub axpby: Kernel,
+    pub pointwise_mult: Kernel,
+    pub dot_partials: Kernel,
+    pub cg_update_partials: Kernel,
+    pub sum_partials: Kernel,
+    pub triad: Kernel,
+    /// CSR-vector SpMV with 4, 8, 16, 32 threads per row (see [`SPMV_GROUPS`]).
+    pub spmv: [Kernel; 4],
+    /// Point-block Jacobi for blocks of size 1, 2, 3.
+    pub block_jacobi: [Kernel; 3],
+}
+
+/// Threads per row of the SpMV variants, in the order of [`Kernels::spmv`].
+pub(super) const SPMV_GROUPS: [u32; 4] = [4, 8, 16, 32];
+
+impl Kernels {
+    /// Resolves every entry point, getting each source's module from `module`.
+    pub fn load(
+        mut module: impl FnMut(&KernelSource) -> Result<Arc<CudaModule>>,
+    ) -> Result<Kernels> {
+        let vector = module(&jit::VECTOR)?;
+        let spmv = module(&jit::SPMV)?;
+        let bj = module(&jit::BLOCK_JACOBI)?;
+        let get = |m: &Arc<CudaModule>, name: &'static str| -> Result<Kernel> {
+            let func = m
+                .load_function(name)
+                .map_err(|e| cuda_error(format!("kernel `{name}` not found in its module: {e}")))?;
+            Ok(Kernel { name, func })
+        };
+        Ok(Kernels {
+            fill: get(&vector, "vec_fill")?,
+            scale: get(&vector, "vec_scale")?,
+            axpy: get(&vector, "vec_axpy")?,
+            axpby: get(&vector, "vec_axpby")?,
+            pointwise_mult: get(&vector, "vec_pointwise_mult")?,
+            dot_partials: get(&vector, "vec_dot_partials")?,
+            cg_update_partials: get(&vector, "vec_cg_update_partials")?,
+            sum_partials: get(&vector, "vec_sum_partials")?,
+            triad: get(&vector, "vec_triad")?,
+            spmv: [
+                get(&spmv, "spmv_csr_g4")?,
+                get(&spmv, "spmv_csr_g8")?,
+                get(&spmv, "spmv_csr_g16")?,
+                get(&spmv, "spmv_csr_g32")?,
+            ],
+            block_jacobi: [
+                get(&bj, "block_jacobi_b1")?,
+                get(&bj, "block_jacobi_b2")?,
+                get(&bj, "block_jacobi_b3")?,
+            ],
+        })
+    }
+}
+
+impl CudaBackend {
+    /// Launch shape for a grid-stride kernel over `work` items (threads' worth of work): enough
+    /// blocks to cover the work, at most what the GPU holds at once (every SM full, no tail wave).
+    pub(super) fn grid(&self, work: u64) -> LaunchConfig {
+        let blocks = work
+            .div_ceil(u64::from(BLOCK_SIZE))
+            .clamp(1, u64::from(self.resident_blocks)) as u32;
+        LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (BLOCK_SIZE, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// Turns a launch result into an error naming the kernel; with `GALERKIN_CUDA_SYNC=1` also
+    /// waits for the kernel so faults during execution are attributed to it too.
+    pub(super) fn check_launch(
+        &self,
+        kernel: &Kernel,
+        launched: std::result::Result<(), DriverError>,
+    ) -> Result<()> {
+        launched
+            .map_err(|e| cuda_error(format!("launch of kernel `{}` failed: {e}", kernel.name)))?;
+        if self.sync_each_launch {
+            self.stream.synchronize().map_err(|e| {
+                cuda_error(format!(
+                    "kernel `{}` failed while running: {e}",
+                    kernel.name
+                ))
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Launches `$kernel` on the backend's stream with the given arguments (references to device
+/// buffers or to plain values, in the kernel's parameter order) and checks the result.
+macro_rules! launch {
+    ($backend:expr, $kernel:expr, $cfg:expr; $($arg:expr),+ $(,)?) => {{
+        use cudarc::driver::PushKernelArg as _;
+        let backend: &$crate::backend::cuda::context::CudaBackend = $backend;
+        let kernel: &$crate::backend::cuda::kernels::Kernel = $kernel;
+        let mut args = backend.stream.launch_builder(&kernel.func);
+        $( args.arg($arg); )+
+        // SAFETY: each call site passes arguments matching the kernel's C signature, with device
+        // buffers of this backend whose lengths it checked against the sizes it passes.
+        let launched = unsafe { args.launch($cfg) }.map(|_| ());
+        backend.check_launch(kernel, launched)
+    }};
+}
+pub(super) use launch;

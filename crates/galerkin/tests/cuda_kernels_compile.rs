@@ -1,0 +1,127 @@
+//! Compiles every CUDA kernel source to PTX with NVRTC alone (no driver, no GPU), so a broken kernel
+//! is caught on any CI machine. Skips with a message when libnvrtc cannot be loaded, unless
+//! GALERKIN_REQUIRE_NVRTC=1, which turns the skip into a failure.
+use galerkin::backend::cuda::jit;
+
+/// NVRTC is usable, or the test should stop here (after saying why).
+fn nvrtc() -> bool {
+    match jit::nvrtc_version() {
+        Ok(_) => true,
+        Err(reason) if std::env::var("GALERKIN_REQUIRE_NVRTC").is_ok_and(|v| v == "1") => {
+            panic!("GALERKIN_REQUIRE_NVRTC=1 but NVRTC is unavailable: {reason}")
+        }
+        Err(reason) => {
+            eprintln!("SKIPPED: no NVRTC: {reason}");
+            false
+        }
+    }
+}
+
+#[test]
+fn every_kernel_compiles_for_hopper_without_warnings() {
+    if !nvrtc() {
+        return;
+    }
+    let compiled = jit::compile_all_ptx("compute_90").unwrap_or_else(|e| panic!("{e}"));
+    let files: Vec<&str> = compiled.iter().map(|(f, _)| f.as_str()).collect();
+    let expected: Vec<&str> = jit::ALL_SOURCES.iter().map(|k| k.file).collect();
+    assert_eq!(files, expected);
+    for (file, bytes) in &compiled {
+        assert!(
+            *bytes > 500,
+            "{file}: suspiciously small PTX ({bytes} bytes)"
+        );
+        eprintln!("{file}: {bytes} bytes of PTX for compute_90");
+    }
+}
+
+#[test]
+fn ptx_has_every_entry_point_with_wide_loads() {
+    if !nvrtc() {
+        return;
+    }
+    let ptx = |k: &jit::KernelSource| {
+        jit::compile_ptx(k.file, k.source, "compute_90")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .ptx
+    };
+    let vector = ptx(&jit::ALL_SOURCES[0]);
+    for entry in [
+        "vec_fill",
+        "vec_scale",
+        "vec_axpy",
+        "vec_axpby",
+        "vec_pointwise_mult",
+        "vec_dot_partials",
+        "vec_cg_update_partials",
+        "vec_sum_partials",
+        "vec_triad",
+    ] {
+        assert!(
+            vector.contains(&format!(".entry {entry}(")),
+            "vector.cu lacks {entry}"
+        );
+    }
+    // The double2 path must compile to 16-byte loads and stores.
+    assert!(
+        vector.contains("ld.global.v2.f64") || vector.contains("ld.global.nc.v2.f64"),
+        "no 16-byte loads in vector.cu"
+    );
+    assert!(
+        vector.contains("st.global.v2.f64"),
+        "no 16-byte stores in vector.cu"
+    );
+    assert!(
+        vector.contains("shfl.sync.down"),
+        "reductions should use warp shuffles"
+    );
+    let spmv = ptx(&jit::ALL_SOURCES[1]);
+    for g in [4, 8, 16, 32] {
+        assert!(
+            spmv.contains(&format!(".entry spmv_csr_g{g}(")),
+            "spmv.cu lacks the {g}-thread variant"
+        );
+    }
+    assert!(
+        spmv.contains("ld.global.nc.f64"),
+        "x should be read through the read-only cache"
+    );
+    let bj = ptx(&jit::ALL_SOURCES[2]);
+    for b in 1..=3 {
+        assert!(
+            bj.contains(&format!(".entry block_jacobi_b{b}(")),
+            "block_jacobi.cu lacks b = {b}"
+        );
+    }
+}
+
+#[test]
+fn compile_error_names_the_file_and_line() {
+    if !nvrtc() {
+        return;
+    }
+    let src = "extern \"C\" __global__ void k(double* x) {\n  x[0] = undefined_symbol;\n}\n";
+    let err = jit::compile_ptx("broken.cu", src, "compute_90")
+        .expect_err("must not compile")
+        .to_string();
+    assert!(
+        err.contains("broken.cu"),
+        "error does not name the file: {err}"
+    );
+    assert!(
+        err.contains("undefined_symbol"),
+        "error does not carry the NVRTC log: {err}"
+    );
+    assert!(
+        err.contains("broken.cu(2)"),
+        "error does not point at line 2: {err}"
+    );
+}
+
+#[test]
+fn bad_architecture_is_an_error_not_a_panic() {
+    let err = jit::compile_all_ptx("compute_9")
+        .expect_err("invalid arch")
+        .to_string();
+    assert!(err.contains("compute_9"), "{err}");
+}
