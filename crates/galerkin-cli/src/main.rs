@@ -46,6 +46,9 @@ enum Command {
         /// Also write the rows as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Also run SpMV and CG on the first CUDA GPU (fails when there is none).
+        #[arg(long)]
+        gpu: bool,
     },
 }
 
@@ -67,6 +70,9 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             let r = run_file(&problem, &opts)?;
             println!("{}", if r.title.is_empty() { problem.display().to_string() } else { r.title.clone() });
             println!("  backend      {}", r.backend);
+            for n in &r.notes {
+                println!("  note         {n}");
+            }
             println!("  mesh         {} cells ({}), {} vertices", r.mesh.cells, r.mesh.cell_type, r.mesh.vertices);
             println!("  space        {} degree {} x{} -> {} dofs", r.space.family, r.space.degree, r.space.components, r.space.dofs);
             println!("  assembly     {:?}, {} stored entries, {} colors", r.assembly.level, r.assembly.stored_entries, r.assembly.colors);
@@ -90,10 +96,41 @@ fn run(cli: Cli) -> galerkin::Result<()> {
         Command::Devices => {
             let threads = rayon::current_num_threads();
             println!("cpu   {threads} threads, stream triad {:.1} GB/s", bench::stream_triad_gbs(1 << 24));
-            println!("cuda  none: this build has no CUDA backend");
+            match galerkin::backend::cuda::probe() {
+                Err(why) => println!("cuda  none: {why}"),
+                Ok(devices) => {
+                    for d in devices {
+                        let bw = galerkin::backend::cuda::CudaBackend::new(d.ordinal)
+                            .and_then(|be| galerkin::backend::cuda::bench::bandwidth(&be));
+                        let bw = match bw {
+                            Ok(b) => format!("copy {:.0} GB/s, triad {:.0} GB/s", b.copy_gbs, b.triad_gbs),
+                            Err(e) => format!("bandwidth not measured: {e}"),
+                        };
+                        println!(
+                            "cuda  #{} {}: {:.1} GiB ({:.1} GiB free), compute capability {}.{}, {} SMs, {bw}",
+                            d.ordinal,
+                            d.name,
+                            d.total_memory as f64 / (1u64 << 30) as f64,
+                            d.free_memory as f64 / (1u64 << 30) as f64,
+                            d.compute_capability.0,
+                            d.compute_capability.1,
+                            d.multiprocessors
+                        );
+                    }
+                }
+            }
             Ok(())
         }
-        Command::Bench { cases, dofs, max_iter, json } => {
+        Command::Bench { cases, dofs, max_iter, json, gpu } => {
+            let device = if gpu {
+                galerkin::backend::cuda::probe().map_err(|why| galerkin::Error::Backend { backend: "cuda".into(), message: why })?;
+                let be = galerkin::backend::cuda::CudaBackend::new(0)?;
+                let bw = galerkin::backend::cuda::bench::bandwidth(&be)?;
+                println!("gpu: {} — copy {:.0} GB/s, triad {:.0} GB/s (bytes read + written)", be.device().name, bw.copy_gbs, bw.triad_gbs);
+                Some(be)
+            } else {
+                None
+            };
             let cases = if cases.is_empty() {
                 BenchCase::ALL.to_vec()
             } else {
@@ -107,11 +144,17 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             let mut rows = Vec::new();
             for case in cases {
                 for &n in &dofs {
-                    let r = bench::run_case(case, n, max_iter)?;
+                    let r = bench::run_case(case, n, max_iter, device.as_ref())?;
                     println!(
                         "{:<18} {:>9} {:>9} {:>10} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>12.3e} {:>6} {:>10.3e} {:>8.2}",
                         r.case, r.cells, r.dofs, r.nnz, r.mesh_dofmap_s, r.assembly_s, r.sparsity_s, r.matrix_s, r.elements_per_s, r.iterations, r.seconds_per_iteration, r.cg_gb_per_s
                     );
+                    if let Some(g) = &r.gpu {
+                        println!(
+                            "{:<18}   gpu: SpMV {:.0} GB/s (cuSPARSE {:.0}), CG+Jacobi {} iters, {:.3e} s/iter, {:.0} GB/s, {:.1}x the CPU iteration",
+                            "", g.spmv_gb_per_s, g.cusparse_gb_per_s, g.iterations, g.seconds_per_iteration, g.cg_gb_per_s, g.speedup_per_iteration
+                        );
+                    }
                     rows.push(r);
                 }
             }

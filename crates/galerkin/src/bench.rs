@@ -68,10 +68,23 @@ pub struct BenchRow {
     /// Bytes a CG iteration streams at least (matrix values + column indices + row pointers and
     /// ~10 vector passes), divided by the time per iteration.
     pub cg_gb_per_s: f64,
+    /// GPU columns (with `--gpu`): own and cuSPARSE SpMV bandwidth, CG+Jacobi time per iteration
+    /// on the device, its compulsory-traffic bandwidth, and the speedup over the CPU iteration.
+    pub gpu: Option<GpuBench>,
 }
 
-/// Run one case at about `dofs` unknowns.
-pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize) -> Result<BenchRow> {
+#[derive(Clone, Debug, Serialize)]
+pub struct GpuBench {
+    pub spmv_gb_per_s: f64,
+    pub cusparse_gb_per_s: f64,
+    pub iterations: usize,
+    pub seconds_per_iteration: f64,
+    pub cg_gb_per_s: f64,
+    pub speedup_per_iteration: f64,
+}
+
+/// Run one case at about `dofs` unknowns (and on `gpu` too, when given).
+pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize, gpu: Option<&crate::backend::cuda::CudaBackend>) -> Result<BenchRow> {
     let n = case.divisions(dofs);
     let t = Instant::now();
     let (cell, degree, ncomp) = match case {
@@ -111,6 +124,34 @@ pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize) -> Result<BenchRo
     let nnz = system.storage_entries();
     let ndofs = space.ndofs();
     let bytes = (nnz * 12 + ndofs * 8 + ndofs * 8 * 10) as f64;
+    let gpu = match gpu {
+        None => None,
+        Some(be) => {
+            let a = match &system.operator {
+                crate::problem::linear::SystemOperator::Full(a) => a,
+                _ => return Err(Error::invalid("bench assembles full matrices")),
+            };
+            let (spmv, cusparse) = crate::backend::cuda::bench::spmv_bench(be, a, 50)?;
+            // Warm-up solve (JIT, allocations), then the timed one.
+            let warm = SolverConfig { options: KrylovOptions { max_iter: 5, ..config.options.clone() }, ..config.clone() };
+            let _ = system.solve_cuda(be, &warm);
+            let t = Instant::now();
+            let (its, s) = match system.solve_cuda(be, &config) {
+                Ok(sol) => (sol.stats.iterations, sol.timings.solve),
+                Err(Error::NotConverged { iterations, .. }) => (iterations, t.elapsed().as_secs_f64()),
+                Err(e) => return Err(e),
+            };
+            let spi = s / its.max(1) as f64;
+            Some(GpuBench {
+                spmv_gb_per_s: spmv,
+                cusparse_gb_per_s: cusparse,
+                iterations: its,
+                seconds_per_iteration: spi,
+                cg_gb_per_s: bytes / spi / 1e9,
+                speedup_per_iteration: seconds_per_iteration / spi,
+            })
+        }
+    };
     Ok(BenchRow {
         case: case.name().into(),
         cells: mesh.num_cells(),
@@ -124,6 +165,7 @@ pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize) -> Result<BenchRo
         iterations,
         seconds_per_iteration,
         cg_gb_per_s: bytes / seconds_per_iteration / 1e9,
+        gpu,
     })
 }
 

@@ -7,21 +7,7 @@ use galerkin::linalg::CsrMatrix;
 
 /// The first GPU, or `None` (after saying why) when there is none and none is required.
 fn gpu() -> Option<CudaBackend> {
-    let reason = match cuda::probe() {
-        Ok(devices) => match CudaBackend::new(0) {
-            Ok(b) => {
-                assert_eq!(b.device().name, devices[0].name);
-                return Some(b);
-            }
-            Err(e) => e.to_string(),
-        },
-        Err(reason) => reason,
-    };
-    if cuda::require_gpu() {
-        panic!("GALERKIN_REQUIRE_GPU=1 but no CUDA GPU is usable: {reason}");
-    }
-    eprintln!("SKIPPED: no CUDA GPU: {reason}");
-    None
+    cuda::test_gpu()
 }
 
 /// SplitMix64: reproducible inputs without a dependency.

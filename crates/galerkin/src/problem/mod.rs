@@ -2,6 +2,7 @@
 //! which [`run`] turns into the same library calls.
 pub mod config;
 pub mod linear;
+pub mod gpu;
 pub mod run;
 
 pub use linear::{flux, scalar, vector, Boundary, BoundaryCondition, LinearProblem, LinearSystem, Solution, SolverConfig, SolverMethod};

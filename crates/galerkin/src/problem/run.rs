@@ -27,7 +27,10 @@ pub struct RunOptions {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub title: String,
+    /// Where the solver ran (assembly runs on the CPU in this version).
     pub backend: String,
+    /// Why the backend differs from the one asked for, and similar remarks.
+    pub notes: Vec<String>,
     pub mesh: MeshReport,
     pub space: SpaceReport,
     pub assembly: AssemblyReport,
@@ -100,15 +103,61 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<Report> {
     run(&pf, base, opts)
 }
 
-/// Pick the backend: `auto` takes a GPU when one is found; this build runs on the CPU.
-fn backend_name(choice: BackendChoice) -> Result<&'static str> {
-    match choice {
-        BackendChoice::Cpu | BackendChoice::Auto => Ok("cpu"),
-        BackendChoice::Cuda => Err(Error::Backend {
-            backend: "cuda".into(),
-            message: "this build has no CUDA backend yet; use --backend cpu or auto".into(),
-        }),
+/// Where the linear algebra runs.
+pub enum Engine {
+    Cpu,
+    Cuda(Box<crate::backend::cuda::CudaBackend>),
+}
+
+impl Engine {
+    pub fn name(&self) -> String {
+        match self {
+            Engine::Cpu => "cpu".into(),
+            Engine::Cuda(be) => format!("cuda ({})", be.device().name),
+        }
     }
+}
+
+/// Pick the engine: `cpu`; `cuda` (an error naming the reason when no GPU can be used); `auto`
+/// takes the first GPU when one works and the problem can run there, else the CPU, saying why.
+pub fn select_engine(choice: BackendChoice, gpu_capable: std::result::Result<(), String>, notes: &mut Vec<String>) -> Result<Engine> {
+    use crate::backend::cuda::{probe, CudaBackend};
+    let open = || -> std::result::Result<CudaBackend, String> {
+        probe()?;
+        CudaBackend::new(0).map_err(|e| e.to_string())
+    };
+    match choice {
+        BackendChoice::Cpu => Ok(Engine::Cpu),
+        BackendChoice::Cuda => {
+            gpu_capable.map_err(|why| Error::Backend { backend: "cuda".into(), message: why })?;
+            open().map(|be| Engine::Cuda(Box::new(be))).map_err(|why| Error::Backend {
+                backend: "cuda".into(),
+                message: format!("no usable CUDA device: {why}"),
+            })
+        }
+        BackendChoice::Auto => match gpu_capable.and_then(|_| open()) {
+            Ok(be) => Ok(Engine::Cuda(Box::new(be))),
+            Err(why) => {
+                notes.push(format!("running on the CPU: {why}"));
+                Ok(Engine::Cpu)
+            }
+        },
+    }
+}
+
+/// Whether a problem's solver settings can run on the GPU (`Err` says why not).
+fn gpu_capable(pf: &ProblemFile) -> std::result::Result<(), String> {
+    use crate::solver::precond::PreconditionerKind as P;
+    if pf.assembly.level != crate::operator::AssemblyLevel::Full {
+        return Err("the CUDA backend needs assembly level `full`".into());
+    }
+    if pf.solver.method == super::linear::SolverMethod::Direct {
+        return Err("the direct solver runs on the CPU".into());
+    }
+    if matches!(pf.solver.preconditioner, P::Ssor | P::Ilu0) {
+        return Err(format!("preconditioner {:?} is CPU-only", pf.solver.preconditioner));
+    }
+    Ok(())
 }
 
 /// A problem file turned into library objects, ready to assemble and solve.
@@ -155,7 +204,8 @@ pub fn setup_file(path: &Path, progress: bool) -> Result<(ProblemFile, Setup)> {
 /// Run a parsed problem; `base` resolves relative paths in the file.
 pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     let t_start = Instant::now();
-    let backend = backend_name(opts.backend.unwrap_or(pf.backend))?;
+    let mut notes = Vec::new();
+    let engine = select_engine(opts.backend.unwrap_or(pf.backend), gpu_capable(pf), &mut notes)?;
     let mut times = PhaseTimes::default();
 
     let Setup { space, problem, config, mesh_s, space_s } = setup(pf, base, opts.progress)?;
@@ -166,7 +216,10 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     let spinner = io::progress_bar(0, "assembling", opts.progress);
     let system = problem.assemble(pf.assembly.level)?;
     spinner.finish_and_clear();
-    let sol = system.solve(&config)?;
+    let sol = match &engine {
+        Engine::Cpu => system.solve(&config)?,
+        Engine::Cuda(be) => system.solve_cuda(be, &config)?,
+    };
     times.assembly = sol.timings.assembly;
     times.preconditioner = sol.timings.preconditioner;
     times.solve = sol.timings.solve;
@@ -206,7 +259,8 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
 
     let report = Report {
         title: pf.title.clone(),
-        backend: backend.into(),
+        backend: engine.name(),
+        notes,
         mesh: MeshReport { cell_type: mesh.cell_type, cells: mesh.num_cells(), vertices: mesh.num_vertices(), dim: mesh.dim },
         space: SpaceReport { family: pf.space.family.clone(), degree: pf.space.degree, components: ncomp, dofs: space.ndofs() },
         assembly: AssemblyReport {

@@ -217,3 +217,21 @@ fn module(
     map.insert((ordinal, src.file), m.clone());
     Ok(m)
 }
+
+/// For tests and examples: the first usable GPU, or `None` after printing
+/// "SKIPPED: no CUDA GPU: <reason>". Panics instead when GALERKIN_REQUIRE_GPU=1, so a GPU machine
+/// cannot pass by skipping.
+pub fn test_gpu() -> Option<CudaBackend> {
+    let reason = match probe() {
+        Ok(_) => match CudaBackend::new(0) {
+            Ok(b) => return Some(b),
+            Err(e) => e.to_string(),
+        },
+        Err(reason) => reason,
+    };
+    if require_gpu() {
+        panic!("GALERKIN_REQUIRE_GPU=1 but no CUDA GPU is usable: {reason}");
+    }
+    eprintln!("SKIPPED: no CUDA GPU: {reason}");
+    None
+}

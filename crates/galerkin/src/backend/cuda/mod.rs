@@ -21,7 +21,7 @@ mod memory;
 pub mod vector;
 
 pub use block_jacobi::DeviceBlockJacobi;
-pub use context::{probe, require_gpu, CudaBackend, DeviceInfo};
+pub use context::{probe, require_gpu, test_gpu, CudaBackend, DeviceInfo};
 pub use csr::{DeviceCsr, SpmvPath};
 pub use vector::CudaVector;
 
