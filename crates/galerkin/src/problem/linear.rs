@@ -7,7 +7,7 @@ use crate::operator::assemble::{assemble_matrix, assemble_vector, sparsity};
 use crate::operator::dirichlet::eliminate;
 use crate::operator::{AssemblyLevel, Coloring, Constrained, Constraints, ElementIntegrator, ElementMatrices, FluxFn, VectorFn};
 use crate::physics::{Coefficient, PointwisePhysics};
-use crate::solver::precond::{BlockJacobi, Chebyshev, Ilu0, Jacobi, PreconditionerKind, Ssor};
+use crate::solver::precond::{BlockJacobi, Chebyshev, Jacobi, PrecondParams, PreconditionerKind};
 use crate::solver::{DirectSolver, KrylovMethod, KrylovOptions, SolveStats};
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
@@ -358,49 +358,35 @@ impl LinearSystem {
         }
     }
 
-    fn node_blocks(&self) -> Vec<f64> {
+    /// Per-node diagonal blocks of the element-level operator, identity on constrained dofs.
+    fn element_node_blocks(&self, op: &Constrained<Cpu, ElementMatrices>) -> Vec<f64> {
         let n = self.ncomp;
-        match &self.operator {
-            SystemOperator::Full(a) => {
-                let nn = a.nrows / n;
-                let mut b = vec![0.0; nn * n * n];
-                for node in 0..nn {
-                    for i in 0..n {
-                        for j in 0..n {
-                            b[node * n * n + i * n + j] = a.get(node * n + i, node * n + j);
-                        }
-                    }
-                }
-                b
-            }
-            SystemOperator::Element(op) => {
-                let mut b = op.inner.node_blocks();
-                for &d in &self.constraints.dofs {
-                    let (node, c) = (d / n, d % n);
-                    for j in 0..n {
-                        b[node * n * n + c * n + j] = if j == c { 1.0 } else { 0.0 };
-                        b[node * n * n + j * n + c] = if j == c { 1.0 } else { 0.0 };
-                    }
-                }
-                b
+        let mut b = op.inner.node_blocks();
+        for &d in &self.constraints.dofs {
+            let (node, c) = (d / n, d % n);
+            for j in 0..n {
+                b[node * n * n + c * n + j] = if j == c { 1.0 } else { 0.0 };
+                b[node * n * n + j * n + c] = if j == c { 1.0 } else { 0.0 };
             }
         }
+        b
     }
 
     fn preconditioner(&self, kind: PreconditionerKind) -> Result<Box<dyn LinearOperator<Cpu> + '_>> {
-        let csr = || match &self.operator {
-            SystemOperator::Full(a) => Ok(a),
-            SystemOperator::Element(_) => Err(Error::invalid(format!(
-                "preconditioner `{kind:?}` needs an assembled matrix: use assembly level `full`"
-            ))),
+        let op = match &self.operator {
+            SystemOperator::Full(a) => return kind.build(a, &PrecondParams { block_size: self.ncomp, omega: 1.0 }),
+            SystemOperator::Element(op) => op,
         };
         Ok(match kind {
             PreconditionerKind::None => Box::new(Identity(self.ndofs())),
             PreconditionerKind::Jacobi => Box::new(Jacobi::new(&Cpu, &self.diagonal())?),
-            PreconditionerKind::BlockJacobi => Box::new(BlockJacobi::from_blocks(self.ncomp, self.node_blocks())?),
-            PreconditionerKind::Ssor => Box::new(Ssor::new(csr()?, 1.0)?),
-            PreconditionerKind::Ilu0 => Box::new(Ilu0::new(csr()?)?),
-            PreconditionerKind::Chebyshev => Box::new(Chebyshev::new(&Cpu, self.as_operator(), &self.diagonal(), 4, 30.0)?),
+            PreconditionerKind::BlockJacobi => Box::new(BlockJacobi::from_blocks(self.ncomp, self.element_node_blocks(op))?),
+            PreconditionerKind::Chebyshev => Box::new(Chebyshev::new(&Cpu, op, &self.diagonal(), 4, 30.0)?),
+            PreconditionerKind::Ssor | PreconditionerKind::Ilu0 => {
+                return Err(Error::invalid(format!(
+                    "preconditioner `{kind:?}` needs an assembled matrix: use assembly level `full`"
+                )))
+            }
         })
     }
 
