@@ -15,12 +15,14 @@ use std::time::Instant;
 fn main() -> galerkin::Result<()> {
     let Some(be) = test_gpu() else { return Ok(()) };
     let n = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(215);
+    let degree = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(1);
     let mesh = Arc::new(generate::box_mesh(n, n, n, [0.0; 3], [1.0; 3], CellType::Tetrahedron)?);
-    let space = Arc::new(FunctionSpace::lagrange(mesh, 1, 1)?);
+    let space = Arc::new(FunctionSpace::lagrange(mesh, degree, 1)?);
     let sys = LinearProblem::new(space, Diffusion::new(1.0)).source(scalar(|_| 1.0)).dirichlet(["xmin"], scalar(|_| 0.0)).assemble(AssemblyLevel::Full)?;
     let SystemOperator::Full(a) = &sys.operator else { unreachable!() };
     let nd = a.nrows;
-    let da = DeviceCsr::from_host(&be, a)?;
+    let mut da = DeviceCsr::from_host(&be, a)?;
+    let chosen = da.threads_per_row();
     let jac = Jacobi::new(&be, &a.diagonal())?;
     let x = be.from_host(&vec![1.0; nd])?;
     let mut y = be.zeros(nd)?;
@@ -41,7 +43,12 @@ fn main() -> galerkin::Result<()> {
     };
     let v = nd as f64 * 8.0;
     println!("n = {nd}, nnz = {}", a.nnz());
-    time("spmv", (a.nnz() * 12 + nd * 4) as f64 + 2.0 * v, &mut || da.apply(&be, &x, &mut y))?;
+    for g in [4, 8, 16, 32] {
+        da.set_threads_per_row(g)?;
+        let label = format!("spmv g={g}{}", if g == chosen { " *" } else { "" });
+        time(&label, (a.nnz() * 12 + nd * 4) as f64 + 2.0 * v, &mut || da.apply(&be, &x, &mut y))?;
+    }
+    da.set_threads_per_row(chosen)?;
     time("jacobi", 3.0 * v, &mut || jac.apply(&be, &x, &mut z))?;
     time("dot", 2.0 * v, &mut || be.dot(&x, &y).map(|_| ()))?;
     time("axpby", 3.0 * v, &mut || be.axpby(1.0, &x, 0.5, &mut w))?;
