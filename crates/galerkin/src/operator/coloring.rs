@@ -1,16 +1,13 @@
-//! Cell coloring: cells of one color share no vertex, hence no dof, so their element
+//! Block coloring: blocks of cells of one color share no vertex, hence no dof, so their element
 //! contributions can be summed into a global matrix or vector in parallel without locks or
-//! atomics. Greedy first-fit over cells in order, which gives ~8 colors on structured hexes and a
-//! few dozen on tetrahedra.
+//! atomics. Greedy first-fit over blocks of consecutive cells.
 use crate::mesh::Mesh;
 
-/// Cells grouped by color.
+/// Blocks of consecutive cells grouped by color.
 #[derive(Clone, Debug)]
 pub struct Coloring {
-    /// Cells of each color, in increasing order.
-    pub colors: Vec<Vec<usize>>,
-    /// The same colors as runs of consecutive cells (blocks): a CPU thread takes a whole block, so
-    /// the matrix rows it touches stay in cache, which per-cell colors spread over the whole mesh.
+    /// Runs of consecutive cells per color: a CPU thread takes a whole block, so the matrix rows
+    /// it touches stay in cache, which per-cell colors would spread over the whole mesh.
     pub blocks: Vec<Vec<std::ops::Range<usize>>>,
 }
 
@@ -18,14 +15,9 @@ pub struct Coloring {
 pub const BLOCK_CELLS: usize = 2048;
 
 impl Coloring {
-    /// Per-cell colors (for one-thread-per-cell devices) and per-block colors (for CPU threads).
+    /// First-fit colors of blocks of [`BLOCK_CELLS`] cells: blocks of one color share no vertex.
     pub fn greedy(mesh: &Mesh) -> Coloring {
         let ncells = mesh.num_cells();
-        let cell_colors = greedy_first_fit(mesh.num_vertices(), ncells, |c| mesh.cell(c).iter().copied().collect());
-        let mut colors = vec![Vec::new(); cell_colors.iter().max().map_or(0, |m| m + 1)];
-        for (c, &col) in cell_colors.iter().enumerate() {
-            colors[col].push(c);
-        }
         let nblocks = ncells.div_ceil(BLOCK_CELLS);
         let range = |b: usize| b * BLOCK_CELLS..((b + 1) * BLOCK_CELLS).min(ncells);
         let block_colors = greedy_first_fit(mesh.num_vertices(), nblocks, |b| {
@@ -38,11 +30,11 @@ impl Coloring {
         for (b, &col) in block_colors.iter().enumerate() {
             blocks[col].push(range(b));
         }
-        Coloring { colors, blocks }
+        Coloring { blocks }
     }
 
     pub fn num_colors(&self) -> usize {
-        self.colors.len()
+        self.blocks.len()
     }
 }
 

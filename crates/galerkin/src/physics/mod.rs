@@ -70,7 +70,8 @@ impl PointwisePhysics for Sum {
         let all = self.modes();
         let m = all.size(n, dim);
         d[..m * m].fill(0.0);
-        let mut tmp = vec![0.0; m * m];
+        // Largest term: 3 components, values and 3D gradients (12 × 12); no allocation per point.
+        let mut tmp = [0.0; 144];
         for p in &self.0 {
             let pm = p.modes();
             let k = pm.size(n, dim);

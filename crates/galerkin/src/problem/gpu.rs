@@ -1,12 +1,10 @@
 //! Solving an assembled system on a CUDA GPU: the CSR matrix and vectors go to the device once,
 //! the Krylov iterations run there (the same generic solvers as on the CPU), and only the solution
 //! comes back.
-use super::linear::{LinearSystem, Solution, SolverConfig, SolverMethod, SystemOperator};
+use super::linear::{LinearSystem, Solution, SolverConfig, SystemOperator};
 use crate::backend::cuda::{CudaBackend, DeviceBlockJacobi, DeviceCsr};
 use crate::backend::{Backend, Identity, LinearOperator};
-use crate::linalg::dense::invert_in_place;
-use crate::solver::precond::{Chebyshev, Jacobi, PreconditionerKind};
-use crate::solver::KrylovMethod;
+use crate::solver::precond::{BlockJacobi, Chebyshev, Jacobi, PreconditionerKind};
 use crate::{Error, Result};
 use std::time::Instant;
 
@@ -19,12 +17,10 @@ impl LinearSystem {
                 return Err(Error::invalid("the CUDA backend solves assembled systems: use assembly level `full`"))
             }
         };
-        let method = match config.method {
-            SolverMethod::Cg => KrylovMethod::Cg,
-            SolverMethod::Gmres => KrylovMethod::Gmres,
-            SolverMethod::Bicgstab => KrylovMethod::BiCgStab,
-            SolverMethod::Direct => return Err(Error::invalid("the direct solver runs on the CPU: use --backend cpu")),
-        };
+        let method = config
+            .method
+            .krylov()
+            .ok_or_else(|| Error::invalid("the direct solver runs on the CPU: use --backend cpu"))?;
         let mut timings = self.timings.clone();
         let t0 = Instant::now();
         let n = self.ndofs();
@@ -35,18 +31,8 @@ impl LinearSystem {
             PreconditionerKind::Jacobi => Box::new(Jacobi::new(be, &diag)?),
             PreconditionerKind::Chebyshev => Box::new(Chebyshev::new(be, &da, &diag, 4, 30.0)?),
             PreconditionerKind::BlockJacobi => {
-                let bs = self.ncomp;
-                let mut blocks = vec![0.0; n * bs];
-                for node in 0..n / bs {
-                    for i in 0..bs {
-                        for j in 0..bs {
-                            blocks[node * bs * bs + i * bs + j] = a.get(node * bs + i, node * bs + j);
-                        }
-                    }
-                    invert_in_place(&mut blocks[node * bs * bs..(node + 1) * bs * bs], bs)
-                        .ok_or_else(|| Error::invalid(format!("block Jacobi: singular block at node {node}")))?;
-                }
-                Box::new(DeviceBlockJacobi::new(be, bs, &blocks)?)
+                let host = BlockJacobi::from_csr(a, self.ncomp)?;
+                Box::new(DeviceBlockJacobi::new(be, host.block_size(), host.inverses())?)
             }
             k @ (PreconditionerKind::Ssor | PreconditionerKind::Ilu0) => {
                 return Err(Error::invalid(format!("preconditioner {k:?} is CPU-only (sequential sweeps): use jacobi, block-jacobi or chebyshev on the GPU")))

@@ -133,6 +133,18 @@ pub enum SolverMethod {
     Direct,
 }
 
+impl SolverMethod {
+    /// The Krylov method this names (`None` for the direct solver).
+    pub fn krylov(self) -> Option<KrylovMethod> {
+        match self {
+            SolverMethod::Cg => Some(KrylovMethod::Cg),
+            SolverMethod::Gmres => Some(KrylovMethod::Gmres),
+            SolverMethod::Bicgstab => Some(KrylovMethod::BiCgStab),
+            SolverMethod::Direct => None,
+        }
+    }
+}
+
 impl Default for SolverConfig {
     fn default() -> Self {
         SolverConfig { method: SolverMethod::Cg, preconditioner: PreconditionerKind::Jacobi, options: KrylovOptions::default() }
@@ -397,7 +409,16 @@ impl LinearSystem {
         let t0 = Instant::now();
         let b = &self.rhs;
         let bnorm = b.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let (u, stats) = if config.method == SolverMethod::Direct {
+        let (u, stats) = if let Some(method) = config.method.krylov() {
+            let m = self.preconditioner(config.preconditioner)?;
+            timings.preconditioner = t0.elapsed().as_secs_f64();
+            if method == KrylovMethod::Cg && !self.symmetric {
+                return Err(Error::invalid("CG needs a symmetric operator; use gmres or bicgstab"));
+            }
+            let mut u = vec![0.0; n];
+            let stats = method.solve(&Cpu, self.as_operator(), m.as_ref(), b, &mut u, &config.options)?;
+            (u, stats)
+        } else {
             let a = match &self.operator {
                 SystemOperator::Full(a) => a,
                 SystemOperator::Element(_) => {
@@ -418,20 +439,6 @@ impl LinearSystem {
                 final_residual: res,
                 relative_residual: if bnorm > 0.0 { res / bnorm } else { 0.0 },
             };
-            (u, stats)
-        } else {
-            let m = self.preconditioner(config.preconditioner)?;
-            timings.preconditioner = t0.elapsed().as_secs_f64();
-            let method = match config.method {
-                SolverMethod::Cg => KrylovMethod::Cg,
-                SolverMethod::Gmres => KrylovMethod::Gmres,
-                _ => KrylovMethod::BiCgStab,
-            };
-            if method == KrylovMethod::Cg && !self.symmetric {
-                return Err(Error::invalid("CG needs a symmetric operator; use gmres or bicgstab"));
-            }
-            let mut u = vec![0.0; n];
-            let stats = method.solve(&Cpu, self.as_operator(), m.as_ref(), b, &mut u, &config.options)?;
             (u, stats)
         };
         timings.solve = t0.elapsed().as_secs_f64() - timings.preconditioner;

@@ -292,18 +292,10 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
 fn build_mesh(pf: &ProblemFile, base: &Path) -> Result<Mesh> {
     let m = &pf.mesh;
     if let Some(file) = &m.file {
-        for k in ["generator", "n", "lower", "upper", "cell", "grading"] {
-            let set = match k {
-                "n" => m.n.is_some(),
-                "lower" => m.lower.is_some(),
-                "upper" => m.upper.is_some(),
-                "cell" => m.cell.is_some(),
-                "grading" => m.grading.is_some(),
-                _ => false,
-            };
-            if set {
-                return Err(Error::config(format!("mesh.{k}"), "not allowed with `mesh.file`"));
-            }
+        let generator_keys =
+            [("n", m.n.is_some()), ("lower", m.lower.is_some()), ("upper", m.upper.is_some()), ("cell", m.cell.is_some()), ("grading", m.grading.is_some())];
+        if let Some((k, _)) = generator_keys.iter().find(|(_, set)| *set) {
+            return Err(Error::config(format!("mesh.{k}"), "not allowed with `mesh.file`"));
         }
         return gmsh::read_msh(&base.join(file));
     }

@@ -85,6 +85,11 @@ impl BlockJacobi {
     pub fn block_size(&self) -> usize {
         self.block_size
     }
+
+    /// The inverted blocks (row-major `b×b` per node), e.g. to upload to a device.
+    pub fn inverses(&self) -> &[f64] {
+        &self.inverses
+    }
 }
 
 fn check_block_size(block_size: usize, n: usize, what: &str) -> Result<()> {
