@@ -49,6 +49,19 @@ enum Command {
         /// Also run SpMV and CG on the first CUDA GPU (fails when there is none).
         #[arg(long)]
         gpu: bool,
+        /// The CPU-vs-GPU matrix instead (needs a GPU): poisson/elasticity 2D/3D × degrees × --dofs,
+        /// assembly and solve on both.
+        #[arg(long)]
+        matrix: bool,
+        /// Matrix problems (default: all): poisson-2d, poisson-3d, elasticity-2d, elasticity-3d.
+        #[arg(long = "problem")]
+        problems: Vec<String>,
+        /// Matrix degrees.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+        degrees: Vec<usize>,
+        /// Matrix: run the CPU columns only up to this many unknowns.
+        #[arg(long, default_value_t = 2_000_000)]
+        cpu_max_dofs: usize,
     },
 }
 
@@ -121,7 +134,10 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
-        Command::Bench { cases, dofs, max_iter, json, gpu } => {
+        Command::Bench { matrix: true, problems, degrees, dofs, max_iter, json, cpu_max_dofs, .. } => {
+            bench_matrix(&problems, &degrees, &dofs, max_iter, cpu_max_dofs, json)
+        }
+        Command::Bench { cases, dofs, max_iter, json, gpu, .. } => {
             let device = if gpu {
                 galerkin::backend::cuda::probe().map_err(|why| galerkin::Error::Backend { backend: "cuda".into(), message: why })?;
                 let be = galerkin::backend::cuda::CudaBackend::new(0)?;
@@ -164,4 +180,44 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `galerkin bench --matrix`: one line per (problem, degree, size), CPU columns up to `cpu_max`.
+fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iters: usize, cpu_max: usize, json: Option<PathBuf>) -> galerkin::Result<()> {
+    use galerkin::bench::matrix::{self, MatrixProblem};
+    galerkin::backend::cuda::probe().map_err(|why| galerkin::Error::Backend { backend: "cuda".into(), message: why })?;
+    let be = galerkin::backend::cuda::CudaBackend::new(0)?;
+    let bw = galerkin::backend::cuda::bench::bandwidth(&be)?;
+    println!("gpu: {} — copy {:.0} GB/s; cpu: {} threads", be.device().name, bw.copy_gbs, rayon::current_num_threads());
+    let problems = if problems.is_empty() {
+        MatrixProblem::ALL.to_vec()
+    } else {
+        problems.iter().map(|p| MatrixProblem::parse(p)).collect::<galerkin::Result<Vec<_>>>()?
+    };
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.3e}"));
+    println!(
+        "{:<14} {:>2} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>5} {:>4} {:>9} {:>6} {:>5} {:>8} {:>6} {:>9} {:>9} {:>6} {:>6} {:>7} {:>7}",
+        "problem", "k", "dofs", "nnz", "cpu mat s", "gpu atom", "gpu col", "gpu rows", "gpu patch", "atom%", "col", "el/s", "GF/s", "xflr", "gpu asm", "iters", "cpu slv s", "gpu slv s", "CG GB/s", "CG GF", "x mat", "x solve"
+    );
+    let mut rows = Vec::new();
+    for &problem in &problems {
+        for &degree in degrees {
+            for &n in dofs {
+                let r = matrix::run(problem, degree, n, &be, bw.copy_gbs, n <= cpu_max, cpu_iters)?;
+                println!(
+                    "{:<14} {:>2} {:>9} {:>10} {:>9} {:>9.3e} {:>9.3e} {:>9} {:>9} {:>5} {:>4} {:>9.3e} {:>6.0} {:>5.2} {:>8.3} {:>6} {:>9} {:>9.3e} {:>6.0} {:>6.0} {:>7} {:>7}",
+                    r.problem, r.degree, r.dofs, r.nnz, opt(r.cpu_matrix_s), r.gpu_matrix_atomic_s, r.gpu_matrix_colored_s, opt(r.gpu_matrix_rows_s), opt(r.gpu_matrix_patch_s),
+                    r.patch_atomic_fraction.map_or("-".into(), |f| format!("{:.0}", 100.0 * f)), r.colors,
+                    r.gpu_elements_per_s, r.gpu_assembly_gflops, r.assembly_over_floor, r.gpu_assembly_s, r.iterations, opt(r.cpu_solve_s),
+                    r.gpu_solve_s, r.gpu_cg_gb_per_s, r.gpu_cg_gflops,
+                    r.speedup_matrix.map_or("-".into(), |x| format!("{x:.0}")), r.speedup_solve.map_or("-".into(), |x| format!("{x:.0}"))
+                );
+                rows.push(r);
+            }
+        }
+    }
+    if let Some(path) = json {
+        galerkin::io::write_json(&path, &rows)?;
+    }
+    Ok(())
 }

@@ -48,6 +48,22 @@ fn examples_agree_between_cpu_and_gpu() {
         let rtol = s.config.options.rtol;
         assert!(res <= 10.0 * rtol, "{name}: GPU relative residual {res:e} > 10 rtol");
         assert!(diff < 1e-6, "{name}: GPU and CPU solutions differ by {diff:e}");
+        // The whole pipeline on the GPU: assembled there too, at both assembly levels.
+        for level in [AssemblyLevel::Full, AssemblyLevel::Element] {
+            let mut config = s.config.clone();
+            if level == AssemblyLevel::Element && config.preconditioner == galerkin::solver::precond::PreconditionerKind::BlockJacobi {
+                config.preconditioner = galerkin::solver::precond::PreconditionerKind::Jacobi;
+            }
+            let dev = s.problem.assemble_cuda(&be, level, cuda::Scatter::Auto).unwrap();
+            let sol = dev.solve(&config).unwrap();
+            let mut r = vec![0.0; a.nrows];
+            a.spmv(&sol.u, &mut r);
+            let res = norm(&r.iter().zip(&system.rhs).map(|(x, b)| b - x).collect::<Vec<_>>()) / norm(&system.rhs);
+            let diff = norm(&cpu.u.iter().zip(&sol.u).map(|(x, y)| x - y).collect::<Vec<_>>()) / norm(&cpu.u);
+            eprintln!("{name} GPU-assembled {level:?}: residual against the CPU system {res:.2e}, difference {diff:.2e}, {} iterations", sol.stats.iterations);
+            assert!(res <= 10.0 * rtol, "{name} {level:?}: GPU-assembled residual {res:e} > 10 rtol");
+            assert!(diff < 1e-6, "{name} {level:?}: GPU-assembled solution differs by {diff:e}");
+        }
     }
 }
 

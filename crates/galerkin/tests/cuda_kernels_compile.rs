@@ -125,3 +125,19 @@ fn bad_architecture_is_an_error_not_a_panic() {
         .to_string();
     assert!(err.contains("compute_9"), "{err}");
 }
+
+#[test]
+fn every_assembly_variant_compiles_without_warnings() {
+    if !nvrtc() {
+        return;
+    }
+    let variants = galerkin::backend::cuda::assembly::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
+    // 3 degrees × (2 physics in 1D, 5 on each of the 4 cell types in 2D/3D) = 3·2 + 12·5.
+    assert_eq!(variants.len(), 66);
+    assert!(variants.iter().any(|(v, _)| v.reftensor) && variants.iter().any(|(v, _)| v.affine && !v.reftensor));
+    for (v, bytes) in &variants {
+        assert!(*bytes > 2000, "{v:?}: suspiciously small PTX ({bytes} bytes)");
+    }
+    let largest = variants.iter().max_by_key(|(_, b)| *b).unwrap();
+    eprintln!("{} assembly variants compiled; largest {:?} with {} bytes of PTX", variants.len(), largest.0, largest.1);
+}

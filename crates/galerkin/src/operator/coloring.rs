@@ -38,6 +38,18 @@ impl Coloring {
     }
 }
 
+/// Per-cell first-fit colors, as lists of cells per color: cells of one color share no vertex. The
+/// GPU runs one launch per color with one thread group per cell, where blocks of 2048 cells would
+/// leave too few independent cells per color to fill the device.
+pub fn cell_colors(mesh: &Mesh) -> Vec<Vec<u32>> {
+    let colors = greedy_first_fit(mesh.num_vertices(), mesh.num_cells(), |c| mesh.cell(c).to_vec());
+    let mut lists = vec![Vec::new(); colors.iter().max().map_or(0, |m| m + 1)];
+    for (c, &col) in colors.iter().enumerate() {
+        lists[col].push(c as u32);
+    }
+    lists
+}
+
 /// First-fit coloring of `n` items so that items sharing a vertex differ in color; per vertex a
 /// bit set of the colors already used around it, widened 64 colors at a time.
 fn greedy_first_fit(nv: usize, n: usize, verts: impl Fn(usize) -> Vec<usize>) -> Vec<usize> {

@@ -156,8 +156,22 @@ impl<'a> ElementIntegrator<'a> {
                 }
             }
         }
+        self.add_robin_matrix(c, ke)
+    }
+
+    /// Cells that carry Robin facet terms (the GPU assembles volumes and adds these from the host).
+    pub fn robin_cells(&self) -> Vec<usize> {
+        (0..self.robin.len()).filter(|&c| !self.robin[c].is_empty()).collect()
+    }
+
+    /// `ke += ∫ α u·v` over the Robin facets of cell `c` (nothing for cells without them).
+    pub fn add_robin_matrix(&self, c: usize, ke: &mut [f64]) -> Result<()> {
+        let n = self.space.ncomp;
+        let nd = self.elem_size();
+        let region = self.space.mesh.cell_tags[c];
         for (lf, alpha) in &self.robin[c] {
             let fq = &self.facets[*lf];
+            let nloc = fq.tab.ndofs;
             self.for_facet_points(c, fq, |x, _nrm, w, vals| {
                 let a = alpha.eval(x, region) * w;
                 for i in 0..nloc {

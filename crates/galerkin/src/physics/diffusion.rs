@@ -31,6 +31,9 @@ impl PointwisePhysics for Diffusion {
     fn check(&self, mesh: &Mesh) -> Result<()> {
         self.kappa.check(mesh, "kappa")
     }
+    fn device_terms(&self) -> Option<Vec<super::DeviceTerm<'_>>> {
+        Some(vec![super::DeviceTerm::Diffusion(&self.kappa)])
+    }
     fn name(&self) -> String {
         "diffusion".into()
     }

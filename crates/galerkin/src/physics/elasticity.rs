@@ -67,6 +67,9 @@ impl PointwisePhysics for Elasticity {
         self.lambda.check(mesh, "lambda")?;
         self.mu.check(mesh, "mu")
     }
+    fn device_terms(&self) -> Option<Vec<super::DeviceTerm<'_>>> {
+        Some(vec![super::DeviceTerm::Elasticity { lambda: &self.lambda, mu: &self.mu }])
+    }
     fn name(&self) -> String {
         format!("linear elasticity ({}D{})", self.dim, if self.dim == 2 { ", plane strain" } else { "" })
     }

@@ -33,6 +33,9 @@ impl PointwisePhysics for Mass {
     fn check(&self, mesh: &Mesh) -> Result<()> {
         self.rho.check(mesh, "rho")
     }
+    fn device_terms(&self) -> Option<Vec<super::DeviceTerm<'_>>> {
+        Some(vec![super::DeviceTerm::Mass(&self.rho)])
+    }
     fn name(&self) -> String {
         "mass".into()
     }

@@ -47,6 +47,23 @@ pub trait PointwisePhysics: Send + Sync {
     fn check(&self, mesh: &Mesh) -> Result<()>;
     /// Human-readable name for reports.
     fn name(&self) -> String;
+    /// The terms as the GPU assembly kernels know them, or `None` when this physics has no GPU
+    /// form (it then assembles on the CPU only).
+    fn device_terms(&self) -> Option<Vec<DeviceTerm<'_>>> {
+        None
+    }
+}
+
+/// A pointwise term with a closed form on the GPU: the kernels evaluate `D` from the coefficient
+/// values sampled at the quadrature points, so only these scalars (not `D`) cross to the device.
+#[derive(Clone, Copy, Debug)]
+pub enum DeviceTerm<'a> {
+    /// κ ∇u·∇v for every component.
+    Diffusion(&'a Coefficient),
+    /// ρ u·v for every component.
+    Mass(&'a Coefficient),
+    /// λ div u div v + 2μ ε(u):ε(v).
+    Elasticity { lambda: &'a Coefficient, mu: &'a Coefficient },
 }
 
 /// The sum of several physics terms with the same number of components (e.g. diffusion plus a
@@ -93,5 +110,12 @@ impl PointwisePhysics for Sum {
     }
     fn name(&self) -> String {
         self.0.iter().map(|p| p.name()).collect::<Vec<_>>().join(" + ")
+    }
+    fn device_terms(&self) -> Option<Vec<DeviceTerm<'_>>> {
+        let mut all = Vec::new();
+        for p in &self.0 {
+            all.extend(p.device_terms()?);
+        }
+        Some(all)
     }
 }

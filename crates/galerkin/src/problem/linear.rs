@@ -73,6 +73,9 @@ pub fn flux(f: impl Fn([f64; 3], [f64; 3]) -> f64 + Send + Sync + 'static) -> Fl
     Arc::new(move |x, n, out: &mut [f64]| out[0] = f(x, n))
 }
 
+/// An integrator and the facet loads `(facets, flux)` of the Neumann and Robin conditions.
+pub(crate) type Integration<'a> = (ElementIntegrator<'a>, Vec<(Vec<(usize, usize)>, FluxFn)>);
+
 /// A linear problem: find u in `space` with a(u, v) = ℓ(v) for all v, plus boundary conditions.
 pub struct LinearProblem {
     pub space: Arc<FunctionSpace>,
@@ -90,6 +93,8 @@ pub struct Timings {
     pub assembly: f64,
     pub coloring: f64,
     pub sparsity: f64,
+    /// GPU only: CSR position of every element entry, found once per mesh.
+    pub positions: f64,
     /// Element matrices computed and summed (the hot loop).
     pub matrix: f64,
     pub rhs: f64,
@@ -236,10 +241,10 @@ impl LinearProblem {
         Ok(Constraints { dofs: vals.keys().copied().collect(), values: vals.values().copied().collect() })
     }
 
-    /// Assemble the system at `level`.
-    pub fn assemble(&self, level: AssemblyLevel) -> Result<LinearSystem> {
+    /// The element integrator (with the Robin terms) and the facet loads of the boundary
+    /// conditions: what both the CPU and the GPU assembly start from.
+    pub(crate) fn integrator(&self) -> Result<Integration<'_>> {
         self.check()?;
-        let t0 = Instant::now();
         let space = &*self.space;
         let mesh = &*space.mesh;
         let mut integ = ElementIntegrator::new(space, self.physics.as_ref(), self.quadrature_degree)?;
@@ -260,6 +265,15 @@ impl LinearProblem {
                 BoundaryCondition::Dirichlet { .. } => {}
             }
         }
+        Ok((integ, fluxes))
+    }
+
+    /// Assemble the system at `level`.
+    pub fn assemble(&self, level: AssemblyLevel) -> Result<LinearSystem> {
+        let t0 = Instant::now();
+        let space = &*self.space;
+        let mesh = &*space.mesh;
+        let (integ, fluxes) = self.integrator()?;
         let mut timings = Timings::default();
         let lap = |t: &mut Instant| {
             let s = t.elapsed().as_secs_f64();
@@ -302,7 +316,7 @@ impl LinearProblem {
         })
     }
 
-    fn load_vector(&self, integ: &ElementIntegrator, coloring: &Coloring, fluxes: &[(Vec<(usize, usize)>, FluxFn)]) -> Result<Vec<f64>> {
+    pub(crate) fn load_vector(&self, integ: &ElementIntegrator, coloring: &Coloring, fluxes: &[(Vec<(usize, usize)>, FluxFn)]) -> Result<Vec<f64>> {
         let space = &*self.space;
         let ncells = space.mesh.num_cells();
         let mut b = vec![0.0; space.ndofs()];

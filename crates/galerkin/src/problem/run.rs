@@ -148,8 +148,8 @@ pub fn select_engine(choice: BackendChoice, gpu_capable: std::result::Result<(),
 /// Whether a problem's solver settings can run on the GPU (`Err` says why not).
 fn gpu_capable(pf: &ProblemFile) -> std::result::Result<(), String> {
     use crate::solver::precond::PreconditionerKind as P;
-    if pf.assembly.level != crate::operator::AssemblyLevel::Full {
-        return Err("the CUDA backend needs assembly level `full`".into());
+    if pf.assembly.level != crate::operator::AssemblyLevel::Full && pf.solver.preconditioner == P::BlockJacobi {
+        return Err("block Jacobi on the GPU needs assembly level `full`".into());
     }
     if pf.solver.method == super::linear::SolverMethod::Direct {
         return Err("the direct solver runs on the CPU".into());
@@ -214,11 +214,20 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     let mesh = space.mesh.clone();
     let ncomp = space.ncomp;
     let spinner = io::progress_bar(0, "assembling", opts.progress);
-    let system = problem.assemble(pf.assembly.level)?;
-    spinner.finish_and_clear();
-    let sol = match &engine {
-        Engine::Cpu => system.solve(&config)?,
-        Engine::Cuda(be) => system.solve_cuda(be, &config)?,
+    // What the report needs from either system: stored entries, colors, constrained dofs.
+    let (sol, assembly_report) = match &engine {
+        Engine::Cpu => {
+            let system = problem.assemble(pf.assembly.level)?;
+            spinner.finish_and_clear();
+            let r = (system.storage_entries(), system.ncolors, system.constraints.dofs.len());
+            (system.solve(&config)?, r)
+        }
+        Engine::Cuda(be) => {
+            let system = problem.assemble_cuda(be, pf.assembly.level, crate::backend::cuda::Scatter::Auto)?;
+            spinner.finish_and_clear();
+            let r = (system.storage_entries(), system.ncolors, system.constraints.dofs.len());
+            (system.solve(&config)?, r)
+        }
     };
     times.assembly = sol.timings.assembly;
     times.preconditioner = sol.timings.preconditioner;
@@ -265,9 +274,9 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
         space: SpaceReport { family: pf.space.family.clone(), degree: pf.space.degree, components: ncomp, dofs: space.ndofs() },
         assembly: AssemblyReport {
             level: pf.assembly.level,
-            stored_entries: system.storage_entries(),
-            colors: system.ncolors,
-            dirichlet_dofs: system.constraints.dofs.len(),
+            stored_entries: assembly_report.0,
+            colors: assembly_report.1,
+            dirichlet_dofs: assembly_report.2,
         },
         solver: SolverReport {
             method: sol.stats.method.clone(),

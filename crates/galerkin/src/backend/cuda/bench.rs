@@ -27,7 +27,7 @@ const ARRAY_BYTES: usize = 512 << 20;
 
 /// Median wall time of `reps` runs of `f` in seconds, each bracketed by CUDA events, after two
 /// untimed warm-up runs (module load, first-touch and clock ramp stay out).
-fn median_seconds(
+pub fn median_seconds(
     backend: &CudaBackend,
     reps: usize,
     mut f: impl FnMut() -> Result<()>,

@@ -119,6 +119,8 @@ pub struct CudaBackend {
     /// Synchronize and check after every launch (`GALERKIN_CUDA_SYNC=1`), so an asynchronous fault
     /// is reported with the name of the kernel that caused it.
     pub(super) sync_each_launch: bool,
+    /// NVRTC target, `compute_XY` of this device.
+    pub(super) arch: String,
 }
 
 impl CudaBackend {
@@ -141,7 +143,7 @@ impl CudaBackend {
             "compute_{}{}",
             info.compute_capability.0, info.compute_capability.1
         );
-        let kernels = Kernels::load(|src| module(&ctx, ordinal, src, &arch))?;
+        let kernels = Kernels::load(|src| module(&ctx, ordinal, src, &[], &arch))?;
         let threads_per_sm = ctx
             .attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
             .map_err(|e| cuda_error(format!("querying threads per multiprocessor failed: {e}")))?;
@@ -162,7 +164,13 @@ impl CudaBackend {
             resident_blocks,
             scratch,
             sync_each_launch,
+            arch,
         })
+    }
+
+    /// The module of one variant of `src` (compiled with `defines`), loaded once per process.
+    pub(super) fn variant_module(&self, src: &jit::KernelSource, defines: &[String]) -> Result<Arc<CudaModule>> {
+        module(&self.ctx, self.info.ordinal, src, defines, &self.arch)
     }
 
     /// The device this backend runs on.
@@ -192,19 +200,21 @@ fn module(
     ctx: &Arc<CudaContext>,
     ordinal: usize,
     src: &jit::KernelSource,
+    defines: &[String],
     arch: &str,
 ) -> Result<Arc<CudaModule>> {
-    type Loaded = HashMap<(usize, &'static str), Arc<CudaModule>>;
+    type Loaded = HashMap<(usize, &'static str, String), Arc<CudaModule>>;
     static MODULES: OnceLock<Mutex<Loaded>> = OnceLock::new();
     let mut map = MODULES
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    if let Some(m) = map.get(&(ordinal, src.file)) {
+    let key = (ordinal, src.file, defines.join(" "));
+    if let Some(m) = map.get(&key) {
         return Ok(m.clone());
     }
     let load = |fresh: bool| -> Result<Arc<CudaModule>> {
-        let ptx = jit::ptx_for(src, arch, fresh)?;
+        let ptx = jit::ptx_for(src, defines, arch, fresh)?;
         ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx.to_string()))
             .map_err(|e| {
                 cuda_error(format!(
@@ -214,7 +224,7 @@ fn module(
             })
     };
     let m = load(false).or_else(|_| load(true))?;
-    map.insert((ordinal, src.file), m.clone());
+    map.insert(key, m.clone());
     Ok(m)
 }
 

@@ -41,9 +41,9 @@ pub struct DeviceCsr {
     cusparse: Mutex<Option<CsrDescriptor>>,
     nrows: usize,
     ncols: usize,
-    row_ptr: CudaSlice<u32>,
-    col_idx: CudaSlice<u32>,
-    values: CudaSlice<f64>,
+    pub(super) row_ptr: CudaSlice<u32>,
+    pub(super) col_idx: CudaSlice<u32>,
+    pub(super) values: CudaSlice<f64>,
     threads_per_row: u32,
     path: SpmvPath,
 }
@@ -100,6 +100,11 @@ impl DeviceCsr {
             threads_per_row: threads_per_row_for(mean),
             path: SpmvPath::Own,
         })
+    }
+
+    /// The values on the host, in the order of the pattern it was uploaded from.
+    pub fn values_to_host(&self, backend: &CudaBackend) -> Result<Vec<f64>> {
+        backend.download(&self.values)
     }
 
     /// Selects the SpMV implementation used by `apply`.

@@ -39,7 +39,15 @@ pub(super) const BLOCK_JACOBI: KernelSource = KernelSource {
     source: include_str!("../../../kernels/block_jacobi.cu"),
 };
 
-/// Every kernel source of the backend (what CI compiles).
+/// Element assembly, Dirichlet elimination and the element-level operator: compiled once per
+/// variant (element, quadrature, physics) with defines, see `backend::cuda::assembly`.
+pub const ASSEMBLY: KernelSource = KernelSource {
+    file: "assembly.cu",
+    source: include_str!("../../../kernels/assembly.cu"),
+};
+
+/// Every kernel source of the backend that compiles without variant defines (what CI compiles as
+/// is; the variants of [`ASSEMBLY`] are compiled by `assembly::compile_variants`).
 pub const ALL_SOURCES: [KernelSource; 3] = [VECTOR, SPMV, BLOCK_JACOBI];
 
 /// PTX plus whatever NVRTC logged while producing it (warnings).
@@ -77,13 +85,15 @@ pub fn nvrtc_version() -> std::result::Result<(i32, i32), String> {
 
 /// NVRTC options for `arch` (e.g. `compute_90`). Fast math stays off: solver vectors need IEEE
 /// division and square roots.
-fn options(arch: &str) -> Vec<String> {
-    vec![
+fn options(arch: &str, defines: &[String]) -> Vec<String> {
+    let mut o = vec![
         format!("--gpu-architecture={arch}"),
         "-std=c++17".to_string(),
         "-default-device".to_string(),
         format!("-DGALERKIN_BLOCK={BLOCK_SIZE}"),
-    ]
+    ];
+    o.extend(defines.iter().map(|d| format!("-D{d}")));
+    o
 }
 
 /// `compute_XY` / `sm_XY` with a two- or three-digit XY; anything else is a caller error.
@@ -111,13 +121,21 @@ fn full_source(file: &str, source: &str) -> String {
 /// Compiles one source to PTX for `arch` with NVRTC only (no driver or GPU needed). A compile error
 /// is an [`Error::Backend`] naming `file` and carrying NVRTC's log.
 pub fn compile_ptx(file: &str, source: &str, arch: &str) -> Result<Compiled> {
+    compile_ptx_with(file, source, arch, &[])
+}
+
+/// [`compile_ptx`] with `NAME=VALUE` defines (a kernel variant).
+pub fn compile_ptx_with(file: &str, source: &str, arch: &str, defines: &[String]) -> Result<Compiled> {
     check_arch(arch)?;
+    if let Some(d) = defines.iter().find(|d| d.is_empty() || d.starts_with('-') || d.contains(char::is_whitespace)) {
+        return Err(Error::invalid(format!("kernel define {d:?} is not of the form NAME=VALUE")));
+    }
     nvrtc_version().map_err(cuda_error)?;
     let src = CString::new(full_source(file, source))
         .map_err(|_| Error::invalid(format!("kernel source {file} contains a NUL byte")))?;
     let name = CString::new(file)
         .map_err(|_| Error::invalid(format!("kernel file name {file:?} contains a NUL byte")))?;
-    let opts = options(arch);
+    let opts = options(arch, defines);
     let fail = |stage: &str, e: String| {
         cuda_error(format!("NVRTC {stage} of {file} for {arch} failed: {e}"))
     };
@@ -198,13 +216,13 @@ pub fn compile_all_ptx(arch: &str) -> Result<Vec<(String, usize)>> {
 
 /// PTX of `kernel` for `arch`, from the process cache, then the disk cache, then NVRTC. With
 /// `fresh`, both caches are bypassed (used when the driver rejected a cached PTX).
-pub(super) fn ptx_for(kernel: &KernelSource, arch: &str, fresh: bool) -> Result<Arc<str>> {
+pub(super) fn ptx_for(kernel: &KernelSource, defines: &[String], arch: &str, fresh: bool) -> Result<Arc<str>> {
     static MEMORY: OnceLock<Mutex<HashMap<u64, Arc<str>>>> = OnceLock::new();
     let version = nvrtc_version().map_err(cuda_error)?;
     let key = cache_key(&[
         COMMON.source,
         kernel.source,
-        &options(arch).join(" "),
+        &options(arch, defines).join(" "),
         &format!("nvrtc {}.{}", version.0, version.1),
     ]);
     let memory = MEMORY.get_or_init(Default::default);
@@ -223,7 +241,7 @@ pub(super) fn ptx_for(kernel: &KernelSource, arch: &str, fresh: bool) -> Result<
     let ptx: Arc<str> = match cached.filter(|s| s.contains(".entry")) {
         Some(ptx) => ptx.into(),
         None => {
-            let ptx: Arc<str> = compile_ptx(kernel.file, kernel.source, arch)?.ptx.into();
+            let ptx: Arc<str> = compile_ptx_with(kernel.file, kernel.source, arch, defines)?.ptx.into();
             if let Some(path) = disk {
                 store_quietly(&path, &ptx);
             }

@@ -8,6 +8,7 @@ use cudarc::driver::{CudaFunction, CudaModule, DriverError, LaunchConfig};
 use std::sync::Arc;
 
 /// A kernel entry point and its name.
+#[derive(Clone)]
 pub(super) struct Kernel {
     pub name: &'static str,
     pub func: CudaFunction,
@@ -30,6 +31,16 @@ pub(super) struct Kernels {
     pub block_jacobi: [Kernel; 3],
 }
 
+impl Kernel {
+    /// The entry point `name` of a loaded module.
+    pub fn from_module(m: &Arc<CudaModule>, name: &'static str) -> Result<Kernel> {
+        let func = m
+            .load_function(name)
+            .map_err(|e| cuda_error(format!("kernel `{name}` not found in its module: {e}")))?;
+        Ok(Kernel { name, func })
+    }
+}
+
 /// Threads per row of the SpMV variants, in the order of [`Kernels::spmv`].
 pub(super) const SPMV_GROUPS: [u32; 4] = [4, 8, 16, 32];
 
@@ -41,12 +52,7 @@ impl Kernels {
         let vector = module(&jit::VECTOR)?;
         let spmv = module(&jit::SPMV)?;
         let bj = module(&jit::BLOCK_JACOBI)?;
-        let get = |m: &Arc<CudaModule>, name: &'static str| -> Result<Kernel> {
-            let func = m
-                .load_function(name)
-                .map_err(|e| cuda_error(format!("kernel `{name}` not found in its module: {e}")))?;
-            Ok(Kernel { name, func })
-        };
+        let get = Kernel::from_module;
         Ok(Kernels {
             fill: get(&vector, "vec_fill")?,
             scale: get(&vector, "vec_scale")?,

@@ -37,6 +37,13 @@ impl CudaBackend {
         alloc_on(&self.ctx, &self.stream, len)
     }
 
+    /// Sets every element of a device buffer to zero bits (asynchronously, on the stream).
+    pub(super) fn zero_slice<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(&self, dev: &mut CudaSlice<T>) -> Result<()> {
+        self.stream
+            .memset_zeros(dev)
+            .map_err(|e| cuda_error(format!("zeroing {} device bytes failed: {e}", dev.num_bytes())))
+    }
+
     /// Copies a host slice into a new device buffer.
     pub(super) fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
         let mut dev = self.alloc::<T>(host.len())?;

@@ -10,17 +10,22 @@
 //! Conventions: every vector and matrix belongs to the [`CudaBackend`] that created it (using it
 //! with another backend is an error); all work runs in order on that backend's one stream; results
 //! reach the host only through `to_host`, `dot`, `norm2` and `cg_update`, which synchronize.
+pub mod assembly;
 pub mod bench;
 pub mod block_jacobi;
 pub mod context;
 pub mod csr;
+pub mod element;
 mod cusparse;
 pub mod jit;
 mod kernels;
 mod memory;
+pub mod patches;
 pub mod vector;
 
+pub use assembly::{CsrTarget, DeviceAssembler, Scatter, Variant};
 pub use block_jacobi::DeviceBlockJacobi;
+pub use element::DeviceElementMatrices;
 pub use context::{probe, require_gpu, test_gpu, CudaBackend, DeviceInfo};
 pub use csr::{DeviceCsr, SpmvPath};
 pub use vector::CudaVector;

@@ -1,5 +1,6 @@
 //! Benchmarks behind `galerkin bench`: mesh and dof map, assembly throughput, and CG+Jacobi cost
 //! per iteration for 3D Poisson P1/P2 on tetrahedra and elasticity Q1 on hexahedra.
+pub mod matrix;
 use crate::mesh::{generate, CellType};
 use crate::operator::AssemblyLevel;
 use crate::physics::{Diffusion, Elasticity};
@@ -172,14 +173,14 @@ pub fn stream_triad_gbs(n: usize) -> f64 {
     (3 * n * 8) as f64 / best / 1e9
 }
 
-fn capped(config: &SolverConfig, max_iter: usize) -> SolverConfig {
+pub(crate) fn capped(config: &SolverConfig, max_iter: usize) -> SolverConfig {
     SolverConfig { options: KrylovOptions { max_iter, ..config.options.clone() }, ..config.clone() }
 }
 
 /// Iterations and seconds per iteration of a solve capped at `max_iter`, set-up excluded: a
 /// converged solve reports its own solve time; a capped one is timed against a solve capped at
 /// half as many iterations, so uploads and preconditioner set-up cancel out.
-fn per_iteration(max_iter: usize, solve: &dyn Fn(usize) -> Result<crate::problem::Solution>) -> Result<(usize, f64)> {
+pub(crate) fn per_iteration(max_iter: usize, solve: &dyn Fn(usize) -> Result<crate::problem::Solution>) -> Result<(usize, f64)> {
     let timed = |k: usize| -> Result<(usize, f64, bool)> {
         let t = Instant::now();
         match solve(k) {

@@ -1,0 +1,499 @@
+// Element matrices of Lagrange elements integrated on the GPU and summed into a CSR matrix (through
+// precomputed positions, with atomics or by colors) or stored per cell (the `element` level), plus
+// Dirichlet elimination and the element-level operator.
+//
+// One source, many variants: the host compiles it once per (element, quadrature, physics) with
+//   DIM     space dimension (1, 2, 3)         NV     vertices of the (affine/multilinear) geometry
+//   NLOC    scalar basis functions per cell   NQ     quadrature points
+//   NCOMP   components (1 scalar, DIM elasticity)
+//   JB      columns (nodes) per thread: bounds the accumulators to NCOMP²·JB registers
+//   AFFINE  1 when the Jacobian is constant on the cell (simplices)
+//   DIFFUSION, MASS, ELASTICITY   which terms of the pointwise physics are present (0/1)
+//   REFTENSOR  1 on affine cells with coefficients constant per cell: the quadrature sum is done once
+//          on the host into reference tensors (FFC's tensor representation) and a cell only
+//          contracts them with its geometry, NLOC²·DIM² work instead of NQ·NLOC²·DIM²
+// so every loop below has compile-time bounds and unrolls.
+//
+// The tables (`tab`), identical for every cell, are laid out as
+//   phi[NQ][NLOC] | dphi[NQ][NLOC][DIM] (reference gradients) | gdn[NQ][NV][DIM] (geometry basis
+//   gradients) | w[NQ] | with REFTENSOR: S[NLOC][NLOC][DIM][DIM] = Σ_q w ∂_c φ_i ∂_e φ_j and
+//   M[NLOC][NLOC] = Σ_q w φ_i φ_j
+// Coefficients (κ, ρ, λ, μ in slots 0..3) live in one buffer: slot s at (c, q) is
+//   coef[meta[3s] + c·meta[3s+1] + q·meta[3s+2]]
+// (strides 0 for constants, per-cell values for regions, per point for functions).
+
+#ifndef DIM
+#error "assembly.cu needs its variant defines (DIM, NV, NLOC, NQ, NCOMP, JB, AFFINE, terms)"
+#endif
+
+constexpr int ND = NLOC * NCOMP;
+constexpr int NJB = (NLOC + JB - 1) / JB;
+constexpr int TAB_DPHI = NQ * NLOC;
+constexpr int TAB_GDN = TAB_DPHI + NQ * NLOC * DIM;
+constexpr int TAB_W = TAB_GDN + NQ * NV * DIM;
+#if REFTENSOR
+constexpr int TAB_S = TAB_W + NQ;
+constexpr int TAB_M = TAB_S + NLOC * NLOC * DIM * DIM;
+#endif
+
+// Where the element entries go.
+enum Mode { CSR_ATOMIC = 0, CSR_COLORED = 1, ELEMENT_STORE = 2 };
+
+__device__ __forceinline__ double coef_at(const double* __restrict__ coef, const u64* __restrict__ meta, int slot,
+                                          u64 c, int q) {
+    return __ldg(&coef[__ldg(&meta[3 * slot]) + c * __ldg(&meta[3 * slot + 1]) + (u64)q * __ldg(&meta[3 * slot + 2])]);
+}
+
+// Inverse of the DIM×DIM Jacobian in place of `inv`; returns det J.
+__device__ __forceinline__ double invert(const double j[DIM][DIM], double inv[DIM][DIM]) {
+#if DIM == 1
+    inv[0][0] = 1.0 / j[0][0];
+    return j[0][0];
+#elif DIM == 2
+    const double det = j[0][0] * j[1][1] - j[0][1] * j[1][0], r = 1.0 / det;
+    inv[0][0] = j[1][1] * r;
+    inv[0][1] = -j[0][1] * r;
+    inv[1][0] = -j[1][0] * r;
+    inv[1][1] = j[0][0] * r;
+    return det;
+#else
+    const double c00 = j[1][1] * j[2][2] - j[1][2] * j[2][1];
+    const double c01 = j[1][2] * j[2][0] - j[1][0] * j[2][2];
+    const double c02 = j[1][0] * j[2][1] - j[1][1] * j[2][0];
+    const double det = j[0][0] * c00 + j[0][1] * c01 + j[0][2] * c02, r = 1.0 / det;
+    inv[0][0] = c00 * r;
+    inv[0][1] = (j[0][2] * j[2][1] - j[0][1] * j[2][2]) * r;
+    inv[0][2] = (j[0][1] * j[1][2] - j[0][2] * j[1][1]) * r;
+    inv[1][0] = c01 * r;
+    inv[1][1] = (j[0][0] * j[2][2] - j[0][2] * j[2][0]) * r;
+    inv[1][2] = (j[0][2] * j[1][0] - j[0][0] * j[1][2]) * r;
+    inv[2][0] = c02 * r;
+    inv[2][1] = (j[0][1] * j[2][0] - j[0][0] * j[2][1]) * r;
+    inv[2][2] = (j[0][0] * j[1][1] - j[0][1] * j[1][0]) * r;
+    return det;
+#endif
+}
+
+// Physical gradient ∇x φ = J⁻ᵀ ∇ξ φ of basis function `i` at point `q`.
+__device__ __forceinline__ void phys_grad(const double* __restrict__ tab, int q, int i, const double inv[DIM][DIM],
+                                          double g[DIM]) {
+    const double* d = tab + TAB_DPHI + (q * NLOC + i) * DIM;
+    double r[DIM];
+#pragma unroll
+    for (int b = 0; b < DIM; ++b) r[b] = __ldg(&d[b]);
+#pragma unroll
+    for (int k = 0; k < DIM; ++k) {
+        double s = 0.0;
+#pragma unroll
+        for (int b = 0; b < DIM; ++b) s = fma(inv[b][k], r[b], s);
+        g[k] = s;
+    }
+}
+
+// J⁻¹ and det J at point q from the cell's vertex coordinates.
+__device__ __forceinline__ void jacobian_at(const double xv[NV][DIM], const double* __restrict__ tab, int q,
+                                            double inv[DIM][DIM], double& det) {
+    double jac[DIM][DIM];
+    const double* gdn = tab + TAB_GDN + q * NV * DIM;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a)
+#pragma unroll
+        for (int b = 0; b < DIM; ++b) {
+            double s = 0.0;
+#pragma unroll
+            for (int v = 0; v < NV; ++v) s = fma(xv[v][a], __ldg(&gdn[v * DIM + b]), s);
+            jac[a][b] = s;
+        }
+    det = invert(jac, inv);
+}
+
+#if REFTENSOR
+// What a cell contributes to every entry on the reference-tensor path: J⁻¹, |det J| J⁻¹J⁻ᵀ (the
+// diffusion tensor pulled back to the reference cell) and the coefficients times |det J|.
+struct CellFactors {
+    double inv[DIM][DIM], g[DIM][DIM], kap, rho, lam, mu, ad;
+};
+
+__device__ __forceinline__ CellFactors cell_factors(const double xv[NV][DIM], const double* __restrict__ tab,
+                                                   const double* __restrict__ coef, const u64* __restrict__ meta, u64 c) {
+    CellFactors f;
+    double det;
+    jacobian_at(xv, tab, 0, f.inv, det);
+    f.ad = fabs(det);
+#pragma unroll
+    for (int a = 0; a < DIM; ++a)
+#pragma unroll
+        for (int b = 0; b < DIM; ++b) {
+            double s = 0.0;
+#pragma unroll
+            for (int k = 0; k < DIM; ++k) s = fma(f.inv[a][k], f.inv[b][k], s);
+            f.g[a][b] = f.ad * s;
+        }
+    f.kap = DIFFUSION ? coef_at(coef, meta, 0, c, 0) : 0.0;
+    f.rho = MASS ? f.ad * coef_at(coef, meta, 1, c, 0) : 0.0;
+    f.lam = ELASTICITY ? f.ad * coef_at(coef, meta, 2, c, 0) : 0.0;
+    f.mu = ELASTICITY ? f.ad * coef_at(coef, meta, 3, c, 0) : 0.0;
+    return f;
+}
+
+// The NCOMP×NCOMP block (i, j) of the element matrix from the reference tensors S_ij and M_ij.
+__device__ __forceinline__ void reftensor_block(const CellFactors& f, const double* __restrict__ tab, int i, int j,
+                                                double e[NCOMP][NCOMP]) {
+    const double* sij = tab + TAB_S + ((u64)i * NLOC + j) * (DIM * DIM);
+    double st[DIM][DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a)
+#pragma unroll
+        for (int b = 0; b < DIM; ++b) st[a][b] = __ldg(&sij[a * DIM + b]);
+    double diag = MASS ? f.rho * __ldg(&tab[TAB_M + i * NLOC + j]) : 0.0;
+    if (DIFFUSION) {
+        double s = 0.0;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a)
+#pragma unroll
+            for (int b = 0; b < DIM; ++b) s = fma(f.g[a][b], st[a][b], s);
+        diag += f.kap * s;
+    }
+#pragma unroll
+    for (int a = 0; a < NCOMP; ++a)
+#pragma unroll
+        for (int b = 0; b < NCOMP; ++b) e[a][b] = a == b ? diag : 0.0;
+    if (ELASTICITY) {
+        // u[a][b] = Σ_q w ∂_a φ_i ∂_b φ_j in physical coordinates (without |det J|).
+        double t[DIM][DIM], u[DIM][DIM], tr = 0.0;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a)
+#pragma unroll
+            for (int k2 = 0; k2 < DIM; ++k2) {
+                double s = 0.0;
+#pragma unroll
+                for (int k = 0; k < DIM; ++k) s = fma(f.inv[k][a], st[k][k2], s);
+                t[a][k2] = s;
+            }
+#pragma unroll
+        for (int a = 0; a < DIM; ++a)
+#pragma unroll
+            for (int b = 0; b < DIM; ++b) {
+                double s = 0.0;
+#pragma unroll
+                for (int k = 0; k < DIM; ++k) s = fma(t[a][k], f.inv[k][b], s);
+                u[a][b] = s;
+            }
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) tr += u[a][a];
+#pragma unroll
+        for (int a = 0; a < NCOMP; ++a)
+#pragma unroll
+            for (int b = 0; b < NCOMP; ++b) e[a][b] += f.lam * u[a][b] + f.mu * (u[b][a] + (a == b ? tr : 0.0));
+    }
+}
+#endif
+
+// Block (row node i, columns j0..j0+JB) of cell c's element matrix, NCOMP×(JB·NCOMP), into `acc`.
+// The Jacobian is recomputed per call (cheap next to the memory traffic), so threads need no
+// shared state.
+__device__ __forceinline__ void element_block(u64 c, int i, int j0, const u32* __restrict__ cell_verts,
+                                              const double* __restrict__ coords, const double* __restrict__ tab,
+                                              const double* __restrict__ coef, const u64* __restrict__ meta,
+                                              double acc[NCOMP][JB][NCOMP]) {
+    double xv[NV][DIM];
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        const u64 p = __ldg(&cell_verts[c * NV + v]);
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) xv[v][d] = __ldg(&coords[p * DIM + d]);
+    }
+#pragma unroll
+    for (int a = 0; a < NCOMP; ++a)
+#pragma unroll
+        for (int jj = 0; jj < JB; ++jj)
+#pragma unroll
+            for (int b = 0; b < NCOMP; ++b) acc[a][jj][b] = 0.0;
+#if REFTENSOR
+    {
+        const CellFactors f = cell_factors(xv, tab, coef, meta, c);
+#pragma unroll
+        for (int jj = 0; jj < JB; ++jj) {
+            const int j = j0 + jj;
+            if (JB * NJB != NLOC && j >= NLOC) break;
+            double e[NCOMP][NCOMP];
+            reftensor_block(f, tab, i, j, e);
+#pragma unroll
+            for (int a = 0; a < NCOMP; ++a)
+#pragma unroll
+                for (int b = 0; b < NCOMP; ++b) acc[a][jj][b] += e[a][b];
+        }
+    }
+#else
+    double inv[DIM][DIM], det = 0.0;
+    for (int q = 0; q < NQ; ++q) {
+        if (!AFFINE || q == 0) jacobian_at(xv, tab, q, inv, det);
+        const double w = __ldg(&tab[TAB_W + q]) * fabs(det);
+        double gi[DIM];
+        phys_grad(tab, q, i, inv, gi);
+        const double phii = __ldg(&tab[q * NLOC + i]);
+        const double kap = DIFFUSION ? w * coef_at(coef, meta, 0, c, q) : 0.0;
+        const double rho = MASS ? w * coef_at(coef, meta, 1, c, q) : 0.0;
+        const double lam = ELASTICITY ? w * coef_at(coef, meta, 2, c, q) : 0.0;
+        const double mu = ELASTICITY ? w * coef_at(coef, meta, 3, c, q) : 0.0;
+#pragma unroll
+        for (int jj = 0; jj < JB; ++jj) {
+            const int j = j0 + jj;
+            if (JB * NJB != NLOC && j >= NLOC) break;
+            double gj[DIM];
+            phys_grad(tab, q, j, inv, gj);
+            double gg = 0.0;
+#pragma unroll
+            for (int d = 0; d < DIM; ++d) gg = fma(gi[d], gj[d], gg);
+            const double diag = kap * gg + (MASS ? rho * phii * __ldg(&tab[q * NLOC + j]) : 0.0) + mu * gg;
+#pragma unroll
+            for (int a = 0; a < NCOMP; ++a) {
+                acc[a][jj][a] += diag;
+                if (ELASTICITY) {
+#pragma unroll
+                    for (int b = 0; b < NCOMP; ++b) acc[a][jj][b] += lam * gi[a] * gj[b] + mu * gi[b] * gj[a];
+                }
+            }
+        }
+    }
+#endif
+}
+
+// One thread per (cell, row node i, block of JB column nodes): integrates its block of the element
+// matrix in registers, then writes it where `mode` says.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_cells(
+    u64 ncells, const u32* __restrict__ cell_list, const u32* __restrict__ cell_verts,
+    const double* __restrict__ coords, const u32* __restrict__ cell_nodes, const double* __restrict__ tab,
+    const double* __restrict__ coef, const u64* __restrict__ meta, int mode, const u32* __restrict__ row_ptr,
+    const unsigned short* __restrict__ kpos, double* __restrict__ out) {
+    const u64 work = ncells * (u64)(NLOC * NJB);
+    for (u64 t = global_thread(); t < work; t += grid_threads()) {
+        const u64 k = t / (NLOC * NJB);
+        const int rest = (int)(t - k * (NLOC * NJB));
+        const int i = rest / NJB, j0 = (rest % NJB) * JB;
+        const u64 c = cell_list ? (u64)cell_list[k] : k;
+        double acc[NCOMP][JB][NCOMP];
+        element_block(c, i, j0, cell_verts, coords, tab, coef, meta, acc);
+        const u64 node_i = __ldg(&cell_nodes[c * NLOC + i]);
+#pragma unroll
+        for (int a = 0; a < NCOMP; ++a) {
+            const int r = i * NCOMP + a;
+            const u64 row_start = mode == ELEMENT_STORE ? 0 : (u64)__ldg(&row_ptr[node_i * NCOMP + a]);
+#pragma unroll
+            for (int jj = 0; jj < JB; ++jj) {
+                const int j = j0 + jj;
+                if (JB * NJB != NLOC && j >= NLOC) break;
+                const u64 col0 = mode == ELEMENT_STORE ? 0 : row_start + (u64)__ldg(&kpos[(c * NLOC + i) * NLOC + j]) * NCOMP;
+#pragma unroll
+                for (int b = 0; b < NCOMP; ++b) {
+                    const double v = acc[a][jj][b];
+                    if (mode == ELEMENT_STORE) {
+                        out[c * (u64)(ND * ND) + (u64)r * ND + j * NCOMP + b] = v;
+                    } else if (mode == CSR_ATOMIC) {
+                        atomicAdd(&out[col0 + b], v);
+                    } else {
+                        out[col0 + b] += v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Patch assembly: fewer atomics. A block takes PATCH consecutive cells (neighbours in a well-ordered
+// mesh), writes their element matrices to shared memory, then one thread per distinct CSR value of
+// the patch sums the entries that land there (host-sorted lists, `patch_lists` in the backend) and
+// adds the sum once: a plain store where no other patch touches the value (flag bit 31 of `upos`),
+// an atomic otherwise. Atomic throughput, not bandwidth, bounds the per-cell kernel; this trades
+// most atomics for shared-memory work. Only where a cell's matrix fits (ND² ≤ PATCH_DOUBLES).
+#define PATCH_DOUBLES 6144
+#if (NLOC * NCOMP) * (NLOC * NCOMP) <= PATCH_DOUBLES
+constexpr int PATCH = PATCH_DOUBLES / (ND * ND);
+constexpr u32 EXCLUSIVE = 0x80000000u;
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_patches(
+    u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords, const double* __restrict__ tab,
+    const double* __restrict__ coef, const u64* __restrict__ meta, const u32* __restrict__ patch_ptr,
+    const u32* __restrict__ upos, const unsigned short* __restrict__ ustart, const unsigned short* __restrict__ slots,
+    double* __restrict__ values) {
+    __shared__ double e[PATCH * ND * ND];
+    const u64 npatches = (ncells + PATCH - 1) / PATCH;
+    for (u64 p = blockIdx.x; p < npatches; p += gridDim.x) {
+        const u64 c0 = p * PATCH;
+        const int nc = (int)min((u64)PATCH, ncells - c0);
+        for (int t = threadIdx.x; t < nc * NLOC * NJB; t += blockDim.x) {
+            const int lc = t / (NLOC * NJB), rest = t - lc * (NLOC * NJB);
+            const int i = rest / NJB, j0 = (rest % NJB) * JB;
+            double acc[NCOMP][JB][NCOMP];
+            element_block(c0 + lc, i, j0, cell_verts, coords, tab, coef, meta, acc);
+#pragma unroll
+            for (int a = 0; a < NCOMP; ++a)
+#pragma unroll
+                for (int jj = 0; jj < JB; ++jj) {
+                    const int j = j0 + jj;
+                    if (JB * NJB != NLOC && j >= NLOC) break;
+#pragma unroll
+                    for (int b = 0; b < NCOMP; ++b) e[lc * (ND * ND) + (i * NCOMP + a) * ND + j * NCOMP + b] = acc[a][jj][b];
+                }
+        }
+        __syncthreads();
+        const u32 u0 = __ldg(&patch_ptr[p]), u1 = __ldg(&patch_ptr[p + 1]);
+        const u32 ncon = (u32)nc * (ND * ND);
+        const unsigned short* sl = slots + c0 * (ND * ND);
+        for (u32 u = u0 + threadIdx.x; u < u1; u += blockDim.x) {
+            const u32 s = __ldg(&ustart[u]), end = u + 1 < u1 ? (u32)__ldg(&ustart[u + 1]) : ncon;
+            double sum = 0.0;
+            for (u32 k = s; k < end; ++k) sum += e[__ldg(&sl[k])];
+            const u32 pos = __ldg(&upos[u]);
+            if (pos & EXCLUSIVE) values[pos & ~EXCLUSIVE] = sum;
+            else atomicAdd(&values[pos], sum);
+        }
+        __syncthreads();
+    }
+}
+#endif
+
+#if REFTENSOR
+// Assembly by rows, without atomics: one thread owns node n's NCOMP rows and visits the cells around
+// it (incidences k = c·NLOC + i from the node-to-cell map), adding row block i of each cell's matrix.
+// No two threads write the same value, and a row's values stay in the owner's cache while it is
+// filled. Reference-tensor variants only (a row block then costs NLOC contractions, not a
+// quadrature loop).
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_rows(
+    u64 nnodes, const u32* __restrict__ node_ptr, const u32* __restrict__ node_cells,
+    const u32* __restrict__ cell_verts, const double* __restrict__ coords, const double* __restrict__ tab,
+    const double* __restrict__ coef, const u64* __restrict__ meta, const u32* __restrict__ row_ptr,
+    const unsigned short* __restrict__ kpos, double* __restrict__ values) {
+    for (u64 n = global_thread(); n < nnodes; n += grid_threads()) {
+        u64 row_start[NCOMP];
+#pragma unroll
+        for (int a = 0; a < NCOMP; ++a) row_start[a] = row_ptr[n * NCOMP + a];
+        const u32 end = node_ptr[n + 1];
+        for (u32 k = node_ptr[n]; k < end; ++k) {
+            const u64 inc = node_cells[k], c = inc / NLOC;
+            const int i = (int)(inc - c * NLOC);
+            double xv[NV][DIM];
+#pragma unroll
+            for (int v = 0; v < NV; ++v) {
+                const u64 p = __ldg(&cell_verts[c * NV + v]);
+#pragma unroll
+                for (int d = 0; d < DIM; ++d) xv[v][d] = __ldg(&coords[p * DIM + d]);
+            }
+            const CellFactors f = cell_factors(xv, tab, coef, meta, c);
+            const unsigned short* kp = kpos + inc * NLOC;
+#pragma unroll 4
+            for (int j = 0; j < NLOC; ++j) {
+                double e[NCOMP][NCOMP];
+                reftensor_block(f, tab, i, j, e);
+                const u64 col = (u64)__ldg(&kp[j]) * NCOMP;
+#pragma unroll
+                for (int a = 0; a < NCOMP; ++a)
+#pragma unroll
+                    for (int b = 0; b < NCOMP; ++b) values[row_start[a] + col + b] += e[a][b];
+            }
+        }
+    }
+}
+#endif
+
+// kpos[c][i][j] = rank of node j among the node columns of node i's CSR rows (rows are node-blocked:
+// every component row of a node has all components of each neighbour node, in node order), found by
+// binary search once per mesh. Entries that are missing (a pattern that does not cover the cell)
+// count into `*missing`.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) element_positions(
+    u64 ncells, const u32* __restrict__ cell_nodes, const u32* __restrict__ row_ptr, const u32* __restrict__ col_idx,
+    unsigned short* __restrict__ kpos, u32* __restrict__ missing) {
+    const u64 work = ncells * (u64)(NLOC * NLOC);
+    for (u64 t = global_thread(); t < work; t += grid_threads()) {
+        const u64 c = t / (NLOC * NLOC);
+        const int ij = (int)(t - c * (NLOC * NLOC)), i = ij / NLOC, j = ij % NLOC;
+        const u64 row = (u64)cell_nodes[c * NLOC + i] * NCOMP;
+        const u32 target = cell_nodes[c * NLOC + j] * NCOMP;
+        u32 lo = row_ptr[row], hi = row_ptr[row + 1];
+        const u32 start = lo;
+        while (lo < hi) {
+            const u32 mid = lo + (hi - lo) / 2;
+            if (col_idx[mid] < target) lo = mid + 1; else hi = mid;
+        }
+        if (lo < row_ptr[row + 1] && col_idx[lo] == target) {
+            kpos[t] = (unsigned short)((lo - start) / NCOMP);
+        } else {
+            kpos[t] = 0;
+            atomicAdd(missing, 1u);
+        }
+    }
+}
+
+// Symmetric Dirichlet elimination, one thread per row: constrained rows become identity rows with
+// b = g; free rows move their constrained columns to the right-hand side (b -= a·g) and zero them.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dirichlet_rows(
+    u64 nrows, const u32* __restrict__ row_ptr, const u32* __restrict__ col_idx, double* __restrict__ values,
+    const double* __restrict__ free_mask, const double* __restrict__ lift, double* __restrict__ rhs) {
+    for (u64 r = global_thread(); r < nrows; r += grid_threads()) {
+        const u32 s = row_ptr[r], e = row_ptr[r + 1];
+        if (free_mask[r] == 0.0) {
+            for (u32 k = s; k < e; ++k) values[k] = col_idx[k] == r ? 1.0 : 0.0;
+            rhs[r] = lift[r];
+        } else {
+            double b = rhs[r];
+            for (u32 k = s; k < e; ++k) {
+                const u32 col = col_idx[k];
+                if (free_mask[col] == 0.0) {
+                    b -= values[k] * lift[col];
+                    values[k] = 0.0;
+                }
+            }
+            rhs[r] = b;
+        }
+    }
+}
+
+// d[r] = a_rr, one thread per row (0 where the row stores no diagonal entry).
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) csr_diagonal(
+    u64 nrows, const u32* __restrict__ row_ptr, const u32* __restrict__ col_idx, const double* __restrict__ values,
+    double* __restrict__ d) {
+    for (u64 r = global_thread(); r < nrows; r += grid_threads()) {
+        double v = 0.0;
+        for (u32 k = row_ptr[r]; k < row_ptr[r + 1]; ++k)
+            if (col_idx[k] == r) v = values[k];
+        d[r] = v;
+    }
+}
+
+// out[idx[k]] += vals[k]: host-integrated terms (Robin facets) added to device matrices.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) add_at(u64 n, const u64* __restrict__ idx,
+                                                                      const double* __restrict__ vals,
+                                                                      double* __restrict__ out) {
+    for (u64 k = global_thread(); k < n; k += grid_threads()) atomicAdd(&out[idx[k]], vals[k]);
+}
+
+// Global dof of local dof `s` of cell `c`.
+__device__ __forceinline__ u64 local_to_global(const u32* __restrict__ cell_nodes, u64 c, int s) {
+    return (u64)__ldg(&cell_nodes[c * NLOC + s / NCOMP]) * NCOMP + s % NCOMP;
+}
+
+// y += Σ_c R_cᵀ K_c R_c x, one thread per (cell, local row); y must be zeroed by the caller.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) element_apply(
+    u64 ncells, const u32* __restrict__ cell_nodes, const double* __restrict__ kmat, const double* __restrict__ x,
+    double* __restrict__ y) {
+    const u64 work = ncells * (u64)ND;
+    for (u64 t = global_thread(); t < work; t += grid_threads()) {
+        const u64 c = t / ND;
+        const int r = (int)(t - c * ND);
+        const double* row = kmat + t * ND;
+        double acc = 0.0;
+#pragma unroll 8
+        for (int s = 0; s < ND; ++s) acc = fma(row[s], __ldg(&x[local_to_global(cell_nodes, c, s)]), acc);
+        atomicAdd(&y[local_to_global(cell_nodes, c, r)], acc);
+    }
+}
+
+// d += diagonal of Σ_c R_cᵀ K_c R_c (the Jacobi preconditioner without a global matrix).
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) element_diagonal(
+    u64 ncells, const u32* __restrict__ cell_nodes, const double* __restrict__ kmat, double* __restrict__ d) {
+    const u64 work = ncells * (u64)ND;
+    for (u64 t = global_thread(); t < work; t += grid_threads()) {
+        const u64 c = t / ND;
+        const int r = (int)(t - c * ND);
+        atomicAdd(&d[local_to_global(cell_nodes, c, r)], kmat[t * ND + r]);
+    }
+}

@@ -1,0 +1,654 @@
+//! Assembly on the GPU: element matrices of any Lagrange element (P1–P3, Q1–Q3, 1D–3D) and of the
+//! physics with a device form (diffusion, mass, elasticity, and sums of them) integrated by
+//! `kernels/assembly.cu`, then summed into CSR values through precomputed positions (atomics, or
+//! colors without atomics) or stored per cell for the `element` level. Only the mesh, the reference
+//! tables and the sampled coefficients cross to the device; the element matrices never do.
+//!
+//! Robin facet terms are few and integrated on the host ([`ElementIntegrator::add_robin_matrix`]),
+//! then added on the device by one scatter kernel.
+use super::context::CudaBackend;
+use super::csr::DeviceCsr;
+use super::element::DeviceElementMatrices;
+use super::jit::{self, ASSEMBLY};
+use super::kernels::{launch, Kernel};
+use super::vector::CudaVector;
+use crate::backend::LinearOperator;
+use crate::fe::QuadratureRule;
+use crate::linalg::CsrMatrix;
+use crate::operator::geometry::GeometryTab;
+use crate::operator::ElementIntegrator;
+use crate::physics::{Coefficient, DeviceTerm};
+use crate::{Error, Result};
+use super::patches::{patch_cells, PatchLists};
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use rayon::prelude::*;
+
+/// The compile-time shape of one assembly kernel variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Variant {
+    pub dim: usize,
+    /// Vertices of the geometry map (P1/Q1 on the cell's corners).
+    pub nv: usize,
+    /// Scalar basis functions per cell.
+    pub nloc: usize,
+    pub nq: usize,
+    pub ncomp: usize,
+    pub affine: bool,
+    pub diffusion: bool,
+    pub mass: bool,
+    pub elasticity: bool,
+    /// Affine cell and coefficients constant per cell: contract precomputed reference tensors
+    /// instead of looping over quadrature points.
+    pub reftensor: bool,
+}
+
+impl Variant {
+    /// Column nodes per thread: the NCOMP²·JB accumulators stay in registers (≤ 32 for scalar
+    /// problems, ≤ 64 for vector ones), split evenly so no thread idles on a short last block.
+    /// `GALERKIN_ASSEMBLY_JB` overrides it (clamped to 1..=NLOC) for tuning sweeps.
+    pub fn columns_per_thread(&self) -> usize {
+        if let Some(jb) = std::env::var("GALERKIN_ASSEMBLY_JB").ok().and_then(|v| v.trim().parse::<usize>().ok()) {
+            return jb.clamp(1, self.nloc);
+        }
+        let cap = if self.ncomp == 1 { 32 } else { (64 / (self.ncomp * self.ncomp)).max(1) };
+        let blocks = self.nloc.div_ceil(cap);
+        self.nloc.div_ceil(blocks)
+    }
+
+    /// The `-D` defines of this variant.
+    pub fn defines(&self) -> Vec<String> {
+        let b = |v: bool| usize::from(v);
+        vec![
+            format!("DIM={}", self.dim),
+            format!("NV={}", self.nv),
+            format!("NLOC={}", self.nloc),
+            format!("NQ={}", self.nq),
+            format!("NCOMP={}", self.ncomp),
+            format!("JB={}", self.columns_per_thread()),
+            format!("AFFINE={}", b(self.affine)),
+            format!("DIFFUSION={}", b(self.diffusion)),
+            format!("MASS={}", b(self.mass)),
+            format!("ELASTICITY={}", b(self.elasticity)),
+            format!("REFTENSOR={}", b(self.reftensor)),
+        ]
+    }
+
+    /// Local dofs per cell.
+    pub fn elem_size(&self) -> usize {
+        self.nloc * self.ncomp
+    }
+}
+
+/// The coefficient slots of the kernel, in the order of `kernels/assembly.cu`.
+const SLOTS: usize = 4;
+
+/// The variant and the coefficients (κ, ρ, λ, μ) of an integrator's physics, or why it has no
+/// GPU form.
+fn variant_of<'a>(integ: &'a ElementIntegrator) -> Result<(Variant, [Option<&'a Coefficient>; SLOTS])> {
+    let space = integ.space;
+    let mesh = &*space.mesh;
+    let terms = integ.physics.device_terms().ok_or_else(|| {
+        Error::Unsupported(format!("{} has no GPU form: assemble it on the CPU", integ.physics.name()))
+    })?;
+    let mut slots: [Option<&Coefficient>; SLOTS] = [None; SLOTS];
+    let mut set = |slot: usize, c: &'a Coefficient, what: &str| {
+        if slots[slot].replace(c).is_some() {
+            return Err(Error::Unsupported(format!(
+                "{}: more than one {what} term; the GPU kernels take one of each",
+                integ.physics.name()
+            )));
+        }
+        Ok(())
+    };
+    for t in terms {
+        match t {
+            DeviceTerm::Diffusion(k) => set(0, k, "diffusion")?,
+            DeviceTerm::Mass(r) => set(1, r, "mass")?,
+            DeviceTerm::Elasticity { lambda, mu } => {
+                set(2, lambda, "elasticity")?;
+                set(3, mu, "elasticity")?;
+            }
+        }
+    }
+    if slots[2].is_some() && space.ncomp != mesh.dim {
+        return Err(Error::invalid(format!(
+            "elasticity needs {} components, the space has {}",
+            mesh.dim, space.ncomp
+        )));
+    }
+    let v = Variant {
+        dim: mesh.dim,
+        nv: mesh.cell_type.num_vertices(),
+        nloc: space.dofmap.nodes_per_cell,
+        nq: integ.quad.len(),
+        ncomp: space.ncomp,
+        affine: mesh.cell_type.is_simplex(),
+        diffusion: slots[0].is_some(),
+        mass: slots[1].is_some(),
+        elasticity: slots[2].is_some(),
+        reftensor: mesh.cell_type.is_simplex()
+            && slots.iter().flatten().all(|c| matches!(c, Coefficient::Constant(_) | Coefficient::PerRegion(_))),
+    };
+    if v.nloc > 1 << 16 || v.elem_size() * v.elem_size() > 1 << 24 {
+        return Err(Error::Unsupported(format!("GPU assembly of {} local dofs per cell", v.elem_size())));
+    }
+    Ok((v, slots))
+}
+
+/// How element entries reach the CSR values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scatter {
+    /// `atomicAdd` into the values: one launch, cells in mesh order.
+    Atomic,
+    /// One launch per color of cells sharing no vertex: plain read-modify-write, no atomics.
+    Colored,
+    /// One thread per node owns its rows and visits the cells around it: no atomics, no colors.
+    /// Needs the reference-tensor path (simplices, coefficients constant per cell).
+    Rows,
+    /// A block per patch of consecutive cells sums their shared entries in shared memory, stores
+    /// the values no other patch touches and adds the rest atomically ([`super::patches`]). Needs
+    /// a cell's matrix to fit in shared memory (≤ 78 local dofs).
+    Patch,
+    /// The fastest measured on an H100 (BENCHMARKS.md): patch where it applies, else atomic.
+    Auto,
+}
+
+impl Scatter {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scatter::Atomic => "atomic",
+            Scatter::Colored => "colored",
+            Scatter::Rows => "rows",
+            Scatter::Patch => "patch",
+            Scatter::Auto => "auto",
+        }
+    }
+}
+
+/// The entry points of one assembly variant.
+#[derive(Clone)]
+pub(super) struct AssemblyKernels {
+    pub assemble: Kernel,
+    pub positions: Kernel,
+    pub dirichlet: Kernel,
+    pub add_at: Kernel,
+    pub apply: Kernel,
+    pub diagonal: Kernel,
+    pub csr_diagonal: Kernel,
+    /// Row-owner assembly (reference-tensor variants only).
+    pub rows: Option<Kernel>,
+    /// Patch assembly (where a cell's matrix fits in shared memory).
+    pub patches: Option<Kernel>,
+}
+
+/// Everything the assembly kernel reads, uploaded once per space and physics.
+pub struct DeviceAssembler {
+    pub variant: Variant,
+    pub(super) kernels: AssemblyKernels,
+    pub(super) ncells: usize,
+    pub(super) ndofs: usize,
+    cell_verts: CudaSlice<u32>,
+    coords: CudaSlice<f64>,
+    pub(super) cell_nodes: CudaSlice<u32>,
+    host_cell_nodes: Vec<u32>,
+    tab: CudaSlice<f64>,
+    coef: CudaSlice<f64>,
+    meta: CudaSlice<u64>,
+    /// Robin facet matrices integrated on the host: (cell, global dofs, elem_size² entries).
+    robin: Vec<(usize, Vec<usize>, Vec<f64>)>,
+}
+
+/// A CSR matrix on the device with what re-assembling it needs: the position of every element
+/// entry (rank of the column node in the row, computed once) and the host-side extras.
+pub struct CsrTarget {
+    pub matrix: DeviceCsr,
+    kpos: CudaSlice<u16>,
+    robin_idx: CudaSlice<u64>,
+    robin_vals: CudaSlice<f64>,
+    /// Cells per color (only for [`Scatter::Colored`]).
+    colors: Vec<(usize, CudaSlice<u32>)>,
+    /// Node-to-cell map for [`Scatter::Rows`]: offsets per node and incidences `c·nloc + i`.
+    node_cells: Option<(CudaSlice<u32>, CudaSlice<u32>)>,
+    /// Patch lists for [`Scatter::Patch`].
+    patches: Option<DevicePatches>,
+    pub scatter: Scatter,
+}
+
+/// Device copies of [`PatchLists`].
+struct DevicePatches {
+    ptr: CudaSlice<u32>,
+    pos: CudaSlice<u32>,
+    start: CudaSlice<u16>,
+    slots: CudaSlice<u16>,
+    atomic_fraction: f64,
+}
+
+impl CsrTarget {
+    /// For [`Scatter::Patch`], the global atomics per element entry that remain.
+    pub fn patch_atomic_fraction(&self) -> Option<f64> {
+        self.patches.as_ref().map(|p| p.atomic_fraction)
+    }
+}
+
+/// Reference tables in the layout of `kernels/assembly.cu`: phi | dphi | gdn | w, then with
+/// `reftensor` S[i][j][c][e] = Σ_q w ∂_c φ_i ∂_e φ_j and M[i][j] = Σ_q w φ_i φ_j.
+fn tables(integ: &ElementIntegrator, v: &Variant) -> Vec<f64> {
+    let cell = integ.space.mesh.cell_type;
+    let (q, tab) = (&integ.quad, &integ.tab);
+    let mut t = Vec::with_capacity(v.nq * (v.nloc * (1 + v.dim) + v.nv * v.dim + 1));
+    t.extend_from_slice(&tab.values);
+    for g in &tab.grads {
+        t.extend_from_slice(&g[..v.dim]);
+    }
+    let (mut vals, mut grads) = (vec![0.0; v.nv], vec![[0.0; 3]; v.nv]);
+    for p in &q.points {
+        cell.geometry_basis(*p, &mut vals, &mut grads);
+        for g in &grads {
+            t.extend_from_slice(&g[..v.dim]);
+        }
+    }
+    t.extend_from_slice(&q.weights);
+    if v.reftensor {
+        let (n, d) = (v.nloc, v.dim);
+        let at = |qi: usize, i: usize| qi * n + i;
+        for i in 0..n {
+            for j in 0..n {
+                for c in 0..d {
+                    for e in 0..d {
+                        t.push((0..v.nq).map(|qi| q.weights[qi] * tab.grads[at(qi, i)][c] * tab.grads[at(qi, j)][e]).sum());
+                    }
+                }
+            }
+        }
+        for i in 0..n {
+            for j in 0..n {
+                t.push((0..v.nq).map(|qi| q.weights[qi] * tab.values[at(qi, i)] * tab.values[at(qi, j)]).sum());
+            }
+        }
+    }
+    t
+}
+
+/// Coefficient values and (offset, cell stride, point stride) per slot: constants once, regions
+/// per cell, functions at every quadrature point of every cell.
+fn sample_coefficients(integ: &ElementIntegrator, slots: &[Option<&Coefficient>; SLOTS]) -> (Vec<f64>, Vec<u64>) {
+    let mesh = &*integ.space.mesh;
+    let quad: &QuadratureRule = &integ.quad;
+    let nq = quad.len();
+    let mut data = Vec::new();
+    let mut meta = Vec::with_capacity(3 * SLOTS);
+    let mut geo = None;
+    for slot in slots {
+        let offset = data.len() as u64;
+        let (cs, qs) = match slot {
+            None => {
+                data.push(0.0);
+                (0, 0)
+            }
+            Some(Coefficient::Constant(v)) => {
+                data.push(*v);
+                (0, 0)
+            }
+            Some(Coefficient::PerRegion(m)) => {
+                data.extend(mesh.cell_tags.iter().map(|t| m.get(t).copied().unwrap_or(f64::NAN)));
+                (1, 0)
+            }
+            Some(Coefficient::Function(f)) => {
+                let geo = geo.get_or_insert_with(|| GeometryTab::new(mesh.cell_type, &quad.points));
+                let start = data.len();
+                data.resize(start + mesh.num_cells() * nq, 0.0);
+                data[start..].par_chunks_mut(nq).enumerate().for_each(|(c, out)| {
+                    for (q, o) in out.iter_mut().enumerate() {
+                        *o = f(geo.point(mesh, c, q));
+                    }
+                });
+                (nq as u64, 1)
+            }
+        };
+        meta.extend([offset, cs, qs]);
+    }
+    (data, meta)
+}
+
+fn to_u32(v: &[usize], what: &str) -> Result<Vec<u32>> {
+    v.iter()
+        .map(|&x| u32::try_from(x).map_err(|_| Error::Unsupported(format!("{what} index {x} exceeds 32 bits on the GPU"))))
+        .collect()
+}
+
+impl DeviceAssembler {
+    /// Uploads the mesh, dof map, tables and coefficients of `integ` and loads its kernel variant
+    /// (compiled by NVRTC on first use). Fails for physics without a GPU form.
+    pub fn new(be: &CudaBackend, integ: &ElementIntegrator) -> Result<DeviceAssembler> {
+        let (variant, slots) = variant_of(integ)?;
+        integ.physics.check(&integ.space.mesh)?;
+        let module = be.variant_module(&ASSEMBLY, &variant.defines())?;
+        let k = |name| Kernel::from_module(&module, name);
+        let kernels = AssemblyKernels {
+            assemble: k("assemble_cells")?,
+            positions: k("element_positions")?,
+            dirichlet: k("dirichlet_rows")?,
+            add_at: k("add_at")?,
+            apply: k("element_apply")?,
+            diagonal: k("element_diagonal")?,
+            csr_diagonal: k("csr_diagonal")?,
+            rows: if variant.reftensor { Some(k("assemble_rows")?) } else { None },
+            patches: if patch_cells(variant.elem_size()).is_some() { Some(k("assemble_patches")?) } else { None },
+        };
+        let space = integ.space;
+        let mesh = &*space.mesh;
+        let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| x[..variant.dim].to_vec()).collect();
+        let (coef, meta) = sample_coefficients(integ, &slots);
+        if let Some(i) = coef.iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(format!("a coefficient of {} is not finite (sample {i})", integ.physics.name())));
+        }
+        let nd = variant.elem_size();
+        let restriction = crate::operator::ElementRestriction::new(space);
+        let robin = integ
+            .robin_cells()
+            .into_iter()
+            .map(|c| {
+                let mut ke = vec![0.0; nd * nd];
+                let dofs = (0..nd).map(|r| restriction.global_dof(c, r)).collect();
+                integ.add_robin_matrix(c, &mut ke).map(|_| (c, dofs, ke))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let host_cell_nodes = to_u32(&space.dofmap.cell_nodes, "node")?;
+        Ok(DeviceAssembler {
+            variant,
+            kernels,
+            ncells: mesh.num_cells(),
+            ndofs: space.ndofs(),
+            cell_verts: be.upload(&to_u32(&mesh.cells, "vertex")?)?,
+            coords: be.upload(&coords)?,
+            cell_nodes: be.upload(&host_cell_nodes)?,
+            host_cell_nodes,
+            tab: be.upload(&tables(integ, &variant))?,
+            coef: be.upload(&coef)?,
+            meta: be.upload(&meta)?,
+            robin,
+        })
+    }
+
+    pub fn num_cells(&self) -> usize {
+        self.ncells
+    }
+
+    /// Uploads the sparsity `pattern` (from [`crate::operator::assemble::sparsity`]) and finds the
+    /// CSR position of every element entry on the device. `colors` (cells per color, from
+    /// [`crate::operator::coloring::cell_colors`]) is needed for [`Scatter::Colored`].
+    pub fn csr_target(&self, be: &CudaBackend, pattern: &CsrMatrix, scatter: Scatter, colors: Option<&[Vec<u32>]>) -> Result<CsrTarget> {
+        let v = &self.variant;
+        if pattern.nrows != self.ndofs || pattern.ncols != self.ndofs {
+            return Err(Error::dim("GPU assembly pattern", self.ndofs, pattern.nrows));
+        }
+        let scatter = match scatter {
+            Scatter::Auto if self.kernels.patches.is_some() => Scatter::Patch,
+            Scatter::Auto => Scatter::Atomic,
+            s => s,
+        };
+        let matrix = DeviceCsr::from_host(be, pattern)?;
+        let mut kpos = be.alloc::<u16>(self.ncells * v.nloc * v.nloc)?;
+        let mut missing = be.upload(&[0u32])?;
+        let work = (self.ncells * v.nloc * v.nloc) as u64;
+        let nc = self.ncells as u64;
+        if work > 0 {
+            launch!(be, &self.kernels.positions, be.grid(work);
+                &nc, &self.cell_nodes, &matrix.row_ptr, &matrix.col_idx, &mut kpos, &mut missing)?;
+        }
+        let missing = be.download(&missing)?[0];
+        if missing > 0 {
+            return Err(Error::invalid(format!(
+                "the CSR pattern lacks {missing} couplings of the mesh's cells (not built by `sparsity` for this space?)"
+            )));
+        }
+        let (idx, vals) = self.robin_csr_entries(pattern)?;
+        let node_cells = match scatter {
+            Scatter::Rows => {
+                if self.kernels.rows.is_none() {
+                    return Err(Error::Unsupported(
+                        "row assembly needs simplices with coefficients constant per cell (the reference-tensor path): use atomic".into(),
+                    ));
+                }
+                let (ptr, inc) = self.node_cell_map()?;
+                Some((be.upload(&ptr)?, be.upload(&inc)?))
+            }
+            _ => None,
+        };
+        let patches = match scatter {
+            Scatter::Patch => {
+                let host_kpos = be.download(&kpos)?;
+                let l = PatchLists::build(v, &self.host_cell_nodes, &pattern.row_ptr, &host_kpos, pattern.nnz())?;
+                let atomic_fraction = l.atomic_fraction();
+                Some(DevicePatches {
+                    ptr: be.upload(&l.ptr)?,
+                    pos: be.upload(&l.pos)?,
+                    start: be.upload(&l.start)?,
+                    slots: be.upload(&l.slots)?,
+                    atomic_fraction,
+                })
+            }
+            _ => None,
+        };
+        let colors = match (scatter, colors) {
+            (Scatter::Atomic | Scatter::Rows | Scatter::Patch | Scatter::Auto, _) => Vec::new(),
+            (Scatter::Colored, Some(c)) => c.iter().map(|cells| Ok((cells.len(), be.upload(cells)?))).collect::<Result<_>>()?,
+            (Scatter::Colored, None) => return Err(Error::invalid("colored GPU assembly needs the cell colors")),
+        };
+        Ok(CsrTarget { matrix, kpos, robin_idx: be.upload(&idx)?, robin_vals: be.upload(&vals)?, colors, node_cells, patches, scatter })
+    }
+
+    /// For every node, the incidences `c·nloc + i` of the cells around it (a counting sort of the
+    /// dof map).
+    fn node_cell_map(&self) -> Result<(Vec<u32>, Vec<u32>)> {
+        let cell_nodes = &self.host_cell_nodes;
+        if cell_nodes.len() > u32::MAX as usize {
+            return Err(Error::Unsupported(format!("{} cell-node incidences exceed 32 bits", cell_nodes.len())));
+        }
+        let nnodes = self.ndofs / self.variant.ncomp;
+        let mut ptr = vec![0u32; nnodes + 1];
+        for &n in cell_nodes {
+            ptr[n as usize + 1] += 1;
+        }
+        for i in 0..nnodes {
+            ptr[i + 1] += ptr[i];
+        }
+        let mut fill = ptr.clone();
+        let mut inc = vec![0u32; cell_nodes.len()];
+        for (k, &n) in cell_nodes.iter().enumerate() {
+            inc[fill[n as usize] as usize] = k as u32;
+            fill[n as usize] += 1;
+        }
+        Ok((ptr, inc))
+    }
+
+    /// CSR positions and values of the host-integrated Robin entries.
+    fn robin_csr_entries(&self, a: &CsrMatrix) -> Result<(Vec<u64>, Vec<f64>)> {
+        let (mut idx, mut vals) = (Vec::new(), Vec::new());
+        let nd = self.variant.elem_size();
+        for (_, dofs, ke) in &self.robin {
+            for (r, &row) in dofs.iter().enumerate() {
+                for (s, &col) in dofs.iter().enumerate() {
+                    let cols = &a.col_idx[a.row_ptr[row]..a.row_ptr[row + 1]];
+                    let k = cols.binary_search(&(col as u32)).map_err(|_| {
+                        Error::invalid(format!("the CSR pattern lacks the Robin coupling ({row}, {col})"))
+                    })?;
+                    idx.push((a.row_ptr[row] + k) as u64);
+                    vals.push(ke[r * nd + s]);
+                }
+            }
+        }
+        Ok((idx, vals))
+    }
+
+    /// Sums the element matrices into `target`'s values (zeroed first) and adds the Robin terms.
+    pub fn assemble_into(&self, be: &CudaBackend, target: &mut CsrTarget) -> Result<()> {
+        let v = &self.variant;
+        be.zero_slice(&mut target.matrix.values)?;
+        let per_cell = (v.nloc * v.nloc.div_ceil(v.columns_per_thread())) as u64;
+        let CsrTarget { matrix, kpos, colors, scatter, node_cells, patches, .. } = target;
+        match scatter {
+            Scatter::Patch => {
+                let (Some(k), Some(l)) = (&self.kernels.patches, patches.as_ref()) else {
+                    return Err(Error::invalid("patch assembly target without its patch lists"));
+                };
+                let nc = self.ncells as u64;
+                let npatches = (l.ptr.len() - 1) as u32;
+                if npatches > 0 {
+                    let cfg = LaunchConfig { grid_dim: (npatches.min(1 << 20), 1, 1), ..be.grid(1) };
+                    launch!(be, k, cfg; &nc, &self.cell_verts, &self.coords, &self.tab, &self.coef, &self.meta,
+                        &l.ptr, &l.pos, &l.start, &l.slots, &mut matrix.values)?;
+                }
+            }
+            Scatter::Rows => {
+                let (Some(k), Some((ptr, inc))) = (&self.kernels.rows, node_cells.as_ref()) else {
+                    return Err(Error::invalid("row assembly target without its node-to-cell map"));
+                };
+                let nn = (ptr.len() - 1) as u64;
+                if nn > 0 {
+                    launch!(be, k, be.grid(nn); &nn, ptr, inc, &self.cell_verts, &self.coords, &self.tab,
+                        &self.coef, &self.meta, &matrix.row_ptr, &*kpos, &mut matrix.values)?;
+                }
+            }
+            Scatter::Atomic | Scatter::Auto => {
+                let nc = self.ncells as u64;
+                self.launch_assemble(be, nc, None, 0, &matrix.row_ptr, kpos, &mut matrix.values, per_cell)?
+            }
+            Scatter::Colored => {
+                for (n, cells) in colors.iter() {
+                    self.launch_assemble(be, *n as u64, Some(cells), 1, &matrix.row_ptr, kpos, &mut matrix.values, per_cell)?;
+                }
+            }
+        }
+        let n = target.robin_idx.len() as u64;
+        if n > 0 {
+            launch!(be, &self.kernels.add_at, be.grid(n); &n, &target.robin_idx, &target.robin_vals, &mut target.matrix.values)?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn launch_assemble(
+        &self,
+        be: &CudaBackend,
+        ncells: u64,
+        cells: Option<&CudaSlice<u32>>,
+        mode: i32,
+        row_ptr: &CudaSlice<u32>,
+        kpos: &CudaSlice<u16>,
+        out: &mut CudaSlice<f64>,
+        per_cell: u64,
+    ) -> Result<()> {
+        if ncells == 0 {
+            return Ok(());
+        }
+        let cfg = be.grid(ncells * per_cell);
+        let k = &self.kernels.assemble;
+        match cells {
+            Some(list) => launch!(be, k, cfg; &ncells, list, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
+                &self.coef, &self.meta, &mode, row_ptr, kpos, out),
+            None => launch!(be, k, cfg; &ncells, &0u64, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
+                &self.coef, &self.meta, &mode, row_ptr, kpos, out),
+        }
+    }
+
+    /// Element matrices of every cell stored on the device (the `element` level), Robin included.
+    pub fn element_matrices(&self, be: &CudaBackend) -> Result<DeviceElementMatrices> {
+        let v = &self.variant;
+        let nd = v.elem_size();
+        let mut k = be.alloc::<f64>(self.ncells * nd * nd)?;
+        let per_cell = (v.nloc * v.nloc.div_ceil(v.columns_per_thread())) as u64;
+        // Unused by the store mode, but the kernel takes them: any valid device pointers.
+        let dummy_rows = be.upload(&[0u32])?;
+        let dummy_pos = be.upload(&[0u16])?;
+        self.launch_assemble(be, self.ncells as u64, None, 2, &dummy_rows, &dummy_pos, &mut k, per_cell)?;
+        let (mut idx, mut vals) = (Vec::new(), Vec::new());
+        for (c, _, ke) in &self.robin {
+            idx.extend((0..nd * nd).map(|i| (c * nd * nd + i) as u64));
+            vals.extend_from_slice(ke);
+        }
+        let n = idx.len() as u64;
+        if n > 0 {
+            let (idx, vals) = (be.upload(&idx)?, be.upload(&vals)?);
+            launch!(be, &self.kernels.add_at, be.grid(n); &n, &idx, &vals, &mut k)?;
+        }
+        DeviceElementMatrices::new(be, self, k)
+    }
+
+    /// Symmetric Dirichlet elimination on the device (as [`crate::operator::dirichlet::eliminate`]):
+    /// `free_mask` is 1 on free dofs and 0 on constrained ones, `lift` the prescribed values.
+    pub fn eliminate(&self, be: &CudaBackend, a: &mut DeviceCsr, rhs: &mut CudaVector, free_mask: &CudaVector, lift: &CudaVector) -> Result<()> {
+        let n = a.nrows();
+        be.check("Dirichlet elimination", n, &[rhs, free_mask, lift])?;
+        let nr = n as u64;
+        if nr == 0 {
+            return Ok(());
+        }
+        launch!(be, &self.kernels.dirichlet, be.grid(nr);
+            &nr, &a.row_ptr, &a.col_idx, &mut a.values, &free_mask.data, &lift.data, &mut rhs.data)
+    }
+
+    /// The diagonal of a device CSR matrix, on the host (for Jacobi-type preconditioners).
+    pub fn csr_diagonal(&self, be: &CudaBackend, a: &DeviceCsr) -> Result<Vec<f64>> {
+        let nr = a.nrows() as u64;
+        let mut d = be.alloc::<f64>(a.nrows())?;
+        if nr > 0 {
+            launch!(be, &self.kernels.csr_diagonal, be.grid(nr); &nr, &a.row_ptr, &a.col_idx, &a.values, &mut d)?;
+        }
+        be.download(&d)
+    }
+}
+
+/// Compiles the assembly kernel for every element the library has (interval, triangle,
+/// quadrilateral, tetrahedron, hexahedron; degrees 1–3) with each physics, for `arch`, with NVRTC
+/// only: what CI runs so that no variant a user can reach fails to compile. Returns (variant, PTX
+/// bytes).
+pub fn compile_variants(arch: &str) -> Result<Vec<(Variant, usize)>> {
+    use crate::mesh::CellType;
+    use crate::physics::{Diffusion, Elasticity, Mass, PointwisePhysics, Sum};
+    let mut variants = Vec::new();
+    for cell in CellType::ALL {
+        use crate::mesh::generate;
+        let dim = cell.dim();
+        let mesh = std::sync::Arc::new(match dim {
+            1 => generate::interval(1, 0.0, 1.0)?,
+            2 => generate::rectangle(1, 1, [0.0; 2], [1.0; 2], cell)?,
+            _ => generate::box_mesh(1, 1, 1, [0.0; 3], [1.0; 3], cell)?,
+        });
+        for degree in 1..=3 {
+            // Constant coefficients take the reference-tensor path on simplices, functions the
+            // quadrature loop: both paths of every element.
+            let f = || Coefficient::function(|x| 1.0 + x[0]);
+            let mut cases: Vec<(usize, Box<dyn PointwisePhysics>)> = vec![
+                (1, Box::new(Diffusion::new(1.0))),
+                (1, Box::new(Sum(vec![Box::new(Diffusion::new(f())), Box::new(Mass::new(1.0, 1))]))),
+            ];
+            if dim > 1 {
+                cases.push((dim, Box::new(Elasticity::lame(1.0, 1.0, dim))));
+                cases.push((dim, Box::new(Elasticity::lame(1.0, f(), dim))));
+                cases.push((dim, Box::new(Sum(vec![Box::new(Elasticity::lame(1.0, 1.0, dim)), Box::new(Mass::new(1.0, dim))]))));
+            }
+            for (ncomp, physics) in cases {
+                let space = crate::space::FunctionSpace::lagrange(mesh.clone(), degree, ncomp)?;
+                let integ = ElementIntegrator::new(&space, physics.as_ref(), None)?;
+                variants.push(variant_of(&integ)?.0);
+            }
+        }
+    }
+    // NVRTC compiles independent programs concurrently.
+    variants
+        .into_par_iter()
+        .map(|v| {
+            let c = jit::compile_ptx_with(ASSEMBLY.file, ASSEMBLY.source, arch, &v.defines())?;
+            if c.log.to_ascii_lowercase().contains("warning") {
+                return Err(Error::invalid(format!("NVRTC warnings in assembly.cu for {v:?}:\n{}", c.log)));
+            }
+            // The optional entry points exist exactly where the host looks for them.
+            let has = |name: &str| c.ptx.contains(&format!(".entry {name}("));
+            if has("assemble_rows") != v.reftensor || has("assemble_patches") != patch_cells(v.elem_size()).is_some() {
+                return Err(Error::invalid(format!("assembly.cu for {v:?}: row/patch entry points do not match the variant")));
+            }
+            Ok((v, c.ptx.len()))
+        })
+        .collect()
+}
