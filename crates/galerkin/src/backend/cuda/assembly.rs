@@ -19,7 +19,7 @@ use crate::operator::geometry::GeometryTab;
 use crate::operator::ElementIntegrator;
 use crate::physics::{Coefficient, DeviceTerm};
 use crate::{Error, Result};
-use super::patches::{patch_cells, PatchLists};
+use super::patches::{patch_cells, PatchLists, AUTO_MIN_CELLS};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use rayon::prelude::*;
 
@@ -149,7 +149,8 @@ pub enum Scatter {
     /// the values no other patch touches and adds the rest atomically ([`super::patches`]). Needs
     /// a cell's matrix to fit in shared memory (≤ 78 local dofs).
     Patch,
-    /// The fastest measured on an H100 (BENCHMARKS.md): patch where it applies, else atomic.
+    /// The fastest measured on an H100 (BENCHMARKS.md): patch where a patch holds at least
+    /// [`super::patches::AUTO_MIN_CELLS`] cells, else atomic.
     Auto,
 }
 
@@ -383,7 +384,11 @@ impl DeviceAssembler {
             return Err(Error::dim("GPU assembly pattern", self.ndofs, pattern.nrows));
         }
         let scatter = match scatter {
-            Scatter::Auto if self.kernels.patches.is_some() => Scatter::Patch,
+            Scatter::Auto
+                if self.kernels.patches.is_some() && patch_cells(v.elem_size()).is_some_and(|c| c >= AUTO_MIN_CELLS) =>
+            {
+                Scatter::Patch
+            }
             Scatter::Auto => Scatter::Atomic,
             s => s,
         };
