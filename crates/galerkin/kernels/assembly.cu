@@ -260,17 +260,21 @@ __device__ __forceinline__ void element_block(u64 c, int i, int j0, const u32* _
 }
 
 // One thread per (cell, row node i, block of JB column nodes): integrates its block of the element
-// matrix in registers, then writes it where `mode` says.
+// matrix in registers, then writes it where `mode` says. The 32 lanes of a warp take 32 cells at
+// the same (i, block), so their reads of the reference tables are broadcasts, not 32 addresses.
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_cells(
     u64 ncells, const u32* __restrict__ cell_list, const u32* __restrict__ cell_verts,
     const double* __restrict__ coords, const u32* __restrict__ cell_nodes, const double* __restrict__ tab,
     const double* __restrict__ coef, const u64* __restrict__ meta, int mode, const u32* __restrict__ row_ptr,
     const unsigned short* __restrict__ kpos, double* __restrict__ out) {
-    const u64 work = ncells * (u64)(NLOC * NJB);
+    constexpr int TILE = 32;
+    const u64 work = (ncells + TILE - 1) / TILE * (u64)(TILE * NLOC * NJB);
     for (u64 t = global_thread(); t < work; t += grid_threads()) {
-        const u64 k = t / (NLOC * NJB);
-        const int rest = (int)(t - k * (NLOC * NJB));
-        const int i = rest / NJB, j0 = (rest % NJB) * JB;
+        const u64 tile = t / (TILE * NLOC * NJB);
+        const int rest = (int)(t - tile * (TILE * NLOC * NJB)), ij = rest / TILE;
+        const u64 k = tile * TILE + (rest % TILE);
+        if (k >= ncells) continue;
+        const int i = ij / NJB, j0 = (ij % NJB) * JB;
         const u64 c = cell_list ? (u64)cell_list[k] : k;
         double acc[NCOMP][JB][NCOMP];
         element_block(c, i, j0, cell_verts, coords, tab, coef, meta, acc);
@@ -307,22 +311,25 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_cells(
 // an atomic otherwise. Atomic throughput, not bandwidth, bounds the per-cell kernel; this trades
 // most atomics for shared-memory work. Only where a cell's matrix fits (ND² ≤ PATCH_DOUBLES).
 #define PATCH_DOUBLES 6144
-#if (NLOC * NCOMP) * (NLOC * NCOMP) <= PATCH_DOUBLES
-constexpr int PATCH = PATCH_DOUBLES / (ND * ND);
+#if (NLOC * NCOMP) * (NLOC * NCOMP) + 1 <= PATCH_DOUBLES
+// A cell's matrix takes ND²+1 doubles: the odd stride spreads the lanes (one cell each) over the
+// shared-memory banks.
+constexpr int CELL_STRIDE = ND * ND + 1;
+constexpr int PATCH = PATCH_DOUBLES / CELL_STRIDE;
 constexpr u32 EXCLUSIVE = 0x80000000u;
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_patches(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords, const double* __restrict__ tab,
     const double* __restrict__ coef, const u64* __restrict__ meta, const u32* __restrict__ patch_ptr,
     const u32* __restrict__ upos, const unsigned short* __restrict__ ustart, const unsigned short* __restrict__ slots,
     double* __restrict__ values) {
-    __shared__ double e[PATCH * ND * ND];
+    __shared__ double e[PATCH * CELL_STRIDE];
     const u64 npatches = (ncells + PATCH - 1) / PATCH;
     for (u64 p = blockIdx.x; p < npatches; p += gridDim.x) {
         const u64 c0 = p * PATCH;
         const int nc = (int)min((u64)PATCH, ncells - c0);
         for (int t = threadIdx.x; t < nc * NLOC * NJB; t += blockDim.x) {
-            const int lc = t / (NLOC * NJB), rest = t - lc * (NLOC * NJB);
-            const int i = rest / NJB, j0 = (rest % NJB) * JB;
+            const int ij = t / nc, lc = t - ij * nc;
+            const int i = ij / NJB, j0 = (ij % NJB) * JB;
             double acc[NCOMP][JB][NCOMP];
             element_block(c0 + lc, i, j0, cell_verts, coords, tab, coef, meta, acc);
 #pragma unroll
@@ -332,7 +339,7 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_patches(
                     const int j = j0 + jj;
                     if (JB * NJB != NLOC && j >= NLOC) break;
 #pragma unroll
-                    for (int b = 0; b < NCOMP; ++b) e[lc * (ND * ND) + (i * NCOMP + a) * ND + j * NCOMP + b] = acc[a][jj][b];
+                    for (int b = 0; b < NCOMP; ++b) e[lc * CELL_STRIDE + (i * NCOMP + a) * ND + j * NCOMP + b] = acc[a][jj][b];
                 }
         }
         __syncthreads();

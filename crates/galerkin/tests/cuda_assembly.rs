@@ -86,8 +86,8 @@ fn check_space(be: &CudaBackend, cell: CellType, degree: usize, ncomp: usize) {
         let cpu = cpu_matrix(&problem);
         // Row assembly exists on the reference-tensor path only (simplices, per-cell coefficients).
         let reftensor = cell.is_simplex() && !name.contains("(x)");
-        // Patch assembly needs a cell's matrix (nd² doubles) to fit in 48 KiB of shared memory.
-        let fits = (space.dofmap.nodes_per_cell * ncomp).pow(2) <= cuda::patches::PATCH_DOUBLES;
+        // Patch assembly needs a cell's matrix to fit in 48 KiB of shared memory.
+        let fits = cuda::patches::patch_cells(space.dofmap.nodes_per_cell * ncomp).is_some();
         for scatter in [Scatter::Atomic, Scatter::Colored, Scatter::Rows, Scatter::Patch] {
             let sys = match problem.assemble_cuda(be, AssemblyLevel::Full, scatter) {
                 Err(e) if (scatter == Scatter::Rows && !reftensor) || (scatter == Scatter::Patch && !fits) => {

@@ -182,13 +182,18 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     let gpu_matrix_colored_s = cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut colored))?;
     drop(colored);
     let v = asm.variant;
+    let n = space.ndofs();
     let gpu_matrix_rows_s = if v.reftensor {
         let mut rows = asm.csr_target(be, pattern, Scatter::Rows, None)?;
         Some(cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut rows))?)
     } else {
         None
     };
-    let (gpu_matrix_patch_s, patch_atomic_fraction) = match asm.csr_target(be, pattern, Scatter::Patch, None) {
+    // Small patches (below what Scatter::Auto takes) lose at 10⁶ unknowns already; beyond that their
+    // host lists (nd² entries per cell) cost more to build than they could save.
+    let small = cuda::patches::patch_cells(v.elem_size()).is_none_or(|c| c < cuda::patches::AUTO_MIN_CELLS);
+    let patch = if small && n > 2_000_000 { Err(Error::Unsupported("small patches".into())) } else { asm.csr_target(be, pattern, Scatter::Patch, None) };
+    let (gpu_matrix_patch_s, patch_atomic_fraction) = match patch {
         Ok(mut t) => (Some(cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut t))?), t.patch_atomic_fraction()),
         Err(Error::Unsupported(_)) => (None, None),
         Err(e) => return Err(e),
@@ -202,7 +207,6 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     let iterations = sol.stats.iterations;
     let gpu_solve_s = sol.timings.solve;
     let gpu_spi = gpu_solve_s / iterations.max(1) as f64;
-    let n = space.ndofs();
     let cg_bytes = (nnz * 12 + n * 8 * 11) as f64;
     let cg_flops = (2 * nnz + 12 * n) as f64;
 

@@ -547,7 +547,7 @@ impl DeviceAssembler {
         if ncells == 0 {
             return Ok(());
         }
-        let cfg = be.grid(ncells * per_cell);
+        let cfg = be.grid(ncells.div_ceil(32) * 32 * per_cell);
         let k = &self.kernels.assemble;
         match cells {
             Some(list) => launch!(be, k, cfg; &ncells, list, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,

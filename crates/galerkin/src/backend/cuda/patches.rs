@@ -23,7 +23,13 @@ const EXCLUSIVE: u32 = 1 << 31;
 
 /// Cells per patch for `nd` local dofs, or None where one cell's matrix does not fit.
 pub fn patch_cells(nd: usize) -> Option<usize> {
-    (nd * nd <= PATCH_DOUBLES).then(|| PATCH_DOUBLES / (nd * nd))
+    (cell_stride(nd) <= PATCH_DOUBLES).then(|| PATCH_DOUBLES / cell_stride(nd))
+}
+
+/// Shared-memory doubles per cell: nd² and one of padding, so that lanes (one cell each) fall on
+/// different banks (`CELL_STRIDE` in the kernel).
+fn cell_stride(nd: usize) -> usize {
+    nd * nd + 1
 }
 
 /// Host lists of one mesh's patches, as `assemble_patches` reads them.
@@ -34,8 +40,8 @@ pub struct PatchLists {
     pub pos: Vec<u32>,
     /// Offset, within the patch's `slots`, of the first entry summed into each value.
     pub start: Vec<u16>,
-    /// Per patch (at `first cell · nd²`), entries `lc·nd² + r·nd + s` of the patch's element
-    /// matrices, sorted by the value they land on.
+    /// Per patch (at `first cell · nd²`), entries `lc·(nd² + 1) + r·nd + s` of the patch's element
+    /// matrices in shared memory, sorted by the value they land on.
     pub slots: Vec<u16>,
 }
 
@@ -68,7 +74,7 @@ impl PatchLists {
                             for j in 0..nloc {
                                 let col0 = row + kpos[(c * nloc + i) * nloc + j] as usize * ncomp;
                                 for b in 0..ncomp {
-                                    let slot = (c - c0) * nd * nd + (i * ncomp + a) * nd + j * ncomp + b;
+                                    let slot = (c - c0) * cell_stride(nd) + (i * ncomp + a) * nd + j * ncomp + b;
                                     entries.push(((col0 + b) as u32, slot as u16));
                                 }
                             }
@@ -136,35 +142,35 @@ mod tests {
     /// One patch: shared entries are summed there and every value is stored, none added.
     #[test]
     fn one_patch_sums_its_shared_entries() {
-        assert_eq!(patch_cells(2), Some(1536));
+        assert_eq!(patch_cells(2), Some(1228));
         let (row_ptr, cells, kpos) = chain(4);
         let l = PatchLists::build(&P1, &cells, &row_ptr, &kpos, 13).unwrap();
         assert_eq!((l.ptr.clone(), l.slots.len()), (vec![0, 13], 16));
         assert_eq!(l.atomic_fraction(), 0.0);
-        // The diagonal of node 1 (value 3) sums entry (cell 0, 1, 1) = slot 3 and (cell 1, 0, 0) = slot 4.
+        // The diagonal of node 1 (value 3) sums entry (cell 0, 1, 1) = slot 3 and (cell 1, 0, 0) = slot 5.
         let k = l.pos.iter().position(|&q| q & !EXCLUSIVE == 3).unwrap();
-        assert_eq!(&l.slots[l.start[k] as usize..l.start[k + 1] as usize], &[3, 4]);
+        assert_eq!(&l.slots[l.start[k] as usize..l.start[k + 1] as usize], &[3, 5]);
     }
 
     /// Three patches: only the diagonals of the two nodes between patches are added atomically, and
     /// every entry of a patch is summed exactly once.
     #[test]
     fn only_values_between_patches_are_atomic() {
-        let n = 3100;
+        let patch = patch_cells(2).unwrap();
+        let n = 2 * patch + 600;
         let (row_ptr, cells, kpos) = chain(n);
         let nnz = row_ptr[n + 1];
         let l = PatchLists::build(&P1, &cells, &row_ptr, &kpos, nnz).unwrap();
         assert_eq!(l.ptr.len(), 4);
         let shared: Vec<u32> = l.pos.iter().filter(|&&q| q & EXCLUSIVE == 0).copied().collect();
         // Each appears in the lists of both patches around it.
-        let (a, b) = (row_ptr[1536] as u32 + 1, row_ptr[3072] as u32 + 1);
+        let (a, b) = (row_ptr[patch] as u32 + 1, row_ptr[2 * patch] as u32 + 1);
         assert_eq!(shared, vec![a, a, b, b]);
         assert_eq!(l.slots.len(), 4 * n);
-        let mut seen = vec![0; 4 * n];
-        for &s in &l.slots[..1536 * 4] {
-            seen[s as usize] += 1;
-        }
-        assert!(seen[..1536 * 4].iter().all(|&k| k == 1));
+        // The first patch's slots are its cells' 4 entries at stride 5, each once.
+        let mut first = l.slots[..4 * patch].to_vec();
+        first.sort_unstable();
+        assert!(first.iter().enumerate().all(|(k, &s)| s as usize == k / 4 * 5 + k % 4));
         // Too large a cell is refused with a pointer to the atomic scatter.
         let e = PatchLists::build(&Variant { nloc: 80, ..P1 }, &[], &row_ptr, &[], nnz).err().unwrap();
         assert!(e.to_string().contains("atomic"), "{e}");
