@@ -189,9 +189,9 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     } else {
         None
     };
-    // Small patches (below what Scatter::Auto takes) lose at 10⁶ unknowns already; beyond that their
-    // host lists (nd² entries per cell) cost more to build than they could save.
-    let small = cuda::patches::patch_cells(v.elem_size()).is_none_or(|c| c < cuda::patches::AUTO_MIN_CELLS);
+    // Small patches lose to atomics at 10⁶ unknowns already; beyond that their host lists (nd²
+    // entries per cell) take longer to build than the benchmark is worth.
+    let small = cuda::patches::patch_cells(v.elem_size()).is_none_or(|c| c < cuda::patches::MIN_USEFUL_CELLS);
     let patch = if small && n > 2_000_000 { Err(Error::Unsupported("small patches".into())) } else { asm.csr_target(be, pattern, Scatter::Patch, None) };
     let (gpu_matrix_patch_s, patch_atomic_fraction) = match patch {
         Ok(mut t) => (Some(cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut t))?), t.patch_atomic_fraction()),

@@ -19,7 +19,7 @@ use crate::operator::geometry::GeometryTab;
 use crate::operator::ElementIntegrator;
 use crate::physics::{Coefficient, DeviceTerm};
 use crate::{Error, Result};
-use super::patches::{patch_cells, PatchLists, AUTO_MIN_CELLS};
+use super::patches::{patch_cells, PatchLists};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use rayon::prelude::*;
 
@@ -149,8 +149,9 @@ pub enum Scatter {
     /// the values no other patch touches and adds the rest atomically ([`super::patches`]). Needs
     /// a cell's matrix to fit in shared memory (≤ 78 local dofs).
     Patch,
-    /// The fastest measured on an H100 (BENCHMARKS.md): patch where a patch holds at least
-    /// [`super::patches::AUTO_MIN_CELLS`] cells, else atomic.
+    /// The default: atomic. Patches assemble up to 28% faster (BENCHMARKS.md) but their lists
+    /// are built on the host, seconds at 10⁶ cells: they pay off only when one mesh is assembled
+    /// many times (time stepping, Newton), where the caller asks for them.
     Auto,
 }
 
@@ -384,11 +385,6 @@ impl DeviceAssembler {
             return Err(Error::dim("GPU assembly pattern", self.ndofs, pattern.nrows));
         }
         let scatter = match scatter {
-            Scatter::Auto
-                if self.kernels.patches.is_some() && patch_cells(v.elem_size()).is_some_and(|c| c >= AUTO_MIN_CELLS) =>
-            {
-                Scatter::Patch
-            }
             Scatter::Auto => Scatter::Atomic,
             s => s,
         };

@@ -14,10 +14,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// Shared-memory doubles per block for a patch's element matrices (48 KiB, the static limit); must
 /// equal `PATCH_DOUBLES` in `kernels/assembly.cu`.
 pub const PATCH_DOUBLES: usize = 6144;
-/// [`Scatter::Auto`](super::Scatter::Auto) takes patches of at least this many cells (at most 20
-/// local dofs): smaller ones save too few atomics to pay for the shared-memory pass (H100: P3
-/// tetrahedra, 15 per patch, break even; P2 elasticity in 3D, 6 per patch, lose 13%).
-pub const AUTO_MIN_CELLS: usize = 15;
+/// Patches of fewer cells (more than 20 local dofs) save too few atomics to pay for the
+/// shared-memory pass (H100: P2 elasticity in 3D, 6 cells per patch, is 17% slower than atomics).
+pub const MIN_USEFUL_CELLS: usize = 15;
 /// Bit 31 of a value position: no other patch adds to it, so the kernel stores instead of adding.
 const EXCLUSIVE: u32 = 1 << 31;
 
