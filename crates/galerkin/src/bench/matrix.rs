@@ -63,7 +63,7 @@ impl MatrixProblem {
     }
 
     /// The problem on the unit square/cube with about `dofs` unknowns at `degree`.
-    fn build(self, degree: usize, dofs: usize) -> Result<LinearProblem> {
+    pub fn build(self, degree: usize, dofs: usize) -> Result<LinearProblem> {
         let dim = self.dim();
         let nodes_per_axis = (dofs as f64 / self.ncomp() as f64).powf(1.0 / dim as f64);
         let n = ((nodes_per_axis / degree as f64).round() as usize).max(2);

@@ -11,6 +11,7 @@ pub mod validate;
 pub use cell::CellType;
 
 use crate::{Error, Result};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 
 /// A tagged boundary facet: its vertices (global ids, in the facet's own local order) and tag.
@@ -137,16 +138,29 @@ impl Mesh {
                 .or_default()
                 .push(i);
         }
-        let mut out = vec![(usize::MAX, 0); self.boundary.len()];
-        for c in 0..self.num_cells() {
-            let cv = self.cell(c);
-            for (lf, fv) in local.iter().enumerate() {
-                if let Some(entries) = want.get(&facet_key(fv.iter().map(|&v| cv[v]))) {
-                    for &i in entries {
-                        out[i] = (c, lf);
-                    }
+        // Every cell's facets are candidates: hash only those whose vertices all lie on listed
+        // facets, in parallel (large meshes have millions of cells and few boundary ones).
+        let mut on_boundary = vec![false; self.num_vertices()];
+        for f in &self.boundary {
+            for &v in &f.vertices {
+                if let Some(b) = on_boundary.get_mut(v) {
+                    *b = true;
                 }
             }
+        }
+        let (want, on_boundary) = (&want, &on_boundary);
+        let found: Vec<(usize, usize, usize)> = (0..self.num_cells())
+            .into_par_iter()
+            .flat_map_iter(|c| {
+                let cv = self.cell(c);
+                local.iter().enumerate().filter(move |(_, fv)| fv.iter().all(|&v| on_boundary[cv[v]])).flat_map(move |(lf, fv)| {
+                    want.get(&facet_key(fv.iter().map(|&v| cv[v]))).into_iter().flatten().map(move |&i| (i, c, lf))
+                })
+            })
+            .collect();
+        let mut out = vec![(usize::MAX, 0); self.boundary.len()];
+        for (i, c, lf) in found {
+            out[i] = (c, lf);
         }
         if let Some(i) = out.iter().position(|&(c, _)| c == usize::MAX) {
             return Err(Error::mesh(
