@@ -139,9 +139,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
         }
         Command::Bench { cases, dofs, max_iter, json, gpu, .. } => {
             let device = if gpu {
-                galerkin::backend::cuda::probe().map_err(|why| galerkin::Error::Backend { backend: "cuda".into(), message: why })?;
-                let be = galerkin::backend::cuda::CudaBackend::new(0)?;
-                let bw = galerkin::backend::cuda::bench::bandwidth(&be)?;
+                let (be, bw) = first_gpu()?;
                 println!("gpu: {} — copy {:.0} GB/s, triad {:.0} GB/s (bytes read + written)", be.device().name, bw.copy_gbs, bw.triad_gbs);
                 Some(be)
             } else {
@@ -182,12 +180,18 @@ fn run(cli: Cli) -> galerkin::Result<()> {
     }
 }
 
-/// `galerkin bench --matrix`: one line per (problem, degree, size), CPU columns up to `cpu_max`.
-fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iters: usize, cpu_max: usize, json: Option<PathBuf>) -> galerkin::Result<()> {
-    use galerkin::bench::matrix::{self, MatrixProblem};
+/// The first CUDA GPU (an error saying why when there is none) and its measured bandwidth.
+fn first_gpu() -> galerkin::Result<(galerkin::backend::cuda::CudaBackend, galerkin::backend::cuda::bench::Bandwidth)> {
     galerkin::backend::cuda::probe().map_err(|why| galerkin::Error::Backend { backend: "cuda".into(), message: why })?;
     let be = galerkin::backend::cuda::CudaBackend::new(0)?;
     let bw = galerkin::backend::cuda::bench::bandwidth(&be)?;
+    Ok((be, bw))
+}
+
+/// `galerkin bench --matrix`: one line per (problem, degree, size), CPU columns up to `cpu_max`.
+fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iters: usize, cpu_max: usize, json: Option<PathBuf>) -> galerkin::Result<()> {
+    use galerkin::bench::matrix::{self, MatrixProblem};
+    let (be, bw) = first_gpu()?;
     println!("gpu: {} — copy {:.0} GB/s; cpu: {} threads", be.device().name, bw.copy_gbs, rayon::current_num_threads());
     let problems = if problems.is_empty() {
         MatrixProblem::ALL.to_vec()

@@ -9,6 +9,7 @@
 //   JB      columns (nodes) per thread: bounds the accumulators to NCOMP²·JB registers
 //   AFFINE  1 when the Jacobian is constant on the cell (simplices)
 //   DIFFUSION, MASS, ELASTICITY   which terms of the pointwise physics are present (0/1)
+//   PATCH_DOUBLES  shared-memory doubles of a patch block (the host's `patches::PATCH_DOUBLES`)
 //   REFTENSOR  1 on affine cells with coefficients constant per cell: the quadrature sum is done once
 //          on the host into reference tensors (FFC's tensor representation) and a cell only
 //          contracts them with its geometry, NLOC²·DIM² work instead of NQ·NLOC²·DIM²
@@ -22,8 +23,8 @@
 //   coef[meta[3s] + c·meta[3s+1] + q·meta[3s+2]]
 // (strides 0 for constants, per-cell values for regions, per point for functions).
 
-#ifndef DIM
-#error "assembly.cu needs its variant defines (DIM, NV, NLOC, NQ, NCOMP, JB, AFFINE, terms)"
+#if !defined(DIM) || !defined(PATCH_DOUBLES)
+#error "assembly.cu needs its variant defines (DIM, NV, NLOC, NQ, NCOMP, JB, AFFINE, terms, PATCH_DOUBLES)"
 #endif
 
 constexpr int ND = NLOC * NCOMP;
@@ -42,6 +43,17 @@ enum Mode { CSR_ATOMIC = 0, CSR_COLORED = 1, ELEMENT_STORE = 2 };
 __device__ __forceinline__ double coef_at(const double* __restrict__ coef, const u64* __restrict__ meta, int slot,
                                           u64 c, int q) {
     return __ldg(&coef[__ldg(&meta[3 * slot]) + c * __ldg(&meta[3 * slot + 1]) + (u64)q * __ldg(&meta[3 * slot + 2])]);
+}
+
+// The coordinates of cell c's NV geometry vertices.
+__device__ __forceinline__ void load_cell_coords(u64 c, const u32* __restrict__ cell_verts,
+                                                 const double* __restrict__ coords, double xv[NV][DIM]) {
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+        const u64 p = __ldg(&cell_verts[c * NV + v]);
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) xv[v][d] = __ldg(&coords[p * DIM + d]);
+    }
 }
 
 // Inverse of the DIM×DIM Jacobian in place of `inv`; returns det J.
@@ -197,12 +209,7 @@ __device__ __forceinline__ void element_block(u64 c, int i, int j0, const u32* _
                                               const double* __restrict__ coef, const u64* __restrict__ meta,
                                               double acc[NCOMP][JB][NCOMP]) {
     double xv[NV][DIM];
-#pragma unroll
-    for (int v = 0; v < NV; ++v) {
-        const u64 p = __ldg(&cell_verts[c * NV + v]);
-#pragma unroll
-        for (int d = 0; d < DIM; ++d) xv[v][d] = __ldg(&coords[p * DIM + d]);
-    }
+    load_cell_coords(c, cell_verts, coords, xv);
 #pragma unroll
     for (int a = 0; a < NCOMP; ++a)
 #pragma unroll
@@ -306,11 +313,10 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_cells(
 
 // Patch assembly: fewer atomics. A block takes PATCH consecutive cells (neighbours in a well-ordered
 // mesh), writes their element matrices to shared memory, then one thread per distinct CSR value of
-// the patch sums the entries that land there (host-sorted lists, `patch_lists` in the backend) and
+// the patch sums the entries that land there (host-sorted lists, `backend/cuda/patches.rs`) and
 // adds the sum once: a plain store where no other patch touches the value (flag bit 31 of `upos`),
 // an atomic otherwise. Atomic throughput, not bandwidth, bounds the per-cell kernel; this trades
-// most atomics for shared-memory work. Only where a cell's matrix fits (ND² ≤ PATCH_DOUBLES).
-#define PATCH_DOUBLES 6144
+// most atomics for shared-memory work. Only where a cell's matrix fits (ND² + 1 ≤ PATCH_DOUBLES).
 #if (NLOC * NCOMP) * (NLOC * NCOMP) + 1 <= PATCH_DOUBLES
 // A cell's matrix takes ND²+1 doubles: the odd stride spreads the lanes (one cell each) over the
 // shared-memory banks.
@@ -379,12 +385,7 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_rows(
             const u64 inc = node_cells[k], c = inc / NLOC;
             const int i = (int)(inc - c * NLOC);
             double xv[NV][DIM];
-#pragma unroll
-            for (int v = 0; v < NV; ++v) {
-                const u64 p = __ldg(&cell_verts[c * NV + v]);
-#pragma unroll
-                for (int d = 0; d < DIM; ++d) xv[v][d] = __ldg(&coords[p * DIM + d]);
-            }
+            load_cell_coords(c, cell_verts, coords, xv);
             const CellFactors f = cell_factors(xv, tab, coef, meta, c);
             const unsigned short* kp = kpos + inc * NLOC;
 #pragma unroll 4

@@ -1,7 +1,7 @@
 //! GPU assembly checked against the CPU assembly: every element (P1–P3 on intervals, triangles and
 //! tetrahedra, Q1–Q3 on quadrilaterals and hexahedra, on distorted meshes) with every physics that
-//! has a GPU form and coefficients constant, per region and as functions; both scatters (atomic,
-//! colored); the element level; Dirichlet elimination with Robin and Neumann terms; and solves.
+//! has a GPU form and coefficients constant, per region and as functions; every scatter (atomic,
+//! colored, rows, patch); the element level; Dirichlet elimination with Robin and Neumann terms; and solves.
 //! Skips without a GPU unless GALERKIN_REQUIRE_GPU=1.
 mod common;
 use common::*;

@@ -135,7 +135,7 @@ pub struct MatrixRow {
 /// cell's geometry.
 pub fn assembly_flops_per_cell(v: &Variant) -> f64 {
     let (d, n) = (v.dim as f64, v.ncomp as f64);
-    let threads = (v.nloc * v.nloc.div_ceil(v.columns_per_thread())) as f64;
+    let threads = v.threads_per_cell() as f64;
     if v.reftensor {
         let geometry = threads * (2.0 * v.nv as f64 * d * d + 5.0 * d * d * d);
         let per_pair = 2.0 * d * d + 4.0 + if v.elasticity { 4.0 * d * d * d + 6.0 * n * n } else { 0.0 };
@@ -168,7 +168,7 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
 
     // GPU: the whole assembly as a user runs it, then the kernels timed on their own.
     let t = Instant::now();
-    let system = p.assemble_cuda(be, AssemblyLevel::Full, Scatter::Auto)?;
+    let system = p.assemble_cuda(be, AssemblyLevel::Full, Scatter::Atomic)?;
     let gpu_assembly_s = t.elapsed().as_secs_f64();
     let (integ, _) = p.integrator()?;
     let asm = DeviceAssembler::new(be, &integ)?;

@@ -12,46 +12,19 @@ use crate::solver::KrylovMethod;
 use crate::backend::{Backend, Identity, LinearOperator};
 use crate::solver::precond::{BlockJacobi, Chebyshev, Jacobi, PreconditionerKind};
 use crate::{Error, Result};
+use std::borrow::Cow;
 use std::time::Instant;
 
 impl LinearSystem {
-    /// Solve on the GPU. Needs the `full` assembly level; SSOR and ILU(0) stay CPU-only.
+    /// Solve on the GPU: the assembled matrix goes to the device once ([`DeviceSystem::upload`]),
+    /// then [`DeviceSystem::solve`]. The upload counts as preconditioner set-up time.
     pub fn solve_cuda(&self, be: &CudaBackend, config: &SolverConfig) -> Result<Solution> {
-        let a = match &self.operator {
-            SystemOperator::Full(a) => a,
-            SystemOperator::Element(_) => {
-                return Err(Error::invalid("the CUDA backend solves assembled systems: use assembly level `full`"))
-            }
-        };
-        let method = config
-            .method
-            .krylov()
-            .ok_or_else(|| Error::invalid("the direct solver runs on the CPU: use --backend cpu"))?;
-        let mut timings = self.timings.clone();
         let t0 = Instant::now();
-        let n = self.ndofs();
-        let da = DeviceCsr::from_host(be, a)?;
-        let diag = a.diagonal();
-        let pc: Box<dyn LinearOperator<CudaBackend> + '_> = match config.preconditioner {
-            PreconditionerKind::None => Box::new(Identity(n)),
-            PreconditionerKind::Jacobi => Box::new(Jacobi::new(be, &diag)?),
-            PreconditionerKind::Chebyshev => Box::new(Chebyshev::new(be, &da, &diag, 4, 30.0)?),
-            PreconditionerKind::BlockJacobi => {
-                let host = BlockJacobi::from_csr(a, self.ncomp)?;
-                Box::new(DeviceBlockJacobi::new(be, host.block_size(), host.inverses())?)
-            }
-            k @ (PreconditionerKind::Ssor | PreconditionerKind::Ilu0) => {
-                return Err(Error::invalid(format!("preconditioner {k:?} is CPU-only (sequential sweeps): use jacobi, block-jacobi or chebyshev on the GPU")))
-            }
-        };
-        let b = be.from_host(&self.rhs)?;
-        let mut x = be.zeros(n)?;
-        timings.preconditioner = t0.elapsed().as_secs_f64();
-        let t1 = Instant::now();
-        let stats = method.solve(be, &da, pc.as_ref(), &b, &mut x, &config.options)?;
-        let u = be.to_host(&x)?;
-        timings.solve = t1.elapsed().as_secs_f64();
-        Ok(Solution { u, stats, timings })
+        let system = DeviceSystem::upload(be, self)?;
+        let upload = t0.elapsed().as_secs_f64();
+        let mut sol = system.solve(config)?;
+        sol.timings.preconditioner += upload;
+        Ok(sol)
     }
 }
 
@@ -72,13 +45,12 @@ pub struct DeviceSystem<'a> {
     pub constraints: Constraints,
     pub symmetric: bool,
     pub ncomp: usize,
-    /// Colors of the colored scatter (0 with atomics).
+    /// Colors of the assembly (of the colored scatter on the GPU; 0 with atomics).
     pub ncolors: usize,
-    pub scatter: Scatter,
     pub timings: Timings,
-    /// The pattern's structure on the host (values unset), to rebuild a host matrix for block
-    /// Jacobi; `None` at the element level.
-    pattern: Option<CsrMatrix>,
+    /// The pattern's structure on the host (its values are not read), to rebuild a host matrix
+    /// for block Jacobi; `None` at the element level.
+    pattern: Option<Cow<'a, CsrMatrix>>,
     diagonal: Vec<f64>,
 }
 
@@ -125,7 +97,7 @@ impl LinearProblem {
                 asm.eliminate(be, &mut a, &mut rhs, &mask, &lift)?;
                 let diagonal = asm.csr_diagonal(be, &a)?;
                 timings.constraints += lap(&mut t);
-                (DeviceOperator::Full(a), Some(pattern), diagonal)
+                (DeviceOperator::Full(a), Some(Cow::Owned(pattern)), diagonal)
             }
             AssemblyLevel::Element => {
                 let em = asm.element_matrices(be)?;
@@ -150,7 +122,6 @@ impl LinearProblem {
             symmetric: self.physics.is_symmetric(),
             ncomp: space.ncomp,
             ncolors: cell_colors.as_ref().map_or(0, Vec::len),
-            scatter,
             timings,
             pattern,
             diagonal,
@@ -158,7 +129,28 @@ impl LinearProblem {
     }
 }
 
-impl DeviceSystem<'_> {
+impl<'a> DeviceSystem<'a> {
+    /// A system assembled on the CPU at level `full`, moved to the device once.
+    pub fn upload(be: &'a CudaBackend, system: &'a LinearSystem) -> Result<Self> {
+        let SystemOperator::Full(a) = &system.operator else {
+            return Err(Error::invalid(
+                "only assembled matrices move to the GPU: use assembly level `full`, or assemble on the GPU (assemble_cuda)",
+            ));
+        };
+        Ok(DeviceSystem {
+            backend: be,
+            operator: DeviceOperator::Full(DeviceCsr::from_host(be, a)?),
+            rhs: be.from_host(&system.rhs)?,
+            constraints: system.constraints.clone(),
+            symmetric: system.symmetric,
+            ncomp: system.ncomp,
+            ncolors: system.ncolors,
+            timings: system.timings.clone(),
+            pattern: Some(Cow::Borrowed(a)),
+            diagonal: a.diagonal(),
+        })
+    }
+
     pub fn ndofs(&self) -> usize {
         self.rhs.len()
     }
@@ -184,7 +176,7 @@ impl DeviceSystem<'_> {
     pub fn matrix_to_host(&self) -> Result<Option<CsrMatrix>> {
         match (&self.operator, &self.pattern) {
             (DeviceOperator::Full(a), Some(p)) => {
-                let mut m = p.clone();
+                let mut m = p.clone().into_owned();
                 m.values = a.values_to_host(self.backend)?;
                 Ok(Some(m))
             }
@@ -194,7 +186,7 @@ impl DeviceSystem<'_> {
 
     /// The sparsity pattern (values unset), `None` at the element level.
     pub fn pattern(&self) -> Option<&CsrMatrix> {
-        self.pattern.as_ref()
+        self.pattern.as_deref()
     }
 
     /// The right-hand side on the host.

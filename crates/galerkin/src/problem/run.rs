@@ -223,7 +223,7 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
             (system.solve(&config)?, r)
         }
         Engine::Cuda(be) => {
-            let system = problem.assemble_cuda(be, pf.assembly.level, crate::backend::cuda::Scatter::Auto)?;
+            let system = problem.assemble_cuda(be, pf.assembly.level, crate::backend::cuda::Scatter::Atomic)?;
             spinner.finish_and_clear();
             let r = (system.storage_entries(), system.ncolors, system.constraints.dofs.len());
             (system.solve(&config)?, r)

@@ -70,7 +70,13 @@ impl Variant {
             format!("MASS={}", b(self.mass)),
             format!("ELASTICITY={}", b(self.elasticity)),
             format!("REFTENSOR={}", b(self.reftensor)),
+            format!("PATCH_DOUBLES={}", super::patches::PATCH_DOUBLES),
         ]
+    }
+
+    /// Threads `assemble_cells` gives one cell: a row node times its blocks of columns.
+    pub fn threads_per_cell(&self) -> usize {
+        self.nloc * self.nloc.div_ceil(self.columns_per_thread())
     }
 
     /// Local dofs per cell.
@@ -138,7 +144,9 @@ fn variant_of<'a>(integ: &'a ElementIntegrator) -> Result<(Variant, [Option<&'a 
 /// How element entries reach the CSR values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scatter {
-    /// `atomicAdd` into the values: one launch, cells in mesh order.
+    /// `atomicAdd` into the values: one launch, cells in mesh order. What the pipeline uses: no
+    /// set-up beyond the positions, and the fastest but for `Patch`, whose host-built lists cost
+    /// seconds at 10⁶ cells and pay off only when one mesh is assembled many times.
     Atomic,
     /// One launch per color of cells sharing no vertex: plain read-modify-write, no atomics.
     Colored,
@@ -147,12 +155,9 @@ pub enum Scatter {
     Rows,
     /// A block per patch of consecutive cells sums their shared entries in shared memory, stores
     /// the values no other patch touches and adds the rest atomically ([`super::patches`]). Needs
-    /// a cell's matrix to fit in shared memory (≤ 78 local dofs).
+    /// a cell's matrix to fit in shared memory (≤ 78 local dofs). Up to 28% faster than atomics
+    /// per assembly (BENCHMARKS.md): for repeated assembly on one mesh (time stepping, Newton).
     Patch,
-    /// The default: atomic. Patches assemble up to 28% faster (BENCHMARKS.md) but their lists
-    /// are built on the host, seconds at 10⁶ cells: they pay off only when one mesh is assembled
-    /// many times (time stepping, Newton), where the caller asks for them.
-    Auto,
 }
 
 impl Scatter {
@@ -162,7 +167,6 @@ impl Scatter {
             Scatter::Colored => "colored",
             Scatter::Rows => "rows",
             Scatter::Patch => "patch",
-            Scatter::Auto => "auto",
         }
     }
 }
@@ -384,10 +388,6 @@ impl DeviceAssembler {
         if pattern.nrows != self.ndofs || pattern.ncols != self.ndofs {
             return Err(Error::dim("GPU assembly pattern", self.ndofs, pattern.nrows));
         }
-        let scatter = match scatter {
-            Scatter::Auto => Scatter::Atomic,
-            s => s,
-        };
         let matrix = DeviceCsr::from_host(be, pattern)?;
         let mut kpos = be.alloc::<u16>(self.ncells * v.nloc * v.nloc)?;
         let mut missing = be.upload(&[0u32])?;
@@ -432,7 +432,7 @@ impl DeviceAssembler {
             _ => None,
         };
         let colors = match (scatter, colors) {
-            (Scatter::Atomic | Scatter::Rows | Scatter::Patch | Scatter::Auto, _) => Vec::new(),
+            (Scatter::Atomic | Scatter::Rows | Scatter::Patch, _) => Vec::new(),
             (Scatter::Colored, Some(c)) => c.iter().map(|cells| Ok((cells.len(), be.upload(cells)?))).collect::<Result<_>>()?,
             (Scatter::Colored, None) => return Err(Error::invalid("colored GPU assembly needs the cell colors")),
         };
@@ -484,9 +484,7 @@ impl DeviceAssembler {
 
     /// Sums the element matrices into `target`'s values (zeroed first) and adds the Robin terms.
     pub fn assemble_into(&self, be: &CudaBackend, target: &mut CsrTarget) -> Result<()> {
-        let v = &self.variant;
         be.zero_slice(&mut target.matrix.values)?;
-        let per_cell = (v.nloc * v.nloc.div_ceil(v.columns_per_thread())) as u64;
         let CsrTarget { matrix, kpos, colors, scatter, node_cells, patches, .. } = target;
         match scatter {
             Scatter::Patch => {
@@ -511,13 +509,13 @@ impl DeviceAssembler {
                         &self.coef, &self.meta, &matrix.row_ptr, &*kpos, &mut matrix.values)?;
                 }
             }
-            Scatter::Atomic | Scatter::Auto => {
+            Scatter::Atomic => {
                 let nc = self.ncells as u64;
-                self.launch_assemble(be, nc, None, 0, &matrix.row_ptr, kpos, &mut matrix.values, per_cell)?
+                self.launch_assemble(be, nc, None, 0, &matrix.row_ptr, kpos, &mut matrix.values)?
             }
             Scatter::Colored => {
                 for (n, cells) in colors.iter() {
-                    self.launch_assemble(be, *n as u64, Some(cells), 1, &matrix.row_ptr, kpos, &mut matrix.values, per_cell)?;
+                    self.launch_assemble(be, *n as u64, Some(cells), 1, &matrix.row_ptr, kpos, &mut matrix.values)?;
                 }
             }
         }
@@ -538,12 +536,12 @@ impl DeviceAssembler {
         row_ptr: &CudaSlice<u32>,
         kpos: &CudaSlice<u16>,
         out: &mut CudaSlice<f64>,
-        per_cell: u64,
     ) -> Result<()> {
         if ncells == 0 {
             return Ok(());
         }
-        let cfg = be.grid(ncells.div_ceil(32) * 32 * per_cell);
+        // Cells go in tiles of 32, one per warp lane (see the kernel).
+        let cfg = be.grid(ncells.div_ceil(32) * 32 * self.variant.threads_per_cell() as u64);
         let k = &self.kernels.assemble;
         match cells {
             Some(list) => launch!(be, k, cfg; &ncells, list, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
@@ -558,11 +556,10 @@ impl DeviceAssembler {
         let v = &self.variant;
         let nd = v.elem_size();
         let mut k = be.alloc::<f64>(self.ncells * nd * nd)?;
-        let per_cell = (v.nloc * v.nloc.div_ceil(v.columns_per_thread())) as u64;
         // Unused by the store mode, but the kernel takes them: any valid device pointers.
         let dummy_rows = be.upload(&[0u32])?;
         let dummy_pos = be.upload(&[0u16])?;
-        self.launch_assemble(be, self.ncells as u64, None, 2, &dummy_rows, &dummy_pos, &mut k, per_cell)?;
+        self.launch_assemble(be, self.ncells as u64, None, 2, &dummy_rows, &dummy_pos, &mut k)?;
         let (mut idx, mut vals) = (Vec::new(), Vec::new());
         for (c, _, ke) in &self.robin {
             idx.extend((0..nd * nd).map(|i| (c * nd * nd + i) as u64));

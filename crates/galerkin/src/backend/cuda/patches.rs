@@ -11,8 +11,8 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Shared-memory doubles per block for a patch's element matrices (48 KiB, the static limit); must
-/// equal `PATCH_DOUBLES` in `kernels/assembly.cu`.
+/// Shared-memory doubles per block for a patch's element matrices (48 KiB, the static limit),
+/// passed to `kernels/assembly.cu` as its `PATCH_DOUBLES` define.
 pub const PATCH_DOUBLES: usize = 6144;
 /// Patches of fewer cells (more than 20 local dofs) save too few atomics to pay for the
 /// shared-memory pass (H100: P2 elasticity in 3D, 6 cells per patch, is 17% slower than atomics).
