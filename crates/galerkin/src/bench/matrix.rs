@@ -189,9 +189,9 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     } else {
         None
     };
-    // Small patches lose to atomics at 10⁶ unknowns already; beyond that their host lists (nd²
-    // entries per cell) take longer to build than the benchmark is worth.
-    let small = cuda::patches::patch_cells(v.elem_size()).is_none_or(|c| c < cuda::patches::MIN_USEFUL_CELLS);
+    // Beyond 2·10⁶ unknowns, the host lists of patches of few, large cells (nd(nd+1)/2 entries
+    // per cell) take longer to build than the benchmark is worth.
+    let small = cuda::patches::patch_cells(v.nloc, v.ncomp).is_none_or(|c| c < 15);
     let patch = if small && n > 2_000_000 { Err(Error::Unsupported("small patches".into())) } else { asm.csr_target(be, pattern, Scatter::Patch, None) };
     let (gpu_matrix_patch_s, patch_atomic_fraction) = match patch {
         Ok(mut t) => (Some(cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut t))?), t.patch_atomic_fraction()),

@@ -20,6 +20,8 @@ use crate::operator::ElementIntegrator;
 use crate::physics::{Coefficient, DeviceTerm};
 use crate::{Error, Result};
 use super::patches::{patch_cells, PatchLists};
+use crate::mesh::{ordering::hilbert_cell_order, Mesh};
+use std::sync::Arc;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use rayon::prelude::*;
 
@@ -70,7 +72,7 @@ impl Variant {
             format!("MASS={}", b(self.mass)),
             format!("ELASTICITY={}", b(self.elasticity)),
             format!("REFTENSOR={}", b(self.reftensor)),
-            format!("PATCH_DOUBLES={}", super::patches::PATCH_DOUBLES),
+            format!("PATCH_DOUBLES={}", super::patches::patch_doubles(self.nloc, self.ncomp)),
         ]
     }
 
@@ -153,10 +155,11 @@ pub enum Scatter {
     /// One thread per node owns its rows and visits the cells around it: no atomics, no colors.
     /// Needs the reference-tensor path (simplices, coefficients constant per cell).
     Rows,
-    /// A block per patch of consecutive cells sums their shared entries in shared memory, stores
-    /// the values no other patch touches and adds the rest atomically ([`super::patches`]). Needs
-    /// a cell's matrix to fit in shared memory (≤ 78 local dofs). Up to 28% faster than atomics
-    /// per assembly (BENCHMARKS.md): for repeated assembly on one mesh (time stepping, Newton).
+    /// A block per patch of cells (consecutive along a Hilbert curve) sums their shared entries in
+    /// shared memory, stores the values no other patch touches and adds the rest atomically
+    /// ([`super::patches`]). Needs the upper triangle of a cell's matrix to fit in shared memory
+    /// (≤ 110 local dofs). Faster than atomics per assembly (BENCHMARKS.md) but its lists are
+    /// built on the host: for repeated assembly on one mesh (time stepping, Newton).
     Patch,
 }
 
@@ -197,6 +200,8 @@ pub struct DeviceAssembler {
     coords: CudaSlice<f64>,
     pub(super) cell_nodes: CudaSlice<u32>,
     host_cell_nodes: Vec<u32>,
+    /// For the patch scatter's cell order.
+    mesh: Arc<Mesh>,
     tab: CudaSlice<f64>,
     coef: CudaSlice<f64>,
     meta: CudaSlice<u64>,
@@ -222,9 +227,12 @@ pub struct CsrTarget {
 
 /// Device copies of [`PatchLists`].
 struct DevicePatches {
+    order: CudaSlice<u32>,
     ptr: CudaSlice<u32>,
     pos: CudaSlice<u32>,
-    start: CudaSlice<u16>,
+    tpos: CudaSlice<u32>,
+    slice_ptr: CudaSlice<u32>,
+    slice_base: CudaSlice<u32>,
     slots: CudaSlice<u16>,
     atomic_fraction: f64,
 }
@@ -339,7 +347,7 @@ impl DeviceAssembler {
             diagonal: k("element_diagonal")?,
             csr_diagonal: k("csr_diagonal")?,
             rows: if variant.reftensor { Some(k("assemble_rows")?) } else { None },
-            patches: if patch_cells(variant.elem_size()).is_some() { Some(k("assemble_patches")?) } else { None },
+            patches: if patch_cells(variant.nloc, variant.ncomp).is_some() { Some(k("assemble_patches")?) } else { None },
         };
         let space = integ.space;
         let mesh = &*space.mesh;
@@ -369,6 +377,7 @@ impl DeviceAssembler {
             coords: be.upload(&coords)?,
             cell_nodes: be.upload(&host_cell_nodes)?,
             host_cell_nodes,
+            mesh: space.mesh.clone(),
             tab: be.upload(&tables(integ, &variant))?,
             coef: be.upload(&coef)?,
             meta: be.upload(&meta)?,
@@ -419,12 +428,16 @@ impl DeviceAssembler {
         let patches = match scatter {
             Scatter::Patch => {
                 let host_kpos = be.download(&kpos)?;
-                let l = PatchLists::build(v, &self.host_cell_nodes, &pattern.row_ptr, &host_kpos, pattern.nnz())?;
+                let order = hilbert_cell_order(&self.mesh);
+                let l = PatchLists::build(v, &self.host_cell_nodes, &pattern.row_ptr, &host_kpos, pattern.nnz(), order)?;
                 let atomic_fraction = l.atomic_fraction();
                 Some(DevicePatches {
+                    order: be.upload(&l.order)?,
                     ptr: be.upload(&l.ptr)?,
                     pos: be.upload(&l.pos)?,
-                    start: be.upload(&l.start)?,
+                    tpos: be.upload(&l.tpos)?,
+                    slice_ptr: be.upload(&l.slice_ptr)?,
+                    slice_base: be.upload(&l.slice_base)?,
                     slots: be.upload(&l.slots)?,
                     atomic_fraction,
                 })
@@ -495,8 +508,8 @@ impl DeviceAssembler {
                 let npatches = (l.ptr.len() - 1) as u32;
                 if npatches > 0 {
                     let cfg = LaunchConfig { grid_dim: (npatches.min(1 << 20), 1, 1), ..be.grid(1) };
-                    launch!(be, k, cfg; &nc, &self.cell_verts, &self.coords, &self.tab, &self.coef, &self.meta,
-                        &l.ptr, &l.pos, &l.start, &l.slots, &mut matrix.values)?;
+                    launch!(be, k, cfg; &nc, &l.order, &self.cell_verts, &self.coords, &self.tab, &self.coef, &self.meta,
+                        &l.ptr, &l.slice_ptr, &l.slice_base, &l.pos, &l.tpos, &l.slots, &mut matrix.values)?;
                 }
             }
             Scatter::Rows => {
@@ -643,7 +656,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Variant, usize)>> {
             }
             // The optional entry points exist exactly where the host looks for them.
             let has = |name: &str| c.ptx.contains(&format!(".entry {name}("));
-            if has("assemble_rows") != v.reftensor || has("assemble_patches") != patch_cells(v.elem_size()).is_some() {
+            if has("assemble_rows") != v.reftensor || has("assemble_patches") != patch_cells(v.nloc, v.ncomp).is_some() {
                 return Err(Error::invalid(format!("assembly.cu for {v:?}: row/patch entry points do not match the variant")));
             }
             Ok((v, c.ptx.len()))
