@@ -176,16 +176,31 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     let nnz = pattern.nnz();
     let mut atomic = asm.csr_target(be, pattern, Scatter::Atomic, None)?;
     let gpu_matrix_atomic_s = cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut atomic))?;
+    // Every other scatter must give the atomic matrix (which the tests check against the CPU): a
+    // fast but wrong kernel fails the benchmark instead of reporting a time.
+    let reference = atomic.matrix.values_to_host(be)?;
+    let check = |t: &cuda::CsrTarget| -> Result<()> {
+        let got = t.matrix.values_to_host(be)?;
+        let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
+        let diff = reference.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0f64, f64::max) / scale;
+        if diff > 1e-10 {
+            return Err(Error::invalid(format!("{} scatter differs from atomic by {diff:e} (relative to the largest entry)", t.scatter.name())));
+        }
+        Ok(())
+    };
     drop(atomic);
     let colors = cell_colors(&mesh);
     let mut colored = asm.csr_target(be, pattern, Scatter::Colored, Some(&colors))?;
     let gpu_matrix_colored_s = cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut colored))?;
+    check(&colored)?;
     drop(colored);
     let v = asm.variant;
     let n = space.ndofs();
     let gpu_matrix_rows_s = if v.reftensor {
         let mut rows = asm.csr_target(be, pattern, Scatter::Rows, None)?;
-        Some(cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut rows))?)
+        let s = cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut rows))?;
+        check(&rows)?;
+        Some(s)
     } else {
         None
     };
@@ -194,7 +209,11 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     let small = cuda::patches::patch_cells(v.nloc, v.ncomp).is_none_or(|c| c < 15);
     let patch = if small && n > 2_000_000 { Err(Error::Unsupported("small patches".into())) } else { asm.csr_target(be, pattern, Scatter::Patch, None) };
     let (gpu_matrix_patch_s, patch_atomic_fraction) = match patch {
-        Ok(mut t) => (Some(cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut t))?), t.patch_atomic_fraction()),
+        Ok(mut t) => {
+            let s = cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut t))?;
+            check(&t)?;
+            (Some(s), t.patch_atomic_fraction())
+        }
         Err(Error::Unsupported(_)) => (None, None),
         Err(e) => return Err(e),
     };
