@@ -10,6 +10,7 @@
 //   AFFINE  1 when the Jacobian is constant on the cell (simplices)
 //   DIFFUSION, MASS, ELASTICITY   which terms of the pointwise physics are present (0/1)
 //   PATCH_DOUBLES  shared-memory doubles of a patch block (the host's `patches::patch_doubles`)
+//   PATCH_CELLS    cells per patch (`patches::fitted_patch_cells`)
 //   REFTENSOR  1 on affine cells with coefficients constant per cell: the quadrature sum is done once
 //          on the host into reference tensors (FFC's tensor representation) and a cell only
 //          contracts them with its geometry, NLOC²·DIM² work instead of NQ·NLOC²·DIM²
@@ -23,7 +24,7 @@
 //   coef[meta[3s] + c·meta[3s+1] + q·meta[3s+2]]
 // (strides 0 for constants, per-cell values for regions, per point for functions).
 
-#if !defined(DIM) || !defined(PATCH_DOUBLES)
+#if !defined(DIM) || !defined(PATCH_DOUBLES) || !defined(PATCH_CELLS)
 #error "assembly.cu needs its variant defines (DIM, NV, NLOC, NQ, NCOMP, JB, AFFINE, terms, PATCH_DOUBLES)"
 #endif
 
@@ -152,18 +153,23 @@ __device__ __forceinline__ CellFactors cell_factors(const double xv[NV][DIM], co
 __device__ __forceinline__ void reftensor_block(const CellFactors& f, const double* __restrict__ tab, int i, int j,
                                                 double e[NCOMP][NCOMP]) {
     const double* sij = tab + TAB_S + ((u64)i * NLOC + j) * (DIM * DIM);
+    // Without elasticity only S_ij's symmetric part meets the symmetric g, and the host stores S
+    // symmetrized: the upper entries suffice (6 loads instead of 9 in 3D).
     double st[DIM][DIM];
 #pragma unroll
     for (int a = 0; a < DIM; ++a)
 #pragma unroll
-        for (int b = 0; b < DIM; ++b) st[a][b] = __ldg(&sij[a * DIM + b]);
+        for (int b = 0; b < DIM; ++b) st[a][b] = (ELASTICITY || a <= b) ? __ldg(&sij[a * DIM + b]) : 0.0;
     double diag = MASS ? f.rho * __ldg(&tab[TAB_M + i * NLOC + j]) : 0.0;
     if (DIFFUSION) {
         double s = 0.0;
 #pragma unroll
         for (int a = 0; a < DIM; ++a)
 #pragma unroll
-            for (int b = 0; b < DIM; ++b) s = fma(f.g[a][b], st[a][b], s);
+            for (int b = 0; b < DIM; ++b) {
+                if (ELASTICITY) s = fma(f.g[a][b], st[a][b], s);
+                else if (a <= b) s = fma(a == b ? f.g[a][b] : 2.0 * f.g[a][b], st[a][b], s);
+            }
         diag += f.kap * s;
     }
 #pragma unroll
@@ -329,7 +335,8 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_cells(
 // Node blocks (i ≤ j), NCOMP² doubles each, at an odd stride per cell so that lanes (one cell
 // each) fall on different shared-memory banks; one zero double after the last cell.
 constexpr int CELL_STRIDE = ((NLOC * (NLOC + 1) / 2) * NCOMP * NCOMP) | 1;
-constexpr int PATCH = (PATCH_DOUBLES - 1) / CELL_STRIDE;
+constexpr int PATCH = PATCH_CELLS;  // the host's `patches::fitted_patch_cells`
+static_assert(PATCH >= 1 && PATCH * CELL_STRIDE < PATCH_DOUBLES, "a patch's triangles and the zero slot fit");
 constexpr int ZERO_SLOT = PATCH * CELL_STRIDE;
 constexpr u32 EXCLUSIVE = 0x80000000u;
 
@@ -357,6 +364,38 @@ __device__ __forceinline__ void upper_row(const CellFactors& f, const double* __
     }
 }
 #endif
+
+// Pair r of a patch is lane r % 32 of slice r / 32: a warp takes one slice (blockDim is a multiple
+// of 32), and the slice's width is the same for all its lanes. Its positions and list bounds:
+struct PairHead {
+    u32 flagged, tp, k, end;
+};
+
+__device__ __forceinline__ PairHead pair_head(u32 r, u32 u0, u32 s0, const u32* __restrict__ upos,
+                                              const u32* __restrict__ tpos, const u32* __restrict__ slice_base) {
+    const u32 s = s0 + r / 32;
+    return PairHead{__ldg(&upos[u0 + r]), __ldg(&tpos[u0 + r]), __ldg(&slice_base[s]) + r % 32, __ldg(&slice_base[s + 1])};
+}
+
+// The sum of a pair's entries: its list is every 32nd slot from k; four index loads in flight,
+// then their shared-memory reads.
+__device__ __forceinline__ double sum_pair(const double* e, const unsigned short* __restrict__ slots, u32 k, u32 end) {
+    double sum = 0.0;
+    for (; k + 96 < end; k += 128) {
+        const unsigned short a0 = __ldg(&slots[k]), a1 = __ldg(&slots[k + 32]), a2 = __ldg(&slots[k + 64]),
+                             a3 = __ldg(&slots[k + 96]);
+        sum += (e[a0] + e[a1]) + (e[a2] + e[a3]);
+    }
+    for (; k < end; k += 32) sum += e[__ldg(&slots[k])];
+    return sum;
+}
+
+__device__ __forceinline__ void write_pair(double* __restrict__ values, const PairHead& h, double sum) {
+    const u32 pos = h.flagged & ~EXCLUSIVE;
+    const bool exclusive = h.flagged & EXCLUSIVE;
+    write_value(values, pos, exclusive, sum);
+    if (h.tp != pos) write_value(values, h.tp, exclusive, sum);
+}
 
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_patches(
     u64 ncells, const u32* __restrict__ order, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
@@ -403,24 +442,10 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_patches(
         }
 #endif
         __syncthreads();
-        // Pair r of the patch is lane r % 32 of slice r / 32: a warp takes one slice (blockDim is
-        // a multiple of 32), and the slice's width is the same for all its lanes.
         const u32 u0 = __ldg(&patch_ptr[p]), n = __ldg(&patch_ptr[p + 1]) - u0, s0 = __ldg(&slice_ptr[p]);
         for (u32 r = threadIdx.x; r < n; r += blockDim.x) {
-            const u32 flagged = __ldg(&upos[u0 + r]), pos = flagged & ~EXCLUSIVE, tp = __ldg(&tpos[u0 + r]);
-            const u32 s = s0 + r / 32, end = __ldg(&slice_base[s + 1]);
-            u32 k = __ldg(&slice_base[s]) + r % 32;
-            double sum = 0.0;
-            // Four independent index loads in flight, then their shared-memory reads.
-            for (; k + 96 < end; k += 128) {
-                const unsigned short a0 = __ldg(&slots[k]), a1 = __ldg(&slots[k + 32]), a2 = __ldg(&slots[k + 64]),
-                                     a3 = __ldg(&slots[k + 96]);
-                sum += (e[a0] + e[a1]) + (e[a2] + e[a3]);
-            }
-            for (; k < end; k += 32) sum += e[__ldg(&slots[k])];
-            const bool exclusive = flagged & EXCLUSIVE;
-            write_value(values, pos, exclusive, sum);
-            if (tp != pos) write_value(values, tp, exclusive, sum);
+            const PairHead cur = pair_head(r, u0, s0, upos, tpos, slice_base);
+            write_pair(values, cur, sum_pair(e, slots, cur.k, cur.end));
         }
         __syncthreads();
     }

@@ -73,6 +73,7 @@ impl Variant {
             format!("ELASTICITY={}", b(self.elasticity)),
             format!("REFTENSOR={}", b(self.reftensor)),
             format!("PATCH_DOUBLES={}", super::patches::patch_doubles(self.nloc, self.ncomp)),
+            format!("PATCH_CELLS={}", super::patches::fitted_patch_cells(self).unwrap_or(0)),
         ]
     }
 
@@ -245,7 +246,8 @@ impl CsrTarget {
 }
 
 /// Reference tables in the layout of `kernels/assembly.cu`: phi | dphi | gdn | w, then with
-/// `reftensor` S[i][j][c][e] = Σ_q w ∂_c φ_i ∂_e φ_j and M[i][j] = Σ_q w φ_i φ_j.
+/// `reftensor` S[i][j][c][e] = Σ_q w ∂_c φ_i ∂_e φ_j (symmetrized in (c, e) without elasticity)
+/// and M[i][j] = Σ_q w φ_i φ_j.
 fn tables(integ: &ElementIntegrator, v: &Variant) -> Vec<f64> {
     let cell = integ.space.mesh.cell_type;
     let (q, tab) = (&integ.quad, &integ.tab);
@@ -265,11 +267,13 @@ fn tables(integ: &ElementIntegrator, v: &Variant) -> Vec<f64> {
     if v.reftensor {
         let (n, d) = (v.nloc, v.dim);
         let at = |qi: usize, i: usize| qi * n + i;
+        let s = |i: usize, j: usize, c: usize, e: usize| -> f64 { (0..v.nq).map(|qi| q.weights[qi] * tab.grads[at(qi, i)][c] * tab.grads[at(qi, j)][e]).sum() };
         for i in 0..n {
             for j in 0..n {
                 for c in 0..d {
                     for e in 0..d {
-                        t.push((0..v.nq).map(|qi| q.weights[qi] * tab.grads[at(qi, i)][c] * tab.grads[at(qi, j)][e]).sum());
+                        // Symmetrized where only its contraction with a symmetric tensor is used.
+                        t.push(if v.elasticity { s(i, j, c, e) } else { 0.5 * (s(i, j, c, e) + s(i, j, e, c)) });
                     }
                 }
             }

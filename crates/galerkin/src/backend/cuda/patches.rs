@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// `kernels/assembly.cu` as its `PATCH_DOUBLES` define: 24 KiB where that holds 32 cells, else 48
 /// KiB (the static limit). Four blocks of 256 threads fit an SM either way (registers bound them),
 /// and on an H100 the smaller patches are faster where they hold enough cells (P2 tetrahedra: 55
-/// cells in 0.65 ms against 111 in 0.69 ms at 10⁶ unknowns). `GALERKIN_PATCH_DOUBLES` overrides it
+/// cells in 0.725 ms against 111 in 0.793 ms at 10⁶ unknowns). `GALERKIN_PATCH_DOUBLES` overrides it
 /// (256 to 6144) for tuning sweeps.
 pub fn patch_doubles(nloc: usize, ncomp: usize) -> usize {
     const SMALL: usize = 3072;
@@ -36,6 +36,19 @@ const EXCLUSIVE: u32 = 1 << 31;
 pub fn patch_cells(nloc: usize, ncomp: usize) -> Option<usize> {
     let (stride, doubles) = (cell_stride(nloc, ncomp), patch_doubles(nloc, ncomp));
     (stride < doubles).then(|| (doubles - 1) / stride)
+}
+
+/// Cells per patch of variant `v`: as many as fit (`patch_cells`), trimmed to whole rounds of the
+/// block's threads where they fill one or more. `assemble_patches` integrates a cell with
+/// `items_per_cell` threads, so 55 P2 tetrahedra (5 row pairs each) would make 275 items for 256
+/// threads: a second round for 19 of them, while the other threads wait at the barrier. 51 cells
+/// take one (H100: P2 Poisson in 3D 0.672 against 0.685 ms, 2D 0.238 against 0.269 ms).
+pub fn fitted_patch_cells(v: &Variant) -> Option<usize> {
+    let max = patch_cells(v.nloc, v.ncomp)?;
+    let items = if v.reftensor { v.nloc.div_ceil(2) } else { v.nloc * v.nloc.div_ceil(v.columns_per_thread()) };
+    let block = super::jit::BLOCK_SIZE as usize;
+    let rounds = max * items / block;
+    Some(if rounds == 0 { max } else { rounds * block / items })
 }
 
 /// Shared-memory doubles per cell: the node blocks (i ≤ j) of the upper triangle, ncomp² each,
@@ -90,7 +103,7 @@ impl PatchLists {
     /// (cell, i, j)) and `order`, the cells in patch order.
     pub fn build(v: &Variant, cell_nodes: &[u32], row_ptr: &[usize], kpos: &[u16], nnz: usize, order: Vec<u32>) -> Result<PatchLists> {
         let (nloc, ncomp, nd) = (v.nloc, v.ncomp, v.elem_size());
-        let patch = patch_cells(nloc, ncomp).ok_or_else(|| {
+        let patch = fitted_patch_cells(v).ok_or_else(|| {
             Error::Unsupported(format!(
                 "patch assembly keeps a patch's element triangles in shared memory ({} doubles per cell, at most {}): use atomic",
                 cell_stride(nloc, ncomp),
@@ -240,12 +253,16 @@ mod tests {
     /// every value is stored, none added.
     #[test]
     fn one_patch_sums_its_shared_entries_once_per_pair() {
-        assert_eq!(patch_cells(2, 1), Some(1023));
+        // 1023 cells fit; three rounds of 256 threads take 768 (one row pair each).
+        assert_eq!((patch_cells(2, 1), fitted_patch_cells(&P1)), (Some(1023), Some(768)));
+        // P2 tetrahedra: 55 fit in 24 KiB, 51 make one round of 5 row pairs each.
+        let p2 = Variant { dim: 3, nv: 4, nloc: 10, ncomp: 1, ..P1 };
+        assert_eq!((patch_cells(10, 1), fitted_patch_cells(&p2)), (Some(55), Some(51)));
         let (row_ptr, cells, kpos) = chain(4);
         let l = PatchLists::build(&P1, &cells, &row_ptr, &kpos, 13, identity(4)).unwrap();
         // 5 diagonals and 4 off-diagonal pairs in one slice, two entries deep (the three inner
         // diagonals sum two cells each; the rest are padded with the zero slot).
-        assert_eq!((l.ptr.clone(), l.slice_base.clone(), l.zero), (vec![0, 9], vec![0, 64], 1023 * 3));
+        assert_eq!((l.ptr.clone(), l.slice_base.clone(), l.zero), (vec![0, 9], vec![0, 64], 768 * 3));
         assert_eq!(l.atomic_fraction(), 0.0);
         let find = |q: u32| l.pos.iter().position(|&p| p & !EXCLUSIVE == q).unwrap();
         // The diagonal of node 1 (value 3) sums (cell 0, 1, 1) = slot 2 and (cell 1, 0, 0) = slot 3.
@@ -261,7 +278,7 @@ mod tests {
     /// patch order that scatters neighbours makes almost every diagonal atomic.
     #[test]
     fn only_values_between_patches_are_atomic() {
-        let patch = patch_cells(2, 1).unwrap();
+        let patch = fitted_patch_cells(&P1).unwrap();
         let n = 2 * patch + 600;
         let (row_ptr, cells, kpos) = chain(n);
         let nnz = row_ptr[n + 1];
@@ -293,7 +310,7 @@ mod tests {
     /// value stored without an atomic is written by no other pair.
     fn emulate_kernel(l: &PatchLists, v: &Variant, ke: &dyn Fn(usize) -> Vec<f64>, nnz: usize) -> Vec<f64> {
         let (nloc, ncomp, nd) = (v.nloc, v.ncomp, v.elem_size());
-        let (patch, stride, nsym) = (patch_cells(nloc, ncomp).unwrap(), cell_stride(nloc, ncomp), nd * (nd + 1) / 2);
+        let (patch, stride, nsym) = (fitted_patch_cells(v).unwrap(), cell_stride(nloc, ncomp), nd * (nd + 1) / 2);
         let (mut values, mut writes) = (vec![0.0; nnz], vec![0u32; nnz]);
         let mut stored = vec![false; nnz];
         for (p, cells) in l.order.chunks(patch).enumerate() {
