@@ -107,7 +107,7 @@ pub struct MatrixRow {
     pub gpu_matrix_colored_s: f64,
     /// Row-owner assembly (no atomics), on the reference-tensor path only.
     pub gpu_matrix_rows_s: Option<f64>,
-    /// Patch assembly (where a cell's matrix fits in shared memory), and the global atomics per
+    /// Patch assembly (where a cell's upper triangle fits in shared memory), and the global atomics per
     /// element entry it leaves.
     pub gpu_matrix_patch_s: Option<f64>,
     pub patch_atomic_fraction: Option<f64>,
@@ -179,9 +179,9 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     // Every other scatter must give the atomic matrix (which the tests check against the CPU): a
     // fast but wrong kernel fails the benchmark instead of reporting a time.
     let reference = atomic.matrix.values_to_host(be)?;
+    let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
     let check = |t: &cuda::CsrTarget| -> Result<()> {
         let got = t.matrix.values_to_host(be)?;
-        let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
         let diff = reference.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0f64, f64::max) / scale;
         if diff > 1e-10 {
             return Err(Error::invalid(format!("{} scatter differs from atomic by {diff:e} (relative to the largest entry)", t.scatter.name())));

@@ -17,19 +17,28 @@ pub fn hilbert_cell_order(mesh: &Mesh) -> Vec<u32> {
     // Bits per axis so the index fits in 63 bits.
     let level = 63 / dim.max(1);
     let cells = 1u64 << level;
-    let grid = |c: usize, k: usize| -> usize {
-        let x: f64 = mesh.cell(c).iter().map(|&v| mesh.coords[v][k]).sum::<f64>() / nv as f64;
-        let span = hi[k] - lo[k];
-        let t = if span > 0.0 { ((x - lo[k]) / span).clamp(0.0, 1.0) } else { 0.0 };
-        ((t * (cells - 1) as f64).round() as u64).min(cells - 1) as usize
+    // Grid position of cell c's centroid (its vertices read once).
+    let grid = |c: usize| -> [usize; 3] {
+        let mut x = [0.0; 3];
+        for &v in mesh.cell(c) {
+            for (xk, pk) in x.iter_mut().zip(mesh.coords[v]) {
+                *xk += pk;
+            }
+        }
+        std::array::from_fn(|k| {
+            let (xk, span) = (x[k] / nv as f64, hi[k] - lo[k]);
+            let t = if span > 0.0 { ((xk - lo[k]) / span).clamp(0.0, 1.0) } else { 0.0 };
+            ((t * (cells - 1) as f64).round() as u64).min(cells - 1) as usize
+        })
     };
     let mut keyed: Vec<(usize, u32)> = (0..mesh.num_cells())
         .into_par_iter()
         .map(|c| {
+            let g = grid(c);
             let h = match dim {
-                1 => grid(c, 0),
-                2 => [grid(c, 0), grid(c, 1)].to_hilbert_index(level),
-                _ => [grid(c, 0), grid(c, 1), grid(c, 2)].to_hilbert_index(level),
+                1 => g[0],
+                2 => [g[0], g[1]].to_hilbert_index(level),
+                _ => g.to_hilbert_index(level),
             };
             (h, c as u32)
         })

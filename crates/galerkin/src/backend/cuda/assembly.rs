@@ -187,7 +187,7 @@ pub(super) struct AssemblyKernels {
     pub csr_diagonal: Kernel,
     /// Row-owner assembly (reference-tensor variants only).
     pub rows: Option<Kernel>,
-    /// Patch assembly (where a cell's matrix fits in shared memory).
+    /// Patch assembly (where the upper triangle of a cell's matrix fits in shared memory).
     pub patches: Option<Kernel>,
 }
 

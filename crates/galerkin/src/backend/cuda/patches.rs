@@ -28,6 +28,7 @@ pub fn patch_doubles(nloc: usize, ncomp: usize) -> usize {
     }
     if (SMALL - 1) / cell_stride(nloc, ncomp) >= 32 { SMALL } else { MAX }
 }
+
 /// Bit 31 of a value position: no other patch adds to it, so the kernel stores instead of adding.
 const EXCLUSIVE: u32 = 1 << 31;
 
@@ -45,7 +46,7 @@ pub fn patch_cells(nloc: usize, ncomp: usize) -> Option<usize> {
 /// take one (H100: P2 Poisson in 3D 0.672 against 0.685 ms, 2D 0.238 against 0.269 ms).
 pub fn fitted_patch_cells(v: &Variant) -> Option<usize> {
     let max = patch_cells(v.nloc, v.ncomp)?;
-    let items = if v.reftensor { v.nloc.div_ceil(2) } else { v.nloc * v.nloc.div_ceil(v.columns_per_thread()) };
+    let items = if v.reftensor { v.nloc.div_ceil(2) } else { v.threads_per_cell() };
     let block = super::jit::BLOCK_SIZE as usize;
     let rounds = max * items / block;
     Some(if rounds == 0 { max } else { rounds * block / items })
