@@ -4,7 +4,8 @@
 //! assembly) shares the most entries, and adds the fewest to values other patches also touch, when
 //! those cells form a compact blob rather than a strip of a lexicographically numbered grid.
 //! Sorting cells by the Hilbert index of their centroid gives blobs at every scale.
-use super::Mesh;
+use super::{BoundaryFacet, Mesh};
+use crate::Result;
 use hilbert_index::ToHilbertIndex;
 use rayon::prelude::*;
 
@@ -47,6 +48,42 @@ pub fn hilbert_cell_order(mesh: &Mesh) -> Vec<u32> {
     keyed.into_iter().map(|(_, c)| c).collect()
 }
 
+/// `mesh` renumbered for memory locality: cells in Hilbert order, vertices in order of first
+/// appearance in those cells (vertices of no cell last, in their old order), tags and boundary
+/// facets carried along. Dof maps number vertices first and edges/faces by their vertices, so a
+/// run of consecutive cells then touches a few short runs of matrix rows instead of rows spread
+/// over the whole matrix: what GPU patch assembly writes (and an SpMV gathers) stays in cache.
+/// DOLFINx and MFEM reorder meshes the same way.
+pub fn reorder_for_locality(mesh: &Mesh) -> Result<Mesh> {
+    let order = hilbert_cell_order(mesh);
+    let nv = mesh.num_vertices();
+    let mut new_id = vec![usize::MAX; nv];
+    let mut old_of = Vec::with_capacity(nv);
+    for &c in &order {
+        for &v in mesh.cell(c as usize) {
+            if new_id[v] == usize::MAX {
+                new_id[v] = old_of.len();
+                old_of.push(v);
+            }
+        }
+    }
+    for (v, id) in new_id.iter_mut().enumerate() {
+        if *id == usize::MAX {
+            *id = old_of.len();
+            old_of.push(v);
+        }
+    }
+    let cells = order.iter().flat_map(|&c| mesh.cell(c as usize).iter().map(|&v| new_id[v])).collect();
+    let tags = order.iter().map(|&c| mesh.cell_tags[c as usize]).collect();
+    let boundary = mesh
+        .boundary
+        .iter()
+        .map(|f| BoundaryFacet { vertices: f.vertices.iter().map(|&v| new_id[v]).collect(), tag: f.tag })
+        .collect();
+    let coords = old_of.iter().map(|&v| mesh.coords[v]).collect();
+    Mesh::new(mesh.cell_type, coords, cells, Some(tags), boundary, mesh.tag_names.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +111,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Renumbering keeps the mesh (the same cells, coordinates, region and boundary tags) and makes
+    /// runs of consecutive cells touch short runs of vertex ids.
+    #[test]
+    fn reordered_meshes_are_the_same_mesh_with_local_numbers() {
+        let mut mesh = generate::box_mesh(12, 12, 12, [0.0; 3], [1.0; 3], CellType::Tetrahedron).unwrap();
+        mesh.cell_tags = (0..mesh.num_cells()).map(|c| (c % 5) as i32).collect();
+        let r = reorder_for_locality(&mesh).unwrap();
+        assert_eq!((r.num_cells(), r.num_vertices(), r.boundary.len()), (mesh.num_cells(), mesh.num_vertices(), mesh.boundary.len()));
+        // Cells as sorted vertex coordinates with their tag; facets likewise.
+        let key = |m: &Mesh, vs: &[usize]| {
+            let mut k: Vec<[u64; 3]> = vs.iter().map(|&v| m.coords[v].map(f64::to_bits)).collect();
+            k.sort_unstable();
+            k
+        };
+        let cells = |m: &Mesh| {
+            let mut k: Vec<_> = (0..m.num_cells()).map(|c| (key(m, m.cell(c)), m.cell_tags[c])).collect();
+            k.sort_unstable();
+            k
+        };
+        let facets = |m: &Mesh| {
+            let mut k: Vec<_> = m.boundary.iter().map(|f| (key(m, &f.vertices), f.tag)).collect();
+            k.sort_unstable();
+            k
+        };
+        assert!(cells(&r) == cells(&mesh), "the cells or their tags changed");
+        assert!(facets(&r) == facets(&mesh), "the boundary facets or their tags changed");
+        // Blocks of 8 consecutive vertex ids that a run of 48 cells along the Hilbert curve (8
+        // hexahedra's worth, a GPU patch) touches, on average: what reading or writing those
+        // vertices' rows pulls into cache. The reordered mesh is in Hilbert order already.
+        let blocks = |m: &Mesh, order: &[u32]| {
+            let runs = order.len() / 48;
+            (0..runs)
+                .map(|k| {
+                    let mut b: Vec<usize> = order[48 * k..48 * (k + 1)].iter().flat_map(|&c| m.cell(c as usize).iter().map(|&v| v / 8).collect::<Vec<_>>()).collect();
+                    b.sort_unstable();
+                    b.dedup();
+                    b.len()
+                })
+                .sum::<usize>() as f64
+                / runs as f64
+        };
+        let identity: Vec<u32> = (0..r.num_cells() as u32).collect();
+        let (before, after) = (blocks(&mesh, &hilbert_cell_order(&mesh)), blocks(&r, &identity));
+        eprintln!("vertex blocks per 48-cell run: {before} before, {after} after");
+        assert!(after < 0.75 * before, "vertex blocks per 48-cell run: {before} before, {after} after");
     }
 }

@@ -81,6 +81,10 @@ pub struct MeshConfig {
     pub upper: Option<Vec<f64>>,
     /// Interval generator only: ratio of consecutive cell sizes (graded mesh).
     pub grading: Option<f64>,
+    /// Renumber cells and vertices along a Hilbert curve for memory locality
+    /// ([`crate::mesh::ordering::reorder_for_locality`]); default true. Set false to keep the
+    /// file's or generator's numbering.
+    pub reorder: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -172,7 +172,8 @@ pub struct Setup {
 /// Build the mesh, space, problem and solver configuration of a parsed problem file.
 pub fn setup(pf: &ProblemFile, base: &Path, progress: bool) -> Result<Setup> {
     let t = Instant::now();
-    let mesh = Arc::new(build_mesh(pf, base)?);
+    let mesh = build_mesh(pf, base)?;
+    let mesh = Arc::new(if pf.mesh.reorder.unwrap_or(true) { crate::mesh::ordering::reorder_for_locality(&mesh)? } else { mesh });
     let mesh_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let ncomp = if pf.physics.kind == PhysicsKind::Elasticity { mesh.dim } else { 1 };

@@ -287,6 +287,20 @@ fn tables(integ: &ElementIntegrator, v: &Variant) -> Vec<f64> {
     t
 }
 
+/// The defines of `v`'s kernels for `tab` (its [`tables`]): the variant's, and on the
+/// reference-tensor path S and M as `REF_TABLE`, literals the kernels keep in constant memory.
+/// Rust prints the shortest decimal that reads back as the same double, so they are exact.
+fn kernel_defines(v: &Variant, tab: &[f64]) -> Vec<String> {
+    let mut d = v.defines();
+    if v.reftensor {
+        let s = v.nq * (v.nloc * (1 + v.dim) + v.nv * v.dim + 1);
+        assert_eq!(tab.len() - s, v.nloc * v.nloc * (v.dim * v.dim + 1), "tables() and TAB_S of assembly.cu disagree");
+        let list: Vec<String> = tab[s..].iter().map(|x| format!("{x:e}")).collect();
+        d.push(format!("REF_TABLE={}", list.join(",")));
+    }
+    d
+}
+
 /// Coefficient values and (offset, cell stride, point stride) per slot: constants once, regions
 /// per cell, functions at every quadrature point of every cell.
 fn sample_coefficients(integ: &ElementIntegrator, slots: &[Option<&Coefficient>; SLOTS]) -> (Vec<f64>, Vec<u64>) {
@@ -340,7 +354,8 @@ impl DeviceAssembler {
     pub fn new(be: &CudaBackend, integ: &ElementIntegrator) -> Result<DeviceAssembler> {
         let (variant, slots) = variant_of(integ)?;
         integ.physics.check(&integ.space.mesh)?;
-        let module = be.variant_module(&ASSEMBLY, &variant.defines())?;
+        let tab = tables(integ, &variant);
+        let module = be.variant_module(&ASSEMBLY, &kernel_defines(&variant, &tab))?;
         let k = |name| Kernel::from_module(&module, name);
         let kernels = AssemblyKernels {
             assemble: k("assemble_cells")?,
@@ -382,7 +397,7 @@ impl DeviceAssembler {
             cell_nodes: be.upload(&host_cell_nodes)?,
             host_cell_nodes,
             mesh: space.mesh.clone(),
-            tab: be.upload(&tables(integ, &variant))?,
+            tab: be.upload(&tab)?,
             coef: be.upload(&coef)?,
             meta: be.upload(&meta)?,
             robin,
@@ -646,15 +661,16 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Variant, usize)>> {
             for (ncomp, physics) in cases {
                 let space = crate::space::FunctionSpace::lagrange(mesh.clone(), degree, ncomp)?;
                 let integ = ElementIntegrator::new(&space, physics.as_ref(), None)?;
-                variants.push(variant_of(&integ)?.0);
+                let v = variant_of(&integ)?.0;
+                variants.push((v, kernel_defines(&v, &tables(&integ, &v))));
             }
         }
     }
     // NVRTC compiles independent programs concurrently.
     variants
         .into_par_iter()
-        .map(|v| {
-            let c = jit::compile_ptx_with(ASSEMBLY.file, ASSEMBLY.source, arch, &v.defines())?;
+        .map(|(v, defines)| {
+            let c = jit::compile_ptx_with(ASSEMBLY.file, ASSEMBLY.source, arch, &defines)?;
             if c.log.to_ascii_lowercase().contains("warning") {
                 return Err(Error::invalid(format!("NVRTC warnings in assembly.cu for {v:?}:\n{}", c.log)));
             }

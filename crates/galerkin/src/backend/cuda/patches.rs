@@ -64,16 +64,31 @@ fn upper_block(nloc: usize, i: usize, j: usize) -> usize {
     i * nloc - i * i.saturating_sub(1) / 2 + (j - i)
 }
 
+/// Runs of a patch's pairs (in CSR order) that [`PatchLists::build`] sorts longest list first:
+/// all of them on linear elements (nloc = dim + 1), none (1) otherwise. Sorting pads the slices
+/// far less (P2 tetrahedra: 1.15× the entries instead of 3.3×, where a vertex's diagonal sums
+/// two dozen cells and most pairs one or two) but scatters a warp's stores over the patch's rows.
+/// On an H100 at 10⁶ unknowns that made P1 faster (3D Poisson 0.577 → 0.494 ms, elasticity 1.49 →
+/// 1.31 ms) and P2/P3 slower (3D Poisson P2 0.640 → 0.670 ms, P3 1.08 → 1.24 ms; BENCHMARKS.md).
+/// `GALERKIN_PATCH_SORT_WINDOW` overrides it for tuning sweeps.
+fn sort_window(v: &Variant) -> usize {
+    std::env::var("GALERKIN_PATCH_SORT_WINDOW")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .unwrap_or(if v.nloc <= v.dim + 1 { usize::MAX } else { 1 })
+        .max(1)
+}
+
 /// Pairs a warp sums together: one slice of the lists.
 const SLICE: usize = 32;
 
 /// Host lists of one mesh's patches, as `assemble_patches` reads them.
 ///
-/// A patch's value pairs, in CSR order, are cut into slices of 32 (one per warp); a slice's entry
-/// lists are stored column by column (entry k of its 32 pairs side by side, padded with the zero
-/// slot to the slice's longest list), so a warp's index loads are coalesced. Sorting pairs by
-/// entry count would pad less (P2 tetrahedra: 1.07× the entries instead of 1.4×) but scatters the
-/// warp's stores, and on an H100 it was slower for 7 of 12 problems (BENCHMARKS.md).
+/// A patch's value pairs are cut into slices of 32 (one per warp); a slice's entry lists are
+/// stored column by column (entry k of its 32 pairs side by side, padded with the zero slot to the
+/// slice's longest list), so a warp's index loads are coalesced. The pairs go in CSR order, so a
+/// warp's stores land in few rows, except on linear elements, where they go longest list first
+/// ([`sort_window`]).
 pub struct PatchLists {
     /// The cells in patch order: patch p is `order[p·cells .. (p+1)·cells]`.
     pub order: Vec<u32>,
@@ -119,6 +134,7 @@ impl PatchLists {
             return Err(Error::dim("patch cell order", ncells, order.len()));
         }
         let stride = cell_stride(nloc, ncomp);
+        let window = sort_window(v);
         let zero = (patch * stride) as u16;
         let lists: Vec<PatchPart> = order
             .par_chunks(patch)
@@ -155,8 +171,11 @@ impl PatchLists {
                     }
                 }
                 entries.sort_unstable();
-                // Each pair's run of entries, in CSR order.
-                let runs: Vec<&[(u32, u32, u16)]> = entries.chunk_by(|x, y| x.0 == y.0).collect();
+                // Each pair's run of entries, in CSR order, then longest first within windows.
+                let mut runs: Vec<&[(u32, u32, u16)]> = entries.chunk_by(|x, y| x.0 == y.0).collect();
+                for w in runs.chunks_mut(window) {
+                    w.sort_by_key(|r| std::cmp::Reverse(r.len()));
+                }
                 let (mut widths, mut slots) = (Vec::new(), Vec::new());
                 for slice in runs.chunks(SLICE) {
                     let width = slice.iter().map(|r| r.len()).max().unwrap_or(0);
