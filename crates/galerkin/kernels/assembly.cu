@@ -26,7 +26,7 @@
 // (strides 0 for constants, per-cell values for regions, per point for functions).
 
 #if !defined(DIM) || !defined(PATCH_DOUBLES) || !defined(PATCH_CELLS)
-#error "assembly.cu needs its variant defines (DIM, NV, NLOC, NQ, NCOMP, JB, AFFINE, terms, PATCH_DOUBLES)"
+#error "assembly.cu needs its variant defines (DIM, NV, NLOC, NQ, NCOMP, JB, AFFINE, terms, PATCH_DOUBLES, PATCH_CELLS)"
 #endif
 
 constexpr int ND = NLOC * NCOMP;
@@ -376,8 +376,9 @@ __device__ __forceinline__ void write_value(double* __restrict__ values, u32 pos
 }
 
 #if REFTENSOR
-// Row block i of a cell's upper triangle (columns j ≥ i) from its factors, into `cell`.
-__device__ __forceinline__ void upper_row(const CellFactors& f, const double* __restrict__ tab, int i, double* cell) {
+// Row block i of a cell's upper triangle (columns j ≥ i) from its factors and the constant
+// reference tensors, into `cell`.
+__device__ __forceinline__ void upper_row(const CellFactors& f, int i, double* cell) {
 #pragma unroll
     for (int j = 0; j < NLOC; ++j) {
         if (j < i) continue;
@@ -445,8 +446,8 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_patches(
             double xv[NV][DIM];
             load_cell_coords(c, cell_verts, coords, xv);
             const CellFactors f = cell_factors(xv, tab, coef, meta, c);
-            upper_row(f, tab, i, e + lc * CELL_STRIDE);
-            if (NLOC - 1 - i != i) upper_row(f, tab, NLOC - 1 - i, e + lc * CELL_STRIDE);
+            upper_row(f, i, e + lc * CELL_STRIDE);
+            if (NLOC - 1 - i != i) upper_row(f, NLOC - 1 - i, e + lc * CELL_STRIDE);
         }
 #else
         for (int t = threadIdx.x; t < nc * NLOC * NJB; t += blockDim.x) {

@@ -209,7 +209,8 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     };
     // Beyond 2·10⁶ unknowns, the host lists of patches of few, large cells (nd(nd+1)/2 entries
     // per cell) take longer to build than the benchmark is worth.
-    let small = cuda::patches::patch_cells(v.nloc, v.ncomp).is_none_or(|c| c < 15);
+    const FEW_CELLS: usize = 15;
+    let small = cuda::patches::patch_cells(v.nloc, v.ncomp).is_none_or(|c| c < FEW_CELLS);
     let patch = if small && n > 2_000_000 { Err(Error::Unsupported("small patches".into())) } else { asm.csr_target(be, pattern, Scatter::Patch, None) };
     let (gpu_matrix_patch_s, patch_atomic_fraction) = match patch {
         Ok(mut t) => {
