@@ -13,15 +13,15 @@ use faer::Side;
 /// Largest relative asymmetry accepted by [`DirectSolver::cholesky`], which reads one triangle only.
 const SYMMETRY_TOL: f64 = 1e-12;
 
-enum Factor {
+pub(super) enum Factor {
     Llt(Llt<usize, f64>),
     Lu(Lu<usize, f64>),
 }
 
 /// A factorized sparse matrix: Cholesky (SPD) or LU (general).
 pub struct DirectSolver {
-    n: usize,
-    factor: Factor,
+    pub(super) n: usize,
+    pub(super) factor: Factor,
 }
 
 impl DirectSolver {

@@ -8,6 +8,7 @@
 pub mod bicgstab;
 pub mod cg;
 pub mod direct;
+pub mod factorization;
 pub mod gmres;
 pub mod method;
 mod monitor;
@@ -20,6 +21,7 @@ mod tests;
 pub use bicgstab::bicgstab;
 pub use cg::cg;
 pub use direct::DirectSolver;
+pub use factorization::Factorization;
 pub use gmres::gmres;
 pub use method::KrylovMethod;
 pub use precond::{BlockJacobi, Ilu0, Jacobi, PrecondParams, PreconditionerKind, Ssor};
