@@ -2,7 +2,8 @@
 //! library: every command is one library call plus printing.
 use clap::{Parser, Subcommand};
 use galerkin::bench::{self, BenchCase};
-use galerkin::problem::config::BackendChoice;
+use galerkin::backend::BackendKind;
+use galerkin::operator::{Scatter, Tuning};
 use galerkin::problem::{run_file, RunOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,7 +23,7 @@ enum Command {
         problem: PathBuf,
         /// Override the file's backend: cpu, cuda or auto.
         #[arg(long)]
-        backend: Option<BackendChoice>,
+        backend: Option<BackendKind>,
         /// Output directory.
         #[arg(long, default_value = "out")]
         out: PathBuf,
@@ -62,6 +63,15 @@ enum Command {
         /// Matrix: run the CPU columns only up to this many unknowns.
         #[arg(long, default_value_t = 2_000_000)]
         cpu_max_dofs: usize,
+        /// Matrix: GPU assembly column nodes per thread (tuning sweeps; default from the element).
+        #[arg(long)]
+        assembly_jb: Option<usize>,
+        /// Matrix: shared-memory doubles of a patch (256 to 6144; tuning sweeps).
+        #[arg(long)]
+        patch_doubles: Option<usize>,
+        /// Matrix: patch value pairs sorted by entry count per window (1: none; tuning sweeps).
+        #[arg(long)]
+        patch_sort_window: Option<usize>,
     },
 }
 
@@ -88,7 +98,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             println!("  mesh         {} cells ({}), {} vertices", r.mesh.cells, r.mesh.cell_type, r.mesh.vertices);
             println!("  space        {} degree {} x{} -> {} dofs", r.space.family, r.space.degree, r.space.components, r.space.dofs);
-            println!("  assembly     {:?}, {} stored entries, {} colors", r.assembly.level, r.assembly.stored_entries, r.assembly.colors);
+            println!("  assembly     {}, {:.1} MB stored, {} colors", r.assembly.level.name(), r.assembly.storage_bytes as f64 / 1e6, r.assembly.colors);
             println!(
                 "  solver       {} + {}: {} iterations, relative residual {:.2e}",
                 r.solver.method, r.solver.preconditioner, r.solver.iterations, r.solver.relative_residual
@@ -134,8 +144,9 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
-        Command::Bench { matrix: true, problems, degrees, dofs, max_iter, json, cpu_max_dofs, .. } => {
-            bench_matrix(&problems, &degrees, &dofs, max_iter, cpu_max_dofs, json)
+        Command::Bench { matrix: true, problems, degrees, dofs, max_iter, json, cpu_max_dofs, assembly_jb, patch_doubles, patch_sort_window, .. } => {
+            let tuning = Tuning { scatter: Scatter::Atomic, columns_per_thread: assembly_jb, patch_doubles, patch_sort_window };
+            bench_matrix(&problems, &degrees, &dofs, max_iter, cpu_max_dofs, json, tuning)
         }
         Command::Bench { cases, dofs, max_iter, json, gpu, .. } => {
             let device = if gpu {
@@ -152,16 +163,16 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             };
             println!("memory bandwidth (stream triad): {:.1} GB/s, {} threads", bench::stream_triad_gbs(1 << 24), rayon::current_num_threads());
             println!(
-                "{:<18} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>6} {:>10} {:>8}",
-                "case", "cells", "dofs", "nnz", "mesh+dof s", "assembly s", "sparsity s", "matrix s", "elements/s", "iters", "s/iter", "CG GB/s"
+                "{:<18} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>12} {:>6} {:>10} {:>8}",
+                "case", "cells", "dofs", "nnz", "mesh+dof s", "assembly s", "matrix s", "elements/s", "iters", "s/iter", "CG GB/s"
             );
             let mut rows = Vec::new();
             for case in cases {
                 for &n in &dofs {
                     let r = bench::run_case(case, n, max_iter, device.as_ref())?;
                     println!(
-                        "{:<18} {:>9} {:>9} {:>10} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>12.3e} {:>6} {:>10.3e} {:>8.2}",
-                        r.case, r.cells, r.dofs, r.nnz, r.mesh_dofmap_s, r.assembly_s, r.sparsity_s, r.matrix_s, r.elements_per_s, r.iterations, r.seconds_per_iteration, r.cg_gb_per_s
+                        "{:<18} {:>9} {:>9} {:>10} {:>10.3} {:>10.3} {:>10.3} {:>12.3e} {:>6} {:>10.3e} {:>8.2}",
+                        r.case, r.cells, r.dofs, r.nnz, r.mesh_dofmap_s, r.assembly_s, r.matrix_s, r.elements_per_s, r.iterations, r.seconds_per_iteration, r.cg_gb_per_s
                     );
                     if let Some(g) = &r.gpu {
                         println!(
@@ -189,7 +200,7 @@ fn first_gpu() -> galerkin::Result<(galerkin::backend::cuda::CudaBackend, galerk
 }
 
 /// `galerkin bench --matrix`: one line per (problem, degree, size), CPU columns up to `cpu_max`.
-fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iters: usize, cpu_max: usize, json: Option<PathBuf>) -> galerkin::Result<()> {
+fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iters: usize, cpu_max: usize, json: Option<PathBuf>, tuning: Tuning) -> galerkin::Result<()> {
     use galerkin::bench::matrix::{self, MatrixProblem};
     let (be, bw) = first_gpu()?;
     println!("gpu: {} — copy {:.0} GB/s; cpu: {} threads", be.device().name, bw.copy_gbs, rayon::current_num_threads());
@@ -207,7 +218,7 @@ fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iter
     for &problem in &problems {
         for &degree in degrees {
             for &n in dofs {
-                let r = matrix::run(problem, degree, n, &be, bw.copy_gbs, n <= cpu_max, cpu_iters)?;
+                let r = matrix::run(problem, degree, n, &be, bw.copy_gbs, n <= cpu_max, cpu_iters, tuning)?;
                 println!(
                     "{:<14} {:>2} {:>9} {:>10} {:>9} {:>9.3e} {:>9.3e} {:>9} {:>9} {:>5} {:>4} {:>9.3e} {:>6.0} {:>5.2} {:>8.3} {:>6} {:>9} {:>9.3e} {:>6.0} {:>6.0} {:>7} {:>7}",
                     r.problem, r.degree, r.dofs, r.nnz, opt(r.cpu_matrix_s), r.gpu_matrix_atomic_s, r.gpu_matrix_colored_s, opt(r.gpu_matrix_rows_s), opt(r.gpu_matrix_patch_s),
@@ -216,6 +227,12 @@ fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iter
                     r.gpu_solve_s, r.gpu_cg_gb_per_s, r.gpu_cg_gflops,
                     r.speedup_matrix.map_or("-".into(), |x| format!("{x:.0}")), r.speedup_solve.map_or("-".into(), |x| format!("{x:.0}"))
                 );
+                let levels: Vec<String> = r
+                    .levels
+                    .iter()
+                    .map(|l| format!("{} {:.3e} s/it ({:.1} MB)", l.level, l.seconds_per_iteration, l.storage_bytes as f64 / 1e6))
+                    .collect();
+                println!("{:<14} {:>2}   CG+Jacobi per iteration: {}", "", "", levels.join(", "));
                 rows.push(r);
             }
         }

@@ -7,10 +7,13 @@
 //! against its bytes floor: the compulsory traffic of reading the mesh and dof map once and writing
 //! every CSR value, at the measured copy bandwidth.
 use super::{capped, per_iteration};
-use crate::backend::cuda::{self, CudaBackend, DeviceAssembler, Scatter, Variant};
+use crate::backend::cuda::{self, CudaBackend};
 use crate::mesh::{generate, CellType};
+use crate::operator::assemble::sparsity;
 use crate::operator::coloring::cell_colors;
-use crate::operator::AssemblyLevel;
+use crate::operator::level::full::cuda::{CsrTarget, DeviceAssembler, Variant};
+use crate::operator::level::full::patches;
+use crate::operator::{AssemblyLevel, Scatter, Tuning};
 use crate::physics::{Diffusion, Elasticity};
 use crate::problem::linear::{scalar, vector, LinearProblem, SolverConfig, SolverMethod};
 use crate::solver::precond::PreconditionerKind;
@@ -130,6 +133,19 @@ pub struct MatrixRow {
     /// CPU over GPU: element matrix kernels, and solve.
     pub speedup_matrix: Option<f64>,
     pub speedup_solve: Option<f64>,
+    /// GPU CG+Jacobi seconds per iteration and operator bytes at each level (full, partial, none),
+    /// over `level_iters` iterations (set-up excluded).
+    pub levels: Vec<LevelTiming>,
+}
+
+/// One assembly level's CG iteration on the GPU.
+#[derive(Clone, Debug, Serialize)]
+pub struct LevelTiming {
+    pub level: &'static str,
+    pub seconds_per_iteration: f64,
+    pub storage_bytes: usize,
+    /// Whole set-up of the level's system (assembly, quadrature data, ...).
+    pub setup_s: f64,
 }
 
 /// Arithmetic of the assembly kernel per cell, as written in `kernels/assembly.cu`: per thread and
@@ -141,13 +157,13 @@ pub fn assembly_flops_per_cell(v: &Variant) -> f64 {
     let threads = v.threads_per_cell() as f64;
     if v.reftensor {
         let geometry = threads * (2.0 * v.nv as f64 * d * d + 5.0 * d * d * d);
-        let per_pair = 2.0 * d * d + 4.0 + if v.elasticity { 4.0 * d * d * d + 6.0 * n * n } else { 0.0 };
+        let per_pair = 2.0 * d * d + 4.0 + if v.full_gradient { 4.0 * d * d * d + 6.0 * n * n } else { 0.0 };
         return geometry + (v.nloc * v.nloc) as f64 * per_pair;
     }
     let geo_points = if v.affine { 1.0 } else { v.nq as f64 };
     let geometry = threads * geo_points * (2.0 * v.nv as f64 * d * d + 3.0 * d * d * d);
     let per_point_row = 2.0 * d * d + 8.0;
-    let per_pair = 2.0 * d * d + 2.0 * d + 6.0 + 2.0 * n + if v.elasticity { 6.0 * n * n } else { 0.0 };
+    let per_pair = 2.0 * d * d + 2.0 * d + 6.0 + 2.0 * n + if v.full_gradient { 6.0 * n * n } else { 0.0 };
     geometry + v.nq as f64 * (threads * per_point_row + (v.nloc * v.nloc) as f64 * per_pair)
 }
 
@@ -158,8 +174,12 @@ fn assembly_floor_bytes(v: &Variant, cells: usize, vertices: usize, nnz: usize) 
     (cells * per_cell + vertices * v.dim * 8 + nnz * 16) as f64
 }
 
+/// CG iterations each level's per-iteration time is taken over.
+const LEVEL_ITERS: usize = 40;
+
 /// One case: CPU (when `run_cpu`) and GPU. `copy_gbs` is the device's measured copy bandwidth.
-pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend, copy_gbs: f64, run_cpu: bool, cpu_iters: usize) -> Result<MatrixRow> {
+#[allow(clippy::too_many_arguments)]
+pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend, copy_gbs: f64, run_cpu: bool, cpu_iters: usize, tuning: Tuning) -> Result<MatrixRow> {
     let p = problem.build(degree, dofs)?;
     let space = p.space.clone();
     let mesh = space.mesh.clone();
@@ -171,11 +191,12 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
 
     // GPU: the whole assembly as a user runs it, then the kernels timed on their own.
     let t = Instant::now();
-    let system = p.assemble_cuda(be, AssemblyLevel::Full, Scatter::Atomic)?;
+    let system = p.system(be, AssemblyLevel::Full, Tuning { scatter: Scatter::Atomic, ..tuning })?;
+    be.synchronize()?;
     let gpu_assembly_s = t.elapsed().as_secs_f64();
     let (integ, _) = p.integrator()?;
-    let asm = DeviceAssembler::new(be, &integ)?;
-    let pattern = system.pattern().ok_or_else(|| Error::invalid("the matrix bench assembles full matrices"))?;
+    let asm = DeviceAssembler::new(be, &integ, &Vec::new(), tuning)?;
+    let pattern = &sparsity(&space)?;
     let nnz = pattern.nnz();
     let mut atomic = asm.csr_target(be, pattern, Scatter::Atomic, None)?;
     let gpu_matrix_atomic_s = cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut atomic))?;
@@ -183,7 +204,7 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     // fast but wrong kernel fails the benchmark instead of reporting a time.
     let reference = atomic.matrix.values_to_host(be)?;
     let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
-    let check = |t: &cuda::CsrTarget| -> Result<()> {
+    let check = |t: &CsrTarget| -> Result<()> {
         let got = t.matrix.values_to_host(be)?;
         let diff = reference.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0f64, f64::max) / scale;
         if diff > 1e-10 {
@@ -197,7 +218,7 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     let gpu_matrix_colored_s = cuda::bench::median_seconds(be, 5, || asm.assemble_into(be, &mut colored))?;
     check(&colored)?;
     drop(colored);
-    let v = asm.variant;
+    let v = asm.variant.clone();
     let n = space.ndofs();
     let gpu_matrix_rows_s = if v.reftensor {
         let mut rows = asm.csr_target(be, pattern, Scatter::Rows, None)?;
@@ -210,7 +231,7 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     // Beyond 2·10⁶ unknowns, the host lists of patches of few, large cells (nd(nd+1)/2 entries
     // per cell) take longer to build than the benchmark is worth.
     const FEW_CELLS: usize = 15;
-    let small = cuda::patches::patch_cells(v.nloc, v.ncomp).is_none_or(|c| c < FEW_CELLS);
+    let small = patches::patch_cells(v.nloc, v.ncomp, tuning.patch_doubles).is_none_or(|c| c < FEW_CELLS);
     let patch = if small && n > 2_000_000 { Err(Error::Unsupported("small patches".into())) } else { asm.csr_target(be, pattern, Scatter::Patch, None) };
     let (gpu_matrix_patch_s, patch_atomic_fraction) = match patch {
         Ok(mut t) => {
@@ -228,6 +249,22 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
 
     let sol = system.solve(&config)?;
     let iterations = sol.stats.iterations;
+    drop(system);
+    // Each level's CG iteration, on the same problem (set-up excluded by `per_iteration`).
+    let mut levels = Vec::new();
+    for level in [AssemblyLevel::Full, AssemblyLevel::Partial, AssemblyLevel::None] {
+        let t = Instant::now();
+        let sys = match p.system(be, level, tuning) {
+            Ok(s) => s,
+            Err(Error::Unsupported(_)) => continue,
+            Err(e) => return Err(e),
+        };
+        be.synchronize()?;
+        let setup_s = t.elapsed().as_secs_f64();
+        let solve = |k: usize| sys.solve(&capped(&config, k));
+        let (_, spi) = per_iteration(LEVEL_ITERS, &solve)?;
+        levels.push(LevelTiming { level: level.name(), seconds_per_iteration: spi, storage_bytes: sys.storage_bytes(), setup_s });
+    }
     let gpu_solve_s = sol.timings.solve;
     let gpu_spi = gpu_solve_s / iterations.max(1) as f64;
     let cg_bytes = (nnz * 12 + n * 8 * 11) as f64;
@@ -270,5 +307,6 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
         gpu_cg_gflops: cg_flops / gpu_spi / 1e9,
         speedup_matrix: cpu_matrix_s.map(|c| c / best),
         speedup_solve: cpu_solve_s.map(|c| c / gpu_solve_s),
+        levels,
     })
 }

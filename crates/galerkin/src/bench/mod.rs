@@ -5,6 +5,7 @@ use crate::mesh::{generate, CellType};
 use crate::operator::AssemblyLevel;
 use crate::physics::{Diffusion, Elasticity};
 use crate::problem::linear::{scalar, vector, LinearProblem, SolverConfig, SolverMethod};
+use crate::operator::Tuning;
 use crate::solver::precond::PreconditionerKind;
 use crate::solver::KrylovOptions;
 use crate::space::FunctionSpace;
@@ -59,8 +60,7 @@ pub struct BenchRow {
     pub mesh_dofmap_s: f64,
     /// Whole assembly: coloring, sparsity, element matrices, load vector, Dirichlet elimination.
     pub assembly_s: f64,
-    pub sparsity_s: f64,
-    /// Element matrices computed and summed into the CSR values (the hot loop).
+    /// Sparsity and element matrices computed and summed into the CSR values (the hot loop).
     pub matrix_s: f64,
     /// Cells per second of the hot loop.
     pub elements_per_s: f64,
@@ -70,7 +70,8 @@ pub struct BenchRow {
     /// ~10 vector passes), divided by the time per iteration.
     pub cg_gb_per_s: f64,
     /// GPU columns (with `--gpu`): own and cuSPARSE SpMV bandwidth, CG+Jacobi time per iteration
-    /// on the device, its compulsory-traffic bandwidth, and the speedup over the CPU iteration.
+    /// on the device (system assembled there), its compulsory-traffic bandwidth, and the speedup
+    /// over the CPU iteration.
     pub gpu: Option<GpuBench>,
 }
 
@@ -107,7 +108,7 @@ pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize, gpu: Option<&crat
     };
     let system = problem.assemble(AssemblyLevel::Full)?;
     let assembly_s = system.timings.assembly;
-    let (sparsity_s, matrix_s) = (system.timings.sparsity, system.timings.matrix);
+    let matrix_s = system.timings.matrix;
     let config = SolverConfig {
         method: SolverMethod::Cg,
         preconditioner: PreconditionerKind::Jacobi,
@@ -115,19 +116,17 @@ pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize, gpu: Option<&crat
     };
     let cpu_solve = |k: usize| system.solve(&capped(&config, k));
     let (iterations, seconds_per_iteration) = per_iteration(max_iter, &cpu_solve)?;
-    let nnz = system.storage_entries();
+    let a = system.matrix_to_host()?.ok_or_else(|| Error::invalid("bench assembles full matrices"))?;
+    let nnz = a.nnz();
     let ndofs = space.ndofs();
     let bytes = (nnz * 12 + ndofs * 8 + ndofs * 8 * 10) as f64;
     let gpu = match gpu {
         None => None,
         Some(be) => {
-            let a = match &system.operator {
-                crate::problem::linear::SystemOperator::Full(a) => a,
-                _ => return Err(Error::invalid("bench assembles full matrices")),
-            };
-            let (spmv, cusparse) = crate::backend::cuda::bench::spmv_bench(be, a, 50)?;
-            let _ = system.solve_cuda(be, &capped(&config, 5)); // JIT and first allocations
-            let gpu_solve = |k: usize| system.solve_cuda(be, &capped(&config, k));
+            let (spmv, cusparse) = crate::backend::cuda::bench::spmv_bench(be, &a, 50)?;
+            let gpu_system = problem.system(be, AssemblyLevel::Full, Tuning::default())?;
+            let _ = gpu_system.solve(&capped(&config, 5)); // JIT and first allocations
+            let gpu_solve = |k: usize| gpu_system.solve(&capped(&config, k));
             let (its, spi) = per_iteration(max_iter, &gpu_solve)?;
             Some(GpuBench {
                 spmv_gb_per_s: spmv,
@@ -146,7 +145,6 @@ pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize, gpu: Option<&crat
         nnz,
         mesh_dofmap_s,
         assembly_s,
-        sparsity_s,
         matrix_s,
         elements_per_s: mesh.num_cells() as f64 / matrix_s,
         iterations,

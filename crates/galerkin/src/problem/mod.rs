@@ -1,9 +1,9 @@
-//! Problems: the Rust API ([`linear::LinearProblem`]) and problem files in TOML ([`config`]),
-//! which [`run`] turns into the same library calls.
+//! Problems: the Rust API ([`linear::LinearProblem`], solved through one [`linear::System`] on any
+//! backend) and problem files in TOML ([`config`]), which [`run`] turns into the same library
+//! calls.
 pub mod config;
 pub mod linear;
-pub mod gpu;
 pub mod run;
 
-pub use linear::{flux, scalar, vector, Boundary, BoundaryCondition, LinearProblem, LinearSystem, Solution, SolverConfig, SolverMethod};
+pub use linear::{flux, scalar, vector, Boundary, BoundaryCondition, LinearProblem, LinearSystem, Solution, SolverConfig, SolverMethod, System};
 pub use run::{run_file, Report, RunOptions};

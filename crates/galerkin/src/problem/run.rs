@@ -1,6 +1,8 @@
 //! Run a problem file end to end: mesh -> space -> operator -> solver -> VTU, JSON report, PNG.
-use super::config::{scalar_spec, vector_spec, BackendChoice, BcKind, Generator, PhysicsKind, ProblemFile, ScalarSpec};
-use super::linear::{BoundaryCondition, LinearProblem, SolverConfig};
+use super::config::{scalar_spec, vector_spec, BcKind, Generator, PhysicsKind, ProblemFile, ScalarSpec};
+use super::linear::{BoundaryCondition, LinearProblem, Solution, SolverConfig};
+use crate::backend::{AnyBackend, BackendKind};
+use crate::operator::FeBackend;
 use crate::io;
 use crate::mesh::{generate, gmsh, CellType, Mesh};
 use crate::operator::norms::{error_norms, ErrorNorms};
@@ -17,7 +19,7 @@ use std::time::Instant;
 /// Command-line choices that override the problem file.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    pub backend: Option<BackendChoice>,
+    pub backend: Option<BackendKind>,
     pub out_dir: PathBuf,
     /// Show progress bars (the CLI enables them; indicatif hides them off a terminal).
     pub progress: bool,
@@ -27,7 +29,7 @@ pub struct RunOptions {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub title: String,
-    /// Where the solver ran (assembly runs on the CPU in this version).
+    /// Where assembly and solve ran: `cpu` or `cuda (<device>)`.
     pub backend: String,
     /// Why the backend differs from the one asked for, and similar remarks.
     pub notes: Vec<String>,
@@ -59,8 +61,9 @@ pub struct SpaceReport {
 #[derive(Debug, Serialize)]
 pub struct AssemblyReport {
     pub level: crate::operator::AssemblyLevel,
-    /// CSR nonzeros (full) or stored element-matrix entries (element).
-    pub stored_entries: usize,
+    /// Bytes the operator keeps: CSR values and indices (full), element matrices (element),
+    /// quadrature data (partial), passive data (none).
+    pub storage_bytes: usize,
     pub colors: usize,
     pub dirichlet_dofs: usize,
 }
@@ -103,61 +106,9 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<Report> {
     run(&pf, base, opts)
 }
 
-/// Where the linear algebra runs.
-pub enum Engine {
-    Cpu,
-    Cuda(Box<crate::backend::cuda::CudaBackend>),
-}
-
-impl Engine {
-    pub fn name(&self) -> String {
-        match self {
-            Engine::Cpu => "cpu".into(),
-            Engine::Cuda(be) => format!("cuda ({})", be.device().name),
-        }
-    }
-}
-
-/// Pick the engine: `cpu`; `cuda` (an error naming the reason when no GPU can be used); `auto`
-/// takes the first GPU when one works and the problem can run there, else the CPU, saying why.
-pub fn select_engine(choice: BackendChoice, gpu_capable: std::result::Result<(), String>, notes: &mut Vec<String>) -> Result<Engine> {
-    use crate::backend::cuda::{probe, CudaBackend};
-    let open = || -> std::result::Result<CudaBackend, String> {
-        probe()?;
-        CudaBackend::new(0).map_err(|e| e.to_string())
-    };
-    match choice {
-        BackendChoice::Cpu => Ok(Engine::Cpu),
-        BackendChoice::Cuda => {
-            gpu_capable.map_err(|why| Error::Backend { backend: "cuda".into(), message: why })?;
-            open().map(|be| Engine::Cuda(Box::new(be))).map_err(|why| Error::Backend {
-                backend: "cuda".into(),
-                message: format!("no usable CUDA device: {why}"),
-            })
-        }
-        BackendChoice::Auto => match gpu_capable.and_then(|_| open()) {
-            Ok(be) => Ok(Engine::Cuda(Box::new(be))),
-            Err(why) => {
-                notes.push(format!("running on the CPU: {why}"));
-                Ok(Engine::Cpu)
-            }
-        },
-    }
-}
-
-/// Whether a problem's solver settings can run on the GPU (`Err` says why not).
+/// Whether a problem's settings can run on the GPU (`Err` says why not).
 fn gpu_capable(pf: &ProblemFile) -> std::result::Result<(), String> {
-    use crate::solver::precond::PreconditionerKind as P;
-    if pf.assembly.level != crate::operator::AssemblyLevel::Full && pf.solver.preconditioner == P::BlockJacobi {
-        return Err("block Jacobi on the GPU needs assembly level `full`".into());
-    }
-    if pf.solver.method == super::linear::SolverMethod::Direct {
-        return Err("the direct solver runs on the CPU".into());
-    }
-    if matches!(pf.solver.preconditioner, P::Ssor | P::Ilu0) {
-        return Err(format!("preconditioner {:?} is CPU-only", pf.solver.preconditioner));
-    }
-    Ok(())
+    crate::solver::precond::cpu_only(pf.solver.method, pf.solver.preconditioner)
 }
 
 /// A problem file turned into library objects, ready to assemble and solve.
@@ -206,7 +157,7 @@ pub fn setup_file(path: &Path, progress: bool) -> Result<(ProblemFile, Setup)> {
 pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     let t_start = Instant::now();
     let mut notes = Vec::new();
-    let engine = select_engine(opts.backend.unwrap_or(pf.backend), gpu_capable(pf), &mut notes)?;
+    let backend = AnyBackend::select(opts.backend.unwrap_or(pf.backend), gpu_capable(pf), &mut notes)?;
     let mut times = PhaseTimes::default();
 
     let Setup { space, problem, config, mesh_s, space_s } = setup(pf, base, opts.progress)?;
@@ -215,20 +166,11 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     let mesh = space.mesh.clone();
     let ncomp = space.ncomp;
     let spinner = io::progress_bar(0, "assembling", opts.progress);
-    // What the report needs from either system: stored entries, colors, constrained dofs.
-    let (sol, assembly_report) = match &engine {
-        Engine::Cpu => {
-            let system = problem.assemble(pf.assembly.level)?;
-            spinner.finish_and_clear();
-            let r = (system.storage_entries(), system.ncolors, system.constraints.dofs.len());
-            (system.solve(&config)?, r)
-        }
-        Engine::Cuda(be) => {
-            let system = problem.assemble_cuda(be, pf.assembly.level, crate::backend::cuda::Scatter::Atomic)?;
-            spinner.finish_and_clear();
-            let r = (system.storage_entries(), system.ncolors, system.constraints.dofs.len());
-            (system.solve(&config)?, r)
-        }
+    // What the report needs from the system: stored bytes, colors, constrained dofs.
+    let (level, tuning) = (pf.assembly.level, pf.assembly.tuning());
+    let (sol, assembly_report) = match &backend {
+        AnyBackend::Cpu(cpu) => solve_on(cpu, &problem, level, tuning, &config, || spinner.finish_and_clear())?,
+        AnyBackend::Cuda(be) => solve_on(be.as_ref(), &problem, level, tuning, &config, || spinner.finish_and_clear())?,
     };
     times.assembly = sol.timings.assembly;
     times.preconditioner = sol.timings.preconditioner;
@@ -269,13 +211,13 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
 
     let report = Report {
         title: pf.title.clone(),
-        backend: engine.name(),
+        backend: backend.name(),
         notes,
         mesh: MeshReport { cell_type: mesh.cell_type, cells: mesh.num_cells(), vertices: mesh.num_vertices(), dim: mesh.dim },
         space: SpaceReport { family: pf.space.family.clone(), degree: pf.space.degree, components: ncomp, dofs: space.ndofs() },
         assembly: AssemblyReport {
             level: pf.assembly.level,
-            stored_entries: assembly_report.0,
+            storage_bytes: assembly_report.0,
             colors: assembly_report.1,
             dirichlet_dofs: assembly_report.2,
         },
@@ -297,6 +239,22 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
         io::write_json(&path, &report)?;
     }
     Ok(report)
+}
+
+/// Assemble and solve on one backend; returns the solution and (stored bytes, colors, constrained
+/// dofs) for the report.
+fn solve_on<B: FeBackend>(
+    be: &B,
+    problem: &LinearProblem,
+    level: crate::operator::AssemblyLevel,
+    tuning: crate::operator::Tuning,
+    config: &SolverConfig,
+    assembled: impl FnOnce(),
+) -> Result<(Solution, (usize, usize, usize))> {
+    let system = problem.system(be, level, tuning)?;
+    assembled();
+    let r = (system.storage_bytes(), system.ncolors, system.constraints.dofs.len());
+    Ok((system.solve(config)?, r))
 }
 
 fn build_mesh(pf: &ProblemFile, base: &Path) -> Result<Mesh> {

@@ -1,10 +1,34 @@
-//! Choosing a Krylov method by name (problem files, CLI) and dispatching to it.
+//! Choosing a solver by name (problem files, CLI): [`SolverMethod`] is the user's choice, a Krylov
+//! method or a direct factorization; [`KrylovMethod`] is the iterative layer it maps to.
 use super::{bicgstab, cg, gmres, KrylovOptions, SolveStats};
 use crate::backend::{Backend, LinearOperator};
 use crate::Result;
 use serde::{Deserialize, Serialize};
 
-/// A Krylov method; serde names `"cg"`, `"gmres"`, `"bicgstab"`.
+/// How to solve; serde names `"cg"`, `"gmres"`, `"bicgstab"`, `"direct"` (Cholesky if symmetric,
+/// else LU). The first three are [`KrylovMethod`]s ([`SolverMethod::krylov`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SolverMethod {
+    Cg,
+    Gmres,
+    Bicgstab,
+    Direct,
+}
+
+impl SolverMethod {
+    /// The Krylov method this names (`None` for the direct solver).
+    pub fn krylov(self) -> Option<KrylovMethod> {
+        match self {
+            SolverMethod::Cg => Some(KrylovMethod::Cg),
+            SolverMethod::Gmres => Some(KrylovMethod::Gmres),
+            SolverMethod::Bicgstab => Some(KrylovMethod::BiCgStab),
+            SolverMethod::Direct => None,
+        }
+    }
+}
+
+/// A Krylov method (the iterative layer of [`SolverMethod`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KrylovMethod {

@@ -352,7 +352,7 @@ fn jacobi_works_through_the_generic_backend_and_progress_bar_runs() {
         diag: &[f64],
         b: &[f64],
     ) -> Vec<f64> {
-        let m = Jacobi::new(backend, diag).unwrap();
+        let m = Jacobi::new(backend, &backend.from_host(diag).unwrap()).unwrap();
         let bv = backend.from_host(b).unwrap();
         let mut x = backend.zeros(b.len()).unwrap();
         let o = KrylovOptions {
