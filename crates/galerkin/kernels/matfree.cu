@@ -23,11 +23,12 @@ constexpr int PD = TENSOR ? ipow(P, DIM) : P;  // basis functions per cell
 constexpr int QD = TENSOR ? ipow(Q, DIM) : Q;  // points per cell
 constexpr int MF = FieldSize<QF, DIM, NCOMP>::value;
 constexpr int NVAL = QF::VALUE ? NCOMP : 0;
-constexpr int NS = MF * (MF + 1) / 2;  // packed symmetric D per point
 constexpr int NP = QF::NPASSIVE;
 constexpr int NPA = NP > 0 ? NP : 1;
 constexpr int MAXN = TENSOR ? ipow(P > Q ? P : Q, DIM) : 1;
-constexpr int T_B1 = 0, T_G1 = TENSOR ? Q * P : 0;
+#if TENSOR
+constexpr int T_B1 = 0, T_G1 = Q * P;
+#endif
 constexpr int T_PHI = TENSOR ? 2 * Q * P : 0;
 constexpr int T_DPHI = T_PHI + QD * PD;
 constexpr int T_GDN = T_DPHI + QD * PD * DIM;
@@ -185,8 +186,10 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_apply(
     __shared__ double sh[EPB * PER_CELL];
     double* const U = sh;                 // [e][NCOMP][PD], offset e·PER_CELL
     double* const F = sh + SH_U;          // [e][MF][QD]
+#if TENSOR
     double* const T1 = F + SH_F;          // [e][MF][MAXN]
     double* const T2 = T1 + SH_T;
+#endif
     const u64 npts = ncells * (u64)QD;
     (void)npts;
     for (u64 c0 = (u64)blockIdx.x * EPB; c0 < ncells; c0 += (u64)gridDim.x * EPB) {
