@@ -71,36 +71,6 @@ __device__ __forceinline__ void load_cell_coords(u64 c, const u32* __restrict__ 
     }
 }
 
-// Inverse of the DIM×DIM Jacobian in place of `inv`; returns det J.
-__device__ __forceinline__ double invert(const double j[DIM][DIM], double inv[DIM][DIM]) {
-#if DIM == 1
-    inv[0][0] = 1.0 / j[0][0];
-    return j[0][0];
-#elif DIM == 2
-    const double det = j[0][0] * j[1][1] - j[0][1] * j[1][0], r = 1.0 / det;
-    inv[0][0] = j[1][1] * r;
-    inv[0][1] = -j[0][1] * r;
-    inv[1][0] = -j[1][0] * r;
-    inv[1][1] = j[0][0] * r;
-    return det;
-#else
-    const double c00 = j[1][1] * j[2][2] - j[1][2] * j[2][1];
-    const double c01 = j[1][2] * j[2][0] - j[1][0] * j[2][2];
-    const double c02 = j[1][0] * j[2][1] - j[1][1] * j[2][0];
-    const double det = j[0][0] * c00 + j[0][1] * c01 + j[0][2] * c02, r = 1.0 / det;
-    inv[0][0] = c00 * r;
-    inv[0][1] = (j[0][2] * j[2][1] - j[0][1] * j[2][2]) * r;
-    inv[0][2] = (j[0][1] * j[1][2] - j[0][2] * j[1][1]) * r;
-    inv[1][0] = c01 * r;
-    inv[1][1] = (j[0][0] * j[2][2] - j[0][2] * j[2][0]) * r;
-    inv[1][2] = (j[0][2] * j[1][0] - j[0][0] * j[1][2]) * r;
-    inv[2][0] = c02 * r;
-    inv[2][1] = (j[0][1] * j[2][0] - j[0][0] * j[2][1]) * r;
-    inv[2][2] = (j[0][0] * j[1][1] - j[0][1] * j[1][0]) * r;
-    return det;
-#endif
-}
-
 // Physical gradient ∇x φ = J⁻ᵀ ∇ξ φ of basis function `i` at point `q`.
 __device__ __forceinline__ void phys_grad(const double* __restrict__ tab, int q, int i, const double inv[DIM][DIM],
                                           double g[DIM]) {
@@ -131,7 +101,7 @@ __device__ __forceinline__ void jacobian_at(const double xv[NV][DIM], const doub
             for (int v = 0; v < NV; ++v) s = fma(xv[v][a], __ldg(&gdn[v * DIM + b]), s);
             jac[a][b] = s;
         }
-    det = invert(jac, inv);
+    det = invert_jacobian<DIM>(jac, inv);
 }
 
 #if REFTENSOR
@@ -581,17 +551,6 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) element_apply(
 #pragma unroll 8
         for (int s = 0; s < ND; ++s) acc = fma(row[s], __ldg(&x[local_to_global(cell_nodes, c, s)]), acc);
         atomicAdd(&y[local_to_global(cell_nodes, c, r)], acc);
-    }
-}
-
-// d += diagonal of Σ_c R_cᵀ K_c R_c (the Jacobi preconditioner without a global matrix).
-extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) element_diagonal(
-    u64 ncells, const u32* __restrict__ cell_nodes, const double* __restrict__ kmat, double* __restrict__ d) {
-    const u64 work = ncells * (u64)ND;
-    for (u64 t = global_thread(); t < work; t += grid_threads()) {
-        const u64 c = t / ND;
-        const int r = (int)(t - c * ND);
-        atomicAdd(&d[local_to_global(cell_nodes, c, r)], kmat[t * ND + r]);
     }
 }
 

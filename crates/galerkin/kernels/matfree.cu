@@ -41,35 +41,6 @@ constexpr int PER_CELL = SH_U + SH_F + 2 * SH_T;
 __device__ __forceinline__ int field_comp(int f) { return f < NVAL ? f : (f - NVAL) / DIM; }
 __device__ __forceinline__ int field_dir(int f) { return f < NVAL ? -1 : (f - NVAL) % DIM; }
 
-__device__ __forceinline__ double det_inv(const double j[DIM][DIM], double inv[DIM][DIM]) {
-#if DIM == 1
-    inv[0][0] = 1.0 / j[0][0];
-    return j[0][0];
-#elif DIM == 2
-    const double det = j[0][0] * j[1][1] - j[0][1] * j[1][0], r = 1.0 / det;
-    inv[0][0] = j[1][1] * r;
-    inv[0][1] = -j[0][1] * r;
-    inv[1][0] = -j[1][0] * r;
-    inv[1][1] = j[0][0] * r;
-    return det;
-#else
-    const double c00 = j[1][1] * j[2][2] - j[1][2] * j[2][1];
-    const double c01 = j[1][2] * j[2][0] - j[1][0] * j[2][2];
-    const double c02 = j[1][0] * j[2][1] - j[1][1] * j[2][0];
-    const double det = j[0][0] * c00 + j[0][1] * c01 + j[0][2] * c02, r = 1.0 / det;
-    inv[0][0] = c00 * r;
-    inv[0][1] = (j[0][2] * j[2][1] - j[0][1] * j[2][2]) * r;
-    inv[0][2] = (j[0][1] * j[1][2] - j[0][2] * j[1][1]) * r;
-    inv[1][0] = c01 * r;
-    inv[1][1] = (j[0][0] * j[2][2] - j[0][2] * j[2][0]) * r;
-    inv[1][2] = (j[0][2] * j[1][0] - j[0][0] * j[1][2]) * r;
-    inv[2][0] = c02 * r;
-    inv[2][1] = (j[0][1] * j[2][0] - j[0][0] * j[2][1]) * r;
-    inv[2][2] = (j[0][0] * j[1][1] - j[0][1] * j[1][0]) * r;
-    return det;
-#endif
-}
-
 // Geometry and passive fields of cell c at point q: J⁻¹, w_q |det J|, p.
 struct PointData {
     double inv[DIM][DIM], wdet, p[NPA];
@@ -94,7 +65,7 @@ __device__ __forceinline__ PointData point_data(u64 c, int q, const u32* __restr
             for (int b = 0; b < DIM; ++b) jac[a][b] = fma(x, __ldg(&tab[T_GDN + (q * NV + v) * DIM + b]), jac[a][b]);
         }
     }
-    d.wdet = __ldg(&tab[T_W + q]) * fabs(det_inv(jac, d.inv));
+    d.wdet = __ldg(&tab[T_W + q]) * fabs(invert_jacobian<DIM>(jac, d.inv));
 #pragma unroll
     for (int s = 0; s < NP; ++s)
         d.p[s] = __ldg(&coef[__ldg(&meta[3 * s]) + c * __ldg(&meta[3 * s + 1]) + (u64)q * __ldg(&meta[3 * s + 2])]);
@@ -178,6 +149,35 @@ __device__ __forceinline__ void dref_at(u64 c, int q, u64 ncells, const double* 
 #endif
 }
 
+#if TENSOR
+// One sum-factorization stage over the block's cells: axis `a` of every field's buffer goes from P
+// to Q entries with the 1D table (forward, TRANSPOSED = false) or from Q to P with its transpose;
+// the other axes keep the sizes `dims` (the input's, first axis fastest). The first forward stage
+// reads each field's component straight from the gathered dofs (`from_u`).
+template <bool TRANSPOSED>
+__device__ __forceinline__ void tensor_stage(int a, const int dims[3], const double* __restrict__ tab, const double* in,
+                                             bool from_u, int in_stride, double* out, int out_stride) {
+    int dout[3] = {dims[0], dims[1], dims[2]};
+    dout[a] = TRANSPOSED ? P : Q;
+    const int nout = dout[0] * dout[1] * dout[2];
+    for (int it = threadIdx.x; it < EPB * MF * nout; it += blockDim.x) {
+        const int e = it / (MF * nout), rest = it - e * (MF * nout);
+        const int f = rest / nout, o = rest - f * nout;
+        const int id[3] = {o % dout[0], o / dout[0] % dout[1], o / (dout[0] * dout[1])};
+        const double* A = tab + (field_dir(f) == a ? T_G1 : T_B1);
+        const double* src = in + e * PER_CELL + (from_u ? field_comp(f) * PD : f * in_stride);
+        const int sa = a == 0 ? 1 : (a == 1 ? dims[0] : dims[0] * dims[1]);
+        const int base = (a == 0 ? 0 : id[0]) + (a == 1 ? 0 : id[1] * dims[0]) + (a == 2 ? 0 : id[2] * dims[0] * dims[1]);
+        double s = 0.0;
+        for (int k = 0; k < (TRANSPOSED ? Q : P); ++k) {
+            const double c = TRANSPOSED ? __ldg(&A[k * P + id[a]]) : __ldg(&A[id[a] * P + k]);
+            s = fma(c, src[base + k * sa], s);
+        }
+        out[e * PER_CELL + f * out_stride + o] = s;
+    }
+}
+#endif
+
 // y += A x (y zeroed by the host). `idx` is the restriction in kernel order (PD nodes per cell).
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_apply(
     u64 ncells, const u32* __restrict__ idx, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
@@ -209,26 +209,10 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_apply(
             int in_stride = PD, cur = 0;
             int dims[3] = {DIM > 0 ? P : 1, DIM > 1 ? P : 1, DIM > 2 ? P : 1};
             for (int a = 0; a < DIM; ++a) {
-                int dout[3] = {dims[0], dims[1], dims[2]};
-                dout[a] = Q;
                 const bool last = a == DIM - 1;
                 double* out = last ? F : bufs[cur];
                 const int out_stride = last ? QD : MAXN;
-                // The first stage reads each field's component from U.
-                const int items = EPB * MF * dout[0] * dout[1] * dout[2];
-                const int nout = dout[0] * dout[1] * dout[2];
-                for (int it = threadIdx.x; it < items; it += blockDim.x) {
-                    const int e = it / (MF * nout), rest = it - e * (MF * nout);
-                    const int f = rest / nout, o = rest - f * nout;
-                    const int id[3] = {o % dout[0], o / dout[0] % dout[1], o / (dout[0] * dout[1])};
-                    const double* A = tab + (field_dir(f) == a ? T_G1 : T_B1);
-                    const double* src = in + e * PER_CELL + (a == 0 ? field_comp(f) * PD : f * in_stride);
-                    const int sa = a == 0 ? 1 : (a == 1 ? dims[0] : dims[0] * dims[1]);
-                    const int base = (a == 0 ? 0 : id[0]) + (a == 1 ? 0 : id[1] * dims[0]) + (a == 2 ? 0 : id[2] * dims[0] * dims[1]);
-                    double s = 0.0;
-                    for (int k = 0; k < P; ++k) s = fma(__ldg(&A[id[a] * P + k]), src[base + k * sa], s);
-                    out[e * PER_CELL + f * out_stride + o] = s;
-                }
+                tensor_stage<false>(a, dims, tab, in, a == 0, in_stride, out, out_stride);
                 __syncthreads();
                 in = out;
                 in_stride = out_stride;
@@ -287,23 +271,8 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_apply(
             int in_stride = QD, cur = 0;
             int dims[3] = {DIM > 0 ? Q : 1, DIM > 1 ? Q : 1, DIM > 2 ? Q : 1};
             for (int a = DIM - 1; a >= 0; --a) {
-                int dout[3] = {dims[0], dims[1], dims[2]};
-                dout[a] = P;
-                const int nout = dout[0] * dout[1] * dout[2];
                 double* out = bufs[cur];
-                const int items = EPB * MF * nout;
-                for (int it = threadIdx.x; it < items; it += blockDim.x) {
-                    const int e = it / (MF * nout), rest = it - e * (MF * nout);
-                    const int f = rest / nout, o = rest - f * nout;
-                    const int id[3] = {o % dout[0], o / dout[0] % dout[1], o / (dout[0] * dout[1])};
-                    const double* A = tab + (field_dir(f) == a ? T_G1 : T_B1);
-                    const double* src = in + e * PER_CELL + f * in_stride;
-                    const int sa = a == 0 ? 1 : (a == 1 ? dims[0] : dims[0] * dims[1]);
-                    const int base = (a == 0 ? 0 : id[0]) + (a == 1 ? 0 : id[1] * dims[0]) + (a == 2 ? 0 : id[2] * dims[0] * dims[1]);
-                    double s = 0.0;
-                    for (int k = 0; k < Q; ++k) s = fma(__ldg(&A[k * P + id[a]]), src[base + k * sa], s);
-                    out[e * PER_CELL + f * MAXN + o] = s;
-                }
+                tensor_stage<true>(a, dims, tab, in, false, in_stride, out, MAXN);
                 __syncthreads();
                 in = out;
                 in_stride = MAXN;

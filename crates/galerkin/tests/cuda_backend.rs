@@ -1,6 +1,8 @@
 //! The CUDA backend against the CPU backend and against mathematics, on a real GPU. Without one,
 //! each test prints "SKIPPED: no CUDA GPU: <reason>" and passes, unless GALERKIN_REQUIRE_GPU=1
 //! (scripts/gpu-check.sh sets it), which makes a missing GPU a failure.
+mod common;
+use common::Rng;
 use galerkin::backend::cuda::{self, bench, CudaBackend, DeviceCsr, SpmvPath};
 use galerkin::backend::{Backend, Cpu, LinearOperator};
 use galerkin::linalg::CsrMatrix;
@@ -8,28 +10,6 @@ use galerkin::linalg::CsrMatrix;
 /// The first GPU, or `None` (after saying why) when there is none and none is required.
 fn gpu() -> Option<CudaBackend> {
     cuda::test_gpu()
-}
-
-/// SplitMix64: reproducible inputs without a dependency.
-struct Rng(u64);
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1).
-    fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-    fn vec(&mut self, n: usize) -> Vec<f64> {
-        (0..n).map(|_| self.uniform()).collect()
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
 }
 
 /// ‖a − b‖₂ / ‖b‖₂ (absolute when b = 0); NaN anywhere (an unwritten poisoned entry) gives infinity.

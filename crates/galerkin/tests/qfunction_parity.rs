@@ -3,20 +3,10 @@
 //! agree to round-off. On the CPU, `block` must equal `apply` pushed through the pair's basis
 //! vectors. The GPU half skips without a GPU (CI compiles the twins with NVRTC instead:
 //! `cuda_kernels_compile`).
+mod common;
+use common::Rng;
 use galerkin::operator::qfunction::{parity, Composite, DiffusionQf, ElasticityQf, MassQf, Pair, Term};
 use galerkin::physics::Coefficient;
-
-/// SplitMix64 in [-1, 1).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-}
 
 fn cases(dim: usize) -> Vec<Composite> {
     let c = |v: f64| Coefficient::Constant(v);
@@ -40,9 +30,9 @@ fn rust_bodies_and_cuda_twins_agree() {
     for dim in 1..=3 {
         for qf in cases(dim) {
             for _ in 0..5 {
-                let p: Vec<f64> = (0..qf.npassive()).map(|_| 1.0 + rng.next()).collect();
-                let input: Vec<f64> = (0..qf.field_size()).map(|_| rng.next()).collect();
-                let pair_v: [f64; 9] = std::array::from_fn(|k| if k == 0 { 0.5 + 0.5 * rng.next().abs() } else { rng.next() });
+                let p: Vec<f64> = (0..qf.npassive()).map(|_| 1.0 + rng.uniform()).collect();
+                let input: Vec<f64> = (0..qf.field_size()).map(|_| rng.uniform()).collect();
+                let pair_v: [f64; 9] = std::array::from_fn(|k| if k == 0 { 0.5 + 0.5 * rng.uniform().abs() } else { rng.uniform() });
                 let mut apply = vec![0.0; qf.field_size()];
                 qf.apply(&p, &input, &mut apply);
                 let g = |o: usize| [pair_v[o], pair_v[o + 1], pair_v[o + 2]];

@@ -23,9 +23,12 @@ pub struct KernelSource {
     pub physics: bool,
 }
 
-/// The pointwise physics of `kernels/qf/`, prepended to the sources that evaluate it, each file
-/// under its own `#line` so NVRTC's diagnostics name it.
+/// The finite element prelude: the geometry helpers and the pointwise physics of `kernels/qf/`,
+/// prepended to the sources that evaluate physics, each file under its own `#line` so NVRTC's
+/// diagnostics name it.
 pub const QFUNCTIONS: &str = concat!(
+    "#line 1 \"geometry.cuh\"\n",
+    include_str!("../../../kernels/geometry.cuh"),
     "#line 1 \"qf/qfunction.cuh\"\n",
     include_str!("../../../kernels/qf/qfunction.cuh"),
     "#line 1 \"qf/diffusion.cuh\"\n",
