@@ -157,23 +157,10 @@ struct TabRef {
 // The moments of pair (i, j) on an affine cell from the reference tensors S_ij and M_ij: what
 // `QF::block` reads, without a quadrature loop.
 struct RefPair {
-    double st[DIM][DIM], m, ad;
-    const CellFactors* f;
+    double vvv, dotv;
     double u[DIM][DIM];  // Σ_q w ∂_k φ_i ∂_l φ_j in physical coordinates, times |det J| (FULL_GRAD only)
-    __device__ __forceinline__ double vv() const { return ad * m; }
-    __device__ __forceinline__ double dot() const {
-        double s = 0.0;
-#pragma unroll
-        for (int a = 0; a < DIM; ++a)
-#pragma unroll
-            for (int b = 0; b < DIM; ++b) {
-                // Without FULL_GRAD only S_ij's symmetric part meets the symmetric g, and the host
-                // stores S symmetrized: the upper entries suffice (6 loads instead of 9 in 3D).
-                if (QF::FULL_GRAD) s = fma(f->g[a][b], st[a][b], s);
-                else if (a <= b) s = fma(a == b ? f->g[a][b] : 2.0 * f->g[a][b], st[a][b], s);
-            }
-        return s;
-    }
+    __device__ __forceinline__ double vv() const { return vvv; }
+    __device__ __forceinline__ double dot() const { return dotv; }
     __device__ __forceinline__ double gg(int k, int l) const { return u[k][l]; }
 };
 
@@ -181,14 +168,17 @@ struct RefPair {
 template <class Ref>
 __device__ __forceinline__ void reftensor_block(const CellFactors& f, Ref ref, int i, int j, double e[NCOMP][NCOMP]) {
     const auto sij = ref.block(i, j);
+    // What the QFunction reads, each computed only if it does (the rest is dead code): without
+    // FULL_GRAD only S_ij's symmetric part meets the symmetric g, and the host stores S
+    // symmetrized, so the upper entries suffice (6 loads instead of 9 in 3D); with it, the physical
+    // moments u = |det J| J⁻ᵀ S J⁻¹ and ∇φ_i·∇φ_j as their trace.
     RefPair pr;
-    pr.f = &f;
-    pr.ad = f.ad;
-    pr.m = ref.m(i, j);
+    pr.vvv = f.ad * ref.m(i, j);
+    double st[DIM][DIM];
 #pragma unroll
     for (int a = 0; a < DIM; ++a)
 #pragma unroll
-        for (int b = 0; b < DIM; ++b) pr.st[a][b] = (QF::FULL_GRAD || a <= b) ? ref.s(sij, a * DIM + b) : 0.0;
+        for (int b = 0; b < DIM; ++b) st[a][b] = (QF::FULL_GRAD || a <= b) ? ref.s(sij, a * DIM + b) : 0.0;
     if (QF::FULL_GRAD) {
         double t[DIM][DIM];
 #pragma unroll
@@ -197,9 +187,10 @@ __device__ __forceinline__ void reftensor_block(const CellFactors& f, Ref ref, i
             for (int k2 = 0; k2 < DIM; ++k2) {
                 double s = 0.0;
 #pragma unroll
-                for (int k = 0; k < DIM; ++k) s = fma(f.inv[k][a], pr.st[k][k2], s);
+                for (int k = 0; k < DIM; ++k) s = fma(f.inv[k][a], st[k][k2], s);
                 t[a][k2] = s;
             }
+        double tr = 0.0;
 #pragma unroll
         for (int a = 0; a < DIM; ++a)
 #pragma unroll
@@ -208,7 +199,21 @@ __device__ __forceinline__ void reftensor_block(const CellFactors& f, Ref ref, i
 #pragma unroll
                 for (int k = 0; k < DIM; ++k) s = fma(t[a][k], f.inv[k][b], s);
                 pr.u[a][b] = f.ad * s;
+                if (a == b) tr += pr.u[a][b];
             }
+        pr.dotv = tr;
+    } else {
+        double s = 0.0;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a)
+#pragma unroll
+            for (int b = 0; b < DIM; ++b)
+                if (a <= b) s = fma(a == b ? f.g[a][b] : 2.0 * f.g[a][b], st[a][b], s);
+        pr.dotv = s;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a)
+#pragma unroll
+            for (int b = 0; b < DIM; ++b) pr.u[a][b] = 0.0;
     }
 #pragma unroll
     for (int a = 0; a < NCOMP; ++a)
