@@ -146,13 +146,6 @@ impl Composite {
         nest(&self.terms.iter().map(|t| t.qf.cuda_name()).collect::<Vec<_>>())
     }
 
-    /// Samples every passive field at physical point `x` in a cell of `region`.
-    pub fn sample(&self, x: [f64; 3], region: i32, p: &mut [f64]) {
-        for (pi, c) in p.iter_mut().zip(self.fields()) {
-            *pi = c.eval(x, region);
-        }
-    }
-
     /// Offset of a term's part in the union field vector (mirrors `Sum::offset` in qfunction.cuh).
     fn offset(&self, t: &Term) -> usize {
         if self.modes().value && !t.qf.modes().value {
@@ -178,22 +171,6 @@ impl Composite {
         for t in &self.terms {
             t.qf.block(self.dim, self.ncomp, &p[k..k + t.fields.len()], pair, e);
             k += t.fields.len();
-        }
-    }
-
-    /// `D(p)` as a row-major `m × m` matrix (m = field size), from `apply` on unit vectors.
-    pub fn dmatrix(&self, p: &[f64], d: &mut [f64]) {
-        let m = self.field_size();
-        let (mut e, mut col) = (vec![0.0; m], vec![0.0; m]);
-        d[..m * m].fill(0.0);
-        for s in 0..m {
-            e.fill(0.0);
-            e[s] = 1.0;
-            col.fill(0.0);
-            self.apply(p, &e, &mut col);
-            for r in 0..m {
-                d[r * m + s] = col[r];
-            }
         }
     }
 }
