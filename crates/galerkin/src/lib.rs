@@ -9,6 +9,7 @@ pub mod bench;
 pub mod error;
 pub mod expr;
 pub mod fe;
+pub mod iga;
 pub mod io;
 pub mod linalg;
 pub mod mesh;
