@@ -80,6 +80,11 @@ fn run(cli: Cli) -> galerkin::Result<()> {
     match cli.command {
         Command::Run { problem, backend, out, quiet } => {
             let opts = RunOptions { backend, out_dir: out, progress: !quiet };
+            // B-spline spaces (`[space] family = "bspline"`) run through the IGA solver.
+            if galerkin::iga::config::is_bspline(&std::fs::read_to_string(&problem).unwrap_or_default()) {
+                print_iga(&galerkin::iga::run::run_file(&problem, &opts)?, &problem);
+                return Ok(());
+            }
             let r = run_file(&problem, &opts)?;
             println!("{}", if r.title.is_empty() { problem.display().to_string() } else { r.title.clone() });
             println!("  backend      {}", r.backend);
@@ -177,6 +182,35 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
+    }
+}
+
+/// The summary of an IGA run.
+fn print_iga(r: &galerkin::iga::run::IgaReport, problem: &std::path::Path) {
+    println!("{}", if r.title.is_empty() { problem.display().to_string() } else { r.title.clone() });
+    println!("  backend      {}", r.backend);
+    for n in &r.notes {
+        println!("  note         {n}");
+    }
+    let s = &r.space;
+    println!("  space        B-splines of degree {:?}, {:?} elements, {} dofs ({} Gauss points per direction)", s.degree, s.elements, s.dofs, s.quadrature_points);
+    match &r.solver.multifrontal {
+        Some(m) => println!(
+            "  solver       multifrontal: {} tree levels, largest front {}, {:.3e} factor flops, relative residual {:.2e}",
+            m.levels, m.max_front, m.factor_flops, r.solver.relative_residual
+        ),
+        None => println!("  solver       {:?}, relative residual {:.2e}", r.solver.method, r.solver.relative_residual),
+    }
+    if let Some(e) = &r.errors {
+        println!("  error        L2 {:.3e} (relative {:.3e}), H1 seminorm {:.3e}, relative H1 {:.3e}", e.l2, e.relative_l2, e.h1_semi, e.relative_h1);
+    }
+    let t = &r.timings;
+    println!(
+        "  time [s]     assembly {:.3}  analysis {:.3}  factor {:.3}  solve {:.3}  errors {:.3}  output {:.3}  total {:.3}",
+        t.assembly, t.analysis, t.factor, t.solve, t.errors, t.output, t.total
+    );
+    for o in &r.outputs {
+        println!("  wrote        {}", o.display());
     }
 }
 

@@ -10,10 +10,13 @@
 //! multifrontal solver's leaves).
 pub mod adr1d;
 pub mod basis;
+pub mod config;
 pub mod field;
 pub mod function;
 pub mod knots;
+pub mod output;
 pub mod poisson2d;
+pub mod run;
 pub mod seed;
 pub mod space;
 pub mod system;
