@@ -152,3 +152,20 @@ fn bad_iga_inputs_name_their_key_and_line() {
         }
     }
 }
+
+#[test]
+fn bench_iga_runs_a_small_sweep_and_writes_json_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, png) = (dir.path().join("b.json"), dir.path().join("b.png"));
+    let (ok, stdout, stderr) = galerkin(&[
+        "bench-iga", "--degrees", "2", "--elements", "16,64,256", "--grid", "8", "--degrees-2d", "2", "--rhs", "1,4", "--rhs-elements", "64", "--reps", "1",
+        "--full-degrees", "2", "--json", json.to_str().unwrap(), "--plot", png.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["rows"].as_array().unwrap().len(), 4);
+    assert!(r["rows"][0]["cpu"]["factor"]["median"].as_f64().unwrap() > 0.0);
+    assert!(r["rows"][0]["max_backward_error"].as_f64().unwrap() < 1e-12);
+    assert_eq!(r["rhs"].as_array().unwrap().len(), 2);
+    assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+}

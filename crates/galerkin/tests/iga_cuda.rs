@@ -87,3 +87,30 @@ fn gpu_singular_matrix_is_an_error_naming_a_dof() {
     let e = CudaMultifrontal::factor(&be, Arc::new(big.sym.clone()), &big.sys.matrices).err().unwrap().to_string();
     assert!(e.contains("singular"), "{e}");
 }
+
+#[test]
+fn iga_examples_agree_between_cpu_and_gpu() {
+    use galerkin::iga::config::IgaSetup;
+    use galerkin::problem::config::BackendChoice;
+    use galerkin::problem::RunOptions;
+    let Some(_be) = test_gpu() else { return };
+    let dir = ["examples", "../../examples"].iter().map(std::path::Path::new).find(|d| d.join("iga-seed-benchmark.toml").exists()).expect("examples folder");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.file_name().unwrap().to_str().unwrap().starts_with("iga-") {
+            continue;
+        }
+        let setup = IgaSetup::parse(&std::fs::read_to_string(&path).unwrap(), &path.display().to_string()).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let run = |b| galerkin::iga::run::run(&setup, &RunOptions { backend: Some(b), out_dir: out.path().to_path_buf(), progress: false }).unwrap();
+        let (cpu, gpu) = (run(BackendChoice::Cpu), run(BackendChoice::Cuda));
+        assert!(gpu.backend.starts_with("cuda"), "{}", gpu.backend);
+        assert!(gpu.solver.relative_residual < 1e-12, "{}: GPU residual {}", path.display(), gpu.solver.relative_residual);
+        if let (Some(c), Some(g)) = (&cpu.errors, &gpu.errors) {
+            assert!((c.relative_h1 - g.relative_h1).abs() <= 1e-6 * c.relative_h1, "{}: {} vs {}", path.display(), c.relative_h1, g.relative_h1);
+        }
+        n += 1;
+    }
+    assert!(n >= 4);
+}

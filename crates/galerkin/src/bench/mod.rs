@@ -1,5 +1,6 @@
 //! Benchmarks behind `galerkin bench`: mesh and dof map, assembly throughput, and CG+Jacobi cost
 //! per iteration for 3D Poisson P1/P2 on tetrahedra and elasticity Q1 on hexahedra.
+pub mod iga;
 pub mod matrix;
 use crate::mesh::{generate, CellType};
 use crate::operator::AssemblyLevel;

@@ -49,16 +49,40 @@ unsafe impl Send for Disjoint {}
 unsafe impl Sync for Disjoint {}
 
 impl Disjoint {
-    /// SAFETY: no other thread reads or writes index `i` during this level.
-    unsafe fn write(&self, i: usize, v: f64) {
-        assert!(i < self.len);
-        unsafe { *self.ptr.add(i) = v }
+    /// Row `d` (`row.len()` values at `d · row.len()`) ← `row`.
+    /// SAFETY: no other thread reads or writes that row during this level.
+    unsafe fn write_row(&self, d: usize, row: &[f64]) {
+        let at = d * row.len();
+        assert!(at + row.len() <= self.len);
+        unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), self.ptr.add(at), row.len()) }
     }
-    /// SAFETY: no thread writes index `i` during this level.
-    unsafe fn read(&self, i: usize) -> f64 {
-        assert!(i < self.len);
-        unsafe { *self.ptr.add(i) }
+    /// `row` ← row `d`.
+    /// SAFETY: no thread writes that row during this level.
+    unsafe fn read_row(&self, d: usize, row: &mut [f64]) {
+        let at = d * row.len();
+        assert!(at + row.len() <= self.len);
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(at), row.as_mut_ptr(), row.len()) }
     }
+}
+
+/// `out[j·rows + i] = a[i·cols + j]` for a row-major `rows × cols` matrix `a`, in parallel blocks.
+fn transpose(a: &[f64], rows: usize, cols: usize, out: &mut [f64]) {
+    const B: usize = 64;
+    if cols == 1 || rows == 1 {
+        out.copy_from_slice(a);
+        return;
+    }
+    out.par_chunks_mut(B * rows).enumerate().for_each(|(jb, chunk)| {
+        let j0 = jb * B;
+        for i0 in (0..rows).step_by(B) {
+            for j in j0..(j0 + B).min(cols) {
+                let dst = &mut chunk[(j - j0) * rows..(j - j0 + 1) * rows];
+                for i in i0..(i0 + B).min(rows) {
+                    dst[i] = a[i * cols + j];
+                }
+            }
+        }
+    });
 }
 
 /// Checks the element matrices (`nelem · k²` finite values) and copies them into the leaf part of
@@ -98,9 +122,16 @@ impl CpuMultifrontal {
     /// Factorizes the matrix `Σ_e R_eᵀ K_e R_e` given by its element matrices (`k × k`
     /// column-major each, in the element order of `sym`).
     pub fn factor(sym: Arc<Symbolic>, element_matrices: &[f64]) -> Result<CpuMultifrontal> {
-        let mut storage = vec![0.0; sym.storage_len as usize];
-        leaf_fronts(&sym, element_matrices, &mut storage)?;
-        let mut pinv = vec![0u32; sym.n];
+        let mut f = CpuMultifrontal { storage: vec![0.0; sym.storage_len as usize], pinv: vec![0u32; sym.n], sym };
+        f.refactor(element_matrices)?;
+        Ok(f)
+    }
+
+    /// Factorizes new element matrices (same structure) in the storage of this factorization.
+    pub fn refactor(&mut self, element_matrices: &[f64]) -> Result<()> {
+        let CpuMultifrontal { sym, storage, pinv } = self;
+        let sym: &Symbolic = sym;
+        leaf_fronts(sym, element_matrices, storage)?;
         let k2 = (sym.k * sym.k) as u64;
         let nleaf = sym.nelem;
         // Leaves that own dofs, in parallel.
@@ -113,7 +144,7 @@ impl CpuMultifrontal {
                 .zip(pins)
                 .enumerate()
                 .filter(|(v, _)| sym.e[*v] > 0)
-                .try_for_each(|(v, (f, p))| dense::eliminate(f, sym.k, sym.e[v] as usize, p, Par::Seq).map_err(|s| singular(&sym, v, s)))?;
+                .try_for_each(|(v, (f, p))| dense::eliminate(f, sym.k, sym.e[v] as usize, p, Par::Seq).map_err(|s| singular(sym, v, s)))?;
         }
         for r in &sym.levels {
             let (start, end) = (r.start as usize, r.end as usize);
@@ -125,11 +156,11 @@ impl CpuMultifrontal {
             let done: &[f64] = done;
             fronts.into_par_iter().zip(pins).enumerate().try_for_each(|(i, (f, p))| {
                 let v = start + i;
-                assemble(&sym, v, done, f);
-                dense::eliminate(f, sym.m[v] as usize, sym.e[v] as usize, p, par).map_err(|s| singular(&sym, v, s))
+                assemble(sym, v, done, f);
+                dense::eliminate(f, sym.m[v] as usize, sym.e[v] as usize, p, par).map_err(|s| singular(sym, v, s))
             })?;
         }
-        Ok(CpuMultifrontal { sym, storage, pinv })
+        Ok(())
     }
 
     pub fn symbolic(&self) -> &Arc<Symbolic> {
@@ -150,13 +181,12 @@ impl CpuMultifrontal {
     #[allow(clippy::too_many_arguments)]
     fn forward_node(&self, v: usize, r: &mut [f64], nrhs: usize, leaf_buf: &[f64], prev: &[f64], b: &[f64], x: &Disjoint, par: Par) {
         let sym = &*self.sym;
-        let (m, e, n) = (sym.m[v] as usize, sym.e[v] as usize, sym.n);
+        let (m, e) = (sym.m[v] as usize, sym.e[v] as usize);
         let (dofs, pinv) = (sym.dofs(v), self.pinv(v));
         r.fill(0.0);
         for i in 0..e {
-            let row = &mut r[pinv[i] as usize * nrhs..][..nrhs];
             let d = dofs[i] as usize;
-            row.iter_mut().enumerate().for_each(|(c, val)| *val = b[c * n + d]);
+            r[pinv[i] as usize * nrhs..][..nrhs].copy_from_slice(&b[d * nrhs..(d + 1) * nrhs]);
         }
         for &c in sym.children(v) {
             let c = c as usize;
@@ -174,26 +204,25 @@ impl CpuMultifrontal {
         }
         dense::forward(self.front(v), m, e, r, nrhs, par);
         for i in 0..e {
-            let d = dofs[i] as usize;
-            // SAFETY: dof d is eliminated by node v only; nothing reads it during this level.
-            (0..nrhs).for_each(|c| unsafe { x.write(c * n + d, r[i * nrhs + c]) });
+            // SAFETY: dof i is eliminated by node v only; nothing reads it during this level.
+            unsafe { x.write_row(dofs[i] as usize, &r[i * nrhs..(i + 1) * nrhs]) };
         }
     }
 
     /// Backward step of node `v` (with `e > 0`) using `r` as work space.
     fn backward_node(&self, v: usize, r: &mut [f64], nrhs: usize, x: &Disjoint, par: Par) {
         let sym = &*self.sym;
-        let (m, e, n) = (sym.m[v] as usize, sym.e[v] as usize, sym.n);
+        let (m, e) = (sym.m[v] as usize, sym.e[v] as usize);
         let dofs = sym.dofs(v);
         for (i, &d) in dofs.iter().enumerate() {
             // SAFETY: the Schur dofs were finished by ancestors (earlier levels) and the
             // eliminated ones hold this node's forward result; no one writes them now.
-            (0..nrhs).for_each(|c| r[i * nrhs + c] = unsafe { x.read(c * n + d as usize) });
+            unsafe { x.read_row(d as usize, &mut r[i * nrhs..(i + 1) * nrhs]) };
         }
         dense::backward(self.front(v), m, e, r, nrhs, par);
         for (i, &d) in dofs[..e].iter().enumerate() {
             // SAFETY: as in `forward_node`.
-            (0..nrhs).for_each(|c| unsafe { x.write(c * n + d as usize, r[i * nrhs + c]) });
+            unsafe { x.write_row(d as usize, &r[i * nrhs..(i + 1) * nrhs]) };
         }
     }
 
@@ -207,7 +236,13 @@ impl CpuMultifrontal {
         if nrhs == 0 {
             return Ok(());
         }
-        let out = Disjoint { ptr: x.as_mut_ptr(), len: x.len() };
+        // Work dof-major (row d holds the nrhs values of dof d): every row access below is a
+        // contiguous, vectorizable slice.
+        let mut bt = vec![0.0; n * nrhs];
+        transpose(b, nrhs, n, &mut bt);
+        let b = &bt[..];
+        let mut xt = vec![0.0; n * nrhs];
+        let out = Disjoint { ptr: xt.as_mut_ptr(), len: xt.len() };
         let mut leaf_buf = vec![0.0; sym.leaf_slots as usize * nrhs];
         let mut bufs = [vec![0.0; sym.level_slots as usize * nrhs], vec![0.0; sym.level_slots as usize * nrhs]];
         let leaves: Vec<usize> = (0..sym.nelem).filter(|&v| sym.active[v]).collect();
@@ -235,6 +270,7 @@ impl CpuMultifrontal {
         let owners: Vec<usize> = leaves.iter().copied().filter(|&v| sym.e[v] > 0).collect();
         let pieces = split_at_offsets(&mut leaf_buf, 0, slots(&owners).into_iter());
         owners.par_iter().zip(pieces).for_each(|(&v, r)| self.backward_node(v, r, nrhs, &out, Par::Seq));
+        transpose(&xt, n, nrhs, x);
         if let Some(i) = x.iter().position(|v| !v.is_finite()) {
             return Err(Error::Factorization(format!("solution entry {} of right-hand side {} is not finite", i % n, i / n)));
         }
