@@ -66,6 +66,9 @@ enum Command {
     /// Benchmark the IGA multifrontal solver: 1D seed problem and 2D Poisson, CPU and GPU, against
     /// faer's sparse LU; many right-hand sides; the O(log N) model fit.
     BenchIga {
+        /// Sweeps to run: 1d (sizes × degrees), 2d, rhs (many right-hand sides).
+        #[arg(long, value_delimiter = ',', default_value = "1d,2d,rhs")]
+        sweeps: Vec<String>,
         /// Degrees of the 1D sweep.
         #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5")]
         degrees: Vec<usize>,
@@ -184,10 +187,14 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
-        Command::BenchIga { degrees, elements, grid, degrees_2d, rhs, rhs_elements, rhs_degree, reps, cpu_max, lu_max, full_degrees, partial_max, gpu, json, plot } => {
+        Command::BenchIga { sweeps, degrees, elements, grid, degrees_2d, rhs, rhs_elements, rhs_degree, reps, cpu_max, lu_max, full_degrees, partial_max, gpu, json, plot } => {
             use galerkin::bench::iga;
+            if let Some(s) = sweeps.iter().find(|s| !["1d", "2d", "rhs"].contains(&s.as_str())) {
+                return Err(galerkin::Error::invalid(format!("unknown sweep `{s}` (expected 1d, 2d or rhs)")));
+            }
+            let has = |s: &str| sweeps.iter().any(|x| x == s);
             let device = if gpu { Some(first_gpu()?.0) } else { None };
-            let o = iga::IgaBenchOptions { degrees, sizes_1d: elements, sizes_2d: grid, degrees_2d, rhs, rhs_elements, rhs_degree, reps, cpu_max, lu_max, full_degrees, partial_max };
+            let o = iga::IgaBenchOptions { sweep_1d: has("1d"), sweep_2d: has("2d"), sweep_rhs: has("rhs"), degrees, sizes_1d: elements, sizes_2d: grid, degrees_2d, rhs, rhs_elements, rhs_degree, reps, cpu_max, lu_max, full_degrees, partial_max };
             println!("cpu: {} threads; gpu: {}", rayon::current_num_threads(), device.as_ref().map_or("none".to_string(), |d| d.device().name.clone()));
             let r = iga::run(&o, device.as_ref(), |line| println!("{line}"))?;
             if let Some(c) = r.copy_gbs {

@@ -56,6 +56,10 @@ pub fn time_runs_with(reps: usize, warm_up: bool, mut sync: impl FnMut() -> Resu
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct IgaBenchOptions {
+    /// Which sweeps to run: the 1D sizes, the 2D sizes, the right-hand sides.
+    pub sweep_1d: bool,
+    pub sweep_2d: bool,
+    pub sweep_rhs: bool,
     pub degrees: Vec<usize>,
     /// 1D sizes (elements).
     pub sizes_1d: Vec<usize>,
@@ -461,9 +465,13 @@ pub fn run(o: &IgaBenchOptions, gpu: Option<&CudaBackend>, mut log: impl FnMut(&
         }
         Ok(())
     };
-    sweep(1, &o.degrees, &o.sizes_1d, &mut log)?;
-    sweep(2, &o.degrees_2d, &o.sizes_2d, &mut log)?;
-    let rhs = if o.rhs.is_empty() { Vec::new() } else { run_rhs(o, dev)? };
+    if o.sweep_1d {
+        sweep(1, &o.degrees, &o.sizes_1d, &mut log)?;
+    }
+    if o.sweep_2d {
+        sweep(2, &o.degrees_2d, &o.sizes_2d, &mut log)?;
+    }
+    let rhs = if o.sweep_rhs && !o.rhs.is_empty() { run_rhs(o, dev)? } else { Vec::new() };
     for r in &rhs {
         log(&format!(
             "{} N={} p={} nrhs={:>5}: factor {:.3e} s, solve {:.3e} s ({:.1} us per rhs, {:.0} GB/s), (factor + solve)/(factor + 1 solve) = {:.2}",
