@@ -154,9 +154,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 "  time [s]     mesh {:.3}  space {:.3}  assembly {:.3}  preconditioner {:.3}  solve {:.3}  output {:.3}  total {:.3}",
                 t.mesh, t.space, t.assembly, t.preconditioner, t.solve, t.output, t.total
             );
-            for o in &r.outputs {
-                println!("  wrote        {}", o.display());
-            }
+            print_outputs(&r.outputs);
             Ok(())
         }
         Command::Devices => {
@@ -281,7 +279,11 @@ fn print_iga(r: &galerkin::iga::run::IgaReport, problem: &std::path::Path) {
         "  time [s]     assembly {:.3}  analysis {:.3}  factor {:.3}  solve {:.3}  errors {:.3}  output {:.3}  total {:.3}",
         t.assembly, t.analysis, t.factor, t.solve, t.errors, t.output, t.total
     );
-    for o in &r.outputs {
+    print_outputs(&r.outputs);
+}
+
+fn print_outputs(outputs: &[PathBuf]) {
+    for o in outputs {
         println!("  wrote        {}", o.display());
     }
 }

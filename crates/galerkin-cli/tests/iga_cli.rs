@@ -1,17 +1,12 @@
 //! `galerkin run` on B-spline problem files: every `examples/iga-*.toml` runs and writes whole
 //! outputs with the expected accuracy; every bad input fails with an error naming its key (and
 //! line) and leaves no output behind.
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use support::{fails, galerkin, repo};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
-fn galerkin(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_galerkin")).args(args).output().expect("run galerkin");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
-}
 
 fn run(toml: &Path) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
@@ -80,18 +75,6 @@ f = 1.0
 value = 0.0
 "#;
 
-/// Writes `text` as a problem file, runs it, and returns stderr; asserts failure and no outputs.
-fn fails(text: &str) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let toml = dir.path().join("bad.toml");
-    std::fs::write(&toml, text).unwrap();
-    let out = dir.path().join("out");
-    let (ok, _, stderr) = galerkin(&["run", toml.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]);
-    assert!(!ok, "expected failure for:\n{text}");
-    assert!(!stderr.contains("panicked"), "panic instead of an error:\n{stderr}");
-    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "outputs written despite the error");
-    stderr
-}
 
 #[test]
 fn good_files_run() {
