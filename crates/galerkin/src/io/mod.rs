@@ -10,7 +10,7 @@ mod vtu;
 mod xml;
 
 pub use atomic::write_atomic;
-pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_residual_history, PLOT_SIZE};
+pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_pieces, plot_residual_history, PLOT_SIZE};
 pub use progress::progress_bar;
 pub use pvd::Pvd;
 pub use report::write_json;

@@ -327,7 +327,7 @@ impl ProblemFile {
 }
 
 /// Turn a TOML/serde error into a config error naming the key path and the line.
-fn toml_error(text: &str, source: &str, path: &str, e: &toml::de::Error) -> Error {
+pub(crate) fn toml_error(text: &str, source: &str, path: &str, e: &toml::de::Error) -> Error {
     let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
     let key = if path.is_empty() || path == "." { source.to_string() } else { path.to_string() };
     let at = line.map(|l| format!(" ({source}, line {l})")).unwrap_or_default();
