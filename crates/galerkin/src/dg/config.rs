@@ -106,18 +106,13 @@ pub struct PhysicsKeys {
     pub source: Option<toml::Value>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum End {
-    Xmin,
-    Xmax,
-}
-
+/// `"xmin"`, `"xmax"` or a list of them (names checked in [`DgFile::setup`], so an unknown one is
+/// reported by name).
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub enum Ends {
-    One(End),
-    Many(Vec<End>),
+    One(String),
+    Many(Vec<String>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -393,7 +388,7 @@ impl DgFile {
         let (mut left, mut right) = (None, None);
         for (i, bc) in self.bc.iter().enumerate() {
             let ends = match &bc.boundary {
-                Ends::One(e) => vec![*e],
+                Ends::One(e) => vec![e.clone()],
                 Ends::Many(v) => v.clone(),
             };
             if ends.is_empty() {
@@ -401,12 +396,15 @@ impl DgFile {
             }
             let value = to_field(&bc.value, &format!("bc[{i}].value"))?;
             for end in ends {
-                let (slot, x) = match end {
-                    End::Xmin => (&mut left, a),
-                    End::Xmax => (&mut right, b),
+                let (slot, x) = match end.as_str() {
+                    "xmin" => (&mut left, a),
+                    "xmax" => (&mut right, b),
+                    other => {
+                        return Err(Error::config(format!("bc[{i}].boundary"), format!("unknown end `{other}` (an interval has \"xmin\" and \"xmax\")")))
+                    }
                 };
                 if slot.is_some() {
-                    return Err(Error::config(format!("bc[{i}].boundary"), format!("a second condition for {end:?} (one per end)").to_lowercase()));
+                    return Err(Error::config(format!("bc[{i}].boundary"), format!("a second condition for `{end}` (one per end)")));
                 }
                 let g = value.eval(x);
                 if !g.is_finite() {

@@ -54,8 +54,8 @@ pub fn write_csv(path: &Path, samples: &[Sample]) -> Result<()> {
     })
 }
 
-/// u_h element by element, and the exact solution as one line.
-pub fn plot(path: &Path, title: &str, samples: &[Sample]) -> Result<()> {
+/// `value(sample)` element by element: one polyline per element, so jumps show as gaps.
+fn per_element(samples: &[Sample], value: impl Fn(&Sample) -> f64) -> Vec<Vec<(f64, f64)>> {
     let mut pieces: Vec<Vec<(f64, f64)>> = Vec::new();
     let mut last = usize::MAX;
     for s in samples {
@@ -64,13 +64,26 @@ pub fn plot(path: &Path, title: &str, samples: &[Sample]) -> Result<()> {
             last = s.element;
         }
         if let Some(piece) = pieces.last_mut() {
-            piece.push((s.x, s.u_h));
+            piece.push((s.x, value(s)));
         }
     }
-    let mut series = vec![("u_h (DG, per element)", pieces)];
-    if samples.iter().all(|s| s.u.is_some()) {
-        let exact: Vec<(f64, f64)> = samples.iter().filter_map(|s| s.u.map(|u| (s.x, u))).collect();
-        series.insert(0, ("exact u", vec![exact]));
+    pieces
+}
+
+/// u_h element by element over the exact solution; with an exact solution also `error_path`:
+/// u_h − u element by element, where jumps far below the plot's scale become visible.
+pub fn plot(path: &Path, error_path: &Path, title: &str, samples: &[Sample]) -> Result<Vec<std::path::PathBuf>> {
+    let mut series = vec![("u_h (DG, per element)", per_element(samples, |s| s.u_h))];
+    let exact = samples.iter().all(|s| s.u.is_some());
+    if exact {
+        let line: Vec<(f64, f64)> = samples.iter().filter_map(|s| s.u.map(|u| (s.x, u))).collect();
+        series.insert(0, ("exact u", vec![line]));
     }
-    plot_pieces(path, title, "x", "u", series)
+    plot_pieces(path, title, "x", "u", series)?;
+    if !exact {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let err = per_element(samples, |s| s.u_h - s.u.unwrap_or(f64::NAN));
+    plot_pieces(error_path, &format!("{title}: error u_h - u (jumps at element ends)"), "x", "u_h - u", vec![("u_h - u", err)])?;
+    Ok(vec![path.to_path_buf(), error_path.to_path_buf()])
 }

@@ -89,9 +89,9 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         }
         if o.plot {
             let path = out.join(format!("{}.png", o.name));
+            let error_path = out.join(format!("{}-error.png", o.name));
             let title = format!("{} k = {}, {} elements", p.method.name().to_uppercase(), p.degree, p.mesh.len());
-            output::plot(&path, &title, &samples)?;
-            outputs.push(path);
+            outputs.extend(output::plot(&path, &error_path, &title, &samples)?);
         }
     }
     if let Some(t) = &table {

@@ -209,8 +209,8 @@ pub fn solve_cuda(be: &CudaBackend, p: &DgProblem, solver: &DgSolver) -> Result<
             (x, stats, "lu".to_string(), "none".to_string())
         }
         DgSolver::Direct(_) => {
-            // The check needs A after the in-place factorization: keep a copy when the problem is small.
-            let copy = DeviceBlockTridiag::from_host(be, &m.to_host(be)?)?;
+            // The residual check needs A after the in-place factorization: keep a device copy.
+            let copy = m.try_clone(be)?;
             let clock = Instant::now();
             let f = DeviceCyclicReduction::factor_owned(be, m)?;
             t.setup = clock.elapsed().as_secs_f64();
@@ -243,8 +243,6 @@ pub fn solve_cuda(be: &CudaBackend, p: &DgProblem, solver: &DgSolver) -> Result<
     t.download = clock.elapsed().as_secs_f64();
     Ok(DgSolution { coefficients, stats, solver: name, preconditioner: pre, backend: format!("cuda ({})", be.device().name), timings: t, stored, asymmetry: None })
 }
-
-use super::cuda::DeviceBlockTridiag;
 
 /// The CPU-assembled system, for callers with their own solver (and for tests).
 pub fn system_cpu(p: &DgProblem) -> Result<(BlockTridiag, Vec<f64>)> {

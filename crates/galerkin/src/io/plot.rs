@@ -338,8 +338,8 @@ where
     mesh.draw().map_err(render_error)?;
     for (i, (label, pieces)) in data.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
-        // Markers only where points are sparse enough to read.
-        let marker = if pieces.iter().map(Vec::len).sum::<usize>() > 200 { 0 } else { 3 };
+        // Markers only on single lines sparse enough to read.
+        let marker = if pieces.len() > 1 || pieces.iter().map(Vec::len).sum::<usize>() > 200 { 0 } else { 3 };
         for (k, pts) in pieces.iter().enumerate() {
             let drawn = chart
                 .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)).point_size(marker))

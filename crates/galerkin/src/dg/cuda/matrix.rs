@@ -69,6 +69,19 @@ impl DeviceBlockTridiag {
         })
     }
 
+    /// A copy on the device (device-to-device, no host round trip).
+    pub fn try_clone(&self, be: &CudaBackend) -> Result<DeviceBlockTridiag> {
+        self.check_owner(be)?;
+        let copy = |src: &CudaSlice<f64>| -> Result<CudaSlice<f64>> {
+            let mut dst = be.alloc::<f64>(src.len())?;
+            be.stream
+                .memcpy_dtod(src, &mut dst)
+                .map_err(|e| Error::Backend { backend: "cuda".into(), message: format!("copying a DG matrix on the device failed: {e}") })?;
+            Ok(dst)
+        };
+        Ok(DeviceBlockTridiag { n: self.n, b: self.b, lower: copy(&self.lower)?, diag: copy(&self.diag)?, upper: copy(&self.upper)?, k: self.k.clone() })
+    }
+
     /// Scalar unknowns N·b.
     pub fn size(&self) -> usize {
         self.n * self.b

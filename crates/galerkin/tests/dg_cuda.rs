@@ -1,0 +1,198 @@
+//! DG on the GPU, checked against the CPU backend: the assembled matrix and right-hand side for
+//! every degree, basis and method; cyclic reduction (one and many right-hand sides, any N) against
+//! block Thomas and the seed's independent reference; the Krylov solvers; singular blocks; every
+//! DG example; a convergence table. Skips without a GPU unless GALERKIN_REQUIRE_GPU=1.
+mod dg_common;
+use dg_common::*;
+use galerkin::backend::cuda::{self, CudaBackend};
+use galerkin::backend::{Backend, Cpu, LinearOperator};
+use galerkin::dg::assemble::assemble;
+use galerkin::dg::convergence::study;
+use galerkin::dg::cuda::{DeviceBlockJacobi, DeviceBlockTridiag, DeviceCyclicReduction, DeviceDg};
+use galerkin::dg::{
+    solve_cpu, solve_cuda, BasisKind, BlockThomas, BoundaryCondition, DgPreconditioner, DgSolver, DirectKind, HScaling, IntervalMesh, Method, Penalty,
+};
+use galerkin::solver::{Factorization, KrylovMethod, KrylovOptions};
+
+fn gpu() -> Option<CudaBackend> {
+    cuda::test_gpu()
+}
+
+fn rel(a: &[f64], b: &[f64]) -> f64 {
+    max_diff(a, b) / max_abs(b).max(1e-300)
+}
+
+#[test]
+fn gpu_assembly_equals_cpu_assembly() {
+    let Some(be) = gpu() else { return };
+    for k in 1..=6 {
+        for basis in [BasisKind::Legendre, BasisKind::Monomial] {
+            for (i, method) in [Method::Sipg, Method::Nipg, Method::Iipg].into_iter().enumerate() {
+                let (mut p, _) = manufactured(37, k, method);
+                p.basis = basis;
+                if i == 1 {
+                    p.mesh = IntervalMesh::graded(37, -1.0, 2.0, 1.1).unwrap();
+                    p.penalty = Penalty { h: HScaling::Harmonic, times_coefficient: true, ..Penalty::default() };
+                    p.left = BoundaryCondition::Neumann(0.25);
+                    p.right = BoundaryCondition::Dirichlet(2.0);
+                }
+                if i == 2 {
+                    p.penalty = Penalty { h: HScaling::None, ..Penalty::seed(3.0) };
+                    p.a = galerkin::dg::Field::Const(2.5);
+                }
+                let tab = p.tabulation().unwrap();
+                let s = p.sample(&tab).unwrap();
+                let (m, rhs) = assemble(&p, &tab, &s).unwrap();
+                let data = DeviceDg::upload(&be, &p, &tab, &s).unwrap();
+                let (dm, drhs) = data.assemble(&be).unwrap();
+                let gm = dm.to_host(&be).unwrap();
+                let what = format!("k={k} {basis:?} {method:?}");
+                assert!(rel(&gm.diag, &m.diag) < 1e-13, "{what}: diagonal blocks");
+                assert!(rel(&gm.lower, &m.lower) < 1e-13, "{what}: lower blocks");
+                assert!(rel(&gm.upper, &m.upper) < 1e-13, "{what}: upper blocks");
+                assert!(rel(&be.to_host(&drhs).unwrap(), &rhs) < 1e-13, "{what}: right-hand side");
+                // The device apply equals the host apply.
+                let x: Vec<f64> = (0..p.ndofs()).map(|i| ((i * 31) % 17) as f64 / 8.0 - 1.0).collect();
+                let mut y = vec![0.0; x.len()];
+                m.apply(&x, &mut y).unwrap();
+                let (dx, mut dy) = (be.from_host(&x).unwrap(), be.zeros(x.len()).unwrap());
+                dm.apply(&be, &dx, &mut dy).unwrap();
+                assert!(rel(&be.to_host(&dy).unwrap(), &y) < 1e-13, "{what}: apply");
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_cyclic_reduction_matches_block_thomas_for_any_size_and_many_right_hand_sides() {
+    let Some(be) = gpu() else { return };
+    for n in [1, 2, 3, 4, 5, 6, 7, 8, 9, 31, 32, 33, 1000, 4097] {
+        for k in [1, 2, 4, 6] {
+            let (p, _) = manufactured(n, k, Method::Nipg);
+            let (m, rhs) = galerkin::dg::solve::system_cpu(&p).unwrap();
+            let size = m.size();
+            let nrhs = 5;
+            let b: Vec<f64> = (0..nrhs).flat_map(|r| rhs.iter().map(move |v| v * (1.0 + r as f64))).collect();
+            let thomas = BlockThomas::factor(&m).unwrap();
+            let mut want = vec![0.0; size * nrhs];
+            thomas.solve_many(&Cpu, nrhs, &b, &mut want).unwrap();
+            let cr = DeviceCyclicReduction::factor_owned(&be, DeviceBlockTridiag::from_host(&be, &m).unwrap()).unwrap();
+            let (db, mut dx) = (be.from_host(&b).unwrap(), be.zeros(size * nrhs).unwrap());
+            cr.solve_many(&be, nrhs, &db, &mut dx).unwrap();
+            let got = be.to_host(&dx).unwrap();
+            assert!(rel(&got, &want) < 1e-10, "n={n} k={k}: {:.3e}", rel(&got, &want));
+            // One right-hand side after many (the workspace is reused).
+            let mut x1 = be.zeros(size).unwrap();
+            cr.solve(&be, &be.from_host(&rhs).unwrap(), &mut x1).unwrap();
+            assert!(rel(&be.to_host(&x1).unwrap(), &want[..size]) < 1e-10, "n={n} k={k}: single");
+        }
+    }
+}
+
+#[test]
+fn gpu_reproduces_the_seed_coefficients() {
+    let Some(be) = gpu() else { return };
+    let reference = seed_reference();
+    let (mut p, exact) = seed(10, 2, 2.0);
+    p.quadrature_points = Some(12);
+    for solver in [DgSolver::Direct(DirectKind::Auto), DgSolver::Direct(DirectKind::FaerLu)] {
+        let s = solve_cuda(&be, &p, &solver).unwrap();
+        assert!(max_diff(&s.coefficients, &reference) < 1e-12, "{}: {:.3e}", s.solver, max_diff(&s.coefficients, &reference));
+    }
+    for sigma in [2.0, 2000.0] {
+        let (p, _) = seed(10, 2, sigma);
+        let s = solve_cuda(&be, &p, &DgSolver::default()).unwrap();
+        assert!(galerkin::dg::errors(&p, &s.coefficients, &exact).unwrap().l2 < 2e-4);
+    }
+}
+
+#[test]
+fn gpu_krylov_solvers_agree_with_the_direct_solution() {
+    let Some(be) = gpu() else { return };
+    let opts = KrylovOptions { rtol: 1e-13, max_iter: 20_000, restart: 200, ..Default::default() };
+    for (method, krylovs) in [
+        (Method::Sipg, vec![KrylovMethod::Cg, KrylovMethod::Gmres]),
+        (Method::Nipg, vec![KrylovMethod::Gmres, KrylovMethod::BiCgStab]),
+        (Method::Iipg, vec![KrylovMethod::BiCgStab]),
+    ] {
+        let (p, _) = manufactured(60, 3, method);
+        let reference = solve_cpu(&p, &DgSolver::default()).unwrap().coefficients;
+        let direct = solve_cuda(&be, &p, &DgSolver::default()).unwrap();
+        assert!(rel(&direct.coefficients, &reference) < 1e-11, "{method:?} GPU direct");
+        for m in krylovs {
+            for pre in [DgPreconditioner::Jacobi, DgPreconditioner::BlockJacobi] {
+                let solver = DgSolver::Krylov { method: m, preconditioner: pre, options: opts.clone() };
+                let s = solve_cuda(&be, &p, &solver).unwrap_or_else(|e| panic!("{method:?} {m:?} {pre:?}: {e}"));
+                let cpu = solve_cpu(&p, &solver).unwrap_or_else(|e| panic!("{method:?} {m:?} {pre:?} (cpu): {e}"));
+                assert!(rel(&s.coefficients, &reference) < 1e-8, "{method:?} {m:?} {pre:?}: {:.3e}", rel(&s.coefficients, &reference));
+                // Same algorithm on both backends: iteration counts agree closely.
+                assert!(s.stats.iterations.abs_diff(cpu.stats.iterations) <= 2 + cpu.stats.iterations / 20, "{method:?} {m:?} {pre:?}: {} vs {}", s.stats.iterations, cpu.stats.iterations);
+            }
+        }
+    }
+    // Block Jacobi on the device equals the host inverse blocks applied.
+    let (p, _) = manufactured(50, 2, Method::Nipg);
+    let (m, rhs) = galerkin::dg::solve::system_cpu(&p).unwrap();
+    let host = galerkin::dg::block_tridiag::BlockJacobi::new(&m).unwrap();
+    let dev = DeviceBlockJacobi::new(&be, &DeviceBlockTridiag::from_host(&be, &m).unwrap()).unwrap();
+    let mut y = rhs.clone();
+    host.apply(&Cpu, &rhs, &mut y).unwrap();
+    let mut dy = be.zeros(rhs.len()).unwrap();
+    dev.apply(&be, &be.from_host(&rhs).unwrap(), &mut dy).unwrap();
+    assert!(rel(&be.to_host(&dy).unwrap(), &y) < 1e-13);
+}
+
+#[test]
+fn gpu_singular_blocks_are_errors_that_name_the_element() {
+    let Some(be) = gpu() else { return };
+    let (p, _) = manufactured(12, 2, Method::Sipg);
+    let (mut m, _) = galerkin::dg::solve::system_cpu(&p).unwrap();
+    for e in [5usize, 6] {
+        let mut mm = m.clone();
+        for a in [&mut mm.diag, &mut mm.lower, &mut mm.upper] {
+            a[e * 9..(e + 1) * 9].fill(0.0);
+        }
+        let err = DeviceCyclicReduction::factor_owned(&be, DeviceBlockTridiag::from_host(&be, &mm).unwrap()).err().unwrap().to_string();
+        assert!(err.contains(&format!("element {e}")) && err.contains("singular"), "{err}");
+        let err = DeviceBlockJacobi::new(&be, &DeviceBlockTridiag::from_host(&be, &mm).unwrap()).err().unwrap().to_string();
+        assert!(err.contains(&format!("element {e}")), "{err}");
+    }
+    m.diag.fill(f64::NAN);
+    assert!(DeviceCyclicReduction::factor_owned(&be, DeviceBlockTridiag::from_host(&be, &m).unwrap()).is_err());
+}
+
+#[test]
+fn gpu_convergence_table_has_the_cpu_rates() {
+    let Some(be) = gpu() else { return };
+    for method in [Method::Sipg, Method::Iipg] {
+        let (p, exact) = manufactured(4, 2, method);
+        let g = study(&p, &exact, 4, &DgSolver::default(), Some(&be)).unwrap();
+        let c = study(&p, &exact, 4, &DgSolver::default(), None).unwrap();
+        for (a, b) in g.levels.iter().zip(&c.levels) {
+            assert!((a.l2 - b.l2).abs() < 1e-9 * b.l2.max(1e-12) + 1e-14, "{method:?}: {} vs {}", a.l2, b.l2);
+        }
+        let (l2, h1) = g.last_rates();
+        let want = if method == Method::Sipg { 3.0 } else { 2.0 };
+        assert!((l2 - want).abs() < 0.2 && (h1 - 2.0).abs() < 0.2, "{method:?}: {l2:.2} {h1:.2}");
+    }
+}
+
+#[test]
+fn every_dg_example_agrees_between_cpu_and_gpu() {
+    let Some(be) = gpu() else { return };
+    let mut n = 0;
+    for entry in std::fs::read_dir(examples_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !(name.starts_with("dg-") && name.ends_with(".toml")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let setup = galerkin::dg::config::DgFile::parse(&text, &name).unwrap().setup().unwrap();
+        let cpu = solve_cpu(&setup.problem, &setup.solver).unwrap();
+        let gpu = solve_cuda(&be, &setup.problem, &setup.solver).unwrap();
+        assert!(rel(&gpu.coefficients, &cpu.coefficients) < 1e-9, "{name}: {:.3e}", rel(&gpu.coefficients, &cpu.coefficients));
+        n += 1;
+    }
+    assert!(n >= 3, "found only {n} DG examples");
+}
