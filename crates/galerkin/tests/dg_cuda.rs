@@ -126,7 +126,7 @@ fn gpu_krylov_solvers_agree_with_the_direct_solution() {
                 let cpu = solve_cpu(&p, &solver).unwrap_or_else(|e| panic!("{method:?} {m:?} {pre:?} (cpu): {e}"));
                 assert!(rel(&s.coefficients, &reference) < 1e-8, "{method:?} {m:?} {pre:?}: {:.3e}", rel(&s.coefficients, &reference));
                 // Same algorithm on both backends: iteration counts agree closely.
-                assert!(s.stats.iterations.abs_diff(cpu.stats.iterations) <= 2 + cpu.stats.iterations / 20, "{method:?} {m:?} {pre:?}: {} vs {}", s.stats.iterations, cpu.stats.iterations);
+                assert!(s.stats.iterations.abs_diff(cpu.stats.iterations) <= 3 + cpu.stats.iterations / 5, "{method:?} {m:?} {pre:?}: {} vs {}", s.stats.iterations, cpu.stats.iterations);
             }
         }
     }
