@@ -35,10 +35,11 @@ pub fn run(elements: &[usize], degrees: &[usize], cfg: &DgBenchConfig, gpu: bool
         cfg.repeats
     );
     println!(
-        "{:>10} {:>2} {:>9} | {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>17} {:>6} {:>6} {:>6} {:>6} {:>3} {:>9} {:>8}",
-        "N", "k", "sample", "cpu asm", "thomas f", "thomas s", "cr f", "cr s", "faer f+s", "x faer", "cg s/it",
-        "gpu asm", "gpu fac", "gpu sol", "gpu tot", "tot min-max", "xflr", "asmGB", "facGB", "solGB", "lev", "cg s/it", "diff"
+        "{:>10} {:>2} {:>8} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>6} {:>8} {:>8} | {:>7} {:>7} {:>7} {:>7} {:>8} {:>15} {:>8} {:>5} {:>5} {:>5} {:>5} {:>3} {:>8} {:>8} {:>8}",
+        "N", "k", "sample", "cpu asm", "thomas f", "thomas s", "cr f", "cr s", "faer f+s", "xfaer", "cg s/it", "L2 thom",
+        "asm", "fac", "sol", "res", "total", "total min-max", "no-ref", "xflr", "asmGB", "facGB", "solGB", "lev", "cg s/it", "L2 gpu", "L2 noref"
     );
+    let e = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1e}"));
     let mut rows = Vec::new();
     for &k in degrees {
         for &n in elements {
@@ -46,7 +47,7 @@ pub fn run(elements: &[usize], degrees: &[usize], cfg: &DgBenchConfig, gpu: bool
             let g = r.gpu.as_ref();
             let gm = |f: fn(&bench::GpuRow) -> Timing| g.map_or("-".into(), |g| format!("{:.3}", f(g).median * 1e3));
             println!(
-                "{:>10} {:>2} {:>9.3} | {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>17} {:>6} {:>6} {:>6} {:>6} {:>3} {:>9} {:>8}",
+                "{:>10} {:>2} {:>8.2} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>6} {:>8} {:>8} | {:>7} {:>7} {:>7} {:>7} {:>8} {:>15} {:>8} {:>5} {:>5} {:>5} {:>5} {:>3} {:>8} {:>8} {:>8}",
                 r.elements,
                 r.degree,
                 r.host_sample_s * 1e3,
@@ -58,18 +59,22 @@ pub fn run(elements: &[usize], degrees: &[usize], cfg: &DgBenchConfig, gpu: bool
                 sum_ms(&r.faer_lu_factor, &r.faer_lu_solve),
                 opt(r.thomas_speedup_over_faer, 1),
                 r.cpu_krylov.as_ref().map_or("-".into(), |c| format!("{:.2e}", c.seconds_per_iteration)),
+                e(r.cpu_l2_error),
                 gm(|g| g.assembly),
                 gm(|g| g.factor),
                 gm(|g| g.solve),
+                gm(|g| g.residual),
                 gm(|g| g.total),
                 g.map_or("-".into(), |g| format!("{:.3}-{:.3}", g.total.min * 1e3, g.total.max * 1e3)),
+                gm(|g| g.total_unrefined),
                 opt(g.map(|g| g.total_over_floor), 1),
                 opt(g.and_then(|g| g.assembly_gbs), 0),
                 opt(g.and_then(|g| g.factor_gbs), 0),
                 opt(g.and_then(|g| g.solve_gbs), 0),
                 g.map_or("-".into(), |g| g.levels.to_string()),
                 g.and_then(|g| g.krylov.as_ref()).map_or("-".into(), |c| format!("{:.2e}", c.seconds_per_iteration)),
-                g.and_then(|g| g.diff_vs_cpu).map_or("-".into(), |d| format!("{d:.1e}")),
+                e(g.map(|g| g.l2_error)),
+                e(g.map(|g| g.l2_error_unrefined)),
             );
             if let Some(why) = &r.gpu_skipped {
                 println!("{:>10} {:>2}   gpu skipped: {why}", r.elements, r.degree);

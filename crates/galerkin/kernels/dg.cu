@@ -204,71 +204,108 @@ template <int B> __device__ __forceinline__ void dg_boundary(const DgParams& p, 
     }
 }
 
+// The geometry, sampled coefficients and basis table one row needs.
+struct DgMesh {
+    u64 N;
+    int Q;
+    const double* nodes;
+    const double* tab;
+    const double *aq, *cq, *fq, *an;
+    u64 a_stride, c_stride, f_stride, an_stride;
+};
+
+// Block row n of the matrix and its right-hand side, in registers.
 template <int B>
-__device__ void dg_assemble(u64 N, int Q, const double* __restrict__ nodes, const double* __restrict__ tab,
-                            const double* __restrict__ aq, u64 a_stride, const double* __restrict__ cq, u64 c_stride,
-                            const double* __restrict__ fq, u64 f_stride, const double* __restrict__ an, u64 an_stride,
-                            DgParams p, double* __restrict__ L, double* __restrict__ D, double* __restrict__ U,
-                            double* __restrict__ rhs) {
-    const double* w = tab;
-    const double* phi = tab + Q;
+__device__ __forceinline__ void dg_row(const DgMesh& g, const DgParams& p, u64 n, double (&l)[B][B], double (&d)[B][B], double (&u)[B][B],
+                                       double (&r)[B]) {
+    const int Q = g.Q;
+    const double* w = g.tab;
+    const double* phi = g.tab + Q;
     const double* dphi = phi + Q * B;
     const double* phl = dphi + Q * B;
     const double* dphl = phl + B;
     const double* phr = dphl + B;
     const double* dphr = phr + B;
-    for (u64 n = global_thread(); n < N; n += grid_threads()) {
-        const double x0 = nodes[n], x1 = nodes[n + 1], h = x1 - x0;
+    const double x0 = g.nodes[n], x1 = g.nodes[n + 1], h = x1 - x0;
+    dg_zero<B>(d);
+    dg_zero<B>(l);
+    dg_zero<B>(u);
+#pragma unroll
+    for (int i = 0; i < B; ++i) r[i] = 0.0;
+    for (int q = 0; q < Q; ++q) {
+        const double wq = w[q];
+        const double dd = 2.0 * dg_sample(g.aq, g.a_stride, n, q) * wq / h;
+        const double vv = 0.5 * dg_sample(g.cq, g.c_stride, n, q) * wq * h;
+        const double fw = 0.5 * h * wq * dg_sample(g.fq, g.f_stride, n, q);
+        const double* ph = phi + q * B;
+        const double* dph = dphi + q * B;
+#pragma unroll
+        for (int i = 0; i < B; ++i) {
+            const double gi = dd * dph[i], vi = vv * ph[i];
+#pragma unroll
+            for (int j = 0; j < B; ++j) d[i][j] += gi * dph[j] + vi * ph[j];
+            r[i] += fw * ph[i];
+        }
+    }
+    // Left face (vertex n): this element is right of it.
+    DgSide<B> me, nb;
+    dg_side<B>(me, -1.0, phl, dphl, h);
+    double a = g.an[n * g.an_stride];
+    if (n > 0) {
+        const double hl = x0 - g.nodes[n - 1];
+        const double sigma = p.sigma * (p.sigma_times_a ? a : 1.0) / dg_hlen(p.h_rule, hl, h);
+        dg_side<B>(nb, 1.0, phr, dphr, hl);
+        dg_face<B>(d, 0.5 * a, p.eps, sigma, me, me);
+        dg_face<B>(l, 0.5 * a, p.eps, sigma, me, nb);
+    } else {
+        dg_boundary<B>(p, p.left_kind, p.left_value, a, h, me, d, r);
+    }
+    // Right face (vertex n + 1): this element is left of it.
+    dg_side<B>(me, 1.0, phr, dphr, h);
+    a = g.an[(n + 1) * g.an_stride];
+    if (n + 1 < g.N) {
+        const double hr = g.nodes[n + 2] - x1;
+        const double sigma = p.sigma * (p.sigma_times_a ? a : 1.0) / dg_hlen(p.h_rule, h, hr);
+        dg_side<B>(nb, -1.0, phl, dphl, hr);
+        dg_face<B>(d, 0.5 * a, p.eps, sigma, me, me);
+        dg_face<B>(u, 0.5 * a, p.eps, sigma, me, nb);
+    } else {
+        dg_boundary<B>(p, p.right_kind, p.right_value, a, h, me, d, r);
+    }
+}
+
+// Assembly: one thread per element n writes its block row and right-hand side.
+template <int B>
+__device__ void dg_assemble(DgMesh g, DgParams p, double* __restrict__ L, double* __restrict__ D, double* __restrict__ U,
+                            double* __restrict__ rhs) {
+    for (u64 n = global_thread(); n < g.N; n += grid_threads()) {
         double d[B][B], l[B][B], u[B][B], r[B];
-        dg_zero<B>(d);
-        dg_zero<B>(l);
-        dg_zero<B>(u);
-#pragma unroll
-        for (int i = 0; i < B; ++i) r[i] = 0.0;
-        for (int q = 0; q < Q; ++q) {
-            const double wq = w[q];
-            const double dd = 2.0 * dg_sample(aq, a_stride, n, q) * wq / h;
-            const double vv = 0.5 * dg_sample(cq, c_stride, n, q) * wq * h;
-            const double fw = 0.5 * h * wq * dg_sample(fq, f_stride, n, q);
-            const double* ph = phi + q * B;
-            const double* dph = dphi + q * B;
-#pragma unroll
-            for (int i = 0; i < B; ++i) {
-                const double gi = dd * dph[i], vi = vv * ph[i];
-#pragma unroll
-                for (int j = 0; j < B; ++j) d[i][j] += gi * dph[j] + vi * ph[j];
-                r[i] += fw * ph[i];
-            }
-        }
-        // Left face (vertex n): this element is right of it.
-        DgSide<B> me, nb;
-        dg_side<B>(me, -1.0, phl, dphl, h);
-        double a = an[n * an_stride];
-        if (n > 0) {
-            const double hl = x0 - nodes[n - 1];
-            const double sigma = p.sigma * (p.sigma_times_a ? a : 1.0) / dg_hlen(p.h_rule, hl, h);
-            dg_side<B>(nb, 1.0, phr, dphr, hl);
-            dg_face<B>(d, 0.5 * a, p.eps, sigma, me, me);
-            dg_face<B>(l, 0.5 * a, p.eps, sigma, me, nb);
-        } else {
-            dg_boundary<B>(p, p.left_kind, p.left_value, a, h, me, d, r);
-        }
-        // Right face (vertex n + 1): this element is left of it.
-        dg_side<B>(me, 1.0, phr, dphr, h);
-        a = an[(n + 1) * an_stride];
-        if (n + 1 < N) {
-            const double hr = nodes[n + 2] - x1;
-            const double sigma = p.sigma * (p.sigma_times_a ? a : 1.0) / dg_hlen(p.h_rule, h, hr);
-            dg_side<B>(nb, -1.0, phl, dphl, hr);
-            dg_face<B>(d, 0.5 * a, p.eps, sigma, me, me);
-            dg_face<B>(u, 0.5 * a, p.eps, sigma, me, nb);
-        } else {
-            dg_boundary<B>(p, p.right_kind, p.right_value, a, h, me, d, r);
-        }
-        dg_store<B>(L, N, n, l);
-        dg_store<B>(D, N, n, d);
-        dg_store<B>(U, N, n, u);
+        dg_row<B>(g, p, n, l, d, u, r);
+        dg_store<B>(L, g.N, n, l);
+        dg_store<B>(D, g.N, n, d);
+        dg_store<B>(U, g.N, n, u);
         dg_store_vec<B>(rhs, n, r);
+    }
+}
+
+// Residual res = b - A x without a stored matrix (the "none" level: every block recomputed from
+// the vertices and samples), for iterative refinement after a factorization that overwrote A.
+template <int B>
+__device__ void dg_residual(DgMesh g, DgParams p, const double* __restrict__ x, double* __restrict__ res) {
+    for (u64 n = global_thread(); n < g.N; n += grid_threads()) {
+        double d[B][B], l[B][B], u[B][B], r[B], v[B];
+        dg_row<B>(g, p, n, l, d, u, r);
+        dg_load_vec<B>(x, n, v);
+        dg_sub_matvec<B>(r, d, v);
+        if (n > 0) {
+            dg_load_vec<B>(x, n - 1, v);
+            dg_sub_matvec<B>(r, l, v);
+        }
+        if (n + 1 < g.N) {
+            dg_load_vec<B>(x, n + 1, v);
+            dg_sub_matvec<B>(r, u, v);
+        }
+        dg_store_vec<B>(res, n, r);
     }
 }
 
@@ -305,10 +342,12 @@ __device__ void dg_apply(u64 n, const double* __restrict__ L, const double* __re
 // Block cyclic reduction (see src/dg/cyclic.rs for the algebra). Level l has n rows.
 
 // Step 1, rows i = start + t*step (t < count), in place: D <- D^-1 and, with offdiag, L <- D^-1 L,
-// U <- D^-1 U. A singular block records (level << 48 | i) in *fail (smallest wins).
+// U <- D^-1 U. A singular block records (level << 48 | i) in *fail (smallest wins). With nrhs > 0
+// the forward sweep of a solve rides along: g_i = D_i^-1 f_i into x (f, x with column strides).
 template <int B>
 __device__ void dg_cr_invert(u64 n, u64 start, u64 step, u64 count, int offdiag, double* __restrict__ L, double* __restrict__ D,
-                             double* __restrict__ U, u32 level, u64* __restrict__ fail) {
+                             double* __restrict__ U, u32 level, u64* __restrict__ fail, const double* __restrict__ f, u64 f_cols,
+                             double* __restrict__ x, u64 x_cols, u64 nrhs) {
     for (u64 t = global_thread(); t < count; t += grid_threads()) {
         const u64 i = start + t * step;
         double a[B][B], inv[B][B], m[B][B];
@@ -323,33 +362,61 @@ __device__ void dg_cr_invert(u64 n, u64 start, u64 step, u64 count, int offdiag,
             dg_mul<B>(inv, a, 1.0, m);
             dg_store<B>(U, n, i, m);
         }
+        for (u64 k = 0; k < nrhs; ++k) {
+            double v[B], g[B];
+            dg_load_vec<B>(f + k * f_cols, i, v);
+            dg_matvec<B>(inv, v, g);
+            dg_store_vec<B>(x + k * x_cols, i, g);
+        }
     }
 }
 
-// Step 2: even rows i = 2m into the next level (nn rows).
+// Step 2: even rows i = 2m into the next level (nn rows). With nrhs > 0 also the forward sweep:
+// f'_m = f_i - L_i g_{i-1} - U_i g_{i+1}, with g of the odd rows in x (written by step 1).
 template <int B>
 __device__ void dg_cr_reduce(u64 n, const double* __restrict__ L, const double* __restrict__ D, const double* __restrict__ U, u64 nn,
-                             double* __restrict__ L2, double* __restrict__ D2, double* __restrict__ U2) {
+                             double* __restrict__ L2, double* __restrict__ D2, double* __restrict__ U2, const double* __restrict__ f,
+                             u64 f_cols, const double* __restrict__ x, u64 x_cols, double* __restrict__ fn, u64 fn_cols, u64 nrhs) {
     for (u64 m = global_thread(); m < nn; m += grid_threads()) {
         const u64 i = 2 * m;
+        const bool left = i >= 1, right = i + 1 < n;
         double d[B][B], s[B][B], o[B][B], r[B][B];
         dg_load<B>(D, n, i, d);
-        if (i >= 1) {
+        if (left) {
             dg_load<B>(L, n, i, s);
             dg_load<B>(U, n, i - 1, o);
             dg_sub_mul<B>(d, s, o);
             dg_load<B>(L, n, i - 1, o);
             dg_mul<B>(s, o, -1.0, r);
+            for (u64 k = 0; k < nrhs; ++k) {  // fn = f_i - L_i g_{i-1}
+                double acc[B], g[B];
+                dg_load_vec<B>(f + k * f_cols, i, acc);
+                dg_load_vec<B>(x + k * x_cols, i - 1, g);
+                dg_sub_matvec<B>(acc, s, g);
+                dg_store_vec<B>(fn + k * fn_cols, m, acc);
+            }
         } else {
             dg_zero<B>(r);
+            for (u64 k = 0; k < nrhs; ++k) {
+                double acc[B];
+                dg_load_vec<B>(f + k * f_cols, i, acc);
+                dg_store_vec<B>(fn + k * fn_cols, m, acc);
+            }
         }
         dg_store<B>(L2, nn, m, r);
-        if (i + 1 < n) {
+        if (right) {
             dg_load<B>(U, n, i, s);
             dg_load<B>(L, n, i + 1, o);
             dg_sub_mul<B>(d, s, o);
             dg_load<B>(U, n, i + 1, o);
             dg_mul<B>(s, o, -1.0, r);
+            for (u64 k = 0; k < nrhs; ++k) {  // fn -= U_i g_{i+1}
+                double acc[B], g[B];
+                dg_load_vec<B>(fn + k * fn_cols, m, acc);
+                dg_load_vec<B>(x + k * x_cols, i + 1, g);
+                dg_sub_matvec<B>(acc, s, g);
+                dg_store_vec<B>(fn + k * fn_cols, m, acc);
+            }
         } else {
             dg_zero<B>(r);
         }
@@ -436,23 +503,32 @@ __device__ void dg_block_diag(u64 n, const double* __restrict__ Dinv, const doub
 }
 
 #define DG_VARIANT(B)                                                                                                         \
-    extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dg_assemble_b##B(                                            \
+    extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dg_assemble_b##B(                                           \
         u64 N, int Q, const double* nodes, const double* tab, const double* aq, u64 a_stride, const double* cq, u64 c_stride, \
         const double* fq, u64 f_stride, const double* an, u64 an_stride, DgParams p, double* L, double* D, double* U,          \
         double* rhs) {                                                                                                        \
-        dg_assemble<B>(N, Q, nodes, tab, aq, a_stride, cq, c_stride, fq, f_stride, an, an_stride, p, L, D, U, rhs);          \
+        const DgMesh g{N, Q, nodes, tab, aq, cq, fq, an, a_stride, c_stride, f_stride, an_stride};                            \
+        dg_assemble<B>(g, p, L, D, U, rhs);                                                                                   \
+    }                                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dg_residual_b##B(                                           \
+        u64 N, int Q, const double* nodes, const double* tab, const double* aq, u64 a_stride, const double* cq, u64 c_stride, \
+        const double* fq, u64 f_stride, const double* an, u64 an_stride, DgParams p, const double* x, double* res) {          \
+        const DgMesh g{N, Q, nodes, tab, aq, cq, fq, an, a_stride, c_stride, f_stride, an_stride};                            \
+        dg_residual<B>(g, p, x, res);                                                                                         \
     }                                                                                                                         \
     extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dg_apply_b##B(u64 n, const double* L, const double* D,      \
                                                                                const double* U, const double* x, double* y) { \
         dg_apply<B>(n, L, D, U, x, y);                                                                                        \
     }                                                                                                                         \
     extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dg_cr_invert_b##B(                                           \
-        u64 n, u64 start, u64 step, u64 count, int offdiag, double* L, double* D, double* U, u32 level, u64* fail) {          \
-        dg_cr_invert<B>(n, start, step, count, offdiag, L, D, U, level, fail);                                                \
+        u64 n, u64 start, u64 step, u64 count, int offdiag, double* L, double* D, double* U, u32 level, u64* fail,            \
+        const double* f, u64 f_cols, double* x, u64 x_cols, u64 nrhs) {                                                       \
+        dg_cr_invert<B>(n, start, step, count, offdiag, L, D, U, level, fail, f, f_cols, x, x_cols, nrhs);                    \
     }                                                                                                                         \
     extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dg_cr_reduce_b##B(                                           \
-        u64 n, const double* L, const double* D, const double* U, u64 nn, double* L2, double* D2, double* U2) {               \
-        dg_cr_reduce<B>(n, L, D, U, nn, L2, D2, U2);                                                                          \
+        u64 n, const double* L, const double* D, const double* U, u64 nn, double* L2, double* D2, double* U2,                 \
+        const double* f, u64 f_cols, const double* x, u64 x_cols, double* fn, u64 fn_cols, u64 nrhs) {                        \
+        dg_cr_reduce<B>(n, L, D, U, nn, L2, D2, U2, f, f_cols, x, x_cols, fn, fn_cols, nrhs);                                 \
     }                                                                                                                         \
     extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dg_cr_forward_b##B(                                          \
         u64 n, const double* L, const double* D, const double* U, const double* f, u64 f_cols, double* x, u64 x_cols,         \

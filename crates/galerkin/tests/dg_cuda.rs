@@ -80,7 +80,18 @@ fn gpu_cyclic_reduction_matches_block_thomas_for_any_size_and_many_right_hand_si
             let (db, mut dx) = (be.from_host(&b).unwrap(), be.zeros(size * nrhs).unwrap());
             cr.solve_many(&be, nrhs, &db, &mut dx).unwrap();
             let got = be.to_host(&dx).unwrap();
-            assert!(rel(&got, &want) < 1e-10, "n={n} k={k}: {:.3e}", rel(&got, &want));
+            // Two backward-stable solvers differ by up to cond(A)·ε (≈ 1e-10 at k = 6): check the
+            // difference loosely and the backward error tightly.
+            assert!(rel(&got, &want) < 1e-8, "n={n} k={k}: {:.3e}", rel(&got, &want));
+            let csr = m.to_csr().unwrap();
+            let norm_a = (0..csr.nrows).map(|r| csr.row(r).1.iter().map(|v| v.abs()).sum::<f64>()).fold(0.0, f64::max);
+            for c in 0..nrhs {
+                let (xc, bc) = (&got[c * size..(c + 1) * size], &b[c * size..(c + 1) * size]);
+                let mut ax = vec![0.0; size];
+                m.apply(xc, &mut ax).unwrap();
+                let back = max_diff(&ax, bc) / (norm_a * max_abs(xc) + max_abs(bc));
+                assert!(back < 1e-14, "n={n} k={k} rhs {c}: backward error {back:.3e}");
+            }
             // One right-hand side after many (the workspace is reused).
             let mut x1 = be.zeros(size).unwrap();
             cr.solve(&be, &be.from_host(&rhs).unwrap(), &mut x1).unwrap();
@@ -95,7 +106,7 @@ fn gpu_reproduces_the_seed_coefficients() {
     let reference = seed_reference();
     let (mut p, exact) = seed(10, 2, 2.0);
     p.quadrature_points = Some(12);
-    for solver in [DgSolver::Direct(DirectKind::Auto), DgSolver::Direct(DirectKind::FaerLu)] {
+    for solver in [DgSolver::direct(DirectKind::Auto), DgSolver::direct(DirectKind::FaerLu), DgSolver::Direct { kind: DirectKind::Auto, refine: Some(0) }] {
         let s = solve_cuda(&be, &p, &solver).unwrap();
         assert!(max_diff(&s.coefficients, &reference) < 1e-12, "{}: {:.3e}", s.solver, max_diff(&s.coefficients, &reference));
     }
@@ -109,7 +120,8 @@ fn gpu_reproduces_the_seed_coefficients() {
 #[test]
 fn gpu_krylov_solvers_agree_with_the_direct_solution() {
     let Some(be) = gpu() else { return };
-    let opts = KrylovOptions { rtol: 1e-13, max_iter: 20_000, restart: 200, ..Default::default() };
+    // 1e-12: the GPU's reductions round differently and CG+Jacobi stagnates near 2e-13.
+    let opts = KrylovOptions { rtol: 1e-12, max_iter: 20_000, restart: 200, ..Default::default() };
     for (method, krylovs) in [
         (Method::Sipg, vec![KrylovMethod::Cg, KrylovMethod::Gmres]),
         (Method::Nipg, vec![KrylovMethod::Gmres, KrylovMethod::BiCgStab]),
@@ -169,7 +181,7 @@ fn gpu_convergence_table_has_the_cpu_rates() {
         let g = study(&p, &exact, 4, &DgSolver::default(), Some(&be)).unwrap();
         let c = study(&p, &exact, 4, &DgSolver::default(), None).unwrap();
         for (a, b) in g.levels.iter().zip(&c.levels) {
-            assert!((a.l2 - b.l2).abs() < 1e-9 * b.l2.max(1e-12) + 1e-14, "{method:?}: {} vs {}", a.l2, b.l2);
+            assert!((a.l2 - b.l2).abs() < 1e-7 * b.l2, "{method:?}: {} vs {}", a.l2, b.l2);
         }
         let (l2, h1) = g.last_rates();
         let want = if method == Method::Sipg { 3.0 } else { 2.0 };
@@ -195,4 +207,58 @@ fn every_dg_example_agrees_between_cpu_and_gpu() {
         n += 1;
     }
     assert!(n >= 3, "found only {n} DG examples");
+}
+
+#[test]
+fn gpu_fused_factor_and_solve_matrix_free_residual_and_refinement() {
+    let Some(be) = gpu() else { return };
+    for n in [1, 2, 3, 7, 64, 1000, 5001] {
+        for k in [1, 3] {
+            let (p, _) = manufactured(n, k, Method::Nipg);
+            let tab = p.tabulation().unwrap();
+            let s = p.sample(&tab).unwrap();
+            let (m, rhs) = assemble(&p, &tab, &s).unwrap();
+            let data = DeviceDg::upload(&be, &p, &tab, &s).unwrap();
+            let (dm, drhs) = data.assemble(&be).unwrap();
+            // Fused factor + forward sweep + back sweep equals factor, then solve.
+            let mut fused = DeviceCyclicReduction::new(&be, dm.try_clone(&be).unwrap()).unwrap();
+            let mut x1 = be.zeros(p.ndofs()).unwrap();
+            fused.refactor_and_solve(&be, &drhs, &mut x1).unwrap();
+            let plain = DeviceCyclicReduction::factor_owned(&be, dm).unwrap();
+            let mut x2 = be.zeros(p.ndofs()).unwrap();
+            plain.solve(&be, &drhs, &mut x2).unwrap();
+            let (h1, h2) = (be.to_host(&x1).unwrap(), be.to_host(&x2).unwrap());
+            assert!(rel(&h1, &h2) < 1e-14, "n={n} k={k}: fused vs separate {:.3e}", rel(&h1, &h2));
+            let mut want = vec![0.0; p.ndofs()];
+            BlockThomas::factor(&m).unwrap().solve(&Cpu, &rhs, &mut want).unwrap();
+            assert!(rel(&h1, &want) < 1e-9, "n={n} k={k}: vs Thomas {:.3e}", rel(&h1, &want));
+            // The matrix-free residual equals b − A x with the assembled matrix.
+            let mut r = be.zeros(p.ndofs()).unwrap();
+            data.residual(&be, &x1, &mut r).unwrap();
+            let mut ax = vec![0.0; p.ndofs()];
+            m.apply(&h1, &mut ax).unwrap();
+            let host_r: Vec<f64> = rhs.iter().zip(&ax).map(|(b, a)| b - a).collect();
+            let scale = max_abs(&rhs) + max_abs(&ax);
+            assert!(max_diff(&be.to_host(&r).unwrap(), &host_r) < 1e-13 * scale, "n={n} k={k}: residual");
+            // x = 0 gives the right-hand side itself.
+            data.residual(&be, &be.zeros(p.ndofs()).unwrap(), &mut r).unwrap();
+            assert!(rel(&be.to_host(&r).unwrap(), &rhs) < 1e-15, "n={n} k={k}: residual at 0");
+        }
+    }
+    // One refinement step brings cyclic reduction to Thomas's accuracy (see dg::cuda::solve).
+    let (p, exact) = galerkin::dg::bench::seed_problem(200_000, 2).unwrap();
+    let err = |c: &[f64]| galerkin::dg::errors(&p, c, &exact).unwrap().l2;
+    let thomas = err(&solve_cpu(&p, &DgSolver::direct(DirectKind::Thomas)).unwrap().coefficients);
+    let tab = p.tabulation().unwrap();
+    let data = DeviceDg::upload(&be, &p, &tab, &p.sample(&tab).unwrap()).unwrap();
+    let (m, mut rhs) = data.assemble(&be).unwrap();
+    let mut cr = DeviceCyclicReduction::new(&be, m).unwrap();
+    let mut x = be.zeros(p.ndofs()).unwrap();
+    let mut scratch = galerkin::dg::cuda::RefineScratch::new(&be, p.ndofs()).unwrap();
+    galerkin::dg::cuda::assemble_and_solve(&be, &data, &mut cr, &mut rhs, &mut x, 0, &mut scratch).unwrap();
+    let plain = err(&be.to_host(&x).unwrap());
+    galerkin::dg::cuda::assemble_and_solve(&be, &data, &mut cr, &mut rhs, &mut x, 1, &mut scratch).unwrap();
+    let refined = err(&be.to_host(&x).unwrap());
+    eprintln!("GPU L2 at 2e5 elements: Thomas (CPU) {thomas:.3e}, cyclic reduction {plain:.3e}, refined {refined:.3e}");
+    assert!(refined < 2.0 * thomas, "refined {refined:.3e} vs Thomas {thomas:.3e}");
 }

@@ -156,6 +156,8 @@ pub struct SolverKeys {
     pub method: MethodKey,
     #[serde(default)]
     pub direct: DirectKind,
+    /// Iterative refinement steps after a direct solve (default: 1 for cyclic reduction, else 0).
+    pub refine: Option<usize>,
     #[serde(default)]
     pub preconditioner: DgPreconditioner,
     #[serde(default = "rtol")]
@@ -186,6 +188,7 @@ impl Default for SolverKeys {
         SolverKeys {
             method: direct(),
             direct: DirectKind::Auto,
+            refine: None,
             preconditioner: DgPreconditioner::BlockJacobi,
             rtol: rtol(),
             atol: 0.0,
@@ -327,6 +330,12 @@ impl DgFile {
         if v.rtol == 0.0 && v.atol == 0.0 {
             return Err(Error::config("solver.rtol", "rtol and atol cannot both be zero"));
         }
+        if v.refine.is_some_and(|r| r > 10) {
+            return Err(Error::config("solver.refine", "at most 10 refinement steps (one is enough for f64)"));
+        }
+        if v.refine.is_some() && v.method != MethodKey::Direct {
+            return Err(Error::config("solver.refine", "only a direct solve is refined"));
+        }
         if v.max_iter == 0 {
             return Err(Error::config("solver.max_iter", "must be at least 1"));
         }
@@ -430,7 +439,7 @@ impl DgFile {
         let options = KrylovOptions { rtol: v.rtol, atol: v.atol, max_iter: v.max_iter, restart: v.restart, progress: false };
         let krylov = |method| DgSolver::Krylov { method, preconditioner: v.preconditioner, options: options.clone() };
         let solver = match v.method {
-            MethodKey::Direct => DgSolver::Direct(v.direct),
+            MethodKey::Direct => DgSolver::Direct { kind: v.direct, refine: v.refine },
             MethodKey::Cg => krylov(KrylovMethod::Cg),
             MethodKey::Gmres => krylov(KrylovMethod::Gmres),
             MethodKey::Bicgstab => krylov(KrylovMethod::BiCgStab),

@@ -50,7 +50,7 @@ struct DgReport<'a> {
 /// Whether a DG setup can run on the GPU.
 fn gpu_capable(s: &DgSetup) -> std::result::Result<(), String> {
     match s.solver {
-        DgSolver::Direct(DirectKind::Thomas) => Err("block Thomas runs on the CPU".into()),
+        DgSolver::Direct { kind: DirectKind::Thomas, .. } => Err("block Thomas runs on the CPU".into()),
         _ => Ok(()),
     }
 }

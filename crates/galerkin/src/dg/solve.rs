@@ -18,7 +18,8 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DirectKind {
-    /// Block Thomas on the CPU, cyclic reduction on the GPU.
+    /// On the GPU cyclic reduction; on the CPU cyclic reduction with 8 or more threads and at
+    /// least 10⁵ elements (where it is faster), block Thomas otherwise.
     #[default]
     Auto,
     Thomas,
@@ -39,14 +40,37 @@ pub enum DgPreconditioner {
 
 #[derive(Clone, Debug)]
 pub enum DgSolver {
-    Direct(DirectKind),
+    /// A factorization, then `refine` steps of iterative refinement x += A⁻¹(b − A x) (`None`: one
+    /// for cyclic reduction, whose forward error grows faster with N; none otherwise).
+    Direct { kind: DirectKind, refine: Option<usize> },
     Krylov { method: KrylovMethod, preconditioner: DgPreconditioner, options: KrylovOptions },
 }
 
 impl Default for DgSolver {
     fn default() -> Self {
-        DgSolver::Direct(DirectKind::Auto)
+        DgSolver::direct(DirectKind::Auto)
     }
+}
+
+impl DgSolver {
+    /// A direct solver with its default refinement.
+    pub fn direct(kind: DirectKind) -> DgSolver {
+        DgSolver::Direct { kind, refine: None }
+    }
+}
+
+/// What `Auto` means on the CPU for `n` elements.
+pub fn cpu_direct(kind: DirectKind, n: usize) -> DirectKind {
+    match kind {
+        DirectKind::Auto if rayon::current_num_threads() >= 8 && n >= 100_000 => DirectKind::CyclicReduction,
+        DirectKind::Auto => DirectKind::Thomas,
+        k => k,
+    }
+}
+
+/// Refinement steps: as asked, or one for cyclic reduction.
+pub fn refine_steps(kind: DirectKind, refine: Option<usize>) -> usize {
+    refine.unwrap_or(usize::from(kind == DirectKind::CyclicReduction))
 }
 
 /// Seconds per phase.
@@ -136,7 +160,8 @@ pub fn solve_cpu(p: &DgProblem, solver: &DgSolver) -> Result<DgSolution> {
     let stored = m.stored();
     let asymmetry = Some(m.asymmetry());
     let (x, stats, name, pre) = match solver {
-        DgSolver::Direct(kind) => {
+        DgSolver::Direct { kind, refine } => {
+            let kind = cpu_direct(*kind, p.mesh.len());
             let clock = Instant::now();
             let f: Box<dyn Factorization<Cpu>> = match kind {
                 DirectKind::Auto | DirectKind::Thomas => Box::new(BlockThomas::factor(&m)?),
@@ -147,6 +172,13 @@ pub fn solve_cpu(p: &DgProblem, solver: &DgSolver) -> Result<DgSolution> {
             let clock = Instant::now();
             let mut x = vec![0.0; rhs.len()];
             f.solve(&Cpu, &rhs, &mut x)?;
+            let (mut r, mut d) = (vec![0.0; rhs.len()], vec![0.0; rhs.len()]);
+            for _ in 0..refine_steps(kind, *refine) {
+                m.apply(&x, &mut r)?;
+                r.iter_mut().zip(&rhs).for_each(|(ri, bi)| *ri = bi - *ri);
+                f.solve(&Cpu, &r, &mut d)?;
+                x.iter_mut().zip(&d).for_each(|(xi, di)| *xi += di);
+            }
             t.solve = clock.elapsed().as_secs_f64();
             let stats = direct_stats(&Cpu, &m, &rhs, &x, &f.name())?;
             (x, stats, f.name(), "none".to_string())
@@ -175,9 +207,9 @@ fn stats_name(m: KrylovMethod) -> String {
 /// Solves on a GPU: assembly, factorization or Krylov iterations on the device; only the
 /// coefficient samples go up and the solution comes down. faer's LU (a check) downloads the matrix.
 pub fn solve_cuda(be: &CudaBackend, p: &DgProblem, solver: &DgSolver) -> Result<DgSolution> {
-    use super::cuda::{DeviceBlockJacobi, DeviceCyclicReduction, DeviceDg};
+    use super::cuda::{refine_solution, DeviceBlockJacobi, DeviceCyclicReduction, DeviceDg, RefineScratch};
     check_method(p, solver)?;
-    if let DgSolver::Direct(DirectKind::Thomas) = solver {
+    if let DgSolver::Direct { kind: DirectKind::Thomas, .. } = solver {
         return Err(Error::config("solver.direct", "block Thomas is sequential and runs on the CPU: use cyclic-reduction (or auto) on the GPU"));
     }
     let mut t = DgTimings::default();
@@ -195,7 +227,7 @@ pub fn solve_cuda(be: &CudaBackend, p: &DgProblem, solver: &DgSolver) -> Result<
     t.assembly = clock.elapsed().as_secs_f64();
     let stored = 3 * m.n * m.b * m.b;
     let (x, stats, name, pre) = match solver {
-        DgSolver::Direct(DirectKind::FaerLu) => {
+        DgSolver::Direct { kind: DirectKind::FaerLu, .. } => {
             let host = m.to_host(be)?;
             let rhs = be.to_host(&rhs)?;
             let clock = Instant::now();
@@ -208,7 +240,7 @@ pub fn solve_cuda(be: &CudaBackend, p: &DgProblem, solver: &DgSolver) -> Result<
             let x = be.from_host(&x)?;
             (x, stats, "lu".to_string(), "none".to_string())
         }
-        DgSolver::Direct(_) => {
+        DgSolver::Direct { refine, .. } => {
             // The residual check needs A after the in-place factorization: keep a device copy.
             let copy = m.try_clone(be)?;
             let clock = Instant::now();
@@ -217,6 +249,8 @@ pub fn solve_cuda(be: &CudaBackend, p: &DgProblem, solver: &DgSolver) -> Result<
             let clock = Instant::now();
             let mut x = be.zeros(rhs.len())?;
             f.solve(be, &rhs, &mut x)?;
+            let mut scratch = RefineScratch::new(be, rhs.len())?;
+            refine_solution(be, &data, &f, &mut x, refine_steps(DirectKind::CyclicReduction, *refine), &mut scratch)?;
             be.synchronize()?;
             t.solve = clock.elapsed().as_secs_f64();
             let stats = direct_stats(be, &copy, &rhs, &x, &f.name())?;

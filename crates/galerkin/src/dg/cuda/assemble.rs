@@ -113,6 +113,27 @@ impl DeviceDg {
         Ok((m, rhs))
     }
 
+    /// `r = b − A x` with every block recomputed on the fly (nothing stored: the matrix may have
+    /// been factored in place); reads the vertices, samples and x, writes r.
+    pub fn residual(&self, be: &CudaBackend, x: &CudaVector, r: &mut CudaVector) -> Result<()> {
+        be.check("DG matrix-free residual", self.n * self.b, &[x, r])?;
+        if !be.owns(&self.nodes) {
+            return Err(Error::invalid("DG device data used with a CUDA backend other than the one it was uploaded to"));
+        }
+        let (n, q) = (self.n as u64, self.q as i32);
+        launch!(be, &self.k.residual, be.grid(n);
+            &n, &q, &self.nodes, &self.tab,
+            &self.a_q.values, &self.a_q.stride, &self.c_q.values, &self.c_q.stride,
+            &self.f_q.values, &self.f_q.stride, &self.a_nodes.values, &self.a_nodes.stride,
+            &self.params, &x.data, &mut r.data)
+    }
+
+    /// Bytes of one matrix-free residual: vertices, samples, x read, r written.
+    pub fn residual_bytes(&self) -> usize {
+        let samples = [&self.a_q, &self.c_q, &self.f_q, &self.a_nodes].iter().map(|s| 8 * s.values.len()).sum::<usize>();
+        8 * (self.n + 1) + samples + 2 * 8 * self.n * self.b
+    }
+
     /// Assembles into existing storage of the right size (nothing allocated: the timed path).
     pub fn assemble_into(&self, be: &CudaBackend, m: &mut DeviceBlockTridiag, rhs: &mut CudaVector) -> Result<()> {
         if m.n != self.n || m.b != self.b {

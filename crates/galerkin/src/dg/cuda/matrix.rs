@@ -140,7 +140,8 @@ impl DeviceBlockJacobi {
             // L and U are not touched (offdiag = 0); the inverses' buffer stands in for both.
             let (zero, one, off, level) = (0u64, 1u64, 0i32, 0u32);
             let dummy = be.alloc::<f64>(1)?;
-            launch!(be, &m.k.invert, be.grid(n); &n, &zero, &one, &n, &off, &dummy, &mut inverses, &dummy, &level, &mut fail)?;
+            launch!(be, &m.k.invert, be.grid(n); &n, &zero, &one, &n, &off, &dummy, &mut inverses, &dummy, &level, &mut fail,
+                &dummy, &zero, &dummy, &zero, &zero)?;
         }
         let flag = be.download(&fail)?[0];
         if flag != u64::MAX {

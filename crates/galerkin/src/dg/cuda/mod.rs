@@ -4,10 +4,12 @@
 mod assemble;
 mod cyclic;
 mod matrix;
+mod solve;
 
 pub use assemble::DeviceDg;
 pub use cyclic::DeviceCyclicReduction;
 pub use matrix::{DeviceBlockJacobi, DeviceBlockTridiag};
+pub use solve::{assemble_and_solve, refine_solution, RefineScratch};
 
 use crate::backend::cuda::jit;
 use crate::backend::cuda::kernels::Kernel;
@@ -25,6 +27,7 @@ macro_rules! per_block {
 pub(crate) struct DgKernels {
     pub b: usize,
     pub assemble: Kernel,
+    pub residual: Kernel,
     pub apply: Kernel,
     pub invert: Kernel,
     pub reduce: Kernel,
@@ -45,6 +48,7 @@ impl DgKernels {
         Ok(DgKernels {
             b,
             assemble: get(per_block!("dg_assemble"))?,
+            residual: get(per_block!("dg_residual"))?,
             apply: get(per_block!("dg_apply"))?,
             invert: get(per_block!("dg_cr_invert"))?,
             reduce: get(per_block!("dg_cr_reduce"))?,
@@ -59,6 +63,7 @@ impl DgKernels {
 pub fn entry_points() -> Vec<&'static str> {
     [
         per_block!("dg_assemble"),
+        per_block!("dg_residual"),
         per_block!("dg_apply"),
         per_block!("dg_cr_invert"),
         per_block!("dg_cr_reduce"),
