@@ -33,8 +33,9 @@ template <int B> __device__ __forceinline__ void dg_zero(double (&a)[B][B]) {
         for (int c = 0; c < B; ++c) a[r][c] = 0.0;
 }
 
-// c = s * a * b (s = +1 or -1)
-template <int B> __device__ __forceinline__ void dg_mul(const double (&a)[B][B], const double (&b)[B][B], double s, double (&c)[B][B]) {
+// c = s * a * b (s = +1 or -1), or c += s * a * b with accumulate.
+template <int B>
+__device__ __forceinline__ void dg_gemm(const double (&a)[B][B], const double (&b)[B][B], double s, bool accumulate, double (&c)[B][B]) {
 #pragma unroll
     for (int r = 0; r < B; ++r)
 #pragma unroll
@@ -42,21 +43,15 @@ template <int B> __device__ __forceinline__ void dg_mul(const double (&a)[B][B],
             double acc = 0.0;
 #pragma unroll
             for (int k = 0; k < B; ++k) acc = fma(a[r][k], b[k][j], acc);
-            c[r][j] = s * acc;
+            c[r][j] = accumulate ? c[r][j] + s * acc : s * acc;
         }
 }
-
+template <int B> __device__ __forceinline__ void dg_mul(const double (&a)[B][B], const double (&b)[B][B], double s, double (&c)[B][B]) {
+    dg_gemm<B>(a, b, s, false, c);
+}
 // c -= a * b
 template <int B> __device__ __forceinline__ void dg_sub_mul(double (&c)[B][B], const double (&a)[B][B], const double (&b)[B][B]) {
-#pragma unroll
-    for (int r = 0; r < B; ++r)
-#pragma unroll
-        for (int j = 0; j < B; ++j) {
-            double acc = 0.0;
-#pragma unroll
-            for (int k = 0; k < B; ++k) acc = fma(a[r][k], b[k][j], acc);
-            c[r][j] -= acc;
-        }
+    dg_gemm<B>(a, b, -1.0, true, c);
 }
 
 // y -= a * x (x element-major at xp)

@@ -5,7 +5,8 @@
 use super::assemble::assemble;
 use super::block_tridiag::{BlockJacobi, BlockTridiag};
 use super::cyclic::CyclicReduction;
-use super::problem::DgProblem;
+use super::basis::Tabulation;
+use super::problem::{DgProblem, Samples};
 use super::thomas::BlockThomas;
 use crate::backend::cuda::CudaBackend;
 use crate::backend::{Backend, Cpu, Identity, LinearOperator};
@@ -146,14 +147,19 @@ fn precond_name(p: DgPreconditioner) -> String {
     serde_json::to_value(p).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
-/// Solves on the CPU backend.
-pub fn solve_cpu(p: &DgProblem, solver: &DgSolver) -> Result<DgSolution> {
+/// Checks the solver, tabulates the basis and samples the coefficients (timed).
+fn prepare(p: &DgProblem, solver: &DgSolver) -> Result<(Tabulation, Samples, DgTimings)> {
     check_method(p, solver)?;
-    let mut t = DgTimings::default();
     let tab = p.tabulation()?;
     let clock = Instant::now();
     let samples = p.sample(&tab)?;
-    t.sample = clock.elapsed().as_secs_f64();
+    let t = DgTimings { sample: clock.elapsed().as_secs_f64(), ..DgTimings::default() };
+    Ok((tab, samples, t))
+}
+
+/// Solves on the CPU backend.
+pub fn solve_cpu(p: &DgProblem, solver: &DgSolver) -> Result<DgSolution> {
+    let (tab, samples, mut t) = prepare(p, solver)?;
     let clock = Instant::now();
     let (m, rhs) = assemble(p, &tab, &samples)?;
     t.assembly = clock.elapsed().as_secs_f64();
@@ -208,15 +214,10 @@ fn stats_name(m: KrylovMethod) -> String {
 /// coefficient samples go up and the solution comes down. faer's LU (a check) downloads the matrix.
 pub fn solve_cuda(be: &CudaBackend, p: &DgProblem, solver: &DgSolver) -> Result<DgSolution> {
     use super::cuda::{refine_solution, DeviceBlockJacobi, DeviceCyclicReduction, DeviceDg, RefineScratch};
-    check_method(p, solver)?;
     if let DgSolver::Direct { kind: DirectKind::Thomas, .. } = solver {
         return Err(Error::config("solver.direct", "block Thomas is sequential and runs on the CPU: use cyclic-reduction (or auto) on the GPU"));
     }
-    let mut t = DgTimings::default();
-    let tab = p.tabulation()?;
-    let clock = Instant::now();
-    let samples = p.sample(&tab)?;
-    t.sample = clock.elapsed().as_secs_f64();
+    let (tab, samples, mut t) = prepare(p, solver)?;
     let clock = Instant::now();
     let data = DeviceDg::upload(be, p, &tab, &samples)?;
     be.synchronize()?;
