@@ -121,8 +121,8 @@ impl ProblemShape {
             };
             e.add("preconditioner", pc);
         }
-        // VTU output encodes point and cell arrays in base64 in memory before writing.
-        e.add("output", 3.0 * (24.0 * v + 8.0 * v * self.ncomp as f64 + 16.0 * nv * c));
+        // The VTU writer holds point and cell arrays and their base64 text.
+        e.add("output", 2.4 * (24.0 * v + 8.0 * v * self.ncomp as f64 + (8.0 * nv + 9.0) * c));
         e
     }
 
@@ -159,8 +159,8 @@ pub fn direct_fill(dim: usize, n: f64, nnz: f64) -> f64 {
     let row = (nnz / n.max(1.0)).max(1.0);
     match dim {
         1 => nnz,
-        2 => (0.5 * row * n * n.max(2.0).log2()).max(nnz),
-        _ => (0.6 * row * n.powf(4.0 / 3.0)).max(nnz),
+        2 => (0.7 * row * n * n.max(2.0).log2()).max(nnz),
+        _ => (1.2 * row * n.powf(4.0 / 3.0)).max(nnz),
     }
 }
 

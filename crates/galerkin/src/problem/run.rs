@@ -42,6 +42,8 @@ pub struct Report {
     pub solver: SolverReport,
     pub errors: Option<ErrorReport>,
     pub timings: PhaseTimes,
+    /// Host memory the problem was estimated to need before it was built, and what was available.
+    pub memory: MemoryReport,
     /// The files this run wrote, with size and SHA-256; the report itself is written last, so a
     /// directory whose report matches its files holds one whole run.
     pub outputs: Vec<OutputFile>,
@@ -88,6 +90,13 @@ pub struct ErrorReport {
     pub l2: f64,
     pub h1_semi: f64,
     pub relative_l2: f64,
+}
+
+/// The memory estimate a run was admitted with (bytes).
+#[derive(Debug, Default, Serialize)]
+pub struct MemoryReport {
+    pub estimate: f64,
+    pub available: Option<f64>,
 }
 
 /// Seconds per phase.
@@ -190,6 +199,8 @@ pub struct Setup {
     pub notes: Vec<String>,
     /// Where the problem's field closures record the first value they must not return.
     pub faults: FieldFaults,
+    /// The memory estimate the problem was admitted with.
+    pub memory: MemoryReport,
 }
 
 /// Build the mesh, space, problem and solver configuration of a parsed problem file.
@@ -212,7 +223,7 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
     for (i, bc) in pf.bc.iter().enumerate() {
         boundaries_have_facets(&mesh, &bc.boundary.to_vec()).map_err(|why| Error::config(format!("bc[{i}].boundary"), why))?;
     }
-    check_memory(&mesh_shape(pf, &mesh, ncomp), device)?;
+    let estimate = check_memory(&mesh_shape(pf, &mesh, ncomp), device)?;
     let mesh = Arc::new(if pf.mesh.reorder.unwrap_or(true) { crate::mesh::ordering::reorder_for_locality(&mesh)? } else { mesh });
     let mesh_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
@@ -235,7 +246,7 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
         return Err(Error::config("solver.nullspace", "`constant` is for scalar problems (elasticity needs a Dirichlet condition)"));
     }
     notes.retain(|n| !n.is_empty());
-    Ok(Setup { space, problem, config, mesh_s, space_s, notes, faults })
+    Ok(Setup { space, problem, config, mesh_s, space_s, notes, faults, memory: estimate })
 }
 
 /// Read and set up a problem file (relative paths resolved against its folder).
@@ -265,7 +276,7 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
         notes.push(format!("removed {} temporary file(s) of an interrupted earlier run: {}", out.removed_temporaries.len(), out.removed_temporaries.join(", ")));
     }
 
-    let Setup { space, problem, config, mesh_s, space_s, notes: setup_notes, faults } = setup_on(pf, base, opts.progress, engine.device())?;
+    let Setup { space, problem, config, mesh_s, space_s, notes: setup_notes, faults, memory } = setup_on(pf, base, opts.progress, engine.device())?;
     notes.extend(setup_notes);
     times.mesh = mesh_s;
     times.space = space_s;
@@ -374,6 +385,7 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
         },
         errors,
         timings: times,
+        memory,
         outputs,
     };
     if pf.output.report {
@@ -480,20 +492,39 @@ fn shape_of(pf: &ProblemFile, cell: CellType, cells: f64, vertices: f64, boundar
 
 /// Refuse a problem whose estimated memory exceeds what the host (and the GPU, when it runs
 /// there) has free.
-fn check_memory(shape: &ProblemShape, device: Option<&crate::backend::cuda::CudaBackend>) -> Result<()> {
-    memory::check("host", &shape.host(), memory::host_available().as_ref())?;
+fn check_memory(shape: &ProblemShape, device: Option<&crate::backend::cuda::CudaBackend>) -> Result<MemoryReport> {
+    let (host, available) = (shape.host(), memory::host_available());
+    memory::check("host", &host, available.as_ref())?;
     if let Some(be) = device {
         let (free, _) = be.memory_info()?;
         let avail = memory::Available { bytes: free as f64, source: format!("free memory of {}", be.device().name) };
         memory::check("GPU", &shape.device(), Some(&avail))?;
     }
-    Ok(())
+    Ok(MemoryReport { estimate: host.total(), available: available.map(|a| a.bytes) })
 }
 
 /// Every field of the file parses and, where it is a number, meets its requirement; with `ncomp`
 /// (known once the mesh dimension is), vector fields have the right number of components.
 fn check_fields(pf: &ProblemFile, ncomp: Option<usize>) -> Result<()> {
     let p = &pf.physics;
+    let forbid = |present: bool, key: &str| -> Result<()> {
+        if present {
+            Err(Error::config(format!("physics.{key}"), format!("not used by {:?} problems", p.kind).to_lowercase()))
+        } else {
+            Ok(())
+        }
+    };
+    let unused = match p.kind {
+        PhysicsKind::Poisson => vec![(p.young.is_some(), "E"), (p.nu.is_some(), "nu"), (p.lambda.is_some(), "lambda"), (p.mu.is_some(), "mu"), (p.body_force.is_some(), "body_force"), (p.rho.is_some(), "rho")],
+        PhysicsKind::Projection => vec![(p.young.is_some(), "E"), (p.nu.is_some(), "nu"), (p.lambda.is_some(), "lambda"), (p.mu.is_some(), "mu"), (p.body_force.is_some(), "body_force"), (p.kappa.is_some(), "kappa"), (p.reaction.is_some(), "reaction")],
+        PhysicsKind::Elasticity => vec![(p.kappa.is_some(), "kappa"), (p.reaction.is_some(), "reaction"), (p.source.is_some(), "source"), (p.rho.is_some(), "rho")],
+    };
+    for (present, k) in unused {
+        forbid(present, k)?;
+    }
+    if p.kind == PhysicsKind::Elasticity && !matches!((p.young.is_some(), p.nu.is_some(), p.lambda.is_some(), p.mu.is_some()), (true, true, false, false) | (false, false, true, true)) {
+        return Err(Error::config("physics", "elasticity needs either `E` and `nu`, or `lambda` and `mu`"));
+    }
     for (v, key) in [(&p.kappa, "physics.kappa"), (&p.reaction, "physics.reaction"), (&p.rho, "physics.rho"), (&p.lambda, "physics.lambda"), (&p.mu, "physics.mu")] {
         if let Some(v) = v {
             constant_check(&scalar_spec(v, key, true)?, key)?;
@@ -718,18 +749,8 @@ fn build_problem(pf: &ProblemFile, space: Arc<FunctionSpace>, faults: &FieldFaul
             None => Ok(default.map(Coefficient::Constant)),
         }
     };
-    let forbid = |present: bool, key: &str| -> Result<()> {
-        if present {
-            Err(Error::config(format!("physics.{key}"), format!("not used by {:?} problems", p.kind).to_lowercase()))
-        } else {
-            Ok(())
-        }
-    };
     let (physics, source_key): (Box<dyn PointwisePhysics>, &str) = match p.kind {
         PhysicsKind::Poisson => {
-            for (present, k) in [(p.young.is_some(), "E"), (p.nu.is_some(), "nu"), (p.lambda.is_some(), "lambda"), (p.mu.is_some(), "mu"), (p.body_force.is_some(), "body_force"), (p.rho.is_some(), "rho")] {
-                forbid(present, k)?;
-            }
             let kappa = coef(&p.kappa, "physics.kappa", Some(1.0))?.unwrap_or(Coefficient::Constant(1.0));
             let diff: Box<dyn PointwisePhysics> = Box::new(Diffusion::new(kappa));
             match coef(&p.reaction, "physics.reaction", None)? {
@@ -738,16 +759,10 @@ fn build_problem(pf: &ProblemFile, space: Arc<FunctionSpace>, faults: &FieldFaul
             }
         }
         PhysicsKind::Projection => {
-            for (present, k) in [(p.young.is_some(), "E"), (p.nu.is_some(), "nu"), (p.lambda.is_some(), "lambda"), (p.mu.is_some(), "mu"), (p.body_force.is_some(), "body_force"), (p.kappa.is_some(), "kappa"), (p.reaction.is_some(), "reaction")] {
-                forbid(present, k)?;
-            }
             let rho = coef(&p.rho, "physics.rho", Some(1.0))?.unwrap_or(Coefficient::Constant(1.0));
             (Box::new(Mass::new(rho, 1)), "physics.source")
         }
         PhysicsKind::Elasticity => {
-            for (present, k) in [(p.kappa.is_some(), "kappa"), (p.reaction.is_some(), "reaction"), (p.source.is_some(), "source"), (p.rho.is_some(), "rho")] {
-                forbid(present, k)?;
-            }
             let e = match (p.young, p.nu, &p.lambda, &p.mu) {
                 (Some(e), Some(nu), None, None) => Elasticity::young_poisson(e, nu, dim).map_err(|err| Error::config("physics.E", err.to_string()))?,
                 (None, None, Some(_), Some(_)) => {
