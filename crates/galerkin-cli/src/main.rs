@@ -157,7 +157,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             let device = if gpu {
                 let (be, bw) = first_gpu()?;
                 say!("gpu: {} — copy {:.0} GB/s, triad {:.0} GB/s (bytes read + written)", be.device().name, bw.copy_gbs, bw.triad_gbs);
-                Some(be)
+                Some((be, bw.copy_gbs))
             } else {
                 None
             };
@@ -167,22 +167,23 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 cases.iter().map(|c| BenchCase::parse(c)).collect::<galerkin::Result<Vec<_>>>()?
             };
             say!("memory bandwidth (stream triad): {:.1} GB/s, {} threads", bench::stream_triad_gbs(1 << 24), rayon::current_num_threads());
+            say!("CG: median seconds per iteration of the resident loop, (max − min)/median over the timed runs; GB/s from the median, checked against the copy bandwidth measured in this run");
             say!(
-                "{:<18} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>6} {:>10} {:>8}",
-                "case", "cells", "dofs", "nnz", "mesh+dof s", "assembly s", "sparsity s", "matrix s", "elements/s", "iters", "s/iter", "CG GB/s"
+                "{:<18} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>6} {:>10} {:>6} {:>8}",
+                "case", "cells", "dofs", "nnz", "mesh+dof s", "assembly s", "sparsity s", "matrix s", "elements/s", "iters", "s/iter", "spread", "CG GB/s"
             );
             let mut rows = Vec::new();
             for case in cases {
                 for &n in &dofs {
-                    let r = bench::run_case(case, n, max_iter, device.as_ref())?;
+                    let r = bench::run_case(case, n, max_iter, device.as_ref().map(|(be, c)| (be, *c)))?;
                     say!(
-                        "{:<18} {:>9} {:>9} {:>10} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>12.3e} {:>6} {:>10.3e} {:>8.2}",
-                        r.case, r.cells, r.dofs, r.nnz, r.mesh_dofmap_s, r.assembly_s, r.sparsity_s, r.matrix_s, r.elements_per_s, r.iterations, r.seconds_per_iteration, r.cg_gb_per_s
+                        "{:<18} {:>9} {:>9} {:>10} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>12.3e} {:>6} {:>10.3e} {:>5.1}% {:>8.2}",
+                        r.case, r.cells, r.dofs, r.nnz, r.mesh_dofmap_s, r.assembly_s, r.sparsity_s, r.matrix_s, r.elements_per_s, r.iterations, r.seconds_per_iteration, 100.0 * r.cg.spread(), r.cg_gb_per_s
                     );
                     if let Some(g) = &r.gpu {
                         say!(
-                            "{:<18}   gpu: SpMV {:.0} GB/s (cuSPARSE {:.0}), CG+Jacobi {} iters, {:.3e} s/iter, {:.0} GB/s, {:.1}x the CPU iteration",
-                            "", g.spmv_gb_per_s, g.cusparse_gb_per_s, g.iterations, g.seconds_per_iteration, g.cg_gb_per_s, g.speedup_per_iteration
+                            "{:<18}   gpu: SpMV {:.0} GB/s (cuSPARSE {:.0}), CG+Jacobi {} iters x {} runs, {:.3e} s/iter ({:.3e}–{:.3e}), {:.0} GB/s of {:.0} copy, {:.1}x the CPU iteration",
+                            "", g.spmv_gb_per_s, g.cusparse_gb_per_s, g.iterations, g.cg.runs, g.seconds_per_iteration, g.cg.min, g.cg.max, g.cg_gb_per_s, g.copy_gb_per_s, g.speedup_per_iteration
                         );
                     }
                     rows.push(r);
