@@ -238,9 +238,15 @@ impl Monitor {
             return Verdict::Failed(format!("iteration limit {} reached", self.max_iter));
         }
         if k - self.anchor.1 >= self.window {
+            // The attainable accuracy: the best true residual measured, else the best seen.
+            let true_best = self.false_convergences.iter().copied().fold(f64::INFINITY, f64::min);
+            let attained = if true_best.is_finite() { true_best } else { self.anchor.0 };
+            let rel = attained / self.bnorm;
             return Verdict::Failed(format!(
-                "stagnation (best residual {:.3e} not reduced by 0.1% in {} iterations)",
-                self.anchor.0, self.window
+                "stagnation: the best residual was not reduced by 0.1% in {} iterations (a window of 4√n); \
+                 the attainable accuracy on this system is about {attained:.3e} (relative {rel:.2e}): use rtol ≥ {:.0e}",
+                self.window,
+                10f64.powf((2.0 * rel).log10().ceil())
             ));
         }
         Verdict::Continue
