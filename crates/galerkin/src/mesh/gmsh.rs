@@ -268,7 +268,10 @@ impl MshFile {
                 cell_tags.len()
             ));
         }
-        let mesh = Mesh::with_names(shape, coords, cells, Some(cell_tags), boundary, tag_names, &names)?;
+        // The reader's parts are consistent by construction (corners per element, one tag per
+        // cell); validation names what it finds by the file's own tags.
+        let mesh = Mesh { dim: shape.dim(), coords, cell_type: shape, cells, cell_tags, boundary, tag_names };
+        super::validate::validate_named(&mesh, &names)?;
         // A boundary element that is not a facet of any cell is named now, by its element tag.
         if let Err(e) = mesh.boundary_facet_cells() {
             let msg = e.to_string();

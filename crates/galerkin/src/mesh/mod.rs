@@ -50,24 +50,10 @@ impl Mesh {
         boundary: Vec<BoundaryFacet>,
         tag_names: BTreeMap<String, (usize, i32)>,
     ) -> Result<Mesh> {
-        Mesh::with_names(cell_type, coords, cells, cell_tags, boundary, tag_names, &validate::Indices)
-    }
-
-    /// [`Mesh::new`] with validation errors naming cells and vertices through `names` (a file
-    /// reader names them by the file's own tags and lines).
-    pub fn with_names(
-        cell_type: CellType,
-        coords: Vec<[f64; 3]>,
-        cells: Vec<usize>,
-        cell_tags: Option<Vec<i32>>,
-        boundary: Vec<BoundaryFacet>,
-        tag_names: BTreeMap<String, (usize, i32)>,
-        names: &dyn validate::Names,
-    ) -> Result<Mesh> {
         let nv = cell_type.num_vertices();
         if !cells.len().is_multiple_of(nv) {
             return Err(Error::mesh(
-                names.other("connectivity"),
+                "connectivity",
                 format!(
                     "{} vertex ids is not a multiple of {} ({}s)",
                     cells.len(),
@@ -80,7 +66,7 @@ impl Mesh {
         let cell_tags = cell_tags.unwrap_or_else(|| vec![0; ncells]);
         if cell_tags.len() != ncells {
             return Err(Error::mesh(
-                names.other("cell tags"),
+                "cell tags",
                 format!("{} tags for {} cells", cell_tags.len(), ncells),
             ));
         }
@@ -93,7 +79,7 @@ impl Mesh {
             boundary,
             tag_names,
         };
-        validate::validate_named(&mesh, names)?;
+        validate::validate(&mesh)?;
         Ok(mesh)
     }
 
