@@ -30,9 +30,12 @@ fn every_dg_example_runs_and_converges() {
     for name in names {
         let dir = tempfile::tempdir().unwrap();
         let r = run(&repo().join("examples").join(&name), dir.path());
+        // Each output is listed with its size and hash, and matches the file on disk.
         for o in r["outputs"].as_array().unwrap() {
-            let p = Path::new(o.as_str().unwrap());
-            assert!(p.exists() && std::fs::metadata(p).unwrap().len() > 0, "{name}: missing output {p:?}");
+            let p = Path::new(o["path"].as_str().unwrap());
+            assert!(p.exists(), "{name}: missing output {p:?}");
+            assert_eq!(std::fs::metadata(p).unwrap().len(), o["bytes"].as_u64().unwrap(), "{name}: {p:?} is not the file the report lists");
+            assert_eq!(o["sha256"].as_str().unwrap().len(), 64);
         }
         let rel = r["errors"]["l2"].as_f64().unwrap() / r["errors"]["l2_exact"].as_f64().unwrap();
         assert!(rel < 1e-3, "{name}: relative L2 error {rel:.3e}");
@@ -42,7 +45,8 @@ fn every_dg_example_runs_and_converges() {
         let (l2, h1) = (last["rate_l2"].as_f64().unwrap(), last["rate_h1"].as_f64().unwrap());
         assert!(l2 > k - 0.2 && (h1 - k).abs() < 0.2, "{name}: rates {l2:.2} {h1:.2}");
         // The CSV has a header and both ends of every element, so each interface appears twice.
-        let csv = dir.path().join(format!("{}.csv", r["outputs"][0].as_str().unwrap().rsplit('/').next().unwrap().trim_end_matches(".csv")));
+        let csv = PathBuf::from(r["outputs"][0]["path"].as_str().unwrap());
+        assert_eq!(csv.extension().unwrap(), "csv", "{name}");
         let text = std::fs::read_to_string(&csv).unwrap();
         assert!(text.starts_with("x,element,u_h,u_exact\n"), "{name}");
         assert!(text.lines().count() > 2 * r["elements"].as_u64().unwrap() as usize, "{name}: too few samples");

@@ -12,6 +12,7 @@ pub mod expr;
 pub mod fe;
 pub mod io;
 pub mod linalg;
+pub mod memory;
 pub mod mesh;
 pub mod operator;
 pub mod physics;

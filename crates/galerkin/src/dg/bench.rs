@@ -8,8 +8,8 @@
 //! Bytes: each phase's compulsory traffic (model in [`Bytes`]) over its median time, printed only
 //! when the working set is far beyond the L2 cache, and the run fails rather than print a GPU
 //! figure above the copy bandwidth measured in the same run.
-//! (A shared timing module is being written for issue 10; this file keeps a small local one,
-//! [`Timing`], to be unified with it.)
+//! Timing and the bandwidth guard are the shared ones of [`crate::bench::timing`]; GPU runs use
+//! its host clock around work that ends in a stream synchronisation.
 use super::assemble::assemble_into;
 use super::cuda::{assemble_and_solve, DeviceBlockJacobi, DeviceCyclicReduction, DeviceDg, RefineScratch};
 use super::cyclic::CyclicReduction;
@@ -25,27 +25,12 @@ use crate::{Error, Result};
 use serde::Serialize;
 use std::time::Instant;
 
-/// Median and spread of repeated runs, in seconds.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct Timing {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    pub runs: usize,
-}
+pub use crate::bench::timing::Timing;
+use crate::bench::timing::{guarded_gbs, measure, Clock, HostClock};
 
-/// Runs `f` once untimed (warm-up), then `runs` timed times.
-pub fn time(runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<Timing> {
-    let runs = runs.max(1);
-    f()?;
-    let mut t: Vec<f64> = (0..runs)
-        .map(|_| {
-            let c = Instant::now();
-            f().map(|_| c.elapsed().as_secs_f64())
-        })
-        .collect::<Result<_>>()?;
-    t.sort_by(f64::total_cmp);
-    Ok(Timing { median: t[runs / 2], min: t[0], max: t[runs - 1], runs })
+/// One untimed warm-up, then `runs` timed runs of `f` (which ends with its work complete).
+pub fn time(runs: usize, f: impl FnMut() -> Result<()>) -> Result<Timing> {
+    measure(&mut HostClock::default(), 1, runs.max(1), f)
 }
 
 /// Compulsory bytes of each phase for N elements and blocks of b (f64 = 8 bytes), counting every
@@ -180,19 +165,11 @@ pub fn seed_problem(n: usize, k: usize) -> Result<(DgProblem, Exact)> {
 
 /// GB/s of `bytes` in `t` seconds when the data is well beyond any cache (256 MB), else `None`;
 /// a figure above `ceiling` (the measured copy bandwidth) is an error, never a result.
-fn gbs(bytes: f64, t: &Timing, ceiling: Option<f64>, what: &str) -> Result<Option<f64>> {
+fn gbs(bytes: f64, t: &Timing, ceiling: f64, what: &str) -> Result<Option<f64>> {
     if bytes < 256e6 {
         return Ok(None);
     }
-    let g = bytes / t.median * 1e-9;
-    if let Some(c) = ceiling {
-        if g > c {
-            return Err(Error::invalid(format!(
-                "benchmark `{what}` would report {g:.0} GB/s, above the {c:.0} GB/s copy bandwidth measured in this run: the timing or the byte count is wrong"
-            )));
-        }
-    }
-    Ok(Some(g))
+    guarded_gbs(what, bytes, t, ceiling).map(Some)
 }
 
 fn krylov_row<B: Backend>(
@@ -266,12 +243,12 @@ pub fn run(n: usize, k: usize, cfg: &DgBenchConfig, gpu: Option<(&CudaBackend, f
         let mut x = vec![0.0; p.ndofs()];
         // Factorizations consume a copy of the matrix, made before each timed run.
         let mut factored = None;
-        row.thomas_factor = Some(time_consuming(reps, || Ok(m.clone()), |mm| BlockThomas::factor_owned(mm).map(|f| factored = Some(f)))?);
+        row.thomas_factor = Some(time_with(reps, || Ok(m.clone()), |mm| BlockThomas::factor_owned(mm).map(|f| factored = Some(f)))?);
         let thomas = factored.take().ok_or_else(|| Error::invalid("no factorization"))?;
         row.thomas_solve = Some(time(reps, || thomas.solve(&Cpu, &rhs, &mut x))?);
         row.cpu_l2_error = Some(errors(&p, &x, &exact)?.l2);
         let mut cr = None;
-        row.cr_factor = Some(time_consuming(reps, || Ok(m.clone()), |mm| CyclicReduction::factor_owned(mm).map(|f| cr = Some(f)))?);
+        row.cr_factor = Some(time_with(reps, || Ok(m.clone()), |mm| CyclicReduction::factor_owned(mm).map(|f| cr = Some(f)))?);
         let cr = cr.ok_or_else(|| Error::invalid("no factorization"))?;
         let mut y = vec![0.0; p.ndofs()];
         row.cr_solve = Some(time(reps, || cr.solve(&Cpu, &rhs, &mut y))?);
@@ -290,12 +267,13 @@ pub fn run(n: usize, k: usize, cfg: &DgBenchConfig, gpu: Option<(&CudaBackend, f
             let csr = m.to_csr()?;
             let r = reps.min(3);
             let mut lu = None;
-            row.faer_lu_factor = Some(time_consuming(r, || Ok(()), |_| DirectSolver::lu(&csr).map(|f| lu = Some(f)))?);
+            row.faer_lu_factor = Some(time_with(r, || Ok(()), |_| DirectSolver::lu(&csr).map(|f| lu = Some(f)))?);
             let lu = lu.ok_or_else(|| Error::invalid("no factorization"))?;
             let mut z = vec![0.0; p.ndofs()];
             row.faer_lu_solve = Some(time(r, || lu.solve_many(&Cpu, 1, &rhs, &mut z))?);
-            let (tf, ts, lf, ls) = (row.thomas_factor.unwrap(), row.thomas_solve.unwrap(), row.faer_lu_factor.unwrap(), row.faer_lu_solve.unwrap());
-            row.thomas_speedup_over_faer = Some((lf.median + ls.median) / (tf.median + ts.median));
+            let med = |t: &Option<Timing>| t.as_ref().map_or(f64::NAN, |t| t.median);
+            row.thomas_speedup_over_faer =
+                Some((med(&row.faer_lu_factor) + med(&row.faer_lu_solve)) / (med(&row.thomas_factor) + med(&row.thomas_solve)));
         }
         if n <= cfg.krylov_max_elements {
             let pre = BlockJacobi::new(&m)?;
@@ -341,19 +319,19 @@ fn check_backward_error(m: &super::BlockTridiag, b: &[f64], x: &[f64], name: &st
     Ok(())
 }
 
-/// Like [`time`], for work that consumes its input: `make` (untimed) builds it before each run.
-fn time_consuming<T>(runs: usize, mut make: impl FnMut() -> Result<T>, mut f: impl FnMut(T) -> Result<()>) -> Result<Timing> {
+/// Like [`time`], for work that needs fresh input each run: `make` prepares it, untimed.
+fn time_with<T>(runs: usize, mut make: impl FnMut() -> Result<T>, mut f: impl FnMut(T) -> Result<()>) -> Result<Timing> {
     let runs = runs.max(1);
     f(make()?)?;
-    let mut t = Vec::with_capacity(runs);
+    let mut clock = HostClock::default();
+    let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs {
         let input = make()?;
-        let c = Instant::now();
+        clock.start()?;
         f(input)?;
-        t.push(c.elapsed().as_secs_f64());
+        samples.push(clock.stop()?);
     }
-    t.sort_by(f64::total_cmp);
-    Ok(Timing { median: t[runs / 2], min: t[0], max: t[runs - 1], runs })
+    Timing::from_samples(samples)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -382,19 +360,21 @@ fn gpu_row(
         data.assemble_into(be, cr.matrix_mut(), &mut rhs)?;
         sync()
     })?;
-    // Each factorization needs a fresh matrix: re-assemble (untimed) before each timed factor.
-    let mut runs = Vec::with_capacity(reps);
+    // Each factorization needs a fresh matrix: re-assemble (untimed) before each timed factor,
+    // which ends with a synchronising read of the pivot flag.
+    let mut clock = HostClock::default();
+    let mut samples = Vec::with_capacity(reps);
     for i in 0..=reps {
         data.assemble_into(be, cr.matrix_mut(), &mut rhs)?;
         sync()?;
-        let c = Instant::now();
-        cr.refactor(be)?; // ends with a synchronising read of the pivot flag
+        clock.start()?;
+        cr.refactor(be)?;
+        let t = clock.stop()?;
         if i > 0 {
-            runs.push(c.elapsed().as_secs_f64());
+            samples.push(t); // the first run is the warm-up
         }
     }
-    runs.sort_by(f64::total_cmp);
-    let factor = Timing { median: runs[reps / 2], min: runs[0], max: runs[reps - 1], runs: reps };
+    let factor = Timing::from_samples(samples)?;
     let solve = time(reps, || {
         cr.solve(be, &rhs, &mut x)?;
         sync()
@@ -440,7 +420,7 @@ fn gpu_row(
     } else {
         None
     };
-    let ceiling = Some(copy_gbs);
+    let ceiling = copy_gbs;
     let floor_s = bytes.floor / (copy_gbs * 1e9);
     Ok(GpuRow {
         device: be.device().name.clone(),

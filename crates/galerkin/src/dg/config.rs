@@ -7,7 +7,7 @@ use super::method::{DegreeScaling, HScaling, Method, Penalty};
 use super::norms::Exact;
 use super::problem::{BoundaryCondition, DgProblem, Field};
 use super::solve::{DgPreconditioner, DgSolver, DirectKind};
-use crate::problem::config::{scalar_spec, toml_error, BackendChoice, ScalarSpec};
+use crate::problem::config::{check_output_name, scalar_spec, toml_error, BackendChoice, ScalarSpec};
 use crate::solver::{KrylovMethod, KrylovOptions};
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -342,9 +342,7 @@ impl DgFile {
         if !(1..=10_000).contains(&v.restart) {
             return Err(Error::config("solver.restart", format!("must be 1 to 10000, got {}", v.restart)));
         }
-        if o.name.is_empty() || o.name.contains(['/', '\\']) {
-            return Err(Error::config("output.name", "must be a plain file stem"));
-        }
+        check_output_name(&o.name)?;
         if o.samples_per_element < 2 {
             return Err(Error::config("output.samples_per_element", "must be at least 2 (both ends of each element)"));
         }
@@ -355,6 +353,15 @@ impl DgFile {
             return Err(Error::config("output.convergence", format!("at most 12 refinements (each doubles the elements), got {}", o.convergence)));
         }
         Ok(())
+    }
+
+    /// (elements, degree, quadrature points, coefficient fields that are not constants): what the
+    /// memory estimate needs, known before anything is built.
+    pub fn shape(&self) -> (usize, usize, usize, usize) {
+        let s = &self.space;
+        let ph = &self.physics;
+        let sampled = [&ph.kappa, &ph.reaction, &ph.source].iter().filter(|v| matches!(v, Some(toml::Value::String(_)))).count();
+        (self.mesh.n.get(), s.degree, s.quadrature_points.unwrap_or(s.degree + 2), sampled)
     }
 
     /// Builds the mesh, problem, exact solution and solver.

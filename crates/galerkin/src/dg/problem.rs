@@ -170,6 +170,32 @@ impl DgProblem {
     }
 }
 
+/// Memory a DG run needs for `n` elements of degree `k`, `q` points and `sampled` non-constant
+/// coefficient fields, on the host and (with `gpu`) on the device, checked before anything is built.
+pub fn memory_estimate(n: usize, k: usize, q: usize, sampled: usize, gpu: bool) -> (crate::memory::Estimate, Option<crate::memory::Estimate>) {
+    let (n, b, q) = (n as f64, (k + 1) as f64, q as f64);
+    let matrix = 24.0 * b * b * n;
+    let vector = 8.0 * b * n;
+    let mut host = crate::memory::Estimate::default();
+    host.add("mesh", 8.0 * (n + 1.0));
+    host.add("coefficient samples", 8.0 * n * q * sampled as f64 + 8.0 * (n + 1.0));
+    if gpu {
+        host.add("solution", 2.0 * vector);
+        let mut device = crate::memory::Estimate::default();
+        device.add("mesh and samples", 8.0 * (n + 1.0) * 2.0 + 8.0 * n * q * sampled as f64);
+        device.add("matrix", matrix);
+        device.add("matrix copy for the residual check", matrix);
+        device.add("cyclic-reduction levels", matrix);
+        device.add("vectors", 8.0 * vector);
+        (host, Some(device))
+    } else {
+        host.add("matrix", matrix);
+        host.add("factorization (matrix copy and levels)", 2.0 * matrix);
+        host.add("vectors", 8.0 * vector);
+        (host, None)
+    }
+}
+
 /// Values of one field: one per element and point (`values[e·stride + q]`), or a single value for
 /// all (`stride == 0`), which is what crosses to the GPU.
 #[derive(Clone, Debug, PartialEq)]

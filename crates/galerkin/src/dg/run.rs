@@ -5,12 +5,13 @@ use super::config::{DgFile, DgSetup};
 use super::convergence::{study, ConvergenceTable};
 use super::norms::{errors, DgErrors};
 use super::output;
-use super::solve::{solve_cpu, solve_cuda, DgSolution, DgSolver, DirectKind, DgTimings};
-use crate::io;
+use super::solve::{solve_cpu, solve_cuda, DgSolution, DgTimings, DirectKind};
+use crate::io::{self, OutputFile};
+use crate::memory;
 use crate::mesh::CellType;
 use crate::operator::AssemblyLevel;
 use crate::problem::run::{
-    select_engine, AssemblyReport, Engine, ErrorReport, MeshReport, PhaseTimes, Report, RunOptions, SolverReport, SpaceReport,
+    select_engine, AssemblyReport, Engine, ErrorReport, MemoryReport, MeshReport, PhaseTimes, Report, RunOptions, SolverReport, SpaceReport,
 };
 use crate::Result;
 use serde::Serialize;
@@ -44,73 +45,90 @@ struct DgReport<'a> {
     errors: Option<DgErrors>,
     timings: DgTimings,
     convergence: Option<&'a ConvergenceTable>,
-    outputs: &'a [std::path::PathBuf],
+    memory: &'a MemoryReport,
+    outputs: &'a [OutputFile],
 }
 
-/// Whether a DG setup can run on the GPU.
-fn gpu_capable(s: &DgSetup) -> std::result::Result<(), String> {
-    match s.solver {
-        DgSolver::Direct { kind: DirectKind::Thomas, .. } => Err("block Thomas runs on the CPU".into()),
-        _ => Ok(()),
+/// Refuses a problem that cannot fit, before the mesh is built: host memory, and device memory on
+/// the GPU.
+fn check_memory(file: &DgFile, gpu: Option<&crate::backend::cuda::CudaBackend>) -> Result<MemoryReport> {
+    let (n, k, q, sampled) = file.shape();
+    let (host, device) = super::problem::memory_estimate(n, k, q, sampled, gpu.is_some());
+    let available = memory::host_available();
+    memory::check("host", &host, available.as_ref())?;
+    if let (Some(be), Some(device)) = (gpu, device) {
+        let (free, _) = be.memory_info()?;
+        let avail = memory::Available { bytes: free as f64, source: format!("free memory of {}", be.device().name) };
+        memory::check("GPU", &device, Some(&avail))?;
     }
+    Ok(MemoryReport { estimate: host.total(), available: available.map(|a| a.bytes) })
 }
 
-/// Runs a DG problem file's text (`path` names it in errors).
+/// Runs a DG problem file's text (`path` names it in errors). Everything is checked before the
+/// output directory is locked; outputs are published as `problem::run` does: the old report
+/// removed, each file written whole, the report (listing them with sizes and hashes) last.
 pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
     let t_start = Instant::now();
     let file = DgFile::parse(text, &path.display().to_string())?;
-    let setup = file.setup()?;
     let mut notes = Vec::new();
-    let engine = select_engine(opts.backend.unwrap_or(file.backend), gpu_capable(&setup), &mut notes)?;
+    let solver_kind = file.solver.method;
+    let thomas = solver_kind == super::config::MethodKey::Direct && file.solver.direct == DirectKind::Thomas;
+    let capable = if thomas { Err("block Thomas runs on the CPU".to_string()) } else { Ok(()) };
+    let engine = select_engine(opts.backend.unwrap_or(file.backend), capable, &mut notes)?;
     let gpu = match &engine {
         Engine::Cuda(be) => Some(be.as_ref()),
         Engine::Cpu => None,
     };
+    let memory = check_memory(&file, gpu)?;
+    let setup = file.setup()?;
+    let out_dir = io::OutputDir::lock(&opts.out_dir)?;
+    if !out_dir.removed_temporaries.is_empty() {
+        notes.push(format!("removed {} temporary file(s) of an interrupted earlier run", out_dir.removed_temporaries.len()));
+    }
     let DgSetup { problem: p, exact, solver } = &setup;
     let sol: DgSolution = match gpu {
         Some(be) => solve_cuda(be, p, solver)?,
         None => solve_cpu(p, solver)?,
     };
     let errs = exact.as_ref().map(|e| errors(p, &sol.coefficients, e)).transpose()?;
-    let out = &opts.out_dir;
+    let out = out_dir.path();
     let o = &file.output;
     let t_out = Instant::now();
-    let mut outputs = Vec::new();
     let table = match exact {
         Some(e) if o.convergence > 0 => Some(study(p, e, o.convergence, solver, gpu)?),
         _ => None,
     };
+    out_dir.remove("report.json")?;
+    let mut paths = Vec::new();
     if o.csv || o.plot {
         let samples = output::sample(p, &sol.coefficients, exact.as_ref(), o.samples_per_element, o.max_sampled_elements)?;
         if o.csv {
             let path = out.join(format!("{}.csv", o.name));
             output::write_csv(&path, &samples)?;
-            outputs.push(path);
+            paths.push(path);
         }
         if o.plot {
             let path = out.join(format!("{}.png", o.name));
             let error_path = out.join(format!("{}-error.png", o.name));
             let title = format!("{} k = {}, {} elements", p.method.name().to_uppercase(), p.degree, p.mesh.len());
-            outputs.extend(output::plot(&path, &error_path, &title, &samples)?);
+            paths.extend(output::plot(&path, &error_path, &title, &samples)?);
         }
     }
     if let Some(t) = &table {
         if o.plot {
-            outputs.extend(t.write(out)?);
+            paths.extend(t.write(out)?);
         } else {
             let path = out.join("convergence.json");
             io::write_json(&path, t)?;
-            outputs.push(path);
+            paths.push(path);
         }
     }
     if o.plot && sol.stats.residual_history.len() > 2 {
         let path = out.join("residual.png");
         io::plot_residual_history(&path, &format!("{} residual", sol.solver), &[(sol.solver.as_str(), &sol.stats.residual_history)])?;
-        outputs.push(path);
+        paths.push(path);
     }
-    if o.report {
-        outputs.push(out.join("report.json"));
-    }
+    let outputs = paths.iter().map(|p| io::file_record(p)).collect::<Result<Vec<OutputFile>>>()?;
     let t = &sol.timings;
     let times = PhaseTimes {
         mesh: 0.0,
@@ -154,6 +172,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
             errors: errs,
             timings: sol.timings,
             convergence: table.as_ref(),
+            memory: &memory,
             outputs: &outputs,
         };
         io::write_json(out.join("report.json"), &r)?;
@@ -176,6 +195,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         },
         errors: errs.map(|e| ErrorReport { l2: e.l2, h1_semi: e.h1, relative_l2: if e.l2_exact > 0.0 { e.l2 / e.l2_exact } else { e.l2 } }),
         timings: times,
+        memory,
         outputs,
     })
 }

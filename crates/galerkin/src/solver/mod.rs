@@ -14,7 +14,7 @@ pub mod method;
 mod monitor;
 pub mod precond;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 #[cfg(test)]
 mod tests;
 
