@@ -7,7 +7,7 @@ use super::method::{DegreeScaling, HScaling, Method, Penalty};
 use super::norms::Exact;
 use super::problem::{BoundaryCondition, DgProblem, Field};
 use super::solve::{DgPreconditioner, DgSolver, DirectKind};
-use crate::problem::config::{check_output_name, scalar_spec, toml_error, BackendChoice, ScalarSpec};
+use crate::problem::config::{check_output_name, deserialize, scalar_spec, BackendChoice, ScalarSpec};
 use crate::solver::{KrylovMethod, KrylovOptions};
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -260,11 +260,7 @@ pub struct DgSetup {
 
 impl DgFile {
     pub fn parse(text: &str, source: &str) -> Result<DgFile> {
-        let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, source, "", &e))?;
-        let f: DgFile = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            toml_error(text, source, &path, e.inner())
-        })?;
+        let f: DgFile = deserialize(text, source)?;
         f.check()?;
         Ok(f)
     }

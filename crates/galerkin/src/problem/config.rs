@@ -289,11 +289,7 @@ impl Default for OutputConfig {
 impl ProblemFile {
     /// Parse a problem file's text. `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> Result<ProblemFile> {
-        let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, source, "", &e))?;
-        let pf: ProblemFile = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            toml_error(text, source, &path, e.inner())
-        })?;
+        let pf: ProblemFile = deserialize(text, source)?;
         pf.check()?;
         Ok(pf)
     }
@@ -380,8 +376,18 @@ pub(crate) fn check_output_name(name: &str) -> Result<()> {
     }
 }
 
+/// Deserialize a problem file's text into `T`; errors name the dotted key path and the line
+/// (`source` names the file). Shared by every problem-file schema.
+pub(crate) fn deserialize<T: serde::de::DeserializeOwned>(text: &str, source: &str) -> Result<T> {
+    let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, source, "", &e))?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        toml_error(text, source, &path, e.inner())
+    })
+}
+
 /// Turn a TOML/serde error into a config error naming the key path and the line.
-pub(crate) fn toml_error(text: &str, source: &str, path: &str, e: &toml::de::Error) -> Error {
+fn toml_error(text: &str, source: &str, path: &str, e: &toml::de::Error) -> Error {
     // Line of the span's first byte: one more than the newlines before it (counting `lines()`
     // would miss the line that starts exactly at the span).
     let line = e.span().map(|s| {
