@@ -22,6 +22,8 @@ macro_rules! say {
     }};
 }
 
+mod dg_bench;
+
 #[derive(Parser)]
 #[command(name = "galerkin", version, about = "Finite elements on CPU cores and NVIDIA GPUs")]
 struct Cli {
@@ -77,6 +79,25 @@ enum Command {
         /// Matrix: run the CPU columns only up to this many unknowns.
         #[arg(long, default_value_t = 2_000_000)]
         cpu_max_dofs: usize,
+        /// DG on an interval instead: assembly and solves (block Thomas, cyclic reduction, faer LU,
+        /// CG) for N elements × --degrees, CPU, and the GPU with --gpu.
+        #[arg(long)]
+        dg: bool,
+        /// DG: numbers of elements.
+        #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000,1000000")]
+        elements: Vec<usize>,
+        /// DG: timed repetitions per measurement (median and spread reported).
+        #[arg(long, default_value_t = 7)]
+        repeats: usize,
+        /// DG: CPU columns up to this many elements.
+        #[arg(long, default_value_t = 10_000_000)]
+        cpu_max_elements: usize,
+        /// DG: faer's sparse LU up to this many elements.
+        #[arg(long, default_value_t = 1_000_000)]
+        faer_max_elements: usize,
+        /// DG: CG (block Jacobi, capped at --max-iter) up to this many elements.
+        #[arg(long, default_value_t = 100_000)]
+        krylov_max_elements: usize,
     },
 }
 
@@ -149,6 +170,10 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 }
             }
             Ok(())
+        }
+        Command::Bench { dg: true, elements, degrees, repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, max_iter, gpu, json, .. } => {
+            let cfg = galerkin::dg::bench::DgBenchConfig { repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, krylov_max_iter: max_iter };
+            dg_bench::run(&elements, &degrees, &cfg, gpu, json)
         }
         Command::Bench { matrix: true, problems, degrees, dofs, max_iter, json, cpu_max_dofs, .. } => {
             bench_matrix(&problems, &degrees, &dofs, max_iter, cpu_max_dofs, json)

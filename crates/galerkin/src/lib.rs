@@ -6,6 +6,7 @@
 //! solver is written once over the [`backend::Backend`] trait.
 pub mod backend;
 pub mod bench;
+pub mod dg;
 pub mod error;
 pub mod expr;
 pub mod fe;

@@ -13,7 +13,7 @@ mod xml;
 
 pub use atomic::{remove_stale_temporaries, temporary_owner, write_atomic};
 pub use outdir::{file_record, OutputDir, OutputFile};
-pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_residual_history, PLOT_SIZE};
+pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_pieces, plot_residual_history, PLOT_SIZE};
 pub use progress::progress_bar;
 pub use pvd::Pvd;
 pub use report::write_json;

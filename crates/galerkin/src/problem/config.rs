@@ -289,11 +289,7 @@ impl Default for OutputConfig {
 impl ProblemFile {
     /// Parse a problem file's text. `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> Result<ProblemFile> {
-        let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, source, "", &e))?;
-        let pf: ProblemFile = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            toml_error(text, source, &path, e.inner())
-        })?;
+        let pf: ProblemFile = deserialize(text, source)?;
         pf.check()?;
         Ok(pf)
     }
@@ -360,7 +356,7 @@ impl ProblemFile {
 pub const MAX_QUADRATURE_DEGREE: usize = 40;
 
 /// An output file stem: a plain, visible name that stays inside the output directory.
-fn check_output_name(name: &str) -> Result<()> {
+pub(crate) fn check_output_name(name: &str) -> Result<()> {
     let bad = if name.is_empty() {
         Some("is empty")
     } else if name.contains(['/', '\\']) {
@@ -378,6 +374,16 @@ fn check_output_name(name: &str) -> Result<()> {
         Some(why) => Err(Error::config("output.name", format!("`{}` {why}: it must be a plain file stem", name.escape_debug()))),
         None => Ok(()),
     }
+}
+
+/// Deserialize a problem file's text into `T`; errors name the dotted key path and the line
+/// (`source` names the file). Shared by every problem-file schema.
+pub(crate) fn deserialize<T: serde::de::DeserializeOwned>(text: &str, source: &str) -> Result<T> {
+    let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, source, "", &e))?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        toml_error(text, source, &path, e.inner())
+    })
 }
 
 /// Turn a TOML/serde error into a config error naming the key path and the line.

@@ -113,7 +113,11 @@ pub struct PhaseTimes {
 
 /// Read, run and write the outputs of a problem file.
 pub fn run_file(path: &Path, opts: &RunOptions) -> Result<Report> {
-    let pf = read_problem_file(path)?;
+    let text = io::input::read_regular_text(path, "problem file")?;
+    if crate::dg::config::is_dg(&text) {
+        return crate::dg::run::run_text(&text, path, opts);
+    }
+    let pf = ProblemFile::parse(&text, &path.display().to_string())?;
     let base = path.parent().unwrap_or(Path::new("."));
     run(&pf, base, opts)
 }

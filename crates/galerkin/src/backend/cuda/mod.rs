@@ -18,7 +18,7 @@ pub mod csr;
 pub mod element;
 mod cusparse;
 pub mod jit;
-mod kernels;
+pub(crate) mod kernels;
 mod memory;
 pub mod patches;
 pub mod vector;
