@@ -14,8 +14,8 @@ fn run_example(name: &str) -> serde_json::Value {
     assert!(ok, "{name} failed:\n{stdout}\n{stderr}");
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
     for o in report["outputs"].as_array().unwrap() {
-        let p = Path::new(o.as_str().unwrap());
-        assert!(p.exists() && std::fs::metadata(p).unwrap().len() > 0, "{name}: missing output {p:?}");
+        let p = Path::new(o["path"].as_str().unwrap());
+        assert!(p.exists() && std::fs::metadata(p).unwrap().len() == o["bytes"].as_u64().unwrap(), "{name}: missing or different output {p:?}");
     }
     report
 }

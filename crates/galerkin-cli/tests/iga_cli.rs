@@ -14,7 +14,7 @@ fn run(toml: &Path) -> serde_json::Value {
     assert!(ok, "{} failed:\n{stdout}\n{stderr}", toml.display());
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
     for o in report["outputs"].as_array().unwrap() {
-        let p = Path::new(o.as_str().unwrap());
+        let p = Path::new(o["path"].as_str().unwrap());
         assert!(p.exists() && std::fs::metadata(p).unwrap().len() > 0, "{}: missing output {p:?}", toml.display());
     }
     assert!(report["solver"]["relative_residual"].as_f64().unwrap() < 1e-10, "{}", report["solver"]);
@@ -42,7 +42,7 @@ fn every_iga_example_runs() {
             }
             "iga-poisson-2d.toml" => {
                 assert!(r["errors"]["relative_l2"].as_f64().unwrap() < 1e-6, "{}", r["errors"]);
-                assert!(r["outputs"].as_array().unwrap().iter().any(|o| o.as_str().unwrap().ends_with(".vtu")));
+                assert!(r["outputs"].as_array().unwrap().iter().any(|o| o["path"].as_str().unwrap().ends_with(".vtu")));
             }
             "iga-knots-robin.toml" => assert_eq!(r["space"]["min_continuity"][0], 0),
             _ => {}

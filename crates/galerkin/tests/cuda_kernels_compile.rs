@@ -153,3 +153,17 @@ fn every_assembly_variant_compiles_without_warnings() {
     let largest = variants.iter().max_by_key(|(_, b)| *b).unwrap();
     eprintln!("{} assembly variants compiled; largest {:?} with {} bytes of PTX", variants.len(), largest.0, largest.1);
 }
+
+#[test]
+fn dg_kernels_have_every_entry_point_for_blocks_2_to_7() {
+    if !nvrtc() {
+        return;
+    }
+    let dg = jit::ALL_SOURCES.iter().find(|k| k.file == "dg.cu").expect("dg.cu is in ALL_SOURCES");
+    let ptx = jit::compile_ptx(dg.file, dg.source, "compute_90").unwrap_or_else(|e| panic!("{e}")).ptx;
+    let names = galerkin::dg::cuda::entry_points();
+    assert_eq!(names.len(), 8 * 6);
+    for name in names {
+        assert!(ptx.contains(&format!(".entry {name}(")), "dg.cu lacks {name}");
+    }
+}

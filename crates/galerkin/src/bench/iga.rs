@@ -3,12 +3,13 @@
 //! over sizes and degrees, the cost of many right-hand sides, and the fit of the seed's
 //! `t = a + b·log₂N` model.
 //!
-//! Timing: resident work only (element matrices and right-hand sides already where the solver
-//! runs), each measurement repeated, median and spread reported. GPU times are taken with a
-//! synchronized wall clock around the launches (`synchronize; t0; work; synchronize; t1`). Every
-//! GPU figure of moved bytes is checked against the copy bandwidth measured in the same run, and
-//! every solution against the CPU's: a benchmark that would print an impossible or wrong result
-//! fails instead. (A local helper: the shared timing module of issue 10 can replace [`time_runs`].)
+//! Timing ([`super::timing`]): resident work only (element matrices and right-hand sides already
+//! where the solver runs), each measurement repeated, median and spread reported; GPU times with
+//! CUDA events. Every GPU figure of moved bytes is checked against the copy bandwidth measured in
+//! the same run, and every solution's backward error: a benchmark that would print an impossible
+//! or wrong result fails instead.
+use super::timing::{guarded_gbs, measure, HostClock, Timing};
+use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::{CudaBackend, CudaMultifrontal};
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
@@ -20,37 +21,14 @@ use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Median and spread of repeated runs, in seconds.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct Timing {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    pub reps: usize,
+/// CPU timing: one untimed warm-up (none with `warm_up = false`), then `reps` timed runs.
+fn cpu_time(reps: usize, warm_up: bool, f: impl FnMut() -> Result<()>) -> Result<Timing> {
+    measure(&mut HostClock::default(), usize::from(warm_up), reps.max(1), f)
 }
 
-/// Runs `f` once untimed (warm-up), then `reps` times; `sync` is called before starting and
-/// before stopping each clock (a device synchronization for GPU work).
-pub fn time_runs(reps: usize, sync: impl FnMut() -> Result<()>, f: impl FnMut() -> Result<()>) -> Result<Timing> {
-    time_runs_with(reps, true, sync, f)
-}
-
-/// [`time_runs`], with the warm-up run optional (for expensive CPU runs that need none).
-pub fn time_runs_with(reps: usize, warm_up: bool, mut sync: impl FnMut() -> Result<()>, mut f: impl FnMut() -> Result<()>) -> Result<Timing> {
-    let reps = reps.max(1);
-    if warm_up {
-        f()?;
-    }
-    let mut t = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        sync()?;
-        let clock = Instant::now();
-        f()?;
-        sync()?;
-        t.push(clock.elapsed().as_secs_f64());
-    }
-    t.sort_by(f64::total_cmp);
-    Ok(Timing { median: t[reps / 2], min: t[0], max: t[reps - 1], reps })
+/// GPU timing: CUDA events on the backend's stream around each run, after one warm-up.
+fn gpu_time(be: &CudaBackend, reps: usize, f: impl FnMut() -> Result<()>) -> Result<Timing> {
+    measure(&mut EventClock::new(be)?, 1, reps.max(1), f)
 }
 
 /// What to run.
@@ -179,15 +157,6 @@ fn solve_bytes(s: &Symbolic, nrhs: usize) -> f64 {
     8.0 * (factors as f64 + 2.0 * (s.n * nrhs) as f64)
 }
 
-fn check_bandwidth(what: &str, gbs: f64, copy: Option<f64>) -> Result<()> {
-    match copy {
-        Some(c) if gbs > c => Err(Error::invalid(format!(
-            "{what}: {gbs:.0} GB/s is above the device's measured copy bandwidth {c:.0} GB/s: the timing is wrong"
-        ))),
-        _ => Ok(()),
-    }
-}
-
 /// Normwise backward error `‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞)` (with ‖A‖∞ bounded by the element
 /// matrices' absolute row sums): what a backward-stable direct solve keeps near machine precision,
 /// however ill-conditioned the matrix (unlike differences between two solutions).
@@ -258,6 +227,13 @@ fn engine_times(s: &Symbolic, factor: Timing, solve: Timing) -> EngineTimes {
     }
 }
 
+/// [`engine_times`] with the GPU's byte rates checked against the copy bandwidth `copy`.
+fn gpu_engine_times(s: &Symbolic, factor: Timing, solve: Timing, what: &str, copy: f64) -> Result<EngineTimes> {
+    guarded_gbs(&format!("GPU factorization ({what})"), factor_bytes(s), &factor, copy)?;
+    guarded_gbs(&format!("GPU solve ({what})"), solve_bytes(s, 1), &solve, copy)?;
+    Ok(engine_times(s, factor, solve))
+}
+
 /// One size: CPU multifrontal (up to `cpu_max`), GPU multifrontal, faer LU (up to `lu_max`).
 fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<SizeRow> {
     let System { sys, sym, assembly_s, analysis_s } = if dim == 1 { system_1d(p, n)? } else { system_2d(p, n)? };
@@ -283,33 +259,29 @@ fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&C
         max_relative_difference: 0.0,
         max_backward_error: 0.0,
     };
-    let none = || Ok(());
     let mut reference: Option<Vec<f64>> = None;
     if elements <= o.cpu_max {
         let mut f = CpuMultifrontal::factor(sym.clone(), &sys.matrices)?;
-        let factor = time_runs(o.reps, none, || f.refactor(&sys.matrices))?;
+        let factor = cpu_time(o.reps, true, || f.refactor(&sys.matrices))?;
         let mut x = vec![0.0; sys.ndofs];
-        let solve = time_runs(o.reps, none, || f.solve_into(1, &sys.rhs, &mut x))?;
+        let solve = cpu_time(o.reps, true, || f.solve_into(1, &sys.rhs, &mut x))?;
         row.max_backward_error = row.max_backward_error.max(backward_error(&sys, &x));
         reference = Some(x);
         row.cpu = Some(engine_times(&sym, factor, solve));
     }
     if let Some((be, copy)) = gpu {
         let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
-        let sync = || be.synchronize();
-        let factor = time_runs(o.reps, sync, || f.refactor(be))?;
+        let factor = gpu_time(be, o.reps, || f.refactor(be))?;
         let b = be.from_host(&sys.rhs)?;
         let mut x = be.zeros(sys.ndofs)?;
-        let solve = time_runs(o.reps, sync, || f.solve(be, &b, &mut x))?;
+        let solve = gpu_time(be, o.reps, || f.solve(be, &b, &mut x))?;
         let xg = be.to_host(&x)?;
         row.max_backward_error = row.max_backward_error.max(backward_error(&sys, &xg));
         if let Some(r) = &reference {
             row.max_relative_difference = row.max_relative_difference.max(max_rel_diff(r, &xg));
         }
         reference.get_or_insert(xg);
-        let t = engine_times(&sym, factor, solve);
-        check_bandwidth(&format!("GPU factorization ({dim}D p={p} N={elements})"), t.factor_gbs, Some(copy))?;
-        check_bandwidth(&format!("GPU solve ({dim}D p={p} N={elements})"), t.solve_gbs, Some(copy))?;
+        let t = gpu_engine_times(&sym, factor, solve, &format!("{dim}D p={p} N={elements}"), copy)?;
         row.gpu_launches = Some(f.launches());
         row.gpu = Some(t);
     }
@@ -318,10 +290,10 @@ fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&C
         // the slowest part of the sweep: no warm-up, two runs from 2^18 elements on.
         let a = sys.to_csr()?;
         let reps = if elements >= 1 << 18 { 2 } else { o.reps.min(3) };
-        let factor = time_runs_with(reps, false, none, || DirectSolver::lu(&a).map(|_| ()))?;
+        let factor = cpu_time(reps, false, || DirectSolver::lu(&a).map(|_| ()))?;
         let lu = DirectSolver::lu(&a)?;
         let mut x = Vec::new();
-        let solve = time_runs(reps, none, || lu.solve(&sys.rhs).map(|v| x = v))?;
+        let solve = cpu_time(reps, true, || lu.solve(&sys.rhs).map(|v| x = v))?;
         row.max_backward_error = row.max_backward_error.max(backward_error(&sys, &x));
         if let Some(r) = &reference {
             row.max_relative_difference = row.max_relative_difference.max(max_rel_diff(r, &x));
@@ -363,21 +335,20 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
             let (factor_s, solve, check) = match (engine, gpu) {
                 ("gpu", Some((be, copy))) => {
                     let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
-                    let sync = || be.synchronize();
-                    let factor = time_runs(o.reps, sync, || f.refactor(be))?;
+                    let factor = gpu_time(be, o.reps, || f.refactor(be))?;
                     let bd = be.from_host(b)?;
                     let mut x = be.zeros(nd * nrhs)?;
-                    let solve = time_runs(o.reps, sync, || f.solve_many(be, nrhs, &bd, &mut x))?;
-                    check_bandwidth(&format!("GPU solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs) / solve.median * 1e-9, Some(copy))?;
+                    let solve = gpu_time(be, o.reps, || f.solve_many(be, nrhs, &bd, &mut x))?;
+                    guarded_gbs(&format!("GPU solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs), &solve, copy)?;
                     // Check the last right-hand side against the CPU.
                     let xl = be.to_host(&x)?[nd * (nrhs - 1)..].to_vec();
                     (factor.median, solve, Some(xl))
                 }
                 _ => {
                     let mut f = CpuMultifrontal::factor(sym.clone(), &sys.matrices)?;
-                    let factor = time_runs(o.reps, || Ok(()), || f.refactor(&sys.matrices))?;
+                    let factor = cpu_time(o.reps, true, || f.refactor(&sys.matrices))?;
                     let mut x = vec![0.0; nd * nrhs];
-                    let solve = time_runs(o.reps, || Ok(()), || f.solve_into(nrhs, b, &mut x))?;
+                    let solve = cpu_time(o.reps, true, || f.solve_into(nrhs, b, &mut x))?;
                     (factor.median, solve, None)
                 }
             };

@@ -76,7 +76,7 @@ impl Adr1d {
                 rhs[first + i] += local_rhs[e * k + i];
             }
         }
-        let mut sys = ElementSystem { ndofs: n, k, element_dofs: space.element_dofs(), matrices, rhs };
+        let mut sys = ElementSystem { ndofs: n, k, element_dofs: space.element_dofs(), matrices, rhs, dirichlet: 0 };
         let mut dirichlet = Vec::new();
         for (cond, elem, local, dof) in [(self.left, 0, 0, 0), (self.right, ne - 1, k - 1, n - 1)] {
             match cond {

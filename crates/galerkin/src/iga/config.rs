@@ -17,7 +17,7 @@ use super::knots::KnotVector;
 use super::poisson2d::{Physics2d, Problem2d};
 use super::space::{Space1d, Space2d};
 use crate::expr::Expr;
-use crate::problem::config::{toml_error, BackendChoice};
+use crate::problem::config::{check_output_name, deserialize, BackendChoice};
 use crate::{Error, Result};
 use serde::Deserialize;
 use toml::{Spanned, Value};
@@ -328,11 +328,7 @@ fn field(key: &str, e: Expr) -> Field {
 impl IgaSetup {
     /// Parses and validates a B-spline problem file (`source` names it in errors).
     pub fn parse(text: &str, source: &str) -> Result<IgaSetup> {
-        let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, source, "", &e))?;
-        let f: FileSchema = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            toml_error(text, source, &path, e.inner())
-        })?;
+        let f: FileSchema = deserialize(text, source)?;
         let cx = Ctx { text, source };
         if f.space.family != "bspline" {
             return Err(Error::config("space.family", format!("expected \"bspline\" in a B-spline problem file, got {:?}", f.space.family)));
@@ -371,8 +367,9 @@ impl IgaSetup {
         let quadrature = q("solver.quadrature", &f.solver.quadrature, degree + 1)?;
         let error_quadrature = q("solver.error_quadrature", &f.solver.error_quadrature, quadrature + 1)?;
         let o = &f.output;
-        if o.name.is_empty() || o.name.contains(['/', '\\']) || o.name == "report" {
-            return Err(Error::config("output.name", format!("must be a plain file stem other than `report`, got {:?}", o.name)));
+        check_output_name(&o.name)?;
+        if o.name == "report" {
+            return Err(Error::config("output.name", "`report` is taken by report.json"));
         }
         let samples = match &o.samples {
             Some(v) => cx.counts("output.samples", v, dim, 1, 1 << 24)?,

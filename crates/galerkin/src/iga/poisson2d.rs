@@ -105,7 +105,7 @@ impl Problem2d {
                 rhs[*d as usize] += v;
             }
         }
-        let mut sys = ElementSystem { ndofs: space.num_basis(), k, element_dofs, matrices, rhs };
+        let mut sys = ElementSystem { ndofs: space.num_basis(), k, element_dofs, matrices, rhs, dirichlet: 0 };
         if let Physics2d::Poisson { dirichlet, .. } = &self.physics {
             sys.apply_dirichlet(&boundary_values(space, dirichlet, nq)?)?;
         }
@@ -161,7 +161,7 @@ fn project_edge(s: &Space1d, g: &dyn Fn(f64) -> Result<f64>, nq: usize) -> Resul
         }
     }
     let (a, b) = s.knots().domain();
-    let mut sys = ElementSystem { ndofs: n, k, element_dofs: s.element_dofs(), matrices, rhs };
+    let mut sys = ElementSystem { ndofs: n, k, element_dofs: s.element_dofs(), matrices, rhs, dirichlet: 0 };
     sys.apply_dirichlet(&[(0, g(a)?), (n - 1, g(b)?)])?;
     DirectSolver::cholesky(&sys.to_csr()?)?.solve(&sys.rhs)
 }

@@ -5,7 +5,14 @@ use super::function::{ErrorNorms, Spline1d, Spline2d};
 use super::output;
 use super::system::ElementSystem;
 use crate::backend::Backend;
-use crate::problem::run::{select_engine, Engine, RunOptions};
+use crate::io::OutputFile;
+use crate::memory;
+use crate::mesh::CellType;
+use crate::operator::AssemblyLevel;
+use crate::problem::run::{
+    select_engine, AssemblyReport, Engine, ErrorReport as FeErrors, MemoryReport, MeshReport, PhaseTimes, Report, RunOptions, SolverReport as FeSolver,
+    SpaceReport as FeSpace,
+};
 use crate::solver::multifrontal::{CpuMultifrontal, MultifrontalStats, Symbolic};
 use crate::solver::{DirectSolver, Factorization};
 use crate::{io, Error, Result};
@@ -28,7 +35,9 @@ pub struct IgaReport {
     pub solver: SolverReport,
     pub errors: Option<ErrorReport>,
     pub timings: Timings,
-    pub outputs: Vec<PathBuf>,
+    pub memory: MemoryReport,
+    /// The files this run wrote (size, SHA-256); the report is written after them.
+    pub outputs: Vec<OutputFile>,
 }
 
 #[derive(Debug, Serialize)]
@@ -40,6 +49,9 @@ pub struct SpaceReport {
     pub min_continuity: Vec<Option<usize>>,
     pub elements: Vec<usize>,
     pub dofs: usize,
+    /// Basis functions per element.
+    pub element_size: usize,
+    pub dirichlet_dofs: usize,
     pub quadrature_points: usize,
 }
 
@@ -75,11 +87,77 @@ pub struct Timings {
     pub total: f64,
 }
 
-/// Reads, runs and writes the outputs of a B-spline problem file.
-pub fn run_file(path: &Path, opts: &RunOptions) -> Result<IgaReport> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let setup = IgaSetup::parse(&text, &path.display().to_string())?;
-    run(&setup, opts)
+/// Runs a B-spline problem file's text (`path` names it in errors) and returns the summary the
+/// CLI prints; `report.json` holds the IGA report ([`IgaReport`]).
+pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
+    let setup = IgaSetup::parse(text, &path.display().to_string())?;
+    let r = run(&setup, opts)?;
+    let (cells, dim) = (r.space.elements.iter().product::<usize>(), r.space.dim);
+    let mut notes = r.notes.clone();
+    if let Some(m) = &r.solver.multifrontal {
+        notes.push(format!(
+            "B-splines of degree {:?} on {:?} elements; multifrontal: {} tree levels, largest front {}, {:.3e} factor flops; analysis {:.3} s, factor {:.3} s, solve {:.3} s",
+            r.space.degree, r.space.elements, m.levels, m.max_front, m.factor_flops, r.timings.analysis, r.timings.factor, r.timings.solve
+        ));
+    }
+    Ok(Report {
+        title: r.title.clone(),
+        backend: r.backend.clone(),
+        notes,
+        mesh: MeshReport { cell_type: if dim == 1 { CellType::Interval } else { CellType::Quadrilateral }, cells, vertices: r.space.elements.iter().map(|e| e + 1).product(), dim },
+        space: FeSpace { family: "bspline".into(), degree: r.space.degree.iter().copied().max().unwrap_or(0), components: 1, dofs: r.space.dofs },
+        assembly: AssemblyReport { level: AssemblyLevel::Element, stored_entries: cells * r.space.element_size, colors: 0, dirichlet_dofs: r.space.dirichlet_dofs },
+        solver: FeSolver {
+            method: format!("{:?}", r.solver.method).to_lowercase(),
+            preconditioner: "none".into(),
+            iterations: 0,
+            initial_residual: 0.0,
+            final_residual: 0.0,
+            relative_residual: r.solver.relative_residual,
+            residual_history: Vec::new(),
+        },
+        errors: r.errors.as_ref().map(|e| FeErrors { l2: e.l2, h1_semi: e.h1_semi, relative_l2: e.relative_l2 }),
+        timings: PhaseTimes {
+            mesh: 0.0,
+            space: r.timings.setup,
+            assembly: r.timings.assembly,
+            preconditioner: r.timings.analysis + r.timings.factor,
+            solve: r.timings.solve,
+            output: r.timings.errors + r.timings.output,
+            total: r.timings.total,
+        },
+        memory: r.memory,
+        outputs: r.outputs,
+    })
+}
+
+/// Host (and device) memory the run needs for its element matrices, before they are built.
+fn check_elements_memory(nelem: usize, k: usize, ndofs: usize) -> Result<memory::Estimate> {
+    let mut est = memory::Estimate::default();
+    est.add("element matrices", (nelem * k * k) as f64 * 8.0);
+    est.add("element restriction", (nelem * k) as f64 * 4.0);
+    est.add("vectors", ndofs as f64 * 8.0 * 4.0);
+    memory::check("host", &est, memory::host_available().as_ref())?;
+    Ok(est)
+}
+
+/// The factorization's memory, checked before it is allocated: the fronts on the host (CPU) or
+/// the device (GPU, with a copy of the element matrices), or faer's LU (bounded below by the matrix).
+fn check_factor_memory(engine: &Engine, method: Method, sym: &Symbolic, est: &mut memory::Estimate) -> Result<()> {
+    let fronts = sym.storage_len as f64 * 8.0;
+    match (engine, method) {
+        (_, Method::Lu) => est.add("CSR matrix", sym.leaf_len as f64 * 16.0),
+        (Engine::Cpu, _) => est.add("multifrontal fronts", fronts),
+        (Engine::Cuda(be), _) => {
+            let mut dev = memory::Estimate::default();
+            dev.add("multifrontal fronts", fronts);
+            dev.add("element matrices", sym.leaf_len as f64 * 8.0);
+            dev.add("solve buffers", (sym.leaf_slots + 2 * sym.level_slots) as f64 * 8.0);
+            let (free, _) = be.memory_info()?;
+            memory::check("GPU", &dev, Some(&memory::Available { bytes: free as f64, source: format!("free memory of {}", be.device().name) }))?;
+        }
+    }
+    memory::check("host", est, memory::host_available().as_ref())
 }
 
 /// The solution on the host, the factorization statistics and GPU launch counts.
@@ -139,6 +217,15 @@ pub fn run(setup: &IgaSetup, opts: &RunOptions) -> Result<IgaReport> {
     let mut notes = Vec::new();
     let capable = if setup.method == Method::Lu { Err("faer's sparse LU runs on the CPU".to_string()) } else { Ok(()) };
     let engine = select_engine(opts.backend.unwrap_or(setup.backend), capable, &mut notes)?;
+    let (nelem, k, ndofs) = match &setup.space {
+        IgaSpace::D1(s) => (s.num_elements(), s.degree() + 1, s.num_basis()),
+        IgaSpace::D2(s) => (s.num_elements(), s.element_size(), s.num_basis()),
+    };
+    let mut est = check_elements_memory(nelem, k, ndofs)?;
+    let out = crate::io::OutputDir::lock(&opts.out_dir)?;
+    if !out.removed_temporaries.is_empty() {
+        notes.push(format!("removed {} temporary file(s) of an interrupted earlier run", out.removed_temporaries.len()));
+    }
     let mut t = Timings { setup: start.elapsed().as_secs_f64(), ..Default::default() };
     let q = setup.quadrature;
 
@@ -155,6 +242,9 @@ pub fn run(setup: &IgaSetup, opts: &RunOptions) -> Result<IgaReport> {
         IgaSpace::D2(s) => super::symbolic_2d(s)?,
     };
     t.analysis = clock.elapsed().as_secs_f64();
+    check_factor_memory(&engine, setup.method, &sym, &mut est)?;
+    let memory = MemoryReport { estimate: est.total(), available: memory::host_available().map(|a| a.bytes) };
+    let dirichlet_dofs = sys.dirichlet;
     let solved = solve(&engine, setup.method, &sys, sym, &mut t)?;
     let residual = relative_residual(&sys, &solved.u);
     if !(residual <= RESIDUAL_LIMIT) {
@@ -193,27 +283,27 @@ pub fn run(setup: &IgaSetup, opts: &RunOptions) -> Result<IgaReport> {
     t.errors = clock.elapsed().as_secs_f64();
 
     let clock = Instant::now();
-    let out = &opts.out_dir;
+    out.remove("report.json")?;
     let o = &setup.output;
     let exact = setup.exact.as_ref().map(|e| &e.u);
-    let mut outputs = Vec::new();
+    let mut outputs: Vec<PathBuf> = Vec::new();
     let title = if setup.title.is_empty() { "B-spline solution".to_string() } else { setup.title.clone() };
     match &sol {
         Sol::D1(u) => {
             if o.csv {
-                let p = out.join(format!("{}.csv", o.name));
+                let p = out.join(&format!("{}.csv", o.name));
                 output::write_csv_1d(&p, u, exact, o.samples[0])?;
                 outputs.push(p);
             }
             if o.plot {
-                let p = out.join(format!("{}.png", o.name));
+                let p = out.join(&format!("{}.png", o.name));
                 output::plot_1d(&p, &title, u, exact, o.samples[0])?;
                 outputs.push(p);
             }
         }
         Sol::D2(u) => {
             if o.vtu {
-                let p = out.join(format!("{}.vtu", o.name));
+                let p = out.join(&format!("{}.vtu", o.name));
                 output::write_vtu_2d(&p, u, exact, o.samples[0], o.samples[1])?;
                 outputs.push(p);
             }
@@ -228,22 +318,22 @@ pub fn run(setup: &IgaSetup, opts: &RunOptions) -> Result<IgaReport> {
             vec![s.x.num_elements(), s.y.num_elements()],
         ),
     };
+    let outputs = outputs.iter().map(|p| crate::io::file_record(p)).collect::<Result<Vec<_>>>()?;
     let mut report = IgaReport {
         title: setup.title.clone(),
         backend: engine.name(),
         notes,
-        space: SpaceReport { family: "bspline", dim, degree, min_continuity: continuity, elements, dofs: sys.ndofs, quadrature_points: q },
+        space: SpaceReport { family: "bspline", dim, degree, min_continuity: continuity, elements, dofs: sys.ndofs, element_size: k, dirichlet_dofs, quadrature_points: q },
         solver: SolverReport { method: setup.method, multifrontal: solved.stats, gpu_launches: solved.launches, relative_residual: residual },
         errors,
         timings: t,
+        memory,
         outputs,
     };
     report.timings.output = clock.elapsed().as_secs_f64();
     report.timings.total = start.elapsed().as_secs_f64();
     if o.report {
-        let p = out.join("report.json");
-        report.outputs.push(p.clone());
-        io::write_json(&p, &report)?;
+        io::write_json(out.join("report.json"), &report)?;
     }
     Ok(report)
 }

@@ -17,6 +17,8 @@ pub struct ElementSystem {
     /// `k²` values per element.
     pub matrices: Vec<f64>,
     pub rhs: Vec<f64>,
+    /// Dofs fixed by [`ElementSystem::apply_dirichlet`].
+    pub dirichlet: usize,
 }
 
 impl ElementSystem {
@@ -69,6 +71,7 @@ impl ElementSystem {
         for &(d, g) in constraints {
             self.rhs[d] = g;
         }
+        self.dirichlet += constraints.len();
         Ok(())
     }
 
@@ -108,7 +111,7 @@ mod tests {
     /// Two linear elements on three dofs: 1D Laplacian [1 -1; -1 1] each.
     fn laplace() -> ElementSystem {
         let e = [1.0, -1.0, -1.0, 1.0];
-        ElementSystem { ndofs: 3, k: 2, element_dofs: vec![0, 1, 1, 2], matrices: [e, e].concat(), rhs: vec![0.0, 1.0, 0.0] }
+        ElementSystem { ndofs: 3, k: 2, element_dofs: vec![0, 1, 1, 2], matrices: [e, e].concat(), rhs: vec![0.0, 1.0, 0.0], dirichlet: 0 }
     }
 
     #[test]

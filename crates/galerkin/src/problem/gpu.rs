@@ -189,6 +189,11 @@ impl<'a> DeviceSystem<'a> {
         self.pattern.as_deref()
     }
 
+    /// The diagonal (ones on constrained rows), for Jacobi-type preconditioners.
+    pub fn diagonal(&self) -> &[f64] {
+        &self.diagonal
+    }
+
     /// The right-hand side on the host.
     pub fn rhs_to_host(&self) -> Result<Vec<f64>> {
         self.backend.to_host(&self.rhs)

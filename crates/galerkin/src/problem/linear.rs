@@ -200,6 +200,8 @@ impl LinearProblem {
         }
         self.physics.check(&self.space.mesh)?;
         for bc in &self.bcs {
+            let (BoundaryCondition::Dirichlet { on, .. } | BoundaryCondition::Neumann { on, .. } | BoundaryCondition::Robin { on, .. }) = bc;
+            super::validate::boundaries_have_facets(&self.space.mesh, on).map_err(Error::invalid)?;
             if let BoundaryCondition::Dirichlet { components: Some(cs), .. } = bc {
                 if let Some(c) = cs.iter().find(|&&c| c >= n) {
                     return Err(Error::invalid(format!("Dirichlet component {c} out of range (the space has {n})")));
@@ -442,9 +444,7 @@ impl LinearSystem {
             let solver = if self.symmetric { DirectSolver::cholesky(a)? } else { DirectSolver::lu(a)? };
             timings.preconditioner = t0.elapsed().as_secs_f64();
             let u = solver.solve(b)?;
-            let mut r = vec![0.0; n];
-            a.spmv(&u, &mut r);
-            let res = r.iter().zip(b).map(|(x, y)| (y - x).powi(2)).sum::<f64>().sqrt();
+            let res = crate::solver::direct::checked_residual(a, &u, b)?;
             let stats = SolveStats {
                 method: if self.symmetric { "cholesky".into() } else { "lu".into() },
                 iterations: 1,

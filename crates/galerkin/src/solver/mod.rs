@@ -15,7 +15,7 @@ mod monitor;
 pub mod multifrontal;
 pub mod precond;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 #[cfg(test)]
 mod tests;
 

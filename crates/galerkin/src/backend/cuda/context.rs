@@ -109,7 +109,7 @@ pub struct CudaBackend {
     pub(super) cusparse: Mutex<Option<super::cusparse::Handle>>,
     pub(super) info: DeviceInfo,
     pub(super) ctx: Arc<CudaContext>,
-    pub(super) stream: Arc<CudaStream>,
+    pub(crate) stream: Arc<CudaStream>,
     pub(super) kernels: Kernels,
     /// Blocks of `BLOCK_SIZE` threads the whole GPU holds at once: the grid of grid-stride kernels.
     pub(super) resident_blocks: u32,
@@ -169,7 +169,7 @@ impl CudaBackend {
     }
 
     /// The module of one variant of `src` (compiled with `defines`), loaded once per process.
-    pub(super) fn variant_module(&self, src: &jit::KernelSource, defines: &[String]) -> Result<Arc<CudaModule>> {
+    pub(crate) fn variant_module(&self, src: &jit::KernelSource, defines: &[String]) -> Result<Arc<CudaModule>> {
         module(&self.ctx, self.info.ordinal, src, defines, &self.arch)
     }
 
@@ -189,7 +189,7 @@ impl CudaBackend {
     }
 
     /// True when `slice` was allocated on this backend's stream.
-    pub(super) fn owns<T>(&self, slice: &CudaSlice<T>) -> bool {
+    pub(crate) fn owns<T>(&self, slice: &CudaSlice<T>) -> bool {
         Arc::ptr_eq(slice.stream(), &self.stream)
     }
 }

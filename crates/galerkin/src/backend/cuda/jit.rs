@@ -46,6 +46,13 @@ pub const ASSEMBLY: KernelSource = KernelSource {
     source: include_str!("../../../kernels/assembly.cu"),
 };
 
+/// Discontinuous Galerkin on an interval (`crate::dg`): block-tridiagonal assembly, apply, block
+/// Jacobi and cyclic reduction, one template per operation instantiated for blocks of 2 to 7.
+pub const DG: KernelSource = KernelSource {
+    file: "dg.cu",
+    source: include_str!("../../../kernels/dg.cu"),
+};
+
 /// Multifrontal factorization and solves, one launch per tree level (`backend::cuda::multifrontal`).
 pub const MULTIFRONTAL: KernelSource = KernelSource {
     file: "multifrontal.cu",
@@ -54,7 +61,7 @@ pub const MULTIFRONTAL: KernelSource = KernelSource {
 
 /// Every kernel source of the backend that compiles without variant defines (what CI compiles as
 /// is; the variants of [`ASSEMBLY`] are compiled by `assembly::compile_variants`).
-pub const ALL_SOURCES: [KernelSource; 4] = [VECTOR, SPMV, BLOCK_JACOBI, MULTIFRONTAL];
+pub const ALL_SOURCES: [KernelSource; 5] = [VECTOR, SPMV, BLOCK_JACOBI, DG, MULTIFRONTAL];
 
 /// PTX plus whatever NVRTC logged while producing it (warnings).
 #[derive(Clone, Debug)]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// A kernel entry point and its name.
 #[derive(Clone)]
-pub(super) struct Kernel {
+pub(crate) struct Kernel {
     pub name: &'static str,
     pub func: CudaFunction,
 }
@@ -81,7 +81,7 @@ impl Kernels {
 impl CudaBackend {
     /// Launch shape for a grid-stride kernel over `work` items (threads' worth of work): enough
     /// blocks to cover the work, at most what the GPU holds at once (every SM full, no tail wave).
-    pub(super) fn grid(&self, work: u64) -> LaunchConfig {
+    pub(crate) fn grid(&self, work: u64) -> LaunchConfig {
         let blocks = work
             .div_ceil(u64::from(BLOCK_SIZE))
             .clamp(1, u64::from(self.resident_blocks)) as u32;
@@ -94,7 +94,7 @@ impl CudaBackend {
 
     /// Turns a launch result into an error naming the kernel; with `GALERKIN_CUDA_SYNC=1` also
     /// waits for the kernel so faults during execution are attributed to it too.
-    pub(super) fn check_launch(
+    pub(crate) fn check_launch(
         &self,
         kernel: &Kernel,
         launched: std::result::Result<(), DriverError>,
@@ -128,4 +128,4 @@ macro_rules! launch {
         backend.check_launch(kernel, launched)
     }};
 }
-pub(super) use launch;
+pub(crate) use launch;

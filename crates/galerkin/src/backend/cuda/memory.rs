@@ -32,20 +32,26 @@ pub(super) fn alloc_on<T: DeviceRepr>(
 }
 
 impl CudaBackend {
+    /// (free, total) device memory in bytes, now (cuMemGetInfo): what a problem's estimate is
+    /// checked against before it is uploaded.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.ctx.mem_get_info().map_err(|e| cuda_error(format!("cuMemGetInfo failed: {e}")))
+    }
+
     /// Uninitialized device buffer of `len` elements (see [`alloc_on`]).
-    pub(super) fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
+    pub(crate) fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
         alloc_on(&self.ctx, &self.stream, len)
     }
 
     /// Sets every element of a device buffer to zero bits (asynchronously, on the stream).
-    pub(super) fn zero_slice<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(&self, dev: &mut CudaSlice<T>) -> Result<()> {
+    pub(crate) fn zero_slice<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(&self, dev: &mut CudaSlice<T>) -> Result<()> {
         self.stream
             .memset_zeros(dev)
             .map_err(|e| cuda_error(format!("zeroing {} device bytes failed: {e}", dev.num_bytes())))
     }
 
     /// Copies a host slice into a new device buffer.
-    pub(super) fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+    pub(crate) fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
         let mut dev = self.alloc::<T>(host.len())?;
         if !host.is_empty() {
             self.stream.memcpy_htod(host, &mut dev).map_err(|e| {
@@ -59,7 +65,7 @@ impl CudaBackend {
     }
 
     /// Copies a whole device buffer to the host, waiting for it (and all earlier work) to finish.
-    pub(super) fn download<T: DeviceRepr + Default + Clone>(
+    pub(crate) fn download<T: DeviceRepr + Default + Clone>(
         &self,
         dev: &CudaSlice<T>,
     ) -> Result<Vec<T>> {

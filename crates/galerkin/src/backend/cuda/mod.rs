@@ -19,7 +19,7 @@ mod dense_libs;
 pub mod element;
 mod cusparse;
 pub mod jit;
-mod kernels;
+pub(crate) mod kernels;
 mod memory;
 pub mod multifrontal;
 pub mod patches;

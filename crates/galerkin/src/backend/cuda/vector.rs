@@ -11,7 +11,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// A vector of f64 in device memory, owned by the [`CudaBackend`] that created it.
 pub struct CudaVector {
-    pub(super) data: CudaSlice<f64>,
+    pub(crate) data: CudaSlice<f64>,
 }
 
 impl CudaVector {
@@ -29,7 +29,7 @@ impl CudaVector {
 
 impl CudaBackend {
     /// Checks that every vector belongs to this backend and has length `n`.
-    pub(super) fn check(&self, op: &str, n: usize, vectors: &[&CudaVector]) -> Result<()> {
+    pub(crate) fn check(&self, op: &str, n: usize, vectors: &[&CudaVector]) -> Result<()> {
         for v in vectors {
             if !self.owns(&v.data) {
                 return Err(Error::invalid(format!(
