@@ -100,13 +100,16 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
             r.space.degree, r.space.elements, m.levels, m.max_front, m.factor_flops, r.timings.analysis, r.timings.factor, r.timings.solve
         ));
     }
+    if let Some(e) = &r.errors {
+        notes.push(format!("relative H1 error {:.3e} ({} Gauss points per direction)", e.relative_h1, e.quadrature_points));
+    }
     Ok(Report {
         title: r.title.clone(),
         backend: r.backend.clone(),
         notes,
         mesh: MeshReport { cell_type: if dim == 1 { CellType::Interval } else { CellType::Quadrilateral }, cells, vertices: r.space.elements.iter().map(|e| e + 1).product(), dim },
         space: FeSpace { family: "bspline".into(), degree: r.space.degree.iter().copied().max().unwrap_or(0), components: 1, dofs: r.space.dofs },
-        assembly: AssemblyReport { level: AssemblyLevel::Element, stored_entries: cells * r.space.element_size, colors: 0, dirichlet_dofs: r.space.dirichlet_dofs },
+        assembly: AssemblyReport { level: AssemblyLevel::Element, stored_entries: cells * r.space.element_size * r.space.element_size, colors: 0, dirichlet_dofs: r.space.dirichlet_dofs },
         solver: FeSolver {
             method: format!("{:?}", r.solver.method).to_lowercase(),
             preconditioner: "none".into(),
