@@ -99,6 +99,54 @@ enum Command {
         #[arg(long, default_value_t = 100_000)]
         krylov_max_elements: usize,
     },
+    /// Benchmark the IGA multifrontal solver: 1D seed problem and 2D Poisson, CPU and GPU, against
+    /// faer's sparse LU; many right-hand sides; the O(log N) model fit.
+    BenchIga {
+        /// Sweeps to run: 1d (sizes × degrees), 2d, rhs (many right-hand sides).
+        #[arg(long, value_delimiter = ',', default_value = "1d,2d,rhs")]
+        sweeps: Vec<String>,
+        /// Degrees of the 1D sweep.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5")]
+        degrees: Vec<usize>,
+        /// 1D sizes (elements).
+        #[arg(long, value_delimiter = ',', default_value = "16,64,256,1024,4096,16384,65536,262144,1048576,4194304,16777216")]
+        elements: Vec<usize>,
+        /// 2D sizes (elements per side of the unit square).
+        #[arg(long, value_delimiter = ',', default_value = "16,32,64,128,256,512")]
+        grid: Vec<usize>,
+        /// Degrees of the 2D sweep.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+        degrees_2d: Vec<usize>,
+        /// Right-hand-side counts solved in one pass.
+        #[arg(long, value_delimiter = ',', default_value = "1,16,256,1024")]
+        rhs: Vec<usize>,
+        /// 1D elements and degree of the right-hand-side sweep.
+        #[arg(long, default_value_t = 1 << 20)]
+        rhs_elements: usize,
+        #[arg(long, default_value_t = 3)]
+        rhs_degree: usize,
+        /// Timed repetitions per measurement (median and spread reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Largest problem (elements) for the CPU multifrontal and for faer's LU.
+        #[arg(long, default_value_t = 1 << 22)]
+        cpu_max: usize,
+        #[arg(long, default_value_t = 1 << 20)]
+        lu_max: usize,
+        /// Degrees run at every size; the others stop at --partial-max elements.
+        #[arg(long, value_delimiter = ',', default_value = "1,3,5")]
+        full_degrees: Vec<usize>,
+        #[arg(long, default_value_t = 1 << 22)]
+        partial_max: usize,
+        /// Also run on the first CUDA GPU (fails when there is none).
+        #[arg(long)]
+        gpu: bool,
+        /// Write the rows as JSON / the log-log plot as PNG.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[arg(long)]
+        plot: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -168,6 +216,30 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                         );
                     }
                 }
+            }
+            Ok(())
+        }
+        Command::BenchIga { sweeps, degrees, elements, grid, degrees_2d, rhs, rhs_elements, rhs_degree, reps, cpu_max, lu_max, full_degrees, partial_max, gpu, json, plot } => {
+            use galerkin::bench::iga;
+            if let Some(s) = sweeps.iter().find(|s| !["1d", "2d", "rhs"].contains(&s.as_str())) {
+                return Err(galerkin::Error::invalid(format!("unknown sweep `{s}` (expected 1d, 2d or rhs)")));
+            }
+            let has = |s: &str| sweeps.iter().any(|x| x == s);
+            let device = if gpu { Some(first_gpu()?.0) } else { None };
+            let o = iga::IgaBenchOptions { sweep_1d: has("1d"), sweep_2d: has("2d"), sweep_rhs: has("rhs"), degrees, sizes_1d: elements, sizes_2d: grid, degrees_2d, rhs, rhs_elements, rhs_degree, reps, cpu_max, lu_max, full_degrees, partial_max };
+            say!("cpu: {} threads; gpu: {}", rayon::current_num_threads(), device.as_ref().map_or("none".to_string(), |d| d.device().name.clone()));
+            let r = iga::run(&o, device.as_ref(), |line| say!("{line}"))?;
+            if let Some(c) = r.copy_gbs {
+                say!("device copy bandwidth {c:.0} GB/s (measured in this run)");
+            }
+            for f in &r.fits {
+                say!("fit p={}: t = {:.3e} + {:.3e} log2 N s for N = {}..{} (max relative residual {:.2})", f.degree, f.a_s, f.b_s, f.from, f.to, f.max_relative_residual);
+            }
+            if let Some(path) = json {
+                galerkin::io::write_json(&path, &r)?;
+            }
+            if let Some(path) = plot {
+                iga::plot(&path, &r, o.rhs_degree)?;
             }
             Ok(())
         }

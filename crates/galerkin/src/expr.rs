@@ -108,6 +108,30 @@ impl Expr {
         &self.source
     }
 
+    /// The partial derivative with respect to variable `var` (0..4 for x, y, z, t), symbolically
+    /// (exmex's differentiation); zero when the expression does not use that variable.
+    pub fn derivative(&self, var: usize) -> Result<Expr> {
+        let name = VARIABLES.get(var).ok_or_else(|| Error::invalid(format!("no variable with index {var}")))?;
+        let Inner { flat, slots, nvars } = &*self.inner;
+        let Some(k) = slots[..*nvars].iter().position(|&s| s == var) else {
+            return Expr::parse("0");
+        };
+        let d = flat.clone().partial(k).map_err(|e| Error::Expression {
+            expr: self.source.to_string(),
+            message: format!("cannot differentiate with respect to {name}: {}", e.msg()),
+        })?;
+        let nvars_d = d.var_names().len();
+        // The derivative keeps the variables of its antiderivative, in the same order.
+        let mut slots_d = [0; 4];
+        for (i, n) in d.var_names().iter().enumerate() {
+            slots_d[i] = VARIABLES.iter().position(|v| v == n).unwrap_or(0);
+        }
+        Ok(Expr {
+            source: format!("d/d{name}({})", self.source).into(),
+            inner: Arc::new(Inner { flat: d, slots: slots_d, nvars: nvars_d }),
+        })
+    }
+
     /// Whether the expression depends on `t` (lets callers skip re-evaluating static data).
     pub fn depends_on_time(&self) -> bool {
         self.inner.slots[..self.inner.nvars].contains(&3)
@@ -254,6 +278,25 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn symbolic_derivatives_match_closed_forms() {
+        let u = Expr::parse("x*sin(15*x)*cos(24*x) + y^2*t").unwrap();
+        let ux = u.derivative(0).unwrap();
+        let uxx = ux.derivative(0).unwrap();
+        for x in [0.0f64, 0.3, 0.77, 1.0] {
+            let (s, c, s2, c2) = ((15.0 * x).sin(), (15.0 * x).cos(), (24.0 * x).sin(), (24.0 * x).cos());
+            let d1 = s * c2 + 15.0 * x * c * c2 - 24.0 * x * s * s2;
+            let d2 = 30.0 * c * c2 - 48.0 * s * s2 - x * (801.0 * s * c2 + 720.0 * c * s2);
+            assert!(close(ux.eval([x, 2.0, 0.0], 3.0), d1), "{x}");
+            assert!(close(uxx.eval([x, 2.0, 0.0], 3.0), d2), "{x}");
+        }
+        assert!(close(u.derivative(1).unwrap().eval([0.1, 2.0, 0.0], 3.0), 12.0));
+        assert_eq!(u.derivative(2).unwrap().eval([1.0, 1.0, 1.0], 1.0), 0.0);
+        assert!(u.derivative(7).is_err());
+        let pi = Expr::parse("sin(pi*x)").unwrap().derivative(0).unwrap();
+        assert!(close(pi.eval([0.0; 3], 0.0), PI));
     }
 
     #[test]

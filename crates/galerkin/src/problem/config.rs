@@ -316,7 +316,7 @@ impl ProblemFile {
             return Err(Error::config("space.degree", format!("Lagrange degree must be 1, 2 or 3, got {}", self.space.degree)));
         }
         if self.space.family != "lagrange" {
-            return Err(Error::config("space.family", format!("unknown family `{}` (expected lagrange)", self.space.family)));
+            return Err(Error::config("space.family", format!("unknown family `{}` (expected lagrange, or bspline for an IGA problem file)", self.space.family)));
         }
         check_output_name(&self.output.name)?;
         if let Some(q) = self.assembly.quadrature_degree {

@@ -12,6 +12,7 @@ pub mod factorization;
 pub mod gmres;
 pub mod method;
 mod monitor;
+pub mod multifrontal;
 pub mod precond;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -53,9 +53,15 @@ pub const DG: KernelSource = KernelSource {
     source: include_str!("../../../kernels/dg.cu"),
 };
 
+/// Multifrontal factorization and solves, one launch per tree level (`backend::cuda::multifrontal`).
+pub const MULTIFRONTAL: KernelSource = KernelSource {
+    file: "multifrontal.cu",
+    source: include_str!("../../../kernels/multifrontal.cu"),
+};
+
 /// Every kernel source of the backend that compiles without variant defines (what CI compiles as
 /// is; the variants of [`ASSEMBLY`] are compiled by `assembly::compile_variants`).
-pub const ALL_SOURCES: [KernelSource; 4] = [VECTOR, SPMV, BLOCK_JACOBI, DG];
+pub const ALL_SOURCES: [KernelSource; 5] = [VECTOR, SPMV, BLOCK_JACOBI, DG, MULTIFRONTAL];
 
 /// PTX plus whatever NVRTC logged while producing it (warnings).
 #[derive(Clone, Debug)]

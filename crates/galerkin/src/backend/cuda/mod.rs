@@ -15,11 +15,13 @@ pub mod bench;
 pub mod block_jacobi;
 pub mod context;
 pub mod csr;
+mod dense_libs;
 pub mod element;
 mod cusparse;
 pub mod jit;
 pub(crate) mod kernels;
 mod memory;
+pub mod multifrontal;
 pub mod patches;
 pub mod vector;
 
@@ -28,6 +30,7 @@ pub use block_jacobi::DeviceBlockJacobi;
 pub use element::DeviceElementMatrices;
 pub use context::{probe, require_gpu, test_gpu, CudaBackend, DeviceInfo};
 pub use csr::{DeviceCsr, SpmvPath};
+pub use multifrontal::CudaMultifrontal;
 pub use vector::CudaVector;
 
 use crate::Error;
