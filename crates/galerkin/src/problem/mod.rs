@@ -3,6 +3,7 @@
 //! calls.
 pub mod config;
 pub mod estimate;
+pub mod heat;
 pub mod linear;
 pub mod nullspace;
 pub mod run;
