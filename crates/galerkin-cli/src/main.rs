@@ -54,6 +54,14 @@ enum Command {
         /// assembly and solve on both.
         #[arg(long)]
         matrix: bool,
+        /// The whole CPU assembly as `run` builds it (reordered mesh, expression source, Dirichlet
+        /// conditions), median and spread over --repeats: one row per --case NAME:N
+        /// (p1-tet, p2-tet, p3-tet, q1-hex, q2-hex, q3-hex on n³ cubes, e.g. p1-tet:100).
+        #[arg(long)]
+        assembly: bool,
+        /// Assembly: timed repetitions after one warm-up.
+        #[arg(long, default_value_t = 5)]
+        repeats: usize,
         /// Matrix problems (default: all): poisson-2d, poisson-3d, elasticity-2d, elasticity-3d.
         #[arg(long = "problem")]
         problems: Vec<String>,
@@ -148,6 +156,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             let tuning = Tuning { scatter: Scatter::Atomic, columns_per_thread: assembly_jb, patch_doubles, patch_sort_window };
             bench_matrix(&problems, &degrees, &dofs, max_iter, cpu_max_dofs, json, tuning)
         }
+        Command::Bench { assembly: true, cases, repeats, json, .. } => bench_assembly(&cases, repeats, json),
         Command::Bench { cases, dofs, max_iter, json, gpu, .. } => {
             let device = if gpu {
                 let (be, bw) = first_gpu()?;
@@ -189,6 +198,34 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `galerkin bench --assembly`: one line per case, whole assembly median and spread, and its parts.
+fn bench_assembly(cases: &[String], repeats: usize, json: Option<PathBuf>) -> galerkin::Result<()> {
+    use galerkin::bench::assembly::{run_case, AssemblyCase};
+    if cases.is_empty() {
+        return Err(galerkin::Error::invalid("bench --assembly needs at least one --case NAME:N (e.g. p1-tet:100)"));
+    }
+    let cases = cases.iter().map(|c| AssemblyCase::parse(c)).collect::<galerkin::Result<Vec<_>>>()?;
+    println!("whole CPU assembly (full level) as `run` builds it, {} threads, median of {repeats} after a warm-up", rayon::current_num_threads());
+    println!(
+        "{:<8} {:>4} {:>9} {:>9} {:>10} {:>10} {:>19} {:>11} {:>8} {:>8} {:>8} {:>8} {:>6}",
+        "case", "n", "cells", "dofs", "nnz", "assembly s", "min-max s", "elements/s", "color s", "matrix s", "load s", "dirich s", "load%"
+    );
+    let mut rows = Vec::new();
+    for case in &cases {
+        let r = run_case(case, repeats)?;
+        println!(
+            "{:<8} {:>4} {:>9} {:>9} {:>10} {:>10.4} {:>9.4}-{:<9.4} {:>11.3e} {:>8.4} {:>8.4} {:>8.4} {:>8.4} {:>6.1}",
+            r.case, r.n, r.cells, r.dofs, r.nnz, r.assembly.median, r.assembly.min, r.assembly.max, r.elements_per_s,
+            r.coloring_s, r.matrix_s, r.rhs_s, r.constraints_s, 100.0 * r.rhs_share
+        );
+        rows.push(r);
+    }
+    if let Some(path) = json {
+        galerkin::io::write_json(&path, &rows)?;
+    }
+    Ok(())
 }
 
 /// The first CUDA GPU (an error saying why when there is none) and its measured bandwidth.

@@ -1,6 +1,8 @@
 //! Benchmarks behind `galerkin bench`: mesh and dof map, assembly throughput, and CG+Jacobi cost
 //! per iteration for 3D Poisson P1/P2 on tetrahedra and elasticity Q1 on hexahedra.
+pub mod assembly;
 pub mod matrix;
+pub mod timing;
 use crate::mesh::{generate, CellType};
 use crate::operator::AssemblyLevel;
 use crate::physics::{Diffusion, Elasticity};
