@@ -15,6 +15,7 @@
 pub mod bench;
 pub mod context;
 pub mod csr;
+pub(crate) mod dense_libs;
 mod cusparse;
 pub mod jit;
 pub(crate) mod kernels;
