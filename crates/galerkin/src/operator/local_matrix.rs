@@ -38,7 +38,7 @@ pub struct LocalMatrices<'a> {
     has_value: bool,
     /// Field vector length of the QFunction (union layout of [`Composite`]).
     m: usize,
-    /// Affine cells with per-cell coefficients: `mom[((r·R + r')·nloc + i)·nloc + j]`.
+    /// Affine cells with per-cell coefficients: `mom[(i·nloc + j)·R² + r·R + r']`.
     moments: Option<Vec<f64>>,
     /// Tensor-product cells on the Gauss product rule.
     tensor: Option<TensorMatrix>,
@@ -87,16 +87,17 @@ impl<'a> LocalMatrices<'a> {
             }
         }
         let moments = (integ.geo.affine && integ.passive.per_cell()).then(|| {
-            let mut mom = vec![0.0; nrows * nrows * nloc * nloc];
+            let rr = nrows * nrows;
+            let mut mom = vec![0.0; nloc * nloc * rr];
             for (q, &w) in integ.quad.weights.iter().enumerate() {
                 let e = &rows[q * nrows * nloc..(q + 1) * nrows * nloc];
-                for r in 0..nrows {
-                    for s in 0..nrows {
-                        let out = &mut mom[(r * nrows + s) * nloc * nloc..(r * nrows + s + 1) * nloc * nloc];
-                        for i in 0..nloc {
+                for i in 0..nloc {
+                    for j in 0..nloc {
+                        let out = &mut mom[(i * nloc + j) * rr..(i * nloc + j + 1) * rr];
+                        for r in 0..nrows {
                             let wi = w * e[r * nloc + i];
-                            for j in 0..nloc {
-                                out[i * nloc + j] += wi * e[s * nloc + j];
+                            for r2 in 0..nrows {
+                                out[r * nrows + r2] += wi * e[r2 * nloc + j];
                             }
                         }
                     }
@@ -197,26 +198,27 @@ impl<'a> LocalMatrices<'a> {
         let mesh = &*integ.space.mesh;
         let (n, nloc, nr) = (self.ncomp, self.nloc, self.nrows);
         let width = n * nr;
-        let nn = nloc * nloc;
         ke[..self.len()].fill(0.0);
         if let Some(mom) = &self.moments {
             let (inv, det) = inverse_jacobian(&integ.geo.jacobian(mesh, c, 0), self.dim)?;
             self.pulled_back(c, 0, &inv, det.abs(), s);
+            // Per component pair, K_ab[i][j] = Σ_t D̂_ab[t] mom[i][j][t]: a dense matrix-vector
+            // product over the (r, r') pairs.
+            let rr = nr * nr;
+            s.col.resize(rr, 0.0);
             for a in 0..n {
                 for b in 0..n {
                     for r in 0..nr {
                         for r2 in 0..nr {
-                            let d = s.dref[(a * nr + r) * width + b * nr + r2];
-                            if d == 0.0 {
-                                continue;
-                            }
-                            let mo = &mom[(r * nr + r2) * nn..(r * nr + r2 + 1) * nn];
-                            for i in 0..nloc {
-                                let out = &mut ke[((i * n + a) * n + b) * nloc..((i * n + a) * n + b + 1) * nloc];
-                                for (o, &x) in out.iter_mut().zip(&mo[i * nloc..(i + 1) * nloc]) {
-                                    *o += d * x;
-                                }
-                            }
+                            s.col[r * nr + r2] = s.dref[(a * nr + r) * width + b * nr + r2];
+                        }
+                    }
+                    let dab = &s.col[..rr];
+                    for i in 0..nloc {
+                        let out = &mut ke[((i * n + a) * n + b) * nloc..((i * n + a) * n + b + 1) * nloc];
+                        for (j, o) in out.iter_mut().enumerate() {
+                            let m = &mom[(i * nloc + j) * rr..(i * nloc + j + 1) * rr];
+                            *o = m.iter().zip(dab).map(|(x, y)| x * y).sum();
                         }
                     }
                 }
