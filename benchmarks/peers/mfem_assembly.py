@@ -38,7 +38,7 @@ def main():
                 matrix.append(tm)
                 load.append(tl)
                 total.append(tm + tl)
-        report("mfem " + mfem.__version__ if hasattr(mfem, "__version__") else "mfem", name, n, mesh.GetNE(), fes.GetNDofs(), 1, total, matrix, load)
+        report("pymfem", name, n, mesh.GetNE(), fes.GetNDofs(), 1, total, matrix, load)
 
 
 if __name__ == "__main__":

@@ -247,6 +247,7 @@ impl<'a> LocalMatrices<'a> {
             return Ok(());
         }
         s.h.resize(width * n * nloc, 0.0);
+        let symmetric = integ.qf.is_symmetric();
         for q in 0..nq {
             let (inv, det) = match inv_det {
                 Some(id) if affine => id,
@@ -273,8 +274,10 @@ impl<'a> LocalMatrices<'a> {
                     }
                 }
             }
-            // K[(i,a),b][j] += Σ_r E[r][i] H[(a,r),b][j]
+            // K[(i,a),b][j] += Σ_r E[r][i] H[(a,r),b][j]; a symmetric scalar form needs j ≥ i only.
+            let half = n == 1 && symmetric;
             for i in 0..nloc {
+                let j0 = if half { i } else { 0 };
                 for a in 0..n {
                     for r in 0..nr {
                         let ei = e[r * nloc + i];
@@ -282,13 +285,20 @@ impl<'a> LocalMatrices<'a> {
                             continue;
                         }
                         for b in 0..n {
-                            let h = &s.h[((a * nr + r) * n + b) * nloc..((a * nr + r) * n + b + 1) * nloc];
-                            let out = &mut ke[((i * n + a) * n + b) * nloc..((i * n + a) * n + b + 1) * nloc];
+                            let h = &s.h[((a * nr + r) * n + b) * nloc + j0..((a * nr + r) * n + b + 1) * nloc];
+                            let out = &mut ke[((i * n + a) * n + b) * nloc + j0..((i * n + a) * n + b + 1) * nloc];
                             for (o, &x) in out.iter_mut().zip(h) {
                                 *o += ei * x;
                             }
                         }
                     }
+                }
+            }
+        }
+        if n == 1 && symmetric {
+            for i in 0..nloc {
+                for j in 0..i {
+                    ke[i * nloc + j] = ke[j * nloc + i];
                 }
             }
         }
