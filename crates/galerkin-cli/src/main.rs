@@ -94,6 +94,10 @@ enum Command {
         /// Matrix: patch value pairs sorted by entry count per window (1: none; tuning sweeps).
         #[arg(long)]
         patch_sort_window: Option<usize>,
+        /// Matrix: also time CG per iteration at these assembly levels (full, element, partial,
+        /// none), each as the resident loop on the GPU; none by default.
+        #[arg(long, value_delimiter = ',')]
+        levels: Vec<String>,
         /// DG on an interval instead: assembly and solves (block Thomas, cyclic reduction, faer LU,
         /// CG) for N elements × --degrees, CPU, and the GPU with --gpu.
         #[arg(long)]
@@ -263,9 +267,10 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             let cfg = galerkin::dg::bench::DgBenchConfig { repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, krylov_max_iter: max_iter };
             dg_bench::run(&elements, &degrees, &cfg, gpu, json)
         }
-        Command::Bench { matrix: true, problems, degrees, dofs, max_iter, json, cpu_max_dofs, assembly_jb, patch_doubles, patch_sort_window, .. } => {
+        Command::Bench { matrix: true, problems, degrees, dofs, max_iter, json, cpu_max_dofs, assembly_jb, patch_doubles, patch_sort_window, levels, .. } => {
             let tuning = Tuning { scatter: Scatter::Atomic, columns_per_thread: assembly_jb, patch_doubles, patch_sort_window };
-            bench_matrix(&problems, &degrees, &dofs, max_iter, cpu_max_dofs, json, tuning)
+            let levels = levels.iter().map(|l| galerkin::operator::AssemblyLevel::parse(l)).collect::<galerkin::Result<Vec<_>>>()?;
+            bench_matrix(&problems, &degrees, &dofs, max_iter, cpu_max_dofs, json, tuning, &levels)
         }
         Command::Bench { assembly: true, cases, repeats, json, .. } => bench_assembly(&cases, repeats, json),
         Command::Bench { cases, dofs, max_iter, json, gpu, .. } => {
@@ -349,7 +354,8 @@ fn first_gpu() -> galerkin::Result<(galerkin::backend::cuda::CudaBackend, galerk
 }
 
 /// `galerkin bench --matrix`: one line per (problem, degree, size), CPU columns up to `cpu_max`.
-fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iters: usize, cpu_max: usize, json: Option<PathBuf>, tuning: Tuning) -> galerkin::Result<()> {
+#[allow(clippy::too_many_arguments)]
+fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iters: usize, cpu_max: usize, json: Option<PathBuf>, tuning: Tuning, levels: &[galerkin::operator::AssemblyLevel]) -> galerkin::Result<()> {
     use galerkin::bench::matrix::{self, MatrixProblem};
     let (be, bw) = first_gpu()?;
     say!("gpu: {} — copy {:.0} GB/s; cpu: {} threads", be.device().name, bw.copy_gbs, rayon::current_num_threads());
@@ -367,7 +373,7 @@ fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iter
     for &problem in &problems {
         for &degree in degrees {
             for &n in dofs {
-                let r = matrix::run(problem, degree, n, &be, bw.copy_gbs, n <= cpu_max, cpu_iters, tuning)?;
+                let r = matrix::run(problem, degree, n, &be, bw.copy_gbs, n <= cpu_max, cpu_iters, tuning, levels)?;
                 say!(
                     "{:<14} {:>2} {:>9} {:>10} {:>9} {:>9.3e} {:>9.3e} {:>9} {:>9} {:>5} {:>4} {:>9.3e} {:>6.0} {:>5.2} {:>8.3} {:>6} {:>9} {:>9.3e} {:>6.0} {:>6.0} {:>7} {:>7}",
                     r.problem, r.degree, r.dofs, r.nnz, opt(r.cpu_matrix_s), r.gpu_matrix_atomic_s, r.gpu_matrix_colored_s, opt(r.gpu_matrix_rows_s), opt(r.gpu_matrix_patch_s),
@@ -381,7 +387,9 @@ fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iter
                     .iter()
                     .map(|l| format!("{} {:.3e} s/it ({:.1} MB)", l.level, l.seconds_per_iteration, l.storage_bytes as f64 / 1e6))
                     .collect();
-                println!("{:<14} {:>2}   CG+Jacobi per iteration: {}", "", "", levels.join(", "));
+                if !levels.is_empty() {
+                    say!("{:<14} {:>2}   CG+Jacobi per iteration: {}", "", "", levels.join(", "));
+                }
                 rows.push(r);
             }
         }

@@ -120,10 +120,12 @@ fn gpu_reproduces_the_seed_coefficients() {
 #[test]
 fn gpu_krylov_solvers_agree_with_the_direct_solution() {
     let Some(be) = gpu() else { return };
-    // 1e-12: the GPU's reductions round differently and CG+Jacobi stagnates near 2e-13. BiCGStab
-    // on NIPG can break down (r̂·r ≈ 0) near 2e-9 in the GPU's rounding: it gets 1e-8.
+    // 1e-11: the GPU's reductions round differently and CG+Jacobi stagnates near 2e-13, and the
+    // CPU's GMRES on NIPG with 16 threads reaches only 1.04e-12 (the attainable-accuracy check
+    // refused 1e-12 on the H100's host). BiCGStab on NIPG can break down (r̂·r ≈ 0) near 2e-9 in
+    // the GPU's rounding: it gets 1e-8. The solutions are compared to 1e-8 below.
     let opts = |m: SolverMethod| KrylovOptions {
-        rtol: if m == SolverMethod::Bicgstab { 1e-8 } else { 1e-12 },
+        rtol: if m == SolverMethod::Bicgstab { 1e-8 } else { 1e-11 },
         max_iter: 20_000,
         restart: 200,
         ..Default::default()
