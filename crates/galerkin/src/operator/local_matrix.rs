@@ -192,6 +192,22 @@ impl<'a> LocalMatrices<'a> {
         }
     }
 
+    /// `D̂` at point q of cell c (vertices in `s.xv`) into `s.dref`; `inv_det` keeps an affine
+    /// cell's `(J⁻¹, det J)` from its first point.
+    fn point(&self, c: usize, q: usize, inv_det: &mut Option<([[f64; 3]; 3], f64)>, s: &mut LocalScratch) -> Result<()> {
+        let integ = self.integ;
+        let (inv, det) = match *inv_det {
+            Some(id) if integ.geo.affine => id,
+            _ => {
+                let id = inverse_jacobian(&integ.geo.jacobian_at(&s.xv, q), self.dim)?;
+                *inv_det = Some(id);
+                id
+            }
+        };
+        self.pulled_back(c, q, &inv, integ.quad.weights[q] * det.abs(), s);
+        Ok(())
+    }
+
     /// The element matrix of cell `c` (volume terms only) into `ke` (layout in the module docs).
     pub fn element_matrix(&self, c: usize, s: &mut LocalScratch, ke: &mut [f64]) -> Result<()> {
         let integ = self.integ;
@@ -226,21 +242,12 @@ impl<'a> LocalMatrices<'a> {
             return Ok(());
         }
         let nq = integ.quad.len();
-        let affine = integ.geo.affine;
         let mut inv_det = None;
         integ.geo.cell_coords(mesh, c, &mut s.xv);
         if let Some(t) = &self.tensor {
             s.dq.resize(nq * width * width, 0.0);
             for q in 0..nq {
-                let (inv, det) = match inv_det {
-                    Some(id) if affine => id,
-                    _ => {
-                        let id = inverse_jacobian(&integ.geo.jacobian_at(&s.xv, q), self.dim)?;
-                        inv_det = Some(id);
-                        id
-                    }
-                };
-                self.pulled_back(c, q, &inv, integ.quad.weights[q] * det.abs(), s);
+                self.point(c, q, &mut inv_det, s)?;
                 s.dq[q * width * width..(q + 1) * width * width].copy_from_slice(&s.dref);
             }
             t.element_matrix(n, nr, integ.qf.is_symmetric(), &s.dq, &mut s.sf, ke);
@@ -249,15 +256,7 @@ impl<'a> LocalMatrices<'a> {
         s.h.resize(width * n * nloc, 0.0);
         let symmetric = integ.qf.is_symmetric();
         for q in 0..nq {
-            let (inv, det) = match inv_det {
-                Some(id) if affine => id,
-                _ => {
-                    let id = inverse_jacobian(&integ.geo.jacobian_at(&s.xv, q), self.dim)?;
-                    inv_det = Some(id);
-                    id
-                }
-            };
-            self.pulled_back(c, q, &inv, integ.quad.weights[q] * det.abs(), s);
+            self.point(c, q, &mut inv_det, s)?;
             let e = &self.rows[q * nr * nloc..(q + 1) * nr * nloc];
             // H[(a, r), b][j] = Σ_r' D̂[(a,r),(b,r')] E[r'][j]
             for ar in 0..width {
