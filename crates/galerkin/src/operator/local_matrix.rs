@@ -163,7 +163,7 @@ impl<'a> LocalMatrices<'a> {
                 if v0 == 1 {
                     // value–value, value–gradient and gradient–value blocks
                     out[row(0)] = scale * d[a * m + b];
-                    for l in 0..dim {
+                    for l in 0..nr - 1 {
                         let (mut vg, mut gv) = (0.0, 0.0);
                         for k in 0..dim {
                             vg += d[a * m + nv + b * dim + k] * inv[l][k];
@@ -338,6 +338,8 @@ mod tests {
                     (1, Box::new(Sum(vec![Box::new(Diffusion::new(f())), Box::new(Mass::new(0.7, 1))]))),
                     (dim, Box::new(Sum(vec![Box::new(Elasticity::lame(1.1, 0.6, dim)), Box::new(Mass::new(0.4, dim))]))),
                     (dim, Box::new(Elasticity::lame(f(), 0.9, dim))),
+                    (1, Box::new(Mass::new(f(), 1))),
+                    (dim, Box::new(Mass::new(2.0, dim))),
                 ];
                 for (ncomp, physics) in cases {
                     let space = FunctionSpace::lagrange(mesh.clone(), degree, ncomp).unwrap();
