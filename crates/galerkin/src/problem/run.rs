@@ -128,7 +128,8 @@ pub fn setup(pf: &ProblemFile, base: &Path, progress: bool) -> Result<Setup> {
     let mesh_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let ncomp = if pf.physics.kind == PhysicsKind::Elasticity { mesh.dim } else { 1 };
-    let space = Arc::new(FunctionSpace::lagrange(mesh, pf.space.degree, ncomp)?);
+    let nodes = pf.space.nodes.unwrap_or(crate::fe::NodeFamily::default_for(pf.space.degree));
+    let space = Arc::new(FunctionSpace::lagrange_with_nodes(mesh, pf.space.degree, ncomp, nodes)?);
     let space_s = t.elapsed().as_secs_f64();
     let problem = build_problem(pf, space.clone())?;
     let config = SolverConfig {
@@ -408,7 +409,7 @@ fn build_problem(pf: &ProblemFile, space: Arc<FunctionSpace>) -> Result<LinearPr
         }
     };
     let source_val = if p.kind == PhysicsKind::Elasticity { &p.body_force } else { &p.source };
-    let mut problem = LinearProblem { space: space.clone(), physics, source: None, bcs: Vec::new(), quadrature_degree: pf.assembly.quadrature_degree };
+    let mut problem = LinearProblem { space: space.clone(), physics, source: None, bcs: Vec::new(), quadrature_degree: pf.assembly.quadrature_degree, quadrature: pf.assembly.quadrature };
     if let Some(v) = source_val {
         problem.source = Some(vector_fn(vector_spec(v, source_key, n)?, source_key)?);
     }
