@@ -5,8 +5,25 @@ use galerkin::bench::{self, BenchCase};
 use galerkin::backend::BackendKind;
 use galerkin::operator::{Scatter, Tuning};
 use galerkin::problem::{run_file, RunOptions};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// `println!` that treats a closed stdout (`galerkin run … | head`) as the end of the output: the
+/// process exits quietly with status 0, as Unix tools do, instead of panicking. Outputs are
+/// already written by the time anything is printed.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = writeln!(out, $($arg)*).and_then(|_| out.flush()) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+        }
+    }};
+}
+
+mod dg_bench;
 
 #[derive(Parser)]
 #[command(name = "galerkin", version, about = "Finite elements on CPU cores and NVIDIA GPUs")]
@@ -72,6 +89,73 @@ enum Command {
         /// Matrix: patch value pairs sorted by entry count per window (1: none; tuning sweeps).
         #[arg(long)]
         patch_sort_window: Option<usize>,
+        /// DG on an interval instead: assembly and solves (block Thomas, cyclic reduction, faer LU,
+        /// CG) for N elements × --degrees, CPU, and the GPU with --gpu.
+        #[arg(long)]
+        dg: bool,
+        /// DG: numbers of elements.
+        #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000,1000000")]
+        elements: Vec<usize>,
+        /// DG: timed repetitions per measurement (median and spread reported).
+        #[arg(long, default_value_t = 7)]
+        repeats: usize,
+        /// DG: CPU columns up to this many elements.
+        #[arg(long, default_value_t = 10_000_000)]
+        cpu_max_elements: usize,
+        /// DG: faer's sparse LU up to this many elements.
+        #[arg(long, default_value_t = 1_000_000)]
+        faer_max_elements: usize,
+        /// DG: CG (block Jacobi, capped at --max-iter) up to this many elements.
+        #[arg(long, default_value_t = 100_000)]
+        krylov_max_elements: usize,
+    },
+    /// Benchmark the IGA multifrontal solver: 1D seed problem and 2D Poisson, CPU and GPU, against
+    /// faer's sparse LU; many right-hand sides; the O(log N) model fit.
+    BenchIga {
+        /// Sweeps to run: 1d (sizes × degrees), 2d, rhs (many right-hand sides).
+        #[arg(long, value_delimiter = ',', default_value = "1d,2d,rhs")]
+        sweeps: Vec<String>,
+        /// Degrees of the 1D sweep.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5")]
+        degrees: Vec<usize>,
+        /// 1D sizes (elements).
+        #[arg(long, value_delimiter = ',', default_value = "16,64,256,1024,4096,16384,65536,262144,1048576,4194304,16777216")]
+        elements: Vec<usize>,
+        /// 2D sizes (elements per side of the unit square).
+        #[arg(long, value_delimiter = ',', default_value = "16,32,64,128,256,512")]
+        grid: Vec<usize>,
+        /// Degrees of the 2D sweep.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+        degrees_2d: Vec<usize>,
+        /// Right-hand-side counts solved in one pass.
+        #[arg(long, value_delimiter = ',', default_value = "1,16,256,1024")]
+        rhs: Vec<usize>,
+        /// 1D elements and degree of the right-hand-side sweep.
+        #[arg(long, default_value_t = 1 << 20)]
+        rhs_elements: usize,
+        #[arg(long, default_value_t = 3)]
+        rhs_degree: usize,
+        /// Timed repetitions per measurement (median and spread reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Largest problem (elements) for the CPU multifrontal and for faer's LU.
+        #[arg(long, default_value_t = 1 << 22)]
+        cpu_max: usize,
+        #[arg(long, default_value_t = 1 << 20)]
+        lu_max: usize,
+        /// Degrees run at every size; the others stop at --partial-max elements.
+        #[arg(long, value_delimiter = ',', default_value = "1,3,5")]
+        full_degrees: Vec<usize>,
+        #[arg(long, default_value_t = 1 << 22)]
+        partial_max: usize,
+        /// Also run on the first CUDA GPU (fails when there is none).
+        #[arg(long)]
+        gpu: bool,
+        /// Write the rows as JSON / the log-log plot as PNG.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
 }
 
@@ -80,7 +164,8 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // A closed stderr cannot be reported anywhere: the exit status still says it.
+            let _ = writeln!(std::io::stderr(), "error: {e}");
             ExitCode::FAILURE
         }
     }
@@ -91,36 +176,36 @@ fn run(cli: Cli) -> galerkin::Result<()> {
         Command::Run { problem, backend, out, quiet } => {
             let opts = RunOptions { backend, out_dir: out, progress: !quiet };
             let r = run_file(&problem, &opts)?;
-            println!("{}", if r.title.is_empty() { problem.display().to_string() } else { r.title.clone() });
-            println!("  backend      {}", r.backend);
+            say!("{}", if r.title.is_empty() { problem.display().to_string() } else { r.title.clone() });
+            say!("  backend      {}", r.backend);
             for n in &r.notes {
-                println!("  note         {n}");
+                say!("  note         {n}");
             }
-            println!("  mesh         {} cells ({}), {} vertices", r.mesh.cells, r.mesh.cell_type, r.mesh.vertices);
-            println!("  space        {} degree {} x{} -> {} dofs", r.space.family, r.space.degree, r.space.components, r.space.dofs);
-            println!("  assembly     {}, {:.1} MB stored, {} colors", r.assembly.level.name(), r.assembly.storage_bytes as f64 / 1e6, r.assembly.colors);
-            println!(
+            say!("  mesh         {} cells ({}), {} vertices", r.mesh.cells, r.mesh.cell_type, r.mesh.vertices);
+            say!("  space        {} degree {} x{} -> {} dofs", r.space.family, r.space.degree, r.space.components, r.space.dofs);
+            say!("  assembly     {}, {:.1} MB stored, {} colors", r.assembly.level.name(), r.assembly.storage_bytes as f64 / 1e6, r.assembly.colors);
+            say!(
                 "  solver       {} + {}: {} iterations, relative residual {:.2e}",
                 r.solver.method, r.solver.preconditioner, r.solver.iterations, r.solver.relative_residual
             );
             if let Some(e) = &r.errors {
-                println!("  error        L2 {:.3e} (relative {:.3e}), H1 seminorm {:.3e}", e.l2, e.relative_l2, e.h1_semi);
+                say!("  error        L2 {:.3e} (relative {:.3e}), H1 seminorm {:.3e}", e.l2, e.relative_l2, e.h1_semi);
             }
             let t = &r.timings;
-            println!(
+            say!(
                 "  time [s]     mesh {:.3}  space {:.3}  assembly {:.3}  preconditioner {:.3}  solve {:.3}  output {:.3}  total {:.3}",
                 t.mesh, t.space, t.assembly, t.preconditioner, t.solve, t.output, t.total
             );
             for o in &r.outputs {
-                println!("  wrote        {}", o.display());
+                say!("  wrote        {} ({} bytes, sha256 {})", o.path.display(), o.bytes, &o.sha256[..16]);
             }
             Ok(())
         }
         Command::Devices => {
             let threads = rayon::current_num_threads();
-            println!("cpu   {threads} threads, stream triad {:.1} GB/s", bench::stream_triad_gbs(1 << 24));
+            say!("cpu   {threads} threads, stream triad {:.1} GB/s", bench::stream_triad_gbs(1 << 24));
             match galerkin::backend::cuda::probe() {
-                Err(why) => println!("cuda  none: {why}"),
+                Err(why) => say!("cuda  none: {why}"),
                 Ok(devices) => {
                     for d in devices {
                         let bw = galerkin::backend::cuda::CudaBackend::new(d.ordinal)
@@ -129,7 +214,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                             Ok(b) => format!("copy {:.0} GB/s, triad {:.0} GB/s", b.copy_gbs, b.triad_gbs),
                             Err(e) => format!("bandwidth not measured: {e}"),
                         };
-                        println!(
+                        say!(
                             "cuda  #{} {}: {:.1} GiB ({:.1} GiB free), compute capability {}.{}, {} SMs, {bw}",
                             d.ordinal,
                             d.name,
@@ -144,6 +229,34 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
+        Command::BenchIga { sweeps, degrees, elements, grid, degrees_2d, rhs, rhs_elements, rhs_degree, reps, cpu_max, lu_max, full_degrees, partial_max, gpu, json, plot } => {
+            use galerkin::bench::iga;
+            if let Some(s) = sweeps.iter().find(|s| !["1d", "2d", "rhs"].contains(&s.as_str())) {
+                return Err(galerkin::Error::invalid(format!("unknown sweep `{s}` (expected 1d, 2d or rhs)")));
+            }
+            let has = |s: &str| sweeps.iter().any(|x| x == s);
+            let device = if gpu { Some(first_gpu()?.0) } else { None };
+            let o = iga::IgaBenchOptions { sweep_1d: has("1d"), sweep_2d: has("2d"), sweep_rhs: has("rhs"), degrees, sizes_1d: elements, sizes_2d: grid, degrees_2d, rhs, rhs_elements, rhs_degree, reps, cpu_max, lu_max, full_degrees, partial_max };
+            say!("cpu: {} threads; gpu: {}", rayon::current_num_threads(), device.as_ref().map_or("none".to_string(), |d| d.device().name.clone()));
+            let r = iga::run(&o, device.as_ref(), |line| say!("{line}"))?;
+            if let Some(c) = r.copy_gbs {
+                say!("device copy bandwidth {c:.0} GB/s (measured in this run)");
+            }
+            for f in &r.fits {
+                say!("fit p={}: t = {:.3e} + {:.3e} log2 N s for N = {}..{} (max relative residual {:.2})", f.degree, f.a_s, f.b_s, f.from, f.to, f.max_relative_residual);
+            }
+            if let Some(path) = json {
+                galerkin::io::write_json(&path, &r)?;
+            }
+            if let Some(path) = plot {
+                iga::plot(&path, &r, o.rhs_degree)?;
+            }
+            Ok(())
+        }
+        Command::Bench { dg: true, elements, degrees, repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, max_iter, gpu, json, .. } => {
+            let cfg = galerkin::dg::bench::DgBenchConfig { repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, krylov_max_iter: max_iter };
+            dg_bench::run(&elements, &degrees, &cfg, gpu, json)
+        }
         Command::Bench { matrix: true, problems, degrees, dofs, max_iter, json, cpu_max_dofs, assembly_jb, patch_doubles, patch_sort_window, .. } => {
             let tuning = Tuning { scatter: Scatter::Atomic, columns_per_thread: assembly_jb, patch_doubles, patch_sort_window };
             bench_matrix(&problems, &degrees, &dofs, max_iter, cpu_max_dofs, json, tuning)
@@ -151,8 +264,8 @@ fn run(cli: Cli) -> galerkin::Result<()> {
         Command::Bench { cases, dofs, max_iter, json, gpu, .. } => {
             let device = if gpu {
                 let (be, bw) = first_gpu()?;
-                println!("gpu: {} — copy {:.0} GB/s, triad {:.0} GB/s (bytes read + written)", be.device().name, bw.copy_gbs, bw.triad_gbs);
-                Some(be)
+                say!("gpu: {} — copy {:.0} GB/s, triad {:.0} GB/s (bytes read + written)", be.device().name, bw.copy_gbs, bw.triad_gbs);
+                Some((be, bw.copy_gbs))
             } else {
                 None
             };
@@ -161,23 +274,24 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             } else {
                 cases.iter().map(|c| BenchCase::parse(c)).collect::<galerkin::Result<Vec<_>>>()?
             };
-            println!("memory bandwidth (stream triad): {:.1} GB/s, {} threads", bench::stream_triad_gbs(1 << 24), rayon::current_num_threads());
-            println!(
-                "{:<18} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>12} {:>6} {:>10} {:>8}",
-                "case", "cells", "dofs", "nnz", "mesh+dof s", "assembly s", "matrix s", "elements/s", "iters", "s/iter", "CG GB/s"
+            say!("memory bandwidth (stream triad): {:.1} GB/s, {} threads", bench::stream_triad_gbs(1 << 24), rayon::current_num_threads());
+            say!("CG: median seconds per iteration of the resident loop, (max − min)/median over the timed runs; GB/s from the median, checked against the copy bandwidth measured in this run");
+            say!(
+                "{:<18} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>12} {:>6} {:>10} {:>6} {:>8}",
+                "case", "cells", "dofs", "nnz", "mesh+dof s", "assembly s", "matrix s", "elements/s", "iters", "s/iter", "spread", "CG GB/s"
             );
             let mut rows = Vec::new();
             for case in cases {
                 for &n in &dofs {
-                    let r = bench::run_case(case, n, max_iter, device.as_ref())?;
-                    println!(
-                        "{:<18} {:>9} {:>9} {:>10} {:>10.3} {:>10.3} {:>10.3} {:>12.3e} {:>6} {:>10.3e} {:>8.2}",
-                        r.case, r.cells, r.dofs, r.nnz, r.mesh_dofmap_s, r.assembly_s, r.matrix_s, r.elements_per_s, r.iterations, r.seconds_per_iteration, r.cg_gb_per_s
+                    let r = bench::run_case(case, n, max_iter, device.as_ref().map(|(be, c)| (be, *c)))?;
+                    say!(
+                        "{:<18} {:>9} {:>9} {:>10} {:>10.3} {:>10.3} {:>10.3} {:>12.3e} {:>6} {:>10.3e} {:>5.1}% {:>8.2}",
+                        r.case, r.cells, r.dofs, r.nnz, r.mesh_dofmap_s, r.assembly_s, r.matrix_s, r.elements_per_s, r.iterations, r.seconds_per_iteration, 100.0 * r.cg.spread(), r.cg_gb_per_s
                     );
                     if let Some(g) = &r.gpu {
-                        println!(
-                            "{:<18}   gpu: SpMV {:.0} GB/s (cuSPARSE {:.0}), CG+Jacobi {} iters, {:.3e} s/iter, {:.0} GB/s, {:.1}x the CPU iteration",
-                            "", g.spmv_gb_per_s, g.cusparse_gb_per_s, g.iterations, g.seconds_per_iteration, g.cg_gb_per_s, g.speedup_per_iteration
+                        say!(
+                            "{:<18}   gpu: SpMV {:.0} GB/s (cuSPARSE {:.0}), CG+Jacobi {} iters x {} runs, {:.3e} s/iter ({:.3e}–{:.3e}), {:.0} GB/s of {:.0} copy, {:.1}x the CPU iteration",
+                            "", g.spmv_gb_per_s, g.cusparse_gb_per_s, g.iterations, g.cg.runs, g.seconds_per_iteration, g.cg.min, g.cg.max, g.cg_gb_per_s, g.copy_gb_per_s, g.speedup_per_iteration
                         );
                     }
                     rows.push(r);
@@ -203,14 +317,14 @@ fn first_gpu() -> galerkin::Result<(galerkin::backend::cuda::CudaBackend, galerk
 fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iters: usize, cpu_max: usize, json: Option<PathBuf>, tuning: Tuning) -> galerkin::Result<()> {
     use galerkin::bench::matrix::{self, MatrixProblem};
     let (be, bw) = first_gpu()?;
-    println!("gpu: {} — copy {:.0} GB/s; cpu: {} threads", be.device().name, bw.copy_gbs, rayon::current_num_threads());
+    say!("gpu: {} — copy {:.0} GB/s; cpu: {} threads", be.device().name, bw.copy_gbs, rayon::current_num_threads());
     let problems = if problems.is_empty() {
         MatrixProblem::ALL.to_vec()
     } else {
         problems.iter().map(|p| MatrixProblem::parse(p)).collect::<galerkin::Result<Vec<_>>>()?
     };
     let opt = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.3e}"));
-    println!(
+    say!(
         "{:<14} {:>2} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>5} {:>4} {:>9} {:>6} {:>5} {:>8} {:>6} {:>9} {:>9} {:>6} {:>6} {:>7} {:>7}",
         "problem", "k", "dofs", "nnz", "cpu mat s", "gpu atom", "gpu col", "gpu rows", "gpu patch", "atom%", "col", "el/s", "GF/s", "xflr", "gpu asm", "iters", "cpu slv s", "gpu slv s", "CG GB/s", "CG GF", "x mat", "x solve"
     );
@@ -219,7 +333,7 @@ fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iter
         for &degree in degrees {
             for &n in dofs {
                 let r = matrix::run(problem, degree, n, &be, bw.copy_gbs, n <= cpu_max, cpu_iters, tuning)?;
-                println!(
+                say!(
                     "{:<14} {:>2} {:>9} {:>10} {:>9} {:>9.3e} {:>9.3e} {:>9} {:>9} {:>5} {:>4} {:>9.3e} {:>6.0} {:>5.2} {:>8.3} {:>6} {:>9} {:>9.3e} {:>6.0} {:>6.0} {:>7} {:>7}",
                     r.problem, r.degree, r.dofs, r.nnz, opt(r.cpu_matrix_s), r.gpu_matrix_atomic_s, r.gpu_matrix_colored_s, opt(r.gpu_matrix_rows_s), opt(r.gpu_matrix_patch_s),
                     r.patch_atomic_fraction.map_or("-".into(), |f| format!("{:.0}", 100.0 * f)), r.colors,

@@ -1,16 +1,11 @@
 //! The CLI end to end: every example runs and writes whole outputs; every bad input fails with a
 //! message naming its cause and leaves no output behind.
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod support;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::Path;
+use support::{fails, galerkin, repo};
 
-fn galerkin(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_galerkin")).args(args).output().expect("run galerkin");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
-}
+
 
 fn run_example(name: &str) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
@@ -19,8 +14,8 @@ fn run_example(name: &str) -> serde_json::Value {
     assert!(ok, "{name} failed:\n{stdout}\n{stderr}");
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
     for o in report["outputs"].as_array().unwrap() {
-        let p = Path::new(o.as_str().unwrap());
-        assert!(p.exists() && std::fs::metadata(p).unwrap().len() > 0, "{name}: missing output {p:?}");
+        let p = Path::new(o["path"].as_str().unwrap());
+        assert!(p.exists() && std::fs::metadata(p).unwrap().len() == o["bytes"].as_u64().unwrap(), "{name}: missing or different output {p:?}");
     }
     report
 }
@@ -61,18 +56,6 @@ fn gmsh_example_runs() {
     assert!(r["mesh"]["cells"].as_u64().unwrap() > 500);
 }
 
-/// Write `text` as a problem file, run it, and return stderr; asserts failure and no outputs.
-fn fails(text: &str) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let toml = dir.path().join("bad.toml");
-    std::fs::write(&toml, text).unwrap();
-    let out = dir.path().join("out");
-    let (ok, _, stderr) = galerkin(&["run", toml.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]);
-    assert!(!ok, "expected failure for:\n{text}");
-    assert!(!stderr.contains("panicked"), "panic instead of an error:\n{stderr}");
-    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "outputs written despite the error");
-    stderr
-}
 
 const GOOD: &str = r#"
 [mesh]

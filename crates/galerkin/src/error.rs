@@ -45,6 +45,11 @@ pub enum Error {
     #[error("unsupported: {0}")]
     Unsupported(String),
 
+    /// A problem would need more memory than the machine (or the GPU) has: refused before
+    /// allocating, or an allocation that failed, with the estimate and what is available.
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
+
     /// Reading or writing a file failed.
     #[error("I/O error on {path}: {source}")]
     Io { path: PathBuf, #[source] source: std::io::Error },

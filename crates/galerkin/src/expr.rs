@@ -84,7 +84,8 @@ impl Expr {
         if src.trim().is_empty() {
             return Err(err("expression is empty".into()));
         }
-        let flat = Flat::parse(src).map_err(|e| err(e.msg().to_string()))?;
+        let text = leading_minus_as_subtraction(src).map_err(err)?;
+        let flat = Flat::parse(&text).map_err(|e| err(e.msg().to_string()))?;
         let mut slots = [0; 4];
         let names = flat.var_names();
         for (k, name) in names.iter().enumerate() {
@@ -107,6 +108,30 @@ impl Expr {
         &self.source
     }
 
+    /// The partial derivative with respect to variable `var` (0..4 for x, y, z, t), symbolically
+    /// (exmex's differentiation); zero when the expression does not use that variable.
+    pub fn derivative(&self, var: usize) -> Result<Expr> {
+        let name = VARIABLES.get(var).ok_or_else(|| Error::invalid(format!("no variable with index {var}")))?;
+        let Inner { flat, slots, nvars } = &*self.inner;
+        let Some(k) = slots[..*nvars].iter().position(|&s| s == var) else {
+            return Expr::parse("0");
+        };
+        let d = flat.clone().partial(k).map_err(|e| Error::Expression {
+            expr: self.source.to_string(),
+            message: format!("cannot differentiate with respect to {name}: {}", e.msg()),
+        })?;
+        let nvars_d = d.var_names().len();
+        // The derivative keeps the variables of its antiderivative, in the same order.
+        let mut slots_d = [0; 4];
+        for (i, n) in d.var_names().iter().enumerate() {
+            slots_d[i] = VARIABLES.iter().position(|v| v == n).unwrap_or(0);
+        }
+        Ok(Expr {
+            source: format!("d/d{name}({})", self.source).into(),
+            inner: Arc::new(Inner { flat: d, slots: slots_d, nvars: nvars_d }),
+        })
+    }
+
     /// Whether the expression depends on `t` (lets callers skip re-evaluating static data).
     pub fn depends_on_time(&self) -> bool {
         self.inner.slots[..self.inner.nvars].contains(&3)
@@ -124,6 +149,80 @@ impl Expr {
         // and would surface in any norm if exmex ever changed that.
         flat.eval(&vars[..*nvars]).unwrap_or(f64::NAN)
     }
+}
+
+/// exmex binds a unary minus tighter than `^`, so it reads `-x^2` as `(-x)^2`: a silent wrong
+/// answer for `exp(-x^2)`. Mathematics (and Python, MATLAB, Julia) mean `-(x^2)`. A minus that
+/// opens an expression (at the start, after `(` or `,`) is rewritten as `0-`, which gives the
+/// binary precedence and the mathematical meaning. A minus right after another operator
+/// (`2*-x^2`) has no such rewrite, so it is refused when a `^` follows its operand.
+fn leading_minus_as_subtraction(src: &str) -> std::result::Result<String, String> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut out = String::with_capacity(src.len() + 8);
+    // The last non-space character before position i, if any.
+    let mut prev: Option<char> = None;
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '-' {
+            match prev {
+                None | Some('(') | Some(',') => {
+                    out.push_str("0-");
+                    prev = Some(c);
+                    continue;
+                }
+                Some('+' | '-' | '*' | '/' | '^') if operand_then_power(&chars, i + 1) => {
+                    return Err(format!(
+                        "`{}` after `{}` is ambiguous (is it -(a^b) or (-a)^b?): add parentheses",
+                        chars[i..].iter().collect::<String>().trim(),
+                        prev.unwrap_or(' ')
+                    ));
+                }
+                _ => {}
+            }
+        }
+        out.push(c);
+        if !c.is_whitespace() {
+            prev = Some(c);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the operand starting at `i` (a name or number, an optional call's parentheses, or a
+/// parenthesized group) is followed by `^`.
+fn operand_then_power(chars: &[char], mut i: usize) -> bool {
+    let skip_ws = |i: &mut usize| {
+        while *i < chars.len() && chars[*i].is_whitespace() {
+            *i += 1;
+        }
+    };
+    skip_ws(&mut i);
+    while i < chars.len() && (chars[i].is_alphanumeric() || matches!(chars[i], '_' | '.')) {
+        // An exponent's sign inside a literal (1e-3) belongs to the operand.
+        if matches!(chars[i], 'e' | 'E') && i > 0 && chars[i - 1].is_ascii_digit() && matches!(chars.get(i + 1), Some('+' | '-')) {
+            i += 1;
+        }
+        i += 1;
+    }
+    skip_ws(&mut i);
+    if chars.get(i) == Some(&'(') {
+        let mut depth = 0usize;
+        while i < chars.len() {
+            match chars[i] {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        i += 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+    skip_ws(&mut i);
+    chars.get(i) == Some(&'^')
 }
 
 impl std::fmt::Display for Expr {
@@ -178,6 +277,45 @@ mod tests {
                     f(p, t)
                 );
             }
+        }
+    }
+
+    #[test]
+    fn symbolic_derivatives_match_closed_forms() {
+        let u = Expr::parse("x*sin(15*x)*cos(24*x) + y^2*t").unwrap();
+        let ux = u.derivative(0).unwrap();
+        let uxx = ux.derivative(0).unwrap();
+        for x in [0.0f64, 0.3, 0.77, 1.0] {
+            let (s, c, s2, c2) = ((15.0 * x).sin(), (15.0 * x).cos(), (24.0 * x).sin(), (24.0 * x).cos());
+            let d1 = s * c2 + 15.0 * x * c * c2 - 24.0 * x * s * s2;
+            let d2 = 30.0 * c * c2 - 48.0 * s * s2 - x * (801.0 * s * c2 + 720.0 * c * s2);
+            assert!(close(ux.eval([x, 2.0, 0.0], 3.0), d1), "{x}");
+            assert!(close(uxx.eval([x, 2.0, 0.0], 3.0), d2), "{x}");
+        }
+        assert!(close(u.derivative(1).unwrap().eval([0.1, 2.0, 0.0], 3.0), 12.0));
+        assert_eq!(u.derivative(2).unwrap().eval([1.0, 1.0, 1.0], 1.0), 0.0);
+        assert!(u.derivative(7).is_err());
+        let pi = Expr::parse("sin(pi*x)").unwrap().derivative(0).unwrap();
+        assert!(close(pi.eval([0.0; 3], 0.0), PI));
+    }
+
+    #[test]
+    fn unary_minus_binds_looser_than_power() {
+        let at = |src: &str, x: f64| Expr::parse(src).unwrap().eval([x, 0.0, 0.0], 0.0);
+        assert_eq!(at("-x^2", 2.0), -4.0);
+        assert_eq!(at(" - x ^ 2 + 1", 2.0), -3.0);
+        assert!(close(at("exp(-x^2)", 2.0), (-4.0f64).exp()));
+        assert!(close(at("(1-x)*exp(-x^2)", 0.5), 0.5 * (-0.25f64).exp()));
+        assert_eq!(at("max(1, -x^2)", 3.0), 1.0);
+        assert_eq!(at("(-x)^2", 2.0), 4.0);
+        assert_eq!(at("-(x^2)", 2.0), -4.0);
+        assert_eq!(at("2^-x", 1.0), 0.5);
+        assert_eq!(at("-1e-3*x", 2.0), -2e-3);
+        assert_eq!(at("x - -x", 2.0), 4.0);
+        assert_eq!(at("-x", 2.0), -2.0);
+        for src in ["2*-x^2", "2^-x^2", "1/-sin(x)^2"] {
+            let e = Expr::parse(src).unwrap_err();
+            assert!(e.to_string().contains("parentheses"), "{src}: {e}");
         }
     }
 

@@ -6,11 +6,14 @@
 //! solver is written once over the [`backend::Backend`] trait.
 pub mod backend;
 pub mod bench;
+pub mod dg;
 pub mod error;
 pub mod expr;
 pub mod fe;
+pub mod iga;
 pub mod io;
 pub mod linalg;
+pub mod memory;
 pub mod mesh;
 pub mod operator;
 pub mod physics;

@@ -501,13 +501,15 @@ fn bench_bandwidth_and_spmv_throughput() {
         ("7-point 160³", stencil(160, false, &mut rng)),
         ("27-point 100³", stencil(100, true, &mut rng)),
     ] {
-        let (own, vendor) = bench::spmv_bench(&g, &a, 20).unwrap();
+        // The bench refuses any figure above the copy bandwidth measured in the same run.
         let ceiling = bw.copy_gbs.max(bw.triad_gbs);
+        let [(own_t, own), (_, vendor)] = bench::spmv_bench(&g, &a, 20, ceiling).unwrap();
+        assert!(own_t.runs == 20 && own_t.min <= own_t.median && own_t.median <= own_t.max);
         eprintln!(
             "spmv {name} ({} MB): own {own:.0} GB/s ({:.0}% of copy), cuSPARSE {vendor:.0} GB/s",
             bench::spmv_bytes(&a) / 1_000_000,
             100.0 * own / ceiling
         );
-        assert!(own > 0.0 && vendor > 0.0 && own < 1.5 * ceiling);
+        assert!(own > 0.0 && vendor > 0.0 && own <= ceiling);
     }
 }

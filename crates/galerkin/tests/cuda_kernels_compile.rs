@@ -96,6 +96,18 @@ fn ptx_has_every_entry_point_with_wide_loads() {
 }
 
 #[test]
+fn multifrontal_kernels_have_every_entry_point() {
+    if !nvrtc() {
+        return;
+    }
+    let k = &jit::MULTIFRONTAL;
+    let ptx = jit::compile_ptx(k.file, k.source, "compute_90").unwrap_or_else(|e| panic!("{e}")).ptx;
+    for entry in ["mf_factor_warp", "mf_factor_block", "mf_zero_fronts", "mf_extend_add", "mf_forward_32", "mf_forward_160", "mf_backward_32", "mf_backward_160", "mf_rhs_start", "mf_rhs_extend_add", "mf_rhs_x"] {
+        assert!(ptx.contains(&format!(".entry {entry}(")), "multifrontal.cu lacks {entry}");
+    }
+}
+
+#[test]
 fn compile_error_names_the_file_and_line() {
     if !nvrtc() {
         return;
@@ -196,5 +208,19 @@ fn qfunction_twins_compile() {
         let c = jit::compile_ptx_with(&jit::QF_PARITY, "compute_90", &defines).unwrap_or_else(|e| panic!("{qf}: {e}"));
         assert!(!c.log.to_ascii_lowercase().contains("warning"), "{qf}: {}", c.log);
         assert!(c.ptx.contains(".entry qf_parity("), "{qf}");
+    }
+}
+
+#[test]
+fn dg_kernels_have_every_entry_point_for_blocks_2_to_7() {
+    if !nvrtc() {
+        return;
+    }
+    let dg = jit::ALL_SOURCES.iter().find(|k| k.file == "dg.cu").expect("dg.cu is in ALL_SOURCES");
+    let ptx = jit::compile_ptx(dg.file, dg.source, "compute_90").unwrap_or_else(|e| panic!("{e}")).ptx;
+    let names = galerkin::dg::cuda::entry_points();
+    assert_eq!(names.len(), 8 * 6);
+    for name in names {
+        assert!(ptx.contains(&format!(".entry {name}(")), "dg.cu lacks {name}");
     }
 }

@@ -43,6 +43,14 @@ impl AnyBackend {
         }
     }
 
+    /// The GPU, when this is one (memory checks ask it how much is free).
+    pub fn device(&self) -> Option<&CudaBackend> {
+        match self {
+            AnyBackend::Cpu(_) => None,
+            AnyBackend::Cuda(be) => Some(be),
+        }
+    }
+
     /// Opens `kind`: `cpu`; `cuda` (an error naming the reason when no GPU can be used, or when
     /// `runnable` says the problem cannot run there); `auto` takes the first GPU when one works and
     /// `runnable` allows it, else the CPU, and says why in `notes`.

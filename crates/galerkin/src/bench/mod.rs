@@ -1,14 +1,20 @@
 //! Benchmarks behind `galerkin bench`: mesh and dof map, assembly throughput, and CG+Jacobi cost
 //! per iteration for 3D Poisson P1/P2 on tetrahedra and elasticity Q1 on hexahedra.
+//!
+//! Every time is taken by [`timing`] (resident loop, repeated, median and spread, refused above the
+//! copy bandwidth measured in the same run).
+pub mod cg_loop;
+pub mod iga;
 pub mod matrix;
+pub mod timing;
 use crate::mesh::{generate, CellType};
 use crate::operator::AssemblyLevel;
 use crate::physics::{Diffusion, Elasticity};
-use crate::problem::linear::{scalar, vector, LinearProblem, SolverConfig, SolverMethod};
 use crate::operator::Tuning;
-use crate::solver::precond::PreconditionerKind;
-use crate::solver::KrylovOptions;
+use crate::problem::linear::{scalar, vector, LinearProblem};
+use crate::solver::precond::Preconditionable;
 use crate::space::FunctionSpace;
+use timing::Timing;
 use crate::{Error, Result};
 use serde::Serialize;
 use std::sync::Arc;
@@ -64,11 +70,17 @@ pub struct BenchRow {
     pub matrix_s: f64,
     /// Cells per second of the hot loop.
     pub elements_per_s: f64,
+    /// CG iterations per timed run of the resident loop.
     pub iterations: usize,
+    /// Median seconds per CG+Jacobi iteration, and the timing with its spread.
     pub seconds_per_iteration: f64,
+    pub cg: Timing,
     /// Bytes a CG iteration streams at least (matrix values + column indices + row pointers and
-    /// ~10 vector passes), divided by the time per iteration.
+    /// ~10 vector passes), divided by the median time per iteration.
     pub cg_gb_per_s: f64,
+    /// The ceiling that figure was checked against: this machine's copy bandwidth for arrays the
+    /// size of the iteration's working set (capped at 64 MB), measured in the same run.
+    pub cpu_copy_gb_per_s: f64,
     /// GPU columns (with `--gpu`): own and cuSPARSE SpMV bandwidth, CG+Jacobi time per iteration
     /// on the device (system assembled there), its compulsory-traffic bandwidth, and the speedup
     /// over the CPU iteration.
@@ -79,14 +91,27 @@ pub struct BenchRow {
 pub struct GpuBench {
     pub spmv_gb_per_s: f64,
     pub cusparse_gb_per_s: f64,
+    pub spmv: Timing,
     pub iterations: usize,
     pub seconds_per_iteration: f64,
+    pub cg: Timing,
     pub cg_gb_per_s: f64,
+    /// The device's copy bandwidth measured in the same run (the ceiling of every GPU figure).
+    pub copy_gb_per_s: f64,
     pub speedup_per_iteration: f64,
 }
 
-/// Run one case at about `dofs` unknowns (and on `gpu` too, when given).
-pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize, gpu: Option<&crate::backend::cuda::CudaBackend>) -> Result<BenchRow> {
+/// Timed runs of the CPU CG loop, and of the GPU's.
+const CPU_RUNS: usize = 3;
+const GPU_RUNS: usize = 5;
+/// A CPU timing run lasts about this long (fewer iterations than `max_iter` on large problems).
+const CPU_RUN_SECONDS: f64 = 0.5;
+
+/// Run one case at about `dofs` unknowns (and on `gpu` too, with the copy bandwidth measured
+/// there in GB/s). CG is timed as `max_iter` iterations of the resident loop (fewer on the CPU
+/// where those would take long), repeated.
+pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize, gpu: Option<(&crate::backend::cuda::CudaBackend, f64)>) -> Result<BenchRow> {
+    use crate::backend::Cpu;
     let n = case.divisions(dofs);
     let t = Instant::now();
     let (cell, degree, ncomp) = match case {
@@ -109,32 +134,36 @@ pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize, gpu: Option<&crat
     let system = problem.assemble(AssemblyLevel::Full)?;
     let assembly_s = system.timings.assembly;
     let matrix_s = system.timings.matrix;
-    let config = SolverConfig {
-        method: SolverMethod::Cg,
-        preconditioner: PreconditionerKind::Jacobi,
-        options: KrylovOptions { rtol: 1e-8, max_iter, ..Default::default() },
-    };
-    let cpu_solve = |k: usize| system.solve(&capped(&config, k));
-    let (iterations, seconds_per_iteration) = per_iteration(max_iter, &cpu_solve)?;
-    let a = system.matrix_to_host()?.ok_or_else(|| Error::invalid("bench assembles full matrices"))?;
+    let a = system.operator.matrix().ok_or_else(|| Error::invalid("bench assembles full matrices"))?;
     let nnz = a.nnz();
     let ndofs = space.ndofs();
     let bytes = (nnz * 12 + ndofs * 8 + ndofs * 8 * 10) as f64;
+    let jacobi = crate::solver::Jacobi::new(&Cpu, &system.operator.diagonal(&Cpu)?)?;
+    let k_cpu = cpu_iterations(a, &jacobi, &system.rhs, max_iter)?;
+    let cpu = cg_loop::time_cg(&mut timing::HostClock::default(), &Cpu, a, &jacobi, &system.rhs, k_cpu, CPU_RUNS)?;
+    let cpu_copy = timing::host_copy_gbs((bytes as usize).min(64 << 20));
+    let cg_gb_per_s = timing::guarded_gbs("CPU CG iteration", bytes, &cpu, cpu_copy)?;
     let gpu = match gpu {
         None => None,
-        Some(be) => {
-            let (spmv, cusparse) = crate::backend::cuda::bench::spmv_bench(be, &a, 50)?;
-            let gpu_system = problem.system(be, AssemblyLevel::Full, Tuning::default())?;
-            let _ = gpu_system.solve(&capped(&config, 5)); // JIT and first allocations
-            let gpu_solve = |k: usize| gpu_system.solve(&capped(&config, k));
-            let (its, spi) = per_iteration(max_iter, &gpu_solve)?;
+        Some((be, copy_gbs)) => {
+            let [(spmv, spmv_gbs), (_, cusparse_gbs)] = crate::backend::cuda::bench::spmv_bench(be, a, 50, copy_gbs)?;
+            // The system is assembled on the device, its Jacobi diagonal computed there; then only
+            // the loop is timed, between CUDA events.
+            let dev = problem.system(be, AssemblyLevel::Full, Tuning::default())?;
+            let jac = crate::solver::Jacobi::new(be, &dev.operator.diagonal(be)?)?;
+            let mut clock = crate::backend::cuda::bench::EventClock::new(be)?;
+            let cg = cg_loop::time_cg(&mut clock, be, &dev.operator, &jac, &dev.rhs, max_iter.max(1), GPU_RUNS)?;
+            let gbs = timing::guarded_gbs("GPU CG iteration", bytes, &cg, copy_gbs)?;
             Some(GpuBench {
-                spmv_gb_per_s: spmv,
-                cusparse_gb_per_s: cusparse,
-                iterations: its,
-                seconds_per_iteration: spi,
-                cg_gb_per_s: bytes / spi / 1e9,
-                speedup_per_iteration: seconds_per_iteration / spi,
+                spmv_gb_per_s: spmv_gbs,
+                cusparse_gb_per_s: cusparse_gbs,
+                spmv,
+                iterations: max_iter.max(1),
+                seconds_per_iteration: cg.median,
+                cg_gb_per_s: gbs,
+                copy_gb_per_s: copy_gbs,
+                speedup_per_iteration: cpu.median / cg.median,
+                cg,
             })
         }
     };
@@ -147,11 +176,23 @@ pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize, gpu: Option<&crat
         assembly_s,
         matrix_s,
         elements_per_s: mesh.num_cells() as f64 / matrix_s,
-        iterations,
-        seconds_per_iteration,
-        cg_gb_per_s: bytes / seconds_per_iteration / 1e9,
+        iterations: k_cpu,
+        seconds_per_iteration: cpu.median,
+        cg: cpu,
+        cg_gb_per_s,
+        cpu_copy_gb_per_s: cpu_copy,
         gpu,
     })
+}
+
+/// Iterations per CPU timing run: `max_iter`, or fewer where that would take longer than
+/// [`CPU_RUN_SECONDS`] (judged from two untimed iterations), at least 5.
+pub(crate) fn cpu_iterations(a: &dyn crate::backend::LinearOperator<crate::backend::Cpu>, m: &dyn crate::backend::LinearOperator<crate::backend::Cpu>, b: &Vec<f64>, max_iter: usize) -> Result<usize> {
+    let mut probe = cg_loop::CgLoop::new(&crate::backend::Cpu, a, m, b)?;
+    let t = Instant::now();
+    probe.iterate(2)?;
+    let per = t.elapsed().as_secs_f64() / 2.0;
+    Ok(((CPU_RUN_SECONDS / per.max(1e-9)) as usize).clamp(5, max_iter.max(5)))
 }
 
 /// A STREAM-like triad `a = b + s·c` over `n` doubles: the machine's memory bandwidth in GB/s,
@@ -169,28 +210,4 @@ pub fn stream_triad_gbs(n: usize) -> f64 {
     }
     std::hint::black_box(&a);
     (3 * n * 8) as f64 / best / 1e9
-}
-
-pub(crate) fn capped(config: &SolverConfig, max_iter: usize) -> SolverConfig {
-    SolverConfig { options: KrylovOptions { max_iter, ..config.options.clone() }, ..config.clone() }
-}
-
-/// Iterations and seconds per iteration of a solve capped at `max_iter`, set-up excluded: a
-/// converged solve reports its own solve time; a capped one is timed against a solve capped at
-/// half as many iterations, so uploads and preconditioner set-up cancel out.
-pub(crate) fn per_iteration(max_iter: usize, solve: &dyn Fn(usize) -> Result<crate::problem::Solution>) -> Result<(usize, f64)> {
-    let timed = |k: usize| -> Result<(usize, f64, bool)> {
-        let t = Instant::now();
-        match solve(k) {
-            Ok(sol) => Ok((sol.stats.iterations, sol.timings.solve, true)),
-            Err(Error::NotConverged { iterations, .. }) => Ok((iterations, t.elapsed().as_secs_f64(), false)),
-            Err(e) => Err(e),
-        }
-    };
-    let (its, secs, converged) = timed(max_iter)?;
-    if converged || its < 4 {
-        return Ok((its, secs / its.max(1) as f64));
-    }
-    let (its2, secs2, _) = timed(its / 2)?;
-    Ok((its, (secs - secs2).max(0.0) / (its - its2).max(1) as f64))
 }

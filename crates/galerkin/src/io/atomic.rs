@@ -44,12 +44,7 @@ pub fn write_atomic(path: &Path, f: impl FnOnce(&mut dyn Write) -> Result<()>) -
     };
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
 
-    let tmp_name = format!(
-        ".{}.{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
+    let tmp_name = temporary_name(&name.to_string_lossy(), std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed));
     let tmp = dir.join(tmp_name);
     let file = OpenOptions::new()
         .write(true)
@@ -75,6 +70,51 @@ pub fn write_atomic(path: &Path, f: impl FnOnce(&mut dyn Write) -> Result<()>) -
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// The temporary sibling of `name` written by process `pid`: `.NAME.PID.N.tmp`.
+fn temporary_name(name: &str, pid: u32, n: u64) -> String {
+    format!(".{name}.{pid}.{n}.tmp")
+}
+
+/// The writer's process id when `file_name` is a temporary of [`write_atomic`].
+pub fn temporary_owner(file_name: &str) -> Option<u32> {
+    let inner = file_name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let mut parts = inner.rsplitn(3, '.');
+    let n = parts.next()?;
+    let pid = parts.next()?;
+    let name = parts.next()?;
+    if name.is_empty() || n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Remove the temporaries that writers other than this process left in `dir` (a run killed while
+/// writing). Only call it while holding the directory's lock ([`super::OutputDir`]): then no other
+/// galerkin run is writing there, and every temporary of another process is stale. Returns the
+/// names removed.
+pub fn remove_stale_temporaries(dir: &Path) -> Result<Vec<String>> {
+    let me = std::process::id();
+    let mut removed = Vec::new();
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(removed),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        match temporary_owner(&name) {
+            Some(pid) if pid != me && entry.file_type().map(|t| t.is_file()).unwrap_or(false) => {
+                fs::remove_file(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
+                removed.push(name);
+            }
+            _ => {}
+        }
+    }
+    removed.sort();
+    Ok(removed)
 }
 
 #[cfg(test)]
@@ -147,6 +187,24 @@ mod tests {
         let r = std::panic::catch_unwind(move || write_atomic(&p2, |_| panic!("writer bug")));
         assert!(r.is_err());
         assert!(dir_entries(tmp.path()).is_empty());
+    }
+
+    #[test]
+    fn stale_temporaries_of_other_processes_are_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(temporary_owner(".solution.vtu.1234.0.tmp"), Some(1234));
+        assert_eq!(temporary_owner(".a.b.c.77.12.tmp"), Some(77));
+        for not in ["solution.vtu", ".x.tmp", ".x.12.tmp", ".x.ab.1.tmp", "..1.2.tmp", ".x.1.2.tmpx"] {
+            assert_eq!(temporary_owner(not), None, "{not}");
+        }
+        let stale = temporary_name("solution.vtu", 999_999_999, 3);
+        let mine = temporary_name("report.json", std::process::id(), 0);
+        for f in [&stale, &mine, &"keep.vtu".to_string()] {
+            fs::write(tmp.path().join(f), b"x").unwrap();
+        }
+        assert_eq!(remove_stale_temporaries(tmp.path()).unwrap(), vec![stale]);
+        assert_eq!(dir_entries(tmp.path()), vec![mine, "keep.vtu".to_string()]);
+        assert!(remove_stale_temporaries(&tmp.path().join("absent")).unwrap().is_empty());
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! temporary sibling and renamed into place, so an output file is either whole or absent.
 mod atomic;
 mod base64;
+pub mod input;
+mod outdir;
 pub mod plot;
 mod progress;
 mod pvd;
@@ -9,8 +11,9 @@ mod report;
 mod vtu;
 mod xml;
 
-pub use atomic::write_atomic;
-pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_residual_history, PLOT_SIZE};
+pub use atomic::{remove_stale_temporaries, temporary_owner, write_atomic};
+pub use outdir::{file_record, OutputDir, OutputFile};
+pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_pieces, plot_residual_history, PLOT_SIZE};
 pub use progress::progress_bar;
 pub use pvd::Pvd;
 pub use report::write_json;

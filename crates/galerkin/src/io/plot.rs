@@ -127,8 +127,7 @@ pub fn plot_lines(
     log_x: bool,
     log_y: bool,
 ) -> Result<()> {
-    let path = path.as_ref();
-    let mut data = Vec::with_capacity(series.len());
+    let mut pieces = Vec::with_capacity(series.len());
     for &(label, x, y) in series {
         if x.len() != y.len() {
             return Err(Error::dim(
@@ -137,16 +136,40 @@ pub fn plot_lines(
                 y.len(),
             ));
         }
-        let keep = |v: f64, log: bool| v.is_finite() && (!log || v > 0.0);
-        let pts: Vec<(f64, f64)> = x
-            .iter()
-            .zip(y)
-            .map(|(&a, &b)| (a, b))
-            .filter(|&(a, b)| keep(a, log_x) && keep(b, log_y))
-            .collect();
-        data.push((label, pts));
+        pieces.push((label, vec![x.iter().copied().zip(y.iter().copied()).collect()]));
     }
-    let all = || data.iter().flat_map(|(_, p)| p.iter());
+    render(path.as_ref(), title, xlabel, ylabel, pieces, log_x, log_y)
+}
+
+/// Linear plot of series that are each several disconnected polylines (a discontinuous function
+/// drawn element by element shows its jumps as gaps), one colour and legend entry per series.
+pub fn plot_pieces(path: impl AsRef<Path>, title: &str, xlabel: &str, ylabel: &str, series: Vec<(&str, Vec<Vec<(f64, f64)>>)>) -> Result<()> {
+    render(path.as_ref(), title, xlabel, ylabel, series, false, false)
+}
+
+/// Series made of pieces, drawn and written as [`plot_lines`] says.
+fn render(
+    path: &Path,
+    title: &str,
+    xlabel: &str,
+    ylabel: &str,
+    series: Vec<(&str, Vec<Vec<(f64, f64)>>)>,
+    log_x: bool,
+    log_y: bool,
+) -> Result<()> {
+    let keep = |v: f64, log: bool| v.is_finite() && (!log || v > 0.0);
+    let data: Vec<(&str, Vec<Vec<(f64, f64)>>)> = series
+        .into_iter()
+        .map(|(label, pieces)| {
+            let kept = pieces
+                .into_iter()
+                .map(|p| p.into_iter().filter(|&(a, b)| keep(a, log_x) && keep(b, log_y)).collect::<Vec<_>>())
+                .filter(|p| !p.is_empty())
+                .collect();
+            (label, kept)
+        })
+        .collect();
+    let all = || data.iter().flat_map(|(_, p)| p.iter().flatten());
     let (Some(xr), Some(yr)) = (
         axis_range(all().map(|p| p.0), log_x),
         axis_range(all().map(|p| p.1), log_y),
@@ -231,7 +254,7 @@ struct Axes<'a> {
 /// the legend hides as little as possible: convergence curves fill the upper right, residual
 /// histories the lower right.
 fn legend_corner(
-    data: &[(&str, Vec<(f64, f64)>)],
+    data: &[(&str, Vec<Vec<(f64, f64)>>)],
     (xr, log_x): ((f64, f64), bool),
     (yr, log_y): ((f64, f64), bool),
 ) -> SeriesLabelPosition {
@@ -246,7 +269,7 @@ fn legend_corner(
     // (right?, upper?) for each candidate, in order of preference.
     let corners = [(true, true), (false, true), (true, false), (false, false)];
     let mut hits = [0usize; 4];
-    for (_, pts) in data {
+    for pts in data.iter().flat_map(|(_, pieces)| pieces) {
         let uv: Vec<(f64, f64)> = pts
             .iter()
             .map(|&(x, y)| (unit(x, xr, log_x), unit(y, yr, log_y)))
@@ -284,7 +307,7 @@ fn log_tick(v: &f64) -> String {
 fn draw<X, Y>(
     root: &DrawingArea<BitMapBackend, plotters::coord::Shift>,
     axes: &Axes,
-    data: &[(&str, Vec<(f64, f64)>)],
+    data: &[(&str, Vec<Vec<(f64, f64)>>)],
     x_spec: X,
     y_spec: Y,
 ) -> Result<()>
@@ -313,15 +336,18 @@ where
         mesh.y_label_formatter(&log_tick);
     }
     mesh.draw().map_err(render_error)?;
-    for (i, (label, pts)) in data.iter().enumerate() {
+    for (i, (label, pieces)) in data.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)).point_size(3))
-            .map_err(render_error)?
-            .label(*label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2))
-            });
+        // Markers only on single lines sparse enough to read.
+        let marker = if pieces.len() > 1 || pieces.iter().map(Vec::len).sum::<usize>() > 200 { 0 } else { 3 };
+        for (k, pts) in pieces.iter().enumerate() {
+            let drawn = chart
+                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)).point_size(marker))
+                .map_err(render_error)?;
+            if k == 0 {
+                drawn.label(*label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2)));
+            }
+        }
     }
     chart
         .configure_series_labels()
@@ -439,7 +465,7 @@ mod tests {
         let corner = |pts: Vec<(f64, f64)>, log: bool| {
             let xr = axis_range(pts.iter().map(|p| p.0), log).unwrap();
             let yr = axis_range(pts.iter().map(|p| p.1), log).unwrap();
-            legend_corner(&[("s", pts)], (xr, log), (yr, log))
+            legend_corner(&[("s", vec![pts])], (xr, log), (yr, log))
         };
         // Error falling with h fills lower left and upper right.
         let conv: Vec<(f64, f64)> = (0..5)

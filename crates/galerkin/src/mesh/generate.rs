@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 /// Uniform mesh of `[a, b]` with `n` cells.
 pub fn interval(n: usize, a: f64, b: f64) -> Result<Mesh> {
     check_divisions(&[("n", n)])?;
+    lattice_sizes(&[n], 1)?;
     check_extent("[a, b]", a, b)?;
     structured(&[uniform_nodes(n, a, b)], CellType::Interval)
 }
@@ -21,6 +22,7 @@ pub fn interval(n: usize, a: f64, b: f64) -> Result<Mesh> {
 /// previous one (`ratio < 1` refines towards `b`), to resolve boundary layers.
 pub fn interval_graded(n: usize, a: f64, b: f64, ratio: f64) -> Result<Mesh> {
     check_divisions(&[("n", n)])?;
+    lattice_sizes(&[n], 1)?;
     check_extent("[a, b]", a, b)?;
     if !(ratio > 0.0 && ratio.is_finite()) {
         return Err(Error::invalid(format!(
@@ -50,6 +52,7 @@ pub fn interval_graded(n: usize, a: f64, b: f64, ratio: f64) -> Result<Mesh> {
 /// its (lo, lo)–(hi, hi) diagonal. The mesh is 2D: z = 0.
 pub fn rectangle(nx: usize, ny: usize, lo: [f64; 2], hi: [f64; 2], cell: CellType) -> Result<Mesh> {
     check_divisions(&[("nx", nx), ("ny", ny)])?;
+    lattice_sizes(&[nx, ny], 2)?;
     check_extent("x range [lo[0], hi[0]]", lo[0], hi[0])?;
     check_extent("y range [lo[1], hi[1]]", lo[1], hi[1])?;
     structured(
@@ -73,6 +76,7 @@ pub fn box_mesh(
     cell: CellType,
 ) -> Result<Mesh> {
     check_divisions(&[("nx", nx), ("ny", ny), ("nz", nz)])?;
+    lattice_sizes(&[nx, ny, nz], 6)?;
     check_extent("x range [lo[0], hi[0]]", lo[0], hi[0])?;
     check_extent("y range [lo[1], hi[1]]", lo[1], hi[1])?;
     check_extent("z range [lo[2], hi[2]]", lo[2], hi[2])?;
@@ -112,6 +116,22 @@ fn lerp(lo: f64, hi: f64, t: f64) -> f64 {
 
 fn uniform_nodes(n: usize, lo: f64, hi: f64) -> Vec<f64> {
     (0..=n).map(|i| lerp(lo, hi, i as f64 / n as f64)).collect()
+}
+
+/// Vertices and cells of a lattice of `n` blocks per axis with `per_block` cells each, computed with
+/// checked arithmetic: sizes from a problem file can be anything, and a product that overflows (or
+/// a mesh too large to index) is an error, never a wrapped count or a capacity panic.
+fn lattice_sizes(n: &[usize], per_block: usize) -> Result<(usize, usize)> {
+    let too_big = || Error::OutOfMemory(format!("a structured mesh of {n:?} divisions has more vertices or cells than this machine can index"));
+    let vertices = n.iter().try_fold(1usize, |acc, &k| k.checked_add(1).and_then(|k1| acc.checked_mul(k1))).ok_or_else(too_big)?;
+    let cells = n.iter().try_fold(per_block, |acc, &k| acc.checked_mul(k)).ok_or_else(too_big)?;
+    // Every vertex and connectivity entry is at least 24 bytes and 8 bytes: beyond isize::MAX
+    // bytes no allocation can hold them.
+    let limit = isize::MAX as usize / 32;
+    if vertices > limit || cells > limit / 8 {
+        return Err(too_big());
+    }
+    Ok((vertices, cells))
 }
 
 /// Cells of one lattice block as lists of block corners; corner `c` sits at offset
@@ -260,6 +280,16 @@ mod tests {
     use super::*;
     use crate::mesh::validate::det_jacobian;
     use std::collections::HashMap;
+
+    #[test]
+    fn absurd_sizes_are_errors_not_panics() {
+        let e = box_mesh(usize::MAX, 1, 1, [0.0; 3], [1.0; 3], CellType::Tetrahedron).unwrap_err().to_string();
+        assert!(e.contains("out of memory") && e.contains("can index"), "{e}");
+        assert!(box_mesh(1 << 40, 1 << 40, 1 << 40, [0.0; 3], [1.0; 3], CellType::Hexahedron).is_err());
+        assert!(rectangle(9223372036854775807, 1, [0.0; 2], [1.0; 2], CellType::Triangle).is_err());
+        assert!(interval(usize::MAX, 0.0, 1.0).is_err());
+        assert!(interval_graded(usize::MAX - 1, 0.0, 1.0, 0.9).is_err());
+    }
 
     /// Sum over cells of ∫ |det J| over the reference cell (2-point Gauss per axis on tensor cells,
     /// exact for multilinear maps; one point on simplices, whose J is constant).

@@ -8,13 +8,47 @@ use rayon::prelude::*;
 /// degenerate: it has no volume at the scale of its own size, so its Jacobian cannot be inverted.
 pub const DEGENERATE_RTOL: f64 = 1e-12;
 
+/// How errors name cells and vertices: by index for generated meshes, by the file's own element
+/// and node tags (with the line) for meshes read from a file.
+pub trait Names: Sync {
+    /// Error location of cell `c` ("cell 12"; "part.msh, line 40, $Elements, element 2164").
+    fn cell(&self, c: usize) -> String;
+    /// Vertex `v` in a message ("node 7"; a file's node tag).
+    fn node(&self, v: usize) -> String;
+    /// Error location of vertex `v`.
+    fn node_location(&self, v: usize) -> String {
+        self.node(v)
+    }
+    /// Error location of anything else ("mesh", "boundary facet 3").
+    fn other(&self, what: &str) -> String {
+        what.to_string()
+    }
+}
+
+/// Cells and vertices by their 0-based index in the mesh.
+pub struct Indices;
+
+impl Names for Indices {
+    fn cell(&self, c: usize) -> String {
+        format!("cell {c}")
+    }
+    fn node(&self, v: usize) -> String {
+        format!("node {v}")
+    }
+}
+
 /// Check coordinates, connectivity, orientation, vertex usage and boundary facets; the first problem
 /// found is returned naming the node, cell or facet at fault.
 pub fn validate(mesh: &Mesh) -> Result<()> {
+    validate_named(mesh, &Indices)
+}
+
+/// [`validate`] with errors naming cells and vertices through `names`.
+pub fn validate_named(mesh: &Mesh, names: &dyn Names) -> Result<()> {
     let nverts = mesh.num_vertices();
     if mesh.num_cells() == 0 || nverts == 0 {
         return Err(Error::mesh(
-            "mesh",
+            names.other("mesh"),
             format!(
                 "empty mesh: {} cells, {} vertices",
                 mesh.num_cells(),
@@ -22,25 +56,25 @@ pub fn validate(mesh: &Mesh) -> Result<()> {
             ),
         ));
     }
-    check_coordinates(mesh)?;
-    check_connectivity(mesh)?;
-    check_jacobians(mesh)?;
-    check_boundary(mesh)
+    check_coordinates(mesh, names)?;
+    check_connectivity(mesh, names)?;
+    check_jacobians(mesh, names)?;
+    check_boundary(mesh, names)
 }
 
 /// Finite coordinates, and zero components beyond the mesh dimension (a 2D mesh lives in z = 0).
-fn check_coordinates(mesh: &Mesh) -> Result<()> {
+fn check_coordinates(mesh: &Mesh, names: &dyn Names) -> Result<()> {
     let dim = mesh.dim;
     let bad = mesh.coords.par_iter().enumerate().find_map_first(|(v, p)| {
         if p.iter().any(|x| !x.is_finite()) {
             return Some(Error::mesh(
-                format!("node {v}"),
+                names.node_location(v),
                 format!("non-finite coordinate {p:?}"),
             ));
         }
         (dim..3).find(|&k| p[k] != 0.0).map(|k| {
             Error::mesh(
-                format!("node {v}"),
+                names.node_location(v),
                 format!(
                     "coordinate {} = {} is non-zero in a {dim}D mesh (coordinates {p:?})",
                     ["x", "y", "z"][k],
@@ -53,7 +87,7 @@ fn check_coordinates(mesh: &Mesh) -> Result<()> {
 }
 
 /// Vertex ids in range, distinct within each cell, and every vertex used by some cell.
-fn check_connectivity(mesh: &Mesh) -> Result<()> {
+fn check_connectivity(mesh: &Mesh, names: &dyn Names) -> Result<()> {
     let nverts = mesh.num_vertices();
     let nv = mesh.cell_type.num_vertices();
     let bad = mesh
@@ -64,14 +98,15 @@ fn check_connectivity(mesh: &Mesh) -> Result<()> {
             for (a, &v) in cell.iter().enumerate() {
                 if v >= nverts {
                     return Some(Error::mesh(
-                        format!("cell {c}"),
+                        names.cell(c),
                         format!("vertex id {v} out of range (mesh has {nverts} vertices)"),
                     ));
                 }
                 if cell[..a].contains(&v) {
+                    let list: Vec<String> = cell.iter().map(|&w| names.node(w)).collect();
                     return Some(Error::mesh(
-                        format!("cell {c}"),
-                        format!("vertex {v} repeated in {cell:?}"),
+                        names.cell(c),
+                        format!("{} repeated in [{}]", names.node(v), list.join(", ")),
                     ));
                 }
             }
@@ -86,8 +121,8 @@ fn check_connectivity(mesh: &Mesh) -> Result<()> {
     }
     match used.iter().position(|&u| !u) {
         Some(v) => Err(Error::mesh(
-            format!("node {v}"),
-            format!("dangling node {v}: it is a vertex of no cell"),
+            names.node_location(v),
+            format!("dangling {}: it is a vertex of no cell", names.node(v)),
         )),
         None => Ok(()),
     }
@@ -95,7 +130,7 @@ fn check_connectivity(mesh: &Mesh) -> Result<()> {
 
 /// det J > 0 everywhere in every cell. Simplices have constant J; for quadrilaterals and hexahedra
 /// det J is checked at every vertex, which for multilinear maps catches folded (non-convex) cells.
-fn check_jacobians(mesh: &Mesh) -> Result<()> {
+fn check_jacobians(mesh: &Mesh, names: &dyn Names) -> Result<()> {
     let ct = mesh.cell_type;
     let corners = corner_frames(ct);
     let bad = (0..mesh.num_cells()).into_par_iter().find_map_first(|c| {
@@ -116,13 +151,63 @@ fn check_jacobians(mesh: &Mesh) -> Result<()> {
             } else {
                 format!(" at local vertex {a}")
             };
+            let what = if problem == "inverted cell" && !ct.is_simplex() {
+                "tangled (folded) cell: det J changes sign inside it"
+            } else {
+                problem
+            };
             Some(Error::mesh(
-                format!("cell {c}"),
-                format!("{problem}: det J = {det:e}{at} (cell size^dim = {scale:e})"),
+                names.cell(c),
+                format!("{what}: det J = {det:e}{at} (cell size^dim = {scale:e})"),
             ))
         })
     });
     bad.map_or(Ok(()), Err)
+}
+
+/// Reverse the orientation of every cell whose Jacobian is negative at all its checked corners
+/// (as meshio and scikit-fem write simplices, and as DOLFINx and MFEM accept them): swap local
+/// vertices 1 and 2 of a simplex, mirror a quadrilateral or hexahedron across its ξ₀ = ξ₁ plane.
+/// Degenerate cells and tangled ones (det J of both signs) are left for [`validate`] to reject.
+/// Returns how many cells were reoriented.
+pub fn reorient_inverted(ct: CellType, coords: &[[f64; 3]], cells: &mut [usize]) -> usize {
+    let nv = ct.num_vertices();
+    let perm: &[usize] = match ct {
+        CellType::Interval => &[1, 0],
+        CellType::Triangle => &[0, 2, 1],
+        CellType::Tetrahedron => &[0, 2, 1, 3],
+        CellType::Quadrilateral => &[0, 3, 2, 1],
+        CellType::Hexahedron => &[0, 3, 2, 1, 4, 7, 6, 5],
+    };
+    let corners = corner_frames(ct);
+    if cells.iter().any(|&v| v >= coords.len()) || !cells.len().is_multiple_of(nv) {
+        return 0; // validation reports the connectivity
+    }
+    cells
+        .par_chunks_mut(nv)
+        .map(|cell| {
+            let mut lo = [f64::INFINITY; 3];
+            let mut hi = [f64::NEG_INFINITY; 3];
+            for &v in cell.iter() {
+                for k in 0..3 {
+                    lo[k] = lo[k].min(coords[v][k]);
+                    hi[k] = hi[k].max(coords[v][k]);
+                }
+            }
+            let scale = (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>().sqrt().powi(ct.dim() as i32);
+            let inverted = corners.iter().all(|(a, edges)| {
+                let det = det_jacobian(ct, &vertex_jacobian(coords, cell, *a, edges));
+                det.is_finite() && det < -DEGENERATE_RTOL * scale
+            });
+            if inverted {
+                let old: Vec<usize> = cell.to_vec();
+                for (slot, &p) in cell.iter_mut().zip(perm) {
+                    *slot = old[p];
+                }
+            }
+            inverted as usize
+        })
+        .sum()
 }
 
 /// Reference edges along each axis from a vertex: `(b, s)` for axis `d` means the reference vertex
@@ -195,7 +280,7 @@ fn cell_diameter(mesh: &Mesh, c: usize) -> f64 {
 }
 
 /// Boundary facets have the vertex count of the cell's facets and in-range vertex ids.
-fn check_boundary(mesh: &Mesh) -> Result<()> {
+fn check_boundary(mesh: &Mesh, names: &dyn Names) -> Result<()> {
     let want = mesh
         .cell_type
         .facet_type()
@@ -203,7 +288,7 @@ fn check_boundary(mesh: &Mesh) -> Result<()> {
     for (i, f) in mesh.boundary.iter().enumerate() {
         if f.vertices.len() != want {
             return Err(Error::mesh(
-                format!("boundary facet {i}"),
+                names.other(&format!("boundary facet {i}")),
                 format!(
                     "{} vertices {:?}, but facets of {}s have {want}",
                     f.vertices.len(),
@@ -214,7 +299,7 @@ fn check_boundary(mesh: &Mesh) -> Result<()> {
         }
         if let Some(&v) = f.vertices.iter().find(|&&v| v >= mesh.num_vertices()) {
             return Err(Error::mesh(
-                format!("boundary facet {i}"),
+                names.other(&format!("boundary facet {i}")),
                 format!(
                     "vertex id {v} out of range (mesh has {} vertices)",
                     mesh.num_vertices()
@@ -333,6 +418,34 @@ mod tests {
     }
 
     #[test]
+    fn inverted_cells_are_reoriented_and_tangled_ones_kept() {
+        for ct in [CellType::Interval, CellType::Triangle, CellType::Quadrilateral, CellType::Tetrahedron, CellType::Hexahedron] {
+            let coords: Vec<[f64; 3]> = ct.reference_vertices().iter().map(|r| [2.0 * r[0], 3.0 * r[1], 0.5 * r[2]]).collect();
+            let good: Vec<usize> = (0..coords.len()).collect();
+            let mut cells = good.clone();
+            assert_eq!(reorient_inverted(ct, &coords, &mut cells), 0);
+            // Mirror image: the same cell listed the other way round.
+            let perm = match ct {
+                CellType::Interval => vec![1, 0],
+                CellType::Triangle => vec![0, 2, 1],
+                CellType::Tetrahedron => vec![0, 2, 1, 3],
+                CellType::Quadrilateral => vec![0, 3, 2, 1],
+                CellType::Hexahedron => vec![0, 3, 2, 1, 4, 7, 6, 5],
+            };
+            let mut cells: Vec<usize> = perm.clone();
+            assert!(Mesh::new(ct, coords.clone(), cells.clone(), None, vec![], BTreeMap::new()).is_err(), "{ct}");
+            assert_eq!(reorient_inverted(ct, &coords, &mut cells), 1, "{ct}");
+            assert!(Mesh::new(ct, coords.clone(), cells, None, vec![], BTreeMap::new()).is_ok(), "{ct}");
+        }
+        // A folded quad (det J of both signs) stays as it is and is rejected.
+        let coords = vec![[0., 0., 0.], [1., 0., 0.], [0.2, 0.2, 0.], [0., 1., 0.]];
+        let mut cells = vec![0, 1, 2, 3];
+        assert_eq!(reorient_inverted(CellType::Quadrilateral, &coords, &mut cells), 0);
+        let e = err(Mesh::new(CellType::Quadrilateral, coords, cells, None, vec![], BTreeMap::new()));
+        assert!(e.contains("tangled"), "{e}");
+    }
+
+    #[test]
     fn folded_quad_is_caught_at_its_vertex() {
         // Vertex 2 pulled inside: the bilinear map folds near local vertex 2 only, which a check
         // at the cell centre would miss (there det J = 0.2 > 0).
@@ -347,7 +460,7 @@ mod tests {
         );
         let e = err(m);
         assert!(
-            e.contains("cell 0") && e.contains("inverted") && e.contains("local vertex 2"),
+            e.contains("cell 0") && e.contains("tangled") && e.contains("local vertex 2"),
             "{e}"
         );
     }

@@ -185,6 +185,21 @@ pub struct SolverFileConfig {
     pub max_iter: usize,
     #[serde(default = "restart")]
     pub restart: usize,
+    /// What to do with a singular (pure Neumann) problem: `none` refuses it, `constant` removes
+    /// the constant (projects the load onto the operator's range, returns the zero-mean solution).
+    #[serde(default)]
+    pub nullspace: Nullspace,
+}
+
+/// The null space a problem file accepts (see [`SolverFileConfig::nullspace`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Nullspace {
+    /// A singular problem is an error naming the cause.
+    #[default]
+    None,
+    /// Scalar problems determined up to a constant are solved for the solution of zero mean.
+    Constant,
 }
 
 fn cg() -> SolverMethod {
@@ -205,7 +220,15 @@ fn restart() -> usize {
 
 impl Default for SolverFileConfig {
     fn default() -> Self {
-        SolverFileConfig { method: cg(), preconditioner: jacobi(), rtol: rtol(), atol: 0.0, max_iter: max_iter(), restart: restart() }
+        SolverFileConfig {
+            method: cg(),
+            preconditioner: jacobi(),
+            rtol: rtol(),
+            atol: 0.0,
+            max_iter: max_iter(),
+            restart: restart(),
+            nullspace: Nullspace::None,
+        }
     }
 }
 
@@ -272,11 +295,7 @@ impl Default for OutputConfig {
 impl ProblemFile {
     /// Parse a problem file's text. `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> Result<ProblemFile> {
-        let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, source, "", &e))?;
-        let pf: ProblemFile = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            toml_error(text, source, &path, e.inner())
-        })?;
+        let pf: ProblemFile = deserialize(text, source)?;
         pf.check()?;
         Ok(pf)
     }
@@ -304,10 +323,13 @@ impl ProblemFile {
             return Err(Error::config("space.degree", format!("Lagrange degree must be 1 to 3 (simplices) or 1 to {max} (quadrilaterals, hexahedra), got {}", self.space.degree)));
         }
         if self.space.family != "lagrange" {
-            return Err(Error::config("space.family", format!("unknown family `{}` (expected lagrange)", self.space.family)));
+            return Err(Error::config("space.family", format!("unknown family `{}` (expected lagrange, or bspline for an IGA problem file)", self.space.family)));
         }
-        if self.output.name.is_empty() || self.output.name.contains(['/', '\\']) {
-            return Err(Error::config("output.name", "must be a plain file stem"));
+        check_output_name(&self.output.name)?;
+        if let Some(q) = self.assembly.quadrature_degree {
+            if !(1..=MAX_QUADRATURE_DEGREE).contains(&q) {
+                return Err(Error::config("assembly.quadrature_degree", format!("must lie in 1..={MAX_QUADRATURE_DEGREE}, got {q}")));
+            }
         }
         match (&self.mesh.generator, &self.mesh.file) {
             (Some(_), Some(_)) => return Err(Error::config("mesh", "give either `generator` or `file`, not both")),
@@ -316,6 +338,9 @@ impl ProblemFile {
         }
         for (i, bc) in self.bc.iter().enumerate() {
             let key = |k: &str| format!("bc[{i}].{k}");
+            if bc.boundary.to_vec().is_empty() {
+                return Err(Error::config(key("boundary"), "an empty list names no boundary: give at least one name or tag"));
+            }
             if bc.value.is_none() {
                 return Err(Error::config(key("value"), "missing"));
             }
@@ -333,9 +358,49 @@ impl ProblemFile {
     }
 }
 
+/// Highest `assembly.quadrature_degree` accepted: exact for polynomials far beyond what degree-3
+/// elements need, and small enough that the rule's size stays trivial.
+pub const MAX_QUADRATURE_DEGREE: usize = 40;
+
+/// An output file stem: a plain, visible name that stays inside the output directory.
+pub(crate) fn check_output_name(name: &str) -> Result<()> {
+    let bad = if name.is_empty() {
+        Some("is empty")
+    } else if name.contains(['/', '\\']) {
+        Some("contains a path separator")
+    } else if name.starts_with('.') {
+        Some("starts with `.` (hidden names and `..` are reserved)")
+    } else if name.chars().any(|c| c.is_control()) {
+        Some("contains a control character")
+    } else if name.len() > 200 {
+        Some("is longer than 200 bytes")
+    } else {
+        None
+    };
+    match bad {
+        Some(why) => Err(Error::config("output.name", format!("`{}` {why}: it must be a plain file stem", name.escape_debug()))),
+        None => Ok(()),
+    }
+}
+
+/// Deserialize a problem file's text into `T`; errors name the dotted key path and the line
+/// (`source` names the file). Shared by every problem-file schema.
+pub(crate) fn deserialize<T: serde::de::DeserializeOwned>(text: &str, source: &str) -> Result<T> {
+    let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, source, "", &e))?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        toml_error(text, source, &path, e.inner())
+    })
+}
+
 /// Turn a TOML/serde error into a config error naming the key path and the line.
 fn toml_error(text: &str, source: &str, path: &str, e: &toml::de::Error) -> Error {
-    let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+    // Line of the span's first byte: one more than the newlines before it (counting `lines()`
+    // would miss the line that starts exactly at the span).
+    let line = e.span().map(|s| {
+        let start = s.start.min(text.len());
+        1 + text.as_bytes()[..start].iter().filter(|&&b| b == b'\n').count()
+    });
     let key = if path.is_empty() || path == "." { source.to_string() } else { path.to_string() };
     let at = line.map(|l| format!(" ({source}, line {l})")).unwrap_or_default();
     Error::config(key, format!("{}{at}", e.message().trim()))

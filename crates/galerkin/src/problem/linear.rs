@@ -189,6 +189,8 @@ impl LinearProblem {
         }
         self.physics.check(&self.space.mesh)?;
         for bc in &self.bcs {
+            let (BoundaryCondition::Dirichlet { on, .. } | BoundaryCondition::Neumann { on, .. } | BoundaryCondition::Robin { on, .. }) = bc;
+            super::validate::boundaries_have_facets(&self.space.mesh, on).map_err(Error::invalid)?;
             if let BoundaryCondition::Dirichlet { components: Some(cs), .. } = bc {
                 if let Some(c) = cs.iter().find(|&&c| c >= n) {
                     return Err(Error::invalid(format!("Dirichlet component {c} out of range (the space has {n})")));
@@ -393,6 +395,22 @@ impl<B: FeBackend> System<'_, B> {
         Ok(())
     }
 
+    /// Fixes `dof` at 0 in a system without Dirichlet conditions: makes a consistent singular
+    /// system (only Neumann conditions, `[solver] nullspace = "constant"`) regular for a direct
+    /// solver; the constant comes back as the mean afterwards.
+    pub fn pin_dof(&mut self, dof: usize) -> Result<()> {
+        if !self.constraints.dofs.is_empty() {
+            return Err(Error::invalid("pinning a dof of a system that already has Dirichlet conditions"));
+        }
+        if dof >= self.ndofs() {
+            return Err(Error::invalid(format!("pinned dof {dof} out of range ({} dofs)", self.ndofs())));
+        }
+        let cons = Constraints { dofs: vec![dof], values: vec![0.0] };
+        self.rhs = self.operator.constrain(self.backend, &cons, &self.rhs)?;
+        self.constraints = cons;
+        Ok(())
+    }
+
     /// Solve the system on its backend: a Krylov method with the preconditioner built from what
     /// the operator offers, or a direct factorization of its matrix.
     pub fn solve(&self, config: &SolverConfig) -> Result<Solution> {
@@ -416,10 +434,8 @@ impl<B: FeBackend> System<'_, B> {
             timings.preconditioner = t0.elapsed().as_secs_f64();
             let mut x = be.zeros(n)?;
             f.solve(be, &self.rhs, &mut x)?;
-            let mut r = be.zeros(n)?;
-            a.apply(be, &x, &mut r)?;
-            be.axpby(1.0, &self.rhs, -1.0, &mut r)?;
-            let (bnorm, res) = (be.norm2(&self.rhs)?, be.norm2(&r)?);
+            let res = be.checked_residual(a, &x, &self.rhs)?;
+            let bnorm = be.norm2(&self.rhs)?;
             let stats = SolveStats {
                 method: f.name(),
                 iterations: 1,

@@ -1,9 +1,13 @@
 //! Run a problem file end to end: mesh -> space -> operator -> solver -> VTU, JSON report, PNG.
-use super::config::{scalar_spec, vector_spec, BcKind, Generator, PhysicsKind, ProblemFile, ScalarSpec};
-use super::linear::{BoundaryCondition, LinearProblem, Solution, SolverConfig};
+use super::config::{scalar_spec, vector_spec, BcKind, Generator, Nullspace, PhysicsKind, ProblemFile, ScalarSpec};
+use super::estimate::ProblemShape;
+use super::linear::{BoundaryCondition, LinearProblem, Solution, SolverConfig, SolverMethod};
+use super::nullspace;
+use super::validate::{boundaries_have_facets, FieldFaults, Requirement};
 use crate::backend::{AnyBackend, BackendKind};
+use crate::io::{self, OutputFile};
+use crate::memory;
 use crate::operator::FeBackend;
-use crate::io;
 use crate::mesh::{generate, gmsh, CellType, Mesh};
 use crate::operator::norms::{error_norms, ErrorNorms};
 use crate::operator::{FluxFn, VectorFn};
@@ -39,7 +43,11 @@ pub struct Report {
     pub solver: SolverReport,
     pub errors: Option<ErrorReport>,
     pub timings: PhaseTimes,
-    pub outputs: Vec<PathBuf>,
+    /// Host memory the problem was estimated to need before it was built, and what was available.
+    pub memory: MemoryReport,
+    /// The files this run wrote, with size and SHA-256; the report itself is written last, so a
+    /// directory whose report matches its files holds one whole run.
+    pub outputs: Vec<OutputFile>,
 }
 
 #[derive(Debug, Serialize)]
@@ -86,6 +94,13 @@ pub struct ErrorReport {
     pub relative_l2: f64,
 }
 
+/// The memory estimate a run was admitted with (bytes).
+#[derive(Debug, Default, Serialize)]
+pub struct MemoryReport {
+    pub estimate: f64,
+    pub available: Option<f64>,
+}
+
 /// Seconds per phase.
 #[derive(Debug, Default, Serialize)]
 pub struct PhaseTimes {
@@ -100,10 +115,22 @@ pub struct PhaseTimes {
 
 /// Read, run and write the outputs of a problem file.
 pub fn run_file(path: &Path, opts: &RunOptions) -> Result<Report> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = io::input::read_regular_text(path, "problem file")?;
+    if crate::dg::config::is_dg(&text) {
+        return crate::dg::run::run_text(&text, path, opts);
+    }
+    if crate::iga::config::is_bspline(&text) {
+        return crate::iga::run::run_text(&text, path, opts);
+    }
     let pf = ProblemFile::parse(&text, &path.display().to_string())?;
     let base = path.parent().unwrap_or(Path::new("."));
     run(&pf, base, opts)
+}
+
+/// Read and parse a problem file (a regular file, read no further than its size).
+pub fn read_problem_file(path: &Path) -> Result<ProblemFile> {
+    let text = io::input::read_regular_text(path, "problem file")?;
+    ProblemFile::parse(&text, &path.display().to_string())
 }
 
 /// Whether a problem's settings can run on the GPU (`Err` says why not).
@@ -118,20 +145,43 @@ pub struct Setup {
     pub config: SolverConfig,
     pub mesh_s: f64,
     pub space_s: f64,
+    /// Remarks for the report (cells reoriented on reading, ...).
+    pub notes: Vec<String>,
+    /// Where the problem's field closures record the first value they must not return.
+    pub faults: FieldFaults,
+    /// The memory estimate the problem was admitted with.
+    pub memory: MemoryReport,
 }
 
 /// Build the mesh, space, problem and solver configuration of a parsed problem file.
 pub fn setup(pf: &ProblemFile, base: &Path, progress: bool) -> Result<Setup> {
+    setup_on(pf, base, progress, None)
+}
+
+/// [`setup`] with the device the problem will run on (its free memory is checked too). Everything
+/// the file says is checked before the mesh is built (fields, names, sizes against memory), and
+/// what needs the mesh (boundaries, component counts, exact memory) before the space is.
+fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate::backend::cuda::CudaBackend>) -> Result<Setup> {
     let t = Instant::now();
-    let mesh = build_mesh(pf, base)?;
+    check_fields(pf, generator_dim(pf).map(|d| ncomp_of(pf, d)))?;
+    if let Some(shape) = generator_shape(pf) {
+        check_memory(&shape, device)?;
+    }
+    let (mesh, mut notes) = build_mesh(pf, base)?;
+    let ncomp = ncomp_of(pf, mesh.dim);
+    check_fields(pf, Some(ncomp))?;
+    for (i, bc) in pf.bc.iter().enumerate() {
+        boundaries_have_facets(&mesh, &bc.boundary.to_vec()).map_err(|why| Error::config(format!("bc[{i}].boundary"), why))?;
+    }
+    let estimate = check_memory(&mesh_shape(pf, &mesh, ncomp), device)?;
     let mesh = Arc::new(if pf.mesh.reorder.unwrap_or(true) { crate::mesh::ordering::reorder_for_locality(&mesh)? } else { mesh });
     let mesh_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let ncomp = if pf.physics.kind == PhysicsKind::Elasticity { mesh.dim } else { 1 };
     let nodes = pf.space.nodes.unwrap_or(crate::fe::NodeFamily::default_for(pf.space.degree));
     let space = Arc::new(FunctionSpace::lagrange_with_nodes(mesh, pf.space.degree, ncomp, nodes)?);
     let space_s = t.elapsed().as_secs_f64();
-    let problem = build_problem(pf, space.clone())?;
+    let faults = FieldFaults::new(space.mesh.dim);
+    let problem = build_problem(pf, space.clone(), &faults)?;
     let config = SolverConfig {
         method: pf.solver.method,
         preconditioner: pf.solver.preconditioner,
@@ -143,25 +193,42 @@ pub fn setup(pf: &ProblemFile, base: &Path, progress: bool) -> Result<Setup> {
             progress,
         },
     };
-    Ok(Setup { space, problem, config, mesh_s, space_s })
+    if pf.solver.nullspace == Nullspace::Constant && ncomp != 1 {
+        return Err(Error::config("solver.nullspace", "`constant` is for scalar problems (elasticity needs a Dirichlet condition)"));
+    }
+    notes.retain(|n| !n.is_empty());
+    Ok(Setup { space, problem, config, mesh_s, space_s, notes, faults, memory: estimate })
 }
 
 /// Read and set up a problem file (relative paths resolved against its folder).
 pub fn setup_file(path: &Path, progress: bool) -> Result<(ProblemFile, Setup)> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let pf = ProblemFile::parse(&text, &path.display().to_string())?;
+    let pf = read_problem_file(path)?;
     let s = setup(&pf, path.parent().unwrap_or(Path::new(".")), progress)?;
     Ok((pf, s))
 }
 
 /// Run a parsed problem; `base` resolves relative paths in the file.
+///
+/// Order: everything the file says is checked first (cheap), the output directory is locked (and
+/// temporaries of killed runs removed), then the expensive work runs; the outputs are published
+/// last, report after the files it lists.
 pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     let t_start = Instant::now();
     let mut notes = Vec::new();
     let backend = AnyBackend::select(opts.backend.unwrap_or(pf.backend), gpu_capable(pf), &mut notes)?;
     let mut times = PhaseTimes::default();
+    // The checks that need no mesh run before the directory is touched.
+    check_fields(pf, generator_dim(pf).map(|d| ncomp_of(pf, d)))?;
+    if let Some(shape) = generator_shape(pf) {
+        check_memory(&shape, backend.device())?;
+    }
+    let out = io::OutputDir::lock(&opts.out_dir)?;
+    if !out.removed_temporaries.is_empty() {
+        notes.push(format!("removed {} temporary file(s) of an interrupted earlier run: {}", out.removed_temporaries.len(), out.removed_temporaries.join(", ")));
+    }
 
-    let Setup { space, problem, config, mesh_s, space_s } = setup(pf, base, opts.progress)?;
+    let Setup { space, problem, config, mesh_s, space_s, notes: setup_notes, faults, memory } = setup_on(pf, base, opts.progress, backend.device())?;
+    notes.extend(setup_notes);
     times.mesh = mesh_s;
     times.space = space_s;
     let mesh = space.mesh.clone();
@@ -169,28 +236,37 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     let spinner = io::progress_bar(0, "assembling", opts.progress);
     // What the report needs from the system: stored bytes, colors, constrained dofs.
     let (level, tuning) = (pf.assembly.level, pf.assembly.tuning());
-    let (sol, assembly_report) = match &backend {
-        AnyBackend::Cpu(cpu) => solve_on(cpu, &problem, level, tuning, &config, || spinner.finish_and_clear())?,
-        AnyBackend::Cuda(be) => solve_on(be.as_ref(), &problem, level, tuning, &config, || spinner.finish_and_clear())?,
+    let done = || spinner.finish_and_clear();
+    let (mut sol, assembly_report, remove_mean) = match &backend {
+        AnyBackend::Cpu(cpu) => solve_on(cpu, pf, &problem, level, tuning, &config, &faults, &mut notes, done)?,
+        AnyBackend::Cuda(be) => solve_on(be.as_ref(), pf, &problem, level, tuning, &config, &faults, &mut notes, done)?,
     };
+    faults.check_none()?;
+    if remove_mean {
+        let mean = nullspace::mean_value(&space, &sol.u)?;
+        sol.u.iter_mut().for_each(|v| *v -= mean);
+    }
     times.assembly = sol.timings.assembly;
     times.preconditioner = sol.timings.preconditioner;
     times.solve = sol.timings.solve;
 
     let errors = match &pf.exact {
         Some(ex) => {
-            let f = vector_fn(vector_spec(&ex.solution, "exact.solution", ncomp)?, "exact.solution")?;
+            let f = vector_fn(vector_spec(&ex.solution, "exact.solution", ncomp)?, "exact.solution", &faults)?;
             let ErrorNorms { l2, h1_semi, l2_exact } = error_norms(&space, &sol.u, &f)?;
+            faults.check_none()?;
             Some(ErrorReport { l2, h1_semi, relative_l2: if l2_exact > 0.0 { l2 / l2_exact } else { l2 } })
         }
         None => None,
     };
 
+    // Publish: the previous report goes first (until the new one is written, the directory says
+    // "incomplete"), then each file whole, then the report listing them.
     let t = Instant::now();
+    out.remove("report.json")?;
     let mut outputs = Vec::new();
-    let out = &opts.out_dir;
     if pf.output.vtu {
-        let path = out.join(format!("{}.vtu", pf.output.name));
+        let path = out.join(&format!("{}.vtu", pf.output.name));
         let mut w = io::VtuWriter::new(&mesh);
         let name = if ncomp == 1 { "u" } else { "displacement" };
         let vals = space.vertex_values(&sol.u);
@@ -200,12 +276,12 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
             w.point_vector(name, ncomp, vals)?;
         }
         w.write(&path)?;
-        outputs.push(path);
+        outputs.push(io::file_record(&path)?);
     }
     if pf.output.plot && sol.stats.residual_history.len() > 1 {
         let path = out.join("residual.png");
         io::plot_residual_history(&path, &format!("{} residual", sol.stats.method), &[(sol.stats.method.as_str(), &sol.stats.residual_history)])?;
-        outputs.push(path);
+        outputs.push(io::file_record(&path)?);
     }
     times.output = t.elapsed().as_secs_f64();
     times.total = t_start.elapsed().as_secs_f64();
@@ -233,32 +309,246 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
         },
         errors,
         timings: times,
+        memory,
         outputs,
     };
     if pf.output.report {
-        let path = out.join("report.json");
-        io::write_json(&path, &report)?;
+        io::write_json(out.join("report.json"), &report)?;
     }
     Ok(report)
 }
 
-/// Assemble and solve on one backend; returns the solution and (stored bytes, colors, constrained
-/// dofs) for the report.
+/// Assemble and solve on one backend. A singular system (the constant in the operator's null
+/// space) is refused unless the file allows it (`[solver] nullspace`); then the load is projected
+/// onto the range and, for a direct solver, dof 0 is pinned. Returns the solution, (stored bytes,
+/// colors, constrained dofs) for the report, and whether the solution's mean must be removed.
+#[allow(clippy::too_many_arguments)]
 fn solve_on<B: FeBackend>(
     be: &B,
+    pf: &ProblemFile,
     problem: &LinearProblem,
     level: crate::operator::AssemblyLevel,
     tuning: crate::operator::Tuning,
     config: &SolverConfig,
+    faults: &FieldFaults,
+    notes: &mut Vec<String>,
     assembled: impl FnOnce(),
-) -> Result<(Solution, (usize, usize, usize))> {
-    let system = problem.system(be, level, tuning)?;
+) -> Result<(Solution, (usize, usize, usize), bool)> {
+    let mut system = problem.system(be, level, tuning).map_err(|e| faults.or(e))?;
+    faults.check_none()?;
     assembled();
     let r = (system.storage_bytes(), system.ncolors, system.constraints.dofs.len());
-    Ok((system.solve(config)?, r))
+    let ncomp = problem.space.ncomp;
+    let singular = !nullspace::constant_null_components(be, &system.operator, ncomp)?.is_empty();
+    if singular {
+        let mut rhs = be.to_host(&system.rhs)?;
+        allow_singular(pf, ncomp, &mut rhs, notes)?;
+        system.rhs = be.from_host(&rhs)?;
+        if pf.solver.method == SolverMethod::Direct {
+            system.pin_dof(0)?;
+        }
+    }
+    Ok((system.solve(config).map_err(|e| faults.or(e))?, r, singular))
 }
 
-fn build_mesh(pf: &ProblemFile, base: &Path) -> Result<Mesh> {
+/// A singular system: refused unless the file asks for the constant to be removed; then the load
+/// is projected onto the range, and the report says by how much it was not compatible.
+fn allow_singular(pf: &ProblemFile, ncomp: usize, rhs: &mut [f64], notes: &mut Vec<String>) -> Result<()> {
+    if pf.solver.nullspace != Nullspace::Constant || ncomp != 1 {
+        return Err(nullspace::singular_error(ncomp));
+    }
+    let defect = nullspace::project_out_constant(rhs);
+    notes.push(format!(
+        "singular problem (no Dirichlet condition): solved with the constant removed (nullspace = \"constant\"); the load's mean, {defect:.3e} of its largest entry, was projected out, and the solution has zero mean"
+    ));
+    Ok(())
+}
+
+/// Solution components: the mesh dimension for elasticity, else 1.
+fn ncomp_of(pf: &ProblemFile, dim: usize) -> usize {
+    if pf.physics.kind == PhysicsKind::Elasticity {
+        dim
+    } else {
+        1
+    }
+}
+
+fn generator_dim(pf: &ProblemFile) -> Option<usize> {
+    pf.mesh.generator.map(|g| match g {
+        Generator::Interval => 1,
+        Generator::Rectangle => 2,
+        Generator::Box => 3,
+    })
+}
+
+/// Sizes of a generated mesh from the problem file alone (before it is built), when they are
+/// well formed (`build_mesh` reports the ill-formed ones).
+fn generator_shape(pf: &ProblemFile) -> Option<ProblemShape> {
+    let dim = generator_dim(pf)?;
+    let n: Vec<f64> = pf.mesh.n.as_ref()?.iter().map(|&k| k as f64).collect();
+    if n.len() != dim {
+        return None;
+    }
+    let cell = pf.mesh.cell.unwrap_or(match dim {
+        1 => CellType::Interval,
+        2 => CellType::Triangle,
+        _ => CellType::Tetrahedron,
+    });
+    let blocks: f64 = n.iter().product();
+    let vertices: f64 = n.iter().map(|k| k + 1.0).product();
+    let per_block = match cell {
+        CellType::Triangle => 2.0,
+        CellType::Tetrahedron => 6.0,
+        _ => 1.0,
+    };
+    let sides = match dim {
+        1 => 2.0,
+        2 => 2.0 * (n[0] + n[1]),
+        _ => 2.0 * (n[0] * n[1] + n[1] * n[2] + n[0] * n[2]) * if cell == CellType::Tetrahedron { 2.0 } else { 1.0 },
+    };
+    Some(shape_of(pf, cell, blocks * per_block, vertices, sides, ncomp_of(pf, dim)))
+}
+
+fn mesh_shape(pf: &ProblemFile, mesh: &Mesh, ncomp: usize) -> ProblemShape {
+    shape_of(pf, mesh.cell_type, mesh.num_cells() as f64, mesh.num_vertices() as f64, mesh.boundary.len() as f64, ncomp)
+}
+
+fn shape_of(pf: &ProblemFile, cell: CellType, cells: f64, vertices: f64, boundary_facets: f64, ncomp: usize) -> ProblemShape {
+    ProblemShape {
+        cell,
+        cells,
+        vertices,
+        boundary_facets,
+        degree: pf.space.degree,
+        ncomp,
+        level: pf.assembly.level,
+        method: pf.solver.method,
+        preconditioner: pf.solver.preconditioner,
+        restart: pf.solver.restart,
+        reorder: pf.mesh.reorder.unwrap_or(true),
+    }
+}
+
+/// Refuse a problem whose estimated memory exceeds what the host (and the GPU, when it runs
+/// there) has free.
+fn check_memory(shape: &ProblemShape, device: Option<&crate::backend::cuda::CudaBackend>) -> Result<MemoryReport> {
+    let (host, available) = (shape.host(), memory::host_available());
+    memory::check("host", &host, available.as_ref())?;
+    if let Some(be) = device {
+        let (free, _) = be.memory_info()?;
+        let avail = memory::Available { bytes: free as f64, source: format!("free memory of {}", be.device().name) };
+        memory::check("GPU", &shape.device(), Some(&avail))?;
+    }
+    Ok(MemoryReport { estimate: host.total(), available: available.map(|a| a.bytes) })
+}
+
+/// Every field of the file parses and, where it is a number, meets its requirement; with `ncomp`
+/// (known once the mesh dimension is), vector fields have the right number of components.
+fn check_fields(pf: &ProblemFile, ncomp: Option<usize>) -> Result<()> {
+    let p = &pf.physics;
+    let forbid = |present: bool, key: &str| -> Result<()> {
+        if present {
+            Err(Error::config(format!("physics.{key}"), format!("not used by {:?} problems", p.kind).to_lowercase()))
+        } else {
+            Ok(())
+        }
+    };
+    let unused = match p.kind {
+        PhysicsKind::Poisson => vec![(p.young.is_some(), "E"), (p.nu.is_some(), "nu"), (p.lambda.is_some(), "lambda"), (p.mu.is_some(), "mu"), (p.body_force.is_some(), "body_force"), (p.rho.is_some(), "rho")],
+        PhysicsKind::Projection => vec![(p.young.is_some(), "E"), (p.nu.is_some(), "nu"), (p.lambda.is_some(), "lambda"), (p.mu.is_some(), "mu"), (p.body_force.is_some(), "body_force"), (p.kappa.is_some(), "kappa"), (p.reaction.is_some(), "reaction")],
+        PhysicsKind::Elasticity => vec![(p.kappa.is_some(), "kappa"), (p.reaction.is_some(), "reaction"), (p.source.is_some(), "source"), (p.rho.is_some(), "rho")],
+    };
+    for (present, k) in unused {
+        forbid(present, k)?;
+    }
+    if p.kind == PhysicsKind::Elasticity && !matches!((p.young.is_some(), p.nu.is_some(), p.lambda.is_some(), p.mu.is_some()), (true, true, false, false) | (false, false, true, true)) {
+        return Err(Error::config("physics", "elasticity needs either `E` and `nu`, or `lambda` and `mu`"));
+    }
+    for (v, key) in [(&p.kappa, "physics.kappa"), (&p.reaction, "physics.reaction"), (&p.rho, "physics.rho"), (&p.lambda, "physics.lambda"), (&p.mu, "physics.mu")] {
+        if let Some(v) = v {
+            constant_check(&scalar_spec(v, key, true)?, key)?;
+        }
+    }
+    if let Some(e) = p.young {
+        if !(e > 0.0 && e.is_finite()) {
+            return Err(Error::config("physics.E", format!("Young's modulus must be positive and finite, got {e}")));
+        }
+    }
+    if let Some(nu) = p.nu {
+        if !(nu > -1.0 && nu < 0.5) {
+            return Err(Error::config("physics.nu", format!("Poisson's ratio must lie in (-1, 0.5), got {nu} (0.5 is incompressible: the displacement formulation locks)")));
+        }
+    }
+    if let (Some(l), Some(m)) = (&p.lambda, &p.mu) {
+        if let (ScalarSpec::Number(l), ScalarSpec::Number(m)) = (scalar_spec(l, "physics.lambda", true)?, scalar_spec(m, "physics.mu", true)?) {
+            let d = generator_dim(pf).unwrap_or(3) as f64;
+            if !(d * l + 2.0 * m > 0.0) {
+                return Err(Error::config("physics.lambda", format!("{d}·lambda + 2·mu must be positive (a positive bulk modulus), got lambda = {l}, mu = {m}")));
+            }
+        }
+    }
+    let vector = |v: &toml::Value, key: &str| -> Result<()> {
+        let specs = match ncomp {
+            Some(n) => vector_spec(v, key, n)?,
+            None => match v {
+                toml::Value::Array(a) => a.iter().enumerate().map(|(i, x)| scalar_spec(x, &format!("{key}[{i}]"), false)).collect::<Result<_>>()?,
+                _ => vec![scalar_spec(v, key, false)?],
+            },
+        };
+        specs.iter().enumerate().try_for_each(|(i, s)| {
+            let k = if specs.len() > 1 || matches!(v, toml::Value::Array(_)) { format!("{key}[{i}]") } else { key.to_string() };
+            if let ScalarSpec::Regions(_) = s {
+                return Err(Error::config(&k, "per-region tables are only allowed for coefficients"));
+            }
+            constant_check(s, &k)
+        })
+    };
+    let source_key = if p.kind == PhysicsKind::Elasticity { "physics.body_force" } else { "physics.source" };
+    if let Some(v) = if p.kind == PhysicsKind::Elasticity { &p.body_force } else { &p.source } {
+        vector(v, source_key)?;
+    }
+    for (i, bc) in pf.bc.iter().enumerate() {
+        if let Some(v) = &bc.value {
+            vector(v, &format!("bc[{i}].value"))?;
+        }
+        if let Some(a) = &bc.alpha {
+            let key = format!("bc[{i}].alpha");
+            constant_check(&scalar_spec(a, &key, true)?, &key)?;
+        }
+    }
+    if let Some(ex) = &pf.exact {
+        vector(&ex.solution, "exact.solution")?;
+    }
+    Ok(())
+}
+
+/// What the values of the field at `key` must satisfy: positive diffusion, density and shear
+/// modulus, non-negative reaction and Robin coefficient, finite everything else.
+fn requirement(key: &str) -> Requirement {
+    if key.ends_with("kappa") || key.ends_with("rho") || key.ends_with(".mu") {
+        Requirement::Positive
+    } else if key.ends_with("reaction") || key.ends_with("alpha") {
+        Requirement::NonNegative
+    } else {
+        Requirement::Finite
+    }
+}
+
+/// A number or per-region table must meet its requirement now; an expression is checked where it
+/// is evaluated.
+fn constant_check(spec: &ScalarSpec, key: &str) -> Result<()> {
+    let req = requirement(key);
+    match spec {
+        ScalarSpec::Number(v) if !req.holds(*v) => Err(req.error(key, *v, None)),
+        ScalarSpec::Regions(m) => match m.iter().find(|(_, v)| !req.holds(**v)) {
+            Some((t, v)) => Err(req.error(&format!("{key}.regions.{t}"), *v, None)),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+fn build_mesh(pf: &ProblemFile, base: &Path) -> Result<(Mesh, Vec<String>)> {
     let m = &pf.mesh;
     if let Some(file) = &m.file {
         let generator_keys =
@@ -266,14 +556,16 @@ fn build_mesh(pf: &ProblemFile, base: &Path) -> Result<Mesh> {
         if let Some((k, _)) = generator_keys.iter().find(|(_, set)| *set) {
             return Err(Error::config(format!("mesh.{k}"), "not allowed with `mesh.file`"));
         }
-        return gmsh::read_msh(&base.join(file));
+        let path = base.join(file);
+        // The reader holds the file and what it parses: a few times its size.
+        let size = io::input::regular_file_size(&path, "mesh file")? as f64;
+        let mut est = memory::Estimate::default();
+        est.add("mesh file and its parsed nodes and elements", 4.0 * size);
+        memory::check("host", &est, memory::host_available().as_ref())?;
+        return gmsh::read_msh_with_notes(&path);
     }
     let gen = m.generator.ok_or_else(|| Error::config("mesh.generator", "missing"))?;
-    let dim = match gen {
-        Generator::Interval => 1,
-        Generator::Rectangle => 2,
-        Generator::Box => 3,
-    };
+    let dim = generator_dim(pf).unwrap_or(1);
     let n = m.n.clone().ok_or_else(|| Error::config("mesh.n", "missing (divisions per axis)"))?;
     if n.len() != dim {
         return Err(Error::config("mesh.n", format!("expected {dim} numbers for a {gen:?} mesh, got {}", n.len())));
@@ -286,6 +578,9 @@ fn build_mesh(pf: &ProblemFile, base: &Path) -> Result<Mesh> {
         if let Some(v) = v {
             if v.len() != dim {
                 return Err(Error::config(format!("mesh.{key}"), format!("expected {dim} coordinates, got {}", v.len())));
+            }
+            if let Some(x) = v.iter().find(|x| !x.is_finite()) {
+                return Err(Error::config(format!("mesh.{key}"), format!("coordinates must be finite, got {x}")));
             }
             c[..dim].copy_from_slice(v);
         }
@@ -308,27 +603,46 @@ fn build_mesh(pf: &ProblemFile, base: &Path) -> Result<Mesh> {
             Err(Error::config("mesh.cell", format!("a {gen:?} mesh cannot have {c} cells (allowed: {allowed:?})")))
         }
     };
-    match gen {
+    let at = |e: Error| match e {
+        Error::Invalid(msg) => Error::config("mesh", msg),
+        other => other,
+    };
+    let mesh = match gen {
         Generator::Interval => {
             check_cell(&[CellType::Interval], CellType::Interval)?;
             match m.grading {
-                Some(r) => generate::interval_graded(n[0], lo[0], hi[0], r),
-                None => generate::interval(n[0], lo[0], hi[0]),
+                Some(r) => generate::interval_graded(n[0], lo[0], hi[0], r).map_err(|e| match e {
+                    Error::Invalid(msg) => Error::config("mesh.grading", msg),
+                    other => other,
+                }),
+                None => generate::interval(n[0], lo[0], hi[0]).map_err(at),
             }
         }
         Generator::Rectangle => {
             let c = check_cell(&[CellType::Triangle, CellType::Quadrilateral], CellType::Triangle)?;
-            generate::rectangle(n[0], n[1], [lo[0], lo[1]], [hi[0], hi[1]], c)
+            generate::rectangle(n[0], n[1], [lo[0], lo[1]], [hi[0], hi[1]], c).map_err(at)
         }
         Generator::Box => {
             let c = check_cell(&[CellType::Tetrahedron, CellType::Hexahedron], CellType::Tetrahedron)?;
-            generate::box_mesh(n[0], n[1], n[2], lo, hi, c)
+            generate::box_mesh(n[0], n[1], n[2], lo, hi, c).map_err(at)
         }
+    }?;
+    Ok((mesh, Vec::new()))
+}
+
+/// A coefficient from a scalar spec: numbers and tables were checked already
+/// ([`check_fields`]); expressions are checked where they are evaluated, recording in `faults`.
+pub fn coefficient(spec: ScalarSpec, key: &str, faults: &FieldFaults) -> Coefficient {
+    match spec {
+        ScalarSpec::Expr(e) => {
+            let (key, req, faults) = (key.to_string(), requirement(key), faults.clone());
+            Coefficient::function(move |x| faults.check(&key, req, x, e.eval(x, 0.0)))
+        }
+        other => unchecked_coefficient(other),
     }
 }
 
-/// A coefficient from a scalar spec.
-pub fn coefficient(spec: ScalarSpec) -> Coefficient {
+fn unchecked_coefficient(spec: ScalarSpec) -> Coefficient {
     match spec {
         ScalarSpec::Number(v) => Coefficient::Constant(v),
         ScalarSpec::Regions(m) => Coefficient::PerRegion(m),
@@ -336,18 +650,26 @@ pub fn coefficient(spec: ScalarSpec) -> Coefficient {
     }
 }
 
-/// A vector function from per-component scalar specs (per-region tables are not allowed here).
-pub fn vector_fn(specs: Vec<ScalarSpec>, key: &str) -> Result<VectorFn> {
+/// A vector function from per-component scalar specs (per-region tables are not allowed here);
+/// every value is checked finite where it is evaluated.
+pub fn vector_fn(specs: Vec<ScalarSpec>, key: &str, faults: &FieldFaults) -> Result<VectorFn> {
+    let n = specs.len();
     let coefs = specs
         .into_iter()
-        .map(|s| match s {
-            ScalarSpec::Regions(_) => Err(Error::config(key, "per-region tables are only allowed for coefficients")),
-            s => Ok(coefficient(s)),
+        .enumerate()
+        .map(|(i, s)| {
+            let k = if n > 1 { format!("{key}[{i}]") } else { key.to_string() };
+            match s {
+                ScalarSpec::Regions(_) => Err(Error::config(&k, "per-region tables are only allowed for coefficients")),
+                ScalarSpec::Number(v) if !v.is_finite() => Err(Requirement::Finite.error(&k, v, None)),
+                s => Ok((k, unchecked_coefficient(s))),
+            }
         })
         .collect::<Result<Vec<_>>>()?;
+    let faults = faults.clone();
     Ok(Arc::new(move |x, out: &mut [f64]| {
-        for (o, c) in out.iter_mut().zip(&coefs) {
-            *o = c.eval(x, 0);
+        for (o, (k, c)) in out.iter_mut().zip(&coefs) {
+            *o = faults.check(k, Requirement::Finite, x, c.eval(x, 0));
         }
     }))
 }
@@ -356,28 +678,18 @@ fn flux_fn(v: VectorFn) -> FluxFn {
     Arc::new(move |x, _n, out: &mut [f64]| v(x, out))
 }
 
-fn build_problem(pf: &ProblemFile, space: Arc<FunctionSpace>) -> Result<LinearProblem> {
+fn build_problem(pf: &ProblemFile, space: Arc<FunctionSpace>, faults: &FieldFaults) -> Result<LinearProblem> {
     let p = &pf.physics;
     let n = space.ncomp;
     let dim = space.mesh.dim;
     let coef = |v: &Option<toml::Value>, key: &str, default: Option<f64>| -> Result<Option<Coefficient>> {
         match v {
-            Some(v) => Ok(Some(coefficient(scalar_spec(v, key, true)?))),
+            Some(v) => Ok(Some(coefficient(scalar_spec(v, key, true)?, key, faults))),
             None => Ok(default.map(Coefficient::Constant)),
-        }
-    };
-    let forbid = |present: bool, key: &str| -> Result<()> {
-        if present {
-            Err(Error::config(format!("physics.{key}"), format!("not used by {:?} problems", p.kind).to_lowercase()))
-        } else {
-            Ok(())
         }
     };
     let (physics, source_key): (Box<dyn PointwisePhysics>, &str) = match p.kind {
         PhysicsKind::Poisson => {
-            for (present, k) in [(p.young.is_some(), "E"), (p.nu.is_some(), "nu"), (p.lambda.is_some(), "lambda"), (p.mu.is_some(), "mu"), (p.body_force.is_some(), "body_force"), (p.rho.is_some(), "rho")] {
-                forbid(present, k)?;
-            }
             let kappa = coef(&p.kappa, "physics.kappa", Some(1.0))?.unwrap_or(Coefficient::Constant(1.0));
             let diff: Box<dyn PointwisePhysics> = Box::new(Diffusion::new(kappa));
             match coef(&p.reaction, "physics.reaction", None)? {
@@ -386,16 +698,10 @@ fn build_problem(pf: &ProblemFile, space: Arc<FunctionSpace>) -> Result<LinearPr
             }
         }
         PhysicsKind::Projection => {
-            for (present, k) in [(p.young.is_some(), "E"), (p.nu.is_some(), "nu"), (p.lambda.is_some(), "lambda"), (p.mu.is_some(), "mu"), (p.body_force.is_some(), "body_force"), (p.kappa.is_some(), "kappa"), (p.reaction.is_some(), "reaction")] {
-                forbid(present, k)?;
-            }
             let rho = coef(&p.rho, "physics.rho", Some(1.0))?.unwrap_or(Coefficient::Constant(1.0));
             (Box::new(Mass::new(rho, 1)), "physics.source")
         }
         PhysicsKind::Elasticity => {
-            for (present, k) in [(p.kappa.is_some(), "kappa"), (p.reaction.is_some(), "reaction"), (p.source.is_some(), "source"), (p.rho.is_some(), "rho")] {
-                forbid(present, k)?;
-            }
             let e = match (p.young, p.nu, &p.lambda, &p.mu) {
                 (Some(e), Some(nu), None, None) => Elasticity::young_poisson(e, nu, dim).map_err(|err| Error::config("physics.E", err.to_string()))?,
                 (None, None, Some(_), Some(_)) => {
@@ -411,24 +717,21 @@ fn build_problem(pf: &ProblemFile, space: Arc<FunctionSpace>) -> Result<LinearPr
     let source_val = if p.kind == PhysicsKind::Elasticity { &p.body_force } else { &p.source };
     let mut problem = LinearProblem { space: space.clone(), physics, source: None, bcs: Vec::new(), quadrature_degree: pf.assembly.quadrature_degree, quadrature: pf.assembly.quadrature };
     if let Some(v) = source_val {
-        problem.source = Some(vector_fn(vector_spec(v, source_key, n)?, source_key)?);
+        problem.source = Some(vector_fn(vector_spec(v, source_key, n)?, source_key, faults)?);
     }
     for (i, bc) in pf.bc.iter().enumerate() {
         let key = format!("bc[{i}].value");
         let value = bc.value.as_ref().ok_or_else(|| Error::config(&key, "missing"))?;
         let on = bc.boundary.to_vec();
-        for b in &on {
-            if let super::linear::Boundary::Name(name) = b {
-                space.mesh.tag(name, dim - 1).map_err(|e| Error::config(format!("bc[{i}].boundary"), e.to_string()))?;
-            }
-        }
-        let v = vector_fn(vector_spec(value, &key, n)?, &key)?;
+        boundaries_have_facets(&space.mesh, &on).map_err(|why| Error::config(format!("bc[{i}].boundary"), why))?;
+        let v = vector_fn(vector_spec(value, &key, n)?, &key, faults)?;
         problem.bcs.push(match bc.kind {
             BcKind::Dirichlet => BoundaryCondition::Dirichlet { on, value: v, components: bc.components.clone() },
             BcKind::Neumann => BoundaryCondition::Neumann { on, flux: flux_fn(v) },
             BcKind::Robin => {
-                let a = bc.alpha.as_ref().ok_or_else(|| Error::config(format!("bc[{i}].alpha"), "missing"))?;
-                let alpha = coefficient(scalar_spec(a, &format!("bc[{i}].alpha"), true)?);
+                let key = format!("bc[{i}].alpha");
+                let a = bc.alpha.as_ref().ok_or_else(|| Error::config(&key, "missing"))?;
+                let alpha = coefficient(scalar_spec(a, &key, true)?, &key, faults);
                 if n != 1 {
                     return Err(Error::config(format!("bc[{i}].type"), "Robin conditions are for scalar problems"));
                 }
@@ -469,5 +772,28 @@ mod tests {
         let (a, b) = (&errors[0], &errors[1]);
         assert!(a.l2 < 1e-3, "P2 on a 12×9 mesh: L2 error {}", a.l2);
         assert!((a.l2 - b.l2).abs() < 1e-8 * a.l2 && (a.h1_semi - b.h1_semi).abs() < 1e-8 * a.h1_semi, "errors differ: {a:?} vs {b:?}");
+    }
+
+    /// A pure Neumann problem solved with `nullspace = "constant"`: the zero-mean solution
+    /// converges to the zero-mean exact one at the optimal rate, CG and the direct solver agree,
+    /// and without the key the same file is refused as singular.
+    #[test]
+    fn pure_neumann_with_the_constant_removed_converges() {
+        let text = |n: usize, method: &str, nullspace: &str| {
+            format!(
+                "backend = \"cpu\"\n[mesh]\ngenerator = \"rectangle\"\nn = [{n}, {n}]\n[space]\ndegree = 2\n[physics]\nkind = \"poisson\"\n\
+                 source = \"2*pi^2*cos(pi*x)*cos(pi*y)\"\n[exact]\nsolution = \"cos(pi*x)*cos(pi*y)\"\n\
+                 [solver]\nmethod = \"{method}\"\nrtol = 1e-12\nnullspace = \"{nullspace}\"\n[output]\nvtu = false\nreport = false\nplot = false\n"
+            )
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let opts = RunOptions { backend: None, out_dir: dir.path().join("o"), progress: false };
+        let l2 = |n: usize, method: &str| run(&ProblemFile::parse(&text(n, method, "constant"), "t.toml").unwrap(), dir.path(), &opts).unwrap().errors.unwrap().l2;
+        let (e1, e2) = (l2(6, "cg"), l2(12, "cg"));
+        let rate = (e1 / e2).log2();
+        assert!((rate - 3.0).abs() < 0.2, "P2 L2 rate {rate} ({e1} -> {e2})");
+        assert!((l2(12, "direct") - e2).abs() < 1e-9 * e2);
+        let e = run(&ProblemFile::parse(&text(6, "cg", "none"), "t.toml").unwrap(), dir.path(), &opts).unwrap_err().to_string();
+        assert!(e.contains("singular"), "{e}");
     }
 }

@@ -29,6 +29,14 @@ pub fn gmres<B: Backend>(
     let n = a.nrows();
     // A Krylov space never exceeds dimension n, so longer cycles only waste memory.
     let len = opts.restart.min(n);
+    // The basis (on the backend) and the Hessenberg matrix (on the host) grow with the restart
+    // length: refuse at once what cannot fit rather than abort on a failed allocation.
+    let mut need = crate::memory::Estimate::default();
+    need.add("GMRES Hessenberg matrix", 8.0 * (len as f64 + 1.0) * len as f64);
+    if backend.name() == "cpu" {
+        need.add("GMRES basis", 8.0 * (len as f64 + 4.0) * n as f64);
+    }
+    crate::memory::check(&format!("host (GMRES({len}) on {n} unknowns)"), &need, crate::memory::host_available().as_ref())?;
     let mut r = backend.zeros(n)?;
     let mut w = backend.zeros(n)?;
     let mut z = backend.zeros(n)?;

@@ -12,9 +12,10 @@ pub mod factorization;
 pub mod gmres;
 pub mod method;
 mod monitor;
+pub mod multifrontal;
 pub mod precond;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 #[cfg(test)]
 mod tests;
 

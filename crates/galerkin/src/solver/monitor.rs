@@ -2,8 +2,14 @@
 //! history, failure detection (iteration limit, stagnation, NaN), error building and the progress
 //! bar. Keeping it here means every method stops and fails by exactly the same rules.
 //!
-//! Stagnation rule: the solve fails when the best residual seen has not dropped by at least a
-//! factor `1 − 1e-3` during the last `max(200, max_iter / 10)` iterations.
+//! Stagnation rules:
+//! - the solve fails when the best residual seen has not dropped by at least a factor `1 − 1e-3`
+//!   during the last `max(200, ⌈4√n⌉)` iterations (n unknowns): a window proportional to the
+//!   problem, not to the iteration cap, since CG on an elliptic problem needs O(√κ) ≤ O(√n)
+//!   iterations per digit once past 1D;
+//! - attainable accuracy: when the recursively updated residual claims the tolerance but the true
+//!   residual `b − A x` misses it three times running without halving, the tolerance is below what
+//!   f64 arithmetic reaches for this system; the error says which accuracy was reached.
 use super::{KrylovOptions, SolveStats};
 use crate::backend::{Backend, LinearOperator};
 use crate::{Error, Result};
@@ -13,6 +19,16 @@ use indicatif::{ProgressBar, ProgressStyle};
 const STAGNATION_FACTOR: f64 = 1.0 - 1e-3;
 /// Shortest stagnation window, so short solves are not judged on a handful of iterations.
 const STAGNATION_MIN_WINDOW: usize = 200;
+/// Stagnation window per √n.
+const STAGNATION_SQRT_FACTOR: f64 = 4.0;
+/// Consecutive false convergences (recursive residual met, true residual not) that, without the
+/// true residual halving, mean the tolerance is out of reach.
+const FALSE_CONVERGENCES: usize = 3;
+
+/// Stagnation window for a system of `n` unknowns.
+pub(crate) fn stagnation_window(n: usize) -> usize {
+    STAGNATION_MIN_WINDOW.max((STAGNATION_SQRT_FACTOR * (n as f64).sqrt()).ceil() as usize)
+}
 
 /// Outcome of judging the latest residual.
 pub(crate) enum Verdict {
@@ -31,6 +47,8 @@ pub(crate) struct Monitor {
     history: Vec<f64>,
     /// Best residual that counted as progress, and the iteration where it was reached.
     anchor: (f64, usize),
+    /// True residuals found when the recursive residual had claimed convergence, in order.
+    false_convergences: Vec<f64>,
     bar: Option<ProgressBar>,
 }
 
@@ -81,7 +99,7 @@ pub(crate) fn prepare<B: Backend>(
         backend.fill(x, 0.0)?;
         return Ok(None);
     }
-    Ok(Some(Monitor::new(method, bnorm, opts)))
+    Ok(Some(Monitor::new(method, bnorm, n, opts)))
 }
 
 /// Statistics of the trivial solve `b = 0 → x = 0`.
@@ -107,7 +125,7 @@ pub(crate) fn residual<B: Backend>(
 }
 
 impl Monitor {
-    fn new(method: &'static str, bnorm: f64, opts: &KrylovOptions) -> Self {
+    fn new(method: &'static str, bnorm: f64, n: usize, opts: &KrylovOptions) -> Self {
         let bar = opts.progress.then(|| {
             let bar = ProgressBar::new(opts.max_iter as u64);
             if let Ok(style) =
@@ -123,9 +141,10 @@ impl Monitor {
             bnorm,
             tol: (opts.rtol * bnorm).max(opts.atol),
             max_iter: opts.max_iter,
-            window: STAGNATION_MIN_WINDOW.max(opts.max_iter / 10),
+            window: stagnation_window(n),
             history: Vec::new(),
             anchor: (f64::INFINITY, 0),
+            false_convergences: Vec::new(),
             bar,
         }
     }
@@ -149,9 +168,32 @@ impl Monitor {
     /// Replaces the latest residual (an estimate or recursively updated value) by the true one and
     /// judges it again.
     pub fn correct_last(&mut self, r: f64) -> Verdict {
-        match self.history.last_mut() {
-            Some(last) => *last = r,
-            None => self.history.push(r),
+        let claimed = match self.history.last_mut() {
+            Some(last) => {
+                let claimed = self.tol >= *last;
+                *last = r;
+                claimed
+            }
+            None => {
+                self.history.push(r);
+                false
+            }
+        };
+        if claimed && r.is_finite() && !self.is_converged(r) {
+            self.false_convergences.push(r);
+            let k = self.false_convergences.len();
+            if k >= FALSE_CONVERGENCES && r > 0.5 * self.false_convergences[k - FALSE_CONVERGENCES] {
+                let best = self.false_convergences.iter().copied().fold(f64::INFINITY, f64::min);
+                let rel = best / self.bnorm;
+                let reachable = 10f64.powf((2.0 * rel).log10().ceil());
+                return Verdict::Failed(format!(
+                    "the tolerance is below the attainable accuracy: the recursively updated residual met it {k} times, \
+                     but the true residual ‖b − A x‖ stays at {best:.3e} (relative {rel:.2e}); f64 arithmetic reaches \
+                     no better on this system: use rtol ≥ {reachable:.0e}"
+                ));
+            }
+        } else if !claimed {
+            self.false_convergences.clear();
         }
         self.judge()
     }
@@ -196,9 +238,15 @@ impl Monitor {
             return Verdict::Failed(format!("iteration limit {} reached", self.max_iter));
         }
         if k - self.anchor.1 >= self.window {
+            // The attainable accuracy: the best true residual measured, else the best seen.
+            let true_best = self.false_convergences.iter().copied().fold(f64::INFINITY, f64::min);
+            let attained = if true_best.is_finite() { true_best } else { self.anchor.0 };
+            let rel = attained / self.bnorm;
             return Verdict::Failed(format!(
-                "stagnation (best residual {:.3e} not reduced by 0.1% in {} iterations)",
-                self.anchor.0, self.window
+                "stagnation: the best residual was not reduced by 0.1% in {} iterations (a window of 4√n); \
+                 the attainable accuracy on this system is about {attained:.3e} (relative {rel:.2e}): use rtol ≥ {:.0e}",
+                self.window,
+                10f64.powf((2.0 * rel).log10().ceil())
             ));
         }
         Verdict::Continue
@@ -248,7 +296,7 @@ mod tests {
             max_iter,
             ..KrylovOptions::default()
         };
-        Monitor::new("test", 2.0, &opts)
+        Monitor::new("test", 2.0, 10_000, &opts)
     }
 
     #[test]
@@ -275,16 +323,50 @@ mod tests {
 
     #[test]
     fn stagnation_detected_after_window() {
-        // A flat residual fails exactly when the window max(200, max_iter/10) has elapsed.
-        let (k, reason) = run_until_failure(10_000, |_| 1.0);
-        assert_eq!(k, 1000);
+        // A flat residual fails exactly when the window max(200, 4√n) has elapsed (n = 10⁴ here),
+        // whatever the iteration cap.
+        let (k, reason) = run_until_failure(1_000_000, |_| 1.0);
+        assert_eq!(k, 400);
         assert!(reason.contains("stagnation"), "{reason}");
         let (k, _) = run_until_failure(1000, |_| 1.0);
-        assert_eq!(k, 200);
+        assert_eq!(k, 400);
+        assert_eq!(stagnation_window(100), 200);
+        assert_eq!(stagnation_window(1_000_000), 4000);
         // A slow but steady decrease (0.06% per iteration) is progress: it runs into the limit.
         let (k, reason) = run_until_failure(600, |k| (1.0 - 0.6e-3f64).powi(k as i32));
         assert_eq!(k, 600);
         assert!(reason.contains("iteration limit 600"), "{reason}");
+    }
+
+    #[test]
+    fn unattainable_tolerance_fails_after_three_false_convergences() {
+        // The recursive residual dives below 2e-6 (tol = rtol·‖b‖) but the true one sits at 8e-6.
+        let mut m = monitor(1_000_000);
+        m.record(1.0);
+        let mut verdicts = Vec::new();
+        for _ in 0..5 {
+            for r in [1e-3, 1e-5, 1e-6] {
+                if !matches!(m.record(r), Verdict::Continue | Verdict::Converged) {
+                    panic!("failed early");
+                }
+            }
+            verdicts.push(m.correct_last(8e-6));
+            if matches!(verdicts.last(), Some(Verdict::Failed(_))) {
+                break;
+            }
+        }
+        assert_eq!(verdicts.len(), 3);
+        match verdicts.pop() {
+            Some(Verdict::Failed(r)) => assert!(r.contains("attainable accuracy") && r.contains("8.000e-6") && r.contains("rtol ≥ 1e-5"), "{r}"),
+            _ => panic!("expected a failure"),
+        }
+        // A true residual that keeps halving is progress, not a plateau.
+        let mut m = monitor(1_000_000);
+        m.record(1.0);
+        for t in [1e-4, 4e-5, 1.5e-5, 5e-6] {
+            m.record(1e-7);
+            assert!(matches!(m.correct_last(t), Verdict::Continue));
+        }
     }
 
     #[test]

@@ -367,3 +367,18 @@ fn jacobi_works_through_the_generic_backend_and_progress_bar_runs() {
     let x = solve_generic(&Cpu, &a, &a.diagonal(), &b);
     assert!(true_residual(&a, &x, &b) <= 1e-10 * norm(&b) * 1.0001);
 }
+
+#[test]
+fn gmres_refuses_a_restart_basis_that_cannot_fit() {
+    // GMRES(n) on 500² unknowns needs 8·n² bytes ≈ 500 GB of basis and Hessenberg: refused with
+    // the estimate before anything is allocated.
+    let a = laplacian_2d(500);
+    let n = a.nrows;
+    let b = rhs(n);
+    let o = KrylovOptions { restart: 1_000_000_000, ..opts(1e-8) };
+    let mut x = vec![0.0; n];
+    match gmres(&Cpu, &a, &Identity(n), &b, &mut x, &o) {
+        Err(Error::OutOfMemory(m)) => assert!(m.contains("GMRES basis") && m.contains("GMRES(250000)"), "{m}"),
+        other => panic!("expected out of memory, got {:?}", other.map(|s| s.iterations)),
+    }
+}

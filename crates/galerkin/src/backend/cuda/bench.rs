@@ -8,6 +8,7 @@ use super::kernels::launch;
 use super::vector::CudaVector;
 use crate::backend::Backend;
 use crate::linalg::CsrMatrix;
+use crate::bench::timing::{guarded_gbs, measure, Clock, Timing};
 use crate::{Error, Result};
 use cudarc::driver::sys::CUevent_flags;
 
@@ -25,38 +26,53 @@ const RUNS: usize = 9;
 /// Arrays of this many bytes dwarf the 50 MB L2, so the cache cannot serve repeats.
 const ARRAY_BYTES: usize = 512 << 20;
 
-/// Median wall time of `reps` runs of `f` in seconds, each bracketed by CUDA events, after two
-/// untimed warm-up runs (module load, first-touch and clock ramp stay out).
-pub fn median_seconds(
-    backend: &CudaBackend,
-    reps: usize,
-    mut f: impl FnMut() -> Result<()>,
-) -> Result<f64> {
-    if reps == 0 {
-        return Err(Error::invalid("benchmark repetitions must be at least 1"));
+/// A [`Clock`] of two CUDA events on the backend's stream: the time between them is the device's
+/// own, whatever the host does meanwhile.
+pub struct EventClock<'a> {
+    backend: &'a CudaBackend,
+    start: cudarc::driver::CudaEvent,
+    stop: cudarc::driver::CudaEvent,
+}
+
+impl<'a> EventClock<'a> {
+    pub fn new(backend: &'a CudaBackend) -> Result<Self> {
+        let event = || {
+            backend
+                .ctx
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(|e| cuda_error(format!("cannot create a timing event: {e}")))
+        };
+        Ok(EventClock { backend, start: event()?, stop: event()? })
     }
-    let event = || {
-        backend
-            .ctx
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(|e| cuda_error(format!("cannot create a timing event: {e}")))
-    };
-    let (start, stop) = (event()?, event()?);
-    let ev = |e: cudarc::driver::DriverError| cuda_error(format!("timing event failed: {e}"));
-    for _ in 0..2 {
-        f()?;
+}
+
+fn event_error(e: cudarc::driver::DriverError) -> Error {
+    cuda_error(format!("timing event failed: {e}"))
+}
+
+impl Clock for EventClock<'_> {
+    fn start(&mut self) -> Result<()> {
+        self.start.record(&self.backend.stream).map_err(event_error)
     }
+    fn stop(&mut self) -> Result<f64> {
+        self.stop.record(&self.backend.stream).map_err(event_error)?;
+        // elapsed_ms waits for the stop event: the work in between has completed.
+        Ok(f64::from(self.start.elapsed_ms(&self.stop).map_err(event_error)?) * 1e-3)
+    }
+}
+
+/// `reps` runs of `f`, each bracketed by CUDA events, after two untimed warm-up runs (module
+/// load, first touch and clock ramp stay out).
+pub fn timed(backend: &CudaBackend, reps: usize, f: impl FnMut() -> Result<()>) -> Result<Timing> {
+    let mut clock = EventClock::new(backend)?;
+    let t = measure(&mut clock, 2, reps, f)?;
     backend.synchronize()?;
-    let mut times = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        start.record(&backend.stream).map_err(ev)?;
-        f()?;
-        stop.record(&backend.stream).map_err(ev)?;
-        times.push(f64::from(start.elapsed_ms(&stop).map_err(ev)?) * 1e-3);
-    }
-    backend.synchronize()?;
-    times.sort_by(f64::total_cmp);
-    Ok(times[reps / 2])
+    Ok(t)
+}
+
+/// Median of [`timed`], in seconds.
+pub fn median_seconds(backend: &CudaBackend, reps: usize, f: impl FnMut() -> Result<()>) -> Result<f64> {
+    Ok(timed(backend, reps, f)?.median)
 }
 
 /// Measures copy and triad bandwidth on arrays of up to 512 MiB each (less if memory is short).
@@ -111,9 +127,10 @@ pub fn spmv_bytes(a: &CsrMatrix) -> usize {
     a.nnz() * (8 + 4) + (a.nrows + 1) * 4 + a.ncols * 8 + a.nrows * 8
 }
 
-/// SpMV throughput of (own kernel, cuSPARSE) in GB/s of [`spmv_bytes`], median of `reps` timed
-/// runs each. Use a matrix larger than L2 (≳ 50 MB) or the numbers measure the cache.
-pub fn spmv_bench(backend: &CudaBackend, a: &CsrMatrix, reps: usize) -> Result<(f64, f64)> {
+/// SpMV timings of (own kernel, cuSPARSE): `reps` runs each, and their GB/s of [`spmv_bytes`] from
+/// the median, checked against `ceiling_gbs` (the copy bandwidth measured in the same run). Use a
+/// matrix larger than L2 (≳ 50 MB) or the numbers measure the cache.
+pub fn spmv_bench(backend: &CudaBackend, a: &CsrMatrix, reps: usize, ceiling_gbs: f64) -> Result<[(Timing, f64); 2]> {
     let m = DeviceCsr::from_host(backend, a)?;
     // Deterministic non-trivial x (a Weyl sequence in [-1, 1)).
     let x_host: Vec<f64> = (0..a.ncols)
@@ -122,9 +139,10 @@ pub fn spmv_bench(backend: &CudaBackend, a: &CsrMatrix, reps: usize) -> Result<(
     let x = backend.from_host(&x_host)?;
     let mut y = backend.zeros(a.nrows)?;
     let bytes = spmv_bytes(a) as f64;
-    let mut gbs = |path| -> Result<f64> {
-        let t = median_seconds(backend, reps, || m.spmv_with(backend, path, &x, &mut y))?;
-        Ok(bytes / t * 1e-9)
+    let mut run = |path, name| -> Result<(Timing, f64)> {
+        let t = timed(backend, reps, || m.spmv_with(backend, path, &x, &mut y))?;
+        let gbs = guarded_gbs(name, bytes, &t, ceiling_gbs)?;
+        Ok((t, gbs))
     };
-    Ok((gbs(SpmvPath::Own)?, gbs(SpmvPath::CuSparse)?))
+    Ok([run(SpmvPath::Own, "SpMV")?, run(SpmvPath::CuSparse, "cuSPARSE SpMV")?])
 }

@@ -94,9 +94,24 @@ pub const QF_PARITY: KernelSource = KernelSource {
     physics: true,
 };
 
+/// Discontinuous Galerkin on an interval (`crate::dg`): block-tridiagonal assembly, apply, block
+/// Jacobi and cyclic reduction, one template per operation instantiated for blocks of 2 to 7.
+pub const DG: KernelSource = KernelSource {
+    file: "dg.cu",
+    source: include_str!("../../../kernels/dg.cu"),
+    physics: false,
+};
+
+/// Multifrontal factorization and solves, one launch per tree level (`backend::cuda::multifrontal`).
+pub const MULTIFRONTAL: KernelSource = KernelSource {
+    file: "multifrontal.cu",
+    source: include_str!("../../../kernels/multifrontal.cu"),
+    physics: false,
+};
+
 /// Every kernel source of the backend that compiles without variant defines (what CI compiles as
 /// is; the finite element variants are compiled by `operator::level::compile_variants`).
-pub const ALL_SOURCES: [KernelSource; 3] = [VECTOR, SPMV, BLOCK_JACOBI];
+pub const ALL_SOURCES: [KernelSource; 5] = [VECTOR, SPMV, BLOCK_JACOBI, DG, MULTIFRONTAL];
 
 /// PTX plus whatever NVRTC logged while producing it (warnings).
 #[derive(Clone, Debug)]

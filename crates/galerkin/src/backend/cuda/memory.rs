@@ -32,6 +32,12 @@ pub(super) fn alloc_on<T: DeviceRepr>(
 }
 
 impl CudaBackend {
+    /// (free, total) device memory in bytes, now (cuMemGetInfo): what a problem's estimate is
+    /// checked against before it is uploaded.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.ctx.mem_get_info().map_err(|e| cuda_error(format!("cuMemGetInfo failed: {e}")))
+    }
+
     /// Uninitialized device buffer of `len` elements (see [`alloc_on`]).
     pub(crate) fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
         alloc_on(&self.ctx, &self.stream, len)

@@ -86,6 +86,9 @@ pub trait SolverBackend: Backend {
     fn sweeps<'a>(&self, kind: PreconditionerKind, a: &'a Self::Matrix, omega: f64) -> Result<Box<dyn LinearOperator<Self> + 'a>>;
     /// A direct factorization: Cholesky when `symmetric`, else LU.
     fn factorize(&self, a: &Self::Matrix, symmetric: bool) -> Result<Box<dyn Factorization<Self>>>;
+    /// `‖b − A x‖` of a direct solve, an error when its backward error is far above round-off (a
+    /// singular or nearly singular matrix): see [`crate::solver::direct::checked_residual`].
+    fn checked_residual(&self, a: &Self::Matrix, x: &Self::Vector, b: &Self::Vector) -> Result<f64>;
 }
 
 impl SolverBackend for Cpu {
@@ -99,6 +102,9 @@ impl SolverBackend for Cpu {
     fn factorize(&self, a: &CsrMatrix, symmetric: bool) -> Result<Box<dyn Factorization<Cpu>>> {
         Ok(Box::new(if symmetric { DirectSolver::cholesky(a)? } else { DirectSolver::lu(a)? }))
     }
+    fn checked_residual(&self, a: &CsrMatrix, x: &Vec<f64>, b: &Vec<f64>) -> Result<f64> {
+        super::direct::checked_residual(a, x, b)
+    }
 }
 
 impl SolverBackend for CudaBackend {
@@ -109,6 +115,9 @@ impl SolverBackend for CudaBackend {
     fn factorize(&self, _a: &crate::backend::cuda::DeviceCsr, _symmetric: bool) -> Result<Box<dyn Factorization<CudaBackend>>> {
         let why = cpu_only(SolverMethod::Direct, PreconditionerKind::None).err().unwrap_or_default();
         Err(Error::invalid(format!("{why}: use --backend cpu")))
+    }
+    fn checked_residual(&self, a: &crate::backend::cuda::DeviceCsr, x: &crate::backend::cuda::CudaVector, b: &crate::backend::cuda::CudaVector) -> Result<f64> {
+        super::direct::checked_residual(&self.matrix_to_host(a)?, &self.to_host(x)?, &self.to_host(b)?)
     }
 }
 

@@ -1,0 +1,303 @@
+// Multifrontal factorization and solves, one launch per tree level (see solver/multifrontal and
+// backend/cuda/multifrontal.rs). Fronts are m×m column-major in `storage` at front_off[v]; a node
+// eliminates its first e rows/columns with partial pivoting among those rows; the Schur block
+// (rows/columns e..m) stays in place for the parent. pinv[pinv_off[v] + i] is the pivot position of
+// eliminated row i. Right-hand sides: b and x are n×nrhs column-major; solve slots are row-major
+// (row i of a slot at slot[i·nrhs + c]).
+//
+// Small fronts (m ≤ MF_BLOCK_MAX) are factorized in shared memory by a group of threads per node:
+// a warp (several nodes per block) or a whole block. Their solves run one thread per
+// (node, right-hand side). Large fronts are assembled here and factorized by cuSOLVER/cuBLAS.
+
+#define MF_WARP_MAX 32
+#define MF_BLOCK_MAX 160
+
+struct Tree {
+    const u32* m;
+    const u32* e;
+    const u32* child_ptr;
+    const u32* child_idx;
+    const u64* front_off;
+    const u64* map_off;
+    const u32* maps;
+    const u64* pinv_off;
+    const u64* dofs_off;
+    const u32* dofs;
+    const unsigned char* active;
+    const u64* slot;
+    u32 nelem;
+};
+
+// Synchronization of a group: a warp or the whole block.
+struct WarpGroup {
+    __device__ static void sync() { __syncwarp(); }
+    __device__ static int size() { return 32; }
+    __device__ static int lane() { return threadIdx.x & 31; }
+    __device__ static int index() { return threadIdx.x >> 5; }
+};
+struct BlockGroup {
+    __device__ static void sync() { __syncthreads(); }
+    __device__ static int size() { return blockDim.x; }
+    __device__ static int lane() { return threadIdx.x; }
+    __device__ static int index() { return 0; }
+};
+
+// Larger |value| wins; ties go to the smaller row (the CPU's choice).
+__device__ __forceinline__ void better(double& v, int& i, double v2, int i2) {
+    if (v2 > v || (v2 == v && i2 < i)) { v = v2; i = i2; }
+}
+__device__ __forceinline__ void warp_argmax(double& v, int& i) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const double v2 = __shfl_xor_sync(0xffffffffu, v, off);
+        const int i2 = __shfl_xor_sync(0xffffffffu, i, off);
+        better(v, i, v2, i2);
+    }
+}
+// Row of the largest |F[i + k·m]| for k ≤ i < e, known to every thread of the group.
+template <class G> __device__ int group_argmax(const double* F, int m, int k, int e, double* red_v, int* red_i) {
+    double v = -1.0;
+    int idx = k;
+    for (int i = k + G::lane(); i < e; i += G::size()) better(v, idx, fabs(F[i + k * m]), i);
+    warp_argmax(v, idx);
+    if (G::size() == 32) return idx;
+    const int warps = G::size() / 32;
+    if ((threadIdx.x & 31) == 0) { red_v[threadIdx.x >> 5] = v; red_i[threadIdx.x >> 5] = idx; }
+    __syncthreads();
+    v = red_v[0];
+    idx = red_i[0];
+    for (int w = 1; w < warps; ++w) better(v, idx, red_v[w], red_i[w]);
+    __syncthreads();
+    return idx;
+}
+
+// Factorizes node v in the shared buffer F (m×m) with perm (e ints): assemble (a leaf copies its
+// front, an internal node adds its children's Schur blocks), eliminate, write back.
+template <class G>
+__device__ void factor_node(const Tree& t, u32 v, double* __restrict__ storage, u32* __restrict__ pinv, u64* status,
+                            double* F, int* perm, double* red_v, int* red_i) {
+    const int m = t.m[v], e = t.e[v];
+    const int lane = G::lane(), gs = G::size();
+    double* Fg = storage + t.front_off[v];
+    const u32 c0 = t.child_ptr[v], c1 = t.child_ptr[v + 1];
+    if (c0 == c1) {
+        for (int idx = lane; idx < m * m; idx += gs) F[idx] = Fg[idx];
+    } else {
+        for (int idx = lane; idx < m * m; idx += gs) F[idx] = 0.0;
+        G::sync();
+        for (u32 ci = c0; ci < c1; ++ci) {
+            const u32 c = t.child_idx[ci];
+            const int mc = t.m[c], ec = t.e[c], sc = mc - ec;
+            const double* Fc = storage + t.front_off[c];
+            const u32* map = t.maps + t.map_off[c];
+            for (int idx = lane; idx < sc * sc; idx += gs) {
+                const int a = idx % sc, b = idx / sc;
+                F[map[a] + map[b] * m] += Fc[(ec + a) + (u64)(ec + b) * mc];
+            }
+            G::sync();
+        }
+    }
+    for (int i = lane; i < e; i += gs) perm[i] = i;
+    G::sync();
+    for (int k = 0; k < e; ++k) {
+        const int piv = group_argmax<G>(F, m, k, e, red_v, red_i);
+        const double pv = F[piv + k * m];
+        if (pv == 0.0 || !isfinite(pv)) {
+            if (lane == 0) atomicMin(status, ((u64)v << 32) | (u64)k);
+            return;
+        }
+        if (piv != k) {
+            for (int j = lane; j < m; j += gs) {
+                const double tmp = F[k + j * m];
+                F[k + j * m] = F[piv + j * m];
+                F[piv + j * m] = tmp;
+            }
+            if (lane == 0) {
+                const int tp = perm[k];
+                perm[k] = perm[piv];
+                perm[piv] = tp;
+            }
+        }
+        G::sync();
+        const double inv = 1.0 / pv;
+        for (int i = k + 1 + lane; i < m; i += gs) F[i + k * m] *= inv;
+        G::sync();
+        const int rest = m - k - 1;
+        for (int idx = lane; idx < rest * rest; idx += gs) {
+            const int i = k + 1 + idx % rest, j = k + 1 + idx / rest;
+            F[i + j * m] = fma(-F[i + k * m], F[k + j * m], F[i + j * m]);
+        }
+        G::sync();
+    }
+    for (int idx = lane; idx < m * m; idx += gs) Fg[idx] = F[idx];
+    u32* pv_out = pinv + t.pinv_off[v];
+    for (int i = lane; i < e; i += gs) pv_out[perm[i]] = i;
+}
+
+// Shared memory of one group: F (mmax² doubles), then perm (mmax ints, padded to doubles).
+__device__ __forceinline__ u64 group_doubles(int mmax) { return (u64)mmax * mmax + (mmax + 1) / 2; }
+
+// One warp per node, `blockDim.x / 32` nodes per block.
+extern "C" __global__ void mf_factor_warp(Tree t, const u32* __restrict__ list, u32 count, int mmax,
+                                          double* __restrict__ storage, u32* __restrict__ pinv, u64* status) {
+    extern __shared__ double smem[];
+    const u32 node = blockIdx.x * (blockDim.x / 32) + WarpGroup::index();
+    if (node >= count) return;
+    double* F = smem + WarpGroup::index() * group_doubles(mmax);
+    int* perm = reinterpret_cast<int*>(F + (u64)mmax * mmax);
+    factor_node<WarpGroup>(t, list[node], storage, pinv, status, F, perm, nullptr, nullptr);
+}
+
+// One block per node (fronts of more than 32 rows).
+extern "C" __global__ void mf_factor_block(Tree t, const u32* __restrict__ list, u32 count, int mmax,
+                                           double* __restrict__ storage, u32* __restrict__ pinv, u64* status) {
+    extern __shared__ double smem[];
+    __shared__ double red_v[32];
+    __shared__ int red_i[32];
+    if (blockIdx.x >= count) return;
+    double* F = smem;
+    int* perm = reinterpret_cast<int*>(F + (u64)mmax * mmax);
+    factor_node<BlockGroup>(t, list[blockIdx.x], storage, pinv, status, F, perm, red_v, red_i);
+}
+
+// Large fronts, assembled in global memory: zero them (grid.y = node), then add the `which`-th
+// child of each (one child per launch, so no two threads add to one entry).
+extern "C" __global__ void mf_zero_fronts(Tree t, const u32* __restrict__ list, double* __restrict__ storage) {
+    const u32 v = list[blockIdx.y];
+    const u64 mm = (u64)t.m[v] * t.m[v];
+    double* F = storage + t.front_off[v];
+    for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < mm; idx += (u64)gridDim.x * blockDim.x) F[idx] = 0.0;
+}
+extern "C" __global__ void mf_extend_add(Tree t, const u32* __restrict__ list, u32 which, double* __restrict__ storage) {
+    const u32 v = list[blockIdx.y];
+    if (t.child_ptr[v] + which >= t.child_ptr[v + 1]) return;
+    const u32 c = t.child_idx[t.child_ptr[v] + which];
+    const u64 m = t.m[v], mc = t.m[c], ec = t.e[c], sc = mc - ec;
+    double* F = storage + t.front_off[v];
+    const double* Fc = storage + t.front_off[c];
+    const u32* map = t.maps + t.map_off[c];
+    for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < sc * sc; idx += (u64)gridDim.x * blockDim.x) {
+        const u64 a = idx % sc, b = idx / sc;
+        F[map[a] + map[b] * m] += Fc[(ec + a) + (ec + b) * mc];
+    }
+}
+
+// Forward step of one (node, right-hand side): see CpuMultifrontal::forward_node.
+template <int MMAX>
+__device__ void forward_small(const Tree& t, u32 v, u32 c, u32 nrhs, u64 n, const double* __restrict__ storage,
+                              const u32* __restrict__ pinv, const double* __restrict__ b, double* __restrict__ x,
+                              const double* __restrict__ leaf_buf, const double* __restrict__ prev, double* __restrict__ cur) {
+    const int m = t.m[v], e = t.e[v];
+    const u32* dofs = t.dofs + t.dofs_off[v];
+    const u32* pv = pinv + t.pinv_off[v];
+    double r[MMAX];
+    for (int i = 0; i < m; ++i) r[i] = 0.0;
+    for (int i = 0; i < e; ++i) r[pv[i]] = b[(u64)c * n + dofs[i]];
+    for (u32 ci = t.child_ptr[v]; ci < t.child_ptr[v + 1]; ++ci) {
+        const u32 ch = t.child_idx[ci];
+        if (!t.active[ch]) continue;
+        const int ec = t.e[ch], sc = t.m[ch] - ec;
+        const double* src = (ch < t.nelem ? leaf_buf : prev) + (t.slot[ch] + ec) * nrhs + c;
+        const u32* map = t.maps + t.map_off[ch];
+        for (int a = 0; a < sc; ++a) {
+            const int q = map[a];
+            r[q < e ? (int)pv[q] : q] += src[(u64)a * nrhs];
+        }
+    }
+    const double* F = storage + t.front_off[v];
+    for (int k = 0; k < e; ++k) {
+        const double yk = r[k];
+        for (int i = k + 1; i < m; ++i) r[i] = fma(-F[i + k * m], yk, r[i]);
+    }
+    for (int i = 0; i < e; ++i) x[(u64)c * n + dofs[i]] = r[i];
+    double* out = cur + t.slot[v] * nrhs + c;
+    for (int i = e; i < m; ++i) out[(u64)i * nrhs] = r[i];
+}
+
+// Backward step of one (node, right-hand side): see CpuMultifrontal::backward_node.
+template <int MMAX>
+__device__ void backward_small(const Tree& t, u32 v, u32 c, u64 n, const double* __restrict__ storage, double* __restrict__ x) {
+    const int m = t.m[v], e = t.e[v];
+    const u32* dofs = t.dofs + t.dofs_off[v];
+    double r[MMAX];
+    for (int i = 0; i < m; ++i) r[i] = x[(u64)c * n + dofs[i]];
+    const double* F = storage + t.front_off[v];
+    for (int l = e; l < m; ++l) {
+        const double xl = r[l];
+        for (int k = 0; k < e; ++k) r[k] = fma(-F[k + l * m], xl, r[k]);
+    }
+    for (int k = e - 1; k >= 0; --k) {
+        const double xk = r[k] / F[k + k * m];
+        r[k] = xk;
+        for (int i = 0; i < k; ++i) r[i] = fma(-F[i + k * m], xk, r[i]);
+    }
+    for (int k = 0; k < e; ++k) x[(u64)c * n + dofs[k]] = r[k];
+}
+
+#define MF_SOLVE_VARIANT(MMAX)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) mf_forward_##MMAX(                               \
+        Tree t, const u32* __restrict__ list, u32 count, u32 nrhs, u64 n, const double* __restrict__ storage,     \
+        const u32* __restrict__ pinv, const double* __restrict__ b, double* __restrict__ x,                       \
+        const double* __restrict__ leaf_buf, const double* __restrict__ prev, double* __restrict__ cur) {         \
+        const u64 tid = global_thread();                                                                          \
+        if (tid >= (u64)count * nrhs) return;                                                                     \
+        forward_small<MMAX>(t, list[tid / nrhs], (u32)(tid % nrhs), nrhs, n, storage, pinv, b, x, leaf_buf, prev, \
+                            cur);                                                                                 \
+    }                                                                                                             \
+    extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) mf_backward_##MMAX(                              \
+        Tree t, const u32* __restrict__ list, u32 count, u32 nrhs, u64 n, const double* __restrict__ storage,     \
+        double* __restrict__ x) {                                                                                 \
+        const u64 tid = global_thread();                                                                          \
+        if (tid >= (u64)count * nrhs) return;                                                                     \
+        backward_small<MMAX>(t, list[tid / nrhs], (u32)(tid % nrhs), n, storage, x);                              \
+    }
+MF_SOLVE_VARIANT(32)
+MF_SOLVE_VARIANT(160)
+
+// Large fronts' right-hand sides (grid.y = node, threads over row·nrhs + c of its slot).
+// Forward start: the slot gets b at its eliminated rows (pivoted) and zero elsewhere.
+extern "C" __global__ void mf_rhs_start(Tree t, const u32* __restrict__ list, u32 nrhs, u64 n, const u32* __restrict__ pinv,
+                                        const double* __restrict__ b, double* __restrict__ cur) {
+    const u32 v = list[blockIdx.y];
+    const u64 m = t.m[v], e = t.e[v];
+    const u32* dofs = t.dofs + t.dofs_off[v];
+    const u32* pv = pinv + t.pinv_off[v];
+    double* out = cur + t.slot[v] * nrhs;
+    for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < m * nrhs; idx += (u64)gridDim.x * blockDim.x) {
+        const u64 i = idx / nrhs, c = idx % nrhs;
+        if (i < e) out[(u64)pv[i] * nrhs + c] = b[c * n + dofs[i]];
+        else out[idx] = 0.0;
+    }
+}
+// Forward: add the `which`-th child's contribution rows.
+extern "C" __global__ void mf_rhs_extend_add(Tree t, const u32* __restrict__ list, u32 which, u32 nrhs, const u32* __restrict__ pinv,
+                                             const double* __restrict__ leaf_buf, const double* __restrict__ prev,
+                                             double* __restrict__ cur) {
+    const u32 v = list[blockIdx.y];
+    if (t.child_ptr[v] + which >= t.child_ptr[v + 1]) return;
+    const u32 ch = t.child_idx[t.child_ptr[v] + which];
+    if (!t.active[ch]) return;
+    const u64 e = t.e[v], ec = t.e[ch], sc = t.m[ch] - ec;
+    const u32* pv = pinv + t.pinv_off[v];
+    const u32* map = t.maps + t.map_off[ch];
+    const double* src = (ch < t.nelem ? leaf_buf : prev) + (t.slot[ch] + ec) * nrhs;
+    double* out = cur + t.slot[v] * nrhs;
+    for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < sc * nrhs; idx += (u64)gridDim.x * blockDim.x) {
+        const u64 a = idx / nrhs, c = idx % nrhs;
+        const u64 q = map[a];
+        out[(q < e ? (u64)pv[q] : q) * nrhs + c] += src[idx];
+    }
+}
+// Copy between a large node's slot and x: rows 0..rows of the slot (to_x) or from x (all m rows).
+extern "C" __global__ void mf_rhs_x(Tree t, const u32* __restrict__ list, u32 nrhs, u64 n, int to_x,
+                                    double* __restrict__ x, double* __restrict__ slots) {
+    const u32 v = list[blockIdx.y];
+    const u64 rows = to_x ? t.e[v] : t.m[v];
+    const u32* dofs = t.dofs + t.dofs_off[v];
+    double* s = slots + t.slot[v] * nrhs;
+    for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < rows * nrhs; idx += (u64)gridDim.x * blockDim.x) {
+        const u64 i = idx / nrhs, c = idx % nrhs;
+        if (to_x) x[c * n + dofs[i]] = s[idx];
+        else s[idx] = x[c * n + dofs[i]];
+    }
+}

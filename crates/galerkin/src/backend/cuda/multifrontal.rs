@@ -1,0 +1,560 @@
+//! The multifrontal numeric phases on the GPU (`kernels/multifrontal.cu`), the same algorithm and
+//! storage as [`crate::solver::multifrontal::CpuMultifrontal`]:
+//! - factorization: one launch for the leaves that own dofs, then per tree level one launch per
+//!   size class over all its nodes — a warp per front of at most 32 rows, a block per front of at
+//!   most 160 (in shared memory); larger fronts (2D, near the root) are assembled by two kernels
+//!   and factorized by cuSOLVER (LU of the panel of eliminated rows) and cuBLAS (triangular solve,
+//!   Schur product), one call each per node;
+//! - solves: per level one launch per size class, one thread per (node, right-hand side), all
+//!   right-hand sides in the same pass; large fronts use cuBLAS on their slot.
+//!
+//! The launch count therefore grows with the tree depth (`log N`), not with the number of nodes,
+//! except for the library calls of large fronts.
+use super::context::CudaBackend;
+use super::dense_libs::{DenseLibs, DevPtr};
+use super::kernels::{launch, Kernel};
+use super::vector::CudaVector;
+use super::{cuda_error, jit};
+use crate::solver::factorization::Factorization;
+use crate::solver::multifrontal::cpu::{leaf_fronts, singular};
+use crate::solver::multifrontal::Symbolic;
+use crate::{Error, Result};
+use cudarc::driver::sys::CUfunction_attribute as Attr;
+use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig};
+use std::sync::{Arc, Mutex};
+
+/// Fronts of at most this many rows are factorized by one warp; up to [`BLOCK_MAX`] by a block.
+pub const WARP_MAX: usize = 32;
+pub const BLOCK_MAX: usize = 160;
+/// Shared memory a block may use without opting in.
+const DEFAULT_SMEM: usize = 48 * 1024;
+/// Most nodes one launch of the large-front kernels covers (grid.y).
+const GRID_Y: usize = 65_535;
+
+/// The tree tables as the kernels' `Tree` struct (device pointers), field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct DeviceTree {
+    m: DevPtr,
+    e: DevPtr,
+    child_ptr: DevPtr,
+    child_idx: DevPtr,
+    front_off: DevPtr,
+    map_off: DevPtr,
+    maps: DevPtr,
+    pinv_off: DevPtr,
+    dofs_off: DevPtr,
+    dofs: DevPtr,
+    active: DevPtr,
+    slot: DevPtr,
+    nelem: u32,
+}
+
+// SAFETY: plain old data of the same layout as the kernels' `struct Tree`.
+unsafe impl DeviceRepr for DeviceTree {}
+
+/// The device buffers behind a [`DeviceTree`] (kept alive with it).
+struct TreeBuffers {
+    _u32: Vec<CudaSlice<u32>>,
+    _u64: Vec<CudaSlice<u64>>,
+    _u8: CudaSlice<u8>,
+}
+
+/// Nodes of one launch: a range of the device node list, and their largest front.
+#[derive(Clone, Copy, Debug, Default)]
+struct List {
+    off: usize,
+    count: usize,
+    mmax: usize,
+}
+
+/// Large fronts of a level: device list (for the assembly kernels) and host ids (library calls).
+#[derive(Clone, Debug, Default)]
+struct Large {
+    list: List,
+    nodes: Vec<u32>,
+    max_children: usize,
+}
+
+/// What one level (or the leaves) launches.
+#[derive(Clone, Debug, Default)]
+struct Step {
+    factor_warp: List,
+    factor_block: List,
+    factor_large: Large,
+    forward_32: List,
+    forward_160: List,
+    forward_large: Large,
+    backward_32: List,
+    backward_160: List,
+    backward_large: Large,
+}
+
+struct MfKernels {
+    factor_warp: Kernel,
+    factor_block: Kernel,
+    zero_fronts: Kernel,
+    extend_add: Kernel,
+    forward: [Kernel; 2],
+    backward: [Kernel; 2],
+    rhs_start: Kernel,
+    rhs_extend_add: Kernel,
+    rhs_x: Kernel,
+}
+
+/// Library state for large fronts: handles, getrf workspace, pivots and info per large node.
+struct LargeState {
+    libs: DenseLibs,
+    work: CudaSlice<f64>,
+    ipiv: CudaSlice<i32>,
+    info: CudaSlice<i32>,
+    /// (node, offset in `ipiv`, index in `info`) of every large node.
+    nodes: Vec<(u32, usize, usize)>,
+}
+
+/// Right-hand-side slot buffers, kept between solves (grown on demand).
+struct SolveBuffers {
+    nrhs: usize,
+    leaf: CudaSlice<f64>,
+    levels: [CudaSlice<f64>; 2],
+}
+
+/// A multifrontal LU factorization held in device memory.
+pub struct CudaMultifrontal {
+    sym: Arc<Symbolic>,
+    tree: DeviceTree,
+    _tree_buffers: TreeBuffers,
+    lists: CudaSlice<u32>,
+    leaves: Step,
+    levels: Vec<Step>,
+    kernels: MfKernels,
+    /// The element matrices in front order, copied into `storage` at each factorization.
+    elements: CudaSlice<f64>,
+    storage: CudaSlice<f64>,
+    pinv: CudaSlice<u32>,
+    status: CudaSlice<u64>,
+    large: Option<Mutex<LargeState>>,
+    buffers: Mutex<Option<SolveBuffers>>,
+}
+
+/// Builds the concatenated device node list and the per-launch ranges into it.
+#[derive(Default)]
+struct ListBuilder {
+    all: Vec<u32>,
+}
+
+impl ListBuilder {
+    fn push(&mut self, s: &Symbolic, nodes: &[u32]) -> List {
+        let off = self.all.len();
+        self.all.extend_from_slice(nodes);
+        List { off, count: nodes.len(), mmax: nodes.iter().map(|&v| s.m[v as usize] as usize).max().unwrap_or(0) }
+    }
+
+    /// Splits `nodes` by front size: warp, block, library.
+    fn classes(&mut self, s: &Symbolic, nodes: &[u32]) -> (List, List, Large) {
+        let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+        for &v in nodes {
+            let m = s.m[v as usize] as usize;
+            if m <= WARP_MAX {
+                a.push(v)
+            } else if m <= BLOCK_MAX {
+                b.push(v)
+            } else {
+                c.push(v)
+            }
+        }
+        let large = Large { list: self.push(s, &c), max_children: c.iter().map(|&v| s.children(v as usize).len()).max().unwrap_or(0), nodes: c };
+        (self.push(s, &a), self.push(s, &b), large)
+    }
+
+    /// The launches of one level (or of the leaves): factor and backward over the nodes that
+    /// eliminate something, forward over the active ones.
+    fn step(&mut self, s: &Symbolic, nodes: Vec<u32>) -> Step {
+        let active: Vec<u32> = nodes.iter().copied().filter(|&v| s.active[v as usize]).collect();
+        let owning: Vec<u32> = nodes.into_iter().filter(|&v| s.e[v as usize] > 0).collect();
+        let (factor_warp, factor_block, factor_large) = self.classes(s, &owning);
+        let (forward_32, forward_160, forward_large) = self.classes(s, &active);
+        let (backward_32, backward_160, backward_large) = self.classes(s, &owning);
+        Step { factor_warp, factor_block, factor_large, forward_32, forward_160, forward_large, backward_32, backward_160, backward_large }
+    }
+}
+
+fn ptr<T>(be: &CudaBackend, s: &CudaSlice<T>) -> DevPtr {
+    let (p, _sync) = s.device_ptr(&be.stream);
+    p
+}
+
+/// Shared-memory doubles of one factorization group (`F` plus the pivot ints), as in the kernel.
+fn group_doubles(mmax: usize) -> usize {
+    mmax * mmax + mmax.div_ceil(2)
+}
+
+impl CudaMultifrontal {
+    /// Uploads the structure and element matrices and factorizes on `be`.
+    pub fn factor(be: &CudaBackend, sym: Arc<Symbolic>, element_matrices: &[f64]) -> Result<CudaMultifrontal> {
+        let mut host = vec![0.0; sym.leaf_len as usize];
+        leaf_fronts(&sym, element_matrices, &mut host)?;
+        let elements = be.upload(&host)?;
+        drop(host);
+        let mut mf = CudaMultifrontal::prepare(be, sym, elements)?;
+        mf.refactor(be)?;
+        Ok(mf)
+    }
+
+    /// Device tables, node lists, kernels and buffers; no numeric work.
+    fn prepare(be: &CudaBackend, sym: Arc<Symbolic>, elements: CudaSlice<f64>) -> Result<CudaMultifrontal> {
+        let s = &*sym;
+        let u32s: Vec<CudaSlice<u32>> = [&s.m, &s.e, &s.child_ptr, &s.child_idx, &s.maps, &s.front_dofs]
+            .iter()
+            .map(|v| be.upload(if v.is_empty() { &[0u32][..] } else { &v[..] }))
+            .collect::<Result<_>>()?;
+        let u64s: Vec<CudaSlice<u64>> =
+            [&s.front_off, &s.map_off, &s.pinv_off, &s.dofs_off, &s.slot].iter().map(|v| be.upload(&v[..])).collect::<Result<_>>()?;
+        let active = be.upload(&s.active.iter().map(|&a| u8::from(a)).collect::<Vec<u8>>())?;
+        let tree = DeviceTree {
+            m: ptr(be, &u32s[0]),
+            e: ptr(be, &u32s[1]),
+            child_ptr: ptr(be, &u32s[2]),
+            child_idx: ptr(be, &u32s[3]),
+            maps: ptr(be, &u32s[4]),
+            dofs: ptr(be, &u32s[5]),
+            front_off: ptr(be, &u64s[0]),
+            map_off: ptr(be, &u64s[1]),
+            pinv_off: ptr(be, &u64s[2]),
+            dofs_off: ptr(be, &u64s[3]),
+            slot: ptr(be, &u64s[4]),
+            active: ptr(be, &active),
+            nelem: s.nelem as u32,
+        };
+
+        // Node lists of every launch, concatenated.
+        let mut lb = ListBuilder::default();
+        let leaves = lb.step(s, (0..s.nelem as u32).collect());
+        let levels: Vec<Step> = s.levels.iter().map(|r| lb.step(s, (r.start..r.end).collect())).collect();
+        let all = lb.all;
+        let lists = be.upload(if all.is_empty() { &[0u32][..] } else { &all })?;
+
+        let module = be.variant_module(&jit::MULTIFRONTAL, &[])?;
+        let get = |name: &'static str| Kernel::from_module(&module, name);
+        let kernels = MfKernels {
+            factor_warp: get("mf_factor_warp")?,
+            factor_block: get("mf_factor_block")?,
+            zero_fronts: get("mf_zero_fronts")?,
+            extend_add: get("mf_extend_add")?,
+            forward: [get("mf_forward_32")?, get("mf_forward_160")?],
+            backward: [get("mf_backward_32")?, get("mf_backward_160")?],
+            rhs_start: get("mf_rhs_start")?,
+            rhs_extend_add: get("mf_rhs_extend_add")?,
+            rhs_x: get("mf_rhs_x")?,
+        };
+        let smem = group_doubles(BLOCK_MAX) * 8;
+        kernels
+            .factor_block
+            .func
+            .set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+            .map_err(|e| cuda_error(format!("cannot allow {smem} bytes of shared memory for mf_factor_block: {e}")))?;
+
+        let storage = be.alloc::<f64>(s.storage_len as usize)?;
+        let pinv = be.alloc::<u32>(s.n)?;
+        let status = be.upload(&[u64::MAX])?;
+        let large_nodes: Vec<u32> = levels.iter().flat_map(|l| l.factor_large.nodes.iter().copied()).collect();
+        let large = if large_nodes.is_empty() {
+            None
+        } else {
+            let libs = DenseLibs::new(&be.stream)?;
+            let storage_ptr = ptr(be, &storage);
+            let mut work = 1usize;
+            let mut nodes = Vec::new();
+            let mut ipiv_len = 0usize;
+            for (i, &v) in large_nodes.iter().enumerate() {
+                let (m, e) = (s.m[v as usize] as usize, s.e[v as usize] as usize);
+                work = work.max(libs.getrf_work(e, m, m, storage_ptr + 8 * s.front_off[v as usize])?);
+                nodes.push((v, ipiv_len, i));
+                ipiv_len += e;
+            }
+            Some(Mutex::new(LargeState {
+                work: be.alloc::<f64>(work)?,
+                ipiv: be.alloc::<i32>(ipiv_len)?,
+                info: be.alloc::<i32>(large_nodes.len())?,
+                libs,
+                nodes,
+            }))
+        };
+        Ok(CudaMultifrontal {
+            sym,
+            tree,
+            _tree_buffers: TreeBuffers { _u32: u32s, _u64: u64s, _u8: active },
+            lists,
+            leaves,
+            levels,
+            kernels,
+            elements,
+            storage,
+            pinv,
+            status,
+            large,
+            buffers: Mutex::new(None),
+        })
+    }
+
+    pub fn symbolic(&self) -> &Arc<Symbolic> {
+        &self.sym
+    }
+
+    /// Device bytes held by the factorization (factors, element matrices, tables).
+    pub fn device_bytes(&self) -> usize {
+        self.storage.num_bytes() + self.elements.num_bytes() + self.pinv.num_bytes() + self.lists.num_bytes()
+    }
+
+    fn list_ptr(&self, be: &CudaBackend, l: List) -> DevPtr {
+        ptr(be, &self.lists) + 4 * l.off as u64
+    }
+
+    /// Factorizes again from the element matrices already on the device (what the benchmark times:
+    /// everything from the element matrices to a checked factorization).
+    pub fn refactor(&mut self, be: &CudaBackend) -> Result<()> {
+        be.stream
+            .memcpy_dtod(&self.elements, &mut self.storage.slice_mut(0..self.elements.len()))
+            .map_err(|e| cuda_error(format!("copying the element matrices failed: {e}")))?;
+        be.stream
+            .memcpy_htod(&[u64::MAX], &mut self.status)
+            .map_err(|e| cuda_error(format!("resetting the factorization status failed: {e}")))?;
+        let st = ptr(be, &self.storage);
+        let pv = ptr(be, &self.pinv);
+        let status = ptr(be, &self.status);
+        let steps: Vec<&Step> = std::iter::once(&self.leaves).chain(&self.levels).collect();
+        let mut large = self.large.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut next_large = 0usize;
+        for step in steps {
+            self.factor_small(be, step.factor_warp, true, st, pv, status)?;
+            self.factor_small(be, step.factor_block, false, st, pv, status)?;
+            if let (Some(lg), false) = (large.as_mut(), step.factor_large.nodes.is_empty()) {
+                self.assemble_large(be, &step.factor_large, st)?;
+                for &v in &step.factor_large.nodes {
+                    let (node, ipiv_off, info_idx) = lg.nodes[next_large];
+                    debug_assert_eq!(node, v);
+                    next_large += 1;
+                    let (m, e) = (self.sym.m[v as usize] as usize, self.sym.e[v as usize] as usize);
+                    let f = st + 8 * self.sym.front_off[v as usize];
+                    let (work, ipiv, info) = (ptr(be, &lg.work), ptr(be, &lg.ipiv), ptr(be, &lg.info));
+                    lg.libs.getrf(e, m, f, m, work, ipiv + 4 * ipiv_off as u64, info + 4 * info_idx as u64)?;
+                    // L_SE = F_SE U⁻¹, then F_SS −= L_SE U_ES.
+                    lg.libs.trsm(true, true, false, false, m - e, e, f, m, f + 8 * e as u64, m)?;
+                    let fe = f + 8 * (e * m) as u64;
+                    lg.libs.gemm(false, false, m - e, m - e, e, -1.0, f + 8 * e as u64, m, fe, m, 1.0, fe + 8 * e as u64, m)?;
+                }
+            }
+        }
+        // Check: the first zero or non-finite pivot of the small fronts, then cuSOLVER's info.
+        let status = be.download(&self.status)?[0];
+        if status != u64::MAX {
+            return Err(singular(&self.sym, (status >> 32) as usize, (status & 0xffff_ffff) as usize));
+        }
+        if let Some(lg) = large.as_mut() {
+            let info = be.download(&lg.info)?;
+            if let Some((i, &k)) = info.iter().enumerate().find(|(_, &k)| k != 0) {
+                let v = lg.nodes[i].0 as usize;
+                return Err(singular(&self.sym, v, (k.max(1) - 1) as usize));
+            }
+            // Row exchanges → pivot positions, per large node.
+            let ipiv = be.download(&lg.ipiv)?;
+            for &(v, off, _) in &lg.nodes {
+                let e = self.sym.e[v as usize] as usize;
+                let mut perm: Vec<u32> = (0..e as u32).collect();
+                for k in 0..e {
+                    let p = (ipiv[off + k] - 1) as usize;
+                    perm.swap(k, p.min(e - 1));
+                }
+                let mut pinv = vec![0u32; e];
+                for (pos, &row) in perm.iter().enumerate() {
+                    pinv[row as usize] = pos as u32;
+                }
+                let at = self.sym.pinv_off[v as usize] as usize;
+                be.stream
+                    .memcpy_htod(&pinv, &mut self.pinv.slice_mut(at..at + e))
+                    .map_err(|er| cuda_error(format!("uploading the pivots of node {v} failed: {er}")))?;
+            }
+            be.synchronize()?;
+        }
+        Ok(())
+    }
+
+    fn factor_small(&self, be: &CudaBackend, l: List, warp: bool, st: DevPtr, pv: DevPtr, status: DevPtr) -> Result<()> {
+        if l.count == 0 {
+            return Ok(());
+        }
+        let per_group = group_doubles(l.mmax) * 8;
+        let (kernel, cfg) = if warp {
+            let groups = (DEFAULT_SMEM / per_group).clamp(1, 8);
+            (&self.kernels.factor_warp, LaunchConfig {
+                grid_dim: (l.count.div_ceil(groups) as u32, 1, 1),
+                block_dim: (32 * groups as u32, 1, 1),
+                shared_mem_bytes: (groups * per_group) as u32,
+            })
+        } else {
+            (&self.kernels.factor_block, LaunchConfig { grid_dim: (l.count as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: per_group as u32 })
+        };
+        let (list, count, mmax) = (self.list_ptr(be, l), l.count as u32, l.mmax as i32);
+        launch!(be, kernel, cfg; &self.tree, &list, &count, &mmax, &st, &pv, &status)
+    }
+
+    /// Runs `f(list pointer, launch shape)` over chunks of at most [`GRID_Y`] nodes of `l`, with
+    /// one grid row per node and enough blocks for `work` entries per node.
+    fn per_node(&self, be: &CudaBackend, l: List, work: usize, mut f: impl FnMut(DevPtr, LaunchConfig) -> Result<()>) -> Result<()> {
+        for chunk in 0..l.count.div_ceil(GRID_Y) {
+            let count = (l.count - chunk * GRID_Y).min(GRID_Y);
+            let list = self.list_ptr(be, l) + 4 * (chunk * GRID_Y) as u64;
+            let blocks = work.div_ceil(256).clamp(1, 1024) as u32;
+            f(list, LaunchConfig { grid_dim: (blocks, count as u32, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 })?;
+        }
+        Ok(())
+    }
+
+    /// Zero + extend-add of a level's large fronts in global memory.
+    fn assemble_large(&self, be: &CudaBackend, lg: &Large, st: DevPtr) -> Result<()> {
+        self.per_node(be, lg.list, lg.list.mmax * lg.list.mmax, |list, cfg| {
+            launch!(be, &self.kernels.zero_fronts, cfg; &self.tree, &list, &st)?;
+            for which in 0..lg.max_children as u32 {
+                launch!(be, &self.kernels.extend_add, cfg; &self.tree, &list, &which, &st)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn buffers<'a>(&self, be: &CudaBackend, slot: &'a mut Option<SolveBuffers>, nrhs: usize) -> Result<&'a SolveBuffers> {
+        if slot.as_ref().is_none_or(|b| b.nrhs < nrhs) {
+            *slot = None; // free the old buffers first
+            let s = &*self.sym;
+            *slot = Some(SolveBuffers {
+                nrhs,
+                leaf: be.alloc::<f64>((s.leaf_slots as usize * nrhs).max(1))?,
+                levels: [be.alloc::<f64>((s.level_slots as usize * nrhs).max(1))?, be.alloc::<f64>((s.level_slots as usize * nrhs).max(1))?],
+            });
+        }
+        slot.as_ref().ok_or_else(|| Error::invalid("internal: solve buffers missing"))
+    }
+
+    /// Solves `nrhs` right-hand sides (`b`, `x` column-major `n × nrhs` device vectors).
+    fn solve_device(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<()> {
+        let s = &*self.sym;
+        let n = s.n as u64;
+        let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
+        let bufs = self.buffers(be, &mut guard, nrhs)?;
+        let (st, pv) = (ptr(be, &self.storage), ptr(be, &self.pinv));
+        let (bp, xp) = (ptr(be, &b.data), ptr(be, &x.data));
+        let leaf = ptr(be, &bufs.leaf);
+        let lv = [ptr(be, &bufs.levels[0]), ptr(be, &bufs.levels[1])];
+        let large = self.large.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
+        let nr = nrhs as u32;
+        // Forward: leaves, then levels deepest first (ping-pong buffers).
+        self.forward_small(be, &self.leaves, nrhs, n, st, pv, bp, xp, leaf, leaf, leaf)?;
+        for (i, step) in self.levels.iter().enumerate() {
+            let (cur, prev) = (lv[i % 2], lv[(i + 1) % 2]);
+            self.forward_small(be, step, nrhs, n, st, pv, bp, xp, leaf, prev, cur)?;
+            let lg = &step.forward_large;
+            if let (false, Some(libs)) = (lg.nodes.is_empty(), large.as_ref()) {
+                self.per_node(be, lg.list, lg.list.mmax * nrhs, |list, cfg| {
+                    launch!(be, &self.kernels.rhs_start, cfg; &self.tree, &list, &nr, &n, &pv, &bp, &cur)?;
+                    for which in 0..lg.max_children as u32 {
+                        launch!(be, &self.kernels.rhs_extend_add, cfg; &self.tree, &list, &which, &nr, &pv, &leaf, &prev, &cur)?;
+                    }
+                    Ok(())
+                })?;
+                for &v in &lg.nodes {
+                    let (m, e) = (s.m[v as usize] as usize, s.e[v as usize] as usize);
+                    let f = st + 8 * s.front_off[v as usize];
+                    let r = cur + 8 * s.slot[v as usize] * nrhs as u64;
+                    // Slots are row-major m × nrhs = column-major (nrhs × m) Rᵀ: Yᵀ Lᵀ = Rᵀ.
+                    libs.libs.trsm(true, false, true, true, nrhs, e, f, m, r, nrhs)?;
+                    libs.libs.gemm(false, true, nrhs, m - e, e, -1.0, r, nrhs, f + 8 * e as u64, m, 1.0, r + 8 * (e * nrhs) as u64, nrhs)?;
+                }
+                let to_x = 1i32;
+                self.per_node(be, lg.list, lg.list.mmax * nrhs, |list, cfg| launch!(be, &self.kernels.rhs_x, cfg; &self.tree, &list, &nr, &n, &to_x, &xp, &cur))?;
+            }
+        }
+        // Backward: root level first, then down; the leaves last.
+        for step in self.levels.iter().rev() {
+            let lg = &step.backward_large;
+            if let (false, Some(libs)) = (lg.nodes.is_empty(), large.as_ref()) {
+                let (from_x, to_x) = (0i32, 1i32);
+                let work = lg.list.mmax * nrhs;
+                self.per_node(be, lg.list, work, |list, cfg| launch!(be, &self.kernels.rhs_x, cfg; &self.tree, &list, &nr, &n, &from_x, &xp, &lv[0]))?;
+                for &v in &lg.nodes {
+                    let (m, e) = (s.m[v as usize] as usize, s.e[v as usize] as usize);
+                    let f = st + 8 * s.front_off[v as usize];
+                    let r = lv[0] + 8 * s.slot[v as usize] * nrhs as u64;
+                    // Y_Eᵀ −= X_Sᵀ U_ESᵀ, then X_Eᵀ Uᵀ = Y_Eᵀ.
+                    libs.libs.gemm(false, true, nrhs, e, m - e, -1.0, r + 8 * (e * nrhs) as u64, nrhs, f + 8 * (e * m) as u64, m, 1.0, r, nrhs)?;
+                    libs.libs.trsm(true, true, true, false, nrhs, e, f, m, r, nrhs)?;
+                }
+                self.per_node(be, lg.list, work, |list, cfg| launch!(be, &self.kernels.rhs_x, cfg; &self.tree, &list, &nr, &n, &to_x, &xp, &lv[0]))?;
+            }
+            self.backward_small(be, step, nrhs, n, st, xp)?;
+        }
+        self.backward_small(be, &self.leaves, nrhs, n, st, xp)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn forward_small(&self, be: &CudaBackend, step: &Step, nrhs: usize, n: u64, st: DevPtr, pv: DevPtr, b: DevPtr, x: DevPtr, leaf: DevPtr, prev: DevPtr, cur: DevPtr) -> Result<()> {
+        for (l, k) in [(step.forward_32, &self.kernels.forward[0]), (step.forward_160, &self.kernels.forward[1])] {
+            if l.count == 0 {
+                continue;
+            }
+            let (list, count, nr) = (self.list_ptr(be, l), l.count as u32, nrhs as u32);
+            let cfg = be.grid_exact((l.count * nrhs) as u64);
+            launch!(be, k, cfg; &self.tree, &list, &count, &nr, &n, &st, &pv, &b, &x, &leaf, &prev, &cur)?;
+        }
+        Ok(())
+    }
+
+    fn backward_small(&self, be: &CudaBackend, step: &Step, nrhs: usize, n: u64, st: DevPtr, x: DevPtr) -> Result<()> {
+        for (l, k) in [(step.backward_32, &self.kernels.backward[0]), (step.backward_160, &self.kernels.backward[1])] {
+            if l.count == 0 {
+                continue;
+            }
+            let (list, count, nr) = (self.list_ptr(be, l), l.count as u32, nrhs as u32);
+            let cfg = be.grid_exact((l.count * nrhs) as u64);
+            launch!(be, k, cfg; &self.tree, &list, &count, &nr, &n, &st, &x)?;
+        }
+        Ok(())
+    }
+
+    /// Kernel launches of one factorization and of one solve (for reports).
+    pub fn launches(&self) -> (usize, usize) {
+        let steps = || std::iter::once(&self.leaves).chain(&self.levels);
+        let nz = |l: List| usize::from(l.count > 0);
+        let lib = |lg: &Large, per: usize| if lg.nodes.is_empty() { 0 } else { 2 + lg.max_children + per * lg.nodes.len() };
+        let factor = 2 + steps().map(|s| nz(s.factor_warp) + nz(s.factor_block) + lib(&s.factor_large, 3)).sum::<usize>();
+        let solve = steps()
+            .map(|s| nz(s.forward_32) + nz(s.forward_160) + nz(s.backward_32) + nz(s.backward_160) + lib(&s.forward_large, 2) + lib(&s.backward_large, 2))
+            .sum::<usize>();
+        (factor, solve)
+    }
+}
+
+impl CudaBackend {
+    /// One thread per work item (no grid-stride loop), `BLOCK_SIZE` threads per block.
+    fn grid_exact(&self, work: u64) -> LaunchConfig {
+        LaunchConfig { grid_dim: (work.div_ceil(u64::from(jit::BLOCK_SIZE)).max(1) as u32, 1, 1), block_dim: (jit::BLOCK_SIZE, 1, 1), shared_mem_bytes: 0 }
+    }
+}
+
+impl Factorization<CudaBackend> for CudaMultifrontal {
+    fn n(&self) -> usize {
+        self.sym.n
+    }
+    fn name(&self) -> String {
+        "multifrontal".into()
+    }
+    fn solve_many(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<()> {
+        crate::solver::factorization::check_rhs_len(be, "multifrontal solve", self.sym.n, nrhs, b, x)?;
+        be.check("multifrontal solve", self.sym.n * nrhs, &[b, x])?;
+        if nrhs == 0 {
+            return Ok(());
+        }
+        if nrhs > u32::MAX as usize / 2 {
+            return Err(Error::invalid(format!("{nrhs} right-hand sides is too many for one solve")));
+        }
+        self.solve_device(be, nrhs, b, x)
+    }
+}

@@ -1,0 +1,483 @@
+//! `galerkin bench-iga`: the multifrontal solver on the seed's 1D problem and on 2D Poisson, CPU
+//! and GPU, against faer's general sparse LU of the same matrix; factorization and solve times
+//! over sizes and degrees, the cost of many right-hand sides, and the fit of the seed's
+//! `t = a + b·log₂N` model.
+//!
+//! Timing ([`super::timing`]): resident work only (element matrices and right-hand sides already
+//! where the solver runs), each measurement repeated, median and spread reported; GPU times with
+//! CUDA events. Every GPU figure of moved bytes is checked against the copy bandwidth measured in
+//! the same run, and every solution's backward error: a benchmark that would print an impossible
+//! or wrong result fails instead.
+use super::timing::{guarded_gbs, measure, HostClock, Timing};
+use crate::backend::cuda::bench::EventClock;
+use crate::backend::cuda::{CudaBackend, CudaMultifrontal};
+use crate::backend::Backend;
+use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
+use crate::io;
+use crate::solver::multifrontal::{CpuMultifrontal, Symbolic};
+use crate::solver::{DirectSolver, Factorization};
+use crate::{Error, Result};
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// CPU timing: one untimed warm-up (none with `warm_up = false`), then `reps` timed runs.
+fn cpu_time(reps: usize, warm_up: bool, f: impl FnMut() -> Result<()>) -> Result<Timing> {
+    measure(&mut HostClock::default(), usize::from(warm_up), reps.max(1), f)
+}
+
+/// GPU timing: CUDA events on the backend's stream around each run, after one warm-up.
+fn gpu_time(be: &CudaBackend, reps: usize, f: impl FnMut() -> Result<()>) -> Result<Timing> {
+    measure(&mut EventClock::new(be)?, 1, reps.max(1), f)
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct IgaBenchOptions {
+    /// Which sweeps to run: the 1D sizes, the 2D sizes, the right-hand sides.
+    pub sweep_1d: bool,
+    pub sweep_2d: bool,
+    pub sweep_rhs: bool,
+    pub degrees: Vec<usize>,
+    /// 1D sizes (elements).
+    pub sizes_1d: Vec<usize>,
+    /// 2D sizes (elements per side of the square).
+    pub sizes_2d: Vec<usize>,
+    /// Degrees of the 2D sweep.
+    pub degrees_2d: Vec<usize>,
+    /// Right-hand-side counts, at `rhs_elements` (1D) and degree `rhs_degree`.
+    pub rhs: Vec<usize>,
+    pub rhs_elements: usize,
+    pub rhs_degree: usize,
+    pub reps: usize,
+    /// Largest size (elements, 1D; elements in total, 2D) run on the CPU multifrontal and on faer.
+    pub cpu_max: usize,
+    pub lu_max: usize,
+    /// Largest size run at degrees other than `full_degrees` (to bound the run time).
+    pub full_degrees: Vec<usize>,
+    pub partial_max: usize,
+}
+
+/// One engine's times at one size.
+#[derive(Clone, Debug, Serialize)]
+pub struct EngineTimes {
+    pub factor: Timing,
+    pub solve: Timing,
+    /// Lower-bound bytes moved per factorization / solve over the median time.
+    pub factor_gbs: f64,
+    pub solve_gbs: f64,
+    pub factor_gflops: f64,
+}
+
+/// One (dimension, degree, size) row.
+#[derive(Clone, Debug, Serialize)]
+pub struct SizeRow {
+    pub dim: usize,
+    pub degree: usize,
+    pub elements: usize,
+    pub dofs: usize,
+    pub levels: usize,
+    pub max_front: usize,
+    pub factor_flops: f64,
+    pub factor_bytes: f64,
+    pub solve_bytes: f64,
+    pub assembly_s: f64,
+    pub analysis_s: f64,
+    pub cpu: Option<EngineTimes>,
+    pub gpu: Option<EngineTimes>,
+    /// GPU kernel/library launches per factorization and per solve.
+    pub gpu_launches: Option<(usize, usize)>,
+    pub lu: Option<EngineTimes>,
+    /// faer LU (factor + one solve) over GPU multifrontal (factor + one solve).
+    pub gpu_speedup_over_lu: Option<f64>,
+    /// Largest difference between solutions (GPU or faer vs the CPU multifrontal), relative to
+    /// the solution's size (grows with the condition number).
+    pub max_relative_difference: f64,
+    /// Largest normwise backward error of the solutions (CPU, GPU, faer).
+    pub max_backward_error: f64,
+}
+
+/// Cost of `nrhs` right-hand sides in one solve.
+#[derive(Clone, Debug, Serialize)]
+pub struct RhsRow {
+    pub engine: String,
+    pub elements: usize,
+    pub degree: usize,
+    pub nrhs: usize,
+    pub factor_s: f64,
+    pub solve: Timing,
+    pub solve_gbs: f64,
+    /// (factor + solve of nrhs) / (factor + solve of 1).
+    pub cost_over_one: f64,
+}
+
+/// The seed's model `t = a + b log₂ N` fitted to GPU factorization times.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fit {
+    pub degree: usize,
+    pub a_s: f64,
+    pub b_s: f64,
+    /// Sizes (elements) the model was fitted on: from the smallest to where it stops holding.
+    pub from: usize,
+    pub to: usize,
+    pub max_relative_residual: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct IgaBenchReport {
+    pub device: Option<String>,
+    pub copy_gbs: Option<f64>,
+    pub cpu_threads: usize,
+    pub rows: Vec<SizeRow>,
+    pub rhs: Vec<RhsRow>,
+    pub fits: Vec<Fit>,
+}
+
+/// The 2D benchmark problem: Poisson with κ = 1 + xy and smooth data.
+fn poisson_2d() -> Problem2d {
+    Problem2d {
+        physics: Physics2d::Poisson { kappa: Field::new("kappa", |p| 1.0 + p[0] * p[1]), dirichlet: Field::new("g", |p| (p[0] + 2.0 * p[1]).sin()) },
+        f: Field::new("f", |p| (3.0 * p[0]).cos() * (1.0 + p[1])),
+    }
+}
+
+/// Bytes a factorization moves at least: copy and read the element matrices, read every child's
+/// Schur block, write every front.
+fn factor_bytes(s: &Symbolic) -> f64 {
+    let internal: u64 = (s.nelem..s.num_nodes()).map(|v| s.m[v] as u64 * s.m[v] as u64).sum();
+    let owning_leaves: u64 = s.factor_leaves.iter().map(|&v| (s.m[v as usize] as u64).pow(2)).sum();
+    let schur: u64 = (0..s.num_nodes() - 1).map(|v| ((s.m[v] - s.e[v]) as u64).pow(2)).sum();
+    // The element matrices are copied into the factor storage first (read + write), then read.
+    8.0 * (3 * s.leaf_len + internal + owning_leaves + schur) as f64
+}
+
+/// Bytes a solve must move at least: the factor's L and U parts once, `b` read and `x` written.
+fn solve_bytes(s: &Symbolic, nrhs: usize) -> f64 {
+    let factors: u64 = s.m.iter().zip(&s.e).map(|(&m, &e)| 2 * e as u64 * m as u64).sum();
+    8.0 * (factors as f64 + 2.0 * (s.n * nrhs) as f64)
+}
+
+/// Normwise backward error `‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞)` (with ‖A‖∞ bounded by the element
+/// matrices' absolute row sums): what a backward-stable direct solve keeps near machine precision,
+/// however ill-conditioned the matrix (unlike differences between two solutions).
+fn backward_error(sys: &iga::ElementSystem, x: &[f64]) -> f64 {
+    backward_error_for(sys, x, &sys.rhs)
+}
+
+/// [`backward_error`] for the right-hand side `b`.
+fn backward_error_for(sys: &iga::ElementSystem, x: &[f64], b: &[f64]) -> f64 {
+    let k = sys.k;
+    let mut ax = vec![0.0; sys.ndofs];
+    sys.apply(x, &mut ax);
+    let mut rows = vec![0.0; sys.ndofs];
+    for (dofs, m) in sys.element_dofs.chunks(k).zip(sys.matrices.chunks(k * k)) {
+        for j in 0..k {
+            for i in 0..k {
+                rows[dofs[i] as usize] += m[i + j * k].abs();
+            }
+        }
+    }
+    let inf = |v: &[f64]| v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
+    let r = ax.iter().zip(b).map(|(a, b)| (a - b).abs()).fold(0.0f64, f64::max);
+    r / (inf(&rows) * inf(x) + inf(b)).max(f64::MIN_POSITIVE)
+}
+
+fn max_rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    let scale = a.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
+    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+}
+
+/// Backward error every solver must reach on the benchmark systems.
+const BACKWARD_ERROR: f64 = 1e-12;
+
+struct System {
+    sys: iga::ElementSystem,
+    sym: Arc<Symbolic>,
+    assembly_s: f64,
+    analysis_s: f64,
+}
+
+fn system_1d(p: usize, n: usize) -> Result<System> {
+    let space = Space1d::uniform(p, n, 0.0, 1.0)?;
+    let t = Instant::now();
+    let sys = seed::problem().assemble(&space, p + 1)?;
+    let assembly_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let sym = Arc::new(iga::symbolic_1d(&space)?);
+    Ok(System { sys, sym, assembly_s, analysis_s: t.elapsed().as_secs_f64() })
+}
+
+fn system_2d(p: usize, n: usize) -> Result<System> {
+    let space = Space2d::new(Space1d::uniform(p, n, 0.0, 1.0)?, Space1d::uniform(p, n, 0.0, 1.0)?);
+    let t = Instant::now();
+    let sys = poisson_2d().assemble(&space, p + 1)?;
+    let assembly_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let sym = Arc::new(iga::symbolic_2d(&space)?);
+    Ok(System { sys, sym, assembly_s, analysis_s: t.elapsed().as_secs_f64() })
+}
+
+fn engine_times(s: &Symbolic, factor: Timing, solve: Timing) -> EngineTimes {
+    EngineTimes {
+        factor_gbs: factor_bytes(s) / factor.median * 1e-9,
+        solve_gbs: solve_bytes(s, 1) / solve.median * 1e-9,
+        factor_gflops: s.factor_flops() / factor.median * 1e-9,
+        factor,
+        solve,
+    }
+}
+
+/// [`engine_times`] with the GPU's byte rates checked against the copy bandwidth `copy`.
+fn gpu_engine_times(s: &Symbolic, factor: Timing, solve: Timing, what: &str, copy: f64) -> Result<EngineTimes> {
+    guarded_gbs(&format!("GPU factorization ({what})"), factor_bytes(s), &factor, copy)?;
+    guarded_gbs(&format!("GPU solve ({what})"), solve_bytes(s, 1), &solve, copy)?;
+    Ok(engine_times(s, factor, solve))
+}
+
+/// One size: CPU multifrontal (up to `cpu_max`), GPU multifrontal, faer LU (up to `lu_max`).
+fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<SizeRow> {
+    let System { sys, sym, assembly_s, analysis_s } = if dim == 1 { system_1d(p, n)? } else { system_2d(p, n)? };
+    let elements = sym.nelem;
+    let stats = sym.stats();
+    let mut row = SizeRow {
+        dim,
+        degree: p,
+        elements,
+        dofs: sys.ndofs,
+        levels: stats.levels,
+        max_front: stats.max_front,
+        factor_flops: stats.factor_flops,
+        factor_bytes: factor_bytes(&sym),
+        solve_bytes: solve_bytes(&sym, 1),
+        assembly_s,
+        analysis_s,
+        cpu: None,
+        gpu: None,
+        gpu_launches: None,
+        lu: None,
+        gpu_speedup_over_lu: None,
+        max_relative_difference: 0.0,
+        max_backward_error: 0.0,
+    };
+    let mut reference: Option<Vec<f64>> = None;
+    if elements <= o.cpu_max {
+        let mut f = CpuMultifrontal::factor(sym.clone(), &sys.matrices)?;
+        let factor = cpu_time(o.reps, true, || f.refactor(&sys.matrices))?;
+        let mut x = vec![0.0; sys.ndofs];
+        let solve = cpu_time(o.reps, true, || f.solve_into(1, &sys.rhs, &mut x))?;
+        row.max_backward_error = row.max_backward_error.max(backward_error(&sys, &x));
+        reference = Some(x);
+        row.cpu = Some(engine_times(&sym, factor, solve));
+    }
+    if let Some((be, copy)) = gpu {
+        let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
+        let factor = gpu_time(be, o.reps, || f.refactor(be))?;
+        let b = be.from_host(&sys.rhs)?;
+        let mut x = be.zeros(sys.ndofs)?;
+        let solve = gpu_time(be, o.reps, || f.solve(be, &b, &mut x))?;
+        let xg = be.to_host(&x)?;
+        row.max_backward_error = row.max_backward_error.max(backward_error(&sys, &xg));
+        if let Some(r) = &reference {
+            row.max_relative_difference = row.max_relative_difference.max(max_rel_diff(r, &xg));
+        }
+        reference.get_or_insert(xg);
+        let t = gpu_engine_times(&sym, factor, solve, &format!("{dim}D p={p} N={elements}"), copy)?;
+        row.gpu_launches = Some(f.launches());
+        row.gpu = Some(t);
+    }
+    if elements <= o.lu_max {
+        // faer's LU (symbolic analysis + numeric factorization, as `DirectSolver::lu` does it) is
+        // the slowest part of the sweep: no warm-up, two runs from 2^18 elements on.
+        let a = sys.to_csr()?;
+        let reps = if elements >= 1 << 18 { 2 } else { o.reps.min(3) };
+        let factor = cpu_time(reps, false, || DirectSolver::lu(&a).map(|_| ()))?;
+        let lu = DirectSolver::lu(&a)?;
+        let mut x = Vec::new();
+        let solve = cpu_time(reps, true, || lu.solve(&sys.rhs).map(|v| x = v))?;
+        row.max_backward_error = row.max_backward_error.max(backward_error(&sys, &x));
+        if let Some(r) = &reference {
+            row.max_relative_difference = row.max_relative_difference.max(max_rel_diff(r, &x));
+        }
+        row.lu = Some(engine_times(&sym, factor, solve));
+    }
+    if !(row.max_backward_error <= BACKWARD_ERROR) {
+        return Err(Error::invalid(format!(
+            "{dim}D p={p} N={elements}: a solution has backward error {:.3e} (limit {BACKWARD_ERROR:.0e}): refusing to report times",
+            row.max_backward_error
+        )));
+    }
+    if let (Some(g), Some(l)) = (&row.gpu, &row.lu) {
+        row.gpu_speedup_over_lu = Some((l.factor.median + l.solve.median) / (g.factor.median + g.solve.median));
+    }
+    Ok(row)
+}
+
+/// Many right-hand sides at one size, on the GPU and (at a size the host can hold) the CPU.
+fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<RhsRow>> {
+    let mut rows = Vec::new();
+    let p = o.rhs_degree;
+    let mut engines: Vec<(&str, usize)> = Vec::new();
+    if gpu.is_some() {
+        engines.push(("gpu", o.rhs_elements));
+    }
+    let cpu_elements = o.rhs_elements.min(o.cpu_max).min(1 << 16);
+    if cpu_elements > 0 {
+        engines.push(("cpu", cpu_elements));
+    }
+    for (engine, n) in engines {
+        let System { sys, sym, .. } = system_1d(p, n)?;
+        let nd = sys.ndofs;
+        let max_rhs = o.rhs.iter().copied().max().unwrap_or(1);
+        let b_all: Vec<f64> = (0..nd * max_rhs).map(|i| ((i as f64 * 0.618_033_988_749_895).fract() - 0.5) * (1.0 + (i / nd) as f64)).collect();
+        let mut one = (0.0, 0.0);
+        for &nrhs in &o.rhs {
+            let b = &b_all[..nd * nrhs];
+            let (factor_s, solve, check) = match (engine, gpu) {
+                ("gpu", Some((be, copy))) => {
+                    let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
+                    let factor = gpu_time(be, o.reps, || f.refactor(be))?;
+                    let bd = be.from_host(b)?;
+                    let mut x = be.zeros(nd * nrhs)?;
+                    let solve = gpu_time(be, o.reps, || f.solve_many(be, nrhs, &bd, &mut x))?;
+                    guarded_gbs(&format!("GPU solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs), &solve, copy)?;
+                    // Check the last right-hand side against the CPU.
+                    let xl = be.to_host(&x)?[nd * (nrhs - 1)..].to_vec();
+                    (factor.median, solve, Some(xl))
+                }
+                _ => {
+                    let mut f = CpuMultifrontal::factor(sym.clone(), &sys.matrices)?;
+                    let factor = cpu_time(o.reps, true, || f.refactor(&sys.matrices))?;
+                    let mut x = vec![0.0; nd * nrhs];
+                    let solve = cpu_time(o.reps, true, || f.solve_into(nrhs, b, &mut x))?;
+                    (factor.median, solve, None)
+                }
+            };
+            if let Some(xl) = check {
+                let berr = backward_error_for(&sys, &xl, &b[nd * (nrhs - 1)..]);
+                if !(berr <= BACKWARD_ERROR) {
+                    return Err(Error::invalid(format!("GPU solve of {nrhs} right-hand sides: backward error {berr:.3e} of the last one")));
+                }
+            }
+            if nrhs == 1 {
+                one = (factor_s, solve.median);
+            }
+            let cost_over_one = if one.0 + one.1 > 0.0 { (factor_s + solve.median) / (one.0 + one.1) } else { f64::NAN };
+            rows.push(RhsRow {
+                engine: engine.to_string(),
+                elements: n,
+                degree: p,
+                nrhs,
+                factor_s,
+                solve_gbs: solve_bytes(&sym, nrhs) / solve.median * 1e-9,
+                solve,
+                cost_over_one,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// Fits `t = a + b log₂ N` to the GPU factorization times of one degree, from the smallest size up
+/// to the largest for which every point stays within 20 % of the model.
+fn fit_log_model(rows: &[SizeRow], degree: usize) -> Option<Fit> {
+    let pts: Vec<(usize, f64)> = rows.iter().filter(|r| r.dim == 1 && r.degree == degree).filter_map(|r| Some((r.elements, r.gpu.as_ref()?.factor.median))).collect();
+    let mut best = None;
+    for end in 3..=pts.len() {
+        let (xs, ys): (Vec<f64>, Vec<f64>) = pts[..end].iter().map(|&(n, t)| ((n as f64).log2(), t)).unzip();
+        let k = xs.len() as f64;
+        let (mx, my) = (xs.iter().sum::<f64>() / k, ys.iter().sum::<f64>() / k);
+        let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+        let b = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum::<f64>() / sxx;
+        let a = my - b * mx;
+        let worst = xs.iter().zip(&ys).map(|(x, y)| ((a + b * x) - y).abs() / y).fold(0.0, f64::max);
+        if worst <= 0.2 {
+            best = Some(Fit { degree, a_s: a, b_s: b, from: pts[0].0, to: pts[end - 1].0, max_relative_residual: worst });
+        } else {
+            break;
+        }
+    }
+    best
+}
+
+/// Runs the sweep; prints a line per measurement through `log`.
+pub fn run(o: &IgaBenchOptions, gpu: Option<&CudaBackend>, mut log: impl FnMut(&str)) -> Result<IgaBenchReport> {
+    let copy = match gpu {
+        Some(be) => Some(crate::backend::cuda::bench::bandwidth(be)?.copy_gbs),
+        None => None,
+    };
+    let dev = gpu.zip(copy);
+    let mut rows = Vec::new();
+    let mut sweep = |dim: usize, degrees: &[usize], sizes: &[usize], log: &mut dyn FnMut(&str)| -> Result<()> {
+        for &p in degrees {
+            for &n in sizes {
+                let elements = if dim == 1 { n } else { n * n };
+                if !o.full_degrees.contains(&p) && elements > o.partial_max {
+                    continue;
+                }
+                let r = run_size(dim, p, n, o, dev)?;
+                let fmt = |e: &Option<EngineTimes>| e.as_ref().map_or("-".to_string(), |t| format!("{:.3e}/{:.3e}", t.factor.median, t.solve.median));
+                log(&format!(
+                    "{dim}D p={p} N={:>9} dofs={:>9} levels={:>3} front={:>5}  cpu {:>21}  gpu {:>21}  lu {:>21}  gpu {:>6} GB/s {:>7} GF/s  x{:>6}  diff {:.1e} berr {:.1e}",
+                    r.elements,
+                    r.dofs,
+                    r.levels,
+                    r.max_front,
+                    fmt(&r.cpu),
+                    fmt(&r.gpu),
+                    fmt(&r.lu),
+                    r.gpu.as_ref().map_or("-".into(), |g| format!("{:.0}", g.factor_gbs)),
+                    r.gpu.as_ref().map_or("-".into(), |g| format!("{:.1}", g.factor_gflops)),
+                    r.gpu_speedup_over_lu.map_or("-".into(), |s| format!("{s:.0}")),
+                    r.max_relative_difference,
+                    r.max_backward_error
+                ));
+                rows.push(r);
+            }
+        }
+        Ok(())
+    };
+    if o.sweep_1d {
+        sweep(1, &o.degrees, &o.sizes_1d, &mut log)?;
+    }
+    if o.sweep_2d {
+        sweep(2, &o.degrees_2d, &o.sizes_2d, &mut log)?;
+    }
+    let rhs = if o.sweep_rhs && !o.rhs.is_empty() { run_rhs(o, dev)? } else { Vec::new() };
+    for r in &rhs {
+        log(&format!(
+            "{} N={} p={} nrhs={:>5}: factor {:.3e} s, solve {:.3e} s ({:.1} us per rhs, {:.0} GB/s), (factor + solve)/(factor + 1 solve) = {:.2}",
+            r.engine, r.elements, r.degree, r.nrhs, r.factor_s, r.solve.median, r.solve.median / r.nrhs as f64 * 1e6, r.solve_gbs, r.cost_over_one
+        ));
+    }
+    let fits = o.degrees.iter().filter_map(|&p| fit_log_model(&rows, p)).collect();
+    Ok(IgaBenchReport { device: gpu.map(|be| be.device().name.clone()), copy_gbs: copy, cpu_threads: rayon::current_num_threads(), rows, rhs, fits })
+}
+
+/// Log–log PNG of 1D factorization times against N: GPU per degree, the fitted models, CPU and
+/// faer LU at one degree.
+pub fn plot(path: &std::path::Path, r: &IgaBenchReport, cpu_degree: usize) -> Result<()> {
+    let mut series: Vec<(String, Vec<f64>, Vec<f64>)> = Vec::new();
+    let degrees: std::collections::BTreeSet<usize> = r.rows.iter().filter(|x| x.dim == 1).map(|x| x.degree).collect();
+    let pick = |p: usize, f: &dyn Fn(&SizeRow) -> Option<f64>| -> (Vec<f64>, Vec<f64>) {
+        r.rows.iter().filter(|x| x.dim == 1 && x.degree == p).filter_map(|x| Some((x.elements as f64, f(x)?))).unzip()
+    };
+    for &p in &degrees {
+        let (x, y) = pick(p, &|row| Some(row.gpu.as_ref()?.factor.median));
+        if !x.is_empty() {
+            series.push((format!("GPU multifrontal p={p}"), x, y));
+        }
+    }
+    for fit in &r.fits {
+        let xs: Vec<f64> = r.rows.iter().filter(|x| x.dim == 1 && x.degree == fit.degree && x.elements >= fit.from && x.elements <= fit.to).map(|x| x.elements as f64).collect();
+        let ys = xs.iter().map(|n| fit.a_s + fit.b_s * n.log2()).collect();
+        series.push((format!("model a + b log2 N, p={}", fit.degree), xs, ys));
+    }
+    // CPU and faer at one degree (the requested one when it was run) to keep the plot readable.
+    let cpu_degree = if degrees.contains(&cpu_degree) { cpu_degree } else { degrees.iter().next().copied().unwrap_or(cpu_degree) };
+    let (x, y) = pick(cpu_degree, &|row| Some(row.cpu.as_ref()?.factor.median));
+    series.push((format!("CPU multifrontal p={cpu_degree}"), x, y));
+    let (x, y) = pick(cpu_degree, &|row| Some(row.lu.as_ref()?.factor.median));
+    series.push((format!("faer sparse LU p={cpu_degree}"), x, y));
+    let refs: Vec<(&str, &[f64], &[f64])> = series.iter().filter(|s| !s.1.is_empty()).map(|(l, x, y)| (l.as_str(), x.as_slice(), y.as_slice())).collect();
+    io::plot_lines(path, "1D multifrontal factorization time", "elements N", "seconds", &refs, true, true)
+}
