@@ -4,8 +4,9 @@
 //! a GPU (fails with GALERKIN_REQUIRE_GPU=1).
 mod iga_common;
 
-use galerkin::backend::cuda::multifrontal::BLOCK_MAX;
-use galerkin::backend::cuda::{test_gpu, CudaMultifrontal};
+use galerkin::solver::multifrontal::cuda::BLOCK_MAX;
+use galerkin::backend::cuda::test_gpu;
+use galerkin::solver::multifrontal::CudaMultifrontal;
 use galerkin::backend::Backend;
 use galerkin::iga::{self, seed, Space1d};
 use galerkin::solver::Factorization;

@@ -45,15 +45,37 @@ fn rust_bodies_and_cuda_twins_agree() {
                     twin_pair[3 + k] = 0.0;
                     twin_pair[6 + k] = 0.0;
                 }
+                // Outputs of zeros would agree with anything: every case must produce a signal.
+                assert!(apply.iter().any(|v| v.abs() > 1e-3) && block.iter().any(|v| v.abs() > 1e-6), "{}: trivial outputs", qf.cuda_type());
                 if let Some(be) = &gpu {
                     let (ga, gb) = parity::cuda_eval(be, &qf, &p, &input, &twin_pair).unwrap();
-                    let close = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-14 * (1.0 + x.abs()));
                     assert!(close(&apply, &ga), "{} in {dim}D: apply {apply:?} vs twin {ga:?}", qf.cuda_type());
                     assert!(close(&block, &gb), "{} in {dim}D: block {block:?} vs twin {gb:?}", qf.cuda_type());
+                    // Negative control: the twin with its first coefficient 1% off must disagree,
+                    // so a twin that ignored or misread its passive fields would be caught.
+                    let mut p_off = p.clone();
+                    p_off[0] *= 1.01;
+                    let (oa, ob) = parity::cuda_eval(be, &qf, &p_off, &input, &twin_pair).unwrap();
+                    assert!(!close(&apply, &oa) && !close(&block, &ob), "{} in {dim}D: the comparison cannot see a 1% coefficient change", qf.cuda_type());
                     checked += 1;
                 }
             }
         }
     }
     eprintln!("{checked} QFunction evaluations compared with their CUDA twins");
+    if gpu.is_some() {
+        assert_eq!(checked, 5 * (3 + 5 + 5), "every case of every dimension reaches the GPU");
+    }
+}
+
+/// Equal length and equal to round-off, entry by entry.
+fn close(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-14 * (1.0 + x.abs()))
+}
+
+#[test]
+fn the_comparison_sees_a_wrong_entry_and_a_wrong_length() {
+    assert!(close(&[1.0, -2.0], &[1.0, -2.0 + 1e-15]));
+    assert!(!close(&[1.0, -2.0], &[1.0, -2.0001]));
+    assert!(!close(&[1.0, -2.0], &[1.0]));
 }

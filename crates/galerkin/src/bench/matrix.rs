@@ -192,7 +192,7 @@ const GPU_CG_ITERATIONS: usize = 100;
 
 /// One case: CPU (when `run_cpu`) and GPU. `copy_gbs` is the device's measured copy bandwidth.
 #[allow(clippy::too_many_arguments)]
-pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend, copy_gbs: f64, run_cpu: bool, cpu_iters: usize, tuning: Tuning) -> Result<MatrixRow> {
+pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend, copy_gbs: f64, run_cpu: bool, cpu_iters: usize, tuning: Tuning, levels: &[AssemblyLevel]) -> Result<MatrixRow> {
     let p = problem.build(degree, dofs)?;
     let space = p.space.clone();
     let mesh = space.mesh.clone();
@@ -284,9 +284,9 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     let gpu_spi = gpu_cg.median;
     let gpu_cg_gb_per_s = guarded_gbs(&format!("{} GPU CG iteration", problem.name()), cg_bytes, &gpu_cg, copy_gbs)?;
     drop((gpu_jacobi, system));
-    // Each level's CG iteration on the same problem, as the same resident loop.
-    let mut levels = Vec::new();
-    for level in [AssemblyLevel::Full, AssemblyLevel::Partial, AssemblyLevel::None] {
+    // Each level asked for (`--levels`): its CG iteration on the same problem, the same resident loop.
+    let mut level_rows = Vec::new();
+    for &level in levels {
         let t = Instant::now();
         let sys = match p.system(be, level, tuning) {
             Ok(s) => s,
@@ -297,7 +297,7 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
         let setup_s = t.elapsed().as_secs_f64();
         let jacobi = crate::solver::Jacobi::new(be, &sys.operator.diagonal(be)?)?;
         let t = time_cg(&mut clock, be, &sys.operator, &jacobi, &sys.rhs, GPU_CG_ITERATIONS, 5)?;
-        levels.push(LevelTiming { level: level.name(), seconds_per_iteration: t.median, storage_bytes: sys.storage_bytes(), setup_s });
+        level_rows.push(LevelTiming { level: level.name(), seconds_per_iteration: t.median, storage_bytes: sys.storage_bytes(), setup_s });
     }
 
     let (mut cpu_matrix_s, mut cpu_assembly_s, mut cpu_cg, mut cpu_cg_gb_per_s) = (None, None, None, None);
@@ -348,6 +348,6 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
         speedup_matrix: cpu_matrix_s.map(|c| c / best),
         // Loop against loop: the same iterations on both backends.
         speedup_solve: cpu_spi.map(|c| c / gpu_spi),
-        levels,
+        levels: level_rows,
     })
 }

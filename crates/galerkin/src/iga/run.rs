@@ -194,7 +194,7 @@ fn solve(engine: &AnyBackend, method: Method, sys: &ElementSystem, sym: Symbolic
             Ok(Solved { u, stats, launches: None })
         }
         AnyBackend::Cuda(be) => {
-            let f = crate::backend::cuda::CudaMultifrontal::factor(be, sym, &sys.matrices)?;
+            let f = crate::solver::multifrontal::CudaMultifrontal::factor(be, sym, &sys.matrices)?;
             t.factor = clock.elapsed().as_secs_f64();
             let clock = Instant::now();
             let b = be.from_host(&sys.rhs)?;

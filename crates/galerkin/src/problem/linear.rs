@@ -11,7 +11,7 @@ use crate::operator::{AssemblyLevel, Coloring, Constraints, ElementIntegrator, E
 use crate::physics::{Coefficient, PointwisePhysics};
 use crate::solver::precond::{PrecondParams, PreconditionerKind};
 pub use crate::solver::SolverMethod;
-use crate::solver::{KrylovMethod, KrylovOptions, SolveStats};
+use crate::solver::{KrylovOptions, SolveStats};
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -418,8 +418,9 @@ impl<B: FeBackend> System<'_, B> {
         let mut timings = self.timings.clone();
         let n = self.ndofs();
         let t0 = Instant::now();
-        let (x, stats) = if let Some(method) = config.method.krylov() {
-            if method == KrylovMethod::Cg && !self.symmetric {
+        let method = config.method;
+        let (x, stats) = if method.is_krylov() {
+            if method == SolverMethod::Cg && !self.symmetric {
                 return Err(Error::invalid("CG needs a symmetric operator; use gmres or bicgstab"));
             }
             let params = PrecondParams { block_size: self.ncomp, omega: 1.0 };

@@ -24,7 +24,7 @@ pub use cg::cg;
 pub use direct::DirectSolver;
 pub use factorization::Factorization;
 pub use gmres::gmres;
-pub use method::{KrylovMethod, SolverMethod};
+pub use method::SolverMethod;
 pub use precond::{BlockJacobi, Ilu0, Jacobi, PrecondParams, Preconditionable, PreconditionerKind, SolverBackend, Ssor};
 
 use serde::{Deserialize, Serialize};

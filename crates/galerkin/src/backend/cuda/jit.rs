@@ -102,7 +102,7 @@ pub const DG: KernelSource = KernelSource {
     physics: false,
 };
 
-/// Multifrontal factorization and solves, one launch per tree level (`backend::cuda::multifrontal`).
+/// Multifrontal factorization and solves, one launch per tree level (`solver::multifrontal::cuda`).
 pub const MULTIFRONTAL: KernelSource = KernelSource {
     file: "multifrontal.cu",
     source: include_str!("../../../kernels/multifrontal.cu"),

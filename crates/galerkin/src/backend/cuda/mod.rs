@@ -15,17 +15,15 @@
 pub mod bench;
 pub mod context;
 pub mod csr;
-mod dense_libs;
+pub(crate) mod dense_libs;
 mod cusparse;
 pub mod jit;
 pub(crate) mod kernels;
 mod memory;
-pub mod multifrontal;
 pub mod vector;
 
 pub use context::{probe, require_gpu, test_gpu, CudaBackend, DeviceInfo};
 pub use csr::{DeviceCsr, SpmvPath};
-pub use multifrontal::CudaMultifrontal;
 pub use vector::CudaVector;
 
 use crate::Error;

@@ -52,6 +52,13 @@ impl AssemblyLevel {
             AssemblyLevel::None => "none",
         }
     }
+
+    /// The level named `s` (`full`, `element`, `partial`, `none`).
+    pub fn parse(s: &str) -> Result<AssemblyLevel> {
+        AssemblyLevel::ALL.into_iter().find(|l| l.name() == s).ok_or_else(|| {
+            crate::Error::invalid(format!("unknown assembly level `{s}` (expected full, element, partial or none)"))
+        })
+    }
 }
 
 /// How element entries reach the CSR values on the GPU (level `full`).
