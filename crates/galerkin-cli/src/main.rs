@@ -2,7 +2,8 @@
 //! library: every command is one library call plus printing.
 use clap::{Parser, Subcommand};
 use galerkin::bench::{self, BenchCase};
-use galerkin::problem::config::BackendChoice;
+use galerkin::backend::BackendKind;
+use galerkin::operator::{Scatter, Tuning};
 use galerkin::problem::{run_file, RunOptions};
 use std::io::Write;
 use std::path::PathBuf;
@@ -39,7 +40,7 @@ enum Command {
         problem: PathBuf,
         /// Override the file's backend: cpu, cuda or auto.
         #[arg(long)]
-        backend: Option<BackendChoice>,
+        backend: Option<BackendKind>,
         /// Output directory.
         #[arg(long, default_value = "out")]
         out: PathBuf,
@@ -79,6 +80,19 @@ enum Command {
         /// Matrix: run the CPU columns only up to this many unknowns.
         #[arg(long, default_value_t = 2_000_000)]
         cpu_max_dofs: usize,
+        /// Matrix: GPU assembly column nodes per thread (tuning sweeps; default from the element).
+        #[arg(long)]
+        assembly_jb: Option<usize>,
+        /// Matrix: shared-memory doubles of a patch (256 to 6144; tuning sweeps).
+        #[arg(long)]
+        patch_doubles: Option<usize>,
+        /// Matrix: patch value pairs sorted by entry count per window (1: none; tuning sweeps).
+        #[arg(long)]
+        patch_sort_window: Option<usize>,
+        /// Matrix: also time CG per iteration at these assembly levels (full, element, partial,
+        /// none), each as the resident loop on the GPU; none by default.
+        #[arg(long, value_delimiter = ',')]
+        levels: Vec<String>,
         /// DG on an interval instead: assembly and solves (block Thomas, cyclic reduction, faer LU,
         /// CG) for N elements × --degrees, CPU, and the GPU with --gpu.
         #[arg(long)]
@@ -173,7 +187,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             say!("  mesh         {} cells ({}), {} vertices", r.mesh.cells, r.mesh.cell_type, r.mesh.vertices);
             say!("  space        {} degree {} x{} -> {} dofs", r.space.family, r.space.degree, r.space.components, r.space.dofs);
-            say!("  assembly     {:?}, {} stored entries, {} colors", r.assembly.level, r.assembly.stored_entries, r.assembly.colors);
+            say!("  assembly     {}, {:.1} MB stored, {} colors", r.assembly.level.name(), r.assembly.storage_bytes as f64 / 1e6, r.assembly.colors);
             say!(
                 "  solver       {} + {}: {} iterations, relative residual {:.2e}",
                 r.solver.method, r.solver.preconditioner, r.solver.iterations, r.solver.relative_residual
@@ -247,8 +261,10 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             let cfg = galerkin::dg::bench::DgBenchConfig { repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, krylov_max_iter: max_iter };
             dg_bench::run(&elements, &degrees, &cfg, gpu, json)
         }
-        Command::Bench { matrix: true, problems, degrees, dofs, max_iter, json, cpu_max_dofs, .. } => {
-            bench_matrix(&problems, &degrees, &dofs, max_iter, cpu_max_dofs, json)
+        Command::Bench { matrix: true, problems, degrees, dofs, max_iter, json, cpu_max_dofs, assembly_jb, patch_doubles, patch_sort_window, levels, .. } => {
+            let tuning = Tuning { scatter: Scatter::Atomic, columns_per_thread: assembly_jb, patch_doubles, patch_sort_window };
+            let levels = levels.iter().map(|l| galerkin::operator::AssemblyLevel::parse(l)).collect::<galerkin::Result<Vec<_>>>()?;
+            bench_matrix(&problems, &degrees, &dofs, max_iter, cpu_max_dofs, json, tuning, &levels)
         }
         Command::Bench { cases, dofs, max_iter, json, gpu, .. } => {
             let device = if gpu {
@@ -266,16 +282,16 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             say!("memory bandwidth (stream triad): {:.1} GB/s, {} threads", bench::stream_triad_gbs(1 << 24), rayon::current_num_threads());
             say!("CG: median seconds per iteration of the resident loop, (max − min)/median over the timed runs; GB/s from the median, checked against the copy bandwidth measured in this run");
             say!(
-                "{:<18} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>6} {:>10} {:>6} {:>8}",
-                "case", "cells", "dofs", "nnz", "mesh+dof s", "assembly s", "sparsity s", "matrix s", "elements/s", "iters", "s/iter", "spread", "CG GB/s"
+                "{:<18} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>12} {:>6} {:>10} {:>6} {:>8}",
+                "case", "cells", "dofs", "nnz", "mesh+dof s", "assembly s", "matrix s", "elements/s", "iters", "s/iter", "spread", "CG GB/s"
             );
             let mut rows = Vec::new();
             for case in cases {
                 for &n in &dofs {
                     let r = bench::run_case(case, n, max_iter, device.as_ref().map(|(be, c)| (be, *c)))?;
                     say!(
-                        "{:<18} {:>9} {:>9} {:>10} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>12.3e} {:>6} {:>10.3e} {:>5.1}% {:>8.2}",
-                        r.case, r.cells, r.dofs, r.nnz, r.mesh_dofmap_s, r.assembly_s, r.sparsity_s, r.matrix_s, r.elements_per_s, r.iterations, r.seconds_per_iteration, 100.0 * r.cg.spread(), r.cg_gb_per_s
+                        "{:<18} {:>9} {:>9} {:>10} {:>10.3} {:>10.3} {:>10.3} {:>12.3e} {:>6} {:>10.3e} {:>5.1}% {:>8.2}",
+                        r.case, r.cells, r.dofs, r.nnz, r.mesh_dofmap_s, r.assembly_s, r.matrix_s, r.elements_per_s, r.iterations, r.seconds_per_iteration, 100.0 * r.cg.spread(), r.cg_gb_per_s
                     );
                     if let Some(g) = &r.gpu {
                         say!(
@@ -303,7 +319,8 @@ fn first_gpu() -> galerkin::Result<(galerkin::backend::cuda::CudaBackend, galerk
 }
 
 /// `galerkin bench --matrix`: one line per (problem, degree, size), CPU columns up to `cpu_max`.
-fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iters: usize, cpu_max: usize, json: Option<PathBuf>) -> galerkin::Result<()> {
+#[allow(clippy::too_many_arguments)]
+fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iters: usize, cpu_max: usize, json: Option<PathBuf>, tuning: Tuning, levels: &[galerkin::operator::AssemblyLevel]) -> galerkin::Result<()> {
     use galerkin::bench::matrix::{self, MatrixProblem};
     let (be, bw) = first_gpu()?;
     say!("gpu: {} — copy {:.0} GB/s; cpu: {} threads", be.device().name, bw.copy_gbs, rayon::current_num_threads());
@@ -321,7 +338,7 @@ fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iter
     for &problem in &problems {
         for &degree in degrees {
             for &n in dofs {
-                let r = matrix::run(problem, degree, n, &be, bw.copy_gbs, n <= cpu_max, cpu_iters)?;
+                let r = matrix::run(problem, degree, n, &be, bw.copy_gbs, n <= cpu_max, cpu_iters, tuning, levels)?;
                 say!(
                     "{:<14} {:>2} {:>9} {:>10} {:>9} {:>9.3e} {:>9.3e} {:>9} {:>9} {:>5} {:>4} {:>9.3e} {:>6.0} {:>5.2} {:>8.3} {:>6} {:>9} {:>9.3e} {:>6.0} {:>6.0} {:>7} {:>7}",
                     r.problem, r.degree, r.dofs, r.nnz, opt(r.cpu_matrix_s), r.gpu_matrix_atomic_s, r.gpu_matrix_colored_s, opt(r.gpu_matrix_rows_s), opt(r.gpu_matrix_patch_s),
@@ -330,6 +347,14 @@ fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iter
                     r.gpu_solve_s, r.gpu_cg_gb_per_s, r.gpu_cg_gflops,
                     r.speedup_matrix.map_or("-".into(), |x| format!("{x:.0}")), r.speedup_solve.map_or("-".into(), |x| format!("{x:.0}"))
                 );
+                let levels: Vec<String> = r
+                    .levels
+                    .iter()
+                    .map(|l| format!("{} {:.3e} s/it ({:.1} MB)", l.level, l.seconds_per_iteration, l.storage_bytes as f64 / 1e6))
+                    .collect();
+                if !levels.is_empty() {
+                    say!("{:<14} {:>2}   CG+Jacobi per iteration: {}", "", "", levels.join(", "));
+                }
                 rows.push(r);
             }
         }

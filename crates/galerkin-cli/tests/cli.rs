@@ -43,6 +43,13 @@ fn elasticity_3d_example_runs() {
 }
 
 #[test]
+fn partial_assembly_example_is_accurate() {
+    let r = run_example("poisson-hex-partial.toml");
+    assert_eq!(r["assembly"]["level"], "partial");
+    assert!(r["errors"]["relative_l2"].as_f64().unwrap() < 1e-4, "{}", r["errors"]);
+}
+
+#[test]
 fn gmsh_example_runs() {
     let r = run_example("plate-with-hole.toml");
     assert_eq!(r["mesh"]["cell_type"], "triangle");

@@ -1,6 +1,7 @@
 // Element matrices of Lagrange elements integrated on the GPU and summed into a CSR matrix (through
 // precomputed positions, with atomics or by colors) or stored per cell (the `element` level), plus
-// Dirichlet elimination and the element-level operator.
+// the element-level operator. The physics is the QFunction QF (kernels/qf/), through its linearised
+// form on pairs of basis functions (`QF::block`); nothing here knows which physics it is.
 //
 // One source, many variants: the host compiles it once per (element, quadrature, physics) with
 //   DIM     space dimension (1, 2, 3)         NV     vertices of the (affine/multilinear) geometry
@@ -8,7 +9,7 @@
 //   NCOMP   components (1 scalar, DIM elasticity)
 //   JB      columns (nodes) per thread: bounds the accumulators to NCOMP²·JB registers
 //   AFFINE  1 when the Jacobian is constant on the cell (simplices)
-//   DIFFUSION, MASS, ELASTICITY   which terms of the pointwise physics are present (0/1)
+//   QF      the QFunction type, e.g. Diffusion or Sum<Elasticity,Mass>
 //   PATCH_DOUBLES  shared-memory doubles of a patch block (the host's `patches::patch_doubles`)
 //   PATCH_CELLS    cells per patch (`patches::fitted_patch_cells`)
 //   REFTENSOR  1 on affine cells with coefficients constant per cell: the quadrature sum is done once
@@ -21,13 +22,16 @@
 //   phi[NQ][NLOC] | dphi[NQ][NLOC][DIM] (reference gradients) | gdn[NQ][NV][DIM] (geometry basis
 //   gradients) | w[NQ] | with REFTENSOR: S[NLOC][NLOC][DIM][DIM] = Σ_q w ∂_c φ_i ∂_e φ_j and
 //   M[NLOC][NLOC] = Σ_q w φ_i φ_j
-// Coefficients (κ, ρ, λ, μ in slots 0..3) live in one buffer: slot s at (c, q) is
+// The QFunction's NP passive fields (coefficients) live in one buffer: field s at (c, q) is
 //   coef[meta[3s] + c·meta[3s+1] + q·meta[3s+2]]
 // (strides 0 for constants, per-cell values for regions, per point for functions).
 
 #if !defined(DIM) || !defined(PATCH_DOUBLES) || !defined(PATCH_CELLS)
-#error "assembly.cu needs its variant defines (DIM, NV, NLOC, NQ, NCOMP, JB, AFFINE, terms, PATCH_DOUBLES, PATCH_CELLS)"
+#error "assembly.cu needs its variant defines (DIM, NV, NLOC, NQ, NCOMP, JB, AFFINE, QF, PATCH_DOUBLES, PATCH_CELLS)"
 #endif
+
+constexpr int NP = QF::NPASSIVE;
+constexpr int NPA = NP > 0 ? NP : 1;
 
 constexpr int ND = NLOC * NCOMP;
 constexpr int NJB = (NLOC + JB - 1) / JB;
@@ -49,6 +53,13 @@ __device__ __forceinline__ double coef_at(const double* __restrict__ coef, const
     return __ldg(&coef[__ldg(&meta[3 * slot]) + c * __ldg(&meta[3 * slot + 1]) + (u64)q * __ldg(&meta[3 * slot + 2])]);
 }
 
+// The passive fields of cell c at point q.
+__device__ __forceinline__ void passive_at(const double* __restrict__ coef, const u64* __restrict__ meta, u64 c, int q,
+                                           double p[NPA]) {
+#pragma unroll
+    for (int s = 0; s < NP; ++s) p[s] = coef_at(coef, meta, s, c, q);
+}
+
 // The coordinates of cell c's NV geometry vertices.
 __device__ __forceinline__ void load_cell_coords(u64 c, const u32* __restrict__ cell_verts,
                                                  const double* __restrict__ coords, double xv[NV][DIM]) {
@@ -58,36 +69,6 @@ __device__ __forceinline__ void load_cell_coords(u64 c, const u32* __restrict__ 
 #pragma unroll
         for (int d = 0; d < DIM; ++d) xv[v][d] = __ldg(&coords[p * DIM + d]);
     }
-}
-
-// Inverse of the DIM×DIM Jacobian in place of `inv`; returns det J.
-__device__ __forceinline__ double invert(const double j[DIM][DIM], double inv[DIM][DIM]) {
-#if DIM == 1
-    inv[0][0] = 1.0 / j[0][0];
-    return j[0][0];
-#elif DIM == 2
-    const double det = j[0][0] * j[1][1] - j[0][1] * j[1][0], r = 1.0 / det;
-    inv[0][0] = j[1][1] * r;
-    inv[0][1] = -j[0][1] * r;
-    inv[1][0] = -j[1][0] * r;
-    inv[1][1] = j[0][0] * r;
-    return det;
-#else
-    const double c00 = j[1][1] * j[2][2] - j[1][2] * j[2][1];
-    const double c01 = j[1][2] * j[2][0] - j[1][0] * j[2][2];
-    const double c02 = j[1][0] * j[2][1] - j[1][1] * j[2][0];
-    const double det = j[0][0] * c00 + j[0][1] * c01 + j[0][2] * c02, r = 1.0 / det;
-    inv[0][0] = c00 * r;
-    inv[0][1] = (j[0][2] * j[2][1] - j[0][1] * j[2][2]) * r;
-    inv[0][2] = (j[0][1] * j[1][2] - j[0][2] * j[1][1]) * r;
-    inv[1][0] = c01 * r;
-    inv[1][1] = (j[0][0] * j[2][2] - j[0][2] * j[2][0]) * r;
-    inv[1][2] = (j[0][2] * j[1][0] - j[0][0] * j[1][2]) * r;
-    inv[2][0] = c02 * r;
-    inv[2][1] = (j[0][1] * j[2][0] - j[0][0] * j[2][1]) * r;
-    inv[2][2] = (j[0][0] * j[1][1] - j[0][1] * j[1][0]) * r;
-    return det;
-#endif
 }
 
 // Physical gradient ∇x φ = J⁻ᵀ ∇ξ φ of basis function `i` at point `q`.
@@ -120,14 +101,14 @@ __device__ __forceinline__ void jacobian_at(const double xv[NV][DIM], const doub
             for (int v = 0; v < NV; ++v) s = fma(xv[v][a], __ldg(&gdn[v * DIM + b]), s);
             jac[a][b] = s;
         }
-    det = invert(jac, inv);
+    det = invert_jacobian<DIM>(jac, inv);
 }
 
 #if REFTENSOR
 // What a cell contributes to every entry on the reference-tensor path: J⁻¹, |det J| J⁻¹J⁻ᵀ (the
-// diffusion tensor pulled back to the reference cell) and the coefficients times |det J|.
+// diffusion tensor pulled back to the reference cell), |det J| and the passive fields.
 struct CellFactors {
-    double inv[DIM][DIM], g[DIM][DIM], kap, rho, lam, mu, ad;
+    double inv[DIM][DIM], g[DIM][DIM], ad, p[NPA];
 };
 
 __device__ __forceinline__ CellFactors cell_factors(const double xv[NV][DIM], const double* __restrict__ tab,
@@ -145,10 +126,7 @@ __device__ __forceinline__ CellFactors cell_factors(const double xv[NV][DIM], co
             for (int k = 0; k < DIM; ++k) s = fma(f.inv[a][k], f.inv[b][k], s);
             f.g[a][b] = f.ad * s;
         }
-    f.kap = DIFFUSION ? coef_at(coef, meta, 0, c, 0) : 0.0;
-    f.rho = MASS ? f.ad * coef_at(coef, meta, 1, c, 0) : 0.0;
-    f.lam = ELASTICITY ? f.ad * coef_at(coef, meta, 2, c, 0) : 0.0;
-    f.mu = ELASTICITY ? f.ad * coef_at(coef, meta, 3, c, 0) : 0.0;
+    passive_at(coef, meta, c, 0, f.p);
     return f;
 }
 
@@ -176,36 +154,33 @@ struct TabRef {
     }
 };
 
+// The moments of pair (i, j) on an affine cell from the reference tensors S_ij and M_ij: what
+// `QF::block` reads, without a quadrature loop.
+struct RefPair {
+    double vvv, dotv;
+    double u[DIM][DIM];  // Σ_q w ∂_k φ_i ∂_l φ_j in physical coordinates, times |det J| (FULL_GRAD only)
+    __device__ __forceinline__ double vv() const { return vvv; }
+    __device__ __forceinline__ double dot() const { return dotv; }
+    __device__ __forceinline__ double gg(int k, int l) const { return u[k][l]; }
+};
+
 // The NCOMP×NCOMP block (i, j) of the element matrix from the reference tensors S_ij and M_ij.
 template <class Ref>
 __device__ __forceinline__ void reftensor_block(const CellFactors& f, Ref ref, int i, int j, double e[NCOMP][NCOMP]) {
     const auto sij = ref.block(i, j);
-    // Without elasticity only S_ij's symmetric part meets the symmetric g, and the host stores S
-    // symmetrized: the upper entries suffice (6 loads instead of 9 in 3D).
+    // What the QFunction reads, each computed only if it does (the rest is dead code): without
+    // FULL_GRAD only S_ij's symmetric part meets the symmetric g, and the host stores S
+    // symmetrized, so the upper entries suffice (6 loads instead of 9 in 3D); with it, the physical
+    // moments u = |det J| J⁻ᵀ S J⁻¹ and ∇φ_i·∇φ_j as their trace.
+    RefPair pr;
+    pr.vvv = f.ad * ref.m(i, j);
     double st[DIM][DIM];
 #pragma unroll
     for (int a = 0; a < DIM; ++a)
 #pragma unroll
-        for (int b = 0; b < DIM; ++b) st[a][b] = (ELASTICITY || a <= b) ? ref.s(sij, a * DIM + b) : 0.0;
-    double diag = MASS ? f.rho * ref.m(i, j) : 0.0;
-    if (DIFFUSION) {
-        double s = 0.0;
-#pragma unroll
-        for (int a = 0; a < DIM; ++a)
-#pragma unroll
-            for (int b = 0; b < DIM; ++b) {
-                if (ELASTICITY) s = fma(f.g[a][b], st[a][b], s);
-                else if (a <= b) s = fma(a == b ? f.g[a][b] : 2.0 * f.g[a][b], st[a][b], s);
-            }
-        diag += f.kap * s;
-    }
-#pragma unroll
-    for (int a = 0; a < NCOMP; ++a)
-#pragma unroll
-        for (int b = 0; b < NCOMP; ++b) e[a][b] = a == b ? diag : 0.0;
-    if (ELASTICITY) {
-        // u[a][b] = Σ_q w ∂_a φ_i ∂_b φ_j in physical coordinates (without |det J|).
-        double t[DIM][DIM], u[DIM][DIM], tr = 0.0;
+        for (int b = 0; b < DIM; ++b) st[a][b] = (QF::FULL_GRAD || a <= b) ? ref.s(sij, a * DIM + b) : 0.0;
+    if (QF::FULL_GRAD) {
+        double t[DIM][DIM];
 #pragma unroll
         for (int a = 0; a < DIM; ++a)
 #pragma unroll
@@ -215,6 +190,7 @@ __device__ __forceinline__ void reftensor_block(const CellFactors& f, Ref ref, i
                 for (int k = 0; k < DIM; ++k) s = fma(f.inv[k][a], st[k][k2], s);
                 t[a][k2] = s;
             }
+        double tr = 0.0;
 #pragma unroll
         for (int a = 0; a < DIM; ++a)
 #pragma unroll
@@ -222,15 +198,28 @@ __device__ __forceinline__ void reftensor_block(const CellFactors& f, Ref ref, i
                 double s = 0.0;
 #pragma unroll
                 for (int k = 0; k < DIM; ++k) s = fma(t[a][k], f.inv[k][b], s);
-                u[a][b] = s;
+                pr.u[a][b] = f.ad * s;
+                if (a == b) tr += pr.u[a][b];
             }
+        pr.dotv = tr;
+    } else {
+        double s = 0.0;
 #pragma unroll
-        for (int a = 0; a < DIM; ++a) tr += u[a][a];
+        for (int a = 0; a < DIM; ++a)
 #pragma unroll
-        for (int a = 0; a < NCOMP; ++a)
+            for (int b = 0; b < DIM; ++b)
+                if (a <= b) s = fma(a == b ? f.g[a][b] : 2.0 * f.g[a][b], st[a][b], s);
+        pr.dotv = s;
 #pragma unroll
-            for (int b = 0; b < NCOMP; ++b) e[a][b] += f.lam * u[a][b] + f.mu * (u[b][a] + (a == b ? tr : 0.0));
+        for (int a = 0; a < DIM; ++a)
+#pragma unroll
+            for (int b = 0; b < DIM; ++b) pr.u[a][b] = 0.0;
     }
+#pragma unroll
+    for (int a = 0; a < NCOMP; ++a)
+#pragma unroll
+        for (int b = 0; b < NCOMP; ++b) e[a][b] = 0.0;
+    QF::template block<DIM, NCOMP>(f.p, pr, e);
 }
 #endif
 
@@ -271,13 +260,10 @@ __device__ __forceinline__ void element_block(u64 c, int i, int j0, int jmin, co
     for (int q = 0; q < NQ; ++q) {
         if (!AFFINE || q == 0) jacobian_at(xv, tab, q, inv, det);
         const double w = __ldg(&tab[TAB_W + q]) * fabs(det);
-        double gi[DIM];
+        double gi[DIM], p[NPA];
         phys_grad(tab, q, i, inv, gi);
         const double phii = __ldg(&tab[q * NLOC + i]);
-        const double kap = DIFFUSION ? w * coef_at(coef, meta, 0, c, q) : 0.0;
-        const double rho = MASS ? w * coef_at(coef, meta, 1, c, q) : 0.0;
-        const double lam = ELASTICITY ? w * coef_at(coef, meta, 2, c, q) : 0.0;
-        const double mu = ELASTICITY ? w * coef_at(coef, meta, 3, c, q) : 0.0;
+        passive_at(coef, meta, c, q, p);
 #pragma unroll
         for (int jj = 0; jj < JB; ++jj) {
             const int j = j0 + jj;
@@ -285,18 +271,17 @@ __device__ __forceinline__ void element_block(u64 c, int i, int j0, int jmin, co
             if (j < jmin) continue;
             double gj[DIM];
             phys_grad(tab, q, j, inv, gj);
-            double gg = 0.0;
+            const PointPair<DIM> pr{w, phii, QF::VALUE ? __ldg(&tab[q * NLOC + j]) : 0.0, gi, gj};
+            double e[NCOMP][NCOMP];
 #pragma unroll
-            for (int d = 0; d < DIM; ++d) gg = fma(gi[d], gj[d], gg);
-            const double diag = kap * gg + (MASS ? rho * phii * __ldg(&tab[q * NLOC + j]) : 0.0) + mu * gg;
+            for (int a = 0; a < NCOMP; ++a)
 #pragma unroll
-            for (int a = 0; a < NCOMP; ++a) {
-                acc[a][jj][a] += diag;
-                if (ELASTICITY) {
+                for (int b = 0; b < NCOMP; ++b) e[a][b] = 0.0;
+            QF::template block<DIM, NCOMP>(p, pr, e);
 #pragma unroll
-                    for (int b = 0; b < NCOMP; ++b) acc[a][jj][b] += lam * gi[a] * gj[b] + mu * gi[b] * gj[a];
-                }
-            }
+            for (int a = 0; a < NCOMP; ++a)
+#pragma unroll
+                for (int b = 0; b < NCOMP; ++b) acc[a][jj][b] += e[a][b];
         }
     }
 #endif
@@ -546,42 +531,6 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) element_positions(
     }
 }
 
-// Symmetric Dirichlet elimination, one thread per row: constrained rows become identity rows with
-// b = g; free rows move their constrained columns to the right-hand side (b -= a·g) and zero them.
-extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dirichlet_rows(
-    u64 nrows, const u32* __restrict__ row_ptr, const u32* __restrict__ col_idx, double* __restrict__ values,
-    const double* __restrict__ free_mask, const double* __restrict__ lift, double* __restrict__ rhs) {
-    for (u64 r = global_thread(); r < nrows; r += grid_threads()) {
-        const u32 s = row_ptr[r], e = row_ptr[r + 1];
-        if (free_mask[r] == 0.0) {
-            for (u32 k = s; k < e; ++k) values[k] = col_idx[k] == r ? 1.0 : 0.0;
-            rhs[r] = lift[r];
-        } else {
-            double b = rhs[r];
-            for (u32 k = s; k < e; ++k) {
-                const u32 col = col_idx[k];
-                if (free_mask[col] == 0.0) {
-                    b -= values[k] * lift[col];
-                    values[k] = 0.0;
-                }
-            }
-            rhs[r] = b;
-        }
-    }
-}
-
-// d[r] = a_rr, one thread per row (0 where the row stores no diagonal entry).
-extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) csr_diagonal(
-    u64 nrows, const u32* __restrict__ row_ptr, const u32* __restrict__ col_idx, const double* __restrict__ values,
-    double* __restrict__ d) {
-    for (u64 r = global_thread(); r < nrows; r += grid_threads()) {
-        double v = 0.0;
-        for (u32 k = row_ptr[r]; k < row_ptr[r + 1]; ++k)
-            if (col_idx[k] == r) v = values[k];
-        d[r] = v;
-    }
-}
-
 // out[idx[k]] += vals[k]: host-integrated terms (Robin facets) added to device matrices.
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) add_at(u64 n, const u64* __restrict__ idx,
                                                                       const double* __restrict__ vals,
@@ -610,13 +559,20 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) element_apply(
     }
 }
 
-// d += diagonal of Σ_c R_cᵀ K_c R_c (the Jacobi preconditioner without a global matrix).
-extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) element_diagonal(
-    u64 ncells, const u32* __restrict__ cell_nodes, const double* __restrict__ kmat, double* __restrict__ d) {
-    const u64 work = ncells * (u64)ND;
+// blocks[node][a][b] += the node's NCOMP×NCOMP diagonal block of every cell's matrix (block Jacobi
+// without a global matrix), one thread per (cell, local node).
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) element_node_blocks(
+    u64 ncells, const u32* __restrict__ cell_nodes, const double* __restrict__ kmat, double* __restrict__ blocks) {
+    const u64 work = ncells * (u64)NLOC;
     for (u64 t = global_thread(); t < work; t += grid_threads()) {
-        const u64 c = t / ND;
-        const int r = (int)(t - c * ND);
-        atomicAdd(&d[local_to_global(cell_nodes, c, r)], kmat[t * ND + r]);
+        const u64 c = t / NLOC;
+        const int i = (int)(t - c * NLOC);
+        const u64 node = __ldg(&cell_nodes[c * NLOC + i]);
+        const double* k = kmat + c * (u64)(ND * ND);
+#pragma unroll
+        for (int a = 0; a < NCOMP; ++a)
+#pragma unroll
+            for (int b = 0; b < NCOMP; ++b)
+                atomicAdd(&blocks[node * (NCOMP * NCOMP) + a * NCOMP + b], k[(i * NCOMP + a) * ND + i * NCOMP + b]);
     }
 }

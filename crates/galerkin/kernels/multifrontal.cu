@@ -1,5 +1,5 @@
 // Multifrontal factorization and solves, one launch per tree level (see solver/multifrontal and
-// backend/cuda/multifrontal.rs). Fronts are m×m column-major in `storage` at front_off[v]; a node
+// solver/multifrontal/cuda.rs). Fronts are m×m column-major in `storage` at front_off[v]; a node
 // eliminates its first e rows/columns with partial pivoting among those rows; the Schur block
 // (rows/columns e..m) stays in place for the parent. pinv[pinv_off[v] + i] is the pivot position of
 // eliminated row i. Right-hand sides: b and x are n×nrhs column-major; solve slots are row-major

@@ -39,3 +39,66 @@ GALERKIN_SPMV_VARIANT(4)
 GALERKIN_SPMV_VARIANT(8)
 GALERKIN_SPMV_VARIANT(16)
 GALERKIN_SPMV_VARIANT(32)
+
+// d[r] = a_rr, one thread per row (0 where the row stores no diagonal entry).
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) csr_diagonal(
+    u64 nrows, const u32* __restrict__ row_ptr, const u32* __restrict__ col_idx, const double* __restrict__ values,
+    double* __restrict__ d) {
+    for (u64 r = global_thread(); r < nrows; r += grid_threads()) {
+        double v = 0.0;
+        for (u32 k = row_ptr[r]; k < row_ptr[r + 1]; ++k)
+            if (col_idx[k] == r) v = values[k];
+        d[r] = v;
+    }
+}
+
+// The B×B diagonal block of node r / B, row r % B, one thread per row: blocks[node·B² + i·B + j].
+template <int B>
+__device__ __forceinline__ void csr_node_blocks(u64 nrows, const u32* __restrict__ row_ptr, const u32* __restrict__ col_idx,
+                                                const double* __restrict__ values, double* __restrict__ blocks) {
+    for (u64 r = global_thread(); r < nrows; r += grid_threads()) {
+        const u64 node = r / B;
+        double row[B];
+#pragma unroll
+        for (int j = 0; j < B; ++j) row[j] = 0.0;
+        for (u32 k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
+            const u64 c = col_idx[k];
+            if (c / B == node) row[c % B] = values[k];
+        }
+#pragma unroll
+        for (int j = 0; j < B; ++j) blocks[r * B + j] = row[j];
+    }
+}
+#define GALERKIN_CSR_BLOCKS_VARIANT(B)                                                                    \
+    extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) csr_node_blocks_b##B(                     \
+        u64 nrows, const u32* __restrict__ row_ptr, const u32* __restrict__ col_idx,                       \
+        const double* __restrict__ values, double* __restrict__ blocks) {                                  \
+        csr_node_blocks<B>(nrows, row_ptr, col_idx, values, blocks);                                       \
+    }
+GALERKIN_CSR_BLOCKS_VARIANT(1)
+GALERKIN_CSR_BLOCKS_VARIANT(2)
+GALERKIN_CSR_BLOCKS_VARIANT(3)
+
+// Symmetric Dirichlet elimination, one thread per row: constrained rows become identity rows with
+// b = g; free rows move their constrained columns to the right-hand side (b -= a·g) and zero them.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) csr_eliminate(
+    u64 nrows, const u32* __restrict__ row_ptr, const u32* __restrict__ col_idx, double* __restrict__ values,
+    const double* __restrict__ free_mask, const double* __restrict__ lift, double* __restrict__ rhs) {
+    for (u64 r = global_thread(); r < nrows; r += grid_threads()) {
+        const u32 s = row_ptr[r], e = row_ptr[r + 1];
+        if (free_mask[r] == 0.0) {
+            for (u32 k = s; k < e; ++k) values[k] = col_idx[k] == r ? 1.0 : 0.0;
+            rhs[r] = lift[r];
+        } else {
+            double b = rhs[r];
+            for (u32 k = s; k < e; ++k) {
+                const u32 col = col_idx[k];
+                if (free_mask[col] == 0.0) {
+                    b -= values[k] * lift[col];
+                    values[k] = 0.0;
+                }
+            }
+            rhs[r] = b;
+        }
+    }
+}

@@ -1,35 +1,15 @@
 //! The CUDA backend against the CPU backend and against mathematics, on a real GPU. Without one,
 //! each test prints "SKIPPED: no CUDA GPU: <reason>" and passes, unless GALERKIN_REQUIRE_GPU=1
 //! (scripts/gpu-check.sh sets it), which makes a missing GPU a failure.
-use galerkin::backend::cuda::{self, bench, CudaBackend, DeviceBlockJacobi, DeviceCsr, SpmvPath};
+mod common;
+use common::Rng;
+use galerkin::backend::cuda::{self, bench, CudaBackend, DeviceCsr, SpmvPath};
 use galerkin::backend::{Backend, Cpu, LinearOperator};
 use galerkin::linalg::CsrMatrix;
 
 /// The first GPU, or `None` (after saying why) when there is none and none is required.
 fn gpu() -> Option<CudaBackend> {
     cuda::test_gpu()
-}
-
-/// SplitMix64: reproducible inputs without a dependency.
-struct Rng(u64);
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1).
-    fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-    fn vec(&mut self, n: usize) -> Vec<f64> {
-        (0..n).map(|_| self.uniform()).collect()
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
 }
 
 /// ‖a − b‖₂ / ‖b‖₂ (absolute when b = 0); NaN anywhere (an unwritten poisoned entry) gives infinity.
@@ -382,46 +362,48 @@ fn block_apply(blocks: &[f64], b: usize, x: &[f64]) -> Vec<f64> {
 }
 
 #[test]
-fn block_jacobi_applies_the_block_inverses() {
+fn node_block_operations_match_the_cpu() {
     let Some(g) = gpu() else { return };
     let mut rng = Rng(5);
     for b in 1..=3 {
         let nodes = 100_003;
         // Diagonally dominant blocks D_k and their inverses.
         let d: Vec<f64> = (0..nodes * b * b)
-            .map(|k| {
-                rng.uniform()
-                    + if (k % (b * b)) % (b + 1) == 0 {
-                        4.0
-                    } else {
-                        0.0
-                    }
-            })
+            .map(|k| rng.uniform() + if (k % (b * b)) % (b + 1) == 0 { 4.0 } else { 0.0 })
             .collect();
         let inv: Vec<f64> = d.chunks(b * b).flat_map(|blk| invert(blk, b)).collect();
-        let p = DeviceBlockJacobi::new(&g, b, &inv).unwrap();
-        assert_eq!((p.nrows(), p.ncols()), (nodes * b, nodes * b));
+        let mut gd = g.from_host(&d).unwrap();
+        assert_eq!(g.invert_blocks(b, &mut gd).unwrap(), None);
+        assert!(rel_diff(&g.to_host(&gd).unwrap(), &inv) < 1e-13, "b={b}: inverses differ");
         let x = rng.vec(nodes * b);
         let mut gy = poisoned(&g, nodes * b);
-        p.apply(&g, &g.from_host(&x).unwrap(), &mut gy).unwrap();
+        g.apply_blocks(b, &gd, &g.from_host(&x).unwrap(), &mut gy).unwrap();
         let y = g.to_host(&gy).unwrap();
-        assert!(
-            rel_diff(&y, &block_apply(&inv, b, &x)) < 1e-15,
-            "b={b}: differs from the CPU product"
-        );
-        // D (D⁻¹ x) = x: the preconditioner really inverts the diagonal blocks.
-        assert!(
-            rel_diff(&block_apply(&d, b, &y), &x) < 1e-13,
-            "b={b}: D·(D⁻¹x) ≠ x"
-        );
+        assert!(rel_diff(&y, &block_apply(&inv, b, &x)) < 1e-15, "b={b}: differs from the CPU product");
+        // D (D⁻¹ x) = x: the blocks really invert the diagonal blocks.
+        assert!(rel_diff(&block_apply(&d, b, &y), &x) < 1e-13, "b={b}: D·(D⁻¹x) ≠ x");
+        let diag = g.to_host(&g.blocks_diagonal(b, &g.from_host(&d).unwrap()).unwrap()).unwrap();
+        assert_eq!(diag, Cpu.blocks_diagonal(b, &d).unwrap(), "b={b}: block diagonals");
     }
-    assert!(DeviceBlockJacobi::new(&g, 4, &[0.0; 16]).is_err());
-    assert!(DeviceBlockJacobi::new(&g, 2, &[1.0; 6]).is_err());
-    let err = DeviceBlockJacobi::new(&g, 1, &[1.0, f64::INFINITY])
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(err.contains("block 1"), "{err}");
+    // A singular block is found by index; a block size the kernels lack is an error.
+    let mut bad = g.from_host(&[1.0, 0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 4.0]).unwrap();
+    assert_eq!(g.invert_blocks(2, &mut bad).unwrap(), Some(1));
+    assert!(g.invert_blocks(4, &mut g.zeros(16).unwrap()).is_err());
+    // CSR diagonal, node blocks and elimination against the CPU's.
+    let mut rng = Rng(11);
+    let a = stencil(12, true, &mut rng);
+    let ga = g.upload_matrix(&a).unwrap();
+    assert_eq!(g.to_host(&g.matrix_diagonal(&ga).unwrap()).unwrap(), a.diagonal());
+    assert_eq!(g.to_host(&g.matrix_node_blocks(&ga, 3).unwrap()).unwrap(), Cpu.matrix_node_blocks(&a, 3).unwrap());
+    let mask: Vec<f64> = (0..a.nrows).map(|i| if i % 7 == 0 { 0.0 } else { 1.0 }).collect();
+    let lift = rng.vec(a.nrows);
+    let rhs = rng.vec(a.nrows);
+    let (mut ca, mut crhs) = (a.clone(), rhs.clone());
+    Cpu.eliminate(&mut ca, &mut crhs, &mask, &lift).unwrap();
+    let (mut ga, mut grhs) = (ga, g.from_host(&rhs).unwrap());
+    g.eliminate(&mut ga, &mut grhs, &g.from_host(&mask).unwrap(), &g.from_host(&lift).unwrap()).unwrap();
+    assert!(rel_diff(&g.to_host(&grhs).unwrap(), &crhs) < 1e-14, "eliminated right-hand side");
+    assert_eq!(g.matrix_to_host(&ga).unwrap(), ca, "eliminated matrix");
 }
 
 /// Jacobi-preconditioned CG written once over the traits, as the solvers are; returns iterations.

@@ -138,13 +138,13 @@ fn bad_architecture_is_an_error_not_a_panic() {
     assert!(err.contains("compute_9"), "{err}");
 }
 
+/// 3 degrees × (2 physics in 1D, 5 on each of the 4 cell types in 2D/3D) = 66 cases.
 #[test]
 fn every_assembly_variant_compiles_without_warnings() {
     if !nvrtc() {
         return;
     }
-    let variants = galerkin::backend::cuda::assembly::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
-    // 3 degrees × (2 physics in 1D, 5 on each of the 4 cell types in 2D/3D) = 3·2 + 12·5.
+    let variants = galerkin::operator::level::full::cuda::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(variants.len(), 66);
     assert!(variants.iter().any(|(v, _)| v.reftensor) && variants.iter().any(|(v, _)| v.affine && !v.reftensor));
     for (v, bytes) in &variants {
@@ -152,6 +152,38 @@ fn every_assembly_variant_compiles_without_warnings() {
     }
     let largest = variants.iter().max_by_key(|(_, b)| *b).unwrap();
     eprintln!("{} assembly variants compiled; largest {:?} with {} bytes of PTX", variants.len(), largest.0, largest.1);
+}
+
+/// The same 66 cases at the `partial` and `none` levels (`kernels/matfree.cu`).
+#[test]
+fn every_matrix_free_variant_compiles_without_warnings() {
+    if !nvrtc() {
+        return;
+    }
+    let variants = galerkin::operator::level::partial::cuda::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(variants.len(), 132);
+    assert!(variants.iter().any(|(v, _)| v.contains("TENSOR=1") && v.contains("NONE=1")));
+    assert!(variants.iter().any(|(v, _)| v.contains("TENSOR=0") && v.contains("NONE=0")));
+    for (v, bytes) in &variants {
+        assert!(*bytes > 2000, "{v}: suspiciously small PTX ({bytes} bytes)");
+    }
+    let largest = variants.iter().max_by_key(|(_, b)| *b).unwrap();
+    eprintln!("{} matrix-free variants compiled; largest {} with {} bytes of PTX", variants.len(), largest.0, largest.1);
+}
+
+/// The QFunction twins compile on their own through the parity kernel, for every physics and
+/// dimension (CI catches a twin that no longer compiles even where no GPU runs the parity test).
+#[test]
+fn qfunction_twins_compile() {
+    if !nvrtc() {
+        return;
+    }
+    for (qf, dim, ncomp) in [("Diffusion", 2, 1), ("Mass", 3, 3), ("Elasticity", 3, 3), ("Sum<Diffusion,Mass>", 1, 1), ("Sum<Elasticity,Mass>", 2, 2)] {
+        let defines = [format!("QF={qf}"), format!("DIM={dim}"), format!("NCOMP={ncomp}")];
+        let c = jit::compile_ptx_with(&jit::QF_PARITY, "compute_90", &defines).unwrap_or_else(|e| panic!("{qf}: {e}"));
+        assert!(!c.log.to_ascii_lowercase().contains("warning"), "{qf}: {}", c.log);
+        assert!(c.ptx.contains(".entry qf_parity("), "{qf}");
+    }
 }
 
 #[test]

@@ -10,13 +10,13 @@ use galerkin::dg::{
     solve_cpu, BasisKind, BlockThomas, BlockTridiag, BoundaryCondition, CyclicReduction, DgPreconditioner, DgSolver, DirectKind, Field, HScaling,
     IntervalMesh, Method, Penalty,
 };
-use galerkin::solver::{DirectSolver, Factorization, KrylovMethod, KrylovOptions};
+use galerkin::solver::{DirectSolver, Factorization, SolverMethod, KrylovOptions};
 
 fn direct(kind: DirectKind) -> DgSolver {
     DgSolver::direct(kind)
 }
 
-fn krylov(method: KrylovMethod, preconditioner: DgPreconditioner) -> DgSolver {
+fn krylov(method: SolverMethod, preconditioner: DgPreconditioner) -> DgSolver {
     // 1e-11: the Krylov monitor refuses tolerances below the attainable accuracy (about 1e-13 here).
     DgSolver::Krylov { method, preconditioner, options: KrylovOptions { rtol: 1e-11, max_iter: 20_000, restart: 200, ..Default::default() } }
 }
@@ -32,8 +32,8 @@ fn seed_coefficients_match_the_independent_reference() {
         direct(DirectKind::FaerLu),
         // σ = 2 is below SIPG's coercivity threshold at k = 2: the matrix is symmetric but
         // indefinite, so CG does not apply; GMRES and BiCGStab do.
-        krylov(KrylovMethod::Gmres, DgPreconditioner::BlockJacobi),
-        krylov(KrylovMethod::BiCgStab, DgPreconditioner::BlockJacobi),
+        krylov(SolverMethod::Gmres, DgPreconditioner::BlockJacobi),
+        krylov(SolverMethod::Bicgstab, DgPreconditioner::BlockJacobi),
     ] {
         let s = solve_cpu(&p, &solver).unwrap_or_else(|e| panic!("{e}"));
         let d = max_diff(&s.coefficients, &reference);
@@ -145,9 +145,9 @@ fn legendre_and_monomial_bases_give_the_same_solution() {
 #[test]
 fn direct_and_krylov_solvers_agree() {
     let cases = [
-        (Method::Sipg, vec![KrylovMethod::Cg, KrylovMethod::Gmres, KrylovMethod::BiCgStab]),
-        (Method::Nipg, vec![KrylovMethod::Gmres, KrylovMethod::BiCgStab]),
-        (Method::Iipg, vec![KrylovMethod::Gmres, KrylovMethod::BiCgStab]),
+        (Method::Sipg, vec![SolverMethod::Cg, SolverMethod::Gmres, SolverMethod::Bicgstab]),
+        (Method::Nipg, vec![SolverMethod::Gmres, SolverMethod::Bicgstab]),
+        (Method::Iipg, vec![SolverMethod::Gmres, SolverMethod::Bicgstab]),
     ];
     for (method, krylovs) in cases {
         let (p, _) = manufactured(40, 2, method);
@@ -158,7 +158,7 @@ fn direct_and_krylov_solvers_agree() {
             assert!(max_diff(&s.coefficients, &reference) < 1e-11 * scale, "{method:?} {kind:?}");
         }
         for m in krylovs {
-            let pres = if m == KrylovMethod::Cg {
+            let pres = if m == SolverMethod::Cg {
                 vec![DgPreconditioner::None, DgPreconditioner::Jacobi, DgPreconditioner::BlockJacobi]
             } else {
                 vec![DgPreconditioner::Jacobi, DgPreconditioner::BlockJacobi]
@@ -172,7 +172,7 @@ fn direct_and_krylov_solvers_agree() {
     }
     // CG on a non-symmetric method is refused before it runs.
     let (p, _) = manufactured(8, 2, Method::Iipg);
-    let e = solve_cpu(&p, &krylov(KrylovMethod::Cg, DgPreconditioner::None)).unwrap_err().to_string();
+    let e = solve_cpu(&p, &krylov(SolverMethod::Cg, DgPreconditioner::None)).unwrap_err().to_string();
     assert!(e.contains("solver.method") && e.contains("symmetric"), "{e}");
 }
 
@@ -234,7 +234,7 @@ fn singular_blocks_are_errors_that_name_the_element() {
 fn sipg_with_too_small_a_penalty_is_not_positive_definite_and_cg_says_so() {
     let (mut p, _) = manufactured(30, 3, Method::Sipg);
     p.penalty = Penalty::seed(0.01);
-    let r = solve_cpu(&p, &krylov(KrylovMethod::Cg, DgPreconditioner::None));
+    let r = solve_cpu(&p, &krylov(SolverMethod::Cg, DgPreconditioner::None));
     if let Err(e) = r {
         let e = e.to_string();
         assert!(e.contains("positive definite") || e.contains("converge"), "{e}");

@@ -4,8 +4,9 @@
 //! a GPU (fails with GALERKIN_REQUIRE_GPU=1).
 mod iga_common;
 
-use galerkin::backend::cuda::multifrontal::BLOCK_MAX;
-use galerkin::backend::cuda::{test_gpu, CudaMultifrontal};
+use galerkin::solver::multifrontal::cuda::BLOCK_MAX;
+use galerkin::backend::cuda::test_gpu;
+use galerkin::solver::multifrontal::CudaMultifrontal;
 use galerkin::backend::Backend;
 use galerkin::iga::{self, seed, Space1d};
 use galerkin::solver::Factorization;
@@ -93,7 +94,7 @@ fn gpu_singular_matrix_is_an_error_naming_a_dof() {
 #[test]
 fn iga_examples_agree_between_cpu_and_gpu() {
     use galerkin::iga::config::IgaSetup;
-    use galerkin::problem::config::BackendChoice;
+    use galerkin::problem::config::BackendKind;
     use galerkin::problem::RunOptions;
     let Some(_be) = test_gpu() else { return };
     let dir = ["examples", "../../examples"].iter().map(std::path::Path::new).find(|d| d.join("iga-seed-benchmark.toml").exists()).expect("examples folder");
@@ -106,7 +107,7 @@ fn iga_examples_agree_between_cpu_and_gpu() {
         let setup = IgaSetup::parse(&std::fs::read_to_string(&path).unwrap(), &path.display().to_string()).unwrap();
         let out = tempfile::tempdir().unwrap();
         let run = |b| galerkin::iga::run::run(&setup, &RunOptions { backend: Some(b), out_dir: out.path().to_path_buf(), progress: false }).unwrap();
-        let (cpu, gpu) = (run(BackendChoice::Cpu), run(BackendChoice::Cuda));
+        let (cpu, gpu) = (run(BackendKind::Cpu), run(BackendKind::Cuda));
         assert!(gpu.backend.starts_with("cuda"), "{}", gpu.backend);
         assert!(gpu.solver.relative_residual < 1e-12, "{}: GPU residual {}", path.display(), gpu.solver.relative_residual);
         if let (Some(c), Some(g)) = (&cpu.errors, &gpu.errors) {

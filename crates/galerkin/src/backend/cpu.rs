@@ -4,7 +4,8 @@
 //! more than the arithmetic. Reductions always split vectors into fixed [`CHUNK`]-sized pieces
 //! (independent of the thread count) and add the partial sums in order, so a dot product is
 //! bit-for-bit reproducible from run to run and across thread counts.
-use super::Backend;
+use super::{Backend, LinearOperator};
+use crate::linalg::{dense, CsrMatrix};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -63,8 +64,80 @@ fn chunked_sum(n: usize, f: impl Fn(std::ops::Range<usize>) -> f64 + Sync) -> f6
     }
 }
 
+impl LinearOperator<Cpu> for CsrMatrix {
+    fn nrows(&self) -> usize {
+        self.nrows
+    }
+    fn ncols(&self) -> usize {
+        self.ncols
+    }
+    fn apply(&self, _b: &Cpu, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
+        if x.len() != self.ncols {
+            return Err(Error::dim("CSR apply (input)", self.ncols, x.len()));
+        }
+        if y.len() != self.nrows {
+            return Err(Error::dim("CSR apply (output)", self.nrows, y.len()));
+        }
+        self.spmv(x, y);
+        Ok(())
+    }
+}
+
+/// Checks that `len` holds whole `b × b` blocks.
+fn check_blocks(b: usize, len: usize) -> Result<()> {
+    if b == 0 || len % (b * b) != 0 {
+        return Err(Error::invalid(format!("{len} block entries are not whole {b}×{b} blocks")));
+    }
+    Ok(())
+}
+
 impl Backend for Cpu {
     type Vector = Vec<f64>;
+    type Matrix = CsrMatrix;
+
+    fn upload_matrix(&self, a: &CsrMatrix) -> Result<CsrMatrix> {
+        Ok(a.clone())
+    }
+    fn matrix_to_host(&self, a: &CsrMatrix) -> Result<CsrMatrix> {
+        Ok(a.clone())
+    }
+    fn matrix_nnz(&self, a: &CsrMatrix) -> usize {
+        a.nnz()
+    }
+    fn matrix_diagonal(&self, a: &CsrMatrix) -> Result<Vec<f64>> {
+        Ok(a.diagonal())
+    }
+    fn matrix_node_blocks(&self, a: &CsrMatrix, b: usize) -> Result<Vec<f64>> {
+        check_blocks(b, a.nrows * b)?;
+        Ok(a.node_blocks(b))
+    }
+    fn eliminate(&self, a: &mut CsrMatrix, rhs: &mut Vec<f64>, free_mask: &Vec<f64>, lift: &Vec<f64>) -> Result<()> {
+        a.eliminate(rhs, free_mask, lift)
+    }
+    fn invert_blocks(&self, b: usize, blocks: &mut Vec<f64>) -> Result<Option<usize>> {
+        check_blocks(b, blocks.len())?;
+        Ok(blocks
+            .par_chunks_mut(b * b)
+            .enumerate()
+            .filter_map(|(k, blk)| (dense::invert_in_place(blk, b).is_none() || blk.iter().any(|v| !v.is_finite())).then_some(k))
+            .min())
+    }
+    fn apply_blocks(&self, b: usize, blocks: &Vec<f64>, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
+        check_blocks(b, blocks.len())?;
+        let n = blocks.len() / b;
+        same_len("apply_blocks x", n, x.len())?;
+        same_len("apply_blocks y", n, y.len())?;
+        y.par_chunks_mut(b)
+            .zip(x.par_chunks(b))
+            .zip(blocks.par_chunks(b * b))
+            .with_min_len(2048)
+            .for_each(|((yc, xc), m)| dense::matvec(m, b, xc, yc));
+        Ok(())
+    }
+    fn blocks_diagonal(&self, b: usize, blocks: &Vec<f64>) -> Result<Vec<f64>> {
+        check_blocks(b, blocks.len())?;
+        Ok((0..blocks.len() / b).map(|r| blocks[(r / b) * b * b + (r % b) * (b + 1)]).collect())
+    }
     fn name(&self) -> &str {
         "cpu"
     }
@@ -271,5 +344,25 @@ mod tests {
             Cpu.axpy(1.0, &x, &mut vec![0.0; 3]),
             Err(Error::Dimension { .. })
         ));
+    }
+
+    #[test]
+    fn csr_apply_and_node_block_operations_check_sizes() {
+        let a = CsrMatrix::from_triplets(4, 4, &[(0, 0, 2.0), (0, 1, 1.0), (1, 0, 1.0), (1, 1, 3.0), (2, 2, 4.0), (3, 3, 5.0), (3, 2, -1.0)]).unwrap();
+        let mut bad = vec![0.0; 3];
+        assert!(matches!(a.apply(&Cpu, &vec![1.0; 4], &mut bad), Err(Error::Dimension { .. })));
+        // 2×2 node blocks, inverted and applied: M⁻¹ (M x) = x.
+        let mut blocks = Cpu.matrix_node_blocks(&a, 2).unwrap();
+        assert_eq!(blocks, vec![2.0, 1.0, 1.0, 3.0, 4.0, 0.0, -1.0, 5.0]);
+        assert_eq!(Cpu.blocks_diagonal(2, &blocks).unwrap(), vec![2.0, 3.0, 4.0, 5.0]);
+        let x = vec![1.0, -2.0, 0.5, 3.0];
+        let mut ax = vec![0.0; 4];
+        a.apply(&Cpu, &x, &mut ax).unwrap();
+        assert_eq!(Cpu.invert_blocks(2, &mut blocks).unwrap(), None);
+        let mut back = vec![0.0; 4];
+        Cpu.apply_blocks(2, &blocks, &ax, &mut back).unwrap();
+        assert!(back.iter().zip(&x).all(|(p, q)| (p - q).abs() < 1e-14), "{back:?}");
+        let mut singular = vec![1.0, 2.0, 2.0, 4.0, 1.0, 0.0, 0.0, 1.0];
+        assert_eq!(Cpu.invert_blocks(2, &mut singular).unwrap(), Some(0));
     }
 }

@@ -1,19 +1,25 @@
-//! Backends: where vectors live and vector operations run. Solvers are written once against
-//! [`Backend`] and [`LinearOperator`]; the CPU backend (rayon) is always present, the CUDA backend
-//! slots in by implementing the same two traits.
+//! Backends: the device runtime. Where vectors and CSR matrices live and the vector, SpMV and
+//! node-block operations run. Solvers are written once against [`Backend`] and [`LinearOperator`];
+//! the CPU backend (rayon) is always present, the CUDA backend slots in by implementing the same two
+//! traits. Finite element code lives in [`crate::operator`] and is never imported from here.
 pub mod cpu;
 pub mod cuda;
+mod select;
 
 pub use cpu::Cpu;
+pub use select::{AnyBackend, BackendKind};
 
+use crate::linalg::CsrMatrix;
 use crate::Result;
 
 /// Vector storage and the vector operations Krylov methods need. Every method may fail (a GPU launch
 /// can), so all return `Result`. Fused operations (`cg_update`) exist so a device backend can stream
 /// each vector once per iteration.
-pub trait Backend: Send + Sync {
+pub trait Backend: Send + Sync + Sized {
     /// A vector living in this backend's memory.
     type Vector: Send + Sync;
+    /// A CSR matrix living in this backend's memory.
+    type Matrix: LinearOperator<Self>;
 
     fn name(&self) -> &str;
     fn zeros(&self, n: usize) -> Result<Self::Vector>;
@@ -52,6 +58,29 @@ pub trait Backend: Send + Sync {
         self.axpy(-alpha, q, r)?;
         self.dot(r, r)
     }
+
+    /// A host CSR matrix moved to this backend.
+    fn upload_matrix(&self, a: &CsrMatrix) -> Result<Self::Matrix>;
+    /// The matrix back on the host (tests, CPU-only factorizations).
+    fn matrix_to_host(&self, a: &Self::Matrix) -> Result<CsrMatrix>;
+    fn matrix_nnz(&self, a: &Self::Matrix) -> usize;
+    /// The diagonal (zero where a row stores none).
+    fn matrix_diagonal(&self, a: &Self::Matrix) -> Result<Self::Vector>;
+    /// The `b × b` diagonal blocks of node-interleaved rows (node k owns rows `k·b .. k·b + b`),
+    /// row-major block after block.
+    fn matrix_node_blocks(&self, a: &Self::Matrix, b: usize) -> Result<Self::Vector>;
+    /// Symmetric Dirichlet elimination: free rows move their constrained columns to the right-hand
+    /// side (`rhs -= a·lift`), constrained rows become identity rows with `rhs = lift`.
+    /// `free_mask` is 1 on free rows and 0 on constrained ones.
+    fn eliminate(&self, a: &mut Self::Matrix, rhs: &mut Self::Vector, free_mask: &Self::Vector, lift: &Self::Vector) -> Result<()>;
+
+    /// Inverts `b × b` blocks (row-major, block after block) in place; returns the index of the
+    /// first singular or non-finite block, if any (the blocks are then unusable).
+    fn invert_blocks(&self, b: usize, blocks: &mut Self::Vector) -> Result<Option<usize>>;
+    /// `y_k = M_k x_k` for every node k with `b × b` blocks `M_k`.
+    fn apply_blocks(&self, b: usize, blocks: &Self::Vector, x: &Self::Vector, y: &mut Self::Vector) -> Result<()>;
+    /// The diagonals of `b × b` blocks, one vector entry per row.
+    fn blocks_diagonal(&self, b: usize, blocks: &Self::Vector) -> Result<Self::Vector>;
 }
 
 /// A linear map `y = A x` applied on backend `B`. Assembled matrices, element-by-element operators,

@@ -10,7 +10,8 @@
 //! or wrong result fails instead.
 use super::timing::{guarded_gbs, measure, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
-use crate::backend::cuda::{CudaBackend, CudaMultifrontal};
+use crate::backend::cuda::CudaBackend;
+use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
 use crate::io;

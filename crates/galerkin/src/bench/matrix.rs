@@ -10,10 +10,14 @@
 //! 10⁻⁸ is reported too, as a user sees it (allocation and the final download included).
 use super::cg_loop::time_cg;
 use super::timing::{guarded_gbs, HostClock, Timing};
-use crate::backend::cuda::{self, CudaBackend, DeviceAssembler, Scatter, Variant};
+use crate::backend::cuda::{self, CudaBackend};
+use crate::solver::precond::Preconditionable;
 use crate::mesh::{generate, CellType};
+use crate::operator::assemble::sparsity;
 use crate::operator::coloring::cell_colors;
-use crate::operator::AssemblyLevel;
+use crate::operator::level::full::cuda::{CsrTarget, DeviceAssembler, Variant};
+use crate::operator::level::full::patches;
+use crate::operator::{AssemblyLevel, Scatter, Tuning};
 use crate::physics::{Diffusion, Elasticity};
 use crate::problem::linear::{scalar, vector, LinearProblem, SolverConfig, SolverMethod};
 use crate::solver::precond::PreconditionerKind;
@@ -142,6 +146,19 @@ pub struct MatrixRow {
     /// CPU over GPU: element matrix kernels, and solve.
     pub speedup_matrix: Option<f64>,
     pub speedup_solve: Option<f64>,
+    /// GPU CG+Jacobi seconds per iteration and operator bytes at each level (full, partial, none),
+    /// over `level_iters` iterations (set-up excluded).
+    pub levels: Vec<LevelTiming>,
+}
+
+/// One assembly level's CG iteration on the GPU.
+#[derive(Clone, Debug, Serialize)]
+pub struct LevelTiming {
+    pub level: &'static str,
+    pub seconds_per_iteration: f64,
+    pub storage_bytes: usize,
+    /// Whole set-up of the level's system (assembly, quadrature data, ...).
+    pub setup_s: f64,
 }
 
 /// Arithmetic of the assembly kernel per cell, as written in `kernels/assembly.cu`: per thread and
@@ -153,13 +170,13 @@ pub fn assembly_flops_per_cell(v: &Variant) -> f64 {
     let threads = v.threads_per_cell() as f64;
     if v.reftensor {
         let geometry = threads * (2.0 * v.nv as f64 * d * d + 5.0 * d * d * d);
-        let per_pair = 2.0 * d * d + 4.0 + if v.elasticity { 4.0 * d * d * d + 6.0 * n * n } else { 0.0 };
+        let per_pair = 2.0 * d * d + 4.0 + if v.full_gradient { 4.0 * d * d * d + 6.0 * n * n } else { 0.0 };
         return geometry + (v.nloc * v.nloc) as f64 * per_pair;
     }
     let geo_points = if v.affine { 1.0 } else { v.nq as f64 };
     let geometry = threads * geo_points * (2.0 * v.nv as f64 * d * d + 3.0 * d * d * d);
     let per_point_row = 2.0 * d * d + 8.0;
-    let per_pair = 2.0 * d * d + 2.0 * d + 6.0 + 2.0 * n + if v.elasticity { 6.0 * n * n } else { 0.0 };
+    let per_pair = 2.0 * d * d + 2.0 * d + 6.0 + 2.0 * n + if v.full_gradient { 6.0 * n * n } else { 0.0 };
     geometry + v.nq as f64 * (threads * per_point_row + (v.nloc * v.nloc) as f64 * per_pair)
 }
 
@@ -174,7 +191,8 @@ fn assembly_floor_bytes(v: &Variant, cells: usize, vertices: usize, nnz: usize) 
 const GPU_CG_ITERATIONS: usize = 100;
 
 /// One case: CPU (when `run_cpu`) and GPU. `copy_gbs` is the device's measured copy bandwidth.
-pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend, copy_gbs: f64, run_cpu: bool, cpu_iters: usize) -> Result<MatrixRow> {
+#[allow(clippy::too_many_arguments)]
+pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend, copy_gbs: f64, run_cpu: bool, cpu_iters: usize, tuning: Tuning, levels: &[AssemblyLevel]) -> Result<MatrixRow> {
     let p = problem.build(degree, dofs)?;
     let space = p.space.clone();
     let mesh = space.mesh.clone();
@@ -186,11 +204,12 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
 
     // GPU: the whole assembly as a user runs it, then the kernels timed on their own.
     let t = Instant::now();
-    let system = p.assemble_cuda(be, AssemblyLevel::Full, Scatter::Atomic)?;
+    let system = p.system(be, AssemblyLevel::Full, Tuning { scatter: Scatter::Atomic, ..tuning })?;
+    be.synchronize()?;
     let gpu_assembly_s = t.elapsed().as_secs_f64();
     let (integ, _) = p.integrator()?;
-    let asm = DeviceAssembler::new(be, &integ)?;
-    let pattern = system.pattern().ok_or_else(|| Error::invalid("the matrix bench assembles full matrices"))?;
+    let asm = DeviceAssembler::new(be, &integ, &Vec::new(), tuning)?;
+    let pattern = &sparsity(&space)?;
     let nnz = pattern.nnz();
     let mut timings: Vec<(&'static str, Timing)> = Vec::new();
     let mut atomic = asm.csr_target(be, pattern, Scatter::Atomic, None)?;
@@ -201,7 +220,7 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     // fast but wrong kernel fails the benchmark instead of reporting a time.
     let reference = atomic.matrix.values_to_host(be)?;
     let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
-    let check = |t: &cuda::CsrTarget| -> Result<()> {
+    let check = |t: &CsrTarget| -> Result<()> {
         let got = t.matrix.values_to_host(be)?;
         let diff = reference.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0f64, f64::max) / scale;
         if diff > 1e-10 {
@@ -217,7 +236,7 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     timings.push(("colored", t));
     check(&colored)?;
     drop(colored);
-    let v = asm.variant;
+    let v = asm.variant.clone();
     let n = space.ndofs();
     let gpu_matrix_rows_s = if v.reftensor {
         let mut rows = asm.csr_target(be, pattern, Scatter::Rows, None)?;
@@ -232,7 +251,7 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     // Beyond 2·10⁶ unknowns, the host lists of patches of few, large cells (nd(nd+1)/2 entries
     // per cell) take longer to build than the benchmark is worth.
     const FEW_CELLS: usize = 15;
-    let small = cuda::patches::patch_cells(v.nloc, v.ncomp).is_none_or(|c| c < FEW_CELLS);
+    let small = patches::patch_cells(v.nloc, v.ncomp, tuning.patch_doubles).is_none_or(|c| c < FEW_CELLS);
     let patch = if small && n > 2_000_000 { Err(Error::Unsupported("small patches".into())) } else { asm.csr_target(be, pattern, Scatter::Patch, None) };
     let (gpu_matrix_patch_s, patch_atomic_fraction) = match patch {
         Ok(mut t) => {
@@ -259,21 +278,35 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     let gpu_solve_s = sol.timings.solve;
     let cg_bytes = (nnz * 12 + n * 8 * 11) as f64;
     let cg_flops = (2 * nnz + 12 * n) as f64;
-    let gpu_jacobi = crate::solver::Jacobi::new(be, system.diagonal())?;
     let mut clock = cuda::bench::EventClock::new(be)?;
-    let gpu_cg = time_cg(&mut clock, be, system.as_operator(), &gpu_jacobi, &system.rhs, GPU_CG_ITERATIONS, 5)?;
+    let gpu_jacobi = crate::solver::Jacobi::new(be, &system.operator.diagonal(be)?)?;
+    let gpu_cg = time_cg(&mut clock, be, &system.operator, &gpu_jacobi, &system.rhs, GPU_CG_ITERATIONS, 5)?;
     let gpu_spi = gpu_cg.median;
     let gpu_cg_gb_per_s = guarded_gbs(&format!("{} GPU CG iteration", problem.name()), cg_bytes, &gpu_cg, copy_gbs)?;
+    drop((gpu_jacobi, system));
+    // Each level asked for (`--levels`): its CG iteration on the same problem, the same resident loop.
+    let mut level_rows = Vec::new();
+    for &level in levels {
+        let t = Instant::now();
+        let sys = match p.system(be, level, tuning) {
+            Ok(s) => s,
+            Err(Error::Unsupported(_)) => continue,
+            Err(e) => return Err(e),
+        };
+        be.synchronize()?;
+        let setup_s = t.elapsed().as_secs_f64();
+        let jacobi = crate::solver::Jacobi::new(be, &sys.operator.diagonal(be)?)?;
+        let t = time_cg(&mut clock, be, &sys.operator, &jacobi, &sys.rhs, GPU_CG_ITERATIONS, 5)?;
+        level_rows.push(LevelTiming { level: level.name(), seconds_per_iteration: t.median, storage_bytes: sys.storage_bytes(), setup_s });
+    }
 
     let (mut cpu_matrix_s, mut cpu_assembly_s, mut cpu_cg, mut cpu_cg_gb_per_s) = (None, None, None, None);
     if run_cpu {
         let cpu = p.assemble(AssemblyLevel::Full)?;
         cpu_matrix_s = Some(cpu.timings.matrix);
         cpu_assembly_s = Some(cpu.timings.assembly);
-        let crate::problem::linear::SystemOperator::Full(a) = &cpu.operator else {
-            return Err(Error::invalid("the matrix bench assembles full matrices"));
-        };
-        let jacobi = crate::solver::Jacobi::new(&crate::backend::Cpu, &cpu.diagonal())?;
+        let a = cpu.operator.matrix().ok_or_else(|| Error::invalid("the matrix bench assembles full matrices"))?;
+        let jacobi = crate::solver::Jacobi::new(&crate::backend::Cpu, &cpu.operator.diagonal(&crate::backend::Cpu)?)?;
         let k = super::cpu_iterations(a, &jacobi, &cpu.rhs, cpu_iters)?;
         let t = time_cg(&mut HostClock::default(), &crate::backend::Cpu, a, &jacobi, &cpu.rhs, k, 3)?;
         let ceiling = super::timing::host_copy_gbs((cg_bytes as usize).min(64 << 20));
@@ -315,5 +348,6 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
         speedup_matrix: cpu_matrix_s.map(|c| c / best),
         // Loop against loop: the same iterations on both backends.
         speedup_solve: cpu_spi.map(|c| c / gpu_spi),
+        levels: level_rows,
     })
 }

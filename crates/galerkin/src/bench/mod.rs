@@ -10,7 +10,9 @@ pub mod timing;
 use crate::mesh::{generate, CellType};
 use crate::operator::AssemblyLevel;
 use crate::physics::{Diffusion, Elasticity};
+use crate::operator::Tuning;
 use crate::problem::linear::{scalar, vector, LinearProblem};
+use crate::solver::precond::Preconditionable;
 use crate::space::FunctionSpace;
 use timing::Timing;
 use crate::{Error, Result};
@@ -64,8 +66,7 @@ pub struct BenchRow {
     pub mesh_dofmap_s: f64,
     /// Whole assembly: coloring, sparsity, element matrices, load vector, Dirichlet elimination.
     pub assembly_s: f64,
-    pub sparsity_s: f64,
-    /// Element matrices computed and summed into the CSR values (the hot loop).
+    /// Sparsity and element matrices computed and summed into the CSR values (the hot loop).
     pub matrix_s: f64,
     /// Cells per second of the hot loop.
     pub elements_per_s: f64,
@@ -81,7 +82,8 @@ pub struct BenchRow {
     /// size of the iteration's working set (capped at 64 MB), measured in the same run.
     pub cpu_copy_gb_per_s: f64,
     /// GPU columns (with `--gpu`): own and cuSPARSE SpMV bandwidth, CG+Jacobi time per iteration
-    /// on the device, its compulsory-traffic bandwidth, and the speedup over the CPU iteration.
+    /// on the device (system assembled there), its compulsory-traffic bandwidth, and the speedup
+    /// over the CPU iteration.
     pub gpu: Option<GpuBench>,
 }
 
@@ -131,15 +133,12 @@ pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize, gpu: Option<(&cra
     };
     let system = problem.assemble(AssemblyLevel::Full)?;
     let assembly_s = system.timings.assembly;
-    let (sparsity_s, matrix_s) = (system.timings.sparsity, system.timings.matrix);
-    let a = match &system.operator {
-        crate::problem::linear::SystemOperator::Full(a) => a,
-        _ => return Err(Error::invalid("bench assembles full matrices")),
-    };
-    let nnz = system.storage_entries();
+    let matrix_s = system.timings.matrix;
+    let a = system.operator.matrix().ok_or_else(|| Error::invalid("bench assembles full matrices"))?;
+    let nnz = a.nnz();
     let ndofs = space.ndofs();
     let bytes = (nnz * 12 + ndofs * 8 + ndofs * 8 * 10) as f64;
-    let jacobi = crate::solver::Jacobi::new(&Cpu, &system.diagonal())?;
+    let jacobi = crate::solver::Jacobi::new(&Cpu, &system.operator.diagonal(&Cpu)?)?;
     let k_cpu = cpu_iterations(a, &jacobi, &system.rhs, max_iter)?;
     let cpu = cg_loop::time_cg(&mut timing::HostClock::default(), &Cpu, a, &jacobi, &system.rhs, k_cpu, CPU_RUNS)?;
     let cpu_copy = timing::host_copy_gbs((bytes as usize).min(64 << 20));
@@ -148,12 +147,12 @@ pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize, gpu: Option<(&cra
         None => None,
         Some((be, copy_gbs)) => {
             let [(spmv, spmv_gbs), (_, cusparse_gbs)] = crate::backend::cuda::bench::spmv_bench(be, a, 50, copy_gbs)?;
-            // The matrix, right-hand side and Jacobi diagonal go to the device once; then only
+            // The system is assembled on the device, its Jacobi diagonal computed there; then only
             // the loop is timed, between CUDA events.
-            let dev = crate::problem::gpu::DeviceSystem::upload(be, &system)?;
-            let jac = crate::solver::Jacobi::new(be, &a.diagonal())?;
+            let dev = problem.system(be, AssemblyLevel::Full, Tuning::default())?;
+            let jac = crate::solver::Jacobi::new(be, &dev.operator.diagonal(be)?)?;
             let mut clock = crate::backend::cuda::bench::EventClock::new(be)?;
-            let cg = cg_loop::time_cg(&mut clock, be, dev.as_operator(), &jac, &dev.rhs, max_iter.max(1), GPU_RUNS)?;
+            let cg = cg_loop::time_cg(&mut clock, be, &dev.operator, &jac, &dev.rhs, max_iter.max(1), GPU_RUNS)?;
             let gbs = timing::guarded_gbs("GPU CG iteration", bytes, &cg, copy_gbs)?;
             Some(GpuBench {
                 spmv_gb_per_s: spmv_gbs,
@@ -175,7 +174,6 @@ pub fn run_case(case: BenchCase, dofs: usize, max_iter: usize, gpu: Option<(&cra
         nnz,
         mesh_dofmap_s,
         assembly_s,
-        sparsity_s,
         matrix_s,
         elements_per_s: mesh.num_cells() as f64 / matrix_s,
         iterations: k_cpu,

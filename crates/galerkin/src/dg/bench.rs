@@ -20,7 +20,7 @@ use super::mesh::IntervalMesh;
 use super::thomas::BlockThomas;
 use crate::backend::cuda::CudaBackend;
 use crate::backend::{Backend, Cpu, LinearOperator};
-use crate::solver::{DirectSolver, Factorization, KrylovMethod, KrylovOptions};
+use crate::solver::{DirectSolver, Factorization, SolverMethod, KrylovOptions};
 use crate::{Error, Result};
 use serde::Serialize;
 use std::time::Instant;
@@ -184,7 +184,7 @@ fn krylov_row<B: Backend>(
     let mut x = be.zeros(a.nrows())?;
     sync()?;
     let c = Instant::now();
-    let (iterations, converged) = match KrylovMethod::Cg.solve(be, a, m, rhs, &mut x, &opts) {
+    let (iterations, converged) = match SolverMethod::Cg.solve(be, a, m, rhs, &mut x, &opts) {
         Ok(s) => (s.iterations, true),
         Err(Error::NotConverged { iterations, .. }) => (iterations, false),
         Err(e) => return Err(e),

@@ -7,8 +7,8 @@ use super::method::{DegreeScaling, HScaling, Method, Penalty};
 use super::norms::Exact;
 use super::problem::{BoundaryCondition, DgProblem, Field};
 use super::solve::{DgPreconditioner, DgSolver, DirectKind};
-use crate::problem::config::{check_output_name, deserialize, scalar_spec, BackendChoice, ScalarSpec};
-use crate::solver::{KrylovMethod, KrylovOptions};
+use crate::problem::config::{check_output_name, deserialize, scalar_spec, BackendKind, ScalarSpec};
+use crate::solver::{SolverMethod, KrylovOptions};
 use crate::{Error, Result};
 use serde::Deserialize;
 
@@ -27,7 +27,7 @@ pub struct DgFile {
     #[serde(default)]
     pub title: String,
     #[serde(default)]
-    pub backend: BackendChoice,
+    pub backend: BackendKind,
     pub mesh: MeshKeys,
     pub space: SpaceKeys,
     #[serde(default)]
@@ -443,9 +443,9 @@ impl DgFile {
         let krylov = |method| DgSolver::Krylov { method, preconditioner: v.preconditioner, options: options.clone() };
         let solver = match v.method {
             MethodKey::Direct => DgSolver::Direct { kind: v.direct, refine: v.refine },
-            MethodKey::Cg => krylov(KrylovMethod::Cg),
-            MethodKey::Gmres => krylov(KrylovMethod::Gmres),
-            MethodKey::Bicgstab => krylov(KrylovMethod::BiCgStab),
+            MethodKey::Cg => krylov(SolverMethod::Cg),
+            MethodKey::Gmres => krylov(SolverMethod::Gmres),
+            MethodKey::Bicgstab => krylov(SolverMethod::Bicgstab),
         };
         if v.method == MethodKey::Cg && !problem.method.symmetric() {
             return Err(Error::config("solver.method", format!("CG needs SIPG; {} is not symmetric: use gmres or bicgstab", problem.method.name())));

@@ -10,8 +10,9 @@ use crate::io::{self, OutputFile};
 use crate::memory;
 use crate::mesh::CellType;
 use crate::operator::AssemblyLevel;
+use crate::backend::AnyBackend;
 use crate::problem::run::{
-    select_engine, AssemblyReport, Engine, ErrorReport, MemoryReport, MeshReport, PhaseTimes, Report, RunOptions, SolverReport, SpaceReport,
+    AssemblyReport, ErrorReport, MemoryReport, MeshReport, PhaseTimes, Report, RunOptions, SolverReport, SpaceReport,
 };
 use crate::Result;
 use serde::Serialize;
@@ -74,10 +75,10 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
     let solver_kind = file.solver.method;
     let thomas = solver_kind == super::config::MethodKey::Direct && file.solver.direct == DirectKind::Thomas;
     let capable = if thomas { Err("block Thomas runs on the CPU".to_string()) } else { Ok(()) };
-    let engine = select_engine(opts.backend.unwrap_or(file.backend), capable, &mut notes)?;
+    let engine = AnyBackend::select(opts.backend.unwrap_or(file.backend), capable, &mut notes)?;
     let gpu = match &engine {
-        Engine::Cuda(be) => Some(be.as_ref()),
-        Engine::Cpu => None,
+        AnyBackend::Cuda(be) => Some(be.as_ref()),
+        AnyBackend::Cpu(_) => None,
     };
     let memory = check_memory(&file, gpu)?;
     let setup = file.setup()?;
@@ -183,7 +184,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         notes,
         mesh: MeshReport { cell_type: CellType::Interval, cells: p.mesh.len(), vertices: p.mesh.len() + 1, dim: 1 },
         space: SpaceReport { family: "dg".into(), degree: p.degree, components: 1, dofs: p.ndofs() },
-        assembly: AssemblyReport { level: AssemblyLevel::Full, stored_entries: sol.stored, colors: 0, dirichlet_dofs: 0 },
+        assembly: AssemblyReport { level: AssemblyLevel::Full, storage_bytes: sol.stored * 8, colors: 0, dirichlet_dofs: 0 },
         solver: SolverReport {
             method: sol.solver.clone(),
             preconditioner: sol.preconditioner.clone(),

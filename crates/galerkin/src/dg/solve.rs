@@ -10,7 +10,7 @@ use super::problem::{DgProblem, Samples};
 use super::thomas::BlockThomas;
 use crate::backend::cuda::CudaBackend;
 use crate::backend::{Backend, Cpu, Identity, LinearOperator};
-use crate::solver::{DirectSolver, Factorization, Jacobi, KrylovMethod, KrylovOptions, SolveStats};
+use crate::solver::{DirectSolver, Factorization, Jacobi, SolverMethod, KrylovOptions, SolveStats};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -44,7 +44,7 @@ pub enum DgSolver {
     /// A factorization, then `refine` steps of iterative refinement x += A⁻¹(b − A x) (`None`: one
     /// for cyclic reduction, whose forward error grows faster with N; none otherwise).
     Direct { kind: DirectKind, refine: Option<usize> },
-    Krylov { method: KrylovMethod, preconditioner: DgPreconditioner, options: KrylovOptions },
+    Krylov { method: SolverMethod, preconditioner: DgPreconditioner, options: KrylovOptions },
 }
 
 impl Default for DgSolver {
@@ -106,7 +106,7 @@ pub struct DgSolution {
 
 /// Refuses CG on a non-symmetric method (it would fail slowly or silently).
 fn check_method(p: &DgProblem, solver: &DgSolver) -> Result<()> {
-    if let DgSolver::Krylov { method: KrylovMethod::Cg, .. } = solver {
+    if let DgSolver::Krylov { method: SolverMethod::Cg, .. } = solver {
         if !p.method.symmetric() {
             return Err(Error::config(
                 "solver.method",
@@ -134,7 +134,7 @@ fn krylov<B: Backend>(
     be: &B,
     a: &dyn LinearOperator<B>,
     m: &dyn LinearOperator<B>,
-    method: KrylovMethod,
+    method: SolverMethod,
     options: &KrylovOptions,
     b: &B::Vector,
 ) -> Result<(B::Vector, SolveStats)> {
@@ -206,7 +206,7 @@ pub fn solve_cpu(p: &DgProblem, solver: &DgSolver) -> Result<DgSolution> {
     Ok(DgSolution { coefficients: x, stats, solver: name, preconditioner: pre, backend: "cpu".into(), timings: t, stored, asymmetry })
 }
 
-fn stats_name(m: KrylovMethod) -> String {
+fn stats_name(m: SolverMethod) -> String {
     serde_json::to_value(m).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
@@ -261,7 +261,7 @@ pub fn solve_cuda(be: &CudaBackend, p: &DgProblem, solver: &DgSolver) -> Result<
             let clock = Instant::now();
             let pre: Box<dyn LinearOperator<CudaBackend>> = match preconditioner {
                 DgPreconditioner::None => Box::new(Identity(m.size())),
-                DgPreconditioner::Jacobi => Box::new(Jacobi::new(be, &m.to_host(be)?.diagonal())?),
+                DgPreconditioner::Jacobi => Box::new(Jacobi::new(be, &be.from_host(&m.to_host(be)?.diagonal())?)?),
                 DgPreconditioner::BlockJacobi => Box::new(DeviceBlockJacobi::new(be, &m)?),
             };
             be.synchronize()?;

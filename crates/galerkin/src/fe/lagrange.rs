@@ -64,7 +64,7 @@ impl LagrangeElement {
     /// For tensor-product elements (interval, quadrilateral, hexahedron), the 1D nodes (ascending on
     /// `[0,1]`) and the map from lexicographic index `i + (k+1)·j + (k+1)²·l` (first axis fastest) to
     /// local dof, for sum factorization. `None` on triangles and tetrahedra.
-    pub fn tensor_1d(&self) -> Option<(Vec<f64>, Vec<usize>)> {
+    pub fn tensor_1d_nodes(&self) -> Option<(Vec<f64>, Vec<usize>)> {
         match &self.basis {
             Basis::Tensor {
                 nodes_1d,
@@ -175,6 +175,15 @@ impl FiniteElement for LagrangeElement {
     }
     fn nodes(&self) -> Option<&[[f64; 3]]> {
         Some(&self.nodes)
+    }
+    fn tensor_1d(&self, x: &[f64]) -> Option<(Vec<f64>, Vec<f64>, Vec<usize>)> {
+        let (nodes_1d, lex_to_dof) = self.tensor_1d_nodes()?;
+        let n1 = nodes_1d.len();
+        let (mut b, mut g) = (vec![0.0; x.len() * n1], vec![0.0; x.len() * n1]);
+        for (q, &xq) in x.iter().enumerate() {
+            lagrange_1d(&nodes_1d, xq, &mut b[q * n1..(q + 1) * n1], &mut g[q * n1..(q + 1) * n1]);
+        }
+        Some((b, g, lex_to_dof))
     }
     fn tabulate(&self, points: &[[f64; 3]]) -> Tabulation {
         let ndofs = self.nodes.len();
@@ -462,7 +471,7 @@ mod tests {
     #[test]
     fn tensor_1d_describes_the_nodes() {
         for e in all_elements() {
-            match e.tensor_1d() {
+            match e.tensor_1d_nodes() {
                 None => assert!(e.cell.is_simplex() && e.cell.dim() > 1),
                 Some((n1d, lex_to_dof)) => {
                     let n = n1d.len();

@@ -40,6 +40,12 @@ pub trait FiniteElement: Send + Sync + std::fmt::Debug {
     fn nodes(&self) -> Option<&[[f64; 3]]>;
     /// Basis values and reference gradients at `points`.
     fn tabulate(&self, points: &[[f64; 3]]) -> Tabulation;
+    /// For tensor-product elements, the 1D tables at 1D points `x` for sum factorization:
+    /// (values `b[q·p1 + i]`, derivatives `g[q·p1 + i]`, map from lexicographic index, first axis
+    /// fastest, to local dof). `None` where the basis is not a tensor product.
+    fn tensor_1d(&self, _x: &[f64]) -> Option<(Vec<f64>, Vec<f64>, Vec<usize>)> {
+        None
+    }
     /// Quadrature degree that integrates a mass matrix of this element exactly on affine cells.
     fn mass_quadrature_degree(&self) -> usize {
         2 * self.degree()

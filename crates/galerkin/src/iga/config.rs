@@ -17,7 +17,7 @@ use super::knots::KnotVector;
 use super::poisson2d::{Physics2d, Problem2d};
 use super::space::{Space1d, Space2d};
 use crate::expr::Expr;
-use crate::problem::config::{check_output_name, deserialize, BackendChoice};
+use crate::problem::config::{check_output_name, deserialize, BackendKind};
 use crate::{Error, Result};
 use serde::Deserialize;
 use toml::{Spanned, Value};
@@ -30,7 +30,7 @@ struct FileSchema {
     #[serde(default)]
     title: String,
     #[serde(default)]
-    backend: BackendChoice,
+    backend: BackendKind,
     space: SpaceSchema,
     physics: PhysicsSchema,
     #[serde(default)]
@@ -198,7 +198,7 @@ pub struct Output {
 #[derive(Clone, Debug)]
 pub struct IgaSetup {
     pub title: String,
-    pub backend: BackendChoice,
+    pub backend: BackendKind,
     pub kind: Kind,
     pub space: IgaSpace,
     pub problem: IgaProblem,

@@ -9,8 +9,9 @@ use crate::io::OutputFile;
 use crate::memory;
 use crate::mesh::CellType;
 use crate::operator::AssemblyLevel;
+use crate::backend::AnyBackend;
 use crate::problem::run::{
-    select_engine, AssemblyReport, Engine, ErrorReport as FeErrors, MemoryReport, MeshReport, PhaseTimes, Report, RunOptions, SolverReport as FeSolver,
+    AssemblyReport, ErrorReport as FeErrors, MemoryReport, MeshReport, PhaseTimes, Report, RunOptions, SolverReport as FeSolver,
     SpaceReport as FeSpace,
 };
 use crate::solver::multifrontal::{CpuMultifrontal, MultifrontalStats, Symbolic};
@@ -109,7 +110,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         notes,
         mesh: MeshReport { cell_type: if dim == 1 { CellType::Interval } else { CellType::Quadrilateral }, cells, vertices: r.space.elements.iter().map(|e| e + 1).product(), dim },
         space: FeSpace { family: "bspline".into(), degree: r.space.degree.iter().copied().max().unwrap_or(0), components: 1, dofs: r.space.dofs },
-        assembly: AssemblyReport { level: AssemblyLevel::Element, stored_entries: cells * r.space.element_size * r.space.element_size, colors: 0, dirichlet_dofs: r.space.dirichlet_dofs },
+        assembly: AssemblyReport { level: AssemblyLevel::Element, storage_bytes: cells * r.space.element_size * r.space.element_size * 8, colors: 0, dirichlet_dofs: r.space.dirichlet_dofs },
         solver: FeSolver {
             method: format!("{:?}", r.solver.method).to_lowercase(),
             preconditioner: "none".into(),
@@ -146,12 +147,12 @@ fn check_elements_memory(nelem: usize, k: usize, ndofs: usize) -> Result<memory:
 
 /// The factorization's memory, checked before it is allocated: the fronts on the host (CPU) or
 /// the device (GPU, with a copy of the element matrices), or faer's LU (bounded below by the matrix).
-fn check_factor_memory(engine: &Engine, method: Method, sym: &Symbolic, est: &mut memory::Estimate) -> Result<()> {
+fn check_factor_memory(engine: &AnyBackend, method: Method, sym: &Symbolic, est: &mut memory::Estimate) -> Result<()> {
     let fronts = sym.storage_len as f64 * 8.0;
     match (engine, method) {
         (_, Method::Lu) => est.add("CSR matrix", sym.leaf_len as f64 * 16.0),
-        (Engine::Cpu, _) => est.add("multifrontal fronts", fronts),
-        (Engine::Cuda(be), _) => {
+        (AnyBackend::Cpu(_), _) => est.add("multifrontal fronts", fronts),
+        (AnyBackend::Cuda(be), _) => {
             let mut dev = memory::Estimate::default();
             dev.add("multifrontal fronts", fronts);
             dev.add("element matrices", sym.leaf_len as f64 * 8.0);
@@ -170,7 +171,7 @@ struct Solved {
     launches: Option<(usize, usize)>,
 }
 
-fn solve(engine: &Engine, method: Method, sys: &ElementSystem, sym: Symbolic, t: &mut Timings) -> Result<Solved> {
+fn solve(engine: &AnyBackend, method: Method, sys: &ElementSystem, sym: Symbolic, t: &mut Timings) -> Result<Solved> {
     let clock = Instant::now();
     if method == Method::Lu {
         let lu = DirectSolver::lu(&sys.to_csr()?)?;
@@ -183,7 +184,7 @@ fn solve(engine: &Engine, method: Method, sys: &ElementSystem, sym: Symbolic, t:
     let stats = Some(sym.stats());
     let sym = Arc::new(sym);
     match engine {
-        Engine::Cpu => {
+        AnyBackend::Cpu(_) => {
             let f = CpuMultifrontal::factor(sym, &sys.matrices)?;
             t.factor = clock.elapsed().as_secs_f64();
             let clock = Instant::now();
@@ -192,8 +193,8 @@ fn solve(engine: &Engine, method: Method, sys: &ElementSystem, sym: Symbolic, t:
             t.solve = clock.elapsed().as_secs_f64();
             Ok(Solved { u, stats, launches: None })
         }
-        Engine::Cuda(be) => {
-            let f = crate::backend::cuda::CudaMultifrontal::factor(be, sym, &sys.matrices)?;
+        AnyBackend::Cuda(be) => {
+            let f = crate::solver::multifrontal::CudaMultifrontal::factor(be, sym, &sys.matrices)?;
             t.factor = clock.elapsed().as_secs_f64();
             let clock = Instant::now();
             let b = be.from_host(&sys.rhs)?;
@@ -219,7 +220,7 @@ pub fn run(setup: &IgaSetup, opts: &RunOptions) -> Result<IgaReport> {
     let start = Instant::now();
     let mut notes = Vec::new();
     let capable = if setup.method == Method::Lu { Err("faer's sparse LU runs on the CPU".to_string()) } else { Ok(()) };
-    let engine = select_engine(opts.backend.unwrap_or(setup.backend), capable, &mut notes)?;
+    let engine = AnyBackend::select(opts.backend.unwrap_or(setup.backend), capable, &mut notes)?;
     let (nelem, k, ndofs) = match &setup.space {
         IgaSpace::D1(s) => (s.num_elements(), s.degree() + 1, s.num_basis()),
         IgaSpace::D2(s) => (s.num_elements(), s.element_size(), s.num_basis()),

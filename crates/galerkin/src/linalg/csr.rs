@@ -3,7 +3,6 @@
 //! The fields are public for zero-copy access by assemblers and kernels; the invariants checked by
 //! [`CsrMatrix::new`] (monotone `row_ptr`, sorted in-range columns) must be kept by anyone who
 //! mutates them, because the methods here rely on them.
-use crate::backend::{Cpu, LinearOperator};
 use crate::{Error, Result};
 use faer::sparse::{SparseColMat, SymbolicSparseColMat};
 use rayon::prelude::*;
@@ -157,6 +156,60 @@ impl CsrMatrix {
             .collect()
     }
 
+    /// The `b × b` diagonal blocks of node-interleaved rows, row-major block after block.
+    pub fn node_blocks(&self, b: usize) -> Vec<f64> {
+        let mut blocks = vec![0.0; self.nrows * b];
+        blocks.par_chunks_mut(b * b).enumerate().for_each(|(node, blk)| {
+            for i in 0..b {
+                let (cols, vals) = self.row(node * b + i);
+                for (&c, &v) in cols.iter().zip(vals) {
+                    if c as usize / b == node {
+                        blk[i * b + c as usize % b] = v;
+                    }
+                }
+            }
+        });
+        blocks
+    }
+
+    /// Symmetric elimination of the rows with `free_mask[r] == 0`: `rhs -= A·lift` on free rows
+    /// (constrained columns zeroed), identity rows with `rhs = lift` on constrained ones.
+    pub fn eliminate(&mut self, rhs: &mut [f64], free_mask: &[f64], lift: &[f64]) -> Result<()> {
+        let n = self.nrows;
+        for (what, len) in [("right-hand side", rhs.len()), ("free mask", free_mask.len()), ("lift", lift.len())] {
+            if len != n {
+                return Err(Error::dim(format!("elimination {what}"), n, len));
+            }
+        }
+        let CsrMatrix { row_ptr, col_idx, values, .. } = self;
+        let rows: Vec<(usize, usize)> = (0..n).map(|r| (row_ptr[r], row_ptr[r + 1])).collect();
+        // Split the values into per-row slices so rows can be edited in parallel.
+        let mut slices: Vec<&mut [f64]> = Vec::with_capacity(n);
+        let mut rest: &mut [f64] = values;
+        for &(s, e) in &rows {
+            let (head, tail) = rest.split_at_mut(e - s);
+            slices.push(head);
+            rest = tail;
+        }
+        slices.par_iter_mut().zip(rhs.par_iter_mut()).enumerate().for_each(|(r, (vals, br))| {
+            let cols = &col_idx[rows[r].0..rows[r].1];
+            if free_mask[r] == 0.0 {
+                for (v, &c) in vals.iter_mut().zip(cols) {
+                    *v = if c as usize == r { 1.0 } else { 0.0 };
+                }
+                *br = lift[r];
+            } else {
+                for (v, &c) in vals.iter_mut().zip(cols) {
+                    if free_mask[c as usize] == 0.0 {
+                        *br -= *v * lift[c as usize];
+                        *v = 0.0;
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
     /// Position of every diagonal entry in `values`; errors naming the first row without one
     /// (factorizations and smoothers divide by the diagonal).
     pub fn diagonal_positions(&self) -> Result<Vec<usize>> {
@@ -272,25 +325,6 @@ impl CsrMatrix {
     }
 }
 
-impl LinearOperator<Cpu> for CsrMatrix {
-    fn nrows(&self) -> usize {
-        self.nrows
-    }
-    fn ncols(&self) -> usize {
-        self.ncols
-    }
-    fn apply(&self, _b: &Cpu, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
-        if x.len() != self.ncols {
-            return Err(Error::dim("CSR apply (input)", self.ncols, x.len()));
-        }
-        if y.len() != self.nrows {
-            return Err(Error::dim("CSR apply (output)", self.nrows, y.len()));
-        }
-        self.spmv(x, y);
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,11 +410,6 @@ mod tests {
             }
             assert!((y[i] - e).abs() < 1e-14, "row {i}");
         }
-        let mut bad = vec![0.0; n - 1];
-        assert!(matches!(
-            a.apply(&Cpu, &x, &mut bad),
-            Err(Error::Dimension { .. })
-        ));
     }
 
     #[test]

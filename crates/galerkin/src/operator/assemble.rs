@@ -1,7 +1,8 @@
-//! Full assembly: the CSR sparsity built once from the mesh graph, then element matrices and
-//! vectors summed in parallel, one color at a time, with no locks in the hot loop.
+//! The CSR sparsity of a space, built once from the mesh graph, and load vectors summed in
+//! parallel, one color at a time, with no locks in the hot loop (the matrix itself is the `full`
+//! level's, [`super::level::full`]).
 use super::coloring::{Coloring, SharedMut};
-use super::integrate::{ElementIntegrator, Scratch};
+use super::integrate::Scratch;
 use super::restriction::ElementRestriction;
 use crate::linalg::CsrMatrix;
 use crate::space::FunctionSpace;
@@ -78,42 +79,6 @@ pub fn sparsity(space: &FunctionSpace) -> Result<CsrMatrix> {
     });
     let values = vec![0.0; nnz];
     Ok(CsrMatrix { nrows: nn * ncomp, ncols: nn * ncomp, row_ptr, col_idx, values })
-}
-
-/// Sum every cell's element matrix into `a` (which must have `space`'s sparsity).
-pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut CsrMatrix) -> Result<()> {
-    let r = ElementRestriction::new(integ.space);
-    let nd = integ.elem_size();
-    let vp = SharedMut(a.values.as_mut_ptr());
-    let a_ro = &*a;
-    for color in &coloring.blocks {
-        color.par_iter().try_for_each_init(
-            || (Scratch::default(), vec![0.0; nd * nd], vec![0usize; nd]),
-            |(s, ke, dofs), cells| -> Result<()> {
-                let vp = vp;
-                for c in cells.clone() {
-                    integ.element_matrix(c, s, ke)?;
-                    for (i, d) in dofs.iter_mut().enumerate() {
-                        *d = r.global_dof(c, i);
-                    }
-                    for i in 0..nd {
-                        let row = dofs[i];
-                        let (rs, re) = (a_ro.row_ptr[row], a_ro.row_ptr[row + 1]);
-                        let cols = &a_ro.col_idx[rs..re];
-                        for j in 0..nd {
-                            let k = cols.binary_search(&(dofs[j] as u32)).map_err(|_| {
-                                Error::invalid(format!("entry ({row}, {}) missing from the sparsity pattern", dofs[j]))
-                            })?;
-                            // SAFETY: blocks of one color share no dof, so no two threads touch the same row.
-                            unsafe { *vp.0.add(rs + k) += ke[i * nd + j] };
-                        }
-                    }
-                }
-                Ok(())
-            },
-        )?;
-    }
-    Ok(())
 }
 
 /// Sum per-cell vectors `f(cell, local)` into a global vector (colored, parallel).

@@ -6,7 +6,6 @@
 use crate::backend::{Backend, LinearOperator};
 use crate::linalg::CsrMatrix;
 use crate::{Error, Result};
-use rayon::prelude::*;
 use std::sync::Mutex;
 
 /// Constrained dofs (sorted, unique) and their prescribed values.
@@ -39,39 +38,8 @@ impl Constraints {
 /// Symmetric elimination in an assembled matrix: `b -= A g` on free rows, constrained rows and
 /// columns set to the identity, `b = g` on constrained rows.
 pub fn eliminate(a: &mut CsrMatrix, b: &mut [f64], cons: &Constraints) -> Result<()> {
-    if b.len() != a.nrows {
-        return Err(Error::dim("right-hand side", a.nrows, b.len()));
-    }
     let n = a.nrows;
-    let mask = cons.free_mask(n);
-    let g = cons.lift(n);
-    let CsrMatrix { row_ptr, col_idx, values, .. } = a;
-    let rows: Vec<(usize, usize)> = (0..n).map(|r| (row_ptr[r], row_ptr[r + 1])).collect();
-    // Split the values into per-row slices so rows can be edited in parallel.
-    let mut slices: Vec<&mut [f64]> = Vec::with_capacity(n);
-    let mut rest: &mut [f64] = values;
-    for &(s, e) in &rows {
-        let (head, tail) = rest.split_at_mut(e - s);
-        slices.push(head);
-        rest = tail;
-    }
-    slices.par_iter_mut().zip(b.par_iter_mut()).enumerate().for_each(|(r, (vals, br))| {
-        let cols = &col_idx[rows[r].0..rows[r].1];
-        if mask[r] == 0.0 {
-            for (v, &c) in vals.iter_mut().zip(cols) {
-                *v = if c as usize == r { 1.0 } else { 0.0 };
-            }
-            *br = g[r];
-        } else {
-            for (v, &c) in vals.iter_mut().zip(cols) {
-                if mask[c as usize] == 0.0 {
-                    *br -= *v * g[c as usize];
-                    *v = 0.0;
-                }
-            }
-        }
-    });
-    Ok(())
+    a.eliminate(b, &cons.free_mask(n), &cons.lift(n))
 }
 
 /// `M A M + (I − M)` for any operator `A` on any backend.

@@ -1,7 +1,11 @@
 //! Element integration: the `Bᵀ D B` part of the operator for one cell, generic over the element
-//! (through its tabulated basis) and the physics (through its pointwise matrix `D`), plus element
-//! load vectors and the facet terms of Neumann and Robin conditions.
+//! (through its tabulated basis) and the physics (through the linearised form of its QFunctions,
+//! [`Composite::block`]), plus element load vectors and the facet terms of Neumann and Robin
+//! conditions.
+use super::basis::Basis;
 use super::geometry::{facet_measure_normal, inverse_jacobian, physical_gradient, GeometryTab};
+use super::passive::PassiveData;
+use super::qfunction::{Composite, Pair};
 use crate::fe::quadrature::facet_rule;
 use crate::fe::{QuadratureRule, Tabulation};
 use crate::physics::{Coefficient, PointwisePhysics};
@@ -43,8 +47,8 @@ pub struct SourceQuad {
 #[derive(Default)]
 pub struct Scratch {
     grads: Vec<[f64; 3]>,
-    d: Vec<f64>,
-    t: Vec<f64>,
+    p: Vec<f64>,
+    e: Vec<f64>,
     f: Vec<f64>,
 }
 
@@ -52,9 +56,15 @@ pub struct Scratch {
 pub struct ElementIntegrator<'a> {
     pub space: &'a FunctionSpace,
     pub physics: &'a dyn PointwisePhysics,
+    /// The physics' terms as one pointwise kernel.
+    pub qf: Composite,
+    /// The element basis on the volume quadrature.
+    pub basis: Basis,
     pub quad: QuadratureRule,
     pub tab: Tabulation,
-    geo: GeometryTab,
+    pub geo: GeometryTab,
+    /// The coefficient fields sampled on the volume quadrature.
+    pub passive: PassiveData,
     facets: Vec<FacetQuad>,
     /// Robin terms (α u v on a facet), indexed by cell: (local facet, α).
     robin: Vec<Vec<(usize, Coefficient)>>,
@@ -64,14 +74,18 @@ impl<'a> ElementIntegrator<'a> {
     /// `degree`: quadrature degree for the volume terms (None: exact for constant coefficients).
     pub fn new(space: &'a FunctionSpace, physics: &'a dyn PointwisePhysics, degree: Option<usize>) -> Result<Self> {
         let k = space.element.degree();
-        let modes = physics.modes();
+        let qf = Composite::new(physics.terms(), space.ncomp, space.mesh.dim);
+        let modes = qf.modes();
         let order = if modes.value { 2 * k } else { 2 * k - 2 };
         let deg = degree.unwrap_or_else(|| default_degree(space, order));
         let quad = QuadratureRule::new(space.mesh.cell_type, deg)?;
-        let tab = space.element.tabulate(&quad.points);
+        let basis = Basis::new(space, quad.clone());
+        let tab = basis.tab.clone();
         let geo = GeometryTab::new(space.mesh.cell_type, &quad.points);
         let facets = facet_quadratures(space, default_degree(space, 2 * k + 2))?;
-        Ok(ElementIntegrator { space, physics, quad, tab, geo, facets, robin: vec![Vec::new(); space.mesh.num_cells()] })
+        physics.check(&space.mesh)?;
+        let passive = PassiveData::sample(&qf, &space.mesh, &geo, quad.len())?;
+        Ok(ElementIntegrator { space, physics, qf, basis, quad, tab, geo, passive, facets, robin: vec![Vec::new(); space.mesh.num_cells()] })
     }
 
     /// Add a Robin term α u·v on the given (cell, local facet) pairs.
@@ -86,24 +100,20 @@ impl<'a> ElementIntegrator<'a> {
         self.space.dofmap.nodes_per_cell * self.space.ncomp
     }
 
-    /// The element matrix of cell `c` (row-major, `elem_size()²`), overwriting `ke`.
+    /// The element matrix of cell `c` (row-major, `elem_size()²`), overwriting `ke`: per point and
+    /// pair of basis functions, the QFunctions' linearised block.
     pub fn element_matrix(&self, c: usize, s: &mut Scratch, ke: &mut [f64]) -> Result<()> {
         let mesh = &*self.space.mesh;
         let dim = mesh.dim;
         let n = self.space.ncomp;
         let nloc = self.tab.ndofs;
         let nd = nloc * n;
-        let modes = self.physics.modes();
-        let nv = if modes.value { n } else { 0 };
-        let m = modes.size(n, dim);
-        let region = mesh.cell_tags[c];
         s.grads.resize(nloc, [0.0; 3]);
-        s.d.resize(m * m, 0.0);
-        s.t.resize(nd * m, 0.0);
+        s.p.resize(self.qf.npassive(), 0.0);
+        s.e.resize(n * n, 0.0);
         ke[..nd * nd].fill(0.0);
         let mut inv_det = if self.geo.affine { Some(inverse_jacobian(&self.geo.jacobian(mesh, c, 0), dim)?) } else { None };
         for (q, &wq) in self.quad.weights.iter().enumerate() {
-            let x = self.geo.point(mesh, c, q);
             let (inv, det) = match inv_det {
                 Some(id) if self.geo.affine => id,
                 _ => {
@@ -117,41 +127,17 @@ impl<'a> ElementIntegrator<'a> {
             for (i, g) in s.grads.iter_mut().enumerate() {
                 *g = physical_gradient(&inv, self.tab.grads[q * nloc + i], dim);
             }
-            self.physics.dmatrix(x, region, dim, &mut s.d);
-            // T = Bᵀ D: row (i, comp) of Bᵀ has N_i at value `comp` and G_i at grads of `comp`.
+            self.passive.point(c, q, &mut s.p);
             for i in 0..nloc {
-                for a in 0..n {
-                    let row = &mut s.t[(i * n + a) * m..(i * n + a + 1) * m];
-                    for (f, r) in row.iter_mut().enumerate() {
-                        let mut acc = 0.0;
-                        if modes.value {
-                            acc += vals[i] * s.d[a * m + f];
-                        }
-                        if modes.grad {
-                            for k in 0..dim {
-                                acc += s.grads[i][k] * s.d[(nv + a * dim + k) * m + f];
-                            }
-                        }
-                        *r = acc;
-                    }
-                }
-            }
-            // K += w T B
-            for r in 0..nd {
-                let trow = &s.t[r * m..(r + 1) * m];
-                let krow = &mut ke[r * nd..(r + 1) * nd];
                 for j in 0..nloc {
-                    for b in 0..n {
-                        let mut acc = 0.0;
-                        if modes.value {
-                            acc += trow[b] * vals[j];
+                    let pair = Pair { w, vi: vals[i], vj: vals[j], gi: s.grads[i], gj: s.grads[j], dim };
+                    s.e.fill(0.0);
+                    self.qf.block(&s.p, &pair, &mut s.e);
+                    for a in 0..n {
+                        let row = &mut ke[(i * n + a) * nd + j * n..(i * n + a) * nd + (j + 1) * n];
+                        for (k, v) in row.iter_mut().enumerate() {
+                            *v += s.e[a * n + k];
                         }
-                        if modes.grad {
-                            for k in 0..dim {
-                                acc += trow[nv + b * dim + k] * s.grads[j][k];
-                            }
-                        }
-                        krow[j * n + b] += w * acc;
                     }
                 }
             }

@@ -1,31 +1,30 @@
-//! Finite element operators, `A = Rᵀ Bᵀ D B R`: element restriction ([`restriction`]), basis
-//! (tabulated in [`integrate`]), pointwise physics ([`crate::physics`]) and an assembly level:
-//! `full` (a global CSR matrix, [`assemble`]) or `element` (stored element matrices applied cell by
-//! cell, [`element`]). Dirichlet conditions are eliminated symmetrically ([`dirichlet`]).
+//! Finite element operators, `A = Rᵀ Bᵀ D B R`, from four pieces (as in libCEED and MFEM):
+//! - R, the element restriction ([`restriction`]): global dofs to element-local ones and back;
+//! - B, the basis ([`basis`]): tabulated at the quadrature, with 1D tables on tensor cells;
+//! - D, the pointwise physics ([`qfunction`]): written once, with a CUDA twin, reading the
+//!   coefficient fields sampled in [`passive`];
+//! - the assembly level ([`level`]): `full`, `element`, `partial` or `none`, each a strategy with a
+//!   CPU and a GPU implementation.
+//!
+//! [`FeOperator`] puts them together on any backend, with Dirichlet conditions ([`dirichlet`]);
+//! [`integrate`] holds the element integration the assembled levels and the load vectors share.
 pub mod assemble;
+pub mod basis;
 pub mod coloring;
 pub mod dirichlet;
-pub mod element;
+pub mod fe_operator;
 pub mod geometry;
 pub mod integrate;
+pub mod level;
 pub mod norms;
+pub mod passive;
+pub mod qfunction;
 pub mod restriction;
 
 pub use coloring::Coloring;
 pub use dirichlet::{Constrained, Constraints};
-pub use element::ElementMatrices;
+pub use fe_operator::FeOperator;
 pub use integrate::{ElementIntegrator, FluxFn, VectorFn};
+pub use level::{AssemblyLevel, FeBackend, LevelInput, LevelOperator, Scatter, Tuning};
+pub use passive::{PassiveData, PassiveField};
 pub use restriction::ElementRestriction;
-
-use serde::{Deserialize, Serialize};
-
-/// How much of the operator is precomputed (MFEM's names).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum AssemblyLevel {
-    /// A global CSR matrix.
-    #[default]
-    Full,
-    /// Element matrices stored and applied element by element.
-    Element,
-}

@@ -1,5 +1,10 @@
 //! Element restriction R: global dofs -> element-local dofs (gather) and its transpose
 //! (scatter-add). Local ordering inside a cell is `node * ncomp + component`.
+//!
+//! Conforming H1 spaces need only the node offsets (the dof map already agrees on shared edge and
+//! face orientations); `signs` carries the ±1 of hierarchical edge and face modes whose orientation
+//! flips between cells, and [`ElementRestriction::discontinuous`] is the identity layout of DG
+//! spaces. Face restrictions (DG fluxes) will be a second kind beside this one.
 use crate::space::FunctionSpace;
 
 /// Gather/scatter between a global vector and element-local blocks.
@@ -10,6 +15,8 @@ pub struct ElementRestriction {
     pub ncomp: usize,
     /// Global scalar node of each local node, cell-major.
     pub offsets: Vec<usize>,
+    /// ±1 per local node (cell-major), where orientation flips a basis function's sign.
+    pub signs: Option<Vec<f64>>,
 }
 
 impl ElementRestriction {
@@ -19,7 +26,18 @@ impl ElementRestriction {
             nodes_per_cell: space.dofmap.nodes_per_cell,
             ncomp: space.ncomp,
             offsets: space.dofmap.cell_nodes.clone(),
+            signs: None,
         }
+    }
+
+    /// The restriction of a discontinuous space: every cell owns its nodes, numbered cell by cell.
+    pub fn discontinuous(ncells: usize, nodes_per_cell: usize, ncomp: usize) -> Self {
+        ElementRestriction { ncells, nodes_per_cell, ncomp, offsets: (0..ncells * nodes_per_cell).collect(), signs: None }
+    }
+
+    #[inline]
+    fn sign(&self, c: usize, a: usize) -> f64 {
+        self.signs.as_ref().map_or(1.0, |s| s[c * self.nodes_per_cell + a])
     }
 
     /// Local dofs per cell.
@@ -39,7 +57,10 @@ impl ElementRestriction {
     pub fn gather(&self, c: usize, global: &[f64], local: &mut [f64]) {
         let n = self.ncomp;
         for (a, &node) in self.offsets[c * self.nodes_per_cell..(c + 1) * self.nodes_per_cell].iter().enumerate() {
-            local[a * n..(a + 1) * n].copy_from_slice(&global[node * n..(node + 1) * n]);
+            let s = self.sign(c, a);
+            for k in 0..n {
+                local[a * n + k] = s * global[node * n + k];
+            }
         }
     }
 
@@ -48,8 +69,9 @@ impl ElementRestriction {
     pub fn scatter_add(&self, c: usize, local: &[f64], global: &mut [f64]) {
         let n = self.ncomp;
         for (a, &node) in self.offsets[c * self.nodes_per_cell..(c + 1) * self.nodes_per_cell].iter().enumerate() {
+            let s = self.sign(c, a);
             for k in 0..n {
-                global[node * n + k] += local[a * n + k];
+                global[node * n + k] += s * local[a * n + k];
             }
         }
     }

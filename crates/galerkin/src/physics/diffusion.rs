@@ -1,5 +1,6 @@
-//! Diffusion −∇·(κ∇u): `D = κ(x) I` on the gradient.
-use super::{Coefficient, EvalModes, PointwisePhysics};
+//! Diffusion −∇·(κ∇u): the diffusion QFunction with coefficient κ.
+use super::{Coefficient, PointwisePhysics};
+use crate::operator::qfunction::{DiffusionQf, Term};
 use crate::mesh::Mesh;
 use crate::Result;
 
@@ -18,21 +19,11 @@ impl PointwisePhysics for Diffusion {
     fn ncomp(&self) -> usize {
         1
     }
-    fn modes(&self) -> EvalModes {
-        EvalModes { value: false, grad: true }
-    }
-    fn dmatrix(&self, x: [f64; 3], region: i32, dim: usize, d: &mut [f64]) {
-        let k = self.kappa.eval(x, region);
-        d[..dim * dim].fill(0.0);
-        for i in 0..dim {
-            d[i * dim + i] = k;
-        }
+    fn terms(&self) -> Vec<Term> {
+        vec![Term { qf: &DiffusionQf, fields: vec![self.kappa.clone()] }]
     }
     fn check(&self, mesh: &Mesh) -> Result<()> {
         self.kappa.check(mesh, "kappa")
-    }
-    fn device_terms(&self) -> Option<Vec<super::DeviceTerm<'_>>> {
-        Some(vec![super::DeviceTerm::Diffusion(&self.kappa)])
     }
     fn name(&self) -> String {
         "diffusion".into()

@@ -1,6 +1,7 @@
 //! Isotropic linear elasticity, σ = λ tr(ε) I + 2μ ε, in 3D or 2D plane strain.
-//! `D` maps ∇u to σ: `C_{iajb} = λ δ_ia δ_jb + μ (δ_ij δ_ab + δ_ib δ_aj)`.
-use super::{Coefficient, EvalModes, PointwisePhysics};
+//! The elasticity QFunction with Lamé coefficients (λ, μ), from (E, ν) or given directly.
+use super::{Coefficient, PointwisePhysics};
+use crate::operator::qfunction::{ElasticityQf, Term};
 use crate::mesh::Mesh;
 use crate::{Error, Result};
 
@@ -39,23 +40,8 @@ impl PointwisePhysics for Elasticity {
     fn ncomp(&self) -> usize {
         self.dim
     }
-    fn modes(&self) -> EvalModes {
-        EvalModes { value: false, grad: true }
-    }
-    fn dmatrix(&self, x: [f64; 3], region: i32, dim: usize, d: &mut [f64]) {
-        let (l, m) = (self.lambda.eval(x, region), self.mu.eval(x, region));
-        let n = dim * dim;
-        let delta = |a: usize, b: usize| if a == b { 1.0 } else { 0.0 };
-        for i in 0..dim {
-            for a in 0..dim {
-                for j in 0..dim {
-                    for b in 0..dim {
-                        d[(i * dim + a) * n + j * dim + b] =
-                            l * delta(i, a) * delta(j, b) + m * (delta(i, j) * delta(a, b) + delta(i, b) * delta(a, j));
-                    }
-                }
-            }
-        }
+    fn terms(&self) -> Vec<Term> {
+        vec![Term { qf: &ElasticityQf, fields: vec![self.lambda.clone(), self.mu.clone()] }]
     }
     fn check(&self, mesh: &Mesh) -> Result<()> {
         if mesh.dim != self.dim {
@@ -66,9 +52,6 @@ impl PointwisePhysics for Elasticity {
         }
         self.lambda.check(mesh, "lambda")?;
         self.mu.check(mesh, "mu")
-    }
-    fn device_terms(&self) -> Option<Vec<super::DeviceTerm<'_>>> {
-        Some(vec![super::DeviceTerm::Elasticity { lambda: &self.lambda, mu: &self.mu }])
     }
     fn name(&self) -> String {
         format!("linear elasticity ({}D{})", self.dim, if self.dim == 2 { ", plane strain" } else { "" })

@@ -4,8 +4,9 @@
 //! Scalar fields (coefficients, sources, boundary values) are a number, a math expression of
 //! x, y, z, t (`"sin(pi*x)*y"`), or `{ regions = { 1 = 1.0, 2 = 10.0 } }` for coefficients;
 //! vector fields (body forces, tractions, displacements) are arrays of scalar fields.
+pub use crate::backend::BackendKind;
 use crate::mesh::CellType;
-use crate::operator::AssemblyLevel;
+use crate::operator::{AssemblyLevel, Scatter, Tuning};
 use crate::problem::linear::{Boundary, SolverMethod};
 use crate::solver::precond::PreconditionerKind;
 use crate::{Error, Result};
@@ -22,7 +23,7 @@ pub struct ProblemFile {
     pub title: String,
     /// `auto` (GPU when one is found), `cpu` or `cuda`.
     #[serde(default)]
-    pub backend: BackendChoice,
+    pub backend: BackendKind,
     pub mesh: MeshConfig,
     #[serde(default)]
     pub space: SpaceConfig,
@@ -36,27 +37,6 @@ pub struct ProblemFile {
     pub assembly: AssemblyConfig,
     #[serde(default)]
     pub output: OutputConfig,
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BackendChoice {
-    #[default]
-    Auto,
-    Cpu,
-    Cuda,
-}
-
-impl std::str::FromStr for BackendChoice {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "auto" => Ok(BackendChoice::Auto),
-            "cpu" => Ok(BackendChoice::Cpu),
-            "cuda" => Ok(BackendChoice::Cuda),
-            _ => Err(Error::config("backend", format!("unknown backend `{s}` (expected auto, cpu or cuda)"))),
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -250,6 +230,7 @@ impl Default for SolverFileConfig {
     }
 }
 
+/// `[assembly]`: the level, the quadrature, and the GPU kernels' knobs (see [`Tuning`]).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AssemblyConfig {
@@ -257,6 +238,26 @@ pub struct AssemblyConfig {
     pub level: AssemblyLevel,
     /// Override the volume quadrature degree.
     pub quadrature_degree: Option<usize>,
+    /// GPU full assembly: atomic (default), colored, rows or patch.
+    #[serde(default)]
+    pub scatter: Scatter,
+    /// GPU assembly: column nodes per thread.
+    pub columns_per_thread: Option<usize>,
+    /// GPU patch assembly: shared-memory doubles of a patch (256 to 6144).
+    pub patch_doubles: Option<usize>,
+    /// GPU patch assembly: value pairs sorted by entry count per window (1: none).
+    pub patch_sort_window: Option<usize>,
+}
+
+impl AssemblyConfig {
+    pub fn tuning(&self) -> Tuning {
+        Tuning {
+            scatter: self.scatter,
+            columns_per_thread: self.columns_per_thread,
+            patch_doubles: self.patch_doubles,
+            patch_sort_window: self.patch_sort_window,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,14 +1,16 @@
 //! Linear boundary value problems as a library call: a space, a physics term, a source and boundary
-//! conditions -> an assembled (or element-level) system -> a solution with statistics.
-use crate::backend::{Cpu, Identity, LinearOperator};
+//! conditions -> a [`System`] on any backend and at any assembly level -> a solution with
+//! statistics.
+use crate::backend::{Cpu, LinearOperator};
 use crate::linalg::CsrMatrix;
 use crate::mesh::Mesh;
-use crate::operator::assemble::{assemble_matrix, assemble_vector, sparsity};
-use crate::operator::dirichlet::eliminate;
-use crate::operator::{AssemblyLevel, Coloring, Constrained, Constraints, ElementIntegrator, ElementMatrices, FluxFn, VectorFn};
+use crate::operator::assemble::assemble_vector;
+use crate::operator::level::BoundaryMatrices;
+use crate::operator::{AssemblyLevel, Coloring, Constraints, ElementIntegrator, ElementRestriction, FeBackend, FeOperator, FluxFn, LevelInput, PassiveField, Tuning, VectorFn};
 use crate::physics::{Coefficient, PointwisePhysics};
-use crate::solver::precond::{BlockJacobi, Chebyshev, Jacobi, PrecondParams, PreconditionerKind};
-use crate::solver::{DirectSolver, KrylovMethod, KrylovOptions, SolveStats};
+use crate::solver::precond::{PrecondParams, PreconditionerKind};
+pub use crate::solver::SolverMethod;
+use crate::solver::{KrylovOptions, SolveStats};
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -92,10 +94,7 @@ pub struct Timings {
     /// Everything from physics checks to the final system (the sum of the parts below and set-up).
     pub assembly: f64,
     pub coloring: f64,
-    pub sparsity: f64,
-    /// GPU only: CSR position of every element entry, found once per mesh.
-    pub positions: f64,
-    /// Element matrices computed and summed (the hot loop).
+    /// The operator at its level (sparsity and matrix, element matrices, quadrature data...).
     pub matrix: f64,
     pub rhs: f64,
     pub constraints: f64,
@@ -103,22 +102,24 @@ pub struct Timings {
     pub solve: f64,
 }
 
-/// The assembled operator of a linear system, at the chosen assembly level.
-pub enum SystemOperator {
-    Full(CsrMatrix),
-    Element(Constrained<Cpu, ElementMatrices>),
-}
-
-/// A linear system ready to solve, with Dirichlet conditions already applied.
-pub struct LinearSystem {
-    pub operator: SystemOperator,
-    pub rhs: Vec<f64>,
+/// A linear system ready to solve on backend `B`, Dirichlet conditions applied: the operator at its
+/// assembly level and the right-hand side live on the backend.
+pub struct System<'b, B: FeBackend> {
+    pub backend: &'b B,
+    pub operator: FeOperator<B>,
+    pub rhs: B::Vector,
+    /// The load before Dirichlet conditions (to rebuild `rhs` after an update).
+    load: B::Vector,
     pub constraints: Constraints,
     pub symmetric: bool,
     pub ncomp: usize,
+    /// Colors of the CPU block coloring.
     pub ncolors: usize,
     pub timings: Timings,
 }
+
+/// The system of the CPU backend.
+pub type LinearSystem = System<'static, Cpu>;
 
 /// How to solve: a Krylov method with a preconditioner, or a sparse direct factorization.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -126,28 +127,6 @@ pub struct SolverConfig {
     pub method: SolverMethod,
     pub preconditioner: PreconditionerKind,
     pub options: KrylovOptions,
-}
-
-/// `direct` picks Cholesky for symmetric problems and LU otherwise.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SolverMethod {
-    Cg,
-    Gmres,
-    Bicgstab,
-    Direct,
-}
-
-impl SolverMethod {
-    /// The Krylov method this names (`None` for the direct solver).
-    pub fn krylov(self) -> Option<KrylovMethod> {
-        match self {
-            SolverMethod::Cg => Some(KrylovMethod::Cg),
-            SolverMethod::Gmres => Some(KrylovMethod::Gmres),
-            SolverMethod::Bicgstab => Some(KrylovMethod::BiCgStab),
-            SolverMethod::Direct => None,
-        }
-    }
 }
 
 impl Default for SolverConfig {
@@ -270,8 +249,24 @@ impl LinearProblem {
         Ok((integ, fluxes))
     }
 
-    /// Assemble the system at `level`.
-    pub fn assemble(&self, level: AssemblyLevel) -> Result<LinearSystem> {
+    /// The boundary (Robin) element matrices, integrated on the host: (cell, dofs, matrix).
+    fn boundary_matrices(&self, integ: &ElementIntegrator) -> Result<BoundaryMatrices> {
+        let nd = integ.elem_size();
+        let restriction = ElementRestriction::new(&self.space);
+        integ
+            .robin_cells()
+            .into_iter()
+            .map(|c| {
+                let mut ke = vec![0.0; nd * nd];
+                let dofs = (0..nd).map(|r| restriction.global_dof(c, r)).collect();
+                integ.add_robin_matrix(c, &mut ke).map(|_| (c, dofs, ke))
+            })
+            .collect()
+    }
+
+    /// The system on backend `be` at assembly level `level`: the load vector and constraints are
+    /// built on the host, the operator by the level's strategy for that backend.
+    pub fn system<'b, B: FeBackend>(&self, be: &'b B, level: AssemblyLevel, tuning: Tuning) -> Result<System<'b, B>> {
         let t0 = Instant::now();
         let space = &*self.space;
         let mesh = &*space.mesh;
@@ -285,37 +280,34 @@ impl LinearProblem {
         let mut t = Instant::now();
         let coloring = Arc::new(Coloring::greedy(mesh));
         timings.coloring = lap(&mut t);
-        let mut rhs = self.load_vector(&integ, &coloring, &fluxes)?;
+        let load_host = self.load_vector(&integ, &coloring, &fluxes)?;
         timings.rhs = lap(&mut t);
         let constraints = self.constraints()?;
+        let boundary = self.boundary_matrices(&integ)?;
         timings.constraints = lap(&mut t);
-        let operator = match level {
-            AssemblyLevel::Full => {
-                let mut a = sparsity(space)?;
-                timings.sparsity = lap(&mut t);
-                assemble_matrix(&integ, &coloring, &mut a)?;
-                timings.matrix = lap(&mut t);
-                eliminate(&mut a, &mut rhs, &constraints)?;
-                SystemOperator::Full(a)
-            }
-            AssemblyLevel::Element => {
-                let em = ElementMatrices::assemble(&integ, coloring.clone())?;
-                timings.matrix = lap(&mut t);
-                let op = Constrained::new(&Cpu, em, &constraints)?;
-                rhs = op.rhs(&Cpu, &rhs, &constraints.lift(space.ndofs()))?;
-                SystemOperator::Element(op)
-            }
-        };
+        let input = LevelInput { integ: &integ, boundary: &boundary, coloring: &coloring, tuning };
+        let mut operator = FeOperator::new(be, level, &input)?;
+        timings.matrix = lap(&mut t);
+        let load = be.from_host(&load_host)?;
+        let rhs = operator.constrain(be, &constraints, &load)?;
+        timings.constraints += lap(&mut t);
         timings.assembly = t0.elapsed().as_secs_f64();
-        Ok(LinearSystem {
+        Ok(System {
+            backend: be,
             operator,
             rhs,
+            load,
             constraints,
             symmetric: self.physics.is_symmetric(),
             ncomp: space.ncomp,
             ncolors: coloring.num_colors(),
             timings,
         })
+    }
+
+    /// Assemble the system on the CPU at `level`.
+    pub fn assemble(&self, level: AssemblyLevel) -> Result<LinearSystem> {
+        self.system(&Cpu, level, Tuning::default())
     }
 
     pub(crate) fn load_vector(&self, integ: &ElementIntegrator, coloring: &Coloring, fluxes: &[(Vec<(usize, usize)>, FluxFn)]) -> Result<Vec<f64>> {
@@ -346,115 +338,106 @@ impl LinearProblem {
         Ok(b)
     }
 
-    /// Assemble and solve.
+    /// Assemble on the CPU and solve.
     pub fn solve(&self, level: AssemblyLevel, config: &SolverConfig) -> Result<Solution> {
         self.assemble(level)?.solve(config)
     }
 }
 
-impl LinearSystem {
+impl<B: FeBackend> System<'_, B> {
     pub fn ndofs(&self) -> usize {
-        self.rhs.len()
+        self.backend.len(&self.rhs)
     }
 
-    /// Nonzeros of the assembled matrix (or stored element-matrix entries at the element level).
-    pub fn storage_entries(&self) -> usize {
-        match &self.operator {
-            SystemOperator::Full(a) => a.nnz(),
-            SystemOperator::Element(op) => op.inner.matrices.len(),
+    /// Bytes the operator keeps (CSR values and indices, element matrices, quadrature data, ...).
+    pub fn storage_bytes(&self) -> usize {
+        self.operator.storage_bytes(self.backend)
+    }
+
+    /// The assembled matrix on the host (tests compare backends), `None` without one.
+    pub fn matrix_to_host(&self) -> Result<Option<CsrMatrix>> {
+        self.operator.matrix().map(|a| self.backend.matrix_to_host(a)).transpose()
+    }
+
+    /// The right-hand side on the host.
+    pub fn rhs_to_host(&self) -> Result<Vec<f64>> {
+        self.backend.to_host(&self.rhs)
+    }
+
+    /// `A x` for a host vector, on the backend.
+    pub fn apply_host(&self, x: &[f64]) -> Result<Vec<f64>> {
+        let be = self.backend;
+        let mut y = be.zeros(x.len())?;
+        self.operator.apply(be, &be.from_host(x)?, &mut y)?;
+        be.to_host(&y)
+    }
+
+    /// Replaces passive field `field` of `problem`'s physics (a coefficient per cell or per
+    /// quadrature point) and recomputes what depends on it — re-assembly, element matrices or
+    /// quadrature data, by level — without rebuilding the operator or the load.
+    pub fn update_coefficient(&mut self, problem: &LinearProblem, field: usize, value: PassiveField, tuning: Tuning) -> Result<()> {
+        let (mut integ, _) = problem.integrator()?;
+        integ.passive.set(field, value)?;
+        let coloring = Arc::new(Coloring::greedy(&problem.space.mesh));
+        let boundary = problem.boundary_matrices(&integ)?;
+        let input = LevelInput { integ: &integ, boundary: &boundary, coloring: &coloring, tuning };
+        self.rhs = self.operator.update(self.backend, &input, &self.constraints, &self.load)?;
+        Ok(())
+    }
+
+    /// Fixes `dof` at 0 in a system without Dirichlet conditions: makes a consistent singular
+    /// system (only Neumann conditions, `[solver] nullspace = "constant"`) regular for a direct
+    /// solver; the constant comes back as the mean afterwards.
+    pub fn pin_dof(&mut self, dof: usize) -> Result<()> {
+        if !self.constraints.dofs.is_empty() {
+            return Err(Error::invalid("pinning a dof of a system that already has Dirichlet conditions"));
         }
-    }
-
-    fn as_operator(&self) -> &dyn LinearOperator<Cpu> {
-        match &self.operator {
-            SystemOperator::Full(a) => a,
-            SystemOperator::Element(op) => op,
+        if dof >= self.ndofs() {
+            return Err(Error::invalid(format!("pinned dof {dof} out of range ({} dofs)", self.ndofs())));
         }
+        let cons = Constraints { dofs: vec![dof], values: vec![0.0] };
+        self.rhs = self.operator.constrain(self.backend, &cons, &self.rhs)?;
+        self.constraints = cons;
+        Ok(())
     }
 
-    /// The diagonal with constrained rows set to one.
-    pub fn diagonal(&self) -> Vec<f64> {
-        match &self.operator {
-            SystemOperator::Full(a) => a.diagonal(),
-            SystemOperator::Element(op) => {
-                let mut d = op.inner.diagonal();
-                for &i in &self.constraints.dofs {
-                    d[i] = 1.0;
-                }
-                d
-            }
-        }
-    }
-
-    /// Per-node diagonal blocks of the element-level operator, identity on constrained dofs.
-    fn element_node_blocks(&self, op: &Constrained<Cpu, ElementMatrices>) -> Vec<f64> {
-        let n = self.ncomp;
-        let mut b = op.inner.node_blocks();
-        for &d in &self.constraints.dofs {
-            let (node, c) = (d / n, d % n);
-            for j in 0..n {
-                b[node * n * n + c * n + j] = if j == c { 1.0 } else { 0.0 };
-                b[node * n * n + j * n + c] = if j == c { 1.0 } else { 0.0 };
-            }
-        }
-        b
-    }
-
-    fn preconditioner(&self, kind: PreconditionerKind) -> Result<Box<dyn LinearOperator<Cpu> + '_>> {
-        let op = match &self.operator {
-            SystemOperator::Full(a) => return kind.build(a, &PrecondParams { block_size: self.ncomp, omega: 1.0 }),
-            SystemOperator::Element(op) => op,
-        };
-        Ok(match kind {
-            PreconditionerKind::None => Box::new(Identity(self.ndofs())),
-            PreconditionerKind::Jacobi => Box::new(Jacobi::new(&Cpu, &self.diagonal())?),
-            PreconditionerKind::BlockJacobi => Box::new(BlockJacobi::from_blocks(self.ncomp, self.element_node_blocks(op))?),
-            PreconditionerKind::Chebyshev => Box::new(Chebyshev::new(&Cpu, op, &self.diagonal(), 4, 30.0)?),
-            PreconditionerKind::Ssor | PreconditionerKind::Ilu0 => {
-                return Err(Error::invalid(format!(
-                    "preconditioner `{kind:?}` needs an assembled matrix: use assembly level `full`"
-                )))
-            }
-        })
-    }
-
-    /// Solve the system.
+    /// Solve the system on its backend: a Krylov method with the preconditioner built from what
+    /// the operator offers, or a direct factorization of its matrix.
     pub fn solve(&self, config: &SolverConfig) -> Result<Solution> {
+        let be = self.backend;
         let mut timings = self.timings.clone();
         let n = self.ndofs();
         let t0 = Instant::now();
-        let b = &self.rhs;
-        let bnorm = b.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let (u, stats) = if let Some(method) = config.method.krylov() {
-            let m = self.preconditioner(config.preconditioner)?;
-            timings.preconditioner = t0.elapsed().as_secs_f64();
-            if method == KrylovMethod::Cg && !self.symmetric {
+        let method = config.method;
+        let (x, stats) = if method.is_krylov() {
+            if method == SolverMethod::Cg && !self.symmetric {
                 return Err(Error::invalid("CG needs a symmetric operator; use gmres or bicgstab"));
             }
-            let mut u = vec![0.0; n];
-            let stats = method.solve(&Cpu, self.as_operator(), m.as_ref(), b, &mut u, &config.options)?;
-            (u, stats)
-        } else {
-            let a = match &self.operator {
-                SystemOperator::Full(a) => a,
-                SystemOperator::Element(_) => {
-                    return Err(Error::invalid("the direct solver needs assembly level `full`"));
-                }
-            };
-            let solver = if self.symmetric { DirectSolver::cholesky(a)? } else { DirectSolver::lu(a)? };
+            let params = PrecondParams { block_size: self.ncomp, omega: 1.0 };
+            let m = config.preconditioner.build_for(be, &self.operator, &params)?;
+            let mut x = be.zeros(n)?;
             timings.preconditioner = t0.elapsed().as_secs_f64();
-            let u = solver.solve(b)?;
-            let res = crate::solver::direct::checked_residual(a, &u, b)?;
+            let stats = method.solve(be, &self.operator, m.as_ref(), &self.rhs, &mut x, &config.options)?;
+            (x, stats)
+        } else {
+            let a = self.operator.matrix().ok_or_else(|| Error::invalid("the direct solver needs assembly level `full`"))?;
+            let f = be.factorize(a, self.symmetric)?;
+            timings.preconditioner = t0.elapsed().as_secs_f64();
+            let mut x = be.zeros(n)?;
+            f.solve(be, &self.rhs, &mut x)?;
+            let res = be.checked_residual(a, &x, &self.rhs)?;
+            let bnorm = be.norm2(&self.rhs)?;
             let stats = SolveStats {
-                method: if self.symmetric { "cholesky".into() } else { "lu".into() },
+                method: f.name(),
                 iterations: 1,
                 residual_history: vec![bnorm, res],
                 initial_residual: bnorm,
                 final_residual: res,
                 relative_residual: if bnorm > 0.0 { res / bnorm } else { 0.0 },
             };
-            (u, stats)
+            (x, stats)
         };
+        let u = be.to_host(&x)?;
         timings.solve = t0.elapsed().as_secs_f64() - timings.preconditioner;
         Ok(Solution { u, stats, timings })
     }

@@ -1,12 +1,13 @@
 //! Run a problem file end to end: mesh -> space -> operator -> solver -> VTU, JSON report, PNG.
-use super::config::{scalar_spec, vector_spec, BackendChoice, BcKind, Generator, Nullspace, PhysicsKind, ProblemFile, ScalarSpec};
+use super::config::{scalar_spec, vector_spec, BcKind, Generator, Nullspace, PhysicsKind, ProblemFile, ScalarSpec};
 use super::estimate::ProblemShape;
-use super::linear::{BoundaryCondition, LinearProblem, LinearSystem, SolverConfig, SolverMethod, SystemOperator};
+use super::linear::{BoundaryCondition, LinearProblem, Solution, SolverConfig, SolverMethod};
 use super::nullspace;
 use super::validate::{boundaries_have_facets, FieldFaults, Requirement};
-use crate::backend::{Cpu, LinearOperator};
+use crate::backend::{AnyBackend, BackendKind};
 use crate::io::{self, OutputFile};
 use crate::memory;
+use crate::operator::FeBackend;
 use crate::mesh::{generate, gmsh, CellType, Mesh};
 use crate::operator::norms::{error_norms, ErrorNorms};
 use crate::operator::{FluxFn, VectorFn};
@@ -22,7 +23,7 @@ use std::time::Instant;
 /// Command-line choices that override the problem file.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    pub backend: Option<BackendChoice>,
+    pub backend: Option<BackendKind>,
     pub out_dir: PathBuf,
     /// Show progress bars (the CLI enables them; indicatif hides them off a terminal).
     pub progress: bool,
@@ -32,7 +33,7 @@ pub struct RunOptions {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub title: String,
-    /// Where the solver ran (assembly runs on the CPU in this version).
+    /// Where assembly and solve ran: `cpu` or `cuda (<device>)`.
     pub backend: String,
     /// Why the backend differs from the one asked for, and similar remarks.
     pub notes: Vec<String>,
@@ -68,8 +69,9 @@ pub struct SpaceReport {
 #[derive(Debug, Serialize)]
 pub struct AssemblyReport {
     pub level: crate::operator::AssemblyLevel,
-    /// CSR nonzeros (full) or stored element-matrix entries (element).
-    pub stored_entries: usize,
+    /// Bytes the operator keeps: CSR values and indices (full), element matrices (element),
+    /// quadrature data (partial), passive data (none).
+    pub storage_bytes: usize,
     pub colors: usize,
     pub dirichlet_dofs: usize,
 }
@@ -131,68 +133,9 @@ pub fn read_problem_file(path: &Path) -> Result<ProblemFile> {
     ProblemFile::parse(&text, &path.display().to_string())
 }
 
-/// Where the linear algebra runs.
-pub enum Engine {
-    Cpu,
-    Cuda(Box<crate::backend::cuda::CudaBackend>),
-}
-
-impl Engine {
-    pub fn name(&self) -> String {
-        match self {
-            Engine::Cpu => "cpu".into(),
-            Engine::Cuda(be) => format!("cuda ({})", be.device().name),
-        }
-    }
-
-    fn device(&self) -> Option<&crate::backend::cuda::CudaBackend> {
-        match self {
-            Engine::Cpu => None,
-            Engine::Cuda(be) => Some(be),
-        }
-    }
-}
-
-/// Pick the engine: `cpu`; `cuda` (an error naming the reason when no GPU can be used); `auto`
-/// takes the first GPU when one works and the problem can run there, else the CPU, saying why.
-pub fn select_engine(choice: BackendChoice, gpu_capable: std::result::Result<(), String>, notes: &mut Vec<String>) -> Result<Engine> {
-    use crate::backend::cuda::{probe, CudaBackend};
-    let open = || -> std::result::Result<CudaBackend, String> {
-        probe()?;
-        CudaBackend::new(0).map_err(|e| e.to_string())
-    };
-    match choice {
-        BackendChoice::Cpu => Ok(Engine::Cpu),
-        BackendChoice::Cuda => {
-            gpu_capable.map_err(|why| Error::Backend { backend: "cuda".into(), message: why })?;
-            open().map(|be| Engine::Cuda(Box::new(be))).map_err(|why| Error::Backend {
-                backend: "cuda".into(),
-                message: format!("no usable CUDA device: {why}"),
-            })
-        }
-        BackendChoice::Auto => match gpu_capable.and_then(|_| open()) {
-            Ok(be) => Ok(Engine::Cuda(Box::new(be))),
-            Err(why) => {
-                notes.push(format!("running on the CPU: {why}"));
-                Ok(Engine::Cpu)
-            }
-        },
-    }
-}
-
-/// Whether a problem's solver settings can run on the GPU (`Err` says why not).
+/// Whether a problem's settings can run on the GPU (`Err` says why not).
 fn gpu_capable(pf: &ProblemFile) -> std::result::Result<(), String> {
-    use crate::solver::precond::PreconditionerKind as P;
-    if pf.assembly.level != crate::operator::AssemblyLevel::Full && pf.solver.preconditioner == P::BlockJacobi {
-        return Err("block Jacobi on the GPU needs assembly level `full`".into());
-    }
-    if pf.solver.method == SolverMethod::Direct {
-        return Err("the direct solver runs on the CPU".into());
-    }
-    if matches!(pf.solver.preconditioner, P::Ssor | P::Ilu0) {
-        return Err(format!("preconditioner {:?} is CPU-only", pf.solver.preconditioner));
-    }
-    Ok(())
+    crate::solver::precond::cpu_only(pf.solver.method, pf.solver.preconditioner)
 }
 
 /// A problem file turned into library objects, ready to assemble and solve.
@@ -271,58 +214,31 @@ pub fn setup_file(path: &Path, progress: bool) -> Result<(ProblemFile, Setup)> {
 pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     let t_start = Instant::now();
     let mut notes = Vec::new();
-    let engine = select_engine(opts.backend.unwrap_or(pf.backend), gpu_capable(pf), &mut notes)?;
+    let backend = AnyBackend::select(opts.backend.unwrap_or(pf.backend), gpu_capable(pf), &mut notes)?;
     let mut times = PhaseTimes::default();
     // The checks that need no mesh run before the directory is touched.
     check_fields(pf, generator_dim(pf).map(|d| ncomp_of(pf, d)))?;
     if let Some(shape) = generator_shape(pf) {
-        check_memory(&shape, engine.device())?;
+        check_memory(&shape, backend.device())?;
     }
     let out = io::OutputDir::lock(&opts.out_dir)?;
     if !out.removed_temporaries.is_empty() {
         notes.push(format!("removed {} temporary file(s) of an interrupted earlier run: {}", out.removed_temporaries.len(), out.removed_temporaries.join(", ")));
     }
 
-    let Setup { space, problem, config, mesh_s, space_s, notes: setup_notes, faults, memory } = setup_on(pf, base, opts.progress, engine.device())?;
+    let Setup { space, problem, config, mesh_s, space_s, notes: setup_notes, faults, memory } = setup_on(pf, base, opts.progress, backend.device())?;
     notes.extend(setup_notes);
     times.mesh = mesh_s;
     times.space = space_s;
     let mesh = space.mesh.clone();
     let ncomp = space.ncomp;
     let spinner = io::progress_bar(0, "assembling", opts.progress);
-    let singular = |null: &[usize]| !null.is_empty();
-    // What the report needs from either system: stored entries, colors, constrained dofs.
-    let (mut sol, assembly_report, remove_mean) = match &engine {
-        Engine::Cpu => {
-            let mut system = problem.assemble(pf.assembly.level).map_err(|e| faults.or(e))?;
-            faults.check_none()?;
-            spinner.finish_and_clear();
-            let r = (system.storage_entries(), system.ncolors, system.constraints.dofs.len());
-            let null = nullspace::constant_null_components(&Cpu, cpu_operator(&system), ncomp)?;
-            let remove = singular(&null);
-            if remove {
-                allow_singular(pf, ncomp, &mut system.rhs, &mut notes)?;
-                if pf.solver.method == SolverMethod::Direct {
-                    pin_first_dof(&mut system)?;
-                }
-            }
-            (system.solve(&config).map_err(|e| faults.or(e))?, r, remove)
-        }
-        Engine::Cuda(be) => {
-            let be: &crate::backend::cuda::CudaBackend = be;
-            let mut system = problem.assemble_cuda(be, pf.assembly.level, crate::backend::cuda::Scatter::Atomic).map_err(|e| faults.or(e))?;
-            faults.check_none()?;
-            spinner.finish_and_clear();
-            let r = (system.storage_entries(), system.ncolors, system.constraints.dofs.len());
-            let null = nullspace::constant_null_components(be, system.as_operator(), ncomp)?;
-            let remove = singular(&null);
-            if remove {
-                let mut rhs = crate::backend::Backend::to_host(be, &system.rhs)?;
-                allow_singular(pf, ncomp, &mut rhs, &mut notes)?;
-                system.rhs = crate::backend::Backend::from_host(be, &rhs)?;
-            }
-            (system.solve(&config).map_err(|e| faults.or(e))?, r, remove)
-        }
+    // What the report needs from the system: stored bytes, colors, constrained dofs.
+    let (level, tuning) = (pf.assembly.level, pf.assembly.tuning());
+    let done = || spinner.finish_and_clear();
+    let (mut sol, assembly_report, remove_mean) = match &backend {
+        AnyBackend::Cpu(cpu) => solve_on(cpu, pf, &problem, level, tuning, &config, &faults, &mut notes, done)?,
+        AnyBackend::Cuda(be) => solve_on(be.as_ref(), pf, &problem, level, tuning, &config, &faults, &mut notes, done)?,
     };
     faults.check_none()?;
     if remove_mean {
@@ -371,13 +287,13 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
 
     let report = Report {
         title: pf.title.clone(),
-        backend: engine.name(),
+        backend: backend.name(),
         notes,
         mesh: MeshReport { cell_type: mesh.cell_type, cells: mesh.num_cells(), vertices: mesh.num_vertices(), dim: mesh.dim },
         space: SpaceReport { family: pf.space.family.clone(), degree: pf.space.degree, components: ncomp, dofs: space.ndofs() },
         assembly: AssemblyReport {
             level: pf.assembly.level,
-            stored_entries: assembly_report.0,
+            storage_bytes: assembly_report.0,
             colors: assembly_report.1,
             dirichlet_dofs: assembly_report.2,
         },
@@ -401,12 +317,37 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     Ok(report)
 }
 
-/// The CPU system's operator as the solvers see it.
-fn cpu_operator(system: &LinearSystem) -> &dyn LinearOperator<Cpu> {
-    match &system.operator {
-        SystemOperator::Full(a) => a,
-        SystemOperator::Element(op) => op,
+/// Assemble and solve on one backend. A singular system (the constant in the operator's null
+/// space) is refused unless the file allows it (`[solver] nullspace`); then the load is projected
+/// onto the range and, for a direct solver, dof 0 is pinned. Returns the solution, (stored bytes,
+/// colors, constrained dofs) for the report, and whether the solution's mean must be removed.
+#[allow(clippy::too_many_arguments)]
+fn solve_on<B: FeBackend>(
+    be: &B,
+    pf: &ProblemFile,
+    problem: &LinearProblem,
+    level: crate::operator::AssemblyLevel,
+    tuning: crate::operator::Tuning,
+    config: &SolverConfig,
+    faults: &FieldFaults,
+    notes: &mut Vec<String>,
+    assembled: impl FnOnce(),
+) -> Result<(Solution, (usize, usize, usize), bool)> {
+    let mut system = problem.system(be, level, tuning).map_err(|e| faults.or(e))?;
+    faults.check_none()?;
+    assembled();
+    let r = (system.storage_bytes(), system.ncolors, system.constraints.dofs.len());
+    let ncomp = problem.space.ncomp;
+    let singular = !nullspace::constant_null_components(be, &system.operator, ncomp)?.is_empty();
+    if singular {
+        let mut rhs = be.to_host(&system.rhs)?;
+        allow_singular(pf, ncomp, &mut rhs, notes)?;
+        system.rhs = be.from_host(&rhs)?;
+        if pf.solver.method == SolverMethod::Direct {
+            system.pin_dof(0)?;
+        }
     }
+    Ok((system.solve(config).map_err(|e| faults.or(e))?, r, singular))
 }
 
 /// A singular system: refused unless the file asks for the constant to be removed; then the load
@@ -420,16 +361,6 @@ fn allow_singular(pf: &ProblemFile, ncomp: usize, rhs: &mut [f64], notes: &mut V
         "singular problem (no Dirichlet condition): solved with the constant removed (nullspace = \"constant\"); the load's mean, {defect:.3e} of its largest entry, was projected out, and the solution has zero mean"
     ));
     Ok(())
-}
-
-/// Make a consistent singular CSR system regular for a direct solver: dof 0 is fixed at 0 (the
-/// constant is added back as the mean afterwards).
-fn pin_first_dof(system: &mut LinearSystem) -> Result<()> {
-    let cons = crate::operator::Constraints { dofs: vec![0], values: vec![0.0] };
-    match &mut system.operator {
-        SystemOperator::Full(a) => crate::operator::dirichlet::eliminate(a, &mut system.rhs, &cons),
-        SystemOperator::Element(_) => Err(Error::invalid("the direct solver needs assembly level `full`")),
-    }
 }
 
 /// Solution components: the mesh dimension for elasticity, else 1.

@@ -1,23 +1,43 @@
-//! Choosing a Krylov method by name (problem files, CLI) and dispatching to it.
+//! Choosing a solver by name (problem files, CLI, the Rust API): [`SolverMethod`], one enum for the
+//! Krylov methods and the direct factorization.
 use super::{bicgstab, cg, gmres, KrylovOptions, SolveStats};
 use crate::backend::{Backend, LinearOperator};
-use crate::Result;
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
-/// A Krylov method; serde names `"cg"`, `"gmres"`, `"bicgstab"`.
+/// How to solve; serde names `"cg"`, `"gmres"`, `"bicgstab"`, `"direct"` (Cholesky if symmetric,
+/// else LU, through [`super::Factorization`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum KrylovMethod {
+pub enum SolverMethod {
     /// Conjugate gradients: SPD operator and SPD preconditioner.
     Cg,
     /// Restarted GMRES(m), right preconditioned: any nonsingular operator.
     Gmres,
     /// BiCGStab, right preconditioned: any nonsingular operator, short recurrences.
-    BiCgStab,
+    Bicgstab,
+    /// A sparse direct factorization of the assembled matrix.
+    Direct,
 }
 
-impl KrylovMethod {
-    /// Solve `A x = b` from the initial guess in `x` with this method.
+impl SolverMethod {
+    /// Whether this is an iterative (Krylov) method, which [`SolverMethod::solve`] runs.
+    pub fn is_krylov(self) -> bool {
+        self != SolverMethod::Direct
+    }
+
+    /// The method's name as problem files spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverMethod::Cg => "cg",
+            SolverMethod::Gmres => "gmres",
+            SolverMethod::Bicgstab => "bicgstab",
+            SolverMethod::Direct => "direct",
+        }
+    }
+
+    /// Solve `A x = b` from the initial guess in `x` with this Krylov method; the direct method
+    /// needs a matrix and a factorization, so it is an error here.
     pub fn solve<B: Backend>(
         self,
         backend: &B,
@@ -28,9 +48,10 @@ impl KrylovMethod {
         opts: &KrylovOptions,
     ) -> Result<SolveStats> {
         match self {
-            KrylovMethod::Cg => cg(backend, a, m, b, x, opts),
-            KrylovMethod::Gmres => gmres(backend, a, m, b, x, opts),
-            KrylovMethod::BiCgStab => bicgstab(backend, a, m, b, x, opts),
+            SolverMethod::Cg => cg(backend, a, m, b, x, opts),
+            SolverMethod::Gmres => gmres(backend, a, m, b, x, opts),
+            SolverMethod::Bicgstab => bicgstab(backend, a, m, b, x, opts),
+            SolverMethod::Direct => Err(Error::invalid("the direct method is not a Krylov method: factorize the matrix (solver::Factorization)")),
         }
     }
 }
@@ -41,16 +62,9 @@ mod tests {
 
     #[test]
     fn serde_names() {
-        for (m, name) in [
-            (KrylovMethod::Cg, "cg"),
-            (KrylovMethod::Gmres, "gmres"),
-            (KrylovMethod::BiCgStab, "bicgstab"),
-        ] {
-            assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{name}\""));
-            assert_eq!(
-                serde_json::from_str::<KrylovMethod>(&format!("\"{name}\"")).unwrap(),
-                m
-            );
+        for m in [SolverMethod::Cg, SolverMethod::Gmres, SolverMethod::Bicgstab, SolverMethod::Direct] {
+            assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{}\"", m.name()));
+            assert_eq!(serde_json::from_str::<SolverMethod>(&format!("\"{}\"", m.name())).unwrap(), m);
         }
     }
 }

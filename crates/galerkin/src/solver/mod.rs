@@ -24,8 +24,8 @@ pub use cg::cg;
 pub use direct::DirectSolver;
 pub use factorization::Factorization;
 pub use gmres::gmres;
-pub use method::KrylovMethod;
-pub use precond::{BlockJacobi, Ilu0, Jacobi, PrecondParams, PreconditionerKind, Ssor};
+pub use method::SolverMethod;
+pub use precond::{BlockJacobi, Ilu0, Jacobi, PrecondParams, Preconditionable, PreconditionerKind, SolverBackend, Ssor};
 
 use serde::{Deserialize, Serialize};
 

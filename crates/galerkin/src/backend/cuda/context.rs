@@ -110,7 +110,7 @@ pub struct CudaBackend {
     pub(super) info: DeviceInfo,
     pub(super) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
-    pub(super) kernels: Kernels,
+    pub(crate) kernels: Kernels,
     /// Blocks of `BLOCK_SIZE` threads the whole GPU holds at once: the grid of grid-stride kernels.
     pub(super) resident_blocks: u32,
     /// Per-block partial sums of a reduction, then its result in the last slot. The lock also

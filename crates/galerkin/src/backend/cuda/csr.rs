@@ -41,9 +41,9 @@ pub struct DeviceCsr {
     cusparse: Mutex<Option<CsrDescriptor>>,
     nrows: usize,
     ncols: usize,
-    pub(super) row_ptr: CudaSlice<u32>,
-    pub(super) col_idx: CudaSlice<u32>,
-    pub(super) values: CudaSlice<f64>,
+    pub(crate) row_ptr: CudaSlice<u32>,
+    pub(crate) col_idx: CudaSlice<u32>,
+    pub(crate) values: CudaSlice<f64>,
     threads_per_row: u32,
     path: SpmvPath,
 }
@@ -99,6 +99,18 @@ impl DeviceCsr {
             values: backend.upload(&a.values)?,
             threads_per_row: threads_per_row_for(mean),
             path: SpmvPath::Own,
+        })
+    }
+
+    /// The whole matrix on the host.
+    pub fn to_host(&self, backend: &CudaBackend) -> Result<CsrMatrix> {
+        let row_ptr = backend.download(&self.row_ptr)?.into_iter().map(|p| p as usize).collect();
+        Ok(CsrMatrix {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            row_ptr,
+            col_idx: backend.download(&self.col_idx)?,
+            values: backend.download(&self.values)?,
         })
     }
 

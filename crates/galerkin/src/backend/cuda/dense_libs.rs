@@ -10,10 +10,10 @@ use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 /// A device pointer, as libraries and kernels take it.
-pub(super) type DevPtr = u64;
+pub(crate) type DevPtr = u64;
 
 /// cuBLAS + cuSOLVER dense handles on one stream.
-pub(super) struct DenseLibs {
+pub(crate) struct DenseLibs {
     blas: blas::cublasHandle_t,
     lapack: lapack::cusolverDnHandle_t,
 }

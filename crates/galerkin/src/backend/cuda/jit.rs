@@ -19,31 +19,71 @@ pub struct KernelSource {
     /// File name under `crates/galerkin/kernels/`, used in error messages and cache file names.
     pub file: &'static str,
     pub source: &'static str,
+    /// Whether the QFunction twins ([`QFUNCTIONS`]) are prepended: sources that evaluate physics.
+    pub physics: bool,
 }
+
+/// The finite element prelude: the geometry helpers and the pointwise physics of `kernels/qf/`,
+/// prepended to the sources that evaluate physics, each file under its own `#line` so NVRTC's
+/// diagnostics name it.
+pub const QFUNCTIONS: &str = concat!(
+    "#line 1 \"geometry.cuh\"\n",
+    include_str!("../../../kernels/geometry.cuh"),
+    "#line 1 \"qf/qfunction.cuh\"\n",
+    include_str!("../../../kernels/qf/qfunction.cuh"),
+    "#line 1 \"qf/diffusion.cuh\"\n",
+    include_str!("../../../kernels/qf/diffusion.cuh"),
+    "#line 1 \"qf/mass.cuh\"\n",
+    include_str!("../../../kernels/qf/mass.cuh"),
+    "#line 1 \"qf/elasticity.cuh\"\n",
+    include_str!("../../../kernels/qf/elasticity.cuh"),
+);
 
 /// Helpers shared by every source; prepended so NVRTC needs no include path.
 const COMMON: KernelSource = KernelSource {
     file: "common.cuh",
     source: include_str!("../../../kernels/common.cuh"),
+    physics: false,
 };
-pub(super) const VECTOR: KernelSource = KernelSource {
+pub(crate) const VECTOR: KernelSource = KernelSource {
     file: "vector.cu",
     source: include_str!("../../../kernels/vector.cu"),
+    physics: false,
 };
-pub(super) const SPMV: KernelSource = KernelSource {
+pub(crate) const SPMV: KernelSource = KernelSource {
     file: "spmv.cu",
     source: include_str!("../../../kernels/spmv.cu"),
+    physics: false,
 };
-pub(super) const BLOCK_JACOBI: KernelSource = KernelSource {
+pub(crate) const BLOCK_JACOBI: KernelSource = KernelSource {
     file: "block_jacobi.cu",
     source: include_str!("../../../kernels/block_jacobi.cu"),
+    physics: false,
 };
 
-/// Element assembly, Dirichlet elimination and the element-level operator: compiled once per
-/// variant (element, quadrature, physics) with defines, see `backend::cuda::assembly`.
+/// Element assembly into CSR values or stored element matrices and the element-level operator:
+/// compiled once per variant (element, quadrature, physics) with defines, see
+/// `operator::level::full::cuda`.
 pub const ASSEMBLY: KernelSource = KernelSource {
     file: "assembly.cu",
     source: include_str!("../../../kernels/assembly.cu"),
+    physics: true,
+};
+
+/// The matrix-free levels (`partial`: quadrature data stored; `none`: everything recomputed), sum
+/// factorized on tensor cells: compiled once per variant, see `operator::level::partial::cuda`.
+pub const MATFREE: KernelSource = KernelSource {
+    file: "matfree.cu",
+    source: include_str!("../../../kernels/matfree.cu"),
+    physics: true,
+};
+
+/// A tiny kernel that evaluates a QFunction's twin on given inputs: the GPU side of the parity
+/// test between each physics' Rust body and its CUDA twin.
+pub const QF_PARITY: KernelSource = KernelSource {
+    file: "qf_parity.cu",
+    source: include_str!("../../../kernels/qf_parity.cu"),
+    physics: true,
 };
 
 /// Discontinuous Galerkin on an interval (`crate::dg`): block-tridiagonal assembly, apply, block
@@ -51,16 +91,18 @@ pub const ASSEMBLY: KernelSource = KernelSource {
 pub const DG: KernelSource = KernelSource {
     file: "dg.cu",
     source: include_str!("../../../kernels/dg.cu"),
+    physics: false,
 };
 
-/// Multifrontal factorization and solves, one launch per tree level (`backend::cuda::multifrontal`).
+/// Multifrontal factorization and solves, one launch per tree level (`solver::multifrontal::cuda`).
 pub const MULTIFRONTAL: KernelSource = KernelSource {
     file: "multifrontal.cu",
     source: include_str!("../../../kernels/multifrontal.cu"),
+    physics: false,
 };
 
 /// Every kernel source of the backend that compiles without variant defines (what CI compiles as
-/// is; the variants of [`ASSEMBLY`] are compiled by `assembly::compile_variants`).
+/// is; the finite element variants are compiled by `operator::level::compile_variants`).
 pub const ALL_SOURCES: [KernelSource; 5] = [VECTOR, SPMV, BLOCK_JACOBI, DG, MULTIFRONTAL];
 
 /// PTX plus whatever NVRTC logged while producing it (warnings).
@@ -127,24 +169,29 @@ fn check_arch(arch: &str) -> Result<()> {
 
 /// The text NVRTC sees: the common helpers, then a `#line` directive so diagnostics name `file` and
 /// its own line numbers.
-fn full_source(file: &str, source: &str) -> String {
-    format!("{}\n#line 1 \"{file}\"\n{source}", COMMON.source)
+fn full_source(file: &str, source: &str, physics: bool) -> String {
+    let qf = if physics { QFUNCTIONS } else { "" };
+    format!("{}\n{qf}\n#line 1 \"{file}\"\n{source}", COMMON.source)
 }
 
 /// Compiles one source to PTX for `arch` with NVRTC only (no driver or GPU needed). A compile error
 /// is an [`Error::Backend`] naming `file` and carrying NVRTC's log.
 pub fn compile_ptx(file: &str, source: &str, arch: &str) -> Result<Compiled> {
-    compile_ptx_with(file, source, arch, &[])
+    compile(file, source, false, arch, &[])
 }
 
-/// [`compile_ptx`] with `NAME=VALUE` defines (a kernel variant).
-pub fn compile_ptx_with(file: &str, source: &str, arch: &str, defines: &[String]) -> Result<Compiled> {
+/// [`compile_ptx`] of a kernel source with `NAME=VALUE` defines (a kernel variant).
+pub fn compile_ptx_with(kernel: &KernelSource, arch: &str, defines: &[String]) -> Result<Compiled> {
+    compile(kernel.file, kernel.source, kernel.physics, arch, defines)
+}
+
+fn compile(file: &str, source: &str, physics: bool, arch: &str, defines: &[String]) -> Result<Compiled> {
     check_arch(arch)?;
     if let Some(d) = defines.iter().find(|d| d.is_empty() || d.starts_with('-') || d.contains(char::is_whitespace)) {
         return Err(Error::invalid(format!("kernel define {d:?} is not of the form NAME=VALUE")));
     }
     nvrtc_version().map_err(cuda_error)?;
-    let src = CString::new(full_source(file, source))
+    let src = CString::new(full_source(file, source, physics))
         .map_err(|_| Error::invalid(format!("kernel source {file} contains a NUL byte")))?;
     let name = CString::new(file)
         .map_err(|_| Error::invalid(format!("kernel file name {file:?} contains a NUL byte")))?;
@@ -229,11 +276,12 @@ pub fn compile_all_ptx(arch: &str) -> Result<Vec<(String, usize)>> {
 
 /// PTX of `kernel` for `arch`, from the process cache, then the disk cache, then NVRTC. With
 /// `fresh`, both caches are bypassed (used when the driver rejected a cached PTX).
-pub(super) fn ptx_for(kernel: &KernelSource, defines: &[String], arch: &str, fresh: bool) -> Result<Arc<str>> {
+pub(crate) fn ptx_for(kernel: &KernelSource, defines: &[String], arch: &str, fresh: bool) -> Result<Arc<str>> {
     static MEMORY: OnceLock<Mutex<HashMap<u64, Arc<str>>>> = OnceLock::new();
     let version = nvrtc_version().map_err(cuda_error)?;
     let key = cache_key(&[
         COMMON.source,
+        if kernel.physics { QFUNCTIONS } else { "" },
         kernel.source,
         &options(arch, defines).join(" "),
         &format!("nvrtc {}.{}", version.0, version.1),
@@ -254,7 +302,7 @@ pub(super) fn ptx_for(kernel: &KernelSource, defines: &[String], arch: &str, fre
     let ptx: Arc<str> = match cached.filter(|s| s.contains(".entry")) {
         Some(ptx) => ptx.into(),
         None => {
-            let ptx: Arc<str> = compile_ptx_with(kernel.file, kernel.source, arch, defines)?.ptx.into();
+            let ptx: Arc<str> = compile_ptx_with(kernel, arch, defines)?.ptx.into();
             if let Some(path) = disk {
                 store_quietly(&path, &ptx);
             }
@@ -332,7 +380,7 @@ mod tests {
 
     #[test]
     fn line_directive_names_the_file() {
-        let s = full_source("spmv.cu", "int x;");
+        let s = full_source("spmv.cu", "int x;", false);
         assert!(s.contains("#line 1 \"spmv.cu\"\nint x;"));
         assert!(s.starts_with(COMMON.source));
     }

@@ -15,7 +15,7 @@ pub(crate) struct Kernel {
 }
 
 /// Every entry point of the three sources, resolved once when the backend opens.
-pub(super) struct Kernels {
+pub(crate) struct Kernels {
     pub fill: Kernel,
     pub scale: Kernel,
     pub axpy: Kernel,
@@ -27,8 +27,16 @@ pub(super) struct Kernels {
     pub triad: Kernel,
     /// CSR-vector SpMV with 4, 8, 16, 32 threads per row (see [`SPMV_GROUPS`]).
     pub spmv: [Kernel; 4],
-    /// Point-block Jacobi for blocks of size 1, 2, 3.
+    /// `y_k = M_k x_k` for blocks of size 1, 2, 3.
     pub block_jacobi: [Kernel; 3],
+    /// In-place inversion of blocks of size 1, 2, 3.
+    pub block_invert: [Kernel; 3],
+    /// Diagonals of blocks of size 1, 2, 3.
+    pub block_diagonal: [Kernel; 3],
+    pub csr_diagonal: Kernel,
+    /// Node blocks of a CSR matrix for blocks of size 1, 2, 3.
+    pub csr_node_blocks: [Kernel; 3],
+    pub csr_eliminate: Kernel,
 }
 
 impl Kernel {
@@ -42,7 +50,7 @@ impl Kernel {
 }
 
 /// Threads per row of the SpMV variants, in the order of [`Kernels::spmv`].
-pub(super) const SPMV_GROUPS: [u32; 4] = [4, 8, 16, 32];
+pub(crate) const SPMV_GROUPS: [u32; 4] = [4, 8, 16, 32];
 
 impl Kernels {
     /// Resolves every entry point, getting each source's module from `module`.
@@ -74,6 +82,11 @@ impl Kernels {
                 get(&bj, "block_jacobi_b2")?,
                 get(&bj, "block_jacobi_b3")?,
             ],
+            block_invert: [get(&bj, "block_invert_b1")?, get(&bj, "block_invert_b2")?, get(&bj, "block_invert_b3")?],
+            block_diagonal: [get(&bj, "block_diagonal_b1")?, get(&bj, "block_diagonal_b2")?, get(&bj, "block_diagonal_b3")?],
+            csr_diagonal: get(&spmv, "csr_diagonal")?,
+            csr_node_blocks: [get(&spmv, "csr_node_blocks_b1")?, get(&spmv, "csr_node_blocks_b2")?, get(&spmv, "csr_node_blocks_b3")?],
+            csr_eliminate: get(&spmv, "csr_eliminate")?,
         })
     }
 }

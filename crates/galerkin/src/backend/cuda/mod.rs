@@ -1,6 +1,8 @@
-//! CUDA backend: device vectors, vector kernels, CSR SpMV (own kernel and cuSPARSE) and point-block
-//! Jacobi on NVIDIA GPUs, implementing the same [`Backend`](super::Backend) and
-//! [`LinearOperator`](super::LinearOperator) traits as the CPU backend.
+//! CUDA backend, the device runtime: context, memory, NVRTC JIT, launches, device vectors, vector
+//! kernels, CSR SpMV (own kernel and cuSPARSE) and node-block kernels on NVIDIA GPUs, implementing
+//! the same [`Backend`](super::Backend) and [`LinearOperator`](super::LinearOperator) traits as the
+//! CPU backend. The toolkit (`alloc`, `upload`, `launch!`, [`kernels::Kernel`]) is `pub(crate)` so
+//! the GPU finite element operators in [`crate::operator::level`] launch their own kernels.
 //!
 //! Nothing here needs CUDA at build time: the driver, NVRTC and cuSPARSE are loaded at run time, so
 //! a machine without a GPU builds the crate and [`probe`] answers with a reason instead of a panic.
@@ -10,27 +12,18 @@
 //! Conventions: every vector and matrix belongs to the [`CudaBackend`] that created it (using it
 //! with another backend is an error); all work runs in order on that backend's one stream; results
 //! reach the host only through `to_host`, `dot`, `norm2` and `cg_update`, which synchronize.
-pub mod assembly;
 pub mod bench;
-pub mod block_jacobi;
 pub mod context;
 pub mod csr;
-mod dense_libs;
-pub mod element;
+pub(crate) mod dense_libs;
 mod cusparse;
 pub mod jit;
 pub(crate) mod kernels;
 mod memory;
-pub mod multifrontal;
-pub mod patches;
 pub mod vector;
 
-pub use assembly::{CsrTarget, DeviceAssembler, Scatter, Variant};
-pub use block_jacobi::DeviceBlockJacobi;
-pub use element::DeviceElementMatrices;
 pub use context::{probe, require_gpu, test_gpu, CudaBackend, DeviceInfo};
 pub use csr::{DeviceCsr, SpmvPath};
-pub use multifrontal::CudaMultifrontal;
 pub use vector::CudaVector;
 
 use crate::Error;
@@ -39,7 +32,7 @@ use crate::Error;
 const BACKEND: &str = "cuda";
 
 /// A CUDA backend error with a message naming what failed.
-fn cuda_error(message: impl Into<String>) -> Error {
+pub(crate) fn cuda_error(message: impl Into<String>) -> Error {
     Error::Backend {
         backend: BACKEND.to_string(),
         message: message.into(),

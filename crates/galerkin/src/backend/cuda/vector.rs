@@ -4,8 +4,10 @@
 use super::context::CudaBackend;
 use super::cuda_error;
 use super::jit::BLOCK_SIZE;
+use super::csr::DeviceCsr;
 use super::kernels::launch;
-use crate::backend::Backend;
+use crate::backend::{Backend, LinearOperator};
+use crate::linalg::CsrMatrix;
 use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
@@ -82,8 +84,94 @@ impl CudaBackend {
     }
 }
 
+/// The kernel variant of a node-block operation: blocks of 1, 2 or 3 unknowns on the GPU.
+fn block_variant(b: usize) -> Result<usize> {
+    if (1..=3).contains(&b) {
+        Ok(b - 1)
+    } else {
+        Err(Error::Unsupported(format!("node blocks of {b} unknowns on the GPU (1 to 3)")))
+    }
+}
+
 impl Backend for CudaBackend {
     type Vector = CudaVector;
+    type Matrix = DeviceCsr;
+
+    fn upload_matrix(&self, a: &CsrMatrix) -> Result<DeviceCsr> {
+        DeviceCsr::from_host(self, a)
+    }
+    fn matrix_to_host(&self, a: &DeviceCsr) -> Result<CsrMatrix> {
+        a.to_host(self)
+    }
+    fn matrix_nnz(&self, a: &DeviceCsr) -> usize {
+        a.nnz()
+    }
+    fn matrix_diagonal(&self, a: &DeviceCsr) -> Result<CudaVector> {
+        let n = a.nrows();
+        let mut d = self.zeros(n)?;
+        if n > 0 {
+            let nr = n as u64;
+            launch!(self, &self.kernels.csr_diagonal, self.grid(nr); &nr, &a.row_ptr, &a.col_idx, &a.values, &mut d.data)?;
+        }
+        Ok(d)
+    }
+    fn matrix_node_blocks(&self, a: &DeviceCsr, b: usize) -> Result<CudaVector> {
+        let k = &self.kernels.csr_node_blocks[block_variant(b)?];
+        let n = a.nrows();
+        if n % b != 0 {
+            return Err(Error::invalid(format!("{n} rows are not whole blocks of {b}")));
+        }
+        let mut blocks = self.zeros(n * b)?;
+        if n > 0 {
+            let nr = n as u64;
+            launch!(self, k, self.grid(nr); &nr, &a.row_ptr, &a.col_idx, &a.values, &mut blocks.data)?;
+        }
+        Ok(blocks)
+    }
+    fn eliminate(&self, a: &mut DeviceCsr, rhs: &mut CudaVector, free_mask: &CudaVector, lift: &CudaVector) -> Result<()> {
+        let n = a.nrows();
+        self.check("Dirichlet elimination", n, &[rhs, free_mask, lift])?;
+        if n == 0 {
+            return Ok(());
+        }
+        let nr = n as u64;
+        launch!(self, &self.kernels.csr_eliminate, self.grid(nr);
+            &nr, &a.row_ptr, &a.col_idx, &mut a.values, &free_mask.data, &lift.data, &mut rhs.data)
+    }
+    fn invert_blocks(&self, b: usize, blocks: &mut CudaVector) -> Result<Option<usize>> {
+        let k = &self.kernels.block_invert[block_variant(b)?];
+        if blocks.len() % (b * b) != 0 {
+            return Err(Error::invalid(format!("{} block entries are not whole {b}×{b} blocks", blocks.len())));
+        }
+        let nb = (blocks.len() / (b * b)) as u64;
+        if nb == 0 {
+            return Ok(None);
+        }
+        let mut bad = self.upload(&[u32::MAX])?;
+        launch!(self, k, self.grid(nb); &nb, &mut blocks.data, &mut bad)?;
+        let bad = self.download(&bad)?[0];
+        Ok((bad != u32::MAX).then_some(bad as usize))
+    }
+    fn apply_blocks(&self, b: usize, blocks: &CudaVector, x: &CudaVector, y: &mut CudaVector) -> Result<()> {
+        let k = &self.kernels.block_jacobi[block_variant(b)?];
+        let n = blocks.len() / b;
+        self.check("apply_blocks", n, &[x, y])?;
+        if n == 0 {
+            return Ok(());
+        }
+        let nn = n as u64;
+        launch!(self, k, self.grid(nn); &nn, &blocks.data, &x.data, &mut y.data)
+    }
+    fn blocks_diagonal(&self, b: usize, blocks: &CudaVector) -> Result<CudaVector> {
+        let k = &self.kernels.block_diagonal[block_variant(b)?];
+        let n = blocks.len() / b;
+        let mut d = self.zeros(n)?;
+        if n > 0 {
+            let nn = n as u64;
+            launch!(self, k, self.grid(nn); &nn, &blocks.data, &mut d.data)?;
+        }
+        Ok(d)
+    }
 
     fn name(&self) -> &str {
         "cuda"

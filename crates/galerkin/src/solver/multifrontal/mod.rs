@@ -3,17 +3,19 @@
 //! Schur complements are merged (extend-add) and the fully assembled rows eliminated with partial
 //! pivoting among them; the root is solved and the solution recovered by backward substitution
 //! down the tree. The nodes of one tree level are independent: the CPU runs them on rayon threads,
-//! the GPU in one batched launch per level ([`crate::backend::cuda::multifrontal`]), so the number
+//! the GPU in one batched launch per level ([`cuda`]), so the number
 //! of steps grows like the tree depth, `log N`.
 //!
 //! Both numeric phases implement [`crate::solver::Factorization`]: factor once, then solve any
 //! number of right-hand sides in one pass over the tree.
 pub mod cpu;
+pub mod cuda;
 pub mod dense;
 pub mod symbolic;
 pub mod tree;
 
 pub use cpu::CpuMultifrontal;
+pub use cuda::CudaMultifrontal;
 pub use symbolic::Symbolic;
 pub use tree::EliminationTree;
 

@@ -1,128 +1,71 @@
-//! Point-block Jacobi (CPU): inverts the `b×b` diagonal block of every node once, then applies the
-//! inverses independently. For vector problems (elasticity, Stokes velocity) with node-interleaved
-//! dofs this captures the coupling between components that scalar Jacobi throws away.
-use crate::backend::{Cpu, LinearOperator};
-use crate::linalg::{dense, CsrMatrix};
+//! Point-block Jacobi on any backend: inverts the `b×b` diagonal block of every node once (on the
+//! backend), then applies the inverses independently. For vector problems (elasticity) with
+//! node-interleaved dofs this captures the coupling between components that scalar Jacobi throws
+//! away. The blocks come from whatever the operator offers: a CSR matrix, element matrices or a
+//! matrix-free level, all on the backend.
+use crate::backend::{Backend, Cpu, LinearOperator};
+use crate::linalg::CsrMatrix;
 use crate::{Error, Result};
-use rayon::prelude::*;
-
-/// Nodes per parallel task.
-const NODE_CHUNK: usize = 2048;
 
 /// `y = blockdiag(A)⁻¹ x` with dofs numbered node by node (`node·b + component`).
-pub struct BlockJacobi {
+pub struct BlockJacobi<B: Backend> {
     block_size: usize,
     /// Row-major `b×b` inverse per node.
-    inverses: Vec<f64>,
+    inverses: B::Vector,
+    n: usize,
 }
 
-impl BlockJacobi {
-    /// Extracts and inverts the diagonal blocks of a square matrix whose size is a multiple of
-    /// `block_size`.
-    pub fn from_csr(a: &CsrMatrix, block_size: usize) -> Result<Self> {
-        if a.nrows != a.ncols {
-            return Err(Error::dim(
-                "block Jacobi: square matrix (columns)",
-                a.nrows,
-                a.ncols,
-            ));
+impl<B: Backend> BlockJacobi<B> {
+    /// Inverts the node blocks (row-major `b×b` per node, on the backend); a singular block is an
+    /// error naming its node.
+    pub fn new(backend: &B, block_size: usize, mut blocks: B::Vector) -> Result<Self> {
+        let len = backend.len(&blocks);
+        if block_size == 0 || len % (block_size * block_size) != 0 {
+            return Err(Error::invalid(format!("block Jacobi: {len} block entries are not whole {block_size}×{block_size} blocks")));
         }
-        check_block_size(block_size, a.nrows, "matrix rows")?;
-        let bs = block_size;
-        let mut blocks = vec![0.0; a.nrows * bs];
-        blocks
-            .par_chunks_mut(bs * bs)
-            .enumerate()
-            .for_each(|(node, blk)| {
-                for i in 0..bs {
-                    let (cols, vals) = a.row(node * bs + i);
-                    for (&c, &v) in cols.iter().zip(vals) {
-                        let c = c as usize;
-                        if c / bs == node {
-                            blk[i * bs + c % bs] = v;
-                        }
-                    }
-                }
-            });
-        Self::from_blocks(bs, blocks)
-    }
-
-    /// Takes the diagonal blocks directly (row-major `b×b` per node, e.g. from an assembly-free
-    /// operator) and inverts them; a singular block is an error naming its node.
-    pub fn from_blocks(block_size: usize, mut blocks: Vec<f64>) -> Result<Self> {
-        if block_size == 0 {
-            return Err(Error::invalid(
-                "block Jacobi: block size must be at least 1",
-            ));
+        if let Some(node) = backend.invert_blocks(block_size, &mut blocks)? {
+            return Err(Error::invalid(format!("block Jacobi: diagonal block of node {node} is singular")));
         }
-        let bb = block_size * block_size;
-        if blocks.len() % bb != 0 {
-            return Err(Error::invalid(format!(
-                "block Jacobi: {} block entries is not a multiple of {block_size}×{block_size}",
-                blocks.len()
-            )));
-        }
-        let singular = blocks
-            .par_chunks_mut(bb)
-            .enumerate()
-            .filter_map(|(node, blk)| {
-                dense::invert_in_place(blk, block_size)
-                    .is_none()
-                    .then_some(node)
-            })
-            .min();
-        if let Some(node) = singular {
-            return Err(Error::invalid(format!(
-                "block Jacobi: diagonal block of node {node} is singular"
-            )));
-        }
-        Ok(BlockJacobi {
-            block_size,
-            inverses: blocks,
-        })
+        Ok(BlockJacobi { block_size, inverses: blocks, n: len / block_size })
     }
 
     pub fn block_size(&self) -> usize {
         self.block_size
     }
+}
 
-    /// The inverted blocks (row-major `b×b` per node), e.g. to upload to a device.
+impl BlockJacobi<Cpu> {
+    /// From the diagonal blocks of a square CPU matrix whose size is a multiple of `block_size`.
+    pub fn from_csr(a: &CsrMatrix, block_size: usize) -> Result<Self> {
+        if a.nrows != a.ncols {
+            return Err(Error::dim("block Jacobi: square matrix (columns)", a.nrows, a.ncols));
+        }
+        if block_size == 0 || a.nrows % block_size != 0 {
+            return Err(Error::invalid(format!("block Jacobi: matrix rows ({}) is not a multiple of block size {block_size}", a.nrows)));
+        }
+        BlockJacobi::new(&Cpu, block_size, a.node_blocks(block_size))
+    }
+
+    /// From host blocks (row-major `b×b` per node).
+    pub fn from_blocks(block_size: usize, blocks: Vec<f64>) -> Result<Self> {
+        BlockJacobi::new(&Cpu, block_size, blocks)
+    }
+
+    /// The inverted blocks.
     pub fn inverses(&self) -> &[f64] {
         &self.inverses
     }
 }
 
-fn check_block_size(block_size: usize, n: usize, what: &str) -> Result<()> {
-    if block_size == 0 || n % block_size != 0 {
-        return Err(Error::invalid(format!(
-            "block Jacobi: {what} ({n}) is not a multiple of block size {block_size}"
-        )));
-    }
-    Ok(())
-}
-
-impl LinearOperator<Cpu> for BlockJacobi {
+impl<B: Backend> LinearOperator<B> for BlockJacobi<B> {
     fn nrows(&self) -> usize {
-        self.inverses.len() / self.block_size
+        self.n
     }
     fn ncols(&self) -> usize {
-        self.nrows()
+        self.n
     }
-    fn apply(&self, _: &Cpu, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
-        let (n, bs) = (LinearOperator::<Cpu>::nrows(self), self.block_size);
-        if x.len() != n || y.len() != n {
-            return Err(Error::dim(
-                "block Jacobi apply",
-                n,
-                if x.len() != n { x.len() } else { y.len() },
-            ));
-        }
-        y.par_chunks_mut(bs)
-            .zip(x.par_chunks(bs))
-            .zip(self.inverses.par_chunks(bs * bs))
-            .with_min_len(NODE_CHUNK)
-            .for_each(|((yc, xc), inv)| dense::matvec(inv, bs, xc, yc));
-        Ok(())
+    fn apply(&self, backend: &B, x: &B::Vector, y: &mut B::Vector) -> Result<()> {
+        backend.apply_blocks(self.block_size, &self.inverses, x, y)
     }
 }
 

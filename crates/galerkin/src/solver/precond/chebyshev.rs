@@ -21,7 +21,7 @@ pub struct Chebyshev<'a, B: Backend> {
 
 impl<'a, B: Backend> Chebyshev<'a, B> {
     /// `diagonal` of `a`; `degree` ≥ 1 polynomial steps; `ratio` > 1 sets λmin = λmax/ratio.
-    pub fn new(backend: &B, a: &'a dyn LinearOperator<B>, diagonal: &[f64], degree: usize, ratio: f64) -> Result<Self> {
+    pub fn new(backend: &B, a: &'a dyn LinearOperator<B>, diagonal: &B::Vector, degree: usize, ratio: f64) -> Result<Self> {
         if degree == 0 || !(ratio > 1.0) {
             return Err(Error::invalid(format!("Chebyshev needs degree >= 1 and ratio > 1 (got {degree}, {ratio})")));
         }

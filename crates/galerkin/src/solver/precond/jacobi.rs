@@ -10,26 +10,18 @@ pub struct Jacobi<B: Backend> {
 }
 
 impl<B: Backend> Jacobi<B> {
-    /// Inverts `diagonal` once. A zero or non-finite entry is an error naming its row (it usually
-    /// means an unconstrained or unassembled dof).
-    pub fn new(backend: &B, diagonal: &[f64]) -> Result<Self> {
-        let inv = diagonal
-            .iter()
-            .enumerate()
-            .map(|(row, &d)| {
-                if d != 0.0 && d.is_finite() {
-                    Ok(1.0 / d)
-                } else {
-                    Err(Error::invalid(format!(
-                        "Jacobi preconditioner: diagonal entry of row {row} is {d}"
-                    )))
-                }
-            })
-            .collect::<Result<Vec<f64>>>()?;
-        Ok(Jacobi {
-            inv_diag: backend.from_host(&inv)?,
-            n: diagonal.len(),
-        })
+    /// Inverts `diagonal` (a vector on the backend: no host round trip) once. A zero or
+    /// non-finite entry is an error naming its row (it usually means an unconstrained or
+    /// unassembled dof).
+    pub fn new(backend: &B, diagonal: &B::Vector) -> Result<Self> {
+        let n = backend.len(diagonal);
+        let mut inv_diag = backend.zeros(n)?;
+        backend.copy(diagonal, &mut inv_diag)?;
+        if let Some(row) = backend.invert_blocks(1, &mut inv_diag)? {
+            let d = backend.to_host(diagonal)?[row];
+            return Err(Error::invalid(format!("Jacobi preconditioner: diagonal entry of row {row} is {d}")));
+        }
+        Ok(Jacobi { inv_diag, n })
     }
 }
 
@@ -52,12 +44,12 @@ mod tests {
 
     #[test]
     fn applies_inverse_diagonal_and_rejects_zero_rows() {
-        let j = Jacobi::new(&Cpu, &[2.0, -4.0, 0.5]).unwrap();
+        let j = Jacobi::new(&Cpu, &vec![2.0, -4.0, 0.5]).unwrap();
         let mut y = vec![0.0; 3];
         j.apply(&Cpu, &vec![1.0, 1.0, 1.0], &mut y).unwrap();
         assert_eq!(y, vec![0.5, -0.25, 2.0]);
-        let err = Jacobi::new(&Cpu, &[1.0, 2.0, 0.0, 3.0]).err().unwrap();
+        let err = Jacobi::new(&Cpu, &vec![1.0, 2.0, 0.0, 3.0]).err().unwrap();
         assert!(err.to_string().contains("row 2"), "{err}");
-        assert!(Jacobi::new(&Cpu, &[1.0, f64::NAN]).is_err());
+        assert!(Jacobi::new(&Cpu, &vec![1.0, f64::NAN]).is_err());
     }
 }

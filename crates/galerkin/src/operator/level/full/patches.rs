@@ -9,7 +9,7 @@
 //! patch touches, removes most of those atomics. Element matrices are symmetric, so a patch keeps
 //! only their upper triangles and sums each pair of transposed values once: half the shared memory,
 //! the integration, the shared-memory reads and the lists.
-use super::assembly::Variant;
+use super::cuda::Variant;
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -18,12 +18,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// `kernels/assembly.cu` as its `PATCH_DOUBLES` define: 24 KiB where that holds 32 cells, else 48
 /// KiB (the static limit). Four blocks of 256 threads fit an SM either way (registers bound them),
 /// and on an H100 the smaller patches are faster where they hold enough cells (P2 tetrahedra: 55
-/// cells in 0.725 ms against 111 in 0.793 ms at 10⁶ unknowns). `GALERKIN_PATCH_DOUBLES` overrides it
-/// (256 to 6144) for tuning sweeps.
-pub fn patch_doubles(nloc: usize, ncomp: usize) -> usize {
+/// cells in 0.725 ms against 111 in 0.793 ms at 10⁶ unknowns). `tuned`
+/// ([`Tuning::patch_doubles`](crate::operator::level::Tuning)) overrides it (256 to 6144).
+pub fn patch_doubles(nloc: usize, ncomp: usize, tuned: Option<usize>) -> usize {
     const SMALL: usize = 3072;
     const MAX: usize = 6144;
-    if let Some(d) = std::env::var("GALERKIN_PATCH_DOUBLES").ok().and_then(|v| v.trim().parse::<usize>().ok()) {
+    if let Some(d) = tuned {
         return d.clamp(256, MAX);
     }
     if (SMALL - 1) / cell_stride(nloc, ncomp) >= 32 { SMALL } else { MAX }
@@ -34,8 +34,8 @@ const EXCLUSIVE: u32 = 1 << 31;
 
 /// Cells per patch for `nloc` nodes of `ncomp` components, or None where one cell's triangle does
 /// not fit. One double after the patch's triangles stays zero: the padding slot.
-pub fn patch_cells(nloc: usize, ncomp: usize) -> Option<usize> {
-    let (stride, doubles) = (cell_stride(nloc, ncomp), patch_doubles(nloc, ncomp));
+pub fn patch_cells(nloc: usize, ncomp: usize, tuned: Option<usize>) -> Option<usize> {
+    let (stride, doubles) = (cell_stride(nloc, ncomp), patch_doubles(nloc, ncomp, tuned));
     (stride < doubles).then(|| (doubles - 1) / stride)
 }
 
@@ -45,9 +45,9 @@ pub fn patch_cells(nloc: usize, ncomp: usize) -> Option<usize> {
 /// threads: a second round for 19 of them, while the other threads wait at the barrier. 51 cells
 /// take one (H100: P2 Poisson in 3D 0.672 against 0.685 ms, 2D 0.238 against 0.269 ms).
 pub fn fitted_patch_cells(v: &Variant) -> Option<usize> {
-    let max = patch_cells(v.nloc, v.ncomp)?;
+    let max = patch_cells(v.nloc, v.ncomp, v.tuning.patch_doubles)?;
     let items = if v.reftensor { v.nloc.div_ceil(2) } else { v.threads_per_cell() };
-    let block = super::jit::BLOCK_SIZE as usize;
+    let block = crate::backend::cuda::jit::BLOCK_SIZE as usize;
     let rounds = max * items / block;
     Some(if rounds == 0 { max } else { rounds * block / items })
 }
@@ -70,13 +70,9 @@ fn upper_block(nloc: usize, i: usize, j: usize) -> usize {
 /// two dozen cells and most pairs one or two) but scatters a warp's stores over the patch's rows.
 /// On an H100 at 10⁶ unknowns that made P1 faster (3D Poisson 0.577 → 0.494 ms, elasticity 1.49 →
 /// 1.31 ms) and P2/P3 slower (3D Poisson P2 0.640 → 0.670 ms, P3 1.08 → 1.24 ms; BENCHMARKS.md).
-/// `GALERKIN_PATCH_SORT_WINDOW` overrides it for tuning sweeps.
+/// [`Tuning::patch_sort_window`](crate::operator::level::Tuning) overrides it for tuning sweeps.
 fn sort_window(v: &Variant) -> usize {
-    std::env::var("GALERKIN_PATCH_SORT_WINDOW")
-        .ok()
-        .and_then(|s| s.trim().parse::<usize>().ok())
-        .unwrap_or(if v.nloc <= v.dim + 1 { usize::MAX } else { 1 })
-        .max(1)
+    v.tuning.patch_sort_window.unwrap_or(if v.nloc <= v.dim + 1 { usize::MAX } else { 1 }).max(1)
 }
 
 /// Pairs a warp sums together: one slice of the lists.
@@ -123,7 +119,7 @@ impl PatchLists {
             Error::Unsupported(format!(
                 "patch assembly keeps a patch's element triangles in shared memory ({} doubles per cell, at most {}): use atomic",
                 cell_stride(nloc, ncomp),
-                patch_doubles(nloc, ncomp) - 1
+                patch_doubles(nloc, ncomp, v.tuning.patch_doubles) - 1
             ))
         })?;
         if nnz >= EXCLUSIVE as usize {
@@ -267,19 +263,21 @@ mod tests {
         (0..n as u32).collect()
     }
 
-    const P1: Variant = Variant { dim: 1, nv: 2, nloc: 2, nq: 2, ncomp: 1, affine: true, diffusion: true, mass: false, elasticity: false, reftensor: true };
+    fn p1() -> Variant {
+        Variant { dim: 1, nv: 2, nloc: 2, nq: 2, ncomp: 1, affine: true, qf: "Diffusion".into(), full_gradient: false, reftensor: true, tuning: Default::default() }
+    }
 
     /// One patch: each transposed pair is summed once (3 of a cell's 4 entries are listed), and
     /// every value is stored, none added.
     #[test]
     fn one_patch_sums_its_shared_entries_once_per_pair() {
         // 1023 cells fit; three rounds of 256 threads take 768 (one row pair each).
-        assert_eq!((patch_cells(2, 1), fitted_patch_cells(&P1)), (Some(1023), Some(768)));
+        assert_eq!((patch_cells(2, 1, None), fitted_patch_cells(&p1())), (Some(1023), Some(768)));
         // P2 tetrahedra: 55 fit in 24 KiB, 51 make one round of 5 row pairs each.
-        let p2 = Variant { dim: 3, nv: 4, nloc: 10, ncomp: 1, ..P1 };
-        assert_eq!((patch_cells(10, 1), fitted_patch_cells(&p2)), (Some(55), Some(51)));
+        let p2 = Variant { dim: 3, nv: 4, nloc: 10, ncomp: 1, ..p1() };
+        assert_eq!((patch_cells(10, 1, None), fitted_patch_cells(&p2)), (Some(55), Some(51)));
         let (row_ptr, cells, kpos) = chain(4);
-        let l = PatchLists::build(&P1, &cells, &row_ptr, &kpos, 13, identity(4)).unwrap();
+        let l = PatchLists::build(&p1(), &cells, &row_ptr, &kpos, 13, identity(4)).unwrap();
         // 5 diagonals and 4 off-diagonal pairs in one slice, two entries deep (the three inner
         // diagonals sum two cells each; the rest are padded with the zero slot).
         assert_eq!((l.ptr.clone(), l.slice_base.clone(), l.zero), (vec![0, 9], vec![0, 64], 768 * 3));
@@ -298,11 +296,11 @@ mod tests {
     /// patch order that scatters neighbours makes almost every diagonal atomic.
     #[test]
     fn only_values_between_patches_are_atomic() {
-        let patch = fitted_patch_cells(&P1).unwrap();
+        let patch = fitted_patch_cells(&p1()).unwrap();
         let n = 2 * patch + 600;
         let (row_ptr, cells, kpos) = chain(n);
         let nnz = row_ptr[n + 1];
-        let l = PatchLists::build(&P1, &cells, &row_ptr, &kpos, nnz, identity(n)).unwrap();
+        let l = PatchLists::build(&p1(), &cells, &row_ptr, &kpos, nnz, identity(n)).unwrap();
         assert_eq!(l.ptr.len(), 4);
         let shared: Vec<u32> = l.pos.iter().filter(|&&q| q & EXCLUSIVE == 0).copied().collect();
         // Each appears in the lists of both patches around it.
@@ -317,12 +315,12 @@ mod tests {
         let n = 2 * patch;
         let (row_ptr, cells, kpos) = chain(n);
         let order: Vec<u32> = (0..n as u32).step_by(2).chain((1..n as u32).step_by(2)).collect();
-        let l = PatchLists::build(&P1, &cells, &row_ptr, &kpos, row_ptr[n + 1], order).unwrap();
+        let l = PatchLists::build(&p1(), &cells, &row_ptr, &kpos, row_ptr[n + 1], order).unwrap();
         assert_eq!(l.atomic_fraction(), (2 * (n - 1)) as f64 / (4 * n) as f64);
         // Too large a cell is refused with a pointer to the atomic scatter, and so is a wrong order.
-        let e = PatchLists::build(&Variant { nloc: 120, ..P1 }, &[], &row_ptr, &[], nnz, vec![]).err().unwrap();
+        let e = PatchLists::build(&Variant { nloc: 120, ..p1() }, &[], &row_ptr, &[], nnz, vec![]).err().unwrap();
         assert!(e.to_string().contains("atomic"), "{e}");
-        assert!(PatchLists::build(&P1, &cells, &row_ptr, &kpos, row_ptr[n + 1], identity(n - 1)).is_err());
+        assert!(PatchLists::build(&p1(), &cells, &row_ptr, &kpos, row_ptr[n + 1], identity(n - 1)).is_err());
     }
 
     /// What `assemble_patches` computes, on the host: the upper triangles of symmetric element
@@ -384,7 +382,7 @@ mod tests {
             let a = crate::operator::assemble::sparsity(&space).unwrap();
             let nloc = space.dofmap.nodes_per_cell;
             let nd = nloc * ncomp;
-            let v = Variant { dim: mesh.dim, nv: mesh.dim + 1, nloc, nq: 1, ncomp, affine: true, diffusion: true, mass: false, elasticity: ncomp > 1, reftensor: true };
+            let v = Variant { dim: mesh.dim, nv: mesh.dim + 1, nloc, nq: 1, ncomp, affine: true, qf: "Diffusion".into(), full_gradient: ncomp > 1, reftensor: true, tuning: Default::default() };
             let nodes: Vec<u32> = space.dofmap.cell_nodes.iter().map(|&n| n as u32).collect();
             let mut kpos = Vec::new();
             for c in 0..mesh.num_cells() {

@@ -10,11 +10,9 @@
 //!
 //! The launch count therefore grows with the tree depth (`log N`), not with the number of nodes,
 //! except for the library calls of large fronts.
-use super::context::CudaBackend;
-use super::dense_libs::{DenseLibs, DevPtr};
-use super::kernels::{launch, Kernel};
-use super::vector::CudaVector;
-use super::{cuda_error, jit};
+use crate::backend::cuda::dense_libs::{DenseLibs, DevPtr};
+use crate::backend::cuda::kernels::{launch, Kernel};
+use crate::backend::cuda::{cuda_error, jit, CudaBackend, CudaVector};
 use crate::solver::factorization::Factorization;
 use crate::solver::multifrontal::cpu::{leaf_fronts, singular};
 use crate::solver::multifrontal::Symbolic;

@@ -1,8 +1,9 @@
-//! The `element` assembly level: element matrices stored, applied cell by cell
+//! The `element` level on the CPU: element matrices stored, applied cell by cell
 //! (`y = Σ_c R_cᵀ K_c R_c x`), diagonal and per-node blocks available without a global matrix.
-use super::coloring::{Coloring, SharedMut};
-use super::integrate::{ElementIntegrator, Scratch};
-use super::restriction::ElementRestriction;
+use crate::operator::coloring::{Coloring, SharedMut};
+use crate::operator::integrate::Scratch;
+use crate::operator::level::{LevelInput, LevelOperator};
+use crate::operator::restriction::ElementRestriction;
 use crate::backend::{Cpu, LinearOperator};
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -18,7 +19,8 @@ pub struct ElementMatrices {
 }
 
 impl ElementMatrices {
-    pub fn assemble(integ: &ElementIntegrator, coloring: Arc<Coloring>) -> Result<Self> {
+    pub fn assemble(input: &LevelInput) -> Result<Self> {
+        let (integ, coloring) = (input.integ, input.coloring.clone());
         let restriction = ElementRestriction::new(integ.space);
         let nd = restriction.elem_size();
         let mut matrices = vec![0.0; restriction.ncells * nd * nd];
@@ -60,6 +62,25 @@ impl ElementMatrices {
             }
         }
         blocks
+    }
+}
+
+impl LevelOperator<Cpu> for ElementMatrices {
+    fn apply(&self, be: &Cpu, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
+        LinearOperator::apply(self, be, x, y)
+    }
+    fn node_blocks(&self, _be: &Cpu) -> Result<Vec<f64>> {
+        Ok(ElementMatrices::node_blocks(self))
+    }
+    fn storage_bytes(&self) -> usize {
+        self.matrices.len() * 8
+    }
+    fn includes_boundary(&self) -> bool {
+        true
+    }
+    fn update(&mut self, _be: &Cpu, input: &LevelInput) -> Result<()> {
+        *self = ElementMatrices::assemble(input)?;
+        Ok(())
     }
 }
 

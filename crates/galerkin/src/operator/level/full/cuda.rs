@@ -1,32 +1,28 @@
-//! Assembly on the GPU: element matrices of any Lagrange element (P1–P3, Q1–Q3, 1D–3D) and of the
-//! physics with a device form (diffusion, mass, elasticity, and sums of them) integrated by
-//! `kernels/assembly.cu`, then summed into CSR values through precomputed positions (atomics, or
-//! colors without atomics) or stored per cell for the `element` level. Only the mesh, the reference
-//! tables and the sampled coefficients cross to the device; the element matrices never do.
+//! Full (and element-matrix) assembly on the GPU: element matrices of any Lagrange element (P1–P3,
+//! Q1–Q3, 1D–3D) and any physics (its QFunctions' linearised block, `kernels/qf/`) integrated by
+//! `kernels/assembly.cu`, then summed into CSR values through precomputed positions (atomics,
+//! colors, rows or patches: [`Scatter`]) or stored per cell for the `element` level. Only the mesh,
+//! the reference tables and the passive data cross to the device; the element matrices never do.
 //!
 //! Robin facet terms are few and integrated on the host ([`ElementIntegrator::add_robin_matrix`]),
 //! then added on the device by one scatter kernel.
-use super::context::CudaBackend;
-use super::csr::DeviceCsr;
-use super::element::DeviceElementMatrices;
-use super::jit::{self, ASSEMBLY};
-use super::kernels::{launch, Kernel};
-use super::vector::CudaVector;
-use crate::backend::LinearOperator;
-use crate::fe::QuadratureRule;
-use crate::linalg::CsrMatrix;
-use crate::operator::geometry::GeometryTab;
-use crate::operator::ElementIntegrator;
-use crate::physics::{Coefficient, DeviceTerm};
-use crate::{Error, Result};
 use super::patches::{patch_cells, PatchLists};
+use crate::backend::cuda::jit::{self, ASSEMBLY};
+use crate::backend::cuda::kernels::{launch, Kernel};
+use crate::backend::cuda::{CudaBackend, DeviceCsr};
+use crate::backend::{Backend, LinearOperator};
+use crate::linalg::CsrMatrix;
 use crate::mesh::{ordering::hilbert_cell_order, Mesh};
-use std::sync::Arc;
+use crate::operator::coloring::cell_colors;
+use crate::operator::level::{BoundaryMatrices, LevelInput, LevelOperator, Scatter, Tuning};
+use crate::operator::ElementIntegrator;
+use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// The compile-time shape of one assembly kernel variant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Variant {
     pub dim: usize,
     /// Vertices of the geometry map (P1/Q1 on the cell's corners).
@@ -36,20 +32,22 @@ pub struct Variant {
     pub nq: usize,
     pub ncomp: usize,
     pub affine: bool,
-    pub diffusion: bool,
-    pub mass: bool,
-    pub elasticity: bool,
+    /// The QFunction type of `kernels/qf/` (e.g. `Sum<Elasticity,Mass>`).
+    pub qf: String,
+    /// Whether its block reads every gradient pair (keeps all of S on the reference-tensor path).
+    pub full_gradient: bool,
     /// Affine cell and coefficients constant per cell: contract precomputed reference tensors
     /// instead of looping over quadrature points.
     pub reftensor: bool,
+    pub tuning: Tuning,
 }
 
 impl Variant {
     /// Column nodes per thread: the NCOMP²·JB accumulators stay in registers (≤ 32 for scalar
     /// problems, ≤ 64 for vector ones), split evenly so no thread idles on a short last block.
-    /// `GALERKIN_ASSEMBLY_JB` overrides it (clamped to 1..=NLOC) for tuning sweeps.
+    /// [`Tuning::columns_per_thread`] overrides it (clamped to 1..=NLOC) for tuning sweeps.
     pub fn columns_per_thread(&self) -> usize {
-        if let Some(jb) = std::env::var("GALERKIN_ASSEMBLY_JB").ok().and_then(|v| v.trim().parse::<usize>().ok()) {
+        if let Some(jb) = self.tuning.columns_per_thread {
             return jb.clamp(1, self.nloc);
         }
         let cap = if self.ncomp == 1 { 32 } else { (64 / (self.ncomp * self.ncomp)).max(1) };
@@ -68,11 +66,9 @@ impl Variant {
             format!("NCOMP={}", self.ncomp),
             format!("JB={}", self.columns_per_thread()),
             format!("AFFINE={}", b(self.affine)),
-            format!("DIFFUSION={}", b(self.diffusion)),
-            format!("MASS={}", b(self.mass)),
-            format!("ELASTICITY={}", b(self.elasticity)),
+            format!("QF={}", self.qf),
             format!("REFTENSOR={}", b(self.reftensor)),
-            format!("PATCH_DOUBLES={}", super::patches::patch_doubles(self.nloc, self.ncomp)),
+            format!("PATCH_DOUBLES={}", super::patches::patch_doubles(self.nloc, self.ncomp, self.tuning.patch_doubles)),
             format!("PATCH_CELLS={}", super::patches::fitted_patch_cells(self).unwrap_or(0)),
         ]
     }
@@ -88,43 +84,10 @@ impl Variant {
     }
 }
 
-/// The coefficient slots of the kernel, in the order of `kernels/assembly.cu`.
-const SLOTS: usize = 4;
-
-/// The variant and the coefficients (κ, ρ, λ, μ) of an integrator's physics, or why it has no
-/// GPU form.
-fn variant_of<'a>(integ: &'a ElementIntegrator) -> Result<(Variant, [Option<&'a Coefficient>; SLOTS])> {
+/// The variant of an integrator's space and physics.
+fn variant_of(integ: &ElementIntegrator, tuning: Tuning) -> Result<Variant> {
     let space = integ.space;
     let mesh = &*space.mesh;
-    let terms = integ.physics.device_terms().ok_or_else(|| {
-        Error::Unsupported(format!("{} has no GPU form: assemble it on the CPU", integ.physics.name()))
-    })?;
-    let mut slots: [Option<&Coefficient>; SLOTS] = [None; SLOTS];
-    let mut set = |slot: usize, c: &'a Coefficient, what: &str| {
-        if slots[slot].replace(c).is_some() {
-            return Err(Error::Unsupported(format!(
-                "{}: more than one {what} term; the GPU kernels take one of each",
-                integ.physics.name()
-            )));
-        }
-        Ok(())
-    };
-    for t in terms {
-        match t {
-            DeviceTerm::Diffusion(k) => set(0, k, "diffusion")?,
-            DeviceTerm::Mass(r) => set(1, r, "mass")?,
-            DeviceTerm::Elasticity { lambda, mu } => {
-                set(2, lambda, "elasticity")?;
-                set(3, mu, "elasticity")?;
-            }
-        }
-    }
-    if slots[2].is_some() && space.ncomp != mesh.dim {
-        return Err(Error::invalid(format!(
-            "elasticity needs {} components, the space has {}",
-            mesh.dim, space.ncomp
-        )));
-    }
     let v = Variant {
         dim: mesh.dim,
         nv: mesh.cell_type.num_vertices(),
@@ -132,59 +95,25 @@ fn variant_of<'a>(integ: &'a ElementIntegrator) -> Result<(Variant, [Option<&'a 
         nq: integ.quad.len(),
         ncomp: space.ncomp,
         affine: mesh.cell_type.is_simplex(),
-        diffusion: slots[0].is_some(),
-        mass: slots[1].is_some(),
-        elasticity: slots[2].is_some(),
-        reftensor: mesh.cell_type.is_simplex()
-            && slots.iter().flatten().all(|c| matches!(c, Coefficient::Constant(_) | Coefficient::PerRegion(_))),
+        qf: integ.qf.cuda_type(),
+        full_gradient: integ.qf.full_gradient(),
+        reftensor: mesh.cell_type.is_simplex() && integ.passive.per_cell(),
+        tuning,
     };
     if v.nloc > 1 << 16 || v.elem_size() * v.elem_size() > 1 << 24 {
         return Err(Error::Unsupported(format!("GPU assembly of {} local dofs per cell", v.elem_size())));
     }
-    Ok((v, slots))
-}
-
-/// How element entries reach the CSR values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scatter {
-    /// `atomicAdd` into the values: one launch, cells in mesh order. What the pipeline uses: no
-    /// set-up beyond the positions, and the fastest but for `Patch`, whose host-built lists cost
-    /// seconds at 10⁶ cells and pay off only when one mesh is assembled many times.
-    Atomic,
-    /// One launch per color of cells sharing no vertex: plain read-modify-write, no atomics.
-    Colored,
-    /// One thread per node owns its rows and visits the cells around it: no atomics, no colors.
-    /// Needs the reference-tensor path (simplices, coefficients constant per cell).
-    Rows,
-    /// A block per patch of cells (consecutive along a Hilbert curve) sums their shared entries in
-    /// shared memory, stores the values no other patch touches and adds the rest atomically
-    /// ([`super::patches`]). Needs the upper triangle of a cell's matrix to fit in shared memory
-    /// (≤ 110 local dofs). Faster than atomics per assembly (BENCHMARKS.md) but its lists are
-    /// built on the host: for repeated assembly on one mesh (time stepping, Newton).
-    Patch,
-}
-
-impl Scatter {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scatter::Atomic => "atomic",
-            Scatter::Colored => "colored",
-            Scatter::Rows => "rows",
-            Scatter::Patch => "patch",
-        }
-    }
+    Ok(v)
 }
 
 /// The entry points of one assembly variant.
 #[derive(Clone)]
-pub(super) struct AssemblyKernels {
+pub(crate) struct AssemblyKernels {
     pub assemble: Kernel,
     pub positions: Kernel,
-    pub dirichlet: Kernel,
     pub add_at: Kernel,
     pub apply: Kernel,
-    pub diagonal: Kernel,
-    pub csr_diagonal: Kernel,
+    pub node_blocks: Kernel,
     /// Row-owner assembly (reference-tensor variants only).
     pub rows: Option<Kernel>,
     /// Patch assembly (where the upper triangle of a cell's matrix fits in shared memory).
@@ -194,12 +123,12 @@ pub(super) struct AssemblyKernels {
 /// Everything the assembly kernel reads, uploaded once per space and physics.
 pub struct DeviceAssembler {
     pub variant: Variant,
-    pub(super) kernels: AssemblyKernels,
-    pub(super) ncells: usize,
-    pub(super) ndofs: usize,
+    pub(crate) kernels: AssemblyKernels,
+    pub(crate) ncells: usize,
+    pub(crate) ndofs: usize,
     cell_verts: CudaSlice<u32>,
     coords: CudaSlice<f64>,
-    pub(super) cell_nodes: CudaSlice<u32>,
+    pub(crate) cell_nodes: CudaSlice<u32>,
     host_cell_nodes: Vec<u32>,
     /// For the patch scatter's cell order.
     mesh: Arc<Mesh>,
@@ -273,7 +202,7 @@ fn tables(integ: &ElementIntegrator, v: &Variant) -> Vec<f64> {
                 for c in 0..d {
                     for e in 0..d {
                         // Symmetrized where only its contraction with a symmetric tensor is used.
-                        t.push(if v.elasticity { s(i, j, c, e) } else { 0.5 * (s(i, j, c, e) + s(i, j, e, c)) });
+                        t.push(if v.full_gradient { s(i, j, c, e) } else { 0.5 * (s(i, j, c, e) + s(i, j, e, c)) });
                     }
                 }
             }
@@ -301,47 +230,6 @@ fn kernel_defines(v: &Variant, tab: &[f64]) -> Vec<String> {
     d
 }
 
-/// Coefficient values and (offset, cell stride, point stride) per slot: constants once, regions
-/// per cell, functions at every quadrature point of every cell.
-fn sample_coefficients(integ: &ElementIntegrator, slots: &[Option<&Coefficient>; SLOTS]) -> (Vec<f64>, Vec<u64>) {
-    let mesh = &*integ.space.mesh;
-    let quad: &QuadratureRule = &integ.quad;
-    let nq = quad.len();
-    let mut data = Vec::new();
-    let mut meta = Vec::with_capacity(3 * SLOTS);
-    let mut geo = None;
-    for slot in slots {
-        let offset = data.len() as u64;
-        let (cs, qs) = match slot {
-            None => {
-                data.push(0.0);
-                (0, 0)
-            }
-            Some(Coefficient::Constant(v)) => {
-                data.push(*v);
-                (0, 0)
-            }
-            Some(Coefficient::PerRegion(m)) => {
-                data.extend(mesh.cell_tags.iter().map(|t| m.get(t).copied().unwrap_or(f64::NAN)));
-                (1, 0)
-            }
-            Some(Coefficient::Function(f)) => {
-                let geo = geo.get_or_insert_with(|| GeometryTab::new(mesh.cell_type, &quad.points));
-                let start = data.len();
-                data.resize(start + mesh.num_cells() * nq, 0.0);
-                data[start..].par_chunks_mut(nq).enumerate().for_each(|(c, out)| {
-                    for (q, o) in out.iter_mut().enumerate() {
-                        *o = f(geo.point(mesh, c, q));
-                    }
-                });
-                (nq as u64, 1)
-            }
-        };
-        meta.extend([offset, cs, qs]);
-    }
-    (data, meta)
-}
-
 fn to_u32(v: &[usize], what: &str) -> Result<Vec<u32>> {
     v.iter()
         .map(|&x| u32::try_from(x).map_err(|_| Error::Unsupported(format!("{what} index {x} exceeds 32 bits on the GPU"))))
@@ -349,43 +237,26 @@ fn to_u32(v: &[usize], what: &str) -> Result<Vec<u32>> {
 }
 
 impl DeviceAssembler {
-    /// Uploads the mesh, dof map, tables and coefficients of `integ` and loads its kernel variant
-    /// (compiled by NVRTC on first use). Fails for physics without a GPU form.
-    pub fn new(be: &CudaBackend, integ: &ElementIntegrator) -> Result<DeviceAssembler> {
-        let (variant, slots) = variant_of(integ)?;
-        integ.physics.check(&integ.space.mesh)?;
+    /// Uploads the mesh, dof map, tables and passive data of `integ` and loads its kernel variant
+    /// (compiled by NVRTC on first use); `boundary` holds the host-integrated Robin matrices.
+    pub fn new(be: &CudaBackend, integ: &ElementIntegrator, boundary: &BoundaryMatrices, tuning: Tuning) -> Result<DeviceAssembler> {
+        let variant = variant_of(integ, tuning)?;
         let tab = tables(integ, &variant);
         let module = be.variant_module(&ASSEMBLY, &kernel_defines(&variant, &tab))?;
         let k = |name| Kernel::from_module(&module, name);
         let kernels = AssemblyKernels {
             assemble: k("assemble_cells")?,
             positions: k("element_positions")?,
-            dirichlet: k("dirichlet_rows")?,
             add_at: k("add_at")?,
             apply: k("element_apply")?,
-            diagonal: k("element_diagonal")?,
-            csr_diagonal: k("csr_diagonal")?,
+            node_blocks: k("element_node_blocks")?,
             rows: if variant.reftensor { Some(k("assemble_rows")?) } else { None },
-            patches: if patch_cells(variant.nloc, variant.ncomp).is_some() { Some(k("assemble_patches")?) } else { None },
+            patches: if patch_cells(variant.nloc, variant.ncomp, tuning.patch_doubles).is_some() { Some(k("assemble_patches")?) } else { None },
         };
         let space = integ.space;
         let mesh = &*space.mesh;
         let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| x[..variant.dim].to_vec()).collect();
-        let (coef, meta) = sample_coefficients(integ, &slots);
-        if let Some(i) = coef.iter().position(|v| !v.is_finite()) {
-            return Err(Error::invalid(format!("a coefficient of {} is not finite (sample {i})", integ.physics.name())));
-        }
-        let nd = variant.elem_size();
-        let restriction = crate::operator::ElementRestriction::new(space);
-        let robin = integ
-            .robin_cells()
-            .into_iter()
-            .map(|c| {
-                let mut ke = vec![0.0; nd * nd];
-                let dofs = (0..nd).map(|r| restriction.global_dof(c, r)).collect();
-                integ.add_robin_matrix(c, &mut ke).map(|_| (c, dofs, ke))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let (coef, meta) = integ.passive.device_layout();
         let host_cell_nodes = to_u32(&space.dofmap.cell_nodes, "node")?;
         Ok(DeviceAssembler {
             variant,
@@ -400,8 +271,20 @@ impl DeviceAssembler {
             tab: be.upload(&tab)?,
             coef: be.upload(&coef)?,
             meta: be.upload(&meta)?,
-            robin,
+            robin: boundary.clone(),
         })
+    }
+
+    /// New passive data (coefficients) for the next assembly; the variant must not change (a
+    /// per-point field where there were per-cell ones changes it: rebuild instead).
+    pub fn update_passive(&mut self, be: &CudaBackend, integ: &ElementIntegrator) -> Result<()> {
+        if variant_of(integ, self.variant.tuning)? != self.variant {
+            return Err(Error::invalid("the new passive data changes the GPU assembly variant: build the operator anew"));
+        }
+        let (coef, meta) = integ.passive.device_layout();
+        self.coef = be.upload(&coef)?;
+        self.meta = be.upload(&meta)?;
+        Ok(())
     }
 
     pub fn num_cells(&self) -> usize {
@@ -584,7 +467,7 @@ impl DeviceAssembler {
     }
 
     /// Element matrices of every cell stored on the device (the `element` level), Robin included.
-    pub fn element_matrices(&self, be: &CudaBackend) -> Result<DeviceElementMatrices> {
+    pub fn element_matrices(&self, be: &CudaBackend) -> Result<CudaSlice<f64>> {
         let v = &self.variant;
         let nd = v.elem_size();
         let mut k = be.alloc::<f64>(self.ncells * nd * nd)?;
@@ -602,30 +485,57 @@ impl DeviceAssembler {
             let (idx, vals) = (be.upload(&idx)?, be.upload(&vals)?);
             launch!(be, &self.kernels.add_at, be.grid(n); &n, &idx, &vals, &mut k)?;
         }
-        DeviceElementMatrices::new(be, self, k)
+        Ok(k)
     }
 
-    /// Symmetric Dirichlet elimination on the device (as [`crate::operator::dirichlet::eliminate`]):
-    /// `free_mask` is 1 on free dofs and 0 on constrained ones, `lift` the prescribed values.
-    pub fn eliminate(&self, be: &CudaBackend, a: &mut DeviceCsr, rhs: &mut CudaVector, free_mask: &CudaVector, lift: &CudaVector) -> Result<()> {
-        let n = a.nrows();
-        be.check("Dirichlet elimination", n, &[rhs, free_mask, lift])?;
-        let nr = n as u64;
-        if nr == 0 {
-            return Ok(());
-        }
-        launch!(be, &self.kernels.dirichlet, be.grid(nr);
-            &nr, &a.row_ptr, &a.col_idx, &mut a.values, &free_mask.data, &lift.data, &mut rhs.data)
+}
+
+/// The `full` level on the GPU: the CSR matrix assembled there, with what re-assembling it needs.
+pub struct GpuFull {
+    asm: DeviceAssembler,
+    target: CsrTarget,
+}
+
+impl GpuFull {
+    /// Sparsity on the host (uploaded once), positions and values on the device.
+    pub fn build(be: &CudaBackend, input: &LevelInput) -> Result<GpuFull> {
+        let asm = DeviceAssembler::new(be, input.integ, input.boundary, input.tuning)?;
+        let pattern = crate::operator::assemble::sparsity(input.integ.space)?;
+        let scatter = input.tuning.scatter;
+        let colors = (scatter == Scatter::Colored).then(|| cell_colors(&input.integ.space.mesh));
+        let mut target = asm.csr_target(be, &pattern, scatter, colors.as_deref())?;
+        asm.assemble_into(be, &mut target)?;
+        Ok(GpuFull { asm, target })
     }
 
-    /// The diagonal of a device CSR matrix, on the host (for Jacobi-type preconditioners).
-    pub fn csr_diagonal(&self, be: &CudaBackend, a: &DeviceCsr) -> Result<Vec<f64>> {
-        let nr = a.nrows() as u64;
-        let mut d = be.alloc::<f64>(a.nrows())?;
-        if nr > 0 {
-            launch!(be, &self.kernels.csr_diagonal, be.grid(nr); &nr, &a.row_ptr, &a.col_idx, &a.values, &mut d)?;
-        }
-        be.download(&d)
+    /// The kernels and positions, for benchmarks that time re-assembly.
+    pub fn parts(&mut self) -> (&DeviceAssembler, &mut CsrTarget) {
+        (&self.asm, &mut self.target)
+    }
+}
+
+impl LevelOperator<CudaBackend> for GpuFull {
+    fn apply(&self, be: &CudaBackend, x: &crate::backend::cuda::CudaVector, y: &mut crate::backend::cuda::CudaVector) -> Result<()> {
+        self.target.matrix.apply(be, x, y)
+    }
+    fn node_blocks(&self, be: &CudaBackend) -> Result<crate::backend::cuda::CudaVector> {
+        be.matrix_node_blocks(&self.target.matrix, self.asm.variant.ncomp)
+    }
+    fn matrix(&self) -> Option<&DeviceCsr> {
+        Some(&self.target.matrix)
+    }
+    fn matrix_mut(&mut self) -> Option<&mut DeviceCsr> {
+        Some(&mut self.target.matrix)
+    }
+    fn storage_bytes(&self) -> usize {
+        self.target.matrix.nnz() * 12 + (self.target.matrix.nrows() + 1) * 4
+    }
+    fn includes_boundary(&self) -> bool {
+        true
+    }
+    fn update(&mut self, be: &CudaBackend, input: &LevelInput) -> Result<()> {
+        self.asm.update_passive(be, input.integ)?;
+        self.asm.assemble_into(be, &mut self.target)
     }
 }
 
@@ -634,49 +544,24 @@ impl DeviceAssembler {
 /// only: what CI runs so that no variant a user can reach fails to compile. Returns (variant, PTX
 /// bytes).
 pub fn compile_variants(arch: &str) -> Result<Vec<(Variant, usize)>> {
-    use crate::mesh::CellType;
-    use crate::physics::{Diffusion, Elasticity, Mass, PointwisePhysics, Sum};
     let mut variants = Vec::new();
-    for cell in CellType::ALL {
-        use crate::mesh::generate;
-        let dim = cell.dim();
-        let mesh = std::sync::Arc::new(match dim {
-            1 => generate::interval(1, 0.0, 1.0)?,
-            2 => generate::rectangle(1, 1, [0.0; 2], [1.0; 2], cell)?,
-            _ => generate::box_mesh(1, 1, 1, [0.0; 3], [1.0; 3], cell)?,
-        });
-        for degree in 1..=3 {
-            // Constant coefficients take the reference-tensor path on simplices, functions the
-            // quadrature loop: both paths of every element.
-            let f = || Coefficient::function(|x| 1.0 + x[0]);
-            let mut cases: Vec<(usize, Box<dyn PointwisePhysics>)> = vec![
-                (1, Box::new(Diffusion::new(1.0))),
-                (1, Box::new(Sum(vec![Box::new(Diffusion::new(f())), Box::new(Mass::new(1.0, 1))]))),
-            ];
-            if dim > 1 {
-                cases.push((dim, Box::new(Elasticity::lame(1.0, 1.0, dim))));
-                cases.push((dim, Box::new(Elasticity::lame(1.0, f(), dim))));
-                cases.push((dim, Box::new(Sum(vec![Box::new(Elasticity::lame(1.0, 1.0, dim)), Box::new(Mass::new(1.0, dim))]))));
-            }
-            for (ncomp, physics) in cases {
-                let space = crate::space::FunctionSpace::lagrange(mesh.clone(), degree, ncomp)?;
-                let integ = ElementIntegrator::new(&space, physics.as_ref(), None)?;
-                let v = variant_of(&integ)?.0;
-                variants.push((v, kernel_defines(&v, &tables(&integ, &v))));
-            }
-        }
+    for (space, physics) in crate::operator::level::variant_cases()? {
+        let integ = ElementIntegrator::new(&space, physics.as_ref(), None)?;
+        let v = variant_of(&integ, Tuning::default())?;
+        let defines = kernel_defines(&v, &tables(&integ, &v));
+        variants.push((v, defines));
     }
     // NVRTC compiles independent programs concurrently.
     variants
         .into_par_iter()
         .map(|(v, defines)| {
-            let c = jit::compile_ptx_with(ASSEMBLY.file, ASSEMBLY.source, arch, &defines)?;
+            let c = jit::compile_ptx_with(&ASSEMBLY, arch, &defines)?;
             if c.log.to_ascii_lowercase().contains("warning") {
                 return Err(Error::invalid(format!("NVRTC warnings in assembly.cu for {v:?}:\n{}", c.log)));
             }
             // The optional entry points exist exactly where the host looks for them.
             let has = |name: &str| c.ptx.contains(&format!(".entry {name}("));
-            if has("assemble_rows") != v.reftensor || has("assemble_patches") != patch_cells(v.nloc, v.ncomp).is_some() {
+            if has("assemble_rows") != v.reftensor || has("assemble_patches") != patch_cells(v.nloc, v.ncomp, None).is_some() {
                 return Err(Error::invalid(format!("assembly.cu for {v:?}: row/patch entry points do not match the variant")));
             }
             Ok((v, c.ptx.len()))

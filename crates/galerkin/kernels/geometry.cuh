@@ -1,0 +1,33 @@
+// Geometry helpers of the finite element kernels (assembly.cu, matfree.cu), prepended with the
+// QFunctions so both kernels share one copy.
+
+// Inverse of the Dm×Dm Jacobian `j` into `inv`; returns det J.
+template <int Dm>
+__device__ __forceinline__ double invert_jacobian(const double j[Dm][Dm], double inv[Dm][Dm]) {
+    if constexpr (Dm == 1) {
+        inv[0][0] = 1.0 / j[0][0];
+        return j[0][0];
+    } else if constexpr (Dm == 2) {
+        const double det = j[0][0] * j[1][1] - j[0][1] * j[1][0], r = 1.0 / det;
+        inv[0][0] = j[1][1] * r;
+        inv[0][1] = -j[0][1] * r;
+        inv[1][0] = -j[1][0] * r;
+        inv[1][1] = j[0][0] * r;
+        return det;
+    } else {
+        const double c00 = j[1][1] * j[2][2] - j[1][2] * j[2][1];
+        const double c01 = j[1][2] * j[2][0] - j[1][0] * j[2][2];
+        const double c02 = j[1][0] * j[2][1] - j[1][1] * j[2][0];
+        const double det = j[0][0] * c00 + j[0][1] * c01 + j[0][2] * c02, r = 1.0 / det;
+        inv[0][0] = c00 * r;
+        inv[0][1] = (j[0][2] * j[2][1] - j[0][1] * j[2][2]) * r;
+        inv[0][2] = (j[0][1] * j[1][2] - j[0][2] * j[1][1]) * r;
+        inv[1][0] = c01 * r;
+        inv[1][1] = (j[0][0] * j[2][2] - j[0][2] * j[2][0]) * r;
+        inv[1][2] = (j[0][2] * j[1][0] - j[0][0] * j[1][2]) * r;
+        inv[2][0] = c02 * r;
+        inv[2][1] = (j[0][1] * j[2][0] - j[0][0] * j[2][1]) * r;
+        inv[2][2] = (j[0][0] * j[1][1] - j[0][1] * j[1][0]) * r;
+        return det;
+    }
+}

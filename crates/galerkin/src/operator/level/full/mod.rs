@@ -1,0 +1,5 @@
+//! The `full` level: a global CSR matrix, assembled on the CPU ([`cpu`]) or the GPU ([`cuda`],
+//! with the patch lists of [`patches`]).
+pub mod cpu;
+pub mod cuda;
+pub mod patches;

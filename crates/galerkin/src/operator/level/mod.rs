@@ -1,0 +1,216 @@
+//! Assembly levels as strategies (MFEM's names), each implemented for the CPU (`cpu.rs`) and the
+//! GPU (`cuda.rs`) side by side:
+//! - [`full`]: a global CSR matrix (on the GPU by atomics, colors, rows or patches: [`Scatter`]);
+//! - [`element`]: element matrices stored and applied cell by cell;
+//! - [`partial`]: the pointwise `D` in reference coordinates stored per quadrature point, the basis
+//!   applied on the fly (sum factorized on quadrilaterals and hexahedra);
+//! - [`none`]: geometry and coefficients re-read and `D` re-evaluated at every point of every apply.
+//!
+//! A level is a [`LevelOperator`]: the unconstrained `A`, its node blocks (hence diagonal) on the
+//! backend, its CSR matrix where it has one, its storage, and an update of its passive data.
+//! [`FeBackend::build_level`] is the one place per backend that maps a level to its strategy; a new
+//! level is a module here plus one match arm per backend, and nothing in `problem/` or the solvers
+//! changes. [`crate::operator::FeOperator`] wraps a level with Dirichlet conditions and boundary
+//! terms.
+pub mod element;
+pub mod full;
+pub mod none;
+pub mod partial;
+
+use super::integrate::ElementIntegrator;
+use super::Coloring;
+use crate::backend::cuda::CudaBackend;
+use crate::backend::{Backend, Cpu};
+use crate::solver::precond::SolverBackend;
+use crate::Result;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// How much of the operator is precomputed (MFEM's names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum AssemblyLevel {
+    /// A global CSR matrix.
+    #[default]
+    Full,
+    /// Element matrices stored and applied element by element.
+    Element,
+    /// Quadrature-point data stored, the basis applied on the fly.
+    Partial,
+    /// Nothing stored but the mesh and coefficients: everything recomputed per apply.
+    None,
+}
+
+impl AssemblyLevel {
+    pub const ALL: [AssemblyLevel; 4] = [AssemblyLevel::Full, AssemblyLevel::Element, AssemblyLevel::Partial, AssemblyLevel::None];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AssemblyLevel::Full => "full",
+            AssemblyLevel::Element => "element",
+            AssemblyLevel::Partial => "partial",
+            AssemblyLevel::None => "none",
+        }
+    }
+
+    /// The level named `s` (`full`, `element`, `partial`, `none`).
+    pub fn parse(s: &str) -> Result<AssemblyLevel> {
+        AssemblyLevel::ALL.into_iter().find(|l| l.name() == s).ok_or_else(|| {
+            crate::Error::invalid(format!("unknown assembly level `{s}` (expected full, element, partial or none)"))
+        })
+    }
+}
+
+/// How element entries reach the CSR values on the GPU (level `full`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Scatter {
+    /// `atomicAdd` into the values: one launch, cells in mesh order. The default: no set-up beyond
+    /// the positions, and the fastest but for `Patch`, whose host-built lists cost seconds at 10⁶
+    /// cells and pay off only when one mesh is assembled many times.
+    #[default]
+    Atomic,
+    /// One launch per color of cells sharing no vertex: plain read-modify-write, no atomics.
+    Colored,
+    /// One thread per node owns its rows and visits the cells around it: no atomics, no colors.
+    /// Needs the reference-tensor path (simplices, coefficients constant per cell).
+    Rows,
+    /// A block per patch of cells (consecutive along a Hilbert curve) sums their shared entries in
+    /// shared memory, stores the values no other patch touches and adds the rest atomically
+    /// ([`full::patches`]). Needs the upper triangle of a cell's matrix to fit in shared memory.
+    /// For repeated assembly on one mesh (time stepping, Newton).
+    Patch,
+}
+
+impl Scatter {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scatter::Atomic => "atomic",
+            Scatter::Colored => "colored",
+            Scatter::Rows => "rows",
+            Scatter::Patch => "patch",
+        }
+    }
+}
+
+/// Knobs of the GPU kernels (problem file `[assembly]`, bench flags); `None` takes the measured
+/// defaults (BENCHMARKS.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tuning {
+    /// Scatter of GPU full assembly.
+    #[serde(default)]
+    pub scatter: Scatter,
+    /// Column nodes per assembly thread (clamped to 1..=nodes per cell).
+    pub columns_per_thread: Option<usize>,
+    /// Shared-memory doubles of a patch block (256 to 6144).
+    pub patch_doubles: Option<usize>,
+    /// How many of a patch's value pairs are sorted by entry count (1: none, CSR order).
+    pub patch_sort_window: Option<usize>,
+}
+
+/// Host Robin facet matrices: (cell, global dofs, elem_size² entries).
+pub type BoundaryMatrices = Vec<(usize, Vec<usize>, Vec<f64>)>;
+
+/// What every level builds from: the integrator (space, basis, QFunctions, passive data), the
+/// boundary terms integrated on the host, the CPU block coloring and the tuning.
+pub struct LevelInput<'a> {
+    pub integ: &'a ElementIntegrator<'a>,
+    pub boundary: &'a BoundaryMatrices,
+    pub coloring: &'a Arc<Coloring>,
+    pub tuning: Tuning,
+}
+
+/// One assembly level on backend `B`: the unconstrained operator `A` of the volume terms (and the
+/// boundary terms where [`LevelOperator::includes_boundary`]).
+pub trait LevelOperator<B: Backend>: Send + Sync {
+    /// `y = A x`.
+    fn apply(&self, be: &B, x: &B::Vector, y: &mut B::Vector) -> Result<()>;
+    /// The `ncomp × ncomp` diagonal block of every node, row-major, node after node.
+    fn node_blocks(&self, be: &B) -> Result<B::Vector>;
+    /// The assembled matrix, where the level has one.
+    fn matrix(&self) -> Option<&B::Matrix> {
+        None
+    }
+    fn matrix_mut(&mut self) -> Option<&mut B::Matrix> {
+        None
+    }
+    /// Bytes the level keeps beyond the mesh and dof map.
+    fn storage_bytes(&self) -> usize;
+    /// Whether the Robin facet terms are part of `A` (else the operator adds them).
+    fn includes_boundary(&self) -> bool;
+    /// Recomputes what depends on the passive data from `input` (same mesh, space and physics).
+    fn update(&mut self, be: &B, input: &LevelInput) -> Result<()>;
+}
+
+/// A backend the finite element operators run on: the one place per backend that maps an assembly
+/// level to its strategy.
+pub trait FeBackend: SolverBackend {
+    fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<Self>>>;
+}
+
+impl FeBackend for Cpu {
+    fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<Cpu>>> {
+        Ok(match level {
+            AssemblyLevel::Full => Box::new(full::cpu::CpuFull::build(input)?),
+            AssemblyLevel::Element => Box::new(element::cpu::ElementMatrices::assemble(input)?),
+            AssemblyLevel::Partial => Box::new(partial::cpu::MatFree::build(input, partial::Pointwise::Stored)?),
+            AssemblyLevel::None => Box::new(none::cpu::build(input)?),
+        })
+    }
+}
+
+impl FeBackend for CudaBackend {
+    fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<CudaBackend>>> {
+        Ok(match level {
+            AssemblyLevel::Full => Box::new(full::cuda::GpuFull::build(self, input)?),
+            AssemblyLevel::Element => Box::new(element::cuda::DeviceElementMatrices::build(self, input)?),
+            AssemblyLevel::Partial => Box::new(partial::cuda::DeviceMatFree::build(self, input, partial::Pointwise::Stored)?),
+            AssemblyLevel::None => Box::new(none::cuda::build(self, input)?),
+        })
+    }
+}
+
+/// Compiles every finite element kernel variant a user can reach (assembly for every element,
+/// degree 1–3 and physics; the matrix-free levels likewise) for `arch` with NVRTC only: what CI
+/// runs so that no variant fails to compile. Returns (description, PTX bytes).
+pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
+    let mut all = full::cuda::compile_variants(arch)?.into_iter().map(|(v, n)| (format!("assembly {v:?}"), n)).collect::<Vec<_>>();
+    all.extend(partial::cuda::compile_variants(arch)?);
+    Ok(all)
+}
+
+/// Every (space, physics) whose kernels a user can reach, on one-cell meshes: each element (interval,
+/// triangle, quadrilateral, tetrahedron, hexahedron) at degrees 1–3 with scalar physics (constant
+/// coefficients, and a function coefficient plus reaction) and, from 2D on, elasticity (constant,
+/// with a function coefficient, and with a mass term). Constant coefficients take the
+/// reference-tensor path of GPU assembly on simplices, functions the quadrature loop.
+pub fn variant_cases() -> Result<Vec<(crate::space::FunctionSpace, Box<dyn crate::physics::PointwisePhysics>)>> {
+    use crate::mesh::{generate, CellType};
+    use crate::physics::{Coefficient, Diffusion, Elasticity, Mass, PointwisePhysics, Sum};
+    let mut cases = Vec::new();
+    for cell in CellType::ALL {
+        let dim = cell.dim();
+        let mesh = Arc::new(match dim {
+            1 => generate::interval(1, 0.0, 1.0)?,
+            2 => generate::rectangle(1, 1, [0.0; 2], [1.0; 2], cell)?,
+            _ => generate::box_mesh(1, 1, 1, [0.0; 3], [1.0; 3], cell)?,
+        });
+        for degree in 1..=3 {
+            let f = || Coefficient::function(|x| 1.0 + x[0]);
+            let mut physics: Vec<(usize, Box<dyn PointwisePhysics>)> = vec![
+                (1, Box::new(Diffusion::new(1.0))),
+                (1, Box::new(Sum(vec![Box::new(Diffusion::new(f())), Box::new(Mass::new(1.0, 1))]))),
+            ];
+            if dim > 1 {
+                physics.push((dim, Box::new(Elasticity::lame(1.0, 1.0, dim))));
+                physics.push((dim, Box::new(Elasticity::lame(1.0, f(), dim))));
+                physics.push((dim, Box::new(Sum(vec![Box::new(Elasticity::lame(1.0, 1.0, dim)), Box::new(Mass::new(1.0, dim))]))));
+            }
+            for (ncomp, p) in physics {
+                cases.push((crate::space::FunctionSpace::lagrange(mesh.clone(), degree, ncomp)?, p));
+            }
+        }
+    }
+    Ok(cases)
+}

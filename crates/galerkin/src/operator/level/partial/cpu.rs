@@ -1,0 +1,413 @@
+//! The matrix-free apply on the CPU (`partial` and `none`): per cell, gather, the basis (sum
+//! factorized on tensor cells), the pointwise operator, the transposed basis and scatter-add, cells
+//! in parallel one color of blocks at a time (as the element level).
+use super::{KernelTables, Pointwise};
+use crate::backend::Cpu;
+use crate::mesh::Mesh;
+use crate::operator::coloring::{Coloring, SharedMut};
+use crate::operator::geometry::{inverse_jacobian, GeometryTab};
+use crate::operator::level::{LevelInput, LevelOperator};
+use crate::operator::passive::PassiveData;
+use crate::operator::qfunction::Composite;
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// A matrix-free operator on the CPU.
+pub struct MatFree {
+    mode: Pointwise,
+    tables: KernelTables,
+    /// Global node of kernel-order local node l of cell c: `idx[c·pd + l]`.
+    idx: Vec<usize>,
+    ncomp: usize,
+    ndofs: usize,
+    /// Field vector length.
+    mf: usize,
+    /// `Stored`: the packed upper triangle of D_ref per point, `qdata[(c·qd + q)·ns + k]`.
+    qdata: Vec<f64>,
+    mesh: Arc<Mesh>,
+    geo: GeometryTab,
+    qf: Composite,
+    passive: PassiveData,
+    coloring: Arc<Coloring>,
+}
+
+/// Per-thread buffers of one cell's apply.
+#[derive(Default)]
+struct Work {
+    u: Vec<f64>,
+    f: Vec<f64>,
+    t1: Vec<f64>,
+    t2: Vec<f64>,
+    p: Vec<f64>,
+    d: Vec<f64>,
+}
+
+impl MatFree {
+    pub fn build(input: &LevelInput, mode: Pointwise) -> Result<MatFree> {
+        let integ = input.integ;
+        if !integ.qf.is_symmetric() {
+            return Err(Error::Unsupported("matrix-free levels of a non-symmetric physics (D is stored symmetric): use full or element".into()));
+        }
+        let tables = KernelTables::new(integ);
+        let space = integ.space;
+        let pd = tables.pd;
+        let idx = (0..space.mesh.num_cells()).flat_map(|c| tables.order.iter().map(move |&l| space.dofmap.cell_nodes[c * pd + l])).collect();
+        let mut op = MatFree {
+            mode,
+            mf: integ.qf.field_size(),
+            tables,
+            idx,
+            ncomp: space.ncomp,
+            ndofs: space.ndofs(),
+            qdata: Vec::new(),
+            mesh: space.mesh.clone(),
+            geo: integ.geo.clone(),
+            qf: integ.qf.clone(),
+            passive: integ.passive.clone(),
+            coloring: input.coloring.clone(),
+        };
+        op.setup()?;
+        Ok(op)
+    }
+
+    fn ns(&self) -> usize {
+        self.mf * (self.mf + 1) / 2
+    }
+
+    /// `Stored`: D_ref at every point, packed. Also checks every cell's geometry once.
+    fn setup(&mut self) -> Result<()> {
+        let (qd, ns, mf) = (self.tables.qd, self.ns(), self.mf);
+        let ncells = self.mesh.num_cells();
+        if self.mode == Pointwise::Recomputed {
+            // Degenerate cells are found now, not inside an apply.
+            return (0..ncells).into_par_iter().try_for_each(|c| (0..qd).try_for_each(|q| self.point(c, q).map(|_| ())));
+        }
+        let mut qdata = vec![0.0; ncells * qd * ns];
+        qdata.par_chunks_mut(qd * ns).enumerate().try_for_each(|(c, cell)| -> Result<()> {
+            let mut d = vec![0.0; mf * mf];
+            for q in 0..qd {
+                self.recompute_dref(c, q, &mut d)?;
+                let mut k = 0;
+                for r in 0..mf {
+                    for s in r..mf {
+                        cell[q * ns + k] = d[r * mf + s];
+                        k += 1;
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        self.qdata = qdata;
+        Ok(())
+    }
+
+    /// J⁻¹, w |det J| and the passive fields of cell c at point q.
+    fn point(&self, c: usize, q: usize) -> Result<([[f64; 3]; 3], f64, Vec<f64>)> {
+        let dim = self.tables.dim;
+        let (inv, det) = inverse_jacobian(&self.geo.jacobian(&self.mesh, c, q), dim)?;
+        let mut p = vec![0.0; self.qf.npassive()];
+        self.passive.point(c, q, &mut p);
+        Ok((inv, self.tables.w[q] * det.abs(), p))
+    }
+
+    /// `out = D_ref in` from the QFunction at cell c, point q (what `none` does per apply).
+    fn ref_apply(&self, inv: &[[f64; 3]; 3], wdet: f64, p: &[f64], input: &[f64], out: &mut [f64]) {
+        let (dim, n, mf) = (self.tables.dim, self.ncomp, self.mf);
+        let nv = if self.qf.modes().value { n } else { 0 };
+        let grad = self.qf.modes().grad;
+        let mut phys = input.to_vec();
+        if grad {
+            for c in 0..n {
+                for k in 0..dim {
+                    phys[nv + c * dim + k] = (0..dim).map(|a| inv[a][k] * input[nv + c * dim + a]).sum();
+                }
+            }
+        }
+        let mut res = vec![0.0; mf];
+        self.qf.apply(p, &phys, &mut res);
+        out[..nv].iter_mut().zip(&res).for_each(|(o, r)| *o = wdet * r);
+        if grad {
+            for c in 0..n {
+                for a in 0..dim {
+                    out[nv + c * dim + a] = wdet * (0..dim).map(|k| inv[a][k] * res[nv + c * dim + k]).sum::<f64>();
+                }
+            }
+        }
+    }
+
+    fn recompute_dref(&self, c: usize, q: usize, d: &mut [f64]) -> Result<()> {
+        let mf = self.mf;
+        let (inv, wdet, p) = self.point(c, q)?;
+        let (mut e, mut col) = (vec![0.0; mf], vec![0.0; mf]);
+        for s in 0..mf {
+            e.fill(0.0);
+            e[s] = 1.0;
+            self.ref_apply(&inv, wdet, &p, &e, &mut col);
+            for r in 0..mf {
+                d[r * mf + s] = col[r];
+            }
+        }
+        Ok(())
+    }
+
+    /// D_ref (row-major mf × mf) at cell c, point q.
+    fn dref(&self, c: usize, q: usize, d: &mut [f64]) -> Result<()> {
+        match self.mode {
+            Pointwise::Recomputed => self.recompute_dref(c, q, d),
+            Pointwise::Stored => {
+                let (mf, ns) = (self.mf, self.ns());
+                let packed = &self.qdata[(c * self.tables.qd + q) * ns..][..ns];
+                let mut k = 0;
+                for r in 0..mf {
+                    for s in r..mf {
+                        d[r * mf + s] = packed[k];
+                        d[s * mf + r] = packed[k];
+                        k += 1;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Component and derivative direction (None: the value) of field f.
+    fn field(&self, f: usize) -> (usize, Option<usize>) {
+        let nv = if self.qf.modes().value { self.ncomp } else { 0 };
+        if f < nv {
+            (f, None)
+        } else {
+            ((f - nv) / self.tables.dim, Some((f - nv) % self.tables.dim))
+        }
+    }
+
+    /// `w.u` (ncomp × pd) → `w.f` (mf × qd): B applied, by sum factorization on tensor cells.
+    fn interpolate(&self, w: &mut Work) {
+        let (pd, qd, dim) = (self.tables.pd, self.tables.qd, self.tables.dim);
+        w.f.resize(self.mf * qd, 0.0);
+        for f in 0..self.mf {
+            let (comp, dir) = self.field(f);
+            let u = &w.u[comp * pd..(comp + 1) * pd];
+            match &self.tables.tensor {
+                Some((p1, q1, b, g)) => {
+                    let mut dims = [1usize; 3];
+                    dims[..dim].fill(*p1);
+                    w.t1.clear();
+                    w.t1.extend_from_slice(u);
+                    for a in 0..dim {
+                        let m = if dir == Some(a) { g } else { b };
+                        dims = stage(a, m, *p1, *q1, false, dims, &w.t1, &mut w.t2);
+                        std::mem::swap(&mut w.t1, &mut w.t2);
+                    }
+                    w.f[f * qd..(f + 1) * qd].copy_from_slice(&w.t1[..qd]);
+                }
+                None => {
+                    for q in 0..qd {
+                        w.f[f * qd + q] = (0..pd).map(|l| self.basis_entry(q, l, dir) * u[l]).sum();
+                    }
+                }
+            }
+        }
+    }
+
+    /// `w.f` → `w.u`: Bᵀ, summed over each component's fields.
+    fn integrate(&self, w: &mut Work) {
+        let (pd, qd, dim) = (self.tables.pd, self.tables.qd, self.tables.dim);
+        w.u.iter_mut().for_each(|v| *v = 0.0);
+        for f in 0..self.mf {
+            let (comp, dir) = self.field(f);
+            match &self.tables.tensor {
+                Some((p1, q1, b, g)) => {
+                    let mut dims = [1usize; 3];
+                    dims[..dim].fill(*q1);
+                    w.t1.clear();
+                    w.t1.extend_from_slice(&w.f[f * qd..(f + 1) * qd]);
+                    for a in (0..dim).rev() {
+                        let m = if dir == Some(a) { g } else { b };
+                        dims = stage(a, m, *p1, *q1, true, dims, &w.t1, &mut w.t2);
+                        std::mem::swap(&mut w.t1, &mut w.t2);
+                    }
+                    for l in 0..pd {
+                        w.u[comp * pd + l] += w.t1[l];
+                    }
+                }
+                None => {
+                    for l in 0..pd {
+                        w.u[comp * pd + l] += (0..qd).map(|q| self.basis_entry(q, l, dir) * w.f[f * qd + q]).sum::<f64>();
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn basis_entry(&self, q: usize, l: usize, dir: Option<usize>) -> f64 {
+        let pd = self.tables.pd;
+        match dir {
+            None => self.tables.phi[q * pd + l],
+            Some(k) => self.tables.dphi[(q * pd + l) * self.tables.dim + k],
+        }
+    }
+
+    /// One cell: `w.u` ← (Bᵀ D B) `w.u`.
+    fn cell_apply(&self, c: usize, w: &mut Work) -> Result<()> {
+        let (qd, mf) = (self.tables.qd, self.mf);
+        self.interpolate(w);
+        let (mut input, mut out) = (vec![0.0; mf], vec![0.0; mf]);
+        w.d.resize(mf * mf, 0.0);
+        for q in 0..qd {
+            for f in 0..mf {
+                input[f] = w.f[f * qd + q];
+            }
+            match self.mode {
+                Pointwise::Recomputed => {
+                    let (inv, wdet, p) = self.point(c, q)?;
+                    w.p = p;
+                    self.ref_apply(&inv, wdet, &w.p, &input, &mut out);
+                }
+                Pointwise::Stored => {
+                    self.dref(c, q, &mut w.d)?;
+                    for r in 0..mf {
+                        out[r] = (0..mf).map(|s| w.d[r * mf + s] * input[s]).sum();
+                    }
+                }
+            }
+            for f in 0..mf {
+                w.f[f * qd + q] = out[f];
+            }
+        }
+        self.integrate(w);
+        Ok(())
+    }
+
+    /// Runs `f(cell, work, out)` over the cells, one color of blocks at a time, with `out` the
+    /// global vector (blocks of one color share no node).
+    fn for_cells(&self, out: &mut [f64], f: impl Fn(usize, &mut Work, &mut [f64]) -> Result<()> + Sync) -> Result<()> {
+        let op = SharedMut(out.as_mut_ptr());
+        let len = out.len();
+        for color in &self.coloring.blocks {
+            color.par_iter().try_for_each_init(Work::default, |w, cells| -> Result<()> {
+                let op = op;
+                for c in cells.clone() {
+                    // SAFETY: blocks of one color share no node, hence no entry of `out`.
+                    let global = unsafe { std::slice::from_raw_parts_mut(op.0, len) };
+                    f(c, w, global)?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// One stage of sum factorization along axis `a`: forward `out[..q..] = Σ_p m[q][p] in[..p..]`
+/// (p1 → q1 entries), transposed `out[..p..] = Σ_q m[q][p] in[..q..]`. Returns the new dims.
+fn stage(a: usize, m: &[f64], p1: usize, q1: usize, transposed: bool, dims: [usize; 3], input: &[f64], out: &mut Vec<f64>) -> [usize; 3] {
+    let (nin, nout) = if transposed { (q1, p1) } else { (p1, q1) };
+    debug_assert_eq!(dims[a], nin);
+    let mut od = dims;
+    od[a] = nout;
+    out.clear();
+    out.resize(od[0] * od[1] * od[2], 0.0);
+    let stride_in = [1, dims[0], dims[0] * dims[1]];
+    for i2 in 0..od[2] {
+        for i1 in 0..od[1] {
+            for i0 in 0..od[0] {
+                let id = [i0, i1, i2];
+                let mut base = 0;
+                for k in 0..3 {
+                    if k != a {
+                        base += id[k] * stride_in[k];
+                    }
+                }
+                let mut s = 0.0;
+                for k in 0..nin {
+                    let coef = if transposed { m[k * p1 + id[a]] } else { m[id[a] * p1 + k] };
+                    s += coef * input[base + k * stride_in[a]];
+                }
+                out[i0 + od[0] * (i1 + od[1] * i2)] = s;
+            }
+        }
+    }
+    od
+}
+
+impl crate::backend::LinearOperator<Cpu> for MatFree {
+    fn nrows(&self) -> usize {
+        self.ndofs
+    }
+    fn ncols(&self) -> usize {
+        self.ndofs
+    }
+    fn apply(&self, _be: &Cpu, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
+        if x.len() != self.ndofs || y.len() != self.ndofs {
+            return Err(Error::dim("matrix-free apply", self.ndofs, x.len().min(y.len())));
+        }
+        y.fill(0.0);
+        let (pd, n) = (self.tables.pd, self.ncomp);
+        self.for_cells(y, |c, w, y| {
+            w.u.resize(n * pd, 0.0);
+            let nodes = &self.idx[c * pd..(c + 1) * pd];
+            for comp in 0..n {
+                for (l, &node) in nodes.iter().enumerate() {
+                    w.u[comp * pd + l] = x[node * n + comp];
+                }
+            }
+            self.cell_apply(c, w)?;
+            for comp in 0..n {
+                for (l, &node) in nodes.iter().enumerate() {
+                    y[node * n + comp] += w.u[comp * pd + l];
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+impl LevelOperator<Cpu> for MatFree {
+    fn apply(&self, be: &Cpu, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
+        crate::backend::LinearOperator::apply(self, be, x, y)
+    }
+    /// Σ_q (B e_a)ᵀ D_ref (B e_b) per (cell, node), summed into the nodes.
+    fn node_blocks(&self, _be: &Cpu) -> Result<Vec<f64>> {
+        let (pd, qd, n, mf) = (self.tables.pd, self.tables.qd, self.ncomp, self.mf);
+        let mut blocks = vec![0.0; self.ndofs * n];
+        self.for_cells(&mut blocks, |c, w, blocks| {
+            w.d.resize(mf * mf, 0.0);
+            let mut acc = vec![0.0; pd * n * n];
+            let mut bf = vec![0.0; mf];
+            for q in 0..qd {
+                self.dref(c, q, &mut w.d)?;
+                for l in 0..pd {
+                    for (f, b) in bf.iter_mut().enumerate() {
+                        *b = self.basis_entry(q, l, self.field(f).1);
+                    }
+                    for r in 0..mf {
+                        for s in 0..mf {
+                            acc[(l * n + self.field(r).0) * n + self.field(s).0] += bf[r] * w.d[r * mf + s] * bf[s];
+                        }
+                    }
+                }
+            }
+            for l in 0..pd {
+                let node = self.idx[c * pd + l];
+                for k in 0..n * n {
+                    blocks[node * n * n + k] += acc[l * n * n + k];
+                }
+            }
+            Ok(())
+        })?;
+        Ok(blocks)
+    }
+    fn storage_bytes(&self) -> usize {
+        let passive: usize = self.passive.device_layout().0.len() * 8;
+        self.qdata.len() * 8 + self.idx.len() * 8 + if self.mode == Pointwise::Recomputed { passive } else { 0 }
+    }
+    fn includes_boundary(&self) -> bool {
+        false
+    }
+    fn update(&mut self, _be: &Cpu, input: &LevelInput) -> Result<()> {
+        self.passive = input.integ.passive.clone();
+        self.setup()
+    }
+}

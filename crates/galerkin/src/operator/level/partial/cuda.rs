@@ -1,0 +1,195 @@
+//! The matrix-free apply on the GPU (`partial` and `none`): `kernels/matfree.cu`, compiled per
+//! (element, quadrature, physics, level) variant; a block takes a few cells at a time and keeps
+//! their fields in shared memory, sum factorized on tensor cells.
+use super::{KernelTables, Pointwise};
+use crate::backend::cuda::jit::{self, BLOCK_SIZE, MATFREE};
+use crate::backend::cuda::kernels::{launch, Kernel};
+use crate::backend::cuda::{CudaBackend, CudaVector};
+use crate::backend::Backend;
+use crate::operator::integrate::ElementIntegrator;
+use crate::operator::level::{variant_cases, LevelInput, LevelOperator};
+use crate::{Error, Result};
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use rayon::prelude::*;
+
+/// Shared memory of one block (the static limit).
+const SHARED_DOUBLES: usize = 6144;
+
+/// The defines of the variant of `integ` at `mode`, and the cells per block round.
+fn defines(integ: &ElementIntegrator, tables: &KernelTables, mode: Pointwise) -> Result<(Vec<String>, usize)> {
+    let (dim, ncomp) = (tables.dim, integ.space.ncomp);
+    let mf = integ.qf.field_size();
+    let (p, q) = match &tables.tensor {
+        Some((p1, q1, _, _)) => (*p1, *q1),
+        None => (tables.pd, tables.qd),
+    };
+    let maxn = if tables.tensor.is_some() { p.max(q).pow(dim as u32) } else { 0 };
+    let per_cell = ncomp * tables.pd + mf * tables.qd + 2 * mf * maxn;
+    if per_cell > SHARED_DOUBLES {
+        return Err(Error::Unsupported(format!(
+            "matrix-free GPU apply of cells needing {per_cell} doubles of shared memory (at most {SHARED_DOUBLES}): use full or element"
+        )));
+    }
+    let epb = (BLOCK_SIZE as usize / tables.pd.max(tables.qd).max(1)).clamp(1, SHARED_DOUBLES / per_cell);
+    let b = |v: bool| usize::from(v);
+    Ok((
+        vec![
+            format!("DIM={dim}"),
+            format!("NCOMP={ncomp}"),
+            format!("QF={}", integ.qf.cuda_type()),
+            format!("NV={}", tables.nv),
+            format!("TENSOR={}", b(tables.tensor.is_some())),
+            format!("NONE={}", b(mode == Pointwise::Recomputed)),
+            format!("P={p}"),
+            format!("Q={q}"),
+            format!("EPB={epb}"),
+        ],
+        epb,
+    ))
+}
+
+/// A matrix-free operator on the GPU.
+pub struct DeviceMatFree {
+    mode: Pointwise,
+    apply_k: Kernel,
+    blocks_k: Kernel,
+    setup_k: Kernel,
+    ncells: usize,
+    ndofs: usize,
+    ncomp: usize,
+    pd: usize,
+    /// Points per cell and packed entries per point.
+    qd: usize,
+    ns: usize,
+    epb: usize,
+    idx: CudaSlice<u32>,
+    cell_verts: CudaSlice<u32>,
+    coords: CudaSlice<f64>,
+    tab: CudaSlice<f64>,
+    coef: CudaSlice<f64>,
+    meta: CudaSlice<u64>,
+    /// `partial`: packed D_ref per point (one dummy entry for `none`).
+    qdata: CudaSlice<f64>,
+}
+
+fn to_u32(v: impl Iterator<Item = usize>, what: &str) -> Result<Vec<u32>> {
+    v.map(|x| u32::try_from(x).map_err(|_| Error::Unsupported(format!("{what} index {x} exceeds 32 bits on the GPU")))).collect()
+}
+
+impl DeviceMatFree {
+    pub fn build(be: &CudaBackend, input: &LevelInput, mode: Pointwise) -> Result<DeviceMatFree> {
+        let integ = input.integ;
+        if !integ.qf.is_symmetric() {
+            return Err(Error::Unsupported("matrix-free levels of a non-symmetric physics: use full or element".into()));
+        }
+        let tables = KernelTables::new(integ);
+        let (defs, epb) = defines(integ, &tables, mode)?;
+        let module = be.variant_module(&MATFREE, &defs)?;
+        let k = |name| Kernel::from_module(&module, name);
+        let space = integ.space;
+        let mesh = &*space.mesh;
+        let pd = tables.pd;
+        let idx = to_u32((0..mesh.num_cells()).flat_map(|c| tables.order.iter().map(move |&l| space.dofmap.cell_nodes[c * pd + l])), "node")?;
+        let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| x[..mesh.dim].to_vec()).collect();
+        let (coef, meta) = integ.passive.device_layout();
+        let mut op = DeviceMatFree {
+            mode,
+            apply_k: k("matfree_apply")?,
+            blocks_k: k("matfree_node_blocks")?,
+            setup_k: k("matfree_setup")?,
+            ncells: mesh.num_cells(),
+            ndofs: space.ndofs(),
+            ncomp: space.ncomp,
+            pd,
+            qd: tables.qd,
+            ns: integ.qf.field_size() * (integ.qf.field_size() + 1) / 2,
+            epb,
+            idx: be.upload(&idx)?,
+            cell_verts: be.upload(&to_u32(mesh.cells.iter().copied(), "vertex")?)?,
+            coords: be.upload(&coords)?,
+            tab: be.upload(&tables.device_tab())?,
+            coef: be.upload(&coef)?,
+            meta: be.upload(&meta)?,
+            qdata: be.upload(&[0.0])?,
+        };
+        op.setup(be)?;
+        Ok(op)
+    }
+
+    /// `partial`: the packed D_ref of every point, by `matfree_setup`.
+    fn setup(&mut self, be: &CudaBackend) -> Result<()> {
+        if self.mode == Pointwise::Recomputed || self.ncells == 0 {
+            return Ok(());
+        }
+        let npts = (self.ncells * self.qd) as u64;
+        let mut qdata = be.alloc::<f64>(self.ncells * self.qd * self.ns)?;
+        let nc = self.ncells as u64;
+        launch!(be, &self.setup_k, be.grid(npts); &nc, &self.cell_verts, &self.coords, &self.tab, &self.coef, &self.meta, &mut qdata)?;
+        self.qdata = qdata;
+        Ok(())
+    }
+}
+
+impl LevelOperator<CudaBackend> for DeviceMatFree {
+    fn apply(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector) -> Result<()> {
+        be.check("matrix-free apply", self.ndofs, &[x, y])?;
+        if !be.owns(&self.tab) {
+            return Err(Error::invalid("a matrix-free operator used with a CUDA backend other than the one that built it"));
+        }
+        be.zero_slice(&mut y.data)?;
+        if self.ncells == 0 {
+            return Ok(());
+        }
+        let rounds = self.ncells.div_ceil(self.epb).min(1 << 20) as u32;
+        let cfg = LaunchConfig { grid_dim: (rounds, 1, 1), block_dim: (BLOCK_SIZE, 1, 1), shared_mem_bytes: 0 };
+        let nc = self.ncells as u64;
+        launch!(be, &self.apply_k, cfg; &nc, &self.idx, &self.cell_verts, &self.coords, &self.tab, &self.coef, &self.meta,
+            &self.qdata, &x.data, &mut y.data)
+    }
+    fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
+        let mut blocks = be.zeros(self.ndofs * self.ncomp)?;
+        if self.ncells > 0 {
+            let nc = self.ncells as u64;
+            launch!(be, &self.blocks_k, be.grid(nc * self.pd as u64); &nc, &self.idx, &self.cell_verts, &self.coords, &self.tab,
+                &self.coef, &self.meta, &self.qdata, &mut blocks.data)?;
+        }
+        Ok(blocks)
+    }
+    fn storage_bytes(&self) -> usize {
+        let stored = if self.mode == Pointwise::Stored { self.qdata.len() * 8 } else { self.coef.len() * 8 };
+        stored + self.idx.len() * 4
+    }
+    fn includes_boundary(&self) -> bool {
+        false
+    }
+    fn update(&mut self, be: &CudaBackend, input: &LevelInput) -> Result<()> {
+        let (coef, meta) = input.integ.passive.device_layout();
+        self.coef = be.upload(&coef)?;
+        self.meta = be.upload(&meta)?;
+        self.setup(be)
+    }
+}
+
+/// Compiles `matfree.cu` for every element, degree 1–3 and physics at both levels with NVRTC only
+/// (warnings are errors). Returns (description, PTX bytes).
+pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
+    let mut all = Vec::new();
+    for (space, physics) in variant_cases()? {
+        let integ = ElementIntegrator::new(&space, physics.as_ref(), None)?;
+        let tables = KernelTables::new(&integ);
+        for mode in [Pointwise::Stored, Pointwise::Recomputed] {
+            let (defs, _) = defines(&integ, &tables, mode)?;
+            all.push(defs);
+        }
+    }
+    all.into_par_iter()
+        .map(|defs| {
+            let what = format!("matfree {}", defs.join(" "));
+            let c = jit::compile_ptx_with(&MATFREE, arch, &defs)?;
+            if c.log.to_ascii_lowercase().contains("warning") {
+                return Err(Error::invalid(format!("NVRTC warnings in {what}:\n{}", c.log)));
+            }
+            Ok((what, c.ptx.len()))
+        })
+        .collect()
+}
