@@ -3,6 +3,7 @@
 //! registers, geometry stored as 6 numbers per point (`partial`) or recomputed from the 8 vertices
 //! (`none`), collocated Gauss–Lobatto quadrature without the interpolation stages. Other physics
 //! and cells take the general kernel of [`super::cuda`].
+use super::cuda::{compile_checked, to_u32};
 use super::Pointwise;
 use crate::backend::cuda::jit::{self, HEX_MATFREE};
 use crate::backend::cuda::kernels::{launch, Kernel};
@@ -112,10 +113,6 @@ pub struct HexMatFree {
     qdata: CudaSlice<f64>,
 }
 
-fn to_u32(v: impl Iterator<Item = usize>, what: &str) -> Result<Vec<u32>> {
-    v.map(|x| u32::try_from(x).map_err(|_| Error::Unsupported(format!("{what} index {x} exceeds 32 bits on the GPU")))).collect()
-}
-
 impl HexMatFree {
     /// The fast operator where [`HexVariant::of`] applies, else `None`.
     pub fn try_build(be: &CudaBackend, input: &LevelInput, mode: Pointwise) -> Result<Option<HexMatFree>> {
@@ -214,7 +211,6 @@ impl LevelOperator<CudaBackend> for HexMatFree {
 /// q = p + 1, partial and none)
 /// with NVRTC only, for the degrees `p` in `degrees`; warnings are errors.
 pub fn compile_variants(arch: &str, degrees: std::ops::RangeInclusive<usize>) -> Result<Vec<(String, usize)>> {
-    use rayon::prelude::*;
     let mut all = Vec::new();
     for p in degrees {
         for (q, collo) in [(p + 2, false), (p + 1, false), (p + 1, true)] {
@@ -234,14 +230,5 @@ pub fn compile_variants(arch: &str, degrees: std::ops::RangeInclusive<usize>) ->
             }
         }
     }
-    all.into_par_iter()
-        .map(|defs| {
-            let what = format!("hex_matfree {}", defs.join(" "));
-            let c = jit::compile_ptx_with(&HEX_MATFREE, arch, &defs)?;
-            if c.log.to_ascii_lowercase().contains("warning") {
-                return Err(Error::invalid(format!("NVRTC warnings in {what}:\n{}", c.log)));
-            }
-            Ok((what, c.ptx.len()))
-        })
-        .collect()
+    compile_checked(&HEX_MATFREE, arch, all)
 }
