@@ -23,6 +23,7 @@ macro_rules! say {
     }};
 }
 
+mod ceed_bench;
 mod dg_bench;
 
 #[derive(Parser)]
@@ -79,9 +80,30 @@ enum Command {
         /// Matrix problems (default: all): poisson-2d, poisson-3d, elasticity-2d, elasticity-3d.
         #[arg(long = "problem")]
         problems: Vec<String>,
-        /// Matrix degrees.
+        /// Degrees (matrix, DG, --ceed hexahedra): a list with ranges, e.g. `1,2,3` or `1..8`.
         #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
-        degrees: Vec<usize>,
+        degrees: Vec<String>,
+        /// CEED bake-off problems instead (bp1..bp6, comma separated): DoFs × CG iterations per
+        /// second at each level on hexahedra of --degrees (and tetrahedra of --tet-degrees), sizes
+        /// --dofs, CPU up to --cpu-max-dofs, and the GPU with --gpu.
+        #[arg(long, value_delimiter = ',')]
+        ceed: Vec<String>,
+        /// --ceed: tetrahedron degrees (1 to 3; empty: none).
+        #[arg(long, value_delimiter = ',')]
+        tet_degrees: Vec<String>,
+        /// --ceed: full and element levels only up to this many unknowns and this degree.
+        #[arg(long, default_value_t = 2_000_000)]
+        assembled_max_dofs: usize,
+        #[arg(long, default_value_t = 4)]
+        assembled_max_degree: usize,
+        /// --ceed: CG iterations per timed GPU run (CPU runs last about 0.5 s) and timed runs.
+        #[arg(long, default_value_t = 20)]
+        iterations: usize,
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// --ceed: the DoF·it/s-against-degree plot (PNG).
+        #[arg(long)]
+        plot: Option<PathBuf>,
         /// Matrix: run the CPU columns only up to this many unknowns.
         #[arg(long, default_value_t = 2_000_000)]
         cpu_max_dofs: usize,
@@ -95,7 +117,8 @@ enum Command {
         #[arg(long)]
         patch_sort_window: Option<usize>,
         /// Matrix: also time CG per iteration at these assembly levels (full, element, partial,
-        /// none), each as the resident loop on the GPU; none by default.
+        /// none), each as the resident loop on the GPU; none by default. --ceed: the levels to run
+        /// (default all four).
         #[arg(long, value_delimiter = ',')]
         levels: Vec<String>,
         /// DG on an interval instead: assembly and solves (block Thomas, cyclic reduction, faer LU,
@@ -263,14 +286,33 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
+        Command::Bench { ceed, degrees, tet_degrees, dofs, levels, cpu_max_dofs, assembled_max_dofs, assembled_max_degree, iterations, runs, gpu, json, plot, .. } if !ceed.is_empty() => {
+            let cfg = galerkin::bench::ceed::CeedConfig {
+                problems: ceed.iter().map(|b| galerkin::bench::ceed::Bp::parse(b)).collect::<galerkin::Result<_>>()?,
+                degrees: parse_degrees(&degrees)?,
+                tet_degrees: parse_degrees(&tet_degrees)?,
+                dofs,
+                levels: if levels.is_empty() {
+                    galerkin::operator::AssemblyLevel::ALL.to_vec()
+                } else {
+                    levels.iter().map(|l| galerkin::operator::AssemblyLevel::parse(l)).collect::<galerkin::Result<_>>()?
+                },
+                cpu_max_dofs,
+                assembled_max_dofs,
+                assembled_max_degree,
+                iterations,
+                runs,
+            };
+            ceed_bench::run(&cfg, gpu, json, plot)
+        }
         Command::Bench { dg: true, elements, degrees, repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, max_iter, gpu, json, .. } => {
             let cfg = galerkin::dg::bench::DgBenchConfig { repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, krylov_max_iter: max_iter };
-            dg_bench::run(&elements, &degrees, &cfg, gpu, json)
+            dg_bench::run(&elements, &parse_degrees(&degrees)?, &cfg, gpu, json)
         }
         Command::Bench { matrix: true, problems, degrees, dofs, max_iter, json, cpu_max_dofs, assembly_jb, patch_doubles, patch_sort_window, levels, .. } => {
             let tuning = Tuning { scatter: Scatter::Atomic, columns_per_thread: assembly_jb, patch_doubles, patch_sort_window };
             let levels = levels.iter().map(|l| galerkin::operator::AssemblyLevel::parse(l)).collect::<galerkin::Result<Vec<_>>>()?;
-            bench_matrix(&problems, &degrees, &dofs, max_iter, cpu_max_dofs, json, tuning, &levels)
+            bench_matrix(&problems, &parse_degrees(&degrees)?, &dofs, max_iter, cpu_max_dofs, json, tuning, &levels)
         }
         Command::Bench { assembly: true, cases, repeats, json, .. } => bench_assembly(&cases, repeats, json),
         Command::Bench { cases, dofs, max_iter, json, gpu, .. } => {
@@ -345,8 +387,21 @@ fn bench_assembly(cases: &[String], repeats: usize, json: Option<PathBuf>) -> ga
     Ok(())
 }
 
+/// Degrees from `--degrees` items: numbers or inclusive ranges `a..b`.
+fn parse_degrees(items: &[String]) -> galerkin::Result<Vec<usize>> {
+    let num = |s: &str| s.trim().parse::<usize>().map_err(|_| galerkin::Error::invalid(format!("degree `{s}` is not a whole number (give e.g. 3 or 1..8)")));
+    let mut out = Vec::new();
+    for item in items {
+        match item.split_once("..") {
+            Some((a, b)) => out.extend(num(a)?..=num(b)?),
+            None => out.push(num(item)?),
+        }
+    }
+    Ok(out)
+}
+
 /// The first CUDA GPU (an error saying why when there is none) and its measured bandwidth.
-fn first_gpu() -> galerkin::Result<(galerkin::backend::cuda::CudaBackend, galerkin::backend::cuda::bench::Bandwidth)> {
+pub(crate) fn first_gpu() -> galerkin::Result<(galerkin::backend::cuda::CudaBackend, galerkin::backend::cuda::bench::Bandwidth)> {
     galerkin::backend::cuda::probe().map_err(|why| galerkin::Error::Backend { backend: "cuda".into(), message: why })?;
     let be = galerkin::backend::cuda::CudaBackend::new(0)?;
     let bw = galerkin::backend::cuda::bench::bandwidth(&be)?;

@@ -4,6 +4,7 @@
 //! Every time is taken by [`timing`] (resident loop, repeated, median and spread, refused above the
 //! copy bandwidth measured in the same run).
 pub mod assembly;
+pub mod ceed;
 pub mod cg_loop;
 pub mod iga;
 pub mod matrix;

@@ -7,7 +7,7 @@ use super::geometry::{facet_measure_normal, inverse_jacobian, physical_gradient,
 use super::passive::PassiveData;
 use super::qfunction::{Composite, Pair};
 use crate::fe::quadrature::facet_rule;
-use crate::fe::{QuadratureRule, Tabulation};
+use crate::fe::{QuadratureKind, QuadratureRule, Tabulation};
 use crate::physics::{Coefficient, PointwisePhysics};
 use crate::space::FunctionSpace;
 use crate::Result;
@@ -74,12 +74,20 @@ pub struct ElementIntegrator<'a> {
 impl<'a> ElementIntegrator<'a> {
     /// `degree`: quadrature degree for the volume terms (None: exact for constant coefficients).
     pub fn new(space: &'a FunctionSpace, physics: &'a dyn PointwisePhysics, degree: Option<usize>) -> Result<Self> {
+        Self::with_quadrature(space, physics, degree, QuadratureKind::Gauss)
+    }
+
+    /// As [`Self::new`] with the volume rule's family; Gauss–Lobatto without a degree takes `k + 1`
+    /// points per axis, collocated with Gauss–Lobatto nodes.
+    pub fn with_quadrature(space: &'a FunctionSpace, physics: &'a dyn PointwisePhysics, degree: Option<usize>, kind: QuadratureKind) -> Result<Self> {
         let k = space.element.degree();
         let qf = Composite::new(physics.terms(), space.ncomp, space.mesh.dim);
         let modes = qf.modes();
         let order = if modes.value { 2 * k } else { 2 * k - 2 };
-        let deg = degree.unwrap_or_else(|| default_degree(space, order));
-        let quad = QuadratureRule::new(space.mesh.cell_type, deg)?;
+        let quad = match (kind, degree) {
+            (QuadratureKind::GaussLobatto, None) => QuadratureRule::gauss_lobatto(space.mesh.cell_type, k + 1)?,
+            _ => kind.rule(space.mesh.cell_type, degree.unwrap_or_else(|| default_degree(space, order)))?,
+        };
         let basis = Basis::new(space, quad.clone());
         let tab = basis.tab.clone();
         let geo = GeometryTab::new(space.mesh.cell_type, &quad.points);
