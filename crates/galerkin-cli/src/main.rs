@@ -23,6 +23,7 @@ macro_rules! say {
     }};
 }
 
+mod ceed_bench;
 mod dg_bench;
 
 #[derive(Parser)]
@@ -71,12 +72,38 @@ enum Command {
         /// assembly and solve on both.
         #[arg(long)]
         matrix: bool,
+        /// The whole CPU assembly as `run` builds it (reordered mesh, expression source, Dirichlet
+        /// conditions), median and spread over --repeats: one row per --case NAME:N
+        /// (p1-tet, p2-tet, p3-tet, q1-hex, q2-hex, q3-hex on n³ cubes, e.g. p1-tet:100).
+        #[arg(long)]
+        assembly: bool,
         /// Matrix problems (default: all): poisson-2d, poisson-3d, elasticity-2d, elasticity-3d.
         #[arg(long = "problem")]
         problems: Vec<String>,
-        /// Matrix degrees.
+        /// Degrees (matrix, DG, --ceed hexahedra): a list with ranges, e.g. `1,2,3` or `1..8`.
         #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
-        degrees: Vec<usize>,
+        degrees: Vec<String>,
+        /// CEED bake-off problems instead (bp1..bp6, comma separated): DoFs × CG iterations per
+        /// second at each level on hexahedra of --degrees (and tetrahedra of --tet-degrees), sizes
+        /// --dofs, CPU up to --cpu-max-dofs, and the GPU with --gpu.
+        #[arg(long, value_delimiter = ',')]
+        ceed: Vec<String>,
+        /// --ceed: tetrahedron degrees (1 to 3; empty: none).
+        #[arg(long, value_delimiter = ',')]
+        tet_degrees: Vec<String>,
+        /// --ceed: full and element levels only up to this many unknowns and this degree.
+        #[arg(long, default_value_t = 2_000_000)]
+        assembled_max_dofs: usize,
+        #[arg(long, default_value_t = 4)]
+        assembled_max_degree: usize,
+        /// --ceed: CG iterations per timed GPU run (CPU runs last about 0.5 s) and timed runs.
+        #[arg(long, default_value_t = 20)]
+        iterations: usize,
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// --ceed: the DoF·it/s-against-degree plot (PNG).
+        #[arg(long)]
+        plot: Option<PathBuf>,
         /// Matrix: run the CPU columns only up to this many unknowns.
         #[arg(long, default_value_t = 2_000_000)]
         cpu_max_dofs: usize,
@@ -90,7 +117,8 @@ enum Command {
         #[arg(long)]
         patch_sort_window: Option<usize>,
         /// Matrix: also time CG per iteration at these assembly levels (full, element, partial,
-        /// none), each as the resident loop on the GPU; none by default.
+        /// none), each as the resident loop on the GPU; none by default. --ceed: the levels to run
+        /// (default all four).
         #[arg(long, value_delimiter = ',')]
         levels: Vec<String>,
         /// DG on an interval instead: assembly and solves (block Thomas, cyclic reduction, faer LU,
@@ -100,7 +128,8 @@ enum Command {
         /// DG: numbers of elements.
         #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000,1000000")]
         elements: Vec<usize>,
-        /// DG: timed repetitions per measurement (median and spread reported).
+        /// DG and assembly: timed repetitions per measurement (median and spread reported; the
+        /// assembly runs one warm-up first).
         #[arg(long, default_value_t = 7)]
         repeats: usize,
         /// DG: CPU columns up to this many elements.
@@ -257,15 +286,35 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
+        Command::Bench { ceed, degrees, tet_degrees, dofs, levels, cpu_max_dofs, assembled_max_dofs, assembled_max_degree, iterations, runs, gpu, json, plot, .. } if !ceed.is_empty() => {
+            let cfg = galerkin::bench::ceed::CeedConfig {
+                problems: ceed.iter().map(|b| galerkin::bench::ceed::Bp::parse(b)).collect::<galerkin::Result<_>>()?,
+                degrees: parse_degrees(&degrees)?,
+                tet_degrees: parse_degrees(&tet_degrees)?,
+                dofs,
+                levels: if levels.is_empty() {
+                    galerkin::operator::AssemblyLevel::ALL.to_vec()
+                } else {
+                    levels.iter().map(|l| galerkin::operator::AssemblyLevel::parse(l)).collect::<galerkin::Result<_>>()?
+                },
+                cpu_max_dofs,
+                assembled_max_dofs,
+                assembled_max_degree,
+                iterations,
+                runs,
+            };
+            ceed_bench::run(&cfg, gpu, json, plot)
+        }
         Command::Bench { dg: true, elements, degrees, repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, max_iter, gpu, json, .. } => {
             let cfg = galerkin::dg::bench::DgBenchConfig { repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, krylov_max_iter: max_iter };
-            dg_bench::run(&elements, &degrees, &cfg, gpu, json)
+            dg_bench::run(&elements, &parse_degrees(&degrees)?, &cfg, gpu, json)
         }
         Command::Bench { matrix: true, problems, degrees, dofs, max_iter, json, cpu_max_dofs, assembly_jb, patch_doubles, patch_sort_window, levels, .. } => {
             let tuning = Tuning { scatter: Scatter::Atomic, columns_per_thread: assembly_jb, patch_doubles, patch_sort_window };
             let levels = levels.iter().map(|l| galerkin::operator::AssemblyLevel::parse(l)).collect::<galerkin::Result<Vec<_>>>()?;
-            bench_matrix(&problems, &degrees, &dofs, max_iter, cpu_max_dofs, json, tuning, &levels)
+            bench_matrix(&problems, &parse_degrees(&degrees)?, &dofs, max_iter, cpu_max_dofs, json, tuning, &levels)
         }
+        Command::Bench { assembly: true, cases, repeats, json, .. } => bench_assembly(&cases, repeats, json),
         Command::Bench { cases, dofs, max_iter, json, gpu, .. } => {
             let device = if gpu {
                 let (be, bw) = first_gpu()?;
@@ -310,8 +359,49 @@ fn run(cli: Cli) -> galerkin::Result<()> {
     }
 }
 
+/// `galerkin bench --assembly`: one line per case, whole assembly median and spread, and its parts.
+fn bench_assembly(cases: &[String], repeats: usize, json: Option<PathBuf>) -> galerkin::Result<()> {
+    use galerkin::bench::assembly::{run_case, AssemblyCase};
+    if cases.is_empty() {
+        return Err(galerkin::Error::invalid("bench --assembly needs at least one --case NAME:N (e.g. p1-tet:100)"));
+    }
+    let cases = cases.iter().map(|c| AssemblyCase::parse(c)).collect::<galerkin::Result<Vec<_>>>()?;
+    println!("whole CPU assembly (full level) as `run` builds it, {} threads, median of {repeats} after a warm-up", rayon::current_num_threads());
+    println!(
+        "{:<8} {:>4} {:>9} {:>9} {:>10} {:>10} {:>19} {:>11} {:>8} {:>8} {:>8} {:>8} {:>6}",
+        "case", "n", "cells", "dofs", "nnz", "assembly s", "min-max s", "elements/s", "color s", "matrix s", "load s", "dirich s", "load%"
+    );
+    let mut rows = Vec::new();
+    for case in &cases {
+        let r = run_case(case, repeats)?;
+        println!(
+            "{:<8} {:>4} {:>9} {:>9} {:>10} {:>10.4} {:>9.4}-{:<9.4} {:>11.3e} {:>8.4} {:>8.4} {:>8.4} {:>8.4} {:>6.1}",
+            r.case, r.n, r.cells, r.dofs, r.nnz, r.assembly.median, r.assembly.min, r.assembly.max, r.elements_per_s,
+            r.coloring_s, r.matrix_s, r.rhs_s, r.constraints_s, 100.0 * r.rhs_share
+        );
+        rows.push(r);
+    }
+    if let Some(path) = json {
+        galerkin::io::write_json(&path, &rows)?;
+    }
+    Ok(())
+}
+
+/// Degrees from `--degrees` items: numbers or inclusive ranges `a..b`.
+fn parse_degrees(items: &[String]) -> galerkin::Result<Vec<usize>> {
+    let num = |s: &str| s.trim().parse::<usize>().map_err(|_| galerkin::Error::invalid(format!("degree `{s}` is not a whole number (give e.g. 3 or 1..8)")));
+    let mut out = Vec::new();
+    for item in items {
+        match item.split_once("..") {
+            Some((a, b)) => out.extend(num(a)?..=num(b)?),
+            None => out.push(num(item)?),
+        }
+    }
+    Ok(out)
+}
+
 /// The first CUDA GPU (an error saying why when there is none) and its measured bandwidth.
-fn first_gpu() -> galerkin::Result<(galerkin::backend::cuda::CudaBackend, galerkin::backend::cuda::bench::Bandwidth)> {
+pub(crate) fn first_gpu() -> galerkin::Result<(galerkin::backend::cuda::CudaBackend, galerkin::backend::cuda::bench::Bandwidth)> {
     galerkin::backend::cuda::probe().map_err(|why| galerkin::Error::Backend { backend: "cuda".into(), message: why })?;
     let be = galerkin::backend::cuda::CudaBackend::new(0)?;
     let bw = galerkin::backend::cuda::bench::bandwidth(&be)?;

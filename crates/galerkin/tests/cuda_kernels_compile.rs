@@ -171,6 +171,31 @@ fn every_matrix_free_variant_compiles_without_warnings() {
     eprintln!("{} matrix-free variants compiled; largest {} with {} bytes of PTX", variants.len(), largest.0, largest.1);
 }
 
+/// The bake-off kernel on hexahedra (`kernels/hex_matfree.cu`): Q1–Q8 (in two tests, each under a
+/// minute), mass and diffusion, 1 and 3 components, Gauss q = p + 2 and p + 1, collocated
+/// Gauss–Lobatto, partial and none.
+fn hexahedron_variants_compile(degrees: std::ops::RangeInclusive<usize>) {
+    if !nvrtc() {
+        return;
+    }
+    let n = degrees.clone().count();
+    let variants = galerkin::operator::level::partial::hex_cuda::compile_variants("compute_90", degrees).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(variants.len(), n * 3 * 4 * 2);
+    for (v, bytes) in &variants {
+        assert!(*bytes > 2000, "{v}: suspiciously small PTX ({bytes} bytes)");
+    }
+}
+
+#[test]
+fn hexahedron_matrix_free_variants_q1_to_q5_compile_without_warnings() {
+    hexahedron_variants_compile(1..=5);
+}
+
+#[test]
+fn hexahedron_matrix_free_variants_q6_to_q8_compile_without_warnings() {
+    hexahedron_variants_compile(6..=8);
+}
+
 /// The QFunction twins compile on their own through the parity kernel, for every physics and
 /// dimension (CI catches a twin that no longer compiles even where no GPU runs the parity test).
 #[test]

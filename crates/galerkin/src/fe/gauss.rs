@@ -44,6 +44,49 @@ pub fn gauss_jacobi(n: usize, alpha: usize) -> (Vec<f64>, Vec<f64>) {
     (nodes, weights)
 }
 
+/// `n`-point Gauss–Lobatto–Legendre rule on `[0,1]` (`n ≥ 2`): both end points and the roots of
+/// `P'_{n-1}`, ascending, weights summing to 1, exact for polynomials of degree `2n - 3`. The nodes of
+/// high-order tensor-product Lagrange elements (well conditioned, unlike equispaced ones), and with
+/// `n = p + 1` the collocated quadrature of CEED's BP5/BP6 (basis nodes = quadrature points).
+/// `n < 2` gives the 1-point midpoint rule.
+pub fn gauss_lobatto(n: usize) -> (Vec<f64>, Vec<f64>) {
+    if n < 2 {
+        return (vec![0.5], vec![1.0]);
+    }
+    let m = n - 1;
+    // Newton on (1 - x²) P'_m(x) from the Chebyshev–Gauss–Lobatto points, with Legendre values by
+    // the three-term recurrence (Karniadakis & Sherwin, app. B).
+    let mut x: Vec<f64> = (0..n).map(|i| -(std::f64::consts::PI * i as f64 / m as f64).cos()).collect();
+    for xi in x.iter_mut().take(m).skip(1) {
+        for _ in 0..100 {
+            let (p, dp) = legendre(m, *xi);
+            // d/dx[(1-x²)P'_m] = -m(m+1) P_m, so the Newton step is (1-x²)P'_m / (m(m+1) P_m).
+            let delta = (1.0 - *xi * *xi) * dp / (m as f64 * (m + 1) as f64 * p);
+            *xi += delta;
+            if delta.abs() < 1e-16 {
+                break;
+            }
+        }
+    }
+    // Symmetrize: the rule is symmetric about 0 exactly.
+    for i in 0..n / 2 {
+        let s = 0.5 * (x[n - 1 - i] - x[i]);
+        x[i] = -s;
+        x[n - 1 - i] = s;
+    }
+    if n % 2 == 1 {
+        x[n / 2] = 0.0;
+    }
+    // On [-1,1]: w_i = 2 / (m (m+1) P_m(x_i)²); halved on [0,1].
+    let weights = x.iter().map(|&xi| 1.0 / (m as f64 * (m + 1) as f64 * legendre(m, xi).0.powi(2))).collect();
+    (x.iter().map(|&xi| 0.5 * (1.0 + xi)).collect(), weights)
+}
+
+/// Legendre polynomial `P_n(x)` and its derivative.
+fn legendre(n: usize, x: f64) -> (f64, f64) {
+    jacobi(n, 0.0, x)
+}
+
 /// Jacobi polynomial `P_n^{(α,0)}(x)` and its derivative, by the three-term recurrence and its
 /// derivative (avoids the `1/(1-x²)` of the closed derivative formula near the endpoints).
 fn jacobi(n: usize, a: f64, x: f64) -> (f64, f64) {
@@ -123,6 +166,25 @@ mod tests {
             }
         }
         assert!(gauss_legendre(0).0.is_empty());
+    }
+
+    #[test]
+    fn lobatto_rules_have_end_points_and_integrate_to_2n_minus_3() {
+        let (t, w) = gauss_lobatto(3);
+        assert!((t[0]).abs() < 1e-16 && (t[1] - 0.5).abs() < 1e-16 && (t[2] - 1.0).abs() < 1e-16);
+        assert!((w[0] - 1.0 / 6.0).abs() < 1e-15 && (w[1] - 2.0 / 3.0).abs() < 1e-15);
+        for n in 2..=20 {
+            let (t, w) = gauss_lobatto(n);
+            assert!(t[0] == 0.0 && t[n - 1] == 1.0 && t.windows(2).all(|p| p[0] < p[1]), "n={n}");
+            assert!(w.iter().all(|&w| w > 0.0));
+            let integral = |m: i32| t.iter().zip(&w).map(|(x, w)| w * x.powi(m)).sum::<f64>();
+            for m in 0..=(2 * n as i32 - 3) {
+                assert!((integral(m) - 1.0 / (m + 1) as f64).abs() < 1e-14 * n as f64, "n={n} t^{m}");
+            }
+            // Not exact beyond 2n - 3 (the error of t^{2n-2} on [0,1] is visible while n is small).
+            let m = 2 * n as i32 - 2;
+            assert!(n > 6 || (integral(m) - 1.0 / (m + 1) as f64).abs() > 1e-10, "n={n} exact at t^{m}");
+        }
     }
 
     #[test]

@@ -1,15 +1,50 @@
-//! H1 Lagrange elements P1–P3 on simplices and Q1–Q3 on intervals, quadrilaterals and hexahedra.
+//! H1 Lagrange elements P1–P3 on simplices and Q1–Q8 on intervals, quadrilaterals and hexahedra.
 //!
-//! Nodes are equispaced. Local dofs come vertex by vertex (dof `v` = vertex `v`), then edge by edge in
+//! Nodes are equispaced, or on tensor cells Gauss–Lobatto points ([`NodeFamily`]; the default above
+//! degree 3, where equispaced nodes grow ill-conditioned). Local dofs come vertex by vertex (dof `v` = vertex `v`), then edge by edge in
 //! `CellType::edges()` order (each from `edge[0]` towards `edge[1]`), then face by face
 //! (`CellType::faces()`, 3D), then interior. Within a face or the interior, nodes follow the lattice
 //! `v0 + Σ (i_a/k)·axis_a` with the first axis fastest; a face `[v0, v1, v2]` has axes `v1 - v0`,
 //! `v2 - v0`, a face `[v0, v1, v2, v3]` has `v1 - v0`, `v3 - v0`, the cell interior the unit vectors.
 use super::entity::Frame;
+use super::gauss::gauss_lobatto;
 use super::polynomial::{exponents, invert, lagrange_1d, monomial};
 use super::{FiniteElement, Tabulation};
 use crate::mesh::CellType;
 use crate::{Error, Result};
+
+/// Highest degree of the tensor-product elements (CEED's bake-off problems run Q1–Q8).
+pub const MAX_TENSOR_DEGREE: usize = 8;
+
+/// Where the nodes of a tensor-product element sit along each axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodeFamily {
+    /// `i / k`.
+    Equispaced,
+    /// The `k + 1` Gauss–Lobatto–Legendre points: the spectral-element choice, well conditioned at
+    /// every degree, and collocated with the Gauss–Lobatto quadrature of BP5/BP6.
+    GaussLobatto,
+}
+
+impl NodeFamily {
+    /// Equispaced up to degree 3 (where the two coincide for k ≤ 2), Gauss–Lobatto above.
+    pub fn default_for(degree: usize) -> NodeFamily {
+        if degree <= 3 {
+            NodeFamily::Equispaced
+        } else {
+            NodeFamily::GaussLobatto
+        }
+    }
+
+    /// The 1D node parameters on `[0, 1]`, ascending.
+    pub fn points(self, k: usize) -> Vec<f64> {
+        match self {
+            NodeFamily::Equispaced => (0..=k).map(|i| i as f64 / k as f64).collect(),
+            NodeFamily::GaussLobatto => gauss_lobatto(k + 1).0,
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct LagrangeElement {
@@ -39,18 +74,30 @@ enum Basis {
 }
 
 impl LagrangeElement {
-    /// Lagrange element of `degree` (1..=3) on `cell`.
+    /// Lagrange element of `degree` on `cell` (1..=3 on simplices, 1..=8 on tensor cells) with
+    /// the default nodes ([`NodeFamily::default_for`]).
     pub fn new(cell: CellType, degree: usize) -> Result<LagrangeElement> {
-        if !(1..=3).contains(&degree) {
+        LagrangeElement::with_nodes(cell, degree, NodeFamily::default_for(degree))
+    }
+
+    /// Lagrange element with the given node family (simplices: equispaced only).
+    pub fn with_nodes(cell: CellType, degree: usize, family: NodeFamily) -> Result<LagrangeElement> {
+        let simplex = cell.is_simplex() && cell.dim() > 1;
+        let max = if simplex { 3 } else { MAX_TENSOR_DEGREE };
+        if !(1..=max).contains(&degree) {
             return Err(Error::Unsupported(format!(
-                "Lagrange element of degree {degree} on a {cell} (degrees 1 to 3 are implemented)"
+                "Lagrange element of degree {degree} on a {cell} (degrees 1 to {max} are implemented)"
             )));
         }
-        let (nodes, entity_dofs) = equispaced_nodes(cell, degree);
-        let basis = if cell.is_simplex() && cell.dim() > 1 {
+        if simplex && family != NodeFamily::Equispaced {
+            return Err(Error::Unsupported(format!("{family:?} nodes on a {cell} (tensor cells only)")));
+        }
+        let t = family.points(degree);
+        let (nodes, entity_dofs) = lattice_nodes(cell, degree, family, &t);
+        let basis = if simplex {
             monomial_basis(cell, degree, &nodes)?
         } else {
-            tensor_basis(cell.dim(), degree, &nodes)
+            tensor_basis(cell.dim(), &t, &nodes)
         };
         Ok(LagrangeElement {
             cell,
@@ -76,10 +123,10 @@ impl LagrangeElement {
     }
 }
 
-/// Equispaced nodes entity by entity (vertices, edges, faces, interior) and the matching `entity_dofs`.
-/// The interior lattice points `u = idx/k` of an entity have every `idx_a ≥ 1`, and, on simplices,
-/// `Σ idx_a ≤ k - 1`; a vertex (no axes) contributes its single point.
-fn equispaced_nodes(cell: CellType, k: usize) -> (Vec<[f64; 3]>, Vec<Vec<Vec<usize>>>) {
+/// Nodes entity by entity (vertices, edges, faces, interior) and the matching `entity_dofs`.
+/// The interior lattice points `u = idx/k` (equispaced; `u_a = t[idx_a]` otherwise) of an entity
+/// have every `idx_a ≥ 1`, and, on simplices, `Σ idx_a ≤ k - 1`; a vertex contributes its point.
+fn lattice_nodes(cell: CellType, k: usize, family: NodeFamily, t: &[f64]) -> (Vec<[f64; 3]>, Vec<Vec<Vec<usize>>>) {
     let dim = cell.dim();
     let mut nodes = Vec::new();
     let mut entity_dofs = Vec::with_capacity(dim + 1);
@@ -104,7 +151,10 @@ fn equispaced_nodes(cell: CellType, k: usize) -> (Vec<[f64; 3]>, Vec<Vec<Vec<usi
                     continue;
                 }
                 dofs.push(nodes.len());
-                nodes.push(frame.lattice_point(&idx, k));
+                nodes.push(match family {
+                    NodeFamily::Equispaced => frame.lattice_point(&idx, k),
+                    NodeFamily::GaussLobatto => frame.map(&idx.iter().map(|&i| t[i]).collect::<Vec<_>>()),
+                });
             }
             per_entity.push(dofs);
         }
@@ -113,9 +163,11 @@ fn equispaced_nodes(cell: CellType, k: usize) -> (Vec<[f64; 3]>, Vec<Vec<Vec<usi
     (nodes, entity_dofs)
 }
 
-fn tensor_basis(dim: usize, k: usize, nodes: &[[f64; 3]]) -> Basis {
-    let nodes_1d: Vec<f64> = (0..=k).map(|i| i as f64 / k as f64).collect();
-    let n1 = k + 1;
+fn tensor_basis(dim: usize, t: &[f64], nodes: &[[f64; 3]]) -> Basis {
+    let nodes_1d = t.to_vec();
+    let n1 = t.len();
+    // The 1D node nearest to a coordinate (entity maps may differ from t by rounding).
+    let nearest = |x: f64| (0..n1).min_by(|&i, &j| (t[i] - x).abs().total_cmp(&(t[j] - x).abs())).unwrap_or(0);
     let mut lex_to_dof = vec![0; n1.pow(dim as u32)];
     let lex: Vec<[usize; 3]> = nodes
         .iter()
@@ -123,7 +175,7 @@ fn tensor_basis(dim: usize, k: usize, nodes: &[[f64; 3]]) -> Basis {
         .map(|(dof, x)| {
             let idx: [usize; 3] = std::array::from_fn(|a| {
                 if a < dim {
-                    (x[a] * k as f64).round() as usize
+                    nearest(x[a])
                 } else {
                     0
                 }
@@ -244,11 +296,17 @@ mod tests {
 
     const CELLS: [CellType; 5] = CellType::ALL;
 
+    /// P1–P3 / Q1–Q3 equispaced, and on tensor cells Q2–Q8 on Gauss–Lobatto nodes.
     fn all_elements() -> Vec<LagrangeElement> {
-        CELLS
+        let mut all: Vec<LagrangeElement> = CELLS
             .iter()
             .flat_map(|&c| (1..=3).map(move |k| LagrangeElement::new(c, k).unwrap()))
-            .collect()
+            .collect();
+        for c in [CellType::Interval, CellType::Quadrilateral, CellType::Hexahedron] {
+            let top = if c == CellType::Hexahedron { 6 } else { MAX_TENSOR_DEGREE };
+            all.extend((2..=top).map(|k| LagrangeElement::with_nodes(c, k, NodeFamily::GaussLobatto).unwrap()));
+        }
+        all
     }
 
     /// Deterministic pseudo-random points inside the reference cell (xorshift, rejection on simplices).
@@ -297,7 +355,11 @@ mod tests {
             Err(Error::Unsupported(_))
         ));
         assert!(matches!(
-            LagrangeElement::new(CellType::Hexahedron, 4),
+            LagrangeElement::new(CellType::Hexahedron, 9),
+            Err(Error::Unsupported(_))
+        ));
+        assert!(matches!(
+            LagrangeElement::new(CellType::Tetrahedron, 4),
             Err(Error::Unsupported(_))
         ));
     }

@@ -10,8 +10,8 @@ pub mod lagrange;
 mod polynomial;
 pub mod quadrature;
 
-pub use lagrange::LagrangeElement;
-pub use quadrature::{facet_measure, facet_rule, gauss_jacobi, gauss_legendre, QuadratureRule};
+pub use lagrange::{LagrangeElement, NodeFamily};
+pub use quadrature::{facet_measure, facet_rule, gauss_jacobi, gauss_legendre, gauss_lobatto, QuadratureKind, QuadratureRule};
 
 use crate::mesh::CellType;
 

@@ -5,13 +5,36 @@
 //! rules, which exist for every degree and have positive weights with all points inside. Points of
 //! all product rules are ordered with the first axis fastest.
 use super::entity::Frame;
-pub use super::gauss::{gauss_jacobi, gauss_legendre};
+pub use super::gauss::{gauss_jacobi, gauss_legendre, gauss_lobatto};
 use crate::mesh::CellType;
 use crate::{Error, Result};
 
 /// Highest degree accepted: guards against sizes that would exhaust memory (a hexahedron rule of
 /// degree `p` has `(p/2 + 1)³` points).
 pub const MAX_QUADRATURE_DEGREE: usize = 100;
+
+/// Which family of volume rule an operator integrates with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QuadratureKind {
+    /// Gauss–Legendre products on tensor cells, symmetric or collapsed rules on simplices.
+    #[default]
+    Gauss,
+    /// Gauss–Lobatto products (tensor cells): with `p + 1` points per axis collocated with the
+    /// nodes of a Gauss–Lobatto element, CEED's BP5/BP6 (a diagonal mass matrix, fewer points).
+    GaussLobatto,
+}
+
+impl QuadratureKind {
+    /// The rule of this kind exact to `degree` on `cell` (Gauss–Lobatto: `n` points per axis with
+    /// `2n - 3 ≥ degree`).
+    pub fn rule(self, cell: CellType, degree: usize) -> Result<QuadratureRule> {
+        match self {
+            QuadratureKind::Gauss => QuadratureRule::new(cell, degree),
+            QuadratureKind::GaussLobatto => QuadratureRule::gauss_lobatto(cell, (degree + 4) / 2),
+        }
+    }
+}
 
 /// Points on the reference cell and their weights (weights sum to the reference volume).
 #[derive(Clone, Debug)]
@@ -37,6 +60,27 @@ impl QuadratureRule {
             Some(rule) if rule.len() < product => Ok(rule),
             _ => Ok(product_rule(cell.dim(), n, cell.is_simplex())),
         }
+    }
+    /// The `n`-point Gauss–Lobatto product rule on a tensor cell (interval, quadrilateral,
+    /// hexahedron), first axis fastest: exact to degree `2n - 3` per axis; with `n = p + 1` its
+    /// points are the nodes of a Gauss–Lobatto `Q_p` element (collocated quadrature).
+    pub fn gauss_lobatto(cell: CellType, n: usize) -> Result<QuadratureRule> {
+        if cell.is_simplex() && cell.dim() > 1 {
+            return Err(Error::Unsupported(format!("Gauss–Lobatto quadrature on a {cell} (tensor cells only)")));
+        }
+        if !(2..=MAX_QUADRATURE_DEGREE / 2).contains(&n) {
+            return Err(Error::invalid(format!("Gauss–Lobatto rule of {n} points per axis (2 to {})", MAX_QUADRATURE_DEGREE / 2)));
+        }
+        let (t, w) = gauss_lobatto(n);
+        let dim = cell.dim();
+        let total = n.pow(dim as u32);
+        let (mut points, mut weights) = (Vec::with_capacity(total), Vec::with_capacity(total));
+        for flat in 0..total {
+            let idx = [flat % n, flat / n % n, flat / (n * n)];
+            points.push(std::array::from_fn(|a| if a < dim { t[idx[a]] } else { 0.0 }));
+            weights.push((0..dim).map(|a| w[idx[a]]).product());
+        }
+        Ok(QuadratureRule { points, weights })
     }
     pub fn len(&self) -> usize {
         self.weights.len()

@@ -3,7 +3,6 @@
 //! level's, [`super::level::full`]).
 use super::coloring::{Coloring, SharedMut};
 use super::integrate::Scratch;
-use super::restriction::ElementRestriction;
 use crate::linalg::CsrMatrix;
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
@@ -12,14 +11,41 @@ use rayon::prelude::*;
 /// The CSR pattern of `space`'s operators: dof (n, a) couples to (m, b) when nodes n and m share a
 /// cell, for all components a, b. Values are zero.
 pub fn sparsity(space: &FunctionSpace) -> Result<CsrMatrix> {
+    Ok(pattern(space, false)?.0)
+}
+
+/// Where each element entry lands in the CSR values, found once with the pattern:
+/// `rank[(c·npc + i)·npc + j]` is the rank of node j of cell c among the column nodes of node i's
+/// rows, so entry ((i, a), (j, b)) of cell c sits at `row_ptr[node_i·ncomp + a] + rank·ncomp + b`.
+/// The hot loop then adds without searching.
+pub struct Slots {
+    pub rank: Vec<u16>,
+    pub nodes_per_cell: usize,
+}
+
+/// Nodes per parallel task of the node pass.
+const NODE_CHUNK: usize = 512;
+
+thread_local! {
+    /// Per thread, per node of the space: a marker (reset after each row) and a rank.
+    static NODE_SCRATCH: std::cell::RefCell<(Vec<u32>, Vec<u32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// The CSR pattern of `space` and, with `with_slots`, the [`Slots`] of every element entry, in one
+/// parallel pass over the nodes: each node visits its cells (node → cell incidences), collects its
+/// column nodes with a marker, sorts them, and ranks its cells' nodes among them. No locks: a node
+/// owns its row and its incidences.
+pub fn pattern(space: &FunctionSpace, with_slots: bool) -> Result<(CsrMatrix, Option<Slots>)> {
     let dm = &space.dofmap;
     let nn = dm.num_nodes;
     let ncomp = space.ncomp;
-    if nn * ncomp > u32::MAX as usize {
-        return Err(Error::Unsupported(format!("{} dofs exceed the 32-bit column index range", nn * ncomp)));
+    let npc = dm.nodes_per_cell;
+    let ncells = dm.num_cells();
+    if nn * ncomp > u32::MAX as usize || ncells * npc > u32::MAX as usize {
+        return Err(Error::Unsupported(format!("{} dofs or {} cell nodes exceed the 32-bit index range", nn * ncomp, ncells * npc)));
     }
-    // node -> cells adjacency (CSR)
-    let mut start = vec![0usize; nn + 1];
+    // node -> incidences (c·npc + i), CSR
+    let mut start = vec![0u32; nn + 1];
     for &n in &dm.cell_nodes {
         start[n + 1] += 1;
     }
@@ -27,58 +53,102 @@ pub fn sparsity(space: &FunctionSpace) -> Result<CsrMatrix> {
         start[i + 1] += start[i];
     }
     let mut fill = start.clone();
-    let mut cells = vec![0usize; dm.cell_nodes.len()];
-    let npc = dm.nodes_per_cell;
+    let mut inc = vec![0u32; dm.cell_nodes.len()];
     for (k, &n) in dm.cell_nodes.iter().enumerate() {
-        cells[fill[n]] = k / npc;
+        inc[fill[n] as usize] = k as u32;
         fill[n] += 1;
     }
-    // Neighbours per node: a thread-local marker array dedups before sorting the ~15–80 survivors.
-    let neighbours: Vec<Vec<u32>> = (0..nn)
+    drop(fill);
+    let mut rank = if with_slots { vec![0u16; ncells * npc * npc] } else { Vec::new() };
+    let rp = SharedMut(rank.as_mut_ptr());
+    let nchunks = nn.div_ceil(NODE_CHUNK);
+    // Per chunk: column nodes of its rows, one list after the other, and each row's length.
+    let chunks: Vec<(Vec<u32>, Vec<u32>)> = (0..nchunks)
         .into_par_iter()
-        .with_min_len(4096)
-        .map_init(
-            || vec![u32::MAX; nn],
-            |mark, n| {
-                let mut v: Vec<u32> = Vec::with_capacity(32);
-                for &c in &cells[start[n]..start[n + 1]] {
-                    for &m in dm.cell(c) {
-                        if mark[m] != n as u32 {
-                            mark[m] = n as u32;
-                            v.push(m as u32);
+        .map(|ch| -> Result<(Vec<u32>, Vec<u32>)> {
+            let rp = rp;
+            NODE_SCRATCH.with(|scratch| {
+                let mut scratch = scratch.borrow_mut();
+                let (mark, ranks) = &mut *scratch;
+                if mark.len() < nn {
+                    mark.resize(nn, u32::MAX);
+                    ranks.resize(nn, 0);
+                }
+                let nodes = ch * NODE_CHUNK..((ch + 1) * NODE_CHUNK).min(nn);
+                let mut cols: Vec<u32> = Vec::with_capacity(nodes.len() * 32);
+                let mut lens = Vec::with_capacity(nodes.len());
+                for n in nodes {
+                    let s0 = cols.len();
+                    let incs = &inc[start[n] as usize..start[n + 1] as usize];
+                    for &k in incs {
+                        for &m in dm.cell(k as usize / npc) {
+                            if mark[m] != n as u32 {
+                                mark[m] = n as u32;
+                                cols.push(m as u32);
+                            }
+                        }
+                    }
+                    let row = &mut cols[s0..];
+                    row.sort_unstable();
+                    for (r, &m) in row.iter().enumerate() {
+                        mark[m as usize] = u32::MAX;
+                        ranks[m as usize] = r as u32;
+                    }
+                    if row.len() > u16::MAX as usize + 1 {
+                        return Err(Error::Unsupported(format!("node {n} couples to {} nodes (at most 65536)", row.len())));
+                    }
+                    lens.push(row.len() as u32);
+                    if with_slots {
+                        for &k in incs {
+                            let c = k as usize / npc;
+                            for (j, &m) in dm.cell(c).iter().enumerate() {
+                                // SAFETY: incidence k = c·npc + i belongs to node n only, so this
+                                // task alone writes the slots (k·npc .. k·npc + npc).
+                                unsafe { *rp.0.add(k as usize * npc + j) = ranks[m] as u16 };
+                            }
                         }
                     }
                 }
-                v.sort_unstable();
-                v
-            },
-        )
-        .collect();
+                Ok((cols, lens))
+            })
+        })
+        .collect::<Result<_>>()?;
+    // Row pointers: node n's ncomp rows each hold len(n)·ncomp entries.
     let mut row_ptr = Vec::with_capacity(nn * ncomp + 1);
     row_ptr.push(0usize);
-    for nb in &neighbours {
-        for _ in 0..ncomp {
-            let last = row_ptr[row_ptr.len() - 1];
-            row_ptr.push(last + nb.len() * ncomp);
+    let mut chunk_start = Vec::with_capacity(nchunks);
+    for (_, lens) in &chunks {
+        chunk_start.push(row_ptr.len() - 1);
+        for &l in lens {
+            for _ in 0..ncomp {
+                let last = row_ptr[row_ptr.len() - 1];
+                row_ptr.push(last + l as usize * ncomp);
+            }
         }
     }
     let nnz = row_ptr[nn * ncomp];
     let mut col_idx = vec![0u32; nnz];
     let cp = SharedMut(col_idx.as_mut_ptr());
-    neighbours.par_iter().enumerate().for_each(|(n, nb)| {
+    chunks.par_iter().zip(&chunk_start).for_each(|((cols, lens), &r0)| {
         let cp = cp;
-        for a in 0..ncomp {
-            let s = row_ptr[n * ncomp + a];
-            for (k, &m) in nb.iter().enumerate() {
-                for b in 0..ncomp {
-                    // SAFETY: each (n, a) row owns the disjoint range row_ptr[n*ncomp+a]..next.
-                    unsafe { *cp.0.add(s + k * ncomp + b) = m * ncomp as u32 + b as u32 };
+        let mut off = 0;
+        for (k, &l) in lens.iter().enumerate() {
+            let nb = &cols[off..off + l as usize];
+            off += l as usize;
+            for a in 0..ncomp {
+                let s = row_ptr[r0 + k * ncomp + a];
+                for (t, &m) in nb.iter().enumerate() {
+                    for b in 0..ncomp {
+                        // SAFETY: row (n, a) owns the disjoint range row_ptr[n·ncomp + a]..next.
+                        unsafe { *cp.0.add(s + t * ncomp + b) = m * ncomp as u32 + b as u32 };
+                    }
                 }
             }
         }
     });
     let values = vec![0.0; nnz];
-    Ok(CsrMatrix { nrows: nn * ncomp, ncols: nn * ncomp, row_ptr, col_idx, values })
+    let slots = with_slots.then_some(Slots { rank, nodes_per_cell: npc });
+    Ok((CsrMatrix { nrows: nn * ncomp, ncols: nn * ncomp, row_ptr, col_idx, values }, slots))
 }
 
 /// Sum per-cell vectors `f(cell, local)` into a global vector (colored, parallel).
@@ -88,8 +158,8 @@ pub fn assemble_vector(
     cells_mask: Option<&[bool]>,
     f: impl Fn(usize, &mut Scratch, &mut [f64]) -> Result<()> + Sync,
 ) -> Result<Vec<f64>> {
-    let r = ElementRestriction::new(space);
-    let nd = r.elem_size();
+    let (n, dm) = (space.ncomp, &space.dofmap);
+    let nd = dm.nodes_per_cell * n;
     let mut b = vec![0.0; space.ndofs()];
     let bp = SharedMut(b.as_mut_ptr());
     let len = b.len();
@@ -106,7 +176,11 @@ pub fn assemble_vector(
                     f(c, s, be)?;
                     // SAFETY: blocks of one color share no dof.
                     let global = unsafe { std::slice::from_raw_parts_mut(bp.0, len) };
-                    r.scatter_add(c, be, global);
+                    for (i, &node) in dm.cell(c).iter().enumerate() {
+                        for a in 0..n {
+                            global[node * n + a] += be[i * n + a];
+                        }
+                    }
                 }
                 Ok(())
             },

@@ -2,7 +2,7 @@
 //! operator's quadrature points, and, on quadrilaterals and hexahedra, the 1D tables that let the
 //! matrix-free levels apply B by sum factorization (`(p+1)^d` work per point instead of `(p+1)^d`
 //! per point and basis function).
-use crate::fe::{gauss_legendre, QuadratureRule, Tabulation};
+use crate::fe::{gauss_legendre, gauss_lobatto, QuadratureRule, Tabulation};
 use crate::space::FunctionSpace;
 
 /// 1D tables of a tensor-product basis on a tensor-product rule.
@@ -26,7 +26,7 @@ pub struct Basis {
     pub nloc: usize,
     pub rule: QuadratureRule,
     pub tab: Tabulation,
-    /// Present on tensor-product cells whose rule is the Gauss product rule (the default).
+    /// Present on tensor-product cells whose rule is a Gauss or Gauss–Lobatto product rule.
     pub tensor: Option<TensorBasis>,
 }
 
@@ -52,8 +52,9 @@ impl Basis {
     }
 }
 
-/// The 1D tables when `rule` is the n-point Gauss product rule on a tensor cell (points ordered
-/// first axis fastest, as `QuadratureRule` builds them) and the element has a tensor basis.
+/// The 1D tables when `rule` is the n-point Gauss (or Gauss–Lobatto) product rule on a tensor cell
+/// (points ordered first axis fastest, as `QuadratureRule` builds them) and the element has a
+/// tensor basis.
 fn tensor_tables(space: &FunctionSpace, rule: &QuadratureRule) -> Option<TensorBasis> {
     let cell = space.mesh.cell_type;
     if cell.is_simplex() && cell.dim() > 1 {
@@ -61,18 +62,22 @@ fn tensor_tables(space: &FunctionSpace, rule: &QuadratureRule) -> Option<TensorB
     }
     let dim = cell.dim();
     let q1d = (rule.len() as f64).powf(1.0 / dim as f64).round() as usize;
-    let (x, w) = gauss_legendre(q1d);
-    // The rule must be exactly the product of this 1D rule.
-    for (q, (p, wq)) in rule.points.iter().zip(&rule.weights).enumerate() {
-        let idx = [q % q1d, q / q1d % q1d, q / (q1d * q1d)];
-        let wt: f64 = (0..dim).map(|a| w[idx[a]]).product();
-        if (0..dim).any(|a| (p[a] - x[idx[a]]).abs() > 1e-14) || (wt - wq).abs() > 1e-14 {
-            return None;
-        }
-    }
     if q1d.pow(dim as u32) != rule.len() {
         return None;
     }
+    // The rule must be exactly the product of one of these 1D rules.
+    let is_product_of = |(x, w): &(Vec<f64>, Vec<f64>)| {
+        rule.points.iter().zip(&rule.weights).enumerate().all(|(q, (p, wq))| {
+            let idx = [q % q1d, q / q1d % q1d, q / (q1d * q1d)];
+            let wt: f64 = (0..dim).map(|a| w[idx[a]]).product();
+            (0..dim).all(|a| (p[a] - x[idx[a]]).abs() <= 1e-14) && (wt - wq).abs() <= 1e-14
+        })
+    };
+    let mut rules = vec![gauss_legendre(q1d)];
+    if q1d >= 2 {
+        rules.push(gauss_lobatto(q1d));
+    }
+    let (x, _) = rules.into_iter().find(is_product_of)?;
     let (b, g, lex_to_dof) = space.element.tensor_1d(&x)?;
     Some(TensorBasis { p1d: b.len() / q1d, q1d, b, g, lex_to_dof })
 }

@@ -2,6 +2,7 @@
 //! contributions can be summed into a global matrix or vector in parallel without locks or
 //! atomics. Greedy first-fit over blocks of consecutive cells.
 use crate::mesh::Mesh;
+use rayon::prelude::*;
 
 /// Blocks of consecutive cells grouped by color.
 #[derive(Clone, Debug)]
@@ -20,12 +21,17 @@ impl Coloring {
         let ncells = mesh.num_cells();
         let nblocks = ncells.div_ceil(BLOCK_CELLS);
         let range = |b: usize| b * BLOCK_CELLS..((b + 1) * BLOCK_CELLS).min(ncells);
-        let block_colors = greedy_first_fit(mesh.num_vertices(), nblocks, |b| {
-            let mut v: Vec<usize> = range(b).flat_map(|c| mesh.cell(c).iter().copied()).collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        });
+        // The blocks' vertex sets in parallel; only the first-fit pass over blocks is serial.
+        let sets: Vec<Vec<usize>> = (0..nblocks)
+            .into_par_iter()
+            .map(|b| {
+                let mut v: Vec<usize> = range(b).flat_map(|c| mesh.cell(c).iter().copied()).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        let block_colors = greedy_first_fit(mesh.num_vertices(), nblocks, |b| sets[b].clone());
         let mut blocks = vec![Vec::new(); block_colors.iter().max().map_or(0, |m| m + 1)];
         for (b, &col) in block_colors.iter().enumerate() {
             blocks[col].push(range(b));

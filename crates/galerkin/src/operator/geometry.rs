@@ -150,6 +150,39 @@ impl GeometryTab {
         x
     }
 
+    /// The coordinates of cell `c`'s geometry vertices, gathered once for [`Self::jacobian_at`].
+    #[inline]
+    pub fn cell_coords(&self, mesh: &crate::mesh::Mesh, c: usize, xv: &mut Vec<[f64; 3]>) {
+        xv.clear();
+        xv.extend(mesh.cell(c).iter().map(|&v| mesh.coords[v]));
+    }
+
+    /// Physical point of reference point `q` of the cell with vertex coordinates `xv`.
+    #[inline]
+    pub fn point_at(&self, xv: &[[f64; 3]], q: usize) -> [f64; 3] {
+        let mut x = [0.0; 3];
+        for (p, &w) in xv.iter().zip(&self.values[q * self.nv..(q + 1) * self.nv]) {
+            x[0] += w * p[0];
+            x[1] += w * p[1];
+            x[2] += w * p[2];
+        }
+        x
+    }
+
+    /// Jacobian at reference point `q` of the cell with vertex coordinates `xv`.
+    #[inline]
+    pub fn jacobian_at(&self, xv: &[[f64; 3]], q: usize) -> [[f64; 3]; 3] {
+        let mut j = [[0.0; 3]; 3];
+        for (p, g) in xv.iter().zip(&self.grads[q * self.nv..(q + 1) * self.nv]) {
+            for i in 0..3 {
+                for k in 0..3 {
+                    j[i][k] += p[i] * g[k];
+                }
+            }
+        }
+        j
+    }
+
     /// Jacobian `∂x_i/∂ξ_j` at reference point `q` of cell `c`.
     #[inline]
     pub fn jacobian(&self, mesh: &crate::mesh::Mesh, c: usize, q: usize) -> [[f64; 3]; 3] {

@@ -7,7 +7,7 @@ use super::geometry::{facet_measure_normal, inverse_jacobian, physical_gradient,
 use super::passive::PassiveData;
 use super::qfunction::{Composite, Pair};
 use crate::fe::quadrature::facet_rule;
-use crate::fe::{QuadratureRule, Tabulation};
+use crate::fe::{QuadratureKind, QuadratureRule, Tabulation};
 use crate::physics::{Coefficient, PointwisePhysics};
 use crate::space::FunctionSpace;
 use crate::Result;
@@ -50,6 +50,7 @@ pub struct Scratch {
     p: Vec<f64>,
     e: Vec<f64>,
     f: Vec<f64>,
+    xv: Vec<[f64; 3]>,
 }
 
 /// Integrates element matrices and vectors of one physics on one space.
@@ -73,12 +74,20 @@ pub struct ElementIntegrator<'a> {
 impl<'a> ElementIntegrator<'a> {
     /// `degree`: quadrature degree for the volume terms (None: exact for constant coefficients).
     pub fn new(space: &'a FunctionSpace, physics: &'a dyn PointwisePhysics, degree: Option<usize>) -> Result<Self> {
+        Self::with_quadrature(space, physics, degree, QuadratureKind::Gauss)
+    }
+
+    /// As [`Self::new`] with the volume rule's family; Gauss–Lobatto without a degree takes `k + 1`
+    /// points per axis, collocated with Gauss–Lobatto nodes.
+    pub fn with_quadrature(space: &'a FunctionSpace, physics: &'a dyn PointwisePhysics, degree: Option<usize>, kind: QuadratureKind) -> Result<Self> {
         let k = space.element.degree();
         let qf = Composite::new(physics.terms(), space.ncomp, space.mesh.dim);
         let modes = qf.modes();
         let order = if modes.value { 2 * k } else { 2 * k - 2 };
-        let deg = degree.unwrap_or_else(|| default_degree(space, order));
-        let quad = QuadratureRule::new(space.mesh.cell_type, deg)?;
+        let quad = match (kind, degree) {
+            (QuadratureKind::GaussLobatto, None) => QuadratureRule::gauss_lobatto(space.mesh.cell_type, k + 1)?,
+            _ => kind.rule(space.mesh.cell_type, degree.unwrap_or_else(|| default_degree(space, order)))?,
+        };
         let basis = Basis::new(space, quad.clone());
         let tab = basis.tab.clone();
         let geo = GeometryTab::new(space.mesh.cell_type, &quad.points);
@@ -172,11 +181,15 @@ impl<'a> ElementIntegrator<'a> {
         Ok(())
     }
 
-    /// Quadrature for load vectors: degree 2k+1 (sources are smooth functions, not polynomials).
+    /// Quadrature for load vectors, as MFEM and deal.II take it: degree 2k on simplices, and the
+    /// k+1-point Gauss product rule (degree 2k+1) on tensor cells. The source is evaluated at
+    /// every point, so this is what the load vector costs; both are exact for `f·v` with `f` in
+    /// the space and keep the rates optimal (the convergence tests check it).
     pub fn source_quadrature(&self) -> Result<SourceQuad> {
         let space = self.space;
         let k = space.element.degree();
-        let rule = QuadratureRule::new(space.mesh.cell_type, default_degree(space, 2 * k + 1))?;
+        let degree = if space.mesh.cell_type.is_simplex() { 2 * k } else { 2 * k + 1 };
+        let rule = QuadratureRule::new(space.mesh.cell_type, degree)?;
         let tab = space.element.tabulate(&rule.points);
         let geo = GeometryTab::new(space.mesh.cell_type, &rule.points);
         Ok(SourceQuad { rule, tab, geo })
@@ -189,11 +202,12 @@ impl<'a> ElementIntegrator<'a> {
         let nloc = quad.tab.ndofs;
         s.f.resize(n, 0.0);
         let mut det = 0.0;
+        quad.geo.cell_coords(mesh, c, &mut s.xv);
         for (q, &wq) in quad.rule.weights.iter().enumerate() {
             if q == 0 || !quad.geo.affine {
-                det = inverse_jacobian(&quad.geo.jacobian(mesh, c, q), mesh.dim)?.1;
+                det = inverse_jacobian(&quad.geo.jacobian_at(&s.xv, q), mesh.dim)?.1;
             }
-            f(quad.geo.point(mesh, c, q), &mut s.f);
+            f(quad.geo.point_at(&s.xv, q), &mut s.f);
             let w = wq * det.abs();
             for i in 0..nloc {
                 let phi = quad.tab.values[q * nloc + i] * w;

@@ -16,10 +16,12 @@ pub mod fe_operator;
 pub mod geometry;
 pub mod integrate;
 pub mod level;
+pub mod local_matrix;
 pub mod norms;
 pub mod passive;
 pub mod qfunction;
 pub mod restriction;
+pub mod sumfact;
 
 pub use coloring::Coloring;
 pub use dirichlet::{Constrained, Constraints};

@@ -74,11 +74,13 @@ pub struct SpaceConfig {
     pub degree: usize,
     #[serde(default = "lagrange")]
     pub family: String,
+    /// Tensor cells: equispaced (default to degree 3) or gauss-lobatto nodes (default above).
+    pub nodes: Option<crate::fe::NodeFamily>,
 }
 
 impl Default for SpaceConfig {
     fn default() -> Self {
-        SpaceConfig { degree: 1, family: lagrange() }
+        SpaceConfig { degree: 1, family: lagrange(), nodes: None }
     }
 }
 
@@ -238,6 +240,9 @@ pub struct AssemblyConfig {
     pub level: AssemblyLevel,
     /// Override the volume quadrature degree.
     pub quadrature_degree: Option<usize>,
+    /// Volume rule family: gauss (default) or gauss-lobatto (tensor cells).
+    #[serde(default)]
+    pub quadrature: crate::fe::QuadratureKind,
     /// GPU full assembly: atomic (default), colored, rows or patch.
     #[serde(default)]
     pub scatter: Scatter,
@@ -313,8 +318,9 @@ impl ProblemFile {
         if s.restart == 0 {
             return Err(Error::config("solver.restart", "must be at least 1"));
         }
-        if !(1..=3).contains(&self.space.degree) {
-            return Err(Error::config("space.degree", format!("Lagrange degree must be 1, 2 or 3, got {}", self.space.degree)));
+        let max = crate::fe::lagrange::MAX_TENSOR_DEGREE;
+        if !(1..=max).contains(&self.space.degree) {
+            return Err(Error::config("space.degree", format!("Lagrange degree must be 1 to 3 (simplices) or 1 to {max} (quadrilaterals, hexahedra), got {}", self.space.degree)));
         }
         if self.space.family != "lagrange" {
             return Err(Error::config("space.family", format!("unknown family `{}` (expected lagrange, or bspline for an IGA problem file)", self.space.family)));

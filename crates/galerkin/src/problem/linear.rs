@@ -3,6 +3,7 @@
 //! statistics.
 use crate::backend::{Cpu, LinearOperator};
 use crate::linalg::CsrMatrix;
+use crate::fe::QuadratureKind;
 use crate::mesh::Mesh;
 use crate::operator::assemble::assemble_vector;
 use crate::operator::level::BoundaryMatrices;
@@ -86,6 +87,8 @@ pub struct LinearProblem {
     pub bcs: Vec<BoundaryCondition>,
     /// Quadrature degree override for volume terms.
     pub quadrature_degree: Option<usize>,
+    /// Family of the volume rule (Gauss–Lobatto: collocated with Gauss–Lobatto nodes).
+    pub quadrature: QuadratureKind,
 }
 
 /// Wall-clock seconds spent in each phase.
@@ -144,7 +147,14 @@ pub struct Solution {
 
 impl LinearProblem {
     pub fn new(space: Arc<FunctionSpace>, physics: impl PointwisePhysics + 'static) -> Self {
-        LinearProblem { space, physics: Box::new(physics), source: None, bcs: Vec::new(), quadrature_degree: None }
+        LinearProblem { space, physics: Box::new(physics), source: None, bcs: Vec::new(), quadrature_degree: None, quadrature: QuadratureKind::Gauss }
+    }
+
+    /// The volume rule: its family and, optionally, the degree it must integrate exactly.
+    pub fn quadrature(mut self, kind: QuadratureKind, degree: Option<usize>) -> Self {
+        self.quadrature = kind;
+        self.quadrature_degree = degree;
+        self
     }
 
     /// Volume source f (one value per component).
@@ -228,7 +238,7 @@ impl LinearProblem {
         self.check()?;
         let space = &*self.space;
         let mesh = &*space.mesh;
-        let mut integ = ElementIntegrator::new(space, self.physics.as_ref(), self.quadrature_degree)?;
+        let mut integ = ElementIntegrator::with_quadrature(space, self.physics.as_ref(), self.quadrature_degree, self.quadrature)?;
         let facet_cells = if self.bcs.iter().any(|b| !matches!(b, BoundaryCondition::Dirichlet { .. })) {
             mesh.boundary_facet_cells()?
         } else {

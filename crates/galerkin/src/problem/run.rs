@@ -177,7 +177,12 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
     let mesh = Arc::new(if pf.mesh.reorder.unwrap_or(true) { crate::mesh::ordering::reorder_for_locality(&mesh)? } else { mesh });
     let mesh_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let space = Arc::new(FunctionSpace::lagrange(mesh, pf.space.degree, ncomp)?);
+    let nodes = pf.space.nodes.unwrap_or(crate::fe::NodeFamily::default_for(pf.space.degree));
+    // The degree and nodes the mesh's cells allow are known only now (simplices: P1–P3).
+    let space = Arc::new(FunctionSpace::lagrange_with_nodes(mesh, pf.space.degree, ncomp, nodes).map_err(|e| match e {
+        Error::Unsupported(why) => Error::config("space.degree", why),
+        e => e,
+    })?);
     let space_s = t.elapsed().as_secs_f64();
     let faults = FieldFaults::new(space.mesh.dim);
     let problem = build_problem(pf, space.clone(), &faults)?;
@@ -714,7 +719,7 @@ fn build_problem(pf: &ProblemFile, space: Arc<FunctionSpace>, faults: &FieldFaul
         }
     };
     let source_val = if p.kind == PhysicsKind::Elasticity { &p.body_force } else { &p.source };
-    let mut problem = LinearProblem { space: space.clone(), physics, source: None, bcs: Vec::new(), quadrature_degree: pf.assembly.quadrature_degree };
+    let mut problem = LinearProblem { space: space.clone(), physics, source: None, bcs: Vec::new(), quadrature_degree: pf.assembly.quadrature_degree, quadrature: pf.assembly.quadrature };
     if let Some(v) = source_val {
         problem.source = Some(vector_fn(vector_spec(v, source_key, n)?, source_key, faults)?);
     }

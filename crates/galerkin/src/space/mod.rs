@@ -35,6 +35,12 @@ impl FunctionSpace {
         FunctionSpace::new(mesh, element, ncomp)
     }
 
+    /// As [`Self::lagrange`] with the nodes of tensor cells chosen (simplices: equispaced only).
+    pub fn lagrange_with_nodes(mesh: Arc<Mesh>, degree: usize, ncomp: usize, nodes: crate::fe::NodeFamily) -> Result<Self> {
+        let element = Arc::new(LagrangeElement::with_nodes(mesh.cell_type, degree, nodes)?);
+        FunctionSpace::new(mesh, element, ncomp)
+    }
+
     /// Total number of (scalar) unknowns.
     pub fn ndofs(&self) -> usize {
         self.dofmap.num_nodes * self.ncomp

@@ -78,6 +78,14 @@ pub const MATFREE: KernelSource = KernelSource {
     physics: true,
 };
 
+/// The matrix-free levels on hexahedra for mass and diffusion (the CEED bake-off kernel): compiled
+/// once per variant, see `operator::level::partial::hex_cuda`.
+pub const HEX_MATFREE: KernelSource = KernelSource {
+    file: "hex_matfree.cu",
+    source: include_str!("../../../kernels/hex_matfree.cu"),
+    physics: true,
+};
+
 /// A tiny kernel that evaluates a QFunction's twin on given inputs: the GPU side of the parity
 /// test between each physics' Rust body and its CUDA twin.
 pub const QF_PARITY: KernelSource = KernelSource {

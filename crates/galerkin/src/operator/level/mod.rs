@@ -165,8 +165,14 @@ impl FeBackend for CudaBackend {
         Ok(match level {
             AssemblyLevel::Full => Box::new(full::cuda::GpuFull::build(self, input)?),
             AssemblyLevel::Element => Box::new(element::cuda::DeviceElementMatrices::build(self, input)?),
-            AssemblyLevel::Partial => Box::new(partial::cuda::DeviceMatFree::build(self, input, partial::Pointwise::Stored)?),
-            AssemblyLevel::None => Box::new(none::cuda::build(self, input)?),
+            AssemblyLevel::Partial | AssemblyLevel::None => {
+                let mode = if level == AssemblyLevel::Partial { partial::Pointwise::Stored } else { partial::Pointwise::Recomputed };
+                match partial::hex_cuda::HexMatFree::try_build(self, input, mode)? {
+                    Some(hex) => Box::new(hex),
+                    None if level == AssemblyLevel::Partial => Box::new(partial::cuda::DeviceMatFree::build(self, input, mode)?),
+                    None => Box::new(none::cuda::build(self, input)?),
+                }
+            }
         })
     }
 }
@@ -177,6 +183,7 @@ impl FeBackend for CudaBackend {
 pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
     let mut all = full::cuda::compile_variants(arch)?.into_iter().map(|(v, n)| (format!("assembly {v:?}"), n)).collect::<Vec<_>>();
     all.extend(partial::cuda::compile_variants(arch)?);
+    all.extend(partial::hex_cuda::compile_variants(arch, 1..=crate::fe::lagrange::MAX_TENSOR_DEGREE)?);
     Ok(all)
 }
 

@@ -2,9 +2,10 @@
 //! of cell blocks at a time (blocks of one color share no dof, so no locks).
 use crate::backend::{Cpu, LinearOperator};
 use crate::linalg::CsrMatrix;
-use crate::operator::assemble::sparsity;
+use crate::operator::assemble::{pattern, Slots};
 use crate::operator::coloring::{Coloring, SharedMut};
-use crate::operator::integrate::{ElementIntegrator, Scratch};
+use crate::operator::integrate::ElementIntegrator;
+use crate::operator::local_matrix::{LocalMatrices, LocalScratch};
 use crate::operator::level::{LevelInput, LevelOperator};
 use crate::operator::restriction::ElementRestriction;
 use crate::{Error, Result};
@@ -18,8 +19,8 @@ pub struct CpuFull {
 
 impl CpuFull {
     pub fn build(input: &LevelInput) -> Result<CpuFull> {
-        let mut a = sparsity(input.integ.space)?;
-        assemble_matrix(input.integ, input.coloring, &mut a)?;
+        let (mut a, slots) = pattern(input.integ.space, true)?;
+        assemble_matrix(input.integ, input.coloring, &mut a, slots.as_ref())?;
         Ok(CpuFull { a, ncomp: input.integ.space.ncomp })
     }
 }
@@ -45,36 +46,52 @@ impl LevelOperator<Cpu> for CpuFull {
     }
     fn update(&mut self, _be: &Cpu, input: &LevelInput) -> Result<()> {
         self.a.values.fill(0.0);
-        assemble_matrix(input.integ, input.coloring, &mut self.a)
+        assemble_matrix(input.integ, input.coloring, &mut self.a, None)
     }
 }
 
-/// Sum every cell's element matrix into `a` (which must have `space`'s sparsity).
-pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut CsrMatrix) -> Result<()> {
-    let r = ElementRestriction::new(integ.space);
-    let nd = integ.elem_size();
+/// Sum every cell's element matrix into `a` (which must have `space`'s sparsity): the volume terms
+/// by [`LocalMatrices`] (reference tensors, sum factorization or a quadrature loop), placed through
+/// the [`Slots`] found with the pattern (or, without them, by searching each row), one color of
+/// cell blocks at a time; the few Robin facet matrices afterwards.
+pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut CsrMatrix, slots: Option<&Slots>) -> Result<()> {
+    let space = integ.space;
+    let (n, npc) = (space.ncomp, space.dofmap.nodes_per_cell);
+    let local = LocalMatrices::new(integ);
+    let found;
+    let slots = match slots {
+        Some(s) => s,
+        None => {
+            found = pattern(space, true)?.1.ok_or_else(|| Error::invalid("pattern without slots"))?;
+            if found.rank.len() != space.dofmap.cell_nodes.len() * npc {
+                return Err(Error::invalid("slots do not match the space"));
+            }
+            &found
+        }
+    };
     let vp = SharedMut(a.values.as_mut_ptr());
-    let a_ro = &*a;
+    let (row_ptr, dm) = (&a.row_ptr, &space.dofmap);
     for color in &coloring.blocks {
         color.par_iter().try_for_each_init(
-            || (Scratch::default(), vec![0.0; nd * nd], vec![0usize; nd]),
-            |(s, ke, dofs), cells| -> Result<()> {
+            || (LocalScratch::default(), vec![0.0; local.len()]),
+            |(s, ke), cells| -> Result<()> {
                 let vp = vp;
                 for c in cells.clone() {
-                    integ.element_matrix(c, s, ke)?;
-                    for (i, d) in dofs.iter_mut().enumerate() {
-                        *d = r.global_dof(c, i);
-                    }
-                    for i in 0..nd {
-                        let row = dofs[i];
-                        let (rs, re) = (a_ro.row_ptr[row], a_ro.row_ptr[row + 1]);
-                        let cols = &a_ro.col_idx[rs..re];
-                        for j in 0..nd {
-                            let k = cols.binary_search(&(dofs[j] as u32)).map_err(|_| {
-                                Error::invalid(format!("entry ({row}, {}) missing from the sparsity pattern", dofs[j]))
-                            })?;
-                            // SAFETY: blocks of one color share no dof, so no two threads touch the same row.
-                            unsafe { *vp.0.add(rs + k) += ke[i * nd + j] };
+                    local.element_matrix(c, s, ke)?;
+                    let nodes = dm.cell(c);
+                    let rank = &slots.rank[c * npc * npc..(c + 1) * npc * npc];
+                    for (i, &ni) in nodes.iter().enumerate() {
+                        let ranks = &rank[i * npc..(i + 1) * npc];
+                        for ia in 0..n {
+                            let base = row_ptr[ni * n + ia];
+                            for b in 0..n {
+                                let k = &ke[((i * n + ia) * n + b) * npc..((i * n + ia) * n + b + 1) * npc];
+                                for (&r, &v) in ranks.iter().zip(k) {
+                                    // SAFETY: blocks of one color share no node, so no two threads
+                                    // touch the same row.
+                                    unsafe { *vp.0.add(base + r as usize * n + b) += v };
+                                }
+                            }
                         }
                     }
                 }
@@ -82,6 +99,26 @@ pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut C
             },
         )?;
     }
-    Ok(())
+    add_robin(integ, a)
 }
 
+/// Adds the Robin facet matrices of the (few) cells that carry them, searching their rows.
+fn add_robin(integ: &ElementIntegrator, a: &mut CsrMatrix) -> Result<()> {
+    let r = ElementRestriction::new(integ.space);
+    let nd = integ.elem_size();
+    let mut ke = vec![0.0; nd * nd];
+    for c in integ.robin_cells() {
+        ke.fill(0.0);
+        integ.add_robin_matrix(c, &mut ke)?;
+        let dofs: Vec<usize> = (0..nd).map(|i| r.global_dof(c, i)).collect();
+        for i in 0..nd {
+            let row = dofs[i];
+            let (rs, re) = (a.row_ptr[row], a.row_ptr[row + 1]);
+            for j in 0..nd {
+                let k = a.col_idx[rs..re].binary_search(&(dofs[j] as u32)).map_err(|_| Error::invalid(format!("entry ({row}, {}) missing from the sparsity pattern", dofs[j])))?;
+                a.values[rs + k] += ke[i * nd + j];
+            }
+        }
+    }
+    Ok(())
+}

@@ -30,6 +30,49 @@ pub struct MatFree {
     qf: Composite,
     passive: PassiveData,
     coloring: Arc<Coloring>,
+    /// Scalar mass or diffusion on hexahedra: the collocated-gradient apply ([`Hex`]).
+    hex: Option<Hex>,
+}
+
+/// The fast path of scalar mass and diffusion on hexahedra (CEED's BP1/BP3/BP5), the CPU twin of
+/// `kernels/hex_matfree.cu`: B to the points by three 1D stages (none when the Gauss–Lobatto points
+/// are the nodes), gradients there with the Q×Q collocated derivative, the 1 or 6 stored numbers
+/// of D_ref per point, and the transposes — 6 to 12 stages instead of one B per field.
+struct Hex {
+    p: usize,
+    q: usize,
+    /// `b[i·p + a]` = φ_a(x_i); `d[i·q + j]` = ℓ_j'(x_i) on the points.
+    b: Vec<f64>,
+    d: Vec<f64>,
+    collocated: bool,
+    diffusion: bool,
+}
+
+impl Hex {
+    fn of(integ: &crate::operator::integrate::ElementIntegrator) -> Option<Hex> {
+        let t = integ.basis.tensor.as_ref()?;
+        let diffusion = match integ.qf.cuda_type().as_str() {
+            "Mass" => false,
+            "Diffusion" => true,
+            _ => return None,
+        };
+        if integ.space.mesh.cell_type != crate::mesh::CellType::Hexahedron || integ.space.ncomp != 1 || t.p1d > t.q1d {
+            return None;
+        }
+        let (p, q) = (t.p1d, t.q1d);
+        let x: Vec<f64> = (0..q).map(|i| integ.basis.rule.points[i][0]).collect();
+        let collocated = p == q && (0..q).all(|i| (0..p).all(|j| (t.b[i * p + j] - f64::from(u8::from(i == j))).abs() < 1e-13));
+        Some(Hex { p, q, b: t.b.clone(), d: super::hex_cuda::collocated_derivative(&x), collocated, diffusion })
+    }
+
+    /// Stored numbers per point: w|J|ρ, or w|J|κ J⁻¹J⁻ᵀ packed (xx, xy, xz, yy, yz, zz).
+    fn ns(&self) -> usize {
+        if self.diffusion {
+            6
+        } else {
+            1
+        }
+    }
 }
 
 /// Per-thread buffers of one cell's apply.
@@ -66,13 +109,17 @@ impl MatFree {
             qf: integ.qf.clone(),
             passive: integ.passive.clone(),
             coloring: input.coloring.clone(),
+            hex: Hex::of(integ),
         };
         op.setup()?;
         Ok(op)
     }
 
     fn ns(&self) -> usize {
-        self.mf * (self.mf + 1) / 2
+        match &self.hex {
+            Some(h) => h.ns(),
+            None => self.mf * (self.mf + 1) / 2,
+        }
     }
 
     /// `Stored`: D_ref at every point, packed. Also checks every cell's geometry once.
@@ -85,6 +132,9 @@ impl MatFree {
         }
         let mut qdata = vec![0.0; ncells * qd * ns];
         qdata.par_chunks_mut(qd * ns).enumerate().try_for_each(|(c, cell)| -> Result<()> {
+            if self.hex.is_some() {
+                return (0..qd).try_for_each(|q| self.hex_point(c, q, &mut cell[q * ns..(q + 1) * ns]));
+            }
             let mut d = vec![0.0; mf * mf];
             for q in 0..qd {
                 self.recompute_dref(c, q, &mut d)?;
@@ -155,6 +205,22 @@ impl MatFree {
     fn dref(&self, c: usize, q: usize, d: &mut [f64]) -> Result<()> {
         match self.mode {
             Pointwise::Recomputed => self.recompute_dref(c, q, d),
+            Pointwise::Stored if self.hex.is_some() => {
+                // Scalar: D_ref is the one value (mass) or the 3×3 (diffusion) stored per point.
+                let ns = self.ns();
+                let packed = &self.qdata[(c * self.tables.qd + q) * ns..][..ns];
+                if ns == 1 {
+                    d[0] = packed[0];
+                } else {
+                    let idx = [[0, 1, 2], [1, 3, 4], [2, 4, 5]];
+                    for r in 0..3 {
+                        for s in 0..3 {
+                            d[r * 3 + s] = packed[idx[r][s]];
+                        }
+                    }
+                }
+                Ok(())
+            }
             Pointwise::Stored => {
                 let (mf, ns) = (self.mf, self.ns());
                 let packed = &self.qdata[(c * self.tables.qd + q) * ns..][..ns];
@@ -249,8 +315,96 @@ impl MatFree {
         }
     }
 
+    /// The [`Hex`] numbers of cell c at point q.
+    fn hex_point(&self, c: usize, q: usize, out: &mut [f64]) -> Result<()> {
+        let (inv, det) = inverse_jacobian(&self.geo.jacobian(&self.mesh, c, q), 3)?;
+        let wdet = self.tables.w[q] * det.abs() * self.passive.at(0, c, q);
+        if out.len() == 1 {
+            out[0] = wdet;
+        } else {
+            let mut k = 0;
+            for a in 0..3 {
+                for b in a..3 {
+                    out[k] = wdet * (0..3).map(|m| inv[a][m] * inv[b][m]).sum::<f64>();
+                    k += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Hex`]: `w.u` (p³ values) ← (Bᵀ D B) `w.u`.
+    fn hex_apply(&self, h: &Hex, c: usize, w: &mut Work) -> Result<()> {
+        let (p, q) = (h.p, h.q);
+        let qd = q * q * q;
+        // B: u → values at the points, in w.t1.
+        w.t1.clear();
+        w.t1.extend_from_slice(&w.u[..p * p * p]);
+        if !h.collocated {
+            let mut dims = [p; 3];
+            for a in 0..3 {
+                dims = stage(a, &h.b, p, q, false, dims, &w.t1, &mut w.t2);
+                std::mem::swap(&mut w.t1, &mut w.t2);
+            }
+        }
+        let mut dpt = [0.0; 6];
+        let stored = self.mode == Pointwise::Stored;
+        let ns = h.ns();
+        if h.diffusion {
+            // Gradients at the points (w.f: 3 fields), D, transposed gradients summed into w.t1.
+            w.f.resize(3 * qd, 0.0);
+            for a in 0..3 {
+                stage(a, &h.d, q, q, false, [q; 3], &w.t1, &mut w.t2);
+                w.f[a * qd..(a + 1) * qd].copy_from_slice(&w.t2[..qd]);
+            }
+            for i in 0..qd {
+                let d: &[f64] = if stored {
+                    &self.qdata[(c * qd + i) * ns..(c * qd + i + 1) * ns]
+                } else {
+                    self.hex_point(c, i, &mut dpt)?;
+                    &dpt
+                };
+                let g = [w.f[i], w.f[qd + i], w.f[2 * qd + i]];
+                w.f[i] = d[0] * g[0] + d[1] * g[1] + d[2] * g[2];
+                w.f[qd + i] = d[1] * g[0] + d[3] * g[1] + d[4] * g[2];
+                w.f[2 * qd + i] = d[2] * g[0] + d[4] * g[1] + d[5] * g[2];
+            }
+            w.t1.clear();
+            w.t1.resize(qd, 0.0);
+            for a in 0..3 {
+                w.p.clear();
+                w.p.extend_from_slice(&w.f[a * qd..(a + 1) * qd]);
+                stage(a, &h.d, q, q, true, [q; 3], &w.p, &mut w.t2);
+                w.t1.iter_mut().zip(&w.t2).for_each(|(o, v)| *o += v);
+            }
+        } else {
+            for i in 0..qd {
+                let d = if stored {
+                    self.qdata[c * qd + i]
+                } else {
+                    self.hex_point(c, i, &mut dpt[..1])?;
+                    dpt[0]
+                };
+                w.t1[i] *= d;
+            }
+        }
+        // Bᵀ back to the nodes.
+        if !h.collocated {
+            let mut dims = [q; 3];
+            for a in (0..3).rev() {
+                dims = stage(a, &h.b, p, q, true, dims, &w.t1, &mut w.t2);
+                std::mem::swap(&mut w.t1, &mut w.t2);
+            }
+        }
+        w.u[..p * p * p].copy_from_slice(&w.t1[..p * p * p]);
+        Ok(())
+    }
+
     /// One cell: `w.u` ← (Bᵀ D B) `w.u`.
     fn cell_apply(&self, c: usize, w: &mut Work) -> Result<()> {
+        if let Some(h) = &self.hex {
+            return self.hex_apply(h, c, w);
+        }
         let (qd, mf) = (self.tables.qd, self.mf);
         self.interpolate(w);
         let (mut input, mut out) = (vec![0.0; mf], vec![0.0; mf]);

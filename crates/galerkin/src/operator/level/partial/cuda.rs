@@ -72,7 +72,7 @@ pub struct DeviceMatFree {
     qdata: CudaSlice<f64>,
 }
 
-fn to_u32(v: impl Iterator<Item = usize>, what: &str) -> Result<Vec<u32>> {
+pub(super) fn to_u32(v: impl Iterator<Item = usize>, what: &str) -> Result<Vec<u32>> {
     v.map(|x| u32::try_from(x).map_err(|_| Error::Unsupported(format!("{what} index {x} exceeds 32 bits on the GPU")))).collect()
 }
 
@@ -182,10 +182,17 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
             all.push(defs);
         }
     }
-    all.into_par_iter()
+    compile_checked(&MATFREE, arch, all)
+}
+
+/// Compiles `src` once per define set with NVRTC only, in parallel; warnings are errors. Returns
+/// (description, PTX bytes).
+pub(super) fn compile_checked(src: &jit::KernelSource, arch: &str, variants: Vec<Vec<String>>) -> Result<Vec<(String, usize)>> {
+    variants
+        .into_par_iter()
         .map(|defs| {
-            let what = format!("matfree {}", defs.join(" "));
-            let c = jit::compile_ptx_with(&MATFREE, arch, &defs)?;
+            let what = format!("{} {}", src.file.trim_end_matches(".cu"), defs.join(" "));
+            let c = jit::compile_ptx_with(src, arch, &defs)?;
             if c.log.to_ascii_lowercase().contains("warning") {
                 return Err(Error::invalid(format!("NVRTC warnings in {what}:\n{}", c.log)));
             }
