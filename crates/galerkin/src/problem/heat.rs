@@ -43,7 +43,9 @@ pub struct HeatStepper<'b, B: FeBackend> {
 fn scaled(c: &Coefficient, s: f64) -> Coefficient {
     match c {
         Coefficient::Constant(v) => Coefficient::Constant(v * s),
-        Coefficient::PerRegion(m) => Coefficient::PerRegion(m.iter().map(|(k, v)| (*k, v * s)).collect()),
+        Coefficient::PerRegion(m) => {
+            Coefficient::PerRegion(m.iter().map(|(k, v)| (*k, v * s)).collect())
+        }
         Coefficient::Function(f) => {
             let f = f.clone();
             Coefficient::function(move |x| s * f(x))
@@ -52,37 +54,70 @@ fn scaled(c: &Coefficient, s: f64) -> Coefficient {
 }
 
 impl<'b, B: FeBackend> HeatStepper<'b, B> {
-    pub fn new(be: &'b B, space: Arc<FunctionSpace>, setup: &HeatSetup, level: AssemblyLevel) -> Result<Self> {
+    pub fn new(
+        be: &'b B,
+        space: Arc<FunctionSpace>,
+        setup: &HeatSetup,
+        level: AssemblyLevel,
+    ) -> Result<Self> {
         let (dt, theta) = (setup.dt, setup.theta);
         if !(dt.is_finite() && dt > 0.0) {
-            return Err(Error::invalid(format!("time step `dt` must be positive and finite (got {dt})")));
+            return Err(Error::invalid(format!(
+                "time step `dt` must be positive and finite (got {dt})"
+            )));
         }
         if !(0.5..=1.0).contains(&theta) {
-            return Err(Error::invalid(format!("`theta` must lie in [0.5, 1] (got {theta})")));
+            return Err(Error::invalid(format!(
+                "`theta` must lie in [0.5, 1] (got {theta})"
+            )));
         }
         let physics = |kscale: f64| {
-            Sum(vec![Box::new(Mass::new(scaled(&setup.rhoc, 1.0 / dt), 1)), Box::new(Diffusion::new(scaled(&setup.k, kscale)))])
+            Sum(vec![
+                Box::new(Mass::new(scaled(&setup.rhoc, 1.0 / dt), 1)),
+                Box::new(Diffusion::new(scaled(&setup.k, kscale))),
+            ])
         };
-        let implicit = LinearProblem::new(space.clone(), physics(theta)).dirichlet(setup.zero_dirichlet.clone(), scalar(|_| 0.0));
+        let implicit = LinearProblem::new(space.clone(), physics(theta))
+            .dirichlet(setup.zero_dirichlet.clone(), scalar(|_| 0.0));
         let mask_host = implicit.constraints()?.free_mask(space.ndofs());
         let implicit = implicit.system(be, level, Tuning::default())?;
-        let explicit = LinearProblem::new(space, physics(theta - 1.0)).system(be, level, Tuning::default())?;
-        let options = KrylovOptions { rtol: 1e-10, atol: 0.0, ..KrylovOptions::default() };
-        Ok(HeatStepper { implicit, explicit, mask: be.from_host(&mask_host)?, options })
+        let explicit =
+            LinearProblem::new(space, physics(theta - 1.0)).system(be, level, Tuning::default())?;
+        let options = KrylovOptions {
+            rtol: 1e-10,
+            atol: 0.0,
+            ..KrylovOptions::default()
+        };
+        Ok(HeatStepper {
+            implicit,
+            explicit,
+            mask: be.from_host(&mask_host)?,
+            options,
+        })
     }
 
     /// Advances `t` (on the backend) by `steps` steps; returns the PCG iterations of each step.
     pub fn run(&self, t: &mut B::Vector, steps: usize) -> Result<Vec<usize>> {
         let be = self.implicit.backend;
         let n = self.implicit.ndofs();
-        let params = PrecondParams { block_size: 1, omega: 1.0 };
+        let params = PrecondParams {
+            block_size: 1,
+            omega: 1.0,
+        };
         let m = PreconditionerKind::Jacobi.build_for(be, &self.implicit.operator, &params)?;
         let (mut load, mut rhs) = (be.zeros(n)?, be.zeros(n)?);
         let mut iterations = Vec::with_capacity(steps);
         for _ in 0..steps {
             self.explicit.operator.apply(be, t, &mut load)?;
             be.pointwise_mult(&self.mask, &load, &mut rhs)?;
-            let stats = SolverMethod::Cg.solve(be, &self.implicit.operator, m.as_ref(), &rhs, t, &self.options)?;
+            let stats = SolverMethod::Cg.solve(
+                be,
+                &self.implicit.operator,
+                m.as_ref(),
+                &rhs,
+                t,
+                &self.options,
+            )?;
             iterations.push(stats.iterations);
         }
         Ok(iterations)
