@@ -10,6 +10,7 @@
 //! number of right-hand sides in one pass over the tree.
 pub mod cpu;
 pub mod dense;
+pub mod subtrees;
 pub mod symbolic;
 pub mod tree;
 
