@@ -143,25 +143,8 @@ impl SubtreePlan {
             root_of[v] = if joined[v] { root_of[s.parent[v] as usize] } else { v as u32 };
         }
         let npass = pass.iter().filter(|&&p| p != UPPER).map(|&p| p as usize + 1).max().unwrap_or(0);
-        // Members of each root (CSR, ascending: children first).
-        let mut mem_ptr = vec![0u32; nn + 1];
-        for &r in &root_of {
-            if r != u32::MAX {
-                mem_ptr[r as usize + 1] += 1;
-            }
-        }
-        for v in 0..nn {
-            mem_ptr[v + 1] += mem_ptr[v];
-        }
-        let mut fill = mem_ptr.clone();
-        let mut mem = vec![0u32; mem_ptr[nn] as usize];
-        for (v, &r) in root_of.iter().enumerate() {
-            if r != u32::MAX {
-                mem[fill[r as usize] as usize] = v as u32;
-                fill[r as usize] += 1;
-            }
-        }
-        drop(fill);
+        // Members of each root (ascending: children first).
+        let (mem_ptr, mem) = super::symbolic::group_by(&root_of, nn);
         // 3. Contribution slots: fused roots that are internal nodes move to the leaf buffer.
         let mut place: Vec<u8> = (0..nn).map(|v| if !s.active[v] { 0 } else if v < s.nelem { IN_LEAF_BUF } else { IN_LEVEL }).collect();
         let mut slot = s.slot.clone();
