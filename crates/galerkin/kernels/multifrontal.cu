@@ -23,10 +23,13 @@ struct Tree {
     const u64* pinv_off;
     const u64* dofs_off;
     const u32* dofs;
-    const unsigned char* active;
+    const unsigned char* active;  // 0: inactive; else where its contribution rows live: MF_IN_LEVEL, MF_IN_LEAF_BUF
     const u64* slot;
+    u32* perm;  // front row at each pivot position (written by the factorization, read by fused solves)
     u32 nelem;
 };
+#define MF_IN_LEVEL 1
+#define MF_IN_LEAF_BUF 2
 
 // Synchronization of a group: a warp or the whole block.
 struct WarpGroup {
@@ -131,7 +134,11 @@ __device__ void factor_node(const Tree& t, u32 v, double* __restrict__ storage, 
     }
     for (int idx = lane; idx < m * m; idx += gs) Fg[idx] = F[idx];
     u32* pv_out = pinv + t.pinv_off[v];
-    for (int i = lane; i < e; i += gs) pv_out[perm[i]] = i;
+    u32* perm_out = t.perm + t.pinv_off[v];
+    for (int i = lane; i < e; i += gs) {
+        pv_out[perm[i]] = i;
+        perm_out[i] = perm[i];
+    }
 }
 
 // Shared memory of one group: F (mmax² doubles), then perm (mmax ints, padded to doubles).
@@ -186,7 +193,7 @@ extern "C" __global__ void mf_extend_add(Tree t, const u32* __restrict__ list, u
 template <int MMAX>
 __device__ void forward_small(const Tree& t, u32 v, u32 c, u32 nrhs, u64 n, const double* __restrict__ storage,
                               const u32* __restrict__ pinv, const double* __restrict__ b, double* __restrict__ x,
-                              const double* __restrict__ leaf_buf, const double* __restrict__ prev, double* __restrict__ cur) {
+                              double* leaf_buf, const double* prev, double* cur) {
     const int m = t.m[v], e = t.e[v];
     const u32* dofs = t.dofs + t.dofs_off[v];
     const u32* pv = pinv + t.pinv_off[v];
@@ -197,7 +204,7 @@ __device__ void forward_small(const Tree& t, u32 v, u32 c, u32 nrhs, u64 n, cons
         const u32 ch = t.child_idx[ci];
         if (!t.active[ch]) continue;
         const int ec = t.e[ch], sc = t.m[ch] - ec;
-        const double* src = (ch < t.nelem ? leaf_buf : prev) + (t.slot[ch] + ec) * nrhs + c;
+        const double* src = (t.active[ch] == MF_IN_LEAF_BUF ? leaf_buf : prev) + (t.slot[ch] + ec) * nrhs + c;
         const u32* map = t.maps + t.map_off[ch];
         for (int a = 0; a < sc; ++a) {
             const int q = map[a];
@@ -210,7 +217,7 @@ __device__ void forward_small(const Tree& t, u32 v, u32 c, u32 nrhs, u64 n, cons
         for (int i = k + 1; i < m; ++i) r[i] = fma(-F[i + k * m], yk, r[i]);
     }
     for (int i = 0; i < e; ++i) x[(u64)c * n + dofs[i]] = r[i];
-    double* out = cur + t.slot[v] * nrhs + c;
+    double* out = (t.active[v] == MF_IN_LEAF_BUF ? leaf_buf : cur) + t.slot[v] * nrhs + c;
     for (int i = e; i < m; ++i) out[(u64)i * nrhs] = r[i];
 }
 
@@ -238,7 +245,7 @@ __device__ void backward_small(const Tree& t, u32 v, u32 c, u64 n, const double*
     extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) mf_forward_##MMAX(                               \
         Tree t, const u32* __restrict__ list, u32 count, u32 nrhs, u64 n, const double* __restrict__ storage,     \
         const u32* __restrict__ pinv, const double* __restrict__ b, double* __restrict__ x,                       \
-        const double* __restrict__ leaf_buf, const double* __restrict__ prev, double* __restrict__ cur) {         \
+        double* leaf_buf, const double* prev, double* cur) {                                                     \
         const u64 tid = global_thread();                                                                          \
         if (tid >= (u64)count * nrhs) return;                                                                     \
         forward_small<MMAX>(t, list[tid / nrhs], (u32)(tid % nrhs), nrhs, n, storage, pinv, b, x, leaf_buf, prev, \
@@ -280,7 +287,7 @@ extern "C" __global__ void mf_rhs_extend_add(Tree t, const u32* __restrict__ lis
     const u64 e = t.e[v], ec = t.e[ch], sc = t.m[ch] - ec;
     const u32* pv = pinv + t.pinv_off[v];
     const u32* map = t.maps + t.map_off[ch];
-    const double* src = (ch < t.nelem ? leaf_buf : prev) + (t.slot[ch] + ec) * nrhs;
+    const double* src = (t.active[ch] == MF_IN_LEAF_BUF ? leaf_buf : prev) + (t.slot[ch] + ec) * nrhs;
     double* out = cur + t.slot[v] * nrhs;
     for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < sc * nrhs; idx += (u64)gridDim.x * blockDim.x) {
         const u64 a = idx / nrhs, c = idx % nrhs;
@@ -301,3 +308,240 @@ extern "C" __global__ void mf_rhs_x(Tree t, const u32* __restrict__ list, u32 nr
         else s[idx] = x[c * n + dofs[i]];
     }
 }
+
+// ---- Fused subtrees (solver/multifrontal/subtrees.rs): many right-hand sides ----
+// One block per subtree of a pass, one thread per right-hand side of a chunk of blockDim.x columns.
+// The subtree's fronts, local rows and node sizes are staged in shared memory once; per chunk, w
+// (local rows × columns, padded) gets b at the eliminated rows and, in the backward kernel, x at the
+// root's Schur rows; then every thread sweeps its column through the subtree's nodes in shared
+// memory. The forward kernel hands the root's Schur rows to the contribution buffer; the backward
+// kernel recomputes the forward sweep (reading b again instead of storing y) and writes x.
+#define MF_BATCH 8
+struct Pass {
+    const u32* sub_ptr;
+    const u32* nodes;
+    const u32* f_off;
+    const u32* l_off;
+    const u32* p_off;
+    const u32* loc;
+    const u32* loc_ptr;
+    const u32* row_ptr;
+    const u32* row_dof;
+    const u32* elim;
+    const u32* ext_ptr;
+    const u32* ext_row;
+    const u64* ext_src;
+    u32 front_entries;  // shared-memory capacities (maxima over the pass's subtrees)
+    u32 rows;
+    u32 loc_entries;
+    u32 piv_entries;
+    u32 nodes_max;
+};
+
+// Forward step of one node for one column: w holds the column (stride ld) at local rows; rows from
+// `keep` on are not updated (the backward kernel's recomputation: they hold x).
+template <int EMAX>
+__device__ void sub_forward_node(const double* F, const u32* loc, const u32* lp, int m, int e, u32 keep, double* w, int ld) {
+    double r[EMAX];
+#pragma unroll
+    for (int k = 0; k < EMAX; ++k) r[k] = k < e ? w[lp[k] * ld] : 0.0;
+#pragma unroll
+    for (int k = 0; k < EMAX; ++k) {
+        if (k < e) {
+#pragma unroll
+            for (int i = k + 1; i < EMAX; ++i)
+                if (i < e) r[i] = fma(-F[i + k * m], r[k], r[i]);
+        }
+    }
+    // Schur rows four at a time: the rows are distinct, but the compiler cannot know it, so the loads
+    // of the next rows are issued explicitly before the stores (independent chains in flight).
+    int i = e;
+    for (; i + 4 <= m; i += 4) {
+        u32 q[4];
+        double acc[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            q[u] = loc[i + u];
+            acc[u] = w[q[u] * ld];
+        }
+#pragma unroll
+        for (int k = 0; k < EMAX; ++k) {
+            if (k < e) {
+#pragma unroll
+                for (int u = 0; u < 4; ++u) acc[u] = fma(-F[i + u + k * m], r[k], acc[u]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+            if (q[u] < keep) w[q[u] * ld] = acc[u];
+    }
+    for (; i < m; ++i) {
+        const u32 q = loc[i];
+        double acc = w[q * ld];
+#pragma unroll
+        for (int k = 0; k < EMAX; ++k)
+            if (k < e) acc = fma(-F[i + k * m], r[k], acc);
+        if (q < keep) w[q * ld] = acc;
+    }
+#pragma unroll
+    for (int k = 0; k < EMAX; ++k)
+        if (k < e) w[loc[k] * ld] = r[k];
+}
+
+// Backward step of one node for one column: x at its Schur rows is final, y at its eliminated rows.
+template <int EMAX>
+__device__ void sub_backward_node(const double* F, const u32* loc, int m, int e, double* w, int ld) {
+    double r[EMAX];
+#pragma unroll
+    for (int k = 0; k < EMAX; ++k) r[k] = k < e ? w[loc[k] * ld] : 0.0;
+#pragma unroll 4
+    for (int l = e; l < m; ++l) {
+        const double xl = w[loc[l] * ld];
+#pragma unroll
+        for (int k = 0; k < EMAX; ++k)
+            if (k < e) r[k] = fma(-F[k + l * m], xl, r[k]);
+    }
+#pragma unroll
+    for (int k = EMAX - 1; k >= 0; --k) {
+        if (k < e) {
+            r[k] = r[k] / F[k + k * m];
+#pragma unroll
+            for (int i = 0; i < k; ++i) r[i] = fma(-F[i + k * m], r[k], r[i]);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < EMAX; ++k)
+        if (k < e) w[loc[k] * ld] = r[k];
+}
+
+template <int EMAX, bool BACKWARD>
+__device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const double* __restrict__ storage,
+                          const double* __restrict__ b, double* __restrict__ x, double* __restrict__ buf) {
+    extern __shared__ double sub_smem[];
+    const u32 j = blockIdx.x;
+    const u32 C = blockDim.x, tid = threadIdx.x;
+    const int ld = (int)C + 1;
+    double* sF = sub_smem;
+    double* w = sub_smem + p.front_entries;
+    u64* sFoff = reinterpret_cast<u64*>(w + (u64)p.rows * ld);  // per node: its front in storage
+    u32* sL = reinterpret_cast<u32*>(sFoff + p.nodes_max);
+    u32* sP = sL + p.loc_entries;
+    u32* meta = sP + p.piv_entries;  // per node: m, e, f_off, l_off, p_off, pinv_off
+    const u32 n0 = p.sub_ptr[j], nn = p.sub_ptr[j + 1] - n0;
+    const u32 l0 = p.loc_ptr[j], nl = p.loc_ptr[j + 1] - l0;
+    // Staging. Global loads are batched (MF_BATCH per thread in flight) so that a block waits for
+    // memory a few times, not once per node or row.
+    for (u32 i = tid; i < nn; i += C) {
+        const u32 v = p.nodes[n0 + i];
+        meta[6 * i] = t.m[v];
+        meta[6 * i + 1] = t.e[v];
+        meta[6 * i + 2] = p.f_off[n0 + i];
+        meta[6 * i + 3] = p.l_off[n0 + i];
+        meta[6 * i + 4] = p.p_off[n0 + i];
+        meta[6 * i + 5] = (u32)t.pinv_off[v];
+        sFoff[i] = t.front_off[v];
+    }
+    for (u32 idx = tid; idx < nl; idx += C) sL[idx] = p.loc[l0 + idx];
+    __syncthreads();
+    {
+        const u32 last = nn - 1;
+        const u32 total = meta[6 * last + 2] + meta[6 * last] * meta[6 * last];
+        u32 cur = 0;
+        for (u32 base = tid; base < total; base += MF_BATCH * C) {
+            double val[MF_BATCH];
+            u32 at[MF_BATCH];
+#pragma unroll
+            for (int u = 0; u < MF_BATCH; ++u) {
+                const u32 idx = base + u * C;
+                at[u] = idx;
+                val[u] = 0.0;
+                if (idx < total) {
+                    while (cur < last && meta[6 * (cur + 1) + 2] <= idx) ++cur;
+                    val[u] = storage[sFoff[cur] + (idx - meta[6 * cur + 2])];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < MF_BATCH; ++u)
+                if (at[u] < total) sF[at[u]] = val[u];
+        }
+    }
+    for (u32 i = tid; i < nn; i += C) {
+        const u32* md = meta + 6 * i;
+        const u32* pm = t.perm + md[5];
+        for (u32 k = 0; k < md[1]; ++k) sP[md[4] + k] = sL[md[3] + pm[k]];
+    }
+    const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j];
+    const u32* rdof = p.row_dof + r0;
+    const u32 x0 = p.ext_ptr[j], x1 = p.ext_ptr[j + 1];
+    const u32 root = p.nodes[n0 + nn - 1];
+    for (u32 c0 = 0; c0 < nrhs; c0 += C) {
+        __syncthreads();
+        const u32 total = R * C;
+        for (u32 base = tid; base < total; base += MF_BATCH * C) {
+            double val[MF_BATCH];
+#pragma unroll
+            for (int u = 0; u < MF_BATCH; ++u) {
+                const u32 idx = base + u * C, row = idx % R, c = c0 + idx / R;
+                val[u] = 0.0;
+                if (idx < total && c < nrhs) {
+                    if (row < ne) val[u] = b[(u64)c * n + rdof[row]];
+                    else if (BACKWARD) val[u] = x[(u64)c * n + rdof[row]];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < MF_BATCH; ++u) {
+                const u32 idx = base + u * C;
+                if (idx < total) w[(idx % R) * ld + idx / R] = val[u];
+            }
+        }
+        __syncthreads();
+        const u32 c = c0 + tid;
+        if (c < nrhs) {
+            double* wc = w + tid;
+            const u32 keep = BACKWARD ? ne : R;  // backward: the root's Schur rows hold x
+#pragma unroll 4
+            for (u32 k = x0; k < x1; ++k) {
+                const u32 row = p.ext_row[k];
+                if (row < keep) wc[row * ld] += buf[p.ext_src[k] * nrhs + c];
+            }
+            for (u32 i = 0; i < nn; ++i) {
+                const u32* md = meta + 6 * i;
+                sub_forward_node<EMAX>(sF + md[2], sL + md[3], sP + md[4], (int)md[0], (int)md[1], keep, wc, ld);
+            }
+            if (BACKWARD) {
+                for (u32 i = nn; i-- > 0;) {
+                    const u32* md = meta + 6 * i;
+                    sub_backward_node<EMAX>(sF + md[2], sL + md[3], (int)md[0], (int)md[1], wc, ld);
+                }
+            }
+        }
+        __syncthreads();
+        if (!BACKWARD) {
+            const u32 s = R - ne;
+            const u64 out = t.slot[root] + t.e[root];
+            for (u32 idx = tid; idx < s * C; idx += C) {
+                const u32 a = idx / C, col = idx % C, cc = c0 + col;
+                if (cc < nrhs) buf[(out + a) * nrhs + cc] = w[(ne + a) * ld + col];
+            }
+        } else {
+            for (u32 idx = tid; idx < ne * C; idx += C) {
+                const u32 row = idx % ne, col = idx / ne, cc = c0 + col;
+                if (cc < nrhs) x[(u64)cc * n + rdof[row]] = w[row * ld + col];
+            }
+        }
+    }
+}
+
+#define MF_SUBTREE_VARIANT(EMAX)                                                                                   \
+    extern "C" __global__ void mf_sub_forward_##EMAX(Tree t, Pass p, u32 nrhs, u64 n,                               \
+                                                     const double* __restrict__ storage, const double* __restrict__ b, \
+                                                     double* __restrict__ x, double* __restrict__ buf) {            \
+        sub_sweep<EMAX, false>(t, p, nrhs, n, storage, b, x, buf);                                                  \
+    }                                                                                                               \
+    extern "C" __global__ void mf_sub_backward_##EMAX(Tree t, Pass p, u32 nrhs, u64 n,                              \
+                                                      const double* __restrict__ storage, const double* __restrict__ b, \
+                                                      double* __restrict__ x, double* __restrict__ buf) {           \
+        sub_sweep<EMAX, true>(t, p, nrhs, n, storage, b, x, buf);                                                   \
+    }
+MF_SUBTREE_VARIANT(8)
+MF_SUBTREE_VARIANT(32)

@@ -4,8 +4,8 @@
 //! a GPU (fails with GALERKIN_REQUIRE_GPU=1).
 mod iga_common;
 
-use galerkin::solver::multifrontal::cuda::BLOCK_MAX;
 use galerkin::backend::cuda::test_gpu;
+use galerkin::solver::multifrontal::cuda::{SolvePath, BLOCK_MAX};
 use galerkin::solver::multifrontal::CudaMultifrontal;
 use galerkin::backend::Backend;
 use galerkin::iga::{self, seed, Space1d};
@@ -22,6 +22,26 @@ fn gpu_multifrontal_equals_faer_lu() {
             check_against_faer(&be, &f, &case, nrhs);
         }
     }
+}
+
+/// Both solves (level by level, fused subtrees) equal faer's LU for one and many right-hand sides
+/// (chunks of 32 and 64 columns, a partial last chunk), with fronts small and large (subtrees
+/// below, library-sized fronts above them).
+#[test]
+fn gpu_fused_subtree_and_level_solves_equal_faer_lu() {
+    let Some(be) = test_gpu() else { return };
+    let mut fused = 0;
+    for case in small_cases().into_iter().chain(large_front_cases()) {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        fused += usize::from(f.subtree_passes() > 0);
+        for path in [SolvePath::Subtrees, SolvePath::Levels] {
+            f.set_solve_path(path);
+            for nrhs in [1, 3, 70] {
+                check_against_faer(&be, &f, &case, nrhs);
+            }
+        }
+    }
+    assert!(fused > 10, "only {fused} cases have fused subtrees");
 }
 
 #[test]
@@ -51,6 +71,8 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
     for round in 0..2 {
         let bd = be.from_host(&b).unwrap();
         let mut xd = be.zeros(b.len()).unwrap();
+        // Round 0: the default (fused subtrees for this many columns); round 1: level by level.
+        gpu.set_solve_path(if round == 0 { SolvePath::Auto } else { SolvePath::Levels });
         gpu.solve_many(&be, nrhs, &bd, &mut xd).unwrap();
         let xg = be.to_host(&xd).unwrap();
         let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));

@@ -46,3 +46,54 @@ fn singular_matrix_and_bad_sizes_are_errors() {
     assert!(e.contains("element matrix 0") && e.contains("NaN"), "{e}");
     assert!(CpuMultifrontal::factor(Arc::new(case.sym), &[1.0; 3]).is_err());
 }
+
+/// The fused-subtree sweeps (the GPU's many-right-hand-side solve, run here on the CPU over the
+/// same tables) equal the multifrontal solve and faer's LU: 1D and 2D, subtrees as large as the
+/// default limits allow and tiny ones (many passes, external children, leaves as roots).
+#[test]
+fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
+    use galerkin::solver::multifrontal::subtrees::{reference_solve, SubtreeLimits, SubtreePlan};
+    let tiny = SubtreeLimits { rows: 12, emax: 8, front_entries: 300, mmax: 160 };
+    let whole = SubtreeLimits { rows: 100_000, emax: 32, front_entries: 1 << 30, mmax: 160 };
+    let mut many_passes = false;
+    for case in small_cases().into_iter().chain(large_front_cases()) {
+        let sym = Arc::new(case.sym.clone());
+        let f = CpuMultifrontal::factor(sym.clone(), &case.sys.matrices).unwrap();
+        let n = case.sys.ndofs;
+        let b = iga_common::right_hand_sides(&case.sys, 2)[n..].to_vec();
+        let mut want = vec![0.0; n];
+        f.solve_into(1, &b, &mut want).unwrap();
+        let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for lim in [SubtreeLimits::default(), tiny, whole] {
+            let plan = SubtreePlan::new(&sym, lim).unwrap();
+            // Invariants: limits hold; the nodes above a non-fused node are not fused.
+            for p in &plan.passes {
+                assert!(p.max_rows <= lim.rows && p.max_e <= lim.emax && p.max_front_entries <= lim.front_entries, "{}", case.name);
+            }
+            for v in 0..sym.num_nodes() {
+                if !plan.fused[v] && sym.active[v] && sym.parent[v] != u32::MAX {
+                    assert!(!plan.fused[sym.parent[v] as usize], "{}: node {v} above a non-fused one", case.name);
+                }
+            }
+            let all = (0..sym.num_nodes()).all(|v| plan.fused[v] || !sym.active[v]);
+            if !all {
+                assert!(sym.max_front() > lim.rows.min(lim.mmax) || sym.m.iter().any(|&m| (m * m) as usize > lim.front_entries) || sym.e.iter().any(|&e| e as usize > lim.emax), "{}: a node was left out", case.name);
+                continue;
+            }
+            many_passes |= plan.passes.len() >= 3;
+            let perm = |v: usize| {
+                let pinv = f.pinv(v);
+                let mut p = vec![0u32; pinv.len()];
+                for (i, &q) in pinv.iter().enumerate() {
+                    p[q as usize] = i as u32;
+                }
+                p
+            };
+            let mut x = vec![f64::NAN; n];
+            reference_solve(&sym, &plan, &|v| f.front(v), &perm, &b, &mut x);
+            let diff = want.iter().zip(&x).fold(0.0f64, |m, (a, c)| if c.is_finite() { m.max((a - c).abs()) } else { f64::INFINITY });
+            assert!(diff <= 1e-10 * scale, "{} ({} passes, {lim:?}): fused sweeps differ by {diff:.3e} (scale {scale:.3e})", case.name, plan.passes.len());
+        }
+    }
+    assert!(many_passes, "no case cut into three passes or more");
+}

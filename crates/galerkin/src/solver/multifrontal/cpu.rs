@@ -167,12 +167,14 @@ impl CpuMultifrontal {
         &self.sym
     }
 
-    fn front(&self, v: usize) -> &[f64] {
+    /// Node `v`'s factorized `m × m` front (column-major).
+    pub fn front(&self, v: usize) -> &[f64] {
         let m = self.sym.m[v] as usize;
         &self.storage[self.sym.front_off[v] as usize..][..m * m]
     }
 
-    fn pinv(&self, v: usize) -> &[u32] {
+    /// Pivot position of each of node `v`'s eliminated rows.
+    pub fn pinv(&self, v: usize) -> &[u32] {
         &self.pinv[self.sym.pinv_off[v] as usize..][..self.sym.e[v] as usize]
     }
 

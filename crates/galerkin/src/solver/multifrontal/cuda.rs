@@ -6,7 +6,11 @@
 //!   and factorized by cuSOLVER (LU of the panel of eliminated rows) and cuBLAS (triangular solve,
 //!   Schur product), one call each per node;
 //! - solves: per level one launch per size class, one thread per (node, right-hand side), all
-//!   right-hand sides in the same pass; large fronts use cuBLAS on their slot.
+//!   right-hand sides in the same pass; large fronts use cuBLAS on their slot;
+//! - solves with many right-hand sides ([`SolvePath::Subtrees`]): the small fronts are cut into
+//!   fused subtrees ([`crate::solver::multifrontal::subtrees`]), one launch per pass each way, one
+//!   block per subtree with its fronts and right-hand-side rows in shared memory; the nodes above
+//!   them (large fronts) go level by level as before.
 //!
 //! The launch count therefore grows with the tree depth (`log N`), not with the number of nodes,
 //! except for the library calls of large fronts.
@@ -15,6 +19,7 @@ use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::{cuda_error, jit, CudaBackend, CudaVector};
 use crate::solver::factorization::Factorization;
 use crate::solver::multifrontal::cpu::{leaf_fronts, singular};
+use crate::solver::multifrontal::subtrees::{Pass, SubtreeLimits, SubtreePlan};
 use crate::solver::multifrontal::Symbolic;
 use crate::{Error, Result};
 use cudarc::driver::sys::CUfunction_attribute as Attr;
@@ -45,6 +50,7 @@ struct DeviceTree {
     dofs: DevPtr,
     active: DevPtr,
     slot: DevPtr,
+    perm: DevPtr,
     nelem: u32,
 }
 
@@ -57,6 +63,65 @@ struct TreeBuffers {
     _u64: Vec<CudaSlice<u64>>,
     _u8: CudaSlice<u8>,
 }
+
+/// One pass of fused subtrees as the kernels' `Pass` struct, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct DevicePass {
+    sub_ptr: DevPtr,
+    nodes: DevPtr,
+    f_off: DevPtr,
+    l_off: DevPtr,
+    p_off: DevPtr,
+    loc: DevPtr,
+    loc_ptr: DevPtr,
+    row_ptr: DevPtr,
+    row_dof: DevPtr,
+    elim: DevPtr,
+    ext_ptr: DevPtr,
+    ext_row: DevPtr,
+    ext_src: DevPtr,
+    front_entries: u32,
+    rows: u32,
+    loc_entries: u32,
+    piv_entries: u32,
+    nodes_max: u32,
+}
+
+// SAFETY: plain old data of the same layout as the kernels' `struct Pass`.
+unsafe impl DeviceRepr for DevicePass {}
+
+/// A pass on the device: its tables (kept alive), subtree count and kernel variant.
+struct DevPass {
+    dp: DevicePass,
+    count: usize,
+    /// Kernel variant index: 0 for eliminated blocks of at most 8 rows, 1 for at most 32.
+    variant: usize,
+    _u32: Vec<CudaSlice<u32>>,
+    _u64: CudaSlice<u64>,
+}
+
+impl DevPass {
+    /// Dynamic shared memory of one block of `cols` right-hand sides.
+    fn smem(&self, cols: usize) -> usize {
+        let d = &self.dp;
+        8 * (d.front_entries as usize + d.rows as usize * (cols + 1) + d.nodes_max as usize) + 4 * (d.loc_entries + d.piv_entries + 6 * d.nodes_max) as usize
+    }
+}
+
+/// Which solve [`CudaMultifrontal`] runs: level by level (every node, one thread per node and
+/// right-hand side), by fused subtrees, or chosen by the number of right-hand sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolvePath {
+    Auto,
+    Levels,
+    Subtrees,
+}
+
+/// [`SolvePath::Auto`] uses the fused subtrees from this many right-hand sides on.
+pub const SUBTREE_MIN_RHS: usize = 8;
+/// Right-hand sides per block of the fused kernels (one thread each; 32 below this many).
+const SUBTREE_COLS: usize = 64;
 
 /// Nodes of one launch: a range of the device node list, and their largest front.
 #[derive(Clone, Copy, Debug, Default)]
@@ -98,6 +163,8 @@ struct MfKernels {
     rhs_start: Kernel,
     rhs_extend_add: Kernel,
     rhs_x: Kernel,
+    sub_forward: [Kernel; 2],
+    sub_backward: [Kernel; 2],
 }
 
 /// Library state for large fronts: handles, getrf workspace, pivots and info per large node.
@@ -125,11 +192,20 @@ pub struct CudaMultifrontal {
     lists: CudaSlice<u32>,
     leaves: Step,
     levels: Vec<Step>,
+    /// The launches of the nodes outside fused subtrees (the fused-subtree solve).
+    upper_leaves: Step,
+    upper_levels: Vec<Step>,
+    passes: Vec<DevPass>,
+    /// Contribution-buffer rows per right-hand side (leaves and fused roots).
+    leaf_slots: u64,
+    path: SolvePath,
     kernels: MfKernels,
     /// The element matrices in front order, copied into `storage` at each factorization.
     elements: CudaSlice<f64>,
     storage: CudaSlice<f64>,
     pinv: CudaSlice<u32>,
+    /// Front row at each pivot position (the inverse of `pinv`, per node).
+    perm: CudaSlice<u32>,
     status: CudaSlice<u64>,
     large: Option<Mutex<LargeState>>,
     buffers: Mutex<Option<SolveBuffers>>,
@@ -206,9 +282,11 @@ impl CudaMultifrontal {
             .iter()
             .map(|v| be.upload(if v.is_empty() { &[0u32][..] } else { &v[..] }))
             .collect::<Result<_>>()?;
+        let plan = SubtreePlan::new(s, SubtreeLimits::default())?;
         let u64s: Vec<CudaSlice<u64>> =
-            [&s.front_off, &s.map_off, &s.pinv_off, &s.dofs_off, &s.slot].iter().map(|v| be.upload(&v[..])).collect::<Result<_>>()?;
-        let active = be.upload(&s.active.iter().map(|&a| u8::from(a)).collect::<Vec<u8>>())?;
+            [&s.front_off, &s.map_off, &s.pinv_off, &s.dofs_off, &plan.slot].iter().map(|v| be.upload(&v[..])).collect::<Result<_>>()?;
+        let active = be.upload(&plan.place)?;
+        let perm = be.alloc::<u32>(s.n)?;
         let tree = DeviceTree {
             m: ptr(be, &u32s[0]),
             e: ptr(be, &u32s[1]),
@@ -222,6 +300,7 @@ impl CudaMultifrontal {
             dofs_off: ptr(be, &u64s[3]),
             slot: ptr(be, &u64s[4]),
             active: ptr(be, &active),
+            perm: ptr(be, &perm),
             nelem: s.nelem as u32,
         };
 
@@ -229,7 +308,11 @@ impl CudaMultifrontal {
         let mut lb = ListBuilder::default();
         let leaves = lb.step(s, (0..s.nelem as u32).collect());
         let levels: Vec<Step> = s.levels.iter().map(|r| lb.step(s, (r.start..r.end).collect())).collect();
+        let upper = |r: std::ops::Range<u32>| r.filter(|&v| !plan.fused[v as usize]).collect::<Vec<u32>>();
+        let upper_leaves = lb.step(s, upper(0..s.nelem as u32));
+        let upper_levels: Vec<Step> = s.levels.iter().map(|r| lb.step(s, upper(r.clone()))).collect();
         let all = lb.all;
+        let passes = plan.passes.iter().map(|p| upload_pass(be, p)).collect::<Result<Vec<_>>>()?;
         let lists = be.upload(if all.is_empty() { &[0u32][..] } else { &all })?;
 
         let module = be.variant_module(&jit::MULTIFRONTAL, &[])?;
@@ -244,6 +327,8 @@ impl CudaMultifrontal {
             rhs_start: get("mf_rhs_start")?,
             rhs_extend_add: get("mf_rhs_extend_add")?,
             rhs_x: get("mf_rhs_x")?,
+            sub_forward: [get("mf_sub_forward_8")?, get("mf_sub_forward_32")?],
+            sub_backward: [get("mf_sub_backward_8")?, get("mf_sub_backward_32")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
         kernels
@@ -251,6 +336,14 @@ impl CudaMultifrontal {
             .func
             .set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
             .map_err(|e| cuda_error(format!("cannot allow {smem} bytes of shared memory for mf_factor_block: {e}")))?;
+        let sub_smem = passes.iter().map(|p| p.smem(SUBTREE_COLS)).max().unwrap_or(0);
+        if sub_smem > DEFAULT_SMEM {
+            for k in kernels.sub_forward.iter().chain(&kernels.sub_backward) {
+                k.func
+                    .set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sub_smem as i32)
+                    .map_err(|e| cuda_error(format!("cannot allow {sub_smem} bytes of shared memory for the fused subtree solves: {e}")))?;
+            }
+        }
 
         let storage = be.alloc::<f64>(s.storage_len as usize)?;
         let pinv = be.alloc::<u32>(s.n)?;
@@ -285,10 +378,16 @@ impl CudaMultifrontal {
             lists,
             leaves,
             levels,
+            upper_leaves,
+            upper_levels,
+            passes,
+            leaf_slots: plan.leaf_slots,
+            path: SolvePath::Auto,
             kernels,
             elements,
             storage,
             pinv,
+            perm,
             status,
             large,
             buffers: Mutex::new(None),
@@ -301,7 +400,7 @@ impl CudaMultifrontal {
 
     /// Device bytes held by the factorization (factors, element matrices, tables).
     pub fn device_bytes(&self) -> usize {
-        self.storage.num_bytes() + self.elements.num_bytes() + self.pinv.num_bytes() + self.lists.num_bytes()
+        self.storage.num_bytes() + self.elements.num_bytes() + 2 * self.pinv.num_bytes() + self.lists.num_bytes()
     }
 
     fn list_ptr(&self, be: &CudaBackend, l: List) -> DevPtr {
@@ -371,6 +470,9 @@ impl CudaMultifrontal {
                 be.stream
                     .memcpy_htod(&pinv, &mut self.pinv.slice_mut(at..at + e))
                     .map_err(|er| cuda_error(format!("uploading the pivots of node {v} failed: {er}")))?;
+                be.stream
+                    .memcpy_htod(&perm, &mut self.perm.slice_mut(at..at + e))
+                    .map_err(|er| cuda_error(format!("uploading the pivots of node {v} failed: {er}")))?;
             }
             be.synchronize()?;
         }
@@ -425,7 +527,7 @@ impl CudaMultifrontal {
             let s = &*self.sym;
             *slot = Some(SolveBuffers {
                 nrhs,
-                leaf: be.alloc::<f64>((s.leaf_slots as usize * nrhs).max(1))?,
+                leaf: be.alloc::<f64>((self.leaf_slots as usize * nrhs).max(1))?,
                 levels: [be.alloc::<f64>((s.level_slots as usize * nrhs).max(1))?, be.alloc::<f64>((s.level_slots as usize * nrhs).max(1))?],
             });
         }
@@ -444,9 +546,20 @@ impl CudaMultifrontal {
         let lv = [ptr(be, &bufs.levels[0]), ptr(be, &bufs.levels[1])];
         let large = self.large.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
         let nr = nrhs as u32;
-        // Forward: leaves, then levels deepest first (ping-pong buffers).
-        self.forward_small(be, &self.leaves, nrhs, n, st, pv, bp, xp, leaf, leaf, leaf)?;
-        for (i, step) in self.levels.iter().enumerate() {
+        let fused = match self.path {
+            SolvePath::Levels => false,
+            SolvePath::Subtrees => !self.passes.is_empty(),
+            SolvePath::Auto => !self.passes.is_empty() && nrhs >= SUBTREE_MIN_RHS,
+        };
+        let (leaves, levels) = if fused { (&self.upper_leaves, &self.upper_levels) } else { (&self.leaves, &self.levels) };
+        // Forward: fused subtrees, leaves, then levels deepest first (ping-pong buffers).
+        if fused {
+            for p in &self.passes {
+                self.sweep_pass(be, p, false, nrhs, st, bp, xp, leaf)?;
+            }
+        }
+        self.forward_small(be, leaves, nrhs, n, st, pv, bp, xp, leaf, leaf, leaf)?;
+        for (i, step) in levels.iter().enumerate() {
             let (cur, prev) = (lv[i % 2], lv[(i + 1) % 2]);
             self.forward_small(be, step, nrhs, n, st, pv, bp, xp, leaf, prev, cur)?;
             let lg = &step.forward_large;
@@ -471,7 +584,7 @@ impl CudaMultifrontal {
             }
         }
         // Backward: root level first, then down; the leaves last.
-        for step in self.levels.iter().rev() {
+        for step in levels.iter().rev() {
             let lg = &step.backward_large;
             if let (false, Some(libs)) = (lg.nodes.is_empty(), large.as_ref()) {
                 let (from_x, to_x) = (0i32, 1i32);
@@ -489,7 +602,37 @@ impl CudaMultifrontal {
             }
             self.backward_small(be, step, nrhs, n, st, xp)?;
         }
-        self.backward_small(be, &self.leaves, nrhs, n, st, xp)
+        self.backward_small(be, leaves, nrhs, n, st, xp)?;
+        if fused {
+            for p in self.passes.iter().rev() {
+                self.sweep_pass(be, p, true, nrhs, st, bp, xp, leaf)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One launch over the subtrees of pass `p`: forward (roots' contributions to `leaf`) or
+    /// backward (forward recomputed, then `x` at every dof the subtrees eliminate).
+    #[allow(clippy::too_many_arguments)]
+    fn sweep_pass(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, st: DevPtr, b: DevPtr, x: DevPtr, leaf: DevPtr) -> Result<()> {
+        if p.count == 0 {
+            return Ok(());
+        }
+        let cols = if nrhs <= 32 { 32 } else { SUBTREE_COLS };
+        let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: p.smem(cols) as u32 };
+        let k = if backward { &self.kernels.sub_backward[p.variant] } else { &self.kernels.sub_forward[p.variant] };
+        let (nr, n) = (nrhs as u32, self.sym.n as u64);
+        launch!(be, k, cfg; &self.tree, &p.dp, &nr, &n, &st, &b, &x, &leaf)
+    }
+
+    /// Chooses the solve (default [`SolvePath::Auto`]); for benchmarks and tests.
+    pub fn set_solve_path(&mut self, path: SolvePath) {
+        self.path = path;
+    }
+
+    /// Passes of fused subtrees (launches each way of the fused solve, besides the large fronts).
+    pub fn subtree_passes(&self) -> usize {
+        self.passes.len()
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -528,6 +671,38 @@ impl CudaMultifrontal {
             .sum::<usize>();
         (factor, solve)
     }
+}
+
+/// Uploads one pass's tables.
+fn upload_pass(be: &CudaBackend, p: &Pass) -> Result<DevPass> {
+    let up = |v: &Vec<u32>| be.upload(if v.is_empty() { &[0u32][..] } else { &v[..] });
+    let t: Vec<CudaSlice<u32>> = [&p.sub_ptr, &p.nodes, &p.f_off, &p.l_off, &p.p_off, &p.loc, &p.loc_ptr, &p.row_ptr, &p.row_dof, &p.elim, &p.ext_ptr, &p.ext_row]
+        .into_iter()
+        .map(up)
+        .collect::<Result<_>>()?;
+    let src = be.upload(if p.ext_src.is_empty() { &[0u64][..] } else { &p.ext_src[..] })?;
+    let nodes_max = p.sub_ptr.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    let dp = DevicePass {
+        sub_ptr: ptr(be, &t[0]),
+        nodes: ptr(be, &t[1]),
+        f_off: ptr(be, &t[2]),
+        l_off: ptr(be, &t[3]),
+        p_off: ptr(be, &t[4]),
+        loc: ptr(be, &t[5]),
+        loc_ptr: ptr(be, &t[6]),
+        row_ptr: ptr(be, &t[7]),
+        row_dof: ptr(be, &t[8]),
+        elim: ptr(be, &t[9]),
+        ext_ptr: ptr(be, &t[10]),
+        ext_row: ptr(be, &t[11]),
+        ext_src: ptr(be, &src),
+        front_entries: p.max_front_entries as u32,
+        rows: p.max_rows as u32,
+        loc_entries: p.max_loc as u32,
+        piv_entries: p.max_piv as u32,
+        nodes_max,
+    };
+    Ok(DevPass { dp, count: p.len(), variant: usize::from(p.max_e > 8), _u32: t, _u64: src })
 }
 
 impl CudaBackend {

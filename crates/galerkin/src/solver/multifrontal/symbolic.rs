@@ -168,23 +168,7 @@ impl Symbolic {
             .collect();
         let elim: Vec<u32> = elim_orig.iter().map(|&v| new_id[v as usize]).collect();
         drop(elim_orig);
-        let mut child_ptr = vec![0u32; nnodes + 1];
-        for &p in &parent {
-            if p != u32::MAX {
-                child_ptr[p as usize + 1] += 1;
-            }
-        }
-        for i in 0..nnodes {
-            child_ptr[i + 1] += child_ptr[i];
-        }
-        let mut fill = child_ptr.clone();
-        let mut child_idx = vec![0u32; child_ptr[nnodes] as usize];
-        for (c, &p) in parent.iter().enumerate() {
-            if p != u32::MAX {
-                child_idx[fill[p as usize] as usize] = c as u32;
-                fill[p as usize] += 1;
-            }
-        }
+        let (child_ptr, child_idx) = group_by(&parent, nnodes);
 
         // 4. Fronts: leaves (eliminated local dofs first, then the rest, in local order), then
         // internal nodes level by level (eliminated dofs sorted, then Schur dofs sorted).
@@ -366,6 +350,25 @@ impl Symbolic {
     pub fn solve_flops(&self) -> f64 {
         self.m.iter().zip(&self.e).map(|(&m, &e)| 2.0 * e as f64 * (e as f64 + 2.0 * (m - e) as f64)).sum()
     }
+}
+
+/// Groups the indices `i` by `key[i]` (keys `u32::MAX` are left out) into CSR over `nkeys` keys:
+/// the indices of key `k` are `idx[ptr[k]..ptr[k + 1]]`, ascending.
+pub(crate) fn group_by(key: &[u32], nkeys: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut ptr = vec![0u32; nkeys + 1];
+    for &k in key.iter().filter(|&&k| k != u32::MAX) {
+        ptr[k as usize + 1] += 1;
+    }
+    for i in 0..nkeys {
+        ptr[i + 1] += ptr[i];
+    }
+    let mut fill = ptr.clone();
+    let mut idx = vec![0u32; ptr[nkeys] as usize];
+    for (i, &k) in key.iter().enumerate().filter(|(_, &k)| k != u32::MAX) {
+        idx[fill[k as usize] as usize] = i as u32;
+        fill[k as usize] += 1;
+    }
+    (ptr, idx)
 }
 
 fn prefix(len: &[u64]) -> Vec<u64> {
