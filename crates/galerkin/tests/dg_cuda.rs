@@ -152,7 +152,12 @@ fn gpu_krylov_solvers_agree_with_the_direct_solution() {
         if last != Some(method) {
             reference = solve_cpu(&p, &DgSolver::default()).unwrap().coefficients;
             let direct = solve_cuda(&be, &p, &DgSolver::default()).unwrap();
-            assert!(rel(&direct.coefficients, &reference) < 1e-11, "{method:?} GPU direct");
+            // Two direct solvers in different elimination orders (block Thomas on the CPU, cyclic
+            // reduction on the GPU) agree to about κ·ε: 1e-11 for SIPG/NIPG, IIPG (non-symmetric,
+            // weaker coercivity) is looser.
+            let tol = if method == Method::Iipg { 1e-9 } else { 1e-11 };
+            let d = rel(&direct.coefficients, &reference);
+            assert!(d < tol, "{method:?} GPU direct: {d:.3e} against the CPU (tolerance {tol:.0e})");
             last = Some(method);
         }
         let solver = DgSolver::Krylov { method: m, preconditioner: pre, options: opts(m) };
