@@ -32,6 +32,8 @@ pub struct MatFree {
     coloring: Arc<Coloring>,
     /// Scalar mass or diffusion on hexahedra: the collocated-gradient apply ([`Hex`]).
     hex: Option<Hex>,
+    /// Tensor cells: the transposed 1D value and derivative tables (`[p][q]`).
+    tensor_t: Option<(Vec<f64>, Vec<f64>)>,
 }
 
 /// The fast path of scalar mass and diffusion on hexahedra (CEED's BP1/BP3/BP5), the CPU twin of
@@ -44,6 +46,9 @@ struct Hex {
     /// `b[i·p + a]` = φ_a(x_i); `d[i·q + j]` = ℓ_j'(x_i) on the points.
     b: Vec<f64>,
     d: Vec<f64>,
+    /// Their transposes, `bt[a·q + i]` and `dt[j·q + i]`.
+    bt: Vec<f64>,
+    dt: Vec<f64>,
     collocated: bool,
     diffusion: bool,
 }
@@ -62,7 +67,8 @@ impl Hex {
         let (p, q) = (t.p1d, t.q1d);
         let x: Vec<f64> = (0..q).map(|i| integ.basis.rule.points[i][0]).collect();
         let collocated = p == q && (0..q).all(|i| (0..p).all(|j| (t.b[i * p + j] - f64::from(u8::from(i == j))).abs() < 1e-13));
-        Some(Hex { p, q, b: t.b.clone(), d: super::hex_cuda::collocated_derivative(&x), collocated, diffusion })
+        let d = super::hex_cuda::collocated_derivative(&x);
+        Some(Hex { p, q, bt: transpose(&t.b, q, p), dt: transpose(&d, q, q), b: t.b.clone(), d, collocated, diffusion })
     }
 
     /// Stored numbers per point: w|J|ρ, or w|J|κ J⁻¹J⁻ᵀ packed (xx, xy, xz, yy, yz, zz).
@@ -110,7 +116,9 @@ impl MatFree {
             passive: integ.passive.clone(),
             coloring: input.coloring.clone(),
             hex: Hex::of(integ),
+            tensor_t: None,
         };
+        op.tensor_t = op.tables.tensor.as_ref().map(|(p1, q1, b, g)| (transpose(b, *q1, *p1), transpose(g, *q1, *p1)));
         op.setup()?;
         Ok(op)
     }
@@ -262,7 +270,7 @@ impl MatFree {
                     w.t1.extend_from_slice(u);
                     for a in 0..dim {
                         let m = if dir == Some(a) { g } else { b };
-                        dims = stage(a, m, *p1, *q1, false, dims, &w.t1, &mut w.t2);
+                        dims = stage_into(a, m, *p1, *q1, dims, &w.t1, &mut w.t2);
                         std::mem::swap(&mut w.t1, &mut w.t2);
                     }
                     w.f[f * qd..(f + 1) * qd].copy_from_slice(&w.t1[..qd]);
@@ -282,22 +290,22 @@ impl MatFree {
         w.u.iter_mut().for_each(|v| *v = 0.0);
         for f in 0..self.mf {
             let (comp, dir) = self.field(f);
-            match &self.tables.tensor {
-                Some((p1, q1, b, g)) => {
+            match (&self.tables.tensor, &self.tensor_t) {
+                (Some((p1, q1, _, _)), Some((b, g))) => {
                     let mut dims = [1usize; 3];
                     dims[..dim].fill(*q1);
                     w.t1.clear();
                     w.t1.extend_from_slice(&w.f[f * qd..(f + 1) * qd]);
                     for a in (0..dim).rev() {
                         let m = if dir == Some(a) { g } else { b };
-                        dims = stage(a, m, *p1, *q1, true, dims, &w.t1, &mut w.t2);
+                        dims = stage_into(a, m, *q1, *p1, dims, &w.t1, &mut w.t2);
                         std::mem::swap(&mut w.t1, &mut w.t2);
                     }
                     for l in 0..pd {
                         w.u[comp * pd + l] += w.t1[l];
                     }
                 }
-                None => {
+                _ => {
                     for l in 0..pd {
                         w.u[comp * pd + l] += (0..qd).map(|q| self.basis_entry(q, l, dir) * w.f[f * qd + q]).sum::<f64>();
                     }
@@ -334,16 +342,30 @@ impl MatFree {
     }
 
     /// [`Hex`]: `w.u` (p³ values) ← (Bᵀ D B) `w.u`.
+    /// With the sizes as constants for the common (p, q) pairs, so that every stage's loops are
+    /// unrolled (2–3× faster at Q2–Q3 than with run-time sizes).
     fn hex_apply(&self, h: &Hex, c: usize, w: &mut Work) -> Result<()> {
-        let (p, q) = (h.p, h.q);
-        let qd = q * q * q;
-        // B: u → values at the points, in w.t1.
+        macro_rules! fixed {
+            ($(($p:literal, $q:literal)),*) => {
+                match (h.p, h.q) {
+                    $(($p, $q) => self.hex_body(h, c, w, $p, $q),)*
+                    (p, q) => self.hex_body(h, c, w, p, q),
+                }
+            };
+        }
+        fixed!((2, 2), (2, 3), (3, 3), (3, 4), (4, 4), (4, 5), (5, 5), (5, 6), (6, 6), (6, 7), (7, 7), (7, 8), (8, 8), (8, 9), (9, 9), (9, 10))
+    }
+
+    #[inline(always)]
+    fn hex_body(&self, h: &Hex, c: usize, w: &mut Work, p: usize, q: usize) -> Result<()> {
+        let (qd, pd) = (q * q * q, p * p * p);
+        // B: u → values at the points, in w.t1 (w.u itself when the nodes are the points).
         w.t1.clear();
-        w.t1.extend_from_slice(&w.u[..p * p * p]);
+        w.t1.extend_from_slice(&w.u[..pd]);
         if !h.collocated {
             let mut dims = [p; 3];
             for a in 0..3 {
-                dims = stage(a, &h.b, p, q, false, dims, &w.t1, &mut w.t2);
+                dims = stage_into(a, &h.b, p, q, dims, &w.t1, &mut w.t2);
                 std::mem::swap(&mut w.t1, &mut w.t2);
             }
         }
@@ -352,11 +374,14 @@ impl MatFree {
         let ns = h.ns();
         if h.diffusion {
             // Gradients at the points (w.f: 3 fields), D, transposed gradients summed into w.t1.
-            w.f.resize(3 * qd, 0.0);
-            for a in 0..3 {
-                stage(a, &h.d, q, q, false, [q; 3], &w.t1, &mut w.t2);
-                w.f[a * qd..(a + 1) * qd].copy_from_slice(&w.t2[..qd]);
+            if w.f.len() < 3 * qd {
+                w.f.resize(3 * qd, 0.0);
             }
+            for (a, f) in w.f[..3 * qd].chunks_exact_mut(qd).enumerate() {
+                stage(a, &h.d, q, q, [q; 3], &w.t1[..qd], f, false);
+            }
+            let (f0, rest) = w.f.split_at_mut(qd);
+            let (f1, f2) = rest.split_at_mut(qd);
             for i in 0..qd {
                 let d: &[f64] = if stored {
                     &self.qdata[(c * qd + i) * ns..(c * qd + i + 1) * ns]
@@ -364,18 +389,13 @@ impl MatFree {
                     self.hex_point(c, i, &mut dpt)?;
                     &dpt
                 };
-                let g = [w.f[i], w.f[qd + i], w.f[2 * qd + i]];
-                w.f[i] = d[0] * g[0] + d[1] * g[1] + d[2] * g[2];
-                w.f[qd + i] = d[1] * g[0] + d[3] * g[1] + d[4] * g[2];
-                w.f[2 * qd + i] = d[2] * g[0] + d[4] * g[1] + d[5] * g[2];
+                let g = [f0[i], f1[i], f2[i]];
+                f0[i] = d[0] * g[0] + d[1] * g[1] + d[2] * g[2];
+                f1[i] = d[1] * g[0] + d[3] * g[1] + d[4] * g[2];
+                f2[i] = d[2] * g[0] + d[4] * g[1] + d[5] * g[2];
             }
-            w.t1.clear();
-            w.t1.resize(qd, 0.0);
-            for a in 0..3 {
-                w.p.clear();
-                w.p.extend_from_slice(&w.f[a * qd..(a + 1) * qd]);
-                stage(a, &h.d, q, q, true, [q; 3], &w.p, &mut w.t2);
-                w.t1.iter_mut().zip(&w.t2).for_each(|(o, v)| *o += v);
+            for (a, f) in w.f[..3 * qd].chunks_exact(qd).enumerate() {
+                stage(a, &h.dt, q, q, [q; 3], f, &mut w.t1[..qd], a > 0);
             }
         } else {
             for i in 0..qd {
@@ -392,11 +412,11 @@ impl MatFree {
         if !h.collocated {
             let mut dims = [q; 3];
             for a in (0..3).rev() {
-                dims = stage(a, &h.b, p, q, true, dims, &w.t1, &mut w.t2);
+                dims = stage_into(a, &h.bt, q, p, dims, &w.t1, &mut w.t2);
                 std::mem::swap(&mut w.t1, &mut w.t2);
             }
         }
-        w.u[..p * p * p].copy_from_slice(&w.t1[..p * p * p]);
+        w.u[..pd].copy_from_slice(&w.t1[..pd]);
         Ok(())
     }
 
@@ -454,36 +474,67 @@ impl MatFree {
     }
 }
 
-/// One stage of sum factorization along axis `a`: forward `out[..q..] = Σ_p m[q][p] in[..p..]`
-/// (p1 → q1 entries), transposed `out[..p..] = Σ_q m[q][p] in[..q..]`. Returns the new dims.
-fn stage(a: usize, m: &[f64], p1: usize, q1: usize, transposed: bool, dims: [usize; 3], input: &[f64], out: &mut Vec<f64>) -> [usize; 3] {
-    let (nin, nout) = if transposed { (q1, p1) } else { (p1, q1) };
+/// One stage of sum factorization along axis `a`: `out[..o..] (+)= Σ_k c[o·nin + k] in[..k..]`
+/// (added to `out` when `acc`), with `c` the 1D matrix (nout × nin, row-major: the basis table, or
+/// its transpose from [`transpose`]) and `out` exactly the output's size. Each axis gets the loop
+/// order that keeps the innermost loop contiguous: small dot products along axis 0, row and plane
+/// `axpy`s along axes 1 and 2 (vectorized); the first term assigns, so `out` needs no zeroing.
+#[inline(always)]
+fn stage(a: usize, c: &[f64], nin: usize, nout: usize, dims: [usize; 3], input: &[f64], out: &mut [f64], acc: bool) {
     debug_assert_eq!(dims[a], nin);
-    let mut od = dims;
-    od[a] = nout;
-    out.clear();
-    out.resize(od[0] * od[1] * od[2], 0.0);
-    let stride_in = [1, dims[0], dims[0] * dims[1]];
-    for i2 in 0..od[2] {
-        for i1 in 0..od[1] {
-            for i0 in 0..od[0] {
-                let id = [i0, i1, i2];
-                let mut base = 0;
-                for k in 0..3 {
-                    if k != a {
-                        base += id[k] * stride_in[k];
-                    }
+    debug_assert_eq!(c.len(), nin * nout);
+    debug_assert_eq!(out.len() * nin, input.len() * nout);
+    let axpy = |y: &mut [f64], ck: f64, x: &[f64]| y.iter_mut().zip(x).for_each(|(yv, xv)| *yv += ck * xv);
+    let first = |y: &mut [f64], ck: f64, x: &[f64]| {
+        if acc {
+            axpy(y, ck, x)
+        } else {
+            y.iter_mut().zip(x).for_each(|(yv, xv)| *yv = ck * xv)
+        }
+    };
+    // Along axis 1 the "rows" are the d0-long lines of one x2-plane, along axis 2 whole planes.
+    let (line, lines_in) = match a {
+        0 => {
+            for (x, y) in input.chunks_exact(nin).zip(out.chunks_exact_mut(nout)) {
+                for (yo, row) in y.iter_mut().zip(c.chunks_exact(nin)) {
+                    let v: f64 = row.iter().zip(x).map(|(ck, xk)| ck * xk).sum();
+                    *yo = if acc { *yo + v } else { v };
                 }
-                let mut s = 0.0;
-                for k in 0..nin {
-                    let coef = if transposed { m[k * p1 + id[a]] } else { m[id[a] * p1 + k] };
-                    s += coef * input[base + k * stride_in[a]];
-                }
-                out[i0 + od[0] * (i1 + od[1] * i2)] = s;
+            }
+            return;
+        }
+        1 => (dims[0], dims[0] * nin),
+        _ => (dims[0] * dims[1], input.len()),
+    };
+    for (x, y) in input.chunks_exact(lines_in).zip(out.chunks_exact_mut(line * nout)) {
+        for (yo, row) in y.chunks_exact_mut(line).zip(c.chunks_exact(nin)) {
+            let mut xs = x.chunks_exact(line);
+            if let Some(x0) = xs.next() {
+                first(yo, row[0], x0);
+            }
+            for (&ck, xk) in row[1..].iter().zip(xs) {
+                axpy(yo, ck, xk);
             }
         }
     }
+}
+
+/// [`stage`] from `input` into the work vector `out` (grown when too short); returns the new dims.
+#[inline(always)]
+fn stage_into(a: usize, c: &[f64], nin: usize, nout: usize, dims: [usize; 3], input: &[f64], out: &mut Vec<f64>) -> [usize; 3] {
+    let mut od = dims;
+    od[a] = nout;
+    let n = od[0] * od[1] * od[2];
+    if out.len() < n {
+        out.resize(n, 0.0);
+    }
+    stage(a, c, nin, nout, dims, &input[..dims[0] * dims[1] * dims[2]], &mut out[..n], false);
     od
+}
+
+/// `m` (rows × cols, row-major) transposed.
+fn transpose(m: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    (0..cols * rows).map(|i| m[(i % rows) * cols + i / rows]).collect()
 }
 
 impl crate::backend::LinearOperator<Cpu> for MatFree {
