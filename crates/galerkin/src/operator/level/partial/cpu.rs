@@ -34,6 +34,20 @@ pub struct MatFree {
     hex: Option<Hex>,
     /// Tensor cells: the transposed 1D value and derivative tables (`[p][q]`).
     tensor_t: Option<(Vec<f64>, Vec<f64>)>,
+    /// Other cells: the basis values, then its derivative along each reference axis, `[q·pd + l]`.
+    field_tabs: Vec<Vec<f64>>,
+    /// `partial` on affine cells with coefficients constant per cell (simplices): D_ref is stored
+    /// once per cell without the quadrature weight, `qdata[c·ns + k]`, and scaled by w_q when
+    /// applied — a `qd`-th of the memory and traffic of one D_ref per point.
+    per_cell_d: bool,
+    /// With `per_cell_d`, one component, and when cheaper than the quadrature loop: the
+    /// symmetrized reference moments `S^{rs} = M^{rs} + M^{sr}` (`M^{rr}` on the diagonal) with
+    /// `M^{rs}[i][j] = Σ_q w_q E_r(q, i) E_s(q, j)` of the fields r ≤ s (value, ∂/∂ξ_k), in the
+    /// packed order of D: a cell's matrix is `Σ_k D_k S^k` (contiguous axpys), exact for any rule.
+    moments: Option<Vec<f64>>,
+    /// Component and derivative direction (None: the value) of each field, in the QFunction's
+    /// union layout (values first).
+    fields: Vec<(usize, Option<usize>)>,
 }
 
 /// The fast path of scalar mass and diffusion on hexahedra (CEED's BP1/BP3/BP5), the CPU twin of
@@ -90,6 +104,9 @@ struct Work {
     t2: Vec<f64>,
     p: Vec<f64>,
     d: Vec<f64>,
+    /// One point's field vector in and out.
+    fin: Vec<f64>,
+    fout: Vec<f64>,
 }
 
 impl MatFree {
@@ -117,7 +134,37 @@ impl MatFree {
             coloring: input.coloring.clone(),
             hex: Hex::of(integ),
             tensor_t: None,
+            field_tabs: Vec::new(),
+            per_cell_d: false,
+            moments: None,
+            fields: Vec::new(),
         };
+        let nv = if integ.qf.modes().value { op.ncomp } else { 0 };
+        let dim = op.tables.dim;
+        op.fields = (0..op.mf).map(|f| if f < nv { (f, None) } else { ((f - nv) / dim, Some((f - nv) % dim)) }).collect();
+        op.per_cell_d = mode == Pointwise::Stored && op.hex.is_none() && integ.geo.affine && integ.passive.per_cell();
+        let (pd, qd) = (op.tables.pd, op.tables.qd);
+        op.field_tabs = std::iter::once(op.tables.phi.clone())
+            .chain((0..dim).map(|k| (0..qd * pd).map(|i| op.tables.dphi[i * dim + k]).collect()))
+            .collect();
+        let mf = op.mf;
+        if op.per_cell_d && op.ncomp == 1 && (mf * (mf + 1) / 2 + 1) * pd * pd < qd * (2 * mf * pd + mf * mf) {
+            let tab = |f: usize| &op.field_tabs[op.fields[f].1.map_or(0, |k| k + 1)];
+            let moment = |r: usize, s: usize, i: usize, j: usize| -> f64 {
+                op.tables.w.iter().enumerate().map(|(q, wq)| wq * tab(r)[q * pd + i] * tab(s)[q * pd + j]).sum()
+            };
+            let mut m = Vec::with_capacity(mf * (mf + 1) / 2 * pd * pd);
+            for r in 0..mf {
+                for s in r..mf {
+                    for i in 0..pd {
+                        for j in 0..pd {
+                            m.push(if r == s { moment(r, r, i, j) } else { moment(r, s, i, j) + moment(s, r, i, j) });
+                        }
+                    }
+                }
+            }
+            op.moments = Some(m);
+        }
         op.tensor_t = op.tables.tensor.as_ref().map(|(p1, q1, b, g)| (transpose(b, *q1, *p1), transpose(g, *q1, *p1)));
         op.setup()?;
         Ok(op)
@@ -137,6 +184,24 @@ impl MatFree {
         if self.mode == Pointwise::Recomputed {
             // Degenerate cells are found now, not inside an apply.
             return (0..ncells).into_par_iter().try_for_each(|c| (0..qd).try_for_each(|q| self.point(c, q).map(|_| ())));
+        }
+        if self.per_cell_d {
+            let w0 = self.tables.w[0];
+            let mut qdata = vec![0.0; ncells * ns];
+            qdata.par_chunks_mut(ns).enumerate().try_for_each(|(c, cell)| -> Result<()> {
+                let mut d = vec![0.0; mf * mf];
+                self.recompute_dref(c, 0, &mut d)?;
+                let mut k = 0;
+                for r in 0..mf {
+                    for s in r..mf {
+                        cell[k] = d[r * mf + s] / w0;
+                        k += 1;
+                    }
+                }
+                Ok(())
+            })?;
+            self.qdata = qdata;
+            return Ok(());
         }
         let mut qdata = vec![0.0; ncells * qd * ns];
         qdata.par_chunks_mut(qd * ns).enumerate().try_for_each(|(c, cell)| -> Result<()> {
@@ -230,13 +295,13 @@ impl MatFree {
                 Ok(())
             }
             Pointwise::Stored => {
-                let (mf, ns) = (self.mf, self.ns());
-                let packed = &self.qdata[(c * self.tables.qd + q) * ns..][..ns];
+                let mf = self.mf;
+                let (packed, scale) = self.stored_d(c, q);
                 let mut k = 0;
                 for r in 0..mf {
                     for s in r..mf {
-                        d[r * mf + s] = packed[k];
-                        d[s * mf + r] = packed[k];
+                        d[r * mf + s] = scale * packed[k];
+                        d[s * mf + r] = scale * packed[k];
                         k += 1;
                     }
                 }
@@ -245,14 +310,22 @@ impl MatFree {
         }
     }
 
-    /// Component and derivative direction (None: the value) of field f.
-    fn field(&self, f: usize) -> (usize, Option<usize>) {
-        let nv = if self.qf.modes().value { self.ncomp } else { 0 };
-        if f < nv {
-            (f, None)
+    /// The packed D_ref stored for cell c, point q, and the factor it takes there (w_q when stored
+    /// per cell).
+    #[inline]
+    fn stored_d(&self, c: usize, q: usize) -> (&[f64], f64) {
+        let ns = self.ns();
+        if self.per_cell_d {
+            (&self.qdata[c * ns..(c + 1) * ns], self.tables.w[q])
         } else {
-            ((f - nv) / self.tables.dim, Some((f - nv) % self.tables.dim))
+            (&self.qdata[(c * self.tables.qd + q) * ns..][..ns], 1.0)
         }
+    }
+
+    /// Component and derivative direction (None: the value) of field f.
+    #[inline]
+    fn field(&self, f: usize) -> (usize, Option<usize>) {
+        self.fields[f]
     }
 
     /// `w.u` (ncomp × pd) → `w.f` (mf × qd): B applied, by sum factorization on tensor cells.
@@ -276,8 +349,9 @@ impl MatFree {
                     w.f[f * qd..(f + 1) * qd].copy_from_slice(&w.t1[..qd]);
                 }
                 None => {
-                    for q in 0..qd {
-                        w.f[f * qd + q] = (0..pd).map(|l| self.basis_entry(q, l, dir) * u[l]).sum();
+                    let tab = &self.field_tabs[dir.map_or(0, |k| k + 1)];
+                    for (fq, row) in w.f[f * qd..(f + 1) * qd].iter_mut().zip(tab.chunks_exact(pd)) {
+                        *fq = row.iter().zip(u).map(|(b, x)| b * x).sum();
                     }
                 }
             }
@@ -306,8 +380,10 @@ impl MatFree {
                     }
                 }
                 _ => {
-                    for l in 0..pd {
-                        w.u[comp * pd + l] += (0..qd).map(|q| self.basis_entry(q, l, dir) * w.f[f * qd + q]).sum::<f64>();
+                    let tab = &self.field_tabs[dir.map_or(0, |k| k + 1)];
+                    let u = &mut w.u[comp * pd..(comp + 1) * pd];
+                    for (&fq, row) in w.f[f * qd..(f + 1) * qd].iter().zip(tab.chunks_exact(pd)) {
+                        u.iter_mut().zip(row).for_each(|(o, b)| *o += fq * b);
                     }
                 }
             }
@@ -420,34 +496,63 @@ impl MatFree {
         Ok(())
     }
 
+    /// [`Self::moments`]: the cell matrix `K = Σ_k D_k S^k`, then `w.u` ← K `w.u`.
+    fn moments_apply(&self, m: &[f64], c: usize, w: &mut Work) -> Result<()> {
+        let pd = self.tables.pd;
+        let (packed, _) = self.stored_d(c, 0);
+        w.t2.clear();
+        w.t2.resize(pd * pd, 0.0);
+        for (&d, sk) in packed.iter().zip(m.chunks_exact(pd * pd)) {
+            w.t2.iter_mut().zip(sk).for_each(|(k, s)| *k += d * s);
+        }
+        w.t1.clear();
+        w.t1.extend(w.t2.chunks_exact(pd).map(|row| row.iter().zip(&w.u[..pd]).map(|(k, u)| k * u).sum::<f64>()));
+        std::mem::swap(&mut w.u, &mut w.t1);
+        Ok(())
+    }
+
     /// One cell: `w.u` ← (Bᵀ D B) `w.u`.
     fn cell_apply(&self, c: usize, w: &mut Work) -> Result<()> {
         if let Some(h) = &self.hex {
             return self.hex_apply(h, c, w);
         }
         let (qd, mf) = (self.tables.qd, self.mf);
+        if let Some(m) = &self.moments {
+            return self.moments_apply(m, c, w);
+        }
         self.interpolate(w);
-        let (mut input, mut out) = (vec![0.0; mf], vec![0.0; mf]);
-        w.d.resize(mf * mf, 0.0);
+        w.fin.resize(mf, 0.0);
+        w.fout.resize(mf, 0.0);
         for q in 0..qd {
             for f in 0..mf {
-                input[f] = w.f[f * qd + q];
+                w.fin[f] = w.f[f * qd + q];
             }
             match self.mode {
                 Pointwise::Recomputed => {
                     let (inv, wdet, p) = self.point(c, q)?;
                     w.p = p;
-                    self.ref_apply(&inv, wdet, &w.p, &input, &mut out);
+                    self.ref_apply(&inv, wdet, &w.p, &w.fin, &mut w.fout);
                 }
                 Pointwise::Stored => {
-                    self.dref(c, q, &mut w.d)?;
+                    // D_ref is symmetric and packed by rows of its upper triangle.
+                    let (packed, scale) = self.stored_d(c, q);
+                    let (inp, out) = (&w.fin, &mut w.fout);
+                    out.fill(0.0);
+                    let mut k = 0;
                     for r in 0..mf {
-                        out[r] = (0..mf).map(|s| w.d[r * mf + s] * input[s]).sum();
+                        for s in r..mf {
+                            let v = scale * packed[k];
+                            out[r] += v * inp[s];
+                            if s != r {
+                                out[s] += v * inp[r];
+                            }
+                            k += 1;
+                        }
                     }
                 }
             }
             for f in 0..mf {
-                w.f[f * qd + q] = out[f];
+                w.f[f * qd + q] = w.fout[f];
             }
         }
         self.integrate(w);
