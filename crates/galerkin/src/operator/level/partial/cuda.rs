@@ -16,6 +16,12 @@ use std::sync::Arc;
 /// Shared memory of one block (the static limit).
 const SHARED_DOUBLES: usize = 6144;
 
+/// `partial` on affine cells with coefficients constant per cell (simplices): D_ref stored once
+/// per cell (the `CELL_D` variant; the CPU does the same).
+fn cell_d(integ: &ElementIntegrator, tables: &KernelTables, mode: Pointwise) -> bool {
+    mode == Pointwise::Stored && tables.tensor.is_none() && integ.geo.affine && integ.passive.per_cell()
+}
+
 /// The defines of the variant of `integ` at `mode`, and the cells per block round.
 fn defines(integ: &ElementIntegrator, tables: &KernelTables, mode: Pointwise) -> Result<(Vec<String>, usize)> {
     let (dim, ncomp) = (tables.dim, integ.space.ncomp);
@@ -41,6 +47,7 @@ fn defines(integ: &ElementIntegrator, tables: &KernelTables, mode: Pointwise) ->
             format!("NV={}", tables.nv),
             format!("TENSOR={}", b(tables.tensor.is_some())),
             format!("NONE={}", b(mode == Pointwise::Recomputed)),
+            format!("CELL_D={}", b(cell_d(integ, tables, mode))),
             format!("P={p}"),
             format!("Q={q}"),
             format!("EPB={epb}"),
@@ -60,8 +67,8 @@ pub struct DeviceMatFree {
     ndofs: usize,
     ncomp: usize,
     pd: usize,
-    /// Points per cell and packed entries per point.
-    qd: usize,
+    /// Points per cell with their own stored D_ref, and packed entries per point.
+    stored_points: usize,
     ns: usize,
     epb: usize,
     /// Threads of one block of the apply (it takes `epb` cells).
@@ -84,7 +91,8 @@ pub(super) struct Variant<'a> {
     /// Each cell's nodes in the kernel's local order.
     pub order: &'a [usize],
     pub tab: &'a [f64],
-    pub qd: usize,
+    /// Points per cell with their own D_ref (1 when stored per cell).
+    pub stored_points: usize,
     pub ns: usize,
     pub epb: usize,
     pub block: (u32, u32, u32),
@@ -108,7 +116,7 @@ impl DeviceMatFree {
             kernels: ["matfree_apply", "matfree_node_blocks", "matfree_setup"],
             order: &tables.order,
             tab: &tables.device_tab(),
-            qd: tables.qd,
+            stored_points: if cell_d(integ, &tables, mode) { 1 } else { tables.qd },
             ns: integ.qf.field_size() * (integ.qf.field_size() + 1) / 2,
             epb,
             block: (BLOCK_SIZE, 1, 1),
@@ -135,7 +143,7 @@ impl DeviceMatFree {
             ndofs: space.ndofs(),
             ncomp: space.ncomp,
             pd,
-            qd: v.qd,
+            stored_points: v.stored_points,
             ns: v.ns,
             epb: v.epb,
             block: v.block,
@@ -156,8 +164,8 @@ impl DeviceMatFree {
         if self.mode == Pointwise::Recomputed || self.ncells == 0 {
             return Ok(());
         }
-        let npts = (self.ncells * self.qd) as u64;
-        let mut qdata = be.alloc::<f64>(self.ncells * self.qd * self.ns)?;
+        let npts = (self.ncells * self.stored_points) as u64;
+        let mut qdata = be.alloc::<f64>(self.ncells * self.stored_points * self.ns)?;
         let nc = self.ncells as u64;
         launch!(be, &self.setup_k, be.grid(npts); &nc, &self.cell_verts, &self.coords, &self.tab, &self.coef, &self.meta, &mut qdata)?;
         self.qdata = qdata;
@@ -214,6 +222,10 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         let tables = KernelTables::new(&integ);
         for mode in [Pointwise::Stored, Pointwise::Recomputed] {
             let (defs, _) = defines(&integ, &tables, mode)?;
+            // A coefficient varying inside the cells takes the per-point variant.
+            if defs.iter().any(|d| d == "CELL_D=1") {
+                all.push(defs.iter().map(|d| if d == "CELL_D=1" { "CELL_D=0".to_string() } else { d.clone() }).collect());
+            }
             all.push(defs);
         }
     }

@@ -98,7 +98,7 @@ pub fn try_build(be: &CudaBackend, input: &LevelInput, mode: Pointwise) -> Resul
         kernels: ["hex_apply", "hex_diagonal", "hex_setup"],
         order: &t.lex_to_dof,
         tab: &v.tab,
-        qd: v.q1.pow(3),
+        stored_points: v.q1.pow(3),
         ns: v.nqd,
         epb: v.epb,
         block: (q, q, v.epb as u32),
