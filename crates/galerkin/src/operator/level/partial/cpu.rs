@@ -13,6 +13,11 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
 
+/// Most fields (value and gradient entries) and passive fields per point of the matrix-free levels
+/// on the CPU (3D elasticity with a value term has 12; every physics here has at most 3 passive).
+const MAX_FIELDS: usize = 16;
+const MAX_PASSIVE: usize = 8;
+
 /// A matrix-free operator on the CPU.
 pub struct MatFree {
     mode: Pointwise,
@@ -40,7 +45,7 @@ pub struct MatFree {
     /// once per cell without the quadrature weight, `qdata[c·ns + k]`, and scaled by w_q when
     /// applied — a `qd`-th of the memory and traffic of one D_ref per point.
     per_cell_d: bool,
-    /// With `per_cell_d`, one component, and when cheaper than the quadrature loop: the
+    /// On affine cells with per-cell coefficients (either level), one component, and when cheaper than the quadrature loop: the
     /// symmetrized reference moments `S^{rs} = M^{rs} + M^{sr}` (`M^{rr}` on the diagonal) with
     /// `M^{rs}[i][j] = Σ_q w_q E_r(q, i) E_s(q, j)` of the fields r ≤ s (value, ∂/∂ξ_k), in the
     /// packed order of D: a cell's matrix is `Σ_k D_k S^k` (contiguous axpys), exact for any rule.
@@ -102,7 +107,6 @@ struct Work {
     f: Vec<f64>,
     t1: Vec<f64>,
     t2: Vec<f64>,
-    p: Vec<f64>,
     d: Vec<f64>,
     /// One point's field vector in and out.
     fin: Vec<f64>,
@@ -114,6 +118,13 @@ impl MatFree {
         let integ = input.integ;
         if !integ.qf.is_symmetric() {
             return Err(Error::Unsupported("matrix-free levels of a non-symmetric physics (D is stored symmetric): use full or element".into()));
+        }
+        if integ.qf.field_size() > MAX_FIELDS || integ.qf.npassive() > MAX_PASSIVE {
+            return Err(Error::Unsupported(format!(
+                "matrix-free levels on the CPU with {} fields and {} coefficients per point (at most {MAX_FIELDS} and {MAX_PASSIVE}): use full or element",
+                integ.qf.field_size(),
+                integ.qf.npassive()
+            )));
         }
         let tables = KernelTables::new(integ);
         let space = integ.space;
@@ -142,13 +153,14 @@ impl MatFree {
         let nv = if integ.qf.modes().value { op.ncomp } else { 0 };
         let dim = op.tables.dim;
         op.fields = (0..op.mf).map(|f| if f < nv { (f, None) } else { ((f - nv) / dim, Some((f - nv) % dim)) }).collect();
-        op.per_cell_d = mode == Pointwise::Stored && op.hex.is_none() && integ.geo.affine && integ.passive.per_cell();
+        let affine_cells = op.hex.is_none() && integ.geo.affine && integ.passive.per_cell();
+        op.per_cell_d = mode == Pointwise::Stored && affine_cells;
         let (pd, qd) = (op.tables.pd, op.tables.qd);
         op.field_tabs = std::iter::once(op.tables.phi.clone())
             .chain((0..dim).map(|k| (0..qd * pd).map(|i| op.tables.dphi[i * dim + k]).collect()))
             .collect();
         let mf = op.mf;
-        if op.per_cell_d && op.ncomp == 1 && (mf * (mf + 1) / 2 + 1) * pd * pd < qd * (2 * mf * pd + mf * mf) {
+        if affine_cells && op.ncomp == 1 && (mf * (mf + 1) / 2 + 1) * pd * pd < qd * (2 * mf * pd + mf * mf) {
             let tab = |f: usize| &op.field_tabs[op.fields[f].1.map_or(0, |k| k + 1)];
             let moment = |r: usize, s: usize, i: usize, j: usize| -> f64 {
                 op.tables.w.iter().enumerate().map(|(q, wq)| wq * tab(r)[q * pd + i] * tab(s)[q * pd + j]).sum()
@@ -186,20 +198,15 @@ impl MatFree {
             return (0..ncells).into_par_iter().try_for_each(|c| (0..qd).try_for_each(|q| self.point(c, q).map(|_| ())));
         }
         if self.per_cell_d {
-            let w0 = self.tables.w[0];
             let mut qdata = vec![0.0; ncells * ns];
-            qdata.par_chunks_mut(ns).enumerate().try_for_each(|(c, cell)| -> Result<()> {
-                let mut d = vec![0.0; mf * mf];
-                self.recompute_dref(c, 0, &mut d)?;
-                let mut k = 0;
-                for r in 0..mf {
-                    for s in r..mf {
-                        cell[k] = d[r * mf + s] / w0;
-                        k += 1;
-                    }
-                }
-                Ok(())
-            })?;
+            qdata.par_chunks_mut(ns).enumerate().try_for_each_init(
+                || (Vec::new(), Vec::new()),
+                |(d, packed), (c, cell)| -> Result<()> {
+                    self.packed_cell_d(c, d, packed)?;
+                    cell.copy_from_slice(packed);
+                    Ok(())
+                },
+            )?;
             self.qdata = qdata;
             return Ok(());
         }
@@ -226,11 +233,11 @@ impl MatFree {
     }
 
     /// J⁻¹, w |det J| and the passive fields of cell c at point q.
-    fn point(&self, c: usize, q: usize) -> Result<([[f64; 3]; 3], f64, Vec<f64>)> {
+    fn point(&self, c: usize, q: usize) -> Result<([[f64; 3]; 3], f64, [f64; MAX_PASSIVE])> {
         let dim = self.tables.dim;
         let (inv, det) = inverse_jacobian(&self.geo.jacobian(&self.mesh, c, q), dim)?;
-        let mut p = vec![0.0; self.qf.npassive()];
-        self.passive.point(c, q, &mut p);
+        let mut p = [0.0; MAX_PASSIVE];
+        self.passive.point(c, q, &mut p[..self.qf.npassive()]);
         Ok((inv, self.tables.w[q] * det.abs(), p))
     }
 
@@ -239,7 +246,8 @@ impl MatFree {
         let (dim, n, mf) = (self.tables.dim, self.ncomp, self.mf);
         let nv = if self.qf.modes().value { n } else { 0 };
         let grad = self.qf.modes().grad;
-        let mut phys = input.to_vec();
+        let mut phys = [0.0; MAX_FIELDS];
+        phys[..mf].copy_from_slice(&input[..mf]);
         if grad {
             for c in 0..n {
                 for k in 0..dim {
@@ -247,8 +255,8 @@ impl MatFree {
                 }
             }
         }
-        let mut res = vec![0.0; mf];
-        self.qf.apply(p, &phys, &mut res);
+        let mut res = [0.0; MAX_FIELDS];
+        self.qf.apply(&p[..self.qf.npassive()], &phys[..mf], &mut res[..mf]);
         out[..nv].iter_mut().zip(&res).for_each(|(o, r)| *o = wdet * r);
         if grad {
             for c in 0..n {
@@ -262,11 +270,11 @@ impl MatFree {
     fn recompute_dref(&self, c: usize, q: usize, d: &mut [f64]) -> Result<()> {
         let mf = self.mf;
         let (inv, wdet, p) = self.point(c, q)?;
-        let (mut e, mut col) = (vec![0.0; mf], vec![0.0; mf]);
+        let (mut e, mut col) = ([0.0; MAX_FIELDS], [0.0; MAX_FIELDS]);
         for s in 0..mf {
             e.fill(0.0);
             e[s] = 1.0;
-            self.ref_apply(&inv, wdet, &p, &e, &mut col);
+            self.ref_apply(&inv, wdet, &p, &e[..mf], &mut col[..mf]);
             for r in 0..mf {
                 d[r * mf + s] = col[r];
             }
@@ -497,9 +505,7 @@ impl MatFree {
     }
 
     /// [`Self::moments`]: the cell matrix `K = Σ_k D_k S^k`, then `w.u` ← K `w.u`.
-    fn moments_apply(&self, m: &[f64], c: usize, w: &mut Work) -> Result<()> {
-        let pd = self.tables.pd;
-        let (packed, _) = self.stored_d(c, 0);
+    fn moments_apply(m: &[f64], packed: &[f64], pd: usize, w: &mut Work) {
         w.t2.clear();
         w.t2.resize(pd * pd, 0.0);
         for (&d, sk) in packed.iter().zip(m.chunks_exact(pd * pd)) {
@@ -508,6 +514,19 @@ impl MatFree {
         w.t1.clear();
         w.t1.extend(w.t2.chunks_exact(pd).map(|row| row.iter().zip(&w.u[..pd]).map(|(k, u)| k * u).sum::<f64>()));
         std::mem::swap(&mut w.u, &mut w.t1);
+    }
+
+    /// The packed D_ref of an affine cell with per-cell coefficients, without the weight (`d` is
+    /// scratch).
+    fn packed_cell_d(&self, c: usize, d: &mut Vec<f64>, packed: &mut Vec<f64>) -> Result<()> {
+        let mf = self.mf;
+        d.resize(mf * mf, 0.0);
+        self.recompute_dref(c, 0, d)?;
+        let w0 = self.tables.w[0];
+        packed.clear();
+        for r in 0..mf {
+            packed.extend((r..mf).map(|s| d[r * mf + s] / w0));
+        }
         Ok(())
     }
 
@@ -518,7 +537,17 @@ impl MatFree {
         }
         let (qd, mf) = (self.tables.qd, self.mf);
         if let Some(m) = &self.moments {
-            return self.moments_apply(m, c, w);
+            if self.mode == Pointwise::Stored {
+                let (packed, _) = self.stored_d(c, 0);
+                return Ok(Self::moments_apply(m, packed, self.tables.pd, w));
+            }
+            // `none`: the cell's D_ref (geometry and coefficients) recomputed once per apply.
+            let mut d = std::mem::take(&mut w.d);
+            let mut packed = std::mem::take(&mut w.fin);
+            self.packed_cell_d(c, &mut d, &mut packed)?;
+            Self::moments_apply(m, &packed, self.tables.pd, w);
+            (w.d, w.fin) = (d, packed);
+            return Ok(());
         }
         self.interpolate(w);
         w.fin.resize(mf, 0.0);
@@ -530,8 +559,7 @@ impl MatFree {
             match self.mode {
                 Pointwise::Recomputed => {
                     let (inv, wdet, p) = self.point(c, q)?;
-                    w.p = p;
-                    self.ref_apply(&inv, wdet, &w.p, &w.fin, &mut w.fout);
+                    self.ref_apply(&inv, wdet, &p, &w.fin, &mut w.fout);
                 }
                 Pointwise::Stored => {
                     // D_ref is symmetric and packed by rows of its upper triangle.
