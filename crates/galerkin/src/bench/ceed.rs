@@ -10,7 +10,7 @@
 //! written by the operator, 15 by the CG updates) — against the copy bandwidth measured in the same
 //! run; a figure above it fails the benchmark.
 use super::cg_loop::time_cg;
-use super::timing::{guarded_gbs, host_copy_gbs, Clock, HostClock, Timing};
+use super::timing::{cpu_ceiling_gbs, guarded_gbs, Clock, HostClock, Timing};
 use crate::backend::{Cpu, Identity};
 use crate::fe::{NodeFamily, QuadratureKind};
 use crate::mesh::{generate, CellType};
@@ -202,7 +202,7 @@ pub fn run(cfg: &CeedConfig, gpu: Option<(&crate::backend::cuda::CudaBackend, f6
                     let skip = (assembled && (space.ndofs() > cfg.assembled_max_dofs || degree > cfg.assembled_max_degree))
                         .then(|| format!("assembled levels only up to {} unknowns and degree {}", cfg.assembled_max_dofs, cfg.assembled_max_degree));
                     if space.ndofs() <= cfg.cpu_max_dofs {
-                        let copy = host_copy_gbs(space.ndofs() * 8);
+                        let copy = cpu_ceiling_gbs(64 << 20, space.ndofs() * 8);
                         let r = measure(&Cpu, &mut HostClock::default(), bp, &problem, level, cfg, copy, skip.clone(), true)?;
                         row(&r)?;
                         rows.push(r);

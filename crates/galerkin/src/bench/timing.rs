@@ -115,12 +115,19 @@ pub fn guarded_gbs(what: &str, bytes: f64, t: &Timing, ceiling_gbs: f64) -> Resu
     Ok(gbs)
 }
 
+/// The ceiling of a CPU loop that moves `working_set` bytes per pass over vectors of
+/// `vector_bytes`: the better of a copy of the working set (capped at 64 MiB) and a copy of one
+/// vector. Both are copies this machine really did, so the figure stays a hardware bound, and it
+/// covers the two ways a loop outruns one DRAM copy: its vectors stay in the last-level cache
+/// (10⁶ unknowns: 8 MB each), or all of it does, spread over every core's cache (10⁵ unknowns on
+/// 16 cores, where a copy of one 0.8 MB vector is too short to wake the threads).
+pub fn cpu_ceiling_gbs(working_set: usize, vector_bytes: usize) -> f64 {
+    host_copy_gbs(working_set.min(64 << 20)).max(host_copy_gbs(vector_bytes))
+}
+
 /// Copy bandwidth of this machine's cores (bytes read + written per second, GB/s) for arrays of
 /// `bytes` each: the best of 10 serial copies (`memcpy`) and 10 parallel ones (rayon), so that
-/// neither thread wake-up on small arrays nor one core's limit on large ones lowers it. The
-/// ceiling of a CPU benchmark whose passes stream arrays that large: a pass over arrays that stay
-/// in cache is bounded by a copy in cache, not by one through DRAM (measured once on 64 MiB, the
-/// CG loop at 10⁶ unknowns ran above it, its 8 MB vectors being in the host's L3).
+/// neither thread wake-up on small arrays nor one core's limit on large ones lowers it.
 pub fn host_copy_gbs(bytes: usize) -> f64 {
     use rayon::prelude::*;
     let n = (bytes / 8).max(1 << 12);
