@@ -7,8 +7,10 @@
 //! - [`config`], [`run`], [`output`]: the `[physics] kind = "heat"` problem file.
 pub mod balance;
 pub mod loads;
+pub mod material;
 pub mod stepper;
 
 pub use balance::{EnergyBalance, StepRecord};
 pub use loads::{HeatLoads, Laser, Load, Schedule};
+pub use material::{Corrosion, Material, MaterialMap, Profile, Rule, Selector, Shape, Voxels};
 pub use stepper::{HeatSetup, HeatStepper};
