@@ -14,3 +14,6 @@ pub use balance::{EnergyBalance, StepRecord};
 pub use loads::{HeatLoads, Laser, Load, Schedule};
 pub use material::{Corrosion, Material, MaterialMap, Profile, Rule, Selector, Shape, Voxels};
 pub use stepper::{HeatSetup, HeatStepper};
+pub mod config;
+pub mod output;
+pub mod run;

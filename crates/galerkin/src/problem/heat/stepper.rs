@@ -225,6 +225,11 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         self.dt
     }
 
+    /// Bytes the two step operators keep.
+    pub fn storage_bytes(&self) -> usize {
+        self.implicit.storage_bytes() + self.explicit.storage_bytes()
+    }
+
     /// Heat content ∫ρc T of `t`.
     pub fn stored_energy(&self, t: &B::Vector) -> Result<f64> {
         self.implicit.backend.dot(&self.balance.m, t)
