@@ -258,6 +258,7 @@ pub struct MaterialMap {
 }
 
 /// ρc and k as per-index tables.
+#[derive(Debug)]
 pub struct MaterialFields {
     pub rhoc: Coefficient,
     pub k: Coefficient,

@@ -86,6 +86,7 @@ impl FaceMap {
             let x = space.dofmap.node_coords[n];
             buckets[bucket(x[b], rv) * nb + bucket(x[a], ru)].push(n);
         }
+        let min_w = (lu / nb as f64).min(lv / nb as f64);
         let mut cell_node = Vec::with_capacity(nu * nv);
         for j in 0..nv {
             for i in 0..nu {
@@ -93,7 +94,6 @@ impl FaceMap {
                 let (bu, bv) = (bucket(u, ru) as isize, bucket(v, rv) as isize);
                 let mut best = (f64::INFINITY, nodes[0]);
                 let mut ring = 0isize;
-                let mut found_at = None;
                 while ring < nb as isize + 1 {
                     for dv in -ring..=ring {
                         for du in -ring..=ring {
@@ -113,11 +113,8 @@ impl FaceMap {
                             }
                         }
                     }
-                    if best.0.is_finite() && found_at.is_none() {
-                        found_at = Some(ring);
-                    }
-                    // One more ring after the first hit covers nearer nodes in diagonal buckets.
-                    if found_at.is_some_and(|f| ring > f) {
+                    // Nodes beyond ring r lie at least r bucket widths away from the query.
+                    if best.0.is_finite() && ring as f64 * min_w >= best.0.sqrt() {
                         break;
                     }
                     ring += 1;

@@ -80,8 +80,9 @@ pub struct HeatStepper<'b, B: FeBackend> {
     pub options: KrylovOptions,
     dt: f64,
     theta: f64,
-    /// Time of the current state.
+    /// Time of the current state: `start + step·Δt` (no drift from summing Δt).
     time: Cell<f64>,
+    start: Cell<f64>,
     /// Steps taken so far.
     step: Cell<usize>,
     terms: Vec<Term<B>>,
@@ -203,6 +204,7 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
             dt,
             theta,
             time: Cell::new(0.0),
+            start: Cell::new(0.0),
             step: Cell::new(0),
             terms,
             lift,
@@ -218,6 +220,7 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
     /// Sets the time of the current state (and the step counter to 0).
     pub fn set_time(&self, t: f64) {
         self.time.set(t);
+        self.start.set(t);
         self.step.set(0);
     }
 
@@ -267,7 +270,7 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         let be = self.implicit.backend;
         let n = self.implicit.ndofs();
         let (t0, theta) = (self.time.get(), self.theta);
-        let t1 = t0 + self.dt;
+        let t1 = self.start.get() + (self.step.get() + 1) as f64 * self.dt;
         let (mut load, mut rhs) = (be.zeros(n)?, be.zeros(n)?);
         self.explicit.operator.apply(be, t, &mut load)?;
         let (mut heat_in, mut ambient_in) = (0.0, 0.0);
