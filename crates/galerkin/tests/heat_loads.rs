@@ -211,3 +211,48 @@ fn two_equal_materials_match_a_uniform_body() {
     let (het, _) = run(&Cpu, &space, &s, &loads, AssemblyLevel::Partial, &t0, 3);
     assert!(max_abs_diff(&het, &uniform) > 1e-4);
 }
+
+#[test]
+fn corrosion_profile_regions_and_shapes_select_the_documented_cells() {
+    use galerkin::problem::heat::{Corrosion, Profile};
+    // A pit of depth 0.2 and radius 0.4 in the zmin face of the unit cube, centred at (0.5, 0.5).
+    let pit = Corrosion { axis: 2, upper: false, depth: 0.2, radius: 0.4, centre: [0.5, 0.5, 0.0], profile: Profile::Pit, filler: 1 };
+    let (lo, hi) = ([0.0; 3], [1.0; 3]);
+    assert!(pit.corroded([0.5, 0.5, 0.199], lo, hi) && !pit.corroded([0.5, 0.5, 0.201], lo, hi));
+    // d(ρ) = depth·(1 − ρ²/R²): at ρ = R/2 the depth is 0.15.
+    assert!(pit.corroded([0.7, 0.5, 0.149], lo, hi) && !pit.corroded([0.7, 0.5, 0.151], lo, hi));
+    assert!(!pit.corroded([0.5, 0.91, 0.0], lo, hi));
+    // A groove along y: independent of y; on the zmax face measured from z = 1.
+    let groove = Corrosion { upper: true, profile: Profile::Groove { axis: 1 }, ..pit.clone() };
+    assert!(groove.corroded([0.5, 0.01, 0.801], lo, hi) && groove.corroded([0.5, 0.99, 0.801], lo, hi) && !groove.corroded([0.5, 0.5, 0.79], lo, hi));
+    // Cell counts of the groove: volume 2/3·depth·2R per unit length ≈ 0.1067 of the cube.
+    let mut mesh = generate::box_mesh(20, 2, 20, lo, hi, CellType::Hexahedron).unwrap();
+    mesh.cell_tags.iter_mut().enumerate().for_each(|(c, t)| *t = if c % 2 == 0 { 5 } else { 9 });
+    let map = MaterialMap {
+        materials: vec![Material::new("steel", 1.0, 1.0, 1.0), Material::new("air", 0.1, 0.1, 0.1), Material::new("tagged", 2.0, 1.0, 1.0)],
+        rules: vec![Rule { selector: Selector::Regions(vec![9]), material: 2 }],
+        corrosion: Some(groove),
+        ..Default::default()
+    };
+    let f = map.assign(&mut mesh).unwrap();
+    let frac = f.counts[1] as f64 / mesh.num_cells() as f64;
+    println!("groove fraction {frac} (continuum 0.1067), counts {:?}", f.counts);
+    assert!((frac - 2.0 / 3.0 * 0.2 * 0.8).abs() < 0.02, "groove fraction {frac}");
+    // Regions: every odd cell that the corrosion did not take is `tagged`.
+    assert!(f.counts[2] > 0 && f.counts[0] > 0 && (f.counts[0] as i64 - f.counts[2] as i64).abs() <= 2 * f.counts[1] as i64);
+    // Shapes by centroid, later rules win.
+    let mut mesh = generate::box_mesh(10, 10, 10, lo, hi, CellType::Hexahedron).unwrap();
+    let shapes = MaterialMap {
+        materials: vec![Material::new("a", 1.0, 1.0, 1.0), Material::new("b", 1.0, 1.0, 1.0), Material::new("c", 1.0, 1.0, 1.0)],
+        rules: vec![
+            Rule { selector: Selector::Shape(Shape::Cylinder { centre: [0.5, 0.5, 0.0], axis: 2, radius: 0.3, from: 0.0, to: 0.5 }), material: 1 },
+            Rule { selector: Selector::Shape(Shape::Box { lower: [0.0; 3], upper: [0.5, 0.5, 1.0] }), material: 2 },
+        ],
+        ..Default::default()
+    };
+    let f = shapes.assign(&mut mesh).unwrap();
+    assert_eq!(f.counts[2], 250);
+    // Cylinder centroids within r = 0.3 of the axis: 32 per layer, the quarter in x, y < 0.5
+    // taken by the later box, over the 5 layers below z = 0.5.
+    assert_eq!(f.counts[1], 5 * 24, "{:?}", f.counts);
+}
