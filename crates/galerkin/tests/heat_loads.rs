@@ -256,3 +256,27 @@ fn corrosion_profile_regions_and_shapes_select_the_documented_cells() {
     // taken by the later box, over the 5 layers below z = 0.5.
     assert_eq!(f.counts[1], 5 * 24, "{:?}", f.counts);
 }
+
+#[test]
+fn space_convergence_with_time_dependent_dirichlet_values() {
+    // T = e^{−π²αt} cos(πx) on a bar: T(0) = e^{−π²αt}, T(1) = −e^{−π²αt} (Dirichlet values that
+    // change in time). Crank–Nicolson with a small Δt: the error is the space error, asserted at
+    // least O(h²) for P1 and O(h³) for P2 at the nodes (P2 shows the 1D nodal h⁴).
+    let (k, rhoc, t_end) = (1.5, 3.0, 0.05);
+    let alpha = k / rhoc;
+    let decay = move |t: f64| (-PI * PI * alpha * t).exp();
+    let loads = HeatLoads::default().dirichlet(["xmin"], move |_, t| decay(t)).dirichlet(["xmax"], move |_, t| -decay(t));
+    for (degree, order) in [(1, 2.0), (2, 3.0)] {
+        let mut errs = Vec::new();
+        for nx in [4, 8, 16] {
+            let space = Arc::new(FunctionSpace::lagrange(Arc::new(bar(nx, 1.0, 0.1, CellType::Hexahedron)), degree, 1).unwrap());
+            let t0 = space.interpolate(|x, v| v[0] = (PI * x[0]).cos());
+            let (t, _) = run(&Cpu, &space, &setup(rhoc, k, t_end / 400.0, 0.5), &loads, AssemblyLevel::Partial, &t0, 400);
+            let err = space.dofmap.node_coords.iter().zip(&t).map(|(x, v)| (v - decay(t_end) * (PI * x[0]).cos()).abs()).fold(0.0, f64::max);
+            errs.push(err);
+        }
+        let rates: Vec<f64> = errs.windows(2).map(|w| (w[0] / w[1]).log2()).collect();
+        println!("P{degree}: errors {errs:?} rates {rates:?}");
+        assert!(rates.iter().all(|&r| r > order - 0.3), "P{degree}: rates {rates:?} (expected {order})");
+    }
+}
