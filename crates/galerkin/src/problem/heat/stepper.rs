@@ -21,7 +21,7 @@ use crate::solver::precond::{PrecondParams, PreconditionerKind};
 use crate::solver::{KrylovOptions, SolverMethod};
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
-use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// Material and time-stepping parameters of a heat run.
@@ -81,13 +81,14 @@ pub struct HeatStepper<'b, B: FeBackend> {
     dt: f64,
     theta: f64,
     /// Time of the current state: `start + step·Δt` (no drift from summing Δt).
-    time: Cell<f64>,
-    start: Cell<f64>,
+    time: AtomicU64,
+    start: AtomicU64,
     /// Steps taken so far.
-    step: Cell<usize>,
+    step: AtomicUsize,
     terms: Vec<Term<B>>,
     lift: Option<Lift<'b, B>>,
-    balance: BalanceVectors<B>,
+    /// `None` for steppers built by [`HeatStepper::new`] (no balance: nothing extra built).
+    balance: Option<BalanceVectors<B>>,
 }
 
 /// `c` multiplied by `s` (constant, per region or function alike).
@@ -103,14 +104,20 @@ fn scaled(c: &Coefficient, s: f64) -> Coefficient {
 }
 
 impl<'b, B: FeBackend> HeatStepper<'b, B> {
-    /// Zero Dirichlet values on `setup.zero_dirichlet`, every other face insulated, no source.
+    /// Zero Dirichlet values on `setup.zero_dirichlet`, every other face insulated, no source;
+    /// only the two step operators are built (no energy balance: the lean form for benchmarks).
     pub fn new(be: &'b B, space: Arc<FunctionSpace>, setup: &HeatSetup, level: AssemblyLevel) -> Result<Self> {
-        Self::with_loads(be, space, setup, &HeatLoads::default(), level)
+        Self::build(be, space, setup, &HeatLoads::default(), level, false)
     }
 
     /// With the loads of `loads` (Dirichlet conditions there override `setup.zero_dirichlet` on
-    /// shared nodes).
+    /// shared nodes) and the energy balance of every step in [`HeatStepper::run_recorded`] (the
+    /// Dirichlet reaction needs the unconstrained implicit operator once, at construction).
     pub fn with_loads(be: &'b B, space: Arc<FunctionSpace>, setup: &HeatSetup, loads: &HeatLoads, level: AssemblyLevel) -> Result<Self> {
+        Self::build(be, space, setup, loads, level, true)
+    }
+
+    fn build(be: &'b B, space: Arc<FunctionSpace>, setup: &HeatSetup, loads: &HeatLoads, level: AssemblyLevel, balance: bool) -> Result<Self> {
         let (dt, theta) = (setup.dt, setup.theta);
         if !(dt.is_finite() && dt > 0.0) {
             return Err(Error::invalid(format!("time step `dt` must be positive and finite (got {dt})")));
@@ -155,30 +162,29 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         let explicit = problem(theta - 1.0).system(be, level, Tuning::default())?;
 
         // The unconstrained implicit operator: for the lifting and the Dirichlet reactions.
-        let unconstrained = if constrained { Some(problem(theta).system(be, level, Tuning::default())?) } else { None };
+        let unconstrained = if constrained && (!zero || balance) { Some(problem(theta).system(be, level, Tuning::default())?) } else { None };
         let comask_host: Vec<f64> = mask_host.iter().map(|m| 1.0 - m).collect();
         let a_d = match &unconstrained {
-            Some(u) => {
+            Some(u) if balance => {
                 let mut y = be.zeros(n)?;
                 u.operator.apply(be, &be.from_host(&comask_host)?, &mut y)?;
                 Some(y)
             }
-            None => None,
+            _ => None,
         };
-        let lift = match unconstrained {
-            Some(u) => {
-                let coords: Vec<[f64; 3]> = which.dofs.iter().map(|&d| space.dofmap.node_coords[d]).collect();
-                let which_idx = which.values.iter().map(|v| *v as usize).collect();
-                let mut lift = Lift { dofs: which.dofs.clone(), coords, which: which_idx, values, unconstrained: Some(u), g: be.zeros(n)?, ag: be.zeros(n)?, zero };
-                if !zero {
-                    lift.update(be, n, 0.0)?;
-                }
-                if !time_dependent {
-                    lift.unconstrained = None;
-                }
-                Some(lift)
+        let lift = if constrained {
+            let coords: Vec<[f64; 3]> = which.dofs.iter().map(|&d| space.dofmap.node_coords[d]).collect();
+            let which_idx = which.values.iter().map(|v| *v as usize).collect();
+            let mut lift = Lift { dofs: which.dofs.clone(), coords, which: which_idx, values, unconstrained, g: be.zeros(n)?, ag: be.zeros(n)?, zero };
+            if !zero {
+                lift.update(be, n, 0.0)?;
             }
-            None => None,
+            if !time_dependent {
+                lift.unconstrained = None;
+            }
+            Some(lift)
+        } else {
+            None
         };
 
         let (host_loads, robin_rows) = loads::assemble(&space, loads)?;
@@ -186,14 +192,18 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
             .into_iter()
             .map(|h| Ok(Term { vector: be.from_host(&h.vector)?, total: h.total, schedule: h.schedule, kind: h.kind }))
             .collect::<Result<Vec<_>>>()?;
-        // m = M_ρc 1 on the host (one application of a CPU mass operator).
-        let mass = LinearProblem::new(space.clone(), Mass::new(setup.rhoc.clone(), 1)).system(&Cpu, AssemblyLevel::Partial, Tuning::default())?;
-        let m = mass.apply_host(&vec![1.0; n])?;
-        let balance = BalanceVectors {
-            m: be.from_host(&m)?,
-            robin_rows: robin_rows.map(|r| be.from_host(&r)).transpose()?,
-            comask: if constrained { Some(be.from_host(&comask_host)?) } else { None },
-            a_d,
+        let balance = if balance {
+            // m = M_ρc 1 on the host (one application of a CPU mass operator).
+            let mass = LinearProblem::new(space.clone(), Mass::new(setup.rhoc.clone(), 1)).system(&Cpu, AssemblyLevel::Partial, Tuning::default())?;
+            let m = mass.apply_host(&vec![1.0; n])?;
+            Some(BalanceVectors {
+                m: be.from_host(&m)?,
+                robin_rows: robin_rows.map(|r| be.from_host(&r)).transpose()?,
+                comask: if constrained { Some(be.from_host(&comask_host)?) } else { None },
+                a_d,
+            })
+        } else {
+            None
         };
         let options = KrylovOptions { rtol: 1e-10, atol: 0.0, ..KrylovOptions::default() };
         Ok(HeatStepper {
@@ -203,9 +213,9 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
             options,
             dt,
             theta,
-            time: Cell::new(0.0),
-            start: Cell::new(0.0),
-            step: Cell::new(0),
+            time: AtomicU64::new(0f64.to_bits()),
+            start: AtomicU64::new(0f64.to_bits()),
+            step: AtomicUsize::new(0),
             terms,
             lift,
             balance,
@@ -214,14 +224,14 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
 
     /// Time of the current state (0 at construction).
     pub fn time(&self) -> f64 {
-        self.time.get()
+        f64::from_bits(self.time.load(Relaxed))
     }
 
     /// Sets the time of the current state (and the step counter to 0).
     pub fn set_time(&self, t: f64) {
-        self.time.set(t);
-        self.start.set(t);
-        self.step.set(0);
+        self.time.store(t.to_bits(), Relaxed);
+        self.start.store(t.to_bits(), Relaxed);
+        self.step.store(0, Relaxed);
     }
 
     pub fn dt(&self) -> f64 {
@@ -235,7 +245,8 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
 
     /// Heat content ∫ρc T of `t`.
     pub fn stored_energy(&self, t: &B::Vector) -> Result<f64> {
-        self.implicit.backend.dot(&self.balance.m, t)
+        let b = self.balance.as_ref().ok_or_else(|| Error::invalid("heat content: the stepper was built without the energy balance (use `with_loads`)"))?;
+        self.implicit.backend.dot(&b.m, t)
     }
 
     /// Advances `t` (on the backend) by `steps` steps; returns the PCG iterations of each step.
@@ -269,8 +280,8 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
     fn step(&self, m: &dyn LinearOperator<B>, t: &mut B::Vector, record: bool) -> Result<StepRecord> {
         let be = self.implicit.backend;
         let n = self.implicit.ndofs();
-        let (t0, theta) = (self.time.get(), self.theta);
-        let t1 = self.start.get() + (self.step.get() + 1) as f64 * self.dt;
+        let (t0, theta) = (f64::from_bits(self.time.load(Relaxed)), self.theta);
+        let t1 = f64::from_bits(self.start.load(Relaxed)) + (self.step.load(Relaxed) + 1) as f64 * self.dt;
         let (mut load, mut rhs) = (be.zeros(n)?, be.zeros(n)?);
         self.explicit.operator.apply(be, t, &mut load)?;
         let (mut heat_in, mut ambient_in) = (0.0, 0.0);
@@ -284,7 +295,10 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
                 }
             }
         }
-        let before = if record { Some(self.measure(t, Some(&load))?) } else { None };
+        let before = match &self.balance {
+            Some(bv) if record => Some(self.measure(bv, t, Some(&load))?),
+            _ => None,
+        };
         // The lifting at tⁿ⁺¹: fresh vectors for values that change in time, else those built once.
         let fresh;
         let lifted: Option<(&B::Vector, &B::Vector)> = match self.lift.as_ref().filter(|l| !l.zero) {
@@ -311,22 +325,22 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
             }
             std::mem::swap(t, &mut rhs);
         }
-        self.time.set(t1);
-        self.step.set(self.step.get() + 1);
+        self.time.store(t1.to_bits(), Relaxed);
+        self.step.fetch_add(1, Relaxed);
         let balance = match before {
             Some(b0) => {
-                let b1 = self.measure(t, None)?;
+                let bv = self.balance.as_ref().ok_or_else(|| Error::invalid("balance vectors missing"))?;
+                let b1 = self.measure(bv, t, None)?;
                 Some(EnergyBalance::of_step(&Balance { dt: self.dt, theta, heat_in, ambient_in }, &b0, &b1))
             }
             None => None,
         };
-        Ok(StepRecord { step: self.step.get(), time: t1, iterations: stats.iterations, relative_residual: stats.relative_residual, balance })
+        Ok(StepRecord { step: self.step.load(Relaxed), time: t1, iterations: stats.iterations, relative_residual: stats.relative_residual, balance })
     }
 
     /// The dot products of the energy balance for state `t` (and the step's load `b`).
-    fn measure(&self, t: &B::Vector, b: Option<&B::Vector>) -> Result<Measure> {
+    fn measure(&self, bv: &BalanceVectors<B>, t: &B::Vector, b: Option<&B::Vector>) -> Result<Measure> {
         let be = self.implicit.backend;
-        let bv = &self.balance;
         Ok(Measure {
             stored: be.dot(&bv.m, t)?,
             robin: bv.robin_rows.as_ref().map(|r| be.dot(r, t)).transpose()?.unwrap_or(0.0),
