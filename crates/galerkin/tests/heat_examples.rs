@@ -17,7 +17,11 @@ fn examples() -> PathBuf {
 }
 
 fn run(problem: &Path, out: &Path, kind: BackendKind) -> serde_json::Value {
-    let opts = RunOptions { backend: Some(kind), out_dir: out.to_path_buf(), progress: false };
+    let opts = RunOptions {
+        backend: Some(kind),
+        out_dir: out.to_path_buf(),
+        progress: false,
+    };
     run_file(problem, &opts).unwrap_or_else(|e| panic!("{}: {e}", problem.display()));
     serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
 }
@@ -36,25 +40,50 @@ fn heat_examples_balance_and_agree_on_every_backend() {
     let dir = tempfile::tempdir().unwrap();
     let mut reference: Vec<(String, Vec<Vec<f64>>)> = Vec::new();
     on_backends!(|be| {
-        let kind = if be.name() == "cpu" { BackendKind::Cpu } else { BackendKind::Cuda };
+        let kind = if be.name() == "cpu" {
+            BackendKind::Cpu
+        } else {
+            BackendKind::Cuda
+        };
         for name in ["heat-plain", "heat-gusset"] {
             let out = dir.path().join(format!("{name}-{}", be.name()));
             let r = run(&examples().join(format!("{name}.toml")), &out, kind);
             let what = format!("{name} on {}", be.name());
             let rel = r["max_balance_relative"].as_f64().unwrap();
-            println!("{what}: {} steps, {} iterations, balance {rel:.2e}", r["steps"], r["total_iterations"]);
+            println!(
+                "{what}: {} steps, {} iterations, balance {rel:.2e}",
+                r["steps"], r["total_iterations"]
+            );
             assert!(rel < 1e-7, "{what}: energy balance {rel}");
-            assert!(r["per_step"].as_array().unwrap().iter().all(|s| s["iterations"].as_u64().unwrap() > 0));
+            assert!(r["per_step"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|s| s["iterations"].as_u64().unwrap() > 0));
             let p = probes(&out);
-            assert!(out.join("temperature.pvd").exists() && out.join("temperature-probes.png").exists() && out.join("temperature-face-0.png").exists());
+            assert!(
+                out.join("temperature.pvd").exists()
+                    && out.join("temperature-probes.png").exists()
+                    && out.join("temperature-face-0.png").exists()
+            );
             if name == "heat-gusset" {
                 // 10 W for 10 s, all of it on the face: 100 J in; the corrosion made air cells.
                 let heat = r["heat_in_total"].as_f64().unwrap();
                 assert!((heat - 100.0).abs() < 0.5, "{what}: heat in {heat}");
-                let air = r["materials"].as_array().unwrap().iter().find(|m| m["name"] == "air").unwrap()["cells"].as_u64().unwrap();
+                let air = r["materials"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|m| m["name"] == "air")
+                    .unwrap()["cells"]
+                    .as_u64()
+                    .unwrap();
                 assert!(air > 0);
                 let last = p.last().unwrap();
-                assert!(last[1] > last[2] + 20.0 && last[2] > 20.0, "{what}: the spot must be hottest: {last:?}");
+                assert!(
+                    last[1] > last[2] + 20.0 && last[2] > 20.0,
+                    "{what}: the spot must be hottest: {last:?}"
+                );
             }
             if name == "heat-plain" {
                 // Heat flows from the 100 °C face: the centre warms, never beyond 100 °C.
@@ -64,7 +93,12 @@ fn heat_examples_balance_and_agree_on_every_backend() {
             match reference.iter().find(|(n, _)| n == name) {
                 None => reference.push((name.to_string(), p)),
                 Some((_, cpu)) => {
-                    let diff = cpu.iter().flatten().zip(p.iter().flatten()).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+                    let diff = cpu
+                        .iter()
+                        .flatten()
+                        .zip(p.iter().flatten())
+                        .map(|(a, b)| (a - b).abs())
+                        .fold(0.0, f64::max);
                     assert!(diff < 1e-6, "{what}: probes differ from the CPU by {diff}");
                 }
             }
@@ -76,22 +110,41 @@ fn heat_examples_balance_and_agree_on_every_backend() {
 fn a_run_restarts_from_its_own_vtu() {
     let dir = tempfile::tempdir().unwrap();
     let first = dir.path().join("first");
-    run(&examples().join("heat-plain.toml"), &first, BackendKind::Cpu);
+    run(
+        &examples().join("heat-plain.toml"),
+        &first,
+        BackendKind::Cpu,
+    );
     let end = probes(&first).last().unwrap().clone();
-    let text = std::fs::read_to_string(examples().join("heat-plain.toml")).unwrap().replace("value = 20.0\n", &format!("vtu = \"{}\"\n", first.join("temperature_000060.vtu").display()));
+    let text = std::fs::read_to_string(examples().join("heat-plain.toml"))
+        .unwrap()
+        .replace(
+            "value = 20.0\n",
+            &format!(
+                "vtu = \"{}\"\n",
+                first.join("temperature_000060.vtu").display()
+            ),
+        );
     let file = dir.path().join("restart.toml");
     std::fs::write(&file, text).unwrap();
     let second = dir.path().join("second");
     run(&file, &second, BackendKind::Cpu);
     let start = &probes(&second)[0];
     assert_eq!(start[0], 0.0);
-    assert_eq!(&start[1..], &end[1..], "the restart must begin where the first run ended");
+    assert_eq!(
+        &start[1..],
+        &end[1..],
+        "the restart must begin where the first run ended"
+    );
 }
 
 /// A `.npy` file of `i32` in C order.
 fn write_npy(path: &Path, shape: &[usize], data: &[i32]) {
     let dims: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
-    let mut header = format!("{{'descr': '<i4', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
+    let mut header = format!(
+        "{{'descr': '<i4', 'fortran_order': False, 'shape': ({},), }}",
+        dims.join(", ")
+    );
     while (10 + header.len() + 1) % 64 != 0 {
         header.push(' ');
     }
@@ -99,7 +152,8 @@ fn write_npy(path: &Path, shape: &[usize], data: &[i32]) {
     let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
     bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
     bytes.extend_from_slice(header.as_bytes());
-    data.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
+    data.iter()
+        .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
     std::fs::write(path, bytes).unwrap();
 }
 
@@ -110,21 +164,42 @@ fn voxel_materials_and_their_errors() {
     // 2 × 1 × 2 voxels over the unit cube: material = i + 2k... index [i][j][k].
     write_npy(&p, &[2, 1, 2], &[0, 1, 1, 0]);
     let v = Voxels::read_npy(&p).unwrap();
-    assert_eq!((v.shape.clone(), v.index.clone()), (vec![2, 1, 2], vec![0, 1, 1, 0]));
+    assert_eq!(
+        (v.shape.clone(), v.index.clone()),
+        (vec![2, 1, 2], vec![0, 1, 1, 0])
+    );
     let mut mesh = generate::box_mesh(4, 2, 4, [0.0; 3], [1.0; 3], CellType::Hexahedron).unwrap();
-    let map = MaterialMap { materials: vec![Material::new("a", 1.0, 1.0, 1.0), Material::new("b", 2.0, 1.0, 1.0)], voxels: Some(v), ..Default::default() };
+    let map = MaterialMap {
+        materials: vec![
+            Material::new("a", 1.0, 1.0, 1.0),
+            Material::new("b", 2.0, 1.0, 1.0),
+        ],
+        voxels: Some(v),
+        ..Default::default()
+    };
     let f = map.assign(&mut mesh).unwrap();
     assert_eq!(f.counts, vec![16, 16]);
     for c in 0..mesh.num_cells() {
-        let x: Vec<f64> = (0..3).map(|k| mesh.cell(c).iter().map(|&v| mesh.coords[v][k]).sum::<f64>() / 8.0).collect();
+        let x: Vec<f64> = (0..3)
+            .map(|k| mesh.cell(c).iter().map(|&v| mesh.coords[v][k]).sum::<f64>() / 8.0)
+            .collect();
         let expect = ((x[0] < 0.5) != (x[2] < 0.5)) as i32;
         assert_eq!(mesh.cell_tags[c], expect, "cell at {x:?}");
     }
     write_npy(&p, &[2, 1, 2], &[0, 1, 7, 0]);
-    let map = MaterialMap { voxels: Some(Voxels::read_npy(&p).unwrap()), ..map };
+    let map = MaterialMap {
+        voxels: Some(Voxels::read_npy(&p).unwrap()),
+        ..map
+    };
     let e = map.assign(&mut mesh).unwrap_err().to_string();
-    assert!(e.contains("voxel [1, 0, 0]") && e.contains("index 7"), "{e}");
-    let bad = MaterialMap { materials: vec![Material::new("steel", -1.0, 1.0, 1.0)], ..Default::default() };
+    assert!(
+        e.contains("voxel [1, 0, 0]") && e.contains("index 7"),
+        "{e}"
+    );
+    let bad = MaterialMap {
+        materials: vec![Material::new("steel", -1.0, 1.0, 1.0)],
+        ..Default::default()
+    };
     let e = bad.assign(&mut mesh).unwrap_err().to_string();
     assert!(e.contains("steel") && e.contains("`k`"), "{e}");
 }
@@ -138,18 +213,33 @@ fn bad_heat_files_name_the_key() {
         ("theta = 0.5", "theta = 0.2", "time.theta"),
         ("k = 45.0", "k = -45.0", "material[0].k"),
         ("h = 15.0", "power = 15.0", "bc[1].power"),
-        ("boundary = \"xmin\"", "boundary = \"left\"", "bc[0].boundary"),
+        (
+            "boundary = \"xmin\"",
+            "boundary = \"left\"",
+            "bc[0].boundary",
+        ),
         ("value = 100.0", "value = \"1 +\"", "bc[0].value"),
         ("steps = 60", "steps = 60\nt_end = 600.0", "time"),
         ("face = \"xmax\"", "face = \"top\"", "output.face_map.face"),
-        ("name = \"steel\"", "name = \"steel\"\nshape = { kind = \"cone\" }", "material[0].shape.kind"),
+        (
+            "name = \"steel\"",
+            "name = \"steel\"\nshape = { kind = \"cone\" }",
+            "material[0].shape.kind",
+        ),
     ];
     for (from, to, key) in cases {
         assert!(base.contains(from), "{from}");
         let file = dir.path().join("bad.toml");
         std::fs::write(&file, base.replacen(from, to, 1)).unwrap();
-        let opts = RunOptions { backend: Some(BackendKind::Cpu), out_dir: dir.path().join("out"), progress: false };
-        let e = run_file(&file, &opts).err().unwrap_or_else(|| panic!("`{to}` must fail")).to_string();
+        let opts = RunOptions {
+            backend: Some(BackendKind::Cpu),
+            out_dir: dir.path().join("out"),
+            progress: false,
+        };
+        let e = run_file(&file, &opts)
+            .err()
+            .unwrap_or_else(|| panic!("`{to}` must fail"))
+            .to_string();
         println!("{to}: {e}");
         assert!(e.contains(key), "`{to}`: error `{e}` does not name `{key}`");
     }

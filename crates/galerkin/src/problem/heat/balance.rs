@@ -65,8 +65,22 @@ impl EnergyBalance {
         let residual = heat_in + dirichlet_in - robin_loss - stored_change;
         // Heat entering through one Dirichlet face may leave through another: the gross terms of
         // the reaction (not only their sum) set the scale of what the solver tolerance allows.
-        let gross = [heat_in, robin_loss, stored_change, p.dt * b1.dirichlet_rows, p.dt * b0.dirichlet_load];
+        let gross = [
+            heat_in,
+            robin_loss,
+            stored_change,
+            p.dt * b1.dirichlet_rows,
+            p.dt * b0.dirichlet_load,
+        ];
         let scale = gross.iter().fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
-        EnergyBalance { heat_in, dirichlet_in, robin_loss, stored_change, stored: b1.stored, residual, relative: residual.abs() / scale }
+        EnergyBalance {
+            heat_in,
+            dirichlet_in,
+            robin_loss,
+            stored_change,
+            stored: b1.stored,
+            residual,
+            relative: residual.abs() / scale,
+        }
     }
 }

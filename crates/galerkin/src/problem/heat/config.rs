@@ -40,7 +40,10 @@
 //! face_map = { face = "zmax", times = [5.0, 10.0] }
 //! ```
 use crate::backend::BackendKind;
-use crate::problem::config::{deserialize, scalar_spec, AssemblyConfig, MeshConfig, OneOrMany, ScalarSpec, SpaceConfig, MAX_QUADRATURE_DEGREE};
+use crate::problem::config::{
+    deserialize, scalar_spec, AssemblyConfig, MeshConfig, OneOrMany, ScalarSpec, SpaceConfig,
+    MAX_QUADRATURE_DEGREE,
+};
 use crate::{Error, Result};
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -229,7 +232,10 @@ fn max_iter() -> usize {
 
 impl Default for HeatSolver {
     fn default() -> Self {
-        HeatSolver { rtol: rtol(), max_iter: max_iter() }
+        HeatSolver {
+            rtol: rtol(),
+            max_iter: max_iter(),
+        }
     }
 }
 
@@ -260,7 +266,14 @@ fn yes() -> bool {
 
 impl Default for HeatOutput {
     fn default() -> Self {
-        HeatOutput { name: temperature(), pvd: true, report: true, plot: true, probes: Vec::new(), face_map: None }
+        HeatOutput {
+            name: temperature(),
+            pvd: true,
+            report: true,
+            plot: true,
+            probes: Vec::new(),
+            face_map: None,
+        }
     }
 }
 
@@ -281,14 +294,20 @@ pub fn axis(name: &str, key: &str) -> Result<usize> {
         "x" => Ok(0),
         "y" => Ok(1),
         "z" => Ok(2),
-        _ => Err(Error::config(key, format!("expected x, y or z, got `{name}`"))),
+        _ => Err(Error::config(
+            key,
+            format!("expected x, y or z, got `{name}`"),
+        )),
     }
 }
 
 /// A point of 2 or 3 coordinates as `[f64; 3]`.
 pub fn point(v: &[f64], key: &str) -> Result<[f64; 3]> {
     if !(2..=3).contains(&v.len()) || v.iter().any(|x| !x.is_finite()) {
-        return Err(Error::config(key, format!("expected 2 or 3 finite coordinates, got {v:?}")));
+        return Err(Error::config(
+            key,
+            format!("expected 2 or 3 finite coordinates, got {v:?}"),
+        ));
     }
     let mut p = [0.0; 3];
     p[..v.len()].copy_from_slice(v);
@@ -299,7 +318,10 @@ fn positive(v: f64, key: &str) -> Result<()> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {
-        Err(Error::config(key, format!("must be positive and finite, got {v}")))
+        Err(Error::config(
+            key,
+            format!("must be positive and finite, got {v}"),
+        ))
     }
 }
 
@@ -321,63 +343,112 @@ impl HeatFile {
 
     fn check(&self) -> Result<()> {
         if self.physics.kind != "heat" {
-            return Err(Error::config("physics.kind", format!("expected `heat`, got `{}`", self.physics.kind)));
+            return Err(Error::config(
+                "physics.kind",
+                format!("expected `heat`, got `{}`", self.physics.kind),
+            ));
         }
         if let Some(s) = &self.physics.source {
             if let ScalarSpec::Expr(e) = scalar_spec(s, "physics.source", false)? {
                 if e.depends_on_time() {
-                    return Err(Error::config("physics.source", "a source constant in time is supported (the expression uses t)"));
+                    return Err(Error::config(
+                        "physics.source",
+                        "a source constant in time is supported (the expression uses t)",
+                    ));
                 }
             }
         }
         let t = &self.time;
         positive(t.dt, "time.dt")?;
         if !(0.5..=1.0).contains(&t.theta) {
-            return Err(Error::config("time.theta", format!("must lie in [0.5, 1] (1 backward Euler, 0.5 Crank–Nicolson), got {}", t.theta)));
+            return Err(Error::config(
+                "time.theta",
+                format!(
+                    "must lie in [0.5, 1] (1 backward Euler, 0.5 Crank–Nicolson), got {}",
+                    t.theta
+                ),
+            ));
         }
         match (t.steps, t.t_end) {
-            (Some(_), Some(_)) => return Err(Error::config("time", "give `steps` or `t_end`, not both")),
+            (Some(_), Some(_)) => {
+                return Err(Error::config("time", "give `steps` or `t_end`, not both"))
+            }
             (None, None) => return Err(Error::config("time", "missing `steps` or `t_end`")),
             (Some(0), _) => return Err(Error::config("time.steps", "must be at least 1")),
             (None, Some(e)) => {
                 positive(e, "time.t_end")?;
                 let n = e / t.dt;
                 if (n - n.round()).abs() > 1e-6 * n.max(1.0) {
-                    return Err(Error::config("time.t_end", format!("{e} is not a whole number of steps of dt = {}", t.dt)));
+                    return Err(Error::config(
+                        "time.t_end",
+                        format!("{e} is not a whole number of steps of dt = {}", t.dt),
+                    ));
                 }
                 if n.round() > 1e8 {
-                    return Err(Error::config("time.t_end", format!("{} steps is more than 10^8", n.round())));
+                    return Err(Error::config(
+                        "time.t_end",
+                        format!("{} steps is more than 10^8", n.round()),
+                    ));
                 }
             }
             _ => {}
         }
         let i = &self.initial;
-        if [i.value.is_some(), i.expression.is_some(), i.vtu.is_some()].iter().filter(|&&b| b).count() > 1 {
-            return Err(Error::config("initial", "give one of `value`, `expression` or `vtu`"));
+        if [i.value.is_some(), i.expression.is_some(), i.vtu.is_some()]
+            .iter()
+            .filter(|&&b| b)
+            .count()
+            > 1
+        {
+            return Err(Error::config(
+                "initial",
+                "give one of `value`, `expression` or `vtu`",
+            ));
         }
         if i.field.is_some() && i.vtu.is_none() {
             return Err(Error::config("initial.field", "only with `vtu`"));
         }
         if let Some(v) = i.value {
             if !v.is_finite() {
-                return Err(Error::config("initial.value", format!("must be finite, got {v}")));
+                return Err(Error::config(
+                    "initial.value",
+                    format!("must be finite, got {v}"),
+                ));
             }
         }
         if let Some(e) = &i.expression {
-            crate::expr::Expr::parse(e).map_err(|err| Error::config("initial.expression", err.to_string()))?;
+            crate::expr::Expr::parse(e)
+                .map_err(|err| Error::config("initial.expression", err.to_string()))?;
         }
         if self.material.is_empty() {
-            return Err(Error::config("material", "at least one [[material]] (name, k, rho, c) is needed"));
+            return Err(Error::config(
+                "material",
+                "at least one [[material]] (name, k, rho, c) is needed",
+            ));
         }
         for (j, m) in self.material.iter().enumerate() {
             for (k, v) in [("k", m.k), ("rho", m.rho), ("c", m.c)] {
-                positive(v, &format!("material[{j}].{k}")).map_err(|_| Error::config(format!("material[{j}].{k}"), format!("material `{}`: must be positive and finite, got {v}", m.name)))?;
+                positive(v, &format!("material[{j}].{k}")).map_err(|_| {
+                    Error::config(
+                        format!("material[{j}].{k}"),
+                        format!(
+                            "material `{}`: must be positive and finite, got {v}",
+                            m.name
+                        ),
+                    )
+                })?;
             }
             if m.shape.is_some() && m.regions.is_some() {
-                return Err(Error::config(format!("material[{j}]"), "give `shape` or `regions`, not both"));
+                return Err(Error::config(
+                    format!("material[{j}]"),
+                    "give `shape` or `regions`, not both",
+                ));
             }
             if self.material[..j].iter().any(|o| o.name == m.name) {
-                return Err(Error::config(format!("material[{j}].name"), format!("`{}` is defined twice", m.name)));
+                return Err(Error::config(
+                    format!("material[{j}].name"),
+                    format!("`{}` is defined twice", m.name),
+                ));
             }
         }
         if let Some(c) = &self.corrosion {
@@ -387,7 +458,10 @@ impl HeatFile {
         for (j, bc) in self.bc.iter().enumerate() {
             let key = |k: &str| format!("bc[{j}].{k}");
             if bc.boundary.to_vec().is_empty() {
-                return Err(Error::config(key("boundary"), "an empty list names no boundary"));
+                return Err(Error::config(
+                    key("boundary"),
+                    "an empty list names no boundary",
+                ));
             }
             let allowed: &[&str] = match bc.kind {
                 HeatBcKind::Dirichlet => &["value"],
@@ -407,19 +481,32 @@ impl HeatFile {
                 ("ambient", bc.ambient.is_some()),
             ];
             if let Some((k, _)) = given.iter().find(|(k, g)| *g && !allowed.contains(k)) {
-                return Err(Error::config(key(k), format!("not used by a {:?} condition (it takes {allowed:?})", bc.kind).to_lowercase()));
+                return Err(Error::config(
+                    key(k),
+                    format!(
+                        "not used by a {:?} condition (it takes {allowed:?})",
+                        bc.kind
+                    )
+                    .to_lowercase(),
+                ));
             }
             let needed: &[&str] = match bc.kind {
                 HeatBcKind::Dirichlet | HeatBcKind::Flux => &["value"],
                 HeatBcKind::Laser => &["power", "radius", "centre"],
                 HeatBcKind::Robin => &["h", "ambient"],
             };
-            if let Some(k) = needed.iter().find(|k| !given.iter().any(|(g, s)| g == *k && *s)) {
+            if let Some(k) = needed
+                .iter()
+                .find(|k| !given.iter().any(|(g, s)| g == *k && *s))
+            {
                 return Err(Error::config(key(k), "missing"));
             }
         }
         if !(self.solver.rtol > 0.0 && self.solver.rtol < 1.0) {
-            return Err(Error::config("solver.rtol", format!("must lie in (0, 1), got {}", self.solver.rtol)));
+            return Err(Error::config(
+                "solver.rtol",
+                format!("must lie in (0, 1), got {}", self.solver.rtol),
+            ));
         }
         if self.solver.max_iter == 0 {
             return Err(Error::config("solver.max_iter", "must be at least 1"));
@@ -427,22 +514,37 @@ impl HeatFile {
         crate::problem::config::check_output_name(&self.output.name)?;
         if let Some(q) = self.assembly.quadrature_degree {
             if !(1..=MAX_QUADRATURE_DEGREE).contains(&q) {
-                return Err(Error::config("assembly.quadrature_degree", format!("must lie in 1..={MAX_QUADRATURE_DEGREE}, got {q}")));
+                return Err(Error::config(
+                    "assembly.quadrature_degree",
+                    format!("must lie in 1..={MAX_QUADRATURE_DEGREE}, got {q}"),
+                ));
             }
         }
         if self.space.family != "lagrange" {
-            return Err(Error::config("space.family", "heat problems use `lagrange`"));
+            return Err(Error::config(
+                "space.family",
+                "heat problems use `lagrange`",
+            ));
         }
         for (j, p) in self.output.probes.iter().enumerate() {
             point(p, &format!("output.probes[{j}]"))?;
         }
         if let Some(fm) = &self.output.face_map {
             if crate::problem::heat::material::Corrosion::face(&fm.face).is_none() {
-                return Err(Error::config("output.face_map.face", format!("expected xmin, xmax, ymin, ymax, zmin or zmax, got `{}`", fm.face)));
+                return Err(Error::config(
+                    "output.face_map.face",
+                    format!(
+                        "expected xmin, xmax, ymin, ymax, zmin or zmax, got `{}`",
+                        fm.face
+                    ),
+                ));
             }
             if let Some(r) = fm.resolution {
                 if !(8..=2000).contains(&r) {
-                    return Err(Error::config("output.face_map.resolution", format!("must lie in 8..=2000, got {r}")));
+                    return Err(Error::config(
+                        "output.face_map.resolution",
+                        format!("must lie in 8..=2000, got {r}"),
+                    ));
                 }
             }
             if fm.times.iter().any(|t| !t.is_finite()) {

@@ -29,20 +29,34 @@ pub struct Schedule {
 
 impl Default for Schedule {
     fn default() -> Self {
-        Schedule { factor: None, on: f64::NEG_INFINITY, off: f64::INFINITY }
+        Schedule {
+            factor: None,
+            on: f64::NEG_INFINITY,
+            off: f64::INFINITY,
+        }
     }
 }
 
 impl std::fmt::Debug for Schedule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Schedule {{ factor: {}, on: {}, off: {} }}", if self.factor.is_some() { "fn" } else { "1" }, self.on, self.off)
+        write!(
+            f,
+            "Schedule {{ factor: {}, on: {}, off: {} }}",
+            if self.factor.is_some() { "fn" } else { "1" },
+            self.on,
+            self.off
+        )
     }
 }
 
 impl Schedule {
     /// On during `[on, off)`.
     pub fn window(on: f64, off: f64) -> Self {
-        Schedule { on, off, ..Schedule::default() }
+        Schedule {
+            on,
+            off,
+            ..Schedule::default()
+        }
     }
 
     /// Scaled by `f(t)`.
@@ -53,7 +67,10 @@ impl Schedule {
 
     pub(crate) fn check(&self, what: &str) -> Result<()> {
         if self.on.is_nan() || self.off.is_nan() || self.off < self.on {
-            return Err(Error::invalid(format!("{what}: the on/off times must satisfy on ≤ off (got {} and {})", self.on, self.off)));
+            return Err(Error::invalid(format!(
+                "{what}: the on/off times must satisfy on ≤ off (got {} and {})",
+                self.on, self.off
+            )));
         }
         Ok(())
     }
@@ -99,13 +116,22 @@ impl Laser {
 
     pub(crate) fn check(&self) -> Result<()> {
         if !(self.power.is_finite() && self.power >= 0.0) {
-            return Err(Error::invalid(format!("laser power must be finite and non-negative (got {})", self.power)));
+            return Err(Error::invalid(format!(
+                "laser power must be finite and non-negative (got {})",
+                self.power
+            )));
         }
         if !(self.radius.is_finite() && self.radius > 0.0) {
-            return Err(Error::invalid(format!("laser radius must be positive and finite (got {})", self.radius)));
+            return Err(Error::invalid(format!(
+                "laser radius must be positive and finite (got {})",
+                self.radius
+            )));
         }
         if self.centre.iter().any(|c| !c.is_finite()) {
-            return Err(Error::invalid(format!("laser centre must be finite (got {:?})", self.centre)));
+            return Err(Error::invalid(format!(
+                "laser centre must be finite (got {:?})",
+                self.centre
+            )));
         }
         Ok(())
     }
@@ -115,13 +141,29 @@ impl Laser {
 #[derive(Clone)]
 pub enum Load {
     /// T = value(x, t) on the boundaries (later conditions win on shared nodes).
-    Dirichlet { on: Vec<Boundary>, value: SpaceTimeFn, time_dependent: bool },
+    Dirichlet {
+        on: Vec<Boundary>,
+        value: SpaceTimeFn,
+        time_dependent: bool,
+    },
     /// Heat flux q(x) into the body (W/m², k∂T/∂n = q) on the boundaries.
-    Flux { on: Vec<Boundary>, q: SpaceFn, schedule: Schedule },
+    Flux {
+        on: Vec<Boundary>,
+        q: SpaceFn,
+        schedule: Schedule,
+    },
     /// A Gaussian laser spot on the boundaries.
-    Laser { on: Vec<Boundary>, laser: Laser, schedule: Schedule },
+    Laser {
+        on: Vec<Boundary>,
+        laser: Laser,
+        schedule: Schedule,
+    },
     /// Convection k∂T/∂n = −h(T − T∞): h in both step operators (θ-weighted), h·T∞ as a load.
-    Robin { on: Vec<Boundary>, h: f64, ambient: f64 },
+    Robin {
+        on: Vec<Boundary>,
+        h: f64,
+        ambient: f64,
+    },
     /// Volumetric source Q(x) (W/m³).
     Source { q: SpaceFn, schedule: Schedule },
 }
@@ -138,30 +180,80 @@ fn boundaries<T: Into<Boundary>>(on: impl IntoIterator<Item = T>) -> Vec<Boundar
 
 impl HeatLoads {
     /// A constant temperature on `on`.
-    pub fn temperature<T: Into<Boundary>>(self, on: impl IntoIterator<Item = T>, value: f64) -> Self {
-        self.push(Load::Dirichlet { on: boundaries(on), value: Arc::new(move |_, _| value), time_dependent: false })
+    pub fn temperature<T: Into<Boundary>>(
+        self,
+        on: impl IntoIterator<Item = T>,
+        value: f64,
+    ) -> Self {
+        self.push(Load::Dirichlet {
+            on: boundaries(on),
+            value: Arc::new(move |_, _| value),
+            time_dependent: false,
+        })
     }
 
     /// A temperature g(x, t) on `on` (re-evaluated every step on the boundary nodes).
-    pub fn dirichlet<T: Into<Boundary>>(self, on: impl IntoIterator<Item = T>, value: impl Fn([f64; 3], f64) -> f64 + Send + Sync + 'static) -> Self {
-        self.push(Load::Dirichlet { on: boundaries(on), value: Arc::new(value), time_dependent: true })
+    pub fn dirichlet<T: Into<Boundary>>(
+        self,
+        on: impl IntoIterator<Item = T>,
+        value: impl Fn([f64; 3], f64) -> f64 + Send + Sync + 'static,
+    ) -> Self {
+        self.push(Load::Dirichlet {
+            on: boundaries(on),
+            value: Arc::new(value),
+            time_dependent: true,
+        })
     }
 
     /// Heat flux q(x) into the body through `on`.
-    pub fn flux<T: Into<Boundary>>(self, on: impl IntoIterator<Item = T>, q: impl Fn([f64; 3]) -> f64 + Send + Sync + 'static, schedule: Schedule) -> Self {
-        self.push(Load::Flux { on: boundaries(on), q: Arc::new(q), schedule })
+    pub fn flux<T: Into<Boundary>>(
+        self,
+        on: impl IntoIterator<Item = T>,
+        q: impl Fn([f64; 3]) -> f64 + Send + Sync + 'static,
+        schedule: Schedule,
+    ) -> Self {
+        self.push(Load::Flux {
+            on: boundaries(on),
+            q: Arc::new(q),
+            schedule,
+        })
     }
 
-    pub fn laser<T: Into<Boundary>>(self, on: impl IntoIterator<Item = T>, laser: Laser, schedule: Schedule) -> Self {
-        self.push(Load::Laser { on: boundaries(on), laser, schedule })
+    pub fn laser<T: Into<Boundary>>(
+        self,
+        on: impl IntoIterator<Item = T>,
+        laser: Laser,
+        schedule: Schedule,
+    ) -> Self {
+        self.push(Load::Laser {
+            on: boundaries(on),
+            laser,
+            schedule,
+        })
     }
 
-    pub fn robin<T: Into<Boundary>>(self, on: impl IntoIterator<Item = T>, h: f64, ambient: f64) -> Self {
-        self.push(Load::Robin { on: boundaries(on), h, ambient })
+    pub fn robin<T: Into<Boundary>>(
+        self,
+        on: impl IntoIterator<Item = T>,
+        h: f64,
+        ambient: f64,
+    ) -> Self {
+        self.push(Load::Robin {
+            on: boundaries(on),
+            h,
+            ambient,
+        })
     }
 
-    pub fn source(self, q: impl Fn([f64; 3]) -> f64 + Send + Sync + 'static, schedule: Schedule) -> Self {
-        self.push(Load::Source { q: Arc::new(q), schedule })
+    pub fn source(
+        self,
+        q: impl Fn([f64; 3]) -> f64 + Send + Sync + 'static,
+        schedule: Schedule,
+    ) -> Self {
+        self.push(Load::Source {
+            q: Arc::new(q),
+            schedule,
+        })
     }
 
     pub fn push(mut self, load: Load) -> Self {
@@ -174,17 +266,25 @@ impl HeatLoads {
         for (i, l) in self.loads.iter().enumerate() {
             let what = format!("load {i}");
             match l {
-                Load::Laser { laser, schedule, .. } => {
+                Load::Laser {
+                    laser, schedule, ..
+                } => {
                     laser.check()?;
                     schedule.check(&what)?
                 }
-                Load::Flux { schedule, .. } | Load::Source { schedule, .. } => schedule.check(&what)?,
+                Load::Flux { schedule, .. } | Load::Source { schedule, .. } => {
+                    schedule.check(&what)?
+                }
                 Load::Robin { h, ambient, .. } => {
                     if !(h.is_finite() && *h >= 0.0) {
-                        return Err(Error::invalid(format!("{what}: Robin `h` must be finite and non-negative (got {h})")));
+                        return Err(Error::invalid(format!(
+                            "{what}: Robin `h` must be finite and non-negative (got {h})"
+                        )));
                     }
                     if !ambient.is_finite() {
-                        return Err(Error::invalid(format!("{what}: Robin ambient temperature must be finite (got {ambient})")));
+                        return Err(Error::invalid(format!(
+                            "{what}: Robin ambient temperature must be finite (got {ambient})"
+                        )));
                     }
                 }
                 Load::Dirichlet { .. } => {}
@@ -212,29 +312,55 @@ pub(crate) struct HostLoad {
 
 /// `∫ f v ds` over `on` (a zero-physics problem: only the load is assembled).
 fn surface_load(space: &Arc<FunctionSpace>, on: &[Boundary], f: SpaceFn) -> Result<Vec<f64>> {
-    LinearProblem::new(space.clone(), Mass::new(1.0, 1)).neumann(on.to_vec(), flux(move |x, _| f(x))).load_only()
+    LinearProblem::new(space.clone(), Mass::new(1.0, 1))
+        .neumann(on.to_vec(), flux(move |x, _| f(x)))
+        .load_only()
 }
 
 /// Assembles the load vectors (everything but Dirichlet) and the Robin row sums `∫ h φᵢ ds`.
-pub(crate) fn assemble(space: &Arc<FunctionSpace>, loads: &HeatLoads) -> Result<(Vec<HostLoad>, Option<Vec<f64>>)> {
+pub(crate) fn assemble(
+    space: &Arc<FunctionSpace>,
+    loads: &HeatLoads,
+) -> Result<(Vec<HostLoad>, Option<Vec<f64>>)> {
     let mut out = Vec::new();
     let mut robin_rows: Option<Vec<f64>> = None;
     let host = |vector: Vec<f64>, schedule: Schedule, kind| {
         let total = vector.iter().sum();
-        HostLoad { vector, total, schedule, kind }
+        HostLoad {
+            vector,
+            total,
+            schedule,
+            kind,
+        }
     };
     for l in &loads.loads {
         match l {
             Load::Dirichlet { .. } => {}
-            Load::Flux { on, q, schedule } => out.push(host(surface_load(space, on, q.clone())?, schedule.clone(), LoadKind::Input)),
-            Load::Laser { on, laser, schedule } => {
+            Load::Flux { on, q, schedule } => out.push(host(
+                surface_load(space, on, q.clone())?,
+                schedule.clone(),
+                LoadKind::Input,
+            )),
+            Load::Laser {
+                on,
+                laser,
+                schedule,
+            } => {
                 let laser = *laser;
-                out.push(host(surface_load(space, on, Arc::new(move |x| laser.flux(x)))?, schedule.clone(), LoadKind::Input))
+                out.push(host(
+                    surface_load(space, on, Arc::new(move |x| laser.flux(x)))?,
+                    schedule.clone(),
+                    LoadKind::Input,
+                ))
             }
             Load::Robin { on, h, ambient } => {
                 let (h, ambient) = (*h, *ambient);
                 let rows = surface_load(space, on, Arc::new(move |_| h))?;
-                out.push(host(rows.iter().map(|r| r * ambient).collect(), Schedule::default(), LoadKind::Ambient));
+                out.push(host(
+                    rows.iter().map(|r| r * ambient).collect(),
+                    Schedule::default(),
+                    LoadKind::Ambient,
+                ));
                 match &mut robin_rows {
                     Some(acc) => acc.iter_mut().zip(&rows).for_each(|(a, r)| *a += r),
                     None => robin_rows = Some(rows),
@@ -242,7 +368,9 @@ pub(crate) fn assemble(space: &Arc<FunctionSpace>, loads: &HeatLoads) -> Result<
             }
             Load::Source { q, schedule } => {
                 let q = q.clone();
-                let v = LinearProblem::new(space.clone(), Mass::new(1.0, 1)).source(Arc::new(move |x, out: &mut [f64]| out[0] = q(x))).load_only()?;
+                let v = LinearProblem::new(space.clone(), Mass::new(1.0, 1))
+                    .source(Arc::new(move |x, out: &mut [f64]| out[0] = q(x)))
+                    .load_only()?;
                 out.push(host(v, schedule.clone(), LoadKind::Input))
             }
         }

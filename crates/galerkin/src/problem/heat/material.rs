@@ -28,7 +28,12 @@ pub struct Material {
 
 impl Material {
     pub fn new(name: &str, k: f64, rho: f64, c: f64) -> Material {
-        Material { name: name.into(), k, rho, c }
+        Material {
+            name: name.into(),
+            k,
+            rho,
+            c,
+        }
     }
 
     /// Still air at room temperature: the default corrosion filler.
@@ -44,7 +49,10 @@ impl Material {
     pub fn check(&self) -> Result<()> {
         for (key, v) in [("k", self.k), ("rho", self.rho), ("c", self.c)] {
             if !(v.is_finite() && v > 0.0) {
-                return Err(Error::invalid(format!("material `{}`: `{key}` must be positive and finite (got {v})", self.name)));
+                return Err(Error::invalid(format!(
+                    "material `{}`: `{key}` must be positive and finite (got {v})",
+                    self.name
+                )));
             }
         }
         Ok(())
@@ -55,12 +63,28 @@ impl Material {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Shape {
     /// `from ≤ x[axis] < to`.
-    Layer { axis: usize, from: f64, to: f64 },
-    Sphere { centre: [f64; 3], radius: f64 },
+    Layer {
+        axis: usize,
+        from: f64,
+        to: f64,
+    },
+    Sphere {
+        centre: [f64; 3],
+        radius: f64,
+    },
     /// Distance to the line through `centre` along `axis` below `radius`, with `from ≤ x[axis] < to`.
-    Cylinder { centre: [f64; 3], axis: usize, radius: f64, from: f64, to: f64 },
+    Cylinder {
+        centre: [f64; 3],
+        axis: usize,
+        radius: f64,
+        from: f64,
+        to: f64,
+    },
     /// `lower ≤ x < upper` componentwise.
-    Box { lower: [f64; 3], upper: [f64; 3] },
+    Box {
+        lower: [f64; 3],
+        upper: [f64; 3],
+    },
 }
 
 impl Shape {
@@ -68,7 +92,13 @@ impl Shape {
         match *self {
             Shape::Layer { axis, from, to } => from <= x[axis] && x[axis] < to,
             Shape::Sphere { centre, radius } => dist2(x, centre, None) < radius * radius,
-            Shape::Cylinder { centre, axis, radius, from, to } => from <= x[axis] && x[axis] < to && dist2(x, centre, Some(axis)) < radius * radius,
+            Shape::Cylinder {
+                centre,
+                axis,
+                radius,
+                from,
+                to,
+            } => from <= x[axis] && x[axis] < to && dist2(x, centre, Some(axis)) < radius * radius,
             Shape::Box { lower, upper } => (0..3).all(|k| lower[k] <= x[k] && x[k] < upper[k]),
         }
     }
@@ -76,21 +106,56 @@ impl Shape {
     fn check(&self) -> std::result::Result<(), String> {
         let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
         match self {
-            Shape::Layer { axis, from, to } if *axis < 3 && !from.is_nan() && !to.is_nan() && from < to => Ok(()),
+            Shape::Layer { axis, from, to }
+                if *axis < 3 && !from.is_nan() && !to.is_nan() && from < to =>
+            {
+                Ok(())
+            }
             Shape::Layer { .. } => Err("a layer needs axis 0..2 (x, y, z) and from < to".into()),
-            Shape::Sphere { centre, radius } if finite(centre) && *radius > 0.0 && radius.is_finite() => Ok(()),
-            Shape::Sphere { .. } => Err("a sphere needs a finite centre and a positive radius".into()),
-            Shape::Cylinder { centre, axis, radius, from, to } if finite(centre) && *axis < 3 && *radius > 0.0 && radius.is_finite() && from < to => Ok(()),
-            Shape::Cylinder { .. } => Err("a cylinder needs a finite centre, axis 0..2, a positive radius and from < to".into()),
-            Shape::Box { lower, upper } if finite(lower) && finite(upper) && (0..3).all(|k| lower[k] < upper[k]) => Ok(()),
-            Shape::Box { .. } => Err("a box needs finite corners with lower < upper in every coordinate".into()),
+            Shape::Sphere { centre, radius }
+                if finite(centre) && *radius > 0.0 && radius.is_finite() =>
+            {
+                Ok(())
+            }
+            Shape::Sphere { .. } => {
+                Err("a sphere needs a finite centre and a positive radius".into())
+            }
+            Shape::Cylinder {
+                centre,
+                axis,
+                radius,
+                from,
+                to,
+            } if finite(centre)
+                && *axis < 3
+                && *radius > 0.0
+                && radius.is_finite()
+                && from < to =>
+            {
+                Ok(())
+            }
+            Shape::Cylinder { .. } => Err(
+                "a cylinder needs a finite centre, axis 0..2, a positive radius and from < to"
+                    .into(),
+            ),
+            Shape::Box { lower, upper }
+                if finite(lower) && finite(upper) && (0..3).all(|k| lower[k] < upper[k]) =>
+            {
+                Ok(())
+            }
+            Shape::Box { .. } => {
+                Err("a box needs finite corners with lower < upper in every coordinate".into())
+            }
         }
     }
 }
 
 /// Squared distance from `x` to `c`, leaving out coordinate `skip`.
 fn dist2(x: [f64; 3], c: [f64; 3], skip: Option<usize>) -> f64 {
-    (0..3).filter(|&k| Some(k) != skip).map(|k| (x[k] - c[k]).powi(2)).sum()
+    (0..3)
+        .filter(|&k| Some(k) != skip)
+        .map(|k| (x[k] - c[k]).powi(2))
+        .sum()
 }
 
 /// Which cells a rule selects.
@@ -149,18 +214,32 @@ impl Corrosion {
 
     pub fn corroded(&self, x: [f64; 3], lo: [f64; 3], hi: [f64; 3]) -> bool {
         let a = self.axis;
-        let s = if self.upper { hi[a] - x[a] } else { x[a] - lo[a] };
+        let s = if self.upper {
+            hi[a] - x[a]
+        } else {
+            x[a] - lo[a]
+        };
         let rho2 = match self.profile {
             Profile::Pit => dist2(x, self.centre, Some(a)),
-            Profile::Groove { axis } => (0..3).filter(|&k| k != a && k != axis).map(|k| (x[k] - self.centre[k]).powi(2)).sum(),
+            Profile::Groove { axis } => (0..3)
+                .filter(|&k| k != a && k != axis)
+                .map(|k| (x[k] - self.centre[k]).powi(2))
+                .sum(),
         };
         let r2 = self.radius * self.radius;
         rho2 < r2 && s < self.depth * (1.0 - rho2 / r2)
     }
 
     fn check(&self) -> std::result::Result<(), String> {
-        if !(self.depth.is_finite() && self.depth > 0.0 && self.radius.is_finite() && self.radius > 0.0) {
-            return Err(format!("depth and radius must be positive and finite (got {} and {})", self.depth, self.radius));
+        if !(self.depth.is_finite()
+            && self.depth > 0.0
+            && self.radius.is_finite()
+            && self.radius > 0.0)
+        {
+            return Err(format!(
+                "depth and radius must be positive and finite (got {} and {})",
+                self.depth, self.radius
+            ));
         }
         if self.axis > 2 || self.centre.iter().any(|c| !c.is_finite()) {
             return Err("the face axis must be 0..2 and the centre finite".into());
@@ -204,12 +283,20 @@ impl Voxels {
             }};
         }
         try_int!(npy, i64, i32, i16, i8, u64, u32, u16, u8);
-        Err(bad(format!("dtype {dtype:?} is not an integer type (material indices are integers)")))
+        Err(bad(format!(
+            "dtype {dtype:?} is not an integer type (material indices are integers)"
+        )))
     }
 
-    fn from_flat(shape: Vec<usize>, fortran: bool, flat: Vec<i64>) -> std::result::Result<Voxels, String> {
+    fn from_flat(
+        shape: Vec<usize>,
+        fortran: bool,
+        flat: Vec<i64>,
+    ) -> std::result::Result<Voxels, String> {
         if shape.is_empty() || shape.len() > 3 || shape.contains(&0) {
-            return Err(format!("shape {shape:?}: expected a non-empty 2D or 3D array"));
+            return Err(format!(
+                "shape {shape:?}: expected a non-empty 2D or 3D array"
+            ));
         }
         let index = if fortran {
             // Reorder to C order.
@@ -239,11 +326,18 @@ impl Voxels {
             .iter()
             .enumerate()
             .map(|(d, &s)| {
-                let f = if hi[d] > lo[d] { (x[d] - lo[d]) / (hi[d] - lo[d]) } else { 0.0 };
+                let f = if hi[d] > lo[d] {
+                    (x[d] - lo[d]) / (hi[d] - lo[d])
+                } else {
+                    0.0
+                };
                 ((f * s as f64).floor().max(0.0) as usize).min(s - 1)
             })
             .collect();
-        let flat = idx.iter().zip(&self.shape).fold(0, |acc, (&i, &s)| acc * s + i);
+        let flat = idx
+            .iter()
+            .zip(&self.shape)
+            .fold(0, |acc, (&i, &s)| acc * s + i);
         (idx, flat)
     }
 }
@@ -288,16 +382,25 @@ impl MaterialMap {
         let name_of = |i: usize| self.materials[i].name.clone();
         for (i, r) in self.rules.iter().enumerate() {
             if r.material >= nm {
-                return Err(Error::invalid(format!("rule {i} names material {} of {nm}", r.material)));
+                return Err(Error::invalid(format!(
+                    "rule {i} names material {} of {nm}",
+                    r.material
+                )));
             }
             if let Selector::Shape(s) = &r.selector {
-                s.check().map_err(|why| Error::invalid(format!("material `{}`: {why}", name_of(r.material))))?;
+                s.check().map_err(|why| {
+                    Error::invalid(format!("material `{}`: {why}", name_of(r.material)))
+                })?;
             }
         }
         if let Some(c) = &self.corrosion {
-            c.check().map_err(|why| Error::invalid(format!("corrosion: {why}")))?;
+            c.check()
+                .map_err(|why| Error::invalid(format!("corrosion: {why}")))?;
             if c.filler >= nm {
-                return Err(Error::invalid(format!("corrosion filler is material {} of {nm}", c.filler)));
+                return Err(Error::invalid(format!(
+                    "corrosion filler is material {} of {nm}",
+                    c.filler
+                )));
             }
         }
         let (lo, hi) = mesh.bounding_box();
@@ -305,7 +408,11 @@ impl MaterialMap {
         let mut tags = vec![0i32; mesh.num_cells()];
         if let Some(v) = &self.voxels {
             if v.shape.len() != mesh.dim {
-                return Err(Error::invalid(format!("the voxel array has {} axes but the mesh is {}D", v.shape.len(), mesh.dim)));
+                return Err(Error::invalid(format!(
+                    "the voxel array has {} axes but the mesh is {}D",
+                    v.shape.len(),
+                    mesh.dim
+                )));
             }
             for (c, t) in tags.iter_mut().enumerate() {
                 let (idx, flat) = v.locate(centroid(mesh, c), lo, hi);
@@ -337,7 +444,19 @@ impl MaterialMap {
         let mut counts = vec![0; nm];
         tags.iter().for_each(|&t| counts[t as usize] += 1);
         mesh.cell_tags = tags;
-        let table = |f: &dyn Fn(&Material) -> f64| Coefficient::PerRegion(self.materials.iter().enumerate().map(|(i, m)| (i as i32, f(m))).collect::<BTreeMap<_, _>>());
-        Ok(MaterialFields { rhoc: table(&|m| m.rhoc()), k: table(&|m| m.k), counts })
+        let table = |f: &dyn Fn(&Material) -> f64| {
+            Coefficient::PerRegion(
+                self.materials
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| (i as i32, f(m)))
+                    .collect::<BTreeMap<_, _>>(),
+            )
+        };
+        Ok(MaterialFields {
+            rhoc: table(&|m| m.rhoc()),
+            k: table(&|m| m.k),
+            counts,
+        })
     }
 }

@@ -14,13 +14,20 @@ pub fn nearest_nodes(space: &FunctionSpace, points: &[[f64; 3]]) -> Vec<usize> {
         .iter()
         .map(|p| {
             let d2 = |x: &[f64; 3]| (0..3).map(|k| (x[k] - p[k]).powi(2)).sum::<f64>();
-            (0..nodes.len()).min_by(|&a, &b| d2(&nodes[a]).total_cmp(&d2(&nodes[b]))).unwrap_or(0)
+            (0..nodes.len())
+                .min_by(|&a, &b| d2(&nodes[a]).total_cmp(&d2(&nodes[b])))
+                .unwrap_or(0)
         })
         .collect()
 }
 
 /// Writes `time, probe 0, probe 1, …` rows.
-pub fn write_probe_csv(path: &Path, points: &[[f64; 3]], times: &[f64], values: &[Vec<f64>]) -> Result<()> {
+pub fn write_probe_csv(
+    path: &Path,
+    points: &[[f64; 3]],
+    times: &[f64],
+    values: &[Vec<f64>],
+) -> Result<()> {
     write_atomic(path, |w| {
         let mut s = String::from("time");
         for p in points {
@@ -38,9 +45,21 @@ pub fn write_probe_csv(path: &Path, points: &[[f64; 3]], times: &[f64], values: 
     })
 }
 
-pub fn plot_probes(path: &Path, points: &[[f64; 3]], times: &[f64], values: &[Vec<f64>]) -> Result<()> {
-    let labels: Vec<String> = points.iter().map(|p| format!("({:.4}, {:.4}, {:.4})", p[0], p[1], p[2])).collect();
-    let series: Vec<(&str, &[f64], &[f64])> = labels.iter().zip(values).map(|(l, v)| (l.as_str(), times, v.as_slice())).collect();
+pub fn plot_probes(
+    path: &Path,
+    points: &[[f64; 3]],
+    times: &[f64],
+    values: &[Vec<f64>],
+) -> Result<()> {
+    let labels: Vec<String> = points
+        .iter()
+        .map(|p| format!("({:.4}, {:.4}, {:.4})", p[0], p[1], p[2]))
+        .collect();
+    let series: Vec<(&str, &[f64], &[f64])> = labels
+        .iter()
+        .zip(values)
+        .map(|(l, v)| (l.as_str(), times, v.as_slice()))
+        .collect();
     io::plot_lines(path, "Probe temperatures", "t", "T", &series, false, false)
 }
 
@@ -59,16 +78,23 @@ impl FaceMap {
     /// `face` is xmin … zmax; `resolution` grid cells along the longer side.
     pub fn new(space: &FunctionSpace, face: &str, resolution: usize) -> Result<FaceMap> {
         let mesh = &space.mesh;
-        let (axis, upper) = super::material::Corrosion::face(face).ok_or_else(|| Error::config("output.face_map.face", format!("unknown face `{face}`")))?;
+        let (axis, upper) = super::material::Corrosion::face(face).ok_or_else(|| {
+            Error::config("output.face_map.face", format!("unknown face `{face}`"))
+        })?;
         if mesh.dim != 3 {
             return Err(Error::config("output.face_map", "face maps need a 3D mesh"));
         }
         let (lo, hi) = mesh.bounding_box();
         let plane = if upper { hi[axis] } else { lo[axis] };
         let tol = 1e-9 * (0..3).map(|k| hi[k] - lo[k]).fold(0.0, f64::max);
-        let nodes: Vec<usize> = (0..space.dofmap.node_coords.len()).filter(|&i| (space.dofmap.node_coords[i][axis] - plane).abs() <= tol).collect();
+        let nodes: Vec<usize> = (0..space.dofmap.node_coords.len())
+            .filter(|&i| (space.dofmap.node_coords[i][axis] - plane).abs() <= tol)
+            .collect();
         if nodes.is_empty() {
-            return Err(Error::config("output.face_map.face", format!("no node lies on `{face}`")));
+            return Err(Error::config(
+                "output.face_map.face",
+                format!("no node lies on `{face}`"),
+            ));
         }
         let (a, b) = match axis {
             0 => (1, 2),
@@ -77,10 +103,22 @@ impl FaceMap {
         };
         let (ru, rv) = ((lo[a], hi[a]), (lo[b], hi[b]));
         let (lu, lv) = (ru.1 - ru.0, rv.1 - rv.0);
-        let (nu, nv) = if lu >= lv { (resolution, ((resolution as f64 * lv / lu).round() as usize).max(1)) } else { (((resolution as f64 * lu / lv).round() as usize).max(1), resolution) };
+        let (nu, nv) = if lu >= lv {
+            (
+                resolution,
+                ((resolution as f64 * lv / lu).round() as usize).max(1),
+            )
+        } else {
+            (
+                ((resolution as f64 * lu / lv).round() as usize).max(1),
+                resolution,
+            )
+        };
         // Bucket the face nodes, then search outward rings of buckets for each grid cell's centre.
         let nb = ((nodes.len() as f64).sqrt().ceil() as usize).clamp(1, 512);
-        let bucket = |x: f64, (l, h): (f64, f64)| (((x - l) / (h - l) * nb as f64).floor().max(0.0) as usize).min(nb - 1);
+        let bucket = |x: f64, (l, h): (f64, f64)| {
+            (((x - l) / (h - l) * nb as f64).floor().max(0.0) as usize).min(nb - 1)
+        };
         let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); nb * nb];
         for &n in &nodes {
             let x = space.dofmap.node_coords[n];
@@ -90,7 +128,10 @@ impl FaceMap {
         let mut cell_node = Vec::with_capacity(nu * nv);
         for j in 0..nv {
             for i in 0..nu {
-                let (u, v) = (ru.0 + (i as f64 + 0.5) * lu / nu as f64, rv.0 + (j as f64 + 0.5) * lv / nv as f64);
+                let (u, v) = (
+                    ru.0 + (i as f64 + 0.5) * lu / nu as f64,
+                    rv.0 + (j as f64 + 0.5) * lv / nv as f64,
+                );
                 let (bu, bv) = (bucket(u, ru) as isize, bucket(v, rv) as isize);
                 let mut best = (f64::INFINITY, nodes[0]);
                 let mut ring = 0isize;
@@ -122,14 +163,29 @@ impl FaceMap {
                 cell_node.push(best.1);
             }
         }
-        Ok(FaceMap { face: face.to_string(), axes: (a, b), range: (ru, rv), grid: (nu, nv), cell_node })
+        Ok(FaceMap {
+            face: face.to_string(),
+            axes: (a, b),
+            range: (ru, rv),
+            grid: (nu, nv),
+            cell_node,
+        })
     }
 
     /// Draws `u` (all nodes) at time `t`; returns the colour scale's (min, max).
     pub fn draw(&self, path: &Path, u: &[f64], t: f64) -> Result<(f64, f64)> {
         let values: Vec<f64> = self.cell_node.iter().map(|&n| u[n]).collect();
         let name = |k: usize| ["x", "y", "z"][k];
-        io::plot_map(path, &format!("T on {} at t = {t:.4}", self.face), name(self.axes.0), name(self.axes.1), self.range.0, self.range.1, self.grid, &values)
+        io::plot_map(
+            path,
+            &format!("T on {} at t = {t:.4}", self.face),
+            name(self.axes.0),
+            name(self.axes.1),
+            self.range.0,
+            self.range.1,
+            self.grid,
+            &values,
+        )
     }
 }
 
@@ -173,13 +229,23 @@ pub fn read_vtu_point_field(path: &Path, field: &str, mesh: &Mesh) -> Result<Vec
     let mut offset = 0;
     while let Some(i) = rest.find("<DataArray") {
         let start = offset + i;
-        let tag_end = text[start..].find('>').ok_or_else(|| bad("unterminated DataArray".into()))? + start;
+        let tag_end = text[start..]
+            .find('>')
+            .ok_or_else(|| bad("unterminated DataArray".into()))?
+            + start;
         let tag = &text[start..=tag_end];
-        let body_end = text[tag_end..].find("</DataArray>").ok_or_else(|| bad("unterminated DataArray".into()))? + tag_end;
+        let body_end = text[tag_end..]
+            .find("</DataArray>")
+            .ok_or_else(|| bad("unterminated DataArray".into()))?
+            + tag_end;
         let body = &text[tag_end + 1..body_end];
         let before = &text[..start];
-        let in_points = before.rfind("<Points>").is_some_and(|p| before.rfind("</Points>").is_none_or(|q| q < p));
-        let in_point_data = before.rfind("<PointData").is_some_and(|p| before.rfind("</PointData>").is_none_or(|q| q < p));
+        let in_points = before
+            .rfind("<Points>")
+            .is_some_and(|p| before.rfind("</Points>").is_none_or(|q| q < p));
+        let in_point_data = before
+            .rfind("<PointData")
+            .is_some_and(|p| before.rfind("</PointData>").is_none_or(|q| q < p));
         if in_points {
             points = Some(decode(tag, body, "Points").map_err(bad)?);
         } else if in_point_data && attr(tag, "Name") == Some(field) {
@@ -195,7 +261,11 @@ pub fn read_vtu_point_field(path: &Path, field: &str, mesh: &Mesh) -> Result<Vec
     let values = values.ok_or_else(|| bad(format!("no point field `{field}`")))?;
     let nv = mesh.num_vertices();
     if points.len() != 3 * nv || values.len() != nv {
-        return Err(bad(format!("{} points and {} values, but the mesh has {nv} vertices", points.len() / 3, values.len())));
+        return Err(bad(format!(
+            "{} points and {} values, but the mesh has {nv} vertices",
+            points.len() / 3,
+            values.len()
+        )));
     }
     let (lo, hi) = mesh.bounding_box();
     let size = (0..3).map(|k| hi[k] - lo[k]).fold(0.0, f64::max);

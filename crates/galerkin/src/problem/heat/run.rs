@@ -11,7 +11,10 @@ use crate::backend::AnyBackend;
 use crate::io::{self, OutputFile};
 use crate::operator::FeBackend;
 use crate::problem::config::{scalar_spec, ScalarSpec};
-use crate::problem::run::{build_mesh_from, AssemblyReport, MeshReport, PhaseTimes, Report, RunOptions, SolverReport, SpaceReport};
+use crate::problem::run::{
+    build_mesh_from, AssemblyReport, MeshReport, PhaseTimes, Report, RunOptions, SolverReport,
+    SpaceReport,
+};
 use crate::problem::validate::{boundaries_have_facets, FieldFaults, Requirement};
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
@@ -67,44 +70,105 @@ struct FaceMapReport {
 
 /// The material map of the file (region names resolved on `mesh`).
 fn materials(f: &HeatFile, base: &Path, mesh: &crate::mesh::Mesh) -> Result<MaterialMap> {
-    let mut mats: Vec<Material> = f.material.iter().map(|m| Material::new(&m.name, m.k, m.rho, m.c)).collect();
+    let mut mats: Vec<Material> = f
+        .material
+        .iter()
+        .map(|m| Material::new(&m.name, m.k, m.rho, m.c))
+        .collect();
     let mut rules = Vec::new();
     for (j, m) in f.material.iter().enumerate() {
         let key = |k: &str| format!("material[{j}].{k}");
         if let Some(s) = &m.shape {
-            let need = |v: Option<f64>, k: &str| v.ok_or_else(|| Error::config(key(&format!("shape.{k}")), format!("a {} needs `{k}`", s.kind)));
-            let pt = |v: &Option<Vec<f64>>, k: &str| -> Result<[f64; 3]> { point(v.as_deref().ok_or_else(|| Error::config(key(&format!("shape.{k}")), format!("a {} needs `{k}`", s.kind)))?, &key(&format!("shape.{k}"))) };
+            let need = |v: Option<f64>, k: &str| {
+                v.ok_or_else(|| {
+                    Error::config(
+                        key(&format!("shape.{k}")),
+                        format!("a {} needs `{k}`", s.kind),
+                    )
+                })
+            };
+            let pt = |v: &Option<Vec<f64>>, k: &str| -> Result<[f64; 3]> {
+                point(
+                    v.as_deref().ok_or_else(|| {
+                        Error::config(
+                            key(&format!("shape.{k}")),
+                            format!("a {} needs `{k}`", s.kind),
+                        )
+                    })?,
+                    &key(&format!("shape.{k}")),
+                )
+            };
             let ax = || axis(s.axis.as_deref().unwrap_or(""), &key("shape.axis"));
             let shape = match s.kind.as_str() {
-                "layer" => Shape::Layer { axis: ax()?, from: need(s.from, "from")?, to: need(s.to, "to")? },
-                "sphere" => Shape::Sphere { centre: pt(&s.centre, "centre")?, radius: need(s.radius, "radius")? },
-                "cylinder" => Shape::Cylinder { centre: pt(&s.centre, "centre")?, axis: ax()?, radius: need(s.radius, "radius")?, from: s.from.unwrap_or(f64::NEG_INFINITY), to: s.to.unwrap_or(f64::INFINITY) },
-                "box" => Shape::Box { lower: pt(&s.lower, "lower")?, upper: pt(&s.upper, "upper")? },
-                other => return Err(Error::config(key("shape.kind"), format!("expected layer, sphere, cylinder or box, got `{other}`"))),
+                "layer" => Shape::Layer {
+                    axis: ax()?,
+                    from: need(s.from, "from")?,
+                    to: need(s.to, "to")?,
+                },
+                "sphere" => Shape::Sphere {
+                    centre: pt(&s.centre, "centre")?,
+                    radius: need(s.radius, "radius")?,
+                },
+                "cylinder" => Shape::Cylinder {
+                    centre: pt(&s.centre, "centre")?,
+                    axis: ax()?,
+                    radius: need(s.radius, "radius")?,
+                    from: s.from.unwrap_or(f64::NEG_INFINITY),
+                    to: s.to.unwrap_or(f64::INFINITY),
+                },
+                "box" => Shape::Box {
+                    lower: pt(&s.lower, "lower")?,
+                    upper: pt(&s.upper, "upper")?,
+                },
+                other => {
+                    return Err(Error::config(
+                        key("shape.kind"),
+                        format!("expected layer, sphere, cylinder or box, got `{other}`"),
+                    ))
+                }
             };
-            rules.push(Rule { selector: Selector::Shape(shape), material: j });
+            rules.push(Rule {
+                selector: Selector::Shape(shape),
+                material: j,
+            });
         }
         if let Some(rs) = &m.regions {
             let tags = rs
                 .iter()
                 .map(|r| match r {
                     RegionRef::Tag(t) => Ok(*t),
-                    RegionRef::Name(n) => mesh.tag(n, mesh.dim).map_err(|e| Error::config(key("regions"), e.to_string())),
+                    RegionRef::Name(n) => mesh
+                        .tag(n, mesh.dim)
+                        .map_err(|e| Error::config(key("regions"), e.to_string())),
                 })
                 .collect::<Result<Vec<_>>>()?;
             if let Some(t) = tags.iter().find(|t| !mesh.cell_tags.contains(t)) {
-                return Err(Error::config(key("regions"), format!("no cell of the mesh has region tag {t}")));
+                return Err(Error::config(
+                    key("regions"),
+                    format!("no cell of the mesh has region tag {t}"),
+                ));
             }
-            rules.push(Rule { selector: Selector::Regions(tags), material: j });
+            rules.push(Rule {
+                selector: Selector::Regions(tags),
+                material: j,
+            });
         }
     }
     let voxels = match &f.voxels {
-        Some(v) => Some(Voxels::read_npy(&base.join(&v.file)).map_err(|e| Error::config("voxels.file", e.to_string()))?),
+        Some(v) => Some(
+            Voxels::read_npy(&base.join(&v.file))
+                .map_err(|e| Error::config("voxels.file", e.to_string()))?,
+        ),
         None => None,
     };
     let corrosion = match &f.corrosion {
         Some(c) => {
-            let (ax, upper) = Corrosion::face(&c.face).ok_or_else(|| Error::config("corrosion.face", format!("expected xmin … zmax, got `{}`", c.face)))?;
+            let (ax, upper) = Corrosion::face(&c.face).ok_or_else(|| {
+                Error::config(
+                    "corrosion.face",
+                    format!("expected xmin … zmax, got `{}`", c.face),
+                )
+            })?;
             let (lo, hi) = mesh.bounding_box();
             let centre = match &c.centre {
                 Some(v) => point(v, "corrosion.centre")?,
@@ -112,9 +176,26 @@ fn materials(f: &HeatFile, base: &Path, mesh: &crate::mesh::Mesh) -> Result<Mate
             };
             let profile = match c.profile.as_deref().unwrap_or("pit") {
                 "pit" if c.axis.is_none() => Profile::Pit,
-                "pit" => return Err(Error::config("corrosion.axis", "only a groove takes an axis")),
-                "groove" => Profile::Groove { axis: axis(c.axis.as_deref().ok_or_else(|| Error::config("corrosion.axis", "a groove needs the axis it runs along"))?, "corrosion.axis")? },
-                other => return Err(Error::config("corrosion.profile", format!("expected pit or groove, got `{other}`"))),
+                "pit" => {
+                    return Err(Error::config(
+                        "corrosion.axis",
+                        "only a groove takes an axis",
+                    ))
+                }
+                "groove" => Profile::Groove {
+                    axis: axis(
+                        c.axis.as_deref().ok_or_else(|| {
+                            Error::config("corrosion.axis", "a groove needs the axis it runs along")
+                        })?,
+                        "corrosion.axis",
+                    )?,
+                },
+                other => {
+                    return Err(Error::config(
+                        "corrosion.profile",
+                        format!("expected pit or groove, got `{other}`"),
+                    ))
+                }
             };
             let filler_name = c.filler.clone().unwrap_or_else(|| "air".into());
             let filler = match mats.iter().position(|m| m.name == filler_name) {
@@ -123,13 +204,31 @@ fn materials(f: &HeatFile, base: &Path, mesh: &crate::mesh::Mesh) -> Result<Mate
                     mats.push(Material::air());
                     mats.len() - 1
                 }
-                None => return Err(Error::config("corrosion.filler", format!("no material named `{filler_name}`"))),
+                None => {
+                    return Err(Error::config(
+                        "corrosion.filler",
+                        format!("no material named `{filler_name}`"),
+                    ))
+                }
             };
-            Some(Corrosion { axis: ax, upper, depth: c.depth, radius: c.radius, centre, profile, filler })
+            Some(Corrosion {
+                axis: ax,
+                upper,
+                depth: c.depth,
+                radius: c.radius,
+                centre,
+                profile,
+                filler,
+            })
         }
         None => None,
     };
-    Ok(MaterialMap { materials: mats, voxels, rules, corrosion })
+    Ok(MaterialMap {
+        materials: mats,
+        voxels,
+        rules,
+        corrosion,
+    })
 }
 
 /// The loads of the file's `[[bc]]` tables and `physics.source`.
@@ -140,25 +239,55 @@ fn loads(f: &HeatFile, mesh: &crate::mesh::Mesh, faults: &FieldFaults) -> Result
         let on = bc.boundary.to_vec();
         boundaries_have_facets(mesh, &on).map_err(|why| Error::config(key("boundary"), why))?;
         let schedule = || -> Result<Schedule> {
-            let mut s = Schedule { factor: None, on: bc.on.unwrap_or(f64::NEG_INFINITY), off: bc.off.unwrap_or(f64::INFINITY) };
+            let mut s = Schedule {
+                factor: None,
+                on: bc.on.unwrap_or(f64::NEG_INFINITY),
+                off: bc.off.unwrap_or(f64::INFINITY),
+            };
             if !(s.on <= s.off) {
-                return Err(Error::config(key("off"), format!("must not come before `on` ({} < {})", s.off, s.on)));
+                return Err(Error::config(
+                    key("off"),
+                    format!("must not come before `on` ({} < {})", s.off, s.on),
+                ));
             }
             if let Some(e) = &bc.factor {
-                let e = crate::expr::Expr::parse(e).map_err(|err| Error::config(key("factor"), err.to_string()))?;
+                let e = crate::expr::Expr::parse(e)
+                    .map_err(|err| Error::config(key("factor"), err.to_string()))?;
                 let (faults, k) = (faults.clone(), key("factor"));
-                s = s.factor(move |t| faults.check(&k, Requirement::Finite, [0.0; 3], e.eval([0.0; 3], t)));
+                s = s.factor(move |t| {
+                    faults.check(&k, Requirement::Finite, [0.0; 3], e.eval([0.0; 3], t))
+                });
             }
             Ok(s)
         };
         let load = match bc.kind {
             HeatBcKind::Dirichlet => {
                 let (faults, k) = (faults.clone(), key("value"));
-                match scalar_spec(bc.value.as_ref().ok_or_else(|| Error::config(key("value"), "missing"))?, &k, false)? {
-                    ScalarSpec::Number(v) if v.is_finite() => Load::Dirichlet { on, value: Arc::new(move |_, _| v), time_dependent: false },
-                    ScalarSpec::Number(v) => return Err(Error::config(k, format!("must be finite, got {v}"))),
-                    ScalarSpec::Expr(e) => Load::Dirichlet { on, time_dependent: e.depends_on_time(), value: Arc::new(move |x, t| faults.check(&k, Requirement::Finite, x, e.eval(x, t))) },
-                    ScalarSpec::Regions(_) => return Err(Error::config(k, "expected a number or an expression")),
+                match scalar_spec(
+                    bc.value
+                        .as_ref()
+                        .ok_or_else(|| Error::config(key("value"), "missing"))?,
+                    &k,
+                    false,
+                )? {
+                    ScalarSpec::Number(v) if v.is_finite() => Load::Dirichlet {
+                        on,
+                        value: Arc::new(move |_, _| v),
+                        time_dependent: false,
+                    },
+                    ScalarSpec::Number(v) => {
+                        return Err(Error::config(k, format!("must be finite, got {v}")))
+                    }
+                    ScalarSpec::Expr(e) => Load::Dirichlet {
+                        on,
+                        time_dependent: e.depends_on_time(),
+                        value: Arc::new(move |x, t| {
+                            faults.check(&k, Requirement::Finite, x, e.eval(x, t))
+                        }),
+                    },
+                    ScalarSpec::Regions(_) => {
+                        return Err(Error::config(k, "expected a number or an expression"))
+                    }
                 }
             }
             HeatBcKind::Flux => {
@@ -169,20 +298,40 @@ fn loads(f: &HeatFile, mesh: &crate::mesh::Mesh, faults: &FieldFaults) -> Result
                     ScalarSpec::Expr(_) => return Err(Error::config(k, "a flux's value is a function of x, y, z; give its time dependence as `factor`")),
                     _ => return Err(Error::config(k, "expected a finite number or an expression of x, y, z")),
                 };
-                Load::Flux { on, q, schedule: schedule()? }
+                Load::Flux {
+                    on,
+                    q,
+                    schedule: schedule()?,
+                }
             }
             HeatBcKind::Laser => {
-                let laser = Laser { power: bc.power.unwrap_or(f64::NAN), radius: bc.radius.unwrap_or(f64::NAN), centre: point(bc.centre.as_deref().unwrap_or(&[]), &key("centre"))? };
-                laser.check().map_err(|e| Error::config(key("power"), e.to_string()))?;
-                Load::Laser { on, laser, schedule: schedule()? }
+                let laser = Laser {
+                    power: bc.power.unwrap_or(f64::NAN),
+                    radius: bc.radius.unwrap_or(f64::NAN),
+                    centre: point(bc.centre.as_deref().unwrap_or(&[]), &key("centre"))?,
+                };
+                laser
+                    .check()
+                    .map_err(|e| Error::config(key("power"), e.to_string()))?;
+                Load::Laser {
+                    on,
+                    laser,
+                    schedule: schedule()?,
+                }
             }
             HeatBcKind::Robin => {
                 let (h, ambient) = (bc.h.unwrap_or(f64::NAN), bc.ambient.unwrap_or(f64::NAN));
                 if !(h.is_finite() && h >= 0.0) {
-                    return Err(Error::config(key("h"), format!("must be finite and non-negative, got {h}")));
+                    return Err(Error::config(
+                        key("h"),
+                        format!("must be finite and non-negative, got {h}"),
+                    ));
                 }
                 if !ambient.is_finite() {
-                    return Err(Error::config(key("ambient"), format!("must be finite, got {ambient}")));
+                    return Err(Error::config(
+                        key("ambient"),
+                        format!("must be finite, got {ambient}"),
+                    ));
                 }
                 Load::Robin { on, h, ambient }
             }
@@ -193,8 +342,15 @@ fn loads(f: &HeatFile, mesh: &crate::mesh::Mesh, faults: &FieldFaults) -> Result
         let faults = faults.clone();
         let q: super::loads::SpaceFn = match scalar_spec(s, "physics.source", false)? {
             ScalarSpec::Number(v) if v.is_finite() => Arc::new(move |_| v),
-            ScalarSpec::Expr(e) => Arc::new(move |x| faults.check("physics.source", Requirement::Finite, x, e.eval(x, 0.0))),
-            _ => return Err(Error::config("physics.source", "expected a finite number or an expression of x, y, z")),
+            ScalarSpec::Expr(e) => Arc::new(move |x| {
+                faults.check("physics.source", Requirement::Finite, x, e.eval(x, 0.0))
+            }),
+            _ => {
+                return Err(Error::config(
+                    "physics.source",
+                    "expected a finite number or an expression of x, y, z",
+                ))
+            }
         };
         loads = loads.source(move |x| q(x), Schedule::default());
     }
@@ -202,17 +358,32 @@ fn loads(f: &HeatFile, mesh: &crate::mesh::Mesh, faults: &FieldFaults) -> Result
 }
 
 /// The initial temperature at every node.
-fn initial(f: &HeatFile, base: &Path, space: &FunctionSpace, faults: &FieldFaults) -> Result<Vec<f64>> {
+fn initial(
+    f: &HeatFile,
+    base: &Path,
+    space: &FunctionSpace,
+    faults: &FieldFaults,
+) -> Result<Vec<f64>> {
     let i = &f.initial;
     if let Some(p) = &i.vtu {
         if space.dofmap.node_coords.len() != space.mesh.num_vertices() {
-            return Err(Error::config("initial.vtu", "a VTU holds vertex values: it can start a degree-1 space only"));
+            return Err(Error::config(
+                "initial.vtu",
+                "a VTU holds vertex values: it can start a degree-1 space only",
+            ));
         }
-        return super::output::read_vtu_point_field(&base.join(p), i.field.as_deref().unwrap_or("temperature"), &space.mesh);
+        return super::output::read_vtu_point_field(
+            &base.join(p),
+            i.field.as_deref().unwrap_or("temperature"),
+            &space.mesh,
+        );
     }
     if let Some(e) = &i.expression {
-        let e = crate::expr::Expr::parse(e).map_err(|err| Error::config("initial.expression", err.to_string()))?;
-        let u = space.interpolate(|x, v| v[0] = faults.check("initial.expression", Requirement::Finite, x, e.eval(x, 0.0)));
+        let e = crate::expr::Expr::parse(e)
+            .map_err(|err| Error::config("initial.expression", err.to_string()))?;
+        let u = space.interpolate(|x, v| {
+            v[0] = faults.check("initial.expression", Requirement::Finite, x, e.eval(x, 0.0))
+        });
         faults.check_none()?;
         return Ok(u);
     }
@@ -230,28 +401,65 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
     let t = Instant::now();
     let (mesh, mesh_notes) = build_mesh_from(&f.mesh, base)?;
     notes.extend(mesh_notes);
-    let mut mesh = if f.mesh.reorder.unwrap_or(true) { crate::mesh::ordering::reorder_for_locality(&mesh)? } else { mesh };
+    let mut mesh = if f.mesh.reorder.unwrap_or(true) {
+        crate::mesh::ordering::reorder_for_locality(&mesh)?
+    } else {
+        mesh
+    };
     let map = materials(&f, base, &mesh)?;
     let fields = map.assign(&mut mesh)?;
     let faults = FieldFaults::new(mesh.dim);
     let loads = loads(&f, &mesh, &faults)?;
     times.mesh = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let nodes = f.space.nodes.unwrap_or(crate::fe::NodeFamily::default_for(f.space.degree));
-    let space = Arc::new(FunctionSpace::lagrange_with_nodes(Arc::new(mesh), f.space.degree, 1, nodes).map_err(|e| match e {
-        Error::Unsupported(why) => Error::config("space.degree", why),
-        e => e,
-    })?);
+    let nodes = f
+        .space
+        .nodes
+        .unwrap_or(crate::fe::NodeFamily::default_for(f.space.degree));
+    let space = Arc::new(
+        FunctionSpace::lagrange_with_nodes(Arc::new(mesh), f.space.degree, 1, nodes).map_err(
+            |e| match e {
+                Error::Unsupported(why) => Error::config("space.degree", why),
+                e => e,
+            },
+        )?,
+    );
     let t0 = initial(&f, base, &space, &faults)?;
     times.space = t.elapsed().as_secs_f64();
-    let probes = f.output.probes.iter().enumerate().map(|(j, p)| point(p, &format!("output.probes[{j}]"))).collect::<Result<Vec<_>>>()?;
+    let probes = f
+        .output
+        .probes
+        .iter()
+        .enumerate()
+        .map(|(j, p)| point(p, &format!("output.probes[{j}]")))
+        .collect::<Result<Vec<_>>>()?;
     let face_map = match &f.output.face_map {
-        Some(fm) => Some((FaceMap::new(&space, &fm.face, fm.resolution.unwrap_or(200))?, fm.times.clone())),
+        Some(fm) => Some((
+            FaceMap::new(&space, &fm.face, fm.resolution.unwrap_or(200))?,
+            fm.times.clone(),
+        )),
         None => None,
     };
     let out = io::OutputDir::lock(&opts.out_dir)?;
-    let setup = HeatSetup { rhoc: fields.rhoc.clone(), k: fields.k.clone(), zero_dirichlet: Vec::new(), dt: f.time.dt, theta: f.time.theta };
-    let ctx = Context { f: &f, space: &space, setup: &setup, loads: &loads, t0: &t0, probes: &probes, face_map: face_map.as_ref(), out: &out, progress: opts.progress, faults: &faults };
+    let setup = HeatSetup {
+        rhoc: fields.rhoc.clone(),
+        k: fields.k.clone(),
+        zero_dirichlet: Vec::new(),
+        dt: f.time.dt,
+        theta: f.time.theta,
+    };
+    let ctx = Context {
+        f: &f,
+        space: &space,
+        setup: &setup,
+        loads: &loads,
+        t0: &t0,
+        probes: &probes,
+        face_map: face_map.as_ref(),
+        out: &out,
+        progress: opts.progress,
+        faults: &faults,
+    };
     let run = match &backend {
         AnyBackend::Cpu(cpu) => march(cpu, &ctx)?,
         AnyBackend::Cuda(be) => march(be.as_ref(), &ctx)?,
@@ -262,7 +470,18 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
     times.output = run.output_s;
     let total_iterations: usize = run.records.iter().map(|r| r.iterations).sum();
     let mut outputs = run.outputs;
-    let materials: Vec<MaterialReport> = map.materials.iter().zip(&fields.counts).map(|(m, &cells)| MaterialReport { name: m.name.clone(), k: m.k, rho: m.rho, c: m.c, cells }).collect();
+    let materials: Vec<MaterialReport> = map
+        .materials
+        .iter()
+        .zip(&fields.counts)
+        .map(|(m, &cells)| MaterialReport {
+            name: m.name.clone(),
+            k: m.k,
+            rho: m.rho,
+            c: m.c,
+            cells,
+        })
+        .collect();
     times.total = t_start.elapsed().as_secs_f64();
     let balances = || run.records.iter().filter_map(|r| r.balance);
     if f.output.report {
@@ -280,7 +499,11 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
             theta: f.time.theta,
             steps: run.records.len(),
             total_iterations,
-            seconds_per_iteration: if total_iterations > 0 { run.loop_s / total_iterations as f64 } else { 0.0 },
+            seconds_per_iteration: if total_iterations > 0 {
+                run.loop_s / total_iterations as f64
+            } else {
+                0.0
+            },
             loop_seconds: run.loop_s,
             max_balance_relative: balances().map(|b| b.relative).fold(0.0, f64::max),
             heat_in_total: balances().map(|b| b.heat_in).sum(),
@@ -298,9 +521,24 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         title: f.title.clone(),
         backend: backend.name(),
         notes,
-        mesh: MeshReport { cell_type: space.mesh.cell_type, cells: space.mesh.num_cells(), vertices: space.mesh.num_vertices(), dim: space.mesh.dim },
-        space: SpaceReport { family: "lagrange (heat)".into(), degree: f.space.degree, components: 1, dofs: space.ndofs() },
-        assembly: AssemblyReport { level: f.assembly.level, storage_bytes: run.storage_bytes, colors: 0, dirichlet_dofs: 0 },
+        mesh: MeshReport {
+            cell_type: space.mesh.cell_type,
+            cells: space.mesh.num_cells(),
+            vertices: space.mesh.num_vertices(),
+            dim: space.mesh.dim,
+        },
+        space: SpaceReport {
+            family: "lagrange (heat)".into(),
+            degree: f.space.degree,
+            components: 1,
+            dofs: space.ndofs(),
+        },
+        assembly: AssemblyReport {
+            level: f.assembly.level,
+            storage_bytes: run.storage_bytes,
+            colors: 0,
+            dirichlet_dofs: 0,
+        },
         solver: SolverReport {
             method: format!("cg, {} steps", run.records.len()),
             preconditioner: "jacobi".into(),
@@ -345,7 +583,9 @@ struct Marched {
 fn march<B: FeBackend>(be: &B, c: &Context) -> Result<Marched> {
     let f = c.f;
     let t = Instant::now();
-    let mut stepper = HeatStepper::with_loads(be, c.space.clone(), c.setup, c.loads, f.assembly.level).map_err(|e| c.faults.or(e))?;
+    let mut stepper =
+        HeatStepper::with_loads(be, c.space.clone(), c.setup, c.loads, f.assembly.level)
+            .map_err(|e| c.faults.or(e))?;
     stepper.options.rtol = f.solver.rtol;
     stepper.options.max_iter = f.solver.max_iter;
     let assembly_s = t.elapsed().as_secs_f64();
@@ -357,7 +597,12 @@ fn march<B: FeBackend>(be: &B, c: &Context) -> Result<Marched> {
     let mut output_s = 0.0;
     let mut outputs = Vec::new();
     let mut pvd = io::Pvd::new(c.out.join(&format!("{name}.pvd")));
-    let frame = |step: usize, time: f64, u: &[f64], pvd: &mut io::Pvd, outputs: &mut Vec<std::path::PathBuf>| -> Result<()> {
+    let frame = |step: usize,
+                 time: f64,
+                 u: &[f64],
+                 pvd: &mut io::Pvd,
+                 outputs: &mut Vec<std::path::PathBuf>|
+     -> Result<()> {
         let file = format!("{name}_{step:06}.vtu");
         let p = c.out.join(&file);
         let mut w = io::VtuWriter::new(&c.space.mesh);
@@ -385,7 +630,14 @@ fn march<B: FeBackend>(be: &B, c: &Context) -> Result<Marched> {
     let mut probe_values: Vec<Vec<f64>> = probe_nodes.iter().map(|&i| vec![c.t0[i]]).collect();
     // Face maps: the step whose end is nearest each requested time.
     let dt = f.time.dt;
-    let map_steps: Vec<(usize, f64)> = c.face_map.map(|(_, ts)| ts.iter().map(|&tm| (((tm / dt).round().max(0.0) as usize).min(steps), tm)).collect()).unwrap_or_default();
+    let map_steps: Vec<(usize, f64)> = c
+        .face_map
+        .map(|(_, ts)| {
+            ts.iter()
+                .map(|&tm| (((tm / dt).round().max(0.0) as usize).min(steps), tm))
+                .collect()
+        })
+        .unwrap_or_default();
     let mut face_maps = Vec::new();
     if let Some((fm, _)) = c.face_map {
         for (k, &(s, tm)) in map_steps.iter().enumerate() {
@@ -393,12 +645,21 @@ fn march<B: FeBackend>(be: &B, c: &Context) -> Result<Marched> {
                 let file = format!("{name}-face-{k}.png");
                 let (min, max) = fm.draw(&c.out.join(&file), c.t0, 0.0)?;
                 written.push(c.out.join(&file));
-                face_maps.push(FaceMapReport { file, time: tm, min, max });
+                face_maps.push(FaceMapReport {
+                    file,
+                    time: tm,
+                    min,
+                    max,
+                });
             }
         }
     }
     let bar = io::progress_bar(steps as u64, "time steps", c.progress);
-    let every = f.output.pvd.then_some(f.time.output_every).filter(|&e| e > 0);
+    let every = f
+        .output
+        .pvd
+        .then_some(f.time.output_every)
+        .filter(|&e| e > 0);
     let t_loop = Instant::now();
     let records = stepper.run_recorded(&mut state, steps, |r, u| {
         let t_out = Instant::now();
@@ -407,12 +668,21 @@ fn march<B: FeBackend>(be: &B, c: &Context) -> Result<Marched> {
         for (vals, e) in probe_values.iter_mut().zip(&units) {
             vals.push(be.dot(e, u)?);
         }
-        let want_frame = every.is_some_and(|e| r.step % e == 0) || (f.output.pvd && r.step == steps);
-        let maps: Vec<usize> = map_steps.iter().enumerate().filter(|(_, (s, _))| *s == r.step).map(|(k, _)| k).collect();
+        let want_frame =
+            every.is_some_and(|e| r.step % e == 0) || (f.output.pvd && r.step == steps);
+        let maps: Vec<usize> = map_steps
+            .iter()
+            .enumerate()
+            .filter(|(_, (s, _))| *s == r.step)
+            .map(|(k, _)| k)
+            .collect();
         if want_frame || !maps.is_empty() {
             let host = be.to_host(u)?;
             if let Some(i) = host.iter().position(|v| !v.is_finite()) {
-                return Err(c.faults.or(Error::invalid(format!("the temperature at node {i} is not finite after step {} (t = {})", r.step, r.time))));
+                return Err(c.faults.or(Error::invalid(format!(
+                    "the temperature at node {i} is not finite after step {} (t = {})",
+                    r.step, r.time
+                ))));
             }
             if want_frame {
                 frame(r.step, r.time, &host, &mut pvd, &mut written)?;
@@ -422,7 +692,12 @@ fn march<B: FeBackend>(be: &B, c: &Context) -> Result<Marched> {
                     let file = format!("{name}-face-{k}.png");
                     let (min, max) = fm.draw(&c.out.join(&file), &host, r.time)?;
                     written.push(c.out.join(&file));
-                    face_maps.push(FaceMapReport { file, time: r.time, min, max });
+                    face_maps.push(FaceMapReport {
+                        file,
+                        time: r.time,
+                        min,
+                        max,
+                    });
                 }
             }
         }
@@ -449,5 +724,13 @@ fn march<B: FeBackend>(be: &B, c: &Context) -> Result<Marched> {
         outputs.push(io::file_record(p)?);
     }
     output_s += t_out.elapsed().as_secs_f64();
-    Ok(Marched { records, outputs, face_maps, storage_bytes, assembly_s, loop_s, output_s })
+    Ok(Marched {
+        records,
+        outputs,
+        face_maps,
+        storage_bytes,
+        assembly_s,
+        loop_s,
+        output_s,
+    })
 }

@@ -95,7 +95,9 @@ pub struct HeatStepper<'b, B: FeBackend> {
 fn scaled(c: &Coefficient, s: f64) -> Coefficient {
     match c {
         Coefficient::Constant(v) => Coefficient::Constant(v * s),
-        Coefficient::PerRegion(m) => Coefficient::PerRegion(m.iter().map(|(k, v)| (*k, v * s)).collect()),
+        Coefficient::PerRegion(m) => {
+            Coefficient::PerRegion(m.iter().map(|(k, v)| (*k, v * s)).collect())
+        }
         Coefficient::Function(f) => {
             let f = f.clone();
             Coefficient::function(move |x| s * f(x))
@@ -106,31 +108,60 @@ fn scaled(c: &Coefficient, s: f64) -> Coefficient {
 impl<'b, B: FeBackend> HeatStepper<'b, B> {
     /// Zero Dirichlet values on `setup.zero_dirichlet`, every other face insulated, no source;
     /// only the two step operators are built (no energy balance: the lean form for benchmarks).
-    pub fn new(be: &'b B, space: Arc<FunctionSpace>, setup: &HeatSetup, level: AssemblyLevel) -> Result<Self> {
+    pub fn new(
+        be: &'b B,
+        space: Arc<FunctionSpace>,
+        setup: &HeatSetup,
+        level: AssemblyLevel,
+    ) -> Result<Self> {
         Self::build(be, space, setup, &HeatLoads::default(), level, false)
     }
 
     /// With the loads of `loads` (Dirichlet conditions there override `setup.zero_dirichlet` on
     /// shared nodes) and the energy balance of every step in [`HeatStepper::run_recorded`] (the
     /// Dirichlet reaction needs the unconstrained implicit operator once, at construction).
-    pub fn with_loads(be: &'b B, space: Arc<FunctionSpace>, setup: &HeatSetup, loads: &HeatLoads, level: AssemblyLevel) -> Result<Self> {
+    pub fn with_loads(
+        be: &'b B,
+        space: Arc<FunctionSpace>,
+        setup: &HeatSetup,
+        loads: &HeatLoads,
+        level: AssemblyLevel,
+    ) -> Result<Self> {
         Self::build(be, space, setup, loads, level, true)
     }
 
-    fn build(be: &'b B, space: Arc<FunctionSpace>, setup: &HeatSetup, loads: &HeatLoads, level: AssemblyLevel, balance: bool) -> Result<Self> {
+    fn build(
+        be: &'b B,
+        space: Arc<FunctionSpace>,
+        setup: &HeatSetup,
+        loads: &HeatLoads,
+        level: AssemblyLevel,
+        balance: bool,
+    ) -> Result<Self> {
         let (dt, theta) = (setup.dt, setup.theta);
         if !(dt.is_finite() && dt > 0.0) {
-            return Err(Error::invalid(format!("time step `dt` must be positive and finite (got {dt})")));
+            return Err(Error::invalid(format!(
+                "time step `dt` must be positive and finite (got {dt})"
+            )));
         }
         if !(0.5..=1.0).contains(&theta) {
-            return Err(Error::invalid(format!("`theta` must lie in [0.5, 1] (got {theta})")));
+            return Err(Error::invalid(format!(
+                "`theta` must lie in [0.5, 1] (got {theta})"
+            )));
         }
         loads.check()?;
         let robin = loads::robin_terms(loads);
         // M/Δt + s (K + R): the implicit operator with s = θ, the explicit one with s = θ − 1.
         let problem = |s: f64| {
-            let physics = Sum(vec![Box::new(Mass::new(scaled(&setup.rhoc, 1.0 / dt), 1)), Box::new(Diffusion::new(scaled(&setup.k, s)))]);
-            robin.iter().fold(LinearProblem::new(space.clone(), physics), |p, (on, h)| p.robin(on.clone(), h * s, flux(|_, _| 0.0)))
+            let physics = Sum(vec![
+                Box::new(Mass::new(scaled(&setup.rhoc, 1.0 / dt), 1)),
+                Box::new(Diffusion::new(scaled(&setup.k, s))),
+            ]);
+            robin
+                .iter()
+                .fold(LinearProblem::new(space.clone(), physics), |p, (on, h)| {
+                    p.robin(on.clone(), h * s, flux(|_, _| 0.0))
+                })
         };
         // Dirichlet conditions in order; the constraint value of each dof is its condition's index.
         let mut values: Vec<SpaceTimeFn> = Vec::new();
@@ -145,7 +176,12 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
             which = which.dirichlet([on.clone()], scalar(move |_| i));
         }
         for l in &loads.loads {
-            if let Load::Dirichlet { on, value, time_dependent: td } = l {
+            if let Load::Dirichlet {
+                on,
+                value,
+                time_dependent: td,
+            } = l
+            {
                 let i = values.len() as f64;
                 values.push(value.clone());
                 time_dependent |= *td;
@@ -162,7 +198,11 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         let explicit = problem(theta - 1.0).system(be, level, Tuning::default())?;
 
         // The unconstrained implicit operator: for the lifting and the Dirichlet reactions.
-        let unconstrained = if constrained && (!zero || balance) { Some(problem(theta).system(be, level, Tuning::default())?) } else { None };
+        let unconstrained = if constrained && (!zero || balance) {
+            Some(problem(theta).system(be, level, Tuning::default())?)
+        } else {
+            None
+        };
         let comask_host: Vec<f64> = mask_host.iter().map(|m| 1.0 - m).collect();
         let a_d = match &unconstrained {
             Some(u) if balance => {
@@ -173,9 +213,22 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
             _ => None,
         };
         let lift = if constrained {
-            let coords: Vec<[f64; 3]> = which.dofs.iter().map(|&d| space.dofmap.node_coords[d]).collect();
+            let coords: Vec<[f64; 3]> = which
+                .dofs
+                .iter()
+                .map(|&d| space.dofmap.node_coords[d])
+                .collect();
             let which_idx = which.values.iter().map(|v| *v as usize).collect();
-            let mut lift = Lift { dofs: which.dofs.clone(), coords, which: which_idx, values, unconstrained, g: be.zeros(n)?, ag: be.zeros(n)?, zero };
+            let mut lift = Lift {
+                dofs: which.dofs.clone(),
+                coords,
+                which: which_idx,
+                values,
+                unconstrained,
+                g: be.zeros(n)?,
+                ag: be.zeros(n)?,
+                zero,
+            };
             if !zero {
                 lift.update(be, n, 0.0)?;
             }
@@ -190,22 +243,39 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         let (host_loads, robin_rows) = loads::assemble(&space, loads)?;
         let terms = host_loads
             .into_iter()
-            .map(|h| Ok(Term { vector: be.from_host(&h.vector)?, total: h.total, schedule: h.schedule, kind: h.kind }))
-            .collect::<Result<Vec<_>>>()?;
-        let balance = if balance {
-            // m = M_ρc 1 on the host (one application of a CPU mass operator).
-            let mass = LinearProblem::new(space.clone(), Mass::new(setup.rhoc.clone(), 1)).system(&Cpu, AssemblyLevel::Partial, Tuning::default())?;
-            let m = mass.apply_host(&vec![1.0; n])?;
-            Some(BalanceVectors {
-                m: be.from_host(&m)?,
-                robin_rows: robin_rows.map(|r| be.from_host(&r)).transpose()?,
-                comask: if constrained { Some(be.from_host(&comask_host)?) } else { None },
-                a_d,
+            .map(|h| {
+                Ok(Term {
+                    vector: be.from_host(&h.vector)?,
+                    total: h.total,
+                    schedule: h.schedule,
+                    kind: h.kind,
+                })
             })
-        } else {
-            None
+            .collect::<Result<Vec<_>>>()?;
+        let balance =
+            if balance {
+                // m = M_ρc 1 on the host (one application of a CPU mass operator).
+                let mass = LinearProblem::new(space.clone(), Mass::new(setup.rhoc.clone(), 1))
+                    .system(&Cpu, AssemblyLevel::Partial, Tuning::default())?;
+                let m = mass.apply_host(&vec![1.0; n])?;
+                Some(BalanceVectors {
+                    m: be.from_host(&m)?,
+                    robin_rows: robin_rows.map(|r| be.from_host(&r)).transpose()?,
+                    comask: if constrained {
+                        Some(be.from_host(&comask_host)?)
+                    } else {
+                        None
+                    },
+                    a_d,
+                })
+            } else {
+                None
+            };
+        let options = KrylovOptions {
+            rtol: 1e-10,
+            atol: 0.0,
+            ..KrylovOptions::default()
         };
-        let options = KrylovOptions { rtol: 1e-10, atol: 0.0, ..KrylovOptions::default() };
         Ok(HeatStepper {
             implicit: implicit_sys,
             explicit,
@@ -245,7 +315,11 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
 
     /// Heat content ∫ρc T of `t`.
     pub fn stored_energy(&self, t: &B::Vector) -> Result<f64> {
-        let b = self.balance.as_ref().ok_or_else(|| Error::invalid("heat content: the stepper was built without the energy balance (use `with_loads`)"))?;
+        let b = self.balance.as_ref().ok_or_else(|| {
+            Error::invalid(
+                "heat content: the stepper was built without the energy balance (use `with_loads`)",
+            )
+        })?;
         self.implicit.backend.dot(&b.m, t)
     }
 
@@ -261,7 +335,12 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
 
     /// Advances `t` by `steps` steps with the energy balance of each; `each` sees every step's
     /// record and state (outputs, progress) and may stop the run with an error.
-    pub fn run_recorded(&self, t: &mut B::Vector, steps: usize, mut each: impl FnMut(&StepRecord, &B::Vector) -> Result<()>) -> Result<Vec<StepRecord>> {
+    pub fn run_recorded(
+        &self,
+        t: &mut B::Vector,
+        steps: usize,
+        mut each: impl FnMut(&StepRecord, &B::Vector) -> Result<()>,
+    ) -> Result<Vec<StepRecord>> {
         let m = self.preconditioner()?;
         let mut records = Vec::with_capacity(steps);
         for _ in 0..steps {
@@ -273,15 +352,28 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
     }
 
     fn preconditioner(&self) -> Result<Box<dyn LinearOperator<B> + '_>> {
-        let params = PrecondParams { block_size: 1, omega: 1.0 };
-        PreconditionerKind::Jacobi.build_for(self.implicit.backend, &self.implicit.operator, &params)
+        let params = PrecondParams {
+            block_size: 1,
+            omega: 1.0,
+        };
+        PreconditionerKind::Jacobi.build_for(
+            self.implicit.backend,
+            &self.implicit.operator,
+            &params,
+        )
     }
 
-    fn step(&self, m: &dyn LinearOperator<B>, t: &mut B::Vector, record: bool) -> Result<StepRecord> {
+    fn step(
+        &self,
+        m: &dyn LinearOperator<B>,
+        t: &mut B::Vector,
+        record: bool,
+    ) -> Result<StepRecord> {
         let be = self.implicit.backend;
         let n = self.implicit.ndofs();
         let (t0, theta) = (f64::from_bits(self.time.load(Relaxed)), self.theta);
-        let t1 = f64::from_bits(self.start.load(Relaxed)) + (self.step.load(Relaxed) + 1) as f64 * self.dt;
+        let t1 = f64::from_bits(self.start.load(Relaxed))
+            + (self.step.load(Relaxed) + 1) as f64 * self.dt;
         let (mut load, mut rhs) = (be.zeros(n)?, be.zeros(n)?);
         self.explicit.operator.apply(be, t, &mut load)?;
         let (mut heat_in, mut ambient_in) = (0.0, 0.0);
@@ -301,7 +393,8 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         };
         // The lifting at tⁿ⁺¹: fresh vectors for values that change in time, else those built once.
         let fresh;
-        let lifted: Option<(&B::Vector, &B::Vector)> = match self.lift.as_ref().filter(|l| !l.zero) {
+        let lifted: Option<(&B::Vector, &B::Vector)> = match self.lift.as_ref().filter(|l| !l.zero)
+        {
             Some(l) if l.unconstrained.is_some() => {
                 fresh = l.evaluate(be, n, t1)?;
                 Some((&fresh.0, &fresh.1))
@@ -316,7 +409,8 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         if let Some((g, _)) = lifted {
             be.axpy(1.0, g, &mut rhs)?;
         }
-        let stats = SolverMethod::Cg.solve(be, &self.implicit.operator, m, &rhs, t, &self.options)?;
+        let stats =
+            SolverMethod::Cg.solve(be, &self.implicit.operator, m, &rhs, t, &self.options)?;
         if self.lift.is_some() {
             // Constrained dofs exactly at their values (CG leaves them within its tolerance).
             be.pointwise_mult(&self.mask, t, &mut rhs)?;
@@ -329,22 +423,55 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         self.step.fetch_add(1, Relaxed);
         let balance = match before {
             Some(b0) => {
-                let bv = self.balance.as_ref().ok_or_else(|| Error::invalid("balance vectors missing"))?;
+                let bv = self
+                    .balance
+                    .as_ref()
+                    .ok_or_else(|| Error::invalid("balance vectors missing"))?;
                 let b1 = self.measure(bv, t, None)?;
-                Some(EnergyBalance::of_step(&Balance { dt: self.dt, theta, heat_in, ambient_in }, &b0, &b1))
+                Some(EnergyBalance::of_step(
+                    &Balance {
+                        dt: self.dt,
+                        theta,
+                        heat_in,
+                        ambient_in,
+                    },
+                    &b0,
+                    &b1,
+                ))
             }
             None => None,
         };
-        Ok(StepRecord { step: self.step.load(Relaxed), time: t1, iterations: stats.iterations, relative_residual: stats.relative_residual, balance })
+        Ok(StepRecord {
+            step: self.step.load(Relaxed),
+            time: t1,
+            iterations: stats.iterations,
+            relative_residual: stats.relative_residual,
+            balance,
+        })
     }
 
     /// The dot products of the energy balance for state `t` (and the step's load `b`).
-    fn measure(&self, bv: &BalanceVectors<B>, t: &B::Vector, b: Option<&B::Vector>) -> Result<Measure> {
+    fn measure(
+        &self,
+        bv: &BalanceVectors<B>,
+        t: &B::Vector,
+        b: Option<&B::Vector>,
+    ) -> Result<Measure> {
         let be = self.implicit.backend;
         Ok(Measure {
             stored: be.dot(&bv.m, t)?,
-            robin: bv.robin_rows.as_ref().map(|r| be.dot(r, t)).transpose()?.unwrap_or(0.0),
-            dirichlet_rows: bv.a_d.as_ref().map(|a| be.dot(a, t)).transpose()?.unwrap_or(0.0),
+            robin: bv
+                .robin_rows
+                .as_ref()
+                .map(|r| be.dot(r, t))
+                .transpose()?
+                .unwrap_or(0.0),
+            dirichlet_rows: bv
+                .a_d
+                .as_ref()
+                .map(|a| be.dot(a, t))
+                .transpose()?
+                .unwrap_or(0.0),
             dirichlet_load: match (&bv.comask, b) {
                 (Some(c), Some(b)) => be.dot(c, b)?,
                 _ => 0.0,
@@ -360,10 +487,21 @@ impl<B: FeBackend> Lift<'_, B> {
         for ((&d, &x), &w) in self.dofs.iter().zip(&self.coords).zip(&self.which) {
             g[d] = (self.values[w])(x, t);
         }
-        if let Some((i, _)) = self.dofs.iter().enumerate().find(|(i, _)| !g[self.dofs[*i]].is_finite()) {
-            return Err(Error::invalid(format!("Dirichlet temperature at {:?}, t = {t} is not finite", self.coords[i])));
+        if let Some((i, _)) = self
+            .dofs
+            .iter()
+            .enumerate()
+            .find(|(i, _)| !g[self.dofs[*i]].is_finite())
+        {
+            return Err(Error::invalid(format!(
+                "Dirichlet temperature at {:?}, t = {t} is not finite",
+                self.coords[i]
+            )));
         }
-        let u = self.unconstrained.as_ref().ok_or_else(|| Error::invalid("Dirichlet lifting without its operator"))?;
+        let u = self
+            .unconstrained
+            .as_ref()
+            .ok_or_else(|| Error::invalid("Dirichlet lifting without its operator"))?;
         let g = be.from_host(&g)?;
         let mut ag = be.zeros(n)?;
         u.operator.apply(be, &g, &mut ag)?;
