@@ -244,3 +244,98 @@ fn bad_heat_files_name_the_key() {
         assert!(e.contains(key), "`{to}`: error `{e}` does not name `{key}`");
     }
 }
+
+#[test]
+fn problem_file_flux_schedule_source_voxels_and_gmsh_regions() {
+    let dir = tempfile::tempdir().unwrap();
+    write_npy(&dir.path().join("m.npy"), &[2, 1, 1], &[0, 1]);
+    // Backward Euler, Δt = 0.1: the flux 5·(1 + t) is on for 3.5 steps, so the heat put in is
+    // 5·0.01·0.1·(1.1 + 1.2 + 1.3 + 0.5·1.4) from the flux plus 2·0.01·0.4 from the source.
+    let text = r#"
+[mesh]
+generator = "box"
+cell = "hexahedron"
+n = [10, 1, 1]
+upper = [1.0, 0.1, 0.1]
+[physics]
+kind = "heat"
+source = 2.0
+[time]
+dt = 0.1
+steps = 4
+[initial]
+expression = "20 + x"
+[[material]]
+name = "a"
+k = 1.0
+rho = 1.0
+c = 2.0
+[[material]]
+name = "b"
+k = 3.0
+rho = 1.0
+c = 4.0
+[voxels]
+file = "m.npy"
+[[bc]]
+type = "flux"
+boundary = "xmin"
+value = 5.0
+factor = "1 + t"
+on = 0.0
+off = 0.35
+[output]
+pvd = false
+"#;
+    let file = dir.path().join("flux.toml");
+    std::fs::write(&file, text).unwrap();
+    let r = run(&file, &dir.path().join("out"), BackendKind::Cpu);
+    let expect = 5.0 * 0.01 * 0.1 * 4.3 + 2.0 * 0.01 * 0.4;
+    let (heat, stored) = (
+        r["heat_in_total"].as_f64().unwrap(),
+        r["stored_change_total"].as_f64().unwrap(),
+    );
+    assert!(
+        (heat - expect).abs() < 1e-12 * expect,
+        "heat in {heat} vs {expect}"
+    );
+    assert!(
+        (stored - expect).abs() < 1e-8 * expect,
+        "stored {stored} vs {expect}"
+    );
+    let cells: Vec<u64> = r["materials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["cells"].as_u64().unwrap())
+        .collect();
+    assert_eq!(cells, vec![5, 5]);
+    // Gmsh physical group by name.
+    let msh = [
+        "tests/data/cube_tet.msh",
+        "crates/galerkin/tests/data/cube_tet.msh",
+    ]
+    .iter()
+    .map(Path::new)
+    .find(|p| p.exists())
+    .unwrap()
+    .canonicalize()
+    .unwrap();
+    let text = format!(
+        "[mesh]\nfile = \"{}\"\n[physics]\nkind = \"heat\"\n[time]\ndt = 0.1\nsteps = 1\n[[material]]\nname = \"a\"\nk = 1.0\nrho = 1.0\nc = 1.0\n[[material]]\nname = \"b\"\nk = 2.0\nrho = 1.0\nc = 1.0\nregions = [\"solid\"]\n[[bc]]\ntype = \"robin\"\nboundary = \"xmin\"\nh = 2.0\nambient = 1.0\n[output]\npvd = false\n",
+        msh.display()
+    );
+    std::fs::write(&file, text).unwrap();
+    let r = run(&file, &dir.path().join("out2"), BackendKind::Cpu);
+    let cells: Vec<u64> = r["materials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["cells"].as_u64().unwrap())
+        .collect();
+    assert!(cells[0] == 0 && cells[1] > 0, "{cells:?}");
+    assert!(
+        r["max_balance_relative"].as_f64().unwrap() < 1e-8
+            && r["heat_in_total"].as_f64().unwrap() == 0.0
+    );
+}
