@@ -119,11 +119,11 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<Report> {
     if crate::dg::config::is_dg(&text) {
         return crate::dg::run::run_text(&text, path, opts);
     }
-    if super::heat::config::is_heat(&text) {
-        return super::heat::run::run_text(&text, path, opts);
-    }
     if crate::iga::config::is_bspline(&text) {
         return crate::iga::run::run_text(&text, path, opts);
+    }
+    if super::heat::config::is_heat(&text) {
+        return super::heat::run::run_text(&text, path, opts);
     }
     let pf = ProblemFile::parse(&text, &path.display().to_string())?;
     let base = path.parent().unwrap_or(Path::new("."));
