@@ -70,8 +70,10 @@ pub struct FaceMap {
     axes: (usize, usize),
     range: ((f64, f64), (f64, f64)),
     grid: (usize, usize),
-    /// The node whose value fills each grid cell.
+    /// The node whose value fills each grid cell where no facet covers its centre.
     cell_node: Vec<usize>,
+    /// Linear interpolation from a boundary facet's vertices (weights) where one covers it.
+    cell_linear: Vec<Option<([usize; 3], [f64; 3])>>,
 }
 
 impl FaceMap {
@@ -163,7 +165,71 @@ impl FaceMap {
                 cell_node.push(best.1);
             }
         }
+        // Linear interpolation inside the face's boundary facets (quadrilaterals split in two
+        // after ordering their corners by angle, whatever their local numbering).
+        let mut cell_linear: Vec<Option<([usize; 3], [f64; 3])>> = vec![None; nu * nv];
+        let uv = |v: usize| (mesh.coords[v][a], mesh.coords[v][b]);
+        for f in &mesh.boundary {
+            if !f
+                .vertices
+                .iter()
+                .all(|&v| (mesh.coords[v][axis] - plane).abs() <= tol)
+            {
+                continue;
+            }
+            let mut vs = f.vertices.clone();
+            if vs.len() == 4 {
+                let (cu, cv) = vs.iter().fold((0.0, 0.0), |(x, y), &v| {
+                    (x + uv(v).0 / 4.0, y + uv(v).1 / 4.0)
+                });
+                vs.sort_by(|&p, &q| {
+                    (uv(p).1 - cv)
+                        .atan2(uv(p).0 - cu)
+                        .total_cmp(&(uv(q).1 - cv).atan2(uv(q).0 - cu))
+                });
+            }
+            let tris: Vec<[usize; 3]> = match vs.len() {
+                3 => vec![[vs[0], vs[1], vs[2]]],
+                4 => vec![[vs[0], vs[1], vs[2]], [vs[0], vs[2], vs[3]]],
+                _ => Vec::new(),
+            };
+            for t in tris {
+                let (p0, p1, p2) = (uv(t[0]), uv(t[1]), uv(t[2]));
+                let det = (p1.0 - p0.0) * (p2.1 - p0.1) - (p2.0 - p0.0) * (p1.1 - p0.1);
+                if det.abs() <= f64::MIN_POSITIVE {
+                    continue;
+                }
+                let (umin, umax) = (p0.0.min(p1.0).min(p2.0), p0.0.max(p1.0).max(p2.0));
+                let (vmin, vmax) = (p0.1.min(p1.1).min(p2.1), p0.1.max(p1.1).max(p2.1));
+                let px = |x: f64, (l, h): (f64, f64), n: usize| {
+                    ((x - l) / (h - l) * n as f64 - 0.5).max(0.0)
+                };
+                let (i0, i1) = (
+                    px(umin, ru, nu).floor() as usize,
+                    (px(umax, ru, nu).ceil() as usize).min(nu - 1),
+                );
+                let (j0, j1) = (
+                    px(vmin, rv, nv).floor() as usize,
+                    (px(vmax, rv, nv).ceil() as usize).min(nv - 1),
+                );
+                for j in j0..=j1 {
+                    for i in i0..=i1 {
+                        let (u, v) = (
+                            ru.0 + (i as f64 + 0.5) * lu / nu as f64,
+                            rv.0 + (j as f64 + 0.5) * lv / nv as f64,
+                        );
+                        let l1 = ((u - p0.0) * (p2.1 - p0.1) - (p2.0 - p0.0) * (v - p0.1)) / det;
+                        let l2 = ((p1.0 - p0.0) * (v - p0.1) - (u - p0.0) * (p1.1 - p0.1)) / det;
+                        let l0 = 1.0 - l1 - l2;
+                        if l0 >= -1e-12 && l1 >= -1e-12 && l2 >= -1e-12 {
+                            cell_linear[j * nu + i] = Some((t, [l0, l1, l2]));
+                        }
+                    }
+                }
+            }
+        }
         Ok(FaceMap {
+            cell_linear,
             face: face.to_string(),
             axes: (a, b),
             range: (ru, rv),
@@ -174,7 +240,15 @@ impl FaceMap {
 
     /// Draws `u` (all nodes) at time `t`; returns the colour scale's (min, max).
     pub fn draw(&self, path: &Path, u: &[f64], t: f64) -> Result<(f64, f64)> {
-        let values: Vec<f64> = self.cell_node.iter().map(|&n| u[n]).collect();
+        let values: Vec<f64> = self
+            .cell_node
+            .iter()
+            .zip(&self.cell_linear)
+            .map(|(&n, lin)| match lin {
+                Some((vs, w)) => (0..3).map(|k| w[k] * u[vs[k]]).sum(),
+                None => u[n],
+            })
+            .collect();
         let name = |k: usize| ["x", "y", "z"][k];
         io::plot_map(
             path,
