@@ -339,3 +339,25 @@ pvd = false
             && r["heat_in_total"].as_f64().unwrap() == 0.0
     );
 }
+
+#[test]
+fn face_maps_interpolate_linearly_on_tetrahedra_and_hexahedra() {
+    use galerkin::problem::heat::output::FaceMap;
+    use galerkin::space::FunctionSpace;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    for cell in [CellType::Tetrahedron, CellType::Hexahedron] {
+        let mesh = generate::box_mesh(3, 4, 2, [0.0; 3], [1.0, 2.0, 0.5], cell).unwrap();
+        let space = FunctionSpace::lagrange(Arc::new(mesh), 1, 1).unwrap();
+        // A linear field is drawn exactly: extremes at the outermost pixel centres (200 × 100 grid
+        // on the 1 × 2 face zmax, pixel size 0.01), not at the nodes.
+        let u = space.interpolate(|x, v| v[0] = 3.0 * x[0] - x[1]);
+        let map = FaceMap::new(&space, "zmax", 200).unwrap();
+        let (min, max) = map.draw(&dir.path().join("m.png"), &u, 0.0).unwrap();
+        assert!(
+            (min - (3.0 * 0.005 - 1.995)).abs() < 1e-12
+                && (max - (3.0 * 0.995 - 0.005)).abs() < 1e-12,
+            "{cell:?}: {min} {max}"
+        );
+    }
+}
