@@ -49,6 +49,15 @@ fn partial_assembly_example_is_accurate() {
     assert!(r["errors"]["relative_l2"].as_f64().unwrap() < 1e-4, "{}", r["errors"]);
 }
 
+/// Q6 on 3³ cells with Gauss–Lobatto nodes and collocated quadrature: spectral accuracy (relative
+/// L2 error 3.2e-8 with 6859 unknowns, where Q3 on 6³ cells gives 2.5e-5 with as many).
+#[test]
+fn spectral_element_example_is_accurate() {
+    let r = run_example("poisson-hex-gll.toml");
+    assert_eq!(r["space"]["degree"], 6);
+    assert!(r["errors"]["relative_l2"].as_f64().unwrap() < 1e-7, "{}", r["errors"]);
+}
+
 #[test]
 fn gmsh_example_runs() {
     let r = run_example("plate-with-hole.toml");

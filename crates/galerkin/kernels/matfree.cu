@@ -8,19 +8,27 @@
 // threads share every phase (gather, B, pointwise, Bᵀ, scatter) with barriers between them and
 // keep the cells' intermediate fields in shared memory. Correct first: the next round tunes it.
 //
-// Defines: DIM, NCOMP, QF (kernels/qf/), NV (geometry vertices), TENSOR, NONE, P and Q (basis
-// functions and points per axis with TENSOR, per cell without), EPB (cells per block round).
+//   CELL_D = 1 (partial on affine cells whose coefficients are constant per cell: simplices):
+//                       D_ref is the same at every point but for the weight, so it is stored once
+//                       per cell without w_q and scaled by w_q when read (a QD-th of the traffic).
+// Defines: DIM, NCOMP, QF (kernels/qf/), NV (geometry vertices), TENSOR, NONE, CELL_D, P and Q
+// (basis functions and points per axis with TENSOR, per cell without), EPB (cells per block round).
 // Tables `tab`: [b1[Q][P] | g1[Q][P]] (TENSOR) | phi[QD][PD] | dphi[QD][PD][DIM] | gdn[QD][NV][DIM]
 // | w[QD], with dofs in kernel order (lexicographic with TENSOR). Passive fields as in assembly.cu:
 // field s at (c, q) is coef[meta[3s] + c·meta[3s+1] + q·meta[3s+2]].
 
-#if !defined(DIM) || !defined(QF) || !defined(EPB)
-#error "matfree.cu needs its variant defines (DIM, NCOMP, QF, NV, TENSOR, NONE, P, Q, EPB)"
+#if !defined(DIM) || !defined(QF) || !defined(EPB) || !defined(CELL_D)
+#error "matfree.cu needs its variant defines (DIM, NCOMP, QF, NV, TENSOR, NONE, CELL_D, P, Q, EPB)"
 #endif
+#if CELL_D && (NONE || TENSOR)
+#error "CELL_D is a partial level on simplices"
+#endif
+
 
 constexpr int ipow(int b, int e) { return e == 0 ? 1 : b * ipow(b, e - 1); }
 constexpr int PD = TENSOR ? ipow(P, DIM) : P;  // basis functions per cell
 constexpr int QD = TENSOR ? ipow(Q, DIM) : Q;  // points per cell
+constexpr int QD_STORED = CELL_D ? 1 : QD;       // points per cell with their own D_ref in qdata
 constexpr int MF = FieldSize<QF, DIM, NCOMP>::value;
 constexpr int NVAL = QF::VALUE ? NCOMP : 0;
 constexpr int NP = QF::NPASSIVE;
@@ -106,21 +114,37 @@ __device__ __forceinline__ void ref_apply(const PointData& d, const double in[MF
 // Packed upper triangle index of (r, s), r ≤ s.
 __device__ __forceinline__ int packed(int r, int s) { return r * MF - r * (r - 1) / 2 + (s - r); }
 
-// qdata[k][c·QD + q] = entry k of the packed D_ref of cell c at point q; one thread per point.
+// Where the D_ref of cell c at point q sits in qdata (entry k at k·stride + slot) and the factor it
+// takes there: w_q when stored once per cell (CELL_D), else 1.
+struct Slot {
+    u64 slot, stride;
+    double scale;
+};
+__device__ __forceinline__ Slot stored_slot(u64 c, int q, u64 ncells, const double* __restrict__ tab) {
+#if CELL_D
+    return Slot{c, ncells, __ldg(&tab[T_W + q])};
+#else
+    return Slot{c * QD + q, ncells * (u64)QD, 1.0};
+#endif
+}
+
+// qdata[k][c·QD_STORED + q] = entry k of the packed D_ref of cell c at point q (CELL_D: at point
+// 0, divided by w_0); one thread per stored point.
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_setup(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords, const double* __restrict__ tab,
     const double* __restrict__ coef, const u64* __restrict__ meta, double* __restrict__ qdata) {
-    const u64 npts = ncells * (u64)QD;
+    const u64 npts = ncells * (u64)QD_STORED;
+    const double unweight = CELL_D ? 1.0 / __ldg(&tab[T_W]) : 1.0;
     for (u64 t = global_thread(); t < npts; t += grid_threads()) {
-        const u64 c = t / QD;
-        const int q = (int)(t - c * QD);
+        const u64 c = t / QD_STORED;
+        const int q = (int)(t - c * QD_STORED);
         const PointData d = point_data(c, q, cell_verts, coords, tab, coef, meta);
         for (int s = 0; s < MF; ++s) {
             double e[MF], col[MF];
 #pragma unroll
             for (int f = 0; f < MF; ++f) e[f] = f == s ? 1.0 : 0.0;
             ref_apply(d, e, col);
-            for (int r = 0; r <= s; ++r) qdata[(u64)packed(r, s) * npts + t] = col[r];
+            for (int r = 0; r <= s; ++r) qdata[(u64)packed(r, s) * npts + t] = unweight * col[r];
         }
     }
 }
@@ -141,11 +165,11 @@ __device__ __forceinline__ void dref_at(u64 c, int q, u64 ncells, const double* 
         for (int r = 0; r < MF; ++r) dm[r][s] = col[r];
     }
 #else
-    const u64 npts = ncells * (u64)QD, t = c * QD + q;
+    const Slot at = stored_slot(c, q, ncells, tab);
 #pragma unroll
     for (int r = 0; r < MF; ++r)
 #pragma unroll
-        for (int s = r; s < MF; ++s) dm[r][s] = dm[s][r] = __ldg(&qdata[(u64)packed(r, s) * npts + t]);
+        for (int s = r; s < MF; ++s) dm[r][s] = dm[s][r] = at.scale * __ldg(&qdata[(u64)packed(r, s) * at.stride + at.slot]);
 #endif
 }
 
@@ -190,8 +214,6 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_apply(
     double* const T1 = F + SH_F;          // [e][MF][MAXN]
     double* const T2 = T1 + SH_T;
 #endif
-    const u64 npts = ncells * (u64)QD;
-    (void)npts;
     for (u64 c0 = (u64)blockIdx.x * EPB; c0 < ncells; c0 += (u64)gridDim.x * EPB) {
         // Gather: U = R_c x.
         for (int it = threadIdx.x; it < EPB * NCOMP * PD; it += blockDim.x) {
@@ -247,14 +269,14 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_apply(
             const PointData d = point_data(c, q, cell_verts, coords, tab, coef, meta);
             ref_apply(d, in, out);
 #else
-            const u64 t = c * QD + q;
+            const Slot at = stored_slot(c, q, ncells, tab);
 #pragma unroll
             for (int r = 0; r < MF; ++r) out[r] = 0.0;
 #pragma unroll
             for (int r = 0; r < MF; ++r)
 #pragma unroll
                 for (int s = r; s < MF; ++s) {
-                    const double v = __ldg(&qdata[(u64)packed(r, s) * npts + t]);
+                    const double v = at.scale * __ldg(&qdata[(u64)packed(r, s) * at.stride + at.slot]);
                     out[r] = fma(v, in[s], out[r]);
                     if (s != r) out[s] = fma(v, in[r], out[s]);
                 }

@@ -19,7 +19,7 @@ fn examples_agree_on_every_backend_and_level() {
     } else {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
     };
-    for name in ["poisson-2d.toml", "poisson-3d.toml", "elasticity-3d.toml", "plate-with-hole.toml", "poisson-hex-partial.toml"] {
+    for name in ["poisson-2d.toml", "poisson-3d.toml", "elasticity-3d.toml", "plate-with-hole.toml", "poisson-hex-partial.toml", "poisson-hex-gll.toml"] {
         let (_, s) = setup_file(&dir.join(name), false).unwrap();
         let system = s.problem.assemble(AssemblyLevel::Full).unwrap();
         let cpu = system.solve(&s.config).unwrap();

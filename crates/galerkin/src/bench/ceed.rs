@@ -202,7 +202,7 @@ pub fn run(cfg: &CeedConfig, gpu: Option<(&crate::backend::cuda::CudaBackend, f6
                     let skip = (assembled && (space.ndofs() > cfg.assembled_max_dofs || degree > cfg.assembled_max_degree))
                         .then(|| format!("assembled levels only up to {} unknowns and degree {}", cfg.assembled_max_dofs, cfg.assembled_max_degree));
                     if space.ndofs() <= cfg.cpu_max_dofs {
-                        let copy = host_copy_gbs(64 << 20);
+                        let copy = host_copy_gbs(space.ndofs() * 8);
                         let r = measure(&Cpu, &mut HostClock::default(), bp, &problem, level, cfg, copy, skip.clone(), true)?;
                         row(&r)?;
                         rows.push(r);

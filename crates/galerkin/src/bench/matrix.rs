@@ -309,7 +309,7 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
         let jacobi = crate::solver::Jacobi::new(&crate::backend::Cpu, &cpu.operator.diagonal(&crate::backend::Cpu)?)?;
         let k = super::cpu_iterations(a, &jacobi, &cpu.rhs, cpu_iters)?;
         let t = time_cg(&mut HostClock::default(), &crate::backend::Cpu, a, &jacobi, &cpu.rhs, k, 3)?;
-        let ceiling = super::timing::host_copy_gbs((cg_bytes as usize).min(64 << 20));
+        let ceiling = super::timing::host_copy_gbs(n * 8);
         cpu_cg_gb_per_s = Some(guarded_gbs(&format!("{} CPU CG iteration", problem.name()), cg_bytes, &t, ceiling)?);
         cpu_cg = Some(t);
     }

@@ -118,8 +118,9 @@ pub fn guarded_gbs(what: &str, bytes: f64, t: &Timing, ceiling_gbs: f64) -> Resu
 /// Copy bandwidth of this machine's cores (bytes read + written per second, GB/s) for arrays of
 /// `bytes` each: the best of 10 serial copies (`memcpy`) and 10 parallel ones (rayon), so that
 /// neither thread wake-up on small arrays nor one core's limit on large ones lowers it. The
-/// ceiling of a CPU benchmark whose working set is that large (a working set in cache is bounded
-/// by a copy in cache, not by one through DRAM).
+/// ceiling of a CPU benchmark whose passes stream arrays that large: a pass over arrays that stay
+/// in cache is bounded by a copy in cache, not by one through DRAM (measured once on 64 MiB, the
+/// CG loop at 10⁶ unknowns ran above it, its 8 MB vectors being in the host's L3).
 pub fn host_copy_gbs(bytes: usize) -> f64 {
     use rayon::prelude::*;
     let n = (bytes / 8).max(1 << 12);

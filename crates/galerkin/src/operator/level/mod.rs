@@ -167,7 +167,7 @@ impl FeBackend for CudaBackend {
             AssemblyLevel::Element => Box::new(element::cuda::DeviceElementMatrices::build(self, input)?),
             AssemblyLevel::Partial | AssemblyLevel::None => {
                 let mode = if level == AssemblyLevel::Partial { partial::Pointwise::Stored } else { partial::Pointwise::Recomputed };
-                match partial::hex_cuda::HexMatFree::try_build(self, input, mode)? {
+                match partial::hex_cuda::try_build(self, input, mode)? {
                     Some(hex) => Box::new(hex),
                     None if level == AssemblyLevel::Partial => Box::new(partial::cuda::DeviceMatFree::build(self, input, mode)?),
                     None => Box::new(none::cuda::build(self, input)?),

@@ -13,6 +13,11 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
 
+/// Most fields (value and gradient entries) and passive fields per point of the matrix-free levels
+/// on the CPU (3D elasticity with a value term has 12; every physics here has at most 3 passive).
+const MAX_FIELDS: usize = 16;
+const MAX_PASSIVE: usize = 8;
+
 /// A matrix-free operator on the CPU.
 pub struct MatFree {
     mode: Pointwise,
@@ -32,6 +37,22 @@ pub struct MatFree {
     coloring: Arc<Coloring>,
     /// Scalar mass or diffusion on hexahedra: the collocated-gradient apply ([`Hex`]).
     hex: Option<Hex>,
+    /// Tensor cells: the transposed 1D value and derivative tables (`[p][q]`).
+    tensor_t: Option<(Vec<f64>, Vec<f64>)>,
+    /// Other cells: the basis values, then its derivative along each reference axis, `[q·pd + l]`.
+    field_tabs: Vec<Vec<f64>>,
+    /// `partial` on affine cells with coefficients constant per cell (simplices): D_ref is stored
+    /// once per cell without the quadrature weight, `qdata[c·ns + k]`, and scaled by w_q when
+    /// applied — a `qd`-th of the memory and traffic of one D_ref per point.
+    per_cell_d: bool,
+    /// On affine cells with per-cell coefficients (either level), one component, and when cheaper than the quadrature loop: the
+    /// symmetrized reference moments `S^{rs} = M^{rs} + M^{sr}` (`M^{rr}` on the diagonal) with
+    /// `M^{rs}[i][j] = Σ_q w_q E_r(q, i) E_s(q, j)` of the fields r ≤ s (value, ∂/∂ξ_k), in the
+    /// packed order of D: a cell's matrix is `Σ_k D_k S^k` (contiguous axpys), exact for any rule.
+    moments: Option<Vec<f64>>,
+    /// Component and derivative direction (None: the value) of each field, in the QFunction's
+    /// union layout (values first).
+    fields: Vec<(usize, Option<usize>)>,
 }
 
 /// The fast path of scalar mass and diffusion on hexahedra (CEED's BP1/BP3/BP5), the CPU twin of
@@ -44,6 +65,9 @@ struct Hex {
     /// `b[i·p + a]` = φ_a(x_i); `d[i·q + j]` = ℓ_j'(x_i) on the points.
     b: Vec<f64>,
     d: Vec<f64>,
+    /// Their transposes, `bt[a·q + i]` and `dt[j·q + i]`.
+    bt: Vec<f64>,
+    dt: Vec<f64>,
     collocated: bool,
     diffusion: bool,
 }
@@ -62,7 +86,8 @@ impl Hex {
         let (p, q) = (t.p1d, t.q1d);
         let x: Vec<f64> = (0..q).map(|i| integ.basis.rule.points[i][0]).collect();
         let collocated = p == q && (0..q).all(|i| (0..p).all(|j| (t.b[i * p + j] - f64::from(u8::from(i == j))).abs() < 1e-13));
-        Some(Hex { p, q, b: t.b.clone(), d: super::hex_cuda::collocated_derivative(&x), collocated, diffusion })
+        let d = super::hex_cuda::collocated_derivative(&x);
+        Some(Hex { p, q, bt: transpose(&t.b, q, p), dt: transpose(&d, q, q), b: t.b.clone(), d, collocated, diffusion })
     }
 
     /// Stored numbers per point: w|J|ρ, or w|J|κ J⁻¹J⁻ᵀ packed (xx, xy, xz, yy, yz, zz).
@@ -82,8 +107,10 @@ struct Work {
     f: Vec<f64>,
     t1: Vec<f64>,
     t2: Vec<f64>,
-    p: Vec<f64>,
     d: Vec<f64>,
+    /// One point's field vector in and out.
+    fin: Vec<f64>,
+    fout: Vec<f64>,
 }
 
 impl MatFree {
@@ -91,6 +118,13 @@ impl MatFree {
         let integ = input.integ;
         if !integ.qf.is_symmetric() {
             return Err(Error::Unsupported("matrix-free levels of a non-symmetric physics (D is stored symmetric): use full or element".into()));
+        }
+        if integ.qf.field_size() > MAX_FIELDS || integ.qf.npassive() > MAX_PASSIVE {
+            return Err(Error::Unsupported(format!(
+                "matrix-free levels on the CPU with {} fields and {} coefficients per point (at most {MAX_FIELDS} and {MAX_PASSIVE}): use full or element",
+                integ.qf.field_size(),
+                integ.qf.npassive()
+            )));
         }
         let tables = KernelTables::new(integ);
         let space = integ.space;
@@ -110,7 +144,40 @@ impl MatFree {
             passive: integ.passive.clone(),
             coloring: input.coloring.clone(),
             hex: Hex::of(integ),
+            tensor_t: None,
+            field_tabs: Vec::new(),
+            per_cell_d: false,
+            moments: None,
+            fields: Vec::new(),
         };
+        let nv = if integ.qf.modes().value { op.ncomp } else { 0 };
+        let dim = op.tables.dim;
+        op.fields = (0..op.mf).map(|f| if f < nv { (f, None) } else { ((f - nv) / dim, Some((f - nv) % dim)) }).collect();
+        let affine_cells = op.hex.is_none() && integ.geo.affine && integ.passive.per_cell();
+        op.per_cell_d = mode == Pointwise::Stored && affine_cells;
+        let (pd, qd) = (op.tables.pd, op.tables.qd);
+        op.field_tabs = std::iter::once(op.tables.phi.clone())
+            .chain((0..dim).map(|k| (0..qd * pd).map(|i| op.tables.dphi[i * dim + k]).collect()))
+            .collect();
+        let mf = op.mf;
+        if affine_cells && op.ncomp == 1 && (mf * (mf + 1) / 2 + 1) * pd * pd < qd * (2 * mf * pd + mf * mf) {
+            let tab = |f: usize| &op.field_tabs[op.fields[f].1.map_or(0, |k| k + 1)];
+            let moment = |r: usize, s: usize, i: usize, j: usize| -> f64 {
+                op.tables.w.iter().enumerate().map(|(q, wq)| wq * tab(r)[q * pd + i] * tab(s)[q * pd + j]).sum()
+            };
+            let mut m = Vec::with_capacity(mf * (mf + 1) / 2 * pd * pd);
+            for r in 0..mf {
+                for s in r..mf {
+                    for i in 0..pd {
+                        for j in 0..pd {
+                            m.push(if r == s { moment(r, r, i, j) } else { moment(r, s, i, j) + moment(s, r, i, j) });
+                        }
+                    }
+                }
+            }
+            op.moments = Some(m);
+        }
+        op.tensor_t = op.tables.tensor.as_ref().map(|(p1, q1, b, g)| (transpose(b, *q1, *p1), transpose(g, *q1, *p1)));
         op.setup()?;
         Ok(op)
     }
@@ -129,6 +196,19 @@ impl MatFree {
         if self.mode == Pointwise::Recomputed {
             // Degenerate cells are found now, not inside an apply.
             return (0..ncells).into_par_iter().try_for_each(|c| (0..qd).try_for_each(|q| self.point(c, q).map(|_| ())));
+        }
+        if self.per_cell_d {
+            let mut qdata = vec![0.0; ncells * ns];
+            qdata.par_chunks_mut(ns).enumerate().try_for_each_init(
+                || (Vec::new(), Vec::new()),
+                |(d, packed), (c, cell)| -> Result<()> {
+                    self.packed_cell_d(c, d, packed)?;
+                    cell.copy_from_slice(packed);
+                    Ok(())
+                },
+            )?;
+            self.qdata = qdata;
+            return Ok(());
         }
         let mut qdata = vec![0.0; ncells * qd * ns];
         qdata.par_chunks_mut(qd * ns).enumerate().try_for_each(|(c, cell)| -> Result<()> {
@@ -153,11 +233,11 @@ impl MatFree {
     }
 
     /// J⁻¹, w |det J| and the passive fields of cell c at point q.
-    fn point(&self, c: usize, q: usize) -> Result<([[f64; 3]; 3], f64, Vec<f64>)> {
+    fn point(&self, c: usize, q: usize) -> Result<([[f64; 3]; 3], f64, [f64; MAX_PASSIVE])> {
         let dim = self.tables.dim;
         let (inv, det) = inverse_jacobian(&self.geo.jacobian(&self.mesh, c, q), dim)?;
-        let mut p = vec![0.0; self.qf.npassive()];
-        self.passive.point(c, q, &mut p);
+        let mut p = [0.0; MAX_PASSIVE];
+        self.passive.point(c, q, &mut p[..self.qf.npassive()]);
         Ok((inv, self.tables.w[q] * det.abs(), p))
     }
 
@@ -166,7 +246,8 @@ impl MatFree {
         let (dim, n, mf) = (self.tables.dim, self.ncomp, self.mf);
         let nv = if self.qf.modes().value { n } else { 0 };
         let grad = self.qf.modes().grad;
-        let mut phys = input.to_vec();
+        let mut phys = [0.0; MAX_FIELDS];
+        phys[..mf].copy_from_slice(&input[..mf]);
         if grad {
             for c in 0..n {
                 for k in 0..dim {
@@ -174,8 +255,8 @@ impl MatFree {
                 }
             }
         }
-        let mut res = vec![0.0; mf];
-        self.qf.apply(p, &phys, &mut res);
+        let mut res = [0.0; MAX_FIELDS];
+        self.qf.apply(&p[..self.qf.npassive()], &phys[..mf], &mut res[..mf]);
         out[..nv].iter_mut().zip(&res).for_each(|(o, r)| *o = wdet * r);
         if grad {
             for c in 0..n {
@@ -189,11 +270,11 @@ impl MatFree {
     fn recompute_dref(&self, c: usize, q: usize, d: &mut [f64]) -> Result<()> {
         let mf = self.mf;
         let (inv, wdet, p) = self.point(c, q)?;
-        let (mut e, mut col) = (vec![0.0; mf], vec![0.0; mf]);
+        let (mut e, mut col) = ([0.0; MAX_FIELDS], [0.0; MAX_FIELDS]);
         for s in 0..mf {
             e.fill(0.0);
             e[s] = 1.0;
-            self.ref_apply(&inv, wdet, &p, &e, &mut col);
+            self.ref_apply(&inv, wdet, &p, &e[..mf], &mut col[..mf]);
             for r in 0..mf {
                 d[r * mf + s] = col[r];
             }
@@ -222,13 +303,13 @@ impl MatFree {
                 Ok(())
             }
             Pointwise::Stored => {
-                let (mf, ns) = (self.mf, self.ns());
-                let packed = &self.qdata[(c * self.tables.qd + q) * ns..][..ns];
+                let mf = self.mf;
+                let (packed, scale) = self.stored_d(c, q);
                 let mut k = 0;
                 for r in 0..mf {
                     for s in r..mf {
-                        d[r * mf + s] = packed[k];
-                        d[s * mf + r] = packed[k];
+                        d[r * mf + s] = scale * packed[k];
+                        d[s * mf + r] = scale * packed[k];
                         k += 1;
                     }
                 }
@@ -237,14 +318,22 @@ impl MatFree {
         }
     }
 
-    /// Component and derivative direction (None: the value) of field f.
-    fn field(&self, f: usize) -> (usize, Option<usize>) {
-        let nv = if self.qf.modes().value { self.ncomp } else { 0 };
-        if f < nv {
-            (f, None)
+    /// The packed D_ref stored for cell c, point q, and the factor it takes there (w_q when stored
+    /// per cell).
+    #[inline]
+    fn stored_d(&self, c: usize, q: usize) -> (&[f64], f64) {
+        let ns = self.ns();
+        if self.per_cell_d {
+            (&self.qdata[c * ns..(c + 1) * ns], self.tables.w[q])
         } else {
-            ((f - nv) / self.tables.dim, Some((f - nv) % self.tables.dim))
+            (&self.qdata[(c * self.tables.qd + q) * ns..][..ns], 1.0)
         }
+    }
+
+    /// Component and derivative direction (None: the value) of field f.
+    #[inline]
+    fn field(&self, f: usize) -> (usize, Option<usize>) {
+        self.fields[f]
     }
 
     /// `w.u` (ncomp × pd) → `w.f` (mf × qd): B applied, by sum factorization on tensor cells.
@@ -262,14 +351,15 @@ impl MatFree {
                     w.t1.extend_from_slice(u);
                     for a in 0..dim {
                         let m = if dir == Some(a) { g } else { b };
-                        dims = stage(a, m, *p1, *q1, false, dims, &w.t1, &mut w.t2);
+                        dims = stage_into(a, m, *p1, *q1, dims, &w.t1, &mut w.t2);
                         std::mem::swap(&mut w.t1, &mut w.t2);
                     }
                     w.f[f * qd..(f + 1) * qd].copy_from_slice(&w.t1[..qd]);
                 }
                 None => {
-                    for q in 0..qd {
-                        w.f[f * qd + q] = (0..pd).map(|l| self.basis_entry(q, l, dir) * u[l]).sum();
+                    let tab = &self.field_tabs[dir.map_or(0, |k| k + 1)];
+                    for (fq, row) in w.f[f * qd..(f + 1) * qd].iter_mut().zip(tab.chunks_exact(pd)) {
+                        *fq = row.iter().zip(u).map(|(b, x)| b * x).sum();
                     }
                 }
             }
@@ -282,24 +372,26 @@ impl MatFree {
         w.u.iter_mut().for_each(|v| *v = 0.0);
         for f in 0..self.mf {
             let (comp, dir) = self.field(f);
-            match &self.tables.tensor {
-                Some((p1, q1, b, g)) => {
+            match (&self.tables.tensor, &self.tensor_t) {
+                (Some((p1, q1, _, _)), Some((b, g))) => {
                     let mut dims = [1usize; 3];
                     dims[..dim].fill(*q1);
                     w.t1.clear();
                     w.t1.extend_from_slice(&w.f[f * qd..(f + 1) * qd]);
                     for a in (0..dim).rev() {
                         let m = if dir == Some(a) { g } else { b };
-                        dims = stage(a, m, *p1, *q1, true, dims, &w.t1, &mut w.t2);
+                        dims = stage_into(a, m, *q1, *p1, dims, &w.t1, &mut w.t2);
                         std::mem::swap(&mut w.t1, &mut w.t2);
                     }
                     for l in 0..pd {
                         w.u[comp * pd + l] += w.t1[l];
                     }
                 }
-                None => {
-                    for l in 0..pd {
-                        w.u[comp * pd + l] += (0..qd).map(|q| self.basis_entry(q, l, dir) * w.f[f * qd + q]).sum::<f64>();
+                _ => {
+                    let tab = &self.field_tabs[dir.map_or(0, |k| k + 1)];
+                    let u = &mut w.u[comp * pd..(comp + 1) * pd];
+                    for (&fq, row) in w.f[f * qd..(f + 1) * qd].iter().zip(tab.chunks_exact(pd)) {
+                        u.iter_mut().zip(row).for_each(|(o, b)| *o += fq * b);
                     }
                 }
             }
@@ -334,16 +426,30 @@ impl MatFree {
     }
 
     /// [`Hex`]: `w.u` (p³ values) ← (Bᵀ D B) `w.u`.
+    /// With the sizes as constants for the common (p, q) pairs, so that every stage's loops are
+    /// unrolled (2–3× faster at Q2–Q3 than with run-time sizes).
     fn hex_apply(&self, h: &Hex, c: usize, w: &mut Work) -> Result<()> {
-        let (p, q) = (h.p, h.q);
-        let qd = q * q * q;
-        // B: u → values at the points, in w.t1.
+        macro_rules! fixed {
+            ($(($p:literal, $q:literal)),*) => {
+                match (h.p, h.q) {
+                    $(($p, $q) => self.hex_body(h, c, w, $p, $q),)*
+                    (p, q) => self.hex_body(h, c, w, p, q),
+                }
+            };
+        }
+        fixed!((2, 2), (2, 3), (3, 3), (3, 4), (4, 4), (4, 5), (5, 5), (5, 6), (6, 6), (6, 7), (7, 7), (7, 8), (8, 8), (8, 9), (9, 9), (9, 10))
+    }
+
+    #[inline(always)]
+    fn hex_body(&self, h: &Hex, c: usize, w: &mut Work, p: usize, q: usize) -> Result<()> {
+        let (qd, pd) = (q * q * q, p * p * p);
+        // B: u → values at the points, in w.t1 (w.u itself when the nodes are the points).
         w.t1.clear();
-        w.t1.extend_from_slice(&w.u[..p * p * p]);
+        w.t1.extend_from_slice(&w.u[..pd]);
         if !h.collocated {
             let mut dims = [p; 3];
             for a in 0..3 {
-                dims = stage(a, &h.b, p, q, false, dims, &w.t1, &mut w.t2);
+                dims = stage_into(a, &h.b, p, q, dims, &w.t1, &mut w.t2);
                 std::mem::swap(&mut w.t1, &mut w.t2);
             }
         }
@@ -352,11 +458,14 @@ impl MatFree {
         let ns = h.ns();
         if h.diffusion {
             // Gradients at the points (w.f: 3 fields), D, transposed gradients summed into w.t1.
-            w.f.resize(3 * qd, 0.0);
-            for a in 0..3 {
-                stage(a, &h.d, q, q, false, [q; 3], &w.t1, &mut w.t2);
-                w.f[a * qd..(a + 1) * qd].copy_from_slice(&w.t2[..qd]);
+            if w.f.len() < 3 * qd {
+                w.f.resize(3 * qd, 0.0);
             }
+            for (a, f) in w.f[..3 * qd].chunks_exact_mut(qd).enumerate() {
+                stage(a, &h.d, q, q, [q; 3], &w.t1[..qd], f, false);
+            }
+            let (f0, rest) = w.f.split_at_mut(qd);
+            let (f1, f2) = rest.split_at_mut(qd);
             for i in 0..qd {
                 let d: &[f64] = if stored {
                     &self.qdata[(c * qd + i) * ns..(c * qd + i + 1) * ns]
@@ -364,18 +473,13 @@ impl MatFree {
                     self.hex_point(c, i, &mut dpt)?;
                     &dpt
                 };
-                let g = [w.f[i], w.f[qd + i], w.f[2 * qd + i]];
-                w.f[i] = d[0] * g[0] + d[1] * g[1] + d[2] * g[2];
-                w.f[qd + i] = d[1] * g[0] + d[3] * g[1] + d[4] * g[2];
-                w.f[2 * qd + i] = d[2] * g[0] + d[4] * g[1] + d[5] * g[2];
+                let g = [f0[i], f1[i], f2[i]];
+                f0[i] = d[0] * g[0] + d[1] * g[1] + d[2] * g[2];
+                f1[i] = d[1] * g[0] + d[3] * g[1] + d[4] * g[2];
+                f2[i] = d[2] * g[0] + d[4] * g[1] + d[5] * g[2];
             }
-            w.t1.clear();
-            w.t1.resize(qd, 0.0);
-            for a in 0..3 {
-                w.p.clear();
-                w.p.extend_from_slice(&w.f[a * qd..(a + 1) * qd]);
-                stage(a, &h.d, q, q, true, [q; 3], &w.p, &mut w.t2);
-                w.t1.iter_mut().zip(&w.t2).for_each(|(o, v)| *o += v);
+            for (a, f) in w.f[..3 * qd].chunks_exact(qd).enumerate() {
+                stage(a, &h.dt, q, q, [q; 3], f, &mut w.t1[..qd], a > 0);
             }
         } else {
             for i in 0..qd {
@@ -392,11 +496,37 @@ impl MatFree {
         if !h.collocated {
             let mut dims = [q; 3];
             for a in (0..3).rev() {
-                dims = stage(a, &h.b, p, q, true, dims, &w.t1, &mut w.t2);
+                dims = stage_into(a, &h.bt, q, p, dims, &w.t1, &mut w.t2);
                 std::mem::swap(&mut w.t1, &mut w.t2);
             }
         }
-        w.u[..p * p * p].copy_from_slice(&w.t1[..p * p * p]);
+        w.u[..pd].copy_from_slice(&w.t1[..pd]);
+        Ok(())
+    }
+
+    /// [`Self::moments`]: the cell matrix `K = Σ_k D_k S^k`, then `w.u` ← K `w.u`.
+    fn moments_apply(m: &[f64], packed: &[f64], pd: usize, w: &mut Work) {
+        w.t2.clear();
+        w.t2.resize(pd * pd, 0.0);
+        for (&d, sk) in packed.iter().zip(m.chunks_exact(pd * pd)) {
+            w.t2.iter_mut().zip(sk).for_each(|(k, s)| *k += d * s);
+        }
+        w.t1.clear();
+        w.t1.extend(w.t2.chunks_exact(pd).map(|row| row.iter().zip(&w.u[..pd]).map(|(k, u)| k * u).sum::<f64>()));
+        std::mem::swap(&mut w.u, &mut w.t1);
+    }
+
+    /// The packed D_ref of an affine cell with per-cell coefficients, without the weight (`d` is
+    /// scratch).
+    fn packed_cell_d(&self, c: usize, d: &mut Vec<f64>, packed: &mut Vec<f64>) -> Result<()> {
+        let mf = self.mf;
+        d.resize(mf * mf, 0.0);
+        self.recompute_dref(c, 0, d)?;
+        let w0 = self.tables.w[0];
+        packed.clear();
+        for r in 0..mf {
+            packed.extend((r..mf).map(|s| d[r * mf + s] / w0));
+        }
         Ok(())
     }
 
@@ -406,28 +536,51 @@ impl MatFree {
             return self.hex_apply(h, c, w);
         }
         let (qd, mf) = (self.tables.qd, self.mf);
+        if let Some(m) = &self.moments {
+            if self.mode == Pointwise::Stored {
+                let (packed, _) = self.stored_d(c, 0);
+                return Ok(Self::moments_apply(m, packed, self.tables.pd, w));
+            }
+            // `none`: the cell's D_ref (geometry and coefficients) recomputed once per apply.
+            let mut d = std::mem::take(&mut w.d);
+            let mut packed = std::mem::take(&mut w.fin);
+            self.packed_cell_d(c, &mut d, &mut packed)?;
+            Self::moments_apply(m, &packed, self.tables.pd, w);
+            (w.d, w.fin) = (d, packed);
+            return Ok(());
+        }
         self.interpolate(w);
-        let (mut input, mut out) = (vec![0.0; mf], vec![0.0; mf]);
-        w.d.resize(mf * mf, 0.0);
+        w.fin.resize(mf, 0.0);
+        w.fout.resize(mf, 0.0);
         for q in 0..qd {
             for f in 0..mf {
-                input[f] = w.f[f * qd + q];
+                w.fin[f] = w.f[f * qd + q];
             }
             match self.mode {
                 Pointwise::Recomputed => {
                     let (inv, wdet, p) = self.point(c, q)?;
-                    w.p = p;
-                    self.ref_apply(&inv, wdet, &w.p, &input, &mut out);
+                    self.ref_apply(&inv, wdet, &p, &w.fin, &mut w.fout);
                 }
                 Pointwise::Stored => {
-                    self.dref(c, q, &mut w.d)?;
+                    // D_ref is symmetric and packed by rows of its upper triangle.
+                    let (packed, scale) = self.stored_d(c, q);
+                    let (inp, out) = (&w.fin, &mut w.fout);
+                    out.fill(0.0);
+                    let mut k = 0;
                     for r in 0..mf {
-                        out[r] = (0..mf).map(|s| w.d[r * mf + s] * input[s]).sum();
+                        for s in r..mf {
+                            let v = scale * packed[k];
+                            out[r] += v * inp[s];
+                            if s != r {
+                                out[s] += v * inp[r];
+                            }
+                            k += 1;
+                        }
                     }
                 }
             }
             for f in 0..mf {
-                w.f[f * qd + q] = out[f];
+                w.f[f * qd + q] = w.fout[f];
             }
         }
         self.integrate(w);
@@ -454,36 +607,67 @@ impl MatFree {
     }
 }
 
-/// One stage of sum factorization along axis `a`: forward `out[..q..] = Σ_p m[q][p] in[..p..]`
-/// (p1 → q1 entries), transposed `out[..p..] = Σ_q m[q][p] in[..q..]`. Returns the new dims.
-fn stage(a: usize, m: &[f64], p1: usize, q1: usize, transposed: bool, dims: [usize; 3], input: &[f64], out: &mut Vec<f64>) -> [usize; 3] {
-    let (nin, nout) = if transposed { (q1, p1) } else { (p1, q1) };
+/// One stage of sum factorization along axis `a`: `out[..o..] (+)= Σ_k c[o·nin + k] in[..k..]`
+/// (added to `out` when `acc`), with `c` the 1D matrix (nout × nin, row-major: the basis table, or
+/// its transpose from [`transpose`]) and `out` exactly the output's size. Each axis gets the loop
+/// order that keeps the innermost loop contiguous: small dot products along axis 0, row and plane
+/// `axpy`s along axes 1 and 2 (vectorized); the first term assigns, so `out` needs no zeroing.
+#[inline(always)]
+fn stage(a: usize, c: &[f64], nin: usize, nout: usize, dims: [usize; 3], input: &[f64], out: &mut [f64], acc: bool) {
     debug_assert_eq!(dims[a], nin);
-    let mut od = dims;
-    od[a] = nout;
-    out.clear();
-    out.resize(od[0] * od[1] * od[2], 0.0);
-    let stride_in = [1, dims[0], dims[0] * dims[1]];
-    for i2 in 0..od[2] {
-        for i1 in 0..od[1] {
-            for i0 in 0..od[0] {
-                let id = [i0, i1, i2];
-                let mut base = 0;
-                for k in 0..3 {
-                    if k != a {
-                        base += id[k] * stride_in[k];
-                    }
+    debug_assert_eq!(c.len(), nin * nout);
+    debug_assert_eq!(out.len() * nin, input.len() * nout);
+    let axpy = |y: &mut [f64], ck: f64, x: &[f64]| y.iter_mut().zip(x).for_each(|(yv, xv)| *yv += ck * xv);
+    let first = |y: &mut [f64], ck: f64, x: &[f64]| {
+        if acc {
+            axpy(y, ck, x)
+        } else {
+            y.iter_mut().zip(x).for_each(|(yv, xv)| *yv = ck * xv)
+        }
+    };
+    // Along axis 1 the "rows" are the d0-long lines of one x2-plane, along axis 2 whole planes.
+    let (line, lines_in) = match a {
+        0 => {
+            for (x, y) in input.chunks_exact(nin).zip(out.chunks_exact_mut(nout)) {
+                for (yo, row) in y.iter_mut().zip(c.chunks_exact(nin)) {
+                    let v: f64 = row.iter().zip(x).map(|(ck, xk)| ck * xk).sum();
+                    *yo = if acc { *yo + v } else { v };
                 }
-                let mut s = 0.0;
-                for k in 0..nin {
-                    let coef = if transposed { m[k * p1 + id[a]] } else { m[id[a] * p1 + k] };
-                    s += coef * input[base + k * stride_in[a]];
-                }
-                out[i0 + od[0] * (i1 + od[1] * i2)] = s;
+            }
+            return;
+        }
+        1 => (dims[0], dims[0] * nin),
+        _ => (dims[0] * dims[1], input.len()),
+    };
+    for (x, y) in input.chunks_exact(lines_in).zip(out.chunks_exact_mut(line * nout)) {
+        for (yo, row) in y.chunks_exact_mut(line).zip(c.chunks_exact(nin)) {
+            let mut xs = x.chunks_exact(line);
+            if let Some(x0) = xs.next() {
+                first(yo, row[0], x0);
+            }
+            for (&ck, xk) in row[1..].iter().zip(xs) {
+                axpy(yo, ck, xk);
             }
         }
     }
+}
+
+/// [`stage`] from `input` into the work vector `out` (grown when too short); returns the new dims.
+#[inline(always)]
+fn stage_into(a: usize, c: &[f64], nin: usize, nout: usize, dims: [usize; 3], input: &[f64], out: &mut Vec<f64>) -> [usize; 3] {
+    let mut od = dims;
+    od[a] = nout;
+    let n = od[0] * od[1] * od[2];
+    if out.len() < n {
+        out.resize(n, 0.0);
+    }
+    stage(a, c, nin, nout, dims, &input[..dims[0] * dims[1] * dims[2]], &mut out[..n], false);
     od
+}
+
+/// `m` (rows × cols, row-major) transposed.
+fn transpose(m: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    (0..cols * rows).map(|i| m[(i % rows) * cols + i / rows]).collect()
 }
 
 impl crate::backend::LinearOperator<Cpu> for MatFree {

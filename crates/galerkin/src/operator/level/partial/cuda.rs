@@ -9,11 +9,18 @@ use crate::backend::Backend;
 use crate::operator::integrate::ElementIntegrator;
 use crate::operator::level::{variant_cases, LevelInput, LevelOperator};
 use crate::{Error, Result};
-use cudarc::driver::{CudaSlice, LaunchConfig};
+use cudarc::driver::{CudaModule, CudaSlice, LaunchConfig};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// Shared memory of one block (the static limit).
 const SHARED_DOUBLES: usize = 6144;
+
+/// `partial` on affine cells with coefficients constant per cell (simplices): D_ref stored once
+/// per cell (the `CELL_D` variant; the CPU does the same).
+fn cell_d(integ: &ElementIntegrator, tables: &KernelTables, mode: Pointwise) -> bool {
+    mode == Pointwise::Stored && tables.tensor.is_none() && integ.geo.affine && integ.passive.per_cell()
+}
 
 /// The defines of the variant of `integ` at `mode`, and the cells per block round.
 fn defines(integ: &ElementIntegrator, tables: &KernelTables, mode: Pointwise) -> Result<(Vec<String>, usize)> {
@@ -40,6 +47,7 @@ fn defines(integ: &ElementIntegrator, tables: &KernelTables, mode: Pointwise) ->
             format!("NV={}", tables.nv),
             format!("TENSOR={}", b(tables.tensor.is_some())),
             format!("NONE={}", b(mode == Pointwise::Recomputed)),
+            format!("CELL_D={}", b(cell_d(integ, tables, mode))),
             format!("P={p}"),
             format!("Q={q}"),
             format!("EPB={epb}"),
@@ -48,7 +56,8 @@ fn defines(integ: &ElementIntegrator, tables: &KernelTables, mode: Pointwise) ->
     ))
 }
 
-/// A matrix-free operator on the GPU.
+/// A matrix-free operator on the GPU: the general kernel of `matfree.cu` or the fast hexahedral
+/// one of [`super::hex_cuda`], which differ only in their module, thread block and tables.
 pub struct DeviceMatFree {
     mode: Pointwise,
     apply_k: Kernel,
@@ -58,10 +67,12 @@ pub struct DeviceMatFree {
     ndofs: usize,
     ncomp: usize,
     pd: usize,
-    /// Points per cell and packed entries per point.
-    qd: usize,
+    /// Points per cell with their own stored D_ref, and packed entries per point.
+    stored_points: usize,
     ns: usize,
     epb: usize,
+    /// Threads of one block of the apply (it takes `epb` cells).
+    block: (u32, u32, u32),
     idx: CudaSlice<u32>,
     cell_verts: CudaSlice<u32>,
     coords: CudaSlice<f64>,
@@ -72,11 +83,27 @@ pub struct DeviceMatFree {
     qdata: CudaSlice<f64>,
 }
 
+/// What a kernel variant brings to [`DeviceMatFree::from_variant`].
+pub(super) struct Variant<'a> {
+    pub module: Arc<CudaModule>,
+    /// Names of the apply, node-block (diagonal) and setup kernels.
+    pub kernels: [&'static str; 3],
+    /// Each cell's nodes in the kernel's local order.
+    pub order: &'a [usize],
+    pub tab: &'a [f64],
+    /// Points per cell with their own D_ref (1 when stored per cell).
+    pub stored_points: usize,
+    pub ns: usize,
+    pub epb: usize,
+    pub block: (u32, u32, u32),
+}
+
 pub(super) fn to_u32(v: impl Iterator<Item = usize>, what: &str) -> Result<Vec<u32>> {
     v.map(|x| u32::try_from(x).map_err(|_| Error::Unsupported(format!("{what} index {x} exceeds 32 bits on the GPU")))).collect()
 }
 
 impl DeviceMatFree {
+    /// The general kernel, for any cell, physics and basis whose cells fit in shared memory.
     pub fn build(be: &CudaBackend, input: &LevelInput, mode: Pointwise) -> Result<DeviceMatFree> {
         let integ = input.integ;
         if !integ.qf.is_symmetric() {
@@ -84,30 +111,46 @@ impl DeviceMatFree {
         }
         let tables = KernelTables::new(integ);
         let (defs, epb) = defines(integ, &tables, mode)?;
-        let module = be.variant_module(&MATFREE, &defs)?;
-        let k = |name| Kernel::from_module(&module, name);
+        let variant = Variant {
+            module: be.variant_module(&MATFREE, &defs)?,
+            kernels: ["matfree_apply", "matfree_node_blocks", "matfree_setup"],
+            order: &tables.order,
+            tab: &tables.device_tab(),
+            stored_points: if cell_d(integ, &tables, mode) { 1 } else { tables.qd },
+            ns: integ.qf.field_size() * (integ.qf.field_size() + 1) / 2,
+            epb,
+            block: (BLOCK_SIZE, 1, 1),
+        };
+        Self::from_variant(be, input, mode, variant)
+    }
+
+    /// Uploads the restriction, geometry, tables and coefficients of `input` for `v`'s kernels.
+    pub(super) fn from_variant(be: &CudaBackend, input: &LevelInput, mode: Pointwise, v: Variant) -> Result<DeviceMatFree> {
+        let integ = input.integ;
+        let k = |name| Kernel::from_module(&v.module, name);
         let space = integ.space;
         let mesh = &*space.mesh;
-        let pd = tables.pd;
-        let idx = to_u32((0..mesh.num_cells()).flat_map(|c| tables.order.iter().map(move |&l| space.dofmap.cell_nodes[c * pd + l])), "node")?;
+        let pd = space.dofmap.nodes_per_cell;
+        let idx = to_u32((0..mesh.num_cells()).flat_map(|c| v.order.iter().map(move |&l| space.dofmap.cell_nodes[c * pd + l])), "node")?;
         let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| x[..mesh.dim].to_vec()).collect();
         let (coef, meta) = integ.passive.device_layout();
         let mut op = DeviceMatFree {
             mode,
-            apply_k: k("matfree_apply")?,
-            blocks_k: k("matfree_node_blocks")?,
-            setup_k: k("matfree_setup")?,
+            apply_k: k(v.kernels[0])?,
+            blocks_k: k(v.kernels[1])?,
+            setup_k: k(v.kernels[2])?,
             ncells: mesh.num_cells(),
             ndofs: space.ndofs(),
             ncomp: space.ncomp,
             pd,
-            qd: tables.qd,
-            ns: integ.qf.field_size() * (integ.qf.field_size() + 1) / 2,
-            epb,
+            stored_points: v.stored_points,
+            ns: v.ns,
+            epb: v.epb,
+            block: v.block,
             idx: be.upload(&idx)?,
             cell_verts: be.upload(&to_u32(mesh.cells.iter().copied(), "vertex")?)?,
             coords: be.upload(&coords)?,
-            tab: be.upload(&tables.device_tab())?,
+            tab: be.upload(v.tab)?,
             coef: be.upload(&coef)?,
             meta: be.upload(&meta)?,
             qdata: be.upload(&[0.0])?,
@@ -116,13 +159,13 @@ impl DeviceMatFree {
         Ok(op)
     }
 
-    /// `partial`: the packed D_ref of every point, by `matfree_setup`.
+    /// `partial`: the packed D_ref of every point, by the setup kernel.
     fn setup(&mut self, be: &CudaBackend) -> Result<()> {
         if self.mode == Pointwise::Recomputed || self.ncells == 0 {
             return Ok(());
         }
-        let npts = (self.ncells * self.qd) as u64;
-        let mut qdata = be.alloc::<f64>(self.ncells * self.qd * self.ns)?;
+        let npts = (self.ncells * self.stored_points) as u64;
+        let mut qdata = be.alloc::<f64>(self.ncells * self.stored_points * self.ns)?;
         let nc = self.ncells as u64;
         launch!(be, &self.setup_k, be.grid(npts); &nc, &self.cell_verts, &self.coords, &self.tab, &self.coef, &self.meta, &mut qdata)?;
         self.qdata = qdata;
@@ -141,7 +184,7 @@ impl LevelOperator<CudaBackend> for DeviceMatFree {
             return Ok(());
         }
         let rounds = self.ncells.div_ceil(self.epb).min(1 << 20) as u32;
-        let cfg = LaunchConfig { grid_dim: (rounds, 1, 1), block_dim: (BLOCK_SIZE, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (rounds, 1, 1), block_dim: self.block, shared_mem_bytes: 0 };
         let nc = self.ncells as u64;
         launch!(be, &self.apply_k, cfg; &nc, &self.idx, &self.cell_verts, &self.coords, &self.tab, &self.coef, &self.meta,
             &self.qdata, &x.data, &mut y.data)
@@ -179,6 +222,10 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         let tables = KernelTables::new(&integ);
         for mode in [Pointwise::Stored, Pointwise::Recomputed] {
             let (defs, _) = defines(&integ, &tables, mode)?;
+            // A coefficient varying inside the cells takes the per-point variant.
+            if defs.iter().any(|d| d == "CELL_D=1") {
+                all.push(defs.iter().map(|d| if d == "CELL_D=1" { "CELL_D=0".to_string() } else { d.clone() }).collect());
+            }
             all.push(defs);
         }
     }

@@ -3,19 +3,16 @@
 //! registers, geometry stored as 6 numbers per point (`partial`) or recomputed from the 8 vertices
 //! (`none`), collocated Gauss–Lobatto quadrature without the interpolation stages. Other physics
 //! and cells take the general kernel of [`super::cuda`].
-use super::cuda::{compile_checked, to_u32};
+use super::cuda::{compile_checked, DeviceMatFree, Variant};
 use super::Pointwise;
 use crate::backend::cuda::jit::{self, HEX_MATFREE};
-use crate::backend::cuda::kernels::{launch, Kernel};
-use crate::backend::cuda::{CudaBackend, CudaVector};
-use crate::backend::Backend;
+use crate::backend::cuda::CudaBackend;
 use crate::fe::{gauss_legendre, gauss_lobatto};
 use crate::mesh::CellType;
 use crate::operator::basis::TensorBasis;
 use crate::operator::integrate::ElementIntegrator;
-use crate::operator::level::{LevelInput, LevelOperator};
-use crate::{Error, Result};
-use cudarc::driver::{CudaSlice, LaunchConfig};
+use crate::operator::level::LevelInput;
+use crate::Result;
 
 /// Most points per axis: a slab of Q×Q threads within one block.
 const MAX_Q: usize = 16;
@@ -90,120 +87,23 @@ pub fn collocated_derivative(x: &[f64]) -> Vec<f64> {
     d
 }
 
-/// The fast matrix-free operator on hexahedra.
-pub struct HexMatFree {
-    mode: Pointwise,
-    apply_k: Kernel,
-    diag_k: Kernel,
-    setup_k: Kernel,
-    ncells: usize,
-    ndofs: usize,
-    ncomp: usize,
-    pd: usize,
-    qd: usize,
-    q1: usize,
-    nqd: usize,
-    epb: usize,
-    idx: CudaSlice<u32>,
-    cell_verts: CudaSlice<u32>,
-    coords: CudaSlice<f64>,
-    tab: CudaSlice<f64>,
-    coef: CudaSlice<f64>,
-    meta: CudaSlice<u64>,
-    qdata: CudaSlice<f64>,
-}
-
-impl HexMatFree {
-    /// The fast operator where [`HexVariant::of`] applies, else `None`.
-    pub fn try_build(be: &CudaBackend, input: &LevelInput, mode: Pointwise) -> Result<Option<HexMatFree>> {
-        let integ = input.integ;
-        let Some(v) = HexVariant::of(integ, mode) else { return Ok(None) };
-        let Some(t): Option<&TensorBasis> = integ.basis.tensor.as_ref() else { return Ok(None) };
-        let module = be.variant_module(&HEX_MATFREE, &v.defines)?;
-        let k = |name| Kernel::from_module(&module, name);
-        let space = integ.space;
-        let mesh = &*space.mesh;
-        let pd = space.dofmap.nodes_per_cell;
-        let idx = to_u32((0..mesh.num_cells()).flat_map(|c| t.lex_to_dof.iter().map(move |&l| space.dofmap.cell_nodes[c * pd + l])), "node")?;
-        let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| x[..3].to_vec()).collect();
-        let (coef, meta) = integ.passive.device_layout();
-        let mut op = HexMatFree {
-            mode,
-            apply_k: k("hex_apply")?,
-            diag_k: k("hex_diagonal")?,
-            setup_k: k("hex_setup")?,
-            ncells: mesh.num_cells(),
-            ndofs: space.ndofs(),
-            ncomp: space.ncomp,
-            pd,
-            qd: v.q1.pow(3),
-            q1: v.q1,
-            nqd: v.nqd,
-            epb: v.epb,
-            idx: be.upload(&idx)?,
-            cell_verts: be.upload(&to_u32(mesh.cells.iter().copied(), "vertex")?)?,
-            coords: be.upload(&coords)?,
-            tab: be.upload(&v.tab)?,
-            coef: be.upload(&coef)?,
-            meta: be.upload(&meta)?,
-            qdata: be.upload(&[0.0])?,
-        };
-        op.setup(be)?;
-        Ok(Some(op))
-    }
-
-    fn setup(&mut self, be: &CudaBackend) -> Result<()> {
-        if self.mode == Pointwise::Recomputed || self.ncells == 0 {
-            return Ok(());
-        }
-        let npts = (self.ncells * self.qd) as u64;
-        let mut qdata = be.alloc::<f64>(self.ncells * self.qd * self.nqd)?;
-        let nc = self.ncells as u64;
-        launch!(be, &self.setup_k, be.grid(npts); &nc, &self.cell_verts, &self.coords, &self.tab, &self.coef, &self.meta, &mut qdata)?;
-        self.qdata = qdata;
-        Ok(())
-    }
-}
-
-impl LevelOperator<CudaBackend> for HexMatFree {
-    fn apply(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector) -> Result<()> {
-        be.check("matrix-free apply (hexahedra)", self.ndofs, &[x, y])?;
-        if !be.owns(&self.tab) {
-            return Err(Error::invalid("a matrix-free operator used with a CUDA backend other than the one that built it"));
-        }
-        be.zero_slice(&mut y.data)?;
-        if self.ncells == 0 {
-            return Ok(());
-        }
-        let rounds = self.ncells.div_ceil(self.epb).min(1 << 20) as u32;
-        let q = self.q1 as u32;
-        let cfg = LaunchConfig { grid_dim: (rounds, 1, 1), block_dim: (q, q, self.epb as u32), shared_mem_bytes: 0 };
-        let nc = self.ncells as u64;
-        launch!(be, &self.apply_k, cfg; &nc, &self.idx, &self.cell_verts, &self.coords, &self.tab, &self.coef, &self.meta,
-            &self.qdata, &x.data, &mut y.data)
-    }
-    fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
-        let mut blocks = be.zeros(self.ndofs * self.ncomp)?;
-        if self.ncells > 0 {
-            let nc = self.ncells as u64;
-            launch!(be, &self.diag_k, be.grid(nc * self.pd as u64); &nc, &self.idx, &self.cell_verts, &self.coords, &self.tab,
-                &self.coef, &self.meta, &self.qdata, &mut blocks.data)?;
-        }
-        Ok(blocks)
-    }
-    fn storage_bytes(&self) -> usize {
-        let stored = if self.mode == Pointwise::Stored { self.qdata.len() * 8 } else { self.coef.len() * 8 };
-        stored + self.idx.len() * 4
-    }
-    fn includes_boundary(&self) -> bool {
-        false
-    }
-    fn update(&mut self, be: &CudaBackend, input: &LevelInput) -> Result<()> {
-        let (coef, meta) = input.integ.passive.device_layout();
-        self.coef = be.upload(&coef)?;
-        self.meta = be.upload(&meta)?;
-        self.setup(be)
-    }
+/// The fast matrix-free operator on hexahedra where [`HexVariant::of`] applies, else `None`.
+pub fn try_build(be: &CudaBackend, input: &LevelInput, mode: Pointwise) -> Result<Option<DeviceMatFree>> {
+    let integ = input.integ;
+    let Some(v) = HexVariant::of(integ, mode) else { return Ok(None) };
+    let Some(t): Option<&TensorBasis> = integ.basis.tensor.as_ref() else { return Ok(None) };
+    let q = v.q1 as u32;
+    let variant = Variant {
+        module: be.variant_module(&HEX_MATFREE, &v.defines)?,
+        kernels: ["hex_apply", "hex_diagonal", "hex_setup"],
+        order: &t.lex_to_dof,
+        tab: &v.tab,
+        stored_points: v.q1.pow(3),
+        ns: v.nqd,
+        epb: v.epb,
+        block: (q, q, v.epb as u32),
+    };
+    DeviceMatFree::from_variant(be, input, mode, variant).map(Some)
 }
 
 /// Compiles `hex_matfree.cu` for every variant the bake-off reaches (Q1–Q8, mass and diffusion,
