@@ -575,3 +575,93 @@ fn space_convergence_with_time_dependent_dirichlet_values() {
         );
     }
 }
+
+#[test]
+fn two_layer_slab_decays_like_its_exact_first_mode() {
+    // Layers [0, ½) (k₁ = 1, ρc₁ = 1) and [½, 1] (k₂ = 4, ρc₂ = 2), T = 0 at both ends. The first
+    // mode is X = sin(β₁x) in layer 1, A·sin(β₂(1 − x)) in layer 2 with βᵢ = ω/√αᵢ, continuity of
+    // T and of k∂T/∂x at x = ½ giving A and the equation for ω; T = e^{−ω²t}X exactly.
+    let (k1, c1, k2, c2, half) = (1.0f64, 1.0f64, 4.0f64, 2.0f64, 0.5f64);
+    let (a1, a2) = (k1 / c1, k2 / c2);
+    let f = |w: f64| {
+        let (b1, b2) = (w / a1.sqrt(), w / a2.sqrt());
+        k1 * b1 * (b1 * half).cos() * (b2 * half).sin()
+            + k2 * b2 * (b1 * half).sin() * (b2 * half).cos()
+    };
+    let mut w0 = 1e-3;
+    while f(w0 + 1e-3) > 0.0 {
+        w0 += 1e-3;
+    }
+    let (mut lo, mut hi) = (w0, w0 + 1e-3);
+    for _ in 0..80 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) > 0.0 {
+            lo = mid
+        } else {
+            hi = mid
+        }
+    }
+    let w = 0.5 * (lo + hi);
+    let (b1, b2) = (w / a1.sqrt(), w / a2.sqrt());
+    let amp = (b1 * half).sin() / (b2 * half).sin();
+    let mode = move |x: f64| {
+        if x < half {
+            (b1 * x).sin()
+        } else {
+            amp * (b2 * (1.0 - x)).sin()
+        }
+    };
+    let t_end = 0.5 / (w * w);
+    println!("ω₁ = {w}, A = {amp}, t_end = {t_end}");
+    let mut errs = Vec::new();
+    for nx in [8, 16, 32] {
+        let mut mesh = bar(nx, 1.0, 0.05, CellType::Hexahedron);
+        let map = MaterialMap {
+            materials: vec![
+                Material::new("a", k1, 1.0, c1),
+                Material::new("b", k2, 1.0, c2),
+            ],
+            rules: vec![Rule {
+                selector: Selector::Shape(Shape::Layer {
+                    axis: 0,
+                    from: half,
+                    to: 2.0,
+                }),
+                material: 1,
+            }],
+            ..Default::default()
+        };
+        let fields = map.assign(&mut mesh).unwrap();
+        let space = Arc::new(FunctionSpace::lagrange(Arc::new(mesh), 1, 1).unwrap());
+        let s = HeatSetup {
+            zero_dirichlet: vec!["xmin".into(), "xmax".into()],
+            ..setup(fields.rhoc, fields.k, t_end / 200.0, 0.5)
+        };
+        let t0 = space.interpolate(|x, v| v[0] = mode(x[0]));
+        let (t, rec) = run(
+            &Cpu,
+            &space,
+            &s,
+            &HeatLoads::default(),
+            AssemblyLevel::Partial,
+            &t0,
+            200,
+        );
+        assert!(rec.iter().all(|r| r.balance.unwrap().relative < 1e-7));
+        let decay = (-w * w * t_end).exp();
+        let err = space
+            .dofmap
+            .node_coords
+            .iter()
+            .zip(&t)
+            .map(|(x, v)| (v - decay * mode(x[0])).abs())
+            .fold(0.0, f64::max);
+        errs.push(err);
+    }
+    let rates: Vec<f64> = errs.windows(2).map(|r| (r[0] / r[1]).log2()).collect();
+    println!("layered mode: errors {errs:?} rates {rates:?}");
+    assert!(
+        errs[2] < 2e-3 && rates.iter().all(|&r| r > 1.7),
+        "errors {errs:?} rates {rates:?}"
+    );
+}
