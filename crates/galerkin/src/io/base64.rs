@@ -23,8 +23,8 @@ pub(crate) fn encode_into(bytes: &[u8], out: &mut String) {
     }
 }
 
-/// Decode standard padded base64, ignoring whitespace; `None` on any invalid character.
-#[cfg(test)]
+/// Decode standard padded base64, ignoring whitespace; `None` on any invalid character (tests,
+/// and reading a temperature back from a VTU as a heat run's initial condition).
 pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     let sextets: Vec<u32> = text
         .bytes()

@@ -1,7 +1,7 @@
 //! Output: VTU/PVD for ParaView, JSON reports, PNG plots, progress bars. Every file is written to a
 //! temporary sibling and renamed into place, so an output file is either whole or absent.
 mod atomic;
-mod base64;
+pub(crate) mod base64;
 pub mod input;
 mod outdir;
 pub mod plot;
@@ -13,7 +13,7 @@ mod xml;
 
 pub use atomic::{remove_stale_temporaries, temporary_owner, write_atomic};
 pub use outdir::{file_record, OutputDir, OutputFile};
-pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_pieces, plot_residual_history, PLOT_SIZE};
+pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_map, plot_pieces, plot_residual_history, PLOT_SIZE};
 pub use progress::progress_bar;
 pub use pvd::Pvd;
 pub use report::write_json;

@@ -498,3 +498,57 @@ mod tests {
         assert!(!p.exists());
     }
 }
+
+/// A colour map of a scalar on a rectangle: `values[j * nu + i]` is the value of cell (i, j) of an
+/// `nu × nv` grid over `[u0, u1] × [v0, v1]` (NaN: not drawn), in a blue–red scale from `min` to
+/// `max` given in the title (e.g. the temperature on one face of a body).
+#[allow(clippy::too_many_arguments)]
+pub fn plot_map(path: impl AsRef<Path>, title: &str, ulabel: &str, vlabel: &str, (u0, u1): (f64, f64), (v0, v1): (f64, f64), (nu, nv): (usize, usize), values: &[f64]) -> Result<(f64, f64)> {
+    let path = path.as_ref();
+    if values.len() != nu * nv || nu == 0 || nv == 0 {
+        return Err(Error::dim(format!("map `{title}` ({nu} × {nv} cells)"), nu * nv, values.len()));
+    }
+    if !(u1 > u0 && v1 > v0) {
+        return Err(Error::invalid(format!("map `{title}`: empty rectangle [{u0}, {u1}] × [{v0}, {v1}]")));
+    }
+    let (min, max) = values.iter().filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
+    if min > max {
+        return Err(Error::invalid(format!("map `{title}` has no finite value to draw")));
+    }
+    ensure_font()?;
+    let colour = |v: f64| {
+        let s = if max > min { ((v - min) / (max - min)).clamp(0.0, 1.0) } else { 0.5 };
+        // Blue → white → red.
+        let (r, g, b) = if s < 0.5 { (2.0 * s, 2.0 * s, 1.0) } else { (1.0, 2.0 - 2.0 * s, 2.0 - 2.0 * s) };
+        RGBColor((255.0 * r) as u8, (255.0 * g) as u8, (255.0 * b) as u8)
+    };
+    let (w, h) = PLOT_SIZE;
+    let mut rgb = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, PLOT_SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(render_error)?;
+        let caption = format!("{title}  [{min:.4} … {max:.4}]");
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 22))
+            .margin(20)
+            .x_label_area_size(55)
+            .y_label_area_size(85)
+            .build_cartesian_2d(u0..u1, v0..v1)
+            .map_err(render_error)?;
+        chart.configure_mesh().disable_mesh().x_desc(ulabel).y_desc(vlabel).label_style(("sans-serif", 16)).draw().map_err(render_error)?;
+        let (du, dv) = ((u1 - u0) / nu as f64, (v1 - v0) / nv as f64);
+        let cells = (0..nv).flat_map(|j| (0..nu).map(move |i| (i, j))).filter(|&(i, j)| values[j * nu + i].is_finite()).map(|(i, j)| {
+            let (a, b) = (u0 + i as f64 * du, v0 + j as f64 * dv);
+            Rectangle::new([(a, b), (a + du, b + dv)], colour(values[j * nu + i]).filled())
+        });
+        chart.draw_series(cells).map_err(render_error)?;
+        root.present().map_err(render_error)?;
+    }
+    write_atomic(path, |out| {
+        encode_png(out, &rgb, PLOT_SIZE).map_err(|e| match e {
+            png::EncodingError::IoError(e) => Error::io(path, e),
+            e => Error::Backend { backend: "png".into(), message: e.to_string() },
+        })
+    })?;
+    Ok((min, max))
+}

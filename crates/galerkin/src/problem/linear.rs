@@ -315,6 +315,14 @@ impl LinearProblem {
         })
     }
 
+    /// The load vector alone (source, Neumann and Robin values) on the host, with no operator
+    /// built: what a time-dependent problem assembles once per load and scales every step.
+    pub fn load_only(&self) -> Result<Vec<f64>> {
+        let (integ, fluxes) = self.integrator()?;
+        let coloring = Coloring::greedy(&self.space.mesh);
+        self.load_vector(&integ, &coloring, &fluxes)
+    }
+
     /// Assemble the system on the CPU at `level`.
     pub fn assemble(&self, level: AssemblyLevel) -> Result<LinearSystem> {
         self.system(&Cpu, level, Tuning::default())

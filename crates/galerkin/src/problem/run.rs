@@ -122,6 +122,9 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<Report> {
     if crate::iga::config::is_bspline(&text) {
         return crate::iga::run::run_text(&text, path, opts);
     }
+    if super::heat::config::is_heat(&text) {
+        return super::heat::run::run_text(&text, path, opts);
+    }
     let pf = ProblemFile::parse(&text, &path.display().to_string())?;
     let base = path.parent().unwrap_or(Path::new("."));
     run(&pf, base, opts)
@@ -553,7 +556,11 @@ fn constant_check(spec: &ScalarSpec, key: &str) -> Result<()> {
 }
 
 fn build_mesh(pf: &ProblemFile, base: &Path) -> Result<(Mesh, Vec<String>)> {
-    let m = &pf.mesh;
+    build_mesh_from(&pf.mesh, base)
+}
+
+/// The mesh a `[mesh]` table describes (shared with the heat problem file).
+pub(crate) fn build_mesh_from(m: &super::config::MeshConfig, base: &Path) -> Result<(Mesh, Vec<String>)> {
     if let Some(file) = &m.file {
         let generator_keys =
             [("n", m.n.is_some()), ("lower", m.lower.is_some()), ("upper", m.upper.is_some()), ("cell", m.cell.is_some()), ("grading", m.grading.is_some())];
@@ -569,7 +576,11 @@ fn build_mesh(pf: &ProblemFile, base: &Path) -> Result<(Mesh, Vec<String>)> {
         return gmsh::read_msh_with_notes(&path);
     }
     let gen = m.generator.ok_or_else(|| Error::config("mesh.generator", "missing"))?;
-    let dim = generator_dim(pf).unwrap_or(1);
+    let dim = match gen {
+        Generator::Interval => 1,
+        Generator::Rectangle => 2,
+        Generator::Box => 3,
+    };
     let n = m.n.clone().ok_or_else(|| Error::config("mesh.n", "missing (divisions per axis)"))?;
     if n.len() != dim {
         return Err(Error::config("mesh.n", format!("expected {dim} numbers for a {gen:?} mesh, got {}", n.len())));
