@@ -24,6 +24,7 @@ macro_rules! say {
 }
 
 mod ceed_bench;
+mod heat_bench;
 mod dg_bench;
 
 #[derive(Parser)]
@@ -125,6 +126,14 @@ enum Command {
         /// CG) for N elements × --degrees, CPU, and the GPU with --gpu.
         #[arg(long)]
         dg: bool,
+        /// Transient heat instead (the seed's Table 2): --steps backward-Euler steps of Jacobi-PCG
+        /// in a two-material cube of P1 tetrahedra, sizes --dofs, at each of --levels (default
+        /// full, element, none), CPU up to --cpu-max-dofs and the GPU with --gpu; --runs repeats.
+        #[arg(long)]
+        heat: bool,
+        /// --heat: time steps per run.
+        #[arg(long, default_value_t = 50)]
+        steps: usize,
         /// DG: numbers of elements.
         #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000,1000000")]
         elements: Vec<usize>,
@@ -304,6 +313,15 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 runs,
             };
             ceed_bench::run(&cfg, gpu, json, plot)
+        }
+        Command::Bench { heat: true, dofs, steps, levels, cpu_max_dofs, runs, gpu, json, .. } => {
+            let levels = if levels.is_empty() {
+                vec![galerkin::operator::AssemblyLevel::Full, galerkin::operator::AssemblyLevel::Element, galerkin::operator::AssemblyLevel::None]
+            } else {
+                levels.iter().map(|l| galerkin::operator::AssemblyLevel::parse(l)).collect::<galerkin::Result<_>>()?
+            };
+            let cfg = galerkin::bench::heat::HeatBenchConfig { dofs, steps, levels, cpu_max_dofs, runs, dt: 1e-3 };
+            heat_bench::run(&cfg, gpu, json)
         }
         Command::Bench { dg: true, elements, degrees, repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, max_iter, gpu, json, .. } => {
             let cfg = galerkin::dg::bench::DgBenchConfig { repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, krylov_max_iter: max_iter };

@@ -6,6 +6,7 @@
 pub mod assembly;
 pub mod ceed;
 pub mod cg_loop;
+pub mod heat;
 pub mod iga;
 pub mod matrix;
 pub mod timing;

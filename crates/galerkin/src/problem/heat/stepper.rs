@@ -313,6 +313,11 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         self.implicit.storage_bytes() + self.explicit.storage_bytes()
     }
 
+    /// Bytes the implicit step operator keeps: what every PCG iteration reads.
+    pub fn implicit_storage_bytes(&self) -> usize {
+        self.implicit.storage_bytes()
+    }
+
     /// Heat content ∫ρc T of `t`.
     pub fn stored_energy(&self, t: &B::Vector) -> Result<f64> {
         let b = self.balance.as_ref().ok_or_else(|| {

@@ -1,0 +1,40 @@
+//! `galerkin bench --heat`: prints each row of the seed's Table 2 as it completes and keeps the
+//! JSON file current (rewritten whole after every row).
+use galerkin::bench::heat::{self, HeatBenchConfig, HeatRow};
+use std::io::Write;
+use std::path::PathBuf;
+
+pub fn run(cfg: &HeatBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin::Result<()> {
+    let device = if gpu {
+        let (be, bw) = crate::first_gpu()?;
+        say!("gpu: {} — copy {:.0} GB/s (bytes read + written, measured in this run)", be.device().name, bw.copy_gbs);
+        Some((be, bw.copy_gbs))
+    } else {
+        None
+    };
+    say!("cpu: {} threads", rayon::current_num_threads());
+    say!("{} backward-Euler steps, Jacobi-PCG (rtol 1e-10) warm-started; total: the whole time loop, median of {} runs (spread (max − min)/median);", cfg.steps, cfg.runs);
+    say!("bytes/it: the step operator's stored data + {} vector passes; GB/s from the median, checked against the copy bandwidth", heat::VECTOR_PASSES);
+    say!(
+        "{:<8} {:<5} {:>10} {:>10} {:>8} {:>10} {:>7} {:>8} {:>10} {:>11} {:>7} {:>6}",
+        "level", "dev", "dofs", "cells", "setup s", "total s", "spread", "PCG its", "ms/it", "stored MB", "GB/s", "×copy"
+    );
+    let mut done: Vec<HeatRow> = Vec::new();
+    heat::run(cfg, device.as_ref().map(|(be, c)| (be, *c)), |r| {
+        match (&r.total, &r.skipped) {
+            (Some(t), _) => say!(
+                "{:<8} {:<5} {:>10} {:>10} {:>8.2} {:>10.3e} {:>6.1}% {:>8} {:>10.4} {:>11.1} {:>7.0} {:>6.2}",
+                r.level, r.backend, r.dofs, r.cells, r.setup_s, t.median, 100.0 * t.spread(), r.iterations, 1e3 * r.seconds_per_iteration,
+                r.storage_bytes as f64 / 1e6, r.gb_per_s, r.fraction_of_copy
+            ),
+            (None, Some(why)) => say!("{:<8} {:<5} {:>10} skipped: {why}", r.level, r.backend, r.dofs),
+            (None, None) => {}
+        }
+        done.push(r.clone());
+        if let Some(path) = &json {
+            galerkin::io::write_json(path, &done)?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
