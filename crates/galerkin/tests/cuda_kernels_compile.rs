@@ -226,3 +226,23 @@ fn dg_kernels_have_every_entry_point_for_blocks_2_to_7() {
         assert!(ptx.contains(&format!(".entry {name}(")), "dg.cu lacks {name}");
     }
 }
+
+/// The fixed-grid `none` kernel (`kernels/grid.cu`) for both lattices: Kuhn tetrahedra and hexahedra.
+#[test]
+fn lattice_variants_compile_without_warnings() {
+    if !nvrtc() {
+        return;
+    }
+    use galerkin::operator::level::none::grid_cuda;
+    let variants = grid_cuda::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(variants.len(), 2);
+    for (v, bytes) in &variants {
+        assert!(*bytes > 2000, "{v}: suspiciously small PTX ({bytes} bytes)");
+    }
+    // The stencil lives in registers: the unrolled loops leave no local-memory array behind.
+    for cell in [galerkin::mesh::CellType::Tetrahedron, galerkin::mesh::CellType::Hexahedron] {
+        let defs = grid_cuda::variant_defines(cell).unwrap();
+        let ptx = galerkin::backend::cuda::jit::compile_ptx_with(&galerkin::backend::cuda::jit::GRID, "compute_90", &defs).unwrap().ptx;
+        assert!(!ptx.contains(".local"), "{cell:?}: the lattice kernel keeps its stencil in local memory");
+    }
+}

@@ -136,7 +136,7 @@ fn lattice_sizes(n: &[usize], per_block: usize) -> Result<(usize, usize)> {
 
 /// Cells of one lattice block as lists of block corners; corner `c` sits at offset
 /// `(c & 1, (c >> 1) & 1, (c >> 2) & 1)`.
-fn block_template(cell: CellType, dim: usize) -> Result<Vec<Vec<usize>>> {
+pub(crate) fn block_template(cell: CellType, dim: usize) -> Result<Vec<Vec<usize>>> {
     let t = match (cell, dim) {
         (CellType::Interval, 1) => vec![vec![0, 1]],
         (CellType::Quadrilateral, 2) => vec![vec![0, 1, 3, 2]],

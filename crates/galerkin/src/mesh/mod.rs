@@ -6,6 +6,7 @@
 mod cell;
 pub mod generate;
 pub mod gmsh;
+pub mod lattice;
 pub mod ordering;
 pub mod validate;
 

@@ -112,6 +112,12 @@ impl<'a> ElementIntegrator<'a> {
     /// The element matrix of cell `c` (row-major, `elem_size()²`), overwriting `ke`: per point and
     /// pair of basis functions, the QFunctions' linearised block.
     pub fn element_matrix(&self, c: usize, s: &mut Scratch, ke: &mut [f64]) -> Result<()> {
+        self.volume_matrix(c, s, ke)?;
+        self.add_robin_matrix(c, ke)
+    }
+
+    /// The volume part of [`Self::element_matrix`] (no Robin facet terms).
+    pub fn volume_matrix(&self, c: usize, s: &mut Scratch, ke: &mut [f64]) -> Result<()> {
         let mesh = &*self.space.mesh;
         let dim = mesh.dim;
         let n = self.space.ncomp;
@@ -151,7 +157,7 @@ impl<'a> ElementIntegrator<'a> {
                 }
             }
         }
-        self.add_robin_matrix(c, ke)
+        Ok(())
     }
 
     /// Cells that carry Robin facet terms (the GPU assembles volumes and adds these from the host).

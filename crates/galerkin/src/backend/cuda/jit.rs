@@ -86,6 +86,14 @@ pub const HEX_MATFREE: KernelSource = KernelSource {
     physics: true,
 };
 
+/// The `none` level on a uniform lattice (material byte per cell, element matrices per template
+/// cell and material): compiled per lattice, see `operator::level::none::grid_cuda`.
+pub const GRID: KernelSource = KernelSource {
+    file: "grid.cu",
+    source: include_str!("../../../kernels/grid.cu"),
+    physics: false,
+};
+
 /// A tiny kernel that evaluates a QFunction's twin on given inputs: the GPU side of the parity
 /// test between each physics' Rust body and its CUDA twin.
 pub const QF_PARITY: KernelSource = KernelSource {

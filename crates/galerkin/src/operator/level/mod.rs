@@ -155,7 +155,7 @@ impl FeBackend for Cpu {
             AssemblyLevel::Full => Box::new(full::cpu::CpuFull::build(input)?),
             AssemblyLevel::Element => Box::new(element::cpu::ElementMatrices::assemble(input)?),
             AssemblyLevel::Partial => Box::new(partial::cpu::MatFree::build(input, partial::Pointwise::Stored)?),
-            AssemblyLevel::None => Box::new(none::cpu::build(input)?),
+            AssemblyLevel::None => none::cpu::build(input)?,
         })
     }
 }
@@ -165,6 +165,10 @@ impl FeBackend for CudaBackend {
         Ok(match level {
             AssemblyLevel::Full => Box::new(full::cuda::GpuFull::build(self, input)?),
             AssemblyLevel::Element => Box::new(element::cuda::DeviceElementMatrices::build(self, input)?),
+            AssemblyLevel::None if none::grid::GridData::applies(input) => match none::grid_cuda::DeviceGrid::try_build(self, input)? {
+                Some(g) => Box::new(g),
+                None => Box::new(none::cuda::build(self, input)?),
+            },
             AssemblyLevel::Partial | AssemblyLevel::None => {
                 let mode = if level == AssemblyLevel::Partial { partial::Pointwise::Stored } else { partial::Pointwise::Recomputed };
                 match partial::hex_cuda::try_build(self, input, mode)? {
@@ -184,6 +188,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
     let mut all = full::cuda::compile_variants(arch)?.into_iter().map(|(v, n)| (format!("assembly {v:?}"), n)).collect::<Vec<_>>();
     all.extend(partial::cuda::compile_variants(arch)?);
     all.extend(partial::hex_cuda::compile_variants(arch, 1..=crate::fe::lagrange::MAX_TENSOR_DEGREE)?);
+    all.extend(none::grid_cuda::compile_variants(arch)?.into_iter().map(|(v, n)| (format!("lattice {v}"), n)));
     Ok(all)
 }
 

@@ -401,7 +401,10 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
     let t = Instant::now();
     let (mesh, mesh_notes) = build_mesh_from(&f.mesh, base)?;
     notes.extend(mesh_notes);
-    let mut mesh = if f.mesh.reorder.unwrap_or(true) {
+    // A lattice keeps its numbering at level `none` by default: that is what makes its operator
+    // the fixed-grid one (operator::level::none::grid), faster than any renumbering.
+    let keep_lattice = f.assembly.level == crate::operator::AssemblyLevel::None && crate::mesh::lattice::Lattice::recognize(&mesh).is_some();
+    let mut mesh = if f.mesh.reorder.unwrap_or(!keep_lattice) {
         crate::mesh::ordering::reorder_for_locality(&mesh)?
     } else {
         mesh

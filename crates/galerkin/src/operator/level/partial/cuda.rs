@@ -234,7 +234,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
 
 /// Compiles `src` once per define set with NVRTC only, in parallel; warnings are errors. Returns
 /// (description, PTX bytes).
-pub(super) fn compile_checked(src: &jit::KernelSource, arch: &str, variants: Vec<Vec<String>>) -> Result<Vec<(String, usize)>> {
+pub(crate) fn compile_checked(src: &jit::KernelSource, arch: &str, variants: Vec<Vec<String>>) -> Result<Vec<(String, usize)>> {
     variants
         .into_par_iter()
         .map(|defs| {

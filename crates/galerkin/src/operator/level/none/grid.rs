@@ -1,0 +1,245 @@
+//! The `none` level on a uniform lattice (the seed's fixed-grid element-by-element method): every
+//! cell of [`crate::mesh::generate::box_mesh`] is a translate of one of its block's template cells,
+//! so with coefficients constant per cell the element matrix of a cell is that of its (template
+//! cell, material) pair. Stored: one material index (a byte) per cell and a table of
+//! `materials × template cells` element matrices; connectivity and geometry are implicit in the
+//! lattice. The apply runs one thread per node (a gather over the ≤ 8 blocks around it): no
+//! atomics, no coloring, deterministic, and every output written once, coalesced.
+use crate::mesh::lattice::Lattice;
+use crate::operator::integrate::Scratch;
+use crate::operator::level::LevelInput;
+use crate::operator::passive::PassiveField;
+use crate::Result;
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// Most distinct materials (coefficient tuples) the byte per cell can name.
+pub const MAX_MATERIALS: usize = 256;
+
+/// What the lattice operator keeps, shared by the CPU apply and the GPU upload.
+#[derive(Clone, Debug)]
+pub struct GridData {
+    pub lattice: Lattice,
+    /// Vertices per cell.
+    pub nv: usize,
+    /// Material index per cell (cells in mesh order).
+    pub material: Vec<u8>,
+    pub nmat: usize,
+    /// `table[((m·per + t)·nv + i)·nv + j]`: the element matrix of template cell t in material m.
+    pub table: Vec<f64>,
+    /// `corner[c·per + t]`: the local vertex of cell t at block corner c, or −1.
+    pub corner: Vec<i32>,
+    /// `tpl[t·nv + j]`: the block corner of local vertex j of cell t.
+    pub tpl: Vec<i32>,
+}
+
+impl GridData {
+    /// The lattice form of `input`, or `None` where it does not apply: not degree 1 scalar, not a
+    /// recognised lattice, a coefficient varying inside cells, or more than [`MAX_MATERIALS`]
+    /// distinct coefficient tuples.
+    pub fn try_new(input: &LevelInput) -> Result<Option<GridData>> {
+        let integ = input.integ;
+        let space = integ.space;
+        let mesh = &*space.mesh;
+        let nv = mesh.cell_type.num_vertices();
+        if space.element.degree() != 1 || space.ncomp != 1 || space.dofmap.nodes_per_cell != nv || !integ.passive.per_cell() {
+            return Ok(None);
+        }
+        let Some(lattice) = Lattice::recognize(mesh) else { return Ok(None) };
+        let per = lattice.per_block();
+        // Materials: distinct tuples of the per-cell coefficient values, numbered in order of
+        // first appearance.
+        let fields: Vec<&[f64]> = integ.passive.fields.iter().filter_map(|f| if let PassiveField::PerCell(v) = f { Some(v.as_slice()) } else { None }).collect();
+        let ncells = mesh.num_cells();
+        let mut ids: HashMap<Vec<u64>, u8> = HashMap::new();
+        let mut reps: Vec<usize> = Vec::new();
+        let mut material = Vec::with_capacity(ncells);
+        for c in 0..ncells {
+            let key: Vec<u64> = fields.iter().map(|f| f[c].to_bits()).collect();
+            let next = ids.len();
+            let id = match ids.get(&key) {
+                Some(&id) => id,
+                None if next < MAX_MATERIALS => {
+                    ids.insert(key, next as u8);
+                    reps.push(c);
+                    next as u8
+                }
+                None => return Ok(None),
+            };
+            material.push(id);
+        }
+        let nmat = reps.len();
+        // One representative cell per (material, template cell): the first cell of that pair.
+        let mut rep = vec![usize::MAX; nmat * per];
+        for (c, &m) in material.iter().enumerate() {
+            let slot = &mut rep[m as usize * per + c % per];
+            if *slot == usize::MAX {
+                *slot = c;
+            }
+        }
+        let mut table = vec![0.0; nmat * per * nv * nv];
+        table.par_chunks_mut(nv * nv).zip(rep.par_iter()).try_for_each_init(Scratch::default, |s, (ke, &c)| {
+            if c == usize::MAX { Ok(()) } else { integ.volume_matrix(c, s, ke) }
+        })?;
+        let mut corner = vec![-1; 8 * per];
+        let mut tpl = vec![0; per * nv];
+        for (t, cell) in lattice.template.iter().enumerate() {
+            for (j, &c) in cell.iter().enumerate() {
+                corner[c * per + t] = j as i32;
+                tpl[t * nv + j] = c as i32;
+            }
+        }
+        Ok(Some(GridData { lattice, nv, material, nmat, table, corner, tpl }))
+    }
+
+    /// Whether the mesh and space could take the lattice operator (before counting materials):
+    /// degree 1, scalar, coefficients constant per cell, a recognised lattice.
+    pub fn applies(input: &LevelInput) -> bool {
+        let integ = input.integ;
+        let space = integ.space;
+        space.element.degree() == 1
+            && space.ncomp == 1
+            && space.dofmap.nodes_per_cell == space.mesh.cell_type.num_vertices()
+            && integ.passive.per_cell()
+            && Lattice::recognize(&space.mesh).is_some()
+    }
+
+    pub fn ndofs(&self) -> usize {
+        self.lattice.points().iter().product()
+    }
+
+    /// Bytes kept: the material bytes and the table.
+    pub fn storage_bytes(&self) -> usize {
+        self.material.len() + self.table.len() * 8
+    }
+
+    /// Calls `f(row, base)` for every (cell, local vertex) at node `v`: `row` is that vertex's row
+    /// of the cell's matrix and `base` the vertex at corner 0 of the cell's block.
+    #[inline(always)]
+    fn around(&self, v: usize, mut f: impl FnMut(usize, &[f64], usize)) {
+        let [nx, ny, nz] = self.lattice.n;
+        let [px, py, _] = self.lattice.points();
+        let (per, nv) = (self.lattice.per_block(), self.nv);
+        let (i, j, k) = (v % px, (v / px) % py, v / (px * py));
+        for c in 0..8 {
+            let (a, b, d) = (c & 1, (c >> 1) & 1, c >> 2);
+            if i < a || j < b || k < d || i - a >= nx || j - b >= ny || k - d >= nz {
+                continue;
+            }
+            let (bi, bj, bk) = (i - a, j - b, k - d);
+            let block = bi + nx * (bj + ny * bk);
+            let base = bi + px * (bj + py * bk);
+            for t in 0..per {
+                let li = self.corner[c * per + t];
+                if li < 0 {
+                    continue;
+                }
+                let m = self.material[block * per + t] as usize;
+                let at = ((m * per + t) * nv + li as usize) * nv;
+                f(t, &self.table[at..at + nv], base);
+            }
+        }
+    }
+
+    /// `y = A x` on the CPU: one parallel task per x-line of nodes, the lattice's shape fixed at
+    /// compile time so the loops over cells and vertices unroll.
+    pub fn apply(&self, x: &[f64], y: &mut [f64]) {
+        match (self.lattice.per_block(), self.nv) {
+            (6, 4) => self.apply_fixed::<6, 4>(x, y),
+            (1, 8) => self.apply_fixed::<1, 8>(x, y),
+            _ => self.apply_any(x, y),
+        }
+    }
+
+    fn apply_fixed<const PER: usize, const NV: usize>(&self, x: &[f64], y: &mut [f64]) {
+        let [nx, ny, nz] = self.lattice.n;
+        let [px, py, _] = self.lattice.points();
+        // Vertex offsets from a block's corner-0 vertex, and the local vertex of each (corner, cell).
+        let off: [[usize; NV]; PER] = std::array::from_fn(|t| std::array::from_fn(|j| self.lattice.corner_vertex(0, self.tpl[t * NV + j] as usize)));
+        let corner: [[i32; PER]; 8] = std::array::from_fn(|c| std::array::from_fn(|t| self.corner[c * PER + t]));
+        let (table, material) = (&self.table, &self.material);
+        y.par_chunks_mut(px).enumerate().for_each(|(line, yl)| {
+            let (j, k) = (line % py, line / py);
+            for (i, yv) in yl.iter_mut().enumerate() {
+                let mut s = 0.0;
+                for (c, cc) in corner.iter().enumerate() {
+                    let (a, b, d) = (c & 1, (c >> 1) & 1, c >> 2);
+                    if i < a || j < b || k < d || i - a >= nx || j - b >= ny || k - d >= nz {
+                        continue;
+                    }
+                    let (bi, bj, bk) = (i - a, j - b, k - d);
+                    let block = (bi + nx * (bj + ny * bk)) * PER;
+                    let base = bi + px * (bj + py * bk);
+                    for t in 0..PER {
+                        let li = cc[t];
+                        if li < 0 {
+                            continue;
+                        }
+                        let m = material[block + t] as usize;
+                        let row = &table[((m * PER + t) * NV + li as usize) * NV..][..NV];
+                        for jv in 0..NV {
+                            s += row[jv] * x[base + off[t][jv]];
+                        }
+                    }
+                }
+                *yv = s;
+            }
+        });
+    }
+
+    fn apply_any(&self, x: &[f64], y: &mut [f64]) {
+        let nv = self.nv;
+        y.par_iter_mut().enumerate().with_min_len(1024).for_each(|(v, yv)| {
+            let mut s = 0.0;
+            self.around(v, |t, row, base| {
+                for (j, a) in row.iter().enumerate() {
+                    s += a * x[self.lattice.corner_vertex(base, self.tpl[t * nv + j] as usize)];
+                }
+            });
+            *yv = s;
+        });
+    }
+
+    /// The diagonal of `A`, without assembly.
+    pub fn diagonal(&self) -> Vec<f64> {
+        let nv = self.nv;
+        let mut d = vec![0.0; self.ndofs()];
+        d.par_iter_mut().enumerate().with_min_len(1024).for_each(|(v, dv)| {
+            self.around(v, |t, row, base| {
+                for (j, a) in row.iter().enumerate() {
+                    if self.lattice.corner_vertex(base, self.tpl[t * nv + j] as usize) == v {
+                        *dv += a;
+                    }
+                }
+            });
+        });
+        d
+    }
+}
+
+/// The lattice operator on the CPU.
+pub struct CpuGrid(pub GridData);
+
+impl crate::operator::level::LevelOperator<crate::backend::Cpu> for CpuGrid {
+    fn apply(&self, _be: &crate::backend::Cpu, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
+        let n = self.0.ndofs();
+        if x.len() != n || y.len() != n {
+            return Err(crate::Error::dim("lattice operator vectors", n, if x.len() != n { x.len() } else { y.len() }));
+        }
+        self.0.apply(x, y);
+        Ok(())
+    }
+    fn node_blocks(&self, _be: &crate::backend::Cpu) -> Result<Vec<f64>> {
+        Ok(self.0.diagonal())
+    }
+    fn storage_bytes(&self) -> usize {
+        self.0.storage_bytes()
+    }
+    fn includes_boundary(&self) -> bool {
+        false
+    }
+    fn update(&mut self, _be: &crate::backend::Cpu, input: &LevelInput) -> Result<()> {
+        self.0 = GridData::try_new(input)?.ok_or_else(|| crate::Error::invalid("the lattice operator's update no longer has per-cell coefficients on the lattice"))?;
+        Ok(())
+    }
+}

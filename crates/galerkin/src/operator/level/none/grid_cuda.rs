@@ -1,0 +1,133 @@
+//! The lattice operator of [`super::grid`] on the GPU (`kernels/grid.cu`): the material bytes, the
+//! element-matrix table and the two small index tables on the device, one thread per node.
+use super::grid::GridData;
+use crate::backend::cuda::jit::GRID;
+use crate::backend::cuda::kernels::{launch, Kernel};
+use crate::backend::cuda::{CudaBackend, CudaVector};
+use crate::backend::Backend;
+use crate::operator::level::{LevelInput, LevelOperator};
+use crate::mesh::generate::block_template;
+use crate::mesh::CellType;
+use crate::{Error, Result};
+use cudarc::driver::{CudaSlice, DeviceRepr};
+
+/// `struct Lattice` of grid.cu, field for field.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct DeviceLattice {
+    nx: u64,
+    ny: u64,
+    nz: u64,
+    px: u64,
+    py: u64,
+}
+
+// SAFETY: #[repr(C)] of five u64, matching `struct Lattice` in grid.cu.
+unsafe impl DeviceRepr for DeviceLattice {}
+
+/// The defines of the variant for a lattice whose block holds the cells `template` (lists of block
+/// corners): sizes and both index tables, compiled in.
+fn defines(template: &[Vec<usize>]) -> Vec<String> {
+    let (per, nv) = (template.len(), template.first().map_or(0, Vec::len));
+    let mut corner = vec![-1i64; 8 * per];
+    for (t, cell) in template.iter().enumerate() {
+        for (j, &c) in cell.iter().enumerate() {
+            corner[c * per + t] = j as i64;
+        }
+    }
+    let list = |v: Vec<i64>| format!("{{{}}}", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
+    let tpl = template.iter().flatten().map(|&c| c as i64).collect();
+    vec![format!("PER={per}"), format!("NV={nv}"), format!("GRID_CORNER={}", list(corner)), format!("GRID_TPL={}", list(tpl))]
+}
+
+/// Most table bytes staged in shared memory (the default dynamic limit of a block).
+const SHARED_TABLE_BYTES: usize = 48 * 1024;
+
+pub struct DeviceGrid {
+    host: GridData,
+    apply_k: Kernel,
+    diagonal_k: Kernel,
+    lattice: DeviceLattice,
+    material: CudaSlice<u8>,
+    table: CudaSlice<f64>,
+}
+
+impl DeviceGrid {
+    /// The lattice operator of `input` on the GPU, or `None` where [`GridData::try_new`] declines.
+    pub fn try_build(be: &CudaBackend, input: &LevelInput) -> Result<Option<DeviceGrid>> {
+        let Some(host) = GridData::try_new(input)? else { return Ok(None) };
+        let module = be.variant_module(&GRID, &defines(&host.lattice.template))?;
+        let [nx, ny, nz] = host.lattice.n.map(|k| k as u64);
+        let lattice = DeviceLattice { nx, ny, nz, px: nx + 1, py: ny + 1 };
+        Ok(Some(DeviceGrid {
+            apply_k: Kernel::from_module(&module, "grid_apply")?,
+            diagonal_k: Kernel::from_module(&module, "grid_diagonal")?,
+            lattice,
+            material: be.upload(&host.material)?,
+            table: be.upload(&host.table)?,
+            host,
+        }))
+    }
+}
+
+impl DeviceGrid {
+    /// Launch shape: a block of [`LINE_THREADS`] per chunk of an x-line of nodes (grid x: the
+    /// lines, grid y: the chunks), and the table doubles staged in shared memory (0: none).
+    fn config(&self) -> Result<(cudarc::driver::LaunchConfig, u64)> {
+        let [px, py, pz] = self.host.lattice.points();
+        let lines = u32::try_from(py * pz).map_err(|_| Error::Unsupported(format!("a lattice of {py}×{pz} lines of nodes exceeds the launch grid")))?;
+        let chunks = px.div_ceil(LINE_THREADS as usize) as u32;
+        if chunks > 65535 {
+            return Err(Error::Unsupported(format!("a lattice of {px} nodes per line exceeds the launch grid")));
+        }
+        let shared = if self.table.len() * 8 <= SHARED_TABLE_BYTES { self.table.len() } else { 0 };
+        let cfg = cudarc::driver::LaunchConfig { grid_dim: (lines, chunks, 1), block_dim: (LINE_THREADS, 1, 1), shared_mem_bytes: (shared * 8) as u32 };
+        Ok((cfg, shared as u64))
+    }
+}
+
+/// Threads per block of the lattice kernels: a chunk of one x-line of nodes.
+const LINE_THREADS: u32 = 128;
+
+impl LevelOperator<CudaBackend> for DeviceGrid {
+    fn apply(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector) -> Result<()> {
+        let n = self.host.ndofs();
+        be.check("lattice operator apply", n, &[x, y])?;
+        if !be.owns(&self.table) {
+            return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
+        }
+        let (cfg, shared) = self.config()?;
+        launch!(be, &self.apply_k, cfg; &self.lattice, &self.material, &self.table, &shared, &x.data, &mut y.data)
+    }
+    fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
+        let n = self.host.ndofs();
+        let mut d = be.zeros(n)?;
+        let (cfg, shared) = self.config()?;
+        launch!(be, &self.diagonal_k, cfg; &self.lattice, &self.material, &self.table, &shared, &mut d.data)?;
+        Ok(d)
+    }
+    fn storage_bytes(&self) -> usize {
+        self.host.storage_bytes()
+    }
+    fn includes_boundary(&self) -> bool {
+        false
+    }
+    fn update(&mut self, be: &CudaBackend, input: &LevelInput) -> Result<()> {
+        let host = GridData::try_new(input)?.ok_or_else(|| Error::invalid("the lattice operator's update no longer has per-cell coefficients on the lattice"))?;
+        self.material = be.upload(&host.material)?;
+        self.table = be.upload(&host.table)?;
+        self.host = host;
+        Ok(())
+    }
+}
+
+/// The defines of the lattice of `cell` (box meshes of Kuhn tetrahedra or of hexahedra).
+pub fn variant_defines(cell: CellType) -> Result<Vec<String>> {
+    Ok(defines(&block_template(cell, 3)?))
+}
+
+/// Compiles `grid.cu` for both lattices (Kuhn tetrahedra, hexahedra) with NVRTC only.
+pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
+    let variants = [CellType::Tetrahedron, CellType::Hexahedron].into_iter().map(variant_defines).collect::<Result<Vec<_>>>()?;
+    crate::operator::level::partial::cuda::compile_checked(&GRID, arch, variants)
+}
