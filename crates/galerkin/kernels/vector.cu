@@ -107,3 +107,69 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
 vec_triad(double* __restrict__ a, const double* __restrict__ b, double s, const double* __restrict__ c, u64 n) {
     map_all(n, TriadOp{a, b, s, c});
 }
+
+// ---- Jacobi-PCG resident on the device (backend::cuda::pcg) ----
+// The scalars never leave the device inside a batch of iterations: state s = [ρ_even, ρ_odd,
+// flag, ‖r‖² per iteration of the batch…]. Every block re-sums the previous kernel's per-block
+// partials itself (a few hundred doubles), so no second-stage launch and no host round trip.
+
+// Sum of `count` partials, in every block.
+__device__ __forceinline__ double sum_in_block(const double* __restrict__ partials, u32 count) {
+    double acc = 0.0;
+    for (u32 i = threadIdx.x; i < count; i += GALERKIN_BLOCK) acc += partials[i];
+    return block_sum(acc);
+}
+
+// α = ρ / (p·q) from the p·q partials; x += α p; r −= α q; partials of r·D⁻¹r and r·r.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
+pcg_update(const double* __restrict__ p, const double* __restrict__ q, double* __restrict__ x, double* __restrict__ r,
+           const double* __restrict__ dinv, u64 n, const double* __restrict__ pq_partials, u32 nparts,
+           double* __restrict__ s, u32 parity, double* __restrict__ out_partials) {
+    __shared__ double alpha_s;
+    const double pq = sum_in_block(pq_partials, nparts);
+    if (threadIdx.x == 0) {
+        const double rho = s[parity];
+        alpha_s = pq > 0.0 ? rho / pq : 0.0;
+        if (!(pq > 0.0) && blockIdx.x == 0) s[2] = 1.0;
+    }
+    __syncthreads();
+    const double alpha = alpha_s;
+    double rz = 0.0, rr = 0.0;
+    for (u64 k = global_thread(); k < n; k += grid_threads()) {
+        x[k] += alpha * p[k];
+        const double rk = r[k] - alpha * q[k];
+        r[k] = rk;
+        rz += rk * rk * dinv[k];
+        rr += rk * rk;
+    }
+    rz = block_sum(rz);
+    __syncthreads();
+    rr = block_sum(rr);
+    if (threadIdx.x == 0) {
+        out_partials[blockIdx.x] = rz;
+        out_partials[gridDim.x + blockIdx.x] = rr;
+    }
+}
+
+// β = ρ_new / ρ from the update's partials; p = D⁻¹ r + β p; block 0 stores ρ_new for the next
+// iteration (the other parity) and ‖r‖² in the batch history slot.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
+pcg_direction(double* __restrict__ p, const double* __restrict__ r, const double* __restrict__ dinv, u64 n,
+              const double* __restrict__ partials, u32 nparts, double* __restrict__ s, u32 parity, u32 slot) {
+    __shared__ double beta_s;
+    const double rz = sum_in_block(partials, nparts);
+    __syncthreads();
+    const double rr = sum_in_block(partials + nparts, nparts);
+    if (threadIdx.x == 0) {
+        const double rho = s[parity];
+        beta_s = rz / rho;
+        if (blockIdx.x == 0) {
+            s[1 - parity] = rz;
+            s[3 + slot] = rr;
+            if (!(rz > 0.0)) s[2] = 2.0;
+        }
+    }
+    __syncthreads();
+    const double beta = beta_s;
+    for (u64 k = global_thread(); k < n; k += grid_threads()) p[k] = dinv[k] * r[k] + beta * p[k];
+}

@@ -45,6 +45,15 @@ pub trait Backend: Send + Sync + Sized {
     fn scale(&self, a: f64, x: &mut Self::Vector) -> Result<()>;
     /// `y = d ⊙ x` (elementwise product; Jacobi preconditioning)
     fn pointwise_mult(&self, d: &Self::Vector, x: &Self::Vector, y: &mut Self::Vector) -> Result<()>;
+    /// `k` Jacobi-PCG iterations with every scalar kept on the device (no host round trip inside
+    /// the batch), for backends that have that path; `None` where the backend does not (then
+    /// [`crate::solver::jacobi_cg`] drives the ordinary loop). See [`PcgWork`].
+    fn has_resident_pcg(&self) -> bool {
+        false
+    }
+    fn pcg_iterations(&self, _a: &dyn LinearOperator<Self>, _x: &mut Self::Vector, _w: &mut PcgWork<'_, Self>, _k: usize) -> Option<Result<()>> {
+        None
+    }
     /// Fused CG update: `x += α·p; r -= α·q;` returns `r·r`.
     fn cg_update(
         &self,
@@ -104,4 +113,18 @@ impl<B: Backend> LinearOperator<B> for Identity {
     fn apply(&self, backend: &B, x: &B::Vector, y: &mut B::Vector) -> Result<()> {
         backend.copy(x, y)
     }
+}
+
+/// The state of a device-resident Jacobi-PCG ([`Backend::pcg_iterations`]): the CG vectors, the
+/// inverted diagonal, and on the device `state = [ρ_even, ρ_odd, flag, ‖r‖² of each iteration of
+/// the batch…]` and the per-block partial sums of the reductions.
+pub struct PcgWork<'a, B: Backend> {
+    pub p: B::Vector,
+    pub q: B::Vector,
+    pub r: B::Vector,
+    pub dinv: &'a B::Vector,
+    pub state: B::Vector,
+    pub partials: B::Vector,
+    /// Iterations done (its parity picks the ρ slot).
+    pub iteration: usize,
 }

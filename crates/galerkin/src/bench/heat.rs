@@ -22,9 +22,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Vector passes of one PCG iteration with Jacobi: A p (read p, write q), p·q, x += αp, r −= αq,
-/// z = D⁻¹r, r·z, p = z + βp.
+/// Vector passes of one PCG iteration with Jacobi, host-driven ([`crate::solver::cg`]): A p (read
+/// p, write q), p·q, x += αp, r −= αq, z = D⁻¹r, r·z, p = z + βp.
 pub const VECTOR_PASSES: usize = 18;
+/// The same on a backend with the device-resident loop ([`crate::solver::jacobi_cg`]): A p (2),
+/// p·q (2), the fused x, r update with r·D⁻¹r and r·r (5 reads, 2 writes), p = D⁻¹r + βp (3 + 1).
+pub const RESIDENT_VECTOR_PASSES: usize = 15;
 
 /// What to sweep.
 #[derive(Clone, Debug)]
@@ -168,7 +171,8 @@ fn measure<B: FeBackend>(be: &B, clock: &mut dyn Clock, space: &Arc<FunctionSpac
     let total = Timing::from_samples(samples)?;
     let per = total.per(r.iterations);
     r.storage_bytes = stepper.storage_bytes();
-    r.bytes_per_iteration = (stepper.implicit_storage_bytes() + VECTOR_PASSES * 8 * n) as f64;
+    let passes = if be.has_resident_pcg() { RESIDENT_VECTOR_PASSES } else { VECTOR_PASSES };
+    r.bytes_per_iteration = (stepper.implicit_storage_bytes() + passes * 8 * n) as f64;
     let what = format!("heat {} on {} ({n} unknowns)", level.name(), be.name());
     r.gb_per_s = guarded_gbs(&what, r.bytes_per_iteration, &per, copy_gbs)?;
     r.fraction_of_copy = r.gb_per_s / copy_gbs;

@@ -5,7 +5,8 @@
 //! residual. This guards against the drift between recursive and true residual in long solves.
 use super::monitor::{prepare, residual, zero_rhs_stats, Monitor};
 use super::{KrylovOptions, SolveStats};
-use crate::backend::{Backend, LinearOperator};
+use crate::backend::{Backend, LinearOperator, PcgWork};
+use super::precond::Jacobi;
 use crate::Result;
 
 const METHOD: &str = "CG";
@@ -74,5 +75,78 @@ fn precondition<B: Backend>(
         Err(mon.error(format!(
             "preconditioner is not positive definite (rᵀMr = {rho:.3e})"
         )))
+    }
+}
+
+/// Iterations per batch of the device-resident loop between reads of its residual norms: fewer
+/// host round trips against at most `PCG_BATCH − 1` iterations past convergence.
+pub const PCG_BATCH: usize = 4;
+
+/// Jacobi-preconditioned CG: on a backend with a device-resident path
+/// ([`Backend::pcg_iterations`]) the scalars stay on the device and the residual norms are read
+/// once per [`PCG_BATCH`] iterations (every iteration is still recorded and judged, and
+/// convergence is confirmed on the true residual, as in [`cg`]); elsewhere [`cg`] itself.
+pub fn jacobi_cg<B: Backend>(
+    backend: &B,
+    a: &dyn LinearOperator<B>,
+    m: &Jacobi<B>,
+    b: &B::Vector,
+    x: &mut B::Vector,
+    opts: &KrylovOptions,
+) -> Result<SolveStats> {
+    let n = a.nrows();
+    if !backend.has_resident_pcg() || n == 0 {
+        return cg(backend, a, m, b, x, opts);
+    }
+    let Some(mut mon) = prepare(METHOD, backend, a, m, b, x, opts)? else {
+        return Ok(zero_rhs_stats(METHOD));
+    };
+    let mut w = PcgWork {
+        p: backend.zeros(n)?,
+        q: backend.zeros(n)?,
+        r: backend.zeros(n)?,
+        dinv: m.inverse_diagonal(),
+        state: backend.zeros(3 + PCG_BATCH)?,
+        // Partials of one reduction per block of any launch grid: 3 per block, blocks ≤ n.
+        partials: backend.zeros(3 * n.clamp(1, 1 << 16))?,
+        iteration: 0,
+    };
+    if mon.check(residual(backend, a, b, x, &mut w.r)?)? {
+        return Ok(mon.finish());
+    }
+    // z = D⁻¹ r, ρ = r·z, p = z; ρ into the even slot.
+    let restart = |w: &mut PcgWork<'_, B>, mon: &Monitor| -> Result<()> {
+        m.apply(backend, &w.r, &mut w.p)?;
+        let rho = backend.dot(&w.r, &w.p)?;
+        if !(rho > 0.0) {
+            return Err(mon.error(format!("preconditioner is not positive definite (rᵀMr = {rho:.3e})")));
+        }
+        w.iteration = 0;
+        w.state = backend.from_host(&[rho, 0.0, 0.0].into_iter().chain(std::iter::repeat_n(0.0, PCG_BATCH)).collect::<Vec<_>>())?;
+        Ok(())
+    };
+    restart(&mut w, &mon)?;
+    loop {
+        backend.pcg_iterations(a, x, &mut w, PCG_BATCH).unwrap_or_else(|| Err(crate::Error::invalid("resident PCG vanished")))?;
+        let state = backend.to_host(&w.state)?;
+        match state[2] {
+            f if f == 1.0 => return Err(mon.error("operator is not positive definite (pᵀAp ≤ 0)")),
+            f if f == 2.0 => return Err(mon.error("preconditioner is not positive definite (rᵀMr ≤ 0)")),
+            _ => {}
+        }
+        let mut converged = false;
+        for rr in &state[3..3 + PCG_BATCH] {
+            if converged {
+                let _ = mon.record(rr.sqrt());
+            } else if mon.check(rr.sqrt())? {
+                converged = true;
+            }
+        }
+        if converged {
+            if mon.confirm(residual(backend, a, b, x, &mut w.r)?)? {
+                return Ok(mon.finish());
+            }
+            restart(&mut w, &mon)?;
+        }
     }
 }

@@ -20,7 +20,7 @@ pub(crate) mod testing;
 mod tests;
 
 pub use bicgstab::bicgstab;
-pub use cg::cg;
+pub use cg::{cg, jacobi_cg};
 pub use direct::DirectSolver;
 pub use factorization::Factorization;
 pub use gmres::gmres;

@@ -25,6 +25,9 @@ pub(crate) struct Kernels {
     pub cg_update_partials: Kernel,
     pub sum_partials: Kernel,
     pub triad: Kernel,
+    /// The two fused kernels of the device-resident Jacobi-PCG ([`super::pcg`]).
+    pub pcg_update: Kernel,
+    pub pcg_direction: Kernel,
     /// CSR-vector SpMV with 4, 8, 16, 32 threads per row (see [`SPMV_GROUPS`]).
     pub spmv: [Kernel; 4],
     /// `y_k = M_k x_k` for blocks of size 1, 2, 3.
@@ -71,6 +74,8 @@ impl Kernels {
             cg_update_partials: get(&vector, "vec_cg_update_partials")?,
             sum_partials: get(&vector, "vec_sum_partials")?,
             triad: get(&vector, "vec_triad")?,
+            pcg_update: get(&vector, "pcg_update")?,
+            pcg_direction: get(&vector, "pcg_direction")?,
             spmv: [
                 get(&spmv, "spmv_csr_g4")?,
                 get(&spmv, "spmv_csr_g8")?,

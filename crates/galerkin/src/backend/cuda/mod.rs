@@ -18,6 +18,7 @@ pub mod csr;
 pub(crate) mod dense_libs;
 mod cusparse;
 pub mod jit;
+mod pcg;
 pub(crate) mod kernels;
 mod memory;
 pub mod vector;

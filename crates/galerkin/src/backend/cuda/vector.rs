@@ -6,7 +6,7 @@ use super::cuda_error;
 use super::jit::BLOCK_SIZE;
 use super::csr::DeviceCsr;
 use super::kernels::launch;
-use crate::backend::{Backend, LinearOperator};
+use crate::backend::{Backend, LinearOperator, PcgWork};
 use crate::linalg::CsrMatrix;
 use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig};
@@ -267,6 +267,13 @@ impl Backend for CudaBackend {
             y.len(),
             |cfg, n| launch!(self, k, cfg; &d.data, &x.data, &mut y.data, n),
         )
+    }
+
+    fn has_resident_pcg(&self) -> bool {
+        true
+    }
+    fn pcg_iterations(&self, a: &dyn LinearOperator<Self>, x: &mut CudaVector, w: &mut PcgWork<'_, Self>, k: usize) -> Option<Result<()>> {
+        Some(self.pcg_batch(a, x, w, k))
     }
 
     fn cg_update(

@@ -17,8 +17,8 @@ use crate::backend::{Cpu, LinearOperator};
 use crate::operator::{AssemblyLevel, FeBackend, Tuning};
 use crate::physics::{Coefficient, Diffusion, Mass, Sum};
 use crate::problem::linear::{flux, scalar, Boundary, LinearProblem, System};
-use crate::solver::precond::{PrecondParams, PreconditionerKind};
-use crate::solver::{KrylovOptions, SolverMethod};
+use crate::solver::{jacobi_cg, Jacobi, Preconditionable};
+use crate::solver::KrylovOptions;
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -333,7 +333,7 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         let m = self.preconditioner()?;
         let mut iterations = Vec::with_capacity(steps);
         for _ in 0..steps {
-            iterations.push(self.step(m.as_ref(), t, false)?.iterations);
+            iterations.push(self.step(&m, t, false)?.iterations);
         }
         Ok(iterations)
     }
@@ -349,28 +349,22 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         let m = self.preconditioner()?;
         let mut records = Vec::with_capacity(steps);
         for _ in 0..steps {
-            let r = self.step(m.as_ref(), t, true)?;
+            let r = self.step(&m, t, true)?;
             each(&r, t)?;
             records.push(r);
         }
         Ok(records)
     }
 
-    fn preconditioner(&self) -> Result<Box<dyn LinearOperator<B> + '_>> {
-        let params = PrecondParams {
-            block_size: 1,
-            omega: 1.0,
-        };
-        PreconditionerKind::Jacobi.build_for(
-            self.implicit.backend,
-            &self.implicit.operator,
-            &params,
-        )
+    /// Jacobi on the implicit operator's diagonal (computed without assembly at every level).
+    fn preconditioner(&self) -> Result<Jacobi<B>> {
+        let be = self.implicit.backend;
+        Jacobi::new(be, &self.implicit.operator.diagonal(be)?)
     }
 
     fn step(
         &self,
-        m: &dyn LinearOperator<B>,
+        m: &Jacobi<B>,
         t: &mut B::Vector,
         record: bool,
     ) -> Result<StepRecord> {
@@ -414,8 +408,8 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         if let Some((g, _)) = lifted {
             be.axpy(1.0, g, &mut rhs)?;
         }
-        let stats =
-            SolverMethod::Cg.solve(be, &self.implicit.operator, m, &rhs, t, &self.options)?;
+        // On the GPU the PCG iterations run with their scalars on the device (`jacobi_cg`).
+        let stats = jacobi_cg(be, &self.implicit.operator, m, &rhs, t, &self.options)?;
         if self.lift.is_some() {
             // Constrained dofs exactly at their values (CG leaves them within its tolerance).
             be.pointwise_mult(&self.mask, t, &mut rhs)?;

@@ -23,6 +23,11 @@ impl<B: Backend> Jacobi<B> {
         }
         Ok(Jacobi { inv_diag, n })
     }
+
+    /// D⁻¹ on the backend.
+    pub fn inverse_diagonal(&self) -> &B::Vector {
+        &self.inv_diag
+    }
 }
 
 impl<B: Backend> LinearOperator<B> for Jacobi<B> {

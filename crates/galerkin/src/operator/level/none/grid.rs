@@ -31,6 +31,16 @@ pub struct GridData {
     pub corner: Vec<i32>,
     /// `tpl[t·nv + j]`: the block corner of local vertex j of cell t.
     pub tpl: Vec<i32>,
+    /// `stencils[m·27 + q]`: the row of an interior node all of whose cells are of material m, by
+    /// neighbour slot q = (dx+1) + 3(dy+1) + 9(dz+1) — the fast path of the apply, 15 (tetrahedra)
+    /// or 27 (hexahedra) products instead of a gather over 24 or 8 cells.
+    pub stencils: Vec<f64>,
+}
+
+/// The neighbour slot (0..27) of block corner `cj` seen from a node at block corner `c`.
+pub fn slot(c: usize, cj: usize) -> usize {
+    let d = |k: usize| ((cj >> k) & 1) + 1 - ((c >> k) & 1);
+    d(0) + 3 * d(1) + 9 * d(2)
 }
 
 impl GridData {
@@ -89,7 +99,22 @@ impl GridData {
                 tpl[t * nv + j] = c as i32;
             }
         }
-        Ok(Some(GridData { lattice, nv, material, nmat, table, corner, tpl }))
+        let mut stencils = vec![0.0; nmat * 27];
+        for (m, st) in stencils.chunks_mut(27).enumerate() {
+            for c in 0..8 {
+                for t in 0..per {
+                    let li = corner[c * per + t];
+                    if li < 0 {
+                        continue;
+                    }
+                    let row = &table[((m * per + t) * nv + li as usize) * nv..][..nv];
+                    for (j, a) in row.iter().enumerate() {
+                        st[slot(c, tpl[t * nv + j] as usize)] += a;
+                    }
+                }
+            }
+        }
+        Ok(Some(GridData { lattice, nv, material, nmat, table, corner, tpl, stencils }))
     }
 
     /// Whether the mesh and space could take the lattice operator (before counting materials):
@@ -108,9 +133,9 @@ impl GridData {
         self.lattice.points().iter().product()
     }
 
-    /// Bytes kept: the material bytes and the table.
+    /// Bytes kept: the material bytes, the table and the uniform stencils.
     pub fn storage_bytes(&self) -> usize {
-        self.material.len() + self.table.len() * 8
+        self.material.len() + (self.table.len() + self.stencils.len()) * 8
     }
 
     /// Calls `f(row, base)` for every (cell, local vertex) at node `v`: `row` is that vertex's row
@@ -158,9 +183,23 @@ impl GridData {
         let off: [[usize; NV]; PER] = std::array::from_fn(|t| std::array::from_fn(|j| self.lattice.corner_vertex(0, self.tpl[t * NV + j] as usize)));
         let corner: [[i32; PER]; 8] = std::array::from_fn(|c| std::array::from_fn(|t| self.corner[c * PER + t]));
         let (table, material) = (&self.table, &self.material);
+        // Fast path: the neighbour offsets of the uniform stencils' nonzero slots.
+        let slots: Vec<(usize, isize)> = (0..27)
+            .filter(|&q| self.stencils.chunks(27).any(|st| st[q] != 0.0))
+            .map(|q| (q, (q % 3) as isize - 1 + px as isize * ((q / 3 % 3) as isize - 1) + (px * py) as isize * ((q / 9) as isize - 1)))
+            .collect();
         y.par_chunks_mut(px).enumerate().for_each(|(line, yl)| {
             let (j, k) = (line % py, line / py);
+            let inner_line = j > 0 && k > 0 && j < ny && k < nz;
             for (i, yv) in yl.iter_mut().enumerate() {
+                if inner_line && i > 0 && i < nx {
+                    if let Some(m) = self.uniform_material::<PER>(i, j, k) {
+                        let v = (i + px * line) as isize;
+                        let st = &self.stencils[m * 27..][..27];
+                        *yv = slots.iter().map(|&(q, o)| st[q] * x[(v + o) as usize]).sum();
+                        continue;
+                    }
+                }
                 let mut s = 0.0;
                 for (c, cc) in corner.iter().enumerate() {
                     let (a, b, d) = (c & 1, (c >> 1) & 1, c >> 2);
@@ -185,6 +224,28 @@ impl GridData {
                 *yv = s;
             }
         });
+    }
+
+    /// The material of every cell around interior node (i, j, k) when they all share one.
+    #[inline(always)]
+    fn uniform_material<const PER: usize>(&self, i: usize, j: usize, k: usize) -> Option<usize> {
+        let [nx, ny, _] = self.lattice.n;
+        let mut m0 = None;
+        for c in 0..8 {
+            let block = ((i - (c & 1)) + nx * ((j - ((c >> 1) & 1)) + ny * (k - (c >> 2)))) * PER;
+            for t in 0..PER {
+                if self.corner[c * PER + t] < 0 {
+                    continue;
+                }
+                let m = self.material[block + t];
+                match m0 {
+                    None => m0 = Some(m),
+                    Some(m0) if m0 != m => return None,
+                    _ => {}
+                }
+            }
+        }
+        m0.map(usize::from)
     }
 
     fn apply_any(&self, x: &[f64], y: &mut [f64]) {

@@ -64,7 +64,7 @@ impl DeviceGrid {
             diagonal_k: Kernel::from_module(&module, "grid_diagonal")?,
             lattice,
             material: be.upload(&host.material)?,
-            table: be.upload(&host.table)?,
+            table: be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?,
             host,
         }))
     }
@@ -97,7 +97,8 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
             return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
         }
         let (cfg, shared) = self.config()?;
-        launch!(be, &self.apply_k, cfg; &self.lattice, &self.material, &self.table, &shared, &x.data, &mut y.data)
+        let stencil_at = self.host.table.len() as u64;
+        launch!(be, &self.apply_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &x.data, &mut y.data)
     }
     fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
         let n = self.host.ndofs();
@@ -115,7 +116,7 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
     fn update(&mut self, be: &CudaBackend, input: &LevelInput) -> Result<()> {
         let host = GridData::try_new(input)?.ok_or_else(|| Error::invalid("the lattice operator's update no longer has per-cell coefficients on the lattice"))?;
         self.material = be.upload(&host.material)?;
-        self.table = be.upload(&host.table)?;
+        self.table = be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?;
         self.host = host;
         Ok(())
     }
