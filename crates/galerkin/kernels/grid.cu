@@ -4,8 +4,8 @@
 // are summed into the node's (≤ 27-point) stencil in registers, then x is read once per
 // neighbour. A cell's matrix is table[material][template cell] (copied to shared memory once per
 // block); its vertices are fixed offsets from the node: nothing per cell is read but its material.
-// An interior node whose cells share one material takes that material's precomputed stencil
-// (`table + stencil_at`, 27 per material) instead of the gather.
+// An interior node whose cells share one material (node_material[v] ≠ 255, computed once on the
+// host) takes that material's precomputed stencil (`table + stencil_at`, 27 per material).
 // Defines: PER cells per block (6 Kuhn tetrahedra or 1 hexahedron), NV vertices per cell,
 // GRID_CORNER = {local vertex of block corner c in cell t, or −1; [8][PER]},
 // GRID_TPL = {block corner of local vertex j of cell t; [PER][NV]}.
@@ -68,24 +68,6 @@ __device__ __forceinline__ void stencil(const Lattice& L, u32 i, u32 j, u32 k, c
     }
 }
 
-// The material of every cell around interior node (i, j, k) when they all share one, else −1.
-__device__ __forceinline__ int uniform_material(const Lattice& L, u32 i, u32 j, u32 k, const unsigned char* __restrict__ material) {
-    int m0 = -1;
-    bool same = true;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) {
-        const u64 block = (i - (c & 1)) + L.nx * ((j - ((c >> 1) & 1)) + L.ny * (u64)(k - (c >> 2)));
-#pragma unroll
-        for (int t = 0; t < PER; ++t) {
-            if (CORNER[c * PER + t] < 0) continue;
-            const int m = material[block * PER + t];
-            if (m0 < 0) m0 = m;
-            same &= m == m0;
-        }
-    }
-    return same ? m0 : -1;
-}
-
 // The node of this thread: blocks run along lines of nodes in x (blockIdx.x: the line, (j, k);
 // blockIdx.y: a chunk of the line), so no 64-bit division is needed. False past the line's end.
 __device__ __forceinline__ bool node(const Lattice& L, u32& i, u32& j, u32& k, u64& v) {
@@ -99,7 +81,8 @@ __device__ __forceinline__ bool node(const Lattice& L, u32& i, u32& j, u32& k, u
 
 // y = A x.
 extern "C" __global__ void grid_apply(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table,
-                                      u64 shared_len, u64 stencil_at, const double* __restrict__ x, double* __restrict__ y) {
+                                      u64 shared_len, u64 stencil_at, const unsigned char* __restrict__ node_material,
+                                      const double* __restrict__ x, double* __restrict__ y) {
     const double* tab = stage_table(table, shared_len);
     u32 i, j, k;
     u64 v;
@@ -108,8 +91,8 @@ extern "C" __global__ void grid_apply(Lattice L, const unsigned char* __restrict
     const bool interior = i > 0 && j > 0 && k > 0 && i < L.nx && j < L.ny && k < L.nz;
     double s = 0.0;
     // Fast path: every cell around an interior node of one material m — its row is stencil m.
-    const int m = interior ? uniform_material(L, i, j, k, material) : -1;
-    if (m >= 0) {
+    const unsigned m = node_material[v];
+    if (m != 255u) {
         const double* st = tab + stencil_at + 27 * m;
 #pragma unroll
         for (int q = 0; q < 27; ++q) {

@@ -49,6 +49,7 @@ pub struct DeviceGrid {
     diagonal_k: Kernel,
     lattice: DeviceLattice,
     material: CudaSlice<u8>,
+    node_material: CudaSlice<u8>,
     table: CudaSlice<f64>,
 }
 
@@ -64,6 +65,7 @@ impl DeviceGrid {
             diagonal_k: Kernel::from_module(&module, "grid_diagonal")?,
             lattice,
             material: be.upload(&host.material)?,
+            node_material: be.upload(&host.node_material)?,
             table: be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?,
             host,
         }))
@@ -98,7 +100,7 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
         }
         let (cfg, shared) = self.config()?;
         let stencil_at = self.host.table.len() as u64;
-        launch!(be, &self.apply_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &x.data, &mut y.data)
+        launch!(be, &self.apply_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &self.node_material, &x.data, &mut y.data)
     }
     fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
         let n = self.host.ndofs();
@@ -116,6 +118,7 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
     fn update(&mut self, be: &CudaBackend, input: &LevelInput) -> Result<()> {
         let host = GridData::try_new(input)?.ok_or_else(|| Error::invalid("the lattice operator's update no longer has per-cell coefficients on the lattice"))?;
         self.material = be.upload(&host.material)?;
+        self.node_material = be.upload(&host.node_material)?;
         self.table = be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?;
         self.host = host;
         Ok(())
