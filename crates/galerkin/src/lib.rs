@@ -11,6 +11,7 @@ pub mod error;
 pub mod expr;
 pub mod fe;
 pub mod iga;
+pub mod inverse;
 pub mod io;
 pub mod linalg;
 pub mod memory;
