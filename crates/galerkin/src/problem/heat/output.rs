@@ -79,6 +79,19 @@ pub struct FaceMap {
 impl FaceMap {
     /// `face` is xmin … zmax; `resolution` grid cells along the longer side.
     pub fn new(space: &FunctionSpace, face: &str, resolution: usize) -> Result<FaceMap> {
+        Self::build(space, face, Err(resolution))
+    }
+
+    /// A map with exactly `grid` = (cells along the first in-plane axis, along the second) (a
+    /// camera's pixels times its sub-samples).
+    pub fn with_grid(space: &FunctionSpace, face: &str, grid: (usize, usize)) -> Result<FaceMap> {
+        if grid.0 == 0 || grid.1 == 0 {
+            return Err(Error::invalid(format!("a face grid needs at least one cell per axis (got {grid:?})")));
+        }
+        Self::build(space, face, Ok(grid))
+    }
+
+    fn build(space: &FunctionSpace, face: &str, grid: std::result::Result<(usize, usize), usize>) -> Result<FaceMap> {
         let mesh = &space.mesh;
         let (axis, upper) = super::material::Corrosion::face(face).ok_or_else(|| {
             Error::config("output.face_map.face", format!("unknown face `{face}`"))
@@ -105,12 +118,16 @@ impl FaceMap {
         };
         let (ru, rv) = ((lo[a], hi[a]), (lo[b], hi[b]));
         let (lu, lv) = (ru.1 - ru.0, rv.1 - rv.0);
-        let (nu, nv) = if lu >= lv {
+        let (nu, nv) = if let Ok(g) = grid {
+            g
+        } else if lu >= lv {
+            let resolution = grid.err().unwrap_or(1);
             (
                 resolution,
                 ((resolution as f64 * lv / lu).round() as usize).max(1),
             )
         } else {
+            let resolution = grid.err().unwrap_or(1);
             (
                 ((resolution as f64 * lu / lv).round() as usize).max(1),
                 resolution,
@@ -238,17 +255,26 @@ impl FaceMap {
         })
     }
 
-    /// Draws `u` (all nodes) at time `t`; returns the colour scale's (min, max).
-    pub fn draw(&self, path: &Path, u: &[f64], t: f64) -> Result<(f64, f64)> {
-        let values: Vec<f64> = self
-            .cell_node
+    /// `u` (all nodes) at the centre of every grid cell, row after row (first axis fastest).
+    pub fn values(&self, u: &[f64]) -> Vec<f64> {
+        self.cell_node
             .iter()
             .zip(&self.cell_linear)
             .map(|(&n, lin)| match lin {
                 Some((vs, w)) => (0..3).map(|k| w[k] * u[vs[k]]).sum(),
                 None => u[n],
             })
-            .collect();
+            .collect()
+    }
+
+    /// Cells along the two in-plane axes.
+    pub fn grid(&self) -> (usize, usize) {
+        self.grid
+    }
+
+    /// Draws `u` (all nodes) at time `t`; returns the colour scale's (min, max).
+    pub fn draw(&self, path: &Path, u: &[f64], t: f64) -> Result<(f64, f64)> {
+        let values = self.values(u);
         let name = |k: usize| ["x", "y", "z"][k];
         io::plot_map(
             path,
