@@ -5,14 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 pub fn run(cfg: &CeedConfig, gpu: bool, json: Option<PathBuf>, plot: Option<PathBuf>) -> galerkin::Result<()> {
-    let device = if gpu {
-        let (be, bw) = crate::first_gpu()?;
-        say!("gpu: {} — copy {:.0} GB/s (bytes read + written, measured in this run)", be.device().name, bw.copy_gbs);
-        Some((be, bw.copy_gbs))
-    } else {
-        None
-    };
-    say!("cpu: {} threads", rayon::current_num_threads());
+    let device = crate::gpu_with_banner(gpu)?;
     say!("DoF·it/s: unknowns × CG iterations per second of the resident loop (no preconditioner), median of the timed runs; spread (max − min)/median;");
     say!("bytes/it: the level's stored data + 17 vector passes; GB/s from the median, checked against the copy bandwidth");
     say!(

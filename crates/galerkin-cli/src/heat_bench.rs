@@ -5,14 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 pub fn run(cfg: &HeatBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin::Result<()> {
-    let device = if gpu {
-        let (be, bw) = crate::first_gpu()?;
-        say!("gpu: {} — copy {:.0} GB/s (bytes read + written, measured in this run)", be.device().name, bw.copy_gbs);
-        Some((be, bw.copy_gbs))
-    } else {
-        None
-    };
-    say!("cpu: {} threads", rayon::current_num_threads());
+    let device = crate::gpu_with_banner(gpu)?;
     say!("{} backward-Euler steps, Jacobi-PCG (rtol 1e-10) warm-started; total: the whole time loop, median of {} runs (spread (max − min)/median);", cfg.steps, cfg.runs);
     say!(
         "bytes/it: the step operator's stored data + {} vector passes ({} with the device-resident PCG); GB/s from the median, checked against the copy bandwidth",

@@ -419,6 +419,20 @@ fn parse_degrees(items: &[String]) -> galerkin::Result<Vec<usize>> {
 }
 
 /// The first CUDA GPU (an error saying why when there is none) and its measured bandwidth.
+/// With `gpu`, the first GPU and its copy bandwidth (measured now), announced; then the CPU's
+/// threads: the header of the benchmarks that sweep both.
+pub(crate) fn gpu_with_banner(gpu: bool) -> galerkin::Result<Option<(galerkin::backend::cuda::CudaBackend, f64)>> {
+    let device = if gpu {
+        let (be, bw) = first_gpu()?;
+        say!("gpu: {} — copy {:.0} GB/s (bytes read + written, measured in this run)", be.device().name, bw.copy_gbs);
+        Some((be, bw.copy_gbs))
+    } else {
+        None
+    };
+    say!("cpu: {} threads", rayon::current_num_threads());
+    Ok(device)
+}
+
 pub(crate) fn first_gpu() -> galerkin::Result<(galerkin::backend::cuda::CudaBackend, galerkin::backend::cuda::bench::Bandwidth)> {
     galerkin::backend::cuda::probe().map_err(|why| galerkin::Error::Backend { backend: "cuda".into(), message: why })?;
     let be = galerkin::backend::cuda::CudaBackend::new(0)?;

@@ -10,6 +10,7 @@
 //! written by the operator, 15 by the CG updates) — against the copy bandwidth measured in the same
 //! run; a figure above it fails the benchmark.
 use super::cg_loop::time_cg;
+use super::skippable;
 use super::timing::{cpu_ceiling_gbs, guarded_gbs, Clock, HostClock, Timing};
 use crate::backend::{Cpu, Identity};
 use crate::fe::{NodeFamily, QuadratureKind};
@@ -252,15 +253,12 @@ fn measure<B: FeBackend>(be: &B, clock: &mut dyn Clock, bp: Bp, problem: &Linear
         return Ok(r);
     }
     let t = Instant::now();
-    let sys = match problem.system(be, level, Tuning::default()) {
+    let sys = match skippable(problem.system(be, level, Tuning::default()))? {
         Ok(s) => s,
-        // A level that cannot hold this problem (memory, shared memory, 32-bit indices) is a
-        // skipped row with its reason, not the end of the sweep.
-        Err(e @ (Error::Unsupported(_) | Error::Backend { .. })) => {
-            r.skipped = Some(e.to_string());
+        Err(why) => {
+            r.skipped = Some(why);
             return Ok(r);
         }
-        Err(e) => return Err(e),
     };
     r.setup_s = t.elapsed().as_secs_f64();
     let id = Identity(n);

@@ -8,6 +8,7 @@
 //! from the same initial state, median and spread. Bytes per PCG iteration: what the step operator
 //! stores plus [`VECTOR_PASSES`] vector passes — a floor, checked against the copy bandwidth
 //! measured in the same run (a figure above it fails the benchmark).
+use super::skippable;
 use super::timing::{cpu_ceiling_gbs, guarded_gbs, Clock, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
@@ -99,10 +100,15 @@ pub fn run(cfg: &HeatBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut row: imp
     }
     let mut rows = Vec::new();
     for &dofs in &cfg.dofs {
-        let (reordered, lattice) = (heat_space(dofs, false)?, heat_space(dofs, true)?);
-        let n = lattice.ndofs();
+        // Each numbering built only if a level asks for it (at 10⁷ unknowns one costs seconds).
+        let (mut reordered, mut lattice) = (None, None);
         for &level in &cfg.levels {
-            let space = if level == AssemblyLevel::None { &lattice } else { &reordered };
+            let (slot, keep) = if level == AssemblyLevel::None { (&mut lattice, true) } else { (&mut reordered, false) };
+            let space: &Arc<FunctionSpace> = match slot {
+                Some(s) => s,
+                None => slot.insert(heat_space(dofs, keep)?),
+            };
+            let n = space.ndofs();
             if n <= cfg.cpu_max_dofs {
                 let copy = cpu_ceiling_gbs(64 << 20, n * 8);
                 let r = measure(&crate::backend::Cpu, &mut HostClock::default(), space, level, cfg, copy)?;
@@ -140,14 +146,12 @@ fn measure<B: FeBackend>(be: &B, clock: &mut dyn Clock, space: &Arc<FunctionSpac
         skipped: None,
     };
     let t = Instant::now();
-    let stepper = match HeatStepper::new(be, space.clone(), &setup(cfg.dt), level) {
+    let stepper = match skippable(HeatStepper::new(be, space.clone(), &setup(cfg.dt), level))? {
         Ok(s) => s,
-        // A level that cannot hold this problem (memory, 32-bit indices) is a skipped row.
-        Err(e @ (Error::Unsupported(_) | Error::Backend { .. })) => {
-            r.skipped = Some(e.to_string());
+        Err(why) => {
+            r.skipped = Some(why);
             return Ok(r);
         }
-        Err(e) => return Err(e),
     };
     r.setup_s = t.elapsed().as_secs_f64();
     let initial = be.from_host(&vec![1.0; n])?;

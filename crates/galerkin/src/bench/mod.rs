@@ -215,3 +215,14 @@ pub fn stream_triad_gbs(n: usize) -> f64 {
     std::hint::black_box(&a);
     (3 * n * 8) as f64 / best / 1e9
 }
+
+/// A level that cannot hold a benchmark's problem (memory, shared memory, 32-bit indices) is a
+/// skipped row with its reason, not the end of the sweep: `Ok(Err(reason))` for those errors,
+/// `Err` for every other.
+pub fn skippable<T>(built: crate::Result<T>) -> crate::Result<std::result::Result<T, String>> {
+    match built {
+        Ok(t) => Ok(Ok(t)),
+        Err(e @ (crate::Error::Unsupported(_) | crate::Error::Backend { .. })) => Ok(Err(e.to_string())),
+        Err(e) => Err(e),
+    }
+}

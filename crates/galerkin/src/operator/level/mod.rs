@@ -165,18 +165,11 @@ impl FeBackend for CudaBackend {
         Ok(match level {
             AssemblyLevel::Full => Box::new(full::cuda::GpuFull::build(self, input)?),
             AssemblyLevel::Element => Box::new(element::cuda::DeviceElementMatrices::build(self, input)?),
-            AssemblyLevel::None if none::grid::GridData::applies(input) => match none::grid_cuda::DeviceGrid::try_build(self, input)? {
-                Some(g) => Box::new(g),
-                None => Box::new(none::cuda::build(self, input)?),
+            AssemblyLevel::Partial => match partial::hex_cuda::try_build(self, input, partial::Pointwise::Stored)? {
+                Some(hex) => Box::new(hex),
+                None => Box::new(partial::cuda::DeviceMatFree::build(self, input, partial::Pointwise::Stored)?),
             },
-            AssemblyLevel::Partial | AssemblyLevel::None => {
-                let mode = if level == AssemblyLevel::Partial { partial::Pointwise::Stored } else { partial::Pointwise::Recomputed };
-                match partial::hex_cuda::try_build(self, input, mode)? {
-                    Some(hex) => Box::new(hex),
-                    None if level == AssemblyLevel::Partial => Box::new(partial::cuda::DeviceMatFree::build(self, input, mode)?),
-                    None => Box::new(none::cuda::build(self, input)?),
-                }
-            }
+            AssemblyLevel::None => none::cuda::build(self, input)?,
         })
     }
 }

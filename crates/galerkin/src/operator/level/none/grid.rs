@@ -44,6 +44,22 @@ pub struct GridData {
     pub node_material: Vec<u8>,
 }
 
+/// The index tables of a block template (lists of block corners per cell): `corner[c·per + t]`,
+/// the local vertex of cell t at block corner c (−1 if none), and `tpl[t·nv + j]`, the block
+/// corner of local vertex j of cell t. The GPU kernel gets the same tables compiled in.
+pub fn index_tables(template: &[Vec<usize>]) -> (Vec<i32>, Vec<i32>) {
+    let per = template.len();
+    let mut corner = vec![-1; 8 * per];
+    let mut tpl = Vec::with_capacity(per * template.first().map_or(0, Vec::len));
+    for (t, cell) in template.iter().enumerate() {
+        for (j, &c) in cell.iter().enumerate() {
+            corner[c * per + t] = j as i32;
+            tpl.push(c as i32);
+        }
+    }
+    (corner, tpl)
+}
+
 /// The neighbour slot (0..27) of block corner `cj` seen from a node at block corner `c`.
 pub fn slot(c: usize, cj: usize) -> usize {
     let d = |k: usize| ((cj >> k) & 1) + 1 - ((c >> k) & 1);
@@ -98,14 +114,7 @@ impl GridData {
         table.par_chunks_mut(nv * nv).zip(rep.par_iter()).try_for_each_init(Scratch::default, |s, (ke, &c)| {
             if c == usize::MAX { Ok(()) } else { integ.volume_matrix(c, s, ke) }
         })?;
-        let mut corner = vec![-1; 8 * per];
-        let mut tpl = vec![0; per * nv];
-        for (t, cell) in lattice.template.iter().enumerate() {
-            for (j, &c) in cell.iter().enumerate() {
-                corner[c * per + t] = j as i32;
-                tpl[t * nv + j] = c as i32;
-            }
-        }
+        let (corner, tpl) = index_tables(&lattice.template);
         let mut stencils = vec![0.0; nmat * 27];
         for (m, st) in stencils.chunks_mut(27).enumerate() {
             for c in 0..8 {
@@ -124,18 +133,6 @@ impl GridData {
         let mut g = GridData { lattice, nv, material, nmat, table, corner, tpl, stencils, node_material: Vec::new() };
         g.node_material = (0..g.ndofs()).into_par_iter().map(|v| g.uniform_material(v).map_or(MIXED, |m| m as u8)).collect();
         Ok(Some(g))
-    }
-
-    /// Whether the mesh and space could take the lattice operator (before counting materials):
-    /// degree 1, scalar, coefficients constant per cell, a recognised lattice.
-    pub fn applies(input: &LevelInput) -> bool {
-        let integ = input.integ;
-        let space = integ.space;
-        space.element.degree() == 1
-            && space.ncomp == 1
-            && space.dofmap.nodes_per_cell == space.mesh.cell_type.num_vertices()
-            && integ.passive.per_cell()
-            && Lattice::recognize(&space.mesh).is_some()
     }
 
     pub fn ndofs(&self) -> usize {

@@ -1,6 +1,6 @@
 //! The lattice operator of [`super::grid`] on the GPU (`kernels/grid.cu`): the material bytes, the
 //! element-matrix table and the two small index tables on the device, one thread per node.
-use super::grid::GridData;
+use super::grid::{index_tables, GridData};
 use crate::backend::cuda::jit::GRID;
 use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::{CudaBackend, CudaVector};
@@ -29,14 +29,8 @@ unsafe impl DeviceRepr for DeviceLattice {}
 /// corners): sizes and both index tables, compiled in.
 fn defines(template: &[Vec<usize>]) -> Vec<String> {
     let (per, nv) = (template.len(), template.first().map_or(0, Vec::len));
-    let mut corner = vec![-1i64; 8 * per];
-    for (t, cell) in template.iter().enumerate() {
-        for (j, &c) in cell.iter().enumerate() {
-            corner[c * per + t] = j as i64;
-        }
-    }
-    let list = |v: Vec<i64>| format!("{{{}}}", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
-    let tpl = template.iter().flatten().map(|&c| c as i64).collect();
+    let (corner, tpl) = index_tables(template);
+    let list = |v: Vec<i32>| format!("{{{}}}", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
     vec![format!("PER={per}"), format!("NV={nv}"), format!("GRID_CORNER={}", list(corner)), format!("GRID_TPL={}", list(tpl))]
 }
 
