@@ -50,6 +50,27 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Bayesian inversion of a heat problem file with `[camera]`, `[data]`, `[[parameter]]` and
+    /// `[mcmc]` tables: chains CSV, trace/histogram/fit PNGs and report.json.
+    Invert {
+        /// The problem file (TOML).
+        problem: PathBuf,
+        /// Override the file's backend: cpu, cuda or auto.
+        #[arg(long)]
+        backend: Option<BackendKind>,
+        /// Output directory (also holds the chains' checkpoints).
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+        /// Go on from the checkpoints in --out.
+        #[arg(long)]
+        resume: bool,
+        /// Stop after this many chain iterations (checkpoints written; finish with --resume).
+        #[arg(long)]
+        stop_after: Option<usize>,
+    },
     /// List the compute devices galerkin can use.
     Devices,
     /// Benchmark mesh/dof map, assembly and CG+Jacobi.
@@ -240,6 +261,43 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             );
             for o in &r.outputs {
                 say!("  wrote        {} ({} bytes, sha256 {})", o.path.display(), o.bytes, &o.sha256[..16]);
+            }
+            Ok(())
+        }
+        Command::Invert { problem, backend, out, quiet, resume, stop_after } => {
+            let opts = galerkin::inverse::InvertOptions { backend, out_dir: out, progress: !quiet, resume, stop_after };
+            let r = galerkin::inverse::run::run_file(&problem, &opts)?;
+            say!("{}", if r.title.is_empty() { problem.display().to_string() } else { r.title.clone() });
+            say!("  backend      {}", r.backend);
+            for n in &r.notes {
+                say!("  note         {n}");
+            }
+            let f = &r.forward;
+            say!("  forward      {} cells, {} dofs, level {}, {} steps of {} s per run", f.cells, f.dofs, f.level, f.steps_per_run, f.dt);
+            say!(
+                "  sampling     {} runs, {:.4} s per run, {} PCG iterations ({:.3} ms each), {} re-integrated",
+                f.runs, f.seconds_per_run, f.pcg_iterations, 1e3 * f.seconds_per_pcg_iteration, f.reintegrated
+            );
+            for (k, c) in r.chains.iter().enumerate() {
+                say!("  chain {k}      {} iterations, {} samples, acceptance {:.3} (burn-in {:.3}), step {:?}", c.iterations, c.samples, c.acceptance_rate, c.burn_in_acceptance_rate, c.step);
+            }
+            for p in &r.parameters {
+                match &p.posterior {
+                    Some(s) => say!(
+                        "  {:<12} mean {:.5e}, sd {:.3e}, 95% [{:.5e}, {:.5e}], ESS {:.0}, R-hat {:.3}{}",
+                        p.name, s.mean, s.sd, s.interval95[0], s.interval95[1], s.ess, s.rhat,
+                        p.truth.map(|t| format!(", truth {t:.5e} ({})", if p.truth_within_two_sd == Some(true) { "within 2 sd" } else { "NOT within 2 sd" })).unwrap_or_default()
+                    ),
+                    None => say!("  {:<12} no samples yet", p.name),
+                }
+            }
+            if !r.complete {
+                say!("  stopped      before the end: run again with --resume to finish");
+            }
+            let t = &r.seconds;
+            say!("  time [s]     setup {:.3}  data {:.3}  sampling {:.3}  output {:.3}  total {:.3}", t.setup, t.data, t.sampling, t.output, t.total);
+            for o in &r.outputs {
+                say!("  wrote        {} ({} bytes)", o.path.display(), o.bytes);
             }
             Ok(())
         }

@@ -60,7 +60,12 @@ impl Camera {
 
     /// A recorded image of `u`: noise from `rng`, then rounding.
     pub fn observe(&self, u: &[f64], rng: &mut Rng) -> Vec<f64> {
-        self.image(u)
+        self.record(self.image(u), rng)
+    }
+
+    /// What the camera records of the noiseless image `image`: noise from `rng`, then rounding.
+    pub fn record(&self, image: Vec<f64>, rng: &mut Rng) -> Vec<f64> {
+        image
             .into_iter()
             .map(|t| {
                 let noisy = t + self.sigma * rng.normal();

@@ -166,18 +166,27 @@ impl<'p> Chain<'p> {
     /// Runs to the end, writing the state to `checkpoint` (atomically) every
     /// `checkpoint_every` iterations and at the end; `each` sees the state after every iteration
     /// (progress) and may stop the run with an error.
-    pub fn run(&mut self, loglik: &mut LogLikelihood, checkpoint: Option<&Path>, mut each: impl FnMut(&Chain) -> Result<()>) -> Result<()> {
-        while !self.done() {
+    pub fn run(&mut self, loglik: &mut LogLikelihood, checkpoint: Option<&Path>, each: impl FnMut(&Chain) -> Result<()>) -> Result<()> {
+        self.run_for(loglik, checkpoint, usize::MAX, each).map(|_| ())
+    }
+
+    /// As [`Chain::run`] for at most `budget` iterations (a time-boxed run: the checkpoint is
+    /// also written where it stops, and [`Chain::resume`] goes on from there). Returns the
+    /// iterations done.
+    pub fn run_for(&mut self, loglik: &mut LogLikelihood, checkpoint: Option<&Path>, budget: usize, mut each: impl FnMut(&Chain) -> Result<()>) -> Result<usize> {
+        let mut done = 0;
+        while !self.done() && done < budget {
             self.advance(loglik)?;
+            done += 1;
             let every = self.state.config.checkpoint_every;
             if let Some(path) = checkpoint {
-                if (every > 0 && self.state.iteration % every == 0) || self.done() {
+                if (every > 0 && self.state.iteration % every == 0) || self.done() || done == budget {
                     self.save(path)?;
                 }
             }
             each(self)?;
         }
-        Ok(())
+        Ok(done)
     }
 
     pub fn save(&self, path: &Path) -> Result<()> {

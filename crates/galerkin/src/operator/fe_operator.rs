@@ -5,7 +5,7 @@
 //! ([`super::Constrained`]). It offers its preconditioners a diagonal and node blocks on the
 //! backend at every level, and its CSR matrix where there is one.
 use super::dirichlet::{Constrained, Constraints};
-use super::level::{AssemblyLevel, FeBackend, LevelInput, LevelOperator};
+use super::level::{AssemblyLevel, CellMaterials, FeBackend, LevelInput, LevelOperator};
 use crate::backend::{Backend, LinearOperator};
 use crate::linalg::CsrMatrix;
 use crate::solver::precond::Preconditionable;
@@ -144,6 +144,20 @@ impl<B: Backend> FeOperator<B> {
     /// returns the right-hand side of `load` under the same Dirichlet conditions.
     pub fn update(&mut self, be: &B, input: &LevelInput, cons: &Constraints, load: &B::Vector) -> Result<B::Vector> {
         self.inner_mut().level.update(be, input)?;
+        self.rhs_after_update(be, cons, load)
+    }
+
+    /// Takes per-cell coefficients by material without re-integrating where the level can
+    /// ([`LevelOperator::set_materials`]); `None` where it cannot (nothing changed), else the
+    /// right-hand side of `load` as [`FeOperator::update`] returns it.
+    pub fn set_materials(&mut self, be: &B, m: &CellMaterials, cons: &Constraints, load: &B::Vector) -> Result<Option<B::Vector>> {
+        if self.eliminated.is_some() || !self.inner_mut().level.set_materials(be, m)? {
+            return Ok(None);
+        }
+        self.rhs_after_update(be, cons, load).map(Some)
+    }
+
+    fn rhs_after_update(&mut self, be: &B, cons: &Constraints, load: &B::Vector) -> Result<B::Vector> {
         match &self.form {
             Form::Masked(m) => m.op.rhs(be, load, &be.from_host(&cons.lift(self.inner().n))?),
             Form::Plain(_) if self.eliminated.is_some() => self.constrain(be, cons, load),

@@ -27,6 +27,6 @@ pub use coloring::Coloring;
 pub use dirichlet::{Constrained, Constraints};
 pub use fe_operator::FeOperator;
 pub use integrate::{ElementIntegrator, FluxFn, VectorFn};
-pub use level::{AssemblyLevel, FeBackend, LevelInput, LevelOperator, Scatter, Tuning};
+pub use level::{AssemblyLevel, CellMaterials, FeBackend, LevelInput, LevelOperator, Scatter, Tuning};
 pub use passive::{PassiveData, PassiveField};
 pub use restriction::ElementRestriction;

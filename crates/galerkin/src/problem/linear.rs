@@ -7,7 +7,7 @@ use crate::fe::QuadratureKind;
 use crate::mesh::Mesh;
 use crate::operator::assemble::assemble_vector;
 use crate::operator::level::BoundaryMatrices;
-use crate::operator::{AssemblyLevel, Coloring, Constraints, ElementIntegrator, ElementRestriction, FeBackend, FeOperator, FluxFn, LevelInput, PassiveField, Tuning, VectorFn};
+use crate::operator::{AssemblyLevel, CellMaterials, Coloring, Constraints, ElementIntegrator, ElementRestriction, FeBackend, FeOperator, FluxFn, LevelInput, PassiveField, Tuning, VectorFn};
 use crate::physics::{Coefficient, PointwisePhysics};
 use crate::solver::precond::{PrecondParams, PreconditionerKind};
 pub use crate::solver::SolverMethod;
@@ -394,13 +394,41 @@ impl<B: FeBackend> System<'_, B> {
     /// quadrature point) and recomputes what depends on it — re-assembly, element matrices or
     /// quadrature data, by level — without rebuilding the operator or the load.
     pub fn update_coefficient(&mut self, problem: &LinearProblem, field: usize, value: PassiveField, tuning: Tuning) -> Result<()> {
+        self.update_coefficients(problem, vec![(field, value)], tuning)
+    }
+
+    /// As [`System::update_coefficient`] for several fields at once (one rebuild of the level).
+    pub fn update_coefficients(&mut self, problem: &LinearProblem, fields: Vec<(usize, PassiveField)>, tuning: Tuning) -> Result<()> {
         let (mut integ, _) = problem.integrator()?;
-        integ.passive.set(field, value)?;
+        for (field, value) in fields {
+            integ.passive.set(field, value)?;
+        }
         let coloring = Arc::new(Coloring::greedy(&problem.space.mesh));
         let boundary = problem.boundary_matrices(&integ)?;
         let input = LevelInput { integ: &integ, boundary: &boundary, coloring: &coloring, tuning };
         self.rhs = self.operator.update(self.backend, &input, &self.constraints, &self.load)?;
         Ok(())
+    }
+
+    /// Gives every passive field of `problem` per-cell values by material (`m`): without
+    /// re-integrating where the level can (the lattice, when it knows every material of `m`),
+    /// else through [`System::update_coefficients`]. Returns whether the fast path was taken.
+    pub fn set_materials(&mut self, problem: &LinearProblem, m: &CellMaterials, tuning: Tuning) -> Result<bool> {
+        let ncells = problem.space.mesh.num_cells();
+        if m.index.len() != ncells {
+            return Err(Error::dim("material index per cell", ncells, m.index.len()));
+        }
+        if let Some(bad) = m.index.iter().find(|&&i| i as usize >= m.values.len()) {
+            return Err(Error::invalid(format!("material index {bad} of a table of {}", m.values.len())));
+        }
+        if let Some(rhs) = self.operator.set_materials(self.backend, m, &self.constraints, &self.load)? {
+            self.rhs = rhs;
+            return Ok(true);
+        }
+        let nfields = m.values.first().map_or(0, Vec::len);
+        let fields = (0..nfields).map(|f| (f, PassiveField::PerCell(m.field(f)))).collect();
+        self.update_coefficients(problem, fields, tuning)?;
+        Ok(false)
     }
 
     /// Fixes `dof` at 0 in a system without Dirichlet conditions: makes a consistent singular

@@ -121,6 +121,22 @@ pub struct LevelInput<'a> {
     pub tuning: Tuning,
 }
 
+/// Coefficients constant per cell given as a material per cell and a table: cell c has the passive
+/// field values `values[index[c]]` (one value per field, in the QFunctions' order). What changes
+/// between samples of an inverse problem whose parameter moves material boundaries.
+#[derive(Clone, Copy, Debug)]
+pub struct CellMaterials<'a> {
+    pub index: &'a [u8],
+    pub values: &'a [Vec<f64>],
+}
+
+impl CellMaterials<'_> {
+    /// The per-cell values of passive field `field`.
+    pub fn field(&self, field: usize) -> Vec<f64> {
+        self.index.iter().map(|&m| self.values[m as usize][field]).collect()
+    }
+}
+
 /// One assembly level on backend `B`: the unconstrained operator `A` of the volume terms (and the
 /// boundary terms where [`LevelOperator::includes_boundary`]).
 pub trait LevelOperator<B: Backend>: Send + Sync {
@@ -141,6 +157,12 @@ pub trait LevelOperator<B: Backend>: Send + Sync {
     fn includes_boundary(&self) -> bool;
     /// Recomputes what depends on the passive data from `input` (same mesh, space and physics).
     fn update(&mut self, be: &B, input: &LevelInput) -> Result<()>;
+    /// Takes new per-cell coefficients without re-integrating, where the level can (the lattice:
+    /// every material of `m` already has its element matrices); `false` leaves the level as it was
+    /// and asks for [`LevelOperator::update`].
+    fn set_materials(&mut self, _be: &B, _m: &CellMaterials) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// A backend the finite element operators run on: the one place per backend that maps an assembly

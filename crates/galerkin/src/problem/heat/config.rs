@@ -82,6 +82,12 @@ pub struct HeatFile {
     pub assembly: AssemblyConfig,
     #[serde(default)]
     pub output: HeatOutput,
+    /// The tables of `galerkin invert` (`crate::inverse::config`): a heat run of an inversion's
+    /// file is its forward model at the file's own parameter values, so it accepts them.
+    pub camera: Option<toml::Value>,
+    pub data: Option<toml::Value>,
+    pub parameter: Option<toml::Value>,
+    pub mcmc: Option<toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]

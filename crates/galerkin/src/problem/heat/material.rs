@@ -11,6 +11,7 @@
 use crate::mesh::Mesh;
 use crate::physics::Coefficient;
 use crate::{Error, Result};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -212,6 +213,16 @@ impl Corrosion {
         }
     }
 
+    /// Gives the filler to every cell of `tags` whose centroid lies in the corroded part.
+    pub fn apply<T: Copy + Send + Sync + TryFrom<usize>>(&self, centroids: &[[f64; 3]], lo: [f64; 3], hi: [f64; 3], tags: &mut [T]) {
+        let Ok(filler) = T::try_from(self.filler) else { return };
+        tags.par_iter_mut().zip(centroids.par_iter()).with_min_len(4096).for_each(|(t, &x)| {
+            if self.corroded(x, lo, hi) {
+                *t = filler;
+            }
+        });
+    }
+
     pub fn corroded(&self, x: [f64; 3], lo: [f64; 3], hi: [f64; 3]) -> bool {
         let a = self.axis;
         let s = if self.upper {
@@ -230,14 +241,15 @@ impl Corrosion {
         rho2 < r2 && s < self.depth * (1.0 - rho2 / r2)
     }
 
-    fn check(&self) -> std::result::Result<(), String> {
+    /// Depth ≥ 0 (0: no corrosion), radius > 0, a valid face and groove axis.
+    pub fn check(&self) -> std::result::Result<(), String> {
         if !(self.depth.is_finite()
-            && self.depth > 0.0
+            && self.depth >= 0.0
             && self.radius.is_finite()
             && self.radius > 0.0)
         {
             return Err(format!(
-                "depth and radius must be positive and finite (got {} and {})",
+                "depth must be finite and non-negative, radius positive and finite (got {} and {})",
                 self.depth, self.radius
             ));
         }
@@ -370,8 +382,8 @@ fn centroid(mesh: &Mesh, c: usize) -> [f64; 3] {
 }
 
 impl MaterialMap {
-    /// Sets `mesh.cell_tags` to the material index of every cell and returns the property tables.
-    pub fn assign(&self, mesh: &mut Mesh) -> Result<MaterialFields> {
+    /// Checks the materials, the rules and the corrosion against the table.
+    pub fn validate(&self) -> Result<()> {
         let nm = self.materials.len();
         if nm == 0 {
             return Err(Error::invalid("no material given"));
@@ -403,8 +415,20 @@ impl MaterialMap {
                 )));
             }
         }
+        Ok(())
+    }
+
+    /// The cell centroids the rules are evaluated at.
+    pub fn centroids(mesh: &Mesh) -> Vec<[f64; 3]> {
+        (0..mesh.num_cells()).into_par_iter().map(|c| centroid(mesh, c)).collect()
+    }
+
+    /// The material of every cell from the voxels and the rules, before corrosion (`centroids`
+    /// from [`MaterialMap::centroids`]).
+    pub fn base_indices(&self, mesh: &Mesh, centroids: &[[f64; 3]]) -> Result<Vec<i32>> {
+        let nm = self.materials.len();
         let (lo, hi) = mesh.bounding_box();
-        let original = mesh.cell_tags.clone();
+        let original = &mesh.cell_tags;
         let mut tags = vec![0i32; mesh.num_cells()];
         if let Some(v) = &self.voxels {
             if v.shape.len() != mesh.dim {
@@ -415,7 +439,7 @@ impl MaterialMap {
                 )));
             }
             for (c, t) in tags.iter_mut().enumerate() {
-                let (idx, flat) = v.locate(centroid(mesh, c), lo, hi);
+                let (idx, flat) = v.locate(centroids[c], lo, hi);
                 let m = v.index[flat];
                 if m < 0 || m as usize >= nm {
                     return Err(Error::invalid(format!("voxel {idx:?} holds material index {m}, but only {nm} materials are defined (0..{})", nm - 1)));
@@ -424,22 +448,28 @@ impl MaterialMap {
             }
         }
         for r in &self.rules {
-            for (c, t) in tags.iter_mut().enumerate() {
+            tags.par_iter_mut().enumerate().for_each(|(c, t)| {
                 let hit = match &r.selector {
-                    Selector::Shape(s) => s.contains(centroid(mesh, c)),
+                    Selector::Shape(s) => s.contains(centroids[c]),
                     Selector::Regions(rs) => rs.contains(&original[c]),
                 };
                 if hit {
                     *t = r.material as i32;
                 }
-            }
+            });
         }
+        Ok(tags)
+    }
+
+    /// Sets `mesh.cell_tags` to the material index of every cell and returns the property tables.
+    pub fn assign(&self, mesh: &mut Mesh) -> Result<MaterialFields> {
+        self.validate()?;
+        let nm = self.materials.len();
+        let (lo, hi) = mesh.bounding_box();
+        let centroids = Self::centroids(mesh);
+        let mut tags = self.base_indices(mesh, &centroids)?;
         if let Some(cor) = &self.corrosion {
-            for (c, t) in tags.iter_mut().enumerate() {
-                if cor.corroded(centroid(mesh, c), lo, hi) {
-                    *t = cor.filler as i32;
-                }
-            }
+            cor.apply(&centroids, lo, hi, &mut tags);
         }
         let mut counts = vec![0; nm];
         tags.iter().for_each(|&t| counts[t as usize] += 1);

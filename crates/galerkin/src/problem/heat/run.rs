@@ -390,14 +390,22 @@ fn initial(
     Ok(vec![i.value.unwrap_or(0.0); space.ndofs()])
 }
 
-/// Reads, runs and writes the outputs of a heat problem file's text.
-pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
-    let t_start = Instant::now();
-    let f = HeatFile::parse(text, &path.display().to_string())?;
-    let base = path.parent().unwrap_or(Path::new("."));
+/// What a heat problem file sets up before its operators: the mesh (a generated box keeps its
+/// lattice numbering at level `none`), the materials, the loads, the space and the initial state.
+pub struct Prepared {
+    pub space: Arc<FunctionSpace>,
+    pub map: MaterialMap,
+    pub fields: super::material::MaterialFields,
+    pub loads: HeatLoads,
+    pub t0: Vec<f64>,
+    pub faults: FieldFaults,
+    pub notes: Vec<String>,
+    pub mesh_s: f64,
+    pub space_s: f64,
+}
+
+pub fn prepare(f: &HeatFile, base: &Path) -> Result<Prepared> {
     let mut notes = Vec::new();
-    let backend = AnyBackend::select(opts.backend.unwrap_or(f.backend), Ok(()), &mut notes)?;
-    let mut times = PhaseTimes::default();
     let t = Instant::now();
     let (mesh, mesh_notes) = build_mesh_from(&f.mesh, base)?;
     notes.extend(mesh_notes);
@@ -409,11 +417,11 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
     } else {
         mesh
     };
-    let map = materials(&f, base, &mesh)?;
+    let map = materials(f, base, &mesh)?;
     let fields = map.assign(&mut mesh)?;
     let faults = FieldFaults::new(mesh.dim);
-    let loads = loads(&f, &mesh, &faults)?;
-    times.mesh = t.elapsed().as_secs_f64();
+    let loads = loads(f, &mesh, &faults)?;
+    let mesh_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let nodes = f
         .space
@@ -427,8 +435,22 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
             },
         )?,
     );
-    let t0 = initial(&f, base, &space, &faults)?;
-    times.space = t.elapsed().as_secs_f64();
+    let t0 = initial(f, base, &space, &faults)?;
+    Ok(Prepared { space, map, fields, loads, t0, faults, notes, mesh_s, space_s: t.elapsed().as_secs_f64() })
+}
+
+/// Reads, runs and writes the outputs of a heat problem file's text.
+pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
+    let t_start = Instant::now();
+    let f = HeatFile::parse(text, &path.display().to_string())?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut notes = Vec::new();
+    let backend = AnyBackend::select(opts.backend.unwrap_or(f.backend), Ok(()), &mut notes)?;
+    let mut times = PhaseTimes::default();
+    let Prepared { space, map, fields, loads, t0, faults, notes: prep_notes, mesh_s, space_s } = prepare(&f, base)?;
+    notes.extend(prep_notes);
+    times.mesh = mesh_s;
+    times.space = space_s;
     let probes = f
         .output
         .probes

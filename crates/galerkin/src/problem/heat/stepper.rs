@@ -14,7 +14,7 @@
 use super::balance::{Balance, EnergyBalance, Measure, StepRecord};
 use super::loads::{self, HeatLoads, Load, LoadKind, Schedule, SpaceTimeFn};
 use crate::backend::{Cpu, LinearOperator};
-use crate::operator::{AssemblyLevel, FeBackend, Tuning};
+use crate::operator::{AssemblyLevel, CellMaterials, FeBackend, Tuning};
 use crate::physics::{Coefficient, Diffusion, Mass, Sum};
 use crate::problem::linear::{flux, scalar, Boundary, LinearProblem, System};
 use crate::solver::{jacobi_cg, Jacobi, Preconditionable};
@@ -53,7 +53,7 @@ struct Lift<'b, B: FeBackend> {
     /// Index into `values` per constrained dof.
     which: Vec<usize>,
     values: Vec<SpaceTimeFn>,
-    /// The unconstrained implicit operator, kept only for values that change in time.
+    /// The unconstrained implicit operator (for non-zero values and the energy balance).
     unconstrained: Option<System<'b, B>>,
     /// g (zero on free dofs) and A g at the current target time.
     g: B::Vector,
@@ -89,6 +89,17 @@ pub struct HeatStepper<'b, B: FeBackend> {
     lift: Option<Lift<'b, B>>,
     /// `None` for steppers built by [`HeatStepper::new`] (no balance: nothing extra built).
     balance: Option<BalanceVectors<B>>,
+    /// What the systems were built from, for [`HeatStepper::set_materials`].
+    problems: Problems,
+}
+
+/// The problems behind the step operators (and the balance's heat capacity).
+struct Problems {
+    implicit: LinearProblem,
+    explicit: LinearProblem,
+    unconstrained: LinearProblem,
+    /// `M_ρc` on the CPU: the balance's `m = M_ρc 1`.
+    mass: Option<(LinearProblem, System<'static, Cpu>)>,
 }
 
 /// `c` multiplied by `s` (constant, per region or function alike).
@@ -128,6 +139,17 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         level: AssemblyLevel,
     ) -> Result<Self> {
         Self::build(be, space, setup, loads, level, true)
+    }
+
+    /// With the loads of `loads` but no energy balance: the lean form a sampler re-runs.
+    pub fn with_loads_only(
+        be: &'b B,
+        space: Arc<FunctionSpace>,
+        setup: &HeatSetup,
+        loads: &HeatLoads,
+        level: AssemblyLevel,
+    ) -> Result<Self> {
+        Self::build(be, space, setup, loads, level, false)
     }
 
     fn build(
@@ -195,7 +217,8 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         let mask_host = which.free_mask(n);
         let constrained = !which.dofs.is_empty();
         let implicit_sys = implicit.system(be, level, Tuning::default())?;
-        let explicit = problem(theta - 1.0).system(be, level, Tuning::default())?;
+        let explicit_problem = problem(theta - 1.0);
+        let explicit = explicit_problem.system(be, level, Tuning::default())?;
 
         // The unconstrained implicit operator: for the lifting and the Dirichlet reactions.
         let unconstrained = if constrained && (!zero || balance) {
@@ -232,7 +255,7 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
             if !zero {
                 lift.update(be, n, 0.0)?;
             }
-            if !time_dependent {
+            if !time_dependent && zero && !balance {
                 lift.unconstrained = None;
             }
             Some(lift)
@@ -252,12 +275,14 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let mut mass_problem = None;
         let balance =
             if balance {
                 // m = M_ρc 1 on the host (one application of a CPU mass operator).
-                let mass = LinearProblem::new(space.clone(), Mass::new(setup.rhoc.clone(), 1))
-                    .system(&Cpu, AssemblyLevel::Partial, Tuning::default())?;
+                let mp = LinearProblem::new(space.clone(), Mass::new(setup.rhoc.clone(), 1));
+                let mass = mp.system(&Cpu, AssemblyLevel::Partial, Tuning::default())?;
                 let m = mass.apply_host(&vec![1.0; n])?;
+                mass_problem = Some((mp, mass));
                 Some(BalanceVectors {
                     m: be.from_host(&m)?,
                     robin_rows: robin_rows.map(|r| be.from_host(&r)).transpose()?,
@@ -289,7 +314,54 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
             terms,
             lift,
             balance,
+            problems: Problems {
+                implicit,
+                explicit: explicit_problem,
+                unconstrained: problem(theta),
+                mass: mass_problem,
+            },
         })
+    }
+
+    /// Gives cell c the material `table[index[c]]` = (ρc, k): the mesh, the loads and the
+    /// kernels stay; on the lattice (`none` on a generated box) only the material bytes change
+    /// when every material of `table` was present at construction. Returns whether every operator
+    /// took that fast path (else they were re-integrated). What the balance and the Dirichlet
+    /// lifting derive from the operators is recomputed.
+    pub fn set_materials(&mut self, index: &[u8], table: &[(f64, f64)]) -> Result<bool> {
+        if let Some((i, _)) = table.iter().enumerate().find(|(_, (rhoc, k))| !(rhoc.is_finite() && *rhoc > 0.0 && k.is_finite() && *k > 0.0)) {
+            return Err(Error::invalid(format!("material {i}: ρc and k must be positive and finite (got {:?})", table[i])));
+        }
+        let be = self.implicit.backend;
+        let n = self.implicit.ndofs();
+        let s = 1.0 / self.dt;
+        // Bit for bit what `scaled` gives the operators at construction (the lattice matches
+        // materials by their values).
+        let values = |w: f64| -> Vec<Vec<f64>> { table.iter().map(|&(rhoc, k)| vec![rhoc * s, k * w]).collect() };
+        let (vi, ve) = (values(self.theta), values(self.theta - 1.0));
+        let (mi, me) = (CellMaterials { index, values: &vi }, CellMaterials { index, values: &ve });
+        let t = Tuning::default();
+        let mut fast = self.implicit.set_materials(&self.problems.implicit, &mi, t)?;
+        fast &= self.explicit.set_materials(&self.problems.explicit, &me, t)?;
+        let time = self.time();
+        if let Some(l) = &mut self.lift {
+            if let Some(u) = &mut l.unconstrained {
+                fast &= u.set_materials(&self.problems.unconstrained, &mi, t)?;
+            }
+            if !l.zero {
+                l.update(be, n, time)?;
+            }
+        }
+        if let Some(bv) = &mut self.balance {
+            let (mp, mass) = self.problems.mass.as_mut().ok_or_else(|| Error::invalid("balance without its mass operator"))?;
+            let rhoc: Vec<Vec<f64>> = table.iter().map(|&(rhoc, _)| vec![rhoc]).collect();
+            mass.set_materials(mp, &CellMaterials { index, values: &rhoc }, t)?;
+            bv.m = be.from_host(&mass.apply_host(&vec![1.0; n])?)?;
+            if let (Some(a_d), Some(c), Some(u)) = (&mut bv.a_d, &bv.comask, self.lift.as_ref().and_then(|l| l.unconstrained.as_ref())) {
+                u.operator.apply(be, c, a_d)?;
+            }
+        }
+        Ok(fast)
     }
 
     /// Time of the current state (0 at construction).

@@ -7,7 +7,7 @@
 //! atomics, no coloring, deterministic, and every output written once, coalesced.
 use crate::mesh::lattice::Lattice;
 use crate::operator::integrate::Scratch;
-use crate::operator::level::LevelInput;
+use crate::operator::level::{CellMaterials, LevelInput};
 use crate::operator::passive::PassiveField;
 use crate::Result;
 use rayon::prelude::*;
@@ -42,6 +42,8 @@ pub struct GridData {
     /// stencil fast path), else [`MIXED`]. Derived from `material` once per build or update, so
     /// the apply reads one byte per node instead of the 24 (or 8) of its cells.
     pub node_material: Vec<u8>,
+    /// The passive field values of each material (bits), in the order of `table`.
+    pub keys: Vec<Vec<u64>>,
 }
 
 /// The index tables of a block template (lists of block corners per cell): `corner[c·per + t]`,
@@ -82,18 +84,25 @@ impl GridData {
         let per = lattice.per_block();
         // Materials: distinct tuples of the per-cell coefficient values, numbered in order of
         // first appearance.
-        let fields: Vec<&[f64]> = integ.passive.fields.iter().filter_map(|f| if let PassiveField::PerCell(v) = f { Some(v.as_slice()) } else { None }).collect();
+        let fields = &integ.passive.fields;
+        let value = |f: &PassiveField, c: usize| match f {
+            PassiveField::Constant(v) => *v,
+            PassiveField::PerCell(v) => v[c],
+            PassiveField::PerPoint(_) => f64::NAN,
+        };
         let ncells = mesh.num_cells();
         let mut ids: HashMap<Vec<u64>, u8> = HashMap::new();
         let mut reps: Vec<usize> = Vec::new();
+        let mut keys: Vec<Vec<u64>> = Vec::new();
         let mut material = Vec::with_capacity(ncells);
         for c in 0..ncells {
-            let key: Vec<u64> = fields.iter().map(|f| f[c].to_bits()).collect();
+            let key: Vec<u64> = fields.iter().map(|f| value(f, c).to_bits()).collect();
             let next = ids.len();
             let id = match ids.get(&key) {
                 Some(&id) => id,
                 None if next < MAX_MATERIALS => {
-                    ids.insert(key, next as u8);
+                    ids.insert(key.clone(), next as u8);
+                    keys.push(key);
                     reps.push(c);
                     next as u8
                 }
@@ -130,9 +139,36 @@ impl GridData {
                 }
             }
         }
-        let mut g = GridData { lattice, nv, material, nmat, table, corner, tpl, stencils, node_material: Vec::new() };
-        g.node_material = (0..g.ndofs()).into_par_iter().map(|v| g.uniform_material(v).map_or(MIXED, |m| m as u8)).collect();
+        let mut g = GridData { lattice, nv, material, nmat, table, corner, tpl, stencils, node_material: Vec::new(), keys };
+        g.node_material = g.node_materials();
         Ok(Some(g))
+    }
+
+    fn node_materials(&self) -> Vec<u8> {
+        (0..self.ndofs()).into_par_iter().map(|v| self.uniform_material(v).map_or(MIXED, |m| m as u8)).collect()
+    }
+
+    /// Takes the cell materials `m` when every material of it is one of the table's (same field
+    /// values, bit for bit): only the material bytes change, no integration. `false`: unchanged.
+    pub fn relabel(&mut self, m: &CellMaterials) -> bool {
+        if m.index.len() != self.material.len() {
+            return false;
+        }
+        let ids: Option<Vec<u8>> = m
+            .values
+            .iter()
+            .map(|v| {
+                let key: Vec<u64> = v.iter().map(|x| x.to_bits()).collect();
+                self.keys.iter().position(|k| *k == key).map(|i| i as u8)
+            })
+            .collect();
+        let Some(ids) = ids else { return false };
+        if m.index.iter().any(|&i| i as usize >= ids.len()) {
+            return false;
+        }
+        self.material.par_iter_mut().zip(m.index.par_iter()).with_min_len(4096).for_each(|(c, &i)| *c = ids[i as usize]);
+        self.node_material = self.node_materials();
+        true
     }
 
     pub fn ndofs(&self) -> usize {
@@ -311,5 +347,8 @@ impl crate::operator::level::LevelOperator<crate::backend::Cpu> for CpuGrid {
     fn update(&mut self, _be: &crate::backend::Cpu, input: &LevelInput) -> Result<()> {
         self.0 = GridData::try_new(input)?.ok_or_else(|| crate::Error::invalid("the lattice operator's update no longer has per-cell coefficients on the lattice"))?;
         Ok(())
+    }
+    fn set_materials(&mut self, _be: &crate::backend::Cpu, m: &CellMaterials) -> Result<bool> {
+        Ok(self.0.relabel(m))
     }
 }

@@ -5,7 +5,7 @@ use crate::backend::cuda::jit::GRID;
 use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::{CudaBackend, CudaVector};
 use crate::backend::Backend;
-use crate::operator::level::{LevelInput, LevelOperator};
+use crate::operator::level::{CellMaterials, LevelInput, LevelOperator};
 use crate::mesh::generate::block_template;
 use crate::mesh::CellType;
 use crate::{Error, Result};
@@ -116,6 +116,14 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
         self.table = be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?;
         self.host = host;
         Ok(())
+    }
+    fn set_materials(&mut self, be: &CudaBackend, m: &CellMaterials) -> Result<bool> {
+        if !self.host.relabel(m) {
+            return Ok(false);
+        }
+        self.material = be.upload(&self.host.material)?;
+        self.node_material = be.upload(&self.host.node_material)?;
+        Ok(true)
     }
 }
 
