@@ -67,7 +67,7 @@ enum Command {
         /// Go on from the checkpoints in --out.
         #[arg(long)]
         resume: bool,
-        /// Stop after this many chain iterations (checkpoints written; finish with --resume).
+        /// Stop each chain after this many iterations (checkpoints written; finish with --resume).
         #[arg(long)]
         stop_after: Option<usize>,
     },

@@ -113,6 +113,7 @@ impl<'b, B: FeBackend> HeatForward<'b, B> {
         let mut stepper = HeatStepper::with_loads_only(be, p.space.clone(), &setup, &p.loads, f.assembly.level).map_err(|e| p.faults.or(e))?;
         stepper.options.rtol = f.solver.rtol;
         stepper.options.max_iter = f.solver.max_iter;
+        stepper.extrapolate = true;
         let mesh = &p.space.mesh;
         let centroids = MaterialMap::centroids(mesh);
         let base = map.base_indices(mesh, &centroids)?.into_iter().map(|t| t as u8).collect();

@@ -27,8 +27,8 @@ pub struct InvertOptions {
     pub progress: bool,
     /// Go on from the chains' checkpoints in `out_dir` (written every `mcmc.checkpoint_every`).
     pub resume: bool,
-    /// Stop after this many chain iterations in this invocation (checkpoints written; resume
-    /// later): time-boxed runs.
+    /// Stop each chain after this many iterations in this invocation (checkpoints written;
+    /// resume later): time-boxed runs.
     pub stop_after: Option<usize>,
 }
 
@@ -62,8 +62,21 @@ pub struct ForwardReport {
     pub runs: usize,
     pub pcg_iterations: usize,
     pub reintegrated: usize,
+    /// Wall time of one forward run inside one chain (chains run concurrently) and of one of its
+    /// PCG iterations; all chains' runs per second of sampling.
     pub seconds_per_run: f64,
     pub seconds_per_pcg_iteration: f64,
+    pub runs_per_second: f64,
+}
+
+/// What one chain's thread returns.
+struct Sampled {
+    state: ChainState,
+    resumed_from: Option<usize>,
+    checkpoint: PathBuf,
+    runs: usize,
+    iterations: usize,
+    reintegrated: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -123,8 +136,11 @@ pub fn run_text(text: &str, path: &Path, opts: &InvertOptions) -> Result<InvertR
     let name = backend.name();
     let ctx = Ctx { text, path, heat: &heat, inv: &inv, opts };
     let mut r = match &backend {
-        AnyBackend::Cpu(cpu) => invert(cpu, &ctx)?,
-        AnyBackend::Cuda(be) => invert(be.as_ref(), &ctx)?,
+        AnyBackend::Cpu(_) => invert(&|| Ok(crate::backend::Cpu), &ctx)?,
+        AnyBackend::Cuda(be) => {
+            let ordinal = be.device().ordinal;
+            invert(&|| crate::backend::cuda::CudaBackend::new(ordinal), &ctx)?
+        }
     };
     r.backend = name;
     notes.extend(std::mem::take(&mut r.notes));
@@ -170,7 +186,10 @@ fn check_priors<B: FeBackend>(params: &[ParameterConfig], kinds: &[Parameter], f
     Ok(())
 }
 
-fn invert<B: FeBackend>(be: &B, c: &Ctx) -> Result<InvertReport> {
+/// The inversion on backends made by `make` (one for the set-up and the data, one per chain).
+fn invert<B: FeBackend>(make: &(dyn Fn() -> Result<B> + Sync), c: &Ctx) -> Result<InvertReport> {
+    let be0 = make()?;
+    let be = &be0;
     let t_start = Instant::now();
     let (heat, inv) = (c.heat, c.inv);
     let base = c.path.parent().unwrap_or(Path::new("."));
@@ -188,7 +207,6 @@ fn invert<B: FeBackend>(be: &B, c: &Ctx) -> Result<InvertReport> {
     let mut fwd = HeatForward::new(be, heat, &prepared, camera, &cam.frames, &kinds)?;
     check_priors(&inv.parameter, &kinds, &fwd)?;
     let (cells, dofs) = (prepared.space.mesh.num_cells(), prepared.space.ndofs());
-    drop(prepared);
     let setup_s = t_start.elapsed().as_secs_f64();
 
     // The data.
@@ -239,50 +257,54 @@ fn invert<B: FeBackend>(be: &B, c: &Ctx) -> Result<InvertReport> {
     let mcmc = &inv.mcmc;
     let total = mcmc.chains * (mcmc.burn_in + mcmc.samples);
     let bar = io::progress_bar(total as u64, "MCMC", c.opts.progress);
-    let mut budget = c.opts.stop_after.unwrap_or(usize::MAX);
-    let mut states: Vec<ChainState> = Vec::new();
-    let mut resumed = Vec::new();
-    let (runs0, its0) = (fwd.runs, fwd.iterations);
-    let mut loglik = |theta: &[f64]| -> Result<f64> {
-        if !fwd.admits(theta) {
-            return Ok(f64::NEG_INFINITY);
-        }
-        let img = fwd.images(theta)?;
-        fwd.camera.log_likelihood(&observed, &img)
-    };
-    for k in 0..mcmc.chains {
+    let budget = c.opts.stop_after.unwrap_or(usize::MAX);
+    let names: Vec<&str> = inv.parameter.iter().map(|p| p.name.as_str()).collect();
+    // One thread, backend (CUDA stream) and forward model per chain: the chains' solves
+    // interleave on the GPU, which one chain's small solves leave mostly idle.
+    let one_chain = |k: usize| -> Result<Sampled> {
+        let be = make()?;
+        let mut fwd = HeatForward::new(&be, heat, &prepared, camera_of(inv, &prepared.space)?, &cam.frames, &kinds)?;
+        let mut loglik = |theta: &[f64]| -> Result<f64> {
+            if !fwd.admits(theta) {
+                return Ok(f64::NEG_INFINITY);
+            }
+            let img = fwd.images(theta)?;
+            fwd.camera.log_likelihood(&observed, &img)
+        };
         let cp = out.join(&format!("chain-{k}.json"));
         let config = mcmc.chain(k);
-        let mut chain = if c.opts.resume && cp.exists() {
+        let (mut chain, resumed_from) = if c.opts.resume && cp.exists() {
             let state = Chain::load(&cp)?;
             if state.config != config {
                 return Err(Error::invalid(format!("checkpoint {} was written with another `[mcmc]` table ({:?}); remove it or restore the table", cp.display(), state.config)));
             }
-            resumed.push(Some(state.iteration));
-            Chain::resume(&priors, state)?
+            let from = state.iteration;
+            (Chain::resume(&priors, state)?, Some(from))
         } else {
-            resumed.push(None);
-            Chain::new(&priors, config, start.clone(), &mut loglik)?
+            (Chain::new(&priors, config, start.clone(), &mut loglik)?, None)
         };
         bar.inc(chain.state.iteration as u64);
-        let names: Vec<&str> = inv.parameter.iter().map(|p| p.name.as_str()).collect();
-        budget -= chain.run_for(&mut loglik, Some(&cp), budget, |ch| {
+        chain.run_for(&mut loglik, Some(&cp), budget, |ch| {
             bar.inc(1);
             let est: Vec<String> = names.iter().zip(&ch.state.theta).map(|(n, v)| format!("{n} = {v:.4e}")).collect();
             bar.set_message(format!("chain {k}: acceptance {:.2}, {}", ch.acceptance_rate(), est.join(", ")));
             Ok(())
         })?;
-        written.push(cp);
-        states.push(chain.state);
-        if budget == 0 && k + 1 < mcmc.chains {
-            break;
-        }
-    }
+        Ok(Sampled { state: chain.state, resumed_from, checkpoint: cp, runs: fwd.runs, iterations: fwd.iterations, reintegrated: fwd.reintegrated })
+    };
+    let sampled: Vec<Sampled> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..mcmc.chains).map(|k| s.spawn(move || one_chain(k))).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::invalid("a chain's thread panicked")))).collect::<Result<Vec<_>>>()
+    })?;
     bar.finish_and_clear();
+    let runs: usize = sampled.iter().map(|x| x.runs).sum();
+    let pcg: usize = sampled.iter().map(|x| x.iterations).sum();
+    let reintegrated: usize = sampled.iter().map(|x| x.reintegrated).sum();
+    let resumed: Vec<Option<usize>> = sampled.iter().map(|x| x.resumed_from).collect();
+    written.extend(sampled.iter().map(|x| x.checkpoint.clone()));
+    let states: Vec<ChainState> = sampled.into_iter().map(|x| x.state).collect();
     let sampling_s = t.elapsed().as_secs_f64();
-    let complete = states.len() == mcmc.chains && states.iter().all(|s| s.iteration >= s.config.burn_in + s.config.samples);
-    let runs = fwd.runs - runs0;
-    let pcg = fwd.iterations - its0;
+    let complete = states.iter().all(|s| s.iteration >= s.config.burn_in + s.config.samples);
 
     // Results.
     let t = Instant::now();
@@ -357,9 +379,10 @@ fn invert<B: FeBackend>(be: &B, c: &Ctx) -> Result<InvertReport> {
             pixels: [pixels.0, pixels.1],
             runs,
             pcg_iterations: pcg,
-            reintegrated: fwd.reintegrated,
-            seconds_per_run: if runs > 0 { sampling_s / runs as f64 } else { 0.0 },
-            seconds_per_pcg_iteration: if pcg > 0 { sampling_s / pcg as f64 } else { 0.0 },
+            reintegrated,
+            seconds_per_run: if runs > 0 { mcmc.chains as f64 * sampling_s / runs as f64 } else { 0.0 },
+            seconds_per_pcg_iteration: if pcg > 0 { mcmc.chains as f64 * sampling_s / pcg as f64 } else { 0.0 },
+            runs_per_second: runs as f64 / sampling_s.max(1e-12),
         },
         data: data_report,
         parameters,

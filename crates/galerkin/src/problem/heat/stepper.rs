@@ -78,6 +78,11 @@ pub struct HeatStepper<'b, B: FeBackend> {
     /// 1 on free dofs, 0 on Dirichlet dofs.
     mask: B::Vector,
     pub options: KrylovOptions,
+    /// Start PCG from `2Tⁿ − Tⁿ⁻¹` instead of `Tⁿ` (fewer iterations where the temperature
+    /// changes smoothly in time; off by default, as the seed's method starts from `Tⁿ`).
+    pub extrapolate: bool,
+    /// `Tⁿ⁻¹` of the last step, for `extrapolate` (cleared by [`HeatStepper::set_time`]).
+    previous: std::sync::Mutex<Option<B::Vector>>,
     dt: f64,
     theta: f64,
     /// Time of the current state: `start + step·Δt` (no drift from summing Δt).
@@ -306,6 +311,8 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
             explicit,
             mask: be.from_host(&mask_host)?,
             options,
+            extrapolate: false,
+            previous: std::sync::Mutex::new(None),
             dt,
             theta,
             time: AtomicU64::new(0f64.to_bits()),
@@ -374,6 +381,9 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         self.time.store(t.to_bits(), Relaxed);
         self.start.store(t.to_bits(), Relaxed);
         self.step.store(0, Relaxed);
+        if let Ok(mut p) = self.previous.lock() {
+            *p = None;
+        }
     }
 
     pub fn dt(&self) -> f64 {
@@ -481,6 +491,21 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
             be.axpy(1.0, g, &mut rhs)?;
         }
         // On the GPU the PCG iterations run with their scalars on the device (`jacobi_cg`).
+        if self.extrapolate {
+            let mut prev = self.previous.lock().map_err(|_| Error::invalid("heat stepper state poisoned"))?;
+            match prev.as_mut() {
+                // prev ← 2Tⁿ − Tⁿ⁻¹, then swapped in: t holds the guess, prev holds Tⁿ.
+                Some(p) => {
+                    be.axpby(2.0, t, -1.0, p)?;
+                    std::mem::swap(p, t);
+                }
+                None => {
+                    let mut p = be.zeros(n)?;
+                    be.copy(t, &mut p)?;
+                    *prev = Some(p);
+                }
+            }
+        }
         let stats = jacobi_cg(be, &self.implicit.operator, m, &rhs, t, &self.options)?;
         if self.lift.is_some() {
             // Constrained dofs exactly at their values (CG leaves them within its tolerance).
