@@ -134,3 +134,28 @@ fn bench_runs_a_small_case() {
     assert!(ok, "{stderr}");
     assert!(stdout.contains("poisson-p1-tet"), "{stdout}");
 }
+
+#[test]
+fn invert_stops_resumes_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo().join("examples/invert-small.toml")).unwrap()
+        .replace("burn_in = 100", "burn_in = 5").replace("samples = 300", "samples = 15").replace("chains = 2", "chains = 1");
+    let file = dir.path().join("invert.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    let args = |extra: &[&str]| -> Vec<String> {
+        ["invert", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--backend", "cpu"].iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let a = args(&["--stop-after", "8"]);
+    let (ok, stdout, stderr) = galerkin(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(ok && stdout.contains("stopped") && stdout.contains("8 iterations"), "{stdout}\n{stderr}");
+    let a = args(&["--resume"]);
+    let (ok, stdout, stderr) = galerkin(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(ok && !stdout.contains("stopped") && stdout.contains("corrosion.depth mean"), "{stdout}\n{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["complete"], true);
+    assert_eq!(report["chains"][0]["resumed_from"], 8);
+    assert_eq!(std::fs::read_to_string(out.join("chains.csv")).unwrap().lines().count(), 16);
+    let (ok, _, stderr) = galerkin(&["invert", repo().join("examples/heat-plain.toml").to_str().unwrap(), "--out", dir.path().join("bad").to_str().unwrap(), "--quiet"]);
+    assert!(!ok && stderr.contains("camera"), "a heat file without a camera: {stderr}");
+}

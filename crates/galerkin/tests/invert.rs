@@ -205,3 +205,14 @@ fn bad_inversion_files_name_the_problem() {
         assert!(e.contains(want), "`{to}`: error `{e}` does not name `{want}`");
     }
 }
+
+#[test]
+fn the_seed_study_file_is_valid() {
+    let text = std::fs::read_to_string(examples().join("invert-corrosion.toml")).unwrap();
+    let heat = HeatFile::parse(&text, "invert-corrosion.toml").unwrap();
+    let inv = galerkin::inverse::config::InvertFile::parse(&text, "invert-corrosion.toml").unwrap();
+    assert_eq!(inv.mcmc.chains * inv.mcmc.samples, 2500, "the seed's 2,500 recorded samples");
+    assert_eq!(inv.mcmc.burn_in, 200);
+    let steps = galerkin::inverse::forward::frame_steps(&inv.camera.unwrap().frames, heat.time.dt).unwrap();
+    assert_eq!(*steps.last().unwrap(), 100);
+}
