@@ -36,11 +36,15 @@ __device__ constexpr bool coupled(int k) {
     return false;
 }
 
-// The table in shared memory where it fits (`shared_len` doubles, 0: read it from global memory).
-__device__ __forceinline__ const double* stage_table(const double* __restrict__ table, u64 shared_len) {
+// The table in shared memory where it fits (`shared_len` doubles, 0: read it from global memory)
+// and where more than two threads of the block `need` it: a block of an interior line has only its
+// two end nodes off the uniform-stencil path, and they read the table through L1 instead of every
+// block copying it (a block-wide decision: every thread of the block must call this).
+__device__ __forceinline__ const double* stage_table(const double* __restrict__ table, u64 shared_len, bool need = true) {
     extern __shared__ double smem[];
-    if (shared_len == 0) return table;
-    for (u64 k = threadIdx.x; k < shared_len; k += blockDim.x) smem[k] = table[k];
+    if (shared_len == 0 || __syncthreads_count(need) <= 2) return table;
+    const u32 tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z), nt = blockDim.x * blockDim.y * blockDim.z;
+    for (u64 k = tid; k < shared_len; k += nt) smem[k] = table[k];
     __syncthreads();
     return smem;
 }
@@ -68,53 +72,133 @@ __device__ __forceinline__ void stencil(const Lattice& L, u32 i, u32 j, u32 k, c
     }
 }
 
-// The node of this thread: blocks run along lines of nodes in x (blockIdx.x: the line, (j, k);
-// blockIdx.y: a chunk of the line), so no 64-bit division is needed. False past the line's end.
+// The node of this thread: a block is a tile of blockDim.x × blockDim.y × blockDim.z nodes (a chunk
+// of x-lines, several lines in y and z), so the neighbours its nodes share come from L1 rather
+// than every line's block fetching its 3 × 3 neighbour lines through L2. blockIdx.x numbers the
+// (y, z) tiles, blockIdx.y the x-chunks. False outside the lattice.
 __device__ __forceinline__ bool node(const Lattice& L, u32& i, u32& j, u32& k, u64& v) {
-    const u32 line = blockIdx.x, py = (u32)L.py;
+    const u32 py = (u32)L.py, pz = (u32)L.nz + 1;
+    const u32 tiles_y = (py + blockDim.y - 1) / blockDim.y;
     i = blockIdx.y * blockDim.x + threadIdx.x;
-    j = line % py;
-    k = line / py;
-    v = i + L.px * (u64)line;
-    return i < L.px;
+    j = (blockIdx.x % tiles_y) * blockDim.y + threadIdx.y;
+    k = (blockIdx.x / tiles_y) * blockDim.z + threadIdx.z;
+    v = i + L.px * ((u64)j + L.py * (u64)k);
+    return i < L.px && j < py && k < pz;
 }
 
-// y = A x.
-extern "C" __global__ void grid_apply(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table,
-                                      u64 shared_len, u64 stencil_at, const unsigned char* __restrict__ node_material,
-                                      const double* __restrict__ x, double* __restrict__ y) {
-    const double* tab = stage_table(table, shared_len);
-    u32 i, j, k;
-    u64 v;
-    if (!node(L, i, j, k, v)) return;
-    const long long sy = (long long)L.px, sz = (long long)(L.px * L.py);
-    const bool interior = i > 0 && j > 0 && k > 0 && i < L.nx && j < L.ny && k < L.nz;
+// The uniform stencils of the first STENCIL_MATS materials, passed by value: kernel parameters live
+// in the constant bank, so with compile-time indices the products take their coefficients as
+// operands — no load instruction (the apply is bound by L1/LSU traffic, not DRAM).
+#define STENCIL_MATS 4
+struct Stencils {
+    double w[STENCIL_MATS * 27];
+};
+
+// Σ_q w_q x[v + offset_q] over the coupled slots of stencil M of `P`.
+template <int M>
+__device__ __forceinline__ double stencil_dot(const Stencils& P, const double* __restrict__ x, long long v, long long sy, long long sz) {
     double s = 0.0;
-    // Fast path: every cell around an interior node of one material m — its row is stencil m.
-    const unsigned m = node_material[v];
-    if (m != 255u) {
-        const double* st = tab + stencil_at + 27 * m;
-#pragma unroll
-        for (int q = 0; q < 27; ++q) {
-            if (!coupled(q)) continue;
-            const int dx = q % 3 - 1, dy = (q / 3) % 3 - 1, dz = q / 9 - 1;
-            s += st[q] * x[(long long)v + dx + dy * sy + dz * sz];
-        }
-        y[v] = s;
-        return;
-    }
-    double w[27];
-    stencil(L, i, j, k, material, tab, w);
 #pragma unroll
     for (int q = 0; q < 27; ++q) {
         if (!coupled(q)) continue;
         const int dx = q % 3 - 1, dy = (q / 3) % 3 - 1, dz = q / 9 - 1;
-        // At the boundary a neighbour outside the lattice has w = 0 and is not read.
-        if (interior || ((i > 0 || dx >= 0) && (i < L.nx || dx <= 0) && (j > 0 || dy >= 0) && (j < L.ny || dy <= 0) &&
-                         (k > 0 || dz >= 0) && (k < L.nz || dz <= 0)))
-            s += w[q] * x[(long long)v + dx + dy * sy + dz * sz];
+        s += P.w[M * 27 + q] * x[v + dx + dy * sy + dz * sz];
     }
-    y[v] = s;
+    return s;
+}
+
+// x at node n, masked (M x, M = diag(mask)) when MASKED.
+template <bool MASKED>
+__device__ __forceinline__ double xm(const double* __restrict__ x, const double* __restrict__ mask, long long n) {
+    return MASKED ? mask[n] * x[n] : x[n];
+}
+
+// Σ over the cells around node (i, j, k) of their rows of the element matrix times x at their
+// vertices, accumulated directly (no stencil array: few registers, so the uniform path that most
+// nodes take keeps the occupancy that hides its gathers). A cell that exists has all its vertices.
+template <bool MASKED>
+__device__ __forceinline__ double gather(const Lattice& L, u32 i, u32 j, u32 k, u64 v, const unsigned char* __restrict__ material,
+                                         const double* table, const double* __restrict__ x, const double* __restrict__ mask) {
+    const long long sy = (long long)L.px, sz = (long long)(L.px * L.py);
+    double s = 0.0;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+        const u32 a = c & 1, b = (c >> 1) & 1, d = c >> 2;
+        if (i < a || j < b || k < d || i - a >= L.nx || j - b >= L.ny || k - d >= L.nz) continue;
+        const u64 block = (i - a) + L.nx * ((j - b) + L.ny * (u64)(k - d));
+        const long long base = (long long)v - a - b * sy - d * sz;
+#pragma unroll
+        for (int t = 0; t < PER; ++t) {
+            const int li = CORNER[c * PER + t];
+            if (li < 0) continue;
+            const unsigned m = material[block * PER + t];
+            const double* row = table + ((m * PER + t) * NV + li) * NV;
+#pragma unroll
+            for (int jv = 0; jv < NV; ++jv) {
+                const int cj = TPL[t * NV + jv];
+                s += row[jv] * xm<MASKED>(x, mask, base + (cj & 1) + ((cj >> 1) & 1) * sy + (cj >> 2) * sz);
+            }
+        }
+    }
+    return s;
+}
+
+// y = A x, or y = M A M x + (I − M) x (the Dirichlet-masked operator in one pass) when MASKED.
+template <bool MASKED>
+__device__ __forceinline__ void apply_impl(const Lattice& L, const unsigned char* __restrict__ material, const double* __restrict__ table,
+                                           u64 shared_len, u64 stencil_at, const Stencils& P, const unsigned char* __restrict__ node_material,
+                                           const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask) {
+    u32 i, j, k;
+    u64 v;
+    const bool valid = node(L, i, j, k, v);
+    const unsigned m = valid ? node_material[v] : 0u;
+    const double* tab = stage_table(table, shared_len, valid && m == 255u);
+    if (!valid) return;
+    if (m != 255u) {
+        // Every cell around this interior node is of material m: its row is stencil m. Masked, the
+        // codes (`node_material` of the masked operator) send every node on or next to a Dirichlet
+        // node to the gather below, so here no mask is read.
+        const long long sy = (long long)L.px, sz = (long long)(L.px * L.py), vv = (long long)v;
+        double s = 0.0;
+        switch (m) {
+        case 0: s = stencil_dot<0>(P, x, vv, sy, sz); break;
+        case 1: s = stencil_dot<1>(P, x, vv, sy, sz); break;
+        case 2: s = stencil_dot<2>(P, x, vv, sy, sz); break;
+        case 3: s = stencil_dot<3>(P, x, vv, sy, sz); break;
+        default: {
+            const double* st = tab + stencil_at + 27 * m;
+#pragma unroll
+            for (int q = 0; q < 27; ++q) {
+                if (!coupled(q)) continue;
+                const int dx = q % 3 - 1, dy = (q / 3) % 3 - 1, dz = q / 9 - 1;
+                s += st[q] * x[vv + dx + dy * sy + dz * sz];
+            }
+        }
+        }
+        y[v] = s;
+        return;
+    }
+    const double s = gather<MASKED>(L, i, j, k, v, material, tab, x, mask);
+    if (MASKED) {
+        const double mv = mask[v];
+        y[v] = mv * s + (1.0 - mv) * x[v];
+    } else {
+        y[v] = s;
+    }
+}
+
+// y = A x.
+extern "C" __global__ void grid_apply(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table,
+                                      u64 shared_len, u64 stencil_at, const Stencils P, const unsigned char* __restrict__ node_material,
+                                      const double* __restrict__ x, double* __restrict__ y) {
+    apply_impl<false>(L, material, table, shared_len, stencil_at, P, node_material, x, y, nullptr);
+}
+
+// y = M A M x + (I − M) x: the operator with Dirichlet rows and columns masked (mask: 1 free, 0 fixed).
+extern "C" __global__ void grid_apply_masked(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table,
+                                             u64 shared_len, u64 stencil_at, const Stencils P, const unsigned char* __restrict__ node_material,
+                                             const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask) {
+    apply_impl<true>(L, material, table, shared_len, stencil_at, P, node_material, x, y, mask);
 }
 
 // The diagonal of A (stencil slot 13: no displacement).

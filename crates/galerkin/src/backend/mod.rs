@@ -98,6 +98,12 @@ pub trait LinearOperator<B: Backend>: Send + Sync {
     fn nrows(&self) -> usize;
     fn ncols(&self) -> usize;
     fn apply(&self, backend: &B, x: &B::Vector, y: &mut B::Vector) -> Result<()>;
+    /// `y = M A M x + (I − M) x` with `M = diag(mask)` (1 on free, 0 on Dirichlet dofs) in one
+    /// pass, where the operator can fuse the masking ([`crate::operator::Constrained`] asks first);
+    /// `false`: not done, `y` untouched.
+    fn apply_masked(&self, _backend: &B, _x: &B::Vector, _y: &mut B::Vector, _mask: &B::Vector) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// The identity operator (no preconditioning).

@@ -87,6 +87,9 @@ impl<B: Backend, Op: LinearOperator<B>> LinearOperator<B> for Constrained<B, Op>
         self.inner.ncols()
     }
     fn apply(&self, backend: &B, x: &B::Vector, y: &mut B::Vector) -> Result<()> {
+        if self.inner.apply_masked(backend, x, y, &self.mask)? {
+            return Ok(());
+        }
         let mut t = self.scratch.lock().map_err(|_| Error::invalid("constrained operator scratch poisoned"))?;
         backend.pointwise_mult(&self.mask, x, &mut t)?;
         self.inner.apply(backend, &t, y)?;

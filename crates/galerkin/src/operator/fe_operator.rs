@@ -36,6 +36,12 @@ impl<B: Backend> LinearOperator<B> for Unconstrained<B> {
         }
         Ok(())
     }
+    fn apply_masked(&self, be: &B, x: &B::Vector, y: &mut B::Vector, mask: &B::Vector) -> Result<bool> {
+        match self.boundary {
+            None => self.level.apply_masked(be, x, y, mask),
+            Some(_) => Ok(false),
+        }
+    }
 }
 
 /// Dirichlet conditions in the masked form, with the masks the diagonal and node blocks need.
@@ -123,6 +129,8 @@ impl<B: Backend> FeOperator<B> {
             Form::Plain(u) => u,
             Form::Masked(m) => m.op.inner,
         };
+        let mut inner = inner;
+        inner.level.set_dirichlet(be, &mask_h)?;
         let op = Constrained::new(be, inner, cons)?;
         let rhs = op.rhs(be, load, &lift)?;
         let b = self.ncomp;

@@ -163,6 +163,16 @@ pub trait LevelOperator<B: Backend>: Send + Sync {
     fn set_materials(&mut self, _be: &B, _m: &CellMaterials) -> Result<bool> {
         Ok(false)
     }
+    /// Learns the Dirichlet mask its [`LevelOperator::apply_masked`] will be called with (1 free,
+    /// 0 fixed; [`crate::operator::FeOperator::constrain`] calls it once).
+    fn set_dirichlet(&mut self, _be: &B, _free: &[f64]) -> Result<()> {
+        Ok(())
+    }
+    /// `y = M A M x + (I − M) x` in one pass where the level can (see
+    /// [`crate::backend::LinearOperator::apply_masked`]); `false` asks for the unfused form.
+    fn apply_masked(&self, _be: &B, _x: &B::Vector, _y: &mut B::Vector, _mask: &B::Vector) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// A backend the finite element operators run on: the one place per backend that maps an assembly

@@ -148,6 +148,35 @@ impl GridData {
         (0..self.ndofs()).into_par_iter().map(|v| self.uniform_material(v).map_or(MIXED, |m| m as u8)).collect()
     }
 
+    /// The node codes of the Dirichlet-masked operator (`free`: 1 free, 0 fixed): `node_material`
+    /// with every node that is fixed or has a fixed neighbour sent to the gather ([`MIXED`]), so
+    /// the uniform-stencil path needs no mask.
+    pub fn masked_node_material(&self, free: &[f64]) -> Vec<u8> {
+        let [px, py, pz] = self.lattice.points();
+        (0..self.ndofs())
+            .into_par_iter()
+            .map(|v| {
+                let m = self.node_material[v];
+                if m == MIXED {
+                    return MIXED;
+                }
+                // A uniform node is interior: all 26 neighbours exist.
+                let (i, j, k) = (v % px, (v / px) % py, v / (px * py));
+                debug_assert!(i > 0 && j > 0 && k > 0 && i + 1 < px && j + 1 < py && k + 1 < pz);
+                for dk in 0..3 {
+                    for dj in 0..3 {
+                        for di in 0..3 {
+                            if free[(i + di - 1) + px * ((j + dj - 1) + py * (k + dk - 1))] != 1.0 {
+                                return MIXED;
+                            }
+                        }
+                    }
+                }
+                m
+            })
+            .collect()
+    }
+
     /// Takes the cell materials `m` when every material of it is one of the table's (same field
     /// values, bit for bit): only the material bytes change, no integration. `false`: unchanged.
     pub fn relabel(&mut self, m: &CellMaterials) -> bool {
@@ -211,14 +240,25 @@ impl GridData {
     /// `y = A x` on the CPU: one parallel task per x-line of nodes, the lattice's shape fixed at
     /// compile time so the loops over cells and vertices unroll.
     pub fn apply(&self, x: &[f64], y: &mut [f64]) {
+        self.apply_with(x, y, None)
+    }
+
+    /// `y = M A M x + (I − M) x` with `M = diag(mask)` in one pass (the Dirichlet-masked operator).
+    pub fn apply_masked(&self, x: &[f64], y: &mut [f64], mask: &[f64]) {
+        self.apply_with(x, y, Some(mask))
+    }
+
+    fn apply_with(&self, x: &[f64], y: &mut [f64], mask: Option<&[f64]>) {
         match (self.lattice.per_block(), self.nv) {
-            (6, 4) => self.apply_fixed::<6, 4>(x, y),
-            (1, 8) => self.apply_fixed::<1, 8>(x, y),
-            _ => self.apply_any(x, y),
+            (6, 4) => self.apply_fixed::<6, 4>(x, y, mask),
+            (1, 8) => self.apply_fixed::<1, 8>(x, y, mask),
+            _ => self.apply_any(x, y, mask),
         }
     }
 
-    fn apply_fixed<const PER: usize, const NV: usize>(&self, x: &[f64], y: &mut [f64]) {
+    fn apply_fixed<const PER: usize, const NV: usize>(&self, x: &[f64], y: &mut [f64], mask: Option<&[f64]>) {
+        let xm = |n: usize| mask.map_or(x[n], |m| m[n] * x[n]);
+        let finish = |v: usize, s: f64| mask.map_or(s, |m| m[v] * s + (1.0 - m[v]) * x[v]);
         let [nx, ny, nz] = self.lattice.n;
         let [px, py, _] = self.lattice.points();
         // Vertex offsets from a block's corner-0 vertex, and the local vertex of each (corner, cell).
@@ -237,7 +277,7 @@ impl GridData {
                 let m = self.node_material[v];
                 if m != MIXED {
                     let st = &self.stencils[m as usize * 27..][..27];
-                    *yv = slots.iter().map(|&(q, o)| st[q] * x[(v as isize + o) as usize]).sum();
+                    *yv = finish(v, slots.iter().map(|&(q, o)| st[q] * xm((v as isize + o) as usize)).sum());
                     continue;
                 }
                 let mut s = 0.0;
@@ -257,11 +297,11 @@ impl GridData {
                         let m = material[block + t] as usize;
                         let row = &table[((m * PER + t) * NV + li as usize) * NV..][..NV];
                         for jv in 0..NV {
-                            s += row[jv] * x[base + off[t][jv]];
+                            s += row[jv] * xm(base + off[t][jv]);
                         }
                     }
                 }
-                *yv = s;
+                *yv = finish(v, s);
             }
         });
     }
@@ -293,16 +333,17 @@ impl GridData {
         m0.map(usize::from)
     }
 
-    fn apply_any(&self, x: &[f64], y: &mut [f64]) {
+    fn apply_any(&self, x: &[f64], y: &mut [f64], mask: Option<&[f64]>) {
         let nv = self.nv;
+        let xm = |n: usize| mask.map_or(x[n], |m| m[n] * x[n]);
         y.par_iter_mut().enumerate().with_min_len(1024).for_each(|(v, yv)| {
             let mut s = 0.0;
             self.around(v, |t, row, base| {
                 for (j, a) in row.iter().enumerate() {
-                    s += a * x[self.lattice.corner_vertex(base, self.tpl[t * nv + j] as usize)];
+                    s += a * xm(self.lattice.corner_vertex(base, self.tpl[t * nv + j] as usize));
                 }
             });
-            *yv = s;
+            *yv = mask.map_or(s, |m| m[v] * s + (1.0 - m[v]) * x[v]);
         });
     }
 
@@ -350,5 +391,13 @@ impl crate::operator::level::LevelOperator<crate::backend::Cpu> for CpuGrid {
     }
     fn set_materials(&mut self, _be: &crate::backend::Cpu, m: &CellMaterials) -> Result<bool> {
         Ok(self.0.relabel(m))
+    }
+    fn apply_masked(&self, _be: &crate::backend::Cpu, x: &Vec<f64>, y: &mut Vec<f64>, mask: &Vec<f64>) -> Result<bool> {
+        let n = self.0.ndofs();
+        if x.len() != n || y.len() != n || mask.len() != n {
+            return Err(crate::Error::dim("lattice operator masked vectors", n, [x.len(), y.len(), mask.len()].into_iter().find(|&l| l != n).unwrap_or(n)));
+        }
+        self.0.apply_masked(x, y, mask);
+        Ok(true)
     }
 }

@@ -25,6 +25,26 @@ struct DeviceLattice {
 // SAFETY: #[repr(C)] of five u64, matching `struct Lattice` in grid.cu.
 unsafe impl DeviceRepr for DeviceLattice {}
 
+/// Materials whose uniform stencils travel as kernel parameters (`STENCIL_MATS` in grid.cu).
+const STENCIL_MATS: usize = 4;
+
+/// `struct Stencils` of grid.cu: the first [`STENCIL_MATS`] materials' stencils (zeros beyond).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct DeviceStencils {
+    w: [f64; STENCIL_MATS * 27],
+}
+
+// SAFETY: #[repr(C)] array of f64, matching `struct Stencils` in grid.cu.
+unsafe impl DeviceRepr for DeviceStencils {}
+
+fn param_stencils(host: &GridData) -> DeviceStencils {
+    let mut w = [0.0; STENCIL_MATS * 27];
+    let k = host.stencils.len().min(w.len());
+    w[..k].copy_from_slice(&host.stencils[..k]);
+    DeviceStencils { w }
+}
+
 /// The defines of the variant for a lattice whose block holds the cells `template` (lists of block
 /// corners): sizes and both index tables, compiled in.
 fn defines(template: &[Vec<usize>]) -> Vec<String> {
@@ -40,11 +60,14 @@ const SHARED_TABLE_BYTES: usize = 48 * 1024;
 pub struct DeviceGrid {
     host: GridData,
     apply_k: Kernel,
+    apply_masked_k: Kernel,
     diagonal_k: Kernel,
     lattice: DeviceLattice,
     material: CudaSlice<u8>,
     node_material: CudaSlice<u8>,
     table: CudaSlice<f64>,
+    /// The Dirichlet mask (host) and the node codes of the masked operator, once constrained.
+    masked: Option<(Vec<f64>, CudaSlice<u8>)>,
 }
 
 impl DeviceGrid {
@@ -56,34 +79,50 @@ impl DeviceGrid {
         let lattice = DeviceLattice { nx, ny, nz, px: nx + 1, py: ny + 1 };
         Ok(Some(DeviceGrid {
             apply_k: Kernel::from_module(&module, "grid_apply")?,
+            apply_masked_k: Kernel::from_module(&module, "grid_apply_masked")?,
             diagonal_k: Kernel::from_module(&module, "grid_diagonal")?,
             lattice,
             material: be.upload(&host.material)?,
             node_material: be.upload(&host.node_material)?,
             table: be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?,
+            masked: None,
             host,
         }))
     }
 }
 
 impl DeviceGrid {
-    /// Launch shape: a block of [`LINE_THREADS`] per chunk of an x-line of nodes (grid x: the
-    /// lines, grid y: the chunks), and the table doubles staged in shared memory (0: none).
+    /// Launch shape: a block per tile of [`TILE`] nodes (x, y, z; grid x: the (y, z) tiles, grid y:
+    /// the x-chunks), and the table doubles staged in shared memory (0: none).
     fn config(&self) -> Result<(cudarc::driver::LaunchConfig, u64)> {
         let [px, py, pz] = self.host.lattice.points();
-        let lines = u32::try_from(py * pz).map_err(|_| Error::Unsupported(format!("a lattice of {py}×{pz} lines of nodes exceeds the launch grid")))?;
-        let chunks = px.div_ceil(LINE_THREADS as usize) as u32;
+        let [tx, ty, tz] = TILE;
+        let tiles = py.div_ceil(ty as usize) * pz.div_ceil(tz as usize);
+        let tiles = u32::try_from(tiles).map_err(|_| Error::Unsupported(format!("a lattice of {py}×{pz} lines of nodes exceeds the launch grid")))?;
+        let chunks = px.div_ceil(tx as usize) as u32;
         if chunks > 65535 {
             return Err(Error::Unsupported(format!("a lattice of {px} nodes per line exceeds the launch grid")));
         }
         let shared = if self.table.len() * 8 <= SHARED_TABLE_BYTES { self.table.len() } else { 0 };
-        let cfg = cudarc::driver::LaunchConfig { grid_dim: (lines, chunks, 1), block_dim: (LINE_THREADS, 1, 1), shared_mem_bytes: (shared * 8) as u32 };
+        let cfg = cudarc::driver::LaunchConfig { grid_dim: (tiles, chunks, 1), block_dim: (tx, ty, tz), shared_mem_bytes: (shared * 8) as u32 };
         Ok((cfg, shared as u64))
     }
 }
 
-/// Threads per block of the lattice kernels: a chunk of one x-line of nodes.
-const LINE_THREADS: u32 = 128;
+impl DeviceGrid {
+    /// Recomputes the masked operator's node codes after the materials changed.
+    fn refresh_masked(&mut self, be: &CudaBackend) -> Result<()> {
+        if let Some((free, _)) = self.masked.take() {
+            let codes = be.upload(&self.host.masked_node_material(&free))?;
+            self.masked = Some((free, codes));
+        }
+        Ok(())
+    }
+}
+
+/// Nodes per block of the lattice kernels along x, y, z: 32 × 4 × 2 = 256 threads, a warp per
+/// x-chunk of a line (coalesced), and the block's 15- or 27-point neighbourhoods overlapping in L1.
+const TILE: [u32; 3] = [32, 4, 2];
 
 impl LevelOperator<CudaBackend> for DeviceGrid {
     fn apply(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector) -> Result<()> {
@@ -94,7 +133,26 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
         }
         let (cfg, shared) = self.config()?;
         let stencil_at = self.host.table.len() as u64;
-        launch!(be, &self.apply_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &self.node_material, &x.data, &mut y.data)
+        let p = param_stencils(&self.host);
+        launch!(be, &self.apply_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &p, &self.node_material, &x.data, &mut y.data)
+    }
+    fn set_dirichlet(&mut self, be: &CudaBackend, free: &[f64]) -> Result<()> {
+        let codes = be.upload(&self.host.masked_node_material(free))?;
+        self.masked = Some((free.to_vec(), codes));
+        Ok(())
+    }
+    fn apply_masked(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: &CudaVector) -> Result<bool> {
+        let Some((_, codes)) = &self.masked else { return Ok(false) };
+        let n = self.host.ndofs();
+        be.check("lattice operator masked apply", n, &[x, y, mask])?;
+        if !be.owns(&self.table) {
+            return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
+        }
+        let (cfg, shared) = self.config()?;
+        let stencil_at = self.host.table.len() as u64;
+        let p = param_stencils(&self.host);
+        launch!(be, &self.apply_masked_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, &mask.data)?;
+        Ok(true)
     }
     fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
         let n = self.host.ndofs();
@@ -115,7 +173,7 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
         self.node_material = be.upload(&host.node_material)?;
         self.table = be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?;
         self.host = host;
-        Ok(())
+        self.refresh_masked(be)
     }
     fn set_materials(&mut self, be: &CudaBackend, m: &CellMaterials) -> Result<bool> {
         if !self.host.relabel(m) {
@@ -123,6 +181,7 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
         }
         self.material = be.upload(&self.host.material)?;
         self.node_material = be.upload(&self.host.node_material)?;
+        self.refresh_masked(be)?;
         Ok(true)
     }
 }
