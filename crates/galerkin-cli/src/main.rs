@@ -1,6 +1,6 @@
 //! `galerkin`: run TOML problem files, list compute devices, run benchmarks. A thin layer over the
 //! library: every command is one library call plus printing.
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use galerkin::bench::{self, BenchCase};
 use galerkin::backend::BackendKind;
 use galerkin::operator::{Scatter, Tuning};
@@ -34,36 +34,31 @@ struct Cli {
     command: Command,
 }
 
+/// What `run` and `invert` share: the problem file, the backend, the output directory.
+#[derive(Args)]
+struct ProblemArgs {
+    /// The problem file (TOML).
+    problem: PathBuf,
+    /// Override the file's backend: cpu, cuda or auto.
+    #[arg(long)]
+    backend: Option<BackendKind>,
+    /// Output directory (`invert`: also the chains' checkpoints).
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// No progress bars.
+    #[arg(long)]
+    quiet: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Solve a problem file and write VTU, report.json and residual.png.
-    Run {
-        /// The problem file (TOML).
-        problem: PathBuf,
-        /// Override the file's backend: cpu, cuda or auto.
-        #[arg(long)]
-        backend: Option<BackendKind>,
-        /// Output directory.
-        #[arg(long, default_value = "out")]
-        out: PathBuf,
-        /// No progress bars.
-        #[arg(long)]
-        quiet: bool,
-    },
+    Run(ProblemArgs),
     /// Bayesian inversion of a heat problem file with `[camera]`, `[data]`, `[[parameter]]` and
     /// `[mcmc]` tables: chains CSV, trace/histogram/fit PNGs and report.json.
     Invert {
-        /// The problem file (TOML).
-        problem: PathBuf,
-        /// Override the file's backend: cpu, cuda or auto.
-        #[arg(long)]
-        backend: Option<BackendKind>,
-        /// Output directory (also holds the chains' checkpoints).
-        #[arg(long, default_value = "out")]
-        out: PathBuf,
-        /// No progress bar.
-        #[arg(long)]
-        quiet: bool,
+        #[command(flatten)]
+        args: ProblemArgs,
         /// Go on from the checkpoints in --out.
         #[arg(long)]
         resume: bool,
@@ -236,7 +231,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> galerkin::Result<()> {
     match cli.command {
-        Command::Run { problem, backend, out, quiet } => {
+        Command::Run(ProblemArgs { problem, backend, out, quiet }) => {
             let opts = RunOptions { backend, out_dir: out, progress: !quiet };
             let r = run_file(&problem, &opts)?;
             say!("{}", if r.title.is_empty() { problem.display().to_string() } else { r.title.clone() });
@@ -264,7 +259,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
-        Command::Invert { problem, backend, out, quiet, resume, stop_after } => {
+        Command::Invert { args: ProblemArgs { problem, backend, out, quiet }, resume, stop_after } => {
             let opts = galerkin::inverse::InvertOptions { backend, out_dir: out, progress: !quiet, resume, stop_after };
             let r = galerkin::inverse::run::run_file(&problem, &opts)?;
             say!("{}", if r.title.is_empty() { problem.display().to_string() } else { r.title.clone() });

@@ -94,18 +94,31 @@ struct Stencils {
     double w[STENCIL_MATS * 27];
 };
 
-// Σ_q w_q x[v + offset_q] over the coupled slots of stencil M of `P`.
-template <int M>
-__device__ __forceinline__ double stencil_dot(const Stencils& P, const double* __restrict__ x, long long v, long long sy, long long sz) {
+// Σ_q w(q) x[v + offset_q] over the coupled slots (w: the coefficient of slot q).
+template <class W>
+__device__ __forceinline__ double stencil_dot(W w, const double* __restrict__ x, long long v, long long sy, long long sz) {
     double s = 0.0;
 #pragma unroll
     for (int q = 0; q < 27; ++q) {
         if (!coupled(q)) continue;
         const int dx = q % 3 - 1, dy = (q / 3) % 3 - 1, dz = q / 9 - 1;
-        s += P.w[M * 27 + q] * x[v + dx + dy * sy + dz * sz];
+        s += w(q) * x[v + dx + dy * sy + dz * sz];
     }
     return s;
 }
+
+// Stencil M of the parameters (compile-time indices: constant-bank operands).
+template <int M>
+struct ParamStencil {
+    const Stencils& P;
+    __device__ __forceinline__ double operator()(int q) const { return P.w[M * 27 + q]; }
+};
+
+// A stencil in memory (shared or global).
+struct MemStencil {
+    const double* st;
+    __device__ __forceinline__ double operator()(int q) const { return st[q]; }
+};
 
 // x at node n, masked (M x, M = diag(mask)) when MASKED.
 template <bool MASKED>
@@ -161,19 +174,11 @@ __device__ __forceinline__ void apply_impl(const Lattice& L, const unsigned char
         const long long sy = (long long)L.px, sz = (long long)(L.px * L.py), vv = (long long)v;
         double s = 0.0;
         switch (m) {
-        case 0: s = stencil_dot<0>(P, x, vv, sy, sz); break;
-        case 1: s = stencil_dot<1>(P, x, vv, sy, sz); break;
-        case 2: s = stencil_dot<2>(P, x, vv, sy, sz); break;
-        case 3: s = stencil_dot<3>(P, x, vv, sy, sz); break;
-        default: {
-            const double* st = tab + stencil_at + 27 * m;
-#pragma unroll
-            for (int q = 0; q < 27; ++q) {
-                if (!coupled(q)) continue;
-                const int dx = q % 3 - 1, dy = (q / 3) % 3 - 1, dz = q / 9 - 1;
-                s += st[q] * x[vv + dx + dy * sy + dz * sz];
-            }
-        }
+        case 0: s = stencil_dot(ParamStencil<0>{P}, x, vv, sy, sz); break;
+        case 1: s = stencil_dot(ParamStencil<1>{P}, x, vv, sy, sz); break;
+        case 2: s = stencil_dot(ParamStencil<2>{P}, x, vv, sy, sz); break;
+        case 3: s = stencil_dot(ParamStencil<3>{P}, x, vv, sy, sz); break;
+        default: s = stencil_dot(MemStencil{tab + stencil_at + 27 * m}, x, vv, sy, sz);
         }
         y[v] = s;
         return;
