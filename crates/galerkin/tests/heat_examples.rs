@@ -221,6 +221,7 @@ fn bad_heat_files_name_the_key() {
         ("value = 100.0", "value = \"1 +\"", "bc[0].value"),
         ("steps = 60", "steps = 60\nt_end = 600.0", "time"),
         ("face = \"xmax\"", "face = \"top\"", "output.face_map.face"),
+        ("probes = [[0.05, 0.03, 0.03]", "probes = [[5.0, 0.03, 0.03]", "output.probes[0]"),
         (
             "name = \"steel\"",
             "name = \"steel\"\nshape = { kind = \"cone\" }",

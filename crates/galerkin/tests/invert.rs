@@ -11,7 +11,6 @@ use galerkin::mesh::{generate, CellType, Mesh};
 use galerkin::operator::AssemblyLevel;
 use galerkin::physics::Coefficient;
 use galerkin::problem::heat::config::HeatFile;
-use galerkin::problem::heat::output::nearest_nodes;
 use galerkin::problem::heat::run::prepare;
 use galerkin::problem::heat::{HeatLoads, HeatSetup, HeatStepper, Laser, Load, Schedule};
 use galerkin::problem::linear::Boundary;
@@ -111,15 +110,15 @@ fn forward_model_equals_the_heat_run_of_the_same_file() {
         let f = HeatFile::parse(&text, "forward.toml").unwrap();
         let p = prepare(&f, dir.path()).unwrap();
         let camera = Camera::new(&p.space, "zmax", (8, 8), 3, 0.1, 0.1).unwrap();
-        let nodes = nearest_nodes(&p.space, &probes);
+        let weights: Vec<Vec<(usize, f64)>> = probes.iter().map(|&x| p.space.point_weights(x).unwrap()).collect();
         let mut fwd = HeatForward::new(be, &f, &p, camera, &[5.0, 10.0], &[Parameter::CorrosionDepth]).unwrap();
         // A sample elsewhere first, so the run at the file's depth follows a material update.
         fwd.images(&[3e-3]).unwrap();
         let images = fwd.images(&[6.35e-3]).unwrap();
         assert_eq!(images.len(), 2 * 64);
         let state = fwd.state_to_host().unwrap();
-        for (k, &n) in nodes.iter().enumerate() {
-            let (a, b) = (state[n], last[1 + k]);
+        for (k, w) in weights.iter().enumerate() {
+            let (a, b) = (w.iter().map(|&(n, c)| c * state[n]).sum::<f64>(), last[1 + k]);
             assert!((a - b).abs() <= 1e-7 * b.abs(), "{}: probe {k}: forward model {a} against the heat run {b}", be.name());
         }
         assert!(images.iter().all(|&t| t > 20.0), "the laser warms every pixel");

@@ -2,6 +2,7 @@
 //! dof map. Vector-valued spaces (elasticity) interleave components: dof = `node * ncomp + c`, so
 //! the per-node blocks that block Jacobi inverts are contiguous.
 pub mod dofmap;
+pub mod probe;
 
 pub use dofmap::DofMap;
 

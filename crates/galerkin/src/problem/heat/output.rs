@@ -7,20 +7,6 @@ use crate::space::FunctionSpace;
 use crate::{Error, Result};
 use std::path::Path;
 
-/// The node nearest to each point (a probe records that node's value).
-pub fn nearest_nodes(space: &FunctionSpace, points: &[[f64; 3]]) -> Vec<usize> {
-    let nodes = &space.dofmap.node_coords;
-    points
-        .iter()
-        .map(|p| {
-            let d2 = |x: &[f64; 3]| (0..3).map(|k| (x[k] - p[k]).powi(2)).sum::<f64>();
-            (0..nodes.len())
-                .min_by(|&a, &b| d2(&nodes[a]).total_cmp(&d2(&nodes[b])))
-                .unwrap_or(0)
-        })
-        .collect()
-}
-
 /// Writes `time, probe 0, probe 1, …` rows.
 pub fn write_probe_csv(
     path: &Path,

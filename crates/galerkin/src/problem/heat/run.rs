@@ -4,7 +4,7 @@
 use super::config::{axis, point, HeatBcKind, HeatFile, RegionRef};
 use super::loads::{HeatLoads, Laser, Load, Schedule};
 use super::material::{Corrosion, Material, MaterialMap, Profile, Rule, Selector, Shape, Voxels};
-use super::output::{nearest_nodes, plot_probes, write_probe_csv, FaceMap};
+use super::output::{plot_probes, write_probe_csv, FaceMap};
 use super::stepper::{HeatSetup, HeatStepper};
 use super::StepRecord;
 use crate::backend::AnyBackend;
@@ -458,6 +458,12 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         .enumerate()
         .map(|(j, p)| point(p, &format!("output.probes[{j}]")))
         .collect::<Result<Vec<_>>>()?;
+    // The field at each probe point: the element's basis weights there, found once.
+    let probe_weights = probes
+        .iter()
+        .enumerate()
+        .map(|(j, &p)| space.point_weights(p).ok_or_else(|| Error::config(format!("output.probes[{j}]"), format!("{p:?} lies outside the mesh"))))
+        .collect::<Result<Vec<_>>>()?;
     let face_map = match &f.output.face_map {
         Some(fm) => Some((
             FaceMap::new(&space, &fm.face, fm.resolution.unwrap_or(200))?,
@@ -480,6 +486,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         loads: &loads,
         t0: &t0,
         probes: &probes,
+        probe_weights: &probe_weights,
         face_map: face_map.as_ref(),
         out: &out,
         progress: opts.progress,
@@ -587,6 +594,7 @@ struct Context<'a> {
     loads: &'a HeatLoads,
     t0: &'a [f64],
     probes: &'a [[f64; 3]],
+    probe_weights: &'a [Vec<(usize, f64)>],
     face_map: Option<&'a (FaceMap, Vec<f64>)>,
     out: &'a io::OutputDir,
     progress: bool,
@@ -641,18 +649,19 @@ fn march<B: FeBackend>(be: &B, c: &Context) -> Result<Marched> {
     if f.output.pvd {
         frame(0, 0.0, c.t0, &mut pvd, &mut written)?;
     }
-    // Probes as dot products with unit vectors: one scalar per probe and step leaves the backend.
-    let probe_nodes = nearest_nodes(c.space, c.probes);
-    let units = probe_nodes
+    // Probes as dot products with the basis weights at their points (interpolated, not the
+    // nearest node): one scalar per probe and step leaves the backend.
+    let units = c
+        .probe_weights
         .iter()
-        .map(|&i| {
+        .map(|w| {
             let mut e = vec![0.0; n];
-            e[i] = 1.0;
+            w.iter().for_each(|&(i, a)| e[i] += a);
             be.from_host(&e)
         })
         .collect::<Result<Vec<_>>>()?;
     let mut probe_times = vec![0.0];
-    let mut probe_values: Vec<Vec<f64>> = probe_nodes.iter().map(|&i| vec![c.t0[i]]).collect();
+    let mut probe_values: Vec<Vec<f64>> = c.probe_weights.iter().map(|w| vec![w.iter().map(|&(i, a)| a * c.t0[i]).sum()]).collect();
     // Face maps: the step whose end is nearest each requested time.
     let dt = f.time.dt;
     let map_steps: Vec<(usize, f64)> = c
