@@ -49,12 +49,11 @@ __device__ __forceinline__ const double* stage_table(const double* __restrict__ 
     return smem;
 }
 
-// The stencil of node v: w[k] = Σ over the cells around v of their element-matrix entries
-// coupling v to its neighbour in slot k.
-__device__ __forceinline__ void stencil(const Lattice& L, u32 i, u32 j, u32 k, const unsigned char* __restrict__ material,
-                                        const double* table, double w[27]) {
-#pragma unroll
-    for (int s = 0; s < 27; ++s) w[s] = 0.0;
+// Calls f(c, t, row) for every cell t of every block (at corner c of the block) around node
+// (i, j, k): row is the node's row of that cell's element matrix (table[material][t]).
+template <class F>
+__device__ __forceinline__ void around(const Lattice& L, u32 i, u32 j, u32 k, const unsigned char* __restrict__ material,
+                                       const double* table, F f) {
 #pragma unroll
     for (int c = 0; c < 8; ++c) {
         const u32 a = c & 1, b = (c >> 1) & 1, d = c >> 2;
@@ -65,11 +64,21 @@ __device__ __forceinline__ void stencil(const Lattice& L, u32 i, u32 j, u32 k, c
             const int li = CORNER[c * PER + t];
             if (li < 0) continue;
             const unsigned m = material[block * PER + t];
-            const double* row = table + ((m * PER + t) * NV + li) * NV;
-#pragma unroll
-            for (int jv = 0; jv < NV; ++jv) w[slot(c, TPL[t * NV + jv])] += row[jv];
+            f(c, t, table + ((m * PER + t) * NV + li) * NV);
         }
     }
+}
+
+// The stencil of node v: w[k] = Σ over the cells around v of their element-matrix entries
+// coupling v to its neighbour in slot k.
+__device__ __forceinline__ void stencil(const Lattice& L, u32 i, u32 j, u32 k, const unsigned char* __restrict__ material,
+                                        const double* table, double w[27]) {
+#pragma unroll
+    for (int s = 0; s < 27; ++s) w[s] = 0.0;
+    around(L, i, j, k, material, table, [&](int c, int t, const double* row) {
+#pragma unroll
+        for (int jv = 0; jv < NV; ++jv) w[slot(c, TPL[t * NV + jv])] += row[jv];
+    });
 }
 
 // The node of this thread: a block is a tile of blockDim.x × blockDim.y × blockDim.z nodes (a chunk
@@ -134,25 +143,14 @@ __device__ __forceinline__ double gather(const Lattice& L, u32 i, u32 j, u32 k, 
                                          const double* table, const double* __restrict__ x, const double* __restrict__ mask) {
     const long long sy = (long long)L.px, sz = (long long)(L.px * L.py);
     double s = 0.0;
+    around(L, i, j, k, material, table, [&](int c, int t, const double* row) {
+        const long long base = (long long)v - (c & 1) - ((c >> 1) & 1) * sy - (c >> 2) * sz;
 #pragma unroll
-    for (int c = 0; c < 8; ++c) {
-        const u32 a = c & 1, b = (c >> 1) & 1, d = c >> 2;
-        if (i < a || j < b || k < d || i - a >= L.nx || j - b >= L.ny || k - d >= L.nz) continue;
-        const u64 block = (i - a) + L.nx * ((j - b) + L.ny * (u64)(k - d));
-        const long long base = (long long)v - a - b * sy - d * sz;
-#pragma unroll
-        for (int t = 0; t < PER; ++t) {
-            const int li = CORNER[c * PER + t];
-            if (li < 0) continue;
-            const unsigned m = material[block * PER + t];
-            const double* row = table + ((m * PER + t) * NV + li) * NV;
-#pragma unroll
-            for (int jv = 0; jv < NV; ++jv) {
-                const int cj = TPL[t * NV + jv];
-                s += row[jv] * xm<MASKED>(x, mask, base + (cj & 1) + ((cj >> 1) & 1) * sy + (cj >> 2) * sz);
-            }
+        for (int jv = 0; jv < NV; ++jv) {
+            const int cj = TPL[t * NV + jv];
+            s += row[jv] * xm<MASKED>(x, mask, base + (cj & 1) + ((cj >> 1) & 1) * sy + (cj >> 2) * sz);
         }
-    }
+    });
     return s;
 }
 
