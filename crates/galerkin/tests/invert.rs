@@ -215,3 +215,43 @@ fn the_seed_study_file_is_valid() {
     let steps = galerkin::inverse::forward::frame_steps(&inv.camera.unwrap().frames, heat.time.dt).unwrap();
     assert_eq!(*steps.last().unwrap(), 100);
 }
+
+/// A float64 `.npy` in C order.
+fn write_npy_f64(path: &Path, shape: &[usize], data: &[f64]) {
+    let dims: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
+    let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    data.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn observed_images_from_csv_and_npy_agree_and_bad_files_are_named() {
+    use galerkin::inverse::data;
+    let dir = tempfile::tempdir().unwrap();
+    let (times, pixels) = ([2.0, 4.5], (3, 2));
+    let images: Vec<f64> = (0..12).map(|k| 20.0 + 0.1 * k as f64).collect();
+    let csv = dir.path().join("obs.csv");
+    data::write_csv(&csv, &times, pixels, &images).unwrap();
+    assert_eq!(data::read(&csv, &times, pixels).unwrap(), images);
+    let npy = dir.path().join("obs.npy");
+    write_npy_f64(&npy, &[2, 2, 3], &images);
+    assert_eq!(data::read(&npy, &times, pixels).unwrap(), images);
+    write_npy_f64(&npy, &[2, 3, 2], &images);
+    let e = data::read(&npy, &times, pixels).unwrap_err().to_string();
+    assert!(e.contains("shape"), "{e}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let short: String = text.lines().take(10).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&csv, short).unwrap();
+    let e = data::read(&csv, &times, pixels).unwrap_err().to_string();
+    assert!(e.contains("no finite temperature") && e.contains("frame 1"), "{e}");
+    std::fs::write(&csv, "time,i,j,temperature\n3.0,0,0,20\n").unwrap();
+    let e = data::read(&csv, &times, pixels).unwrap_err().to_string();
+    assert!(e.contains("line 2") && e.contains("frames"), "{e}");
+}
