@@ -53,8 +53,11 @@ struct Lift<'b, B: FeBackend> {
     /// Index into `values` per constrained dof.
     which: Vec<usize>,
     values: Vec<SpaceTimeFn>,
-    /// The unconstrained implicit operator (for non-zero values and the energy balance).
+    /// The unconstrained implicit operator (for non-zero values and the energy balance; kept so
+    /// [`HeatStepper::set_materials`] can recompute `A g`).
     unconstrained: Option<System<'b, B>>,
+    /// Some value changes in time: `g` and `A g` are evaluated every step.
+    time_dependent: bool,
     /// g (zero on free dofs) and A g at the current target time.
     g: B::Vector,
     ag: B::Vector,
@@ -102,7 +105,8 @@ pub struct HeatStepper<'b, B: FeBackend> {
 struct Problems {
     implicit: LinearProblem,
     explicit: LinearProblem,
-    unconstrained: LinearProblem,
+    /// Behind `Lift::unconstrained`, where that was built.
+    unconstrained: Option<LinearProblem>,
     /// `M_ρc` on the CPU: the balance's `m = M_ρc 1`.
     mass: Option<(LinearProblem, System<'static, Cpu>)>,
 }
@@ -226,11 +230,8 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         let explicit = explicit_problem.system(be, level, Tuning::default())?;
 
         // The unconstrained implicit operator: for the lifting and the Dirichlet reactions.
-        let unconstrained = if constrained && (!zero || balance) {
-            Some(problem(theta).system(be, level, Tuning::default())?)
-        } else {
-            None
-        };
+        let unconstrained_problem = (constrained && (!zero || balance)).then(|| problem(theta));
+        let unconstrained = unconstrained_problem.as_ref().map(|p| p.system(be, level, Tuning::default())).transpose()?;
         let comask_host: Vec<f64> = mask_host.iter().map(|m| 1.0 - m).collect();
         let a_d = match &unconstrained {
             Some(u) if balance => {
@@ -253,15 +254,13 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
                 which: which_idx,
                 values,
                 unconstrained,
+                time_dependent,
                 g: be.zeros(n)?,
                 ag: be.zeros(n)?,
                 zero,
             };
             if !zero {
                 lift.update(be, n, 0.0)?;
-            }
-            if !time_dependent && zero && !balance {
-                lift.unconstrained = None;
             }
             Some(lift)
         } else {
@@ -324,7 +323,7 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
             problems: Problems {
                 implicit,
                 explicit: explicit_problem,
-                unconstrained: problem(theta),
+                unconstrained: unconstrained_problem,
                 mass: mass_problem,
             },
         })
@@ -352,8 +351,8 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         fast &= self.explicit.set_materials(&self.problems.explicit, &me, t)?;
         let time = self.time();
         if let Some(l) = &mut self.lift {
-            if let Some(u) = &mut l.unconstrained {
-                fast &= u.set_materials(&self.problems.unconstrained, &mi, t)?;
+            if let (Some(u), Some(p)) = (&mut l.unconstrained, &self.problems.unconstrained) {
+                fast &= u.set_materials(p, &mi, t)?;
             }
             if !l.zero {
                 l.update(be, n, time)?;
@@ -476,7 +475,7 @@ impl<'b, B: FeBackend> HeatStepper<'b, B> {
         let fresh;
         let lifted: Option<(&B::Vector, &B::Vector)> = match self.lift.as_ref().filter(|l| !l.zero)
         {
-            Some(l) if l.unconstrained.is_some() => {
+            Some(l) if l.time_dependent => {
                 fresh = l.evaluate(be, n, t1)?;
                 Some((&fresh.0, &fresh.1))
             }
