@@ -140,21 +140,8 @@ fn a_run_restarts_from_its_own_vtu() {
 
 /// A `.npy` file of `i32` in C order.
 fn write_npy(path: &Path, shape: &[usize], data: &[i32]) {
-    let dims: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
-    let mut header = format!(
-        "{{'descr': '<i4', 'fortran_order': False, 'shape': ({},), }}",
-        dims.join(", ")
-    );
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    data.iter()
-        .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
-    std::fs::write(path, bytes).unwrap();
+    let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    common::write_npy(path, shape, "<i4", &bytes);
 }
 
 #[test]

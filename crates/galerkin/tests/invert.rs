@@ -218,17 +218,8 @@ fn the_seed_study_file_is_valid() {
 
 /// A float64 `.npy` in C order.
 fn write_npy_f64(path: &Path, shape: &[usize], data: &[f64]) {
-    let dims: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
-    let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    data.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
-    std::fs::write(path, bytes).unwrap();
+    let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    common::write_npy(path, shape, "<f8", &bytes);
 }
 
 #[test]

@@ -8,6 +8,7 @@ use crate::problem::heat::output::FaceMap;
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
 
+#[derive(Clone)]
 pub struct Camera {
     map: FaceMap,
     pixels: (usize, usize),

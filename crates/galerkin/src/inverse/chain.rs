@@ -52,6 +52,22 @@ pub struct ChainState {
     pub samples: Vec<Vec<f64>>,
 }
 
+impl ChainState {
+    /// Acceptance rate of the recorded samples (NaN before the first).
+    pub fn recorded_acceptance(&self) -> f64 {
+        if self.samples.is_empty() {
+            f64::NAN
+        } else {
+            self.accepted as f64 / self.samples.len() as f64
+        }
+    }
+
+    /// Acceptance rate of the burn-in iterations done so far.
+    pub fn burn_in_acceptance(&self) -> f64 {
+        self.accepted_burn_in as f64 / self.config.burn_in.min(self.iteration).max(1) as f64
+    }
+}
+
 /// A chain over parameters with the given priors.
 #[derive(Debug)]
 pub struct Chain<'p> {
@@ -119,12 +135,10 @@ impl<'p> Chain<'p> {
 
     /// Acceptance rate of the recorded part (burn-in's while still in it).
     pub fn acceptance_rate(&self) -> f64 {
-        let s = &self.state;
-        let burn = s.config.burn_in.min(s.iteration);
-        if s.iteration > burn {
-            s.accepted as f64 / (s.iteration - burn) as f64
+        if self.state.samples.is_empty() {
+            self.state.burn_in_acceptance()
         } else {
-            s.accepted_burn_in as f64 / burn.max(1) as f64
+            self.state.recorded_acceptance()
         }
     }
 

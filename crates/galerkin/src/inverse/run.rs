@@ -259,11 +259,12 @@ fn invert<B: FeBackend>(make: &(dyn Fn() -> Result<B> + Sync), c: &Ctx) -> Resul
     let bar = io::progress_bar(total as u64, "MCMC", c.opts.progress);
     let budget = c.opts.stop_after.unwrap_or(usize::MAX);
     let names: Vec<&str> = inv.parameter.iter().map(|p| p.name.as_str()).collect();
+    let camera = &fwd.camera;
     // One thread, backend (CUDA stream) and forward model per chain: the chains' solves
     // interleave on the GPU, which one chain's small solves leave mostly idle.
     let one_chain = |k: usize| -> Result<Sampled> {
         let be = make()?;
-        let mut fwd = HeatForward::new(&be, heat, &prepared, camera_of(inv, &prepared.space)?, &cam.frames, &kinds)?;
+        let mut fwd = HeatForward::new(&be, heat, &prepared, camera.clone(), &cam.frames, &kinds)?;
         let mut loglik = |theta: &[f64]| -> Result<f64> {
             if !fwd.admits(theta) {
                 return Ok(f64::NEG_INFINITY);
@@ -350,17 +351,14 @@ fn invert<B: FeBackend>(make: &(dyn Fn() -> Result<B> + Sync), c: &Ctx) -> Resul
     let chains = states
         .iter()
         .zip(&resumed)
-        .map(|(s, r)| {
-            let burn = s.config.burn_in.min(s.iteration);
-            ChainReport {
-                seed: s.config.seed,
-                iterations: s.iteration,
-                samples: s.samples.len(),
-                acceptance_rate: if s.samples.is_empty() { f64::NAN } else { s.accepted as f64 / s.samples.len() as f64 },
-                burn_in_acceptance_rate: s.accepted_burn_in as f64 / burn.max(1) as f64,
-                step: s.step.clone(),
-                resumed_from: *r,
-            }
+        .map(|(s, r)| ChainReport {
+            seed: s.config.seed,
+            iterations: s.iteration,
+            samples: s.samples.len(),
+            acceptance_rate: s.recorded_acceptance(),
+            burn_in_acceptance_rate: s.burn_in_acceptance(),
+            step: s.step.clone(),
+            resumed_from: *r,
         })
         .collect();
     let mut outputs = written.iter().map(|p| io::file_record(p)).collect::<Result<Vec<_>>>()?;

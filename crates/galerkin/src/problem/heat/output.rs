@@ -50,6 +50,7 @@ pub fn plot_probes(
 }
 
 /// The nodes on a face of the bounding box and a nearest-node grid over it, built once.
+#[derive(Clone)]
 pub struct FaceMap {
     pub face: String,
     /// In-plane axes (u, v) and their ranges.

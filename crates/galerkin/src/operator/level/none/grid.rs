@@ -148,10 +148,10 @@ impl GridData {
         (0..self.ndofs()).into_par_iter().map(|v| self.uniform_material(v).map_or(MIXED, |m| m as u8)).collect()
     }
 
-    /// The node codes of the Dirichlet-masked operator (`free`: 1 free, 0 fixed): `node_material`
-    /// with every node that is fixed or has a fixed neighbour sent to the gather ([`MIXED`]), so
-    /// the uniform-stencil path needs no mask.
-    pub fn masked_node_material(&self, free: &[f64]) -> Vec<u8> {
+    /// The node codes of the Dirichlet-masked operator (`free[v]`: node v is not fixed):
+    /// `node_material` with every node that is fixed or has a fixed neighbour sent to the gather
+    /// ([`MIXED`]), so the uniform-stencil path needs no mask.
+    pub fn masked_node_material(&self, free: &[bool]) -> Vec<u8> {
         let [px, py, pz] = self.lattice.points();
         (0..self.ndofs())
             .into_par_iter()
@@ -166,7 +166,7 @@ impl GridData {
                 for dk in 0..3 {
                     for dj in 0..3 {
                         for di in 0..3 {
-                            if free[(i + di - 1) + px * ((j + dj - 1) + py * (k + dk - 1))] != 1.0 {
+                            if !free[(i + di - 1) + px * ((j + dj - 1) + py * (k + dk - 1))] {
                                 return MIXED;
                             }
                         }

@@ -66,8 +66,8 @@ pub struct DeviceGrid {
     material: CudaSlice<u8>,
     node_material: CudaSlice<u8>,
     table: CudaSlice<f64>,
-    /// The Dirichlet mask (host) and the node codes of the masked operator, once constrained.
-    masked: Option<(Vec<f64>, CudaSlice<u8>)>,
+    /// Which nodes are free (host) and the node codes of the masked operator, once constrained.
+    masked: Option<(Vec<bool>, CudaSlice<u8>)>,
 }
 
 impl DeviceGrid {
@@ -110,6 +110,27 @@ impl DeviceGrid {
 }
 
 impl DeviceGrid {
+    /// `y = A x` (`grid_apply`), or with `mask` the masked operator (`grid_apply_masked`, with the
+    /// node codes of [`LevelOperator::set_dirichlet`]).
+    fn launch_apply(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>) -> Result<()> {
+        let n = self.host.ndofs();
+        be.check("lattice operator apply", n, &[x, y])?;
+        if !be.owns(&self.table) {
+            return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
+        }
+        let (cfg, shared) = self.config()?;
+        let stencil_at = self.host.table.len() as u64;
+        let p = param_stencils(&self.host);
+        match (mask, &self.masked) {
+            (None, _) => launch!(be, &self.apply_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &p, &self.node_material, &x.data, &mut y.data),
+            (Some(mask), Some((_, codes))) => {
+                be.check("lattice operator masked apply", n, &[mask])?;
+                launch!(be, &self.apply_masked_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, &mask.data)
+            }
+            (Some(_), None) => Err(Error::invalid("masked lattice apply before its Dirichlet mask was set")),
+        }
+    }
+
     /// Recomputes the masked operator's node codes after the materials changed.
     fn refresh_masked(&mut self, be: &CudaBackend) -> Result<()> {
         if let Some((free, _)) = self.masked.take() {
@@ -126,32 +147,19 @@ const TILE: [u32; 3] = [32, 4, 2];
 
 impl LevelOperator<CudaBackend> for DeviceGrid {
     fn apply(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector) -> Result<()> {
-        let n = self.host.ndofs();
-        be.check("lattice operator apply", n, &[x, y])?;
-        if !be.owns(&self.table) {
-            return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
-        }
-        let (cfg, shared) = self.config()?;
-        let stencil_at = self.host.table.len() as u64;
-        let p = param_stencils(&self.host);
-        launch!(be, &self.apply_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &p, &self.node_material, &x.data, &mut y.data)
+        self.launch_apply(be, x, y, None)
     }
     fn set_dirichlet(&mut self, be: &CudaBackend, free: &[f64]) -> Result<()> {
-        let codes = be.upload(&self.host.masked_node_material(free))?;
-        self.masked = Some((free.to_vec(), codes));
+        let free: Vec<bool> = free.iter().map(|&f| f == 1.0).collect();
+        let codes = be.upload(&self.host.masked_node_material(&free))?;
+        self.masked = Some((free, codes));
         Ok(())
     }
     fn apply_masked(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: &CudaVector) -> Result<bool> {
-        let Some((_, codes)) = &self.masked else { return Ok(false) };
-        let n = self.host.ndofs();
-        be.check("lattice operator masked apply", n, &[x, y, mask])?;
-        if !be.owns(&self.table) {
-            return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
+        if self.masked.is_none() {
+            return Ok(false);
         }
-        let (cfg, shared) = self.config()?;
-        let stencil_at = self.host.table.len() as u64;
-        let p = param_stencils(&self.host);
-        launch!(be, &self.apply_masked_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, &mask.data)?;
+        self.launch_apply(be, x, y, Some(mask))?;
         Ok(true)
     }
     fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
