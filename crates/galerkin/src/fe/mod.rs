@@ -6,10 +6,12 @@
 //! edge/face dofs is decided from the element's nodes (see `space::dofmap`).
 mod entity;
 mod gauss;
+pub mod hierarchical;
 pub mod lagrange;
 mod polynomial;
 pub mod quadrature;
 
+pub use hierarchical::{HierarchicalHex, ModeSet};
 pub use lagrange::{LagrangeElement, NodeFamily};
 pub use quadrature::{facet_measure, facet_rule, gauss_jacobi, gauss_legendre, gauss_lobatto, QuadratureKind, QuadratureRule};
 
@@ -44,6 +46,13 @@ pub trait FiniteElement: Send + Sync + std::fmt::Debug {
     /// (values `b[q·p1 + i]`, derivatives `g[q·p1 + i]`, map from lexicographic index, first axis
     /// fastest, to local dof). `None` where the basis is not a tensor product.
     fn tensor_1d(&self, _x: &[f64]) -> Option<(Vec<f64>, Vec<f64>, Vec<usize>)> {
+        None
+    }
+    /// Modal elements (no nodes): for each dof of local entity `e` of dimension `d`, its rank in the
+    /// entity's global frame and the sign (±1) relating the cell's function to the global one, when
+    /// the entity's vertices (in `CellType::{edges, faces}` order) have global ids `gids`. The dof
+    /// map turns these into the signed restriction. `None` for nodal elements.
+    fn orient(&self, _d: usize, _e: usize, _gids: &[usize]) -> Option<Vec<(usize, f64)>> {
         None
     }
     /// Quadrature degree that integrates a mass matrix of this element exactly on affine cells.

@@ -23,14 +23,23 @@ pub enum QuadratureKind {
     /// Gauss–Lobatto products (tensor cells): with `p + 1` points per axis collocated with the
     /// nodes of a Gauss–Lobatto element, CEED's BP5/BP6 (a diagonal mass matrix, fewer points).
     GaussLobatto,
+    /// Gauss products with `n = max(2, ⌈(3p − 2)/2⌉)` points per axis for degree-p elements: the
+    /// rule of the hierarchical-hexahedra seed ("Forming matrices of finite element systems in
+    /// GPGPU", n_G ≥ ((3p − 2)/2)^d). Fewer points than exact Gauss at p = 2, more at p ≥ 5.
+    Seed,
 }
 
 impl QuadratureKind {
+    /// Points per axis of the [`QuadratureKind::Seed`] rule for elements of degree `p`.
+    pub fn seed_points(p: usize) -> usize {
+        (3 * p).saturating_sub(2).div_ceil(2).max(2)
+    }
+
     /// The rule of this kind exact to `degree` on `cell` (Gauss–Lobatto: `n` points per axis with
     /// `2n - 3 ≥ degree`).
     pub fn rule(self, cell: CellType, degree: usize) -> Result<QuadratureRule> {
         match self {
-            QuadratureKind::Gauss => QuadratureRule::new(cell, degree),
+            QuadratureKind::Gauss | QuadratureKind::Seed => QuadratureRule::new(cell, degree),
             QuadratureKind::GaussLobatto => QuadratureRule::gauss_lobatto(cell, (degree + 4) / 2),
         }
     }

@@ -177,8 +177,9 @@ pub fn assemble_vector(
                     // SAFETY: blocks of one color share no dof.
                     let global = unsafe { std::slice::from_raw_parts_mut(bp.0, len) };
                     for (i, &node) in dm.cell(c).iter().enumerate() {
+                        let s = dm.sign(c, i);
                         for a in 0..n {
-                            global[node * n + a] += be[i * n + a];
+                            global[node * n + a] += s * be[i * n + a];
                         }
                     }
                 }

@@ -86,6 +86,7 @@ impl<'a> ElementIntegrator<'a> {
         let order = if modes.value { 2 * k } else { 2 * k - 2 };
         let quad = match (kind, degree) {
             (QuadratureKind::GaussLobatto, None) => QuadratureRule::gauss_lobatto(space.mesh.cell_type, k + 1)?,
+            (QuadratureKind::Seed, None) => QuadratureRule::new(space.mesh.cell_type, 2 * QuadratureKind::seed_points(k) - 1)?,
             _ => kind.rule(space.mesh.cell_type, degree.unwrap_or_else(|| default_degree(space, order)))?,
         };
         let basis = Basis::new(space, quad.clone());

@@ -44,7 +44,7 @@ pub fn error_norms(space: &FunctionSpace, u: &[f64], exact: &VectorFn) -> Result
                     let mut uh = 0.0;
                     let mut gh = [0.0; 3];
                     for i in 0..nloc {
-                        let coef = u[nodes[i] * n + a];
+                        let coef = u[nodes[i] * n + a] * space.dofmap.sign(c, i);
                         uh += coef * tab.values[q * nloc + i];
                         let g = physical_gradient(&inv, tab.grads[q * nloc + i], dim);
                         for kk in 0..dim {

@@ -26,7 +26,7 @@ impl ElementRestriction {
             nodes_per_cell: space.dofmap.nodes_per_cell,
             ncomp: space.ncomp,
             offsets: space.dofmap.cell_nodes.clone(),
-            signs: None,
+            signs: space.dofmap.signs.clone(),
         }
     }
 

@@ -76,11 +76,24 @@ pub struct SpaceConfig {
     pub family: String,
     /// Tensor cells: equispaced (default to degree 3) or gauss-lobatto nodes (default above).
     pub nodes: Option<crate::fe::NodeFamily>,
+    /// `family = "hierarchical"`: `trunk` (serendipity, default) or `full` tensor-product modes.
+    pub modes: Option<String>,
+}
+
+impl SpaceConfig {
+    /// The hierarchical mode set named by `modes` (trunk when absent).
+    pub fn mode_set(&self) -> Result<crate::fe::ModeSet> {
+        match self.modes.as_deref() {
+            None | Some("trunk") => Ok(crate::fe::ModeSet::Trunk),
+            Some("full") => Ok(crate::fe::ModeSet::Full),
+            Some(m) => Err(Error::config("space.modes", format!("unknown modes `{m}` (expected trunk or full)"))),
+        }
+    }
 }
 
 impl Default for SpaceConfig {
     fn default() -> Self {
-        SpaceConfig { degree: 1, family: lagrange(), nodes: None }
+        SpaceConfig { degree: 1, family: lagrange(), nodes: None, modes: None }
     }
 }
 
@@ -322,8 +335,23 @@ impl ProblemFile {
         if !(1..=max).contains(&self.space.degree) {
             return Err(Error::config("space.degree", format!("Lagrange degree must be 1 to 3 (simplices) or 1 to {max} (quadrilaterals, hexahedra), got {}", self.space.degree)));
         }
-        if self.space.family != "lagrange" {
-            return Err(Error::config("space.family", format!("unknown family `{}` (expected lagrange, or bspline for an IGA problem file)", self.space.family)));
+        match self.space.family.as_str() {
+            "lagrange" => {
+                if self.space.modes.is_some() {
+                    return Err(Error::config("space.modes", "only for `family = \"hierarchical\"`"));
+                }
+            }
+            "hierarchical" => {
+                let hmax = crate::fe::hierarchical::MAX_HIERARCHICAL_DEGREE;
+                if !(1..=hmax).contains(&self.space.degree) {
+                    return Err(Error::config("space.degree", format!("hierarchical degree must be 1 to {hmax}, got {}", self.space.degree)));
+                }
+                if self.space.nodes.is_some() {
+                    return Err(Error::config("space.nodes", "hierarchical bases are modal: they have no nodes"));
+                }
+                self.space.mode_set()?;
+            }
+            f => return Err(Error::config("space.family", format!("unknown family `{f}` (expected lagrange or hierarchical, or bspline for an IGA problem file)"))),
         }
         check_output_name(&self.output.name)?;
         if let Some(q) = self.assembly.quadrature_degree {

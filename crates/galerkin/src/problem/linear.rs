@@ -221,8 +221,14 @@ impl LinearProblem {
                 let tags = on.iter().map(|b| b.resolve(&space.mesh)).collect::<Result<Vec<_>>>()?;
                 let all: Vec<usize> = (0..n).collect();
                 let comps = components.as_deref().unwrap_or(&all);
+                // Modal dofs are not point values: project the data (entity by entity, so a
+                // boundary dof depends only on the data on its boundary entity).
+                let projected = space.element.nodes().is_none().then(|| space.interpolate(|x, o| value(x, o)));
                 for node in space.boundary_nodes(&tags)? {
-                    value(space.dofmap.node_coords[node], &mut buf);
+                    match &projected {
+                        Some(g) => buf.copy_from_slice(&g[node * n..(node + 1) * n]),
+                        None => value(space.dofmap.node_coords[node], &mut buf),
+                    }
                     for &c in comps {
                         vals.insert(node * n + c, buf[c]);
                     }

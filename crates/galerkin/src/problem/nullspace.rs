@@ -85,7 +85,7 @@ pub fn mean_value(space: &FunctionSpace, u: &[f64]) -> Result<f64> {
         let nodes = space.dofmap.cell(c);
         for (q, (&xi, &wq)) in rule.points.iter().zip(&rule.weights).enumerate() {
             let w = wq * det_jacobian(mesh.cell_type, &mesh.map_point(c, xi).1).abs();
-            let uh: f64 = (0..nloc).map(|i| u[nodes[i]] * tab.values[q * nloc + i]).sum();
+            let uh: f64 = (0..nloc).map(|i| u[nodes[i]] * space.dofmap.sign(c, i) * tab.values[q * nloc + i]).sum();
             integral += w * uh;
             volume += w;
         }

@@ -182,10 +182,18 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
     let t = Instant::now();
     let nodes = pf.space.nodes.unwrap_or(crate::fe::NodeFamily::default_for(pf.space.degree));
     // The degree and nodes the mesh's cells allow are known only now (simplices: P1–P3).
-    let space = Arc::new(FunctionSpace::lagrange_with_nodes(mesh, pf.space.degree, ncomp, nodes).map_err(|e| match e {
-        Error::Unsupported(why) => Error::config("space.degree", why),
-        e => e,
-    })?);
+    let space = if pf.space.family == "hierarchical" {
+        FunctionSpace::hierarchical(mesh, pf.space.degree, pf.space.mode_set()?, ncomp).map_err(|e| match e {
+            Error::Unsupported(why) => Error::config("space.family", why),
+            e => e,
+        })?
+    } else {
+        FunctionSpace::lagrange_with_nodes(mesh, pf.space.degree, ncomp, nodes).map_err(|e| match e {
+            Error::Unsupported(why) => Error::config("space.degree", why),
+            e => e,
+        })?
+    };
+    let space = Arc::new(space);
     let space_s = t.elapsed().as_secs_f64();
     let faults = FieldFaults::new(space.mesh.dim);
     let problem = build_problem(pf, space.clone(), &faults)?;

@@ -23,6 +23,9 @@ pub struct DofMap {
     pub num_nodes: usize,
     /// Physical coordinates of every node (for interpolation and output).
     pub node_coords: Vec<[f64; 3]>,
+    /// ±1 per local dof (cell-major) for modal elements whose edge and face modes flip sign
+    /// between neighbours (see [`FiniteElement::orient`]); `None` for nodal elements.
+    pub signs: Option<Vec<f64>>,
     /// Nodes `0..owned` are owned by this process (all of them until meshes are partitioned).
     pub owned: usize,
 }
@@ -127,9 +130,9 @@ impl DofMap {
         let ncells = mesh.num_cells();
         let nverts = mesh.num_vertices();
         let ref_verts = cell.reference_vertices();
-        let nodes = element.nodes().ok_or_else(|| {
-            Error::Unsupported("dof orientation for elements without nodes".into())
-        })?;
+        let nodes = element.nodes();
+        let modal = nodes.is_none();
+        let mut signs = if modal { Some(vec![1.0; ncells * nloc]) } else { None };
 
         let mut cell_nodes = vec![usize::MAX; ncells * nloc];
         // Vertex dofs: node = vertex id.
@@ -150,7 +153,7 @@ impl DofMap {
                 .map(|(e, verts)| {
                     let dofs = ent_dofs[d].get(e).cloned().unwrap_or_default();
                     let rv: Vec<[f64; 3]> = verts.iter().map(|&v| ref_verts[v]).collect();
-                    let weights = dofs.iter().map(|&i| entity_weights(&rv, nodes[i])).collect();
+                    let weights = nodes.map_or_else(Vec::new, |nodes| dofs.iter().map(|&i| entity_weights(&rv, nodes[i])).collect());
                     EntityDofs { vertices: verts.clone(), dofs, weights }
                 })
                 .collect();
@@ -172,7 +175,11 @@ impl DofMap {
                 for (e, ed) in per_entity.iter().enumerate() {
                     gids.clear();
                     gids.extend(ed.vertices.iter().map(|&v| cv[v]));
-                    if d == tdim {
+                    let oriented = if d == tdim { None } else { element.orient(d, e, &gids) };
+                    if let Some(o) = &oriented {
+                        ranks.clear();
+                        ranks.extend(o.iter().map(|&(r, _)| r));
+                    } else if d == tdim || modal {
                         // Cell interiors are never shared: keep the element's own order.
                         ranks.clear();
                         ranks.extend(0..ed.dofs.len());
@@ -182,6 +189,9 @@ impl DofMap {
                     let base = next + ids[c * ents.len() + e] * per;
                     for (k, &ld) in ed.dofs.iter().enumerate() {
                         cell_nodes[c * nloc + ld] = base + ranks[k];
+                        if let (Some(o), Some(s)) = (&oriented, signs.as_mut()) {
+                            s[c * nloc + ld] = o[k].1;
+                        }
                     }
                 }
             }
@@ -196,13 +206,23 @@ impl DofMap {
         }
         let num_nodes = next;
         let mut node_coords = vec![[0.0; 3]; num_nodes];
-        let tab_nodes: Vec<[f64; 3]> = nodes.to_vec();
+        // Modal dofs sit, for output and probing, at the centre of their entity.
+        let tab_nodes: Vec<[f64; 3]> = match nodes {
+            Some(n) => n.to_vec(),
+            None => modal_dof_points(cell, ent_dofs, nloc),
+        };
         for c in 0..ncells {
             for (i, xi) in tab_nodes.iter().enumerate() {
                 node_coords[cell_nodes[c * nloc + i]] = mesh.map_point(c, *xi).0;
             }
         }
-        Ok(DofMap { nodes_per_cell: nloc, cell_nodes, num_nodes, node_coords, owned: num_nodes })
+        Ok(DofMap { nodes_per_cell: nloc, cell_nodes, num_nodes, node_coords, signs, owned: num_nodes })
+    }
+
+    /// Sign of local dof `i` of cell `c` (±1 for modal elements, 1 otherwise).
+    #[inline]
+    pub fn sign(&self, c: usize, i: usize) -> f64 {
+        self.signs.as_ref().map_or(1.0, |s| s[c * self.nodes_per_cell + i])
     }
 
     /// Global nodes of cell `c`.
@@ -213,6 +233,28 @@ impl DofMap {
     pub fn num_cells(&self) -> usize {
         self.cell_nodes.len() / self.nodes_per_cell.max(1)
     }
+}
+
+/// Reference points of modal dofs: the centroid of the entity each dof belongs to.
+fn modal_dof_points(cell: CellType, ent_dofs: &[Vec<Vec<usize>>], nloc: usize) -> Vec<[f64; 3]> {
+    let rv = cell.reference_vertices();
+    let mut pts = vec![[0.0; 3]; nloc];
+    for (d, ents) in ent_dofs.iter().enumerate() {
+        let verts = local_entities(cell, d);
+        for (e, dofs) in ents.iter().enumerate() {
+            let vs = &verts[e];
+            let mut c = [0.0; 3];
+            for &v in vs {
+                for k in 0..3 {
+                    c[k] += rv[v][k] / vs.len() as f64;
+                }
+            }
+            for &i in dofs {
+                pts[i] = c;
+            }
+        }
+    }
+    pts
 }
 
 /// Give every shared local entity (edge or face, as lists of local vertices) a global id, by

@@ -3,6 +3,7 @@
 //! the per-node blocks that block Jacobi inverts are contiguous.
 pub mod dofmap;
 pub mod probe;
+mod projection;
 
 pub use dofmap::DofMap;
 
@@ -47,8 +48,21 @@ impl FunctionSpace {
         self.dofmap.num_nodes * self.ncomp
     }
 
-    /// Nodal interpolation of `f` (returning `ncomp` values at a point).
+    /// Hierarchical (integrated Legendre) space on hexahedra of `degree`, trunk or full modes.
+    pub fn hierarchical(mesh: Arc<Mesh>, degree: usize, modes: crate::fe::ModeSet, ncomp: usize) -> Result<Self> {
+        if mesh.cell_type != crate::mesh::CellType::Hexahedron {
+            return Err(Error::Unsupported(format!("hierarchical elements on {}s (hexahedra only)", mesh.cell_type)));
+        }
+        let element = Arc::new(crate::fe::HierarchicalHex::new(degree, modes)?);
+        FunctionSpace::new(mesh, element, ncomp)
+    }
+
+    /// Interpolation of `f` (returning `ncomp` values at a point): nodal for Lagrange spaces,
+    /// projection-based for modal (hierarchical) ones.
     pub fn interpolate(&self, f: impl Fn([f64; 3], &mut [f64]) + Sync) -> Vec<f64> {
+        if self.element.nodes().is_none() {
+            return self.project_modal(&f);
+        }
         let n = self.ncomp;
         let mut u = vec![0.0; self.ndofs()];
         for (node, x) in self.dofmap.node_coords.iter().enumerate() {

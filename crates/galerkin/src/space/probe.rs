@@ -66,7 +66,7 @@ impl FunctionSpace {
     pub fn point_weights(&self, x: [f64; 3]) -> Option<Vec<(usize, f64)>> {
         let (c, xi) = self.locate(x)?;
         let tab = self.element.tabulate(&[xi]);
-        Some(self.dofmap.cell(c).iter().zip(&tab.values).map(|(&n, &w)| (n, w)).collect())
+        Some(self.dofmap.cell(c).iter().zip(&tab.values).enumerate().map(|(i, (&n, &w))| (n, w * self.dofmap.sign(c, i))).collect())
     }
 }
 

@@ -181,8 +181,21 @@ pub trait FeBackend: SolverBackend {
     fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<Self>>>;
 }
 
+/// The matrix-free levels gather through unsigned node lists: spaces whose modes flip sign
+/// between cells (hierarchical bases) take the full or element level.
+fn check_signed(level: AssemblyLevel, input: &LevelInput) -> Result<()> {
+    if input.integ.space.dofmap.signs.is_some() && matches!(level, AssemblyLevel::Partial | AssemblyLevel::None) {
+        return Err(crate::Error::Unsupported(format!(
+            "the {} level with a hierarchical basis: use full or element",
+            level.name()
+        )));
+    }
+    Ok(())
+}
+
 impl FeBackend for Cpu {
     fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<Cpu>>> {
+        check_signed(level, input)?;
         Ok(match level {
             AssemblyLevel::Full => Box::new(full::cpu::CpuFull::build(input)?),
             AssemblyLevel::Element => Box::new(element::cpu::ElementMatrices::assemble(input)?),
@@ -194,6 +207,7 @@ impl FeBackend for Cpu {
 
 impl FeBackend for CudaBackend {
     fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<CudaBackend>>> {
+        check_signed(level, input)?;
         Ok(match level {
             AssemblyLevel::Full => Box::new(full::cuda::GpuFull::build(self, input)?),
             AssemblyLevel::Element => Box::new(element::cuda::DeviceElementMatrices::build(self, input)?),

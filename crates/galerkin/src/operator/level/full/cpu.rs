@@ -82,11 +82,13 @@ pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut C
                     let rank = &slots.rank[c * npc * npc..(c + 1) * npc * npc];
                     for (i, &ni) in nodes.iter().enumerate() {
                         let ranks = &rank[i * npc..(i + 1) * npc];
+                        let si = dm.sign(c, i);
                         for ia in 0..n {
                             let base = row_ptr[ni * n + ia];
                             for b in 0..n {
                                 let k = &ke[((i * n + ia) * n + b) * npc..((i * n + ia) * n + b + 1) * npc];
-                                for (&r, &v) in ranks.iter().zip(k) {
+                                for (j, (&r, &v)) in ranks.iter().zip(k).enumerate() {
+                                    let v = if dm.signs.is_some() { si * dm.sign(c, j) * v } else { v };
                                     // SAFETY: blocks of one color share no node, so no two threads
                                     // touch the same row.
                                     unsafe { *vp.0.add(base + r as usize * n + b) += v };
@@ -116,7 +118,8 @@ fn add_robin(integ: &ElementIntegrator, a: &mut CsrMatrix) -> Result<()> {
             let (rs, re) = (a.row_ptr[row], a.row_ptr[row + 1]);
             for j in 0..nd {
                 let k = a.col_idx[rs..re].binary_search(&(dofs[j] as u32)).map_err(|_| Error::invalid(format!("entry ({row}, {}) missing from the sparsity pattern", dofs[j])))?;
-                a.values[rs + k] += ke[i * nd + j];
+                let s = r.signs.as_ref().map_or(1.0, |s| s[c * r.nodes_per_cell + i / r.ncomp] * s[c * r.nodes_per_cell + j / r.ncomp]);
+                a.values[rs + k] += s * ke[i * nd + j];
             }
         }
     }
