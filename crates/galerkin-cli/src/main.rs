@@ -25,6 +25,7 @@ macro_rules! say {
 
 mod ceed_bench;
 mod heat_bench;
+mod hex_bench;
 mod dg_bench;
 
 #[derive(Parser)]
@@ -147,6 +148,24 @@ enum Command {
         /// full, element, none), CPU up to --cpu-max-dofs and the GPU with --gpu; --runs repeats.
         #[arg(long)]
         heat: bool,
+        /// Element matrices of hierarchical hexahedra instead (the GPGPU matrix-forming seed's
+        /// table): --cells hexahedra, elasticity of --degrees (e.g. 1..5), --modes trunk or full,
+        /// --quadrature gauss or seed; one CPU core, all cores, the GPU schemes, CSR summation
+        /// colored and atomic, and a hybrid CPU+GPU split. Needs a GPU.
+        #[arg(long)]
+        hex: bool,
+        /// --hex: number of hexahedra.
+        #[arg(long, default_value_t = 10_000)]
+        cells: usize,
+        /// --hex: trunk (serendipity) or full tensor-product modes.
+        #[arg(long, default_value = "trunk")]
+        modes: String,
+        /// --hex: gauss ((p+1)³ points) or seed (max(2, ⌈(3p−2)/2⌉)³ points).
+        #[arg(long, default_value = "gauss")]
+        quadrature: String,
+        /// --hex: cells the CPU integrates per timing (scaled to all cells).
+        #[arg(long, default_value_t = 2000)]
+        cpu_cells: usize,
         /// --heat: time steps per run.
         #[arg(long, default_value_t = 50)]
         steps: usize,
@@ -367,6 +386,25 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             };
             ceed_bench::run(&cfg, gpu, json, plot)
         }
+        Command::Bench { hex: true, cells, degrees, modes, quadrature, cpu_cells, runs, json, .. } => {
+            let cfg = galerkin::bench::hex::HexBenchConfig {
+                cells,
+                degrees: parse_degrees(&degrees)?,
+                modes: match modes.as_str() {
+                    "trunk" => galerkin::fe::ModeSet::Trunk,
+                    "full" => galerkin::fe::ModeSet::Full,
+                    m => return Err(galerkin::Error::invalid(format!("unknown --modes `{m}` (expected trunk or full)"))),
+                },
+                quadrature: match quadrature.as_str() {
+                    "gauss" => galerkin::fe::QuadratureKind::Gauss,
+                    "seed" => galerkin::fe::QuadratureKind::Seed,
+                    q => return Err(galerkin::Error::invalid(format!("unknown --quadrature `{q}` (expected gauss or seed)"))),
+                },
+                runs,
+                cpu_cells,
+            };
+            hex_bench::run(&cfg, json)
+        }
         Command::Bench { heat: true, dofs, steps, levels, cpu_max_dofs, runs, gpu, json, .. } => {
             let levels = if levels.is_empty() {
                 vec![galerkin::operator::AssemblyLevel::Full, galerkin::operator::AssemblyLevel::Element, galerkin::operator::AssemblyLevel::None]
@@ -381,7 +419,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             dg_bench::run(&elements, &parse_degrees(&degrees)?, &cfg, gpu, json)
         }
         Command::Bench { matrix: true, problems, degrees, dofs, max_iter, json, cpu_max_dofs, assembly_jb, patch_doubles, patch_sort_window, levels, .. } => {
-            let tuning = Tuning { scatter: Scatter::Atomic, columns_per_thread: assembly_jb, patch_doubles, patch_sort_window };
+            let tuning = Tuning { scatter: Scatter::Atomic, columns_per_thread: assembly_jb, patch_doubles, patch_sort_window, ..Default::default() };
             let levels = levels.iter().map(|l| galerkin::operator::AssemblyLevel::parse(l)).collect::<galerkin::Result<Vec<_>>>()?;
             bench_matrix(&problems, &parse_degrees(&degrees)?, &dofs, max_iter, cpu_max_dofs, json, tuning, &levels)
         }

@@ -42,6 +42,27 @@ fn elasticity_3d_example_runs() {
     assert!(r["solver"]["iterations"].as_u64().unwrap() > 0);
 }
 
+/// Every `examples/hex-p*.toml` runs; the cantilever's end deflection is beam theory's to 0.1 %
+/// with ten bricks of degree 4, and the manufactured solution is met to its discretisation error.
+#[test]
+fn hierarchical_examples_are_accurate() {
+    let names: Vec<String> = std::fs::read_dir(repo().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("hex-p") && n.ends_with(".toml"))
+        .collect();
+    assert!(names.len() >= 2, "{names:?}");
+    for name in &names {
+        let r = run_example(name);
+        assert_eq!(r["space"]["family"], "hierarchical", "{name}");
+    }
+    let r = run_example("hex-p4-cantilever.toml");
+    let tip = -r["points"][0]["value"][1].as_f64().unwrap();
+    assert!((tip - 4.024e-3).abs() < 4.024e-6, "tip deflection {tip}");
+    let r = run_example("hex-p3-manufactured.toml");
+    assert!(r["errors"]["relative_l2"].as_f64().unwrap() < 2e-3, "{}", r["errors"]);
+}
+
 #[test]
 fn partial_assembly_example_is_accurate() {
     let r = run_example("poisson-hex-partial.toml");

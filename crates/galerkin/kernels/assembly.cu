@@ -30,14 +30,7 @@
 #error "assembly.cu needs its variant defines (DIM, NV, NLOC, NQ, NCOMP, JB, AFFINE, QF, PATCH_DOUBLES, PATCH_CELLS)"
 #endif
 
-constexpr int NP = QF::NPASSIVE;
-constexpr int NPA = NP > 0 ? NP : 1;
-
-constexpr int ND = NLOC * NCOMP;
 constexpr int NJB = (NLOC + JB - 1) / JB;
-constexpr int TAB_DPHI = NQ * NLOC;
-constexpr int TAB_GDN = TAB_DPHI + NQ * NLOC * DIM;
-constexpr int TAB_W = TAB_GDN + NQ * NV * DIM;
 #if REFTENSOR
 constexpr int TAB_S = TAB_W + NQ;
 #ifndef REF_TABLE
@@ -47,62 +40,6 @@ constexpr int TAB_S = TAB_W + NQ;
 
 // Where the element entries go.
 enum Mode { CSR_ATOMIC = 0, CSR_COLORED = 1, ELEMENT_STORE = 2 };
-
-__device__ __forceinline__ double coef_at(const double* __restrict__ coef, const u64* __restrict__ meta, int slot,
-                                          u64 c, int q) {
-    return __ldg(&coef[__ldg(&meta[3 * slot]) + c * __ldg(&meta[3 * slot + 1]) + (u64)q * __ldg(&meta[3 * slot + 2])]);
-}
-
-// The passive fields of cell c at point q.
-__device__ __forceinline__ void passive_at(const double* __restrict__ coef, const u64* __restrict__ meta, u64 c, int q,
-                                           double p[NPA]) {
-#pragma unroll
-    for (int s = 0; s < NP; ++s) p[s] = coef_at(coef, meta, s, c, q);
-}
-
-// The coordinates of cell c's NV geometry vertices.
-__device__ __forceinline__ void load_cell_coords(u64 c, const u32* __restrict__ cell_verts,
-                                                 const double* __restrict__ coords, double xv[NV][DIM]) {
-#pragma unroll
-    for (int v = 0; v < NV; ++v) {
-        const u64 p = __ldg(&cell_verts[c * NV + v]);
-#pragma unroll
-        for (int d = 0; d < DIM; ++d) xv[v][d] = __ldg(&coords[p * DIM + d]);
-    }
-}
-
-// Physical gradient ∇x φ = J⁻ᵀ ∇ξ φ of basis function `i` at point `q`.
-__device__ __forceinline__ void phys_grad(const double* __restrict__ tab, int q, int i, const double inv[DIM][DIM],
-                                          double g[DIM]) {
-    const double* d = tab + TAB_DPHI + (q * NLOC + i) * DIM;
-    double r[DIM];
-#pragma unroll
-    for (int b = 0; b < DIM; ++b) r[b] = __ldg(&d[b]);
-#pragma unroll
-    for (int k = 0; k < DIM; ++k) {
-        double s = 0.0;
-#pragma unroll
-        for (int b = 0; b < DIM; ++b) s = fma(inv[b][k], r[b], s);
-        g[k] = s;
-    }
-}
-
-// J⁻¹ and det J at point q from the cell's vertex coordinates.
-__device__ __forceinline__ void jacobian_at(const double xv[NV][DIM], const double* __restrict__ tab, int q,
-                                            double inv[DIM][DIM], double& det) {
-    double jac[DIM][DIM];
-    const double* gdn = tab + TAB_GDN + q * NV * DIM;
-#pragma unroll
-    for (int a = 0; a < DIM; ++a)
-#pragma unroll
-        for (int b = 0; b < DIM; ++b) {
-            double s = 0.0;
-#pragma unroll
-            for (int v = 0; v < NV; ++v) s = fma(xv[v][a], __ldg(&gdn[v * DIM + b]), s);
-            jac[a][b] = s;
-        }
-    det = invert_jacobian<DIM>(jac, inv);
-}
 
 #if REFTENSOR
 // What a cell contributes to every entry on the reference-tensor path: J⁻¹, |det J| J⁻¹J⁻ᵀ (the
@@ -288,13 +225,15 @@ __device__ __forceinline__ void element_block(u64 c, int i, int j0, int jmin, co
 }
 
 // One thread per (cell, row node i, block of JB column nodes): integrates its block of the element
-// matrix in registers, then writes it where `mode` says. The 32 lanes of a warp take 32 cells at
+// matrix in registers, then writes it where `mode` says. With `has_signs` (hierarchical bases, whose
+// edge and face modes flip sign between neighbours) entry (i, j) is scaled by signs[c][i]·signs[c][j]
+// on its way out: the matrix in the global orientation. The 32 lanes of a warp take 32 cells at
 // the same (i, block), so their reads of the reference tables are broadcasts, not 32 addresses.
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_cells(
     u64 ncells, const u32* __restrict__ cell_list, const u32* __restrict__ cell_verts,
-    const double* __restrict__ coords, const u32* __restrict__ cell_nodes, const double* __restrict__ tab,
-    const double* __restrict__ coef, const u64* __restrict__ meta, int mode, const u32* __restrict__ row_ptr,
-    const unsigned short* __restrict__ kpos, double* __restrict__ out) {
+    const double* __restrict__ coords, const u32* __restrict__ cell_nodes, const signed char* __restrict__ signs,
+    int has_signs, const double* __restrict__ tab, const double* __restrict__ coef, const u64* __restrict__ meta,
+    int mode, const u32* __restrict__ row_ptr, const unsigned short* __restrict__ kpos, double* __restrict__ out) {
     constexpr int TILE = 32;
     const u64 work = (ncells + TILE - 1) / TILE * (u64)(TILE * NLOC * NJB);
     for (u64 t = global_thread(); t < work; t += grid_threads()) {
@@ -307,6 +246,7 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_cells(
         double acc[NCOMP][JB][NCOMP];
         element_block(c, i, j0, 0, cell_verts, coords, tab, coef, meta, acc);
         const u64 node_i = __ldg(&cell_nodes[c * NLOC + i]);
+        const double si = has_signs ? (double)__ldg(&signs[c * NLOC + i]) : 1.0;
 #pragma unroll
         for (int a = 0; a < NCOMP; ++a) {
             const int r = i * NCOMP + a;
@@ -316,9 +256,10 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) assemble_cells(
                 const int j = j0 + jj;
                 if (JB * NJB != NLOC && j >= NLOC) break;
                 const u64 col0 = mode == ELEMENT_STORE ? 0 : row_start + (u64)__ldg(&kpos[(c * NLOC + i) * NLOC + j]) * NCOMP;
+                const double sij = has_signs ? si * (double)__ldg(&signs[c * NLOC + j]) : 1.0;
 #pragma unroll
                 for (int b = 0; b < NCOMP; ++b) {
-                    const double v = acc[a][jj][b];
+                    const double v = sij * acc[a][jj][b];
                     if (mode == ELEMENT_STORE) {
                         out[c * (u64)(ND * ND) + (u64)r * ND + j * NCOMP + b] = v;
                     } else if (mode == CSR_ATOMIC) {

@@ -7,6 +7,7 @@ pub mod assembly;
 pub mod ceed;
 pub mod cg_loop;
 pub mod heat;
+pub mod hex;
 pub mod iga;
 pub mod matrix;
 pub mod timing;

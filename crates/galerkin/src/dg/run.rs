@@ -195,6 +195,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
             residual_history: sol.stats.residual_history.clone(),
         },
         errors: errs.map(|e| ErrorReport { l2: e.l2, h1_semi: e.h1, relative_l2: if e.l2_exact > 0.0 { e.l2 / e.l2_exact } else { e.l2 } }),
+        points: Vec::new(),
         timings: times,
         memory,
         outputs,

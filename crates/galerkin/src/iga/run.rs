@@ -121,6 +121,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
             residual_history: Vec::new(),
         },
         errors: r.errors.as_ref().map(|e| FeErrors { l2: e.l2, h1_semi: e.h1_semi, relative_l2: e.relative_l2 }),
+        points: Vec::new(),
         timings: PhaseTimes {
             mesh: 0.0,
             space: r.timings.setup,

@@ -265,6 +265,9 @@ pub struct AssemblyConfig {
     pub patch_doubles: Option<usize>,
     /// GPU patch assembly: value pairs sorted by entry count per window (1: none).
     pub patch_sort_window: Option<usize>,
+    /// GPU element integration: default, thread-per-cell, thread-per-point or tiled.
+    #[serde(default)]
+    pub integration: crate::operator::level::Integration,
 }
 
 impl AssemblyConfig {
@@ -274,6 +277,7 @@ impl AssemblyConfig {
             columns_per_thread: self.columns_per_thread,
             patch_doubles: self.patch_doubles,
             patch_sort_window: self.patch_sort_window,
+            integration: self.integration,
         }
     }
 }
@@ -290,6 +294,9 @@ pub struct OutputConfig {
     pub report: bool,
     #[serde(default = "yes")]
     pub plot: bool,
+    /// Points where report.json gives the solution (interpolated in the cell that holds each).
+    #[serde(default)]
+    pub points: Vec<[f64; 3]>,
 }
 
 fn solution() -> String {
@@ -301,7 +308,7 @@ fn yes() -> bool {
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { name: solution(), vtu: true, report: true, plot: true }
+        OutputConfig { name: solution(), vtu: true, report: true, plot: true, points: Vec::new() }
     }
 }
 

@@ -275,7 +275,16 @@ impl LinearProblem {
             .map(|c| {
                 let mut ke = vec![0.0; nd * nd];
                 let dofs = (0..nd).map(|r| restriction.global_dof(c, r)).collect();
-                integ.add_robin_matrix(c, &mut ke).map(|_| (c, dofs, ke))
+                integ.add_robin_matrix(c, &mut ke)?;
+                // Signed (hierarchical) spaces: the matrix in the global orientation, S K S.
+                let n = self.space.ncomp;
+                let sign = |r: usize| self.space.dofmap.sign(c, r / n);
+                for r in 0..nd {
+                    for s in 0..nd {
+                        ke[r * nd + s] *= sign(r) * sign(s);
+                    }
+                }
+                Ok((c, dofs, ke))
             })
             .collect()
     }

@@ -42,12 +42,21 @@ pub struct Report {
     pub assembly: AssemblyReport,
     pub solver: SolverReport,
     pub errors: Option<ErrorReport>,
+    /// The solution at `[output] points`.
+    pub points: Vec<PointValue>,
     pub timings: PhaseTimes,
     /// Host memory the problem was estimated to need before it was built, and what was available.
     pub memory: MemoryReport,
     /// The files this run wrote, with size and SHA-256; the report itself is written last, so a
     /// directory whose report matches its files holds one whole run.
     pub outputs: Vec<OutputFile>,
+}
+
+/// The solution's components at one point.
+#[derive(Debug, Serialize)]
+pub struct PointValue {
+    pub x: [f64; 3],
+    pub value: Vec<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -275,6 +284,18 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
         None => None,
     };
 
+    let points = pf
+        .output
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let w = space.point_weights(x).ok_or_else(|| Error::config(format!("output.points[{i}]"), format!("{x:?} lies outside the mesh")))?;
+            let value = (0..ncomp).map(|k| w.iter().map(|&(node, wt)| wt * sol.u[node * ncomp + k]).sum()).collect();
+            Ok(PointValue { x, value })
+        })
+        .collect::<Result<Vec<_>>>()?;
+
     // Publish: the previous report goes first (until the new one is written, the directory says
     // "incomplete"), then each file whole, then the report listing them.
     let t = Instant::now();
@@ -323,6 +344,7 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
             residual_history: sol.stats.residual_history.clone(),
         },
         errors,
+        points,
         timings: times,
         memory,
         outputs,

@@ -21,11 +21,17 @@ pub struct KernelSource {
     pub source: &'static str,
     /// Whether the QFunction twins ([`QFUNCTIONS`]) are prepended: sources that evaluate physics.
     pub physics: bool,
+    /// Whether [`CELL_TABLES`] follows them: sources that integrate over cells from reference
+    /// tables (needs `physics`).
+    pub cells: bool,
 }
 
 /// The finite element prelude: the geometry helpers and the pointwise physics of `kernels/qf/`,
 /// prepended to the sources that evaluate physics, each file under its own `#line` so NVRTC's
 /// diagnostics name it.
+/// The reference-table layout and per-cell helpers shared by the assembly and element-scheme sources.
+pub const CELL_TABLES: &str = concat!("#line 1 \"cell_tables.cuh\"\n", include_str!("../../../kernels/cell_tables.cuh"));
+
 pub const QFUNCTIONS: &str = concat!(
     "#line 1 \"geometry.cuh\"\n",
     include_str!("../../../kernels/geometry.cuh"),
@@ -44,21 +50,25 @@ const COMMON: KernelSource = KernelSource {
     file: "common.cuh",
     source: include_str!("../../../kernels/common.cuh"),
     physics: false,
+    cells: false,
 };
 pub(crate) const VECTOR: KernelSource = KernelSource {
     file: "vector.cu",
     source: include_str!("../../../kernels/vector.cu"),
     physics: false,
+    cells: false,
 };
 pub(crate) const SPMV: KernelSource = KernelSource {
     file: "spmv.cu",
     source: include_str!("../../../kernels/spmv.cu"),
     physics: false,
+    cells: false,
 };
 pub(crate) const BLOCK_JACOBI: KernelSource = KernelSource {
     file: "block_jacobi.cu",
     source: include_str!("../../../kernels/block_jacobi.cu"),
     physics: false,
+    cells: false,
 };
 
 /// Element assembly into CSR values or stored element matrices and the element-level operator:
@@ -68,6 +78,16 @@ pub const ASSEMBLY: KernelSource = KernelSource {
     file: "assembly.cu",
     source: include_str!("../../../kernels/assembly.cu"),
     physics: true,
+    cells: true,
+};
+
+/// Element matrices by the seed's schemes I and II and galerkin's tiled scheme III, stored per
+/// cell, and their summation into CSR values (`full/schemes.rs`).
+pub const ELEMENT_SCHEMES: KernelSource = KernelSource {
+    file: "element_schemes.cu",
+    source: include_str!("../../../kernels/element_schemes.cu"),
+    physics: true,
+    cells: true,
 };
 
 /// The matrix-free levels (`partial`: quadrature data stored; `none`: everything recomputed), sum
@@ -76,6 +96,7 @@ pub const MATFREE: KernelSource = KernelSource {
     file: "matfree.cu",
     source: include_str!("../../../kernels/matfree.cu"),
     physics: true,
+    cells: false,
 };
 
 /// The matrix-free levels on hexahedra for mass and diffusion (the CEED bake-off kernel): compiled
@@ -84,6 +105,7 @@ pub const HEX_MATFREE: KernelSource = KernelSource {
     file: "hex_matfree.cu",
     source: include_str!("../../../kernels/hex_matfree.cu"),
     physics: true,
+    cells: false,
 };
 
 /// The `none` level on a uniform lattice (material byte per cell, element matrices per template
@@ -92,6 +114,7 @@ pub const GRID: KernelSource = KernelSource {
     file: "grid.cu",
     source: include_str!("../../../kernels/grid.cu"),
     physics: false,
+    cells: false,
 };
 
 /// A tiny kernel that evaluates a QFunction's twin on given inputs: the GPU side of the parity
@@ -100,6 +123,7 @@ pub const QF_PARITY: KernelSource = KernelSource {
     file: "qf_parity.cu",
     source: include_str!("../../../kernels/qf_parity.cu"),
     physics: true,
+    cells: false,
 };
 
 /// Discontinuous Galerkin on an interval (`crate::dg`): block-tridiagonal assembly, apply, block
@@ -108,6 +132,7 @@ pub const DG: KernelSource = KernelSource {
     file: "dg.cu",
     source: include_str!("../../../kernels/dg.cu"),
     physics: false,
+    cells: false,
 };
 
 /// Multifrontal factorization and solves, one launch per tree level (`solver::multifrontal::cuda`).
@@ -115,6 +140,7 @@ pub const MULTIFRONTAL: KernelSource = KernelSource {
     file: "multifrontal.cu",
     source: include_str!("../../../kernels/multifrontal.cu"),
     physics: false,
+    cells: false,
 };
 
 /// Every kernel source of the backend that compiles without variant defines (what CI compiles as
@@ -185,29 +211,30 @@ fn check_arch(arch: &str) -> Result<()> {
 
 /// The text NVRTC sees: the common helpers, then a `#line` directive so diagnostics name `file` and
 /// its own line numbers.
-fn full_source(file: &str, source: &str, physics: bool) -> String {
+fn full_source(file: &str, source: &str, physics: bool, cells: bool) -> String {
     let qf = if physics { QFUNCTIONS } else { "" };
-    format!("{}\n{qf}\n#line 1 \"{file}\"\n{source}", COMMON.source)
+    let tables = if cells { CELL_TABLES } else { "" };
+    format!("{}\n{qf}\n{tables}\n#line 1 \"{file}\"\n{source}", COMMON.source)
 }
 
 /// Compiles one source to PTX for `arch` with NVRTC only (no driver or GPU needed). A compile error
 /// is an [`Error::Backend`] naming `file` and carrying NVRTC's log.
 pub fn compile_ptx(file: &str, source: &str, arch: &str) -> Result<Compiled> {
-    compile(file, source, false, arch, &[])
+    compile(file, source, false, false, arch, &[])
 }
 
 /// [`compile_ptx`] of a kernel source with `NAME=VALUE` defines (a kernel variant).
 pub fn compile_ptx_with(kernel: &KernelSource, arch: &str, defines: &[String]) -> Result<Compiled> {
-    compile(kernel.file, kernel.source, kernel.physics, arch, defines)
+    compile(kernel.file, kernel.source, kernel.physics, kernel.cells, arch, defines)
 }
 
-fn compile(file: &str, source: &str, physics: bool, arch: &str, defines: &[String]) -> Result<Compiled> {
+fn compile(file: &str, source: &str, physics: bool, cells: bool, arch: &str, defines: &[String]) -> Result<Compiled> {
     check_arch(arch)?;
     if let Some(d) = defines.iter().find(|d| d.is_empty() || d.starts_with('-') || d.contains(char::is_whitespace)) {
         return Err(Error::invalid(format!("kernel define {d:?} is not of the form NAME=VALUE")));
     }
     nvrtc_version().map_err(cuda_error)?;
-    let src = CString::new(full_source(file, source, physics))
+    let src = CString::new(full_source(file, source, physics, cells))
         .map_err(|_| Error::invalid(format!("kernel source {file} contains a NUL byte")))?;
     let name = CString::new(file)
         .map_err(|_| Error::invalid(format!("kernel file name {file:?} contains a NUL byte")))?;
@@ -298,6 +325,7 @@ pub(crate) fn ptx_for(kernel: &KernelSource, defines: &[String], arch: &str, fre
     let key = cache_key(&[
         COMMON.source,
         if kernel.physics { QFUNCTIONS } else { "" },
+        if kernel.cells { CELL_TABLES } else { "" },
         kernel.source,
         &options(arch, defines).join(" "),
         &format!("nvrtc {}.{}", version.0, version.1),
@@ -396,7 +424,7 @@ mod tests {
 
     #[test]
     fn line_directive_names_the_file() {
-        let s = full_source("spmv.cu", "int x;", false);
+        let s = full_source("spmv.cu", "int x;", false, false);
         assert!(s.contains("#line 1 \"spmv.cu\"\nint x;"));
         assert!(s.starts_with(COMMON.source));
     }

@@ -93,6 +93,43 @@ impl Scatter {
     }
 }
 
+/// How the GPU integrates element matrices for the `full` and `element` levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum Integration {
+    /// `assembly.cu`: a thread per (cell, row node, block of columns), entries written straight
+    /// into the CSR values or the stored matrices.
+    #[default]
+    Default,
+    /// The seed's scheme I: one thread per cell computes its whole element matrix.
+    ThreadPerCell,
+    /// The seed's scheme II: one block per cell, one thread per quadrature point, a shared-memory
+    /// reduction per entry.
+    ThreadPerPoint,
+    /// Scheme III: the moments Σ_q w ∂_k φ_a ∂_l φ_b as a tiled GEMM per cell in shared memory and
+    /// registers (gradient-only physics with coefficients constant per cell).
+    Tiled,
+}
+
+impl Integration {
+    pub const ALL: [Integration; 4] = [Integration::Default, Integration::ThreadPerCell, Integration::ThreadPerPoint, Integration::Tiled];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Integration::Default => "default",
+            Integration::ThreadPerCell => "thread-per-cell",
+            Integration::ThreadPerPoint => "thread-per-point",
+            Integration::Tiled => "tiled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Integration> {
+        Integration::ALL.into_iter().find(|i| i.name() == s).ok_or_else(|| {
+            crate::Error::invalid(format!("unknown integration `{s}` (expected default, thread-per-cell, thread-per-point or tiled)"))
+        })
+    }
+}
+
 /// Knobs of the GPU kernels (problem file `[assembly]`, bench flags); `None` takes the measured
 /// defaults (BENCHMARKS.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -107,6 +144,9 @@ pub struct Tuning {
     pub patch_doubles: Option<usize>,
     /// How many of a patch's value pairs are sorted by entry count (1: none, CSR order).
     pub patch_sort_window: Option<usize>,
+    /// How element matrices are integrated on the GPU.
+    #[serde(default)]
+    pub integration: Integration,
 }
 
 /// Host Robin facet matrices: (cell, global dofs, elem_size² entries).

@@ -581,6 +581,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
             residual_history: Vec::new(),
         },
         errors: None,
+        points: Vec::new(),
         timings: times,
         memory: Default::default(),
         outputs,

@@ -14,7 +14,7 @@ use crate::backend::{Backend, LinearOperator};
 use crate::linalg::CsrMatrix;
 use crate::mesh::{ordering::hilbert_cell_order, Mesh};
 use crate::operator::coloring::cell_colors;
-use crate::operator::level::{BoundaryMatrices, LevelInput, LevelOperator, Scatter, Tuning};
+use crate::operator::level::{BoundaryMatrices, Integration, LevelInput, LevelOperator, Scatter, Tuning};
 use crate::operator::ElementIntegrator;
 use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig};
@@ -85,7 +85,7 @@ impl Variant {
 }
 
 /// The variant of an integrator's space and physics.
-fn variant_of(integ: &ElementIntegrator, tuning: Tuning) -> Result<Variant> {
+pub(super) fn variant_of(integ: &ElementIntegrator, tuning: Tuning) -> Result<Variant> {
     let space = integ.space;
     let mesh = &*space.mesh;
     let v = Variant {
@@ -126,28 +126,34 @@ pub struct DeviceAssembler {
     pub(crate) kernels: AssemblyKernels,
     pub(crate) ncells: usize,
     pub(crate) ndofs: usize,
-    cell_verts: CudaSlice<u32>,
-    coords: CudaSlice<f64>,
+    pub(super) cell_verts: CudaSlice<u32>,
+    pub(super) coords: CudaSlice<f64>,
     pub(crate) cell_nodes: CudaSlice<u32>,
     host_cell_nodes: Vec<u32>,
+    /// ±1 per (cell, local node) for hierarchical bases (a single unused entry otherwise).
+    pub(crate) signs: CudaSlice<i8>,
+    pub(crate) has_signs: i32,
     /// For the patch scatter's cell order.
     mesh: Arc<Mesh>,
-    tab: CudaSlice<f64>,
-    coef: CudaSlice<f64>,
-    meta: CudaSlice<u64>,
+    pub(super) tab: CudaSlice<f64>,
+    pub(super) coef: CudaSlice<f64>,
+    pub(super) meta: CudaSlice<u64>,
     /// Robin facet matrices integrated on the host: (cell, global dofs, elem_size² entries).
-    robin: Vec<(usize, Vec<usize>, Vec<f64>)>,
+    pub(super) robin: Vec<(usize, Vec<usize>, Vec<f64>)>,
+    /// The element-scheme kernels ([`super::schemes`]), compiled on first use.
+    pub(super) schemes: std::sync::OnceLock<super::schemes::SchemeKernels>,
+    pub(super) support: super::schemes::SchemeSupport,
 }
 
 /// A CSR matrix on the device with what re-assembling it needs: the position of every element
 /// entry (rank of the column node in the row, computed once) and the host-side extras.
 pub struct CsrTarget {
     pub matrix: DeviceCsr,
-    kpos: CudaSlice<u16>,
-    robin_idx: CudaSlice<u64>,
-    robin_vals: CudaSlice<f64>,
+    pub(super) kpos: CudaSlice<u16>,
+    pub(super) robin_idx: CudaSlice<u64>,
+    pub(super) robin_vals: CudaSlice<f64>,
     /// Cells per color (only for [`Scatter::Colored`]).
-    colors: Vec<(usize, CudaSlice<u32>)>,
+    pub(super) colors: Vec<(usize, CudaSlice<u32>)>,
     /// Node-to-cell map for [`Scatter::Rows`]: offsets per node and incidences `c·nloc + i`.
     node_cells: Option<(CudaSlice<u32>, CudaSlice<u32>)>,
     /// Patch lists for [`Scatter::Patch`].
@@ -177,7 +183,7 @@ impl CsrTarget {
 /// Reference tables in the layout of `kernels/assembly.cu`: phi | dphi | gdn | w, then with
 /// `reftensor` S[i][j][c][e] = Σ_q w ∂_c φ_i ∂_e φ_j (symmetrized in (c, e) without elasticity)
 /// and M[i][j] = Σ_q w φ_i φ_j.
-fn tables(integ: &ElementIntegrator, v: &Variant) -> Vec<f64> {
+pub(super) fn tables(integ: &ElementIntegrator, v: &Variant) -> Vec<f64> {
     let cell = integ.space.mesh.cell_type;
     let (q, tab) = (&integ.quad, &integ.tab);
     let mut t = Vec::with_capacity(v.nq * (v.nloc * (1 + v.dim) + v.nv * v.dim + 1));
@@ -219,7 +225,7 @@ fn tables(integ: &ElementIntegrator, v: &Variant) -> Vec<f64> {
 /// The defines of `v`'s kernels for `tab` (its [`tables`]): the variant's, and on the
 /// reference-tensor path S and M as `REF_TABLE`, literals the kernels keep in constant memory.
 /// Rust prints the shortest decimal that reads back as the same double, so they are exact.
-fn kernel_defines(v: &Variant, tab: &[f64]) -> Vec<String> {
+pub(super) fn kernel_defines(v: &Variant, tab: &[f64]) -> Vec<String> {
     let mut d = v.defines();
     if v.reftensor {
         let s = v.nq * (v.nloc * (1 + v.dim) + v.nv * v.dim + 1);
@@ -267,11 +273,22 @@ impl DeviceAssembler {
             coords: be.upload(&coords)?,
             cell_nodes: be.upload(&host_cell_nodes)?,
             host_cell_nodes,
+            signs: be.upload(&match &space.dofmap.signs {
+                Some(s) => s.iter().map(|&x| if x < 0.0 { -1i8 } else { 1 }).collect(),
+                None => vec![1i8],
+            })?,
+            has_signs: i32::from(space.dofmap.signs.is_some()),
             mesh: space.mesh.clone(),
             tab: be.upload(&tab)?,
             coef: be.upload(&coef)?,
             meta: be.upload(&meta)?,
             robin: boundary.clone(),
+            schemes: Default::default(),
+            support: super::schemes::SchemeSupport {
+                symmetric: integ.qf.is_symmetric(),
+                value_term: integ.qf.modes().value,
+                per_cell: integ.passive.per_cell(),
+            },
         })
     }
 
@@ -298,6 +315,11 @@ impl DeviceAssembler {
         let v = &self.variant;
         if pattern.nrows != self.ndofs || pattern.ncols != self.ndofs {
             return Err(Error::dim("GPU assembly pattern", self.ndofs, pattern.nrows));
+        }
+        if self.has_signs != 0 && matches!(scatter, Scatter::Patch | Scatter::Rows) {
+            return Err(Error::Unsupported(format!(
+                "the `{scatter:?}` GPU scatter with a hierarchical basis: use atomic or colored"
+            )));
         }
         let matrix = DeviceCsr::from_host(be, pattern)?;
         let mut kpos = be.alloc::<u16>(self.ncells * v.nloc * v.nloc)?;
@@ -399,6 +421,14 @@ impl DeviceAssembler {
 
     /// Sums the element matrices into `target`'s values (zeroed first) and adds the Robin terms.
     pub fn assemble_into(&self, be: &CudaBackend, target: &mut CsrTarget) -> Result<()> {
+        let scheme = self.variant.tuning.integration;
+        if scheme != Integration::Default {
+            // The seed's way: every element matrix stored, then summed.
+            let nd = self.variant.elem_size();
+            let mut mats = be.alloc::<f64>(self.ncells * nd * nd)?;
+            self.scheme_matrices_into(be, scheme, &mut mats)?;
+            return self.scatter_matrices(be, &mats, target);
+        }
         be.zero_slice(&mut target.matrix.values)?;
         let CsrTarget { matrix, kpos, colors, scatter, node_cells, patches, .. } = target;
         match scatter {
@@ -434,6 +464,11 @@ impl DeviceAssembler {
                 }
             }
         }
+        self.add_robin_values(be, target)
+    }
+
+    /// Adds the host-integrated Robin entries to `target`'s values.
+    pub(super) fn add_robin_values(&self, be: &CudaBackend, target: &mut CsrTarget) -> Result<()> {
         let n = target.robin_idx.len() as u64;
         if n > 0 {
             launch!(be, &self.kernels.add_at, be.grid(n); &n, &target.robin_idx, &target.robin_vals, &mut target.matrix.values)?;
@@ -442,7 +477,7 @@ impl DeviceAssembler {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn launch_assemble(
+    pub(super) fn launch_assemble(
         &self,
         be: &CudaBackend,
         ncells: u64,
@@ -459,11 +494,16 @@ impl DeviceAssembler {
         let cfg = be.grid(ncells.div_ceil(32) * 32 * self.variant.threads_per_cell() as u64);
         let k = &self.kernels.assemble;
         match cells {
-            Some(list) => launch!(be, k, cfg; &ncells, list, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
-                &self.coef, &self.meta, &mode, row_ptr, kpos, out),
-            None => launch!(be, k, cfg; &ncells, &0u64, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
-                &self.coef, &self.meta, &mode, row_ptr, kpos, out),
+            Some(list) => launch!(be, k, cfg; &ncells, list, &self.cell_verts, &self.coords, &self.cell_nodes, &self.signs,
+                &self.has_signs, &self.tab, &self.coef, &self.meta, &mode, row_ptr, kpos, out),
+            None => launch!(be, k, cfg; &ncells, &0u64, &self.cell_verts, &self.coords, &self.cell_nodes, &self.signs,
+                &self.has_signs, &self.tab, &self.coef, &self.meta, &mode, row_ptr, kpos, out),
         }
+    }
+
+    /// [`Self::element_matrices`] copied to the host (tests compare them with the CPU's).
+    pub fn element_matrices_to_host(&self, be: &CudaBackend) -> Result<Vec<f64>> {
+        be.download(&self.element_matrices(be)?)
     }
 
     /// Element matrices of every cell stored on the device (the `element` level), Robin included.
@@ -471,10 +511,14 @@ impl DeviceAssembler {
         let v = &self.variant;
         let nd = v.elem_size();
         let mut k = be.alloc::<f64>(self.ncells * nd * nd)?;
-        // Unused by the store mode, but the kernel takes them: any valid device pointers.
-        let dummy_rows = be.upload(&[0u32])?;
-        let dummy_pos = be.upload(&[0u16])?;
-        self.launch_assemble(be, self.ncells as u64, None, 2, &dummy_rows, &dummy_pos, &mut k)?;
+        if v.tuning.integration != Integration::Default {
+            self.scheme_matrices_into(be, v.tuning.integration, &mut k)?;
+        } else {
+            // Unused by the store mode, but the kernel takes them: any valid device pointers.
+            let dummy_rows = be.upload(&[0u32])?;
+            let dummy_pos = be.upload(&[0u16])?;
+            self.launch_assemble(be, self.ncells as u64, None, 2, &dummy_rows, &dummy_pos, &mut k)?;
+        }
         let (mut idx, mut vals) = (Vec::new(), Vec::new());
         for (c, _, ke) in &self.robin {
             idx.extend((0..nd * nd).map(|i| (c * nd * nd + i) as u64));

@@ -1,0 +1,49 @@
+//! `galerkin bench --hex`: prints each degree's row of the element-matrix table as it completes and
+//! keeps the JSON file current (rewritten whole after every row).
+use galerkin::bench::hex::{self, HexBenchConfig, HexRow};
+use std::io::Write;
+use std::path::PathBuf;
+
+fn ms(t: &Option<galerkin::bench::timing::Timing>) -> String {
+    t.as_ref().map_or("-".into(), |t| format!("{:.3}", 1e3 * t.median))
+}
+
+pub fn run(cfg: &HexBenchConfig, json: Option<PathBuf>) -> galerkin::Result<()> {
+    let (be, _) = crate::first_gpu()?;
+    say!(
+        "{} hexahedra (distorted, rotated), hierarchical {:?} elasticity, {:?} quadrature; GPU times: median of {} runs (ms); CPU: {} threads",
+        cfg.cells, cfg.modes, cfg.quadrature, cfg.runs, rayon::current_num_threads()
+    );
+    let mut done: Vec<HexRow> = Vec::new();
+    let mut header = false;
+    hex::run(cfg, &be, |c, r| {
+        if !header {
+            say!("gpu: {} — copy {:.0} GB/s, FP64 FMA {:.0} GFLOP/s (measured in this run)", c.device, c.copy_gbs, c.fma_gflops);
+            say!(
+                "{:>2} {:>5} {:>4} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9}",
+                "p", "size", "nq", "dofs", "1 core s", "all s", "default", "I", "II", "III", "III/flr", "colored", "atomic", "fused", "×1core", "hybrid ms"
+            );
+            header = true;
+        }
+        let t = |k: usize| ms(&r.gpu[k].timing);
+        let best = r.gpu.iter().filter_map(|g| g.vs_one_core).fold(0.0, f64::max);
+        say!(
+            "{:>2} {:>5} {:>4} {:>9} {:>10.3} {:>10.3} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7.0} {:>9}",
+            r.p, r.elem_size, r.points, r.dofs, r.cpu_one_core_s, r.cpu_all_cores_s, t(0), t(1), t(2), t(3),
+            r.tiled_over_floor.map_or("-".into(), |x| format!("{x:.2}")),
+            ms(&r.scatter_colored), ms(&r.scatter_atomic), ms(&r.fused_atomic), best,
+            r.hybrid_s.map_or("-".into(), |s| format!("{:.3} ({} cpu)", 1e3 * s, r.hybrid_cpu_cells))
+        );
+        for g in &r.gpu {
+            if let Some(why) = &g.skipped {
+                say!("   {} skipped: {why}", g.scheme);
+            }
+        }
+        done.push(r.clone());
+        if let Some(path) = &json {
+            galerkin::io::write_json(path, &done)?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}

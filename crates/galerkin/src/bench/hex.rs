@@ -1,0 +1,269 @@
+//! `galerkin bench --hex`: the table of "Forming matrices of finite element systems in GPGPU" —
+//! m hexahedra (10 000 by default) with hierarchical elasticity elements of degree p = 1…5, the time
+//! to integrate all element matrices on one CPU core, on all cores, and on the GPU by each scheme
+//! (the default assembly kernel; I: a thread per cell; II: a thread per quadrature point; III:
+//! tiled moments), then the time to sum them into the CSR matrix colour by colour and with atomics,
+//! and a hybrid run splitting the cells between the CPU cores and the GPU in proportion to their
+//! measured speeds.
+//!
+//! The mesh is a box of m cells with interior vertices moved off the grid (non-affine cells: every
+//! scheme runs its quadrature loop) and every cell's vertex list rotated (signed edge and face
+//! modes). Scheme III is held to its floor, the larger of the time to write the matrices at the
+//! copy bandwidth and the time for its moment FMAs at the FMA throughput, both measured in the same
+//! run; a figure above either ceiling fails the benchmark.
+use super::timing::{Clock, HostClock, Timing};
+use crate::backend::cuda::bench::{bandwidth, timed};
+use crate::backend::cuda::CudaBackend;
+use crate::fe::{ModeSet, QuadratureKind};
+use crate::mesh::{generate, CellType, Mesh};
+use crate::operator::level::full::cuda::DeviceAssembler;
+use crate::operator::level::{Integration, Scatter, Tuning};
+use crate::operator::local_matrix::{LocalMatrices, LocalScratch};
+use crate::operator::ElementIntegrator;
+use crate::physics::Elasticity;
+use crate::space::FunctionSpace;
+use crate::{Error, Result};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What to sweep.
+#[derive(Clone, Debug)]
+pub struct HexBenchConfig {
+    pub cells: usize,
+    pub degrees: Vec<usize>,
+    pub modes: ModeSet,
+    pub quadrature: QuadratureKind,
+    /// Timed repetitions of each GPU measurement.
+    pub runs: usize,
+    /// The CPU integrates at most this many cells per timing (its time is scaled to all cells).
+    pub cpu_cells: usize,
+}
+
+/// One GPU scheme's time for all element matrices.
+#[derive(Clone, Debug, Serialize)]
+pub struct SchemeTime {
+    pub scheme: String,
+    pub timing: Option<Timing>,
+    pub skipped: Option<String>,
+    /// Speed-up over one CPU core.
+    pub vs_one_core: Option<f64>,
+}
+
+/// One row: degree p.
+#[derive(Clone, Debug, Serialize)]
+pub struct HexRow {
+    pub p: usize,
+    pub modes: String,
+    pub quadrature: String,
+    pub cells: usize,
+    pub dofs: usize,
+    /// Basis functions per cell (scalar) and the element matrix's size.
+    pub functions: usize,
+    pub elem_size: usize,
+    pub points: usize,
+    /// CPU times for all cells, scaled from `cpu_cells_timed` cells (all cores) and that divided
+    /// by the thread count (one core) when fewer were timed.
+    pub cpu_one_core_s: f64,
+    pub cpu_all_cores_s: f64,
+    pub cpu_threads: usize,
+    pub cpu_cells_timed: usize,
+    pub gpu: Vec<SchemeTime>,
+    /// Summation of the stored matrices into CSR values.
+    pub scatter_colored: Option<Timing>,
+    pub scatter_atomic: Option<Timing>,
+    /// The default fused kernel integrating and summing with atomics in one pass.
+    pub fused_atomic: Option<Timing>,
+    /// Scheme III's floor: max(bytes written / copy bandwidth, moment FMAs / FMA throughput).
+    pub bytes_written: f64,
+    pub moment_flops: f64,
+    pub floor_s: f64,
+    pub tiled_over_floor: Option<f64>,
+    /// Hybrid: cells on the CPU, and the wall time of both parts running at once.
+    pub hybrid_cpu_cells: usize,
+    pub hybrid_s: Option<f64>,
+}
+
+/// What the run measured about the device.
+#[derive(Clone, Debug, Serialize)]
+pub struct Ceilings {
+    pub device: String,
+    pub copy_gbs: f64,
+    pub fma_gflops: f64,
+}
+
+/// The benchmark mesh: `cells` hexahedra in a box of about nx × ny × nz, distorted and rotated.
+pub fn bench_mesh(cells: usize) -> Result<Mesh> {
+    let n = (cells as f64).cbrt();
+    let nz = (n.floor() as usize).max(1);
+    let ny = ((cells as f64 / nz as f64).sqrt().floor() as usize).max(1);
+    let nx = cells.div_ceil(ny * nz).max(1);
+    let mut m = generate::box_mesh(nx, ny, nz, [0.0; 3], [nx as f64, ny as f64, nz as f64], CellType::Hexahedron)?;
+    let hi = [nx as f64, ny as f64, nz as f64];
+    for (i, x) in m.coords.iter_mut().enumerate() {
+        if (0..3).all(|k| x[k] > 1e-9 && x[k] < hi[k] - 1e-9) {
+            for (k, xk) in x.iter_mut().enumerate() {
+                *xk += 0.15 * (((i * 7 + k * 3) % 5) as f64 / 4.0 - 0.5);
+            }
+        }
+    }
+    let m = Mesh::new(CellType::Hexahedron, m.coords, m.cells, Some(m.cell_tags), m.boundary, m.tag_names)?;
+    generate::rotate_hexahedra(&m, 11)
+}
+
+/// CPU seconds to integrate the element matrices of the first `n` cells with `threads` threads.
+fn cpu_time(local: &LocalMatrices, n: usize, threads: usize) -> Result<f64> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| Error::invalid(format!("thread pool: {e}")))?;
+    let len = local.len();
+    let mut clock = HostClock::default();
+    clock.start()?;
+    pool.install(|| {
+        (0..n).into_par_iter().try_for_each_init(
+            || (LocalScratch::default(), vec![0.0; len]),
+            |(s, ke), c| {
+                local.element_matrix(c, s, ke)?;
+                std::hint::black_box(&ke);
+                Ok::<(), Error>(())
+            },
+        )
+    })?;
+    clock.stop()
+}
+
+/// Runs the sweep on `be`, calling `row` after each degree.
+pub fn run(cfg: &HexBenchConfig, be: &CudaBackend, mut row: impl FnMut(&Ceilings, &HexRow) -> Result<()>) -> Result<Vec<HexRow>> {
+    let mesh = Arc::new(bench_mesh(cfg.cells)?);
+    let physics = Elasticity::lame(1.2e5, 8.0e4, 3);
+    let copy_gbs = bandwidth(be)?.copy_gbs;
+    let mut ceilings: Option<Ceilings> = None;
+    let threads = rayon::current_num_threads();
+    let mut rows = Vec::new();
+    for &p in &cfg.degrees {
+        let space = FunctionSpace::hierarchical(mesh.clone(), p, cfg.modes, 3)?;
+        let integ = ElementIntegrator::with_quadrature(&space, &physics, None, cfg.quadrature)?;
+        let ncells = mesh.num_cells();
+        let (nloc, nq) = (integ.tab.ndofs, integ.quad.len());
+        let nd = 3 * nloc;
+        // CPU: one core and all cores, on a prefix of the cells, scaled.
+        let local = LocalMatrices::new(&integ);
+        let ncpu = cfg.cpu_cells.clamp(1, ncells);
+        let scale = ncells as f64 / ncpu as f64;
+        let n1 = (ncpu / threads.max(1)).max(1);
+        let one = cpu_time(&local, n1, 1)? * ncells as f64 / n1 as f64;
+        let all = cpu_time(&local, ncpu, threads)? * scale;
+        // GPU schemes.
+        let tuning = Tuning::default();
+        let asm = DeviceAssembler::new(be, &integ, &Vec::new(), tuning)?;
+        let ceil = match &ceilings {
+            Some(c) => c.clone(),
+            None => {
+                let c = Ceilings { device: be.device().name.clone(), copy_gbs, fma_gflops: asm.fma_gflops(be)? };
+                ceilings = Some(c.clone());
+                c
+            }
+        };
+        let mut mats = be.alloc::<f64>(ncells * nd * nd)?;
+        let bytes = (ncells * nd * nd * 8) as f64;
+        let upper = (nloc * (nloc + 1) / 2) as f64;
+        let flops = 2.0 * 9.0 * upper * nq as f64 * ncells as f64;
+        let floor = (bytes / (ceil.copy_gbs * 1e9)).max(flops / (ceil.fma_gflops * 1e9));
+        let mut gpu = Vec::new();
+        let mut tiled = None;
+        for scheme in Integration::ALL {
+            // Scheme I is slow at high p: fewer repetitions.
+            let runs = if scheme == Integration::ThreadPerCell { cfg.runs.min(3) } else { cfg.runs };
+            let t = match asm.scheme_unsupported(scheme) {
+                Some(why) => Err(why),
+                None => Ok(timed(be, runs, || asm.scheme_matrices_into(be, scheme, &mut mats))?),
+            };
+            if let Ok(t) = &t {
+                if bytes / t.median > ceil.copy_gbs * 1e9 * 1.02 || (scheme == Integration::Tiled && flops / t.median > ceil.fma_gflops * 1e9 * 1.02) {
+                    return Err(Error::invalid(format!(
+                        "benchmark hex p = {p} {}: {bytes:.3e} bytes and {flops:.3e} flops in {} exceed the measured ceilings ({:.0} GB/s, {:.0} GFLOP/s); no figure is reported",
+                        scheme.name(),
+                        t.describe(),
+                        ceil.copy_gbs,
+                        ceil.fma_gflops
+                    )));
+                }
+                if scheme == Integration::Tiled {
+                    tiled = Some(t.median);
+                }
+            }
+            gpu.push(SchemeTime {
+                scheme: scheme.name().into(),
+                vs_one_core: t.as_ref().ok().map(|t| one / t.median),
+                timing: t.as_ref().ok().cloned(),
+                skipped: t.err(),
+            });
+        }
+        // Summation of the stored matrices (those of the last scheme run: all are equal).
+        let pattern = crate::operator::assemble::sparsity(&space)?;
+        let colors = crate::operator::coloring::cell_colors(&mesh);
+        let scatter_t = |scatter: Scatter| -> Result<Timing> {
+            let mut target = asm.csr_target(be, &pattern, scatter, Some(&colors))?;
+            timed(be, cfg.runs, || asm.scatter_matrices(be, &mats, &mut target))
+        };
+        let scatter_colored = Some(scatter_t(Scatter::Colored)?);
+        let scatter_atomic = Some(scatter_t(Scatter::Atomic)?);
+        let fused_atomic = {
+            let mut target = asm.csr_target(be, &pattern, Scatter::Atomic, None)?;
+            Some(timed(be, cfg.runs, || asm.assemble_into(be, &mut target))?)
+        };
+        // Hybrid: the CPU takes the last cells in proportion to its speed, concurrently.
+        let (hybrid_cpu_cells, hybrid_s) = match tiled {
+            Some(tg) => {
+                let (rg, rc) = (ncells as f64 / tg, ncells as f64 / all);
+                let ncpu_h = ((ncells as f64 * rc / (rg + rc)).round() as usize).min(ncells);
+                let ngpu = ncells - ncpu_h;
+                let mut best = f64::INFINITY;
+                for _ in 0..cfg.runs.min(5) {
+                    be.synchronize()?;
+                    let t0 = Instant::now();
+                    asm.first_matrices_into(be, Integration::Tiled, ngpu, &mut mats)?;
+                    let len = local.len();
+                    (ngpu..ncells).into_par_iter().try_for_each_init(
+                        || (LocalScratch::default(), vec![0.0; len]),
+                        |(s, ke), c| {
+                            local.element_matrix(c, s, ke)?;
+                            std::hint::black_box(&ke);
+                            Ok::<(), Error>(())
+                        },
+                    )?;
+                    be.synchronize()?;
+                    best = best.min(t0.elapsed().as_secs_f64());
+                }
+                (ncpu_h, Some(best))
+            }
+            None => (0, None),
+        };
+        let r = HexRow {
+            p,
+            modes: format!("{:?}", cfg.modes).to_lowercase(),
+            quadrature: format!("{:?}", cfg.quadrature).to_lowercase(),
+            cells: ncells,
+            dofs: space.ndofs(),
+            functions: nloc,
+            elem_size: nd,
+            points: nq,
+            cpu_one_core_s: one,
+            cpu_all_cores_s: all,
+            cpu_threads: threads,
+            cpu_cells_timed: ncpu,
+            gpu,
+            scatter_colored,
+            scatter_atomic,
+            fused_atomic,
+            bytes_written: bytes,
+            moment_flops: flops,
+            floor_s: floor,
+            tiled_over_floor: tiled.map(|t| t / floor),
+            hybrid_cpu_cells,
+            hybrid_s,
+        };
+        row(&ceil, &r)?;
+        rows.push(r);
+    }
+    Ok(rows)
+}
