@@ -18,7 +18,10 @@ pub fn run(cfg: &HexBenchConfig, json: Option<PathBuf>) -> galerkin::Result<()> 
     let mut header = false;
     hex::run(cfg, &be, |c, r| {
         if !header {
-            say!("gpu: {} — copy {:.0} GB/s, FP64 FMA {:.0} GFLOP/s (measured in this run)", c.device, c.copy_gbs, c.fma_gflops);
+            say!(
+                "gpu: {} — copy {:.0} GB/s, FP64 FMA {:.0} GFLOP/s, FP64 tensor cores {:.0} GFLOP/s (measured in this run)",
+                c.device, c.copy_gbs, c.fma_gflops, c.dmma_gflops
+            );
             say!(
                 "{:>2} {:>5} {:>4} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9}",
                 "p", "size", "nq", "dofs", "1 core s", "all s", "default", "I", "II", "III", "III/flr", "colored", "atomic", "fused", "×1core", "hybrid ms"

@@ -1,17 +1,14 @@
 // Element matrices of cells with many basis functions (hierarchical p-version hexahedra, high-order
 // Lagrange) integrated on the GPU by three schemes, stored per cell, then summed into a CSR matrix
 // colour by colour (plain adds) or with atomics. After "Forming matrices of finite element systems
-// in GPGPU" (Kozłowski, Kopta, ...): its scheme I (one thread per element) and scheme II (one
-// block per element, one thread per quadrature point, shared-memory reduction), and a third,
-// galerkin's own:
+// in GPGPU": its scheme I (one thread per element) and scheme II (one block per element, one thread
+// per quadrature point, shared-memory reduction), and a third, galerkin's own:
 //
 // III (tiled moments): for physics whose element matrix depends only on the moments
 //     M_kl[a][b] = Σ_q w_q |J_q| ∂_k φ_a ∂_l φ_b  (physical gradients; diffusion, elasticity)
-// with coefficients constant per cell, the NLOC² · 9 moments are a small GEMM per cell: one block
-// per cell stages the weighted physical gradients of QC points at a time in shared memory, and each
-// thread keeps a TA × TB tile of node pairs (all nine k, l) in registers, 4 FMAs per shared load.
-// Only tiles on or above the diagonal are computed; QF::block turns a pair's moments into its
-// NCOMP × NCOMP block, written to (a, b) and, transposed, to (b, a).
+// with coefficients constant per cell, the NLOC² · 9 moments are nine small GEMMs per cell, done on
+// the FP64 tensor cores in 8 × 8 tiles on or above the diagonal; QF::block turns a pair's moments
+// into its NCOMP × NCOMP block, written to (a, b) and, transposed, to (b, a).
 //
 // Stored layout (as assembly.cu's ELEMENT_STORE): out[c][r][s], r = a·NCOMP + i, row-major, in the
 // global orientation (entries scaled by signs[c][a]·signs[c][b] where `has_signs`).
@@ -160,147 +157,164 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
     }
 }
 
-// ---- Scheme III: tiled moments ----------------------------------------------------------------
-constexpr int TA = 2, TB = 4;                          // node pairs per thread: TA rows × TB columns
-constexpr int NA = (NLOC + TA - 1) / TA, NB = (NLOC + TB - 1) / TB;
-constexpr int NMOM = QF::FULL_GRAD ? DIM * DIM : 1;    // moments per pair: all ∂_k ∂_l, or the trace
-// Points staged per pass: both gradient tables (DIM × QC × NA·TA and NB·TB doubles) within 40 KB.
-constexpr int QC_FIT = 5000 / (DIM * (NA * TA + NB * TB));
-constexpr int QC = QC_FIT < 1 ? 1 : (QC_FIT > 16 ? 16 : QC_FIT);
-static_assert(DIM * QC * (NA * TA + NB * TB) * 8 <= 48 * 1024, "scheme III's staged gradients fit in static shared memory");
+// ---- Scheme III: tiled moments on the tensor cores ----------------------------------------------
+// The moments of all pairs are nine small GEMMs per cell, M_kl = Gw_kᵀ G_l over the points, with
+// Gw_k[q][a] = w_q |det J_q| ∂_k φ_a and G_l[q][b] = ∂_l φ_b. Each warp owns TPR 8 × 8 tiles
+// of node pairs on or above the diagonal, all nine (k, l) each, as FP64 tensor-core fragments
+// (mma.sync m8n8k4: 256 FMAs per instruction, two accumulators per lane). The block stages J⁻¹ and
+// the weights of all points once per cell, then the gradient tables of QCP points at a time in
+// dynamic shared memory; tiles beyond one pass of the warps take further rounds. The host sizes the
+// launch (`tiled_shape`): TILED_WARPS warps of TPR tiles and QCP points per pass (a multiple of 4).
+#ifndef TILED_WARPS
+#define TILED_WARPS 8
+#endif
+#ifndef QCP
+#define QCP 8
+#endif
+#ifndef TPR
+#define TPR 4                                        // tiles per warp and round
+#endif
+constexpr int N8 = (NLOC + 7) / 8;                   // 8-wide blocks of basis functions
+constexpr int NT8 = N8 * (N8 + 1) / 2;               // tiles ta ≤ tb
+constexpr int RSTRIDE = (N8 % 2 == 1) ? N8 * 8 : N8 * 8 + 8;  // ≡ 8 (mod 16): conflict-free fragment loads
+constexpr int JQ = DIM * DIM + 1;                    // J⁻¹ and w|det J| per point
+static_assert(QCP % 4 == 0, "points per pass come in k-steps of 4");
+static_assert(DIM == 3, "the tiled scheme is written for 3D cells");
 
-// Tile t (ta, tb) of the upper triangle: the tiles whose columns reach the diagonal.
-__device__ __forceinline__ bool upper_tile(int t, int& ta, int& tb) {
-    for (ta = 0; ta < NA; ++ta) {
-        const int first = (ta * TA) / TB;  // first column tile with b ≥ a for some pair
-        const int n = NB - first;
-        if (t < n) {
-            tb = first + t;
-            return true;
-        }
-        t -= n;
+// D += A·B on one 8 × 8 × 4 FP64 tensor-core step: a = A[lane/4][lane%4], b = B[lane%4][lane/4],
+// (d0, d1) = D[lane/4][2·(lane%4) + {0, 1}].
+__device__ __forceinline__ void dmma(double& d0, double& d1, double a, double b) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                 : "+d"(d0), "+d"(d1)
+                 : "d"(a), "d"(b));
+}
+
+// Tile t of the upper triangle of 8 × 8 blocks, row by row: (ta, tb) with ta ≤ tb.
+__device__ __forceinline__ void upper_tile(int t, int& ta, int& tb) {
+    ta = 0;
+    while (t >= N8 - ta) {
+        t -= N8 - ta;
+        ++ta;
     }
-    return false;
+    tb = ta + t;
 }
 
 // A pair's moments, as QF::block reads them (no value term: the host checks QF::VALUE is false).
 struct MomentPair {
-    const double* m;  // m[k·DIM + l] (FULL_GRAD) or m[0] = the trace
+    double m[DIM * DIM];  // m[k·DIM + l] = Σ_q w ∂_k φ_a ∂_l φ_b
     __device__ __forceinline__ double vv() const { return 0.0; }
-    __device__ __forceinline__ double dot() const {
-        if (QF::FULL_GRAD) {
-            double s = 0.0;
-#pragma unroll
-            for (int k = 0; k < DIM; ++k) s += m[k * DIM + k];
-            return s;
-        }
-        return m[0];
-    }
-    __device__ __forceinline__ double gg(int k, int l) const { return QF::FULL_GRAD ? m[k * DIM + l] : 0.0; }
+    __device__ __forceinline__ double dot() const { return m[0] + m[4] + m[8]; }
+    __device__ __forceinline__ double gg(int k, int l) const { return m[k * DIM + l]; }
 };
 
-extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matrices_tiled(
+// Dynamic shared memory: jq[NQ][JQ] | gw[DIM][QCP][RSTRIDE] | gb[DIM][QCP][RSTRIDE].
+extern "C" __global__ void __launch_bounds__(TILED_WARPS * 32) matrices_tiled(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
     const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
     const double* __restrict__ coef, const u64* __restrict__ meta, double* __restrict__ out) {
-    // Staged gradients, tile-transposed so that lanes (consecutive tb, mostly one ta) read
-    // consecutive doubles: gw[k][qq][x·NA + ta] = w ∂_k φ_(ta·TA+x), gb[l][qq][y·NB + tb] = ∂_l φ_(tb·TB+y).
-    __shared__ double gw[DIM][QC][NA * TA];
-    __shared__ double gb[DIM][QC][NB * TB];
-    __shared__ double inv_s[QC][DIM * DIM + 1];
-    int ntiles = 0;
-    for (int ta = 0; ta < NA; ++ta) ntiles += NB - (ta * TA) / TB;
+    extern __shared__ double smem[];
+    double* jq = smem;
+    double* gw = jq + NQ * JQ;
+    double* gb = gw + DIM * QCP * RSTRIDE;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int fm = lane >> 2, fk = lane & 3;  // fragment row (or column) and k index
     for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
         double xv[NV][DIM];
         load_cell_coords(c, cell_verts, coords, xv);
-        double p[NPA];
-        passive_at(coef, meta, c, 0, p);
+        __syncthreads();  // the previous cell's last pass has read jq
+        for (int q = threadIdx.x; q < NQ; q += blockDim.x) {
+            double inv[DIM][DIM], det;
+            jacobian_at(xv, tab, q, inv, det);
+#pragma unroll
+            for (int r = 0; r < DIM * DIM; ++r) jq[q * JQ + r] = inv[r / DIM][r % DIM];
+            jq[q * JQ + DIM * DIM] = __ldg(&tab[TAB_W + q]) * fabs(det);
+        }
         double* k = out + c * NDD;
-        for (int t0 = 0; t0 < ntiles; t0 += blockDim.x) {
-            int ta = 0, tb = 0;
-            const bool mine = upper_tile(t0 + threadIdx.x, ta, tb);
-            double acc[NMOM][TA][TB];
+        for (int t0 = 0; t0 < NT8; t0 += TILED_WARPS * TPR) {
+            double acc[TPR][DIM * DIM][2];
 #pragma unroll
-            for (int m = 0; m < NMOM; ++m)
+            for (int i = 0; i < TPR; ++i)
 #pragma unroll
-                for (int x = 0; x < TA; ++x)
+                for (int m = 0; m < DIM * DIM; ++m) acc[i][m][0] = acc[i][m][1] = 0.0;
+            int ta[TPR], tb[TPR];
 #pragma unroll
-                    for (int y = 0; y < TB; ++y) acc[m][x][y] = 0.0;
-            for (int q0 = 0; q0 < NQ; q0 += QC) {
-                __syncthreads();
-                if (threadIdx.x < QC) {
-                    const int q = q0 + threadIdx.x;
-                    double inv[DIM][DIM], det = 0.0;
-                    if (q < NQ) jacobian_at(xv, tab, q, inv, det);
-#pragma unroll
-                    for (int r = 0; r < DIM * DIM; ++r) inv_s[threadIdx.x][r] = q < NQ ? inv[r / DIM][r % DIM] : 0.0;
-                    inv_s[threadIdx.x][DIM * DIM] = q < NQ ? __ldg(&tab[TAB_W + q]) * fabs(det) : 0.0;
-                }
-                __syncthreads();
-                constexpr int NPAD = (NA * TA > NB * TB) ? NA * TA : NB * TB;
-                for (int r = threadIdx.x; r < QC * NPAD; r += blockDim.x) {
-                    const int qq = r / NPAD, a = r % NPAD, q = q0 + qq;
-                    double gr[DIM] = {};
+            for (int i = 0; i < TPR; ++i) {
+                const int t = t0 + warp * TPR + i;
+                if (t < NT8) upper_tile(t, ta[i], tb[i]);
+                else ta[i] = tb[i] = -1;
+            }
+            for (int q0 = 0; q0 < NQ; q0 += QCP) {
+                __syncthreads();  // jq is written / the previous pass has read gw, gb
+                for (int r = threadIdx.x; r < QCP * N8 * 8; r += blockDim.x) {
+                    const int qq = r / (N8 * 8), a = r % (N8 * 8), q = q0 + qq;
+                    double gr[DIM] = {}, w = 0.0;
                     if (q < NQ && a < NLOC) {
                         double inv[DIM][DIM];
 #pragma unroll
-                        for (int s = 0; s < DIM * DIM; ++s) inv[s / DIM][s % DIM] = inv_s[qq][s];
+                        for (int s = 0; s < DIM * DIM; ++s) inv[s / DIM][s % DIM] = jq[q * JQ + s];
                         phys_grad(tab, q, a, inv, gr);
+                        w = jq[q * JQ + DIM * DIM];
                     }
-                    const double w = inv_s[qq][DIM * DIM];
 #pragma unroll
                     for (int d = 0; d < DIM; ++d) {
-                        if (a < NA * TA) gw[d][qq][(a % TA) * NA + a / TA] = w * gr[d];
-                        if (a < NB * TB) gb[d][qq][(a % TB) * NB + a / TB] = gr[d];
+                        gw[(d * QCP + qq) * RSTRIDE + a] = w * gr[d];
+                        gb[(d * QCP + qq) * RSTRIDE + a] = gr[d];
                     }
                 }
                 __syncthreads();
-                if (mine) {
-#pragma unroll 2
-                    for (int qq = 0; qq < QC; ++qq) {
-                        double u[DIM][TA], v[DIM][TB];
+#pragma unroll 1
+                for (int kq = 0; kq < QCP; kq += 4) {
+#pragma unroll
+                    for (int i = 0; i < TPR; ++i) {
+                        if (ta[i] < 0) continue;
+                        double fa[DIM], fb[DIM];
 #pragma unroll
                         for (int d = 0; d < DIM; ++d) {
-#pragma unroll
-                            for (int x = 0; x < TA; ++x) u[d][x] = gw[d][qq][x * NA + ta];
-#pragma unroll
-                            for (int y = 0; y < TB; ++y) v[d][y] = gb[d][qq][y * NB + tb];
+                            fa[d] = gw[(d * QCP + kq + fk) * RSTRIDE + ta[i] * 8 + fm];
+                            fb[d] = gb[(d * QCP + kq + fk) * RSTRIDE + tb[i] * 8 + fm];
                         }
 #pragma unroll
-                        for (int x = 0; x < TA; ++x)
+                        for (int kk = 0; kk < DIM; ++kk)
 #pragma unroll
-                            for (int y = 0; y < TB; ++y) {
-                                if (QF::FULL_GRAD) {
-#pragma unroll
-                                    for (int kk = 0; kk < DIM; ++kk)
-#pragma unroll
-                                        for (int l = 0; l < DIM; ++l)
-                                            acc[(kk * DIM + l) % NMOM][x][y] = fma(u[kk][x], v[l][y], acc[(kk * DIM + l) % NMOM][x][y]);
-                                } else {
-#pragma unroll
-                                    for (int kk = 0; kk < DIM; ++kk) acc[0][x][y] = fma(u[kk][x], v[kk][y], acc[0][x][y]);
-                                }
-                            }
+                            for (int l = 0; l < DIM; ++l) dmma(acc[i][kk * DIM + l][0], acc[i][kk * DIM + l][1], fa[kk], fb[l]);
                     }
                 }
             }
-            if (mine) {
+            double p[NPA];
+            passive_at(coef, meta, c, 0, p);
 #pragma unroll
-                for (int x = 0; x < TA; ++x)
+            for (int i = 0; i < TPR; ++i) {
+                if (ta[i] < 0) continue;
 #pragma unroll
-                    for (int y = 0; y < TB; ++y) {
-                        const int a = ta * TA + x, b = tb * TB + y;
-                        if (a >= NLOC || b >= NLOC || b < a) continue;
-                        double m[NMOM];
+                for (int e2 = 0; e2 < 2; ++e2) {
+                    const int a = ta[i] * 8 + fm, b = tb[i] * 8 + 2 * fk + e2;
+                    if (a >= NLOC || b >= NLOC || b < a) continue;
+                    MomentPair mp;
 #pragma unroll
-                        for (int s = 0; s < NMOM; ++s) m[s] = acc[s][x][y];
-                        double e[NCOMP][NCOMP] = {};
-                        QF::template block<DIM, NCOMP>(p, MomentPair{m}, e);
-                        write_pair_blocks(k, a, b, sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b), e);
-                    }
+                    for (int m = 0; m < DIM * DIM; ++m) mp.m[m] = acc[i][m][e2];
+                    double e[NCOMP][NCOMP] = {};
+                    QF::template block<DIM, NCOMP>(p, mp, e);
+                    write_pair_blocks(k, a, b, sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b), e);
+                }
             }
         }
     }
+}
+
+// Throughput probe of the FP64 tensor cores: 8 independent m8n8k4 chains per warp.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dmma_peak(int iters, double seed, double* __restrict__ sink) {
+    double d[8][2];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) d[k][0] = d[k][1] = 0.0;
+    const double a = seed * 1e-3, b = 1e-3 * (threadIdx.x & 31);
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) dmma(d[k][0], d[k][1], a, b);
+    }
+    double s = 0.0;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) s += d[k][0] + d[k][1];
+    if (s < 0.0) sink[0] = s;
 }
 
 // ---- Summation into CSR ------------------------------------------------------------------------

@@ -23,6 +23,7 @@ pub(crate) struct SchemeKernels {
     tiled: Kernel,
     scatter: Kernel,
     fma: Kernel,
+    dmma: Kernel,
 }
 
 /// What the physics allows: all schemes write mirrored blocks (symmetric physics); the tiled one
@@ -37,9 +38,39 @@ pub(crate) struct SchemeSupport {
 /// Largest quadrature the thread-per-point scheme takes (one block of threads).
 pub const MAX_POINTS_PER_BLOCK: usize = 1024;
 
+/// Dynamic shared memory a block may take (H100: 227 KB).
+const MAX_SHARED_BYTES: usize = 227 * 1024;
+
+/// Tiles (8 × 8 node pairs, nine moments each: 36 accumulators) a warp of the tiled scheme holds,
+/// and warps per block: 118 registers, no spills (ptxas, sm_90). Swept on the H100 at p = 3…5
+/// (tiles per warp, warps): (3, 12) 11.4 ms, (2, 16) 11.0, (3, 16) 14.2, (2, 24) 18.8, (1, 32)
+/// 11.3 at p = 5 — more tiles per warp spill, more warps lower the registers per thread.
+const TILES_PER_WARP: usize = 2;
+const MAX_WARPS: usize = 16;
+
+/// Launch shape of the tiled scheme for `v`: (threads per block, points staged per pass, dynamic
+/// shared-memory bytes). Warps: the 8 × 8 tiles on or above the diagonal, TILES_PER_WARP per warp,
+/// at most MAX_WARPS (further tiles take further rounds: two at p = 5 trunk). Points per pass: as
+/// many multiples of 4 as fit in about 96 KB after the per-point J⁻¹ and weights, 4 to 32. Mirrors
+/// `element_schemes.cu`.
+pub(crate) fn tiled_shape(v: &Variant) -> (usize, usize, usize) {
+    let n8 = v.nloc.div_ceil(8);
+    let tiles = n8 * (n8 + 1) / 2;
+    let warps = tiles.div_ceil(TILES_PER_WARP).clamp(1, MAX_WARPS);
+    let stride = if n8 % 2 == 1 { n8 * 8 } else { n8 * 8 + 8 };
+    let jq = v.nq * (v.dim * v.dim + 1) * 8;
+    let per_q = 2 * v.dim * stride * 8;
+    let qcp = ((96 * 1024usize).saturating_sub(jq) / per_q / 4 * 4).clamp(4, 32).min(v.nq.div_ceil(4) * 4);
+    (32 * warps, qcp, jq + qcp * per_q)
+}
+
 /// The defines of the schemes' variant of assembly variant `v`.
 pub(crate) fn scheme_defines(v: &Variant) -> Vec<String> {
+    let (threads, qcp, _) = tiled_shape(v);
     vec![
+        format!("TILED_WARPS={}", threads / 32),
+        format!("TPR={TILES_PER_WARP}"),
+        format!("QCP={qcp}"),
         format!("DIM={}", v.dim),
         format!("NV={}", v.nv),
         format!("NLOC={}", v.nloc),
@@ -52,7 +83,15 @@ pub(crate) fn scheme_defines(v: &Variant) -> Vec<String> {
 fn load(be: &CudaBackend, asm: &DeviceAssembler) -> Result<SchemeKernels> {
     let module = be.variant_module(&ELEMENT_SCHEMES, &scheme_defines(&asm.variant))?;
     let k = |name| Kernel::from_module(&module, name);
-    Ok(SchemeKernels { per_cell: k("matrices_per_cell")?, per_point: k("matrices_per_point")?, tiled: k("matrices_tiled")?, scatter: k("scatter_matrices")?, fma: k("fma_peak")? })
+    let (_, _, smem) = tiled_shape(&asm.variant);
+    let tiled = k("matrices_tiled")?;
+    if smem > 48 * 1024 && smem <= MAX_SHARED_BYTES {
+        tiled
+            .func
+            .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+            .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot allow {smem} bytes of shared memory for matrices_tiled: {e}")))?;
+    }
+    Ok(SchemeKernels { per_cell: k("matrices_per_cell")?, per_point: k("matrices_per_point")?, tiled, scatter: k("scatter_matrices")?, fma: k("fma_peak")?, dmma: k("dmma_peak")? })
 }
 
 impl DeviceAssembler {
@@ -81,6 +120,10 @@ impl DeviceAssembler {
             Integration::Tiled if s.value_term || !s.per_cell => {
                 Some("tiled integration needs gradient-only physics (no mass term) with coefficients constant per cell".into())
             }
+            Integration::Tiled if tiled_shape(&self.variant).2 > MAX_SHARED_BYTES => Some(format!(
+                "tiled integration of {} points per cell needs more shared memory than a block has: use thread-per-cell",
+                self.variant.nq
+            )),
             _ => None,
         }
     }
@@ -123,7 +166,8 @@ impl DeviceAssembler {
                     &self.tab, &self.coef, &self.meta, out)
             }
             Integration::Tiled => {
-                let cfg = LaunchConfig { grid_dim: (blocks(nc), 1, 1), ..be.grid(1) };
+                let (threads, _, smem) = tiled_shape(&self.variant);
+                let cfg = LaunchConfig { grid_dim: (blocks(nc), 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
                 launch!(be, &k.tiled, cfg; &nc, &self.cell_verts, &self.coords, &self.signs, &self.has_signs,
                     &self.tab, &self.coef, &self.meta, out)
             }
@@ -141,6 +185,19 @@ impl DeviceAssembler {
         let seed = 1.0f64;
         let t = crate::backend::cuda::bench::median_seconds(be, 5, || launch!(be, &k.fma, cfg; &iters, &seed, &mut sink))?;
         Ok(2.0 * 8.0 * f64::from(iters) * threads as f64 / t * 1e-9)
+    }
+
+    /// The FP64 tensor cores' throughput in GFLOP/s (m8n8k4 chains): the ceiling of the tiled
+    /// scheme.
+    pub fn dmma_gflops(&self, be: &CudaBackend) -> Result<f64> {
+        let k = self.scheme_kernels(be)?;
+        let cfg = be.grid(1 << 40);
+        let warps = u64::from(cfg.grid_dim.0) * u64::from(cfg.block_dim.0) / 32;
+        let iters = 2048i32;
+        let mut sink = be.alloc::<f64>(1)?;
+        let seed = 1.0f64;
+        let t = crate::backend::cuda::bench::median_seconds(be, 5, || launch!(be, &k.dmma, cfg; &iters, &seed, &mut sink))?;
+        Ok(2.0 * 256.0 * 8.0 * f64::from(iters) * warps as f64 / t * 1e-9)
     }
 
     /// Sums stored element matrices `mats` into `target`'s values (zeroed first): colour by colour
