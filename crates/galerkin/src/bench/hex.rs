@@ -115,22 +115,25 @@ pub fn bench_mesh(cells: usize) -> Result<Mesh> {
     generate::rotate_hexahedra(&m, 11)
 }
 
+/// The element matrices of `cells` on the CPU (current rayon pool), each computed and dropped.
+fn integrate_cells(local: &LocalMatrices, cells: std::ops::Range<usize>) -> Result<()> {
+    let len = local.len();
+    cells.into_par_iter().try_for_each_init(
+        || (LocalScratch::default(), vec![0.0; len]),
+        |(s, ke), c| {
+            local.element_matrix(c, s, ke)?;
+            std::hint::black_box(&ke);
+            Ok(())
+        },
+    )
+}
+
 /// CPU seconds to integrate the element matrices of the first `n` cells with `threads` threads.
 fn cpu_time(local: &LocalMatrices, n: usize, threads: usize) -> Result<f64> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| Error::invalid(format!("thread pool: {e}")))?;
-    let len = local.len();
     let mut clock = HostClock::default();
     clock.start()?;
-    pool.install(|| {
-        (0..n).into_par_iter().try_for_each_init(
-            || (LocalScratch::default(), vec![0.0; len]),
-            |(s, ke), c| {
-                local.element_matrix(c, s, ke)?;
-                std::hint::black_box(&ke);
-                Ok::<(), Error>(())
-            },
-        )
-    })?;
+    pool.install(|| integrate_cells(local, 0..n))?;
     clock.stop()
 }
 
@@ -225,15 +228,7 @@ pub fn run(cfg: &HexBenchConfig, be: &CudaBackend, mut row: impl FnMut(&Ceilings
                     be.synchronize()?;
                     let t0 = Instant::now();
                     asm.first_matrices_into(be, Integration::Tiled, ngpu, &mut mats)?;
-                    let len = local.len();
-                    (ngpu..ncells).into_par_iter().try_for_each_init(
-                        || (LocalScratch::default(), vec![0.0; len]),
-                        |(s, ke), c| {
-                            local.element_matrix(c, s, ke)?;
-                            std::hint::black_box(&ke);
-                            Ok::<(), Error>(())
-                        },
-                    )?;
+                    integrate_cells(&local, ngpu..ncells)?;
                     be.synchronize()?;
                     best = best.min(t0.elapsed().as_secs_f64());
                 }

@@ -200,7 +200,7 @@ impl FiniteElement for HierarchicalHex {
                         let k = k as usize;
                         if flip {
                             // L_k(−t) = (−1)^k L_k(t); its derivative picks up (−1)^(k+1).
-                            let s = if k % 2 == 0 { 1.0 } else { -1.0 };
+                            let s = if k.is_multiple_of(2) { 1.0 } else { -1.0 };
                             (s * bv[a][k], -2.0 * s * bd[a][k])
                         } else {
                             (bv[a][k], 2.0 * bd[a][k])

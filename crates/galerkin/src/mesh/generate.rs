@@ -275,6 +275,47 @@ fn boundary_side(
     })
 }
 
+/// The same hexahedral mesh with each cell's vertex list turned by one of the 24 rotations of the
+/// cube (chosen per cell from `seed`): neighbours then see their shared edges and faces in
+/// different local orientations, which is what tests of hierarchical (signed) bases need.
+pub fn rotate_hexahedra(mesh: &Mesh, seed: u64) -> Result<Mesh> {
+    if mesh.cell_type != CellType::Hexahedron {
+        return Err(Error::invalid("rotate_hexahedra needs a hexahedral mesh"));
+    }
+    let rv = CellType::Hexahedron.reference_vertices();
+    // Every signed permutation matrix of determinant +1, as vertex permutations.
+    let mut rotations = Vec::new();
+    for perm in [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0], [1, 0, 2]] {
+        let even = matches!(perm, [0, 1, 2] | [1, 2, 0] | [2, 0, 1]);
+        for flips in 0..8u32 {
+            let odd_flips = flips.count_ones() % 2 == 1;
+            if even == odd_flips {
+                continue;
+            }
+            let map: Vec<usize> = (0..8)
+                .map(|k| {
+                    let mut p = [0.0; 3];
+                    for a in 0..3 {
+                        let x = rv[k][perm[a]];
+                        p[a] = if flips >> a & 1 == 1 { 1.0 - x } else { x };
+                    }
+                    rv.iter().position(|r| *r == p).unwrap_or(k)
+                })
+                .collect();
+            rotations.push(map);
+        }
+    }
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut cells = Vec::with_capacity(mesh.cells.len());
+    for c in 0..mesh.num_cells() {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let r = &rotations[(state >> 33) as usize % rotations.len()];
+        let cv = mesh.cell(c);
+        cells.extend(r.iter().map(|&k| cv[k]));
+    }
+    Mesh::new(CellType::Hexahedron, mesh.coords.clone(), cells, Some(mesh.cell_tags.clone()), mesh.boundary.clone(), mesh.tag_names.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,45 +518,4 @@ mod tests {
         let m = rectangle(1000, 500, [0.; 2], [1.; 2], CellType::Triangle).unwrap();
         println!("{} triangles in {:?}", m.num_cells(), t.elapsed());
     }
-}
-
-/// The same hexahedral mesh with each cell's vertex list turned by one of the 24 rotations of the
-/// cube (chosen per cell from `seed`): neighbours then see their shared edges and faces in
-/// different local orientations, which is what tests of hierarchical (signed) bases need.
-pub fn rotate_hexahedra(mesh: &Mesh, seed: u64) -> Result<Mesh> {
-    if mesh.cell_type != CellType::Hexahedron {
-        return Err(Error::invalid("rotate_hexahedra needs a hexahedral mesh"));
-    }
-    let rv = CellType::Hexahedron.reference_vertices();
-    // Every signed permutation matrix of determinant +1, as vertex permutations.
-    let mut rotations = Vec::new();
-    for perm in [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0], [1, 0, 2]] {
-        let even = matches!(perm, [0, 1, 2] | [1, 2, 0] | [2, 0, 1]);
-        for flips in 0..8u32 {
-            let odd_flips = flips.count_ones() % 2 == 1;
-            if even == odd_flips {
-                continue;
-            }
-            let map: Vec<usize> = (0..8)
-                .map(|k| {
-                    let mut p = [0.0; 3];
-                    for a in 0..3 {
-                        let x = rv[k][perm[a]];
-                        p[a] = if flips >> a & 1 == 1 { 1.0 - x } else { x };
-                    }
-                    rv.iter().position(|r| *r == p).unwrap_or(k)
-                })
-                .collect();
-            rotations.push(map);
-        }
-    }
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    let mut cells = Vec::with_capacity(mesh.cells.len());
-    for c in 0..mesh.num_cells() {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let r = &rotations[(state >> 33) as usize % rotations.len()];
-        let cv = mesh.cell(c);
-        cells.extend(r.iter().map(|&k| cv[k]));
-    }
-    Mesh::new(CellType::Hexahedron, mesh.coords.clone(), cells, Some(mesh.cell_tags.clone()), mesh.boundary.clone(), mesh.tag_names.clone())
 }
