@@ -314,3 +314,40 @@ fn hex_examples_agree_on_the_gpu() {
         }
     }
 }
+
+/// A degree per cell (the seed's mixed meshes: p = 1 for x < ½, p = 3 beyond) by the minimum rule:
+/// an affine field is reproduced exactly (conformity across the interface), the modes the p = 1
+/// side drops stay zero, and the manufactured solution's error lies between the uniform p = 1 and
+/// p = 3 errors.
+#[test]
+fn mixed_degrees_follow_the_minimum_rule() {
+    let base = unit_mesh(CellType::Hexahedron, 4);
+    let tags: Vec<i32> = (0..base.num_cells())
+        .map(|c| {
+            let x: f64 = base.cell(c).iter().map(|&v| base.coords[v][0]).sum::<f64>() / 8.0;
+            if x < 0.5 { 1 } else { 2 }
+        })
+        .collect();
+    let tagged = Mesh::new(CellType::Hexahedron, base.coords.clone(), base.cells.clone(), Some(tags.clone()), base.boundary.clone(), base.tag_names.clone()).unwrap();
+    let mesh = Arc::new(generate::rotate_hexahedra(&tagged, 5).unwrap());
+    let degrees: Vec<usize> = mesh.cell_tags.iter().map(|&t| if t == 1 { 1 } else { 3 }).collect();
+    let space = Arc::new(FunctionSpace::hierarchical_variable(mesh.clone(), &degrees, ModeSet::Trunk, 3).unwrap());
+    assert!(!space.frozen.is_empty());
+    // Patch test: an affine displacement with its own Dirichlet data and no load.
+    let affine = |x: [f64; 3]| [0.1 + 0.2 * x[0] - 0.3 * x[1], -0.2 + 0.1 * x[1] + 0.4 * x[2], 0.3 - 0.1 * x[0] + 0.15 * x[2]];
+    let sol = LinearProblem::new(space.clone(), Elasticity::lame(LAMBDA, MU, 3))
+        .dirichlet(["xmin", "xmax", "ymin", "ymax", "zmin", "zmax"], vector(affine))
+        .solve(AssemblyLevel::Full, &direct())
+        .unwrap();
+    let exact: VectorFn = Arc::new(move |x, u| u.copy_from_slice(&affine(x)));
+    let err = error_norms(&space, &sol.u, &exact).unwrap();
+    assert!(err.l2 < 1e-12 * err.l2_exact, "mixed-degree patch test: {err:?}");
+    for &n in &space.frozen {
+        assert!((0..3).all(|c| sol.u[n * 3 + c] == 0.0), "frozen node {n} moved");
+    }
+    let mixed = solve_manufactured(space, AssemblyLevel::Full).h1_semi;
+    let p1 = solve_manufactured(hier(mesh.clone(), 1, ModeSet::Trunk), AssemblyLevel::Full).h1_semi;
+    let p3 = solve_manufactured(hier(mesh, 3, ModeSet::Trunk), AssemblyLevel::Full).h1_semi;
+    eprintln!("H1 errors: uniform p = 1 {p1:.3e}, mixed {mixed:.3e}, uniform p = 3 {p3:.3e}");
+    assert!(p3 < mixed && mixed < p1, "{p3} < {mixed} < {p1}");
+}

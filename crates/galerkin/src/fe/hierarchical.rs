@@ -128,6 +128,24 @@ impl HierarchicalHex {
         self.modes
     }
 
+    /// The degree each function belongs to: 1 for vertices, k for edge mode k, and for face and
+    /// interior modes i + j (+ k) in the trunk space, max(i, j (, k)) in the full one. A cell of
+    /// degree q < p uses the functions of degree ≤ q (what variable-p spaces keep).
+    pub fn function_degrees(&self) -> Vec<usize> {
+        self.factors
+            .iter()
+            .map(|f| {
+                let ks: Vec<usize> = f.iter().filter_map(|x| if let Factor::Bubble { k, .. } = x { Some(*k as usize) } else { None }).collect();
+                match (ks.len(), self.modes) {
+                    (0, _) => 1,
+                    (1, _) => ks[0],
+                    (_, ModeSet::Trunk) => ks.iter().sum(),
+                    (_, ModeSet::Full) => ks.iter().copied().max().unwrap_or(1),
+                }
+            })
+            .collect()
+    }
+
     /// Number of scalar functions of the trunk or full space of degree `p`.
     pub fn count(p: usize, modes: ModeSet) -> usize {
         match modes {

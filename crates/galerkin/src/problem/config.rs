@@ -78,6 +78,9 @@ pub struct SpaceConfig {
     pub nodes: Option<crate::fe::NodeFamily>,
     /// `family = "hierarchical"`: `trunk` (serendipity, default) or `full` tensor-product modes.
     pub modes: Option<String>,
+    /// `family = "hierarchical"`: a degree per region (tag number or name); other cells take
+    /// `degree`. Shared edges and faces take the lowest degree around them (minimum rule).
+    pub region_degrees: Option<std::collections::BTreeMap<String, usize>>,
 }
 
 impl SpaceConfig {
@@ -93,7 +96,7 @@ impl SpaceConfig {
 
 impl Default for SpaceConfig {
     fn default() -> Self {
-        SpaceConfig { degree: 1, family: lagrange(), nodes: None, modes: None }
+        SpaceConfig { degree: 1, family: lagrange(), nodes: None, modes: None, region_degrees: None }
     }
 }
 
@@ -347,6 +350,9 @@ impl ProblemFile {
                 if self.space.modes.is_some() {
                     return Err(Error::config("space.modes", "only for `family = \"hierarchical\"`"));
                 }
+                if self.space.region_degrees.is_some() {
+                    return Err(Error::config("space.region_degrees", "only for `family = \"hierarchical\"`"));
+                }
             }
             "hierarchical" => {
                 let hmax = crate::fe::hierarchical::MAX_HIERARCHICAL_DEGREE;
@@ -355,6 +361,11 @@ impl ProblemFile {
                 }
                 if self.space.nodes.is_some() {
                     return Err(Error::config("space.nodes", "hierarchical bases are modal: they have no nodes"));
+                }
+                for (region, &p) in self.space.region_degrees.iter().flatten() {
+                    if !(1..=hmax).contains(&p) {
+                        return Err(Error::config(format!("space.region_degrees.{region}"), format!("hierarchical degree must be 1 to {hmax}, got {p}")));
+                    }
                 }
                 self.space.mode_set()?;
             }

@@ -235,6 +235,12 @@ impl LinearProblem {
                 }
             }
         }
+        // Modes a variable-degree space drops stay zero whatever the boundary data.
+        for &node in &space.frozen {
+            for c in 0..n {
+                vals.insert(node * n + c, 0.0);
+            }
+        }
         Ok(Constraints { dofs: vals.keys().copied().collect(), values: vals.values().copied().collect() })
     }
 

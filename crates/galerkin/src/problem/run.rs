@@ -192,10 +192,17 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
     let nodes = pf.space.nodes.unwrap_or(crate::fe::NodeFamily::default_for(pf.space.degree));
     // The degree and nodes the mesh's cells allow are known only now (simplices: P1–P3).
     let space = if pf.space.family == "hierarchical" {
-        FunctionSpace::hierarchical(mesh, pf.space.degree, pf.space.mode_set()?, ncomp).map_err(|e| match e {
+        let unsupported = |e| match e {
             Error::Unsupported(why) => Error::config("space.family", why),
             e => e,
-        })?
+        };
+        match &pf.space.region_degrees {
+            Some(map) => {
+                let degrees = cell_degrees(&mesh, pf.space.degree, map)?;
+                FunctionSpace::hierarchical_variable(mesh, &degrees, pf.space.mode_set()?, ncomp).map_err(unsupported)?
+            }
+            None => FunctionSpace::hierarchical(mesh, pf.space.degree, pf.space.mode_set()?, ncomp).map_err(unsupported)?,
+        }
     } else {
         FunctionSpace::lagrange_with_nodes(mesh, pf.space.degree, ncomp, nodes).map_err(|e| match e {
             Error::Unsupported(why) => Error::config("space.degree", why),
@@ -222,6 +229,25 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
     }
     notes.retain(|n| !n.is_empty());
     Ok(Setup { space, problem, config, mesh_s, space_s, notes, faults, memory: estimate })
+}
+
+/// The degree of every cell from `[space] region_degrees` (region tag numbers or names).
+fn cell_degrees(mesh: &Mesh, default: usize, map: &std::collections::BTreeMap<String, usize>) -> Result<Vec<usize>> {
+    let mut by_tag = std::collections::HashMap::new();
+    for (region, &p) in map {
+        let tag = match region.parse::<i32>() {
+            Ok(t) => t,
+            Err(_) => match mesh.tag_names.get(region) {
+                Some(&(d, t)) if d == mesh.dim => t,
+                _ => return Err(Error::config(format!("space.region_degrees.{region}"), "no region of the mesh has this name or tag")),
+            },
+        };
+        if !mesh.cell_tags.contains(&tag) {
+            return Err(Error::config(format!("space.region_degrees.{region}"), format!("no cell of the mesh has region tag {tag}")));
+        }
+        by_tag.insert(tag, p);
+    }
+    Ok(mesh.cell_tags.iter().map(|t| by_tag.get(t).copied().unwrap_or(default)).collect())
 }
 
 /// Read and set up a problem file (relative paths resolved against its folder).

@@ -20,6 +20,9 @@ pub struct FunctionSpace {
     pub element: Arc<dyn FiniteElement>,
     pub ncomp: usize,
     pub dofmap: DofMap,
+    /// Nodes held at zero: the modes a variable-degree hierarchical space drops (above the degree
+    /// of their entity by the minimum rule). Empty for every other space.
+    pub frozen: Vec<usize>,
 }
 
 impl FunctionSpace {
@@ -28,7 +31,7 @@ impl FunctionSpace {
             return Err(Error::invalid("a function space needs at least one component"));
         }
         let dofmap = DofMap::new(&mesh, element.as_ref())?;
-        Ok(FunctionSpace { mesh, element, ncomp, dofmap })
+        Ok(FunctionSpace { mesh, element, ncomp, dofmap, frozen: Vec::new() })
     }
 
     /// H1 Lagrange space of `degree` (P_k on simplices, Q_k on quads/hexes) with `ncomp` components.
@@ -55,6 +58,39 @@ impl FunctionSpace {
         }
         let element = Arc::new(crate::fe::HierarchicalHex::new(degree, modes)?);
         FunctionSpace::new(mesh, element, ncomp)
+    }
+
+    /// Hierarchical space with a degree per cell (`degrees[c]`, 1 to 8): every cell carries the
+    /// element of the highest degree, and by the minimum rule a shared edge or face has the lowest
+    /// degree of the cells around it; the modes above their entity's degree are frozen at zero
+    /// (constrained like Dirichlet dofs). Conforming, with the accuracy of the variable-p space;
+    /// the cost per cell is that of the highest degree.
+    pub fn hierarchical_variable(mesh: Arc<Mesh>, degrees: &[usize], modes: crate::fe::ModeSet, ncomp: usize) -> Result<Self> {
+        if degrees.len() != mesh.num_cells() {
+            return Err(Error::dim("degrees per cell", mesh.num_cells(), degrees.len()));
+        }
+        let pmax = degrees.iter().copied().max().unwrap_or(1);
+        let mut space = FunctionSpace::hierarchical(mesh, pmax, modes, ncomp)?;
+        let el = crate::fe::HierarchicalHex::new(pmax, modes)?;
+        let fdeg = el.function_degrees();
+        let nloc = space.dofmap.nodes_per_cell;
+        // A node's degree: the lowest of the cells that share it (one cell for interiors).
+        let mut order = vec![usize::MAX; space.dofmap.num_nodes];
+        for (c, &p) in degrees.iter().enumerate() {
+            for &n in space.dofmap.cell(c) {
+                order[n] = order[n].min(p);
+            }
+        }
+        let mut frozen = std::collections::BTreeSet::new();
+        for c in 0..degrees.len() {
+            for (i, &n) in space.dofmap.cell_nodes[c * nloc..(c + 1) * nloc].iter().enumerate() {
+                if fdeg[i] > order[n] {
+                    frozen.insert(n);
+                }
+            }
+        }
+        space.frozen = frozen.into_iter().collect();
+        Ok(space)
     }
 
     /// Interpolation of `f` (returning `ncomp` values at a point): nodal for Lagrange spaces,

@@ -77,17 +77,24 @@ impl FunctionSpace {
                 stages.push((dofs, pts, wts, tab));
             }
         }
+        let frozen: std::collections::HashSet<usize> = self.frozen.iter().copied().collect();
         let local: Vec<Vec<f64>> = (0..self.mesh.num_cells())
             .into_par_iter()
             .map(|c| {
+                let cell = dm.cell(c);
                 let mut u = vec![0.0; nloc * n];
                 let mut buf = vec![0.0; n];
                 for (v, dofs) in ent[0].iter().enumerate() {
                     f(self.mesh.map_point(c, rv[v]).0, &mut buf);
                     u[dofs[0] * n..dofs[0] * n + n].copy_from_slice(&buf);
                 }
-                for (dofs, pts, wts, tab) in &stages {
+                for (all, pts, wts, tab) in &stages {
+                    // A variable-degree space projects onto the modes it keeps.
+                    let dofs: Vec<usize> = all.iter().copied().filter(|&i| !frozen.contains(&cell[i])).collect();
                     let m = dofs.len();
+                    if m == 0 {
+                        continue;
+                    }
                     let gram = faer::Mat::from_fn(m, m, |a, b| {
                         (0..pts.len()).map(|q| wts[q] * tab.values[q * nloc + dofs[a]] * tab.values[q * nloc + dofs[b]]).sum::<f64>()
                     });
