@@ -4,16 +4,14 @@
 //! assembler. The kernels are `kernels/element_schemes.cu`, compiled per (element, quadrature,
 //! physics) on first use; the stored layout is the `element` level's.
 use super::cuda::{kernel_defines, tables, variant_of, CsrTarget, DeviceAssembler, Variant};
-use crate::backend::cuda::jit::{self, ASSEMBLY};
-use crate::operator::level::Tuning;
-use crate::operator::ElementIntegrator;
-use rayon::prelude::*;
-use crate::backend::cuda::jit::ELEMENT_SCHEMES;
+use crate::backend::cuda::jit::{self, ASSEMBLY, ELEMENT_SCHEMES};
 use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::CudaBackend;
-use crate::operator::level::{Integration, Scatter};
+use crate::operator::level::{Integration, Scatter, Tuning};
+use crate::operator::ElementIntegrator;
 use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig};
+use rayon::prelude::*;
 
 /// The entry points of one scheme variant.
 #[derive(Clone)]
