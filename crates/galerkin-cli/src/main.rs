@@ -159,10 +159,10 @@ enum Command {
         cells: usize,
         /// --hex: trunk (serendipity) or full tensor-product modes.
         #[arg(long, default_value = "trunk")]
-        modes: String,
-        /// --hex: gauss ((p+1)³ points) or seed (max(2, ⌈(3p−2)/2⌉)³ points).
+        modes: galerkin::fe::ModeSet,
+        /// --hex: gauss ((p+1)³ points), seed (max(2, ⌈(3p−2)/2⌉)³ points) or gauss-lobatto.
         #[arg(long, default_value = "gauss")]
-        quadrature: String,
+        quadrature: galerkin::fe::QuadratureKind,
         /// --hex: cells the CPU integrates per timing (scaled to all cells).
         #[arg(long, default_value_t = 2000)]
         cpu_cells: usize,
@@ -390,16 +390,8 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             let cfg = galerkin::bench::hex::HexBenchConfig {
                 cells,
                 degrees: parse_degrees(&degrees)?,
-                modes: match modes.as_str() {
-                    "trunk" => galerkin::fe::ModeSet::Trunk,
-                    "full" => galerkin::fe::ModeSet::Full,
-                    m => return Err(galerkin::Error::invalid(format!("unknown --modes `{m}` (expected trunk or full)"))),
-                },
-                quadrature: match quadrature.as_str() {
-                    "gauss" => galerkin::fe::QuadratureKind::Gauss,
-                    "seed" => galerkin::fe::QuadratureKind::Seed,
-                    q => return Err(galerkin::Error::invalid(format!("unknown --quadrature `{q}` (expected gauss or seed)"))),
-                },
+                modes,
+                quadrature,
                 runs,
                 cpu_cells,
             };

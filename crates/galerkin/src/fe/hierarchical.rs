@@ -24,13 +24,22 @@ use crate::{Error, Result};
 /// Highest degree of the hierarchical hexahedra.
 pub const MAX_HIERARCHICAL_DEGREE: usize = 8;
 
-/// Which modes a hierarchical element keeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Which modes a hierarchical element keeps (`[space] modes`, `bench --hex --modes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ModeSet {
     /// Serendipity (trunk) space: face modes i + j ≤ p, interior modes i + j + k ≤ p.
+    #[default]
     Trunk,
     /// Full tensor-product space Q_p.
     Full,
+}
+
+impl std::str::FromStr for ModeSet {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        super::parse_name(s)
+    }
 }
 
 /// One 1D factor of a basis function along one axis.

@@ -17,6 +17,13 @@ pub use quadrature::{facet_measure, facet_rule, gauss_jacobi, gauss_legendre, ga
 
 use crate::mesh::CellType;
 
+/// A unit enum from its problem-file name (`"trunk"`, `"gauss-lobatto"`): the same names and the
+/// same "unknown variant, expected one of" message on the command line as in TOML.
+pub(crate) fn parse_name<T: serde::de::DeserializeOwned>(s: &str) -> crate::Result<T> {
+    use serde::de::IntoDeserializer;
+    T::deserialize(s.into_deserializer()).map_err(|e: serde::de::value::Error| crate::Error::invalid(e.to_string()))
+}
+
 /// Basis values and reference gradients at a set of points.
 #[derive(Clone, Debug)]
 pub struct Tabulation {

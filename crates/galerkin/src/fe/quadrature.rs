@@ -29,6 +29,13 @@ pub enum QuadratureKind {
     Seed,
 }
 
+impl std::str::FromStr for QuadratureKind {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        super::parse_name(s)
+    }
+}
+
 impl QuadratureKind {
     /// Points per axis of the [`QuadratureKind::Seed`] rule for elements of degree `p`.
     pub fn seed_points(p: usize) -> usize {

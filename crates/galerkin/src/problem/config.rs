@@ -77,21 +77,10 @@ pub struct SpaceConfig {
     /// Tensor cells: equispaced (default to degree 3) or gauss-lobatto nodes (default above).
     pub nodes: Option<crate::fe::NodeFamily>,
     /// `family = "hierarchical"`: `trunk` (serendipity, default) or `full` tensor-product modes.
-    pub modes: Option<String>,
+    pub modes: Option<crate::fe::ModeSet>,
     /// `family = "hierarchical"`: a degree per region (tag number or name); other cells take
     /// `degree`. Shared edges and faces take the lowest degree around them (minimum rule).
     pub region_degrees: Option<std::collections::BTreeMap<String, usize>>,
-}
-
-impl SpaceConfig {
-    /// The hierarchical mode set named by `modes` (trunk when absent).
-    pub fn mode_set(&self) -> Result<crate::fe::ModeSet> {
-        match self.modes.as_deref() {
-            None | Some("trunk") => Ok(crate::fe::ModeSet::Trunk),
-            Some("full") => Ok(crate::fe::ModeSet::Full),
-            Some(m) => Err(Error::config("space.modes", format!("unknown modes `{m}` (expected trunk or full)"))),
-        }
-    }
 }
 
 impl Default for SpaceConfig {
@@ -367,7 +356,6 @@ impl ProblemFile {
                         return Err(Error::config(format!("space.region_degrees.{region}"), format!("hierarchical degree must be 1 to {hmax}, got {p}")));
                     }
                 }
-                self.space.mode_set()?;
             }
             f => return Err(Error::config("space.family", format!("unknown family `{f}` (expected lagrange or hierarchical, or bspline for an IGA problem file)"))),
         }

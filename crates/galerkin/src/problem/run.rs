@@ -199,9 +199,9 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
         match &pf.space.region_degrees {
             Some(map) => {
                 let degrees = cell_degrees(&mesh, pf.space.degree, map)?;
-                FunctionSpace::hierarchical_variable(mesh, &degrees, pf.space.mode_set()?, ncomp).map_err(unsupported)?
+                FunctionSpace::hierarchical_variable(mesh, &degrees, pf.space.modes.unwrap_or_default(), ncomp).map_err(unsupported)?
             }
-            None => FunctionSpace::hierarchical(mesh, pf.space.degree, pf.space.mode_set()?, ncomp).map_err(unsupported)?,
+            None => FunctionSpace::hierarchical(mesh, pf.space.degree, pf.space.modes.unwrap_or_default(), ncomp).map_err(unsupported)?,
         }
     } else {
         FunctionSpace::lagrange_with_nodes(mesh, pf.space.degree, ncomp, nodes).map_err(|e| match e {
