@@ -128,6 +128,9 @@ fn bad_inputs_name_their_cause() {
         ("cuda requested", &format!("backend = \"cuda\"\n{GOOD}"), &["cuda"]),
         ("not converged", &format!("{GOOD}\n[solver]\nmax_iter = 1\n"), &["did not converge"]),
         ("toml syntax", "[mesh\n", &["line 1"]),
+        ("report point outside the mesh", &format!("{GOOD}\n[output]\npoints = [[5.0, 0.5, 0.0]]\n"), &["output.points[0]", "outside the mesh"]),
+        ("hierarchical on quadrilaterals", &format!("{GOOD}\n[space]\nfamily = \"hierarchical\"\n"), &["space.family", "hexahedra"]),
+        ("unknown modes", &format!("{GOOD}\n[space]\nfamily = \"hierarchical\"\nmodes = \"serendip\"\n"), &["space.modes", "serendip"]),
     ];
     for (label, text, needles) in cases {
         let err = fails(text);

@@ -283,6 +283,8 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     times.space = space_s;
     let mesh = space.mesh.clone();
     let ncomp = space.ncomp;
+    // Report points are located before the solve, so one outside the mesh costs nothing.
+    let point_weights = space.points_weights(&pf.output.points, "output.points")?;
     let spinner = io::progress_bar(0, "assembling", opts.progress);
     // What the report needs from the system: stored bytes, colors, constrained dofs.
     let (level, tuning) = (pf.assembly.level, pf.assembly.tuning());
@@ -314,13 +316,9 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
         .output
         .points
         .iter()
-        .enumerate()
-        .map(|(i, &x)| {
-            let w = space.point_weights(x).ok_or_else(|| Error::config(format!("output.points[{i}]"), format!("{x:?} lies outside the mesh")))?;
-            let value = (0..ncomp).map(|k| w.iter().map(|&(node, wt)| wt * sol.u[node * ncomp + k]).sum()).collect();
-            Ok(PointValue { x, value })
-        })
-        .collect::<Result<Vec<_>>>()?;
+        .zip(&point_weights)
+        .map(|(&x, w)| PointValue { x, value: (0..ncomp).map(|k| w.iter().map(|&(node, wt)| wt * sol.u[node * ncomp + k]).sum()).collect() })
+        .collect();
 
     // Publish: the previous report goes first (until the new one is written, the directory says
     // "incomplete"), then each file whole, then the report listing them.

@@ -68,6 +68,16 @@ impl FunctionSpace {
         let tab = self.element.tabulate(&[xi]);
         Some(self.dofmap.cell(c).iter().zip(&tab.values).enumerate().map(|(i, (&n, &w))| (n, w * self.dofmap.sign(c, i))).collect())
     }
+
+    /// [`Self::point_weights`] of every point of a problem file's list `key` (found before any
+    /// expensive work); a point outside the mesh is an error naming `key[j]`.
+    pub fn points_weights(&self, points: &[[f64; 3]], key: &str) -> crate::Result<Vec<Vec<(usize, f64)>>> {
+        points
+            .iter()
+            .enumerate()
+            .map(|(j, &p)| self.point_weights(p).ok_or_else(|| crate::Error::config(format!("{key}[{j}]"), format!("{p:?} lies outside the mesh"))))
+            .collect()
+    }
 }
 
 /// Whether reference point `xi` lies in the reference cell (to `tol`).

@@ -459,11 +459,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         .map(|(j, p)| point(p, &format!("output.probes[{j}]")))
         .collect::<Result<Vec<_>>>()?;
     // The field at each probe point: the element's basis weights there, found once.
-    let probe_weights = probes
-        .iter()
-        .enumerate()
-        .map(|(j, &p)| space.point_weights(p).ok_or_else(|| Error::config(format!("output.probes[{j}]"), format!("{p:?} lies outside the mesh"))))
-        .collect::<Result<Vec<_>>>()?;
+    let probe_weights = space.points_weights(&probes, "output.probes")?;
     let face_map = match &f.output.face_map {
         Some(fm) => Some((
             FaceMap::new(&space, &fm.face, fm.resolution.unwrap_or(200))?,
