@@ -215,22 +215,15 @@ impl LinearProblem {
         let space = &self.space;
         let n = space.ncomp;
         let mut vals: std::collections::BTreeMap<usize, f64> = Default::default();
-        let mut buf = vec![0.0; n];
         for bc in &self.bcs {
             if let BoundaryCondition::Dirichlet { on, value, components } = bc {
                 let tags = on.iter().map(|b| b.resolve(&space.mesh)).collect::<Result<Vec<_>>>()?;
                 let all: Vec<usize> = (0..n).collect();
                 let comps = components.as_deref().unwrap_or(&all);
-                // Modal dofs are not point values: project the data (entity by entity, so a
-                // boundary dof depends only on the data on its boundary entity).
-                let projected = space.element.nodes().is_none().then(|| space.interpolate(|x, o| value(x, o)));
-                for node in space.boundary_nodes(&tags)? {
-                    match &projected {
-                        Some(g) => buf.copy_from_slice(&g[node * n..(node + 1) * n]),
-                        None => value(space.dofmap.node_coords[node], &mut buf),
-                    }
+                let (nodes, data) = space.boundary_data(&tags, |x, o| value(x, o))?;
+                for (&node, v) in nodes.iter().zip(data.chunks(n)) {
                     for &c in comps {
-                        vals.insert(node * n + c, buf[c]);
+                        vals.insert(node * n + c, v[c]);
                     }
                 }
             }

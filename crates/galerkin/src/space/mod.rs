@@ -97,7 +97,7 @@ impl FunctionSpace {
     /// projection-based for modal (hierarchical) ones.
     pub fn interpolate(&self, f: impl Fn([f64; 3], &mut [f64]) + Sync) -> Vec<f64> {
         if self.element.nodes().is_none() {
-            return self.project_modal(&f);
+            return self.project_modal(&f, &(0..self.mesh.num_cells()).collect::<Vec<_>>());
         }
         let n = self.ncomp;
         let mut u = vec![0.0; self.ndofs()];
@@ -111,17 +111,44 @@ impl FunctionSpace {
     /// Dirichlet condition on those tags constrains: the closure of each facet (its vertices,
     /// edges and face interiors).
     pub fn boundary_nodes(&self, tags: &[i32]) -> Result<Vec<usize>> {
-        let mesh = &self.mesh;
-        let facet_cells = mesh.boundary_facet_cells()?;
         let closure = self.facet_closure_dofs();
         let mut out = BTreeSet::new();
-        for (f, &(c, lf)) in mesh.boundary.iter().zip(&facet_cells) {
-            if tags.contains(&f.tag) {
-                let cn = self.dofmap.cell(c);
-                out.extend(closure[lf].iter().map(|&i| cn[i]));
-            }
+        for (c, lf) in self.tagged_facets(tags)? {
+            let cn = self.dofmap.cell(c);
+            out.extend(closure[lf].iter().map(|&i| cn[i]));
         }
         Ok(out.into_iter().collect())
+    }
+
+    /// The boundary facets (cell, local facet) whose tag is in `tags`.
+    fn tagged_facets(&self, tags: &[i32]) -> Result<Vec<(usize, usize)>> {
+        let mesh = &self.mesh;
+        let facet_cells = mesh.boundary_facet_cells()?;
+        Ok(mesh.boundary.iter().zip(facet_cells).filter(|(f, _)| tags.contains(&f.tag)).map(|(_, fc)| fc).collect())
+    }
+
+    /// Dirichlet data `f` on the facets tagged `tags`: [`Self::boundary_nodes`] and their `ncomp`
+    /// values each, node after node — `f` at the node for a Lagrange space; for a modal space the
+    /// coefficients of the projection-based interpolant, computed on the cells that touch those
+    /// facets only (a boundary dof depends only on the data on its boundary entity).
+    pub fn boundary_data(&self, tags: &[i32], f: impl Fn([f64; 3], &mut [f64]) + Sync) -> Result<(Vec<usize>, Vec<f64>)> {
+        let n = self.ncomp;
+        let nodes = self.boundary_nodes(tags)?;
+        let mut values = vec![0.0; nodes.len() * n];
+        if self.element.nodes().is_some() {
+            for (&node, v) in nodes.iter().zip(values.chunks_mut(n)) {
+                f(self.dofmap.node_coords[node], v);
+            }
+        } else {
+            let mut cells: Vec<usize> = self.tagged_facets(tags)?.into_iter().map(|(c, _)| c).collect();
+            cells.sort_unstable();
+            cells.dedup();
+            let g = self.project_modal(&f, &cells);
+            for (&node, v) in nodes.iter().zip(values.chunks_mut(n)) {
+                v.copy_from_slice(&g[node * n..(node + 1) * n]);
+            }
+        }
+        Ok((nodes, values))
     }
 
     /// For each local facet of the reference cell, the local dofs on its closure.

@@ -55,8 +55,9 @@ fn entity_rule(rv: &[[f64; 3]], n: usize) -> (Vec<[f64; 3]>, Vec<f64>) {
 }
 
 impl FunctionSpace {
-    /// Projection-based interpolation of `f` (`ncomp` values at a point) into a modal space.
-    pub(crate) fn project_modal(&self, f: &(impl Fn([f64; 3], &mut [f64]) + Sync)) -> Vec<f64> {
+    /// Projection-based interpolation of `f` (`ncomp` values at a point) into a modal space, on
+    /// `cells` (the dofs of other cells stay zero).
+    pub(crate) fn project_modal(&self, f: &(impl Fn([f64; 3], &mut [f64]) + Sync), cells: &[usize]) -> Vec<f64> {
         let (n, dm, el) = (self.ncomp, &self.dofmap, &*self.element);
         let cell = self.mesh.cell_type;
         let rv = cell.reference_vertices();
@@ -78,9 +79,9 @@ impl FunctionSpace {
             }
         }
         let frozen: std::collections::HashSet<usize> = self.frozen.iter().copied().collect();
-        let local: Vec<Vec<f64>> = (0..self.mesh.num_cells())
-            .into_par_iter()
-            .map(|c| {
+        let local: Vec<Vec<f64>> = cells
+            .par_iter()
+            .map(|&c| {
                 let cell = dm.cell(c);
                 let mut u = vec![0.0; nloc * n];
                 let mut buf = vec![0.0; n];
@@ -123,7 +124,7 @@ impl FunctionSpace {
             })
             .collect();
         let mut out = vec![0.0; self.ndofs()];
-        for (c, u) in local.iter().enumerate() {
+        for (&c, u) in cells.iter().zip(&local) {
             for (i, &node) in dm.cell(c).iter().enumerate() {
                 let s = dm.sign(c, i);
                 for k in 0..n {

@@ -118,7 +118,7 @@ fn add_robin(integ: &ElementIntegrator, a: &mut CsrMatrix) -> Result<()> {
             let (rs, re) = (a.row_ptr[row], a.row_ptr[row + 1]);
             for j in 0..nd {
                 let k = a.col_idx[rs..re].binary_search(&(dofs[j] as u32)).map_err(|_| Error::invalid(format!("entry ({row}, {}) missing from the sparsity pattern", dofs[j])))?;
-                let s = r.signs.as_ref().map_or(1.0, |s| s[c * r.nodes_per_cell + i / r.ncomp] * s[c * r.nodes_per_cell + j / r.ncomp]);
+                let s = integ.space.dofmap.sign(c, i / r.ncomp) * integ.space.dofmap.sign(c, j / r.ncomp);
                 a.values[rs + k] += s * ke[i * nd + j];
             }
         }

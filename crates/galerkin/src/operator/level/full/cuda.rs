@@ -511,14 +511,7 @@ impl DeviceAssembler {
         let v = &self.variant;
         let nd = v.elem_size();
         let mut k = be.alloc::<f64>(self.ncells * nd * nd)?;
-        if v.tuning.integration != Integration::Default {
-            self.scheme_matrices_into(be, v.tuning.integration, &mut k)?;
-        } else {
-            // Unused by the store mode, but the kernel takes them: any valid device pointers.
-            let dummy_rows = be.upload(&[0u32])?;
-            let dummy_pos = be.upload(&[0u16])?;
-            self.launch_assemble(be, self.ncells as u64, None, 2, &dummy_rows, &dummy_pos, &mut k)?;
-        }
+        self.scheme_matrices_into(be, v.tuning.integration, &mut k)?;
         let (mut idx, mut vals) = (Vec::new(), Vec::new());
         for (c, _, ke) in &self.robin {
             idx.extend((0..nd * nd).map(|i| (c * nd * nd + i) as u64));
