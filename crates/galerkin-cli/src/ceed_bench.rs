@@ -12,7 +12,7 @@ pub fn run(cfg: &CeedConfig, gpu: bool, json: Option<PathBuf>, plot: Option<Path
         "{:<4} {:<11} {:>2} {:>5} {:<7} {:<4} {:>10} {:>8} {:>10} {:>6} {:>10} {:>6} {:>11} {:>7} {:>6}",
         "bp", "cell", "p", "q", "level", "dev", "dofs", "setup s", "DoF·it/s", "spread", "s/it", "iters", "stored MB", "GB/s", "×copy"
     );
-    let mut done: Vec<CeedRow> = Vec::new();
+    let mut done = galerkin::io::JsonRows::<CeedRow>::new(json);
     let rows = ceed::run(cfg, device.as_ref().map(|(be, c)| (be, *c)), |r| {
         match (&r.cg, &r.skipped) {
             (Some(t), _) => say!(
@@ -23,11 +23,7 @@ pub fn run(cfg: &CeedConfig, gpu: bool, json: Option<PathBuf>, plot: Option<Path
             (None, Some(why)) => say!("{:<4} {:<11} {:>2} {:>5} {:<7} {:<4} {:>10} skipped: {why}", r.bp, r.cell, r.degree, r.points, r.level, r.backend, r.dofs),
             (None, None) => {}
         }
-        done.push(r.clone());
-        if let Some(path) = &json {
-            galerkin::io::write_json(path, &done)?;
-        }
-        Ok(())
+        done.push(r)
     })?;
     if let Some(path) = plot {
         ceed::plot(&path, &rows)?;

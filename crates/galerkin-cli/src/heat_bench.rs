@@ -16,7 +16,7 @@ pub fn run(cfg: &HeatBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin:
         "{:<8} {:<5} {:>10} {:>10} {:>8} {:>10} {:>7} {:>8} {:>10} {:>11} {:>7} {:>6}",
         "level", "dev", "dofs", "cells", "setup s", "total s", "spread", "PCG its", "ms/it", "stored MB", "GB/s", "×copy"
     );
-    let mut done: Vec<HeatRow> = Vec::new();
+    let mut done = galerkin::io::JsonRows::<HeatRow>::new(json);
     heat::run(cfg, device.as_ref().map(|(be, c)| (be, *c)), |r| {
         match (&r.total, &r.skipped) {
             (Some(t), _) => say!(
@@ -27,11 +27,7 @@ pub fn run(cfg: &HeatBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin:
             (None, Some(why)) => say!("{:<8} {:<5} {:>10} skipped: {why}", r.level, r.backend, r.dofs),
             (None, None) => {}
         }
-        done.push(r.clone());
-        if let Some(path) = &json {
-            galerkin::io::write_json(path, &done)?;
-        }
-        Ok(())
+        done.push(r)
     })?;
     Ok(())
 }

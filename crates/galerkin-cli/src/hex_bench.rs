@@ -14,7 +14,7 @@ pub fn run(cfg: &HexBenchConfig, json: Option<PathBuf>) -> galerkin::Result<()> 
         "{} hexahedra (distorted, rotated), hierarchical {:?} elasticity, {:?} quadrature; GPU times: median of {} runs (ms); CPU: {} threads",
         cfg.cells, cfg.modes, cfg.quadrature, cfg.runs, rayon::current_num_threads()
     );
-    let mut done: Vec<HexRow> = Vec::new();
+    let mut done = galerkin::io::JsonRows::<HexRow>::new(json);
     let mut header = false;
     hex::run(cfg, &be, |c, r| {
         if !header {
@@ -42,11 +42,7 @@ pub fn run(cfg: &HexBenchConfig, json: Option<PathBuf>) -> galerkin::Result<()> 
                 say!("   {} skipped: {why}", g.scheme);
             }
         }
-        done.push(r.clone());
-        if let Some(path) = &json {
-            galerkin::io::write_json(path, &done)?;
-        }
-        Ok(())
+        done.push(r)
     })?;
     Ok(())
 }

@@ -16,5 +16,5 @@ pub use outdir::{file_record, OutputDir, OutputFile};
 pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_map, plot_pieces, plot_residual_history, PLOT_SIZE};
 pub use progress::progress_bar;
 pub use pvd::Pvd;
-pub use report::write_json;
+pub use report::{write_json, JsonRows};
 pub use vtu::{VtuWriter, REGION_FIELD};

@@ -2,7 +2,7 @@
 use super::atomic::write_atomic;
 use crate::{Error, Result};
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Write `value` as pretty-printed JSON (with a trailing newline), atomically.
 ///
@@ -20,6 +20,27 @@ pub fn write_json(path: impl AsRef<Path>, value: &impl Serialize) -> Result<()> 
         })?;
         w.write_all(b"\n").map_err(|e| Error::io(path, e))
     })
+}
+
+/// A benchmark's rows as they complete, rewritten whole to `path` (when given) after each one, so a
+/// run stopped midway leaves a valid file of the rows done.
+pub struct JsonRows<T> {
+    rows: Vec<T>,
+    path: Option<PathBuf>,
+}
+
+impl<T: Serialize + Clone> JsonRows<T> {
+    pub fn new(path: Option<PathBuf>) -> Self {
+        JsonRows { rows: Vec::new(), path }
+    }
+
+    pub fn push(&mut self, row: &T) -> Result<()> {
+        self.rows.push(row.clone());
+        match &self.path {
+            Some(p) => write_json(p, &self.rows),
+            None => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]
