@@ -61,6 +61,8 @@ pub struct HierarchicalHex {
     entity_dofs: Vec<Vec<Vec<usize>>>,
     /// The (i, j) modes of a face, in the order of the face's dofs (the same list for all faces).
     face_modes: Vec<(usize, usize)>,
+    /// `face_rank[i·(p+1) + j]`: position of mode (i, j) in `face_modes`.
+    face_rank: Vec<usize>,
 }
 
 impl HierarchicalHex {
@@ -130,7 +132,11 @@ impl HierarchicalHex {
             }
         }
         entity_dofs[3].push(interior);
-        Ok(HierarchicalHex { degree, modes, factors, entity_dofs, face_modes })
+        let mut face_rank = vec![0; (p + 1) * (p + 1)];
+        for (r, &(i, j)) in face_modes.iter().enumerate() {
+            face_rank[i * (p + 1) + j] = r;
+        }
+        Ok(HierarchicalHex { degree, modes, factors, entity_dofs, face_modes, face_rank })
     }
 
     pub fn modes(&self) -> ModeSet {
@@ -268,7 +274,7 @@ impl FiniteElement for HierarchicalHex {
                         .map(|&(i, j)| {
                             let sign = parity(i, o.0 == 1) * parity(j, o.1 == 1);
                             let g = if swap { (j, i) } else { (i, j) };
-                            let rank = self.face_modes.iter().position(|&fm| fm == g).unwrap_or(0);
+                            let rank = self.face_rank[g.0 * (self.degree + 1) + g.1];
                             (rank, sign)
                         })
                         .collect(),

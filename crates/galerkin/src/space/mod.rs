@@ -53,11 +53,14 @@ impl FunctionSpace {
 
     /// Hierarchical (integrated Legendre) space on hexahedra of `degree`, trunk or full modes.
     pub fn hierarchical(mesh: Arc<Mesh>, degree: usize, modes: crate::fe::ModeSet, ncomp: usize) -> Result<Self> {
+        Self::hierarchical_with(mesh, crate::fe::HierarchicalHex::new(degree, modes)?, ncomp)
+    }
+
+    fn hierarchical_with(mesh: Arc<Mesh>, element: crate::fe::HierarchicalHex, ncomp: usize) -> Result<Self> {
         if mesh.cell_type != crate::mesh::CellType::Hexahedron {
             return Err(Error::Unsupported(format!("hierarchical elements on {}s (hexahedra only)", mesh.cell_type)));
         }
-        let element = Arc::new(crate::fe::HierarchicalHex::new(degree, modes)?);
-        FunctionSpace::new(mesh, element, ncomp)
+        FunctionSpace::new(mesh, Arc::new(element), ncomp)
     }
 
     /// Hierarchical space with a degree per cell (`degrees[c]`, 1 to 8): every cell carries the
@@ -70,9 +73,9 @@ impl FunctionSpace {
             return Err(Error::dim("degrees per cell", mesh.num_cells(), degrees.len()));
         }
         let pmax = degrees.iter().copied().max().unwrap_or(1);
-        let mut space = FunctionSpace::hierarchical(mesh, pmax, modes, ncomp)?;
         let el = crate::fe::HierarchicalHex::new(pmax, modes)?;
         let fdeg = el.function_degrees();
+        let mut space = Self::hierarchical_with(mesh, el, ncomp)?;
         let nloc = space.dofmap.nodes_per_cell;
         // A node's degree: the lowest of the cells that share it (one cell for interiors).
         let mut order = vec![usize::MAX; space.dofmap.num_nodes];

@@ -122,12 +122,6 @@ impl Integration {
             Integration::Tiled => "tiled",
         }
     }
-
-    pub fn parse(s: &str) -> Result<Integration> {
-        Integration::ALL.into_iter().find(|i| i.name() == s).ok_or_else(|| {
-            crate::Error::invalid(format!("unknown integration `{s}` (expected default, thread-per-cell, thread-per-point or tiled)"))
-        })
-    }
 }
 
 /// Knobs of the GPU kernels (problem file `[assembly]`, bench flags); `None` takes the measured
