@@ -64,13 +64,6 @@ fn patch_test_is_exact() {
     }
 }
 
-/// Timoshenko tip deflection of a cantilever with an end load P: PL³/(3EI) + PL/(κGA).
-fn timoshenko(p: f64, l: f64, h: f64, w: f64, e: f64, nu: f64) -> f64 {
-    let i = w * h.powi(3) / 12.0;
-    let g = e / (2.0 * (1.0 + nu));
-    p * l.powi(3) / (3.0 * e * i) + p * l / (5.0 / 6.0 * g * w * h)
-}
-
 /// Mean vertical (y) displacement over the nodes of the end x = l.
 fn mean_end_deflection(space: &FunctionSpace, u: &[f64], l: f64) -> f64 {
     let n = space.ncomp;

@@ -199,3 +199,10 @@ pub fn write_npy(path: &std::path::Path, shape: &[usize], descr: &str, data: &[u
     bytes.extend_from_slice(data);
     std::fs::write(path, bytes).unwrap();
 }
+
+/// Timoshenko tip deflection of a cantilever with an end load P: PL³/(3EI) + PL/(κGA).
+pub fn timoshenko(p: f64, l: f64, h: f64, w: f64, e: f64, nu: f64) -> f64 {
+    let i = w * h.powi(3) / 12.0;
+    let g = e / (2.0 * (1.0 + nu));
+    p * l.powi(3) / (3.0 * e * i) + p * l / (5.0 / 6.0 * g * w * h)
+}
