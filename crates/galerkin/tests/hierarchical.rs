@@ -279,6 +279,13 @@ fn gpu_assembly_and_solve_match_the_cpu() {
     a.spmv(&x, &mut ax);
     let sys = problem.system(&gpu, AssemblyLevel::Element, Tuning { integration: Integration::Tiled, ..Default::default() }).unwrap();
     assert!(rel_diff(&ax, &sys.apply_host(&x).unwrap()) < 1e-12);
+    // The schemes are for hexahedra; elsewhere they are refused by name, not by a compile error.
+    let quads = Arc::new(FunctionSpace::lagrange(unit_mesh(CellType::Quadrilateral, 2), 2, 2).unwrap());
+    let plane = LinearProblem::new(quads, Elasticity::lame(LAMBDA, MU, 2)).dirichlet(["xmin"], vector(|_| [0.0; 3]));
+    for scheme in [Integration::ThreadPerCell, Integration::ThreadPerPoint, Integration::Tiled] {
+        let err = plane.system(&gpu, AssemblyLevel::Element, Tuning { integration: scheme, ..Default::default() }).err().expect("refused");
+        assert!(err.to_string().contains("hexahedra"), "{}: {err}", scheme.name());
+    }
     let want = cpu.solve(&cg(1e-12)).unwrap();
     let got = problem.system(&gpu, AssemblyLevel::Full, Tuning::default()).unwrap().solve(&cg(1e-12)).unwrap();
     let d = rel_diff(&want.u, &got.u);

@@ -108,6 +108,9 @@ impl DeviceAssembler {
         if scheme == Integration::Default {
             return None;
         }
+        if self.variant.dim != 3 || self.variant.nv != 8 {
+            return Some(format!("the {} integration is for hexahedra: use default", scheme.name()));
+        }
         if !s.symmetric {
             return Some(format!("the {} integration writes symmetric element matrices: this physics is not symmetric", scheme.name()));
         }
@@ -146,27 +149,30 @@ impl DeviceAssembler {
         if nc == 0 {
             return Ok(());
         }
-        let k = self.scheme_kernels(be)?;
         let blocks = |n: u64| n.min(1 << 20) as u32;
         match scheme {
             Integration::Default => {
-                // Unused by the store mode, but the kernel takes them: any valid device pointers.
+                // assembly.cu's store mode, which every element has (the scheme module is only
+                // for 3D cells). Row pointers and positions are unused there, but it takes them.
                 let (rows, pos) = (be.upload(&[0u32])?, be.upload(&[0u16])?);
                 self.launch_assemble(be, nc, None, 2, &rows, &pos, out)
             }
             Integration::ThreadPerCell => {
+                let k = self.scheme_kernels(be)?;
                 launch!(be, &k.per_cell, be.grid(nc); &nc, &self.cell_verts, &self.coords, &self.signs, &self.has_signs,
                     &self.tab, &self.coef, &self.meta, out)
             }
             Integration::ThreadPerPoint => {
                 let threads = (self.variant.nq.div_ceil(32) * 32) as u32;
                 let cfg = LaunchConfig { grid_dim: (blocks(nc), 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+                let k = self.scheme_kernels(be)?;
                 launch!(be, &k.per_point, cfg; &nc, &self.cell_verts, &self.coords, &self.signs, &self.has_signs,
                     &self.tab, &self.coef, &self.meta, out)
             }
             Integration::Tiled => {
                 let (threads, _, smem) = tiled_shape(&self.variant);
                 let cfg = LaunchConfig { grid_dim: (blocks(nc), 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
+                let k = self.scheme_kernels(be)?;
                 launch!(be, &k.tiled, cfg; &nc, &self.cell_verts, &self.coords, &self.signs, &self.has_signs,
                     &self.tab, &self.coef, &self.meta, out)
             }
