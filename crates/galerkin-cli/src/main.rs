@@ -270,9 +270,13 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             let t = &r.timings;
             say!(
-                "  time [s]     mesh {:.3}  space {:.3}  assembly {:.3}  preconditioner {:.3}  solve {:.3}  output {:.3}  total {:.3}",
-                t.mesh, t.space, t.assembly, t.preconditioner, t.solve, t.output, t.total
+                "  time [s]     setup {:.3}  mesh {:.3}  space {:.3}  assembly {:.3}  preconditioner {:.3}  solve {:.3}  errors {:.3}  output {:.3}  total {:.3} ({:.3} in no phase)",
+                t.setup, t.mesh, t.space, t.assembly, t.preconditioner, t.solve + t.solve_other, t.errors, t.output + t.points, t.total, t.unaccounted
             );
+            if let Some(h) = r.memory.peak_host {
+                let dev = r.memory.peak_device.map(|d| format!(", device {}", galerkin::memory::human(d))).unwrap_or_default();
+                say!("  memory       peak host {}{dev}", galerkin::memory::human(h));
+            }
             for o in &r.outputs {
                 say!("  wrote        {} ({} bytes, sha256 {})", o.path.display(), o.bytes, &o.sha256[..16]);
             }

@@ -260,3 +260,30 @@ fn hierarchical_element_schemes_compile_without_warnings() {
         assert!(*bytes > 2000, "{v}: suspiciously small PTX ({bytes} bytes)");
     }
 }
+
+/// The error-norm kernel compiles with problem-file expressions built in: every function the
+/// expression language has (values and Dual3 gradients), scalar and vector fields, 2D and 3D.
+#[test]
+fn error_norm_kernels_compile_with_expressions() {
+    if !nvrtc() {
+        return;
+    }
+    let src = |s: &str| galerkin::expr::Expr::parse(s).unwrap().cuda_source().unwrap().to_string();
+    let every = src(
+        "abs(x) + signum(y) + sin(x)*cos(y)*tan(z) + asin(x/9) + acos(y/9) + atan(z) + sinh(x) + cosh(y) + tanh(z) \
+         + asinh(x) + acosh(2 + y^2) + atanh(z/9) + floor(x) + round(y) + ceil(z) + trunc(x) + fract(y) + exp(-x^2) \
+         + sqrt(1 + y^2) + cbrt(z) + ln(2 + x^2) + log2(3 + y^2) + log10(4 + z^2) + x^y + 2^x + atan2(y, x) \
+         + min(x, 1) + max(2, y) + pi*e - t",
+    );
+    for (dim, nv, nloc, nq, exprs) in [
+        (3, 4, 4, 24, vec![every.clone()]),
+        (2, 3, 6, 12, vec![src("x*y"), src("1.5")]),
+        (3, 8, 27, 64, vec![src("x"), src("-y^2"), src("z*x")]),
+    ] {
+        let mut defines = vec![format!("DIM={dim}"), format!("NV={nv}"), format!("NLOC={nloc}"), format!("NQ={nq}"), format!("NCOMP={}", exprs.len())];
+        defines.extend(exprs.iter().enumerate().map(|(c, s)| format!("U{c}={s}")));
+        let c = jit::compile_ptx_with(&jit::NORMS, "compute_90", &defines).unwrap_or_else(|e| panic!("dim {dim}: {e}"));
+        assert!(!c.log.to_ascii_lowercase().contains("warning"), "dim {dim}: {}", c.log);
+        assert!(c.ptx.contains(".entry error_norms("), "dim {dim}");
+    }
+}

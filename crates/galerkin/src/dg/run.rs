@@ -62,7 +62,7 @@ fn check_memory(file: &DgFile, gpu: Option<&crate::backend::cuda::CudaBackend>) 
         let avail = memory::Available { bytes: free as f64, source: format!("free memory of {}", be.device().name) };
         memory::check("GPU", &device, Some(&avail))?;
     }
-    Ok(MemoryReport { estimate: host.total(), available: available.map(|a| a.bytes) })
+    Ok(MemoryReport { estimate: host.total(), available: available.map(|a| a.bytes), ..Default::default() })
 }
 
 /// Runs a DG problem file's text (`path` names it in errors). Everything is checked before the
@@ -139,6 +139,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         solve: t.solve + t.download,
         output: t_out.elapsed().as_secs_f64(),
         total: t_start.elapsed().as_secs_f64(),
+        ..Default::default()
     };
     notes.push(format!(
         "DG {} (ε = {}), {} basis, σ = {} ({:?} in k, h: {:?}); sampling and upload counted under `space`",

@@ -128,8 +128,10 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
             assembly: r.timings.assembly,
             preconditioner: r.timings.analysis + r.timings.factor,
             solve: r.timings.solve,
-            output: r.timings.errors + r.timings.output,
+            errors: r.timings.errors,
+            output: r.timings.output,
             total: r.timings.total,
+            ..Default::default()
         },
         memory: r.memory,
         outputs: r.outputs,
@@ -248,7 +250,7 @@ pub fn run(setup: &IgaSetup, opts: &RunOptions) -> Result<IgaReport> {
     };
     t.analysis = clock.elapsed().as_secs_f64();
     check_factor_memory(&engine, setup.method, &sym, &mut est)?;
-    let memory = MemoryReport { estimate: est.total(), available: memory::host_available().map(|a| a.bytes) };
+    let memory = MemoryReport { estimate: est.total(), available: memory::host_available().map(|a| a.bytes), ..Default::default() };
     let dirichlet_dofs = sys.dirichlet;
     let solved = solve(&engine, setup.method, &sys, sym, &mut t)?;
     let residual = relative_residual(&sys, &solved.u);

@@ -17,4 +17,4 @@ pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_map, plot_pieces
 pub use progress::progress_bar;
 pub use pvd::Pvd;
 pub use report::{write_json, JsonRows};
-pub use vtu::{VtuWriter, REGION_FIELD};
+pub use vtu::{VtuEncoding, VtuWriter, REGION_FIELD};

@@ -18,6 +18,7 @@ pub mod integrate;
 pub mod level;
 pub mod local_matrix;
 pub mod norms;
+pub mod norms_cuda;
 pub mod passive;
 pub mod qfunction;
 pub mod restriction;

@@ -289,6 +289,17 @@ pub struct OutputConfig {
     /// Points where report.json gives the solution (interpolated in the cell that holds each).
     #[serde(default)]
     pub points: Vec<[f64; 3]>,
+    /// How VTU arrays are stored: `appended` (raw binary, the default: fastest), `compressed`
+    /// (zlib), `inline` (base64) or `ascii`.
+    #[serde(default = "appended")]
+    pub vtu_encoding: crate::io::VtuEncoding,
+    /// Whether the VTU has the region tags as cell data; `false` writes point data only.
+    #[serde(default = "yes")]
+    pub cell_data: bool,
+}
+
+fn appended() -> crate::io::VtuEncoding {
+    crate::io::VtuEncoding::Appended
 }
 
 fn solution() -> String {
@@ -300,7 +311,7 @@ fn yes() -> bool {
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { name: solution(), vtu: true, report: true, plot: true, points: Vec::new() }
+        OutputConfig { name: solution(), vtu: true, report: true, plot: true, points: Vec::new(), vtu_encoding: appended(), cell_data: true }
     }
 }
 

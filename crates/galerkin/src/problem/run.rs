@@ -9,7 +9,7 @@ use crate::io::{self, OutputFile};
 use crate::memory;
 use crate::operator::FeBackend;
 use crate::mesh::{generate, gmsh, CellType, Mesh};
-use crate::operator::norms::{error_norms, ErrorNorms};
+use crate::operator::norms::{error_norms_exact, ErrorNorms, ExactFn};
 use crate::operator::{FluxFn, VectorFn};
 use crate::physics::{Coefficient, Diffusion, Elasticity, Mass, PointwisePhysics, Sum};
 use crate::solver::KrylovOptions;
@@ -103,27 +103,81 @@ pub struct ErrorReport {
     pub relative_l2: f64,
 }
 
-/// The memory estimate a run was admitted with (bytes).
+/// The memory estimate a run was admitted with, and the peaks it reached (bytes).
 #[derive(Debug, Default, Serialize)]
 pub struct MemoryReport {
     pub estimate: f64,
     pub available: Option<f64>,
+    /// Peak resident host memory of the process (Linux `VmHWM`), when the system reports it.
+    pub peak_host: Option<f64>,
+    /// Peak device memory in use (total minus the least free memory seen at the end of each
+    /// phase), on the GPU backend.
+    pub peak_device: Option<f64>,
 }
 
-/// Seconds per phase.
+/// Seconds per phase. The phases cover the run: `total` is the wall clock from reading the problem
+/// file to the last output file, and `unaccounted` (total minus the phases) stays near zero.
 #[derive(Debug, Default, Serialize)]
 pub struct PhaseTimes {
+    /// Reading and checking the problem file, compiling its expressions, selecting the backend,
+    /// locking the output directory, building the problem's fields.
+    pub setup: f64,
     pub mesh: f64,
     pub space: f64,
     pub assembly: f64,
     pub preconditioner: f64,
     pub solve: f64,
+    /// Around the solve: the null-space check, the solution back to the host.
+    pub solve_other: f64,
+    /// Error norms against `[exact]`.
+    pub errors: f64,
+    /// Solution values at `[output] points`.
+    pub points: f64,
+    /// All output files; `output_files` splits it per file.
     pub output: f64,
+    pub output_files: std::collections::BTreeMap<String, f64>,
     pub total: f64,
+    pub unaccounted: f64,
+}
+
+impl PhaseTimes {
+    /// Sets `total` from `start` and `unaccounted` as total minus the phases.
+    pub fn close(&mut self, start: Instant) {
+        self.total = start.elapsed().as_secs_f64();
+        let phases = self.setup + self.mesh + self.space + self.assembly + self.preconditioner + self.solve + self.solve_other + self.errors + self.points + self.output;
+        self.unaccounted = self.total - phases;
+    }
+}
+
+/// Peak resident memory of this process (`VmHWM` of /proc/self/status), where Linux reports it.
+pub fn peak_host_bytes() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024.0)
+}
+
+/// The least free device memory seen at phase ends (for the device peak).
+#[derive(Default)]
+struct DevicePeak(Option<(usize, usize)>);
+
+impl DevicePeak {
+    fn sample(&mut self, backend: &AnyBackend) {
+        if let Some(dev) = backend.device() {
+            if let Ok((free, total)) = dev.memory_info() {
+                let least = self.0.map_or(free, |(f, _)| f.min(free));
+                self.0 = Some((least, total));
+            }
+        }
+    }
+    fn peak(&self) -> Option<f64> {
+        self.0.map(|(free, total)| total.saturating_sub(free) as f64)
+    }
 }
 
 /// Read, run and write the outputs of a problem file.
 pub fn run_file(path: &Path, opts: &RunOptions) -> Result<Report> {
+    let start = Instant::now();
     let text = io::input::read_regular_text(path, "problem file")?;
     if crate::dg::config::is_dg(&text) {
         return crate::dg::run::run_text(&text, path, opts);
@@ -136,7 +190,7 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<Report> {
     }
     let pf = ProblemFile::parse(&text, &path.display().to_string())?;
     let base = path.parent().unwrap_or(Path::new("."));
-    run(&pf, base, opts)
+    run_from(&pf, base, opts, start)
 }
 
 /// Read and parse a problem file (a regular file, read no further than its size).
@@ -263,7 +317,11 @@ pub fn setup_file(path: &Path, progress: bool) -> Result<(ProblemFile, Setup)> {
 /// temporaries of killed runs removed), then the expensive work runs; the outputs are published
 /// last, report after the files it lists.
 pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
-    let t_start = Instant::now();
+    run_from(pf, base, opts, Instant::now())
+}
+
+/// [`run`], timed from `t_start` (before the problem file was read).
+fn run_from(pf: &ProblemFile, base: &Path, opts: &RunOptions, t_start: Instant) -> Result<Report> {
     let mut notes = Vec::new();
     let backend = AnyBackend::select(opts.backend.unwrap_or(pf.backend), gpu_capable(pf), &mut notes)?;
     let mut times = PhaseTimes::default();
@@ -277,7 +335,10 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
         notes.push(format!("removed {} temporary file(s) of an interrupted earlier run: {}", out.removed_temporaries.len(), out.removed_temporaries.join(", ")));
     }
 
-    let Setup { space, problem, config, mesh_s, space_s, notes: setup_notes, faults, memory } = setup_on(pf, base, opts.progress, backend.device())?;
+    let mut device_peak = DevicePeak::default();
+    device_peak.sample(&backend);
+    let Setup { space, problem, config, mesh_s, space_s, notes: setup_notes, faults, mut memory } = setup_on(pf, base, opts.progress, backend.device())?;
+    device_peak.sample(&backend);
     notes.extend(setup_notes);
     times.mesh = mesh_s;
     times.space = space_s;
@@ -285,6 +346,8 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
     let ncomp = space.ncomp;
     // Report points are located before the solve, so one outside the mesh costs nothing.
     let point_weights = space.points_weights(&pf.output.points, "output.points")?;
+    times.setup = t_start.elapsed().as_secs_f64() - mesh_s - space_s;
+    let t = Instant::now();
     let spinner = io::progress_bar(0, "assembling", opts.progress);
     // What the report needs from the system: stored bytes, colors, constrained dofs.
     let (level, tuning) = (pf.assembly.level, pf.assembly.tuning());
@@ -298,20 +361,35 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
         let mean = nullspace::mean_value(&space, &sol.u)?;
         sol.u.iter_mut().for_each(|v| *v -= mean);
     }
+    device_peak.sample(&backend);
     times.assembly = sol.timings.assembly;
     times.preconditioner = sol.timings.preconditioner;
     times.solve = sol.timings.solve;
+    times.solve_other = (t.elapsed().as_secs_f64() - times.assembly - times.preconditioner - times.solve).max(0.0);
 
+    let t = Instant::now();
     let errors = match &pf.exact {
         Some(ex) => {
-            let f = vector_fn(vector_spec(&ex.solution, "exact.solution", ncomp)?, "exact.solution", &faults)?;
-            let ErrorNorms { l2, h1_semi, l2_exact } = error_norms(&space, &sol.u, &f)?;
+            let specs = vector_spec(&ex.solution, "exact.solution", ncomp)?;
+            // On the GPU backend the expressions are compiled into the norms kernel; where they
+            // cannot be (or the space is modal), the host computes the norms.
+            let on_device = match (&backend, device_exprs(&specs)) {
+                (AnyBackend::Cuda(be), Some(exprs)) => crate::operator::norms_cuda::error_norms_cuda(be, &space, &sol.u, &exprs)?,
+                _ => None,
+            };
+            let ErrorNorms { l2, h1_semi, l2_exact } = match on_device {
+                Some(n) if n.l2.is_finite() && n.h1_semi.is_finite() && n.l2_exact.is_finite() => n,
+                // Non-finite sums: the host pass names the point where the exact solution fails.
+                _ => error_norms_exact(&space, &sol.u, &exact_fn(specs, "exact.solution", &faults)?)?,
+            };
             faults.check_none()?;
             Some(ErrorReport { l2, h1_semi, relative_l2: if l2_exact > 0.0 { l2 / l2_exact } else { l2 } })
         }
         None => None,
     };
+    times.errors = t.elapsed().as_secs_f64();
 
+    let t = Instant::now();
     let points = pf
         .output
         .points
@@ -319,15 +397,21 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
         .zip(&point_weights)
         .map(|(&x, w)| PointValue { x, value: (0..ncomp).map(|k| w.iter().map(|&(node, wt)| wt * sol.u[node * ncomp + k]).sum()).collect() })
         .collect();
+    times.points = t.elapsed().as_secs_f64();
 
     // Publish: the previous report goes first (until the new one is written, the directory says
     // "incomplete"), then each file whole, then the report listing them.
     let t = Instant::now();
     out.remove("report.json")?;
     let mut outputs = Vec::new();
+    let timed = |times: &mut PhaseTimes, name: &str, t: Instant| {
+        times.output_files.insert(name.to_string(), t.elapsed().as_secs_f64());
+    };
     if pf.output.vtu {
+        let tf = Instant::now();
         let path = out.join(&format!("{}.vtu", pf.output.name));
         let mut w = io::VtuWriter::new(&mesh);
+        w.encoding(pf.output.vtu_encoding).regions(pf.output.cell_data);
         let name = if ncomp == 1 { "u" } else { "displacement" };
         let vals = space.vertex_values(&sol.u);
         if ncomp == 1 {
@@ -337,14 +421,20 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
         }
         w.write(&path)?;
         outputs.push(io::file_record(&path)?);
+        timed(&mut times, "vtu", tf);
     }
     if pf.output.plot && sol.stats.residual_history.len() > 1 {
+        let tf = Instant::now();
         let path = out.join("residual.png");
         io::plot_residual_history(&path, &format!("{} residual", sol.stats.method), &[(sol.stats.method.as_str(), &sol.stats.residual_history)])?;
         outputs.push(io::file_record(&path)?);
+        timed(&mut times, "residual.png", tf);
     }
+    device_peak.sample(&backend);
+    memory.peak_host = peak_host_bytes();
+    memory.peak_device = device_peak.peak();
     times.output = t.elapsed().as_secs_f64();
-    times.total = t_start.elapsed().as_secs_f64();
+    times.close(t_start);
 
     let report = Report {
         title: pf.title.clone(),
@@ -500,7 +590,7 @@ fn check_memory(shape: &ProblemShape, device: Option<&crate::backend::cuda::Cuda
         let avail = memory::Available { bytes: free as f64, source: format!("free memory of {}", be.device().name) };
         memory::check("GPU", &shape.device(), Some(&avail))?;
     }
-    Ok(MemoryReport { estimate: host.total(), available: available.map(|a| a.bytes) })
+    Ok(MemoryReport { estimate: host.total(), available: available.map(|a| a.bytes), ..Default::default() })
 }
 
 /// Every field of the file parses and, where it is a number, meets its requirement; with `ncomp`
@@ -743,6 +833,49 @@ pub fn vector_fn(specs: Vec<ScalarSpec>, key: &str, faults: &FieldFaults) -> Res
     }))
 }
 
+/// The exact solution's components as expressions for the device (numbers become constant
+/// expressions); `None` if any component is something else.
+fn device_exprs(specs: &[ScalarSpec]) -> Option<Vec<crate::expr::Expr>> {
+    specs
+        .iter()
+        .map(|s| match s {
+            ScalarSpec::Expr(e) => Some(e.clone()),
+            ScalarSpec::Number(v) if v.is_finite() => crate::expr::Expr::parse(&format!("{v:e}")).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The exact solution with its gradient: compiled expressions differentiate exactly in the same
+/// pass (forward mode), numbers have none; every value is checked finite where it is evaluated.
+fn exact_fn(specs: Vec<ScalarSpec>, key: &str, faults: &FieldFaults) -> Result<ExactFn> {
+    let n = specs.len();
+    let parts = specs
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let k = if n > 1 { format!("{key}[{i}]") } else { key.to_string() };
+            match s {
+                ScalarSpec::Regions(_) => Err(Error::config(&k, "per-region tables are only allowed for coefficients")),
+                ScalarSpec::Number(v) if !v.is_finite() => Err(Requirement::Finite.error(&k, v, None)),
+                s => Ok((k, s)),
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let faults = faults.clone();
+    Ok(Arc::new(move |x, out: &mut [f64], grad: &mut [[f64; 3]]| {
+        for ((o, g), (k, s)) in out.iter_mut().zip(grad.iter_mut()).zip(&parts) {
+            let (v, d) = match s {
+                ScalarSpec::Expr(e) => e.eval_grad(x, 0.0, 1e-7),
+                ScalarSpec::Number(v) => (*v, [0.0; 3]),
+                ScalarSpec::Regions(_) => (f64::NAN, [0.0; 3]),
+            };
+            *o = faults.check(k, Requirement::Finite, x, v);
+            *g = d;
+        }
+    }))
+}
+
 fn flux_fn(v: VectorFn) -> FluxFn {
     Arc::new(move |x, _n, out: &mut [f64]| v(x, out))
 }
@@ -846,6 +979,29 @@ mod tests {
     /// A pure Neumann problem solved with `nullspace = "constant"`: the zero-mean solution
     /// converges to the zero-mean exact one at the optimal rate, CG and the direct solver agree,
     /// and without the key the same file is refused as singular.
+    #[test]
+    fn phases_add_up_to_the_wall_clock() {
+        let text = "backend = \"cpu\"\n[mesh]\ngenerator = \"box\"\nn = [14, 14, 14]\n[space]\ndegree = 2\n[physics]\nkind = \"poisson\"\n\
+                    source = \"3*pi^2*sin(pi*x)*sin(pi*y)*sin(pi*z)\"\n[[bc]]\nboundary = [\"xmin\", \"xmax\", \"ymin\", \"ymax\", \"zmin\", \"zmax\"]\n\
+                    type = \"dirichlet\"\nvalue = 0.0\n[exact]\nsolution = \"sin(pi*x)*sin(pi*y)*sin(pi*z)\"\n[output]\nplot = false\n";
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("p.toml"), text).unwrap();
+        let opts = RunOptions { backend: None, out_dir: dir.path().join("o"), progress: false };
+        let wall = Instant::now();
+        let r = run_file(&dir.path().join("p.toml"), &opts).unwrap();
+        let wall = wall.elapsed().as_secs_f64();
+        let t = &r.timings;
+        assert!(t.errors > 0.0 && t.output > 0.0 && t.output_files.contains_key("vtu") && t.setup > 0.0, "{t:?}");
+        // The report is written after the clock stops; everything before is in a phase.
+        assert!(t.unaccounted.abs() <= 0.02 * t.total, "{t:?}");
+        assert!(t.total <= wall && wall - t.total <= 0.02 * wall + 0.05, "total {} of wall {wall}", t.total);
+        assert!(r.memory.peak_host.is_some_and(|b| b > 1e6));
+        // Exact gradients from the compiled expression: the H1 error of P2 is O(h^2), far above
+        // round-off, and agrees with central differences of the same expression.
+        let e = r.errors.unwrap();
+        assert!(e.h1_semi > 1e-4 && e.h1_semi < 1e-1, "{e:?}");
+    }
+
     #[test]
     fn pure_neumann_with_the_constant_removed_converges() {
         let text = |n: usize, method: &str, nullspace: &str| {

@@ -126,6 +126,15 @@ pub const QF_PARITY: KernelSource = KernelSource {
     cells: false,
 };
 
+/// Error norms against a problem file's exact solution, compiled into the kernel (`expr.cuh` with
+/// the expressions as defines U0..U2), see `operator::norms_cuda`.
+pub const NORMS: KernelSource = KernelSource {
+    file: "norms.cu",
+    source: concat!(include_str!("../../../kernels/expr.cuh"), "#line 1 \"norms.cu\"\n", include_str!("../../../kernels/norms.cu")),
+    physics: true,
+    cells: false,
+};
+
 /// Discontinuous Galerkin on an interval (`crate::dg`): block-tridiagonal assembly, apply, block
 /// Jacobi and cyclic reduction, one template per operation instantiated for blocks of 2 to 7.
 pub const DG: KernelSource = KernelSource {

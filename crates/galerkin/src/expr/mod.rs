@@ -4,7 +4,13 @@
 //! Built on `exmex` with its float operators (`+ - * / ^`, `sin cos tan exp ln log sqrt abs min
 //! max atan2 …`) and constants `pi`/`PI`/`π`, `e`/`E`, `TAU`. Numbers may use scientific notation
 //! (`1e-3`, `2.5E+4`), which exmex's own literal matcher does not accept.
+mod ast;
+mod compile;
+mod cuda;
+
+pub use compile::Dual3;
 use crate::{Error, Result};
+use compile::Compiled;
 use exmex::prelude::*;
 use exmex::{FloatOpsFactory, MakeOperators, MatchLiteral, Operator};
 use std::sync::Arc;
@@ -58,12 +64,31 @@ impl MatchLiteral for SciNumber {
 
 type Flat = FlatEx<f64, Ops, SciNumber>;
 
-#[derive(Debug)]
 struct Inner {
     flat: Flat,
     /// `slots[k]`: index into `[x, y, z, t]` of exmex's k-th (alphabetically sorted) variable.
     slots: [usize; 4],
     nvars: usize,
+    /// The same expression compiled to closures, in values and in values with gradients; `None`
+    /// where the tree parser declined the text (exmex's interpreter evaluates it then).
+    native: Option<(Compiled<f64>, Compiled<Dual3>)>,
+    /// The CUDA text of the same tree (see `cuda`).
+    cuda: Option<String>,
+}
+
+impl Inner {
+    fn new(flat: Flat, slots: [usize; 4], nvars: usize, text: Option<&str>) -> Inner {
+        let tree = text.and_then(ast::parse);
+        let native = tree.as_ref().map(|n| (compile::compile::<f64>(n), compile::compile::<Dual3>(n)));
+        let cuda = tree.as_ref().map(cuda::source);
+        Inner { flat, slots, nvars, native, cuda }
+    }
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Expr").field("flat", &self.flat).field("compiled", &self.native.is_some()).finish()
+    }
 }
 
 /// A parsed expression `f(x, y, z, t)`. Cheap to clone and shareable across threads.
@@ -99,8 +124,19 @@ impl Expr {
         let nvars = names.len();
         Ok(Expr {
             source: src.into(),
-            inner: Arc::new(Inner { flat, slots, nvars }),
+            inner: Arc::new(Inner::new(flat, slots, nvars, Some(&text))),
         })
+    }
+
+    /// The expression as CUDA source of `x, y, z, t` for `kernels/expr.cuh` (values in `double`,
+    /// value and gradient in `Dual3`); `None` where it is not compiled.
+    pub fn cuda_source(&self) -> Option<&str> {
+        self.inner.cuda.as_deref()
+    }
+
+    /// Whether evaluation runs compiled closures (else exmex's interpreter).
+    pub fn is_compiled(&self) -> bool {
+        self.inner.native.is_some()
     }
 
     /// The text this expression was parsed from.
@@ -112,7 +148,7 @@ impl Expr {
     /// (exmex's differentiation); zero when the expression does not use that variable.
     pub fn derivative(&self, var: usize) -> Result<Expr> {
         let name = VARIABLES.get(var).ok_or_else(|| Error::invalid(format!("no variable with index {var}")))?;
-        let Inner { flat, slots, nvars } = &*self.inner;
+        let Inner { flat, slots, nvars, .. } = &*self.inner;
         let Some(k) = slots[..*nvars].iter().position(|&s| s == var) else {
             return Expr::parse("0");
         };
@@ -128,7 +164,7 @@ impl Expr {
         }
         Ok(Expr {
             source: format!("d/d{name}({})", self.source).into(),
-            inner: Arc::new(Inner { flat: d, slots: slots_d, nvars: nvars_d }),
+            inner: Arc::new(Inner::new(d.clone(), slots_d, nvars_d, ast_text(&d).as_deref())),
         })
     }
 
@@ -137,10 +173,18 @@ impl Expr {
         self.inner.slots[..self.inner.nvars].contains(&3)
     }
 
-    /// Value at point `x` and time `t`; no allocation for expressions of up to 32 operands.
+    /// Value at point `x` and time `t`: compiled closures, or exmex's interpreter (no allocation
+    /// for expressions of up to 32 operands) for texts the tree parser declined.
     pub fn eval(&self, x: [f64; 3], t: f64) -> f64 {
         let all = [x[0], x[1], x[2], t];
-        let Inner { flat, slots, nvars } = &*self.inner;
+        match &self.inner.native {
+            Some((f, _)) => f(&all),
+            None => self.interpret(all),
+        }
+    }
+
+    fn interpret(&self, all: [f64; 4]) -> f64 {
+        let Inner { flat, slots, nvars, .. } = &*self.inner;
         let mut vars = [0.0; 4];
         for (v, &s) in vars.iter_mut().zip(&slots[..*nvars]) {
             *v = all[s];
@@ -149,6 +193,32 @@ impl Expr {
         // and would surface in any norm if exmex ever changed that.
         flat.eval(&vars[..*nvars]).unwrap_or(f64::NAN)
     }
+}
+
+impl Expr {
+    /// Value and gradient in (x, y, z) at `x` and time `t`: exact (forward-mode differentiation of
+    /// the compiled tree) when compiled, else central differences of step `h`.
+    pub fn eval_grad(&self, x: [f64; 3], t: f64, h: f64) -> (f64, [f64; 3]) {
+        if let Some((_, g)) = &self.inner.native {
+            let v = |k: usize| Dual3 { v: x[k], d: [0, 1, 2].map(|j| f64::from(u8::from(j == k))) };
+            let r = g(&[v(0), v(1), v(2), Dual3 { v: t, d: [0.0; 3] }]);
+            return (r.v, r.d);
+        }
+        let mut d = [0.0; 3];
+        for (k, dk) in d.iter_mut().enumerate() {
+            let (mut p, mut m) = (x, x);
+            p[k] += h;
+            m[k] -= h;
+            *dk = (self.eval(p, t) - self.eval(m, t)) / (2.0 * h);
+        }
+        (self.eval(x, t), d)
+    }
+}
+
+/// exmex's text of a derivative, readable by the tree parser (its unparse is exmex syntax; a
+/// derivative that unparses to what the parser declines stays interpreted).
+fn ast_text(f: &Flat) -> Option<String> {
+    Some(f.unparse().to_string())
 }
 
 /// exmex binds a unary minus tighter than `^`, so it reads `-x^2` as `(-x)^2`: a silent wrong
@@ -365,6 +435,60 @@ mod tests {
             assert_eq!(SciNumber::is_literal(s).unwrap_or(""), m, "{s}");
         }
         assert_eq!(SciNumber::is_literal("."), None);
+    }
+
+    /// The compiled closures agree with exmex's interpreter (the reference semantics) on a corpus
+    /// that exercises every precedence level, associativity, unary minus, constants and function,
+    /// and their gradients with exmex's symbolic derivatives.
+    #[test]
+    fn compiled_agrees_with_the_interpreter() {
+        let corpus = [
+            "sin(pi*x)*sin(pi*y)*sin(pi*z)",
+            "3*pi^2*(1 + x^2)*sin(pi*x)*sin(pi*y)*sin(pi*z) - 2*x*pi*cos(pi*x)*sin(pi*y)*sin(pi*z)",
+            "2^3^2 + x",
+            "x/y/z + x/y*z - x*y/z",
+            "x - y - z + x - t + 1",
+            "x - y + z - t",
+            "-x^2 + 2^-x - (-y)^2",
+            "exp(-x^2 - y^2) * (1 - x) / (2 + sin(3*y))",
+            "atan2(y, x) + min(x, y) * max(z, 0.5) + abs(x - y)",
+            "sqrt(1 + x^2) + cbrt(y) + ln(2 + x) + log(3 + y) + log2(4 + z) + log10(5 + x)",
+            "tanh(x) + sinh(y) + cosh(z) + atan(x) + asin(x/4) + acos(y/5) + tan(z/3)",
+            "asinh(x) + acosh(2 + y^2) + atanh(x/3) + floor(3*x) + ceil(y) + round(z) + trunc(x) + fract(y) + signum(z)",
+            "1e-3*x + 2.5E+2*y + .5*z + 1.*t + e^x + E + TAU*y + PI",
+            "x^0.5 * y^1.5 / (1 + z^2)^2",
+            "(x + y)^2 - (x - y)^2 - 4*x*y",
+            "t*exp(-t)*x*y*(1 - x)*(1 - y)",
+        ];
+        let points = [[0.3, 0.7, 1.2, 0.25], [1.1, 2.0, 0.55, 2.0], [0.05, 0.45, 3.0, 0.0], [0.9, 1.3, 0.2, 1.5]];
+        for src in corpus {
+            let e = Expr::parse(src).unwrap();
+            assert!(e.is_compiled(), "{src} was not compiled");
+            for p in points {
+                let (a, b) = (e.eval([p[0], p[1], p[2]], p[3]), e.interpret(p));
+                assert!((a - b).abs() <= 1e-13 * (1.0 + b.abs()), "{src} at {p:?}: compiled {a} vs interpreted {b}");
+                let (v, g) = e.eval_grad([p[0], p[1], p[2]], p[3], 1e-6);
+                assert_eq!(v, a, "{src}");
+                for (k, gk) in g.iter().enumerate() {
+                    // exmex differentiates all but atan2, min and max: central differences there.
+                    let (d, tol) = match e.derivative(k) {
+                        Ok(d) => (d.interpret(p), 1e-9),
+                        Err(_) => {
+                            let (mut a, mut b) = (p, p);
+                            a[k] += 1e-6;
+                            b[k] -= 1e-6;
+                            ((e.interpret(a) - e.interpret(b)) / 2e-6, 1e-6)
+                        }
+                    };
+                    assert!((gk - d).abs() <= tol * (1.0 + d.abs()), "{src} d/d{}: {gk} vs {d}", VARIABLES[k]);
+                }
+            }
+        }
+        // A text the tree parser declines still evaluates (interpreted), with differences for gradients.
+        let e = Expr::parse("sin x").unwrap();
+        assert!(!e.is_compiled());
+        assert!((e.eval([0.5, 0.0, 0.0], 0.0) - 0.5f64.sin()).abs() < 1e-15);
+        assert!((e.eval_grad([0.5, 0.0, 0.0], 0.0, 1e-6).1[0] - 0.5f64.cos()).abs() < 1e-9);
     }
 
     #[test]
