@@ -8,6 +8,7 @@
 //! axes of the mesh dimension), each boundary facet listed once.
 use super::{BoundaryFacet, CellType, Mesh};
 use crate::{Error, Result};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// Uniform mesh of `[a, b]` with `n` cells.
@@ -197,33 +198,38 @@ fn structured(axes: &[Vec<f64>], cell: CellType) -> Result<Mesh> {
     }
     let nblocks = n[0] * n[1] * n[2];
 
-    let mut coords = Vec::with_capacity(s);
     let axis = |d: usize, i: usize| if d < dim { axes[d][i] } else { 0.0 };
-    for k in 0..np[2] {
-        for j in 0..np[1] {
-            for i in 0..np[0] {
-                coords.push([axis(0, i), axis(1, j), axis(2, k)]);
-            }
-        }
-    }
+    let coords: Vec<[f64; 3]> = (0..s).into_par_iter().map(|v| [axis(0, v % np[0]), axis(1, (v / np[0]) % np[1]), axis(2, v / (np[0] * np[1]))]).collect();
 
     let corner_offsets: Vec<usize> = (0..1 << dim)
         .map(|c| (0..dim).map(|d| ((c >> d) & 1) * stride[d]).sum())
         .collect();
     let nv = cell.num_vertices();
     let facets = cell.facets();
-    let mut cells = Vec::with_capacity(nblocks * template.len() * nv);
+    // Cells block by block in parallel; then the boundary facets of the boundary blocks, in order.
+    let per_block = template.len() * nv;
+    let base_of = |i: usize, j: usize, k: usize| i * stride[0] + j * stride[1] + k * stride[2];
+    let mut cells = vec![0usize; nblocks * per_block];
+    cells.par_chunks_mut(per_block.max(1)).enumerate().for_each(|(b, out)| {
+        let base = base_of(b % n[0], (b / n[0]) % n[1], b / (n[0] * n[1]));
+        for (t, verts) in template.iter().zip(out.chunks_mut(nv)) {
+            for (o, &c) in verts.iter_mut().zip(t) {
+                *o = base + corner_offsets[c];
+            }
+        }
+    });
     let mut boundary = Vec::new();
     for k in 0..n[2] {
         for j in 0..n[1] {
             for i in 0..n[0] {
-                let base = i * stride[0] + j * stride[1] + k * stride[2];
                 let on_boundary = (0..dim).any(|d| [i, j, k][d] == 0 || [i, j, k][d] + 1 == n[d]);
+                if !on_boundary {
+                    continue;
+                }
+                let base = base_of(i, j, k);
                 for t in &template {
-                    let start = cells.len();
-                    cells.extend(t.iter().map(|&c| base + corner_offsets[c]));
-                    if on_boundary {
-                        let cv = &cells[start..];
+                    let cv: Vec<usize> = t.iter().map(|&c| base + corner_offsets[c]).collect();
+                    {
                         for f in &facets {
                             if let Some(tag) =
                                 boundary_side(f.iter().map(|&l| cv[l]), &np, &stride, dim)

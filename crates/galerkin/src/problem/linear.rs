@@ -96,6 +96,8 @@ pub struct LinearProblem {
 pub struct Timings {
     /// Everything from physics checks to the final system (the sum of the parts below and set-up).
     pub assembly: f64,
+    /// The element integrator: reference tables, coefficients sampled at the quadrature points.
+    pub integrator: f64,
     pub coloring: f64,
     /// The operator at its level (sparsity and matrix, element matrices, quadrature data...).
     pub matrix: f64,
@@ -295,7 +297,7 @@ impl LinearProblem {
         let space = &*self.space;
         let mesh = &*space.mesh;
         let (integ, fluxes) = self.integrator()?;
-        let mut timings = Timings::default();
+        let mut timings = Timings { integrator: t0.elapsed().as_secs_f64(), ..Default::default() };
         let lap = |t: &mut Instant| {
             let s = t.elapsed().as_secs_f64();
             *t = Instant::now();

@@ -125,6 +125,10 @@ pub struct PhaseTimes {
     pub mesh: f64,
     pub space: f64,
     pub assembly: f64,
+    /// The parts of `assembly`: integrator (tables, coefficients at the quadrature points),
+    /// coloring, load (source and boundary loads), constraints (Dirichlet data and elimination),
+    /// matrix (the operator at its level).
+    pub assembly_parts: std::collections::BTreeMap<String, f64>,
     pub preconditioner: f64,
     pub solve: f64,
     /// Around the solve: the null-space check, the solution back to the host.
@@ -363,6 +367,11 @@ fn run_from(pf: &ProblemFile, base: &Path, opts: &RunOptions, t_start: Instant) 
     }
     device_peak.sample(&backend);
     times.assembly = sol.timings.assembly;
+    let st = &sol.timings;
+    times.assembly_parts = [("integrator", st.integrator), ("coloring", st.coloring), ("load", st.rhs), ("constraints", st.constraints), ("matrix", st.matrix)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
     times.preconditioner = sol.timings.preconditioner;
     times.solve = sol.timings.solve;
     times.solve_other = (t.elapsed().as_secs_f64() - times.assembly - times.preconditioner - times.solve).max(0.0);

@@ -136,14 +136,15 @@ impl DofMap {
 
         let mut cell_nodes = vec![usize::MAX; ncells * nloc];
         // Vertex dofs: node = vertex id.
-        for (v, dofs) in ent_dofs[0].iter().enumerate() {
-            if dofs.len() != 1 {
-                return Err(Error::Unsupported("elements with more than one dof per vertex".into()));
-            }
-            for c in 0..ncells {
-                cell_nodes[c * nloc + dofs[0]] = mesh.cell(c)[v];
-            }
+        if ent_dofs[0].iter().any(|dofs| dofs.len() != 1) {
+            return Err(Error::Unsupported("elements with more than one dof per vertex".into()));
         }
+        let vertex_dofs: Vec<usize> = ent_dofs[0].iter().map(|d| d[0]).collect();
+        cell_nodes.par_chunks_mut(nloc.max(1)).enumerate().for_each(|(c, nodes)| {
+            for (v, &ld) in vertex_dofs.iter().enumerate() {
+                nodes[ld] = mesh.cell(c)[v];
+            }
+        });
         let mut next = nverts;
         for d in 1..=tdim {
             let ents = local_entities(cell, d);
@@ -211,11 +212,21 @@ impl DofMap {
             Some(n) => n.to_vec(),
             None => modal_dof_points(cell, ent_dofs, nloc),
         };
-        for c in 0..ncells {
-            for (i, xi) in tab_nodes.iter().enumerate() {
-                node_coords[cell_nodes[c * nloc + i]] = mesh.map_point(c, *xi).0;
+        // Vertex nodes sit at the mesh's vertices (bit for bit what the map gives at a reference
+        // vertex); every other node is mapped from the last cell that holds it, in parallel.
+        let at_vertices = vertex_dofs.iter().enumerate().all(|(v, &ld)| tab_nodes[ld] == ref_verts[v]);
+        use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+        let owner: Vec<AtomicUsize> = (0..num_nodes).map(|_| AtomicUsize::new(0)).collect();
+        cell_nodes.par_iter().enumerate().for_each(|(k, &node)| {
+            if !(at_vertices && node < nverts) {
+                owner[node].fetch_max(k + 1, Relaxed);
             }
-        }
+        });
+        node_coords.par_iter_mut().enumerate().for_each(|(node, x)| match owner[node].load(Relaxed) {
+            _ if at_vertices && node < nverts => *x = mesh.coords[node],
+            0 => {}
+            k => *x = mesh.map_point((k - 1) / nloc, tab_nodes[(k - 1) % nloc]).0,
+        });
         Ok(DofMap { nodes_per_cell: nloc, cell_nodes, num_nodes, node_coords, signs, owned: num_nodes })
     }
 
