@@ -7,9 +7,10 @@ use std::path::PathBuf;
 pub fn run(cfg: &AdvectionBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin::Result<()> {
     let device = crate::gpu_with_banner(gpu)?;
     say!(
-        "rotating flow, P_k triangles, GMRES(50) + element block Jacobi to rtol {:.0e}; seconds, medians of {} whole runs (spread (max − min)/median);",
+        "curved inflow-outflow flow, P_k triangles, GMRES(50) + element block Jacobi to rtol {:.0e}; seconds, medians of {} whole runs ({} on one core) (spread (max − min)/median);",
         cfg.rtol,
-        cfg.repeats
+        cfg.repeats,
+        cfg.single_core_repeats
     );
     say!("setup: mesh + facet connectivity (host); assembly: GPU upload + pattern + values; solve: preconditioner + GMRES + solution to host");
     say!(

@@ -163,6 +163,9 @@ enum Command {
         /// --advection: one-core runs up to this many unknowns.
         #[arg(long, default_value_t = 1_000_000)]
         single_core_max_dofs: usize,
+        /// --advection: whole runs of the one-core column.
+        #[arg(long, default_value_t = 1)]
+        single_core_repeats: usize,
         /// --advection: relative tolerance of GMRES.
         #[arg(long, default_value_t = 1e-8)]
         rtol: f64,
@@ -278,7 +281,9 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 r.solver.method, r.solver.preconditioner, r.solver.iterations, r.solver.relative_residual
             );
             if let Some(e) = &r.errors {
-                say!("  error        L2 {:.3e} (relative {:.3e}), H1 seminorm {:.3e}", e.l2, e.relative_l2, e.h1_semi);
+                // DG advection reports no H1 seminorm (NaN).
+                let h1 = if e.h1_semi.is_nan() { String::new() } else { format!(", H1 seminorm {:.3e}", e.h1_semi) };
+                say!("  error        L2 {:.3e} (relative {:.3e}){h1}", e.l2, e.relative_l2);
             }
             let t = &r.timings;
             say!(
@@ -418,8 +423,8 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             let cfg = galerkin::bench::heat::HeatBenchConfig { dofs, steps, levels, cpu_max_dofs, runs, dt: 1e-3 };
             heat_bench::run(&cfg, gpu, json)
         }
-        Command::Bench { advection: true, dofs, degrees, cpu_max_dofs, single_core_max_dofs, repeats, rtol, gpu, json, .. } => {
-            let cfg = galerkin::advection::bench::AdvectionBenchConfig { dofs, degrees: parse_degrees(&degrees)?, cpu_max_dofs, single_core_max_dofs, repeats, rtol };
+        Command::Bench { advection: true, dofs, degrees, cpu_max_dofs, single_core_max_dofs, single_core_repeats, repeats, rtol, gpu, json, .. } => {
+            let cfg = galerkin::advection::bench::AdvectionBenchConfig { dofs, degrees: parse_degrees(&degrees)?, cpu_max_dofs, single_core_max_dofs, single_core_repeats, repeats, rtol };
             advection_bench::run(&cfg, gpu, json)
         }
         Command::Bench { dg: true, elements, degrees, repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, max_iter, gpu, json, .. } => {

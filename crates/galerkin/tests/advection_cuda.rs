@@ -92,3 +92,21 @@ fn gpu_convergence_rate() {
         assert!(rate >= k as f64 + 0.5, "GPU P{k}: rate {rate:.3}");
     }
 }
+
+#[test]
+fn examples_on_the_gpu_match_the_cpu() {
+    let Some(_be) = gpu() else { return };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    for name in ["advection-rotating.toml", "advection-quads.toml"] {
+        let mut errors = Vec::new();
+        for backend in [galerkin::backend::BackendKind::Cpu, galerkin::backend::BackendKind::Cuda] {
+            let dir = tempfile::tempdir().unwrap();
+            let opts = galerkin::problem::RunOptions { backend: Some(backend), out_dir: dir.path().to_path_buf(), progress: false };
+            let r = galerkin::problem::run_file(&root.join(name), &opts).unwrap();
+            assert!(r.solver.relative_residual <= 1e-10, "{name} {backend:?}");
+            errors.push(r.errors.unwrap().relative_l2);
+        }
+        eprintln!("{name}: relative L2 CPU {:.4e}, GPU {:.4e}", errors[0], errors[1]);
+        assert!(errors[0] < 2e-4 && (errors[0] - errors[1]).abs() < 1e-3 * errors[0], "{name}: {errors:?}");
+    }
+}
