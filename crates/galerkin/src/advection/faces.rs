@@ -66,6 +66,13 @@ impl Faces {
                 i += 1;
             }
         }
+        // The pattern gives every neighbour one block: two cells may share one edge only.
+        if let Some(c) = (0..n).find(|&c| {
+            let nb = &neighbour[c * f..(c + 1) * f];
+            nb.iter().enumerate().any(|(i, &m)| m != BOUNDARY && nb[..i].contains(&m))
+        }) {
+            return Err(Error::mesh(format!("cell {c}"), "shares more than one edge with a neighbour"));
+        }
         // Boundary tags from the mesh's tagged facets (the last tag wins where a facet has several).
         for ((c, lf), facet) in mesh.boundary_facet_cells()?.into_iter().zip(&mesh.boundary) {
             if neighbour[c * f + lf] == BOUNDARY {
