@@ -238,6 +238,11 @@ fn bad_problem_files_are_named() {
         (GOOD.replace("velocity = [\"1\", \"0.5\"]", "velocity = { regions = { 7 = [1.0, 0.0] } }"), "physics.velocity.regions"),
         (GOOD.replace("velocity = [\"1\", \"0.5\"]", "velocity = [\"abs(x)\", \"1\"]"), "physics.velocity"),
     ];
+    // Far too big for any machine: refused before the mesh is built, naming the memory.
+    let huge = GOOD.replace("n = [4, 4]", "n = [4000000, 4000000]");
+    let opts = galerkin::problem::RunOptions { backend: Some(galerkin::backend::BackendKind::Cpu), out_dir: std::env::temp_dir().join("adv-huge"), progress: false };
+    let e = galerkin::advection::run::run_text(&huge, std::path::Path::new("huge.toml"), &opts).err().expect("too big").to_string();
+    assert!(e.contains("out of memory") && e.contains("host"), "{e}");
     for (text, key) in cases {
         let e = parse_err(&text);
         assert!(e.contains(key), "expected an error naming `{key}`, got: {e}");
@@ -245,4 +250,33 @@ fn bad_problem_files_are_named() {
     // Per-region velocity (the generator names its cells `domain`).
     let regions = GOOD.replace("velocity = [\"1\", \"0.5\"]", "velocity = { regions = { domain = [1.0, 0.25] } }");
     assert!(AdvectionFile::parse(&regions, "t.toml").unwrap().setup(std::path::Path::new(".")).is_ok());
+}
+
+#[test]
+fn gmsh_mesh_with_per_region_velocity_reproduces_a_linear_solution() {
+    // β = (1, 0.2) on the region `plate` of a Gmsh mesh with a hole; u = x − 5y + 3 has β·∇u = 0,
+    // so with c = 1, f = u every degree ≥ 1 reproduces it (the flow enters through `left`, the
+    // lower wall and the upstream half of the hole, whose data come from `inflow`).
+    let text = r#"
+[mesh]
+file = "meshes/plate-with-hole.msh"
+[space]
+family = "dg"
+degree = 1
+[physics]
+kind = "advection"
+velocity = { regions = { plate = [1.0, 0.2] } }
+reaction = 1
+source = "x - 5*y + 3"
+inflow = "x - 5*y + 3"
+[[bc]]
+boundary = "left"
+value = "x - 5*y + 3"
+"#;
+    let examples = std::env::var_os("GALERKIN_EXAMPLES").map(std::path::PathBuf::from).unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples"));
+    let s = AdvectionFile::parse(text, "plate.toml").unwrap().setup(&examples).unwrap();
+    assert!(matches!(s.problem.velocity, Velocity::PerCell(_)));
+    let sol = solve_cpu(&s.problem, &config(Method::Gmres, Precond::BlockJacobi)).unwrap();
+    let (err, norm) = l2_error(&s.problem, &sol.u, &formula("x - 5*y + 3")).unwrap();
+    assert!(err < 1e-9 * norm, "relative L2 error {:.2e} on {} cells", err / norm, s.problem.mesh.num_cells());
 }

@@ -182,6 +182,26 @@ impl AdvectionFile {
         Ok((velocity, reaction, source, inflow, bc, exact))
     }
 
+    /// Bytes a run of a generated mesh needs, before it is built: (host, device) — the device
+    /// holds the matrix and the Krylov vectors when `gpu`, the host everything otherwise (mesh,
+    /// connectivity and tables always). `None` for a Gmsh file (its reader checks its size).
+    pub fn memory_estimate(&self, gpu: bool) -> Option<(crate::memory::Estimate, crate::memory::Estimate)> {
+        let n = self.mesh.n.as_ref()?;
+        let quads = self.mesh.cell == Some(crate::mesh::CellType::Quadrilateral);
+        let cells = n.iter().map(|&d| d as f64).product::<f64>() * if quads { 1.0 } else { 2.0 };
+        let k = self.space.degree as f64;
+        let (nloc, faces) = if quads { ((k + 1.0) * (k + 1.0), 4.0) } else { ((k + 1.0) * (k + 2.0) / 2.0, 3.0) };
+        let dofs = cells * nloc;
+        let nnz = cells * nloc * nloc * (1.0 + faces);
+        let (mut host, mut device) = (crate::memory::Estimate::default(), crate::memory::Estimate::default());
+        host.add("mesh, facet connectivity and sort keys", cells * (faces * 40.0 + 64.0));
+        host.add("solution", 8.0 * dofs);
+        let linear = if gpu { &mut device } else { &mut host };
+        linear.add("matrix (CSR values, columns, row pointers)", 12.0 * nnz + 8.0 * dofs);
+        linear.add("Krylov vectors and block Jacobi", 8.0 * dofs * (self.solver.restart as f64 + 6.0 + nloc));
+        Some((host, device))
+    }
+
     /// Builds the mesh (relative paths against `base`) and the problem.
     pub fn setup(&self, base: &Path) -> Result<AdvectionSetup> {
         let (velocity, reaction, source, inflow, bc_values, exact) = self.formulas()?;
@@ -192,6 +212,7 @@ impl AdvectionFile {
         let mesh = if self.mesh.reorder.unwrap_or(true) { crate::mesh::ordering::reorder_for_locality(&mesh)? } else { mesh };
         let velocity = match (velocity, &self.physics.velocity) {
             (Some([x, y]), _) => Velocity::field(x, y).map_err(|e| Error::config("physics.velocity", e.to_string()))?,
+            (None, VelocityKeys::Field(_)) => return Err(Error::config("physics.velocity", "expected two expressions")),
             (None, VelocityKeys::Regions { regions }) => {
                 let mut by_tag = BTreeMap::new();
                 for (name, v) in regions {
@@ -213,7 +234,6 @@ impl AdvectionFile {
                     .collect::<Result<Vec<_>>>()?;
                 Velocity::PerCell(cells)
             }
-            (None, VelocityKeys::Field(_)) => unreachable!("formulas() parsed the field"),
         };
         let mut bc = Vec::new();
         for (i, (b, value)) in self.bc.iter().zip(bc_values).enumerate() {

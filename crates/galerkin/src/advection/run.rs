@@ -53,6 +53,21 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
     let file = AdvectionFile::parse(text, &path.display().to_string())?;
     let mut notes = Vec::new();
     let engine = AnyBackend::select(opts.backend.unwrap_or(file.backend), Ok(()), &mut notes)?;
+    let gpu = match &engine {
+        AnyBackend::Cuda(be) => Some(be.as_ref()),
+        AnyBackend::Cpu(_) => None,
+    };
+    let mut memory = MemoryReport::default();
+    if let Some((host, device)) = file.memory_estimate(gpu.is_some()) {
+        let available = crate::memory::host_available();
+        crate::memory::check("host", &host, available.as_ref())?;
+        if let Some(be) = gpu {
+            let (free, _) = be.memory_info()?;
+            let avail = crate::memory::Available { bytes: free as f64, source: format!("free memory of {}", be.device().name) };
+            crate::memory::check("GPU", &device, Some(&avail))?;
+        }
+        memory = MemoryReport { estimate: host.total() + device.total(), available: available.map(|a| a.bytes) };
+    }
     let t = Instant::now();
     let AdvectionSetup { problem: p, exact, mut solver, notes: more } = file.setup(path.parent().unwrap_or(Path::new(".")))?;
     notes.extend(more);
@@ -110,7 +125,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
             output: t_out.elapsed().as_secs_f64(),
             total: t_start.elapsed().as_secs_f64(),
         },
-        memory: MemoryReport::default(),
+        memory,
         outputs,
     };
     if o.report {
