@@ -229,6 +229,7 @@ fn bad_problem_files_are_named() {
         (GOOD.replace("n = [4, 4]", "n = [4, 4]\ncolour = 1"), "colour"),
         (GOOD.replace("\"0.5\"", "\"0.5 + t\""), "physics.velocity[1]"),
         (GOOD.replace("\"0.5\"", "\"foo(x)\""), "physics.velocity[1]"),
+        (GOOD.replace("kind = \"advection\"", "kind = \"advection\"\nreaction = nan"), "physics.reaction"),
         (GOOD.replace("inflow = \"1\"", ""), "bc"),
         (GOOD.replace("family = \"dg\"", "family = \"lagrange\""), "space.family"),
         (GOOD.replace("cell = \"triangle\"", "cell = \"tetrahedron\""), "mesh.cell"),

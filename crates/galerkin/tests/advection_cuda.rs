@@ -11,7 +11,7 @@ use galerkin::advection::output::l2_error;
 use galerkin::advection::run::{solve_cpu, solve_cuda};
 use galerkin::advection::{AdvectionBackend, Method, Precond};
 use galerkin::backend::cuda::{self, CudaBackend};
-use galerkin::backend::{Backend, Cpu, LinearOperator};
+use galerkin::backend::{Backend, Cpu};
 use galerkin::mesh::CellType;
 
 fn gpu() -> Option<CudaBackend> {

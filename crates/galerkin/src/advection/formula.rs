@@ -50,7 +50,8 @@ impl Formula {
     /// A number or an expression string from TOML.
     pub fn from_toml(v: &toml::Value, key: &str) -> Result<Formula> {
         match v {
-            toml::Value::Float(f) => Ok(Num(*f)),
+            toml::Value::Float(f) if f.is_finite() => Ok(Num(*f)),
+            toml::Value::Float(f) => Err(Error::config(key, format!("must be finite, got {f}"))),
             toml::Value::Integer(i) => Ok(Num(*i as f64)),
             toml::Value::String(s) => Formula::parse(s, key),
             other => Err(Error::config(key, format!("expected a number or an expression string, found {}", other.type_str()))),
