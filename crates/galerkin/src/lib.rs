@@ -4,6 +4,7 @@
 //! Data flows as `mesh -> space -> operator -> solver -> io`; every operator is
 //! `A = Rᵀ Bᵀ D B R` (element restriction, basis, pointwise physics, assembly level) and every
 //! solver is written once over the [`backend::Backend`] trait.
+pub mod advection;
 pub mod backend;
 pub mod bench;
 pub mod dg;

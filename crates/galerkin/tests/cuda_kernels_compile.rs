@@ -285,5 +285,39 @@ fn error_norm_kernels_compile_with_expressions() {
         let c = jit::compile_ptx_with(&jit::NORMS, "compute_90", &defines).unwrap_or_else(|e| panic!("dim {dim}: {e}"));
         assert!(!c.log.to_ascii_lowercase().contains("warning"), "dim {dim}: {}", c.log);
         assert!(c.ptx.contains(".entry error_norms("), "dim {dim}");
+
+/// DG advection's kernels, as problems generate them: the assembly for every degree on triangles
+/// and quadrilaterals (expression and per-cell velocities, several inflow data), and the element
+/// block Jacobi for every block size a P0–P3 / Q0–Q3 space has.
+#[test]
+fn advection_kernel_variants_compile_without_warnings() {
+    use galerkin::advection::cuda::{defines, ADVECTION, ADVECTION_BLOCKS};
+    use galerkin::advection::problem::{AdvectionProblem, Tables, Velocity};
+    use galerkin::advection::Formula;
+    use galerkin::mesh::{generate, CellType};
+    if !nvrtc() {
+        return;
+    }
+    let clean = |k: &jit::KernelSource, d: &[String]| {
+        let c = jit::compile_ptx_with(k, "compute_90", d).unwrap_or_else(|e| panic!("{} {d:?}: {e}", k.file));
+        assert!(!c.log.to_ascii_lowercase().contains("warning"), "{} {d:?}: {}", k.file, c.log);
+        assert!(c.ptx.contains(".entry"), "{}: no entry points", k.file);
+    };
+    clean(&ADVECTION, &[]);
+    let f = |s: &str| Formula::parse(s, "test").unwrap();
+    for cell in [CellType::Triangle, CellType::Quadrilateral] {
+        for k in 0..=3 {
+            let mesh = std::sync::Arc::new(generate::rectangle(3, 3, [0.0, 0.0], [1.0, 1.0], cell).unwrap());
+            let field = Velocity::field(f("-(y - 0.5)^2 + 1"), f("sin(pi*x) + 2")).unwrap();
+            let per_cell = Velocity::PerCell(vec![[1.0, 0.5]; mesh.num_cells()]);
+            for v in [field, per_cell] {
+                let bc = vec![(1, f("x^2")), (3, f("exp(-y)"))];
+                let p = AdvectionProblem::new(mesh.clone(), k, v, f("1 + x"), f("atan2(y, x + 1)"), bc, Some(f("1"))).unwrap();
+                clean(&ADVECTION, &defines(&p, &Tables::new(cell, k, 0).unwrap()));
+            }
+        }
+    }
+    for b in [1, 3, 4, 6, 9, 10, 16] {
+        clean(&ADVECTION_BLOCKS, &[format!("ADV_B={b}")]);
     }
 }

@@ -183,6 +183,10 @@ impl DevicePeak {
 pub fn run_file(path: &Path, opts: &RunOptions) -> Result<Report> {
     let start = Instant::now();
     let text = io::input::read_regular_text(path, "problem file")?;
+    // Before the 1D DG detector, which claims every `family = "dg"`.
+    if crate::advection::config::is_advection(&text) {
+        return crate::advection::run::run_text(&text, path, opts);
+    }
     if crate::dg::config::is_dg(&text) {
         return crate::dg::run::run_text(&text, path, opts);
     }

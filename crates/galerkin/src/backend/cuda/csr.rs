@@ -102,6 +102,16 @@ impl DeviceCsr {
         })
     }
 
+    /// A matrix whose buffers were filled on the device (a kernel wrote the pattern and values,
+    /// as DG advection's assembly does); the caller guarantees a valid CSR of `nrows × ncols`.
+    pub(crate) fn from_device_parts(nrows: usize, ncols: usize, row_ptr: CudaSlice<u32>, col_idx: CudaSlice<u32>, values: CudaSlice<f64>) -> Result<DeviceCsr> {
+        if row_ptr.len() != nrows + 1 || col_idx.len() != values.len() || [nrows, ncols, values.len()].iter().any(|&n| n > MAX_INDEX) {
+            return Err(Error::dim("device CSR parts (row_ptr length)", nrows + 1, row_ptr.len()));
+        }
+        let mean = if nrows == 0 { 0.0 } else { values.len() as f64 / nrows as f64 };
+        Ok(DeviceCsr { cusparse: Mutex::new(None), nrows, ncols, row_ptr, col_idx, values, threads_per_row: threads_per_row_for(mean), path: SpmvPath::Own })
+    }
+
     /// The whole matrix on the host.
     pub fn to_host(&self, backend: &CudaBackend) -> Result<CsrMatrix> {
         let row_ptr = backend.download(&self.row_ptr)?.into_iter().map(|p| p as usize).collect();
