@@ -285,6 +285,8 @@ fn error_norm_kernels_compile_with_expressions() {
         let c = jit::compile_ptx_with(&jit::NORMS, "compute_90", &defines).unwrap_or_else(|e| panic!("dim {dim}: {e}"));
         assert!(!c.log.to_ascii_lowercase().contains("warning"), "dim {dim}: {}", c.log);
         assert!(c.ptx.contains(".entry error_norms("), "dim {dim}");
+    }
+}
 
 /// DG advection's kernels, as problems generate them: the assembly for every degree on triangles
 /// and quadrilaterals (expression and per-cell velocities, several inflow data), and the element

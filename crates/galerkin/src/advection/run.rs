@@ -66,7 +66,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
             let avail = crate::memory::Available { bytes: free as f64, source: format!("free memory of {}", be.device().name) };
             crate::memory::check("GPU", &device, Some(&avail))?;
         }
-        memory = MemoryReport { estimate: host.total() + device.total(), available: available.map(|a| a.bytes) };
+        memory = MemoryReport { estimate: host.total() + device.total(), available: available.map(|a| a.bytes), ..Default::default() };
     }
     let t = Instant::now();
     let AdvectionSetup { problem: p, exact, mut solver, notes: more } = file.setup(path.parent().unwrap_or(Path::new(".")))?;
@@ -124,6 +124,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
             solve: sol.solve_s,
             output: t_out.elapsed().as_secs_f64(),
             total: t_start.elapsed().as_secs_f64(),
+            ..Default::default()
         },
         memory,
         outputs,
