@@ -825,8 +825,20 @@ fn unchecked_coefficient(spec: ScalarSpec) -> Coefficient {
 /// A vector function from per-component scalar specs (per-region tables are not allowed here);
 /// every value is checked finite where it is evaluated.
 pub fn vector_fn(specs: Vec<ScalarSpec>, key: &str, faults: &FieldFaults) -> Result<VectorFn> {
+    let coefs: Vec<(String, Coefficient)> = component_specs(specs, key)?.into_iter().map(|(k, s)| (k, unchecked_coefficient(s))).collect();
+    let faults = faults.clone();
+    Ok(Arc::new(move |x, out: &mut [f64]| {
+        for (o, (k, c)) in out.iter_mut().zip(&coefs) {
+            *o = faults.check(k, Requirement::Finite, x, c.eval(x, 0));
+        }
+    }))
+}
+
+/// The components of a vector field with their keys (`key[i]`), refusing per-region tables and
+/// non-finite numbers.
+fn component_specs(specs: Vec<ScalarSpec>, key: &str) -> Result<Vec<(String, ScalarSpec)>> {
     let n = specs.len();
-    let coefs = specs
+    specs
         .into_iter()
         .enumerate()
         .map(|(i, s)| {
@@ -834,16 +846,10 @@ pub fn vector_fn(specs: Vec<ScalarSpec>, key: &str, faults: &FieldFaults) -> Res
             match s {
                 ScalarSpec::Regions(_) => Err(Error::config(&k, "per-region tables are only allowed for coefficients")),
                 ScalarSpec::Number(v) if !v.is_finite() => Err(Requirement::Finite.error(&k, v, None)),
-                s => Ok((k, unchecked_coefficient(s))),
+                s => Ok((k, s)),
             }
         })
-        .collect::<Result<Vec<_>>>()?;
-    let faults = faults.clone();
-    Ok(Arc::new(move |x, out: &mut [f64]| {
-        for (o, (k, c)) in out.iter_mut().zip(&coefs) {
-            *o = faults.check(k, Requirement::Finite, x, c.eval(x, 0));
-        }
-    }))
+        .collect()
 }
 
 /// The exact solution's components as expressions for the device (numbers become constant
@@ -862,19 +868,7 @@ fn device_exprs(specs: &[ScalarSpec]) -> Option<Vec<crate::expr::Expr>> {
 /// The exact solution with its gradient: compiled expressions differentiate exactly in the same
 /// pass (forward mode), numbers have none; every value is checked finite where it is evaluated.
 fn exact_fn(specs: Vec<ScalarSpec>, key: &str, faults: &FieldFaults) -> Result<ExactFn> {
-    let n = specs.len();
-    let parts = specs
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let k = if n > 1 { format!("{key}[{i}]") } else { key.to_string() };
-            match s {
-                ScalarSpec::Regions(_) => Err(Error::config(&k, "per-region tables are only allowed for coefficients")),
-                ScalarSpec::Number(v) if !v.is_finite() => Err(Requirement::Finite.error(&k, v, None)),
-                s => Ok((k, s)),
-            }
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let parts = component_specs(specs, key)?;
     let faults = faults.clone();
     Ok(Arc::new(move |x, out: &mut [f64], grad: &mut [[f64; 3]]| {
         for ((o, g), (k, s)) in out.iter_mut().zip(grad.iter_mut()).zip(&parts) {
