@@ -29,15 +29,21 @@ __device__ __forceinline__ void hl_add_iso(double s[3][3], double* t, const doub
 
 // S(F) and C = ∂S/∂E; non-finite where the law is undefined (J ≤ 0).
 __device__ void hl_pk2(const double* __restrict__ prm, const double f[3][3], double s[3][3], double* t) {
-    double cm[3][3], e[3][3];
+    double cm[3][3];
 #pragma unroll
     for (int i = 0; i < 3; ++i)
 #pragma unroll
         for (int k = 0; k < 3; ++k) {
             cm[i][k] = f[0][i] * f[0][k] + f[1][i] * f[1][k] + f[2][i] * f[2][k];
-            e[i][k] = 0.5 * (cm[i][k] - (i == k ? 1.0 : 0.0));
             s[i][k] = 0.0;
         }
+#if LAW != 1
+    double e[3][3];  // Green–Lagrange strain (neo-Hookean needs only C)
+#pragma unroll
+    for (int i = 0; i < 3; ++i)
+#pragma unroll
+        for (int k = 0; k < 3; ++k) e[i][k] = 0.5 * (cm[i][k] - (i == k ? 1.0 : 0.0));
+#endif
 #pragma unroll
     for (int m = 0; m < 81; ++m) t[m] = 0.0;
 #if LAW == 0

@@ -3,6 +3,7 @@
 //! fibre direction per cell; residual and consistent Jacobian assembled on the CPU (rayon) or
 //! entirely on the GPU (`kernels/hyperelastic.cu`), the same Newton loop (line search, load steps)
 //! over the [`crate::backend::Backend`] trait; problem files `[physics] kind = "hyperelasticity"`.
+pub mod bench;
 pub mod config;
 pub mod cuda;
 pub mod element;
