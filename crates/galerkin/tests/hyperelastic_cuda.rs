@@ -100,7 +100,7 @@ value = 0.3
 [loads]
 steps = 2
 [solver]
-rtol = 1e-12
+rtol = 1e-10
 "#;
 
 const BEAM: &str = r#"
@@ -124,7 +124,7 @@ value = [0, 0, 0]
 [loads]
 steps = 2
 [solver]
-rtol = 1e-12
+rtol = 1e-10
 "#;
 
 /// Whole Newton runs agree: the beam (CG, block Jacobi) and the pressurised Usyk shell (GMRES).
