@@ -86,6 +86,7 @@ pub fn add_traction(space: &FunctionSpace, facets: &[(usize, usize)], t: &Vector
 }
 
 /// One facet quadrature point of a pressure boundary, everything but the state precomputed.
+#[derive(Clone)]
 struct PressurePoint {
     /// p × weight × orientation (+1 where T₁ × T₂ points out of the body).
     pw: f64,
@@ -94,6 +95,7 @@ struct PressurePoint {
     d: [Vec<f64>; 2],
 }
 
+#[derive(Clone)]
 struct PressureFacet {
     /// Global nodes of the facet's closure.
     nodes: Vec<usize>,
@@ -103,6 +105,7 @@ struct PressureFacet {
 }
 
 /// Follower pressure on a set of facets (see the module documentation).
+#[derive(Clone)]
 pub struct FollowerPressure {
     facets: Vec<PressureFacet>,
 }

@@ -29,8 +29,8 @@ pub struct Prepared {
     pub pattern: CsrMatrix,
     pub dead: Vec<f64>,
     pub mask: Vec<f64>,
-    /// Constrained dofs with their value expression and whether it uses `t` (the load factor).
-    pub dirichlet: Vec<(usize, crate::expr::Expr)>,
+    /// Constrained dofs with their value expression (the last condition naming a dof wins).
+    pub dirichlet: std::collections::BTreeMap<usize, crate::expr::Expr>,
     pub pressure: FollowerPressure,
     pub options: NewtonOptions,
     pub notes: Vec<String>,
@@ -91,7 +91,7 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
         add_body_force(&el, &expr3(&toml::Value::Array(b.to_vec()), "physics.body_force")?, &mut dead)?;
     }
     let mut mask = vec![1.0; n];
-    let mut dirichlet = Vec::new();
+    let mut dirichlet = std::collections::BTreeMap::new();
     let mut pressure = FollowerPressure::none();
     for (i, bc) in f.bc.iter().enumerate() {
         let key = format!("bc[{i}]");
@@ -107,7 +107,7 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
                 for node in nodes {
                     for &c in &comps {
                         mask[node * 3 + c] = 0.0;
-                        dirichlet.push((node * 3 + c, v[c].clone()));
+                        dirichlet.insert(node * 3 + c, v[c].clone());
                     }
                 }
             }
@@ -155,10 +155,8 @@ impl Prepared {
     }
 
     /// The loads on backend `be`.
-    pub fn loading<'a, B: Backend>(&'a mut self, be: &B) -> Result<Loading<'a, B>> {
-        let pressure = std::mem::replace(&mut self.pressure, FollowerPressure::none());
-        let this: &'a Prepared = self;
-        Ok(Loading { dead: be.from_host(&this.dead)?, mask: be.from_host(&this.mask)?, dirichlet: Box::new(move |lf| this.dirichlet_at(lf)), pressure })
+    pub fn loading<'a, B: Backend>(&'a self, be: &B) -> Result<Loading<'a, B>> {
+        Ok(Loading { dead: be.from_host(&self.dead)?, mask: be.from_host(&self.mask)?, dirichlet: Box::new(move |lf| self.dirichlet_at(lf)), pressure: self.pressure.clone() })
     }
 }
 
