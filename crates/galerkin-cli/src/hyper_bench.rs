@@ -20,6 +20,10 @@ pub fn run(cfg: &HyperBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin
                 r.backend, r.degree, r.dofs, r.cells, r.nnz, a.median, 100.0 * a.spread(), res.median, r.linear_solve_s, r.linear_iterations,
                 r.newton_iterations, r.whole_run_s, r.per_newton_step_s, r.gb_per_s, r.times_floor
             ),
+            (Some(a), None, _) => say!(
+                "{:<7} {:>2} {:>10} {:>9} {:>11} {:>9.3e} {:>6.1}% {:>9} {:>9} {:>6} {:>7} {:>9} {:>9} {:>7.0} {:>7.2}",
+                r.backend, r.degree, r.dofs, r.cells, r.nnz, a.median, 100.0 * a.spread(), "-", "-", "-", "-", "-", "-", r.gb_per_s, r.times_floor
+            ),
             (_, _, Some(why)) => say!("{:<7} {:>2} {:>10} skipped: {why}", r.backend, r.degree, r.dofs),
             _ => {}
         }

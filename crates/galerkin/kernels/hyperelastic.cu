@@ -3,7 +3,8 @@
 // (cell, row node i): it gathers the cell, evaluates the law (`hyperelastic_law.cuh`) at every
 // quadrature point, accumulates its 3 residual entries and its 3 × 3·NLOC Jacobian rows, and adds
 // them at the CSR positions found once on the host (rank of node j among node i's column nodes).
-// Launched once per colour of cells that share no vertex, so the adds need no atomics.
+// Launched once per colour of cells that share no vertex, so the adds need no atomics (`atomic` 0),
+// or once over every cell with atomic adds (`atomic` 1: one wide launch instead of many narrow ones).
 //
 // Defines: NLOC (nodes per cell), NQ (quadrature points), NV (geometry vertices), AFFINE (one
 // Jacobian per cell), LAW. Table layout: ∇_ξ φ [NQ][NLOC][3] | ∇_ξ geometry [NQ][NV][3] | w [NQ].
@@ -12,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_assemble(
     u64 ncells, const u32* __restrict__ cells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
     const u32* __restrict__ cell_nodes, const double* __restrict__ tab, const double* __restrict__ frames, int has_frames,
     const double* __restrict__ prm, const double* __restrict__ u, double* __restrict__ r, int want_k,
-    const u32* __restrict__ row_ptr, const unsigned short* __restrict__ kpos, double* __restrict__ vals) {
+    const u32* __restrict__ row_ptr, const unsigned short* __restrict__ kpos, double* __restrict__ vals, int atomic) {
     const double* gref = tab;
     const double* ggeo = tab + NQ * NLOC * 3;
     const double* wq = ggeo + NQ * NV * 3;
@@ -109,7 +110,12 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_assemble(
         }
         const u64 ni = cell_nodes[c * NLOC + i];
 #pragma unroll
-        for (int a = 0; a < 3; ++a) r[ni * 3 + a] += racc[a];
+        for (int a = 0; a < 3; ++a) {
+            if (atomic)
+                atomicAdd(&r[ni * 3 + a], racc[a]);
+            else
+                r[ni * 3 + a] += racc[a];
+        }
         if (want_k) {
             const unsigned short* rank = kpos + (c * NLOC + i) * NLOC;
 #pragma unroll
@@ -118,7 +124,12 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_assemble(
                 for (int j = 0; j < NLOC; ++j) {
                     const u64 at = base + (u64)rank[j] * 3;
 #pragma unroll
-                    for (int b = 0; b < 3; ++b) vals[at + b] += kacc[a][j][b];
+                    for (int b = 0; b < 3; ++b) {
+                        if (atomic)
+                            atomicAdd(&vals[at + b], kacc[a][j][b]);
+                        else
+                            vals[at + b] += kacc[a][j][b];
+                    }
                 }
             }
         }

@@ -39,7 +39,7 @@ fn gpu_residual_and_jacobian_equal_the_cpu() {
                 v[1] = -0.06 * x[0] * x[1];
                 v[2] = 0.07 * x[0] * x[0] - 0.03 * x[1];
             });
-            let gsys = GpuHyper::new(&be, &el).unwrap();
+            let mut gsys = GpuHyper::new(&be, &el).unwrap();
             let asm = CpuHyper::new(el).unwrap();
             let mut k = asm.matrix();
             let mut r = vec![0.0; u.len()];
@@ -47,10 +47,14 @@ fn gpu_residual_and_jacobian_equal_the_cpu() {
             let ud = be.from_host(&u).unwrap();
             let mut rd = be.zeros(u.len()).unwrap();
             let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &gsys.pattern).unwrap();
-            gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
-            let kh = be.matrix_to_host(&kd).unwrap();
-            let (er, ek) = (rel(&be.to_host(&rd).unwrap(), &r), rel(&kh.values, &k.values));
-            assert!(er < 1e-12 && ek < 1e-12, "{law:?} {cell:?} P{degree}: residual {er:.2e}, Jacobian {ek:.2e}");
+            // Both scatters: by colour (plain adds) and in one launch with atomics.
+            for atomic in [false, true] {
+                gsys.atomic = atomic;
+                gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
+                let kh = be.matrix_to_host(&kd).unwrap();
+                let (er, ek) = (rel(&be.to_host(&rd).unwrap(), &r), rel(&kh.values, &k.values));
+                assert!(er < 1e-12 && ek < 1e-12, "{law:?} {cell:?} P{degree} atomic {atomic}: residual {er:.2e}, Jacobian {ek:.2e}");
+            }
             // Residual only leaves the matrix alone and gives the same residual.
             gsys.assemble(&be, &ud, &mut rd, None).unwrap();
             assert!(rel(&be.to_host(&rd).unwrap(), &r) < 1e-12);

@@ -197,6 +197,22 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                     row.times_floor = a.median / (row.floor_bytes / (copy * 1e9));
                 }
                 emit(&row)?;
+                // The same assembly in one launch with atomic adds.
+                sys.atomic = true;
+                let mut r = be.zeros(row.dofs)?;
+                let mut k = sys.new_matrix(be)?;
+                let ud = be.from_host(&vec![0.01; row.dofs])?;
+                let a = measure(&mut EventClock::new(be)?, 1, cfg.runs, || sys.assemble(be, &ud, &mut r, Some(&mut k)))?;
+                let gbs = guarded_gbs("hyperelastic Jacobian assembly (atomic)", row.floor_bytes, &a, copy)?;
+                emit(&HyperRow {
+                    backend: "cuda-atomic".into(),
+                    times_floor: a.median / (row.floor_bytes / (copy * 1e9)),
+                    gb_per_s: gbs,
+                    assembly: Some(a),
+                    residual: None,
+                    skipped: Some("assembly only".into()),
+                    ..row.clone()
+                })?;
             }
         }
     }

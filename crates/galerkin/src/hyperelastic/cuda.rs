@@ -72,6 +72,10 @@ pub struct GpuHyper {
     prm: CudaSlice<f64>,
     kpos: CudaSlice<u16>,
     colors: Vec<(usize, CudaSlice<u32>)>,
+    /// Every cell, for the one-launch atomic scatter.
+    all_cells: CudaSlice<u32>,
+    /// One launch over every cell with atomic adds instead of one launch per colour.
+    pub atomic: bool,
     extra: Option<CudaSlice<u64>>,
 }
 
@@ -103,6 +107,8 @@ impl GpuHyper {
             prm: be.upload(&el.law.params())?,
             kpos: be.upload(&slots.rank)?,
             colors,
+            all_cells: be.upload(&(0..mesh.num_cells() as u32).collect::<Vec<u32>>())?,
+            atomic: false,
             pattern,
             extra: None,
         })
@@ -127,14 +133,17 @@ impl GpuHyper {
                 (&self.cell_verts, &mut dummy)
             }
         };
-        for (n, cells) in &self.colors {
-            let nc = *n as u64;
+        let all = [(self.all_cells.len(), &self.all_cells)];
+        let launches: Vec<(usize, &CudaSlice<u32>)> = if self.atomic { all.to_vec() } else { self.colors.iter().map(|(n, c)| (*n, c)).collect() };
+        let atomic = i32::from(self.atomic);
+        for (n, cells) in launches {
+            let nc = n as u64;
             if nc == 0 {
                 continue;
             }
             let threads = nc * self.nloc as u64;
             launch!(be, &self.assemble, be.grid(threads); &nc, cells, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
-                &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals)?;
+                &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals, &atomic)?;
         }
         Ok(())
     }
