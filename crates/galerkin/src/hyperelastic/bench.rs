@@ -166,7 +166,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 let text = &text;
                 let work = move || -> Result<HyperRow> {
                     let t = Instant::now();
-                    let (_, mut prep) = prepare_text(&text)?;
+                    let (_, mut prep) = prepare_text(text)?;
                     let mut sys = cpu_system(&prep)?;
                     row.setup_s = t.elapsed().as_secs_f64();
                     time_backend(&Cpu, &mut sys, &mut prep, &mut HostClock::default(), cfg.runs, &mut row)?;

@@ -120,10 +120,10 @@ impl HyperElement {
                 s.g[j] = [0, 1, 2].map(|a| g[0] * r[0][a] + g[1] * r[1][a] + g[2] * r[2][a]);
             }
             let mut f = r;
-            for j in 0..nloc {
-                for i in 0..3 {
-                    for a in 0..3 {
-                        f[i][a] += uc[j * 3 + i] * s.g[j][a];
+            for (j, gj) in s.g.iter().enumerate() {
+                for (i, fi) in f.iter_mut().enumerate() {
+                    for (fa, ga) in fi.iter_mut().zip(gj) {
+                        *fa += uc[j * 3 + i] * ga;
                     }
                 }
             }
@@ -202,7 +202,7 @@ impl CpuHyper {
             k.values.fill(0.0);
         }
         let rp = SharedMut(r.as_mut_ptr());
-        let kp = k.as_deref_mut().map(|k| SharedMut(k.values.as_mut_ptr()));
+        let kp = k.as_mut().map(|k| SharedMut(k.values.as_mut_ptr()));
         let row_ptr = &self.pattern.row_ptr;
         let want_k = kp.is_some();
         for color in &self.coloring.blocks {

@@ -9,9 +9,10 @@
 //! - Compressible neo-Hookean: W = μ/2 (I₁ − 3) − μ ln J + λ/2 (ln J)², S = μ(I − C⁻¹) + λ ln J C⁻¹.
 //! - Transversely isotropic Fung law of Guccione, McCulloch and Waldman (J. Biomech. Eng. 113,
 //!   1991), the form used by Usyk, LeGrice and McCulloch for ventricular and atrial myocardium:
-//!   W = C/2 (e^Q − 1) + κ/2 (ln J)², Q = b_f E_ff² + b_t (E_ss² + E_nn² + E_sn² + E_ns²)
-//!   + b_fs (E_fs² + E_sf² + E_fn² + E_nf²), E in the fibre frame; the volumetric penalty κ makes the
-//!   nearly incompressible tissue compressible.
+//!   W = C/2 (e^Q − 1) + κ/2 (ln J)², with
+//!   Q = b_f E_ff² + b_t (E_ss² + E_nn² + E_sn² + E_ns²) + b_fs (E_fs² + E_sf² + E_fn² + E_nf²) and E
+//!   in the fibre frame; the volumetric penalty κ makes the nearly incompressible tissue
+//!   compressible.
 //!
 //! CUDA twin: `kernels/hyperelastic_law.cuh` (same names, same arithmetic).
 use serde::Serialize;

@@ -191,9 +191,9 @@ impl FollowerPressure {
             for pt in &f.points {
                 let mut a = pt.t;
                 for (l, &n) in f.nodes.iter().enumerate() {
-                    for al in 0..2 {
+                    for (aa, d) in a.iter_mut().zip(&pt.d) {
                         for i in 0..3 {
-                            a[al][i] += u[n * 3 + i] * pt.d[al][l];
+                            aa[i] += u[n * 3 + i] * d[l];
                         }
                     }
                 }

@@ -105,6 +105,7 @@ pub struct NewtonTimes {
 }
 
 /// `r = R(u)` (masked) and, when `k` is given, the Jacobian (not yet eliminated).
+#[allow(clippy::too_many_arguments)]
 fn residual<B: Backend, S: HyperSystem<B>>(be: &B, sys: &mut S, ld: &Loading<'_, B>, u: &B::Vector, lf: f64, r: &mut B::Vector, mut k: Option<&mut B::Matrix>, tmp: &mut B::Vector) -> Result<f64> {
     sys.internal(be, u, r, k.as_deref_mut())?;
     be.axpy(-lf, &ld.dead, r)?;
