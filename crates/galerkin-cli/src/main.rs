@@ -25,6 +25,7 @@ macro_rules! say {
 
 mod ceed_bench;
 mod heat_bench;
+mod hyper_bench;
 mod hex_bench;
 mod dg_bench;
 mod advection_bench;
@@ -149,6 +150,18 @@ enum Command {
         /// full, element, none), CPU up to --cpu-max-dofs and the GPU with --gpu; --runs repeats.
         #[arg(long)]
         heat: bool,
+        /// Hyperelasticity instead: Newton on a clamped cube of P_k tetrahedra (--degrees) with
+        /// --law (usyk, svk, neo-hookean), sizes --dofs; assembly of residual and Jacobian, a linear
+        /// solve, the whole run and the time per Newton step; one CPU thread up to
+        /// --cpu1-max-dofs, all threads up to --cpu-max-dofs, the GPU with --gpu.
+        #[arg(long)]
+        hyperelastic: bool,
+        /// --hyperelastic: the law.
+        #[arg(long, default_value = "usyk")]
+        law: String,
+        /// --hyperelastic: one-thread CPU rows up to this many unknowns.
+        #[arg(long, default_value_t = 100_000)]
+        cpu1_max_dofs: usize,
         /// Element matrices of hierarchical hexahedra instead (the GPGPU matrix-forming seed's
         /// table): --cells hexahedra, elasticity of --degrees (e.g. 1..5), --modes trunk or full,
         /// --quadrature gauss or seed; one CPU core, all cores, the GPU schemes, CSR summation
@@ -417,6 +430,10 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 cpu_cells,
             };
             hex_bench::run(&cfg, json)
+        }
+        Command::Bench { hyperelastic: true, dofs, degrees, law, cpu_max_dofs, cpu1_max_dofs, runs, gpu, json, .. } => {
+            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs, cpu1_max_dofs, runs };
+            hyper_bench::run(&cfg, gpu, json)
         }
         Command::Bench { heat: true, dofs, steps, levels, cpu_max_dofs, runs, gpu, json, .. } => {
             let levels = if levels.is_empty() {

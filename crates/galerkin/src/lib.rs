@@ -11,6 +11,7 @@ pub mod dg;
 pub mod error;
 pub mod expr;
 pub mod fe;
+pub mod hyperelastic;
 pub mod iga;
 pub mod inverse;
 pub mod io;

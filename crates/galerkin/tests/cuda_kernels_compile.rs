@@ -323,3 +323,18 @@ fn advection_kernel_variants_compile_without_warnings() {
         clean(&ADVECTION_BLOCKS, &[format!("ADV_B={b}")]);
     }
 }
+
+/// The hyperelastic kernel for tetrahedra and hexahedra, degrees 1 and 2, every law, without
+/// warnings, with both entry points.
+#[test]
+fn hyperelastic_kernel_variants_compile_without_warnings() {
+    if !nvrtc() {
+        return;
+    }
+    let v = galerkin::hyperelastic::cuda::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(v.len(), 12);
+    let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &v[0].0).unwrap().ptx;
+    for entry in ["hyper_assemble", "hyper_add_at"] {
+        assert!(ptx.contains(&format!(".entry {entry}(")), "hyperelastic.cu lacks {entry}");
+    }
+}

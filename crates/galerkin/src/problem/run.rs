@@ -196,6 +196,9 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<Report> {
     if super::heat::config::is_heat(&text) {
         return super::heat::run::run_text(&text, path, opts);
     }
+    if crate::hyperelastic::config::is_hyperelastic(&text) {
+        return crate::hyperelastic::run::run_text(&text, path, opts);
+    }
     let pf = ProblemFile::parse(&text, &path.display().to_string())?;
     let base = path.parent().unwrap_or(Path::new("."));
     run_from(&pf, base, opts, start)

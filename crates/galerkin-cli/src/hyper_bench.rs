@@ -1,0 +1,33 @@
+//! `galerkin bench --hyperelastic`: prints each row as it completes and keeps the JSON file
+//! current (rewritten whole after every row).
+use galerkin::hyperelastic::bench::{self, HyperBenchConfig, HyperRow};
+use std::io::Write;
+use std::path::PathBuf;
+
+pub fn run(cfg: &HyperBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin::Result<()> {
+    let device = crate::gpu_with_banner(gpu)?;
+    say!("law {}: clamped cube of P_k tetrahedra, dead body force, 1 load step of Newton + CG/block Jacobi (rtol 1e-8);", cfg.law);
+    say!("assembly: residual + Jacobian at the converged state, median of {} runs (spread (max − min)/median); floor: the GPU Jacobian assembly's bytes at the copy bandwidth", cfg.runs);
+    say!(
+        "{:<7} {:>2} {:>10} {:>9} {:>11} {:>9} {:>7} {:>9} {:>9} {:>6} {:>7} {:>9} {:>9} {:>7} {:>7}",
+        "dev", "k", "dofs", "cells", "nnz", "asm s", "spread", "res s", "solve s", "CG its", "Newton", "run s", "s/step", "GB/s", "×floor"
+    );
+    let mut done = galerkin::io::JsonRows::<HyperRow>::new(json);
+    bench::run(cfg, device.as_ref().map(|(be, c)| (be, *c)), |r| {
+        match (&r.assembly, &r.residual, &r.skipped) {
+            (Some(a), Some(res), _) => say!(
+                "{:<7} {:>2} {:>10} {:>9} {:>11} {:>9.3e} {:>6.1}% {:>9.3e} {:>9.3e} {:>6} {:>7} {:>9.3e} {:>9.3e} {:>7.0} {:>7.2}",
+                r.backend, r.degree, r.dofs, r.cells, r.nnz, a.median, 100.0 * a.spread(), res.median, r.linear_solve_s, r.linear_iterations,
+                r.newton_iterations, r.whole_run_s, r.per_newton_step_s, r.gb_per_s, r.times_floor
+            ),
+            (Some(a), None, _) => say!(
+                "{:<7} {:>2} {:>10} {:>9} {:>11} {:>9.3e} {:>6.1}% {:>9} {:>9} {:>6} {:>7} {:>9} {:>9} {:>7.0} {:>7.2}",
+                r.backend, r.degree, r.dofs, r.cells, r.nnz, a.median, 100.0 * a.spread(), "-", "-", "-", "-", "-", "-", r.gb_per_s, r.times_floor
+            ),
+            (_, _, Some(why)) => say!("{:<7} {:>2} {:>10} skipped: {why}", r.backend, r.degree, r.dofs),
+            _ => {}
+        }
+        done.push(r)
+    })?;
+    Ok(())
+}

@@ -1,0 +1,220 @@
+//! `galerkin bench --hyperelastic`: a clamped cube of P_k tetrahedra under a dead body force, the
+//! chosen law (the Usyk/Guccione fibre law by default, helical fibres), two load steps of Newton
+//! with CG + block Jacobi. Per size and backend (one CPU thread — the seed's one core —, all CPU
+//! threads, the GPU): the assembly of residual and Jacobian and of the residual alone (median of
+//! repeated runs at the converged state, synchronised clock), one linear solve, the whole Newton
+//! run (all load steps, data resident) and the time per Newton step. On the GPU, the Jacobian
+//! assembly is set against its bytes-moved floor: what the kernel must read (cell vertices and
+//! nodes, coordinates, frames, CSR positions, row pointers, the state) and write (the CSR values
+//! once, the residual), at the copy bandwidth measured in the same run.
+use super::cuda::GpuHyper;
+use super::newton::HyperSystem;
+use super::run::{cpu_system, prepare_text, solve_on, Prepared};
+use crate::backend::cuda::bench::EventClock;
+use crate::backend::cuda::CudaBackend;
+use crate::backend::{Backend, Cpu};
+use crate::bench::timing::{guarded_gbs, measure, Clock, HostClock, Timing};
+use crate::solver::precond::{BlockJacobi, SolverBackend};
+use crate::{Error, Result};
+use serde::Serialize;
+use std::time::Instant;
+
+#[derive(Clone, Debug)]
+pub struct HyperBenchConfig {
+    pub dofs: Vec<usize>,
+    pub degrees: Vec<usize>,
+    /// `svk`, `neo-hookean` or `usyk`.
+    pub law: String,
+    /// All-threads CPU rows up to this many unknowns.
+    pub cpu_max_dofs: usize,
+    /// One-thread CPU rows up to this many unknowns.
+    pub cpu1_max_dofs: usize,
+    pub runs: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HyperRow {
+    pub backend: String,
+    pub law: String,
+    pub degree: usize,
+    pub dofs: usize,
+    pub cells: usize,
+    pub nnz: usize,
+    /// Mesh, space, pattern, positions, upload (s).
+    pub setup_s: f64,
+    /// Residual and Jacobian.
+    pub assembly: Option<Timing>,
+    /// Residual alone.
+    pub residual: Option<Timing>,
+    /// One CG + block-Jacobi solve of the first Newton system (rtol 1e-8).
+    pub linear_solve_s: f64,
+    pub linear_iterations: usize,
+    pub newton_iterations: usize,
+    pub total_linear_iterations: usize,
+    /// The whole Newton run (one load step).
+    pub whole_run_s: f64,
+    pub per_newton_step_s: f64,
+    /// GPU: the Jacobian assembly's bytes floor, GB/s at the median and its ratio to the copy
+    /// bandwidth (1 = at the floor), and time / floor time.
+    pub floor_bytes: f64,
+    pub gb_per_s: f64,
+    pub copy_gb_per_s: f64,
+    pub times_floor: f64,
+    pub skipped: Option<String>,
+}
+
+fn problem(dofs: usize, degree: usize, law: &str) -> Result<String> {
+    let n = ((((dofs as f64) / 3.0).cbrt() - 1.0) / degree as f64).round().max(1.0) as usize;
+    let params = match law {
+        "usyk" => "C = 0.876\nbf = 18.48\nbt = 3.58\nbfs = 1.627\nkappa = 50.0\nfibre = [\"1\", \"0.5 * z - 0.25\", \"0.2\"]",
+        "svk" | "neo-hookean" => "E = 10.0\nnu = 0.3",
+        other => return Err(Error::config("--law", format!("unknown law `{other}` (svk, neo-hookean, usyk)"))),
+    };
+    let load = if law == "usyk" { 0.2 } else { 0.3 };
+    Ok(format!(
+        "[mesh]\ngenerator = \"box\"\nn = [{n}, {n}, {n}]\ncell = \"tetrahedron\"\n[space]\ndegree = {degree}\n[physics]\nkind = \"hyperelasticity\"\nlaw = \"{law}\"\n{params}\n\
+         body_force = [0.0, 0.0, -{load}]\n[[bc]]\ntype = \"dirichlet\"\nboundary = \"xmin\"\nvalue = [0, 0, 0]\n[loads]\nsteps = 1\n\
+         [newton]\nrtol = 1e-8\n[solver]\nmethod = \"cg\"\npreconditioner = \"block-jacobi\"\nrtol = 1e-8\nmax_iter = 100000\n"
+    ))
+}
+
+/// Times one backend: the Newton run, then assembly and a linear solve at the converged state.
+#[allow(clippy::too_many_arguments)]
+fn time_backend<B: SolverBackend, S: HyperSystem<B>>(
+    be: &B,
+    sys: &mut S,
+    prep: &mut Prepared,
+    clock: &mut dyn Clock,
+    runs: usize,
+    row: &mut HyperRow,
+) -> Result<()> {
+    let t = Instant::now();
+    let (u, reps, _) = solve_on(be, sys, prep, 1)?;
+    be_sync(be)?;
+    row.whole_run_s = t.elapsed().as_secs_f64();
+    row.newton_iterations = reps.iter().map(|r| r.iterations.len()).sum();
+    row.total_linear_iterations = reps.iter().flat_map(|r| &r.iterations).map(|i| i.linear_iterations).sum();
+    row.per_newton_step_s = row.whole_run_s / row.newton_iterations.max(1) as f64;
+    let n = u.len();
+    let ud = be.from_host(&u)?;
+    let mut r = be.zeros(n)?;
+    let mut k = sys.new_matrix(be)?;
+    row.assembly = Some(measure(clock, 1, runs, || sys.internal(be, &ud, &mut r, Some(&mut k)))?);
+    row.residual = Some(measure(clock, 1, runs, || sys.internal(be, &ud, &mut r, None))?);
+    // One linear solve of K du = r (a Newton-sized system at a loaded state).
+    let mask = be.from_host(&prep.mask)?;
+    let zeros = be.zeros(n)?;
+    let mut rhs = be.zeros(n)?;
+    be.fill(&mut rhs, 1e-3)?;
+    be.pointwise_mult(&mask, &rhs, &mut r)?;
+    be.eliminate(&mut k, &mut r, &mask, &zeros)?;
+    let t = Instant::now();
+    let pc = BlockJacobi::new(be, 3, be.matrix_node_blocks(&k, 3)?)?;
+    let mut du = be.zeros(n)?;
+    let opts = crate::solver::KrylovOptions { rtol: 1e-8, atol: 0.0, max_iter: 20_000, restart: 50, progress: false };
+    let st = crate::solver::cg(be, &k, &pc, &r, &mut du, &opts)?;
+    be_sync(be)?;
+    row.linear_solve_s = t.elapsed().as_secs_f64();
+    row.linear_iterations = st.iterations;
+    Ok(())
+}
+
+/// Waits for the backend's queued work (a norm is a synchronising reduction on every backend).
+fn be_sync<B: Backend>(be: &B) -> Result<()> {
+    let x = be.zeros(1)?;
+    be.norm2(&x).map(|_| ())
+}
+
+/// Runs the sweep, calling `emit` with every row as it completes.
+pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: impl FnMut(&HyperRow) -> Result<()>) -> Result<()> {
+    for &degree in &cfg.degrees {
+        for &dofs in &cfg.dofs {
+            let text = problem(dofs, degree, &cfg.law)?;
+            let t = Instant::now();
+            let (_, prep0) = prepare_text(&text)?;
+            let prep_s = t.elapsed().as_secs_f64();
+            let space = prep0.el.space.clone();
+            let base = HyperRow {
+                backend: String::new(),
+                law: cfg.law.clone(),
+                degree,
+                dofs: space.ndofs(),
+                cells: space.mesh.num_cells(),
+                nnz: prep0.pattern.nnz(),
+                setup_s: prep_s,
+                assembly: None,
+                residual: None,
+                linear_solve_s: 0.0,
+                linear_iterations: 0,
+                newton_iterations: 0,
+                total_linear_iterations: 0,
+                whole_run_s: 0.0,
+                per_newton_step_s: 0.0,
+                floor_bytes: 0.0,
+                gb_per_s: 0.0,
+                copy_gb_per_s: 0.0,
+                times_floor: 0.0,
+                skipped: None,
+            };
+            drop(prep0);
+            let cpu_row = |threads: Option<usize>, limit: usize| -> Result<HyperRow> {
+                let mut row = HyperRow { backend: match threads { Some(1) => "cpu-1".into(), _ => format!("cpu-{}", rayon::current_num_threads()) }, ..base.clone() };
+                if row.dofs > limit {
+                    row.skipped = Some(format!("above the CPU limit of {limit} unknowns"));
+                    return Ok(row);
+                }
+                let text = &text;
+                let work = move || -> Result<HyperRow> {
+                    let t = Instant::now();
+                    let (_, mut prep) = prepare_text(text)?;
+                    let mut sys = cpu_system(&prep)?;
+                    row.setup_s = t.elapsed().as_secs_f64();
+                    time_backend(&Cpu, &mut sys, &mut prep, &mut HostClock::default(), cfg.runs, &mut row)?;
+                    Ok(row)
+                };
+                match threads {
+                    Some(n) => rayon::ThreadPoolBuilder::new().num_threads(n).build().map_err(|e| Error::invalid(format!("thread pool: {e}")))?.install(work),
+                    None => work(),
+                }
+            };
+            emit(&cpu_row(Some(1), cfg.cpu1_max_dofs)?)?;
+            emit(&cpu_row(None, cfg.cpu_max_dofs)?)?;
+            if let Some((be, copy)) = gpu {
+                let mut row = HyperRow { backend: "cuda".into(), ..base.clone() };
+                let t = Instant::now();
+                let (_, mut prep) = prepare_text(&text)?;
+                let mut sys = GpuHyper::new(be, &prep.el)?;
+                row.setup_s = t.elapsed().as_secs_f64();
+                time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, &mut row)?;
+                let (nc, nloc, nv) = (row.cells as f64, prep.el.nloc() as f64, 4.0);
+                let frames = if prep.el.frames.is_empty() { 0.0 } else { 72.0 * nc };
+                let nverts = space.mesh.num_vertices() as f64;
+                let n = row.dofs as f64;
+                row.floor_bytes = 4.0 * nv * nc + 24.0 * nverts + 4.0 * nloc * nc + frames + 2.0 * nloc * nloc * nc + 8.0 * n + 4.0 * n + 8.0 * row.nnz as f64 + 8.0 * n;
+                if let Some(a) = &row.assembly {
+                    row.gb_per_s = guarded_gbs("hyperelastic Jacobian assembly", row.floor_bytes, a, copy)?;
+                    row.copy_gb_per_s = copy;
+                    row.times_floor = a.median / (row.floor_bytes / (copy * 1e9));
+                }
+                emit(&row)?;
+                // The same assembly in one launch with atomic adds.
+                sys.atomic = true;
+                let mut r = be.zeros(row.dofs)?;
+                let mut k = sys.new_matrix(be)?;
+                let ud = be.from_host(&vec![0.01; row.dofs])?;
+                let a = measure(&mut EventClock::new(be)?, 1, cfg.runs, || sys.assemble(be, &ud, &mut r, Some(&mut k)))?;
+                let gbs = guarded_gbs("hyperelastic Jacobian assembly (atomic)", row.floor_bytes, &a, copy)?;
+                emit(&HyperRow {
+                    backend: "cuda-atomic".into(),
+                    times_floor: a.median / (row.floor_bytes / (copy * 1e9)),
+                    gb_per_s: gbs,
+                    assembly: Some(a),
+                    residual: None,
+                    skipped: Some("assembly only".into()),
+                    ..row.clone()
+                })?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,410 @@
+//! The hyperelastic problem file: `[physics] kind = "hyperelasticity"`. Every key is checked
+//! (unknown keys and bad values are errors naming the dotted key).
+//!
+//! ```toml
+//! [mesh]                      # as for every problem file (generator or Gmsh file) — or [shell]
+//! [shell]                     # a box (r, θ, φ) mapped to an ellipsoidal shell sector
+//! inner = 1.0                 # radii (before the semi-axis scaling `axes`)
+//! outer = 1.3
+//! theta = [30.0, 90.0]        # polar angle range (degrees; θ = 90 is the plane z = 0)
+//! phi = [0.0, 90.0]           # azimuth range (degrees)
+//! n = [2, 6, 6]
+//! axes = [1.0, 1.0, 1.5]      # x, y, z scaling: a prolate ellipsoid
+//! cell = "hexahedron"         # boundaries: inner, outer, theta_min, theta_max, phi_min, phi_max
+//! [space]
+//! degree = 2
+//! [physics]
+//! kind = "hyperelasticity"
+//! law = "usyk"                # "svk", "neo-hookean" (E, nu or lambda, mu) or "usyk"
+//! C = 0.876                   # usyk: C, bf, bt, bfs (Guccione et al. 1991), kappa (penalty)
+//! bf = 18.48
+//! bt = 3.58
+//! bfs = 1.627
+//! kappa = 50.0
+//! fibre = ["-y", "x", "0.3"]  # fibre direction (expressions of x, y, z), per cell at its centroid
+//! body_force = [0, 0, 0]      # dead load per reference volume
+//! [[bc]]
+//! type = "dirichlet"          # value (expressions; with `t` they are evaluated at t = λ, otherwise
+//! boundary = "theta_max"      # scaled by λ), components = [2]
+//! value = [0, 0, 0]
+//! components = [2]
+//! [[bc]]
+//! type = "pressure"           # follower pressure (on the deformed surface); "traction" is dead
+//! boundary = "inner"
+//! value = 2.0
+//! [loads]
+//! steps = 10
+//! [newton]
+//! rtol = 1e-9
+//! atol = 1e-12
+//! max_iter = 25
+//! line_search = true
+//! [solver]
+//! method = "gmres"            # cg, gmres, bicgstab, direct (CPU)
+//! preconditioner = "block-jacobi"
+//! ```
+use super::newton::LinearPrecond;
+use crate::backend::BackendKind;
+use crate::mesh::CellType;
+use crate::problem::config::{deserialize, MeshConfig, OneOrMany, SpaceConfig};
+use crate::solver::SolverMethod;
+use crate::{Error, Result};
+use serde::Deserialize;
+
+/// Whether a problem file's text is a hyperelastic problem (`[physics] kind = "hyperelasticity"`).
+pub fn is_hyperelastic(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text)
+        .ok()
+        .and_then(|t| t.get("physics")?.get("kind")?.as_str().map(|k| k == "hyperelasticity"))
+        .unwrap_or(false)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HyperFile {
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub backend: BackendKind,
+    pub mesh: Option<MeshConfig>,
+    pub shell: Option<ShellConfig>,
+    #[serde(default)]
+    pub space: SpaceConfig,
+    pub physics: HyperPhysics,
+    #[serde(default)]
+    pub bc: Vec<HyperBc>,
+    #[serde(default)]
+    pub loads: LoadsConfig,
+    #[serde(default)]
+    pub newton: NewtonConfig,
+    #[serde(default)]
+    pub solver: HyperSolver,
+    #[serde(default)]
+    pub output: HyperOutput,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellConfig {
+    pub inner: f64,
+    pub outer: f64,
+    pub theta: [f64; 2],
+    pub phi: [f64; 2],
+    pub n: [usize; 3],
+    #[serde(default = "unit_axes")]
+    pub axes: [f64; 3],
+    #[serde(default = "hexahedron")]
+    pub cell: CellType,
+}
+
+fn unit_axes() -> [f64; 3] {
+    [1.0; 3]
+}
+fn hexahedron() -> CellType {
+    CellType::Hexahedron
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LawName {
+    Svk,
+    NeoHookean,
+    Usyk,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HyperPhysics {
+    pub kind: String,
+    pub law: LawName,
+    #[serde(rename = "E")]
+    pub young: Option<f64>,
+    pub nu: Option<f64>,
+    pub lambda: Option<f64>,
+    pub mu: Option<f64>,
+    #[serde(rename = "C")]
+    pub c: Option<f64>,
+    pub bf: Option<f64>,
+    pub bt: Option<f64>,
+    pub bfs: Option<f64>,
+    pub kappa: Option<f64>,
+    /// Fibre direction: three expressions of x, y, z (per cell, at its centroid).
+    pub fibre: Option<[toml::Value; 3]>,
+    /// Dead body force per reference volume.
+    pub body_force: Option<[toml::Value; 3]>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HyperBcKind {
+    Dirichlet,
+    Traction,
+    Pressure,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HyperBc {
+    pub boundary: OneOrMany,
+    #[serde(rename = "type")]
+    pub kind: HyperBcKind,
+    /// Dirichlet, traction: three components; pressure: one scalar.
+    pub value: toml::Value,
+    pub components: Option<Vec<usize>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadsConfig {
+    #[serde(default = "one")]
+    pub steps: usize,
+}
+
+impl Default for LoadsConfig {
+    fn default() -> Self {
+        LoadsConfig { steps: 1 }
+    }
+}
+
+fn one() -> usize {
+    1
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewtonConfig {
+    #[serde(default = "newton_rtol")]
+    pub rtol: f64,
+    #[serde(default = "newton_atol")]
+    pub atol: f64,
+    #[serde(default = "newton_max_iter")]
+    pub max_iter: usize,
+    #[serde(default = "yes")]
+    pub line_search: bool,
+}
+
+impl Default for NewtonConfig {
+    fn default() -> Self {
+        NewtonConfig { rtol: newton_rtol(), atol: newton_atol(), max_iter: newton_max_iter(), line_search: true }
+    }
+}
+
+fn newton_rtol() -> f64 {
+    1e-9
+}
+fn newton_atol() -> f64 {
+    1e-12
+}
+fn newton_max_iter() -> usize {
+    25
+}
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HyperSolver {
+    /// Default: `cg` without a pressure load (the Jacobian is symmetric), else `gmres`.
+    pub method: Option<SolverMethod>,
+    #[serde(default = "block_jacobi")]
+    pub preconditioner: LinearPrecond,
+    #[serde(default = "lin_rtol")]
+    pub rtol: f64,
+    #[serde(default = "lin_max_iter")]
+    pub max_iter: usize,
+    #[serde(default = "restart")]
+    pub restart: usize,
+}
+
+impl Default for HyperSolver {
+    fn default() -> Self {
+        HyperSolver { method: None, preconditioner: block_jacobi(), rtol: lin_rtol(), max_iter: lin_max_iter(), restart: restart() }
+    }
+}
+
+fn block_jacobi() -> LinearPrecond {
+    LinearPrecond::BlockJacobi
+}
+fn lin_rtol() -> f64 {
+    1e-10
+}
+fn lin_max_iter() -> usize {
+    5000
+}
+fn restart() -> usize {
+    100
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HyperOutput {
+    #[serde(default = "displacement")]
+    pub name: String,
+    #[serde(default = "yes")]
+    pub vtu: bool,
+    #[serde(default = "yes")]
+    pub report: bool,
+    /// Points where the report gives the displacement after every load step.
+    #[serde(default)]
+    pub points: Vec<[f64; 3]>,
+}
+
+impl Default for HyperOutput {
+    fn default() -> Self {
+        HyperOutput { name: displacement(), vtu: true, report: true, points: Vec::new() }
+    }
+}
+
+fn displacement() -> String {
+    "displacement".into()
+}
+
+fn positive(key: &str, v: Option<f64>) -> Result<f64> {
+    match v {
+        Some(x) if x > 0.0 && x.is_finite() => Ok(x),
+        Some(x) => Err(Error::config(key, format!("must be positive and finite, got {x}"))),
+        None => Err(Error::config(key, "missing")),
+    }
+}
+
+impl HyperFile {
+    pub fn parse(text: &str, source: &str) -> Result<HyperFile> {
+        let f: HyperFile = deserialize(text, source)?;
+        f.check()?;
+        Ok(f)
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.physics.kind != "hyperelasticity" {
+            return Err(Error::config("physics.kind", "must be \"hyperelasticity\""));
+        }
+        match (&self.mesh, &self.shell) {
+            (Some(_), Some(_)) => return Err(Error::config("shell", "give either [mesh] or [shell], not both")),
+            (None, None) => return Err(Error::config("mesh", "missing: give [mesh] or [shell]")),
+            _ => {}
+        }
+        if let Some(s) = &self.shell {
+            if !(s.inner > 0.0 && s.outer > s.inner && s.outer.is_finite()) {
+                return Err(Error::config("shell.inner", format!("need 0 < inner < outer, got {} and {}", s.inner, s.outer)));
+            }
+            if !(0.0 < s.theta[0] && s.theta[0] < s.theta[1] && s.theta[1] < 180.0) {
+                return Err(Error::config("shell.theta", "need 0 < θ₀ < θ₁ < 180 degrees (the poles are excluded)"));
+            }
+            if !(s.phi[0] < s.phi[1] && s.phi[1] - s.phi[0] < 360.0) {
+                return Err(Error::config("shell.phi", "need φ₀ < φ₁ < φ₀ + 360 degrees (a sector: the map has no periodic seam)"));
+            }
+            if s.n.contains(&0) {
+                return Err(Error::config("shell.n", "divisions must be positive"));
+            }
+            if s.axes.iter().any(|a| !(*a > 0.0 && a.is_finite())) {
+                return Err(Error::config("shell.axes", "semi-axis scalings must be positive"));
+            }
+        }
+        if self.loads.steps == 0 {
+            return Err(Error::config("loads.steps", "must be at least 1"));
+        }
+        let n = &self.newton;
+        if !(n.rtol >= 0.0 && n.rtol < 1.0) {
+            return Err(Error::config("newton.rtol", format!("must lie in [0, 1), got {}", n.rtol)));
+        }
+        if !(n.atol >= 0.0 && n.atol.is_finite()) {
+            return Err(Error::config("newton.atol", format!("must be non-negative, got {}", n.atol)));
+        }
+        if !(self.solver.rtol > 0.0 && self.solver.rtol < 1.0) {
+            return Err(Error::config("solver.rtol", format!("must lie in (0, 1), got {}", self.solver.rtol)));
+        }
+        self.law()?;
+        for (i, bc) in self.bc.iter().enumerate() {
+            if bc.components.is_some() && bc.kind != HyperBcKind::Dirichlet {
+                return Err(Error::config(format!("bc[{i}].components"), "only for dirichlet conditions"));
+            }
+            if let Some(c) = &bc.components {
+                if c.is_empty() || c.iter().any(|&k| k > 2) {
+                    return Err(Error::config(format!("bc[{i}].components"), "components are 0, 1, 2"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The law with its parameters (Lamé from E, ν where given).
+    pub fn law(&self) -> Result<super::Law> {
+        let p = &self.physics;
+        let lame = || -> Result<(f64, f64)> {
+            match (p.young, p.nu, p.lambda, p.mu) {
+                (Some(e), Some(nu), None, None) => {
+                    let e = positive("physics.E", Some(e))?;
+                    if !(-1.0 < nu && nu < 0.5) {
+                        return Err(Error::config("physics.nu", format!("must lie in (-1, 0.5), got {nu}")));
+                    }
+                    Ok((e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu)), e / (2.0 * (1.0 + nu))))
+                }
+                (None, None, Some(l), Some(m)) => {
+                    if !(l >= 0.0 && l.is_finite()) {
+                        return Err(Error::config("physics.lambda", format!("must be non-negative, got {l}")));
+                    }
+                    Ok((l, positive("physics.mu", Some(m))?))
+                }
+                _ => Err(Error::config("physics", "give either E and nu, or lambda and mu")),
+            }
+        };
+        let usyk_keys = [("C", p.c), ("bf", p.bf), ("bt", p.bt), ("bfs", p.bfs), ("kappa", p.kappa)];
+        Ok(match p.law {
+            LawName::Svk | LawName::NeoHookean => {
+                if let Some((k, _)) = usyk_keys.iter().find(|(_, v)| v.is_some()) {
+                    return Err(Error::config(format!("physics.{k}"), "only for law = \"usyk\""));
+                }
+                if p.fibre.is_some() {
+                    return Err(Error::config("physics.fibre", "only for law = \"usyk\" (the others are isotropic)"));
+                }
+                let (lambda, mu) = lame()?;
+                if p.law == LawName::Svk {
+                    super::Law::Svk { lambda, mu }
+                } else {
+                    super::Law::NeoHookean { lambda, mu }
+                }
+            }
+            LawName::Usyk => {
+                if p.young.is_some() || p.nu.is_some() || p.lambda.is_some() || p.mu.is_some() {
+                    return Err(Error::config("physics", "law = \"usyk\" takes C, bf, bt, bfs and kappa, not Lamé parameters"));
+                }
+                if p.fibre.is_none() {
+                    return Err(Error::config("physics.fibre", "missing: the usyk law needs a fibre direction"));
+                }
+                super::Law::Usyk {
+                    c: positive("physics.C", p.c)?,
+                    bf: positive("physics.bf", p.bf)?,
+                    bt: positive("physics.bt", p.bt)?,
+                    bfs: positive("physics.bfs", p.bfs)?,
+                    kappa: positive("physics.kappa", p.kappa)?,
+                }
+            }
+        })
+    }
+
+    /// Whether any load is a follower pressure (non-symmetric Jacobian).
+    pub fn has_pressure(&self) -> bool {
+        self.bc.iter().any(|b| b.kind == HyperBcKind::Pressure)
+    }
+}
+
+/// An expression from a number or a string (`key` names it in errors).
+pub fn expr_of(v: &toml::Value, key: &str) -> Result<crate::expr::Expr> {
+    let src = match v {
+        toml::Value::Float(f) => format!("{f:?}"),
+        toml::Value::Integer(i) => format!("{i}"),
+        toml::Value::String(s) => s.clone(),
+        other => return Err(Error::config(key, format!("expected a number or an expression, got {}", other.type_str()))),
+    };
+    crate::expr::Expr::parse(&src).map_err(|e| Error::config(key, e.to_string()))
+}
+
+/// Three expressions from an array of three numbers or strings.
+pub fn expr3(v: &toml::Value, key: &str) -> Result<[crate::expr::Expr; 3]> {
+    let a = v.as_array().ok_or_else(|| Error::config(key, "expected an array of 3 components"))?;
+    if a.len() != 3 {
+        return Err(Error::config(key, format!("expected 3 components, got {}", a.len())));
+    }
+    Ok([expr_of(&a[0], &format!("{key}[0]"))?, expr_of(&a[1], &format!("{key}[1]"))?, expr_of(&a[2], &format!("{key}[2]"))?])
+}

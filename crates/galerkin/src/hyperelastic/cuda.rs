@@ -1,0 +1,206 @@
+//! The GPU's [`HyperSystem`]: residual and Jacobian of every cell integrated and summed on the
+//! device by `kernels/hyperelastic.cu` (law: `kernels/hyperelastic_law.cuh`), one launch per colour
+//! of cells, into device vectors and a device CSR matrix whose sparsity and per-entry positions
+//! were found once on the host (the `full` level's [`crate::operator::assemble::pattern`] slots and
+//! [`crate::operator::coloring::cell_colors`]). Only the state and the results stay on the device;
+//! nothing crosses per Newton step but the follower-pressure terms (a surface, see
+//! [`super::loads`]).
+use super::element::HyperElement;
+use super::newton::HyperSystem;
+use crate::backend::cuda::jit::{self, KernelSource};
+use crate::backend::cuda::kernels::{launch, Kernel};
+use crate::backend::cuda::{CudaBackend, CudaVector, DeviceCsr};
+use crate::backend::Backend;
+use crate::linalg::CsrMatrix;
+use crate::operator::assemble::pattern;
+use crate::operator::coloring::cell_colors;
+use crate::{Error, Result};
+use cudarc::driver::CudaSlice;
+
+/// The kernel source: the law's twin, then the assembly kernel.
+pub const HYPERELASTIC: KernelSource = KernelSource {
+    file: "hyperelastic.cu",
+    source: concat!(
+        "#line 1 \"hyperelastic_law.cuh\"\n",
+        include_str!("../../kernels/hyperelastic_law.cuh"),
+        "\n#line 1 \"hyperelastic.cu\"\n",
+        include_str!("../../kernels/hyperelastic.cu")
+    ),
+    physics: false,
+    cells: false,
+};
+
+/// The defines of one kernel variant.
+pub fn defines(el: &HyperElement) -> Vec<String> {
+    let cell = el.space.mesh.cell_type;
+    vec![
+        format!("NLOC={}", el.nloc()),
+        format!("NQ={}", el.quad.len()),
+        format!("NV={}", cell.num_vertices()),
+        format!("AFFINE={}", u8::from(cell.is_simplex())),
+        format!("LAW={}", el.law.cuda_id()),
+    ]
+}
+
+/// Reference tables in the kernel's layout: ∇_ξ φ | ∇_ξ geometry | weights.
+pub fn tables(el: &HyperElement) -> Vec<f64> {
+    let cell = el.space.mesh.cell_type;
+    let nv = cell.num_vertices();
+    let mut t: Vec<f64> = el.tab.grads.iter().flat_map(|g| *g).collect();
+    let (mut vals, mut grads) = (vec![0.0; nv], vec![[0.0; 3]; nv]);
+    for p in &el.quad.points {
+        cell.geometry_basis(*p, &mut vals, &mut grads);
+        t.extend(grads.iter().flat_map(|g| *g));
+    }
+    t.extend_from_slice(&el.quad.weights);
+    t
+}
+
+/// Everything the kernel reads, uploaded once.
+pub struct GpuHyper {
+    assemble: Kernel,
+    add_at: Kernel,
+    ndofs: usize,
+    nloc: usize,
+    pub pattern: CsrMatrix,
+    cell_verts: CudaSlice<u32>,
+    coords: CudaSlice<f64>,
+    cell_nodes: CudaSlice<u32>,
+    tab: CudaSlice<f64>,
+    frames: CudaSlice<f64>,
+    has_frames: i32,
+    prm: CudaSlice<f64>,
+    kpos: CudaSlice<u16>,
+    colors: Vec<(usize, CudaSlice<u32>)>,
+    /// Every cell, for the one-launch atomic scatter.
+    all_cells: CudaSlice<u32>,
+    /// One launch over every cell with atomic adds instead of one launch per colour.
+    pub atomic: bool,
+    extra: Option<CudaSlice<u64>>,
+}
+
+fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
+    v.iter().map(|&x| u32::try_from(x).map_err(|_| Error::Unsupported(format!("{what} {x} exceeds 32 bits")))).collect()
+}
+
+impl GpuHyper {
+    pub fn new(be: &CudaBackend, el: &HyperElement) -> Result<GpuHyper> {
+        let space = &el.space;
+        let mesh = &*space.mesh;
+        let module = be.variant_module(&HYPERELASTIC, &defines(el))?;
+        let (pattern, slots) = pattern(space, true)?;
+        let slots = slots.ok_or_else(|| Error::invalid("sparsity pattern without slots"))?;
+        let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| *x).collect();
+        let frames: Vec<f64> = el.frames.iter().flat_map(|r| r.iter().flat_map(|row| *row)).collect();
+        let colors = cell_colors(mesh).iter().map(|cells| Ok((cells.len(), be.upload(cells)?))).collect::<Result<_>>()?;
+        Ok(GpuHyper {
+            assemble: Kernel::from_module(&module, "hyper_assemble")?,
+            add_at: Kernel::from_module(&module, "hyper_add_at")?,
+            ndofs: space.ndofs(),
+            nloc: el.nloc(),
+            cell_verts: be.upload(&u32s(&mesh.cells, "vertex")?)?,
+            coords: be.upload(&coords)?,
+            cell_nodes: be.upload(&u32s(&space.dofmap.cell_nodes, "node")?)?,
+            tab: be.upload(&tables(el))?,
+            frames: be.upload(if frames.is_empty() { &[0.0][..] } else { &frames })?,
+            has_frames: i32::from(!frames.is_empty()),
+            prm: be.upload(&el.law.params())?,
+            kpos: be.upload(&slots.rank)?,
+            colors,
+            all_cells: be.upload(&(0..mesh.num_cells() as u32).collect::<Vec<u32>>())?,
+            atomic: false,
+            pattern,
+            extra: None,
+        })
+    }
+
+    /// Residual and (with `k`) Jacobian at `u`, the internal forces only (what tests compare).
+    pub fn assemble(&self, be: &CudaBackend, u: &CudaVector, r: &mut CudaVector, k: Option<&mut DeviceCsr>) -> Result<()> {
+        be.check("hyperelastic assembly", self.ndofs, &[u, r])?;
+        be.fill(r, 0.0)?;
+        let want_k = i32::from(k.is_some());
+        let mut dummy;
+        let (row_ptr, vals) = match k {
+            Some(k) => {
+                if k.nnz() != self.pattern.nnz() {
+                    return Err(Error::dim("hyperelastic Jacobian entries", self.pattern.nnz(), k.nnz()));
+                }
+                be.zero_slice(&mut k.values)?;
+                (&k.row_ptr, &mut k.values)
+            }
+            None => {
+                dummy = be.alloc::<f64>(1)?;
+                (&self.cell_verts, &mut dummy)
+            }
+        };
+        let all = [(self.all_cells.len(), &self.all_cells)];
+        let launches: Vec<(usize, &CudaSlice<u32>)> = if self.atomic { all.to_vec() } else { self.colors.iter().map(|(n, c)| (*n, c)).collect() };
+        let atomic = i32::from(self.atomic);
+        for (n, cells) in launches {
+            let nc = n as u64;
+            if nc == 0 {
+                continue;
+            }
+            let threads = nc * self.nloc as u64;
+            launch!(be, &self.assemble, be.grid(threads); &nc, cells, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
+                &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals, &atomic)?;
+        }
+        Ok(())
+    }
+
+}
+
+impl HyperSystem<CudaBackend> for GpuHyper {
+    fn ndofs(&self) -> usize {
+        self.ndofs
+    }
+    fn new_matrix(&self, be: &CudaBackend) -> Result<DeviceCsr> {
+        DeviceCsr::from_host(be, &self.pattern)
+    }
+    fn internal(&mut self, be: &CudaBackend, u: &CudaVector, r: &mut CudaVector, k: Option<&mut DeviceCsr>) -> Result<()> {
+        self.assemble(be, u, r, k)
+    }
+    fn add_extra(&mut self, be: &CudaBackend, k: &mut DeviceCsr, vals: &[f64]) -> Result<()> {
+        let Some(idx) = &self.extra else {
+            return if vals.is_empty() { Ok(()) } else { Err(Error::invalid("extra Jacobian entries without positions")) };
+        };
+        if vals.len() != idx.len() {
+            return Err(Error::dim("extra Jacobian entries", idx.len(), vals.len()));
+        }
+        let n = vals.len() as u64;
+        if n > 0 {
+            let v = be.upload(vals)?;
+            launch!(be, &self.add_at, be.grid(n); &n, idx, &v, &mut k.values)?;
+        }
+        Ok(())
+    }
+    fn set_extra_positions(&mut self, be: &CudaBackend, pos: &[u64]) -> Result<()> {
+        self.extra = if pos.is_empty() { None } else { Some(be.upload(pos)?) };
+        Ok(())
+    }
+}
+
+/// Compiles the kernel for tetrahedra and hexahedra of degree 1 and 2 with every law, for `arch`,
+/// with NVRTC only (what CI runs): (defines, PTX bytes), an error on any warning.
+pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
+    use crate::mesh::{generate::box_mesh, CellType};
+    use std::sync::Arc;
+    let mut out = Vec::new();
+    for cell in [CellType::Tetrahedron, CellType::Hexahedron] {
+        let mesh = Arc::new(box_mesh(1, 1, 1, [0.0; 3], [1.0; 3], cell)?);
+        for degree in [1, 2] {
+            let space = Arc::new(crate::space::FunctionSpace::lagrange(mesh.clone(), degree, 3)?);
+            for law in [super::Law::Svk { lambda: 1.0, mu: 1.0 }, super::Law::NeoHookean { lambda: 1.0, mu: 1.0 }, super::Law::Usyk { c: 1.0, bf: 1.0, bt: 1.0, bfs: 1.0, kappa: 1.0 }] {
+                let frames = if law.anisotropic() { vec![super::frame_from_fibre([1.0, 0.0, 0.0])?; mesh.num_cells()] } else { Vec::new() };
+                let el = HyperElement::new(space.clone(), law, frames)?;
+                let d = defines(&el);
+                let c = jit::compile_ptx_with(&HYPERELASTIC, arch, &d)?;
+                if c.log.to_ascii_lowercase().contains("warning") {
+                    return Err(Error::invalid(format!("NVRTC warnings in hyperelastic.cu for {d:?}:\n{}", c.log)));
+                }
+                out.push((d, c.ptx.len()));
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,229 @@
+//! Loads of the hyperelastic problem, all scaled by the load factor λ of the load step:
+//! - dead loads (body force per reference volume, traction per reference area): one vector,
+//!   integrated once in the reference configuration;
+//! - follower pressure p on a boundary: the force −p n da on the *deformed* surface, with its
+//!   consistent tangent. With reference tangents T_α = J₀ t_α of the facet parametrisation and
+//!   deformed ones a_α = T_α + Σ_l u_l (∇_ξ φ_l · t_α), n da = ±(a₁ × a₂) dξ, so the residual gets
+//!   `+λ p φ_j (a₁ × a₂)` and the Jacobian `λ p φ_j (d¹_l e_k × a₂ + a₁ × d²_l e_k)`, d^α_l = ∇_ξ φ_l·t_α
+//!   (not symmetric: the linear solver must be GMRES or BiCGStab, or the direct one).
+//!
+//! Facets are few (a surface), so the pressure terms are integrated on the host for both backends;
+//! their Jacobian entries land at CSR positions found once.
+use super::element::HyperElement;
+use crate::expr::Expr;
+use crate::fe::quadrature::facet_rule;
+use crate::linalg::CsrMatrix;
+use crate::operator::geometry::facet_measure_normal;
+use crate::operator::integrate::cell_centroid;
+use crate::space::FunctionSpace;
+use crate::{Error, Result};
+
+/// A vector field given by three expressions of x, y, z.
+pub type VectorExpr = [Expr; 3];
+
+fn eval3(e: &VectorExpr, x: [f64; 3]) -> [f64; 3] {
+    [e[0].eval(x, 0.0), e[1].eval(x, 0.0), e[2].eval(x, 0.0)]
+}
+
+/// The boundary facets (cell, local facet) whose tag is in `tags`.
+pub fn tagged_facets(space: &FunctionSpace, tags: &[i32]) -> Result<Vec<(usize, usize)>> {
+    let mesh = &space.mesh;
+    let fc = mesh.boundary_facet_cells()?;
+    Ok(mesh.boundary.iter().zip(fc).filter(|(f, _)| tags.contains(&f.tag)).map(|(_, c)| c).collect())
+}
+
+/// Quadrature degree on facets: the volume one plus two (the pressure term is a polynomial of
+/// degree about 3k on affine facets).
+fn facet_degree(space: &FunctionSpace) -> usize {
+    super::element::quadrature_degree(space) + 2
+}
+
+/// `f += ∫ b·v dV` (body force per reference volume) over every cell.
+pub fn add_body_force(el: &HyperElement, b: &VectorExpr, f: &mut [f64]) -> Result<()> {
+    let space = &el.space;
+    let mesh = &*space.mesh;
+    let nloc = el.nloc();
+    for c in 0..mesh.num_cells() {
+        let nodes = space.dofmap.cell(c);
+        for (q, &wq) in el.quad.weights.iter().enumerate() {
+            let (_, det) = crate::operator::geometry::inverse_jacobian(&el.geo.jacobian(mesh, c, q), 3)?;
+            let bx = eval3(b, el.geo.point(mesh, c, q));
+            for (j, &n) in nodes.iter().enumerate() {
+                let phi = el.tab.values[q * nloc + j] * wq * det.abs();
+                for a in 0..3 {
+                    f[n * 3 + a] += phi * bx[a];
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `f += ∫ t·v dA` (traction per reference area) over the given facets.
+pub fn add_traction(space: &FunctionSpace, facets: &[(usize, usize)], t: &VectorExpr, f: &mut [f64]) -> Result<()> {
+    let mesh = &*space.mesh;
+    let cell = mesh.cell_type;
+    for &(c, lf) in facets {
+        let (rule, tangents) = facet_rule(cell, lf, facet_degree(space))?;
+        let tab = space.element.tabulate(&rule.points);
+        let nloc = tab.ndofs;
+        let centroid = cell_centroid(mesh, c);
+        let nodes = space.dofmap.cell(c);
+        for (q, (&xi, &wq)) in rule.points.iter().zip(&rule.weights).enumerate() {
+            let (x, jac) = mesh.map_point(c, xi);
+            let inward = [0, 1, 2].map(|k| centroid[k] - x[k]);
+            let (meas, _) = facet_measure_normal(&jac, &tangents, 3, inward);
+            let tx = eval3(t, x);
+            for (j, &n) in nodes.iter().enumerate() {
+                let phi = tab.values[q * nloc + j] * wq * meas;
+                for a in 0..3 {
+                    f[n * 3 + a] += phi * tx[a];
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One facet quadrature point of a pressure boundary, everything but the state precomputed.
+#[derive(Clone)]
+struct PressurePoint {
+    /// p × weight × orientation (+1 where T₁ × T₂ points out of the body).
+    pw: f64,
+    t: [[f64; 3]; 2],
+    phi: Vec<f64>,
+    d: [Vec<f64>; 2],
+}
+
+#[derive(Clone)]
+struct PressureFacet {
+    /// Global nodes of the facet's closure.
+    nodes: Vec<usize>,
+    points: Vec<PressurePoint>,
+    /// CSR positions of the (3·nodes)² entries, row-major.
+    pos: Vec<usize>,
+}
+
+/// Follower pressure on a set of facets (see the module documentation).
+#[derive(Clone)]
+pub struct FollowerPressure {
+    facets: Vec<PressureFacet>,
+}
+
+fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+
+impl FollowerPressure {
+    /// Precomputes the facet geometry and the CSR positions in `pattern` (the Jacobian's sparsity).
+    pub fn new(space: &FunctionSpace, facets: &[(usize, usize)], p: &Expr, pattern: &CsrMatrix) -> Result<FollowerPressure> {
+        let mesh = &*space.mesh;
+        let cell = mesh.cell_type;
+        let closure = space.facet_closure_dofs();
+        let mut out = Vec::with_capacity(facets.len());
+        for &(c, lf) in facets {
+            let (rule, tangents) = facet_rule(cell, lf, facet_degree(space))?;
+            if tangents.len() != 2 {
+                return Err(Error::invalid("pressure loads need two facet tangents (3D)"));
+            }
+            let tab = space.element.tabulate(&rule.points);
+            let nloc = tab.ndofs;
+            let local = &closure[lf];
+            let cn = space.dofmap.cell(c);
+            let nodes: Vec<usize> = local.iter().map(|&i| cn[i]).collect();
+            let centroid = cell_centroid(mesh, c);
+            let mut points = Vec::with_capacity(rule.weights.len());
+            for (q, (&xi, &wq)) in rule.points.iter().zip(&rule.weights).enumerate() {
+                let (x, jac) = mesh.map_point(c, xi);
+                let tt = [0, 1].map(|a| [0, 1, 2].map(|i| (0..3).map(|k| jac[i][k] * tangents[a][k]).sum::<f64>()));
+                let outward = [0, 1, 2].map(|k| x[k] - centroid[k]);
+                let n = cross(tt[0], tt[1]);
+                let sgn = if n[0] * outward[0] + n[1] * outward[1] + n[2] * outward[2] >= 0.0 { 1.0 } else { -1.0 };
+                let phi = local.iter().map(|&i| tab.values[q * nloc + i]).collect();
+                let d = [0, 1].map(|a| local.iter().map(|&i| (0..3).map(|k| tab.grads[q * nloc + i][k] * tangents[a][k]).sum()).collect());
+                points.push(PressurePoint { pw: p.eval(x, 0.0) * wq * sgn, t: tt, phi, d });
+            }
+            let mut pos = Vec::with_capacity(9 * nodes.len() * nodes.len());
+            for &ni in &nodes {
+                for a in 0..3 {
+                    for &nj in &nodes {
+                        for b in 0..3 {
+                            let (r, col) = (ni * 3 + a, nj * 3 + b);
+                            pos.push(pattern.position(r, col).ok_or_else(|| Error::invalid(format!("pressure entry ({r}, {col}) missing from the sparsity")))?);
+                        }
+                    }
+                }
+            }
+            out.push(PressureFacet { nodes, points, pos });
+        }
+        Ok(FollowerPressure { facets: out })
+    }
+
+    /// No pressure anywhere.
+    pub fn none() -> FollowerPressure {
+        FollowerPressure { facets: Vec::new() }
+    }
+
+    /// The union of two pressure loads.
+    pub fn merge(mut self, other: FollowerPressure) -> FollowerPressure {
+        self.facets.extend(other.facets);
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.facets.is_empty()
+    }
+
+    /// Every CSR position the Jacobian entries go to, in the order of [`Self::add`]'s values.
+    pub fn positions(&self) -> Vec<u64> {
+        self.facets.iter().flat_map(|f| f.pos.iter().map(|&p| p as u64)).collect()
+    }
+
+    /// `r += λ ∫ p φ_j (a₁ × a₂)` at state `u`, and the Jacobian entries (one per
+    /// [`Self::positions`]) written into `kv` when given.
+    pub fn add(&self, u: &[f64], lf: f64, r: &mut [f64], mut kv: Option<&mut Vec<f64>>) {
+        if let Some(kv) = kv.as_deref_mut() {
+            kv.clear();
+        }
+        for f in &self.facets {
+            let m = f.nodes.len();
+            let mut ke = vec![0.0; 9 * m * m];
+            for pt in &f.points {
+                let mut a = pt.t;
+                for (l, &n) in f.nodes.iter().enumerate() {
+                    for (aa, d) in a.iter_mut().zip(&pt.d) {
+                        for i in 0..3 {
+                            aa[i] += u[n * 3 + i] * d[l];
+                        }
+                    }
+                }
+                let nda = cross(a[0], a[1]);
+                let s = lf * pt.pw;
+                for (j, &n) in f.nodes.iter().enumerate() {
+                    for i in 0..3 {
+                        r[n * 3 + i] += s * pt.phi[j] * nda[i];
+                    }
+                }
+                if kv.is_some() {
+                    for l in 0..m {
+                        for k in 0..3 {
+                            let mut ek = [0.0; 3];
+                            ek[k] = 1.0;
+                            let x1 = cross(ek, a[1]);
+                            let x2 = cross(a[0], ek);
+                            let dn = [0, 1, 2].map(|i| pt.d[0][l] * x1[i] + pt.d[1][l] * x2[i]);
+                            for j in 0..m {
+                                for i in 0..3 {
+                                    ke[(j * 3 + i) * 3 * m + l * 3 + k] += s * pt.phi[j] * dn[i];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(kv) = kv.as_deref_mut() {
+                kv.extend_from_slice(&ke);
+            }
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! Newton's method with a backtracking line search on ‖R‖ and load stepping, written once over the
+//! [`Backend`] trait: the CPU and the GPU run the same loop, only the assembly of the internal
+//! forces and the Jacobian differs ([`HyperSystem`]).
+//!
+//! Load step k of N sets the load factor λ = k/N: the Dirichlet values, the dead loads and the
+//! pressure are λ times their full value. Each step starts from the last converged state with the
+//! new Dirichlet values imposed, and iterates `K du = −R`, `u += t du`. The line search works on
+//! the slope of the energy along du, s(t) = du·R(u + t du), not on ‖R‖: bending makes ‖R‖ rise
+//! after good Newton steps, and an Armijo test on ‖R‖ then crawls. t = 1 is kept unless it
+//! overshoots the minimum along du by much (s(t) < −0.8 s(0) in magnitude), then t moves to the
+//! secant zero of s; states where the law is undefined (J ≤ 0) halve t. Constrained rows of K are
+//! identity rows and their residual is zero.
+use super::loads::FollowerPressure;
+use crate::backend::{Backend, LinearOperator};
+use crate::solver::precond::{BlockJacobi, Jacobi, SolverBackend};
+use crate::solver::{KrylovOptions, SolverMethod};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// What the Newton loop needs from a backend's assembly.
+pub trait HyperSystem<B: Backend> {
+    fn ndofs(&self) -> usize;
+    /// A matrix with the Jacobian's sparsity.
+    fn new_matrix(&self, be: &B) -> Result<B::Matrix>;
+    /// `r = internal forces at u` and, when given, `k = their Jacobian`.
+    fn internal(&mut self, be: &B, u: &B::Vector, r: &mut B::Vector, k: Option<&mut B::Matrix>) -> Result<()>;
+    /// `k[pos[i]] += vals[i]` for the positions registered with [`Self::set_extra_positions`].
+    fn add_extra(&mut self, be: &B, k: &mut B::Matrix, vals: &[f64]) -> Result<()>;
+    /// CSR positions of host-integrated entries (the follower pressure's), registered once.
+    fn set_extra_positions(&mut self, be: &B, pos: &[u64]) -> Result<()>;
+}
+
+/// The linear solver of each Newton step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinearPrecond {
+    None,
+    Jacobi,
+    BlockJacobi,
+}
+
+/// Newton and linear-solver settings.
+#[derive(Clone, Debug)]
+pub struct NewtonOptions {
+    pub rtol: f64,
+    pub atol: f64,
+    pub max_iter: usize,
+    pub line_search: bool,
+    pub method: SolverMethod,
+    pub precond: LinearPrecond,
+    pub krylov: KrylovOptions,
+}
+
+impl Default for NewtonOptions {
+    fn default() -> Self {
+        NewtonOptions {
+            rtol: 1e-9,
+            atol: 1e-12,
+            max_iter: 25,
+            line_search: true,
+            method: SolverMethod::Gmres,
+            precond: LinearPrecond::BlockJacobi,
+            krylov: KrylovOptions { rtol: 1e-10, atol: 0.0, max_iter: 5000, restart: 100, progress: false },
+        }
+    }
+}
+
+/// One Newton iteration: the residual norm at its start, and the step it took.
+#[derive(Clone, Debug, Serialize)]
+pub struct NewtonIteration {
+    pub residual: f64,
+    pub step_length: f64,
+    pub linear_iterations: usize,
+    pub assembly_s: f64,
+    pub solve_s: f64,
+}
+
+/// One load step.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadStepReport {
+    pub step: usize,
+    pub load_factor: f64,
+    /// ‖R‖ at each iterate, the last one converged.
+    pub residuals: Vec<f64>,
+    pub iterations: Vec<NewtonIteration>,
+}
+
+/// The loads and constraints of a problem on backend `B`.
+pub struct Loading<'a, B: Backend> {
+    /// Dead loads at λ = 1.
+    pub dead: B::Vector,
+    /// 1 on free dofs, 0 on constrained ones.
+    pub mask: B::Vector,
+    /// The Dirichlet values at load factor λ on constrained dofs, 0 elsewhere (host).
+    pub dirichlet: Box<dyn Fn(f64) -> Vec<f64> + 'a>,
+    pub pressure: FollowerPressure,
+}
+
+/// Where the time goes.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct NewtonTimes {
+    pub assembly_s: f64,
+    pub solve_s: f64,
+    pub total_s: f64,
+}
+
+/// `r = R(u)` (masked) and, when `k` is given, the Jacobian (not yet eliminated).
+#[allow(clippy::too_many_arguments)]
+fn residual<B: Backend, S: HyperSystem<B>>(be: &B, sys: &mut S, ld: &Loading<'_, B>, u: &B::Vector, lf: f64, r: &mut B::Vector, mut k: Option<&mut B::Matrix>, tmp: &mut B::Vector) -> Result<f64> {
+    sys.internal(be, u, r, k.as_deref_mut())?;
+    be.axpy(-lf, &ld.dead, r)?;
+    if !ld.pressure.is_empty() {
+        let uh = be.to_host(u)?;
+        let mut rp = vec![0.0; uh.len()];
+        let mut kv = Vec::new();
+        ld.pressure.add(&uh, lf, &mut rp, k.is_some().then_some(&mut kv));
+        let rpd = be.from_host(&rp)?;
+        be.axpy(1.0, &rpd, r)?;
+        if let Some(k) = k {
+            sys.add_extra(be, k, &kv)?;
+        }
+    }
+    be.pointwise_mult(&ld.mask, r, tmp)?;
+    be.copy(tmp, r)?;
+    let n = be.norm2(r)?;
+    Ok(if n.is_finite() { n } else { f64::INFINITY })
+}
+
+/// Runs `steps` load steps from `u` (overwritten with the final state); `on_step` sees each
+/// converged step's state (output). Fails naming the load step where Newton does not converge.
+pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
+    be: &B,
+    sys: &mut S,
+    ld: &Loading<'_, B>,
+    u: &mut B::Vector,
+    steps: usize,
+    opts: &NewtonOptions,
+    mut on_step: impl FnMut(&LoadStepReport, &B::Vector) -> Result<()>,
+) -> Result<(Vec<LoadStepReport>, NewtonTimes)> {
+    let t_all = std::time::Instant::now();
+    let n = sys.ndofs();
+    if steps == 0 {
+        return Err(Error::config("loads.steps", "must be at least 1"));
+    }
+    if !ld.pressure.is_empty() {
+        sys.set_extra_positions(be, &ld.pressure.positions())?;
+    }
+    let mut k = sys.new_matrix(be)?;
+    let (mut r, mut rt, mut tmp, mut du, mut ut) = (be.zeros(n)?, be.zeros(n)?, be.zeros(n)?, be.zeros(n)?, be.zeros(n)?);
+    let zeros = be.zeros(n)?;
+    let mut reports = Vec::with_capacity(steps);
+    let mut times = NewtonTimes::default();
+    for step in 1..=steps {
+        let lf = step as f64 / steps as f64;
+        // u = mask ⊙ u + λ g
+        be.pointwise_mult(&ld.mask, u, &mut tmp)?;
+        be.copy(&tmp, u)?;
+        let g = be.from_host(&(ld.dirichlet)(lf))?;
+        be.axpy(1.0, &g, u)?;
+        let fail = |why: String, rep: &LoadStepReport| Error::NotConverged {
+            method: "Newton".into(),
+            reason: format!("at load step {step} of {steps} (load factor {lf}): {why}"),
+            iterations: rep.iterations.len(),
+            relative_residual: rep.residuals.last().copied().unwrap_or(f64::NAN) / rep.residuals.first().copied().unwrap_or(1.0).max(f64::MIN_POSITIVE),
+            history: rep.residuals.clone(),
+        };
+        let mut rep = LoadStepReport { step, load_factor: lf, residuals: Vec::new(), iterations: Vec::new() };
+        let t = std::time::Instant::now();
+        let mut rn = residual(be, sys, ld, u, lf, &mut r, Some(&mut k), &mut tmp)?;
+        let mut asm_s = t.elapsed().as_secs_f64();
+        times.assembly_s += asm_s;
+        if !rn.is_finite() {
+            return Err(fail("the Dirichlet values of this step invert an element (J ≤ 0): use more load steps".into(), &rep));
+        }
+        let r0 = rn;
+        loop {
+            rep.residuals.push(rn);
+            if rn <= opts.atol.max(opts.rtol * r0) {
+                break;
+            }
+            if rep.iterations.len() == opts.max_iter {
+                return Err(fail(format!("{} iterations, ‖R‖ = {rn:.3e} from {r0:.3e}", opts.max_iter), &rep));
+            }
+            // K du = −R with the constrained rows eliminated.
+            let ts = std::time::Instant::now();
+            be.copy(&r, &mut tmp)?;
+            be.scale(-1.0, &mut tmp)?;
+            be.eliminate(&mut k, &mut tmp, &ld.mask, &zeros)?;
+            be.fill(&mut du, 0.0)?;
+            let lin_its = match opts.method {
+                SolverMethod::Direct => {
+                    be.factorize(&k, false)?.solve(be, &tmp, &mut du)?;
+                    1
+                }
+                m => {
+                    let pc: Box<dyn LinearOperator<B>> = match opts.precond {
+                        LinearPrecond::None => Box::new(crate::backend::Identity(n)),
+                        LinearPrecond::Jacobi => Box::new(Jacobi::new(be, &be.matrix_diagonal(&k)?)?),
+                        LinearPrecond::BlockJacobi => Box::new(BlockJacobi::new(be, 3, be.matrix_node_blocks(&k, 3)?)?),
+                    };
+                    m.solve(be, &k, pc.as_ref(), &tmp, &mut du, &opts.krylov).map_err(|e| fail(format!("the linear solve failed: {e}"), &rep))?.iterations
+                }
+            };
+            let solve_s = ts.elapsed().as_secs_f64();
+            times.solve_s += solve_s;
+            // Line search on the energy slope s(t) = du·R(u + t du) (Crisfield): accept unless the
+            // step overshoots the minimum along du by much (s(t)/s(0) < −0.8), then take the
+            // secant zero of s; halve where the state is infeasible (J ≤ 0, non-finite).
+            let s0 = be.dot(&du, &r)?;
+            let mut step_len = 1.0;
+            let ta = std::time::Instant::now();
+            let mut tries = 0;
+            let accepted = loop {
+                tries += 1;
+                be.copy(u, &mut ut)?;
+                be.axpy(step_len, &du, &mut ut)?;
+                let rn_t = residual(be, sys, ld, &ut, lf, &mut rt, Some(&mut k), &mut tmp)?;
+                if rn_t.is_finite() {
+                    if !opts.line_search || s0 >= 0.0 || tries > 8 {
+                        break Some(rn_t);
+                    }
+                    let rho = be.dot(&du, &rt)? / s0;
+                    if rho >= -0.8 {
+                        break Some(rn_t);
+                    }
+                    step_len *= (1.0 / (1.0 - rho)).max(0.1);
+                } else {
+                    if !opts.line_search || tries > 30 {
+                        break None;
+                    }
+                    step_len *= 0.5;
+                }
+            };
+            asm_s = ta.elapsed().as_secs_f64();
+            times.assembly_s += asm_s;
+            rep.iterations.push(NewtonIteration { residual: rn, step_length: step_len, linear_iterations: lin_its, assembly_s: asm_s, solve_s });
+            let Some(rn_t) = accepted else {
+                return Err(fail(format!("every step along the Newton direction from ‖R‖ = {rn:.3e} inverts an element (J ≤ 0)"), &rep));
+            };
+            std::mem::swap(u, &mut ut);
+            std::mem::swap(&mut r, &mut rt);
+            rn = rn_t;
+        }
+        on_step(&rep, u)?;
+        reports.push(rep);
+    }
+    times.total_s = t_all.elapsed().as_secs_f64();
+    Ok((reports, times))
+}

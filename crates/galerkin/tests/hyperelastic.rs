@@ -1,0 +1,376 @@
+//! Hyperelasticity on the CPU: each law's stress and tangent are derivatives of its energy and give
+//! the analytic stress of homogeneous stretches; the assembled Jacobian (and the follower
+//! pressure's) equals central differences of the residual; Newton converges quadratically; small
+//! loads reproduce linear elasticity; a homogeneous deformation of a cube is reproduced with the
+//! analytic reaction forces; Newton's failure names the load step; bad input is refused by key.
+use galerkin::hyperelastic::law::{Law, M3};
+use galerkin::hyperelastic::loads::{tagged_facets, FollowerPressure};
+use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
+use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, HyperElement};
+use galerkin::backend::Cpu;
+use galerkin::mesh::{generate::box_mesh, CellType};
+use galerkin::space::FunctionSpace;
+use std::sync::Arc;
+
+fn laws() -> [Law; 3] {
+    [
+        Law::Svk { lambda: 1.3, mu: 0.7 },
+        Law::NeoHookean { lambda: 2.1, mu: 0.9 },
+        Law::Usyk { c: 0.876, bf: 18.48, bt: 3.58, bfs: 1.627, kappa: 50.0 },
+    ]
+}
+
+fn idx(i: usize, j: usize, k: usize, l: usize) -> usize {
+    ((i * 3 + j) * 3 + k) * 3 + l
+}
+
+/// P = ∂W/∂F and 𝔸 = ∂P/∂F by central differences, relative 1e-6.
+#[test]
+fn stress_and_tangent_are_derivatives_of_the_energy() {
+    let h = 1e-6;
+    let f: M3 = [[1.05, 0.08, -0.03], [0.02, 0.97, 0.05], [-0.04, 0.06, 1.02]];
+    for law in laws() {
+        let (p, a) = law.first_piola(&f);
+        let ps = p.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+        let as_ = a.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for k in 0..3 {
+            for l in 0..3 {
+                let (mut fp, mut fm) = (f, f);
+                fp[k][l] += h;
+                fm[k][l] -= h;
+                let dw = (law.energy(&fp) - law.energy(&fm)) / (2.0 * h);
+                assert!((dw - p[k][l]).abs() < 1e-6 * ps, "{law:?}: P[{k}][{l}] {} vs dW {dw}", p[k][l]);
+                let (pp, _) = law.first_piola(&fp);
+                let (pm, _) = law.first_piola(&fm);
+                for i in 0..3 {
+                    for j in 0..3 {
+                        let d = (pp[i][j] - pm[i][j]) / (2.0 * h);
+                        assert!((d - a[idx(i, j, k, l)]).abs() < 1e-6 * as_, "{law:?}: A[{i}{j}{k}{l}] {} vs {d}", a[idx(i, j, k, l)]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// F = diag(a, b, c): each law's S in closed form, P = F S.
+#[test]
+fn homogeneous_stretch_gives_each_laws_analytic_stress() {
+    let (a, b, c) = (1.1, 0.95, 1.03);
+    let f = [[a, 0.0, 0.0], [0.0, b, 0.0], [0.0, 0.0, c]];
+    let e = [0.5 * (a * a - 1.0), 0.5 * (b * b - 1.0), 0.5 * (c * c - 1.0)];
+    let st = [a * a, b * b, c * c];
+    let j: f64 = a * b * c;
+    for law in laws() {
+        let (s, _) = law.pk2(&f);
+        let (p, _) = law.first_piola(&f);
+        for i in 0..3 {
+            let want = match law {
+                Law::Svk { lambda, mu } => lambda * (e[0] + e[1] + e[2]) + 2.0 * mu * e[i],
+                Law::NeoHookean { lambda, mu } => mu * (1.0 - 1.0 / st[i]) + lambda * j.ln() / st[i],
+                Law::Usyk { c: cc, bf, bt, kappa, .. } => {
+                    let q = bf * e[0] * e[0] + bt * (e[1] * e[1] + e[2] * e[2]);
+                    cc * q.exp() * if i == 0 { bf } else { bt } * e[i] + kappa * j.ln() / st[i]
+                }
+            };
+            assert!((s[i][i] - want).abs() < 1e-13 * want.abs().max(1.0), "{law:?} S_{i}{i} {} vs {want}", s[i][i]);
+            assert!((p[i][i] - f[i][i] * want).abs() < 1e-13 * want.abs().max(1.0));
+            for k in (0..3).filter(|&k| k != i) {
+                assert!(s[i][k].abs() < 1e-14 && p[i][k].abs() < 1e-14);
+            }
+        }
+    }
+    // Shear in the fibre–sheet plane of the Fung law: S_fs = C e^Q b_fs E_fs.
+    let (cc, bf, bt, bfs) = (0.876, 18.48, 3.58, 1.627);
+    let g = 0.2;
+    let (s, _) = Law::Usyk { c: cc, bf, bt, bfs, kappa: 10.0 }.pk2(&[[1.0, g, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let (efs, ess) = (0.5 * g, 0.5 * g * g);
+    let q = bt * ess * ess + 2.0 * bfs * efs * efs;
+    assert!((s[0][1] - cc * q.exp() * bfs * efs).abs() < 1e-14);
+    assert!((s[1][1] - cc * q.exp() * bt * ess).abs() < 1e-14);
+    // Inverted states are non-finite, never a panic.
+    for law in &laws()[1..] {
+        assert!(!law.pk2(&[[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]).0[0][0].is_finite());
+    }
+}
+
+fn element(cell: CellType, n: [usize; 3], degree: usize, law: Law) -> HyperElement {
+    let mesh = Arc::new(box_mesh(n[0], n[1], n[2], [0.0; 3], [1.0, 0.8, 1.2], cell).unwrap());
+    let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 3).unwrap());
+    let frames = if law.anisotropic() {
+        (0..mesh.num_cells()).map(|c| frame_from_fibre([1.0, 0.3 + 0.1 * (c % 3) as f64, -0.2]).unwrap()).collect()
+    } else {
+        Vec::new()
+    };
+    HyperElement::new(space, law, frames).unwrap()
+}
+
+/// A smooth, moderate displacement field (no inversion).
+fn state(space: &FunctionSpace) -> Vec<f64> {
+    space.interpolate(|x, v| {
+        v[0] = 0.08 * (x[1] * 2.0).sin() + 0.05 * x[0] * x[2];
+        v[1] = -0.06 * x[0] * x[1] + 0.04 * (x[2] * 3.0).cos();
+        v[2] = 0.07 * x[0] * x[0] - 0.03 * x[1];
+    })
+}
+
+/// K equals central differences of the residual, column by column, relative 1e-6, for every law
+/// on P1 and P2 tetrahedra and Q1 hexahedra.
+#[test]
+fn jacobian_equals_finite_differences_of_the_residual() {
+    for law in laws() {
+        for (cell, n, degree) in [(CellType::Tetrahedron, [2, 1, 1], 1), (CellType::Tetrahedron, [1, 1, 1], 2), (CellType::Hexahedron, [2, 1, 2], 1)] {
+            let asm = CpuHyper::new(element(cell, n, degree, law)).unwrap();
+            let space = asm.el.space.clone();
+            let u = state(&space);
+            let nd = space.ndofs();
+            let mut k = asm.matrix();
+            let mut r = vec![0.0; nd];
+            asm.assemble(&u, &mut r, Some(&mut k)).unwrap();
+            let dense = k.to_dense();
+            let scale = dense.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let h = 1e-6;
+            let (mut rp, mut rm) = (vec![0.0; nd], vec![0.0; nd]);
+            let mut worst: f64 = 0.0;
+            for d in 0..nd {
+                let (mut up, mut um) = (u.clone(), u.clone());
+                up[d] += h;
+                um[d] -= h;
+                asm.assemble(&up, &mut rp, None).unwrap();
+                asm.assemble(&um, &mut rm, None).unwrap();
+                for row in 0..nd {
+                    let fd = (rp[row] - rm[row]) / (2.0 * h);
+                    worst = worst.max((fd - dense[row * nd + d]).abs() / scale);
+                }
+            }
+            assert!(worst < 1e-6, "{law:?} {cell:?} P{degree}: |K − FD| / max|K| = {worst:.2e}");
+        }
+    }
+}
+
+/// The follower pressure's tangent equals central differences of its residual.
+#[test]
+fn follower_pressure_tangent_equals_finite_differences() {
+    for (cell, degree) in [(CellType::Hexahedron, 1), (CellType::Tetrahedron, 2)] {
+        let el = element(cell, [1, 2, 1], degree, Law::Svk { lambda: 1.0, mu: 1.0 });
+        let space = el.space.clone();
+        let pattern = galerkin::operator::assemble::sparsity(&space).unwrap();
+        let tags = vec![space.mesh.tag("zmax", 2).unwrap(), space.mesh.tag("xmin", 2).unwrap()];
+        let facets = tagged_facets(&space, &tags).unwrap();
+        let p = FollowerPressure::new(&space, &facets, &galerkin::expr::Expr::parse("1.5 + x").unwrap(), &pattern).unwrap();
+        let u = state(&space);
+        let nd = space.ndofs();
+        let mut r = vec![0.0; nd];
+        let mut kv = Vec::new();
+        p.add(&u, 0.7, &mut r, Some(&mut kv));
+        let mut k = pattern.clone();
+        for (&pos, &v) in p.positions().iter().zip(&kv) {
+            k.values[pos as usize] += v;
+        }
+        let dense = k.to_dense();
+        let scale = dense.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(scale > 0.1);
+        let h = 1e-6;
+        let mut worst: f64 = 0.0;
+        for d in 0..nd {
+            let (mut up, mut um) = (u.clone(), u.clone());
+            up[d] += h;
+            um[d] -= h;
+            let (mut rp, mut rm) = (vec![0.0; nd], vec![0.0; nd]);
+            p.add(&up, 0.7, &mut rp, None);
+            p.add(&um, 0.7, &mut rm, None);
+            for row in 0..nd {
+                worst = worst.max(((rp[row] - rm[row]) / (2.0 * h) - dense[row * nd + d]).abs() / scale);
+            }
+        }
+        assert!(worst < 1e-6, "{cell:?} P{degree}: pressure tangent off by {worst:.2e}");
+        // At u = 0 on the face z = 1.2 (area 0.8, outward normal +z), R gets +λ ∫ p n dA:
+        // λ ∫ (1.5 + x) = 0.7 · 0.8 · 2.0 in z, summed over every node.
+        let mut r0 = vec![0.0; nd];
+        let top = FollowerPressure::new(&space, &tagged_facets(&space, &tags[..1]).unwrap(), &galerkin::expr::Expr::parse("1.5 + x").unwrap(), &pattern).unwrap();
+        top.add(&vec![0.0; nd], 0.7, &mut r0, None);
+        let fz: f64 = r0.iter().skip(2).step_by(3).sum();
+        let fx: f64 = r0.iter().step_by(3).sum();
+        assert!((fz - 0.7 * 0.8 * 2.0).abs() < 1e-12 && fx.abs() < 1e-12, "{cell:?}: pressure resultant {fx} {fz}");
+    }
+}
+
+const BEAM: &str = r#"
+[mesh]
+generator = "box"
+n = [8, 2, 2]
+lower = [0.0, 0.0, 0.0]
+upper = [4.0, 1.0, 1.0]
+cell = "hexahedron"
+[physics]
+kind = "hyperelasticity"
+law = "LAW"
+lambda = 10.0
+mu = 4.0
+body_force = [0.0, 0.0, "-LOAD"]
+[[bc]]
+type = "dirichlet"
+boundary = "xmin"
+value = [0, 0, 0]
+[loads]
+steps = STEPS
+[newton]
+rtol = 1e-11
+atol = 1e-14
+[solver]
+method = "direct"
+"#;
+
+fn beam(law: &str, load: f64, steps: usize) -> String {
+    BEAM.replace("LAW", law).replace("LOAD", &format!("{load}")).replace("STEPS", &steps.to_string())
+}
+
+/// Near the solution the residual falls quadratically: with ρ_k = ‖R_k‖/‖R_0‖, every pair of
+/// iterates past ρ_k ≤ 10⁻² and above round-off (ρ_{k+1} > 10⁻¹²) has ρ_{k+1} ≤ 10 ρ_k² (a
+/// linearly converging Newton — a wrong Jacobian — fails this at once), and there are such pairs.
+#[test]
+fn newton_converges_quadratically() {
+    for law in ["svk", "neo-hookean"] {
+        let (_, mut prep) = prepare_text(&beam(law, 0.03, 2)).unwrap();
+        let mut sys = cpu_system(&prep).unwrap();
+        let (u, reps, _) = solve_on(&Cpu, &mut sys, &mut prep, 2).unwrap();
+        let tip = u.iter().skip(2).step_by(3).fold(0.0f64, |m, v| m.min(*v));
+        assert!(tip < -0.3, "{law}: the beam should bend visibly, tip {tip}");
+        for rep in &reps {
+            let rho: Vec<f64> = rep.residuals.iter().map(|r| r / rep.residuals[0]).collect();
+            let pairs: Vec<(f64, f64)> = rho.windows(2).map(|w| (w[0], w[1])).filter(|&(a, b)| a <= 1e-2 && b > 1e-12).collect();
+            assert!(!pairs.is_empty(), "{law} step {}: no iterates in the quadratic range: {rho:?}", rep.step);
+            for (a, b) in pairs {
+                assert!(b <= 10.0 * a * a, "{law} step {}: ρ {a:.3e} -> {b:.3e} is not quadratic ({rho:?})", rep.step);
+            }
+            assert!(*rho.last().unwrap() <= 1e-11);
+        }
+    }
+}
+
+/// A small load gives the linear elasticity solution with the same λ, μ, to O(load) relative.
+#[test]
+fn small_loads_reproduce_linear_elasticity() {
+    use galerkin::operator::AssemblyLevel;
+    use galerkin::physics::Elasticity;
+    use galerkin::problem::{vector, LinearProblem};
+    let load = 1e-5;
+    for law in ["svk", "neo-hookean"] {
+        let (_, mut prep) = prepare_text(&beam(law, load, 1)).unwrap();
+        let mut sys = cpu_system(&prep).unwrap();
+        let (u, _, _) = solve_on(&Cpu, &mut sys, &mut prep, 1).unwrap();
+        let space = prep.el.space.clone();
+        let cfg = galerkin::problem::linear::SolverConfig { method: galerkin::solver::SolverMethod::Direct, ..Default::default() };
+        let lin = LinearProblem::new(space.clone(), Elasticity::lame(10.0, 4.0, 3))
+            .source(vector(move |_| [0.0, 0.0, -load]))
+            .dirichlet(["xmin"], vector(|_| [0.0; 3]))
+            .solve(AssemblyLevel::Full, &cfg)
+            .unwrap();
+        let diff = u.iter().zip(&lin.u).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        let size = lin.u.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(diff < 1e-3 * size, "{law}: nonlinear vs linear {diff:.3e} of {size:.3e}");
+    }
+}
+
+/// u = (F − I) X on the whole boundary of a cube: Newton reproduces the affine field at every node
+/// and the reaction on the face x = 1 equals ∫ P N dA = P[:, 0] (unit face) for every law.
+#[test]
+fn homogeneous_deformation_reproduces_the_analytic_stress() {
+    let f: M3 = [[1.08, 0.05, 0.0], [-0.03, 0.96, 0.04], [0.02, 0.0, 1.05]];
+    for (law, extra) in [
+        ("svk", "lambda = 1.5\nmu = 0.8"),
+        ("neo-hookean", "E = 3.0\nnu = 0.3"),
+        ("usyk", "C = 0.876\nbf = 18.48\nbt = 3.58\nbfs = 1.627\nkappa = 20.0\nfibre = [\"1\", \"1\", \"0.5\"]"),
+    ] {
+        let value = (0..3)
+            .map(|i| format!("\"{} * x + {} * y + {} * z\"", f[i][0] - if i == 0 { 1.0 } else { 0.0 }, f[i][1] - if i == 1 { 1.0 } else { 0.0 }, f[i][2] - if i == 2 { 1.0 } else { 0.0 }))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let text = format!(
+            "[mesh]\ngenerator = \"box\"\nn = [2, 2, 2]\ncell = \"tetrahedron\"\n[space]\ndegree = 2\n[physics]\nkind = \"hyperelasticity\"\nlaw = \"{law}\"\n{extra}\n\
+             [[bc]]\ntype = \"dirichlet\"\nboundary = [\"xmin\", \"xmax\", \"ymin\", \"ymax\", \"zmin\", \"zmax\"]\nvalue = [{value}]\n[loads]\nsteps = 2\n[solver]\nmethod = \"direct\"\n"
+        );
+        let (_, mut prep) = prepare_text(&text).unwrap();
+        let mut sys = cpu_system(&prep).unwrap();
+        let (u, _, _) = solve_on(&Cpu, &mut sys, &mut prep, 2).unwrap();
+        let space = prep.el.space.clone();
+        for (node, x) in space.dofmap.node_coords.iter().enumerate() {
+            for i in 0..3 {
+                let want: f64 = (0..3).map(|k| f[i][k] * x[k]).sum::<f64>() - x[i];
+                assert!((u[node * 3 + i] - want).abs() < 1e-10, "{law}: node {node} comp {i}");
+            }
+        }
+        let mut r = vec![0.0; u.len()];
+        sys.asm.assemble(&u, &mut r, None).unwrap();
+        let face = space.boundary_nodes(&[space.mesh.tag("xmax", 2).unwrap()]).unwrap();
+        let law_v = prep.el.law;
+        let rframe = if law_v.anisotropic() { prep.el.frames[0] } else { [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] };
+        // P(F) = P'(F R) Rᵀ for the law written in the fibre frame.
+        let mut fr = [[0.0; 3]; 3];
+        for i in 0..3 {
+            for a in 0..3 {
+                fr[i][a] = (0..3).map(|k| f[i][k] * rframe[k][a]).sum();
+            }
+        }
+        let (pp, _) = law_v.first_piola(&fr);
+        for i in 0..3 {
+            let p_i0: f64 = (0..3).map(|a| pp[i][a] * rframe[0][a]).sum();
+            let reaction: f64 = face.iter().map(|&n| r[n * 3 + i]).sum();
+            assert!((reaction - p_i0).abs() < 1e-9 * p_i0.abs().max(1.0), "{law}: reaction {i} {reaction} vs P_{i}0 {p_i0}");
+        }
+    }
+}
+
+/// Too few iterations for a large load: the error names Newton and the load step.
+#[test]
+fn newton_failure_names_the_load_step() {
+    let text = beam("neo-hookean", 2.0, 3).replace("rtol = 1e-11", "rtol = 1e-11\nmax_iter = 2");
+    let (_, mut prep) = prepare_text(&text).unwrap();
+    let mut sys = cpu_system(&prep).unwrap();
+    let e = solve_on(&Cpu, &mut sys, &mut prep, 3).unwrap_err().to_string();
+    assert!(e.contains("Newton did not converge") && e.contains("at load step 1 of 3"), "{e}");
+}
+
+/// Bad problem files are refused naming the key.
+#[test]
+fn bad_input_is_refused_by_key() {
+    let good = beam("svk", 0.1, 1);
+    assert!(prepare_text(&good).is_ok());
+    let cases: Vec<(String, &str)> = vec![
+        (good.replace("mu = 4.0", "mu = 4.0\nbogus = 1"), "bogus"),
+        (good.replace("law = \"svk\"", "law = \"usyk\""), "physics"),
+        (good.replace("lambda = 10.0\nmu = 4.0", "C = 1.0\nbf = 1.0\nbt = 1.0\nbfs = 1.0\nkappa = 1.0").replace("law = \"svk\"", "law = \"usyk\""), "physics.fibre"),
+        (good.replace("lambda = 10.0\nmu = 4.0", "C = 1.0\nbf = 1.0\nbt = 1.0\nbfs = 1.0\nkappa = 1.0\nfibre = [0, 0, 0]").replace("law = \"svk\"", "law = \"usyk\""), "physics.fibre"),
+        (good.replace("mu = 4.0", "mu = -4.0"), "physics.mu"),
+        (good.replace("steps = 1", "steps = 0"), "loads.steps"),
+        (good.replace("boundary = \"xmin\"", "boundary = \"nowhere\""), "bc[0].boundary"),
+        (good.replace("value = [0, 0, 0]", "value = [0, 0, 0]\ncomponents = [3]"), "bc[0].components"),
+        (good.replace("value = [0, 0, 0]", "value = [0, 0]"), "bc[0].value"),
+        (good.replace("\"-0.1\"", "\"-0.1 * q\""), "physics.body_force[2]"),
+        (good.replace("[mesh]", "[shell]\ninner = 1.0\nouter = 2.0\ntheta = [10.0, 90.0]\nphi = [0.0, 90.0]\nn = [1, 1, 1]\n[mesh]"), "shell"),
+        (good.replace("law = \"svk\"", "law = \"mooney\""), "physics.law"),
+    ];
+    for (text, key) in cases {
+        match prepare_text(&text) {
+            Ok(_) => panic!("accepted a file that should fail at `{key}`:\n{text}"),
+            Err(e) => assert!(e.to_string().contains(key), "error for `{key}` does not name it: {e}"),
+        }
+    }
+}
+
+/// The shell mesh: the mapped box keeps positive cells and its boundary names.
+#[test]
+fn shell_mesh_is_a_valid_sector() {
+    let text = "[shell]\ninner = 1.0\nouter = 1.3\ntheta = [30.0, 90.0]\nphi = [0.0, 90.0]\nn = [1, 3, 3]\naxes = [1.0, 1.0, 1.5]\n\
+                [physics]\nkind = \"hyperelasticity\"\nlaw = \"svk\"\nlambda = 1.0\nmu = 1.0\n";
+    let (_, prep) = prepare_text(text).unwrap();
+    let mesh = &prep.el.space.mesh;
+    for name in ["inner", "outer", "theta_min", "theta_max", "phi_min", "phi_max"] {
+        assert!(mesh.tag(name, 2).is_ok(), "{name}");
+    }
+    for x in &mesh.coords {
+        let r = (x[0] * x[0] + x[1] * x[1] + (x[2] / 1.5) * (x[2] / 1.5)).sqrt();
+        assert!(r > 1.0 - 1e-12 && r < 1.3 + 1e-12);
+        assert!(x[0] > -1e-12 && x[1] > -1e-12 && x[2] > -1e-12);
+    }
+}
