@@ -305,7 +305,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         },
         errors: None,
         points: run.points.iter().map(|p| crate::problem::run::PointValue { x: p.x, value: p.displacement.last().map(|d| d.to_vec()).unwrap_or_default() }).collect(),
-        timings: PhaseTimes { mesh: setup_s, space: 0.0, assembly: run.times.assembly_s, preconditioner: 0.0, solve: run.times.solve_s, output: run.output_s, total: t_start.elapsed().as_secs_f64() },
+        timings: PhaseTimes { mesh: setup_s, space: 0.0, assembly: run.times.assembly_s, preconditioner: 0.0, solve: run.times.solve_s, output: run.output_s, total: t_start.elapsed().as_secs_f64(), ..Default::default() },
         memory: Default::default(),
         outputs,
     })
