@@ -235,7 +235,8 @@ fn concurrent_runs_on_one_directory_do_not_mix_outputs() {
     assert!(second.status.success() || stderr2.contains("in use by another galerkin run"), "{stderr2}");
     let report = check_report(&out);
     // The VTU in the directory has the mesh the report describes.
-    let vtu = std::fs::read_to_string(out.join("solution.vtu")).unwrap();
+    // The XML header is text; the appended arrays after it are raw binary.
+    let vtu = String::from_utf8_lossy(&std::fs::read(out.join("solution.vtu")).unwrap()).into_owned();
     let points = report["mesh"]["vertices"].as_u64().unwrap();
     assert!(vtu.contains(&format!("NumberOfPoints=\"{points}\"")), "report says {points} points");
 }
