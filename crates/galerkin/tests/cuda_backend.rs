@@ -576,9 +576,12 @@ fn error_norms_on_the_device_match_the_host() {
         let exprs: Vec<Expr> = srcs.iter().map(|s| Expr::parse(s).unwrap()).collect();
         let u = common::test_vector(space.ndofs());
         let host_exprs = exprs.clone();
-        let exact: ExactFn = std::sync::Arc::new(move |x, v: &mut [f64], g: &mut [[f64; 3]]| {
-            for (c, e) in host_exprs.iter().enumerate() {
-                (v[c], g[c]) = e.eval_grad(x, 0.0, 1e-7);
+        let exact: ExactFn = std::sync::Arc::new(move |xs: &[[f64; 3]], v: &mut [f64], g: &mut [[f64; 3]]| {
+            let n = host_exprs.len();
+            for (p, x) in xs.iter().enumerate() {
+                for (c, e) in host_exprs.iter().enumerate() {
+                    (v[p * n + c], g[p * n + c]) = e.eval_grad(*x, 0.0, 1e-7);
+                }
             }
         });
         let cpu = error_norms_exact(&space, &u, &exact).unwrap();

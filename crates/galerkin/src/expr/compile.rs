@@ -198,23 +198,35 @@ pub fn compile<T: Scalar>(n: &Node) -> Compiled<T> {
                     }),
                     _ => Box::new(move |x| fa(x).powf(fb(x))),
                 },
-                Op2::Atan2 => Box::new(move |x| fa(x).atan2(fb(x))),
-                Op2::Min => Box::new(move |x| {
-                    let (u, v) = (fa(x), fb(x));
-                    if u.value().min(v.value()) == u.value() {
-                        u
-                    } else {
-                        v
-                    }
-                }),
-                Op2::Max => Box::new(move |x| {
-                    let (u, v) = (fa(x), fb(x));
-                    if u.value().max(v.value()) == u.value() {
-                        u
-                    } else {
-                        v
-                    }
-                }),
+                &other => Box::new(move |x| apply_op2(other, fa(x), fb(x))),
+            }
+        }
+    }
+}
+
+/// A binary operator in any [`Scalar`]; `min`/`max` follow the values (their gradient is the
+/// chosen operand's).
+#[inline]
+pub fn apply_op2<T: Scalar>(op: Op2, u: T, v: T) -> T {
+    match op {
+        Op2::Add => u + v,
+        Op2::Sub => u - v,
+        Op2::Mul => u * v,
+        Op2::Div => u / v,
+        Op2::Pow => u.powf(v),
+        Op2::Atan2 => u.atan2(v),
+        Op2::Min => {
+            if u.value().min(v.value()) == u.value() {
+                u
+            } else {
+                v
+            }
+        }
+        Op2::Max => {
+            if u.value().max(v.value()) == u.value() {
+                u
+            } else {
+                v
             }
         }
     }

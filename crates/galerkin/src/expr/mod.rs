@@ -7,6 +7,7 @@
 mod ast;
 mod compile;
 mod cuda;
+mod tape;
 
 pub use compile::Dual3;
 use crate::{Error, Result};
@@ -72,6 +73,8 @@ struct Inner {
     /// The same expression compiled to closures, in values and in values with gradients; `None`
     /// where the tree parser declined the text (exmex's interpreter evaluates it then).
     native: Option<(Compiled<f64>, Compiled<Dual3>)>,
+    /// The same tree as a tape, for batches of points (see `tape`).
+    tape: Option<tape::Tape>,
     /// The CUDA text of the same tree (see `cuda`).
     cuda: Option<String>,
 }
@@ -80,8 +83,9 @@ impl Inner {
     fn new(flat: Flat, slots: [usize; 4], nvars: usize, text: Option<&str>) -> Inner {
         let tree = text.and_then(ast::parse);
         let native = tree.as_ref().map(|n| (compile::compile::<f64>(n), compile::compile::<Dual3>(n)));
+        let tape = tree.as_ref().map(tape::Tape::new);
         let cuda = tree.as_ref().map(cuda::source);
-        Inner { flat, slots, nvars, native, cuda }
+        Inner { flat, slots, nvars, native, tape, cuda }
     }
 }
 
@@ -212,6 +216,44 @@ impl Expr {
             *dk = (self.eval(p, t) - self.eval(m, t)) / (2.0 * h);
         }
         (self.eval(x, t), d)
+    }
+}
+
+thread_local! {
+    /// Per-thread inputs and registers of [`Expr::eval_grad_batch`], reused across calls.
+    static DUAL_SCRATCH: std::cell::RefCell<[Vec<Dual3>; 3]> = const { std::cell::RefCell::new([Vec::new(), Vec::new(), Vec::new()]) };
+}
+
+impl Expr {
+    /// Values and gradients in (x, y, z) at many points `xs` and time `t` into `values[j]` and
+    /// `grads[j]`: one pass of the tape per 32 points when compiled (the per-point dispatch of
+    /// [`Expr::eval_grad`] is what dominates a quadrature loop), else point by point.
+    pub fn eval_grad_batch(&self, xs: &[[f64; 3]], t: f64, values: &mut [f64], grads: &mut [[f64; 3]]) {
+        let n = xs.len();
+        assert!(values.len() == n && grads.len() == n, "eval_grad_batch: {n} points, {} values, {} gradients", values.len(), grads.len());
+        let Some(tape) = &self.inner.tape else {
+            for ((x, v), g) in xs.iter().zip(values.iter_mut()).zip(grads.iter_mut()) {
+                (*v, *g) = self.eval_grad(*x, t, 1e-7);
+            }
+            return;
+        };
+        DUAL_SCRATCH.with(|cell| {
+            let [inputs, regs, out] = &mut *cell.borrow_mut();
+            inputs.clear();
+            for k in 0..3 {
+                inputs.extend(xs.iter().map(|x| Dual3 { v: x[k], d: [0, 1, 2].map(|j| f64::from(u8::from(j == k))) }));
+            }
+            inputs.extend(std::iter::repeat_n(Dual3 { v: t, d: [0.0; 3] }, n));
+            let (x, rest) = inputs.split_at_mut(n);
+            let (y, rest) = rest.split_at_mut(n);
+            let (z, tt) = rest.split_at_mut(n);
+            out.clear();
+            out.resize(n, Dual3 { v: 0.0, d: [0.0; 3] });
+            tape.eval([x, y, z, tt].map(|s| &*s), out, regs);
+            for ((o, v), g) in out.iter().zip(values.iter_mut()).zip(grads.iter_mut()) {
+                (*v, *g) = (o.v, o.d);
+            }
+        });
     }
 }
 
@@ -481,6 +523,21 @@ mod tests {
                         }
                     };
                     assert!((gk - d).abs() <= tol * (1.0 + d.abs()), "{src} d/d{}: {gk} vs {d}", VARIABLES[k]);
+                }
+            }
+        }
+        // The tape over batches (70 points: two full passes and a partial one) gives the closures'
+        // values and gradients bit for bit, at every time.
+        let xs: Vec<[f64; 3]> = (0..70).map(|j| { let s = j as f64 / 70.0; [0.1 + 2.0 * s, 0.4 + s * s, 0.2 + 2.5 * (1.0 - s)] }).collect();
+        for src in corpus {
+            let e = Expr::parse(src).unwrap();
+            let (mut v, mut g) = (vec![0.0; xs.len()], vec![[0.0; 3]; xs.len()]);
+            e.eval_grad_batch(&xs, 0.75, &mut v, &mut g);
+            for (j, x) in xs.iter().enumerate() {
+                let (vj, gj) = e.eval_grad(*x, 0.75, 1e-6);
+                assert!(v[j].to_bits() == vj.to_bits() || (v[j].is_nan() && vj.is_nan()), "{src} at {x:?}: tape {} vs closures {vj}", v[j]);
+                for k in 0..3 {
+                    assert!(g[j][k].to_bits() == gj[k].to_bits() || (g[j][k].is_nan() && gj[k].is_nan()), "{src} d/d{}: tape {} vs {}", VARIABLES[k], g[j][k], gj[k]);
                 }
             }
         }

@@ -873,15 +873,19 @@ fn device_exprs(specs: &[ScalarSpec]) -> Option<Vec<crate::expr::Expr>> {
 fn exact_fn(specs: Vec<ScalarSpec>, key: &str, faults: &FieldFaults) -> Result<ExactFn> {
     let parts = component_specs(specs, key)?;
     let faults = faults.clone();
-    Ok(Arc::new(move |x, out: &mut [f64], grad: &mut [[f64; 3]]| {
-        for ((o, g), (k, s)) in out.iter_mut().zip(grad.iter_mut()).zip(&parts) {
-            let (v, d) = match s {
-                ScalarSpec::Expr(e) => e.eval_grad(x, 0.0, 1e-7),
-                ScalarSpec::Number(v) => (*v, [0.0; 3]),
-                ScalarSpec::Regions(_) => (f64::NAN, [0.0; 3]),
-            };
-            *o = faults.check(k, Requirement::Finite, x, v);
-            *g = d;
+    Ok(Arc::new(move |xs: &[[f64; 3]], out: &mut [f64], grad: &mut [[f64; 3]]| {
+        let n = parts.len();
+        let (mut v, mut d) = (vec![0.0; xs.len()], vec![[0.0; 3]; xs.len()]);
+        for (a, (k, s)) in parts.iter().enumerate() {
+            match s {
+                ScalarSpec::Expr(e) => e.eval_grad_batch(xs, 0.0, &mut v, &mut d),
+                ScalarSpec::Number(c) => (v.fill(*c), d.fill([0.0; 3])).1,
+                ScalarSpec::Regions(_) => (v.fill(f64::NAN), d.fill([0.0; 3])).1,
+            }
+            for (p, x) in xs.iter().enumerate() {
+                out[p * n + a] = faults.check(k, Requirement::Finite, *x, v[p]);
+                grad[p * n + a] = d[p];
+            }
         }
     }))
 }
