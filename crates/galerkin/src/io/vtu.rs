@@ -22,7 +22,8 @@ pub const REGION_FIELD: &str = "region";
 /// A number type VTK can store in a `DataArray`.
 trait VtkNumber: Copy {
     const VTK_TYPE: &'static str;
-    fn put_le(self, out: &mut Vec<u8>);
+    /// Write the little-endian bytes into `out` (exactly `size_of::<Self>()` long).
+    fn put_le(self, out: &mut [u8]);
     fn put_ascii(self, out: &mut String);
 }
 
@@ -30,8 +31,8 @@ macro_rules! vtk_number {
     ($t:ty, $name:literal, $fmt:literal) => {
         impl VtkNumber for $t {
             const VTK_TYPE: &'static str = $name;
-            fn put_le(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
+            fn put_le(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
             }
             fn put_ascii(self, out: &mut String) {
                 use std::fmt::Write as _;
@@ -63,17 +64,15 @@ pub enum VtuEncoding {
 /// Uncompressed bytes per zlib block (each block compresses independently, in parallel).
 const ZLIB_BLOCK: usize = 1 << 18;
 
-/// The little-endian bytes of `data`, converted in parallel.
+/// The little-endian bytes of `data`, converted in parallel straight into the output.
 fn le_bytes<T: VtkNumber + Sync>(data: &[T]) -> Vec<u8> {
     use rayon::prelude::*;
     let size = std::mem::size_of::<T>();
     let mut out = vec![0u8; data.len() * size];
     out.par_chunks_mut(1 << 16).zip(data.par_chunks((1 << 16) / size)).for_each(|(o, d)| {
-        let mut v = Vec::with_capacity(o.len());
-        for &x in d {
-            x.put_le(&mut v);
+        for (b, &x) in o.chunks_exact_mut(size).zip(d) {
+            x.put_le(b);
         }
-        o.copy_from_slice(&v);
     });
     out
 }
