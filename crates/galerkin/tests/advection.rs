@@ -281,3 +281,62 @@ value = "x - 5*y + 3"
     let (err, norm) = l2_error(&s.problem, &sol.u, &formula("x - 5*y + 3")).unwrap();
     assert!(err < 1e-9 * norm, "relative L2 error {:.2e} on {} cells", err / norm, s.problem.mesh.num_cells());
 }
+
+/// A NumPy `.npy` (format 1.0) of little-endian f64 values, as `np.save` writes it.
+fn write_npy(path: &std::path::Path, shape: &[usize], fortran: bool, values: &[f64]) {
+    let dims: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
+    let mut header = format!("{{'descr': '<f8', 'fortran_order': {}, 'shape': ({},), }}", if fortran { "True" } else { "False" }, dims.join(", "));
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    for v in values {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn velocity_grid_from_npy_gives_each_cell_its_grid_value() {
+    // β(i, j) = (1 + i, 0.5 + j/4) on a 4 × 4 grid over the unit square; an 8 × 8 mesh puts every
+    // cell inside one grid cell, so each cell's velocity is known from its centroid. C and Fortran
+    // order give the same field. A grid of rows, β = (1 + j/4, 0), has a single-valued normal
+    // velocity on every edge of the mesh (divergence-free), so u = 1 (c = f = 1, inflow 1) solves
+    // ∇·(βu) + u = 1 exactly and the scheme reproduces it.
+    let dir = tempfile::tempdir().unwrap();
+    let (nx, ny) = (4, 4);
+    let value = |i: usize, j: usize, c: usize| if c == 0 { 1.0 + i as f64 } else { 0.5 + j as f64 / 4.0 };
+    let c_order: Vec<f64> = (0..nx).flat_map(|i| (0..ny).flat_map(move |j| (0..2).map(move |c| value(i, j, c)))).collect();
+    let f_order: Vec<f64> = (0..2).flat_map(|c| (0..ny).flat_map(move |j| (0..nx).map(move |i| value(i, j, c)))).collect();
+    write_npy(&dir.path().join("v.npy"), &[nx, ny, 2], false, &c_order);
+    write_npy(&dir.path().join("vf.npy"), &[nx, ny, 2], true, &f_order);
+    let text = GOOD.replace("n = [4, 4]", "n = [8, 8]").replace("velocity = [\"1\", \"0.5\"]", "velocity = { npy = \"v.npy\" }").replace("inflow = \"1\"", "inflow = \"1\"\nreaction = 1\nsource = \"1\"");
+    for file in ["v.npy", "vf.npy"] {
+        let s = AdvectionFile::parse(&text.replace("v.npy", file), "t.toml").unwrap().setup(dir.path()).unwrap();
+        let Velocity::PerCell(v) = &s.problem.velocity else { panic!("{file}: not per cell") };
+        let mesh = &s.problem.mesh;
+        for (c, vc) in v.iter().enumerate() {
+            let xc: Vec<f64> = (0..2).map(|k| mesh.cell(c).iter().map(|&p| mesh.coords[p][k]).sum::<f64>() / 3.0).collect();
+            let (i, j) = ((4.0 * xc[0]).floor() as usize, (4.0 * xc[1]).floor() as usize);
+            assert_eq!(*vc, [value(i, j, 0), value(i, j, 1)], "{file}: cell {c} at {xc:?}");
+        }
+    }
+    let rows: Vec<f64> = (0..nx).flat_map(|_| (0..ny).flat_map(move |j| [1.0 + j as f64 / 4.0, 0.0])).collect();
+    write_npy(&dir.path().join("rows.npy"), &[nx, ny, 2], false, &rows);
+    let s = AdvectionFile::parse(&text.replace("v.npy", "rows.npy"), "t.toml").unwrap().setup(dir.path()).unwrap();
+    let sol = solve_cpu(&s.problem, &config(Method::Gmres, Precond::BlockJacobi)).unwrap();
+    let (err, norm) = l2_error(&s.problem, &sol.u, &formula("1")).unwrap();
+    assert!(err < 1e-10 * norm, "relative L2 error {:.2e}", err / norm);
+    // Bad grids: the error names the key and the fault.
+    write_npy(&dir.path().join("shape.npy"), &[4, 4, 3], false, &vec![1.0; 48]);
+    let mut nan = c_order.clone();
+    nan[(2 * ny + 1) * 2 + 1] = f64::NAN;
+    write_npy(&dir.path().join("nan.npy"), &[nx, ny, 2], false, &nan);
+    for (file, want) in [("shape.npy", "expected (nx, ny, 2)"), ("nan.npy", "grid cell (2, 1)"), ("missing.npy", "missing.npy")] {
+        let e = AdvectionFile::parse(&text.replace("v.npy", file), "t.toml").unwrap().setup(dir.path()).err().expect(file).to_string();
+        assert!(e.contains(want) && (file == "missing.npy" || e.contains("physics.velocity.npy")), "{file}: {e}");
+    }
+}

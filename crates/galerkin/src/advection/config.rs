@@ -48,12 +48,15 @@ pub struct SpaceKeys {
     pub degree: usize,
 }
 
-/// `velocity = ["expr", "expr"]` or `velocity = { regions = { <tag or name> = [bx, by], … } }`.
+/// `velocity = ["expr", "expr"]`, `velocity = { regions = { <tag or name> = [bx, by], … } }`, or
+/// `velocity = { npy = "file.npy" }` (a `(nx, ny, 2)` grid over the mesh's bounding box, relative
+/// to the problem file; see `velocity_grid`).
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub enum VelocityKeys {
     Field([toml::Value; 2]),
     Regions { regions: BTreeMap<String, [f64; 2]> },
+    Grid { npy: String },
 }
 
 #[derive(Debug, Deserialize)]
@@ -172,7 +175,7 @@ impl AdvectionFile {
         let opt = |v: &Option<toml::Value>, key: &str| v.as_ref().map(|v| Formula::from_toml(v, key)).transpose();
         let velocity = match &p.velocity {
             VelocityKeys::Field([x, y]) => Some([Formula::from_toml(x, "physics.velocity[0]")?, Formula::from_toml(y, "physics.velocity[1]")?]),
-            VelocityKeys::Regions { .. } => None,
+            VelocityKeys::Regions { .. } | VelocityKeys::Grid { .. } => None,
         };
         let reaction = opt(&p.reaction, "physics.reaction")?.unwrap_or(Formula::Num(0.0));
         let source = opt(&p.source, "physics.source")?.unwrap_or(Formula::Num(0.0));
@@ -234,6 +237,7 @@ impl AdvectionFile {
                     .collect::<Result<Vec<_>>>()?;
                 Velocity::PerCell(cells)
             }
+            (None, VelocityKeys::Grid { npy }) => Velocity::PerCell(super::velocity_grid::per_cell_from_npy(&base.join(npy), &mesh, "physics.velocity.npy")?),
         };
         let mut bc = Vec::new();
         for (i, (b, value)) in self.bc.iter().zip(bc_values).enumerate() {

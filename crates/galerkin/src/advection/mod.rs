@@ -18,6 +18,7 @@ pub mod output;
 pub mod problem;
 pub mod run;
 pub mod solve;
+pub mod velocity_grid;
 
 pub use formula::Formula;
 pub use problem::{AdvectionProblem, Velocity};
