@@ -282,21 +282,13 @@ value = "x - 5*y + 3"
     assert!(err < 1e-9 * norm, "relative L2 error {:.2e} on {} cells", err / norm, s.problem.mesh.num_cells());
 }
 
-/// A NumPy `.npy` (format 1.0) of little-endian f64 values, as `np.save` writes it.
+#[path = "common/npy.rs"]
+mod npy;
+
+/// `values` as a float64 `.npy`.
 fn write_npy(path: &std::path::Path, shape: &[usize], fortran: bool, values: &[f64]) {
-    let dims: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
-    let mut header = format!("{{'descr': '<f8', 'fortran_order': {}, 'shape': ({},), }}", if fortran { "True" } else { "False" }, dims.join(", "));
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    for v in values {
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    std::fs::write(path, bytes).unwrap();
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    npy::write_npy(path, shape, "<f8", fortran, &bytes);
 }
 
 #[test]

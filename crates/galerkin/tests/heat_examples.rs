@@ -141,7 +141,7 @@ fn a_run_restarts_from_its_own_vtu() {
 /// A `.npy` file of `i32` in C order.
 fn write_npy(path: &Path, shape: &[usize], data: &[i32]) {
     let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
-    common::write_npy(path, shape, "<i4", &bytes);
+    common::write_npy(path, shape, "<i4", false, &bytes);
 }
 
 #[test]

@@ -219,7 +219,7 @@ fn the_seed_study_file_is_valid() {
 /// A float64 `.npy` in C order.
 fn write_npy_f64(path: &Path, shape: &[usize], data: &[f64]) {
     let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
-    common::write_npy(path, shape, "<f8", &bytes);
+    common::write_npy(path, shape, "<f8", false, &bytes);
 }
 
 #[test]

@@ -239,18 +239,6 @@ pub fn eval_f64(n: &Node, x: &[f64; 4]) -> f64 {
         Node::Var(k) => x[*k],
         Node::Neg(a) => -eval_f64(a, x),
         Node::F1(f, a) => apply_f64(*f, eval_f64(a, x)),
-        Node::F2(op, a, b) => {
-            let (u, v) = (eval_f64(a, x), eval_f64(b, x));
-            match op {
-                Op2::Add => u + v,
-                Op2::Sub => u - v,
-                Op2::Mul => u * v,
-                Op2::Div => u / v,
-                Op2::Pow => u.powf(v),
-                Op2::Atan2 => u.atan2(v),
-                Op2::Min => u.min(v),
-                Op2::Max => u.max(v),
-            }
-        }
+        Node::F2(op, a, b) => apply_op2(*op, eval_f64(a, x), eval_f64(b, x)),
     }
 }

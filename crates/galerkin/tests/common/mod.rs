@@ -184,21 +184,8 @@ impl Rng {
 }
 
 
-/// A NumPy `.npy` (version 1, C order) of `shape` with dtype `descr` (e.g. `<i4`, `<f8`) and the
-/// little-endian bytes of its values.
-pub fn write_npy(path: &std::path::Path, shape: &[usize], descr: &str, data: &[u8]) {
-    let dims: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    bytes.extend_from_slice(data);
-    std::fs::write(path, bytes).unwrap();
-}
+pub mod npy;
+pub use npy::write_npy;
 
 /// Timoshenko tip deflection of a cantilever with an end load P: PL³/(3EI) + PL/(κGA).
 pub fn timoshenko(p: f64, l: f64, h: f64, w: f64, e: f64, nu: f64) -> f64 {
