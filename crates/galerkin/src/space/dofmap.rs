@@ -215,17 +215,23 @@ impl DofMap {
         // Vertex nodes sit at the mesh's vertices (bit for bit what the map gives at a reference
         // vertex); every other node is mapped from the last cell that holds it, in parallel.
         let at_vertices = vertex_dofs.iter().enumerate().all(|(v, &ld)| tab_nodes[ld] == ref_verts[v]);
+        // Owners are tracked only for nodes that are not such vertices (none for P1).
         use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-        let owner: Vec<AtomicUsize> = (0..num_nodes).map(|_| AtomicUsize::new(0)).collect();
-        cell_nodes.par_iter().enumerate().for_each(|(k, &node)| {
-            if !(at_vertices && node < nverts) {
-                owner[node].fetch_max(k + 1, Relaxed);
+        let base = if at_vertices { nverts } else { 0 };
+        let owner: Vec<AtomicUsize> = (base..num_nodes).into_par_iter().map(|_| AtomicUsize::new(0)).collect();
+        if !owner.is_empty() {
+            cell_nodes.par_iter().enumerate().for_each(|(k, &node)| {
+                if node >= base {
+                    owner[node - base].fetch_max(k + 1, Relaxed);
+                }
+            });
+        }
+        node_coords.par_iter_mut().enumerate().for_each(|(node, x)| {
+            if node < base {
+                *x = mesh.coords[node];
+            } else if let k @ 1.. = owner[node - base].load(Relaxed) {
+                *x = mesh.map_point((k - 1) / nloc, tab_nodes[(k - 1) % nloc]).0;
             }
-        });
-        node_coords.par_iter_mut().enumerate().for_each(|(node, x)| match owner[node].load(Relaxed) {
-            _ if at_vertices && node < nverts => *x = mesh.coords[node],
-            0 => {}
-            k => *x = mesh.map_point((k - 1) / nloc, tab_nodes[(k - 1) % nloc]).0,
         });
         Ok(DofMap { nodes_per_cell: nloc, cell_nodes, num_nodes, node_coords, signs, owned: num_nodes })
     }
