@@ -3,11 +3,11 @@
 // in one launch over every cell. A group of GT threads (whole warps) integrates one cell, CPB cells
 // per block. Quadrature points are taken QB at a time; for each chunk, with a block barrier between
 // phases:
-//   G  one thread per point: the geometry Jacobian, w = weight·|det|, M = J⁻¹ R (R the material frame);
-//      then one thread per (point, node): the rotated gradients g'_j = Mᵀ ∇_ξ φ_j, into shared memory;
-//   L  one thread per point: F' = R + Σ_j u_j ⊗ g'_j, the law ONCE (`hyperelastic_law.cuh`): S and
-//      ℂ = ∂S/∂E into shared memory, P = F S;
-//   A  one thread per (point, J, L): the tangent 𝔸_iJkL = F_iI ℂ_IJKL F_kK + δ_ik S_JL in place (each
+//   G  one thread per (cell, point) of the block: the geometry Jacobian, w = weight·|det|, M = J⁻¹ R
+//      (R the material frame); then one per (cell, point, node): the rotated gradients g'_j = Mᵀ ∇_ξ φ_j;
+//   L  one thread per (cell, point): F' = R + Σ_j u_j ⊗ g'_j, the law ONCE (`hyperelastic_law.cuh`):
+//      S and ℂ = ∂S/∂E into shared memory, P = F S (a warp evaluates up to 32 points of several cells);
+//   A  one thread per (cell, point, J, L): the tangent 𝔸_iJkL = F_iI ℂ_IJKL F_kK + δ_ik S_JL in place (each
 //      (J, L) slice of ℂ is a 3×3 matrix mapped to itself);
 //   K  one thread per Jacobian column (node j, component b) of the cell: y_aA = w Σ_B 𝔸_aAbB g'_jB, then
 //      K_(i,a),(j,b) += Σ_A g'_iA y_aA for every row (i, a) in registers (g'_i read by every thread
@@ -67,16 +67,19 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
         const int q0 = ch * QB;
         const int nq = NQ - q0 < QB ? NQ - q0 : QB;
         __syncthreads();  // the gather, or the previous chunk's readers, are done
-        if (live && lane < nq) {
-            const int qg = AFFINE ? 0 : q0 + lane;
+        // The pointwise phases run over the block's (cell, point) pairs, so a warp evaluates the law
+        // at up to 32 points of several cells instead of NQ points of one.
+        for (int k = threadIdx.x; k < CPB * nq; k += GT * CPB) {
+            const int e = k / nq, t = k % nq, qg = AFFINE ? 0 : q0 + t;
+            if ((u64)blockIdx.x * CPB + e >= ncells) continue;
             double jm[3][3], inv[3][3];
 #pragma unroll
             for (int a = 0; a < 3; ++a)
 #pragma unroll
-                for (int k = 0; k < 3; ++k) {
+                for (int kk = 0; kk < 3; ++kk) {
                     double s = 0.0;
-                    for (int v = 0; v < NV; ++v) s += s_x[grp][v][a] * ggeo[(qg * NV + v) * 3 + k];
-                    jm[a][k] = s;
+                    for (int v = 0; v < NV; ++v) s += s_x[e][v][a] * ggeo[(qg * NV + v) * 3 + kk];
+                    jm[a][kk] = s;
                 }
             const double det = hl_det3(jm);
             const double rd = 1.0 / det;
@@ -89,52 +92,54 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
             inv[2][0] = (jm[1][0] * jm[2][1] - jm[1][1] * jm[2][0]) * rd;
             inv[2][1] = (jm[0][1] * jm[2][0] - jm[0][0] * jm[2][1]) * rd;
             inv[2][2] = (jm[0][0] * jm[1][1] - jm[0][1] * jm[1][0]) * rd;
-            s_w[grp][lane] = wq[q0 + lane] * fabs(det);
+            s_w[e][t] = wq[q0 + t] * fabs(det);
             // g'_A = Σ_k (Σ_m inv_mk ∂_m φ) R_kA = Σ_m ∂_m φ M_mA with M = J⁻¹ R: the frame rotation, once.
 #pragma unroll
             for (int m = 0; m < 3; ++m)
 #pragma unroll
                 for (int A = 0; A < 3; ++A)
-                    s_m[grp][lane][m * 3 + A] = inv[m][0] * s_rot[grp][A] + inv[m][1] * s_rot[grp][3 + A] + inv[m][2] * s_rot[grp][6 + A];
+                    s_m[e][t][m * 3 + A] = inv[m][0] * s_rot[e][A] + inv[m][1] * s_rot[e][3 + A] + inv[m][2] * s_rot[e][6 + A];
         }
         __syncthreads();
-        if (live)
-            for (int k = lane; k < nq * NLOC; k += GT) {
-                const int t = k / NLOC, jj = k % NLOC;
-                const double* gr = gref + ((q0 + t) * NLOC + jj) * 3;
-                const double* m = s_m[grp][t];
+        for (int k = threadIdx.x; k < CPB * nq * NLOC; k += GT * CPB) {
+            const int e = k / (nq * NLOC), t = (k / NLOC) % nq, jj = k % NLOC;
+            if ((u64)blockIdx.x * CPB + e >= ncells) continue;
+            const double* gr = gref + ((q0 + t) * NLOC + jj) * 3;
+            const double* m = s_m[e][t];
 #pragma unroll
-                for (int A = 0; A < 3; ++A) s_g[grp][t][jj][A] = gr[0] * m[A] + gr[1] * m[3 + A] + gr[2] * m[6 + A];
-            }
+            for (int A = 0; A < 3; ++A) s_g[e][t][jj][A] = gr[0] * m[A] + gr[1] * m[3 + A] + gr[2] * m[6 + A];
+        }
         __syncthreads();
-        if (live && lane < nq) {
-            const int t = lane;
+        for (int k = threadIdx.x; k < CPB * nq; k += GT * CPB) {
+            const int e = k / nq, t = k % nq;
+            if ((u64)blockIdx.x * CPB + e >= ncells) continue;
             double f[3][3], s[3][3];
 #pragma unroll
             for (int a = 0; a < 3; ++a)
 #pragma unroll
-                for (int A = 0; A < 3; ++A) f[a][A] = s_rot[grp][a * 3 + A];
+                for (int A = 0; A < 3; ++A) f[a][A] = s_rot[e][a * 3 + A];
             for (int jj = 0; jj < NLOC; ++jj)
 #pragma unroll
                 for (int a = 0; a < 3; ++a)
 #pragma unroll
-                    for (int A = 0; A < 3; ++A) f[a][A] += s_u[grp][jj][a] * s_g[grp][t][jj][A];
-            hl_pk2(prm, f, s, s_a[grp][t]);
+                    for (int A = 0; A < 3; ++A) f[a][A] += s_u[e][jj][a] * s_g[e][t][jj][A];
+            hl_pk2(prm, f, s, s_a[e][t]);
 #pragma unroll
             for (int a = 0; a < 3; ++a)
 #pragma unroll
                 for (int A = 0; A < 3; ++A) {
-                    s_f[grp][t][a * 3 + A] = f[a][A];
-                    s_s[grp][t][a * 3 + A] = s[a][A];
-                    s_p[grp][t][a * 3 + A] = f[a][0] * s[0][A] + f[a][1] * s[1][A] + f[a][2] * s[2][A];
+                    s_f[e][t][a * 3 + A] = f[a][A];
+                    s_s[e][t][a * 3 + A] = s[a][A];
+                    s_p[e][t][a * 3 + A] = f[a][0] * s[0][A] + f[a][1] * s[1][A] + f[a][2] * s[2][A];
                 }
         }
         __syncthreads();
-        if (live && want_k)
-            for (int k = lane; k < nq * 9; k += GT) {
-                const int t = k / 9, J = (k % 9) / 3, L = k % 3;
-                double* a = s_a[grp][t];
-                const double* f = s_f[grp][t];
+        if (want_k)
+            for (int k = threadIdx.x; k < CPB * nq * 9; k += GT * CPB) {
+                const int e = k / (nq * 9), t = (k / 9) % nq, J = (k % 9) / 3, L = k % 3;
+                if ((u64)blockIdx.x * CPB + e >= ncells) continue;
+                double* a = s_a[e][t];
+                const double* f = s_f[e][t];
                 double cm[3][3], tm[3][3];
 #pragma unroll
                 for (int I = 0; I < 3; ++I)
@@ -144,7 +149,7 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
                 for (int i = 0; i < 3; ++i)
 #pragma unroll
                     for (int K = 0; K < 3; ++K) tm[i][K] = f[i * 3] * cm[0][K] + f[i * 3 + 1] * cm[1][K] + f[i * 3 + 2] * cm[2][K];
-                const double sjl = s_s[grp][t][J * 3 + L];
+                const double sjl = s_s[e][t][J * 3 + L];
 #pragma unroll
                 for (int i = 0; i < 3; ++i)
 #pragma unroll
@@ -189,9 +194,68 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
     }
 }
 
-// out[idx[k]] += vals[k]: the host-integrated (follower pressure) entries.
-extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_add_at(u64 n, const u64* __restrict__ idx,
-                                                                            const double* __restrict__ vals,
-                                                                            double* __restrict__ out) {
-    for (u64 k = global_thread(); k < n; k += grid_threads()) atomicAdd(&out[idx[k]], vals[k]);
+// Follower pressure (`src/hyperelastic/loads.rs`) on the device: facets of m nodes and np points;
+// a point record is [p·w·sign, T₁ (3), T₂ (3), φ (m), ∇φ·t₁ (m), ∇φ·t₂ (m)]. First one thread per
+// (facet, point): the deformed tangents a_α = T_α + Σ_l u_l d^α_l (kept for the Jacobian) and
+// r_(j,i) += λ p w φ_j (a₁ × a₂)_i.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_pressure_residual(
+    u64 nf, int m, int np, const u32* __restrict__ nodes, const double* __restrict__ pts, const double* __restrict__ u,
+    double lf, double* __restrict__ tang, double* __restrict__ r) {
+    const int ps = 7 + 3 * m;
+    for (u64 t = global_thread(); t < nf * np; t += grid_threads()) {
+        const u64 f = t / np;
+        const double* pt = pts + t * ps;
+        double a[2][3];
+#pragma unroll
+        for (int al = 0; al < 2; ++al)
+#pragma unroll
+            for (int i = 0; i < 3; ++i) a[al][i] = pt[1 + al * 3 + i];
+        for (int l = 0; l < m; ++l) {
+            const u64 n = nodes[f * m + l];
+            const double d0 = pt[7 + m + l], d1 = pt[7 + 2 * m + l];
+#pragma unroll
+            for (int i = 0; i < 3; ++i) {
+                a[0][i] += u[n * 3 + i] * d0;
+                a[1][i] += u[n * 3 + i] * d1;
+            }
+        }
+#pragma unroll
+        for (int al = 0; al < 2; ++al)
+#pragma unroll
+            for (int i = 0; i < 3; ++i) tang[t * 6 + al * 3 + i] = a[al][i];
+        const double nda[3] = {a[0][1] * a[1][2] - a[0][2] * a[1][1], a[0][2] * a[1][0] - a[0][0] * a[1][2], a[0][0] * a[1][1] - a[0][1] * a[1][0]};
+        const double s = lf * pt[0];
+        for (int j = 0; j < m; ++j) {
+            const u64 n = nodes[f * m + j];
+#pragma unroll
+            for (int i = 0; i < 3; ++i) atomicAdd(&r[n * 3 + i], s * pt[7 + j] * nda[i]);
+        }
+    }
+}
+
+// Then one thread per (facet, Jacobian entry (j, i), (l, k)): Σ_points λ p w φ_j ∂(a₁ × a₂)_i/∂u_(l,k)
+// with ∂(a₁ × a₂)/∂u_(l,k) = d¹_l e_k × a₂ + d²_l a₁ × e_k, added at its CSR position.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_pressure_jacobian(
+    u64 nf, int m, int np, const double* __restrict__ pts, double lf, const double* __restrict__ tang,
+    const u64* __restrict__ pos, double* __restrict__ vals) {
+    const int ps = 7 + 3 * m;
+    const u64 ne = (u64)9 * m * m;
+    for (u64 t = global_thread(); t < nf * ne; t += grid_threads()) {
+        const u64 f = t / ne;
+        const int e = (int)(t % ne);
+        const int row = e / (3 * m), colm = e % (3 * m);
+        const int j = row / 3, i = row % 3, l = colm / 3, k = colm % 3;
+        // (e_k × v)_i = ε_ikn v_n and (v × e_k)_i = −(e_k × v)_i
+        const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+        double acc = 0.0;
+        for (int p = 0; p < np; ++p) {
+            const double* pt = pts + (f * np + p) * ps;
+            const double* a = tang + (f * np + p) * 6;
+            // e_k × a₂: component i is a₂[i2] if k == i1, −a₂[i1] if k == i2, else 0.
+            const double x1 = (k == i1 ? a[3 + i2] : 0.0) - (k == i2 ? a[3 + i1] : 0.0);
+            const double x2 = -((k == i1 ? a[i2] : 0.0) - (k == i2 ? a[i1] : 0.0));
+            acc += lf * pt[0] * pt[7 + j] * (pt[7 + m + l] * x1 + pt[7 + 2 * m + l] * x2);
+        }
+        atomicAdd(&vals[pos[t]], acc);
+    }
 }

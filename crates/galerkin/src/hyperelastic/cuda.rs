@@ -4,9 +4,10 @@
 //! per-entry positions were found once on the host (the `full` level's
 //! [`crate::operator::assemble::pattern`] slots). The law runs once per (cell, quadrature point);
 //! a group of whole warps per cell shares its stress and tangent through shared memory (see the
-//! kernel's header). Only the state and the results stay on the device; nothing crosses per Newton
-//! step but the follower-pressure terms (a surface, see [`super::loads`]).
+//! kernel's header). The follower pressure's terms are integrated on the device too (one thread per
+//! facet point, then one per facet Jacobian entry), so nothing crosses per Newton step.
 use super::element::HyperElement;
+use super::loads::FollowerPressure;
 use super::newton::HyperSystem;
 use crate::backend::cuda::jit::{self, KernelSource};
 use crate::backend::cuda::kernels::{launch, Kernel};
@@ -92,7 +93,8 @@ pub fn tables(el: &HyperElement) -> Vec<f64> {
 /// Everything the kernel reads, uploaded once.
 pub struct GpuHyper {
     assemble: Kernel,
-    add_at: Kernel,
+    pressure_residual: Kernel,
+    pressure_jacobian: Kernel,
     ndofs: usize,
     pub pattern: CsrMatrix,
     cell_verts: CudaSlice<u32>,
@@ -105,7 +107,18 @@ pub struct GpuHyper {
     kpos: CudaSlice<u16>,
     ncells: usize,
     shape: Shape,
-    extra: Option<CudaSlice<u64>>,
+    pressure: Option<DevicePressure>,
+}
+
+/// [`super::loads::FlatPressure`] on the device, with room for the deformed tangents.
+struct DevicePressure {
+    nf: u64,
+    m: i32,
+    np: i32,
+    nodes: CudaSlice<u32>,
+    points: CudaSlice<f64>,
+    positions: CudaSlice<u64>,
+    tangents: CudaSlice<f64>,
 }
 
 fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
@@ -123,7 +136,8 @@ impl GpuHyper {
         let frames: Vec<f64> = el.frames.iter().flat_map(|r| r.iter().flat_map(|row| *row)).collect();
         Ok(GpuHyper {
             assemble: Kernel::from_module(&module, "hyper_assemble")?,
-            add_at: Kernel::from_module(&module, "hyper_add_at")?,
+            pressure_residual: Kernel::from_module(&module, "hyper_pressure_residual")?,
+            pressure_jacobian: Kernel::from_module(&module, "hyper_pressure_jacobian")?,
             ndofs: space.ndofs(),
             cell_verts: be.upload(&u32s(&mesh.cells, "vertex")?)?,
             coords: be.upload(&coords)?,
@@ -136,7 +150,7 @@ impl GpuHyper {
             ncells: mesh.num_cells(),
             shape: shape(el)?,
             pattern,
-            extra: None,
+            pressure: None,
         })
     }
 
@@ -183,22 +197,37 @@ impl HyperSystem<CudaBackend> for GpuHyper {
     fn internal(&mut self, be: &CudaBackend, u: &CudaVector, r: &mut CudaVector, k: Option<&mut DeviceCsr>) -> Result<()> {
         self.assemble(be, u, r, k)
     }
-    fn add_extra(&mut self, be: &CudaBackend, k: &mut DeviceCsr, vals: &[f64]) -> Result<()> {
-        let Some(idx) = &self.extra else {
-            return if vals.is_empty() { Ok(()) } else { Err(Error::invalid("extra Jacobian entries without positions")) };
-        };
-        if vals.len() != idx.len() {
-            return Err(Error::dim("extra Jacobian entries", idx.len(), vals.len()));
+    fn set_pressure(&mut self, be: &CudaBackend, p: &FollowerPressure) -> Result<()> {
+        if p.is_empty() {
+            self.pressure = None;
+            return Ok(());
         }
-        let n = vals.len() as u64;
-        if n > 0 {
-            let v = be.upload(vals)?;
-            launch!(be, &self.add_at, be.grid(n); &n, idx, &v, &mut k.values)?;
-        }
+        let f = p.flat()?;
+        let nf = f.nodes.len() / f.m.max(1);
+        let int = |v: usize, what: &str| i32::try_from(v).map_err(|_| Error::Unsupported(format!("{v} pressure {what}")));
+        self.pressure = Some(DevicePressure {
+            nf: nf as u64,
+            m: int(f.m, "facet nodes")?,
+            np: int(f.np, "facet points")?,
+            nodes: be.upload(&f.nodes)?,
+            points: be.upload(&f.points)?,
+            positions: be.upload(&f.positions)?,
+            tangents: be.alloc::<f64>((nf * f.np * 6).max(1))?,
+        });
         Ok(())
     }
-    fn set_extra_positions(&mut self, be: &CudaBackend, pos: &[u64]) -> Result<()> {
-        self.extra = if pos.is_empty() { None } else { Some(be.upload(pos)?) };
+    fn add_pressure(&mut self, be: &CudaBackend, u: &CudaVector, lf: f64, r: &mut CudaVector, k: Option<&mut DeviceCsr>) -> Result<()> {
+        let Some(p) = &mut self.pressure else { return Err(Error::invalid("pressure terms asked for before the pressure was set")) };
+        be.check("hyperelastic pressure", self.ndofs, &[u, r])?;
+        let npts = p.nf * p.np as u64;
+        if npts == 0 {
+            return Ok(());
+        }
+        launch!(be, &self.pressure_residual, be.grid(npts); &p.nf, &p.m, &p.np, &p.nodes, &p.points, &u.data, &lf, &mut p.tangents, &mut r.data)?;
+        if let Some(k) = k {
+            let n = p.nf * 9 * (p.m as u64) * (p.m as u64);
+            launch!(be, &self.pressure_jacobian, be.grid(n); &p.nf, &p.m, &p.np, &p.points, &lf, &p.tangents, &p.positions, &mut k.values)?;
+        }
         Ok(())
     }
 }

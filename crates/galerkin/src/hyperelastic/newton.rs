@@ -24,10 +24,11 @@ pub trait HyperSystem<B: Backend> {
     fn new_matrix(&self, be: &B) -> Result<B::Matrix>;
     /// `r = internal forces at u` and, when given, `k = their Jacobian`.
     fn internal(&mut self, be: &B, u: &B::Vector, r: &mut B::Vector, k: Option<&mut B::Matrix>) -> Result<()>;
-    /// `k[pos[i]] += vals[i]` for the positions registered with [`Self::set_extra_positions`].
-    fn add_extra(&mut self, be: &B, k: &mut B::Matrix, vals: &[f64]) -> Result<()>;
-    /// CSR positions of host-integrated entries (the follower pressure's), registered once.
-    fn set_extra_positions(&mut self, be: &B, pos: &[u64]) -> Result<()>;
+    /// Registers the follower pressure (once, before any [`Self::add_pressure`]).
+    fn set_pressure(&mut self, be: &B, p: &FollowerPressure) -> Result<()>;
+    /// `r += ` the pressure's forces at `u` and load factor `lf`, and `k +=` their Jacobian when
+    /// given, on the backend that holds `u`.
+    fn add_pressure(&mut self, be: &B, u: &B::Vector, lf: f64, r: &mut B::Vector, k: Option<&mut B::Matrix>) -> Result<()>;
 }
 
 /// The linear solver of each Newton step.
@@ -150,15 +151,7 @@ fn residual<B: Backend, S: HyperSystem<B>>(be: &B, sys: &mut S, ld: &Loading<'_,
     sys.internal(be, u, r, k.as_deref_mut())?;
     be.axpy(-lf, &ld.dead, r)?;
     if !ld.pressure.is_empty() {
-        let uh = be.to_host(u)?;
-        let mut rp = vec![0.0; uh.len()];
-        let mut kv = Vec::new();
-        ld.pressure.add(&uh, lf, &mut rp, k.is_some().then_some(&mut kv));
-        let rpd = be.from_host(&rp)?;
-        be.axpy(1.0, &rpd, r)?;
-        if let Some(k) = k {
-            sys.add_extra(be, k, &kv)?;
-        }
+        sys.add_pressure(be, u, lf, r, k)?;
     }
     be.pointwise_mult(&ld.mask, r, tmp)?;
     be.copy(tmp, r)?;
@@ -183,7 +176,7 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
         return Err(Error::config("loads.steps", "must be at least 1"));
     }
     if !ld.pressure.is_empty() {
-        sys.set_extra_positions(be, &ld.pressure.positions())?;
+        sys.set_pressure(be, &ld.pressure)?;
     }
     let mut k = sys.new_matrix(be)?;
     let (mut r, mut rt, mut tmp, mut du, mut ut) = (be.zeros(n)?, be.zeros(n)?, be.zeros(n)?, be.zeros(n)?, be.zeros(n)?);
