@@ -1,7 +1,9 @@
 // The hyperelastic laws: twin of `src/hyperelastic/law.rs` (same names, same arithmetic). LAW picks
 // the law at compile time (0 St. Venant–Kirchhoff, 1 compressible neo-Hookean, 2 transversely
 // isotropic Fung law of Guccione/Usyk); prm holds its parameters in the order of `Law::params`:
-// (λ, μ) or (C, b_f, b_t, b_fs, κ). Fourth-order tensors are t[((i·3 + j)·3 + k)·3 + l].
+// (λ, μ) or (C, b_f, b_t, b_fs, κ). Fourth-order tensors are t[((i·3 + j)·3 + k)·3 + l]. The
+// push-forward of `Law::first_piola` (P = F S, 𝔸 = F ℂ Fᵀ + δ S) is done by `hyperelastic.cu` in
+// parallel, one thread per (J, L) slice of ℂ, so the law here stops at S and ℂ (`hl_pk2`).
 #ifndef LAW
 #error "LAW must be defined (0 svk, 1 neo-hookean, 2 usyk)"
 #endif
