@@ -1,144 +1,261 @@
-// Hyperelastic residual and consistent Jacobian, integrated per cell on the GPU and summed into the
-// residual vector and the CSR values of the Jacobian (`src/hyperelastic/cuda.rs`). One thread per
-// (cell, row node i): it gathers the cell, evaluates the law (`hyperelastic_law.cuh`) at every
-// quadrature point, accumulates its 3 residual entries and its 3 × 3·NLOC Jacobian rows, and adds
-// them at the CSR positions found once on the host (rank of node j among node i's column nodes).
-// Launched once per colour of cells that share no vertex, so the adds need no atomics (`atomic` 0),
-// or once over every cell with atomic adds (`atomic` 1: one wide launch instead of many narrow ones).
+// Hyperelastic residual and consistent Jacobian, integrated per cell on the GPU and summed with
+// atomic adds into the residual vector and the CSR values of the Jacobian (`src/hyperelastic/cuda.rs`),
+// in one launch over every cell. A group of GT threads (whole warps) integrates one cell, CPB cells
+// per block. Quadrature points are taken QB at a time; for each chunk, with a block barrier between
+// phases:
+//   G  one thread per (cell, point) of the block: the geometry Jacobian, w = weight·|det|, M = J⁻¹ R
+//      (R the material frame); then one per (cell, point, node): the rotated gradients g'_j = Mᵀ ∇_ξ φ_j;
+//   L  one thread per (cell, point): F' = R + Σ_j u_j ⊗ g'_j, the law ONCE (`hyperelastic_law.cuh`):
+//      S and ℂ = ∂S/∂E into shared memory, P = F S (a warp evaluates up to 32 points of several cells);
+//   A  one thread per (cell, point, J, L): the tangent 𝔸_iJkL = F_iI ℂ_IJKL F_kK + δ_ik S_JL in place (each
+//      (J, L) slice of ℂ is a 3×3 matrix mapped to itself);
+//   K  one thread per Jacobian column (node j, component b) of the cell: y_aA = w Σ_B 𝔸_aAbB g'_jB, then
+//      K_(i,a),(j,b) += Σ_A g'_iA y_aA for every row (i, a) in registers (g'_i read by every thread
+//      alike: a shared-memory broadcast), and r_(j,b) += w Σ_B P_bB g'_jB.
+// At the end each column thread adds its 3·NLOC entries at the CSR positions found once on the host
+// (rank of node j among node i's column nodes).
 //
 // Defines: NLOC (nodes per cell), NQ (quadrature points), NV (geometry vertices), AFFINE (one
-// Jacobian per cell), LAW. Table layout: ∇_ξ φ [NQ][NLOC][3] | ∇_ξ geometry [NQ][NV][3] | w [NQ].
+// Jacobian per cell), LAW, GT (threads per cell, ≥ 3·NLOC, whole warps), CPB (cells per block), QB
+// (points per chunk; the host sizes CPB·QB to the static shared-memory limit). Table layout:
+// ∇_ξ φ [NQ][NLOC][3] | ∇_ξ geometry [NQ][NV][3] | w [NQ].
 
-extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_assemble(
-    u64 ncells, const u32* __restrict__ cells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
-    const u32* __restrict__ cell_nodes, const double* __restrict__ tab, const double* __restrict__ frames, int has_frames,
-    const double* __restrict__ prm, const double* __restrict__ u, double* __restrict__ r, int want_k,
-    const u32* __restrict__ row_ptr, const unsigned short* __restrict__ kpos, double* __restrict__ vals, int atomic) {
+#define NCOL (3 * NLOC)
+#define NCHUNK ((NQ + QB - 1) / QB)
+
+extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
+    u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords, const u32* __restrict__ cell_nodes,
+    const double* __restrict__ tab, const double* __restrict__ frames, int has_frames, const double* __restrict__ prm,
+    const double* __restrict__ u, double* __restrict__ r, int want_k, const u32* __restrict__ row_ptr,
+    const unsigned short* __restrict__ kpos, double* __restrict__ vals) {
+    __shared__ double s_x[CPB][NV][3];
+    __shared__ double s_u[CPB][NLOC][3];
+    __shared__ double s_rot[CPB][9];
+    __shared__ u32 s_node[CPB][NLOC];
+    __shared__ double s_m[CPB][QB][9];
+    __shared__ double s_w[CPB][QB];
+    __shared__ double s_g[CPB][QB][NLOC][3];
+    __shared__ double s_a[CPB][QB][81];
+    __shared__ double s_f[CPB][QB][9];
+    __shared__ double s_s[CPB][QB][9];
+    __shared__ double s_p[CPB][QB][9];
     const double* gref = tab;
     const double* ggeo = tab + NQ * NLOC * 3;
     const double* wq = ggeo + NQ * NV * 3;
-    for (u64 t = global_thread(); t < ncells * NLOC; t += grid_threads()) {
-        const u64 c = cells[t / NLOC];
-        const int i = (int)(t % NLOC);
-        double rot[3][3];
-#pragma unroll
-        for (int a = 0; a < 3; ++a)
-#pragma unroll
-            for (int b = 0; b < 3; ++b) rot[a][b] = has_frames ? frames[c * 9 + a * 3 + b] : (a == b ? 1.0 : 0.0);
-        double xv[NV][3];
-        for (int v = 0; v < NV; ++v) {
-            const u64 id = cell_verts[c * NV + v];
-#pragma unroll
-            for (int k = 0; k < 3; ++k) xv[v][k] = coords[id * 3 + k];
+    const int grp = threadIdx.x / GT, lane = threadIdx.x % GT;
+    const u64 c = (u64)blockIdx.x * CPB + grp;
+    const bool live = c < ncells;
+    if (live) {
+        for (int k = lane; k < NV * 3; k += GT) s_x[grp][k / 3][k % 3] = coords[(u64)cell_verts[c * NV + k / 3] * 3 + k % 3];
+        for (int k = lane; k < NLOC * 3; k += GT) {
+            const u32 n = cell_nodes[c * NLOC + k / 3];
+            if (k % 3 == 0) s_node[grp][k / 3] = n;
+            s_u[grp][k / 3][k % 3] = u[(u64)n * 3 + k % 3];
         }
-        double uc[NLOC][3];
-        for (int j = 0; j < NLOC; ++j) {
-            const u64 n = cell_nodes[c * NLOC + j];
+        for (int k = lane; k < 9; k += GT) s_rot[grp][k] = has_frames ? frames[c * 9 + k] : (k % 4 == 0 ? 1.0 : 0.0);
+    }
+    // This thread's Jacobian column (node j, component b).
+    const int j = lane / 3, b = lane % 3;
+    const bool col = live && lane < NCOL;
+    double racc = 0.0;
+    double kacc[NLOC][3];
 #pragma unroll
-            for (int k = 0; k < 3; ++k) uc[j][k] = u[n * 3 + k];
-        }
-        double racc[3] = {0.0, 0.0, 0.0};
-        double kacc[3][NLOC][3];
-        for (int a = 0; a < 3; ++a)
-            for (int j = 0; j < NLOC; ++j)
+    for (int i = 0; i < NLOC; ++i)
 #pragma unroll
-                for (int b = 0; b < 3; ++b) kacc[a][j][b] = 0.0;
-        double inv[3][3], det = 0.0;
-        double g[NLOC][3];
-        double aa[81];
-        for (int q = 0; q < NQ; ++q) {
-            if (!AFFINE || q == 0) {
-                double jm[3][3];
-#pragma unroll
-                for (int a = 0; a < 3; ++a)
-#pragma unroll
-                    for (int b = 0; b < 3; ++b) {
-                        double s = 0.0;
-                        for (int v = 0; v < NV; ++v) s += xv[v][a] * ggeo[(q * NV + v) * 3 + b];
-                        jm[a][b] = s;
-                    }
-                det = hl_det3(jm);
-                const double rd = 1.0 / det;
-                inv[0][0] = (jm[1][1] * jm[2][2] - jm[1][2] * jm[2][1]) * rd;
-                inv[0][1] = (jm[0][2] * jm[2][1] - jm[0][1] * jm[2][2]) * rd;
-                inv[0][2] = (jm[0][1] * jm[1][2] - jm[0][2] * jm[1][1]) * rd;
-                inv[1][0] = (jm[1][2] * jm[2][0] - jm[1][0] * jm[2][2]) * rd;
-                inv[1][1] = (jm[0][0] * jm[2][2] - jm[0][2] * jm[2][0]) * rd;
-                inv[1][2] = (jm[0][2] * jm[1][0] - jm[0][0] * jm[1][2]) * rd;
-                inv[2][0] = (jm[1][0] * jm[2][1] - jm[1][1] * jm[2][0]) * rd;
-                inv[2][1] = (jm[0][1] * jm[2][0] - jm[0][0] * jm[2][1]) * rd;
-                inv[2][2] = (jm[0][0] * jm[1][1] - jm[0][1] * jm[1][0]) * rd;
-            }
-            const double w = wq[q] * fabs(det);
-            double f[3][3];
+        for (int a = 0; a < 3; ++a) kacc[i][a] = 0.0;
+    for (int ch = 0; ch < NCHUNK; ++ch) {
+        const int q0 = ch * QB;
+        const int nq = NQ - q0 < QB ? NQ - q0 : QB;
+        __syncthreads();  // the gather, or the previous chunk's readers, are done
+        // The pointwise phases run over the block's (cell, point) pairs, so a warp evaluates the law
+        // at up to 32 points of several cells instead of NQ points of one.
+        for (int k = threadIdx.x; k < CPB * nq; k += GT * CPB) {
+            const int e = k / nq, t = k % nq, qg = AFFINE ? 0 : q0 + t;
+            if ((u64)blockIdx.x * CPB + e >= ncells) continue;
+            double jm[3][3], inv[3][3];
 #pragma unroll
             for (int a = 0; a < 3; ++a)
 #pragma unroll
-                for (int b = 0; b < 3; ++b) f[a][b] = rot[a][b];
-            for (int j = 0; j < NLOC; ++j) {
-                const double* gr = gref + (q * NLOC + j) * 3;
-                double gp[3];
+                for (int kk = 0; kk < 3; ++kk) {
+                    double s = 0.0;
+                    for (int v = 0; v < NV; ++v) s += s_x[e][v][a] * ggeo[(qg * NV + v) * 3 + kk];
+                    jm[a][kk] = s;
+                }
+            const double det = hl_det3(jm);
+            const double rd = 1.0 / det;
+            inv[0][0] = (jm[1][1] * jm[2][2] - jm[1][2] * jm[2][1]) * rd;
+            inv[0][1] = (jm[0][2] * jm[2][1] - jm[0][1] * jm[2][2]) * rd;
+            inv[0][2] = (jm[0][1] * jm[1][2] - jm[0][2] * jm[1][1]) * rd;
+            inv[1][0] = (jm[1][2] * jm[2][0] - jm[1][0] * jm[2][2]) * rd;
+            inv[1][1] = (jm[0][0] * jm[2][2] - jm[0][2] * jm[2][0]) * rd;
+            inv[1][2] = (jm[0][2] * jm[1][0] - jm[0][0] * jm[1][2]) * rd;
+            inv[2][0] = (jm[1][0] * jm[2][1] - jm[1][1] * jm[2][0]) * rd;
+            inv[2][1] = (jm[0][1] * jm[2][0] - jm[0][0] * jm[2][1]) * rd;
+            inv[2][2] = (jm[0][0] * jm[1][1] - jm[0][1] * jm[1][0]) * rd;
+            s_w[e][t] = wq[q0 + t] * fabs(det);
+            // g'_A = Σ_k (Σ_m inv_mk ∂_m φ) R_kA = Σ_m ∂_m φ M_mA with M = J⁻¹ R: the frame rotation, once.
 #pragma unroll
-                for (int k = 0; k < 3; ++k) gp[k] = inv[0][k] * gr[0] + inv[1][k] * gr[1] + inv[2][k] * gr[2];
+            for (int m = 0; m < 3; ++m)
 #pragma unroll
-                for (int A = 0; A < 3; ++A) g[j][A] = gp[0] * rot[0][A] + gp[1] * rot[1][A] + gp[2] * rot[2][A];
+                for (int A = 0; A < 3; ++A)
+                    s_m[e][t][m * 3 + A] = inv[m][0] * s_rot[e][A] + inv[m][1] * s_rot[e][3 + A] + inv[m][2] * s_rot[e][6 + A];
+        }
+        __syncthreads();
+        for (int k = threadIdx.x; k < CPB * nq * NLOC; k += GT * CPB) {
+            const int e = k / (nq * NLOC), t = (k / NLOC) % nq, jj = k % NLOC;
+            if ((u64)blockIdx.x * CPB + e >= ncells) continue;
+            const double* gr = gref + ((q0 + t) * NLOC + jj) * 3;
+            const double* m = s_m[e][t];
+#pragma unroll
+            for (int A = 0; A < 3; ++A) s_g[e][t][jj][A] = gr[0] * m[A] + gr[1] * m[3 + A] + gr[2] * m[6 + A];
+        }
+        __syncthreads();
+        for (int k = threadIdx.x; k < CPB * nq; k += GT * CPB) {
+            const int e = k / nq, t = k % nq;
+            if ((u64)blockIdx.x * CPB + e >= ncells) continue;
+            double f[3][3], s[3][3];
+#pragma unroll
+            for (int a = 0; a < 3; ++a)
+#pragma unroll
+                for (int A = 0; A < 3; ++A) f[a][A] = s_rot[e][a * 3 + A];
+            for (int jj = 0; jj < NLOC; ++jj)
 #pragma unroll
                 for (int a = 0; a < 3; ++a)
 #pragma unroll
-                    for (int A = 0; A < 3; ++A) f[a][A] += uc[j][a] * g[j][A];
-            }
-            double p[3][3];
-            hl_first_piola(prm, f, p, aa);
+                    for (int A = 0; A < 3; ++A) f[a][A] += s_u[e][jj][a] * s_g[e][t][jj][A];
+            hl_pk2(prm, f, s, s_a[e][t]);
 #pragma unroll
-            for (int a = 0; a < 3; ++a) racc[a] += w * (p[a][0] * g[i][0] + p[a][1] * g[i][1] + p[a][2] * g[i][2]);
-            if (want_k) {
-                // h[a][b][B] = Σ_A g'_iA A_aAbB, then K[a][j][b] += w Σ_B h[a][b][B] g'_jB.
-                double h[3][3][3];
+            for (int a = 0; a < 3; ++a)
 #pragma unroll
-                for (int a = 0; a < 3; ++a)
-#pragma unroll
-                    for (int b = 0; b < 3; ++b)
-#pragma unroll
-                        for (int B = 0; B < 3; ++B)
-                            h[a][b][B] = w * (g[i][0] * aa[T4(a, 0, b, B)] + g[i][1] * aa[T4(a, 1, b, B)] + g[i][2] * aa[T4(a, 2, b, B)]);
-                for (int j = 0; j < NLOC; ++j)
-#pragma unroll
-                    for (int a = 0; a < 3; ++a)
-#pragma unroll
-                        for (int b = 0; b < 3; ++b) kacc[a][j][b] += h[a][b][0] * g[j][0] + h[a][b][1] * g[j][1] + h[a][b][2] * g[j][2];
-            }
+                for (int A = 0; A < 3; ++A) {
+                    s_f[e][t][a * 3 + A] = f[a][A];
+                    s_s[e][t][a * 3 + A] = s[a][A];
+                    s_p[e][t][a * 3 + A] = f[a][0] * s[0][A] + f[a][1] * s[1][A] + f[a][2] * s[2][A];
+                }
         }
-        const u64 ni = cell_nodes[c * NLOC + i];
+        __syncthreads();
+        if (want_k)
+            for (int k = threadIdx.x; k < CPB * nq * 9; k += GT * CPB) {
+                const int e = k / (nq * 9), t = (k / 9) % nq, J = (k % 9) / 3, L = k % 3;
+                if ((u64)blockIdx.x * CPB + e >= ncells) continue;
+                double* a = s_a[e][t];
+                const double* f = s_f[e][t];
+                double cm[3][3], tm[3][3];
 #pragma unroll
-        for (int a = 0; a < 3; ++a) {
-            if (atomic)
-                atomicAdd(&r[ni * 3 + a], racc[a]);
-            else
-                r[ni * 3 + a] += racc[a];
-        }
-        if (want_k) {
-            const unsigned short* rank = kpos + (c * NLOC + i) * NLOC;
+                for (int I = 0; I < 3; ++I)
 #pragma unroll
-            for (int a = 0; a < 3; ++a) {
-                const u64 base = row_ptr[ni * 3 + a];
-                for (int j = 0; j < NLOC; ++j) {
-                    const u64 at = base + (u64)rank[j] * 3;
+                    for (int K = 0; K < 3; ++K) cm[I][K] = a[T4(I, J, K, L)];
 #pragma unroll
-                    for (int b = 0; b < 3; ++b) {
-                        if (atomic)
-                            atomicAdd(&vals[at + b], kacc[a][j][b]);
-                        else
-                            vals[at + b] += kacc[a][j][b];
+                for (int i = 0; i < 3; ++i)
+#pragma unroll
+                    for (int K = 0; K < 3; ++K) tm[i][K] = f[i * 3] * cm[0][K] + f[i * 3 + 1] * cm[1][K] + f[i * 3 + 2] * cm[2][K];
+                const double sjl = s_s[e][t][J * 3 + L];
+#pragma unroll
+                for (int i = 0; i < 3; ++i)
+#pragma unroll
+                    for (int kk = 0; kk < 3; ++kk)
+                        a[T4(i, J, kk, L)] = tm[i][0] * f[kk * 3] + tm[i][1] * f[kk * 3 + 1] + tm[i][2] * f[kk * 3 + 2] + (i == kk ? sjl : 0.0);
+            }
+        __syncthreads();
+        if (col)
+            for (int t = 0; t < nq; ++t) {
+                const double w = s_w[grp][t];
+                const double* g = &s_g[grp][t][0][0];
+                const double gj0 = g[j * 3], gj1 = g[j * 3 + 1], gj2 = g[j * 3 + 2];
+                const double* p = s_p[grp][t];
+                racc += w * (p[b * 3] * gj0 + p[b * 3 + 1] * gj1 + p[b * 3 + 2] * gj2);
+                if (want_k) {
+                    const double* a = s_a[grp][t];
+                    double y[3][3];
+#pragma unroll
+                    for (int aa = 0; aa < 3; ++aa)
+#pragma unroll
+                        for (int A = 0; A < 3; ++A) y[aa][A] = w * (a[T4(aa, A, b, 0)] * gj0 + a[T4(aa, A, b, 1)] * gj1 + a[T4(aa, A, b, 2)] * gj2);
+#pragma unroll
+                    for (int i = 0; i < NLOC; ++i) {
+                        const double gi0 = g[i * 3], gi1 = g[i * 3 + 1], gi2 = g[i * 3 + 2];
+#pragma unroll
+                        for (int aa = 0; aa < 3; ++aa) kacc[i][aa] += gi0 * y[aa][0] + gi1 * y[aa][1] + gi2 * y[aa][2];
                     }
                 }
+            }
+    }
+    if (col) {
+        atomicAdd(&r[(u64)s_node[grp][j] * 3 + b], racc);
+        if (want_k) {
+#pragma unroll
+            for (int i = 0; i < NLOC; ++i) {
+                const u64 ni = s_node[grp][i];
+                const u64 rk = kpos[(c * NLOC + i) * NLOC + j];
+#pragma unroll
+                for (int aa = 0; aa < 3; ++aa) atomicAdd(&vals[row_ptr[ni * 3 + aa] + rk * 3 + b], kacc[i][aa]);
             }
         }
     }
 }
 
-// out[idx[k]] += vals[k]: the host-integrated (follower pressure) entries.
-extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_add_at(u64 n, const u64* __restrict__ idx,
-                                                                            const double* __restrict__ vals,
-                                                                            double* __restrict__ out) {
-    for (u64 k = global_thread(); k < n; k += grid_threads()) atomicAdd(&out[idx[k]], vals[k]);
+// Follower pressure (`src/hyperelastic/loads.rs`) on the device: facets of m nodes and np points;
+// a point record is [p·w·sign, T₁ (3), T₂ (3), φ (m), ∇φ·t₁ (m), ∇φ·t₂ (m)]. First one thread per
+// (facet, point): the deformed tangents a_α = T_α + Σ_l u_l d^α_l (kept for the Jacobian) and
+// r_(j,i) += λ p w φ_j (a₁ × a₂)_i.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_pressure_residual(
+    u64 nf, int m, int np, const u32* __restrict__ nodes, const double* __restrict__ pts, const double* __restrict__ u,
+    double lf, double* __restrict__ tang, double* __restrict__ r) {
+    const int ps = 7 + 3 * m;
+    for (u64 t = global_thread(); t < nf * np; t += grid_threads()) {
+        const u64 f = t / np;
+        const double* pt = pts + t * ps;
+        double a[2][3];
+#pragma unroll
+        for (int al = 0; al < 2; ++al)
+#pragma unroll
+            for (int i = 0; i < 3; ++i) a[al][i] = pt[1 + al * 3 + i];
+        for (int l = 0; l < m; ++l) {
+            const u64 n = nodes[f * m + l];
+            const double d0 = pt[7 + m + l], d1 = pt[7 + 2 * m + l];
+#pragma unroll
+            for (int i = 0; i < 3; ++i) {
+                a[0][i] += u[n * 3 + i] * d0;
+                a[1][i] += u[n * 3 + i] * d1;
+            }
+        }
+#pragma unroll
+        for (int al = 0; al < 2; ++al)
+#pragma unroll
+            for (int i = 0; i < 3; ++i) tang[t * 6 + al * 3 + i] = a[al][i];
+        const double nda[3] = {a[0][1] * a[1][2] - a[0][2] * a[1][1], a[0][2] * a[1][0] - a[0][0] * a[1][2], a[0][0] * a[1][1] - a[0][1] * a[1][0]};
+        const double s = lf * pt[0];
+        for (int j = 0; j < m; ++j) {
+            const u64 n = nodes[f * m + j];
+#pragma unroll
+            for (int i = 0; i < 3; ++i) atomicAdd(&r[n * 3 + i], s * pt[7 + j] * nda[i]);
+        }
+    }
+}
+
+// Then one thread per (facet, Jacobian entry (j, i), (l, k)): Σ_points λ p w φ_j ∂(a₁ × a₂)_i/∂u_(l,k)
+// with ∂(a₁ × a₂)/∂u_(l,k) = d¹_l e_k × a₂ + d²_l a₁ × e_k, added at its CSR position.
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_pressure_jacobian(
+    u64 nf, int m, int np, const double* __restrict__ pts, double lf, const double* __restrict__ tang,
+    const u64* __restrict__ pos, double* __restrict__ vals) {
+    const int ps = 7 + 3 * m;
+    const u64 ne = (u64)9 * m * m;
+    for (u64 t = global_thread(); t < nf * ne; t += grid_threads()) {
+        const u64 f = t / ne;
+        const int e = (int)(t % ne);
+        const int row = e / (3 * m), colm = e % (3 * m);
+        const int j = row / 3, i = row % 3, l = colm / 3, k = colm % 3;
+        // (e_k × v)_i = ε_ikn v_n and (v × e_k)_i = −(e_k × v)_i
+        const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+        double acc = 0.0;
+        for (int p = 0; p < np; ++p) {
+            const double* pt = pts + (f * np + p) * ps;
+            const double* a = tang + (f * np + p) * 6;
+            // e_k × a₂: component i is a₂[i2] if k == i1, −a₂[i1] if k == i2, else 0.
+            const double x1 = (k == i1 ? a[3 + i2] : 0.0) - (k == i2 ? a[3 + i1] : 0.0);
+            const double x2 = -((k == i1 ? a[i2] : 0.0) - (k == i2 ? a[i1] : 0.0));
+            acc += lf * pt[0] * pt[7 + j] * (pt[7 + m + l] * x1 + pt[7 + 2 * m + l] * x2);
+        }
+        atomicAdd(&vals[pos[t]], acc);
+    }
 }

@@ -1,7 +1,9 @@
 // The hyperelastic laws: twin of `src/hyperelastic/law.rs` (same names, same arithmetic). LAW picks
 // the law at compile time (0 St. Venant–Kirchhoff, 1 compressible neo-Hookean, 2 transversely
 // isotropic Fung law of Guccione/Usyk); prm holds its parameters in the order of `Law::params`:
-// (λ, μ) or (C, b_f, b_t, b_fs, κ). Fourth-order tensors are t[((i·3 + j)·3 + k)·3 + l].
+// (λ, μ) or (C, b_f, b_t, b_fs, κ). Fourth-order tensors are t[((i·3 + j)·3 + k)·3 + l]. The
+// push-forward of `Law::first_piola` (P = F S, 𝔸 = F ℂ Fᵀ + δ S) is done by `hyperelastic.cu` in
+// parallel, one thread per (J, L) slice of ℂ, so the law here stops at S and ℂ (`hl_pk2`).
 #ifndef LAW
 #error "LAW must be defined (0 svk, 1 neo-hookean, 2 usyk)"
 #endif
@@ -109,37 +111,4 @@ __device__ void hl_pk2(const double* __restrict__ prm, const double f[3][3], dou
                 }
 #endif
 #endif
-}
-
-// P = F S and A = ∂P/∂F, A_iJkL = δ_ik S_JL + F_iI C_IJKL F_kK (C overwritten with scratch).
-__device__ void hl_first_piola(const double* __restrict__ prm, const double f[3][3], double p[3][3], double* a) {
-    double s[3][3];
-    double c[81];
-    hl_pk2(prm, f, s, c);
-#pragma unroll
-    for (int i = 0; i < 3; ++i)
-#pragma unroll
-        for (int jj = 0; jj < 3; ++jj) p[i][jj] = f[i][0] * s[0][jj] + f[i][1] * s[1][jj] + f[i][2] * s[2][jj];
-    // T_iJKL = F_iI C_IJKL into a, then A_iJkL = T_iJmL F_km + δ_ik S_JL.
-#pragma unroll
-    for (int i = 0; i < 3; ++i)
-#pragma unroll
-        for (int jj = 0; jj < 3; ++jj)
-#pragma unroll
-            for (int k = 0; k < 3; ++k)
-#pragma unroll
-                for (int l = 0; l < 3; ++l)
-                    a[T4(i, jj, k, l)] = f[i][0] * c[T4(0, jj, k, l)] + f[i][1] * c[T4(1, jj, k, l)] + f[i][2] * c[T4(2, jj, k, l)];
-#pragma unroll
-    for (int i = 0; i < 3; ++i)
-#pragma unroll
-        for (int jj = 0; jj < 3; ++jj)
-#pragma unroll
-            for (int l = 0; l < 3; ++l) {
-                const double t0 = a[T4(i, jj, 0, l)], t1 = a[T4(i, jj, 1, l)], t2 = a[T4(i, jj, 2, l)];
-#pragma unroll
-                for (int k = 0; k < 3; ++k) c[T4(i, jj, k, l)] = t0 * f[k][0] + t1 * f[k][1] + t2 * f[k][2] + (i == k ? s[jj][l] : 0.0);
-            }
-#pragma unroll
-    for (int m = 0; m < 81; ++m) a[m] = c[m];
 }

@@ -2,11 +2,12 @@
 //! the analytic stress of homogeneous stretches; the assembled Jacobian (and the follower
 //! pressure's) equals central differences of the residual; Newton converges quadratically; small
 //! loads reproduce linear elasticity; a homogeneous deformation of a cube is reproduced with the
-//! analytic reaction forces; Newton's failure names the load step; bad input is refused by key.
+//! analytic reaction forces; inexact Newton (Eisenstat–Walker) reaches the same solution with
+//! fewer linear iterations; Newton's failure names the load step; bad input is refused by key.
 use galerkin::hyperelastic::law::{Law, M3};
 use galerkin::hyperelastic::loads::{tagged_facets, FollowerPressure};
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
-use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, HyperElement};
+use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, Forcing, HyperElement, LoadStepReport};
 use galerkin::backend::Cpu;
 use galerkin::mesh::{generate::box_mesh, CellType};
 use galerkin::space::FunctionSpace;
@@ -248,6 +249,45 @@ fn newton_converges_quadratically() {
     }
 }
 
+/// The Eisenstat–Walker forcing: η₀ = 0.3, then γ (‖R_k‖/‖R_{k−1}‖)² with the safeguard, within
+/// [Krylov rtol, 0.9]; the fixed forcing is the Krylov rtol.
+#[test]
+fn eisenstat_walker_forcing_follows_the_residual() {
+    let ew = Forcing::EisenstatWalker;
+    assert_eq!(Forcing::Fixed.eta(1e-8, 1.0, Some((0.3, 2.0))), 1e-8);
+    assert_eq!(ew.eta(1e-8, 1.0, None), 0.3);
+    // ‖R‖ fell 100×: 0.9·1e-4, but the safeguard 0.9·0.3² = 0.081 < 0.1 does not apply.
+    assert!((ew.eta(1e-8, 1e-2, Some((0.3, 1.0))) - 0.9e-4).abs() < 1e-15);
+    // η_prev = 0.5: the safeguard 0.9·0.25 = 0.225 > 0.1 keeps η from dropping.
+    assert!((ew.eta(1e-8, 1e-2, Some((0.5, 1.0))) - 0.225).abs() < 1e-15);
+    // ‖R‖ rose: capped at 0.9; converged: floored at the Krylov rtol.
+    assert_eq!(ew.eta(1e-8, 3.0, Some((0.3, 1.0))), 0.9);
+    assert_eq!(ew.eta(1e-8, 1e-9, Some((1e-3, 1.0))), 1e-8);
+}
+
+/// Inexact Newton reaches the solution of exactly solved Newton steps with fewer CG iterations
+/// (more Newton iterations, each solved loosely while ‖R‖ is large).
+#[test]
+fn eisenstat_walker_newton_saves_linear_iterations() {
+    let exact = beam("neo-hookean", 0.03, 1).replace("method = \"direct\"", "method = \"cg\"\nrtol = 1e-12\nmax_iter = 20000");
+    let inexact = exact.replace("atol = 1e-14", "atol = 1e-14\nforcing = \"eisenstat-walker\"");
+    let run = |text: &str| {
+        let (_, mut prep) = prepare_text(text).unwrap();
+        let mut sys = cpu_system(&prep).unwrap();
+        solve_on(&Cpu, &mut sys, &mut prep, 1).unwrap()
+    };
+    let (u0, r0, _) = run(&exact);
+    let (u1, r1, _) = run(&inexact);
+    let its = |r: &[LoadStepReport]| r.iter().flat_map(|s| &s.iterations).map(|i| i.linear_iterations).sum::<usize>();
+    let (n0, n1) = (its(&r0), its(&r1));
+    assert!(10 * n1 < 9 * n0, "inexact Newton used {n1} CG iterations, exact {n0}");
+    let res = &r1[0].residuals;
+    assert!(res.last().unwrap() / res[0] <= 1e-11, "not converged: {res:?}");
+    let d = u0.iter().zip(&u1).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    let big = u0.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(d <= 1e-8 * big, "solutions differ by {d:.2e} (max {big:.2e})");
+}
+
 /// A small load gives the linear elasticity solution with the same λ, μ, to O(load) relative.
 #[test]
 fn small_loads_reproduce_linear_elasticity() {
@@ -349,6 +389,7 @@ fn bad_input_is_refused_by_key() {
         (good.replace("\"-0.1\"", "\"-0.1 * q\""), "physics.body_force[2]"),
         (good.replace("[mesh]", "[shell]\ninner = 1.0\nouter = 2.0\ntheta = [10.0, 90.0]\nphi = [0.0, 90.0]\nn = [1, 1, 1]\n[mesh]"), "shell"),
         (good.replace("law = \"svk\"", "law = \"mooney\""), "physics.law"),
+        (good.replace("atol = 1e-14", "atol = 1e-14\nforcing = \"sometimes\""), "newton.forcing"),
     ];
     for (text, key) in cases {
         match prepare_text(&text) {

@@ -39,6 +39,8 @@
 //! atol = 1e-12
 //! max_iter = 25
 //! line_search = true
+//! forcing = "fixed"           # linear rtol: "fixed" ([solver] rtol) or "eisenstat-walker" (inexact
+//!                             # Newton: rtol tied to the drop of ‖R‖, never below [solver] rtol)
 //! [solver]
 //! method = "gmres"            # cg, gmres, bicgstab, direct (CPU)
 //! preconditioner = "block-jacobi"
@@ -181,11 +183,13 @@ pub struct NewtonConfig {
     pub max_iter: usize,
     #[serde(default = "yes")]
     pub line_search: bool,
+    #[serde(default)]
+    pub forcing: super::newton::Forcing,
 }
 
 impl Default for NewtonConfig {
     fn default() -> Self {
-        NewtonConfig { rtol: newton_rtol(), atol: newton_atol(), max_iter: newton_max_iter(), line_search: true }
+        NewtonConfig { rtol: newton_rtol(), atol: newton_atol(), max_iter: newton_max_iter(), line_search: true, forcing: Default::default() }
     }
 }
 

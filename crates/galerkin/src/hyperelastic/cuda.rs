@@ -1,11 +1,13 @@
 //! The GPU's [`HyperSystem`]: residual and Jacobian of every cell integrated and summed on the
-//! device by `kernels/hyperelastic.cu` (law: `kernels/hyperelastic_law.cuh`), one launch per colour
-//! of cells, into device vectors and a device CSR matrix whose sparsity and per-entry positions
-//! were found once on the host (the `full` level's [`crate::operator::assemble::pattern`] slots and
-//! [`crate::operator::coloring::cell_colors`]). Only the state and the results stay on the device;
-//! nothing crosses per Newton step but the follower-pressure terms (a surface, see
-//! [`super::loads`]).
+//! device by `kernels/hyperelastic.cu` (law: `kernels/hyperelastic_law.cuh`) in one launch over
+//! every cell, with atomic adds into device vectors and a device CSR matrix whose sparsity and
+//! per-entry positions were found once on the host (the `full` level's
+//! [`crate::operator::assemble::pattern`] slots). The law runs once per (cell, quadrature point);
+//! a group of whole warps per cell shares its stress and tangent through shared memory (see the
+//! kernel's header). The follower pressure's terms are integrated on the device too (one thread per
+//! facet point, then one per facet Jacobian entry), so nothing crosses per Newton step.
 use super::element::HyperElement;
+use super::loads::FollowerPressure;
 use super::newton::HyperSystem;
 use crate::backend::cuda::jit::{self, KernelSource};
 use crate::backend::cuda::kernels::{launch, Kernel};
@@ -13,9 +15,8 @@ use crate::backend::cuda::{CudaBackend, CudaVector, DeviceCsr};
 use crate::backend::Backend;
 use crate::linalg::CsrMatrix;
 use crate::operator::assemble::pattern;
-use crate::operator::coloring::cell_colors;
 use crate::{Error, Result};
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// The kernel source: the law's twin, then the assembly kernel.
 pub const HYPERELASTIC: KernelSource = KernelSource {
@@ -30,16 +31,49 @@ pub const HYPERELASTIC: KernelSource = KernelSource {
     cells: false,
 };
 
+/// Static shared memory the kernel may use per block (the limit is 48 KiB).
+const SHARED_BUDGET: usize = 40 * 1024;
+
+/// The launch shape of one variant: threads per cell (whole warps covering the 3·NLOC Jacobian
+/// columns), cells per block (about 128 threads), quadrature points per chunk (as many as the
+/// shared-memory budget allows, chunks balanced).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub gt: usize,
+    pub cpb: usize,
+    pub qb: usize,
+}
+
+/// See [`Shape`]; fails where not even one point per chunk fits.
+pub fn shape(el: &HyperElement) -> Result<Shape> {
+    let (nloc, nq, nv) = (el.nloc(), el.quad.len(), el.space.mesh.cell_type.num_vertices());
+    let gt = (3 * nloc).div_ceil(32) * 32;
+    let cpb = (128 / gt).max(1);
+    // Per cell: vertices, displacements, frame (f64), nodes (u32); per point: M, w, g', ℂ/𝔸, F, S, P.
+    let fixed = 8 * (3 * nv + 3 * nloc + 9) + 4 * nloc;
+    let per_point = 8 * (9 + 1 + 3 * nloc + 81 + 27);
+    let qmax = (SHARED_BUDGET / cpb).saturating_sub(fixed) / per_point;
+    if qmax == 0 {
+        return Err(Error::Unsupported(format!("hyperelastic GPU kernel: a cell of {nloc} nodes does not fit in shared memory")));
+    }
+    let chunks = nq.div_ceil(qmax.min(nq).max(1));
+    Ok(Shape { gt, cpb, qb: nq.div_ceil(chunks).max(1) })
+}
+
 /// The defines of one kernel variant.
-pub fn defines(el: &HyperElement) -> Vec<String> {
+pub fn defines(el: &HyperElement) -> Result<Vec<String>> {
     let cell = el.space.mesh.cell_type;
-    vec![
+    let sh = shape(el)?;
+    Ok(vec![
         format!("NLOC={}", el.nloc()),
         format!("NQ={}", el.quad.len()),
         format!("NV={}", cell.num_vertices()),
         format!("AFFINE={}", u8::from(cell.is_simplex())),
         format!("LAW={}", el.law.cuda_id()),
-    ]
+        format!("GT={}", sh.gt),
+        format!("CPB={}", sh.cpb),
+        format!("QB={}", sh.qb),
+    ])
 }
 
 /// Reference tables in the kernel's layout: ∇_ξ φ | ∇_ξ geometry | weights.
@@ -59,9 +93,9 @@ pub fn tables(el: &HyperElement) -> Vec<f64> {
 /// Everything the kernel reads, uploaded once.
 pub struct GpuHyper {
     assemble: Kernel,
-    add_at: Kernel,
+    pressure_residual: Kernel,
+    pressure_jacobian: Kernel,
     ndofs: usize,
-    nloc: usize,
     pub pattern: CsrMatrix,
     cell_verts: CudaSlice<u32>,
     coords: CudaSlice<f64>,
@@ -71,12 +105,20 @@ pub struct GpuHyper {
     has_frames: i32,
     prm: CudaSlice<f64>,
     kpos: CudaSlice<u16>,
-    colors: Vec<(usize, CudaSlice<u32>)>,
-    /// Every cell, for the one-launch atomic scatter.
-    all_cells: CudaSlice<u32>,
-    /// One launch over every cell with atomic adds instead of one launch per colour.
-    pub atomic: bool,
-    extra: Option<CudaSlice<u64>>,
+    ncells: usize,
+    shape: Shape,
+    pressure: Option<DevicePressure>,
+}
+
+/// [`super::loads::FlatPressure`] on the device, with room for the deformed tangents.
+struct DevicePressure {
+    nf: u64,
+    m: i32,
+    np: i32,
+    nodes: CudaSlice<u32>,
+    points: CudaSlice<f64>,
+    positions: CudaSlice<u64>,
+    tangents: CudaSlice<f64>,
 }
 
 fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
@@ -87,17 +129,16 @@ impl GpuHyper {
     pub fn new(be: &CudaBackend, el: &HyperElement) -> Result<GpuHyper> {
         let space = &el.space;
         let mesh = &*space.mesh;
-        let module = be.variant_module(&HYPERELASTIC, &defines(el))?;
+        let module = be.variant_module(&HYPERELASTIC, &defines(el)?)?;
         let (pattern, slots) = pattern(space, true)?;
         let slots = slots.ok_or_else(|| Error::invalid("sparsity pattern without slots"))?;
         let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| *x).collect();
         let frames: Vec<f64> = el.frames.iter().flat_map(|r| r.iter().flat_map(|row| *row)).collect();
-        let colors = cell_colors(mesh).iter().map(|cells| Ok((cells.len(), be.upload(cells)?))).collect::<Result<_>>()?;
         Ok(GpuHyper {
             assemble: Kernel::from_module(&module, "hyper_assemble")?,
-            add_at: Kernel::from_module(&module, "hyper_add_at")?,
+            pressure_residual: Kernel::from_module(&module, "hyper_pressure_residual")?,
+            pressure_jacobian: Kernel::from_module(&module, "hyper_pressure_jacobian")?,
             ndofs: space.ndofs(),
-            nloc: el.nloc(),
             cell_verts: be.upload(&u32s(&mesh.cells, "vertex")?)?,
             coords: be.upload(&coords)?,
             cell_nodes: be.upload(&u32s(&space.dofmap.cell_nodes, "node")?)?,
@@ -106,11 +147,10 @@ impl GpuHyper {
             has_frames: i32::from(!frames.is_empty()),
             prm: be.upload(&el.law.params())?,
             kpos: be.upload(&slots.rank)?,
-            colors,
-            all_cells: be.upload(&(0..mesh.num_cells() as u32).collect::<Vec<u32>>())?,
-            atomic: false,
+            ncells: mesh.num_cells(),
+            shape: shape(el)?,
             pattern,
-            extra: None,
+            pressure: None,
         })
     }
 
@@ -133,18 +173,15 @@ impl GpuHyper {
                 (&self.cell_verts, &mut dummy)
             }
         };
-        let all = [(self.all_cells.len(), &self.all_cells)];
-        let launches: Vec<(usize, &CudaSlice<u32>)> = if self.atomic { all.to_vec() } else { self.colors.iter().map(|(n, c)| (*n, c)).collect() };
-        let atomic = i32::from(self.atomic);
-        for (n, cells) in launches {
-            let nc = n as u64;
-            if nc == 0 {
-                continue;
-            }
-            let threads = nc * self.nloc as u64;
-            launch!(be, &self.assemble, be.grid(threads); &nc, cells, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
-                &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals, &atomic)?;
+        let nc = self.ncells as u64;
+        if nc == 0 {
+            return Ok(());
         }
+        let Shape { gt, cpb, .. } = self.shape;
+        let blocks = u32::try_from(nc.div_ceil(cpb as u64)).map_err(|_| Error::Unsupported(format!("{nc} cells in one launch")))?;
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: ((gt * cpb) as u32, 1, 1), shared_mem_bytes: 0 };
+        launch!(be, &self.assemble, cfg; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
+            &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals)?;
         Ok(())
     }
 
@@ -160,22 +197,37 @@ impl HyperSystem<CudaBackend> for GpuHyper {
     fn internal(&mut self, be: &CudaBackend, u: &CudaVector, r: &mut CudaVector, k: Option<&mut DeviceCsr>) -> Result<()> {
         self.assemble(be, u, r, k)
     }
-    fn add_extra(&mut self, be: &CudaBackend, k: &mut DeviceCsr, vals: &[f64]) -> Result<()> {
-        let Some(idx) = &self.extra else {
-            return if vals.is_empty() { Ok(()) } else { Err(Error::invalid("extra Jacobian entries without positions")) };
-        };
-        if vals.len() != idx.len() {
-            return Err(Error::dim("extra Jacobian entries", idx.len(), vals.len()));
+    fn set_pressure(&mut self, be: &CudaBackend, p: &FollowerPressure) -> Result<()> {
+        if p.is_empty() {
+            self.pressure = None;
+            return Ok(());
         }
-        let n = vals.len() as u64;
-        if n > 0 {
-            let v = be.upload(vals)?;
-            launch!(be, &self.add_at, be.grid(n); &n, idx, &v, &mut k.values)?;
-        }
+        let f = p.flat()?;
+        let nf = f.nodes.len() / f.m.max(1);
+        let int = |v: usize, what: &str| i32::try_from(v).map_err(|_| Error::Unsupported(format!("{v} pressure {what}")));
+        self.pressure = Some(DevicePressure {
+            nf: nf as u64,
+            m: int(f.m, "facet nodes")?,
+            np: int(f.np, "facet points")?,
+            nodes: be.upload(&f.nodes)?,
+            points: be.upload(&f.points)?,
+            positions: be.upload(&f.positions)?,
+            tangents: be.alloc::<f64>((nf * f.np * 6).max(1))?,
+        });
         Ok(())
     }
-    fn set_extra_positions(&mut self, be: &CudaBackend, pos: &[u64]) -> Result<()> {
-        self.extra = if pos.is_empty() { None } else { Some(be.upload(pos)?) };
+    fn add_pressure(&mut self, be: &CudaBackend, u: &CudaVector, lf: f64, r: &mut CudaVector, k: Option<&mut DeviceCsr>) -> Result<()> {
+        let Some(p) = &mut self.pressure else { return Err(Error::invalid("pressure terms asked for before the pressure was set")) };
+        be.check("hyperelastic pressure", self.ndofs, &[u, r])?;
+        let npts = p.nf * p.np as u64;
+        if npts == 0 {
+            return Ok(());
+        }
+        launch!(be, &self.pressure_residual, be.grid(npts); &p.nf, &p.m, &p.np, &p.nodes, &p.points, &u.data, &lf, &mut p.tangents, &mut r.data)?;
+        if let Some(k) = k {
+            let n = p.nf * 9 * (p.m as u64) * (p.m as u64);
+            launch!(be, &self.pressure_jacobian, be.grid(n); &p.nf, &p.m, &p.np, &p.points, &lf, &p.tangents, &p.positions, &mut k.values)?;
+        }
         Ok(())
     }
 }
@@ -193,7 +245,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
             for law in [super::Law::Svk { lambda: 1.0, mu: 1.0 }, super::Law::NeoHookean { lambda: 1.0, mu: 1.0 }, super::Law::Usyk { c: 1.0, bf: 1.0, bt: 1.0, bfs: 1.0, kappa: 1.0 }] {
                 let frames = if law.anisotropic() { vec![super::frame_from_fibre([1.0, 0.0, 0.0])?; mesh.num_cells()] } else { Vec::new() };
                 let el = HyperElement::new(space.clone(), law, frames)?;
-                let d = defines(&el);
+                let d = defines(&el)?;
                 let c = jit::compile_ptx_with(&HYPERELASTIC, arch, &d)?;
                 if c.log.to_ascii_lowercase().contains("warning") {
                     return Err(Error::invalid(format!("NVRTC warnings in hyperelastic.cu for {d:?}:\n{}", c.log)));

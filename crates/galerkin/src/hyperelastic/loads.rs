@@ -7,8 +7,10 @@
 //!   `+λ p φ_j (a₁ × a₂)` and the Jacobian `λ p φ_j (d¹_l e_k × a₂ + a₁ × d²_l e_k)`, d^α_l = ∇_ξ φ_l·t_α
 //!   (not symmetric: the linear solver must be GMRES or BiCGStab, or the direct one).
 //!
-//! Facets are few (a surface), so the pressure terms are integrated on the host for both backends;
-//! their Jacobian entries land at CSR positions found once.
+//! The facet geometry and the CSR positions of the Jacobian entries are found once on the host; the
+//! state-dependent terms are integrated on the backend that holds the state ([`FollowerPressure::add`]
+//! on the CPU, [`FollowerPressure::flat`] uploaded for the GPU's kernels), so a Newton iteration's
+//! state never leaves the device.
 use super::element::HyperElement;
 use crate::expr::Expr;
 use crate::fe::quadrature::facet_rule;
@@ -104,6 +106,15 @@ struct PressureFacet {
     pos: Vec<usize>,
 }
 
+/// [`FollowerPressure::flat`]'s layout.
+pub struct FlatPressure {
+    pub m: usize,
+    pub np: usize,
+    pub nodes: Vec<u32>,
+    pub points: Vec<f64>,
+    pub positions: Vec<u64>,
+}
+
 /// Follower pressure on a set of facets (see the module documentation).
 #[derive(Clone)]
 pub struct FollowerPressure {
@@ -177,6 +188,31 @@ impl FollowerPressure {
     /// Every CSR position the Jacobian entries go to, in the order of [`Self::add`]'s values.
     pub fn positions(&self) -> Vec<u64> {
         self.facets.iter().flat_map(|f| f.pos.iter().map(|&p| p as u64)).collect()
+    }
+
+    /// Every facet in one layout for the device: (nodes per facet m, points per facet, the facets'
+    /// nodes [nf][m], point records [nf][points][7 + 3m] = [p·w·sign, T₁, T₂, φ, ∇φ·t₁, ∇φ·t₂], CSR
+    /// positions [nf][(3m)²]); an error where facets differ in m or points (mixed cell types).
+    pub fn flat(&self) -> Result<FlatPressure> {
+        let Some(first) = self.facets.first() else { return Err(Error::invalid("no pressure facets")) };
+        let (m, np) = (first.nodes.len(), first.points.len());
+        let mut out = FlatPressure { m, np, nodes: Vec::new(), points: Vec::new(), positions: self.positions() };
+        for f in &self.facets {
+            if f.nodes.len() != m || f.points.len() != np {
+                return Err(Error::Unsupported(format!("pressure facets of {} and {m} nodes, {} and {np} points", f.nodes.len(), f.points.len())));
+            }
+            for &n in &f.nodes {
+                out.nodes.push(u32::try_from(n).map_err(|_| Error::Unsupported(format!("node {n} exceeds 32 bits")))?);
+            }
+            for p in &f.points {
+                out.points.push(p.pw);
+                out.points.extend(p.t.iter().flatten());
+                out.points.extend(&p.phi);
+                out.points.extend(&p.d[0]);
+                out.points.extend(&p.d[1]);
+            }
+        }
+        Ok(out)
     }
 
     /// `r += λ ∫ p φ_j (a₁ × a₂)` at state `u`, and the Jacobian entries (one per

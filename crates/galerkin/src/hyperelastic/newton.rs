@@ -24,10 +24,11 @@ pub trait HyperSystem<B: Backend> {
     fn new_matrix(&self, be: &B) -> Result<B::Matrix>;
     /// `r = internal forces at u` and, when given, `k = their Jacobian`.
     fn internal(&mut self, be: &B, u: &B::Vector, r: &mut B::Vector, k: Option<&mut B::Matrix>) -> Result<()>;
-    /// `k[pos[i]] += vals[i]` for the positions registered with [`Self::set_extra_positions`].
-    fn add_extra(&mut self, be: &B, k: &mut B::Matrix, vals: &[f64]) -> Result<()>;
-    /// CSR positions of host-integrated entries (the follower pressure's), registered once.
-    fn set_extra_positions(&mut self, be: &B, pos: &[u64]) -> Result<()>;
+    /// Registers the follower pressure (once, before any [`Self::add_pressure`]).
+    fn set_pressure(&mut self, be: &B, p: &FollowerPressure) -> Result<()>;
+    /// `r += ` the pressure's forces at `u` and load factor `lf`, and `k +=` their Jacobian when
+    /// given, on the backend that holds `u`.
+    fn add_pressure(&mut self, be: &B, u: &B::Vector, lf: f64, r: &mut B::Vector, k: Option<&mut B::Matrix>) -> Result<()>;
 }
 
 /// The linear solver of each Newton step.
@@ -39,6 +40,44 @@ pub enum LinearPrecond {
     BlockJacobi,
 }
 
+/// How tightly each Newton step's linear system is solved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Forcing {
+    /// Every solve to the Krylov rtol.
+    #[default]
+    Fixed,
+    /// Inexact Newton (Eisenstat & Walker 1996, choice 2, as PETSc SNES's `-snes_ksp_ew`): the
+    /// first solve of a load step to η₀ = 0.3, then η_k = γ (‖R_k‖/‖R_{k−1}‖)^α with γ = 0.9,
+    /// α = 2, safeguarded by γ η_{k−1}^α when that exceeds 0.1, capped at 0.9 and never below the
+    /// Krylov rtol: a far-from-converged Newton step is not worth an exact solve, and the forcing
+    /// tightens as ‖R‖ falls, so convergence stays superlinear.
+    EisenstatWalker,
+}
+
+impl Forcing {
+    /// The linear rtol of the next solve: `prev` = the last η and ‖R‖ (None on a step's first).
+    pub fn eta(self, floor: f64, rn: f64, prev: Option<(f64, f64)>) -> f64 {
+        const GAMMA: f64 = 0.9;
+        const ALPHA: f64 = 2.0;
+        match (self, prev) {
+            (Forcing::Fixed, _) => floor,
+            (Forcing::EisenstatWalker, None) => 0.3f64.max(floor),
+            (Forcing::EisenstatWalker, Some((eta_prev, rn_prev))) => {
+                let mut eta = GAMMA * (rn / rn_prev).powf(ALPHA);
+                let safe = GAMMA * eta_prev.powf(ALPHA);
+                if safe > 0.1 {
+                    eta = eta.max(safe);
+                }
+                if !eta.is_finite() {
+                    eta = 0.9;
+                }
+                eta.min(0.9).max(floor)
+            }
+        }
+    }
+}
+
 /// Newton and linear-solver settings.
 #[derive(Clone, Debug)]
 pub struct NewtonOptions {
@@ -46,6 +85,7 @@ pub struct NewtonOptions {
     pub atol: f64,
     pub max_iter: usize,
     pub line_search: bool,
+    pub forcing: Forcing,
     pub method: SolverMethod,
     pub precond: LinearPrecond,
     pub krylov: KrylovOptions,
@@ -58,6 +98,7 @@ impl Default for NewtonOptions {
             atol: 1e-12,
             max_iter: 25,
             line_search: true,
+            forcing: Forcing::Fixed,
             method: SolverMethod::Gmres,
             precond: LinearPrecond::BlockJacobi,
             krylov: KrylovOptions { rtol: 1e-10, atol: 0.0, max_iter: 5000, restart: 100, progress: false },
@@ -110,15 +151,7 @@ fn residual<B: Backend, S: HyperSystem<B>>(be: &B, sys: &mut S, ld: &Loading<'_,
     sys.internal(be, u, r, k.as_deref_mut())?;
     be.axpy(-lf, &ld.dead, r)?;
     if !ld.pressure.is_empty() {
-        let uh = be.to_host(u)?;
-        let mut rp = vec![0.0; uh.len()];
-        let mut kv = Vec::new();
-        ld.pressure.add(&uh, lf, &mut rp, k.is_some().then_some(&mut kv));
-        let rpd = be.from_host(&rp)?;
-        be.axpy(1.0, &rpd, r)?;
-        if let Some(k) = k {
-            sys.add_extra(be, k, &kv)?;
-        }
+        sys.add_pressure(be, u, lf, r, k)?;
     }
     be.pointwise_mult(&ld.mask, r, tmp)?;
     be.copy(tmp, r)?;
@@ -143,7 +176,7 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
         return Err(Error::config("loads.steps", "must be at least 1"));
     }
     if !ld.pressure.is_empty() {
-        sys.set_extra_positions(be, &ld.pressure.positions())?;
+        sys.set_pressure(be, &ld.pressure)?;
     }
     let mut k = sys.new_matrix(be)?;
     let (mut r, mut rt, mut tmp, mut du, mut ut) = (be.zeros(n)?, be.zeros(n)?, be.zeros(n)?, be.zeros(n)?, be.zeros(n)?);
@@ -173,6 +206,7 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
             return Err(fail("the Dirichlet values of this step invert an element (J ≤ 0): use more load steps".into(), &rep));
         }
         let r0 = rn;
+        let mut last_eta: Option<(f64, f64)> = None;
         loop {
             rep.residuals.push(rn);
             if rn <= opts.atol.max(opts.rtol * r0) {
@@ -193,12 +227,15 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
                     1
                 }
                 m => {
+                    let eta = opts.forcing.eta(opts.krylov.rtol, rn, last_eta);
+                    last_eta = Some((eta, rn));
+                    let krylov = KrylovOptions { rtol: eta, ..opts.krylov.clone() };
                     let pc: Box<dyn LinearOperator<B>> = match opts.precond {
                         LinearPrecond::None => Box::new(crate::backend::Identity(n)),
                         LinearPrecond::Jacobi => Box::new(Jacobi::new(be, &be.matrix_diagonal(&k)?)?),
                         LinearPrecond::BlockJacobi => Box::new(BlockJacobi::new(be, 3, be.matrix_node_blocks(&k, 3)?)?),
                     };
-                    m.solve(be, &k, pc.as_ref(), &tmp, &mut du, &opts.krylov).map_err(|e| fail(format!("the linear solve failed: {e}"), &rep))?.iterations
+                    m.solve(be, &k, pc.as_ref(), &tmp, &mut du, &krylov).map_err(|e| fail(format!("the linear solve failed: {e}"), &rep))?.iterations
                 }
             };
             let solve_s = ts.elapsed().as_secs_f64();

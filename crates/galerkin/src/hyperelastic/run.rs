@@ -135,6 +135,7 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
         atol: f.newton.atol,
         max_iter: f.newton.max_iter,
         line_search: f.newton.line_search,
+        forcing: f.newton.forcing,
         method,
         precond: f.solver.preconditioner,
         krylov: KrylovOptions { rtol: f.solver.rtol, atol: 0.0, max_iter: f.solver.max_iter, restart: f.solver.restart, progress: false },
