@@ -12,15 +12,24 @@ pub struct Coloring {
     pub blocks: Vec<Vec<std::ops::Range<usize>>>,
 }
 
-/// Consecutive cells per block in [`Coloring::blocks`].
+/// Most consecutive cells per block in [`Coloring::blocks`].
 pub const BLOCK_CELLS: usize = 2048;
 
+/// Cells per block for a mesh of `ncells`: [`BLOCK_CELLS`] on large meshes; smaller (down to 64)
+/// where that would leave too few blocks per color to keep the threads busy — a P2 mesh of 25 000
+/// cells had 12 blocks in all, so a 16-thread assembly ran no faster than one thread. A function
+/// of the mesh alone, so results do not depend on the thread count.
+pub fn block_cells(ncells: usize) -> usize {
+    (ncells / 256).clamp(64, BLOCK_CELLS)
+}
+
 impl Coloring {
-    /// First-fit colors of blocks of [`BLOCK_CELLS`] cells: blocks of one color share no vertex.
+    /// First-fit colors of blocks of [`block_cells`] cells: blocks of one color share no vertex.
     pub fn greedy(mesh: &Mesh) -> Coloring {
         let ncells = mesh.num_cells();
-        let nblocks = ncells.div_ceil(BLOCK_CELLS);
-        let range = |b: usize| b * BLOCK_CELLS..((b + 1) * BLOCK_CELLS).min(ncells);
+        let size = block_cells(ncells);
+        let nblocks = ncells.div_ceil(size);
+        let range = |b: usize| b * size..((b + 1) * size).min(ncells);
         // The blocks' vertex sets in parallel; only the first-fit pass over blocks is serial.
         let sets: Vec<Vec<usize>> = (0..nblocks)
             .into_par_iter()
