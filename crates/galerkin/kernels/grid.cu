@@ -215,3 +215,146 @@ extern "C" __global__ void grid_diagonal(Lattice L, const unsigned char* __restr
     stencil(L, i, j, k, material, tab, w);
     diag[v] = w[13];
 }
+
+// ---- The z-marching apply (the default): a block owns a MARCH_X × MARCH_Y tile of (x, y) columns
+// and marches up a chunk of `zk` planes; the three planes of x a node's stencil spans live in
+// shared memory (with a one-node halo), each plane fetched once per block, so a uniform node's 15
+// (or 27) neighbours are shared-memory reads instead of L1 gathers. Nodes off the uniform path
+// (material interfaces, the boundary, next to Dirichlet nodes) take the cell gather from global
+// memory as before. With DOT the block also sums x·y over its nodes into partials[block] (the
+// p·q of CG in the same pass: one vector pass less per iteration).
+#ifndef MARCH_X
+#define MARCH_X 32
+#endif
+#ifndef MARCH_Y
+#define MARCH_Y 8
+#endif
+#define MARCH_W (MARCH_X + 2)
+#define MARCH_H (MARCH_Y + 2)
+
+// Fills plane slot `dst` with x on plane k of the tile (origin i0 − 1, j0 − 1), zeros off the lattice.
+__device__ __forceinline__ void march_load(const Lattice& L, const double* __restrict__ x, double* __restrict__ dst, long long i0,
+                                           long long j0, long long k, u32 tid) {
+    const long long px = (long long)L.px, py = (long long)L.py, pz = (long long)L.nz + 1;
+    for (u32 e = tid; e < MARCH_W * MARCH_H; e += MARCH_X * MARCH_Y) {
+        const long long ii = i0 - 1 + (long long)(e % MARCH_W), jj = j0 - 1 + (long long)(e / MARCH_W);
+        const bool in = ii >= 0 && ii < px && jj >= 0 && jj < py && k >= 0 && k < pz;
+        dst[e] = in ? x[ii + px * (jj + py * k)] : 0.0;
+    }
+}
+
+// Σ_q w(q) x(neighbour q) from the three planes (below, this, above) at tile position e.
+template <class W>
+__device__ __forceinline__ double march_dot(W w, const double* lo, const double* mid, const double* hi, u32 e) {
+    double s = 0.0;
+#pragma unroll
+    for (int q = 0; q < 27; ++q) {
+        if (!coupled(q)) continue;
+        const int dx = q % 3 - 1, dy = (q / 3) % 3 - 1, dz = q / 9 - 1;
+        const double* pl = dz < 0 ? lo : (dz == 0 ? mid : hi);
+        s += w(q) * pl[(int)e + dx + dy * MARCH_W];
+    }
+    return s;
+}
+
+// Sum of v over the (2D) block, valid in thread 0.
+__device__ __forceinline__ double march_block_sum(double v, u32 tid) {
+    __shared__ double warp_sums[MARCH_X * MARCH_Y / 32];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    if ((tid & 31) == 0) warp_sums[tid >> 5] = v;
+    __syncthreads();
+    v = tid < MARCH_X * MARCH_Y / 32 ? warp_sums[tid] : 0.0;
+    if (tid < 32) {
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    }
+    return v;
+}
+
+template <bool MASKED, bool DOT>
+__device__ __forceinline__ void march_impl(const Lattice& L, const unsigned char* __restrict__ material, const double* __restrict__ table,
+                                           u64 stencil_at, const Stencils& P, const unsigned char* __restrict__ codes,
+                                           const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask, u32 zk,
+                                           double* __restrict__ partials) {
+    __shared__ double planes[3][MARCH_W * MARCH_H];
+    const u32 tid = threadIdx.x + MARCH_X * threadIdx.y;
+    const long long i0 = (long long)blockIdx.x * MARCH_X, j0 = (long long)blockIdx.y * MARCH_Y;
+    const u32 i = (u32)i0 + threadIdx.x, j = (u32)j0 + threadIdx.y, pz = (u32)L.nz + 1;
+    const bool column = i < L.px && j < L.py;
+    const u32 k0 = blockIdx.z * zk, k1 = min(k0 + zk, pz);
+    const u32 e = (threadIdx.x + 1) + (threadIdx.y + 1) * MARCH_W;
+    double* lo = planes[0];
+    double* mid = planes[1];
+    double* hi = planes[2];
+    march_load(L, x, lo, i0, j0, (long long)k0 - 1, tid);
+    march_load(L, x, mid, i0, j0, (long long)k0, tid);
+    double dot = 0.0;
+    for (u32 k = k0; k < k1; ++k) {
+        march_load(L, x, hi, i0, j0, (long long)k + 1, tid);
+        __syncthreads();
+        if (column) {
+            const u64 v = i + L.px * ((u64)j + L.py * (u64)k);
+            const unsigned m = codes[v];
+            double s;
+            if (m != 255u) {
+                // Uniform interior node (masked: not on or next to a Dirichlet node, no mask read).
+                switch (m) {
+                case 0: s = march_dot(ParamStencil<0>{P}, lo, mid, hi, e); break;
+                case 1: s = march_dot(ParamStencil<1>{P}, lo, mid, hi, e); break;
+                case 2: s = march_dot(ParamStencil<2>{P}, lo, mid, hi, e); break;
+                case 3: s = march_dot(ParamStencil<3>{P}, lo, mid, hi, e); break;
+                default: s = march_dot(MemStencil{table + stencil_at + 27 * m}, lo, mid, hi, e);
+                }
+            } else {
+                s = gather<MASKED>(L, i, j, k, v, material, table, x, mask);
+                if (MASKED) {
+                    const double mv = mask[v];
+                    s = mv * s + (1.0 - mv) * mid[e];
+                }
+            }
+            y[v] = s;
+            if (DOT) dot += mid[e] * s;
+        }
+        __syncthreads();
+        double* t = lo;
+        lo = mid;
+        mid = hi;
+        hi = t;
+    }
+    if (DOT) {
+        dot = march_block_sum(dot, tid);
+        if (tid == 0) partials[blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)] = dot;
+    }
+}
+
+// y = A x (z-marching).
+extern "C" __global__ void __launch_bounds__(MARCH_X * MARCH_Y)
+grid_march(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at, const Stencils P,
+           const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y, u32 zk) {
+    march_impl<false, false>(L, material, table, stencil_at, P, codes, x, y, nullptr, zk, nullptr);
+}
+
+// y = M A M x + (I − M) x (z-marching; codes: the masked operator's node codes).
+extern "C" __global__ void __launch_bounds__(MARCH_X * MARCH_Y)
+grid_march_masked(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at, const Stencils P,
+                  const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask,
+                  u32 zk) {
+    march_impl<true, false>(L, material, table, stencil_at, P, codes, x, y, mask, zk, nullptr);
+}
+
+// y = A x and the per-block partial sums of x·y.
+extern "C" __global__ void __launch_bounds__(MARCH_X * MARCH_Y)
+grid_march_dot(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at, const Stencils P,
+               const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y, u32 zk,
+               double* __restrict__ partials) {
+    march_impl<false, true>(L, material, table, stencil_at, P, codes, x, y, nullptr, zk, partials);
+}
+
+// y = M A M x + (I − M) x and the per-block partial sums of x·y.
+extern "C" __global__ void __launch_bounds__(MARCH_X * MARCH_Y)
+grid_march_masked_dot(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at,
+                      const Stencils P, const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y,
+                      const double* __restrict__ mask, u32 zk, double* __restrict__ partials) {
+    march_impl<true, true>(L, material, table, stencil_at, P, codes, x, y, mask, zk, partials);
+}

@@ -1,5 +1,8 @@
 //! The lattice operator of [`super::grid`] on the GPU (`kernels/grid.cu`): the material bytes, the
-//! element-matrix table and the two small index tables on the device, one thread per node.
+//! element-matrix table and the two small index tables on the device. The apply marches up the
+//! lattice in z (`grid_march*`: a block per tile of (x, y) columns and chunk of planes, the three
+//! planes a stencil spans in shared memory) and can sum p·q of CG in the same pass; the earlier
+//! thread-per-node tiles (`grid_apply*`) stay for comparison (`GALERKIN_GRID_KERNEL=tile`).
 use super::grid::{index_tables, GridData};
 use crate::backend::cuda::jit::GRID;
 use crate::backend::cuda::kernels::{launch, Kernel};
@@ -68,16 +71,51 @@ pub struct DeviceGrid {
     table: CudaSlice<f64>,
     /// Which nodes are free (host) and the node codes of the masked operator, once constrained.
     masked: Option<(Vec<bool>, CudaSlice<u8>)>,
+    march: [Kernel; 4],
+    /// Planes per z-chunk of a marching block; 0: the tile kernels instead.
+    zk: u32,
+}
+
+/// Columns per marching block along x and y (`MARCH_X`, `MARCH_Y` in grid.cu).
+const MARCH: [u32; 2] = [32, 8];
+
+/// Whether the lattice apply sums CG's p·q in its own pass (the marching kernels; not the tiles).
+pub fn fuses_dot() -> bool {
+    planes_per_chunk([1, 1, 1]) > 0
+}
+
+/// Planes per z-chunk of the marching kernel for a lattice of `points` nodes per axis: long chunks
+/// (each re-reads two halo planes) as long as there are enough blocks to fill the GPU (≈ 2048).
+/// `GALERKIN_GRID_ZK` overrides (a tuning knob), `GALERKIN_GRID_KERNEL=tile` takes the tiles.
+fn planes_per_chunk(points: [usize; 3]) -> u32 {
+    if std::env::var("GALERKIN_GRID_KERNEL").is_ok_and(|v| v == "tile") {
+        return 0;
+    }
+    if let Some(zk) = std::env::var("GALERKIN_GRID_ZK").ok().and_then(|v| v.parse::<u32>().ok()).filter(|&z| z > 0) {
+        return zk;
+    }
+    let tiles = points[0].div_ceil(MARCH[0] as usize) * points[1].div_ceil(MARCH[1] as usize);
+    let chunks = 2048usize.div_ceil(tiles).max(1);
+    points[2].div_ceil(chunks).clamp(4, 64) as u32
 }
 
 impl DeviceGrid {
     /// The lattice operator of `input` on the GPU, or `None` where [`GridData::try_new`] declines.
     pub fn try_build(be: &CudaBackend, input: &LevelInput) -> Result<Option<DeviceGrid>> {
         let Some(host) = GridData::try_new(input)? else { return Ok(None) };
+        Self::from_data(be, host).map(Some)
+    }
+
+    /// The lattice operator of `host` on the GPU (built from a mesh or straight from a box).
+    pub fn from_data(be: &CudaBackend, host: GridData) -> Result<DeviceGrid> {
         let module = be.variant_module(&GRID, &defines(&host.lattice.template))?;
         let [nx, ny, nz] = host.lattice.n.map(|k| k as u64);
         let lattice = DeviceLattice { nx, ny, nz, px: nx + 1, py: ny + 1 };
-        Ok(Some(DeviceGrid {
+        let march = ["grid_march", "grid_march_masked", "grid_march_dot", "grid_march_masked_dot"].map(|k| Kernel::from_module(&module, k));
+        let [m0, m1, m2, m3] = march;
+        Ok(DeviceGrid {
+            march: [m0?, m1?, m2?, m3?],
+            zk: planes_per_chunk(host.lattice.points()),
             apply_k: Kernel::from_module(&module, "grid_apply")?,
             apply_masked_k: Kernel::from_module(&module, "grid_apply_masked")?,
             diagonal_k: Kernel::from_module(&module, "grid_diagonal")?,
@@ -87,7 +125,7 @@ impl DeviceGrid {
             table: be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?,
             masked: None,
             host,
-        }))
+        })
     }
 }
 
@@ -118,6 +156,9 @@ impl DeviceGrid {
         if !be.owns(&self.table) {
             return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
         }
+        if self.zk > 0 {
+            return self.launch_march(be, x, y, mask, None).map(|_| ());
+        }
         let (cfg, shared) = self.config()?;
         let stencil_at = self.host.table.len() as u64;
         let p = param_stencils(&self.host);
@@ -131,6 +172,48 @@ impl DeviceGrid {
         }
     }
 
+    /// The z-marching apply (`grid_march*`), masked with `mask`, with the per-block sums of x·y
+    /// written to `partials` when given; returns how many blocks (partials) it launched.
+    fn launch_march(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, partials: Option<&mut CudaVector>) -> Result<usize> {
+        let n = self.host.ndofs();
+        be.check("lattice operator apply", n, &[x, y])?;
+        if !be.owns(&self.table) {
+            return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
+        }
+        let [px, py, pz] = self.host.lattice.points();
+        let zk = self.zk;
+        let dims = [px.div_ceil(MARCH[0] as usize), py.div_ceil(MARCH[1] as usize), pz.div_ceil(zk as usize)];
+        if dims[1] > 65535 || dims[2] > 65535 || dims[0] > u32::MAX as usize {
+            return Err(Error::Unsupported(format!("a lattice of {px}×{py}×{pz} nodes exceeds the launch grid")));
+        }
+        let blocks = dims.iter().product::<usize>();
+        let cfg = cudarc::driver::LaunchConfig { grid_dim: (dims[0] as u32, dims[1] as u32, dims[2] as u32), block_dim: (MARCH[0], MARCH[1], 1), shared_mem_bytes: 0 };
+        let stencil_at = self.host.table.len() as u64;
+        let p = param_stencils(&self.host);
+        let codes = match (mask, &self.masked) {
+            (None, _) => &self.node_material,
+            (Some(mask), Some((_, codes))) => {
+                be.check("lattice operator masked apply", n, &[mask])?;
+                codes
+            }
+            (Some(_), None) => return Err(Error::invalid("masked lattice apply before its Dirichlet mask was set")),
+        };
+        let (l, mat, tab) = (&self.lattice, &self.material, &self.table);
+        match (mask, partials) {
+            (None, None) => launch!(be, &self.march[0], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &zk)?,
+            (Some(m), None) => launch!(be, &self.march[1], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data, &zk)?,
+            (None, Some(parts)) => {
+                check_partials(parts, blocks)?;
+                launch!(be, &self.march[2], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &zk, &mut parts.data)?
+            }
+            (Some(m), Some(parts)) => {
+                check_partials(parts, blocks)?;
+                launch!(be, &self.march[3], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data, &zk, &mut parts.data)?
+            }
+        }
+        Ok(blocks)
+    }
+
     /// Recomputes the masked operator's node codes after the materials changed.
     fn refresh_masked(&mut self, be: &CudaBackend) -> Result<()> {
         if let Some((free, _)) = self.masked.take() {
@@ -139,6 +222,13 @@ impl DeviceGrid {
         }
         Ok(())
     }
+}
+
+fn check_partials(parts: &CudaVector, blocks: usize) -> Result<()> {
+    if parts.len() < blocks {
+        return Err(Error::invalid(format!("lattice apply with x·y: {blocks} block sums but room for {}", parts.len())));
+    }
+    Ok(())
 }
 
 /// Nodes per block of the lattice kernels along x, y, z: 32 × 4 × 2 = 256 threads, a warp per
@@ -161,6 +251,12 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
         }
         self.launch_apply(be, x, y, Some(mask))?;
         Ok(true)
+    }
+    fn apply_dot(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, partials: &mut CudaVector) -> Result<Option<usize>> {
+        if self.zk == 0 || (mask.is_some() && self.masked.is_none()) {
+            return Ok(None);
+        }
+        self.launch_march(be, x, y, mask, Some(partials)).map(Some)
     }
     fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
         let n = self.host.ndofs();
