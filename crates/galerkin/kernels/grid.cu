@@ -154,54 +154,124 @@ __device__ __forceinline__ double gather(const Lattice& L, u32 i, u32 j, u32 k, 
     return s;
 }
 
-// y = A x, or y = M A M x + (I − M) x (the Dirichlet-masked operator in one pass) when MASKED.
-template <bool MASKED>
+// Threads per block of the apply kernels (tiles 32 × 4 × 2, marching 32 × 8).
+#define GRID_THREADS 256
+
+// Sum of v over the block of GRID_THREADS threads (tid: linear thread index), valid in thread 0.
+__device__ __forceinline__ double grid_block_sum(double v, u32 tid) {
+    __shared__ double warp_sums[GRID_THREADS / 32];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    if ((tid & 31) == 0) warp_sums[tid >> 5] = v;
+    __syncthreads();
+    v = tid < GRID_THREADS / 32 ? warp_sums[tid] : 0.0;
+    if (tid < 32) {
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    }
+    return v;
+}
+
+// The block's x·y into sums[block]; the last block to finish (counter, reset by it) sums all
+// blocks' values in block order into *total: deterministic, and the PCG update reads one value
+// instead of re-summing thousands of block sums in each of its blocks.
+__device__ __forceinline__ void grid_dot_finish(double d, u32 tid, u32 block, u32 nblocks, double* __restrict__ sums,
+                                                unsigned* __restrict__ counter, double* __restrict__ total) {
+    __shared__ bool last;
+    d = grid_block_sum(d, tid);
+    if (tid == 0) {
+        sums[block] = d;
+        __threadfence();
+        last = atomicAdd(counter, 1u) == nblocks - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    double acc = 0.0;
+    for (u32 b = tid; b < nblocks; b += GRID_THREADS) acc += ((volatile const double*)sums)[b];
+    acc = grid_block_sum(acc, tid);
+    if (tid == 0) {
+        *total = acc;
+        *counter = 0u;
+    }
+}
+
+// Where the DOT kernels put x·y: per-block sums, the arrival counter and the total.
+struct DotOut {
+    double* sums;
+    unsigned* counter;
+    double* total;
+};
+
+// y = A x, or y = M A M x + (I − M) x (the Dirichlet-masked operator in one pass) when MASKED; with
+// DOT also x·y (grid_dot_finish).
+template <bool MASKED, bool DOT>
 __device__ __forceinline__ void apply_impl(const Lattice& L, const unsigned char* __restrict__ material, const double* __restrict__ table,
                                            u64 shared_len, u64 stencil_at, const Stencils& P, const unsigned char* __restrict__ node_material,
-                                           const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask) {
+                                           const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask, DotOut out) {
     u32 i, j, k;
     u64 v;
     const bool valid = node(L, i, j, k, v);
     const unsigned m = valid ? node_material[v] : 0u;
     const double* tab = stage_table(table, shared_len, valid && m == 255u);
-    if (!valid) return;
-    if (m != 255u) {
-        // Every cell around this interior node is of material m: its row is stencil m. Masked, the
-        // codes (`node_material` of the masked operator) send every node on or next to a Dirichlet
-        // node to the gather below, so here no mask is read.
-        const long long sy = (long long)L.px, sz = (long long)(L.px * L.py), vv = (long long)v;
-        double s = 0.0;
-        switch (m) {
-        case 0: s = stencil_dot(ParamStencil<0>{P}, x, vv, sy, sz); break;
-        case 1: s = stencil_dot(ParamStencil<1>{P}, x, vv, sy, sz); break;
-        case 2: s = stencil_dot(ParamStencil<2>{P}, x, vv, sy, sz); break;
-        case 3: s = stencil_dot(ParamStencil<3>{P}, x, vv, sy, sz); break;
-        default: s = stencil_dot(MemStencil{tab + stencil_at + 27 * m}, x, vv, sy, sz);
+    double s = 0.0;
+    if (valid) {
+        if (m != 255u) {
+            // Every cell around this interior node is of material m: its row is stencil m. Masked,
+            // the codes (`node_material` of the masked operator) send every node on or next to a
+            // Dirichlet node to the gather below, so here no mask is read.
+            const long long sy = (long long)L.px, sz = (long long)(L.px * L.py), vv = (long long)v;
+            switch (m) {
+            case 0: s = stencil_dot(ParamStencil<0>{P}, x, vv, sy, sz); break;
+            case 1: s = stencil_dot(ParamStencil<1>{P}, x, vv, sy, sz); break;
+            case 2: s = stencil_dot(ParamStencil<2>{P}, x, vv, sy, sz); break;
+            case 3: s = stencil_dot(ParamStencil<3>{P}, x, vv, sy, sz); break;
+            default: s = stencil_dot(MemStencil{tab + stencil_at + 27 * m}, x, vv, sy, sz);
+            }
+        } else {
+            s = gather<MASKED>(L, i, j, k, v, material, tab, x, mask);
+            if (MASKED) {
+                const double mv = mask[v];
+                s = mv * s + (1.0 - mv) * x[v];
+            }
         }
         y[v] = s;
-        return;
     }
-    const double s = gather<MASKED>(L, i, j, k, v, material, tab, x, mask);
-    if (MASKED) {
-        const double mv = mask[v];
-        y[v] = mv * s + (1.0 - mv) * x[v];
-    } else {
-        y[v] = s;
+    if (DOT) {
+        const u32 tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        grid_dot_finish(valid ? x[v] * s : 0.0, tid, blockIdx.x + gridDim.x * blockIdx.y, gridDim.x * gridDim.y, out.sums, out.counter, out.total);
     }
 }
 
 // y = A x.
-extern "C" __global__ void grid_apply(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table,
-                                      u64 shared_len, u64 stencil_at, const Stencils P, const unsigned char* __restrict__ node_material,
-                                      const double* __restrict__ x, double* __restrict__ y) {
-    apply_impl<false>(L, material, table, shared_len, stencil_at, P, node_material, x, y, nullptr);
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_apply(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 shared_len, u64 stencil_at,
+           const Stencils P, const unsigned char* __restrict__ node_material, const double* __restrict__ x, double* __restrict__ y) {
+    apply_impl<false, false>(L, material, table, shared_len, stencil_at, P, node_material, x, y, nullptr, DotOut{});
 }
 
 // y = M A M x + (I − M) x: the operator with Dirichlet rows and columns masked (mask: 1 free, 0 fixed).
-extern "C" __global__ void grid_apply_masked(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table,
-                                             u64 shared_len, u64 stencil_at, const Stencils P, const unsigned char* __restrict__ node_material,
-                                             const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask) {
-    apply_impl<true>(L, material, table, shared_len, stencil_at, P, node_material, x, y, mask);
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_apply_masked(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 shared_len, u64 stencil_at,
+                  const Stencils P, const unsigned char* __restrict__ node_material, const double* __restrict__ x, double* __restrict__ y,
+                  const double* __restrict__ mask) {
+    apply_impl<true, false>(L, material, table, shared_len, stencil_at, P, node_material, x, y, mask, DotOut{});
+}
+
+// y = A x and x·y.
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_apply_dot(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 shared_len, u64 stencil_at,
+               const Stencils P, const unsigned char* __restrict__ node_material, const double* __restrict__ x, double* __restrict__ y,
+               double* __restrict__ sums, unsigned* __restrict__ counter, double* __restrict__ total) {
+    apply_impl<false, true>(L, material, table, shared_len, stencil_at, P, node_material, x, y, nullptr, DotOut{sums, counter, total});
+}
+
+// y = M A M x + (I − M) x and x·y.
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_apply_masked_dot(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 shared_len,
+                      u64 stencil_at, const Stencils P, const unsigned char* __restrict__ node_material, const double* __restrict__ x,
+                      double* __restrict__ y, const double* __restrict__ mask, double* __restrict__ sums, unsigned* __restrict__ counter, double* __restrict__ total) {
+    apply_impl<true, true>(L, material, table, shared_len, stencil_at, P, node_material, x, y, mask, DotOut{sums, counter, total});
 }
 
 // The diagonal of A (stencil slot 13: no displacement).
@@ -223,23 +293,44 @@ extern "C" __global__ void grid_diagonal(Lattice L, const unsigned char* __restr
 // (material interfaces, the boundary, next to Dirichlet nodes) take the cell gather from global
 // memory as before. With DOT the block also sums x·y over its nodes into partials[block] (the
 // p·q of CG in the same pass: one vector pass less per iteration).
-#ifndef MARCH_X
 #define MARCH_X 32
-#endif
-#ifndef MARCH_Y
 #define MARCH_Y 8
-#endif
 #define MARCH_W (MARCH_X + 2)
 #define MARCH_H (MARCH_Y + 2)
 
-// Fills plane slot `dst` with x on plane k of the tile (origin i0 − 1, j0 − 1), zeros off the lattice.
-__device__ __forceinline__ void march_load(const Lattice& L, const double* __restrict__ x, double* __restrict__ dst, long long i0,
-                                           long long j0, long long k, u32 tid) {
-    const long long px = (long long)L.px, py = (long long)L.py, pz = (long long)L.nz + 1;
-    for (u32 e = tid; e < MARCH_W * MARCH_H; e += MARCH_X * MARCH_Y) {
+// The (up to 2) entries of a (MARCH_X + 2) × (MARCH_Y + 2) plane tile this thread loads: the
+// offset within a plane of the lattice (−1: off the lattice) and the shared-memory index; computed
+// once per block, so a plane costs a load and a store per entry and no index arithmetic.
+#define MARCH_PER ((MARCH_W * MARCH_H + MARCH_X * MARCH_Y - 1) / (MARCH_X * MARCH_Y))
+struct PlaneLoad {
+    long long at[MARCH_PER];
+};
+
+__device__ __forceinline__ PlaneLoad plane_load(const Lattice& L, long long i0, long long j0, u32 tid) {
+    PlaneLoad p;
+#pragma unroll
+    for (int r = 0; r < MARCH_PER; ++r) {
+        const u32 e = tid + r * MARCH_X * MARCH_Y;
         const long long ii = i0 - 1 + (long long)(e % MARCH_W), jj = j0 - 1 + (long long)(e / MARCH_W);
-        const bool in = ii >= 0 && ii < px && jj >= 0 && jj < py && k >= 0 && k < pz;
-        dst[e] = in ? x[ii + px * (jj + py * k)] : 0.0;
+        const bool in = e < MARCH_W * MARCH_H && ii >= 0 && ii < (long long)L.px && jj >= 0 && jj < (long long)L.py;
+        p.at[r] = in ? ii + (long long)L.px * jj : -1;
+    }
+    return p;
+}
+
+// This thread's entries of plane k (zeros off the lattice), into registers.
+__device__ __forceinline__ void plane_fetch(const PlaneLoad& p, const Lattice& L, const double* __restrict__ x, long long k, double v[MARCH_PER]) {
+    const bool kin = k >= 0 && k <= (long long)L.nz;
+    const long long base = k * (long long)(L.px * L.py);
+#pragma unroll
+    for (int r = 0; r < MARCH_PER; ++r) v[r] = (kin && p.at[r] >= 0) ? x[base + p.at[r]] : 0.0;
+}
+
+__device__ __forceinline__ void plane_store(double* __restrict__ dst, const double v[MARCH_PER], u32 tid) {
+#pragma unroll
+    for (int r = 0; r < MARCH_PER; ++r) {
+        const u32 e = tid + r * MARCH_X * MARCH_Y;
+        if (e < MARCH_W * MARCH_H) dst[e] = v[r];
     }
 }
 
@@ -257,26 +348,11 @@ __device__ __forceinline__ double march_dot(W w, const double* lo, const double*
     return s;
 }
 
-// Sum of v over the (2D) block, valid in thread 0.
-__device__ __forceinline__ double march_block_sum(double v, u32 tid) {
-    __shared__ double warp_sums[MARCH_X * MARCH_Y / 32];
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-    if ((tid & 31) == 0) warp_sums[tid >> 5] = v;
-    __syncthreads();
-    v = tid < MARCH_X * MARCH_Y / 32 ? warp_sums[tid] : 0.0;
-    if (tid < 32) {
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-    }
-    return v;
-}
-
 template <bool MASKED, bool DOT>
 __device__ __forceinline__ void march_impl(const Lattice& L, const unsigned char* __restrict__ material, const double* __restrict__ table,
                                            u64 stencil_at, const Stencils& P, const unsigned char* __restrict__ codes,
                                            const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask, u32 zk,
-                                           double* __restrict__ partials) {
+                                           DotOut out) {
     __shared__ double planes[3][MARCH_W * MARCH_H];
     const u32 tid = threadIdx.x + MARCH_X * threadIdx.y;
     const long long i0 = (long long)blockIdx.x * MARCH_X, j0 = (long long)blockIdx.y * MARCH_Y;
@@ -284,14 +360,21 @@ __device__ __forceinline__ void march_impl(const Lattice& L, const unsigned char
     const bool column = i < L.px && j < L.py;
     const u32 k0 = blockIdx.z * zk, k1 = min(k0 + zk, pz);
     const u32 e = (threadIdx.x + 1) + (threadIdx.y + 1) * MARCH_W;
+    const PlaneLoad pl = plane_load(L, i0, j0, tid);
     double* lo = planes[0];
     double* mid = planes[1];
     double* hi = planes[2];
-    march_load(L, x, lo, i0, j0, (long long)k0 - 1, tid);
-    march_load(L, x, mid, i0, j0, (long long)k0, tid);
+    double next[MARCH_PER];
+    plane_fetch(pl, L, x, (long long)k0 - 1, next);
+    plane_store(lo, next, tid);
+    plane_fetch(pl, L, x, (long long)k0, next);
+    plane_store(mid, next, tid);
+    plane_fetch(pl, L, x, (long long)k0 + 1, next);
+    plane_store(hi, next, tid);
     double dot = 0.0;
     for (u32 k = k0; k < k1; ++k) {
-        march_load(L, x, hi, i0, j0, (long long)k + 1, tid);
+        // Plane k + 2 in flight while node k is computed from planes k − 1, k, k + 1.
+        plane_fetch(pl, L, x, (long long)k + 2, next);
         __syncthreads();
         if (column) {
             const u64 v = i + L.px * ((u64)j + L.py * (u64)k);
@@ -317,44 +400,44 @@ __device__ __forceinline__ void march_impl(const Lattice& L, const unsigned char
             if (DOT) dot += mid[e] * s;
         }
         __syncthreads();
+        // Plane k − 1 is done with: its slot takes plane k + 2.
+        plane_store(lo, next, tid);
         double* t = lo;
         lo = mid;
         mid = hi;
         hi = t;
     }
-    if (DOT) {
-        dot = march_block_sum(dot, tid);
-        if (tid == 0) partials[blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)] = dot;
-    }
+    if (DOT) grid_dot_finish(dot, tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), gridDim.x * gridDim.y * gridDim.z, out.sums, out.counter, out.total);
 }
 
 // y = A x (z-marching).
-extern "C" __global__ void __launch_bounds__(MARCH_X * MARCH_Y)
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
 grid_march(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at, const Stencils P,
            const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y, u32 zk) {
-    march_impl<false, false>(L, material, table, stencil_at, P, codes, x, y, nullptr, zk, nullptr);
+    march_impl<false, false>(L, material, table, stencil_at, P, codes, x, y, nullptr, zk, DotOut{});
 }
 
 // y = M A M x + (I − M) x (z-marching; codes: the masked operator's node codes).
-extern "C" __global__ void __launch_bounds__(MARCH_X * MARCH_Y)
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
 grid_march_masked(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at, const Stencils P,
                   const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask,
                   u32 zk) {
-    march_impl<true, false>(L, material, table, stencil_at, P, codes, x, y, mask, zk, nullptr);
+    march_impl<true, false>(L, material, table, stencil_at, P, codes, x, y, mask, zk, DotOut{});
 }
 
-// y = A x and the per-block partial sums of x·y.
-extern "C" __global__ void __launch_bounds__(MARCH_X * MARCH_Y)
+// y = A x and x·y.
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
 grid_march_dot(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at, const Stencils P,
-               const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y, u32 zk,
-               double* __restrict__ partials) {
-    march_impl<false, true>(L, material, table, stencil_at, P, codes, x, y, nullptr, zk, partials);
+               const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y, u32 zk, double* __restrict__ sums, unsigned* __restrict__ counter,
+               double* __restrict__ total) {
+    march_impl<false, true>(L, material, table, stencil_at, P, codes, x, y, nullptr, zk, DotOut{sums, counter, total});
 }
 
-// y = M A M x + (I − M) x and the per-block partial sums of x·y.
-extern "C" __global__ void __launch_bounds__(MARCH_X * MARCH_Y)
+// y = M A M x + (I − M) x and x·y.
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
 grid_march_masked_dot(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at,
                       const Stencils P, const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y,
-                      const double* __restrict__ mask, u32 zk, double* __restrict__ partials) {
-    march_impl<true, true>(L, material, table, stencil_at, P, codes, x, y, mask, zk, partials);
+                      const double* __restrict__ mask, u32 zk, double* __restrict__ sums,
+                      unsigned* __restrict__ counter, double* __restrict__ total) {
+    march_impl<true, true>(L, material, table, stencil_at, P, codes, x, y, mask, zk, DotOut{sums, counter, total});
 }

@@ -129,50 +129,59 @@ fn direct_lattice_cpu_and_gpu_agree() {
     }
 }
 
-/// The GPU's z-marching apply (several z-chunks, a partial x tile, 6 materials so two take the
-/// stencils from memory rather than the kernel parameters), plain and masked, with and without
-/// the fused x·y partial sums, against the CPU lattice.
+/// Both GPU applies — tiles of nodes and z-marching (several z-chunks, a partial last one, a
+/// partial x tile) — with 6 materials (two take their stencils from memory rather than the kernel
+/// parameters), plain and masked, with and without the fused x·y (twice: the arrival counter
+/// resets), against the CPU lattice.
 #[test]
-fn marching_apply_and_fused_dot_match_the_cpu() {
+fn gpu_applies_and_fused_dot_match_the_cpu() {
+    use galerkin::operator::level::none::grid_cuda::DeviceGrid;
+    use galerkin::operator::level::LevelOperator;
     let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
     for cell in [CellType::Tetrahedron, CellType::Hexahedron] {
         let bx = LatticeBox::new([37, 11, 21], [0.0; 3], [1.0, 0.4, 0.6], cell).unwrap();
-        // Six materials in slabs along z and a sphere: uniform nodes of each, and interfaces.
+        // Six materials in slabs along z and a cylinder: uniform nodes of each, and interfaces.
         let material = bx.cell_materials(|c| Ok(if (c[0] - 0.5).powi(2) + (c[2] - 0.3).powi(2) < 0.02 { 5 } else { (c[2] * 8.3) as u8 % 5 })).unwrap();
         let coef: Vec<[f64; 2]> = (0..6).map(|m| [1.0 + m as f64, 0.5 + 2.0 * m as f64]).collect();
         let g = GridData::from_box(&bx, material, &coef).unwrap();
         let free = bx.free_mask(&["xmin", "zmax"]).unwrap();
         let mut cpu = Cpu.lattice_operator(g.clone()).unwrap();
-        let mut dev = gpu.lattice_operator(g).unwrap();
         cpu.set_dirichlet(&Cpu, &free).unwrap();
-        dev.set_dirichlet(&gpu, &free).unwrap();
         let n = bx.ndofs();
         let x: Vec<f64> = (0..n).map(|v| (v as f64 * 0.37).sin() + 0.2).collect();
         let (xd, md) = (gpu.from_host(&x).unwrap(), gpu.from_host(&free).unwrap());
-        for masked in [false, true] {
-            let mut want = vec![0.0; n];
-            if masked {
-                assert!(cpu.apply_masked(&Cpu, &x, &mut want, &free).unwrap());
-            } else {
-                cpu.apply(&Cpu, &x, &mut want).unwrap();
+        for choice in [Some(0), Some(4), Some(7)] {
+            let mut dev = DeviceGrid::from_data_with(&gpu, g.clone(), choice).unwrap();
+            dev.set_dirichlet(&gpu, &free).unwrap();
+            let label = format!("{cell:?} {}", if choice == Some(0) { "tiles".to_string() } else { format!("marching by {choice:?} planes") });
+            for masked in [false, true] {
+                let mut want = vec![0.0; n];
+                if masked {
+                    assert!(cpu.apply_masked(&Cpu, &x, &mut want, &free).unwrap());
+                } else {
+                    cpu.apply(&Cpu, &x, &mut want).unwrap();
+                }
+                let dot: f64 = x.iter().zip(&want).map(|(a, b)| a * b).sum();
+                let mut y = gpu.zeros(n).unwrap();
+                if masked {
+                    assert!(dev.apply_masked(&gpu, &xd, &mut y, &md).unwrap());
+                } else {
+                    dev.apply(&gpu, &xd, &mut y).unwrap();
+                }
+                let d = rel_diff(&want, &gpu.to_host(&y).unwrap());
+                assert!(d < 1e-13, "{label} masked={masked}: GPU apply differs by {d:e}");
+                for round in 0..2 {
+                    let mut parts = gpu.zeros(4).unwrap();
+                    let mut y = gpu.zeros(n).unwrap();
+                    let np = dev.apply_dot(&gpu, &xd, &mut y, masked.then_some(&md), &mut parts).unwrap().expect("the lattice fuses the dot");
+                    assert_eq!(np, 1, "{label}: the total in one value");
+                    let d = rel_diff(&want, &gpu.to_host(&y).unwrap());
+                    assert!(d < 1e-13, "{label} masked={masked}: fused apply differs by {d:e}");
+                    let got = gpu.to_host(&parts).unwrap();
+                    assert!((got[0] - dot).abs() <= 1e-11 * dot.abs().max(1.0), "{label} masked={masked} round {round}: fused x·y {} vs {dot}", got[0]);
+                    assert_eq!(&got[1..], &[0.0; 3], "{label}: nothing written past the total");
+                }
             }
-            let dot: f64 = x.iter().zip(&want).map(|(a, b)| a * b).sum();
-            let mut y = gpu.zeros(n).unwrap();
-            if masked {
-                assert!(dev.apply_masked(&gpu, &xd, &mut y, &md).unwrap());
-            } else {
-                dev.apply(&gpu, &xd, &mut y).unwrap();
-            }
-            let d = rel_diff(&want, &gpu.to_host(&y).unwrap());
-            assert!(d < 1e-13, "{cell:?} masked={masked}: GPU apply differs by {d:e}");
-            let mut parts = gpu.zeros(1 << 16).unwrap();
-            let mut y = gpu.zeros(n).unwrap();
-            let np = dev.apply_dot(&gpu, &xd, &mut y, masked.then_some(&md), &mut parts).unwrap().expect("the marching kernel fuses the dot");
-            assert!(np > 1 && np < 1 << 16, "{cell:?}: {np} block sums");
-            let d = rel_diff(&want, &gpu.to_host(&y).unwrap());
-            assert!(d < 1e-13, "{cell:?} masked={masked}: fused apply differs by {d:e}");
-            let got: f64 = gpu.to_host(&parts).unwrap()[..np].iter().sum();
-            assert!((got - dot).abs() <= 1e-11 * dot.abs().max(1.0), "{cell:?} masked={masked}: fused x·y {got} vs {dot}");
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The lattice operator of [`super::grid`] on the GPU (`kernels/grid.cu`): the material bytes, the
-//! element-matrix table and the two small index tables on the device. The apply marches up the
-//! lattice in z (`grid_march*`: a block per tile of (x, y) columns and chunk of planes, the three
-//! planes a stencil spans in shared memory) and can sum p·q of CG in the same pass; the earlier
-//! thread-per-node tiles (`grid_apply*`) stay for comparison (`GALERKIN_GRID_KERNEL=tile`).
+//! element-matrix table and the two small index tables on the device. Two applies: a thread per
+//! node in tiles of 32 × 4 × 2 nodes (`grid_apply*`, the default: measured the faster on the H100,
+//! BENCHMARKS.md) and a z-marching one (`grid_march*`: a block per tile of (x, y) columns and chunk
+//! of planes, the three planes a stencil spans in shared memory; `GALERKIN_GRID_KERNEL=march`).
+//! Both can sum CG's p·q in the same pass ([`LevelOperator::apply_dot`]).
 use super::grid::{index_tables, GridData};
 use crate::backend::cuda::jit::GRID;
 use crate::backend::cuda::kernels::{launch, Kernel};
@@ -72,23 +73,34 @@ pub struct DeviceGrid {
     /// Which nodes are free (host) and the node codes of the masked operator, once constrained.
     masked: Option<(Vec<bool>, CudaSlice<u8>)>,
     march: [Kernel; 4],
-    /// Planes per z-chunk of a marching block; 0: the tile kernels instead.
+    /// Tile kernels with the fused x·y (plain, masked).
+    tile_dot: [Kernel; 2],
+    /// Planes per z-chunk of a marching block; 0: the tile kernels.
     zk: u32,
+    /// Per-block sums and the arrival counter of the fused x·y, grown to the launch's blocks.
+    dot: std::sync::Mutex<Option<(CudaSlice<f64>, CudaSlice<u32>)>>,
 }
 
 /// Columns per marching block along x and y (`MARCH_X`, `MARCH_Y` in grid.cu).
 const MARCH: [u32; 2] = [32, 8];
 
-/// Whether the lattice apply sums CG's p·q in its own pass (the marching kernels; not the tiles).
+/// Which apply kernel: `None` the default (tiles; `GALERKIN_GRID_KERNEL=march` the marching one,
+/// `GALERKIN_GRID_ZK` its planes per chunk), `Some(0)` the tiles, `Some(zk)` marching by chunks of
+/// `zk` planes.
+pub type KernelChoice = Option<u32>;
+
 pub fn fuses_dot() -> bool {
-    planes_per_chunk([1, 1, 1]) > 0
+    true
 }
 
-/// Planes per z-chunk of the marching kernel for a lattice of `points` nodes per axis: long chunks
-/// (each re-reads two halo planes) as long as there are enough blocks to fill the GPU (≈ 2048).
-/// `GALERKIN_GRID_ZK` overrides (a tuning knob), `GALERKIN_GRID_KERNEL=tile` takes the tiles.
-fn planes_per_chunk(points: [usize; 3]) -> u32 {
-    if std::env::var("GALERKIN_GRID_KERNEL").is_ok_and(|v| v == "tile") {
+/// Planes per z-chunk of the marching kernel (0: the tiles) for a lattice of `points` nodes per
+/// axis: long chunks (each re-reads two halo planes) as long as there are enough blocks to fill
+/// the GPU (≈ 2048).
+fn planes_per_chunk(points: [usize; 3], choice: KernelChoice) -> u32 {
+    if let Some(zk) = choice {
+        return zk;
+    }
+    if !std::env::var("GALERKIN_GRID_KERNEL").is_ok_and(|v| v == "march") {
         return 0;
     }
     if let Some(zk) = std::env::var("GALERKIN_GRID_ZK").ok().and_then(|v| v.parse::<u32>().ok()).filter(|&z| z > 0) {
@@ -108,6 +120,11 @@ impl DeviceGrid {
 
     /// The lattice operator of `host` on the GPU (built from a mesh or straight from a box).
     pub fn from_data(be: &CudaBackend, host: GridData) -> Result<DeviceGrid> {
+        Self::from_data_with(be, host, None)
+    }
+
+    /// [`DeviceGrid::from_data`] with the apply kernel chosen (tests run both).
+    pub fn from_data_with(be: &CudaBackend, host: GridData, choice: KernelChoice) -> Result<DeviceGrid> {
         let module = be.variant_module(&GRID, &defines(&host.lattice.template))?;
         let [nx, ny, nz] = host.lattice.n.map(|k| k as u64);
         let lattice = DeviceLattice { nx, ny, nz, px: nx + 1, py: ny + 1 };
@@ -115,7 +132,9 @@ impl DeviceGrid {
         let [m0, m1, m2, m3] = march;
         Ok(DeviceGrid {
             march: [m0?, m1?, m2?, m3?],
-            zk: planes_per_chunk(host.lattice.points()),
+            tile_dot: [Kernel::from_module(&module, "grid_apply_dot")?, Kernel::from_module(&module, "grid_apply_masked_dot")?],
+            zk: planes_per_chunk(host.lattice.points(), choice),
+            dot: std::sync::Mutex::new(None),
             apply_k: Kernel::from_module(&module, "grid_apply")?,
             apply_masked_k: Kernel::from_module(&module, "grid_apply_masked")?,
             diagonal_k: Kernel::from_module(&module, "grid_diagonal")?,
@@ -156,30 +175,60 @@ impl DeviceGrid {
         if !be.owns(&self.table) {
             return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
         }
+        self.launch_tile(be, x, y, mask, None)
+    }
+
+    /// The tile apply (`grid_apply*`), masked with `mask`, with x·y into `total[0]` when given.
+    fn launch_tile(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, total: Option<&mut CudaVector>) -> Result<()> {
         if self.zk > 0 {
-            return self.launch_march(be, x, y, mask, None).map(|_| ());
+            return self.launch_march(be, x, y, mask, total);
         }
+        let n = self.host.ndofs();
         let (cfg, shared) = self.config()?;
         let stencil_at = self.host.table.len() as u64;
         let p = param_stencils(&self.host);
+        let (l, mat, tab) = (&self.lattice, &self.material, &self.table);
+        let codes = self.codes(be, n, mask)?;
+        match (mask, total) {
+            (None, None) => launch!(be, &self.apply_k, cfg; l, mat, tab, &shared, &stencil_at, &p, codes, &x.data, &mut y.data),
+            (Some(m), None) => launch!(be, &self.apply_masked_k, cfg; l, mat, tab, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data),
+            (m, Some(total)) => {
+                let blocks = (cfg.grid_dim.0 * cfg.grid_dim.1) as usize;
+                let mut guard = self.dot_scratch(be, blocks)?;
+                let (sums, counter) = guard.as_mut().ok_or_else(|| Error::invalid("lattice x·y scratch missing"))?;
+                match m {
+                    None => launch!(be, &self.tile_dot[0], cfg; l, mat, tab, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, sums, counter, &mut total.data),
+                    Some(m) => launch!(be, &self.tile_dot[1], cfg; l, mat, tab, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data, sums, counter, &mut total.data),
+                }
+            }
+        }
+    }
+
+    /// The node codes of the plain or (with `mask`) the masked operator.
+    fn codes(&self, be: &CudaBackend, n: usize, mask: Option<&CudaVector>) -> Result<&CudaSlice<u8>> {
         match (mask, &self.masked) {
-            (None, _) => launch!(be, &self.apply_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &p, &self.node_material, &x.data, &mut y.data),
+            (None, _) => Ok(&self.node_material),
             (Some(mask), Some((_, codes))) => {
                 be.check("lattice operator masked apply", n, &[mask])?;
-                launch!(be, &self.apply_masked_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, &mask.data)
+                Ok(codes)
             }
             (Some(_), None) => Err(Error::invalid("masked lattice apply before its Dirichlet mask was set")),
         }
     }
 
-    /// The z-marching apply (`grid_march*`), masked with `mask`, with the per-block sums of x·y
-    /// written to `partials` when given; returns how many blocks (partials) it launched.
-    fn launch_march(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, partials: Option<&mut CudaVector>) -> Result<usize> {
-        let n = self.host.ndofs();
-        be.check("lattice operator apply", n, &[x, y])?;
-        if !be.owns(&self.table) {
-            return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
+    /// The x·y scratch with room for `blocks` block sums (the counter zeroed once, at allocation;
+    /// the kernel's last block resets it).
+    fn dot_scratch(&self, be: &CudaBackend, blocks: usize) -> Result<std::sync::MutexGuard<'_, Option<(CudaSlice<f64>, CudaSlice<u32>)>>> {
+        let mut g = self.dot.lock().map_err(|_| Error::invalid("lattice x·y scratch poisoned"))?;
+        if g.as_ref().is_none_or(|(s, _)| s.len() < blocks) {
+            *g = Some((be.upload(&vec![0.0; blocks])?, be.upload(&[0u32])?));
         }
+        Ok(g)
+    }
+
+    /// The z-marching apply (`grid_march*`), masked with `mask`, with x·y into `total[0]` when given.
+    fn launch_march(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, total: Option<&mut CudaVector>) -> Result<()> {
+        let n = self.host.ndofs();
         let [px, py, pz] = self.host.lattice.points();
         let zk = self.zk;
         let dims = [px.div_ceil(MARCH[0] as usize), py.div_ceil(MARCH[1] as usize), pz.div_ceil(zk as usize)];
@@ -190,28 +239,20 @@ impl DeviceGrid {
         let cfg = cudarc::driver::LaunchConfig { grid_dim: (dims[0] as u32, dims[1] as u32, dims[2] as u32), block_dim: (MARCH[0], MARCH[1], 1), shared_mem_bytes: 0 };
         let stencil_at = self.host.table.len() as u64;
         let p = param_stencils(&self.host);
-        let codes = match (mask, &self.masked) {
-            (None, _) => &self.node_material,
-            (Some(mask), Some((_, codes))) => {
-                be.check("lattice operator masked apply", n, &[mask])?;
-                codes
-            }
-            (Some(_), None) => return Err(Error::invalid("masked lattice apply before its Dirichlet mask was set")),
-        };
+        let codes = self.codes(be, n, mask)?;
         let (l, mat, tab) = (&self.lattice, &self.material, &self.table);
-        match (mask, partials) {
-            (None, None) => launch!(be, &self.march[0], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &zk)?,
-            (Some(m), None) => launch!(be, &self.march[1], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data, &zk)?,
-            (None, Some(parts)) => {
-                check_partials(parts, blocks)?;
-                launch!(be, &self.march[2], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &zk, &mut parts.data)?
-            }
-            (Some(m), Some(parts)) => {
-                check_partials(parts, blocks)?;
-                launch!(be, &self.march[3], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data, &zk, &mut parts.data)?
+        match (mask, total) {
+            (None, None) => launch!(be, &self.march[0], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &zk),
+            (Some(m), None) => launch!(be, &self.march[1], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data, &zk),
+            (m, Some(total)) => {
+                let mut guard = self.dot_scratch(be, blocks)?;
+                let (sums, counter) = guard.as_mut().ok_or_else(|| Error::invalid("lattice x·y scratch missing"))?;
+                match m {
+                    None => launch!(be, &self.march[2], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &zk, sums, counter, &mut total.data),
+                    Some(m) => launch!(be, &self.march[3], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data, &zk, sums, counter, &mut total.data),
+                }
             }
         }
-        Ok(blocks)
     }
 
     /// Recomputes the masked operator's node codes after the materials changed.
@@ -222,13 +263,6 @@ impl DeviceGrid {
         }
         Ok(())
     }
-}
-
-fn check_partials(parts: &CudaVector, blocks: usize) -> Result<()> {
-    if parts.len() < blocks {
-        return Err(Error::invalid(format!("lattice apply with x·y: {blocks} block sums but room for {}", parts.len())));
-    }
-    Ok(())
 }
 
 /// Nodes per block of the lattice kernels along x, y, z: 32 × 4 × 2 = 256 threads, a warp per
@@ -253,10 +287,14 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
         Ok(true)
     }
     fn apply_dot(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, partials: &mut CudaVector) -> Result<Option<usize>> {
-        if self.zk == 0 || (mask.is_some() && self.masked.is_none()) {
+        if mask.is_some() && self.masked.is_none() || partials.is_empty() {
             return Ok(None);
         }
-        self.launch_march(be, x, y, mask, Some(partials)).map(Some)
+        be.check("lattice operator apply", self.host.ndofs(), &[x, y])?;
+        if !be.owns(&self.table) {
+            return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
+        }
+        self.launch_tile(be, x, y, mask, Some(partials)).map(|_| Some(1))
     }
     fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
         let n = self.host.ndofs();
