@@ -203,12 +203,12 @@ struct DotOut {
     double* total;
 };
 
-// y = A x, or y = M A M x + (I − M) x (the Dirichlet-masked operator in one pass) when MASKED; with
-// DOT also x·y (grid_dot_finish).
-template <bool MASKED, bool DOT>
+// y = A x, or y = M A M x + (I − M) x (the Dirichlet-masked operator in one pass) when MASKED.
+// (A fused x·y here, as the marching kernel has, measured slower on the H100: BENCHMARKS.md.)
+template <bool MASKED>
 __device__ __forceinline__ void apply_impl(const Lattice& L, const unsigned char* __restrict__ material, const double* __restrict__ table,
                                            u64 shared_len, u64 stencil_at, const Stencils& P, const unsigned char* __restrict__ node_material,
-                                           const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask, DotOut out) {
+                                           const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask) {
     u32 i, j, k;
     u64 v;
     const bool valid = node(L, i, j, k, v);
@@ -237,17 +237,13 @@ __device__ __forceinline__ void apply_impl(const Lattice& L, const unsigned char
         }
         y[v] = s;
     }
-    if (DOT) {
-        const u32 tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        grid_dot_finish(valid ? x[v] * s : 0.0, tid, blockIdx.x + gridDim.x * blockIdx.y, gridDim.x * gridDim.y, out.sums, out.counter, out.total);
-    }
 }
 
 // y = A x.
 extern "C" __global__ void __launch_bounds__(GRID_THREADS)
 grid_apply(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 shared_len, u64 stencil_at,
            const Stencils P, const unsigned char* __restrict__ node_material, const double* __restrict__ x, double* __restrict__ y) {
-    apply_impl<false, false>(L, material, table, shared_len, stencil_at, P, node_material, x, y, nullptr, DotOut{});
+    apply_impl<false>(L, material, table, shared_len, stencil_at, P, node_material, x, y, nullptr);
 }
 
 // y = M A M x + (I − M) x: the operator with Dirichlet rows and columns masked (mask: 1 free, 0 fixed).
@@ -255,23 +251,7 @@ extern "C" __global__ void __launch_bounds__(GRID_THREADS)
 grid_apply_masked(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 shared_len, u64 stencil_at,
                   const Stencils P, const unsigned char* __restrict__ node_material, const double* __restrict__ x, double* __restrict__ y,
                   const double* __restrict__ mask) {
-    apply_impl<true, false>(L, material, table, shared_len, stencil_at, P, node_material, x, y, mask, DotOut{});
-}
-
-// y = A x and x·y.
-extern "C" __global__ void __launch_bounds__(GRID_THREADS)
-grid_apply_dot(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 shared_len, u64 stencil_at,
-               const Stencils P, const unsigned char* __restrict__ node_material, const double* __restrict__ x, double* __restrict__ y,
-               double* __restrict__ sums, unsigned* __restrict__ counter, double* __restrict__ total) {
-    apply_impl<false, true>(L, material, table, shared_len, stencil_at, P, node_material, x, y, nullptr, DotOut{sums, counter, total});
-}
-
-// y = M A M x + (I − M) x and x·y.
-extern "C" __global__ void __launch_bounds__(GRID_THREADS)
-grid_apply_masked_dot(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 shared_len,
-                      u64 stencil_at, const Stencils P, const unsigned char* __restrict__ node_material, const double* __restrict__ x,
-                      double* __restrict__ y, const double* __restrict__ mask, double* __restrict__ sums, unsigned* __restrict__ counter, double* __restrict__ total) {
-    apply_impl<true, true>(L, material, table, shared_len, stencil_at, P, node_material, x, y, mask, DotOut{sums, counter, total});
+    apply_impl<true>(L, material, table, shared_len, stencil_at, P, node_material, x, y, mask);
 }
 
 // The diagonal of A (stencil slot 13: no displacement).
@@ -286,12 +266,12 @@ extern "C" __global__ void grid_diagonal(Lattice L, const unsigned char* __restr
     diag[v] = w[13];
 }
 
-// ---- The z-marching apply (the default): a block owns a MARCH_X × MARCH_Y tile of (x, y) columns
+// ---- The z-marching apply (the default from 5·10⁶ nodes): a block owns a MARCH_X × MARCH_Y tile of (x, y) columns
 // and marches up a chunk of `zk` planes; the three planes of x a node's stencil spans live in
 // shared memory (with a one-node halo), each plane fetched once per block, so a uniform node's 15
 // (or 27) neighbours are shared-memory reads instead of L1 gathers. Nodes off the uniform path
 // (material interfaces, the boundary, next to Dirichlet nodes) take the cell gather from global
-// memory as before. With DOT the block also sums x·y over its nodes into partials[block] (the
+// memory as before. With DOT the block also sums x·y over its nodes (grid_dot_finish: the
 // p·q of CG in the same pass: one vector pass less per iteration).
 #define MARCH_X 32
 #define MARCH_Y 8

@@ -33,7 +33,8 @@ pub const VECTOR_PASSES: usize = 18;
 /// p·q (2), the fused r update with r·D⁻¹r and r·r (3 reads, 1 write), x += αp and p = D⁻¹r + βp
 /// (4 reads, 2 writes).
 pub const RESIDENT_VECTOR_PASSES: usize = 14;
-/// The resident loop with p·q summed inside the apply (the z-marching lattice kernel): 12.
+/// The resident loop with p·q summed inside the apply (the z-marching lattice kernel, the default
+/// from [`grid_cuda::MARCH_MIN_NODES`] nodes): 12.
 pub const FUSED_VECTOR_PASSES: usize = 12;
 
 /// What to sweep.
@@ -251,7 +252,7 @@ fn measure<B: FeBackend + LatticeBackend>(be: &B, clock: &mut dyn Clock, body: &
     let total = Timing::from_samples(samples)?;
     let per = total.per(r.iterations);
     r.storage_bytes = stepper.storage_bytes();
-    let passes = match (be.has_resident_pcg(), matches!(body, Body::Lattice(..)) && grid_cuda::fuses_dot()) {
+    let passes = match (be.has_resident_pcg(), matches!(body, Body::Lattice(bx, _) if grid_cuda::fuses_dot(bx.points()))) {
         (false, _) => VECTOR_PASSES,
         (true, false) => RESIDENT_VECTOR_PASSES,
         (true, true) => FUSED_VECTOR_PASSES,

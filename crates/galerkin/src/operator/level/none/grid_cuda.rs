@@ -1,9 +1,11 @@
 //! The lattice operator of [`super::grid`] on the GPU (`kernels/grid.cu`): the material bytes, the
-//! element-matrix table and the two small index tables on the device. Two applies: a thread per
-//! node in tiles of 32 × 4 × 2 nodes (`grid_apply*`, the default: measured the faster on the H100,
-//! BENCHMARKS.md) and a z-marching one (`grid_march*`: a block per tile of (x, y) columns and chunk
-//! of planes, the three planes a stencil spans in shared memory; `GALERKIN_GRID_KERNEL=march`).
-//! Both can sum CG's p·q in the same pass ([`LevelOperator::apply_dot`]).
+//! element-matrix table and the two small index tables on the device. Two applies, chosen by size
+//! as measured on the H100 (BENCHMARKS.md, issue 12's fourth round): below [`MARCH_MIN_NODES`] a
+//! thread per node in tiles of 32 × 4 × 2 nodes (`grid_apply*`; CG's p·q then a reduction of its
+//! own), from there a z-marching one (`grid_march*`: a block per tile of (x, y) columns and chunk
+//! of planes, the three planes a stencil spans in shared memory, the next one prefetched) that sums
+//! CG's p·q in the same pass ([`LevelOperator::apply_dot`]). `GALERKIN_GRID_KERNEL=tile|march`
+//! overrides, `GALERKIN_GRID_ZK` sets the marching chunk.
 use super::grid::{index_tables, GridData};
 use crate::backend::cuda::jit::GRID;
 use crate::backend::cuda::kernels::{launch, Kernel};
@@ -73,8 +75,6 @@ pub struct DeviceGrid {
     /// Which nodes are free (host) and the node codes of the masked operator, once constrained.
     masked: Option<(Vec<bool>, CudaSlice<u8>)>,
     march: [Kernel; 4],
-    /// Tile kernels with the fused x·y (plain, masked).
-    tile_dot: [Kernel; 2],
     /// Planes per z-chunk of a marching block; 0: the tile kernels.
     zk: u32,
     /// Per-block sums and the arrival counter of the fused x·y, grown to the launch's blocks.
@@ -84,13 +84,17 @@ pub struct DeviceGrid {
 /// Columns per marching block along x and y (`MARCH_X`, `MARCH_Y` in grid.cu).
 const MARCH: [u32; 2] = [32, 8];
 
-/// Which apply kernel: `None` the default (tiles; `GALERKIN_GRID_KERNEL=march` the marching one,
-/// `GALERKIN_GRID_ZK` its planes per chunk), `Some(0)` the tiles, `Some(zk)` marching by chunks of
-/// `zk` planes.
+/// Which apply kernel: `None` the default by size (see the module doc), `Some(0)` the tiles,
+/// `Some(zk)` marching by chunks of `zk` planes.
 pub type KernelChoice = Option<u32>;
 
-pub fn fuses_dot() -> bool {
-    true
+/// Lattices of at least this many nodes take the marching apply by default: on the H100 the tiles
+/// (unfused p·q) were faster at 2·10⁶ nodes (0.136 against 0.148 ms per PCG iteration) and the
+/// marching apply with the fused p·q at 10⁷ (0.535 against 0.587).
+pub const MARCH_MIN_NODES: usize = 5_000_000;
+
+pub fn fuses_dot(points: [usize; 3]) -> bool {
+    planes_per_chunk(points, None) > 0
 }
 
 /// Planes per z-chunk of the marching kernel (0: the tiles) for a lattice of `points` nodes per
@@ -100,7 +104,12 @@ fn planes_per_chunk(points: [usize; 3], choice: KernelChoice) -> u32 {
     if let Some(zk) = choice {
         return zk;
     }
-    if !std::env::var("GALERKIN_GRID_KERNEL").is_ok_and(|v| v == "march") {
+    let march = match std::env::var("GALERKIN_GRID_KERNEL").as_deref() {
+        Ok("march") => true,
+        Ok("tile") => false,
+        _ => points.iter().product::<usize>() >= MARCH_MIN_NODES,
+    };
+    if !march {
         return 0;
     }
     if let Some(zk) = std::env::var("GALERKIN_GRID_ZK").ok().and_then(|v| v.parse::<u32>().ok()).filter(|&z| z > 0) {
@@ -132,7 +141,6 @@ impl DeviceGrid {
         let [m0, m1, m2, m3] = march;
         Ok(DeviceGrid {
             march: [m0?, m1?, m2?, m3?],
-            tile_dot: [Kernel::from_module(&module, "grid_apply_dot")?, Kernel::from_module(&module, "grid_apply_masked_dot")?],
             zk: planes_per_chunk(host.lattice.points(), choice),
             dot: std::sync::Mutex::new(None),
             apply_k: Kernel::from_module(&module, "grid_apply")?,
@@ -175,13 +183,16 @@ impl DeviceGrid {
         if !be.owns(&self.table) {
             return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
         }
-        self.launch_tile(be, x, y, mask, None)
+        self.launch_kernel(be, x, y, mask, None)
     }
 
-    /// The tile apply (`grid_apply*`), masked with `mask`, with x·y into `total[0]` when given.
-    fn launch_tile(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, total: Option<&mut CudaVector>) -> Result<()> {
+    /// The apply of this operator's kernel (tiles, or marching with x·y into `total[0]` when given).
+    fn launch_kernel(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, total: Option<&mut CudaVector>) -> Result<()> {
         if self.zk > 0 {
             return self.launch_march(be, x, y, mask, total);
+        }
+        if total.is_some() {
+            return Err(Error::invalid("the lattice's tile apply does not fuse x·y"));
         }
         let n = self.host.ndofs();
         let (cfg, shared) = self.config()?;
@@ -189,18 +200,9 @@ impl DeviceGrid {
         let p = param_stencils(&self.host);
         let (l, mat, tab) = (&self.lattice, &self.material, &self.table);
         let codes = self.codes(be, n, mask)?;
-        match (mask, total) {
-            (None, None) => launch!(be, &self.apply_k, cfg; l, mat, tab, &shared, &stencil_at, &p, codes, &x.data, &mut y.data),
-            (Some(m), None) => launch!(be, &self.apply_masked_k, cfg; l, mat, tab, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data),
-            (m, Some(total)) => {
-                let blocks = (cfg.grid_dim.0 * cfg.grid_dim.1) as usize;
-                let mut guard = self.dot_scratch(be, blocks)?;
-                let (sums, counter) = guard.as_mut().ok_or_else(|| Error::invalid("lattice x·y scratch missing"))?;
-                match m {
-                    None => launch!(be, &self.tile_dot[0], cfg; l, mat, tab, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, sums, counter, &mut total.data),
-                    Some(m) => launch!(be, &self.tile_dot[1], cfg; l, mat, tab, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data, sums, counter, &mut total.data),
-                }
-            }
+        match mask {
+            None => launch!(be, &self.apply_k, cfg; l, mat, tab, &shared, &stencil_at, &p, codes, &x.data, &mut y.data),
+            Some(m) => launch!(be, &self.apply_masked_k, cfg; l, mat, tab, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data),
         }
     }
 
@@ -287,14 +289,14 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
         Ok(true)
     }
     fn apply_dot(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, partials: &mut CudaVector) -> Result<Option<usize>> {
-        if mask.is_some() && self.masked.is_none() || partials.is_empty() {
+        if self.zk == 0 || mask.is_some() && self.masked.is_none() || partials.is_empty() {
             return Ok(None);
         }
         be.check("lattice operator apply", self.host.ndofs(), &[x, y])?;
         if !be.owns(&self.table) {
             return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
         }
-        self.launch_tile(be, x, y, mask, Some(partials)).map(|_| Some(1))
+        self.launch_kernel(be, x, y, mask, Some(partials)).map(|_| Some(1))
     }
     fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
         let n = self.host.ndofs();
