@@ -208,3 +208,18 @@ fn bad_boxes_are_errors() {
     let e = LatticeHeat::new(&Cpu, &bx, vec![0; 8], &[LatticeMaterial { rhoc: 1.0, k: -1.0 }], &[], 1e-3, 1.0).err().unwrap().to_string();
     assert!(e.contains("material 0"), "{e}");
 }
+
+/// `bench --heat` times its `none` rows on the direct lattice and the other levels on the mesh:
+/// the same body (unknowns, cells) and the same PCG work (iterations within one per step).
+#[test]
+fn bench_lattice_rows_time_the_mesh_problem() {
+    use galerkin::bench::heat::{run, HeatBenchConfig};
+    let cfg = HeatBenchConfig { dofs: vec![2000], steps: 3, levels: vec![AssemblyLevel::None, AssemblyLevel::Full], cpu_max_dofs: usize::MAX, runs: 1, dt: 1e-3 };
+    let rows = run(&cfg, None, |_| Ok(())).unwrap();
+    assert_eq!(rows.len(), 2);
+    let (none, full) = (&rows[0], &rows[1]);
+    assert_eq!((none.level.as_str(), full.level.as_str()), ("none", "full"));
+    assert_eq!((none.dofs, none.cells), (full.dofs, full.cells), "same body");
+    assert!(none.iterations > 3 * cfg.steps, "the steps iterate ({})", none.iterations);
+    assert!(none.iterations.abs_diff(full.iterations) <= cfg.steps, "iterations: none {} full {}", none.iterations, full.iterations);
+}
