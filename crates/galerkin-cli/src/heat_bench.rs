@@ -8,10 +8,12 @@ pub fn run(cfg: &HeatBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin:
     let device = crate::gpu_with_banner(gpu)?;
     say!("{} backward-Euler steps, Jacobi-PCG (rtol 1e-10) warm-started; total: the whole time loop, median of {} runs (spread (max − min)/median);", cfg.steps, cfg.runs);
     say!(
-        "bytes/it: the step operator's stored data + {} vector passes ({} with the device-resident PCG); GB/s from the median, checked against the copy bandwidth",
+        "bytes/it: the step operator's stored data + {} vector passes ({} with the device-resident PCG, {} with p·q inside the lattice apply); GB/s from the median, checked against the copy bandwidth",
         heat::VECTOR_PASSES,
-        heat::RESIDENT_VECTOR_PASSES
+        heat::RESIDENT_VECTOR_PASSES,
+        heat::FUSED_VECTOR_PASSES
     );
+    say!("none: the lattice built straight from the box (no mesh); the other levels on the mesh");
     say!(
         "{:<8} {:<5} {:>10} {:>10} {:>8} {:>10} {:>7} {:>8} {:>10} {:>11} {:>7} {:>6}",
         "level", "dev", "dofs", "cells", "setup s", "total s", "spread", "PCG its", "ms/it", "stored MB", "GB/s", "×copy"

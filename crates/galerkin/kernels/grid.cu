@@ -154,7 +154,57 @@ __device__ __forceinline__ double gather(const Lattice& L, u32 i, u32 j, u32 k, 
     return s;
 }
 
+// Threads per block of the apply kernels (tiles 32 × 4 × 2, marching 32 × 8).
+#define GRID_THREADS 256
+
+// Sum of v over the block of GRID_THREADS threads (tid: linear thread index), valid in thread 0.
+__device__ __forceinline__ double grid_block_sum(double v, u32 tid) {
+    __shared__ double warp_sums[GRID_THREADS / 32];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    if ((tid & 31) == 0) warp_sums[tid >> 5] = v;
+    __syncthreads();
+    v = tid < GRID_THREADS / 32 ? warp_sums[tid] : 0.0;
+    if (tid < 32) {
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    }
+    return v;
+}
+
+// The block's x·y into sums[block]; the last block to finish (counter, reset by it) sums all
+// blocks' values in block order into *total: deterministic, and the PCG update reads one value
+// instead of re-summing thousands of block sums in each of its blocks.
+__device__ __forceinline__ void grid_dot_finish(double d, u32 tid, u32 block, u32 nblocks, double* __restrict__ sums,
+                                                unsigned* __restrict__ counter, double* __restrict__ total) {
+    __shared__ bool last;
+    d = grid_block_sum(d, tid);
+    if (tid == 0) {
+        sums[block] = d;
+        __threadfence();
+        last = atomicAdd(counter, 1u) == nblocks - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    double acc = 0.0;
+    for (u32 b = tid; b < nblocks; b += GRID_THREADS) acc += ((volatile const double*)sums)[b];
+    acc = grid_block_sum(acc, tid);
+    if (tid == 0) {
+        *total = acc;
+        *counter = 0u;
+    }
+}
+
+// Where the DOT kernels put x·y: per-block sums, the arrival counter and the total.
+struct DotOut {
+    double* sums;
+    unsigned* counter;
+    double* total;
+};
+
 // y = A x, or y = M A M x + (I − M) x (the Dirichlet-masked operator in one pass) when MASKED.
+// (A fused x·y here, as the marching kernel has, measured slower on the H100: BENCHMARKS.md.)
 template <bool MASKED>
 __device__ __forceinline__ void apply_impl(const Lattice& L, const unsigned char* __restrict__ material, const double* __restrict__ table,
                                            u64 shared_len, u64 stencil_at, const Stencils& P, const unsigned char* __restrict__ node_material,
@@ -164,43 +214,43 @@ __device__ __forceinline__ void apply_impl(const Lattice& L, const unsigned char
     const bool valid = node(L, i, j, k, v);
     const unsigned m = valid ? node_material[v] : 0u;
     const double* tab = stage_table(table, shared_len, valid && m == 255u);
-    if (!valid) return;
-    if (m != 255u) {
-        // Every cell around this interior node is of material m: its row is stencil m. Masked, the
-        // codes (`node_material` of the masked operator) send every node on or next to a Dirichlet
-        // node to the gather below, so here no mask is read.
-        const long long sy = (long long)L.px, sz = (long long)(L.px * L.py), vv = (long long)v;
-        double s = 0.0;
-        switch (m) {
-        case 0: s = stencil_dot(ParamStencil<0>{P}, x, vv, sy, sz); break;
-        case 1: s = stencil_dot(ParamStencil<1>{P}, x, vv, sy, sz); break;
-        case 2: s = stencil_dot(ParamStencil<2>{P}, x, vv, sy, sz); break;
-        case 3: s = stencil_dot(ParamStencil<3>{P}, x, vv, sy, sz); break;
-        default: s = stencil_dot(MemStencil{tab + stencil_at + 27 * m}, x, vv, sy, sz);
+    double s = 0.0;
+    if (valid) {
+        if (m != 255u) {
+            // Every cell around this interior node is of material m: its row is stencil m. Masked,
+            // the codes (`node_material` of the masked operator) send every node on or next to a
+            // Dirichlet node to the gather below, so here no mask is read.
+            const long long sy = (long long)L.px, sz = (long long)(L.px * L.py), vv = (long long)v;
+            switch (m) {
+            case 0: s = stencil_dot(ParamStencil<0>{P}, x, vv, sy, sz); break;
+            case 1: s = stencil_dot(ParamStencil<1>{P}, x, vv, sy, sz); break;
+            case 2: s = stencil_dot(ParamStencil<2>{P}, x, vv, sy, sz); break;
+            case 3: s = stencil_dot(ParamStencil<3>{P}, x, vv, sy, sz); break;
+            default: s = stencil_dot(MemStencil{tab + stencil_at + 27 * m}, x, vv, sy, sz);
+            }
+        } else {
+            s = gather<MASKED>(L, i, j, k, v, material, tab, x, mask);
+            if (MASKED) {
+                const double mv = mask[v];
+                s = mv * s + (1.0 - mv) * x[v];
+            }
         }
-        y[v] = s;
-        return;
-    }
-    const double s = gather<MASKED>(L, i, j, k, v, material, tab, x, mask);
-    if (MASKED) {
-        const double mv = mask[v];
-        y[v] = mv * s + (1.0 - mv) * x[v];
-    } else {
         y[v] = s;
     }
 }
 
 // y = A x.
-extern "C" __global__ void grid_apply(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table,
-                                      u64 shared_len, u64 stencil_at, const Stencils P, const unsigned char* __restrict__ node_material,
-                                      const double* __restrict__ x, double* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_apply(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 shared_len, u64 stencil_at,
+           const Stencils P, const unsigned char* __restrict__ node_material, const double* __restrict__ x, double* __restrict__ y) {
     apply_impl<false>(L, material, table, shared_len, stencil_at, P, node_material, x, y, nullptr);
 }
 
 // y = M A M x + (I − M) x: the operator with Dirichlet rows and columns masked (mask: 1 free, 0 fixed).
-extern "C" __global__ void grid_apply_masked(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table,
-                                             u64 shared_len, u64 stencil_at, const Stencils P, const unsigned char* __restrict__ node_material,
-                                             const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask) {
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_apply_masked(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 shared_len, u64 stencil_at,
+                  const Stencils P, const unsigned char* __restrict__ node_material, const double* __restrict__ x, double* __restrict__ y,
+                  const double* __restrict__ mask) {
     apply_impl<true>(L, material, table, shared_len, stencil_at, P, node_material, x, y, mask);
 }
 
@@ -214,4 +264,160 @@ extern "C" __global__ void grid_diagonal(Lattice L, const unsigned char* __restr
     double w[27];
     stencil(L, i, j, k, material, tab, w);
     diag[v] = w[13];
+}
+
+// ---- The z-marching apply (the default from 5·10⁶ nodes): a block owns a MARCH_X × MARCH_Y tile of (x, y) columns
+// and marches up a chunk of `zk` planes; the three planes of x a node's stencil spans live in
+// shared memory (with a one-node halo), each plane fetched once per block, so a uniform node's 15
+// (or 27) neighbours are shared-memory reads instead of L1 gathers. Nodes off the uniform path
+// (material interfaces, the boundary, next to Dirichlet nodes) take the cell gather from global
+// memory as before. With DOT the block also sums x·y over its nodes (grid_dot_finish: the
+// p·q of CG in the same pass: one vector pass less per iteration).
+#define MARCH_X 32
+#define MARCH_Y 8
+#define MARCH_W (MARCH_X + 2)
+#define MARCH_H (MARCH_Y + 2)
+
+// The (up to 2) entries of a (MARCH_X + 2) × (MARCH_Y + 2) plane tile this thread loads: the
+// offset within a plane of the lattice (−1: off the lattice) and the shared-memory index; computed
+// once per block, so a plane costs a load and a store per entry and no index arithmetic.
+#define MARCH_PER ((MARCH_W * MARCH_H + MARCH_X * MARCH_Y - 1) / (MARCH_X * MARCH_Y))
+struct PlaneLoad {
+    long long at[MARCH_PER];
+};
+
+__device__ __forceinline__ PlaneLoad plane_load(const Lattice& L, long long i0, long long j0, u32 tid) {
+    PlaneLoad p;
+#pragma unroll
+    for (int r = 0; r < MARCH_PER; ++r) {
+        const u32 e = tid + r * MARCH_X * MARCH_Y;
+        const long long ii = i0 - 1 + (long long)(e % MARCH_W), jj = j0 - 1 + (long long)(e / MARCH_W);
+        const bool in = e < MARCH_W * MARCH_H && ii >= 0 && ii < (long long)L.px && jj >= 0 && jj < (long long)L.py;
+        p.at[r] = in ? ii + (long long)L.px * jj : -1;
+    }
+    return p;
+}
+
+// This thread's entries of plane k (zeros off the lattice), into registers.
+__device__ __forceinline__ void plane_fetch(const PlaneLoad& p, const Lattice& L, const double* __restrict__ x, long long k, double v[MARCH_PER]) {
+    const bool kin = k >= 0 && k <= (long long)L.nz;
+    const long long base = k * (long long)(L.px * L.py);
+#pragma unroll
+    for (int r = 0; r < MARCH_PER; ++r) v[r] = (kin && p.at[r] >= 0) ? x[base + p.at[r]] : 0.0;
+}
+
+__device__ __forceinline__ void plane_store(double* __restrict__ dst, const double v[MARCH_PER], u32 tid) {
+#pragma unroll
+    for (int r = 0; r < MARCH_PER; ++r) {
+        const u32 e = tid + r * MARCH_X * MARCH_Y;
+        if (e < MARCH_W * MARCH_H) dst[e] = v[r];
+    }
+}
+
+// Σ_q w(q) x(neighbour q) from the three planes (below, this, above) at tile position e.
+template <class W>
+__device__ __forceinline__ double march_dot(W w, const double* lo, const double* mid, const double* hi, u32 e) {
+    double s = 0.0;
+#pragma unroll
+    for (int q = 0; q < 27; ++q) {
+        if (!coupled(q)) continue;
+        const int dx = q % 3 - 1, dy = (q / 3) % 3 - 1, dz = q / 9 - 1;
+        const double* pl = dz < 0 ? lo : (dz == 0 ? mid : hi);
+        s += w(q) * pl[(int)e + dx + dy * MARCH_W];
+    }
+    return s;
+}
+
+template <bool MASKED, bool DOT>
+__device__ __forceinline__ void march_impl(const Lattice& L, const unsigned char* __restrict__ material, const double* __restrict__ table,
+                                           u64 stencil_at, const Stencils& P, const unsigned char* __restrict__ codes,
+                                           const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask, u32 zk,
+                                           DotOut out) {
+    __shared__ double planes[3][MARCH_W * MARCH_H];
+    const u32 tid = threadIdx.x + MARCH_X * threadIdx.y;
+    const long long i0 = (long long)blockIdx.x * MARCH_X, j0 = (long long)blockIdx.y * MARCH_Y;
+    const u32 i = (u32)i0 + threadIdx.x, j = (u32)j0 + threadIdx.y, pz = (u32)L.nz + 1;
+    const bool column = i < L.px && j < L.py;
+    const u32 k0 = blockIdx.z * zk, k1 = min(k0 + zk, pz);
+    const u32 e = (threadIdx.x + 1) + (threadIdx.y + 1) * MARCH_W;
+    const PlaneLoad pl = plane_load(L, i0, j0, tid);
+    double* lo = planes[0];
+    double* mid = planes[1];
+    double* hi = planes[2];
+    double next[MARCH_PER];
+    plane_fetch(pl, L, x, (long long)k0 - 1, next);
+    plane_store(lo, next, tid);
+    plane_fetch(pl, L, x, (long long)k0, next);
+    plane_store(mid, next, tid);
+    plane_fetch(pl, L, x, (long long)k0 + 1, next);
+    plane_store(hi, next, tid);
+    double dot = 0.0;
+    for (u32 k = k0; k < k1; ++k) {
+        // Plane k + 2 in flight while node k is computed from planes k − 1, k, k + 1.
+        plane_fetch(pl, L, x, (long long)k + 2, next);
+        __syncthreads();
+        if (column) {
+            const u64 v = i + L.px * ((u64)j + L.py * (u64)k);
+            const unsigned m = codes[v];
+            double s;
+            if (m != 255u) {
+                // Uniform interior node (masked: not on or next to a Dirichlet node, no mask read).
+                switch (m) {
+                case 0: s = march_dot(ParamStencil<0>{P}, lo, mid, hi, e); break;
+                case 1: s = march_dot(ParamStencil<1>{P}, lo, mid, hi, e); break;
+                case 2: s = march_dot(ParamStencil<2>{P}, lo, mid, hi, e); break;
+                case 3: s = march_dot(ParamStencil<3>{P}, lo, mid, hi, e); break;
+                default: s = march_dot(MemStencil{table + stencil_at + 27 * m}, lo, mid, hi, e);
+                }
+            } else {
+                s = gather<MASKED>(L, i, j, k, v, material, table, x, mask);
+                if (MASKED) {
+                    const double mv = mask[v];
+                    s = mv * s + (1.0 - mv) * mid[e];
+                }
+            }
+            y[v] = s;
+            if (DOT) dot += mid[e] * s;
+        }
+        __syncthreads();
+        // Plane k − 1 is done with: its slot takes plane k + 2.
+        plane_store(lo, next, tid);
+        double* t = lo;
+        lo = mid;
+        mid = hi;
+        hi = t;
+    }
+    if (DOT) grid_dot_finish(dot, tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), gridDim.x * gridDim.y * gridDim.z, out.sums, out.counter, out.total);
+}
+
+// y = A x (z-marching).
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_march(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at, const Stencils P,
+           const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y, u32 zk) {
+    march_impl<false, false>(L, material, table, stencil_at, P, codes, x, y, nullptr, zk, DotOut{});
+}
+
+// y = M A M x + (I − M) x (z-marching; codes: the masked operator's node codes).
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_march_masked(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at, const Stencils P,
+                  const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask,
+                  u32 zk) {
+    march_impl<true, false>(L, material, table, stencil_at, P, codes, x, y, mask, zk, DotOut{});
+}
+
+// y = A x and x·y.
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_march_dot(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at, const Stencils P,
+               const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y, u32 zk, double* __restrict__ sums, unsigned* __restrict__ counter,
+               double* __restrict__ total) {
+    march_impl<false, true>(L, material, table, stencil_at, P, codes, x, y, nullptr, zk, DotOut{sums, counter, total});
+}
+
+// y = M A M x + (I − M) x and x·y.
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_march_masked_dot(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at,
+                      const Stencils P, const unsigned char* __restrict__ codes, const double* __restrict__ x, double* __restrict__ y,
+                      const double* __restrict__ mask, u32 zk, double* __restrict__ sums,
+                      unsigned* __restrict__ counter, double* __restrict__ total) {
+    march_impl<true, true>(L, material, table, stencil_at, P, codes, x, y, mask, zk, DotOut{sums, counter, total});
 }

@@ -120,23 +120,27 @@ __device__ __forceinline__ double sum_in_block(const double* __restrict__ partia
     return block_sum(acc);
 }
 
-// α = ρ / (p·q) from the p·q partials; x += α p; r −= α q; partials of r·D⁻¹r and r·r.
+// α = ρ / (p·q) from the p·q partials; r −= α q; partials of r·D⁻¹r and r·r. Block 0 keeps α in
+// s[alpha_at] for `pcg_direction`, which updates x (x += α p before p changes: one pass over p
+// and x fewer than updating x here).
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
-pcg_update(const double* __restrict__ p, const double* __restrict__ q, double* __restrict__ x, double* __restrict__ r,
-           const double* __restrict__ dinv, u64 n, const double* __restrict__ pq_partials, u32 nparts,
-           double* __restrict__ s, u32 parity, double* __restrict__ out_partials) {
+pcg_update(const double* __restrict__ q, double* __restrict__ r, const double* __restrict__ dinv, u64 n,
+           const double* __restrict__ pq_partials, u32 nparts, double* __restrict__ s, u32 parity, u32 alpha_at,
+           double* __restrict__ out_partials) {
     __shared__ double alpha_s;
     const double pq = sum_in_block(pq_partials, nparts);
     if (threadIdx.x == 0) {
         const double rho = s[parity];
         alpha_s = pq > 0.0 ? rho / pq : 0.0;
-        if (!(pq > 0.0) && blockIdx.x == 0) s[2] = 1.0;
+        if (blockIdx.x == 0) {
+            s[alpha_at] = alpha_s;
+            if (!(pq > 0.0)) s[2] = 1.0;
+        }
     }
     __syncthreads();
     const double alpha = alpha_s;
     double rz = 0.0, rr = 0.0;
     for (u64 k = global_thread(); k < n; k += grid_threads()) {
-        x[k] += alpha * p[k];
         const double rk = r[k] - alpha * q[k];
         r[k] = rk;
         rz += rk * rk * dinv[k];
@@ -151,11 +155,11 @@ pcg_update(const double* __restrict__ p, const double* __restrict__ q, double* _
     }
 }
 
-// β = ρ_new / ρ from the update's partials; p = D⁻¹ r + β p; block 0 stores ρ_new for the next
-// iteration (the other parity) and ‖r‖² in the batch history slot.
+// β = ρ_new / ρ from the update's partials; x += α p (α from s[alpha_at]); p = D⁻¹ r + β p; block
+// 0 stores ρ_new for the next iteration (the other parity) and ‖r‖² in the batch history slot.
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
-pcg_direction(double* __restrict__ p, const double* __restrict__ r, const double* __restrict__ dinv, u64 n,
-              const double* __restrict__ partials, u32 nparts, double* __restrict__ s, u32 parity, u32 slot) {
+pcg_direction(double* __restrict__ x, double* __restrict__ p, const double* __restrict__ r, const double* __restrict__ dinv, u64 n,
+              const double* __restrict__ partials, u32 nparts, double* __restrict__ s, u32 parity, u32 slot, u32 alpha_at) {
     __shared__ double beta_s;
     const double rz = sum_in_block(partials, nparts);
     __syncthreads();
@@ -170,6 +174,10 @@ pcg_direction(double* __restrict__ p, const double* __restrict__ r, const double
         }
     }
     __syncthreads();
-    const double beta = beta_s;
-    for (u64 k = global_thread(); k < n; k += grid_threads()) p[k] = dinv[k] * r[k] + beta * p[k];
+    const double beta = beta_s, alpha = s[alpha_at];
+    for (u64 k = global_thread(); k < n; k += grid_threads()) {
+        const double pk = p[k];
+        x[k] += alpha * pk;
+        p[k] = dinv[k] * r[k] + beta * pk;
+    }
 }

@@ -104,6 +104,12 @@ pub trait LinearOperator<B: Backend>: Send + Sync {
     fn apply_masked(&self, _backend: &B, _x: &B::Vector, _y: &mut B::Vector, _mask: &B::Vector) -> Result<bool> {
         Ok(false)
     }
+    /// `y = A x` (with `mask`: the masked form of [`LinearOperator::apply_masked`]) that also
+    /// writes the per-block partial sums of `x·y` to the start of `partials` in the same pass (CG's
+    /// p·q without a vector pass of its own); returns how many, or `None`: not done, `y` untouched.
+    fn apply_dot(&self, _backend: &B, _x: &B::Vector, _y: &mut B::Vector, _mask: Option<&B::Vector>, _partials: &mut B::Vector) -> Result<Option<usize>> {
+        Ok(None)
+    }
 }
 
 /// The identity operator (no preconditioning).
@@ -123,7 +129,7 @@ impl<B: Backend> LinearOperator<B> for Identity {
 
 /// The state of a device-resident Jacobi-PCG ([`Backend::pcg_iterations`]): the CG vectors, the
 /// inverted diagonal, and on the device `state = [ρ_even, ρ_odd, flag, ‖r‖² of each iteration of
-/// the batch…]` and the per-block partial sums of the reductions.
+/// the batch…, α of the last iteration]` and the per-block partial sums of the reductions.
 pub struct PcgWork<'a, B: Backend> {
     pub p: B::Vector,
     pub q: B::Vector,

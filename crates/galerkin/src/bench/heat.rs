@@ -15,6 +15,9 @@ use crate::backend::cuda::CudaBackend;
 use crate::mesh::{generate, ordering, CellType};
 use crate::operator::{AssemblyLevel, FeBackend};
 use crate::physics::Coefficient;
+use crate::operator::level::none::direct::LatticeBox;
+use crate::operator::level::none::grid_cuda;
+use crate::problem::heat::lattice::{LatticeBackend, LatticeHeat, LatticeMaterial};
 use crate::problem::heat::{HeatSetup, HeatStepper};
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
@@ -27,8 +30,12 @@ use std::time::Instant;
 /// p, write q), p·q, x += αp, r −= αq, z = D⁻¹r, r·z, p = z + βp.
 pub const VECTOR_PASSES: usize = 18;
 /// The same on a backend with the device-resident loop ([`crate::solver::jacobi_cg`]): A p (2),
-/// p·q (2), the fused x, r update with r·D⁻¹r and r·r (5 reads, 2 writes), p = D⁻¹r + βp (3 + 1).
-pub const RESIDENT_VECTOR_PASSES: usize = 15;
+/// p·q (2), the fused r update with r·D⁻¹r and r·r (3 reads, 1 write), x += αp and p = D⁻¹r + βp
+/// (4 reads, 2 writes).
+pub const RESIDENT_VECTOR_PASSES: usize = 14;
+/// The resident loop with p·q summed inside the apply (the z-marching lattice kernel, the default
+/// from [`grid_cuda::MARCH_MIN_NODES`] nodes): 12.
+pub const FUSED_VECTOR_PASSES: usize = 12;
 
 /// What to sweep.
 #[derive(Clone, Debug)]
@@ -88,36 +95,98 @@ pub fn heat_space(dofs: usize, lattice: bool) -> Result<Arc<FunctionSpace>> {
     Ok(Arc::new(FunctionSpace::lagrange(Arc::new(mesh), 1, 1)?))
 }
 
+/// The same body as a lattice box (`none` built straight from the box, no mesh): the cell
+/// materials from the same centroid rule, indices into [`lattice_materials`].
+pub fn heat_box(dofs: usize) -> Result<(LatticeBox, Vec<u8>)> {
+    let n = ((dofs as f64).cbrt().round() as usize).saturating_sub(1).max(2);
+    let bx = LatticeBox::new([n; 3], [0.0; 3], [1.0; 3], CellType::Tetrahedron)?;
+    let material = bx.cell_materials(|c| Ok(if c[2] < 0.5 { 0 } else { 1 }))?;
+    Ok((bx, material))
+}
+
+/// ρc and k of the two materials of [`heat_box`] (those of `setup`'s regions 1 and 2).
+pub fn lattice_materials() -> [LatticeMaterial; 2] {
+    [LatticeMaterial { rhoc: 1.0, k: 1.0 }, LatticeMaterial { rhoc: 0.3, k: 0.05 }]
+}
+
 fn setup(dt: f64) -> HeatSetup {
     let table = |a: f64, b: f64| Coefficient::PerRegion(BTreeMap::from([(1, a), (2, b)]));
     HeatSetup { rhoc: table(1.0, 0.3), k: table(1.0, 0.05), zero_dirichlet: vec!["zmin".into()], dt, theta: 1.0 }
 }
 
+/// What a row times: the stepper on a mesh, or the lattice built straight from the box (`none`).
+enum Body<'a> {
+    Mesh(&'a Arc<FunctionSpace>),
+    Lattice(&'a LatticeBox, &'a [u8]),
+}
+
+/// The time loop of either body.
+enum Loop<'b, B: FeBackend + LatticeBackend> {
+    Mesh(HeatStepper<'b, B>),
+    Lattice(LatticeHeat<'b, B>),
+}
+
+impl<B: FeBackend + LatticeBackend> Loop<'_, B> {
+    fn run(&self, t: &mut B::Vector, steps: usize) -> Result<Vec<usize>> {
+        match self {
+            Loop::Mesh(s) => {
+                s.set_time(0.0);
+                s.run(t, steps)
+            }
+            Loop::Lattice(l) => l.run(t, steps),
+        }
+    }
+    fn storage_bytes(&self) -> usize {
+        match self {
+            Loop::Mesh(s) => s.storage_bytes(),
+            Loop::Lattice(l) => l.storage_bytes(),
+        }
+    }
+    fn implicit_storage_bytes(&self) -> usize {
+        match self {
+            Loop::Mesh(s) => s.implicit_storage_bytes(),
+            Loop::Lattice(l) => l.implicit_storage_bytes(),
+        }
+    }
+}
+
 /// Runs the sweep; `row` sees each row as it completes. `gpu`: a device and its copy bandwidth.
+/// `none` runs on the lattice built straight from the box (no mesh: what lets it reach 5·10⁷
+/// unknowns); the other levels on the mesh.
 pub fn run(cfg: &HeatBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut row: impl FnMut(&HeatRow) -> Result<()>) -> Result<Vec<HeatRow>> {
     if cfg.steps == 0 || cfg.runs == 0 {
         return Err(Error::invalid("bench --heat needs at least one step and one run"));
     }
     let mut rows = Vec::new();
     for &dofs in &cfg.dofs {
-        // Each numbering built only if a level asks for it (at 10⁷ unknowns one costs seconds).
+        // Each body built only if a level asks for it (at 10⁷ unknowns a mesh costs seconds).
         let (mut reordered, mut lattice) = (None, None);
         for &level in &cfg.levels {
-            let (slot, keep) = if level == AssemblyLevel::None { (&mut lattice, true) } else { (&mut reordered, false) };
-            let space: &Arc<FunctionSpace> = match slot {
-                Some(s) => s,
-                None => slot.insert(heat_space(dofs, keep)?),
+            let body = if level == AssemblyLevel::None {
+                let (bx, material) = match &lattice {
+                    Some(l) => l,
+                    None => lattice.insert(heat_box(dofs)?),
+                };
+                Body::Lattice(bx, material)
+            } else {
+                Body::Mesh(match &reordered {
+                    Some(s) => s,
+                    None => reordered.insert(heat_space(dofs, false)?),
+                })
             };
-            let n = space.ndofs();
+            let n = match body {
+                Body::Mesh(s) => s.ndofs(),
+                Body::Lattice(bx, _) => bx.ndofs(),
+            };
             if n <= cfg.cpu_max_dofs {
                 let copy = cpu_ceiling_gbs(64 << 20, n * 8);
-                let r = measure(&crate::backend::Cpu, &mut HostClock::default(), space, level, cfg, copy)?;
+                let r = measure(&crate::backend::Cpu, &mut HostClock::default(), &body, level, cfg, copy)?;
                 row(&r)?;
                 rows.push(r);
             }
             if let Some((be, copy)) = gpu {
                 let mut clock = EventClock::new(be)?;
-                let r = measure(be, &mut clock, space, level, cfg, copy)?;
+                let r = measure(be, &mut clock, &body, level, cfg, copy)?;
                 row(&r)?;
                 rows.push(r);
             }
@@ -126,13 +195,16 @@ pub fn run(cfg: &HeatBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut row: imp
     Ok(rows)
 }
 
-fn measure<B: FeBackend>(be: &B, clock: &mut dyn Clock, space: &Arc<FunctionSpace>, level: AssemblyLevel, cfg: &HeatBenchConfig, copy_gbs: f64) -> Result<HeatRow> {
-    let n = space.ndofs();
+fn measure<B: FeBackend + LatticeBackend>(be: &B, clock: &mut dyn Clock, body: &Body, level: AssemblyLevel, cfg: &HeatBenchConfig, copy_gbs: f64) -> Result<HeatRow> {
+    let (n, cells) = match body {
+        Body::Mesh(s) => (s.ndofs(), s.mesh.num_cells()),
+        Body::Lattice(bx, _) => (bx.ndofs(), bx.ncells()),
+    };
     let mut r = HeatRow {
         level: level.name().into(),
         backend: be.name().into(),
         dofs: n,
-        cells: space.mesh.num_cells(),
+        cells,
         steps: cfg.steps,
         setup_s: 0.0,
         total: None,
@@ -146,7 +218,13 @@ fn measure<B: FeBackend>(be: &B, clock: &mut dyn Clock, space: &Arc<FunctionSpac
         skipped: None,
     };
     let t = Instant::now();
-    let stepper = match skippable(HeatStepper::new(be, space.clone(), &setup(cfg.dt), level))? {
+    let built = match body {
+        Body::Mesh(space) => skippable(HeatStepper::new(be, (*space).clone(), &setup(cfg.dt), level))?.map(Loop::Mesh),
+        Body::Lattice(bx, material) => {
+            skippable(LatticeHeat::new(be, bx, material.to_vec(), &lattice_materials(), &["zmin"], cfg.dt, 1.0))?.map(Loop::Lattice)
+        }
+    };
+    let stepper = match built {
         Ok(s) => s,
         Err(why) => {
             r.skipped = Some(why);
@@ -160,7 +238,6 @@ fn measure<B: FeBackend>(be: &B, clock: &mut dyn Clock, space: &Arc<FunctionSpac
     for run in 0..=cfg.runs {
         let mut temp = be.zeros(n)?;
         be.copy(&initial, &mut temp)?;
-        stepper.set_time(0.0);
         clock.start()?;
         let its = stepper.run(&mut temp, cfg.steps)?;
         let s = clock.stop()?;
@@ -175,7 +252,11 @@ fn measure<B: FeBackend>(be: &B, clock: &mut dyn Clock, space: &Arc<FunctionSpac
     let total = Timing::from_samples(samples)?;
     let per = total.per(r.iterations);
     r.storage_bytes = stepper.storage_bytes();
-    let passes = if be.has_resident_pcg() { RESIDENT_VECTOR_PASSES } else { VECTOR_PASSES };
+    let passes = match (be.has_resident_pcg(), matches!(body, Body::Lattice(bx, _) if grid_cuda::fuses_dot(bx.points()))) {
+        (false, _) => VECTOR_PASSES,
+        (true, false) => RESIDENT_VECTOR_PASSES,
+        (true, true) => FUSED_VECTOR_PASSES,
+    };
     r.bytes_per_iteration = (stepper.implicit_storage_bytes() + passes * 8 * n) as f64;
     let what = format!("heat {} on {} ({n} unknowns)", level.name(), be.name());
     r.gb_per_s = guarded_gbs(&what, r.bytes_per_iteration, &per, copy_gbs)?;

@@ -97,4 +97,10 @@ impl<B: Backend, Op: LinearOperator<B>> LinearOperator<B> for Constrained<B, Op>
         backend.pointwise_mult(&self.comask, x, y)?;
         backend.axpy(1.0, &t, y)
     }
+    fn apply_dot(&self, backend: &B, x: &B::Vector, y: &mut B::Vector, mask: Option<&B::Vector>, partials: &mut B::Vector) -> Result<Option<usize>> {
+        match mask {
+            None => self.inner.apply_dot(backend, x, y, Some(&self.mask), partials),
+            Some(_) => Ok(None),
+        }
+    }
 }

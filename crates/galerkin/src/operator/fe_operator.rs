@@ -42,6 +42,12 @@ impl<B: Backend> LinearOperator<B> for Unconstrained<B> {
             Some(_) => Ok(false),
         }
     }
+    fn apply_dot(&self, be: &B, x: &B::Vector, y: &mut B::Vector, mask: Option<&B::Vector>, partials: &mut B::Vector) -> Result<Option<usize>> {
+        match self.boundary {
+            None => self.level.apply_dot(be, x, y, mask, partials),
+            Some(_) => Ok(None),
+        }
+    }
 }
 
 /// Dirichlet conditions in the masked form, with the masks the diagonal and node blocks need.
@@ -216,6 +222,12 @@ impl<B: Backend> LinearOperator<B> for FeOperator<B> {
         match &self.form {
             Form::Plain(u) => u.apply(be, x, y),
             Form::Masked(m) => m.op.apply(be, x, y),
+        }
+    }
+    fn apply_dot(&self, be: &B, x: &B::Vector, y: &mut B::Vector, mask: Option<&B::Vector>, partials: &mut B::Vector) -> Result<Option<usize>> {
+        match &self.form {
+            Form::Plain(u) => u.apply_dot(be, x, y, mask, partials),
+            Form::Masked(m) => m.op.apply_dot(be, x, y, mask, partials),
         }
     }
 }

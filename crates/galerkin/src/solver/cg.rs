@@ -106,7 +106,7 @@ pub fn jacobi_cg<B: Backend>(
         q: backend.zeros(n)?,
         r: backend.zeros(n)?,
         dinv: m.inverse_diagonal(),
-        state: backend.zeros(3 + PCG_BATCH)?,
+        state: backend.zeros(4 + PCG_BATCH)?,
         // Partials of one reduction per block of any launch grid: 3 per block, blocks ≤ n.
         partials: backend.zeros(3 * n.clamp(1, 1 << 16))?,
         iteration: 0,
@@ -122,7 +122,7 @@ pub fn jacobi_cg<B: Backend>(
             return Err(mon.error(format!("preconditioner is not positive definite (rᵀMr = {rho:.3e})")));
         }
         w.iteration = 0;
-        w.state = backend.from_host(&[rho, 0.0, 0.0].into_iter().chain(std::iter::repeat_n(0.0, PCG_BATCH)).collect::<Vec<_>>())?;
+        w.state = backend.from_host(&[rho, 0.0, 0.0].into_iter().chain(std::iter::repeat_n(0.0, PCG_BATCH + 1)).collect::<Vec<_>>())?;
         Ok(())
     };
     restart(&mut w, &mon)?;

@@ -207,6 +207,11 @@ pub trait LevelOperator<B: Backend>: Send + Sync {
     fn apply_masked(&self, _be: &B, _x: &B::Vector, _y: &mut B::Vector, _mask: &B::Vector) -> Result<bool> {
         Ok(false)
     }
+    /// `apply` (with `mask`: `apply_masked`) and the per-block partial sums of `x·y` in one pass
+    /// (see [`crate::backend::LinearOperator::apply_dot`]); `None` asks for the unfused form.
+    fn apply_dot(&self, _be: &B, _x: &B::Vector, _y: &mut B::Vector, _mask: Option<&B::Vector>, _partials: &mut B::Vector) -> Result<Option<usize>> {
+        Ok(None)
+    }
 }
 
 /// A backend the finite element operators run on: the one place per backend that maps an assembly

@@ -9,6 +9,7 @@ pub mod balance;
 pub mod loads;
 pub mod material;
 pub mod stepper;
+pub mod lattice;
 
 pub use balance::{EnergyBalance, StepRecord};
 pub use loads::{HeatLoads, Laser, Load, Schedule};

@@ -123,6 +123,15 @@ impl GridData {
         table.par_chunks_mut(nv * nv).zip(rep.par_iter()).try_for_each_init(Scratch::default, |s, (ke, &c)| {
             if c == usize::MAX { Ok(()) } else { integ.volume_matrix(c, s, ke) }
         })?;
+        Ok(Some(GridData::from_parts(lattice, nv, material, nmat, table, keys)))
+    }
+
+    /// The lattice operator from its stored parts (the material byte of every cell in block order,
+    /// the `nmat × per` element matrices and each material's key): the index tables, the uniform
+    /// stencils and the node codes derived. Shared by the mesh-recognised and the direct builds
+    /// ([`super::direct`]).
+    pub fn from_parts(lattice: Lattice, nv: usize, material: Vec<u8>, nmat: usize, table: Vec<f64>, keys: Vec<Vec<u64>>) -> GridData {
+        let per = lattice.per_block();
         let (corner, tpl) = index_tables(&lattice.template);
         let mut stencils = vec![0.0; nmat * 27];
         for (m, st) in stencils.chunks_mut(27).enumerate() {
@@ -141,7 +150,7 @@ impl GridData {
         }
         let mut g = GridData { lattice, nv, material, nmat, table, corner, tpl, stencils, node_material: Vec::new(), keys };
         g.node_material = g.node_materials();
-        Ok(Some(g))
+        g
     }
 
     fn node_materials(&self) -> Vec<u8> {

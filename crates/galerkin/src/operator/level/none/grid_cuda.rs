@@ -1,5 +1,11 @@
 //! The lattice operator of [`super::grid`] on the GPU (`kernels/grid.cu`): the material bytes, the
-//! element-matrix table and the two small index tables on the device, one thread per node.
+//! element-matrix table and the two small index tables on the device. Two applies, chosen by size
+//! as measured on the H100 (BENCHMARKS.md, issue 12's fourth round): below [`MARCH_MIN_NODES`] a
+//! thread per node in tiles of 32 × 4 × 2 nodes (`grid_apply*`; CG's p·q then a reduction of its
+//! own), from there a z-marching one (`grid_march*`: a block per tile of (x, y) columns and chunk
+//! of planes, the three planes a stencil spans in shared memory, the next one prefetched) that sums
+//! CG's p·q in the same pass ([`LevelOperator::apply_dot`]). `GALERKIN_GRID_KERNEL=tile|march`
+//! overrides, `GALERKIN_GRID_ZK` sets the marching chunk.
 use super::grid::{index_tables, GridData};
 use crate::backend::cuda::jit::GRID;
 use crate::backend::cuda::kernels::{launch, Kernel};
@@ -68,16 +74,75 @@ pub struct DeviceGrid {
     table: CudaSlice<f64>,
     /// Which nodes are free (host) and the node codes of the masked operator, once constrained.
     masked: Option<(Vec<bool>, CudaSlice<u8>)>,
+    march: [Kernel; 4],
+    /// Planes per z-chunk of a marching block; 0: the tile kernels.
+    zk: u32,
+    /// Per-block sums and the arrival counter of the fused x·y, grown to the launch's blocks.
+    dot: std::sync::Mutex<Option<(CudaSlice<f64>, CudaSlice<u32>)>>,
+}
+
+/// Columns per marching block along x and y (`MARCH_X`, `MARCH_Y` in grid.cu).
+const MARCH: [u32; 2] = [32, 8];
+
+/// Which apply kernel: `None` the default by size (see the module doc), `Some(0)` the tiles,
+/// `Some(zk)` marching by chunks of `zk` planes.
+pub type KernelChoice = Option<u32>;
+
+/// Lattices of at least this many nodes take the marching apply by default: on the H100 the tiles
+/// (unfused p·q) were faster at 2·10⁶ nodes (0.136 against 0.148 ms per PCG iteration) and the
+/// marching apply with the fused p·q at 10⁷ (0.535 against 0.587).
+pub const MARCH_MIN_NODES: usize = 5_000_000;
+
+pub fn fuses_dot(points: [usize; 3]) -> bool {
+    planes_per_chunk(points, None) > 0
+}
+
+/// Planes per z-chunk of the marching kernel (0: the tiles) for a lattice of `points` nodes per
+/// axis: long chunks (each re-reads two halo planes) as long as there are enough blocks to fill
+/// the GPU (≈ 2048).
+fn planes_per_chunk(points: [usize; 3], choice: KernelChoice) -> u32 {
+    if let Some(zk) = choice {
+        return zk;
+    }
+    let march = match std::env::var("GALERKIN_GRID_KERNEL").as_deref() {
+        Ok("march") => true,
+        Ok("tile") => false,
+        _ => points.iter().product::<usize>() >= MARCH_MIN_NODES,
+    };
+    if !march {
+        return 0;
+    }
+    if let Some(zk) = std::env::var("GALERKIN_GRID_ZK").ok().and_then(|v| v.parse::<u32>().ok()).filter(|&z| z > 0) {
+        return zk;
+    }
+    let tiles = points[0].div_ceil(MARCH[0] as usize) * points[1].div_ceil(MARCH[1] as usize);
+    let chunks = 2048usize.div_ceil(tiles).max(1);
+    points[2].div_ceil(chunks).clamp(4, 64) as u32
 }
 
 impl DeviceGrid {
     /// The lattice operator of `input` on the GPU, or `None` where [`GridData::try_new`] declines.
     pub fn try_build(be: &CudaBackend, input: &LevelInput) -> Result<Option<DeviceGrid>> {
         let Some(host) = GridData::try_new(input)? else { return Ok(None) };
+        Self::from_data(be, host).map(Some)
+    }
+
+    /// The lattice operator of `host` on the GPU (built from a mesh or straight from a box).
+    pub fn from_data(be: &CudaBackend, host: GridData) -> Result<DeviceGrid> {
+        Self::from_data_with(be, host, None)
+    }
+
+    /// [`DeviceGrid::from_data`] with the apply kernel chosen (tests run both).
+    pub fn from_data_with(be: &CudaBackend, host: GridData, choice: KernelChoice) -> Result<DeviceGrid> {
         let module = be.variant_module(&GRID, &defines(&host.lattice.template))?;
         let [nx, ny, nz] = host.lattice.n.map(|k| k as u64);
         let lattice = DeviceLattice { nx, ny, nz, px: nx + 1, py: ny + 1 };
-        Ok(Some(DeviceGrid {
+        let march = ["grid_march", "grid_march_masked", "grid_march_dot", "grid_march_masked_dot"].map(|k| Kernel::from_module(&module, k));
+        let [m0, m1, m2, m3] = march;
+        Ok(DeviceGrid {
+            march: [m0?, m1?, m2?, m3?],
+            zk: planes_per_chunk(host.lattice.points(), choice),
+            dot: std::sync::Mutex::new(None),
             apply_k: Kernel::from_module(&module, "grid_apply")?,
             apply_masked_k: Kernel::from_module(&module, "grid_apply_masked")?,
             diagonal_k: Kernel::from_module(&module, "grid_diagonal")?,
@@ -87,7 +152,7 @@ impl DeviceGrid {
             table: be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?,
             masked: None,
             host,
-        }))
+        })
     }
 }
 
@@ -118,16 +183,77 @@ impl DeviceGrid {
         if !be.owns(&self.table) {
             return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
         }
+        self.launch_kernel(be, x, y, mask, None)
+    }
+
+    /// The apply of this operator's kernel (tiles, or marching with x·y into `total[0]` when given).
+    fn launch_kernel(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, total: Option<&mut CudaVector>) -> Result<()> {
+        if self.zk > 0 {
+            return self.launch_march(be, x, y, mask, total);
+        }
+        if total.is_some() {
+            return Err(Error::invalid("the lattice's tile apply does not fuse x·y"));
+        }
+        let n = self.host.ndofs();
         let (cfg, shared) = self.config()?;
         let stencil_at = self.host.table.len() as u64;
         let p = param_stencils(&self.host);
+        let (l, mat, tab) = (&self.lattice, &self.material, &self.table);
+        let codes = self.codes(be, n, mask)?;
+        match mask {
+            None => launch!(be, &self.apply_k, cfg; l, mat, tab, &shared, &stencil_at, &p, codes, &x.data, &mut y.data),
+            Some(m) => launch!(be, &self.apply_masked_k, cfg; l, mat, tab, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data),
+        }
+    }
+
+    /// The node codes of the plain or (with `mask`) the masked operator.
+    fn codes(&self, be: &CudaBackend, n: usize, mask: Option<&CudaVector>) -> Result<&CudaSlice<u8>> {
         match (mask, &self.masked) {
-            (None, _) => launch!(be, &self.apply_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &p, &self.node_material, &x.data, &mut y.data),
+            (None, _) => Ok(&self.node_material),
             (Some(mask), Some((_, codes))) => {
                 be.check("lattice operator masked apply", n, &[mask])?;
-                launch!(be, &self.apply_masked_k, cfg; &self.lattice, &self.material, &self.table, &shared, &stencil_at, &p, codes, &x.data, &mut y.data, &mask.data)
+                Ok(codes)
             }
             (Some(_), None) => Err(Error::invalid("masked lattice apply before its Dirichlet mask was set")),
+        }
+    }
+
+    /// The x·y scratch with room for `blocks` block sums (the counter zeroed once, at allocation;
+    /// the kernel's last block resets it).
+    fn dot_scratch(&self, be: &CudaBackend, blocks: usize) -> Result<std::sync::MutexGuard<'_, Option<(CudaSlice<f64>, CudaSlice<u32>)>>> {
+        let mut g = self.dot.lock().map_err(|_| Error::invalid("lattice x·y scratch poisoned"))?;
+        if g.as_ref().is_none_or(|(s, _)| s.len() < blocks) {
+            *g = Some((be.upload(&vec![0.0; blocks])?, be.upload(&[0u32])?));
+        }
+        Ok(g)
+    }
+
+    /// The z-marching apply (`grid_march*`), masked with `mask`, with x·y into `total[0]` when given.
+    fn launch_march(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, total: Option<&mut CudaVector>) -> Result<()> {
+        let n = self.host.ndofs();
+        let [px, py, pz] = self.host.lattice.points();
+        let zk = self.zk;
+        let dims = [px.div_ceil(MARCH[0] as usize), py.div_ceil(MARCH[1] as usize), pz.div_ceil(zk as usize)];
+        if dims[1] > 65535 || dims[2] > 65535 || dims[0] > u32::MAX as usize {
+            return Err(Error::Unsupported(format!("a lattice of {px}×{py}×{pz} nodes exceeds the launch grid")));
+        }
+        let blocks = dims.iter().product::<usize>();
+        let cfg = cudarc::driver::LaunchConfig { grid_dim: (dims[0] as u32, dims[1] as u32, dims[2] as u32), block_dim: (MARCH[0], MARCH[1], 1), shared_mem_bytes: 0 };
+        let stencil_at = self.host.table.len() as u64;
+        let p = param_stencils(&self.host);
+        let codes = self.codes(be, n, mask)?;
+        let (l, mat, tab) = (&self.lattice, &self.material, &self.table);
+        match (mask, total) {
+            (None, None) => launch!(be, &self.march[0], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &zk),
+            (Some(m), None) => launch!(be, &self.march[1], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data, &zk),
+            (m, Some(total)) => {
+                let mut guard = self.dot_scratch(be, blocks)?;
+                let (sums, counter) = guard.as_mut().ok_or_else(|| Error::invalid("lattice x·y scratch missing"))?;
+                match m {
+                    None => launch!(be, &self.march[2], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &zk, sums, counter, &mut total.data),
+                    Some(m) => launch!(be, &self.march[3], cfg; l, mat, tab, &stencil_at, &p, codes, &x.data, &mut y.data, &m.data, &zk, sums, counter, &mut total.data),
+                }
+            }
         }
     }
 
@@ -161,6 +287,16 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
         }
         self.launch_apply(be, x, y, Some(mask))?;
         Ok(true)
+    }
+    fn apply_dot(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, partials: &mut CudaVector) -> Result<Option<usize>> {
+        if self.zk == 0 || mask.is_some() && self.masked.is_none() || partials.is_empty() {
+            return Ok(None);
+        }
+        be.check("lattice operator apply", self.host.ndofs(), &[x, y])?;
+        if !be.owns(&self.table) {
+            return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
+        }
+        self.launch_kernel(be, x, y, mask, Some(partials)).map(|_| Some(1))
     }
     fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
         let n = self.host.ndofs();

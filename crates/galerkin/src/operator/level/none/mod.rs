@@ -5,5 +5,6 @@
 //! QFunction's `apply` runs inside the kernel, the matrix-free apply of [`super::partial`]).
 pub mod cpu;
 pub mod cuda;
+pub mod direct;
 pub mod grid;
 pub mod grid_cuda;

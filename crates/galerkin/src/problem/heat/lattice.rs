@@ -1,0 +1,158 @@
+//! The θ-method time loop on a generated box at the `none` level built straight from the box
+//! ([`crate::operator::level::none::direct`]): no mesh, no dof map, so 5·10⁷ unknowns and more fit
+//! and start in seconds. The same steps as [`super::HeatStepper`] with zero Dirichlet temperature
+//! on the named sides and the other sides insulated (no loads): `rhs = mask∘((M/Δt − (1−θ)K) Tⁿ)`,
+//! Jacobi-PCG on the masked `M/Δt + θK` started from `Tⁿ`, then `Tⁿ⁺¹ = mask∘T` — the same
+//! operators, iterations and temperatures as the stepper on the recognised mesh (tests/heat_lattice.rs).
+use crate::backend::cuda::CudaBackend;
+use crate::backend::{Backend, Cpu, LinearOperator};
+use crate::operator::level::none::direct::LatticeBox;
+use crate::operator::level::none::grid::{CpuGrid, GridData};
+use crate::operator::level::none::grid_cuda::DeviceGrid;
+use crate::operator::level::LevelOperator;
+use crate::solver::{jacobi_cg, Jacobi, KrylovOptions};
+use crate::{Error, Result};
+
+/// A backend that can hold a lattice operator built outside the mesh path.
+pub trait LatticeBackend: Backend {
+    fn lattice_operator(&self, g: GridData) -> Result<Box<dyn LevelOperator<Self>>>;
+}
+
+impl LatticeBackend for Cpu {
+    fn lattice_operator(&self, g: GridData) -> Result<Box<dyn LevelOperator<Cpu>>> {
+        Ok(Box::new(CpuGrid(g)))
+    }
+}
+
+impl LatticeBackend for CudaBackend {
+    fn lattice_operator(&self, g: GridData) -> Result<Box<dyn LevelOperator<CudaBackend>>> {
+        Ok(Box::new(DeviceGrid::from_data(self, g)?))
+    }
+}
+
+/// The masked operator `M A M + (I − M)` of a lattice level (one fused pass, with CG's p·q where
+/// the backend fuses that too).
+struct Masked<'a, B: Backend> {
+    level: &'a dyn LevelOperator<B>,
+    mask: &'a B::Vector,
+    n: usize,
+}
+
+impl<B: Backend> LinearOperator<B> for Masked<'_, B> {
+    fn nrows(&self) -> usize {
+        self.n
+    }
+    fn ncols(&self) -> usize {
+        self.n
+    }
+    fn apply(&self, be: &B, x: &B::Vector, y: &mut B::Vector) -> Result<()> {
+        if self.level.apply_masked(be, x, y, self.mask)? {
+            Ok(())
+        } else {
+            Err(Error::invalid("lattice heat: the level has no masked apply"))
+        }
+    }
+    fn apply_dot(&self, be: &B, x: &B::Vector, y: &mut B::Vector, mask: Option<&B::Vector>, partials: &mut B::Vector) -> Result<Option<usize>> {
+        match mask {
+            None => self.level.apply_dot(be, x, y, Some(self.mask), partials),
+            Some(_) => Ok(None),
+        }
+    }
+}
+
+/// Material of a lattice heat problem: volumetric heat capacity ρc and conductivity k.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatticeMaterial {
+    pub rhoc: f64,
+    pub k: f64,
+}
+
+/// The two step operators of a θ-step on a lattice box, built once.
+pub struct LatticeHeat<'b, B: LatticeBackend> {
+    be: &'b B,
+    implicit: Box<dyn LevelOperator<B>>,
+    explicit: Box<dyn LevelOperator<B>>,
+    mask: B::Vector,
+    jacobi: Jacobi<B>,
+    n: usize,
+    pub options: KrylovOptions,
+}
+
+impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
+    /// `material[c]` indexes `materials` for every cell of `bx` (in `box_mesh` order); T = 0 on
+    /// `zero_dirichlet` sides, the rest insulated; time step `dt`, `theta` ∈ [½, 1].
+    pub fn new(be: &'b B, bx: &LatticeBox, material: Vec<u8>, materials: &[LatticeMaterial], zero_dirichlet: &[&str], dt: f64, theta: f64) -> Result<Self> {
+        if !(dt.is_finite() && dt > 0.0) {
+            return Err(Error::invalid(format!("time step `dt` must be positive and finite (got {dt})")));
+        }
+        if !(0.5..=1.0).contains(&theta) {
+            return Err(Error::invalid(format!("`theta` must lie in [0.5, 1] (got {theta})")));
+        }
+        if let Some((m, v)) = materials.iter().enumerate().find(|(_, v)| !(v.rhoc > 0.0 && v.k > 0.0 && v.rhoc.is_finite() && v.k.is_finite())) {
+            return Err(Error::invalid(format!("lattice heat: material {m} has ρc = {}, k = {} (positive and finite)", v.rhoc, v.k)));
+        }
+        let coef = |s: f64| materials.iter().map(|v| [v.rhoc / dt, s * v.k]).collect::<Vec<_>>();
+        let explicit_data = GridData::from_box(bx, material.clone(), &coef(theta - 1.0))?;
+        let implicit_data = GridData::from_box(bx, material, &coef(theta))?;
+        let n = bx.ndofs();
+        let free = bx.free_mask(zero_dirichlet)?;
+        let mut implicit = be.lattice_operator(implicit_data)?;
+        implicit.set_dirichlet(be, &free)?;
+        let explicit = be.lattice_operator(explicit_data)?;
+        let mask = be.from_host(&free)?;
+        // Diagonal of the masked operator: a_ii on free rows, 1 on fixed ones.
+        let d = implicit.node_blocks(be)?;
+        let mut diag = be.from_host(&free.iter().map(|m| 1.0 - m).collect::<Vec<_>>())?;
+        let mut free_d = be.zeros(n)?;
+        be.pointwise_mult(&mask, &d, &mut free_d)?;
+        be.axpy(1.0, &free_d, &mut diag)?;
+        let jacobi = Jacobi::new(be, &diag)?;
+        let options = KrylovOptions { rtol: 1e-10, atol: 0.0, ..KrylovOptions::default() };
+        Ok(LatticeHeat { be, implicit, explicit, mask, jacobi, n, options })
+    }
+
+    pub fn ndofs(&self) -> usize {
+        self.n
+    }
+
+    /// Bytes both step operators keep.
+    pub fn storage_bytes(&self) -> usize {
+        self.implicit.storage_bytes() + self.explicit.storage_bytes()
+    }
+
+    /// Bytes the implicit operator keeps (what each PCG iteration reads besides vectors).
+    pub fn implicit_storage_bytes(&self) -> usize {
+        self.implicit.storage_bytes()
+    }
+
+    /// `y = (M/Δt + θK) x`, unconstrained (tests).
+    pub fn apply_implicit(&self, x: &B::Vector, y: &mut B::Vector) -> Result<()> {
+        self.implicit.apply(self.be, x, y)
+    }
+
+    /// `y = (M/Δt − (1−θ)K) x` (tests).
+    pub fn apply_explicit(&self, x: &B::Vector, y: &mut B::Vector) -> Result<()> {
+        self.explicit.apply(self.be, x, y)
+    }
+
+    /// Advances `t` by `steps` steps; returns the PCG iterations of each.
+    pub fn run(&self, t: &mut B::Vector, steps: usize) -> Result<Vec<usize>> {
+        let be = self.be;
+        if be.len(t) != self.n {
+            return Err(Error::dim("lattice heat temperature", self.n, be.len(t)));
+        }
+        let a = Masked { level: &*self.implicit, mask: &self.mask, n: self.n };
+        let (mut load, mut rhs) = (be.zeros(self.n)?, be.zeros(self.n)?);
+        let mut its = Vec::with_capacity(steps);
+        for _ in 0..steps {
+            self.explicit.apply(be, t, &mut load)?;
+            be.pointwise_mult(&self.mask, &load, &mut rhs)?;
+            let stats = jacobi_cg(be, &a, &self.jacobi, &rhs, t, &self.options)?;
+            // Fixed nodes exactly at 0 (CG leaves them within its tolerance).
+            be.pointwise_mult(&self.mask, t, &mut rhs)?;
+            std::mem::swap(t, &mut rhs);
+            its.push(stats.iterations);
+        }
+        Ok(its)
+    }
+}
