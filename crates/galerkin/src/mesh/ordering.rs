@@ -48,7 +48,7 @@ pub fn hilbert_cell_order(mesh: &Mesh) -> Vec<u32> {
         })
         .collect();
     keyed.par_sort_unstable();
-    keyed.into_iter().map(|(_, c)| c).collect()
+    keyed.into_par_iter().map(|(_, c)| c).collect()
 }
 
 /// `mesh` renumbered for memory locality: cells in Hilbert order, vertices in order of first

@@ -9,8 +9,10 @@ use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::{CudaBackend, CudaVector};
 use crate::backend::Backend;
 use crate::expr::Expr;
+use crate::operator::level::full::cuda::{flat_coords, to_u32};
 use crate::operator::ElementIntegrator;
 use crate::{Error, Result};
+use rayon::prelude::*;
 
 /// ∫ f·φ_i for every dof, on the device, or `None` where the kernel does not apply (a component
 /// not compiled to CUDA, a signed modal space, more than three components); the caller then
@@ -53,16 +55,15 @@ pub fn load_vector_cuda(be: &CudaBackend, integ: &ElementIntegrator, source: &[E
     let module = be.variant_module(&LOAD, &defines)?;
     let kernel = Kernel::from_module(&module, "load_vector")?;
 
-    let u32s = |v: &[usize], what: &str| -> Result<Vec<u32>> {
-        v.iter().map(|&x| u32::try_from(x).map_err(|_| Error::Unsupported(format!("{what} index {x} exceeds the GPU's 32-bit indices")))).collect()
-    };
-    let coords: Vec<f64> = mesh.coords.iter().flat_map(|c| c[..dim].iter().copied()).collect();
-    let (coords, verts) = (be.upload(&coords)?, be.upload(&u32s(&mesh.cells, "vertex")?)?);
-    let (dofs, tabd) = (be.upload(&u32s(&space.dofmap.cell_nodes, "node")?)?, be.upload(&t)?);
+    let coords = be.upload(&flat_coords(mesh, dim))?;
+    let verts = be.upload(&to_u32(&mesh.cells, "vertex")?)?;
+    // P1: the nodes are the vertices, already on the device.
+    let dofs = if space.dofmap.cell_nodes.par_iter().eq(mesh.cells.par_iter()) { None } else { Some(be.upload(&to_u32(&space.dofmap.cell_nodes, "node")?)?) };
+    let tabd = be.upload(&t)?;
     let mut b = be.zeros(space.ndofs())?;
     let ncells = mesh.num_cells() as u64;
     if ncells > 0 {
-        launch!(be, &kernel, be.grid(ncells); &ncells, &coords, &verts, &dofs, &tabd, &mut b.data)?;
+        launch!(be, &kernel, be.grid(ncells); &ncells, &coords, &verts, dofs.as_ref().unwrap_or(&verts), &tabd, &mut b.data)?;
     }
     Ok(Some(b))
 }
