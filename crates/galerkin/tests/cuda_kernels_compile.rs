@@ -288,6 +288,28 @@ fn error_norm_kernels_compile_with_expressions() {
     }
 }
 
+/// The device load vector (`load.cu`) with sources as problem files give them: scalar and
+/// vector, simplices (one Jacobian per cell) and hexahedra, 2D and 3D.
+#[test]
+fn load_kernels_compile_with_expressions() {
+    if !nvrtc() {
+        return;
+    }
+    let src = |s: &str| galerkin::expr::Expr::parse(s).unwrap().cuda_source().unwrap().to_string();
+    for (dim, nv, nloc, nq, affine, exprs) in [
+        (3, 4, 4, 4, 1, vec![src("3*pi^2*(1 + x^2)*sin(pi*x)*sin(pi*y)*sin(pi*z) - 2*x*pi*cos(pi*x)*sin(pi*y)*sin(pi*z)")]),
+        (3, 4, 10, 14, 1, vec![src("x*y + t")]),
+        (2, 3, 6, 6, 1, vec![src("x*y"), src("1.5")]),
+        (3, 8, 27, 27, 0, vec![src("x"), src("-y^2"), src("exp(z*x)")]),
+    ] {
+        let mut defines = vec![format!("DIM={dim}"), format!("NV={nv}"), format!("NLOC={nloc}"), format!("NQ={nq}"), format!("NCOMP={}", exprs.len()), format!("AFFINE={affine}")];
+        defines.extend(exprs.iter().enumerate().map(|(c, s)| format!("F{c}={s}")));
+        let c = jit::compile_ptx_with(&jit::LOAD, "compute_90", &defines).unwrap_or_else(|e| panic!("dim {dim}: {e}"));
+        assert!(!c.log.to_ascii_lowercase().contains("warning"), "dim {dim}: {}", c.log);
+        assert!(c.ptx.contains(".entry load_vector("), "dim {dim}");
+    }
+}
+
 /// DG advection's kernels, as problems generate them: the assembly for every degree on triangles
 /// and quadrilaterals (expression and per-cell velocities, several inflow data), and the element
 /// block Jacobi for every block size a P0–P3 / Q0–Q3 space has.

@@ -80,7 +80,7 @@ fn check_space(cell: CellType, degree: usize, ncomp: usize) {
     let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, ncomp).unwrap());
     for (name, physics) in physics_cases(mesh.dim, ncomp) {
         let label = format!("{cell:?} degree {degree} {name}");
-        let problem = LinearProblem { space: space.clone(), physics, source: None, bcs: Vec::new(), quadrature_degree: None, quadrature: Default::default() };
+        let problem = LinearProblem { space: space.clone(), physics, source: None, source_exprs: None, bcs: Vec::new(), quadrature_degree: None, quadrature: Default::default() };
         let a = cpu_matrix(&problem);
         let rhs = vec![0.0; a.nrows];
         on_backends!(|be| {
@@ -150,7 +150,7 @@ fn patch_scatter_over_many_patches_matches_the_cpu() {
         let per_patch = patch_cells(space.dofmap.nodes_per_cell, ncomp, None).unwrap();
         assert!(mesh.num_cells() > 3 * per_patch, "{cell:?}: {} cells make too few patches of {per_patch}", mesh.num_cells());
         let (name, physics) = physics_cases(mesh.dim, ncomp).swap_remove(0);
-        let problem = LinearProblem { space, physics, source: None, bcs: Vec::new(), quadrature_degree: None, quadrature: Default::default() };
+        let problem = LinearProblem { space, physics, source: None, source_exprs: None, bcs: Vec::new(), quadrature_degree: None, quadrature: Default::default() };
         let cpu = cpu_matrix(&problem);
         let tuning = Tuning { scatter: Scatter::Patch, ..Tuning::default() };
         let gpu = problem.system(&be, AssemblyLevel::Full, tuning).unwrap().matrix_to_host().unwrap().unwrap();

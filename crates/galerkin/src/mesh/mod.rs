@@ -5,6 +5,7 @@
 //! map to integer tags so problem files can say `boundary = "xmin"`.
 mod cell;
 pub mod generate;
+pub mod hilbert;
 pub mod gmsh;
 pub mod lattice;
 pub mod ordering;

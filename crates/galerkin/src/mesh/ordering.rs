@@ -6,8 +6,10 @@
 //! Sorting cells by the Hilbert index of their centroid gives blobs at every scale.
 use super::{BoundaryFacet, Mesh};
 use crate::Result;
-use hilbert_index::ToHilbertIndex;
+use super::hilbert::HilbertTable;
+use crate::operator::coloring::SharedMut;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The cells of `mesh` in Hilbert-curve order of their centroids (a permutation of
 /// `0..num_cells`; ties keep the mesh order).
@@ -32,20 +34,21 @@ pub fn hilbert_cell_order(mesh: &Mesh) -> Vec<u32> {
             ((t * (cells - 1) as f64).round() as u64).min(cells - 1) as usize
         })
     };
+    let (t2, t3) = (HilbertTable::<2>::new(), HilbertTable::<3>::new());
     let mut keyed: Vec<(usize, u32)> = (0..mesh.num_cells())
         .into_par_iter()
         .map(|c| {
             let g = grid(c);
             let h = match dim {
                 1 => g[0],
-                2 => [g[0], g[1]].to_hilbert_index(level),
-                _ => g.to_hilbert_index(level),
+                2 => t2.index([g[0], g[1]], level),
+                _ => t3.index(g, level),
             };
             (h, c as u32)
         })
         .collect();
     keyed.par_sort_unstable();
-    keyed.into_iter().map(|(_, c)| c).collect()
+    keyed.into_par_iter().map(|(_, c)| c).collect()
 }
 
 /// `mesh` renumbered for memory locality: cells in Hilbert order, vertices in order of first
@@ -57,22 +60,28 @@ pub fn hilbert_cell_order(mesh: &Mesh) -> Vec<u32> {
 pub fn reorder_for_locality(mesh: &Mesh) -> Result<Mesh> {
     let order = hilbert_cell_order(mesh);
     let nv = mesh.num_vertices();
-    let mut new_id = vec![usize::MAX; nv];
-    let mut old_of = Vec::with_capacity(nv);
-    for &c in &order {
-        for &v in mesh.cell(c as usize) {
-            if new_id[v] == usize::MAX {
-                new_id[v] = old_of.len();
-                old_of.push(v);
-            }
+    let npc = mesh.cell_type.num_vertices();
+    // First appearance in parallel: a vertex's new number is the rank of the first position
+    // (cell in the new order, local vertex) where it occurs, so the minimum position per vertex,
+    // sorted, gives the serial first-appearance numbering exactly.
+    let first: Vec<AtomicU64> = (0..nv).into_par_iter().map(|_| AtomicU64::new(u64::MAX)).collect();
+    order.par_iter().enumerate().for_each(|(k, &c)| {
+        for (i, &v) in mesh.cell(c as usize).iter().enumerate() {
+            first[v].fetch_min((k * npc + i) as u64, Ordering::Relaxed);
         }
-    }
-    for (v, id) in new_id.iter_mut().enumerate() {
-        if *id == usize::MAX {
-            *id = old_of.len();
-            old_of.push(v);
-        }
-    }
+    });
+    let mut seen: Vec<(u64, usize)> = first.par_iter().enumerate().map(|(v, f)| (f.load(Ordering::Relaxed), v)).collect();
+    drop(first);
+    // Vertices of no cell keep u64::MAX and their old order (v breaks the tie) and go last.
+    seen.par_sort_unstable();
+    let old_of: Vec<usize> = seen.into_par_iter().map(|(_, v)| v).collect();
+    let mut new_id = vec![0usize; nv];
+    let ip = SharedMut(new_id.as_mut_ptr());
+    old_of.par_iter().enumerate().for_each(|(k, &v)| {
+        let ip = ip;
+        // SAFETY: old_of is a permutation, so each v is written once.
+        unsafe { *ip.0.add(v) = k };
+    });
     let cells = order.par_iter().flat_map_iter(|&c| mesh.cell(c as usize).iter().map(|&v| new_id[v])).collect();
     let tags = order.par_iter().map(|&c| mesh.cell_tags[c as usize]).collect();
     let boundary = mesh
@@ -112,6 +121,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The parallel renumbering is the serial first-appearance numbering exactly (a vertex of no
+    /// cell included, which goes last).
+    #[test]
+    fn parallel_renumbering_is_first_appearance() {
+        let mut mesh = generate::box_mesh(9, 7, 5, [0.0; 3], [1.0; 3], CellType::Tetrahedron).unwrap();
+        mesh.coords.push([0.5, 0.5, 2.0]);
+        let order = hilbert_cell_order(&mesh);
+        let mut old_of = Vec::new();
+        let mut seen = vec![false; mesh.num_vertices()];
+        for &c in &order {
+            for &v in mesh.cell(c as usize) {
+                if !seen[v] {
+                    seen[v] = true;
+                    old_of.push(v);
+                }
+            }
+        }
+        old_of.extend((0..mesh.num_vertices()).filter(|&v| !seen[v]));
+        let r = reorder_for_locality(&mesh).unwrap();
+        let expected: Vec<[f64; 3]> = old_of.iter().map(|&v| mesh.coords[v]).collect();
+        assert!(r.coords == expected, "vertex order differs from first appearance");
+        assert_eq!(r.coords.last(), Some(&[0.5, 0.5, 2.0]));
     }
 
     /// Renumbering keeps the mesh (the same cells, coordinates, region and boundary tags) and makes

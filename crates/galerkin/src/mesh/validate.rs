@@ -1,5 +1,6 @@
 //! Mesh validation, run by [`Mesh::new`] so every mesh in the pipeline is usable: later stages
 //! (Jacobians, dof maps, boundary conditions) then never need to re-check and can index freely.
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use super::{CellType, Mesh};
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -115,11 +116,10 @@ fn check_connectivity(mesh: &Mesh, names: &dyn Names) -> Result<()> {
     if let Some(e) = bad {
         return Err(e);
     }
-    let mut used = vec![false; nverts];
-    for &v in &mesh.cells {
-        used[v] = true;
-    }
-    match used.iter().position(|&u| !u) {
+    // In parallel: 10^8 incidences at 10^7 unknowns (every id is in range, checked above).
+    let used: Vec<AtomicBool> = (0..nverts).into_par_iter().map(|_| AtomicBool::new(false)).collect();
+    mesh.cells.par_iter().for_each(|&v| used[v].store(true, Relaxed));
+    match used.par_iter().position_first(|u| !u.load(Relaxed)) {
         Some(v) => Err(Error::mesh(
             names.node_location(v),
             format!("dangling {}: it is a vertex of no cell", names.node(v)),

@@ -7,6 +7,7 @@ use crate::linalg::CsrMatrix;
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The CSR pattern of `space`'s operators: dof (n, a) couples to (m, b) when nodes n and m share a
 /// cell, for all components a, b. Values are zero.
@@ -44,20 +45,25 @@ pub fn pattern(space: &FunctionSpace, with_slots: bool) -> Result<(CsrMatrix, Op
     if nn * ncomp > u32::MAX as usize || ncells * npc > u32::MAX as usize {
         return Err(Error::Unsupported(format!("{} dofs or {} cell nodes exceed the 32-bit index range", nn * ncomp, ncells * npc)));
     }
-    // node -> incidences (c·npc + i), CSR
-    let mut start = vec![0u32; nn + 1];
-    for &n in &dm.cell_nodes {
-        start[n + 1] += 1;
-    }
+    // node -> incidences (c·npc + i), CSR, counted and filled in parallel with atomics (the
+    // order of a node's incidences does not matter: its columns are sorted below).
+    let counts: Vec<AtomicU32> = (0..nn + 1).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    dm.cell_nodes.par_iter().for_each(|&n| {
+        counts[n + 1].fetch_add(1, Ordering::Relaxed);
+    });
+    let mut start: Vec<u32> = counts.into_par_iter().map(AtomicU32::into_inner).collect();
     for i in 0..nn {
         start[i + 1] += start[i];
     }
-    let mut fill = start.clone();
+    let fill: Vec<AtomicU32> = start[..nn].par_iter().map(|&s| AtomicU32::new(s)).collect();
     let mut inc = vec![0u32; dm.cell_nodes.len()];
-    for (k, &n) in dm.cell_nodes.iter().enumerate() {
-        inc[fill[n] as usize] = k as u32;
-        fill[n] += 1;
-    }
+    let ip = SharedMut(inc.as_mut_ptr());
+    dm.cell_nodes.par_iter().enumerate().for_each(|(k, &n)| {
+        let ip = ip;
+        let at = fill[n].fetch_add(1, Ordering::Relaxed);
+        // SAFETY: every fetch_add hands out a distinct slot of node n's range.
+        unsafe { *ip.0.add(at as usize) = k as u32 };
+    });
     drop(fill);
     let mut rank = if with_slots { vec![0u16; ncells * npc * npc] } else { Vec::new() };
     let rp = SharedMut(rank.as_mut_ptr());

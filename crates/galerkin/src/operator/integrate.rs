@@ -95,11 +95,14 @@ impl<'a> ElementIntegrator<'a> {
         let facets = facet_quadratures(space, default_degree(space, 2 * k + 2))?;
         physics.check(&space.mesh)?;
         let passive = PassiveData::sample(&qf, &space.mesh, &geo, quad.len())?;
-        Ok(ElementIntegrator { space, physics, qf, basis, quad, tab, geo, passive, facets, robin: vec![Vec::new(); space.mesh.num_cells()] })
+        Ok(ElementIntegrator { space, physics, qf, basis, quad, tab, geo, passive, facets, robin: Vec::new() })
     }
 
     /// Add a Robin term α u·v on the given (cell, local facet) pairs.
     pub fn add_robin(&mut self, facets: &[(usize, usize)], alpha: &Coefficient) {
+        if self.robin.is_empty() && !facets.is_empty() {
+            self.robin = vec![Vec::new(); self.space.mesh.num_cells()];
+        }
         for &(c, lf) in facets {
             self.robin[c].push((lf, alpha.clone()));
         }
@@ -171,7 +174,7 @@ impl<'a> ElementIntegrator<'a> {
         let n = self.space.ncomp;
         let nd = self.elem_size();
         let region = self.space.mesh.cell_tags[c];
-        for (lf, alpha) in &self.robin[c] {
+        for (lf, alpha) in self.robin.get(c).into_iter().flatten() {
             let fq = &self.facets[*lf];
             let nloc = fq.tab.ndofs;
             self.for_facet_points(c, fq, |x, _nrm, w, vals| {

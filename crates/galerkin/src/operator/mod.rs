@@ -16,6 +16,7 @@ pub mod fe_operator;
 pub mod geometry;
 pub mod integrate;
 pub mod level;
+pub mod load_cuda;
 pub mod local_matrix;
 pub mod norms;
 pub mod norms_cuda;

@@ -9,6 +9,7 @@ use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::CudaBackend;
 use crate::expr::Expr;
 use crate::fe::QuadratureRule;
+use crate::operator::level::full::cuda::{flat_coords, to_u32};
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
 
@@ -54,12 +55,10 @@ pub fn error_norms_cuda(be: &CudaBackend, space: &FunctionSpace, u: &[f64], exac
     let module = be.variant_module(&NORMS, &defines)?;
     let kernel = Kernel::from_module(&module, "error_norms")?;
 
-    let u32s = |v: &[usize], what: &str| -> Result<Vec<u32>> {
-        v.iter().map(|&x| u32::try_from(x).map_err(|_| Error::invalid(format!("{what} index {x} exceeds the GPU's 32-bit indices")))).collect()
-    };
-    let coords: Vec<f64> = mesh.coords.iter().flat_map(|c| c[..dim].iter().copied()).collect();
-    let (coords, verts) = (be.upload(&coords)?, be.upload(&u32s(&mesh.cells, "vertex")?)?);
-    let (dofs, ud, tabd) = (be.upload(&u32s(&space.dofmap.cell_nodes, "node")?)?, be.upload(u)?, be.upload(&t)?);
+    let coords = be.upload(&flat_coords(mesh, dim))?;
+    let verts = be.upload(&to_u32(&mesh.cells, "vertex")?)?;
+    let dofs = be.upload(&to_u32(&space.dofmap.cell_nodes, "node")?)?;
+    let (ud, tabd) = (be.upload(u)?, be.upload(&t)?);
     let ncells = mesh.num_cells() as u64;
     let cfg = be.grid(ncells);
     let mut partial = be.alloc::<f64>(cfg.grid_dim.0 as usize * 3)?;

@@ -84,6 +84,9 @@ pub struct LinearProblem {
     pub space: Arc<FunctionSpace>,
     pub physics: Box<dyn PointwisePhysics>,
     pub source: Option<VectorFn>,
+    /// The same source as expressions, one per component, where it came from a problem file: a
+    /// backend with a device integrates the load there from these ([`FeBackend::device_load`]).
+    pub source_exprs: Option<Vec<crate::expr::Expr>>,
     pub bcs: Vec<BoundaryCondition>,
     /// Quadrature degree override for volume terms.
     pub quadrature_degree: Option<usize>,
@@ -149,7 +152,7 @@ pub struct Solution {
 
 impl LinearProblem {
     pub fn new(space: Arc<FunctionSpace>, physics: impl PointwisePhysics + 'static) -> Self {
-        LinearProblem { space, physics: Box::new(physics), source: None, bcs: Vec::new(), quadrature_degree: None, quadrature: QuadratureKind::Gauss }
+        LinearProblem { space, physics: Box::new(physics), source: None, source_exprs: None, bcs: Vec::new(), quadrature_degree: None, quadrature: QuadratureKind::Gauss }
     }
 
     /// The volume rule: its family and, optionally, the degree it must integrate exactly.
@@ -269,9 +272,13 @@ impl LinearProblem {
     /// The boundary (Robin) element matrices, integrated on the host: (cell, dofs, matrix).
     fn boundary_matrices(&self, integ: &ElementIntegrator) -> Result<BoundaryMatrices> {
         let nd = integ.elem_size();
+        let cells = integ.robin_cells();
+        if cells.is_empty() {
+            // No copy of the dof map for nothing (it is 2 GB at 10^7 dofs).
+            return Ok(Vec::new());
+        }
         let restriction = ElementRestriction::new(&self.space);
-        integ
-            .robin_cells()
+        cells
             .into_iter()
             .map(|c| {
                 let mut ke = vec![0.0; nd * nd];
@@ -304,17 +311,27 @@ impl LinearProblem {
             s
         };
         let mut t = Instant::now();
-        let coloring = Arc::new(Coloring::greedy(mesh));
-        timings.coloring = lap(&mut t);
-        let load_host = self.load_vector(&integ, &coloring, &fluxes)?;
+        // The load on the device where the backend has one and the source is compiled (no facet
+        // loads); else on the host, colored.
+        let device_load = match (&self.source, &self.source_exprs) {
+            (Some(_), Some(exprs)) if fluxes.iter().all(|f| f.0.is_empty()) => be.device_load(&integ, exprs)?,
+            _ => None,
+        };
         timings.rhs = lap(&mut t);
+        // The CPU levels and the host load read the coloring; the device levels do not.
+        let coloring = Arc::new(if device_load.is_none() || be.levels_use_coloring() { Coloring::greedy(mesh) } else { Coloring { blocks: Vec::new() } });
+        timings.coloring = lap(&mut t);
+        let load = match device_load {
+            Some(load) => load,
+            None => be.from_host(&self.load_vector(&integ, &coloring, &fluxes)?)?,
+        };
+        timings.rhs += lap(&mut t);
         let constraints = self.constraints()?;
         let boundary = self.boundary_matrices(&integ)?;
         timings.constraints = lap(&mut t);
         let input = LevelInput { integ: &integ, boundary: &boundary, coloring: &coloring, tuning };
         let mut operator = FeOperator::new(be, level, &input)?;
         timings.matrix = lap(&mut t);
-        let load = be.from_host(&load_host)?;
         let rhs = operator.constrain(be, &constraints, &load)?;
         timings.constraints += lap(&mut t);
         timings.assembly = t0.elapsed().as_secs_f64();

@@ -931,9 +931,11 @@ fn build_problem(pf: &ProblemFile, space: Arc<FunctionSpace>, faults: &FieldFaul
         }
     };
     let source_val = if p.kind == PhysicsKind::Elasticity { &p.body_force } else { &p.source };
-    let mut problem = LinearProblem { space: space.clone(), physics, source: None, bcs: Vec::new(), quadrature_degree: pf.assembly.quadrature_degree, quadrature: pf.assembly.quadrature };
+    let mut problem = LinearProblem { space: space.clone(), physics, source: None, source_exprs: None, bcs: Vec::new(), quadrature_degree: pf.assembly.quadrature_degree, quadrature: pf.assembly.quadrature };
     if let Some(v) = source_val {
-        problem.source = Some(vector_fn(vector_spec(v, source_key, n)?, source_key, faults)?);
+        let specs = vector_spec(v, source_key, n)?;
+        problem.source_exprs = device_exprs(&specs);
+        problem.source = Some(vector_fn(specs, source_key, faults)?);
     }
     for (i, bc) in pf.bc.iter().enumerate() {
         let key = format!("bc[{i}].value");

@@ -134,7 +134,8 @@ impl DofMap {
         let modal = nodes.is_none();
         let mut signs = if modal { Some(vec![1.0; ncells * nloc]) } else { None };
 
-        let mut cell_nodes = vec![usize::MAX; ncells * nloc];
+        // Filled in parallel: at 10^7 cells a serial fill of the map is a good part of the phase.
+        let mut cell_nodes: Vec<usize> = (0..ncells * nloc).into_par_iter().map(|_| usize::MAX).collect();
         // Vertex dofs: node = vertex id.
         if ent_dofs[0].iter().any(|dofs| dofs.len() != 1) {
             return Err(Error::Unsupported("elements with more than one dof per vertex".into()));
@@ -198,7 +199,7 @@ impl DofMap {
             }
             next += nents * per;
         }
-        if let Some(i) = cell_nodes.iter().position(|&n| n == usize::MAX) {
+        if let Some(i) = cell_nodes.par_iter().position_first(|&n| n == usize::MAX) {
             return Err(Error::invalid(format!(
                 "element leaves local dof {} of cell {} unnumbered (entity_dofs incomplete)",
                 i % nloc,

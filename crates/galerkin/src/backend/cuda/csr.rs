@@ -1,5 +1,6 @@
 //! A CSR matrix in device memory and its SpMV: our own CSR-vector kernel (default) or cuSPARSE
 //! (reference, for validation and benchmarks).
+use rayon::prelude::*;
 use super::context::CudaBackend;
 use super::cusparse::{self, CsrDescriptor, CsrParts};
 use super::kernels::{launch, SPMV_GROUPS};
@@ -77,14 +78,14 @@ impl DeviceCsr {
         if let Some(r) = (0..a.nrows).find(|&r| a.row_ptr[r] > a.row_ptr[r + 1]) {
             return Err(Error::invalid(format!("CSR row_ptr decreases at row {r}")));
         }
-        if let Some(k) = a.col_idx.iter().position(|&c| c as usize >= a.ncols) {
+        if let Some(k) = a.col_idx.par_iter().position_first(|&c| c as usize >= a.ncols) {
             return Err(Error::invalid(format!(
                 "CSR column index {} at nonzero {k} is out of range for {} columns",
                 a.col_idx[k], a.ncols
             )));
         }
         // Fits: every entry is at most nnz ≤ 2^31 − 1.
-        let row_ptr: Vec<u32> = a.row_ptr.iter().map(|&p| p as u32).collect();
+        let row_ptr: Vec<u32> = a.row_ptr.par_iter().map(|&p| p as u32).collect();
         let mean = if a.nrows == 0 {
             0.0
         } else {

@@ -135,6 +135,15 @@ pub const NORMS: KernelSource = KernelSource {
     cells: false,
 };
 
+/// The load vector of a problem file's source, compiled into the kernel (`expr.cuh` with the
+/// expressions as defines F0..F2), see `operator::load_cuda`.
+pub const LOAD: KernelSource = KernelSource {
+    file: "load.cu",
+    source: concat!(include_str!("../../../kernels/expr.cuh"), "#line 1 \"load.cu\"\n", include_str!("../../../kernels/load.cu")),
+    physics: true,
+    cells: false,
+};
+
 /// Discontinuous Galerkin on an interval (`crate::dg`): block-tridiagonal assembly, apply, block
 /// Jacobi and cyclic reduction, one template per operation instantiated for blocks of 2 to 7.
 pub const DG: KernelSource = KernelSource {

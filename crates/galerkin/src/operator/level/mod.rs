@@ -218,6 +218,17 @@ pub trait LevelOperator<B: Backend>: Send + Sync {
 /// level to its strategy.
 pub trait FeBackend: SolverBackend {
     fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<Self>>>;
+
+    /// The load vector ∫ f·φ of a source given as compiled expressions (one per component),
+    /// integrated on this backend's device; `None` where the backend integrates on the host.
+    fn device_load(&self, _integ: &crate::operator::ElementIntegrator, _source: &[crate::expr::Expr]) -> Result<Option<Self::Vector>> {
+        Ok(None)
+    }
+
+    /// Whether this backend's levels read the CPU cell coloring of [`LevelInput`].
+    fn levels_use_coloring(&self) -> bool {
+        true
+    }
 }
 
 /// The matrix-free levels gather through unsigned node lists: spaces whose modes flip sign
@@ -245,6 +256,18 @@ impl FeBackend for Cpu {
 }
 
 impl FeBackend for CudaBackend {
+    fn device_load(&self, integ: &crate::operator::ElementIntegrator, source: &[crate::expr::Expr]) -> Result<Option<Self::Vector>> {
+        let Some(b) = crate::operator::load_cuda::load_vector_cuda(self, integ, source)? else {
+            return Ok(None);
+        };
+        // A non-finite value: the host pass names the point where the source fails.
+        Ok(self.norm2(&b)?.is_finite().then_some(b))
+    }
+
+    fn levels_use_coloring(&self) -> bool {
+        false
+    }
+
     fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<CudaBackend>>> {
         check_signed(level, input)?;
         Ok(match level {
