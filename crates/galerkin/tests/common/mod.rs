@@ -185,6 +185,7 @@ impl Rng {
 
 
 pub mod npy;
+#[allow(unused_imports)]
 pub use npy::write_npy;
 
 /// Timoshenko tip deflection of a cantilever with an end load P: PL³/(3EI) + PL/(κGA).
