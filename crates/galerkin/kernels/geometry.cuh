@@ -31,3 +31,15 @@ __device__ __forceinline__ double invert_jacobian(const double j[Dm][Dm], double
         return det;
     }
 }
+
+// The coordinates of cell `c`'s Nv geometry vertices (Dm each) into `xv`.
+template <int Nv, int Dm>
+__device__ __forceinline__ void gather_cell_vertices(u64 c, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
+                                                     double xv[Nv][Dm]) {
+#pragma unroll
+    for (int v = 0; v < Nv; ++v) {
+        const u64 p = __ldg(&cell_verts[c * Nv + v]);
+#pragma unroll
+        for (int d = 0; d < Dm; ++d) xv[v][d] = __ldg(&coords[p * Dm + d]);
+    }
+}

@@ -31,12 +31,7 @@ extern "C" __global__ void error_norms(u64 ncells, const double* __restrict__ co
     double acc[3] = {0.0, 0.0, 0.0};
     for (u64 c = blockIdx.x * (u64)blockDim.x + threadIdx.x; c < ncells; c += (u64)gridDim.x * blockDim.x) {
         double xv[NV][DIM];
-#pragma unroll
-        for (int v = 0; v < NV; ++v) {
-            const u64 p = __ldg(&cell_verts[c * NV + v]);
-#pragma unroll
-            for (int d = 0; d < DIM; ++d) xv[v][d] = __ldg(&coords[p * DIM + d]);
-        }
+        gather_cell_vertices<NV, DIM>(c, cell_verts, coords, xv);
         double ue[NLOC][NCOMP];
 #pragma unroll
         for (int i = 0; i < NLOC; ++i) {

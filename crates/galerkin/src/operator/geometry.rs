@@ -115,6 +115,23 @@ mod tests {
     }
 }
 
+/// The GPU kernels' geometry tables at `points`: the geometry basis gradients `gdn[NQ][NV][DIM]`
+/// appended to `t`, and its values `gn[NQ][NV]` returned (for the kernels that map points and place
+/// them after the weights).
+pub fn append_geometry_tables(t: &mut Vec<f64>, cell: crate::mesh::CellType, points: &[[f64; 3]], dim: usize) -> Vec<f64> {
+    let nv = cell.num_vertices();
+    let (mut vals, mut grads) = (vec![0.0; nv], vec![[0.0; 3]; nv]);
+    let mut gn = Vec::with_capacity(points.len() * nv);
+    for p in points {
+        cell.geometry_basis(*p, &mut vals, &mut grads);
+        for g in &grads {
+            t.extend_from_slice(&g[..dim]);
+        }
+        gn.extend_from_slice(&vals);
+    }
+    gn
+}
+
 /// The geometry basis (P1/Q1 on the cell's vertices) tabulated at fixed reference points, so the
 /// hot loops map points and form Jacobians without re-evaluating shape functions.
 #[derive(Clone, Debug)]

@@ -37,15 +37,7 @@ pub fn load_vector_cuda(be: &CudaBackend, integ: &ElementIntegrator, source: &[E
     let nq = rule.points.len();
     // phi | gdn | w | gn, the layout of load.cu.
     let mut t = tab.values.clone();
-    let (mut vals, mut grads) = (vec![0.0; nv], vec![[0.0; 3]; nv]);
-    let mut gn = Vec::with_capacity(nq * nv);
-    for p in &rule.points {
-        mesh.cell_type.geometry_basis(*p, &mut vals, &mut grads);
-        for g in &grads {
-            t.extend_from_slice(&g[..dim]);
-        }
-        gn.extend_from_slice(&vals);
-    }
+    let gn = crate::operator::geometry::append_geometry_tables(&mut t, mesh.cell_type, &rule.points, dim);
     t.extend_from_slice(&rule.weights);
     t.extend(gn);
 

@@ -38,15 +38,7 @@ pub fn error_norms_cuda(be: &CudaBackend, space: &FunctionSpace, u: &[f64], exac
     for g in &tab.grads {
         t.extend_from_slice(&g[..dim]);
     }
-    let (mut vals, mut grads) = (vec![0.0; nv], vec![[0.0; 3]; nv]);
-    let mut gn = Vec::with_capacity(nq * nv);
-    for p in &rule.points {
-        mesh.cell_type.geometry_basis(*p, &mut vals, &mut grads);
-        for g in &grads {
-            t.extend_from_slice(&g[..dim]);
-        }
-        gn.extend_from_slice(&vals);
-    }
+    let gn = crate::operator::geometry::append_geometry_tables(&mut t, mesh.cell_type, &rule.points, dim);
     t.extend_from_slice(&rule.weights);
     t.extend(gn);
 
