@@ -43,3 +43,30 @@ __device__ __forceinline__ void gather_cell_vertices(u64 c, const u32* __restric
         for (int d = 0; d < Dm; ++d) xv[v][d] = __ldg(&coords[p * Dm + d]);
     }
 }
+
+// The physical point of a reference point from the cell's vertices `xv` and the geometry basis
+// values `gn[Nv]` there.
+template <int Nv, int Dm>
+__device__ __forceinline__ void map_reference_point(const double xv[Nv][Dm], const double* __restrict__ gn, double x[3]) {
+#pragma unroll
+    for (int a = 0; a < Dm; ++a) {
+#pragma unroll
+        for (int v = 0; v < Nv; ++v) x[a] = fma(xv[v][a], __ldg(&gn[v]), x[a]);
+    }
+}
+
+// The Jacobian ∂x_a/∂ξ_e from the cell's vertices `xv` and the geometry basis gradients
+// `gdn[Nv][Dm]` at a reference point.
+template <int Nv, int Dm>
+__device__ __forceinline__ void cell_jacobian(const double xv[Nv][Dm], const double* __restrict__ gdn, double jac[Dm][Dm]) {
+#pragma unroll
+    for (int a = 0; a < Dm; ++a) {
+#pragma unroll
+        for (int e = 0; e < Dm; ++e) {
+            double s = 0.0;
+#pragma unroll
+            for (int v = 0; v < Nv; ++v) s = fma(xv[v][a], __ldg(&gdn[v * Dm + e]), s);
+            jac[a][e] = s;
+        }
+    }
+}

@@ -37,23 +37,10 @@ extern "C" __global__ void load_vector(u64 ncells, const double* __restrict__ co
         double det = 0.0;
         for (int q = 0; q < NQ; ++q) {
             double x[3] = {0.0, 0.0, 0.0};
-#pragma unroll
-            for (int a = 0; a < DIM; ++a) {
-#pragma unroll
-                for (int v = 0; v < NV; ++v) x[a] = fma(xv[v][a], __ldg(&tab[L_GN + q * NV + v]), x[a]);
-            }
+            map_reference_point<NV, DIM>(xv, &tab[L_GN + q * NV], x);
             if (q == 0 || !AFFINE) {
                 double jac[DIM][DIM], inv[DIM][DIM];
-#pragma unroll
-                for (int a = 0; a < DIM; ++a) {
-#pragma unroll
-                    for (int e = 0; e < DIM; ++e) {
-                        double s = 0.0;
-#pragma unroll
-                        for (int v = 0; v < NV; ++v) s = fma(xv[v][a], __ldg(&tab[L_GDN + (q * NV + v) * DIM + e]), s);
-                        jac[a][e] = s;
-                    }
-                }
+                cell_jacobian<NV, DIM>(xv, &tab[L_GDN + q * NV * DIM], jac);
                 det = invert_jacobian<DIM>(jac, inv);
             }
             const double w = __ldg(&tab[L_W + q]) * fabs(det);

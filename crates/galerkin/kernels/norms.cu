@@ -41,18 +41,8 @@ extern "C" __global__ void error_norms(u64 ncells, const double* __restrict__ co
         }
         for (int q = 0; q < NQ; ++q) {
             double jac[DIM][DIM], inv[DIM][DIM], x[3] = {0.0, 0.0, 0.0};
-#pragma unroll
-            for (int a = 0; a < DIM; ++a) {
-#pragma unroll
-                for (int b = 0; b < DIM; ++b) {
-                    double s = 0.0;
-#pragma unroll
-                    for (int v = 0; v < NV; ++v) s = fma(xv[v][a], __ldg(&tab[T_GDN + (q * NV + v) * DIM + b]), s);
-                    jac[a][b] = s;
-                }
-#pragma unroll
-                for (int v = 0; v < NV; ++v) x[a] = fma(xv[v][a], __ldg(&tab[T_GN + q * NV + v]), x[a]);
-            }
+            cell_jacobian<NV, DIM>(xv, &tab[T_GDN + q * NV * DIM], jac);
+            map_reference_point<NV, DIM>(xv, &tab[T_GN + q * NV], x);
             const double w = __ldg(&tab[T_W + q]) * fabs(invert_jacobian<DIM>(jac, inv));
             double uh[NCOMP], gh[NCOMP][DIM];
 #pragma unroll
