@@ -11,8 +11,13 @@
 //   CELL_D = 1 (partial on affine cells whose coefficients are constant per cell: simplices):
 //                       D_ref is the same at every point but for the weight, so it is stored once
 //                       per cell without w_q and scaled by w_q when read (a QD-th of the traffic).
-// Defines: DIM, NCOMP, QF (kernels/qf/), NV (geometry vertices), TENSOR, NONE, CELL_D, P and Q
-// (basis functions and points per axis with TENSOR, per cell without), EPB (cells per block round).
+//   CELL_APPLY = 1 (affine simplices, coefficients per cell, small cells): `matfree_apply_cell`,
+//                       one thread per cell with its dofs in registers and the tables in shared
+//                       memory: no barriers and no shared staging of fields, D_ref built once per
+//                       cell (read with CELL_D, recomputed with NONE).
+// Defines: DIM, NCOMP, QF (kernels/qf/), NV (geometry vertices), TENSOR, NONE, CELL_D, CELL_APPLY,
+// P and Q (basis functions and points per axis with TENSOR, per cell without), EPB (cells per block
+// round; the block size with CELL_APPLY).
 // Tables `tab`: [b1[Q][P] | g1[Q][P]] (TENSOR) | phi[QD][PD] | dphi[QD][PD][DIM] | gdn[QD][NV][DIM]
 // | w[QD], with dofs in kernel order (lexicographic with TENSOR). Passive fields as in assembly.cu:
 // field s at (c, q) is coef[meta[3s] + c·meta[3s+1] + q·meta[3s+2]].
@@ -22,6 +27,12 @@
 #endif
 #if CELL_D && (NONE || TENSOR)
 #error "CELL_D is a partial level on simplices"
+#endif
+#ifndef CELL_APPLY
+#define CELL_APPLY 0
+#endif
+#if CELL_APPLY && TENSOR
+#error "CELL_APPLY is for simplices"
 #endif
 
 
@@ -44,6 +55,7 @@ constexpr int T_W = T_GDN + QD * NV * DIM;
 // Shared doubles per cell: gathered dofs (reused for the result), fields at points, two stage buffers.
 constexpr int SH_U = NCOMP * PD, SH_F = MF * QD, SH_T = TENSOR ? MF * MAXN : 0;
 constexpr int PER_CELL = SH_U + SH_F + 2 * SH_T;
+static_assert(PER_CELL > 0, "a cell needs shared memory");
 
 // Field f: component and derivative direction (-1 for the value).
 __device__ __forceinline__ int field_comp(int f) { return f < NVAL ? f : (f - NVAL) / DIM; }
@@ -202,6 +214,7 @@ __device__ __forceinline__ void tensor_stage(int a, const int dims[3], const dou
 }
 #endif
 
+#if !CELL_APPLY
 // y += A x (y zeroed by the host). `idx` is the restriction in kernel order (PD nodes per cell).
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_apply(
     u64 ncells, const u32* __restrict__ idx, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
@@ -338,6 +351,8 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_apply(
     }
 }
 
+#endif  // !CELL_APPLY
+
 // blocks[node][a][b] += Σ_q (B e_a)ᵀ D_ref (B e_b) for every (cell, local node): the node blocks
 // (and so the diagonal) without a matrix; one thread per (cell, node), dense tables.
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_node_blocks(
@@ -374,3 +389,68 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_node_blocks
             for (int b = 0; b < NCOMP; ++b) atomicAdd(&blocks[node * (NCOMP * NCOMP) + a * NCOMP + b], acc[a][b]);
     }
 }
+
+#if CELL_APPLY
+// y += A x with one thread per cell (affine simplex, D_ref constant on the cell but for w_q):
+// u and the result in registers, B and Bᵀ from the tables staged once per block in shared memory
+// (every thread reads the same entry at once: broadcasts), D_ref = dref_at(c, 0) / w_0.
+constexpr int CA_PHI = 0, CA_DPHI = NVAL > 0 ? QD * PD : 0, CA_W = CA_DPHI + QD * PD * DIM;
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_apply_cell(
+    u64 ncells, const u32* __restrict__ idx, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
+    const double* __restrict__ tab, const double* __restrict__ coef, const u64* __restrict__ meta,
+    const double* __restrict__ qdata, const double* __restrict__ x, double* __restrict__ y) {
+    __shared__ double st[CA_W + QD];
+    for (int i = threadIdx.x; i < CA_W + QD; i += blockDim.x) {
+        const int src = i < CA_DPHI ? T_PHI + i : (i < CA_W ? T_DPHI + (i - CA_DPHI) : T_W + (i - CA_W));
+        st[i] = __ldg(&tab[src]);
+    }
+    __syncthreads();
+    const double w0 = st[CA_W];
+    for (u64 c = global_thread(); c < ncells; c += grid_threads()) {
+        u32 node[PD];
+        double u[NCOMP][PD], v[NCOMP][PD];
+#pragma unroll
+        for (int l = 0; l < PD; ++l) node[l] = __ldg(&idx[c * PD + l]);
+#pragma unroll
+        for (int l = 0; l < PD; ++l)
+#pragma unroll
+            for (int k = 0; k < NCOMP; ++k) {
+                u[k][l] = __ldg(&x[(u64)node[l] * NCOMP + k]);
+                v[k][l] = 0.0;
+            }
+        double dm[MF][MF];
+        dref_at(c, 0, ncells, qdata, cell_verts, coords, tab, coef, meta, dm);
+        for (int q = 0; q < QD; ++q) {
+            const double sc = st[CA_W + q] / w0;
+            double f[MF], g[MF];
+#pragma unroll
+            for (int fi = 0; fi < MF; ++fi) {
+                const int comp = field_comp(fi), dir = field_dir(fi);
+                double s = 0.0;
+#pragma unroll
+                for (int l = 0; l < PD; ++l)
+                    s = fma(dir < 0 ? st[CA_PHI + q * PD + l] : st[CA_DPHI + (q * PD + l) * DIM + dir], u[comp][l], s);
+                f[fi] = s;
+            }
+#pragma unroll
+            for (int r = 0; r < MF; ++r) {
+                double s = 0.0;
+#pragma unroll
+                for (int t = 0; t < MF; ++t) s = fma(dm[r][t], f[t], s);
+                g[r] = sc * s;
+            }
+#pragma unroll
+            for (int fi = 0; fi < MF; ++fi) {
+                const int comp = field_comp(fi), dir = field_dir(fi);
+#pragma unroll
+                for (int l = 0; l < PD; ++l)
+                    v[comp][l] = fma(dir < 0 ? st[CA_PHI + q * PD + l] : st[CA_DPHI + (q * PD + l) * DIM + dir], g[fi], v[comp][l]);
+            }
+        }
+#pragma unroll
+        for (int l = 0; l < PD; ++l)
+#pragma unroll
+            for (int k = 0; k < NCOMP; ++k) atomicAdd(&y[(u64)node[l] * NCOMP + k], v[k][l]);
+    }
+}
+#endif

@@ -154,15 +154,17 @@ fn every_assembly_variant_compiles_without_warnings() {
     eprintln!("{} assembly variants compiled; largest {:?} with {} bytes of PTX", variants.len(), largest.0, largest.1);
 }
 
-/// The same 66 cases at the `partial` and `none` levels (`kernels/matfree.cu`), and the 18 simplex
-/// cases at `partial` also with D_ref stored once per cell (`CELL_D`).
+/// The same 66 cases at the `partial` and `none` levels (`kernels/matfree.cu`), the 18 simplex
+/// cases at `partial` also with D_ref stored once per cell (`CELL_D`), and the 13 simplex cases
+/// small enough for the thread-per-cell apply (`CELL_APPLY`) at `none` also without it.
 #[test]
 fn every_matrix_free_variant_compiles_without_warnings() {
     if !nvrtc() {
         return;
     }
     let variants = galerkin::operator::level::partial::cuda::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(variants.len(), 150);
+    assert_eq!(variants.len(), 163);
+    assert_eq!(variants.iter().filter(|(v, _)| v.contains("CELL_APPLY=1")).count(), 26);
     assert!(variants.iter().any(|(v, _)| v.contains("TENSOR=1") && v.contains("NONE=1")));
     assert_eq!(variants.iter().filter(|(v, _)| v.contains("CELL_D=1")).count(), 18);
     assert!(variants.iter().any(|(v, _)| v.contains("TENSOR=0") && v.contains("NONE=0")));

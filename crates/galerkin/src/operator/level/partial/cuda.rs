@@ -22,6 +22,14 @@ fn cell_d(integ: &ElementIntegrator, tables: &KernelTables, mode: Pointwise) -> 
     mode == Pointwise::Stored && tables.tensor.is_none() && integ.geo.affine && integ.passive.per_cell()
 }
 
+/// The thread-per-cell apply (`CELL_APPLY`): affine simplices with coefficients constant per cell
+/// whose dofs, result and D_ref fit in registers (scalar P1–P3, vector P1).
+fn cell_apply(integ: &ElementIntegrator, tables: &KernelTables) -> bool {
+    let (mf, n) = (integ.qf.field_size(), integ.space.ncomp * tables.pd);
+    let shared = tables.qd * tables.pd * (tables.dim + 1) + tables.qd;
+    tables.tensor.is_none() && integ.geo.affine && integ.passive.per_cell() && 2 * n + mf * mf <= 128 && shared <= SHARED_DOUBLES
+}
+
 /// The defines of the variant of `integ` at `mode`, and the cells per block round.
 fn defines(integ: &ElementIntegrator, tables: &KernelTables, mode: Pointwise) -> Result<(Vec<String>, usize)> {
     let (dim, ncomp) = (tables.dim, integ.space.ncomp);
@@ -32,12 +40,13 @@ fn defines(integ: &ElementIntegrator, tables: &KernelTables, mode: Pointwise) ->
     };
     let maxn = if tables.tensor.is_some() { p.max(q).pow(dim as u32) } else { 0 };
     let per_cell = ncomp * tables.pd + mf * tables.qd + 2 * mf * maxn;
-    if per_cell > SHARED_DOUBLES {
+    let one = cell_apply(integ, tables);
+    if per_cell > SHARED_DOUBLES && !one {
         return Err(Error::Unsupported(format!(
             "matrix-free GPU apply of cells needing {per_cell} doubles of shared memory (at most {SHARED_DOUBLES}): use full or element"
         )));
     }
-    let epb = (BLOCK_SIZE as usize / tables.pd.max(tables.qd).max(1)).clamp(1, SHARED_DOUBLES / per_cell);
+    let epb = if one { BLOCK_SIZE as usize } else { (BLOCK_SIZE as usize / tables.pd.max(tables.qd).max(1)).clamp(1, SHARED_DOUBLES / per_cell.max(1)) };
     let b = |v: bool| usize::from(v);
     Ok((
         vec![
@@ -48,6 +57,7 @@ fn defines(integ: &ElementIntegrator, tables: &KernelTables, mode: Pointwise) ->
             format!("TENSOR={}", b(tables.tensor.is_some())),
             format!("NONE={}", b(mode == Pointwise::Recomputed)),
             format!("CELL_D={}", b(cell_d(integ, tables, mode))),
+            format!("CELL_APPLY={}", b(one)),
             format!("P={p}"),
             format!("Q={q}"),
             format!("EPB={epb}"),
@@ -113,7 +123,7 @@ impl DeviceMatFree {
         let (defs, epb) = defines(integ, &tables, mode)?;
         let variant = Variant {
             module: be.variant_module(&MATFREE, &defs)?,
-            kernels: ["matfree_apply", "matfree_node_blocks", "matfree_setup"],
+            kernels: [if defs.iter().any(|d| d == "CELL_APPLY=1") { "matfree_apply_cell" } else { "matfree_apply" }, "matfree_node_blocks", "matfree_setup"],
             order: &tables.order,
             tab: &tables.device_tab(),
             stored_points: if cell_d(integ, &tables, mode) { 1 } else { tables.qd },
@@ -223,8 +233,16 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         for mode in [Pointwise::Stored, Pointwise::Recomputed] {
             let (defs, _) = defines(&integ, &tables, mode)?;
             // A coefficient varying inside the cells takes the per-point variant.
-            if defs.iter().any(|d| d == "CELL_D=1") {
-                all.push(defs.iter().map(|d| if d == "CELL_D=1" { "CELL_D=0".to_string() } else { d.clone() }).collect());
+            if defs.iter().any(|d| d == "CELL_D=1" || d == "CELL_APPLY=1") {
+                all.push(
+                    defs.iter()
+                        .map(|d| match d.as_str() {
+                            "CELL_D=1" => "CELL_D=0".to_string(),
+                            "CELL_APPLY=1" => "CELL_APPLY=0".to_string(),
+                            _ => d.clone(),
+                        })
+                        .collect(),
+                );
             }
             all.push(defs);
         }
