@@ -873,20 +873,28 @@ fn device_exprs(specs: &[ScalarSpec]) -> Option<Vec<crate::expr::Expr>> {
 fn exact_fn(specs: Vec<ScalarSpec>, key: &str, faults: &FieldFaults) -> Result<ExactFn> {
     let parts = component_specs(specs, key)?;
     let faults = faults.clone();
+    // One component's values and gradients at the cell's points: per-thread buffers, since the
+    // error norms call this once per cell from every rayon worker.
+    thread_local! {
+        static COMPONENT: std::cell::RefCell<(Vec<f64>, Vec<[f64; 3]>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    }
     Ok(Arc::new(move |xs: &[[f64; 3]], out: &mut [f64], grad: &mut [[f64; 3]]| {
         let n = parts.len();
-        let (mut v, mut d) = (vec![0.0; xs.len()], vec![[0.0; 3]; xs.len()]);
-        for (a, (k, s)) in parts.iter().enumerate() {
-            match s {
-                ScalarSpec::Expr(e) => e.eval_grad_batch(xs, 0.0, &mut v, &mut d),
-                ScalarSpec::Number(c) => (v.fill(*c), d.fill([0.0; 3])).1,
-                ScalarSpec::Regions(_) => (v.fill(f64::NAN), d.fill([0.0; 3])).1,
+        COMPONENT.with_borrow_mut(|(v, d)| {
+            v.resize(xs.len(), 0.0);
+            d.resize(xs.len(), [0.0; 3]);
+            for (a, (k, s)) in parts.iter().enumerate() {
+                match s {
+                    ScalarSpec::Expr(e) => e.eval_grad_batch(xs, 0.0, v, d),
+                    ScalarSpec::Number(c) => (v.fill(*c), d.fill([0.0; 3])).1,
+                    ScalarSpec::Regions(_) => (v.fill(f64::NAN), d.fill([0.0; 3])).1,
+                }
+                for (p, x) in xs.iter().enumerate() {
+                    out[p * n + a] = faults.check(k, Requirement::Finite, *x, v[p]);
+                    grad[p * n + a] = d[p];
+                }
             }
-            for (p, x) in xs.iter().enumerate() {
-                out[p * n + a] = faults.check(k, Requirement::Finite, *x, v[p]);
-                grad[p * n + a] = d[p];
-            }
-        }
+        })
     }))
 }
 
