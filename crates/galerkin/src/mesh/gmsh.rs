@@ -36,6 +36,12 @@ pub fn parse_msh(data: &[u8], source: &str) -> Result<Mesh> {
 
 /// [`parse_msh`], with remarks for the run's report.
 pub fn parse_msh_with_notes(data: &[u8], source: &str) -> Result<(Mesh, Vec<String>)> {
+    parse_msh_with_cell_elements(data, source).map(|(m, n, _)| (m, n))
+}
+
+/// [`parse_msh_with_notes`], with the Gmsh element tag of each cell (what the file's cell data,
+/// `$ElementData`, is keyed by: see [`super::gmsh_data`]).
+pub fn parse_msh_with_cell_elements(data: &[u8], source: &str) -> Result<(Mesh, Vec<String>, Vec<usize>)> {
     let mut r = Reader {
         data,
         pos: 0,
@@ -153,7 +159,7 @@ impl MshFile {
     }
 
     /// Select cells and tagged facets, renumber the nodes they use and build the validated mesh.
-    fn into_mesh(self, source: &str, data: &[u8], binary: bool) -> Result<(Mesh, Vec<String>)> {
+    fn into_mesh(self, source: &str, data: &[u8], binary: bool) -> Result<(Mesh, Vec<String>, Vec<usize>)> {
         let here = |what: &str| format!("{source}, {what}");
         if self.index.is_none() {
             return Err(Error::mesh(
@@ -287,7 +293,8 @@ impl MshFile {
                 None => e,
             });
         }
-        Ok((mesh, notes))
+        let elements = names.cells.iter().map(|&(tag, _)| tag).collect();
+        Ok((mesh, notes, elements))
     }
 }
 
