@@ -1,4 +1,4 @@
-//! Fibres per cell from the mesh file: a Gmsh MSH 4.1 file written here with a `$ElementData` view
+//! Fibres per cell from the mesh file: a Gmsh MSH 4.1 (and 2.2) file written here with a `$ElementData` view
 //! of 3 components per element gives each cell its vector (through the reader's element tags and
 //! the locality renumbering), so a run with `fibre = { element_data = "fibres" }` equals a run with
 //! the same field as expressions; a missing view, a wrong component count, a missing element and
@@ -16,18 +16,33 @@ fn fibre(x: f64, y: f64) -> [f64; 3] {
 /// "left" (x = 0) and the surface "body"; element tags start at 101 and run backwards, so they are
 /// neither cell indices nor in cell order. `view` writes the `$ElementData` section(s).
 fn write_msh(path: &Path, nx: usize, ny: usize, view: impl Fn(&[(usize, [f64; 2])]) -> String) {
+    write_msh_version(path, nx, ny, false, view)
+}
+
+/// [`write_msh`] in MSH 4.1 or, with `v22`, the legacy MSH 2.2 layout (same tags, same view).
+fn write_msh_version(path: &Path, nx: usize, ny: usize, v22: bool, view: impl Fn(&[(usize, [f64; 2])]) -> String) {
     let (hx, hy) = (2.0 / nx as f64, 1.0 / ny as f64);
     let node = |i: usize, j: usize| 1 + j * (nx + 1) + i;
     let nn = (nx + 1) * (ny + 1);
-    let mut s = String::from("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$PhysicalNames\n2\n1 1 \"left\"\n2 2 \"body\"\n$EndPhysicalNames\n");
-    s += "$Entities\n0 1 1 0\n1 0 0 0 0 1 0 1 1 0\n1 0 0 0 2 1 0 1 2 0\n$EndEntities\n";
-    s += &format!("$Nodes\n1 {nn} 1 {nn}\n2 1 0 {nn}\n");
-    for k in 1..=nn {
-        s += &format!("{k}\n");
-    }
-    for j in 0..=ny {
-        for i in 0..=nx {
-            s += &format!("{} {} 0\n", i as f64 * hx, j as f64 * hy);
+    let version = if v22 { "2.2" } else { "4.1" };
+    let mut s = format!("$MeshFormat\n{version} 0 8\n$EndMeshFormat\n$PhysicalNames\n2\n1 1 \"left\"\n2 2 \"body\"\n$EndPhysicalNames\n");
+    if v22 {
+        s += &format!("$Nodes\n{nn}\n");
+        for j in 0..=ny {
+            for i in 0..=nx {
+                s += &format!("{} {} {} 0\n", node(i, j), i as f64 * hx, j as f64 * hy);
+            }
+        }
+    } else {
+        s += "$Entities\n0 1 1 0\n1 0 0 0 0 1 0 1 1 0\n1 0 0 0 2 1 0 1 2 0\n$EndEntities\n";
+        s += &format!("$Nodes\n1 {nn} 1 {nn}\n2 1 0 {nn}\n");
+        for k in 1..=nn {
+            s += &format!("{k}\n");
+        }
+        for j in 0..=ny {
+            for i in 0..=nx {
+                s += &format!("{} {} 0\n", i as f64 * hx, j as f64 * hy);
+            }
         }
     }
     s += "$EndNodes\n";
@@ -41,6 +56,21 @@ fn write_msh(path: &Path, nx: usize, ny: usize, view: impl Fn(&[(usize, [f64; 2]
         }
     }
     let lines: Vec<(usize, [usize; 2])> = (0..ny).map(|j| (101 + j, [node(0, j), node(0, j + 1)])).collect();
+    if v22 {
+        // tag type ntags physical elementary nodes…
+        s += &format!("$Elements\n{}\n", nq + ny);
+        for (t, v) in &lines {
+            s += &format!("{t} 1 2 1 1 {} {}\n", v[0], v[1]);
+        }
+        for (t, v, _) in &quads {
+            s += &format!("{t} 3 2 2 1 {} {} {} {}\n", v[0], v[1], v[2], v[3]);
+        }
+        s += "$EndElements\n";
+        let cells: Vec<(usize, [f64; 2])> = quads.iter().map(|(t, _, c)| (*t, *c)).collect();
+        s += &view(&cells);
+        std::fs::write(path, s).unwrap();
+        return;
+    }
     s += &format!("$Elements\n2 {} 101 {}\n1 1 1 {ny}\n", nq + ny, 101 + nq + ny);
     for (t, v) in &lines {
         s += &format!("{t} {} {}\n", v[0], v[1]);
@@ -104,6 +134,12 @@ fn element_data_fibres_equal_the_same_field_as_expressions() {
     }
     // The fibres vary from cell to cell, so a wrong cell order would show.
     assert!((from_file.el.frames[0][1][0] - from_file.el.frames[17][1][0]).abs() > 0.1);
+    // The same mesh and view in MSH 2.2 give the same frames.
+    let msh22 = d.join("strip22.msh");
+    write_msh_version(&msh22, 6, 3, true, |cells| section("fibres", 3, cells, |c| fibre(c[0], c[1]).to_vec()));
+    let (_, from_22) = prepare_text(&problem(&msh22, "{ element_data = \"fibres\" }")).unwrap();
+    assert_eq!(from_22.el.frames, from_file.el.frames, "MSH 2.2 and 4.1 frames differ");
+    assert_eq!(from_22.el.space.mesh.cells, from_file.el.space.mesh.cells);
     let mut s1 = cpu_system(&from_file).unwrap();
     let mut s2 = cpu_system(&from_expr).unwrap();
     let (u1, _, _) = solve_on(&Cpu, &mut s1, &mut from_file, 1).unwrap();
