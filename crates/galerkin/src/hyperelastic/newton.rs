@@ -55,10 +55,11 @@ pub enum Forcing {
     /// first solve of a load step to η₀ = 0.3, then η_k = γ (‖R_k‖/‖R_{k−1}‖)^α with γ = 0.9,
     /// α = 2, safeguarded by γ η_{k−1}^α when that exceeds 0.1, capped at η_max = 0.9 and never
     /// below the Krylov rtol: a far-from-converged Newton step is not worth an exact solve, and the
-    /// forcing tightens as ‖R‖ falls, so convergence stays superlinear. One guard more (see
-    /// [`Forcing::eta`]): a step that did not make half the reduction its linear solve promised
-    /// halves η, which breaks the fixed point of choice 2 where loose solves make slow Newton
-    /// steps and slow steps keep the solves loose.
+    /// forcing tightens as ‖R‖ falls, so convergence stays superlinear. Two guards more (see
+    /// [`Forcing::eta`]): where ‖R‖ rose, η stays as it was (the rise is the nonlinearity's, not
+    /// the solve's, and choice 2 would jump to η_max), and a step that did not make half the
+    /// reduction its linear solve promised halves η, which breaks the fixed point of choice 2
+    /// where loose solves make slow Newton steps and slow steps keep the solves loose.
     EisenstatWalker,
 }
 
@@ -76,13 +77,19 @@ impl Forcing {
     /// 0.73 and the safeguard γη² ≥ 0.48 keep η near 0.75 for good, so each step reduces ‖R‖ by
     /// about 10 % (the 3·10⁶ benchmark: 25 iterations, ‖R‖ down 10×). The linear model of an
     /// η-accurate step promises ρ ≤ η; where the step made less than half of that promise,
-    /// ρ > (1 + η_{k−1})/2, the next η is at most η_{k−1}/2 (the safeguard and the cap give way).
+    /// (1 + η_{k−1})/2 < ρ ≤ 1, the next η is at most η_{k−1}/2 (the safeguard gives way). Where
+    /// ‖R‖ rose (ρ > 1: bending, an overshooting first step under a dead load), the last η is kept:
+    /// choice 2 would loosen to η_max there, the way into the trap above, and halving would spend
+    /// Krylov iterations on steps the nonlinearity spoils anyway.
     pub fn eta(self, floor: f64, rn: f64, prev: Option<(f64, f64)>) -> f64 {
         match (self, prev) {
             (Forcing::Fixed, _) => floor,
             (Forcing::EisenstatWalker, None) => EW_ETA0.max(floor),
             (Forcing::EisenstatWalker, Some((eta_prev, rn_prev))) => {
                 let rho = rn / rn_prev;
+                if !(rho <= 1.0) {
+                    return eta_prev.min(EW_ETA_MAX).max(floor);
+                }
                 let mut eta = EW_GAMMA * rho.powf(EW_ALPHA);
                 let safe = EW_GAMMA * eta_prev.powf(EW_ALPHA);
                 if safe > 0.1 {
@@ -137,6 +144,9 @@ pub struct NewtonIteration {
     pub linear_iterations: usize,
     /// The linear solve's relative tolerance (the forcing η; 0 for a direct solve).
     pub forcing: f64,
+    /// CG met negative curvature (K indefinite at this iterate) and its last iterate was taken
+    /// as the direction (truncated Newton–CG).
+    pub truncated: bool,
     pub assembly_s: f64,
     pub solve_s: f64,
 }
@@ -247,6 +257,7 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
             be.eliminate(&mut k, &mut tmp, &ld.mask, &zeros)?;
             be.fill(&mut du, 0.0)?;
             let mut eta = 0.0;
+            let mut truncated = false;
             let lin_its = match opts.method {
                 SolverMethod::Direct => {
                     be.factorize(&k, false)?.solve(be, &tmp, &mut du)?;
@@ -261,7 +272,21 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
                         LinearPrecond::Jacobi => Box::new(Jacobi::new(be, &be.matrix_diagonal(&k)?)?),
                         LinearPrecond::BlockJacobi => Box::new(BlockJacobi::new(be, sys.components(), be.matrix_node_blocks(&k, sys.components())?)?),
                     };
-                    m.solve(be, &k, pc.as_ref(), &tmp, &mut du, &krylov).map_err(|e| fail(format!("the linear solve failed: {e}"), &rep))?.iterations
+                    match m.solve(be, &k, pc.as_ref(), &tmp, &mut du, &krylov) {
+                        Ok(st) => st.iterations,
+                        // Truncated Newton–CG (Nocedal & Wright, Alg. 7.1): where K is indefinite
+                        // at this iterate (an overshooting step into a compressed, unstable state),
+                        // CG stops at the first direction of negative curvature; its iterate so far
+                        // minimises the quadratic model on a subspace where K is positive, so it
+                        // is a descent direction for the energy, and the line search takes it.
+                        Err(Error::NotConverged { ref reason, iterations, .. })
+                            if m == SolverMethod::Cg && reason.starts_with("operator is not positive definite") && iterations > 0 && be.norm2(&du)? > 0.0 =>
+                        {
+                            truncated = true;
+                            iterations
+                        }
+                        Err(e) => return Err(fail(format!("the linear solve failed: {e}"), &rep)),
+                    }
                 }
             };
             let solve_s = ts.elapsed().as_secs_f64();
@@ -296,7 +321,7 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
             };
             asm_s = ta.elapsed().as_secs_f64();
             times.assembly_s += asm_s;
-            rep.iterations.push(NewtonIteration { residual: rn, step_length: step_len, linear_iterations: lin_its, forcing: eta, assembly_s: asm_s, solve_s });
+            rep.iterations.push(NewtonIteration { residual: rn, step_length: step_len, linear_iterations: lin_its, forcing: eta, truncated, assembly_s: asm_s, solve_s });
             let Some(rn_t) = accepted else {
                 return Err(fail(format!("every step along the Newton direction from ‖R‖ = {rn:.3e} inverts an element (J ≤ 0)"), &rep));
             };
