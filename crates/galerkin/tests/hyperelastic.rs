@@ -304,7 +304,8 @@ fn eisenstat_walker_forcing_leaves_the_stagnation_trap() {
 
 /// A whole inexact-Newton run (CG + block Jacobi, Eisenstat–Walker): the forcing of the last
 /// solves is far below its start (the final steps are solved tightly), and the residual falls
-/// superlinearly at the end: past ρ_k ≤ 10⁻², every iterate has ρ_{k+1} ≤ 10 ρ_k^1.5.
+/// superlinearly at the end: past ρ_k ≤ 10⁻², every iterate above round-off (ρ_{k+1} > 10⁻¹¹)
+/// has ρ_{k+1} ≤ 10 ρ_k^1.5.
 #[test]
 fn eisenstat_walker_forcing_tightens_and_newton_stays_superlinear() {
     for law in ["neo-hookean", "svk"] {
@@ -316,7 +317,7 @@ fn eisenstat_walker_forcing_tightens_and_newton_stays_superlinear() {
         let etas: Vec<f64> = rep.iterations.iter().map(|i| i.forcing).collect();
         let rho: Vec<f64> = rep.residuals.iter().map(|r| r / rep.residuals[0]).collect();
         assert!(etas[0] == 0.3 && *etas.last().unwrap() < 1e-2, "{law}: forcing {etas:?}");
-        let tail: Vec<(f64, f64)> = rho.windows(2).map(|w| (w[0], w[1])).filter(|&(a, b)| a <= 1e-2 && b > 1e-13).collect();
+        let tail: Vec<(f64, f64)> = rho.windows(2).map(|w| (w[0], w[1])).filter(|&(a, b)| a <= 1e-2 && b > 1e-11).collect();
         assert!(!tail.is_empty(), "{law}: no iterates near convergence: {rho:?}");
         for (a, b) in tail {
             assert!(b <= 10.0 * a.powf(1.5), "{law}: ρ {a:.3e} -> {b:.3e} is not superlinear ({rho:?}, forcing {etas:?})");
