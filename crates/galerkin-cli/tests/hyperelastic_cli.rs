@@ -2,15 +2,20 @@
 //! steps near the solution, write a VTU per step and a PVD, and do what their physics says — the
 //! twisted beam's mid-length section turns by half the end's angle at every step (symmetry), the
 //! pressurised fibre-reinforced shell inflates monotonically and stiffens (each pressure increment
-//! moves the wall less than the one before, the exponential Fung law). Bad files fail by key.
+//! moves the wall less than the one before, the exponential Fung law); the plane-strain fibre strip
+//! with fibres from the mesh file's `$ElementData` equals the same strip with the fibre field as
+//! expressions. Bad files fail by key.
 mod support;
 
 use std::path::Path;
 use support::{fails, galerkin, repo};
 
 fn run_example(name: &str, backend: &str) -> serde_json::Value {
+    run_path(&repo().join("examples").join(name), name, backend)
+}
+
+fn run_path(toml: &Path, name: &str, backend: &str) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
-    let toml = repo().join("examples").join(name);
     let (ok, stdout, stderr) = galerkin(&["run", toml.to_str().unwrap(), "--out", dir.path().to_str().unwrap(), "--quiet", "--backend", backend]);
     assert!(ok, "{name} failed:\n{stdout}\n{stderr}");
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
@@ -67,6 +72,35 @@ fn inflated_shell_inflates_and_stiffens() {
         prev = (wk, inc);
     }
     assert!(w[4] > 0.05 && w[4] < 0.2, "{w:?}");
+}
+
+/// Plane strain with fibres per cell from `$ElementData`: converges at every step, sags, and gives
+/// the displacement of the same problem with the fibre angle (y − 1/2)·120° as expressions, to
+/// 1e-9 relative (the file's vectors are that field at the cell centroids).
+#[test]
+fn fibre_strip_from_element_data_equals_the_expression_field() {
+    let r = run_example("hyperelastic-fibre-strip.toml", "cpu");
+    assert_eq!(r["law"]["law"], "usyk");
+    let text = std::fs::read_to_string(repo().join("examples/hyperelastic-fibre-strip.toml")).unwrap();
+    let mesh = repo().join("examples/meshes/fibre-strip.msh");
+    let expr = text
+        .replace("file = \"meshes/fibre-strip.msh\"", &format!("file = {:?}", mesh.display().to_string()))
+        .replace("fibre = { element_data = \"fibres\" }", "fibre = [\"cos((y - 0.5) * 2 * pi / 3)\", \"sin((y - 0.5) * 2 * pi / 3)\"]");
+    assert_ne!(expr, text);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("strip-expr.toml");
+    std::fs::write(&p, expr).unwrap();
+    let q = run_path(&p, "strip-expr.toml", "cpu");
+    let tip = |r: &serde_json::Value| -> Vec<Vec<f64>> {
+        r["points"][0]["displacement"].as_array().unwrap().iter().map(|u| u.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()).collect()
+    };
+    let (a, b) = (tip(&r), tip(&q));
+    assert_eq!(a.len(), 3);
+    let sag = a[2][1];
+    assert!(sag < -0.05 && a[2][2] == 0.0, "the free end should sag in the plane: {a:?}");
+    for (x, y) in a.iter().flatten().zip(b.iter().flatten()) {
+        assert!((x - y).abs() <= 1e-9 * sag.abs(), "element data {a:?} vs expressions {b:?}");
+    }
 }
 
 #[test]

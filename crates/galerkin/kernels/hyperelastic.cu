@@ -15,12 +15,20 @@
 // At the end each column thread adds its 3·NLOC entries at the CSR positions found once on the host
 // (rank of node j among node i's column nodes).
 //
-// Defines: NLOC (nodes per cell), NQ (quadrature points), NV (geometry vertices), AFFINE (one
-// Jacobian per cell), LAW, GT (threads per cell, ≥ 3·NLOC, whole warps), CPB (cells per block), QB
-// (points per chunk; the host sizes CPB·QB to the static shared-memory limit). Table layout:
-// ∇_ξ φ [NQ][NLOC][3] | ∇_ξ geometry [NQ][NV][3] | w [NQ].
+// Defines: DIM (3, or 2 for plane strain), NLOC (nodes per cell), NQ (quadrature points), NV
+// (geometry vertices), AFFINE (one Jacobian per cell), LAW, GT (threads per cell, ≥ DIM·NLOC, whole
+// warps), CPB (cells per block), QB (points per chunk; the host sizes CPB·QB to the static
+// shared-memory limit). Table layout: ∇_ξ φ [NQ][NLOC][3] | ∇_ξ geometry [NQ][NV][3] | w [NQ].
+//
+// Plane strain (DIM = 2) runs the same 3D arithmetic on the embedded problem: the third reference
+// and physical gradient components are zero, the geometry Jacobian gets J₃₃ = 1, u₃ = 0, the frame
+// is a rotation about X₃, so F₃₃ = 1 and the 3D law applies unchanged; only the DIM·NLOC in-plane
+// rows and columns are integrated and scattered (the state and the CSR rows hold DIM per node).
 
-#define NCOL (3 * NLOC)
+#ifndef DIM
+#define DIM 3
+#endif
+#define NCOL (DIM * NLOC)
 #define NCHUNK ((NQ + QB - 1) / QB)
 
 extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
@@ -50,19 +58,19 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
         for (int k = lane; k < NLOC * 3; k += GT) {
             const u32 n = cell_nodes[c * NLOC + k / 3];
             if (k % 3 == 0) s_node[grp][k / 3] = n;
-            s_u[grp][k / 3][k % 3] = u[(u64)n * 3 + k % 3];
+            s_u[grp][k / 3][k % 3] = k % 3 < DIM ? u[(u64)n * DIM + k % 3] : 0.0;
         }
         for (int k = lane; k < 9; k += GT) s_rot[grp][k] = has_frames ? frames[c * 9 + k] : (k % 4 == 0 ? 1.0 : 0.0);
     }
     // This thread's Jacobian column (node j, component b).
-    const int j = lane / 3, b = lane % 3;
+    const int j = lane / DIM, b = lane % DIM;
     const bool col = live && lane < NCOL;
     double racc = 0.0;
-    double kacc[NLOC][3];
+    double kacc[NLOC][DIM];
 #pragma unroll
     for (int i = 0; i < NLOC; ++i)
 #pragma unroll
-        for (int a = 0; a < 3; ++a) kacc[i][a] = 0.0;
+        for (int a = 0; a < DIM; ++a) kacc[i][a] = 0.0;
     for (int ch = 0; ch < NCHUNK; ++ch) {
         const int q0 = ch * QB;
         const int nq = NQ - q0 < QB ? NQ - q0 : QB;
@@ -81,6 +89,10 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
                     for (int v = 0; v < NV; ++v) s += s_x[e][v][a] * ggeo[(qg * NV + v) * 3 + kk];
                     jm[a][kk] = s;
                 }
+#if DIM == 2
+            jm[0][2] = jm[1][2] = jm[2][0] = jm[2][1] = 0.0;
+            jm[2][2] = 1.0;
+#endif
             const double det = hl_det3(jm);
             const double rd = 1.0 / det;
             inv[0][0] = (jm[1][1] * jm[2][2] - jm[1][2] * jm[2][1]) * rd;
@@ -166,29 +178,29 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
                 racc += w * (p[b * 3] * gj0 + p[b * 3 + 1] * gj1 + p[b * 3 + 2] * gj2);
                 if (want_k) {
                     const double* a = s_a[grp][t];
-                    double y[3][3];
+                    double y[DIM][3];
 #pragma unroll
-                    for (int aa = 0; aa < 3; ++aa)
+                    for (int aa = 0; aa < DIM; ++aa)
 #pragma unroll
                         for (int A = 0; A < 3; ++A) y[aa][A] = w * (a[T4(aa, A, b, 0)] * gj0 + a[T4(aa, A, b, 1)] * gj1 + a[T4(aa, A, b, 2)] * gj2);
 #pragma unroll
                     for (int i = 0; i < NLOC; ++i) {
                         const double gi0 = g[i * 3], gi1 = g[i * 3 + 1], gi2 = g[i * 3 + 2];
 #pragma unroll
-                        for (int aa = 0; aa < 3; ++aa) kacc[i][aa] += gi0 * y[aa][0] + gi1 * y[aa][1] + gi2 * y[aa][2];
+                        for (int aa = 0; aa < DIM; ++aa) kacc[i][aa] += gi0 * y[aa][0] + gi1 * y[aa][1] + gi2 * y[aa][2];
                     }
                 }
             }
     }
     if (col) {
-        atomicAdd(&r[(u64)s_node[grp][j] * 3 + b], racc);
+        atomicAdd(&r[(u64)s_node[grp][j] * DIM + b], racc);
         if (want_k) {
 #pragma unroll
             for (int i = 0; i < NLOC; ++i) {
                 const u64 ni = s_node[grp][i];
                 const u64 rk = kpos[(c * NLOC + i) * NLOC + j];
 #pragma unroll
-                for (int aa = 0; aa < 3; ++aa) atomicAdd(&vals[row_ptr[ni * 3 + aa] + rk * 3 + b], kacc[i][aa]);
+                for (int aa = 0; aa < DIM; ++aa) atomicAdd(&vals[row_ptr[ni * DIM + aa] + rk * DIM + b], kacc[i][aa]);
             }
         }
     }

@@ -348,7 +348,8 @@ fn advection_kernel_variants_compile_without_warnings() {
     }
 }
 
-/// The hyperelastic kernel for tetrahedra and hexahedra, degrees 1 and 2, every law, without
+/// The hyperelastic kernel for tetrahedra and hexahedra (3D) and triangles and quadrilaterals (plane
+/// strain), degrees 1 and 2, every law, without
 /// warnings, with every entry point.
 #[test]
 fn hyperelastic_kernel_variants_compile_without_warnings() {
@@ -356,7 +357,7 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
         return;
     }
     let v = galerkin::hyperelastic::cuda::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(v.len(), 12);
+    assert_eq!(v.len(), 24);
     let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &v[0].0).unwrap().ptx;
     for entry in ["hyper_assemble", "hyper_pressure_residual", "hyper_pressure_jacobian"] {
         assert!(ptx.contains(&format!(".entry {entry}(")), "hyperelastic.cu lacks {entry}");

@@ -260,9 +260,69 @@ fn eisenstat_walker_forcing_follows_the_residual() {
     assert!((ew.eta(1e-8, 1e-2, Some((0.3, 1.0))) - 0.9e-4).abs() < 1e-15);
     // η_prev = 0.5: the safeguard 0.9·0.25 = 0.225 > 0.1 keeps η from dropping.
     assert!((ew.eta(1e-8, 1e-2, Some((0.5, 1.0))) - 0.225).abs() < 1e-15);
-    // ‖R‖ rose: capped at 0.9; converged: floored at the Krylov rtol.
-    assert_eq!(ew.eta(1e-8, 3.0, Some((0.3, 1.0))), 0.9);
+    // ‖R‖ fell by less than half of what η promised: ρ = 0.8 > (1 + 0.3)/2, η halves.
+    assert!((ew.eta(1e-8, 0.8, Some((0.3, 1.0))) - 0.15).abs() < 1e-15);
+    // ‖R‖ rose: the last η is kept (choice 2 would say 0.9), within the cap; converged: floored
+    // at the Krylov rtol.
+    assert_eq!(ew.eta(1e-8, 3.0, Some((0.3, 1.0))), 0.3);
+    assert_eq!(ew.eta(1e-8, 3.0, Some((0.95, 1.0))), 0.9);
     assert_eq!(ew.eta(1e-8, 1e-9, Some((1e-3, 1.0))), 1e-8);
+}
+
+/// The fixed point of plain choice 2 that stopped the 3·10⁶ benchmark (‖R‖ down 10× in 25
+/// iterations): with ρ = ‖R_k‖/‖R_{k−1}‖ ≈ 0.91 per step, γρ² and the safeguard γη² kept η near
+/// 0.75 for good. The forcing must leave it: η falls below 0.1 within five such steps, and once
+/// ‖R‖ falls fast the forcing follows it down (superlinear convergence needs η → 0).
+#[test]
+fn eisenstat_walker_forcing_leaves_the_stagnation_trap() {
+    let ew = Forcing::EisenstatWalker;
+    // Plain choice 2 (safeguarded, capped) at ρ = 0.91 from η = 0.9 stays above 0.7:
+    let plain = |eta: f64, rho: f64| (0.9 * rho * rho).max(if 0.9 * eta * eta > 0.1 { 0.9 * eta * eta } else { 0.0 }).min(0.9);
+    let (mut e_plain, mut e, mut rn) = (0.9, 0.9, 1.0);
+    let mut fell = None;
+    for k in 0..5 {
+        e_plain = plain(e_plain, 0.91);
+        e = ew.eta(1e-8, rn * 0.91, Some((e, rn)));
+        rn *= 0.91;
+        if e < 0.1 && fell.is_none() {
+            fell = Some(k);
+        }
+    }
+    assert!(e_plain > 0.7, "plain choice 2 should stay trapped ({e_plain})");
+    assert!(fell.is_some(), "the forcing stayed at {e} after five steps of ρ = 0.91");
+    // Then quadratic decrease of ‖R‖ drives η down with it.
+    let mut rho = 0.1;
+    for _ in 0..4 {
+        let next = ew.eta(1e-12, rn * rho, Some((e, rn)));
+        assert!(next <= e, "η {e} -> {next} at ρ = {rho}");
+        e = next;
+        rn *= rho;
+        rho *= rho;
+    }
+    assert!(e < 1e-6, "the forcing did not tighten near convergence: {e}");
+}
+
+/// A whole inexact-Newton run (CG + block Jacobi, Eisenstat–Walker): the forcing of the last
+/// solves is far below its start (the final steps are solved tightly), and the residual falls
+/// superlinearly at the end: past ρ_k ≤ 10⁻², every iterate above round-off (ρ_{k+1} > 10⁻¹¹)
+/// has ρ_{k+1} ≤ 10 ρ_k^1.5.
+#[test]
+fn eisenstat_walker_forcing_tightens_and_newton_stays_superlinear() {
+    for law in ["neo-hookean", "svk"] {
+        let text = beam(law, 0.03, 1).replace("method = \"direct\"", "method = \"cg\"\nrtol = 1e-13\nmax_iter = 20000").replace("atol = 1e-14", "atol = 1e-14\nforcing = \"eisenstat-walker\"");
+        let (_, mut prep) = prepare_text(&text).unwrap();
+        let mut sys = cpu_system(&prep).unwrap();
+        let (_, reps, _) = solve_on(&Cpu, &mut sys, &mut prep, 1).unwrap();
+        let rep = &reps[0];
+        let etas: Vec<f64> = rep.iterations.iter().map(|i| i.forcing).collect();
+        let rho: Vec<f64> = rep.residuals.iter().map(|r| r / rep.residuals[0]).collect();
+        assert!(etas[0] == 0.3 && *etas.last().unwrap() < 1e-2, "{law}: forcing {etas:?}");
+        let tail: Vec<(f64, f64)> = rho.windows(2).map(|w| (w[0], w[1])).filter(|&(a, b)| a <= 1e-2 && b > 1e-11).collect();
+        assert!(!tail.is_empty(), "{law}: no iterates near convergence: {rho:?}");
+        for (a, b) in tail {
+            assert!(b <= 10.0 * a.powf(1.5), "{law}: ρ {a:.3e} -> {b:.3e} is not superlinear ({rho:?}, forcing {etas:?})");
+        }
+    }
 }
 
 /// Inexact Newton reaches the solution of exactly solved Newton steps with fewer CG iterations

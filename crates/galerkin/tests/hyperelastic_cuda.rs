@@ -1,13 +1,15 @@
 //! Hyperelasticity on the GPU against the CPU: residual and Jacobian CSR values of every law on
-//! P1/P2 tetrahedra and Q1/Q2 hexahedra, and whole Newton solves (dead loads with CG, follower
-//! pressure with GMRES) agree. Skips without a GPU unless GALERKIN_REQUIRE_GPU=1.
+//! P1/P2 tetrahedra and Q1/Q2 hexahedra, and in plane strain on P1/P2 triangles and Q1/Q2
+//! quadrilaterals, and whole Newton solves (dead loads with CG, follower pressure with GMRES, a
+//! plane-strain fibre strip) agree. Skips without a GPU unless GALERKIN_REQUIRE_GPU=1.
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
 use galerkin::hyperelastic::cuda::GpuHyper;
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
 use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, HyperElement, HyperSystem};
-use galerkin::mesh::{generate::box_mesh, CellType};
+use galerkin::hyperelastic::element::frame_from_fibre_2d;
+use galerkin::mesh::{generate::box_mesh, generate::rectangle, CellType};
 use galerkin::space::FunctionSpace;
 use std::sync::Arc;
 
@@ -60,6 +62,71 @@ fn gpu_residual_and_jacobian_equal_the_cpu() {
         }
     }
 }
+
+/// Plane strain: the GPU kernel's DIM = 2 variant equals the CPU (every law, every 2D element).
+#[test]
+fn gpu_plane_strain_residual_and_jacobian_equal_the_cpu() {
+    let Some(be) = gpu() else { return };
+    let laws = [
+        Law::Svk { lambda: 1.3, mu: 0.7 },
+        Law::NeoHookean { lambda: 2.1, mu: 0.9 },
+        Law::Usyk { c: 0.876, bf: 18.48, bt: 3.58, bfs: 1.627, kappa: 50.0 },
+    ];
+    for law in laws {
+        for (cell, degree) in [(CellType::Triangle, 1), (CellType::Triangle, 2), (CellType::Quadrilateral, 1), (CellType::Quadrilateral, 2)] {
+            let mesh = Arc::new(rectangle(4, 3, [0.0; 2], [1.0, 0.8], cell).unwrap());
+            let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 2).unwrap());
+            let frames = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre_2d([1.0, 0.2 * (c % 4) as f64 - 0.3]).unwrap()).collect() } else { Vec::new() };
+            let el = HyperElement::new(space.clone(), law, frames).unwrap();
+            let u = space.interpolate(|x, v| {
+                v[0] = 0.08 * (2.0 * x[1]).sin() + 0.05 * x[0] * x[1];
+                v[1] = -0.06 * x[0] * x[1] + 0.03 * x[0] * x[0];
+            });
+            let gsys = GpuHyper::new(&be, &el).unwrap();
+            let asm = CpuHyper::new(el).unwrap();
+            let mut k = asm.matrix();
+            let mut r = vec![0.0; u.len()];
+            asm.assemble(&u, &mut r, Some(&mut k)).unwrap();
+            let ud = be.from_host(&u).unwrap();
+            let mut rd = be.zeros(u.len()).unwrap();
+            let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &gsys.pattern).unwrap();
+            gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
+            let (er, ek) = (rel(&be.to_host(&rd).unwrap(), &r), rel(&be.matrix_to_host(&kd).unwrap().values, &k.values));
+            assert!(er < 1e-12 && ek < 1e-12, "plane strain {law:?} {cell:?} P{degree}: residual {er:.2e}, Jacobian {ek:.2e}");
+        }
+    }
+}
+
+const STRIP: &str = r#"
+[mesh]
+generator = "rectangle"
+n = [8, 2]
+upper = [4.0, 1.0]
+cell = "triangle"
+[space]
+degree = 2
+[physics]
+kind = "hyperelasticity"
+law = "usyk"
+C = 0.876
+bf = 18.48
+bt = 3.58
+bfs = 1.627
+kappa = 20.0
+fibre = ["1", "0.3 * x - 0.5"]
+body_force = [0.0, -0.2]
+[[bc]]
+type = "dirichlet"
+boundary = "xmin"
+value = [0, 0]
+[loads]
+steps = 2
+[newton]
+forcing = "eisenstat-walker"
+[solver]
+method = "cg"
+rtol = 1e-10
+"#;
 
 const SHELL: &str = r#"
 [shell]
@@ -155,11 +222,12 @@ fn gpu_pressure_terms_equal_the_cpu() {
     assert!(er < 1e-12 && ek < 1e-12, "pressure: residual {er:.2e}, Jacobian {ek:.2e}");
 }
 
-/// Whole Newton runs agree: the beam (CG, block Jacobi) and the pressurised Usyk shell (GMRES).
+/// Whole Newton runs agree: the beam (CG, block Jacobi), the pressurised Usyk shell (GMRES) and
+/// the plane-strain Usyk strip (CG, 2×2 block Jacobi, inexact Newton).
 #[test]
 fn gpu_newton_solution_equals_the_cpu() {
     let Some(be) = gpu() else { return };
-    for text in [BEAM, SHELL] {
+    for text in [BEAM, SHELL, STRIP] {
         let (f, mut prep) = prepare_text(text).unwrap();
         let steps = f.loads.steps;
         let mut sys = cpu_system(&prep).unwrap();

@@ -61,6 +61,9 @@ pub struct HyperRow {
     pub gb_per_s: f64,
     pub copy_gb_per_s: f64,
     pub times_floor: f64,
+    /// ‖R‖ at each Newton iterate and the forcing η of each linear solve (the last load step).
+    pub residuals: Vec<f64>,
+    pub forcing: Vec<f64>,
     pub skipped: Option<String>,
 }
 
@@ -96,6 +99,10 @@ fn time_backend<B: SolverBackend, S: HyperSystem<B>>(
     row.newton_iterations = reps.iter().map(|r| r.iterations.len()).sum();
     row.total_linear_iterations = reps.iter().flat_map(|r| &r.iterations).map(|i| i.linear_iterations).sum();
     row.per_newton_step_s = row.whole_run_s / row.newton_iterations.max(1) as f64;
+    if let Some(last) = reps.last() {
+        row.residuals = last.residuals.clone();
+        row.forcing = last.iterations.iter().map(|i| i.forcing).collect();
+    }
     let n = u.len();
     let ud = be.from_host(&u)?;
     let mut r = be.zeros(n)?;
@@ -155,6 +162,8 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 gb_per_s: 0.0,
                 copy_gb_per_s: 0.0,
                 times_floor: 0.0,
+                residuals: Vec::new(),
+                forcing: Vec::new(),
                 skipped: None,
             };
             drop(prep0);
@@ -186,7 +195,19 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 let (_, mut prep) = prepare_text(&text)?;
                 let mut sys = GpuHyper::new(be, &prep.el)?;
                 row.setup_s = t.elapsed().as_secs_f64();
-                time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, &mut row)?;
+                // A Newton run that does not converge is a row of its own (with the history), and
+                // the sweep goes on.
+                if let Err(e) = time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, &mut row) {
+                    match e {
+                        Error::NotConverged { ref history, .. } => {
+                            row.residuals = history.clone();
+                            row.skipped = Some(e.to_string());
+                            emit(&row)?;
+                            continue;
+                        }
+                        e => return Err(e),
+                    }
+                }
                 let (nc, nloc, nv) = (row.cells as f64, prep.el.nloc() as f64, 4.0);
                 let frames = if prep.el.frames.is_empty() { 0.0 } else { 72.0 * nc };
                 let nverts = space.mesh.num_vertices() as f64;

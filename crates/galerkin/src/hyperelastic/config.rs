@@ -21,7 +21,11 @@
 //! bt = 3.58
 //! bfs = 1.627
 //! kappa = 50.0
-//! fibre = ["-y", "x", "0.3"]  # fibre direction (expressions of x, y, z), per cell at its centroid
+//! fibre = ["-y", "x", "0.3"]  # fibre direction (expressions of x, y, z), per cell at its centroid,
+//!                             # or per cell from the mesh file: fibre = { element_data = "fibres" }
+//!                             # (a Gmsh $ElementData view of 3 components per element, by name)
+//! plane = "strain"            # 2D meshes only (the default there): plane strain, F₃₃ = 1; vectors
+//!                             # (values, body_force, fibre) then have 2 components
 //! body_force = [0, 0, 0]      # dead load per reference volume
 //! [[bc]]
 //! type = "dirichlet"          # value (expressions; with `t` they are evaluated at t = λ, otherwise
@@ -130,10 +134,42 @@ pub struct HyperPhysics {
     pub bt: Option<f64>,
     pub bfs: Option<f64>,
     pub kappa: Option<f64>,
-    /// Fibre direction: three expressions of x, y, z (per cell, at its centroid).
-    pub fibre: Option<[toml::Value; 3]>,
-    /// Dead body force per reference volume.
-    pub body_force: Option<[toml::Value; 3]>,
+    /// Fibre direction: expressions of x, y, z (per cell, at its centroid; one per dimension), or
+    /// `{ element_data = "view name" }` (per cell, from the Gmsh file's `$ElementData`).
+    pub fibre: Option<toml::Value>,
+    /// Dead body force per reference volume (one expression per dimension).
+    pub body_force: Option<toml::Value>,
+    /// 2D: `"strain"` (plane strain, the only 2D model; also the default on a 2D mesh).
+    pub plane: Option<String>,
+}
+
+/// Where the fibre directions come from.
+pub enum FibreSource {
+    /// Expressions evaluated at each cell's centroid.
+    Expr(toml::Value),
+    /// A named `$ElementData` view of the Gmsh mesh file.
+    ElementData(String),
+}
+
+impl HyperPhysics {
+    /// The fibre key, parsed (`None` when absent).
+    pub fn fibre_source(&self) -> Result<Option<FibreSource>> {
+        let Some(v) = &self.fibre else { return Ok(None) };
+        match v {
+            toml::Value::Array(_) => Ok(Some(FibreSource::Expr(v.clone()))),
+            toml::Value::Table(t) => {
+                if let Some(k) = t.keys().find(|k| *k != "element_data") {
+                    return Err(Error::config(format!("physics.fibre.{k}"), "unknown key (the table takes `element_data` only)"));
+                }
+                match t.get("element_data") {
+                    Some(toml::Value::String(name)) if !name.is_empty() => Ok(Some(FibreSource::ElementData(name.clone()))),
+                    Some(_) => Err(Error::config("physics.fibre.element_data", "expected the name of a $ElementData view (a non-empty string)")),
+                    None => Err(Error::config("physics.fibre.element_data", "missing")),
+                }
+            }
+            other => Err(Error::config("physics.fibre", format!("expected an array of expressions or {{ element_data = \"name\" }}, got {}", other.type_str()))),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -319,13 +355,19 @@ impl HyperFile {
             return Err(Error::config("solver.rtol", format!("must lie in (0, 1), got {}", self.solver.rtol)));
         }
         self.law()?;
+        self.physics.fibre_source()?;
+        if let Some(p) = &self.physics.plane {
+            if p != "strain" {
+                return Err(Error::config("physics.plane", format!("`{p}` is not supported: plane = \"strain\" is the 2D model (plane stress is not implemented)")));
+            }
+        }
         for (i, bc) in self.bc.iter().enumerate() {
             if bc.components.is_some() && bc.kind != HyperBcKind::Dirichlet {
                 return Err(Error::config(format!("bc[{i}].components"), "only for dirichlet conditions"));
             }
             if let Some(c) = &bc.components {
                 if c.is_empty() || c.iter().any(|&k| k > 2) {
-                    return Err(Error::config(format!("bc[{i}].components"), "components are 0, 1, 2"));
+                    return Err(Error::config(format!("bc[{i}].components"), "components are 0, 1, 2 (0, 1 in 2D)"));
                 }
             }
         }
@@ -406,9 +448,18 @@ pub fn expr_of(v: &toml::Value, key: &str) -> Result<crate::expr::Expr> {
 
 /// Three expressions from an array of three numbers or strings.
 pub fn expr3(v: &toml::Value, key: &str) -> Result<[crate::expr::Expr; 3]> {
-    let a = v.as_array().ok_or_else(|| Error::config(key, "expected an array of 3 components"))?;
-    if a.len() != 3 {
-        return Err(Error::config(key, format!("expected 3 components, got {}", a.len())));
+    exprs(v, key, 3)
+}
+
+/// `dim` expressions from an array of `dim` numbers or strings, padded with zeros to three (plane
+/// strain's vectors have two components).
+pub fn exprs(v: &toml::Value, key: &str, dim: usize) -> Result<[crate::expr::Expr; 3]> {
+    let a = v.as_array().ok_or_else(|| Error::config(key, format!("expected an array of {dim} components")))?;
+    if a.len() != dim {
+        let why = if dim == 2 { " (plane strain: x and y)" } else { "" };
+        return Err(Error::config(key, format!("expected {dim} components{why}, got {}", a.len())));
     }
-    Ok([expr_of(&a[0], &format!("{key}[0]"))?, expr_of(&a[1], &format!("{key}[1]"))?, expr_of(&a[2], &format!("{key}[2]"))?])
+    let zero = toml::Value::Integer(0);
+    let at = |i: usize| if i < dim { expr_of(&a[i], &format!("{key}[{i}]")) } else { expr_of(&zero, key) };
+    Ok([at(0)?, at(1)?, at(2)?])
 }

@@ -47,7 +47,7 @@ pub struct Shape {
 /// See [`Shape`]; fails where not even one point per chunk fits.
 pub fn shape(el: &HyperElement) -> Result<Shape> {
     let (nloc, nq, nv) = (el.nloc(), el.quad.len(), el.space.mesh.cell_type.num_vertices());
-    let gt = (3 * nloc).div_ceil(32) * 32;
+    let gt = (el.dim * nloc).div_ceil(32) * 32;
     let cpb = (128 / gt).max(1);
     // Per cell: vertices, displacements, frame (f64), nodes (u32); per point: M, w, g', ℂ/𝔸, F, S, P.
     let fixed = 8 * (3 * nv + 3 * nloc + 9) + 4 * nloc;
@@ -65,6 +65,7 @@ pub fn defines(el: &HyperElement) -> Result<Vec<String>> {
     let cell = el.space.mesh.cell_type;
     let sh = shape(el)?;
     Ok(vec![
+        format!("DIM={}", el.dim),
         format!("NLOC={}", el.nloc()),
         format!("NQ={}", el.quad.len()),
         format!("NV={}", cell.num_vertices()),
@@ -96,6 +97,7 @@ pub struct GpuHyper {
     pressure_residual: Kernel,
     pressure_jacobian: Kernel,
     ndofs: usize,
+    dim: usize,
     pub pattern: CsrMatrix,
     cell_verts: CudaSlice<u32>,
     coords: CudaSlice<f64>,
@@ -139,6 +141,7 @@ impl GpuHyper {
             pressure_residual: Kernel::from_module(&module, "hyper_pressure_residual")?,
             pressure_jacobian: Kernel::from_module(&module, "hyper_pressure_jacobian")?,
             ndofs: space.ndofs(),
+            dim: el.dim,
             cell_verts: be.upload(&u32s(&mesh.cells, "vertex")?)?,
             coords: be.upload(&coords)?,
             cell_nodes: be.upload(&u32s(&space.dofmap.cell_nodes, "node")?)?,
@@ -191,6 +194,9 @@ impl HyperSystem<CudaBackend> for GpuHyper {
     fn ndofs(&self) -> usize {
         self.ndofs
     }
+    fn components(&self) -> usize {
+        self.dim
+    }
     fn new_matrix(&self, be: &CudaBackend) -> Result<DeviceCsr> {
         DeviceCsr::from_host(be, &self.pattern)
     }
@@ -201,6 +207,9 @@ impl HyperSystem<CudaBackend> for GpuHyper {
         if p.is_empty() {
             self.pressure = None;
             return Ok(());
+        }
+        if self.dim != 3 {
+            return Err(Error::Unsupported("follower pressure in 3D only (not in plane strain)".into()));
         }
         let f = p.flat()?;
         let nf = f.nodes.len() / f.m.max(1);
@@ -232,18 +241,21 @@ impl HyperSystem<CudaBackend> for GpuHyper {
     }
 }
 
-/// Compiles the kernel for tetrahedra and hexahedra of degree 1 and 2 with every law, for `arch`,
-/// with NVRTC only (what CI runs): (defines, PTX bytes), an error on any warning.
+/// Compiles the kernel for tetrahedra and hexahedra (3D) and triangles and quadrilaterals (plane
+/// strain) of degree 1 and 2 with every law, for `arch`, with NVRTC only (what CI runs): (defines,
+/// PTX bytes), an error on any warning.
 pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
-    use crate::mesh::{generate::box_mesh, CellType};
+    use crate::mesh::{generate::box_mesh, generate::rectangle, CellType};
     use std::sync::Arc;
     let mut out = Vec::new();
-    for cell in [CellType::Tetrahedron, CellType::Hexahedron] {
-        let mesh = Arc::new(box_mesh(1, 1, 1, [0.0; 3], [1.0; 3], cell)?);
+    for cell in [CellType::Tetrahedron, CellType::Hexahedron, CellType::Triangle, CellType::Quadrilateral] {
+        let dim = cell.dim();
+        let mesh = Arc::new(if dim == 3 { box_mesh(1, 1, 1, [0.0; 3], [1.0; 3], cell)? } else { rectangle(1, 1, [0.0; 2], [1.0; 2], cell)? });
         for degree in [1, 2] {
-            let space = Arc::new(crate::space::FunctionSpace::lagrange(mesh.clone(), degree, 3)?);
+            let space = Arc::new(crate::space::FunctionSpace::lagrange(mesh.clone(), degree, dim)?);
             for law in [super::Law::Svk { lambda: 1.0, mu: 1.0 }, super::Law::NeoHookean { lambda: 1.0, mu: 1.0 }, super::Law::Usyk { c: 1.0, bf: 1.0, bt: 1.0, bfs: 1.0, kappa: 1.0 }] {
-                let frames = if law.anisotropic() { vec![super::frame_from_fibre([1.0, 0.0, 0.0])?; mesh.num_cells()] } else { Vec::new() };
+                let frame = if dim == 3 { super::frame_from_fibre([1.0, 0.0, 0.0])? } else { super::element::frame_from_fibre_2d([1.0, 0.0])? };
+                let frames = if law.anisotropic() { vec![frame; mesh.num_cells()] } else { Vec::new() };
                 let el = HyperElement::new(space.clone(), law, frames)?;
                 let d = defines(&el)?;
                 let c = jit::compile_ptx_with(&HYPERELASTIC, arch, &d)?;

@@ -7,6 +7,11 @@
 //! F' = F R = R + Σ_j u_j ⊗ g'_j, r_(j,i) = ∫ P'_iA g'_jA, K_(j,i),(l,k) = ∫ g'_jA 𝔸'_iAkB g'_lB.
 //! The rotation makes the anisotropic law's fibre frame the frame F is expressed in, at the cost of
 //! one 3×3 product per basis function and point.
+//!
+//! Plane strain (2D meshes, two displacement components): F is the 3×3 gradient with F₃₃ = 1 and
+//! F_α3 = F_3α = 0 (u₃ = 0, nothing depends on X₃), the laws are the 3D ones unchanged (the
+//! out-of-plane stress S₃₃ is what holds ε₃₃ = 0), and only the in-plane rows and columns (i, k < 2)
+//! enter the residual and the Jacobian; the frame is a rotation about X₃ (an in-plane fibre).
 use super::law::{Law, M3};
 use crate::fe::{QuadratureRule, Tabulation};
 use crate::linalg::CsrMatrix;
@@ -32,8 +37,11 @@ pub struct HyperElement {
     pub quad: QuadratureRule,
     pub tab: Tabulation,
     pub geo: GeometryTab,
-    /// Per cell, R with the fibre, sheet and normal directions as columns (empty: identity).
+    /// Per cell, R with the fibre, sheet and normal directions as columns (empty: identity; in 2D
+    /// a rotation about X₃).
     pub frames: Vec<M3>,
+    /// 3, or 2 for plane strain (also the number of displacement components).
+    pub dim: usize,
 }
 
 /// Scratch reused across cells by one thread.
@@ -41,6 +49,18 @@ pub struct HyperElement {
 pub struct Scratch {
     g: Vec<[f64; 3]>,
     h: Vec<f64>,
+}
+
+/// The in-plane frame of plane strain: columns f (normalised, in the plane), its rotation by 90°
+/// about X₃, and X₃ — the law is transversely isotropic about f, so the sheet direction may be
+/// either of the other two; with this choice the out-of-plane axis is the third one.
+pub fn frame_from_fibre_2d(f: [f64; 2]) -> Result<M3> {
+    let n = (f[0] * f[0] + f[1] * f[1]).sqrt();
+    if !(n > 0.0 && n.is_finite()) {
+        return Err(Error::invalid(format!("in-plane fibre direction {f:?} has no length")));
+    }
+    let (c, s) = (f[0] / n, f[1] / n);
+    Ok([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 }
 
 /// An orthonormal frame with `f` (normalised) as its first column; the other two complete it (the
@@ -66,8 +86,16 @@ pub fn frame_from_fibre(f: [f64; 3]) -> Result<M3> {
 impl HyperElement {
     /// `frames`: one per cell for the anisotropic law (see [`frame_from_fibre`]), or empty.
     pub fn new(space: Arc<FunctionSpace>, law: Law, frames: Vec<M3>) -> Result<HyperElement> {
-        if space.ncomp != 3 || space.mesh.dim != 3 {
-            return Err(Error::Unsupported(format!("hyperelasticity in {}D with {} components (3D, 3 components only)", space.mesh.dim, space.ncomp)));
+        let dim = space.mesh.dim;
+        if space.ncomp != dim || !(dim == 2 || dim == 3) {
+            return Err(Error::Unsupported(format!("hyperelasticity in {}D with {} components (3D, or 2D plane strain, with as many components as dimensions)", dim, space.ncomp)));
+        }
+        if dim == 2 {
+            for (c, r) in frames.iter().enumerate() {
+                if r[2] != [0.0, 0.0, 1.0] || r[0][2] != 0.0 || r[1][2] != 0.0 {
+                    return Err(Error::invalid(format!("plane strain: the frame of cell {c} is not a rotation about X₃ (use frame_from_fibre_2d)")));
+                }
+            }
         }
         if !frames.is_empty() && frames.len() != space.mesh.num_cells() {
             return Err(Error::dim("fibre frames (one per cell)", space.mesh.num_cells(), frames.len()));
@@ -78,7 +106,7 @@ impl HyperElement {
         let quad = QuadratureRule::new(space.mesh.cell_type, quadrature_degree(&space))?;
         let tab = space.element.tabulate(&quad.points);
         let geo = GeometryTab::new(space.mesh.cell_type, &quad.points);
-        Ok(HyperElement { space, law, quad, tab, geo, frames })
+        Ok(HyperElement { space, law, quad, tab, geo, frames, dim })
     }
 
     pub fn nloc(&self) -> usize {
@@ -90,13 +118,14 @@ impl HyperElement {
         self.frames.get(c).copied().unwrap_or([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     }
 
-    /// Residual `re` (3·nloc, overwritten) and, if asked, the Jacobian `ke` ((3·nloc)², row-major,
-    /// overwritten) of cell `c` at the cell displacements `uc` (node-interleaved). A state where the
-    /// law is undefined gives non-finite entries.
+    /// Residual `re` (d·nloc, overwritten) and, if asked, the Jacobian `ke` ((d·nloc)², row-major,
+    /// overwritten) of cell `c` at the cell displacements `uc` (node-interleaved, d = [`Self::dim`]
+    /// components). A state where the law is undefined gives non-finite entries.
     pub fn cell(&self, c: usize, uc: &[f64], s: &mut Scratch, re: &mut [f64], mut ke: Option<&mut [f64]>) -> Result<()> {
         let mesh = &*self.space.mesh;
         let nloc = self.nloc();
-        let nd = 3 * nloc;
+        let d = self.dim;
+        let nd = d * nloc;
         re[..nd].fill(0.0);
         if let Some(k) = ke.as_deref_mut() {
             k[..nd * nd].fill(0.0);
@@ -109,28 +138,28 @@ impl HyperElement {
             let (inv, det) = match id {
                 Some(v) if self.geo.affine => v,
                 _ => {
-                    let v = inverse_jacobian(&self.geo.jacobian(mesh, c, q), 3)?;
+                    let v = inverse_jacobian(&self.geo.jacobian(mesh, c, q), d)?;
                     id = Some(v);
                     v
                 }
             };
             let w = wq * det.abs();
             for j in 0..nloc {
-                let g = physical_gradient(&inv, self.tab.grads[q * nloc + j], 3);
+                let g = physical_gradient(&inv, self.tab.grads[q * nloc + j], d);
                 s.g[j] = [0, 1, 2].map(|a| g[0] * r[0][a] + g[1] * r[1][a] + g[2] * r[2][a]);
             }
             let mut f = r;
             for (j, gj) in s.g.iter().enumerate() {
-                for (i, fi) in f.iter_mut().enumerate() {
+                for (i, fi) in f.iter_mut().enumerate().take(d) {
                     for (fa, ga) in fi.iter_mut().zip(gj) {
-                        *fa += uc[j * 3 + i] * ga;
+                        *fa += uc[j * d + i] * ga;
                     }
                 }
             }
             let (p, aa) = self.law.first_piola(&f);
             for j in 0..nloc {
-                for i in 0..3 {
-                    re[j * 3 + i] += w * (p[i][0] * s.g[j][0] + p[i][1] * s.g[j][1] + p[i][2] * s.g[j][2]);
+                for i in 0..d {
+                    re[j * d + i] += w * (p[i][0] * s.g[j][0] + p[i][1] * s.g[j][1] + p[i][2] * s.g[j][2]);
                 }
             }
             if let Some(ke) = ke.as_deref_mut() {
@@ -148,12 +177,12 @@ impl HyperElement {
                 }
                 for j in 0..nloc {
                     let gj = s.g[j];
-                    for i in 0..3 {
-                        let row = &mut ke[(j * 3 + i) * nd..(j * 3 + i + 1) * nd];
+                    for i in 0..d {
+                        let row = &mut ke[(j * d + i) * nd..(j * d + i + 1) * nd];
                         for l in 0..nloc {
-                            for k in 0..3 {
+                            for k in 0..d {
                                 let h = &s.h[(l * 3 + i) * 9 + k..];
-                                row[l * 3 + k] += w * (gj[0] * h[0] + gj[1] * h[3] + gj[2] * h[6]);
+                                row[l * d + k] += w * (gj[0] * h[0] + gj[1] * h[3] + gj[2] * h[6]);
                             }
                         }
                     }
@@ -190,7 +219,8 @@ impl CpuHyper {
     pub fn assemble(&self, u: &[f64], r: &mut [f64], mut k: Option<&mut CsrMatrix>) -> Result<()> {
         let space = &self.el.space;
         let dm = &space.dofmap;
-        let (npc, nd) = (dm.nodes_per_cell, 3 * dm.nodes_per_cell);
+        let d = self.el.dim;
+        let (npc, nd) = (dm.nodes_per_cell, d * dm.nodes_per_cell);
         if u.len() != space.ndofs() || r.len() != space.ndofs() {
             return Err(Error::dim("hyperelastic state", space.ndofs(), u.len().min(r.len())));
         }
@@ -213,26 +243,26 @@ impl CpuHyper {
                     for c in cells.clone() {
                         let nodes = dm.cell(c);
                         for (i, &n) in nodes.iter().enumerate() {
-                            uc[i * 3..i * 3 + 3].copy_from_slice(&u[n * 3..n * 3 + 3]);
+                            uc[i * d..i * d + d].copy_from_slice(&u[n * d..n * d + d]);
                         }
                         self.el.cell(c, uc, s, re, if want_k { Some(&mut ke[..]) } else { None })?;
                         for (i, &n) in nodes.iter().enumerate() {
-                            for a in 0..3 {
+                            for a in 0..d {
                                 // SAFETY: blocks of one colour share no node, so no two threads
                                 // touch the same entry.
-                                unsafe { *rp.0.add(n * 3 + a) += re[i * 3 + a] };
+                                unsafe { *rp.0.add(n * d + a) += re[i * d + a] };
                             }
                         }
                         if let Some(kp) = kp {
                             let rank = &self.slots.rank[c * npc * npc..(c + 1) * npc * npc];
                             for (i, &ni) in nodes.iter().enumerate() {
-                                for a in 0..3 {
-                                    let base = row_ptr[ni * 3 + a];
-                                    let row = &ke[(i * 3 + a) * nd..(i * 3 + a + 1) * nd];
+                                for a in 0..d {
+                                    let base = row_ptr[ni * d + a];
+                                    let row = &ke[(i * d + a) * nd..(i * d + a + 1) * nd];
                                     for (j, &rk) in rank[i * npc..(i + 1) * npc].iter().enumerate() {
-                                        for b in 0..3 {
+                                        for b in 0..d {
                                             // SAFETY: as above, rows of one colour's nodes are disjoint.
-                                            unsafe { *kp.0.add(base + rk as usize * 3 + b) += row[j * 3 + b] };
+                                            unsafe { *kp.0.add(base + rk as usize * d + b) += row[j * d + b] };
                                         }
                                     }
                                 }

@@ -45,15 +45,16 @@ pub fn add_body_force(el: &HyperElement, b: &VectorExpr, f: &mut [f64]) -> Resul
     let space = &el.space;
     let mesh = &*space.mesh;
     let nloc = el.nloc();
+    let d = el.dim;
     for c in 0..mesh.num_cells() {
         let nodes = space.dofmap.cell(c);
         for (q, &wq) in el.quad.weights.iter().enumerate() {
-            let (_, det) = crate::operator::geometry::inverse_jacobian(&el.geo.jacobian(mesh, c, q), 3)?;
+            let (_, det) = crate::operator::geometry::inverse_jacobian(&el.geo.jacobian(mesh, c, q), d)?;
             let bx = eval3(b, el.geo.point(mesh, c, q));
             for (j, &n) in nodes.iter().enumerate() {
                 let phi = el.tab.values[q * nloc + j] * wq * det.abs();
-                for a in 0..3 {
-                    f[n * 3 + a] += phi * bx[a];
+                for a in 0..d {
+                    f[n * d + a] += phi * bx[a];
                 }
             }
         }
@@ -61,10 +62,12 @@ pub fn add_body_force(el: &HyperElement, b: &VectorExpr, f: &mut [f64]) -> Resul
     Ok(())
 }
 
-/// `f += ∫ t·v dA` (traction per reference area) over the given facets.
+/// `f += ∫ t·v dA` (traction per reference area) over the given facets (in 2D per unit length of
+/// the boundary curve; the first `dim` components of `t`).
 pub fn add_traction(space: &FunctionSpace, facets: &[(usize, usize)], t: &VectorExpr, f: &mut [f64]) -> Result<()> {
     let mesh = &*space.mesh;
     let cell = mesh.cell_type;
+    let d = mesh.dim;
     for &(c, lf) in facets {
         let (rule, tangents) = facet_rule(cell, lf, facet_degree(space))?;
         let tab = space.element.tabulate(&rule.points);
@@ -74,12 +77,12 @@ pub fn add_traction(space: &FunctionSpace, facets: &[(usize, usize)], t: &Vector
         for (q, (&xi, &wq)) in rule.points.iter().zip(&rule.weights).enumerate() {
             let (x, jac) = mesh.map_point(c, xi);
             let inward = [0, 1, 2].map(|k| centroid[k] - x[k]);
-            let (meas, _) = facet_measure_normal(&jac, &tangents, 3, inward);
+            let (meas, _) = facet_measure_normal(&jac, &tangents, d, inward);
             let tx = eval3(t, x);
             for (j, &n) in nodes.iter().enumerate() {
                 let phi = tab.values[q * nloc + j] * wq * meas;
-                for a in 0..3 {
-                    f[n * 3 + a] += phi * tx[a];
+                for a in 0..d {
+                    f[n * d + a] += phi * tx[a];
                 }
             }
         }
@@ -134,8 +137,8 @@ impl FollowerPressure {
         let mut out = Vec::with_capacity(facets.len());
         for &(c, lf) in facets {
             let (rule, tangents) = facet_rule(cell, lf, facet_degree(space))?;
-            if tangents.len() != 2 {
-                return Err(Error::invalid("pressure loads need two facet tangents (3D)"));
+            if tangents.len() != 2 || mesh.dim != 3 {
+                return Err(Error::Unsupported("follower pressure in 3D only (not in plane strain)".into()));
             }
             let tab = space.element.tabulate(&rule.points);
             let nloc = tab.ndofs;

@@ -2,8 +2,8 @@
 //! constraints, then the Newton loop on the chosen backend, with a VTU of the displacement after
 //! every load step collected in a PVD, and `report.json` (per step: residual norms, step lengths,
 //! linear iterations; displacements at the requested points).
-use super::config::{expr3, expr_of, HyperBcKind, HyperFile};
-use super::element::{frame_from_fibre, CpuHyper, HyperElement};
+use super::config::{expr_of, exprs, FibreSource, HyperBcKind, HyperFile};
+use super::element::{frame_from_fibre, frame_from_fibre_2d, CpuHyper, HyperElement};
 use super::loads::{add_body_force, add_traction, tagged_facets, FollowerPressure};
 use super::newton::{self, HyperSystem, LoadStepReport, Loading, NewtonOptions, NewtonTimes};
 use super::system::CpuSystem;
@@ -40,55 +40,96 @@ fn tags_of(space: &FunctionSpace, on: &[Boundary], key: &str) -> Result<Vec<i32>
     on.iter()
         .map(|b| match b {
             Boundary::Id(t) => Ok(*t),
-            Boundary::Name(n) => space.mesh.tag(n, 2).map_err(|e| Error::config(key, e.to_string())),
+            Boundary::Name(n) => space.mesh.tag(n, space.mesh.dim - 1).map_err(|e| Error::config(key, e.to_string())),
         })
         .collect()
 }
 
-/// The mesh of a file: `[shell]` or the usual `[mesh]`, renumbered for locality.
-pub fn build_mesh(f: &HyperFile, base: &Path) -> Result<(crate::mesh::Mesh, Vec<String>)> {
-    let (mesh, notes) = match (&f.mesh, &f.shell) {
-        (_, Some(s)) => (super::mesh::shell(s)?, Vec::new()),
-        (Some(m), None) => crate::problem::run::build_mesh_from(m, base)?,
-        (None, None) => return Err(Error::config("mesh", "missing")),
+/// The mesh of a file: `[shell]` or the usual `[mesh]`, renumbered for locality; with
+/// `fibre = { element_data = "…" }`, also the view's vector per cell (in the renumbered order).
+pub fn build_mesh(f: &HyperFile, base: &Path) -> Result<(crate::mesh::Mesh, Vec<String>, Option<Vec<[f64; 3]>>)> {
+    let view = match f.physics.fibre_source()? {
+        Some(FibreSource::ElementData(name)) => Some(name),
+        _ => None,
     };
-    if mesh.dim != 3 {
-        return Err(Error::config("mesh", format!("hyperelasticity needs a 3D mesh, got {}D", mesh.dim)));
+    let (mesh, notes, cell_data) = match (&f.mesh, &f.shell, &view) {
+        (_, Some(_), Some(_)) => return Err(Error::config("physics.fibre.element_data", "needs a Gmsh mesh file ([mesh] file = …), not [shell]")),
+        (_, Some(s), None) => (super::mesh::shell(s)?, Vec::new(), None),
+        (Some(m), None, Some(name)) => {
+            let file = m.file.as_ref().ok_or_else(|| Error::config("physics.fibre.element_data", "needs a Gmsh mesh file ([mesh] file = …)"))?;
+            let (mesh, notes, data) = crate::mesh::gmsh_data::read_msh_cell_data(&base.join(file), name, 3).map_err(|e| Error::config("physics.fibre.element_data", e.to_string()))?;
+            let data = data.into_iter().map(|v| [v[0], v[1], v[2]]).collect::<Vec<_>>();
+            (mesh, notes, Some(data))
+        }
+        (Some(m), None, None) => {
+            let (mesh, notes) = crate::problem::run::build_mesh_from(m, base)?;
+            (mesh, notes, None)
+        }
+        (None, None, _) => return Err(Error::config("mesh", "missing")),
+    };
+    if !(mesh.dim == 3 || mesh.dim == 2) {
+        return Err(Error::config("mesh", format!("hyperelasticity needs a 3D mesh or a 2D one (plane strain), got {}D", mesh.dim)));
+    }
+    if f.physics.plane.is_some() && mesh.dim != 2 {
+        return Err(Error::config("physics.plane", format!("only for 2D meshes (this one is {}D)", mesh.dim)));
     }
     let reorder = f.mesh.as_ref().and_then(|m| m.reorder).unwrap_or(true);
-    Ok((if reorder { crate::mesh::ordering::reorder_for_locality(&mesh)? } else { mesh }, notes))
+    if !reorder {
+        return Ok((mesh, notes, cell_data));
+    }
+    // `reorder_for_locality` puts old cell order[k] at k: the cell data follow the same order.
+    let cell_data = cell_data.map(|d| crate::mesh::ordering::hilbert_cell_order(&mesh).iter().map(|&c| d[c as usize]).collect());
+    Ok((crate::mesh::ordering::reorder_for_locality(&mesh)?, notes, cell_data))
+}
+
+/// The material frame of each cell from the `fibre` key: expressions at the centroid, or the
+/// mesh file's vectors (`cell_data`); in 2D an in-plane fibre (its x, y components).
+fn frames_of(f: &HyperFile, mesh: &crate::mesh::Mesh, cell_data: Option<Vec<[f64; 3]>>) -> Result<Vec<super::law::M3>> {
+    let dim = mesh.dim;
+    let frame = |v: [f64; 3]| if dim == 2 { frame_from_fibre_2d([v[0], v[1]]) } else { frame_from_fibre(v) };
+    Ok(match (f.physics.fibre_source()?, cell_data) {
+        (Some(FibreSource::ElementData(name)), Some(data)) => data
+            .iter()
+            .enumerate()
+            .map(|(c, &v)| {
+                if v.iter().any(|x| !x.is_finite()) {
+                    return Err(Error::config("physics.fibre.element_data", format!("view `{name}`: cell {c} has a non-finite fibre {v:?}")));
+                }
+                frame(v).map_err(|why| Error::config("physics.fibre.element_data", format!("view `{name}`: cell {c} (centroid {:?}): {why}", cell_centroid(mesh, c))))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        (Some(FibreSource::Expr(v)), _) => {
+            let e = exprs(&v, "physics.fibre", dim)?;
+            (0..mesh.num_cells())
+                .map(|c| {
+                    let x = cell_centroid(mesh, c);
+                    frame([e[0].eval(x, 0.0), e[1].eval(x, 0.0), e[2].eval(x, 0.0)]).map_err(|why| Error::config("physics.fibre", format!("at the centroid {x:?} of cell {c}: {why}")))
+                })
+                .collect::<Result<Vec<_>>>()?
+        }
+        _ => Vec::new(),
+    })
 }
 
 /// Everything but the backend.
 pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
-    let (mesh, notes) = build_mesh(f, base)?;
+    let (mesh, notes, cell_data) = build_mesh(f, base)?;
+    let dim = mesh.dim;
     if f.space.family != "lagrange" {
         return Err(Error::config("space.family", "hyperelasticity runs on Lagrange spaces"));
     }
-    let space = Arc::new(FunctionSpace::lagrange(Arc::new(mesh), f.space.degree, 3).map_err(|e| match e {
+    let frames = frames_of(f, &mesh, cell_data)?;
+    let space = Arc::new(FunctionSpace::lagrange(Arc::new(mesh), f.space.degree, dim).map_err(|e| match e {
         Error::Unsupported(why) => Error::config("space.degree", why),
         e => e,
     })?);
     let law = f.law()?;
-    let frames = match &f.physics.fibre {
-        Some(v) => {
-            let e = expr3(&toml::Value::Array(v.to_vec()), "physics.fibre")?;
-            (0..space.mesh.num_cells())
-                .map(|c| {
-                    let x = cell_centroid(&space.mesh, c);
-                    frame_from_fibre([e[0].eval(x, 0.0), e[1].eval(x, 0.0), e[2].eval(x, 0.0)])
-                        .map_err(|why| Error::config("physics.fibre", format!("at the centroid {x:?} of cell {c}: {why}")))
-                })
-                .collect::<Result<Vec<_>>>()?
-        }
-        None => Vec::new(),
-    };
     let el = HyperElement::new(space.clone(), law, frames)?;
     let pattern = crate::operator::assemble::sparsity(&space)?;
     let n = space.ndofs();
     let mut dead = vec![0.0; n];
     if let Some(b) = &f.physics.body_force {
-        add_body_force(&el, &expr3(&toml::Value::Array(b.to_vec()), "physics.body_force")?, &mut dead)?;
+        add_body_force(&el, &exprs(b, "physics.body_force", dim)?, &mut dead)?;
     }
     let mut mask = vec![1.0; n];
     let mut dirichlet = std::collections::BTreeMap::new();
@@ -98,21 +139,24 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
         let tags = tags_of(&space, &bc.boundary.to_vec(), &format!("{key}.boundary"))?;
         match bc.kind {
             HyperBcKind::Dirichlet => {
-                let v = expr3(&bc.value, &format!("{key}.value"))?;
-                let comps = bc.components.clone().unwrap_or_else(|| vec![0, 1, 2]);
+                let v = exprs(&bc.value, &format!("{key}.value"), dim)?;
+                let comps = bc.components.clone().unwrap_or_else(|| (0..dim).collect());
+                if let Some(&c) = comps.iter().find(|&&c| c >= dim) {
+                    return Err(Error::config(format!("{key}.components"), format!("component {c} in {dim}D (components are 0..{})", dim - 1)));
+                }
                 let nodes = space.boundary_nodes(&tags)?;
                 if nodes.is_empty() {
                     return Err(Error::config(format!("{key}.boundary"), "has no boundary facets"));
                 }
                 for node in nodes {
                     for &c in &comps {
-                        mask[node * 3 + c] = 0.0;
-                        dirichlet.insert(node * 3 + c, v[c].clone());
+                        mask[node * dim + c] = 0.0;
+                        dirichlet.insert(node * dim + c, v[c].clone());
                     }
                 }
             }
             HyperBcKind::Traction => {
-                let t = expr3(&bc.value, &format!("{key}.value"))?;
+                let t = exprs(&bc.value, &format!("{key}.value"), dim)?;
                 let facets = tagged_facets(&space, &tags)?;
                 if facets.is_empty() {
                     return Err(Error::config(format!("{key}.boundary"), "has no boundary facets"));
@@ -120,6 +164,9 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
                 add_traction(&space, &facets, &t, &mut dead)?;
             }
             HyperBcKind::Pressure => {
+                if dim != 3 {
+                    return Err(Error::config(format!("{key}.type"), "follower pressure is 3D only (use a traction in plane strain)"));
+                }
                 let p = expr_of(&bc.value, &format!("{key}.value"))?;
                 let facets = tagged_facets(&space, &tags)?;
                 if facets.is_empty() {
@@ -148,8 +195,9 @@ impl Prepared {
     pub fn dirichlet_at(&self, lf: f64) -> Vec<f64> {
         let mut g = vec![0.0; self.mask.len()];
         let coords = &self.el.space.dofmap.node_coords;
+        let d = self.el.dim;
         for (dof, e) in &self.dirichlet {
-            let x = coords[dof / 3];
+            let x = coords[dof / d];
             g[*dof] = if e.depends_on_time() { e.eval(x, lf) } else { lf * e.eval(x, 0.0) };
         }
         g
@@ -165,7 +213,7 @@ impl Prepared {
 #[derive(Debug, Serialize)]
 pub struct PointSeries {
     pub x: [f64; 3],
-    /// One `[u_x, u_y, u_z]` per load step.
+    /// One `[u_x, u_y, u_z]` per load step (u_z = 0 in plane strain).
     pub displacement: Vec<[f64; 3]>,
 }
 
@@ -214,9 +262,10 @@ fn drive<B: SolverBackend, S: HyperSystem<B>>(be: &B, sys: &mut S, prep: &mut Pr
         let uh = be.to_host(u)?;
         for (p, w) in points.iter_mut().zip(&weights) {
             let mut d = [0.0; 3];
+            let dim = space.ncomp;
             for &(node, wt) in w {
-                for (k, dk) in d.iter_mut().enumerate() {
-                    *dk += wt * uh[node * 3 + k];
+                for (k, dk) in d.iter_mut().enumerate().take(dim) {
+                    *dk += wt * uh[node * dim + k];
                 }
             }
             p.displacement.push(d);
@@ -224,7 +273,7 @@ fn drive<B: SolverBackend, S: HyperSystem<B>>(be: &B, sys: &mut S, prep: &mut Pr
         if f.output.vtu {
             let name = format!("{}_{:04}.vtu", f.output.name, rep.step);
             let path = out.join(&name);
-            VtuWriter::new(&space.mesh).point_vector("displacement", 3, space.vertex_values(&uh))?.write(&path)?;
+            VtuWriter::new(&space.mesh).point_vector("displacement", space.ncomp, space.vertex_values(&uh))?.write(&path)?;
             outputs.push(io::file_record(&path)?);
             pvd.add(rep.load_factor, &name)?;
         }
@@ -292,8 +341,8 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         title: f.title.clone(),
         backend: backend.name(),
         notes,
-        mesh: MeshReport { cell_type: space.mesh.cell_type, cells: space.mesh.num_cells(), vertices: space.mesh.num_vertices(), dim: 3 },
-        space: SpaceReport { family: "lagrange (hyperelastic)".into(), degree: f.space.degree, components: 3, dofs: space.ndofs() },
+        mesh: MeshReport { cell_type: space.mesh.cell_type, cells: space.mesh.num_cells(), vertices: space.mesh.num_vertices(), dim: space.mesh.dim },
+        space: SpaceReport { family: if space.mesh.dim == 2 { "lagrange (hyperelastic, plane strain)".into() } else { "lagrange (hyperelastic)".into() }, degree: f.space.degree, components: space.ncomp, dofs: space.ndofs() },
         assembly: AssemblyReport { level: crate::operator::AssemblyLevel::Full, storage_bytes: nnz * 12, colors: 0, dirichlet_dofs: prep.dirichlet.len() },
         solver: SolverReport {
             method: format!("newton ({} load steps, {} iterations) + {}", run.steps.len(), newton_iterations, prep.options.method.name()),

@@ -23,6 +23,9 @@ impl HyperSystem<Cpu> for CpuSystem {
     fn ndofs(&self) -> usize {
         self.asm.el.space.ndofs()
     }
+    fn components(&self) -> usize {
+        self.asm.el.dim
+    }
     fn new_matrix(&self, _be: &Cpu) -> Result<CsrMatrix> {
         Ok(self.asm.matrix())
     }

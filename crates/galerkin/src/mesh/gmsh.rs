@@ -1,4 +1,4 @@
-//! Reader for Gmsh MSH 4.1 files, ASCII and binary.
+//! Reader for Gmsh MSH 4.1 files, ASCII and binary, and legacy MSH 2.2 files (ASCII).
 //!
 //! What becomes of the file:
 //! - cells are the elements of the highest dimension present (one shape only); each gets the first
@@ -9,7 +9,10 @@
 //!   curved edges of a high-order mesh are flattened and mid-edge/face nodes are dropped;
 //! - nodes are renumbered compactly in increasing Gmsh tag order; nodes used only by point (or
 //!   other lower-dimensional) elements are dropped, and a node no element uses is an error;
-//! - physical names become `tag_names` with their dimension.
+//! - physical names become `tag_names` with their dimension;
+//! - MSH 2.2 (ASCII): an element's first tag is its physical group and its second its elementary
+//!   entity; each (dimension, physical, elementary) triple becomes an entity of that one physical
+//!   tag, so the rules above apply unchanged.
 //!
 //! Errors name the file, the section and the line (ASCII) or byte offset (binary).
 use super::{BoundaryFacet, CellType, Mesh};
@@ -36,12 +39,19 @@ pub fn parse_msh(data: &[u8], source: &str) -> Result<Mesh> {
 
 /// [`parse_msh`], with remarks for the run's report.
 pub fn parse_msh_with_notes(data: &[u8], source: &str) -> Result<(Mesh, Vec<String>)> {
+    parse_msh_with_cell_elements(data, source).map(|(m, n, _)| (m, n))
+}
+
+/// [`parse_msh_with_notes`], with the Gmsh element tag of each cell (what the file's cell data,
+/// `$ElementData`, is keyed by: see [`super::gmsh_data`]).
+pub fn parse_msh_with_cell_elements(data: &[u8], source: &str) -> Result<(Mesh, Vec<String>, Vec<usize>)> {
     let mut r = Reader {
         data,
         pos: 0,
         source,
         section: "",
         binary: None,
+        legacy: false,
     };
     let mut file = MshFile::default();
     let mut seen_format = false;
@@ -63,11 +73,19 @@ pub fn parse_msh_with_notes(data: &[u8], source: &str) -> Result<(Mesh, Vec<Stri
             }
             "Nodes" => {
                 r.section = "$Nodes";
-                read_nodes(&mut r, &mut file)?;
+                if r.legacy {
+                    read_nodes_22(&mut r, &mut file)?;
+                } else {
+                    read_nodes(&mut r, &mut file)?;
+                }
             }
             "Elements" => {
                 r.section = "$Elements";
-                read_elements(&mut r, &mut file)?;
+                if r.legacy {
+                    read_elements_22(&mut r, &mut file)?;
+                } else {
+                    read_elements(&mut r, &mut file)?;
+                }
             }
             other => {
                 r.skip_section(other)?;
@@ -153,7 +171,7 @@ impl MshFile {
     }
 
     /// Select cells and tagged facets, renumber the nodes they use and build the validated mesh.
-    fn into_mesh(self, source: &str, data: &[u8], binary: bool) -> Result<(Mesh, Vec<String>)> {
+    fn into_mesh(self, source: &str, data: &[u8], binary: bool) -> Result<(Mesh, Vec<String>, Vec<usize>)> {
         let here = |what: &str| format!("{source}, {what}");
         if self.index.is_none() {
             return Err(Error::mesh(
@@ -287,7 +305,8 @@ impl MshFile {
                 None => e,
             });
         }
-        Ok((mesh, notes))
+        let elements = names.cells.iter().map(|&(tag, _)| tag).collect();
+        Ok((mesh, notes, elements))
     }
 }
 
@@ -330,13 +349,20 @@ impl super::validate::Names for FileNames<'_> {
 
 fn read_format(r: &mut Reader) -> Result<()> {
     let version = r.ascii_token("format version")?;
-    if version != "4.1" {
+    if version != "4.1" && version != "2.2" {
         return Err(r.error(format!(
-            "MSH version {version} is not supported; only 4.1 is (in Gmsh: Mesh.MshFileVersion = 4.1)"
+            "MSH version {version} is not supported; 4.1 is, and 2.2 in ASCII (in Gmsh: Mesh.MshFileVersion = 4.1)"
         )));
     }
     let file_type = r.ascii_token("file type")?;
     let data_size: usize = r.ascii_parse("data size")?;
+    if version == "2.2" {
+        if file_type != "0" {
+            return Err(r.error("binary MSH 2.2 is not supported: save as MSH 4.1 or as ASCII"));
+        }
+        r.legacy = true;
+        return Ok(());
+    }
     match file_type {
         "0" => Ok(()),
         "1" => {
@@ -547,6 +573,76 @@ fn read_elements(r: &mut Reader, file: &mut MshFile) -> Result<()> {
     Ok(())
 }
 
+/// MSH 2.2 `$Nodes`: the count, then `tag x y z` per node.
+fn read_nodes_22(r: &mut Reader, file: &mut MshFile) -> Result<()> {
+    if file.index.is_some() {
+        return Err(r.error("a second $Nodes section"));
+    }
+    let total = r.count("number of nodes")?;
+    let mut nodes = Vec::with_capacity(total.min(r.remaining()));
+    let mut map = HashMap::with_capacity(total.min(r.remaining()));
+    for i in 0..total {
+        let at = r.line_or_offset();
+        let tag = r.size("node tag")?;
+        let x = [r.float("node coordinate")?, r.float("node coordinate")?, r.float("node coordinate")?];
+        if x.iter().any(|v| !v.is_finite()) {
+            return Err(r.error_at(at, format!("node {tag} has a non-finite coordinate {x:?}")));
+        }
+        if map.insert(tag, i).is_some() {
+            return Err(r.error_at(at, format!("node tag {tag} appears twice")));
+        }
+        nodes.push((tag, x));
+    }
+    file.used = vec![false; nodes.len()];
+    file.nodes = nodes;
+    file.index = Some(NodeIndex::Sparse(map));
+    Ok(())
+}
+
+/// MSH 2.2 `$Elements`: the count, then `tag type ntags tags… nodes…` per element; runs of one
+/// (type, physical, elementary) become blocks of a synthetic entity holding that physical tag.
+fn read_elements_22(r: &mut Reader, file: &mut MshFile) -> Result<()> {
+    if file.index.is_none() {
+        return Err(r.error("$Elements must come after $Nodes"));
+    }
+    let total = r.count("number of elements")?;
+    let mut entities: HashMap<(usize, i32, i32), i32> = HashMap::new();
+    let mut current: Option<(i32, (usize, i32))> = None;
+    for _ in 0..total {
+        let pos = r.line_or_offset();
+        let element = r.size("element tag")?;
+        let code = r.int("element type")?;
+        let (shape, nn) = element_type(code).ok_or_else(|| r.error_at(pos, format!("element {element}: unknown or unsupported element type {code} (supported: 1-5, 8-12, 15-17)")))?;
+        let ntags = r.count("number of element tags")?;
+        let mut tags = Vec::with_capacity(ntags.min(8));
+        for _ in 0..ntags {
+            tags.push(r.int("element tag")?);
+        }
+        let (physical, elementary) = (tags.first().copied().unwrap_or(0), tags.get(1).copied().unwrap_or(0));
+        let dim = shape.map_or(0, CellType::dim);
+        let next = entities.len() as i32 + 1;
+        let id = *entities.entry((dim, physical, elementary)).or_insert(next);
+        file.entity_physicals.entry((dim, id)).or_insert_with(|| if physical != 0 { vec![physical] } else { Vec::new() });
+        if current != Some((code, (dim, id))) {
+            file.blocks.push(Block { shape, entity: (dim, id), corners: Vec::new(), elements: Vec::new() });
+            current = Some((code, (dim, id)));
+        }
+        let corners_per = shape.map_or(1, CellType::num_vertices);
+        let mut vs = Vec::with_capacity(nn);
+        for _ in 0..nn {
+            let at = r.line_or_offset();
+            let tag = r.size("element node tag")?;
+            let v = file.node(tag).ok_or_else(|| r.error_at(at, format!("element {element} refers to node {tag}, which is not in $Nodes")))?;
+            file.used[v] = true;
+            vs.push(v);
+        }
+        let b = file.blocks.last_mut().ok_or_else(|| r.error("no element block"))?;
+        b.corners.extend_from_slice(&vs[..corners_per]);
+        b.elements.push((element, pos.0));
+    }
+    Ok(())
+}
+
 #[derive(Clone, Copy)]
 struct Binary {
     size_t: usize,
@@ -563,6 +659,8 @@ struct Reader<'a> {
     source: &'a str,
     section: &'static str,
     binary: Option<Binary>,
+    /// MSH 2.2 (ASCII): `$Nodes` and `$Elements` in the legacy layout.
+    legacy: bool,
 }
 
 /// A position to report: byte offset, turned into a line number for ASCII files.

@@ -7,6 +7,7 @@ mod cell;
 pub mod generate;
 pub mod hilbert;
 pub mod gmsh;
+pub mod gmsh_data;
 pub mod lattice;
 pub mod ordering;
 pub mod validate;
