@@ -10,7 +10,7 @@
 //! - **splitting cells between devices** (several GPUs, CPU + GPU): each part is a space over its
 //!   cells with the parent's element, assembled into its own partial matrix of the parent's pattern.
 //!
-//! A sub-space's mesh keeps every vertex of the parent (its cells index them) and no boundary
+//! A sub-space's mesh holds the part's cells and their vertices (renumbered) and no boundary
 //! facets: it only integrates volume terms; the parent's Dirichlet and load handling is unchanged.
 use crate::fe::{FiniteElement, HierarchicalHex, ModeSet, QuadratureKind};
 use crate::linalg::CsrMatrix;
@@ -39,9 +39,21 @@ pub fn cell_subspace(parent: &FunctionSpace, cells: &[usize], element: Option<(A
     if embedding.len() != element.ndofs() || embedding.iter().any(|&i| i >= npc) {
         return Err(Error::dim("functions of a sub-space's element", element.ndofs(), embedding.len()));
     }
-    let sub_cells: Vec<usize> = cells.iter().flat_map(|&c| mesh.cells[c * nv..(c + 1) * nv].iter().copied()).collect();
+    // The part's vertices, renumbered compactly (a mesh has no vertex outside its cells).
+    let mut local = vec![usize::MAX; mesh.coords.len()];
+    let mut coords = Vec::new();
+    let mut sub_cells = Vec::with_capacity(cells.len() * nv);
+    for &c in cells {
+        for &v in &mesh.cells[c * nv..(c + 1) * nv] {
+            if local[v] == usize::MAX {
+                local[v] = coords.len();
+                coords.push(mesh.coords[v]);
+            }
+            sub_cells.push(local[v]);
+        }
+    }
     let tags = cells.iter().map(|&c| mesh.cell_tags.get(c).copied().unwrap_or(0)).collect();
-    let sub = Mesh::new(mesh.cell_type, mesh.coords.clone(), sub_cells, Some(tags), Vec::new(), mesh.tag_names.clone())?;
+    let sub = Mesh::new(mesh.cell_type, coords, sub_cells, Some(tags), Vec::new(), mesh.tag_names.clone())?;
     let n = embedding.len();
     let mut cell_nodes = Vec::with_capacity(cells.len() * n);
     let mut signs = parent.dofmap.signs.as_ref().map(|_| Vec::with_capacity(cells.len() * n));
