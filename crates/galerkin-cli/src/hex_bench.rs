@@ -8,6 +8,16 @@ fn ms(t: &Option<galerkin::bench::timing::Timing>) -> String {
     t.as_ref().map_or("-".into(), |t| format!("{:.3}", 1e3 * t.median))
 }
 
+/// `bench --hex`: the uniform-degree table, or with `mixed` the mixed-degree rows, or with
+/// `multi_gpu` the split over every visible GPU.
+pub fn dispatch(cfg: &HexBenchConfig, mixed: Option<&str>, multi_gpu: bool, json: Option<PathBuf>) -> galerkin::Result<()> {
+    match (mixed, multi_gpu) {
+        (Some(m), _) => crate::hex_mixed_bench::run(cfg, m, json),
+        (None, true) => crate::hex_mixed_bench::run_multi(cfg, json),
+        (None, false) => run(cfg, json),
+    }
+}
+
 pub fn run(cfg: &HexBenchConfig, json: Option<PathBuf>) -> galerkin::Result<()> {
     let (be, _) = crate::first_gpu()?;
     say!(
@@ -19,8 +29,9 @@ pub fn run(cfg: &HexBenchConfig, json: Option<PathBuf>) -> galerkin::Result<()> 
     hex::run(cfg, &be, |c, r| {
         if !header {
             say!(
-                "gpu: {} — copy {:.0} GB/s, FP64 FMA {:.0} GFLOP/s, FP64 tensor cores {:.0} GFLOP/s (measured in this run)",
-                c.device, c.copy_gbs, c.fma_gflops, c.dmma_gflops
+                "gpu: {} — copy {:.0} GB/s, FP64 FMA {:.0} GFLOP/s, FP64 tensor cores {:.0} GFLOP/s (fastest shape; measured in this run: {})",
+                c.device, c.copy_gbs, c.fma_gflops, c.dmma_gflops,
+                c.dmma_shapes.iter().map(|(n, r)| format!("{n} {r:.0}")).collect::<Vec<_>>().join(", ")
             );
             say!(
                 "{:>2} {:>5} {:>4} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9}",
@@ -40,6 +51,16 @@ pub fn run(cfg: &HexBenchConfig, json: Option<PathBuf>) -> galerkin::Result<()> 
         for g in &r.gpu {
             if let Some(why) = &g.skipped {
                 say!("   {} skipped: {why}", g.scheme);
+            }
+        }
+        for w in &r.tiled_sweep {
+            match (&w.timing, &w.skipped) {
+                (Some(t), _) => say!(
+                    "   III {:<28} {:>9.3} ms  {:>5.2}× floor  (spread {:.3}–{:.3}; max rel. diff from default {:.1e})",
+                    w.label, 1e3 * t.median, w.over_floor.unwrap_or(f64::NAN), 1e3 * t.min, 1e3 * t.max, w.max_rel_diff.unwrap_or(f64::NAN)
+                ),
+                (None, Some(why)) => say!("   III {:<28} skipped: {why}", w.label),
+                _ => {}
             }
         }
         done.push(r)

@@ -27,6 +27,7 @@ mod ceed_bench;
 mod heat_bench;
 mod hyper_bench;
 mod hex_bench;
+mod hex_mixed_bench;
 mod dg_bench;
 mod advection_bench;
 
@@ -194,6 +195,17 @@ enum Command {
         /// --hex: cells the CPU integrates per timing (scaled to all cells).
         #[arg(long, default_value_t = 2000)]
         cpu_cells: usize,
+        /// --hex: also time scheme III in each launch shape (warps, tiles per warp, MMA shape).
+        #[arg(long)]
+        tiled_sweep: bool,
+        /// --hex: a mesh of mixed degrees instead (e.g. `1,3`: half the cells of each, split by
+        /// x): CPU, GPU schemes and hybrid with cells grouped by degree, against the
+        /// highest-degree-everywhere assembly.
+        #[arg(long)]
+        mixed: Option<String>,
+        /// --hex: also split the cells between every visible GPU (rows for 1 … all GPUs).
+        #[arg(long)]
+        multi_gpu: bool,
         /// --heat: time steps per run.
         #[arg(long, default_value_t = 50)]
         steps: usize,
@@ -420,7 +432,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             };
             ceed_bench::run(&cfg, gpu, json, plot)
         }
-        Command::Bench { hex: true, cells, degrees, modes, quadrature, cpu_cells, runs, json, .. } => {
+        Command::Bench { hex: true, cells, degrees, modes, quadrature, cpu_cells, runs, json, tiled_sweep, mixed, multi_gpu, .. } => {
             let cfg = galerkin::bench::hex::HexBenchConfig {
                 cells,
                 degrees: parse_degrees(&degrees)?,
@@ -428,8 +440,9 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 quadrature,
                 runs,
                 cpu_cells,
+                tiled_sweep,
             };
-            hex_bench::run(&cfg, json)
+            hex_bench::dispatch(&cfg, mixed.as_deref(), multi_gpu, json)
         }
         Command::Bench { hyperelastic: true, dofs, degrees, law, cpu_max_dofs, cpu1_max_dofs, runs, gpu, json, .. } => {
             let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs, cpu1_max_dofs, runs };

@@ -158,28 +158,66 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 }
 
 // ---- Scheme III: tiled moments on the tensor cores ----------------------------------------------
-// The moments of all pairs are nine small GEMMs per cell, M_kl = Gw_kᵀ G_l over the points, with
-// Gw_k[q][a] = w_q |det J_q| ∂_k φ_a and G_l[q][b] = ∂_l φ_b. Each warp owns TPR 8 × 8 tiles
-// of node pairs on or above the diagonal, all nine (k, l) each, as FP64 tensor-core fragments
-// (mma.sync m8n8k4: 256 FMAs per instruction, two accumulators per lane). The block stages J⁻¹ and
-// the weights of all points once per cell, then the gradient tables of QCP points at a time in
-// dynamic shared memory; tiles beyond one pass of the warps take further rounds. The host sizes the
-// launch (`tiled_shape`): TILED_WARPS warps of TPR tiles and QCP points per pass (a multiple of 4).
+// The moments of all pairs are nine small GEMMs per cell, M_kl = H_kᵀ H_l over the points, with
+// H_k[q][a] = √(w_q |det J_q|) ∂_k φ_a: one table for both operands (the weight split between
+// them), so staging computes three gradients per (point, function) and no weighted copy. Each warp
+// owns TPW tiles of 16 × 8 node pairs (rows a in 16-blocks, columns b in 8-blocks, every tile
+// touching the upper triangle), all nine (k, l) each, as FP64 tensor-core fragments of
+// mma.sync m16n8kK (K = MMA_K: 4, 8 or 16; Hopper's native shapes where MMA_NATIVE, else K/4 pairs
+// of m8n8k4, the same fragments). The block stages √(w|det J|) J⁻¹ of all points once per cell,
+// then the tables of QCP points at a time into one of two buffers while the warps multiply the
+// other (one barrier per pass); tiles beyond one pass of the warps take further rounds. The host
+// sizes the launch (`tiled_shape`).
 #ifndef TILED_WARPS
 #define TILED_WARPS 8
 #endif
+#ifndef TPW
+#define TPW 1                                        // tiles per warp and round
+#endif
+#ifndef MMA_K
+#define MMA_K 8
+#endif
+#ifndef MMA_NATIVE
+#define MMA_NATIVE 1
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 2
+#endif
 #ifndef QCP
-#define QCP 8
+#define QCP 16
 #endif
-#ifndef TPR
-#define TPR 4                                        // tiles per warp and round
+#if MMA_NATIVE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+#define MMA16_NATIVE 1                               // Hopper's m16n8k{4,8,16} FP64 shapes
+#else
+#define MMA16_NATIVE 0
 #endif
-constexpr int N8 = (NLOC + 7) / 8;                   // 8-wide blocks of basis functions
-constexpr int NT8 = N8 * (N8 + 1) / 2;               // tiles ta ≤ tb
-constexpr int RSTRIDE = (N8 % 2 == 1) ? N8 * 8 : N8 * 8 + 8;  // ≡ 8 (mod 16): conflict-free fragment loads
-constexpr int JQ = DIM * DIM + 1;                    // J⁻¹ and w|det J| per point
-static_assert(QCP % 4 == 0, "points per pass come in k-steps of 4");
+constexpr int KS = MMA_K / 4;                        // k-quads per MMA
+constexpr int N16 = (NLOC + 15) / 16;                // 16-row blocks of basis functions
+constexpr int NB8 = (NLOC + 7) / 8;                  // 8-column blocks holding a function
+constexpr int NPAD = 16 * N16;
+constexpr int RS = NPAD + 4;                         // ≡ 4 (mod 16): conflict-free fragment loads
+constexpr int JQ = DIM * DIM;                        // √(w|det J|) J⁻¹ per point
+constexpr int NCHUNK = (NQ + QCP - 1) / QCP;
+static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "MMA_K is 4, 8 or 16");
+static_assert(QCP % MMA_K == 0, "points per pass come in whole MMA k-steps");
 static_assert(DIM == 3, "the tiled scheme is written for 3D cells");
+
+// Tiles (A, B): 16-row block A, 8-column block B ≥ 2A (on or above the diagonal), B < NB8.
+__host__ __device__ constexpr int tile_count() {
+    int n = 0;
+    for (int a = 0; a < N16; ++a) n += NB8 > 2 * a ? NB8 - 2 * a : 0;
+    return n;
+}
+constexpr int NTILES = tile_count();
+
+__device__ __forceinline__ void tile_of(int t, int& ta, int& tb) {
+    ta = 0;
+    while (t >= NB8 - 2 * ta) {
+        t -= NB8 - 2 * ta;
+        ++ta;
+    }
+    tb = 2 * ta + t;
+}
 
 // D += A·B on one 8 × 8 × 4 FP64 tensor-core step: a = A[lane/4][lane%4], b = B[lane%4][lane/4],
 // (d0, d1) = D[lane/4][2·(lane%4) + {0, 1}].
@@ -189,14 +227,34 @@ __device__ __forceinline__ void dmma(double& d0, double& d1, double a, double b)
                  : "d"(a), "d"(b));
 }
 
-// Tile t of the upper triangle of 8 × 8 blocks, row by row: (ta, tb) with ta ≤ tb.
-__device__ __forceinline__ void upper_tile(int t, int& ta, int& tb) {
-    ta = 0;
-    while (t >= N8 - ta) {
-        t -= N8 - ta;
-        ++ta;
+// D (16 × 8) += A (16 × 4·S) · B (4·S × 8) with the m16n8k(4·S) fragments: lane (g, t) =
+// (lane/4, lane%4) holds a[i] = A[g + 8(i%2)][t + 4(i/2)], b[i] = B[t + 4i][g] and
+// d[i] = D[g + 8(i/2)][2t + i%2]. Native on Hopper; else S · 2 m8n8k4 steps (same fragments).
+template <int S>
+__device__ __forceinline__ void mma16(double d[4], const double a[2 * S], const double b[S]) {
+#if MMA16_NATIVE
+    if constexpr (S == 1) {
+        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+                     : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                     : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+    } else if constexpr (S == 2) {
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                     : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                     : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+    } else {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, "
+                     "{%12, %13, %14, %15}, {%0, %1, %2, %3};"
+                     : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                     : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+                       "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
     }
-    tb = ta + t;
+#else
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+        dmma(d[0], d[1], a[2 * s], b[s]);
+        dmma(d[2], d[3], a[2 * s + 1], b[s]);
+    }
+#endif
 }
 
 // A pair's moments, as QF::block reads them (no value term: the host checks QF::VALUE is false).
@@ -207,114 +265,193 @@ struct MomentPair {
     __device__ __forceinline__ double gg(int k, int l) const { return m[k * DIM + l]; }
 };
 
-// Dynamic shared memory: jq[NQ][JQ] | gw[DIM][QCP][RSTRIDE] | gb[DIM][QCP][RSTRIDE].
-extern "C" __global__ void __launch_bounds__(TILED_WARPS * 32) matrices_tiled(
+// Stages H_d[q0 + qq][a] (d < 3, qq < QCP, a < NPAD; zero outside NQ and NLOC) into `h`.
+__device__ __forceinline__ void stage_points(const double* __restrict__ tab, const double* __restrict__ jq, int q0,
+                                             double* __restrict__ h) {
+    for (int r = threadIdx.x; r < QCP * NPAD; r += blockDim.x) {
+        const int qq = r / NPAD, a = r - qq * NPAD, q = q0 + qq;
+        double g[DIM] = {};
+        if (q < NQ && a < NLOC) {
+            double inv[DIM][DIM];
+#pragma unroll
+            for (int s = 0; s < DIM * DIM; ++s) inv[s / DIM][s % DIM] = jq[q * JQ + s];
+            phys_grad(tab, q, a, inv, g);
+        }
+#pragma unroll
+        for (int d = 0; d < DIM; ++d) h[(d * QCP + qq) * RS + a] = g[d];
+    }
+}
+
+// The blocks of a lane's two pairs (a, b0) and (a, b0 + 1) (b0 even), from the moments in
+// accumulator slots 2h and 2h + 1, where on or above the diagonal and inside the element: each row
+// of the two upper blocks is 2·NCOMP contiguous doubles, written as 16-byte stores where both pairs
+// are in (ND even keeps them aligned); then the transposed blocks (b, a), a < b.
+__device__ __forceinline__ void write_two_pairs(double* __restrict__ k, const double* p, int a, int b0, double sa,
+                                                double sb0, double sb1, const double (&acc)[DIM * DIM][4], int h) {
+    const bool in0 = b0 < NLOC && b0 >= a, in1 = b0 + 1 < NLOC && b0 + 1 >= a;
+    double e[2][NCOMP][NCOMP] = {};
+#pragma unroll
+    for (int v = 0; v < 2; ++v) {
+        if (!(v == 0 ? in0 : in1)) continue;
+        MomentPair mp;
+#pragma unroll
+        for (int m = 0; m < DIM * DIM; ++m) mp.m[m] = acc[m][2 * h + v];
+        QF::template block<DIM, NCOMP>(p, mp, e[v]);
+        const double s = sa * (v == 0 ? sb0 : sb1);
+#pragma unroll
+        for (int i = 0; i < NCOMP; ++i)
+#pragma unroll
+            for (int j = 0; j < NCOMP; ++j) e[v][i][j] *= s;
+    }
+    if (ND % 2 == 0 && in0 && in1) {
+#pragma unroll
+        for (int i = 0; i < NCOMP; ++i) {
+            double2* row = reinterpret_cast<double2*>(k + (u64)(a * NCOMP + i) * ND + b0 * NCOMP);
+#pragma unroll
+            for (int j = 0; j < NCOMP; ++j) {
+                const double lo = (2 * j < NCOMP) ? e[0][i][2 * j] : e[1][i][2 * j - NCOMP];
+                const double hi = (2 * j + 1 < NCOMP) ? e[0][i][2 * j + 1] : e[1][i][2 * j + 1 - NCOMP];
+                row[j] = make_double2(lo, hi);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int v = 0; v < 2; ++v) {
+            if (!(v == 0 ? in0 : in1)) continue;
+#pragma unroll
+            for (int i = 0; i < NCOMP; ++i)
+#pragma unroll
+                for (int j = 0; j < NCOMP; ++j) k[(u64)(a * NCOMP + i) * ND + (b0 + v) * NCOMP + j] = e[v][i][j];
+        }
+    }
+#pragma unroll
+    for (int v = 0; v < 2; ++v) {
+        const int b = b0 + v;
+        if (!(v == 0 ? in0 : in1) || b == a) continue;
+#pragma unroll
+        for (int j = 0; j < NCOMP; ++j)
+#pragma unroll
+            for (int i = 0; i < NCOMP; ++i) k[(u64)(b * NCOMP + j) * ND + a * NCOMP + i] = e[v][i][j];
+    }
+}
+
+// Dynamic shared memory: jq[NQ][JQ] | h[2][DIM][QCP][RS].
+extern "C" __global__ void __launch_bounds__(TILED_WARPS * 32, MIN_BLOCKS) matrices_tiled(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
     const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
     const double* __restrict__ coef, const u64* __restrict__ meta, double* __restrict__ out) {
     extern __shared__ double smem[];
     double* jq = smem;
-    double* gw = jq + NQ * JQ;
-    double* gb = gw + DIM * QCP * RSTRIDE;
+    double* hbuf = jq + ((NQ * JQ + 1) & ~1);
+    constexpr int HSIZE = DIM * QCP * RS;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int fm = lane >> 2, fk = lane & 3;  // fragment row (or column) and k index
+    const int g = lane >> 2, t = lane & 3;  // fragment group and thread in group
     for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
         double xv[NV][DIM];
         load_cell_coords(c, cell_verts, coords, xv);
-        __syncthreads();  // the previous cell's last pass has read jq
+        __syncthreads();  // the previous cell's last pass has read jq and h
         for (int q = threadIdx.x; q < NQ; q += blockDim.x) {
             double inv[DIM][DIM], det;
             jacobian_at(xv, tab, q, inv, det);
+            const double sw = sqrt(__ldg(&tab[TAB_W + q]) * fabs(det));
 #pragma unroll
-            for (int r = 0; r < DIM * DIM; ++r) jq[q * JQ + r] = inv[r / DIM][r % DIM];
-            jq[q * JQ + DIM * DIM] = __ldg(&tab[TAB_W + q]) * fabs(det);
+            for (int r = 0; r < DIM * DIM; ++r) jq[q * JQ + r] = sw * inv[r / DIM][r % DIM];
         }
         double* k = out + c * NDD;
-        for (int t0 = 0; t0 < NT8; t0 += TILED_WARPS * TPR) {
-            double acc[TPR][DIM * DIM][2];
+        double p[NPA];
+        passive_at(coef, meta, c, 0, p);
+        for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
+            double acc[TPW][DIM * DIM][4];
+            int ta[TPW], tb[TPW];
 #pragma unroll
-            for (int i = 0; i < TPR; ++i)
-#pragma unroll
-                for (int m = 0; m < DIM * DIM; ++m) acc[i][m][0] = acc[i][m][1] = 0.0;
-            int ta[TPR], tb[TPR];
-#pragma unroll
-            for (int i = 0; i < TPR; ++i) {
-                const int t = t0 + warp * TPR + i;
-                if (t < NT8) upper_tile(t, ta[i], tb[i]);
+            for (int i = 0; i < TPW; ++i) {
+                const int tt = t0 + warp * TPW + i;
+                if (tt < NTILES) tile_of(tt, ta[i], tb[i]);
                 else ta[i] = tb[i] = -1;
+#pragma unroll
+                for (int m = 0; m < DIM * DIM; ++m) acc[i][m][0] = acc[i][m][1] = acc[i][m][2] = acc[i][m][3] = 0.0;
             }
-            for (int q0 = 0; q0 < NQ; q0 += QCP) {
-                __syncthreads();  // jq is written / the previous pass has read gw, gb
-                for (int r = threadIdx.x; r < QCP * N8 * 8; r += blockDim.x) {
-                    const int qq = r / (N8 * 8), a = r % (N8 * 8), q = q0 + qq;
-                    double gr[DIM] = {}, w = 0.0;
-                    if (q < NQ && a < NLOC) {
-                        double inv[DIM][DIM];
-#pragma unroll
-                        for (int s = 0; s < DIM * DIM; ++s) inv[s / DIM][s % DIM] = jq[q * JQ + s];
-                        phys_grad(tab, q, a, inv, gr);
-                        w = jq[q * JQ + DIM * DIM];
-                    }
-#pragma unroll
-                    for (int d = 0; d < DIM; ++d) {
-                        gw[(d * QCP + qq) * RSTRIDE + a] = w * gr[d];
-                        gb[(d * QCP + qq) * RSTRIDE + a] = gr[d];
-                    }
-                }
-                __syncthreads();
+            __syncthreads();  // jq is written
+            stage_points(tab, jq, 0, hbuf);
+            __syncthreads();
 #pragma unroll 1
-                for (int kq = 0; kq < QCP; kq += 4) {
+            for (int ch = 0; ch < NCHUNK; ++ch) {
+                if (ch + 1 < NCHUNK) stage_points(tab, jq, (ch + 1) * QCP, hbuf + ((ch + 1) & 1) * HSIZE);
+                const double* h = hbuf + (ch & 1) * HSIZE;
+#pragma unroll 1
+                for (int kq = 0; kq < QCP; kq += MMA_K) {
 #pragma unroll
-                    for (int i = 0; i < TPR; ++i) {
+                    for (int i = 0; i < TPW; ++i) {
                         if (ta[i] < 0) continue;
-                        double fa[DIM], fb[DIM];
+                        double fb[DIM][KS];
 #pragma unroll
-                        for (int d = 0; d < DIM; ++d) {
-                            fa[d] = gw[(d * QCP + kq + fk) * RSTRIDE + ta[i] * 8 + fm];
-                            fb[d] = gb[(d * QCP + kq + fk) * RSTRIDE + tb[i] * 8 + fm];
+                        for (int l = 0; l < DIM; ++l)
+#pragma unroll
+                            for (int j = 0; j < KS; ++j) fb[l][j] = h[(l * QCP + kq + t + 4 * j) * RS + tb[i] * 8 + g];
+#pragma unroll
+                        for (int kk = 0; kk < DIM; ++kk) {
+                            double fa[2 * KS];
+#pragma unroll
+                            for (int j = 0; j < 2 * KS; ++j) fa[j] = h[(kk * QCP + kq + t + 4 * (j / 2)) * RS + ta[i] * 16 + g + 8 * (j % 2)];
+#pragma unroll
+                            for (int l = 0; l < DIM; ++l) mma16<KS>(acc[i][kk * DIM + l], fa, fb[l]);
                         }
-#pragma unroll
-                        for (int kk = 0; kk < DIM; ++kk)
-#pragma unroll
-                            for (int l = 0; l < DIM; ++l) dmma(acc[i][kk * DIM + l][0], acc[i][kk * DIM + l][1], fa[kk], fb[l]);
                     }
                 }
+                __syncthreads();  // this buffer is read; the other is staged
             }
-            double p[NPA];
-            passive_at(coef, meta, c, 0, p);
 #pragma unroll
-            for (int i = 0; i < TPR; ++i) {
+            for (int i = 0; i < TPW; ++i) {
                 if (ta[i] < 0) continue;
+                const int b0 = tb[i] * 8 + 2 * t;
+                const double sb0 = b0 < NLOC ? sign_of(signs, has_signs, c, b0) : 1.0;
+                const double sb1 = b0 + 1 < NLOC ? sign_of(signs, has_signs, c, b0 + 1) : 1.0;
 #pragma unroll
-                for (int e2 = 0; e2 < 2; ++e2) {
-                    const int a = ta[i] * 8 + fm, b = tb[i] * 8 + 2 * fk + e2;
-                    if (a >= NLOC || b >= NLOC || b < a) continue;
-                    MomentPair mp;
-#pragma unroll
-                    for (int m = 0; m < DIM * DIM; ++m) mp.m[m] = acc[i][m][e2];
-                    double e[NCOMP][NCOMP] = {};
-                    QF::template block<DIM, NCOMP>(p, mp, e);
-                    write_pair_blocks(k, a, b, sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b), e);
+                for (int h = 0; h < 2; ++h) {
+                    const int a = ta[i] * 16 + g + 8 * h;
+                    if (a < NLOC) write_two_pairs(k, p, a, b0, sign_of(signs, has_signs, c, a), sb0, sb1, acc[i], h);
                 }
             }
         }
     }
 }
 
-// Throughput probe of the FP64 tensor cores: 8 independent m8n8k4 chains per warp.
-extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dmma_peak(int iters, double seed, double* __restrict__ sink) {
-    double d[8][2];
+// Throughput probes of the FP64 tensor cores: 8 independent chains per warp of m8n8k4 (SHAPE 0)
+// or of Hopper's m16n8k4, m16n8k8, m16n8k16 (SHAPE 1, 2, 4: the k-quads); `iters` rounds.
+template <int SHAPE>
+__device__ __forceinline__ void dmma_probe(int iters, double seed, double* __restrict__ sink) {
+    constexpr int S = SHAPE == 0 ? 1 : SHAPE;
+    double d[8][4];
+    double a[2 * S], b[S];
 #pragma unroll
-    for (int k = 0; k < 8; ++k) d[k][0] = d[k][1] = 0.0;
-    const double a = seed * 1e-3, b = 1e-3 * (threadIdx.x & 31);
+    for (int k = 0; k < 8; ++k) d[k][0] = d[k][1] = d[k][2] = d[k][3] = 0.0;
+#pragma unroll
+    for (int j = 0; j < 2 * S; ++j) a[j] = seed * 1e-3 * (j + 1);
+#pragma unroll
+    for (int j = 0; j < S; ++j) b[j] = 1e-3 * (threadIdx.x & 31) + j;
     for (int i = 0; i < iters; ++i) {
 #pragma unroll
-        for (int k = 0; k < 8; ++k) dmma(d[k][0], d[k][1], a, b);
+        for (int k = 0; k < 8; ++k) {
+            if constexpr (SHAPE == 0) dmma(d[k][0], d[k][1], a[0], b[0]);
+            else mma16<S>(d[k], a, b);
+        }
     }
     double s = 0.0;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) s += d[k][0] + d[k][1];
+    for (int k = 0; k < 8; ++k) s += d[k][0] + d[k][1] + d[k][2] + d[k][3];
     if (s < 0.0) sink[0] = s;
+}
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dmma_peak(int iters, double seed, double* __restrict__ sink) {
+    dmma_probe<0>(iters, seed, sink);
+}
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dmma16_peak_k4(int iters, double seed, double* __restrict__ sink) {
+    dmma_probe<1>(iters, seed, sink);
+}
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dmma16_peak_k8(int iters, double seed, double* __restrict__ sink) {
+    dmma_probe<2>(iters, seed, sink);
+}
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dmma16_peak_k16(int iters, double seed, double* __restrict__ sink) {
+    dmma_probe<4>(iters, seed, sink);
 }
 
 // ---- Summation into CSR ------------------------------------------------------------------------

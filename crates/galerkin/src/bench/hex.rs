@@ -17,6 +17,7 @@ use crate::backend::cuda::CudaBackend;
 use crate::fe::{ModeSet, QuadratureKind};
 use crate::mesh::{generate, CellType, Mesh};
 use crate::operator::level::full::cuda::DeviceAssembler;
+use crate::operator::level::full::schemes::TiledConfig;
 use crate::operator::level::{Integration, Scatter, Tuning};
 use crate::operator::local_matrix::{LocalMatrices, LocalScratch};
 use crate::operator::ElementIntegrator;
@@ -39,6 +40,21 @@ pub struct HexBenchConfig {
     pub runs: usize,
     /// The CPU integrates at most this many cells per timing (its time is scaled to all cells).
     pub cpu_cells: usize,
+    /// Also time scheme III in every launch shape of [`TiledConfig::sweep`].
+    pub tiled_sweep: bool,
+}
+
+/// Scheme III in one launch shape (`--tiled-sweep`).
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepTime {
+    pub config: TiledConfig,
+    pub label: String,
+    pub timing: Option<Timing>,
+    pub skipped: Option<String>,
+    pub over_floor: Option<f64>,
+    /// Largest difference from the default shape's matrices on the first cells, relative to their
+    /// largest entry.
+    pub max_rel_diff: Option<f64>,
 }
 
 /// One GPU scheme's time for all element matrices.
@@ -84,6 +100,7 @@ pub struct HexRow {
     /// Hybrid: cells on the CPU, and the wall time of both parts running at once.
     pub hybrid_cpu_cells: usize,
     pub hybrid_s: Option<f64>,
+    pub tiled_sweep: Vec<SweepTime>,
 }
 
 /// What the run measured about the device.
@@ -92,8 +109,10 @@ pub struct Ceilings {
     pub device: String,
     pub copy_gbs: f64,
     pub fma_gflops: f64,
-    /// FP64 tensor-core throughput (the tiled scheme's units).
+    /// FP64 tensor-core throughput: the fastest MMA shape measured (the tiled scheme's ceiling).
     pub dmma_gflops: f64,
+    /// Each MMA shape's measured throughput (GFLOP/s).
+    pub dmma_shapes: Vec<(String, f64)>,
 }
 
 /// The benchmark mesh: `cells` hexahedra in a box of about nx × ny × nz, distorted and rotated.
@@ -166,7 +185,9 @@ pub fn run(cfg: &HexBenchConfig, be: &CudaBackend, mut row: impl FnMut(&Ceilings
         let ceil = match &ceilings {
             Some(c) => c.clone(),
             None => {
-                let c = Ceilings { device: be.device().name.clone(), copy_gbs, fma_gflops: asm.fma_gflops(be)?, dmma_gflops: asm.dmma_gflops(be)? };
+                let dmma_shapes = asm.dmma_gflops(be)?;
+                let dmma_gflops = dmma_shapes.iter().map(|s| s.1).fold(0.0, f64::max);
+                let c = Ceilings { device: be.device().name.clone(), copy_gbs, fma_gflops: asm.fma_gflops(be)?, dmma_gflops, dmma_shapes };
                 ceilings = Some(c.clone());
                 c
             }
@@ -206,6 +227,7 @@ pub fn run(cfg: &HexBenchConfig, be: &CudaBackend, mut row: impl FnMut(&Ceilings
                 skipped: t.err(),
             });
         }
+        let tiled_sweep = if cfg.tiled_sweep && tiled.is_some() { sweep_tiled(be, &asm, cfg.runs, ncells, bytes, flops, floor, &ceil)? } else { Vec::new() };
         // Summation of the stored matrices (those of the last scheme run: all are equal).
         let pattern = crate::operator::assemble::sparsity(&space)?;
         let scatter_t = |scatter: Scatter| -> Result<Timing> {
@@ -260,9 +282,56 @@ pub fn run(cfg: &HexBenchConfig, be: &CudaBackend, mut row: impl FnMut(&Ceilings
             tiled_over_floor: tiled.map(|t| t / floor),
             hybrid_cpu_cells,
             hybrid_s,
+            tiled_sweep,
         };
         row(&ceil, &r)?;
         rows.push(r);
     }
     Ok(rows)
+}
+
+/// Fails with the benchmark's message when `bytes` or `flops` in `t` exceed the measured ceilings.
+fn guard(what: &str, t: &Timing, bytes: f64, flops: f64, ceil: &Ceilings) -> Result<()> {
+    if bytes / t.median > ceil.copy_gbs * 1e9 * 1.02 || flops / t.median > ceil.dmma_gflops * 1e9 * 1.02 {
+        return Err(Error::invalid(format!(
+            "benchmark {what}: {bytes:.3e} bytes and {flops:.3e} flops in {} exceed the measured ceilings ({:.0} GB/s, {:.0} GFLOP/s); no figure is reported",
+            t.describe(),
+            ceil.copy_gbs,
+            ceil.dmma_gflops
+        )));
+    }
+    Ok(())
+}
+
+/// Scheme III in every shape of [`TiledConfig::sweep`]: the time for all cells (held to the same
+/// floor and ceilings), and its matrices of the first cells against the default shape's.
+#[allow(clippy::too_many_arguments)]
+fn sweep_tiled(be: &CudaBackend, asm: &DeviceAssembler, runs: usize, ncells: usize, bytes: f64, flops: f64, floor: f64, ceil: &Ceilings) -> Result<Vec<SweepTime>> {
+    let nd = asm.variant.elem_size();
+    let check = ncells.min(64);
+    let mut want = be.alloc::<f64>(check * nd * nd)?;
+    asm.tiled_matrices_with(be, TiledConfig::default(), check, &mut want)?;
+    let want = be.download(&want)?;
+    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
+    let mut mats = be.alloc::<f64>(ncells * nd * nd)?;
+    let mut out = Vec::new();
+    for config in TiledConfig::sweep() {
+        let label = config.label();
+        let t = timed(be, runs, || asm.tiled_matrices_with(be, config, ncells, &mut mats));
+        let (timing, skipped) = match t {
+            Ok(t) => (Some(t), None),
+            Err(Error::Unsupported(why)) => (None, Some(why)),
+            Err(e) => return Err(e),
+        };
+        let mut max_rel_diff = None;
+        if let Some(t) = &timing {
+            guard(&format!("hex tiled {label}"), t, bytes, flops, ceil)?;
+            let mut got = be.alloc::<f64>(check * nd * nd)?;
+            asm.tiled_matrices_with(be, config, check, &mut got)?;
+            let got = be.download(&got)?;
+            max_rel_diff = Some(want.iter().zip(&got).fold(0.0f64, |m, (a, b)| m.max((a - b).abs())) / scale);
+        }
+        out.push(SweepTime { config, label, over_floor: timing.as_ref().map(|t| t.median / floor), timing, skipped, max_rel_diff });
+    }
+    Ok(out)
 }

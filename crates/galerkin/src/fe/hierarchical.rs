@@ -143,6 +143,25 @@ impl HierarchicalHex {
         self.modes
     }
 
+    /// Where each function of `lower` (a degree no higher, the same modes) sits among this
+    /// element's: the basis is hierarchical, so the lower one's functions are some of these,
+    /// identical function by function. Lets a cell of degree q in a variable-degree space be
+    /// integrated with the degree-q element (`operator::degree_groups`).
+    pub fn embedding(&self, lower: &HierarchicalHex) -> Result<Vec<usize>> {
+        lower
+            .factors
+            .iter()
+            .map(|f| {
+                self.factors.iter().position(|g| g == f).ok_or_else(|| {
+                    Error::invalid(format!(
+                        "the {:?} hierarchical hexahedron of degree {} is not part of that of degree {} ({:?})",
+                        lower.modes, lower.degree, self.degree, self.modes
+                    ))
+                })
+            })
+            .collect()
+    }
+
     /// The degree each function belongs to: 1 for vertices, k for edge mode k, and for face and
     /// interior modes i + j (+ k) in the trunk space, max(i, j (, k)) in the full one. A cell of
     /// degree q < p uses the functions of degree ≤ q (what variable-p spaces keep).

@@ -11,6 +11,7 @@
 pub mod assemble;
 pub mod basis;
 pub mod coloring;
+pub mod degree_groups;
 pub mod dirichlet;
 pub mod fe_operator;
 pub mod geometry;

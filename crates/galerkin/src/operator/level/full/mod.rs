@@ -2,5 +2,6 @@
 //! with the patch lists of [`patches`]).
 pub mod cpu;
 pub mod cuda;
+pub mod parts;
 pub mod patches;
 pub mod schemes;

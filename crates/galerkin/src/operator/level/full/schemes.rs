@@ -21,7 +21,8 @@ pub(crate) struct SchemeKernels {
     tiled: Kernel,
     scatter: Kernel,
     fma: Kernel,
-    dmma: Kernel,
+    /// Tensor-core probes: m8n8k4, then m16n8k4, m16n8k8, m16n8k16.
+    dmma: [Kernel; 4],
 }
 
 /// What the physics allows: all schemes write mirrored blocks (symmetric physics); the tiled one
@@ -39,37 +40,80 @@ pub const MAX_POINTS_PER_BLOCK: usize = 1024;
 /// Dynamic shared memory a block may take (H100: 227 KB).
 const MAX_SHARED_BYTES: usize = 227 * 1024;
 
-/// Tiles (8 × 8 node pairs, nine moments each: 36 accumulators) a warp of the tiled scheme holds,
-/// and warps per block: 118 registers, no spills (ptxas, sm_90). Swept on the H100 at p = 3…5
-/// (tiles per warp, warps): (3, 12) 11.4 ms, (2, 16) 11.0, (3, 16) 14.2, (2, 24) 18.8, (1, 32)
-/// 11.3 at p = 5 — more tiles per warp spill, more warps lower the registers per thread.
-const TILES_PER_WARP: usize = 2;
-const MAX_WARPS: usize = 16;
-
-/// Launch shape of the tiled scheme for `v`: (threads per block, points staged per pass, dynamic
-/// shared-memory bytes). Warps: the 8 × 8 tiles on or above the diagonal, TILES_PER_WARP per warp,
-/// at most MAX_WARPS (further tiles take further rounds: two at p = 5 trunk). Points per pass: as
-/// many multiples of 4 as fit in about 96 KB after the per-point J⁻¹ and weights, 4 to 32 (160 and
-/// 220 KB were no faster on the H100: the registers hold one block per SM either way). Mirrors
-/// `element_schemes.cu`.
-pub(crate) fn tiled_shape(v: &Variant) -> (usize, usize, usize) {
-    let n8 = v.nloc.div_ceil(8);
-    let tiles = n8 * (n8 + 1) / 2;
-    let warps = tiles.div_ceil(TILES_PER_WARP).clamp(1, MAX_WARPS);
-    let stride = if n8 % 2 == 1 { n8 * 8 } else { n8 * 8 + 8 };
-    let jq = v.nq * (v.dim * v.dim + 1) * 8;
-    let per_q = 2 * v.dim * stride * 8;
-    let qcp = ((96 * 1024usize).saturating_sub(jq) / per_q / 4 * 4).clamp(4, 32).min(v.nq.div_ceil(4) * 4);
-    (32 * warps, qcp, jq + qcp * per_q)
+/// A launch shape of the tiled scheme (`element_schemes.cu`'s TILED_WARPS, TPW, MMA_K,
+/// MMA_NATIVE): warps per block, 16 × 8 tiles per warp, the MMA's k (4, 8 or 16: Hopper's
+/// m16n8k{4,8,16}; `native` false runs each as m8n8k4 pairs, the only FP64 shape before sm_90).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct TiledConfig {
+    pub warps: usize,
+    pub tiles_per_warp: usize,
+    pub mma_k: usize,
+    pub native: bool,
 }
 
-/// The defines of the schemes' variant of assembly variant `v`.
-pub(crate) fn scheme_defines(v: &Variant) -> Vec<String> {
-    let (threads, qcp, _) = tiled_shape(v);
+impl Default for TiledConfig {
+    /// 8 warps of one tile (nine moments: 36 accumulators, ≤ 128 registers so two blocks share an
+    /// SM and one block's writes overlap the other's multiplies), m16n8k8.
+    fn default() -> Self {
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true }
+    }
+}
+
+impl TiledConfig {
+    /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`).
+    pub fn sweep() -> Vec<TiledConfig> {
+        let c = |warps, tiles_per_warp, mma_k, native| TiledConfig { warps, tiles_per_warp, mma_k, native };
+        vec![c(8, 1, 8, true), c(8, 1, 4, true), c(8, 1, 16, true), c(16, 1, 8, true), c(4, 1, 8, true), c(8, 2, 8, true), c(8, 1, 8, false)]
+    }
+
+    pub fn label(&self) -> String {
+        format!("{}w×{}t m16n8k{}{}", self.warps, self.tiles_per_warp, self.mma_k, if self.native { "" } else { " (as m8n8k4)" })
+    }
+}
+
+/// The launch of the tiled scheme for variant `v` and shape `cfg`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TiledLaunch {
+    pub threads: usize,
+    pub qcp: usize,
+    pub min_blocks: usize,
+    pub smem: usize,
+}
+
+/// Tiles of 16 × 8 node pairs on or above the diagonal for `nloc` functions (`tile_count` of
+/// `element_schemes.cu`).
+fn tile_count(nloc: usize) -> usize {
+    let (n16, nb8) = (nloc.div_ceil(16), nloc.div_ceil(8));
+    (0..n16).map(|a| nb8.saturating_sub(2 * a)).sum()
+}
+
+/// Launch shape of the tiled scheme for `v`: warps (at most `cfg.warps`, no more than the tiles
+/// need), blocks per SM the registers are held to (16 warps' worth), and points per pass: as many
+/// multiples of the MMA's k as fit, with the per-point J⁻¹, in the shared memory those blocks
+/// share (4 to 32). Mirrors `element_schemes.cu`.
+pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig) -> TiledLaunch {
+    let tpw = cfg.tiles_per_warp.max(1);
+    let warps = tile_count(v.nloc).div_ceil(tpw).clamp(1, cfg.warps.max(1));
+    let min_blocks = (16 / (warps * tpw)).clamp(1, 16);
+    let rs = 16 * v.nloc.div_ceil(16) + 4;
+    let jq = (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8;
+    let per_q = 2 * v.dim * rs * 8;
+    let k = cfg.mma_k;
+    let budget = (228 * 1024 / min_blocks).saturating_sub(1024 + jq);
+    let qcp = (budget / per_q / k * k).clamp(k, 32.max(k)).min(v.nq.div_ceil(k) * k);
+    TiledLaunch { threads: 32 * warps, qcp, min_blocks, smem: jq + qcp * per_q }
+}
+
+/// The defines of the schemes' variant of assembly variant `v` with tiled shape `cfg`.
+pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig) -> Vec<String> {
+    let l = tiled_shape(v, cfg);
     vec![
-        format!("TILED_WARPS={}", threads / 32),
-        format!("TPR={TILES_PER_WARP}"),
-        format!("QCP={qcp}"),
+        format!("TILED_WARPS={}", l.threads / 32),
+        format!("TPW={}", cfg.tiles_per_warp.max(1)),
+        format!("MMA_K={}", cfg.mma_k),
+        format!("MMA_NATIVE={}", usize::from(cfg.native)),
+        format!("MIN_BLOCKS={}", l.min_blocks),
+        format!("QCP={}", l.qcp),
         format!("DIM={}", v.dim),
         format!("NV={}", v.nv),
         format!("NLOC={}", v.nloc),
@@ -79,18 +123,35 @@ pub(crate) fn scheme_defines(v: &Variant) -> Vec<String> {
     ]
 }
 
-fn load(be: &CudaBackend, asm: &DeviceAssembler) -> Result<SchemeKernels> {
-    let module = be.variant_module(&ELEMENT_SCHEMES, &scheme_defines(&asm.variant))?;
-    let k = |name| Kernel::from_module(&module, name);
-    let (_, _, smem) = tiled_shape(&asm.variant);
-    let tiled = k("matrices_tiled")?;
+/// The defines of the schemes' variant of assembly variant `v` (the default tiled shape).
+pub(crate) fn scheme_defines(v: &Variant) -> Vec<String> {
+    scheme_defines_with(v, TiledConfig::default())
+}
+
+/// The tiled kernel of shape `cfg` from `module`, allowed its dynamic shared memory.
+fn tiled_kernel(module: &std::sync::Arc<cudarc::driver::CudaModule>, v: &Variant, cfg: TiledConfig) -> Result<Kernel> {
+    let tiled = Kernel::from_module(module, "matrices_tiled")?;
+    let smem = tiled_shape(v, cfg).smem;
     if smem > 48 * 1024 && smem <= MAX_SHARED_BYTES {
         tiled
             .func
             .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
             .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot allow {smem} bytes of shared memory for matrices_tiled: {e}")))?;
     }
-    Ok(SchemeKernels { per_cell: k("matrices_per_cell")?, per_point: k("matrices_per_point")?, tiled, scatter: k("scatter_matrices")?, fma: k("fma_peak")?, dmma: k("dmma_peak")? })
+    Ok(tiled)
+}
+
+fn load(be: &CudaBackend, asm: &DeviceAssembler) -> Result<SchemeKernels> {
+    let module = be.variant_module(&ELEMENT_SCHEMES, &scheme_defines(&asm.variant))?;
+    let k = |name| Kernel::from_module(&module, name);
+    Ok(SchemeKernels {
+        per_cell: k("matrices_per_cell")?,
+        per_point: k("matrices_per_point")?,
+        tiled: tiled_kernel(&module, &asm.variant, TiledConfig::default())?,
+        scatter: k("scatter_matrices")?,
+        fma: k("fma_peak")?,
+        dmma: [k("dmma_peak")?, k("dmma16_peak_k4")?, k("dmma16_peak_k8")?, k("dmma16_peak_k16")?],
+    })
 }
 
 impl DeviceAssembler {
@@ -122,7 +183,7 @@ impl DeviceAssembler {
             Integration::Tiled if s.value_term || !s.per_cell => {
                 Some("tiled integration needs gradient-only physics (no mass term) with coefficients constant per cell".into())
             }
-            Integration::Tiled if tiled_shape(&self.variant).2 > MAX_SHARED_BYTES => Some(format!(
+            Integration::Tiled if tiled_shape(&self.variant, TiledConfig::default()).smem > MAX_SHARED_BYTES => Some(format!(
                 "tiled integration of {} points per cell needs more shared memory than a block has: use thread-per-cell",
                 self.variant.nq
             )),
@@ -170,11 +231,8 @@ impl DeviceAssembler {
                     &self.tab, &self.coef, &self.meta, out)
             }
             Integration::Tiled => {
-                let (threads, _, smem) = tiled_shape(&self.variant);
-                let cfg = LaunchConfig { grid_dim: (blocks(nc), 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
                 let k = self.scheme_kernels(be)?;
-                launch!(be, &k.tiled, cfg; &nc, &self.cell_verts, &self.coords, &self.signs, &self.has_signs,
-                    &self.tab, &self.coef, &self.meta, out)
+                self.launch_tiled(be, &k.tiled, TiledConfig::default(), nc, out)
             }
         }
     }
@@ -192,53 +250,113 @@ impl DeviceAssembler {
         Ok(2.0 * 8.0 * f64::from(iters) * threads as f64 / t * 1e-9)
     }
 
-    /// The FP64 tensor cores' throughput in GFLOP/s (m8n8k4 chains): the ceiling of the tiled
-    /// scheme.
-    pub fn dmma_gflops(&self, be: &CudaBackend) -> Result<f64> {
+    /// The FP64 tensor cores' throughput in GFLOP/s per MMA shape, measured by 8 independent
+    /// chains per warp: ("m8n8k4", rate), then Hopper's m16n8k4, m16n8k8 and m16n8k16 where the
+    /// device has them (compute capability 9.0 and later). The tiled scheme's ceiling is the
+    /// fastest.
+    pub fn dmma_gflops(&self, be: &CudaBackend) -> Result<Vec<(String, f64)>> {
         let k = self.scheme_kernels(be)?;
         let cfg = be.grid(1 << 40);
         let warps = u64::from(cfg.grid_dim.0) * u64::from(cfg.block_dim.0) / 32;
         let iters = 2048i32;
         let mut sink = be.alloc::<f64>(1)?;
         let seed = 1.0f64;
-        let t = crate::backend::cuda::bench::median_seconds(be, 5, || launch!(be, &k.dmma, cfg; &iters, &seed, &mut sink))?;
-        Ok(2.0 * 256.0 * 8.0 * f64::from(iters) * warps as f64 / t * 1e-9)
+        let hopper = be.device().compute_capability.0 >= 9;
+        let shapes: &[(&str, usize, f64)] = &[("m8n8k4", 0, 256.0), ("m16n8k4", 1, 512.0), ("m16n8k8", 2, 1024.0), ("m16n8k16", 3, 2048.0)];
+        let mut out = Vec::new();
+        for &(name, i, fma_per_mma) in shapes {
+            if i > 0 && !hopper {
+                continue;
+            }
+            let t = crate::backend::cuda::bench::median_seconds(be, 5, || launch!(be, &k.dmma[i], cfg; &iters, &seed, &mut sink))?;
+            out.push((name.to_string(), 2.0 * fma_per_mma * 8.0 * f64::from(iters) * warps as f64 / t * 1e-9));
+        }
+        Ok(out)
+    }
+
+    /// Launches tiled kernel `k` (shape `cfg`) on cells `0..nc`.
+    fn launch_tiled(&self, be: &CudaBackend, k: &Kernel, cfg: TiledConfig, nc: u64, out: &mut CudaSlice<f64>) -> Result<()> {
+        let l = tiled_shape(&self.variant, cfg);
+        if l.smem > MAX_SHARED_BYTES {
+            return Err(Error::Unsupported(format!("tiled integration of shape {} needs {} bytes of shared memory per block", cfg.label(), l.smem)));
+        }
+        let blocks = nc.min(1 << 20) as u32;
+        let lc = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (l.threads as u32, 1, 1), shared_mem_bytes: l.smem as u32 };
+        launch!(be, k, lc; &nc, &self.cell_verts, &self.coords, &self.signs, &self.has_signs, &self.tab, &self.coef, &self.meta, out)
+    }
+
+    /// The tiled scheme's element matrices of cells `0..ncells` with launch shape `cfg` (the
+    /// benchmark's sweep; [`Self::first_matrices_into`] takes the default shape).
+    pub fn tiled_matrices_with(&self, be: &CudaBackend, cfg: TiledConfig, ncells: usize, out: &mut CudaSlice<f64>) -> Result<()> {
+        if let Some(why) = self.scheme_unsupported(Integration::Tiled) {
+            return Err(Error::Unsupported(why));
+        }
+        let nd = self.variant.elem_size();
+        if ncells > self.ncells || out.len() < ncells * nd * nd {
+            return Err(Error::dim("element matrices buffer", ncells * nd * nd, out.len()));
+        }
+        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 {
+            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps, 1 to 4 tiles per warp")));
+        }
+        if ncells == 0 {
+            return Ok(());
+        }
+        let module = be.variant_module(&ELEMENT_SCHEMES, &scheme_defines_with(&self.variant, cfg))?;
+        let k = tiled_kernel(&module, &self.variant, cfg)?;
+        self.launch_tiled(be, &k, cfg, ncells as u64, out)
     }
 
     /// Sums stored element matrices `mats` into `target`'s values (zeroed first): colour by colour
     /// with plain adds for [`Scatter::Colored`], atomics otherwise; then the Robin terms.
     pub fn scatter_matrices(&self, be: &CudaBackend, mats: &CudaSlice<f64>, target: &mut CsrTarget) -> Result<()> {
-        let k = self.scheme_kernels(be)?;
         be.zero_slice(&mut target.matrix.values)?;
-        let nl = (self.variant.nloc * self.variant.nloc) as u64;
         let CsrTarget { matrix, kpos, colors, scatter, .. } = target;
+        self.add_matrices(be, mats, kpos, colors, *scatter, &mut matrix.values, &matrix.row_ptr)?;
+        self.add_robin_values(be, target)
+    }
+
+    /// Adds stored element matrices `mats` into CSR `values` (rows `row_ptr`) through this
+    /// assembler's positions `kpos` (from its [`CsrTarget`]): colour by colour with plain adds for
+    /// [`Scatter::Colored`] (`colors`), atomics otherwise. No zeroing, no Robin terms: several
+    /// assemblers (cell groups of their own degree) add into one matrix this way.
+    pub(crate) fn add_matrices(
+        &self,
+        be: &CudaBackend,
+        mats: &CudaSlice<f64>,
+        kpos: &CudaSlice<u16>,
+        colors: &[(usize, CudaSlice<u32>)],
+        scatter: Scatter,
+        values: &mut CudaSlice<f64>,
+        row_ptr: &CudaSlice<u32>,
+    ) -> Result<()> {
+        let k = self.scheme_kernels(be)?;
+        let nl = (self.variant.nloc * self.variant.nloc) as u64;
         match scatter {
             Scatter::Colored => {
                 let mode = 1i32;
                 for (n, cells) in colors.iter() {
                     let n = *n as u64;
                     if n > 0 {
-                        launch!(be, &k.scatter, be.grid(n * nl); &n, cells, &self.cell_nodes, mats, &mode, &matrix.row_ptr, &*kpos,
-                            &mut matrix.values)?;
+                        launch!(be, &k.scatter, be.grid(n * nl); &n, cells, &self.cell_nodes, mats, &mode, row_ptr, kpos, &mut *values)?;
                     }
                 }
             }
             Scatter::Atomic => {
                 let (mode, n) = (0i32, self.ncells as u64);
                 if n > 0 {
-                    launch!(be, &k.scatter, be.grid(n * nl); &n, &0u64, &self.cell_nodes, mats, &mode, &matrix.row_ptr, &*kpos,
-                        &mut matrix.values)?;
+                    launch!(be, &k.scatter, be.grid(n * nl); &n, &0u64, &self.cell_nodes, mats, &mode, row_ptr, kpos, &mut *values)?;
                 }
             }
             other => return Err(Error::Unsupported(format!("summing stored element matrices by the `{}` scatter: use atomic or colored", other.name()))),
         }
-        self.add_robin_values(be, target)
+        Ok(())
     }
 }
 
 /// Compiles, with NVRTC only, the element-scheme kernels and the default assembly kernel for the
 /// hierarchical hexahedra a user can reach: elasticity on trunk spaces p = 1…8 (Gauss) and p = 5
-/// (the seed's rule), full p = 3, diffusion on trunk p = 4. Returns (variant, PTX bytes) per source.
+/// (the seed's rule), full p = 3, diffusion on trunk p = 4; and at trunk p = 5 every tiled shape
+/// the benchmark sweeps. Returns (variant, PTX bytes) per source.
 pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
     use crate::fe::{ModeSet, QuadratureKind};
     use crate::mesh::{generate, CellType};
@@ -258,6 +376,11 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         let v = variant_of(&integ, Tuning::default())?;
         let label = format!("hierarchical {modes:?} p = {p}, {ncomp} components, {kind:?} ({} points)", v.nq);
         jobs.push((format!("element_schemes.cu {label}"), ELEMENT_SCHEMES, scheme_defines(&v)));
+        if p == 5 && modes == ModeSet::Trunk && kind == QuadratureKind::Gauss {
+            for cfg in TiledConfig::sweep().into_iter().skip(1) {
+                jobs.push((format!("element_schemes.cu {label}, tiled {}", cfg.label()), ELEMENT_SCHEMES, scheme_defines_with(&v, cfg)));
+            }
+        }
         jobs.push((format!("assembly.cu {label}"), ASSEMBLY, kernel_defines(&v, &tables(&integ, &v))));
     }
     jobs.into_par_iter()
