@@ -14,6 +14,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The cells of `mesh` in Hilbert-curve order of their centroids (a permutation of
 /// `0..num_cells`; ties keep the mesh order).
 pub fn hilbert_cell_order(mesh: &Mesh) -> Vec<u32> {
+    hilbert_cell_order_timed(mesh).0
+}
+
+/// [`hilbert_cell_order`] with the seconds spent keying and sorting.
+fn hilbert_cell_order_timed(mesh: &Mesh) -> (Vec<u32>, [(&'static str, f64); 2]) {
+    let t = std::time::Instant::now();
     let (lo, hi) = mesh.bounding_box();
     let nv = mesh.cell_type.num_vertices();
     let dim = mesh.dim;
@@ -47,8 +53,11 @@ pub fn hilbert_cell_order(mesh: &Mesh) -> Vec<u32> {
             (h, c as u32)
         })
         .collect();
+    let keys = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
     keyed.par_sort_unstable();
-    keyed.into_par_iter().map(|(_, c)| c).collect()
+    let order = keyed.into_par_iter().map(|(_, c)| c).collect();
+    (order, [("hilbert_keys", keys), ("sort", t.elapsed().as_secs_f64())])
 }
 
 /// `mesh` renumbered for memory locality: cells in Hilbert order, vertices in order of first
@@ -58,7 +67,13 @@ pub fn hilbert_cell_order(mesh: &Mesh) -> Vec<u32> {
 /// over the whole matrix: what GPU patch assembly writes (and an SpMV gathers) stays in cache.
 /// DOLFINx and MFEM reorder meshes the same way.
 pub fn reorder_for_locality(mesh: &Mesh) -> Result<Mesh> {
-    let order = hilbert_cell_order(mesh);
+    Ok(reorder_for_locality_timed(mesh)?.0)
+}
+
+/// [`reorder_for_locality`] with the seconds of its steps (Hilbert keys, sort, renumbering).
+pub fn reorder_for_locality_timed(mesh: &Mesh) -> Result<(Mesh, [(&'static str, f64); 3])> {
+    let (order, [keys, sort]) = hilbert_cell_order_timed(mesh);
+    let t = std::time::Instant::now();
     let nv = mesh.num_vertices();
     let npc = mesh.cell_type.num_vertices();
     // First appearance in parallel: a vertex's new number is the rank of the first position
@@ -91,7 +106,8 @@ pub fn reorder_for_locality(mesh: &Mesh) -> Result<Mesh> {
         .collect();
     let coords = old_of.par_iter().map(|&v| mesh.coords[v]).collect();
     // A renumbering of a valid mesh is valid: no second validation pass.
-    Ok(Mesh { dim: mesh.dim, coords, cell_type: mesh.cell_type, cells, cell_tags: tags, boundary, tag_names: mesh.tag_names.clone() })
+    let m = Mesh { dim: mesh.dim, coords, cell_type: mesh.cell_type, cells, cell_tags: tags, boundary, tag_names: mesh.tag_names.clone() };
+    Ok((m, [keys, sort, ("renumber", t.elapsed().as_secs_f64())]))
 }
 
 #[cfg(test)]
