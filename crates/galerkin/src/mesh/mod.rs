@@ -9,6 +9,7 @@ pub mod hilbert;
 pub mod gmsh;
 pub mod lattice;
 pub mod ordering;
+mod sort;
 pub mod validate;
 
 pub use cell::CellType;

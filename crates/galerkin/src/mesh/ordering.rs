@@ -41,7 +41,7 @@ fn hilbert_cell_order_timed(mesh: &Mesh) -> (Vec<u32>, [(&'static str, f64); 2])
         })
     };
     let (t2, t3) = (HilbertTable::<2>::new(), HilbertTable::<3>::new());
-    let mut keyed: Vec<(usize, u32)> = (0..mesh.num_cells())
+    let keyed: Vec<(usize, u32)> = (0..mesh.num_cells())
         .into_par_iter()
         .map(|c| {
             let g = grid(c);
@@ -55,7 +55,7 @@ fn hilbert_cell_order_timed(mesh: &Mesh) -> (Vec<u32>, [(&'static str, f64); 2])
         .collect();
     let keys = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
-    keyed.par_sort_unstable();
+    let keyed = super::sort::par_sort_by_key_bits(keyed, |p| p.0 as u64);
     let order = keyed.into_par_iter().map(|(_, c)| c).collect();
     (order, [("hilbert_keys", keys), ("sort", t.elapsed().as_secs_f64())])
 }
@@ -85,10 +85,13 @@ pub fn reorder_for_locality_timed(mesh: &Mesh) -> Result<(Mesh, [(&'static str, 
             first[v].fetch_min((k * npc + i) as u64, Ordering::Relaxed);
         }
     });
-    let mut seen: Vec<(u64, usize)> = first.par_iter().enumerate().map(|(v, f)| (f.load(Ordering::Relaxed), v)).collect();
+    let seen: Vec<(u64, usize)> = first.par_iter().enumerate().map(|(v, f)| (f.load(Ordering::Relaxed), v)).collect();
     drop(first);
     // Vertices of no cell keep u64::MAX and their old order (v breaks the tie) and go last.
-    seen.par_sort_unstable();
+    // Keys capped at the number of positions (vertices of no cell hold u64::MAX), so the buckets
+    // split the used range.
+    let positions = (order.len() * npc) as u64;
+    let seen = super::sort::par_sort_by_key_bits(seen, |p| p.0.min(positions));
     let old_of: Vec<usize> = seen.into_par_iter().map(|(_, v)| v).collect();
     let mut new_id = vec![0usize; nv];
     let ip = SharedMut(new_id.as_mut_ptr());

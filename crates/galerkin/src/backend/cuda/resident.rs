@@ -35,6 +35,13 @@ impl<T> Shared<T> {
     }
 }
 
+impl<T: cudarc::driver::DeviceRepr + Default + Clone> Shared<T> {
+    /// The buffer copied to the host (tests compare it with the host data).
+    pub fn to_host(&self, be: &CudaBackend) -> Result<Vec<T>> {
+        be.download(&self.0)
+    }
+}
+
 impl<T> std::ops::Deref for Shared<T> {
     type Target = CudaSlice<T>;
     fn deref(&self) -> &CudaSlice<T> {
@@ -94,7 +101,7 @@ pub(crate) fn flat_coords(mesh: &Mesh, dim: usize) -> Vec<f64> {
 impl CudaBackend {
     /// `mesh`'s coordinates (`mesh.dim` per vertex) and cell vertices on the device, uploaded on
     /// the first call for this mesh.
-    pub(crate) fn resident_mesh(&self, mesh: &Arc<Mesh>) -> Result<(Shared<f64>, Shared<u32>)> {
+    pub fn resident_mesh(&self, mesh: &Arc<Mesh>) -> Result<(Shared<f64>, Shared<u32>)> {
         let mut slot = self.resident.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((w, dim, c, v)) = &slot.mesh {
             if w.upgrade().is_some_and(|m| Arc::ptr_eq(&m, mesh)) && *dim == mesh.dim {
@@ -112,7 +119,7 @@ impl CudaBackend {
 
     /// `space`'s mesh and dof map on the device, uploaded on the first call for them; a dof map
     /// whose nodes are the mesh's vertices (P1, Q1) shares their buffer.
-    pub(crate) fn resident(&self, space: &FunctionSpace) -> Result<ResidentSpace> {
+    pub fn resident(&self, space: &FunctionSpace) -> Result<ResidentSpace> {
         let (coords, verts) = self.resident_mesh(&space.mesh)?;
         let cn = &space.dofmap.cell_nodes;
         let key = (space.uid(), cn.as_ptr() as usize, cn.len());

@@ -305,17 +305,32 @@ impl DeviceAssembler {
     /// CSR position of every element entry on the device. `colors` (cells per color, from
     /// [`crate::operator::coloring::cell_colors`]) is needed for [`Scatter::Colored`].
     pub fn csr_target(&self, be: &CudaBackend, pattern: &CsrMatrix, scatter: Scatter, colors: Option<&[Vec<u32>]>) -> Result<CsrTarget> {
-        let v = &self.variant;
         if pattern.nrows != self.ndofs || pattern.ncols != self.ndofs {
             return Err(Error::dim("GPU assembly pattern", self.ndofs, pattern.nrows));
         }
+        // Values zeroed on the device: the host pattern's zeros are not uploaded.
+        let matrix = DeviceCsr::pattern_from_host(be, pattern)?;
+        self.target_on(be, matrix, Some(pattern), scatter, colors)
+    }
+
+    /// [`Self::csr_target`] for a pattern already on the device (`pattern_cuda`); `host` is the
+    /// same pattern on the host, which the patch scatter and Robin terms need.
+    pub(crate) fn target_on(&self, be: &CudaBackend, matrix: DeviceCsr, host: Option<&CsrMatrix>, scatter: Scatter, colors: Option<&[Vec<u32>]>) -> Result<CsrTarget> {
+        let v = &self.variant;
+        if matrix.nrows() != self.ndofs {
+            return Err(Error::dim("GPU assembly pattern", self.ndofs, matrix.nrows()));
+        }
+        let needs_host = !self.robin.is_empty() || scatter == Scatter::Patch;
+        let pattern = match host {
+            Some(p) => Some(p),
+            None if needs_host => return Err(Error::invalid("the patch scatter and Robin terms need the host pattern")),
+            None => None,
+        };
         if self.has_signs != 0 && matches!(scatter, Scatter::Patch | Scatter::Rows) {
             return Err(Error::Unsupported(format!(
                 "the `{scatter:?}` GPU scatter with a hierarchical basis: use atomic or colored"
             )));
         }
-        // Values zeroed on the device: the host pattern's zeros are not uploaded.
-        let matrix = DeviceCsr::pattern_from_host(be, pattern)?;
         let mut kpos = be.alloc::<u16>(self.ncells * v.nloc * v.nloc)?;
         let mut missing = be.upload(&[0u32])?;
         let work = (self.ncells * v.nloc * v.nloc) as u64;
@@ -330,7 +345,10 @@ impl DeviceAssembler {
                 "the CSR pattern lacks {missing} couplings of the mesh's cells (not built by `sparsity` for this space?)"
             )));
         }
-        let (idx, vals) = self.robin_csr_entries(pattern)?;
+        let (idx, vals) = match pattern {
+            Some(p) => self.robin_csr_entries(p)?,
+            None => (Vec::new(), Vec::new()),
+        };
         let node_cells = match scatter {
             Scatter::Rows => {
                 if self.kernels.rows.is_none() {
@@ -347,6 +365,9 @@ impl DeviceAssembler {
             Scatter::Patch => {
                 let host_kpos = be.download(&kpos)?;
                 let order = hilbert_cell_order(&self.mesh);
+                let Some(pattern) = pattern else {
+                    return Err(Error::invalid("the patch scatter needs the host pattern"));
+                };
                 let l = PatchLists::build(v, &be.download(&self.cell_nodes)?, &pattern.row_ptr, &host_kpos, pattern.nnz(), order)?;
                 let atomic_fraction = l.atomic_fraction();
                 Some(DevicePatches {
@@ -527,13 +548,22 @@ pub struct GpuFull {
 }
 
 impl GpuFull {
-    /// Sparsity on the host (uploaded once), positions and values on the device.
+    /// Sparsity on the device ([`super::pattern_cuda`]; on the host where the patch scatter or
+    /// Robin terms need it there, or a node has too many neighbours), positions and values on the
+    /// device.
     pub fn build(be: &CudaBackend, input: &LevelInput) -> Result<GpuFull> {
         let asm = DeviceAssembler::new(be, input.integ, input.boundary, input.tuning)?;
-        let pattern = crate::operator::assemble::sparsity(input.integ.space)?;
+        let space = input.integ.space;
         let scatter = input.tuning.scatter;
-        let colors = (scatter == Scatter::Colored).then(|| cell_colors(&input.integ.space.mesh));
-        let mut target = asm.csr_target(be, &pattern, scatter, colors.as_deref())?;
+        let colors = (scatter == Scatter::Colored).then(|| cell_colors(&space.mesh));
+        let on_device = match scatter {
+            Scatter::Atomic | Scatter::Colored | Scatter::Rows if asm.robin.is_empty() => super::pattern_cuda::device_pattern(be, space, &asm.cell_nodes)?,
+            _ => None,
+        };
+        let mut target = match on_device {
+            Some(matrix) => asm.target_on(be, matrix, None, scatter, colors.as_deref())?,
+            None => asm.csr_target(be, &crate::operator::assemble::sparsity(space)?, scatter, colors.as_deref())?,
+        };
         asm.assemble_into(be, &mut target)?;
         Ok(GpuFull { asm, target })
     }

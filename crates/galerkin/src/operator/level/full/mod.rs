@@ -3,4 +3,5 @@
 pub mod cpu;
 pub mod cuda;
 pub mod patches;
+pub mod pattern_cuda;
 pub mod schemes;
