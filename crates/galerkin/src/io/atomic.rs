@@ -58,25 +58,59 @@ const WRITE_PIECE: usize = 8 << 20;
 /// so a file of gigabytes is not funnelled through one `write` loop; then fsync and rename as
 /// there, so the file is still whole or absent.
 pub fn write_atomic_parts(path: &Path, parts: &[&[u8]]) -> Result<PartsTimes> {
-    use rayon::prelude::*;
     let t = std::time::Instant::now();
-    let (dir, guard, file) = temporary_for(path)?;
     let total: usize = parts.iter().map(|p| p.len()).sum();
-    file.set_len(total as u64).map_err(|e| Error::io(&guard.path, e))?;
-    // (offset in the file, bytes) pieces of at most WRITE_PIECE.
-    let mut pieces = Vec::new();
-    let mut at = 0u64;
-    for p in parts {
-        for c in p.chunks(WRITE_PIECE) {
-            pieces.push((at, c));
-            at += c.len() as u64;
-        }
-    }
-    pieces.par_iter().try_for_each(|&(off, bytes)| write_at(&file, bytes, off)).map_err(|e| Error::io(&guard.path, e))?;
+    let f = AtomicFile::create(path, total as u64)?;
+    f.write_parts_at(0, parts)?;
     let write = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
-    publish(path, dir, guard, file)?;
+    f.publish()?;
     Ok(PartsTimes { write, sync: t.elapsed().as_secs_f64() })
+}
+
+/// A file written in pieces, at known offsets, possibly long before it is complete (a run writes
+/// the mesh's part of its VTU while it solves): a pre-sized temporary sibling that only
+/// [`AtomicFile::publish`] renames over the target. Dropped unpublished, the temporary goes.
+pub struct AtomicFile {
+    target: PathBuf,
+    dir: PathBuf,
+    guard: TempGuard,
+    file: File,
+}
+
+impl AtomicFile {
+    /// The temporary for `path`, `len` bytes long.
+    pub fn create(path: &Path, len: u64) -> Result<AtomicFile> {
+        let (dir, guard, file) = temporary_for(path)?;
+        file.set_len(len).map_err(|e| Error::io(&guard.path, e))?;
+        Ok(AtomicFile { target: path.to_path_buf(), dir, guard, file })
+    }
+
+    /// Writes `parts`, one after the other from `offset`, by several threads (positioned writes of
+    /// at most [`WRITE_PIECE`] bytes).
+    pub fn write_parts_at(&self, offset: u64, parts: &[&[u8]]) -> Result<()> {
+        use rayon::prelude::*;
+        let mut pieces = Vec::new();
+        let mut at = offset;
+        for p in parts {
+            for c in p.chunks(WRITE_PIECE) {
+                pieces.push((at, c));
+                at += c.len() as u64;
+            }
+        }
+        pieces.par_iter().try_for_each(|&(off, bytes)| write_at(&self.file, bytes, off)).map_err(|e| Error::io(&self.guard.path, e))
+    }
+
+    /// Makes what was written so far durable (so the final fsync has little left to do).
+    pub fn sync_data(&self) -> Result<()> {
+        self.file.sync_data().map_err(|e| Error::io(&self.guard.path, e))
+    }
+
+    /// fsync, then rename over the target: the file appears whole.
+    pub fn publish(self) -> Result<()> {
+        let AtomicFile { target, dir, guard, file } = self;
+        publish(&target, dir, guard, file)
+    }
 }
 
 #[cfg(unix)]

@@ -100,11 +100,18 @@ pub fn reorder_for_locality_timed(mesh: &Mesh) -> Result<(Mesh, [(&'static str, 
         // SAFETY: old_of is a permutation, so each v is written once.
         unsafe { *ip.0.add(v) = k };
     });
-    let cells = order.par_iter().flat_map_iter(|&c| mesh.cell(c as usize).iter().map(|&v| new_id[v])).collect();
+    // Filled in place by cell (an unindexed flat_map collect would gather per-thread pieces and
+    // concatenate them on one thread: most of this step at 6·10^7 cells).
+    let mut cells = vec![0usize; mesh.cells.len()];
+    cells.par_chunks_mut(npc.max(1)).zip(order.par_iter()).for_each(|(out, &c)| {
+        for (o, &v) in out.iter_mut().zip(mesh.cell(c as usize)) {
+            *o = new_id[v];
+        }
+    });
     let tags = order.par_iter().map(|&c| mesh.cell_tags[c as usize]).collect();
     let boundary = mesh
         .boundary
-        .iter()
+        .par_iter()
         .map(|f| BoundaryFacet { vertices: f.vertices.iter().map(|&v| new_id[v]).collect(), tag: f.tag })
         .collect();
     let coords = old_of.par_iter().map(|&v| mesh.coords[v]).collect();
