@@ -364,3 +364,20 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
         assert!(ptx.contains(&format!(".entry {entry}(")), "hyperelastic.cu lacks {entry}");
     }
 }
+
+/// The device sparsity pattern (`pattern.cu`) for the list capacities the host picks (32 to 1024)
+/// with scalar and blocked dofs.
+#[test]
+fn pattern_kernels_compile_for_every_list_capacity() {
+    if !nvrtc() {
+        return;
+    }
+    for (npc, ncomp, cap) in [(4, 1, 32), (4, 1, 128), (10, 3, 256), (27, 1, 512), (64, 3, 1024), (3, 2, 64)] {
+        let defines = galerkin::operator::level::full::pattern_cuda::defines(npc, ncomp, cap);
+        let c = jit::compile_ptx_with(&jit::PATTERN, "compute_90", &defines).unwrap_or_else(|e| panic!("{defines:?}: {e}"));
+        assert!(!c.log.to_ascii_lowercase().contains("warning"), "{defines:?}: {}", c.log);
+        for entry in ["count_incidences", "fill_incidences", "row_lengths", "row_columns"] {
+            assert!(c.ptx.contains(&format!(".entry {entry}(")), "{defines:?}: no {entry}");
+        }
+    }
+}

@@ -110,3 +110,100 @@ fn facet_loads_fall_back_to_the_host_load() {
     let diff = dev.iter().zip(&host).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     assert!(diff <= 1e-12 * scale, "rhs differs by {diff:e}");
 }
+
+/// The device sparsity pattern (`kernels/pattern.cu`) is the host's exactly: P1–P3 simplices in 2D
+/// and 3D, Q1–Q3 hexahedra, scalar and blocked (elasticity) dofs, a hierarchical space.
+#[test]
+fn device_pattern_equals_the_host_pattern() {
+    use galerkin::mesh::{generate, CellType};
+    use galerkin::operator::assemble::sparsity;
+    use galerkin::operator::level::full::pattern_cuda::device_pattern_of;
+    use galerkin::space::FunctionSpace;
+    use std::sync::Arc;
+    let Some(be) = gpu() else { return };
+    let tets = Arc::new(generate::box_mesh(4, 3, 3, [0.0; 3], [1.0, 2.0, 0.5], CellType::Tetrahedron).unwrap());
+    let hexes = Arc::new(generate::box_mesh(3, 3, 2, [0.0; 3], [1.0; 3], CellType::Hexahedron).unwrap());
+    let tris = Arc::new(generate::rectangle(6, 5, [0.0; 2], [1.0; 2], CellType::Triangle).unwrap());
+    let mut spaces = Vec::new();
+    for (mesh, degrees) in [(&tets, 1..=3), (&hexes, 1..=3), (&tris, 1..=3)] {
+        for k in degrees {
+            spaces.push((format!("{} degree {k}", mesh.cell_type), FunctionSpace::lagrange(mesh.clone(), k, 1).unwrap()));
+        }
+    }
+    spaces.push(("P2 elasticity on tetrahedra".into(), FunctionSpace::lagrange(tets.clone(), 2, 3).unwrap()));
+    spaces.push(("Q1 elasticity on hexahedra".into(), FunctionSpace::lagrange(hexes.clone(), 1, 3).unwrap()));
+    spaces.push(("P1 elasticity on triangles".into(), FunctionSpace::lagrange(tris.clone(), 1, 2).unwrap()));
+    spaces.push(("hierarchical Q4".into(), FunctionSpace::hierarchical(hexes.clone(), 4, Default::default(), 1).unwrap()));
+    for (name, space) in &spaces {
+        let host = sparsity(space).unwrap();
+        let dev = device_pattern_of(&be, space).unwrap().unwrap_or_else(|| panic!("{name}: no device pattern"));
+        let dev = dev.to_host(&be).unwrap();
+        assert_eq!((dev.nrows, dev.ncols), (host.nrows, host.ncols), "{name}");
+        assert!(dev.row_ptr == host.row_ptr, "{name}: row pointers differ");
+        assert!(dev.col_idx == host.col_idx, "{name}: column indices differ");
+        assert!(dev.values.iter().all(|&v| v == 0.0), "{name}: values not zeroed");
+    }
+}
+
+/// A node with more neighbours than one thread's list holds (a fan of 1100 triangles) makes the
+/// device pattern decline, and the GPU assembly then takes the host's pattern: same matrix.
+#[test]
+fn crowded_nodes_fall_back_to_the_host_pattern() {
+    use galerkin::mesh::{CellType, Mesh};
+    use galerkin::operator::level::full::pattern_cuda::device_pattern_of;
+    use galerkin::physics::Diffusion;
+    use galerkin::problem::linear::{scalar, LinearProblem};
+    use galerkin::space::FunctionSpace;
+    use std::sync::Arc;
+    let Some(be) = gpu() else { return };
+    let n = 1100;
+    let mut coords = vec![[0.0; 3]];
+    coords.extend((0..n).map(|k| {
+        let a = 2.0 * std::f64::consts::PI * k as f64 / n as f64;
+        [a.cos(), a.sin(), 0.0]
+    }));
+    let cells: Vec<usize> = (0..n).flat_map(|k| [0, 1 + k, 1 + (k + 1) % n]).collect();
+    let boundary = (0..n).map(|k| galerkin::mesh::BoundaryFacet { vertices: vec![1 + k, 1 + (k + 1) % n], tag: 1 }).collect();
+    let names = std::collections::BTreeMap::from([("rim".to_string(), (1, 1))]);
+    let mesh = Arc::new(Mesh::new(CellType::Triangle, coords, cells, None, boundary, names).unwrap());
+    let space = Arc::new(FunctionSpace::lagrange(mesh, 1, 1).unwrap());
+    assert!(device_pattern_of(&be, &space).unwrap().is_none(), "1100 neighbours fit a list of 1024?");
+    let p = LinearProblem::new(space, Diffusion::new(1.0)).source(scalar(|x| 1.0 + x[0])).dirichlet(["rim"], scalar(|x| x[1]));
+    let host = p.assemble(AssemblyLevel::Full).unwrap().matrix_to_host().unwrap().unwrap();
+    let dev = p.system(&be, AssemblyLevel::Full, Tuning::default()).unwrap().matrix_to_host().unwrap().unwrap();
+    assert_eq!((&host.row_ptr, &host.col_idx), (&dev.row_ptr, &dev.col_idx));
+    let diff = dev.values.iter().zip(&host.values).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(diff <= 1e-12 * max_abs(&host.values), "matrix differs by {diff:e}");
+}
+
+/// The mesh and dof map are uploaded once per mesh and space and shared (a P1 space's nodes are
+/// its vertices' buffer), hold the host's data, and go with another mesh or a release.
+#[test]
+fn resident_copies_are_shared_and_exact() {
+    use galerkin::mesh::{generate, CellType};
+    use galerkin::space::FunctionSpace;
+    use std::sync::Arc;
+    let Some(be) = gpu() else { return };
+    let mesh = Arc::new(generate::box_mesh(3, 2, 2, [0.0; 3], [1.0; 3], CellType::Tetrahedron).unwrap());
+    let p1 = FunctionSpace::lagrange(mesh.clone(), 1, 1).unwrap();
+    let p2 = FunctionSpace::lagrange(mesh.clone(), 2, 1).unwrap();
+    let a = be.resident(&p1).unwrap();
+    let b = be.resident(&p1).unwrap();
+    assert!(a.coords.same(&b.coords) && a.verts.same(&b.verts) && a.nodes.same(&b.nodes), "uploaded twice");
+    assert!(a.nodes_are_verts(), "P1 nodes are the vertices");
+    let c = be.resident(&p2).unwrap();
+    assert!(c.coords.same(&a.coords) && c.verts.same(&a.verts) && !c.nodes_are_verts());
+    let u32s = |v: &[usize]| v.iter().map(|&x| x as u32).collect::<Vec<u32>>();
+    assert_eq!(c.nodes.to_host(&be).unwrap(), u32s(&p2.dofmap.cell_nodes));
+    assert_eq!(c.verts.to_host(&be).unwrap(), u32s(&mesh.cells));
+    let flat: Vec<f64> = mesh.coords.iter().flatten().copied().collect();
+    assert!(c.coords.to_host(&be).unwrap() == flat);
+    // A clone of the space with its own node list is not taken for the original.
+    let p2b = p2.clone();
+    assert!(!be.resident(&p2b).unwrap().nodes.same(&c.nodes));
+    be.release_resident();
+    assert!(!be.resident(&p1).unwrap().verts.same(&a.verts), "release kept the old copies");
+    let other = Arc::new(generate::box_mesh(2, 2, 2, [0.0; 3], [1.0; 3], CellType::Tetrahedron).unwrap());
+    let q = FunctionSpace::lagrange(other, 1, 1).unwrap();
+    assert_eq!(be.resident(&q).unwrap().verts.len(), 8 * 6 * 4);
+}

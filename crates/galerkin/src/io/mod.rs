@@ -11,10 +11,10 @@ mod report;
 mod vtu;
 mod xml;
 
-pub use atomic::{remove_stale_temporaries, temporary_owner, write_atomic};
-pub use outdir::{file_record, OutputDir, OutputFile};
+pub use atomic::{remove_stale_temporaries, temporary_owner, write_atomic, write_atomic_parts, AtomicFile, PartsTimes};
+pub use outdir::{file_record, parts_record, OutputDir, OutputFile};
 pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_map, plot_pieces, plot_residual_history, PLOT_SIZE};
 pub use progress::progress_bar;
 pub use pvd::Pvd;
 pub use report::{write_json, JsonRows};
-pub use vtu::{VtuEncoding, VtuWriter, REGION_FIELD};
+pub use vtu::{VtuEncoding, VtuPrepared, VtuTimes, VtuWriter, REGION_FIELD};

@@ -7,14 +7,16 @@
 //! `<AppendedData encoding="raw">` section, no base64: the fastest to write and read, what large
 //! runs use), zlib-compressed appended binary (VTK's `vtkZLibDataCompressor` with independent
 //! blocks, so blocks are compressed in parallel), and ASCII for reading files by eye. Arrays are
-//! encoded in parallel (rayon), then written in order.
-use super::atomic::write_atomic;
+//! encoded in parallel (rayon), then written at their offsets by several threads.
+use super::atomic::write_atomic_parts;
+use super::outdir::{parts_record, OutputFile};
 use super::{base64, xml::escape_attr};
 use crate::mesh::Mesh;
 use crate::{Error, Result};
 use std::borrow::Cow;
 use std::io::{self, Write};
 use std::path::Path;
+use std::time::Instant;
 
 /// Name under which the mesh's region tags are always written.
 pub const REGION_FIELD: &str = "region";
@@ -64,14 +66,22 @@ pub enum VtuEncoding {
 /// Uncompressed bytes per zlib block (each block compresses independently, in parallel).
 const ZLIB_BLOCK: usize = 1 << 18;
 
-/// The little-endian bytes of `data`, converted in parallel straight into the output.
-fn le_bytes<T: VtkNumber + Sync>(data: &[T]) -> Vec<u8> {
+/// The little-endian bytes of `f(0..len)`, converted in parallel straight into the output, after
+/// VTK's 8-byte (UInt64) byte count when `counted` (uncompressed arrays). One pass, no
+/// intermediate array: the connectivity of 10^7 cells is a gigabyte.
+fn le_bytes<T: VtkNumber>(len: usize, f: impl Fn(usize) -> T + Sync, counted: bool) -> Vec<u8> {
     use rayon::prelude::*;
     let size = std::mem::size_of::<T>();
-    let mut out = vec![0u8; data.len() * size];
-    out.par_chunks_mut(1 << 16).zip(data.par_chunks((1 << 16) / size)).for_each(|(o, d)| {
-        for (b, &x) in o.chunks_exact_mut(size).zip(d) {
-            x.put_le(b);
+    let head = if counted { 8 } else { 0 };
+    let mut out = vec![0u8; head + len * size];
+    let (h, body) = out.split_at_mut(head);
+    if counted {
+        h.copy_from_slice(&((len * size) as u64).to_le_bytes());
+    }
+    let per = ((1 << 16) / size).max(1);
+    body.par_chunks_mut(per * size).enumerate().for_each(|(k, o)| {
+        for (i, b) in o.chunks_exact_mut(size).enumerate() {
+            f(k * per + i).put_le(b);
         }
     });
     out
@@ -108,8 +118,8 @@ struct Encoded {
     block: Vec<u8>,
 }
 
-/// Encode one `<DataArray>` (type, name, components, data).
-fn encode<T: VtkNumber + Sync>(name: Option<&str>, ncomp: usize, data: &[T], enc: VtuEncoding) -> io::Result<Encoded> {
+/// Encode one `<DataArray>` (type, name, components, and its `len` values `f(0..len)`).
+fn encode<T: VtkNumber>(name: Option<&str>, ncomp: usize, len: usize, f: impl Fn(usize) -> T + Sync, enc: VtuEncoding) -> io::Result<Encoded> {
     let name_attr = name.map(|n| format!(r#" Name="{}""#, escape_attr(n))).unwrap_or_default();
     let format = match enc {
         VtuEncoding::Ascii => "ascii",
@@ -117,14 +127,9 @@ fn encode<T: VtkNumber + Sync>(name: Option<&str>, ncomp: usize, data: &[T], enc
         _ => "appended",
     };
     let head = format!(r#"type="{}"{name_attr} NumberOfComponents="{ncomp}" format="{format}""#, T::VTK_TYPE);
-    let raw_with_count = |raw: Vec<u8>| {
-        let mut b = Vec::with_capacity(8 + raw.len());
-        b.extend_from_slice(&(raw.len() as u64).to_le_bytes());
-        b.extend_from_slice(&raw);
-        b
-    };
     Ok(match enc {
         VtuEncoding::Ascii => {
+            let data: Vec<T> = (0..len).map(&f).collect();
             let mut text = String::new();
             for tuple in data.chunks(ncomp.max(1)) {
                 text.push_str("          ");
@@ -140,12 +145,12 @@ fn encode<T: VtkNumber + Sync>(name: Option<&str>, ncomp: usize, data: &[T], enc
         }
         VtuEncoding::Inline => {
             let mut text = String::from("          ");
-            base64::encode_into(&raw_with_count(le_bytes(data)), &mut text);
+            base64::encode_into(&le_bytes(len, f, true), &mut text);
             text.push('\n');
             Encoded { head, inline: Some(text), block: Vec::new() }
         }
-        VtuEncoding::Appended => Encoded { head, inline: None, block: raw_with_count(le_bytes(data)) },
-        VtuEncoding::Compressed => Encoded { head, inline: None, block: zlib_blocks(&le_bytes(data))? },
+        VtuEncoding::Appended => Encoded { head, inline: None, block: le_bytes(len, f, true) },
+        VtuEncoding::Compressed => Encoded { head, inline: None, block: zlib_blocks(&le_bytes(len, f, false))? },
     })
 }
 
@@ -165,8 +170,8 @@ struct Field<'a> {
 impl Field<'_> {
     fn encode(&self, enc: VtuEncoding) -> io::Result<Encoded> {
         match &self.values {
-            Values::Real(v) => encode(Some(&self.name), self.ncomp, v, enc),
-            Values::Int(v) => encode(Some(&self.name), self.ncomp, v, enc),
+            Values::Real(v) => encode(Some(&self.name), self.ncomp, v.len(), |i| v[i], enc),
+            Values::Int(v) => encode(Some(&self.name), self.ncomp, v.len(), |i| v[i], enc),
         }
     }
 }
@@ -336,8 +341,16 @@ impl<'a> VtuWriter<'a> {
         Ok(self)
     }
 
-    /// Write the file atomically (see [`write_atomic`]).
+    /// Write the file atomically (see [`write_atomic_parts`]).
     pub fn write(&self, path: impl AsRef<Path>) -> Result<()> {
+        self.write_recorded(path).map(|_| ())
+    }
+
+    /// Write the file atomically and return its record (size, SHA-256) with the time of each
+    /// step. The arrays are encoded in parallel into blocks; the blocks are written at their
+    /// offsets by several threads while one more hashes them from memory, so the file is neither
+    /// funnelled through one `write` loop nor read back for its digest.
+    pub fn write_recorded(&self, path: impl AsRef<Path>) -> Result<(OutputFile, VtuTimes)> {
         let path = path.as_ref();
         let mesh = self.mesh;
         let nv = mesh.cell_type.num_vertices();
@@ -354,42 +367,61 @@ impl<'a> VtuWriter<'a> {
             values: Values::Int(&mesh.cell_tags),
         };
         self.check_len(Location::Cell, REGION_FIELD, 1, mesh.cell_tags.len())?;
-        write_atomic(path, |w| {
-            self.write_xml(w, &region).map_err(|e| Error::io(path, e))
-        })
+        let t = Instant::now();
+        let (head, blocks, tail) = self.render(&region).map_err(|e| Error::io(path, e))?;
+        let encode = t.elapsed().as_secs_f64();
+        let parts: Vec<&[u8]> = std::iter::once(head.as_bytes()).chain(blocks.iter().map(Vec::as_slice)).chain(std::iter::once(tail.as_bytes())).collect();
+        let (written, (record, hash)) = rayon::join(
+            || write_atomic_parts(path, &parts),
+            || {
+                let t = Instant::now();
+                (parts_record(path, &parts), t.elapsed().as_secs_f64())
+            },
+        );
+        let w = written?;
+        Ok((record, VtuTimes { encode, write: w.write, sync: w.sync, hash }))
     }
 
-    fn write_xml(&self, w: &mut dyn Write, region: &Field) -> io::Result<()> {
+    /// The file as (XML up to the appended data, the appended blocks in order, the rest).
+    fn render(&self, region: &Field) -> io::Result<(String, Vec<Vec<u8>>, &'static str)> {
+        self.render_with(region, false).map(|(h, b, _, t)| (h, b, t))
+    }
+
+    /// As [`Self::render`] (appended encodings) with the point fields' blocks last in the appended
+    /// section; also returns how many blocks are theirs.
+    fn render_fields_last(&self, region: &Field) -> io::Result<(String, Vec<Vec<u8>>, usize, &'static str)> {
+        self.render_with(region, true)
+    }
+
+    fn render_with(&self, region: &Field, fields_last: bool) -> io::Result<(String, Vec<Vec<u8>>, usize, &'static str)> {
         use rayon::prelude::*;
+        use std::fmt::Write as _;
         let mesh = self.mesh;
         let enc = self.encoding;
         let nv = mesh.cell_type.num_vertices();
+        let nc = mesh.num_cells();
         // Every array of the file, in file order, encoded in parallel.
-        let points = || -> io::Result<Encoded> {
-            let p: Vec<f64> = mesh.coords.par_iter().flat_map_iter(|c| c.iter().copied()).collect();
-            encode(Some("Points"), 3, &p, enc)
-        };
+        let flat = mesh.coords.as_flattened();
+        let points = || encode(Some("Points"), 3, flat.len(), |i| flat[i], enc);
         // Int32 indices where they fit (ParaView reads either), half the bytes of Int64.
         let small = mesh.cells.len() < i32::MAX as usize && mesh.num_vertices() < i32::MAX as usize;
-        let connectivity = || -> io::Result<Encoded> {
+        let cells = &mesh.cells;
+        let connectivity = || {
             if small {
-                let c: Vec<i32> = mesh.cells.par_iter().map(|&v| v as i32).collect();
-                encode(Some("connectivity"), 1, &c, enc)
+                encode(Some("connectivity"), 1, cells.len(), |i| cells[i] as i32, enc)
             } else {
-                let c: Vec<i64> = mesh.cells.par_iter().map(|&v| v as i64).collect();
-                encode(Some("connectivity"), 1, &c, enc)
+                encode(Some("connectivity"), 1, cells.len(), |i| cells[i] as i64, enc)
             }
         };
-        let offsets = || -> io::Result<Encoded> {
+        let offsets = || {
             if small {
-                let o: Vec<i32> = (1..=mesh.num_cells()).into_par_iter().map(|c| (c * nv) as i32).collect();
-                encode(Some("offsets"), 1, &o, enc)
+                encode(Some("offsets"), 1, nc, |c| ((c + 1) * nv) as i32, enc)
             } else {
-                let o: Vec<i64> = (1..=mesh.num_cells()).into_par_iter().map(|c| (c * nv) as i64).collect();
-                encode(Some("offsets"), 1, &o, enc)
+                encode(Some("offsets"), 1, nc, |c| ((c + 1) * nv) as i64, enc)
             }
         };
-        let types = || encode(Some("types"), 1, &vec![mesh.cell_type.vtk_id(); mesh.num_cells()], enc);
+        let id = mesh.cell_type.vtk_id();
+        let types = || encode(Some("types"), 1, nc, |_| id, enc);
         let cell_fields: Vec<&Field> = self.regions.then_some(region).into_iter().chain(&self.cell_fields).collect();
         let ((pf, cf), (geo, cells)) = rayon::join(
             || {
@@ -405,55 +437,184 @@ impl<'a> VtuWriter<'a> {
         let cells = [conn?, offs?, types?];
 
         let appended = matches!(enc, VtuEncoding::Appended | VtuEncoding::Compressed);
-        let mut offset = 0usize;
-        let mut put = |w: &mut dyn Write, a: &Encoded| -> io::Result<()> {
+        let npoint = pf.len();
+        // Offsets of the appended blocks in their order in the section.
+        let sizes = |a: &[Encoded]| a.iter().map(|e| e.block.len()).sum::<usize>();
+        let mesh_bytes = sizes(&cf) + geo.block.len() + sizes(&cells);
+        let offset = std::cell::Cell::new(if fields_last { mesh_bytes } else { 0 });
+        let mut w = String::new();
+        let put = |w: &mut String, a: &Encoded| {
             match &a.inline {
                 Some(text) => {
-                    writeln!(w, "        <DataArray {}>", a.head)?;
-                    w.write_all(text.as_bytes())?;
-                    writeln!(w, "        </DataArray>")
+                    let _ = writeln!(w, "        <DataArray {}>", a.head);
+                    w.push_str(text);
+                    let _ = writeln!(w, "        </DataArray>");
                 }
                 None => {
-                    writeln!(w, r#"        <DataArray {} offset="{offset}"/>"#, a.head)?;
-                    offset += a.block.len();
-                    Ok(())
+                    let _ = writeln!(w, r#"        <DataArray {} offset="{}"/>"#, a.head, offset.get());
+                    offset.set(offset.get() + a.block.len());
                 }
             }
         };
-        writeln!(w, r#"<?xml version="1.0"?>"#)?;
+        let _ = writeln!(w, r#"<?xml version="1.0"?>"#);
         let compressor = if enc == VtuEncoding::Compressed { r#" compressor="vtkZLibDataCompressor""# } else { "" };
-        writeln!(w, r#"<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian" header_type="UInt64"{compressor}>"#)?;
-        writeln!(w, "  <UnstructuredGrid>")?;
-        writeln!(w, r#"    <Piece NumberOfPoints="{}" NumberOfCells="{}">"#, mesh.num_vertices(), mesh.num_cells())?;
-        writeln!(w, "      <PointData>")?;
+        let _ = writeln!(w, r#"<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian" header_type="UInt64"{compressor}>"#);
+        let _ = writeln!(w, "  <UnstructuredGrid>");
+        let _ = writeln!(w, r#"    <Piece NumberOfPoints="{}" NumberOfCells="{}">"#, mesh.num_vertices(), nc);
+        let _ = writeln!(w, "      <PointData>");
         for a in &pf {
-            put(w, a)?;
+            put(&mut w, a);
         }
-        writeln!(w, "      </PointData>")?;
-        writeln!(w, "      <CellData>")?;
+        let _ = writeln!(w, "      </PointData>");
+        if fields_last {
+            offset.set(0);
+        }
+        let _ = writeln!(w, "      <CellData>");
         for a in &cf {
-            put(w, a)?;
+            put(&mut w, a);
         }
-        writeln!(w, "      </CellData>")?;
-        writeln!(w, "      <Points>")?;
-        put(w, &geo)?;
-        writeln!(w, "      </Points>")?;
-        writeln!(w, "      <Cells>")?;
+        let _ = writeln!(w, "      </CellData>");
+        let _ = writeln!(w, "      <Points>");
+        put(&mut w, &geo);
+        let _ = writeln!(w, "      </Points>");
+        let _ = writeln!(w, "      <Cells>");
         for a in &cells {
-            put(w, a)?;
+            put(&mut w, a);
         }
-        writeln!(w, "      </Cells>")?;
-        writeln!(w, "    </Piece>")?;
-        writeln!(w, "  </UnstructuredGrid>")?;
-        if appended {
-            w.write_all(b"  <AppendedData encoding=\"raw\">\n   _")?;
-            for a in pf.iter().chain(&cf).chain(std::iter::once(&geo)).chain(&cells) {
-                w.write_all(&a.block)?;
-            }
-            w.write_all(b"\n  </AppendedData>\n")?;
+        let _ = writeln!(w, "      </Cells>");
+        let _ = writeln!(w, "    </Piece>");
+        let _ = writeln!(w, "  </UnstructuredGrid>");
+        if !appended {
+            let _ = writeln!(w, "</VTKFile>");
+            return Ok((w, Vec::new(), 0, ""));
         }
-        writeln!(w, "</VTKFile>")
+        w.push_str("  <AppendedData encoding=\"raw\">\n   _");
+        let mesh_blocks = cf.into_iter().chain(std::iter::once(geo)).chain(cells).map(|a| a.block);
+        let point_blocks = pf.into_iter().map(|a| a.block);
+        let blocks = if fields_last { mesh_blocks.chain(point_blocks).collect() } else { point_blocks.chain(mesh_blocks).collect() };
+        Ok((w, blocks, npoint, "\n  </AppendedData>\n</VTKFile>\n"))
     }
+}
+
+/// A raw appended VTU whose mesh part (geometry, cells, region tags: 95 % of the bytes at 10^7
+/// cells) is encoded, hashed and written before its point fields exist: a run prepares it on
+/// another thread while it assembles and solves, then [`VtuPrepared::finish`] adds the fields
+/// (their blocks come last in the appended section; VTK finds every array by its offset), fsyncs
+/// and renames. Same arrays, bit for bit, as [`VtuWriter`] with `Appended` (tested).
+pub struct VtuPrepared {
+    file: super::atomic::AtomicFile,
+    path: std::path::PathBuf,
+    /// Where the point fields' blocks start, and (name, components given, values expected).
+    tail_at: u64,
+    fields: Vec<(String, usize, usize)>,
+    /// The hash of everything before the fields' blocks.
+    hasher: sha2::Sha256,
+    bytes: u64,
+    /// Seconds spent encoding, writing and syncing the mesh part (off the caller's path).
+    pub prepare: VtuTimes,
+}
+
+impl VtuPrepared {
+    /// Encodes, hashes and writes (to a temporary of `path`) the mesh part of the file with point
+    /// fields `fields` (name, components per vertex) to come; region tags as cell data when
+    /// `regions`.
+    pub fn new(mesh: &Mesh, path: &Path, regions: bool, fields: &[(&str, usize)]) -> Result<VtuPrepared> {
+        use sha2::Digest;
+        let t = Instant::now();
+        let nverts = mesh.num_vertices();
+        let mut w = VtuWriter::new(mesh);
+        w.encoding(VtuEncoding::Appended).regions(regions);
+        // Placeholders of the right length give the head its attributes and offsets.
+        let zeros: Vec<f64> = vec![0.0; nverts * fields.iter().map(|&(_, n)| if n == 2 { 3 } else { n }).max().unwrap_or(0)];
+        let mut spec = Vec::new();
+        for &(name, n) in fields {
+            let written = if n == 2 { 3 } else { n };
+            w.add(Location::Point, name, written, Values::Real(Cow::Borrowed(&zeros[..nverts * written])))?;
+            spec.push((name.to_string(), n, nverts * n));
+        }
+        let region = Field { name: REGION_FIELD.into(), ncomp: 1, values: Values::Int(&mesh.cell_tags) };
+        w.check_len(Location::Cell, REGION_FIELD, 1, mesh.cell_tags.len())?;
+        let (head, blocks, npoint, tail) = w.render_fields_last(&region).map_err(|e| Error::io(path, e))?;
+        let encode = t.elapsed().as_secs_f64();
+        let mesh_blocks = &blocks[..blocks.len() - npoint];
+        let prefix: Vec<&[u8]> = std::iter::once(head.as_bytes()).chain(mesh_blocks.iter().map(Vec::as_slice)).collect();
+        let tail_at: u64 = prefix.iter().map(|p| p.len() as u64).sum();
+        let total = tail_at + blocks[blocks.len() - npoint..].iter().map(|b| b.len() as u64).sum::<u64>() + tail.len() as u64;
+        let t = Instant::now();
+        let file = super::atomic::AtomicFile::create(path, total)?;
+        let (written, (hasher, hash)) = rayon::join(
+            || -> Result<(f64, f64)> {
+                file.write_parts_at(0, &prefix)?;
+                let write = t.elapsed().as_secs_f64();
+                let ts = Instant::now();
+                file.sync_data()?;
+                Ok((write, ts.elapsed().as_secs_f64()))
+            },
+            || {
+                let t = Instant::now();
+                let mut h = sha2::Sha256::new();
+                prefix.iter().for_each(|p| h.update(p));
+                (h, t.elapsed().as_secs_f64())
+            },
+        );
+        let (write, sync) = written?;
+        Ok(VtuPrepared { file, path: path.to_path_buf(), tail_at, fields: spec, hasher, bytes: total, prepare: VtuTimes { encode, write, sync, hash } })
+    }
+
+    /// Writes the point fields (`values[k]` for field k, interleaved components) and the end of
+    /// the file, fsyncs and renames it into place; returns its record and the time of each step.
+    pub fn finish(self, values: &[&[f64]]) -> Result<(OutputFile, VtuTimes)> {
+        use sha2::Digest;
+        if values.len() != self.fields.len() {
+            return Err(Error::dim("prepared VTU point fields", self.fields.len(), values.len()));
+        }
+        let t = Instant::now();
+        let mut blocks = Vec::with_capacity(values.len());
+        for ((name, n, expected), v) in self.fields.iter().zip(values) {
+            if v.len() != *expected {
+                return Err(Error::dim(format!("point field `{name}` ({n} per point)"), *expected, v.len()));
+            }
+            // Two components are padded with a zero z, as `point_vector` writes them.
+            blocks.push(if *n == 2 {
+                le_bytes(v.len() / 2 * 3, |i| if i % 3 == 2 { 0.0 } else { v[i / 3 * 2 + i % 3] }, true)
+            } else {
+                le_bytes(v.len(), |i| v[i], true)
+            });
+        }
+        let tail: &[u8] = b"\n  </AppendedData>\n</VTKFile>\n";
+        let parts: Vec<&[u8]> = blocks.iter().map(Vec::as_slice).chain(std::iter::once(tail)).collect();
+        let encode = t.elapsed().as_secs_f64();
+        let VtuPrepared { file, path, tail_at, mut hasher, bytes, .. } = self;
+        let t = Instant::now();
+        let (written, hash) = rayon::join(
+            || -> Result<(f64, f64)> {
+                file.write_parts_at(tail_at, &parts)?;
+                let write = t.elapsed().as_secs_f64();
+                let ts = Instant::now();
+                file.publish()?;
+                Ok((write, ts.elapsed().as_secs_f64()))
+            },
+            || {
+                let t = Instant::now();
+                parts.iter().for_each(|p| hasher.update(p));
+                (hasher.finalize(), t.elapsed().as_secs_f64())
+            },
+        );
+        let (write, sync) = written?;
+        let (digest, hash_s) = hash;
+        let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Ok((OutputFile { path, bytes, sha256 }, VtuTimes { encode, write, sync, hash: hash_s }))
+    }
+}
+
+/// Seconds per step of [`VtuWriter::write_recorded`]: encoding the arrays, writing the bytes,
+/// fsync and rename, and the SHA-256 of the file (computed while it is written).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VtuTimes {
+    pub encode: f64,
+    pub write: f64,
+    pub sync: f64,
+    pub hash: f64,
 }
 
 #[cfg(test)]
@@ -621,6 +782,29 @@ mod tests {
             .find(|e| e.attr("Name") == Some("grad u"))
             .unwrap();
         assert_eq!(grad_el.attr("NumberOfComponents"), Some("3"));
+    }
+
+    /// The prepared file (mesh part first, fields added later) holds the same arrays as the
+    /// writer's, and its record is the file's.
+    #[test]
+    fn prepared_file_has_the_writers_arrays() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = square();
+        let u: Vec<f64> = (0..m.num_vertices()).map(|i| i as f64 * 0.25 - 1.0).collect();
+        let v2: Vec<f64> = (0..2 * m.num_vertices()).map(|i| (i as f64).sin()).collect();
+        let (a, b) = (dir.path().join("a.vtu"), dir.path().join("b.vtu"));
+        let mut w = VtuWriter::new(&m);
+        w.encoding(VtuEncoding::Appended);
+        w.point_scalar("u", &u).unwrap().point_vector("v", 2, &v2).unwrap();
+        w.write(&a).unwrap();
+        let p = VtuPrepared::new(&m, &b, true, &[("u", 1), ("v", 2)]).unwrap();
+        assert!(!b.exists(), "published before it was finished");
+        assert!(p.finish(&[&u[..1]]).is_err());
+        let p = VtuPrepared::new(&m, &b, true, &[("u", 1), ("v", 2)]).unwrap();
+        let (record, _) = p.finish(&[&u, &v2]).unwrap();
+        assert_eq!(record, crate::io::file_record(&b).unwrap());
+        assert_eq!(read_arrays(&a).1, read_arrays(&b).1);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "a temporary was left behind");
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod gmsh;
 pub mod gmsh_data;
 pub mod lattice;
 pub mod ordering;
+mod sort;
 pub mod validate;
 
 pub use cell::CellType;

@@ -1,6 +1,7 @@
 //! The load vector on the GPU (`kernels/load.cu`): the problem file's source expressions are
 //! compiled into the kernel, so the source is neither interpreted nor even evaluated on the host,
-//! and only the mesh, the dof map and a few tables cross to the device. Same rule
+//! and only a few tables cross to the device: the mesh and the dof map are the backend's resident
+//! copies ([`crate::backend::cuda::resident`]), shared with the assembly and the error norms. Same rule
 //! ([`ElementIntegrator::source_quadrature`]) and the same per-cell sums as the host's
 //! [`crate::problem::LinearProblem`] load, which the tests compare it with; the cells' vectors meet
 //! in the global one through atomics, so the sums agree to round-off, not bit for bit.
@@ -9,10 +10,8 @@ use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::{CudaBackend, CudaVector};
 use crate::backend::Backend;
 use crate::expr::Expr;
-use crate::operator::level::full::cuda::{flat_coords, to_u32};
 use crate::operator::ElementIntegrator;
 use crate::{Error, Result};
-use rayon::prelude::*;
 
 /// ∫ f·φ_i for every dof, on the device, or `None` where the kernel does not apply (a component
 /// not compiled to CUDA, a signed modal space, more than three components); the caller then
@@ -47,15 +46,13 @@ pub fn load_vector_cuda(be: &CudaBackend, integ: &ElementIntegrator, source: &[E
     let module = be.variant_module(&LOAD, &defines)?;
     let kernel = Kernel::from_module(&module, "load_vector")?;
 
-    let coords = be.upload(&flat_coords(mesh, dim))?;
-    let verts = be.upload(&to_u32(&mesh.cells, "vertex")?)?;
-    // P1: the nodes are the vertices, already on the device.
-    let dofs = if space.dofmap.cell_nodes.par_iter().eq(mesh.cells.par_iter()) { None } else { Some(be.upload(&to_u32(&space.dofmap.cell_nodes, "node")?)?) };
+    // The mesh and dof map as the backend holds them for the whole run (uploaded once).
+    let r = be.resident(space)?;
     let tabd = be.upload(&t)?;
     let mut b = be.zeros(space.ndofs())?;
     let ncells = mesh.num_cells() as u64;
     if ncells > 0 {
-        launch!(be, &kernel, be.grid(ncells); &ncells, &coords, &verts, dofs.as_ref().unwrap_or(&verts), &tabd, &mut b.data)?;
+        launch!(be, &kernel, be.grid(ncells); &ncells, &r.coords, &r.verts, &r.nodes, &tabd, &mut b.data)?;
     }
     Ok(Some(b))
 }

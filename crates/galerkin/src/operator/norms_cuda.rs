@@ -1,7 +1,7 @@
 //! Error norms on the GPU (`kernels/norms.cu`): the problem file's exact solution is compiled into
 //! the kernel (its expressions as CUDA text, differentiated exactly through `Dual3`), so no
-//! expression is interpreted per point and only the mesh, the solution and a few tables cross to
-//! the device. Same quadrature (degree 2k + 4) and the same sums as [`super::norms`], which the
+//! expression is interpreted per point and only the solution and a few tables cross to the device
+//! (the mesh and dof map are the backend's resident copies, [`crate::backend::cuda::resident`]). Same quadrature (degree 2k + 4) and the same sums as [`super::norms`], which the
 //! tests compare it with.
 use super::norms::ErrorNorms;
 use crate::backend::cuda::jit::NORMS;
@@ -9,7 +9,6 @@ use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::CudaBackend;
 use crate::expr::Expr;
 use crate::fe::QuadratureRule;
-use crate::operator::level::full::cuda::{flat_coords, to_u32};
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
 
@@ -47,14 +46,13 @@ pub fn error_norms_cuda(be: &CudaBackend, space: &FunctionSpace, u: &[f64], exac
     let module = be.variant_module(&NORMS, &defines)?;
     let kernel = Kernel::from_module(&module, "error_norms")?;
 
-    let coords = be.upload(&flat_coords(mesh, dim))?;
-    let verts = be.upload(&to_u32(&mesh.cells, "vertex")?)?;
-    let dofs = be.upload(&to_u32(&space.dofmap.cell_nodes, "node")?)?;
+    // The mesh and dof map the load and the assembly read, still on the device.
+    let r = be.resident(space)?;
     let (ud, tabd) = (be.upload(u)?, be.upload(&t)?);
     let ncells = mesh.num_cells() as u64;
     let cfg = be.grid(ncells);
     let mut partial = be.alloc::<f64>(cfg.grid_dim.0 as usize * 3)?;
-    launch!(be, &kernel, cfg; &ncells, &coords, &verts, &dofs, &ud, &tabd, &mut partial)?;
+    launch!(be, &kernel, cfg; &ncells, &r.coords, &r.verts, &r.nodes, &ud, &tabd, &mut partial)?;
     let p = be.download(&partial)?;
     let sum = |k: usize| p.iter().skip(k).step_by(3).sum::<f64>();
     Ok(Some(ErrorNorms { l2: sum(0).sqrt(), h1_semi: sum(1).sqrt(), l2_exact: sum(2).sqrt() }))

@@ -23,6 +23,9 @@ pub struct FunctionSpace {
     /// Nodes held at zero: the modes a variable-degree hierarchical space drops (above the degree
     /// of their entity by the minimum rule). Empty for every other space.
     pub frozen: Vec<usize>,
+    /// Unique per constructed space (clones share it): with the node list's address it tells the
+    /// GPU backend's device copy of this dof map from another's ([`Self::uid`]).
+    uid: u64,
 }
 
 impl FunctionSpace {
@@ -31,7 +34,14 @@ impl FunctionSpace {
             return Err(Error::invalid("a function space needs at least one component"));
         }
         let dofmap = DofMap::new(&mesh, element.as_ref())?;
-        Ok(FunctionSpace { mesh, element, ncomp, dofmap, frozen: Vec::new() })
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let uid = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(FunctionSpace { mesh, element, ncomp, dofmap, frozen: Vec::new(), uid })
+    }
+
+    /// This space's identity (unique per constructed space; clones share it).
+    pub fn uid(&self) -> u64 {
+        self.uid
     }
 
     /// H1 Lagrange space of `degree` (P_k on simplices, Q_k on quads/hexes) with `ncomp` components.

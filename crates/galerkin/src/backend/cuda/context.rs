@@ -121,6 +121,8 @@ pub struct CudaBackend {
     pub(super) sync_each_launch: bool,
     /// NVRTC target, `compute_XY` of this device.
     pub(super) arch: String,
+    /// Device copies of the last mesh and dof map the kernels read ([`super::resident`]).
+    pub(super) resident: Mutex<super::resident::Slot>,
 }
 
 impl CudaBackend {
@@ -165,6 +167,7 @@ impl CudaBackend {
             scratch,
             sync_each_launch,
             arch,
+            resident: Default::default(),
         })
     }
 

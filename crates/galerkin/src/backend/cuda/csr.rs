@@ -53,6 +53,16 @@ impl DeviceCsr {
     /// Uploads `a`, checking everything a kernel would otherwise read out of bounds on: sizes,
     /// monotone row pointers, column indices below `ncols`, and the 2^31 limits of the format.
     pub fn from_host(backend: &CudaBackend, a: &CsrMatrix) -> Result<DeviceCsr> {
+        Self::upload(backend, a, true)
+    }
+
+    /// As [`Self::from_host`] for `a`'s pattern only: the values are zeroed on the device instead
+    /// of uploaded (an assembly overwrites them; at 10^7 unknowns they are a gigabyte of zeros).
+    pub fn pattern_from_host(backend: &CudaBackend, a: &CsrMatrix) -> Result<DeviceCsr> {
+        Self::upload(backend, a, false)
+    }
+
+    fn upload(backend: &CudaBackend, a: &CsrMatrix, with_values: bool) -> Result<DeviceCsr> {
         let nnz = a.values.len();
         if a.row_ptr.len() != a.nrows + 1 {
             return Err(Error::dim(
@@ -97,7 +107,13 @@ impl DeviceCsr {
             ncols: a.ncols,
             row_ptr: backend.upload(&row_ptr)?,
             col_idx: backend.upload(&a.col_idx)?,
-            values: backend.upload(&a.values)?,
+            values: if with_values {
+                backend.upload(&a.values)?
+            } else {
+                let mut v = backend.alloc::<f64>(nnz)?;
+                backend.zero_slice(&mut v)?;
+                v
+            },
             threads_per_row: threads_per_row_for(mean),
             path: SpmvPath::Own,
         })

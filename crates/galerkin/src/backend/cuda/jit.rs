@@ -135,6 +135,15 @@ pub const NORMS: KernelSource = KernelSource {
     cells: false,
 };
 
+/// The CSR sparsity pattern of a dof map built on the device, see
+/// `operator::level::full::pattern_cuda` (defines NPC, NCOMP, MAXU).
+pub const PATTERN: KernelSource = KernelSource {
+    file: "pattern.cu",
+    source: include_str!("../../../kernels/pattern.cu"),
+    physics: false,
+    cells: false,
+};
+
 /// The load vector of a problem file's source, compiled into the kernel (`expr.cuh` with the
 /// expressions as defines F0..F2), see `operator::load_cuda`.
 pub const LOAD: KernelSource = KernelSource {

@@ -21,11 +21,13 @@ pub mod jit;
 mod pcg;
 pub(crate) mod kernels;
 mod memory;
+pub mod resident;
 pub mod vector;
 
 pub use context::{probe, require_gpu, test_gpu, CudaBackend, DeviceInfo};
 pub use csr::{DeviceCsr, SpmvPath};
 pub use vector::CudaVector;
+pub use resident::{ResidentSpace, Shared};
 
 use crate::Error;
 

@@ -9,7 +9,7 @@
 use super::patches::{patch_cells, PatchLists};
 use crate::backend::cuda::jit::{self, ASSEMBLY};
 use crate::backend::cuda::kernels::{launch, Kernel};
-use crate::backend::cuda::{CudaBackend, DeviceCsr};
+use crate::backend::cuda::{CudaBackend, DeviceCsr, Shared};
 use crate::backend::{Backend, LinearOperator};
 use crate::linalg::CsrMatrix;
 use crate::mesh::{ordering::hilbert_cell_order, Mesh};
@@ -126,10 +126,11 @@ pub struct DeviceAssembler {
     pub(crate) kernels: AssemblyKernels,
     pub(crate) ncells: usize,
     pub(crate) ndofs: usize,
-    pub(super) cell_verts: CudaSlice<u32>,
-    pub(super) coords: CudaSlice<f64>,
-    pub(crate) cell_nodes: CudaSlice<u32>,
-    host_cell_nodes: Vec<u32>,
+    /// The mesh and dof map: the backend's resident copies ([`crate::backend::cuda::resident`]),
+    /// which the load and the error norms read too.
+    pub(super) cell_verts: Shared<u32>,
+    pub(super) coords: Shared<f64>,
+    pub(crate) cell_nodes: Shared<u32>,
     /// ±1 per (cell, local node) for hierarchical bases (a single unused entry otherwise).
     pub(crate) signs: CudaSlice<i8>,
     pub(crate) has_signs: i32,
@@ -236,20 +237,6 @@ pub(super) fn kernel_defines(v: &Variant, tab: &[f64]) -> Vec<String> {
     d
 }
 
-/// `v` as the GPU's 32-bit indices, converted in parallel (10^8 entries at 10^7 unknowns).
-pub(crate) fn to_u32(v: &[usize], what: &str) -> Result<Vec<u32>> {
-    v.par_iter()
-        .map(|&x| u32::try_from(x).map_err(|_| Error::Unsupported(format!("{what} index {x} exceeds 32 bits on the GPU"))))
-        .collect()
-}
-
-/// The mesh's vertex coordinates, `dim` per vertex, as the kernels read them (built in parallel).
-pub(crate) fn flat_coords(mesh: &Mesh, dim: usize) -> Vec<f64> {
-    let mut out = vec![0.0; mesh.coords.len() * dim];
-    out.par_chunks_mut(dim.max(1)).zip(&mesh.coords).for_each(|(o, x)| o.copy_from_slice(&x[..o.len()]));
-    out
-}
-
 impl DeviceAssembler {
     /// Uploads the mesh, dof map, tables and passive data of `integ` and loads its kernel variant
     /// (compiled by NVRTC on first use); `boundary` holds the host-integrated Robin matrices.
@@ -269,18 +256,16 @@ impl DeviceAssembler {
         };
         let space = integ.space;
         let mesh = &*space.mesh;
-        let coords = flat_coords(mesh, variant.dim);
         let (coef, meta) = integ.passive.device_layout();
-        let host_cell_nodes = to_u32(&space.dofmap.cell_nodes, "node")?;
+        let r = be.resident(space)?;
         Ok(DeviceAssembler {
             variant,
             kernels,
             ncells: mesh.num_cells(),
             ndofs: space.ndofs(),
-            cell_verts: be.upload(&to_u32(&mesh.cells, "vertex")?)?,
-            coords: be.upload(&coords)?,
-            cell_nodes: be.upload(&host_cell_nodes)?,
-            host_cell_nodes,
+            cell_verts: r.verts,
+            coords: r.coords,
+            cell_nodes: r.nodes,
             signs: be.upload(&match &space.dofmap.signs {
                 Some(s) => s.iter().map(|&x| if x < 0.0 { -1i8 } else { 1 }).collect(),
                 None => vec![1i8],
@@ -320,16 +305,32 @@ impl DeviceAssembler {
     /// CSR position of every element entry on the device. `colors` (cells per color, from
     /// [`crate::operator::coloring::cell_colors`]) is needed for [`Scatter::Colored`].
     pub fn csr_target(&self, be: &CudaBackend, pattern: &CsrMatrix, scatter: Scatter, colors: Option<&[Vec<u32>]>) -> Result<CsrTarget> {
-        let v = &self.variant;
         if pattern.nrows != self.ndofs || pattern.ncols != self.ndofs {
             return Err(Error::dim("GPU assembly pattern", self.ndofs, pattern.nrows));
         }
+        // Values zeroed on the device: the host pattern's zeros are not uploaded.
+        let matrix = DeviceCsr::pattern_from_host(be, pattern)?;
+        self.target_on(be, matrix, Some(pattern), scatter, colors)
+    }
+
+    /// [`Self::csr_target`] for a pattern already on the device (`pattern_cuda`); `host` is the
+    /// same pattern on the host, which the patch scatter and Robin terms need.
+    pub(crate) fn target_on(&self, be: &CudaBackend, matrix: DeviceCsr, host: Option<&CsrMatrix>, scatter: Scatter, colors: Option<&[Vec<u32>]>) -> Result<CsrTarget> {
+        let v = &self.variant;
+        if matrix.nrows() != self.ndofs {
+            return Err(Error::dim("GPU assembly pattern", self.ndofs, matrix.nrows()));
+        }
+        let needs_host = !self.robin.is_empty() || scatter == Scatter::Patch;
+        let pattern = match host {
+            Some(p) => Some(p),
+            None if needs_host => return Err(Error::invalid("the patch scatter and Robin terms need the host pattern")),
+            None => None,
+        };
         if self.has_signs != 0 && matches!(scatter, Scatter::Patch | Scatter::Rows) {
             return Err(Error::Unsupported(format!(
                 "the `{scatter:?}` GPU scatter with a hierarchical basis: use atomic or colored"
             )));
         }
-        let matrix = DeviceCsr::from_host(be, pattern)?;
         let mut kpos = be.alloc::<u16>(self.ncells * v.nloc * v.nloc)?;
         let mut missing = be.upload(&[0u32])?;
         let work = (self.ncells * v.nloc * v.nloc) as u64;
@@ -344,7 +345,10 @@ impl DeviceAssembler {
                 "the CSR pattern lacks {missing} couplings of the mesh's cells (not built by `sparsity` for this space?)"
             )));
         }
-        let (idx, vals) = self.robin_csr_entries(pattern)?;
+        let (idx, vals) = match pattern {
+            Some(p) => self.robin_csr_entries(p)?,
+            None => (Vec::new(), Vec::new()),
+        };
         let node_cells = match scatter {
             Scatter::Rows => {
                 if self.kernels.rows.is_none() {
@@ -352,7 +356,7 @@ impl DeviceAssembler {
                         "row assembly needs simplices with coefficients constant per cell (the reference-tensor path): use atomic".into(),
                     ));
                 }
-                let (ptr, inc) = self.node_cell_map()?;
+                let (ptr, inc) = self.node_cell_map(&be.download(&self.cell_nodes)?)?;
                 Some((be.upload(&ptr)?, be.upload(&inc)?))
             }
             _ => None,
@@ -361,7 +365,10 @@ impl DeviceAssembler {
             Scatter::Patch => {
                 let host_kpos = be.download(&kpos)?;
                 let order = hilbert_cell_order(&self.mesh);
-                let l = PatchLists::build(v, &self.host_cell_nodes, &pattern.row_ptr, &host_kpos, pattern.nnz(), order)?;
+                let Some(pattern) = pattern else {
+                    return Err(Error::invalid("the patch scatter needs the host pattern"));
+                };
+                let l = PatchLists::build(v, &be.download(&self.cell_nodes)?, &pattern.row_ptr, &host_kpos, pattern.nnz(), order)?;
                 let atomic_fraction = l.atomic_fraction();
                 Some(DevicePatches {
                     order: be.upload(&l.order)?,
@@ -386,8 +393,7 @@ impl DeviceAssembler {
 
     /// For every node, the incidences `c·nloc + i` of the cells around it (a counting sort of the
     /// dof map).
-    fn node_cell_map(&self) -> Result<(Vec<u32>, Vec<u32>)> {
-        let cell_nodes = &self.host_cell_nodes;
+    fn node_cell_map(&self, cell_nodes: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
         if cell_nodes.len() > u32::MAX as usize {
             return Err(Error::Unsupported(format!("{} cell-node incidences exceed 32 bits", cell_nodes.len())));
         }
@@ -542,13 +548,22 @@ pub struct GpuFull {
 }
 
 impl GpuFull {
-    /// Sparsity on the host (uploaded once), positions and values on the device.
+    /// Sparsity on the device ([`super::pattern_cuda`]; on the host where the patch scatter or
+    /// Robin terms need it there, or a node has too many neighbours), positions and values on the
+    /// device.
     pub fn build(be: &CudaBackend, input: &LevelInput) -> Result<GpuFull> {
         let asm = DeviceAssembler::new(be, input.integ, input.boundary, input.tuning)?;
-        let pattern = crate::operator::assemble::sparsity(input.integ.space)?;
+        let space = input.integ.space;
         let scatter = input.tuning.scatter;
-        let colors = (scatter == Scatter::Colored).then(|| cell_colors(&input.integ.space.mesh));
-        let mut target = asm.csr_target(be, &pattern, scatter, colors.as_deref())?;
+        let colors = (scatter == Scatter::Colored).then(|| cell_colors(&space.mesh));
+        let on_device = match scatter {
+            Scatter::Atomic | Scatter::Colored | Scatter::Rows if asm.robin.is_empty() => super::pattern_cuda::device_pattern(be, space, &asm.cell_nodes)?,
+            _ => None,
+        };
+        let mut target = match on_device {
+            Some(matrix) => asm.target_on(be, matrix, None, scatter, colors.as_deref())?,
+            None => asm.csr_target(be, &crate::operator::assemble::sparsity(space)?, scatter, colors.as_deref())?,
+        };
         asm.assemble_into(be, &mut target)?;
         Ok(GpuFull { asm, target })
     }

@@ -4,4 +4,5 @@ pub mod cpu;
 pub mod cuda;
 pub mod parts;
 pub mod patches;
+pub mod pattern_cuda;
 pub mod schemes;

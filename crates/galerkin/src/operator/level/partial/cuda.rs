@@ -84,8 +84,9 @@ pub struct DeviceMatFree {
     /// Threads of one block of the apply (it takes `epb` cells).
     block: (u32, u32, u32),
     idx: CudaSlice<u32>,
-    cell_verts: CudaSlice<u32>,
-    coords: CudaSlice<f64>,
+    /// The backend's resident mesh ([`crate::backend::cuda::resident`]).
+    cell_verts: crate::backend::cuda::Shared<u32>,
+    coords: crate::backend::cuda::Shared<f64>,
     tab: CudaSlice<f64>,
     coef: CudaSlice<f64>,
     meta: CudaSlice<u64>,
@@ -142,7 +143,7 @@ impl DeviceMatFree {
         let mesh = &*space.mesh;
         let pd = space.dofmap.nodes_per_cell;
         let idx = to_u32((0..mesh.num_cells()).flat_map(|c| v.order.iter().map(move |&l| space.dofmap.cell_nodes[c * pd + l])), "node")?;
-        let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| x[..mesh.dim].to_vec()).collect();
+        let (coords, cell_verts) = be.resident_mesh(&space.mesh)?;
         let (coef, meta) = integ.passive.device_layout();
         let mut op = DeviceMatFree {
             mode,
@@ -158,8 +159,8 @@ impl DeviceMatFree {
             epb: v.epb,
             block: v.block,
             idx: be.upload(&idx)?,
-            cell_verts: be.upload(&to_u32(mesh.cells.iter().copied(), "vertex")?)?,
-            coords: be.upload(&coords)?,
+            cell_verts,
+            coords,
             tab: be.upload(v.tab)?,
             coef: be.upload(&coef)?,
             meta: be.upload(&meta)?,
