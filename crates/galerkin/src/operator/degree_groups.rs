@@ -74,7 +74,7 @@ pub fn cell_subspace(parent: &FunctionSpace, cells: &[usize], element: Option<(A
         signs,
         owned: parent.dofmap.owned,
     };
-    Ok(FunctionSpace { mesh: Arc::new(sub), element, ncomp: parent.ncomp, dofmap, frozen: Vec::new() })
+    Ok(FunctionSpace::from_parts(Arc::new(sub), element, parent.ncomp, dofmap))
 }
 
 /// The cells of one degree of a variable-degree space, as a space with that degree's element.

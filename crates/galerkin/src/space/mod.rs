@@ -34,9 +34,14 @@ impl FunctionSpace {
             return Err(Error::invalid("a function space needs at least one component"));
         }
         let dofmap = DofMap::new(&mesh, element.as_ref())?;
+        Ok(FunctionSpace::from_parts(mesh, element, ncomp, dofmap))
+    }
+
+    /// A space over a dof map built elsewhere (e.g. a sub-mesh's, renumbered), with its own [`Self::uid`].
+    pub fn from_parts(mesh: Arc<Mesh>, element: Arc<dyn FiniteElement>, ncomp: usize, dofmap: DofMap) -> Self {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let uid = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(FunctionSpace { mesh, element, ncomp, dofmap, frozen: Vec::new(), uid })
+        FunctionSpace { mesh, element, ncomp, dofmap, frozen: Vec::new(), uid }
     }
 
     /// This space's identity (unique per constructed space; clones share it).
