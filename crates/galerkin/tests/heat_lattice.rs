@@ -198,8 +198,10 @@ fn gpu_applies_and_fused_dot_match_the_cpu() {
 /// within the resident loop's slack, and the fused loop taken (its iteration count grows).
 #[test]
 fn gpu_fused_pcg_matches_the_cpu_and_the_unfused_loop() {
-    use galerkin::operator::level::none::grid_cuda::fused_iterations;
+    use galerkin::operator::level::none::grid_cuda::{fused_iterations, set_fused_pcg};
     let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
+    // Opt-in (slower on the H100 at 10⁷); on for this process: other tests stay valid either way.
+    set_fused_pcg(true);
     let mats: Vec<LatticeMaterial> = (0..6).map(|m| LatticeMaterial { rhoc: 0.5 + 0.3 * m as f64, k: 0.2 + 1.5 * m as f64 }).collect();
     for cell in [CellType::Tetrahedron, CellType::Hexahedron] {
         let bx = LatticeBox::new([23, 9, 17], [0.0; 3], [1.0, 0.4, 0.7], cell).unwrap();
@@ -232,7 +234,7 @@ fn gpu_fused_pcg_matches_the_cpu_and_the_unfused_loop() {
                 assert!(fused >= ig.iter().sum::<usize>(), "{label}: the fused loop ran {fused} of {ig:?} iterations");
             }
             let d = rel_diff(&tc, &gpu.to_host(&tg).unwrap());
-            assert!(d < 1e-10, "{label}: CPU and GPU temperatures differ by {d:e}");
+            assert!(d < 1e-9, "{label}: CPU and GPU temperatures differ by {d:e}");
             for (c, g) in ic.iter().zip(&ig) {
                 assert!(*g + 1 >= *c && *g <= c + 4, "{label}: iterations CPU {ic:?} GPU {ig:?}");
             }

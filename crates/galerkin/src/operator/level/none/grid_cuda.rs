@@ -19,7 +19,7 @@ use cudarc::driver::{CudaSlice, DeviceRepr};
 
 mod pcg;
 use pcg::code_nodes;
-pub use pcg::fused_iterations;
+pub use pcg::{fused_iterations, fused_pcg_enabled, set_fused_pcg};
 
 /// `struct Lattice` of grid.cu, field for field.
 #[repr(C)]

@@ -4,8 +4,8 @@
 //! march loads its planes of p, and D⁻¹ is read only where a node is off the uniform path: a node
 //! of code m takes `invd[m]`, which is the solver's own D⁻¹ at one node of that code, checked bit
 //! for bit at every node of the code before the solve's first iteration (else the unfused loop
-//! runs: same iterates either way). Taken wherever the marching apply is (from
-//! [`super::MARCH_MIN_NODES`] nodes, or when a test asks for it); `GALERKIN_GRID_PCG=off` turns it off.
+//! runs: same iterates either way). Opt-in ([`fused_pcg_enabled`]: measured slower than the
+//! unfused loop on the H100), then taken wherever the marching apply is.
 use super::DeviceGrid;
 use crate::backend::cuda::kernels::launch;
 use crate::backend::cuda::{CudaBackend, CudaVector};
@@ -18,6 +18,28 @@ static FUSED_ITERATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::Ato
 /// How many PCG iterations the fused lattice loop has run in this process.
 pub fn fused_iterations() -> usize {
     FUSED_ITERATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether the fused loop is on: off by default — on the H100 it measured slower than the unfused
+/// resident loop with the marching apply (0.548 against 0.535 ms per PCG iteration at 10⁷
+/// unknowns, same call; BENCHMARKS.md): the march is bound by latency and L1 traffic, not by
+/// DRAM, and the direction update's loads (r, p', the node codes, x) lengthen it by more than
+/// the three passes save. `GALERKIN_GRID_PCG=on` or [`set_fused_pcg`] turns it on.
+static FUSED_PCG: std::sync::OnceLock<std::sync::atomic::AtomicBool> = std::sync::OnceLock::new();
+
+fn fused_flag() -> &'static std::sync::atomic::AtomicBool {
+    FUSED_PCG.get_or_init(|| std::sync::atomic::AtomicBool::new(std::env::var("GALERKIN_GRID_PCG").as_deref() == Ok("on")))
+}
+
+/// Turns the fused lattice PCG on or off for this process (tests; the default comes from
+/// `GALERKIN_GRID_PCG=on`).
+pub fn set_fused_pcg(on: bool) {
+    fused_flag().store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether the fused lattice PCG is on in this process.
+pub fn fused_pcg_enabled() -> bool {
+    fused_flag().load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Codes a node can have besides 255 (the gather path).
@@ -48,7 +70,7 @@ impl DeviceGrid {
     /// knows, and `w.dinv` equal to the per-code D⁻¹ at every uniform node (then `w.fused` gets the
     /// per-code table and the second direction buffer).
     fn fused_setup(&self, be: &CudaBackend, w: &mut PcgWork<'_, CudaBackend>, mask: Option<&CudaVector>) -> Result<bool> {
-        if self.zk == 0 || std::env::var("GALERKIN_GRID_PCG").as_deref() == Ok("off") || !be.owns(&self.table) {
+        if self.zk == 0 || !fused_pcg_enabled() || !be.owns(&self.table) {
             return Ok(false);
         }
         let n = self.host.ndofs();
