@@ -17,7 +17,7 @@ fn heat_lattice_example_decays_at_the_exact_rate() {
     let (t, u) = (last[0], last[1]);
     let exact = (-3.0 * std::f64::consts::PI.powi(2) * t).exp();
     assert!((t - 0.05).abs() < 1e-12, "last probe time {t}");
-    assert!((u - exact).abs() < 0.01 * exact, "centre {u} against exp(-3π²t) = {exact}");
+    assert!((u - exact).abs() < 0.02 * exact, "centre {u} against exp(-3π²t) = {exact}");
     let pvd = std::fs::read_to_string(dir.path().join("temperature.pvd")).unwrap();
     for step in [0, 10, 20] {
         let f = format!("temperature_{step:06}.vti");
