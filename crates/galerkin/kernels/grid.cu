@@ -103,18 +103,25 @@ struct Stencils {
     double w[STENCIL_MATS * 27];
 };
 
-// Σ_q w(q) x[v + offset_q] over the coupled slots (w: the coefficient of slot q).
-template <class W>
-__device__ __forceinline__ double stencil_dot(W w, const double* __restrict__ x, long long v, long long sy, long long sz) {
+// Σ_q w(q) x(neighbour q) over the coupled slots; xat(dx, dy, dz) gives x at the neighbour
+// displaced by (dx, dy, dz) (from global memory, or from the marching kernels' shared planes).
+template <class W, class X>
+__device__ __forceinline__ double stencil_sum(W w, X xat) {
     double s = 0.0;
 #pragma unroll
     for (int q = 0; q < 27; ++q) {
         if (!coupled(q)) continue;
-        const int dx = q % 3 - 1, dy = (q / 3) % 3 - 1, dz = q / 9 - 1;
-        s += w(q) * x[v + dx + dy * sy + dz * sz];
+        s += w(q) * xat(q % 3 - 1, (q / 3) % 3 - 1, q / 9 - 1);
     }
     return s;
 }
+
+// x at a displacement from node v of a lattice with strides sy, sz, from global memory.
+struct GlobalX {
+    const double* __restrict__ x;
+    long long v, sy, sz;
+    __device__ __forceinline__ double operator()(int dx, int dy, int dz) const { return x[v + dx + dy * sy + dz * sz]; }
+};
 
 // Stencil M of the parameters (compile-time indices: constant-bank operands).
 template <int M>
@@ -129,6 +136,19 @@ struct MemStencil {
     __device__ __forceinline__ double operator()(int q) const { return st[q]; }
 };
 
+// The uniform stencil of material m (the first STENCIL_MATS from the parameters, the others from
+// `st`: the table's stencils in memory) applied to xat.
+template <class X>
+__device__ __forceinline__ double uniform_sum(unsigned m, const Stencils& P, const double* st, X xat) {
+    switch (m) {
+    case 0: return stencil_sum(ParamStencil<0>{P}, xat);
+    case 1: return stencil_sum(ParamStencil<1>{P}, xat);
+    case 2: return stencil_sum(ParamStencil<2>{P}, xat);
+    case 3: return stencil_sum(ParamStencil<3>{P}, xat);
+    default: return stencil_sum(MemStencil{st + 27 * m}, xat);
+    }
+}
+
 // x at node n, masked (M x, M = diag(mask)) when MASKED.
 template <bool MASKED>
 __device__ __forceinline__ double xm(const double* __restrict__ x, const double* __restrict__ mask, long long n) {
@@ -138,20 +158,27 @@ __device__ __forceinline__ double xm(const double* __restrict__ x, const double*
 // Σ over the cells around node (i, j, k) of their rows of the element matrix times x at their
 // vertices, accumulated directly (no stencil array: few registers, so the uniform path that most
 // nodes take keeps the occupancy that hides its gathers). A cell that exists has all its vertices.
-template <bool MASKED>
-__device__ __forceinline__ double gather(const Lattice& L, u32 i, u32 j, u32 k, u64 v, const unsigned char* __restrict__ material,
-                                         const double* table, const double* __restrict__ x, const double* __restrict__ mask) {
-    const long long sy = (long long)L.px, sz = (long long)(L.px * L.py);
+// xat(dx, dy, dz): x at the vertex displaced by (dx, dy, dz) from the node.
+template <class X>
+__device__ __forceinline__ double gather_at(const Lattice& L, u32 i, u32 j, u32 k, const unsigned char* __restrict__ material,
+                                            const double* table, X xat) {
     double s = 0.0;
     around(L, i, j, k, material, table, [&](int c, int t, const double* row) {
-        const long long base = (long long)v - (c & 1) - ((c >> 1) & 1) * sy - (c >> 2) * sz;
 #pragma unroll
         for (int jv = 0; jv < NV; ++jv) {
             const int cj = TPL[t * NV + jv];
-            s += row[jv] * xm<MASKED>(x, mask, base + (cj & 1) + ((cj >> 1) & 1) * sy + (cj >> 2) * sz);
+            s += row[jv] * xat((cj & 1) - (c & 1), ((cj >> 1) & 1) - ((c >> 1) & 1), (cj >> 2) - (c >> 2));
         }
     });
     return s;
+}
+
+// gather_at with x (masked: M x) from global memory.
+template <bool MASKED>
+__device__ __forceinline__ double gather(const Lattice& L, u32 i, u32 j, u32 k, u64 v, const unsigned char* __restrict__ material,
+                                         const double* table, const double* __restrict__ x, const double* __restrict__ mask) {
+    const long long sy = (long long)L.px, sz = (long long)(L.px * L.py), vv = (long long)v;
+    return gather_at(L, i, j, k, material, table, [&](int dx, int dy, int dz) { return xm<MASKED>(x, mask, vv + dx + dy * sy + dz * sz); });
 }
 
 // Threads per block of the apply kernels (tiles 32 × 4 × 2, marching 32 × 8).
@@ -221,13 +248,7 @@ __device__ __forceinline__ void apply_impl(const Lattice& L, const unsigned char
             // the codes (`node_material` of the masked operator) send every node on or next to a
             // Dirichlet node to the gather below, so here no mask is read.
             const long long sy = (long long)L.px, sz = (long long)(L.px * L.py), vv = (long long)v;
-            switch (m) {
-            case 0: s = stencil_dot(ParamStencil<0>{P}, x, vv, sy, sz); break;
-            case 1: s = stencil_dot(ParamStencil<1>{P}, x, vv, sy, sz); break;
-            case 2: s = stencil_dot(ParamStencil<2>{P}, x, vv, sy, sz); break;
-            case 3: s = stencil_dot(ParamStencil<3>{P}, x, vv, sy, sz); break;
-            default: s = stencil_dot(MemStencil{tab + stencil_at + 27 * m}, x, vv, sy, sz);
-            }
+            s = uniform_sum(m, P, tab + stencil_at, GlobalX{x, vv, sy, sz});
         } else {
             s = gather<MASKED>(L, i, j, k, v, material, tab, x, mask);
             if (MASKED) {
@@ -314,19 +335,17 @@ __device__ __forceinline__ void plane_store(double* __restrict__ dst, const doub
     }
 }
 
-// Σ_q w(q) x(neighbour q) from the three planes (below, this, above) at tile position e.
-template <class W>
-__device__ __forceinline__ double march_dot(W w, const double* lo, const double* mid, const double* hi, u32 e) {
-    double s = 0.0;
-#pragma unroll
-    for (int q = 0; q < 27; ++q) {
-        if (!coupled(q)) continue;
-        const int dx = q % 3 - 1, dy = (q / 3) % 3 - 1, dz = q / 9 - 1;
+// x at a displacement from tile position e, from the three shared planes (below, this, above).
+struct PlaneX {
+    const double* lo;
+    const double* mid;
+    const double* hi;
+    int e;
+    __device__ __forceinline__ double operator()(int dx, int dy, int dz) const {
         const double* pl = dz < 0 ? lo : (dz == 0 ? mid : hi);
-        s += w(q) * pl[(int)e + dx + dy * MARCH_W];
+        return pl[e + dx + dy * MARCH_W];
     }
-    return s;
-}
+};
 
 template <bool MASKED, bool DOT>
 __device__ __forceinline__ void march_impl(const Lattice& L, const unsigned char* __restrict__ material, const double* __restrict__ table,
@@ -362,13 +381,7 @@ __device__ __forceinline__ void march_impl(const Lattice& L, const unsigned char
             double s;
             if (m != 255u) {
                 // Uniform interior node (masked: not on or next to a Dirichlet node, no mask read).
-                switch (m) {
-                case 0: s = march_dot(ParamStencil<0>{P}, lo, mid, hi, e); break;
-                case 1: s = march_dot(ParamStencil<1>{P}, lo, mid, hi, e); break;
-                case 2: s = march_dot(ParamStencil<2>{P}, lo, mid, hi, e); break;
-                case 3: s = march_dot(ParamStencil<3>{P}, lo, mid, hi, e); break;
-                default: s = march_dot(MemStencil{table + stencil_at + 27 * m}, lo, mid, hi, e);
-                }
+                s = uniform_sum(m, P, table + stencil_at, PlaneX{lo, mid, hi, (int)e});
             } else {
                 s = gather<MASKED>(L, i, j, k, v, material, table, x, mask);
                 if (MASKED) {
@@ -420,4 +433,230 @@ grid_march_masked_dot(Lattice L, const unsigned char* __restrict__ material, con
                       const double* __restrict__ mask, u32 zk, double* __restrict__ sums,
                       unsigned* __restrict__ counter, double* __restrict__ total) {
     march_impl<true, true>(L, material, table, stencil_at, P, codes, x, y, mask, zk, DotOut{sums, counter, total});
+}
+
+// ---- Jacobi-PCG fused into the marching apply (grid_cuda::DeviceGrid::pcg_fused; issue 12's fifth
+// round). Per iteration two kernels instead of three, and D⁻¹ read only where a node is off the
+// uniform path: a node of code m ≠ 255 has the inverse diagonal invd[m] (checked bit for bit
+// against the solver's D⁻¹ before the first iteration of a solve), so the vector passes are
+//   grid_pcg_march:  p = D⁻¹r + βp' (r, p' read, p written), x += α'p' (x read and written),
+//                    q = A p from the shared planes of p, p·q            — 7 passes (q written);
+//   grid_pcg_update: α = ρ/(p·q), r −= αq, r·D⁻¹r and r·r               — 3 passes;
+// 9 of 8 bytes per node instead of 12. p' (the previous direction) and p live in two buffers
+// (a block reads p' in its halo while the neighbouring block writes its p), x lags one update
+// behind (grid_pcg_flush brings it up to date when the solver reads it). Scalars in s as in
+// vector.cu's pcg_update/pcg_direction: [ρ_even, ρ_odd, flag, ‖r‖² per slot…, α].
+
+// Sums N values of every block into sums[N × nblocks]; the last block to arrive sums each in block
+// order (deterministic) into the N values of total[], returned true in thread 0 of that block.
+template <int N>
+__device__ __forceinline__ bool grid_sums_finish(double (&d)[N], u32 tid, u32 block, u32 nblocks, double* __restrict__ sums,
+                                                 unsigned* __restrict__ counter, double (&total)[N]) {
+    __shared__ bool last;
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+        const double b = grid_block_sum(d[c], tid);
+        if (tid == 0) sums[c * nblocks + block] = b;
+        __syncthreads();
+    }
+    if (tid == 0) {
+        __threadfence();
+        last = atomicAdd(counter, 1u) == nblocks - 1;
+    }
+    __syncthreads();
+    if (!last) return false;
+    __threadfence();
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+        double acc = 0.0;
+        for (u32 b = tid; b < nblocks; b += GRID_THREADS) acc += ((volatile const double*)sums)[c * nblocks + b];
+        total[c] = grid_block_sum(acc, tid);
+        __syncthreads();
+    }
+    if (tid == 0) *counter = 0u;
+    return tid == 0;
+}
+
+// D⁻¹ at node n of code c.
+__device__ __forceinline__ double inv_diag(unsigned c, const double* __restrict__ invd, const double* __restrict__ dinv, u64 n) {
+    return c != 255u ? invd[c] : dinv[n];
+}
+
+// Where the fused PCG reads and writes: the CG vectors, D⁻¹ (per code and per node), the scalars.
+struct PcgVectors {
+    const double* r;
+    const double* p_old;
+    double* p;
+    double* x;
+    double* q;
+    const double* dinv;
+    const double* invd;
+    double* s;
+    u32 parity, first, alpha_at;
+};
+
+template <bool MASKED>
+__device__ __forceinline__ void pcg_march_impl(const Lattice& L, const unsigned char* __restrict__ material, const double* __restrict__ table,
+                                               u64 stencil_at, const Stencils& P, const unsigned char* __restrict__ codes,
+                                               const double* __restrict__ mask, u32 zk, PcgVectors V, DotOut out) {
+    __shared__ double planes[3][MARCH_W * MARCH_H];
+    // The masked operator gathers M p (off the uniform path: on or next to a fixed node).
+    __shared__ double mplanes[MASKED ? 3 : 1][MASKED ? MARCH_W * MARCH_H : 1];
+    const u32 tid = threadIdx.x + MARCH_X * threadIdx.y;
+    const long long i0 = (long long)blockIdx.x * MARCH_X, j0 = (long long)blockIdx.y * MARCH_Y;
+    const u32 i = (u32)i0 + threadIdx.x, j = (u32)j0 + threadIdx.y, pz = (u32)L.nz + 1;
+    const bool column = i < L.px && j < L.py;
+    const u32 k0 = blockIdx.z * zk, k1 = min(k0 + zk, pz);
+    const u32 e = (threadIdx.x + 1) + (threadIdx.y + 1) * MARCH_W;
+    const PlaneLoad pl = plane_load(L, i0, j0, tid);
+    // Which of this thread's plane entries the block owns (the tile, not its halo).
+    bool own[MARCH_PER];
+#pragma unroll
+    for (int r = 0; r < MARCH_PER; ++r) {
+        const u32 en = tid + r * MARCH_X * MARCH_Y;
+        const u32 ex = en % MARCH_W, ey = en / MARCH_W;
+        own[r] = pl.at[r] >= 0 && ex >= 1 && ex <= MARCH_X && ey >= 1 && ey <= MARCH_Y;
+    }
+    const bool first = V.first != 0u;
+    const double beta = first ? 0.0 : V.s[V.parity] / V.s[1 - V.parity];
+    const double alpha = first ? 0.0 : V.s[V.alpha_at];
+    // Plane k of p = D⁻¹r + βp' into registers (and M p), updating x and p where owned.
+    auto fetch = [&](long long k, double v[MARCH_PER], double mv[MARCH_PER]) {
+        const bool kin = k >= 0 && k <= (long long)L.nz;
+        const bool kown = k >= (long long)k0 && k < (long long)k1;
+        const long long base = k * (long long)(L.px * L.py);
+#pragma unroll
+        for (int r = 0; r < MARCH_PER; ++r) {
+            v[r] = 0.0;
+            mv[r] = 0.0;
+            if (kin && pl.at[r] >= 0) {
+                const u64 n = (u64)(base + pl.at[r]);
+                const unsigned c = codes[n];
+                const double po = first ? 0.0 : V.p_old[n];
+                const double pn = inv_diag(c, V.invd, V.dinv, n) * V.r[n] + beta * po;
+                if (kown && own[r]) {
+                    if (!first) V.x[n] += alpha * po;
+                    V.p[n] = pn;
+                }
+                v[r] = pn;
+                // Masked codes: m ≠ 255 only on nodes neither fixed nor next to a fixed one.
+                mv[r] = MASKED ? (c != 255u ? pn : mask[n] * pn) : pn;
+            }
+        }
+    };
+    auto store = [&](int slot, const double v[MARCH_PER], const double mv[MARCH_PER]) {
+        plane_store(planes[slot], v, tid);
+        if (MASKED) plane_store(mplanes[slot], mv, tid);
+    };
+    double next[MARCH_PER], mnext[MARCH_PER];
+    fetch((long long)k0 - 1, next, mnext);
+    store(0, next, mnext);
+    fetch((long long)k0, next, mnext);
+    store(1, next, mnext);
+    fetch((long long)k0 + 1, next, mnext);
+    store(2, next, mnext);
+    int lo = 0, mid = 1, hi = 2;
+    double dot = 0.0;
+    for (u32 k = k0; k < k1; ++k) {
+        fetch((long long)k + 2, next, mnext);
+        __syncthreads();
+        if (column) {
+            const u64 v = i + L.px * ((u64)j + L.py * (u64)k);
+            const unsigned m = codes[v];
+            const double pv = planes[mid][e];
+            double s;
+            if (m != 255u) {
+                s = uniform_sum(m, P, table + stencil_at, PlaneX{planes[lo], planes[mid], planes[hi], (int)e});
+            } else {
+                const PlaneX px = MASKED ? PlaneX{mplanes[lo], mplanes[mid], mplanes[hi], (int)e} : PlaneX{planes[lo], planes[mid], planes[hi], (int)e};
+                s = gather_at(L, i, j, k, material, table, px);
+                if (MASKED) {
+                    const double mk = mask[v];
+                    s = mk * s + (1.0 - mk) * pv;
+                }
+            }
+            V.q[v] = s;
+            dot += pv * s;
+        }
+        __syncthreads();
+        store(lo, next, mnext);
+        const int t = lo;
+        lo = mid;
+        mid = hi;
+        hi = t;
+    }
+    grid_dot_finish(dot, tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), gridDim.x * gridDim.y * gridDim.z, out.sums,
+                    out.counter, out.total);
+}
+
+// The fused march's vector arguments, in kernel-parameter order.
+#define PCG_ARGS const double* __restrict__ r, const double* __restrict__ p_old, double* __restrict__ p, double* __restrict__ x, \
+    double* __restrict__ q, const double* __restrict__ dinv, const double* __restrict__ invd, double* __restrict__ s, u32 parity, u32 first, u32 alpha_at
+#define PCG_VECTORS PcgVectors{r, p_old, p, x, q, dinv, invd, s, parity, first, alpha_at}
+
+// p = D⁻¹r + βp', x += α'p', q = A p and p·q into *total (plain operator).
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_pcg_march(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at, const Stencils P,
+               const unsigned char* __restrict__ codes, u32 zk, PCG_ARGS, double* __restrict__ sums, unsigned* __restrict__ counter,
+               double* __restrict__ total) {
+    pcg_march_impl<false>(L, material, table, stencil_at, P, codes, nullptr, zk, PCG_VECTORS, DotOut{sums, counter, total});
+}
+
+// The same for the masked operator M A M + (I − M).
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_pcg_march_masked(Lattice L, const unsigned char* __restrict__ material, const double* __restrict__ table, u64 stencil_at, const Stencils P,
+                      const unsigned char* __restrict__ codes, const double* __restrict__ mask, u32 zk, PCG_ARGS,
+                      double* __restrict__ sums, unsigned* __restrict__ counter, double* __restrict__ total) {
+    pcg_march_impl<true>(L, material, table, stencil_at, P, codes, mask, zk, PCG_VECTORS, DotOut{sums, counter, total});
+}
+
+// α = ρ/(p·q) (pq: the march's total), r −= αq, then ρ_new = r·D⁻¹r into the other parity and
+// ‖r‖² into the batch slot (the last block); α kept for the next march's x update.
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_pcg_update(const unsigned char* __restrict__ codes, u64 n, const double* __restrict__ q, double* __restrict__ r, const double* __restrict__ dinv,
+                const double* __restrict__ invd, const double* __restrict__ pq, double* __restrict__ s, u32 parity, u32 slot, u32 alpha_at,
+                double* __restrict__ sums, unsigned* __restrict__ counter) {
+    const double pqv = *pq, rho = s[parity];
+    const double alpha = pqv > 0.0 ? rho / pqv : 0.0;
+    double d[2] = {0.0, 0.0};
+    for (u64 k = blockIdx.x * (u64)GRID_THREADS + threadIdx.x; k < n; k += (u64)gridDim.x * GRID_THREADS) {
+        const double rk = r[k] - alpha * q[k];
+        r[k] = rk;
+        d[0] += rk * rk * inv_diag(codes[k], invd, dinv, k);
+        d[1] += rk * rk;
+    }
+    double total[2];
+    if (grid_sums_finish<2>(d, threadIdx.x, blockIdx.x, gridDim.x, sums, counter, total)) {
+        s[alpha_at] = alpha;
+        if (!(pqv > 0.0)) s[2] = 1.0;
+        s[1 - parity] = total[0];
+        s[3 + slot] = total[1];
+        if (!(total[0] > 0.0)) s[2] = 2.0;
+    }
+}
+
+// x += α p (the update the march of the next iteration would have made).
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_pcg_flush(u64 n, double* __restrict__ x, const double* __restrict__ p, const double* __restrict__ s, u32 alpha_at) {
+    const double alpha = s[alpha_at];
+    for (u64 k = blockIdx.x * (u64)GRID_THREADS + threadIdx.x; k < n; k += (u64)gridDim.x * GRID_THREADS) x[k] += alpha * p[k];
+}
+
+// flag[0] = 1 where a node of code c ≠ 255 has D⁻¹ other than invd[c] (bit for bit); idx: one node
+// per code, whose D⁻¹ is copied to pick[] first (grid_pcg_pick).
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_pcg_check(const unsigned char* __restrict__ codes, u64 n, const double* __restrict__ dinv, const double* __restrict__ invd,
+               unsigned* __restrict__ flag) {
+    bool bad = false;
+    for (u64 k = blockIdx.x * (u64)GRID_THREADS + threadIdx.x; k < n; k += (u64)gridDim.x * GRID_THREADS) {
+        const unsigned c = codes[k];
+        if (c != 255u && __double_as_longlong(dinv[k]) != __double_as_longlong(invd[c])) bad = true;
+    }
+    if (__syncthreads_or(bad) && threadIdx.x == 0) atomicOr(flag, 1u);
+}
+
+// invd[c] = dinv[idx[c]] for the `count` codes (idx[c] < 0: no node of that code, NaN).
+extern "C" __global__ void grid_pcg_pick(const long long* __restrict__ idx, u32 count, const double* __restrict__ dinv, double* __restrict__ invd) {
+    const u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c < count) invd[c] = idx[c] >= 0 ? dinv[idx[c]] : __longlong_as_double(0x7ff8000000000000LL);
 }

@@ -191,6 +191,57 @@ fn gpu_applies_and_fused_dot_match_the_cpu() {
     }
 }
 
+/// The marching apply's own Jacobi-PCG (`grid_cuda` `pcg`: the direction update and x inside the
+/// march, D⁻¹ per node code, two kernels per iteration) against the CPU and against the GPU's
+/// unfused loop (tiles): six materials (codes 4 and 5 take their stencils from memory), non-zero
+/// Dirichlet values on two sides, a source, Crank–Nicolson; the same temperatures, iterations
+/// within the resident loop's slack, and the fused loop taken (its iteration count grows).
+#[test]
+fn gpu_fused_pcg_matches_the_cpu_and_the_unfused_loop() {
+    use galerkin::operator::level::none::grid_cuda::{fused_iterations, set_fused_pcg};
+    let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
+    // Opt-in (slower on the H100 at 10⁷); on for this process: other tests stay valid either way.
+    set_fused_pcg(true);
+    let mats: Vec<LatticeMaterial> = (0..6).map(|m| LatticeMaterial { rhoc: 0.5 + 0.3 * m as f64, k: 0.2 + 1.5 * m as f64 }).collect();
+    for cell in [CellType::Tetrahedron, CellType::Hexahedron] {
+        let bx = LatticeBox::new([23, 9, 17], [0.0; 3], [1.0, 0.4, 0.7], cell).unwrap();
+        let material = bx.cell_materials(|c| Ok(if (c[0] - 0.5).powi(2) + (c[2] - 0.3).powi(2) < 0.02 { 5 } else { (c[2] * 8.3) as u8 % 5 })).unwrap();
+        let g: Vec<f64> = (0..bx.ndofs()).map(|v| bx.node(v)).map(|x| 1.0 + x[0] - 0.5 * x[1]).collect();
+        let t0 = initial(&bx);
+        let setup = |be_heat: &mut dyn FnMut(&[f64], &[f64])| {
+            let f = LatticeHeat::<Cpu>::load_vector(&Cpu, &bx, material.clone(), &[2.0, 0.0, 1.0, 0.5, 3.0, 1.0]).unwrap();
+            be_heat(&g, &f);
+        };
+        let mut cpu = LatticeHeat::new(&Cpu, &bx, material.clone(), &mats, &["zmin", "xmax"], 2e-3, 0.5).unwrap();
+        setup(&mut |g, f| {
+            cpu.set_dirichlet_values(g).unwrap();
+            cpu.set_source(f).unwrap();
+        });
+        let mut tc = t0.clone();
+        let ic = cpu.run(&mut tc, 5).unwrap();
+        for choice in [Some(0), Some(4), Some(6)] {
+            let label = format!("{cell:?} {choice:?}");
+            let mut dev = LatticeHeat::new_with(&gpu, &bx, material.clone(), &mats, &["zmin", "xmax"], 2e-3, 0.5, choice).unwrap();
+            setup(&mut |g, f| {
+                dev.set_dirichlet_values(g).unwrap();
+                dev.set_source(f).unwrap();
+            });
+            let before = fused_iterations();
+            let mut tg = gpu.from_host(&t0).unwrap();
+            let ig = dev.run(&mut tg, 5).unwrap();
+            let fused = fused_iterations() - before;
+            if choice != Some(0) {
+                assert!(fused >= ig.iter().sum::<usize>(), "{label}: the fused loop ran {fused} of {ig:?} iterations");
+            }
+            let d = rel_diff(&tc, &gpu.to_host(&tg).unwrap());
+            assert!(d < 1e-9, "{label}: CPU and GPU temperatures differ by {d:e}");
+            for (c, g) in ic.iter().zip(&ig) {
+                assert!(*g + 1 >= *c && *g <= c + 4, "{label}: iterations CPU {ic:?} GPU {ig:?}");
+            }
+        }
+    }
+}
+
 /// Bad boxes and materials are errors naming the cause.
 #[test]
 fn bad_boxes_are_errors() {

@@ -110,6 +110,13 @@ pub trait LinearOperator<B: Backend>: Send + Sync {
     fn apply_dot(&self, _backend: &B, _x: &B::Vector, _y: &mut B::Vector, _mask: Option<&B::Vector>, _partials: &mut B::Vector) -> Result<Option<usize>> {
         Ok(None)
     }
+    /// `k` resident Jacobi-PCG iterations run by the operator itself, with the direction update and
+    /// D⁻¹ fused into its own kernels (with `mask`: on the masked operator), where it can; `x` may
+    /// then lag one update behind (`w.fused.pending`) until a call with `k = 0` brings it up to
+    /// date. `false`: not done, nothing touched ([`Backend::pcg_iterations`] asks first).
+    fn pcg_fused(&self, _backend: &B, _x: &mut B::Vector, _w: &mut PcgWork<'_, B>, _k: usize, _mask: Option<&B::Vector>) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// The identity operator (no preconditioning).
@@ -139,4 +146,25 @@ pub struct PcgWork<'a, B: Backend> {
     pub partials: B::Vector,
     /// Iterations done (its parity picks the ρ slot).
     pub iteration: usize,
+    /// The state of an operator's fused PCG ([`LinearOperator::pcg_fused`]).
+    pub fused: PcgFused<B::Vector>,
+}
+
+/// What an operator's fused PCG ([`LinearOperator::pcg_fused`]) keeps between batches of a solve.
+pub struct PcgFused<V> {
+    /// The operator was asked whether it fuses (once per solve) and answered `on`.
+    pub checked: bool,
+    pub on: bool,
+    /// `x` lags one update behind.
+    pub pending: bool,
+    /// The second direction buffer (the previous direction and the new one in two vectors).
+    pub p2: Option<V>,
+    /// D⁻¹ per node code of the operator (checked against the solver's D⁻¹).
+    pub invd: Option<V>,
+}
+
+impl<V> Default for PcgFused<V> {
+    fn default() -> Self {
+        PcgFused { checked: false, on: false, pending: false, p2: None, invd: None }
+    }
 }

@@ -36,6 +36,10 @@ pub const RESIDENT_VECTOR_PASSES: usize = 14;
 /// The resident loop with p·q summed inside the apply (the z-marching lattice kernel, the default
 /// from [`grid_cuda::MARCH_MIN_NODES`] nodes): 12.
 pub const FUSED_VECTOR_PASSES: usize = 12;
+/// The marching lattice's own fused Jacobi-PCG (`grid_cuda` `pcg`, opt-in with
+/// `GALERKIN_GRID_PCG=on`: the direction update inside the march, D⁻¹ per node code): r, p' read, p, q written, x read and written in the march; q, r
+/// read and r written in the update — 9 (plus a code byte per node in each, not counted).
+pub const FUSED_PCG_VECTOR_PASSES: usize = 9;
 
 /// What to sweep.
 #[derive(Clone, Debug)]
@@ -255,6 +259,7 @@ fn measure<B: FeBackend + LatticeBackend>(be: &B, clock: &mut dyn Clock, body: &
     let passes = match (be.has_resident_pcg(), matches!(body, Body::Lattice(bx, _) if grid_cuda::fuses_dot(bx.points()))) {
         (false, _) => VECTOR_PASSES,
         (true, false) => RESIDENT_VECTOR_PASSES,
+        (true, true) if grid_cuda::fused_pcg_enabled() => FUSED_PCG_VECTOR_PASSES,
         (true, true) => FUSED_VECTOR_PASSES,
     };
     r.bytes_per_iteration = (stepper.implicit_storage_bytes() + passes * 8 * n) as f64;

@@ -9,6 +9,7 @@ mod progress;
 mod pvd;
 mod report;
 mod vtu;
+pub mod vti;
 mod xml;
 
 pub use atomic::{remove_stale_temporaries, temporary_owner, write_atomic, write_atomic_parts, AtomicFile, PartsTimes};

@@ -103,4 +103,10 @@ impl<B: Backend, Op: LinearOperator<B>> LinearOperator<B> for Constrained<B, Op>
             Some(_) => Ok(None),
         }
     }
+    fn pcg_fused(&self, backend: &B, x: &mut B::Vector, w: &mut crate::backend::PcgWork<'_, B>, k: usize, mask: Option<&B::Vector>) -> Result<bool> {
+        match mask {
+            None => self.inner.pcg_fused(backend, x, w, k, Some(&self.mask)),
+            Some(_) => Ok(false),
+        }
+    }
 }

@@ -48,6 +48,12 @@ impl<B: Backend> LinearOperator<B> for Unconstrained<B> {
             Some(_) => Ok(None),
         }
     }
+    fn pcg_fused(&self, be: &B, x: &mut B::Vector, w: &mut crate::backend::PcgWork<'_, B>, k: usize, mask: Option<&B::Vector>) -> Result<bool> {
+        match self.boundary {
+            None => self.level.pcg_fused(be, x, w, k, mask),
+            Some(_) => Ok(false),
+        }
+    }
 }
 
 /// Dirichlet conditions in the masked form, with the masks the diagonal and node blocks need.
@@ -228,6 +234,12 @@ impl<B: Backend> LinearOperator<B> for FeOperator<B> {
         match &self.form {
             Form::Plain(u) => u.apply_dot(be, x, y, mask, partials),
             Form::Masked(m) => m.op.apply_dot(be, x, y, mask, partials),
+        }
+    }
+    fn pcg_fused(&self, be: &B, x: &mut B::Vector, w: &mut crate::backend::PcgWork<'_, B>, k: usize, mask: Option<&B::Vector>) -> Result<bool> {
+        match &self.form {
+            Form::Plain(u) => u.pcg_fused(be, x, w, k, mask),
+            Form::Masked(m) => m.op.pcg_fused(be, x, w, k, mask),
         }
     }
 }

@@ -110,6 +110,7 @@ pub fn jacobi_cg<B: Backend>(
         // Partials of one reduction per block of any launch grid: 3 per block, blocks ≤ n.
         partials: backend.zeros(3 * n.clamp(1, 1 << 16))?,
         iteration: 0,
+        fused: Default::default(),
     };
     if mon.check(residual(backend, a, b, x, &mut w.r)?)? {
         return Ok(mon.finish());
@@ -143,6 +144,9 @@ pub fn jacobi_cg<B: Backend>(
             }
         }
         if converged {
+            if w.fused.pending {
+                a.pcg_fused(backend, x, &mut w, 0, None)?;
+            }
             if mon.confirm(residual(backend, a, b, x, &mut w.r)?)? {
                 return Ok(mon.finish());
             }

@@ -13,6 +13,10 @@ impl CudaBackend {
     pub(crate) fn pcg_batch(&self, a: &dyn LinearOperator<CudaBackend>, x: &mut CudaVector, w: &mut PcgWork<'_, CudaBackend>, k: usize) -> Result<()> {
         let n = x.len();
         self.check("resident PCG", n, &[x, &w.p, &w.q, &w.r, w.dinv])?;
+        // The operator's own fused iterations where it has them (the z-marching lattice).
+        if a.pcg_fused(self, x, w, k, None)? {
+            return Ok(());
+        }
         let cfg = self.grid(n as u64);
         let nb = cfg.grid_dim.0;
         if w.partials.len() < 3 * nb as usize || w.state.len() < 4 + k {

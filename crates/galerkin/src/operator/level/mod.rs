@@ -212,6 +212,11 @@ pub trait LevelOperator<B: Backend>: Send + Sync {
     fn apply_dot(&self, _be: &B, _x: &B::Vector, _y: &mut B::Vector, _mask: Option<&B::Vector>, _partials: &mut B::Vector) -> Result<Option<usize>> {
         Ok(None)
     }
+    /// Resident Jacobi-PCG iterations fused into the level's own kernels (see
+    /// [`crate::backend::LinearOperator::pcg_fused`]); `false` asks for the unfused loop.
+    fn pcg_fused(&self, _be: &B, _x: &mut B::Vector, _w: &mut crate::backend::PcgWork<'_, B>, _k: usize, _mask: Option<&B::Vector>) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// A backend the finite element operators run on: the one place per backend that maps an assembly

@@ -8,25 +8,29 @@ use crate::backend::cuda::CudaBackend;
 use crate::backend::{Backend, Cpu, LinearOperator};
 use crate::operator::level::none::direct::LatticeBox;
 use crate::operator::level::none::grid::{CpuGrid, GridData};
-use crate::operator::level::none::grid_cuda::DeviceGrid;
+use crate::operator::level::none::grid_cuda::{DeviceGrid, KernelChoice};
 use crate::operator::level::LevelOperator;
 use crate::solver::{jacobi_cg, Jacobi, KrylovOptions};
 use crate::{Error, Result};
 
 /// A backend that can hold a lattice operator built outside the mesh path.
 pub trait LatticeBackend: Backend {
-    fn lattice_operator(&self, g: GridData) -> Result<Box<dyn LevelOperator<Self>>>;
+    fn lattice_operator(&self, g: GridData) -> Result<Box<dyn LevelOperator<Self>>> {
+        self.lattice_operator_with(g, None)
+    }
+    /// With the GPU apply kernel chosen ([`KernelChoice`]; the CPU has one).
+    fn lattice_operator_with(&self, g: GridData, choice: KernelChoice) -> Result<Box<dyn LevelOperator<Self>>>;
 }
 
 impl LatticeBackend for Cpu {
-    fn lattice_operator(&self, g: GridData) -> Result<Box<dyn LevelOperator<Cpu>>> {
+    fn lattice_operator_with(&self, g: GridData, _choice: KernelChoice) -> Result<Box<dyn LevelOperator<Cpu>>> {
         Ok(Box::new(CpuGrid(g)))
     }
 }
 
 impl LatticeBackend for CudaBackend {
-    fn lattice_operator(&self, g: GridData) -> Result<Box<dyn LevelOperator<CudaBackend>>> {
-        Ok(Box::new(DeviceGrid::from_data(self, g)?))
+    fn lattice_operator_with(&self, g: GridData, choice: KernelChoice) -> Result<Box<dyn LevelOperator<CudaBackend>>> {
+        Ok(Box::new(DeviceGrid::from_data_with(self, g, choice)?))
     }
 }
 
@@ -58,6 +62,12 @@ impl<B: Backend> LinearOperator<B> for Masked<'_, B> {
             Some(_) => Ok(None),
         }
     }
+    fn pcg_fused(&self, be: &B, x: &mut B::Vector, w: &mut crate::backend::PcgWork<'_, B>, k: usize, mask: Option<&B::Vector>) -> Result<bool> {
+        match mask {
+            None => self.level.pcg_fused(be, x, w, k, Some(self.mask)),
+            Some(_) => Ok(false),
+        }
+    }
 }
 
 /// Material of a lattice heat problem: volumetric heat capacity ρc and conductivity k.
@@ -75,13 +85,32 @@ pub struct LatticeHeat<'b, B: LatticeBackend> {
     mask: B::Vector,
     jacobi: Jacobi<B>,
     n: usize,
+    /// Dirichlet values g (zero on free nodes) and `A g` (the unconstrained implicit operator),
+    /// where some value is not zero ([`LatticeHeat::set_dirichlet_values`]).
+    lift: Option<(B::Vector, B::Vector)>,
+    /// A load vector constant in time ([`LatticeHeat::set_source`]).
+    source: Option<B::Vector>,
     pub options: KrylovOptions,
+}
+
+/// One step of [`LatticeHeat::run_with`]: its PCG iterations and relative residual.
+#[derive(Clone, Copy, Debug)]
+pub struct LatticeStep {
+    pub iterations: usize,
+    pub relative_residual: f64,
 }
 
 impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
     /// `material[c]` indexes `materials` for every cell of `bx` (in `box_mesh` order); T = 0 on
     /// `zero_dirichlet` sides, the rest insulated; time step `dt`, `theta` ∈ [½, 1].
     pub fn new(be: &'b B, bx: &LatticeBox, material: Vec<u8>, materials: &[LatticeMaterial], zero_dirichlet: &[&str], dt: f64, theta: f64) -> Result<Self> {
+        Self::new_with(be, bx, material, materials, zero_dirichlet, dt, theta, None)
+    }
+
+    /// [`LatticeHeat::new`] with the GPU apply kernel chosen (tests run the tiles and the marching
+    /// apply with its fused PCG at sizes where the default would not take it).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_with(be: &'b B, bx: &LatticeBox, material: Vec<u8>, materials: &[LatticeMaterial], zero_dirichlet: &[&str], dt: f64, theta: f64, choice: KernelChoice) -> Result<Self> {
         if !(dt.is_finite() && dt > 0.0) {
             return Err(Error::invalid(format!("time step `dt` must be positive and finite (got {dt})")));
         }
@@ -96,9 +125,9 @@ impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
         let implicit_data = GridData::from_box(bx, material, &coef(theta))?;
         let n = bx.ndofs();
         let free = bx.free_mask(zero_dirichlet)?;
-        let mut implicit = be.lattice_operator(implicit_data)?;
+        let mut implicit = be.lattice_operator_with(implicit_data, choice)?;
         implicit.set_dirichlet(be, &free)?;
-        let explicit = be.lattice_operator(explicit_data)?;
+        let explicit = be.lattice_operator_with(explicit_data, choice)?;
         let mask = be.from_host(&free)?;
         // Diagonal of the masked operator: a_ii on free rows, 1 on fixed ones.
         let d = implicit.node_blocks(be)?;
@@ -108,7 +137,7 @@ impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
         be.axpy(1.0, &free_d, &mut diag)?;
         let jacobi = Jacobi::new(be, &diag)?;
         let options = KrylovOptions { rtol: 1e-10, atol: 0.0, ..KrylovOptions::default() };
-        Ok(LatticeHeat { be, implicit, explicit, mask, jacobi, n, options })
+        Ok(LatticeHeat { be, implicit, explicit, mask, jacobi, n, lift: None, source: None, options })
     }
 
     pub fn ndofs(&self) -> usize {
@@ -135,24 +164,85 @@ impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
         self.explicit.apply(self.be, x, y)
     }
 
+    /// Temperatures `g` on the fixed nodes (one per node; free nodes' entries are ignored), held
+    /// from the first step on, by lifting as [`super::HeatStepper`] does: `rhs = mask∘(b − A g) + g`.
+    pub fn set_dirichlet_values(&mut self, g: &[f64]) -> Result<()> {
+        if g.len() != self.n {
+            return Err(Error::dim("lattice heat Dirichlet values", self.n, g.len()));
+        }
+        let be = self.be;
+        let free = be.to_host(&self.mask)?;
+        let fixed: Vec<f64> = g.iter().zip(&free).map(|(&v, &m)| if m == 1.0 { 0.0 } else { v }).collect();
+        if let Some(i) = fixed.iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(format!("lattice heat: the Dirichlet temperature at node {i} is not finite")));
+        }
+        if fixed.iter().all(|&v| v == 0.0) {
+            self.lift = None;
+            return Ok(());
+        }
+        let g = be.from_host(&fixed)?;
+        let mut ag = be.zeros(self.n)?;
+        self.implicit.apply(be, &g, &mut ag)?;
+        self.lift = Some((g, ag));
+        Ok(())
+    }
+
+    /// A load vector constant in time (∫Qφ of a source), added to every step's right-hand side.
+    pub fn set_source(&mut self, f: &[f64]) -> Result<()> {
+        if f.len() != self.n {
+            return Err(Error::dim("lattice heat load vector", self.n, f.len()));
+        }
+        self.source = Some(self.be.from_host(f)?);
+        Ok(())
+    }
+
     /// Advances `t` by `steps` steps; returns the PCG iterations of each.
     pub fn run(&self, t: &mut B::Vector, steps: usize) -> Result<Vec<usize>> {
+        Ok(self.run_with(t, steps, |_, _| Ok(()))?.iter().map(|s| s.iterations).collect())
+    }
+
+    /// [`LatticeHeat::run`] calling `after(step, T)` after every step (1 for the first).
+    pub fn run_with(&self, t: &mut B::Vector, steps: usize, mut after: impl FnMut(usize, &B::Vector) -> Result<()>) -> Result<Vec<LatticeStep>> {
         let be = self.be;
         if be.len(t) != self.n {
             return Err(Error::dim("lattice heat temperature", self.n, be.len(t)));
         }
         let a = Masked { level: &*self.implicit, mask: &self.mask, n: self.n };
         let (mut load, mut rhs) = (be.zeros(self.n)?, be.zeros(self.n)?);
-        let mut its = Vec::with_capacity(steps);
-        for _ in 0..steps {
+        let mut out = Vec::with_capacity(steps);
+        for step in 1..=steps {
             self.explicit.apply(be, t, &mut load)?;
+            if let Some(f) = &self.source {
+                be.axpy(1.0, f, &mut load)?;
+            }
+            if let Some((_, ag)) = &self.lift {
+                be.axpy(-1.0, ag, &mut load)?;
+            }
             be.pointwise_mult(&self.mask, &load, &mut rhs)?;
+            if let Some((g, _)) = &self.lift {
+                be.axpy(1.0, g, &mut rhs)?;
+            }
             let stats = jacobi_cg(be, &a, &self.jacobi, &rhs, t, &self.options)?;
-            // Fixed nodes exactly at 0 (CG leaves them within its tolerance).
+            // Fixed nodes exactly at their values (CG leaves them within its tolerance).
             be.pointwise_mult(&self.mask, t, &mut rhs)?;
+            if let Some((g, _)) = &self.lift {
+                be.axpy(1.0, g, &mut rhs)?;
+            }
             std::mem::swap(t, &mut rhs);
-            its.push(stats.iterations);
+            out.push(LatticeStep { iterations: stats.iterations, relative_residual: stats.relative_residual });
+            after(step, t)?;
         }
-        Ok(its)
+        Ok(out)
+    }
+
+    /// `∫ q_m φ` for a source `q[m]` per material (W/m³): the mass operator with coefficient q
+    /// applied to ones — exact for a source constant on each cell.
+    pub fn load_vector(be: &B, bx: &LatticeBox, material: Vec<u8>, q: &[f64]) -> Result<Vec<f64>> {
+        let coef: Vec<[f64; 2]> = q.iter().map(|&v| [v, 0.0]).collect();
+        let op = be.lattice_operator(GridData::from_box(bx, material, &coef)?)?;
+        let ones = be.from_host(&vec![1.0; bx.ndofs()])?;
+        let mut f = be.zeros(bx.ndofs())?;
+        op.apply(be, &ones, &mut f)?;
+        be.to_host(&f)
     }
 }

@@ -461,6 +461,38 @@ impl MaterialMap {
         Ok(tags)
     }
 
+    /// The material index at centroid `x` of a 3D box `[lo, hi]` without a mesh (the direct
+    /// lattice): the voxels, the shape rules in order, then the corrosion — as [`Self::base_indices`]
+    /// and [`Self::assign`] decide a mesh cell's. Region rules need a mesh (an error here).
+    pub fn index_at(&self, x: [f64; 3], lo: [f64; 3], hi: [f64; 3]) -> Result<i32> {
+        let nm = self.materials.len();
+        let mut t = 0i32;
+        if let Some(v) = &self.voxels {
+            if v.shape.len() != 3 {
+                return Err(Error::invalid(format!("the voxel array has {} axes but the box is 3D", v.shape.len())));
+            }
+            let (idx, flat) = v.locate(x, lo, hi);
+            let m = v.index[flat];
+            if m < 0 || m as usize >= nm {
+                return Err(Error::invalid(format!("voxel {idx:?} holds material index {m}, but only {nm} materials are defined (0..{})", nm - 1)));
+            }
+            t = m as i32;
+        }
+        for r in &self.rules {
+            match &r.selector {
+                Selector::Shape(s) if s.contains(x) => t = r.material as i32,
+                Selector::Shape(_) => {}
+                Selector::Regions(_) => return Err(Error::invalid("material regions need a mesh")),
+            }
+        }
+        if let Some(c) = &self.corrosion {
+            if c.corroded(x, lo, hi) {
+                t = c.filler as i32;
+            }
+        }
+        Ok(t)
+    }
+
     /// Sets `mesh.cell_tags` to the material index of every cell and returns the property tables.
     pub fn assign(&self, mesh: &mut Mesh) -> Result<MaterialFields> {
         self.validate()?;

@@ -10,6 +10,7 @@ pub mod loads;
 pub mod material;
 pub mod stepper;
 pub mod lattice;
+pub mod direct;
 
 pub use balance::{EnergyBalance, StepRecord};
 pub use loads::{HeatLoads, Laser, Load, Schedule};

@@ -29,6 +29,8 @@ struct HeatReport<'a> {
     title: &'a str,
     backend: String,
     notes: &'a [String],
+    /// `lattice` (the direct lattice, no mesh) or `mesh (why not the lattice)`.
+    path: &'a str,
     cells: usize,
     dofs: usize,
     degree: usize,
@@ -68,8 +70,9 @@ struct FaceMapReport {
     max: f64,
 }
 
-/// The material map of the file (region names resolved on `mesh`).
-fn materials(f: &HeatFile, base: &Path, mesh: &crate::mesh::Mesh) -> Result<MaterialMap> {
+/// The material map of the file (region names resolved on `mesh`; without one, as on the direct
+/// lattice, region rules are an error) in the bounding box `bbox`.
+pub(super) fn materials(f: &HeatFile, base: &Path, bbox: ([f64; 3], [f64; 3]), mesh: Option<&crate::mesh::Mesh>) -> Result<MaterialMap> {
     let mut mats: Vec<Material> = f
         .material
         .iter()
@@ -133,6 +136,7 @@ fn materials(f: &HeatFile, base: &Path, mesh: &crate::mesh::Mesh) -> Result<Mate
             });
         }
         if let Some(rs) = &m.regions {
+            let mesh = mesh.ok_or_else(|| Error::config(key("regions"), "material regions need a mesh"))?;
             let tags = rs
                 .iter()
                 .map(|r| match r {
@@ -169,7 +173,7 @@ fn materials(f: &HeatFile, base: &Path, mesh: &crate::mesh::Mesh) -> Result<Mate
                     format!("expected xmin … zmax, got `{}`", c.face),
                 )
             })?;
-            let (lo, hi) = mesh.bounding_box();
+            let (lo, hi) = bbox;
             let centre = match &c.centre {
                 Some(v) => point(v, "corrosion.centre")?,
                 None => std::array::from_fn(|k| 0.5 * (lo[k] + hi[k])),
@@ -417,7 +421,7 @@ pub fn prepare(f: &HeatFile, base: &Path) -> Result<Prepared> {
     } else {
         mesh
     };
-    let map = materials(f, base, &mesh)?;
+    let map = materials(f, base, mesh.bounding_box(), Some(&mesh))?;
     let fields = map.assign(&mut mesh)?;
     let faults = FieldFaults::new(mesh.dim);
     let loads = loads(f, &mesh, &faults)?;
@@ -441,11 +445,22 @@ pub fn prepare(f: &HeatFile, base: &Path) -> Result<Prepared> {
 
 /// Reads, runs and writes the outputs of a heat problem file's text.
 pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
+    run_text_on(text, path, opts, true)
+}
+
+/// [`run_text`] with the direct lattice allowed or not (`false`: the mesh path whatever the file
+/// asks; tests compare the two).
+pub fn run_text_on(text: &str, path: &Path, opts: &RunOptions, lattice: bool) -> Result<Report> {
     let t_start = Instant::now();
     let f = HeatFile::parse(text, &path.display().to_string())?;
     let base = path.parent().unwrap_or(Path::new("."));
     let mut notes = Vec::new();
     let backend = AnyBackend::select(opts.backend.unwrap_or(f.backend), Ok(()), &mut notes)?;
+    let path = match super::direct::plan(&f) {
+        Ok(plan) if lattice => return run_direct(&f, base, opts, backend, notes, plan, t_start),
+        Ok(_) => "mesh (asked for)".to_string(),
+        Err(why) => format!("mesh ({why})"),
+    };
     let mut times = PhaseTimes::default();
     let Prepared { space, map, fields, loads, t0, faults, notes: prep_notes, mesh_s, space_s } = prepare(&f, base)?;
     notes.extend(prep_notes);
@@ -496,20 +511,55 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
     times.assembly = run.assembly_s;
     times.solve = run.loop_s;
     times.output = run.output_s;
+    let geometry = Geometry { cell_type: space.mesh.cell_type, cells: space.mesh.num_cells(), vertices: space.mesh.num_vertices(), dofs: space.ndofs() };
+    finish(&f, &backend, notes, path, geometry, material_reports(&map, &fields.counts), run, times, &out, t_start)
+}
+
+/// Runs a heat file on the direct lattice of `plan` ([`super::direct`]).
+fn run_direct(f: &HeatFile, base: &Path, opts: &RunOptions, backend: AnyBackend, notes: Vec<String>, plan: super::direct::Plan, t_start: Instant) -> Result<Report> {
+    let mut times = PhaseTimes::default();
+    let probes = f.output.probes.iter().enumerate().map(|(j, p)| point(p, &format!("output.probes[{j}]"))).collect::<Result<Vec<_>>>()?;
+    let map = materials(f, base, (plan.bx.lo, plan.bx.hi), None)?;
+    let faults = FieldFaults::new(3);
+    let out = io::OutputDir::lock(&opts.out_dir)?;
+    let r = match &backend {
+        AnyBackend::Cpu(cpu) => super::direct::run(cpu, f, &plan, &map, &probes, &out, opts.progress, &faults),
+        AnyBackend::Cuda(be) => super::direct::run(be.as_ref(), f, &plan, &map, &probes, &out, opts.progress, &faults),
+    }
+    .map_err(|e| faults.or(e))?;
+    faults.check_none()?;
+    times.mesh = r.mesh_s;
+    times.assembly = r.assembly_s;
+    times.solve = r.loop_s;
+    times.output = r.output_s;
+    let outputs = r.written.iter().map(|p| io::file_record(p)).collect::<Result<Vec<_>>>()?;
+    let bx = &plan.bx;
+    let geometry = Geometry { cell_type: bx.cell, cells: bx.ncells(), vertices: bx.ndofs(), dofs: bx.ndofs() };
+    let run = Marched { records: r.records, outputs, face_maps: Vec::new(), storage_bytes: r.storage_bytes, assembly_s: r.assembly_s, loop_s: r.loop_s, output_s: r.output_s };
+    finish(f, &backend, notes, "lattice".into(), geometry, material_reports(&map, &r.counts), run, times, &out, t_start)
+}
+
+/// The mesh (or lattice) sizes a report names.
+struct Geometry {
+    cell_type: crate::mesh::CellType,
+    cells: usize,
+    vertices: usize,
+    dofs: usize,
+}
+
+fn material_reports(map: &MaterialMap, counts: &[usize]) -> Vec<MaterialReport> {
+    map.materials
+        .iter()
+        .zip(counts)
+        .map(|(m, &cells)| MaterialReport { name: m.name.clone(), k: m.k, rho: m.rho, c: m.c, cells })
+        .collect()
+}
+
+/// Writes `report.json` (when asked) and returns the run's report.
+#[allow(clippy::too_many_arguments)]
+fn finish(f: &HeatFile, backend: &AnyBackend, notes: Vec<String>, path: String, g: Geometry, materials: Vec<MaterialReport>, run: Marched, mut times: PhaseTimes, out: &io::OutputDir, t_start: Instant) -> Result<Report> {
     let total_iterations: usize = run.records.iter().map(|r| r.iterations).sum();
     let mut outputs = run.outputs;
-    let materials: Vec<MaterialReport> = map
-        .materials
-        .iter()
-        .zip(&fields.counts)
-        .map(|(m, &cells)| MaterialReport {
-            name: m.name.clone(),
-            k: m.k,
-            rho: m.rho,
-            c: m.c,
-            cells,
-        })
-        .collect();
     times.total = t_start.elapsed().as_secs_f64();
     let balances = || run.records.iter().filter_map(|r| r.balance);
     if f.output.report {
@@ -517,8 +567,9 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
             title: &f.title,
             backend: backend.name(),
             notes: &notes,
-            cells: space.mesh.num_cells(),
-            dofs: space.ndofs(),
+            path: &path,
+            cells: g.cells,
+            dofs: g.dofs,
             degree: f.space.degree,
             level: f.assembly.level.name(),
             storage_bytes: run.storage_bytes,
@@ -550,16 +601,16 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         backend: backend.name(),
         notes,
         mesh: MeshReport {
-            cell_type: space.mesh.cell_type,
-            cells: space.mesh.num_cells(),
-            vertices: space.mesh.num_vertices(),
-            dim: space.mesh.dim,
+            cell_type: g.cell_type,
+            cells: g.cells,
+            vertices: g.vertices,
+            dim: 3,
         },
         space: SpaceReport {
             family: "lagrange (heat)".into(),
             degree: f.space.degree,
             components: 1,
-            dofs: space.ndofs(),
+            dofs: g.dofs,
         },
         assembly: AssemblyReport {
             level: f.assembly.level,

@@ -10,12 +10,16 @@ use super::grid::{index_tables, GridData};
 use crate::backend::cuda::jit::GRID;
 use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::{CudaBackend, CudaVector};
-use crate::backend::Backend;
+use crate::backend::{Backend, PcgWork};
 use crate::operator::level::{CellMaterials, LevelInput, LevelOperator};
 use crate::mesh::generate::block_template;
 use crate::mesh::CellType;
 use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, DeviceRepr};
+
+mod pcg;
+use pcg::code_nodes;
+pub use pcg::{fused_iterations, fused_pcg_enabled, set_fused_pcg};
 
 /// `struct Lattice` of grid.cu, field for field.
 #[repr(C)]
@@ -72,8 +76,13 @@ pub struct DeviceGrid {
     material: CudaSlice<u8>,
     node_material: CudaSlice<u8>,
     table: CudaSlice<f64>,
-    /// Which nodes are free (host) and the node codes of the masked operator, once constrained.
-    masked: Option<(Vec<bool>, CudaSlice<u8>)>,
+    /// Which nodes are free (host) and the node codes of the masked operator, once constrained,
+    /// with one node per code ([`code_nodes`]).
+    masked: Option<(Vec<bool>, CudaSlice<u8>, Vec<i64>)>,
+    /// One node per code of the plain operator.
+    plain_nodes: Vec<i64>,
+    /// The fused Jacobi-PCG kernels (`grid_pcg_*`).
+    pcg: [Kernel; 6],
     march: [Kernel; 4],
     /// Planes per z-chunk of a marching block; 0: the tile kernels.
     zk: u32,
@@ -139,7 +148,12 @@ impl DeviceGrid {
         let lattice = DeviceLattice { nx, ny, nz, px: nx + 1, py: ny + 1 };
         let march = ["grid_march", "grid_march_masked", "grid_march_dot", "grid_march_masked_dot"].map(|k| Kernel::from_module(&module, k));
         let [m0, m1, m2, m3] = march;
+        let pcg = ["grid_pcg_march", "grid_pcg_march_masked", "grid_pcg_update", "grid_pcg_flush", "grid_pcg_check", "grid_pcg_pick"]
+            .map(|k| Kernel::from_module(&module, k));
+        let [k0, k1, k2, k3, k4, k5] = pcg;
         Ok(DeviceGrid {
+            pcg: [k0?, k1?, k2?, k3?, k4?, k5?],
+            plain_nodes: code_nodes(&host.node_material),
             march: [m0?, m1?, m2?, m3?],
             zk: planes_per_chunk(host.lattice.points(), choice),
             dot: std::sync::Mutex::new(None),
@@ -210,7 +224,7 @@ impl DeviceGrid {
     fn codes(&self, be: &CudaBackend, n: usize, mask: Option<&CudaVector>) -> Result<&CudaSlice<u8>> {
         match (mask, &self.masked) {
             (None, _) => Ok(&self.node_material),
-            (Some(mask), Some((_, codes))) => {
+            (Some(mask), Some((_, codes, _))) => {
                 be.check("lattice operator masked apply", n, &[mask])?;
                 Ok(codes)
             }
@@ -231,14 +245,8 @@ impl DeviceGrid {
     /// The z-marching apply (`grid_march*`), masked with `mask`, with x·y into `total[0]` when given.
     fn launch_march(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: Option<&CudaVector>, total: Option<&mut CudaVector>) -> Result<()> {
         let n = self.host.ndofs();
-        let [px, py, pz] = self.host.lattice.points();
         let zk = self.zk;
-        let dims = [px.div_ceil(MARCH[0] as usize), py.div_ceil(MARCH[1] as usize), pz.div_ceil(zk as usize)];
-        if dims[1] > 65535 || dims[2] > 65535 || dims[0] > u32::MAX as usize {
-            return Err(Error::Unsupported(format!("a lattice of {px}×{py}×{pz} nodes exceeds the launch grid")));
-        }
-        let blocks = dims.iter().product::<usize>();
-        let cfg = cudarc::driver::LaunchConfig { grid_dim: (dims[0] as u32, dims[1] as u32, dims[2] as u32), block_dim: (MARCH[0], MARCH[1], 1), shared_mem_bytes: 0 };
+        let (cfg, blocks) = self.march_config()?;
         let stencil_at = self.host.table.len() as u64;
         let p = param_stencils(&self.host);
         let codes = self.codes(be, n, mask)?;
@@ -257,11 +265,30 @@ impl DeviceGrid {
         }
     }
 
+    /// Launch shape of the marching kernels: a block per tile of (x, y) columns and chunk of
+    /// `zk` planes; also the number of blocks.
+    fn march_config(&self) -> Result<(cudarc::driver::LaunchConfig, usize)> {
+        let [px, py, pz] = self.host.lattice.points();
+        let dims = [px.div_ceil(MARCH[0] as usize), py.div_ceil(MARCH[1] as usize), pz.div_ceil(self.zk.max(1) as usize)];
+        if dims[1] > 65535 || dims[2] > 65535 || dims[0] > u32::MAX as usize {
+            return Err(Error::Unsupported(format!("a lattice of {px}×{py}×{pz} nodes exceeds the launch grid")));
+        }
+        let cfg = cudarc::driver::LaunchConfig { grid_dim: (dims[0] as u32, dims[1] as u32, dims[2] as u32), block_dim: (MARCH[0], MARCH[1], 1), shared_mem_bytes: 0 };
+        Ok((cfg, dims.iter().product()))
+    }
+
+    /// The masked operator's node codes for the free nodes `free`, on the device.
+    fn set_masked(&mut self, be: &CudaBackend, free: Vec<bool>) -> Result<()> {
+        let codes = self.host.masked_node_material(&free);
+        let nodes = code_nodes(&codes);
+        self.masked = Some((free, be.upload(&codes)?, nodes));
+        Ok(())
+    }
+
     /// Recomputes the masked operator's node codes after the materials changed.
     fn refresh_masked(&mut self, be: &CudaBackend) -> Result<()> {
-        if let Some((free, _)) = self.masked.take() {
-            let codes = be.upload(&self.host.masked_node_material(&free))?;
-            self.masked = Some((free, codes));
+        if let Some((free, _, _)) = self.masked.take() {
+            self.set_masked(be, free)?;
         }
         Ok(())
     }
@@ -277,9 +304,7 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
     }
     fn set_dirichlet(&mut self, be: &CudaBackend, free: &[f64]) -> Result<()> {
         let free: Vec<bool> = free.iter().map(|&f| f == 1.0).collect();
-        let codes = be.upload(&self.host.masked_node_material(&free))?;
-        self.masked = Some((free, codes));
-        Ok(())
+        self.set_masked(be, free)
     }
     fn apply_masked(&self, be: &CudaBackend, x: &CudaVector, y: &mut CudaVector, mask: &CudaVector) -> Result<bool> {
         if self.masked.is_none() {
@@ -297,6 +322,9 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
             return Err(Error::invalid("a lattice operator used with a CUDA backend other than the one that built it"));
         }
         self.launch_kernel(be, x, y, mask, Some(partials)).map(|_| Some(1))
+    }
+    fn pcg_fused(&self, be: &CudaBackend, x: &mut CudaVector, w: &mut PcgWork<'_, CudaBackend>, k: usize, mask: Option<&CudaVector>) -> Result<bool> {
+        self.fused_pcg(be, x, w, k, mask)
     }
     fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
         let n = self.host.ndofs();
@@ -316,6 +344,7 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
         self.material = be.upload(&host.material)?;
         self.node_material = be.upload(&host.node_material)?;
         self.table = be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?;
+        self.plain_nodes = code_nodes(&host.node_material);
         self.host = host;
         self.refresh_masked(be)
     }
@@ -325,6 +354,7 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
         }
         self.material = be.upload(&self.host.material)?;
         self.node_material = be.upload(&self.host.node_material)?;
+        self.plain_nodes = code_nodes(&self.host.node_material);
         self.refresh_masked(be)?;
         Ok(true)
     }
