@@ -135,7 +135,7 @@ pub fn bench_mesh(cells: usize) -> Result<Mesh> {
 }
 
 /// The element matrices of `cells` on the CPU (current rayon pool), each computed and dropped.
-fn integrate_cells(local: &LocalMatrices, cells: std::ops::Range<usize>) -> Result<()> {
+pub(super) fn integrate_cells(local: &LocalMatrices, cells: std::ops::Range<usize>) -> Result<()> {
     let len = local.len();
     cells.into_par_iter().try_for_each_init(
         || (LocalScratch::default(), vec![0.0; len]),

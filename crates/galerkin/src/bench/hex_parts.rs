@@ -8,7 +8,7 @@
 //! - **Several GPUs**: the cells split between the first 1, 2, … visible GPUs in proportion to
 //!   their measured speeds, each integrating its share (scheme III) and summing it into its own
 //!   partial matrix, all at once; wall time of the integration alone and with the summation.
-use super::hex::bench_mesh;
+use super::hex::{bench_mesh, integrate_cells};
 use super::timing::{Clock, HostClock, Timing};
 use crate::backend::cuda::bench::timed;
 use crate::backend::cuda::CudaBackend;
@@ -16,12 +16,11 @@ use crate::operator::degree_groups::degree_groups;
 use crate::operator::level::full::cuda::DeviceAssembler;
 use crate::operator::level::full::parts::{MultiGpuAssembler, PartsAssembler};
 use crate::operator::level::{Integration, Scatter, Tuning};
-use crate::operator::local_matrix::{LocalMatrices, LocalScratch};
+use crate::operator::local_matrix::LocalMatrices;
 use crate::operator::ElementIntegrator;
 use crate::physics::Elasticity;
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
-use rayon::prelude::*;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
@@ -53,18 +52,6 @@ pub struct MixedRow {
     pub ways: Vec<MixedWay>,
 }
 
-/// The element matrices of `cells` (indices into `local`'s space) on the current rayon pool.
-fn integrate_cells(local: &LocalMatrices, cells: std::ops::Range<usize>) -> Result<()> {
-    let len = local.len();
-    cells.into_par_iter().try_for_each_init(
-        || (LocalScratch::default(), vec![0.0; len]),
-        |(s, ke), c| {
-            local.element_matrix(c, s, ke)?;
-            std::hint::black_box(&ke);
-            Ok(())
-        },
-    )
-}
 
 /// CPU seconds for all cells of each of `locals` (timed on at most `cap` cells each, scaled) with
 /// `threads` threads.

@@ -264,16 +264,8 @@ pub fn run<B: LatticeBackend>(be: &B, f: &HeatFile, plan: &Plan, map: &MaterialM
         frame(0, 0.0, &t0, &mut pvd, &mut written)?;
     }
     output_s += to.elapsed().as_secs_f64();
-    let units = weights
-        .iter()
-        .map(|w| {
-            let mut e = vec![0.0; n];
-            w.iter().for_each(|&(i, a)| e[i] += a);
-            be.from_host(&e)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let (units, mut probe_values) = super::output::probe_units(be, &weights, n, &t0)?;
     let mut probe_times = vec![0.0];
-    let mut probe_values: Vec<Vec<f64>> = weights.iter().map(|w| vec![w.iter().map(|&(i, a)| a * t0[i]).sum()]).collect();
     let steps = f.steps();
     let dt = f.time.dt;
     let every = f.output.pvd.then_some(f.time.output_every).filter(|&e| e > 0);

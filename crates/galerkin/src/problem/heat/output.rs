@@ -366,3 +366,20 @@ pub fn read_vtu_point_field(path: &Path, field: &str, mesh: &Mesh) -> Result<Vec
     }
     Ok(values)
 }
+
+/// Probes as dot products with the basis weights at their points (interpolated, not the nearest
+/// node), so one scalar per probe and step leaves the backend: each probe's weights as a backend
+/// vector over `n` nodes, and its value in the initial temperature `t0`.
+pub(crate) fn probe_units<B: crate::backend::Backend>(be: &B, weights: &[Vec<(usize, f64)>], n: usize, t0: &[f64]) -> crate::Result<(Vec<B::Vector>, Vec<Vec<f64>>)> {
+    let units = weights
+        .iter()
+        .map(|w| {
+            let mut e = vec![0.0; n];
+            w.iter().for_each(|&(i, a)| e[i] += a);
+            be.from_host(&e)
+        })
+        .collect::<crate::Result<Vec<_>>>()?;
+    let values = weights.iter().map(|w| vec![w.iter().map(|&(i, a)| a * t0[i]).sum()]).collect();
+    Ok((units, values))
+}
+

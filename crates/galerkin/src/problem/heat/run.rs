@@ -697,19 +697,8 @@ fn march<B: FeBackend>(be: &B, c: &Context) -> Result<Marched> {
     if f.output.pvd {
         frame(0, 0.0, c.t0, &mut pvd, &mut written)?;
     }
-    // Probes as dot products with the basis weights at their points (interpolated, not the
-    // nearest node): one scalar per probe and step leaves the backend.
-    let units = c
-        .probe_weights
-        .iter()
-        .map(|w| {
-            let mut e = vec![0.0; n];
-            w.iter().for_each(|&(i, a)| e[i] += a);
-            be.from_host(&e)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let (units, mut probe_values) = super::output::probe_units(be, &c.probe_weights, n, c.t0)?;
     let mut probe_times = vec![0.0];
-    let mut probe_values: Vec<Vec<f64>> = c.probe_weights.iter().map(|w| vec![w.iter().map(|&(i, a)| a * c.t0[i]).sum()]).collect();
     // Face maps: the step whose end is nearest each requested time.
     let dt = f.time.dt;
     let map_steps: Vec<(usize, f64)> = c
