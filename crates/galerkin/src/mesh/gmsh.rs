@@ -1200,8 +1200,8 @@ mod tests {
         let ok = square([1, 2, 3, 4]);
         let cases: Vec<(String, Vec<&str>)> = vec![
             (
-                ok.replace("4.1 0 8", "2.2 0 8"),
-                vec!["MSH version 2.2", "line 2", "$MeshFormat"],
+                ok.replace("4.1 0 8", "3.0 0 8"),
+                vec!["MSH version 3.0", "line 2", "$MeshFormat"],
             ),
             (
                 ok.replace("1 0 0\n1 1 0", "1 nan 0\n1 1 0"),
