@@ -95,8 +95,9 @@ fn section(name: &str, nc: usize, cells: &[(usize, [f64; 2])], f: impl Fn([f64; 
     s + "$EndElementData\n"
 }
 
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("galerkin-fibres-{}", std::process::id()));
+/// A directory of one test's own (the tests run in parallel and each removes its directory).
+fn dir(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("galerkin-fibres-{}-{test}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
@@ -111,7 +112,7 @@ fn problem(msh: &Path, fibre_key: &str) -> String {
 
 #[test]
 fn element_data_fibres_equal_the_same_field_as_expressions() {
-    let d = dir();
+    let d = dir("expressions");
     let msh = d.join("strip.msh");
     // Two sections of the first time step (as a partitioned file has) and a later time step that
     // must be ignored.
@@ -151,7 +152,7 @@ fn element_data_fibres_equal_the_same_field_as_expressions() {
 
 #[test]
 fn bad_element_data_is_refused_naming_view_and_element() {
-    let d = dir();
+    let d = dir("bad");
     let cases: Vec<(&str, Box<dyn Fn(&[(usize, [f64; 2])]) -> String>, &str, &[&str])> = vec![
         ("none.msh", Box::new(|_: &[(usize, [f64; 2])]| String::new()), "fibres", &["no $ElementData view named `fibres`", "no $ElementData"]),
         ("wrong-name.msh", Box::new(|c: &[(usize, [f64; 2])]| section("directions", 3, c, |_| vec![1.0, 0.0, 0.0])), "fibres", &["no $ElementData view named `fibres`", "`directions`"]),
