@@ -61,15 +61,6 @@ __device__ __forceinline__ void phys_grad(const double* __restrict__ tab, int q,
 __device__ __forceinline__ void jacobian_at(const double xv[NV][DIM], const double* __restrict__ tab, int q,
                                             double inv[DIM][DIM], double& det) {
     double jac[DIM][DIM];
-    const double* gdn = tab + TAB_GDN + q * NV * DIM;
-#pragma unroll
-    for (int a = 0; a < DIM; ++a)
-#pragma unroll
-        for (int b = 0; b < DIM; ++b) {
-            double s = 0.0;
-#pragma unroll
-            for (int v = 0; v < NV; ++v) s = fma(xv[v][a], __ldg(&gdn[v * DIM + b]), s);
-            jac[a][b] = s;
-        }
+    cell_jacobian<NV, DIM>(xv, tab + TAB_GDN + q * NV * DIM, jac);
     det = invert_jacobian<DIM>(jac, inv);
 }

@@ -124,7 +124,7 @@ impl DeviceMatFree {
         let (defs, epb) = defines(integ, &tables, mode)?;
         let variant = Variant {
             module: be.variant_module(&MATFREE, &defs)?,
-            kernels: [if defs.iter().any(|d| d == "CELL_APPLY=1") { "matfree_apply_cell" } else { "matfree_apply" }, "matfree_node_blocks", "matfree_setup"],
+            kernels: [if cell_apply(integ, &tables) { "matfree_apply_cell" } else { "matfree_apply" }, "matfree_node_blocks", "matfree_setup"],
             order: &tables.order,
             tab: &tables.device_tab(),
             stored_points: if cell_d(integ, &tables, mode) { 1 } else { tables.qd },
