@@ -52,15 +52,15 @@ pub struct TiledConfig {
 }
 
 impl Default for TiledConfig {
-    /// 8 warps of one tile (nine moments: 36 accumulators, ≤ 128 registers so two blocks share an
-    /// SM and one block's writes overlap the other's multiplies), m16n8k8.
+    /// 8 warps of one tile (nine moments: 36 accumulators, 72 of the 128 registers, so two blocks
+    /// share an SM and one block's staging and writes overlap the other's multiplies), m16n8k8.
     fn default() -> Self {
         TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true }
     }
 }
 
 impl TiledConfig {
-    /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`).
+    /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`), the default first.
     pub fn sweep() -> Vec<TiledConfig> {
         let c = |warps, tiles_per_warp, mma_k, native| TiledConfig { warps, tiles_per_warp, mma_k, native };
         vec![c(8, 1, 8, true), c(8, 1, 4, true), c(8, 1, 16, true), c(16, 1, 8, true), c(4, 1, 8, true), c(8, 2, 8, true), c(8, 1, 8, false)]
@@ -101,7 +101,10 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig) -> TiledLaunch {
     let k = cfg.mma_k;
     let budget = (228 * 1024 / min_blocks).saturating_sub(1024 + jq);
     let qcp = (budget / per_q / k * k).clamp(k, 32.max(k)).min(v.nq.div_ceil(k) * k);
-    TiledLaunch { threads: 32 * warps, qcp, min_blocks, smem: jq + qcp * per_q }
+    // After a round's passes the staging buffers hold each warp's half-tile scratch (WR × WS).
+    let wr = 8 * v.ncomp;
+    let scratch = warps * wr * (wr + 1) * 8;
+    TiledLaunch { threads: 32 * warps, qcp, min_blocks, smem: jq + (qcp * per_q).max(scratch) }
 }
 
 /// The defines of the schemes' variant of assembly variant `v` with tiled shape `cfg`.
