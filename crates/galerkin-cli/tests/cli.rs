@@ -61,6 +61,11 @@ fn hierarchical_examples_are_accurate() {
     assert!((tip - 4.024e-3).abs() < 4.024e-6, "tip deflection {tip}");
     let r = run_example("hex-p3-manufactured.toml");
     assert!(r["errors"]["relative_l2"].as_f64().unwrap() < 2e-3, "{}", r["errors"]);
+    // A degree per region: each degree's cells integrated with their own element, listed in the notes.
+    let r = run_example("hex-p2-p4-mixed.toml");
+    assert!(r["errors"]["relative_l2"].as_f64().unwrap() < 2e-3, "{}", r["errors"]);
+    let notes: Vec<&str> = r["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
+    assert!(notes.contains(&"integrated by degree groups: p = 2: 27 cells (20×20), p = 4: 27 cells (50×50)"), "{notes:?}");
 }
 
 #[test]

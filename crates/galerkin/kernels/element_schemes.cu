@@ -162,12 +162,17 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 // H_k[q][a] = √(w_q |det J_q|) ∂_k φ_a: one table for both operands (the weight split between
 // them), so staging computes three gradients per (point, function) and no weighted copy. Each warp
 // owns TPW tiles of 16 × 8 node pairs (rows a in 16-blocks, columns b in 8-blocks, every tile
-// touching the upper triangle), all nine (k, l) each, as FP64 tensor-core fragments of
-// mma.sync m16n8kK (K = MMA_K: 4, 8 or 16; Hopper's native shapes where MMA_NATIVE, else K/4 pairs
-// of m8n8k4, the same fragments). The block stages √(w|det J|) J⁻¹ of all points once per cell,
-// then the tables of QCP points at a time into one of two buffers while the warps multiply the
-// other (one barrier per pass); tiles beyond one pass of the warps take further rounds. The host
-// sizes the launch (`tiled_shape`).
+// touching the upper triangle; a warp's tiles are consecutive, so they share their row block and
+// its A fragments where the row has an even count), all nine (k, l) each, as FP64 tensor-core
+// fragments of mma.sync m16n8kK (K = MMA_K: 4, 8 or 16; Hopper's native shapes where MMA_NATIVE,
+// else K/4 pairs of m8n8k4, the same fragments). The block stages √(w|det J|) J⁻¹ of all points
+// once per cell, then the tables of QCP points at a time into one of two buffers while the warps
+// multiply the other (one barrier per pass); tiles beyond one pass of the warps take further
+// rounds (all of a cell's tiles cannot be held at once from p = 5 on: 30 tiles × 36 FP64
+// accumulators are 69 120 registers, more than an SM has). The blocks of each half tile go
+// through the warp's slice of the (then free) staging buffers, so both the upper rows and the
+// transposed (lower) rows leave as contiguous row segments. The host sizes the launch
+// (`tiled_shape`).
 #ifndef TILED_WARPS
 #define TILED_WARPS 8
 #endif
@@ -191,6 +196,7 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #else
 #define MMA16_NATIVE 0
 #endif
+constexpr int TILED_THREADS = TILED_WARPS * 32;
 constexpr int KS = MMA_K / 4;                        // k-quads per MMA
 constexpr int N16 = (NLOC + 15) / 16;                // 16-row blocks of basis functions
 constexpr int NB8 = (NLOC + 7) / 8;                  // 8-column blocks holding a function
@@ -198,6 +204,9 @@ constexpr int NPAD = 16 * N16;
 constexpr int RS = NPAD + 4;                         // ≡ 4 (mod 16): conflict-free fragment loads
 constexpr int JQ = DIM * DIM;                        // √(w|det J|) J⁻¹ per point
 constexpr int NCHUNK = (NQ + QCP - 1) / QCP;
+constexpr int SITER = (QCP * NPAD + TILED_THREADS - 1) / TILED_THREADS;  // staging entries per thread
+constexpr int WR = 8 * NCOMP;                        // a half tile's blocks: WR × WR entries
+constexpr int WS = WR + 1;                           // odd row stride: conflict-free column reads
 static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "MMA_K is 4, 8 or 16");
 static_assert(QCP % MMA_K == 0, "points per pass come in whole MMA k-steps");
 static_assert(DIM == 3, "the tiled scheme is written for 3D cells");
@@ -265,10 +274,16 @@ struct MomentPair {
     __device__ __forceinline__ double gg(int k, int l) const { return m[k * DIM + l]; }
 };
 
-// Stages H_d[q0 + qq][a] (d < 3, qq < QCP, a < NPAD; zero outside NQ and NLOC) into `h`.
+// Stages H_d[q0 + qq][a] (d < 3, qq < QCP, a < NPAD; zero outside NQ and NLOC) into `h`. The
+// loop has a fixed trip count per thread, unrolled by 4, so four entries' reference gradients
+// (from L2: the table outgrows L1 from p = 4 on) are loaded at once rather than one L2 latency
+// per entry — the staging was latency-bound (about 7 entries per thread and pass at p = 5).
 __device__ __forceinline__ void stage_points(const double* __restrict__ tab, const double* __restrict__ jq, int q0,
                                              double* __restrict__ h) {
-    for (int r = threadIdx.x; r < QCP * NPAD; r += blockDim.x) {
+#pragma unroll 4
+    for (int it = 0; it < SITER; ++it) {
+        const int r = threadIdx.x + it * TILED_THREADS;
+        if (SITER * TILED_THREADS > QCP * NPAD && r >= QCP * NPAD) break;
         const int qq = r / NPAD, a = r - qq * NPAD, q = q0 + qq;
         double g[DIM] = {};
         if (q < NQ && a < NLOC) {
@@ -282,61 +297,53 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
     }
 }
 
-// The blocks of a lane's two pairs (a, b0) and (a, b0 + 1) (b0 even), from the moments in
-// accumulator slots 2h and 2h + 1, where on or above the diagonal and inside the element: each row
-// of the two upper blocks is 2·NCOMP contiguous doubles, written as 16-byte stores where both pairs
-// are in (ND even keeps them aligned); then the transposed blocks (b, a), a < b.
-__device__ __forceinline__ void write_two_pairs(double* __restrict__ k, const double* p, int a, int b0, double sa,
-                                                double sb0, double sb1, const double (&acc)[DIM * DIM][4], int h) {
-    const bool in0 = b0 < NLOC && b0 >= a, in1 = b0 + 1 < NLOC && b0 + 1 >= a;
-    double e[2][NCOMP][NCOMP] = {};
+// Writes the blocks of half tile (ta, tb, hh) — pairs (a, b), a = 16·ta + 8·hh + g, b = 8·tb + 2t +
+// v — from the moments in accumulator slots 2·hh + v. The lane's blocks (signed) go to the warp's
+// scratch `ws` as U[NCOMP·g + i][NCOMP·(2t + v) + j]; then the warp writes U's rows where b ≥ a
+// (the upper blocks, rows a·NCOMP + i of the element matrix) and U's columns where b > a (the
+// transposed blocks, rows b·NCOMP + j), each as WR contiguous doubles.
+__device__ __forceinline__ void write_half_tile(double* __restrict__ k, double* __restrict__ ws, const double* p, int ta,
+                                                int tb, int hh, const double (&acc)[DIM * DIM][4],
+                                                const signed char* __restrict__ signs, int has_signs, u64 c) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int a0 = 16 * ta + 8 * hh, b0 = 8 * tb;
+    const int a = a0 + g;
+    const double sa = a < NLOC ? sign_of(signs, has_signs, c, a) : 0.0;
 #pragma unroll
     for (int v = 0; v < 2; ++v) {
-        if (!(v == 0 ? in0 : in1)) continue;
+        const int b = b0 + 2 * t + v;
+        const double s = b < NLOC ? sa * sign_of(signs, has_signs, c, b) : 0.0;
         MomentPair mp;
 #pragma unroll
-        for (int m = 0; m < DIM * DIM; ++m) mp.m[m] = acc[m][2 * h + v];
-        QF::template block<DIM, NCOMP>(p, mp, e[v]);
-        const double s = sa * (v == 0 ? sb0 : sb1);
+        for (int m = 0; m < DIM * DIM; ++m) mp.m[m] = acc[m][2 * hh + v];
+        double e[NCOMP][NCOMP] = {};
+        QF::template block<DIM, NCOMP>(p, mp, e);
 #pragma unroll
         for (int i = 0; i < NCOMP; ++i)
 #pragma unroll
-            for (int j = 0; j < NCOMP; ++j) e[v][i][j] *= s;
+            for (int j = 0; j < NCOMP; ++j) ws[(NCOMP * g + i) * WS + NCOMP * (2 * t + v) + j] = s * e[i][j];
     }
-    if (ND % 2 == 0 && in0 && in1) {
-#pragma unroll
-        for (int i = 0; i < NCOMP; ++i) {
-            double2* row = reinterpret_cast<double2*>(k + (u64)(a * NCOMP + i) * ND + b0 * NCOMP);
-#pragma unroll
-            for (int j = 0; j < NCOMP; ++j) {
-                const double lo = (2 * j < NCOMP) ? e[0][i][2 * j] : e[1][i][2 * j - NCOMP];
-                const double hi = (2 * j + 1 < NCOMP) ? e[0][i][2 * j + 1] : e[1][i][2 * j + 1 - NCOMP];
-                row[j] = make_double2(lo, hi);
-            }
-        }
-    } else {
-#pragma unroll
-        for (int v = 0; v < 2; ++v) {
-            if (!(v == 0 ? in0 : in1)) continue;
-#pragma unroll
-            for (int i = 0; i < NCOMP; ++i)
-#pragma unroll
-                for (int j = 0; j < NCOMP; ++j) k[(u64)(a * NCOMP + i) * ND + (b0 + v) * NCOMP + j] = e[v][i][j];
-        }
+    __syncwarp();
+    // Upper blocks: row a0·NCOMP + lr, columns b0·NCOMP + lc.
+    #pragma unroll 2
+    for (int idx = lane; idx < WR * WR; idx += 32) {
+        const int lr = idx / WR, lc = idx - lr * WR;
+        const int ar = a0 + lr / NCOMP, bc = b0 + lc / NCOMP;
+        if (ar < NLOC && bc < NLOC && bc >= ar) k[(u64)(a0 * NCOMP + lr) * ND + b0 * NCOMP + lc] = ws[lr * WS + lc];
     }
-#pragma unroll
-    for (int v = 0; v < 2; ++v) {
-        const int b = b0 + v;
-        if (!(v == 0 ? in0 : in1) || b == a) continue;
-#pragma unroll
-        for (int j = 0; j < NCOMP; ++j)
-#pragma unroll
-            for (int i = 0; i < NCOMP; ++i) k[(u64)(b * NCOMP + j) * ND + a * NCOMP + i] = e[v][i][j];
+    // Transposed blocks: row b0·NCOMP + tr, columns a0·NCOMP + tc, entry U[tc][tr].
+    #pragma unroll 2
+    for (int idx = lane; idx < WR * WR; idx += 32) {
+        const int tr = idx / WR, tc = idx - tr * WR;
+        const int ar = a0 + tc / NCOMP, bc = b0 + tr / NCOMP;
+        if (ar < NLOC && bc < NLOC && bc > ar) k[(u64)(b0 * NCOMP + tr) * ND + a0 * NCOMP + tc] = ws[tc * WS + tr];
     }
+    __syncwarp();  // the scratch is read before the next half tile overwrites it
 }
 
-// Dynamic shared memory: jq[NQ][JQ] | h[2][DIM][QCP][RS].
-extern "C" __global__ void __launch_bounds__(TILED_WARPS * 32, MIN_BLOCKS) matrices_tiled(
+// Dynamic shared memory: jq[NQ][JQ] | h[2][DIM][QCP][RS], the latter reused after a round's last
+// pass as TILED_WARPS scratch tiles of WR × WS (the host allocates the larger of the two).
+extern "C" __global__ void __launch_bounds__(TILED_THREADS, MIN_BLOCKS) matrices_tiled(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
     const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
     const double* __restrict__ coef, const u64* __restrict__ meta, double* __restrict__ out) {
@@ -346,10 +353,11 @@ extern "C" __global__ void __launch_bounds__(TILED_WARPS * 32, MIN_BLOCKS) matri
     constexpr int HSIZE = DIM * QCP * RS;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;  // fragment group and thread in group
+    double* ws = hbuf + warp * (WR * WS);
     for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
         double xv[NV][DIM];
         load_cell_coords(c, cell_verts, coords, xv);
-        __syncthreads();  // the previous cell's last pass has read jq and h
+        __syncthreads();  // the previous cell's last round has read jq and its scratch
         for (int q = threadIdx.x; q < NQ; q += blockDim.x) {
             double inv[DIM][DIM], det;
             jacobian_at(xv, tab, q, inv, det);
@@ -371,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(TILED_WARPS * 32, MIN_BLOCKS) matri
 #pragma unroll
                 for (int m = 0; m < DIM * DIM; ++m) acc[i][m][0] = acc[i][m][1] = acc[i][m][2] = acc[i][m][3] = 0.0;
             }
-            __syncthreads();  // jq is written
+            __syncthreads();  // jq is written; the previous round's scratch is read
             stage_points(tab, jq, 0, hbuf);
             __syncthreads();
 #pragma unroll 1
@@ -380,21 +388,25 @@ extern "C" __global__ void __launch_bounds__(TILED_WARPS * 32, MIN_BLOCKS) matri
                 const double* h = hbuf + (ch & 1) * HSIZE;
 #pragma unroll 1
                 for (int kq = 0; kq < QCP; kq += MMA_K) {
+                    double fb[TPW][DIM][KS];
 #pragma unroll
-                    for (int i = 0; i < TPW; ++i) {
-                        if (ta[i] < 0) continue;
-                        double fb[DIM][KS];
+                    for (int i = 0; i < TPW; ++i)
 #pragma unroll
                         for (int l = 0; l < DIM; ++l)
 #pragma unroll
-                            for (int j = 0; j < KS; ++j) fb[l][j] = h[(l * QCP + kq + t + 4 * j) * RS + tb[i] * 8 + g];
+                            for (int j = 0; j < KS; ++j) fb[i][l][j] = tb[i] < 0 ? 0.0 : h[(l * QCP + kq + t + 4 * j) * RS + tb[i] * 8 + g];
 #pragma unroll
-                        for (int kk = 0; kk < DIM; ++kk) {
-                            double fa[2 * KS];
+                    for (int kk = 0; kk < DIM; ++kk) {
+                        double fa[2 * KS] = {};
 #pragma unroll
-                            for (int j = 0; j < 2 * KS; ++j) fa[j] = h[(kk * QCP + kq + t + 4 * (j / 2)) * RS + ta[i] * 16 + g + 8 * (j % 2)];
+                        for (int i = 0; i < TPW; ++i) {
+                            if (ta[i] < 0) continue;
+                            if (i == 0 || ta[i] != ta[i - 1]) {
 #pragma unroll
-                            for (int l = 0; l < DIM; ++l) mma16<KS>(acc[i][kk * DIM + l], fa, fb[l]);
+                                for (int j = 0; j < 2 * KS; ++j) fa[j] = h[(kk * QCP + kq + t + 4 * (j / 2)) * RS + ta[i] * 16 + g + 8 * (j % 2)];
+                            }
+#pragma unroll
+                            for (int l = 0; l < DIM; ++l) mma16<KS>(acc[i][kk * DIM + l], fa, fb[i][l]);
                         }
                     }
                 }
@@ -403,14 +415,9 @@ extern "C" __global__ void __launch_bounds__(TILED_WARPS * 32, MIN_BLOCKS) matri
 #pragma unroll
             for (int i = 0; i < TPW; ++i) {
                 if (ta[i] < 0) continue;
-                const int b0 = tb[i] * 8 + 2 * t;
-                const double sb0 = b0 < NLOC ? sign_of(signs, has_signs, c, b0) : 1.0;
-                const double sb1 = b0 + 1 < NLOC ? sign_of(signs, has_signs, c, b0 + 1) : 1.0;
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int a = ta[i] * 16 + g + 8 * h;
-                    if (a < NLOC) write_two_pairs(k, p, a, b0, sign_of(signs, has_signs, c, a), sb0, sb1, acc[i], h);
-                }
+                for (int hh = 0; hh < 2; ++hh)
+                    if (16 * ta[i] + 8 * hh < NLOC) write_half_tile(k, ws, p, ta[i], tb[i], hh, acc[i], signs, has_signs, c);
             }
         }
     }

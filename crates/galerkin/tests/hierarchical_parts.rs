@@ -160,3 +160,53 @@ fn multi_gpu_matrix_matches_the_cpu() {
         assert!(d < 1e-12, "multi-GPU {} matrix differs from the CPU's by {d:e}", scheme.name());
     }
 }
+
+/// The example problem file with a degree per region (`examples/hex-p2-p4-mixed.toml`: degree 4
+/// for x < 1, 2 beyond, on affine bricks), set up as `galerkin run` does.
+fn mixed_example() -> galerkin::problem::run::Setup {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let path = if dir.exists() { dir } else { std::path::PathBuf::from("examples") }.join("hex-p2-p4-mixed.toml");
+    let (_, s) = galerkin::problem::run::setup_file(&path, false).unwrap();
+    let groups = s.space.cell_degrees.as_ref().expect("region_degrees marks the space for grouped integration").summary(1).unwrap();
+    assert_eq!(groups, vec![(2, 27, 20), (4, 27, 50)]);
+    s
+}
+
+/// `[space] region_degrees` in a problem file: the `full` level integrates each degree's cells with
+/// their own element (20 and 50 functions, not 50 everywhere) and the solution is the one the
+/// degree-4 element in every cell gives (the problem path before grouping) to 1e-10.
+#[test]
+fn problem_file_degrees_are_integrated_by_groups() {
+    let s = mixed_example();
+    let grouped = s.problem.solve(AssemblyLevel::Full, &direct()).unwrap().u;
+    let mut plain = (*s.problem.space).clone();
+    plain.cell_degrees = None;
+    let mut problem = s.problem;
+    problem.space = Arc::new(plain);
+    let whole = problem.solve(AssemblyLevel::Full, &direct()).unwrap().u;
+    let d = rel_diff(&whole, &grouped);
+    eprintln!("problem file, grouped vs degree 4 everywhere: relative difference {d:.1e}");
+    assert!(d < 1e-10, "grouped solution differs by {d:e}");
+    assert!(whole.iter().any(|v| v.abs() > 0.1), "the test field is not trivial");
+}
+
+/// The same problem file on the GPU: the grouped `full` matrix (constraints eliminated) equals the
+/// CPU's, and CG on the device reaches the CPU's direct solution.
+#[test]
+fn gpu_problem_file_degrees_match_the_cpu() {
+    use galerkin::operator::Tuning;
+    let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
+    let s = mixed_example();
+    let cpu = s.problem.system(&galerkin::backend::Cpu, AssemblyLevel::Full, Tuning::default()).unwrap();
+    let dev = s.problem.system(&gpu, AssemblyLevel::Full, Tuning::default()).unwrap();
+    let (want, got) = (cpu.matrix_to_host().unwrap().unwrap(), dev.matrix_to_host().unwrap().unwrap());
+    assert_eq!(want.col_idx, got.col_idx);
+    let d = rel_diff(&want.values, &got.values);
+    eprintln!("problem file, grouped matrix GPU vs CPU: relative difference {d:.1e}");
+    assert!(d < 1e-12, "grouped GPU matrix differs from the CPU's by {d:e}");
+    let u_cpu = cpu.solve(&direct()).unwrap().u;
+    let u_gpu = dev.solve(&cg(1e-13)).unwrap().u;
+    let d = rel_diff(&u_cpu, &u_gpu);
+    eprintln!("problem file, grouped solution GPU (CG) vs CPU (direct): relative difference {d:.1e}");
+    assert!(d < 1e-9, "GPU solution differs by {d:e}");
+}

@@ -77,6 +77,45 @@ pub fn cell_subspace(parent: &FunctionSpace, cells: &[usize], element: Option<(A
     Ok(FunctionSpace::from_parts(Arc::new(sub), element, parent.ncomp, dofmap))
 }
 
+/// What the `full` level needs to integrate a variable-degree space by degree groups (set on the
+/// space by [`CellDegrees::attach`]): each cell's degree, the mode set, and the quadrature family
+/// every group takes at its own degree.
+#[derive(Clone, Debug)]
+pub struct CellDegrees {
+    pub degrees: Vec<usize>,
+    pub modes: ModeSet,
+    pub quadrature: QuadratureKind,
+}
+
+impl CellDegrees {
+    /// Marks `space` (built by [`FunctionSpace::hierarchical_variable`] from `degrees`) to be
+    /// integrated by degree groups at the `full` level; checks the degrees against its element.
+    pub fn attach(space: &mut FunctionSpace, degrees: &[usize], modes: ModeSet, quadrature: QuadratureKind) -> Result<()> {
+        let pmax = degrees.iter().copied().max().unwrap_or(1);
+        let top = HierarchicalHex::new(pmax, modes)?;
+        if degrees.len() != space.mesh.num_cells() || top.ndofs() != space.dofmap.nodes_per_cell {
+            return Err(Error::invalid(format!(
+                "degree groups: {} degrees for {} cells, and a degree-{pmax} {modes:?} element of {} functions for a space of {}",
+                degrees.len(),
+                space.mesh.num_cells(),
+                top.ndofs(),
+                space.dofmap.nodes_per_cell
+            )));
+        }
+        space.cell_degrees = Some(Arc::new(CellDegrees { degrees: degrees.to_vec(), modes, quadrature }));
+        Ok(())
+    }
+
+    /// (degree, cells, element matrix size) per group, lowest degree first, for `ncomp` components.
+    pub fn summary(&self, ncomp: usize) -> Result<Vec<(usize, usize, usize)>> {
+        let mut by_degree: std::collections::BTreeMap<usize, usize> = Default::default();
+        for &p in &self.degrees {
+            *by_degree.entry(p).or_default() += 1;
+        }
+        by_degree.into_iter().map(|(p, n)| Ok((p, n, HierarchicalHex::new(p, self.modes)?.ndofs() * ncomp))).collect()
+    }
+}
+
 /// The cells of one degree of a variable-degree space, as a space with that degree's element.
 pub struct DegreeGroup {
     pub degree: usize,

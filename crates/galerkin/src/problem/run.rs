@@ -281,7 +281,14 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
         match &pf.space.region_degrees {
             Some(map) => {
                 let degrees = cell_degrees(&mesh, pf.space.degree, map)?;
-                FunctionSpace::hierarchical_variable(mesh, &degrees, pf.space.modes.unwrap_or_default(), ncomp).map_err(unsupported)?
+                let modes = pf.space.modes.unwrap_or_default();
+                let mut space = FunctionSpace::hierarchical_variable(mesh, &degrees, modes, ncomp).map_err(unsupported)?;
+                // The full level integrates each degree's cells with their own element and rule
+                // (a fixed quadrature degree asks for one rule everywhere: no groups).
+                if pf.assembly.quadrature_degree.is_none() {
+                    crate::operator::degree_groups::CellDegrees::attach(&mut space, &degrees, modes, pf.assembly.quadrature)?;
+                }
+                space
             }
             None => FunctionSpace::hierarchical(mesh, pf.space.degree, pf.space.modes.unwrap_or_default(), ncomp).map_err(unsupported)?,
         }
@@ -311,6 +318,12 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
     }
     notes.retain(|n| !n.is_empty());
     Ok(Setup { space, problem, config, mesh_s, mesh_parts, space_s, notes, faults, memory: estimate })
+}
+
+/// The report's line on a matrix integrated by degree groups: (degree, cells, element size) each.
+fn degree_groups_note(groups: &[(usize, usize, usize)]) -> String {
+    let parts: Vec<String> = groups.iter().map(|(p, n, k)| format!("p = {p}: {n} cells ({k}×{k})")).collect();
+    format!("integrated by degree groups: {}", parts.join(", "))
 }
 
 /// The degree of every cell from `[space] region_degrees` (region tag numbers or names).
@@ -394,6 +407,9 @@ fn run_from(pf: &ProblemFile, base: &Path, opts: &RunOptions, t_start: Instant) 
         AnyBackend::Cuda(be) => solve_on(be.as_ref(), pf, &problem, level, tuning, &config, &faults, &mut notes, done)?,
     };
     faults.check_none()?;
+    if let (crate::operator::AssemblyLevel::Full, Some(cd)) = (level, &space.cell_degrees) {
+        notes.push(degree_groups_note(&cd.summary(ncomp)?));
+    }
     if remove_mean {
         let mean = nullspace::mean_value(&space, &sol.u)?;
         sol.u.iter_mut().for_each(|v| *v -= mean);

@@ -23,6 +23,10 @@ pub struct FunctionSpace {
     /// Nodes held at zero: the modes a variable-degree hierarchical space drops (above the degree
     /// of their entity by the minimum rule). Empty for every other space.
     pub frozen: Vec<usize>,
+    /// Each cell's own degree, where the `full` level should integrate a variable-degree
+    /// hierarchical space group by group ([`crate::operator::degree_groups::CellDegrees`]); `None`
+    /// integrates every cell with the space's element.
+    pub cell_degrees: Option<Arc<crate::operator::degree_groups::CellDegrees>>,
     /// Unique per constructed space (clones share it): with the node list's address it tells the
     /// GPU backend's device copy of this dof map from another's ([`Self::uid`]).
     uid: u64,
@@ -41,7 +45,7 @@ impl FunctionSpace {
     pub fn from_parts(mesh: Arc<Mesh>, element: Arc<dyn FiniteElement>, ncomp: usize, dofmap: DofMap) -> Self {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let uid = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        FunctionSpace { mesh, element, ncomp, dofmap, frozen: Vec::new(), uid }
+        FunctionSpace { mesh, element, ncomp, dofmap, frozen: Vec::new(), cell_degrees: None, uid }
     }
 
     /// This space's identity (unique per constructed space; clones share it).

@@ -252,7 +252,10 @@ impl FeBackend for Cpu {
     fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<Cpu>>> {
         check_signed(level, input)?;
         Ok(match level {
-            AssemblyLevel::Full => Box::new(full::cpu::CpuFull::build(input)?),
+            AssemblyLevel::Full => match full::grouped::CpuGrouped::try_build(input)? {
+                Some(grouped) => Box::new(grouped),
+                None => Box::new(full::cpu::CpuFull::build(input)?),
+            },
             AssemblyLevel::Element => Box::new(element::cpu::ElementMatrices::assemble(input)?),
             AssemblyLevel::Partial => Box::new(partial::cpu::MatFree::build(input, partial::Pointwise::Stored)?),
             AssemblyLevel::None => none::cpu::build(input)?,
@@ -276,7 +279,10 @@ impl FeBackend for CudaBackend {
     fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<CudaBackend>>> {
         check_signed(level, input)?;
         Ok(match level {
-            AssemblyLevel::Full => Box::new(full::cuda::GpuFull::build(self, input)?),
+            AssemblyLevel::Full => match full::grouped::GpuGrouped::try_build(self, input)? {
+                Some(grouped) => Box::new(grouped),
+                None => Box::new(full::cuda::GpuFull::build(self, input)?),
+            },
             AssemblyLevel::Element => Box::new(element::cuda::DeviceElementMatrices::build(self, input)?),
             AssemblyLevel::Partial => match partial::hex_cuda::try_build(self, input, partial::Pointwise::Stored)? {
                 Some(hex) => Box::new(hex),

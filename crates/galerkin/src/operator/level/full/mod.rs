@@ -2,6 +2,7 @@
 //! with the patch lists of [`patches`]).
 pub mod cpu;
 pub mod cuda;
+pub mod grouped;
 pub mod parts;
 pub mod patches;
 pub mod pattern_cuda;

@@ -110,6 +110,24 @@ impl PartsAssembler {
         self.sum(be)
     }
 
+    /// The summed matrix on the device.
+    pub fn matrix(&self) -> &crate::backend::cuda::DeviceCsr {
+        &self.parts[0].target.matrix
+    }
+
+    pub fn matrix_mut(&mut self) -> &mut crate::backend::cuda::DeviceCsr {
+        &mut self.parts[0].target.matrix
+    }
+
+    /// Frees every part's stored element matrices (after [`Self::assemble`], where the matrix is
+    /// all that is kept); integrating again needs a new assembler.
+    pub fn release_matrices(&mut self, be: &CudaBackend) -> Result<()> {
+        for p in &mut self.parts {
+            p.mats = be.alloc::<f64>(1)?;
+        }
+        Ok(())
+    }
+
     /// The summed matrix on the host.
     pub fn matrix_to_host(&self, be: &CudaBackend) -> Result<CsrMatrix> {
         self.parts[0].target.matrix.to_host(be)
