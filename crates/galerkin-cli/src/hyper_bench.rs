@@ -31,3 +31,11 @@ pub fn run(cfg: &HyperBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin
     })?;
     Ok(())
 }
+
+/// `galerkin bench --hyper-kernel-sweep`: prints each variant's line.
+pub fn sweep(cfg: &HyperBenchConfig) -> galerkin::Result<()> {
+    let Some((be, copy)) = crate::gpu_with_banner(true)? else {
+        return Err(galerkin::Error::Unsupported("--hyper-kernel-sweep needs a GPU".into()));
+    };
+    bench::kernel_sweep(cfg, &be, copy, |line| say!("{line}"))
+}

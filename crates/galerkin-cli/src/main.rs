@@ -157,6 +157,14 @@ enum Command {
         /// --cpu1-max-dofs, all threads up to --cpu-max-dofs, the GPU with --gpu.
         #[arg(long)]
         hyperelastic: bool,
+        /// Hyperelasticity's GPU kernel alone instead: its variants (trivial law, no scatter,
+        /// launch shapes) timed at --dofs with --law, to see what bounds it (needs a GPU).
+        #[arg(long)]
+        hyper_kernel_sweep: bool,
+        /// --hyperelastic: the separate linear solve at the converged state up to this many
+        /// unknowns only (the Newton run's solves are timed at every size).
+        #[arg(long, default_value_t = usize::MAX)]
+        solve_max_dofs: usize,
         /// --hyperelastic: the law.
         #[arg(long, default_value = "usyk")]
         law: String,
@@ -444,8 +452,12 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             };
             hex_bench::dispatch(&cfg, mixed.as_deref(), multi_gpu, json)
         }
-        Command::Bench { hyperelastic: true, dofs, degrees, law, cpu_max_dofs, cpu1_max_dofs, runs, gpu, json, .. } => {
-            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs, cpu1_max_dofs, runs };
+        Command::Bench { hyper_kernel_sweep: true, dofs, degrees, law, runs, .. } => {
+            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs: 0, cpu1_max_dofs: 0, runs, solve_max_dofs: 0 };
+            hyper_bench::sweep(&cfg)
+        }
+        Command::Bench { hyperelastic: true, dofs, degrees, law, cpu_max_dofs, cpu1_max_dofs, runs, gpu, json, solve_max_dofs, .. } => {
+            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs, cpu1_max_dofs, runs, solve_max_dofs };
             hyper_bench::run(&cfg, gpu, json)
         }
         Command::Bench { heat: true, dofs, steps, levels, cpu_max_dofs, runs, gpu, json, .. } => {

@@ -1,24 +1,29 @@
 // Hyperelastic residual and consistent Jacobian, integrated per cell on the GPU and summed with
 // atomic adds into the residual vector and the CSR values of the Jacobian (`src/hyperelastic/cuda.rs`),
-// in one launch over every cell. A group of GT threads (whole warps) integrates one cell, CPB cells
-// per block. Quadrature points are taken QB at a time; for each chunk, with a block barrier between
-// phases:
-//   G  one thread per (cell, point) of the block: the geometry Jacobian, w = weight·|det|, M = J⁻¹ R
-//      (R the material frame); then one per (cell, point, node): the rotated gradients g'_j = Mᵀ ∇_ξ φ_j;
-//   L  one thread per (cell, point): F' = R + Σ_j u_j ⊗ g'_j, the law ONCE (`hyperelastic_law.cuh`):
-//      S and ℂ = ∂S/∂E into shared memory, P = F S (a warp evaluates up to 32 points of several cells);
-//   A  one thread per (cell, point, J, L): the tangent 𝔸_iJkL = F_iI ℂ_IJKL F_kK + δ_ik S_JL in place (each
-//      (J, L) slice of ℂ is a 3×3 matrix mapped to itself);
-//   K  one thread per Jacobian column (node j, component b) of the cell: y_aA = w Σ_B 𝔸_aAbB g'_jB, then
-//      K_(i,a),(j,b) += Σ_A g'_iA y_aA for every row (i, a) in registers (g'_i read by every thread
-//      alike: a shared-memory broadcast), and r_(j,b) += w Σ_B P_bB g'_jB.
-// At the end each column thread adds its 3·NLOC entries at the CSR positions found once on the host
-// (rank of node j among node i's column nodes).
+// in one launch over every cell. A group of GT threads integrates one cell, CPB cells per block.
+// Quadrature points are taken QB at a time; for each chunk, with a block barrier between phases
+// that run over the block's (cell, point, ...) items:
+//   G  per (cell, point): the geometry Jacobian, w = weight·|det|, M = J⁻¹ R (R the material frame);
+//      then per (cell, point, node): the rotated gradients g'_j = Mᵀ ∇_ξ φ_j;
+//   L  per (cell, point): F' = R + Σ_j u_j ⊗ g'_j, the law ONCE (`hyperelastic_law.cuh`): S, P = F S
+//      and the 22-number form of ℂ (never its 81 entries) into shared memory;
+//   A  per (cell, point, J ≤ L): the (J, L) slice of ℂ from its form, pushed forward to
+//      𝔸_iJkL = F_iI ℂ_IJKL F_kK + δ_ik S_JL, stored with its transpose 𝔸_kLiJ (major symmetry: 6
+//      threads per point do the 9 slices);
+//   K  per column pair: the element matrix is symmetric, so a thread owns the columns j₁ = p and
+//      j₂ = NLOC−1−p of one component b and accumulates, in registers, the rows (i, a) with i ≤ j of
+//      each — NLOC + 1 node rows, the same for every thread (balanced), about 0.6 of the full
+//      matrix's work: y_aA = w Σ_B 𝔸_aAbB g'_jB, then K_(i,a),(j,b) += Σ_A g'_iA y_aA; and
+//      r_(j,b) += w Σ_B P_bB g'_jB.
+// At the end each column thread adds its entries, and the transposes of those with i < j, at the CSR
+// positions found once on the host (rank of node j among node i's column nodes): every entry of the
+// element matrix once.
 //
 // Defines: DIM (3, or 2 for plane strain), NLOC (nodes per cell), NQ (quadrature points), NV
-// (geometry vertices), AFFINE (one Jacobian per cell), LAW, GT (threads per cell, ≥ DIM·NLOC, whole
-// warps), CPB (cells per block), QB (points per chunk; the host sizes CPB·QB to the static
-// shared-memory limit). Table layout: ∇_ξ φ [NQ][NLOC][3] | ∇_ξ geometry [NQ][NV][3] | w [NQ].
+// (geometry vertices), AFFINE (one Jacobian per cell), LAW, GT (threads per cell, ≥ DIM·⌈NLOC/2⌉),
+// CPB (cells per block), QB (points per chunk; the host sizes CPB·QB to the static shared-memory
+// limit). Table layout: ∇_ξ φ [NQ][NLOC][3] | ∇_ξ geometry [NQ][NV][3] | w [NQ].
+// HK_NO_SCATTER (the kernel sweep only): no atomic adds, one plain store per thread (timing).
 //
 // Plane strain (DIM = 2) runs the same 3D arithmetic on the embedded problem: the third reference
 // and physical gradient components are zero, the geometry Jacobian gets J₃₃ = 1, u₃ = 0, the frame
@@ -28,7 +33,8 @@
 #ifndef DIM
 #define DIM 3
 #endif
-#define NCOL (DIM * NLOC)
+#define NPAIR ((NLOC + 1) / 2)
+#define NCT (DIM * NPAIR)
 #define NCHUNK ((NQ + QB - 1) / QB)
 
 extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
@@ -40,13 +46,13 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
     __shared__ double s_u[CPB][NLOC][3];
     __shared__ double s_rot[CPB][9];
     __shared__ u32 s_node[CPB][NLOC];
-    __shared__ double s_m[CPB][QB][9];
     __shared__ double s_w[CPB][QB];
     __shared__ double s_g[CPB][QB][NLOC][3];
-    __shared__ double s_a[CPB][QB][81];
+    __shared__ double s_a[CPB][QB][81];  // M = J⁻¹R in its first 9 until phase A overwrites it with 𝔸
     __shared__ double s_f[CPB][QB][9];
     __shared__ double s_s[CPB][QB][9];
     __shared__ double s_p[CPB][QB][9];
+    __shared__ double s_c[CPB][QB][HL_FORM];
     const double* gref = tab;
     const double* ggeo = tab + NQ * NLOC * 3;
     const double* wq = ggeo + NQ * NV * 3;
@@ -62,21 +68,20 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
         }
         for (int k = lane; k < 9; k += GT) s_rot[grp][k] = has_frames ? frames[c * 9 + k] : (k % 4 == 0 ? 1.0 : 0.0);
     }
-    // This thread's Jacobian column (node j, component b).
-    const int j = lane / DIM, b = lane % DIM;
-    const bool col = live && lane < NCOL;
-    double racc = 0.0;
-    double kacc[NLOC][DIM];
+    // This thread's column pair (j1 ≤ j2, equal for the middle node of an odd NLOC) and component b.
+    const int j1 = lane / DIM, j2 = NLOC - 1 - j1, b = lane % DIM;
+    const bool col = live && lane < NCT;
+    double r1 = 0.0, r2 = 0.0;
+    // Row t ≤ j1: node t of column j1; row t > j1: node t − j1 − 1 of column j2.
+    double kacc[NLOC + 1][DIM];
 #pragma unroll
-    for (int i = 0; i < NLOC; ++i)
+    for (int t = 0; t <= NLOC; ++t)
 #pragma unroll
-        for (int a = 0; a < DIM; ++a) kacc[i][a] = 0.0;
+        for (int a = 0; a < DIM; ++a) kacc[t][a] = 0.0;
     for (int ch = 0; ch < NCHUNK; ++ch) {
         const int q0 = ch * QB;
         const int nq = NQ - q0 < QB ? NQ - q0 : QB;
         __syncthreads();  // the gather, or the previous chunk's readers, are done
-        // The pointwise phases run over the block's (cell, point) pairs, so a warp evaluates the law
-        // at up to 32 points of several cells instead of NQ points of one.
         for (int k = threadIdx.x; k < CPB * nq; k += GT * CPB) {
             const int e = k / nq, t = k % nq, qg = AFFINE ? 0 : q0 + t;
             if ((u64)blockIdx.x * CPB + e >= ncells) continue;
@@ -110,14 +115,14 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
             for (int m = 0; m < 3; ++m)
 #pragma unroll
                 for (int A = 0; A < 3; ++A)
-                    s_m[e][t][m * 3 + A] = inv[m][0] * s_rot[e][A] + inv[m][1] * s_rot[e][3 + A] + inv[m][2] * s_rot[e][6 + A];
+                    s_a[e][t][m * 3 + A] = inv[m][0] * s_rot[e][A] + inv[m][1] * s_rot[e][3 + A] + inv[m][2] * s_rot[e][6 + A];
         }
         __syncthreads();
         for (int k = threadIdx.x; k < CPB * nq * NLOC; k += GT * CPB) {
             const int e = k / (nq * NLOC), t = (k / NLOC) % nq, jj = k % NLOC;
             if ((u64)blockIdx.x * CPB + e >= ncells) continue;
             const double* gr = gref + ((q0 + t) * NLOC + jj) * 3;
-            const double* m = s_m[e][t];
+            const double* m = s_a[e][t];
 #pragma unroll
             for (int A = 0; A < 3; ++A) s_g[e][t][jj][A] = gr[0] * m[A] + gr[1] * m[3 + A] + gr[2] * m[6 + A];
         }
@@ -135,7 +140,7 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
                 for (int a = 0; a < 3; ++a)
 #pragma unroll
                     for (int A = 0; A < 3; ++A) f[a][A] += s_u[e][jj][a] * s_g[e][t][jj][A];
-            hl_pk2(prm, f, s, s_a[e][t]);
+            hl_point(prm, f, s, s_c[e][t]);
 #pragma unroll
             for (int a = 0; a < 3; ++a)
 #pragma unroll
@@ -147,16 +152,16 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
         }
         __syncthreads();
         if (want_k)
-            for (int k = threadIdx.x; k < CPB * nq * 9; k += GT * CPB) {
-                const int e = k / (nq * 9), t = (k / 9) % nq, J = (k % 9) / 3, L = k % 3;
+            for (int k = threadIdx.x; k < CPB * nq * 6; k += GT * CPB) {
+                const int e = k / (nq * 6), t = (k / 6) % nq, sl = k % 6;
                 if ((u64)blockIdx.x * CPB + e >= ncells) continue;
+                // (J, L) with J ≤ L: 00 01 02 11 12 22
+                const int J = sl < 3 ? 0 : (sl < 5 ? 1 : 2);
+                const int L = sl < 3 ? sl : (sl < 5 ? sl - 2 : 2);
                 double* a = s_a[e][t];
                 const double* f = s_f[e][t];
                 double cm[3][3], tm[3][3];
-#pragma unroll
-                for (int I = 0; I < 3; ++I)
-#pragma unroll
-                    for (int K = 0; K < 3; ++K) cm[I][K] = a[T4(I, J, K, L)];
+                hl_slice(prm, s_c[e][t], J, L, cm);
 #pragma unroll
                 for (int i = 0; i < 3; ++i)
 #pragma unroll
@@ -165,44 +170,74 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
 #pragma unroll
                 for (int i = 0; i < 3; ++i)
 #pragma unroll
-                    for (int kk = 0; kk < 3; ++kk)
-                        a[T4(i, J, kk, L)] = tm[i][0] * f[kk * 3] + tm[i][1] * f[kk * 3 + 1] + tm[i][2] * f[kk * 3 + 2] + (i == kk ? sjl : 0.0);
+                    for (int kk = 0; kk < 3; ++kk) {
+                        const double v = tm[i][0] * f[kk * 3] + tm[i][1] * f[kk * 3 + 1] + tm[i][2] * f[kk * 3 + 2] + (i == kk ? sjl : 0.0);
+                        a[T4(i, J, kk, L)] = v;
+                        if (J != L) a[T4(kk, L, i, J)] = v;
+                    }
             }
         __syncthreads();
         if (col)
             for (int t = 0; t < nq; ++t) {
                 const double w = s_w[grp][t];
                 const double* g = &s_g[grp][t][0][0];
-                const double gj0 = g[j * 3], gj1 = g[j * 3 + 1], gj2 = g[j * 3 + 2];
+                const double g10 = g[j1 * 3], g11 = g[j1 * 3 + 1], g12 = g[j1 * 3 + 2];
+                const double g20 = g[j2 * 3], g21 = g[j2 * 3 + 1], g22 = g[j2 * 3 + 2];
                 const double* p = s_p[grp][t];
-                racc += w * (p[b * 3] * gj0 + p[b * 3 + 1] * gj1 + p[b * 3 + 2] * gj2);
+                r1 += w * (p[b * 3] * g10 + p[b * 3 + 1] * g11 + p[b * 3 + 2] * g12);
+                r2 += w * (p[b * 3] * g20 + p[b * 3 + 1] * g21 + p[b * 3 + 2] * g22);
                 if (want_k) {
                     const double* a = s_a[grp][t];
-                    double y[DIM][3];
+                    double y1[DIM][3], y2[DIM][3];
 #pragma unroll
                     for (int aa = 0; aa < DIM; ++aa)
 #pragma unroll
-                        for (int A = 0; A < 3; ++A) y[aa][A] = w * (a[T4(aa, A, b, 0)] * gj0 + a[T4(aa, A, b, 1)] * gj1 + a[T4(aa, A, b, 2)] * gj2);
+                        for (int A = 0; A < 3; ++A) {
+                            const double a0 = w * a[T4(aa, A, b, 0)], a1 = w * a[T4(aa, A, b, 1)], a2 = w * a[T4(aa, A, b, 2)];
+                            y1[aa][A] = a0 * g10 + a1 * g11 + a2 * g12;
+                            y2[aa][A] = a0 * g20 + a1 * g21 + a2 * g22;
+                        }
 #pragma unroll
-                    for (int i = 0; i < NLOC; ++i) {
+                    for (int tt = 0; tt <= NLOC; ++tt) {
+                        const bool first = tt <= j1;
+                        const int i = first ? tt : tt - j1 - 1;
                         const double gi0 = g[i * 3], gi1 = g[i * 3 + 1], gi2 = g[i * 3 + 2];
 #pragma unroll
-                        for (int aa = 0; aa < DIM; ++aa) kacc[i][aa] += gi0 * y[aa][0] + gi1 * y[aa][1] + gi2 * y[aa][2];
+                        for (int aa = 0; aa < DIM; ++aa)
+                            kacc[tt][aa] += gi0 * (first ? y1[aa][0] : y2[aa][0]) + gi1 * (first ? y1[aa][1] : y2[aa][1]) +
+                                            gi2 * (first ? y1[aa][2] : y2[aa][2]);
                     }
                 }
             }
     }
     if (col) {
-        atomicAdd(&r[(u64)s_node[grp][j] * DIM + b], racc);
+#ifdef HK_NO_SCATTER
+        double sum = r1 + r2;
+#pragma unroll
+        for (int tt = 0; tt <= NLOC; ++tt)
+#pragma unroll
+            for (int aa = 0; aa < DIM; ++aa) sum += kacc[tt][aa];
+        if (want_k) vals[c * NCT + lane] = sum;
+        else r[lane] = sum;
+#else
+        atomicAdd(&r[(u64)s_node[grp][j1] * DIM + b], r1);
+        if (j2 != j1) atomicAdd(&r[(u64)s_node[grp][j2] * DIM + b], r2);
         if (want_k) {
 #pragma unroll
-            for (int i = 0; i < NLOC; ++i) {
-                const u64 ni = s_node[grp][i];
-                const u64 rk = kpos[(c * NLOC + i) * NLOC + j];
+            for (int tt = 0; tt <= NLOC; ++tt) {
+                const bool first = tt <= j1;
+                if (!first && j2 == j1) continue;
+                const int j = first ? j1 : j2, i = first ? tt : tt - j1 - 1;
+                const u64 ni = s_node[grp][i], nj = s_node[grp][j];
+                const u64 rij = kpos[(c * NLOC + i) * NLOC + j], rji = kpos[(c * NLOC + j) * NLOC + i];
 #pragma unroll
-                for (int aa = 0; aa < DIM; ++aa) atomicAdd(&vals[row_ptr[ni * DIM + aa] + rk * DIM + b], kacc[i][aa]);
+                for (int aa = 0; aa < DIM; ++aa) {
+                    atomicAdd(&vals[row_ptr[ni * DIM + aa] + rij * DIM + b], kacc[tt][aa]);
+                    if (i != j) atomicAdd(&vals[row_ptr[nj * DIM + b] + rji * DIM + aa], kacc[tt][aa]);
+                }
             }
         }
+#endif
     }
 }
 

@@ -3,7 +3,11 @@
 // isotropic Fung law of Guccione/Usyk); prm holds its parameters in the order of `Law::params`:
 // (λ, μ) or (C, b_f, b_t, b_fs, κ). Fourth-order tensors are t[((i·3 + j)·3 + k)·3 + l]. The
 // push-forward of `Law::first_piola` (P = F S, 𝔸 = F ℂ Fᵀ + δ S) is done by `hyperelastic.cu` in
-// parallel, one thread per (J, L) slice of ℂ, so the law here stops at S and ℂ (`hl_pk2`).
+// parallel, one thread per (J, L) slice of ℂ, so the law here stops at S and the form of ℂ
+// (`hl_point`), and `hl_slice` gives one slice of ℂ from it. The arithmetic of ℂ is regrouped
+// (law.rs sums 81 entries term by term): the values agree to rounding.
+// HK_TRIVIAL_LAW (the kernel sweep of `galerkin bench --hyper-kernel-sweep` only) replaces the law
+// by S = E, ℂ = 𝕀 to time the kernel without it.
 #ifndef LAW
 #error "LAW must be defined (0 svk, 1 neo-hookean, 2 usyk)"
 #endif
@@ -15,22 +19,29 @@ __device__ __forceinline__ double hl_det3(const double a[3][3]) {
            a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
 }
 
-// S += a X + b I, C += c X⊗X + e (X_IK X_JL + X_IL X_JK)
-__device__ __forceinline__ void hl_add_iso(double s[3][3], double* t, const double x[3][3], double a, double b, double c, double e) {
+// The tangent ℂ of every law has one shape, so the law stores a 22-number form per point instead
+// of 81 entries, and the threads that push ℂ forward read their slices from it (`hl_slice`):
+//   ℂ_IJKL = c₁ X_IJ X_KL + e₁ (X_IK X_JL + X_IL X_JK) + c₂ Y_IJ Y_KL + h B_IJ (δ_IK δ_JL + δ_IL δ_JK)
+// (St. Venant–Kirchhoff: X = I, c₁ = λ, e₁ = μ; neo-Hookean: X = C⁻¹, c₁ = λ, e₁ = μ − λ ln J; the
+// Fung law: X = C⁻¹, c₁ = κ, e₁ = −κ ln J, Y = B∘E, c₂ = 2C e^Q, h = ½ C e^Q, B its weights).
+// Layout: X [0, 9), Y [9, 18), c₁, e₁, c₂, h.
+#define HL_FORM 22
+
+// S += a X + b I
+__device__ __forceinline__ void hl_add_s(double s[3][3], const double x[3][3], double a, double b) {
 #pragma unroll
     for (int i = 0; i < 3; ++i)
 #pragma unroll
-        for (int j = 0; j < 3; ++j) {
-            s[i][j] += a * x[i][j] + (i == j ? b : 0.0);
-#pragma unroll
-            for (int k = 0; k < 3; ++k)
-#pragma unroll
-                for (int l = 0; l < 3; ++l) t[T4(i, j, k, l)] += c * x[i][j] * x[k][l] + e * (x[i][k] * x[j][l] + x[i][l] * x[j][k]);
-        }
+        for (int j = 0; j < 3; ++j) s[i][j] += a * x[i][j] + (i == j ? b : 0.0);
 }
 
-// S(F) and C = ∂S/∂E; non-finite where the law is undefined (J ≤ 0).
-__device__ void hl_pk2(const double* __restrict__ prm, const double f[3][3], double s[3][3], double* t) {
+// The Fung law's weight B_IJ.
+__device__ __forceinline__ double hl_b(const double* __restrict__ prm, int i, int j) {
+    return i == 0 && j == 0 ? prm[1] : (i == 0 || j == 0 ? prm[3] : prm[2]);
+}
+
+// S(F) and ℂ's form (above) at one point; non-finite where the law is undefined (J ≤ 0).
+__device__ void hl_point(const double* __restrict__ prm, const double f[3][3], double s[3][3], double* form) {
     double cm[3][3];
 #pragma unroll
     for (int i = 0; i < 3; ++i)
@@ -39,6 +50,17 @@ __device__ void hl_pk2(const double* __restrict__ prm, const double f[3][3], dou
             cm[i][k] = f[0][i] * f[0][k] + f[1][i] * f[1][k] + f[2][i] * f[2][k];
             s[i][k] = 0.0;
         }
+#pragma unroll
+    for (int m = 9; m < HL_FORM; ++m) form[m] = 0.0;
+#ifdef HK_TRIVIAL_LAW
+#pragma unroll
+    for (int m = 0; m < 9; ++m) {
+        form[m] = m % 4 == 0 ? 1.0 : 0.0;
+        s[m / 3][m % 3] = 0.5 * (cm[m / 3][m % 3] - form[m]);
+    }
+    form[19] = 0.5;
+    return;
+#endif
 #if LAW != 1
     double e[3][3];  // Green–Lagrange strain (neo-Hookean needs only C)
 #pragma unroll
@@ -46,15 +68,14 @@ __device__ void hl_pk2(const double* __restrict__ prm, const double f[3][3], dou
 #pragma unroll
         for (int k = 0; k < 3; ++k) e[i][k] = 0.5 * (cm[i][k] - (i == k ? 1.0 : 0.0));
 #endif
-#pragma unroll
-    for (int m = 0; m < 81; ++m) t[m] = 0.0;
 #if LAW == 0
     const double lambda = prm[0], mu = prm[1];
     const double tr = e[0][0] + e[1][1] + e[2][2];
-    hl_add_iso(s, t, e, 2.0 * mu, lambda * tr, 0.0, 0.0);
-    const double id[3][3] = {{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, {0.0, 0.0, 1.0}};
-    double dummy[3][3] = {{0.0}};
-    hl_add_iso(dummy, t, id, 0.0, 0.0, lambda, mu);
+    hl_add_s(s, e, 2.0 * mu, lambda * tr);
+#pragma unroll
+    for (int m = 0; m < 9; ++m) form[m] = m % 4 == 0 ? 1.0 : 0.0;
+    form[18] = lambda;
+    form[19] = mu;
 #else
     const double j = hl_det3(f);
     if (!(j > 0.0) || !isfinite(j)) {
@@ -62,7 +83,7 @@ __device__ void hl_pk2(const double* __restrict__ prm, const double f[3][3], dou
         for (int i = 0; i < 3; ++i)
 #pragma unroll
             for (int k = 0; k < 3; ++k) s[i][k] = nan("");
-        for (int m = 0; m < 81; ++m) t[m] = nan("");
+        for (int m = 0; m < HL_FORM; ++m) form[m] = nan("");
         return;
     }
     const double r = 1.0 / (j * j);
@@ -76,39 +97,55 @@ __device__ void hl_pk2(const double* __restrict__ prm, const double f[3][3], dou
     ci[2][0] = (cm[1][0] * cm[2][1] - cm[1][1] * cm[2][0]) * r;
     ci[2][1] = (cm[0][1] * cm[2][0] - cm[0][0] * cm[2][1]) * r;
     ci[2][2] = (cm[0][0] * cm[1][1] - cm[0][1] * cm[1][0]) * r;
+#pragma unroll
+    for (int m = 0; m < 9; ++m) form[m] = ci[m / 3][m % 3];
     const double lj = log(j);
 #if LAW == 1
     const double lambda = prm[0], mu = prm[1];
-    hl_add_iso(s, t, ci, lambda * lj - mu, mu, lambda, mu - lambda * lj);
+    hl_add_s(s, ci, lambda * lj - mu, mu);
+    form[18] = lambda;
+    form[19] = mu - lambda * lj;
 #else
-    const double c = prm[0], bf = prm[1], bt = prm[2], bfs = prm[3], kappa = prm[4];
-    hl_add_iso(s, t, ci, kappa * lj, 0.0, kappa, -kappa * lj);
-    const double b[3][3] = {{bf, bfs, bfs}, {bfs, bt, bt}, {bfs, bt, bt}};
+    const double c = prm[0], kappa = prm[4];
+    hl_add_s(s, ci, kappa * lj, 0.0);
+    form[18] = kappa;
+    form[19] = -kappa * lj;
     double q = 0.0;
 #pragma unroll
     for (int i = 0; i < 3; ++i)
 #pragma unroll
-        for (int k = 0; k < 3; ++k) q += b[i][k] * e[i][k] * e[i][k];
+        for (int k = 0; k < 3; ++k) q += hl_b(prm, i, k) * e[i][k] * e[i][k];
     const double eq = c * exp(q);
-    double be[3][3];
 #pragma unroll
     for (int i = 0; i < 3; ++i)
 #pragma unroll
         for (int k = 0; k < 3; ++k) {
-            be[i][k] = b[i][k] * e[i][k];
-            s[i][k] += eq * be[i][k];
+            const double be = hl_b(prm, i, k) * e[i][k];
+            form[9 + i * 3 + k] = be;
+            s[i][k] += eq * be;
         }
+    form[20] = 2.0 * eq;
+    form[21] = 0.5 * eq;
+#endif
+#endif
+}
+
+// The (J, L) slice of ℂ from its form: cm[I][K] = ℂ_IJKL.
+__device__ __forceinline__ void hl_slice(const double* __restrict__ prm, const double* form, int jj, int l, double cm[3][3]) {
+    const double c1 = form[18], e1 = form[19];
+    const double* x = form;
+#if LAW == 2
+    const double c2 = form[20], h = form[21];
+    const double* y = form + 9;
+#endif
 #pragma unroll
     for (int i = 0; i < 3; ++i)
 #pragma unroll
-        for (int jj = 0; jj < 3; ++jj)
-#pragma unroll
-            for (int k = 0; k < 3; ++k)
-#pragma unroll
-                for (int l = 0; l < 3; ++l) {
-                    const double sym = 0.5 * b[i][jj] * ((i == k && jj == l ? 1.0 : 0.0) + (i == l && jj == k ? 1.0 : 0.0));
-                    t[T4(i, jj, k, l)] += eq * (2.0 * be[i][jj] * be[k][l] + sym);
-                }
+        for (int k = 0; k < 3; ++k) {
+            double v = c1 * x[i * 3 + jj] * x[k * 3 + l] + e1 * (x[i * 3 + k] * x[jj * 3 + l] + x[i * 3 + l] * x[jj * 3 + k]);
+#if LAW == 2
+            v += c2 * y[i * 3 + jj] * y[k * 3 + l] + h * hl_b(prm, i, jj) * ((i == k && jj == l ? 1.0 : 0.0) + (i == l && jj == k ? 1.0 : 0.0));
 #endif
-#endif
+            cm[i][k] = v;
+        }
 }

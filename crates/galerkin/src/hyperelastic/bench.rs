@@ -8,7 +8,8 @@
 //! assembly is set against its bytes-moved floor: what the kernel must read (cell vertices and
 //! nodes, coordinates, frames, CSR positions, row pointers, the state) and write (the CSR values
 //! once, the residual), at the copy bandwidth measured in the same run.
-use super::cuda::GpuHyper;
+use super::cuda::{shape, shared_bytes, GpuHyper, Shape};
+use super::element::HyperElement;
 use super::newton::HyperSystem;
 use super::run::{cpu_system, prepare_text, solve_on, Prepared};
 use crate::backend::cuda::bench::EventClock;
@@ -31,6 +32,9 @@ pub struct HyperBenchConfig {
     /// One-thread CPU rows up to this many unknowns.
     pub cpu1_max_dofs: usize,
     pub runs: usize,
+    /// The separate linear solve at the converged state up to this many unknowns (above, the
+    /// Newton run's own solves are the measurement: at 10⁷ one more solve is a minute).
+    pub solve_max_dofs: usize,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -90,6 +94,7 @@ fn time_backend<B: SolverBackend, S: HyperSystem<B>>(
     prep: &mut Prepared,
     clock: &mut dyn Clock,
     runs: usize,
+    solve_max_dofs: usize,
     row: &mut HyperRow,
 ) -> Result<()> {
     let t = Instant::now();
@@ -109,6 +114,9 @@ fn time_backend<B: SolverBackend, S: HyperSystem<B>>(
     let mut k = sys.new_matrix(be)?;
     row.assembly = Some(measure(clock, 1, runs, || sys.internal(be, &ud, &mut r, Some(&mut k)))?);
     row.residual = Some(measure(clock, 1, runs, || sys.internal(be, &ud, &mut r, None))?);
+    if n > solve_max_dofs {
+        return Ok(());
+    }
     // One linear solve of K du = r (a Newton-sized system at a loaded state).
     let mask = be.from_host(&prep.mask)?;
     let zeros = be.zeros(n)?;
@@ -179,7 +187,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                     let (_, mut prep) = prepare_text(text)?;
                     let mut sys = cpu_system(&prep)?;
                     row.setup_s = t.elapsed().as_secs_f64();
-                    time_backend(&Cpu, &mut sys, &mut prep, &mut HostClock::default(), cfg.runs, &mut row)?;
+                    time_backend(&Cpu, &mut sys, &mut prep, &mut HostClock::default(), cfg.runs, cfg.solve_max_dofs, &mut row)?;
                     Ok(row)
                 };
                 match threads {
@@ -197,7 +205,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 row.setup_s = t.elapsed().as_secs_f64();
                 // A Newton run that does not converge is a row of its own (with the history), and
                 // the sweep goes on.
-                if let Err(e) = time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, &mut row) {
+                if let Err(e) = time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, cfg.solve_max_dofs, &mut row) {
                     match e {
                         Error::NotConverged { ref history, .. } => {
                             row.residuals = history.clone();
@@ -208,17 +216,96 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                         e => return Err(e),
                     }
                 }
-                let (nc, nloc, nv) = (row.cells as f64, prep.el.nloc() as f64, 4.0);
-                let frames = if prep.el.frames.is_empty() { 0.0 } else { 72.0 * nc };
-                let nverts = space.mesh.num_vertices() as f64;
-                let n = row.dofs as f64;
-                row.floor_bytes = 4.0 * nv * nc + 24.0 * nverts + 4.0 * nloc * nc + frames + 2.0 * nloc * nloc * nc + 8.0 * n + 4.0 * n + 8.0 * row.nnz as f64 + 8.0 * n;
+                row.floor_bytes = floor_bytes(&prep.el, row.nnz);
                 if let Some(a) = &row.assembly {
                     row.gb_per_s = guarded_gbs("hyperelastic Jacobian assembly", row.floor_bytes, a, copy)?;
                     row.copy_gb_per_s = copy;
                     row.times_floor = a.median / (row.floor_bytes / (copy * 1e9));
                 }
                 emit(&row)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The Jacobian assembly's bytes-moved floor: what the kernel must read (cell vertices and nodes,
+/// coordinates, frames, CSR positions (u16) and row pointers, the state) and write (the CSR values
+/// once, the residual).
+pub fn floor_bytes(el: &HyperElement, nnz: usize) -> f64 {
+    let mesh = &el.space.mesh;
+    let (nc, nloc, nv) = (mesh.num_cells() as f64, el.nloc() as f64, mesh.cell_type.num_vertices() as f64);
+    let frames = if el.frames.is_empty() { 0.0 } else { 72.0 * nc };
+    let nverts = mesh.num_vertices() as f64;
+    let n = el.space.ndofs() as f64;
+    4.0 * nv * nc + 24.0 * nverts + 4.0 * nloc * nc + frames + 2.0 * nloc * nloc * nc + 8.0 * n + 4.0 * n + 8.0 * nnz as f64 + 8.0 * n
+}
+
+/// `galerkin bench --hyper-kernel-sweep`: what bounds the Jacobian kernel. Per size, the kernel's
+/// variants at the state u = 10⁻³ (a translation: the law's cost does not depend on the values) —
+/// the law replaced by a trivial one, the atomic scatter by one plain store per thread, both, and
+/// other launch shapes — each timed as the whole assembly (zeroing + kernel), the kernel alone and
+/// the residual alone (median of `runs`, CUDA events), with the zeroing pass and the floor.
+pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emit: impl FnMut(String)) -> Result<()> {
+    for &degree in &cfg.degrees {
+        for &dofs in &cfg.dofs {
+            let (_, prep) = prepare_text(&problem(dofs, degree, &cfg.law)?)?;
+            let el = &prep.el;
+            let nnz = prep.pattern.nnz();
+            let floor_s = floor_bytes(el, nnz) / (copy * 1e9);
+            emit(format!(
+                "dofs {} cells {} nnz {} quadrature {} points; floor {:.3e} s ({:.3e} bytes at {copy:.0} GB/s)",
+                el.space.ndofs(),
+                el.space.mesh.num_cells(),
+                nnz,
+                el.quad.len(),
+                floor_s,
+                floor_bytes(el, nnz)
+            ));
+            let base = shape(el)?;
+            let mut variants: Vec<(String, Shape, Vec<&str>)> = vec![
+                ("default".into(), base, vec![]),
+                ("trivial-law".into(), base, vec!["HK_TRIVIAL_LAW"]),
+                ("no-scatter".into(), base, vec!["HK_NO_SCATTER"]),
+                ("trivial-law+no-scatter".into(), base, vec!["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]),
+            ];
+            for (cpb, qb) in [(1, 14), (2, 14), (2, 7), (4, 7), (4, 4), (8, 4), (8, 2), (16, 2), (16, 1)] {
+                let sh = Shape { gt: base.gt, cpb, qb: qb.min(el.quad.len()) };
+                if sh != base {
+                    variants.push((format!("shape {cpb}x{qb}"), sh, vec![]));
+                }
+            }
+            let n = el.space.ndofs();
+            let mut u = be.zeros(n)?;
+            be.fill(&mut u, 1e-3)?;
+            let mut r = be.zeros(n)?;
+            let mut clock = EventClock::new(be)?;
+            for (name, sh, defs) in variants {
+                let sys = match GpuHyper::variant(be, el, sh, &defs) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        emit(format!("{name:<24} skipped: {e}"));
+                        continue;
+                    }
+                };
+                let mut k = sys.new_matrix(be)?;
+                let runs = cfg.runs.max(1);
+                let asm = measure(&mut clock, 1, runs, || sys.assemble(be, &u, &mut r, Some(&mut k)))?;
+                let kern = measure(&mut clock, 1, runs, || sys.assemble_with(be, &u, &mut r, Some(&mut k), false))?;
+                let res = measure(&mut clock, 1, runs, || sys.assemble(be, &u, &mut r, None))?;
+                let zero = measure(&mut clock, 1, runs, || be.zero_slice(&mut k.values))?;
+                emit(format!(
+                    "{name:<24} gt {:>2} cpb {:>2} qb {:>2} shared {:>5} B: asm {:.3e} (x{:.2} floor)  kernel {:.3e}  res {:.3e}  zero {:.3e}",
+                    sh.gt,
+                    sh.cpb,
+                    sh.qb,
+                    shared_bytes(el, sh.cpb, sh.qb),
+                    asm.median,
+                    asm.median / floor_s,
+                    kern.median,
+                    res.median,
+                    zero.median
+                ));
             }
         }
     }

@@ -33,10 +33,12 @@ pub const HYPERELASTIC: KernelSource = KernelSource {
 
 /// Static shared memory the kernel may use per block (the limit is 48 KiB).
 const SHARED_BUDGET: usize = 40 * 1024;
+/// The hard limit on static shared memory per block.
+const SHARED_LIMIT: usize = 48 * 1024;
 
-/// The launch shape of one variant: threads per cell (whole warps covering the 3·NLOC Jacobian
-/// columns), cells per block (about 128 threads), quadrature points per chunk (as many as the
-/// shared-memory budget allows, chunks balanced).
+/// The launch shape of one variant: threads per cell (≥ the DIM·⌈NLOC/2⌉ column-pair threads,
+/// rounded up to 8), cells per block (about 128 threads), quadrature points per chunk (as many as
+/// the shared-memory budget allows, chunks balanced).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
     pub gt: usize,
@@ -44,26 +46,40 @@ pub struct Shape {
     pub qb: usize,
 }
 
+/// Static shared memory of the kernel per block: per cell, vertices, displacements, frame (f64) and
+/// nodes (u32); per point, w, g', 𝔸 (M before it), F, S, P and the law's form.
+pub fn shared_bytes(el: &HyperElement, cpb: usize, qb: usize) -> usize {
+    let (nloc, nv) = (el.nloc(), el.space.mesh.cell_type.num_vertices());
+    let fixed = 8 * (3 * nv + 3 * nloc + 9) + 4 * nloc;
+    let per_point = 8 * (1 + 3 * nloc + 81 + 27 + 22);
+    cpb * (fixed + qb * per_point)
+}
+
 /// See [`Shape`]; fails where not even one point per chunk fits.
 pub fn shape(el: &HyperElement) -> Result<Shape> {
-    let (nloc, nq, nv) = (el.nloc(), el.quad.len(), el.space.mesh.cell_type.num_vertices());
-    let gt = (el.dim * nloc).div_ceil(32) * 32;
+    let (nloc, nq) = (el.nloc(), el.quad.len());
+    let gt = (el.dim * nloc.div_ceil(2)).div_ceil(8) * 8;
     let cpb = (128 / gt).max(1);
-    // Per cell: vertices, displacements, frame (f64), nodes (u32); per point: M, w, g', ℂ/𝔸, F, S, P.
-    let fixed = 8 * (3 * nv + 3 * nloc + 9) + 4 * nloc;
-    let per_point = 8 * (9 + 1 + 3 * nloc + 81 + 27);
-    let qmax = (SHARED_BUDGET / cpb).saturating_sub(fixed) / per_point;
+    let qmax = (1..=nq).take_while(|&q| shared_bytes(el, cpb, q) <= SHARED_BUDGET).last().unwrap_or(0);
     if qmax == 0 {
         return Err(Error::Unsupported(format!("hyperelastic GPU kernel: a cell of {nloc} nodes does not fit in shared memory")));
     }
-    let chunks = nq.div_ceil(qmax.min(nq).max(1));
+    let chunks = nq.div_ceil(qmax);
     Ok(Shape { gt, cpb, qb: nq.div_ceil(chunks).max(1) })
 }
 
 /// The defines of one kernel variant.
 pub fn defines(el: &HyperElement) -> Result<Vec<String>> {
+    defines_for(el, shape(el)?)
+}
+
+/// The defines of `el` with launch shape `sh` (checked against the column threads and the shared
+/// memory limit).
+pub fn defines_for(el: &HyperElement, sh: Shape) -> Result<Vec<String>> {
     let cell = el.space.mesh.cell_type;
-    let sh = shape(el)?;
+    if sh.gt < el.dim * el.nloc().div_ceil(2) || sh.cpb == 0 || sh.qb == 0 || shared_bytes(el, sh.cpb, sh.qb) > SHARED_LIMIT {
+        return Err(Error::invalid(format!("hyperelastic kernel shape {sh:?} does not fit {} nodes in 48 KiB of shared memory", el.nloc())));
+    }
     Ok(vec![
         format!("DIM={}", el.dim),
         format!("NLOC={}", el.nloc()),
@@ -129,9 +145,17 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     pub fn new(be: &CudaBackend, el: &HyperElement) -> Result<GpuHyper> {
+        Self::variant(be, el, shape(el)?, &[])
+    }
+
+    /// With launch shape `sh` and extra defines (the kernel sweep of the benchmark: `HK_TRIVIAL_LAW`,
+    /// `HK_NO_SCATTER`).
+    pub fn variant(be: &CudaBackend, el: &HyperElement, sh: Shape, extra: &[&str]) -> Result<GpuHyper> {
         let space = &el.space;
         let mesh = &*space.mesh;
-        let module = be.variant_module(&HYPERELASTIC, &defines(el)?)?;
+        let mut defs = defines_for(el, sh)?;
+        defs.extend(extra.iter().map(|d| d.to_string()));
+        let module = be.variant_module(&HYPERELASTIC, &defs)?;
         let (pattern, slots) = pattern(space, true)?;
         let slots = slots.ok_or_else(|| Error::invalid("sparsity pattern without slots"))?;
         let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| *x).collect();
@@ -151,7 +175,7 @@ impl GpuHyper {
             prm: be.upload(&el.law.params())?,
             kpos: be.upload(&slots.rank)?,
             ncells: mesh.num_cells(),
-            shape: shape(el)?,
+            shape: sh,
             pattern,
             pressure: None,
         })
@@ -159,6 +183,12 @@ impl GpuHyper {
 
     /// Residual and (with `k`) Jacobian at `u`, the internal forces only (what tests compare).
     pub fn assemble(&self, be: &CudaBackend, u: &CudaVector, r: &mut CudaVector, k: Option<&mut DeviceCsr>) -> Result<()> {
+        self.assemble_with(be, u, r, k, true)
+    }
+
+    /// [`Self::assemble`]; `zero: false` adds to the matrix values as they are (the kernel sweep
+    /// times the kernel without the zeroing pass).
+    pub fn assemble_with(&self, be: &CudaBackend, u: &CudaVector, r: &mut CudaVector, k: Option<&mut DeviceCsr>, zero: bool) -> Result<()> {
         be.check("hyperelastic assembly", self.ndofs, &[u, r])?;
         be.fill(r, 0.0)?;
         let want_k = i32::from(k.is_some());
@@ -168,7 +198,9 @@ impl GpuHyper {
                 if k.nnz() != self.pattern.nnz() {
                     return Err(Error::dim("hyperelastic Jacobian entries", self.pattern.nnz(), k.nnz()));
                 }
-                be.zero_slice(&mut k.values)?;
+                if zero {
+                    be.zero_slice(&mut k.values)?;
+                }
                 (&k.row_ptr, &mut k.values)
             }
             None => {
