@@ -475,3 +475,61 @@ fn shell_mesh_is_a_valid_sector() {
         assert!(x[0] > -1e-12 && x[1] > -1e-12 && x[2] > -1e-12);
     }
 }
+
+/// A system whose Jacobian is wrong in one coupling (as an inexact or truncated solve of a nearly
+/// singular K gives): R(u) = (u₀, u₁ + m u₀²) with K reported as the identity. From u = (1, −m),
+/// R = (1, 0) and the step du = (−1, 0) lands on R = (0, −m): the slope du·R(u + du) is zero, so
+/// the slope test alone accepts a millionfold rise of ‖R‖ (what stopped the 10⁷ run).
+struct SkewSystem {
+    m: f64,
+}
+
+impl galerkin::hyperelastic::HyperSystem<Cpu> for SkewSystem {
+    fn ndofs(&self) -> usize {
+        2
+    }
+    fn components(&self) -> usize {
+        1
+    }
+    fn new_matrix(&self, _: &Cpu) -> galerkin::Result<galerkin::linalg::CsrMatrix> {
+        galerkin::linalg::CsrMatrix::from_triplets(2, 2, &[(0, 0, 1.0), (1, 1, 1.0)])
+    }
+    fn internal(&mut self, _: &Cpu, u: &Vec<f64>, r: &mut Vec<f64>, k: Option<&mut galerkin::linalg::CsrMatrix>) -> galerkin::Result<()> {
+        r[0] = u[0];
+        r[1] = u[1] + self.m * u[0] * u[0];
+        if let Some(k) = k {
+            k.values.copy_from_slice(&[1.0, 1.0]);
+        }
+        Ok(())
+    }
+    fn set_pressure(&mut self, _: &Cpu, _: &FollowerPressure) -> galerkin::Result<()> {
+        Ok(())
+    }
+    fn add_pressure(&mut self, _: &Cpu, _: &Vec<f64>, _: f64, _: &mut Vec<f64>, _: Option<&mut galerkin::linalg::CsrMatrix>) -> galerkin::Result<()> {
+        Ok(())
+    }
+}
+
+/// The line search shortens a step that raises ‖R‖ more than `MAX_RESIDUAL_RISE` times even when
+/// the energy slope along the step looks fine; without the line search the same step explodes
+/// (so the test can fail).
+#[test]
+fn line_search_refuses_a_thousandfold_rise_of_the_residual() {
+    use galerkin::hyperelastic::newton::{solve, MAX_RESIDUAL_RISE};
+    use galerkin::hyperelastic::{Loading, NewtonOptions};
+    let m = 1e8;
+    let history = |line_search: bool| -> Vec<f64> {
+        let ld = Loading { dead: vec![0.0; 2], mask: vec![1.0; 2], dirichlet: Box::new(|_| vec![0.0; 2]), pressure: FollowerPressure::none() };
+        let opts = NewtonOptions { max_iter: 1, line_search, method: galerkin::solver::SolverMethod::Direct, ..NewtonOptions::default() };
+        let mut u = vec![1.0, -m];
+        match solve(&Cpu, &mut SkewSystem { m }, &ld, &mut u, 1, &opts, |_, _| Ok(())) {
+            Err(galerkin::Error::NotConverged { history, .. }) => history,
+            other => panic!("one iteration cannot converge here: {:?}", other.map(|_| ())),
+        }
+    };
+    let plain = history(false);
+    assert!(plain[1] > 1e7 * plain[0], "the full step should explode: {plain:?}");
+    let searched = history(true);
+    assert_eq!(searched[0], 1.0);
+    assert!(searched[1] <= MAX_RESIDUAL_RISE * searched[0], "accepted ‖R‖ {searched:?}");
+}

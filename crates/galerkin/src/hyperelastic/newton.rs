@@ -8,8 +8,11 @@
 //! the slope of the energy along du, s(t) = du·R(u + t du), not on ‖R‖: bending makes ‖R‖ rise
 //! after good Newton steps, and an Armijo test on ‖R‖ then crawls. t = 1 is kept unless it
 //! overshoots the minimum along du by much (s(t) < −0.8 s(0) in magnitude), then t moves to the
-//! secant zero of s; states where the law is undefined (J ≤ 0) halve t. Constrained rows of K are
-//! identity rows and their residual is zero.
+//! secant zero of s; states where the law is undefined (J ≤ 0) halve t, and so do states whose ‖R‖
+//! is more than [`MAX_RESIDUAL_RISE`] times the last: the slope test sees only du's component of R,
+//! and a poor direction (an inexact or truncated solve of a nearly singular K) can leave the slope
+//! small while ‖R‖ explodes across it (10⁻³ → 10⁶⁴ in one accepted step at 10⁷ unknowns).
+//! Constrained rows of K are identity rows and their residual is zero.
 use super::loads::FollowerPressure;
 use crate::backend::{Backend, LinearOperator};
 use crate::solver::precond::{BlockJacobi, Jacobi, SolverBackend};
@@ -107,6 +110,11 @@ impl Forcing {
         }
     }
 }
+
+/// The most ‖R‖ may grow in one accepted Newton step before the line search shortens it: bending
+/// and the first step under a dead load raise ‖R‖ 7–15× on good steps (BENCHMARKS.md, issue 17);
+/// a thousandfold rise is a direction the slope test cannot judge.
+pub const MAX_RESIDUAL_RISE: f64 = 1e3;
 
 /// Newton and linear-solver settings.
 #[derive(Clone, Debug)]
@@ -293,7 +301,8 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
             times.solve_s += solve_s;
             // Line search on the energy slope s(t) = du·R(u + t du) (Crisfield): accept unless the
             // step overshoots the minimum along du by much (s(t)/s(0) < −0.8), then take the
-            // secant zero of s; halve where the state is infeasible (J ≤ 0, non-finite).
+            // secant zero of s; halve where the state is infeasible (J ≤ 0, non-finite) or ‖R‖
+            // rose more than MAX_RESIDUAL_RISE times.
             let s0 = be.dot(&du, &r)?;
             let mut step_len = 1.0;
             let ta = std::time::Instant::now();
@@ -303,7 +312,7 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
                 be.copy(u, &mut ut)?;
                 be.axpy(step_len, &du, &mut ut)?;
                 let rn_t = residual(be, sys, ld, &ut, lf, &mut rt, Some(&mut k), &mut tmp)?;
-                if rn_t.is_finite() {
+                if rn_t.is_finite() && (!opts.line_search || rn_t <= MAX_RESIDUAL_RISE * rn) {
                     if !opts.line_search || s0 >= 0.0 || tries > 8 {
                         break Some(rn_t);
                     }
@@ -323,7 +332,7 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
             times.assembly_s += asm_s;
             rep.iterations.push(NewtonIteration { residual: rn, step_length: step_len, linear_iterations: lin_its, forcing: eta, truncated, assembly_s: asm_s, solve_s });
             let Some(rn_t) = accepted else {
-                return Err(fail(format!("every step along the Newton direction from ‖R‖ = {rn:.3e} inverts an element (J ≤ 0)"), &rep));
+                return Err(fail(format!("every step along the Newton direction from ‖R‖ = {rn:.3e} inverts an element (J ≤ 0) or raises ‖R‖ more than {MAX_RESIDUAL_RISE:e} times"), &rep));
             };
             std::mem::swap(u, &mut ut);
             std::mem::swap(&mut r, &mut rt);
