@@ -74,6 +74,7 @@ pub struct DeviceGrid {
     diagonal_k: Kernel,
     lattice: DeviceLattice,
     material: CudaSlice<u8>,
+    /// The plain operator's node codes ([`DeviceGrid::plain_codes`]).
     node_material: CudaSlice<u8>,
     table: CudaSlice<f64>,
     /// Which nodes are free (host) and the node codes of the masked operator, once constrained,
@@ -151,22 +152,44 @@ impl DeviceGrid {
         let pcg = ["grid_pcg_march", "grid_pcg_march_masked", "grid_pcg_update", "grid_pcg_flush", "grid_pcg_check", "grid_pcg_pick"]
             .map(|k| Kernel::from_module(&module, k));
         let [k0, k1, k2, k3, k4, k5] = pcg;
-        Ok(DeviceGrid {
+        let zk = planes_per_chunk(host.lattice.points(), choice);
+        let codes = Self::codes_for(&host, zk);
+        let mut g = DeviceGrid {
             pcg: [k0?, k1?, k2?, k3?, k4?, k5?],
-            plain_nodes: code_nodes(&host.node_material),
+            plain_nodes: Vec::new(),
             march: [m0?, m1?, m2?, m3?],
-            zk: planes_per_chunk(host.lattice.points(), choice),
+            zk,
             dot: std::sync::Mutex::new(None),
             apply_k: Kernel::from_module(&module, "grid_apply")?,
             apply_masked_k: Kernel::from_module(&module, "grid_apply_masked")?,
             diagonal_k: Kernel::from_module(&module, "grid_diagonal")?,
             lattice,
             material: be.upload(&host.material)?,
-            node_material: be.upload(&host.node_material)?,
+            node_material: be.upload(&codes)?,
             table: be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?,
             masked: None,
             host,
-        })
+        };
+        g.plain_nodes = code_nodes(&codes);
+        Ok(g)
+    }
+
+    /// The node codes of the plain operator: [`GridData::march_codes`] (side stencils on the
+    /// boundary) for the marching kernels, `node_material` for the tiles.
+    fn plain_codes(&self) -> Vec<u8> {
+        Self::codes_for(&self.host, self.zk)
+    }
+
+    fn codes_for(host: &GridData, zk: u32) -> Vec<u8> {
+        if zk > 0 { host.march_codes() } else { host.node_material.clone() }
+    }
+
+    /// Uploads the plain codes (after the materials changed) and the masked ones derived from them.
+    fn refresh_codes(&mut self, be: &CudaBackend) -> Result<()> {
+        let codes = self.plain_codes();
+        self.node_material = be.upload(&codes)?;
+        self.plain_nodes = code_nodes(&codes);
+        self.refresh_masked(be)
     }
 }
 
@@ -279,7 +302,7 @@ impl DeviceGrid {
 
     /// The masked operator's node codes for the free nodes `free`, on the device.
     fn set_masked(&mut self, be: &CudaBackend, free: Vec<bool>) -> Result<()> {
-        let codes = self.host.masked_node_material(&free);
+        let codes = self.host.masked_codes(&self.plain_codes(), &free);
         let nodes = code_nodes(&codes);
         self.masked = Some((free, be.upload(&codes)?, nodes));
         Ok(())
@@ -342,20 +365,16 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
     fn update(&mut self, be: &CudaBackend, input: &LevelInput) -> Result<()> {
         let host = GridData::try_new(input)?.ok_or_else(|| Error::invalid("the lattice operator's update no longer has per-cell coefficients on the lattice"))?;
         self.material = be.upload(&host.material)?;
-        self.node_material = be.upload(&host.node_material)?;
         self.table = be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?;
-        self.plain_nodes = code_nodes(&host.node_material);
         self.host = host;
-        self.refresh_masked(be)
+        self.refresh_codes(be)
     }
     fn set_materials(&mut self, be: &CudaBackend, m: &CellMaterials) -> Result<bool> {
         if !self.host.relabel(m) {
             return Ok(false);
         }
         self.material = be.upload(&self.host.material)?;
-        self.node_material = be.upload(&self.host.node_material)?;
-        self.plain_nodes = code_nodes(&self.host.node_material);
-        self.refresh_masked(be)?;
+        self.refresh_codes(be)?;
         Ok(true)
     }
 }
