@@ -40,4 +40,4 @@ grep -E '"path"|total_iterations|Elapsed|Maximum resident' "$OUT/heat-file-1e7.t
 # 3. 5·10^7 (10 steps, one timed run: the call's time).
 timeout 45 $G bench --heat --gpu --cpu-max-dofs 0 --steps 10 --runs 1 --levels none --dofs 50000000 2>&1 | tee "$OUT/heat-gpu-5e7.txt"
 # 4. The GPU tests.
-timeout 90 bash "$D/run.sh"
+timeout 100 bash "$D/run.sh"

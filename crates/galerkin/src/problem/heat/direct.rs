@@ -229,6 +229,7 @@ pub fn run<B: LatticeBackend>(be: &B, f: &HeatFile, plan: &Plan, map: &MaterialM
         heat.set_source(fv)?;
     }
     let faces = super::faces::face_terms(bx, &super::run::file_loads(f, faults)?)?;
+    faults.check_none()?;
     if let Some(r) = &faces.robin {
         heat.set_face_terms(r)?;
     }

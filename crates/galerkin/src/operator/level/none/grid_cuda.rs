@@ -1,10 +1,12 @@
 //! The lattice operator of [`super::grid`] on the GPU (`kernels/grid.cu`): the material bytes, the
 //! element-matrix table and the two small index tables on the device. Two applies, chosen by size
-//! as measured on the H100 (BENCHMARKS.md, issue 12's fourth round): below [`MARCH_MIN_NODES`] a
-//! thread per node in tiles of 32 × 4 × 2 nodes (`grid_apply*`; CG's p·q then a reduction of its
-//! own), from there a z-marching one (`grid_march*`: a block per tile of (x, y) columns and chunk
-//! of planes, the three planes a stencil spans in shared memory, the next one prefetched) that sums
-//! CG's p·q in the same pass ([`LevelOperator::apply_dot`]). `GALERKIN_GRID_KERNEL=tile|march`
+//! as measured on the H100 (BENCHMARKS.md, issue 12's fourth and sixth rounds): below
+//! [`MARCH_MIN_NODES`] a thread per node in tiles of 32 × 4 × 2 nodes (`grid_apply*`; CG's p·q then
+//! a reduction of its own), from there a z-marching one (`grid_march*`: a block per tile of (x, y)
+//! columns and chunk of planes, a ring of four planes in shared memory with one barrier per plane,
+//! the next plane and node codes prefetched, boundary nodes on one side of the box on that side's
+//! stencil rather than the cell gather — [`GridData::march_codes`]) that sums CG's p·q in the same
+//! pass ([`LevelOperator::apply_dot`]). `GALERKIN_GRID_KERNEL=tile|march`
 //! overrides, `GALERKIN_GRID_ZK` sets the marching chunk.
 use super::grid::{index_tables, GridData};
 use crate::backend::cuda::jit::GRID;
@@ -98,10 +100,11 @@ const MARCH: [u32; 2] = [32, 8];
 /// `Some(zk)` marching by chunks of `zk` planes.
 pub type KernelChoice = Option<u32>;
 
-/// Lattices of at least this many nodes take the marching apply by default: on the H100 the tiles
-/// (unfused p·q) were faster at 2·10⁶ nodes (0.136 against 0.148 ms per PCG iteration) and the
-/// marching apply with the fused p·q at 10⁷ (0.535 against 0.587).
-pub const MARCH_MIN_NODES: usize = 5_000_000;
+/// Lattices of at least this many nodes take the marching apply by default: on the H100, since the
+/// march has side stencils and one barrier per plane (issue 12's sixth round), it beats the tiles
+/// at 10⁶ nodes (0.0669 against 0.0768 ms per PCG iteration) and 2·10⁶ (0.1146 against 0.1356);
+/// at 10⁷ it takes 0.439 ms (the tiles 0.587 in the fourth round).
+pub const MARCH_MIN_NODES: usize = 1_000_000;
 
 pub fn fuses_dot(points: [usize; 3]) -> bool {
     planes_per_chunk(points, None) > 0
