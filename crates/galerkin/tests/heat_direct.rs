@@ -239,5 +239,6 @@ off = 0.037
                 }
             }
         });
+        drop(lattice_cpu);
     }
 }
