@@ -347,60 +347,83 @@ struct PlaneX {
     }
 };
 
+// What every marching kernel sets up first: its thread, its (x, y) column, its chunk of planes
+// [k0, k1) and the plane-tile entries it loads (one place for the march and the fused PCG march).
+struct MarchBlock {
+    u32 tid, i, j, k0, k1, e;
+    bool column;
+    PlaneLoad pl;
+};
+
+__device__ __forceinline__ MarchBlock march_block(const Lattice& L, u32 zk) {
+    MarchBlock b;
+    b.tid = threadIdx.x + MARCH_X * threadIdx.y;
+    const long long i0 = (long long)blockIdx.x * MARCH_X, j0 = (long long)blockIdx.y * MARCH_Y;
+    b.i = (u32)i0 + threadIdx.x;
+    b.j = (u32)j0 + threadIdx.y;
+    b.column = b.i < L.px && b.j < L.py;
+    b.k0 = blockIdx.z * zk;
+    b.k1 = min(b.k0 + zk, (u32)L.nz + 1);
+    b.e = (threadIdx.x + 1) + (threadIdx.y + 1) * MARCH_W;
+    b.pl = plane_load(L, i0, j0, b.tid);
+    return b;
+}
+
+// Shared-memory slot of plane k (k ≥ −1) in the marching apply's ring of four.
+__device__ __forceinline__ u32 ring(long long k) {
+    return (u32)(k + 1) & 3u;
+}
+
+// The march keeps four planes in a ring: while plane k is computed from the slots of k − 1, k,
+// k + 1, plane k + 2 (fetched into registers one plane earlier) goes into the fourth slot, so one
+// barrier per plane suffices (three slots need two: the store would overwrite a plane still read).
+// The node codes of the next plane are prefetched with it. Codes from `march_codes` (grid.rs):
+// besides the interior uniform stencils, a node on one side of the box whose cells share one
+// material has that side's stencil (zero weight outside the lattice, whose halo entries are 0),
+// so the boundary nodes that sit in every warp of the first and last x-tiles do not take the
+// 24-cell gather (the warp waited for it: a third of the warps at 10⁷ nodes).
 template <bool MASKED, bool DOT>
 __device__ __forceinline__ void march_impl(const Lattice& L, const unsigned char* __restrict__ material, const double* __restrict__ table,
                                            u64 stencil_at, const Stencils& P, const unsigned char* __restrict__ codes,
                                            const double* __restrict__ x, double* __restrict__ y, const double* __restrict__ mask, u32 zk,
                                            DotOut out) {
-    __shared__ double planes[3][MARCH_W * MARCH_H];
-    const u32 tid = threadIdx.x + MARCH_X * threadIdx.y;
-    const long long i0 = (long long)blockIdx.x * MARCH_X, j0 = (long long)blockIdx.y * MARCH_Y;
-    const u32 i = (u32)i0 + threadIdx.x, j = (u32)j0 + threadIdx.y, pz = (u32)L.nz + 1;
-    const bool column = i < L.px && j < L.py;
-    const u32 k0 = blockIdx.z * zk, k1 = min(k0 + zk, pz);
-    const u32 e = (threadIdx.x + 1) + (threadIdx.y + 1) * MARCH_W;
-    const PlaneLoad pl = plane_load(L, i0, j0, tid);
-    double* lo = planes[0];
-    double* mid = planes[1];
-    double* hi = planes[2];
+    __shared__ double planes[4][MARCH_W * MARCH_H];
+    const MarchBlock B = march_block(L, zk);
+    const u64 plane = L.px * L.py, v0 = B.i + L.px * (u64)B.j;
     double next[MARCH_PER];
-    plane_fetch(pl, L, x, (long long)k0 - 1, next);
-    plane_store(lo, next, tid);
-    plane_fetch(pl, L, x, (long long)k0, next);
-    plane_store(mid, next, tid);
-    plane_fetch(pl, L, x, (long long)k0 + 1, next);
-    plane_store(hi, next, tid);
+    for (long long k = (long long)B.k0 - 1; k <= (long long)B.k0 + 1; ++k) {
+        plane_fetch(B.pl, L, x, k, next);
+        plane_store(planes[ring(k)], next, B.tid);
+    }
+    if (B.k0 + 2 <= B.k1) plane_fetch(B.pl, L, x, (long long)B.k0 + 2, next);
+    unsigned mnext = B.column && B.k0 < B.k1 ? codes[v0 + plane * B.k0] : 255u;
     double dot = 0.0;
-    for (u32 k = k0; k < k1; ++k) {
-        // Plane k + 2 in flight while node k is computed from planes k − 1, k, k + 1.
-        plane_fetch(pl, L, x, (long long)k + 2, next);
+    for (u32 k = B.k0; k < B.k1; ++k) {
         __syncthreads();
-        if (column) {
-            const u64 v = i + L.px * ((u64)j + L.py * (u64)k);
-            const unsigned m = codes[v];
+        // Plane k + 2 into the slot plane k − 2 had (read by the last iteration: done, barrier).
+        if (k + 2 <= B.k1) plane_store(planes[ring(k + 2)], next, B.tid);
+        if (k + 3 <= B.k1) plane_fetch(B.pl, L, x, (long long)k + 3, next);
+        const unsigned m = mnext;
+        if (B.column && k + 1 < B.k1) mnext = codes[v0 + plane * (k + 1)];
+        if (B.column) {
+            const u64 v = v0 + plane * k;
+            const PlaneX px{planes[ring((long long)k - 1)], planes[ring(k)], planes[ring(k + 1)], (int)B.e};
             double s;
             if (m != 255u) {
-                // Uniform interior node (masked: not on or next to a Dirichlet node, no mask read).
-                s = uniform_sum(m, P, table + stencil_at, PlaneX{lo, mid, hi, (int)e});
+                // Uniform node (masked: not on or next to a Dirichlet node, no mask read).
+                s = uniform_sum(m, P, table + stencil_at, px);
+            } else if (MASKED) {
+                s = gather<true>(L, B.i, B.j, k, v, material, table, x, mask);
+                const double mv = mask[v];
+                s = mv * s + (1.0 - mv) * px(0, 0, 0);
             } else {
-                s = gather<MASKED>(L, i, j, k, v, material, table, x, mask);
-                if (MASKED) {
-                    const double mv = mask[v];
-                    s = mv * s + (1.0 - mv) * mid[e];
-                }
+                s = gather_at(L, B.i, B.j, k, material, table, px);
             }
             y[v] = s;
-            if (DOT) dot += mid[e] * s;
+            if (DOT) dot += px(0, 0, 0) * s;
         }
-        __syncthreads();
-        // Plane k − 1 is done with: its slot takes plane k + 2.
-        plane_store(lo, next, tid);
-        double* t = lo;
-        lo = mid;
-        mid = hi;
-        hi = t;
     }
-    if (DOT) grid_dot_finish(dot, tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), gridDim.x * gridDim.y * gridDim.z, out.sums, out.counter, out.total);
+    if (DOT) grid_dot_finish(dot, B.tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), gridDim.x * gridDim.y * gridDim.z, out.sums, out.counter, out.total);
 }
 
 // y = A x (z-marching).
@@ -502,13 +525,10 @@ __device__ __forceinline__ void pcg_march_impl(const Lattice& L, const unsigned 
     __shared__ double planes[3][MARCH_W * MARCH_H];
     // The masked operator gathers M p (off the uniform path: on or next to a fixed node).
     __shared__ double mplanes[MASKED ? 3 : 1][MASKED ? MARCH_W * MARCH_H : 1];
-    const u32 tid = threadIdx.x + MARCH_X * threadIdx.y;
-    const long long i0 = (long long)blockIdx.x * MARCH_X, j0 = (long long)blockIdx.y * MARCH_Y;
-    const u32 i = (u32)i0 + threadIdx.x, j = (u32)j0 + threadIdx.y, pz = (u32)L.nz + 1;
-    const bool column = i < L.px && j < L.py;
-    const u32 k0 = blockIdx.z * zk, k1 = min(k0 + zk, pz);
-    const u32 e = (threadIdx.x + 1) + (threadIdx.y + 1) * MARCH_W;
-    const PlaneLoad pl = plane_load(L, i0, j0, tid);
+    const MarchBlock B = march_block(L, zk);
+    const u32 tid = B.tid, i = B.i, j = B.j, k0 = B.k0, k1 = B.k1, e = B.e;
+    const bool column = B.column;
+    const PlaneLoad& pl = B.pl;
     // Which of this thread's plane entries the block owns (the tile, not its halo).
     bool own[MARCH_PER];
 #pragma unroll

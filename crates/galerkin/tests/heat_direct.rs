@@ -2,8 +2,9 @@
 //! `none` with Dirichlet sides, a constant source, an expression start, shapes and corrosion runs
 //! without the mesh and gives the mesh path's temperatures (every node of the last frame, to
 //! 1e-10) and probes, for Kuhn tetrahedra and hexahedra, on the CPU and the GPU; its `.vti` frames
-//! parse back and the PVD lists them; what the lattice lacks (a laser here) runs on the mesh with
-//! the reason in the report.
+//! parse back and the PVD lists them; Robin convection, a heat flux with a time factor and a
+//! Gaussian laser switched on and off inside steps give the mesh path's temperatures too; what the
+//! lattice lacks runs on the mesh with the reason in the report.
 mod common;
 use common::rel_diff;
 use galerkin::backend::{Backend, BackendKind};
@@ -168,9 +169,9 @@ fn problem_files_on_the_direct_lattice_match_the_mesh_path() {
 fn unsupported_conditions_fall_back_to_the_mesh_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let base = FILE.replace("CELL", "tetrahedron").replace("steps = 6", "steps = 1");
-    let laser = format!("{base}\n[[bc]]\ntype = \"laser\"\nboundary = \"zmax\"\npower = 1.0\nradius = 0.1\ncentre = [0.5, 0.4, 0.5]\n");
+    let laser = format!("{base}\n[[bc]]\ntype = \"laser\"\nboundary = 6\npower = 1.0\nradius = 0.1\ncentre = [0.5, 0.4, 0.5]\n");
     let cases = [
-        (laser, "mesh (laser flux not on the direct lattice)"),
+        (laser, "mesh (boundary Id(6) is not a box side by name)"),
         (base.replace("source = 3.0", "source = \"x\""), "mesh (a source expression)"),
         (base.replace("level = \"none\"", "level = \"partial\""), "mesh (assembly level `partial`)"),
         (base.replace("value = \"x + y\"", "value = \"x + t\""), "mesh (bc[1].value: a Dirichlet value changing in time)"),
@@ -178,5 +179,66 @@ fn unsupported_conditions_fall_back_to_the_mesh_with_the_reason() {
     for (k, (text, why)) in cases.iter().enumerate() {
         let r = run(text, &dir.path().join(format!("case{k}")), BackendKind::Cpu, true);
         assert_eq!(r["path"], *why);
+    }
+}
+
+/// Robin convection on two sides, a flux of x with a time factor, a Gaussian laser switched on and
+/// off inside steps: the lattice's face terms give the mesh path's temperatures (CPU, GPU).
+#[test]
+fn robin_flux_and_laser_on_the_direct_lattice_match_the_mesh_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let faces = r#"
+[[bc]]
+type = "robin"
+boundary = ["ymin", "xmin"]
+h = 25.0
+ambient = 0.5
+[[bc]]
+type = "flux"
+boundary = "ymax"
+value = "3 * x"
+factor = "1 + 10 * t"
+[[bc]]
+type = "laser"
+boundary = "zmax"
+power = 2.0
+radius = 0.2
+centre = [0.5, 0.4, 0.5]
+on = 0.005
+off = 0.037
+"#;
+    for cell in [CellType::Tetrahedron, CellType::Hexahedron] {
+        let text = format!("{}{faces}", FILE.replace("CELL", cell_name(cell)));
+        let mesh = generate::box_mesh(6, 5, 4, [0.0; 3], [1.0, 0.8, 0.5], cell).unwrap();
+        let dp = dir.path().join(format!("{cell:?}-no-faces"));
+        run(&FILE.replace("CELL", cell_name(cell)), &dp, BackendKind::Cpu, true);
+        let plain = read_vti(&dp.join("out/temperature_000006.vti")).unwrap().1.remove(0).1;
+        let mut lattice_cpu: Option<Vec<f64>> = None;
+        on_backends!(|be| {
+            let kind = if be.name() == "cpu" { BackendKind::Cpu } else { BackendKind::Cuda };
+            let label = format!("{cell:?} faces on {}", be.name());
+            let (dl, dm) = (dir.path().join(format!("{label}-lattice")), dir.path().join(format!("{label}-mesh")));
+            let rl = run(&text, &dl, kind, true);
+            let rm = run(&text, &dm, kind, false);
+            assert_eq!(rl["path"], "lattice", "{label}");
+            let (_, fields) = read_vti(&dl.join("out/temperature_000006.vti")).unwrap();
+            let tl = &fields[0].1;
+            let tm = read_vtu_point_field(&dm.join("out/temperature_000006.vtu"), "temperature", &mesh).unwrap();
+            // Without the face terms the temperatures differ by far more than the tolerance.
+            assert!(rel_diff(&plain, tl) > 1e-4, "{label}: the face terms change the temperatures");
+            let d = rel_diff(&tm, tl);
+            println!("{label}: {} iterations (lattice) vs {} (mesh), last frame differs by {d:.2e}", rl["total_iterations"], rm["total_iterations"]);
+            assert!(d < 1e-10, "{label}: temperatures differ by {d:e}");
+            let dp = max_abs_diff(&probes(&dl), &probes(&dm));
+            assert!(dp < 1e-10, "{label}: probes differ by {dp:e}");
+            match &lattice_cpu {
+                None => lattice_cpu = Some(tl.clone()),
+                Some(c) => {
+                    let d = rel_diff(c, tl);
+                    assert!(d < 1e-10, "{label}: the GPU lattice differs from the CPU's by {d:e}");
+                }
+            }
+        });
+        drop(lattice_cpu);
     }
 }

@@ -2,7 +2,8 @@
 //! `[assembly] level = "none"` whose conditions the lattice supports runs without the unstructured
 //! mesh, its dof map or its VTU — at 10⁷ unknowns the mesh path spends tens of seconds and GB on
 //! them before the first step. Supported: Dirichlet temperatures (numbers, or expressions of
-//! x, y, z) on box sides, insulated sides, a constant source Q, an initial temperature (value or
+//! x, y, z) on box sides, insulated sides, heat flux, Gaussian lasers and Robin convection on box
+//! sides ([`super::faces`]), a constant source Q, an initial temperature (value or
 //! expression), materials from shapes, corrosion and voxels (evaluated at each cell's centroid as
 //! on the mesh), probes (P1/Q1 interpolation in the cell that holds the point) and the PVD series
 //! as `.vti` image data ([`crate::io::vti`]). Anything else ([`plan`] says what) runs on the mesh
@@ -58,21 +59,16 @@ pub fn plan(f: &HeatFile) -> std::result::Result<Plan, String> {
     }
     let mut dirichlet = Vec::new();
     for (j, bc) in f.bc.iter().enumerate() {
-        let what = match bc.kind {
-            HeatBcKind::Dirichlet => None,
-            HeatBcKind::Flux => Some("heat flux"),
-            HeatBcKind::Laser => Some("laser flux"),
-            HeatBcKind::Robin => Some("Robin convection"),
-        };
-        if let Some(w) = what {
-            return Err(format!("{w} not on the direct lattice"));
-        }
         let mut sides = Vec::new();
         for b in bc.boundary.to_vec() {
             match b {
                 crate::problem::linear::Boundary::Name(s) if SIDES.contains(&s.as_str()) => sides.push(s),
                 other => return Err(format!("boundary {other:?} is not a box side by name")),
             }
+        }
+        if bc.kind != HeatBcKind::Dirichlet {
+            // Flux, laser and Robin on box sides: face terms ([`super::faces`]).
+            continue;
         }
         let key = format!("bc[{j}].value");
         let spec = bc.value.as_ref().and_then(|v| scalar_spec(v, &key, false).ok()).ok_or_else(|| format!("{key} not a number or expression"))?;
@@ -229,11 +225,16 @@ pub fn run<B: LatticeBackend>(be: &B, f: &HeatFile, plan: &Plan, map: &MaterialM
     let mut heat = LatticeHeat::new(be, bx, mat, &materials, &sides, f.time.dt, f.time.theta)?;
     heat.options.rtol = f.solver.rtol;
     heat.options.max_iter = f.solver.max_iter;
-    if !plan.dirichlet.is_empty() {
-        heat.set_dirichlet_values(&g)?;
-    }
     if let Some(fv) = &source {
         heat.set_source(fv)?;
+    }
+    let faces = super::faces::face_terms(bx, &super::run::file_loads(f, faults)?)?;
+    faults.check_none()?;
+    if let Some(r) = &faces.robin {
+        heat.set_face_terms(r)?;
+    }
+    for (v, schedule) in faces.loads {
+        heat.add_load(&v, schedule)?;
     }
     let t0: Vec<f64> = match (&f.initial.expression, f.initial.value) {
         (Some(e), _) => {
@@ -244,6 +245,9 @@ pub fn run<B: LatticeBackend>(be: &B, f: &HeatFile, plan: &Plan, map: &MaterialM
         }
         (None, v) => vec![v.unwrap_or(0.0); n],
     };
+    if !plan.dirichlet.is_empty() {
+        heat.set_dirichlet_values(&g)?;
+    }
     let assembly_s = t.elapsed().as_secs_f64();
 
     let name = &f.output.name;

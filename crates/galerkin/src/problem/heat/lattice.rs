@@ -10,7 +10,9 @@ use crate::operator::level::none::direct::LatticeBox;
 use crate::operator::level::none::grid::{CpuGrid, GridData};
 use crate::operator::level::none::grid_cuda::{DeviceGrid, KernelChoice};
 use crate::operator::level::LevelOperator;
+use crate::linalg::CsrMatrix;
 use crate::solver::{jacobi_cg, Jacobi, KrylovOptions};
+use super::loads::Schedule;
 use crate::{Error, Result};
 
 /// A backend that can hold a lattice operator built outside the mesh path.
@@ -35,11 +37,30 @@ impl LatticeBackend for CudaBackend {
 }
 
 /// The masked operator `M A M + (I − M)` of a lattice level (one fused pass, with CG's p·q where
-/// the backend fuses that too).
+/// the backend fuses that too), plus `θ M F M` where the box has Robin sides (then unfused).
 struct Masked<'a, B: Backend> {
     level: &'a dyn LevelOperator<B>,
     mask: &'a B::Vector,
     n: usize,
+    face: Option<(&'a RobinFaces<B>, f64)>,
+}
+
+/// Robin face terms on box sides, `F = Σ h ∫ φᵢ φⱼ ds` (rows only on those sides' nodes): kept as
+/// a CSR matrix of the backend, once unmasked (the explicit operator, the lifting) and once with
+/// the Dirichlet rows and columns removed (the implicit solve), and a scratch vector.
+pub struct RobinFaces<B: Backend> {
+    plain: B::Matrix,
+    masked: B::Matrix,
+    scratch: std::sync::Mutex<B::Vector>,
+}
+
+impl<B: Backend> RobinFaces<B> {
+    /// `y += a F x` (masked: `a M F M x`).
+    fn add(&self, be: &B, a: f64, x: &B::Vector, y: &mut B::Vector, masked: bool) -> Result<()> {
+        let mut tmp = self.scratch.lock().map_err(|_| Error::invalid("lattice heat face scratch poisoned"))?;
+        (if masked { &self.masked } else { &self.plain }).apply(be, x, &mut *tmp)?;
+        be.axpy(a, &*tmp, y)
+    }
 }
 
 impl<B: Backend> LinearOperator<B> for Masked<'_, B> {
@@ -50,22 +71,24 @@ impl<B: Backend> LinearOperator<B> for Masked<'_, B> {
         self.n
     }
     fn apply(&self, be: &B, x: &B::Vector, y: &mut B::Vector) -> Result<()> {
-        if self.level.apply_masked(be, x, y, self.mask)? {
-            Ok(())
-        } else {
-            Err(Error::invalid("lattice heat: the level has no masked apply"))
+        if !self.level.apply_masked(be, x, y, self.mask)? {
+            return Err(Error::invalid("lattice heat: the level has no masked apply"));
+        }
+        match self.face {
+            Some((f, a)) => f.add(be, a, x, y, true),
+            None => Ok(()),
         }
     }
     fn apply_dot(&self, be: &B, x: &B::Vector, y: &mut B::Vector, mask: Option<&B::Vector>, partials: &mut B::Vector) -> Result<Option<usize>> {
         match mask {
-            None => self.level.apply_dot(be, x, y, Some(self.mask), partials),
-            Some(_) => Ok(None),
+            None if self.face.is_none() => self.level.apply_dot(be, x, y, Some(self.mask), partials),
+            _ => Ok(None),
         }
     }
     fn pcg_fused(&self, be: &B, x: &mut B::Vector, w: &mut crate::backend::PcgWork<'_, B>, k: usize, mask: Option<&B::Vector>) -> Result<bool> {
         match mask {
-            None => self.level.pcg_fused(be, x, w, k, Some(self.mask)),
-            Some(_) => Ok(false),
+            None if self.face.is_none() => self.level.pcg_fused(be, x, w, k, Some(self.mask)),
+            _ => Ok(false),
         }
     }
 }
@@ -84,12 +107,20 @@ pub struct LatticeHeat<'b, B: LatticeBackend> {
     explicit: Box<dyn LevelOperator<B>>,
     mask: B::Vector,
     jacobi: Jacobi<B>,
+    /// The masked operator's diagonal (without face terms).
+    diag: B::Vector,
     n: usize,
     /// Dirichlet values g (zero on free nodes) and `A g` (the unconstrained implicit operator),
     /// where some value is not zero ([`LatticeHeat::set_dirichlet_values`]).
     lift: Option<(B::Vector, B::Vector)>,
     /// A load vector constant in time ([`LatticeHeat::set_source`]).
     source: Option<B::Vector>,
+    /// Load vectors weighted per step by their schedule ([`LatticeHeat::add_load`]).
+    loads: Vec<(B::Vector, Schedule)>,
+    /// Robin face terms ([`LatticeHeat::set_face_terms`]).
+    face: Option<RobinFaces<B>>,
+    dt: f64,
+    theta: f64,
     pub options: KrylovOptions,
 }
 
@@ -137,7 +168,7 @@ impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
         be.axpy(1.0, &free_d, &mut diag)?;
         let jacobi = Jacobi::new(be, &diag)?;
         let options = KrylovOptions { rtol: 1e-10, atol: 0.0, ..KrylovOptions::default() };
-        Ok(LatticeHeat { be, implicit, explicit, mask, jacobi, n, lift: None, source: None, options })
+        Ok(LatticeHeat { be, implicit, explicit, mask, jacobi, diag, n, lift: None, source: None, loads: Vec::new(), face: None, dt, theta, options })
     }
 
     pub fn ndofs(&self) -> usize {
@@ -154,14 +185,59 @@ impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
         self.implicit.storage_bytes()
     }
 
-    /// `y = (M/Δt + θK) x`, unconstrained (tests).
+    /// `y = (M/Δt + θ(K + F)) x`, unconstrained (tests; F: the Robin face terms).
     pub fn apply_implicit(&self, x: &B::Vector, y: &mut B::Vector) -> Result<()> {
-        self.implicit.apply(self.be, x, y)
+        self.implicit.apply(self.be, x, y)?;
+        match &self.face {
+            Some(f) => f.add(self.be, self.theta, x, y, false),
+            None => Ok(()),
+        }
     }
 
-    /// `y = (M/Δt − (1−θ)K) x` (tests).
+    /// `y = (M/Δt − (1−θ)(K + F)) x` (tests).
     pub fn apply_explicit(&self, x: &B::Vector, y: &mut B::Vector) -> Result<()> {
-        self.explicit.apply(self.be, x, y)
+        self.explicit.apply(self.be, x, y)?;
+        match &self.face {
+            Some(f) => f.add(self.be, self.theta - 1.0, x, y, false),
+            None => Ok(()),
+        }
+    }
+
+    /// Robin face terms `F = Σ h ∫ φᵢ φⱼ ds` on box sides (an n × n matrix with rows only on those
+    /// sides' nodes): both step operators take `θF` and `(θ−1)F` as the mesh path's Robin terms,
+    /// and the Jacobi diagonal `θ Fᵢᵢ` on free rows. Call before [`LatticeHeat::set_dirichlet_values`].
+    pub fn set_face_terms(&mut self, f: &CsrMatrix) -> Result<()> {
+        let be = self.be;
+        if f.nrows != self.n || f.ncols != self.n {
+            return Err(Error::dim("lattice heat face terms (rows)", self.n, if f.nrows != self.n { f.nrows } else { f.ncols }));
+        }
+        if self.lift.is_some() {
+            return Err(Error::invalid("lattice heat: face terms after the Dirichlet values (their lifting would miss them)"));
+        }
+        let free = be.to_host(&self.mask)?;
+        let mut masked = f.clone();
+        for r in 0..masked.nrows {
+            for k in masked.row_ptr[r] as usize..masked.row_ptr[r + 1] as usize {
+                if free[r] != 1.0 || free[masked.col_idx[k] as usize] != 1.0 {
+                    masked.values[k] = 0.0;
+                }
+            }
+        }
+        let mut diag = be.from_host(&masked.diagonal())?;
+        be.axpby(1.0, &self.diag, self.theta, &mut diag)?;
+        self.jacobi = Jacobi::new(be, &diag)?;
+        self.face = Some(RobinFaces { plain: be.upload_matrix(f)?, masked: be.upload_matrix(&masked)?, scratch: std::sync::Mutex::new(be.zeros(self.n)?) });
+        Ok(())
+    }
+
+    /// A load vector `f` added to each step's right-hand side with weight
+    /// `schedule.weight(tⁿ, tⁿ⁺¹, θ)` (flux, laser, Robin ambient; as the mesh path's terms).
+    pub fn add_load(&mut self, f: &[f64], schedule: Schedule) -> Result<()> {
+        if f.len() != self.n {
+            return Err(Error::dim("lattice heat load vector", self.n, f.len()));
+        }
+        self.loads.push((self.be.from_host(f)?, schedule));
+        Ok(())
     }
 
     /// Temperatures `g` on the fixed nodes (one per node; free nodes' entries are ignored), held
@@ -182,7 +258,7 @@ impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
         }
         let g = be.from_host(&fixed)?;
         let mut ag = be.zeros(self.n)?;
-        self.implicit.apply(be, &g, &mut ag)?;
+        self.apply_implicit(&g, &mut ag)?;
         self.lift = Some((g, ag));
         Ok(())
     }
@@ -207,13 +283,20 @@ impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
         if be.len(t) != self.n {
             return Err(Error::dim("lattice heat temperature", self.n, be.len(t)));
         }
-        let a = Masked { level: &*self.implicit, mask: &self.mask, n: self.n };
+        let a = Masked { level: &*self.implicit, mask: &self.mask, n: self.n, face: self.face.as_ref().map(|f| (f, self.theta)) };
         let (mut load, mut rhs) = (be.zeros(self.n)?, be.zeros(self.n)?);
         let mut out = Vec::with_capacity(steps);
         for step in 1..=steps {
-            self.explicit.apply(be, t, &mut load)?;
+            self.apply_explicit(t, &mut load)?;
             if let Some(f) = &self.source {
                 be.axpy(1.0, f, &mut load)?;
+            }
+            let (t0, t1) = ((step - 1) as f64 * self.dt, step as f64 * self.dt);
+            for (f, schedule) in &self.loads {
+                let w = schedule.weight(t0, t1, self.theta);
+                if w != 0.0 {
+                    be.axpy(w, f, &mut load)?;
+                }
             }
             if let Some((_, ag)) = &self.lift {
                 be.axpy(-1.0, ag, &mut load)?;

@@ -11,6 +11,7 @@ pub mod material;
 pub mod stepper;
 pub mod lattice;
 pub mod direct;
+pub mod faces;
 
 pub use balance::{EnergyBalance, StepRecord};
 pub use loads::{HeatLoads, Laser, Load, Schedule};

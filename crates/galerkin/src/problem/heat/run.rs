@@ -237,11 +237,19 @@ pub(super) fn materials(f: &HeatFile, base: &Path, bbox: ([f64; 3], [f64; 3]), m
 
 /// The loads of the file's `[[bc]]` tables and `physics.source`.
 fn loads(f: &HeatFile, mesh: &crate::mesh::Mesh, faults: &FieldFaults) -> Result<HeatLoads> {
+    for (j, bc) in f.bc.iter().enumerate() {
+        boundaries_have_facets(mesh, &bc.boundary.to_vec()).map_err(|why| Error::config(format!("bc[{j}].boundary"), why))?;
+    }
+    file_loads(f, faults)
+}
+
+/// The loads of the file, their boundaries unchecked (the direct lattice has no mesh; its plan
+/// takes box sides by name only).
+pub(super) fn file_loads(f: &HeatFile, faults: &FieldFaults) -> Result<HeatLoads> {
     let mut loads = HeatLoads::default();
     for (j, bc) in f.bc.iter().enumerate() {
         let key = |k: &str| format!("bc[{j}].{k}");
         let on = bc.boundary.to_vec();
-        boundaries_have_facets(mesh, &on).map_err(|why| Error::config(key("boundary"), why))?;
         let schedule = || -> Result<Schedule> {
             let mut s = Schedule {
                 factor: None,

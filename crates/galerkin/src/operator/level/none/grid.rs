@@ -36,7 +36,8 @@ pub struct GridData {
     pub tpl: Vec<i32>,
     /// `stencils[m·27 + q]`: the row of an interior node all of whose cells are of material m, by
     /// neighbour slot q = (dx+1) + 3(dy+1) + 9(dz+1) — the fast path of the apply, 15 (tetrahedra)
-    /// or 27 (hexahedra) products instead of a gather over 24 or 8 cells.
+    /// or 27 (hexahedra) products instead of a gather over 24 or 8 cells. Followed (where the
+    /// codes fit a byte) by the side stencils of [`GridData::march_codes`] at `nmat·(1 + f) + m`.
     pub stencils: Vec<f64>,
     /// Per node: the material of all its cells when it is interior and they share one (the
     /// stencil fast path), else [`MIXED`]. Derived from `material` once per build or update, so
@@ -44,6 +45,11 @@ pub struct GridData {
     pub node_material: Vec<u8>,
     /// The passive field values of each material (bits), in the order of `table`.
     pub keys: Vec<Vec<u64>>,
+}
+
+/// Whether the side-stencil codes `nmat·(1 + f) + m` (f < 6) fit below [`MIXED`].
+fn face_codes_fit(nmat: usize) -> bool {
+    7 * nmat <= MIXED as usize
 }
 
 /// The index tables of a block template (lists of block corners per cell): `corner[c·per + t]`,
@@ -133,9 +139,17 @@ impl GridData {
     pub fn from_parts(lattice: Lattice, nv: usize, material: Vec<u8>, nmat: usize, table: Vec<f64>, keys: Vec<Vec<u64>>) -> GridData {
         let per = lattice.per_block();
         let (corner, tpl) = index_tables(&lattice.template);
-        let mut stencils = vec![0.0; nmat * 27];
-        for (m, st) in stencils.chunks_mut(27).enumerate() {
+        // Interior stencils, then (where the codes fit in a byte) those of a node on side f
+        // (2·axis + high) with every cell of material m, at code nmat·(1 + f) + m: only the blocks
+        // on the lattice's side of it (corner bit of the axis 0 on the low side, 1 on the high).
+        let kinds = if face_codes_fit(nmat) { 7 } else { 1 };
+        let mut stencils = vec![0.0; kinds * nmat * 27];
+        for (code, st) in stencils.chunks_mut(27).enumerate() {
+            let (m, kind) = (code % nmat, code / nmat);
             for c in 0..8 {
+                if kind > 0 && ((c >> ((kind - 1) / 2)) & 1) != (kind - 1) % 2 {
+                    continue;
+                }
                 for t in 0..per {
                     let li = corner[c * per + t];
                     if li < 0 {
@@ -161,27 +175,80 @@ impl GridData {
     /// `node_material` with every node that is fixed or has a fixed neighbour sent to the gather
     /// ([`MIXED`]), so the uniform-stencil path needs no mask.
     pub fn masked_node_material(&self, free: &[bool]) -> Vec<u8> {
-        let [px, py, pz] = self.lattice.points();
+        self.masked_codes(&self.node_material, free)
+    }
+
+    /// [`GridData::masked_node_material`] of any codes (`base`: `node_material` or [`GridData::march_codes`]).
+    pub fn masked_codes(&self, base: &[u8], free: &[bool]) -> Vec<u8> {
+        let p = self.lattice.points();
         (0..self.ndofs())
             .into_par_iter()
             .map(|v| {
-                let m = self.node_material[v];
+                let m = base[v];
                 if m == MIXED {
                     return MIXED;
                 }
-                // A uniform node is interior: all 26 neighbours exist.
-                let (i, j, k) = (v % px, (v / px) % py, v / (px * py));
-                debug_assert!(i > 0 && j > 0 && k > 0 && i + 1 < px && j + 1 < py && k + 1 < pz);
-                for dk in 0..3 {
-                    for dj in 0..3 {
-                        for di in 0..3 {
-                            if !free[(i + di - 1) + px * ((j + dj - 1) + py * (k + dk - 1))] {
+                let ijk = [v % p[0], (v / p[0]) % p[1], v / (p[0] * p[1])];
+                // Every neighbour on the lattice (an interior node has all 26).
+                let r = |d: usize| ijk[d].saturating_sub(1)..=(ijk[d] + 1).min(p[d] - 1);
+                for k in r(2) {
+                    for j in r(1) {
+                        for i in r(0) {
+                            if !free[i + p[0] * (j + p[1] * k)] {
                                 return MIXED;
                             }
                         }
                     }
                 }
                 m
+            })
+            .collect()
+    }
+
+    /// The node codes of the GPU's marching apply: `node_material` inside, and on the boundary
+    /// the side stencil's code `nmat·(1 + f) + m` of a node on exactly one side f (2·axis + high)
+    /// whose cells share material m ([`MIXED`] on edges, corners, mixed nodes, or where the
+    /// codes do not fit a byte). The march reads neighbours from shared planes whose entries off
+    /// the lattice are zero, so the side stencils' zero weights outside need no test; the CPU and
+    /// the tile kernel (neighbours from global memory) keep `node_material`.
+    pub fn march_codes(&self) -> Vec<u8> {
+        if !face_codes_fit(self.nmat) {
+            return self.node_material.clone();
+        }
+        let [nx, ny, nz] = self.lattice.n;
+        let p = self.lattice.points();
+        let per = self.lattice.per_block();
+        (0..self.ndofs())
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|v| {
+                let ijk = [v % p[0], (v / p[0]) % p[1], v / (p[0] * p[1])];
+                let sides: Vec<usize> = (0..3).filter_map(|d| if ijk[d] == 0 { Some(2 * d) } else if ijk[d] == p[d] - 1 { Some(2 * d + 1) } else { None }).collect();
+                match sides.as_slice() {
+                    [] => return self.node_material[v],
+                    [_] => {}
+                    _ => return MIXED,
+                }
+                let mut m0 = None;
+                for c in 0..8usize {
+                    let off = [c & 1, (c >> 1) & 1, c >> 2];
+                    if (0..3).any(|d| ijk[d] < off[d] || ijk[d] - off[d] >= [nx, ny, nz][d]) {
+                        continue;
+                    }
+                    let block = (ijk[0] - off[0]) + nx * ((ijk[1] - off[1]) + ny * (ijk[2] - off[2]));
+                    for t in 0..per {
+                        if self.corner[c * per + t] < 0 {
+                            continue;
+                        }
+                        let m = self.material[block * per + t];
+                        match m0 {
+                            None => m0 = Some(m),
+                            Some(x) if x != m => return MIXED,
+                            _ => {}
+                        }
+                    }
+                }
+                m0.map_or(MIXED, |m| (self.nmat * (1 + sides[0]) + m as usize) as u8)
             })
             .collect()
     }

@@ -1,10 +1,12 @@
 //! The lattice operator of [`super::grid`] on the GPU (`kernels/grid.cu`): the material bytes, the
 //! element-matrix table and the two small index tables on the device. Two applies, chosen by size
-//! as measured on the H100 (BENCHMARKS.md, issue 12's fourth round): below [`MARCH_MIN_NODES`] a
-//! thread per node in tiles of 32 × 4 × 2 nodes (`grid_apply*`; CG's p·q then a reduction of its
-//! own), from there a z-marching one (`grid_march*`: a block per tile of (x, y) columns and chunk
-//! of planes, the three planes a stencil spans in shared memory, the next one prefetched) that sums
-//! CG's p·q in the same pass ([`LevelOperator::apply_dot`]). `GALERKIN_GRID_KERNEL=tile|march`
+//! as measured on the H100 (BENCHMARKS.md, issue 12's fourth and sixth rounds): below
+//! [`MARCH_MIN_NODES`] a thread per node in tiles of 32 × 4 × 2 nodes (`grid_apply*`; CG's p·q then
+//! a reduction of its own), from there a z-marching one (`grid_march*`: a block per tile of (x, y)
+//! columns and chunk of planes, a ring of four planes in shared memory with one barrier per plane,
+//! the next plane and node codes prefetched, boundary nodes on one side of the box on that side's
+//! stencil rather than the cell gather — [`GridData::march_codes`]) that sums CG's p·q in the same
+//! pass ([`LevelOperator::apply_dot`]). `GALERKIN_GRID_KERNEL=tile|march`
 //! overrides, `GALERKIN_GRID_ZK` sets the marching chunk.
 use super::grid::{index_tables, GridData};
 use crate::backend::cuda::jit::GRID;
@@ -74,6 +76,7 @@ pub struct DeviceGrid {
     diagonal_k: Kernel,
     lattice: DeviceLattice,
     material: CudaSlice<u8>,
+    /// The plain operator's node codes ([`DeviceGrid::plain_codes`]).
     node_material: CudaSlice<u8>,
     table: CudaSlice<f64>,
     /// Which nodes are free (host) and the node codes of the masked operator, once constrained,
@@ -97,10 +100,11 @@ const MARCH: [u32; 2] = [32, 8];
 /// `Some(zk)` marching by chunks of `zk` planes.
 pub type KernelChoice = Option<u32>;
 
-/// Lattices of at least this many nodes take the marching apply by default: on the H100 the tiles
-/// (unfused p·q) were faster at 2·10⁶ nodes (0.136 against 0.148 ms per PCG iteration) and the
-/// marching apply with the fused p·q at 10⁷ (0.535 against 0.587).
-pub const MARCH_MIN_NODES: usize = 5_000_000;
+/// Lattices of at least this many nodes take the marching apply by default: on the H100, since the
+/// march has side stencils and one barrier per plane (issue 12's sixth round), it beats the tiles
+/// at 10⁶ nodes (0.0669 against 0.0768 ms per PCG iteration) and 2·10⁶ (0.1146 against 0.1356);
+/// at 10⁷ it takes 0.439 ms (the tiles 0.587 in the fourth round).
+pub const MARCH_MIN_NODES: usize = 1_000_000;
 
 pub fn fuses_dot(points: [usize; 3]) -> bool {
     planes_per_chunk(points, None) > 0
@@ -151,22 +155,44 @@ impl DeviceGrid {
         let pcg = ["grid_pcg_march", "grid_pcg_march_masked", "grid_pcg_update", "grid_pcg_flush", "grid_pcg_check", "grid_pcg_pick"]
             .map(|k| Kernel::from_module(&module, k));
         let [k0, k1, k2, k3, k4, k5] = pcg;
-        Ok(DeviceGrid {
+        let zk = planes_per_chunk(host.lattice.points(), choice);
+        let codes = Self::codes_for(&host, zk);
+        let mut g = DeviceGrid {
             pcg: [k0?, k1?, k2?, k3?, k4?, k5?],
-            plain_nodes: code_nodes(&host.node_material),
+            plain_nodes: Vec::new(),
             march: [m0?, m1?, m2?, m3?],
-            zk: planes_per_chunk(host.lattice.points(), choice),
+            zk,
             dot: std::sync::Mutex::new(None),
             apply_k: Kernel::from_module(&module, "grid_apply")?,
             apply_masked_k: Kernel::from_module(&module, "grid_apply_masked")?,
             diagonal_k: Kernel::from_module(&module, "grid_diagonal")?,
             lattice,
             material: be.upload(&host.material)?,
-            node_material: be.upload(&host.node_material)?,
+            node_material: be.upload(&codes)?,
             table: be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?,
             masked: None,
             host,
-        })
+        };
+        g.plain_nodes = code_nodes(&codes);
+        Ok(g)
+    }
+
+    /// The node codes of the plain operator: [`GridData::march_codes`] (side stencils on the
+    /// boundary) for the marching kernels, `node_material` for the tiles.
+    fn plain_codes(&self) -> Vec<u8> {
+        Self::codes_for(&self.host, self.zk)
+    }
+
+    fn codes_for(host: &GridData, zk: u32) -> Vec<u8> {
+        if zk > 0 { host.march_codes() } else { host.node_material.clone() }
+    }
+
+    /// Uploads the plain codes (after the materials changed) and the masked ones derived from them.
+    fn refresh_codes(&mut self, be: &CudaBackend) -> Result<()> {
+        let codes = self.plain_codes();
+        self.node_material = be.upload(&codes)?;
+        self.plain_nodes = code_nodes(&codes);
+        self.refresh_masked(be)
     }
 }
 
@@ -279,7 +305,7 @@ impl DeviceGrid {
 
     /// The masked operator's node codes for the free nodes `free`, on the device.
     fn set_masked(&mut self, be: &CudaBackend, free: Vec<bool>) -> Result<()> {
-        let codes = self.host.masked_node_material(&free);
+        let codes = self.host.masked_codes(&self.plain_codes(), &free);
         let nodes = code_nodes(&codes);
         self.masked = Some((free, be.upload(&codes)?, nodes));
         Ok(())
@@ -342,20 +368,16 @@ impl LevelOperator<CudaBackend> for DeviceGrid {
     fn update(&mut self, be: &CudaBackend, input: &LevelInput) -> Result<()> {
         let host = GridData::try_new(input)?.ok_or_else(|| Error::invalid("the lattice operator's update no longer has per-cell coefficients on the lattice"))?;
         self.material = be.upload(&host.material)?;
-        self.node_material = be.upload(&host.node_material)?;
         self.table = be.upload(&[host.table.as_slice(), host.stencils.as_slice()].concat())?;
-        self.plain_nodes = code_nodes(&host.node_material);
         self.host = host;
-        self.refresh_masked(be)
+        self.refresh_codes(be)
     }
     fn set_materials(&mut self, be: &CudaBackend, m: &CellMaterials) -> Result<bool> {
         if !self.host.relabel(m) {
             return Ok(false);
         }
         self.material = be.upload(&self.host.material)?;
-        self.node_material = be.upload(&self.host.node_material)?;
-        self.plain_nodes = code_nodes(&self.host.node_material);
-        self.refresh_masked(be)?;
+        self.refresh_codes(be)?;
         Ok(true)
     }
 }
