@@ -564,22 +564,31 @@ __device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const d
         // w ← b at the eliminated rows (x at the root's Schur rows backward, else 0); columns past
         // nrhs are zero, swept like the others and never stored. A warp reads a column's rows
         // (consecutive dofs: coalesced), MF_BATCH columns in flight, no integer division.
+        // Two rows per lane in one batch: a subtree's ≤ 40 local rows in one round trip.
         for (u32 cb = warp; cb < C; cb += MF_BATCH * nw) {
-            for (u32 row = lane; row < R; row += 32) {
-                const u32 d = rdof[row];
-                double val[MF_BATCH];
+            for (u32 row0 = lane; row0 < R; row0 += 64) {
+                double val[2][MF_BATCH];
 #pragma unroll
-                for (int u = 0; u < MF_BATCH; ++u) {
-                    const u32 c = c0 + cb + u * nw;
-                    val[u] = 0.0;
-                    if (cb + u * nw < C && c < nrhs) {
-                        if (row < ne) val[u] = b[(u64)c * n + d];
-                        else if (BACKWARD) val[u] = x[(u64)c * n + d];
+                for (int h = 0; h < 2; ++h) {
+                    const u32 row = row0 + 32 * h;
+                    const u32 d = row < R ? rdof[row] : 0;
+#pragma unroll
+                    for (int u = 0; u < MF_BATCH; ++u) {
+                        const u32 c = c0 + cb + u * nw;
+                        val[h][u] = 0.0;
+                        if (row < R && cb + u * nw < C && c < nrhs) {
+                            if (row < ne) val[h][u] = b[(u64)c * n + d];
+                            else if (BACKWARD) val[h][u] = x[(u64)c * n + d];
+                        }
                     }
                 }
 #pragma unroll
-                for (int u = 0; u < MF_BATCH; ++u)
-                    if (cb + u * nw < C) w[row * ld + cb + u * nw] = val[u];
+                for (int h = 0; h < 2; ++h) {
+                    const u32 row = row0 + 32 * h;
+#pragma unroll
+                    for (int u = 0; u < MF_BATCH; ++u)
+                        if (row < R && cb + u * nw < C) w[row * ld + cb + u * nw] = val[h][u];
+                }
             }
         }
         __syncthreads();
@@ -636,5 +645,4 @@ __device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const d
     }
 MF_SUBTREE_VARIANT(8, 1)
 MF_SUBTREE_VARIANT(8, 2)
-MF_SUBTREE_VARIANT(8, 4)
 MF_SUBTREE_VARIANT(32, 1)

@@ -354,7 +354,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
     let mut cached: Option<(usize, System, Vec<f64>)> = None;
     for (engine, n) in engines {
         if cached.as_ref().is_none_or(|c| c.0 != n) {
-            cached = None;
+            drop(cached.take()); // free the previous size's right-hand sides first
             let system = system_1d(p, n)?;
             let nd = system.sys.ndofs;
             let max_rhs = o.rhs.iter().copied().max().unwrap_or(1);

@@ -131,20 +131,22 @@ pub struct SubtreeShape {
 }
 
 /// Columns per thread with a kernel variant.
-pub const SUBTREE_COLS_PER_THREAD: [usize; 3] = [1, 2, 4];
+pub const SUBTREE_COLS_PER_THREAD: [usize; 2] = [1, 2];
 /// Largest block width of the fused kernels (threads × columns); shared memory is allowed for it.
 const SUBTREE_MAX_WIDTH: usize = 256;
 /// The opt-in shared memory a block may use on the devices we target (sm_80/sm_90: 227 KiB).
 const MAX_SMEM: usize = 227 * 1024;
 
 impl SubtreeShape {
-    /// The default per number of right-hand sides: 32 threads for few, 64 threads of one column up
-    /// to 128, then two columns per thread.
+    /// The default per number of right-hand sides, one column per thread: 32 threads for few, 64
+    /// up to 127, then 128 (the fastest measured on the H100 at 256 and 1024 right-hand sides:
+    /// more resident warps hide the latency of the block's load, sweep and store phases better
+    /// than more columns per thread; BENCHMARKS.md).
     pub fn for_rhs(nrhs: usize) -> SubtreeShape {
         match nrhs {
             0..=32 => SubtreeShape { threads: 32, cols: 1 },
             33..=127 => SubtreeShape { threads: 64, cols: 1 },
-            _ => SubtreeShape { threads: 64, cols: 2 },
+            _ => SubtreeShape { threads: 128, cols: 1 },
         }
     }
 }
@@ -189,9 +191,9 @@ struct MfKernels {
     rhs_start: Kernel,
     rhs_extend_add: Kernel,
     rhs_x: Kernel,
-    /// Eliminated blocks ≤ 8 rows with 1, 2, 4 columns per thread, then ≤ 32 rows with 1.
-    sub_forward: [Kernel; 4],
-    sub_backward: [Kernel; 4],
+    /// Eliminated blocks ≤ 8 rows with 1 and 2 columns per thread, then ≤ 32 rows with 1.
+    sub_forward: [Kernel; 3],
+    sub_backward: [Kernel; 3],
 }
 
 /// Library state for large fronts: handles, getrf workspace, pivots and info per large node.
@@ -358,8 +360,8 @@ impl CudaMultifrontal {
             rhs_start: get("mf_rhs_start")?,
             rhs_extend_add: get("mf_rhs_extend_add")?,
             rhs_x: get("mf_rhs_x")?,
-            sub_forward: [get("mf_sub_forward_8_1")?, get("mf_sub_forward_8_2")?, get("mf_sub_forward_8_4")?, get("mf_sub_forward_32_1")?],
-            sub_backward: [get("mf_sub_backward_8_1")?, get("mf_sub_backward_8_2")?, get("mf_sub_backward_8_4")?, get("mf_sub_backward_32_1")?],
+            sub_forward: [get("mf_sub_forward_8_1")?, get("mf_sub_forward_8_2")?, get("mf_sub_forward_32_1")?],
+            sub_backward: [get("mf_sub_backward_8_1")?, get("mf_sub_backward_8_2")?, get("mf_sub_backward_32_1")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
         kernels
@@ -657,7 +659,7 @@ impl CudaMultifrontal {
         if !p.small_e || p.smem(sh.threads * sh.cols) > self.sub_smem {
             sh = SubtreeShape { threads: sh.threads.min(64), cols: 1 };
         }
-        let v = if p.small_e { SUBTREE_COLS_PER_THREAD.iter().position(|&c| c == sh.cols).unwrap_or(0) } else { 3 };
+        let v = if p.small_e { SUBTREE_COLS_PER_THREAD.iter().position(|&c| c == sh.cols).unwrap_or(0) } else { 2 };
         let width = sh.threads * sh.cols;
         let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (sh.threads as u32, 1, 1), shared_mem_bytes: p.smem(width) as u32 };
         let k = if backward { &self.kernels.sub_backward[v] } else { &self.kernels.sub_forward[v] };
