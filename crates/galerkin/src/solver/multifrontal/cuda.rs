@@ -370,13 +370,16 @@ impl CudaMultifrontal {
             .set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
             .map_err(|e| cuda_error(format!("cannot allow {smem} bytes of shared memory for mf_factor_block: {e}")))?;
         // Shared memory for the widest fused blocks where the device allows it (a device with less
-        // opt-in shared memory runs the blocks that fit the default 48 KiB).
-        let want = passes.iter().map(|p| p.smem(SUBTREE_MAX_WIDTH)).max().unwrap_or(0).min(MAX_SMEM);
+        // opt-in shared memory runs the blocks that fit the default 48 KiB). The kernels are shared
+        // by every factorization on the backend (one module), so the limit is always set to the
+        // same largest value: a per-factorization value could be lowered by another one between
+        // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
+        let want = passes.iter().map(|p| p.smem(SUBTREE_MAX_WIDTH)).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
         if want > DEFAULT_SMEM
-            && kernels.sub_forward.iter().chain(&kernels.sub_backward).all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, want as i32).is_ok())
+            && kernels.sub_forward.iter().chain(&kernels.sub_backward).all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, MAX_SMEM as i32).is_ok())
         {
-            sub_smem = want;
+            sub_smem = MAX_SMEM;
         }
 
         let storage = be.alloc::<f64>(s.storage_len as usize)?;
