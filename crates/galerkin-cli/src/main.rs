@@ -260,6 +260,10 @@ enum Command {
         rhs_elements: usize,
         #[arg(long, default_value_t = 3)]
         rhs_degree: usize,
+        /// GPU engines of the rhs sweep: gpu (automatic), gpu-levels, gpu-subtrees, gpu-subtrees-TxC
+        /// (fused subtrees with T threads × C columns per thread).
+        #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees")]
+        rhs_engines: Vec<String>,
         /// Timed repetitions per measurement (median and spread reported).
         #[arg(long, default_value_t = 5)]
         reps: usize,
@@ -397,14 +401,14 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
-        Command::BenchIga { sweeps, degrees, elements, grid, degrees_2d, rhs, rhs_elements, rhs_degree, reps, cpu_max, lu_max, full_degrees, partial_max, gpu, json, plot } => {
+        Command::BenchIga { sweeps, degrees, elements, grid, degrees_2d, rhs, rhs_elements, rhs_degree, rhs_engines, reps, cpu_max, lu_max, full_degrees, partial_max, gpu, json, plot } => {
             use galerkin::bench::iga;
             if let Some(s) = sweeps.iter().find(|s| !["1d", "2d", "rhs"].contains(&s.as_str())) {
                 return Err(galerkin::Error::invalid(format!("unknown sweep `{s}` (expected 1d, 2d or rhs)")));
             }
             let has = |s: &str| sweeps.iter().any(|x| x == s);
             let device = if gpu { Some(first_gpu()?.0) } else { None };
-            let o = iga::IgaBenchOptions { sweep_1d: has("1d"), sweep_2d: has("2d"), sweep_rhs: has("rhs"), degrees, sizes_1d: elements, sizes_2d: grid, degrees_2d, rhs, rhs_elements, rhs_degree, reps, cpu_max, lu_max, full_degrees, partial_max };
+            let o = iga::IgaBenchOptions { sweep_1d: has("1d"), sweep_2d: has("2d"), sweep_rhs: has("rhs"), degrees, sizes_1d: elements, sizes_2d: grid, degrees_2d, rhs, rhs_elements, rhs_degree, rhs_engines, reps, cpu_max, lu_max, full_degrees, partial_max };
             say!("cpu: {} threads; gpu: {}", rayon::current_num_threads(), device.as_ref().map_or("none".to_string(), |d| d.device().name.clone()));
             let r = iga::run(&o, device.as_ref(), |line| say!("{line}"))?;
             if let Some(c) = r.copy_gbs {

@@ -310,11 +310,11 @@ extern "C" __global__ void mf_rhs_x(Tree t, const u32* __restrict__ list, u32 nr
 }
 
 // ---- Fused subtrees (solver/multifrontal/subtrees.rs): many right-hand sides ----
-// One block per subtree of a pass, one thread per right-hand side of a chunk of blockDim.x columns.
+// One block per subtree of a pass, NC right-hand sides per thread: a chunk of blockDim.x·NC columns.
 // The subtree's fronts, local rows and node sizes are staged in shared memory once; per chunk, w
 // (local rows × columns, padded) gets b at the eliminated rows and, in the backward kernel, x at the
-// root's Schur rows; then every thread sweeps its column through the subtree's nodes in shared
-// memory. The forward kernel hands the root's Schur rows to the contribution buffer; the backward
+// root's Schur rows; then every thread sweeps its NC columns through the subtree's nodes in shared
+// memory (each front entry loaded once for the NC columns). The forward kernel hands the root's Schur rows to the contribution buffer; the backward
 // kernel recomputes the forward sweep (reading b again instead of storing y) and writes x.
 #define MF_BATCH 8
 struct Pass {
@@ -338,88 +338,173 @@ struct Pass {
     u32 nodes_max;
 };
 
-// Forward step of one node for one column: w holds the column (stride ld) at local rows; rows from
-// `keep` on are not updated (the backward kernel's recomputation: they hold x).
-template <int EMAX>
-__device__ void sub_forward_node(const double* F, const u32* loc, const u32* lp, int m, int e, u32 keep, double* w, int ld) {
-    double r[EMAX];
+// Forward step of one node for NC columns: w holds the columns at local rows (row stride ld,
+// column u of this thread at w + u·T); rows from `keep` on are not updated (the backward kernel's
+// recomputation: they hold x). Each front entry is loaded from shared memory once and applied to
+// the NC columns (independent chains); with e a compile-time constant (see sub_forward_any) the
+// loops over k carry no predicates.
+template <int EMAX, int NC>
+__device__ __forceinline__ void sub_forward_node(const double* F, const u32* loc, const u32* lp, int m, int e, u32 keep,
+                                                 double* w, int ld, int T) {
+    double r[EMAX][NC];
 #pragma unroll
-    for (int k = 0; k < EMAX; ++k) r[k] = k < e ? w[lp[k] * ld] : 0.0;
+    for (int k = 0; k < EMAX; ++k) {
+#pragma unroll
+        for (int u = 0; u < NC; ++u) r[k][u] = k < e ? w[lp[k] * ld + u * T] : 0.0;
+    }
 #pragma unroll
     for (int k = 0; k < EMAX; ++k) {
         if (k < e) {
 #pragma unroll
-            for (int i = k + 1; i < EMAX; ++i)
-                if (i < e) r[i] = fma(-F[i + k * m], r[k], r[i]);
+            for (int i = k + 1; i < EMAX; ++i) {
+                if (i < e) {
+                    const double f = F[i + k * m];
+#pragma unroll
+                    for (int u = 0; u < NC; ++u) r[i][u] = fma(-f, r[k][u], r[i][u]);
+                }
+            }
         }
     }
-    // Schur rows four at a time: the rows are distinct, but the compiler cannot know it, so the loads
-    // of the next rows are issued explicitly before the stores (independent chains in flight).
+    // Schur rows RB at a time: the rows are distinct, but the compiler cannot know it, so the loads
+    // of the next rows are issued explicitly before the stores (RB·NC independent chains in flight).
+    constexpr int RB = NC >= 4 ? 1 : 4 / NC;
     int i = e;
-    for (; i + 4 <= m; i += 4) {
-        u32 q[4];
-        double acc[4];
+    for (; i + RB <= m; i += RB) {
+        u32 q[RB];
+        double acc[RB][NC];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            q[u] = loc[i + u];
-            acc[u] = w[q[u] * ld];
+        for (int a = 0; a < RB; ++a) {
+            q[a] = loc[i + a];
+#pragma unroll
+            for (int u = 0; u < NC; ++u) acc[a][u] = w[q[a] * ld + u * T];
         }
 #pragma unroll
         for (int k = 0; k < EMAX; ++k) {
             if (k < e) {
 #pragma unroll
-                for (int u = 0; u < 4; ++u) acc[u] = fma(-F[i + u + k * m], r[k], acc[u]);
+                for (int a = 0; a < RB; ++a) {
+                    const double f = F[i + a + k * m];
+#pragma unroll
+                    for (int u = 0; u < NC; ++u) acc[a][u] = fma(-f, r[k][u], acc[a][u]);
+                }
             }
         }
 #pragma unroll
-        for (int u = 0; u < 4; ++u)
-            if (q[u] < keep) w[q[u] * ld] = acc[u];
+        for (int a = 0; a < RB; ++a)
+            if (q[a] < keep) {
+#pragma unroll
+                for (int u = 0; u < NC; ++u) w[q[a] * ld + u * T] = acc[a][u];
+            }
     }
     for (; i < m; ++i) {
         const u32 q = loc[i];
-        double acc = w[q * ld];
+        double acc[NC];
 #pragma unroll
-        for (int k = 0; k < EMAX; ++k)
-            if (k < e) acc = fma(-F[i + k * m], r[k], acc);
-        if (q < keep) w[q * ld] = acc;
+        for (int u = 0; u < NC; ++u) acc[u] = w[q * ld + u * T];
+#pragma unroll
+        for (int k = 0; k < EMAX; ++k) {
+            if (k < e) {
+                const double f = F[i + k * m];
+#pragma unroll
+                for (int u = 0; u < NC; ++u) acc[u] = fma(-f, r[k][u], acc[u]);
+            }
+        }
+        if (q < keep) {
+#pragma unroll
+            for (int u = 0; u < NC; ++u) w[q * ld + u * T] = acc[u];
+        }
     }
 #pragma unroll
     for (int k = 0; k < EMAX; ++k)
-        if (k < e) w[loc[k] * ld] = r[k];
+        if (k < e) {
+#pragma unroll
+            for (int u = 0; u < NC; ++u) w[loc[k] * ld + u * T] = r[k][u];
+        }
 }
 
-// Backward step of one node for one column: x at its Schur rows is final, y at its eliminated rows.
-template <int EMAX>
-__device__ void sub_backward_node(const double* F, const u32* loc, int m, int e, double* w, int ld) {
-    double r[EMAX];
+// Backward step of one node for NC columns: x at its Schur rows is final, y at its eliminated rows.
+template <int EMAX, int NC>
+__device__ __forceinline__ void sub_backward_node(const double* F, const u32* loc, int m, int e, double* w, int ld, int T) {
+    double r[EMAX][NC];
 #pragma unroll
-    for (int k = 0; k < EMAX; ++k) r[k] = k < e ? w[loc[k] * ld] : 0.0;
+    for (int k = 0; k < EMAX; ++k) {
+#pragma unroll
+        for (int u = 0; u < NC; ++u) r[k][u] = k < e ? w[loc[k] * ld + u * T] : 0.0;
+    }
 #pragma unroll 4
     for (int l = e; l < m; ++l) {
-        const double xl = w[loc[l] * ld];
+        const u32 q = loc[l];
+        double xl[NC];
 #pragma unroll
-        for (int k = 0; k < EMAX; ++k)
-            if (k < e) r[k] = fma(-F[k + l * m], xl, r[k]);
+        for (int u = 0; u < NC; ++u) xl[u] = w[q * ld + u * T];
+#pragma unroll
+        for (int k = 0; k < EMAX; ++k) {
+            if (k < e) {
+                const double f = F[k + l * m];
+#pragma unroll
+                for (int u = 0; u < NC; ++u) r[k][u] = fma(-f, xl[u], r[k][u]);
+            }
+        }
     }
 #pragma unroll
     for (int k = EMAX - 1; k >= 0; --k) {
         if (k < e) {
-            r[k] = r[k] / F[k + k * m];
+            const double d = F[k + k * m];
 #pragma unroll
-            for (int i = 0; i < k; ++i) r[i] = fma(-F[i + k * m], r[k], r[i]);
+            for (int u = 0; u < NC; ++u) r[k][u] = r[k][u] / d;
+#pragma unroll
+            for (int i = 0; i < k; ++i) {
+                const double f = F[i + k * m];
+#pragma unroll
+                for (int u = 0; u < NC; ++u) r[i][u] = fma(-f, r[k][u], r[i][u]);
+            }
         }
     }
 #pragma unroll
     for (int k = 0; k < EMAX; ++k)
-        if (k < e) w[loc[k] * ld] = r[k];
+        if (k < e) {
+#pragma unroll
+            for (int u = 0; u < NC; ++u) w[loc[k] * ld + u * T] = r[k][u];
+        }
 }
 
-template <int EMAX, bool BACKWARD>
+// A node's step with its eliminated block size e as a compile-time constant for e ≤ 8 (no
+// predicated work for the rows a node does not eliminate), the generic EMAX code above it. A node
+// that eliminates nothing changes nothing.
+#define MF_EXACT_E(CALL) \
+    switch (e) {         \
+    case 0: break;       \
+    case 1: CALL(1); break; \
+    case 2: CALL(2); break; \
+    case 3: CALL(3); break; \
+    case 4: CALL(4); break; \
+    case 5: CALL(5); break; \
+    case 6: CALL(6); break; \
+    case 7: CALL(7); break; \
+    case 8: CALL(8); break; \
+    default: if (EMAX > 8) CALL(EMAX); break; \
+    }
+template <int EMAX, int NC>
+__device__ __forceinline__ void sub_forward_any(const double* F, const u32* loc, const u32* lp, int m, int e, u32 keep,
+                                                double* w, int ld, int T) {
+#define MF_FWD(E) sub_forward_node<E, NC>(F, loc, lp, m, (E) == EMAX ? e : (E), keep, w, ld, T)
+    MF_EXACT_E(MF_FWD)
+#undef MF_FWD
+}
+template <int EMAX, int NC>
+__device__ __forceinline__ void sub_backward_any(const double* F, const u32* loc, int m, int e, double* w, int ld, int T) {
+#define MF_BWD(E) sub_backward_node<E, NC>(F, loc, m, (E) == EMAX ? e : (E), w, ld, T)
+    MF_EXACT_E(MF_BWD)
+#undef MF_BWD
+}
+
+template <int EMAX, int NC, bool BACKWARD>
 __device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const double* __restrict__ storage,
                           const double* __restrict__ b, double* __restrict__ x, double* __restrict__ buf) {
     extern __shared__ double sub_smem[];
     const u32 j = blockIdx.x;
-    const u32 C = blockDim.x, tid = threadIdx.x;
+    // T threads, NC columns each: a chunk of C = T·NC columns; thread tid owns columns tid + u·T.
+    const u32 T = blockDim.x, C = T * NC, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = T >> 5;
     const int ld = (int)C + 1;
     double* sF = sub_smem;
     double* w = sub_smem + p.front_entries;
@@ -431,7 +516,7 @@ __device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const d
     const u32 l0 = p.loc_ptr[j], nl = p.loc_ptr[j + 1] - l0;
     // Staging. Global loads are batched (MF_BATCH per thread in flight) so that a block waits for
     // memory a few times, not once per node or row.
-    for (u32 i = tid; i < nn; i += C) {
+    for (u32 i = tid; i < nn; i += T) {
         const u32 v = p.nodes[n0 + i];
         meta[6 * i] = t.m[v];
         meta[6 * i + 1] = t.e[v];
@@ -441,18 +526,18 @@ __device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const d
         meta[6 * i + 5] = (u32)t.pinv_off[v];
         sFoff[i] = t.front_off[v];
     }
-    for (u32 idx = tid; idx < nl; idx += C) sL[idx] = p.loc[l0 + idx];
+    for (u32 idx = tid; idx < nl; idx += T) sL[idx] = p.loc[l0 + idx];
     __syncthreads();
     {
         const u32 last = nn - 1;
         const u32 total = meta[6 * last + 2] + meta[6 * last] * meta[6 * last];
         u32 cur = 0;
-        for (u32 base = tid; base < total; base += MF_BATCH * C) {
+        for (u32 base = tid; base < total; base += MF_BATCH * T) {
             double val[MF_BATCH];
             u32 at[MF_BATCH];
 #pragma unroll
             for (int u = 0; u < MF_BATCH; ++u) {
-                const u32 idx = base + u * C;
+                const u32 idx = base + u * T;
                 at[u] = idx;
                 val[u] = 0.0;
                 if (idx < total) {
@@ -465,7 +550,7 @@ __device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const d
                 if (at[u] < total) sF[at[u]] = val[u];
         }
     }
-    for (u32 i = tid; i < nn; i += C) {
+    for (u32 i = tid; i < nn; i += T) {
         const u32* md = meta + 6 * i;
         const u32* pm = t.perm + md[5];
         for (u32 k = 0; k < md[1]; ++k) sP[md[4] + k] = sL[md[3] + pm[k]];
@@ -476,42 +561,58 @@ __device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const d
     const u32 root = p.nodes[n0 + nn - 1];
     for (u32 c0 = 0; c0 < nrhs; c0 += C) {
         __syncthreads();
-        const u32 total = R * C;
-        for (u32 base = tid; base < total; base += MF_BATCH * C) {
-            double val[MF_BATCH];
+        // w ← b at the eliminated rows (x at the root's Schur rows backward, else 0); columns past
+        // nrhs are zero, swept like the others and never stored. A warp reads a column's rows
+        // (consecutive dofs: coalesced), MF_BATCH columns in flight, no integer division.
+        // Two rows per lane in one batch: a subtree's ≤ 40 local rows in one round trip.
+        for (u32 cb = warp; cb < C; cb += MF_BATCH * nw) {
+            for (u32 row0 = lane; row0 < R; row0 += 64) {
+                double val[2][MF_BATCH];
 #pragma unroll
-            for (int u = 0; u < MF_BATCH; ++u) {
-                const u32 idx = base + u * C, row = idx % R, c = c0 + idx / R;
-                val[u] = 0.0;
-                if (idx < total && c < nrhs) {
-                    if (row < ne) val[u] = b[(u64)c * n + rdof[row]];
-                    else if (BACKWARD) val[u] = x[(u64)c * n + rdof[row]];
+                for (int h = 0; h < 2; ++h) {
+                    const u32 row = row0 + 32 * h;
+                    const u32 d = row < R ? rdof[row] : 0;
+#pragma unroll
+                    for (int u = 0; u < MF_BATCH; ++u) {
+                        const u32 c = c0 + cb + u * nw;
+                        val[h][u] = 0.0;
+                        if (row < R && cb + u * nw < C && c < nrhs) {
+                            if (row < ne) val[h][u] = b[(u64)c * n + d];
+                            else if (BACKWARD) val[h][u] = x[(u64)c * n + d];
+                        }
+                    }
                 }
-            }
 #pragma unroll
-            for (int u = 0; u < MF_BATCH; ++u) {
-                const u32 idx = base + u * C;
-                if (idx < total) w[(idx % R) * ld + idx / R] = val[u];
+                for (int h = 0; h < 2; ++h) {
+                    const u32 row = row0 + 32 * h;
+#pragma unroll
+                    for (int u = 0; u < MF_BATCH; ++u)
+                        if (row < R && cb + u * nw < C) w[row * ld + cb + u * nw] = val[h][u];
+                }
             }
         }
         __syncthreads();
-        const u32 c = c0 + tid;
-        if (c < nrhs) {
+        if (c0 + tid < nrhs) {
             double* wc = w + tid;
             const u32 keep = BACKWARD ? ne : R;  // backward: the root's Schur rows hold x
 #pragma unroll 4
             for (u32 k = x0; k < x1; ++k) {
                 const u32 row = p.ext_row[k];
-                if (row < keep) wc[row * ld] += buf[p.ext_src[k] * nrhs + c];
+                if (row < keep) {
+                    const double* src = buf + p.ext_src[k] * nrhs + c0 + tid;
+#pragma unroll
+                    for (u32 u = 0; u < NC; ++u)
+                        if (c0 + tid + u * T < nrhs) wc[row * ld + u * T] += src[u * T];
+                }
             }
             for (u32 i = 0; i < nn; ++i) {
                 const u32* md = meta + 6 * i;
-                sub_forward_node<EMAX>(sF + md[2], sL + md[3], sP + md[4], (int)md[0], (int)md[1], keep, wc, ld);
+                sub_forward_any<EMAX, NC>(sF + md[2], sL + md[3], sP + md[4], (int)md[0], (int)md[1], keep, wc, ld, (int)T);
             }
             if (BACKWARD) {
                 for (u32 i = nn; i-- > 0;) {
                     const u32* md = meta + 6 * i;
-                    sub_backward_node<EMAX>(sF + md[2], sL + md[3], (int)md[0], (int)md[1], wc, ld);
+                    sub_backward_any<EMAX, NC>(sF + md[2], sL + md[3], (int)md[0], (int)md[1], wc, ld, (int)T);
                 }
             }
         }
@@ -519,29 +620,29 @@ __device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const d
         if (!BACKWARD) {
             const u32 s = R - ne;
             const u64 out = t.slot[root] + t.e[root];
-            for (u32 idx = tid; idx < s * C; idx += C) {
-                const u32 a = idx / C, col = idx % C, cc = c0 + col;
-                if (cc < nrhs) buf[(out + a) * nrhs + cc] = w[(ne + a) * ld + col];
-            }
+            for (u32 a = 0; a < s; ++a)
+                for (u32 col = tid; col < C && c0 + col < nrhs; col += T) buf[(out + a) * nrhs + c0 + col] = w[(ne + a) * ld + col];
         } else {
-            for (u32 idx = tid; idx < ne * C; idx += C) {
-                const u32 row = idx % ne, col = idx / ne, cc = c0 + col;
-                if (cc < nrhs) x[(u64)cc * n + rdof[row]] = w[row * ld + col];
-            }
+            for (u32 col = warp; col < C && c0 + col < nrhs; col += nw)
+                for (u32 row = lane; row < ne; row += 32) x[(u64)(c0 + col) * n + rdof[row]] = w[row * ld + col];
         }
     }
 }
 
-#define MF_SUBTREE_VARIANT(EMAX)                                                                                   \
-    extern "C" __global__ void mf_sub_forward_##EMAX(Tree t, Pass p, u32 nrhs, u64 n,                               \
-                                                     const double* __restrict__ storage, const double* __restrict__ b, \
-                                                     double* __restrict__ x, double* __restrict__ buf) {            \
-        sub_sweep<EMAX, false>(t, p, nrhs, n, storage, b, x, buf);                                                  \
-    }                                                                                                               \
-    extern "C" __global__ void mf_sub_backward_##EMAX(Tree t, Pass p, u32 nrhs, u64 n,                              \
-                                                      const double* __restrict__ storage, const double* __restrict__ b, \
-                                                      double* __restrict__ x, double* __restrict__ buf) {           \
-        sub_sweep<EMAX, true>(t, p, nrhs, n, storage, b, x, buf);                                                   \
+// Variants: eliminated blocks of at most EMAX rows, NC columns per thread.
+#define MF_SUBTREE_VARIANT(EMAX, NC)                                                                                 \
+    extern "C" __global__ void mf_sub_forward_##EMAX##_##NC(Tree t, Pass p, u32 nrhs, u64 n,                          \
+                                                            const double* __restrict__ storage,                      \
+                                                            const double* __restrict__ b, double* __restrict__ x,    \
+                                                            double* __restrict__ buf) {                              \
+        sub_sweep<EMAX, NC, false>(t, p, nrhs, n, storage, b, x, buf);                                                \
+    }                                                                                                                 \
+    extern "C" __global__ void mf_sub_backward_##EMAX##_##NC(Tree t, Pass p, u32 nrhs, u64 n,                         \
+                                                             const double* __restrict__ storage,                     \
+                                                             const double* __restrict__ b, double* __restrict__ x,   \
+                                                             double* __restrict__ buf) {                             \
+        sub_sweep<EMAX, NC, true>(t, p, nrhs, n, storage, b, x, buf);                                                 \
     }
-MF_SUBTREE_VARIANT(8)
-MF_SUBTREE_VARIANT(32)
+MF_SUBTREE_VARIANT(8, 1)
+MF_SUBTREE_VARIANT(8, 2)
+MF_SUBTREE_VARIANT(32, 1)

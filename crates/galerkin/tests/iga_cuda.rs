@@ -5,7 +5,7 @@
 mod iga_common;
 
 use galerkin::backend::cuda::test_gpu;
-use galerkin::solver::multifrontal::cuda::{SolvePath, BLOCK_MAX};
+use galerkin::solver::multifrontal::cuda::{SolvePath, SubtreeShape, BLOCK_MAX};
 use galerkin::solver::multifrontal::CudaMultifrontal;
 use galerkin::backend::Backend;
 use galerkin::iga::{self, seed, Space1d};
@@ -44,6 +44,31 @@ fn gpu_fused_subtree_and_level_solves_equal_faer_lu() {
     assert!(fused > 10, "only {fused} cases have fused subtrees");
 }
 
+/// Every block shape of the fused kernels (1 and 2 right-hand sides per thread, blocks of 64 to
+/// 256 columns) equals faer's LU, with partial chunks (70 of 64, 96, 128 or 256 columns, 3 of
+/// 256); passes with eliminated blocks above 8 rows fall back to one column per thread. Shapes
+/// without a kernel are errors.
+#[test]
+fn gpu_fused_subtree_shapes_equal_faer_lu() {
+    let Some(be) = test_gpu() else { return };
+    let shapes = [(32, 2), (64, 2), (96, 1), (128, 1), (256, 1)];
+    for case in small_cases().into_iter().chain(large_front_cases()) {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        f.set_solve_path(SolvePath::Subtrees);
+        for (threads, cols) in shapes {
+            f.set_subtree_shape(Some(SubtreeShape { threads, cols })).unwrap();
+            for nrhs in [3, 70] {
+                check_against_faer(&be, &f, &case, nrhs);
+            }
+        }
+    }
+    let case = small_cases().into_iter().next().unwrap();
+    let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
+    for (threads, cols) in [(64, 3), (48, 1), (32, 4), (0, 1), (512, 1)] {
+        assert!(f.set_subtree_shape(Some(SubtreeShape { threads, cols })).is_err(), "{threads} × {cols} accepted");
+    }
+}
+
 #[test]
 fn gpu_multifrontal_large_fronts_use_the_libraries() {
     let Some(be) = test_gpu() else { return };
@@ -68,11 +93,13 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
     let b = right_hand_sides(&sys, nrhs);
     let mut xc = vec![0.0; b.len()];
     cpu.solve_into(nrhs, &b, &mut xc).unwrap();
-    for round in 0..2 {
+    for round in 0..3 {
         let bd = be.from_host(&b).unwrap();
         let mut xd = be.zeros(b.len()).unwrap();
-        // Round 0: the default (fused subtrees for this many columns); round 1: level by level.
-        gpu.set_solve_path(if round == 0 { SolvePath::Auto } else { SolvePath::Levels });
+        // Round 0: the default (fused subtrees for this many columns); round 1: level by level;
+        // round 2: fused subtrees, 2 columns per thread, blocks of 128.
+        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees][round]);
+        gpu.set_subtree_shape((round == 2).then_some(SubtreeShape { threads: 64, cols: 2 })).unwrap();
         gpu.solve_many(&be, nrhs, &bd, &mut xd).unwrap();
         let xg = be.to_host(&xd).unwrap();
         let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));

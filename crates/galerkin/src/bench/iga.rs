@@ -11,7 +11,7 @@
 use super::timing::{guarded_gbs, measure, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
-use crate::solver::multifrontal::cuda::SolvePath;
+use crate::solver::multifrontal::cuda::{SolvePath, SubtreeShape};
 use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
@@ -51,6 +51,9 @@ pub struct IgaBenchOptions {
     pub rhs: Vec<usize>,
     pub rhs_elements: usize,
     pub rhs_degree: usize,
+    /// GPU engines of the right-hand-side sweep: `gpu` (automatic choice), `gpu-levels`,
+    /// `gpu-subtrees` (forced), `gpu-subtrees-TxC` (forced, T threads × C columns per block).
+    pub rhs_engines: Vec<String>,
     pub reps: usize,
     /// Largest size (elements, 1D; elements in total, 2D) run on the CPU multifrontal and on faer.
     pub cpu_max: usize,
@@ -316,36 +319,59 @@ fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&C
     Ok(row)
 }
 
+/// The solve path and fused-kernel shape of a GPU engine of the right-hand-side sweep.
+fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>)> {
+    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-levels, gpu-subtrees or gpu-subtrees-TxC)"));
+    Ok(match engine {
+        "gpu" => (SolvePath::Auto, None),
+        "gpu-levels" => (SolvePath::Levels, None),
+        "gpu-subtrees" => (SolvePath::Subtrees, None),
+        e => {
+            let (t, c) = e.strip_prefix("gpu-subtrees-").and_then(|r| r.split_once('x')).ok_or_else(bad)?;
+            let (threads, cols) = (t.parse().map_err(|_| bad())?, c.parse().map_err(|_| bad())?);
+            (SolvePath::Subtrees, Some(SubtreeShape { threads, cols }))
+        }
+    })
+}
+
 /// Many right-hand sides at one size, on the GPU and (at a size the host can hold) the CPU.
 fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<RhsRow>> {
     let mut rows = Vec::new();
     let p = o.rhs_degree;
-    // "gpu" chooses its solve by the number of right-hand sides; the other two force one.
+    // "gpu" chooses its solve by the number of right-hand sides; the others force one.
     let mut engines: Vec<(&str, usize)> = Vec::new();
     if gpu.is_some() {
-        engines.extend([("gpu", o.rhs_elements), ("gpu-levels", o.rhs_elements), ("gpu-subtrees", o.rhs_elements)]);
+        for e in &o.rhs_engines {
+            engine_path(e)?;
+            engines.push((e.as_str(), o.rhs_elements));
+        }
     }
     let cpu_elements = o.rhs_elements.min(o.cpu_max).min(1 << 16);
     if cpu_elements > 0 {
         engines.push(("cpu", cpu_elements));
     }
+    // The system and right-hand sides of one size, built once for every engine at that size.
+    let mut cached: Option<(usize, System, Vec<f64>)> = None;
     for (engine, n) in engines {
-        let System { sys, sym, .. } = system_1d(p, n)?;
+        if cached.as_ref().is_none_or(|c| c.0 != n) {
+            drop(cached.take()); // free the previous size's right-hand sides first
+            let system = system_1d(p, n)?;
+            let nd = system.sys.ndofs;
+            let max_rhs = o.rhs.iter().copied().max().unwrap_or(1);
+            let b_all: Vec<f64> = (0..nd * max_rhs).map(|i| ((i as f64 * 0.618_033_988_749_895).fract() - 0.5) * (1.0 + (i / nd) as f64)).collect();
+            cached = Some((n, system, b_all));
+        }
+        let Some((_, System { sys, sym, .. }, b_all)) = cached.as_ref() else { continue };
         let nd = sys.ndofs;
-        let max_rhs = o.rhs.iter().copied().max().unwrap_or(1);
-        let b_all: Vec<f64> = (0..nd * max_rhs).map(|i| ((i as f64 * 0.618_033_988_749_895).fract() - 0.5) * (1.0 + (i / nd) as f64)).collect();
         let mut one = (0.0, 0.0);
         for &nrhs in &o.rhs {
             let b = &b_all[..nd * nrhs];
-            let path = match engine {
-                "gpu-levels" => SolvePath::Levels,
-                "gpu-subtrees" => SolvePath::Subtrees,
-                _ => SolvePath::Auto,
-            };
             let (factor_s, solve, check) = match (engine, gpu) {
                 (e, Some((be, copy))) if e.starts_with("gpu") => {
+                    let (path, shape) = engine_path(e)?;
                     let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
                     f.set_solve_path(path);
+                    f.set_subtree_shape(shape)?;
                     let factor = gpu_time(be, o.reps, || f.refactor(be))?;
                     let bd = be.from_host(b)?;
                     let mut x = be.zeros(nd * nrhs)?;

@@ -95,8 +95,9 @@ unsafe impl DeviceRepr for DevicePass {}
 struct DevPass {
     dp: DevicePass,
     count: usize,
-    /// Kernel variant index: 0 for eliminated blocks of at most 8 rows, 1 for at most 32.
-    variant: usize,
+    /// Largest eliminated block is at most 8 rows (kernels with several columns per thread exist
+    /// only for these; larger blocks run one column per thread).
+    small_e: bool,
     _u32: Vec<CudaSlice<u32>>,
     _u64: CudaSlice<u64>,
 }
@@ -120,8 +121,35 @@ pub enum SolvePath {
 
 /// [`SolvePath::Auto`] uses the fused subtrees from this many right-hand sides on.
 pub const SUBTREE_MIN_RHS: usize = 8;
-/// Right-hand sides per block of the fused kernels (one thread each; 32 below this many).
-const SUBTREE_COLS: usize = 64;
+/// Threads and right-hand sides per thread of a block of the fused kernels (a block sweeps
+/// `threads × cols` columns at once). Several columns per thread load each front entry from
+/// shared memory once for all of them and give every thread independent chains of FMAs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubtreeShape {
+    pub threads: usize,
+    pub cols: usize,
+}
+
+/// Columns per thread with a kernel variant.
+pub const SUBTREE_COLS_PER_THREAD: [usize; 2] = [1, 2];
+/// Largest block width of the fused kernels (threads × columns); shared memory is allowed for it.
+const SUBTREE_MAX_WIDTH: usize = 256;
+/// The opt-in shared memory a block may use on the devices we target (sm_80/sm_90: 227 KiB).
+const MAX_SMEM: usize = 227 * 1024;
+
+impl SubtreeShape {
+    /// The default per number of right-hand sides, one column per thread: 32 threads for few, 64
+    /// up to 127, then 128 (the fastest measured on the H100 at 256 and 1024 right-hand sides:
+    /// more resident warps hide the latency of the block's load, sweep and store phases better
+    /// than more columns per thread; BENCHMARKS.md).
+    pub fn for_rhs(nrhs: usize) -> SubtreeShape {
+        match nrhs {
+            0..=32 => SubtreeShape { threads: 32, cols: 1 },
+            33..=127 => SubtreeShape { threads: 64, cols: 1 },
+            _ => SubtreeShape { threads: 128, cols: 1 },
+        }
+    }
+}
 
 /// Nodes of one launch: a range of the device node list, and their largest front.
 #[derive(Clone, Copy, Debug, Default)]
@@ -163,8 +191,9 @@ struct MfKernels {
     rhs_start: Kernel,
     rhs_extend_add: Kernel,
     rhs_x: Kernel,
-    sub_forward: [Kernel; 2],
-    sub_backward: [Kernel; 2],
+    /// Eliminated blocks ≤ 8 rows with 1 and 2 columns per thread, then ≤ 32 rows with 1.
+    sub_forward: [Kernel; 3],
+    sub_backward: [Kernel; 3],
 }
 
 /// Library state for large fronts: handles, getrf workspace, pivots and info per large node.
@@ -199,6 +228,10 @@ pub struct CudaMultifrontal {
     /// Contribution-buffer rows per right-hand side (leaves and fused roots).
     leaf_slots: u64,
     path: SolvePath,
+    /// Block shape of the fused kernels; `None`: [`SubtreeShape::for_rhs`].
+    shape: Option<SubtreeShape>,
+    /// Dynamic shared memory a fused block may use (bytes).
+    sub_smem: usize,
     kernels: MfKernels,
     /// The element matrices in front order, copied into `storage` at each factorization.
     elements: CudaSlice<f64>,
@@ -327,8 +360,8 @@ impl CudaMultifrontal {
             rhs_start: get("mf_rhs_start")?,
             rhs_extend_add: get("mf_rhs_extend_add")?,
             rhs_x: get("mf_rhs_x")?,
-            sub_forward: [get("mf_sub_forward_8")?, get("mf_sub_forward_32")?],
-            sub_backward: [get("mf_sub_backward_8")?, get("mf_sub_backward_32")?],
+            sub_forward: [get("mf_sub_forward_8_1")?, get("mf_sub_forward_8_2")?, get("mf_sub_forward_32_1")?],
+            sub_backward: [get("mf_sub_backward_8_1")?, get("mf_sub_backward_8_2")?, get("mf_sub_backward_32_1")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
         kernels
@@ -336,13 +369,17 @@ impl CudaMultifrontal {
             .func
             .set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
             .map_err(|e| cuda_error(format!("cannot allow {smem} bytes of shared memory for mf_factor_block: {e}")))?;
-        let sub_smem = passes.iter().map(|p| p.smem(SUBTREE_COLS)).max().unwrap_or(0);
-        if sub_smem > DEFAULT_SMEM {
-            for k in kernels.sub_forward.iter().chain(&kernels.sub_backward) {
-                k.func
-                    .set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sub_smem as i32)
-                    .map_err(|e| cuda_error(format!("cannot allow {sub_smem} bytes of shared memory for the fused subtree solves: {e}")))?;
-            }
+        // Shared memory for the widest fused blocks where the device allows it (a device with less
+        // opt-in shared memory runs the blocks that fit the default 48 KiB). The kernels are shared
+        // by every factorization on the backend (one module), so the limit is always set to the
+        // same largest value: a per-factorization value could be lowered by another one between
+        // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
+        let want = passes.iter().map(|p| p.smem(SUBTREE_MAX_WIDTH)).max().unwrap_or(0);
+        let mut sub_smem = DEFAULT_SMEM;
+        if want > DEFAULT_SMEM
+            && kernels.sub_forward.iter().chain(&kernels.sub_backward).all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, MAX_SMEM as i32).is_ok())
+        {
+            sub_smem = MAX_SMEM;
         }
 
         let storage = be.alloc::<f64>(s.storage_len as usize)?;
@@ -383,6 +420,8 @@ impl CudaMultifrontal {
             passes,
             leaf_slots: plan.leaf_slots,
             path: SolvePath::Auto,
+            shape: None,
+            sub_smem,
             kernels,
             elements,
             storage,
@@ -618,9 +657,15 @@ impl CudaMultifrontal {
         if p.count == 0 {
             return Ok(());
         }
-        let cols = if nrhs <= 32 { 32 } else { SUBTREE_COLS };
-        let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: p.smem(cols) as u32 };
-        let k = if backward { &self.kernels.sub_backward[p.variant] } else { &self.kernels.sub_forward[p.variant] };
+        let mut sh = self.shape.unwrap_or_else(|| SubtreeShape::for_rhs(nrhs));
+        // One column per thread where only that variant exists or the block would not fit.
+        if !p.small_e || p.smem(sh.threads * sh.cols) > self.sub_smem {
+            sh = SubtreeShape { threads: sh.threads.min(64), cols: 1 };
+        }
+        let v = if p.small_e { SUBTREE_COLS_PER_THREAD.iter().position(|&c| c == sh.cols).unwrap_or(0) } else { 2 };
+        let width = sh.threads * sh.cols;
+        let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (sh.threads as u32, 1, 1), shared_mem_bytes: p.smem(width) as u32 };
+        let k = if backward { &self.kernels.sub_backward[v] } else { &self.kernels.sub_forward[v] };
         let (nr, n) = (nrhs as u32, self.sym.n as u64);
         launch!(be, k, cfg; &self.tree, &p.dp, &nr, &n, &st, &b, &x, &leaf)
     }
@@ -628,6 +673,21 @@ impl CudaMultifrontal {
     /// Chooses the solve (default [`SolvePath::Auto`]); for benchmarks and tests.
     pub fn set_solve_path(&mut self, path: SolvePath) {
         self.path = path;
+    }
+
+    /// Chooses the block shape of the fused kernels (`None`: by the number of right-hand sides);
+    /// for benchmarks and tests. Errors if the shape has no kernel or is wider than 256 columns.
+    pub fn set_subtree_shape(&mut self, shape: Option<SubtreeShape>) -> Result<()> {
+        if let Some(sh) = shape {
+            if !SUBTREE_COLS_PER_THREAD.contains(&sh.cols) || sh.threads == 0 || sh.threads % 32 != 0 || sh.threads * sh.cols > SUBTREE_MAX_WIDTH {
+                return Err(Error::invalid(format!(
+                    "fused subtree shape {} threads × {} columns: threads must be a multiple of 32, columns one of {SUBTREE_COLS_PER_THREAD:?}, at most {SUBTREE_MAX_WIDTH} columns per block",
+                    sh.threads, sh.cols
+                )));
+            }
+        }
+        self.shape = shape;
+        Ok(())
     }
 
     /// Passes of fused subtrees (launches each way of the fused solve, besides the large fronts).
@@ -702,7 +762,7 @@ fn upload_pass(be: &CudaBackend, p: &Pass) -> Result<DevPass> {
         piv_entries: p.max_piv as u32,
         nodes_max,
     };
-    Ok(DevPass { dp, count: p.len(), variant: usize::from(p.max_e > 8), _u32: t, _u64: src })
+    Ok(DevPass { dp, count: p.len(), small_e: p.max_e <= 8, _u32: t, _u64: src })
 }
 
 impl CudaBackend {
