@@ -260,6 +260,9 @@ pub struct AssemblyConfig {
     /// GPU element integration: default, thread-per-cell, thread-per-point or tiled.
     #[serde(default)]
     pub integration: crate::operator::level::Integration,
+    /// CPU `partial` on hexahedra (scalar mass/diffusion): cells vectorized in batches of four
+    /// (default true) or one at a time.
+    pub cpu_cell_batches: Option<bool>,
 }
 
 impl AssemblyConfig {
@@ -270,6 +273,7 @@ impl AssemblyConfig {
             patch_doubles: self.patch_doubles,
             patch_sort_window: self.patch_sort_window,
             integration: self.integration,
+            cpu_cell_batches: self.cpu_cell_batches,
         }
     }
 }

@@ -141,6 +141,9 @@ pub struct Tuning {
     /// How element matrices are integrated on the GPU.
     #[serde(default)]
     pub integration: Integration,
+    /// CPU `partial` of scalar mass/diffusion on hexahedra: cells vectorized in batches of four
+    /// (default) or, with `false`, one at a time (the scalar path, kept as the reference).
+    pub cpu_cell_batches: Option<bool>,
 }
 
 /// Host Robin facet matrices: (cell, global dofs, elem_size² entries).

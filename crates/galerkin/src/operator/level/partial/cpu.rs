@@ -37,6 +37,8 @@ pub struct MatFree {
     coloring: Arc<Coloring>,
     /// Scalar mass or diffusion on hexahedra: the collocated-gradient apply ([`Hex`]).
     hex: Option<Hex>,
+    /// `partial` on [`Hex`] cells: W cells at a time with D stored in batch layout (`qdata` empty).
+    batch: Option<super::hex_batch::HexBatch>,
     /// Tensor cells: the transposed 1D value and derivative tables (`[p][q]`).
     tensor_t: Option<(Vec<f64>, Vec<f64>)>,
     /// Other cells: the basis values, then its derivative along each reference axis, `[q·pd + l]`.
@@ -144,6 +146,7 @@ impl MatFree {
             passive: integ.passive.clone(),
             coloring: input.coloring.clone(),
             hex: Hex::of(integ),
+            batch: None,
             tensor_t: None,
             field_tabs: Vec::new(),
             per_cell_d: false,
@@ -177,6 +180,9 @@ impl MatFree {
             }
             op.moments = Some(m);
         }
+        if let (Some(h), Pointwise::Stored, true) = (&op.hex, mode, input.tuning.cpu_cell_batches != Some(false)) {
+            op.batch = super::hex_batch::HexBatch::new(h.p, h.q, h.diffusion, h.collocated, &h.b, &h.d, &op.coloring, op.mesh.num_cells());
+        }
         op.tensor_t = op.tables.tensor.as_ref().map(|(p1, q1, b, g)| (transpose(b, *q1, *p1), transpose(g, *q1, *p1)));
         op.setup()?;
         Ok(op)
@@ -196,6 +202,11 @@ impl MatFree {
         if self.mode == Pointwise::Recomputed {
             // Degenerate cells are found now, not inside an apply.
             return (0..ncells).into_par_iter().try_for_each(|c| (0..qd).try_for_each(|q| self.point(c, q).map(|_| ())));
+        }
+        if let Some(mut batch) = self.batch.take() {
+            let stored = batch.store(|c, q, out| self.hex_point(c, q, out));
+            self.batch = Some(batch);
+            return stored;
         }
         if self.per_cell_d {
             let mut qdata = vec![0.0; ncells * ns];
@@ -289,7 +300,14 @@ impl MatFree {
             Pointwise::Stored if self.hex.is_some() => {
                 // Scalar: D_ref is the one value (mass) or the 3×3 (diffusion) stored per point.
                 let ns = self.ns();
-                let packed = &self.qdata[(c * self.tables.qd + q) * ns..][..ns];
+                let mut from_batch = [0.0; 6];
+                let packed = match &self.batch {
+                    Some(b) => {
+                        b.point(c, q, &mut from_batch[..ns]);
+                        &from_batch[..ns]
+                    }
+                    None => &self.qdata[(c * self.tables.qd + q) * ns..][..ns],
+                };
                 if ns == 1 {
                     d[0] = packed[0];
                 } else {
@@ -681,6 +699,9 @@ impl crate::backend::LinearOperator<Cpu> for MatFree {
         if x.len() != self.ndofs || y.len() != self.ndofs {
             return Err(Error::dim("matrix-free apply", self.ndofs, x.len().min(y.len())));
         }
+        if let Some(b) = &self.batch {
+            return b.apply(&self.idx, x, y);
+        }
         y.fill(0.0);
         let (pd, n) = (self.tables.pd, self.ncomp);
         self.for_cells(y, |c, w, y| {
@@ -739,7 +760,8 @@ impl LevelOperator<Cpu> for MatFree {
     }
     fn storage_bytes(&self) -> usize {
         let passive: usize = self.passive.device_layout().0.len() * 8;
-        self.qdata.len() * 8 + self.idx.len() * 8 + if self.mode == Pointwise::Recomputed { passive } else { 0 }
+        let batched = self.batch.as_ref().map_or(0, |b| b.qdata.len());
+        (self.qdata.len() + batched) * 8 + self.idx.len() * 8 + if self.mode == Pointwise::Recomputed { passive } else { 0 }
     }
     fn includes_boundary(&self) -> bool {
         false

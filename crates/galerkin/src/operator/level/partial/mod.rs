@@ -5,6 +5,7 @@
 //! mesh and coefficients at every point instead of stored ([`Pointwise::Recomputed`]).
 pub mod cpu;
 pub mod cuda;
+pub mod hex_batch;
 pub mod hex_cuda;
 
 use crate::operator::integrate::ElementIntegrator;

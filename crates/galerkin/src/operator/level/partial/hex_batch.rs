@@ -1,0 +1,463 @@
+//! `partial` for scalar mass and diffusion on hexahedra (CEED's BP1/BP3/BP5) on the CPU, vectorized
+//! across cells as deal.II's `VectorizedArray`: [`W`] cells of one block go through the apply
+//! together, every scalar of the scalar path ([`super::cpu`]'s `Hex`) a `[f64; W]` lane vector, so
+//! each operation of a stage is one vector instruction however small the 1D matrices are. The
+//! kernel is monomorphized per (P, Q) (const generics: every stage a fixed-size loop nest), fused
+//! from gather to scatter with all intermediates in a per-thread buffer of fixed-size arrays, with
+//! even/odd folding of the 1D tables (the nodes and points are symmetric about the cell centre, so
+//! `M[Q−1−i][N−1−k] = ±M[i][k]`: half the multiplications), and D stored per point in the batch
+//! layout (`[batch][point][k][lane]`, 6 numbers for diffusion, 1 for mass). With AVX2+FMA found at
+//! run time the same source is compiled a second time with those features (fused multiply-adds).
+use crate::operator::coloring::{Coloring, SharedMut};
+use rayon::prelude::*;
+use std::ops::Range;
+
+/// Cells per batch: one AVX2 register of f64 per lane vector.
+pub const W: usize = 4;
+type V = [f64; W];
+
+/// Whether the batched kernel exists for `p` basis functions and `q` points per axis.
+pub fn supported(p: usize, q: usize) -> bool {
+    kernel(p, q, false).is_some()
+}
+
+/// The batches of one coloring and the stored D in batch layout.
+pub struct HexBatch {
+    p: usize,
+    q: usize,
+    /// 1 (mass: w|J|ρ) or 6 (diffusion: w|J|κ J⁻¹J⁻ᵀ packed xx, xy, xz, yy, yz, zz).
+    ns: usize,
+    collocated: bool,
+    /// Row-major 1D tables: `b` (q × p), the collocated derivative `d` (q × q).
+    b: Vec<f64>,
+    d: Vec<f64>,
+    /// Per color, per block: the range of its batch ids.
+    blocks: Vec<Vec<Range<usize>>>,
+    /// First cell and number of cells (≤ W) of each batch.
+    batches: Vec<(usize, usize)>,
+    /// Batch id · W + lane of every cell.
+    slot: Vec<u32>,
+    /// `qdata[((batch·Q³ + point)·ns + k)·W + lane]`.
+    pub qdata: Vec<f64>,
+    fma: bool,
+}
+
+impl HexBatch {
+    /// The batches of `coloring`'s blocks (each block cut into runs of W consecutive cells); None
+    /// where no kernel is built for (p, q) or the tables lack the mirror symmetry of even/odd.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(p: usize, q: usize, diffusion: bool, collocated: bool, b: &[f64], d: &[f64], coloring: &Coloring, ncells: usize) -> Option<HexBatch> {
+        if !supported(p, q) || !mirrored(b, q, p, 1.0) || !mirrored(d, q, q, -1.0) {
+            return None;
+        }
+        let (mut blocks, mut batches, mut slot) = (Vec::new(), Vec::new(), vec![0u32; ncells]);
+        for color in &coloring.blocks {
+            let mut ranges = Vec::with_capacity(color.len());
+            for cells in color {
+                let first = batches.len();
+                for start in cells.clone().step_by(W) {
+                    let n = W.min(cells.end - start);
+                    for l in 0..n {
+                        slot[start + l] = (batches.len() * W + l) as u32;
+                    }
+                    batches.push((start, n));
+                }
+                ranges.push(first..batches.len());
+            }
+            blocks.push(ranges);
+        }
+        Some(HexBatch {
+            p,
+            q,
+            ns: if diffusion { 6 } else { 1 },
+            collocated,
+            b: b.to_vec(),
+            d: d.to_vec(),
+            blocks,
+            batches,
+            slot,
+            qdata: Vec::new(),
+            fma: has_fma(),
+        })
+    }
+
+    /// Fills [`Self::qdata`] with `point(cell, q, out)` (the `ns` numbers of a cell at a point).
+    pub fn store(&mut self, point: impl Fn(usize, usize, &mut [f64]) -> crate::Result<()> + Sync) -> crate::Result<()> {
+        let (qd, ns) = (self.q * self.q * self.q, self.ns);
+        let mut qdata = vec![0.0; self.batches.len() * qd * ns * W];
+        qdata.par_chunks_mut(qd * ns * W).zip(&self.batches).try_for_each(|(batch, &(first, n))| -> crate::Result<()> {
+            let mut out = [0.0; 6];
+            for l in 0..n {
+                for i in 0..qd {
+                    point(first + l, i, &mut out[..ns])?;
+                    for k in 0..ns {
+                        batch[(i * ns + k) * W + l] = out[k];
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        self.qdata = qdata;
+        Ok(())
+    }
+
+    /// The stored numbers of cell c at point i.
+    pub fn point(&self, c: usize, i: usize, out: &mut [f64]) {
+        let s = self.slot[c] as usize;
+        let (batch, lane, qd) = (s / W, s % W, self.q * self.q * self.q);
+        for (k, o) in out[..self.ns].iter_mut().enumerate() {
+            *o = self.qdata[((batch * qd + i) * self.ns + k) * W + lane];
+        }
+    }
+
+    /// `y = A x` (y zeroed here) with `idx` the cells' global nodes in kernel order.
+    pub fn apply(&self, idx: &[usize], x: &[f64], y: &mut [f64]) -> crate::Result<()> {
+        let run = kernel(self.p, self.q, self.fma).ok_or_else(|| crate::Error::Unsupported(format!("batched hexahedron kernel for p = {}, q = {}", self.p, self.q)))?;
+        y.fill(0.0);
+        run(self, idx, x, y);
+        Ok(())
+    }
+}
+
+/// Whether the AVX2+FMA twin of the kernels may run on this CPU.
+fn has_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+type Kernel = fn(&HexBatch, &[usize], &[f64], &mut [f64]);
+
+/// The monomorphized apply of (p, q): one per pair of the two CEED rules (q = p and q = p + 1
+/// points per axis for p basis functions, i.e. BP5's collocated and BP1/BP3's Gauss rule).
+fn kernel(p: usize, q: usize, fma: bool) -> Option<Kernel> {
+    macro_rules! pairs {
+        ($(($p:literal, $q:literal)),*) => {
+            match (p, q, fma) {
+                $(($p, $q, false) => Some(apply_all::<$p, $q, false> as Kernel),
+                  ($p, $q, true) => Some(apply_all::<$p, $q, true> as Kernel),)*
+                _ => None,
+            }
+        };
+    }
+    pairs!((2, 2), (2, 3), (3, 3), (3, 4), (4, 4), (4, 5), (5, 5), (5, 6), (6, 6), (6, 7), (7, 7), (7, 8), (8, 8), (8, 9), (9, 9), (9, 10))
+}
+
+/// Lane vectors and arrays of them: what a stage multiplies by a table entry and sums.
+trait Lanes: Copy {
+    fn axpy<const F: bool>(&mut self, c: f64, x: &Self);
+    fn set(&mut self, c: f64, x: &Self);
+}
+
+impl Lanes for f64 {
+    #[inline(always)]
+    fn axpy<const F: bool>(&mut self, c: f64, x: &f64) {
+        *self = if F { c.mul_add(*x, *self) } else { *self + c * x };
+    }
+    #[inline(always)]
+    fn set(&mut self, c: f64, x: &f64) {
+        *self = c * x;
+    }
+}
+
+impl<T: Lanes, const N: usize> Lanes for [T; N] {
+    #[inline(always)]
+    fn axpy<const F: bool>(&mut self, c: f64, x: &Self) {
+        for (s, v) in self.iter_mut().zip(x) {
+            s.axpy::<F>(c, v);
+        }
+    }
+    #[inline(always)]
+    fn set(&mut self, c: f64, x: &Self) {
+        for (s, v) in self.iter_mut().zip(x) {
+            s.set(c, v);
+        }
+    }
+}
+
+/// `out[o] (+)= Σ_k m[o][k] x[k]` along one axis (T: a lane vector, a line or a plane of them).
+#[inline(always)]
+fn stage<T: Lanes, const NI: usize, const NO: usize, const F: bool, const ACC: bool>(m: &[[f64; NI]; NO], x: &[T; NI], out: &mut [T; NO]) {
+    for (o, row) in out.iter_mut().zip(m) {
+        if ACC {
+            o.axpy::<F>(row[0], &x[0]);
+        } else {
+            o.set(row[0], &x[0]);
+        }
+        for k in 1..NI {
+            o.axpy::<F>(row[k], &x[k]);
+        }
+    }
+}
+
+/// From this many inputs per stage the even/odd form ([`stage_eo`]) is used: below, the sums and
+/// differences it adds cost what the halved products save.
+const EO_MIN: usize = 5;
+
+/// A 1D table (NO × NI, row-major) and its even/odd form. The nodes and points are symmetric about
+/// the cell centre, so `m[NO−1−o][NI−1−k] = s·m[o][k]` (s = 1 for B, −1 for the derivative): for
+/// rows `o < ⌈NO/2⌉` and `k < NI/2`, `ev[o][k] = ½(m[o][k] + m[o][NI−1−k])`,
+/// `od[o][k] = ½(m[o][k] − m[o][NI−1−k])` (the middle column, NI odd, whole in `ev`).
+#[derive(Clone, Copy)]
+struct Table<const NI: usize, const NO: usize> {
+    m: [[f64; NI]; NO],
+    ev: [[f64; NI]; NO],
+    od: [[f64; NI]; NO],
+    sign: f64,
+}
+
+impl<const NI: usize, const NO: usize> Table<NI, NO> {
+    fn of(m: [[f64; NI]; NO], sign: f64) -> Self {
+        let (mut ev, mut od) = ([[0.0; NI]; NO], [[0.0; NI]; NO]);
+        for o in 0..NO.div_ceil(2) {
+            for k in 0..NI / 2 {
+                let (a, b) = (m[o][k], m[o][NI - 1 - k]);
+                ev[o][k] = 0.5 * (a + b);
+                od[o][k] = 0.5 * (a - b);
+            }
+            if NI % 2 == 1 {
+                ev[o][NI / 2] = m[o][NI / 2];
+            }
+        }
+        Table { m, ev, od, sign }
+    }
+}
+
+/// Whether `m` (rows × cols, row-major) has the mirror symmetry `m[r−1−o][c−1−k] = s·m[o][k]`.
+pub fn mirrored(m: &[f64], rows: usize, cols: usize, sign: f64) -> bool {
+    let scale = m.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    (0..rows).all(|o| (0..cols).all(|k| (m[(rows - 1 - o) * cols + cols - 1 - k] - sign * m[o * cols + k]).abs() <= 1e-12 * scale))
+}
+
+/// [`stage`] in even/odd form: with `e_k = x_k + x_{NI−1−k}`, `d_k = x_k − x_{NI−1−k}` (k < NI/2;
+/// `e` holds the middle input), `E_o = Σ ev[o][k] e_k`, `O_o = Σ od[o][k] d_k`:
+/// `out[o] = E_o + O_o` and `out[NO−1−o] = s (E_o − O_o)` — about half the products.
+#[inline(always)]
+fn stage_eo<T: Lanes, const NI: usize, const NO: usize, const F: bool, const ACC: bool>(m: &Table<NI, NO>, x: &[T; NI], out: &mut [T; NO]) {
+    let (ne, nd) = (NI.div_ceil(2), NI / 2);
+    let e: [T; NI] = std::array::from_fn(|k| {
+        let mut v = x[k];
+        if k < nd {
+            v.axpy::<false>(1.0, &x[NI - 1 - k]);
+        }
+        v
+    });
+    let d: [T; NI] = std::array::from_fn(|k| {
+        let mut v = x[k];
+        if k < nd {
+            v.axpy::<false>(-1.0, &x[NI - 1 - k]);
+        }
+        v
+    });
+    for o in 0..NO.div_ceil(2) {
+        let mut ev = e[0];
+        ev.set(m.ev[o][0], &e[0]);
+        for k in 1..ne {
+            ev.axpy::<F>(m.ev[o][k], &e[k]);
+        }
+        let mut od = d[0];
+        od.set(m.od[o][0], &d[0]);
+        for k in 1..nd {
+            od.axpy::<F>(m.od[o][k], &d[k]);
+        }
+        let mirror = NO - 1 - o;
+        if ACC {
+            out[o].axpy::<false>(1.0, &ev);
+        } else {
+            out[o] = ev;
+        }
+        out[o].axpy::<false>(1.0, &od);
+        if mirror != o {
+            if ACC {
+                out[mirror].axpy::<false>(m.sign, &ev);
+            } else {
+                out[mirror].set(m.sign, &ev);
+            }
+            out[mirror].axpy::<false>(-m.sign, &od);
+        }
+    }
+}
+
+/// A stage with `m`: even/odd from [`EO_MIN`] inputs.
+#[inline(always)]
+fn contract<T: Lanes, const NI: usize, const NO: usize, const F: bool, const ACC: bool>(m: &Table<NI, NO>, x: &[T; NI], out: &mut [T; NO]) {
+    if NI >= EO_MIN {
+        stage_eo::<T, NI, NO, F, ACC>(m, x, out)
+    } else {
+        stage::<T, NI, NO, F, ACC>(&m.m, x, out)
+    }
+}
+
+/// The 1D tables of one (P, Q): B (Q × P, sign +1), Bᵀ, the collocated derivative D (Q × Q,
+/// sign −1) and Dᵀ.
+struct Tables<const P: usize, const Q: usize> {
+    b: Table<P, Q>,
+    bt: Table<Q, P>,
+    d: Table<Q, Q>,
+    dt: Table<Q, Q>,
+}
+
+impl<const P: usize, const Q: usize> Tables<P, Q> {
+    fn of(h: &HexBatch) -> Self {
+        let b = std::array::from_fn(|i| std::array::from_fn(|a| h.b[i * P + a]));
+        let bt = std::array::from_fn(|a| std::array::from_fn(|i| h.b[i * P + a]));
+        let d = std::array::from_fn(|i| std::array::from_fn(|j| h.d[i * Q + j]));
+        let dt = std::array::from_fn(|j| std::array::from_fn(|i| h.d[i * Q + j]));
+        Tables { b: Table::of(b, 1.0), bt: Table::of(bt, 1.0), d: Table::of(d, -1.0), dt: Table::of(dt, -1.0) }
+    }
+}
+
+type Cube<const A: usize, const B: usize, const C: usize> = [[[V; A]; B]; C];
+
+/// One thread's intermediates of a batch (indexed [z][y][x]).
+struct Scratch<const P: usize, const Q: usize> {
+    u: Cube<P, P, P>,
+    s1: Cube<Q, P, P>,
+    s2: Cube<Q, Q, P>,
+    t: Cube<Q, Q, Q>,
+    g: [Cube<Q, Q, Q>; 3],
+}
+
+impl<const P: usize, const Q: usize> Scratch<P, Q> {
+    fn boxed() -> Box<Self> {
+        // Built on the heap: up to ~200 KB at Q = 10.
+        let z = [0.0; W];
+        Box::new(Scratch { u: [[[z; P]; P]; P], s1: [[[z; Q]; P]; P], s2: [[[z; Q]; Q]; P], t: [[[z; Q]; Q]; Q], g: [[[[z; Q]; Q]; Q]; 3] })
+    }
+}
+
+/// 3D stages along x (within lines), y (lines of a plane) and z (planes, one column of lines at
+/// a time so that the even/odd sums stay small).
+#[inline(always)]
+fn along_x<const NI: usize, const NO: usize, const Y: usize, const Z: usize, const F: bool, const ACC: bool>(m: &Table<NI, NO>, x: &Cube<NI, Y, Z>, out: &mut Cube<NO, Y, Z>) {
+    for (xp, op) in x.iter().zip(out.iter_mut()) {
+        for (xl, ol) in xp.iter().zip(op.iter_mut()) {
+            contract::<V, NI, NO, F, ACC>(m, xl, ol);
+        }
+    }
+}
+
+#[inline(always)]
+fn along_y<const X: usize, const NI: usize, const NO: usize, const Z: usize, const F: bool, const ACC: bool>(m: &Table<NI, NO>, x: &Cube<X, NI, Z>, out: &mut Cube<X, NO, Z>) {
+    for (xp, op) in x.iter().zip(out.iter_mut()) {
+        contract::<[V; X], NI, NO, F, ACC>(m, xp, op);
+    }
+}
+
+#[inline(always)]
+fn along_z<const X: usize, const Y: usize, const NI: usize, const NO: usize, const F: bool, const ACC: bool>(m: &Table<NI, NO>, x: &Cube<X, Y, NI>, out: &mut Cube<X, Y, NO>) {
+    for j in 0..Y {
+        let col: [[V; X]; NI] = std::array::from_fn(|k| x[k][j]);
+        let mut res: [[V; X]; NO] = std::array::from_fn(|k| if ACC { out[k][j] } else { [[0.0; W]; X] });
+        contract::<[V; X], NI, NO, F, ACC>(m, &col, &mut res);
+        for (k, r) in res.iter().enumerate() {
+            out[k][j] = *r;
+        }
+    }
+}
+
+/// One batch: gather, B, gradients, D, transposes, Bᵀ, scatter.
+#[inline(always)]
+fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables<P, Q>, s: &mut Scratch<P, Q>, bid: usize, idx: &[usize], x: &[f64], y: SharedMut<f64>, ylen: usize) {
+    let (first, n) = h.batches[bid];
+    let pd = P * P * P;
+    let qd = Q * Q * Q;
+    {
+        let u = s.u.as_flattened_mut().as_flattened_mut();
+        let nodes = &idx[first * pd..(first + n) * pd];
+        for (i, ui) in u.iter_mut().enumerate() {
+            for l in 0..n {
+                ui[l] = x[nodes[l * pd + i]];
+            }
+            for v in ui.iter_mut().skip(n) {
+                *v = 0.0;
+            }
+        }
+    }
+    // Values at the points in s.t (P = Q collocated: the nodes are the points).
+    if h.collocated && P == Q {
+        let (u, tt) = (s.u.as_flattened().as_flattened(), s.t.as_flattened_mut().as_flattened_mut());
+        tt.copy_from_slice(&u[..qd]);
+    } else {
+        along_x::<P, Q, P, P, F, false>(&t.b, &s.u, &mut s.s1);
+        along_y::<Q, P, Q, P, F, false>(&t.b, &s.s1, &mut s.s2);
+        along_z::<Q, Q, P, Q, F, false>(&t.b, &s.s2, &mut s.t);
+    }
+    let qdata = &h.qdata[bid * qd * h.ns * W..(bid + 1) * qd * h.ns * W];
+    if h.ns == 6 {
+        {
+            let [g0, g1, g2] = &mut s.g;
+            along_x::<Q, Q, Q, Q, F, false>(&t.d, &s.t, g0);
+            along_y::<Q, Q, Q, Q, F, false>(&t.d, &s.t, g1);
+            along_z::<Q, Q, Q, Q, F, false>(&t.d, &s.t, g2);
+        }
+        let [g0, g1, g2] = &mut s.g;
+        let (g0, g1, g2) = (g0.as_flattened_mut().as_flattened_mut(), g1.as_flattened_mut().as_flattened_mut(), g2.as_flattened_mut().as_flattened_mut());
+        for (i, dq) in qdata.chunks_exact(6 * W).enumerate() {
+            let (a, b, c) = (g0[i], g1[i], g2[i]);
+            for l in 0..W {
+                let d = |k: usize| dq[k * W + l];
+                g0[i][l] = d(0) * a[l] + d(1) * b[l] + d(2) * c[l];
+                g1[i][l] = d(1) * a[l] + d(3) * b[l] + d(4) * c[l];
+                g2[i][l] = d(2) * a[l] + d(4) * b[l] + d(5) * c[l];
+            }
+        }
+        along_x::<Q, Q, Q, Q, F, false>(&t.dt, &s.g[0], &mut s.t);
+        along_y::<Q, Q, Q, Q, F, true>(&t.dt, &s.g[1], &mut s.t);
+        along_z::<Q, Q, Q, Q, F, true>(&t.dt, &s.g[2], &mut s.t);
+    } else {
+        for (ti, dq) in s.t.as_flattened_mut().as_flattened_mut().iter_mut().zip(qdata.chunks_exact(W)) {
+            for l in 0..W {
+                ti[l] *= dq[l];
+            }
+        }
+    }
+    if h.collocated && P == Q {
+        let (tt, u) = (s.t.as_flattened().as_flattened(), s.u.as_flattened_mut().as_flattened_mut());
+        u.copy_from_slice(&tt[..pd]);
+    } else {
+        along_z::<Q, Q, Q, P, F, false>(&t.bt, &s.t, &mut s.s2);
+        along_y::<Q, Q, P, P, F, false>(&t.bt, &s.s2, &mut s.s1);
+        along_x::<Q, P, P, P, F, false>(&t.bt, &s.s1, &mut s.u);
+    }
+    // SAFETY: the batches of one color's blocks share no node; `y` is `ylen` long.
+    let y = unsafe { std::slice::from_raw_parts_mut(y.0, ylen) };
+    let u = s.u.as_flattened().as_flattened();
+    let nodes = &idx[first * pd..(first + n) * pd];
+    for l in 0..n {
+        for (i, ui) in u.iter().enumerate() {
+            y[nodes[l * pd + i]] += ui[l];
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn batch_fma<const P: usize, const Q: usize>(h: &HexBatch, t: &Tables<P, Q>, s: &mut Scratch<P, Q>, bid: usize, idx: &[usize], x: &[f64], y: SharedMut<f64>, ylen: usize) {
+    batch::<P, Q, true>(h, t, s, bid, idx, x, y, ylen)
+}
+
+/// Every batch, one color of blocks at a time, blocks in parallel.
+fn apply_all<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, idx: &[usize], x: &[f64], y: &mut [f64]) {
+    let t = Tables::<P, Q>::of(h);
+    let (ylen, yp) = (y.len(), SharedMut(y.as_mut_ptr()));
+    for color in &h.blocks {
+        color.par_iter().for_each_init(Scratch::<P, Q>::boxed, |s, batches| {
+            let yp = yp;
+            for bid in batches.clone() {
+                #[cfg(target_arch = "x86_64")]
+                if F {
+                    // SAFETY: `F` is only chosen when AVX2 and FMA were detected ([`has_fma`]).
+                    unsafe { batch_fma::<P, Q>(h, &t, s, bid, idx, x, yp, ylen) };
+                    continue;
+                }
+                batch::<P, Q, false>(h, &t, s, bid, idx, x, yp, ylen);
+            }
+        });
+    }
+}
