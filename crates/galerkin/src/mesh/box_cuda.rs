@@ -123,7 +123,7 @@ pub fn box_mesh_cuda(be: &CudaBackend, n: [usize; 3], lo: [f64; 3], hi: [f64; 3]
 /// the copy runs at the link's pinned speed and the conversion hides behind it.
 fn download_into<T, U>(be: &CudaBackend, dev: &CudaSlice<T>, group: usize, out: &mut [U], convert: impl Fn(&[T]) -> U + Sync) -> Result<()>
 where
-    T: cudarc::driver::DeviceRepr + Sync,
+    T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Sync,
     U: Send,
 {
     let n = dev.len();
