@@ -139,12 +139,25 @@ where
     // SAFETY: plain page-locked host memory (no flags: cached, unlike write-combined memory, so
     // the host reads it at full speed); read only after the copies into it completed (`as_slice`
     // waits for them).
-    let mut bufs = [unsafe { ctx.alloc_pinned_with_flags::<T>(chunk.min(n), 0) }.map_err(fail)?, unsafe { ctx.alloc_pinned_with_flags::<T>(chunk.min(n), 0) }.map_err(fail)?];
+    let alloc = |len: usize| unsafe { ctx.alloc_pinned_with_flags::<T>(len, 0) }.map_err(fail);
     let starts: Vec<usize> = (0..n).step_by(chunk).collect();
-    let copy = |bufs: &mut [cudarc::driver::PinnedHostSlice<T>; 2], i: usize| -> Result<()> {
+    let (full, last) = (chunk.min(n), starts.len() - 1);
+    let tail = n - starts[last];
+    // cudarc copies a destination's whole length: every chunk gets a buffer of exactly its size
+    // (two in turn, and one for a shorter last chunk).
+    let mut bufs = vec![alloc(full)?];
+    if last > 0 {
+        bufs.push(alloc(full)?);
+    }
+    if tail != full {
+        bufs.push(alloc(tail)?);
+    }
+    let buf_of = |i: usize| if i == last && tail != full { bufs.len() - 1 } else { i % 2 };
+    let at: Vec<usize> = (0..starts.len()).map(buf_of).collect();
+    let copy = |bufs: &mut Vec<cudarc::driver::PinnedHostSlice<T>>, i: usize| -> Result<()> {
         let a = starts[i];
         let b = (a + chunk).min(n);
-        be.stream.memcpy_dtoh(&dev.slice(a..b), &mut bufs[i % 2]).map_err(fail)
+        be.stream.memcpy_dtoh(&dev.slice(a..b), &mut bufs[at[i]]).map_err(fail)
     };
     copy(&mut bufs, 0)?;
     for (i, &a) in starts.iter().enumerate() {
@@ -152,7 +165,8 @@ where
             copy(&mut bufs, i + 1)?;
         }
         let b = (a + chunk).min(n);
-        let src = &bufs[i % 2].as_slice().map_err(fail)?[..b - a];
+        let src = bufs[at[i]].as_slice().map_err(fail)?;
+        debug_assert_eq!(src.len(), b - a);
         out[a / group..b / group].par_iter_mut().zip(src.par_chunks(group)).for_each(|(o, x)| *o = convert(x));
     }
     Ok(())
