@@ -381,3 +381,16 @@ fn pattern_kernels_compile_for_every_list_capacity() {
         }
     }
 }
+
+/// The device box mesh (`box_mesh.cu`: Hilbert walk, scans, first-appearance renumbering).
+#[test]
+fn box_mesh_kernels_compile_without_warnings() {
+    if !nvrtc() {
+        return;
+    }
+    let c = jit::compile_ptx_with(&jit::BOX_MESH, "compute_90", &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!c.log.to_ascii_lowercase().contains("warning"), "{}", c.log);
+    for entry in ["scan_tile_sums", "scan_sums", "scan_tiles", "curve_in_box", "block_cells", "first_touch", "mark_first", "renumber", "fill_u32"] {
+        assert!(c.ptx.contains(&format!(".entry {entry}(")), "box_mesh.cu lacks {entry}");
+    }
+}

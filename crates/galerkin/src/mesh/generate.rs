@@ -205,7 +205,6 @@ fn structured(axes: &[Vec<f64>], cell: CellType) -> Result<Mesh> {
         .map(|c| (0..dim).map(|d| ((c >> d) & 1) * stride[d]).sum())
         .collect();
     let nv = cell.num_vertices();
-    let facets = cell.facets();
     // Cells block by block in parallel; then the boundary facets of the boundary blocks, in order.
     let per_block = template.len() * nv;
     let base_of = |i: usize, j: usize, k: usize| i * stride[0] + j * stride[1] + k * stride[2];
@@ -218,38 +217,8 @@ fn structured(axes: &[Vec<f64>], cell: CellType) -> Result<Mesh> {
             }
         }
     });
-    let mut boundary = Vec::new();
-    for k in 0..n[2] {
-        for j in 0..n[1] {
-            for i in 0..n[0] {
-                let on_boundary = (0..dim).any(|d| [i, j, k][d] == 0 || [i, j, k][d] + 1 == n[d]);
-                if !on_boundary {
-                    continue;
-                }
-                let base = base_of(i, j, k);
-                for t in &template {
-                    let cv: Vec<usize> = t.iter().map(|&c| base + corner_offsets[c]).collect();
-                    {
-                        for f in &facets {
-                            if let Some(tag) =
-                                boundary_side(f.iter().map(|&l| cv[l]), &np, &stride, dim)
-                            {
-                                boundary.push(BoundaryFacet {
-                                    vertices: f.iter().map(|&l| cv[l]).collect(),
-                                    tag,
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    let mut tag_names = BTreeMap::from([("domain".to_string(), (dim, 1))]);
-    for (t, name) in SIDE_NAMES.iter().enumerate().take(2 * dim) {
-        tag_names.insert(name.to_string(), (dim - 1, t as i32 + 1));
-    }
+    let boundary = lattice_boundary(&n, &np, &stride, dim, &template, cell);
+    let tag_names = lattice_tag_names(dim);
     let ncells = cells.len() / nv;
     Mesh::new(
         cell,
@@ -259,6 +228,45 @@ fn structured(axes: &[Vec<f64>], cell: CellType) -> Result<Mesh> {
         boundary,
         tag_names,
     )
+}
+
+/// The boundary facets of a lattice of `n` blocks cut by `template`, in the lattice's numbering
+/// (vertex `(i, j, k)` at `i·stride[0] + j·stride[1] + k·stride[2]`): the boundary blocks in
+/// lattice order, each cell's facets on a side of the box, tagged by [`boundary_side`].
+pub(crate) fn lattice_boundary(n: &[usize; 3], np: &[usize; 3], stride: &[usize; 3], dim: usize, template: &[Vec<usize>], cell: CellType) -> Vec<BoundaryFacet> {
+    let corner_offsets: Vec<usize> = (0..1 << dim).map(|c| (0..dim).map(|d| ((c >> d) & 1) * stride[d]).sum()).collect();
+    let facets = cell.facets();
+    let base_of = |i: usize, j: usize, k: usize| i * stride[0] + j * stride[1] + k * stride[2];
+    let mut boundary = Vec::new();
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                let on_boundary = (0..dim).any(|d| [i, j, k][d] == 0 || [i, j, k][d] + 1 == n[d]);
+                if !on_boundary {
+                    continue;
+                }
+                let base = base_of(i, j, k);
+                for t in template {
+                    let cv: Vec<usize> = t.iter().map(|&c| base + corner_offsets[c]).collect();
+                    for f in &facets {
+                        if let Some(tag) = boundary_side(f.iter().map(|&l| cv[l]), np, stride, dim) {
+                            boundary.push(BoundaryFacet { vertices: f.iter().map(|&l| cv[l]).collect(), tag });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    boundary
+}
+
+/// The names of a lattice mesh's tags: its cells' region and the sides of the box.
+pub(crate) fn lattice_tag_names(dim: usize) -> BTreeMap<String, (usize, i32)> {
+    let mut tag_names = BTreeMap::from([("domain".to_string(), (dim, 1))]);
+    for (t, name) in SIDE_NAMES.iter().enumerate().take(2 * dim) {
+        tag_names.insert(name.to_string(), (dim - 1, t as i32 + 1));
+    }
+    tag_names
 }
 
 /// The side tag (xmin = 1, xmax = 2, …) of a facet whose vertices all lie on one side of the

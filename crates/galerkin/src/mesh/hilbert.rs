@@ -66,6 +66,34 @@ impl<const D: usize> HilbertTable<D> {
     }
 }
 
+impl HilbertTable<3> {
+    /// The table read backwards, for walking the curve from index to point (the device box mesh,
+    /// `kernels/box_mesh.cu`): `inv[(e·3 + d) << 3 | digit] = bits | e' << 3 | d' << 6`.
+    pub fn inverse(&self) -> Vec<u8> {
+        let mut inv = vec![0u8; self.next.len()];
+        for (k, &(w, e2, d2)) in self.next.iter().enumerate() {
+            let (state, bits) = (k >> 3, (k & 7) as u8);
+            inv[state << 3 | w as usize] = bits | e2 << 3 | d2 << 6;
+        }
+        inv
+    }
+
+    /// The grid point at curve index `h` on a grid of 2^level points per axis, from [`Self::inverse`]'s
+    /// table (the host twin of `box_mesh.cu`'s `hilbert_point`).
+    pub fn point(inv: &[u8], h: usize, level: usize) -> [usize; 3] {
+        let (mut p, mut e, mut d) = ([0usize; 3], 0usize, 0usize);
+        for i in (0..level).rev() {
+            let t = inv[(e * 3 + d) << 3 | (h >> (3 * i)) & 7] as usize;
+            for (k, pk) in p.iter_mut().enumerate() {
+                *pk |= ((t >> k) & 1) << i;
+            }
+            e = (t >> 3) & 7;
+            d = t >> 6;
+        }
+        p
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +126,21 @@ mod tests {
             assert_eq!(t3.index(p3, 21), p3.to_hilbert_index(21), "{p3:?}");
             let p2 = [rand(31), rand(31)];
             assert_eq!(t2.index(p2, 31), p2.to_hilbert_index(31), "{p2:?}");
+        }
+    }
+
+    /// Walking the inverse table visits every point of the grid once, at the index the forward
+    /// table gives it.
+    #[test]
+    fn inverse_table_inverts_the_index() {
+        let t3 = HilbertTable::<3>::new();
+        let inv = t3.inverse();
+        for level in 0..=4 {
+            for h in 0..1usize << (3 * level) {
+                let p = HilbertTable::<3>::point(&inv, h, level);
+                assert!(p.iter().all(|&x| x < 1 << level), "{p:?}");
+                assert_eq!(t3.index(p, level), h, "level {level}, point {p:?}");
+            }
         }
     }
 }

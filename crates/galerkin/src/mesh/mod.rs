@@ -4,6 +4,7 @@
 //! tagged boundary facets. Tag names (Gmsh physical names, or the generators' `xmin`, `xmax`, …)
 //! map to integer tags so problem files can say `boundary = "xmin"`.
 mod cell;
+pub mod box_cuda;
 pub mod generate;
 pub mod hilbert;
 pub mod gmsh;

@@ -145,6 +145,9 @@ pub struct PhaseTimes {
     pub output_files: std::collections::BTreeMap<String, f64>,
     pub total: f64,
     pub unaccounted: f64,
+    /// Everything before the first Krylov iteration: setup, mesh, space, assembly and
+    /// preconditioner (set by [`PhaseTimes::close`]).
+    pub solve_ready: f64,
 }
 
 impl PhaseTimes {
@@ -153,6 +156,7 @@ impl PhaseTimes {
         self.total = start.elapsed().as_secs_f64();
         let phases = self.setup + self.mesh + self.space + self.assembly + self.preconditioner + self.solve + self.solve_other + self.errors + self.points + self.output;
         self.unaccounted = self.total - phases;
+        self.solve_ready = self.setup + self.mesh + self.space + self.assembly + self.preconditioner;
     }
 }
 
@@ -240,6 +244,12 @@ pub fn setup(pf: &ProblemFile, base: &Path, progress: bool) -> Result<Setup> {
     setup_on(pf, base, progress, None)
 }
 
+/// [`setup`] for a run on `be`: a generated box is built on the device (`mesh::box_cuda`) and
+/// becomes the backend's resident mesh.
+pub fn setup_on_device(pf: &ProblemFile, base: &Path, progress: bool, be: &crate::backend::cuda::CudaBackend) -> Result<Setup> {
+    setup_on(pf, base, progress, Some(be))
+}
+
 /// [`setup`] with the device the problem will run on (its free memory is checked too). Everything
 /// the file says is checked before the mesh is built (fields, names, sizes against memory), and
 /// what needs the mesh (boundaries, component counts, exact memory) before the space is.
@@ -249,8 +259,24 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
     if let Some(shape) = generator_shape(pf) {
         check_memory(&shape, device)?;
     }
-    let (mesh, mut notes) = build_mesh(pf, base)?;
-    let mut mesh_parts = std::collections::BTreeMap::from([("build".to_string(), t.elapsed().as_secs_f64())]);
+    // On the GPU a generated box is built there, already ordered (`mesh::box_cuda`).
+    let on_device = match device {
+        Some(be) => crate::mesh::box_cuda::from_config(be, &pf.mesh)?.map(|b| (be, b)),
+        None => None,
+    };
+    let mut mesh_parts = std::collections::BTreeMap::new();
+    let (mesh, mut notes, on_device) = match on_device {
+        Some((be, b)) => {
+            mesh_parts.extend(b.parts.iter().map(|&(k, v)| (format!("device_box.{k}"), v)));
+            let crate::mesh::box_cuda::DeviceBox { mesh, coords, verts, .. } = b;
+            (mesh, Vec::new(), Some((be, coords, verts)))
+        }
+        None => {
+            let (mesh, notes) = build_mesh(pf, base)?;
+            mesh_parts.insert("build".to_string(), t.elapsed().as_secs_f64());
+            (mesh, notes, None)
+        }
+    };
     let tc = Instant::now();
     let ncomp = ncomp_of(pf, mesh.dim);
     check_fields(pf, Some(ncomp))?;
@@ -259,16 +285,20 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
     }
     let estimate = check_memory(&mesh_shape(pf, &mesh, ncomp), device)?;
     mesh_parts.insert("checks".to_string(), tc.elapsed().as_secs_f64());
-    let mesh = Arc::new(if pf.mesh.reorder.unwrap_or(true) {
+    let mesh = if let Some((be, coords, verts)) = on_device {
+        let mesh = Arc::new(mesh);
+        be.adopt_resident_mesh(&mesh, coords, verts);
+        mesh
+    } else if pf.mesh.reorder.unwrap_or(true) {
         let (m, parts) = crate::mesh::ordering::reorder_for_locality_timed(&mesh)?;
         mesh_parts.extend(parts.iter().map(|&(k, v)| (format!("reorder.{k}"), v)));
         // The unordered mesh (gigabytes at 10^7 cells) is freed on another thread, beside the
         // space phase.
         std::thread::spawn(move || drop(mesh));
-        m
+        Arc::new(m)
     } else {
-        mesh
-    });
+        Arc::new(mesh)
+    };
     let mesh_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let nodes = pf.space.nodes.unwrap_or(crate::fe::NodeFamily::default_for(pf.space.degree));

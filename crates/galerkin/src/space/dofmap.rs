@@ -134,13 +134,25 @@ impl DofMap {
         let modal = nodes.is_none();
         let mut signs = if modal { Some(vec![1.0; ncells * nloc]) } else { None };
 
-        // Filled in parallel: at 10^7 cells a serial fill of the map is a good part of the phase.
-        let mut cell_nodes: Vec<usize> = (0..ncells * nloc).into_par_iter().map(|_| usize::MAX).collect();
         // Vertex dofs: node = vertex id.
         if ent_dofs[0].iter().any(|dofs| dofs.len() != 1) {
             return Err(Error::Unsupported("elements with more than one dof per vertex".into()));
         }
         let vertex_dofs: Vec<usize> = ent_dofs[0].iter().map(|d| d[0]).collect();
+        if nloc == cell.num_vertices() && nodes.is_some_and(|n| vertex_dofs.iter().enumerate().all(|(v, &ld)| n[ld] == ref_verts[v])) {
+            // Degree 1, nodal: the cells' vertices in the element's order and the mesh's
+            // coordinates, one parallel pass each (this map is 2 GB at 10^7 cells).
+            let mut cell_nodes = vec![0usize; ncells * nloc];
+            cell_nodes.par_chunks_mut(nloc).enumerate().for_each(|(c, out)| {
+                for (v, &ld) in vertex_dofs.iter().enumerate() {
+                    out[ld] = mesh.cell(c)[v];
+                }
+            });
+            let node_coords = mesh.coords.par_iter().copied().collect();
+            return Ok(DofMap { nodes_per_cell: nloc, cell_nodes, num_nodes: nverts, node_coords, signs, owned: nverts });
+        }
+        // Filled in parallel: at 10^7 cells a serial fill of the map is a good part of the phase.
+        let mut cell_nodes: Vec<usize> = (0..ncells * nloc).into_par_iter().map(|_| usize::MAX).collect();
         cell_nodes.par_chunks_mut(nloc.max(1)).enumerate().for_each(|(c, nodes)| {
             for (v, &ld) in vertex_dofs.iter().enumerate() {
                 nodes[ld] = mesh.cell(c)[v];

@@ -133,6 +133,20 @@ impl FunctionSpace {
     /// Dirichlet condition on those tags constrains: the closure of each facet (its vertices,
     /// edges and face interiors).
     pub fn boundary_nodes(&self, tags: &[i32]) -> Result<Vec<usize>> {
+        if self.nodes_are_vertices() {
+            // A facet's closure is its vertices, whose nodes are their ids: no search of the
+            // cells for the facets (a pass over every cell; most of this at 10^7 cells).
+            use rayon::prelude::*;
+            let mut out: Vec<usize> = self.mesh.boundary.par_iter().filter(|f| tags.contains(&f.tag)).flat_map_iter(|f| f.vertices.iter().copied()).collect();
+            out.par_sort_unstable();
+            out.dedup();
+            return Ok(out);
+        }
+        self.boundary_nodes_by_cells(tags)
+    }
+
+    /// [`Self::boundary_nodes`] through the cells that hold the facets (any space).
+    fn boundary_nodes_by_cells(&self, tags: &[i32]) -> Result<Vec<usize>> {
         let closure = self.facet_closure_dofs();
         let mut out = BTreeSet::new();
         for (c, lf) in self.tagged_facets(tags)? {
@@ -140,6 +154,13 @@ impl FunctionSpace {
             out.extend(closure[lf].iter().map(|&i| cn[i]));
         }
         Ok(out.into_iter().collect())
+    }
+
+    /// Whether every node is a mesh vertex, numbered by its vertex id (degree-1 spaces: the dof
+    /// map numbers vertex dofs first, node = vertex).
+    fn nodes_are_vertices(&self) -> bool {
+        let nv = self.mesh.cell_type.num_vertices();
+        self.element.ndofs() == nv && self.element.entity_dofs()[0].len() == nv && self.dofmap.num_nodes == self.mesh.num_vertices()
     }
 
     /// The boundary facets (cell, local facet) whose tag is in `tags`.
@@ -199,5 +220,58 @@ impl FunctionSpace {
     /// shows for any degree.
     pub fn vertex_values<'a>(&self, u: &'a [f64]) -> &'a [f64] {
         &u[..self.mesh.num_vertices() * self.ncomp]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::{generate, CellType};
+
+    /// The boundary nodes of degree-1 spaces from the facets' vertices are those found through
+    /// the cells (P1 and Q1, 2D and 3D, one side and several).
+    #[test]
+    fn degree_one_boundary_nodes_are_the_facets_vertices() {
+        let meshes = [
+            generate::box_mesh(4, 3, 5, [0.0; 3], [1.0; 3], CellType::Tetrahedron).unwrap(),
+            generate::box_mesh(3, 4, 2, [0.0; 3], [1.0; 3], CellType::Hexahedron).unwrap(),
+            generate::rectangle(5, 4, [0.0; 2], [1.0; 2], CellType::Triangle).unwrap(),
+        ];
+        for mesh in meshes {
+            let space = FunctionSpace::lagrange(Arc::new(mesh), 1, 1).unwrap();
+            assert!(space.nodes_are_vertices());
+            for tags in [vec![1], vec![2, 3], vec![1, 2, 3, 4, 5, 6]] {
+                let fast = space.boundary_nodes(&tags).unwrap();
+                assert!(!fast.is_empty());
+                assert_eq!(fast, space.boundary_nodes_by_cells(&tags).unwrap(), "tags {tags:?}");
+            }
+        }
+        let p2 = FunctionSpace::lagrange(Arc::new(generate::box_mesh(2, 2, 2, [0.0; 3], [1.0; 3], CellType::Tetrahedron).unwrap()), 2, 1).unwrap();
+        assert!(!p2.nodes_are_vertices());
+    }
+
+    /// Degree-1 maps (built in one pass) give each vertex dof its vertex's id and coordinates,
+    /// whatever the element's local order (Q1's is not the mesh's), and the map of a P2 space
+    /// still numbers edges after the vertices.
+    #[test]
+    fn degree_one_maps_number_nodes_by_vertex() {
+        for cell in [CellType::Tetrahedron, CellType::Hexahedron] {
+            let mesh = Arc::new(generate::box_mesh(3, 2, 2, [0.0; 3], [1.0, 2.0, 3.0], cell).unwrap());
+            let space = FunctionSpace::lagrange(mesh.clone(), 1, 1).unwrap();
+            let dm = &space.dofmap;
+            assert_eq!((dm.num_nodes, dm.owned, dm.nodes_per_cell), (mesh.num_vertices(), mesh.num_vertices(), cell.num_vertices()));
+            assert!(dm.node_coords == mesh.coords && dm.signs.is_none());
+            let nodes = space.element.nodes().unwrap();
+            for c in 0..mesh.num_cells() {
+                for (ld, &node) in dm.cell(c).iter().enumerate() {
+                    let x = mesh.map_point(c, nodes[ld]).0;
+                    assert!((0..3).all(|k| (x[k] - mesh.coords[node][k]).abs() < 1e-14), "cell {c}, dof {ld}");
+                }
+            }
+        }
+        let mesh = Arc::new(generate::box_mesh(2, 2, 2, [0.0; 3], [1.0; 3], CellType::Tetrahedron).unwrap());
+        let p2 = FunctionSpace::lagrange(mesh.clone(), 2, 1).unwrap();
+        assert_eq!(p2.dofmap.num_nodes, 5 * 5 * 5);
+        assert!(p2.dofmap.node_coords[..mesh.num_vertices()] == mesh.coords[..]);
     }
 }

@@ -144,6 +144,15 @@ pub const PATTERN: KernelSource = KernelSource {
     cells: false,
 };
 
+/// A generated box mesh built on the device: Hilbert block order, first-appearance vertex
+/// numbering, coordinates (`mesh::box_cuda`; no defines).
+pub const BOX_MESH: KernelSource = KernelSource {
+    file: "box_mesh.cu",
+    source: include_str!("../../../kernels/box_mesh.cu"),
+    physics: false,
+    cells: false,
+};
+
 /// The load vector of a problem file's source, compiled into the kernel (`expr.cuh` with the
 /// expressions as defines F0..F2), see `operator::load_cuda`.
 pub const LOAD: KernelSource = KernelSource {

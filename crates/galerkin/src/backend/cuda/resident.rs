@@ -117,6 +117,14 @@ impl CudaBackend {
         Ok((c, v))
     }
 
+    /// Makes `coords` (3 per vertex) and `verts` the resident copies of `mesh`, built on the device
+    /// (`mesh::box_cuda`), so no kernel uploads them.
+    pub fn adopt_resident_mesh(&self, mesh: &Arc<Mesh>, coords: Shared<f64>, verts: Shared<u32>) {
+        let mut slot = self.resident.lock().unwrap_or_else(|e| e.into_inner());
+        *slot = Slot::default();
+        slot.mesh = Some((Arc::downgrade(mesh), mesh.dim, coords, verts));
+    }
+
     /// `space`'s mesh and dof map on the device, uploaded on the first call for them; a dof map
     /// whose nodes are the mesh's vertices (P1, Q1) shares their buffer.
     pub fn resident(&self, space: &FunctionSpace) -> Result<ResidentSpace> {

@@ -1,0 +1,211 @@
+//! A generated box mesh built on the GPU (`kernels/box_mesh.cu`), already ordered for locality, so
+//! a large run's mesh phase is milliseconds of kernels instead of seconds of host keys, sort and
+//! renumbering, and its coordinates and cells are on the device before any kernel needs them (the
+//! backend adopts them as its resident mesh: no upload).
+//!
+//! The order is an equivalent of [`super::ordering::reorder_for_locality`]'s, not the same:
+//! - cells: the lattice blocks along the Hilbert curve over the 2^L cube holding the lattice (the
+//!   host sorts every cell by its centroid's key), each block's cells in the generator's template
+//!   order. Runs of consecutive cells are blobs at every scale all the same, and nothing is sorted.
+//! - vertices: numbered by first appearance in that cell order, as on the host.
+//!
+//! Same cells (vertex lists in the generator's local order), same coordinates to the bit, same
+//! boundary facets and tags as the host generator's mesh; tested in `tests/box_cuda.rs`.
+use super::generate::{block_template, lattice_boundary, lattice_tag_names};
+use super::hilbert::HilbertTable;
+use super::{BoundaryFacet, CellType, Mesh};
+use crate::backend::cuda::jit::{BOX_MESH, BLOCK_SIZE};
+use crate::backend::cuda::kernels::{launch, Kernel};
+use crate::backend::cuda::{CudaBackend, Shared};
+use crate::{Error, Result};
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Items per scan tile (`SCAN_TILE` in the kernel).
+const SCAN_TILE: u64 = BLOCK_SIZE as u64 * 8;
+
+/// A box mesh generated on the device: the host copy and the device buffers the kernels read
+/// (coordinates, 3 per vertex; cell vertices as `u32`).
+pub struct DeviceBox {
+    pub mesh: Mesh,
+    pub coords: Shared<f64>,
+    pub verts: Shared<u32>,
+    /// Seconds of the steps: device kernels, copies to the host, host boundary facets.
+    pub parts: [(&'static str, f64); 3],
+}
+
+impl DeviceBox {
+    /// The mesh shared, and adopted by `be` as its resident mesh (no upload by later kernels).
+    pub fn into_resident(self, be: &CudaBackend) -> Arc<Mesh> {
+        let mesh = Arc::new(self.mesh);
+        be.adopt_resident_mesh(&mesh, self.coords, self.verts);
+        mesh
+    }
+}
+
+/// The box `[lo, hi]` of `n` blocks of `cell`s (tetrahedra or hexahedra) built on the device, or
+/// `None` where the host generator must build it: bad arguments (the host reports them), other cell
+/// types, or a lattice so flat that the curve's cube is far larger than it (more than 64 curve
+/// points per block).
+pub fn box_mesh_cuda(be: &CudaBackend, n: [usize; 3], lo: [f64; 3], hi: [f64; 3], cell: CellType) -> Result<Option<DeviceBox>> {
+    if !matches!(cell, CellType::Tetrahedron | CellType::Hexahedron)
+        || n.contains(&0)
+        || (0..3).any(|k| !(lo[k].is_finite() && hi[k].is_finite() && lo[k] < hi[k]))
+        || n.iter().any(|&k| k > u32::MAX as usize / 2)
+    {
+        return Ok(None);
+    }
+    let template = block_template(cell, 3)?;
+    let nv = cell.num_vertices();
+    let nblocks = n.iter().try_fold(1u64, |a, &k| a.checked_mul(k as u64));
+    let nverts = n.iter().try_fold(1u64, |a, &k| a.checked_mul(k as u64 + 1));
+    let (Some(nblocks), Some(nverts)) = (nblocks, nverts) else { return Ok(None) };
+    let npos = nblocks * (template.len() * nv) as u64;
+    let level = n.iter().map(|&k| usize::BITS - (k - 1).leading_zeros()).max().unwrap_or(0) as usize;
+    let npts = 1u64 << (3 * level);
+    // Positions and vertex numbers are u32 (u32::MAX marks "not touched yet").
+    if npos >= u32::MAX as u64 || nverts >= u32::MAX as u64 || npts > u32::MAX as u64 || npts > (64 * nblocks).max(1 << 15) {
+        return Ok(None);
+    }
+    let t = std::time::Instant::now();
+    let m = be.variant_module(&BOX_MESH, &[])?;
+    let k = |name| Kernel::from_module(&m, name);
+    let inv = be.upload(&HilbertTable::<3>::new().inverse())?;
+    let [n0, n1, n2] = n.map(|k| k as u32);
+    let level_i = level as i32;
+    // Blocks along the curve: flags, their scan (each block's place), then the cells.
+    let mut rank = be.alloc::<u32>(npts as usize)?;
+    launch!(be, &k("curve_in_box")?, be.grid(npts); &npts, &level_i, &n0, &n1, &n2, &inv, &mut rank)?;
+    scan_in_place(be, &m, &mut rank, npts, nblocks, "curve blocks")?;
+    let tpl: Vec<u32> = template.iter().flatten().map(|&c| c as u32).collect();
+    let tpl = be.upload(&tpl)?;
+    let (ntpl, nv32) = (template.len() as u32, nv as u32);
+    let mut cells = be.alloc::<u32>(npos as usize)?;
+    launch!(be, &k("block_cells")?, be.grid(npts); &npts, &level_i, &n0, &n1, &n2, &inv, &rank, &ntpl, &nv32, &tpl, &mut cells)?;
+    drop(rank);
+    // Vertices by first appearance: the first position of each, marked, scanned.
+    let mut first = be.alloc::<u32>(nverts as usize)?;
+    launch!(be, &k("fill_u32")?, be.grid(nverts); &nverts, &u32::MAX, &mut first)?;
+    launch!(be, &k("first_touch")?, be.grid(npos); &npos, &cells, &mut first)?;
+    let mut mark = be.alloc::<u32>(npos as usize)?;
+    launch!(be, &k("mark_first")?, be.grid(npos); &npos, &cells, &first, &mut mark)?;
+    scan_in_place(be, &m, &mut mark, npos, nverts, "first appearances")?;
+    let mut coords = be.alloc::<f64>(3 * nverts as usize)?;
+    let mut new_of = be.alloc::<u32>(nverts as usize)?;
+    launch!(be, &k("renumber")?, be.grid(npos); &npos, &mut cells, &first, &mark, &n0, &n1, &n2, &lo[0], &lo[1], &lo[2], &hi[0], &hi[1], &hi[2], &mut coords, &mut new_of)?;
+    drop((first, mark));
+    be.synchronize()?;
+    let kernels = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    let mut host_coords = vec![[0.0; 3]; nverts as usize];
+    download_into(be, &coords, 3, &mut host_coords, |x| [x[0], x[1], x[2]])?;
+    let mut host_cells = vec![0usize; npos as usize];
+    download_into(be, &cells, 1, &mut host_cells, |v| v[0] as usize)?;
+    let new_of = be.download(&new_of)?;
+    let copies = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    let np = n.map(|k| k + 1);
+    let stride = [1, np[0], np[0] * np[1]];
+    let boundary = lattice_boundary(&n, &np, &stride, 3, &template, cell)
+        .into_par_iter()
+        .map(|f| BoundaryFacet { vertices: f.vertices.iter().map(|&v| new_of[v] as usize).collect(), tag: f.tag })
+        .collect();
+    let ncells = (nblocks as usize) * template.len();
+    // Valid by construction (the host generator's cells, renumbered): no validation pass.
+    let mesh = Mesh { dim: 3, coords: host_coords, cell_type: cell, cells: host_cells, cell_tags: vec![1; ncells], boundary, tag_names: lattice_tag_names(3) };
+    let parts = [("device", kernels), ("to_host", copies), ("boundary", t.elapsed().as_secs_f64())];
+    Ok(Some(DeviceBox { mesh, coords: Shared::new(coords), verts: Shared::new(cells), parts }))
+}
+
+/// `dev` copied to the host as `out`, one `U` from each `group` items: in chunks through two
+/// pinned buffers in turn, each chunk converted (in parallel) while the next one is copied, so
+/// the copy runs at the link's pinned speed and the conversion hides behind it.
+fn download_into<T, U>(be: &CudaBackend, dev: &CudaSlice<T>, group: usize, out: &mut [U], convert: impl Fn(&[T]) -> U + Sync) -> Result<()>
+where
+    T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Sync,
+    U: Send,
+{
+    let n = dev.len();
+    if n != out.len() * group {
+        return Err(Error::invalid(format!("device box mesh: {n} items do not make {} groups of {group}", out.len())));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let fail = |e: cudarc::driver::DriverError| crate::backend::cuda::cuda_error(format!("device-to-host copy of the box mesh failed: {e}"));
+    let chunk = (DOWNLOAD_CHUNK / group).max(1) * group;
+    let ctx = be.stream.context();
+    // SAFETY: plain page-locked host memory (no flags: cached, unlike write-combined memory, so
+    // the host reads it at full speed); read only after the copies into it completed (`as_slice`
+    // waits for them).
+    let alloc = |len: usize| unsafe { ctx.alloc_pinned_with_flags::<T>(len, 0) }.map_err(fail);
+    let starts: Vec<usize> = (0..n).step_by(chunk).collect();
+    let (full, last) = (chunk.min(n), starts.len() - 1);
+    let tail = n - starts[last];
+    // cudarc copies a destination's whole length: every chunk gets a buffer of exactly its size
+    // (two in turn, and one for a shorter last chunk).
+    let mut bufs = vec![alloc(full)?];
+    if last > 0 {
+        bufs.push(alloc(full)?);
+    }
+    if tail != full {
+        bufs.push(alloc(tail)?);
+    }
+    let buf_of = |i: usize| if i == last && tail != full { bufs.len() - 1 } else { i % 2 };
+    let at: Vec<usize> = (0..starts.len()).map(buf_of).collect();
+    let copy = |bufs: &mut Vec<cudarc::driver::PinnedHostSlice<T>>, i: usize| -> Result<()> {
+        let a = starts[i];
+        let b = (a + chunk).min(n);
+        be.stream.memcpy_dtoh(&dev.slice(a..b), &mut bufs[at[i]]).map_err(fail)
+    };
+    copy(&mut bufs, 0)?;
+    for (i, &a) in starts.iter().enumerate() {
+        if i + 1 < starts.len() {
+            copy(&mut bufs, i + 1)?;
+        }
+        let b = (a + chunk).min(n);
+        let src = bufs[at[i]].as_slice().map_err(fail)?;
+        debug_assert_eq!(src.len(), b - a);
+        out[a / group..b / group].par_iter_mut().zip(src.par_chunks(group)).for_each(|(o, x)| *o = convert(x));
+    }
+    Ok(())
+}
+
+/// Items per chunk of [`download_into`] (32 MB of `u32`).
+const DOWNLOAD_CHUNK: usize = 1 << 23;
+
+/// `data[0..n)` replaced by its exclusive scan; the total must be `expect` (what the caller
+/// counted), or the build failed.
+fn scan_in_place(be: &CudaBackend, m: &Arc<cudarc::driver::CudaModule>, data: &mut CudaSlice<u32>, n: u64, expect: u64, what: &str) -> Result<()> {
+    let nt = n.div_ceil(SCAN_TILE);
+    let tiles = LaunchConfig { grid_dim: (nt as u32, 1, 1), block_dim: (BLOCK_SIZE, 1, 1), shared_mem_bytes: 0 };
+    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK_SIZE, 1, 1), shared_mem_bytes: 0 };
+    let mut sums = be.alloc::<u32>(nt as usize + 1)?;
+    launch!(be, &Kernel::from_module(m, "scan_tile_sums")?, tiles; &n, &*data, &mut sums)?;
+    launch!(be, &Kernel::from_module(m, "scan_sums")?, one; &nt, &mut sums)?;
+    launch!(be, &Kernel::from_module(m, "scan_tiles")?, tiles; &n, data, &sums)?;
+    let total = be.download(&sums)?[nt as usize];
+    if u64::from(total) != expect {
+        return Err(Error::invalid(format!("device box mesh: {what} counted {total}, expected {expect}")));
+    }
+    Ok(())
+}
+
+/// The `[mesh]` table's box built on the device, where it asks for a generated box of tetrahedra
+/// or hexahedra reordered for locality (the default) and its keys are well formed; `None` leaves
+/// it (and the reporting of bad keys) to the host generator.
+pub fn from_config(be: &CudaBackend, m: &crate::problem::config::MeshConfig) -> Result<Option<DeviceBox>> {
+    use crate::problem::config::Generator;
+    if m.file.is_some() || m.generator != Some(Generator::Box) || m.grading.is_some() || !m.reorder.unwrap_or(true) {
+        return Ok(None);
+    }
+    let corner = |v: &Option<Vec<f64>>, default: f64| match v {
+        None => Some([default; 3]),
+        Some(v) if v.len() == 3 => Some([v[0], v[1], v[2]]),
+        Some(_) => None,
+    };
+    let (Some(n), Some(lo), Some(hi)) = (m.n.as_deref(), corner(&m.lower, 0.0), corner(&m.upper, 1.0)) else { return Ok(None) };
+    let [n0, n1, n2] = n else { return Ok(None) };
+    box_mesh_cuda(be, [*n0, *n1, *n2], lo, hi, m.cell.unwrap_or(CellType::Tetrahedron))
+}
