@@ -15,13 +15,20 @@ use rayon::prelude::*;
 pub struct CpuFull {
     pub a: CsrMatrix,
     ncomp: usize,
+    /// Integrated by degree groups ([`super::grouped`]): its coefficients cannot be updated in place.
+    grouped: bool,
 }
 
 impl CpuFull {
     pub fn build(input: &LevelInput) -> Result<CpuFull> {
         let (mut a, slots) = pattern(input.integ.space, true)?;
         assemble_matrix(input.integ, input.coloring, &mut a, slots.as_ref())?;
-        Ok(CpuFull { a, ncomp: input.integ.space.ncomp })
+        Ok(CpuFull { a, ncomp: input.integ.space.ncomp, grouped: false })
+    }
+
+    /// A matrix integrated by degree groups (its own element per degree), kept as it was built.
+    pub(super) fn grouped(a: CsrMatrix, ncomp: usize) -> CpuFull {
+        CpuFull { a, ncomp, grouped: true }
     }
 }
 
@@ -45,6 +52,9 @@ impl LevelOperator<Cpu> for CpuFull {
         true
     }
     fn update(&mut self, _be: &Cpu, input: &LevelInput) -> Result<()> {
+        if self.grouped {
+            return Err(super::grouped::no_update());
+        }
         self.a.values.fill(0.0);
         assemble_matrix(input.integ, input.coloring, &mut self.a, None)
     }

@@ -10,9 +10,10 @@
 //! The functions a cell drops (above its degree) are frozen at zero in the space, so on the free
 //! dofs the matrix equals the highest degree's wherever both quadratures are exact (affine cells,
 //! constant coefficients); frozen rows get no entries here and become identity rows on elimination.
+use super::cpu::CpuFull;
 use super::parts::PartsAssembler;
 use crate::backend::cuda::{CudaBackend, CudaVector, DeviceCsr};
-use crate::backend::{Backend, Cpu, LinearOperator};
+use crate::backend::{Backend, LinearOperator};
 use crate::linalg::CsrMatrix;
 use crate::operator::assemble::sparsity;
 use crate::operator::degree_groups::{add_parts_cpu, degree_groups, DegreeGroup};
@@ -26,7 +27,7 @@ fn groups_of(input: &LevelInput) -> Result<Option<(Vec<DegreeGroup>, crate::fe::
     Ok(Some((degree_groups(space, &cd.degrees, cd.modes)?, cd.quadrature)))
 }
 
-fn no_update() -> Error {
+pub(super) fn no_update() -> Error {
     Error::Unsupported("updating the coefficients of a matrix integrated by degree groups: rebuild the system".into())
 }
 
@@ -45,46 +46,19 @@ fn add_boundary(input: &LevelInput, a: &mut CsrMatrix) -> Result<()> {
     Ok(())
 }
 
-/// The grouped matrix on the CPU.
-pub struct CpuGrouped {
-    a: CsrMatrix,
-    ncomp: usize,
-}
+/// The grouped matrix on the CPU: a [`CpuFull`] that refuses coefficient updates.
+pub struct CpuGrouped;
 
 impl CpuGrouped {
     /// `None` where the space of `input` is not to be integrated by degree groups.
-    pub fn try_build(input: &LevelInput) -> Result<Option<CpuGrouped>> {
+    pub fn try_build(input: &LevelInput) -> Result<Option<CpuFull>> {
         let Some((groups, kind)) = groups_of(input)? else { return Ok(None) };
         let space = input.integ.space;
         let mut a = sparsity(space)?;
         let parts: Vec<_> = groups.iter().map(|g| &g.space).collect();
         add_parts_cpu(&parts, input.integ.physics, kind, &mut a)?;
         add_boundary(input, &mut a)?;
-        Ok(Some(CpuGrouped { a, ncomp: space.ncomp }))
-    }
-}
-
-impl LevelOperator<Cpu> for CpuGrouped {
-    fn apply(&self, be: &Cpu, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
-        self.a.apply(be, x, y)
-    }
-    fn node_blocks(&self, _be: &Cpu) -> Result<Vec<f64>> {
-        Ok(self.a.node_blocks(self.ncomp))
-    }
-    fn matrix(&self) -> Option<&CsrMatrix> {
-        Some(&self.a)
-    }
-    fn matrix_mut(&mut self) -> Option<&mut CsrMatrix> {
-        Some(&mut self.a)
-    }
-    fn storage_bytes(&self) -> usize {
-        self.a.nnz() * 12 + (self.a.nrows + 1) * 8
-    }
-    fn includes_boundary(&self) -> bool {
-        true
-    }
-    fn update(&mut self, _be: &Cpu, _input: &LevelInput) -> Result<()> {
-        Err(no_update())
+        Ok(Some(CpuFull::grouped(a, space.ncomp)))
     }
 }
 
