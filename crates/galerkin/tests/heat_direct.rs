@@ -95,6 +95,18 @@ fn probes(dir: &Path) -> Vec<f64> {
         .collect()
 }
 
+/// The first backend's (CPU) lattice temperatures are kept; every later backend's (GPU) must equal
+/// them to 1e-10.
+fn same_as_first_backend(first: &mut Option<Vec<f64>>, t: &[f64], label: &str) {
+    match first {
+        None => *first = Some(t.to_vec()),
+        Some(c) => {
+            let d = rel_diff(c, t);
+            assert!(d < 1e-10, "{label}: the GPU lattice differs from the CPU's by {d:e}");
+        }
+    }
+}
+
 fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
@@ -152,13 +164,7 @@ fn problem_files_on_the_direct_lattice_match_the_mesh_path() {
             let steps = rl["per_step"].as_array().unwrap();
             assert_eq!(steps.len(), 6);
             assert!(steps.iter().all(|s| s["iterations"].as_u64().unwrap() > 2), "{label}: every step iterates");
-            match &lattice_cpu {
-                None => lattice_cpu = Some(tl.clone()),
-                Some(c) => {
-                    let d = rel_diff(c, tl);
-                    assert!(d < 1e-10, "{label}: the GPU lattice differs from the CPU's by {d:e}");
-                }
-            }
+            same_as_first_backend(&mut lattice_cpu, tl, &label);
         });
         drop(lattice_cpu);
     }
@@ -231,13 +237,7 @@ off = 0.037
             assert!(d < 1e-10, "{label}: temperatures differ by {d:e}");
             let dp = max_abs_diff(&probes(&dl), &probes(&dm));
             assert!(dp < 1e-10, "{label}: probes differ by {dp:e}");
-            match &lattice_cpu {
-                None => lattice_cpu = Some(tl.clone()),
-                Some(c) => {
-                    let d = rel_diff(c, tl);
-                    assert!(d < 1e-10, "{label}: the GPU lattice differs from the CPU's by {d:e}");
-                }
-            }
+            same_as_first_backend(&mut lattice_cpu, tl, &label);
         });
         drop(lattice_cpu);
     }
