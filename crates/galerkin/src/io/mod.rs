@@ -18,4 +18,4 @@ pub use plot::{fitted_slope, plot_convergence, plot_lines, plot_map, plot_pieces
 pub use progress::progress_bar;
 pub use pvd::Pvd;
 pub use report::{write_json, JsonRows};
-pub use vtu::{VtuEncoding, VtuPrepared, VtuTimes, VtuWriter, REGION_FIELD};
+pub use vtu::{VtuEncoding, VtuPrepared, VtuPreparing, VtuTimes, VtuWriter, REGION_FIELD};

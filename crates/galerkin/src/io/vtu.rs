@@ -607,6 +607,33 @@ impl VtuPrepared {
     }
 }
 
+/// A [`VtuPrepared`] being written on another thread. Dropping it (a run that fails before its
+/// output) waits for the thread, so the temporary is removed by its guard instead of being left
+/// behind when the process exits mid-write.
+pub struct VtuPreparing(Option<std::thread::JoinHandle<Result<VtuPrepared>>>);
+
+impl VtuPreparing {
+    /// Starts [`VtuPrepared::new`] on its own thread (it owns its copy of the mesh).
+    pub fn spawn(mesh: std::sync::Arc<Mesh>, path: std::path::PathBuf, regions: bool, fields: Vec<(&'static str, usize)>) -> VtuPreparing {
+        VtuPreparing(Some(std::thread::spawn(move || VtuPrepared::new(&mesh, &path, regions, &fields))))
+    }
+
+    /// Waits for the mesh part to be written.
+    pub fn join(mut self) -> Result<VtuPrepared> {
+        let handle = self.0.take().ok_or_else(|| Error::invalid("the VTU preparation was already joined"))?;
+        handle.join().map_err(|_| Error::invalid("the thread preparing the VTU file panicked"))?
+    }
+}
+
+impl Drop for VtuPreparing {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            // The prepared file (if any) is dropped here, which removes its temporary.
+            let _ = h.join();
+        }
+    }
+}
+
 /// Seconds per step of [`VtuWriter::write_recorded`]: encoding the arrays, writing the bytes,
 /// fsync and rename, and the SHA-256 of the file (computed while it is written).
 #[derive(Clone, Copy, Debug, Default)]
@@ -805,6 +832,20 @@ mod tests {
         assert_eq!(record, crate::io::file_record(&b).unwrap());
         assert_eq!(read_arrays(&a).1, read_arrays(&b).1);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "a temporary was left behind");
+    }
+
+    /// A preparation dropped before it is finished (a run failing after it started) leaves
+    /// neither the file nor its temporary.
+    #[test]
+    fn dropped_preparation_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("u.vtu");
+        drop(VtuPreparing::spawn(std::sync::Arc::new(square()), path.clone(), true, vec![("u", 1)]));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "something was left behind");
+        let p = VtuPreparing::spawn(std::sync::Arc::new(square()), path.clone(), true, vec![("u", 1)]).join().unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "the temporary should exist before finish");
+        drop(p);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "an unfinished file was left behind");
     }
 
     #[test]

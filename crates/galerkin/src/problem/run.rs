@@ -423,8 +423,7 @@ fn run_from(pf: &ProblemFile, base: &Path, opts: &RunOptions, t_start: Instant) 
     let vtu_path = out.join(&format!("{}.vtu", pf.output.name));
     let vtu_name = if ncomp == 1 { "u" } else { "displacement" };
     let prepared = (pf.output.vtu && pf.output.vtu_encoding == io::VtuEncoding::Appended && rayon::current_num_threads() >= 4).then(|| {
-        let (mesh, path, regions) = (mesh.clone(), vtu_path.clone(), pf.output.cell_data);
-        std::thread::spawn(move || io::VtuPrepared::new(&mesh, &path, regions, &[(vtu_name, ncomp)]))
+        io::VtuPreparing::spawn(mesh.clone(), vtu_path.clone(), pf.output.cell_data, vec![(vtu_name, ncomp)])
     });
     times.setup = t_start.elapsed().as_secs_f64() - mesh_s - space_s;
     let t = Instant::now();
@@ -506,7 +505,7 @@ fn run_from(pf: &ProblemFile, base: &Path, opts: &RunOptions, t_start: Instant) 
         let vals = space.vertex_values(&sol.u);
         let (record, vt) = match prepared {
             Some(job) => {
-                let p = job.join().map_err(|_| Error::invalid("the thread preparing the VTU file panicked"))??;
+                let p = job.join()?;
                 // What the background thread spent (off the run's path), for the report.
                 for (k, s) in [("vtu.background.encode", p.prepare.encode), ("vtu.background.write", p.prepare.write), ("vtu.background.sync", p.prepare.sync), ("vtu.background.sha256", p.prepare.hash)] {
                     times.output_files.insert(k.to_string(), s);
