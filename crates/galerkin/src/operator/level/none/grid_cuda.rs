@@ -21,7 +21,7 @@ use cudarc::driver::{CudaSlice, DeviceRepr};
 
 mod pcg;
 use pcg::code_nodes;
-pub use pcg::{fused_iterations, fused_pcg_enabled, set_fused_pcg};
+pub use pcg::{fused_iterations, fused_pcg_enabled, lattice_pcg_iterations, pcg_loop, set_fused_pcg, set_pcg_loop, PcgLoop};
 
 /// `struct Lattice` of grid.cu, field for field.
 #[repr(C)]
@@ -84,8 +84,9 @@ pub struct DeviceGrid {
     masked: Option<(Vec<bool>, CudaSlice<u8>, Vec<i64>)>,
     /// One node per code of the plain operator.
     plain_nodes: Vec<i64>,
-    /// The fused Jacobi-PCG kernels (`grid_pcg_*`).
-    pcg: [Kernel; 6],
+    /// The lattice's Jacobi-PCG kernels (`grid_pcg_*`: fused march and masked, update, flush,
+    /// check, pick, direction).
+    pcg: [Kernel; 7],
     march: [Kernel; 4],
     /// Planes per z-chunk of a marching block; 0: the tile kernels.
     zk: u32,
@@ -152,13 +153,13 @@ impl DeviceGrid {
         let lattice = DeviceLattice { nx, ny, nz, px: nx + 1, py: ny + 1 };
         let march = ["grid_march", "grid_march_masked", "grid_march_dot", "grid_march_masked_dot"].map(|k| Kernel::from_module(&module, k));
         let [m0, m1, m2, m3] = march;
-        let pcg = ["grid_pcg_march", "grid_pcg_march_masked", "grid_pcg_update", "grid_pcg_flush", "grid_pcg_check", "grid_pcg_pick"]
+        let pcg = ["grid_pcg_march", "grid_pcg_march_masked", "grid_pcg_update", "grid_pcg_flush", "grid_pcg_check", "grid_pcg_pick", "grid_pcg_direction"]
             .map(|k| Kernel::from_module(&module, k));
-        let [k0, k1, k2, k3, k4, k5] = pcg;
+        let [k0, k1, k2, k3, k4, k5, k6] = pcg;
         let zk = planes_per_chunk(host.lattice.points(), choice);
         let codes = Self::codes_for(&host, zk);
         let mut g = DeviceGrid {
-            pcg: [k0?, k1?, k2?, k3?, k4?, k5?],
+            pcg: [k0?, k1?, k2?, k3?, k4?, k5?, k6?],
             plain_nodes: Vec::new(),
             march: [m0?, m1?, m2?, m3?],
             zk,
