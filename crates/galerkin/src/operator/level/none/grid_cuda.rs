@@ -6,8 +6,9 @@
 //! columns and chunk of planes, a ring of four planes in shared memory with one barrier per plane,
 //! the next plane and node codes prefetched, boundary nodes on one side of the box on that side's
 //! stencil rather than the cell gather — [`GridData::march_codes`]) that sums CG's p·q in the same
-//! pass ([`LevelOperator::apply_dot`]). `GALERKIN_GRID_KERNEL=tile|march`
-//! overrides, `GALERKIN_GRID_ZK` sets the marching chunk.
+//! pass ([`LevelOperator::apply_dot`]) and runs CG with the lattice's own update and direction
+//! kernels (D⁻¹ per node code: `grid_cuda/pcg.rs`, 10 vector passes per iteration). `GALERKIN_GRID_KERNEL=tile|march`
+//! overrides, `GALERKIN_GRID_ZK` sets the marching chunk, `GALERKIN_GRID_PCG=ring|fused|off` the loop.
 use super::grid::{index_tables, GridData};
 use crate::backend::cuda::jit::GRID;
 use crate::backend::cuda::kernels::{launch, Kernel};
