@@ -8,11 +8,15 @@ pub fn run(cfg: &HeatBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin:
     let device = crate::gpu_with_banner(gpu)?;
     say!("{} backward-Euler steps, Jacobi-PCG (rtol 1e-10) warm-started; total: the whole time loop, median of {} runs (spread (max − min)/median);", cfg.steps, cfg.runs);
     say!(
-        "bytes/it: the step operator's stored data + {} vector passes ({} with the device-resident PCG, {} with p·q inside the lattice apply); GB/s from the median, checked against the copy bandwidth",
+        "bytes/it: the step operator's stored data + {} vector passes ({} with the device-resident PCG, {} with p·q inside the lattice apply, {} with the marching lattice's ring loop and {} with its fused loop, + {} node-code bytes); GB/s from the median, checked against the copy bandwidth",
         heat::VECTOR_PASSES,
         heat::RESIDENT_VECTOR_PASSES,
-        heat::FUSED_VECTOR_PASSES
+        heat::FUSED_VECTOR_PASSES,
+        heat::RING_PCG_VECTOR_PASSES,
+        heat::FUSED_PCG_VECTOR_PASSES,
+        heat::PCG_CODE_BYTES
     );
+    say!("lattice PCG loop (GALERKIN_GRID_PCG): {:?}", galerkin::operator::level::none::grid_cuda::pcg_loop());
     say!("none: the lattice built straight from the box (no mesh); the other levels on the mesh");
     say!(
         "{:<8} {:<5} {:>10} {:>10} {:>8} {:>10} {:>7} {:>8} {:>10} {:>11} {:>7} {:>6}",

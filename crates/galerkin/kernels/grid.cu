@@ -458,17 +458,21 @@ grid_march_masked_dot(Lattice L, const unsigned char* __restrict__ material, con
     march_impl<true, true>(L, material, table, stencil_at, P, codes, x, y, mask, zk, DotOut{sums, counter, total});
 }
 
-// ---- Jacobi-PCG fused into the marching apply (grid_cuda::DeviceGrid::pcg_fused; issue 12's fifth
-// round). Per iteration two kernels instead of three, and D⁻¹ read only where a node is off the
-// uniform path: a node of code m ≠ 255 has the inverse diagonal invd[m] (checked bit for bit
-// against the solver's D⁻¹ before the first iteration of a solve), so the vector passes are
-//   grid_pcg_march:  p = D⁻¹r + βp' (r, p' read, p written), x += α'p' (x read and written),
-//                    q = A p from the shared planes of p, p·q            — 7 passes (q written);
-//   grid_pcg_update: α = ρ/(p·q), r −= αq, r·D⁻¹r and r·r               — 3 passes;
-// 9 of 8 bytes per node instead of 12. p' (the previous direction) and p live in two buffers
-// (a block reads p' in its halo while the neighbouring block writes its p), x lags one update
-// behind (grid_pcg_flush brings it up to date when the solver reads it). Scalars in s as in
-// vector.cu's pcg_update/pcg_direction: [ρ_even, ρ_odd, flag, ‖r‖² per slot…, α].
+// ---- Jacobi-PCG with the marching apply (grid_cuda/pcg.rs; issue 12's fifth and seventh rounds). D⁻¹
+// is read only where a node is off the uniform path: a node of code m ≠ 255 has the inverse
+// diagonal invd[m] (checked bit for bit against the solver's D⁻¹ before the first iteration of a
+// solve). Two loops (scalars in s as in vector.cu's pcg_update/pcg_direction: [ρ_even, ρ_odd, flag,
+// ‖r‖² per slot…, α]); vector passes of 8 bytes per node:
+//   ring (the default): grid_march_dot: q = A p, p·q                                    — 2;
+//     grid_pcg_update: α = ρ/(p·q), r −= αq, r·D⁻¹r and r·r                          — 3;
+//     grid_pcg_direction: x += αp, p = D⁻¹r + βp                                      — 5;
+//     10 (the generic resident loop: 12), and a node-code byte in each kernel;
+//   fused: grid_pcg_march: p = D⁻¹r + βp' (r, p' read, p written), x += α'p' (x read and
+//     written), q = A p from the shared planes of p, p·q                               — 6;
+//     grid_pcg_update                                                                 — 3;
+//     9. p' (the previous direction) and p live in two buffers (a block reads p' in its halo
+//     while the neighbouring block writes its p), x lags one update behind (grid_pcg_flush
+//     brings it up to date when the solver reads it).
 
 // Sums N values of every block into sums[N × nblocks]; the last block to arrive sums each in block
 // order (deterministic) into the N values of total[], returned true in thread 0 of that block.
@@ -522,13 +526,15 @@ template <bool MASKED>
 __device__ __forceinline__ void pcg_march_impl(const Lattice& L, const unsigned char* __restrict__ material, const double* __restrict__ table,
                                                u64 stencil_at, const Stencils& P, const unsigned char* __restrict__ codes,
                                                const double* __restrict__ mask, u32 zk, PcgVectors V, DotOut out) {
-    __shared__ double planes[3][MARCH_W * MARCH_H];
-    // The masked operator gathers M p (off the uniform path: on or next to a fixed node).
-    __shared__ double mplanes[MASKED ? 3 : 1][MASKED ? MARCH_W * MARCH_H : 1];
+    // The ring of four planes of march_impl (one barrier per plane, plane k + 3 fetched while k is
+    // computed), of p and, masked, of M p (the gather off the uniform path reads M p).
+    __shared__ double planes[4][MARCH_W * MARCH_H];
+    __shared__ double mplanes[MASKED ? 4 : 1][MASKED ? MARCH_W * MARCH_H : 1];
     const MarchBlock B = march_block(L, zk);
     const u32 tid = B.tid, i = B.i, j = B.j, k0 = B.k0, k1 = B.k1, e = B.e;
     const bool column = B.column;
     const PlaneLoad& pl = B.pl;
+    const u64 plane = L.px * L.py, v0 = i + L.px * (u64)j;
     // Which of this thread's plane entries the block owns (the tile, not its halo).
     bool own[MARCH_PER];
 #pragma unroll
@@ -544,7 +550,7 @@ __device__ __forceinline__ void pcg_march_impl(const Lattice& L, const unsigned 
     auto fetch = [&](long long k, double v[MARCH_PER], double mv[MARCH_PER]) {
         const bool kin = k >= 0 && k <= (long long)L.nz;
         const bool kown = k >= (long long)k0 && k < (long long)k1;
-        const long long base = k * (long long)(L.px * L.py);
+        const long long base = k * (long long)plane;
 #pragma unroll
         for (int r = 0; r < MARCH_PER; ++r) {
             v[r] = 0.0;
@@ -564,25 +570,27 @@ __device__ __forceinline__ void pcg_march_impl(const Lattice& L, const unsigned 
             }
         }
     };
-    auto store = [&](int slot, const double v[MARCH_PER], const double mv[MARCH_PER]) {
+    auto store = [&](u32 slot, const double v[MARCH_PER], const double mv[MARCH_PER]) {
         plane_store(planes[slot], v, tid);
         if (MASKED) plane_store(mplanes[slot], mv, tid);
     };
     double next[MARCH_PER], mnext[MARCH_PER];
-    fetch((long long)k0 - 1, next, mnext);
-    store(0, next, mnext);
-    fetch((long long)k0, next, mnext);
-    store(1, next, mnext);
-    fetch((long long)k0 + 1, next, mnext);
-    store(2, next, mnext);
-    int lo = 0, mid = 1, hi = 2;
+    for (long long k = (long long)k0 - 1; k <= (long long)k0 + 1; ++k) {
+        fetch(k, next, mnext);
+        store(ring(k), next, mnext);
+    }
+    if (k0 + 2 <= k1) fetch((long long)k0 + 2, next, mnext);
+    unsigned cnext = column && k0 < k1 ? codes[v0 + plane * k0] : 255u;
     double dot = 0.0;
     for (u32 k = k0; k < k1; ++k) {
-        fetch((long long)k + 2, next, mnext);
         __syncthreads();
+        if (k + 2 <= k1) store(ring(k + 2), next, mnext);
+        if (k + 3 <= k1) fetch((long long)k + 3, next, mnext);
+        const unsigned m = cnext;
+        if (column && k + 1 < k1) cnext = codes[v0 + plane * (k + 1)];
         if (column) {
-            const u64 v = i + L.px * ((u64)j + L.py * (u64)k);
-            const unsigned m = codes[v];
+            const u64 v = v0 + plane * k;
+            const u32 lo = ring((long long)k - 1), mid = ring(k), hi = ring(k + 1);
             const double pv = planes[mid][e];
             double s;
             if (m != 255u) {
@@ -598,12 +606,6 @@ __device__ __forceinline__ void pcg_march_impl(const Lattice& L, const unsigned 
             V.q[v] = s;
             dot += pv * s;
         }
-        __syncthreads();
-        store(lo, next, mnext);
-        const int t = lo;
-        lo = mid;
-        mid = hi;
-        hi = t;
     }
     grid_dot_finish(dot, tid, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), gridDim.x * gridDim.y * gridDim.z, out.sums,
                     out.counter, out.total);
@@ -652,6 +654,20 @@ grid_pcg_update(const unsigned char* __restrict__ codes, u64 n, const double* __
         s[1 - parity] = total[0];
         s[3 + slot] = total[1];
         if (!(total[0] > 0.0)) s[2] = 2.0;
+    }
+}
+
+// The ring loop's direction (grid_cuda::DeviceGrid's default PCG with the marching apply: march with
+// p·q, grid_pcg_update, this): β = ρ_new/ρ from the update's totals, x += αp, p = D⁻¹r + βp with
+// D⁻¹ per node code — 5 vector passes and a code byte (the generic pcg_direction: 6, D⁻¹ read).
+extern "C" __global__ void __launch_bounds__(GRID_THREADS)
+grid_pcg_direction(const unsigned char* __restrict__ codes, u64 n, double* __restrict__ x, double* __restrict__ p, const double* __restrict__ r,
+                   const double* __restrict__ dinv, const double* __restrict__ invd, const double* __restrict__ s, u32 parity, u32 alpha_at) {
+    const double beta = s[1 - parity] / s[parity], alpha = s[alpha_at];
+    for (u64 k = blockIdx.x * (u64)GRID_THREADS + threadIdx.x; k < n; k += (u64)gridDim.x * GRID_THREADS) {
+        const double pk = p[k];
+        x[k] += alpha * pk;
+        p[k] = inv_diag(codes[k], invd, dinv, k) * r[k] + beta * pk;
     }
 }
 

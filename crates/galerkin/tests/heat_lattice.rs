@@ -191,17 +191,20 @@ fn gpu_applies_and_fused_dot_match_the_cpu() {
     }
 }
 
-/// The marching apply's own Jacobi-PCG (`grid_cuda` `pcg`: the direction update and x inside the
-/// march, D⁻¹ per node code, two kernels per iteration) against the CPU and against the GPU's
-/// unfused loop (tiles): six materials (codes 4 and 5 take their stencils from memory), non-zero
-/// Dirichlet values on two sides, a source, Crank–Nicolson; the same temperatures, iterations
-/// within the resident loop's slack, and the fused loop taken (its iteration count grows).
+/// The marching apply's own Jacobi-PCG loops (`grid_cuda` `pcg`, D⁻¹ per node code): the ring
+/// loop (march with p·q, update, direction: the default) and the fused one (the direction update
+/// and x inside the march), against the CPU and against the GPU's generic loop (tiles): six
+/// materials (codes 4 and 5 take their stencils from memory), non-zero Dirichlet values on two
+/// sides, a source, Crank–Nicolson; the same temperatures, iterations within the resident loop's
+/// slack, and the loop taken (its iteration count grows).
+/// The tests that set the process-wide PCG loop run one at a time (each asserts which loop ran).
+static LOOP_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
-fn gpu_fused_pcg_matches_the_cpu_and_the_unfused_loop() {
-    use galerkin::operator::level::none::grid_cuda::{fused_iterations, set_fused_pcg};
+fn gpu_lattice_pcg_loops_match_the_cpu_and_the_generic_loop() {
+    use galerkin::operator::level::none::grid_cuda::{lattice_pcg_iterations, set_pcg_loop, PcgLoop};
     let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
-    // Opt-in (slower on the H100 at 10⁷); on for this process: other tests stay valid either way.
-    set_fused_pcg(true);
+    let _one = LOOP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let mats: Vec<LatticeMaterial> = (0..6).map(|m| LatticeMaterial { rhoc: 0.5 + 0.3 * m as f64, k: 0.2 + 1.5 * m as f64 }).collect();
     for cell in [CellType::Tetrahedron, CellType::Hexahedron] {
         let bx = LatticeBox::new([23, 9, 17], [0.0; 3], [1.0, 0.4, 0.7], cell).unwrap();
@@ -219,19 +222,22 @@ fn gpu_fused_pcg_matches_the_cpu_and_the_unfused_loop() {
         });
         let mut tc = t0.clone();
         let ic = cpu.run(&mut tc, 5).unwrap();
-        for choice in [Some(0), Some(4), Some(6)] {
-            let label = format!("{cell:?} {choice:?}");
+        for (choice, mode) in [(Some(0), PcgLoop::Ring), (Some(4), PcgLoop::Ring), (Some(6), PcgLoop::Ring), (Some(4), PcgLoop::Fused), (Some(6), PcgLoop::Fused)] {
+            let label = format!("{cell:?} {choice:?} {mode:?}");
+            // Process-wide; other tests are valid under either loop (this one sets them in turn, the
+            // other test that sets it waits on LOOP_LOCK).
+            set_pcg_loop(mode);
             let mut dev = LatticeHeat::new_with(&gpu, &bx, material.clone(), &mats, &["zmin", "xmax"], 2e-3, 0.5, choice).unwrap();
             setup(&mut |g, f| {
                 dev.set_dirichlet_values(g).unwrap();
                 dev.set_source(f).unwrap();
             });
-            let before = fused_iterations();
+            let before = lattice_pcg_iterations(mode);
             let mut tg = gpu.from_host(&t0).unwrap();
             let ig = dev.run(&mut tg, 5).unwrap();
-            let fused = fused_iterations() - before;
+            let ran = lattice_pcg_iterations(mode) - before;
             if choice != Some(0) {
-                assert!(fused >= ig.iter().sum::<usize>(), "{label}: the fused loop ran {fused} of {ig:?} iterations");
+                assert!(ran >= ig.iter().sum::<usize>(), "{label}: the lattice loop ran {ran} of {ig:?} iterations");
             }
             let d = rel_diff(&tc, &gpu.to_host(&tg).unwrap());
             assert!(d < 1e-9, "{label}: CPU and GPU temperatures differ by {d:e}");
@@ -239,6 +245,96 @@ fn gpu_fused_pcg_matches_the_cpu_and_the_unfused_loop() {
                 assert!(*g + 1 >= *c && *g <= c + 4, "{label}: iterations CPU {ic:?} GPU {ig:?}");
             }
         }
+        set_pcg_loop(PcgLoop::Ring);
+    }
+}
+
+/// The Robin face terms of the test below as a matrix (the mesh path's facet integration on a slab
+/// per side, `problem::heat::faces`).
+fn robin_matrix(bx: &LatticeBox, h: &[f64; 6]) -> galerkin::linalg::CsrMatrix {
+    use galerkin::operator::level::none::direct::SIDES;
+    use galerkin::problem::heat::{HeatLoads, Load};
+    use galerkin::problem::linear::Boundary;
+    let loads = (0..6).filter(|&s| h[s] != 0.0).map(|s| Load::Robin { on: vec![Boundary::Name(SIDES[s].into())], h: h[s], ambient: 0.0 }).collect();
+    galerkin::problem::heat::faces::face_terms(bx, &HeatLoads { loads }, true).unwrap().robin.unwrap()
+}
+
+/// Robin convection inside the lattice's element matrices (`LatticeHeat::new_robin`,
+/// `GridData::from_box_with_faces`: face materials per block, side stencils with the face mass)
+/// is the face matrix beside the lattice (`set_face_terms`): the same step operators (1e-13),
+/// temperatures (1e-10) and iterations on the CPU, and on the GPU with the tiles, the march with
+/// the ring loop and the fused loop; three sides meeting at an edge and a corner, a Dirichlet side
+/// next to them; Robin on all six sides with two materials (54 face materials: no side stencils,
+/// the march on the gather there); too many face materials decline (`None`). The GPU runs solve to
+/// rtol 1e-12 (their iterates then agree with the CPU's to round-off, not to the solver tolerance).
+#[test]
+fn robin_inside_the_lattice_matches_the_face_matrix() {
+    use galerkin::operator::level::none::grid_cuda::{set_pcg_loop, PcgLoop};
+    let gpu = galerkin::backend::cuda::test_gpu();
+    let _one = LOOP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    for cell in [CellType::Tetrahedron, CellType::Hexahedron] {
+        let bx = LatticeBox::new([11, 7, 9], [0.0; 3], [1.0, 0.6, 0.8], cell).unwrap();
+        let material = bx.cell_materials(|c| Ok(region(c))).unwrap();
+        let cases: [(&[LatticeMaterial], [f64; 6]); 2] = [(&MATERIALS, [3.0, 0.0, 0.0, 1.5, 0.0, 7.0]), (&MATERIALS[..2], [2.0, 1.0, 0.5, 4.0, 3.0, 6.0])];
+        for (mats, h) in cases {
+            let material: Vec<u8> = material.iter().map(|&m| m % mats.len() as u8).collect();
+            let f = robin_matrix(&bx, &h);
+            let t0 = initial(&bx);
+            for theta in [1.0, 0.5] {
+                let label = format!("{cell:?} {} materials h {h:?} θ = {theta}", mats.len());
+                let mut want = LatticeHeat::new(&Cpu, &bx, material.clone(), mats, &["zmin"], 2e-3, theta).unwrap();
+                want.set_face_terms(&f).unwrap();
+                let got = LatticeHeat::new_robin(&Cpu, &bx, material.clone(), mats, &["zmin"], &h, 2e-3, theta, None).unwrap().expect("face materials fit");
+                let x = test_vector(bx.ndofs());
+                let (mut a, mut b) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+                want.apply_implicit(&x, &mut a).unwrap();
+                got.apply_implicit(&x, &mut b).unwrap();
+                assert!(rel_diff(&a, &b) < 1e-13, "{label}: implicit operators differ by {:e}", rel_diff(&a, &b));
+                want.apply_explicit(&x, &mut a).unwrap();
+                got.apply_explicit(&x, &mut b).unwrap();
+                assert!(rel_diff(&a, &b) < 1e-13, "{label}: explicit operators differ by {:e}", rel_diff(&a, &b));
+                let (mut tw, mut tg) = (t0.clone(), t0.clone());
+                let iw = want.run(&mut tw, 4).unwrap();
+                let ig = got.run(&mut tg, 4).unwrap();
+                assert!(rel_diff(&tw, &tg) < 1e-10, "{label}: temperatures differ by {:e}", rel_diff(&tw, &tg));
+                assert!(iw.iter().zip(&ig).all(|(a, b)| a.abs_diff(*b) <= 1), "{label}: iterations {iw:?} against {ig:?}");
+                let Some(gpu) = &gpu else { continue };
+                let mut tight = LatticeHeat::new_robin(&Cpu, &bx, material.clone(), mats, &["zmin"], &h, 2e-3, theta, None).unwrap().unwrap();
+                tight.options.rtol = 1e-12;
+                let mut tc = t0.clone();
+                let ic = tight.run(&mut tc, 4).unwrap();
+                let xg = gpu.from_host(&x).unwrap();
+                for (choice, mode) in [(Some(0), PcgLoop::Ring), (Some(4), PcgLoop::Ring), (Some(4), PcgLoop::Fused)] {
+                    let what = format!("{label} GPU {choice:?} {mode:?}");
+                    set_pcg_loop(mode);
+                    let mut dev = LatticeHeat::new_robin(gpu, &bx, material.clone(), mats, &["zmin"], &h, 2e-3, theta, choice).unwrap().unwrap();
+                    dev.options.rtol = 1e-12;
+                    // The GPU's step operators (side stencils with the face mass) against the CPU's.
+                    let mut yg = gpu.zeros(x.len()).unwrap();
+                    dev.apply_implicit(&xg, &mut yg).unwrap();
+                    got.apply_implicit(&x, &mut b).unwrap();
+                    let d = rel_diff(&b, &gpu.to_host(&yg).unwrap());
+                    assert!(d < 1e-13, "{what}: implicit operators differ by {d:e}");
+                    dev.apply_explicit(&xg, &mut yg).unwrap();
+                    got.apply_explicit(&x, &mut b).unwrap();
+                    let d = rel_diff(&b, &gpu.to_host(&yg).unwrap());
+                    assert!(d < 1e-13, "{what}: explicit operators differ by {d:e}");
+                    let mut td = gpu.from_host(&t0).unwrap();
+                    let id = dev.run(&mut td, 4).unwrap();
+                    let d = rel_diff(&tc, &gpu.to_host(&td).unwrap());
+                    eprintln!("{what}: temperatures differ by {d:e}, iterations CPU {ic:?} GPU {id:?}");
+                    assert!(d < 1e-10, "{what}: temperatures differ by {d:e}");
+                    for (c, g) in ic.iter().zip(&id) {
+                        assert!(*g + 1 >= *c && *g <= c + 4, "{what}: iterations CPU {ic:?} GPU {id:?}");
+                    }
+                }
+                set_pcg_loop(PcgLoop::Ring);
+            }
+        }
+        // 10 materials × 27 side sets do not fit the byte per cell.
+        let ten: Vec<LatticeMaterial> = (0..10).map(|m| LatticeMaterial { rhoc: 1.0 + m as f64, k: 1.0 }).collect();
+        let mat10: Vec<u8> = (0..bx.ncells()).map(|c| (c % 10) as u8).collect();
+        assert!(LatticeHeat::new_robin(&Cpu, &bx, mat10, &ten, &[], &[1.0; 6], 1e-3, 1.0, None).unwrap().is_none());
     }
 }
 

@@ -33,13 +33,21 @@ pub const VECTOR_PASSES: usize = 18;
 /// p·q (2), the fused r update with r·D⁻¹r and r·r (3 reads, 1 write), x += αp and p = D⁻¹r + βp
 /// (4 reads, 2 writes).
 pub const RESIDENT_VECTOR_PASSES: usize = 14;
-/// The resident loop with p·q summed inside the apply (the z-marching lattice kernel, the default
-/// from [`grid_cuda::MARCH_MIN_NODES`] nodes): 12.
+/// The generic resident loop with p·q summed inside the apply (the z-marching lattice kernel,
+/// `GALERKIN_GRID_PCG=off`): 12.
 pub const FUSED_VECTOR_PASSES: usize = 12;
-/// The marching lattice's own fused Jacobi-PCG (`grid_cuda` `pcg`, opt-in with
-/// `GALERKIN_GRID_PCG=on`: the direction update inside the march, D⁻¹ per node code): r, p' read, p, q written, x read and written in the march; q, r
-/// read and r written in the update — 9 (plus a code byte per node in each, not counted).
+/// The marching lattice's ring loop (`grid_cuda` `pcg`, the default from
+/// [`grid_cuda::MARCH_MIN_NODES`] nodes): A p with p·q (p read, q written), the update (q, r read,
+/// r written), the direction (x, p, r read, x, p written; D⁻¹ per node code) — 10, plus a node-code
+/// byte per node in each of the three kernels ([`PCG_CODE_BYTES`]; the apply's is in its storage).
+pub const RING_PCG_VECTOR_PASSES: usize = 10;
+/// The marching lattice's fused Jacobi-PCG (`GALERKIN_GRID_PCG=fused`: the direction update
+/// inside the march, D⁻¹ per node code): r, p' read, p, q written, x read and written in the
+/// march; q, r read and r written in the update — 9, plus a code byte per node in each.
 pub const FUSED_PCG_VECTOR_PASSES: usize = 9;
+/// Node-code bytes per node the lattice's loops read besides the apply's (update, direction or
+/// fetch), counted in their bytes model.
+pub const PCG_CODE_BYTES: usize = 2;
 
 /// What to sweep.
 #[derive(Clone, Debug)]
@@ -238,6 +246,7 @@ fn measure<B: FeBackend + LatticeBackend>(be: &B, clock: &mut dyn Clock, body: &
     r.setup_s = t.elapsed().as_secs_f64();
     let initial = be.from_host(&vec![1.0; n])?;
     let mut samples = Vec::with_capacity(cfg.runs);
+    let lattice_its = grid_cuda::fused_iterations();
     // One untimed run first (kernel compilation, caches), then the timed ones from the same state.
     for run in 0..=cfg.runs {
         let mut temp = be.zeros(n)?;
@@ -256,13 +265,20 @@ fn measure<B: FeBackend + LatticeBackend>(be: &B, clock: &mut dyn Clock, body: &
     let total = Timing::from_samples(samples)?;
     let per = total.per(r.iterations);
     r.storage_bytes = stepper.storage_bytes();
+    // The lattice's own loop (ring or fused) counted only where it ran every iteration.
+    let own_loop = grid_cuda::fused_iterations() - lattice_its >= (cfg.runs + 1) * r.iterations;
     let passes = match (be.has_resident_pcg(), matches!(body, Body::Lattice(bx, _) if grid_cuda::fuses_dot(bx.points()))) {
         (false, _) => VECTOR_PASSES,
         (true, false) => RESIDENT_VECTOR_PASSES,
-        (true, true) if grid_cuda::fused_pcg_enabled() => FUSED_PCG_VECTOR_PASSES,
-        (true, true) => FUSED_VECTOR_PASSES,
+        (true, true) if !own_loop => FUSED_VECTOR_PASSES,
+        (true, true) => match grid_cuda::pcg_loop() {
+            grid_cuda::PcgLoop::Generic => FUSED_VECTOR_PASSES,
+            grid_cuda::PcgLoop::Ring => RING_PCG_VECTOR_PASSES,
+            grid_cuda::PcgLoop::Fused => FUSED_PCG_VECTOR_PASSES,
+        },
     };
-    r.bytes_per_iteration = (stepper.implicit_storage_bytes() + passes * 8 * n) as f64;
+    let code_bytes = if passes < FUSED_VECTOR_PASSES { PCG_CODE_BYTES } else { 0 };
+    r.bytes_per_iteration = (stepper.implicit_storage_bytes() + (passes * 8 + code_bytes) * n) as f64;
     let what = format!("heat {} on {} ({n} unknowns)", level.name(), be.name());
     r.gb_per_s = guarded_gbs(&what, r.bytes_per_iteration, &per, copy_gbs)?;
     r.fraction_of_copy = r.gb_per_s / copy_gbs;

@@ -222,13 +222,21 @@ pub fn run<B: LatticeBackend>(be: &B, f: &HeatFile, plan: &Plan, map: &MaterialM
     let mesh_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let source = (plan.source != 0.0).then(|| LatticeHeat::<B>::load_vector(be, bx, mat.clone(), &vec![plan.source; materials.len()])).transpose()?;
-    let mut heat = LatticeHeat::new(be, bx, mat, &materials, &sides, f.time.dt, f.time.theta)?;
+    let loads = super::run::file_loads(f, faults)?;
+    faults.check_none()?;
+    // Robin inside the lattice's element matrices; beside it (a face matrix) only where the face
+    // materials do not fit the byte per cell.
+    let robin = super::faces::robin_sides(&loads)?;
+    let (mut heat, robin_matrix) = match LatticeHeat::new_robin(be, bx, mat.clone(), &materials, &sides, &robin, f.time.dt, f.time.theta, None)? {
+        Some(h) => (h, false),
+        None => (LatticeHeat::new(be, bx, mat, &materials, &sides, f.time.dt, f.time.theta)?, true),
+    };
     heat.options.rtol = f.solver.rtol;
     heat.options.max_iter = f.solver.max_iter;
     if let Some(fv) = &source {
         heat.set_source(fv)?;
     }
-    let faces = super::faces::face_terms(bx, &super::run::file_loads(f, faults)?)?;
+    let faces = super::faces::face_terms(bx, &loads, robin_matrix)?;
     faults.check_none()?;
     if let Some(r) = &faces.robin {
         heat.set_face_terms(r)?;

@@ -15,10 +15,25 @@ use crate::space::FunctionSpace;
 use crate::{Error, Result};
 use std::sync::Arc;
 
-/// The face terms of a box: Robin's `F` (when some side has one) and the loads with their schedules.
+/// The face terms of a box: Robin's `F` (when some side has one and it was asked for) and the
+/// loads with their schedules.
 pub struct FaceTerms {
     pub robin: Option<CsrMatrix>,
     pub loads: Vec<(Vec<f64>, Schedule)>,
+}
+
+/// Robin's `h` summed per box side ([`SIDES`] order) over the Robin conditions of `loads`: what
+/// the lattice's element matrices take ([`super::lattice::LatticeHeat::new_robin`]).
+pub fn robin_sides(loads: &HeatLoads) -> Result<[f64; 6]> {
+    let mut h = [0.0; 6];
+    for load in &loads.loads {
+        if let Load::Robin { on, h: hv, .. } = load {
+            for side in sides_of(on)? {
+                h[side] += hv;
+            }
+        }
+    }
+    Ok(h)
 }
 
 /// The slab of `bx` along side `side` (index into [`SIDES`]) with P1/Q1 on it, and the lattice node
@@ -66,8 +81,9 @@ fn sides_of(on: &[Boundary]) -> Result<Vec<usize>> {
         .collect()
 }
 
-/// The flux, laser and Robin terms of `loads` on `bx` (Dirichlet and sources are not face terms).
-pub fn face_terms(bx: &LatticeBox, loads: &HeatLoads) -> Result<FaceTerms> {
+/// The flux, laser and Robin terms of `loads` on `bx` (Dirichlet and sources are not face terms);
+/// Robin's face mass as a matrix only with `robin_matrix` (else the lattice holds it).
+pub fn face_terms(bx: &LatticeBox, loads: &HeatLoads, robin_matrix: bool) -> Result<FaceTerms> {
     let n = bx.ndofs();
     let mut slabs: Vec<Option<(Arc<FunctionSpace>, Vec<usize>)>> = vec![None; 6];
     let mut triplets: Vec<(usize, usize, f64)> = Vec::new();
@@ -97,7 +113,7 @@ pub fn face_terms(bx: &LatticeBox, loads: &HeatLoads) -> Result<FaceTerms> {
                 hl.vector.iter().zip(map).for_each(|(v, &node)| vector[node] += v);
                 schedule = hl.schedule;
             }
-            if let Some(h) = robin {
+            if let Some(h) = robin.filter(|_| robin_matrix) {
                 let sys = LinearProblem::new(space.clone(), Mass::new(0.0, 1)).robin([one], h, flux(|_, _| 0.0)).assemble(AssemblyLevel::Full)?;
                 let a = sys.matrix_to_host()?.ok_or_else(|| Error::invalid("Robin face terms: the full level kept no matrix"))?;
                 for r in 0..a.nrows {

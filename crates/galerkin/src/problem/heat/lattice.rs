@@ -36,8 +36,9 @@ impl LatticeBackend for CudaBackend {
     }
 }
 
-/// The masked operator `M A M + (I − M)` of a lattice level (one fused pass, with CG's p·q where
-/// the backend fuses that too), plus `θ M F M` where the box has Robin sides (then unfused).
+/// The masked operator `M A M + (I − M)` of a lattice level (one fused pass, with CG's p·q and the
+/// lattice's PCG loop where the backend has them), plus `θ M F M` where Robin sides are kept as a
+/// face matrix beside the lattice (then unfused; [`LatticeHeat::new_robin`] puts them inside).
 struct Masked<'a, B: Backend> {
     level: &'a dyn LevelOperator<B>,
     mask: &'a B::Vector,
@@ -142,6 +143,17 @@ impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
     /// apply with its fused PCG at sizes where the default would not take it).
     #[allow(clippy::too_many_arguments)]
     pub fn new_with(be: &'b B, bx: &LatticeBox, material: Vec<u8>, materials: &[LatticeMaterial], zero_dirichlet: &[&str], dt: f64, theta: f64, choice: KernelChoice) -> Result<Self> {
+        Self::new_robin(be, bx, material, materials, zero_dirichlet, &[0.0; 6], dt, theta, choice)?
+            .ok_or_else(|| Error::invalid("lattice heat: no face terms yet the lattice declined"))
+    }
+
+    /// [`LatticeHeat::new_with`] with Robin convection `h[s]` on box side s ([`crate::operator::level::none::direct::SIDES`]
+    /// order; 0: none) inside the lattice kernels: both step operators take `θ h M_face` and
+    /// `(θ−1) h M_face` in their element matrices ([`GridData::from_box_with_faces`]), so the
+    /// solve keeps the marching apply's fused p·q and PCG loop and no face matrix is stored. `None`
+    /// where the face materials do not fit the byte per cell (then [`LatticeHeat::set_face_terms`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_robin(be: &'b B, bx: &LatticeBox, material: Vec<u8>, materials: &[LatticeMaterial], zero_dirichlet: &[&str], h: &[f64; 6], dt: f64, theta: f64, choice: KernelChoice) -> Result<Option<Self>> {
         if !(dt.is_finite() && dt > 0.0) {
             return Err(Error::invalid(format!("time step `dt` must be positive and finite (got {dt})")));
         }
@@ -151,9 +163,13 @@ impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
         if let Some((m, v)) = materials.iter().enumerate().find(|(_, v)| !(v.rhoc > 0.0 && v.k > 0.0 && v.rhoc.is_finite() && v.k.is_finite())) {
             return Err(Error::invalid(format!("lattice heat: material {m} has ρc = {}, k = {} (positive and finite)", v.rhoc, v.k)));
         }
+        if let Some(s) = h.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+            return Err(Error::invalid(format!("lattice heat: Robin `h` on side {s} must be finite and non-negative (got {})", h[s])));
+        }
         let coef = |s: f64| materials.iter().map(|v| [v.rhoc / dt, s * v.k]).collect::<Vec<_>>();
-        let explicit_data = GridData::from_box(bx, material.clone(), &coef(theta - 1.0))?;
-        let implicit_data = GridData::from_box(bx, material, &coef(theta))?;
+        let faces = |s: f64| h.map(|v| s * v);
+        let Some(explicit_data) = GridData::from_box_with_faces(bx, material.clone(), &coef(theta - 1.0), &faces(theta - 1.0))? else { return Ok(None) };
+        let Some(implicit_data) = GridData::from_box_with_faces(bx, material, &coef(theta), &faces(theta))? else { return Ok(None) };
         let n = bx.ndofs();
         let free = bx.free_mask(zero_dirichlet)?;
         let mut implicit = be.lattice_operator_with(implicit_data, choice)?;
@@ -168,7 +184,7 @@ impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
         be.axpy(1.0, &free_d, &mut diag)?;
         let jacobi = Jacobi::new(be, &diag)?;
         let options = KrylovOptions { rtol: 1e-10, atol: 0.0, ..KrylovOptions::default() };
-        Ok(LatticeHeat { be, implicit, explicit, mask, jacobi, diag, n, lift: None, source: None, loads: Vec::new(), face: None, dt, theta, options })
+        Ok(Some(LatticeHeat { be, implicit, explicit, mask, jacobi, diag, n, lift: None, source: None, loads: Vec::new(), face: None, dt, theta, options }))
     }
 
     pub fn ndofs(&self) -> usize {
@@ -204,8 +220,10 @@ impl<'b, B: LatticeBackend> LatticeHeat<'b, B> {
     }
 
     /// Robin face terms `F = Σ h ∫ φᵢ φⱼ ds` on box sides (an n × n matrix with rows only on those
-    /// sides' nodes): both step operators take `θF` and `(θ−1)F` as the mesh path's Robin terms,
-    /// and the Jacobi diagonal `θ Fᵢᵢ` on free rows. Call before [`LatticeHeat::set_dirichlet_values`].
+    /// sides' nodes) beside the lattice: both step operators take `θF` and `(θ−1)F` as the mesh
+    /// path's Robin terms, and the Jacobi diagonal `θ Fᵢᵢ` on free rows (a CSR product and an axpy
+    /// per apply; [`LatticeHeat::new_robin`] has them inside the lattice instead, where they fit).
+    /// Call before [`LatticeHeat::set_dirichlet_values`].
     pub fn set_face_terms(&mut self, f: &CsrMatrix) -> Result<()> {
         let be = self.be;
         if f.nrows != self.n || f.ncols != self.n {

@@ -200,4 +200,114 @@ impl GridData {
         let nv = bx.template[0].len();
         Ok(GridData::from_parts(bx.lattice(), nv, material, nmat, table, keys))
     }
+
+    /// [`GridData::from_box`] with `face[s]·∫ φᵢ φⱼ ds` added on box side s ([`SIDES`] order; 0:
+    /// none) — Robin's `θ h M_face` inside the lattice: the cells of a block on such sides take a
+    /// material of their own (physics material × the set of those sides the block touches,
+    /// [`GridData::faces`]) whose element matrices hold the face mass of their faces on the
+    /// sides, so every apply, the Jacobi diagonal and the side stencils include the face terms
+    /// with nothing else stored. `None` where the materials this makes do not fit a byte (the
+    /// caller keeps the face terms beside the lattice).
+    pub fn from_box_with_faces(bx: &LatticeBox, material: Vec<u8>, coefficients: &[[f64; 2]], face: &[f64; 6]) -> Result<Option<GridData>> {
+        if let Some(s) = face.iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(format!("lattice box: the face coefficient of side `{}` is not finite", SIDES[s])));
+        }
+        let active: u8 = (0..6).filter(|&s| face[s] != 0.0).fold(0, |a, s| a | 1 << s);
+        if active == 0 {
+            return Self::from_box(bx, material, coefficients).map(Some);
+        }
+        let base = Self::from_box(bx, material, coefficients)?;
+        let (nmat, per, nv) = (coefficients.len(), bx.per_block(), base.nv);
+        // The side set of every block (the sides with face terms it touches).
+        let [nx, ny, nz] = bx.n;
+        let block_sides = |b: usize| -> u8 {
+            let ijk = [b % nx, (b / nx) % ny, b / (nx * ny)];
+            (0..3).fold(0u8, |a, d| a | u8::from(ijk[d] == 0) << (2 * d) | u8::from(ijk[d] == bx.n[d] - 1) << (2 * d + 1)) & active
+        };
+        // Combinations: none first, every single side (the side stencils' reduced materials), then
+        // those of the blocks (edges, corners).
+        let mut faces: Vec<u8> = std::iter::once(0).chain((0..6).filter(|&s| active >> s & 1 == 1).map(|s| 1u8 << s)).collect();
+        for b in 0..nx * ny * nz {
+            let ijk = [b % nx, (b / nx) % ny, b / (nx * ny)];
+            if (0..3).all(|d| ijk[d] != 0 && ijk[d] != bx.n[d] - 1) {
+                continue;
+            }
+            let f = block_sides(b);
+            if !faces.contains(&f) {
+                faces.push(f);
+            }
+        }
+        if nmat * faces.len() > MAX_MATERIALS {
+            return Ok(None);
+        }
+        let fm = bx.face_masses();
+        let mut table = Vec::with_capacity(faces.len() * base.table.len());
+        for &f in &faces {
+            let mut t = base.table.clone();
+            for m in 0..nmat {
+                for c in 0..per {
+                    let ke = &mut t[(m * per + c) * nv * nv..][..nv * nv];
+                    for (s, w) in face.iter().enumerate() {
+                        if f >> s & 1 == 1 {
+                            ke.iter_mut().zip(&fm[s][c * nv * nv..][..nv * nv]).for_each(|(a, b)| *a += w * b);
+                        }
+                    }
+                }
+            }
+            table.extend(t);
+        }
+        let index: Vec<u8> = {
+            let combo = |f: u8| faces.iter().position(|&x| x == f).unwrap_or(0);
+            let material = base.material;
+            material.par_iter().enumerate().with_min_len(4096).map(|(c, &m)| (m as usize + nmat * combo(block_sides(c / per))) as u8).collect()
+        };
+        let keys = faces.iter().flat_map(|&f| base.keys.iter().map(move |k| k.iter().copied().chain([u64::from(f)]).collect())).collect();
+        Ok(Some(GridData::from_parts_with_faces(bx.lattice(), nv, index, nmat * faces.len(), table, keys, faces)))
+    }
+}
+
+impl LatticeBox {
+    /// Per side ([`SIDES`] order), per template cell: its unit face mass `∫ φᵢ φⱼ ds` on that side
+    /// (`nv × nv`, zero where the cell has no face there) — P1 on a triangle `A/12 (1 + δᵢⱼ)`, Q1
+    /// on a rectangle the tensor product of `h/6 [2 1; 1 2]`.
+    pub fn face_masses(&self) -> Vec<Vec<f64>> {
+        let h = self.spacing();
+        let nv = self.template[0].len();
+        (0..6)
+            .map(|s| {
+                let (d, hi) = (s / 2, s % 2);
+                let mut out = vec![0.0; self.per_block() * nv * nv];
+                for (t, cell) in self.template.iter().enumerate() {
+                    let on: Vec<usize> = (0..nv).filter(|&j| (cell[j] >> d) & 1 == hi).collect();
+                    let ke = &mut out[t * nv * nv..][..nv * nv];
+                    let x = |c: usize| -> [f64; 3] { std::array::from_fn(|a| ((c >> a) & 1) as f64 * h[a]) };
+                    match (self.cell, on.len()) {
+                        (CellType::Tetrahedron, 3) => {
+                            let (a, b, c) = (x(cell[on[0]]), x(cell[on[1]]), x(cell[on[2]]));
+                            let (u, v): ([f64; 3], [f64; 3]) = (std::array::from_fn(|k| b[k] - a[k]), std::array::from_fn(|k| c[k] - a[k]));
+                            let n = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
+                            let area = 0.5 * (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+                            for &i in &on {
+                                for &j in &on {
+                                    ke[i * nv + j] = area / 12.0 * if i == j { 2.0 } else { 1.0 };
+                                }
+                            }
+                        }
+                        (CellType::Hexahedron, 4) => {
+                            for &i in &on {
+                                for &j in &on {
+                                    ke[i * nv + j] = (0..3)
+                                        .filter(|&a| a != d)
+                                        .map(|a| h[a] / 6.0 * if (cell[i] >> a) & 1 == (cell[j] >> a) & 1 { 2.0 } else { 1.0 })
+                                        .product();
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                out
+            })
+            .collect()
+    }
 }

@@ -45,6 +45,12 @@ pub struct GridData {
     pub node_material: Vec<u8>,
     /// The passive field values of each material (bits), in the order of `table`.
     pub keys: Vec<Vec<u64>>,
+    /// Materials of the physics (`nmat` is this times `faces.len()`): a table material `e` is
+    /// physics material `e % base_nmat` with the box-side face terms of the sides in
+    /// `faces[e / base_nmat]` (a bit per side, 2·axis + high) added to its cells' matrices
+    /// ([`GridData::from_box_with_faces`]: Robin's `h M_face` inside the lattice). `faces[0] = 0`.
+    pub base_nmat: usize,
+    pub faces: Vec<u8>,
 }
 
 /// Whether the side-stencil codes `nmat·(1 + f) + m` (f < 6) fit below [`MIXED`].
@@ -137,7 +143,14 @@ impl GridData {
     /// stencils and the node codes derived. Shared by the mesh-recognised and the direct builds
     /// ([`super::direct`]).
     pub fn from_parts(lattice: Lattice, nv: usize, material: Vec<u8>, nmat: usize, table: Vec<f64>, keys: Vec<Vec<u64>>) -> GridData {
+        Self::from_parts_with_faces(lattice, nv, material, nmat, table, keys, vec![0])
+    }
+
+    /// [`GridData::from_parts`] of a table whose materials carry box-side face terms: `nmat` =
+    /// physics materials × `faces.len()` (see [`GridData::faces`]).
+    pub fn from_parts_with_faces(lattice: Lattice, nv: usize, material: Vec<u8>, nmat: usize, table: Vec<f64>, keys: Vec<Vec<u64>>, faces: Vec<u8>) -> GridData {
         let per = lattice.per_block();
+        let base_nmat = nmat / faces.len().max(1);
         let (corner, tpl) = index_tables(&lattice.template);
         // Interior stencils, then (where the codes fit in a byte) those of a node on side f
         // (2·axis + high) with every cell of material m, at code nmat·(1 + f) + m: only the blocks
@@ -162,7 +175,7 @@ impl GridData {
                 }
             }
         }
-        let mut g = GridData { lattice, nv, material, nmat, table, corner, tpl, stencils, node_material: Vec::new(), keys };
+        let mut g = GridData { lattice, nv, material, nmat, table, corner, tpl, stencils, node_material: Vec::new(), keys, base_nmat, faces };
         g.node_material = g.node_materials();
         g
     }
@@ -240,7 +253,7 @@ impl GridData {
                         if self.corner[c * per + t] < 0 {
                             continue;
                         }
-                        let m = self.material[block * per + t];
+                        let Some(m) = self.reduced(self.material[block * per + t], 1u8 << sides[0]) else { return MIXED };
                         match m0 {
                             None => m0 = Some(m),
                             Some(x) if x != m => return MIXED,
@@ -256,7 +269,7 @@ impl GridData {
     /// Takes the cell materials `m` when every material of it is one of the table's (same field
     /// values, bit for bit): only the material bytes change, no integration. `false`: unchanged.
     pub fn relabel(&mut self, m: &CellMaterials) -> bool {
-        if m.index.len() != self.material.len() {
+        if m.index.len() != self.material.len() || self.faces.len() > 1 {
             return false;
         }
         let ids: Option<Vec<u8>> = m
@@ -278,6 +291,18 @@ impl GridData {
 
     pub fn ndofs(&self) -> usize {
         self.lattice.points().iter().product()
+    }
+
+    /// Table material `e` as seen from a node on the sides `sides` (bits): the physics material
+    /// with only those sides' face terms (a node's row of a cell holds the face terms of the sides
+    /// it lies on, nothing else), so nodes whose cells differ only in faces elsewhere stay on the
+    /// stencil path. `None` where that combination is not in the table.
+    fn reduced(&self, e: u8, sides: u8) -> Option<u8> {
+        if self.faces.len() <= 1 {
+            return Some(e);
+        }
+        let (m, f) = (e as usize % self.base_nmat, self.faces[e as usize / self.base_nmat] & sides);
+        self.faces.iter().position(|&x| x == f).map(|ci| (m + self.base_nmat * ci) as u8)
     }
 
     /// Bytes kept: the material bytes (per cell and per node), the table and the uniform stencils.
@@ -398,7 +423,7 @@ impl GridData {
                 if self.corner[c * per + t] < 0 {
                     continue;
                 }
-                let m = self.material[block + t];
+                let m = self.reduced(self.material[block + t], 0)?;
                 match m0 {
                     None => m0 = Some(m),
                     Some(m0) if m0 != m => return None,

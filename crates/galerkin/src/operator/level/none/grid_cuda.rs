@@ -6,8 +6,9 @@
 //! columns and chunk of planes, a ring of four planes in shared memory with one barrier per plane,
 //! the next plane and node codes prefetched, boundary nodes on one side of the box on that side's
 //! stencil rather than the cell gather — [`GridData::march_codes`]) that sums CG's p·q in the same
-//! pass ([`LevelOperator::apply_dot`]). `GALERKIN_GRID_KERNEL=tile|march`
-//! overrides, `GALERKIN_GRID_ZK` sets the marching chunk.
+//! pass ([`LevelOperator::apply_dot`]) and runs CG with the lattice's own update and direction
+//! kernels (D⁻¹ per node code: `grid_cuda/pcg.rs`, 10 vector passes per iteration). `GALERKIN_GRID_KERNEL=tile|march`
+//! overrides, `GALERKIN_GRID_ZK` sets the marching chunk, `GALERKIN_GRID_PCG=ring|fused|off` the loop.
 use super::grid::{index_tables, GridData};
 use crate::backend::cuda::jit::GRID;
 use crate::backend::cuda::kernels::{launch, Kernel};
@@ -21,7 +22,7 @@ use cudarc::driver::{CudaSlice, DeviceRepr};
 
 mod pcg;
 use pcg::code_nodes;
-pub use pcg::{fused_iterations, fused_pcg_enabled, set_fused_pcg};
+pub use pcg::{fused_iterations, fused_pcg_enabled, lattice_pcg_iterations, pcg_loop, set_fused_pcg, set_pcg_loop, PcgLoop};
 
 /// `struct Lattice` of grid.cu, field for field.
 #[repr(C)]
@@ -84,8 +85,9 @@ pub struct DeviceGrid {
     masked: Option<(Vec<bool>, CudaSlice<u8>, Vec<i64>)>,
     /// One node per code of the plain operator.
     plain_nodes: Vec<i64>,
-    /// The fused Jacobi-PCG kernels (`grid_pcg_*`).
-    pcg: [Kernel; 6],
+    /// The lattice's Jacobi-PCG kernels (`grid_pcg_*`: fused march and masked, update, flush,
+    /// check, pick, direction).
+    pcg: [Kernel; 7],
     march: [Kernel; 4],
     /// Planes per z-chunk of a marching block; 0: the tile kernels.
     zk: u32,
@@ -152,13 +154,13 @@ impl DeviceGrid {
         let lattice = DeviceLattice { nx, ny, nz, px: nx + 1, py: ny + 1 };
         let march = ["grid_march", "grid_march_masked", "grid_march_dot", "grid_march_masked_dot"].map(|k| Kernel::from_module(&module, k));
         let [m0, m1, m2, m3] = march;
-        let pcg = ["grid_pcg_march", "grid_pcg_march_masked", "grid_pcg_update", "grid_pcg_flush", "grid_pcg_check", "grid_pcg_pick"]
+        let pcg = ["grid_pcg_march", "grid_pcg_march_masked", "grid_pcg_update", "grid_pcg_flush", "grid_pcg_check", "grid_pcg_pick", "grid_pcg_direction"]
             .map(|k| Kernel::from_module(&module, k));
-        let [k0, k1, k2, k3, k4, k5] = pcg;
+        let [k0, k1, k2, k3, k4, k5, k6] = pcg;
         let zk = planes_per_chunk(host.lattice.points(), choice);
         let codes = Self::codes_for(&host, zk);
         let mut g = DeviceGrid {
-            pcg: [k0?, k1?, k2?, k3?, k4?, k5?],
+            pcg: [k0?, k1?, k2?, k3?, k4?, k5?, k6?],
             plain_nodes: Vec::new(),
             march: [m0?, m1?, m2?, m3?],
             zk,

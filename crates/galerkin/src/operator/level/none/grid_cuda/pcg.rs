@@ -1,45 +1,96 @@
-//! Jacobi-PCG fused into the z-marching lattice apply ([`crate::backend::LinearOperator::pcg_fused`];
-//! `kernels/grid.cu`, `grid_pcg_*`): two kernels per iteration and 9 vector passes instead of
-//! three kernels and 12. The direction update `p = D⁻¹r + βp'` and `x += α'p'` happen while the
-//! march loads its planes of p, and D⁻¹ is read only where a node is off the uniform path: a node
+//! Jacobi-PCG with the z-marching lattice apply ([`crate::backend::LinearOperator::pcg_fused`];
+//! `kernels/grid.cu`, `grid_pcg_*`). D⁻¹ is read only where a node is off the uniform path: a node
 //! of code m takes `invd[m]`, which is the solver's own D⁻¹ at one node of that code, checked bit
-//! for bit at every node of the code before the solve's first iteration (else the unfused loop
-//! runs: same iterates either way). Opt-in ([`fused_pcg_enabled`]: measured slower than the
-//! unfused loop on the H100), then taken wherever the marching apply is.
+//! for bit at every node of the code before the solve's first iteration (else the generic loop
+//! runs: same iterates either way). Two loops ([`PcgLoop`]):
+//! - **ring** (the default): the marching apply with p·q (`grid_march_dot`), the update
+//!   (`grid_pcg_update`: α, r, r·D⁻¹r and r·r, last-block totals) and the direction
+//!   (`grid_pcg_direction`: x += αp, p = D⁻¹r + βp) — three kernels and 10 vector passes (the
+//!   generic resident loop, [`crate::backend::cuda`]'s `pcg_update`/`pcg_direction`: 12, D⁻¹ read
+//!   twice and the partial sums re-summed in every block);
+//! - **fused** (`GALERKIN_GRID_PCG=fused`): the direction update `p = D⁻¹r + βp'` and
+//!   `x += α'p'` happen while the march loads its planes of p (the same ring of four planes) —
+//!   two kernels and 9 passes.
+//!
+//! `GALERKIN_GRID_PCG=off` gives the generic loop (measurements).
 use super::DeviceGrid;
 use crate::backend::cuda::kernels::launch;
 use crate::backend::cuda::{CudaBackend, CudaVector};
 use crate::backend::{Backend, PcgWork};
 use crate::{Error, Result};
 
-/// Fused iterations run in this process (tests: the fused path was taken, not the fallback).
+/// Lattice PCG iterations run in this process by either loop (tests: the lattice's loop was
+/// taken, not the generic one).
 static FUSED_ITERATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// How many PCG iterations the fused lattice loop has run in this process.
+/// The same per loop: ring, fused.
+static LOOP_ITERATIONS: [std::sync::atomic::AtomicUsize; 2] = [std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0)];
+
+/// How many PCG iterations the lattice's own loops (ring or fused) have run in this process.
 pub fn fused_iterations() -> usize {
     FUSED_ITERATIONS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Whether the fused loop is on: off by default — on the H100 it measured slower than the unfused
-/// resident loop with the marching apply (0.548 against 0.535 ms per PCG iteration at 10⁷
-/// unknowns, same call; BENCHMARKS.md): the march is bound by latency and L1 traffic, not by
-/// DRAM, and the direction update's loads (r, p', the node codes, x) lengthen it by more than
-/// the three passes save. `GALERKIN_GRID_PCG=on` or [`set_fused_pcg`] turns it on.
-static FUSED_PCG: std::sync::OnceLock<std::sync::atomic::AtomicBool> = std::sync::OnceLock::new();
-
-fn fused_flag() -> &'static std::sync::atomic::AtomicBool {
-    FUSED_PCG.get_or_init(|| std::sync::atomic::AtomicBool::new(std::env::var("GALERKIN_GRID_PCG").as_deref() == Ok("on")))
+/// How many PCG iterations loop `l` has run in this process (0 for the generic loop).
+pub fn lattice_pcg_iterations(l: PcgLoop) -> usize {
+    match l {
+        PcgLoop::Generic => 0,
+        PcgLoop::Ring => LOOP_ITERATIONS[0].load(std::sync::atomic::Ordering::Relaxed),
+        PcgLoop::Fused => LOOP_ITERATIONS[1].load(std::sync::atomic::Ordering::Relaxed),
+    }
 }
 
-/// Turns the fused lattice PCG on or off for this process (tests; the default comes from
-/// `GALERKIN_GRID_PCG=on`).
+/// Which Jacobi-PCG loop a marching lattice runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PcgLoop {
+    /// The backend's generic resident loop (apply with p·q, `pcg_update`, `pcg_direction`: 12 passes).
+    Generic,
+    /// March with p·q, the lattice's update and direction with D⁻¹ per node code (10 passes).
+    Ring,
+    /// The direction update inside the march (9 passes).
+    Fused,
+}
+
+impl PcgLoop {
+    fn from_env() -> PcgLoop {
+        match std::env::var("GALERKIN_GRID_PCG").as_deref() {
+            Ok("off") => PcgLoop::Generic,
+            Ok("on" | "fused") => PcgLoop::Fused,
+            _ => PcgLoop::Ring,
+        }
+    }
+}
+
+/// The loop of this process: `GALERKIN_GRID_PCG` = `off` (generic), `ring` (default) or `fused`
+/// (also `on`), or [`set_pcg_loop`].
+static PCG_LOOP: std::sync::OnceLock<std::sync::atomic::AtomicU8> = std::sync::OnceLock::new();
+
+fn loop_flag() -> &'static std::sync::atomic::AtomicU8 {
+    PCG_LOOP.get_or_init(|| std::sync::atomic::AtomicU8::new(PcgLoop::from_env() as u8))
+}
+
+/// Sets the lattice PCG loop of this process (tests, measurements).
+pub fn set_pcg_loop(l: PcgLoop) {
+    loop_flag().store(l as u8, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The lattice PCG loop of this process.
+pub fn pcg_loop() -> PcgLoop {
+    match loop_flag().load(std::sync::atomic::Ordering::Relaxed) {
+        0 => PcgLoop::Generic,
+        1 => PcgLoop::Ring,
+        _ => PcgLoop::Fused,
+    }
+}
+
+/// [`set_pcg_loop`]: the fused loop on, or back to the default ring loop.
 pub fn set_fused_pcg(on: bool) {
-    fused_flag().store(on, std::sync::atomic::Ordering::Relaxed);
+    set_pcg_loop(if on { PcgLoop::Fused } else { PcgLoop::Ring });
 }
 
-/// Whether the fused lattice PCG is on in this process.
+/// Whether the fused loop is the one of this process.
 pub fn fused_pcg_enabled() -> bool {
-    fused_flag().load(std::sync::atomic::Ordering::Relaxed)
+    pcg_loop() == PcgLoop::Fused
 }
 
 /// Codes a node can have besides 255 (the gather path).
@@ -66,11 +117,11 @@ impl DeviceGrid {
         cudarc::driver::LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
     }
 
-    /// Whether this solve can take the fused loop: the marching apply, the mask the operator
+    /// Whether this solve can take the lattice's loop: the marching apply, the mask the operator
     /// knows, and `w.dinv` equal to the per-code D⁻¹ at every uniform node (then `w.fused` gets the
-    /// per-code table and the second direction buffer).
-    fn fused_setup(&self, be: &CudaBackend, w: &mut PcgWork<'_, CudaBackend>, mask: Option<&CudaVector>) -> Result<bool> {
-        if self.zk == 0 || !fused_pcg_enabled() || !be.owns(&self.table) {
+    /// per-code table and, for the fused loop, the second direction buffer).
+    fn fused_setup(&self, be: &CudaBackend, w: &mut PcgWork<'_, CudaBackend>, mask: Option<&CudaVector>, mode: PcgLoop) -> Result<bool> {
+        if self.zk == 0 || mode == PcgLoop::Generic || !be.owns(&self.table) {
             return Ok(false);
         }
         let n = self.host.ndofs();
@@ -94,19 +145,25 @@ impl DeviceGrid {
             return Ok(false);
         }
         w.fused.invd = Some(invd);
-        w.fused.p2 = Some(be.zeros(n)?);
+        if mode == PcgLoop::Fused {
+            w.fused.p2 = Some(be.zeros(n)?);
+        }
         Ok(true)
     }
 
-    /// [`crate::backend::LinearOperator::pcg_fused`] on the lattice: `k` iterations (march, update),
-    /// or with `k = 0` the pending `x += αp`.
+    /// [`crate::backend::LinearOperator::pcg_fused`] on the lattice: `k` iterations of the loop of
+    /// [`pcg_loop`] (taken at the solve's first batch), or with `k = 0` the fused loop's pending
+    /// `x += αp`.
     pub(super) fn fused_pcg(&self, be: &CudaBackend, x: &mut CudaVector, w: &mut PcgWork<'_, CudaBackend>, k: usize, mask: Option<&CudaVector>) -> Result<bool> {
         if !w.fused.checked {
             w.fused.checked = true;
-            w.fused.on = self.fused_setup(be, w, mask)?;
+            w.fused.on = self.fused_setup(be, w, mask, pcg_loop())?;
         }
         if !w.fused.on {
             return Ok(false);
+        }
+        if w.fused.p2.is_none() {
+            return self.ring_pcg(be, x, w, k, mask);
         }
         let n = self.host.ndofs();
         be.check("fused lattice PCG", n, &[x, &w.p, &w.q, &w.r, w.dinv])?;
@@ -157,6 +214,46 @@ impl DeviceGrid {
             w.fused.pending = true;
         }
         FUSED_ITERATIONS.fetch_add(k, std::sync::atomic::Ordering::Relaxed);
+        LOOP_ITERATIONS[1].fetch_add(k, std::sync::atomic::Ordering::Relaxed);
+        Ok(true)
+    }
+}
+
+impl DeviceGrid {
+    /// The ring loop: `k` iterations of march with p·q, update and direction (x up to date after
+    /// each, nothing pending).
+    fn ring_pcg(&self, be: &CudaBackend, x: &mut CudaVector, w: &mut PcgWork<'_, CudaBackend>, k: usize, mask: Option<&CudaVector>) -> Result<bool> {
+        if k == 0 {
+            return Ok(true);
+        }
+        let n = self.host.ndofs();
+        be.check("lattice PCG", n, &[x, &w.p, &w.q, &w.r, w.dinv])?;
+        if w.state.len() < 4 + k || w.partials.is_empty() {
+            return Err(Error::invalid("lattice PCG: work buffers too small for the batch"));
+        }
+        let invd = w.fused.invd.as_ref().ok_or_else(|| Error::invalid("lattice PCG: its D⁻¹ per code is missing"))?;
+        let n64 = n as u64;
+        let alpha_at = (w.state.len() - 1) as u32;
+        let (_, march_blocks) = self.march_config()?;
+        let stride = self.stride_config(n);
+        // The scratch of both reductions, grown once for the larger.
+        drop(self.dot_scratch(be, march_blocks.max(2 * stride.grid_dim.0 as usize))?);
+        let codes = self.codes(be, n, mask)?;
+        for slot in 0..k as u32 {
+            let parity = (w.iteration % 2) as u32;
+            self.launch_march(be, &w.p, &mut w.q, mask, Some(&mut w.partials))?;
+            {
+                let mut guard = self.dot_scratch(be, 2 * stride.grid_dim.0 as usize)?;
+                let (sums, counter) = guard.as_mut().ok_or_else(|| Error::invalid("lattice x·y scratch missing"))?;
+                launch!(be, &self.pcg[2], stride; codes, &n64, &w.q.data, &mut w.r.data, &w.dinv.data, &invd.data, &w.partials.data,
+                    &mut w.state.data, &parity, &slot, &alpha_at, &mut *sums, &mut *counter)?;
+            }
+            launch!(be, &self.pcg[6], stride; codes, &n64, &mut x.data, &mut w.p.data, &w.r.data, &w.dinv.data, &invd.data,
+                &w.state.data, &parity, &alpha_at)?;
+            w.iteration += 1;
+        }
+        FUSED_ITERATIONS.fetch_add(k, std::sync::atomic::Ordering::Relaxed);
+        LOOP_ITERATIONS[0].fetch_add(k, std::sync::atomic::Ordering::Relaxed);
         Ok(true)
     }
 }
