@@ -110,6 +110,7 @@ impl CudaBackend {
         }
         // Another mesh: its buffers (and the dof map on it) go first, so both never coexist.
         *slot = Slot::default();
+        let _span = crate::trace::span(|| "resident mesh upload".into());
         let coords = if mesh.dim == 3 { self.upload(mesh.coords.as_flattened())? } else { self.upload(&flat_coords(mesh, mesh.dim))? };
         let verts = self.upload(&to_u32(&mesh.cells, "vertex")?)?;
         let (c, v) = (Shared::new(coords), Shared::new(verts));
@@ -138,6 +139,7 @@ impl CudaBackend {
             }
         }
         slot.nodes = None;
+        let _span = crate::trace::span(|| "resident dof map (compare or upload)".into());
         let nodes = if cn.par_iter().eq(space.mesh.cells.par_iter()) { verts.clone() } else { Shared::new(self.upload(&to_u32(cn, "node")?)?) };
         slot.nodes = Some((key.0, key.1, key.2, nodes.clone()));
         Ok(ResidentSpace { coords, verts, nodes })
