@@ -38,8 +38,8 @@ fn blocks_along_the_curve(n: [usize; 3]) -> Vec<usize> {
 
 /// Every cell, coordinate and boundary facet of the device box `dev` is the host generator's
 /// (`host`), in the documented order; the device buffers hold the host copy; the P1 (and, where
-/// `p2`, P2) dof maps and Dirichlet nodes on both meshes put their nodes at the same points, bit
-/// for bit. Checked in parallel (10^7 cells in the large test).
+/// `p2`, P2) dof maps and Dirichlet nodes on both meshes put their nodes at the same points (bit
+/// for bit at vertices, to 1e-12 elsewhere). Checked in parallel (10^7 cells in the large test).
 fn assert_is_the_host_box(be: &CudaBackend, dev: &DeviceBox, host: &Mesh, n: [usize; 3], p2: bool, name: &str) {
     let m = &dev.mesh;
     assert_eq!((m.num_cells(), m.num_vertices(), m.boundary.len()), (host.num_cells(), host.num_vertices(), host.boundary.len()), "{name}");
@@ -85,14 +85,18 @@ fn assert_is_the_host_box(be: &CudaBackend, dev: &DeviceBox, host: &Mesh, n: [us
         assert_eq!((sd.ndofs(), sd.dofmap.nodes_per_cell), (sh.ndofs(), sh.dofmap.nodes_per_cell), "{name}: P{degree}");
         let nl = sd.dofmap.nodes_per_cell;
         let (dd, dh) = (&sd.dofmap, &sh.dofmap);
+        // Vertex nodes are the vertices, bit for bit; a face or cell node of Q2 is a weighted sum
+        // of its entity's vertices taken in their global order, which differs between the two
+        // numberings, so it may differ in the last bit.
+        let key = |x: [f64; 3]| if degree == 1 { bits(x) } else { x.map(|v| (v * 1e12).round().to_bits()) };
         let bad = (0..m.num_cells()).into_par_iter().find_first(|&c| {
             let h = host_cell(c);
-            (0..nl).any(|i| bits(dd.node_coords[dd.cell_nodes[c * nl + i]]) != bits(dh.node_coords[dh.cell_nodes[h * nl + i]]))
+            (0..nl).any(|i| key(dd.node_coords[dd.cell_nodes[c * nl + i]]) != key(dh.node_coords[dh.cell_nodes[h * nl + i]]))
         });
         assert!(bad.is_none(), "{name}: P{degree} dof map of cell {bad:?} differs from the host's");
         let tags: Vec<i32> = (1..=6).collect();
         let at = |s: &FunctionSpace| {
-            let mut x: Vec<[u64; 3]> = s.boundary_nodes(&tags).unwrap().par_iter().map(|&k| bits(s.dofmap.node_coords[k])).collect();
+            let mut x: Vec<[u64; 3]> = s.boundary_nodes(&tags).unwrap().par_iter().map(|&k| key(s.dofmap.node_coords[k])).collect();
             x.par_sort_unstable();
             x
         };

@@ -132,7 +132,7 @@ pub fn box_mesh_cuda_tuned(be: &CudaBackend, n: [usize; 3], lo: [f64; 3], hi: [f
     let t = std::time::Instant::now();
     let np = n.map(|k| k + 1);
     let stride = [1, np[0], np[0] * np[1]];
-    let boundary = lattice_boundary_mapped(&n, &np, &stride, 3, &template, cell, |v| new_of[v] as usize);
+    let boundary = lattice_boundary_mapped(&n, &stride, 3, &template, cell, |v| new_of[v] as usize);
     let ncells = (nblocks as usize) * template.len();
     // Valid by construction (the host generator's cells, renumbered): no validation pass.
     let mesh = Mesh { dim: 3, coords: host_coords, cell_type: cell, cells: host_cells, cell_tags: vec![1; ncells], boundary, tag_names: lattice_tag_names(3) };
