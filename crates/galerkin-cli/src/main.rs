@@ -289,8 +289,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    galerkin::trace::note("main: start", 0.0);
     let cli = Cli::parse();
-    match run(cli) {
+    let done = run(cli);
+    galerkin::trace::note("main: end", 0.0);
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // A closed stderr cannot be reported anywhere: the exit status still says it.
@@ -305,6 +308,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
         Command::Run(ProblemArgs { problem, backend, out, quiet }) => {
             let opts = RunOptions { backend, out_dir: out, progress: !quiet };
             let r = run_file(&problem, &opts)?;
+            galerkin::trace::note("main: run returned", 0.0);
             say!("{}", if r.title.is_empty() { problem.display().to_string() } else { r.title.clone() });
             say!("  backend      {}", r.backend);
             for n in &r.notes {

@@ -5,9 +5,12 @@
 // vertex's new number is the count of first appearances before its own (another scan).
 //
 // The scan (exclusive, u32, in place): tiles of SCAN_TILE items, one block per tile; the tiles'
-// sums, their exclusive scan by one block, then each tile scanned from its offset.
+// sums, their exclusive scan by one block, then each tile scanned from its offset. SCAN_ITEMS (items
+// per thread) may be set with -D: tests shrink the tile so that small boxes span many tiles.
 
+#ifndef SCAN_ITEMS
 #define SCAN_ITEMS 8
+#endif
 #define SCAN_TILE (GALERKIN_BLOCK * SCAN_ITEMS)
 
 // Exclusive scan over the block of one value per thread; *total gets the block's sum.

@@ -23,5 +23,6 @@ pub mod physics;
 pub mod problem;
 pub mod solver;
 pub mod space;
+pub mod trace;
 
 pub use error::{Error, Result};

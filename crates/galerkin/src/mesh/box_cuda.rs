@@ -11,9 +11,9 @@
 //!
 //! Same cells (vertex lists in the generator's local order), same coordinates to the bit, same
 //! boundary facets and tags as the host generator's mesh; tested in `tests/box_cuda.rs`.
-use super::generate::{block_template, lattice_boundary, lattice_tag_names};
+use super::generate::{block_template, lattice_boundary_mapped, lattice_tag_names};
 use super::hilbert::HilbertTable;
-use super::{BoundaryFacet, CellType, Mesh};
+use super::{CellType, Mesh};
 use crate::backend::cuda::jit::{BOX_MESH, BLOCK_SIZE};
 use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::{CudaBackend, Shared};
@@ -22,8 +22,22 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 use rayon::prelude::*;
 use std::sync::Arc;
 
-/// Items per scan tile (`SCAN_TILE` in the kernel).
-const SCAN_TILE: u64 = BLOCK_SIZE as u64 * 8;
+/// Sizes of the build's steps that only large boxes exceed at their defaults; tests shrink them
+/// so that small boxes cross them too (many scan tiles, many download chunks).
+#[derive(Clone, Copy, Debug)]
+pub struct BoxTuning {
+    /// Items per thread of a scan tile (`SCAN_ITEMS` in the kernel: a tile is `BLOCK_SIZE` times
+    /// this), 1 to 16.
+    pub scan_items: u32,
+    /// Items per chunk of the copies to the host (rounded down to whole vertices), at least 1.
+    pub download_chunk: usize,
+}
+
+impl Default for BoxTuning {
+    fn default() -> Self {
+        BoxTuning { scan_items: 8, download_chunk: DOWNLOAD_CHUNK }
+    }
+}
 
 /// A box mesh generated on the device: the host copy and the device buffers the kernels read
 /// (coordinates, 3 per vertex; cell vertices as `u32`).
@@ -49,6 +63,14 @@ impl DeviceBox {
 /// types, or a lattice so flat that the curve's cube is far larger than it (more than 64 curve
 /// points per block).
 pub fn box_mesh_cuda(be: &CudaBackend, n: [usize; 3], lo: [f64; 3], hi: [f64; 3], cell: CellType) -> Result<Option<DeviceBox>> {
+    box_mesh_cuda_tuned(be, n, lo, hi, cell, BoxTuning::default())
+}
+
+/// [`box_mesh_cuda`] with the given step sizes (the same mesh for every tuning).
+pub fn box_mesh_cuda_tuned(be: &CudaBackend, n: [usize; 3], lo: [f64; 3], hi: [f64; 3], cell: CellType, tuning: BoxTuning) -> Result<Option<DeviceBox>> {
+    if !(1..=16).contains(&tuning.scan_items) || tuning.download_chunk == 0 {
+        return Err(Error::invalid(format!("device box mesh: bad tuning {tuning:?} (scan items 1 to 16, chunk at least 1)")));
+    }
     if !matches!(cell, CellType::Tetrahedron | CellType::Hexahedron)
         || n.contains(&0)
         || (0..3).any(|k| !(lo[k].is_finite() && hi[k].is_finite() && lo[k] < hi[k]))
@@ -69,7 +91,10 @@ pub fn box_mesh_cuda(be: &CudaBackend, n: [usize; 3], lo: [f64; 3], hi: [f64; 3]
         return Ok(None);
     }
     let t = std::time::Instant::now();
-    let m = be.variant_module(&BOX_MESH, &[])?;
+    // The default tile needs no define (the kernel's own default, as CI compiles it).
+    let defines = if tuning.scan_items == 8 { Vec::new() } else { vec![format!("SCAN_ITEMS={}", tuning.scan_items)] };
+    let m = be.variant_module(&BOX_MESH, &defines)?;
+    let tile = u64::from(BLOCK_SIZE * tuning.scan_items);
     let k = |name| Kernel::from_module(&m, name);
     let inv = be.upload(&HilbertTable::<3>::new().inverse())?;
     let [n0, n1, n2] = n.map(|k| k as u32);
@@ -77,7 +102,7 @@ pub fn box_mesh_cuda(be: &CudaBackend, n: [usize; 3], lo: [f64; 3], hi: [f64; 3]
     // Blocks along the curve: flags, their scan (each block's place), then the cells.
     let mut rank = be.alloc::<u32>(npts as usize)?;
     launch!(be, &k("curve_in_box")?, be.grid(npts); &npts, &level_i, &n0, &n1, &n2, &inv, &mut rank)?;
-    scan_in_place(be, &m, &mut rank, npts, nblocks, "curve blocks")?;
+    scan_in_place(be, &m, tile, &mut rank, npts, nblocks, "curve blocks")?;
     let tpl: Vec<u32> = template.iter().flatten().map(|&c| c as u32).collect();
     let tpl = be.upload(&tpl)?;
     let (ntpl, nv32) = (template.len() as u32, nv as u32);
@@ -90,7 +115,7 @@ pub fn box_mesh_cuda(be: &CudaBackend, n: [usize; 3], lo: [f64; 3], hi: [f64; 3]
     launch!(be, &k("first_touch")?, be.grid(npos); &npos, &cells, &mut first)?;
     let mut mark = be.alloc::<u32>(npos as usize)?;
     launch!(be, &k("mark_first")?, be.grid(npos); &npos, &cells, &first, &mut mark)?;
-    scan_in_place(be, &m, &mut mark, npos, nverts, "first appearances")?;
+    scan_in_place(be, &m, tile, &mut mark, npos, nverts, "first appearances")?;
     let mut coords = be.alloc::<f64>(3 * nverts as usize)?;
     let mut new_of = be.alloc::<u32>(nverts as usize)?;
     launch!(be, &k("renumber")?, be.grid(npos); &npos, &mut cells, &first, &mark, &n0, &n1, &n2, &lo[0], &lo[1], &lo[2], &hi[0], &hi[1], &hi[2], &mut coords, &mut new_of)?;
@@ -99,18 +124,15 @@ pub fn box_mesh_cuda(be: &CudaBackend, n: [usize; 3], lo: [f64; 3], hi: [f64; 3]
     let kernels = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
     let mut host_coords = vec![[0.0; 3]; nverts as usize];
-    download_into(be, &coords, 3, &mut host_coords, |x| [x[0], x[1], x[2]])?;
+    download_into(be, &coords, 3, tuning.download_chunk, &mut host_coords, |x| [x[0], x[1], x[2]])?;
     let mut host_cells = vec![0usize; npos as usize];
-    download_into(be, &cells, 1, &mut host_cells, |v| v[0] as usize)?;
+    download_into(be, &cells, 1, tuning.download_chunk, &mut host_cells, |v| v[0] as usize)?;
     let new_of = be.download(&new_of)?;
     let copies = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
     let np = n.map(|k| k + 1);
     let stride = [1, np[0], np[0] * np[1]];
-    let boundary = lattice_boundary(&n, &np, &stride, 3, &template, cell)
-        .into_par_iter()
-        .map(|f| BoundaryFacet { vertices: f.vertices.iter().map(|&v| new_of[v] as usize).collect(), tag: f.tag })
-        .collect();
+    let boundary = lattice_boundary_mapped(&n, &stride, 3, &template, cell, |v| new_of[v] as usize);
     let ncells = (nblocks as usize) * template.len();
     // Valid by construction (the host generator's cells, renumbered): no validation pass.
     let mesh = Mesh { dim: 3, coords: host_coords, cell_type: cell, cells: host_cells, cell_tags: vec![1; ncells], boundary, tag_names: lattice_tag_names(3) };
@@ -118,10 +140,17 @@ pub fn box_mesh_cuda(be: &CudaBackend, n: [usize; 3], lo: [f64; 3], hi: [f64; 3]
     Ok(Some(DeviceBox { mesh, coords: Shared::new(coords), verts: Shared::new(cells), parts }))
 }
 
-/// `dev` copied to the host as `out`, one `U` from each `group` items: in chunks through two
-/// pinned buffers in turn, each chunk converted (in parallel) while the next one is copied, so
-/// the copy runs at the link's pinned speed and the conversion hides behind it.
-fn download_into<T, U>(be: &CudaBackend, dev: &CudaSlice<T>, group: usize, out: &mut [U], convert: impl Fn(&[T]) -> U + Sync) -> Result<()>
+/// `dev` copied to the host as `out`, one `U` from each `group` items: in chunks of about `chunk`
+/// items through two pinned buffers in turn, each chunk converted (in parallel) while the next one
+/// is copied, so the copy runs at the link's pinned speed and the conversion hides behind it.
+///
+/// Each copy is followed by an event the host waits on before it reads that chunk. The pinned
+/// buffers' own events cannot serve: the backend's context runs without cudarc's event tracking
+/// (one stream per backend), so cudarc never records them and `PinnedHostSlice::as_slice` returns
+/// at once. Reading through it let the host convert chunks whose copy had not finished: the 10⁷
+/// run's host mesh (coordinates and cells, from which the coefficients are sampled) was partly
+/// stale, nondeterministically, while every single-chunk test box passed.
+fn download_into<T, U>(be: &CudaBackend, dev: &CudaSlice<T>, group: usize, chunk: usize, out: &mut [U], convert: impl Fn(&[T]) -> U + Sync) -> Result<()>
 where
     T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Sync,
     U: Send,
@@ -134,11 +163,11 @@ where
         return Ok(());
     }
     let fail = |e: cudarc::driver::DriverError| crate::backend::cuda::cuda_error(format!("device-to-host copy of the box mesh failed: {e}"));
-    let chunk = (DOWNLOAD_CHUNK / group).max(1) * group;
+    let chunk = (chunk / group).max(1) * group;
     let ctx = be.stream.context();
     // SAFETY: plain page-locked host memory (no flags: cached, unlike write-combined memory, so
-    // the host reads it at full speed); read only after the copies into it completed (`as_slice`
-    // waits for them).
+    // the host reads it at full speed); a chunk is read only after the event recorded behind its
+    // copy completed, and a buffer is copied into again only after the host finished reading it.
     let alloc = |len: usize| unsafe { ctx.alloc_pinned_with_flags::<T>(len, 0) }.map_err(fail);
     let starts: Vec<usize> = (0..n).step_by(chunk).collect();
     let (full, last) = (chunk.min(n), starts.len() - 1);
@@ -154,22 +183,36 @@ where
     }
     let buf_of = |i: usize| if i == last && tail != full { bufs.len() - 1 } else { i % 2 };
     let at: Vec<usize> = (0..starts.len()).map(buf_of).collect();
-    let copy = |bufs: &mut Vec<cudarc::driver::PinnedHostSlice<T>>, i: usize| -> Result<()> {
+    // Queues chunk i's copy and returns the event that marks its end.
+    let copy = |bufs: &mut Vec<cudarc::driver::PinnedHostSlice<T>>, i: usize| -> Result<cudarc::driver::CudaEvent> {
         let a = starts[i];
         let b = (a + chunk).min(n);
-        be.stream.memcpy_dtoh(&dev.slice(a..b), &mut bufs[at[i]]).map_err(fail)
+        be.stream.memcpy_dtoh(&dev.slice(a..b), &mut bufs[at[i]]).map_err(fail)?;
+        be.stream.record_event(None).map_err(fail)
     };
-    copy(&mut bufs, 0)?;
-    for (i, &a) in starts.iter().enumerate() {
-        if i + 1 < starts.len() {
-            copy(&mut bufs, i + 1)?;
+    let mut run = || -> Result<()> {
+        let mut done = copy(&mut bufs, 0)?;
+        for (i, &a) in starts.iter().enumerate() {
+            let next = if i + 1 < starts.len() { Some(copy(&mut bufs, i + 1)?) } else { None };
+            done.synchronize().map_err(fail)?;
+            let b = (a + chunk).min(n);
+            let src = bufs[at[i]].as_slice().map_err(fail)?;
+            if src.len() != b - a {
+                return Err(Error::invalid(format!("device box mesh: chunk {i} holds {} items, not {}", src.len(), b - a)));
+            }
+            out[a / group..b / group].par_iter_mut().zip(src.par_chunks(group)).for_each(|(o, x)| *o = convert(x));
+            if let Some(e) = next {
+                done = e;
+            }
         }
-        let b = (a + chunk).min(n);
-        let src = bufs[at[i]].as_slice().map_err(fail)?;
-        debug_assert_eq!(src.len(), b - a);
-        out[a / group..b / group].par_iter_mut().zip(src.par_chunks(group)).for_each(|(o, x)| *o = convert(x));
+        Ok(())
+    };
+    let result = run();
+    if result.is_err() {
+        // No copy may still be writing into a pinned buffer when it is freed.
+        let _ = be.stream.synchronize();
     }
-    Ok(())
+    result
 }
 
 /// Items per chunk of [`download_into`] (32 MB of `u32`).
@@ -177,8 +220,11 @@ const DOWNLOAD_CHUNK: usize = 1 << 23;
 
 /// `data[0..n)` replaced by its exclusive scan; the total must be `expect` (what the caller
 /// counted), or the build failed.
-fn scan_in_place(be: &CudaBackend, m: &Arc<cudarc::driver::CudaModule>, data: &mut CudaSlice<u32>, n: u64, expect: u64, what: &str) -> Result<()> {
-    let nt = n.div_ceil(SCAN_TILE);
+fn scan_in_place(be: &CudaBackend, m: &Arc<cudarc::driver::CudaModule>, tile: u64, data: &mut CudaSlice<u32>, n: u64, expect: u64, what: &str) -> Result<()> {
+    let nt = n.div_ceil(tile);
+    if nt > i32::MAX as u64 {
+        return Err(Error::invalid(format!("device box mesh: {what}: {nt} scan tiles exceed the grid")));
+    }
     let tiles = LaunchConfig { grid_dim: (nt as u32, 1, 1), block_dim: (BLOCK_SIZE, 1, 1), shared_mem_bytes: 0 };
     let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK_SIZE, 1, 1), shared_mem_bytes: 0 };
     let mut sums = be.alloc::<u32>(nt as usize + 1)?;
@@ -192,12 +238,12 @@ fn scan_in_place(be: &CudaBackend, m: &Arc<cudarc::driver::CudaModule>, data: &m
     Ok(())
 }
 
-/// Whether runs build their box on the device: opt-in (`GALERKIN_DEVICE_BOX=on`) until the 10⁷
-/// run agrees with the host mesh — on the H100 it gave L2 errors 3.656e-5 and 3.644e-5 in two
-/// runs of the same file (host mesh: 3.5463e-5 every time) and 671 CG iterations instead of 502,
-/// while every check at small sizes (`tests/box_cuda.rs`) agrees with the host to round-off.
+/// Whether runs on the GPU build their box on the device: the default; `GALERKIN_DEVICE_BOX=off`
+/// (or `0`, `false`) builds it on the host instead (generation, then the host's locality
+/// reordering). Until the download waited for its copies (see [`download_into`]) the 10⁷ run
+/// differed from the host mesh's (L2 3.65e-5 against 3.5463e-5, 671 CG iterations against 502).
 pub fn enabled() -> bool {
-    matches!(std::env::var("GALERKIN_DEVICE_BOX").as_deref(), Ok("on" | "1"))
+    !matches!(std::env::var("GALERKIN_DEVICE_BOX").as_deref(), Ok("off" | "0" | "false"))
 }
 
 /// The `[mesh]` table's box built on the device, where [`enabled`] and it asks for a generated box

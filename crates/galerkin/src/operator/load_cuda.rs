@@ -43,6 +43,7 @@ pub fn load_vector_cuda(be: &CudaBackend, integ: &ElementIntegrator, source: &[E
     let affine = usize::from(mesh.cell_type.is_simplex());
     let mut defines = vec![format!("DIM={dim}"), format!("NV={nv}"), format!("NLOC={nloc}"), format!("NQ={nq}"), format!("NCOMP={n}"), format!("AFFINE={affine}")];
     defines.extend(texts.iter().enumerate().map(|(c, s)| format!("F{c}={s}")));
+    let _span = crate::trace::span(|| "load: module, resident data, kernel".into());
     let module = be.variant_module(&LOAD, &defines)?;
     let kernel = Kernel::from_module(&module, "load_vector")?;
 

@@ -112,29 +112,29 @@ impl PassiveData {
     /// The device layout the kernels read: all values in one buffer, and per field (offset, cell
     /// stride, point stride), so field s at (c, q) is `values[off + c·cs + q·qs]`.
     pub fn device_layout(&self) -> (Vec<f64>, Vec<u64>) {
-        let (mut values, mut meta) = (Vec::new(), Vec::new());
+        let (parts, meta) = self.device_parts();
+        (parts.concat(), meta)
+    }
+
+    /// [`Self::device_layout`] without the copy: the values buffer as the fields' own slices, in
+    /// order (a per-point field is gigabytes at 10^7 cells; the GPU uploads the slices in place).
+    pub fn device_parts(&self) -> (Vec<&[f64]>, Vec<u64>) {
+        const ZERO: &[f64] = &[0.0];
+        let (mut parts, mut meta, mut off) = (Vec::new(), Vec::new(), 0u64);
         for f in &self.fields {
-            let off = values.len() as u64;
-            let (cs, qs) = match f {
-                PassiveField::Constant(v) => {
-                    values.push(*v);
-                    (0, 0)
-                }
-                PassiveField::PerCell(v) => {
-                    values.extend_from_slice(v);
-                    (1, 0)
-                }
-                PassiveField::PerPoint(v) => {
-                    values.extend_from_slice(v);
-                    (self.nq as u64, 1)
-                }
+            let (values, cs, qs): (&[f64], u64, u64) = match f {
+                PassiveField::Constant(v) => (std::slice::from_ref(v), 0, 0),
+                PassiveField::PerCell(v) => (v, 1, 0),
+                PassiveField::PerPoint(v) => (v, self.nq as u64, 1),
             };
             meta.extend([off, cs, qs]);
+            off += values.len() as u64;
+            parts.push(values);
         }
-        if values.is_empty() {
-            values.push(0.0);
+        if off == 0 {
+            parts.push(ZERO);
             meta.extend([0, 0, 0]);
         }
-        (values, meta)
+        (parts, meta)
     }
 }

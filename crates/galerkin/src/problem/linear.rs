@@ -327,6 +327,7 @@ impl LinearProblem {
         };
         timings.rhs += lap(&mut t);
         let constraints = self.constraints()?;
+        crate::trace::note("system: Dirichlet data", t.elapsed().as_secs_f64());
         let boundary = self.boundary_matrices(&integ)?;
         timings.constraints = lap(&mut t);
         let input = LevelInput { integ: &integ, boundary: &boundary, coloring: &coloring, tuning };

@@ -216,8 +216,12 @@ fn module(
     if let Some(m) = map.get(&key) {
         return Ok(m.clone());
     }
+    let _span = crate::trace::span(|| format!("module {} [{}]", src.file, defines.len()));
     let load = |fresh: bool| -> Result<Arc<CudaModule>> {
-        let ptx = jit::ptx_for(src, defines, arch, fresh)?;
+        let ptx = {
+            let _s = crate::trace::span(|| format!("  ptx of {}", src.file));
+            jit::ptx_for(src, defines, arch, fresh)?
+        };
         ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx.to_string()))
             .map_err(|e| {
                 cuda_error(format!(

@@ -64,6 +64,21 @@ impl CudaBackend {
         Ok(dev)
     }
 
+    /// The concatenation of `parts` in a new device buffer, each part copied in place (no host
+    /// buffer of the whole).
+    pub(crate) fn upload_parts<T: DeviceRepr>(&self, parts: &[&[T]]) -> Result<CudaSlice<T>> {
+        let len = parts.iter().map(|p| p.len()).sum();
+        let mut dev = self.alloc::<T>(len)?;
+        let mut at = 0;
+        for p in parts.iter().filter(|p| !p.is_empty()) {
+            self.stream.memcpy_htod(*p, &mut dev.slice_mut(at..at + p.len())).map_err(|e| {
+                cuda_error(format!("host-to-device copy of {} bytes failed: {e}", std::mem::size_of_val(*p)))
+            })?;
+            at += p.len();
+        }
+        Ok(dev)
+    }
+
     /// Copies a whole device buffer to the host, waiting for it (and all earlier work) to finish.
     pub(crate) fn download<T: DeviceRepr + Default + Clone>(
         &self,

@@ -256,7 +256,7 @@ impl DeviceAssembler {
         };
         let space = integ.space;
         let mesh = &*space.mesh;
-        let (coef, meta) = integ.passive.device_layout();
+        let (coef, meta) = integ.passive.device_parts();
         let r = be.resident(space)?;
         Ok(DeviceAssembler {
             variant,
@@ -273,7 +273,7 @@ impl DeviceAssembler {
             has_signs: i32::from(space.dofmap.signs.is_some()),
             mesh: space.mesh.clone(),
             tab: be.upload(&tab)?,
-            coef: be.upload(&coef)?,
+            coef: be.upload_parts(&coef)?,
             meta: be.upload(&meta)?,
             robin: boundary.clone(),
             schemes: Default::default(),
@@ -291,8 +291,8 @@ impl DeviceAssembler {
         if variant_of(integ, self.variant.tuning)? != self.variant {
             return Err(Error::invalid("the new passive data changes the GPU assembly variant: build the operator anew"));
         }
-        let (coef, meta) = integ.passive.device_layout();
-        self.coef = be.upload(&coef)?;
+        let (coef, meta) = integ.passive.device_parts();
+        self.coef = be.upload_parts(&coef)?;
         self.meta = be.upload(&meta)?;
         Ok(())
     }
@@ -552,19 +552,31 @@ impl GpuFull {
     /// Robin terms need it there, or a node has too many neighbours), positions and values on the
     /// device.
     pub fn build(be: &CudaBackend, input: &LevelInput) -> Result<GpuFull> {
+        let span = crate::trace::span(|| "full: assembler (variant, tables, coefficients up)".into());
         let asm = DeviceAssembler::new(be, input.integ, input.boundary, input.tuning)?;
+        drop(span);
         let space = input.integ.space;
         let scatter = input.tuning.scatter;
         let colors = (scatter == Scatter::Colored).then(|| cell_colors(&space.mesh));
         let on_device = match scatter {
-            Scatter::Atomic | Scatter::Colored | Scatter::Rows if asm.robin.is_empty() => super::pattern_cuda::device_pattern(be, space, &asm.cell_nodes)?,
+            Scatter::Atomic | Scatter::Colored | Scatter::Rows if asm.robin.is_empty() => {
+                let _s = crate::trace::span(|| "full: device pattern".into());
+                super::pattern_cuda::device_pattern(be, space, &asm.cell_nodes)?
+            }
             _ => None,
         };
+        let span = crate::trace::span(|| "full: positions".into());
         let mut target = match on_device {
             Some(matrix) => asm.target_on(be, matrix, None, scatter, colors.as_deref())?,
             None => asm.csr_target(be, &crate::operator::assemble::sparsity(space)?, scatter, colors.as_deref())?,
         };
+        drop(span);
+        let span = crate::trace::span(|| "full: element matrices".into());
         asm.assemble_into(be, &mut target)?;
+        if crate::trace::enabled() {
+            be.synchronize()?;
+        }
+        drop(span);
         Ok(GpuFull { asm, target })
     }
 
