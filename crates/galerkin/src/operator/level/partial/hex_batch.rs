@@ -52,9 +52,10 @@ pub struct HexBatch {
 }
 
 impl HexBatch {
-    /// The batches of `coloring`'s blocks (each block cut into runs of W consecutive cells); None
-    /// where no kernel is built for (p, q) or the tables lack the mirror symmetry of even/odd.
-    #[allow(clippy::too_many_arguments)]
+    /// The batches of `coloring`'s blocks (each block cut into runs of W consecutive cells), with
+    /// `tabs` = [B, the collocated derivative, the point weights] and `idx` the cells' global nodes
+    /// in kernel order; None where no kernel is built for (p, q), the tables lack the mirror
+    /// symmetry of even/odd, or a node index does not fit in u32.
     pub fn new(p: usize, q: usize, diffusion: bool, collocated: bool, tabs: [&[f64]; 3], coloring: &Coloring, idx: &[usize]) -> Option<HexBatch> {
         let [b, d, w] = tabs;
         let (pd, ncells) = (p * p * p, idx.len() / (p * p * p).max(1));
