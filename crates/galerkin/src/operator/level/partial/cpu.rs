@@ -181,7 +181,7 @@ impl MatFree {
             op.moments = Some(m);
         }
         if let (Some(h), Pointwise::Stored, true) = (&op.hex, mode, input.tuning.cpu_cell_batches != Some(false)) {
-            op.batch = super::hex_batch::HexBatch::new(h.p, h.q, h.diffusion, h.collocated, &h.b, &h.d, &op.coloring, op.mesh.num_cells());
+            op.batch = super::hex_batch::HexBatch::new(h.p, h.q, h.diffusion, h.collocated, [&h.b, &h.d, &op.tables.w], &op.coloring, &op.idx);
         }
         op.tensor_t = op.tables.tensor.as_ref().map(|(p1, q1, b, g)| (transpose(b, *q1, *p1), transpose(g, *q1, *p1)));
         op.setup()?;
@@ -700,7 +700,7 @@ impl crate::backend::LinearOperator<Cpu> for MatFree {
             return Err(Error::dim("matrix-free apply", self.ndofs, x.len().min(y.len())));
         }
         if let Some(b) = &self.batch {
-            return b.apply(&self.idx, x, y);
+            return b.apply(x, y, None);
         }
         y.fill(0.0);
         let (pd, n) = (self.tables.pd, self.ncomp);
@@ -760,8 +760,17 @@ impl LevelOperator<Cpu> for MatFree {
     }
     fn storage_bytes(&self) -> usize {
         let passive: usize = self.passive.device_layout().0.len() * 8;
-        let batched = self.batch.as_ref().map_or(0, |b| b.qdata.len());
-        (self.qdata.len() + batched) * 8 + self.idx.len() * 8 + if self.mode == Pointwise::Recomputed { passive } else { 0 }
+        let batched = self.batch.as_ref().map_or(0, |b| b.storage_bytes());
+        self.qdata.len() * 8 + batched + self.idx.len() * 8 + if self.mode == Pointwise::Recomputed { passive } else { 0 }
+    }
+    /// The batched hexahedron path applies the Dirichlet mask in its gather (one pass after).
+    fn apply_masked(&self, _be: &Cpu, x: &Vec<f64>, y: &mut Vec<f64>, mask: &Vec<f64>) -> Result<bool> {
+        let Some(b) = &self.batch else { return Ok(false) };
+        if x.len() != self.ndofs || y.len() != self.ndofs || mask.len() != self.ndofs {
+            return Err(Error::dim("masked matrix-free apply", self.ndofs, [x.len(), y.len(), mask.len()].into_iter().find(|&l| l != self.ndofs).unwrap_or(self.ndofs)));
+        }
+        b.apply(x, y, Some(mask))?;
+        Ok(true)
     }
     fn includes_boundary(&self) -> bool {
         false

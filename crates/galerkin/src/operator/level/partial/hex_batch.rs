@@ -37,17 +37,29 @@ pub struct HexBatch {
     batches: Vec<(usize, usize)>,
     /// Batch id · W + lane of every cell.
     slot: Vec<u32>,
+    /// The cells' global nodes in batch layout, `nodes[(batch·P³ + i)·W + lane]` (u32: half the
+    /// bytes of the scalar path's `usize` indices, and contiguous per node of a batch).
+    nodes: Vec<u32>,
+    /// Quadrature weights per point (kernel order), for D stored once per cell.
+    w: Vec<f64>,
+    /// D stored once per cell (`qdata[(batch·ns + k)·W + lane]`, without the weight): where D at
+    /// every point is w_q times one value per cell (parallelepipeds, coefficients constant per
+    /// cell — checked at every point by [`Self::store`]); else per point,
     /// `qdata[((batch·Q³ + point)·ns + k)·W + lane]`.
+    per_cell: bool,
     pub qdata: Vec<f64>,
     fma: bool,
 }
 
 impl HexBatch {
-    /// The batches of `coloring`'s blocks (each block cut into runs of W consecutive cells); None
-    /// where no kernel is built for (p, q) or the tables lack the mirror symmetry of even/odd.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(p: usize, q: usize, diffusion: bool, collocated: bool, b: &[f64], d: &[f64], coloring: &Coloring, ncells: usize) -> Option<HexBatch> {
-        if !supported(p, q) || !mirrored(b, q, p, 1.0) || !mirrored(d, q, q, -1.0) {
+    /// The batches of `coloring`'s blocks (each block cut into runs of W consecutive cells), with
+    /// `tabs` = [B, the collocated derivative, the point weights] and `idx` the cells' global nodes
+    /// in kernel order; None where no kernel is built for (p, q), the tables lack the mirror
+    /// symmetry of even/odd, or a node index does not fit in u32.
+    pub fn new(p: usize, q: usize, diffusion: bool, collocated: bool, tabs: [&[f64]; 3], coloring: &Coloring, idx: &[usize]) -> Option<HexBatch> {
+        let [b, d, w] = tabs;
+        let (pd, ncells) = (p * p * p, idx.len() / (p * p * p).max(1));
+        if !supported(p, q) || !mirrored(b, q, p, 1.0) || !mirrored(d, q, q, -1.0) || w.len() != q * q * q || idx.iter().any(|&i| i > u32::MAX as usize) {
             return None;
         }
         let (mut blocks, mut batches, mut slot) = (Vec::new(), Vec::new(), vec![0u32; ncells]);
@@ -66,6 +78,15 @@ impl HexBatch {
             }
             blocks.push(ranges);
         }
+        let mut nodes = vec![0u32; batches.len() * pd * W];
+        nodes.par_chunks_mut(pd * W).zip(&batches).for_each(|(bn, &(first, n))| {
+            for i in 0..pd {
+                for l in 0..W {
+                    // Padding lanes repeat lane 0's nodes (read, never written).
+                    bn[i * W + l] = idx[(first + if l < n { l } else { 0 }) * pd + i] as u32;
+                }
+            }
+        });
         Some(HexBatch {
             p,
             q,
@@ -76,6 +97,9 @@ impl HexBatch {
             blocks,
             batches,
             slot,
+            nodes,
+            w: w.to_vec(),
+            per_cell: false,
             qdata: Vec::new(),
             fma: has_fma(),
         })
@@ -97,7 +121,27 @@ impl HexBatch {
             }
             Ok(())
         })?;
-        self.qdata = qdata;
+        // One D per cell where every point's is w_q times the first point's over w_0.
+        let w = &self.w;
+        let uniform = qdata.par_chunks(qd * ns * W).zip(&self.batches).all(|(batch, &(_, n))| {
+            (0..n).all(|l| {
+                let at = |i: usize, k: usize| batch[(i * ns + k) * W + l] / w[i];
+                let scale = (0..ns).fold(0.0f64, |a, k| a.max(at(0, k).abs()));
+                (1..qd).all(|i| (0..ns).all(|k| (at(i, k) - at(0, k)).abs() <= 1e-13 * scale))
+            })
+        });
+        self.per_cell = uniform;
+        self.qdata = if uniform {
+            let mut cells = vec![0.0; self.batches.len() * ns * W];
+            cells.par_chunks_mut(ns * W).zip(qdata.par_chunks(qd * ns * W)).for_each(|(c, batch)| {
+                for (v, b) in c.iter_mut().zip(&batch[..ns * W]) {
+                    *v = b / w[0];
+                }
+            });
+            cells
+        } else {
+            qdata
+        };
         Ok(())
     }
 
@@ -106,15 +150,34 @@ impl HexBatch {
         let s = self.slot[c] as usize;
         let (batch, lane, qd) = (s / W, s % W, self.q * self.q * self.q);
         for (k, o) in out[..self.ns].iter_mut().enumerate() {
-            *o = self.qdata[((batch * qd + i) * self.ns + k) * W + lane];
+            *o = if self.per_cell { self.w[i] * self.qdata[(batch * self.ns + k) * W + lane] } else { self.qdata[((batch * qd + i) * self.ns + k) * W + lane] };
         }
     }
 
-    /// `y = A x` (y zeroed here) with `idx` the cells' global nodes in kernel order.
-    pub fn apply(&self, idx: &[usize], x: &[f64], y: &mut [f64]) -> crate::Result<()> {
+    /// Whether D is stored once per cell (see [`Self::per_cell`]).
+    pub fn d_per_cell(&self) -> bool {
+        self.per_cell
+    }
+
+    /// Bytes kept: D and the batch-layout node indices.
+    pub fn storage_bytes(&self) -> usize {
+        self.qdata.len() * 8 + self.nodes.len() * 4
+    }
+
+    /// `y = A x`, or with `mask` (1 free, 0 fixed) the Dirichlet-masked `y = M A M x + (I − M) x`:
+    /// the mask applied in the gather and in one parallel pass after the scatter.
+    pub fn apply(&self, x: &[f64], y: &mut [f64], mask: Option<&[f64]>) -> crate::Result<()> {
         let run = kernel(self.p, self.q, self.fma).ok_or_else(|| crate::Error::Unsupported(format!("batched hexahedron kernel for p = {}, q = {}", self.p, self.q)))?;
-        y.fill(0.0);
-        run(self, idx, x, y);
+        const CHUNK: usize = 8192;
+        y.par_chunks_mut(CHUNK).for_each(|c| c.fill(0.0));
+        run(self, x, y, mask);
+        if let Some(m) = mask {
+            y.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK).zip(m.par_chunks(CHUNK))).for_each(|(yc, (xc, mc))| {
+                for ((yv, xv), mv) in yc.iter_mut().zip(xc).zip(mc) {
+                    *yv = mv * *yv + (1.0 - mv) * xv;
+                }
+            });
+        }
         Ok(())
     }
 }
@@ -131,7 +194,7 @@ fn has_fma() -> bool {
     }
 }
 
-type Kernel = fn(&HexBatch, &[usize], &[f64], &mut [f64]);
+type Kernel = fn(&HexBatch, &[f64], &mut [f64], Option<&[f64]>);
 
 /// The monomorphized apply of (p, q): one per pair of the two CEED rules (q = p and q = p + 1
 /// points per axis for p basis functions, i.e. BP5's collocated and BP1/BP3's Gauss rule).
@@ -363,19 +426,18 @@ fn along_z<const X: usize, const Y: usize, const NI: usize, const NO: usize, con
 
 /// One batch: gather, B, gradients, D, transposes, Bᵀ, scatter.
 #[inline(always)]
-fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables<P, Q>, s: &mut Scratch<P, Q>, bid: usize, idx: &[usize], x: &[f64], y: SharedMut<f64>, ylen: usize) {
-    let (first, n) = h.batches[bid];
+#[allow(clippy::too_many_arguments)]
+fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables<P, Q>, s: &mut Scratch<P, Q>, bid: usize, x: &[f64], mask: Option<&[f64]>, y: SharedMut<f64>, ylen: usize) {
+    let n = h.batches[bid].1;
     let pd = P * P * P;
     let qd = Q * Q * Q;
+    let nodes = &h.nodes[bid * pd * W..(bid + 1) * pd * W];
     {
         let u = s.u.as_flattened_mut().as_flattened_mut();
-        let nodes = &idx[first * pd..(first + n) * pd];
-        for (i, ui) in u.iter_mut().enumerate() {
-            for l in 0..n {
-                ui[l] = x[nodes[l * pd + i]];
-            }
-            for v in ui.iter_mut().skip(n) {
-                *v = 0.0;
+        for (ui, ni) in u.iter_mut().zip(nodes.chunks_exact(W)) {
+            for l in 0..W {
+                let j = ni[l] as usize;
+                ui[l] = if l < n { mask.map_or(x[j], |m| m[j] * x[j]) } else { 0.0 };
             }
         }
     }
@@ -388,7 +450,8 @@ fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables
         along_y::<Q, P, Q, P, F, false>(&t.b, &s.s1, &mut s.s2);
         along_z::<Q, Q, P, Q, F, false>(&t.b, &s.s2, &mut s.t);
     }
-    let qdata = &h.qdata[bid * qd * h.ns * W..(bid + 1) * qd * h.ns * W];
+    let per = if h.per_cell { h.ns * W } else { qd * h.ns * W };
+    let qdata = &h.qdata[bid * per..(bid + 1) * per];
     if h.ns == 6 {
         {
             let [g0, g1, g2] = &mut s.g;
@@ -398,18 +461,39 @@ fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables
         }
         let [g0, g1, g2] = &mut s.g;
         let (g0, g1, g2) = (g0.as_flattened_mut().as_flattened_mut(), g1.as_flattened_mut().as_flattened_mut(), g2.as_flattened_mut().as_flattened_mut());
-        for (i, dq) in qdata.chunks_exact(6 * W).enumerate() {
-            let (a, b, c) = (g0[i], g1[i], g2[i]);
-            for l in 0..W {
-                let d = |k: usize| dq[k * W + l];
-                g0[i][l] = d(0) * a[l] + d(1) * b[l] + d(2) * c[l];
-                g1[i][l] = d(1) * a[l] + d(3) * b[l] + d(4) * c[l];
-                g2[i][l] = d(2) * a[l] + d(4) * b[l] + d(5) * c[l];
+        if h.per_cell {
+            // The cell's 6 numbers stay in registers; each point scales by its weight.
+            let d: [V; 6] = std::array::from_fn(|k| std::array::from_fn(|l| qdata[k * W + l]));
+            for (i, &wq) in h.w[..qd].iter().enumerate() {
+                let (a, b, c) = (g0[i], g1[i], g2[i]);
+                for l in 0..W {
+                    let (a, b, c) = (wq * a[l], wq * b[l], wq * c[l]);
+                    g0[i][l] = d[0][l] * a + d[1][l] * b + d[2][l] * c;
+                    g1[i][l] = d[1][l] * a + d[3][l] * b + d[4][l] * c;
+                    g2[i][l] = d[2][l] * a + d[4][l] * b + d[5][l] * c;
+                }
+            }
+        } else {
+            for (i, dq) in qdata.chunks_exact(6 * W).enumerate() {
+                let (a, b, c) = (g0[i], g1[i], g2[i]);
+                for l in 0..W {
+                    let d = |k: usize| dq[k * W + l];
+                    g0[i][l] = d(0) * a[l] + d(1) * b[l] + d(2) * c[l];
+                    g1[i][l] = d(1) * a[l] + d(3) * b[l] + d(4) * c[l];
+                    g2[i][l] = d(2) * a[l] + d(4) * b[l] + d(5) * c[l];
+                }
             }
         }
         along_x::<Q, Q, Q, Q, F, false>(&t.dt, &s.g[0], &mut s.t);
         along_y::<Q, Q, Q, Q, F, true>(&t.dt, &s.g[1], &mut s.t);
         along_z::<Q, Q, Q, Q, F, true>(&t.dt, &s.g[2], &mut s.t);
+    } else if h.per_cell {
+        let d: V = std::array::from_fn(|l| qdata[l]);
+        for (ti, &wq) in s.t.as_flattened_mut().as_flattened_mut().iter_mut().zip(&h.w[..qd]) {
+            for l in 0..W {
+                ti[l] *= wq * d[l];
+            }
+        }
     } else {
         for (ti, dq) in s.t.as_flattened_mut().as_flattened_mut().iter_mut().zip(qdata.chunks_exact(W)) {
             for l in 0..W {
@@ -428,22 +512,22 @@ fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables
     // SAFETY: the batches of one color's blocks share no node; `y` is `ylen` long.
     let y = unsafe { std::slice::from_raw_parts_mut(y.0, ylen) };
     let u = s.u.as_flattened().as_flattened();
-    let nodes = &idx[first * pd..(first + n) * pd];
-    for l in 0..n {
-        for (i, ui) in u.iter().enumerate() {
-            y[nodes[l * pd + i]] += ui[l];
+    for (ui, ni) in u.iter().zip(nodes.chunks_exact(W)) {
+        for l in 0..n {
+            y[ni[l] as usize] += ui[l];
         }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn batch_fma<const P: usize, const Q: usize>(h: &HexBatch, t: &Tables<P, Q>, s: &mut Scratch<P, Q>, bid: usize, idx: &[usize], x: &[f64], y: SharedMut<f64>, ylen: usize) {
-    batch::<P, Q, true>(h, t, s, bid, idx, x, y, ylen)
+#[allow(clippy::too_many_arguments)]
+fn batch_fma<const P: usize, const Q: usize>(h: &HexBatch, t: &Tables<P, Q>, s: &mut Scratch<P, Q>, bid: usize, x: &[f64], mask: Option<&[f64]>, y: SharedMut<f64>, ylen: usize) {
+    batch::<P, Q, true>(h, t, s, bid, x, mask, y, ylen)
 }
 
 /// Every batch, one color of blocks at a time, blocks in parallel.
-fn apply_all<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, idx: &[usize], x: &[f64], y: &mut [f64]) {
+fn apply_all<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, x: &[f64], y: &mut [f64], mask: Option<&[f64]>) {
     let t = Tables::<P, Q>::of(h);
     let (ylen, yp) = (y.len(), SharedMut(y.as_mut_ptr()));
     for color in &h.blocks {
@@ -453,10 +537,10 @@ fn apply_all<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, idx: &
                 #[cfg(target_arch = "x86_64")]
                 if F {
                     // SAFETY: `F` is only chosen when AVX2 and FMA were detected ([`has_fma`]).
-                    unsafe { batch_fma::<P, Q>(h, &t, s, bid, idx, x, yp, ylen) };
+                    unsafe { batch_fma::<P, Q>(h, &t, s, bid, x, mask, yp, ylen) };
                     continue;
                 }
-                batch::<P, Q, false>(h, &t, s, bid, idx, x, yp, ylen);
+                batch::<P, Q, false>(h, &t, s, bid, x, mask, yp, ylen);
             }
         });
     }
