@@ -73,6 +73,7 @@ pub fn cell_subspace(parent: &FunctionSpace, cells: &[usize], element: Option<(A
         node_coords: parent.dofmap.node_coords.clone(),
         signs,
         owned: parent.dofmap.owned,
+        nodes_are_cells: false,
     };
     Ok(FunctionSpace::from_parts(Arc::new(sub), element, parent.ncomp, dofmap))
 }

@@ -28,6 +28,10 @@ pub struct DofMap {
     pub signs: Option<Vec<f64>>,
     /// Nodes `0..owned` are owned by this process (all of them until meshes are partitioned).
     pub owned: usize,
+    /// `cell_nodes` is the mesh's `cells`, entry for entry (degree-1 nodal maps in the vertices'
+    /// order), known by construction: the GPU then shares the cells' buffer without comparing
+    /// 2·10^8 entries.
+    pub nodes_are_cells: bool,
 }
 
 /// Rank of each dof inside its entity, for one local entity seen with one global vertex order.
@@ -149,7 +153,8 @@ impl DofMap {
                 }
             });
             let node_coords = mesh.coords.par_iter().copied().collect();
-            return Ok(DofMap { nodes_per_cell: nloc, cell_nodes, num_nodes: nverts, node_coords, signs, owned: nverts });
+            let nodes_are_cells = vertex_dofs.iter().enumerate().all(|(v, &ld)| v == ld);
+            return Ok(DofMap { nodes_per_cell: nloc, cell_nodes, num_nodes: nverts, node_coords, signs, owned: nverts, nodes_are_cells });
         }
         // Filled in parallel: at 10^7 cells a serial fill of the map is a good part of the phase.
         let mut cell_nodes: Vec<usize> = (0..ncells * nloc).into_par_iter().map(|_| usize::MAX).collect();
@@ -246,7 +251,7 @@ impl DofMap {
                 *x = mesh.map_point((k - 1) / nloc, tab_nodes[(k - 1) % nloc]).0;
             }
         });
-        Ok(DofMap { nodes_per_cell: nloc, cell_nodes, num_nodes, node_coords, signs, owned: num_nodes })
+        Ok(DofMap { nodes_per_cell: nloc, cell_nodes, num_nodes, node_coords, signs, owned: num_nodes, nodes_are_cells: false })
     }
 
     /// Sign of local dof `i` of cell `c` (±1 for modal elements, 1 otherwise).

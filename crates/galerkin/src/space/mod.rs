@@ -259,6 +259,9 @@ mod tests {
             let mesh = Arc::new(generate::box_mesh(3, 2, 2, [0.0; 3], [1.0, 2.0, 3.0], cell).unwrap());
             let space = FunctionSpace::lagrange(mesh.clone(), 1, 1).unwrap();
             let dm = &space.dofmap;
+            // The flag the GPU trusts instead of comparing the map with the cells.
+            assert_eq!(dm.nodes_are_cells, dm.cell_nodes == mesh.cells, "{cell:?}");
+            assert!(dm.nodes_are_cells || cell != CellType::Tetrahedron, "P1 on tetrahedra numbers its nodes as the cells' vertices");
             assert_eq!((dm.num_nodes, dm.owned, dm.nodes_per_cell), (mesh.num_vertices(), mesh.num_vertices(), cell.num_vertices()));
             assert!(dm.node_coords == mesh.coords && dm.signs.is_none());
             let nodes = space.element.nodes().unwrap();
@@ -272,6 +275,7 @@ mod tests {
         let mesh = Arc::new(generate::box_mesh(2, 2, 2, [0.0; 3], [1.0; 3], CellType::Tetrahedron).unwrap());
         let p2 = FunctionSpace::lagrange(mesh.clone(), 2, 1).unwrap();
         assert_eq!(p2.dofmap.num_nodes, 5 * 5 * 5);
+        assert!(!p2.dofmap.nodes_are_cells);
         assert!(p2.dofmap.node_coords[..mesh.num_vertices()] == mesh.coords[..]);
     }
 }

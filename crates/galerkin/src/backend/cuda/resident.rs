@@ -148,7 +148,7 @@ impl CudaBackend {
         }
         slot.nodes = None;
         let _span = crate::trace::span(|| "resident dof map (compare or upload)".into());
-        let nodes = if same_entries(cn, &space.mesh.cells) { verts.clone() } else { Shared::new(self.upload(&to_u32(cn, "node")?)?) };
+        let nodes = if space.dofmap.nodes_are_cells || same_entries(cn, &space.mesh.cells) { verts.clone() } else { Shared::new(self.upload(&to_u32(cn, "node")?)?) };
         slot.nodes = Some((key.0, key.1, key.2, nodes.clone()));
         Ok(ResidentSpace { coords, verts, nodes })
     }
