@@ -252,7 +252,7 @@ fn gpu_element_matrices_match_the_cpu_for_every_scheme() {
 /// Every launch shape of the tiled scheme the benchmark sweeps (staging from the 1D factor tables
 /// or from the reference-gradient table, 8 or 16 warps, alternating order, streaming stores, two
 /// tiles per warp, k = 16) gives the CPU's element matrices to round-off, at p = 2 (one round of
-/// tiles), 4 and 5 (several rounds) on distorted, rotated cells.
+/// tiles) and 5 (several rounds) on distorted, rotated cells.
 #[test]
 fn every_tiled_shape_matches_the_cpu() {
     use galerkin::operator::level::full::cuda::DeviceAssembler;
@@ -262,7 +262,7 @@ fn every_tiled_shape_matches_the_cpu() {
     let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
     let mesh = twisted(2, true);
     let physics = Elasticity::lame(LAMBDA, MU, 3);
-    for p in [2, 4, 5] {
+    for p in [2, 5] {
         let space = hier(mesh.clone(), p, ModeSet::Trunk);
         let integ = ElementIntegrator::new(&space, &physics, None).unwrap();
         let want = cpu_matrices(&integ);
