@@ -267,7 +267,8 @@ fn every_tiled_shape_matches_the_cpu() {
         let integ = ElementIntegrator::new(&space, &physics, None).unwrap();
         let want = cpu_matrices(&integ);
         let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), Tuning { integration: Integration::Tiled, ..Default::default() }).unwrap();
-        assert!(asm.tiled_default().tensor, "p = {p}: the hierarchical basis on a Gauss rule splits into 1D factors");
+        // Trunk p ≥ 3 stages from the 1D factor tables by default (the basis on a Gauss rule splits).
+        assert_eq!(asm.tiled_default().tensor, p >= 3, "p = {p}: default staging");
         for cfg in TiledConfig::sweep(space.dofmap.nodes_per_cell) {
             let got = asm.tiled_matrices_to_host(&gpu, cfg).unwrap_or_else(|e| panic!("p = {p} {}: {e}", cfg.label()));
             let d = rel_diff(&want, &got);

@@ -68,16 +68,14 @@ impl Default for TiledConfig {
 }
 
 impl TiledConfig {
-    /// The shape scheme III runs for `nloc` functions per cell: the default up to 16 tiles (p ≤ 4
-    /// trunk); beyond, 16 warps of one tile (one block per SM, half the rounds, so the gradient
-    /// table is staged half as often: at p = 5, 7.3 ms against 9.2 with 8 warps on the H100).
+    /// The shape scheme III runs for `nloc` functions per cell, from the sweep at p = 1…5 on the
+    /// H100 (BENCHMARKS.md, fifth round): up to 16 warps of one tile, odd warps multiplying before
+    /// they stage; beyond 24 functions (trunk p ≥ 3) staging from the 1D factor tables with
+    /// streaming stores (p = 5: 5.6 ms against 6.7–7.1 from the table, p = 4: 1.9 against 2.0),
+    /// below from the reference-gradient table, which then fits L1 (p = 2: 0.26 ms against 0.32).
     pub fn for_functions(nloc: usize) -> TiledConfig {
-        let base = TiledConfig { tensor: true, alternate: true, ..TiledConfig::default() };
-        if tile_count(nloc) > 16 {
-            TiledConfig { warps: 16, ..base }
-        } else {
-            base
-        }
+        let factors = nloc > 24;
+        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, ..TiledConfig::default() }
     }
 
     /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`) for `nloc` functions per
