@@ -191,6 +191,21 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef QCP
 #define QCP 16
 #endif
+#ifndef TENSOR
+#define TENSOR 0                                     // stage from 1D factor tables (TN1 points, TNF factors per axis)
+#endif
+#ifndef TN1
+#define TN1 1
+#endif
+#ifndef TNF
+#define TNF 1
+#endif
+#ifndef ALT_ORDER
+#define ALT_ORDER 0                                  // odd warps multiply before they stage
+#endif
+#ifndef STREAM_STORES
+#define STREAM_STORES 0                              // write the matrices with st.global.cs
+#endif
 #if MMA_NATIVE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
 #define MMA16_NATIVE 1                               // Hopper's m16n8k{4,8,16} FP64 shapes
 #else
@@ -204,12 +219,22 @@ constexpr int NPAD = 16 * N16;
 constexpr int RS = NPAD + 4;                         // ≡ 4 (mod 16): conflict-free fragment loads
 constexpr int JQ = DIM * DIM;                        // √(w|det J|) J⁻¹ per point
 constexpr int NCHUNK = (NQ + QCP - 1) / QCP;
-constexpr int SITER = (QCP * NPAD + TILED_THREADS - 1) / TILED_THREADS;  // staging entries per thread
+constexpr int SPP = TILED_THREADS / QCP;             // staging threads per point
+constexpr int APT = (NPAD + SPP - 1) / SPP;          // functions per staging thread and pass
+constexpr int SUNROLL = APT <= 8 ? APT : 4;
+// The factor tables in shared memory (TENSOR): val[3][TNF][TN1] | der[3][TNF][TN1] | scale[NPAD]
+// (zero beyond NLOC) as doubles, then qid[NQ] | fid[NPAD] as u32 (tensor_tables.rs's layout).
+constexpr int TT_VAL = 3 * TNF * TN1;
+constexpr int TT_REALS = TENSOR ? 2 * TT_VAL + NPAD : 0;
+constexpr int TT_INTS = TENSOR ? NQ + NPAD : 0;
+constexpr int TT_DOUBLES = (TT_REALS + (TT_INTS + 1) / 2 + 1) & ~1;
 constexpr int WR = 8 * NCOMP;                        // a half tile's blocks: WR × WR entries
 constexpr int WS = WR + 1;                           // odd row stride: conflict-free column reads
 static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "MMA_K is 4, 8 or 16");
 static_assert(QCP % MMA_K == 0, "points per pass come in whole MMA k-steps");
 static_assert(DIM == 3, "the tiled scheme is written for 3D cells");
+static_assert(SPP >= 1, "a block stages at least one point per thread");
+static_assert(!TENSOR || (TN1 <= 256 && TNF <= 256), "factor and point indices are bytes");
 
 // Tiles (A, B): 16-row block A, 8-column block B ≥ 2A (on or above the diagonal), B < NB8.
 __host__ __device__ constexpr int tile_count() {
@@ -274,27 +299,99 @@ struct MomentPair {
     __device__ __forceinline__ double gg(int k, int l) const { return m[k * DIM + l]; }
 };
 
-// Stages H_d[q0 + qq][a] (d < 3, qq < QCP, a < NPAD; zero outside NQ and NLOC) into `h`. The
-// loop has a fixed trip count per thread, unrolled by 4, so four entries' reference gradients
-// (from L2: the table outgrows L1 from p = 4 on) are loaded at once rather than one L2 latency
-// per entry — the staging was latency-bound (about 7 entries per thread and pass at p = 5).
-__device__ __forceinline__ void stage_points(const double* __restrict__ tab, const double* __restrict__ jq, int q0,
+// Stages H_d[q0 + qq][a] (d < 3, qq < QCP, a < NPAD; zero outside NQ and NLOC) into `h`. SPP
+// threads share a point: each holds the point's √(w|det J|) J⁻¹ in registers and forms APT
+// functions' entries, all their loads issued together (unrolled). With TENSOR the reference
+// gradient is c_a · (f'g h, f g'h, f g h') from the factor tables in shared memory `ts`/`tis`;
+// otherwise three doubles of the NQ · NLOC · 3 table, read from L2 (it outgrows L1 from p = 4 on).
+__device__ __forceinline__ void stage_points(const double* __restrict__ tab, const double* __restrict__ jq,
+                                             const double* __restrict__ ts, const u32* __restrict__ tis, int q0,
                                              double* __restrict__ h) {
-#pragma unroll 4
-    for (int it = 0; it < SITER; ++it) {
-        const int r = threadIdx.x + it * TILED_THREADS;
-        if (SITER * TILED_THREADS > QCP * NPAD && r >= QCP * NPAD) break;
-        const int qq = r / NPAD, a = r - qq * NPAD, q = q0 + qq;
-        double g[DIM] = {};
-        if (q < NQ && a < NLOC) {
-            double inv[DIM][DIM];
+    const int qq = threadIdx.x / SPP, sub = threadIdx.x - qq * SPP;
+    if (qq >= QCP) return;
+    const int q = q0 + qq;
+    double* hq = h + qq * RS;
+    if (q >= NQ) {
+        for (int a = sub; a < NPAD; a += SPP)
 #pragma unroll
-            for (int s = 0; s < DIM * DIM; ++s) inv[s / DIM][s % DIM] = jq[q * JQ + s];
-            phys_grad(tab, q, a, inv, g);
+            for (int d = 0; d < DIM; ++d) hq[d * QCP * RS + a] = 0.0;
+        return;
+    }
+    double inv[DIM][DIM];
+#pragma unroll
+    for (int r = 0; r < DIM * DIM; ++r) inv[r / DIM][r % DIM] = jq[q * JQ + r];
+#if TENSOR
+    const u32 qi = tis[q];
+    const double* vx = ts + (qi & 255u);
+    const double* vy = ts + TNF * TN1 + ((qi >> 8) & 255u);
+    const double* vz = ts + 2 * TNF * TN1 + (qi >> 16);
+#endif
+#pragma unroll SUNROLL
+    for (int m = 0; m < APT; ++m) {
+        const int a = sub + m * SPP;
+        if (APT * SPP > NPAD && a >= NPAD) break;
+        double r[DIM] = {};
+        if (a < NLOC) {
+#if TENSOR
+            const u32 fi = tis[NQ + a];
+            const int ox = (int)(fi & 255u) * TN1, oy = (int)((fi >> 8) & 255u) * TN1, oz = (int)(fi >> 16) * TN1;
+            const double c = ts[2 * TT_VAL + a], x = vx[ox], y = vy[oy], z = vz[oz];
+            r[0] = c * vx[TT_VAL + ox] * y * z;
+            r[1] = c * x * vy[TT_VAL + oy] * z;
+            r[2] = c * x * y * vz[TT_VAL + oz];
+#else
+            const double* d = tab + TAB_DPHI + (q * NLOC + a) * DIM;
+#pragma unroll
+            for (int e = 0; e < DIM; ++e) r[e] = __ldg(&d[e]);
+#endif
         }
 #pragma unroll
-        for (int d = 0; d < DIM; ++d) h[(d * QCP + qq) * RS + a] = g[d];
+        for (int k = 0; k < DIM; ++k) {
+            double g = 0.0;
+#pragma unroll
+            for (int e = 0; e < DIM; ++e) g = fma(inv[e][k], r[e], g);
+            hq[k * QCP * RS + a] = g;
+        }
     }
+}
+
+// One pass of QCP points: the warp's tiles accumulate H_kᵀ H_l over the staged buffer `h`.
+__device__ __forceinline__ void multiply_pass(const double* __restrict__ h, const int (&ta)[TPW], const int (&tb)[TPW],
+                                              double (&acc)[TPW][DIM * DIM][4]) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll 1
+    for (int kq = 0; kq < QCP; kq += MMA_K) {
+        double fb[TPW][DIM][KS];
+#pragma unroll
+        for (int i = 0; i < TPW; ++i)
+#pragma unroll
+            for (int l = 0; l < DIM; ++l)
+#pragma unroll
+                for (int j = 0; j < KS; ++j) fb[i][l][j] = tb[i] < 0 ? 0.0 : h[(l * QCP + kq + t + 4 * j) * RS + tb[i] * 8 + g];
+#pragma unroll
+        for (int kk = 0; kk < DIM; ++kk) {
+            double fa[2 * KS] = {};
+#pragma unroll
+            for (int i = 0; i < TPW; ++i) {
+                if (ta[i] < 0) continue;
+                if (i == 0 || ta[i] != ta[i - 1]) {
+#pragma unroll
+                    for (int j = 0; j < 2 * KS; ++j) fa[j] = h[(kk * QCP + kq + t + 4 * (j / 2)) * RS + ta[i] * 16 + g + 8 * (j % 2)];
+                }
+#pragma unroll
+                for (int l = 0; l < DIM; ++l) mma16<KS>(acc[i][kk * DIM + l], fa, fb[i][l]);
+            }
+        }
+    }
+}
+
+// A store of the element matrices (streaming where STREAM_STORES: written once, never read here).
+__device__ __forceinline__ void store_out(double* p, double v) {
+#if STREAM_STORES
+    __stcs(p, v);
+#else
+    *p = v;
+#endif
 }
 
 // Writes the blocks of half tile (ta, tb, hh) — pairs (a, b), a = 16·ta + 8·hh + g, b = 8·tb + 2t +
@@ -329,31 +426,43 @@ __device__ __forceinline__ void write_half_tile(double* __restrict__ k, double* 
     for (int idx = lane; idx < WR * WR; idx += 32) {
         const int lr = idx / WR, lc = idx - lr * WR;
         const int ar = a0 + lr / NCOMP, bc = b0 + lc / NCOMP;
-        if (ar < NLOC && bc < NLOC && bc >= ar) k[(u64)(a0 * NCOMP + lr) * ND + b0 * NCOMP + lc] = ws[lr * WS + lc];
+        if (ar < NLOC && bc < NLOC && bc >= ar) store_out(&k[(u64)(a0 * NCOMP + lr) * ND + b0 * NCOMP + lc], ws[lr * WS + lc]);
     }
     // Transposed blocks: row b0·NCOMP + tr, columns a0·NCOMP + tc, entry U[tc][tr].
     #pragma unroll 2
     for (int idx = lane; idx < WR * WR; idx += 32) {
         const int tr = idx / WR, tc = idx - tr * WR;
         const int ar = a0 + tc / NCOMP, bc = b0 + tr / NCOMP;
-        if (ar < NLOC && bc < NLOC && bc > ar) k[(u64)(b0 * NCOMP + tr) * ND + a0 * NCOMP + tc] = ws[tc * WS + tr];
+        if (ar < NLOC && bc < NLOC && bc > ar) store_out(&k[(u64)(b0 * NCOMP + tr) * ND + a0 * NCOMP + tc], ws[tc * WS + tr]);
     }
     __syncwarp();  // the scratch is read before the next half tile overwrites it
 }
 
-// Dynamic shared memory: jq[NQ][JQ] | h[2][DIM][QCP][RS], the latter reused after a round's last
-// pass as TILED_WARPS scratch tiles of WR × WS (the host allocates the larger of the two).
+// Dynamic shared memory: the factor tables (TENSOR, TT_DOUBLES) | jq[NQ][JQ] | h[2][DIM][QCP][RS],
+// the last reused after a round's last pass as TILED_WARPS scratch tiles of WR × WS (the host
+// allocates the larger of the two). `tt`, `ti`: the factor tables in global memory (unused
+// without TENSOR).
 extern "C" __global__ void __launch_bounds__(TILED_THREADS, MIN_BLOCKS) matrices_tiled(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
     const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
-    const double* __restrict__ coef, const u64* __restrict__ meta, double* __restrict__ out) {
+    const double* __restrict__ coef, const u64* __restrict__ meta, const double* __restrict__ tt,
+    const u32* __restrict__ ti, double* __restrict__ out) {
     extern __shared__ double smem[];
-    double* jq = smem;
+    double* ts = smem;
+    const u32* tis = reinterpret_cast<const u32*>(smem + TT_REALS);
+    double* jq = smem + TT_DOUBLES;
     double* hbuf = jq + ((NQ * JQ + 1) & ~1);
     constexpr int HSIZE = DIM * QCP * RS;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int g = lane >> 2, t = lane & 3;  // fragment group and thread in group
+    const int warp = threadIdx.x >> 5;
     double* ws = hbuf + warp * (WR * WS);
+#if TENSOR
+    for (int i = threadIdx.x; i < 2 * TT_VAL; i += blockDim.x) ts[i] = __ldg(&tt[i]);
+    for (int a = threadIdx.x; a < NPAD; a += blockDim.x) {
+        ts[2 * TT_VAL + a] = a < NLOC ? __ldg(&tt[2 * TT_VAL + a]) : 0.0;
+        reinterpret_cast<u32*>(smem + TT_REALS)[NQ + a] = a < NLOC ? __ldg(&ti[NQ + a]) : 0u;
+    }
+    for (int q = threadIdx.x; q < NQ; q += blockDim.x) reinterpret_cast<u32*>(smem + TT_REALS)[q] = __ldg(&ti[q]);
+#endif
     for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
         double xv[NV][DIM];
         load_cell_coords(c, cell_verts, coords, xv);
@@ -373,43 +482,25 @@ extern "C" __global__ void __launch_bounds__(TILED_THREADS, MIN_BLOCKS) matrices
             int ta[TPW], tb[TPW];
 #pragma unroll
             for (int i = 0; i < TPW; ++i) {
-                const int tt = t0 + warp * TPW + i;
-                if (tt < NTILES) tile_of(tt, ta[i], tb[i]);
+                const int tt_ = t0 + warp * TPW + i;
+                if (tt_ < NTILES) tile_of(tt_, ta[i], tb[i]);
                 else ta[i] = tb[i] = -1;
 #pragma unroll
                 for (int m = 0; m < DIM * DIM; ++m) acc[i][m][0] = acc[i][m][1] = acc[i][m][2] = acc[i][m][3] = 0.0;
             }
             __syncthreads();  // jq is written; the previous round's scratch is read
-            stage_points(tab, jq, 0, hbuf);
+            stage_points(tab, jq, ts, tis, 0, hbuf);
             __syncthreads();
+            // Each pass multiplies one buffer while the other is staged; with ALT_ORDER the odd
+            // warps multiply first, so staging and tensor-core work overlap within the pass.
+            const bool mma_first = ALT_ORDER && (warp & 1);
 #pragma unroll 1
             for (int ch = 0; ch < NCHUNK; ++ch) {
-                if (ch + 1 < NCHUNK) stage_points(tab, jq, (ch + 1) * QCP, hbuf + ((ch + 1) & 1) * HSIZE);
-                const double* h = hbuf + (ch & 1) * HSIZE;
-#pragma unroll 1
-                for (int kq = 0; kq < QCP; kq += MMA_K) {
-                    double fb[TPW][DIM][KS];
-#pragma unroll
-                    for (int i = 0; i < TPW; ++i)
-#pragma unroll
-                        for (int l = 0; l < DIM; ++l)
-#pragma unroll
-                            for (int j = 0; j < KS; ++j) fb[i][l][j] = tb[i] < 0 ? 0.0 : h[(l * QCP + kq + t + 4 * j) * RS + tb[i] * 8 + g];
-#pragma unroll
-                    for (int kk = 0; kk < DIM; ++kk) {
-                        double fa[2 * KS] = {};
-#pragma unroll
-                        for (int i = 0; i < TPW; ++i) {
-                            if (ta[i] < 0) continue;
-                            if (i == 0 || ta[i] != ta[i - 1]) {
-#pragma unroll
-                                for (int j = 0; j < 2 * KS; ++j) fa[j] = h[(kk * QCP + kq + t + 4 * (j / 2)) * RS + ta[i] * 16 + g + 8 * (j % 2)];
-                            }
-#pragma unroll
-                            for (int l = 0; l < DIM; ++l) mma16<KS>(acc[i][kk * DIM + l], fa, fb[i][l]);
-                        }
-                    }
-                }
+                const bool more = ch + 1 < NCHUNK;
+                double* next = hbuf + ((ch + 1) & 1) * HSIZE;
+                if (more && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next);
+                multiply_pass(hbuf + (ch & 1) * HSIZE, ta, tb, acc);
+                if (more && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next);
                 __syncthreads();  // this buffer is read; the other is staged
             }
 #pragma unroll

@@ -315,7 +315,7 @@ fn sweep_tiled(be: &CudaBackend, asm: &DeviceAssembler, runs: usize, ncells: usi
     let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
     let mut mats = be.alloc::<f64>(ncells * nd * nd)?;
     let mut out = Vec::new();
-    for config in TiledConfig::sweep() {
+    for config in TiledConfig::sweep(asm.variant.nloc) {
         let label = config.label();
         let t = timed(be, runs, || asm.tiled_matrices_with(be, config, ncells, &mut mats));
         let (timing, skipped) = match t {

@@ -144,6 +144,12 @@ pub struct DeviceAssembler {
     /// The element-scheme kernels ([`super::schemes`]), compiled on first use.
     pub(super) schemes: std::sync::OnceLock<super::schemes::SchemeKernels>,
     pub(super) support: super::schemes::SchemeSupport,
+    /// 1D factor tables of a tensor-product basis on a grid rule (the tiled scheme's staging,
+    /// [`super::tensor_tables`]): (points, factors) per axis where the split exists, and the
+    /// tables (a single unused entry each otherwise).
+    pub(super) tensor_dims: Option<(usize, usize)>,
+    pub(super) tensor_reals: CudaSlice<f64>,
+    pub(super) tensor_ints: CudaSlice<u32>,
 }
 
 /// A CSR matrix on the device with what re-assembling it needs: the position of every element
@@ -258,6 +264,7 @@ impl DeviceAssembler {
         let mesh = &*space.mesh;
         let (coef, meta) = integ.passive.device_parts();
         let r = be.resident(space)?;
+        let tensor = if variant.dim == 3 && variant.nv == 8 { super::tensor_tables::tensor_tables(&integ.quad.points, variant.nloc, &integ.tab.values, &integ.tab.grads) } else { None };
         Ok(DeviceAssembler {
             variant,
             kernels,
@@ -282,6 +289,9 @@ impl DeviceAssembler {
                 value_term: integ.qf.modes().value,
                 per_cell: integ.passive.per_cell(),
             },
+            tensor_dims: tensor.as_ref().map(|t| (t.n1, t.nf)),
+            tensor_reals: be.upload(tensor.as_ref().map_or(&[0.0][..], |t| &t.reals[..]))?,
+            tensor_ints: be.upload(tensor.as_ref().map_or(&[0u32][..], |t| &t.ints[..]))?,
         })
     }
 

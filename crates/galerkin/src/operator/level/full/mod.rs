@@ -7,3 +7,4 @@ pub mod parts;
 pub mod patches;
 pub mod pattern_cuda;
 pub mod schemes;
+pub mod tensor_tables;

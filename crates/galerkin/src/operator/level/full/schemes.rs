@@ -41,46 +41,81 @@ pub const MAX_POINTS_PER_BLOCK: usize = 1024;
 const MAX_SHARED_BYTES: usize = 227 * 1024;
 
 /// A launch shape of the tiled scheme (`element_schemes.cu`'s TILED_WARPS, TPW, MMA_K,
-/// MMA_NATIVE): warps per block, 16 × 8 tiles per warp, the MMA's k (4, 8 or 16: Hopper's
-/// m16n8k{4,8,16}; `native` false runs each as m8n8k4 pairs, the only FP64 shape before sm_90).
+/// MMA_NATIVE, TENSOR, ALT_ORDER, STREAM_STORES): warps per block, 16 × 8 tiles per warp, the
+/// MMA's k (4, 8 or 16: Hopper's m16n8k{4,8,16}; `native` false runs each as m8n8k4 pairs, the
+/// only FP64 shape before sm_90); staging from 1D factor tables (`tensor`, where the basis and
+/// rule split: [`super::tensor_tables`]) or from the reference-gradient table; odd warps
+/// multiplying before they stage (`alternate`); streaming stores of the matrices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
     pub tiles_per_warp: usize,
     pub mma_k: usize,
     pub native: bool,
+    pub tensor: bool,
+    pub alternate: bool,
+    pub streaming: bool,
 }
 
 impl Default for TiledConfig {
     /// 8 warps of one tile (nine moments: 36 FP64 accumulators, 72 of the 128 registers, so two
     /// blocks share an SM and one block's staging and writes overlap the other's multiplies),
-    /// m16n8k8. The benchmark's sweep starts here; [`TiledConfig::for_functions`] is what runs.
+    /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
+    /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false }
     }
 }
 
 impl TiledConfig {
-    /// The shape scheme III runs for `nloc` functions per cell: the default up to 16 tiles (p ≤ 4
-    /// trunk); beyond, 16 warps of one tile (one block per SM, half the rounds, so the gradient
-    /// table is staged half as often: at p = 5, 7.3 ms against 9.2 with 8 warps on the H100).
+    /// The shape scheme III runs for `nloc` functions per cell, from the sweep at p = 1…5 on the
+    /// H100 (BENCHMARKS.md, fifth round): up to 16 warps of one tile, odd warps multiplying before
+    /// they stage; beyond 24 functions (trunk p ≥ 3) staging from the 1D factor tables with
+    /// streaming stores (p = 5: 5.6 ms against 6.7–7.1 from the table, p = 4: 1.9 against 2.0),
+    /// below from the reference-gradient table, which then fits L1 (p = 2: 0.26 ms against 0.32).
     pub fn for_functions(nloc: usize) -> TiledConfig {
-        let base = TiledConfig::default();
-        if tile_count(nloc) > 16 {
-            TiledConfig { warps: 16, ..base }
-        } else {
-            base
-        }
+        let factors = nloc > 24;
+        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, ..TiledConfig::default() }
     }
 
-    /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`), the default first.
-    pub fn sweep() -> Vec<TiledConfig> {
-        let c = |warps, tiles_per_warp, mma_k, native| TiledConfig { warps, tiles_per_warp, mma_k, native };
-        vec![c(8, 1, 8, true), c(8, 1, 4, true), c(8, 1, 16, true), c(16, 1, 8, true), c(4, 1, 8, true), c(8, 2, 8, true), c(8, 1, 8, false)]
+    /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`) for `nloc` functions per
+    /// cell, the default first: the table-staged kernel of the fourth round (8 and 16 warps), then
+    /// the factor-table staging alone, with alternating order, with streaming stores, and with two
+    /// tiles per warp.
+    pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
+        let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, mma_k: 8, native: true, tensor, alternate, streaming };
+        let mut v = vec![TiledConfig::for_functions(nloc)];
+        for c in [
+            t(8, 1, false, false, false),
+            t(16, 1, false, false, false),
+            t(16, 1, false, true, false),
+            t(8, 1, true, false, false),
+            t(16, 1, true, false, false),
+            t(8, 1, true, true, false),
+            t(16, 1, true, true, false),
+            t(8, 1, true, true, true),
+            t(16, 1, true, true, true),
+            t(8, 2, true, true, false),
+            TiledConfig { mma_k: 16, ..t(16, 1, true, true, false) },
+        ] {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
+        v
     }
 
     pub fn label(&self) -> String {
-        format!("{}w×{}t m16n8k{}{}", self.warps, self.tiles_per_warp, self.mma_k, if self.native { "" } else { " (as m8n8k4)" })
+        format!(
+            "{}w×{}t m16n8k{}{} {}{}{}",
+            self.warps,
+            self.tiles_per_warp,
+            self.mma_k,
+            if self.native { "" } else { " (as m8n8k4)" },
+            if self.tensor { "factors" } else { "table" },
+            if self.alternate { " alt" } else { "" },
+            if self.streaming { " cs" } else { "" }
+        )
     }
 }
 
@@ -100,16 +135,29 @@ fn tile_count(nloc: usize) -> usize {
     (0..n16).map(|a| nb8.saturating_sub(2 * a)).sum()
 }
 
+/// Doubles of shared memory the factor tables of (`n1` points, `nf` factors) per axis take in a
+/// block (`element_schemes.cu`'s TT_DOUBLES).
+fn tensor_doubles(v: &Variant, dims: Option<(usize, usize)>) -> usize {
+    match dims {
+        Some((n1, nf)) => {
+            let npad = 16 * v.nloc.div_ceil(16);
+            (6 * nf * n1 + npad + (v.nq + npad).div_ceil(2) + 1) & !1
+        }
+        None => 0,
+    }
+}
+
 /// Launch shape of the tiled scheme for `v`: warps (at most `cfg.warps`, no more than the tiles
 /// need), blocks per SM the registers are held to (16 warps' worth), and points per pass: as many
-/// multiples of the MMA's k as fit, with the per-point J⁻¹, in the shared memory those blocks
-/// share (4 to 32). Mirrors `element_schemes.cu`.
-pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig) -> TiledLaunch {
+/// multiples of the MMA's k as fit, with the per-point J⁻¹ and the factor tables (`dims`, where
+/// the shape stages from them), in the shared memory those blocks share (4 to 32). Mirrors
+/// `element_schemes.cu`.
+pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> TiledLaunch {
     let tpw = cfg.tiles_per_warp.max(1);
     let warps = tile_count(v.nloc).div_ceil(tpw).clamp(1, cfg.warps.max(1));
     let min_blocks = (16 / (warps * tpw)).clamp(1, 16);
     let rs = 16 * v.nloc.div_ceil(16) + 4;
-    let jq = (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8;
+    let jq = (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8 + 8 * tensor_doubles(v, dims);
     let per_q = 2 * v.dim * rs * 8;
     let k = cfg.mma_k;
     let budget = (228 * 1024 / min_blocks).saturating_sub(1024 + jq);
@@ -120,10 +168,18 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig) -> TiledLaunch {
     TiledLaunch { threads: 32 * warps, qcp, min_blocks, smem: jq + (qcp * per_q).max(scratch) }
 }
 
-/// The defines of the schemes' variant of assembly variant `v` with tiled shape `cfg`.
-pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig) -> Vec<String> {
-    let l = tiled_shape(v, cfg);
+/// The defines of the schemes' variant of assembly variant `v` with tiled shape `cfg` (staging
+/// from factor tables of `dims` where `cfg.tensor`).
+pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> Vec<String> {
+    let dims = dims.filter(|_| cfg.tensor);
+    let l = tiled_shape(v, cfg, dims);
+    let (n1, nf) = dims.unwrap_or((1, 1));
     vec![
+        format!("TENSOR={}", usize::from(dims.is_some())),
+        format!("TN1={n1}"),
+        format!("TNF={nf}"),
+        format!("ALT_ORDER={}", usize::from(cfg.alternate)),
+        format!("STREAM_STORES={}", usize::from(cfg.streaming)),
         format!("TILED_WARPS={}", l.threads / 32),
         format!("TPW={}", cfg.tiles_per_warp.max(1)),
         format!("MMA_K={}", cfg.mma_k),
@@ -139,15 +195,23 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig) -> Vec<String> 
     ]
 }
 
+/// The default tiled shape for `v` where the factor tables have `dims`: [`TiledConfig::for_functions`],
+/// staging from the table where the basis does not split.
+fn default_shape(v: &Variant, dims: Option<(usize, usize)>) -> TiledConfig {
+    let mut c = TiledConfig::for_functions(v.nloc);
+    c.tensor &= dims.is_some();
+    c
+}
+
 /// The defines of the schemes' variant of assembly variant `v` (the default tiled shape).
-pub(crate) fn scheme_defines(v: &Variant) -> Vec<String> {
-    scheme_defines_with(v, TiledConfig::for_functions(v.nloc))
+pub(crate) fn scheme_defines(v: &Variant, dims: Option<(usize, usize)>) -> Vec<String> {
+    scheme_defines_with(v, default_shape(v, dims), dims)
 }
 
 /// The tiled kernel of shape `cfg` from `module`, allowed its dynamic shared memory.
-fn tiled_kernel(module: &std::sync::Arc<cudarc::driver::CudaModule>, v: &Variant, cfg: TiledConfig) -> Result<Kernel> {
+fn tiled_kernel(module: &std::sync::Arc<cudarc::driver::CudaModule>, v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> Result<Kernel> {
     let tiled = Kernel::from_module(module, "matrices_tiled")?;
-    let smem = tiled_shape(v, cfg).smem;
+    let smem = tiled_shape(v, cfg, dims.filter(|_| cfg.tensor)).smem;
     if smem > 48 * 1024 && smem <= MAX_SHARED_BYTES {
         tiled
             .func
@@ -158,12 +222,13 @@ fn tiled_kernel(module: &std::sync::Arc<cudarc::driver::CudaModule>, v: &Variant
 }
 
 fn load(be: &CudaBackend, asm: &DeviceAssembler) -> Result<SchemeKernels> {
-    let module = be.variant_module(&ELEMENT_SCHEMES, &scheme_defines(&asm.variant))?;
+    let dims = asm.tensor_dims;
+    let module = be.variant_module(&ELEMENT_SCHEMES, &scheme_defines(&asm.variant, dims))?;
     let k = |name| Kernel::from_module(&module, name);
     Ok(SchemeKernels {
         per_cell: k("matrices_per_cell")?,
         per_point: k("matrices_per_point")?,
-        tiled: tiled_kernel(&module, &asm.variant, TiledConfig::for_functions(asm.variant.nloc))?,
+        tiled: tiled_kernel(&module, &asm.variant, default_shape(&asm.variant, dims), dims)?,
         scatter: k("scatter_matrices")?,
         fma: k("fma_peak")?,
         dmma: [k("dmma_peak")?, k("dmma16_peak_k4")?, k("dmma16_peak_k8")?, k("dmma16_peak_k16")?],
@@ -171,6 +236,11 @@ fn load(be: &CudaBackend, asm: &DeviceAssembler) -> Result<SchemeKernels> {
 }
 
 impl DeviceAssembler {
+    /// The tiled shape scheme III runs by default here.
+    pub fn tiled_default(&self) -> TiledConfig {
+        default_shape(&self.variant, self.tensor_dims)
+    }
+
     fn scheme_kernels(&self, be: &CudaBackend) -> Result<SchemeKernels> {
         if let Some(k) = self.schemes.get() {
             return Ok(k.clone());
@@ -199,7 +269,7 @@ impl DeviceAssembler {
             Integration::Tiled if s.value_term || !s.per_cell => {
                 Some("tiled integration needs gradient-only physics (no mass term) with coefficients constant per cell".into())
             }
-            Integration::Tiled if tiled_shape(&self.variant, TiledConfig::for_functions(self.variant.nloc)).smem > MAX_SHARED_BYTES => Some(format!(
+            Integration::Tiled if tiled_shape(&self.variant, self.tiled_default(), self.tensor_dims.filter(|_| self.tiled_default().tensor)).smem > MAX_SHARED_BYTES => Some(format!(
                 "tiled integration of {} points per cell needs more shared memory than a block has: use thread-per-cell",
                 self.variant.nq
             )),
@@ -248,7 +318,7 @@ impl DeviceAssembler {
             }
             Integration::Tiled => {
                 let k = self.scheme_kernels(be)?;
-                self.launch_tiled(be, &k.tiled, TiledConfig::for_functions(self.variant.nloc), nc, out)
+                self.launch_tiled(be, &k.tiled, self.tiled_default(), nc, out)
             }
         }
     }
@@ -292,13 +362,14 @@ impl DeviceAssembler {
 
     /// Launches tiled kernel `k` (shape `cfg`) on cells `0..nc`.
     fn launch_tiled(&self, be: &CudaBackend, k: &Kernel, cfg: TiledConfig, nc: u64, out: &mut CudaSlice<f64>) -> Result<()> {
-        let l = tiled_shape(&self.variant, cfg);
+        let l = tiled_shape(&self.variant, cfg, self.tensor_dims.filter(|_| cfg.tensor));
         if l.smem > MAX_SHARED_BYTES {
             return Err(Error::Unsupported(format!("tiled integration of shape {} needs {} bytes of shared memory per block", cfg.label(), l.smem)));
         }
         let blocks = nc.min(1 << 20) as u32;
         let lc = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (l.threads as u32, 1, 1), shared_mem_bytes: l.smem as u32 };
-        launch!(be, k, lc; &nc, &self.cell_verts, &self.coords, &self.signs, &self.has_signs, &self.tab, &self.coef, &self.meta, out)
+        launch!(be, k, lc; &nc, &self.cell_verts, &self.coords, &self.signs, &self.has_signs, &self.tab, &self.coef, &self.meta,
+            &self.tensor_reals, &self.tensor_ints, out)
     }
 
     /// The tiled scheme's element matrices of cells `0..ncells` with launch shape `cfg` (the
@@ -314,12 +385,23 @@ impl DeviceAssembler {
         if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 {
             return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps, 1 to 4 tiles per warp")));
         }
+        if cfg.tensor && self.tensor_dims.is_none() {
+            return Err(Error::Unsupported(format!("tiled shape {}: this basis and rule do not split into 1D factors", cfg.label())));
+        }
         if ncells == 0 {
             return Ok(());
         }
-        let module = be.variant_module(&ELEMENT_SCHEMES, &scheme_defines_with(&self.variant, cfg))?;
-        let k = tiled_kernel(&module, &self.variant, cfg)?;
+        let module = be.variant_module(&ELEMENT_SCHEMES, &scheme_defines_with(&self.variant, cfg, self.tensor_dims))?;
+        let k = tiled_kernel(&module, &self.variant, cfg, self.tensor_dims)?;
         self.launch_tiled(be, &k, cfg, ncells as u64, out)
+    }
+
+    /// [`Self::tiled_matrices_with`] for every cell, downloaded (tests of every shape).
+    pub fn tiled_matrices_to_host(&self, be: &CudaBackend, cfg: TiledConfig) -> Result<Vec<f64>> {
+        let nd = self.variant.elem_size();
+        let mut out = be.alloc::<f64>(self.ncells * nd * nd)?;
+        self.tiled_matrices_with(be, cfg, self.ncells, &mut out)?;
+        be.download(&out)
     }
 
     /// Sums stored element matrices `mats` into `target`'s values (zeroed first): colour by colour
@@ -390,11 +472,15 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         let physics: Box<dyn PointwisePhysics> = if ncomp == 3 { Box::new(Elasticity::lame(1.0, 1.0, 3)) } else { Box::new(Diffusion::new(1.0)) };
         let integ = ElementIntegrator::with_quadrature(&space, physics.as_ref(), None, kind)?;
         let v = variant_of(&integ, Tuning::default())?;
+        let dims = super::tensor_tables::tensor_tables(&integ.quad.points, v.nloc, &integ.tab.values, &integ.tab.grads).map(|t| (t.n1, t.nf));
+        if dims.is_none() {
+            return Err(Error::invalid(format!("hierarchical {modes:?} p = {p}, {kind:?}: no 1D factor tables")));
+        }
         let label = format!("hierarchical {modes:?} p = {p}, {ncomp} components, {kind:?} ({} points)", v.nq);
-        jobs.push((format!("element_schemes.cu {label}"), ELEMENT_SCHEMES, scheme_defines(&v)));
-        if p == 5 && modes == ModeSet::Trunk && kind == QuadratureKind::Gauss {
-            for cfg in TiledConfig::sweep().into_iter().filter(|c| *c != TiledConfig::for_functions(v.nloc)) {
-                jobs.push((format!("element_schemes.cu {label}, tiled {}", cfg.label()), ELEMENT_SCHEMES, scheme_defines_with(&v, cfg)));
+        jobs.push((format!("element_schemes.cu {label}"), ELEMENT_SCHEMES, scheme_defines(&v, dims)));
+        if (p == 4 || p == 5) && modes == ModeSet::Trunk && kind == QuadratureKind::Gauss && ncomp == 3 {
+            for cfg in TiledConfig::sweep(v.nloc).into_iter().filter(|c| *c != default_shape(&v, dims)) {
+                jobs.push((format!("element_schemes.cu {label}, tiled {}", cfg.label()), ELEMENT_SCHEMES, scheme_defines_with(&v, cfg, dims)));
             }
         }
         jobs.push((format!("assembly.cu {label}"), ASSEMBLY, kernel_defines(&v, &tables(&integ, &v))));
