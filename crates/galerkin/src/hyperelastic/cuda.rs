@@ -3,10 +3,10 @@
 //! every cell, with atomic adds into device vectors and a device CSR matrix whose sparsity and
 //! per-entry positions were found once on the host (the `full` level's
 //! [`crate::operator::assemble::pattern`] slots). The law runs once per (cell, quadrature point).
-//! Two schemes ([`Scheme`], see the kernel's comments): on 3D simplices of at most 16 nodes (P1/P2
-//! tetrahedra) one warp per cell with the element matrix as a small GEMM on the FP64 tensor cores
-//! (the default there, on devices that have them); on every other element a group of threads per
-//! cell owning column pairs of the element matrix. The follower pressure's terms are integrated on the device too (one thread per
+//! Two schemes ([`Scheme`], see the kernel's comments): a group of threads per cell owning column
+//! pairs of the element matrix (every element; the default), and, for 3D simplices of at most 16
+//! nodes (P1/P2 tetrahedra), one warp per cell with the element matrix as a small GEMM on the FP64
+//! tensor cores (tested, timed by `--hyper-kernel-sweep`, not the default: slower on the H100). The follower pressure's terms are integrated on the device too (one thread per
 //! facet point, then one per facet Jacobian entry), so nothing crosses per Newton step.
 use super::element::HyperElement;
 use super::loads::FollowerPressure;
@@ -93,9 +93,8 @@ pub fn tc_applies(el: &HyperElement, cc: (u32, u32)) -> bool {
     el.dim == 3 && el.space.mesh.cell_type.is_simplex() && el.nloc() <= 16 && cc.0 >= 8 && tc_shared_bytes(el, 1, 1) <= SHARED_LIMIT
 }
 
-/// The default tensor-core shape: one cell per block (independent warps; the fastest of the
-/// `--hyper-kernel-sweep` on the H100), chunks of 4 points (12 rows: 3 whole k-steps), fewer where
-/// the shared memory limit needs it.
+/// The tensor-core scheme's standard shape: one cell per block (independent warps), chunks of 4
+/// points (12 rows: 3 whole k-steps), fewer where the shared memory limit needs it.
 pub fn tc_default(el: &HyperElement) -> Scheme {
     let qc = (1..=4).rev().find(|&q| tc_shared_bytes(el, 1, q) <= SHARED_LIMIT).unwrap_or(1);
     Scheme::Tc { wpb: 1, qc }
@@ -114,14 +113,14 @@ pub fn shape(el: &HyperElement) -> Result<Shape> {
     Ok(Shape { gt, cpb, qb: nq.div_ceil(chunks).max(1) })
 }
 
-/// The default scheme on a device of compute capability `cc`: tensor cores where they apply, else
-/// column pairs.
+/// The default scheme: column pairs ([`shape`]) on every element and device. The tensor-core scheme
+/// ([`GpuHyper::variant`] with [`tc_default`]) is correct (tested against the CPU) but was 12 %
+/// slower on the H100 at 10⁶ P2 unknowns (fifth pass in BENCHMARKS.md: 3.49 ms against 3.13 ms,
+/// its scatter of mma fragments costing 0.75 ms), so it is not the default; `cc` is kept for
+/// when it wins.
 pub fn default_scheme(el: &HyperElement, cc: (u32, u32)) -> Result<Scheme> {
-    if tc_applies(el, cc) {
-        Ok(tc_default(el))
-    } else {
-        Ok(Scheme::Pairs(shape(el)?))
-    }
+    let _ = cc;
+    Ok(Scheme::Pairs(shape(el)?))
 }
 
 /// The defines of the column-pair variant (what CI compiles for every element).
@@ -397,15 +396,16 @@ mod tests {
         HyperElement::new(space, super::super::Law::Svk { lambda: 1.0, mu: 1.0 }, Vec::new()).unwrap()
     }
 
-    /// The tensor-core scheme is the default for P1/P2 tetrahedra on FP64-tensor-core devices only,
-    /// its shared memory (one P2 cell per block: 16 944 B, what ptxas reports) fits, and shapes
-    /// beyond 48 KiB are refused by name.
+    /// The tensor-core scheme applies to P1/P2 tetrahedra on FP64-tensor-core devices only, its
+    /// shared memory (one P2 cell per block: 16 944 B, what ptxas reports) fits, shapes beyond
+    /// 48 KiB are refused by name, and the default is the faster column-pair scheme.
     #[test]
     fn tensor_core_scheme_where_it_applies() {
         for degree in [1, 2] {
             let el = element(CellType::Tetrahedron, degree);
-            assert!(matches!(default_scheme(&el, (9, 0)).unwrap(), Scheme::Tc { wpb: 1, qc: 4 }));
-            assert!(matches!(default_scheme(&el, (7, 5)).unwrap(), Scheme::Pairs(_)));
+            assert!(tc_applies(&el, (9, 0)) && tc_applies(&el, (8, 0)) && !tc_applies(&el, (7, 5)));
+            assert_eq!(tc_default(&el), Scheme::Tc { wpb: 1, qc: 4 });
+            assert!(matches!(default_scheme(&el, (9, 0)).unwrap(), Scheme::Pairs(_)));
         }
         let p2 = element(CellType::Tetrahedron, 2);
         assert_eq!(p2.quad.len(), 14);
