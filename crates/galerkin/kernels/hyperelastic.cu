@@ -1,6 +1,9 @@
 // Hyperelastic residual and consistent Jacobian, integrated per cell on the GPU and summed with
 // atomic adds into the residual vector and the CSR values of the Jacobian (`src/hyperelastic/cuda.rs`),
-// in one launch over every cell. A group of GT threads integrates one cell, CPB cells per block.
+// in one launch over every cell. Two schemes of one `hyper_assemble` (same arguments), picked by
+// the defines: the column-pair scheme (GT, any element, plane strain too), described here, and the
+// tensor-core scheme (WPB, 3D simplices of at most 16 nodes), described before its kernel below.
+// Column pairs: a group of GT threads integrates one cell, CPB cells per block.
 // Quadrature points are taken QB at a time; for each chunk, with a block barrier between phases
 // that run over the block's (cell, point, ...) items:
 //   G  per (cell, point): the geometry Jacobian, w = weight·|det|, M = J⁻¹ R (R the material frame);
@@ -33,6 +36,8 @@
 #ifndef DIM
 #define DIM 3
 #endif
+
+#ifdef GT  // the column-pair scheme (any element); the tensor-core scheme below is compiled instead with WPB
 #define NPAIR ((NLOC + 1) / 2)
 #define NCT (DIM * NPAIR)
 #define NCHUNK ((NQ + QB - 1) / QB)
@@ -240,7 +245,238 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
 #endif
     }
 }
+#endif  // GT
 
+#ifdef WPB
+// ---- The tensor-core scheme (3D simplices, NLOC ≤ 16): one warp per cell, WPB cells per block ----
+// No block barrier: each warp integrates its own cell through its own slice of shared memory, with
+// __syncwarp between phases, so the SM interleaves independent cells instead of waiting at barriers.
+//   G  every lane forms the (affine) geometry itself: M = J⁻¹ R, |det J|; then per (point, node)
+//      g'_qj = Mᵀ ∇_ξ φ_j(ξ_q), all points at once;
+//   L  per point (a lane each, all points at once): F = R + Σ_j u_j ⊗ g'_qj, the law (`hl_point`,
+//      its form of ℂ written straight into the point record), S, and for the Jacobian U = F X and
+//      V = F Y (X, Y the form's tensors); then per (node j, component b) the residual
+//      r_(j,b) = Σ_q w Σ_B (F S)_bB g'_qjB;
+//   Y  per chunk of QC points, per (point, A, component pair p = (a ≤ b)): the three entries
+//      w 𝔸_aA,bB (B = 0, 1, 2) straight from the form — ℂ's shape pushed forward term by term,
+//        𝔸_aA,bB = c₁ U_aA U_bB + e₁ (W_ab X_AB + U_aB U_bA) + c₂ V_aA V_bB
+//                  + h (δ_AB Σ_I F_aI F_bI B_IA + F_aB F_bA B_AB) + δ_ab S_AB,   W = F X Fᵀ,
+//      (no slice of ℂ or 𝔸 is stored) — and the row (q, A) of Y[(q, A), (p, j)] = Σ_B w 𝔸_aA,bB g'_qjB;
+//   K  the element matrix as one small GEMM per cell on the FP64 tensor cores (mma m16n8k4):
+//      K[i, (p, j)] += Σ_(q, A) g'_qiA Y[(q, A), (p, j)], rows i padded to 16, the 6·NLOC columns to
+//      n-tiles of 8, the accumulators in registers across the chunks.
+// Scatter: the blocks a < b are added at (i, a), (j, b) and, transposed, at (j, b), (i, a) (the
+// element matrix is symmetric); the diagonal blocks a = b whole: every entry of the element matrix
+// once, at the CSR positions found once on the host.
+#if DIM != 3 || !AFFINE || NLOC > 16
+#error "the tensor-core scheme is written for 3D simplices of at most 16 nodes"
+#endif
+#ifndef QC
+#define QC 4
+#endif
+#define TC_NCOL (6 * NLOC)
+#define TC_NT ((TC_NCOL + 7) / 8)
+#define TC_YS (((8 * TC_NT + 11) / 16) * 16 + 4)  // ≡ 4 (mod 16): conflict-free B-fragment loads
+#define TC_PT 59                                     // point record: form (22) | F | S | U | V | w
+
+// D (16 × 8) += A (16 × 4) · B (4 × 8), FP64 tensor cores; lane (g, t) = (lane/4, lane%4) holds
+// a0 = A[g][t], a1 = A[g + 8][t], b0 = B[t][g], d[e] = D[g + 8(e/2)][2t + e%2].
+__device__ __forceinline__ void hk_mma(double d[4], double a0, double a1, double b0) {
+#ifdef HK_EMU
+    hk_emu_mma(d, a0, a1, b0);
+#elif __CUDA_ARCH__ >= 900
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a0), "d"(a1), "d"(b0));
+#else
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};" : "+d"(d[0]), "+d"(d[1]) : "d"(a0), "d"(b0));
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};" : "+d"(d[2]), "+d"(d[3]) : "d"(a1), "d"(b0));
+#endif
+}
+
+// Component pair p = 0..5 ↔ (a, b) = 00 01 02 11 12 22.
+__device__ __forceinline__ int hk_pa(int p) { return p < 3 ? 0 : (p < 5 ? 1 : 2); }
+__device__ __forceinline__ int hk_pb(int p) { return p < 3 ? p : (p < 5 ? p - 2 : 2); }
+
+extern "C" __global__ void __launch_bounds__(32 * WPB) hyper_assemble(
+    u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords, const u32* __restrict__ cell_nodes,
+    const double* __restrict__ tab, const double* __restrict__ frames, int has_frames, const double* __restrict__ prm,
+    const double* __restrict__ u, double* __restrict__ r, int want_k, const u32* __restrict__ row_ptr,
+    const unsigned short* __restrict__ kpos, double* __restrict__ vals) {
+    __shared__ double s_x[WPB][NV][3];
+    __shared__ double s_u[WPB][NLOC][3];
+    __shared__ double s_rot[WPB][9];
+    __shared__ u32 s_node[WPB][NLOC];
+    __shared__ double s_g[WPB][NQ][NLOC][3];
+    __shared__ double s_pt[WPB][NQ][TC_PT];
+    __shared__ double s_y[WPB][3 * QC][TC_YS];
+    const double* gref = tab;
+    const double* ggeo = tab + NQ * NLOC * 3;
+    const double* wq = ggeo + NQ * NV * 3;
+    const int wp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const u64 c = (u64)blockIdx.x * WPB + wp;
+    if (c >= ncells) return;  // the whole warp: no block barrier follows
+    for (int k = lane; k < NV * 3; k += 32) s_x[wp][k / 3][k % 3] = coords[(u64)cell_verts[c * NV + k / 3] * 3 + k % 3];
+    for (int k = lane; k < NLOC * 3; k += 32) {
+        const u32 n = cell_nodes[c * NLOC + k / 3];
+        if (k % 3 == 0) s_node[wp][k / 3] = n;
+        s_u[wp][k / 3][k % 3] = u[(u64)n * 3 + k % 3];
+    }
+    for (int k = lane; k < 9; k += 32) s_rot[wp][k] = has_frames ? frames[c * 9 + k] : (k % 4 == 0 ? 1.0 : 0.0);
+    __syncwarp();
+    // G: the geometry, in every lane's registers.
+    double mm[3][3], adet;
+    {
+        double jm[3][3], inv[3][3];
+#pragma unroll
+        for (int a = 0; a < 3; ++a)
+#pragma unroll
+            for (int kk = 0; kk < 3; ++kk) {
+                double s = 0.0;
+                for (int v = 0; v < NV; ++v) s += s_x[wp][v][a] * ggeo[v * 3 + kk];
+                jm[a][kk] = s;
+            }
+        const double det = hl_det3(jm);
+        const double rd = 1.0 / det;
+        inv[0][0] = (jm[1][1] * jm[2][2] - jm[1][2] * jm[2][1]) * rd;
+        inv[0][1] = (jm[0][2] * jm[2][1] - jm[0][1] * jm[2][2]) * rd;
+        inv[0][2] = (jm[0][1] * jm[1][2] - jm[0][2] * jm[1][1]) * rd;
+        inv[1][0] = (jm[1][2] * jm[2][0] - jm[1][0] * jm[2][2]) * rd;
+        inv[1][1] = (jm[0][0] * jm[2][2] - jm[0][2] * jm[2][0]) * rd;
+        inv[1][2] = (jm[0][2] * jm[1][0] - jm[0][0] * jm[1][2]) * rd;
+        inv[2][0] = (jm[1][0] * jm[2][1] - jm[1][1] * jm[2][0]) * rd;
+        inv[2][1] = (jm[0][1] * jm[2][0] - jm[0][0] * jm[2][1]) * rd;
+        inv[2][2] = (jm[0][0] * jm[1][1] - jm[0][1] * jm[1][0]) * rd;
+        adet = fabs(det);
+#pragma unroll
+        for (int m = 0; m < 3; ++m)
+#pragma unroll
+            for (int A = 0; A < 3; ++A) mm[m][A] = inv[m][0] * s_rot[wp][A] + inv[m][1] * s_rot[wp][3 + A] + inv[m][2] * s_rot[wp][6 + A];
+    }
+    for (int k = lane; k < NQ * NLOC; k += 32) {
+        const double* gr = gref + k * 3;
+#pragma unroll
+        for (int A = 0; A < 3; ++A) s_g[wp][k / NLOC][k % NLOC][A] = gr[0] * mm[0][A] + gr[1] * mm[1][A] + gr[2] * mm[2][A];
+    }
+    __syncwarp();
+    // L: the law at every point.
+    for (int q = lane; q < NQ; q += 32) {
+        double f[3][3], s[3][3];
+#pragma unroll
+        for (int a = 0; a < 3; ++a)
+#pragma unroll
+            for (int A = 0; A < 3; ++A) f[a][A] = s_rot[wp][a * 3 + A];
+        for (int j = 0; j < NLOC; ++j)
+#pragma unroll
+            for (int a = 0; a < 3; ++a)
+#pragma unroll
+                for (int A = 0; A < 3; ++A) f[a][A] += s_u[wp][j][a] * s_g[wp][q][j][A];
+        double* pt = s_pt[wp][q];
+        hl_point(prm, f, s, pt);
+#pragma unroll
+        for (int a = 0; a < 3; ++a)
+#pragma unroll
+            for (int A = 0; A < 3; ++A) {
+                pt[22 + a * 3 + A] = f[a][A];
+                pt[31 + a * 3 + A] = s[a][A];
+                pt[40 + a * 3 + A] = f[a][0] * pt[A] + f[a][1] * pt[3 + A] + f[a][2] * pt[6 + A];
+#if LAW == 2
+                pt[49 + a * 3 + A] = f[a][0] * pt[9 + A] + f[a][1] * pt[12 + A] + f[a][2] * pt[15 + A];
+#endif
+            }
+        pt[58] = wq[q] * adet;
+    }
+    __syncwarp();
+    for (int k = lane; k < NLOC * 3; k += 32) {
+        const int j = k / 3, b = k % 3;
+        double acc = 0.0;
+        for (int q = 0; q < NQ; ++q) {
+            const double* pt = s_pt[wp][q];
+            const double* g = s_g[wp][q][j];
+            double y = 0.0;
+#pragma unroll
+            for (int B = 0; B < 3; ++B) {
+                const double p = pt[22 + b * 3] * pt[31 + B] + pt[22 + b * 3 + 1] * pt[34 + B] + pt[22 + b * 3 + 2] * pt[37 + B];
+                y += p * g[B];
+            }
+            acc += pt[58] * y;
+        }
+        atomicAdd(&r[(u64)s_node[wp][j] * 3 + b], acc);
+    }
+    if (!want_k) return;
+    const int g8 = lane / 4, t4 = lane % 4;
+    double acc[TC_NT][4];
+#pragma unroll
+    for (int nt = 0; nt < TC_NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[nt][e] = 0.0;
+    for (int q0 = 0; q0 < NQ; q0 += QC) {
+        const int nq = NQ - q0 < QC ? NQ - q0 : QC;
+        // Y: rows (t, A) of this chunk.
+        for (int it = lane; it < nq * 18; it += 32) {
+            const int t = it / 18, A = (it % 18) / 6, p = it % 6;
+            const int a = hk_pa(p), b = hk_pb(p);
+            const double* pt = s_pt[wp][q0 + t];
+            const double* x = pt;
+            const double* f = pt + 22;
+            const double* sm = pt + 31;
+            const double* um = pt + 40;
+            const double c1 = pt[18], e1 = pt[19];
+            const double wab = um[a * 3] * f[b * 3] + um[a * 3 + 1] * f[b * 3 + 1] + um[a * 3 + 2] * f[b * 3 + 2];
+            double ab[3];
+#if LAW == 2
+            const double* vm = pt + 49;
+            const double c2 = pt[20], h = pt[21];
+            double dab = 0.0;  // Σ_I F_aI F_bI B_IA
+#pragma unroll
+            for (int I = 0; I < 3; ++I) dab += f[a * 3 + I] * f[b * 3 + I] * hl_b(prm, I, A);
+#endif
+#pragma unroll
+            for (int B = 0; B < 3; ++B) {
+                double v = c1 * um[a * 3 + A] * um[b * 3 + B] + e1 * (wab * x[A * 3 + B] + um[a * 3 + B] * um[b * 3 + A]) + (a == b ? sm[A * 3 + B] : 0.0);
+#if LAW == 2
+                v += c2 * vm[a * 3 + A] * vm[b * 3 + B] + h * ((A == B ? dab : 0.0) + f[a * 3 + B] * f[b * 3 + A] * hl_b(prm, A, B));
+#endif
+                ab[B] = pt[58] * v;
+            }
+            const double* g = s_g[wp][q0 + t][0];
+            double* y = &s_y[wp][t * 3 + A][p * NLOC];
+            for (int j = 0; j < NLOC; ++j) y[j] = ab[0] * g[j * 3] + ab[1] * g[j * 3 + 1] + ab[2] * g[j * 3 + 2];
+        }
+        __syncwarp();
+        // K: the chunk's rows in k-steps of 4.
+        for (int r0 = 0; r0 < 3 * nq; r0 += 4) {
+            const int rr = r0 + t4;
+            const bool rv = rr < 3 * nq;
+            const int t = rr / 3, A = rr % 3;
+            const double a0 = rv && g8 < NLOC ? s_g[wp][q0 + t][g8][A] : 0.0;
+            const double a1 = rv && g8 + 8 < NLOC ? s_g[wp][q0 + t][g8 + 8][A] : 0.0;
+#pragma unroll
+            for (int nt = 0; nt < TC_NT; ++nt) {
+                const int n = nt * 8 + g8;
+                const double b0 = rv && n < TC_NCOL ? s_y[wp][rr][n] : 0.0;
+                hk_mma(acc[nt], a0, a1, b0);
+            }
+        }
+        __syncwarp();
+    }
+#pragma unroll
+    for (int nt = 0; nt < TC_NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int i = g8 + 8 * (e / 2), n = nt * 8 + 2 * t4 + e % 2;
+            if (i >= NLOC || n >= TC_NCOL) continue;
+            const int p = n / NLOC, j = n % NLOC, a = hk_pa(p), b = hk_pb(p);
+            const u64 ni = s_node[wp][i], nj = s_node[wp][j];
+#ifdef HK_NO_SCATTER
+            vals[(c * 32 + lane) * 4 + e] = acc[nt][e] + (double)(ni + nj);
+#else
+            atomicAdd(&vals[row_ptr[ni * 3 + a] + (u64)kpos[(c * NLOC + i) * NLOC + j] * 3 + b], acc[nt][e]);
+            if (a != b) atomicAdd(&vals[row_ptr[nj * 3 + b] + (u64)kpos[(c * NLOC + j) * NLOC + i] * 3 + a], acc[nt][e]);
+#endif
+        }
+}
+#endif  // WPB
 // Follower pressure (`src/hyperelastic/loads.rs`) on the device: facets of m nodes and np points;
 // a point record is [p·w·sign, T₁ (3), T₂ (3), φ (m), ∇φ·t₁ (m), ∇φ·t₂ (m)]. First one thread per
 // (facet, point): the deformed tangents a_α = T_α + Σ_l u_l d^α_l (kept for the Jacobian) and

@@ -351,18 +351,26 @@ fn advection_kernel_variants_compile_without_warnings() {
 }
 
 /// The hyperelastic kernel for tetrahedra and hexahedra (3D) and triangles and quadrilaterals (plane
-/// strain), degrees 1 and 2, every law, without
-/// warnings, with every entry point.
+/// strain), degrees 1 and 2, every law, without warnings, with every entry point; its tensor-core
+/// scheme for tetrahedra on Hopper and before.
 #[test]
 fn hyperelastic_kernel_variants_compile_without_warnings() {
     if !nvrtc() {
         return;
     }
     let v = galerkin::hyperelastic::cuda::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(v.len(), 24);
+    // 24 column-pair variants and 6 tensor-core ones (P1/P2 tetrahedra, every law).
+    assert_eq!(v.len(), 30);
     let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &v[0].0).unwrap().ptx;
     for entry in ["hyper_assemble", "hyper_pressure_residual", "hyper_pressure_jacobian"] {
         assert!(ptx.contains(&format!(".entry {entry}(")), "hyperelastic.cu lacks {entry}");
+    }
+    // The tensor-core scheme: Hopper's m16n8k4, and the m8n8k4 pair before Hopper.
+    let tc = v.iter().find(|(d, _)| d.iter().any(|x| x.starts_with("WPB="))).expect("a tensor-core variant");
+    for (arch, shape) in [("compute_90", "m16n8k4"), ("compute_80", "m8n8k4")] {
+        let c = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, arch, &tc.0).unwrap();
+        assert!(!c.log.to_ascii_lowercase().contains("warning"), "{arch}: {}", c.log);
+        assert!(c.ptx.contains(".entry hyper_assemble(") && c.ptx.contains(&format!("mma.sync.aligned.{shape}")), "{arch} lacks {shape}");
     }
 }
 

@@ -1,10 +1,10 @@
 //! Hyperelasticity on the GPU against the CPU: residual and Jacobian CSR values of every law on
-//! P1/P2 tetrahedra and Q1/Q2 hexahedra, and in plane strain on P1/P2 triangles and Q1/Q2
+//! P1/P2 tetrahedra (the tensor-core and the column-pair schemes) and Q1/Q2 hexahedra, and in plane strain on P1/P2 triangles and Q1/Q2
 //! quadrilaterals, and whole Newton solves (dead loads with CG, follower pressure with GMRES, a
 //! plane-strain fibre strip) agree. Skips without a GPU unless GALERKIN_REQUIRE_GPU=1.
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
-use galerkin::hyperelastic::cuda::GpuHyper;
+use galerkin::hyperelastic::cuda::{default_scheme, tc_default, GpuHyper, Scheme};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
 use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, HyperElement, HyperSystem};
@@ -25,7 +25,16 @@ fn rel(a: &[f64], b: &[f64]) -> f64 {
 /// The GPU residual and Jacobian of `el` at `u` against the CPU's, to 1e-12 (`what` names the case).
 /// Returns the GPU system, the state on the device and the CPU's residual and Jacobian values.
 fn gpu_equals_cpu(be: &CudaBackend, el: HyperElement, u: &[f64], what: &str) -> (GpuHyper, galerkin::backend::cuda::CudaVector, Vec<f64>, Vec<f64>) {
-    let gsys = GpuHyper::new(be, &el).unwrap();
+    scheme_equals_cpu(be, el, None, u, what)
+}
+
+/// [`gpu_equals_cpu`] with the kernel scheme `sc` (the default where `None`).
+fn scheme_equals_cpu(be: &CudaBackend, el: HyperElement, sc: Option<Scheme>, u: &[f64], what: &str) -> (GpuHyper, galerkin::backend::cuda::CudaVector, Vec<f64>, Vec<f64>) {
+    let gsys = match sc {
+        Some(sc) => GpuHyper::variant(be, &el, sc, &[]).unwrap(),
+        None => GpuHyper::new(be, &el).unwrap(),
+    };
+    let what = &format!("{what} ({:?})", gsys.scheme());
     let asm = CpuHyper::new(el).unwrap();
     let mut k = asm.matrix();
     let mut r = vec![0.0; u.len()];
@@ -58,6 +67,16 @@ fn gpu_residual_and_jacobian_equal_the_cpu() {
                 v[1] = -0.06 * x[0] * x[1];
                 v[2] = 0.07 * x[0] * x[0] - 0.03 * x[1];
             });
+            // Tetrahedra: the tensor-core scheme too (devices of compute capability ≥ 8.0), in its
+            // standard shape and two others; the default (column pairs) below.
+            if cell == CellType::Tetrahedron {
+                let mk = || HyperElement::new(space.clone(), law, el.frames.clone()).unwrap();
+                assert!(matches!(default_scheme(&el, be.device().compute_capability).unwrap(), Scheme::Pairs(_)));
+                scheme_equals_cpu(&be, mk(), Some(tc_default(&el)), &u, &format!("{law:?} {cell:?} P{degree}"));
+                for (wpb, qc) in [(2, 3), (1, 7)] {
+                    scheme_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb, qc: qc.min(el.quad.len()) }), &u, &format!("{law:?} {cell:?} P{degree}"));
+                }
+            }
             let (gsys, ud, r, k) = gpu_equals_cpu(&be, el, &u, &format!("{law:?} {cell:?} P{degree}"));
             let mut rd = be.zeros(u.len()).unwrap();
             let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &gsys.pattern).unwrap();

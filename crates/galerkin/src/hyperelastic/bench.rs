@@ -8,7 +8,7 @@
 //! assembly is set against its bytes-moved floor: what the kernel must read (cell vertices and
 //! nodes, coordinates, frames, CSR positions, row pointers, the state) and write (the CSR values
 //! once, the residual), at the copy bandwidth measured in the same run.
-use super::cuda::{shape, shared_bytes, GpuHyper, Shape};
+use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, GpuHyper, Scheme, Shape};
 use super::element::HyperElement;
 use super::newton::HyperSystem;
 use super::run::{cpu_system, prepare_text, solve_on, Prepared};
@@ -263,16 +263,28 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emi
                 floor_bytes(el, nnz)
             ));
             let base = shape(el)?;
-            let mut variants: Vec<(String, Shape, Vec<&str>)> = vec![
-                ("default".into(), base, vec![]),
-                ("trivial-law".into(), base, vec!["HK_TRIVIAL_LAW"]),
-                ("no-scatter".into(), base, vec!["HK_NO_SCATTER"]),
-                ("trivial-law+no-scatter".into(), base, vec!["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]),
+            let pairs = Scheme::Pairs(base);
+            let mut variants: Vec<(String, Scheme, Vec<&str>)> = vec![
+                ("pairs".into(), pairs, vec![]),
+                ("pairs trivial-law".into(), pairs, vec!["HK_TRIVIAL_LAW"]),
+                ("pairs no-scatter".into(), pairs, vec!["HK_NO_SCATTER"]),
             ];
-            for (cpb, qb) in [(1, 14), (2, 14), (2, 7), (4, 7), (4, 4), (8, 4), (8, 2), (16, 2), (16, 1)] {
+            for (cpb, qb) in [(4, 4), (8, 3), (8, 4)] {
                 let sh = Shape { gt: base.gt, cpb, qb: qb.min(el.quad.len()) };
                 if sh != base {
-                    variants.push((format!("shape {cpb}x{qb}"), sh, vec![]));
+                    variants.push((format!("pairs {cpb}x{qb}"), Scheme::Pairs(sh), vec![]));
+                }
+            }
+            if tc_applies(el, be.device().compute_capability) {
+                let tc = tc_default(el);
+                variants.push(("tc".into(), tc, vec![]));
+                variants.push(("tc trivial-law".into(), tc, vec!["HK_TRIVIAL_LAW"]));
+                variants.push(("tc no-scatter".into(), tc, vec!["HK_NO_SCATTER"]));
+                for (wpb, qc) in [(1, 2), (1, 3), (1, 4), (1, 7), (2, 4), (2, 2)] {
+                    let sc = Scheme::Tc { wpb, qc };
+                    if sc != tc {
+                        variants.push((format!("tc {wpb}x{qc}"), sc, vec![]));
+                    }
                 }
             }
             let n = el.space.ndofs();
@@ -280,8 +292,8 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emi
             be.fill(&mut u, 1e-3)?;
             let mut r = be.zeros(n)?;
             let mut clock = EventClock::new(be)?;
-            for (name, sh, defs) in variants {
-                let sys = match GpuHyper::variant(be, el, sh, &defs) {
+            for (name, sc, defs) in variants {
+                let sys = match GpuHyper::variant(be, el, sc, &defs) {
                     Ok(s) => s,
                     Err(e) => {
                         emit(format!("{name:<24} skipped: {e}"));
@@ -294,12 +306,12 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emi
                 let kern = measure(&mut clock, 1, runs, || sys.assemble_with(be, &u, &mut r, Some(&mut k), false))?;
                 let res = measure(&mut clock, 1, runs, || sys.assemble(be, &u, &mut r, None))?;
                 let zero = measure(&mut clock, 1, runs, || be.zero_slice(&mut k.values))?;
+                let (shape, shared) = match sc {
+                    Scheme::Pairs(sh) => (format!("gt {:>2} cpb {:>2} qb {:>2}", sh.gt, sh.cpb, sh.qb), shared_bytes(el, sh.cpb, sh.qb)),
+                    Scheme::Tc { wpb, qc } => (format!("warps/block {wpb} qc {qc}"), tc_shared_bytes(el, wpb, qc)),
+                };
                 emit(format!(
-                    "{name:<24} gt {:>2} cpb {:>2} qb {:>2} shared {:>5} B: asm {:.3e} (x{:.2} floor)  kernel {:.3e}  res {:.3e}  zero {:.3e}",
-                    sh.gt,
-                    sh.cpb,
-                    sh.qb,
-                    shared_bytes(el, sh.cpb, sh.qb),
+                    "{name:<20} {shape:<20} shared {shared:>5} B: asm {:.3e} (x{:.2} floor)  kernel {:.3e}  res {:.3e}  zero {:.3e}",
                     asm.median,
                     asm.median / floor_s,
                     kern.median,

@@ -2,9 +2,11 @@
 //! device by `kernels/hyperelastic.cu` (law: `kernels/hyperelastic_law.cuh`) in one launch over
 //! every cell, with atomic adds into device vectors and a device CSR matrix whose sparsity and
 //! per-entry positions were found once on the host (the `full` level's
-//! [`crate::operator::assemble::pattern`] slots). The law runs once per (cell, quadrature point);
-//! a group of whole warps per cell shares its stress and tangent through shared memory (see the
-//! kernel's header). The follower pressure's terms are integrated on the device too (one thread per
+//! [`crate::operator::assemble::pattern`] slots). The law runs once per (cell, quadrature point).
+//! Two schemes ([`Scheme`], see the kernel's comments): a group of threads per cell owning column
+//! pairs of the element matrix (every element; the default), and, for 3D simplices of at most 16
+//! nodes (P1/P2 tetrahedra), one warp per cell with the element matrix as a small GEMM on the FP64
+//! tensor cores (tested, timed by `--hyper-kernel-sweep`, not the default: slower on the H100). The follower pressure's terms are integrated on the device too (one thread per
 //! facet point, then one per facet Jacobian entry), so nothing crosses per Newton step.
 use super::element::HyperElement;
 use super::loads::FollowerPressure;
@@ -31,14 +33,15 @@ pub const HYPERELASTIC: KernelSource = KernelSource {
     cells: false,
 };
 
-/// Static shared memory the kernel may use per block (the limit is 48 KiB).
-const SHARED_BUDGET: usize = 40 * 1024;
+/// Static shared memory the column-pair scheme may use per block (the limit is 48 KiB): 46 KiB
+/// makes 8 P2 cells × 4 points per chunk the default, the fastest shape of the fourth pass's sweep.
+const SHARED_BUDGET: usize = 46 * 1024;
 /// The hard limit on static shared memory per block.
 const SHARED_LIMIT: usize = 48 * 1024;
 
-/// The launch shape of one variant: threads per cell (≥ the DIM·⌈NLOC/2⌉ column-pair threads,
-/// rounded up to 8), cells per block (about 128 threads), quadrature points per chunk (as many as
-/// the shared-memory budget allows, chunks balanced).
+/// The launch shape of the column-pair scheme: threads per cell (≥ the DIM·⌈NLOC/2⌉ column-pair
+/// threads, rounded up to 8), cells per block, quadrature points per chunk (as many as the
+/// shared-memory budget allows, chunks balanced).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
     pub gt: usize,
@@ -46,13 +49,55 @@ pub struct Shape {
     pub qb: usize,
 }
 
-/// Static shared memory of the kernel per block: per cell, vertices, displacements, frame (f64) and
-/// nodes (u32); per point, w, g', 𝔸 (M before it), F, S, P and the law's form.
+/// The kernel's two schemes (see `kernels/hyperelastic.cu`): column pairs (any element, plane
+/// strain too), or the tensor-core scheme for 3D simplices of at most 16 nodes — one warp per cell,
+/// `wpb` cells per block, the element matrix on the FP64 tensor cores in chunks of `qc` points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    Pairs(Shape),
+    Tc { wpb: usize, qc: usize },
+}
+
+impl Scheme {
+    /// Threads per block and cells per block.
+    fn launch(self) -> (usize, usize) {
+        match self {
+            Scheme::Pairs(s) => (s.gt * s.cpb, s.cpb),
+            Scheme::Tc { wpb, .. } => (32 * wpb, wpb),
+        }
+    }
+}
+
+/// Static shared memory of the column-pair scheme per block: per cell, vertices, displacements,
+/// frame (f64) and nodes (u32); per point, w, g', 𝔸 (M before it), F, S, P and the law's form.
 pub fn shared_bytes(el: &HyperElement, cpb: usize, qb: usize) -> usize {
     let (nloc, nv) = (el.nloc(), el.space.mesh.cell_type.num_vertices());
     let fixed = 8 * (3 * nv + 3 * nloc + 9) + 4 * nloc;
     let per_point = 8 * (1 + 3 * nloc + 81 + 27 + 22);
     cpb * (fixed + qb * per_point)
+}
+
+/// Static shared memory of the tensor-core scheme per block: per cell, vertices, displacements,
+/// frame, nodes, g' and the 59-number record of every point, and Y for a chunk of `qc` points
+/// (rows padded to the conflict-free stride).
+pub fn tc_shared_bytes(el: &HyperElement, wpb: usize, qc: usize) -> usize {
+    let (nloc, nv, nq) = (el.nloc(), el.space.mesh.cell_type.num_vertices(), el.quad.len());
+    let nt = (6 * nloc).div_ceil(8);
+    let ys = (8 * nt + 11) / 16 * 16 + 4;
+    wpb * (8 * (3 * nv + 3 * nloc + 9 + 3 * nq * nloc + 59 * nq + 3 * qc * ys) + 4 * nloc)
+}
+
+/// Whether the tensor-core scheme applies: 3D simplices of at most 16 nodes, a device with FP64
+/// tensor cores (compute capability 8.0 and later).
+pub fn tc_applies(el: &HyperElement, cc: (u32, u32)) -> bool {
+    el.dim == 3 && el.space.mesh.cell_type.is_simplex() && el.nloc() <= 16 && cc.0 >= 8 && tc_shared_bytes(el, 1, 1) <= SHARED_LIMIT
+}
+
+/// The tensor-core scheme's standard shape: one cell per block (independent warps), chunks of 4
+/// points (12 rows: 3 whole k-steps), fewer where the shared memory limit needs it.
+pub fn tc_default(el: &HyperElement) -> Scheme {
+    let qc = (1..=4).rev().find(|&q| tc_shared_bytes(el, 1, q) <= SHARED_LIMIT).unwrap_or(1);
+    Scheme::Tc { wpb: 1, qc }
 }
 
 /// See [`Shape`]; fails where not even one point per chunk fits.
@@ -68,29 +113,52 @@ pub fn shape(el: &HyperElement) -> Result<Shape> {
     Ok(Shape { gt, cpb, qb: nq.div_ceil(chunks).max(1) })
 }
 
-/// The defines of one kernel variant.
-pub fn defines(el: &HyperElement) -> Result<Vec<String>> {
-    defines_for(el, shape(el)?)
+/// The default scheme: column pairs ([`shape`]) on every element and device. The tensor-core scheme
+/// ([`GpuHyper::variant`] with [`tc_default`]) is correct (tested against the CPU) but was 12 %
+/// slower on the H100 at 10⁶ P2 unknowns (fifth pass in BENCHMARKS.md: 3.49 ms against 3.13 ms,
+/// its scatter of mma fragments costing 0.75 ms), so it is not the default; `cc` is kept for
+/// when it wins.
+pub fn default_scheme(el: &HyperElement, cc: (u32, u32)) -> Result<Scheme> {
+    let _ = cc;
+    Ok(Scheme::Pairs(shape(el)?))
 }
 
-/// The defines of `el` with launch shape `sh` (checked against the column threads and the shared
-/// memory limit).
-pub fn defines_for(el: &HyperElement, sh: Shape) -> Result<Vec<String>> {
+/// The defines of the column-pair variant (what CI compiles for every element).
+pub fn defines(el: &HyperElement) -> Result<Vec<String>> {
+    defines_for(el, Scheme::Pairs(shape(el)?))
+}
+
+/// The defines of `el` with scheme `sc` (checked against the column threads, the element and the
+/// shared memory limit).
+pub fn defines_for(el: &HyperElement, sc: Scheme) -> Result<Vec<String>> {
     let cell = el.space.mesh.cell_type;
-    if sh.gt < el.dim * el.nloc().div_ceil(2) || sh.cpb == 0 || sh.qb == 0 || shared_bytes(el, sh.cpb, sh.qb) > SHARED_LIMIT {
-        return Err(Error::invalid(format!("hyperelastic kernel shape {sh:?} does not fit {} nodes in 48 KiB of shared memory", el.nloc())));
-    }
-    Ok(vec![
+    let mut d = vec![
         format!("DIM={}", el.dim),
         format!("NLOC={}", el.nloc()),
         format!("NQ={}", el.quad.len()),
         format!("NV={}", cell.num_vertices()),
         format!("AFFINE={}", u8::from(cell.is_simplex())),
         format!("LAW={}", el.law.cuda_id()),
-        format!("GT={}", sh.gt),
-        format!("CPB={}", sh.cpb),
-        format!("QB={}", sh.qb),
-    ])
+    ];
+    match sc {
+        Scheme::Pairs(sh) => {
+            if sh.gt < el.dim * el.nloc().div_ceil(2) || sh.cpb == 0 || sh.qb == 0 || shared_bytes(el, sh.cpb, sh.qb) > SHARED_LIMIT {
+                return Err(Error::invalid(format!("hyperelastic kernel shape {sh:?} does not fit {} nodes in 48 KiB of shared memory", el.nloc())));
+            }
+            d.extend([format!("GT={}", sh.gt), format!("CPB={}", sh.cpb), format!("QB={}", sh.qb)]);
+        }
+        Scheme::Tc { wpb, qc } => {
+            if !tc_applies(el, (9, 0)) || wpb == 0 || qc == 0 || qc > el.quad.len() || tc_shared_bytes(el, wpb, qc) > SHARED_LIMIT {
+                return Err(Error::invalid(format!(
+                    "hyperelastic tensor-core scheme (wpb {wpb}, qc {qc}) does not fit {} nodes of a {:?} in 48 KiB of shared memory",
+                    el.nloc(),
+                    cell
+                )));
+            }
+            d.extend([format!("WPB={wpb}"), format!("QC={qc}")]);
+        }
+    }
+    Ok(d)
 }
 
 /// Reference tables in the kernel's layout: ∇_ξ φ | ∇_ξ geometry | weights.
@@ -124,7 +192,7 @@ pub struct GpuHyper {
     prm: CudaSlice<f64>,
     kpos: CudaSlice<u16>,
     ncells: usize,
-    shape: Shape,
+    scheme: Scheme,
     pressure: Option<DevicePressure>,
 }
 
@@ -144,16 +212,20 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 }
 
 impl GpuHyper {
+    /// The default scheme for `el` on this device ([`default_scheme`]).
     pub fn new(be: &CudaBackend, el: &HyperElement) -> Result<GpuHyper> {
-        Self::variant(be, el, shape(el)?, &[])
+        Self::variant(be, el, default_scheme(el, be.device().compute_capability)?, &[])
     }
 
-    /// With launch shape `sh` and extra defines (the kernel sweep of the benchmark: `HK_TRIVIAL_LAW`,
+    /// With scheme `sc` and extra defines (the kernel sweep of the benchmark: `HK_TRIVIAL_LAW`,
     /// `HK_NO_SCATTER`).
-    pub fn variant(be: &CudaBackend, el: &HyperElement, sh: Shape, extra: &[&str]) -> Result<GpuHyper> {
+    pub fn variant(be: &CudaBackend, el: &HyperElement, sc: Scheme, extra: &[&str]) -> Result<GpuHyper> {
         let space = &el.space;
         let mesh = &*space.mesh;
-        let mut defs = defines_for(el, sh)?;
+        if matches!(sc, Scheme::Tc { .. }) && !tc_applies(el, be.device().compute_capability) {
+            return Err(Error::Unsupported(format!("the hyperelastic tensor-core scheme does not apply to {} nodes of a {:?} on this device", el.nloc(), mesh.cell_type)));
+        }
+        let mut defs = defines_for(el, sc)?;
         defs.extend(extra.iter().map(|d| d.to_string()));
         let module = be.variant_module(&HYPERELASTIC, &defs)?;
         let (pattern, slots) = pattern(space, true)?;
@@ -175,10 +247,15 @@ impl GpuHyper {
             prm: be.upload(&el.law.params())?,
             kpos: be.upload(&slots.rank)?,
             ncells: mesh.num_cells(),
-            shape: sh,
+            scheme: sc,
             pattern,
             pressure: None,
         })
+    }
+
+    /// The scheme this system launches.
+    pub fn scheme(&self) -> Scheme {
+        self.scheme
     }
 
     /// Residual and (with `k`) Jacobian at `u`, the internal forces only (what tests compare).
@@ -212,9 +289,9 @@ impl GpuHyper {
         if nc == 0 {
             return Ok(());
         }
-        let Shape { gt, cpb, .. } = self.shape;
+        let (threads, cpb) = self.scheme.launch();
         let blocks = u32::try_from(nc.div_ceil(cpb as u64)).map_err(|_| Error::Unsupported(format!("{nc} cells in one launch")))?;
-        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: ((gt * cpb) as u32, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
         launch!(be, &self.assemble, cfg; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
             &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals)?;
         Ok(())
@@ -274,7 +351,8 @@ impl HyperSystem<CudaBackend> for GpuHyper {
 }
 
 /// Compiles the kernel for tetrahedra and hexahedra (3D) and triangles and quadrilaterals (plane
-/// strain) of degree 1 and 2 with every law, for `arch`, with NVRTC only (what CI runs): (defines,
+/// strain) of degree 1 and 2 with every law (the column-pair scheme, and the tensor-core scheme for
+/// tetrahedra), for `arch`, with NVRTC only (what CI runs): (defines,
 /// PTX bytes), an error on any warning.
 pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
     use crate::mesh::{generate::box_mesh, generate::rectangle, CellType};
@@ -289,14 +367,58 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                 let frame = if dim == 3 { super::frame_from_fibre([1.0, 0.0, 0.0])? } else { super::element::frame_from_fibre_2d([1.0, 0.0])? };
                 let frames = if law.anisotropic() { vec![frame; mesh.num_cells()] } else { Vec::new() };
                 let el = HyperElement::new(space.clone(), law, frames)?;
-                let d = defines(&el)?;
-                let c = jit::compile_ptx_with(&HYPERELASTIC, arch, &d)?;
-                if c.log.to_ascii_lowercase().contains("warning") {
-                    return Err(Error::invalid(format!("NVRTC warnings in hyperelastic.cu for {d:?}:\n{}", c.log)));
+                let mut variants = vec![defines(&el)?];
+                if tc_applies(&el, (9, 0)) {
+                    variants.push(defines_for(&el, tc_default(&el))?);
                 }
-                out.push((d, c.ptx.len()));
+                for d in variants {
+                    let c = jit::compile_ptx_with(&HYPERELASTIC, arch, &d)?;
+                    if c.log.to_ascii_lowercase().contains("warning") {
+                        return Err(Error::invalid(format!("NVRTC warnings in hyperelastic.cu for {d:?}:\n{}", c.log)));
+                    }
+                    out.push((d, c.ptx.len()));
+                }
             }
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::{generate::box_mesh, CellType};
+    use std::sync::Arc;
+
+    fn element(cell: CellType, degree: usize) -> HyperElement {
+        let mesh = Arc::new(box_mesh(1, 1, 1, [0.0; 3], [1.0; 3], cell).unwrap());
+        let space = Arc::new(crate::space::FunctionSpace::lagrange(mesh, degree, 3).unwrap());
+        HyperElement::new(space, super::super::Law::Svk { lambda: 1.0, mu: 1.0 }, Vec::new()).unwrap()
+    }
+
+    /// The tensor-core scheme applies to P1/P2 tetrahedra on FP64-tensor-core devices only, its
+    /// shared memory (one P2 cell per block: 16 944 B, what ptxas reports) fits, shapes beyond
+    /// 48 KiB are refused by name, and the default is the faster column-pair scheme.
+    #[test]
+    fn tensor_core_scheme_where_it_applies() {
+        for degree in [1, 2] {
+            let el = element(CellType::Tetrahedron, degree);
+            assert!(tc_applies(&el, (9, 0)) && tc_applies(&el, (8, 0)) && !tc_applies(&el, (7, 5)));
+            assert_eq!(tc_default(&el), Scheme::Tc { wpb: 1, qc: 4 });
+            assert!(matches!(default_scheme(&el, (9, 0)).unwrap(), Scheme::Pairs(_)));
+        }
+        let p2 = element(CellType::Tetrahedron, 2);
+        assert_eq!(p2.quad.len(), 14);
+        assert_eq!(tc_shared_bytes(&p2, 1, 4), 16_944);
+        assert!(defines_for(&p2, Scheme::Tc { wpb: 2, qc: 4 }).unwrap().contains(&"WPB=2".to_string()));
+        let e = defines_for(&p2, Scheme::Tc { wpb: 4, qc: 4 }).unwrap_err().to_string();
+        assert!(e.contains("tensor-core") && e.contains("48 KiB"), "{e}");
+        // The column-pair default for P2 is 8 cells × 4 points (44 800 B).
+        assert_eq!(shape(&p2).unwrap(), Shape { gt: 16, cpb: 8, qb: 4 });
+        for degree in [1, 2] {
+            let hex = element(CellType::Hexahedron, degree);
+            assert!(!tc_applies(&hex, (9, 0)));
+            assert!(matches!(default_scheme(&hex, (9, 0)).unwrap(), Scheme::Pairs(_)));
+        }
+    }
 }

@@ -1,0 +1,82 @@
+// CPU emulation driver: the two schemes of kernels/hyperelastic.cu on the same cells (see hyperelastic_schemes.sh).
+#include "warp_emu.h"
+#include <algorithm>
+#include <set>
+#ifndef NLOC
+#define NLOC 10
+#endif
+#ifndef NQ
+#define NQ 14
+#endif
+#define NV 4
+#define AFFINE 1
+#define DIM 3
+namespace oldk {
+#define GT (((3 * ((NLOC + 1) / 2)) + 7) / 8 * 8)
+#define CPB 4
+#define QB 3
+#include "law.cuh"
+#include "hk.cu"
+#undef GT
+#undef CPB
+#undef QB
+}
+namespace tck {
+#define WPB 1
+#include "law.cuh"
+#include "hk.cu"
+}
+int main() {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> U(-1, 1);
+    const int nc = 8, npool = 30;
+    std::vector<u32> cv(nc * NV), cn(nc * NLOC);
+    std::vector<double> coords(nc * NV * 3);
+    for (int c = 0; c < nc; ++c) {
+        double base[3] = {U(rng), U(rng), U(rng)};
+        for (int v = 0; v < NV; ++v) { cv[c * NV + v] = c * NV + v; for (int k = 0; k < 3; ++k) coords[(c * NV + v) * 3 + k] = base[k] + (v == k + 1 ? 0.7 : 0.0) + 0.15 * U(rng); }
+        std::vector<int> pool(npool); for (int i = 0; i < npool; ++i) pool[i] = i;
+        std::shuffle(pool.begin(), pool.end(), rng);
+        for (int j = 0; j < NLOC; ++j) cn[c * NLOC + j] = pool[j];
+    }
+    std::vector<std::set<u32>> cols(npool);
+    for (int c = 0; c < nc; ++c) for (int i = 0; i < NLOC; ++i) for (int j = 0; j < NLOC; ++j) cols[cn[c * NLOC + i]].insert(cn[c * NLOC + j]);
+    std::vector<u32> row_ptr(npool * 3 + 1); u32 off = 0;
+    for (int n = 0; n < npool; ++n) for (int a = 0; a < 3; ++a) { row_ptr[n * 3 + a] = off; off += cols[n].size() * 3; }
+    row_ptr[npool * 3] = off;
+    std::vector<unsigned short> kpos(nc * NLOC * NLOC);
+    for (int c = 0; c < nc; ++c) for (int i = 0; i < NLOC; ++i) for (int j = 0; j < NLOC; ++j) {
+        auto& s = cols[cn[c * NLOC + i]]; kpos[(c * NLOC + i) * NLOC + j] = std::distance(s.begin(), s.find(cn[c * NLOC + j]));
+    }
+    std::vector<double> tab(NQ * NLOC * 3 + NQ * NV * 3 + NQ);
+    for (int k = 0; k < NQ * NLOC * 3; ++k) tab[k] = U(rng);
+    double gg[4][3] = {{-1, -1, -1}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    for (int q = 0; q < NQ; ++q) for (int v = 0; v < NV; ++v) for (int k = 0; k < 3; ++k) tab[NQ * NLOC * 3 + (q * NV + v) * 3 + k] = gg[v][k];
+    for (int q = 0; q < NQ; ++q) tab[NQ * NLOC * 3 + NQ * NV * 3 + q] = 0.5 + 0.5 * U(rng);
+    std::vector<double> frames(nc * 9);
+    for (int c = 0; c < nc; ++c) {
+        double th = U(rng), ph = U(rng);
+        double R1[9] = {cos(th), -sin(th), 0, sin(th), cos(th), 0, 0, 0, 1}, R2[9] = {1, 0, 0, 0, cos(ph), -sin(ph), 0, sin(ph), cos(ph)};
+        for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) { double s = 0; for (int k = 0; k < 3; ++k) s += R1[i * 3 + k] * R2[k * 3 + j]; frames[c * 9 + i * 3 + j] = s; }
+    }
+#if LAW == 2
+    double prm[5] = {0.876, 18.48, 3.58, 1.627, 50.0};
+#else
+    double prm[2] = {1.3, 0.7};
+#endif
+    std::vector<double> u(npool * 3);
+    for (auto& x : u) x = 0.03 * U(rng);
+    int fail = 0;
+    for (int want = 0; want < 2; ++want) {
+        std::vector<double> r1(npool * 3, 0.0), r2(npool * 3, 0.0), v1(off, 0.0), v2(off, 0.0);
+        run((nc + 3) / 4, (((3 * ((NLOC + 1) / 2)) + 7) / 8 * 8) * 4, [&] { oldk::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r1.data(), want, row_ptr.data(), kpos.data(), v1.data()); });
+        run(nc, 32, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data()); });
+        double dr = 0, mr = 0, dk = 0, mk = 0;
+        for (size_t i = 0; i < r1.size(); ++i) { dr = std::max(dr, fabs(r1[i] - r2[i])); mr = std::max(mr, fabs(r1[i])); }
+        for (size_t i = 0; i < v1.size(); ++i) { dk = std::max(dk, fabs(v1[i] - v2[i])); mk = std::max(mk, fabs(v1[i])); }
+        printf("LAW %d NLOC %d want_k %d: residual rel %.2e (max %.3e), jacobian rel %.2e (max %.3e), nnz %u\n", LAW, NLOC, want, dr / mr, mr, mk > 0 ? dk / mk : 0.0, mk, off);
+        if (!(dr <= 1e-12 * mr) || !(dk <= 1e-12 * mk) || !(mr > 0) || (want && !(mk > 0))) fail = 1;
+    }
+    if (fail) printf("FAILED: the schemes differ by more than 1e-12\n");
+    return fail;
+}
