@@ -710,20 +710,22 @@ __device__ void maps_setup(const Tree& t, const Pass& p, const double* __restric
     double* GT = MT + (u64)R * ldm;
     double* wc = w + tid;
     for (u32 c = tid; c < R; c += T) {
-        if (c < ne) {  // G's column c: the forward sweep of a unit b at local row c
-            for (u32 r = 0; r < R; ++r) wc[r * ld] = r == c ? 1.0 : 0.0;
+        for (u32 r = 0; r < R; ++r) wc[r * ld] = r == c ? 1.0 : 0.0;
+        if (c < ne) {
+            // G's column c: the forward sweep of a unit b at local row c. The Schur rows are never
+            // pivots, so zeroing them afterwards leaves what the backward kernel's forward sweep
+            // (Schur rows held at x = 0) computes. A unit Schur row needs no forward sweep: the
+            // eliminated rows are zero.
             for (u32 i = 0; i < nn; ++i) {
                 const u32* md = meta + 6 * i;
                 sub_forward_any<EMAX, 1>(sF + md[2], sL + md[3], sP + md[4], (int)md[0], (int)md[1], R, wc, ld, (int)T);
             }
-            for (u32 a = 0; a < s; ++a) GT[(u64)c * s + a] = wc[(ne + a) * ld];
+            for (u32 a = 0; a < s; ++a) {
+                GT[(u64)c * s + a] = wc[(ne + a) * ld];
+                wc[(ne + a) * ld] = 0.0;
+            }
         }
-        // Column c of [H K]: the backward kernel's sweep of a unit w at local row c.
-        for (u32 r = 0; r < R; ++r) wc[r * ld] = r == c ? 1.0 : 0.0;
-        for (u32 i = 0; i < nn; ++i) {
-            const u32* md = meta + 6 * i;
-            sub_forward_any<EMAX, 1>(sF + md[2], sL + md[3], sP + md[4], (int)md[0], (int)md[1], ne, wc, ld, (int)T);
-        }
+        // Column c of [H K]: the backward sweep.
         for (u32 i = nn; i-- > 0;) {
             const u32* md = meta + 6 * i;
             sub_backward_any<EMAX, 1>(sF + md[2], sL + md[3], (int)md[0], (int)md[1], wc, ld, (int)T);

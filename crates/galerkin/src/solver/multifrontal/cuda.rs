@@ -139,10 +139,13 @@ pub enum SolvePath {
 
 /// [`SolvePath::Auto`] uses the fused subtrees from this many right-hand sides on.
 pub const SUBTREE_MIN_RHS: usize = 8;
-/// [`SolvePath::Auto`] uses the transfer maps from this many right-hand sides on (their setup,
-/// about the cost of a fused solve of as many columns as a subtree has rows, is paid once per
-/// factorization).
-pub const MAPS_MIN_RHS: usize = 16;
+/// [`SolvePath::Auto`] computes the transfer maps for a solve of this many right-hand sides or
+/// more; once computed (until the next factorization) it solves every number of right-hand sides
+/// by them. On the H100 at 2^20 cubic elements the maps' solve was the fastest from 1 to 1024
+/// right-hand sides (1: 0.76–0.79 ms against 0.86 level by level), but their setup (1.4 ms)
+/// pays for itself within one solve only where it saves more than that over the fused sweeps
+/// (256 right-hand sides: 7.8 against 9.8 ms; 16: 1.2 against 1.8 ms).
+pub const MAPS_MIN_RHS: usize = 192;
 /// Threads and right-hand sides per thread of a block of the fused kernels (a block sweeps
 /// `threads × cols` columns at once). Several columns per thread load each front entry from
 /// shared memory once for all of them and give every thread independent chains of FMAs.
@@ -637,7 +640,10 @@ impl CudaMultifrontal {
             SolvePath::Levels => (false, false),
             SolvePath::Subtrees => (some, false),
             SolvePath::Maps => (some, some),
-            SolvePath::Auto => (some && nrhs >= SUBTREE_MIN_RHS, some && nrhs >= MAPS_MIN_RHS),
+            SolvePath::Auto => {
+                let fresh = self.maps.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|m| m.fresh);
+                (some && (fresh || nrhs >= SUBTREE_MIN_RHS), some && (fresh || nrhs >= MAPS_MIN_RHS))
+            }
         };
         let by_maps = by_maps && self.passes.iter().all(|p| p.map_nb <= 3);
         let maps = if by_maps { Some(self.maps_ptr(be)?) } else { None };
