@@ -260,9 +260,9 @@ enum Command {
         rhs_elements: usize,
         #[arg(long, default_value_t = 3)]
         rhs_degree: usize,
-        /// GPU engines of the rhs sweep: gpu (automatic), gpu-levels, gpu-subtrees, gpu-subtrees-TxC
-        /// (fused subtrees with T threads × C columns per thread).
-        #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees")]
+        /// GPU engines of the rhs sweep: gpu (automatic), gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-T
+        /// (fused subtrees with T threads × C columns per thread; transfer maps with T columns per block).
+        #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps")]
         rhs_engines: Vec<String>,
         /// Timed repetitions per measurement (median and spread reported).
         #[arg(long, default_value_t = 5)]

@@ -498,24 +498,15 @@ __device__ __forceinline__ void sub_backward_any(const double* F, const u32* loc
 #undef MF_BWD
 }
 
-template <int EMAX, int NC, bool BACKWARD>
-__device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const double* __restrict__ storage,
-                          const double* __restrict__ b, double* __restrict__ x, double* __restrict__ buf) {
-    extern __shared__ double sub_smem[];
-    const u32 j = blockIdx.x;
-    // T threads, NC columns each: a chunk of C = T·NC columns; thread tid owns columns tid + u·T.
-    const u32 T = blockDim.x, C = T * NC, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = T >> 5;
-    const int ld = (int)C + 1;
-    double* sF = sub_smem;
-    double* w = sub_smem + p.front_entries;
-    u64* sFoff = reinterpret_cast<u64*>(w + (u64)p.rows * ld);  // per node: its front in storage
-    u32* sL = reinterpret_cast<u32*>(sFoff + p.nodes_max);
-    u32* sP = sL + p.loc_entries;
-    u32* meta = sP + p.piv_entries;  // per node: m, e, f_off, l_off, p_off, pinv_off
+// Stages subtree j's node sizes (meta: m, e, f_off, l_off, p_off, pinv_off per node), fronts (sF),
+// local rows (sL) and pivoted local rows (sP) in shared memory; the block must synchronize before
+// reading sP. Global loads are batched (MF_BATCH per thread in flight) so that a block waits for
+// memory a few times, not once per node or row.
+__device__ void sub_stage(const Tree& t, const Pass& p, u32 j, const double* __restrict__ storage, double* sF, u64* sFoff,
+                          u32* sL, u32* sP, u32* meta) {
+    const u32 T = blockDim.x, tid = threadIdx.x;
     const u32 n0 = p.sub_ptr[j], nn = p.sub_ptr[j + 1] - n0;
     const u32 l0 = p.loc_ptr[j], nl = p.loc_ptr[j + 1] - l0;
-    // Staging. Global loads are batched (MF_BATCH per thread in flight) so that a block waits for
-    // memory a few times, not once per node or row.
     for (u32 i = tid; i < nn; i += T) {
         const u32 v = p.nodes[n0 + i];
         meta[6 * i] = t.m[v];
@@ -555,56 +546,97 @@ __device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const d
         const u32* pm = t.perm + md[5];
         for (u32 k = 0; k < md[1]; ++k) sP[md[4] + k] = sL[md[3] + pm[k]];
     }
+}
+
+// w (R local rows × C columns from c0, row stride ld) ← b at the eliminated rows (x at the root's
+// Schur rows backward, else 0); columns past nrhs are zero. A warp reads a column's rows
+// (consecutive dofs: coalesced), MF_BATCH columns in flight, no integer division; two rows per
+// lane in one batch: a subtree's ≤ 64 local rows in one round trip.
+template <bool BACKWARD>
+__device__ __forceinline__ void sub_load_rows(const u32* rdof, u32 R, u32 ne, u32 c0, u32 C, u32 nrhs, u64 n,
+                                              const double* __restrict__ b, const double* __restrict__ x, double* w, int ld) {
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    for (u32 cb = warp; cb < C; cb += MF_BATCH * nw) {
+        for (u32 row0 = lane; row0 < R; row0 += 64) {
+            double val[2][MF_BATCH];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const u32 row = row0 + 32 * h;
+                const u32 d = row < R ? rdof[row] : 0;
+#pragma unroll
+                for (int u = 0; u < MF_BATCH; ++u) {
+                    const u32 c = c0 + cb + u * nw;
+                    val[h][u] = 0.0;
+                    if (row < R && cb + u * nw < C && c < nrhs) {
+                        if (row < ne) val[h][u] = b[(u64)c * n + d];
+                        else if (BACKWARD) val[h][u] = x[(u64)c * n + d];
+                    }
+                }
+            }
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const u32 row = row0 + 32 * h;
+#pragma unroll
+                for (int u = 0; u < MF_BATCH; ++u)
+                    if (row < R && cb + u * nw < C) w[row * ld + cb + u * nw] = val[h][u];
+            }
+        }
+    }
+}
+
+// Adds the external children's contribution rows to this thread's columns (wc: its first column,
+// its NC columns T apart), at local rows below `keep`.
+template <int NC>
+__device__ __forceinline__ void sub_add_ext(const Pass& p, u32 x0, u32 x1, u32 keep, const double* __restrict__ buf, u32 nrhs,
+                                            u32 col, u32 T, double* wc, int ld) {
+#pragma unroll 4
+    for (u32 k = x0; k < x1; ++k) {
+        const u32 row = p.ext_row[k];
+        if (row < keep) {
+            const double* src = buf + p.ext_src[k] * nrhs + col;
+#pragma unroll
+            for (u32 u = 0; u < NC; ++u)
+                if (col + u * T < nrhs) wc[row * ld + u * T] += src[u * T];
+        }
+    }
+}
+
+// x at the eliminated rows ← w (a warp per column: coalesced).
+__device__ __forceinline__ void sub_store_x(const u32* rdof, u32 ne, u32 c0, u32 C, u32 nrhs, u64 n, const double* w, int ld,
+                                            double* __restrict__ x) {
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    for (u32 col = warp; col < C && c0 + col < nrhs; col += nw)
+        for (u32 row = lane; row < ne; row += 32) x[(u64)(c0 + col) * n + rdof[row]] = w[row * ld + col];
+}
+
+template <int EMAX, int NC, bool BACKWARD>
+__device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const double* __restrict__ storage,
+                          const double* __restrict__ b, double* __restrict__ x, double* __restrict__ buf) {
+    extern __shared__ double sub_smem[];
+    const u32 j = blockIdx.x;
+    // T threads, NC columns each: a chunk of C = T·NC columns; thread tid owns columns tid + u·T.
+    const u32 T = blockDim.x, C = T * NC, tid = threadIdx.x;
+    const int ld = (int)C + 1;
+    double* sF = sub_smem;
+    double* w = sub_smem + p.front_entries;
+    u64* sFoff = reinterpret_cast<u64*>(w + (u64)p.rows * ld);  // per node: its front in storage
+    u32* sL = reinterpret_cast<u32*>(sFoff + p.nodes_max);
+    u32* sP = sL + p.loc_entries;
+    u32* meta = sP + p.piv_entries;  // per node: m, e, f_off, l_off, p_off, pinv_off
+    sub_stage(t, p, j, storage, sF, sFoff, sL, sP, meta);
+    const u32 nn = p.sub_ptr[j + 1] - p.sub_ptr[j];
     const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j];
     const u32* rdof = p.row_dof + r0;
     const u32 x0 = p.ext_ptr[j], x1 = p.ext_ptr[j + 1];
-    const u32 root = p.nodes[n0 + nn - 1];
+    const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
     for (u32 c0 = 0; c0 < nrhs; c0 += C) {
         __syncthreads();
-        // w ← b at the eliminated rows (x at the root's Schur rows backward, else 0); columns past
-        // nrhs are zero, swept like the others and never stored. A warp reads a column's rows
-        // (consecutive dofs: coalesced), MF_BATCH columns in flight, no integer division.
-        // Two rows per lane in one batch: a subtree's ≤ 40 local rows in one round trip.
-        for (u32 cb = warp; cb < C; cb += MF_BATCH * nw) {
-            for (u32 row0 = lane; row0 < R; row0 += 64) {
-                double val[2][MF_BATCH];
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const u32 row = row0 + 32 * h;
-                    const u32 d = row < R ? rdof[row] : 0;
-#pragma unroll
-                    for (int u = 0; u < MF_BATCH; ++u) {
-                        const u32 c = c0 + cb + u * nw;
-                        val[h][u] = 0.0;
-                        if (row < R && cb + u * nw < C && c < nrhs) {
-                            if (row < ne) val[h][u] = b[(u64)c * n + d];
-                            else if (BACKWARD) val[h][u] = x[(u64)c * n + d];
-                        }
-                    }
-                }
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const u32 row = row0 + 32 * h;
-#pragma unroll
-                    for (int u = 0; u < MF_BATCH; ++u)
-                        if (row < R && cb + u * nw < C) w[row * ld + cb + u * nw] = val[h][u];
-                }
-            }
-        }
+        sub_load_rows<BACKWARD>(rdof, R, ne, c0, C, nrhs, n, b, x, w, ld);
         __syncthreads();
         if (c0 + tid < nrhs) {
             double* wc = w + tid;
             const u32 keep = BACKWARD ? ne : R;  // backward: the root's Schur rows hold x
-#pragma unroll 4
-            for (u32 k = x0; k < x1; ++k) {
-                const u32 row = p.ext_row[k];
-                if (row < keep) {
-                    const double* src = buf + p.ext_src[k] * nrhs + c0 + tid;
-#pragma unroll
-                    for (u32 u = 0; u < NC; ++u)
-                        if (c0 + tid + u * T < nrhs) wc[row * ld + u * T] += src[u * T];
-                }
-            }
+            sub_add_ext<NC>(p, x0, x1, keep, buf, nrhs, c0 + tid, T, wc, ld);
             for (u32 i = 0; i < nn; ++i) {
                 const u32* md = meta + 6 * i;
                 sub_forward_any<EMAX, NC>(sF + md[2], sL + md[3], sP + md[4], (int)md[0], (int)md[1], keep, wc, ld, (int)T);
@@ -623,8 +655,7 @@ __device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const d
             for (u32 a = 0; a < s; ++a)
                 for (u32 col = tid; col < C && c0 + col < nrhs; col += T) buf[(out + a) * nrhs + c0 + col] = w[(ne + a) * ld + col];
         } else {
-            for (u32 col = warp; col < C && c0 + col < nrhs; col += nw)
-                for (u32 row = lane; row < ne; row += 32) x[(u64)(c0 + col) * n + rdof[row]] = w[row * ld + col];
+            sub_store_x(rdof, ne, c0, C, nrhs, n, w, ld, x);
         }
     }
 }
@@ -646,3 +677,174 @@ __device__ void sub_sweep(const Tree& t, const Pass& p, u32 nrhs, u64 n, const d
 MF_SUBTREE_VARIANT(8, 1)
 MF_SUBTREE_VARIANT(8, 2)
 MF_SUBTREE_VARIANT(32, 1)
+
+// ---- Transfer maps of fused subtrees (solver/multifrontal/maps.rs): many right-hand sides ----
+// A fused subtree's solve is linear in its local rows w (b at the eliminated rows plus the external
+// contributions; x at the root's Schur rows backward): forward, the root's contribution rows are
+// w_S + G·w_E; backward (forward recomputed), x_E = H·w_E + K·x_S. With these small dense maps
+// computed once per factorization (by the sweeps above on unit columns), a solve of a pass is a
+// gather, a dense product with independent accumulators per thread (no dependent chain through
+// shared memory) and a scatter. Layout per subtree at map_off[j]: MT = [H K]ᵀ, R rows of ldm
+// (ne rounded up to 16, zero-padded), then Gᵀ (ne rows of s).
+#define MF_MAP_ROWS 16
+__device__ __forceinline__ u32 maps_ldm(u32 ne) { return (ne + MF_MAP_ROWS - 1) / MF_MAP_ROWS * MF_MAP_ROWS; }
+
+// One block per subtree, a thread per unit column (R of them).
+template <int EMAX>
+__device__ void maps_setup(const Tree& t, const Pass& p, const double* __restrict__ storage, const u64* __restrict__ map_off,
+                           double* __restrict__ maps) {
+    extern __shared__ double sub_smem[];
+    const u32 j = blockIdx.x, T = blockDim.x, tid = threadIdx.x;
+    const int ld = (int)T + 1;
+    double* sF = sub_smem;
+    double* w = sub_smem + p.front_entries;
+    u64* sFoff = reinterpret_cast<u64*>(w + (u64)p.rows * ld);
+    u32* sL = reinterpret_cast<u32*>(sFoff + p.nodes_max);
+    u32* sP = sL + p.loc_entries;
+    u32* meta = sP + p.piv_entries;
+    sub_stage(t, p, j, storage, sF, sFoff, sL, sP, meta);
+    __syncthreads();
+    const u32 nn = p.sub_ptr[j + 1] - p.sub_ptr[j];
+    const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
+    double* MT = maps + map_off[j];
+    double* GT = MT + (u64)R * ldm;
+    double* wc = w + tid;
+    for (u32 c = tid; c < R; c += T) {
+        for (u32 r = 0; r < R; ++r) wc[r * ld] = r == c ? 1.0 : 0.0;
+        if (c < ne) {
+            // G's column c: the forward sweep of a unit b at local row c. The Schur rows are never
+            // pivots, so zeroing them afterwards leaves what the backward kernel's forward sweep
+            // (Schur rows held at x = 0) computes. A unit Schur row needs no forward sweep: the
+            // eliminated rows are zero.
+            for (u32 i = 0; i < nn; ++i) {
+                const u32* md = meta + 6 * i;
+                sub_forward_any<EMAX, 1>(sF + md[2], sL + md[3], sP + md[4], (int)md[0], (int)md[1], R, wc, ld, (int)T);
+            }
+            for (u32 a = 0; a < s; ++a) {
+                GT[(u64)c * s + a] = wc[(ne + a) * ld];
+                wc[(ne + a) * ld] = 0.0;
+            }
+        }
+        // Column c of [H K]: the backward sweep.
+        for (u32 i = nn; i-- > 0;) {
+            const u32* md = meta + 6 * i;
+            sub_backward_any<EMAX, 1>(sF + md[2], sL + md[3], (int)md[0], (int)md[1], wc, ld, (int)T);
+        }
+        for (u32 r = 0; r < ldm; ++r) MT[(u64)c * ldm + r] = r < ne ? wc[r * ld] : 0.0;
+    }
+}
+
+// One block per subtree, a thread per column: chunks of blockDim.x columns. The block's map (MT
+// backward, Gᵀ forward; `mcap` doubles at most) is staged once; per chunk w is gathered as in
+// sub_sweep, then every thread applies the map to its column: forward s dot products written to
+// the contribution buffer, backward NB·16 accumulators (rows of x) over the R local rows, each map
+// row read from shared memory as broadcast 16-byte loads.
+template <int NB, bool BACKWARD>
+__device__ void maps_sweep(const Tree& t, const Pass& p, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+                           double* __restrict__ x, double* __restrict__ buf, const u64* __restrict__ map_off,
+                           const double* __restrict__ maps) {
+    extern __shared__ __align__(16) double maps_smem[];
+    const u32 j = blockIdx.x, C = blockDim.x, tid = threadIdx.x;
+    const int ld = (int)C + 1;
+    const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
+    const u32* rdof = p.row_dof + r0;
+    const u32 x0 = p.ext_ptr[j], x1 = p.ext_ptr[j + 1];
+    double* sM = maps_smem;
+    double* w = maps_smem + (mcap + 1) / 2 * 2;
+    {
+        const u32 cnt = BACKWARD ? R * ldm : ne * s;
+        const double* src = maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm);
+        for (u32 base = tid; base < cnt; base += MF_BATCH * C) {
+            double val[MF_BATCH];
+#pragma unroll
+            for (int u = 0; u < MF_BATCH; ++u) val[u] = base + u * C < cnt ? src[base + u * C] : 0.0;
+#pragma unroll
+            for (int u = 0; u < MF_BATCH; ++u)
+                if (base + u * C < cnt) sM[base + u * C] = val[u];
+        }
+    }
+    const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
+    const u64 out = t.slot[root] + t.e[root];
+    for (u32 c0 = 0; c0 < nrhs; c0 += C) {
+        __syncthreads();
+        sub_load_rows<BACKWARD>(rdof, R, ne, c0, C, nrhs, n, b, x, w, ld);
+        __syncthreads();
+        const bool mine = c0 + tid < nrhs;
+        double* wc = w + tid;
+        if (mine) sub_add_ext<1>(p, x0, x1, BACKWARD ? ne : R, buf, nrhs, c0 + tid, C, wc, ld);
+        if (!BACKWARD) {
+            if (mine) {
+                for (u32 a0 = 0; a0 < s; a0 += 4) {
+                    double acc[4];
+#pragma unroll
+                    for (u32 u = 0; u < 4; ++u) acc[u] = a0 + u < s ? wc[(ne + a0 + u) * ld] : 0.0;
+#pragma unroll 4
+                    for (u32 i = 0; i < ne; ++i) {
+                        const double wi = wc[i * ld];
+#pragma unroll
+                        for (u32 u = 0; u < 4; ++u)
+                            if (a0 + u < s) acc[u] = fma(sM[i * s + a0 + u], wi, acc[u]);
+                    }
+#pragma unroll
+                    for (u32 u = 0; u < 4; ++u)
+                        if (a0 + u < s) buf[(out + a0 + u) * nrhs + c0 + tid] = acc[u];
+                }
+            }
+        } else {
+            double acc[NB * MF_MAP_ROWS];
+#pragma unroll
+            for (int r = 0; r < NB * MF_MAP_ROWS; ++r) acc[r] = 0.0;
+            if (mine) {
+#pragma unroll 2
+                for (u32 k = 0; k < R; ++k) {
+                    const double wk = wc[k * ld];
+                    const double2* mk = reinterpret_cast<const double2*>(sM + k * ldm);
+#pragma unroll
+                    for (int blk = 0; blk < NB; ++blk) {
+                        if (blk * MF_MAP_ROWS < ldm) {
+#pragma unroll
+                            for (int u = 0; u < MF_MAP_ROWS / 2; ++u) {
+                                const double2 f = mk[blk * MF_MAP_ROWS / 2 + u];
+                                acc[blk * MF_MAP_ROWS + 2 * u] = fma(f.x, wk, acc[blk * MF_MAP_ROWS + 2 * u]);
+                                acc[blk * MF_MAP_ROWS + 2 * u + 1] = fma(f.y, wk, acc[blk * MF_MAP_ROWS + 2 * u + 1]);
+                            }
+                        }
+                    }
+                }
+            }
+            __syncthreads();  // every column of w read: overwrite the eliminated rows with x
+            if (mine) {
+#pragma unroll
+                for (int r = 0; r < NB * MF_MAP_ROWS; ++r)
+                    if ((u32)r < ne) wc[r * ld] = acc[r];
+            }
+            __syncthreads();
+            sub_store_x(rdof, ne, c0, C, nrhs, n, w, ld, x);
+        }
+    }
+}
+
+extern "C" __global__ void mf_maps_setup_8(Tree t, Pass p, const double* __restrict__ storage, const u64* __restrict__ map_off,
+                                           double* __restrict__ maps) {
+    maps_setup<8>(t, p, storage, map_off, maps);
+}
+extern "C" __global__ void mf_maps_setup_32(Tree t, Pass p, const double* __restrict__ storage, const u64* __restrict__ map_off,
+                                            double* __restrict__ maps) {
+    maps_setup<32>(t, p, storage, map_off, maps);
+}
+extern "C" __global__ void mf_maps_forward(Tree t, Pass p, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+                                           double* __restrict__ x, double* __restrict__ buf, const u64* __restrict__ map_off,
+                                           const double* __restrict__ maps) {
+    maps_sweep<1, false>(t, p, mcap, nrhs, n, b, x, buf, map_off, maps);
+}
+// Backward variants: eliminated rows per subtree up to NB·16.
+#define MF_MAPS_BACKWARD(NB)                                                                                          \
+    extern "C" __global__ void mf_maps_backward_##NB(Tree t, Pass p, u32 mcap, u32 nrhs, u64 n,                       \
+                                                     const double* __restrict__ b, double* __restrict__ x,            \
+                                                     double* __restrict__ buf, const u64* __restrict__ map_off,       \
+                                                     const double* __restrict__ maps) {                               \
+        maps_sweep<NB, true>(t, p, mcap, nrhs, n, b, x, buf, map_off, maps);                                          \
+    }
+MF_MAPS_BACKWARD(1)
+MF_MAPS_BACKWARD(2)
+MF_MAPS_BACKWARD(3)

@@ -21,12 +21,17 @@ fn gpu_multifrontal_equals_faer_lu() {
         for nrhs in [1, 5, 33] {
             check_against_faer(&be, &f, &case, nrhs);
         }
+        // With the transfer maps computed, the default solves every number of columns by them.
+        f.prepare_maps(&be).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        for nrhs in [1, 5] {
+            check_against_faer(&be, &f, &case, nrhs);
+        }
     }
 }
 
-/// Both solves (level by level, fused subtrees) equal faer's LU for one and many right-hand sides
-/// (chunks of 32 and 64 columns, a partial last chunk), with fronts small and large (subtrees
-/// below, library-sized fronts above them).
+/// The three solves (level by level, fused subtrees, their transfer maps) equal faer's LU for one
+/// and many right-hand sides (chunks of 32 and 64 columns, a partial last chunk), with fronts small
+/// and large (subtrees below, library-sized fronts above them).
 #[test]
 fn gpu_fused_subtree_and_level_solves_equal_faer_lu() {
     let Some(be) = test_gpu() else { return };
@@ -34,7 +39,7 @@ fn gpu_fused_subtree_and_level_solves_equal_faer_lu() {
     for case in small_cases().into_iter().chain(large_front_cases()) {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         fused += usize::from(f.subtree_passes() > 0);
-        for path in [SolvePath::Subtrees, SolvePath::Levels] {
+        for path in [SolvePath::Subtrees, SolvePath::Maps, SolvePath::Levels] {
             f.set_solve_path(path);
             for nrhs in [1, 3, 70] {
                 check_against_faer(&be, &f, &case, nrhs);
@@ -46,19 +51,22 @@ fn gpu_fused_subtree_and_level_solves_equal_faer_lu() {
 
 /// Every block shape of the fused kernels (1 and 2 right-hand sides per thread, blocks of 64 to
 /// 256 columns) equals faer's LU, with partial chunks (70 of 64, 96, 128 or 256 columns, 3 of
-/// 256); passes with eliminated blocks above 8 rows fall back to one column per thread. Shapes
-/// without a kernel are errors.
+/// 256); passes with eliminated blocks above 8 rows fall back to one column per thread. The
+/// transfer maps' kernels (one column per thread) run with each shape's threads (32 to 256 columns
+/// per block). Shapes without a kernel are errors.
 #[test]
 fn gpu_fused_subtree_shapes_equal_faer_lu() {
     let Some(be) = test_gpu() else { return };
     let shapes = [(32, 2), (64, 2), (96, 1), (128, 1), (256, 1)];
     for case in small_cases().into_iter().chain(large_front_cases()) {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
-        f.set_solve_path(SolvePath::Subtrees);
         for (threads, cols) in shapes {
             f.set_subtree_shape(Some(SubtreeShape { threads, cols })).unwrap();
-            for nrhs in [3, 70] {
-                check_against_faer(&be, &f, &case, nrhs);
+            for path in [SolvePath::Subtrees, SolvePath::Maps] {
+                f.set_solve_path(path);
+                for nrhs in [3, 70] {
+                    check_against_faer(&be, &f, &case, nrhs);
+                }
             }
         }
     }
@@ -93,13 +101,16 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
     let b = right_hand_sides(&sys, nrhs);
     let mut xc = vec![0.0; b.len()];
     cpu.solve_into(nrhs, &b, &mut xc).unwrap();
-    for round in 0..3 {
+    for round in 0..4 {
         let bd = be.from_host(&b).unwrap();
         let mut xd = be.zeros(b.len()).unwrap();
-        // Round 0: the default (fused subtrees for this many columns); round 1: level by level;
-        // round 2: fused subtrees, 2 columns per thread, blocks of 128.
-        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees][round]);
-        gpu.set_subtree_shape((round == 2).then_some(SubtreeShape { threads: 64, cols: 2 })).unwrap();
+        // Round 0: the default (transfer maps for this many columns, computed after the
+        // factorization); round 1: level by level; round 2: fused subtrees, 2 columns per thread,
+        // blocks of 128; round 3: transfer maps again (recomputed after the refactorizations),
+        // blocks of 256 columns.
+        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps][round]);
+        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 })][round];
+        gpu.set_subtree_shape(shape).unwrap();
         gpu.solve_many(&be, nrhs, &bd, &mut xd).unwrap();
         let xg = be.to_host(&xd).unwrap();
         let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));

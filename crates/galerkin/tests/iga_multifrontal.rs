@@ -47,15 +47,17 @@ fn singular_matrix_and_bad_sizes_are_errors() {
     assert!(CpuMultifrontal::factor(Arc::new(case.sym), &[1.0; 3]).is_err());
 }
 
-/// The fused-subtree sweeps (the GPU's many-right-hand-side solve, run here on the CPU over the
-/// same tables) equal the multifrontal solve and faer's LU: 1D and 2D, subtrees as large as the
+/// The fused-subtree sweeps and their transfer maps (the GPU's many-right-hand-side solves, run
+/// here on the CPU over the same tables) equal the multifrontal solve and faer's LU: 1D and 2D, subtrees as large as the
 /// default limits allow and tiny ones (many passes, external children, leaves as roots).
 #[test]
 fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
+    use galerkin::solver::multifrontal::maps::{reference_maps, reference_maps_solve, MapLayout};
     use galerkin::solver::multifrontal::subtrees::{reference_solve, SubtreeLimits, SubtreePlan};
     let tiny = SubtreeLimits { rows: 12, emax: 8, front_entries: 300, mmax: 160 };
     let whole = SubtreeLimits { rows: 100_000, emax: 32, front_entries: 1 << 30, mmax: 160 };
     let mut many_passes = false;
+    let mut maps_checked = 0;
     for case in small_cases().into_iter().chain(large_front_cases()) {
         let sym = Arc::new(case.sym.clone());
         let f = CpuMultifrontal::factor(sym.clone(), &case.sys.matrices).unwrap();
@@ -93,7 +95,20 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
             reference_solve(&sym, &plan, &|v| f.front(v), &perm, &b, &mut x);
             let diff = want.iter().zip(&x).fold(0.0f64, |m, (a, c)| if c.is_finite() { m.max((a - c).abs()) } else { f64::INFINITY });
             assert!(diff <= 1e-10 * scale, "{} ({} passes, {lim:?}): fused sweeps differ by {diff:.3e} (scale {scale:.3e})", case.name, plan.passes.len());
+            // The same passes by the subtrees' dense transfer maps (the GPU's `SolvePath::Maps`),
+            // for the limits the GPU uses and the tiny ones (dense maps of whole trees are large).
+            if plan.passes.iter().any(|p| p.max_rows > 64) {
+                continue;
+            }
+            maps_checked += 1;
+            let layout = MapLayout::new(&plan);
+            let maps = reference_maps(&sym, &plan, &layout, &|v| f.front(v), &perm);
+            let mut xm = vec![f64::NAN; n];
+            reference_maps_solve(&sym, &plan, &layout, &maps, &b, &mut xm);
+            let diff = want.iter().zip(&xm).fold(0.0f64, |m, (a, c)| if c.is_finite() { m.max((a - c).abs()) } else { f64::INFINITY });
+            assert!(diff <= 1e-10 * scale, "{} ({} passes, {lim:?}): transfer maps differ by {diff:.3e} (scale {scale:.3e})", case.name, plan.passes.len());
         }
     }
     assert!(many_passes, "no case cut into three passes or more");
+    assert!(maps_checked > 10, "transfer maps checked on {maps_checked} plans only");
 }

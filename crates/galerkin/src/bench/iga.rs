@@ -11,7 +11,7 @@
 use super::timing::{guarded_gbs, measure, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
-use crate::solver::multifrontal::cuda::{SolvePath, SubtreeShape};
+use crate::solver::multifrontal::cuda::{SolvePath, SubtreeShape, MAPS_MIN_RHS};
 use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
@@ -116,6 +116,10 @@ pub struct RhsRow {
     pub cost_over_one: f64,
     /// The same over the fastest factor + one solve of any GPU engine (the target).
     pub cost_over_best_one: f64,
+    /// Engines that solve by the transfer maps: their computation after each factorization
+    /// (seconds, median), and `cost_over_best_one` with it counted.
+    pub maps_setup_s: Option<f64>,
+    pub cost_with_setup_over_best_one: Option<f64>,
 }
 
 /// The seed's model `t = a + b log₂ N` fitted to GPU factorization times.
@@ -321,11 +325,16 @@ fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&C
 
 /// The solve path and fused-kernel shape of a GPU engine of the right-hand-side sweep.
 fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>)> {
-    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-levels, gpu-subtrees or gpu-subtrees-TxC)"));
+    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps or gpu-maps-T)"));
     Ok(match engine {
         "gpu" => (SolvePath::Auto, None),
         "gpu-levels" => (SolvePath::Levels, None),
         "gpu-subtrees" => (SolvePath::Subtrees, None),
+        "gpu-maps" => (SolvePath::Maps, None),
+        e if e.starts_with("gpu-maps-") => {
+            let threads = e["gpu-maps-".len()..].parse().map_err(|_| bad())?;
+            (SolvePath::Maps, Some(SubtreeShape { threads, cols: 1 }))
+        }
         e => {
             let (t, c) = e.strip_prefix("gpu-subtrees-").and_then(|r| r.split_once('x')).ok_or_else(bad)?;
             let (threads, cols) = (t.parse().map_err(|_| bad())?, c.parse().map_err(|_| bad())?);
@@ -366,6 +375,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
         let mut one = (0.0, 0.0);
         for &nrhs in &o.rhs {
             let b = &b_all[..nd * nrhs];
+            let mut setup = None;
             let (factor_s, solve, check) = match (engine, gpu) {
                 (e, Some((be, copy))) if e.starts_with("gpu") => {
                     let (path, shape) = engine_path(e)?;
@@ -376,6 +386,11 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     let bd = be.from_host(b)?;
                     let mut x = be.zeros(nd * nrhs)?;
                     let solve = gpu_time(be, o.reps, || f.solve_many(be, nrhs, &bd, &mut x))?;
+                    if path == SolvePath::Maps || (path == SolvePath::Auto && nrhs >= MAPS_MIN_RHS) {
+                        let with = gpu_time(be, o.reps, || f.refactor(be).and_then(|_| f.prepare_maps(be)))?;
+                        setup = Some((with.median - factor.median).max(0.0));
+                        f.solve_many(be, nrhs, &bd, &mut x)?;
+                    }
                     guarded_gbs(&format!("GPU solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs), &solve, copy)?;
                     // Check the last right-hand side against the CPU.
                     let xl = be.to_host(&x)?[nd * (nrhs - 1)..].to_vec();
@@ -409,12 +424,15 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                 solve,
                 cost_over_one,
                 cost_over_best_one: f64::NAN,
+                maps_setup_s: setup,
+                cost_with_setup_over_best_one: None,
             });
         }
     }
     let best_gpu_one = rows.iter().filter(|r| r.engine.starts_with("gpu") && r.nrhs == 1).map(|r| r.factor_s + r.solve.median).fold(f64::INFINITY, f64::min);
     for r in rows.iter_mut().filter(|r| r.engine.starts_with("gpu")) {
         r.cost_over_best_one = (r.factor_s + r.solve.median) / best_gpu_one;
+        r.cost_with_setup_over_best_one = r.maps_setup_s.map(|m| (r.factor_s + m + r.solve.median) / best_gpu_one);
     }
     Ok(rows)
 }
@@ -486,8 +504,12 @@ pub fn run(o: &IgaBenchOptions, gpu: Option<&CudaBackend>, mut log: impl FnMut(&
     }
     let rhs = if o.sweep_rhs && !o.rhs.is_empty() { run_rhs(o, dev)? } else { Vec::new() };
     for r in &rhs {
+        let maps = match (r.maps_setup_s, r.cost_with_setup_over_best_one) {
+            (Some(m), Some(c)) => format!(", maps setup {m:.3e} s (with it over the best GPU one = {c:.2})"),
+            _ => String::new(),
+        };
         log(&format!(
-            "{} N={} p={} nrhs={:>5}: factor {:.3e} s, solve {:.3e} s [{:.3e}..{:.3e}] ({:.2} us per rhs, {:.0} GB/s), (factor + solve)/(factor + 1 solve) = {:.2}, over the best GPU one = {:.2}",
+            "{} N={} p={} nrhs={:>5}: factor {:.3e} s, solve {:.3e} s [{:.3e}..{:.3e}] ({:.2} us per rhs, {:.0} GB/s), (factor + solve)/(factor + 1 solve) = {:.2}, over the best GPU one = {:.2}{maps}",
             r.engine, r.elements, r.degree, r.nrhs, r.factor_s, r.solve.median, r.solve.min, r.solve.max, r.solve.median / r.nrhs as f64 * 1e6, r.solve_gbs, r.cost_over_one, r.cost_over_best_one
         ));
     }

@@ -10,7 +10,11 @@
 //! - solves with many right-hand sides ([`SolvePath::Subtrees`]): the small fronts are cut into
 //!   fused subtrees ([`crate::solver::multifrontal::subtrees`]), one launch per pass each way, one
 //!   block per subtree with its fronts and right-hand-side rows in shared memory; the nodes above
-//!   them (large fronts) go level by level as before.
+//!   them (large fronts) go level by level as before;
+//! - solves with many right-hand sides by the subtrees' transfer maps ([`SolvePath::Maps`],
+//!   [`crate::solver::multifrontal::maps`]): the same passes, each a gather, a small dense product
+//!   per subtree and a scatter; the maps are computed on the first such solve after a
+//!   factorization ([`CudaMultifrontal::prepare_maps`]).
 //!
 //! The launch count therefore grows with the tree depth (`log N`), not with the number of nodes,
 //! except for the library calls of large fronts.
@@ -19,6 +23,7 @@ use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::{cuda_error, jit, CudaBackend, CudaVector};
 use crate::solver::factorization::Factorization;
 use crate::solver::multifrontal::cpu::{leaf_fronts, singular};
+use crate::solver::multifrontal::maps::MapLayout;
 use crate::solver::multifrontal::subtrees::{Pass, SubtreeLimits, SubtreePlan};
 use crate::solver::multifrontal::Symbolic;
 use crate::{Error, Result};
@@ -100,6 +105,12 @@ struct DevPass {
     small_e: bool,
     _u32: Vec<CudaSlice<u32>>,
     _u64: CudaSlice<u64>,
+    /// Transfer maps: each subtree's offset, the largest `[H K]ᵀ` and `Gᵀ` (doubles), and the
+    /// backward kernel (accumulators for up to `16·nb` eliminated rows).
+    map_off: CudaSlice<u64>,
+    map_backward: usize,
+    map_forward: usize,
+    map_nb: usize,
 }
 
 impl DevPass {
@@ -107,6 +118,11 @@ impl DevPass {
     fn smem(&self, cols: usize) -> usize {
         let d = &self.dp;
         8 * (d.front_entries as usize + d.rows as usize * (cols + 1) + d.nodes_max as usize) + 4 * (d.loc_entries + d.piv_entries + 6 * d.nodes_max) as usize
+    }
+    /// Dynamic shared memory of one block of the map kernels with `cols` columns.
+    fn map_smem(&self, backward: bool, cols: usize) -> usize {
+        let m = if backward { self.map_backward } else { self.map_forward };
+        8 * (m.next_multiple_of(2) + self.dp.rows as usize * (cols + 1))
     }
 }
 
@@ -117,10 +133,19 @@ pub enum SolvePath {
     Auto,
     Levels,
     Subtrees,
+    /// The fused subtrees' passes by their transfer maps.
+    Maps,
 }
 
 /// [`SolvePath::Auto`] uses the fused subtrees from this many right-hand sides on.
 pub const SUBTREE_MIN_RHS: usize = 8;
+/// [`SolvePath::Auto`] computes the transfer maps for a solve of this many right-hand sides or
+/// more; once computed (until the next factorization) it solves every number of right-hand sides
+/// by them. On the H100 at 2^20 cubic elements the maps' solve was the fastest from 1 to 1024
+/// right-hand sides (1: 0.76–0.79 ms against 0.86 level by level), but their setup (1.4 ms)
+/// pays for itself within one solve only where it saves more than that over the fused sweeps
+/// (256 right-hand sides: 7.8 against 9.8 ms; 16: 1.2 against 1.8 ms).
+pub const MAPS_MIN_RHS: usize = 192;
 /// Threads and right-hand sides per thread of a block of the fused kernels (a block sweeps
 /// `threads × cols` columns at once). Several columns per thread load each front entry from
 /// shared memory once for all of them and give every thread independent chains of FMAs.
@@ -194,6 +219,17 @@ struct MfKernels {
     /// Eliminated blocks ≤ 8 rows with 1 and 2 columns per thread, then ≤ 32 rows with 1.
     sub_forward: [Kernel; 3],
     sub_backward: [Kernel; 3],
+    /// Transfer maps: setup (eliminated blocks ≤ 8, ≤ 32), forward, backward (≤ 16, 32, 48 rows).
+    maps_setup: [Kernel; 2],
+    maps_forward: Kernel,
+    maps_backward: [Kernel; 3],
+}
+
+/// The transfer maps of every fused subtree on the device; `fresh` once computed from the current
+/// factorization.
+struct DeviceMaps {
+    data: CudaSlice<f64>,
+    fresh: bool,
 }
 
 /// Library state for large fronts: handles, getrf workspace, pivots and info per large node.
@@ -242,6 +278,10 @@ pub struct CudaMultifrontal {
     status: CudaSlice<u64>,
     large: Option<Mutex<LargeState>>,
     buffers: Mutex<Option<SolveBuffers>>,
+    /// Doubles of all transfer maps ([`MapLayout::len`]); the maps themselves, allocated on the
+    /// first solve that uses them.
+    maps_len: u64,
+    maps: Mutex<Option<DeviceMaps>>,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -345,7 +385,8 @@ impl CudaMultifrontal {
         let upper_leaves = lb.step(s, upper(0..s.nelem as u32));
         let upper_levels: Vec<Step> = s.levels.iter().map(|r| lb.step(s, upper(r.clone()))).collect();
         let all = lb.all;
-        let passes = plan.passes.iter().map(|p| upload_pass(be, p)).collect::<Result<Vec<_>>>()?;
+        let layout = MapLayout::new(&plan);
+        let passes = plan.passes.iter().enumerate().map(|(q, p)| upload_pass(be, p, &layout, q)).collect::<Result<Vec<_>>>()?;
         let lists = be.upload(if all.is_empty() { &[0u32][..] } else { &all })?;
 
         let module = be.variant_module(&jit::MULTIFRONTAL, &[])?;
@@ -362,6 +403,9 @@ impl CudaMultifrontal {
             rhs_x: get("mf_rhs_x")?,
             sub_forward: [get("mf_sub_forward_8_1")?, get("mf_sub_forward_8_2")?, get("mf_sub_forward_32_1")?],
             sub_backward: [get("mf_sub_backward_8_1")?, get("mf_sub_backward_8_2")?, get("mf_sub_backward_32_1")?],
+            maps_setup: [get("mf_maps_setup_8")?, get("mf_maps_setup_32")?],
+            maps_forward: get("mf_maps_forward")?,
+            maps_backward: [get("mf_maps_backward_1")?, get("mf_maps_backward_2")?, get("mf_maps_backward_3")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
         kernels
@@ -374,11 +418,12 @@ impl CudaMultifrontal {
         // by every factorization on the backend (one module), so the limit is always set to the
         // same largest value: a per-factorization value could be lowered by another one between
         // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
-        let want = passes.iter().map(|p| p.smem(SUBTREE_MAX_WIDTH)).max().unwrap_or(0);
+        let want = passes.iter().map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
-        if want > DEFAULT_SMEM
-            && kernels.sub_forward.iter().chain(&kernels.sub_backward).all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, MAX_SMEM as i32).is_ok())
-        {
+        let fused_kernels = || {
+            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward)
+        };
+        if want > DEFAULT_SMEM && fused_kernels().all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, MAX_SMEM as i32).is_ok()) {
             sub_smem = MAX_SMEM;
         }
 
@@ -430,6 +475,8 @@ impl CudaMultifrontal {
             status,
             large,
             buffers: Mutex::new(None),
+            maps_len: layout.len,
+            maps: Mutex::new(None),
         })
     }
 
@@ -449,6 +496,9 @@ impl CudaMultifrontal {
     /// Factorizes again from the element matrices already on the device (what the benchmark times:
     /// everything from the element matrices to a checked factorization).
     pub fn refactor(&mut self, be: &CudaBackend) -> Result<()> {
+        if let Some(m) = self.maps.get_mut().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            m.fresh = false;
+        }
         be.stream
             .memcpy_dtod(&self.elements, &mut self.storage.slice_mut(0..self.elements.len()))
             .map_err(|e| cuda_error(format!("copying the element matrices failed: {e}")))?;
@@ -585,16 +635,23 @@ impl CudaMultifrontal {
         let lv = [ptr(be, &bufs.levels[0]), ptr(be, &bufs.levels[1])];
         let large = self.large.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
         let nr = nrhs as u32;
-        let fused = match self.path {
-            SolvePath::Levels => false,
-            SolvePath::Subtrees => !self.passes.is_empty(),
-            SolvePath::Auto => !self.passes.is_empty() && nrhs >= SUBTREE_MIN_RHS,
+        let some = !self.passes.is_empty();
+        let (fused, by_maps) = match self.path {
+            SolvePath::Levels => (false, false),
+            SolvePath::Subtrees => (some, false),
+            SolvePath::Maps => (some, some),
+            SolvePath::Auto => {
+                let fresh = self.maps.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|m| m.fresh);
+                (some && (fresh || nrhs >= SUBTREE_MIN_RHS), some && (fresh || nrhs >= MAPS_MIN_RHS))
+            }
         };
+        let by_maps = by_maps && self.passes.iter().all(|p| p.map_nb <= 3);
+        let maps = if by_maps { Some(self.maps_ptr(be)?) } else { None };
         let (leaves, levels) = if fused { (&self.upper_leaves, &self.upper_levels) } else { (&self.leaves, &self.levels) };
         // Forward: fused subtrees, leaves, then levels deepest first (ping-pong buffers).
         if fused {
             for p in &self.passes {
-                self.sweep_pass(be, p, false, nrhs, st, bp, xp, leaf)?;
+                self.sweep_pass(be, p, false, nrhs, st, bp, xp, leaf, maps)?;
             }
         }
         self.forward_small(be, leaves, nrhs, n, st, pv, bp, xp, leaf, leaf, leaf)?;
@@ -644,7 +701,7 @@ impl CudaMultifrontal {
         self.backward_small(be, leaves, nrhs, n, st, xp)?;
         if fused {
             for p in self.passes.iter().rev() {
-                self.sweep_pass(be, p, true, nrhs, st, bp, xp, leaf)?;
+                self.sweep_pass(be, p, true, nrhs, st, bp, xp, leaf, maps)?;
             }
         }
         Ok(())
@@ -653,9 +710,22 @@ impl CudaMultifrontal {
     /// One launch over the subtrees of pass `p`: forward (roots' contributions to `leaf`) or
     /// backward (forward recomputed, then `x` at every dof the subtrees eliminate).
     #[allow(clippy::too_many_arguments)]
-    fn sweep_pass(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, st: DevPtr, b: DevPtr, x: DevPtr, leaf: DevPtr) -> Result<()> {
+    fn sweep_pass(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, st: DevPtr, b: DevPtr, x: DevPtr, leaf: DevPtr, maps: Option<DevPtr>) -> Result<()> {
         if p.count == 0 {
             return Ok(());
+        }
+        if let Some(maps) = maps {
+            // One column per thread: the shape's threads, else by the number of right-hand
+            // sides; narrower where the block would not fit.
+            let mut cols = self.shape.map_or_else(|| SubtreeShape::for_rhs(nrhs).threads, |s| s.threads);
+            while cols > 32 && p.map_smem(backward, cols) > self.sub_smem {
+                cols /= 2;
+            }
+            let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: p.map_smem(backward, cols) as u32 };
+            let k = if backward { &self.kernels.maps_backward[p.map_nb - 1] } else { &self.kernels.maps_forward };
+            let mcap = if backward { p.map_backward } else { p.map_forward } as u32;
+            let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
+            return launch!(be, k, cfg; &self.tree, &p.dp, &mcap, &nr, &n, &b, &x, &leaf, &off, &maps);
         }
         let mut sh = self.shape.unwrap_or_else(|| SubtreeShape::for_rhs(nrhs));
         // One column per thread where only that variant exists or the block would not fit.
@@ -668,6 +738,36 @@ impl CudaMultifrontal {
         let k = if backward { &self.kernels.sub_backward[v] } else { &self.kernels.sub_forward[v] };
         let (nr, n) = (nrhs as u32, self.sym.n as u64);
         launch!(be, k, cfg; &self.tree, &p.dp, &nr, &n, &st, &b, &x, &leaf)
+    }
+
+    /// Computes the transfer maps of every fused subtree from the current factorization (if not
+    /// yet done): one launch per pass, a block per subtree, a thread per unit column. A solve by
+    /// the maps calls it; benchmarks call it to time it apart.
+    pub fn prepare_maps(&self, be: &CudaBackend) -> Result<()> {
+        self.maps_ptr(be).map(|_| ())
+    }
+
+    /// The maps' device pointer, computed first where stale.
+    fn maps_ptr(&self, be: &CudaBackend) -> Result<DevPtr> {
+        let mut guard = self.maps.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            let data = be.alloc::<f64>((self.maps_len as usize).max(1)).map_err(|e| Error::invalid(format!("multifrontal transfer maps ({} MB): {e}", self.maps_len * 8 / 1_000_000)))?;
+            *guard = Some(DeviceMaps { data, fresh: false });
+        }
+        let m = guard.as_mut().ok_or_else(|| Error::invalid("internal: transfer maps missing"))?;
+        let data = ptr(be, &m.data);
+        if !m.fresh {
+            let st = ptr(be, &self.storage);
+            for p in self.passes.iter().filter(|p| p.count > 0) {
+                let threads = if p.smem(64) <= self.sub_smem { 64 } else { 32 };
+                let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: p.smem(threads as usize) as u32 };
+                let k = &self.kernels.maps_setup[usize::from(!p.small_e)];
+                let off = ptr(be, &p.map_off);
+                launch!(be, k, cfg; &self.tree, &p.dp, &st, &off, &data)?;
+            }
+            m.fresh = true;
+        }
+        Ok(data)
     }
 
     /// Chooses the solve (default [`SolvePath::Auto`]); for benchmarks and tests.
@@ -734,7 +834,7 @@ impl CudaMultifrontal {
 }
 
 /// Uploads one pass's tables.
-fn upload_pass(be: &CudaBackend, p: &Pass) -> Result<DevPass> {
+fn upload_pass(be: &CudaBackend, p: &Pass, layout: &MapLayout, q: usize) -> Result<DevPass> {
     let up = |v: &Vec<u32>| be.upload(if v.is_empty() { &[0u32][..] } else { &v[..] });
     let t: Vec<CudaSlice<u32>> = [&p.sub_ptr, &p.nodes, &p.f_off, &p.l_off, &p.p_off, &p.loc, &p.loc_ptr, &p.row_ptr, &p.row_dof, &p.elim, &p.ext_ptr, &p.ext_row]
         .into_iter()
@@ -762,7 +862,20 @@ fn upload_pass(be: &CudaBackend, p: &Pass) -> Result<DevPass> {
         piv_entries: p.max_piv as u32,
         nodes_max,
     };
-    Ok(DevPass { dp, count: p.len(), small_e: p.max_e <= 8, _u32: t, _u64: src })
+    let map_off = be.upload(if p.is_empty() { &[0u64][..] } else { &layout.off[q][..] })?;
+    // Map kernels exist for up to 3 blocks of 16 eliminated rows (the default limits allow 40).
+    let map_nb = layout.max_elim[q].div_ceil(crate::solver::multifrontal::maps::MAP_ROWS).max(1);
+    Ok(DevPass {
+        dp,
+        count: p.len(),
+        small_e: p.max_e <= 8,
+        _u32: t,
+        _u64: src,
+        map_off,
+        map_backward: layout.backward_entries[q],
+        map_forward: layout.forward_entries[q],
+        map_nb,
+    })
 }
 
 impl CudaBackend {

@@ -11,6 +11,7 @@
 pub mod cpu;
 pub mod cuda;
 pub mod dense;
+pub mod maps;
 pub mod subtrees;
 pub mod symbolic;
 pub mod tree;

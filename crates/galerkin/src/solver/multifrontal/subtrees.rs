@@ -237,10 +237,79 @@ impl SubtreePlan {
     }
 }
 
-/// The sweeps of the fused kernels, on the CPU, for one right-hand side over the plan's tables:
-/// what `kernels/multifrontal.cu` computes per column (a reference for tests). `front(v)` is node
-/// `v`'s factorized front, `perm(v)` the front row at each pivot position. `b` is the right-hand
-/// side, `x` receives the solution; every active node must be fused.
+/// The sweeps of subtree `j` of pass `p` over its local rows `w` (one column, already holding `b`
+/// at the eliminated rows plus the external contributions): forward, the root's Schur rows
+/// accumulate its contribution; `backward`, the forward sweep with the root's Schur rows held (they
+/// hold `x` there), then the backward sweep: `w` at the eliminated rows becomes `x`. What
+/// `kernels/multifrontal.cu` computes per column. `front(v)` is node `v`'s factorized front,
+/// `perm(v)` the front row at each pivot position.
+pub fn sweep_local<'a>(s: &Symbolic, p: &Pass, j: usize, front: &dyn Fn(usize) -> &'a [f64], perm: &dyn Fn(usize) -> Vec<u32>, w: &mut [f64], backward: bool) {
+    let ne = p.elim[j] as usize;
+    let range = p.sub_ptr[j] as usize..p.sub_ptr[j + 1] as usize;
+    let loc0 = p.loc_ptr[j] as usize;
+    for i in range.clone() {
+        let v = p.nodes[i] as usize;
+        let (m, e) = (s.m[v] as usize, s.e[v] as usize);
+        let (f, loc, pm) = (front(v), &p.loc[loc0 + p.l_off[i] as usize..][..m], perm(v));
+        let mut r: Vec<f64> = (0..e).map(|k| w[loc[pm[k] as usize] as usize]).collect();
+        for k in 0..e {
+            for i2 in k + 1..e {
+                r[i2] -= f[i2 + k * m] * r[k];
+            }
+        }
+        for i2 in e..m {
+            // Backward: the root's Schur rows already hold x.
+            if !backward || (loc[i2] as usize) < ne {
+                w[loc[i2] as usize] -= (0..e).map(|k| f[i2 + k * m] * r[k]).sum::<f64>();
+            }
+        }
+        for k in 0..e {
+            w[loc[k] as usize] = r[k];
+        }
+    }
+    if !backward {
+        return;
+    }
+    for i in range.rev() {
+        let v = p.nodes[i] as usize;
+        let (m, e) = (s.m[v] as usize, s.e[v] as usize);
+        let (f, loc) = (front(v), &p.loc[loc0 + p.l_off[i] as usize..][..m]);
+        let mut r: Vec<f64> = (0..e).map(|k| w[loc[k] as usize]).collect();
+        for l in e..m {
+            let xl = w[loc[l] as usize];
+            for k in 0..e {
+                r[k] -= f[k + l * m] * xl;
+            }
+        }
+        for k in (0..e).rev() {
+            r[k] /= f[k + k * m];
+            for i2 in 0..k {
+                r[i2] -= f[i2 + k * m] * r[k];
+            }
+        }
+        for k in 0..e {
+            w[loc[k] as usize] = r[k];
+        }
+    }
+}
+
+/// Subtree `j`'s local rows for one column: `b` at the eliminated rows, `x` at the root's Schur
+/// rows (`backward`) or 0, plus the external children's contributions from `buf` (backward only at
+/// the eliminated rows).
+pub fn gather_local(p: &Pass, j: usize, b: &[f64], x: &[f64], buf: &[f64], backward: bool) -> Vec<f64> {
+    let rows = &p.row_dof[p.row_ptr[j] as usize..p.row_ptr[j + 1] as usize];
+    let ne = p.elim[j] as usize;
+    let mut w: Vec<f64> = rows.iter().enumerate().map(|(i, &d)| if i < ne { b[d as usize] } else if backward { x[d as usize] } else { 0.0 }).collect();
+    for k in p.ext_ptr[j] as usize..p.ext_ptr[j + 1] as usize {
+        if !backward || (p.ext_row[k] as usize) < ne {
+            w[p.ext_row[k] as usize] += buf[p.ext_src[k] as usize];
+        }
+    }
+    w
+}
+
+/// The fused kernels' solve on the CPU, one right-hand side, every active node fused (a reference
+/// for tests): passes forward (each root's Schur rows to the contribution buffer), then backward.
 pub fn reference_solve<'a>(
     s: &Symbolic,
     plan: &SubtreePlan,
@@ -250,77 +319,24 @@ pub fn reference_solve<'a>(
     x: &mut [f64],
 ) {
     let mut buf = vec![0.0; plan.leaf_slots as usize];
-    let sweep = |p: &Pass, j: usize, backward: bool, buf: &mut Vec<f64>, x: &mut [f64]| {
-        let rows = &p.row_dof[p.row_ptr[j] as usize..p.row_ptr[j + 1] as usize];
-        let ne = p.elim[j] as usize;
-        let mut w: Vec<f64> = rows.iter().enumerate().map(|(i, &d)| if i < ne { b[d as usize] } else if backward { x[d as usize] } else { 0.0 }).collect();
-        for k in p.ext_ptr[j] as usize..p.ext_ptr[j + 1] as usize {
-            if !backward || (p.ext_row[k] as usize) < ne {
-                w[p.ext_row[k] as usize] += buf[p.ext_src[k] as usize];
-            }
-        }
-        let range = p.sub_ptr[j] as usize..p.sub_ptr[j + 1] as usize;
-        let loc0 = p.loc_ptr[j] as usize;
-        for i in range.clone() {
-            let v = p.nodes[i] as usize;
-            let (m, e) = (s.m[v] as usize, s.e[v] as usize);
-            let (f, loc, pm) = (front(v), &p.loc[loc0 + p.l_off[i] as usize..][..m], perm(v));
-            let mut r: Vec<f64> = (0..e).map(|k| w[loc[pm[k] as usize] as usize]).collect();
-            for k in 0..e {
-                for i2 in k + 1..e {
-                    r[i2] -= f[i2 + k * m] * r[k];
-                }
-            }
-            for i2 in e..m {
-                // Backward: the root's Schur rows already hold x.
-                if !backward || (loc[i2] as usize) < ne {
-                    w[loc[i2] as usize] -= (0..e).map(|k| f[i2 + k * m] * r[k]).sum::<f64>();
-                }
-            }
-            for k in 0..e {
-                w[loc[k] as usize] = r[k];
-            }
-        }
-        if !backward {
-            let root = p.nodes[range.end - 1] as usize;
-            for a in 0..rows.len() - ne {
-                buf[(plan.slot[root] + s.e[root] as u64) as usize + a] = w[ne + a];
-            }
-            return;
-        }
-        for i in range.rev() {
-            let v = p.nodes[i] as usize;
-            let (m, e) = (s.m[v] as usize, s.e[v] as usize);
-            let (f, loc) = (front(v), &p.loc[loc0 + p.l_off[i] as usize..][..m]);
-            let mut r: Vec<f64> = (0..e).map(|k| w[loc[k] as usize]).collect();
-            for l in e..m {
-                let xl = w[loc[l] as usize];
-                for k in 0..e {
-                    r[k] -= f[k + l * m] * xl;
-                }
-            }
-            for k in (0..e).rev() {
-                r[k] /= f[k + k * m];
-                for i2 in 0..k {
-                    r[i2] -= f[i2 + k * m] * r[k];
-                }
-            }
-            for k in 0..e {
-                w[loc[k] as usize] = r[k];
-            }
-        }
-        for (i, &d) in rows[..ne].iter().enumerate() {
-            x[d as usize] = w[i];
-        }
-    };
     for p in &plan.passes {
         for j in 0..p.len() {
-            sweep(p, j, false, &mut buf, x);
+            let mut w = gather_local(p, j, b, x, &buf, false);
+            sweep_local(s, p, j, front, perm, &mut w, false);
+            let ne = p.elim[j] as usize;
+            let root = p.nodes[p.sub_ptr[j + 1] as usize - 1] as usize;
+            let out = (plan.slot[root] + s.e[root] as u64) as usize;
+            buf[out..out + w.len() - ne].copy_from_slice(&w[ne..]);
         }
     }
     for p in plan.passes.iter().rev() {
         for j in 0..p.len() {
-            sweep(p, j, true, &mut buf, x);
+            let mut w = gather_local(p, j, b, x, &buf, true);
+            sweep_local(s, p, j, front, perm, &mut w, true);
+            let rows = &p.row_dof[p.row_ptr[j] as usize..p.row_ptr[j + 1] as usize];
+            for (i, &d) in rows[..p.elim[j] as usize].iter().enumerate() {
+                x[d as usize] = w[i];
+            }
         }
     }
 }
