@@ -2,11 +2,7 @@
 # Issue 12, seventh round: the whole device call (H100). Run from the checkout root with the packed
 # build in $D (device-pack heat5 ...): benchmarks first, then the GPU tests. Results under $OUT.
 D=${D:-.dev-heat5}
-OUT=${OUT:-.}
-tar -C "$D" -xJf "$D/bin.tar.xz"
-G=$D/galerkin
-B="bench --heat --gpu --cpu-max-dofs 0 --steps 50 --runs 3 --levels none"
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/device.txt"
+. "$(dirname "$0")/heat_common.sh"
 # 1. The default lattice PCG loop (ring: march with p·q, update and direction with D⁻¹ per node
 #    code) and the CuPy peer.
 timeout 60 $G $B --dofs 2000000,10000000 --json "$OUT/heat-gpu.json" 2>&1 | tee "$OUT/heat-gpu.txt"
