@@ -39,5 +39,6 @@ run late GALERKIN_VTU_BACKGROUND=late
 run global GALERKIN_VTU_BACKGROUND=global
 run huge GALERKIN_HUGE_PAGES=on
 run box-warm3
+run late2 GALERKIN_VTU_BACKGROUND=late
 timeout 150 bash "$d/run.sh"; echo "tests rc=$?" | tee -a "$OUT/summary.txt"
 grep -E "^test result|FAILED|panicked|^== " "$OUT"/*.log | tail -30

@@ -19,8 +19,8 @@ fn problem(n: usize) -> String {
 fn phases_add_up_to_the_processs_wall_clock() {
     let dir = tempfile::tempdir().unwrap();
     let toml = dir.path().join("p.toml");
-    // About 2 s on a 2-core machine: 2 % is 40 ms, several times the process's exec and exit.
-    std::fs::write(&toml, problem(40)).unwrap();
+    // 2 to 4 s on a 2-core machine: 2 % is 40 ms or more, several times the exec and the exit.
+    std::fs::write(&toml, problem(24)).unwrap();
     let out = dir.path().join("out");
     let t = Instant::now();
     let run = Command::new(env!("CARGO_BIN_EXE_galerkin"))
@@ -39,10 +39,12 @@ fn phases_add_up_to_the_processs_wall_clock() {
     assert!(s("start") > 0.0 && s("start") < 0.5, "start {}", s("start"));
     assert!((total - phases - s("unaccounted")).abs() < 1e-9 && s("unaccounted").abs() < 0.01 * total, "{tm}");
     // The total (process start to the report) cannot exceed the time around the process (the
-    // start time is known to ±5 ms), and misses at most 2 % of it: the report's own write, the
-    // printing and the exit.
-    assert!(total <= wall + 0.006, "report total {total:.4} s > wall {wall:.4} s");
+    // start time is known to a clock tick, 10 ms), and misses at most 2 % of it: the report's own
+    // write, the printing and the exit.
+    assert!(total <= wall + 0.011, "report total {total:.4} s > wall {wall:.4} s");
     assert!(total >= 0.98 * wall, "phases add up to {total:.4} s of {wall:.4} s wall ({:.1} %): {tm}", 100.0 * total / wall);
     assert!(s("solve_ready") > s("start") + s("setup") + s("mesh") && s("solve_ready") < total, "{tm}");
-    assert!(report["errors"]["l2"].as_f64().unwrap() < 2e-3, "{}", report["errors"]);
+    // P1 at h = 1/24: the discretisation error (2.8e-3), not a failed solve.
+    let l2 = report["errors"]["l2"].as_f64().unwrap();
+    assert!(l2 > 1e-3 && l2 < 4e-3, "{}", report["errors"]);
 }
