@@ -307,6 +307,12 @@ fn run(cli: Cli) -> galerkin::Result<()> {
     match cli.command {
         Command::Run(ProblemArgs { problem, backend, out, quiet }) => {
             let opts = RunOptions { backend, out_dir: out, progress: !quiet };
+            // This process runs this one problem: its report counts the time since the process
+            // started (phase `start`) and its teardown releases the CUDA context. What follows the
+            // report is printing and `exit`: the run's data is freed in its timed teardown and the
+            // report is on disk, so returning from `main` (Rust runs no destructors of statics;
+            // the C library's exit flushes nothing of ours) costs no more than `process::exit`.
+            galerkin::process::mark_main();
             let r = run_file(&problem, &opts)?;
             galerkin::trace::note("main: run returned", 0.0);
             say!("{}", if r.title.is_empty() { problem.display().to_string() } else { r.title.clone() });
@@ -328,8 +334,9 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             let t = &r.timings;
             say!(
-                "  time [s]     setup {:.3}  mesh {:.3}  space {:.3}  assembly {:.3}  preconditioner {:.3}  solve {:.3}  errors {:.3}  output {:.3}  total {:.3} ({:.3} in no phase)",
-                t.setup, t.mesh, t.space, t.assembly, t.preconditioner, t.solve + t.solve_other, t.errors, t.output + t.points, t.total, t.unaccounted
+                "  time [s]     start {:.3}  setup {:.3}  mesh {:.3}  space {:.3}  assembly {:.3}  preconditioner {:.3}  solve {:.3}  errors {:.3}  output {:.3}  teardown {:.3}  total {:.3} ({:.3} in no phase)",
+                t.start,
+                t.setup, t.mesh, t.space, t.assembly, t.preconditioner, t.solve + t.solve_other, t.errors, t.output + t.points, t.teardown, t.total, t.unaccounted
             );
             if let Some(h) = r.memory.peak_host {
                 let dev = r.memory.peak_device.map(|d| format!(", device {}", galerkin::memory::human(d))).unwrap_or_default();

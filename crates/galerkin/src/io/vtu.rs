@@ -613,9 +613,24 @@ impl VtuPrepared {
 pub struct VtuPreparing(Option<std::thread::JoinHandle<Result<VtuPrepared>>>);
 
 impl VtuPreparing {
-    /// Starts [`VtuPrepared::new`] on its own thread (it owns its copy of the mesh).
+    /// Starts [`VtuPrepared::new`] on its own thread (it owns its copy of the mesh), its parallel
+    /// loops in a small pool of low-priority threads of their own ([`super::background`]), so the
+    /// run's parallel steps never wait behind them.
     pub fn spawn(mesh: std::sync::Arc<Mesh>, path: std::path::PathBuf, regions: bool, fields: Vec<(&'static str, usize)>) -> VtuPreparing {
-        VtuPreparing(Some(std::thread::spawn(move || VtuPrepared::new(&mesh, &path, regions, &fields))))
+        Self::spawn_with(mesh, path, regions, fields, true)
+    }
+
+    /// [`Self::spawn`]; `own_pool = false` runs the loops on rayon's global pool instead (the
+    /// behaviour before the pool, kept to measure against).
+    pub fn spawn_with(mesh: std::sync::Arc<Mesh>, path: std::path::PathBuf, regions: bool, fields: Vec<(&'static str, usize)>, own_pool: bool) -> VtuPreparing {
+        VtuPreparing(Some(std::thread::spawn(move || {
+            if !own_pool {
+                return VtuPrepared::new(&mesh, &path, regions, &fields);
+            }
+            use super::background::{background_threads, low_priority_pool};
+            let pool = low_priority_pool("vtu", background_threads(rayon::current_num_threads()))?;
+            pool.install(|| VtuPrepared::new(&mesh, &path, regions, &fields))
+        })))
     }
 
     /// Waits for the mesh part to be written.
@@ -846,6 +861,23 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "the temporary should exist before finish");
         drop(p);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "an unfinished file was left behind");
+    }
+
+    /// The preparation in its own pool and on the global pool write the same file, byte for byte.
+    #[test]
+    fn own_pool_and_global_pool_write_the_same_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = std::sync::Arc::new(square());
+        let u: Vec<f64> = (0..m.num_vertices()).map(|i| 1.0 / (i as f64 + 3.0)).collect();
+        let records: Vec<_> = [true, false]
+            .into_iter()
+            .map(|own| {
+                let path = dir.path().join(format!("{own}.vtu"));
+                let p = VtuPreparing::spawn_with(m.clone(), path, true, vec![("u", 1)], own).join().unwrap();
+                p.finish(&[&u]).unwrap().0
+            })
+            .collect();
+        assert_eq!((records[0].bytes, &records[0].sha256), (records[1].bytes, &records[1].sha256));
     }
 
     #[test]

@@ -219,7 +219,8 @@ impl LinearProblem {
     pub fn constraints(&self) -> Result<Constraints> {
         let space = &self.space;
         let n = space.ncomp;
-        let mut vals: std::collections::BTreeMap<usize, f64> = Default::default();
+        // (dof, value) in the order given; a later entry for a dof replaces an earlier one.
+        let mut vals: Vec<(usize, f64)> = Vec::new();
         for bc in &self.bcs {
             if let BoundaryCondition::Dirichlet { on, value, components } = bc {
                 let tags = on.iter().map(|b| b.resolve(&space.mesh)).collect::<Result<Vec<_>>>()?;
@@ -228,7 +229,7 @@ impl LinearProblem {
                 let (nodes, data) = space.boundary_data(&tags, |x, o| value(x, o))?;
                 for (&node, v) in nodes.iter().zip(data.chunks(n)) {
                     for &c in comps {
-                        vals.insert(node * n + c, v[c]);
+                        vals.push((node * n + c, v[c]));
                     }
                 }
             }
@@ -236,10 +237,10 @@ impl LinearProblem {
         // Modes a variable-degree space drops stay zero whatever the boundary data.
         for &node in &space.frozen {
             for c in 0..n {
-                vals.insert(node * n + c, 0.0);
+                vals.push((node * n + c, 0.0));
             }
         }
-        Ok(Constraints { dofs: vals.keys().copied().collect(), values: vals.values().copied().collect() })
+        Ok(last_per_dof(vals))
     }
 
     /// The element integrator (with the Robin terms) and the facet loads of the boundary
@@ -520,5 +521,45 @@ impl<B: FeBackend> System<'_, B> {
         let u = be.to_host(&x)?;
         timings.solve = t0.elapsed().as_secs_f64() - timings.preconditioner;
         Ok(Solution { u, stats, timings })
+    }
+}
+
+/// Constraints from (dof, value) pairs in the order given, the last value of a dof winning (as a
+/// map's inserts would): a stable sort, linear for the usual already-sorted boundary nodes, where
+/// a map's 3·10^5 inserts took a tenth of a second at 10^7 unknowns.
+fn last_per_dof(mut pairs: Vec<(usize, f64)>) -> Constraints {
+    pairs.sort_by_key(|p| p.0);
+    let mut c = Constraints { dofs: Vec::with_capacity(pairs.len()), values: Vec::with_capacity(pairs.len()) };
+    for (d, v) in pairs {
+        match (c.dofs.last(), c.values.last_mut()) {
+            (Some(&last), Some(lv)) if last == d => *lv = v,
+            _ => {
+                c.dofs.push(d);
+                c.values.push(v);
+            }
+        }
+    }
+    c
+}
+
+#[cfg(test)]
+mod constraint_order_tests {
+    use super::last_per_dof;
+
+    /// Sorted, unique dofs; a repeated dof keeps the value given last, as `BTreeMap::insert` did.
+    #[test]
+    fn last_value_of_each_dof_wins_and_dofs_are_sorted() {
+        let c = last_per_dof(vec![(5, 1.0), (2, 2.0), (5, 3.0), (0, 4.0), (2, 5.0), (9, 6.0), (5, 7.0)]);
+        assert_eq!(c.dofs, vec![0, 2, 5, 9]);
+        assert_eq!(c.values, vec![4.0, 5.0, 7.0, 6.0]);
+        let mut map = std::collections::BTreeMap::new();
+        let pairs: Vec<(usize, f64)> = (0..200).map(|i| ((i * 37) % 61, i as f64)).collect();
+        for &(d, v) in &pairs {
+            map.insert(d, v);
+        }
+        let c = last_per_dof(pairs);
+        assert_eq!(c.dofs, map.keys().copied().collect::<Vec<_>>());
+        assert_eq!(c.values, map.values().copied().collect::<Vec<_>>());
+        assert!(last_per_dof(Vec::new()).dofs.is_empty());
     }
 }

@@ -115,10 +115,14 @@ pub struct MemoryReport {
     pub peak_device: Option<f64>,
 }
 
-/// Seconds per phase. The phases cover the run: `total` is the wall clock from reading the problem
-/// file to the last output file, and `unaccounted` (total minus the phases) stays near zero.
+/// Seconds per phase. The phases cover the run: `total` is the wall clock from the process's start
+/// (a command: the CLI) or from reading the problem file (a library call) to the last output file,
+/// and `unaccounted` (total minus the phases) stays near zero.
 #[derive(Debug, Default, Serialize)]
 pub struct PhaseTimes {
+    /// From the process's start (by the kernel's clock) to the run's first timer: loading the
+    /// binary, argument parsing (`crate::process`); 0 for a library call.
+    pub start: f64,
     /// Reading and checking the problem file, compiling its expressions, selecting the backend,
     /// locking the output directory, building the problem's fields.
     pub setup: f64,
@@ -149,18 +153,20 @@ pub struct PhaseTimes {
     pub teardown: f64,
     pub total: f64,
     pub unaccounted: f64,
-    /// Everything before the first Krylov iteration: setup, mesh, space, assembly and
+    /// Everything before the first Krylov iteration: start, setup, mesh, space, assembly and
     /// preconditioner (set by [`PhaseTimes::close`]).
     pub solve_ready: f64,
 }
 
 impl PhaseTimes {
-    /// Sets `total` from `start` and `unaccounted` as total minus the phases.
+    /// Sets the `start` phase (a command's time before `start`), `total` from the process's start
+    /// (or `start`) and `unaccounted` as total minus the phases.
     pub fn close(&mut self, start: Instant) {
-        self.total = start.elapsed().as_secs_f64();
-        let phases = self.setup + self.mesh + self.space + self.assembly + self.preconditioner + self.solve + self.solve_other + self.errors + self.points + self.output + self.teardown;
+        self.start = crate::process::since_start(start);
+        self.total = self.start + start.elapsed().as_secs_f64();
+        let phases = self.start + self.setup + self.mesh + self.space + self.assembly + self.preconditioner + self.solve + self.solve_other + self.errors + self.points + self.output + self.teardown;
         self.unaccounted = self.total - phases;
-        self.solve_ready = self.setup + self.mesh + self.space + self.assembly + self.preconditioner;
+        self.solve_ready = self.start + self.setup + self.mesh + self.space + self.assembly + self.preconditioner;
     }
 }
 
@@ -423,18 +429,28 @@ fn run_from(pf: &ProblemFile, base: &Path, opts: &RunOptions, t_start: Instant) 
     // Report points are located before the solve, so one outside the mesh costs nothing.
     let point_weights = space.points_weights(&pf.output.points, "output.points")?;
     // A large raw appended VTU: its mesh part is encoded, hashed and written on another thread
-    // while the system is assembled and solved; the solution is added at the end.
+    // while the system is assembled and solved (or, `late`, solved only); the solution is added
+    // at the end.
     let vtu_path = out.join(&format!("{}.vtu", pf.output.name));
     let vtu_name = if ncomp == 1 { "u" } else { "displacement" };
-    let prepared = (pf.output.vtu && pf.output.vtu_encoding == io::VtuEncoding::Appended && rayon::current_num_threads() >= 4).then(|| {
-        io::VtuPreparing::spawn(mesh.clone(), vtu_path.clone(), pf.output.cell_data, vec![(vtu_name, ncomp)])
-    });
+    let background = VtuBackground::from_env();
+    let spawn_vtu = || {
+        (pf.output.vtu && pf.output.vtu_encoding == io::VtuEncoding::Appended && rayon::current_num_threads() >= 4).then(|| {
+            io::VtuPreparing::spawn_with(mesh.clone(), vtu_path.clone(), pf.output.cell_data, vec![(vtu_name, ncomp)], background != VtuBackground::Global)
+        })
+    };
+    let mut prepared = if background == VtuBackground::Late { None } else { spawn_vtu() };
     times.setup = t_start.elapsed().as_secs_f64() - mesh_s - space_s;
     let t = Instant::now();
     let spinner = io::progress_bar(0, "assembling", opts.progress);
     // What the report needs from the system: stored bytes, colors, constrained dofs.
     let (level, tuning) = (pf.assembly.level, pf.assembly.tuning());
-    let done = || spinner.finish_and_clear();
+    let done = || {
+        spinner.finish_and_clear();
+        if background == VtuBackground::Late {
+            prepared = spawn_vtu();
+        }
+    };
     let (mut sol, assembly_report, remove_mean) = match &backend {
         AnyBackend::Cpu(cpu) => solve_on(cpu, pf, &problem, level, tuning, &config, &faults, &mut notes, done)?,
         AnyBackend::Cuda(be) => solve_on(be.as_ref(), pf, &problem, level, tuning, &config, &faults, &mut notes, done)?,
@@ -576,6 +592,12 @@ fn run_from(pf: &ProblemFile, base: &Path, opts: &RunOptions, t_start: Instant) 
     // The run's data freed inside the measured time, so the phases add up to the wall clock.
     let t = Instant::now();
     drop((sol, point_weights, problem, mesh, space, backend));
+    // A command's process ends after the report: its CUDA context (device memory, mappings) is
+    // torn down here, timed, rather than by the driver at exit, outside every phase.
+    if crate::process::is_command() {
+        let n = crate::backend::cuda::release_unused_contexts();
+        crate::trace::note(&format!("teardown: data freed, {n} CUDA context(s) released"), t.elapsed().as_secs_f64());
+    }
     times.teardown = t.elapsed().as_secs_f64();
     times.close(t_start);
     report.timings = times;
@@ -583,6 +605,28 @@ fn run_from(pf: &ProblemFile, base: &Path, opts: &RunOptions, t_start: Instant) 
         io::write_json(out.join("report.json"), &report)?;
     }
     Ok(report)
+}
+
+/// When the VTU's mesh part is prepared beside the run, and where its parallel loops run
+/// (`GALERKIN_VTU_BACKGROUND`, for measuring; the default is `pool`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum VtuBackground {
+    /// From the end of the set-up (mesh and space), in a small low-priority pool of its own.
+    Pool,
+    /// From the end of the assembly (the solve's start), in its own pool: nothing beside the set-up.
+    Late,
+    /// From the end of the set-up, on rayon's global pool (the behaviour before the pool).
+    Global,
+}
+
+impl VtuBackground {
+    fn from_env() -> VtuBackground {
+        match std::env::var("GALERKIN_VTU_BACKGROUND").as_deref() {
+            Ok("late") => VtuBackground::Late,
+            Ok("global") => VtuBackground::Global,
+            _ => VtuBackground::Pool,
+        }
+    }
 }
 
 /// Assemble and solve on one backend. A singular system (the constant in the operator's null

@@ -24,7 +24,7 @@ mod memory;
 pub mod resident;
 pub mod vector;
 
-pub use context::{probe, require_gpu, test_gpu, CudaBackend, DeviceInfo};
+pub use context::{probe, release_unused_contexts, require_gpu, test_gpu, CudaBackend, DeviceInfo};
 pub use csr::{DeviceCsr, SpmvPath};
 pub use vector::CudaVector;
 pub use resident::{ResidentSpace, Shared};
