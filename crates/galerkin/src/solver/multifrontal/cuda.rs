@@ -148,10 +148,12 @@ pub enum LargeFronts {
     PerNode,
 }
 
-/// [`LargeFronts::Auto`] solves a level's large fronts batched from this many on (one block per
-/// front and 8 right-hand sides beats 2 cuBLAS calls per front; a lone root front is solved
-/// faster by cuBLAS over the whole GPU).
-pub const SOLVE_BATCH_MIN: usize = 4;
+/// [`LargeFronts::Auto`] solves a level's large fronts batched from this many on: every level.
+/// On the H100 the batched solve (a block per front and 8 right-hand sides) was faster than the
+/// per-node cuBLAS calls at every 2D size measured, the root's lone front included (`batched`
+/// against `auto` with 4 here: p = 1 512², 6.6 against 7.4 ms; p = 3 512², 11.0 against 12.0 ms;
+/// BENCHMARKS.md, issue 15).
+pub const SOLVE_BATCH_MIN: usize = 1;
 /// Cost model of [`batch_pays`]: concurrent blocks of `mfb_factor` (H100: 132 SMs), the FP64 rate
 /// of one such block, the fixed cost of one library call and the libraries' rate on a mid-sized
 /// front.
