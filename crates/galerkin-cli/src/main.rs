@@ -277,6 +277,11 @@ enum Command {
         full_degrees: Vec<usize>,
         #[arg(long, default_value_t = 1 << 22)]
         partial_max: usize,
+        /// GPU large-front engines of the 1D/2D sweeps, each timed: auto (batched per level where
+        /// the cost model says so), batched (every level), batched-K (levels with at least K fronts
+        /// above 160 rows in one launch), per-node (cuSOLVER/cuBLAS per node).
+        #[arg(long, value_delimiter = ',', default_value = "auto")]
+        large_fronts: Vec<String>,
         /// Also run on the first CUDA GPU (fails when there is none).
         #[arg(long)]
         gpu: bool,
@@ -412,14 +417,14 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
-        Command::BenchIga { sweeps, degrees, elements, grid, degrees_2d, rhs, rhs_elements, rhs_degree, rhs_engines, reps, cpu_max, lu_max, full_degrees, partial_max, gpu, json, plot } => {
+        Command::BenchIga { sweeps, degrees, elements, grid, degrees_2d, rhs, rhs_elements, rhs_degree, rhs_engines, reps, cpu_max, lu_max, full_degrees, partial_max, large_fronts, gpu, json, plot } => {
             use galerkin::bench::iga;
             if let Some(s) = sweeps.iter().find(|s| !["1d", "2d", "rhs"].contains(&s.as_str())) {
                 return Err(galerkin::Error::invalid(format!("unknown sweep `{s}` (expected 1d, 2d or rhs)")));
             }
             let has = |s: &str| sweeps.iter().any(|x| x == s);
             let device = if gpu { Some(first_gpu()?.0) } else { None };
-            let o = iga::IgaBenchOptions { sweep_1d: has("1d"), sweep_2d: has("2d"), sweep_rhs: has("rhs"), degrees, sizes_1d: elements, sizes_2d: grid, degrees_2d, rhs, rhs_elements, rhs_degree, rhs_engines, reps, cpu_max, lu_max, full_degrees, partial_max };
+            let o = iga::IgaBenchOptions { sweep_1d: has("1d"), sweep_2d: has("2d"), sweep_rhs: has("rhs"), degrees, sizes_1d: elements, sizes_2d: grid, degrees_2d, rhs, rhs_elements, rhs_degree, rhs_engines, reps, cpu_max, lu_max, full_degrees, partial_max, large_fronts };
             say!("cpu: {} threads; gpu: {}", rayon::current_num_threads(), device.as_ref().map_or("none".to_string(), |d| d.device().name.clone()));
             let r = iga::run(&o, device.as_ref(), |line| say!("{line}"))?;
             if let Some(c) = r.copy_gbs {

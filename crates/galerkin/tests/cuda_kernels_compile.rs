@@ -107,6 +107,20 @@ fn multifrontal_kernels_have_every_entry_point() {
     }
 }
 
+/// The batched large-front kernels (appended to multifrontal.cu in one module) compile and keep
+/// every multifrontal entry point besides their own.
+#[test]
+fn batched_multifrontal_kernels_have_every_entry_point() {
+    if !nvrtc() {
+        return;
+    }
+    let k = &jit::MULTIFRONTAL_BATCHED;
+    let c = jit::compile_ptx(k.file, k.source, "compute_90").unwrap_or_else(|e| panic!("{e}"));
+    for entry in ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1"] {
+        assert!(c.ptx.contains(&format!(".entry {entry}(")), "multifrontal_batched.cu lacks {entry}");
+    }
+}
+
 #[test]
 fn compile_error_names_the_file_and_line() {
     if !nvrtc() {

@@ -11,7 +11,7 @@
 use super::timing::{guarded_gbs, measure, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
-use crate::solver::multifrontal::cuda::{SolvePath, SubtreeShape, MAPS_MIN_RHS};
+use crate::solver::multifrontal::cuda::{LargeFronts, SolvePath, SubtreeShape, MAPS_MIN_RHS};
 use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
@@ -61,6 +61,33 @@ pub struct IgaBenchOptions {
     /// Largest size run at degrees other than `full_degrees` (to bound the run time).
     pub full_degrees: Vec<usize>,
     pub partial_max: usize,
+    /// GPU large-front engines of the 1D/2D sweeps ([`large_fronts`]): `auto` (the default
+    /// choice per level), `batched` (every level), `batched-K` (levels with at least K large
+    /// fronts), `per-node`; the first gives the row's `gpu` times, every one a [`GpuVariant`].
+    pub large_fronts: Vec<String>,
+}
+
+/// The [`LargeFronts`] of a large-front engine name.
+pub fn large_fronts(name: &str) -> Result<LargeFronts> {
+    let bad = || Error::invalid(format!("unknown large-front engine `{name}` (expected auto, per-node, batched or batched-K with K ≥ 1)"));
+    Ok(match name {
+        "auto" => LargeFronts::Auto,
+        "per-node" => LargeFronts::PerNode,
+        "batched" => LargeFronts::Batched { min_nodes: 1 },
+        _ => match name.strip_prefix("batched-").map(str::parse::<usize>) {
+            Some(Ok(k)) if k >= 1 => LargeFronts::Batched { min_nodes: k },
+            _ => return Err(bad()),
+        },
+    })
+}
+
+/// GPU times of one large-front engine at one size.
+#[derive(Clone, Debug, Serialize)]
+pub struct GpuVariant {
+    pub engine: String,
+    pub times: EngineTimes,
+    /// Launches (kernels and library calls) per factorization and per solve.
+    pub launches: (usize, usize),
 }
 
 /// One engine's times at one size.
@@ -92,6 +119,8 @@ pub struct SizeRow {
     pub gpu: Option<EngineTimes>,
     /// GPU kernel/library launches per factorization and per solve.
     pub gpu_launches: Option<(usize, usize)>,
+    /// Every large-front engine's GPU times (the first is `gpu`).
+    pub gpu_variants: Vec<GpuVariant>,
     pub lu: Option<EngineTimes>,
     /// faer LU (factor + one solve) over GPU multifrontal (factor + one solve).
     pub gpu_speedup_over_lu: Option<f64>,
@@ -265,6 +294,7 @@ fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&C
         cpu: None,
         gpu: None,
         gpu_launches: None,
+        gpu_variants: Vec::new(),
         lu: None,
         gpu_speedup_over_lu: None,
         max_relative_difference: 0.0,
@@ -281,20 +311,27 @@ fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&C
         row.cpu = Some(engine_times(&sym, factor, solve));
     }
     if let Some((be, copy)) = gpu {
+        let engines = if o.large_fronts.is_empty() { vec!["auto".to_string()] } else { o.large_fronts.clone() };
         let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
-        let factor = gpu_time(be, o.reps, || f.refactor(be))?;
         let b = be.from_host(&sys.rhs)?;
         let mut x = be.zeros(sys.ndofs)?;
-        let solve = gpu_time(be, o.reps, || f.solve(be, &b, &mut x))?;
-        let xg = be.to_host(&x)?;
-        row.max_backward_error = row.max_backward_error.max(backward_error(&sys, &xg));
-        if let Some(r) = &reference {
-            row.max_relative_difference = row.max_relative_difference.max(max_rel_diff(r, &xg));
+        for engine in &engines {
+            f.set_large_fronts(large_fronts(engine)?);
+            let factor = gpu_time(be, o.reps, || f.refactor(be))?;
+            let solve = gpu_time(be, o.reps, || f.solve(be, &b, &mut x))?;
+            let xg = be.to_host(&x)?;
+            row.max_backward_error = row.max_backward_error.max(backward_error(&sys, &xg));
+            if let Some(r) = &reference {
+                row.max_relative_difference = row.max_relative_difference.max(max_rel_diff(r, &xg));
+            }
+            reference.get_or_insert(xg);
+            let t = gpu_engine_times(&sym, factor, solve, &format!("{dim}D p={p} N={elements} {engine}"), copy)?;
+            if row.gpu.is_none() {
+                row.gpu_launches = Some(f.launches());
+                row.gpu = Some(t.clone());
+            }
+            row.gpu_variants.push(GpuVariant { engine: engine.clone(), times: t, launches: f.launches() });
         }
-        reference.get_or_insert(xg);
-        let t = gpu_engine_times(&sym, factor, solve, &format!("{dim}D p={p} N={elements}"), copy)?;
-        row.gpu_launches = Some(f.launches());
-        row.gpu = Some(t);
     }
     if elements <= o.lu_max {
         // faer's LU (symbolic analysis + numeric factorization, as `DirectSolver::lu` does it) is
@@ -491,6 +528,14 @@ pub fn run(o: &IgaBenchOptions, gpu: Option<&CudaBackend>, mut log: impl FnMut(&
                     r.max_relative_difference,
                     r.max_backward_error
                 ));
+                if r.gpu_variants.len() > 1 {
+                    for v in &r.gpu_variants {
+                        log(&format!(
+                            "    gpu {:<10} factor {:.3e} s [{:.3e}..{:.3e}]  solve {:.3e} s [{:.3e}..{:.3e}]  launches {}/{}",
+                            v.engine, v.times.factor.median, v.times.factor.min, v.times.factor.max, v.times.solve.median, v.times.solve.min, v.times.solve.max, v.launches.0, v.launches.1
+                        ));
+                    }
+                }
                 rows.push(r);
             }
         }

@@ -179,9 +179,18 @@ pub const MULTIFRONTAL: KernelSource = KernelSource {
     cells: false,
 };
 
+/// The multifrontal kernels plus the batched large fronts (`kernels/multifrontal_batched.cu`: a
+/// block per front, every large front of a level in one launch); the module the solver loads.
+pub const MULTIFRONTAL_BATCHED: KernelSource = KernelSource {
+    file: "multifrontal_batched.cu",
+    source: concat!(include_str!("../../../kernels/multifrontal.cu"), "#line 1 \"multifrontal_batched.cu\"\n", include_str!("../../../kernels/multifrontal_batched.cu")),
+    physics: false,
+    cells: false,
+};
+
 /// Every kernel source of the backend that compiles without variant defines (what CI compiles as
 /// is; the finite element variants are compiled by `operator::level::compile_variants`).
-pub const ALL_SOURCES: [KernelSource; 5] = [VECTOR, SPMV, BLOCK_JACOBI, DG, MULTIFRONTAL];
+pub const ALL_SOURCES: [KernelSource; 6] = [VECTOR, SPMV, BLOCK_JACOBI, DG, MULTIFRONTAL, MULTIFRONTAL_BATCHED];
 
 /// PTX plus whatever NVRTC logged while producing it (warnings).
 #[derive(Clone, Debug)]

@@ -16,8 +16,15 @@
 //!   per subtree and a scatter; the maps are computed on the first such solve after a
 //!   factorization ([`CudaMultifrontal::prepare_maps`]).
 //!
+//! - large fronts batched ([`LargeFronts`]; by default where [`batch_pays`]): a level of many
+//!   large fronts is factorized by one launch of `mfb_factor` (`kernels/multifrontal_batched.cu`,
+//!   a thread block per front: blocked LU with partial pivoting in global memory) and solved by
+//!   one `mfb_forward` / `mfb_backward` launch each way; the levels near the root (few, very large
+//!   fronts that fill the GPU alone) keep cuSOLVER/cuBLAS.
+//!
 //! The launch count therefore grows with the tree depth (`log N`), not with the number of nodes,
-//! except for the library calls of large fronts.
+//! except for the library calls of the few large fronts at the top (or of every large front with
+//! [`LargeFronts::PerNode`]).
 use crate::backend::cuda::dense_libs::{DenseLibs, DevPtr};
 use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::{cuda_error, jit, CudaBackend, CudaVector};
@@ -126,6 +133,46 @@ impl DevPass {
     }
 }
 
+/// How [`CudaMultifrontal`] factorizes and solves the fronts above [`BLOCK_MAX`] rows, per level.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LargeFronts {
+    /// Batched where a cost model says it is faster ([`batch_pays`]): a level of many mid-sized
+    /// fronts in one launch, the few fronts near the root (each filling the GPU) per node.
+    #[default]
+    Auto,
+    /// Levels with at least `min_nodes` large fronts: one launch per step over all of them (a
+    /// block per front); levels with fewer: per node, as [`LargeFronts::PerNode`].
+    Batched { min_nodes: usize },
+    /// cuSOLVER `getrf` + cuBLAS `trsm`/`gemm`, one call per node and step (launches grow with
+    /// the number of large nodes).
+    PerNode,
+}
+
+/// [`LargeFronts::Auto`] solves a level's large fronts batched from this many on: every level.
+/// On the H100 the batched solve (a block per front and 8 right-hand sides) was faster than the
+/// per-node cuBLAS calls at every 2D size measured, the root's lone front included (`batched`
+/// against `auto` with 4 here: p = 1 512², 6.6 against 7.4 ms; p = 3 512², 11.0 against 12.0 ms;
+/// BENCHMARKS.md, issue 15).
+pub const SOLVE_BATCH_MIN: usize = 1;
+/// Cost model of [`batch_pays`]: concurrent blocks of `mfb_factor` (H100: 132 SMs), the FP64 rate
+/// of one such block, the fixed cost of one library call and the libraries' rate on a mid-sized
+/// front.
+const BATCH_SLOTS: usize = 132;
+const BLOCK_FLOPS: f64 = 4e10;
+const LIB_CALL_S: f64 = 12e-6;
+const LIB_FLOPS: f64 = 3e12;
+
+/// Whether a level's large fronts (`(m, e)` each) factorize faster in one launch of a block per
+/// front (time: waves of the largest front at [`BLOCK_FLOPS`]) than by three library calls each
+/// (call overhead plus flops at [`LIB_FLOPS`]).
+pub fn batch_pays(fronts: &[(usize, usize)]) -> bool {
+    let flops = |&(m, e): &(usize, usize)| 2.0 * e as f64 * (m * m) as f64;
+    let largest = fronts.iter().map(flops).fold(0.0, f64::max);
+    let batched = fronts.len().div_ceil(BATCH_SLOTS) as f64 * largest / BLOCK_FLOPS;
+    let per_node: f64 = fronts.iter().map(|f| 3.0 * LIB_CALL_S + flops(f) / LIB_FLOPS).sum();
+    batched < per_node
+}
+
 /// Which solve [`CudaMultifrontal`] runs: level by level (every node, one thread per node and
 /// right-hand side), by fused subtrees, or chosen by the number of right-hand sides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,6 +237,21 @@ struct Large {
     list: List,
     nodes: Vec<u32>,
     max_children: usize,
+    /// [`batch_pays`] for the factorization of these fronts.
+    pays: bool,
+}
+
+impl Large {
+    /// Whether these fronts are factorized (`solve` false) or solved in one batched launch.
+    fn batched(&self, mode: LargeFronts, solve: bool) -> bool {
+        let k = self.nodes.len();
+        match mode {
+            LargeFronts::PerNode => false,
+            LargeFronts::Batched { min_nodes } => k >= min_nodes.max(1),
+            LargeFronts::Auto if solve => k >= SOLVE_BATCH_MIN,
+            LargeFronts::Auto => self.pays,
+        }
+    }
 }
 
 /// What one level (or the leaves) launches.
@@ -223,6 +285,8 @@ struct MfKernels {
     maps_setup: [Kernel; 2],
     maps_forward: Kernel,
     maps_backward: [Kernel; 3],
+    /// Batched large fronts: factor, forward, backward (a block per front).
+    batched: [Kernel; 3],
 }
 
 /// The transfer maps of every fused subtree on the device; `fresh` once computed from the current
@@ -282,6 +346,8 @@ pub struct CudaMultifrontal {
     /// first solve that uses them.
     maps_len: u64,
     maps: Mutex<Option<DeviceMaps>>,
+    /// Factorization and solve of the large fronts.
+    large_fronts: LargeFronts,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -310,7 +376,8 @@ impl ListBuilder {
                 c.push(v)
             }
         }
-        let large = Large { list: self.push(s, &c), max_children: c.iter().map(|&v| s.children(v as usize).len()).max().unwrap_or(0), nodes: c };
+        let fronts: Vec<(usize, usize)> = c.iter().map(|&v| (s.m[v as usize] as usize, s.e[v as usize] as usize)).collect();
+        let large = Large { list: self.push(s, &c), max_children: c.iter().map(|&v| s.children(v as usize).len()).max().unwrap_or(0), nodes: c, pays: batch_pays(&fronts) };
         (self.push(s, &a), self.push(s, &b), large)
     }
 
@@ -389,7 +456,7 @@ impl CudaMultifrontal {
         let passes = plan.passes.iter().enumerate().map(|(q, p)| upload_pass(be, p, &layout, q)).collect::<Result<Vec<_>>>()?;
         let lists = be.upload(if all.is_empty() { &[0u32][..] } else { &all })?;
 
-        let module = be.variant_module(&jit::MULTIFRONTAL, &[])?;
+        let module = be.variant_module(&jit::MULTIFRONTAL_BATCHED, &[])?;
         let get = |name: &'static str| Kernel::from_module(&module, name);
         let kernels = MfKernels {
             factor_warp: get("mf_factor_warp")?,
@@ -406,6 +473,7 @@ impl CudaMultifrontal {
             maps_setup: [get("mf_maps_setup_8")?, get("mf_maps_setup_32")?],
             maps_forward: get("mf_maps_forward")?,
             maps_backward: [get("mf_maps_backward_1")?, get("mf_maps_backward_2")?, get("mf_maps_backward_3")?],
+            batched: [get("mfb_factor")?, get("mfb_forward")?, get("mfb_backward")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
         kernels
@@ -477,6 +545,7 @@ impl CudaMultifrontal {
             buffers: Mutex::new(None),
             maps_len: layout.len,
             maps: Mutex::new(None),
+            large_fronts: LargeFronts::default(),
         })
     }
 
@@ -511,12 +580,23 @@ impl CudaMultifrontal {
         let steps: Vec<&Step> = std::iter::once(&self.leaves).chain(&self.levels).collect();
         let mut large = self.large.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
         let mut next_large = 0usize;
+        // Large nodes factorized by cuSOLVER (their pivots and info are read back below).
+        let mut by_lib = Vec::new();
         for step in steps {
             self.factor_small(be, step.factor_warp, true, st, pv, status)?;
             self.factor_small(be, step.factor_block, false, st, pv, status)?;
             if let (Some(lg), false) = (large.as_mut(), step.factor_large.nodes.is_empty()) {
                 self.assemble_large(be, &step.factor_large, st)?;
+                if step.factor_large.batched(self.large_fronts, false) {
+                    let l = step.factor_large.list;
+                    let cfg = LaunchConfig { grid_dim: (l.count as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+                    let list = self.list_ptr(be, l);
+                    launch!(be, &self.kernels.batched[0], cfg; &self.tree, &list, &st, &pv, &status)?;
+                    next_large += l.count;
+                    continue;
+                }
                 for &v in &step.factor_large.nodes {
+                    by_lib.push(next_large);
                     let (node, ipiv_off, info_idx) = lg.nodes[next_large];
                     debug_assert_eq!(node, v);
                     next_large += 1;
@@ -537,14 +617,14 @@ impl CudaMultifrontal {
             return Err(singular(&self.sym, (status >> 32) as usize, (status & 0xffff_ffff) as usize));
         }
         if let Some(lg) = large.as_mut() {
-            let info = be.download(&lg.info)?;
-            if let Some((i, &k)) = info.iter().enumerate().find(|(_, &k)| k != 0) {
-                let v = lg.nodes[i].0 as usize;
+            let info = if by_lib.is_empty() { Vec::new() } else { be.download(&lg.info)? };
+            if let Some(&i) = by_lib.iter().find(|&&i| info[lg.nodes[i].2] != 0) {
+                let (v, k) = (lg.nodes[i].0 as usize, info[lg.nodes[i].2]);
                 return Err(singular(&self.sym, v, (k.max(1) - 1) as usize));
             }
             // Row exchanges → pivot positions, per large node.
-            let ipiv = be.download(&lg.ipiv)?;
-            for &(v, off, _) in &lg.nodes {
+            let ipiv = if by_lib.is_empty() { Vec::new() } else { be.download(&lg.ipiv)? };
+            for &(v, off, _) in by_lib.iter().map(|&i| &lg.nodes[i]) {
                 let e = self.sym.e[v as usize] as usize;
                 let mut perm: Vec<u32> = (0..e as u32).collect();
                 for k in 0..e {
@@ -667,7 +747,11 @@ impl CudaMultifrontal {
                     }
                     Ok(())
                 })?;
-                for &v in &lg.nodes {
+                let batched = lg.batched(self.large_fronts, true);
+                if batched {
+                    self.solve_batched(be, lg.list, false, nrhs, st, cur)?;
+                }
+                for &v in lg.nodes.iter().filter(|_| !batched) {
                     let (m, e) = (s.m[v as usize] as usize, s.e[v as usize] as usize);
                     let f = st + 8 * s.front_off[v as usize];
                     let r = cur + 8 * s.slot[v as usize] * nrhs as u64;
@@ -686,7 +770,11 @@ impl CudaMultifrontal {
                 let (from_x, to_x) = (0i32, 1i32);
                 let work = lg.list.mmax * nrhs;
                 self.per_node(be, lg.list, work, |list, cfg| launch!(be, &self.kernels.rhs_x, cfg; &self.tree, &list, &nr, &n, &from_x, &xp, &lv[0]))?;
-                for &v in &lg.nodes {
+                let batched = lg.batched(self.large_fronts, true);
+                if batched {
+                    self.solve_batched(be, lg.list, true, nrhs, st, lv[0])?;
+                }
+                for &v in lg.nodes.iter().filter(|_| !batched) {
                     let (m, e) = (s.m[v as usize] as usize, s.e[v as usize] as usize);
                     let f = st + 8 * s.front_off[v as usize];
                     let r = lv[0] + 8 * s.slot[v as usize] * nrhs as u64;
@@ -770,6 +858,29 @@ impl CudaMultifrontal {
         Ok(data)
     }
 
+    /// One launch of the batched forward or backward kernel over the large fronts of `l` (slots at
+    /// `slots`): a block per (front, chunk of 8 right-hand sides).
+    #[allow(clippy::too_many_arguments)]
+    fn solve_batched(&self, be: &CudaBackend, l: List, backward: bool, nrhs: usize, st: DevPtr, slots: DevPtr) -> Result<()> {
+        let chunks = nrhs.div_ceil(8);
+        if chunks > GRID_Y {
+            return Err(Error::invalid(format!("{nrhs} right-hand sides exceed the batched large-front solve ({} at most)", 8 * GRID_Y)));
+        }
+        let cfg = LaunchConfig { grid_dim: (l.count as u32, chunks as u32, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let (list, nr) = (self.list_ptr(be, l), nrhs as u32);
+        launch!(be, &self.kernels.batched[1 + usize::from(backward)], cfg; &self.tree, &list, &nr, &st, &slots)
+    }
+
+    /// Chooses how large fronts are factorized and solved (default [`LargeFronts::Auto`]): for the factorization at the next [`CudaMultifrontal::refactor`], for
+    /// solves at once (both kinds leave the same factors and pivots). For benchmarks and tests.
+    pub fn set_large_fronts(&mut self, large: LargeFronts) {
+        self.large_fronts = large;
+    }
+
+    pub fn large_fronts(&self) -> LargeFronts {
+        self.large_fronts
+    }
+
     /// Chooses the solve (default [`SolvePath::Auto`]); for benchmarks and tests.
     pub fn set_solve_path(&mut self, path: SolvePath) {
         self.path = path;
@@ -824,10 +935,14 @@ impl CudaMultifrontal {
     pub fn launches(&self) -> (usize, usize) {
         let steps = || std::iter::once(&self.leaves).chain(&self.levels);
         let nz = |l: List| usize::from(l.count > 0);
-        let lib = |lg: &Large, per: usize| if lg.nodes.is_empty() { 0 } else { 2 + lg.max_children + per * lg.nodes.len() };
-        let factor = 2 + steps().map(|s| nz(s.factor_warp) + nz(s.factor_block) + lib(&s.factor_large, 3)).sum::<usize>();
+        let lib = |lg: &Large, per: usize, solve: bool| match lg.nodes.len() {
+            0 => 0,
+            _ if lg.batched(self.large_fronts, solve) => 2 + lg.max_children + 1,
+            k => 2 + lg.max_children + per * k,
+        };
+        let factor = 2 + steps().map(|s| nz(s.factor_warp) + nz(s.factor_block) + lib(&s.factor_large, 3, false)).sum::<usize>();
         let solve = steps()
-            .map(|s| nz(s.forward_32) + nz(s.forward_160) + nz(s.backward_32) + nz(s.backward_160) + lib(&s.forward_large, 2) + lib(&s.backward_large, 2))
+            .map(|s| nz(s.forward_32) + nz(s.forward_160) + nz(s.backward_32) + nz(s.backward_160) + lib(&s.forward_large, 2, true) + lib(&s.backward_large, 2, true))
             .sum::<usize>();
         (factor, solve)
     }
