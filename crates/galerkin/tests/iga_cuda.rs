@@ -77,7 +77,7 @@ fn gpu_fused_subtree_shapes_equal_faer_lu() {
     }
 }
 
-/// The transfer maps' pipelined kernels (the default) and their block-per-subtree kernels equal
+/// The transfer maps' pipelined kernels and their block-per-subtree kernels (the default) equal
 /// faer's LU for 1, 3, 70 and 256 right-hand sides, with chunks of 32 to 256 columns, and with the
 /// grid capped at 1, 3 or 5 blocks so that each block walks many (subtree, chunk) items: subtree
 /// changes inside a block's range, partial last chunks, both halves of the double buffer.

@@ -14,10 +14,11 @@ use serde::Serialize;
 /// Which kernels apply the transfer maps in a solve by them ([`SolvePath::Maps`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MapsKernel {
-    /// A block per subtree, its chunks of columns one after the other.
-    Blocks,
-    /// A block per range of (subtree, chunk) items, the next item's loads in flight.
+    /// A block per subtree, its chunks of columns one after the other (the default: the kernels
+    /// measured on the H100; the pipelined ones are correct on it but not yet timed).
     #[default]
+    Blocks,
+    /// A block per sequence of (subtree, chunk) items, the next item's loads in flight.
     Pipelined,
 }
 
@@ -166,11 +167,12 @@ impl CudaMultifrontal {
         Ok(Some(Launch::new(k, cfg)))
     }
 
-    /// Records an event after a fused launch while a profile is being taken.
+    /// Records an event after a fused launch while a profile is being taken (timing events:
+    /// cudarc's default flags disable timing, and `cuEventElapsedTime` then fails).
     pub(super) fn mark(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, launch: Launch) -> Result<()> {
         let mut guard = self.probe.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(marks) = guard.as_mut() {
-            let event = be.stream.record_event(None).map_err(|e| cuda_error(format!("profile event: {e}")))?;
+            let event = be.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| cuda_error(format!("profile event: {e}")))?;
             let dir = if backward { "backward" } else { "forward" };
             marks.push(Mark { label: format!("{dir} {}", p.index), pass: p.index, backward, subtrees: p.count, bytes: p.traffic.bytes(backward, nrhs), launch, event });
         }
@@ -181,7 +183,7 @@ impl CudaMultifrontal {
     /// (the benchmark's split of where a solve's time goes). Empty where no pass is fused.
     pub fn solve_profile(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<Vec<LaunchProfile>> {
         crate::solver::factorization::check_rhs_len(be, "multifrontal solve", self.sym.n, nrhs, b, x)?;
-        let start = be.stream.record_event(None).map_err(|e| cuda_error(format!("profile event: {e}")))?;
+        let start = be.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| cuda_error(format!("profile event: {e}")))?;
         *self.probe.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
         let solved = self.solve_device(be, nrhs, b, x);
         let marks = self.probe.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
