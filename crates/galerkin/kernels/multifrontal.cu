@@ -734,6 +734,53 @@ __device__ void maps_setup(const Tree& t, const Pass& p, const double* __restric
     }
 }
 
+// The maps' products of one column (wc: its local rows, stride ld). Forward: the root's s
+// contribution rows w_S + G·w_E to dst (row a at dst[a·nrhs]), 4 independent accumulators at a time.
+__device__ __forceinline__ void maps_apply_forward(const double* sM, const double* wc, int ld, u32 ne, u32 s, double* __restrict__ dst,
+                                                   u32 nrhs) {
+    for (u32 a0 = 0; a0 < s; a0 += 4) {
+        double acc[4];
+#pragma unroll
+        for (u32 u = 0; u < 4; ++u) acc[u] = a0 + u < s ? wc[(ne + a0 + u) * ld] : 0.0;
+#pragma unroll 4
+        for (u32 i = 0; i < ne; ++i) {
+            const double wi = wc[i * ld];
+#pragma unroll
+            for (u32 u = 0; u < 4; ++u)
+                if (a0 + u < s) acc[u] = fma(sM[i * s + a0 + u], wi, acc[u]);
+        }
+#pragma unroll
+        for (u32 u = 0; u < 4; ++u)
+            if (a0 + u < s) dst[(u64)(a0 + u) * nrhs] = acc[u];
+    }
+}
+
+// Backward: acc (NB·16 rows of x_E) = [H K]·w over the R local rows, each map row (MT row k, ldm
+// doubles, 16-byte aligned) read as broadcast 16-byte shared loads; zero where !mine.
+template <int NB>
+__device__ __forceinline__ void maps_apply_backward(const double* sM, const double* wc, int ld, u32 R, u32 ldm, bool mine,
+                                                    double (&acc)[NB * MF_MAP_ROWS]) {
+#pragma unroll
+    for (int r = 0; r < NB * MF_MAP_ROWS; ++r) acc[r] = 0.0;
+    if (!mine) return;
+#pragma unroll 2
+    for (u32 k = 0; k < R; ++k) {
+        const double wk = wc[k * ld];
+        const double2* mk = reinterpret_cast<const double2*>(sM + k * ldm);
+#pragma unroll
+        for (int blk = 0; blk < NB; ++blk) {
+            if (blk * MF_MAP_ROWS < ldm) {
+#pragma unroll
+                for (int u = 0; u < MF_MAP_ROWS / 2; ++u) {
+                    const double2 f = mk[blk * MF_MAP_ROWS / 2 + u];
+                    acc[blk * MF_MAP_ROWS + 2 * u] = fma(f.x, wk, acc[blk * MF_MAP_ROWS + 2 * u]);
+                    acc[blk * MF_MAP_ROWS + 2 * u + 1] = fma(f.y, wk, acc[blk * MF_MAP_ROWS + 2 * u + 1]);
+                }
+            }
+        }
+    }
+}
+
 // One block per subtree, a thread per column: chunks of blockDim.x columns. The block's map (MT
 // backward, Gᵀ forward; `mcap` doubles at most) is staged once; per chunk w is gathered as in
 // sub_sweep, then every thread applies the map to its column: forward s dot products written to
@@ -773,45 +820,10 @@ __device__ void maps_sweep(const Tree& t, const Pass& p, u32 mcap, u32 nrhs, u64
         double* wc = w + tid;
         if (mine) sub_add_ext<1>(p, x0, x1, BACKWARD ? ne : R, buf, nrhs, c0 + tid, C, wc, ld);
         if (!BACKWARD) {
-            if (mine) {
-                for (u32 a0 = 0; a0 < s; a0 += 4) {
-                    double acc[4];
-#pragma unroll
-                    for (u32 u = 0; u < 4; ++u) acc[u] = a0 + u < s ? wc[(ne + a0 + u) * ld] : 0.0;
-#pragma unroll 4
-                    for (u32 i = 0; i < ne; ++i) {
-                        const double wi = wc[i * ld];
-#pragma unroll
-                        for (u32 u = 0; u < 4; ++u)
-                            if (a0 + u < s) acc[u] = fma(sM[i * s + a0 + u], wi, acc[u]);
-                    }
-#pragma unroll
-                    for (u32 u = 0; u < 4; ++u)
-                        if (a0 + u < s) buf[(out + a0 + u) * nrhs + c0 + tid] = acc[u];
-                }
-            }
+            if (mine) maps_apply_forward(sM, wc, ld, ne, s, buf + out * nrhs + c0 + tid, nrhs);
         } else {
             double acc[NB * MF_MAP_ROWS];
-#pragma unroll
-            for (int r = 0; r < NB * MF_MAP_ROWS; ++r) acc[r] = 0.0;
-            if (mine) {
-#pragma unroll 2
-                for (u32 k = 0; k < R; ++k) {
-                    const double wk = wc[k * ld];
-                    const double2* mk = reinterpret_cast<const double2*>(sM + k * ldm);
-#pragma unroll
-                    for (int blk = 0; blk < NB; ++blk) {
-                        if (blk * MF_MAP_ROWS < ldm) {
-#pragma unroll
-                            for (int u = 0; u < MF_MAP_ROWS / 2; ++u) {
-                                const double2 f = mk[blk * MF_MAP_ROWS / 2 + u];
-                                acc[blk * MF_MAP_ROWS + 2 * u] = fma(f.x, wk, acc[blk * MF_MAP_ROWS + 2 * u]);
-                                acc[blk * MF_MAP_ROWS + 2 * u + 1] = fma(f.y, wk, acc[blk * MF_MAP_ROWS + 2 * u + 1]);
-                            }
-                        }
-                    }
-                }
-            }
+            maps_apply_backward<NB>(sM, wc, ld, R, ldm, mine, acc);
             __syncthreads();  // every column of w read: overwrite the eliminated rows with x
             if (mine) {
 #pragma unroll
@@ -848,3 +860,141 @@ extern "C" __global__ void mf_maps_forward(Tree t, Pass p, u32 mcap, u32 nrhs, u
 MF_MAPS_BACKWARD(1)
 MF_MAPS_BACKWARD(2)
 MF_MAPS_BACKWARD(3)
+
+// ---- Transfer maps, pipelined (maps.rs, `MapsKernel::Pipelined`): the same products, with the
+// loads of the next chunk in flight while a block computes the current one ----
+// The block-per-subtree kernels above wait for each chunk's gather (b at the eliminated rows, a
+// few dependent round trips per warp) before they multiply, and only the other resident blocks
+// hide that wait. Here a block walks a sequence of work items (subtree, chunk of C columns; a
+// subtree's chunks are consecutive, so its map is staged once) and issues the gather of
+// item i+1 (and the map of its subtree, if new) as asynchronous copies into the other half of a
+// double buffer before it multiplies item i: every thread has its whole next gather in flight
+// (cp.async, sm_80 on; older devices copy synchronously), with no registers held for it.
+__device__ __forceinline__ void mf_cp8(double* dst, const double* src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 8 : 0) : "memory");
+#else
+    *dst = valid ? *src : 0.0;
+#endif
+}
+__device__ __forceinline__ void mf_cp_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until at most one committed group (the most recent) is still in flight.
+__device__ __forceinline__ void mf_cp_wait_all_but_one() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+#endif
+}
+
+// Issues item (j, c0)'s gather into w (R local rows × C columns, stride ld: b at the eliminated
+// rows, x at the root's Schur rows backward, else zero; zero past nrhs; a warp per column, lanes
+// over rows: coalesced) and, if `map` is not null, subtree j's map (cnt doubles) into it.
+template <bool BACKWARD>
+__device__ __forceinline__ void mapsp_issue(const Pass& p, u32 j, u32 c0, u32 C, u32 nrhs, u64 n, const double* __restrict__ b,
+                                            const double* __restrict__ x, double* w, int ld, double* map, const double* msrc, u32 cnt) {
+    const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
+    if (map != nullptr)
+        for (u32 i = tid; i < cnt; i += blockDim.x) mf_cp8(map + i, msrc + i, true);
+    const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j];
+    for (u32 row0 = 0; row0 < R; row0 += 32) {
+        const u32 row = row0 + lane;
+        if (row >= R) break;
+        const u32 d = p.row_dof[r0 + row];
+        const double* src = row < ne ? b : x;
+        const bool rv = row < ne || BACKWARD;
+        for (u32 col = warp; col < C; col += nw) {
+            const bool v = rv && c0 + col < nrhs;
+            mf_cp8(w + row * ld + col, v ? src + (u64)(c0 + col) * n + d : b, v);
+        }
+    }
+}
+
+template <int NB, bool BACKWARD>
+__device__ void mapsp_sweep(const Tree& t, const Pass& p, u32 count, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+                            double* __restrict__ x, double* __restrict__ buf, const u64* __restrict__ map_off,
+                            const double* __restrict__ maps) {
+    extern __shared__ __align__(16) double mapsp_smem[];
+    const u32 C = blockDim.x, tid = threadIdx.x;
+    const int ld = (int)C + 1;
+    const u32 mstride = (mcap + 1) / 2 * 2;
+    // Halves k = 0, 1 of the double buffer: maps at sM0 + k·mstride, chunks at sW0 + k·wstride.
+    double* sM0 = mapsp_smem;
+    double* sW0 = mapsp_smem + 2 * mstride;
+    const u32 wstride = p.rows * (u32)ld;
+    // Block b takes subtrees b, b + G, b + 2G, … (G blocks), each with all its chunks: its items
+    // k = 0 … nk − 1 are (b + (k / nchunks)·G, chunk k % nchunks). The resident blocks work on
+    // neighbouring subtrees at once, so each column of b and x is read and written in long runs.
+    const u32 nchunks = (nrhs + C - 1) / C, G = gridDim.x;
+    if (blockIdx.x >= count) return;
+    const u64 nk = (u64)((count - 1 - blockIdx.x) / G + 1) * nchunks;
+    auto sub_of = [&](u64 k) { return blockIdx.x + (u32)(k / nchunks) * G; };
+    auto c0_of = [&](u64 k) { return (u32)(k % nchunks) * C; };
+    auto map_src = [&](u32 j, u32& cnt) {
+        const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], ldm = maps_ldm(ne);
+        cnt = BACKWARD ? R * ldm : ne * (R - ne);
+        return maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm);
+    };
+    // The map slot toggles whenever the subtree changes.
+    u32 ms = 0;
+    {
+        u32 cnt;
+        const double* src = map_src(sub_of(0), cnt);
+        mapsp_issue<BACKWARD>(p, sub_of(0), 0, C, nrhs, n, b, x, sW0, ld, sM0, src, cnt);
+        mf_cp_commit();
+    }
+    for (u64 i = 0; i < nk; ++i) {
+        const u32 s = (u32)(i & 1), j = sub_of(i), c0 = c0_of(i);
+        __syncthreads();  // item i − 1 is done with the other half of the buffers
+        if (i + 1 < nk) {
+            const u32 jj = sub_of(i + 1);
+            u32 cnt = 0;
+            const double* src = map_src(jj, cnt);
+            mapsp_issue<BACKWARD>(p, jj, c0_of(i + 1), C, nrhs, n, b, x, sW0 + (s ^ 1) * wstride, ld, jj != j ? sM0 + (ms ^ 1) * mstride : nullptr, src, cnt);
+        }
+        mf_cp_commit();  // possibly empty: the wait below always leaves exactly item i + 1 in flight
+        mf_cp_wait_all_but_one();
+        __syncthreads();
+        const double* sMap = sM0 + ms * mstride;
+        double* w = sW0 + s * wstride;
+        const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], ns = R - ne, ldm = maps_ldm(ne);
+        const bool mine = c0 + tid < nrhs;
+        double* wc = w + tid;
+        if (mine) sub_add_ext<1>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + tid, C, wc, ld);
+        if (!BACKWARD) {
+            const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
+            if (mine) maps_apply_forward(sMap, wc, ld, ne, ns, buf + (t.slot[root] + t.e[root]) * nrhs + c0 + tid, nrhs);
+        } else {
+            double acc[NB * MF_MAP_ROWS];
+            maps_apply_backward<NB>(sMap, wc, ld, R, ldm, mine, acc);
+            __syncthreads();  // every column of w read: overwrite the eliminated rows with x
+            if (mine) {
+#pragma unroll
+                for (int r = 0; r < NB * MF_MAP_ROWS; ++r)
+                    if ((u32)r < ne) wc[r * ld] = acc[r];
+            }
+            __syncthreads();
+            sub_store_x(p.row_dof + r0, ne, c0, C, nrhs, n, w, ld, x);
+        }
+        if (i + 1 < nk && sub_of(i + 1) != j) ms ^= 1;
+    }
+}
+
+extern "C" __global__ void mf_mapsp_forward(Tree t, Pass p, u32 count, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+                                            double* __restrict__ x, double* __restrict__ buf, const u64* __restrict__ map_off,
+                                            const double* __restrict__ maps) {
+    mapsp_sweep<1, false>(t, p, count, mcap, nrhs, n, b, x, buf, map_off, maps);
+}
+#define MF_MAPSP_BACKWARD(NB)                                                                                         \
+    extern "C" __global__ void mf_mapsp_backward_##NB(Tree t, Pass p, u32 count, u32 mcap, u32 nrhs, u64 n,           \
+                                                      const double* __restrict__ b, double* __restrict__ x,           \
+                                                      double* __restrict__ buf, const u64* __restrict__ map_off,      \
+                                                      const double* __restrict__ maps) {                              \
+        mapsp_sweep<NB, true>(t, p, count, mcap, nrhs, n, b, x, buf, map_off, maps);                                  \
+    }
+MF_MAPSP_BACKWARD(1)
+MF_MAPSP_BACKWARD(2)
+MF_MAPSP_BACKWARD(3)

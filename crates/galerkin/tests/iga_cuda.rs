@@ -5,7 +5,7 @@
 mod iga_common;
 
 use galerkin::backend::cuda::test_gpu;
-use galerkin::solver::multifrontal::cuda::{SolvePath, SubtreeShape, BLOCK_MAX};
+use galerkin::solver::multifrontal::cuda::{MapsKernel, SolvePath, SubtreeShape, BLOCK_MAX};
 use galerkin::solver::multifrontal::CudaMultifrontal;
 use galerkin::backend::Backend;
 use galerkin::iga::{self, seed, Space1d};
@@ -77,6 +77,42 @@ fn gpu_fused_subtree_shapes_equal_faer_lu() {
     }
 }
 
+/// The transfer maps' pipelined kernels and their block-per-subtree kernels (the default) equal
+/// faer's LU for 1, 3, 70 and 256 right-hand sides, with chunks of 32 to 256 columns, and with the
+/// grid capped at 1, 3 or 5 blocks so that each block walks many (subtree, chunk) items: subtree
+/// changes inside a block's range, partial last chunks, both halves of the double buffer.
+#[test]
+fn gpu_transfer_map_kernels_equal_faer_lu() {
+    let Some(be) = test_gpu() else { return };
+    let configs = [
+        (MapsKernel::Blocks, None, None),
+        (MapsKernel::Pipelined, None, None),
+        (MapsKernel::Pipelined, Some(32), Some(1)),
+        (MapsKernel::Pipelined, Some(64), Some(5)),
+        (MapsKernel::Pipelined, Some(128), Some(3)),
+        (MapsKernel::Pipelined, Some(256), None),
+    ];
+    let mut fused = 0;
+    for case in small_cases().into_iter().chain(large_front_cases()) {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        if f.subtree_passes() == 0 {
+            continue;
+        }
+        fused += 1;
+        f.set_solve_path(SolvePath::Maps);
+        for (kernel, threads, blocks) in configs {
+            f.set_maps_kernel(Some(kernel));
+            f.set_subtree_shape(threads.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
+            f.set_pipe_blocks(blocks).unwrap();
+            for nrhs in [1, 3, 70, 256] {
+                check_against_faer(&be, &f, &case, nrhs);
+            }
+        }
+        assert!(f.set_pipe_blocks(Some(0)).is_err());
+    }
+    assert!(fused > 10, "only {fused} cases have fused subtrees");
+}
+
 #[test]
 fn gpu_multifrontal_large_fronts_use_the_libraries() {
     let Some(be) = test_gpu() else { return };
@@ -101,16 +137,19 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
     let b = right_hand_sides(&sys, nrhs);
     let mut xc = vec![0.0; b.len()];
     cpu.solve_into(nrhs, &b, &mut xc).unwrap();
-    for round in 0..4 {
+    for round in 0..5 {
         let bd = be.from_host(&b).unwrap();
         let mut xd = be.zeros(b.len()).unwrap();
         // Round 0: the default (transfer maps for this many columns, computed after the
         // factorization); round 1: level by level; round 2: fused subtrees, 2 columns per thread,
         // blocks of 128; round 3: transfer maps again (recomputed after the refactorizations),
-        // blocks of 256 columns.
-        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps][round]);
-        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 })][round];
+        // block-per-subtree kernels, blocks of 256 columns; round 4: the pipelined map kernels
+        // with 7 blocks (each walks ~150 items of 32 columns).
+        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps, SolvePath::Maps][round]);
+        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 }), Some(SubtreeShape { threads: 32, cols: 1 })][round];
         gpu.set_subtree_shape(shape).unwrap();
+        gpu.set_maps_kernel([None, None, None, Some(MapsKernel::Blocks), Some(MapsKernel::Pipelined)][round]);
+        gpu.set_pipe_blocks([None, None, None, None, Some(7)][round]).unwrap();
         gpu.solve_many(&be, nrhs, &bd, &mut xd).unwrap();
         let xg = be.to_host(&xd).unwrap();
         let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));

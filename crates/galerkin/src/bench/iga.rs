@@ -11,7 +11,7 @@
 use super::timing::{guarded_gbs, measure, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
-use crate::solver::multifrontal::cuda::{LargeFronts, SolvePath, SubtreeShape, MAPS_MIN_RHS};
+use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, SolvePath, SubtreeShape, MAPS_MIN_RHS};
 use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
@@ -149,6 +149,14 @@ pub struct RhsRow {
     /// (seconds, median), and `cost_over_best_one` with it counted.
     pub maps_setup_s: Option<f64>,
     pub cost_with_setup_over_best_one: Option<f64>,
+    /// The floor of a tree solve: three passes over `n × nrhs` doubles (`b` read twice, `x`
+    /// written once) at the copy bandwidth measured in the run, and (factor + floor) over the
+    /// best GPU factor + one solve: the best ratio any such design can reach.
+    pub copy_floor_s: Option<f64>,
+    pub floor_cost_over_best_one: f64,
+    /// Per fused launch of one solve (GPU engines with fused passes; medians over `reps` profiled
+    /// solves): time, bytes, occupancy.
+    pub launches: Vec<LaunchProfile>,
 }
 
 /// The seed's model `t = a + b log₂ N` fitted to GPU factorization times.
@@ -361,23 +369,47 @@ fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&C
 }
 
 /// The solve path and fused-kernel shape of a GPU engine of the right-hand-side sweep.
-fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>)> {
-    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps or gpu-maps-T)"));
+/// `gpu-maps[-blocks|-pipe][-T]`: the transfer maps with the default, block-per-subtree or
+/// pipelined kernels, T columns per block.
+fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<MapsKernel>)> {
+    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks or gpu-maps-pipe, each maps engine optionally -T)"));
     Ok(match engine {
-        "gpu" => (SolvePath::Auto, None),
-        "gpu-levels" => (SolvePath::Levels, None),
-        "gpu-subtrees" => (SolvePath::Subtrees, None),
-        "gpu-maps" => (SolvePath::Maps, None),
-        e if e.starts_with("gpu-maps-") => {
-            let threads = e["gpu-maps-".len()..].parse().map_err(|_| bad())?;
-            (SolvePath::Maps, Some(SubtreeShape { threads, cols: 1 }))
+        "gpu" => (SolvePath::Auto, None, None),
+        "gpu-levels" => (SolvePath::Levels, None, None),
+        "gpu-subtrees" => (SolvePath::Subtrees, None, None),
+        e if e.starts_with("gpu-maps") => {
+            let rest = &e["gpu-maps".len()..];
+            let (kernel, rest) = if let Some(r) = rest.strip_prefix("-blocks") {
+                (Some(MapsKernel::Blocks), r)
+            } else if let Some(r) = rest.strip_prefix("-pipe") {
+                (Some(MapsKernel::Pipelined), r)
+            } else {
+                (None, rest)
+            };
+            let shape = match rest {
+                "" => None,
+                r => Some(SubtreeShape { threads: r.strip_prefix('-').ok_or_else(bad)?.parse().map_err(|_| bad())?, cols: 1 }),
+            };
+            (SolvePath::Maps, shape, kernel)
         }
         e => {
             let (t, c) = e.strip_prefix("gpu-subtrees-").and_then(|r| r.split_once('x')).ok_or_else(bad)?;
             let (threads, cols) = (t.parse().map_err(|_| bad())?, c.parse().map_err(|_| bad())?);
-            (SolvePath::Subtrees, Some(SubtreeShape { threads, cols }))
+            (SolvePath::Subtrees, Some(SubtreeShape { threads, cols }), None)
         }
     })
+}
+
+/// Per-launch medians over several profiled solves (same launches each time).
+fn median_profile(runs: Vec<Vec<LaunchProfile>>) -> Vec<LaunchProfile> {
+    let Some(first) = runs.first() else { return Vec::new() };
+    let mut out = first.clone();
+    for (i, l) in out.iter_mut().enumerate() {
+        let mut t: Vec<f64> = runs.iter().filter_map(|r| r.get(i)).map(|r| r.seconds).collect();
+        t.sort_by(f64::total_cmp);
+        l.seconds = t[t.len() / 2];
+    }
+    out
 }
 
 /// Many right-hand sides at one size, on the GPU and (at a size the host can hold) the CPU.
@@ -413,12 +445,14 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
         for &nrhs in &o.rhs {
             let b = &b_all[..nd * nrhs];
             let mut setup = None;
+            let mut launches = Vec::new();
             let (factor_s, solve, check) = match (engine, gpu) {
                 (e, Some((be, copy))) if e.starts_with("gpu") => {
-                    let (path, shape) = engine_path(e)?;
+                    let (path, shape, kernel) = engine_path(e)?;
                     let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
                     f.set_solve_path(path);
                     f.set_subtree_shape(shape)?;
+                    f.set_maps_kernel(kernel);
                     let factor = gpu_time(be, o.reps, || f.refactor(be))?;
                     let bd = be.from_host(b)?;
                     let mut x = be.zeros(nd * nrhs)?;
@@ -428,6 +462,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                         setup = Some((with.median - factor.median).max(0.0));
                         f.solve_many(be, nrhs, &bd, &mut x)?;
                     }
+                    launches = median_profile((0..o.reps.max(1)).map(|_| f.solve_profile(be, nrhs, &bd, &mut x)).collect::<Result<_>>()?);
                     guarded_gbs(&format!("GPU solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs), &solve, copy)?;
                     // Check the last right-hand side against the CPU.
                     let xl = be.to_host(&x)?[nd * (nrhs - 1)..].to_vec();
@@ -463,6 +498,9 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                 cost_over_best_one: f64::NAN,
                 maps_setup_s: setup,
                 cost_with_setup_over_best_one: None,
+                copy_floor_s: gpu.map(|(_, copy)| 3.0 * 8.0 * (nd * nrhs) as f64 / (copy * 1e9)),
+                floor_cost_over_best_one: f64::NAN,
+                launches,
             });
         }
     }
@@ -470,6 +508,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
     for r in rows.iter_mut().filter(|r| r.engine.starts_with("gpu")) {
         r.cost_over_best_one = (r.factor_s + r.solve.median) / best_gpu_one;
         r.cost_with_setup_over_best_one = r.maps_setup_s.map(|m| (r.factor_s + m + r.solve.median) / best_gpu_one);
+        r.floor_cost_over_best_one = r.copy_floor_s.map_or(f64::NAN, |f| (r.factor_s + f) / best_gpu_one);
     }
     Ok(rows)
 }
@@ -557,9 +596,33 @@ pub fn run(o: &IgaBenchOptions, gpu: Option<&CudaBackend>, mut log: impl FnMut(&
             "{} N={} p={} nrhs={:>5}: factor {:.3e} s, solve {:.3e} s [{:.3e}..{:.3e}] ({:.2} us per rhs, {:.0} GB/s), (factor + solve)/(factor + 1 solve) = {:.2}, over the best GPU one = {:.2}{maps}",
             r.engine, r.elements, r.degree, r.nrhs, r.factor_s, r.solve.median, r.solve.min, r.solve.max, r.solve.median / r.nrhs as f64 * 1e6, r.solve_gbs, r.cost_over_one, r.cost_over_best_one
         ));
+        if let (Some(floor), Some(copy)) = (r.copy_floor_s, copy) {
+            if r.nrhs > 1 && !r.launches.is_empty() {
+                log(&format!("  three-pass floor of b twice + x once at {copy:.0} GB/s: {floor:.3e} s ((factor + floor)/best one = {:.2}); the solve reaches {:.0} % of it", r.floor_cost_over_best_one, 100.0 * floor / r.solve.median));
+            }
+        }
+        if r.nrhs > 1 {
+            for l in &r.launches {
+                log(&format!("  {}", launch_line(l, copy)));
+            }
+        }
     }
     let fits = o.degrees.iter().filter_map(|&p| fit_log_model(&rows, p)).collect();
     Ok(IgaBenchReport { device: gpu.map(|be| be.device().name.clone()), copy_gbs: copy, cpu_threads: rayon::current_num_threads(), rows, rhs, fits })
+}
+
+/// One launch of a profile: time, bytes, GB/s (only where below the copy bandwidth: a launch whose
+/// data were still in L2 is not a bandwidth figure), occupancy.
+fn launch_line(l: &LaunchProfile, copy: Option<f64>) -> String {
+    let gbs = l.bytes / l.seconds * 1e-9;
+    let rate = match copy {
+        Some(c) if gbs <= c => format!("{gbs:>6.0} GB/s ({:>3.0} % of copy)", 100.0 * gbs / c),
+        _ => "above the copy bandwidth (L2-resident)".to_string(),
+    };
+    format!(
+        "{:<11} {:>6} subtrees  {:<20} grid {:>6} x {:>3}, {:>6} B smem, {:>3} regs, {:>2} blocks/SM: {:.3e} s, {:.3e} B, {rate}",
+        l.label, l.subtrees, l.kernel, l.grid, l.threads, l.smem_bytes, l.registers, l.blocks_per_sm, l.seconds, l.bytes
+    )
 }
 
 /// Log–log PNG of 1D factorization times against N: GPU per degree, the fitted models, CPU and

@@ -38,6 +38,10 @@ use cudarc::driver::sys::CUfunction_attribute as Attr;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig};
 use std::sync::{Arc, Mutex};
 
+#[path = "cuda_pipe.rs"]
+mod pipe;
+pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS};
+
 /// Fronts of at most this many rows are factorized by one warp; up to [`BLOCK_MAX`] by a block.
 pub const WARP_MAX: usize = 32;
 pub const BLOCK_MAX: usize = 160;
@@ -118,6 +122,10 @@ struct DevPass {
     map_backward: usize,
     map_forward: usize,
     map_nb: usize,
+    /// Index of the pass and the doubles its launches move per right-hand side and in maps (for
+    /// the per-launch profile, [`pipe::PassTraffic`]).
+    index: usize,
+    traffic: pipe::PassTraffic,
 }
 
 impl DevPass {
@@ -287,6 +295,9 @@ struct MfKernels {
     maps_backward: [Kernel; 3],
     /// Batched large fronts: factor, forward, backward (a block per front).
     batched: [Kernel; 3],
+    /// The pipelined transfer-map kernels ([`MapsKernel::Pipelined`]).
+    mapsp_forward: Kernel,
+    mapsp_backward: [Kernel; 3],
 }
 
 /// The transfer maps of every fused subtree on the device; `fresh` once computed from the current
@@ -348,6 +359,13 @@ pub struct CudaMultifrontal {
     maps: Mutex<Option<DeviceMaps>>,
     /// Factorization and solve of the large fronts.
     large_fronts: LargeFronts,
+    /// Kernels of the transfer maps' solve; `None`: [`MapsKernel::default`].
+    maps_kernel: Option<MapsKernel>,
+    /// Most blocks of a pipelined launch (`None`: what is resident at once); tests force a few so
+    /// that every block walks many items.
+    pipe_blocks: Option<usize>,
+    /// Events after each fused launch while [`CudaMultifrontal::solve_profile`] runs.
+    probe: Mutex<Option<Vec<pipe::Mark>>>,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -474,6 +492,8 @@ impl CudaMultifrontal {
             maps_forward: get("mf_maps_forward")?,
             maps_backward: [get("mf_maps_backward_1")?, get("mf_maps_backward_2")?, get("mf_maps_backward_3")?],
             batched: [get("mfb_factor")?, get("mfb_forward")?, get("mfb_backward")?],
+            mapsp_forward: get("mf_mapsp_forward")?,
+            mapsp_backward: [get("mf_mapsp_backward_1")?, get("mf_mapsp_backward_2")?, get("mf_mapsp_backward_3")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
         kernels
@@ -486,10 +506,10 @@ impl CudaMultifrontal {
         // by every factorization on the backend (one module), so the limit is always set to the
         // same largest value: a per-factorization value could be lowered by another one between
         // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
-        let want = passes.iter().map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
+        let want = passes.iter().map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
         let fused_kernels = || {
-            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward)
+            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward).chain(std::iter::once(&kernels.mapsp_forward)).chain(&kernels.mapsp_backward)
         };
         if want > DEFAULT_SMEM && fused_kernels().all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, MAX_SMEM as i32).is_ok()) {
             sub_smem = MAX_SMEM;
@@ -546,6 +566,9 @@ impl CudaMultifrontal {
             maps_len: layout.len,
             maps: Mutex::new(None),
             large_fronts: LargeFronts::default(),
+            maps_kernel: None,
+            pipe_blocks: None,
+            probe: Mutex::new(None),
         })
     }
 
@@ -802,7 +825,17 @@ impl CudaMultifrontal {
         if p.count == 0 {
             return Ok(());
         }
+        let launch = self.launch_pass(be, p, backward, nrhs, st, b, x, leaf, maps)?;
+        self.mark(be, p, backward, nrhs, launch)
+    }
+
+    /// [`Self::sweep_pass`]'s launch; what it launched, for the profile.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_pass(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, st: DevPtr, b: DevPtr, x: DevPtr, leaf: DevPtr, maps: Option<DevPtr>) -> Result<pipe::Launch> {
         if let Some(maps) = maps {
+            if let Some(l) = self.launch_pipelined(be, p, backward, nrhs, b, x, leaf, maps)? {
+                return Ok(l);
+            }
             // One column per thread: the shape's threads, else by the number of right-hand
             // sides; narrower where the block would not fit.
             let mut cols = self.shape.map_or_else(|| SubtreeShape::for_rhs(nrhs).threads, |s| s.threads);
@@ -813,7 +846,8 @@ impl CudaMultifrontal {
             let k = if backward { &self.kernels.maps_backward[p.map_nb - 1] } else { &self.kernels.maps_forward };
             let mcap = if backward { p.map_backward } else { p.map_forward } as u32;
             let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
-            return launch!(be, k, cfg; &self.tree, &p.dp, &mcap, &nr, &n, &b, &x, &leaf, &off, &maps);
+            launch!(be, k, cfg; &self.tree, &p.dp, &mcap, &nr, &n, &b, &x, &leaf, &off, &maps)?;
+            return Ok(pipe::Launch::new(k, cfg));
         }
         let mut sh = self.shape.unwrap_or_else(|| SubtreeShape::for_rhs(nrhs));
         // One column per thread where only that variant exists or the block would not fit.
@@ -825,7 +859,8 @@ impl CudaMultifrontal {
         let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (sh.threads as u32, 1, 1), shared_mem_bytes: p.smem(width) as u32 };
         let k = if backward { &self.kernels.sub_backward[v] } else { &self.kernels.sub_forward[v] };
         let (nr, n) = (nrhs as u32, self.sym.n as u64);
-        launch!(be, k, cfg; &self.tree, &p.dp, &nr, &n, &st, &b, &x, &leaf)
+        launch!(be, k, cfg; &self.tree, &p.dp, &nr, &n, &st, &b, &x, &leaf)?;
+        Ok(pipe::Launch::new(k, cfg))
     }
 
     /// Computes the transfer maps of every fused subtree from the current factorization (if not
@@ -990,6 +1025,8 @@ fn upload_pass(be: &CudaBackend, p: &Pass, layout: &MapLayout, q: usize) -> Resu
         map_backward: layout.backward_entries[q],
         map_forward: layout.forward_entries[q],
         map_nb,
+        index: q,
+        traffic: pipe::PassTraffic::new(p),
     })
 }
 

@@ -1,0 +1,218 @@
+//! The transfer maps' pipelined kernels ([`MapsKernel::Pipelined`]) and the per-launch profile of
+//! a fused solve ([`CudaMultifrontal::solve_profile`]).
+//!
+//! The block-per-subtree map kernels (round 5, [`MapsKernel::Blocks`]) gather a chunk of columns,
+//! wait for it, multiply and scatter, one chunk after the other: only the other resident blocks
+//! hide each gather's round trips. The pipelined kernels give every block a sequence of
+//! (subtree, chunk) items (subtrees b, b + grid, …, each with all its chunks) and issue the next item's gather — and its subtree's map when the
+//! subtree changes — as asynchronous copies (`cp.async`) into the other half of a double buffer
+//! before multiplying the current one, so each block keeps a whole chunk of loads in flight while
+//! it computes. The grid is what is resident at once (occupancy × multiprocessors).
+use super::*;
+use serde::Serialize;
+
+/// Which kernels apply the transfer maps in a solve by them ([`SolvePath::Maps`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MapsKernel {
+    /// A block per subtree, its chunks of columns one after the other (the default: the kernels
+    /// measured on the H100; the pipelined ones are correct on it but not yet timed).
+    #[default]
+    Blocks,
+    /// A block per sequence of (subtree, chunk) items, the next item's loads in flight.
+    Pipelined,
+}
+
+/// Columns per chunk (threads per block) of the pipelined kernels unless a shape is forced (32 for
+/// at most 32 right-hand sides).
+pub const PIPE_THREADS: usize = 64;
+
+/// Doubles a pass's launches move: per right-hand side, the rows the subtrees eliminate (`b` read;
+/// `x` written backward), their roots' Schur rows (contributions written forward; `x` read
+/// backward), the external contributions read (forward all, backward those at eliminated rows);
+/// and the maps read once per solve (`Gᵀ` forward, `[H K]ᵀ` backward).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PassTraffic {
+    elim: u64,
+    schur: u64,
+    ext_forward: u64,
+    ext_backward: u64,
+    map_forward: u64,
+    map_backward: u64,
+}
+
+impl PassTraffic {
+    pub(super) fn new(p: &Pass) -> PassTraffic {
+        let mut t = PassTraffic::default();
+        for j in 0..p.len() {
+            let (r, ne) = ((p.row_ptr[j + 1] - p.row_ptr[j]) as u64, p.elim[j] as u64);
+            t.elim += ne;
+            t.schur += r - ne;
+            t.map_forward += ne * (r - ne);
+            t.map_backward += r * crate::solver::multifrontal::maps::ldm(ne as usize) as u64;
+            for k in p.ext_ptr[j] as usize..p.ext_ptr[j + 1] as usize {
+                t.ext_forward += 1;
+                t.ext_backward += u64::from(u64::from(p.ext_row[k]) < ne);
+            }
+        }
+        t
+    }
+
+    /// Bytes of one launch with `nrhs` columns.
+    fn bytes(&self, backward: bool, nrhs: usize) -> f64 {
+        let n = nrhs as u64;
+        let d = if backward { n * (2 * self.elim + self.schur + self.ext_backward) + self.map_backward } else { n * (self.elim + self.schur + self.ext_forward) + self.map_forward };
+        8.0 * d as f64
+    }
+}
+
+/// What a launch was: kernel, grid, block, shared memory.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Launch {
+    kernel: &'static str,
+    grid: u32,
+    threads: u32,
+    smem: u32,
+}
+
+impl Launch {
+    pub(super) fn new(k: &Kernel, cfg: LaunchConfig) -> Launch {
+        Launch { kernel: k.name, grid: cfg.grid_dim.0, threads: cfg.block_dim.0, smem: cfg.shared_mem_bytes }
+    }
+}
+
+/// An event recorded after one fused launch while profiling.
+pub(super) struct Mark {
+    label: String,
+    pass: usize,
+    backward: bool,
+    subtrees: usize,
+    bytes: f64,
+    launch: Launch,
+    event: cudarc::driver::CudaEvent,
+}
+
+/// One launch of a profiled solve: what ran, its time between events and the bytes it moves.
+#[derive(Clone, Debug, Serialize)]
+pub struct LaunchProfile {
+    /// `forward q` / `backward q` (pass q).
+    pub label: String,
+    pub pass: usize,
+    pub backward: bool,
+    pub subtrees: usize,
+    pub kernel: String,
+    pub grid: u32,
+    pub threads: u32,
+    pub smem_bytes: u32,
+    /// Registers per thread and resident blocks per multiprocessor (from the driver).
+    pub registers: i32,
+    pub blocks_per_sm: u32,
+    /// Seconds from the previous event (the previous launch's end, or the solve's start; the first
+    /// backward launch also holds any level-by-level launches above the fused subtrees).
+    pub seconds: f64,
+    /// Bytes the launch moves by [`PassTraffic`] (its own lower bound).
+    pub bytes: f64,
+}
+
+impl DevPass {
+    /// Dynamic shared memory of one block of the pipelined map kernels with `cols` columns: two
+    /// maps and two chunks of local rows.
+    pub(super) fn mapsp_smem(&self, backward: bool, cols: usize) -> usize {
+        let m = if backward { self.map_backward } else { self.map_forward };
+        8 * 2 * (m.next_multiple_of(2) + self.dp.rows as usize * (cols + 1))
+    }
+}
+
+impl CudaMultifrontal {
+    /// Chooses the transfer maps' kernels (`None`: [`MapsKernel::default`]); for benchmarks and
+    /// tests. The block width is the forced shape's threads, else [`PIPE_THREADS`] (pipelined) or
+    /// by the number of right-hand sides (blocks).
+    pub fn set_maps_kernel(&mut self, kernel: Option<MapsKernel>) {
+        self.maps_kernel = kernel;
+    }
+
+    /// Caps the blocks of a pipelined launch (`None`: as many as are resident at once); for tests,
+    /// so that each block walks many (subtree, chunk) items. Errors on 0.
+    pub fn set_pipe_blocks(&mut self, max: Option<usize>) -> Result<()> {
+        if max == Some(0) {
+            return Err(Error::invalid("a pipelined launch needs at least one block"));
+        }
+        self.pipe_blocks = max;
+        Ok(())
+    }
+
+    /// The pipelined launch of one pass, or `None` where the blocks' kernels are chosen or even 32
+    /// columns of the pipelined kernel do not fit the shared memory.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn launch_pipelined(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<Option<Launch>> {
+        if self.maps_kernel.unwrap_or_default() != MapsKernel::Pipelined {
+            return Ok(None);
+        }
+        let mut cols = self.shape.map_or(if nrhs <= 32 { 32 } else { PIPE_THREADS }, |s| s.threads);
+        while cols > 32 && p.mapsp_smem(backward, cols) > self.sub_smem {
+            cols /= 2;
+        }
+        let smem = p.mapsp_smem(backward, cols);
+        if smem > self.sub_smem {
+            return Ok(None);
+        }
+        let k = if backward { &self.kernels.mapsp_backward[p.map_nb - 1] } else { &self.kernels.mapsp_forward };
+        let per_sm = k.func.occupancy_max_active_blocks_per_multiprocessor(cols as u32, smem, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", k.name)))?;
+        // A block walks subtrees b, b + grid, …: no more blocks than subtrees.
+        let resident = per_sm.max(1) as usize * be.device().multiprocessors.max(1) as usize;
+        let grid = p.count.min(self.pipe_blocks.unwrap_or(resident)).max(1);
+        let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: smem as u32 };
+        let mcap = if backward { p.map_backward } else { p.map_forward } as u32;
+        let (count, nr, n, off) = (p.count as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
+        launch!(be, k, cfg; &self.tree, &p.dp, &count, &mcap, &nr, &n, &b, &x, &leaf, &off, &maps)?;
+        Ok(Some(Launch::new(k, cfg)))
+    }
+
+    /// Records an event after a fused launch while a profile is being taken (timing events:
+    /// cudarc's default flags disable timing, and `cuEventElapsedTime` then fails).
+    pub(super) fn mark(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, launch: Launch) -> Result<()> {
+        let mut guard = self.probe.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(marks) = guard.as_mut() {
+            let event = be.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| cuda_error(format!("profile event: {e}")))?;
+            let dir = if backward { "backward" } else { "forward" };
+            marks.push(Mark { label: format!("{dir} {}", p.index), pass: p.index, backward, subtrees: p.count, bytes: p.traffic.bytes(backward, nrhs), launch, event });
+        }
+        Ok(())
+    }
+
+    /// One solve with an event after every fused launch: each launch's time, bytes and occupancy
+    /// (the benchmark's split of where a solve's time goes). Empty where no pass is fused.
+    pub fn solve_profile(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<Vec<LaunchProfile>> {
+        crate::solver::factorization::check_rhs_len(be, "multifrontal solve", self.sym.n, nrhs, b, x)?;
+        let start = be.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| cuda_error(format!("profile event: {e}")))?;
+        *self.probe.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+        let solved = self.solve_device(be, nrhs, b, x);
+        let marks = self.probe.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
+        solved?;
+        let mut prev = &start;
+        let mut out = Vec::with_capacity(marks.len());
+        for m in &marks {
+            let ms = prev.elapsed_ms(&m.event).map_err(|e| cuda_error(format!("profile event: {e}")))?;
+            prev = &m.event;
+            let k = &self.kernels;
+            let fused = k.sub_forward.iter().chain(&k.sub_backward).chain(std::iter::once(&k.maps_forward)).chain(&k.maps_backward).chain(std::iter::once(&k.mapsp_forward)).chain(&k.mapsp_backward);
+            let func = &fused.into_iter().find(|f| f.name == m.launch.kernel).ok_or_else(|| Error::invalid(format!("internal: no kernel {}", m.launch.kernel)))?.func;
+            let registers = func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_NUM_REGS).map_err(|e| cuda_error(format!("registers of {}: {e}", m.launch.kernel)))?;
+            let blocks_per_sm = func.occupancy_max_active_blocks_per_multiprocessor(m.launch.threads, m.launch.smem as usize, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", m.launch.kernel)))?;
+            out.push(LaunchProfile {
+                label: m.label.clone(),
+                pass: m.pass,
+                backward: m.backward,
+                subtrees: m.subtrees,
+                kernel: m.launch.kernel.to_string(),
+                grid: m.launch.grid,
+                threads: m.launch.threads,
+                smem_bytes: m.launch.smem,
+                registers,
+                blocks_per_sm,
+                seconds: f64::from(ms) * 1e-3,
+                bytes: m.bytes,
+            });
+        }
+        Ok(out)
+    }
+}
