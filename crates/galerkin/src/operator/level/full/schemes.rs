@@ -566,7 +566,7 @@ mod tests {
     /// Points per pass: as many as fit up to 32 unless given, every shape fits a block's shared
     /// memory, and the warp-specialised shape adds its staging warps and a scratch of its own.
     #[test]
-    fn tiled_shapes_pad_least_and_fit() {
+    fn tiled_shapes_take_the_points_that_fit() {
         let p5 = variant(74, 216);
         let dims = Some((6, 12));
         let l = tiled_shape(&p5, TiledConfig::for_functions(74), dims);
