@@ -206,12 +206,20 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef STREAM_STORES
 #define STREAM_STORES 0                              // write the matrices with st.global.cs
 #endif
+#ifndef PRODUCERS
+#define PRODUCERS 0                                  // warp-specialised: staging warps beside the TILED_WARPS multiplying
+#endif
+#ifndef SKIP_PARTS
+#define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
+#endif
 #if MMA_NATIVE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
 #define MMA16_NATIVE 1                               // Hopper's m16n8k{4,8,16} FP64 shapes
 #else
 #define MMA16_NATIVE 0
 #endif
-constexpr int TILED_THREADS = TILED_WARPS * 32;
+constexpr int TILED_THREADS = TILED_WARPS * 32;  // the warps that own tiles
+constexpr int BLOCK_THREADS = TILED_THREADS + PRODUCERS * 32;
+constexpr int STAGE_THREADS = PRODUCERS ? PRODUCERS * 32 : TILED_THREADS;
 constexpr int KS = MMA_K / 4;                        // k-quads per MMA
 constexpr int N16 = (NLOC + 15) / 16;                // 16-row blocks of basis functions
 constexpr int NB8 = (NLOC + 7) / 8;                  // 8-column blocks holding a function
@@ -219,7 +227,7 @@ constexpr int NPAD = 16 * N16;
 constexpr int RS = NPAD + 4;                         // ≡ 4 (mod 16): conflict-free fragment loads
 constexpr int JQ = DIM * DIM;                        // √(w|det J|) J⁻¹ per point
 constexpr int NCHUNK = (NQ + QCP - 1) / QCP;
-constexpr int SPP = TILED_THREADS / QCP;             // staging threads per point
+constexpr int SPP = STAGE_THREADS / QCP;             // staging threads per point
 constexpr int APT = (NPAD + SPP - 1) / SPP;          // functions per staging thread and pass
 constexpr int SUNROLL = APT <= 8 ? APT : 4;
 // The factor tables in shared memory (TENSOR): val[3][TNF][TN1] | der[3][TNF][TN1] | scale[NPAD]
@@ -306,8 +314,8 @@ struct MomentPair {
 // otherwise three doubles of the NQ · NLOC · 3 table, read from L2 (it outgrows L1 from p = 4 on).
 __device__ __forceinline__ void stage_points(const double* __restrict__ tab, const double* __restrict__ jq,
                                              const double* __restrict__ ts, const u32* __restrict__ tis, int q0,
-                                             double* __restrict__ h) {
-    const int qq = threadIdx.x / SPP, sub = threadIdx.x - qq * SPP;
+                                             double* __restrict__ h, int tid) {
+    const int qq = tid / SPP, sub = tid - qq * SPP;
     if (qq >= QCP) return;
     const int q = q0 + qq;
     double* hq = h + qq * RS;
@@ -438,11 +446,101 @@ __device__ __forceinline__ void write_half_tile(double* __restrict__ k, double* 
     __syncwarp();  // the scratch is read before the next half tile overwrites it
 }
 
+// Named barriers of the warp-specialised shape (id 0 is __syncthreads): FULL[b] (1, 2) the
+// producers arrive at once buffer b is staged, the multiplying warps wait; EMPTY[b] (3, 4) the
+// reverse; 5 among the producers (the cell's J⁻¹ table).
+__device__ __forceinline__ void bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(n) : "memory"); }
+
+// Warp-specialised body (PRODUCERS > 0): PRODUCERS warps compute each cell's J⁻¹ table and stage
+// every pass of points into the two buffers in turn, running up to two passes ahead; the
+// TILED_WARPS warps multiply each buffer once it is full and write their tiles through their own
+// scratch (not the staging buffers), so staging overlaps the multiplies and the writes, with no
+// block-wide barrier. Both sides walk the same (cell, round, pass) sequence.
+__device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
+                                                  const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
+                                                  const double* __restrict__ coef, const u64* __restrict__ meta, double* __restrict__ out,
+                                                  const double* __restrict__ ts, const u32* __restrict__ tis, double* __restrict__ jq,
+                                                  double* __restrict__ hbuf, double* __restrict__ scratch) {
+    constexpr int HSIZE = DIM * QCP * RS;
+    const int warp = threadIdx.x >> 5;
+    int n = 0;  // passes so far
+    if (warp >= TILED_WARPS) {
+        const int tid = threadIdx.x - TILED_THREADS;
+        for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
+            double xv[NV][DIM];
+            load_cell_coords(c, cell_verts, coords, xv);
+            bar_sync(5, STAGE_THREADS);  // every producer is done with the previous cell's jq
+            for (int q = tid; q < NQ; q += STAGE_THREADS) {
+                double inv[DIM][DIM], det;
+                jacobian_at(xv, tab, q, inv, det);
+                const double sw = sqrt(__ldg(&tab[TAB_W + q]) * fabs(det));
+#pragma unroll
+                for (int r = 0; r < DIM * DIM; ++r) jq[q * JQ + r] = sw * inv[r / DIM][r % DIM];
+            }
+            bar_sync(5, STAGE_THREADS);
+            for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
+#pragma unroll 1
+                for (int ch = 0; ch < NCHUNK; ++ch, ++n) {
+                    const int b = n & 1;
+                    if (n >= 2) bar_sync(3 + b, BLOCK_THREADS);  // the multiplies of pass n − 2 have read buffer b
+                    if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, ch * QCP, hbuf + b * HSIZE, tid);
+                    __syncwarp();
+                    bar_arrive(1 + b, BLOCK_THREADS);
+                }
+            }
+        }
+        // Match the multiplying warps' arrivals after the last two passes.
+        for (int m = n - 2 < 0 ? 0 : n - 2; m < n; ++m) bar_sync(3 + (m & 1), BLOCK_THREADS);
+        return;
+    }
+    double* ws = scratch + warp * (WR * WS);
+    for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
+        double* k = out + c * NDD;
+        double p[NPA];
+        passive_at(coef, meta, c, 0, p);
+        for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
+            double acc[TPW][DIM * DIM][4];
+            int ta[TPW], tb[TPW];
+#pragma unroll
+            for (int i = 0; i < TPW; ++i) {
+                const int tt_ = t0 + warp * TPW + i;
+                if (tt_ < NTILES) tile_of(tt_, ta[i], tb[i]);
+                else ta[i] = tb[i] = -1;
+#pragma unroll
+                for (int m = 0; m < DIM * DIM; ++m) acc[i][m][0] = acc[i][m][1] = acc[i][m][2] = acc[i][m][3] = 0.0;
+            }
+#pragma unroll 1
+            for (int ch = 0; ch < NCHUNK; ++ch, ++n) {
+                const int b = n & 1;
+                bar_sync(1 + b, BLOCK_THREADS);
+                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + b * HSIZE, ta, tb, acc);
+                __syncwarp();
+                bar_arrive(3 + b, BLOCK_THREADS);
+            }
+#pragma unroll
+            for (int i = 0; i < TPW; ++i) {
+                if (ta[i] < 0) continue;
+                if (SKIP_PARTS & 4) {  // no writes, but the accumulators stay live (the MMAs are kept)
+                    double sum = 0.0;
+#pragma unroll
+                    for (int m = 0; m < DIM * DIM; ++m) sum += acc[i][m][0] + acc[i][m][1] + acc[i][m][2] + acc[i][m][3];
+                    if (sum == 1.25e300) k[threadIdx.x] = sum;
+                } else {
+#pragma unroll
+                    for (int hh = 0; hh < 2; ++hh)
+                        if (16 * ta[i] + 8 * hh < NLOC) write_half_tile(k, ws, p, ta[i], tb[i], hh, acc[i], signs, has_signs, c);
+                }
+            }
+        }
+    }
+}
+
 // Dynamic shared memory: the factor tables (TENSOR, TT_DOUBLES) | jq[NQ][JQ] | h[2][DIM][QCP][RS],
 // the last reused after a round's last pass as TILED_WARPS scratch tiles of WR × WS (the host
-// allocates the larger of the two). `tt`, `ti`: the factor tables in global memory (unused
+// allocates the larger of the two; with PRODUCERS the scratch follows h instead, both allocated). `tt`, `ti`: the factor tables in global memory (unused
 // without TENSOR).
-extern "C" __global__ void __launch_bounds__(TILED_THREADS, MIN_BLOCKS) matrices_tiled(
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices_tiled(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
     const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
     const double* __restrict__ coef, const u64* __restrict__ meta, const double* __restrict__ tt,
@@ -453,8 +551,6 @@ extern "C" __global__ void __launch_bounds__(TILED_THREADS, MIN_BLOCKS) matrices
     double* jq = smem + TT_DOUBLES;
     double* hbuf = jq + ((NQ * JQ + 1) & ~1);
     constexpr int HSIZE = DIM * QCP * RS;
-    const int warp = threadIdx.x >> 5;
-    double* ws = hbuf + warp * (WR * WS);
 #if TENSOR
     for (int i = threadIdx.x; i < 2 * TT_VAL; i += blockDim.x) ts[i] = __ldg(&tt[i]);
     for (int a = threadIdx.x; a < NPAD; a += blockDim.x) {
@@ -463,6 +559,12 @@ extern "C" __global__ void __launch_bounds__(TILED_THREADS, MIN_BLOCKS) matrices
     }
     for (int q = threadIdx.x; q < NQ; q += blockDim.x) reinterpret_cast<u32*>(smem + TT_REALS)[q] = __ldg(&ti[q]);
 #endif
+#if PRODUCERS
+    __syncthreads();  // the factor tables are in place
+    tiled_specialised(ncells, cell_verts, coords, signs, has_signs, tab, coef, meta, out, ts, tis, jq, hbuf, hbuf + 2 * HSIZE);
+#else
+    const int warp = threadIdx.x >> 5;
+    double* ws = hbuf + warp * (WR * WS);
     for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
         double xv[NV][DIM];
         load_cell_coords(c, cell_verts, coords, xv);
@@ -489,7 +591,7 @@ extern "C" __global__ void __launch_bounds__(TILED_THREADS, MIN_BLOCKS) matrices
                 for (int m = 0; m < DIM * DIM; ++m) acc[i][m][0] = acc[i][m][1] = acc[i][m][2] = acc[i][m][3] = 0.0;
             }
             __syncthreads();  // jq is written; the previous round's scratch is read
-            stage_points(tab, jq, ts, tis, 0, hbuf);
+            if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, threadIdx.x);
             __syncthreads();
             // Each pass multiplies one buffer while the other is staged; with ALT_ORDER the odd
             // warps multiply first, so staging and tensor-core work overlap within the pass.
@@ -498,20 +600,29 @@ extern "C" __global__ void __launch_bounds__(TILED_THREADS, MIN_BLOCKS) matrices
             for (int ch = 0; ch < NCHUNK; ++ch) {
                 const bool more = ch + 1 < NCHUNK;
                 double* next = hbuf + ((ch + 1) & 1) * HSIZE;
-                if (more && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next);
-                multiply_pass(hbuf + (ch & 1) * HSIZE, ta, tb, acc);
-                if (more && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next);
+                const bool stage = more && !(SKIP_PARTS & 1);
+                if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next, threadIdx.x);
+                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + (ch & 1) * HSIZE, ta, tb, acc);
+                if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next, threadIdx.x);
                 __syncthreads();  // this buffer is read; the other is staged
             }
 #pragma unroll
             for (int i = 0; i < TPW; ++i) {
                 if (ta[i] < 0) continue;
+                if (SKIP_PARTS & 4) {  // no writes, but the accumulators stay live (the MMAs are kept)
+                    double sum = 0.0;
 #pragma unroll
-                for (int hh = 0; hh < 2; ++hh)
-                    if (16 * ta[i] + 8 * hh < NLOC) write_half_tile(k, ws, p, ta[i], tb[i], hh, acc[i], signs, has_signs, c);
+                    for (int m = 0; m < DIM * DIM; ++m) sum += acc[i][m][0] + acc[i][m][1] + acc[i][m][2] + acc[i][m][3];
+                    if (sum == 1.25e300) k[threadIdx.x] = sum;
+                } else {
+#pragma unroll
+                    for (int hh = 0; hh < 2; ++hh)
+                        if (16 * ta[i] + 8 * hh < NLOC) write_half_tile(k, ws, p, ta[i], tb[i], hh, acc[i], signs, has_signs, c);
+                }
             }
         }
     }
+#endif
 }
 
 // Throughput probes of the FP64 tensor cores: 8 independent chains per warp of m8n8k4 (SHAPE 0)

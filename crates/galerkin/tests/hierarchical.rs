@@ -250,9 +250,10 @@ fn gpu_element_matrices_match_the_cpu_for_every_scheme() {
 }
 
 /// Every launch shape of the tiled scheme the benchmark sweeps (staging from the 1D factor tables
-/// or from the reference-gradient table, 8 or 16 warps, alternating order, streaming stores, two
-/// tiles per warp, k = 16) gives the CPU's element matrices to round-off, at p = 2 (one round of
-/// tiles) and 5 (several rounds) on distorted, rotated cells.
+/// or from the reference-gradient table, 8, 15 or 16 warps, alternating order, streaming stores,
+/// two tiles per warp, two blocks per SM, 24 or 32 points per pass, warp-specialised staging
+/// warps on named barriers) gives the CPU's element matrices to round-off, at p = 2 (one round of
+/// tiles) and 5 (several rounds; one with two tiles per warp) on distorted, rotated cells.
 #[test]
 fn every_tiled_shape_matches_the_cpu() {
     use galerkin::operator::level::full::cuda::DeviceAssembler;

@@ -333,5 +333,11 @@ fn sweep_tiled(be: &CudaBackend, asm: &DeviceAssembler, runs: usize, ncells: usi
         }
         out.push(SweepTime { config, label, over_floor: timing.as_ref().map(|t| t.median / floor), timing, skipped, max_rel_diff });
     }
+    // The time split: the default shape with its staging, multiplies or writes left out. These
+    // form no matrices, so neither the guard nor the comparison applies (`max_rel_diff` stays None).
+    for config in TiledConfig::diagnostics(asm.variant.nloc) {
+        let timing = timed(be, runs, || asm.tiled_matrices_with(be, config, ncells, &mut mats))?;
+        out.push(SweepTime { config, label: config.label(), over_floor: Some(timing.median / floor), timing: Some(timing), skipped: None, max_rel_diff: None });
+    }
     Ok(out)
 }

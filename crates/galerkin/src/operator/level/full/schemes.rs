@@ -45,7 +45,13 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// MMA's k (4, 8 or 16: Hopper's m16n8k{4,8,16}; `native` false runs each as m8n8k4 pairs, the
 /// only FP64 shape before sm_90); staging from 1D factor tables (`tensor`, where the basis and
 /// rule split: [`super::tensor_tables`]) or from the reference-gradient table; odd warps
-/// multiplying before they stage (`alternate`); streaming stores of the matrices.
+/// multiplying before they stage (`alternate`); streaming stores of the matrices; blocks per SM
+/// the registers are held to and points per pass (`min_blocks`, `qcp`: 0 chooses, see
+/// `tiled_shape`); `skip`, for the benchmark's time split only, leaves out parts of the work
+/// (bit 1 the staging, 2 the multiplies, 4 the writes: the matrices are then wrong); `producers`
+/// warps beside the multiplying ones that only stage (warp-specialised: named barriers per
+/// buffer instead of a block barrier per pass, writes through their own scratch; 0: every warp
+/// stages and multiplies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -55,6 +61,10 @@ pub struct TiledConfig {
     pub tensor: bool,
     pub alternate: bool,
     pub streaming: bool,
+    pub min_blocks: usize,
+    pub qcp: usize,
+    pub skip: u8,
+    pub producers: usize,
 }
 
 impl Default for TiledConfig {
@@ -63,7 +73,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0 }
     }
 }
 
@@ -79,24 +89,25 @@ impl TiledConfig {
     }
 
     /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`) for `nloc` functions per
-    /// cell, the default first: the table-staged kernel of the fourth round (8 and 16 warps), then
-    /// the factor-table staging alone, with alternating order, with streaming stores, and with two
-    /// tiles per warp.
+    /// cell, the default first: the fourth round's table-staged kernel (8 warps, the reference the
+    /// sweep checks every shape against); the fifth round's defaults (16 warps, alternating order;
+    /// from the table, or from the factor tables with streaming stores); 24 points per pass
+    /// (p = 5: no padded points, two more passes); streaming stores from the table; two blocks of
+    /// 8 warps × 2 tiles per SM; and warp-specialised blocks of 16 multiplying warps beside 4
+    /// staging warps (k = 8, and k = 4, fewer registers). (The sixth round also measured one
+    /// round per cell with 15 warps × 2 tiles and 2 staging warps: BENCHMARKS.md.)
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
-        let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, mma_k: 8, native: true, tensor, alternate, streaming };
+        let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
         for c in [
             t(8, 1, false, false, false),
-            t(16, 1, false, false, false),
             t(16, 1, false, true, false),
-            t(8, 1, true, false, false),
-            t(16, 1, true, false, false),
-            t(8, 1, true, true, false),
-            t(16, 1, true, true, false),
-            t(8, 1, true, true, true),
             t(16, 1, true, true, true),
-            t(8, 2, true, true, false),
-            TiledConfig { mma_k: 16, ..t(16, 1, true, true, false) },
+            TiledConfig { qcp: 24, ..t(16, 1, true, true, true) },
+            t(16, 1, false, true, true),
+            TiledConfig { min_blocks: 2, ..t(8, 2, true, true, true) },
+            TiledConfig { producers: 4, ..t(16, 1, true, false, true) },
+            TiledConfig { producers: 4, mma_k: 4, ..t(16, 1, true, false, true) },
         ] {
             if !v.contains(&c) {
                 v.push(c);
@@ -105,8 +116,14 @@ impl TiledConfig {
         v
     }
 
+    /// The default shape for `nloc` functions with parts of the work left out (`skip` bits: 1
+    /// staging, 2 multiplies, 4 writes): the benchmark's split of the time, not element matrices.
+    pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
+        [1u8, 2, 4, 6].into_iter().map(|skip| TiledConfig { skip, ..TiledConfig::for_functions(nloc) }).collect()
+    }
+
     pub fn label(&self) -> String {
-        format!(
+        let mut s = format!(
             "{}w×{}t m16n8k{}{} {}{}{}",
             self.warps,
             self.tiles_per_warp,
@@ -115,7 +132,22 @@ impl TiledConfig {
             if self.tensor { "factors" } else { "table" },
             if self.alternate { " alt" } else { "" },
             if self.streaming { " cs" } else { "" }
-        )
+        );
+        if self.producers > 0 {
+            s += &format!(" +{}p", self.producers);
+        }
+        if self.min_blocks > 0 {
+            s += &format!(" mb{}", self.min_blocks);
+        }
+        if self.qcp > 0 {
+            s += &format!(" q{}", self.qcp);
+        }
+        for (bit, what) in [(1, "staging"), (2, "mma"), (4, "writes")] {
+            if self.skip & bit != 0 {
+                s += &format!(" -{what}");
+            }
+        }
+        s
     }
 }
 
@@ -148,24 +180,32 @@ fn tensor_doubles(v: &Variant, dims: Option<(usize, usize)>) -> usize {
 }
 
 /// Launch shape of the tiled scheme for `v`: warps (at most `cfg.warps`, no more than the tiles
-/// need), blocks per SM the registers are held to (16 warps' worth), and points per pass: as many
-/// multiples of the MMA's k as fit, with the per-point J⁻¹ and the factor tables (`dims`, where
-/// the shape stages from them), in the shared memory those blocks share (4 to 32). Mirrors
+/// need), blocks per SM the registers are held to (16 warps' worth unless `cfg.min_blocks`), and
+/// points per pass (unless `cfg.qcp`): of the multiples of the MMA's k that fit, with the
+/// per-point J⁻¹ and the factor tables (`dims`, where the shape stages from them), in the shared
+/// memory those blocks share, as many as fit (k to 32). Mirrors
 /// `element_schemes.cu`.
 pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> TiledLaunch {
     let tpw = cfg.tiles_per_warp.max(1);
     let warps = tile_count(v.nloc).div_ceil(tpw).clamp(1, cfg.warps.max(1));
-    let min_blocks = (16 / (warps * tpw)).clamp(1, 16);
+    let min_blocks = if cfg.min_blocks > 0 { cfg.min_blocks.min(16) } else { (16 / (warps * tpw)).clamp(1, 16) };
     let rs = 16 * v.nloc.div_ceil(16) + 4;
     let jq = (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8 + 8 * tensor_doubles(v, dims);
     let per_q = 2 * v.dim * rs * 8;
     let k = cfg.mma_k;
-    let budget = (228 * 1024 / min_blocks).saturating_sub(1024 + jq);
-    let qcp = (budget / per_q / k * k).clamp(k, 32.max(k)).min(v.nq.div_ceil(k) * k);
-    // After a round's passes the staging buffers hold each warp's half-tile scratch (WR × WS).
+    // After a round's passes each warp's half-tile scratch (WR × WS): in the staging buffers, or
+    // beside them where producer warps stage on.
     let wr = 8 * v.ncomp;
     let scratch = warps * wr * (wr + 1) * 8;
-    TiledLaunch { threads: 32 * warps, qcp, min_blocks, smem: jq + (qcp * per_q).max(scratch) }
+    let own_scratch = if cfg.producers > 0 { scratch } else { 0 };
+    let budget = (228 * 1024 / min_blocks).saturating_sub(1024 + jq + own_scratch);
+    let stagers = 32 * if cfg.producers > 0 { cfg.producers } else { warps };
+    // Unless given: the largest multiple of k that fits, up to 32 (fewer passes, fewer barriers,
+    // beat padding less: p = 5's 216 points in 7 passes of 32 took 5.59 ms, in 9 of 24 5.79).
+    let auto = (budget / per_q / k * k).clamp(k, 32.max(k));
+    let qcp = if cfg.qcp > 0 { cfg.qcp } else { auto }.min(v.nq.div_ceil(k) * k).min((stagers / k * k).max(k));
+    let smem = if cfg.producers > 0 { jq + qcp * per_q + scratch } else { jq + (qcp * per_q).max(scratch) };
+    TiledLaunch { threads: 32 * (warps + cfg.producers), qcp, min_blocks, smem }
 }
 
 /// The defines of the schemes' variant of assembly variant `v` with tiled shape `cfg` (staging
@@ -180,7 +220,9 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("TNF={nf}"),
         format!("ALT_ORDER={}", usize::from(cfg.alternate)),
         format!("STREAM_STORES={}", usize::from(cfg.streaming)),
-        format!("TILED_WARPS={}", l.threads / 32),
+        format!("SKIP_PARTS={}", cfg.skip & 7),
+        format!("TILED_WARPS={}", l.threads / 32 - cfg.producers),
+        format!("PRODUCERS={}", cfg.producers),
         format!("TPW={}", cfg.tiles_per_warp.max(1)),
         format!("MMA_K={}", cfg.mma_k),
         format!("MMA_NATIVE={}", usize::from(cfg.native)),
@@ -382,8 +424,8 @@ impl DeviceAssembler {
         if ncells > self.ncells || out.len() < ncells * nd * nd {
             return Err(Error::dim("element matrices buffer", ncells * nd * nd, out.len()));
         }
-        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 {
-            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps, 1 to 4 tiles per warp")));
+        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 {
+            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64")));
         }
         if cfg.tensor && self.tensor_dims.is_none() {
             return Err(Error::Unsupported(format!("tiled shape {}: this basis and rule do not split into 1D factors", cfg.label())));
@@ -491,7 +533,58 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
             if c.log.to_ascii_lowercase().contains("warning") {
                 return Err(Error::invalid(format!("NVRTC warnings in {label}:\n{}", c.log)));
             }
+            // GALERKIN_PTX_DUMP=dir keeps each variant's PTX (registers and spills by `ptxas -v`).
+            if let Some(dir) = std::env::var_os("GALERKIN_PTX_DUMP") {
+                let name: String = label.chars().map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' }).collect();
+                let path = std::path::Path::new(&dir).join(format!("{name}.ptx"));
+                std::fs::write(&path, &c.ptx).map_err(|e| Error::io(path, e))?;
+            }
             Ok((label, c.ptx.len()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variant(nloc: usize, nq: usize) -> Variant {
+        Variant {
+            dim: 3,
+            nv: 8,
+            nloc,
+            nq,
+            ncomp: 3,
+            affine: false,
+            qf: "Elasticity".into(),
+            full_gradient: true,
+            reftensor: false,
+            tuning: Tuning::default(),
+        }
+    }
+
+    /// Points per pass: as many as fit up to 32 unless given, every shape fits a block's shared
+    /// memory, and the warp-specialised shape adds its staging warps and a scratch of its own.
+    #[test]
+    fn tiled_shapes_take_the_points_that_fit() {
+        let p5 = variant(74, 216);
+        let dims = Some((6, 12));
+        let l = tiled_shape(&p5, TiledConfig::for_functions(74), dims);
+        assert_eq!((l.threads, l.qcp, l.min_blocks), (512, 32, 1));
+        let l24 = tiled_shape(&p5, TiledConfig { qcp: 24, ..TiledConfig::for_functions(74) }, dims);
+        assert_eq!(l24.qcp, 24);
+        let ws = tiled_shape(&p5, TiledConfig { producers: 4, ..TiledConfig::for_functions(74) }, dims);
+        assert_eq!((ws.threads, ws.qcp), (640, 32));
+        assert!(ws.smem > l.smem, "own scratch: {} vs {}", ws.smem, l.smem);
+        let p4 = variant(50, 125);
+        assert_eq!(tiled_shape(&p4, TiledConfig::for_functions(50), dims).qcp, 32);
+        for (nloc, nq) in [(8, 8), (20, 27), (32, 64), (50, 125), (74, 216)] {
+            for cfg in TiledConfig::sweep(nloc) {
+                let l = tiled_shape(&variant(nloc, nq), cfg, dims.filter(|_| cfg.tensor));
+                assert!(l.smem <= MAX_SHARED_BYTES, "nloc {nloc} {}: {} bytes", cfg.label(), l.smem);
+                let stagers = if cfg.producers > 0 { 32 * cfg.producers } else { l.threads };
+                assert!(l.qcp % cfg.mma_k == 0 && l.qcp <= stagers, "nloc {nloc} {}: {} points per pass", cfg.label(), l.qcp);
+            }
+        }
+    }
 }
