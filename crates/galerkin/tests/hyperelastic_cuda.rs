@@ -86,7 +86,7 @@ fn gpu_residual_and_jacobian_equal_the_cpu() {
                     scheme_equals_cpu(&be, mk(), Some(tc_default(&el)), &u, &what);
                     variant_equals_cpu(&be, mk(), Some(tc_default(&el)), &["HK_FRAG_SCATTER"], &u, &what);
                     variant_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb: 1, qc: 2 }), &["HK_MINB=16"], &u, &what);
-                    for (wpb, qc) in [(2, 3), (1, 7)] {
+                    for (wpb, qc) in [(2, 3), (1, 4), (1, 7)] {
                         scheme_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb, qc: qc.min(el.quad.len()) }), &u, &what);
                     }
                 }

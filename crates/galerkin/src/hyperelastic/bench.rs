@@ -292,7 +292,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emi
                 variants.push(("tc products-only".into(), tc, vec!["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]));
                 variants.push(("tc scatter-only".into(), tc, vec!["HK_SCATTER_ONLY"]));
                 variants.push(("tc minb16".into(), tc, vec!["HK_MINB=16"]));
-                for (wpb, qc, minb) in [(1, 2, ""), (1, 2, "HK_MINB=16"), (1, 1, "HK_MINB=16"), (1, 3, ""), (2, 4, ""), (2, 2, "")] {
+                for (wpb, qc, minb) in [(1, 2, ""), (1, 2, "HK_MINB=16"), (1, 1, "HK_MINB=16"), (1, 3, ""), (1, 4, ""), (2, 4, ""), (2, 2, "")] {
                     let sc = Scheme::Tc { wpb, qc };
                     if sc != tc || !minb.is_empty() {
                         let name = if minb.is_empty() { format!("tc {wpb}x{qc}") } else { format!("tc {wpb}x{qc} minb16") };
