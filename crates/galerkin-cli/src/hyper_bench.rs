@@ -27,6 +27,9 @@ pub fn run(cfg: &HyperBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin
             (_, _, Some(why)) => say!("{:<7} {:>2} {:>10} skipped: {why}", r.backend, r.degree, r.dofs),
             _ => {}
         }
+        if !r.scheme.is_empty() {
+            say!("        kernel scheme: {}", r.scheme);
+        }
         done.push(r)
     })?;
     Ok(())

@@ -37,6 +37,70 @@
 #define DIM 3
 #endif
 
+// ---- The prologue both schemes share (one source: no copies of the geometry or the gather) ----
+// The gather of cell c by `nthr` cooperating threads (this one `lane`): geometry vertices, the
+// displacements of its nodes (zero beyond DIM), the node numbers and the material frame R (the
+// identity without frames).
+__device__ __forceinline__ void hk_gather(u64 c, int lane, int nthr, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
+                                          const u32* __restrict__ cell_nodes, const double* __restrict__ frames, int has_frames,
+                                          const double* __restrict__ u, double (*x)[3], double (*uu)[3], u32* node, double* rot) {
+    for (int k = lane; k < NV * 3; k += nthr) x[k / 3][k % 3] = coords[(u64)cell_verts[c * NV + k / 3] * 3 + k % 3];
+    for (int k = lane; k < NLOC * 3; k += nthr) {
+        const u32 n = cell_nodes[c * NLOC + k / 3];
+        if (k % 3 == 0) node[k / 3] = n;
+        uu[k / 3][k % 3] = k % 3 < DIM ? u[(u64)n * DIM + k % 3] : 0.0;
+    }
+    for (int k = lane; k < 9; k += nthr) rot[k] = has_frames ? frames[c * 9 + k] : (k % 4 == 0 ? 1.0 : 0.0);
+}
+
+// The geometry at one point (gg: ∇_ξ of the NV geometry functions there): J = Σ_v x_v ⊗ ∇_ξ N_v
+// (J₃₃ = 1 in plane strain), M = J⁻¹ R (so that g'_A = Σ_m ∂_m φ M_mA: the frame rotation, once);
+// returns det J.
+__device__ __forceinline__ double hk_geometry(const double (*x)[3], const double* __restrict__ gg, const double* rot, double mm[3][3]) {
+    double jm[3][3], inv[3][3];
+#pragma unroll
+    for (int a = 0; a < 3; ++a)
+#pragma unroll
+        for (int kk = 0; kk < 3; ++kk) {
+            double s = 0.0;
+            for (int v = 0; v < NV; ++v) s += x[v][a] * gg[v * 3 + kk];
+            jm[a][kk] = s;
+        }
+#if DIM == 2
+    jm[0][2] = jm[1][2] = jm[2][0] = jm[2][1] = 0.0;
+    jm[2][2] = 1.0;
+#endif
+    const double det = hl_det3(jm);
+    const double rd = 1.0 / det;
+    inv[0][0] = (jm[1][1] * jm[2][2] - jm[1][2] * jm[2][1]) * rd;
+    inv[0][1] = (jm[0][2] * jm[2][1] - jm[0][1] * jm[2][2]) * rd;
+    inv[0][2] = (jm[0][1] * jm[1][2] - jm[0][2] * jm[1][1]) * rd;
+    inv[1][0] = (jm[1][2] * jm[2][0] - jm[1][0] * jm[2][2]) * rd;
+    inv[1][1] = (jm[0][0] * jm[2][2] - jm[0][2] * jm[2][0]) * rd;
+    inv[1][2] = (jm[0][2] * jm[1][0] - jm[0][0] * jm[1][2]) * rd;
+    inv[2][0] = (jm[1][0] * jm[2][1] - jm[1][1] * jm[2][0]) * rd;
+    inv[2][1] = (jm[0][1] * jm[2][0] - jm[0][0] * jm[2][1]) * rd;
+    inv[2][2] = (jm[0][0] * jm[1][1] - jm[0][1] * jm[1][0]) * rd;
+#pragma unroll
+    for (int m = 0; m < 3; ++m)
+#pragma unroll
+        for (int A = 0; A < 3; ++A) mm[m][A] = inv[m][0] * rot[A] + inv[m][1] * rot[3 + A] + inv[m][2] * rot[6 + A];
+    return det;
+}
+
+// The deformation gradient in the frame at one point: F' = R + Σ_j u_j ⊗ g'_j.
+__device__ __forceinline__ void hk_deformation(const double* rot, const double (*uu)[3], const double (*g)[3], double f[3][3]) {
+#pragma unroll
+    for (int a = 0; a < 3; ++a)
+#pragma unroll
+        for (int A = 0; A < 3; ++A) f[a][A] = rot[a * 3 + A];
+    for (int j = 0; j < NLOC; ++j)
+#pragma unroll
+        for (int a = 0; a < 3; ++a)
+#pragma unroll
+            for (int A = 0; A < 3; ++A) f[a][A] += uu[j][a] * g[j][A];
+}
+
 #ifdef GT  // the column-pair scheme (any element); the tensor-core scheme below is compiled instead with WPB
 #define NPAIR ((NLOC + 1) / 2)
 #define NCT (DIM * NPAIR)
@@ -64,15 +128,7 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
     const int grp = threadIdx.x / GT, lane = threadIdx.x % GT;
     const u64 c = (u64)blockIdx.x * CPB + grp;
     const bool live = c < ncells;
-    if (live) {
-        for (int k = lane; k < NV * 3; k += GT) s_x[grp][k / 3][k % 3] = coords[(u64)cell_verts[c * NV + k / 3] * 3 + k % 3];
-        for (int k = lane; k < NLOC * 3; k += GT) {
-            const u32 n = cell_nodes[c * NLOC + k / 3];
-            if (k % 3 == 0) s_node[grp][k / 3] = n;
-            s_u[grp][k / 3][k % 3] = k % 3 < DIM ? u[(u64)n * DIM + k % 3] : 0.0;
-        }
-        for (int k = lane; k < 9; k += GT) s_rot[grp][k] = has_frames ? frames[c * 9 + k] : (k % 4 == 0 ? 1.0 : 0.0);
-    }
+    if (live) hk_gather(c, lane, GT, cell_verts, coords, cell_nodes, frames, has_frames, u, s_x[grp], s_u[grp], s_node[grp], s_rot[grp]);
     // This thread's column pair (j1 ≤ j2, equal for the middle node of an odd NLOC) and component b.
     const int j1 = lane / DIM, j2 = NLOC - 1 - j1, b = lane % DIM;
     const bool col = live && lane < NCT;
@@ -90,37 +146,13 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
         for (int k = threadIdx.x; k < CPB * nq; k += GT * CPB) {
             const int e = k / nq, t = k % nq, qg = AFFINE ? 0 : q0 + t;
             if ((u64)blockIdx.x * CPB + e >= ncells) continue;
-            double jm[3][3], inv[3][3];
-#pragma unroll
-            for (int a = 0; a < 3; ++a)
-#pragma unroll
-                for (int kk = 0; kk < 3; ++kk) {
-                    double s = 0.0;
-                    for (int v = 0; v < NV; ++v) s += s_x[e][v][a] * ggeo[(qg * NV + v) * 3 + kk];
-                    jm[a][kk] = s;
-                }
-#if DIM == 2
-            jm[0][2] = jm[1][2] = jm[2][0] = jm[2][1] = 0.0;
-            jm[2][2] = 1.0;
-#endif
-            const double det = hl_det3(jm);
-            const double rd = 1.0 / det;
-            inv[0][0] = (jm[1][1] * jm[2][2] - jm[1][2] * jm[2][1]) * rd;
-            inv[0][1] = (jm[0][2] * jm[2][1] - jm[0][1] * jm[2][2]) * rd;
-            inv[0][2] = (jm[0][1] * jm[1][2] - jm[0][2] * jm[1][1]) * rd;
-            inv[1][0] = (jm[1][2] * jm[2][0] - jm[1][0] * jm[2][2]) * rd;
-            inv[1][1] = (jm[0][0] * jm[2][2] - jm[0][2] * jm[2][0]) * rd;
-            inv[1][2] = (jm[0][2] * jm[1][0] - jm[0][0] * jm[1][2]) * rd;
-            inv[2][0] = (jm[1][0] * jm[2][1] - jm[1][1] * jm[2][0]) * rd;
-            inv[2][1] = (jm[0][1] * jm[2][0] - jm[0][0] * jm[2][1]) * rd;
-            inv[2][2] = (jm[0][0] * jm[1][1] - jm[0][1] * jm[1][0]) * rd;
+            double mm[3][3];
+            const double det = hk_geometry(s_x[e], ggeo + qg * NV * 3, s_rot[e], mm);
             s_w[e][t] = wq[q0 + t] * fabs(det);
-            // g'_A = Σ_k (Σ_m inv_mk ∂_m φ) R_kA = Σ_m ∂_m φ M_mA with M = J⁻¹ R: the frame rotation, once.
 #pragma unroll
             for (int m = 0; m < 3; ++m)
 #pragma unroll
-                for (int A = 0; A < 3; ++A)
-                    s_a[e][t][m * 3 + A] = inv[m][0] * s_rot[e][A] + inv[m][1] * s_rot[e][3 + A] + inv[m][2] * s_rot[e][6 + A];
+                for (int A = 0; A < 3; ++A) s_a[e][t][m * 3 + A] = mm[m][A];
         }
         __syncthreads();
         for (int k = threadIdx.x; k < CPB * nq * NLOC; k += GT * CPB) {
@@ -136,15 +168,7 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
             const int e = k / nq, t = k % nq;
             if ((u64)blockIdx.x * CPB + e >= ncells) continue;
             double f[3][3], s[3][3];
-#pragma unroll
-            for (int a = 0; a < 3; ++a)
-#pragma unroll
-                for (int A = 0; A < 3; ++A) f[a][A] = s_rot[e][a * 3 + A];
-            for (int jj = 0; jj < NLOC; ++jj)
-#pragma unroll
-                for (int a = 0; a < 3; ++a)
-#pragma unroll
-                    for (int A = 0; A < 3; ++A) f[a][A] += s_u[e][jj][a] * s_g[e][t][jj][A];
+            hk_deformation(s_rot[e], s_u[e], s_g[e][t], f);
             hl_point(prm, f, s, s_c[e][t]);
 #pragma unroll
             for (int a = 0; a < 3; ++a)
@@ -278,6 +302,9 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
 #define TC_NT ((TC_NCOL + 7) / 8)
 #define TC_YS (((8 * TC_NT + 11) / 16) * 16 + 4)  // ≡ 4 (mod 16): conflict-free B-fragment loads
 #define TC_PT 59                                     // point record: form (22) | F | S | U | V | w
+#if NQ * TC_PT < NLOC * TC_NCOL
+#error "the staged scatter keeps the element matrix's upper blocks in the point records"
+#endif
 
 // D (16 × 8) += A (16 × 4) · B (4 × 8), FP64 tensor cores; lane (g, t) = (lane/4, lane%4) holds
 // a0 = A[g][t], a1 = A[g + 8][t], b0 = B[t][g], d[e] = D[g + 8(e/2)][2t + e%2].
@@ -297,8 +324,17 @@ __device__ __forceinline__ void hk_mma(double d[4], double a0, double a1, double
 // Component pair p = 0..5 ↔ (a, b) = 00 01 02 11 12 22.
 __device__ __forceinline__ int hk_pa(int p) { return p < 3 ? 0 : (p < 5 ? 1 : 2); }
 __device__ __forceinline__ int hk_pb(int p) { return p < 3 ? p : (p < 5 ? p - 2 : 2); }
+// and back: (a ≤ b) ↦ p.
+__device__ __forceinline__ int hk_pab(int a, int b) { return a * (5 - a) / 2 + b; }
 
-extern "C" __global__ void __launch_bounds__(32 * WPB) hyper_assemble(
+// HK_MINB (the sweep): blocks per SM promised to the compiler, which caps the registers per thread.
+#ifdef HK_MINB
+#define HK_BOUNDS __launch_bounds__(32 * WPB, HK_MINB)
+#else
+#define HK_BOUNDS __launch_bounds__(32 * WPB)
+#endif
+
+extern "C" __global__ void HK_BOUNDS hyper_assemble(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords, const u32* __restrict__ cell_nodes,
     const double* __restrict__ tab, const double* __restrict__ frames, int has_frames, const double* __restrict__ prm,
     const double* __restrict__ u, double* __restrict__ r, int want_k, const u32* __restrict__ row_ptr,
@@ -316,61 +352,23 @@ extern "C" __global__ void __launch_bounds__(32 * WPB) hyper_assemble(
     const int wp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const u64 c = (u64)blockIdx.x * WPB + wp;
     if (c >= ncells) return;  // the whole warp: no block barrier follows
-    for (int k = lane; k < NV * 3; k += 32) s_x[wp][k / 3][k % 3] = coords[(u64)cell_verts[c * NV + k / 3] * 3 + k % 3];
-    for (int k = lane; k < NLOC * 3; k += 32) {
-        const u32 n = cell_nodes[c * NLOC + k / 3];
-        if (k % 3 == 0) s_node[wp][k / 3] = n;
-        s_u[wp][k / 3][k % 3] = u[(u64)n * 3 + k % 3];
-    }
-    for (int k = lane; k < 9; k += 32) s_rot[wp][k] = has_frames ? frames[c * 9 + k] : (k % 4 == 0 ? 1.0 : 0.0);
+    hk_gather(c, lane, 32, cell_verts, coords, cell_nodes, frames, has_frames, u, s_x[wp], s_u[wp], s_node[wp], s_rot[wp]);
     __syncwarp();
     // G: the geometry, in every lane's registers.
-    double mm[3][3], adet;
-    {
-        double jm[3][3], inv[3][3];
-#pragma unroll
-        for (int a = 0; a < 3; ++a)
-#pragma unroll
-            for (int kk = 0; kk < 3; ++kk) {
-                double s = 0.0;
-                for (int v = 0; v < NV; ++v) s += s_x[wp][v][a] * ggeo[v * 3 + kk];
-                jm[a][kk] = s;
-            }
-        const double det = hl_det3(jm);
-        const double rd = 1.0 / det;
-        inv[0][0] = (jm[1][1] * jm[2][2] - jm[1][2] * jm[2][1]) * rd;
-        inv[0][1] = (jm[0][2] * jm[2][1] - jm[0][1] * jm[2][2]) * rd;
-        inv[0][2] = (jm[0][1] * jm[1][2] - jm[0][2] * jm[1][1]) * rd;
-        inv[1][0] = (jm[1][2] * jm[2][0] - jm[1][0] * jm[2][2]) * rd;
-        inv[1][1] = (jm[0][0] * jm[2][2] - jm[0][2] * jm[2][0]) * rd;
-        inv[1][2] = (jm[0][2] * jm[1][0] - jm[0][0] * jm[1][2]) * rd;
-        inv[2][0] = (jm[1][0] * jm[2][1] - jm[1][1] * jm[2][0]) * rd;
-        inv[2][1] = (jm[0][1] * jm[2][0] - jm[0][0] * jm[2][1]) * rd;
-        inv[2][2] = (jm[0][0] * jm[1][1] - jm[0][1] * jm[1][0]) * rd;
-        adet = fabs(det);
-#pragma unroll
-        for (int m = 0; m < 3; ++m)
-#pragma unroll
-            for (int A = 0; A < 3; ++A) mm[m][A] = inv[m][0] * s_rot[wp][A] + inv[m][1] * s_rot[wp][3 + A] + inv[m][2] * s_rot[wp][6 + A];
-    }
+    double mm[3][3];
+    const double adet = fabs(hk_geometry(s_x[wp], ggeo, s_rot[wp], mm));
     for (int k = lane; k < NQ * NLOC; k += 32) {
         const double* gr = gref + k * 3;
 #pragma unroll
         for (int A = 0; A < 3; ++A) s_g[wp][k / NLOC][k % NLOC][A] = gr[0] * mm[0][A] + gr[1] * mm[1][A] + gr[2] * mm[2][A];
     }
     __syncwarp();
+#ifndef HK_SCATTER_ONLY  // (the sweep: the gather, the geometry and the scatter of zeros alone; its
+                        // unused arrays draw NVRTC warnings, so CI does not compile it)
     // L: the law at every point.
     for (int q = lane; q < NQ; q += 32) {
         double f[3][3], s[3][3];
-#pragma unroll
-        for (int a = 0; a < 3; ++a)
-#pragma unroll
-            for (int A = 0; A < 3; ++A) f[a][A] = s_rot[wp][a * 3 + A];
-        for (int j = 0; j < NLOC; ++j)
-#pragma unroll
-            for (int a = 0; a < 3; ++a)
-#pragma unroll
-                for (int A = 0; A < 3; ++A) f[a][A] += s_u[wp][j][a] * s_g[wp][q][j][A];
+        hk_deformation(s_rot[wp], s_u[wp], s_g[wp][q], f);
         double* pt = s_pt[wp][q];
         hl_point(prm, f, s, pt);
 #pragma unroll
@@ -403,6 +401,7 @@ extern "C" __global__ void __launch_bounds__(32 * WPB) hyper_assemble(
         }
         atomicAdd(&r[(u64)s_node[wp][j] * 3 + b], acc);
     }
+#endif
     if (!want_k) return;
     const int g8 = lane / 4, t4 = lane % 4;
     double acc[TC_NT][4];
@@ -410,6 +409,7 @@ extern "C" __global__ void __launch_bounds__(32 * WPB) hyper_assemble(
     for (int nt = 0; nt < TC_NT; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[nt][e] = 0.0;
+#ifndef HK_SCATTER_ONLY
     for (int q0 = 0; q0 < NQ; q0 += QC) {
         const int nq = NQ - q0 < QC ? NQ - q0 : QC;
         // Y: rows (t, A) of this chunk.
@@ -460,6 +460,10 @@ extern "C" __global__ void __launch_bounds__(32 * WPB) hyper_assemble(
         }
         __syncwarp();
     }
+#endif
+#if defined(HK_FRAG_SCATTER) || defined(HK_NO_SCATTER)
+    // Straight from the mma fragments (the fifth pass's scatter, kept for the sweep): a lane's
+    // entries lie in 2 rows and 8 column pairs, so a warp's atomic adds touch 16 rows at once.
 #pragma unroll
     for (int nt = 0; nt < TC_NT; ++nt)
 #pragma unroll
@@ -469,12 +473,37 @@ extern "C" __global__ void __launch_bounds__(32 * WPB) hyper_assemble(
             const int p = n / NLOC, j = n % NLOC, a = hk_pa(p), b = hk_pb(p);
             const u64 ni = s_node[wp][i], nj = s_node[wp][j];
 #ifdef HK_NO_SCATTER
+            (void)a;
+            (void)b;
             vals[(c * 32 + lane) * 4 + e] = acc[nt][e] + (double)(ni + nj);
 #else
             atomicAdd(&vals[row_ptr[ni * 3 + a] + (u64)kpos[(c * NLOC + i) * NLOC + j] * 3 + b], acc[nt][e]);
             if (a != b) atomicAdd(&vals[row_ptr[nj * 3 + b] + (u64)kpos[(c * NLOC + j) * NLOC + i] * 3 + a], acc[nt][e]);
 #endif
         }
+#else
+    // Staged: the fragments go to shared memory (over the point records, dead by now) as the
+    // 6 upper blocks st[i][p·NLOC + j]; then the warp walks the whole 3·NLOC × 3·NLOC element
+    // matrix row by row, the lower blocks read transposed from the upper ones, so consecutive lanes
+    // add consecutive columns of one CSR row (the 3 components of a column node contiguous, the
+    // column nodes within one row of ≈ 100 entries): each warp-wide atomic add touches one or two
+    // rows instead of 16.
+    double* st = &s_pt[wp][0][0];
+#pragma unroll
+    for (int nt = 0; nt < TC_NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int i = g8 + 8 * (e / 2), n = nt * 8 + 2 * t4 + e % 2;
+            if (i < NLOC && n < TC_NCOL) st[i * TC_NCOL + n] = acc[nt][e];
+        }
+    __syncwarp();
+    for (int k = lane; k < 9 * NLOC * NLOC; k += 32) {
+        const int row = k / (3 * NLOC), cl = k % (3 * NLOC);
+        const int i = row / 3, a = row % 3, j = cl / 3, b = cl % 3;
+        const double v = a <= b ? st[i * TC_NCOL + hk_pab(a, b) * NLOC + j] : st[j * TC_NCOL + hk_pab(b, a) * NLOC + i];
+        atomicAdd(&vals[row_ptr[(u64)s_node[wp][i] * 3 + a] + (u64)kpos[(c * NLOC + i) * NLOC + j] * 3 + b], v);
+    }
+#endif
 }
 #endif  // WPB
 // Follower pressure (`src/hyperelastic/loads.rs`) on the device: facets of m nodes and np points;

@@ -59,8 +59,7 @@ __device__ void hl_point(const double* __restrict__ prm, const double f[3][3], d
         s[m / 3][m % 3] = 0.5 * (cm[m / 3][m % 3] - form[m]);
     }
     form[19] = 0.5;
-    return;
-#endif
+#else  // the law (no unreachable code after the trivial one: NVRTC warns)
 #if LAW != 1
     double e[3][3];  // Green–Lagrange strain (neo-Hookean needs only C)
 #pragma unroll
@@ -128,6 +127,7 @@ __device__ void hl_point(const double* __restrict__ prm, const double f[3][3], d
     form[21] = 0.5 * eq;
 #endif
 #endif
+#endif  // HK_TRIVIAL_LAW
 }
 
 // The (J, L) slice of ℂ from its form: cm[I][K] = ℂ_IJKL.

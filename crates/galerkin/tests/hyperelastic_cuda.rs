@@ -4,7 +4,7 @@
 //! plane-strain fibre strip) agree. Skips without a GPU unless GALERKIN_REQUIRE_GPU=1.
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
-use galerkin::hyperelastic::cuda::{default_scheme, tc_default, GpuHyper, Scheme};
+use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, GpuHyper, Scheme};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
 use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, HyperElement, HyperSystem};
@@ -30,8 +30,14 @@ fn gpu_equals_cpu(be: &CudaBackend, el: HyperElement, u: &[f64], what: &str) -> 
 
 /// [`gpu_equals_cpu`] with the kernel scheme `sc` (the default where `None`).
 fn scheme_equals_cpu(be: &CudaBackend, el: HyperElement, sc: Option<Scheme>, u: &[f64], what: &str) -> (GpuHyper, galerkin::backend::cuda::CudaVector, Vec<f64>, Vec<f64>) {
+    variant_equals_cpu(be, el, sc, &[], u, what)
+}
+
+/// [`scheme_equals_cpu`] with extra kernel defines (another scatter, a register cap).
+fn variant_equals_cpu(be: &CudaBackend, el: HyperElement, sc: Option<Scheme>, extra: &[&str], u: &[f64], what: &str) -> (GpuHyper, galerkin::backend::cuda::CudaVector, Vec<f64>, Vec<f64>) {
+    let what = &format!("{what} {extra:?}");
     let gsys = match sc {
-        Some(sc) => GpuHyper::variant(be, &el, sc, &[]).unwrap(),
+        Some(sc) => GpuHyper::variant(be, &el, sc, extra).unwrap(),
         None => GpuHyper::new(be, &el).unwrap(),
     };
     let what = &format!("{what} ({:?})", gsys.scheme());
@@ -67,14 +73,22 @@ fn gpu_residual_and_jacobian_equal_the_cpu() {
                 v[1] = -0.06 * x[0] * x[1];
                 v[2] = 0.07 * x[0] * x[0] - 0.03 * x[1];
             });
-            // Tetrahedra: the tensor-core scheme too (devices of compute capability ≥ 8.0), in its
-            // standard shape and two others; the default (column pairs) below.
+            // Tetrahedra: both schemes (the tensor-core one on devices of compute capability ≥ 8.0,
+            // the default there), the tensor-core one in its standard shape, two others, with the
+            // fifth pass's fragment scatter and with a register cap; the default below.
             if cell == CellType::Tetrahedron {
                 let mk = || HyperElement::new(space.clone(), law, el.frames.clone()).unwrap();
-                assert!(matches!(default_scheme(&el, be.device().compute_capability).unwrap(), Scheme::Pairs(_)));
-                scheme_equals_cpu(&be, mk(), Some(tc_default(&el)), &u, &format!("{law:?} {cell:?} P{degree}"));
-                for (wpb, qc) in [(2, 3), (1, 7)] {
-                    scheme_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb, qc: qc.min(el.quad.len()) }), &u, &format!("{law:?} {cell:?} P{degree}"));
+                let cc = be.device().compute_capability;
+                let what = format!("{law:?} {cell:?} P{degree}");
+                scheme_equals_cpu(&be, mk(), Some(Scheme::Pairs(shape(&el).unwrap())), &u, &what);
+                if tc_applies(&el, cc) {
+                    assert_eq!(default_scheme(&el, cc).unwrap(), tc_default(&el));
+                    scheme_equals_cpu(&be, mk(), Some(tc_default(&el)), &u, &what);
+                    variant_equals_cpu(&be, mk(), Some(tc_default(&el)), &["HK_FRAG_SCATTER"], &u, &what);
+                    variant_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb: 1, qc: 2 }), &["HK_MINB=16"], &u, &what);
+                    for (wpb, qc) in [(2, 3), (1, 4), (1, 7)] {
+                        scheme_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb, qc: qc.min(el.quad.len()) }), &u, &what);
+                    }
                 }
             }
             let (gsys, ud, r, k) = gpu_equals_cpu(&be, el, &u, &format!("{law:?} {cell:?} P{degree}"));

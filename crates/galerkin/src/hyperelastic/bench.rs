@@ -68,6 +68,8 @@ pub struct HyperRow {
     /// ‖R‖ at each Newton iterate and the forcing η of each linear solve (the last load step).
     pub residuals: Vec<f64>,
     pub forcing: Vec<f64>,
+    /// GPU: the kernel scheme ([`Scheme`], `GALERKIN_HYPER_SCHEME` overrides the default).
+    pub scheme: String,
     pub skipped: Option<String>,
 }
 
@@ -172,6 +174,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 times_floor: 0.0,
                 residuals: Vec::new(),
                 forcing: Vec::new(),
+                scheme: String::new(),
                 skipped: None,
             };
             drop(prep0);
@@ -203,6 +206,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 let (_, mut prep) = prepare_text(&text)?;
                 let mut sys = GpuHyper::new(be, &prep.el)?;
                 row.setup_s = t.elapsed().as_secs_f64();
+                row.scheme = format!("{:?}", sys.scheme());
                 // A Newton run that does not converge is a row of its own (with the history), and
                 // the sweep goes on.
                 if let Err(e) = time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, cfg.solve_max_dofs, &mut row) {
@@ -264,10 +268,14 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emi
             ));
             let base = shape(el)?;
             let pairs = Scheme::Pairs(base);
+            // Where the time goes: the law alone is the `res` column (gather, geometry, law,
+            // residual); "products only" drops the law and the scatter; "scatter only" drops the
+            // law and the products (the gather, the geometry and the scatter of zeros).
             let mut variants: Vec<(String, Scheme, Vec<&str>)> = vec![
                 ("pairs".into(), pairs, vec![]),
                 ("pairs trivial-law".into(), pairs, vec!["HK_TRIVIAL_LAW"]),
                 ("pairs no-scatter".into(), pairs, vec!["HK_NO_SCATTER"]),
+                ("pairs products-only".into(), pairs, vec!["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]),
             ];
             for (cpb, qb) in [(4, 4), (8, 3), (8, 4)] {
                 let sh = Shape { gt: base.gt, cpb, qb: qb.min(el.quad.len()) };
@@ -277,13 +285,18 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emi
             }
             if tc_applies(el, be.device().compute_capability) {
                 let tc = tc_default(el);
-                variants.push(("tc".into(), tc, vec![]));
+                variants.push(("tc staged".into(), tc, vec![]));
+                variants.push(("tc fragment-scatter".into(), tc, vec!["HK_FRAG_SCATTER"]));
                 variants.push(("tc trivial-law".into(), tc, vec!["HK_TRIVIAL_LAW"]));
                 variants.push(("tc no-scatter".into(), tc, vec!["HK_NO_SCATTER"]));
-                for (wpb, qc) in [(1, 2), (1, 3), (1, 4), (1, 7), (2, 4), (2, 2)] {
+                variants.push(("tc products-only".into(), tc, vec!["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]));
+                variants.push(("tc scatter-only".into(), tc, vec!["HK_SCATTER_ONLY"]));
+                variants.push(("tc minb16".into(), tc, vec!["HK_MINB=16"]));
+                for (wpb, qc, minb) in [(1, 2, ""), (1, 2, "HK_MINB=16"), (1, 1, "HK_MINB=16"), (1, 3, ""), (1, 4, ""), (2, 4, ""), (2, 2, "")] {
                     let sc = Scheme::Tc { wpb, qc };
-                    if sc != tc {
-                        variants.push((format!("tc {wpb}x{qc}"), sc, vec![]));
+                    if sc != tc || !minb.is_empty() {
+                        let name = if minb.is_empty() { format!("tc {wpb}x{qc}") } else { format!("tc {wpb}x{qc} minb16") };
+                        variants.push((name, sc, if minb.is_empty() { vec![] } else { vec![minb] }));
                     }
                 }
             }

@@ -6,7 +6,7 @@
 //! Two schemes ([`Scheme`], see the kernel's comments): a group of threads per cell owning column
 //! pairs of the element matrix (every element; the default), and, for 3D simplices of at most 16
 //! nodes (P1/P2 tetrahedra), one warp per cell with the element matrix as a small GEMM on the FP64
-//! tensor cores (tested, timed by `--hyper-kernel-sweep`, not the default: slower on the H100). The follower pressure's terms are integrated on the device too (one thread per
+//! tensor cores, staged in shared memory and scattered row by row (the default where it applies). The follower pressure's terms are integrated on the device too (one thread per
 //! facet point, then one per facet Jacobian entry), so nothing crosses per Newton step.
 use super::element::HyperElement;
 use super::loads::FollowerPressure;
@@ -38,6 +38,9 @@ pub const HYPERELASTIC: KernelSource = KernelSource {
 const SHARED_BUDGET: usize = 46 * 1024;
 /// The hard limit on static shared memory per block.
 const SHARED_LIMIT: usize = 48 * 1024;
+
+/// The environment variable that overrides [`default_scheme`] in [`GpuHyper::new`].
+pub const SCHEME_ENV: &str = "GALERKIN_HYPER_SCHEME";
 
 /// The launch shape of the column-pair scheme: threads per cell (≥ the DIM·⌈NLOC/2⌉ column-pair
 /// threads, rounded up to 8), cells per block, quadrature points per chunk (as many as the
@@ -89,14 +92,23 @@ pub fn tc_shared_bytes(el: &HyperElement, wpb: usize, qc: usize) -> usize {
 
 /// Whether the tensor-core scheme applies: 3D simplices of at most 16 nodes, a device with FP64
 /// tensor cores (compute capability 8.0 and later).
+/// The staged scatter keeps the element matrix's 6 upper blocks (NLOC × 6·NLOC) in the point
+/// records (NQ × 59), so these must hold them (P1: 295 ≥ 96, P2: 826 ≥ 600).
 pub fn tc_applies(el: &HyperElement, cc: (u32, u32)) -> bool {
-    el.dim == 3 && el.space.mesh.cell_type.is_simplex() && el.nloc() <= 16 && cc.0 >= 8 && tc_shared_bytes(el, 1, 1) <= SHARED_LIMIT
+    let (nloc, nq) = (el.nloc(), el.quad.len());
+    el.dim == 3
+        && el.space.mesh.cell_type.is_simplex()
+        && nloc <= 16
+        && cc.0 >= 8
+        && tc_shared_bytes(el, 1, 1) <= SHARED_LIMIT
+        && 59 * nq >= 6 * nloc * nloc
 }
 
-/// The tensor-core scheme's standard shape: one cell per block (independent warps), chunks of 4
-/// points (12 rows: 3 whole k-steps), fewer where the shared memory limit needs it.
+/// The tensor-core scheme's standard shape: one cell per block (independent warps), chunks of 3
+/// points (the fastest of the sixth pass's sweep at P2: 3.04 ms against 3.22 ms with 4), fewer
+/// where the element has fewer points or the shared memory limit needs it.
 pub fn tc_default(el: &HyperElement) -> Scheme {
-    let qc = (1..=4).rev().find(|&q| tc_shared_bytes(el, 1, q) <= SHARED_LIMIT).unwrap_or(1);
+    let qc = (1..=3.min(el.quad.len())).rev().find(|&q| tc_shared_bytes(el, 1, q) <= SHARED_LIMIT).unwrap_or(1);
     Scheme::Tc { wpb: 1, qc }
 }
 
@@ -113,13 +125,14 @@ pub fn shape(el: &HyperElement) -> Result<Shape> {
     Ok(Shape { gt, cpb, qb: nq.div_ceil(chunks).max(1) })
 }
 
-/// The default scheme: column pairs ([`shape`]) on every element and device. The tensor-core scheme
-/// ([`GpuHyper::variant`] with [`tc_default`]) is correct (tested against the CPU) but was 12 %
-/// slower on the H100 at 10⁶ P2 unknowns (fifth pass in BENCHMARKS.md: 3.49 ms against 3.13 ms,
-/// its scatter of mma fragments costing 0.75 ms), so it is not the default; `cc` is kept for
-/// when it wins.
+/// The default scheme: the tensor-core scheme ([`tc_default`]) where it applies (3D simplices of at
+/// most 16 nodes on devices of compute capability ≥ 8.0), column pairs ([`shape`]) elsewhere. With
+/// its element matrix staged in shared memory and scattered row by row (sixth pass in
+/// BENCHMARKS.md) it is the faster of the two at P2 on the H100.
 pub fn default_scheme(el: &HyperElement, cc: (u32, u32)) -> Result<Scheme> {
-    let _ = cc;
+    if tc_applies(el, cc) {
+        return Ok(tc_default(el));
+    }
     Ok(Scheme::Pairs(shape(el)?))
 }
 
@@ -212,13 +225,22 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 }
 
 impl GpuHyper {
-    /// The default scheme for `el` on this device ([`default_scheme`]).
+    /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
+    /// `GALERKIN_HYPER_SCHEME` (`pairs` or `tc`: to compare whole runs with either, as the
+    /// benchmark does; an unknown name or a scheme that does not apply is an error).
     pub fn new(be: &CudaBackend, el: &HyperElement) -> Result<GpuHyper> {
-        Self::variant(be, el, default_scheme(el, be.device().compute_capability)?, &[])
+        let cc = be.device().compute_capability;
+        let sc = match std::env::var(SCHEME_ENV).ok().as_deref() {
+            None => default_scheme(el, cc)?,
+            Some("pairs") => Scheme::Pairs(shape(el)?),
+            Some("tc") => tc_default(el),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs` or `tc`"))),
+        };
+        Self::variant(be, el, sc, &[])
     }
 
     /// With scheme `sc` and extra defines (the kernel sweep of the benchmark: `HK_TRIVIAL_LAW`,
-    /// `HK_NO_SCATTER`).
+    /// `HK_NO_SCATTER`, `HK_SCATTER_ONLY`, `HK_FRAG_SCATTER`, `HK_MINB=n`).
     pub fn variant(be: &CudaBackend, el: &HyperElement, sc: Scheme, extra: &[&str]) -> Result<GpuHyper> {
         let space = &el.space;
         let mesh = &*space.mesh;
@@ -369,7 +391,21 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                 let el = HyperElement::new(space.clone(), law, frames)?;
                 let mut variants = vec![defines(&el)?];
                 if tc_applies(&el, (9, 0)) {
-                    variants.push(defines_for(&el, tc_default(&el))?);
+                    let tc = defines_for(&el, tc_default(&el))?;
+                    variants.push(tc.clone());
+                    // The fifth pass's scatter straight from the mma fragments (tested, swept).
+                    variants.push([tc, vec!["HK_FRAG_SCATTER".to_string()]].concat());
+                }
+                // The kernel sweep's variants (`bench.rs::kernel_sweep`), once: P2 tetrahedra, the fibre law.
+                if cell == CellType::Tetrahedron && degree == 2 && law.anisotropic() {
+                    let (pairs, tc) = (defines(&el)?, defines_for(&el, tc_default(&el))?);
+                    for extra in [&["HK_TRIVIAL_LAW"][..], &["HK_NO_SCATTER"], &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]] {
+                        variants.push([pairs.clone(), extra.iter().map(|e| e.to_string()).collect()].concat());
+                    }
+                    // (not `HK_SCATTER_ONLY`: a timing variant whose unused arrays draw warnings)
+                    for extra in [&["HK_TRIVIAL_LAW"][..], &["HK_NO_SCATTER"], &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"], &["HK_MINB=16"]] {
+                        variants.push([tc.clone(), extra.iter().map(|e| e.to_string()).collect()].concat());
+                    }
                 }
                 for d in variants {
                     let c = jit::compile_ptx_with(&HYPERELASTIC, arch, &d)?;
@@ -398,18 +434,21 @@ mod tests {
 
     /// The tensor-core scheme applies to P1/P2 tetrahedra on FP64-tensor-core devices only, its
     /// shared memory (one P2 cell per block: 16 944 B, what ptxas reports) fits, shapes beyond
-    /// 48 KiB are refused by name, and the default is the faster column-pair scheme.
+    /// 48 KiB are refused by name, and the default is the tensor-core scheme where it applies
+    /// (column pairs on older devices and on hexahedra).
     #[test]
     fn tensor_core_scheme_where_it_applies() {
         for degree in [1, 2] {
             let el = element(CellType::Tetrahedron, degree);
             assert!(tc_applies(&el, (9, 0)) && tc_applies(&el, (8, 0)) && !tc_applies(&el, (7, 5)));
-            assert_eq!(tc_default(&el), Scheme::Tc { wpb: 1, qc: 4 });
-            assert!(matches!(default_scheme(&el, (9, 0)).unwrap(), Scheme::Pairs(_)));
+            assert_eq!(tc_default(&el), Scheme::Tc { wpb: 1, qc: 3 });
+            assert_eq!(default_scheme(&el, (9, 0)).unwrap(), tc_default(&el));
+            assert!(matches!(default_scheme(&el, (7, 5)).unwrap(), Scheme::Pairs(_)));
         }
         let p2 = element(CellType::Tetrahedron, 2);
         assert_eq!(p2.quad.len(), 14);
         assert_eq!(tc_shared_bytes(&p2, 1, 4), 16_944);
+        assert_eq!(tc_shared_bytes(&p2, 1, 3), 15_312);
         assert!(defines_for(&p2, Scheme::Tc { wpb: 2, qc: 4 }).unwrap().contains(&"WPB=2".to_string()));
         let e = defines_for(&p2, Scheme::Tc { wpb: 4, qc: 4 }).unwrap_err().to_string();
         assert!(e.contains("tensor-core") && e.contains("48 KiB"), "{e}");

@@ -116,6 +116,9 @@ impl Forcing {
 /// a thousandfold rise is a direction the slope test cannot judge.
 pub const MAX_RESIDUAL_RISE: f64 = 1e3;
 
+/// Set (to anything), every Newton iteration is printed on stderr as it completes.
+pub const TRACE_ENV: &str = "GALERKIN_NEWTON_TRACE";
+
 /// Newton and linear-solver settings.
 #[derive(Clone, Debug)]
 pub struct NewtonOptions {
@@ -213,6 +216,9 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
     opts: &NewtonOptions,
     mut on_step: impl FnMut(&LoadStepReport, &B::Vector) -> Result<()>,
 ) -> Result<(Vec<LoadStepReport>, NewtonTimes)> {
+    // Each iteration on stderr as it completes (for runs that may be cut short, such as the 10⁷
+    // benchmark under a time limit).
+    let trace = std::env::var_os(TRACE_ENV).is_some();
     let t_all = std::time::Instant::now();
     let n = sys.ndofs();
     if steps == 0 {
@@ -330,7 +336,11 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
             };
             asm_s = ta.elapsed().as_secs_f64();
             times.assembly_s += asm_s;
-            rep.iterations.push(NewtonIteration { residual: rn, step_length: step_len, linear_iterations: lin_its, forcing: eta, truncated, assembly_s: asm_s, solve_s });
+            let it = NewtonIteration { residual: rn, step_length: step_len, linear_iterations: lin_its, forcing: eta, truncated, assembly_s: asm_s, solve_s };
+            if trace {
+                eprintln!("newton {}: {it:?}", rep.iterations.len());
+            }
+            rep.iterations.push(it);
             let Some(rn_t) = accepted else {
                 return Err(fail(format!("every step along the Newton direction from ‖R‖ = {rn:.3e} inverts an element (J ≤ 0) or raises ‖R‖ more than {MAX_RESIDUAL_RISE:e} times"), &rep));
             };
