@@ -117,7 +117,7 @@ fn bake_off_diffusion_converges_at_the_optimal_rate() {
     });
 }
 
-/// The CPU's `partial` on hexahedra vectorized across cells (batches of four, even/odd stages)
+/// The CPU's `partial` on hexahedra vectorized across cells (batches of eight, even/odd stages)
 /// equals the cell-at-a-time path to round-off, product and diagonal, on a 3×3×3 mesh (27 cells:
 /// the last batch has three lanes) for BP1, BP3 and BP5 at p = 2 and 3; the batched path is the one
 /// taken (its stored D is padded to whole batches).

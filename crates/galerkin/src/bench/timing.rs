@@ -115,14 +115,67 @@ pub fn guarded_gbs(what: &str, bytes: f64, t: &Timing, ceiling_gbs: f64) -> Resu
     Ok(gbs)
 }
 
-/// The ceiling of a CPU loop that moves `working_set` bytes per pass over vectors of
-/// `vector_bytes`: the better of a copy of the working set (capped at 64 MiB) and a copy of one
-/// vector. Both are copies this machine really did, so the figure stays a hardware bound, and it
-/// covers the two ways a loop outruns one DRAM copy: its vectors stay in the last-level cache
-/// (10⁶ unknowns: 8 MB each), or all of it does, spread over every core's cache (10⁵ unknowns on
-/// 16 cores, where a copy of one 0.8 MB vector is too short to wake the threads).
+/// The ceiling of a CPU loop whose passes touch `working_set` distinct bytes (a level's stored data
+/// and its vectors) over vectors of `vector_bytes`: the best of this machine's bandwidths measured
+/// on the same footprint ([`ceiling_from`] with [`host_copy_gbs`] and [`host_read_gbs`]). A copy
+/// of a fixed 64 MiB is the wrong yardstick on a large last-level cache: a 90 MB level that stays
+/// in a 300 MB L3 ran above it (2–16 threads, the H100 host), while the same footprint copied or
+/// read from that L3 bounds it honestly; a level larger than the cache is held to DRAM's figure.
 pub fn cpu_ceiling_gbs(working_set: usize, vector_bytes: usize) -> f64 {
-    host_copy_gbs(working_set.min(64 << 20)).max(host_copy_gbs(vector_bytes))
+    ceiling_from(working_set, vector_bytes, host_copy_gbs, host_read_gbs)
+}
+
+/// Largest footprint of the ceiling's probes: beyond 512 MiB every last-level cache this runs on is
+/// exceeded, so a larger probe measures the same DRAM figure with more memory.
+pub const CEILING_PROBE_MAX: usize = 512 << 20;
+
+/// The ceiling rule with its probes passed in (`copy(b)`: GB/s of a copy between two arrays of `b`
+/// bytes; `read(b)`: of a read of one array of `b` bytes): the maximum of
+/// - a copy whose two arrays together are the working set (`working_set / 2` bytes each),
+/// - a read of the whole working set (a loop that mostly reads, as a matrix product, moves more
+///   bytes per second than a copy, which also pays the write-allocate of its destination),
+/// - a copy of one vector (a loop whose stored data is small runs at its vectors' speed: 10⁵
+///   unknowns over 16 cores, where a tiny working set is too short to wake the threads);
+///
+/// each probe's footprint capped at [`CEILING_PROBE_MAX`].
+pub fn ceiling_from(working_set: usize, vector_bytes: usize, copy: impl Fn(usize) -> f64, read: impl Fn(usize) -> f64) -> f64 {
+    let ws = working_set.clamp(2, CEILING_PROBE_MAX);
+    copy(ws / 2).max(read(ws)).max(copy(vector_bytes.clamp(1, CEILING_PROBE_MAX / 2)))
+}
+
+/// Repetitions of a bandwidth probe moving `bytes` per pass: 10, fewer (down to 3) from 100 MB so
+/// that the ceiling of a 500 MB level does not take seconds per row.
+fn probe_reps(bytes: usize) -> usize {
+    (1_000_000_000 / bytes.max(1)).clamp(3, 10)
+}
+
+/// Read bandwidth of this machine's cores (GB/s) over an array of `bytes`: the best of 10 serial
+/// and 10 parallel sums (the first pass brings an array that fits into the cache).
+pub fn host_read_gbs(bytes: usize) -> f64 {
+    use rayon::prelude::*;
+    // Eight independent sums, so that the adds' latency does not bound one core's read.
+    fn sum(c: &[f64]) -> f64 {
+        c.chunks_exact(8).fold([0.0f64; 8], |mut a, v| {
+            for k in 0..8 {
+                a[k] += v[k];
+            }
+            a
+        })
+        .iter()
+        .sum()
+    }
+    let n = (bytes / 8).max(1 << 12) / 8 * 8;
+    let src: Vec<f64> = (0..n).into_par_iter().map(|i| (i % 7) as f64).collect();
+    let mut best = f64::INFINITY;
+    for _ in 0..probe_reps(8 * n) {
+        let t = Instant::now();
+        std::hint::black_box(sum(&src));
+        best = best.min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        std::hint::black_box(src.par_chunks(1 << 14).map(sum).sum::<f64>());
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    (8 * n) as f64 / best.max(1e-9) / 1e9
 }
 
 /// Copy bandwidth of this machine's cores (bytes read + written per second, GB/s) for arrays of
@@ -134,7 +187,7 @@ pub fn host_copy_gbs(bytes: usize) -> f64 {
     let src = vec![1.5f64; n];
     let mut dst = vec![0.0f64; n];
     let mut best = f64::INFINITY;
-    for _ in 0..10 {
+    for _ in 0..probe_reps(16 * n) {
         let t = Instant::now();
         dst.copy_from_slice(&src);
         std::hint::black_box(&mut dst);
@@ -186,5 +239,37 @@ mod tests {
         let zero = Timing::from_samples(vec![0.0]).unwrap();
         assert!(guarded_gbs("x", 1.0, &zero, 1e9).is_err(), "an infinite rate is never reported");
         assert!(host_copy_gbs(1 << 20) > 0.1);
+        assert!(host_read_gbs(1 << 20) > 0.1);
+    }
+
+    /// The rule with recorded probes: each probe runs on the footprint it is meant to (the working
+    /// set, not a fixed 64 MiB), the ceiling is the best of them, and a figure above it still fails.
+    #[test]
+    fn ceiling_probes_the_level_working_set() {
+        use std::cell::RefCell;
+        let calls = RefCell::new(Vec::new());
+        // A model machine: 300 MB cache at 400 GB/s copy / 600 GB/s read, DRAM at 100 / 150 GB/s.
+        let fast = |b: usize, cached: f64, dram: f64| if b <= 300_000_000 { cached } else { dram };
+        let copy = |b: usize| {
+            calls.borrow_mut().push(("copy", b));
+            fast(2 * b, 400.0, 100.0)
+        };
+        let read = |b: usize| {
+            calls.borrow_mut().push(("read", b));
+            fast(b, 600.0, 150.0)
+        };
+        // 153 MB (BP3 p = 2 `full` at 2·10⁵ unknowns): probed whole, so it runs from the cache.
+        let c = ceiling_from(153_000_000, 1_600_000, copy, read);
+        assert_eq!(*calls.borrow(), vec![("copy", 76_500_000), ("read", 153_000_000), ("copy", 1_600_000)]);
+        assert_eq!(c, 600.0);
+        // Larger than the cache: DRAM's figure (footprints capped at CEILING_PROBE_MAX).
+        calls.borrow_mut().clear();
+        assert_eq!(ceiling_from(2_000_000_000, 1_600_000, copy, read), 400.0, "the one-vector copy stays in cache");
+        assert_eq!(*calls.borrow(), vec![("copy", CEILING_PROBE_MAX / 2), ("read", CEILING_PROBE_MAX), ("copy", 1_600_000)]);
+        assert_eq!(ceiling_from(2_000_000_000, 400_000_000, |b| fast(2 * b, 400.0, 100.0), |b| fast(b, 600.0, 150.0)), 150.0);
+        // An honest L3-resident row passes, a figure above the measured ceiling still fails.
+        let t = Timing::from_samples(vec![1e-3; 3]).unwrap();
+        assert!(guarded_gbs("bp3 full", 0.5 * c * 1e6, &t, c).is_ok());
+        assert!(guarded_gbs("bp3 full", 1.01 * c * 1e6, &t, c).is_err());
     }
 }

@@ -1,24 +1,62 @@
 //! `partial` for scalar mass and diffusion on hexahedra (CEED's BP1/BP3/BP5) on the CPU, vectorized
-//! across cells as deal.II's `VectorizedArray`: [`W`] cells of one block go through the apply
+//! across cells as deal.II's `VectorizedArray`: [`W`] (eight) cells of one block go through the apply
 //! together, every scalar of the scalar path ([`super::cpu`]'s `Hex`) a `[f64; W]` lane vector, so
 //! each operation of a stage is one vector instruction however small the 1D matrices are. The
 //! kernel is monomorphized per (P, Q) (const generics: every stage a fixed-size loop nest), fused
 //! from gather to scatter with all intermediates in a per-thread buffer of fixed-size arrays, with
 //! even/odd folding of the 1D tables (the nodes and points are symmetric about the cell centre, so
 //! `M[Q−1−i][N−1−k] = ±M[i][k]`: half the multiplications), and D stored per point in the batch
-//! layout (`[batch][point][k][lane]`, 6 numbers for diffusion, 1 for mass). With AVX2+FMA found at
-//! run time the same source is compiled a second time with those features (fused multiply-adds).
+//! layout (`[batch][point][k][lane]`, 6 numbers for diffusion, 1 for mass). The same source is
+//! compiled three times ([`Isa`]): baseline, AVX2+FMA, and AVX-512 (one 512-bit register per lane
+//! vector: half the instructions of AVX2's two, and the cores of the Xeon hosts this runs on have
+//! twice AVX2's FMA throughput there), the best one found at run time taken.
 use crate::operator::coloring::{Coloring, SharedMut};
 use rayon::prelude::*;
+use std::any::Any;
 use std::ops::Range;
+use std::sync::Mutex;
 
-/// Cells per batch: one AVX2 register of f64 per lane vector.
-pub const W: usize = 4;
+/// Cells per batch: one AVX-512 register (two AVX2 registers) of f64 per lane vector.
+pub const W: usize = 8;
 type V = [f64; W];
+
+/// The instruction sets the kernels are compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isa {
+    Base,
+    Avx2Fma,
+    Avx512,
+}
+
+impl Isa {
+    pub const ALL: [Isa; 3] = [Isa::Base, Isa::Avx2Fma, Isa::Avx512];
+
+    /// Whether this CPU runs it.
+    pub fn available(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            match self {
+                Isa::Base => true,
+                Isa::Avx2Fma => has!("avx2") && has!("fma"),
+                Isa::Avx512 => has!("avx2") && has!("fma") && has!("avx512f"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Isa::Base
+        }
+    }
+
+    /// The widest one this CPU runs.
+    pub fn best() -> Isa {
+        Isa::ALL.into_iter().rev().find(|i| i.available()).unwrap_or(Isa::Base)
+    }
+}
 
 /// Whether the batched kernel exists for `p` basis functions and `q` points per axis.
 pub fn supported(p: usize, q: usize) -> bool {
-    kernel(p, q, false).is_some()
+    kernel(p, q, Isa::Base).is_some()
 }
 
 /// The batches of one coloring and the stored D in batch layout.
@@ -48,7 +86,13 @@ pub struct HexBatch {
     /// `qdata[((batch·Q³ + point)·ns + k)·W + lane]`.
     per_cell: bool,
     pub qdata: Vec<f64>,
-    fma: bool,
+    isa: Isa,
+    /// Largest node index (checked against the vectors' length once per apply, so the gather and
+    /// scatter index without bounds checks).
+    max_node: usize,
+    /// One scratch per worker thread (a `Scratch<P, Q>`), kept between applies: the per-split
+    /// boxes of `for_each_init` allocated and zeroed up to hundreds of KB per split and per color.
+    scratch: Vec<Mutex<Option<Box<dyn Any + Send>>>>,
 }
 
 impl HexBatch {
@@ -101,7 +145,9 @@ impl HexBatch {
             w: w.to_vec(),
             per_cell: false,
             qdata: Vec::new(),
-            fma: has_fma(),
+            isa: Isa::best(),
+            max_node: idx.iter().copied().max().unwrap_or(0),
+            scratch: (0..rayon::current_num_threads().max(64)).map(|_| Mutex::new(None)).collect(),
         })
     }
 
@@ -164,10 +210,29 @@ impl HexBatch {
         self.qdata.len() * 8 + self.nodes.len() * 4
     }
 
+    /// The kernels' instruction set ([`Isa::best`] unless set by [`Self::set_isa`]).
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    /// Runs the kernels compiled for `isa` (to compare the twins); an error where this CPU lacks it.
+    pub fn set_isa(&mut self, isa: Isa) -> crate::Result<()> {
+        if !isa.available() {
+            return Err(crate::Error::Unsupported(format!("{isa:?} kernels on this CPU")));
+        }
+        self.isa = isa;
+        Ok(())
+    }
+
     /// `y = A x`, or with `mask` (1 free, 0 fixed) the Dirichlet-masked `y = M A M x + (I − M) x`:
     /// the mask applied in the gather and in one parallel pass after the scatter.
     pub fn apply(&self, x: &[f64], y: &mut [f64], mask: Option<&[f64]>) -> crate::Result<()> {
-        let run = kernel(self.p, self.q, self.fma).ok_or_else(|| crate::Error::Unsupported(format!("batched hexahedron kernel for p = {}, q = {}", self.p, self.q)))?;
+        let run = kernel(self.p, self.q, self.isa).ok_or_else(|| crate::Error::Unsupported(format!("batched hexahedron kernel for p = {}, q = {}", self.p, self.q)))?;
+        // The kernels index x, y and the mask without bounds checks: every node must be inside.
+        let short = [Some(x.len()), Some(y.len()), mask.map(|m| m.len())].into_iter().flatten().find(|&l| l <= self.max_node || l != x.len());
+        if let Some(len) = short {
+            return Err(crate::Error::dim("batched hexahedron apply", self.max_node + 1, len));
+        }
         const CHUNK: usize = 8192;
         y.par_chunks_mut(CHUNK).for_each(|c| c.fill(0.0));
         run(self, x, y, mask);
@@ -182,28 +247,17 @@ impl HexBatch {
     }
 }
 
-/// Whether the AVX2+FMA twin of the kernels may run on this CPU.
-fn has_fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 type Kernel = fn(&HexBatch, &[f64], &mut [f64], Option<&[f64]>);
 
 /// The monomorphized apply of (p, q): one per pair of the two CEED rules (q = p and q = p + 1
 /// points per axis for p basis functions, i.e. BP5's collocated and BP1/BP3's Gauss rule).
-fn kernel(p: usize, q: usize, fma: bool) -> Option<Kernel> {
+fn kernel(p: usize, q: usize, isa: Isa) -> Option<Kernel> {
     macro_rules! pairs {
         ($(($p:literal, $q:literal)),*) => {
-            match (p, q, fma) {
-                $(($p, $q, false) => Some(apply_all::<$p, $q, false> as Kernel),
-                  ($p, $q, true) => Some(apply_all::<$p, $q, true> as Kernel),)*
+            match (p, q, isa) {
+                $(($p, $q, Isa::Base) => Some(apply_all::<$p, $q, BASE> as Kernel),
+                  ($p, $q, Isa::Avx2Fma) => Some(apply_all::<$p, $q, AVX2> as Kernel),
+                  ($p, $q, Isa::Avx512) => Some(apply_all::<$p, $q, AVX512> as Kernel),)*
                 _ => None,
             }
         };
@@ -388,7 +442,7 @@ struct Scratch<const P: usize, const Q: usize> {
 
 impl<const P: usize, const Q: usize> Scratch<P, Q> {
     fn boxed() -> Box<Self> {
-        // Built on the heap: up to ~200 KB at Q = 10.
+        // Built on the heap: up to ~400 KB at Q = 10.
         let z = [0.0; W];
         Box::new(Scratch { u: [[[z; P]; P]; P], s1: [[[z; Q]; P]; P], s2: [[[z; Q]; Q]; P], t: [[[z; Q]; Q]; Q], g: [[[[z; Q]; Q]; Q]; 3] })
     }
@@ -414,6 +468,23 @@ fn along_y<const X: usize, const NI: usize, const NO: usize, const Z: usize, con
 
 #[inline(always)]
 fn along_z<const X: usize, const Y: usize, const NI: usize, const NO: usize, const F: bool, const ACC: bool>(m: &Table<NI, NO>, x: &Cube<X, Y, NI>, out: &mut Cube<X, Y, NO>) {
+    if NI < EO_MIN {
+        // The plain form reads the planes in place (no copy of the column in and out).
+        for j in 0..Y {
+            for (o, row) in out.iter_mut().zip(&m.m) {
+                let acc = &mut o[j];
+                if ACC {
+                    acc.axpy::<F>(row[0], &x[0][j]);
+                } else {
+                    acc.set(row[0], &x[0][j]);
+                }
+                for k in 1..NI {
+                    acc.axpy::<F>(row[k], &x[k][j]);
+                }
+            }
+        }
+        return;
+    }
     for j in 0..Y {
         let col: [[V; X]; NI] = std::array::from_fn(|k| x[k][j]);
         let mut res: [[V; X]; NO] = std::array::from_fn(|k| if ACC { out[k][j] } else { [[0.0; W]; X] });
@@ -437,7 +508,9 @@ fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables
         for (ui, ni) in u.iter_mut().zip(nodes.chunks_exact(W)) {
             for l in 0..W {
                 let j = ni[l] as usize;
-                ui[l] = if l < n { mask.map_or(x[j], |m| m[j] * x[j]) } else { 0.0 };
+                // SAFETY: every node is below x's (and the mask's) length (checked in `apply`).
+                let xj = unsafe { *x.get_unchecked(j) };
+                ui[l] = if l < n { mask.map_or(xj, |m| unsafe { *m.get_unchecked(j) } * xj) } else { 0.0 };
             }
         }
     }
@@ -514,34 +587,121 @@ fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables
     let u = s.u.as_flattened().as_flattened();
     for (ui, ni) in u.iter().zip(nodes.chunks_exact(W)) {
         for l in 0..n {
-            y[ni[l] as usize] += ui[l];
+            // SAFETY: every node is below y's length (checked in `apply`).
+            unsafe { *y.get_unchecked_mut(ni[l] as usize) += ui[l] };
         }
     }
 }
 
+/// The instruction set of an [`apply_all`] as a const parameter.
+const BASE: u8 = 0;
+const AVX2: u8 = 1;
+const AVX512: u8 = 2;
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 #[allow(clippy::too_many_arguments)]
-fn batch_fma<const P: usize, const Q: usize>(h: &HexBatch, t: &Tables<P, Q>, s: &mut Scratch<P, Q>, bid: usize, x: &[f64], mask: Option<&[f64]>, y: SharedMut<f64>, ylen: usize) {
+fn batch_avx2<const P: usize, const Q: usize>(h: &HexBatch, t: &Tables<P, Q>, s: &mut Scratch<P, Q>, bid: usize, x: &[f64], mask: Option<&[f64]>, y: SharedMut<f64>, ylen: usize) {
     batch::<P, Q, true>(h, t, s, bid, x, mask, y, ylen)
 }
 
-/// Every batch, one color of blocks at a time, blocks in parallel.
-fn apply_all<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, x: &[f64], y: &mut [f64], mask: Option<&[f64]>) {
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+fn batch_avx512<const P: usize, const Q: usize>(h: &HexBatch, t: &Tables<P, Q>, s: &mut Scratch<P, Q>, bid: usize, x: &[f64], mask: Option<&[f64]>, y: SharedMut<f64>, ylen: usize) {
+    batch::<P, Q, true>(h, t, s, bid, x, mask, y, ylen)
+}
+
+/// Every batch, one color of blocks at a time, blocks in parallel, each worker thread with its
+/// own scratch kept in [`HexBatch::scratch`].
+fn apply_all<const P: usize, const Q: usize, const I: u8>(h: &HexBatch, x: &[f64], y: &mut [f64], mask: Option<&[f64]>) {
     let t = Tables::<P, Q>::of(h);
     let (ylen, yp) = (y.len(), SharedMut(y.as_mut_ptr()));
     for color in &h.blocks {
-        color.par_iter().for_each_init(Scratch::<P, Q>::boxed, |s, batches| {
+        color.par_iter().for_each(|batches| {
             let yp = yp;
+            let slot = &h.scratch[rayon::current_thread_index().unwrap_or(0) % h.scratch.len()];
+            let mut guard = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if !guard.as_ref().is_some_and(|b| b.is::<Scratch<P, Q>>()) {
+                *guard = Some(Scratch::<P, Q>::boxed());
+            }
+            let Some(s) = guard.as_mut().and_then(|b| b.downcast_mut::<Scratch<P, Q>>()) else { return };
             for bid in batches.clone() {
                 #[cfg(target_arch = "x86_64")]
-                if F {
-                    // SAFETY: `F` is only chosen when AVX2 and FMA were detected ([`has_fma`]).
-                    unsafe { batch_fma::<P, Q>(h, &t, s, bid, x, mask, yp, ylen) };
-                    continue;
+                match I {
+                    // SAFETY: `I` is only chosen when the CPU has these features ([`Isa::available`]).
+                    AVX512 => unsafe { batch_avx512::<P, Q>(h, &t, s, bid, x, mask, yp, ylen) },
+                    AVX2 => unsafe { batch_avx2::<P, Q>(h, &t, s, bid, x, mask, yp, ylen) },
+                    _ => batch::<P, Q, false>(h, &t, s, bid, x, mask, yp, ylen),
                 }
+                #[cfg(not(target_arch = "x86_64"))]
                 batch::<P, Q, false>(h, &t, s, bid, x, mask, yp, ylen);
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table with the mirror symmetry `m[r−1−o][c−1−k] = s·m[o][k]` from arbitrary numbers.
+    fn mirror_table(rows: usize, cols: usize, sign: f64, seed: f64) -> Vec<f64> {
+        let raw: Vec<f64> = (0..rows * cols).map(|i| ((i as f64 + seed) * 0.7548776662).sin()).collect();
+        (0..rows * cols).map(|i| {
+            let (o, k) = (i / cols, i % cols);
+            0.5 * (raw[i] + sign * raw[(rows - 1 - o) * cols + cols - 1 - k])
+        }).collect()
+    }
+
+    /// The baseline, AVX2 and AVX-512 twins (those this CPU runs) give the same product to
+    /// round-off, per-point and per-cell D, masked and not, on 21 cells in two colors of blocks
+    /// (partial last batches), for a collocated and a Gauss pair: each twin is the same source,
+    /// but only the best one runs in the other tests.
+    #[test]
+    fn instruction_set_twins_agree() {
+        for (p, q, collocated) in [(3, 4, false), (3, 3, true), (5, 6, false)] {
+            let (pd, ncells, ndofs) = (p * p * p, 21, 400);
+            let idx: Vec<usize> = (0..ncells * pd).map(|i| (i * 37 + i / pd * 11) % ndofs).collect();
+            // Cells that share a node must not run in parallel: one block per color.
+            let coloring = Coloring { blocks: vec![vec![0..13], vec![13..21]] };
+            let (b, d) = (mirror_table(q, p, 1.0, 0.3), mirror_table(q, q, -1.0, 1.1));
+            let w: Vec<f64> = (0..q * q * q).map(|i| 0.5 + 0.01 * i as f64).collect();
+            let x: Vec<f64> = (0..ndofs).map(|i| (i as f64 * 0.37).cos()).collect();
+            let mask: Vec<f64> = (0..ndofs).map(|i| if i % 9 == 0 { 0.0 } else { 1.0 }).collect();
+            for per_cell in [false, true] {
+                let mut h = HexBatch::new(p, q, true, collocated, [&b, &d, &w], &coloring, &idx).expect("batched kernel");
+                h.store(|c, i, out| {
+                    for (k, o) in out.iter_mut().enumerate() {
+                        let cell = 1.0 + 0.1 * c as f64 + 0.01 * k as f64 + if k == 0 || k == 3 || k == 5 { 2.0 } else { 0.0 };
+                        *o = w[i] * if per_cell { cell } else { cell + 0.05 * (i as f64).sin() };
+                    }
+                    Ok(())
+                })
+                .unwrap();
+                assert_eq!(h.d_per_cell(), per_cell);
+                let mut reference: Option<Vec<f64>> = None;
+                for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+                    h.set_isa(isa).unwrap();
+                    let mut y = vec![0.0; ndofs];
+                    h.apply(&x, &mut y, Some(&mask)).unwrap();
+                    let mut y2 = vec![0.0; ndofs];
+                    h.apply(&x, &mut y2, None).unwrap();
+                    y.extend(y2);
+                    match &reference {
+                        None => reference = Some(y),
+                        Some(r) => {
+                            let scale = r.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                            let diff = r.iter().zip(&y).fold(0.0f64, |a, (u, v)| a.max((u - v).abs()));
+                            assert!(scale > 0.5 && diff < 1e-13 * scale, "p={p} q={q} {isa:?}: differs from the baseline by {diff:e} (scale {scale:e})");
+                        }
+                    }
+                }
+                // A vector shorter than the largest node is refused, not read out of bounds.
+                let short = h.max_node;
+                let mut y = vec![0.0; short];
+                assert!(h.apply(&x[..short], &mut y, None).is_err());
+            }
+        }
     }
 }
