@@ -15,13 +15,8 @@ fn problem(n: usize) -> String {
     text
 }
 
-#[test]
-fn phases_add_up_to_the_processs_wall_clock() {
-    let dir = tempfile::tempdir().unwrap();
-    let toml = dir.path().join("p.toml");
-    // 2 to 4 s on a 2-core machine: 2 % is 40 ms or more, several times the exec and the exit.
-    std::fs::write(&toml, problem(24)).unwrap();
-    let out = dir.path().join("out");
+/// One run: the report's timings and the wall clock measured around the process.
+fn run_once(toml: &std::path::Path, out: &std::path::Path) -> (serde_json::Value, f64) {
     let t = Instant::now();
     let run = Command::new(env!("CARGO_BIN_EXE_galerkin"))
         .args(["run", toml.to_str().unwrap(), "--backend", "cpu", "--quiet", "--out", out.to_str().unwrap()])
@@ -30,21 +25,42 @@ fn phases_add_up_to_the_processs_wall_clock() {
     let wall = t.elapsed().as_secs_f64();
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
-    let tm = &report["timings"];
-    let s = |k: &str| tm[k].as_f64().unwrap_or_else(|| panic!("timings.{k} missing: {tm}"));
-    let phases: f64 = ["start", "setup", "mesh", "space", "assembly", "preconditioner", "solve", "solve_other", "errors", "points", "output", "teardown"].iter().map(|k| s(k)).sum();
-    let total = s("total");
-    // The process's start before the first timer is measured (exec, dynamic linking, arguments):
-    // more than nothing, far less than a second.
-    assert!(s("start") > 0.0 && s("start") < 0.5, "start {}", s("start"));
-    assert!((total - phases - s("unaccounted")).abs() < 1e-9 && s("unaccounted").abs() < 0.01 * total, "{tm}");
-    // The total (process start to the report) cannot exceed the time around the process (the
-    // start time is known to a clock tick, 10 ms), and misses at most 2 % of it: the report's own
-    // write, the printing and the exit.
-    assert!(total <= wall + 0.011, "report total {total:.4} s > wall {wall:.4} s");
-    assert!(total >= 0.98 * wall, "phases add up to {total:.4} s of {wall:.4} s wall ({:.1} %): {tm}", 100.0 * total / wall);
-    assert!(s("solve_ready") > s("start") + s("setup") + s("mesh") && s("solve_ready") < total, "{tm}");
-    // P1 at h = 1/24: the discretisation error (2.8e-3), not a failed solve.
-    let l2 = report["errors"]["l2"].as_f64().unwrap();
-    assert!(l2 > 1e-3 && l2 < 4e-3, "{}", report["errors"]);
+    (report, wall)
+}
+
+#[test]
+fn phases_add_up_to_the_processs_wall_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("p.toml");
+    // 2 to 4 s on a 2-core machine: 2 % is 40 ms or more, several times the exec and the exit.
+    std::fs::write(&toml, problem(24)).unwrap();
+    // Up to three runs: every run must pass the checks below, and the best one the 2 % bound — a
+    // neighbour's burst of load can stall the exit of one run on a shared CI machine, but a
+    // phase missing from the report misses it in every run.
+    let mut best = 0.0f64;
+    for attempt in 0..3 {
+        let out = dir.path().join(format!("out{attempt}"));
+        let (report, wall) = run_once(&toml, &out);
+        let tm = &report["timings"];
+        let s = |k: &str| tm[k].as_f64().unwrap_or_else(|| panic!("timings.{k} missing: {tm}"));
+        let phases: f64 = ["start", "setup", "mesh", "space", "assembly", "preconditioner", "solve", "solve_other", "errors", "points", "output", "teardown"].iter().map(|k| s(k)).sum();
+        let total = s("total");
+        // The process's start before the first timer is measured (exec, dynamic linking,
+        // arguments): more than nothing, far less than a second.
+        assert!(s("start") > 0.0 && s("start") < 0.5, "start {}", s("start"));
+        assert!((total - phases - s("unaccounted")).abs() < 1e-9 && s("unaccounted").abs() < 0.01 * total, "{tm}");
+        // The total (process start to the report) cannot exceed the time around the process (the
+        // start time is known to a clock tick, 10 ms).
+        assert!(total <= wall + 0.011, "report total {total:.4} s > wall {wall:.4} s");
+        assert!(s("solve_ready") > s("start") + s("setup") + s("mesh") && s("solve_ready") < total, "{tm}");
+        // P1 at h = 1/24: the discretisation error (2.8e-3), not a failed solve.
+        let l2 = report["errors"]["l2"].as_f64().unwrap();
+        assert!(l2 > 1e-3 && l2 < 4e-3, "{}", report["errors"]);
+        best = best.max(total / wall);
+        if best >= 0.98 {
+            break;
+        }
+    }
+    // The report misses at most 2 % of the wall: its own write, the printing and the exit.
+    assert!(best >= 0.98, "phases add up to at best {:.1} % of the wall clock in three runs", 100.0 * best);
 }

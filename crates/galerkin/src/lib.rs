@@ -11,7 +11,6 @@ pub mod dg;
 pub mod error;
 pub mod expr;
 pub mod fe;
-pub mod huge_pages;
 pub mod hyperelastic;
 pub mod iga;
 pub mod inverse;

@@ -124,10 +124,8 @@ pub fn box_mesh_cuda_tuned(be: &CudaBackend, n: [usize; 3], lo: [f64; 3], hi: [f
     let kernels = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
     let mut host_coords = vec![[0.0; 3]; nverts as usize];
-    crate::huge_pages::advise(&mut host_coords);
     download_into(be, &coords, 3, tuning.download_chunk, &mut host_coords, |x| [x[0], x[1], x[2]])?;
     let mut host_cells = vec![0usize; npos as usize];
-    crate::huge_pages::advise(&mut host_cells);
     download_into(be, &cells, 1, tuning.download_chunk, &mut host_cells, |v| v[0] as usize)?;
     let new_of = be.download(&new_of)?;
     let copies = t.elapsed().as_secs_f64();
