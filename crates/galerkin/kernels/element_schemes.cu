@@ -452,6 +452,52 @@ __device__ __forceinline__ void write_half_tile(double* __restrict__ k, double* 
 __device__ __forceinline__ void bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 
+// jq[q] = sqrt(w_q |det J|)·J⁻¹ at every point q, by threads tid, tid + nthreads, … of the block.
+__device__ __forceinline__ void fill_jq(const double xv[NV][DIM], const double* __restrict__ tab, double* __restrict__ jq,
+                                        int tid, int nthreads) {
+    for (int q = tid; q < NQ; q += nthreads) {
+        double inv[DIM][DIM], det;
+        jacobian_at(xv, tab, q, inv, det);
+        const double sw = sqrt(__ldg(&tab[TAB_W + q]) * fabs(det));
+#pragma unroll
+        for (int r = 0; r < DIM * DIM; ++r) jq[q * JQ + r] = sw * inv[r / DIM][r % DIM];
+    }
+}
+
+// Names this warp's tiles of the round that starts at tile t0 (−1 past the last tile) and clears
+// their accumulators.
+__device__ __forceinline__ void round_tiles(int t0, int warp, int (&ta)[TPW], int (&tb)[TPW], double (&acc)[TPW][DIM * DIM][4]) {
+#pragma unroll
+    for (int i = 0; i < TPW; ++i) {
+        const int tt_ = t0 + warp * TPW + i;
+        if (tt_ < NTILES) tile_of(tt_, ta[i], tb[i]);
+        else ta[i] = tb[i] = -1;
+#pragma unroll
+        for (int m = 0; m < DIM * DIM; ++m) acc[i][m][0] = acc[i][m][1] = acc[i][m][2] = acc[i][m][3] = 0.0;
+    }
+}
+
+// Writes this warp's finished tiles of the round; with SKIP_PARTS & 4 (sweep only) writes nothing
+// but keeps the accumulators live, so the compiler keeps the multiplies.
+__device__ __forceinline__ void write_round(double* __restrict__ k, double* __restrict__ ws, const double* p, const int (&ta)[TPW],
+                                            const int (&tb)[TPW], const double (&acc)[TPW][DIM * DIM][4],
+                                            const signed char* __restrict__ signs, int has_signs, u64 c) {
+#pragma unroll
+    for (int i = 0; i < TPW; ++i) {
+        if (ta[i] < 0) continue;
+        if (SKIP_PARTS & 4) {
+            double sum = 0.0;
+#pragma unroll
+            for (int m = 0; m < DIM * DIM; ++m) sum += acc[i][m][0] + acc[i][m][1] + acc[i][m][2] + acc[i][m][3];
+            if (sum == 1.25e300) k[threadIdx.x] = sum;
+        } else {
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh)
+                if (16 * ta[i] + 8 * hh < NLOC) write_half_tile(k, ws, p, ta[i], tb[i], hh, acc[i], signs, has_signs, c);
+        }
+    }
+}
+
 // Warp-specialised body (PRODUCERS > 0): PRODUCERS warps compute each cell's J⁻¹ table and stage
 // every pass of points into the two buffers in turn, running up to two passes ahead; the
 // TILED_WARPS warps multiply each buffer once it is full and write their tiles through their own
@@ -471,13 +517,7 @@ __device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restr
             double xv[NV][DIM];
             load_cell_coords(c, cell_verts, coords, xv);
             bar_sync(5, STAGE_THREADS);  // every producer is done with the previous cell's jq
-            for (int q = tid; q < NQ; q += STAGE_THREADS) {
-                double inv[DIM][DIM], det;
-                jacobian_at(xv, tab, q, inv, det);
-                const double sw = sqrt(__ldg(&tab[TAB_W + q]) * fabs(det));
-#pragma unroll
-                for (int r = 0; r < DIM * DIM; ++r) jq[q * JQ + r] = sw * inv[r / DIM][r % DIM];
-            }
+            fill_jq(xv, tab, jq, tid, STAGE_THREADS);
             bar_sync(5, STAGE_THREADS);
             for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
 #pragma unroll 1
@@ -502,14 +542,7 @@ __device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restr
         for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
             double acc[TPW][DIM * DIM][4];
             int ta[TPW], tb[TPW];
-#pragma unroll
-            for (int i = 0; i < TPW; ++i) {
-                const int tt_ = t0 + warp * TPW + i;
-                if (tt_ < NTILES) tile_of(tt_, ta[i], tb[i]);
-                else ta[i] = tb[i] = -1;
-#pragma unroll
-                for (int m = 0; m < DIM * DIM; ++m) acc[i][m][0] = acc[i][m][1] = acc[i][m][2] = acc[i][m][3] = 0.0;
-            }
+            round_tiles(t0, warp, ta, tb, acc);
 #pragma unroll 1
             for (int ch = 0; ch < NCHUNK; ++ch, ++n) {
                 const int b = n & 1;
@@ -518,20 +551,7 @@ __device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restr
                 __syncwarp();
                 bar_arrive(3 + b, BLOCK_THREADS);
             }
-#pragma unroll
-            for (int i = 0; i < TPW; ++i) {
-                if (ta[i] < 0) continue;
-                if (SKIP_PARTS & 4) {  // no writes, but the accumulators stay live (the MMAs are kept)
-                    double sum = 0.0;
-#pragma unroll
-                    for (int m = 0; m < DIM * DIM; ++m) sum += acc[i][m][0] + acc[i][m][1] + acc[i][m][2] + acc[i][m][3];
-                    if (sum == 1.25e300) k[threadIdx.x] = sum;
-                } else {
-#pragma unroll
-                    for (int hh = 0; hh < 2; ++hh)
-                        if (16 * ta[i] + 8 * hh < NLOC) write_half_tile(k, ws, p, ta[i], tb[i], hh, acc[i], signs, has_signs, c);
-                }
-            }
+            write_round(k, ws, p, ta, tb, acc, signs, has_signs, c);
         }
     }
 }
@@ -569,27 +589,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
         double xv[NV][DIM];
         load_cell_coords(c, cell_verts, coords, xv);
         __syncthreads();  // the previous cell's last round has read jq and its scratch
-        for (int q = threadIdx.x; q < NQ; q += blockDim.x) {
-            double inv[DIM][DIM], det;
-            jacobian_at(xv, tab, q, inv, det);
-            const double sw = sqrt(__ldg(&tab[TAB_W + q]) * fabs(det));
-#pragma unroll
-            for (int r = 0; r < DIM * DIM; ++r) jq[q * JQ + r] = sw * inv[r / DIM][r % DIM];
-        }
+        fill_jq(xv, tab, jq, threadIdx.x, blockDim.x);
         double* k = out + c * NDD;
         double p[NPA];
         passive_at(coef, meta, c, 0, p);
         for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
             double acc[TPW][DIM * DIM][4];
             int ta[TPW], tb[TPW];
-#pragma unroll
-            for (int i = 0; i < TPW; ++i) {
-                const int tt_ = t0 + warp * TPW + i;
-                if (tt_ < NTILES) tile_of(tt_, ta[i], tb[i]);
-                else ta[i] = tb[i] = -1;
-#pragma unroll
-                for (int m = 0; m < DIM * DIM; ++m) acc[i][m][0] = acc[i][m][1] = acc[i][m][2] = acc[i][m][3] = 0.0;
-            }
+            round_tiles(t0, warp, ta, tb, acc);
             __syncthreads();  // jq is written; the previous round's scratch is read
             if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, threadIdx.x);
             __syncthreads();
@@ -606,20 +613,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
                 if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next, threadIdx.x);
                 __syncthreads();  // this buffer is read; the other is staged
             }
-#pragma unroll
-            for (int i = 0; i < TPW; ++i) {
-                if (ta[i] < 0) continue;
-                if (SKIP_PARTS & 4) {  // no writes, but the accumulators stay live (the MMAs are kept)
-                    double sum = 0.0;
-#pragma unroll
-                    for (int m = 0; m < DIM * DIM; ++m) sum += acc[i][m][0] + acc[i][m][1] + acc[i][m][2] + acc[i][m][3];
-                    if (sum == 1.25e300) k[threadIdx.x] = sum;
-                } else {
-#pragma unroll
-                    for (int hh = 0; hh < 2; ++hh)
-                        if (16 * ta[i] + 8 * hh < NLOC) write_half_tile(k, ws, p, ta[i], tb[i], hh, acc[i], signs, has_signs, c);
-                }
-            }
+            write_round(k, ws, p, ta, tb, acc, signs, has_signs, c);
         }
     }
 #endif

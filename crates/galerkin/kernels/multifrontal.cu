@@ -786,6 +786,35 @@ __device__ __forceinline__ void maps_apply_backward(const double* sM, const doub
 // sub_sweep, then every thread applies the map to its column: forward s dot products written to
 // the contribution buffer, backward NB·16 accumulators (rows of x) over the R local rows, each map
 // row read from shared memory as broadcast 16-byte loads.
+// One chunk of columns c0 … of subtree j once its rows are in w (row stride ld, a column per
+// thread): add the outside children's contributions, then apply the subtree's map — forward: the
+// root's contribution rows into buf; backward: x of the eliminated rows, stored. Every thread of
+// the block calls it (it holds block barriers).
+template <int NB, bool BACKWARD>
+__device__ __forceinline__ void maps_chunk(const Tree& t, const Pass& p, u32 j, const double* sMap, double* w, int ld, u32 c0,
+                                           u32 nrhs, u64 n, double* __restrict__ x, double* __restrict__ buf) {
+    const u32 C = blockDim.x, tid = threadIdx.x;
+        const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], ns = R - ne, ldm = maps_ldm(ne);
+        const bool mine = c0 + tid < nrhs;
+        double* wc = w + tid;
+        if (mine) sub_add_ext<1>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + tid, C, wc, ld);
+        if (!BACKWARD) {
+            const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
+            if (mine) maps_apply_forward(sMap, wc, ld, ne, ns, buf + (t.slot[root] + t.e[root]) * nrhs + c0 + tid, nrhs);
+        } else {
+            double acc[NB * MF_MAP_ROWS];
+            maps_apply_backward<NB>(sMap, wc, ld, R, ldm, mine, acc);
+            __syncthreads();  // every column of w read: overwrite the eliminated rows with x
+            if (mine) {
+#pragma unroll
+                for (int r = 0; r < NB * MF_MAP_ROWS; ++r)
+                    if ((u32)r < ne) wc[r * ld] = acc[r];
+            }
+            __syncthreads();
+            sub_store_x(p.row_dof + r0, ne, c0, C, nrhs, n, w, ld, x);
+        }
+}
+
 template <int NB, bool BACKWARD>
 __device__ void maps_sweep(const Tree& t, const Pass& p, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
                            double* __restrict__ x, double* __restrict__ buf, const u64* __restrict__ map_off,
@@ -795,7 +824,6 @@ __device__ void maps_sweep(const Tree& t, const Pass& p, u32 mcap, u32 nrhs, u64
     const int ld = (int)C + 1;
     const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
     const u32* rdof = p.row_dof + r0;
-    const u32 x0 = p.ext_ptr[j], x1 = p.ext_ptr[j + 1];
     double* sM = maps_smem;
     double* w = maps_smem + (mcap + 1) / 2 * 2;
     {
@@ -810,29 +838,11 @@ __device__ void maps_sweep(const Tree& t, const Pass& p, u32 mcap, u32 nrhs, u64
                 if (base + u * C < cnt) sM[base + u * C] = val[u];
         }
     }
-    const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
-    const u64 out = t.slot[root] + t.e[root];
     for (u32 c0 = 0; c0 < nrhs; c0 += C) {
         __syncthreads();
         sub_load_rows<BACKWARD>(rdof, R, ne, c0, C, nrhs, n, b, x, w, ld);
         __syncthreads();
-        const bool mine = c0 + tid < nrhs;
-        double* wc = w + tid;
-        if (mine) sub_add_ext<1>(p, x0, x1, BACKWARD ? ne : R, buf, nrhs, c0 + tid, C, wc, ld);
-        if (!BACKWARD) {
-            if (mine) maps_apply_forward(sM, wc, ld, ne, s, buf + out * nrhs + c0 + tid, nrhs);
-        } else {
-            double acc[NB * MF_MAP_ROWS];
-            maps_apply_backward<NB>(sM, wc, ld, R, ldm, mine, acc);
-            __syncthreads();  // every column of w read: overwrite the eliminated rows with x
-            if (mine) {
-#pragma unroll
-                for (int r = 0; r < NB * MF_MAP_ROWS; ++r)
-                    if ((u32)r < ne) wc[r * ld] = acc[r];
-            }
-            __syncthreads();
-            sub_store_x(rdof, ne, c0, C, nrhs, n, w, ld, x);
-        }
+        maps_chunk<NB, BACKWARD>(t, p, j, sM, w, ld, c0, nrhs, n, x, buf);
     }
 }
 
@@ -960,25 +970,7 @@ __device__ void mapsp_sweep(const Tree& t, const Pass& p, u32 count, u32 mcap, u
         __syncthreads();
         const double* sMap = sM0 + ms * mstride;
         double* w = sW0 + s * wstride;
-        const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], ns = R - ne, ldm = maps_ldm(ne);
-        const bool mine = c0 + tid < nrhs;
-        double* wc = w + tid;
-        if (mine) sub_add_ext<1>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + tid, C, wc, ld);
-        if (!BACKWARD) {
-            const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
-            if (mine) maps_apply_forward(sMap, wc, ld, ne, ns, buf + (t.slot[root] + t.e[root]) * nrhs + c0 + tid, nrhs);
-        } else {
-            double acc[NB * MF_MAP_ROWS];
-            maps_apply_backward<NB>(sMap, wc, ld, R, ldm, mine, acc);
-            __syncthreads();  // every column of w read: overwrite the eliminated rows with x
-            if (mine) {
-#pragma unroll
-                for (int r = 0; r < NB * MF_MAP_ROWS; ++r)
-                    if ((u32)r < ne) wc[r * ld] = acc[r];
-            }
-            __syncthreads();
-            sub_store_x(p.row_dof + r0, ne, c0, C, nrhs, n, w, ld, x);
-        }
+        maps_chunk<NB, BACKWARD>(t, p, j, sMap, w, ld, c0, nrhs, n, x, buf);
         if (i + 1 < nk && sub_of(i + 1) != j) ms ^= 1;
     }
 }
