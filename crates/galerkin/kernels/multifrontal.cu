@@ -928,7 +928,7 @@ __device__ void mapsp_sweep(const Tree& t, const Pass& p, u32 count, u32 mcap, u
                             double* __restrict__ x, double* __restrict__ buf, const u64* __restrict__ map_off,
                             const double* __restrict__ maps) {
     extern __shared__ __align__(16) double mapsp_smem[];
-    const u32 C = blockDim.x, tid = threadIdx.x;
+    const u32 C = blockDim.x;
     const int ld = (int)C + 1;
     const u32 mstride = (mcap + 1) / 2 * 2;
     // Halves k = 0, 1 of the double buffer: maps at sM0 + k·mstride, chunks at sW0 + k·wstride.
