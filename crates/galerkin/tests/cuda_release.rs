@@ -41,7 +41,10 @@ fn released_context_is_recreated_and_runs_agree() {
     let (a, b, c) = (run(BackendKind::Cuda, "a"), run(BackendKind::Cuda, "b"), run(BackendKind::Cpu, "c"));
     assert!(a.backend.starts_with("cuda") && b.backend.starts_with("cuda"), "{} / {}", a.backend, b.backend);
     let (ea, eb, ec) = (a.errors.unwrap(), b.errors.unwrap(), c.errors.unwrap());
-    assert_eq!((a.solver.iterations, ea.l2), (b.solver.iterations, eb.l2), "the second run on a fresh context differs");
+    // The GPU assembly adds element contributions with atomics, so two runs agree to round-off,
+    // not to the bit (0.000702992103394518 against …521 measured on the H100).
+    assert_eq!(a.solver.iterations, b.solver.iterations, "the second run on a fresh context iterates differently");
+    assert!((ea.l2 - eb.l2).abs() <= 1e-12 * eb.l2, "the second run on a fresh context differs: L2 {} against {}", eb.l2, ea.l2);
     assert!((ea.l2 - ec.l2).abs() <= 1e-8 * ec.l2, "GPU L2 {} against the CPU's {}", ea.l2, ec.l2);
     // A command's report starts at the process's start: before this test's runs.
     assert!(b.timings.start > a.timings.total - a.timings.start, "{:?}", b.timings);
