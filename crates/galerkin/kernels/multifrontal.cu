@@ -781,6 +781,139 @@ __device__ __forceinline__ void maps_apply_backward(const double* sM, const doub
     }
 }
 
+// Asynchronous copies (cp.async, sm_80 on; older devices copy synchronously): the pipelined map
+// kernels below and the tensor-core kernels issue a whole chunk's gather at once.
+__device__ __forceinline__ void mf_cp8(double* dst, const double* src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 8 : 0) : "memory");
+#else
+    *dst = valid ? *src : 0.0;
+#endif
+}
+__device__ __forceinline__ void mf_cp_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until at most one committed group (the most recent) is still in flight.
+__device__ __forceinline__ void mf_cp_wait_all_but_one() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+#endif
+}
+
+// Waits until every committed group has landed.
+__device__ __forceinline__ void mf_cp_wait_all() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+// Issues item (j, c0)'s gather into w (R local rows × C columns, stride ld: b at the eliminated
+// rows, x at the root's Schur rows backward, else zero; zero past nrhs; a warp per column, lanes
+// over rows: coalesced) and, if `map` is not null, subtree j's map (cnt doubles) into it.
+template <bool BACKWARD>
+__device__ __forceinline__ void mapsp_issue(const Pass& p, u32 j, u32 c0, u32 C, u32 nrhs, u64 n, const double* __restrict__ b,
+                                            const double* __restrict__ x, double* w, int ld, double* map, const double* msrc, u32 cnt) {
+    const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
+    if (map != nullptr)
+        for (u32 i = tid; i < cnt; i += blockDim.x) mf_cp8(map + i, msrc + i, true);
+    const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j];
+    for (u32 row0 = 0; row0 < R; row0 += 32) {
+        const u32 row = row0 + lane;
+        if (row >= R) break;
+        const u32 d = p.row_dof[r0 + row];
+        const double* src = row < ne ? b : x;
+        const bool rv = row < ne || BACKWARD;
+        for (u32 col = warp; col < C; col += nw) {
+            const bool v = rv && c0 + col < nrhs;
+            mf_cp8(w + row * ld + col, v ? src + (u64)(c0 + col) * n + d : b, v);
+        }
+    }
+}
+
+// ---- The backward product on the FP64 tensor cores (`MapsKernel::Tensor`) ----
+// x_E (ne × C) = [H K] (ne × R) · w (R × C) is a small GEMM per chunk; as 16·NB·R FMAs per column
+// on the FP64 units with the map rows as shared broadcasts it issued ~10× the instructions of the
+// forward product and kept the bottom backward pass at a third of the copy rate. Here each warp
+// owns 32 columns of the chunk (4 tiles of 8) and the NB tiles of 16 rows: per 4 local rows it
+// loads 4 B fragments from w and 2·NB A fragments from the map (staged with row stride
+// ldm + MF_TC_PAD: the 4 rows of a fragment fall in distinct banks) and issues 4·NB m16n8k4.
+#define MF_TC_PAD 4
+// D (16 × 8) += A (16 × 4) · B (4 × 8); lane (g, t) = (lane/4, lane%4) holds a0 = A[g][t],
+// a1 = A[g + 8][t], b = B[t][g], d[e] = D[g + 8(e/2)][2t + e%2]. Native m16n8k4 on Hopper, two
+// m8n8k4 on sm_80/86/89, shuffles before.
+__device__ __forceinline__ void mf_mma16(double d[4], double a0, double a1, double b) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a0), "d"(a1), "d"(b));
+#elif __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};" : "+d"(d[0]), "+d"(d[1]) : "d"(a0), "d"(b));
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};" : "+d"(d[2]), "+d"(d[3]) : "d"(a1), "d"(b));
+#else
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const double x0 = __shfl_sync(0xffffffffu, a0, 4 * g + k), x1 = __shfl_sync(0xffffffffu, a1, 4 * g + k);
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const double y = __shfl_sync(0xffffffffu, b, 4 * (2 * t + i) + k);
+            d[i] = fma(x0, y, d[i]);
+            d[2 + i] = fma(x1, y, d[2 + i]);
+        }
+    }
+#endif
+}
+
+// The chunk's x_E into w's eliminated rows (the warp's own 32 columns; every warp of the block
+// calls it, blockDim.x = C a multiple of 32). sM: [H K]ᵀ staged with row stride lds = ldm +
+// MF_TC_PAD; row tiles at or past ldm (a subtree with fewer eliminated rows than its pass's
+// largest) are skipped, rows from ne on are not written.
+template <int NB>
+__device__ __forceinline__ void maps_tc_backward(const double* sM, u32 ldm, double* w, int ld, u32 R, u32 ne) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+    const int lds = (int)ldm + MF_TC_PAD;
+    // Two halves of 16 columns, each stored before the next: half the accumulators live.
+#pragma unroll 1
+    for (int h = 0; h < 2; ++h) {
+        const int col0 = (int)(threadIdx.x >> 5) * 32 + 16 * h;
+        double d[NB][2][4];
+#pragma unroll
+        for (int rt = 0; rt < NB; ++rt)
+#pragma unroll
+            for (int ct = 0; ct < 2; ++ct)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) d[rt][ct][e] = 0.0;
+        for (u32 k0 = 0; k0 < R; k0 += 4) {
+            const u32 k = k0 + tq;
+            const bool kv = k < R;
+            double bf[2];
+#pragma unroll
+            for (int ct = 0; ct < 2; ++ct) bf[ct] = kv ? w[k * ld + col0 + ct * 8 + g] : 0.0;
+#pragma unroll
+            for (int rt = 0; rt < NB; ++rt) {
+                if ((u32)(rt * 16) < ldm) {
+                    const double a0 = kv ? sM[k * lds + rt * 16 + g] : 0.0, a1 = kv ? sM[k * lds + rt * 16 + g + 8] : 0.0;
+#pragma unroll
+                    for (int ct = 0; ct < 2; ++ct) mf_mma16(d[rt][ct], a0, a1, bf[ct]);
+                }
+            }
+        }
+        __syncwarp();  // every lane's fragments of these columns consumed: overwrite their eliminated rows
+#pragma unroll
+        for (int rt = 0; rt < NB; ++rt)
+#pragma unroll
+            for (int ct = 0; ct < 2; ++ct)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const u32 r = rt * 16 + g + 8 * (e >> 1);
+                    if (r < ne) w[r * ld + col0 + ct * 8 + 2 * tq + (e & 1)] = d[rt][ct][e];
+                }
+    }
+}
+
 // One block per subtree, a thread per column: chunks of blockDim.x columns. The block's map (MT
 // backward, Gᵀ forward; `mcap` doubles at most) is staged once; per chunk w is gathered as in
 // sub_sweep, then every thread applies the map to its column: forward s dot products written to
@@ -790,7 +923,7 @@ __device__ __forceinline__ void maps_apply_backward(const double* sM, const doub
 // thread): add the outside children's contributions, then apply the subtree's map — forward: the
 // root's contribution rows into buf; backward: x of the eliminated rows, stored. Every thread of
 // the block calls it (it holds block barriers).
-template <int NB, bool BACKWARD>
+template <int NB, bool BACKWARD, bool TC = false>
 __device__ __forceinline__ void maps_chunk(const Tree& t, const Pass& p, u32 j, const double* sMap, double* w, int ld, u32 c0,
                                            u32 nrhs, u64 n, double* __restrict__ x, double* __restrict__ buf) {
     const u32 C = blockDim.x, tid = threadIdx.x;
@@ -801,6 +934,11 @@ __device__ __forceinline__ void maps_chunk(const Tree& t, const Pass& p, u32 j, 
         if (!BACKWARD) {
             const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
             if (mine) maps_apply_forward(sMap, wc, ld, ne, ns, buf + (t.slot[root] + t.e[root]) * nrhs + c0 + tid, nrhs);
+        } else if (TC) {
+            __syncwarp();  // the warp's columns complete (each thread added its own)
+            maps_tc_backward<NB>(sMap, ldm, w, ld, R, ne);
+            __syncthreads();
+            sub_store_x(p.row_dof + r0, ne, c0, C, nrhs, n, w, ld, x);
         } else {
             double acc[NB * MF_MAP_ROWS];
             maps_apply_backward<NB>(sMap, wc, ld, R, ldm, mine, acc);
@@ -815,7 +953,7 @@ __device__ __forceinline__ void maps_chunk(const Tree& t, const Pass& p, u32 j, 
         }
 }
 
-template <int NB, bool BACKWARD>
+template <int NB, bool BACKWARD, bool TC = false>
 __device__ void maps_sweep(const Tree& t, const Pass& p, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
                            double* __restrict__ x, double* __restrict__ buf, const u64* __restrict__ map_off,
                            const double* __restrict__ maps) {
@@ -829,20 +967,33 @@ __device__ void maps_sweep(const Tree& t, const Pass& p, u32 mcap, u32 nrhs, u64
     {
         const u32 cnt = BACKWARD ? R * ldm : ne * s;
         const double* src = maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm);
-        for (u32 base = tid; base < cnt; base += MF_BATCH * C) {
-            double val[MF_BATCH];
+        if (TC) {
+            // Asynchronous copies, landed with the first chunk's gather; backward the
+            // tensor-core product reads MT with row stride ldm + MF_TC_PAD.
+            for (u32 i = tid; i < cnt; i += C) mf_cp8(sM + (BACKWARD ? i + i / ldm * MF_TC_PAD : i), src + i, true);
+        } else {
+            for (u32 base = tid; base < cnt; base += MF_BATCH * C) {
+                double val[MF_BATCH];
 #pragma unroll
-            for (int u = 0; u < MF_BATCH; ++u) val[u] = base + u * C < cnt ? src[base + u * C] : 0.0;
+                for (int u = 0; u < MF_BATCH; ++u) val[u] = base + u * C < cnt ? src[base + u * C] : 0.0;
 #pragma unroll
-            for (int u = 0; u < MF_BATCH; ++u)
-                if (base + u * C < cnt) sM[base + u * C] = val[u];
+                for (int u = 0; u < MF_BATCH; ++u)
+                    if (base + u * C < cnt) sM[base + u * C] = val[u];
+            }
         }
     }
-    for (u32 c0 = 0; c0 < nrhs; c0 += C) {
+    // grid.y > 1 (the tensor-core kernels on passes of few subtrees): the chunks are shared out.
+    for (u32 c0 = blockIdx.y * C; c0 < nrhs; c0 += C * gridDim.y) {
         __syncthreads();
-        sub_load_rows<BACKWARD>(rdof, R, ne, c0, C, nrhs, n, b, x, w, ld);
+        if (TC) {  // the whole chunk in flight at once: one round trip, no registers held
+            mapsp_issue<BACKWARD>(p, j, c0, C, nrhs, n, b, x, w, ld, nullptr, nullptr, 0);
+            mf_cp_commit();
+            mf_cp_wait_all();
+        } else {
+            sub_load_rows<BACKWARD>(rdof, R, ne, c0, C, nrhs, n, b, x, w, ld);
+        }
         __syncthreads();
-        maps_chunk<NB, BACKWARD>(t, p, j, sM, w, ld, c0, nrhs, n, x, buf);
+        maps_chunk<NB, BACKWARD, TC>(t, p, j, sM, w, ld, c0, nrhs, n, x, buf);
     }
 }
 
@@ -870,6 +1021,23 @@ extern "C" __global__ void mf_maps_forward(Tree t, Pass p, u32 mcap, u32 nrhs, u
 MF_MAPS_BACKWARD(1)
 MF_MAPS_BACKWARD(2)
 MF_MAPS_BACKWARD(3)
+// The same sweeps with the backward product on the tensor cores and a deeper gather
+// (`MapsKernel::Tensor`; `mcap` is then R·(16·NB + MF_TC_PAD) backward).
+extern "C" __global__ void mf_mapst_forward(Tree t, Pass p, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+                                            double* __restrict__ x, double* __restrict__ buf, const u64* __restrict__ map_off,
+                                            const double* __restrict__ maps) {
+    maps_sweep<1, false, true>(t, p, mcap, nrhs, n, b, x, buf, map_off, maps);
+}
+#define MF_MAPST_BACKWARD(NB)                                                                                         \
+    extern "C" __global__ void mf_mapst_backward_##NB(Tree t, Pass p, u32 mcap, u32 nrhs, u64 n,                      \
+                                                      const double* __restrict__ b, double* __restrict__ x,           \
+                                                      double* __restrict__ buf, const u64* __restrict__ map_off,      \
+                                                      const double* __restrict__ maps) {                              \
+        maps_sweep<NB, true, true>(t, p, mcap, nrhs, n, b, x, buf, map_off, maps);                                    \
+    }
+MF_MAPST_BACKWARD(1)
+MF_MAPST_BACKWARD(2)
+MF_MAPST_BACKWARD(3)
 
 // ---- Transfer maps, pipelined (maps.rs, `MapsKernel::Pipelined`): the same products, with the
 // loads of the next chunk in flight while a block computes the current one ----
@@ -880,49 +1048,6 @@ MF_MAPS_BACKWARD(3)
 // item i+1 (and the map of its subtree, if new) as asynchronous copies into the other half of a
 // double buffer before it multiplies item i: every thread has its whole next gather in flight
 // (cp.async, sm_80 on; older devices copy synchronously), with no registers held for it.
-__device__ __forceinline__ void mf_cp8(double* dst, const double* src, bool valid) {
-#if __CUDA_ARCH__ >= 800
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 8 : 0) : "memory");
-#else
-    *dst = valid ? *src : 0.0;
-#endif
-}
-__device__ __forceinline__ void mf_cp_commit() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-// Waits until at most one committed group (the most recent) is still in flight.
-__device__ __forceinline__ void mf_cp_wait_all_but_one() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-#endif
-}
-
-// Issues item (j, c0)'s gather into w (R local rows × C columns, stride ld: b at the eliminated
-// rows, x at the root's Schur rows backward, else zero; zero past nrhs; a warp per column, lanes
-// over rows: coalesced) and, if `map` is not null, subtree j's map (cnt doubles) into it.
-template <bool BACKWARD>
-__device__ __forceinline__ void mapsp_issue(const Pass& p, u32 j, u32 c0, u32 C, u32 nrhs, u64 n, const double* __restrict__ b,
-                                            const double* __restrict__ x, double* w, int ld, double* map, const double* msrc, u32 cnt) {
-    const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
-    if (map != nullptr)
-        for (u32 i = tid; i < cnt; i += blockDim.x) mf_cp8(map + i, msrc + i, true);
-    const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j];
-    for (u32 row0 = 0; row0 < R; row0 += 32) {
-        const u32 row = row0 + lane;
-        if (row >= R) break;
-        const u32 d = p.row_dof[r0 + row];
-        const double* src = row < ne ? b : x;
-        const bool rv = row < ne || BACKWARD;
-        for (u32 col = warp; col < C; col += nw) {
-            const bool v = rv && c0 + col < nrhs;
-            mf_cp8(w + row * ld + col, v ? src + (u64)(c0 + col) * n + d : b, v);
-        }
-    }
-}
-
 template <int NB, bool BACKWARD>
 __device__ void mapsp_sweep(const Tree& t, const Pass& p, u32 count, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
                             double* __restrict__ x, double* __restrict__ buf, const u64* __restrict__ map_off,

@@ -134,17 +134,40 @@ __device__ __forceinline__ void tri_row(const double* F, int m, int kb, int nb, 
     for (int q = 0; q < 32; ++q) row[q] = (lane < nb && q < nb) ? F[kb + lane + (u64)(kb + q) * m] : (lane == q ? 1.0 : 0.0);
 }
 
+// What both solve kernels take from their block: the front (node of the list at blockIdx.x, its
+// m, e and factors F), its slot rows r, the chunk of right-hand sides (blockIdx.y: columns c0 ..
+// c0 + nc) and the thread's lane and warp.
+struct SolveFront {
+    int m, e;
+    const double* F;
+    double* r;
+    u32 c0, nc;
+    int lane, warp, warps;
+    __device__ SolveFront(const Tree& t, const u32* __restrict__ list, u32 nrhs, const double* __restrict__ storage,
+                          double* __restrict__ slots) {
+        const u32 v = list[blockIdx.x];
+        m = t.m[v];
+        e = t.e[v];
+        F = storage + t.front_off[v];
+        r = slots + t.slot[v] * nrhs;
+        c0 = blockIdx.y * MFB_RC;
+        nc = min((u32)MFB_RC, nrhs - c0);
+        lane = threadIdx.x & 31;
+        warp = threadIdx.x >> 5;
+        warps = blockDim.x >> 5;
+    }
+};
+
 // Forward solve of one large front for the columns c0..c0+MFB_RC of its slot r (after
 // mf_rhs_start / mf_rhs_extend_add): y_E = L_EE⁻¹ r_E (unit lower), r_S −= L_SE y_E.
 extern "C" __global__ void __launch_bounds__(MFB_THREADS) mfb_forward(Tree t, const u32* __restrict__ list, u32 nrhs,
                                                                       const double* __restrict__ storage,
                                                                       double* __restrict__ slots) {
-    const u32 v = list[blockIdx.x];
-    const int m = t.m[v], e = t.e[v];
-    const double* F = storage + t.front_off[v];
-    double* r = slots + t.slot[v] * nrhs;
-    const u32 c0 = blockIdx.y * MFB_RC, nc = min((u32)MFB_RC, nrhs - c0);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const SolveFront f(t, list, nrhs, storage, slots);
+    const int m = f.m, e = f.e, lane = f.lane, warp = f.warp, warps = f.warps;
+    const double* F = f.F;
+    double* r = f.r;
+    const u32 c0 = f.c0, nc = f.nc;
     for (int kb = 0; kb < e; kb += 32) {
         const int nb = min(32, e - kb);
         double l[32];  // this lane's row of the 32×32 triangle, loaded once (independent loads)
@@ -176,12 +199,11 @@ extern "C" __global__ void __launch_bounds__(MFB_THREADS) mfb_forward(Tree t, co
 extern "C" __global__ void __launch_bounds__(MFB_THREADS) mfb_backward(Tree t, const u32* __restrict__ list, u32 nrhs,
                                                                        const double* __restrict__ storage,
                                                                        double* __restrict__ slots) {
-    const u32 v = list[blockIdx.x];
-    const int m = t.m[v], e = t.e[v];
-    const double* F = storage + t.front_off[v];
-    double* r = slots + t.slot[v] * nrhs;
-    const u32 c0 = blockIdx.y * MFB_RC, nc = min((u32)MFB_RC, nrhs - c0);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const SolveFront f(t, list, nrhs, storage, slots);
+    const int m = f.m, e = f.e, lane = f.lane, warp = f.warp, warps = f.warps;
+    const double* F = f.F;
+    double* r = f.r;
+    const u32 c0 = f.c0, nc = f.nc;
     for (int idx = threadIdx.x; idx < e * (int)nc; idx += blockDim.x) {
         const int k = idx % e;
         const u32 c = c0 + idx / e;

@@ -102,9 +102,15 @@ fn multifrontal_kernels_have_every_entry_point() {
     }
     let k = &jit::MULTIFRONTAL;
     let ptx = jit::compile_ptx(k.file, k.source, "compute_90").unwrap_or_else(|e| panic!("{e}")).ptx;
-    for entry in ["mf_factor_warp", "mf_factor_block", "mf_zero_fronts", "mf_extend_add", "mf_forward_32", "mf_forward_160", "mf_backward_32", "mf_backward_160", "mf_rhs_start", "mf_rhs_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_sub_forward_8_2", "mf_sub_forward_32_1", "mf_sub_backward_8_1", "mf_sub_backward_8_2", "mf_sub_backward_32_1", "mf_maps_setup_8", "mf_maps_setup_32", "mf_maps_forward", "mf_maps_backward_1", "mf_maps_backward_2", "mf_maps_backward_3", "mf_mapsp_forward", "mf_mapsp_backward_1", "mf_mapsp_backward_2", "mf_mapsp_backward_3"] {
+    for entry in ["mf_factor_warp", "mf_factor_block", "mf_zero_fronts", "mf_extend_add", "mf_forward_32", "mf_forward_160", "mf_backward_32", "mf_backward_160", "mf_rhs_start", "mf_rhs_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_sub_forward_8_2", "mf_sub_forward_32_1", "mf_sub_backward_8_1", "mf_sub_backward_8_2", "mf_sub_backward_32_1", "mf_maps_setup_8", "mf_maps_setup_32", "mf_maps_forward", "mf_maps_backward_1", "mf_maps_backward_2", "mf_maps_backward_3", "mf_mapsp_forward", "mf_mapsp_backward_1", "mf_mapsp_backward_2", "mf_mapsp_backward_3", "mf_mapst_forward", "mf_mapst_backward_1", "mf_mapst_backward_2", "mf_mapst_backward_3"] {
         assert!(ptx.contains(&format!(".entry {entry}(")), "multifrontal.cu lacks {entry}");
     }
+    // The tensor-core map kernels: native m16n8k4 on sm_90, two m8n8k4 on sm_80, shuffles before.
+    assert!(ptx.contains("mma.sync.aligned.m16n8k4.row.col.f64"), "no FP64 m16n8k4 on sm_90");
+    let ptx80 = jit::compile_ptx(k.file, k.source, "compute_80").unwrap_or_else(|e| panic!("{e}")).ptx;
+    assert!(ptx80.contains("mma.sync.aligned.m8n8k4.row.col.f64") && !ptx80.contains("m16n8k4"), "sm_80 needs the m8n8k4 pair");
+    let ptx75 = jit::compile_ptx(k.file, k.source, "compute_75").unwrap_or_else(|e| panic!("{e}")).ptx;
+    assert!(ptx75.contains(".entry mf_mapst_backward_2(") && !ptx75.contains("mma.sync"), "sm_75 has no FP64 mma");
 }
 
 /// The batched large-front kernels (appended to multifrontal.cu in one module) compile and keep

@@ -77,10 +77,13 @@ fn gpu_fused_subtree_shapes_equal_faer_lu() {
     }
 }
 
-/// The transfer maps' pipelined kernels and their block-per-subtree kernels (the default) equal
-/// faer's LU for 1, 3, 70 and 256 right-hand sides, with chunks of 32 to 256 columns, and with the
-/// grid capped at 1, 3 or 5 blocks so that each block walks many (subtree, chunk) items: subtree
-/// changes inside a block's range, partial last chunks, both halves of the double buffer.
+/// The transfer maps' pipelined kernels, their tensor-core kernels and their block-per-subtree
+/// kernels (the default) equal faer's LU for 1, 3, 70 and 256 right-hand sides, with chunks of 32
+/// to 256 columns (tensor cores: 1 to 8 warps of 32 columns, partial and empty column tiles,
+/// subtrees with fewer eliminated rows than their pass's largest, a chunk per block or 1 and 3
+/// column blocks walking all chunks), and with the grid capped at 1, 3 or 5 blocks so that each
+/// block walks many (subtree, chunk) items: subtree changes inside a block's range, partial last
+/// chunks, both halves of the double buffer.
 #[test]
 fn gpu_transfer_map_kernels_equal_faer_lu() {
     let Some(be) = test_gpu() else { return };
@@ -91,6 +94,10 @@ fn gpu_transfer_map_kernels_equal_faer_lu() {
         (MapsKernel::Pipelined, Some(64), Some(5)),
         (MapsKernel::Pipelined, Some(128), Some(3)),
         (MapsKernel::Pipelined, Some(256), None),
+        (MapsKernel::Tensor, None, None),
+        (MapsKernel::Tensor, Some(32), Some(1)),
+        (MapsKernel::Tensor, Some(64), Some(3)),
+        (MapsKernel::Tensor, Some(256), None),
     ];
     let mut fused = 0;
     for case in small_cases().into_iter().chain(large_front_cases()) {
@@ -137,19 +144,19 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
     let b = right_hand_sides(&sys, nrhs);
     let mut xc = vec![0.0; b.len()];
     cpu.solve_into(nrhs, &b, &mut xc).unwrap();
-    for round in 0..5 {
+    for round in 0..6 {
         let bd = be.from_host(&b).unwrap();
         let mut xd = be.zeros(b.len()).unwrap();
         // Round 0: the default (transfer maps for this many columns, computed after the
         // factorization); round 1: level by level; round 2: fused subtrees, 2 columns per thread,
         // blocks of 128; round 3: transfer maps again (recomputed after the refactorizations),
         // block-per-subtree kernels, blocks of 256 columns; round 4: the pipelined map kernels
-        // with 7 blocks (each walks ~150 items of 32 columns).
-        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps, SolvePath::Maps][round]);
-        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 }), Some(SubtreeShape { threads: 32, cols: 1 })][round];
+        // with 7 blocks (each walks ~150 items of 32 columns); round 5: the tensor-core map kernels.
+        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps][round]);
+        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 }), Some(SubtreeShape { threads: 32, cols: 1 }), None][round];
         gpu.set_subtree_shape(shape).unwrap();
-        gpu.set_maps_kernel([None, None, None, Some(MapsKernel::Blocks), Some(MapsKernel::Pipelined)][round]);
-        gpu.set_pipe_blocks([None, None, None, None, Some(7)][round]).unwrap();
+        gpu.set_maps_kernel([None, None, None, Some(MapsKernel::Blocks), Some(MapsKernel::Pipelined), Some(MapsKernel::Tensor)][round]);
+        gpu.set_pipe_blocks([None, None, None, None, Some(7), None][round]).unwrap();
         gpu.solve_many(&be, nrhs, &bd, &mut xd).unwrap();
         let xg = be.to_host(&xd).unwrap();
         let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));

@@ -369,10 +369,10 @@ fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&C
 }
 
 /// The solve path and fused-kernel shape of a GPU engine of the right-hand-side sweep.
-/// `gpu-maps[-blocks|-pipe][-T]`: the transfer maps with the default, block-per-subtree or
-/// pipelined kernels, T columns per block.
+/// `gpu-maps[-blocks|-pipe|-tc][-T]`: the transfer maps with the default, block-per-subtree,
+/// pipelined or tensor-core kernels, T columns per block.
 fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<MapsKernel>)> {
-    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks or gpu-maps-pipe, each maps engine optionally -T)"));
+    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe or gpu-maps-tc, each maps engine optionally -T)"));
     Ok(match engine {
         "gpu" => (SolvePath::Auto, None, None),
         "gpu-levels" => (SolvePath::Levels, None, None),
@@ -383,6 +383,8 @@ fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<
                 (Some(MapsKernel::Blocks), r)
             } else if let Some(r) = rest.strip_prefix("-pipe") {
                 (Some(MapsKernel::Pipelined), r)
+            } else if let Some(r) = rest.strip_prefix("-tc") {
+                (Some(MapsKernel::Tensor), r)
             } else {
                 (None, rest)
             };

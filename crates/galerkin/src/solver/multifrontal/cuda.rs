@@ -136,8 +136,20 @@ impl DevPass {
     }
     /// Dynamic shared memory of one block of the map kernels with `cols` columns.
     fn map_smem(&self, backward: bool, cols: usize) -> usize {
-        let m = if backward { self.map_backward } else { self.map_forward };
-        8 * (m.next_multiple_of(2) + self.dp.rows as usize * (cols + 1))
+        8 * (self.map_cap(backward, false).next_multiple_of(2) + self.dp.rows as usize * (cols + 1))
+    }
+    /// The same for the tensor-core kernels ([`MapsKernel::Tensor`]).
+    fn mapt_smem(&self, backward: bool, cols: usize) -> usize {
+        8 * (self.map_cap(backward, true).next_multiple_of(2) + self.dp.rows as usize * (cols + 1))
+    }
+    /// Doubles of the largest staged map: `[H K]ᵀ` backward, `Gᵀ` forward; the tensor-core
+    /// kernels stage `[H K]ᵀ` with rows of `16·nb +` [`pipe::TC_PAD`].
+    fn map_cap(&self, backward: bool, tensor: bool) -> usize {
+        match (backward, tensor) {
+            (true, true) => self.dp.rows as usize * (crate::solver::multifrontal::maps::MAP_ROWS * self.map_nb + pipe::TC_PAD),
+            (true, false) => self.map_backward,
+            (false, _) => self.map_forward,
+        }
     }
 }
 
@@ -298,6 +310,10 @@ struct MfKernels {
     /// The pipelined transfer-map kernels ([`MapsKernel::Pipelined`]).
     mapsp_forward: Kernel,
     mapsp_backward: [Kernel; 3],
+    /// The map kernels with the whole gather in flight and the backward product on the FP64
+    /// tensor cores ([`MapsKernel::Tensor`]).
+    mapst_forward: Kernel,
+    mapst_backward: [Kernel; 3],
 }
 
 /// The transfer maps of every fused subtree on the device; `fresh` once computed from the current
@@ -494,6 +510,8 @@ impl CudaMultifrontal {
             batched: [get("mfb_factor")?, get("mfb_forward")?, get("mfb_backward")?],
             mapsp_forward: get("mf_mapsp_forward")?,
             mapsp_backward: [get("mf_mapsp_backward_1")?, get("mf_mapsp_backward_2")?, get("mf_mapsp_backward_3")?],
+            mapst_forward: get("mf_mapst_forward")?,
+            mapst_backward: [get("mf_mapst_backward_1")?, get("mf_mapst_backward_2")?, get("mf_mapst_backward_3")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
         kernels
@@ -506,10 +524,10 @@ impl CudaMultifrontal {
         // by every factorization on the backend (one module), so the limit is always set to the
         // same largest value: a per-factorization value could be lowered by another one between
         // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
-        let want = passes.iter().map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
+        let want = passes.iter().map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapt_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
         let fused_kernels = || {
-            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward).chain(std::iter::once(&kernels.mapsp_forward)).chain(&kernels.mapsp_backward)
+            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward).chain(std::iter::once(&kernels.mapsp_forward)).chain(&kernels.mapsp_backward).chain(std::iter::once(&kernels.mapst_forward)).chain(&kernels.mapst_backward)
         };
         if want > DEFAULT_SMEM && fused_kernels().all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, MAX_SMEM as i32).is_ok()) {
             sub_smem = MAX_SMEM;
@@ -837,14 +855,23 @@ impl CudaMultifrontal {
                 return Ok(l);
             }
             // One column per thread: the shape's threads, else by the number of right-hand
-            // sides; narrower where the block would not fit.
-            let mut cols = self.shape.map_or_else(|| SubtreeShape::for_rhs(nrhs).threads, |s| s.threads);
-            while cols > 32 && p.map_smem(backward, cols) > self.sub_smem {
+            // sides (tensor cores: by the pass, [`pipe::TC_FEW_SUBTREES`]); narrower where the
+            // block would not fit.
+            let tensor = self.maps_kernel == Some(MapsKernel::Tensor);
+            let mut cols = if tensor { self.tensor_cols(p, nrhs) } else { self.shape.map_or_else(|| SubtreeShape::for_rhs(nrhs).threads, |s| s.threads) };
+            let smem = |cols| if tensor { p.mapt_smem(backward, cols) } else { p.map_smem(backward, cols) };
+            while cols > 32 && smem(cols) > self.sub_smem {
                 cols /= 2;
             }
-            let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: p.map_smem(backward, cols) as u32 };
-            let k = if backward { &self.kernels.maps_backward[p.map_nb - 1] } else { &self.kernels.maps_forward };
-            let mcap = if backward { p.map_backward } else { p.map_forward } as u32;
+            let grid_y = if tensor { self.tensor_grid_y(p, nrhs, cols) } else { 1 };
+            let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: smem(cols) as u32 };
+            let k = match (tensor, backward) {
+                (false, true) => &self.kernels.maps_backward[p.map_nb - 1],
+                (false, false) => &self.kernels.maps_forward,
+                (true, true) => &self.kernels.mapst_backward[p.map_nb - 1],
+                (true, false) => &self.kernels.mapst_forward,
+            };
+            let mcap = p.map_cap(backward, tensor) as u32;
             let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
             launch!(be, k, cfg; &self.tree, &p.dp, &mcap, &nr, &n, &b, &x, &leaf, &off, &maps)?;
             return Ok(pipe::Launch::new(k, cfg));

@@ -20,7 +20,21 @@ pub enum MapsKernel {
     Blocks,
     /// A block per sequence of (subtree, chunk) items, the next item's loads in flight.
     Pipelined,
+    /// A block per subtree as [`MapsKernel::Blocks`], each chunk's whole gather issued at once as
+    /// asynchronous copies (one round trip, no registers held) and the backward product
+    /// `x_E = [H K]·w` on the FP64 tensor cores (`mma.sync` m16n8k4 on Hopper).
+    Tensor,
 }
+
+/// Padding of each staged `[H K]ᵀ` row of the tensor-core kernels (`MF_TC_PAD` in
+/// `kernels/multifrontal.cu`): rows `16·k + 4` doubles apart put the 4 rows of an A fragment in
+/// distinct shared-memory banks.
+pub(super) const TC_PAD: usize = 4;
+
+/// Passes of fewer subtrees than this (those near the root: a few hundred subtrees or less do not
+/// fill the GPU one block per subtree) run the tensor-core map kernels with blocks of 32 columns
+/// and their chunks shared out over `grid.y`, a chunk per block.
+pub const TC_FEW_SUBTREES: usize = 2048;
 
 /// Columns per chunk (threads per block) of the pipelined kernels unless a shape is forced (32 for
 /// at most 32 right-hand sides).
@@ -130,14 +144,30 @@ impl CudaMultifrontal {
         self.maps_kernel = kernel;
     }
 
-    /// Caps the blocks of a pipelined launch (`None`: as many as are resident at once); for tests,
-    /// so that each block walks many (subtree, chunk) items. Errors on 0.
+    /// Caps the blocks of a pipelined launch (`None`: as many as are resident at once) and the
+    /// column blocks (`grid.y`) of a tensor-core launch (`None`: a chunk per block on passes of
+    /// few subtrees); for tests, so that each block walks many (subtree, chunk) items. Errors on 0.
     pub fn set_pipe_blocks(&mut self, max: Option<usize>) -> Result<()> {
         if max == Some(0) {
             return Err(Error::invalid("a pipelined launch needs at least one block"));
         }
         self.pipe_blocks = max;
         Ok(())
+    }
+
+    /// Block width of the tensor-core map kernels on pass `p`: the forced shape's threads, else
+    /// 32 on passes of fewer than [`TC_FEW_SUBTREES`] subtrees, else by the number of
+    /// right-hand sides.
+    pub(super) fn tensor_cols(&self, p: &DevPass, nrhs: usize) -> usize {
+        self.shape.map_or_else(|| if p.count < TC_FEW_SUBTREES { 32 } else { SubtreeShape::for_rhs(nrhs).threads }, |s| s.threads)
+    }
+
+    /// Column blocks (`grid.y`) of a tensor-core launch of `cols` columns per block: every chunk
+    /// its own block on passes of fewer than [`TC_FEW_SUBTREES`] subtrees, else one (a block walks
+    /// its subtree's chunks); capped by [`CudaMultifrontal::set_pipe_blocks`].
+    pub(super) fn tensor_grid_y(&self, p: &DevPass, nrhs: usize, cols: usize) -> usize {
+        let y = if p.count < TC_FEW_SUBTREES { nrhs.div_ceil(cols) } else { 1 };
+        y.min(self.pipe_blocks.unwrap_or(usize::MAX)).min(GRID_Y).max(1)
     }
 
     /// The pipelined launch of one pass, or `None` where the blocks' kernels are chosen or even 32
@@ -194,7 +224,7 @@ impl CudaMultifrontal {
             let ms = prev.elapsed_ms(&m.event).map_err(|e| cuda_error(format!("profile event: {e}")))?;
             prev = &m.event;
             let k = &self.kernels;
-            let fused = k.sub_forward.iter().chain(&k.sub_backward).chain(std::iter::once(&k.maps_forward)).chain(&k.maps_backward).chain(std::iter::once(&k.mapsp_forward)).chain(&k.mapsp_backward);
+            let fused = k.sub_forward.iter().chain(&k.sub_backward).chain(std::iter::once(&k.maps_forward)).chain(&k.maps_backward).chain(std::iter::once(&k.mapsp_forward)).chain(&k.mapsp_backward).chain(std::iter::once(&k.mapst_forward)).chain(&k.mapst_backward);
             let func = &fused.into_iter().find(|f| f.name == m.launch.kernel).ok_or_else(|| Error::invalid(format!("internal: no kernel {}", m.launch.kernel)))?.func;
             let registers = func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_NUM_REGS).map_err(|e| cuda_error(format!("registers of {}: {e}", m.launch.kernel)))?;
             let blocks_per_sm = func.occupancy_max_active_blocks_per_multiprocessor(m.launch.threads, m.launch.smem as usize, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", m.launch.kernel)))?;
