@@ -78,7 +78,7 @@ fn gpu_fused_subtree_shapes_equal_faer_lu() {
 }
 
 /// The transfer maps' pipelined kernels, their tensor-core kernels and their block-per-subtree
-/// kernels (the default) equal faer's LU for 1, 3, 70 and 256 right-hand sides, with chunks of 32
+/// kernels equal faer's LU for 1, 3, 70 and 256 right-hand sides, with chunks of 32
 /// to 256 columns (tensor cores: 1 to 8 warps of 32 columns, partial and empty column tiles,
 /// subtrees with fewer eliminated rows than their pass's largest, a chunk per block or 1 and 3
 /// column blocks walking all chunks), and with the grid capped at 1, 3 or 5 blocks so that each

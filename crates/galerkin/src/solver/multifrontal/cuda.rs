@@ -857,7 +857,7 @@ impl CudaMultifrontal {
             // One column per thread: the shape's threads, else by the number of right-hand
             // sides (tensor cores: by the pass, [`pipe::TC_FEW_SUBTREES`]); narrower where the
             // block would not fit.
-            let tensor = self.maps_kernel == Some(MapsKernel::Tensor);
+            let tensor = self.maps_kernel.unwrap_or_default() == MapsKernel::Tensor;
             let mut cols = if tensor { self.tensor_cols(p, nrhs) } else { self.shape.map_or_else(|| SubtreeShape::for_rhs(nrhs).threads, |s| s.threads) };
             let smem = |cols| if tensor { p.mapt_smem(backward, cols) } else { p.map_smem(backward, cols) };
             while cols > 32 && smem(cols) > self.sub_smem {

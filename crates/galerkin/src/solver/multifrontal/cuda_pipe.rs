@@ -14,15 +14,17 @@ use serde::Serialize;
 /// Which kernels apply the transfer maps in a solve by them ([`SolvePath::Maps`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MapsKernel {
-    /// A block per subtree, its chunks of columns one after the other (the default: the kernels
-    /// measured on the H100; the pipelined ones are correct on it but not yet timed).
-    #[default]
+    /// A block per subtree, its chunks of columns one after the other, the products on the FP64
+    /// units (round 5).
     Blocks,
     /// A block per sequence of (subtree, chunk) items, the next item's loads in flight.
     Pipelined,
     /// A block per subtree as [`MapsKernel::Blocks`], each chunk's whole gather issued at once as
     /// asynchronous copies (one round trip, no registers held) and the backward product
-    /// `x_E = [H K]·w` on the FP64 tensor cores (`mma.sync` m16n8k4 on Hopper).
+    /// `x_E = [H K]·w` on the FP64 tensor cores (`mma.sync` m16n8k4 on Hopper). The default: on
+    /// the H100 at 2^20 cubic elements the fastest at 1, 16, 256 and 1024 right-hand sides
+    /// (256: 6.08 against 8.14 ms; BENCHMARKS.md, round 7).
+    #[default]
     Tensor,
 }
 
