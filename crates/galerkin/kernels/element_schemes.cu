@@ -213,7 +213,7 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #define BULK_WRITES 0                                // rows leave by cp.async.bulk from a warp's own scratch: 1 upper, 2 all
 #endif
 #ifndef PRESTAGE
-#define PRESTAGE 0                                   // a round's last pass stages the next round's first (BULK_WRITES only)
+#define PRESTAGE 0                                   // a round's last pass stages the next round's first (scratch of its own)
 #endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
@@ -221,8 +221,6 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #if BULK_WRITES && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #undef BULK_WRITES
 #define BULK_WRITES 0                                // bulk copies are sm_90's: plain stores before
-#undef PRESTAGE
-#define PRESTAGE 0
 #endif
 #if MMA_NATIVE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
 #define MMA16_NATIVE 1                               // Hopper's m16n8k{4,8,16} FP64 shapes
@@ -257,7 +255,6 @@ static_assert(QCP % MMA_K == 0, "points per pass come in whole MMA k-steps");
 static_assert(DIM == 3, "the tiled scheme is written for 3D cells");
 static_assert(SPP >= 1, "a block stages at least one point per thread");
 static_assert(!BULK_WRITES || WR <= 32, "a lane issues each row's bulk copy");
-static_assert(!PRESTAGE || BULK_WRITES, "prestaging needs the scratch out of the staging buffers");
 static_assert(!TENSOR || (TN1 <= 256 && TNF <= 256), "factor and point indices are bytes");
 
 // Tiles (A, B): 16-row block A, 8-column block B ≥ 2A (on or above the diagonal), B < NB8.
@@ -668,7 +665,7 @@ __device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restr
 
 // Dynamic shared memory: the factor tables (TENSOR, TT_DOUBLES) | jq[NQ][JQ] | h[2][DIM][QCP][RS],
 // the last reused after a round's last pass as TILED_WARPS scratch tiles of WR × US (the host
-// allocates the larger of the two; with PRODUCERS or BULK_WRITES the scratch follows h instead,
+// allocates the larger of the two; with PRODUCERS, BULK_WRITES or PRESTAGE the scratch follows h,
 // both allocated). `tt`, `ti`: the factor tables in global memory (unused without TENSOR).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices_tiled(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
@@ -695,8 +692,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
 #else
     const int warp = threadIdx.x >> 5;
     // The half-tile scratch: in the staging buffers (free after a round's last pass), or with
-    // BULK_WRITES beside them (the bulk copies read it while the next round stages).
-    double* ws = (BULK_WRITES ? hbuf + 2 * HSIZE : hbuf) + warp * (WR * US);
+    // BULK_WRITES or PRESTAGE beside them (the bulk copies read it, or the next round's first
+    // pass is in the staging buffers, while the warp writes).
+    double* ws = (BULK_WRITES || PRESTAGE ? hbuf + 2 * HSIZE : hbuf) + warp * (WR * US);
     int n0 = 0;  // the buffer of the round's first pass (PRESTAGE: alternates with the rounds)
     for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
         double xv[NV][DIM];
@@ -714,8 +712,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
             }
             // Each pass multiplies one buffer while the other is staged; with ALT_ORDER the odd
             // warps multiply first, so staging and tensor-core work overlap within the pass. With
-            // PRESTAGE the last pass stages the first of the cell's next round (the scratch is not
-            // in the staging buffers then: BULK_WRITES).
+            // PRESTAGE the last pass stages the first of the cell's next round (the scratch is
+            // then not in the staging buffers).
             const bool mma_first = ALT_ORDER && (warp & 1);
             const bool prestage = PRESTAGE && t0 + TILED_WARPS * TPW < NTILES;
 #pragma unroll 1

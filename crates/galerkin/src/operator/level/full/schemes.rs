@@ -55,8 +55,9 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// scratch of its own beside the staging buffers, the rows off the diagonal as Hopper's bulk
 /// copies (`cp.async.bulk`) that stream out while the warp stages and multiplies on — 1: the
 /// upper rows, 2: the transposed rows too (0: plain stores through the staging buffers);
-/// `prestage` (with `bulk`, PRESTAGE): a round's last pass stages the first pass of the cell's
-/// next round, whose block barrier and unhidden staging then drop out.
+/// `prestage` (PRESTAGE): the half-tile scratch of its own beside the staging buffers, and a
+/// round's last pass stages the first pass of the cell's next round, whose block barrier and
+/// unhidden staging then drop out (cells of more than one round: trunk p ≥ 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -92,8 +93,8 @@ impl TiledConfig {
     /// below from the reference-gradient table, which then fits L1 (p = 2: 0.26 ms against 0.32).
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let factors = nloc > 24;
-        let bulk = if factors && nloc <= 74 { 2 } else { 0 };
-        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, bulk, prestage: bulk > 0, ..TiledConfig::default() }
+        let prestage = factors && (51..=74).contains(&nloc);
+        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, prestage, ..TiledConfig::default() }
     }
 
     /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`) for `nloc` functions per
@@ -112,6 +113,7 @@ impl TiledConfig {
             t(8, 1, false, false, false),
             t(16, 1, false, true, false),
             t(16, 1, true, true, true),
+            TiledConfig { prestage: true, ..t(16, 1, true, true, true) },
             TiledConfig { bulk: 1, ..t(16, 1, true, true, true) },
             TiledConfig { bulk: 2, ..t(16, 1, true, true, true) },
             TiledConfig { bulk: 2, ..t(16, 1, false, true, false) },
@@ -214,7 +216,7 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     // beside them where producer warps stage on.
     // (row stride WR + 1; WR + 2 with bulk copies, whose rows are 16-byte aligned).
     let wr = 8 * v.ncomp;
-    let own = cfg.producers > 0 || cfg.bulk > 0;
+    let own = cfg.producers > 0 || cfg.bulk > 0 || cfg.prestage;
     let scratch = warps * wr * (wr + if cfg.bulk > 0 { 2 } else { 1 }) * 8;
     let own_scratch = if own { scratch } else { 0 };
     let budget = (228 * 1024 / min_blocks).saturating_sub(1024 + jq + own_scratch);
@@ -243,7 +245,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("TILED_WARPS={}", l.threads / 32 - cfg.producers),
         format!("PRODUCERS={}", cfg.producers),
         format!("BULK_WRITES={}", cfg.bulk.min(2)),
-        format!("PRESTAGE={}", usize::from(cfg.prestage && cfg.bulk > 0)),
+        format!("PRESTAGE={}", usize::from(cfg.prestage && cfg.producers == 0)),
         format!("TPW={}", cfg.tiles_per_warp.max(1)),
         format!("MMA_K={}", cfg.mma_k),
         format!("MMA_NATIVE={}", usize::from(cfg.native)),
@@ -445,8 +447,8 @@ impl DeviceAssembler {
         if ncells > self.ncells || out.len() < ncells * nd * nd {
             return Err(Error::dim("element matrices buffer", ncells * nd * nd, out.len()));
         }
-        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.bulk > 2 || (cfg.prestage && cfg.bulk == 0) {
-            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, bulk 0, 1 or 2 (prestaging with bulk writes only)")));
+        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.bulk > 2 {
+            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, bulk 0, 1 or 2")));
         }
         if cfg.tensor && self.tensor_dims.is_none() {
             return Err(Error::Unsupported(format!("tiled shape {}: this basis and rule do not split into 1D factors", cfg.label())));
@@ -594,7 +596,7 @@ mod tests {
         assert_eq!((l.threads, l.qcp, l.min_blocks), (512, 32, 1));
         let l24 = tiled_shape(&p5, TiledConfig { qcp: 24, ..TiledConfig::for_functions(74) }, dims);
         assert_eq!(l24.qcp, 24);
-        let shared = TiledConfig { bulk: 0, ..TiledConfig::for_functions(74) };
+        let shared = TiledConfig { prestage: false, ..TiledConfig::for_functions(74) };
         let ls = tiled_shape(&p5, shared, dims);
         let ws = tiled_shape(&p5, TiledConfig { producers: 4, ..shared }, dims);
         assert_eq!((ws.threads, ws.qcp), (640, 32));
