@@ -91,10 +91,11 @@ impl TiledConfig {
     /// they stage; beyond 24 functions (trunk p ≥ 3) staging from the 1D factor tables with
     /// streaming stores (p = 5: 5.6 ms against 6.7–7.1 from the table, p = 4: 1.9 against 2.0),
     /// below from the reference-gradient table, which then fits L1 (p = 2: 0.26 ms against 0.32).
+    /// The seventh round's bulk writes were slower at p = 3…5 (p = 5: 5.85–6.06 ms against 5.62)
+    /// and are not the default; prestaging alone was not measured on its own yet.
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let factors = nloc > 24;
-        let prestage = factors && (51..=74).contains(&nloc);
-        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, prestage, ..TiledConfig::default() }
+        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, ..TiledConfig::default() }
     }
 
     /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`) for `nloc` functions per
@@ -596,7 +597,10 @@ mod tests {
         assert_eq!((l.threads, l.qcp, l.min_blocks), (512, 32, 1));
         let l24 = tiled_shape(&p5, TiledConfig { qcp: 24, ..TiledConfig::for_functions(74) }, dims);
         assert_eq!(l24.qcp, 24);
-        let shared = TiledConfig { prestage: false, ..TiledConfig::for_functions(74) };
+        let shared = TiledConfig::for_functions(74);
+        let pre = tiled_shape(&p5, TiledConfig { prestage: true, ..shared }, dims);
+        assert_eq!(pre.qcp, 32);
+        assert_eq!(pre.smem, tiled_shape(&p5, shared, dims).smem + 16 * 24 * 25 * 8, "prestaging: a scratch of its own");
         let ls = tiled_shape(&p5, shared, dims);
         let ws = tiled_shape(&p5, TiledConfig { producers: 4, ..shared }, dims);
         assert_eq!((ws.threads, ws.qcp), (640, 32));
