@@ -209,8 +209,18 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef PRODUCERS
 #define PRODUCERS 0                                  // warp-specialised: staging warps beside the TILED_WARPS multiplying
 #endif
+#ifndef BULK_WRITES
+#define BULK_WRITES 0                                // rows leave by cp.async.bulk from a warp's own scratch: 1 upper, 2 all
+#endif
+#ifndef PRESTAGE
+#define PRESTAGE 0                                   // a round's last pass stages the next round's first (scratch of its own)
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
+#endif
+#if BULK_WRITES && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#undef BULK_WRITES
+#define BULK_WRITES 0                                // bulk copies are sm_90's: plain stores before
 #endif
 #if MMA_NATIVE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
 #define MMA16_NATIVE 1                               // Hopper's m16n8k{4,8,16} FP64 shapes
@@ -238,10 +248,13 @@ constexpr int TT_INTS = TENSOR ? NQ + NPAD : 0;
 constexpr int TT_DOUBLES = (TT_REALS + (TT_INTS + 1) / 2 + 1) & ~1;
 constexpr int WR = 8 * NCOMP;                        // a half tile's blocks: WR × WR entries
 constexpr int WS = WR + 1;                           // odd row stride: conflict-free column reads
+constexpr int OBS = WR + 2;                          // BULK_WRITES: even (16-byte rows), 2-way column reads
+constexpr int US = BULK_WRITES ? OBS : WS;           // row stride of a warp's half-tile scratch
 static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "MMA_K is 4, 8 or 16");
 static_assert(QCP % MMA_K == 0, "points per pass come in whole MMA k-steps");
 static_assert(DIM == 3, "the tiled scheme is written for 3D cells");
 static_assert(SPP >= 1, "a block stages at least one point per thread");
+static_assert(!BULK_WRITES || WR <= 32, "a lane issues each row's bulk copy");
 static_assert(!TENSOR || (TN1 <= 256 && TNF <= 256), "factor and point indices are bytes");
 
 // Tiles (A, B): 16-row block A, 8-column block B ≥ 2A (on or above the diagonal), B < NB8.
@@ -402,18 +415,62 @@ __device__ __forceinline__ void store_out(double* p, double v) {
 #endif
 }
 
+#if BULK_WRITES
+// Hopper's bulk copies from shared to global memory (BULK_WRITES): one row per lane, 16-byte
+// aligned addresses and sizes; `wait_read` returns once the copies have read their shared source
+// (the buffer may then be rewritten), `wait_all` once they are complete.
+__device__ __forceinline__ void bulk_store(double* dst, const double* src, unsigned bytes) {
+    const unsigned s = (unsigned)__cvta_generic_to_shared(src);
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(s), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// Sends rows lane < WR of the warp's scratch `ws` (row stride US) as bulk copies: scratch row r
+// goes to element-matrix row r0·NCOMP + r, columns c0·NCOMP onwards (the nodes c0 … c0 + 7 below
+// NLOC), where the node row is below NLOC and the address and size are 16-byte aligned. Commits
+// the lane's group; returns the rows sent (the caller stores the others).
+__device__ __forceinline__ unsigned send_rows(double* __restrict__ k, const double* __restrict__ ws, int r0, int c0) {
+    const int lane = threadIdx.x & 31;
+    bool sent = false;
+    if (lane < WR && r0 + lane / NCOMP < NLOC) {
+        double* dst = &k[(u64)(r0 * NCOMP + lane) * ND + c0 * NCOMP];
+        const int nb = NLOC - c0 < 8 ? NLOC - c0 : 8;
+        const unsigned bytes = (unsigned)(nb * NCOMP * 8);
+        if ((bytes & 15u) == 0 && ((unsigned long long)dst & 15ull) == 0) {
+            bulk_store(dst, ws + lane * US, bytes);
+            sent = true;
+        }
+    }
+    bulk_commit();
+    return __ballot_sync(0xffffffffu, sent);
+}
+#endif
+
 // Writes the blocks of half tile (ta, tb, hh) — pairs (a, b), a = 16·ta + 8·hh + g, b = 8·tb + 2t +
 // v — from the moments in accumulator slots 2·hh + v. The lane's blocks (signed) go to the warp's
-// scratch `ws` as U[NCOMP·g + i][NCOMP·(2t + v) + j]; then the warp writes U's rows where b ≥ a
-// (the upper blocks, rows a·NCOMP + i of the element matrix) and U's columns where b > a (the
-// transposed blocks, rows b·NCOMP + j), each as WR contiguous doubles.
+// scratch `ws` (row stride US) as U[NCOMP·g + i][NCOMP·(2t + v) + j]; then the warp writes U's
+// rows where b ≥ a (the upper blocks, rows a·NCOMP + i of the element matrix) and U's columns
+// where b > a (the transposed blocks, rows b·NCOMP + j), each as WR contiguous doubles. With
+// BULK_WRITES the scratch is the warp's own (not the staging buffers) and the rows of a half tile
+// off the diagonal leave as bulk copies that stream out while the warp goes on: the upper rows
+// (1), and (2) the transposed rows too, after the scratch is transposed in place once the upper
+// copies have read it. A half tile wholly below the diagonal (the second half of a diagonal tile)
+// writes nothing and is skipped.
 __device__ __forceinline__ void write_half_tile(double* __restrict__ k, double* __restrict__ ws, const double* p, int ta,
                                                 int tb, int hh, const double (&acc)[DIM * DIM][4],
                                                 const signed char* __restrict__ signs, int has_signs, u64 c) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int a0 = 16 * ta + 8 * hh, b0 = 8 * tb;
+    if (b0 + 8 <= a0) return;
     const int a = a0 + g;
     const double sa = a < NLOC ? sign_of(signs, has_signs, c, a) : 0.0;
+#if BULK_WRITES
+    bulk_wait_read();  // this lane's copies of the previous half tile have left the scratch
+    __syncwarp();
+#endif
 #pragma unroll
     for (int v = 0; v < 2; ++v) {
         const int b = b0 + 2 * t + v;
@@ -426,22 +483,55 @@ __device__ __forceinline__ void write_half_tile(double* __restrict__ k, double* 
 #pragma unroll
         for (int i = 0; i < NCOMP; ++i)
 #pragma unroll
-            for (int j = 0; j < NCOMP; ++j) ws[(NCOMP * g + i) * WS + NCOMP * (2 * t + v) + j] = s * e[i][j];
+            for (int j = 0; j < NCOMP; ++j) ws[(NCOMP * g + i) * US + NCOMP * (2 * t + v) + j] = s * e[i][j];
     }
+    unsigned sent_up = 0, sent_lo = 0;  // rows already on their way
+    bool transposed = false;            // the scratch holds Uᵀ
+#if BULK_WRITES
+    const bool off_diag = b0 >= a0 + 8;
+    fence_async_shared();  // the scratch's writes are visible to the bulk copies
     __syncwarp();
-    // Upper blocks: row a0·NCOMP + lr, columns b0·NCOMP + lc.
-    #pragma unroll 2
-    for (int idx = lane; idx < WR * WR; idx += 32) {
-        const int lr = idx / WR, lc = idx - lr * WR;
-        const int ar = a0 + lr / NCOMP, bc = b0 + lc / NCOMP;
-        if (ar < NLOC && bc < NLOC && bc >= ar) store_out(&k[(u64)(a0 * NCOMP + lr) * ND + b0 * NCOMP + lc], ws[lr * WS + lc]);
+    if (off_diag) sent_up = send_rows(k, ws, a0, b0);
+#endif
+    // Upper blocks: row a0·NCOMP + lr, columns b0·NCOMP + lc (the rows not sent in bulk).
+    if (!BULK_WRITES || (__ballot_sync(0xffffffffu, lane < WR && a0 + lane / NCOMP < NLOC) & ~sent_up) != 0u) {
+#pragma unroll 2
+        for (int idx = lane; idx < WR * WR; idx += 32) {
+            const int lr = idx / WR, lc = idx - lr * WR;
+            const int ar = a0 + lr / NCOMP, bc = b0 + lc / NCOMP;
+            if (ar < NLOC && bc < NLOC && bc >= ar && !((sent_up >> lr) & 1u)) store_out(&k[(u64)(a0 * NCOMP + lr) * ND + b0 * NCOMP + lc], ws[lr * US + lc]);
+        }
     }
-    // Transposed blocks: row b0·NCOMP + tr, columns a0·NCOMP + tc, entry U[tc][tr].
-    #pragma unroll 2
-    for (int idx = lane; idx < WR * WR; idx += 32) {
-        const int tr = idx / WR, tc = idx - tr * WR;
-        const int ar = a0 + tc / NCOMP, bc = b0 + tr / NCOMP;
-        if (ar < NLOC && bc < NLOC && bc > ar) store_out(&k[(u64)(b0 * NCOMP + tr) * ND + a0 * NCOMP + tc], ws[tc * WS + tr]);
+#if BULK_WRITES >= 2
+    if (off_diag) {
+        bulk_wait_read();  // the upper copies have read U
+        __syncwarp();
+        // In place: entry (i, j) ↔ (j, i), each pair by one lane.
+#pragma unroll 2
+        for (int idx = lane; idx < WR * WR; idx += 32) {
+            const int i = idx / WR, j = idx - i * WR;
+            if (i < j) {
+                const double x = ws[i * US + j], y = ws[j * US + i];
+                ws[i * US + j] = y;
+                ws[j * US + i] = x;
+            }
+        }
+        fence_async_shared();
+        __syncwarp();
+        transposed = true;
+        sent_lo = send_rows(k, ws, b0, a0);
+    }
+#endif
+    // Transposed blocks: row b0·NCOMP + tr, columns a0·NCOMP + tc, entry U[tc][tr] (the rows not
+    // sent in bulk).
+    if (!BULK_WRITES || (__ballot_sync(0xffffffffu, lane < WR && b0 + lane / NCOMP < NLOC) & ~sent_lo) != 0u) {
+#pragma unroll 2
+        for (int idx = lane; idx < WR * WR; idx += 32) {
+            const int tr = idx / WR, tc = idx - tr * WR;
+            const int ar = a0 + tc / NCOMP, bc = b0 + tr / NCOMP;
+            if (ar < NLOC && bc < NLOC && bc > ar && !((sent_lo >> tr) & 1u))
+                store_out(&k[(u64)(b0 * NCOMP + tr) * ND + a0 * NCOMP + tc], transposed ? ws[tr * US + tc] : ws[tc * US + tr]);
+        }
     }
     __syncwarp();  // the scratch is read before the next half tile overwrites it
 }
@@ -498,6 +588,27 @@ __device__ __forceinline__ void write_round(double* __restrict__ k, double* __re
     }
 }
 
+// The cell head both tiled bodies share: a warp's view of cell c (its matrix, its coefficients);
+// `Round` names the warp's tiles of the round from tile t0 and clears their accumulators.
+struct TiledCell {
+    double* k;
+    double p[NPA];
+    __device__ __forceinline__ TiledCell(double* __restrict__ out, const double* __restrict__ coef, const u64* __restrict__ meta, u64 c)
+        : k(out + c * NDD) {
+        passive_at(coef, meta, c, 0, p);
+    }
+    struct Round {
+        double acc[TPW][DIM * DIM][4];
+        int ta[TPW], tb[TPW];
+        __device__ __forceinline__ Round(int t0, int warp) { round_tiles(t0, warp, ta, tb, acc); }
+    };
+    // Writes the round's finished tiles through the warp's scratch `ws`.
+    __device__ __forceinline__ void write(double* __restrict__ ws, const Round& r, const signed char* __restrict__ signs, int has_signs,
+                                          u64 c) const {
+        write_round(k, ws, p, r.ta, r.tb, r.acc, signs, has_signs, c);
+    }
+};
+
 // Warp-specialised body (PRODUCERS > 0): PRODUCERS warps compute each cell's J⁻¹ table and stage
 // every pass of points into the two buffers in turn, running up to two passes ahead; the
 // TILED_WARPS warps multiply each buffer once it is full and write their tiles through their own
@@ -534,32 +645,28 @@ __device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restr
         for (int m = n - 2 < 0 ? 0 : n - 2; m < n; ++m) bar_sync(3 + (m & 1), BLOCK_THREADS);
         return;
     }
-    double* ws = scratch + warp * (WR * WS);
+    double* ws = scratch + warp * (WR * US);
     for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
-        double* k = out + c * NDD;
-        double p[NPA];
-        passive_at(coef, meta, c, 0, p);
+        const TiledCell cell(out, coef, meta, c);
         for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
-            double acc[TPW][DIM * DIM][4];
-            int ta[TPW], tb[TPW];
-            round_tiles(t0, warp, ta, tb, acc);
+            TiledCell::Round r(t0, warp);
 #pragma unroll 1
             for (int ch = 0; ch < NCHUNK; ++ch, ++n) {
                 const int b = n & 1;
                 bar_sync(1 + b, BLOCK_THREADS);
-                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + b * HSIZE, ta, tb, acc);
+                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + b * HSIZE, r.ta, r.tb, r.acc);
                 __syncwarp();
                 bar_arrive(3 + b, BLOCK_THREADS);
             }
-            write_round(k, ws, p, ta, tb, acc, signs, has_signs, c);
+            cell.write(ws, r, signs, has_signs, c);
         }
     }
 }
 
 // Dynamic shared memory: the factor tables (TENSOR, TT_DOUBLES) | jq[NQ][JQ] | h[2][DIM][QCP][RS],
-// the last reused after a round's last pass as TILED_WARPS scratch tiles of WR × WS (the host
-// allocates the larger of the two; with PRODUCERS the scratch follows h instead, both allocated). `tt`, `ti`: the factor tables in global memory (unused
-// without TENSOR).
+// the last reused after a round's last pass as TILED_WARPS scratch tiles of WR × US (the host
+// allocates the larger of the two; with PRODUCERS, BULK_WRITES or PRESTAGE the scratch follows h,
+// both allocated). `tt`, `ti`: the factor tables in global memory (unused without TENSOR).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices_tiled(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
     const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
@@ -584,38 +691,50 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     tiled_specialised(ncells, cell_verts, coords, signs, has_signs, tab, coef, meta, out, ts, tis, jq, hbuf, hbuf + 2 * HSIZE);
 #else
     const int warp = threadIdx.x >> 5;
-    double* ws = hbuf + warp * (WR * WS);
+    // The half-tile scratch: in the staging buffers (free after a round's last pass), or with
+    // BULK_WRITES or PRESTAGE beside them (the bulk copies read it, or the next round's first
+    // pass is in the staging buffers, while the warp writes).
+    double* ws = (BULK_WRITES || PRESTAGE ? hbuf + 2 * HSIZE : hbuf) + warp * (WR * US);
+    int n0 = 0;  // the buffer of the round's first pass (PRESTAGE: alternates with the rounds)
     for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
         double xv[NV][DIM];
         load_cell_coords(c, cell_verts, coords, xv);
         __syncthreads();  // the previous cell's last round has read jq and its scratch
         fill_jq(xv, tab, jq, threadIdx.x, blockDim.x);
-        double* k = out + c * NDD;
-        double p[NPA];
-        passive_at(coef, meta, c, 0, p);
+        const TiledCell cell(out, coef, meta, c);
+        bool staged = false;  // the round's first pass was staged during the previous round's last
         for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
-            double acc[TPW][DIM * DIM][4];
-            int ta[TPW], tb[TPW];
-            round_tiles(t0, warp, ta, tb, acc);
-            __syncthreads();  // jq is written; the previous round's scratch is read
-            if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, threadIdx.x);
-            __syncthreads();
+            TiledCell::Round r(t0, warp);
+            if (!staged) {
+                __syncthreads();  // jq is written; the previous round's scratch is read
+                if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + n0 * HSIZE, threadIdx.x);
+                __syncthreads();
+            }
             // Each pass multiplies one buffer while the other is staged; with ALT_ORDER the odd
-            // warps multiply first, so staging and tensor-core work overlap within the pass.
+            // warps multiply first, so staging and tensor-core work overlap within the pass. With
+            // PRESTAGE the last pass stages the first of the cell's next round (the scratch is
+            // then not in the staging buffers).
             const bool mma_first = ALT_ORDER && (warp & 1);
+            const bool prestage = PRESTAGE && t0 + TILED_WARPS * TPW < NTILES;
 #pragma unroll 1
             for (int ch = 0; ch < NCHUNK; ++ch) {
                 const bool more = ch + 1 < NCHUNK;
-                double* next = hbuf + ((ch + 1) & 1) * HSIZE;
-                const bool stage = more && !(SKIP_PARTS & 1);
-                if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next, threadIdx.x);
-                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + (ch & 1) * HSIZE, ta, tb, acc);
-                if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next, threadIdx.x);
+                double* next = hbuf + ((n0 + ch + 1) & 1) * HSIZE;
+                const int q_next = more ? (ch + 1) * QCP : 0;
+                const bool stage = (more || prestage) && !(SKIP_PARTS & 1);
+                if (stage && !mma_first) stage_points(tab, jq, ts, tis, q_next, next, threadIdx.x);
+                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + ((n0 + ch) & 1) * HSIZE, r.ta, r.tb, r.acc);
+                if (stage && mma_first) stage_points(tab, jq, ts, tis, q_next, next, threadIdx.x);
                 __syncthreads();  // this buffer is read; the other is staged
             }
-            write_round(k, ws, p, ta, tb, acc, signs, has_signs, c);
+            staged = prestage;
+            if (prestage) n0 = (n0 + NCHUNK) & 1;
+            cell.write(ws, r, signs, has_signs, c);
         }
     }
+#endif
+#if BULK_WRITES
+    bulk_wait_all();  // the block's shared memory outlives its last bulk copies
 #endif
 }
 

@@ -51,7 +51,13 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// (bit 1 the staging, 2 the multiplies, 4 the writes: the matrices are then wrong); `producers`
 /// warps beside the multiplying ones that only stage (warp-specialised: named barriers per
 /// buffer instead of a block barrier per pass, writes through their own scratch; 0: every warp
-/// stages and multiplies).
+/// stages and multiplies); `bulk` (BULK_WRITES): each warp writes its half tiles through a
+/// scratch of its own beside the staging buffers, the rows off the diagonal as Hopper's bulk
+/// copies (`cp.async.bulk`) that stream out while the warp stages and multiplies on — 1: the
+/// upper rows, 2: the transposed rows too (0: plain stores through the staging buffers);
+/// `prestage` (PRESTAGE): the half-tile scratch of its own beside the staging buffers, and a
+/// round's last pass stages the first pass of the cell's next round, whose block barrier and
+/// unhidden staging then drop out (cells of more than one round: trunk p ≥ 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -65,6 +71,8 @@ pub struct TiledConfig {
     pub qcp: usize,
     pub skip: u8,
     pub producers: usize,
+    pub bulk: u8,
+    pub prestage: bool,
 }
 
 impl Default for TiledConfig {
@@ -73,7 +81,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0 }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, bulk: 0, prestage: false }
     }
 }
 
@@ -83,6 +91,8 @@ impl TiledConfig {
     /// they stage; beyond 24 functions (trunk p ≥ 3) staging from the 1D factor tables with
     /// streaming stores (p = 5: 5.6 ms against 6.7–7.1 from the table, p = 4: 1.9 against 2.0),
     /// below from the reference-gradient table, which then fits L1 (p = 2: 0.26 ms against 0.32).
+    /// The seventh round's bulk writes were slower at p = 3…5 (p = 5: 5.85–6.06 ms against 5.62)
+    /// and are not the default; prestaging alone was not measured on its own yet.
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let factors = nloc > 24;
         TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, ..TiledConfig::default() }
@@ -91,11 +101,12 @@ impl TiledConfig {
     /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`) for `nloc` functions per
     /// cell, the default first: the fourth round's table-staged kernel (8 warps, the reference the
     /// sweep checks every shape against); the fifth round's defaults (16 warps, alternating order;
-    /// from the table, or from the factor tables with streaming stores); 24 points per pass
-    /// (p = 5: no padded points, two more passes); streaming stores from the table; two blocks of
-    /// 8 warps × 2 tiles per SM; and warp-specialised blocks of 16 multiplying warps beside 4
-    /// staging warps (k = 8, and k = 4, fewer registers). (The sixth round also measured one
-    /// round per cell with 15 warps × 2 tiles and 2 staging warps: BENCHMARKS.md.)
+    /// from the table, or from the factor tables with streaming stores); the seventh round's bulk
+    /// writes (upper rows only, or all rows; from the factor tables, and from the table); 24
+    /// points per pass (p = 5: no padded points, two more passes); streaming stores from the
+    /// table; two blocks of 8 warps × 2 tiles per SM; and warp-specialised blocks of 16
+    /// multiplying warps beside 4 staging warps (k = 4). (The sixth round also measured one round
+    /// per cell with 15 warps × 2 tiles, 2 staging warps and k = 8: BENCHMARKS.md.)
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
@@ -103,10 +114,13 @@ impl TiledConfig {
             t(8, 1, false, false, false),
             t(16, 1, false, true, false),
             t(16, 1, true, true, true),
+            TiledConfig { prestage: true, ..t(16, 1, true, true, true) },
+            TiledConfig { bulk: 1, ..t(16, 1, true, true, true) },
+            TiledConfig { bulk: 2, ..t(16, 1, true, true, true) },
+            TiledConfig { bulk: 2, ..t(16, 1, false, true, false) },
             TiledConfig { qcp: 24, ..t(16, 1, true, true, true) },
             t(16, 1, false, true, true),
             TiledConfig { min_blocks: 2, ..t(8, 2, true, true, true) },
-            TiledConfig { producers: 4, ..t(16, 1, true, false, true) },
             TiledConfig { producers: 4, mma_k: 4, ..t(16, 1, true, false, true) },
         ] {
             if !v.contains(&c) {
@@ -135,6 +149,12 @@ impl TiledConfig {
         );
         if self.producers > 0 {
             s += &format!(" +{}p", self.producers);
+        }
+        if self.bulk > 0 {
+            s += &format!(" bulk{}", self.bulk);
+        }
+        if self.prestage {
+            s += " pre";
         }
         if self.min_blocks > 0 {
             s += &format!(" mb{}", self.min_blocks);
@@ -195,16 +215,18 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     let k = cfg.mma_k;
     // After a round's passes each warp's half-tile scratch (WR × WS): in the staging buffers, or
     // beside them where producer warps stage on.
+    // (row stride WR + 1; WR + 2 with bulk copies, whose rows are 16-byte aligned).
     let wr = 8 * v.ncomp;
-    let scratch = warps * wr * (wr + 1) * 8;
-    let own_scratch = if cfg.producers > 0 { scratch } else { 0 };
+    let own = cfg.producers > 0 || cfg.bulk > 0 || cfg.prestage;
+    let scratch = warps * wr * (wr + if cfg.bulk > 0 { 2 } else { 1 }) * 8;
+    let own_scratch = if own { scratch } else { 0 };
     let budget = (228 * 1024 / min_blocks).saturating_sub(1024 + jq + own_scratch);
     let stagers = 32 * if cfg.producers > 0 { cfg.producers } else { warps };
     // Unless given: the largest multiple of k that fits, up to 32 (fewer passes, fewer barriers,
     // beat padding less: p = 5's 216 points in 7 passes of 32 took 5.59 ms, in 9 of 24 5.79).
     let auto = (budget / per_q / k * k).clamp(k, 32.max(k));
     let qcp = if cfg.qcp > 0 { cfg.qcp } else { auto }.min(v.nq.div_ceil(k) * k).min((stagers / k * k).max(k));
-    let smem = if cfg.producers > 0 { jq + qcp * per_q + scratch } else { jq + (qcp * per_q).max(scratch) };
+    let smem = if own { jq + qcp * per_q + scratch } else { jq + (qcp * per_q).max(scratch) };
     TiledLaunch { threads: 32 * (warps + cfg.producers), qcp, min_blocks, smem }
 }
 
@@ -223,6 +245,8 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("SKIP_PARTS={}", cfg.skip & 7),
         format!("TILED_WARPS={}", l.threads / 32 - cfg.producers),
         format!("PRODUCERS={}", cfg.producers),
+        format!("BULK_WRITES={}", cfg.bulk.min(2)),
+        format!("PRESTAGE={}", usize::from(cfg.prestage && cfg.producers == 0)),
         format!("TPW={}", cfg.tiles_per_warp.max(1)),
         format!("MMA_K={}", cfg.mma_k),
         format!("MMA_NATIVE={}", usize::from(cfg.native)),
@@ -424,8 +448,8 @@ impl DeviceAssembler {
         if ncells > self.ncells || out.len() < ncells * nd * nd {
             return Err(Error::dim("element matrices buffer", ncells * nd * nd, out.len()));
         }
-        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 {
-            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64")));
+        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.bulk > 2 {
+            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, bulk 0, 1 or 2")));
         }
         if cfg.tensor && self.tensor_dims.is_none() {
             return Err(Error::Unsupported(format!("tiled shape {}: this basis and rule do not split into 1D factors", cfg.label())));
@@ -573,9 +597,19 @@ mod tests {
         assert_eq!((l.threads, l.qcp, l.min_blocks), (512, 32, 1));
         let l24 = tiled_shape(&p5, TiledConfig { qcp: 24, ..TiledConfig::for_functions(74) }, dims);
         assert_eq!(l24.qcp, 24);
-        let ws = tiled_shape(&p5, TiledConfig { producers: 4, ..TiledConfig::for_functions(74) }, dims);
+        let shared = TiledConfig::for_functions(74);
+        let pre = tiled_shape(&p5, TiledConfig { prestage: true, ..shared }, dims);
+        assert_eq!(pre.qcp, 32);
+        assert_eq!(pre.smem, tiled_shape(&p5, shared, dims).smem + 16 * 24 * 25 * 8, "prestaging: a scratch of its own");
+        let ls = tiled_shape(&p5, shared, dims);
+        let ws = tiled_shape(&p5, TiledConfig { producers: 4, ..shared }, dims);
         assert_eq!((ws.threads, ws.qcp), (640, 32));
-        assert!(ws.smem > l.smem, "own scratch: {} vs {}", ws.smem, l.smem);
+        assert!(ws.smem > ls.smem, "own scratch: {} vs {}", ws.smem, ls.smem);
+        // Bulk writes: a scratch of each warp's own (24 rows of 26 doubles) beside the staging
+        // buffers, and still 32 points per pass at p = 5.
+        let bulk = tiled_shape(&p5, TiledConfig { bulk: 2, ..shared }, dims);
+        assert_eq!(bulk.qcp, 32);
+        assert_eq!(bulk.smem, ls.smem + 16 * 24 * 26 * 8);
         let p4 = variant(50, 125);
         assert_eq!(tiled_shape(&p4, TiledConfig::for_functions(50), dims).qcp, 32);
         for (nloc, nq) in [(8, 8), (20, 27), (32, 64), (50, 125), (74, 216)] {
