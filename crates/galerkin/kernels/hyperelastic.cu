@@ -41,16 +41,28 @@
 // The gather of cell c by `nthr` cooperating threads (this one `lane`): geometry vertices, the
 // displacements of its nodes (zero beyond DIM), the node numbers and the material frame R (the
 // identity without frames).
+// Both schemes' kernels take the same arguments and gather a cell into the same shared record.
+#define HK_KERNEL_ARGS                                                                                                              \
+    u64 ncells, const u32 *__restrict__ cell_verts, const double *__restrict__ coords, const u32 *__restrict__ cell_nodes,          \
+        const double *__restrict__ tab, const double *__restrict__ frames, int has_frames, const double *__restrict__ prm,          \
+        const double *__restrict__ u, double *__restrict__ r, int want_k, const u32 *__restrict__ row_ptr,                          \
+        const unsigned short *__restrict__ kpos, double *__restrict__ vals
+struct HkCell {
+    double x[NV][3];     // geometry vertices
+    double u[NLOC][3];   // nodal displacements (zero beyond DIM)
+    double rot[9];       // material frame R
+    u32 node[NLOC];      // node numbers
+};
 __device__ __forceinline__ void hk_gather(u64 c, int lane, int nthr, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
                                           const u32* __restrict__ cell_nodes, const double* __restrict__ frames, int has_frames,
-                                          const double* __restrict__ u, double (*x)[3], double (*uu)[3], u32* node, double* rot) {
-    for (int k = lane; k < NV * 3; k += nthr) x[k / 3][k % 3] = coords[(u64)cell_verts[c * NV + k / 3] * 3 + k % 3];
+                                          const double* __restrict__ u, HkCell& cell) {
+    for (int k = lane; k < NV * 3; k += nthr) cell.x[k / 3][k % 3] = coords[(u64)cell_verts[c * NV + k / 3] * 3 + k % 3];
     for (int k = lane; k < NLOC * 3; k += nthr) {
         const u32 n = cell_nodes[c * NLOC + k / 3];
-        if (k % 3 == 0) node[k / 3] = n;
-        uu[k / 3][k % 3] = k % 3 < DIM ? u[(u64)n * DIM + k % 3] : 0.0;
+        if (k % 3 == 0) cell.node[k / 3] = n;
+        cell.u[k / 3][k % 3] = k % 3 < DIM ? u[(u64)n * DIM + k % 3] : 0.0;
     }
-    for (int k = lane; k < 9; k += nthr) rot[k] = has_frames ? frames[c * 9 + k] : (k % 4 == 0 ? 1.0 : 0.0);
+    for (int k = lane; k < 9; k += nthr) cell.rot[k] = has_frames ? frames[c * 9 + k] : (k % 4 == 0 ? 1.0 : 0.0);
 }
 
 // The geometry at one point (gg: ∇_ξ of the NV geometry functions there): J = Σ_v x_v ⊗ ∇_ξ N_v
@@ -106,15 +118,8 @@ __device__ __forceinline__ void hk_deformation(const double* rot, const double (
 #define NCT (DIM * NPAIR)
 #define NCHUNK ((NQ + QB - 1) / QB)
 
-extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
-    u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords, const u32* __restrict__ cell_nodes,
-    const double* __restrict__ tab, const double* __restrict__ frames, int has_frames, const double* __restrict__ prm,
-    const double* __restrict__ u, double* __restrict__ r, int want_k, const u32* __restrict__ row_ptr,
-    const unsigned short* __restrict__ kpos, double* __restrict__ vals) {
-    __shared__ double s_x[CPB][NV][3];
-    __shared__ double s_u[CPB][NLOC][3];
-    __shared__ double s_rot[CPB][9];
-    __shared__ u32 s_node[CPB][NLOC];
+extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_ARGS) {
+    __shared__ HkCell s_cell[CPB];
     __shared__ double s_w[CPB][QB];
     __shared__ double s_g[CPB][QB][NLOC][3];
     __shared__ double s_a[CPB][QB][81];  // M = J⁻¹R in its first 9 until phase A overwrites it with 𝔸
@@ -128,7 +133,7 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
     const int grp = threadIdx.x / GT, lane = threadIdx.x % GT;
     const u64 c = (u64)blockIdx.x * CPB + grp;
     const bool live = c < ncells;
-    if (live) hk_gather(c, lane, GT, cell_verts, coords, cell_nodes, frames, has_frames, u, s_x[grp], s_u[grp], s_node[grp], s_rot[grp]);
+    if (live) hk_gather(c, lane, GT, cell_verts, coords, cell_nodes, frames, has_frames, u, s_cell[grp]);
     // This thread's column pair (j1 ≤ j2, equal for the middle node of an odd NLOC) and component b.
     const int j1 = lane / DIM, j2 = NLOC - 1 - j1, b = lane % DIM;
     const bool col = live && lane < NCT;
@@ -147,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
             const int e = k / nq, t = k % nq, qg = AFFINE ? 0 : q0 + t;
             if ((u64)blockIdx.x * CPB + e >= ncells) continue;
             double mm[3][3];
-            const double det = hk_geometry(s_x[e], ggeo + qg * NV * 3, s_rot[e], mm);
+            const double det = hk_geometry(s_cell[e].x, ggeo + qg * NV * 3, s_cell[e].rot, mm);
             s_w[e][t] = wq[q0 + t] * fabs(det);
 #pragma unroll
             for (int m = 0; m < 3; ++m)
@@ -168,7 +173,7 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
             const int e = k / nq, t = k % nq;
             if ((u64)blockIdx.x * CPB + e >= ncells) continue;
             double f[3][3], s[3][3];
-            hk_deformation(s_rot[e], s_u[e], s_g[e][t], f);
+            hk_deformation(s_cell[e].rot, s_cell[e].u, s_g[e][t], f);
             hl_point(prm, f, s, s_c[e][t]);
 #pragma unroll
             for (int a = 0; a < 3; ++a)
@@ -249,15 +254,15 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(
         if (want_k) vals[c * NCT + lane] = sum;
         else r[lane] = sum;
 #else
-        atomicAdd(&r[(u64)s_node[grp][j1] * DIM + b], r1);
-        if (j2 != j1) atomicAdd(&r[(u64)s_node[grp][j2] * DIM + b], r2);
+        atomicAdd(&r[(u64)s_cell[grp].node[j1] * DIM + b], r1);
+        if (j2 != j1) atomicAdd(&r[(u64)s_cell[grp].node[j2] * DIM + b], r2);
         if (want_k) {
 #pragma unroll
             for (int tt = 0; tt <= NLOC; ++tt) {
                 const bool first = tt <= j1;
                 if (!first && j2 == j1) continue;
                 const int j = first ? j1 : j2, i = first ? tt : tt - j1 - 1;
-                const u64 ni = s_node[grp][i], nj = s_node[grp][j];
+                const u64 ni = s_cell[grp].node[i], nj = s_cell[grp].node[j];
                 const u64 rij = kpos[(c * NLOC + i) * NLOC + j], rji = kpos[(c * NLOC + j) * NLOC + i];
 #pragma unroll
                 for (int aa = 0; aa < DIM; ++aa) {
@@ -334,15 +339,8 @@ __device__ __forceinline__ int hk_pab(int a, int b) { return a * (5 - a) / 2 + b
 #define HK_BOUNDS __launch_bounds__(32 * WPB)
 #endif
 
-extern "C" __global__ void HK_BOUNDS hyper_assemble(
-    u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords, const u32* __restrict__ cell_nodes,
-    const double* __restrict__ tab, const double* __restrict__ frames, int has_frames, const double* __restrict__ prm,
-    const double* __restrict__ u, double* __restrict__ r, int want_k, const u32* __restrict__ row_ptr,
-    const unsigned short* __restrict__ kpos, double* __restrict__ vals) {
-    __shared__ double s_x[WPB][NV][3];
-    __shared__ double s_u[WPB][NLOC][3];
-    __shared__ double s_rot[WPB][9];
-    __shared__ u32 s_node[WPB][NLOC];
+extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
+    __shared__ HkCell s_cell[WPB];
     __shared__ double s_g[WPB][NQ][NLOC][3];
     __shared__ double s_pt[WPB][NQ][TC_PT];
     __shared__ double s_y[WPB][3 * QC][TC_YS];
@@ -352,11 +350,11 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(
     const int wp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const u64 c = (u64)blockIdx.x * WPB + wp;
     if (c >= ncells) return;  // the whole warp: no block barrier follows
-    hk_gather(c, lane, 32, cell_verts, coords, cell_nodes, frames, has_frames, u, s_x[wp], s_u[wp], s_node[wp], s_rot[wp]);
+    hk_gather(c, lane, 32, cell_verts, coords, cell_nodes, frames, has_frames, u, s_cell[wp]);
     __syncwarp();
     // G: the geometry, in every lane's registers.
     double mm[3][3];
-    const double adet = fabs(hk_geometry(s_x[wp], ggeo, s_rot[wp], mm));
+    const double adet = fabs(hk_geometry(s_cell[wp].x, ggeo, s_cell[wp].rot, mm));
     for (int k = lane; k < NQ * NLOC; k += 32) {
         const double* gr = gref + k * 3;
 #pragma unroll
@@ -368,7 +366,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(
     // L: the law at every point.
     for (int q = lane; q < NQ; q += 32) {
         double f[3][3], s[3][3];
-        hk_deformation(s_rot[wp], s_u[wp], s_g[wp][q], f);
+        hk_deformation(s_cell[wp].rot, s_cell[wp].u, s_g[wp][q], f);
         double* pt = s_pt[wp][q];
         hl_point(prm, f, s, pt);
 #pragma unroll
@@ -399,7 +397,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(
             }
             acc += pt[58] * y;
         }
-        atomicAdd(&r[(u64)s_node[wp][j] * 3 + b], acc);
+        atomicAdd(&r[(u64)s_cell[wp].node[j] * 3 + b], acc);
     }
 #endif
     if (!want_k) return;
@@ -471,7 +469,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(
             const int i = g8 + 8 * (e / 2), n = nt * 8 + 2 * t4 + e % 2;
             if (i >= NLOC || n >= TC_NCOL) continue;
             const int p = n / NLOC, j = n % NLOC, a = hk_pa(p), b = hk_pb(p);
-            const u64 ni = s_node[wp][i], nj = s_node[wp][j];
+            const u64 ni = s_cell[wp].node[i], nj = s_cell[wp].node[j];
 #ifdef HK_NO_SCATTER
             (void)a;
             (void)b;
@@ -501,7 +499,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(
         const int row = k / (3 * NLOC), cl = k % (3 * NLOC);
         const int i = row / 3, a = row % 3, j = cl / 3, b = cl % 3;
         const double v = a <= b ? st[i * TC_NCOL + hk_pab(a, b) * NLOC + j] : st[j * TC_NCOL + hk_pab(b, a) * NLOC + i];
-        atomicAdd(&vals[row_ptr[(u64)s_node[wp][i] * 3 + a] + (u64)kpos[(c * NLOC + i) * NLOC + j] * 3 + b], v);
+        atomicAdd(&vals[row_ptr[(u64)s_cell[wp].node[i] * 3 + a] + (u64)kpos[(c * NLOC + i) * NLOC + j] * 3 + b], v);
     }
 #endif
 }

@@ -302,7 +302,7 @@ fn eisenstat_walker_forcing_leaves_the_stagnation_trap() {
     assert!(e < 1e-6, "the forcing did not tighten near convergence: {e}");
 }
 
-/// A whole inexact-Newton run (CG + block Jacobi, Eisenstat–Walker): the forcing of the last
+/// A whole inexact-Newton run (CG + block Jacobi, Eisenstat–Walker): the forcing of the late
 /// solves is far below its start (the final steps are solved tightly), and the residual falls
 /// superlinearly at the end: past ρ_k ≤ 10⁻², every iterate above round-off (ρ_{k+1} > 10⁻¹¹)
 /// has ρ_{k+1} ≤ 10 ρ_k^1.5.
@@ -316,7 +316,10 @@ fn eisenstat_walker_forcing_tightens_and_newton_stays_superlinear() {
         let rep = &reps[0];
         let etas: Vec<f64> = rep.iterations.iter().map(|i| i.forcing).collect();
         let rho: Vec<f64> = rep.residuals.iter().map(|r| r / rep.residuals[0]).collect();
-        assert!(etas[0] == 0.3 && *etas.last().unwrap() < 1e-2, "{law}: forcing {etas:?}");
+        // The forcing tightens (the last solve may be looser again: Kelley's guard asks no more
+        // than the Newton target needs).
+        let tightest = etas.iter().cloned().fold(f64::INFINITY, f64::min);
+        assert!(etas[0] == 0.3 && tightest < 1e-2, "{law}: forcing {etas:?}");
         let tail: Vec<(f64, f64)> = rho.windows(2).map(|w| (w[0], w[1])).filter(|&(a, b)| a <= 1e-2 && b > 1e-11).collect();
         assert!(!tail.is_empty(), "{law}: no iterates near convergence: {rho:?}");
         for (a, b) in tail {
@@ -443,6 +446,7 @@ fn bad_input_is_refused_by_key() {
         (good.replace("lambda = 10.0\nmu = 4.0", "C = 1.0\nbf = 1.0\nbt = 1.0\nbfs = 1.0\nkappa = 1.0\nfibre = [0, 0, 0]").replace("law = \"svk\"", "law = \"usyk\""), "physics.fibre"),
         (good.replace("mu = 4.0", "mu = -4.0"), "physics.mu"),
         (good.replace("steps = 1", "steps = 0"), "loads.steps"),
+        (good.replace("steps = 1", "steps = 1\ncutbacks = 31"), "loads.cutbacks"),
         (good.replace("boundary = \"xmin\"", "boundary = \"nowhere\""), "bc[0].boundary"),
         (good.replace("value = [0, 0, 0]", "value = [0, 0, 0]\ncomponents = [3]"), "bc[0].components"),
         (good.replace("value = [0, 0, 0]", "value = [0, 0]"), "bc[0].value"),

@@ -54,8 +54,12 @@ pub struct HyperRow {
     /// One CG + block-Jacobi solve of the first Newton system (rtol 1e-8).
     pub linear_solve_s: f64,
     pub linear_iterations: usize,
+    /// Newton iterations of the whole run (abandoned attempts included).
     pub newton_iterations: usize,
     pub total_linear_iterations: usize,
+    /// Converged load steps, and the attempts given up before them (each halved the increment).
+    pub load_steps: usize,
+    pub cutbacks: usize,
     /// The whole Newton run (one load step).
     pub whole_run_s: f64,
     pub per_newton_step_s: f64,
@@ -103,8 +107,10 @@ fn time_backend<B: SolverBackend, S: HyperSystem<B>>(
     let (u, reps, _) = solve_on(be, sys, prep, 1)?;
     be_sync(be)?;
     row.whole_run_s = t.elapsed().as_secs_f64();
-    row.newton_iterations = reps.iter().map(|r| r.iterations.len()).sum();
-    row.total_linear_iterations = reps.iter().flat_map(|r| &r.iterations).map(|i| i.linear_iterations).sum();
+    row.newton_iterations = reps.iter().map(|r| r.all_iterations().count()).sum();
+    row.total_linear_iterations = reps.iter().flat_map(|r| r.all_iterations()).map(|i| i.linear_iterations).sum();
+    row.load_steps = reps.len();
+    row.cutbacks = reps.iter().map(|r| r.abandoned.len()).sum();
     row.per_newton_step_s = row.whole_run_s / row.newton_iterations.max(1) as f64;
     if let Some(last) = reps.last() {
         row.residuals = last.residuals.clone();
@@ -166,6 +172,8 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 linear_iterations: 0,
                 newton_iterations: 0,
                 total_linear_iterations: 0,
+                load_steps: 0,
+                cutbacks: 0,
                 whole_run_s: 0.0,
                 per_newton_step_s: 0.0,
                 floor_bytes: 0.0,

@@ -37,7 +37,9 @@
 //! boundary = "inner"
 //! value = 2.0
 //! [loads]
-//! steps = 10
+//! steps = 10                  # nominal load steps: λ = 1/steps, 2/steps, … 1
+//! cutbacks = 6                # a failed or stalled step is retried from the last converged state
+//!                             # with half the increment, at most this many halvings deep (0: off)
 //! [newton]
 //! rtol = 1e-9
 //! atol = 1e-12
@@ -196,12 +198,18 @@ pub struct HyperBc {
 pub struct LoadsConfig {
     #[serde(default = "one")]
     pub steps: usize,
+    #[serde(default = "cutbacks")]
+    pub cutbacks: usize,
 }
 
 impl Default for LoadsConfig {
     fn default() -> Self {
-        LoadsConfig { steps: 1 }
+        LoadsConfig { steps: 1, cutbacks: cutbacks() }
     }
+}
+
+fn cutbacks() -> usize {
+    super::newton::DEFAULT_CUTBACKS
 }
 
 fn one() -> usize {
@@ -343,6 +351,9 @@ impl HyperFile {
         }
         if self.loads.steps == 0 {
             return Err(Error::config("loads.steps", "must be at least 1"));
+        }
+        if self.loads.cutbacks > 30 {
+            return Err(Error::config("loads.cutbacks", format!("at most 30 halvings of a load step, got {}", self.loads.cutbacks)));
         }
         let n = &self.newton;
         if !(n.rtol >= 0.0 && n.rtol < 1.0) {

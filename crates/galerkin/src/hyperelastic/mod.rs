@@ -7,6 +7,7 @@ pub mod bench;
 pub mod config;
 pub mod cuda;
 pub mod element;
+pub mod forcing;
 pub mod law;
 pub mod loads;
 pub mod mesh;

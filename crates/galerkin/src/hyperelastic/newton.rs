@@ -13,6 +13,16 @@
 //! and a poor direction (an inexact or truncated solve of a nearly singular K) can leave the slope
 //! small while ‖R‖ explodes across it (10⁻³ → 10⁶⁴ in one accepted step at 10⁷ unknowns).
 //! Constrained rows of K are identity rows and their residual is zero.
+//!
+//! Adaptive load stepping: an attempt at a load factor that fails — the iteration limit, a stall
+//! ([`STALL_DAMPED`] steps the line search shortened below [`STALL_STEP`]; at 10⁷ unknowns one
+//! load step of the benchmark's full load overshot into states with an indefinite K and crawled
+//! with steps of 10⁻³), a failed line search or linear solve, an inverted element — is retried
+//! from the last converged state with half the increment (`[loads] cutbacks` halvings at most),
+//! and each abandoned attempt is reported with its reason. The stopping test is relative to the
+//! step's first residual, ‖R‖ ≤ max(atol, rtol ‖R₀‖): the scale of ‖R‖ depends on the mesh (the
+//! entries of a load vector scale with the cell volume: ‖R₀‖ = 1.5·10⁻³ at 10⁵ unknowns of the
+//! benchmark, 1.6·10⁻⁴ at 10⁷), the relative test does not; `atol` is a floor for R₀ ≈ 0.
 use super::loads::FollowerPressure;
 use crate::backend::{Backend, LinearOperator};
 use crate::solver::precond::{BlockJacobi, Jacobi, SolverBackend};
@@ -47,74 +57,21 @@ pub enum LinearPrecond {
     BlockJacobi,
 }
 
-/// How tightly each Newton step's linear system is solved.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Forcing {
-    /// Every solve to the Krylov rtol.
-    #[default]
-    Fixed,
-    /// Inexact Newton (Eisenstat & Walker 1996, choice 2, as PETSc SNES's `-snes_ksp_ew`): the
-    /// first solve of a load step to η₀ = 0.3, then η_k = γ (‖R_k‖/‖R_{k−1}‖)^α with γ = 0.9,
-    /// α = 2, safeguarded by γ η_{k−1}^α when that exceeds 0.1, capped at η_max = 0.9 and never
-    /// below the Krylov rtol: a far-from-converged Newton step is not worth an exact solve, and the
-    /// forcing tightens as ‖R‖ falls, so convergence stays superlinear. Two guards more (see
-    /// [`Forcing::eta`]): where ‖R‖ rose, η stays as it was (the rise is the nonlinearity's, not
-    /// the solve's, and choice 2 would jump to η_max), and a step that did not make half the
-    /// reduction its linear solve promised halves η, which breaks the fixed point of choice 2
-    /// where loose solves make slow Newton steps and slow steps keep the solves loose.
-    EisenstatWalker,
-}
-
-/// Choice 2's constants and bounds (Eisenstat & Walker 1996; PETSc's defaults).
-pub const EW_GAMMA: f64 = 0.9;
-pub const EW_ALPHA: f64 = 2.0;
-pub const EW_ETA0: f64 = 0.3;
-pub const EW_ETA_MAX: f64 = 0.9;
-
-impl Forcing {
-    /// The linear rtol of the next solve: `prev` = the last η and ‖R‖ (None on a step's first).
-    ///
-    /// Choice 2 alone has a stagnating fixed point: with ρ = ‖R_k‖/‖R_{k−1}‖ ≈ 0.9 (a rise of ‖R‖
-    /// under bending sends η to η_max, and a loosely solved step then reduces ‖R‖ little), γρ² ≈
-    /// 0.73 and the safeguard γη² ≥ 0.48 keep η near 0.75 for good, so each step reduces ‖R‖ by
-    /// about 10 % (the 3·10⁶ benchmark: 25 iterations, ‖R‖ down 10×). The linear model of an
-    /// η-accurate step promises ρ ≤ η; where the step made less than half of that promise,
-    /// (1 + η_{k−1})/2 < ρ ≤ 1, the next η is at most η_{k−1}/2 (the safeguard gives way). Where
-    /// ‖R‖ rose (ρ > 1: bending, an overshooting first step under a dead load), the last η is kept:
-    /// choice 2 would loosen to η_max there, the way into the trap above, and halving would spend
-    /// Krylov iterations on steps the nonlinearity spoils anyway.
-    pub fn eta(self, floor: f64, rn: f64, prev: Option<(f64, f64)>) -> f64 {
-        match (self, prev) {
-            (Forcing::Fixed, _) => floor,
-            (Forcing::EisenstatWalker, None) => EW_ETA0.max(floor),
-            (Forcing::EisenstatWalker, Some((eta_prev, rn_prev))) => {
-                let rho = rn / rn_prev;
-                if !(rho <= 1.0) {
-                    return eta_prev.min(EW_ETA_MAX).max(floor);
-                }
-                let mut eta = EW_GAMMA * rho.powf(EW_ALPHA);
-                let safe = EW_GAMMA * eta_prev.powf(EW_ALPHA);
-                if safe > 0.1 {
-                    eta = eta.max(safe);
-                }
-                if !eta.is_finite() {
-                    eta = EW_ETA_MAX;
-                }
-                eta = eta.min(EW_ETA_MAX);
-                if !(rho <= 0.5 * (1.0 + eta_prev)) {
-                    eta = eta.min(0.5 * eta_prev);
-                }
-                eta.max(floor)
-            }
-        }
-    }
-}
+pub use super::forcing::{Forcing, EW_ALPHA, EW_ETA0, EW_ETA_MAX, EW_GAMMA};
 
 /// The most ‖R‖ may grow in one accepted Newton step before the line search shortens it: bending
 /// and the first step under a dead load raise ‖R‖ 7–15× on good steps (BENCHMARKS.md, issue 17);
 /// a thousandfold rise is a direction the slope test cannot judge.
 pub const MAX_RESIDUAL_RISE: f64 = 1e3;
+
+/// A line-search step shorter than this is a damped step: the Newton model is poor there.
+pub const STALL_STEP: f64 = 1.0 / 16.0;
+/// Damped steps that make one attempt at a load factor a stall (one along a truncated,
+/// negative-curvature direction counts as [`STALL_DAMPED`] by itself: K is indefinite and its
+/// best descent direction is useless, the iterate is past what this load increment allows).
+pub const STALL_DAMPED: usize = 2;
+/// The default of `[loads] cutbacks`: the most halvings of a nominal load increment.
+pub const DEFAULT_CUTBACKS: usize = 6;
 
 /// Set (to anything), every Newton iteration is printed on stderr as it completes.
 pub const TRACE_ENV: &str = "GALERKIN_NEWTON_TRACE";
@@ -130,6 +87,11 @@ pub struct NewtonOptions {
     pub method: SolverMethod,
     pub precond: LinearPrecond,
     pub krylov: KrylovOptions,
+    /// Adaptive load stepping: an attempt at a load factor that fails (iteration limit, stall,
+    /// line-search or linear-solver failure, an inverted element) is retried from the last
+    /// converged state with half the load increment, at most this many halvings deep (0: fail at
+    /// once, as a fixed load stepping does).
+    pub max_cutbacks: usize,
 }
 
 impl Default for NewtonOptions {
@@ -143,6 +105,7 @@ impl Default for NewtonOptions {
             method: SolverMethod::Gmres,
             precond: LinearPrecond::BlockJacobi,
             krylov: KrylovOptions { rtol: 1e-10, atol: 0.0, max_iter: 5000, restart: 100, progress: false },
+            max_cutbacks: DEFAULT_CUTBACKS,
         }
     }
 }
@@ -158,18 +121,40 @@ pub struct NewtonIteration {
     /// CG met negative curvature (K indefinite at this iterate) and its last iterate was taken
     /// as the direction (truncated Newton–CG).
     pub truncated: bool,
+    /// The direction is the first one of the abandoned attempt before, rescaled to this load
+    /// increment (same state and K, right-hand side proportional): no linear solve.
+    pub reused: bool,
     pub assembly_s: f64,
     pub solve_s: f64,
 }
 
-/// One load step.
+/// An attempt at a load factor that was given up, and why; the increment was halved after it.
+#[derive(Clone, Debug, Serialize)]
+pub struct AbandonedAttempt {
+    pub load_factor: f64,
+    pub reason: String,
+    pub residuals: Vec<f64>,
+    pub iterations: Vec<NewtonIteration>,
+}
+
+/// One converged load step (a nominal step, or part of one after cutbacks).
 #[derive(Clone, Debug, Serialize)]
 pub struct LoadStepReport {
+    /// 1, 2, … over the converged steps of the run.
     pub step: usize,
     pub load_factor: f64,
     /// ‖R‖ at each iterate, the last one converged.
     pub residuals: Vec<f64>,
     pub iterations: Vec<NewtonIteration>,
+    /// The attempts given up since the last converged step (each halved the increment).
+    pub abandoned: Vec<AbandonedAttempt>,
+}
+
+impl LoadStepReport {
+    /// Newton iterations of this step, its abandoned attempts included.
+    pub fn all_iterations(&self) -> impl Iterator<Item = &NewtonIteration> {
+        self.abandoned.iter().flat_map(|a| &a.iterations).chain(&self.iterations)
+    }
 }
 
 /// The loads and constraints of a problem on backend `B`.
@@ -205,8 +190,214 @@ fn residual<B: Backend, S: HyperSystem<B>>(be: &B, sys: &mut S, ld: &Loading<'_,
     Ok(if n.is_finite() { n } else { f64::INFINITY })
 }
 
-/// Runs `steps` load steps from `u` (overwritten with the final state); `on_step` sees each
-/// converged step's state (output). Fails naming the load step where Newton does not converge.
+/// The first Newton direction of the last abandoned attempt, kept for its retry: the retry starts
+/// from the same state with the same Dirichlet values (and no follower pressure), so K is the same
+/// and, the state being converged for the last load factor, −R is the dead load's increment: the
+/// direction scales with the increment (CG from zero is linear in its right-hand side, and its
+/// relative stopping test scale-free). It is reused only where ‖R_new − s R_old‖ ≤ η/10 ‖R_new‖.
+struct FirstDirection<B: Backend> {
+    du: B::Vector,
+    r: B::Vector,
+    dirichlet: Vec<f64>,
+    eta: f64,
+    valid: bool,
+}
+
+/// Why an attempt at one load factor was given up (its report so far).
+struct Abandon {
+    why: String,
+    rep: LoadStepReport,
+}
+
+/// The vectors and matrix of the Newton loop, and the attempt at one load factor.
+struct Work<'w, 'l, B: SolverBackend, S: HyperSystem<B>> {
+    be: &'w B,
+    sys: &'w mut S,
+    ld: &'w Loading<'l, B>,
+    opts: &'w NewtonOptions,
+    k: B::Matrix,
+    r: B::Vector,
+    rt: B::Vector,
+    tmp: B::Vector,
+    du: B::Vector,
+    ut: B::Vector,
+    zeros: B::Vector,
+    first: FirstDirection<B>,
+    times: NewtonTimes,
+    trace: bool,
+}
+
+impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
+    /// Newton at load factor `lf` from `u` (its Dirichlet values already set to `g`): `Ok` with
+    /// `u` converged, `Err(Ok(..))` for a failure a smaller load increment may cure (`u` then
+    /// holds the last iterate), `Err(Err(..))` for any other error.
+    fn attempt(&mut self, u: &mut B::Vector, lf: f64, g: &[f64]) -> std::result::Result<LoadStepReport, Result<Abandon>> {
+        let (be, ld, opts) = (self.be, self.ld, self.opts);
+        let n = self.sys.ndofs();
+        let mut rep = LoadStepReport { step: 0, load_factor: lf, residuals: Vec::new(), iterations: Vec::new(), abandoned: Vec::new() };
+        macro_rules! give_up {
+            ($($why:tt)*) => { return Err(Ok(Abandon { why: format!($($why)*), rep })) };
+        }
+        let t = std::time::Instant::now();
+        let mut rn = residual(be, &mut *self.sys, ld, u, lf, &mut self.r, Some(&mut self.k), &mut self.tmp).map_err(Err)?;
+        self.times.assembly_s += t.elapsed().as_secs_f64();
+        if !rn.is_finite() {
+            rep.residuals.push(rn);
+            give_up!("the Dirichlet values of this load factor invert an element (J ≤ 0)");
+        }
+        let r0 = rn;
+        let target = opts.atol.max(opts.rtol * r0);
+        let mut last_eta: Option<(f64, f64)> = None;
+        let mut damped = 0;
+        loop {
+            rep.residuals.push(rn);
+            if rn <= target {
+                return Ok(rep);
+            }
+            if rep.iterations.len() == opts.max_iter {
+                give_up!("{} iterations, ‖R‖ = {rn:.3e} from {r0:.3e}", opts.max_iter);
+            }
+            if damped >= STALL_DAMPED {
+                give_up!("stalled: {damped} damped line-search steps (t < {STALL_STEP}, a truncated direction's counting {STALL_DAMPED}), ‖R‖ = {rn:.3e} from {r0:.3e}");
+            }
+            // K du = −R with the constrained rows eliminated.
+            let ts = std::time::Instant::now();
+            be.copy(&self.r, &mut self.tmp).map_err(Err)?;
+            be.scale(-1.0, &mut self.tmp).map_err(Err)?;
+            be.eliminate(&mut self.k, &mut self.tmp, &ld.mask, &self.zeros).map_err(Err)?;
+            be.fill(&mut self.du, 0.0).map_err(Err)?;
+            let mut eta = 0.0;
+            let mut truncated = false;
+            let mut reused = false;
+            let lin_its = match opts.method {
+                SolverMethod::Direct => {
+                    be.factorize(&self.k, false).and_then(|f| f.solve(be, &self.tmp, &mut self.du)).map_err(Err)?;
+                    1
+                }
+                m => {
+                    eta = opts.forcing.eta_toward(opts.krylov.rtol, rn, last_eta, target);
+                    last_eta = Some((eta, rn));
+                    if rep.iterations.is_empty() && self.reuse_first(g, rn, eta).map_err(Err)? {
+                        reused = true;
+                        0
+                    } else {
+                        let krylov = KrylovOptions { rtol: eta, ..opts.krylov.clone() };
+                        let pc: Box<dyn LinearOperator<B>> = match opts.precond {
+                            LinearPrecond::None => Box::new(crate::backend::Identity(n)),
+                            LinearPrecond::Jacobi => Box::new(Jacobi::new(be, &be.matrix_diagonal(&self.k).map_err(Err)?).map_err(Err)?),
+                            LinearPrecond::BlockJacobi => {
+                                Box::new(BlockJacobi::new(be, self.sys.components(), be.matrix_node_blocks(&self.k, self.sys.components()).map_err(Err)?).map_err(Err)?)
+                            }
+                        };
+                        match m.solve(be, &self.k, pc.as_ref(), &self.tmp, &mut self.du, &krylov) {
+                            Ok(st) => st.iterations,
+                            // Truncated Newton–CG (Nocedal & Wright, Alg. 7.1): where K is indefinite
+                            // at this iterate (an overshooting step into a compressed, unstable state),
+                            // CG stops at the first direction of negative curvature; its iterate so far
+                            // minimises the quadratic model on a subspace where K is positive, so it
+                            // is a descent direction for the energy, and the line search takes it.
+                            Err(Error::NotConverged { ref reason, iterations, .. })
+                                if m == SolverMethod::Cg && reason.starts_with("operator is not positive definite") && iterations > 0 && be.norm2(&self.du).map_err(Err)? > 0.0 =>
+                            {
+                                truncated = true;
+                                iterations
+                            }
+                            Err(e @ Error::NotConverged { .. }) => give_up!("the linear solve failed: {e}"),
+                            Err(e) => return Err(Err(e)),
+                        }
+                    }
+                }
+            };
+            if rep.iterations.is_empty() && !truncated && !reused && opts.method != SolverMethod::Direct && ld.pressure.is_empty() {
+                be.copy(&self.du, &mut self.first.du).map_err(Err)?;
+                be.copy(&self.r, &mut self.first.r).map_err(Err)?;
+                self.first.dirichlet = g.to_vec();
+                self.first.eta = eta;
+                self.first.valid = true;
+            }
+            let solve_s = ts.elapsed().as_secs_f64();
+            self.times.solve_s += solve_s;
+            let ta = std::time::Instant::now();
+            let (step_len, accepted) = self.line_search(u, lf, rn).map_err(Err)?;
+            let asm_s = ta.elapsed().as_secs_f64();
+            self.times.assembly_s += asm_s;
+            let it = NewtonIteration { residual: rn, step_length: step_len, linear_iterations: lin_its, forcing: eta, truncated, reused, assembly_s: asm_s, solve_s };
+            if self.trace {
+                eprintln!("newton {} (λ = {lf}): {it:?}", rep.iterations.len());
+            }
+            rep.iterations.push(it);
+            let Some(rn_t) = accepted else {
+                give_up!("every step along the Newton direction from ‖R‖ = {rn:.3e} inverts an element (J ≤ 0) or raises ‖R‖ more than {MAX_RESIDUAL_RISE:e} times");
+            };
+            if opts.line_search && step_len < STALL_STEP {
+                damped += if truncated { STALL_DAMPED } else { 1 };
+            }
+            std::mem::swap(u, &mut self.ut);
+            std::mem::swap(&mut self.r, &mut self.rt);
+            rn = rn_t;
+        }
+    }
+
+    /// Whether the kept first direction serves this attempt's first step: `du` = s du_old then.
+    fn reuse_first(&mut self, g: &[f64], rn: f64, eta: f64) -> Result<bool> {
+        let be = self.be;
+        if !self.first.valid || self.first.eta > eta || self.first.dirichlet != g {
+            return Ok(false);
+        }
+        let rr = be.dot(&self.first.r, &self.first.r)?;
+        if !(rr > 0.0) {
+            return Ok(false);
+        }
+        let s = be.dot(&self.r, &self.first.r)? / rr;
+        be.copy(&self.r, &mut self.ut)?;
+        be.axpy(-s, &self.first.r, &mut self.ut)?;
+        if !(be.norm2(&self.ut)? <= 0.1 * eta * rn) {
+            return Ok(false);
+        }
+        be.copy(&self.first.du, &mut self.du)?;
+        be.scale(s, &mut self.du)?;
+        Ok(true)
+    }
+
+    /// Line search on the energy slope s(t) = du·R(u + t du) (Crisfield): accept unless the step
+    /// overshoots the minimum along du by much (s(t)/s(0) < −0.8), then take the secant zero of s;
+    /// halve where the state is infeasible (J ≤ 0, non-finite) or ‖R‖ rose more than
+    /// [`MAX_RESIDUAL_RISE`] times. The trial state is left in `ut`, its residual in `rt` and its
+    /// Jacobian in `k`; `None`: no acceptable step.
+    fn line_search(&mut self, u: &B::Vector, lf: f64, rn: f64) -> Result<(f64, Option<f64>)> {
+        let (be, opts) = (self.be, self.opts);
+        let s0 = be.dot(&self.du, &self.r)?;
+        let mut step_len = 1.0;
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            be.copy(u, &mut self.ut)?;
+            be.axpy(step_len, &self.du, &mut self.ut)?;
+            let rn_t = residual(be, &mut *self.sys, self.ld, &self.ut, lf, &mut self.rt, Some(&mut self.k), &mut self.tmp)?;
+            if rn_t.is_finite() && (!opts.line_search || rn_t <= MAX_RESIDUAL_RISE * rn) {
+                if !opts.line_search || s0 >= 0.0 || tries > 8 {
+                    return Ok((step_len, Some(rn_t)));
+                }
+                let rho = be.dot(&self.du, &self.rt)? / s0;
+                if rho >= -0.8 {
+                    return Ok((step_len, Some(rn_t)));
+                }
+                step_len *= (1.0 / (1.0 - rho)).max(0.1);
+            } else {
+                if !opts.line_search || tries > 30 {
+                    return Ok((step_len, None));
+                }
+                step_len *= 0.5;
+            }
+        }
+    }
+}
+
+/// Runs the load steps 1/`steps`, 2/`steps`, … 1 from `u` (overwritten with the final state);
+/// `on_step` sees each converged step's state (output). An attempt that fails is retried from
+/// the last converged state with half the increment (at most `max_cutbacks` halvings deep; the
+/// increment doubles again after each converged step, up to the nominal one). Fails naming the
+/// load step where Newton does not converge even so.
 pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
     be: &B,
     sys: &mut S,
@@ -227,130 +418,77 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
     if !ld.pressure.is_empty() {
         sys.set_pressure(be, &ld.pressure)?;
     }
-    let mut k = sys.new_matrix(be)?;
-    let (mut r, mut rt, mut tmp, mut du, mut ut) = (be.zeros(n)?, be.zeros(n)?, be.zeros(n)?, be.zeros(n)?, be.zeros(n)?);
-    let zeros = be.zeros(n)?;
+    let k = sys.new_matrix(be)?;
+    let first = FirstDirection { du: be.zeros(n)?, r: be.zeros(n)?, dirichlet: Vec::new(), eta: 0.0, valid: false };
+    let mut w = Work {
+        be,
+        sys,
+        ld,
+        opts,
+        k,
+        r: be.zeros(n)?,
+        rt: be.zeros(n)?,
+        tmp: be.zeros(n)?,
+        du: be.zeros(n)?,
+        ut: be.zeros(n)?,
+        zeros: be.zeros(n)?,
+        first,
+        times: NewtonTimes::default(),
+        trace,
+    };
+    let mut saved = be.zeros(n)?;
+    be.copy(u, &mut saved)?;
+    let nominal = 1.0 / steps as f64;
+    let (mut done, mut depth) = (0.0f64, 0usize);
+    let mut abandoned = Vec::new();
     let mut reports = Vec::with_capacity(steps);
-    let mut times = NewtonTimes::default();
-    for step in 1..=steps {
-        let lf = step as f64 / steps as f64;
+    while done < 1.0 {
+        // The next load factor: one increment on, never past the next nominal one.
+        let grid = ((done * steps as f64 + 1e-9).floor() + 1.0) / steps as f64;
+        let mut lf = (done + nominal / (1u64 << depth.min(62)) as f64).min(grid);
+        if lf > 1.0 - 1e-12 {
+            lf = 1.0;
+        }
         // u = mask ⊙ u + λ g
-        be.pointwise_mult(&ld.mask, u, &mut tmp)?;
-        be.copy(&tmp, u)?;
-        let g = be.from_host(&(ld.dirichlet)(lf))?;
+        be.pointwise_mult(&ld.mask, u, &mut w.tmp)?;
+        be.copy(&w.tmp, u)?;
+        let g_host = (ld.dirichlet)(lf);
+        let g = be.from_host(&g_host)?;
         be.axpy(1.0, &g, u)?;
-        let fail = |why: String, rep: &LoadStepReport| Error::NotConverged {
-            method: "Newton".into(),
-            reason: format!("at load step {step} of {steps} (load factor {lf}): {why}"),
-            iterations: rep.iterations.len(),
-            relative_residual: rep.residuals.last().copied().unwrap_or(f64::NAN) / rep.residuals.first().copied().unwrap_or(1.0).max(f64::MIN_POSITIVE),
-            history: rep.residuals.clone(),
-        };
-        let mut rep = LoadStepReport { step, load_factor: lf, residuals: Vec::new(), iterations: Vec::new() };
-        let t = std::time::Instant::now();
-        let mut rn = residual(be, sys, ld, u, lf, &mut r, Some(&mut k), &mut tmp)?;
-        let mut asm_s = t.elapsed().as_secs_f64();
-        times.assembly_s += asm_s;
-        if !rn.is_finite() {
-            return Err(fail("the Dirichlet values of this step invert an element (J ≤ 0): use more load steps".into(), &rep));
+        match w.attempt(u, lf, &g_host) {
+            Ok(mut rep) => {
+                rep.step = reports.len() + 1;
+                rep.abandoned = std::mem::take(&mut abandoned);
+                on_step(&rep, u)?;
+                reports.push(rep);
+                done = lf;
+                be.copy(u, &mut saved)?;
+                w.first.valid = false;
+                depth = depth.saturating_sub(1);
+            }
+            Err(Err(e)) => return Err(e),
+            Err(Ok(Abandon { why, rep })) => {
+                let nominal_step = ((lf * steps as f64) - 1e-9).ceil().max(1.0) as usize;
+                if depth >= opts.max_cutbacks {
+                    let cut = if abandoned.is_empty() { String::new() } else { format!(", after {} cutbacks of the load increment", abandoned.len()) };
+                    return Err(Error::NotConverged {
+                        method: "Newton".into(),
+                        reason: format!("at load step {nominal_step} of {steps} (load factor {lf}{cut}): {why}"),
+                        iterations: rep.iterations.len(),
+                        relative_residual: rep.residuals.last().copied().unwrap_or(f64::NAN) / rep.residuals.first().copied().unwrap_or(1.0).max(f64::MIN_POSITIVE),
+                        history: rep.residuals.clone(),
+                    });
+                }
+                depth += 1;
+                if trace {
+                    eprintln!("newton: load factor {lf} abandoned ({why}); retrying from {done} with increment {}", nominal / (1u64 << depth.min(62)) as f64);
+                }
+                abandoned.push(AbandonedAttempt { load_factor: lf, reason: why, residuals: rep.residuals, iterations: rep.iterations });
+                be.copy(&saved, u)?;
+            }
         }
-        let r0 = rn;
-        let mut last_eta: Option<(f64, f64)> = None;
-        loop {
-            rep.residuals.push(rn);
-            if rn <= opts.atol.max(opts.rtol * r0) {
-                break;
-            }
-            if rep.iterations.len() == opts.max_iter {
-                return Err(fail(format!("{} iterations, ‖R‖ = {rn:.3e} from {r0:.3e}", opts.max_iter), &rep));
-            }
-            // K du = −R with the constrained rows eliminated.
-            let ts = std::time::Instant::now();
-            be.copy(&r, &mut tmp)?;
-            be.scale(-1.0, &mut tmp)?;
-            be.eliminate(&mut k, &mut tmp, &ld.mask, &zeros)?;
-            be.fill(&mut du, 0.0)?;
-            let mut eta = 0.0;
-            let mut truncated = false;
-            let lin_its = match opts.method {
-                SolverMethod::Direct => {
-                    be.factorize(&k, false)?.solve(be, &tmp, &mut du)?;
-                    1
-                }
-                m => {
-                    eta = opts.forcing.eta(opts.krylov.rtol, rn, last_eta);
-                    last_eta = Some((eta, rn));
-                    let krylov = KrylovOptions { rtol: eta, ..opts.krylov.clone() };
-                    let pc: Box<dyn LinearOperator<B>> = match opts.precond {
-                        LinearPrecond::None => Box::new(crate::backend::Identity(n)),
-                        LinearPrecond::Jacobi => Box::new(Jacobi::new(be, &be.matrix_diagonal(&k)?)?),
-                        LinearPrecond::BlockJacobi => Box::new(BlockJacobi::new(be, sys.components(), be.matrix_node_blocks(&k, sys.components())?)?),
-                    };
-                    match m.solve(be, &k, pc.as_ref(), &tmp, &mut du, &krylov) {
-                        Ok(st) => st.iterations,
-                        // Truncated Newton–CG (Nocedal & Wright, Alg. 7.1): where K is indefinite
-                        // at this iterate (an overshooting step into a compressed, unstable state),
-                        // CG stops at the first direction of negative curvature; its iterate so far
-                        // minimises the quadratic model on a subspace where K is positive, so it
-                        // is a descent direction for the energy, and the line search takes it.
-                        Err(Error::NotConverged { ref reason, iterations, .. })
-                            if m == SolverMethod::Cg && reason.starts_with("operator is not positive definite") && iterations > 0 && be.norm2(&du)? > 0.0 =>
-                        {
-                            truncated = true;
-                            iterations
-                        }
-                        Err(e) => return Err(fail(format!("the linear solve failed: {e}"), &rep)),
-                    }
-                }
-            };
-            let solve_s = ts.elapsed().as_secs_f64();
-            times.solve_s += solve_s;
-            // Line search on the energy slope s(t) = du·R(u + t du) (Crisfield): accept unless the
-            // step overshoots the minimum along du by much (s(t)/s(0) < −0.8), then take the
-            // secant zero of s; halve where the state is infeasible (J ≤ 0, non-finite) or ‖R‖
-            // rose more than MAX_RESIDUAL_RISE times.
-            let s0 = be.dot(&du, &r)?;
-            let mut step_len = 1.0;
-            let ta = std::time::Instant::now();
-            let mut tries = 0;
-            let accepted = loop {
-                tries += 1;
-                be.copy(u, &mut ut)?;
-                be.axpy(step_len, &du, &mut ut)?;
-                let rn_t = residual(be, sys, ld, &ut, lf, &mut rt, Some(&mut k), &mut tmp)?;
-                if rn_t.is_finite() && (!opts.line_search || rn_t <= MAX_RESIDUAL_RISE * rn) {
-                    if !opts.line_search || s0 >= 0.0 || tries > 8 {
-                        break Some(rn_t);
-                    }
-                    let rho = be.dot(&du, &rt)? / s0;
-                    if rho >= -0.8 {
-                        break Some(rn_t);
-                    }
-                    step_len *= (1.0 / (1.0 - rho)).max(0.1);
-                } else {
-                    if !opts.line_search || tries > 30 {
-                        break None;
-                    }
-                    step_len *= 0.5;
-                }
-            };
-            asm_s = ta.elapsed().as_secs_f64();
-            times.assembly_s += asm_s;
-            let it = NewtonIteration { residual: rn, step_length: step_len, linear_iterations: lin_its, forcing: eta, truncated, assembly_s: asm_s, solve_s };
-            if trace {
-                eprintln!("newton {}: {it:?}", rep.iterations.len());
-            }
-            rep.iterations.push(it);
-            let Some(rn_t) = accepted else {
-                return Err(fail(format!("every step along the Newton direction from ‖R‖ = {rn:.3e} inverts an element (J ≤ 0) or raises ‖R‖ more than {MAX_RESIDUAL_RISE:e} times"), &rep));
-            };
-            std::mem::swap(u, &mut ut);
-            std::mem::swap(&mut r, &mut rt);
-            rn = rn_t;
-        }
-        on_step(&rep, u)?;
-        reports.push(rep);
     }
+    let mut times = w.times;
     times.total_s = t_all.elapsed().as_secs_f64();
     Ok((reports, times))
 }

@@ -186,6 +186,7 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
         method,
         precond: f.solver.preconditioner,
         krylov: KrylovOptions { rtol: f.solver.rtol, atol: 0.0, max_iter: f.solver.max_iter, restart: f.solver.restart, progress: false },
+        max_cutbacks: f.loads.cutbacks,
     };
     Ok(Prepared { el, pattern, dead, mask, dirichlet, pressure, options, notes })
 }
@@ -311,8 +312,10 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
     };
     let space = &prep.el.space;
     let mut outputs = run.outputs;
-    let newton_iterations: usize = run.steps.iter().map(|s| s.iterations.len()).sum();
-    let linear_iterations: usize = run.steps.iter().flat_map(|s| &s.iterations).map(|i| i.linear_iterations).sum();
+    // Abandoned attempts (cutbacks) count: their work was done.
+    let newton_iterations: usize = run.steps.iter().map(|s| s.all_iterations().count()).sum();
+    let linear_iterations: usize = run.steps.iter().flat_map(|s| s.all_iterations()).map(|i| i.linear_iterations).sum();
+    let cutbacks: usize = run.steps.iter().map(|s| s.abandoned.len()).sum();
     if f.output.report {
         let r = HyperReport {
             title: &f.title,
@@ -345,7 +348,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         space: SpaceReport { family: if space.mesh.dim == 2 { "lagrange (hyperelastic, plane strain)".into() } else { "lagrange (hyperelastic)".into() }, degree: f.space.degree, components: space.ncomp, dofs: space.ndofs() },
         assembly: AssemblyReport { level: crate::operator::AssemblyLevel::Full, storage_bytes: nnz * 12, colors: 0, dirichlet_dofs: prep.dirichlet.len() },
         solver: SolverReport {
-            method: format!("newton ({} load steps, {} iterations) + {}", run.steps.len(), newton_iterations, prep.options.method.name()),
+            method: format!("newton ({} load steps{}, {} iterations) + {}", run.steps.len(), if cutbacks > 0 { format!(" after {cutbacks} cutbacks") } else { String::new() }, newton_iterations, prep.options.method.name()),
             preconditioner: format!("{:?}", prep.options.precond),
             iterations: linear_iterations,
             initial_residual: last.and_then(|s| s.residuals.first().copied()).unwrap_or(0.0),
