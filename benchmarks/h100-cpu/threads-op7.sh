@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The op7 device call (issue 11): CPU `full` and `partial` at 16, 8, 4, 2 and 1 threads on the H100
-# host's 16-core CPU, `partial` with the gather form (default) and then the colored scatter
+# The op7 device call (issue 11), as run at 06:33 UTC. Then the gather form was the default and
+# `--cpu-colored` chose the colored scatter; now the colored scatter is the default and
+# `--cpu-gather` chooses the gather form. Kept as h100cpu-op7-${t}t-full-gather.json (full and
+# gather rows) and h100cpu-op7-${t}t-colored-scatter.json. CPU `full` and `partial` at 16, 8, 4, 2
+# and 1 threads on the H100 host's 16-core CPU, `partial` with the gather form (default) and then the colored scatter
 # (--cpu-colored) on the same warm process family, then the ceed test binary. Run from a checkout
 # root holding .dev-op7/ (device-pack op7 ceed). Most important first: the call's time limit cuts
 # the tail, and every row is already in its JSON. Text in $OUT/threads-op7.log.
