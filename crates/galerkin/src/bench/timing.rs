@@ -147,8 +147,8 @@ pub fn ceiling_from(working_set: usize, vector_bytes: usize, copy: impl Fn(usize
 /// data), streamed from wherever its footprint with the vectors lives (L3 or DRAM), and its vector
 /// passes, which run from the cache level their own footprint fits (the cores' L2 on 16 threads at
 /// 2·10⁵ unknowns). One bandwidth for both is too low for a loop that moves both: `full` on 16
-/// threads moved 99 GB/s against an 82 GB/s probe of its 164 MB working set, its 28 MB of vector
-/// passes coming from the 32 MB of aggregate L2.
+/// threads moved 99 GB/s against an 82 GB/s probe of its 164 MB working set (op6), its 28 MB of
+/// vector passes presumably coming from the 32 MB of aggregate L2.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CpuCeiling {
     /// GB/s of the stored data (probes on the whole working set and on the stored data).
@@ -356,7 +356,7 @@ mod tests {
         // Between the stored bound and the vectors'; exactly the bytes over the least time.
         assert!(bound > 85.0 && bound < 800.0);
         assert!((bound - (s + v) / (s / 85.0 + v / 800.0)).abs() < 1e-9 * bound);
-        // The refused row of op6: 181 MB in 1.95 ms (93 GB/s, above 85) passes the split bound...
+        // A `full` row at 93 GB/s (181 MB in 1.95 ms, above the stored bound) passes the split bound...
         let t = Timing::from_samples(vec![1.95e-3; 3]).unwrap();
         assert!((s + v) / 1.95e-3 / 1e9 > 85.0);
         assert!(guarded_gbs("bp3 full", s + v, &t, bound).is_ok());
