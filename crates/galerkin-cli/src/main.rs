@@ -125,6 +125,10 @@ enum Command {
         /// --ceed: the DoF·it/s-against-degree plot (PNG).
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// --ceed: CPU `partial` batches summed per node through a node map instead of the default
+        /// colored scatter (`[assembly] cpu_gather = true`).
+        #[arg(long)]
+        cpu_gather: bool,
         /// Matrix: run the CPU columns only up to this many unknowns.
         #[arg(long, default_value_t = 2_000_000)]
         cpu_max_dofs: usize,
@@ -443,7 +447,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
-        Command::Bench { ceed, degrees, tet_degrees, dofs, levels, cpu_max_dofs, assembled_max_dofs, assembled_max_degree, iterations, runs, gpu, json, plot, .. } if !ceed.is_empty() => {
+        Command::Bench { ceed, degrees, tet_degrees, dofs, levels, cpu_max_dofs, assembled_max_dofs, assembled_max_degree, iterations, runs, gpu, json, plot, cpu_gather, .. } if !ceed.is_empty() => {
             let cfg = galerkin::bench::ceed::CeedConfig {
                 problems: ceed.iter().map(|b| galerkin::bench::ceed::Bp::parse(b)).collect::<galerkin::Result<_>>()?,
                 degrees: parse_degrees(&degrees)?,
@@ -459,6 +463,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 assembled_max_degree,
                 iterations,
                 runs,
+                tuning: galerkin::operator::Tuning { cpu_gather: cpu_gather.then_some(true), ..Default::default() },
             };
             ceed_bench::run(&cfg, gpu, json, plot)
         }

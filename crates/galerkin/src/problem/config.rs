@@ -260,9 +260,11 @@ pub struct AssemblyConfig {
     /// GPU element integration: default, thread-per-cell, thread-per-point or tiled.
     #[serde(default)]
     pub integration: crate::operator::level::Integration,
-    /// CPU `partial` on hexahedra (scalar mass/diffusion): cells vectorized in batches of four
+    /// CPU `partial` on hexahedra (scalar mass/diffusion): cells vectorized in batches of eight
     /// (default true) or one at a time.
     pub cpu_cell_batches: Option<bool>,
+    /// Those batches summed into the result per node (true) or scattered by colors (default).
+    pub cpu_gather: Option<bool>,
 }
 
 impl AssemblyConfig {
@@ -274,6 +276,7 @@ impl AssemblyConfig {
             patch_sort_window: self.patch_sort_window,
             integration: self.integration,
             cpu_cell_batches: self.cpu_cell_batches,
+            cpu_gather: self.cpu_gather,
         }
     }
 }

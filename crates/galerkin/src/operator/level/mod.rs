@@ -141,9 +141,14 @@ pub struct Tuning {
     /// How element matrices are integrated on the GPU.
     #[serde(default)]
     pub integration: Integration,
-    /// CPU `partial` of scalar mass/diffusion on hexahedra: cells vectorized in batches of four
+    /// CPU `partial` of scalar mass/diffusion on hexahedra: cells vectorized in batches of eight
     /// (default) or, with `false`, one at a time (the scalar path, kept as the reference).
     pub cpu_cell_batches: Option<bool>,
+    /// Those batches' sum into the result: scattered one color of blocks at a time (default) or,
+    /// with `true`, per node through a node→(cell, node) map (no colors, the threads evenly loaded,
+    /// but the batches' results make a round trip through memory: faster on 2–4 threads, slower
+    /// on one — BENCHMARKS.md, issue 11 op7).
+    pub cpu_gather: Option<bool>,
 }
 
 /// Host Robin facet matrices: (cell, global dofs, elem_size² entries).

@@ -181,7 +181,7 @@ impl MatFree {
             op.moments = Some(m);
         }
         if let (Some(h), Pointwise::Stored, true) = (&op.hex, mode, input.tuning.cpu_cell_batches != Some(false)) {
-            op.batch = super::hex_batch::HexBatch::new(h.p, h.q, h.diffusion, h.collocated, [&h.b, &h.d, &op.tables.w], &op.coloring, &op.idx);
+            op.batch = super::hex_batch::HexBatch::new(h.p, h.q, h.diffusion, h.collocated, [&h.b, &h.d, &op.tables.w], &op.coloring, &op.idx, input.tuning.cpu_gather == Some(true));
         }
         op.tensor_t = op.tables.tensor.as_ref().map(|(p1, q1, b, g)| (transpose(b, *q1, *p1), transpose(g, *q1, *p1)));
         op.setup()?;

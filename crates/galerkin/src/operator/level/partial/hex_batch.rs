@@ -69,8 +69,12 @@ pub struct HexBatch {
     /// Row-major 1D tables: `b` (q × p), the collocated derivative `d` (q × q).
     b: Vec<f64>,
     d: Vec<f64>,
-    /// Per color, per block: the range of its batch ids.
+    /// Per color, per block: the range of its batch ids (the colored scatter; empty with
+    /// [`Self::gather`]).
     blocks: Vec<Vec<Range<usize>>>,
+    /// The gather form of the sum into y (`Tuning::cpu_gather`; see [`Gather`]); None: the colored
+    /// scatter (the default).
+    gather: Option<Gather>,
     /// First cell and number of cells (≤ W) of each batch.
     batches: Vec<(usize, usize)>,
     /// Batch id · W + lane of every cell.
@@ -96,31 +100,42 @@ pub struct HexBatch {
 }
 
 impl HexBatch {
-    /// The batches of `coloring`'s blocks (each block cut into runs of W consecutive cells), with
-    /// `tabs` = [B, the collocated derivative, the point weights] and `idx` the cells' global nodes
-    /// in kernel order; None where no kernel is built for (p, q), the tables lack the mirror
-    /// symmetry of even/odd, or a node index does not fit in u32.
-    pub fn new(p: usize, q: usize, diffusion: bool, collocated: bool, tabs: [&[f64]; 3], coloring: &Coloring, idx: &[usize]) -> Option<HexBatch> {
+    /// The batches and the stored D's layout, with `tabs` = [B, the collocated derivative, the
+    /// point weights] and `idx` the cells' global nodes in kernel order. With `gather`, batches of
+    /// W consecutive cells summed into y through a node map ([`Gather`]); else (or where the map's
+    /// positions would not fit in u32) `coloring`'s blocks, each cut into runs of W cells. None
+    /// where no kernel is built for (p, q), the tables lack the mirror symmetry of even/odd, or a
+    /// node index does not fit in u32.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(p: usize, q: usize, diffusion: bool, collocated: bool, tabs: [&[f64]; 3], coloring: &Coloring, idx: &[usize], gather: bool) -> Option<HexBatch> {
         let [b, d, w] = tabs;
         let (pd, ncells) = (p * p * p, idx.len() / (p * p * p).max(1));
         if !supported(p, q) || !mirrored(b, q, p, 1.0) || !mirrored(d, q, q, -1.0) || w.len() != q * q * q || idx.iter().any(|&i| i > u32::MAX as usize) {
             return None;
         }
+        let gather = gather && ncells.div_ceil(W) * pd * W <= u32::MAX as usize;
         let (mut blocks, mut batches, mut slot) = (Vec::new(), Vec::new(), vec![0u32; ncells]);
-        for color in &coloring.blocks {
-            let mut ranges = Vec::with_capacity(color.len());
-            for cells in color {
-                let first = batches.len();
-                for start in cells.clone().step_by(W) {
-                    let n = W.min(cells.end - start);
-                    for l in 0..n {
-                        slot[start + l] = (batches.len() * W + l) as u32;
-                    }
-                    batches.push((start, n));
+        let mut cut = |cells: Range<usize>, batches: &mut Vec<(usize, usize)>| {
+            for start in cells.clone().step_by(W) {
+                let n = W.min(cells.end - start);
+                for l in 0..n {
+                    slot[start + l] = (batches.len() * W + l) as u32;
                 }
-                ranges.push(first..batches.len());
+                batches.push((start, n));
             }
-            blocks.push(ranges);
+        };
+        if gather {
+            cut(0..ncells, &mut batches);
+        } else {
+            for color in &coloring.blocks {
+                let mut ranges = Vec::with_capacity(color.len());
+                for cells in color {
+                    let first = batches.len();
+                    cut(cells.clone(), &mut batches);
+                    ranges.push(first..batches.len());
+                }
+                blocks.push(ranges);
+            }
         }
         let mut nodes = vec![0u32; batches.len() * pd * W];
         nodes.par_chunks_mut(pd * W).zip(&batches).for_each(|(bn, &(first, n))| {
@@ -131,6 +146,8 @@ impl HexBatch {
                 }
             }
         });
+        let max_node = idx.iter().copied().max().unwrap_or(0);
+        let gather = gather.then(|| Gather::new(&nodes, &batches, pd, if ncells == 0 { 0 } else { max_node + 1 }));
         Some(HexBatch {
             p,
             q,
@@ -139,6 +156,7 @@ impl HexBatch {
             b: b.to_vec(),
             d: d.to_vec(),
             blocks,
+            gather,
             batches,
             slot,
             nodes,
@@ -146,9 +164,14 @@ impl HexBatch {
             per_cell: false,
             qdata: Vec::new(),
             isa: Isa::best(),
-            max_node: idx.iter().copied().max().unwrap_or(0),
+            max_node,
             scratch: (0..rayon::current_num_threads().max(64)).map(|_| Mutex::new(None)).collect(),
         })
+    }
+
+    /// Whether y is summed by the gather form ([`Gather`]) rather than the colored scatter.
+    pub fn gathers(&self) -> bool {
+        self.gather.is_some()
     }
 
     /// Fills [`Self::qdata`] with `point(cell, q, out)` (the `ns` numbers of a cell at a point).
@@ -205,9 +228,10 @@ impl HexBatch {
         self.per_cell
     }
 
-    /// Bytes kept: D and the batch-layout node indices.
+    /// Bytes kept: D, the batch-layout node indices and, in the gather form, its map and the
+    /// batches' results (written and read again every apply).
     pub fn storage_bytes(&self) -> usize {
-        self.qdata.len() * 8 + self.nodes.len() * 4
+        self.qdata.len() * 8 + self.nodes.len() * 4 + self.gather.as_ref().map_or(0, Gather::bytes)
     }
 
     /// The kernels' instruction set ([`Isa::best`] unless set by [`Self::set_isa`]).
@@ -234,6 +258,13 @@ impl HexBatch {
             return Err(crate::Error::dim("batched hexahedron apply", self.max_node + 1, len));
         }
         const CHUNK: usize = 8192;
+        if let Some(g) = &self.gather {
+            // Every batch writes its own slice of the results; each node then sums its entries.
+            let mut ye = g.ye.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            run(self, x, &mut ye, mask);
+            g.sum(&ye, x, y, mask, CHUNK);
+            return Ok(());
+        }
         y.par_chunks_mut(CHUNK).for_each(|c| c.fill(0.0));
         run(self, x, y, mask);
         if let Some(m) = mask {
@@ -244,6 +275,77 @@ impl HexBatch {
             });
         }
         Ok(())
+    }
+}
+
+/// The gather form of the sum into y: every batch stores its P³ × W results in its own slice of
+/// `ye` (batch layout, no sharing), then each node sums its entries there through a map built at
+/// set-up — no colors, no barriers between them, no atomics, and the batches split evenly over
+/// the threads whatever their number (the colored scatter runs one color at a time, ~5–30 blocks
+/// of very unequal counts per color at 2·10⁵ unknowns, so 16 threads idle at every color's end).
+/// The sum also applies the Dirichlet mask and overwrites y, so y needs no zero fill and no
+/// masked pass after. Deterministic: each node sums its entries in a fixed order.
+struct Gather {
+    /// Node i's entries are `ye[pos[k]]` for k in `start[i]..start[i + 1]` (ascending).
+    start: Vec<u32>,
+    pos: Vec<u32>,
+    /// The batches' results, `ye[(batch·P³ + i)·W + lane]` (padding lanes written, never read).
+    ye: Mutex<Vec<f64>>,
+}
+
+impl Gather {
+    /// The map of `nodes` (batch layout) over `nn` nodes; the caller checks that the positions fit
+    /// in u32.
+    fn new(nodes: &[u32], batches: &[(usize, usize)], pd: usize, nn: usize) -> Gather {
+        let mut start = vec![0u32; nn + 1];
+        let valid = |f: &mut dyn FnMut(usize, u32)| {
+            for (bid, &(_, n)) in batches.iter().enumerate() {
+                for i in 0..pd {
+                    let e = (bid * pd + i) * W;
+                    for l in 0..n {
+                        f(e + l, nodes[e + l]);
+                    }
+                }
+            }
+        };
+        valid(&mut |_, node| start[node as usize + 1] += 1);
+        for i in 0..nn {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let mut pos = vec![0u32; start[nn] as usize];
+        valid(&mut |e, node| {
+            let k = &mut next[node as usize];
+            pos[*k as usize] = e as u32;
+            *k += 1;
+        });
+        Gather { start, pos, ye: Mutex::new(vec![0.0; batches.len() * pd * W]) }
+    }
+
+    fn bytes(&self) -> usize {
+        (self.start.len() + self.pos.len()) * 4 + self.ye.lock().map_or(0, |v| v.len() * 8)
+    }
+
+    /// `y[i] = Σ ye[pos]` over node i's entries, or with `mask` `m_i Σ + (1 − m_i) x_i`; nodes
+    /// beyond the map (in no cell) get 0 (masked: x_i).
+    fn sum(&self, ye: &[f64], x: &[f64], y: &mut [f64], mask: Option<&[f64]>, chunk: usize) {
+        let nn = self.start.len() - 1;
+        y.par_chunks_mut(chunk).enumerate().for_each(|(c, yc)| {
+            for (k, yv) in yc.iter_mut().enumerate() {
+                let i = c * chunk + k;
+                let s = if i < nn {
+                    let (a, b) = (self.start[i] as usize, self.start[i + 1] as usize);
+                    // SAFETY: every position is inside ye (built from its batches in `new`).
+                    self.pos[a..b].iter().fold(0.0, |s, &e| s + unsafe { *ye.get_unchecked(e as usize) })
+                } else {
+                    0.0
+                };
+                *yv = match mask {
+                    Some(m) => m[i] * s + (1.0 - m[i]) * x[i],
+                    None => s,
+                };
+            }
+        });
     }
 }
 
@@ -505,12 +607,33 @@ fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables
     let nodes = &h.nodes[bid * pd * W..(bid + 1) * pd * W];
     {
         let u = s.u.as_flattened_mut().as_flattened_mut();
-        for (ui, ni) in u.iter_mut().zip(nodes.chunks_exact(W)) {
-            for l in 0..W {
-                let j = ni[l] as usize;
-                // SAFETY: every node is below x's (and the mask's) length (checked in `apply`).
-                let xj = unsafe { *x.get_unchecked(j) };
-                ui[l] = if l < n { mask.map_or(xj, |m| unsafe { *m.get_unchecked(j) } * xj) } else { 0.0 };
+        // SAFETY (the loads below): every node is below x's (and the mask's) length (checked in
+        // `apply`). Whole batches and the mask's presence are decided once per batch, so that the
+        // lane loops are plain gathers.
+        match (mask, n == W) {
+            (None, true) => {
+                for (ui, ni) in u.iter_mut().zip(nodes.chunks_exact(W)) {
+                    for l in 0..W {
+                        ui[l] = unsafe { *x.get_unchecked(ni[l] as usize) };
+                    }
+                }
+            }
+            (Some(m), true) => {
+                for (ui, ni) in u.iter_mut().zip(nodes.chunks_exact(W)) {
+                    for l in 0..W {
+                        let j = ni[l] as usize;
+                        ui[l] = unsafe { *m.get_unchecked(j) * *x.get_unchecked(j) };
+                    }
+                }
+            }
+            _ => {
+                for (ui, ni) in u.iter_mut().zip(nodes.chunks_exact(W)) {
+                    for l in 0..W {
+                        let j = ni[l] as usize;
+                        let xj = unsafe { *x.get_unchecked(j) };
+                        ui[l] = if l < n { mask.map_or(xj, |m| unsafe { *m.get_unchecked(j) } * xj) } else { 0.0 };
+                    }
+                }
             }
         }
     }
@@ -582,9 +705,16 @@ fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables
         along_y::<Q, Q, P, P, F, false>(&t.bt, &s.s2, &mut s.s1);
         along_x::<Q, P, P, P, F, false>(&t.bt, &s.s1, &mut s.u);
     }
+    let u = s.u.as_flattened().as_flattened();
+    if h.gather.is_some() {
+        // The gather form: y is this apply's `ye`, whose slice of this batch no other batch writes.
+        // SAFETY: `ye` holds every batch's P³ × W results (built in `Gather::new`).
+        let ye = unsafe { std::slice::from_raw_parts_mut(y.0.add(bid * pd * W), pd * W) };
+        ye.copy_from_slice(u.as_flattened());
+        return;
+    }
     // SAFETY: the batches of one color's blocks share no node; `y` is `ylen` long.
     let y = unsafe { std::slice::from_raw_parts_mut(y.0, ylen) };
-    let u = s.u.as_flattened().as_flattened();
     for (ui, ni) in u.iter().zip(nodes.chunks_exact(W)) {
         for l in 0..n {
             // SAFETY: every node is below y's length (checked in `apply`).
@@ -612,32 +742,43 @@ fn batch_avx512<const P: usize, const Q: usize>(h: &HexBatch, t: &Tables<P, Q>, 
     batch::<P, Q, true>(h, t, s, bid, x, mask, y, ylen)
 }
 
-/// Every batch, one color of blocks at a time, blocks in parallel, each worker thread with its
-/// own scratch kept in [`HexBatch::scratch`].
+/// Batches per parallel task of the gather form: 32 cells, so that 16 threads get ~100 tasks each
+/// at 2·10⁵ unknowns (Q2) and the last tasks end together.
+const GATHER_BATCHES: usize = 4;
+
+/// Every batch: in the gather form all at once in tasks of [`GATHER_BATCHES`], each writing its
+/// own slice of `y` (the gather's `ye`); else one color of blocks at a time, blocks in parallel.
+/// Each worker thread has its own scratch kept in [`HexBatch::scratch`].
 fn apply_all<const P: usize, const Q: usize, const I: u8>(h: &HexBatch, x: &[f64], y: &mut [f64], mask: Option<&[f64]>) {
     let t = Tables::<P, Q>::of(h);
     let (ylen, yp) = (y.len(), SharedMut(y.as_mut_ptr()));
+    let run = |batches: Range<usize>| {
+        let yp = yp;
+        let slot = &h.scratch[rayon::current_thread_index().unwrap_or(0) % h.scratch.len()];
+        let mut guard = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !guard.as_ref().is_some_and(|b| b.is::<Scratch<P, Q>>()) {
+            *guard = Some(Scratch::<P, Q>::boxed());
+        }
+        let Some(s) = guard.as_mut().and_then(|b| b.downcast_mut::<Scratch<P, Q>>()) else { return };
+        for bid in batches {
+            #[cfg(target_arch = "x86_64")]
+            match I {
+                // SAFETY: `I` is only chosen when the CPU has these features ([`Isa::available`]).
+                AVX512 => unsafe { batch_avx512::<P, Q>(h, &t, s, bid, x, mask, yp, ylen) },
+                AVX2 => unsafe { batch_avx2::<P, Q>(h, &t, s, bid, x, mask, yp, ylen) },
+                _ => batch::<P, Q, false>(h, &t, s, bid, x, mask, yp, ylen),
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            batch::<P, Q, false>(h, &t, s, bid, x, mask, yp, ylen);
+        }
+    };
+    if h.gather.is_some() {
+        let nb = h.batches.len();
+        (0..nb.div_ceil(GATHER_BATCHES)).into_par_iter().for_each(|c| run(c * GATHER_BATCHES..((c + 1) * GATHER_BATCHES).min(nb)));
+        return;
+    }
     for color in &h.blocks {
-        color.par_iter().for_each(|batches| {
-            let yp = yp;
-            let slot = &h.scratch[rayon::current_thread_index().unwrap_or(0) % h.scratch.len()];
-            let mut guard = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if !guard.as_ref().is_some_and(|b| b.is::<Scratch<P, Q>>()) {
-                *guard = Some(Scratch::<P, Q>::boxed());
-            }
-            let Some(s) = guard.as_mut().and_then(|b| b.downcast_mut::<Scratch<P, Q>>()) else { return };
-            for bid in batches.clone() {
-                #[cfg(target_arch = "x86_64")]
-                match I {
-                    // SAFETY: `I` is only chosen when the CPU has these features ([`Isa::available`]).
-                    AVX512 => unsafe { batch_avx512::<P, Q>(h, &t, s, bid, x, mask, yp, ylen) },
-                    AVX2 => unsafe { batch_avx2::<P, Q>(h, &t, s, bid, x, mask, yp, ylen) },
-                    _ => batch::<P, Q, false>(h, &t, s, bid, x, mask, yp, ylen),
-                }
-                #[cfg(not(target_arch = "x86_64"))]
-                batch::<P, Q, false>(h, &t, s, bid, x, mask, yp, ylen);
-            }
-        });
+        color.par_iter().for_each(|batches| run(batches.clone()));
     }
 }
 
@@ -670,7 +811,7 @@ mod tests {
             let x: Vec<f64> = (0..ndofs).map(|i| (i as f64 * 0.37).cos()).collect();
             let mask: Vec<f64> = (0..ndofs).map(|i| if i % 9 == 0 { 0.0 } else { 1.0 }).collect();
             for per_cell in [false, true] {
-                let mut h = HexBatch::new(p, q, true, collocated, [&b, &d, &w], &coloring, &idx).expect("batched kernel");
+                let mut h = HexBatch::new(p, q, true, collocated, [&b, &d, &w], &coloring, &idx, false).expect("batched kernel");
                 h.store(|c, i, out| {
                     for (k, o) in out.iter_mut().enumerate() {
                         let cell = 1.0 + 0.1 * c as f64 + 0.01 * k as f64 + if k == 0 || k == 3 || k == 5 { 2.0 } else { 0.0 };
@@ -701,6 +842,52 @@ mod tests {
                 let short = h.max_node;
                 let mut y = vec![0.0; short];
                 assert!(h.apply(&x[..short], &mut y, None).is_err());
+            }
+        }
+    }
+
+    /// The gather form (batches of consecutive cells, each node summing its entries through the
+    /// node map) equals the colored scatter to round-off, for diffusion and mass, D per point and
+    /// per cell, masked and not, on 45 cells (a partial last batch) whose nodes leave some of the
+    /// vector's entries in no cell (0, or x where masked); both forms are the ones taken.
+    #[test]
+    fn gather_equals_the_colored_scatter() {
+        for (p, q, collocated, diffusion) in [(3, 4, false, true), (3, 3, true, true), (4, 5, false, false), (2, 3, false, true)] {
+            let (pd, ncells, nodes_used, ndofs) = (p * p * p, 45, 500, 520);
+            let idx: Vec<usize> = (0..ncells * pd).map(|i| (i * 37 + i / pd * 11) % nodes_used).collect();
+            // Cells sharing a node must not run in parallel in the colored form: one block per color.
+            let coloring = Coloring { blocks: (0..ncells).step_by(10).map(|c| vec![c..(c + 10).min(ncells)]).collect() };
+            let (b, d) = (mirror_table(q, p, 1.0, 0.3), mirror_table(q, q, -1.0, 1.1));
+            let w: Vec<f64> = (0..q * q * q).map(|i| 0.5 + 0.01 * i as f64).collect();
+            let x: Vec<f64> = (0..ndofs).map(|i| (i as f64 * 0.37).cos()).collect();
+            let mask: Vec<f64> = (0..ndofs).map(|i| if i % 9 == 0 { 0.0 } else { 1.0 }).collect();
+            for per_cell in [false, true] {
+                let mut products = Vec::new();
+                for gather in [false, true] {
+                    let mut h = HexBatch::new(p, q, diffusion, collocated, [&b, &d, &w], &coloring, &idx, gather).expect("batched kernel");
+                    assert_eq!(h.gathers(), gather);
+                    h.store(|c, i, out| {
+                        for (k, o) in out.iter_mut().enumerate() {
+                            let cell = 1.0 + 0.1 * c as f64 + 0.01 * k as f64 + if k == 0 || k == 3 || k == 5 { 2.0 } else { 0.0 };
+                            *o = w[i] * if per_cell { cell } else { cell + 0.05 * (i as f64).sin() };
+                        }
+                        Ok(())
+                    })
+                    .unwrap();
+                    let mut y = vec![f64::NAN; ndofs];
+                    h.apply(&x, &mut y, Some(&mask)).unwrap();
+                    // Twice without the mask: the second apply must not add to the first's results.
+                    let mut y2 = vec![f64::NAN; ndofs];
+                    h.apply(&x, &mut y2, None).unwrap();
+                    h.apply(&x, &mut y2, None).unwrap();
+                    assert!(y2[nodes_used..].iter().all(|&v| v == 0.0), "gather={gather}: a node in no cell is not 0");
+                    assert!((nodes_used..ndofs).all(|i| y[i] == if mask[i] == 0.0 { x[i] } else { 0.0 }), "gather={gather}: masked nodes in no cell");
+                    y.extend(y2);
+                    products.push(y);
+                }
+                let scale = products[0].iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                let diff = products[0].iter().zip(&products[1]).fold(0.0f64, |a, (u, v)| a.max((u - v).abs()));
+                assert!(scale > 0.5 && diff < 1e-13 * scale, "p={p} q={q} per_cell={per_cell}: gather differs from the colored scatter by {diff:e} (scale {scale:e})");
             }
         }
     }
