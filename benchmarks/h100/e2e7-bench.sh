@@ -4,7 +4,8 @@
 # more warm by default (the JIT caches still warm after `_exit`); every run under
 # /usr/bin/time -v, its wall clock also taken by Python around it (ms, not time's 10 ms), and on
 # traced runs the exit measured from `main: end` to the moment the parent reaped the process (the
-# boot clock on both sides). Then the packed GPU tests.
+# boot clock on both sides). Then the packed GPU tests. (GALERKIN_FAST_EXIT, which ended the run by
+# `_exit`, was removed after this call: it gained nothing. The fast* runs are now plain warm runs.)
 # Files back: summary.txt, traces.txt, reports.jsonl (one report per run), NAME.log (tests).
 # Usage: bash benchmarks/h100/e2e7-bench.sh .dev-NAME
 d=$1

@@ -298,19 +298,10 @@ fn main() -> ExitCode {
     galerkin::trace::note("main: start", 0.0);
     galerkin::process::trace_exit_handlers();
     let cli = Cli::parse();
-    // `galerkin run` may end by `_exit` (GALERKIN_FAST_EXIT, for measuring the exit).
-    let fast = match &cli.command {
-        Command::Run(_) => galerkin::process::fast_exit(),
-        _ => Ok(false),
-    };
-    let (fast, done) = match fast {
-        Ok(fast) => (fast, run(cli)),
-        Err(e) => (false, Err(e)),
-    };
+    let done = run(cli);
     let clock = galerkin::process::boot_seconds().map(|s| format!(" (boot clock {s:.4} s)")).unwrap_or_default();
     galerkin::trace::note(&format!("main: end{clock}"), 0.0);
     match done {
-        Ok(()) if fast => galerkin::process::exit_now(0),
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // A closed stderr cannot be reported anywhere: the exit status still says it.

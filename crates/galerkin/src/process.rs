@@ -118,44 +118,6 @@ fn largest_mappings(smaps: &str) -> Vec<(u64, String)> {
     maps
 }
 
-/// The switch that ends a command with [`exit_now`] instead of returning from `main`.
-pub const FAST_EXIT_ENV: &str = "GALERKIN_FAST_EXIT";
-
-/// `GALERKIN_FAST_EXIT`: `1`/`on` ends `galerkin run` by [`exit_now`], unset or `0`/`off` by
-/// returning from `main` (for measuring what the C library's exit handlers and the shared
-/// libraries' destructors cost after the report's last timer); anything else is an error.
-pub fn fast_exit() -> crate::Result<bool> {
-    match std::env::var(FAST_EXIT_ENV).ok().as_deref() {
-        None | Some("0" | "off") => Ok(false),
-        Some("1" | "on") => Ok(true),
-        Some(other) => Err(crate::Error::invalid(format!("{FAST_EXIT_ENV} = `{other}`: expected `1`, `on`, `0` or `off`"))),
-    }
-}
-
-/// Ends the process now with `code` (`_exit`): stdout and stderr are flushed first; the C
-/// library's exit handlers and the shared libraries' destructors (the CUDA driver's) do not run.
-/// Only for a command whose outputs are all written, fsynced and closed.
-pub fn exit_now(code: i32) -> ! {
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
-    end(code)
-}
-
-#[cfg(unix)]
-fn end(code: i32) -> ! {
-    extern "C" {
-        fn _exit(code: i32) -> !;
-    }
-    // SAFETY: `_exit` ends the process; nothing of ours is left unwritten (flushed before).
-    unsafe { _exit(code) }
-}
-
-#[cfg(not(unix))]
-fn end(code: i32) -> ! {
-    std::process::exit(code)
-}
-
 /// With `GALERKIN_TRACE=1`, registers a C exit handler that notes (on the boot clock) when the
 /// exit handlers registered after it (the CUDA driver's, loaded later) have run; what follows is
 /// the shared libraries' destructors and the kernel's teardown of the process.

@@ -150,7 +150,8 @@ fn encode_window(w: &Window, arrays: &[RawArray], buf: &mut Vec<u8>) {
 }
 
 /// Streams `head` and `arrays` into `file` from offset 0 and into `hasher`, window by window:
-/// window j hashed and written while window j + 1 is encoded. Returns the busy seconds of
+/// window j hashed and written (its write-back to the disk started) while window j + 1 is
+/// encoded, so the fsync after the stream has little left to wait for. Returns the busy seconds of
 /// (encoding, writing, hashing), which overlap.
 fn stream(file: &AtomicFile, hasher: &mut sha2::Sha256, head: &[u8], arrays: &[RawArray], window: usize) -> Result<(f64, f64, f64)> {
     let timed = |f: &mut dyn FnMut()| {
@@ -172,7 +173,10 @@ fn stream(file: &AtomicFile, hasher: &mut sha2::Sha256, head: &[u8], arrays: &[R
                 rayon::join(
                     || {
                         let t = Instant::now();
-                        file.write_parts_at(w.offset, &[&cur]).map(|()| t.elapsed().as_secs_f64())
+                        file.write_parts_at(w.offset, &[&cur])?;
+                        // Its write-back starts now, beside the stream, not in one fsync after it.
+                        file.start_writeback(w.offset, cur.len() as u64);
+                        Ok::<_, Error>(t.elapsed().as_secs_f64())
                     },
                     || match wins.get(j + 1) {
                         Some(nw) => timed(&mut || encode_window(nw, arrays, &mut next)),
