@@ -301,9 +301,11 @@ enum Command {
 
 fn main() -> ExitCode {
     galerkin::trace::note("main: start", 0.0);
+    galerkin::process::trace_exit_handlers();
     let cli = Cli::parse();
     let done = run(cli);
-    galerkin::trace::note("main: end", 0.0);
+    let clock = galerkin::process::boot_seconds().map(|s| format!(" (boot clock {s:.4} s)")).unwrap_or_default();
+    galerkin::trace::note(&format!("main: end{clock}"), 0.0);
     match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -1,6 +1,7 @@
 //! `galerkin run`'s report accounts for the process's whole wall clock: its phases (from the
 //! process's start, phase `start`, to the freed data, phase `teardown`) add up to the time this
-//! test measures around the process, within 2 %.
+//! test measures around the process, within 1.5 % (the issue asks 2 %; the teardown now also
+//! returns the allocator's free memory, so the exit has little left to do).
 mod support;
 
 use std::process::Command;
@@ -32,9 +33,9 @@ fn run_once(toml: &std::path::Path, out: &std::path::Path) -> (serde_json::Value
 fn phases_add_up_to_the_processs_wall_clock() {
     let dir = tempfile::tempdir().unwrap();
     let toml = dir.path().join("p.toml");
-    // 2 to 4 s on a 2-core machine: 2 % is 40 ms or more, several times the exec and the exit.
+    // 2 to 4 s on a 2-core machine: 1.5 % is 30 ms or more, several times the exec and the exit.
     std::fs::write(&toml, problem(24)).unwrap();
-    // Up to three runs: every run must pass the checks below, and the best one the 2 % bound — a
+    // Up to three runs: every run must pass the checks below, and the best one the 1.5 % bound — a
     // neighbour's burst of load can stall the exit of one run on a shared CI machine, but a
     // phase missing from the report misses it in every run.
     let mut best = 0.0f64;
@@ -57,10 +58,10 @@ fn phases_add_up_to_the_processs_wall_clock() {
         let l2 = report["errors"]["l2"].as_f64().unwrap();
         assert!(l2 > 1e-3 && l2 < 4e-3, "{}", report["errors"]);
         best = best.max(total / wall);
-        if best >= 0.98 {
+        if best >= 0.985 {
             break;
         }
     }
-    // The report misses at most 2 % of the wall: its own write, the printing and the exit.
-    assert!(best >= 0.98, "phases add up to at best {:.1} % of the wall clock in three runs", 100.0 * best);
+    // The report misses at most 1.5 % of the wall: its own write, the printing and the exit.
+    assert!(best >= 0.985, "phases add up to at best {:.1} % of the wall clock in three runs", 100.0 * best);
 }

@@ -48,9 +48,7 @@ pub fn lower_priority(_nice: i32) {}
 /// The calling thread's nice value (Linux: field 19 of /proc/thread-self/stat), for tests.
 pub fn thread_nice() -> Option<i32> {
     let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(16)?.parse().ok()
+    crate::process::proc_stat_field(&stat, 19)?.parse().ok()
 }
 
 #[cfg(test)]

@@ -120,13 +120,7 @@ struct Encoded {
 
 /// Encode one `<DataArray>` (type, name, components, and its `len` values `f(0..len)`).
 fn encode<T: VtkNumber>(name: Option<&str>, ncomp: usize, len: usize, f: impl Fn(usize) -> T + Sync, enc: VtuEncoding) -> io::Result<Encoded> {
-    let name_attr = name.map(|n| format!(r#" Name="{}""#, escape_attr(n))).unwrap_or_default();
-    let format = match enc {
-        VtuEncoding::Ascii => "ascii",
-        VtuEncoding::Inline => "binary",
-        _ => "appended",
-    };
-    let head = format!(r#"type="{}"{name_attr} NumberOfComponents="{ncomp}" format="{format}""#, T::VTK_TYPE);
+    let head = array_head(T::VTK_TYPE, name, ncomp, enc);
     Ok(match enc {
         VtuEncoding::Ascii => {
             let data: Vec<T> = (0..len).map(&f).collect();
@@ -384,18 +378,7 @@ impl<'a> VtuWriter<'a> {
 
     /// The file as (XML up to the appended data, the appended blocks in order, the rest).
     fn render(&self, region: &Field) -> io::Result<(String, Vec<Vec<u8>>, &'static str)> {
-        self.render_with(region, false).map(|(h, b, _, t)| (h, b, t))
-    }
-
-    /// As [`Self::render`] (appended encodings) with the point fields' blocks last in the appended
-    /// section; also returns how many blocks are theirs.
-    fn render_fields_last(&self, region: &Field) -> io::Result<(String, Vec<Vec<u8>>, usize, &'static str)> {
-        self.render_with(region, true)
-    }
-
-    fn render_with(&self, region: &Field, fields_last: bool) -> io::Result<(String, Vec<Vec<u8>>, usize, &'static str)> {
         use rayon::prelude::*;
-        use std::fmt::Write as _;
         let mesh = self.mesh;
         let enc = self.encoding;
         let nv = mesh.cell_type.num_vertices();
@@ -404,7 +387,7 @@ impl<'a> VtuWriter<'a> {
         let flat = mesh.coords.as_flattened();
         let points = || encode(Some("Points"), 3, flat.len(), |i| flat[i], enc);
         // Int32 indices where they fit (ParaView reads either), half the bytes of Int64.
-        let small = mesh.cells.len() < i32::MAX as usize && mesh.num_vertices() < i32::MAX as usize;
+        let small = small_indices(mesh);
         let cells = &mesh.cells;
         let connectivity = || {
             if small {
@@ -435,219 +418,101 @@ impl<'a> VtuWriter<'a> {
         let (pf, cf, geo) = (pf?, cf?, geo?);
         let (conn, (offs, types)) = cells;
         let cells = [conn?, offs?, types?];
+        fn entries(a: &[Encoded]) -> Vec<Entry<'_>> {
+            a.iter().map(Encoded::entry).collect()
+        }
+        let w = xml_head(mesh, enc, &entries(&pf), &entries(&cf), &geo.entry(), &entries(&cells), false);
+        if !matches!(enc, VtuEncoding::Appended | VtuEncoding::Compressed) {
+            return Ok((w, Vec::new(), ""));
+        }
+        let blocks = pf.into_iter().chain(cf).chain(std::iter::once(geo)).chain(cells).map(|a| a.block).collect();
+        Ok((w, blocks, APPENDED_TAIL))
+    }
+}
 
-        let appended = matches!(enc, VtuEncoding::Appended | VtuEncoding::Compressed);
-        let npoint = pf.len();
-        // Offsets of the appended blocks in their order in the section.
-        let sizes = |a: &[Encoded]| a.iter().map(|e| e.block.len()).sum::<usize>();
-        let mesh_bytes = sizes(&cf) + geo.block.len() + sizes(&cells);
-        let offset = std::cell::Cell::new(if fields_last { mesh_bytes } else { 0 });
-        let mut w = String::new();
-        let put = |w: &mut String, a: &Encoded| {
-            match &a.inline {
-                Some(text) => {
-                    let _ = writeln!(w, "        <DataArray {}>", a.head);
-                    w.push_str(text);
-                    let _ = writeln!(w, "        </DataArray>");
-                }
-                None => {
-                    let _ = writeln!(w, r#"        <DataArray {} offset="{}"/>"#, a.head, offset.get());
-                    offset.set(offset.get() + a.block.len());
-                }
+/// What follows the appended section's last block.
+const APPENDED_TAIL: &str = "\n  </AppendedData>\n</VTKFile>\n";
+
+/// Whether cell indices are written as Int32 (they fit; ParaView reads either): half the bytes.
+fn small_indices(mesh: &Mesh) -> bool {
+    mesh.cells.len() < i32::MAX as usize && mesh.num_vertices() < i32::MAX as usize
+}
+
+/// A `<DataArray>`'s attributes (type, name, components, format).
+fn array_head(vtk_type: &str, name: Option<&str>, ncomp: usize, enc: VtuEncoding) -> String {
+    let name_attr = name.map(|n| format!(r#" Name="{}""#, escape_attr(n))).unwrap_or_default();
+    let format = match enc {
+        VtuEncoding::Ascii => "ascii",
+        VtuEncoding::Inline => "binary",
+        _ => "appended",
+    };
+    format!(r#"type="{vtk_type}"{name_attr} NumberOfComponents="{ncomp}" format="{format}""#)
+}
+
+/// One `<DataArray>` as the XML needs it: its attributes, and either its inline text or the size
+/// of its block in the appended section.
+struct Entry<'e> {
+    head: &'e str,
+    inline: Option<&'e str>,
+    size: usize,
+}
+
+impl Encoded {
+    fn entry(&self) -> Entry<'_> {
+        Entry { head: &self.head, inline: self.inline.as_deref(), size: self.block.len() }
+    }
+}
+
+/// The XML of the file: whole for inline encodings, up to the start of the appended data
+/// (`_`) otherwise, the blocks' offsets counted from their sizes in the section's order: point
+/// data, cell data, points, cells — or, `fields_last`, the point data's blocks after the rest.
+fn xml_head(mesh: &Mesh, enc: VtuEncoding, pf: &[Entry], cf: &[Entry], geo: &Entry, cells: &[Entry], fields_last: bool) -> String {
+    use std::fmt::Write as _;
+    fn put(w: &mut String, offset: &mut usize, a: &Entry) {
+        match a.inline {
+            Some(text) => {
+                let _ = writeln!(w, "        <DataArray {}>", a.head);
+                w.push_str(text);
+                let _ = writeln!(w, "        </DataArray>");
             }
-        };
-        let _ = writeln!(w, r#"<?xml version="1.0"?>"#);
-        let compressor = if enc == VtuEncoding::Compressed { r#" compressor="vtkZLibDataCompressor""# } else { "" };
-        let _ = writeln!(w, r#"<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian" header_type="UInt64"{compressor}>"#);
-        let _ = writeln!(w, "  <UnstructuredGrid>");
-        let _ = writeln!(w, r#"    <Piece NumberOfPoints="{}" NumberOfCells="{}">"#, mesh.num_vertices(), nc);
-        let _ = writeln!(w, "      <PointData>");
-        for a in &pf {
-            put(&mut w, a);
+            None => {
+                let _ = writeln!(w, r#"        <DataArray {} offset="{}"/>"#, a.head, offset);
+                *offset += a.size;
+            }
         }
-        let _ = writeln!(w, "      </PointData>");
-        if fields_last {
-            offset.set(0);
+    }
+    let sizes = |a: &[Entry]| a.iter().map(|e| e.size).sum::<usize>();
+    let mut offset = if fields_last { sizes(cf) + geo.size + sizes(cells) } else { 0 };
+    let mut w = String::new();
+    let _ = writeln!(w, r#"<?xml version="1.0"?>"#);
+    let compressor = if enc == VtuEncoding::Compressed { r#" compressor="vtkZLibDataCompressor""# } else { "" };
+    let _ = writeln!(w, r#"<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian" header_type="UInt64"{compressor}>"#);
+    let _ = writeln!(w, "  <UnstructuredGrid>");
+    let _ = writeln!(w, r#"    <Piece NumberOfPoints="{}" NumberOfCells="{}">"#, mesh.num_vertices(), mesh.num_cells());
+    let sections: [(&str, &[Entry]); 4] = [("PointData", pf), ("CellData", cf), ("Points", std::slice::from_ref(geo)), ("Cells", cells)];
+    for (k, (name, arrays)) in sections.into_iter().enumerate() {
+        if k == 1 && fields_last {
+            // The mesh's blocks start the section.
+            offset = 0;
         }
-        let _ = writeln!(w, "      <CellData>");
-        for a in &cf {
-            put(&mut w, a);
+        let _ = writeln!(w, "      <{name}>");
+        for a in arrays {
+            put(&mut w, &mut offset, a);
         }
-        let _ = writeln!(w, "      </CellData>");
-        let _ = writeln!(w, "      <Points>");
-        put(&mut w, &geo);
-        let _ = writeln!(w, "      </Points>");
-        let _ = writeln!(w, "      <Cells>");
-        for a in &cells {
-            put(&mut w, a);
-        }
-        let _ = writeln!(w, "      </Cells>");
-        let _ = writeln!(w, "    </Piece>");
-        let _ = writeln!(w, "  </UnstructuredGrid>");
-        if !appended {
-            let _ = writeln!(w, "</VTKFile>");
-            return Ok((w, Vec::new(), 0, ""));
-        }
+        let _ = writeln!(w, "      </{name}>");
+    }
+    let _ = writeln!(w, "    </Piece>");
+    let _ = writeln!(w, "  </UnstructuredGrid>");
+    if matches!(enc, VtuEncoding::Appended | VtuEncoding::Compressed) {
         w.push_str("  <AppendedData encoding=\"raw\">\n   _");
-        let mesh_blocks = cf.into_iter().chain(std::iter::once(geo)).chain(cells).map(|a| a.block);
-        let point_blocks = pf.into_iter().map(|a| a.block);
-        let blocks = if fields_last { mesh_blocks.chain(point_blocks).collect() } else { point_blocks.chain(mesh_blocks).collect() };
-        Ok((w, blocks, npoint, "\n  </AppendedData>\n</VTKFile>\n"))
+    } else {
+        let _ = writeln!(w, "</VTKFile>");
     }
+    w
 }
 
-/// A raw appended VTU whose mesh part (geometry, cells, region tags: 95 % of the bytes at 10^7
-/// cells) is encoded, hashed and written before its point fields exist: a run prepares it on
-/// another thread while it assembles and solves, then [`VtuPrepared::finish`] adds the fields
-/// (their blocks come last in the appended section; VTK finds every array by its offset), fsyncs
-/// and renames. Same arrays, bit for bit, as [`VtuWriter`] with `Appended` (tested).
-pub struct VtuPrepared {
-    file: super::atomic::AtomicFile,
-    path: std::path::PathBuf,
-    /// Where the point fields' blocks start, and (name, components given, values expected).
-    tail_at: u64,
-    fields: Vec<(String, usize, usize)>,
-    /// The hash of everything before the fields' blocks.
-    hasher: sha2::Sha256,
-    bytes: u64,
-    /// Seconds spent encoding, writing and syncing the mesh part (off the caller's path).
-    pub prepare: VtuTimes,
-}
-
-impl VtuPrepared {
-    /// Encodes, hashes and writes (to a temporary of `path`) the mesh part of the file with point
-    /// fields `fields` (name, components per vertex) to come; region tags as cell data when
-    /// `regions`.
-    pub fn new(mesh: &Mesh, path: &Path, regions: bool, fields: &[(&str, usize)]) -> Result<VtuPrepared> {
-        use sha2::Digest;
-        let t = Instant::now();
-        let nverts = mesh.num_vertices();
-        let mut w = VtuWriter::new(mesh);
-        w.encoding(VtuEncoding::Appended).regions(regions);
-        // Placeholders of the right length give the head its attributes and offsets.
-        let zeros: Vec<f64> = vec![0.0; nverts * fields.iter().map(|&(_, n)| if n == 2 { 3 } else { n }).max().unwrap_or(0)];
-        let mut spec = Vec::new();
-        for &(name, n) in fields {
-            let written = if n == 2 { 3 } else { n };
-            w.add(Location::Point, name, written, Values::Real(Cow::Borrowed(&zeros[..nverts * written])))?;
-            spec.push((name.to_string(), n, nverts * n));
-        }
-        let region = Field { name: REGION_FIELD.into(), ncomp: 1, values: Values::Int(&mesh.cell_tags) };
-        w.check_len(Location::Cell, REGION_FIELD, 1, mesh.cell_tags.len())?;
-        let (head, blocks, npoint, tail) = w.render_fields_last(&region).map_err(|e| Error::io(path, e))?;
-        let encode = t.elapsed().as_secs_f64();
-        let mesh_blocks = &blocks[..blocks.len() - npoint];
-        let prefix: Vec<&[u8]> = std::iter::once(head.as_bytes()).chain(mesh_blocks.iter().map(Vec::as_slice)).collect();
-        let tail_at: u64 = prefix.iter().map(|p| p.len() as u64).sum();
-        let total = tail_at + blocks[blocks.len() - npoint..].iter().map(|b| b.len() as u64).sum::<u64>() + tail.len() as u64;
-        let t = Instant::now();
-        let file = super::atomic::AtomicFile::create(path, total)?;
-        let (written, (hasher, hash)) = rayon::join(
-            || -> Result<(f64, f64)> {
-                file.write_parts_at(0, &prefix)?;
-                let write = t.elapsed().as_secs_f64();
-                let ts = Instant::now();
-                file.sync_data()?;
-                Ok((write, ts.elapsed().as_secs_f64()))
-            },
-            || {
-                let t = Instant::now();
-                let mut h = sha2::Sha256::new();
-                prefix.iter().for_each(|p| h.update(p));
-                (h, t.elapsed().as_secs_f64())
-            },
-        );
-        let (write, sync) = written?;
-        Ok(VtuPrepared { file, path: path.to_path_buf(), tail_at, fields: spec, hasher, bytes: total, prepare: VtuTimes { encode, write, sync, hash } })
-    }
-
-    /// Writes the point fields (`values[k]` for field k, interleaved components) and the end of
-    /// the file, fsyncs and renames it into place; returns its record and the time of each step.
-    pub fn finish(self, values: &[&[f64]]) -> Result<(OutputFile, VtuTimes)> {
-        use sha2::Digest;
-        if values.len() != self.fields.len() {
-            return Err(Error::dim("prepared VTU point fields", self.fields.len(), values.len()));
-        }
-        let t = Instant::now();
-        let mut blocks = Vec::with_capacity(values.len());
-        for ((name, n, expected), v) in self.fields.iter().zip(values) {
-            if v.len() != *expected {
-                return Err(Error::dim(format!("point field `{name}` ({n} per point)"), *expected, v.len()));
-            }
-            // Two components are padded with a zero z, as `point_vector` writes them.
-            blocks.push(if *n == 2 {
-                le_bytes(v.len() / 2 * 3, |i| if i % 3 == 2 { 0.0 } else { v[i / 3 * 2 + i % 3] }, true)
-            } else {
-                le_bytes(v.len(), |i| v[i], true)
-            });
-        }
-        let tail: &[u8] = b"\n  </AppendedData>\n</VTKFile>\n";
-        let parts: Vec<&[u8]> = blocks.iter().map(Vec::as_slice).chain(std::iter::once(tail)).collect();
-        let encode = t.elapsed().as_secs_f64();
-        let VtuPrepared { file, path, tail_at, mut hasher, bytes, .. } = self;
-        let t = Instant::now();
-        let (written, hash) = rayon::join(
-            || -> Result<(f64, f64)> {
-                file.write_parts_at(tail_at, &parts)?;
-                let write = t.elapsed().as_secs_f64();
-                let ts = Instant::now();
-                file.publish()?;
-                Ok((write, ts.elapsed().as_secs_f64()))
-            },
-            || {
-                let t = Instant::now();
-                parts.iter().for_each(|p| hasher.update(p));
-                (hasher.finalize(), t.elapsed().as_secs_f64())
-            },
-        );
-        let (write, sync) = written?;
-        let (digest, hash_s) = hash;
-        let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
-        Ok((OutputFile { path, bytes, sha256 }, VtuTimes { encode, write, sync, hash: hash_s }))
-    }
-}
-
-/// A [`VtuPrepared`] being written on another thread. Dropping it (a run that fails before its
-/// output) waits for the thread, so the temporary is removed by its guard instead of being left
-/// behind when the process exits mid-write.
-pub struct VtuPreparing(Option<std::thread::JoinHandle<Result<VtuPrepared>>>);
-
-impl VtuPreparing {
-    /// Starts [`VtuPrepared::new`] on its own thread (it owns its copy of the mesh), its parallel
-    /// loops in a small pool of low-priority threads of their own ([`super::background`]), so the
-    /// run's parallel steps never wait behind them.
-    pub fn spawn(mesh: std::sync::Arc<Mesh>, path: std::path::PathBuf, regions: bool, fields: Vec<(&'static str, usize)>) -> VtuPreparing {
-        Self::spawn_with(mesh, path, regions, fields, true)
-    }
-
-    /// [`Self::spawn`]; `own_pool = false` runs the loops on rayon's global pool instead (the
-    /// behaviour before the pool, kept to measure against).
-    pub fn spawn_with(mesh: std::sync::Arc<Mesh>, path: std::path::PathBuf, regions: bool, fields: Vec<(&'static str, usize)>, own_pool: bool) -> VtuPreparing {
-        VtuPreparing(Some(std::thread::spawn(move || {
-            if !own_pool {
-                return VtuPrepared::new(&mesh, &path, regions, &fields);
-            }
-            use super::background::{background_threads, low_priority_pool};
-            let pool = low_priority_pool("vtu", background_threads(rayon::current_num_threads()))?;
-            pool.install(|| VtuPrepared::new(&mesh, &path, regions, &fields))
-        })))
-    }
-
-    /// Waits for the mesh part to be written.
-    pub fn join(mut self) -> Result<VtuPrepared> {
-        let handle = self.0.take().ok_or_else(|| Error::invalid("the VTU preparation was already joined"))?;
-        handle.join().map_err(|_| Error::invalid("the thread preparing the VTU file panicked"))?
-    }
-}
-
-impl Drop for VtuPreparing {
-    fn drop(&mut self) {
-        if let Some(h) = self.0.take() {
-            // The prepared file (if any) is dropped here, which removes its temporary.
-            let _ = h.join();
-        }
-    }
-}
+mod prepared;
+pub use prepared::{VtuPrepared, VtuPreparing};
 
 /// Seconds per step of [`VtuWriter::write_recorded`]: encoding the arrays, writing the bytes,
 /// fsync and rename, and the SHA-256 of the file (computed while it is written).
@@ -849,15 +714,44 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "a temporary was left behind");
     }
 
+    /// The mesh part streamed through windows far smaller than its arrays (a window ending inside
+    /// every array, the head longer than a window) writes the writer's arrays, with or without
+    /// region tags, and its record (size, SHA-256) is the file's as read back.
+    #[test]
+    fn prepared_file_streamed_in_small_windows_has_the_writers_arrays() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = crate::mesh::generate::rectangle(23, 17, [0.0, 0.0], [1.0, 2.0], CellType::Triangle).unwrap();
+        m.cell_tags.iter_mut().enumerate().for_each(|(c, t)| *t = (c % 5) as i32 - 2);
+        let u: Vec<f64> = (0..m.num_vertices()).map(|i| (i as f64 * 0.7).cos()).collect();
+        let v2: Vec<f64> = (0..2 * m.num_vertices()).map(|i| i as f64 / 3.0).collect();
+        for (regions, window) in [(true, 100), (false, 777), (true, 1 << 20)] {
+            let (a, b) = (dir.path().join(format!("w{window}.vtu")), dir.path().join(format!("p{window}.vtu")));
+            let mut w = VtuWriter::new(&m);
+            w.encoding(VtuEncoding::Appended).regions(regions);
+            w.point_scalar("u", &u).unwrap().point_vector("v", 2, &v2).unwrap();
+            w.write(&a).unwrap();
+            let p = VtuPrepared::windowed(&m, &b, regions, &[("u", 1), ("v", 2)], window).unwrap();
+            let (record, _) = p.finish(&[&u, &v2]).unwrap();
+            assert_eq!(record, crate::io::file_record(&b).unwrap(), "window {window}");
+            assert!(record.bytes as usize > 20 * window || window > 1000);
+            assert_eq!(std::fs::metadata(&a).unwrap().len(), record.bytes, "the same arrays take the same bytes");
+            let (arrays, expected) = (read_arrays(&b).1, read_arrays(&a).1);
+            assert_eq!(arrays, expected, "window {window}");
+            assert_eq!(arrays.contains_key("region"), regions);
+        }
+        let bad = VtuPrepared::new(&m, &dir.path().join("bad.vtu"), true, &[("u", 1), ("u", 2)]);
+        assert!(matches!(bad, Err(Error::Invalid(_))));
+    }
+
     /// A preparation dropped before it is finished (a run failing after it started) leaves
     /// neither the file nor its temporary.
     #[test]
     fn dropped_preparation_leaves_no_temporary() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("u.vtu");
-        drop(VtuPreparing::spawn(std::sync::Arc::new(square()), path.clone(), true, vec![("u", 1)]));
+        drop(VtuPreparing::spawn(std::sync::Arc::new(square()), path.clone(), true, vec![("u", 1)], true));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "something was left behind");
-        let p = VtuPreparing::spawn(std::sync::Arc::new(square()), path.clone(), true, vec![("u", 1)]).join().unwrap();
+        let p = VtuPreparing::spawn(std::sync::Arc::new(square()), path.clone(), true, vec![("u", 1)], true).join().unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "the temporary should exist before finish");
         drop(p);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "an unfinished file was left behind");
@@ -873,7 +767,7 @@ mod tests {
             .into_iter()
             .map(|own| {
                 let path = dir.path().join(format!("{own}.vtu"));
-                let p = VtuPreparing::spawn_with(m.clone(), path, true, vec![("u", 1)], own).join().unwrap();
+                let p = VtuPreparing::spawn(m.clone(), path, true, vec![("u", 1)], own).join().unwrap();
                 p.finish(&[&u]).unwrap().0
             })
             .collect();

@@ -404,6 +404,7 @@ pub fn run(pf: &ProblemFile, base: &Path, opts: &RunOptions) -> Result<Report> {
 /// [`run`], timed from `t_start` (before the problem file was read).
 fn run_from(pf: &ProblemFile, base: &Path, opts: &RunOptions, t_start: Instant) -> Result<Report> {
     let mut notes = Vec::new();
+    let background = VtuBackground::from_env()?;
     let backend = AnyBackend::select(opts.backend.unwrap_or(pf.backend), gpu_capable(pf), &mut notes)?;
     let mut times = PhaseTimes::default();
     // The checks that need no mesh run before the directory is touched.
@@ -433,10 +434,9 @@ fn run_from(pf: &ProblemFile, base: &Path, opts: &RunOptions, t_start: Instant) 
     // at the end.
     let vtu_path = out.join(&format!("{}.vtu", pf.output.name));
     let vtu_name = if ncomp == 1 { "u" } else { "displacement" };
-    let background = VtuBackground::from_env();
     let spawn_vtu = || {
         (pf.output.vtu && pf.output.vtu_encoding == io::VtuEncoding::Appended && rayon::current_num_threads() >= 4).then(|| {
-            io::VtuPreparing::spawn_with(mesh.clone(), vtu_path.clone(), pf.output.cell_data, vec![(vtu_name, ncomp)], background != VtuBackground::Global)
+            io::VtuPreparing::spawn(mesh.clone(), vtu_path.clone(), pf.output.cell_data, vec![(vtu_name, ncomp)], background != VtuBackground::Global)
         })
     };
     let mut prepared = if background == VtuBackground::Late { None } else { spawn_vtu() };
@@ -597,6 +597,16 @@ fn run_from(pf: &ProblemFile, base: &Path, opts: &RunOptions, t_start: Instant) 
     if crate::process::is_command() {
         let n = crate::backend::cuda::release_unused_contexts();
         crate::trace::note(&format!("teardown: data freed, {n} CUDA context(s) released"), t.elapsed().as_secs_f64());
+        // What the allocator kept of the freed gigabytes goes back now, timed, not at the exit.
+        let tt = Instant::now();
+        if crate::trace::enabled() {
+            crate::trace::note(&format!("teardown: before the trim: {}", crate::process::memory_summary(0)), 0.0);
+        }
+        let trimmed = crate::process::release_free_memory();
+        crate::trace::note(&format!("teardown: free memory returned ({trimmed})"), tt.elapsed().as_secs_f64());
+        if crate::trace::enabled() {
+            crate::trace::note(&format!("teardown: still mapped: {}", crate::process::memory_summary(6)), 0.0);
+        }
     }
     times.teardown = t.elapsed().as_secs_f64();
     times.close(t_start);
@@ -619,12 +629,22 @@ enum VtuBackground {
     Global,
 }
 
+/// The environment variable that chooses the [`VtuBackground`].
+const VTU_BACKGROUND_ENV: &str = "GALERKIN_VTU_BACKGROUND";
+
 impl VtuBackground {
-    fn from_env() -> VtuBackground {
-        match std::env::var("GALERKIN_VTU_BACKGROUND").as_deref() {
-            Ok("late") => VtuBackground::Late,
-            Ok("global") => VtuBackground::Global,
-            _ => VtuBackground::Pool,
+    /// From `GALERKIN_VTU_BACKGROUND`: unset is the default; an unknown value is an error, not a
+    /// silent default (a measurement must run what it names).
+    fn from_env() -> Result<VtuBackground> {
+        Self::parse(std::env::var(VTU_BACKGROUND_ENV).ok().as_deref())
+    }
+
+    fn parse(value: Option<&str>) -> Result<VtuBackground> {
+        match value {
+            None | Some("pool") => Ok(VtuBackground::Pool),
+            Some("late") => Ok(VtuBackground::Late),
+            Some("global") => Ok(VtuBackground::Global),
+            Some(other) => Err(Error::invalid(format!("{VTU_BACKGROUND_ENV} = `{other}`: expected `pool`, `late` or `global`"))),
         }
     }
 }
@@ -1115,6 +1135,18 @@ fn build_problem(pf: &ProblemFile, space: Arc<FunctionSpace>, faults: &FieldFaul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_vtu_background_names_the_variable_and_the_choices() {
+        assert_eq!(VtuBackground::parse(None).unwrap(), VtuBackground::Pool);
+        assert_eq!(VtuBackground::parse(Some("pool")).unwrap(), VtuBackground::Pool);
+        assert_eq!(VtuBackground::parse(Some("late")).unwrap(), VtuBackground::Late);
+        assert_eq!(VtuBackground::parse(Some("global")).unwrap(), VtuBackground::Global);
+        for bad in ["", "Late", "own"] {
+            let e = VtuBackground::parse(Some(bad)).unwrap_err().to_string();
+            assert!(e.contains("GALERKIN_VTU_BACKGROUND") && e.contains(&format!("`{bad}`")) && e.contains("`pool`, `late` or `global`"), "{e}");
+        }
+    }
 
     /// `mesh.reorder` renumbers the mesh (by default) without changing the solution: the same
     /// errors against the manufactured solution either way, and a different cell order.
