@@ -4,6 +4,7 @@
 //! loads reproduce linear elasticity; a homogeneous deformation of a cube is reproduced with the
 //! analytic reaction forces; inexact Newton (Eisenstat–Walker) reaches the same solution with
 //! fewer linear iterations; Newton's failure names the load step; bad input is refused by key.
+mod hyper_common;
 use galerkin::hyperelastic::law::{Law, M3};
 use galerkin::hyperelastic::loads::{tagged_facets, FollowerPressure};
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
@@ -196,23 +197,7 @@ fn follower_pressure_tangent_equals_finite_differences() {
     }
 }
 
-const BEAM: &str = r#"
-[mesh]
-generator = "box"
-n = [8, 2, 2]
-lower = [0.0, 0.0, 0.0]
-upper = [4.0, 1.0, 1.0]
-cell = "hexahedron"
-[physics]
-kind = "hyperelasticity"
-law = "LAW"
-lambda = 10.0
-mu = 4.0
-body_force = [0.0, 0.0, "-LOAD"]
-[[bc]]
-type = "dirichlet"
-boundary = "xmin"
-value = [0, 0, 0]
+const BEAM_TAIL: &str = r#"
 [loads]
 steps = STEPS
 [newton]
@@ -223,7 +208,7 @@ method = "direct"
 "#;
 
 fn beam(law: &str, load: f64, steps: usize) -> String {
-    BEAM.replace("LAW", law).replace("LOAD", &format!("{load}")).replace("STEPS", &steps.to_string())
+    hyper_common::beam_head(law, load) + &BEAM_TAIL.replace("STEPS", &steps.to_string())
 }
 
 /// Near the solution the residual falls quadratically: with ρ_k = ‖R_k‖/‖R_0‖, every pair of

@@ -4,27 +4,12 @@
 //! abandoned attempt's, rescaled; a stall (damped steps along indefinite directions) is detected
 //! before the iteration limit; with cutbacks off the same runs fail naming the step; the
 //! Eisenstat–Walker forcing does not oversolve the last step.
+mod hyper_common;
 use galerkin::backend::Cpu;
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
 use galerkin::hyperelastic::{Forcing, LoadStepReport};
 
-const BEAM: &str = r#"
-[mesh]
-generator = "box"
-n = [8, 2, 2]
-lower = [0.0, 0.0, 0.0]
-upper = [4.0, 1.0, 1.0]
-cell = "hexahedron"
-[physics]
-kind = "hyperelasticity"
-law = "neo-hookean"
-lambda = 10.0
-mu = 4.0
-body_force = [0.0, 0.0, "-LOAD"]
-[[bc]]
-type = "dirichlet"
-boundary = "xmin"
-value = [0, 0, 0]
+const BEAM_TAIL: &str = r#"
 [loads]
 steps = STEPS
 cutbacks = CUTBACKS
@@ -40,10 +25,11 @@ max_iter = 20000
 "#;
 
 fn beam(load: f64, steps: usize, cutbacks: usize, max_iter: usize) -> String {
-    BEAM.replace("LOAD", &format!("{load}"))
-        .replace("STEPS", &steps.to_string())
-        .replace("CUTBACKS", &cutbacks.to_string())
-        .replace("MAXIT", &max_iter.to_string())
+    hyper_common::beam_head("neo-hookean", load)
+        + &BEAM_TAIL
+            .replace("STEPS", &steps.to_string())
+            .replace("CUTBACKS", &cutbacks.to_string())
+            .replace("MAXIT", &max_iter.to_string())
 }
 
 fn run(text: &str) -> galerkin::Result<(Vec<f64>, Vec<LoadStepReport>)> {
