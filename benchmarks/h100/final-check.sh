@@ -16,7 +16,9 @@ name, rep, log = sys.argv[1:]
 w = re.search(r"Elapsed \(wall clock\) time.*: (\S+)", open(log).read())
 try:
     r = json.load(open(rep)); tm = r["timings"]
-    print(f"{name} wall={w.group(1) if w else '?'} total={tm['total']:.3f} solve_ready={tm['solve_ready']:.3f} its={r['solver']['iterations']} L2={r['errors']['l2']:.5e}")
+    ws = w.group(1) if w else "?"
+    secs = sum(float(x) * 60 ** i for i, x in enumerate(reversed(ws.split(":")))) if w else float("nan")
+    print(f"{name} wall={ws} total={tm['total']:.3f} total/wall={tm['total'] / secs:.3f} solve_ready={tm['solve_ready']:.3f} its={r['solver']['iterations']} L2={r['errors']['l2']:.5e}")
 except Exception as e:
     print(f"{name} no report: {e}")
 PY
