@@ -24,5 +24,5 @@ except Exception as e:
 PY
   rm -rf "out-$name"
 done
-timeout 400 bash "$d/run.sh"; echo "tests rc=$?" | tee -a "$OUT/summary.txt"
+timeout 520 bash "$d/run.sh"; echo "tests rc=$?" | tee -a "$OUT/summary.txt"
 grep -E "^test result|FAILED|panicked|^== " "$OUT"/*.log | tail -40
