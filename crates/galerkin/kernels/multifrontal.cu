@@ -1115,3 +1115,207 @@ extern "C" __global__ void mf_mapsp_forward(Tree t, Pass p, u32 count, u32 mcap,
 MF_MAPSP_BACKWARD(1)
 MF_MAPSP_BACKWARD(2)
 MF_MAPSP_BACKWARD(3)
+
+// ---- Transfer maps through compact separator rows (solver/multifrontal/separators.rs,
+// `MapsKernel::Separators`): the tensor-core map kernels above with the rows that passes 1 and up
+// eliminate moved to a row-major buffer `sep` (row r at sep[r·nrhs + c], compact rows in the order
+// of the passes' subtrees), so that those passes move whole lines instead of the separators'
+// 24-byte pieces of each column of b and x. Pass 0 (sp.upper = 0) reads b at its eliminated rows
+// (column-major), copies b at its owned Schur rows into sep (forward) and writes x there from sep
+// (backward); passes above (sp.upper = 1) read b from sep and overwrite it with x in place.
+struct SepPass {
+    const u32* own_ptr;
+    const u32* own_loc;
+    const u32* own_dof;
+    u32 upper;
+};
+
+// Issues chunk c0's gather of subtree j into w: rows from the column-major b a warp per column,
+// lanes over rows (pass 0: its eliminated rows, and forward its owned rows into w rows R…); rows
+// from the row-major sep a warp per row, lanes over columns; forward the Schur rows are zero.
+template <bool BACKWARD>
+__device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp, u32 j, u32 c0, u32 C, u32 nrhs, u64 n,
+                                               const double* __restrict__ b, const double* __restrict__ sep, double* w, int ld) {
+    const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
+    const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j];
+    const u32* rdof = p.row_dof + r0;
+    const u32 o0 = sp.upper ? 0 : sp.own_ptr[j];
+    const u32 ncm = sp.upper ? 0 : ne + (BACKWARD ? 0 : sp.own_ptr[j + 1] - o0);
+    for (u32 row0 = 0; row0 < ncm; row0 += 32) {
+        const u32 i = row0 + lane;
+        if (i >= ncm) break;
+        const u32 d = i < ne ? rdof[i] : sp.own_dof[o0 + i - ne];
+        const u32 wr = i < ne ? i : R + (i - ne);
+        for (u32 col = warp; col < C; col += nw) {
+            const bool v = c0 + col < nrhs;
+            mf_cp8(w + wr * ld + col, v ? b + (u64)(c0 + col) * n + d : b, v);
+        }
+    }
+    const u32 first = sp.upper ? 0 : ne, last = BACKWARD ? R : ne;
+    for (u32 i = first + warp; i < last; i += nw) {
+        const double* src = sep + (u64)rdof[i] * nrhs + c0;
+        for (u32 col = lane; col < C; col += 32) {
+            const bool v = c0 + col < nrhs;
+            mf_cp8(w + i * ld + col, v ? src + col : sep, v);
+        }
+    }
+    if (!BACKWARD)
+        for (u32 i = ne + warp; i < R; i += nw)
+            for (u32 col = lane; col < C; col += 32) w[i * ld + col] = 0.0;
+}
+
+template <int NB, bool BACKWARD>
+__device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+                               double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf, const u64* __restrict__ map_off,
+                               const double* __restrict__ maps) {
+    extern __shared__ __align__(16) double maps_smem[];
+    const u32 j = blockIdx.x, C = blockDim.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = C >> 5;
+    const int ld = (int)C + 1;
+    const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
+    const u32* rdof = p.row_dof + r0;
+    double* sM = maps_smem;
+    double* w = maps_smem + (mcap + 1) / 2 * 2;
+    {
+        const u32 cnt = BACKWARD ? R * ldm : ne * s;
+        const double* src = maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm);
+        for (u32 i = tid; i < cnt; i += C) mf_cp8(sM + (BACKWARD ? i + i / ldm * MF_TC_PAD : i), src + i, true);
+    }
+    const u32 o0 = sp.upper ? 0 : sp.own_ptr[j], nown = sp.upper ? 0 : sp.own_ptr[j + 1] - o0;
+    for (u32 c0 = blockIdx.y * C; c0 < nrhs; c0 += C * gridDim.y) {
+        __syncthreads();
+        maps_sep_issue<BACKWARD>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld);
+        mf_cp_commit();
+        mf_cp_wait_all();
+        __syncthreads();
+        const bool mine = c0 + tid < nrhs;
+        double* wc = w + tid;
+        if (!BACKWARD)  // b at the owned separator rows, staged in w rows R…, to sep
+            for (u32 k = warp; k < nown; k += nw) {
+                double* dst = sep + (u64)rdof[sp.own_loc[o0 + k]] * nrhs + c0;
+                for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[(R + k) * ld + col];
+            }
+        if (mine) sub_add_ext<1>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + tid, C, wc, ld);
+        if (!BACKWARD) {
+            const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
+            if (mine) maps_apply_forward(sM, wc, ld, ne, s, buf + (t.slot[root] + t.e[root]) * nrhs + c0 + tid, nrhs);
+        } else {
+            __syncwarp();  // the warp's columns complete (each thread added its own)
+            maps_tc_backward<NB>(sM, ldm, w, ld, R, ne);
+            __syncthreads();
+            if (sp.upper) {  // x in place of b in sep, whole rows
+                for (u32 i = warp; i < ne; i += nw) {
+                    double* dst = sep + (u64)rdof[i] * nrhs + c0;
+                    for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[i * ld + col];
+                }
+            } else {  // x at the eliminated rows and, from sep, at the owned rows: a warp per column
+                for (u32 col = warp; col < C && c0 + col < nrhs; col += nw)
+                    for (u32 i = lane; i < ne + nown; i += 32) {
+                        const u32 wr = i < ne ? i : sp.own_loc[o0 + i - ne], d = i < ne ? rdof[i] : sp.own_dof[o0 + i - ne];
+                        x[(u64)(c0 + col) * n + d] = w[wr * ld + col];
+                    }
+            }
+        }
+    }
+}
+
+extern "C" __global__ void mf_mapss_forward(Tree t, Pass p, SepPass sp, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+                                            double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf,
+                                            const u64* __restrict__ map_off, const double* __restrict__ maps) {
+    maps_sep_sweep<1, false>(t, p, sp, mcap, nrhs, n, b, x, sep, buf, map_off, maps);
+}
+#define MF_MAPSS_BACKWARD(NB)                                                                                         \
+    extern "C" __global__ void mf_mapss_backward_##NB(Tree t, Pass p, SepPass sp, u32 mcap, u32 nrhs, u64 n,          \
+                                                      const double* __restrict__ b, double* __restrict__ x,           \
+                                                      double* __restrict__ sep, double* __restrict__ buf,             \
+                                                      const u64* __restrict__ map_off, const double* __restrict__ maps) { \
+        maps_sep_sweep<NB, true>(t, p, sp, mcap, nrhs, n, b, x, sep, buf, map_off, maps);                             \
+    }
+MF_MAPSS_BACKWARD(1)
+MF_MAPSS_BACKWARD(2)
+MF_MAPSS_BACKWARD(3)
+
+// ---- One launch for the passes near the root (`MapsKernel::SeparatorsTop`) ----
+// The passes of few subtrees (a few hundred and fewer; every row in sep) cost launch and tail
+// latency each way. Here one launch walks all of them, forward then backward, as a list of steps
+// (direction, pass, subtree) × chunks of 32 columns: a block takes items in list order from a
+// global counter, waits (one thread spinning) until the items it depends on — forward its external
+// children's subtrees, backward the subtree above it (the top subtree: its own forward) at the same
+// chunk — have published `epoch` in their flag, does the item (gather, product, store as
+// maps_sep_sweep) and publishes its own flag. An item depends only on items earlier in the list,
+// which blocks already took and finish without waiting on later ones: no deadlock, whatever is
+// resident. Data written by other blocks of this launch are read through L2 (__ldcg), never L1.
+__device__ __forceinline__ void mf_wait_flag(const u32* flag, u32 epoch) {
+    while (*(volatile const u32*)flag != epoch) {
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(64);
+#endif
+    }
+}
+
+extern "C" __global__ void mf_mapss_top(Tree t, const Pass* __restrict__ passes, const u64* __restrict__ map_offs, const u32* __restrict__ steps,
+                                        const u32* __restrict__ dep_ptr, const u32* __restrict__ dep, u32 nsteps, u32 nchunks,
+                                        u32* __restrict__ flags, u32* __restrict__ counter, u32 epoch, u32 mcap, u32 nrhs,
+                                        double* __restrict__ sep, double* __restrict__ buf, const double* __restrict__ maps) {
+    extern __shared__ __align__(16) double walk_smem[];
+    __shared__ u32 s_item;
+    const u32 C = blockDim.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = C >> 5;
+    const int ld = (int)C + 1;
+    double* sM = walk_smem;
+    double* w = walk_smem + (mcap + 1) / 2 * 2;
+    const u32 total = nsteps * nchunks;
+    for (;;) {
+        __syncthreads();  // the previous item's shared data consumed
+        if (tid == 0) s_item = atomicAdd(counter, 1u);
+        __syncthreads();
+        const u32 item = s_item;
+        if (item >= total) return;
+        const u32 st = item / nchunks, k = item - st * nchunks, c0 = k * C;
+        const u32 q = steps[2 * st] & 0x7fffffffu, j = steps[2 * st + 1];
+        const bool backward = (steps[2 * st] >> 31) != 0;
+        const Pass& p = passes[q];
+        const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
+        const u32* rdof = p.row_dof + r0;
+        const u64 moff = reinterpret_cast<const u64*>(map_offs[q])[j];
+        // The map (read-only: cached loads) while the dependencies finish.
+        {
+            const u32 cnt = backward ? R * ldm : ne * s;
+            const double* src = maps + moff + (backward ? 0 : (u64)R * ldm);
+            for (u32 i = tid; i < cnt; i += C) mf_cp8(sM + (backward ? i + i / ldm * MF_TC_PAD : i), src + i, true);
+            mf_cp_commit();
+        }
+        if (tid == 0) {
+            for (u32 d = dep_ptr[st]; d < dep_ptr[st + 1]; ++d) mf_wait_flag(flags + (u64)dep[d] * nchunks + k, epoch);
+            __threadfence();
+        }
+        __syncthreads();
+        const u32 last = backward ? R : ne;
+        for (u32 i = warp; i < R; i += nw) {
+            const double* src = sep + (u64)rdof[i] * nrhs + c0;
+            for (u32 col = lane; col < C; col += 32) w[i * ld + col] = i < last && c0 + col < nrhs ? __ldcg(src + col) : 0.0;
+        }
+        mf_cp_wait_all();
+        __syncthreads();
+        const bool mine = c0 + tid < nrhs;
+        double* wc = w + tid;
+        if (mine)
+            for (u32 e = p.ext_ptr[j]; e < p.ext_ptr[j + 1]; ++e) {
+                const u32 row = p.ext_row[e];
+                if (!backward || row < ne) wc[row * ld] += __ldcg(buf + p.ext_src[e] * nrhs + c0 + tid);
+            }
+        if (!backward) {
+            const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
+            if (mine) maps_apply_forward(sM, wc, ld, ne, s, buf + (t.slot[root] + t.e[root]) * nrhs + c0 + tid, nrhs);
+        } else {
+            __syncwarp();
+            maps_tc_backward<3>(sM, ldm, w, ld, R, ne);
+            __syncthreads();
+            for (u32 i = warp; i < ne; i += nw) {
+                double* dst = sep + (u64)rdof[i] * nrhs + c0;
+                for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[i * ld + col];
+            }
+        }
+        __threadfence();  // this thread's stores visible device-wide before the flag
+        __syncthreads();
+        if (tid == 0) atomicExch(flags + (u64)st * nchunks + k, epoch);
+    }
+}

@@ -98,7 +98,14 @@ fn gpu_transfer_map_kernels_equal_faer_lu() {
         (MapsKernel::Tensor, Some(32), Some(1)),
         (MapsKernel::Tensor, Some(64), Some(3)),
         (MapsKernel::Tensor, Some(256), None),
+        (MapsKernel::Separators, None, None),
+        (MapsKernel::Separators, Some(32), Some(1)),
+        (MapsKernel::Separators, Some(64), Some(3)),
+        (MapsKernel::Separators, Some(256), None),
+        (MapsKernel::SeparatorsTop, None, None),
+        (MapsKernel::SeparatorsTop, Some(64), Some(3)),
     ];
+    let mut separators = 0;
     let mut fused = 0;
     for case in small_cases().into_iter().chain(large_front_cases()) {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
@@ -106,6 +113,7 @@ fn gpu_transfer_map_kernels_equal_faer_lu() {
             continue;
         }
         fused += 1;
+        separators += usize::from(f.has_separator_layout() && f.has_top_walk());
         f.set_solve_path(SolvePath::Maps);
         for (kernel, threads, blocks) in configs {
             f.set_maps_kernel(Some(kernel));
@@ -118,6 +126,7 @@ fn gpu_transfer_map_kernels_equal_faer_lu() {
         assert!(f.set_pipe_blocks(Some(0)).is_err());
     }
     assert!(fused > 10, "only {fused} cases have fused subtrees");
+    assert!(separators > 5, "only {separators} cases have the separator layout");
 }
 
 #[test]
@@ -144,19 +153,22 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
     let b = right_hand_sides(&sys, nrhs);
     let mut xc = vec![0.0; b.len()];
     cpu.solve_into(nrhs, &b, &mut xc).unwrap();
-    for round in 0..6 {
+    assert!(gpu.has_separator_layout() && gpu.has_top_walk(), "4096 cubic elements: no separator layout or walk");
+    for round in 0..8 {
         let bd = be.from_host(&b).unwrap();
         let mut xd = be.zeros(b.len()).unwrap();
         // Round 0: the default (transfer maps for this many columns, computed after the
         // factorization); round 1: level by level; round 2: fused subtrees, 2 columns per thread,
         // blocks of 128; round 3: transfer maps again (recomputed after the refactorizations),
         // block-per-subtree kernels, blocks of 256 columns; round 4: the pipelined map kernels
-        // with 7 blocks (each walks ~150 items of 32 columns); round 5: the tensor-core map kernels.
-        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps][round]);
-        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 }), Some(SubtreeShape { threads: 32, cols: 1 }), None][round];
+        // with 7 blocks (each walks ~150 items of 32 columns); round 5: the tensor-core map kernels;
+        // round 6: the same through compact separator rows; round 7: with the passes near the root
+        // walked by one launch.
+        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps][round]);
+        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 }), Some(SubtreeShape { threads: 32, cols: 1 }), None, None, None][round];
         gpu.set_subtree_shape(shape).unwrap();
-        gpu.set_maps_kernel([None, None, None, Some(MapsKernel::Blocks), Some(MapsKernel::Pipelined), Some(MapsKernel::Tensor)][round]);
-        gpu.set_pipe_blocks([None, None, None, None, Some(7), None][round]).unwrap();
+        gpu.set_maps_kernel([None, None, None, Some(MapsKernel::Blocks), Some(MapsKernel::Pipelined), Some(MapsKernel::Tensor), Some(MapsKernel::Separators), Some(MapsKernel::SeparatorsTop)][round]);
+        gpu.set_pipe_blocks([None, None, None, None, Some(7), None, None, None][round]).unwrap();
         gpu.solve_many(&be, nrhs, &bd, &mut xd).unwrap();
         let xg = be.to_host(&xd).unwrap();
         let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));

@@ -53,11 +53,14 @@ fn singular_matrix_and_bad_sizes_are_errors() {
 #[test]
 fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
     use galerkin::solver::multifrontal::maps::{reference_maps, reference_maps_solve, MapLayout};
+    use galerkin::solver::multifrontal::separators::{reference_separator_solve, SeparatorPlan, TopWalk};
     use galerkin::solver::multifrontal::subtrees::{reference_solve, SubtreeLimits, SubtreePlan};
     let tiny = SubtreeLimits { rows: 12, emax: 8, front_entries: 300, mmax: 160 };
     let whole = SubtreeLimits { rows: 100_000, emax: 32, front_entries: 1 << 30, mmax: 160 };
     let mut many_passes = false;
     let mut maps_checked = 0;
+    let mut separators_checked = 0;
+    let mut walked = 0;
     for case in small_cases().into_iter().chain(large_front_cases()) {
         let sym = Arc::new(case.sym.clone());
         let f = CpuMultifrontal::factor(sym.clone(), &case.sys.matrices).unwrap();
@@ -107,8 +110,34 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
             reference_maps_solve(&sym, &plan, &layout, &maps, &b, &mut xm);
             let diff = want.iter().zip(&xm).fold(0.0f64, |m, (a, c)| if c.is_finite() { m.max((a - c).abs()) } else { f64::INFINITY });
             assert!(diff <= 1e-10 * scale, "{} ({} passes, {lim:?}): transfer maps differ by {diff:.3e} (scale {scale:.3e})", case.name, plan.passes.len());
+            // The same maps through the compact, row-major separator rows (`MapsKernel::Separators`):
+            // every dof is written once (NaN-initialised `x`), every separator row owned once.
+            if let Some(sp) = SeparatorPlan::new(&plan, n) {
+                assert_eq!(sp.own_loc.len(), sp.rows, "{}: separator rows owned {} times for {} rows", case.name, sp.own_loc.len(), sp.rows);
+                // Pass by pass, then with the passes near the root as one walk (every pass above
+                // the bottom one, and those of at most 2 subtrees): its steps in list order.
+                let walks = [None, TopWalk::new(&sym, &plan, usize::MAX), TopWalk::new(&sym, &plan, 2)];
+                for walk in walks.iter().enumerate().filter(|(i, w)| *i == 0 || w.is_some()).map(|(_, w)| w) {
+                    if let Some(w) = walk {
+                        for i in 0..w.dep_ptr.len() - 1 {
+                            assert!(w.dep[w.dep_ptr[i] as usize..w.dep_ptr[i + 1] as usize].iter().all(|&d| (d as usize) < i), "{}: step {i} waits for a later one", case.name);
+                        }
+                        assert_eq!(w.dep_ptr.len() - 1, w.steps.len() / 2);
+                        walked += 1;
+                    }
+                    let mut xs = vec![f64::NAN; n];
+                    reference_separator_solve(&sym, &plan, &sp, &layout, &maps, walk.as_ref(), &b, &mut xs);
+                    let diff = want.iter().zip(&xs).fold(0.0f64, |m, (a, c)| if c.is_finite() { m.max((a - c).abs()) } else { f64::INFINITY });
+                    assert!(diff <= 1e-10 * scale, "{} ({} passes, {lim:?}, walk {:?}): separator layout differs by {diff:.3e} (scale {scale:.3e})", case.name, plan.passes.len(), walk.as_ref().map(|w| w.first));
+                }
+                separators_checked += 1;
+            } else {
+                assert!(plan.passes.len() < 2, "{}: {} passes, every node fused, but no separator layout", case.name, plan.passes.len());
+            }
         }
     }
     assert!(many_passes, "no case cut into three passes or more");
     assert!(maps_checked > 10, "transfer maps checked on {maps_checked} plans only");
+    assert!(separators_checked > 10, "separator layout checked on {separators_checked} plans only");
+    assert!(walked > 10, "walks of the passes near the root checked on {walked} plans only");
 }

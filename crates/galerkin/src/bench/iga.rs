@@ -369,10 +369,11 @@ fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&C
 }
 
 /// The solve path and fused-kernel shape of a GPU engine of the right-hand-side sweep.
-/// `gpu-maps[-blocks|-pipe|-tc][-T]`: the transfer maps with the default, block-per-subtree,
-/// pipelined or tensor-core kernels, T columns per block.
+/// `gpu-maps[-blocks|-pipe|-tc|-sep|-sept][-T]`: the transfer maps with the default, block-per-subtree,
+/// pipelined, tensor-core or separator-layout kernels (`-sept`: the passes near the root in one
+/// launch), T columns per block.
 fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<MapsKernel>)> {
-    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe or gpu-maps-tc, each maps engine optionally -T)"));
+    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -T)"));
     Ok(match engine {
         "gpu" => (SolvePath::Auto, None, None),
         "gpu-levels" => (SolvePath::Levels, None, None),
@@ -383,6 +384,10 @@ fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<
                 (Some(MapsKernel::Blocks), r)
             } else if let Some(r) = rest.strip_prefix("-pipe") {
                 (Some(MapsKernel::Pipelined), r)
+            } else if let Some(r) = rest.strip_prefix("-sept") {
+                (Some(MapsKernel::SeparatorsTop), r)
+            } else if let Some(r) = rest.strip_prefix("-sep") {
+                (Some(MapsKernel::Separators), r)
             } else if let Some(r) = rest.strip_prefix("-tc") {
                 (Some(MapsKernel::Tensor), r)
             } else {

@@ -40,6 +40,8 @@ use std::sync::{Arc, Mutex};
 
 #[path = "cuda_pipe.rs"]
 mod pipe;
+#[path = "cuda_sep.rs"]
+mod sep;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS};
 
 /// Fronts of at most this many rows are factorized by one warp; up to [`BLOCK_MAX`] by a block.
@@ -314,6 +316,11 @@ struct MfKernels {
     /// tensor cores ([`MapsKernel::Tensor`]).
     mapst_forward: Kernel,
     mapst_backward: [Kernel; 3],
+    /// The tensor-core map kernels through compact separator rows ([`MapsKernel::Separators`]).
+    mapss_forward: Kernel,
+    mapss_backward: [Kernel; 3],
+    /// The walk of the passes near the root, both ways in one launch ([`MapsKernel::SeparatorsTop`]).
+    mapss_top: Kernel,
 }
 
 /// The transfer maps of every fused subtree on the device; `fresh` once computed from the current
@@ -338,6 +345,8 @@ struct SolveBuffers {
     nrhs: usize,
     leaf: CudaSlice<f64>,
     levels: [CudaSlice<f64>; 2],
+    /// Separator rows × `nrhs` ([`MapsKernel::Separators`]), allocated on the first solve by them.
+    sep: Option<CudaSlice<f64>>,
 }
 
 /// A multifrontal LU factorization held in device memory.
@@ -352,6 +361,8 @@ pub struct CudaMultifrontal {
     upper_leaves: Step,
     upper_levels: Vec<Step>,
     passes: Vec<DevPass>,
+    /// The passes with compact separator rows, where that layout applies.
+    separators: Option<sep::DevSeparators>,
     /// Contribution-buffer rows per right-hand side (leaves and fused roots).
     leaf_slots: u64,
     path: SolvePath,
@@ -488,6 +499,7 @@ impl CudaMultifrontal {
         let all = lb.all;
         let layout = MapLayout::new(&plan);
         let passes = plan.passes.iter().enumerate().map(|(q, p)| upload_pass(be, p, &layout, q)).collect::<Result<Vec<_>>>()?;
+        let separators = sep::DevSeparators::new(be, s, &plan, &layout)?;
         let lists = be.upload(if all.is_empty() { &[0u32][..] } else { &all })?;
 
         let module = be.variant_module(&jit::MULTIFRONTAL_BATCHED, &[])?;
@@ -512,6 +524,9 @@ impl CudaMultifrontal {
             mapsp_backward: [get("mf_mapsp_backward_1")?, get("mf_mapsp_backward_2")?, get("mf_mapsp_backward_3")?],
             mapst_forward: get("mf_mapst_forward")?,
             mapst_backward: [get("mf_mapst_backward_1")?, get("mf_mapst_backward_2")?, get("mf_mapst_backward_3")?],
+            mapss_forward: get("mf_mapss_forward")?,
+            mapss_backward: [get("mf_mapss_backward_1")?, get("mf_mapss_backward_2")?, get("mf_mapss_backward_3")?],
+            mapss_top: get("mf_mapss_top")?,
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
         kernels
@@ -524,10 +539,10 @@ impl CudaMultifrontal {
         // by every factorization on the backend (one module), so the limit is always set to the
         // same largest value: a per-factorization value could be lowered by another one between
         // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
-        let want = passes.iter().map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapt_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
+        let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapt_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
         let fused_kernels = || {
-            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward).chain(std::iter::once(&kernels.mapsp_forward)).chain(&kernels.mapsp_backward).chain(std::iter::once(&kernels.mapst_forward)).chain(&kernels.mapst_backward)
+            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward).chain(std::iter::once(&kernels.mapsp_forward)).chain(&kernels.mapsp_backward).chain(std::iter::once(&kernels.mapst_forward)).chain(&kernels.mapst_backward).chain(std::iter::once(&kernels.mapss_forward)).chain(&kernels.mapss_backward).chain(std::iter::once(&kernels.mapss_top))
         };
         if want > DEFAULT_SMEM && fused_kernels().all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, MAX_SMEM as i32).is_ok()) {
             sub_smem = MAX_SMEM;
@@ -569,6 +584,7 @@ impl CudaMultifrontal {
             upper_leaves,
             upper_levels,
             passes,
+            separators,
             leaf_slots: plan.leaf_slots,
             path: SolvePath::Auto,
             shape: None,
@@ -731,14 +747,15 @@ impl CudaMultifrontal {
         })
     }
 
-    fn buffers<'a>(&self, be: &CudaBackend, slot: &'a mut Option<SolveBuffers>, nrhs: usize) -> Result<&'a SolveBuffers> {
-        if slot.as_ref().is_none_or(|b| b.nrhs < nrhs) {
+    fn buffers<'a>(&self, be: &CudaBackend, slot: &'a mut Option<SolveBuffers>, nrhs: usize, sep_rows: Option<usize>) -> Result<&'a SolveBuffers> {
+        if slot.as_ref().is_none_or(|b| b.nrhs < nrhs || (sep_rows.is_some() && b.sep.is_none())) {
             *slot = None; // free the old buffers first
             let s = &*self.sym;
             *slot = Some(SolveBuffers {
                 nrhs,
                 leaf: be.alloc::<f64>((self.leaf_slots as usize * nrhs).max(1))?,
                 levels: [be.alloc::<f64>((s.level_slots as usize * nrhs).max(1))?, be.alloc::<f64>((s.level_slots as usize * nrhs).max(1))?],
+                sep: sep_rows.map(|r| be.alloc::<f64>((r * nrhs).max(1))).transpose()?,
             });
         }
         slot.as_ref().ok_or_else(|| Error::invalid("internal: solve buffers missing"))
@@ -748,12 +765,8 @@ impl CudaMultifrontal {
     fn solve_device(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<()> {
         let s = &*self.sym;
         let n = s.n as u64;
-        let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
-        let bufs = self.buffers(be, &mut guard, nrhs)?;
         let (st, pv) = (ptr(be, &self.storage), ptr(be, &self.pinv));
         let (bp, xp) = (ptr(be, &b.data), ptr(be, &x.data));
-        let leaf = ptr(be, &bufs.leaf);
-        let lv = [ptr(be, &bufs.levels[0]), ptr(be, &bufs.levels[1])];
         let large = self.large.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
         let nr = nrhs as u32;
         let some = !self.passes.is_empty();
@@ -768,9 +781,21 @@ impl CudaMultifrontal {
         };
         let by_maps = by_maps && self.passes.iter().all(|p| p.map_nb <= 3);
         let maps = if by_maps { Some(self.maps_ptr(be)?) } else { None };
+        // The separator layout: the maps, its kernels chosen, and a layout for this tree.
+        let seps = self.separators.as_ref().filter(|_| by_maps && matches!(self.maps_kernel, Some(MapsKernel::Separators | MapsKernel::SeparatorsTop)));
+        let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
+        let bufs = self.buffers(be, &mut guard, nrhs, seps.map(|s| s.rows))?;
+        let leaf = ptr(be, &bufs.leaf);
+        let lv = [ptr(be, &bufs.levels[0]), ptr(be, &bufs.levels[1])];
+        let sep_buf = match (seps, maps, bufs.sep.as_ref()) {
+            (Some(s), Some(m), Some(buf)) => Some((s, m, ptr(be, buf))),
+            _ => None,
+        };
         let (leaves, levels) = if fused { (&self.upper_leaves, &self.upper_levels) } else { (&self.leaves, &self.levels) };
         // Forward: fused subtrees, leaves, then levels deepest first (ping-pong buffers).
-        if fused {
+        if let Some((s, m, sp)) = sep_buf {
+            self.separators_forward(be, s, nrhs, bp, xp, sp, leaf, m)?;
+        } else if fused {
             for p in &self.passes {
                 self.sweep_pass(be, p, false, nrhs, st, bp, xp, leaf, maps)?;
             }
@@ -828,7 +853,9 @@ impl CudaMultifrontal {
             self.backward_small(be, step, nrhs, n, st, xp)?;
         }
         self.backward_small(be, leaves, nrhs, n, st, xp)?;
-        if fused {
+        if let Some((s, m, sp)) = sep_buf {
+            self.separators_backward(be, s, nrhs, bp, xp, sp, leaf, m)?;
+        } else if fused {
             for p in self.passes.iter().rev() {
                 self.sweep_pass(be, p, true, nrhs, st, bp, xp, leaf, maps)?;
             }
@@ -857,7 +884,7 @@ impl CudaMultifrontal {
             // One column per thread: the shape's threads, else by the number of right-hand
             // sides (tensor cores: by the pass, [`pipe::TC_FEW_SUBTREES`]); narrower where the
             // block would not fit.
-            let tensor = self.maps_kernel.unwrap_or_default() == MapsKernel::Tensor;
+            let tensor = matches!(self.maps_kernel.unwrap_or_default(), MapsKernel::Tensor | MapsKernel::Separators | MapsKernel::SeparatorsTop);
             let mut cols = if tensor { self.tensor_cols(p, nrhs) } else { self.shape.map_or_else(|| SubtreeShape::for_rhs(nrhs).threads, |s| s.threads) };
             let smem = |cols| if tensor { p.mapt_smem(backward, cols) } else { p.map_smem(backward, cols) };
             while cols > 32 && smem(cols) > self.sub_smem {

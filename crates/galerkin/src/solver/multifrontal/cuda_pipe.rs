@@ -26,6 +26,17 @@ pub enum MapsKernel {
     /// (256: 6.08 against 8.14 ms; BENCHMARKS.md, round 7).
     #[default]
     Tensor,
+    /// [`MapsKernel::Tensor`] with the rows that the passes above the bottom one eliminate in a
+    /// compact, row-major buffer (`crate::solver::multifrontal::separators`): those passes read
+    /// and write whole lines instead of the separators' pieces of each column of `b` and `x`.
+    /// Where the layout does not apply ([`CudaMultifrontal::has_separator_layout`]), the
+    /// tensor-core kernels.
+    Separators,
+    /// [`MapsKernel::Separators`] with the passes near the root (at most
+    /// [`crate::solver::multifrontal::separators::TOP_SUBTREES`] subtrees each) walked both ways
+    /// by one launch (`mf_mapss_top`, [`crate::solver::multifrontal::separators::TopWalk`])
+    /// instead of a launch per pass and direction.
+    SeparatorsTop,
 }
 
 /// Padding of each staged `[H K]ᵀ` row of the tensor-core kernels (`MF_TC_PAD` in
@@ -74,7 +85,7 @@ impl PassTraffic {
     }
 
     /// Bytes of one launch with `nrhs` columns.
-    fn bytes(&self, backward: bool, nrhs: usize) -> f64 {
+    pub(super) fn bytes(&self, backward: bool, nrhs: usize) -> f64 {
         let n = nrhs as u64;
         let d = if backward { n * (2 * self.elim + self.schur + self.ext_backward) + self.map_backward } else { n * (self.elim + self.schur + self.ext_forward) + self.map_forward };
         8.0 * d as f64
@@ -211,6 +222,16 @@ impl CudaMultifrontal {
         Ok(())
     }
 
+    /// Records an event after the walk of the passes near the root (both ways, one launch).
+    pub(super) fn mark_walk(&self, be: &CudaBackend, first: usize, subtrees: usize, bytes: f64, launch: Launch) -> Result<()> {
+        let mut guard = self.probe.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(marks) = guard.as_mut() {
+            let event = be.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| cuda_error(format!("profile event: {e}")))?;
+            marks.push(Mark { label: format!("walk {first}.. both ways"), pass: first, backward: false, subtrees, bytes, launch, event });
+        }
+        Ok(())
+    }
+
     /// One solve with an event after every fused launch: each launch's time, bytes and occupancy
     /// (the benchmark's split of where a solve's time goes). Empty where no pass is fused.
     pub fn solve_profile(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<Vec<LaunchProfile>> {
@@ -226,7 +247,7 @@ impl CudaMultifrontal {
             let ms = prev.elapsed_ms(&m.event).map_err(|e| cuda_error(format!("profile event: {e}")))?;
             prev = &m.event;
             let k = &self.kernels;
-            let fused = k.sub_forward.iter().chain(&k.sub_backward).chain(std::iter::once(&k.maps_forward)).chain(&k.maps_backward).chain(std::iter::once(&k.mapsp_forward)).chain(&k.mapsp_backward).chain(std::iter::once(&k.mapst_forward)).chain(&k.mapst_backward);
+            let fused = k.sub_forward.iter().chain(&k.sub_backward).chain(std::iter::once(&k.maps_forward)).chain(&k.maps_backward).chain(std::iter::once(&k.mapsp_forward)).chain(&k.mapsp_backward).chain(std::iter::once(&k.mapst_forward)).chain(&k.mapst_backward).chain(std::iter::once(&k.mapss_forward)).chain(&k.mapss_backward).chain(std::iter::once(&k.mapss_top));
             let func = &fused.into_iter().find(|f| f.name == m.launch.kernel).ok_or_else(|| Error::invalid(format!("internal: no kernel {}", m.launch.kernel)))?.func;
             let registers = func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_NUM_REGS).map_err(|e| cuda_error(format!("registers of {}: {e}", m.launch.kernel)))?;
             let blocks_per_sm = func.occupancy_max_active_blocks_per_multiprocessor(m.launch.threads, m.launch.smem as usize, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", m.launch.kernel)))?;

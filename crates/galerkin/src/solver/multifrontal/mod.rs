@@ -12,6 +12,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod dense;
 pub mod maps;
+pub mod separators;
 pub mod subtrees;
 pub mod symbolic;
 pub mod tree;

@@ -1,0 +1,190 @@
+//! The transfer maps' solve through compact separator rows on the GPU
+//! ([`MapsKernel::Separators`], kernels `mf_mapss_*`; the layout in
+//! [`crate::solver::multifrontal::separators`]): the tensor-core map kernels with the rows that
+//! passes 1 and up eliminate in a row-major buffer, so those passes move whole lines.
+use super::*;
+use crate::solver::multifrontal::separators::{SeparatorPlan, TopWalk, TOP_SUBTREES};
+
+/// The kernels' `struct SepPass`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SepPass {
+    own_ptr: DevPtr,
+    own_loc: DevPtr,
+    own_dof: DevPtr,
+    upper: u32,
+}
+
+// SAFETY: plain old data of the same layout as the kernels' `struct SepPass`.
+unsafe impl DeviceRepr for SepPass {}
+
+/// The passes with compact separator rows on the device, the owned-row tables of the bottom pass
+/// (kept alive) and the rows of the separator buffer per right-hand side.
+pub(super) struct DevSeparators {
+    pub(super) passes: Vec<DevPass>,
+    own: Vec<CudaSlice<u32>>,
+    pub(super) rows: usize,
+    walk: Option<DevWalk>,
+}
+
+/// [`TopWalk`] on the device: its tables, the passes' `struct Pass` array and map offsets, and the
+/// flags (steps × chunks; a step's chunk is done when its flag holds the solve's epoch) with the
+/// item counter, grown on demand.
+struct DevWalk {
+    first: usize,
+    nsteps: usize,
+    tables: Vec<CudaSlice<u32>>,
+    passes: CudaSlice<u64>,
+    map_offs: CudaSlice<u64>,
+    state: Mutex<Option<WalkState>>,
+}
+
+struct WalkState {
+    chunks: usize,
+    flags: CudaSlice<u32>,
+    counter: CudaSlice<u32>,
+    epoch: u32,
+}
+
+/// Columns per chunk of the walk (a warp per item).
+const WALK_COLS: usize = 32;
+
+/// A `struct Pass` as 16 words (13 pointers, 5 `u32`, padding), for an array of them on the device.
+fn pass_words(d: &DevicePass) -> [u64; 16] {
+    let pair = |a: u32, b: u32| u64::from(a) | u64::from(b) << 32;
+    [
+        d.sub_ptr, d.nodes, d.f_off, d.l_off, d.p_off, d.loc, d.loc_ptr, d.row_ptr, d.row_dof, d.elim, d.ext_ptr, d.ext_row, d.ext_src,
+        pair(d.front_entries, d.rows),
+        pair(d.loc_entries, d.piv_entries),
+        pair(d.nodes_max, 0),
+    ]
+}
+
+impl DevSeparators {
+    /// The separator layout of `plan`, if it applies ([`SeparatorPlan::new`]).
+    pub(super) fn new(be: &CudaBackend, sym: &Symbolic, plan: &SubtreePlan, layout: &MapLayout) -> Result<Option<DevSeparators>> {
+        let Some(sp) = SeparatorPlan::new(plan, sym.n) else { return Ok(None) };
+        let mut passes = sp.passes.iter().enumerate().map(|(q, p)| upload_pass(be, p, layout, q)).collect::<Result<Vec<_>>>()?;
+        // The bottom forward pass stages b at its owned rows below its local rows.
+        passes[0].dp.rows = sp.max_rows0 as u32;
+        let up = |v: &Vec<u32>| be.upload(if v.is_empty() { &[0u32][..] } else { &v[..] });
+        let own = vec![up(&sp.own_ptr)?, up(&sp.own_loc)?, up(&sp.own_dof)?];
+        let walk = match TopWalk::new(sym, plan, TOP_SUBTREES) {
+            Some(w) if passes[w.first..].iter().all(|p| p.map_nb <= 3) => {
+                let words: Vec<u64> = passes.iter().flat_map(|p| pass_words(&p.dp)).collect();
+                let offs: Vec<u64> = passes.iter().map(|p| ptr(be, &p.map_off)).collect();
+                Some(DevWalk {
+                    first: w.first,
+                    nsteps: w.steps.len() / 2,
+                    tables: vec![up(&w.steps)?, up(&w.dep_ptr)?, up(&w.dep)?],
+                    passes: be.upload(&words)?,
+                    map_offs: be.upload(&offs)?,
+                    state: Mutex::new(None),
+                })
+            }
+            _ => None,
+        };
+        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk }))
+    }
+
+    fn pass(&self, be: &CudaBackend, q: usize) -> SepPass {
+        SepPass { own_ptr: ptr(be, &self.own[0]), own_loc: ptr(be, &self.own[1]), own_dof: ptr(be, &self.own[2]), upper: u32::from(q > 0) }
+    }
+}
+
+impl CudaMultifrontal {
+    /// Whether the transfer maps' solve can run through compact separator rows (at least two fused
+    /// passes, every row above the bottom pass eliminated by a pass); elsewhere
+    /// [`MapsKernel::Separators`] runs the tensor-core kernels.
+    pub fn has_separator_layout(&self) -> bool {
+        self.separators.is_some()
+    }
+
+    /// One launch of the separator-layout kernels over pass `p` (of [`DevSeparators::passes`]):
+    /// blocks as the tensor-core kernels', `sep` the separator buffer (`rows × nrhs`, row-major).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn sweep_separators(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+        let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
+        if p.count == 0 {
+            return Ok(());
+        }
+        let mut cols = self.tensor_cols(p, nrhs);
+        while cols > 32 && p.mapt_smem(backward, cols) > self.sub_smem {
+            cols /= 2;
+        }
+        let grid_y = self.tensor_grid_y(p, nrhs, cols);
+        let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: p.mapt_smem(backward, cols) as u32 };
+        let k = if backward { &self.kernels.mapss_backward[p.map_nb - 1] } else { &self.kernels.mapss_forward };
+        let sp = seps.pass(be, p.index);
+        let mcap = p.map_cap(backward, true) as u32;
+        let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
+        launch!(be, k, cfg; &self.tree, &p.dp, &sp, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
+        self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))
+    }
+}
+
+impl CudaMultifrontal {
+    /// Whether [`MapsKernel::SeparatorsTop`] walks the passes near the root in one launch here.
+    pub fn has_top_walk(&self) -> bool {
+        self.separators.as_ref().is_some_and(|s| s.walk.is_some())
+    }
+
+    /// The fused forward passes through the separator rows: pass by pass, or with
+    /// [`MapsKernel::SeparatorsTop`] the passes below the walk, then the walk both ways.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn separators_forward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+        let walk = s.walk.as_ref().filter(|_| self.maps_kernel == Some(MapsKernel::SeparatorsTop));
+        let end = walk.map_or(s.passes.len(), |w| w.first);
+        for p in &s.passes[..end] {
+            self.sweep_separators(be, p, false, nrhs, b, x, sep, leaf, maps)?;
+        }
+        match walk {
+            Some(w) => self.walk_top(be, s, w, nrhs, sep, leaf, maps),
+            None => Ok(()),
+        }
+    }
+
+    /// The fused backward passes through the separator rows (below the walk, if it ran).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn separators_backward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+        let walk = s.walk.as_ref().filter(|_| self.maps_kernel == Some(MapsKernel::SeparatorsTop));
+        let end = walk.map_or(s.passes.len(), |w| w.first);
+        for p in s.passes[..end].iter().rev() {
+            self.sweep_separators(be, p, true, nrhs, b, x, sep, leaf, maps)?;
+        }
+        Ok(())
+    }
+
+    /// One launch of `mf_mapss_top`: as many blocks of [`WALK_COLS`] columns as are resident (at
+    /// most the items), the item counter zeroed, a new epoch for the flags.
+    #[allow(clippy::too_many_arguments)]
+    fn walk_top(&self, be: &CudaBackend, s: &DevSeparators, w: &DevWalk, nrhs: usize, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+        let chunks = nrhs.div_ceil(WALK_COLS);
+        let mut guard = w.state.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.as_ref().is_none_or(|st| st.chunks < chunks || st.epoch == u32::MAX) {
+            *guard = None;
+            let mut flags = be.alloc::<u32>(w.nsteps * chunks)?;
+            be.zero_slice(&mut flags)?;
+            *guard = Some(WalkState { chunks, flags, counter: be.alloc::<u32>(1)?, epoch: 0 });
+        }
+        let st = guard.as_mut().ok_or_else(|| Error::invalid("internal: walk state missing"))?;
+        st.epoch += 1;
+        be.zero_slice(&mut st.counter)?;
+        let top = &s.passes[w.first..];
+        let mcap = top.iter().map(|p| p.map_cap(true, true).max(p.map_cap(false, true))).max().unwrap_or(0);
+        let rows = top.iter().map(|p| p.dp.rows as usize).max().unwrap_or(0);
+        let smem = 8 * (mcap.next_multiple_of(2) + rows * (WALK_COLS + 1));
+        let k = &self.kernels.mapss_top;
+        let per_sm = k.func.occupancy_max_active_blocks_per_multiprocessor(WALK_COLS as u32, smem, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", k.name)))?;
+        let items = w.nsteps * chunks;
+        let grid = (per_sm.max(1) as usize * be.device().multiprocessors.max(1) as usize).min(items).max(1);
+        let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (WALK_COLS as u32, 1, 1), shared_mem_bytes: smem as u32 };
+        let (pp, offs) = (ptr(be, &w.passes), ptr(be, &w.map_offs));
+        let (steps, dep_ptr, dep) = (ptr(be, &w.tables[0]), ptr(be, &w.tables[1]), ptr(be, &w.tables[2]));
+        let (flags, counter) = (ptr(be, &st.flags), ptr(be, &st.counter));
+        let (ns, nc, ep, mc, nr) = (w.nsteps as u32, chunks as u32, st.epoch, mcap as u32, nrhs as u32);
+        launch!(be, k, cfg; &self.tree, &pp, &offs, &steps, &dep_ptr, &dep, &ns, &nc, &flags, &counter, &ep, &mc, &nr, &sep, &leaf, &maps)?;
+        let bytes = top.iter().map(|p| p.traffic.bytes(false, nrhs) + p.traffic.bytes(true, nrhs)).sum();
+        self.mark_walk(be, w.first, top.iter().map(|p| p.count).sum(), bytes, pipe::Launch::new(k, cfg))
+    }
+}

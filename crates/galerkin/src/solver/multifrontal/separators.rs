@@ -1,0 +1,276 @@
+//! A compact, row-major buffer for the separator rows of the fused passes above the bottom one.
+//!
+//! In the transfer maps' solve ([`super::maps`]) every pass reads `b` and writes `x` at the dofs
+//! its subtrees eliminate, in the column-major `n × nrhs` layout of `b` and `x`. The bottom pass
+//! eliminates long runs of consecutive dofs (29 of every 32 at 1D cubic elements), but the passes
+//! above eliminate the bottom subtrees' separators — 3 dofs every 32 — so each column is read and
+//! written in 24-byte pieces, and the second pass ran at a fifth to a third of the copy rate.
+//!
+//! Here the dofs eliminated by passes 1 and up (the *separator rows*) get compact rows, in the
+//! order of the passes' subtrees, of one buffer `sep` laid out row-major (`sep[row·nrhs + c]`, as
+//! the contribution buffer): every row is one run of `nrhs` doubles, so the upper passes gather and
+//! scatter whole lines. The bottom forward pass copies `b` at the separator rows into `sep` (each
+//! separator row is *owned* by one bottom subtree among those that hold it as a Schur row; the
+//! copy is read next to the subtree's own eliminated rows, in the same lines); the upper passes
+//! read `b` from `sep` and overwrite it with `x` in place (a subtree gathers its rows before it
+//! stores them; no other subtree of its pass reads them, later passes only read rows it does not
+//! eliminate); the bottom backward pass reads its Schur rows' `x` from `sep` and writes `x` at the
+//! rows it owns, next to its eliminated rows.
+use super::maps::{ldm, MapLayout};
+use super::subtrees::{Pass, SubtreePlan};
+use super::Symbolic;
+
+/// The fused passes with compact separator rows, and which bottom subtree copies each of them.
+#[derive(Clone, Debug)]
+pub struct SeparatorPlan {
+    /// The passes of the [`SubtreePlan`] with `row_dof` rewritten: pass 0's Schur rows and every
+    /// local row of passes 1 and up are compact rows of `sep`; pass 0's eliminated rows stay dofs.
+    pub passes: Vec<Pass>,
+    /// Owned rows of bottom subtree `j`: `own_loc[own_ptr[j]..own_ptr[j + 1]]` (local rows, all
+    /// Schur rows) and their dofs `own_dof[..]`.
+    pub own_ptr: Vec<u32>,
+    pub own_loc: Vec<u32>,
+    pub own_dof: Vec<u32>,
+    /// Rows of `sep` (per right-hand side).
+    pub rows: usize,
+    /// Largest local rows plus owned rows of a bottom subtree (the bottom forward pass stages both).
+    pub max_rows0: usize,
+}
+
+impl SeparatorPlan {
+    /// The compact layout of `plan`, or `None` where it does not apply: fewer than two passes, or
+    /// a row of a pass above the bottom one that no pass eliminates (nodes left to the
+    /// level-by-level code), or a separator row that is no bottom subtree's Schur row.
+    pub fn new(plan: &SubtreePlan, n: usize) -> Option<SeparatorPlan> {
+        if plan.passes.len() < 2 {
+            return None;
+        }
+        let mut compact = vec![u32::MAX; n];
+        let mut rows = 0u32;
+        for p in &plan.passes[1..] {
+            for j in 0..p.len() {
+                let r0 = p.row_ptr[j] as usize;
+                for &d in &p.row_dof[r0..r0 + p.elim[j] as usize] {
+                    if compact[d as usize] != u32::MAX {
+                        return None;
+                    }
+                    compact[d as usize] = rows;
+                    rows += 1;
+                }
+            }
+        }
+        let mut passes = plan.passes.clone();
+        for (q, p) in passes.iter_mut().enumerate() {
+            for j in 0..p.len() {
+                let (r0, r1, ne) = (p.row_ptr[j] as usize, p.row_ptr[j + 1] as usize, p.elim[j] as usize);
+                let from = if q == 0 { r0 + ne } else { r0 };
+                for d in &mut p.row_dof[from..r1] {
+                    let c = compact[*d as usize];
+                    if c == u32::MAX {
+                        return None;
+                    }
+                    *d = c;
+                }
+            }
+        }
+        // Owner of each separator row: the last bottom subtree holding it as a Schur row.
+        let bottom = &plan.passes[0];
+        let mut owner = vec![u32::MAX; rows as usize];
+        for j in 0..bottom.len() {
+            let (r0, r1, ne) = (bottom.row_ptr[j] as usize, bottom.row_ptr[j + 1] as usize, bottom.elim[j] as usize);
+            for i in r0 + ne..r1 {
+                owner[passes[0].row_dof[i] as usize] = j as u32;
+            }
+        }
+        if owner.contains(&u32::MAX) {
+            return None;
+        }
+        let (mut own_ptr, mut own_loc, mut own_dof) = (vec![0u32], Vec::new(), Vec::new());
+        let mut max_rows0 = 0;
+        for j in 0..bottom.len() {
+            let (r0, r1, ne) = (bottom.row_ptr[j] as usize, bottom.row_ptr[j + 1] as usize, bottom.elim[j] as usize);
+            for i in r0 + ne..r1 {
+                if owner[passes[0].row_dof[i] as usize] == j as u32 {
+                    own_loc.push((i - r0) as u32);
+                    own_dof.push(bottom.row_dof[i]);
+                }
+            }
+            max_rows0 = max_rows0.max(r1 - r0 + own_loc.len() - *own_ptr.last().unwrap_or(&0) as usize);
+            own_ptr.push(own_loc.len() as u32);
+        }
+        Some(SeparatorPlan { passes, own_ptr, own_loc, own_dof, rows: rows as usize, max_rows0 })
+    }
+}
+
+/// The maps' solve through the compact separator rows on the CPU, one right-hand side: what the
+/// kernels `mf_mapss_*` compute per column (a reference for tests). `layout` and `maps` are those
+/// of the original plan (the subtrees' shapes are unchanged). With a `walk`, its passes run as its
+/// steps in list order (what `mf_mapss_top` may do: any order that keeps each step after those it
+/// waits for), the passes below it pass by pass.
+#[allow(clippy::too_many_arguments)]
+pub fn reference_separator_solve(s: &Symbolic, plan: &SubtreePlan, sp: &SeparatorPlan, layout: &MapLayout, maps: &[f64], walk: Option<&TopWalk>, b: &[f64], x: &mut [f64]) {
+    let mut st = RefState { sep: vec![f64::NAN; sp.rows], buf: vec![0.0; plan.leaf_slots as usize] };
+    let end = walk.map_or(sp.passes.len(), |w| w.first);
+    for q in 0..end {
+        for j in 0..sp.passes[q].len() {
+            st.step(s, plan, sp, layout, maps, q, j, false, b, x);
+        }
+    }
+    if let Some(w) = walk {
+        for i in 0..w.steps.len() / 2 {
+            let (q, j, back) = ((w.steps[2 * i] & 0x7fff_ffff) as usize, w.steps[2 * i + 1] as usize, w.steps[2 * i] >> 31 != 0);
+            st.step(s, plan, sp, layout, maps, q, j, back, b, x);
+        }
+    }
+    for q in (0..end).rev() {
+        for j in 0..sp.passes[q].len() {
+            st.step(s, plan, sp, layout, maps, q, j, true, b, x);
+        }
+    }
+}
+
+/// The separator rows and contribution buffer of [`reference_separator_solve`].
+struct RefState {
+    sep: Vec<f64>,
+    buf: Vec<f64>,
+}
+
+impl RefState {
+    /// Subtree `j` of pass `q` one way.
+    #[allow(clippy::too_many_arguments)]
+    fn step(&mut self, s: &Symbolic, plan: &SubtreePlan, sp: &SeparatorPlan, layout: &MapLayout, maps: &[f64], q: usize, j: usize, backward: bool, b: &[f64], x: &mut [f64]) {
+        let (sep, buf) = (&mut self.sep, &mut self.buf);
+        let p = &sp.passes[q];
+        let (r, ne) = ((p.row_ptr[j + 1] - p.row_ptr[j]) as usize, p.elim[j] as usize);
+        let rows = &p.row_dof[p.row_ptr[j] as usize..p.row_ptr[j + 1] as usize];
+        // Owned rows (bottom pass only).
+        let owned = || sp.own_ptr[j] as usize..sp.own_ptr[j + 1] as usize;
+        if !backward {
+            let mut w: Vec<f64> = (0..r).map(|i| if i >= ne { 0.0 } else if q == 0 { b[rows[i] as usize] } else { sep[rows[i] as usize] }).collect();
+            if q == 0 {
+                for k in owned() {
+                    sep[rows[sp.own_loc[k] as usize] as usize] = b[sp.own_dof[k] as usize];
+                }
+            }
+            for k in p.ext_ptr[j] as usize..p.ext_ptr[j + 1] as usize {
+                w[p.ext_row[k] as usize] += buf[p.ext_src[k] as usize];
+            }
+            let gt = &maps[layout.off[q][j] as usize + r * ldm(ne)..];
+            let root = p.nodes[p.sub_ptr[j + 1] as usize - 1] as usize;
+            let out = (plan.slot[root] + s.e[root] as u64) as usize;
+            for a in 0..r - ne {
+                buf[out + a] = w[ne + a] + (0..ne).map(|i| gt[i * (r - ne) + a] * w[i]).sum::<f64>();
+            }
+            return;
+        }
+        let mut w: Vec<f64> = (0..r).map(|i| if i < ne && q == 0 { b[rows[i] as usize] } else { sep[rows[i] as usize] }).collect();
+        for k in p.ext_ptr[j] as usize..p.ext_ptr[j + 1] as usize {
+            if (p.ext_row[k] as usize) < ne {
+                w[p.ext_row[k] as usize] += buf[p.ext_src[k] as usize];
+            }
+        }
+        let mt = &maps[layout.off[q][j] as usize..];
+        let xe: Vec<f64> = (0..ne).map(|i| (0..r).map(|k| mt[k * ldm(ne) + i] * w[k]).sum()).collect();
+        for (i, v) in xe.into_iter().enumerate() {
+            if q == 0 {
+                x[rows[i] as usize] = v;
+            } else {
+                sep[rows[i] as usize] = v;
+            }
+        }
+        if q == 0 {
+            for k in owned() {
+                x[sp.own_dof[k] as usize] = w[sp.own_loc[k] as usize];
+            }
+        }
+    }
+}
+
+/// Passes of at most this many subtrees (and every pass above them) run as one launch,
+/// [`TopWalk`], under [`crate::solver::multifrontal::cuda::MapsKernel::SeparatorsTop`].
+pub const TOP_SUBTREES: usize = 512;
+
+/// The passes near the root as one launch: steps (direction, pass, subtree) in an order where
+/// every step comes after the steps it waits for — forward, pass after pass, each subtree after
+/// its external children's subtrees; backward, from the top pass down, each subtree after the
+/// subtree that holds its root's parent (the top subtrees after their own forward step).
+#[derive(Clone, Debug)]
+pub struct TopWalk {
+    /// First pass of the walk (passes `first..` are walked).
+    pub first: usize,
+    /// Per step: `pass | backward << 31`, then the subtree.
+    pub steps: Vec<u32>,
+    /// Steps that step `i` waits for: `dep[dep_ptr[i]..dep_ptr[i + 1]]`, all before `i`.
+    pub dep_ptr: Vec<u32>,
+    pub dep: Vec<u32>,
+}
+
+impl TopWalk {
+    /// The walk of the passes from the first one above the bottom pass with at most
+    /// `max_subtrees` subtrees whose passes above all have as few, or `None` if there is none.
+    pub fn new(s: &Symbolic, plan: &SubtreePlan, max_subtrees: usize) -> Option<TopWalk> {
+        let np = plan.passes.len();
+        let mut first = np;
+        while first > 1 && plan.passes[first - 1].len() <= max_subtrees {
+            first -= 1;
+        }
+        if first == np {
+            return None;
+        }
+        // Forward step of the subtree holding each node (walked passes only).
+        let mut step_of = vec![u32::MAX; s.num_nodes()];
+        let mut steps = Vec::new();
+        for (q, p) in plan.passes.iter().enumerate().skip(first) {
+            for j in 0..p.len() {
+                for &v in &p.nodes[p.sub_ptr[j] as usize..p.sub_ptr[j + 1] as usize] {
+                    step_of[v as usize] = (steps.len() / 2) as u32;
+                }
+                steps.extend([q as u32, j as u32]);
+            }
+        }
+        let nf = steps.len() / 2;
+        let (mut dep_ptr, mut dep) = (vec![0u32], Vec::new());
+        for i in 0..nf {
+            let (q, j) = (steps[2 * i] as usize, steps[2 * i + 1] as usize);
+            let p = &plan.passes[q];
+            let mut kids: Vec<u32> = p.nodes[p.sub_ptr[j] as usize..p.sub_ptr[j + 1] as usize]
+                .iter()
+                .flat_map(|&v| s.children(v as usize).iter().map(|&c| step_of[c as usize]))
+                .filter(|&c| c != u32::MAX && c != i as u32)
+                .collect();
+            kids.sort_unstable();
+            kids.dedup();
+            dep.extend(kids);
+            dep_ptr.push(dep.len() as u32);
+        }
+        // Backward: top pass first; the step of subtree (forward step f) is bstep[f].
+        let mut bstep = vec![0u32; nf];
+        let mut order: Vec<usize> = (0..nf).collect();
+        order.sort_by_key(|&f| std::cmp::Reverse(steps[2 * f]));
+        for (k, &f) in order.iter().enumerate() {
+            bstep[f] = (nf + k) as u32;
+        }
+        for &f in &order {
+            let (q, j) = (steps[2 * f] as usize, steps[2 * f + 1] as usize);
+            let p = &plan.passes[q];
+            let root = p.nodes[p.sub_ptr[j + 1] as usize - 1] as usize;
+            let up = s.parent[root];
+            let above = if up == u32::MAX { u32::MAX } else { step_of[up as usize] };
+            dep.push(if above == u32::MAX { f as u32 } else { bstep[above as usize] });
+            dep_ptr.push(dep.len() as u32);
+        }
+        for &f in &order {
+            steps.extend([steps[2 * f] | 1 << 31, steps[2 * f + 1]]);
+        }
+        Some(TopWalk { first, steps, dep_ptr, dep })
+    }
+
+    /// Steps each way.
+    pub fn len(&self) -> usize {
+        self.steps.len() / 4
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+}
