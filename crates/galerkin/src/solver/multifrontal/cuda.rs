@@ -43,6 +43,7 @@ mod pipe;
 #[path = "cuda_sep.rs"]
 mod sep;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS};
+pub use sep::SEPARATORS_MIN_RHS;
 
 /// Fronts of at most this many rows are factorized by one warp; up to [`BLOCK_MAX`] by a block.
 pub const WARP_MAX: usize = 32;
@@ -782,7 +783,7 @@ impl CudaMultifrontal {
         let by_maps = by_maps && self.passes.iter().all(|p| p.map_nb <= 3);
         let maps = if by_maps { Some(self.maps_ptr(be)?) } else { None };
         // The separator layout: the maps, its kernels chosen, and a layout for this tree.
-        let seps = self.separators.as_ref().filter(|_| by_maps && matches!(self.maps_kernel, Some(MapsKernel::Separators | MapsKernel::SeparatorsTop)));
+        let seps = self.separators.as_ref().filter(|_| by_maps && self.separators_chosen(nrhs));
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
         let bufs = self.buffers(be, &mut guard, nrhs, seps.map(|s| s.rows))?;
         let leaf = ptr(be, &bufs.leaf);

@@ -21,9 +21,10 @@ pub enum MapsKernel {
     Pipelined,
     /// A block per subtree as [`MapsKernel::Blocks`], each chunk's whole gather issued at once as
     /// asynchronous copies (one round trip, no registers held) and the backward product
-    /// `x_E = [H K]·w` on the FP64 tensor cores (`mma.sync` m16n8k4 on Hopper). The default: on
-    /// the H100 at 2^20 cubic elements the fastest at 1, 16, 256 and 1024 right-hand sides
-    /// (256: 6.08 against 8.14 ms; BENCHMARKS.md, round 7).
+    /// `x_E = [H K]·w` on the FP64 tensor cores (`mma.sync` m16n8k4 on Hopper). The default below
+    /// [`super::SEPARATORS_MIN_RHS`] right-hand sides (and where the separator layout does not
+    /// apply): on the H100 at 2^20 cubic elements the fastest single solve (0.70 ms; 256: 6.1
+    /// against 8.1 ms of the block kernels; BENCHMARKS.md, rounds 7 and 8).
     #[default]
     Tensor,
     /// [`MapsKernel::Tensor`] with the rows that the passes above the bottom one eliminate in a
@@ -150,8 +151,9 @@ impl DevPass {
 }
 
 impl CudaMultifrontal {
-    /// Chooses the transfer maps' kernels (`None`: [`MapsKernel::default`]); for benchmarks and
-    /// tests. The block width is the forced shape's threads, else [`PIPE_THREADS`] (pipelined) or
+    /// Chooses the transfer maps' kernels (`None`: [`MapsKernel::Separators`] from
+    /// [`super::SEPARATORS_MIN_RHS`] right-hand sides on where that layout applies, else
+    /// [`MapsKernel::default`]); for benchmarks and tests. The block width is the forced shape's threads, else [`PIPE_THREADS`] (pipelined) or
     /// by the number of right-hand sides (blocks).
     pub fn set_maps_kernel(&mut self, kernel: Option<MapsKernel>) {
         self.maps_kernel = kernel;

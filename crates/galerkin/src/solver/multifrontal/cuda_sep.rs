@@ -92,7 +92,22 @@ impl DevSeparators {
     }
 }
 
+/// With no map kernel chosen ([`CudaMultifrontal::set_maps_kernel`] `None`), solves of this many
+/// right-hand sides or more run [`MapsKernel::Separators`] where the layout applies, fewer the
+/// tensor-core kernels: on the H100 at 2^20 cubic elements the separator layout was faster at 16
+/// (0.946 against 0.972 ms), 256 (4.90 against 6.14) and 1024 (18.2 against 23.1) and slower at 1
+/// (0.759 against 0.697; BENCHMARKS.md, round 8).
+pub const SEPARATORS_MIN_RHS: usize = 16;
+
 impl CudaMultifrontal {
+    /// Whether a solve of `nrhs` columns by the maps runs through the separator rows.
+    pub(super) fn separators_chosen(&self, nrhs: usize) -> bool {
+        match self.maps_kernel {
+            Some(k) => matches!(k, MapsKernel::Separators | MapsKernel::SeparatorsTop),
+            None => nrhs >= SEPARATORS_MIN_RHS,
+        }
+    }
+
     /// Whether the transfer maps' solve can run through compact separator rows (at least two fused
     /// passes, every row above the bottom pass eliminated by a pass); elsewhere
     /// [`MapsKernel::Separators`] runs the tensor-core kernels.
