@@ -543,8 +543,10 @@ impl CudaMultifrontal {
         let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapt_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
         let fused_kernels = || {
-            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward).chain(std::iter::once(&kernels.mapsp_forward)).chain(&kernels.mapsp_backward).chain(std::iter::once(&kernels.mapst_forward)).chain(&kernels.mapst_backward).chain(std::iter::once(&kernels.mapss_forward)).chain(&kernels.mapss_backward).chain(std::iter::once(&kernels.mapss_top))
+            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward).chain(std::iter::once(&kernels.mapsp_forward)).chain(&kernels.mapsp_backward).chain(std::iter::once(&kernels.mapst_forward)).chain(&kernels.mapst_backward).chain(std::iter::once(&kernels.mapss_forward)).chain(&kernels.mapss_backward)
         };
+        // (`mf_mapss_top` is not among them: its static shared memory would make 227 KiB of
+        // dynamic shared memory too much, and the few rows of a walk step fit 48 KiB.)
         if want > DEFAULT_SMEM && fused_kernels().all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, MAX_SMEM as i32).is_ok()) {
             sub_smem = MAX_SMEM;
         }

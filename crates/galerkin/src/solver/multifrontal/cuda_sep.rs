@@ -32,6 +32,9 @@ pub(super) struct DevSeparators {
 /// item counter, grown on demand.
 struct DevWalk {
     first: usize,
+    /// Doubles of the largest staged map and the most local rows of a walked subtree.
+    mcap: usize,
+    rows: usize,
     nsteps: usize,
     tables: Vec<CudaSlice<u32>>,
     passes: CudaSlice<u64>,
@@ -48,6 +51,14 @@ struct WalkState {
 
 /// Columns per chunk of the walk (a warp per item).
 const WALK_COLS: usize = 32;
+
+/// The walk's largest staged map (doubles), most local rows and dynamic shared memory (bytes; the
+/// kernel is left at the default limit, [`DEFAULT_SMEM`]).
+fn walk_smem(top: &[DevPass]) -> (usize, usize, usize) {
+    let mcap = top.iter().map(|p| p.map_cap(true, true).max(p.map_cap(false, true))).max().unwrap_or(0);
+    let rows = top.iter().map(|p| p.dp.rows as usize).max().unwrap_or(0);
+    (mcap, rows, 8 * (mcap.next_multiple_of(2) + rows * (WALK_COLS + 1)))
+}
 
 /// A `struct Pass` as 16 words (13 pointers, 5 `u32`, padding), for an array of them on the device.
 fn pass_words(d: &DevicePass) -> [u64; 16] {
@@ -70,11 +81,14 @@ impl DevSeparators {
         let up = |v: &Vec<u32>| be.upload(if v.is_empty() { &[0u32][..] } else { &v[..] });
         let own = vec![up(&sp.own_ptr)?, up(&sp.own_loc)?, up(&sp.own_dof)?];
         let walk = match TopWalk::new(sym, plan, TOP_SUBTREES) {
-            Some(w) if passes[w.first..].iter().all(|p| p.map_nb <= 3) => {
+            Some(w) if passes[w.first..].iter().all(|p| p.map_nb <= 3) && walk_smem(&passes[w.first..]).2 <= DEFAULT_SMEM => {
+                let (mcap, rows, _) = walk_smem(&passes[w.first..]);
                 let words: Vec<u64> = passes.iter().flat_map(|p| pass_words(&p.dp)).collect();
                 let offs: Vec<u64> = passes.iter().map(|p| ptr(be, &p.map_off)).collect();
                 Some(DevWalk {
                     first: w.first,
+                    mcap,
+                    rows,
                     nsteps: w.steps.len() / 2,
                     tables: vec![up(&w.steps)?, up(&w.dep_ptr)?, up(&w.dep)?],
                     passes: be.upload(&words)?,
@@ -186,9 +200,7 @@ impl CudaMultifrontal {
         st.epoch += 1;
         be.zero_slice(&mut st.counter)?;
         let top = &s.passes[w.first..];
-        let mcap = top.iter().map(|p| p.map_cap(true, true).max(p.map_cap(false, true))).max().unwrap_or(0);
-        let rows = top.iter().map(|p| p.dp.rows as usize).max().unwrap_or(0);
-        let smem = 8 * (mcap.next_multiple_of(2) + rows * (WALK_COLS + 1));
+        let (mcap, smem) = (w.mcap, 8 * (w.mcap.next_multiple_of(2) + w.rows * (WALK_COLS + 1)));
         let k = &self.kernels.mapss_top;
         let per_sm = k.func.occupancy_max_active_blocks_per_multiprocessor(WALK_COLS as u32, smem, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", k.name)))?;
         let items = w.nsteps * chunks;
