@@ -92,22 +92,23 @@ impl TiledConfig {
     /// they stage; beyond 24 functions (trunk p ≥ 3) staging from the 1D factor tables with
     /// streaming stores (p = 5: 5.6 ms against 6.7–7.1 from the table, p = 4: 1.9 against 2.0),
     /// below from the reference-gradient table, which then fits L1 (p = 2: 0.26 ms against 0.32).
-    /// Beyond 32 functions (trunk p ≥ 4, where the writes are a third of the kernel) the first half
-    /// tile of each warp's tile is stored during the next round's passes (`defer`: BENCHMARKS.md,
-    /// eighth round), where that keeps the points per pass (`default_shape`).
+    /// Beyond 32 functions (trunk p ≥ 4: one block of 16 warps per SM) on a resident grid, each
+    /// block looping over cells (eighth round: p = 4 1.95 ms against 2.00 with a block per cell,
+    /// p = 5 5.69 against 5.75). Deferred writes (`defer`) were 6–12 % slower and stay a sweep
+    /// shape.
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let factors = nloc > 24;
-        let defer = nloc > 32;
-        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, defer: u8::from(defer), resident: defer, ..TiledConfig::default() }
+        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, resident: nloc > 32, ..TiledConfig::default() }
     }
 
     /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`) for `nloc` functions per
     /// cell, the default first: the fourth round's table-staged kernel (8 warps, the reference the
     /// sweep checks every shape against); the fifth round's defaults (16 warps, alternating order;
     /// from the table, or from the factor tables with streaming stores: the sixth round's default
-    /// at p ≥ 3) on a resident grid; one or two deferred half tiles per warp on a resident grid
-    /// (two: 8 points per pass at p = 5, or 16 given), one on a block per cell; two blocks of 8
-    /// warps per SM from the factor tables; 24
+    /// at p ≥ 3) on a resident grid; a deferred half tile per warp, on a resident grid and on a
+    /// block per cell (kept as the eighth round's measured evidence that storing under the next
+    /// round's multiplies loses; two per warp do not fit the shared memory with 16 warps); two
+    /// blocks of 8 warps per SM from the factor tables; 24
     /// points per pass (p = 5: no padded points, two more passes); streaming stores from the
     /// table; two blocks of 8 warps × 2 tiles per SM; and warp-specialised blocks of 16
     /// multiplying warps beside 4 staging warps (k = 4). (The sixth round also measured one round
@@ -122,8 +123,6 @@ impl TiledConfig {
             TiledConfig { resident: true, ..t(16, 1, true, true, true) },
             TiledConfig { defer: 1, resident: true, ..t(16, 1, true, true, true) },
             TiledConfig { defer: 1, ..t(16, 1, true, true, true) },
-            TiledConfig { defer: 2, resident: true, ..t(16, 1, true, true, true) },
-            TiledConfig { defer: 2, qcp: 16, resident: true, ..t(16, 1, true, true, true) },
             t(8, 1, true, true, true),
             TiledConfig { qcp: 24, ..t(16, 1, true, true, true) },
             t(16, 1, false, true, true),
@@ -268,17 +267,9 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
 
 /// The default tiled shape for `v` where the factor tables have `dims`: [`TiledConfig::for_functions`],
 /// staging from the table where the basis does not split.
-/// Deferred writes only where their scratch leaves the points per pass as they are without it.
 fn default_shape(v: &Variant, dims: Option<(usize, usize)>) -> TiledConfig {
     let mut c = TiledConfig::for_functions(v.nloc);
     c.tensor &= dims.is_some();
-    if c.defer > 0 {
-        let d = dims.filter(|_| c.tensor);
-        let (with, without) = (tiled_shape(v, c, d), tiled_shape(v, TiledConfig { defer: 0, ..c }, d));
-        if with.qcp < without.qcp || with.smem > MAX_SHARED_BYTES {
-            c.defer = 0;
-        }
-    }
     c
 }
 
@@ -628,18 +619,17 @@ mod tests {
         assert_eq!((l.threads, l.qcp, l.min_blocks), (512, 32, 1));
         let l24 = tiled_shape(&p5, TiledConfig { qcp: 24, ..TiledConfig::for_functions(74) }, dims);
         assert_eq!(l24.qcp, 24);
-        let shared = TiledConfig { defer: 0, ..TiledConfig::for_functions(74) };
+        let shared = TiledConfig::for_functions(74);
         let ls = tiled_shape(&p5, shared, dims);
         let ws = tiled_shape(&p5, TiledConfig { producers: 4, ..shared }, dims);
         assert_eq!((ws.threads, ws.qcp), (640, 32));
         assert!(ws.smem > ls.smem, "own scratch: {} vs {}", ws.smem, ls.smem);
         // One deferred half tile per warp: a slot of its own (24 rows of 25 doubles) beside the
-        // staging buffers, and still 32 points per pass at p = 5; two leave room for 8 (16 at p = 4).
+        // staging buffers, and still 32 points per pass at p = 5; two do not fit 16 warps.
         let d1 = tiled_shape(&p5, TiledConfig { defer: 1, ..shared }, dims);
         assert_eq!(d1.qcp, 32);
         assert_eq!(d1.smem, ls.smem + 16 * 24 * 25 * 8);
-        assert_eq!(tiled_shape(&p5, TiledConfig { defer: 2, ..shared }, dims).qcp, 8);
-        assert_eq!(tiled_shape(&variant(50, 125), TiledConfig { defer: 2, ..shared }, dims).qcp, 16);
+        assert!(tiled_shape(&p5, TiledConfig { defer: 2, ..shared }, dims).smem > MAX_SHARED_BYTES);
         let p4 = variant(50, 125);
         assert_eq!(tiled_shape(&p4, TiledConfig::for_functions(50), dims).qcp, 32);
         for (nloc, nq) in [(8, 8), (20, 27), (32, 64), (50, 125), (74, 216)] {
