@@ -171,7 +171,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 // rounds (all of a cell's tiles cannot be held at once from p = 5 on: 30 tiles × 36 FP64
 // accumulators are 69 120 registers, more than an SM has). The blocks of each half tile go
 // through the warp's slice of the (then free) staging buffers, so both the upper rows and the
-// transposed (lower) rows leave as contiguous row segments. The host sizes the launch
+// transposed (lower) rows leave as contiguous row segments; with DEFER_WRITES a warp's first half
+// tiles wait in scratch of its own and are stored a part per pass of the next round, under its
+// multiplies (the writes otherwise run as a phase of their own). The host sizes the launch
 // (`tiled_shape`).
 #ifndef TILED_WARPS
 #define TILED_WARPS 8
@@ -209,18 +211,11 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef PRODUCERS
 #define PRODUCERS 0                                  // warp-specialised: staging warps beside the TILED_WARPS multiplying
 #endif
-#ifndef BULK_WRITES
-#define BULK_WRITES 0                                // rows leave by cp.async.bulk from a warp's own scratch: 1 upper, 2 all
-#endif
-#ifndef PRESTAGE
-#define PRESTAGE 0                                   // a round's last pass stages the next round's first (scratch of its own)
+#ifndef DEFER_WRITES
+#define DEFER_WRITES 0                               // half tiles per warp stored during the next round's passes (0, 1, 2)
 #endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
-#endif
-#if BULK_WRITES && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#undef BULK_WRITES
-#define BULK_WRITES 0                                // bulk copies are sm_90's: plain stores before
 #endif
 #if MMA_NATIVE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
 #define MMA16_NATIVE 1                               // Hopper's m16n8k{4,8,16} FP64 shapes
@@ -248,13 +243,13 @@ constexpr int TT_INTS = TENSOR ? NQ + NPAD : 0;
 constexpr int TT_DOUBLES = (TT_REALS + (TT_INTS + 1) / 2 + 1) & ~1;
 constexpr int WR = 8 * NCOMP;                        // a half tile's blocks: WR × WR entries
 constexpr int WS = WR + 1;                           // odd row stride: conflict-free column reads
-constexpr int OBS = WR + 2;                          // BULK_WRITES: even (16-byte rows), 2-way column reads
-constexpr int US = BULK_WRITES ? OBS : WS;           // row stride of a warp's half-tile scratch
+constexpr int WIT = (WR * WR + 31) / 32;             // a warp's store rounds per direction of a half tile
 static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "MMA_K is 4, 8 or 16");
 static_assert(QCP % MMA_K == 0, "points per pass come in whole MMA k-steps");
 static_assert(DIM == 3, "the tiled scheme is written for 3D cells");
 static_assert(SPP >= 1, "a block stages at least one point per thread");
-static_assert(!BULK_WRITES || WR <= 32, "a lane issues each row's bulk copy");
+static_assert(DEFER_WRITES >= 0 && DEFER_WRITES <= 2, "a warp defers 0, 1 or 2 half tiles");
+static_assert(!DEFER_WRITES || (TPW == 1 && PRODUCERS == 0), "deferred writes: one tile per warp, every warp stages");
 static_assert(!TENSOR || (TN1 <= 256 && TNF <= 256), "factor and point indices are bytes");
 
 // Tiles (A, B): 16-row block A, 8-column block B ≥ 2A (on or above the diagonal), B < NB8.
@@ -415,65 +410,24 @@ __device__ __forceinline__ void store_out(double* p, double v) {
 #endif
 }
 
-#if BULK_WRITES
-// Hopper's bulk copies from shared to global memory (BULK_WRITES): one row per lane, 16-byte
-// aligned addresses and sizes; `wait_read` returns once the copies have read their shared source
-// (the buffer may then be rewritten), `wait_all` once they are complete.
-__device__ __forceinline__ void bulk_store(double* dst, const double* src, unsigned bytes) {
-    const unsigned s = (unsigned)__cvta_generic_to_shared(src);
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(s), "r"(bytes) : "memory");
+// Whether half tile (ta, tb, hh) holds pairs on or above the diagonal (the second half of a
+// diagonal tile lies wholly below it; ta < 0: no tile).
+__device__ __forceinline__ bool half_tile_writes(int ta, int tb, int hh) {
+    return ta >= 0 && 16 * ta + 8 * hh < NLOC && 8 * tb + 8 > 16 * ta + 8 * hh;
 }
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
-__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
-// Sends rows lane < WR of the warp's scratch `ws` (row stride US) as bulk copies: scratch row r
-// goes to element-matrix row r0·NCOMP + r, columns c0·NCOMP onwards (the nodes c0 … c0 + 7 below
-// NLOC), where the node row is below NLOC and the address and size are 16-byte aligned. Commits
-// the lane's group; returns the rows sent (the caller stores the others).
-__device__ __forceinline__ unsigned send_rows(double* __restrict__ k, const double* __restrict__ ws, int r0, int c0) {
-    const int lane = threadIdx.x & 31;
-    bool sent = false;
-    if (lane < WR && r0 + lane / NCOMP < NLOC) {
-        double* dst = &k[(u64)(r0 * NCOMP + lane) * ND + c0 * NCOMP];
-        const int nb = NLOC - c0 < 8 ? NLOC - c0 : 8;
-        const unsigned bytes = (unsigned)(nb * NCOMP * 8);
-        if ((bytes & 15u) == 0 && ((unsigned long long)dst & 15ull) == 0) {
-            bulk_store(dst, ws + lane * US, bytes);
-            sent = true;
-        }
-    }
-    bulk_commit();
-    return __ballot_sync(0xffffffffu, sent);
-}
-#endif
-
-// Writes the blocks of half tile (ta, tb, hh) — pairs (a, b), a = 16·ta + 8·hh + g, b = 8·tb + 2t +
-// v — from the moments in accumulator slots 2·hh + v. The lane's blocks (signed) go to the warp's
-// scratch `ws` (row stride US) as U[NCOMP·g + i][NCOMP·(2t + v) + j]; then the warp writes U's
-// rows where b ≥ a (the upper blocks, rows a·NCOMP + i of the element matrix) and U's columns
-// where b > a (the transposed blocks, rows b·NCOMP + j), each as WR contiguous doubles. With
-// BULK_WRITES the scratch is the warp's own (not the staging buffers) and the rows of a half tile
-// off the diagonal leave as bulk copies that stream out while the warp goes on: the upper rows
-// (1), and (2) the transposed rows too, after the scratch is transposed in place once the upper
-// copies have read it. A half tile wholly below the diagonal (the second half of a diagonal tile)
-// writes nothing and is skipped.
-__device__ __forceinline__ void write_half_tile(double* __restrict__ k, double* __restrict__ ws, const double* p, int ta,
-                                                int tb, int hh, const double (&acc)[DIM * DIM][4],
-                                                const signed char* __restrict__ signs, int has_signs, u64 c) {
+// Forms the blocks of half tile (ta, tb, hh) — pairs (a, b), a = 16·ta + 8·hh + g, b = 8·tb + 2t +
+// v — from the moments in accumulator slots 2·hh + v, signed, into the warp's scratch `ws` as
+// U[NCOMP·g + i][NCOMP·(2t + v) + j] (row stride WS).
+__device__ __forceinline__ void fill_half_tile(double* __restrict__ ws, const double* p, int ta, int tb, int hh,
+                                               const double (&acc)[DIM * DIM][4], const signed char* __restrict__ signs,
+                                               int has_signs, u64 c) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int a0 = 16 * ta + 8 * hh, b0 = 8 * tb;
-    if (b0 + 8 <= a0) return;
-    const int a = a0 + g;
+    const int a = 16 * ta + 8 * hh + g;
     const double sa = a < NLOC ? sign_of(signs, has_signs, c, a) : 0.0;
-#if BULK_WRITES
-    bulk_wait_read();  // this lane's copies of the previous half tile have left the scratch
-    __syncwarp();
-#endif
 #pragma unroll
     for (int v = 0; v < 2; ++v) {
-        const int b = b0 + 2 * t + v;
+        const int b = 8 * tb + 2 * t + v;
         const double s = b < NLOC ? sa * sign_of(signs, has_signs, c, b) : 0.0;
         MomentPair mp;
 #pragma unroll
@@ -483,58 +437,69 @@ __device__ __forceinline__ void write_half_tile(double* __restrict__ k, double* 
 #pragma unroll
         for (int i = 0; i < NCOMP; ++i)
 #pragma unroll
-            for (int j = 0; j < NCOMP; ++j) ws[(NCOMP * g + i) * US + NCOMP * (2 * t + v) + j] = s * e[i][j];
+            for (int j = 0; j < NCOMP; ++j) ws[(NCOMP * g + i) * WS + NCOMP * (2 * t + v) + j] = s * e[i][j];
     }
-    unsigned sent_up = 0, sent_lo = 0;  // rows already on their way
-    bool transposed = false;            // the scratch holds Uᵀ
-#if BULK_WRITES
-    const bool off_diag = b0 >= a0 + 8;
-    fence_async_shared();  // the scratch's writes are visible to the bulk copies
+}
+
+// Store rounds [lo, hi) (of WIT) of a half tile at node corner (a0, b0) from its blocks U in `ws`:
+// UP, U's rows where b ≥ a (the upper blocks: row a0·NCOMP + r, columns b0·NCOMP + col); else U's
+// columns where b > a (the transposed blocks: row b0·NCOMP + r, columns a0·NCOMP + col, entry
+// U[col][r]). Each warp store covers contiguous row segments of WR doubles.
+template <bool UP>
+__device__ __forceinline__ void store_rows(double* __restrict__ k, const double* __restrict__ ws, int a0, int b0, int lo, int hi) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll 2
+    for (int it = lo; it < hi; ++it) {
+        const int idx = 32 * it + lane;
+        if (idx >= WR * WR) break;
+        const int r = idx / WR, col = idx - r * WR;
+        if (UP) {
+            const int ar = a0 + r / NCOMP, bc = b0 + col / NCOMP;
+            if (ar < NLOC && bc < NLOC && bc >= ar) store_out(&k[(u64)(a0 * NCOMP + r) * ND + b0 * NCOMP + col], ws[r * WS + col]);
+        } else {
+            const int ar = a0 + col / NCOMP, bc = b0 + r / NCOMP;
+            if (ar < NLOC && bc < NLOC && bc > ar) store_out(&k[(u64)(b0 * NCOMP + r) * ND + a0 * NCOMP + col], ws[col * WS + r]);
+        }
+    }
+}
+
+// Store rounds [lo, hi) of 2·WIT of a half tile: the upper rows' rounds, then the transposed rows'.
+__device__ __forceinline__ void store_half_tile(double* __restrict__ k, const double* __restrict__ ws, int a0, int b0, int lo, int hi) {
+    if (lo < WIT) store_rows<true>(k, ws, a0, b0, lo, hi < WIT ? hi : WIT);
+    if (hi > WIT) store_rows<false>(k, ws, a0, b0, lo > WIT ? lo - WIT : 0, hi - WIT);
+}
+
+// Writes half tile (ta, tb, hh) at once through the warp's scratch `ws`: both the upper rows and
+// the transposed (lower) rows leave as contiguous row segments.
+__device__ __forceinline__ void write_half_tile(double* __restrict__ k, double* __restrict__ ws, const double* p, int ta,
+                                                int tb, int hh, const double (&acc)[DIM * DIM][4],
+                                                const signed char* __restrict__ signs, int has_signs, u64 c) {
+    fill_half_tile(ws, p, ta, tb, hh, acc, signs, has_signs, c);
     __syncwarp();
-    if (off_diag) sent_up = send_rows(k, ws, a0, b0);
-#endif
-    // Upper blocks: row a0·NCOMP + lr, columns b0·NCOMP + lc (the rows not sent in bulk).
-    if (!BULK_WRITES || (__ballot_sync(0xffffffffu, lane < WR && a0 + lane / NCOMP < NLOC) & ~sent_up) != 0u) {
-#pragma unroll 2
-        for (int idx = lane; idx < WR * WR; idx += 32) {
-            const int lr = idx / WR, lc = idx - lr * WR;
-            const int ar = a0 + lr / NCOMP, bc = b0 + lc / NCOMP;
-            if (ar < NLOC && bc < NLOC && bc >= ar && !((sent_up >> lr) & 1u)) store_out(&k[(u64)(a0 * NCOMP + lr) * ND + b0 * NCOMP + lc], ws[lr * US + lc]);
-        }
-    }
-#if BULK_WRITES >= 2
-    if (off_diag) {
-        bulk_wait_read();  // the upper copies have read U
-        __syncwarp();
-        // In place: entry (i, j) ↔ (j, i), each pair by one lane.
-#pragma unroll 2
-        for (int idx = lane; idx < WR * WR; idx += 32) {
-            const int i = idx / WR, j = idx - i * WR;
-            if (i < j) {
-                const double x = ws[i * US + j], y = ws[j * US + i];
-                ws[i * US + j] = y;
-                ws[j * US + i] = x;
-            }
-        }
-        fence_async_shared();
-        __syncwarp();
-        transposed = true;
-        sent_lo = send_rows(k, ws, b0, a0);
-    }
-#endif
-    // Transposed blocks: row b0·NCOMP + tr, columns a0·NCOMP + tc, entry U[tc][tr] (the rows not
-    // sent in bulk).
-    if (!BULK_WRITES || (__ballot_sync(0xffffffffu, lane < WR && b0 + lane / NCOMP < NLOC) & ~sent_lo) != 0u) {
-#pragma unroll 2
-        for (int idx = lane; idx < WR * WR; idx += 32) {
-            const int tr = idx / WR, tc = idx - tr * WR;
-            const int ar = a0 + tc / NCOMP, bc = b0 + tr / NCOMP;
-            if (ar < NLOC && bc < NLOC && bc > ar && !((sent_lo >> tr) & 1u))
-                store_out(&k[(u64)(b0 * NCOMP + tr) * ND + a0 * NCOMP + tc], transposed ? ws[tr * US + tc] : ws[tc * US + tr]);
-        }
-    }
+    store_half_tile(k, ws, 16 * ta + 8 * hh, 8 * tb, 0, 2 * WIT);
     __syncwarp();  // the scratch is read before the next half tile overwrites it
 }
+
+// A warp's deferred half tiles (DEFER_WRITES): the first DEFER_WRITES half tiles of its last
+// round's tile (ta, tb) of matrix k (null: none pending), formed into slots of the warp's own
+// scratch `wd` at the round's end and stored a part per pass of the next round (the next cell's
+// where the cell took one round), so the stores stream out under the multiplies and staging
+// instead of in a write phase of their own.
+struct Deferred {
+    double* k = nullptr;
+    int ta = -1, tb = -1;
+    // Part `part` of `parts` of the pending stores.
+    __device__ __forceinline__ void drain(const double* __restrict__ wd, int part, int parts) const {
+        if (DEFER_WRITES == 0 || k == nullptr) return;
+        constexpr int T = 2 * WIT;
+        const int lo = part * (DEFER_WRITES * T) / parts, hi = (part + 1) * (DEFER_WRITES * T) / parts;
+#pragma unroll
+        for (int j = 0; j < DEFER_WRITES; ++j) {
+            const int jl = lo - j * T > 0 ? lo - j * T : 0, jh = hi - j * T < T ? hi - j * T : T;
+            if (jl < jh && half_tile_writes(ta, tb, j)) store_half_tile(k, wd + j * WR * WS, 16 * ta + 8 * j, 8 * tb, jl, jh);
+        }
+    }
+};
 
 // Named barriers of the warp-specialised shape (id 0 is __syncthreads): FULL[b] (1, 2) the
 // producers arrive at once buffer b is staged, the multiplying warps wait; EMPTY[b] (3, 4) the
@@ -568,9 +533,11 @@ __device__ __forceinline__ void round_tiles(int t0, int warp, int (&ta)[TPW], in
 }
 
 // Writes this warp's finished tiles of the round; with SKIP_PARTS & 4 (sweep only) writes nothing
-// but keeps the accumulators live, so the compiler keeps the multiplies.
-__device__ __forceinline__ void write_round(double* __restrict__ k, double* __restrict__ ws, const double* p, const int (&ta)[TPW],
-                                            const int (&tb)[TPW], const double (&acc)[TPW][DIM * DIM][4],
+// but keeps the accumulators live, so the compiler keeps the multiplies. With DEFER_WRITES the
+// first half tiles of tile 0 are only formed into the deferred slots `wd` (their stores drain
+// during the next round: `Deferred`).
+__device__ __forceinline__ void write_round(double* __restrict__ k, double* __restrict__ ws, double* __restrict__ wd, const double* p,
+                                            const int (&ta)[TPW], const int (&tb)[TPW], const double (&acc)[TPW][DIM * DIM][4],
                                             const signed char* __restrict__ signs, int has_signs, u64 c) {
 #pragma unroll
     for (int i = 0; i < TPW; ++i) {
@@ -582,10 +549,14 @@ __device__ __forceinline__ void write_round(double* __restrict__ k, double* __re
             if (sum == 1.25e300) k[threadIdx.x] = sum;
         } else {
 #pragma unroll
-            for (int hh = 0; hh < 2; ++hh)
-                if (16 * ta[i] + 8 * hh < NLOC) write_half_tile(k, ws, p, ta[i], tb[i], hh, acc[i], signs, has_signs, c);
+            for (int hh = 0; hh < 2; ++hh) {
+                if (!half_tile_writes(ta[i], tb[i], hh)) continue;
+                if (i == 0 && hh < DEFER_WRITES) fill_half_tile(wd + hh * WR * WS, p, ta[i], tb[i], hh, acc[i], signs, has_signs, c);
+                else write_half_tile(k, ws, p, ta[i], tb[i], hh, acc[i], signs, has_signs, c);
+            }
         }
     }
+    __syncwarp();
 }
 
 // The cell head both tiled bodies share: a warp's view of cell c (its matrix, its coefficients);
@@ -602,10 +573,10 @@ struct TiledCell {
         int ta[TPW], tb[TPW];
         __device__ __forceinline__ Round(int t0, int warp) { round_tiles(t0, warp, ta, tb, acc); }
     };
-    // Writes the round's finished tiles through the warp's scratch `ws`.
-    __device__ __forceinline__ void write(double* __restrict__ ws, const Round& r, const signed char* __restrict__ signs, int has_signs,
-                                          u64 c) const {
-        write_round(k, ws, p, r.ta, r.tb, r.acc, signs, has_signs, c);
+    // Writes the round's finished tiles through the warp's scratch `ws` (deferred ones into `wd`).
+    __device__ __forceinline__ void write(double* __restrict__ ws, double* __restrict__ wd, const Round& r, const signed char* __restrict__ signs,
+                                          int has_signs, u64 c) const {
+        write_round(k, ws, wd, p, r.ta, r.tb, r.acc, signs, has_signs, c);
     }
 };
 
@@ -645,7 +616,7 @@ __device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restr
         for (int m = n - 2 < 0 ? 0 : n - 2; m < n; ++m) bar_sync(3 + (m & 1), BLOCK_THREADS);
         return;
     }
-    double* ws = scratch + warp * (WR * US);
+    double* ws = scratch + warp * (WR * WS);
     for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
         const TiledCell cell(out, coef, meta, c);
         for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
@@ -658,15 +629,16 @@ __device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restr
                 __syncwarp();
                 bar_arrive(3 + b, BLOCK_THREADS);
             }
-            cell.write(ws, r, signs, has_signs, c);
+            cell.write(ws, nullptr, r, signs, has_signs, c);
         }
     }
 }
 
 // Dynamic shared memory: the factor tables (TENSOR, TT_DOUBLES) | jq[NQ][JQ] | h[2][DIM][QCP][RS],
-// the last reused after a round's last pass as TILED_WARPS scratch tiles of WR × US (the host
-// allocates the larger of the two; with PRODUCERS, BULK_WRITES or PRESTAGE the scratch follows h,
-// both allocated). `tt`, `ti`: the factor tables in global memory (unused without TENSOR).
+// the last reused after a round's last pass as TILED_WARPS scratch tiles of WR × WS (the host
+// allocates the larger of the two: HREGION); with PRODUCERS the scratch follows h, both
+// allocated; with DEFER_WRITES each warp's DEFER_WRITES deferred slots of WR × WS follow HREGION.
+// `tt`, `ti`: the factor tables in global memory (unused without TENSOR).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices_tiled(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
     const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
@@ -691,50 +663,46 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     tiled_specialised(ncells, cell_verts, coords, signs, has_signs, tab, coef, meta, out, ts, tis, jq, hbuf, hbuf + 2 * HSIZE);
 #else
     const int warp = threadIdx.x >> 5;
-    // The half-tile scratch: in the staging buffers (free after a round's last pass), or with
-    // BULK_WRITES or PRESTAGE beside them (the bulk copies read it, or the next round's first
-    // pass is in the staging buffers, while the warp writes).
-    double* ws = (BULK_WRITES || PRESTAGE ? hbuf + 2 * HSIZE : hbuf) + warp * (WR * US);
-    int n0 = 0;  // the buffer of the round's first pass (PRESTAGE: alternates with the rounds)
+    // The half-tile scratch: in the staging buffers (free after a round's last pass).
+    double* ws = hbuf + warp * (WR * WS);
+    constexpr int HREGION = 2 * HSIZE > TILED_WARPS * WR * WS ? 2 * HSIZE : TILED_WARPS * WR * WS;
+    double* wd = DEFER_WRITES ? hbuf + HREGION + warp * (DEFER_WRITES * WR * WS) : nullptr;
+    Deferred pending;  // the previous round's deferred half tiles (DEFER_WRITES)
     for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
         double xv[NV][DIM];
         load_cell_coords(c, cell_verts, coords, xv);
         __syncthreads();  // the previous cell's last round has read jq and its scratch
         fill_jq(xv, tab, jq, threadIdx.x, blockDim.x);
         const TiledCell cell(out, coef, meta, c);
-        bool staged = false;  // the round's first pass was staged during the previous round's last
         for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
             TiledCell::Round r(t0, warp);
-            if (!staged) {
-                __syncthreads();  // jq is written; the previous round's scratch is read
-                if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + n0 * HSIZE, threadIdx.x);
-                __syncthreads();
-            }
+            __syncthreads();  // jq is written; the previous round's scratch is read
+            if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, threadIdx.x);
+            __syncthreads();
             // Each pass multiplies one buffer while the other is staged; with ALT_ORDER the odd
             // warps multiply first, so staging and tensor-core work overlap within the pass. With
-            // PRESTAGE the last pass stages the first of the cell's next round (the scratch is
-            // then not in the staging buffers).
+            // DEFER_WRITES each pass also stores its part of the previous round's deferred tiles.
             const bool mma_first = ALT_ORDER && (warp & 1);
-            const bool prestage = PRESTAGE && t0 + TILED_WARPS * TPW < NTILES;
 #pragma unroll 1
             for (int ch = 0; ch < NCHUNK; ++ch) {
-                const bool more = ch + 1 < NCHUNK;
-                double* next = hbuf + ((n0 + ch + 1) & 1) * HSIZE;
-                const int q_next = more ? (ch + 1) * QCP : 0;
-                const bool stage = (more || prestage) && !(SKIP_PARTS & 1);
-                if (stage && !mma_first) stage_points(tab, jq, ts, tis, q_next, next, threadIdx.x);
-                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + ((n0 + ch) & 1) * HSIZE, r.ta, r.tb, r.acc);
-                if (stage && mma_first) stage_points(tab, jq, ts, tis, q_next, next, threadIdx.x);
+                const bool stage = ch + 1 < NCHUNK && !(SKIP_PARTS & 1);
+                double* next = hbuf + ((ch + 1) & 1) * HSIZE;
+                if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next, threadIdx.x);
+                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + (ch & 1) * HSIZE, r.ta, r.tb, r.acc);
+                pending.drain(wd, ch, NCHUNK);
+                if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next, threadIdx.x);
                 __syncthreads();  // this buffer is read; the other is staged
             }
-            staged = prestage;
-            if (prestage) n0 = (n0 + NCHUNK) & 1;
-            cell.write(ws, r, signs, has_signs, c);
+            __syncwarp();  // the deferred slots are read before they are refilled
+            cell.write(ws, wd, r, signs, has_signs, c);
+            if (DEFER_WRITES) {
+                pending.k = (r.ta[0] >= 0 && !(SKIP_PARTS & 4)) ? cell.k : nullptr;
+                pending.ta = r.ta[0];
+                pending.tb = r.tb[0];
+            }
         }
     }
-#endif
-#if BULK_WRITES
-    bulk_wait_all();  // the block's shared memory outlives its last bulk copies
+    pending.drain(wd, 0, 1);  // the block's last deferred tiles
 #endif
 }
 

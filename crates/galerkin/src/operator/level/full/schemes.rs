@@ -51,13 +51,14 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// (bit 1 the staging, 2 the multiplies, 4 the writes: the matrices are then wrong); `producers`
 /// warps beside the multiplying ones that only stage (warp-specialised: named barriers per
 /// buffer instead of a block barrier per pass, writes through their own scratch; 0: every warp
-/// stages and multiplies); `bulk` (BULK_WRITES): each warp writes its half tiles through a
-/// scratch of its own beside the staging buffers, the rows off the diagonal as Hopper's bulk
-/// copies (`cp.async.bulk`) that stream out while the warp stages and multiplies on — 1: the
-/// upper rows, 2: the transposed rows too (0: plain stores through the staging buffers);
-/// `prestage` (PRESTAGE): the half-tile scratch of its own beside the staging buffers, and a
-/// round's last pass stages the first pass of the cell's next round, whose block barrier and
-/// unhidden staging then drop out (cells of more than one round: trunk p ≥ 5).
+/// stages and multiplies); `defer` (DEFER_WRITES, one tile per warp, no producers): the first
+/// 1 or 2 half tiles of each warp's tile are formed into scratch of the warp's own at the round's
+/// end and stored a part per pass of the next round, under its multiplies and staging (0: every
+/// half tile is stored at the round's end, in a write phase of its own); `resident`: a persistent
+/// grid of as many blocks as the device holds at once (SMs × blocks per SM), each looping over
+/// cells, so deferred stores carry into a block's next cell (false: one block per cell, and a
+/// cell's last round's deferred stores are a write phase again). (The seventh round's
+/// bulk asynchronous writes and prestaging were 4–8 % slower and are gone: BENCHMARKS.md.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -71,8 +72,8 @@ pub struct TiledConfig {
     pub qcp: usize,
     pub skip: u8,
     pub producers: usize,
-    pub bulk: u8,
-    pub prestage: bool,
+    pub defer: u8,
+    pub resident: bool,
 }
 
 impl Default for TiledConfig {
@@ -81,7 +82,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, bulk: 0, prestage: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false }
     }
 }
 
@@ -91,18 +92,23 @@ impl TiledConfig {
     /// they stage; beyond 24 functions (trunk p ≥ 3) staging from the 1D factor tables with
     /// streaming stores (p = 5: 5.6 ms against 6.7–7.1 from the table, p = 4: 1.9 against 2.0),
     /// below from the reference-gradient table, which then fits L1 (p = 2: 0.26 ms against 0.32).
-    /// The seventh round's bulk writes were slower at p = 3…5 (p = 5: 5.85–6.06 ms against 5.62)
-    /// and are not the default; prestaging alone was not measured on its own yet.
+    /// Beyond 32 functions (trunk p ≥ 4: one block of 16 warps per SM) on a resident grid, each
+    /// block looping over cells (eighth round: p = 4 1.95 ms against 2.00 with a block per cell,
+    /// p = 5 5.69 against 5.75). Deferred writes (`defer`) were 6–12 % slower and stay a sweep
+    /// shape.
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let factors = nloc > 24;
-        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, ..TiledConfig::default() }
+        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, resident: nloc > 32, ..TiledConfig::default() }
     }
 
     /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`) for `nloc` functions per
     /// cell, the default first: the fourth round's table-staged kernel (8 warps, the reference the
     /// sweep checks every shape against); the fifth round's defaults (16 warps, alternating order;
-    /// from the table, or from the factor tables with streaming stores); the seventh round's bulk
-    /// writes (upper rows only, or all rows; from the factor tables, and from the table); 24
+    /// from the table, or from the factor tables with streaming stores: the sixth round's default
+    /// at p ≥ 3) on a resident grid; a deferred half tile per warp, on a resident grid and on a
+    /// block per cell (kept as the eighth round's measured evidence that storing under the next
+    /// round's multiplies loses; two per warp do not fit the shared memory with 16 warps); two
+    /// blocks of 8 warps per SM from the factor tables; 24
     /// points per pass (p = 5: no padded points, two more passes); streaming stores from the
     /// table; two blocks of 8 warps × 2 tiles per SM; and warp-specialised blocks of 16
     /// multiplying warps beside 4 staging warps (k = 4). (The sixth round also measured one round
@@ -114,10 +120,10 @@ impl TiledConfig {
             t(8, 1, false, false, false),
             t(16, 1, false, true, false),
             t(16, 1, true, true, true),
-            TiledConfig { prestage: true, ..t(16, 1, true, true, true) },
-            TiledConfig { bulk: 1, ..t(16, 1, true, true, true) },
-            TiledConfig { bulk: 2, ..t(16, 1, true, true, true) },
-            TiledConfig { bulk: 2, ..t(16, 1, false, true, false) },
+            TiledConfig { resident: true, ..t(16, 1, true, true, true) },
+            TiledConfig { defer: 1, resident: true, ..t(16, 1, true, true, true) },
+            TiledConfig { defer: 1, ..t(16, 1, true, true, true) },
+            t(8, 1, true, true, true),
             TiledConfig { qcp: 24, ..t(16, 1, true, true, true) },
             t(16, 1, false, true, true),
             TiledConfig { min_blocks: 2, ..t(8, 2, true, true, true) },
@@ -150,11 +156,11 @@ impl TiledConfig {
         if self.producers > 0 {
             s += &format!(" +{}p", self.producers);
         }
-        if self.bulk > 0 {
-            s += &format!(" bulk{}", self.bulk);
+        if self.defer > 0 {
+            s += &format!(" defer{}", self.defer);
         }
-        if self.prestage {
-            s += " pre";
+        if self.resident {
+            s += " res";
         }
         if self.min_blocks > 0 {
             s += &format!(" mb{}", self.min_blocks);
@@ -213,20 +219,19 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     let jq = (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8 + 8 * tensor_doubles(v, dims);
     let per_q = 2 * v.dim * rs * 8;
     let k = cfg.mma_k;
-    // After a round's passes each warp's half-tile scratch (WR × WS): in the staging buffers, or
-    // beside them where producer warps stage on.
-    // (row stride WR + 1; WR + 2 with bulk copies, whose rows are 16-byte aligned).
+    // After a round's passes each warp's half-tile scratch (WR × WS, row stride WR + 1): in the
+    // staging buffers, or beside them where producer warps stage on; deferred half tiles take
+    // `defer` more of the warp's own.
     let wr = 8 * v.ncomp;
-    let own = cfg.producers > 0 || cfg.bulk > 0 || cfg.prestage;
-    let scratch = warps * wr * (wr + if cfg.bulk > 0 { 2 } else { 1 }) * 8;
-    let own_scratch = if own { scratch } else { 0 };
+    let scratch = warps * wr * (wr + 1) * 8;
+    let own_scratch = if cfg.producers > 0 { scratch } else { usize::from(cfg.defer) * scratch };
     let budget = (228 * 1024 / min_blocks).saturating_sub(1024 + jq + own_scratch);
     let stagers = 32 * if cfg.producers > 0 { cfg.producers } else { warps };
     // Unless given: the largest multiple of k that fits, up to 32 (fewer passes, fewer barriers,
     // beat padding less: p = 5's 216 points in 7 passes of 32 took 5.59 ms, in 9 of 24 5.79).
     let auto = (budget / per_q / k * k).clamp(k, 32.max(k));
     let qcp = if cfg.qcp > 0 { cfg.qcp } else { auto }.min(v.nq.div_ceil(k) * k).min((stagers / k * k).max(k));
-    let smem = if own { jq + qcp * per_q + scratch } else { jq + (qcp * per_q).max(scratch) };
+    let smem = if cfg.producers > 0 { jq + qcp * per_q + scratch } else { jq + (qcp * per_q).max(scratch) + own_scratch };
     TiledLaunch { threads: 32 * (warps + cfg.producers), qcp, min_blocks, smem }
 }
 
@@ -245,8 +250,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("SKIP_PARTS={}", cfg.skip & 7),
         format!("TILED_WARPS={}", l.threads / 32 - cfg.producers),
         format!("PRODUCERS={}", cfg.producers),
-        format!("BULK_WRITES={}", cfg.bulk.min(2)),
-        format!("PRESTAGE={}", usize::from(cfg.prestage && cfg.producers == 0)),
+        format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("TPW={}", cfg.tiles_per_warp.max(1)),
         format!("MMA_K={}", cfg.mma_k),
         format!("MMA_NATIVE={}", usize::from(cfg.native)),
@@ -384,7 +388,7 @@ impl DeviceAssembler {
             }
             Integration::Tiled => {
                 let k = self.scheme_kernels(be)?;
-                self.launch_tiled(be, &k.tiled, self.tiled_default(), nc, out)
+                self.launch_tiled(be, &k.tiled, self.tiled_default(), nc, out, None)
             }
         }
     }
@@ -426,13 +430,21 @@ impl DeviceAssembler {
         Ok(out)
     }
 
-    /// Launches tiled kernel `k` (shape `cfg`) on cells `0..nc`.
-    fn launch_tiled(&self, be: &CudaBackend, k: &Kernel, cfg: TiledConfig, nc: u64, out: &mut CudaSlice<f64>) -> Result<()> {
+    /// Launches tiled kernel `k` (shape `cfg`) on cells `0..nc`: one block per cell, or
+    /// (`cfg.resident`) as many as the device holds at once, or `grid` blocks where given (tests of
+    /// blocks that loop over several cells).
+    fn launch_tiled(&self, be: &CudaBackend, k: &Kernel, cfg: TiledConfig, nc: u64, out: &mut CudaSlice<f64>, grid: Option<u64>) -> Result<()> {
         let l = tiled_shape(&self.variant, cfg, self.tensor_dims.filter(|_| cfg.tensor));
         if l.smem > MAX_SHARED_BYTES {
             return Err(Error::Unsupported(format!("tiled integration of shape {} needs {} bytes of shared memory per block", cfg.label(), l.smem)));
         }
-        let blocks = nc.min(1 << 20) as u32;
+        let resident = u64::from(be.device().multiprocessors.max(1)) * l.min_blocks as u64;
+        let blocks = match grid {
+            Some(g) => g.max(1),
+            None if cfg.resident => resident,
+            None => 1 << 20,
+        }
+        .min(nc) as u32;
         let lc = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (l.threads as u32, 1, 1), shared_mem_bytes: l.smem as u32 };
         launch!(be, k, lc; &nc, &self.cell_verts, &self.coords, &self.signs, &self.has_signs, &self.tab, &self.coef, &self.meta,
             &self.tensor_reals, &self.tensor_ints, out)
@@ -441,6 +453,11 @@ impl DeviceAssembler {
     /// The tiled scheme's element matrices of cells `0..ncells` with launch shape `cfg` (the
     /// benchmark's sweep; [`Self::first_matrices_into`] takes the default shape).
     pub fn tiled_matrices_with(&self, be: &CudaBackend, cfg: TiledConfig, ncells: usize, out: &mut CudaSlice<f64>) -> Result<()> {
+        self.tiled_matrices_on(be, cfg, ncells, out, None)
+    }
+
+    /// [`Self::tiled_matrices_with`] on `grid` blocks where given (each looping over cells).
+    pub fn tiled_matrices_on(&self, be: &CudaBackend, cfg: TiledConfig, ncells: usize, out: &mut CudaSlice<f64>, grid: Option<u64>) -> Result<()> {
         if let Some(why) = self.scheme_unsupported(Integration::Tiled) {
             return Err(Error::Unsupported(why));
         }
@@ -448,8 +465,8 @@ impl DeviceAssembler {
         if ncells > self.ncells || out.len() < ncells * nd * nd {
             return Err(Error::dim("element matrices buffer", ncells * nd * nd, out.len()));
         }
-        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.bulk > 2 {
-            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, bulk 0, 1 or 2")));
+        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.defer > 2 || (cfg.defer > 0 && (cfg.tiles_per_warp != 1 || cfg.producers > 0)) {
+            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, 0 to 2 deferred half tiles (one tile per warp, no producers)")));
         }
         if cfg.tensor && self.tensor_dims.is_none() {
             return Err(Error::Unsupported(format!("tiled shape {}: this basis and rule do not split into 1D factors", cfg.label())));
@@ -459,14 +476,19 @@ impl DeviceAssembler {
         }
         let module = be.variant_module(&ELEMENT_SCHEMES, &scheme_defines_with(&self.variant, cfg, self.tensor_dims))?;
         let k = tiled_kernel(&module, &self.variant, cfg, self.tensor_dims)?;
-        self.launch_tiled(be, &k, cfg, ncells as u64, out)
+        self.launch_tiled(be, &k, cfg, ncells as u64, out, grid)
     }
 
     /// [`Self::tiled_matrices_with`] for every cell, downloaded (tests of every shape).
     pub fn tiled_matrices_to_host(&self, be: &CudaBackend, cfg: TiledConfig) -> Result<Vec<f64>> {
+        self.tiled_matrices_to_host_on(be, cfg, None)
+    }
+
+    /// [`Self::tiled_matrices_to_host`] on `grid` blocks where given.
+    pub fn tiled_matrices_to_host_on(&self, be: &CudaBackend, cfg: TiledConfig, grid: Option<u64>) -> Result<Vec<f64>> {
         let nd = self.variant.elem_size();
         let mut out = be.alloc::<f64>(self.ncells * nd * nd)?;
-        self.tiled_matrices_with(be, cfg, self.ncells, &mut out)?;
+        self.tiled_matrices_on(be, cfg, self.ncells, &mut out, grid)?;
         be.download(&out)
     }
 
@@ -598,18 +620,16 @@ mod tests {
         let l24 = tiled_shape(&p5, TiledConfig { qcp: 24, ..TiledConfig::for_functions(74) }, dims);
         assert_eq!(l24.qcp, 24);
         let shared = TiledConfig::for_functions(74);
-        let pre = tiled_shape(&p5, TiledConfig { prestage: true, ..shared }, dims);
-        assert_eq!(pre.qcp, 32);
-        assert_eq!(pre.smem, tiled_shape(&p5, shared, dims).smem + 16 * 24 * 25 * 8, "prestaging: a scratch of its own");
         let ls = tiled_shape(&p5, shared, dims);
         let ws = tiled_shape(&p5, TiledConfig { producers: 4, ..shared }, dims);
         assert_eq!((ws.threads, ws.qcp), (640, 32));
         assert!(ws.smem > ls.smem, "own scratch: {} vs {}", ws.smem, ls.smem);
-        // Bulk writes: a scratch of each warp's own (24 rows of 26 doubles) beside the staging
-        // buffers, and still 32 points per pass at p = 5.
-        let bulk = tiled_shape(&p5, TiledConfig { bulk: 2, ..shared }, dims);
-        assert_eq!(bulk.qcp, 32);
-        assert_eq!(bulk.smem, ls.smem + 16 * 24 * 26 * 8);
+        // One deferred half tile per warp: a slot of its own (24 rows of 25 doubles) beside the
+        // staging buffers, and still 32 points per pass at p = 5; two do not fit 16 warps.
+        let d1 = tiled_shape(&p5, TiledConfig { defer: 1, ..shared }, dims);
+        assert_eq!(d1.qcp, 32);
+        assert_eq!(d1.smem, ls.smem + 16 * 24 * 25 * 8);
+        assert!(tiled_shape(&p5, TiledConfig { defer: 2, ..shared }, dims).smem > MAX_SHARED_BYTES);
         let p4 = variant(50, 125);
         assert_eq!(tiled_shape(&p4, TiledConfig::for_functions(50), dims).qcp, 32);
         for (nloc, nq) in [(8, 8), (20, 27), (32, 64), (50, 125), (74, 216)] {
