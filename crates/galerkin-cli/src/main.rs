@@ -129,6 +129,15 @@ enum Command {
         /// colored scatter (`[assembly] cpu_gather = true`).
         #[arg(long)]
         cpu_gather: bool,
+        /// --ceed: CPU `partial` batches scattered with their own colors (runs of 1–8 batches
+        /// colored by shared nodes) instead of the mesh's cell blocks (`[assembly] cpu_batch_colors
+        /// = true`).
+        #[arg(long)]
+        cpu_batch_colors: bool,
+        /// --ceed: CPU `partial` batches through the quadrature points even where the apply on the
+        /// nodes (Kronecker products of 1D matrices) applies (`[assembly] cpu_kronecker = false`).
+        #[arg(long)]
+        cpu_no_kronecker: bool,
         /// Matrix: run the CPU columns only up to this many unknowns.
         #[arg(long, default_value_t = 2_000_000)]
         cpu_max_dofs: usize,
@@ -449,7 +458,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
-        Command::Bench { ceed, degrees, tet_degrees, dofs, levels, cpu_max_dofs, assembled_max_dofs, assembled_max_degree, iterations, runs, gpu, json, plot, cpu_gather, .. } if !ceed.is_empty() => {
+        Command::Bench { ceed, degrees, tet_degrees, dofs, levels, cpu_max_dofs, assembled_max_dofs, assembled_max_degree, iterations, runs, gpu, json, plot, cpu_gather, cpu_batch_colors, cpu_no_kronecker, .. } if !ceed.is_empty() => {
             let cfg = galerkin::bench::ceed::CeedConfig {
                 problems: ceed.iter().map(|b| galerkin::bench::ceed::Bp::parse(b)).collect::<galerkin::Result<_>>()?,
                 degrees: parse_degrees(&degrees)?,
@@ -465,7 +474,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 assembled_max_degree,
                 iterations,
                 runs,
-                tuning: galerkin::operator::Tuning { cpu_gather: cpu_gather.then_some(true), ..Default::default() },
+                tuning: galerkin::operator::Tuning { cpu_gather: cpu_gather.then_some(true), cpu_batch_colors: cpu_batch_colors.then_some(true), cpu_kronecker: cpu_no_kronecker.then_some(false), ..Default::default() },
             };
             ceed_bench::run(&cfg, gpu, json, plot)
         }

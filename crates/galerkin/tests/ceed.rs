@@ -141,10 +141,11 @@ fn batched_partial_equals_the_cell_at_a_time_path() {
     }
 }
 
-/// The batched `partial`'s two sums into y agree to round-off: the gather form (`cpu_gather`: each
-/// node sums its cells' results through a node map, no colors) and the colored scatter, product
-/// with the Dirichlet mask and diagonal, BP1/BP3/BP5 at p = 2 and 4 on a distorted 5×5×5 mesh
-/// (several colors; 125 cells, a partial last batch); the gather's map is the one kept.
+/// The batched `partial`'s three sums into y agree to round-off: the gather form (`cpu_gather`:
+/// each node sums its cells' results through a node map, no colors), the scatter with the batches'
+/// own colors (`cpu_batch_colors`) and the default scatter with the mesh's colors, product with the
+/// Dirichlet mask and diagonal, BP1/BP3/BP5 at p = 2 and 4 on a distorted 5×5×5 mesh (several
+/// colors; 125 cells, a partial last batch); the gather's map is the one kept.
 #[test]
 fn batched_partial_gather_equals_the_colored_scatter() {
     let be = &galerkin::backend::Cpu;
@@ -153,6 +154,7 @@ fn batched_partial_gather_equals_the_colored_scatter() {
             let problem = bp.on_space(space(CellType::Hexahedron, degree, 5, 1)).unwrap();
             let colored = problem.system(be, AssemblyLevel::Partial, Tuning::default()).unwrap();
             let gathered = problem.system(be, AssemblyLevel::Partial, Tuning { cpu_gather: Some(true), ..Tuning::default() }).unwrap();
+            let batch_colored = problem.system(be, AssemblyLevel::Partial, Tuning { cpu_batch_colors: Some(true), ..Tuning::default() }).unwrap();
             let what = format!("{} p={degree}", bp.name());
             assert!(gathered.storage_bytes() > colored.storage_bytes(), "{what}: the gather form was not taken");
             let x = test_vector(galerkin::backend::LinearOperator::nrows(&colored.operator));
@@ -160,6 +162,8 @@ fn batched_partial_gather_equals_the_colored_scatter() {
             assert!(d < 1e-13, "{what}: the gathered A x differs from the colored scatter's by {d:e}");
             let d = rel_diff(&colored.operator.diagonal(be).unwrap(), &gathered.operator.diagonal(be).unwrap());
             assert!(d < 1e-13, "{what}: the gathered diagonal differs by {d:e}");
+            let d = rel_diff(&colored.apply_host(&x).unwrap(), &batch_colored.apply_host(&x).unwrap());
+            assert!(d < 1e-13, "{what}: A x with the batches' colors differs from the mesh colors' by {d:e}");
         }
     }
 }
@@ -167,12 +171,14 @@ fn batched_partial_gather_equals_the_colored_scatter() {
 /// On parallelepipeds with a constant coefficient the batched `partial` stores D once per cell (6
 /// numbers, scaled by each point's weight in the apply) instead of at every point: the product
 /// (Dirichlet-masked, fused in the gather) and the diagonal still equal the cell-at-a-time path's
-/// to round-off, with a fraction of its memory; on a 3×3×3 box (a partial last batch), BP1/BP3/BP5.
+/// to round-off, with a fraction of its memory; on a 3×3×3 box (a partial last batch), BP1/BP3/BP5
+/// at p = 1, 2, 3 (BP1 and BP3 at p ≤ 2 take the apply on the nodes, Kronecker products of 1D
+/// matrices; the same with `cpu_kronecker = false`, through the points, must agree too).
 #[test]
 fn batched_partial_stores_d_once_per_cell_on_parallelepipeds() {
     let be = &galerkin::backend::Cpu;
     for bp in [Bp::Bp1, Bp::Bp3, Bp::Bp5] {
-        for degree in [2, 3] {
+        for degree in [1, 2, 3] {
             let problem = bp.on_space(Arc::new(galerkin::bench::ceed::bp_space(CellType::Hexahedron, degree, 3, 1).unwrap())).unwrap();
             let scalar = Tuning { cpu_cell_batches: Some(false), ..Tuning::default() };
             let one = problem.system(be, AssemblyLevel::Partial, scalar).unwrap();
@@ -185,6 +191,9 @@ fn batched_partial_stores_d_once_per_cell_on_parallelepipeds() {
             assert!(d < 1e-13, "{what}: per-cell-D A x differs from the scalar path's by {d:e}");
             let d = rel_diff(&one.operator.diagonal(be).unwrap(), &four.operator.diagonal(be).unwrap());
             assert!(d < 1e-13, "{what}: per-cell-D diagonal differs by {d:e}");
+            let points = problem.system(be, AssemblyLevel::Partial, Tuning { cpu_kronecker: Some(false), ..Tuning::default() }).unwrap();
+            let d = rel_diff(&points.apply_host(&x).unwrap(), &four.apply_host(&x).unwrap());
+            assert!(d < 1e-13, "{what}: the apply on the nodes differs from the one through the points by {d:e}");
         }
     }
 }

@@ -137,7 +137,8 @@ pub struct CeedConfig {
     /// CG iterations per timed run on the GPU (the CPU runs about half a second) and timed runs.
     pub iterations: usize,
     pub runs: usize,
-    /// The levels' knobs (`bench --cpu-gather`: the CPU `partial` batches' gather form).
+    /// The levels' knobs (`bench --cpu-gather`, `--cpu-batch-colors`: the CPU `partial` batches'
+    /// sum into y).
     pub tuning: Tuning,
 }
 

@@ -40,7 +40,7 @@ impl Coloring {
                 v
             })
             .collect();
-        let block_colors = greedy_first_fit(mesh.num_vertices(), nblocks, |b| sets[b].clone());
+        let block_colors = first_fit(mesh.num_vertices(), nblocks, |b| sets[b].clone());
         let mut blocks = vec![Vec::new(); block_colors.iter().max().map_or(0, |m| m + 1)];
         for (b, &col) in block_colors.iter().enumerate() {
             blocks[col].push(range(b));
@@ -57,7 +57,7 @@ impl Coloring {
 /// GPU runs one launch per color with one thread group per cell, where blocks of 2048 cells would
 /// leave too few independent cells per color to fill the device.
 pub fn cell_colors(mesh: &Mesh) -> Vec<Vec<u32>> {
-    let colors = greedy_first_fit(mesh.num_vertices(), mesh.num_cells(), |c| mesh.cell(c).to_vec());
+    let colors = first_fit(mesh.num_vertices(), mesh.num_cells(), |c| mesh.cell(c).to_vec());
     let mut lists = vec![Vec::new(); colors.iter().max().map_or(0, |m| m + 1)];
     for (c, &col) in colors.iter().enumerate() {
         lists[col].push(c as u32);
@@ -67,7 +67,7 @@ pub fn cell_colors(mesh: &Mesh) -> Vec<Vec<u32>> {
 
 /// First-fit coloring of `n` items so that items sharing a vertex differ in color; per vertex a
 /// bit set of the colors already used around it, widened 64 colors at a time.
-fn greedy_first_fit(nv: usize, n: usize, verts: impl Fn(usize) -> Vec<usize>) -> Vec<usize> {
+pub(crate) fn first_fit(nv: usize, n: usize, verts: impl Fn(usize) -> Vec<usize>) -> Vec<usize> {
     let mut used: Vec<u64> = vec![0; nv];
     let mut words = 1usize;
     let mut color_of = vec![0usize; n];

@@ -265,6 +265,11 @@ pub struct AssemblyConfig {
     pub cpu_cell_batches: Option<bool>,
     /// Those batches summed into the result per node (true) or scattered by colors (default).
     pub cpu_gather: Option<bool>,
+    /// The scatter's colors: the batches' own (true) or the mesh's cell blocks.
+    pub cpu_batch_colors: Option<bool>,
+    /// Their apply on the nodes (Kronecker products of 1D matrices; default true) or through the
+    /// quadrature points (false), where D is one matrix per cell, Gauss rule, p ≤ 2.
+    pub cpu_kronecker: Option<bool>,
 }
 
 impl AssemblyConfig {
@@ -277,6 +282,8 @@ impl AssemblyConfig {
             integration: self.integration,
             cpu_cell_batches: self.cpu_cell_batches,
             cpu_gather: self.cpu_gather,
+            cpu_batch_colors: self.cpu_batch_colors,
+            cpu_kronecker: self.cpu_kronecker,
         }
     }
 }

@@ -149,6 +149,14 @@ pub struct Tuning {
     /// but the batches' results make a round trip through memory: faster on 2–4 threads, slower
     /// on one — BENCHMARKS.md, issue 11 op7).
     pub cpu_gather: Option<bool>,
+    /// The colored scatter with the batches' own colors (runs of one to eight batches colored by
+    /// shared nodes: hundreds of runs per color) instead of the mesh's blocks of 64–2048 cells
+    /// (5–60 blocks per color at 2·10⁵ unknowns); ignored with `cpu_gather = true`.
+    pub cpu_batch_colors: Option<bool>,
+    /// Where D is one matrix per cell and the rule is Gauss (not collocated), P ≤ 3: the batches'
+    /// apply on the nodes as a sum of Kronecker products of 1D matrices (default) or, with
+    /// `false`, through the quadrature points.
+    pub cpu_kronecker: Option<bool>,
 }
 
 /// Host Robin facet matrices: (cell, global dofs, elem_size² entries).

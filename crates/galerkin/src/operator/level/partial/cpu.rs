@@ -181,7 +181,16 @@ impl MatFree {
             op.moments = Some(m);
         }
         if let (Some(h), Pointwise::Stored, true) = (&op.hex, mode, input.tuning.cpu_cell_batches != Some(false)) {
-            op.batch = super::hex_batch::HexBatch::new(h.p, h.q, h.diffusion, h.collocated, [&h.b, &h.d, &op.tables.w], &op.coloring, &op.idx, input.tuning.cpu_gather == Some(true));
+            use super::hex_batch::SumForm;
+            let form = match (input.tuning.cpu_gather, input.tuning.cpu_batch_colors) {
+                (Some(true), _) => SumForm::Gather,
+                (_, Some(true)) => SumForm::BatchColors,
+                _ => SumForm::MeshColors,
+            };
+            op.batch = super::hex_batch::HexBatch::new(h.p, h.q, h.diffusion, h.collocated, [&h.b, &h.d, &op.tables.w], &op.coloring, &op.idx, form);
+            if let Some(b) = op.batch.as_mut() {
+                b.allow_kronecker(input.tuning.cpu_kronecker != Some(false));
+            }
         }
         op.tensor_t = op.tables.tensor.as_ref().map(|(p1, q1, b, g)| (transpose(b, *q1, *p1), transpose(g, *q1, *p1)));
         op.setup()?;

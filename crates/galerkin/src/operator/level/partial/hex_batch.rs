@@ -54,6 +54,56 @@ impl Isa {
     }
 }
 
+/// How the batches' results reach y.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SumForm {
+    /// Scattered one color of the mesh's cell blocks ([`Coloring::greedy`]: 64 to 2048 cells) at a
+    /// time, blocks in parallel.
+    MeshColors,
+    /// Scattered one color at a time, with the batches' own colors: runs of [`batch_run`] batches
+    /// (one batch, 8 cells, up to ~16 000 batches) colored by shared nodes, so that every color
+    /// has hundreds of runs to spread over the threads where the mesh's blocks leave 5–60 per color
+    /// (at 2·10⁵ unknowns, Q4: 8–10 blocks per color, half of 16 threads idle), at the price of
+    /// more colors (7–10 instead of 4–5) and so more barriers.
+    BatchColors,
+    /// No colors: per node through a node map ([`Gather`]).
+    Gather,
+}
+
+/// Batches per run of [`SumForm::BatchColors`]: one up to 16 383 batches, then up to eight (runs
+/// of 64 cells, as the mesh's blocks' floor), so that each color keeps hundreds of runs at any
+/// size without thousands of tiny tasks. A function of the mesh alone: the sums into y do not
+/// depend on the thread count.
+pub fn batch_run(nbatches: usize) -> usize {
+    (nbatches / 2048).clamp(1, 8)
+}
+
+/// [`SumForm::BatchColors`]: `batches` (consecutive cells, in order) in runs of [`batch_run`],
+/// colored first-fit so that runs of one color share no node of `idx` (`pd` per cell); per color,
+/// the runs' batch ranges.
+fn batch_colors(batches: &[(usize, usize)], idx: &[usize], pd: usize) -> Vec<Vec<Range<usize>>> {
+    let (nb, k) = (batches.len(), batch_run(batches.len()));
+    let runs = nb.div_ceil(k);
+    let range = |r: usize| r * k..((r + 1) * k).min(nb);
+    let cells = |r: usize| {
+        let b = range(r);
+        batches[b.start].0..batches[b.end - 1].0 + batches[b.end - 1].1
+    };
+    let nn = idx.iter().max().map_or(0, |m| m + 1);
+    let colors = crate::operator::coloring::first_fit(nn, runs, |r| {
+        let c = cells(r);
+        let mut v = idx[c.start * pd..c.end * pd].to_vec();
+        v.sort_unstable();
+        v.dedup();
+        v
+    });
+    let mut blocks = vec![Vec::new(); colors.iter().max().map_or(0, |m| m + 1)];
+    for (r, &col) in colors.iter().enumerate() {
+        blocks[col].push(range(r));
+    }
+    blocks
+}
+
 /// Whether the batched kernel exists for `p` basis functions and `q` points per axis.
 pub fn supported(p: usize, q: usize) -> bool {
     kernel(p, q, Isa::Base).is_some()
@@ -69,7 +119,7 @@ pub struct HexBatch {
     /// Row-major 1D tables: `b` (q × p), the collocated derivative `d` (q × q).
     b: Vec<f64>,
     d: Vec<f64>,
-    /// Per color, per block: the range of its batch ids (the colored scatter; empty with
+    /// Per color, per block: the range of its batch ids (the colored scatters; empty with
     /// [`Self::gather`]).
     blocks: Vec<Vec<Range<usize>>>,
     /// The gather form of the sum into y (`Tuning::cpu_gather`; see [`Gather`]); None: the colored
@@ -90,6 +140,15 @@ pub struct HexBatch {
     /// `qdata[((batch·Q³ + point)·ns + k)·W + lane]`.
     per_cell: bool,
     pub qdata: Vec<f64>,
+    /// The 1D weights where the point weights are their tensor product (Gauss and Gauss–Lobatto
+    /// rules): what [`Self::kronecker`] needs.
+    w1: Option<Vec<f64>>,
+    /// Whether [`Self::kronecker`] may be chosen (`Tuning::cpu_kronecker`, default true).
+    kronecker_allowed: bool,
+    /// The apply on the nodes (see [`kronecker`]): where D is stored once per cell, the rule is
+    /// not collocated and P ≤ [`KRONECKER_MAX_P`] — the cell operator is then a sum of Kronecker
+    /// products of P × P 1D matrices, applied without going through the quadrature points.
+    kronecker: bool,
     isa: Isa,
     /// Largest node index (checked against the vectors' length once per apply, so the gather and
     /// scatter index without bounds checks).
@@ -101,19 +160,21 @@ pub struct HexBatch {
 
 impl HexBatch {
     /// The batches and the stored D's layout, with `tabs` = [B, the collocated derivative, the
-    /// point weights] and `idx` the cells' global nodes in kernel order. With `gather`, batches of
-    /// W consecutive cells summed into y through a node map ([`Gather`]); else (or where the map's
-    /// positions would not fit in u32) `coloring`'s blocks, each cut into runs of W cells. None
-    /// where no kernel is built for (p, q), the tables lack the mirror symmetry of even/odd, or a
-    /// node index does not fit in u32.
+    /// point weights] and `idx` the cells' global nodes in kernel order. [`SumForm::Gather`]:
+    /// batches of W consecutive cells summed into y through a node map ([`Gather`]; where the
+    /// map's positions would not fit in u32, the mesh's colors instead);
+    /// [`SumForm::BatchColors`]: batches of W consecutive cells in runs colored by shared nodes;
+    /// [`SumForm::MeshColors`]: `coloring`'s blocks, each cut into runs of W cells. None where no
+    /// kernel is built for (p, q), the tables lack the mirror symmetry of even/odd, or a node index
+    /// does not fit in u32.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(p: usize, q: usize, diffusion: bool, collocated: bool, tabs: [&[f64]; 3], coloring: &Coloring, idx: &[usize], gather: bool) -> Option<HexBatch> {
+    pub fn new(p: usize, q: usize, diffusion: bool, collocated: bool, tabs: [&[f64]; 3], coloring: &Coloring, idx: &[usize], form: SumForm) -> Option<HexBatch> {
         let [b, d, w] = tabs;
         let (pd, ncells) = (p * p * p, idx.len() / (p * p * p).max(1));
         if !supported(p, q) || !mirrored(b, q, p, 1.0) || !mirrored(d, q, q, -1.0) || w.len() != q * q * q || idx.iter().any(|&i| i > u32::MAX as usize) {
             return None;
         }
-        let gather = gather && ncells.div_ceil(W) * pd * W <= u32::MAX as usize;
+        let gather = form == SumForm::Gather && ncells.div_ceil(W) * pd * W <= u32::MAX as usize;
         let (mut blocks, mut batches, mut slot) = (Vec::new(), Vec::new(), vec![0u32; ncells]);
         let mut cut = |cells: Range<usize>, batches: &mut Vec<(usize, usize)>| {
             for start in cells.clone().step_by(W) {
@@ -126,6 +187,9 @@ impl HexBatch {
         };
         if gather {
             cut(0..ncells, &mut batches);
+        } else if form == SumForm::BatchColors {
+            cut(0..ncells, &mut batches);
+            blocks = batch_colors(&batches, idx, pd);
         } else {
             for color in &coloring.blocks {
                 let mut ranges = Vec::with_capacity(color.len());
@@ -163,15 +227,28 @@ impl HexBatch {
             w: w.to_vec(),
             per_cell: false,
             qdata: Vec::new(),
+            w1: weights_1d(w, q),
+            kronecker_allowed: true,
+            kronecker: false,
             isa: Isa::best(),
             max_node,
             scratch: (0..rayon::current_num_threads().max(64)).map(|_| Mutex::new(None)).collect(),
         })
     }
 
-    /// Whether y is summed by the gather form ([`Gather`]) rather than the colored scatter.
+    /// Whether y is summed by the gather form ([`Gather`]) rather than a colored scatter.
     pub fn gathers(&self) -> bool {
         self.gather.is_some()
+    }
+
+    /// The colored scatter's runs of batches per color (empty in the gather form).
+    pub fn colors(&self) -> &[Vec<Range<usize>>] {
+        &self.blocks
+    }
+
+    /// The cells of batch `b` (first cell, count).
+    pub fn batch_cells(&self, b: usize) -> (usize, usize) {
+        self.batches[b]
     }
 
     /// Fills [`Self::qdata`] with `point(cell, q, out)` (the `ns` numbers of a cell at a point).
@@ -200,6 +277,7 @@ impl HexBatch {
             })
         });
         self.per_cell = uniform;
+        self.kronecker = self.kronecker_allowed && uniform && !self.collocated && self.w1.is_some() && self.p <= KRONECKER_MAX_P;
         self.qdata = if uniform {
             let mut cells = vec![0.0; self.batches.len() * ns * W];
             cells.par_chunks_mut(ns * W).zip(qdata.par_chunks(qd * ns * W)).for_each(|(c, batch)| {
@@ -226,6 +304,17 @@ impl HexBatch {
     /// Whether D is stored once per cell (see [`Self::per_cell`]).
     pub fn d_per_cell(&self) -> bool {
         self.per_cell
+    }
+
+    /// Allows (the default) or forbids the apply on the nodes ([`kronecker`]); takes effect at the
+    /// next [`Self::store`].
+    pub fn allow_kronecker(&mut self, allowed: bool) {
+        self.kronecker_allowed = allowed;
+    }
+
+    /// Whether the apply runs on the nodes ([`kronecker`]) rather than through the points.
+    pub fn kronecker(&self) -> bool {
+        self.kronecker
     }
 
     /// Bytes kept: D, the batch-layout node indices and, in the gather form, its map and the
@@ -347,6 +436,25 @@ impl Gather {
             }
         });
     }
+}
+
+/// Largest P (nodes per axis) of the apply on the nodes: its 17 P × P stages per cell (4 along x,
+/// 9 along y, 4 along z) cost about half the flops of the quadrature-point path's stages, D and
+/// transposes at P = 2, 3 (Q = P + 1), and no fewer beyond (the point path's stages fold even/odd
+/// from five inputs).
+pub const KRONECKER_MAX_P: usize = 3;
+
+/// The 1D weights of a tensor-product rule from its `q`³ point weights (kernel order, x fastest),
+/// or None where they are not a tensor product to 1e-13.
+fn weights_1d(w: &[f64], q: usize) -> Option<Vec<f64>> {
+    if q == 0 || w.len() != q * q * q || w[0] <= 0.0 {
+        return None;
+    }
+    let w0 = w[0].cbrt();
+    let w1: Vec<f64> = (0..q).map(|i| w[i] / (w0 * w0)).collect();
+    let scale = w.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    let tensor = (0..q * q * q).all(|i| (w[i] - w1[i % q] * w1[i / q % q] * w1[i / (q * q)]).abs() <= 1e-13 * scale);
+    tensor.then_some(w1)
 }
 
 type Kernel = fn(&HexBatch, &[f64], &mut [f64], Option<&[f64]>);
@@ -519,6 +627,9 @@ struct Tables<const P: usize, const Q: usize> {
     bt: Table<Q, P>,
     d: Table<Q, Q>,
     dt: Table<Q, Q>,
+    /// The apply on the nodes' 1D matrices (with G = D B the derivative at the points, W the 1D
+    /// weights): M = BᵀWB, K = GᵀWG, E = BᵀWG, F = GᵀWB = Eᵀ.
+    kron: Option<[Table<P, P>; 4]>,
 }
 
 impl<const P: usize, const Q: usize> Tables<P, Q> {
@@ -527,7 +638,15 @@ impl<const P: usize, const Q: usize> Tables<P, Q> {
         let bt = std::array::from_fn(|a| std::array::from_fn(|i| h.b[i * P + a]));
         let d = std::array::from_fn(|i| std::array::from_fn(|j| h.d[i * Q + j]));
         let dt = std::array::from_fn(|j| std::array::from_fn(|i| h.d[i * Q + j]));
-        Tables { b: Table::of(b, 1.0), bt: Table::of(bt, 1.0), d: Table::of(d, -1.0), dt: Table::of(dt, -1.0) }
+        let kron = h.w1.as_ref().filter(|_| h.kronecker).map(|w1| {
+            let g: [[f64; P]; Q] = std::array::from_fn(|i| std::array::from_fn(|a| (0..Q).map(|j| h.d[i * Q + j] * h.b[j * P + a]).sum()));
+            let bm: [[f64; P]; Q] = std::array::from_fn(|i| std::array::from_fn(|a| h.b[i * P + a]));
+            let pair = |l: &[[f64; P]; Q], r: &[[f64; P]; Q], sign: f64| {
+                Table::of(std::array::from_fn(|a| std::array::from_fn(|c| (0..Q).map(|i| w1[i] * l[i][a] * r[i][c]).sum())), sign)
+            };
+            [pair(&bm, &bm, 1.0), pair(&g, &g, 1.0), pair(&bm, &g, -1.0), pair(&g, &bm, -1.0)]
+        });
+        Tables { b: Table::of(b, 1.0), bt: Table::of(bt, 1.0), d: Table::of(d, -1.0), dt: Table::of(dt, -1.0), kron }
     }
 }
 
@@ -540,13 +659,15 @@ struct Scratch<const P: usize, const Q: usize> {
     s2: Cube<Q, Q, P>,
     t: Cube<Q, Q, Q>,
     g: [Cube<Q, Q, Q>; 3],
+    /// The apply on the nodes' intermediates ([`kronecker`]).
+    k: [Cube<P, P, P>; 9],
 }
 
 impl<const P: usize, const Q: usize> Scratch<P, Q> {
     fn boxed() -> Box<Self> {
         // Built on the heap: up to ~400 KB at Q = 10.
         let z = [0.0; W];
-        Box::new(Scratch { u: [[[z; P]; P]; P], s1: [[[z; Q]; P]; P], s2: [[[z; Q]; Q]; P], t: [[[z; Q]; Q]; Q], g: [[[[z; Q]; Q]; Q]; 3] })
+        Box::new(Scratch { u: [[[z; P]; P]; P], s1: [[[z; Q]; P]; P], s2: [[[z; Q]; Q]; P], t: [[[z; Q]; Q]; Q], g: [[[[z; Q]; Q]; Q]; 3], k: [[[[z; P]; P]; P]; 9] })
     }
 }
 
@@ -597,13 +718,76 @@ fn along_z<const X: usize, const Y: usize, const NI: usize, const NO: usize, con
     }
 }
 
+/// `out = d · x` per lane.
+#[inline(always)]
+fn scaled<const P: usize>(x: &Cube<P, P, P>, d: &V, out: &mut Cube<P, P, P>) {
+    for (o, v) in out.as_flattened_mut().as_flattened_mut().iter_mut().zip(x.as_flattened().as_flattened()) {
+        for l in 0..W {
+            o[l] = d[l] * v[l];
+        }
+    }
+}
+
+/// The apply on the nodes, `s.u ← A_cell s.u`, where D is one symmetric 3 × 3 matrix per cell
+/// (packed xx, xy, xz, yy, yz, zz) and the weights a tensor product: then
+/// `A_cell = Σ_ij D_ij T_ij` with `T_ij = Z ⊗ Y ⊗ X` built from the 1D matrices M = BᵀWB,
+/// K = GᵀWG, E = BᵀWG, F = GᵀWB (along an axis: K where both derivatives are, F where only the
+/// test function's is, E where only the trial function's is, M where neither is): T_xx = M⊗M⊗K,
+/// T_xy = M⊗E⊗F, T_yx = M⊗F⊗E, T_xz = E⊗M⊗F, T_zx = F⊗M⊗E, T_yz = E⊗F⊗M, T_zy = F⊗E⊗M, and
+/// so on. Grouped by the z factor: 4 stages along x, 9 along y (each input scaled by its D_ij),
+/// 4 along z, all P × P — never at the quadrature points. Mass (one number per cell): d·M⊗M⊗M.
+#[inline(always)]
+fn kronecker<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables<P, Q>, s: &mut Scratch<P, Q>, bid: usize) {
+    let Some([m, k, e, f]) = &t.kron else { return };
+    let d = &h.qdata[bid * h.ns * W..(bid + 1) * h.ns * W];
+    let dv = |i: usize| -> V { std::array::from_fn(|l| d[i * W + l]) };
+    let [xm, xk, xe, xf, a, zm, zk, ze, zf] = &mut s.k;
+    if h.ns == 1 {
+        along_x::<P, P, P, P, F, false>(m, &s.u, xm);
+        along_y::<P, P, P, P, F, false>(m, xm, a);
+        along_z::<P, P, P, P, F, false>(m, a, xk);
+        scaled(xk, &dv(0), &mut s.u);
+        return;
+    }
+    let [dxx, dxy, dxz, dyy, dyz, dzz] = std::array::from_fn(dv);
+    along_x::<P, P, P, P, F, false>(m, &s.u, xm);
+    along_x::<P, P, P, P, F, false>(k, &s.u, xk);
+    along_x::<P, P, P, P, F, false>(e, &s.u, xe);
+    along_x::<P, P, P, P, F, false>(f, &s.u, xf);
+    // z factor K: T_zz.
+    scaled(xm, &dzz, a);
+    along_y::<P, P, P, P, F, false>(m, a, zk);
+    // z factor E: T_xz = E⊗M⊗F, T_yz = E⊗F⊗M.
+    scaled(xf, &dxz, a);
+    along_y::<P, P, P, P, F, false>(m, a, ze);
+    scaled(xm, &dyz, a);
+    along_y::<P, P, P, P, F, true>(f, a, ze);
+    // z factor F: T_zx = F⊗M⊗E, T_zy = F⊗E⊗M.
+    scaled(xe, &dxz, a);
+    along_y::<P, P, P, P, F, false>(m, a, zf);
+    scaled(xm, &dyz, a);
+    along_y::<P, P, P, P, F, true>(e, a, zf);
+    // z factor M: T_xx = M⊗M⊗K, T_yy = M⊗K⊗M, T_xy = M⊗E⊗F, T_yx = M⊗F⊗E.
+    scaled(xk, &dxx, a);
+    along_y::<P, P, P, P, F, false>(m, a, zm);
+    scaled(xm, &dyy, a);
+    along_y::<P, P, P, P, F, true>(k, a, zm);
+    scaled(xf, &dxy, a);
+    along_y::<P, P, P, P, F, true>(e, a, zm);
+    scaled(xe, &dxy, a);
+    along_y::<P, P, P, P, F, true>(f, a, zm);
+    along_z::<P, P, P, P, F, false>(m, zm, &mut s.u);
+    along_z::<P, P, P, P, F, true>(k, zk, &mut s.u);
+    along_z::<P, P, P, P, F, true>(e, ze, &mut s.u);
+    along_z::<P, P, P, P, F, true>(f, zf, &mut s.u);
+}
+
 /// One batch: gather, B, gradients, D, transposes, Bᵀ, scatter.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables<P, Q>, s: &mut Scratch<P, Q>, bid: usize, x: &[f64], mask: Option<&[f64]>, y: SharedMut<f64>, ylen: usize) {
     let n = h.batches[bid].1;
     let pd = P * P * P;
-    let qd = Q * Q * Q;
     let nodes = &h.nodes[bid * pd * W..(bid + 1) * pd * W];
     {
         let u = s.u.as_flattened_mut().as_flattened_mut();
@@ -637,6 +821,33 @@ fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables
             }
         }
     }
+    if h.kronecker {
+        kronecker::<P, Q, F>(h, t, s, bid);
+    } else {
+        through_points::<P, Q, F>(h, t, s, bid);
+    }
+    let u = s.u.as_flattened().as_flattened();
+    if h.gather.is_some() {
+        // The gather form: y is this apply's `ye`, whose slice of this batch no other batch writes.
+        // SAFETY: `ye` holds every batch's P³ × W results (built in `Gather::new`).
+        let ye = unsafe { std::slice::from_raw_parts_mut(y.0.add(bid * pd * W), pd * W) };
+        ye.copy_from_slice(u.as_flattened());
+        return;
+    }
+    // SAFETY: the batches of one color's blocks share no node; `y` is `ylen` long.
+    let y = unsafe { std::slice::from_raw_parts_mut(y.0, ylen) };
+    for (ui, ni) in u.iter().zip(nodes.chunks_exact(W)) {
+        for l in 0..n {
+            // SAFETY: every node is below y's length (checked in `apply`).
+            unsafe { *y.get_unchecked_mut(ni[l] as usize) += ui[l] };
+        }
+    }
+}
+
+/// `s.u ← A_cell s.u` through the quadrature points: B, gradients, D, transposes, Bᵀ.
+#[inline(always)]
+fn through_points<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables<P, Q>, s: &mut Scratch<P, Q>, bid: usize) {
+    let (pd, qd) = (P * P * P, Q * Q * Q);
     // Values at the points in s.t (P = Q collocated: the nodes are the points).
     if h.collocated && P == Q {
         let (u, tt) = (s.u.as_flattened().as_flattened(), s.t.as_flattened_mut().as_flattened_mut());
@@ -704,22 +915,6 @@ fn batch<const P: usize, const Q: usize, const F: bool>(h: &HexBatch, t: &Tables
         along_z::<Q, Q, Q, P, F, false>(&t.bt, &s.t, &mut s.s2);
         along_y::<Q, Q, P, P, F, false>(&t.bt, &s.s2, &mut s.s1);
         along_x::<Q, P, P, P, F, false>(&t.bt, &s.s1, &mut s.u);
-    }
-    let u = s.u.as_flattened().as_flattened();
-    if h.gather.is_some() {
-        // The gather form: y is this apply's `ye`, whose slice of this batch no other batch writes.
-        // SAFETY: `ye` holds every batch's P³ × W results (built in `Gather::new`).
-        let ye = unsafe { std::slice::from_raw_parts_mut(y.0.add(bid * pd * W), pd * W) };
-        ye.copy_from_slice(u.as_flattened());
-        return;
-    }
-    // SAFETY: the batches of one color's blocks share no node; `y` is `ylen` long.
-    let y = unsafe { std::slice::from_raw_parts_mut(y.0, ylen) };
-    for (ui, ni) in u.iter().zip(nodes.chunks_exact(W)) {
-        for l in 0..n {
-            // SAFETY: every node is below y's length (checked in `apply`).
-            unsafe { *y.get_unchecked_mut(ni[l] as usize) += ui[l] };
-        }
     }
 }
 
@@ -811,7 +1006,7 @@ mod tests {
             let x: Vec<f64> = (0..ndofs).map(|i| (i as f64 * 0.37).cos()).collect();
             let mask: Vec<f64> = (0..ndofs).map(|i| if i % 9 == 0 { 0.0 } else { 1.0 }).collect();
             for per_cell in [false, true] {
-                let mut h = HexBatch::new(p, q, true, collocated, [&b, &d, &w], &coloring, &idx, false).expect("batched kernel");
+                let mut h = HexBatch::new(p, q, true, collocated, [&b, &d, &w], &coloring, &idx, SumForm::MeshColors).expect("batched kernel");
                 h.store(|c, i, out| {
                     for (k, o) in out.iter_mut().enumerate() {
                         let cell = 1.0 + 0.1 * c as f64 + 0.01 * k as f64 + if k == 0 || k == 3 || k == 5 { 2.0 } else { 0.0 };
@@ -847,9 +1042,10 @@ mod tests {
     }
 
     /// The gather form (batches of consecutive cells, each node summing its entries through the
-    /// node map) equals the colored scatter to round-off, for diffusion and mass, D per point and
-    /// per cell, masked and not, on 45 cells (a partial last batch) whose nodes leave some of the
-    /// vector's entries in no cell (0, or x where masked); both forms are the ones taken.
+    /// node map) and the scatter with the batches' own colors equal the scatter with the mesh's
+    /// colors to round-off, for diffusion and mass, D per point and per cell, masked and not, on
+    /// 45 cells (a partial last batch) whose nodes leave some of the vector's entries in no cell
+    /// (0, or x where masked); each form is the one taken.
     #[test]
     fn gather_equals_the_colored_scatter() {
         for (p, q, collocated, diffusion) in [(3, 4, false, true), (3, 3, true, true), (4, 5, false, false), (2, 3, false, true)] {
@@ -863,9 +1059,12 @@ mod tests {
             let mask: Vec<f64> = (0..ndofs).map(|i| if i % 9 == 0 { 0.0 } else { 1.0 }).collect();
             for per_cell in [false, true] {
                 let mut products = Vec::new();
-                for gather in [false, true] {
-                    let mut h = HexBatch::new(p, q, diffusion, collocated, [&b, &d, &w], &coloring, &idx, gather).expect("batched kernel");
-                    assert_eq!(h.gathers(), gather);
+                for form in [SumForm::MeshColors, SumForm::Gather, SumForm::BatchColors] {
+                    let mut h = HexBatch::new(p, q, diffusion, collocated, [&b, &d, &w], &coloring, &idx, form).expect("batched kernel");
+                    assert_eq!(h.gathers(), form == SumForm::Gather);
+                    // The batches' own colors: every batch a run of its own (45 cells), not the
+                    // mesh's five blocks.
+                    assert_eq!(h.colors().iter().map(Vec::len).sum::<usize>(), if form == SumForm::BatchColors { 6 } else if form == SumForm::Gather { 0 } else { 5 });
                     h.store(|c, i, out| {
                         for (k, o) in out.iter_mut().enumerate() {
                             let cell = 1.0 + 0.1 * c as f64 + 0.01 * k as f64 + if k == 0 || k == 3 || k == 5 { 2.0 } else { 0.0 };
@@ -880,15 +1079,128 @@ mod tests {
                     let mut y2 = vec![f64::NAN; ndofs];
                     h.apply(&x, &mut y2, None).unwrap();
                     h.apply(&x, &mut y2, None).unwrap();
-                    assert!(y2[nodes_used..].iter().all(|&v| v == 0.0), "gather={gather}: a node in no cell is not 0");
-                    assert!((nodes_used..ndofs).all(|i| y[i] == if mask[i] == 0.0 { x[i] } else { 0.0 }), "gather={gather}: masked nodes in no cell");
+                    assert!(y2[nodes_used..].iter().all(|&v| v == 0.0), "{form:?}: a node in no cell is not 0");
+                    assert!((nodes_used..ndofs).all(|i| y[i] == if mask[i] == 0.0 { x[i] } else { 0.0 }), "{form:?}: masked nodes in no cell");
                     y.extend(y2);
                     products.push(y);
                 }
                 let scale = products[0].iter().fold(0.0f64, |a, v| a.max(v.abs()));
-                let diff = products[0].iter().zip(&products[1]).fold(0.0f64, |a, (u, v)| a.max((u - v).abs()));
-                assert!(scale > 0.5 && diff < 1e-13 * scale, "p={p} q={q} per_cell={per_cell}: gather differs from the colored scatter by {diff:e} (scale {scale:e})");
+                for (form, other) in ["gather", "batch colors"].iter().zip(&products[1..]) {
+                    let diff = products[0].iter().zip(other).fold(0.0f64, |a, (u, v)| a.max((u - v).abs()));
+                    assert!(scale > 0.5 && diff < 1e-13 * scale, "p={p} q={q} per_cell={per_cell}: {form} differs from the mesh-colored scatter by {diff:e} (scale {scale:e})");
+                }
             }
         }
+    }
+
+    /// The apply on the nodes (Kronecker products of the 1D matrices M, K, E, F) equals the apply
+    /// through the quadrature points to round-off, diffusion and mass with D once per cell, masked
+    /// and not, for (P, Q) = (2, 3) and (3, 4) with tables of the mirror symmetry but otherwise
+    /// arbitrary and tensor-product weights; it is the path taken, and not where D varies per
+    /// point, the rule is collocated or the weights are no tensor product.
+    #[test]
+    fn kronecker_equals_the_apply_through_the_points() {
+        for (p, q, diffusion) in [(2, 3, true), (3, 4, true), (3, 4, false), (2, 3, false)] {
+            let (pd, ncells, ndofs) = (p * p * p, 21, 300);
+            let idx: Vec<usize> = (0..ncells * pd).map(|i| (i * 37 + i / pd * 11) % ndofs).collect();
+            let coloring = Coloring { blocks: vec![vec![0..13], vec![13..21]] };
+            let (b, d) = (mirror_table(q, p, 1.0, 0.3), mirror_table(q, q, -1.0, 1.1));
+            let w1: Vec<f64> = (0..q).map(|i| 0.5 + 0.1 * (i.min(q - 1 - i)) as f64).collect();
+            let w: Vec<f64> = (0..q * q * q).map(|i| w1[i % q] * w1[i / q % q] * w1[i / (q * q)]).collect();
+            let x: Vec<f64> = (0..ndofs).map(|i| (i as f64 * 0.37).cos()).collect();
+            let mask: Vec<f64> = (0..ndofs).map(|i| if i % 9 == 0 { 0.0 } else { 1.0 }).collect();
+            let ns = if diffusion { 6 } else { 1 };
+            let point = |c: usize, i: usize, out: &mut [f64]| {
+                for (k, o) in out.iter_mut().enumerate() {
+                    // A symmetric positive D per cell (diagonal entries dominant), times the weight.
+                    *o = w[i] * (0.2 + 0.1 * c as f64 + 0.03 * k as f64 + if ns == 1 || k == 0 || k == 3 || k == 5 { 2.0 } else { 0.0 });
+                }
+                Ok(())
+            };
+            let mut products = Vec::new();
+            for allowed in [false, true] {
+                let mut h = HexBatch::new(p, q, diffusion, false, [&b, &d, &w], &coloring, &idx, SumForm::MeshColors).expect("batched kernel");
+                h.allow_kronecker(allowed);
+                h.store(point).unwrap();
+                assert!(h.d_per_cell());
+                assert_eq!(h.kronecker(), allowed, "p={p} q={q}: the apply on the nodes taken: {}", h.kronecker());
+                let mut y = vec![0.0; ndofs];
+                h.apply(&x, &mut y, Some(&mask)).unwrap();
+                let mut y2 = vec![0.0; ndofs];
+                h.apply(&x, &mut y2, None).unwrap();
+                y.extend(y2);
+                products.push(y);
+            }
+            let scale = products[0].iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            let diff = products[0].iter().zip(&products[1]).fold(0.0f64, |a, (u, v)| a.max((u - v).abs()));
+            assert!(scale > 0.5 && diff < 1e-13 * scale, "p={p} q={q} diffusion={diffusion}: the apply on the nodes differs by {diff:e} (scale {scale:e})");
+            // Not taken: D per point, collocated, weights that are no tensor product.
+            let mut h = HexBatch::new(p, q, diffusion, false, [&b, &d, &w], &coloring, &idx, SumForm::MeshColors).expect("batched kernel");
+            h.store(|c, i, out| {
+                point(c, i, out)?;
+                out[0] += 0.01 * (i as f64).sin();
+                Ok(())
+            })
+            .unwrap();
+            assert!(!h.kronecker(), "p={p} q={q}: taken with D per point");
+            let mut w_bad = w.clone();
+            w_bad[1] *= 1.5;
+            let mut h = HexBatch::new(p, q, diffusion, false, [&b, &d, &w_bad], &coloring, &idx, SumForm::MeshColors).expect("batched kernel");
+            h.store(|c, i, out| {
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = w_bad[i] * (1.0 + 0.1 * c as f64 + if k == 0 || k == 3 || k == 5 { 2.0 } else { 0.0 });
+                }
+                Ok(())
+            })
+            .unwrap();
+            assert!(h.d_per_cell() && !h.kronecker(), "p={p} q={q}: taken with weights that are no tensor product");
+        }
+        let (b, d) = (mirror_table(3, 3, 1.0, 0.3), mirror_table(3, 3, -1.0, 1.1));
+        let w = vec![1.0; 27];
+        let idx: Vec<usize> = (0..8 * 27).map(|i| i % 50).collect();
+        let mut h = HexBatch::new(3, 3, true, true, [&b, &d, &w], &Coloring { blocks: vec![vec![0..1], vec![1..2], vec![2..3], vec![3..4], vec![4..5], vec![5..6], vec![6..7], vec![7..8]] }, &idx, SumForm::MeshColors).expect("batched kernel");
+        h.store(|_, i, out| {
+            out.fill(0.0);
+            out[0] = w[i];
+            Ok(())
+        })
+        .unwrap();
+        assert!(h.d_per_cell() && !h.kronecker(), "taken on a collocated rule");
+    }
+
+    /// The batches' own colors on a 24×24×3 grid of Q1 cells (1 728 cells, 216 batches, lexicographic
+    /// as the box meshes): runs of one color share no node, every batch is in exactly one run,
+    /// and the colors are few with many runs each (what balances the threads).
+    #[test]
+    fn batch_colors_share_no_node_within_a_color() {
+        let (nx, ny, nz) = (24, 24, 3);
+        let node = |i: usize, j: usize, k: usize| (k * (ny + 1) + j) * (nx + 1) + i;
+        let idx: Vec<usize> = (0..nx * ny * nz)
+            .flat_map(|c| {
+                let (i, j, k) = (c % nx, c / nx % ny, c / (nx * ny));
+                (0..8).map(move |v| node(i + (v & 1), j + (v >> 1 & 1), k + (v >> 2)))
+            })
+            .collect();
+        let (b, d, w) = (mirror_table(2, 2, 1.0, 0.3), mirror_table(2, 2, -1.0, 1.1), vec![1.0; 8]);
+        let h = HexBatch::new(2, 2, true, true, [&b, &d, &w], &Coloring { blocks: Vec::new() }, &idx, SumForm::BatchColors).expect("batched kernel");
+        let colors = h.colors();
+        let mut seen = vec![0usize; 216];
+        for (c, runs) in colors.iter().enumerate() {
+            let mut owner = vec![usize::MAX; node(nx, ny, nz) + 1];
+            for (r, run) in runs.iter().enumerate() {
+                for bid in run.clone() {
+                    seen[bid] += 1;
+                    let (first, n) = h.batch_cells(bid);
+                    for &v in &idx[first * 8..(first + n) * 8] {
+                        assert!(owner[v] == usize::MAX || owner[v] == r, "color {c}: runs {} and {r} share node {v}", owner[v]);
+                        owner[v] = r;
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&s| s == 1), "a batch is in no run or in several");
+        assert!(colors.len() <= 12, "{} colors", colors.len());
+        let most = colors.iter().map(Vec::len).max().unwrap_or(0);
+        assert!(most >= 24, "the largest color has {most} runs");
     }
 }
