@@ -317,7 +317,6 @@ max_iter = 100000
 fn gpu_multigrid_equals_the_cpu() {
     use galerkin::hyperelastic::multigrid::MgSystem;
     use galerkin::hyperelastic::CpuSystem;
-    use galerkin::backend::LinearOperator;
     let Some(be) = gpu() else { return };
     let coarse_cpu = |el: &HyperElement| -> galerkin::Result<CpuSystem> { Ok(CpuSystem::new(CpuHyper::new(HyperElement::new(el.space.clone(), el.law, el.frames.clone())?)?)) };
     let (f, mut prep) = prepare_text(MG_CUBE).unwrap();

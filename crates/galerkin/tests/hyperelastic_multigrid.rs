@@ -4,7 +4,7 @@
 //! needs a number of iterations that does not grow with the mesh (P2 at n = 4, 8, 16) where block
 //! Jacobi's doubles; Newton with it converges to block Jacobi's solution; a mesh that is not a
 //! generated box is refused naming the key.
-use galerkin::backend::{Backend, Cpu, LinearOperator};
+use galerkin::backend::{Backend, Cpu};
 use galerkin::hyperelastic::multigrid::MgSystem;
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on, Prepared};
 use galerkin::hyperelastic::{CpuHyper, CpuSystem, HyperElement, HyperSystem};
