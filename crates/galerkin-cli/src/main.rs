@@ -178,6 +178,10 @@ enum Command {
         /// unknowns only (the Newton run's solves are timed at every size).
         #[arg(long, default_value_t = usize::MAX)]
         solve_max_dofs: usize,
+        /// --hyperelastic: the Newton systems' preconditioners, comma-separated, one row each
+        /// (multigrid, block-jacobi).
+        #[arg(long, default_value = "multigrid")]
+        hyper_precond: String,
         /// --hyperelastic: the law.
         #[arg(long, default_value = "usyk")]
         law: String,
@@ -491,11 +495,12 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             hex_bench::dispatch(&cfg, mixed.as_deref(), multi_gpu, json)
         }
         Command::Bench { hyper_kernel_sweep: true, dofs, degrees, law, runs, .. } => {
-            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs: 0, cpu1_max_dofs: 0, runs, solve_max_dofs: 0 };
+            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs: 0, cpu1_max_dofs: 0, runs, solve_max_dofs: 0, preconditioners: vec!["block-jacobi".into()] };
             hyper_bench::sweep(&cfg)
         }
-        Command::Bench { hyperelastic: true, dofs, degrees, law, cpu_max_dofs, cpu1_max_dofs, runs, gpu, json, solve_max_dofs, .. } => {
-            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs, cpu1_max_dofs, runs, solve_max_dofs };
+        Command::Bench { hyperelastic: true, dofs, degrees, law, cpu_max_dofs, cpu1_max_dofs, runs, gpu, json, solve_max_dofs, hyper_precond, .. } => {
+            let preconditioners = hyper_precond.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
+            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs, cpu1_max_dofs, runs, solve_max_dofs, preconditioners };
             hyper_bench::run(&cfg, gpu, json)
         }
         Command::Bench { heat: true, dofs, steps, levels, cpu_max_dofs, runs, gpu, json, .. } => {

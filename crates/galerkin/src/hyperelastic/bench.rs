@@ -14,7 +14,9 @@ use super::newton::HyperSystem;
 use super::run::{cpu_system, prepare_text, solve_on, Prepared};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
-use crate::backend::{Backend, Cpu};
+use crate::backend::{Backend, Cpu, LinearOperator};
+use super::multigrid::MgSystem;
+use super::system::CpuSystem;
 use crate::bench::timing::{guarded_gbs, measure, Clock, HostClock, Timing};
 use crate::solver::precond::{BlockJacobi, SolverBackend};
 use crate::{Error, Result};
@@ -35,12 +37,19 @@ pub struct HyperBenchConfig {
     /// The separate linear solve at the converged state up to this many unknowns (above, the
     /// Newton run's own solves are the measurement: at 10⁷ one more solve is a minute).
     pub solve_max_dofs: usize,
+    /// The Newton systems' preconditioners, one row each: `multigrid` (geometric, the default)
+    /// and/or `block-jacobi`.
+    pub preconditioners: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct HyperRow {
     pub backend: String,
     pub law: String,
+    /// The Newton systems' preconditioner (`multigrid`, `block-jacobi`).
+    pub preconditioner: String,
+    /// Multigrid: unknowns per level, the finest first.
+    pub levels: Vec<usize>,
     pub degree: usize,
     pub dofs: usize,
     pub cells: usize,
@@ -77,7 +86,10 @@ pub struct HyperRow {
     pub skipped: Option<String>,
 }
 
-fn problem(dofs: usize, degree: usize, law: &str) -> Result<String> {
+fn problem(dofs: usize, degree: usize, law: &str, precond: &str) -> Result<String> {
+    if !matches!(precond, "multigrid" | "block-jacobi") {
+        return Err(Error::config("--hyper-precond", format!("unknown preconditioner `{precond}` (multigrid, block-jacobi)")));
+    }
     let n = ((((dofs as f64) / 3.0).cbrt() - 1.0) / degree as f64).round().max(1.0) as usize;
     let params = match law {
         "usyk" => "C = 0.876\nbf = 18.48\nbt = 3.58\nbfs = 1.627\nkappa = 50.0\nfibre = [\"1\", \"0.5 * z - 0.25\", \"0.2\"]",
@@ -88,7 +100,7 @@ fn problem(dofs: usize, degree: usize, law: &str) -> Result<String> {
     Ok(format!(
         "[mesh]\ngenerator = \"box\"\nn = [{n}, {n}, {n}]\ncell = \"tetrahedron\"\n[space]\ndegree = {degree}\n[physics]\nkind = \"hyperelasticity\"\nlaw = \"{law}\"\n{params}\n\
          body_force = [0.0, 0.0, -{load}]\n[[bc]]\ntype = \"dirichlet\"\nboundary = \"xmin\"\nvalue = [0, 0, 0]\n[loads]\nsteps = 1\n\
-         [newton]\nrtol = 1e-8\nforcing = \"eisenstat-walker\"\n[solver]\nmethod = \"cg\"\npreconditioner = \"block-jacobi\"\nrtol = 1e-8\nmax_iter = 100000\n"
+         [newton]\nrtol = 1e-8\nforcing = \"eisenstat-walker\"\n[solver]\nmethod = \"cg\"\npreconditioner = \"{precond}\"\nrtol = 1e-8\nmax_iter = 100000\n"
     ))
 }
 
@@ -133,10 +145,13 @@ fn time_backend<B: SolverBackend, S: HyperSystem<B>>(
     be.pointwise_mult(&mask, &rhs, &mut r)?;
     be.eliminate(&mut k, &mut r, &mask, &zeros)?;
     let t = Instant::now();
-    let pc = BlockJacobi::new(be, 3, be.matrix_node_blocks(&k, 3)?)?;
+    let pc: Box<dyn LinearOperator<B> + '_> = match sys.multigrid(be, &ud, &k)? {
+        Some(mg) => mg,
+        None => Box::new(BlockJacobi::new(be, 3, be.matrix_node_blocks(&k, 3)?)?),
+    };
     let mut du = be.zeros(n)?;
     let opts = crate::solver::KrylovOptions { rtol: 1e-8, atol: 0.0, max_iter: 20_000, restart: 50, progress: false };
-    let st = crate::solver::cg(be, &k, &pc, &r, &mut du, &opts)?;
+    let st = crate::solver::cg(be, &k, pc.as_ref(), &r, &mut du, &opts)?;
     be_sync(be)?;
     row.linear_solve_s = t.elapsed().as_secs_f64();
     row.linear_iterations = st.iterations;
@@ -153,7 +168,8 @@ fn be_sync<B: Backend>(be: &B) -> Result<()> {
 pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: impl FnMut(&HyperRow) -> Result<()>) -> Result<()> {
     for &degree in &cfg.degrees {
         for &dofs in &cfg.dofs {
-            let text = problem(dofs, degree, &cfg.law)?;
+          for precond in &cfg.preconditioners {
+            let text = problem(dofs, degree, &cfg.law, precond)?;
             let t = Instant::now();
             let (_, prep0) = prepare_text(&text)?;
             let prep_s = t.elapsed().as_secs_f64();
@@ -161,6 +177,8 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
             let base = HyperRow {
                 backend: String::new(),
                 law: cfg.law.clone(),
+                preconditioner: precond.clone(),
+                levels: Vec::new(),
                 degree,
                 dofs: space.ndofs(),
                 cells: space.mesh.num_cells(),
@@ -195,10 +213,18 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 let text = &text;
                 let work = move || -> Result<HyperRow> {
                     let t = Instant::now();
-                    let (_, mut prep) = prepare_text(text)?;
-                    let mut sys = cpu_system(&prep)?;
-                    row.setup_s = t.elapsed().as_secs_f64();
-                    time_backend(&Cpu, &mut sys, &mut prep, &mut HostClock::default(), cfg.runs, cfg.solve_max_dofs, &mut row)?;
+                    let (f, mut prep) = prepare_text(text)?;
+                    let sys = cpu_system(&prep)?;
+                    if prep.options.precond == super::LinearPrecond::Multigrid {
+                        let mut sys = MgSystem::build(&Cpu, &f, &prep, sys, &f.solver.multigrid, |el| Ok(CpuSystem::new(super::CpuHyper::new(HyperElement::new(el.space.clone(), el.law, el.frames.clone())?)?)))?;
+                        row.levels = sys.sizes().to_vec();
+                        row.setup_s = t.elapsed().as_secs_f64();
+                        time_backend(&Cpu, &mut sys, &mut prep, &mut HostClock::default(), cfg.runs, cfg.solve_max_dofs, &mut row)?;
+                    } else {
+                        let mut sys = sys;
+                        row.setup_s = t.elapsed().as_secs_f64();
+                        time_backend(&Cpu, &mut sys, &mut prep, &mut HostClock::default(), cfg.runs, cfg.solve_max_dofs, &mut row)?;
+                    }
                     Ok(row)
                 };
                 match threads {
@@ -211,13 +237,22 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
             if let Some((be, copy)) = gpu {
                 let mut row = HyperRow { backend: "cuda".into(), ..base.clone() };
                 let t = Instant::now();
-                let (_, mut prep) = prepare_text(&text)?;
-                let mut sys = GpuHyper::new(be, &prep.el)?;
-                row.setup_s = t.elapsed().as_secs_f64();
+                let (f, mut prep) = prepare_text(&text)?;
+                let sys = GpuHyper::new(be, &prep.el)?;
                 row.scheme = format!("{:?}", sys.scheme());
+                let timed = if prep.options.precond == super::LinearPrecond::Multigrid {
+                    let mut sys = MgSystem::build(be, &f, &prep, sys, &f.solver.multigrid, |el| GpuHyper::new(be, el))?;
+                    row.levels = sys.sizes().to_vec();
+                    row.setup_s = t.elapsed().as_secs_f64();
+                    time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, cfg.solve_max_dofs, &mut row)
+                } else {
+                    let mut sys = sys;
+                    row.setup_s = t.elapsed().as_secs_f64();
+                    time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, cfg.solve_max_dofs, &mut row)
+                };
                 // A Newton run that does not converge is a row of its own (with the history), and
                 // the sweep goes on.
-                if let Err(e) = time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, cfg.solve_max_dofs, &mut row) {
+                if let Err(e) = timed {
                     match e {
                         Error::NotConverged { ref history, .. } => {
                             row.residuals = history.clone();
@@ -236,6 +271,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 }
                 emit(&row)?;
             }
+          }
         }
     }
     Ok(())
@@ -261,7 +297,7 @@ pub fn floor_bytes(el: &HyperElement, nnz: usize) -> f64 {
 pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emit: impl FnMut(String)) -> Result<()> {
     for &degree in &cfg.degrees {
         for &dofs in &cfg.dofs {
-            let (_, prep) = prepare_text(&problem(dofs, degree, &cfg.law)?)?;
+            let (_, prep) = prepare_text(&problem(dofs, degree, &cfg.law, "block-jacobi")?)?;
             let el = &prep.el;
             let nnz = prep.pattern.nnz();
             let floor_s = floor_bytes(el, nnz) / (copy * 1e9);

@@ -263,11 +263,14 @@ pub struct HyperSolver {
     pub max_iter: usize,
     #[serde(default = "restart")]
     pub restart: usize,
+    /// `[solver.multigrid]`: the settings of `preconditioner = "multigrid"`.
+    #[serde(default)]
+    pub multigrid: super::multigrid::MgConfig,
 }
 
 impl Default for HyperSolver {
     fn default() -> Self {
-        HyperSolver { method: None, preconditioner: block_jacobi(), rtol: lin_rtol(), max_iter: lin_max_iter(), restart: restart() }
+        HyperSolver { method: None, preconditioner: block_jacobi(), rtol: lin_rtol(), max_iter: lin_max_iter(), restart: restart(), multigrid: Default::default() }
     }
 }
 

@@ -15,7 +15,7 @@
 //! Constrained rows of K are identity rows and their residual is zero.
 //!
 //! Adaptive load stepping: an attempt at a load factor that fails — the iteration limit, a stall
-//! ([`STALL_DAMPED`] steps the line search shortened below [`STALL_STEP`]; at 10⁷ unknowns one
+//! ([`STALL_DAMPED`] steps the line search shortened below [`STALL_STEP`] without ‖R‖ halving; at 10⁷ unknowns one
 //! load step of the benchmark's full load overshot into states with an indefinite K and crawled
 //! with steps of 10⁻³), a failed line search or linear solve, an inverted element — is retried
 //! from the last converged state with half the increment (`[loads] cutbacks` halvings at most),
@@ -46,6 +46,16 @@ pub trait HyperSystem<B: Backend> {
     /// `r += ` the pressure's forces at `u` and load factor `lf`, and `k +=` their Jacobian when
     /// given, on the backend that holds `u`.
     fn add_pressure(&mut self, be: &B, u: &B::Vector, lf: f64, r: &mut B::Vector, k: Option<&mut B::Matrix>) -> Result<()>;
+    /// The multigrid V-cycle for the eliminated Jacobian `k` at state `u`
+    /// ([`super::multigrid::MgSystem`]); `None` where the system has no hierarchy. An `Err` is a
+    /// system the hierarchy cannot serve (a coarse state that inverts an element, an indefinite
+    /// coarsest Jacobian): that Newton system is solved with block Jacobi instead.
+    fn multigrid<'s>(&'s mut self, _be: &B, _u: &B::Vector, _k: &'s B::Matrix) -> Result<Option<Box<dyn LinearOperator<B> + 's>>>
+    where
+        B: 's,
+    {
+        Ok(None)
+    }
 }
 
 /// The linear solver of each Newton step.
@@ -55,6 +65,8 @@ pub enum LinearPrecond {
     None,
     Jacobi,
     BlockJacobi,
+    /// Geometric multigrid (generated boxes of tetrahedra, [`super::multigrid`]).
+    Multigrid,
 }
 
 pub use super::forcing::{Forcing, EW_ALPHA, EW_ETA0, EW_ETA_MAX, EW_GAMMA};
@@ -66,10 +78,16 @@ pub const MAX_RESIDUAL_RISE: f64 = 1e3;
 
 /// A line-search step shorter than this is a damped step: the Newton model is poor there.
 pub const STALL_STEP: f64 = 1.0 / 16.0;
-/// Damped steps that make one attempt at a load factor a stall (one along a truncated,
-/// negative-curvature direction counts as [`STALL_DAMPED`] by itself: K is indefinite and its
-/// best descent direction is useless, the iterate is past what this load increment allows).
-pub const STALL_DAMPED: usize = 2;
+/// Damped steps without progress that make one attempt at a load factor a stall; one along a
+/// truncated, negative-curvature direction counts as two (K is indefinite there). The count goes
+/// back to zero when an accepted step makes progress ([`STALL_PROGRESS`]): at 10⁶ unknowns the
+/// seventh pass's rule (two damped steps, a truncated one alone) abandoned a full-load attempt
+/// that Newton would have recovered from (review R7), while at 10⁷ the damped steps never
+/// reduced ‖R‖ (steps of 10⁻⁴–10⁻², ‖R‖ flat) and still make a stall.
+pub const STALL_DAMPED: usize = 3;
+/// Progress, the merit function's meaningful decrease: ‖R‖ below this fraction of its value when
+/// the current run of damped steps began.
+pub const STALL_PROGRESS: f64 = 0.5;
 /// The default of `[loads] cutbacks`: the most halvings of a nominal load increment.
 pub const DEFAULT_CUTBACKS: usize = 6;
 
@@ -248,7 +266,8 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
         let r0 = rn;
         let target = opts.atol.max(opts.rtol * r0);
         let mut last_eta: Option<(f64, f64)> = None;
-        let mut damped = 0;
+        // Damped steps since the last progress, and ‖R‖ when the first of them was taken.
+        let (mut damped, mut damped_from) = (0usize, f64::INFINITY);
         loop {
             rep.residuals.push(rn);
             if rn <= target {
@@ -258,7 +277,7 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
                 give_up!("{} iterations, ‖R‖ = {rn:.3e} from {r0:.3e}", opts.max_iter);
             }
             if damped >= STALL_DAMPED {
-                give_up!("stalled: {damped} damped line-search steps (t < {STALL_STEP}, a truncated direction's counting {STALL_DAMPED}), ‖R‖ = {rn:.3e} from {r0:.3e}");
+                give_up!("stalled: {damped} damped line-search steps (t < {STALL_STEP}, a truncated direction's counting 2) without ‖R‖ falling below {STALL_PROGRESS} of its value {damped_from:.3e} before them, ‖R‖ = {rn:.3e} from {r0:.3e}");
             }
             // K du = −R with the constrained rows eliminated.
             let ts = std::time::Instant::now();
@@ -282,12 +301,22 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
                         0
                     } else {
                         let krylov = KrylovOptions { rtol: eta, ..opts.krylov.clone() };
-                        let pc: Box<dyn LinearOperator<B>> = match opts.precond {
+                        let comps = self.sys.components();
+                        let block_jacobi = |k: &B::Matrix| -> Result<Box<dyn LinearOperator<B>>> { Ok(Box::new(BlockJacobi::new(be, comps, be.matrix_node_blocks(k, comps)?)?)) };
+                        let pc: Box<dyn LinearOperator<B> + '_> = match opts.precond {
                             LinearPrecond::None => Box::new(crate::backend::Identity(n)),
                             LinearPrecond::Jacobi => Box::new(Jacobi::new(be, &be.matrix_diagonal(&self.k).map_err(Err)?).map_err(Err)?),
-                            LinearPrecond::BlockJacobi => {
-                                Box::new(BlockJacobi::new(be, self.sys.components(), be.matrix_node_blocks(&self.k, self.sys.components()).map_err(Err)?).map_err(Err)?)
-                            }
+                            LinearPrecond::BlockJacobi => block_jacobi(&self.k).map_err(Err)?,
+                            LinearPrecond::Multigrid => match self.sys.multigrid(be, u, &self.k) {
+                                Ok(Some(mg)) => mg,
+                                Ok(None) => return Err(Err(Error::config("solver.preconditioner", "multigrid: this system has no multigrid hierarchy"))),
+                                Err(e) => {
+                                    if self.trace {
+                                        eprintln!("newton: multigrid unavailable for this system ({e}); block Jacobi instead");
+                                    }
+                                    block_jacobi(&self.k).map_err(Err)?
+                                }
+                            },
                         };
                         match m.solve(be, &self.k, pc.as_ref(), &self.tmp, &mut self.du, &krylov) {
                             Ok(st) => st.iterations,
@@ -330,7 +359,12 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
                 give_up!("every step along the Newton direction from ‖R‖ = {rn:.3e} inverts an element (J ≤ 0) or raises ‖R‖ more than {MAX_RESIDUAL_RISE:e} times");
             };
             if opts.line_search && step_len < STALL_STEP {
-                damped += if truncated { STALL_DAMPED } else { 1 };
+                if damped == 0 {
+                    damped_from = rn;
+                }
+                damped += if truncated { 2 } else { 1 };
+            } else if damped > 0 && rn_t < STALL_PROGRESS * damped_from {
+                damped = 0;
             }
             std::mem::swap(u, &mut self.ut);
             std::mem::swap(&mut self.r, &mut self.rt);

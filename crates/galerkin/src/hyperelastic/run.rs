@@ -6,6 +6,7 @@ use super::config::{expr_of, exprs, FibreSource, HyperBcKind, HyperFile};
 use super::element::{frame_from_fibre, frame_from_fibre_2d, CpuHyper, HyperElement};
 use super::loads::{add_body_force, add_traction, tagged_facets, FollowerPressure};
 use super::newton::{self, HyperSystem, LoadStepReport, Loading, NewtonOptions, NewtonTimes};
+use super::multigrid::MgSystem;
 use super::system::CpuSystem;
 use crate::backend::{AnyBackend, Backend};
 use crate::io::{self, OutputFile, Pvd, VtuWriter};
@@ -84,7 +85,7 @@ pub fn build_mesh(f: &HyperFile, base: &Path) -> Result<(crate::mesh::Mesh, Vec<
 
 /// The material frame of each cell from the `fibre` key: expressions at the centroid, or the
 /// mesh file's vectors (`cell_data`); in 2D an in-plane fibre (its x, y components).
-fn frames_of(f: &HyperFile, mesh: &crate::mesh::Mesh, cell_data: Option<Vec<[f64; 3]>>) -> Result<Vec<super::law::M3>> {
+pub(crate) fn frames_of(f: &HyperFile, mesh: &crate::mesh::Mesh, cell_data: Option<Vec<[f64; 3]>>) -> Result<Vec<super::law::M3>> {
     let dim = mesh.dim;
     let frame = |v: [f64; 3]| if dim == 2 { frame_from_fibre_2d([v[0], v[1]]) } else { frame_from_fibre(v) };
     Ok(match (f.physics.fibre_source()?, cell_data) {
@@ -189,6 +190,23 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
         max_cutbacks: f.loads.cutbacks,
     };
     Ok(Prepared { el, pattern, dead, mask, dirichlet, pressure, options, notes })
+}
+
+/// 1 on free dofs and 0 on those a Dirichlet condition of `f` constrains, on `space` (the coarse
+/// levels of the multigrid, whose meshes carry the fine one's boundary names).
+pub(crate) fn dirichlet_mask(f: &HyperFile, space: &FunctionSpace) -> Result<Vec<f64>> {
+    let dim = space.ncomp;
+    let mut mask = vec![1.0; space.ndofs()];
+    for (i, bc) in f.bc.iter().enumerate().filter(|(_, bc)| bc.kind == HyperBcKind::Dirichlet) {
+        let tags = tags_of(space, &bc.boundary.to_vec(), &format!("bc[{i}].boundary"))?;
+        let comps = bc.components.clone().unwrap_or_else(|| (0..dim).collect());
+        for node in space.boundary_nodes(&tags)? {
+            for &c in comps.iter().filter(|&&c| c < dim) {
+                mask[node * dim + c] = 0.0;
+            }
+        }
+    }
+    Ok(mask)
 }
 
 impl Prepared {
@@ -302,12 +320,24 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
     let nnz = prep.pattern.nnz();
     let run = match &backend {
         AnyBackend::Cpu(cpu) => {
-            let mut sys = CpuSystem::new(CpuHyper::new(HyperElement::new(prep.el.space.clone(), prep.el.law, prep.el.frames.clone())?)?);
-            drive(cpu, &mut sys, &mut prep, &f, &out)?
+            let sys = CpuSystem::new(CpuHyper::new(HyperElement::new(prep.el.space.clone(), prep.el.law, prep.el.frames.clone())?)?);
+            if prep.options.precond == super::LinearPrecond::Multigrid {
+                let mut sys = MgSystem::build(cpu, &f, &prep, sys, &f.solver.multigrid, |el| Ok(CpuSystem::new(CpuHyper::new(HyperElement::new(el.space.clone(), el.law, el.frames.clone())?)?)))?;
+                drive(cpu, &mut sys, &mut prep, &f, &out)?
+            } else {
+                let mut sys = sys;
+                drive(cpu, &mut sys, &mut prep, &f, &out)?
+            }
         }
         AnyBackend::Cuda(be) => {
-            let mut sys = super::cuda::GpuHyper::new(be, &prep.el)?;
-            drive(be.as_ref(), &mut sys, &mut prep, &f, &out)?
+            let sys = super::cuda::GpuHyper::new(be, &prep.el)?;
+            if prep.options.precond == super::LinearPrecond::Multigrid {
+                let mut sys = MgSystem::build(be.as_ref(), &f, &prep, sys, &f.solver.multigrid, |el| super::cuda::GpuHyper::new(be, el))?;
+                drive(be.as_ref(), &mut sys, &mut prep, &f, &out)?
+            } else {
+                let mut sys = sys;
+                drive(be.as_ref(), &mut sys, &mut prep, &f, &out)?
+            }
         }
     };
     let space = &prep.el.space;

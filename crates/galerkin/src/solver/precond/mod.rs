@@ -7,6 +7,7 @@ pub mod block_jacobi;
 pub mod chebyshev;
 pub mod ilu0;
 pub mod jacobi;
+pub mod multigrid;
 pub mod ssor;
 
 pub use block_jacobi::BlockJacobi;
