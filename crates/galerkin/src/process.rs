@@ -3,6 +3,7 @@
 //! (loading the binary, the dynamic linker, argument parsing) becomes the phase `start`; and
 //! whether the run is the whole process (the CLI), so its timed teardown may also release what
 //! otherwise only the process's exit frees (the CUDA contexts).
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -20,6 +21,23 @@ pub fn mark_main() {
 /// Whether [`mark_main`] was called: this process runs one command and exits.
 pub fn is_command() -> bool {
     MAIN.get().is_some()
+}
+
+/// Set by [`mark_supervised`]: a parent process waits for this one (the CLI's supervising parent).
+static SUPERVISED: AtomicBool = AtomicBool::new(false);
+
+/// Called by a command whose parent supervises it (`galerkin run` re-executed by itself): its
+/// report then records when its timed teardown ended (`timings.ended_at`, seconds on the boot
+/// clock, which the parent reads too), so the parent can time the exit that follows — the
+/// driver's teardown when the process ends, which no call inside the process can time — and add
+/// it as the phase `exit`.
+pub fn mark_supervised() {
+    SUPERVISED.store(true, Ordering::Relaxed);
+}
+
+/// Whether [`mark_supervised`] was called.
+pub fn is_supervised() -> bool {
+    SUPERVISED.load(Ordering::Relaxed)
 }
 
 /// Seconds from the process's start to `t` for a command (0 without [`mark_main`], or where the
