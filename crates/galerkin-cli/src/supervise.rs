@@ -145,16 +145,26 @@ fn add_exit(report: &mut json::Json, around: &Around, now: f64) -> bool {
     if !(ended >= around.spawned && ended <= around.reaped) || tm.get("exit").is_some() {
         return false;
     }
-    // The child's `total` runs from its own start (by the kernel's clock, as the parent's).
-    let supervisor = (ended - total - around.parent_start).max(0.0);
+    // The child's `total` runs from its own start, which it knows (as the parent knows its own) by
+    // the kernel's start time, to a clock tick (±5 ms). The exact instant of the spawn bounds both:
+    // the parent started before it, the child after it; a child's start estimated before the spawn
+    // is moved to it, its `start` phase shortened by as much.
+    let parent_start = around.parent_start.min(around.spawned);
+    let child_start = ended - total;
+    let start = num("start").unwrap_or(0.0);
+    let early = (around.spawned - child_start).clamp(0.0, start);
+    let supervisor = (child_start + early - parent_start).max(0.0);
     let exit = around.reaped - ended;
-    let phases = total - unaccounted + supervisor + exit;
-    let whole = now - around.parent_start;
+    let phases = total - unaccounted - early + supervisor + exit;
+    let whole = now - parent_start;
+    if early > 0.0 {
+        tm.set("start", start - early);
+    }
     tm.insert_after("start", "supervisor", supervisor);
     tm.insert_after("teardown", "exit", exit);
     tm.set("total", whole);
     tm.set("unaccounted", whole - phases);
-    tm.set("solve_ready", ready + supervisor);
+    tm.set("solve_ready", ready - early + supervisor);
     true
 }
 
@@ -479,6 +489,23 @@ mod tests {
         assert!(text.contains("\"iterations\": 502") && text.contains("\"ended_at\": 1000.5"), "{text}");
         // Once only.
         assert!(!add_exit(&mut r, &around, 1000.6));
+    }
+
+    /// The child's start estimated (to a clock tick) 3 ms before the spawn: moved to the spawn,
+    /// its `start` shortened; the phases still add up to the parent's total.
+    #[test]
+    fn a_child_start_estimated_before_the_spawn_is_moved_to_it() {
+        let mut r = report();
+        // The child's start by its estimate: 1000.5 - 1.004 = 999.496; the spawn at 999.499.
+        let around = Around { parent_start: 999.497, spawned: 999.499, reaped: 1000.56 };
+        assert!(add_exit(&mut r, &around, 1000.56));
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(f(&r, "start"), 0.001), "{}", f(&r, "start"));
+        assert!(close(f(&r, "supervisor"), 0.002), "{}", f(&r, "supervisor"));
+        assert!(close(f(&r, "total"), 1.063));
+        assert!(close(f(&r, "solve_ready"), 0.754 - 0.003 + 0.002));
+        let phases: f64 = ["start", "supervisor", "setup", "mesh", "teardown", "exit"].iter().map(|k| f(&r, k)).sum();
+        assert!(close(f(&r, "total"), phases) && close(f(&r, "unaccounted"), 0.0), "{}", f(&r, "unaccounted"));
     }
 
     /// A report that is not this child's, or has no end instant, stays as it is.

@@ -34,16 +34,26 @@ fn report(out: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
 }
 
-/// The printed summary without the lines that hold times and memory peaks.
-fn steady_lines(o: &Output) -> Vec<String> {
-    String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.contains("time [s]") && !l.contains("memory")).map(str::to_string).collect()
+/// The printed summary without the lines that hold times and memory peaks, the output directory
+/// `out` written as `OUT`.
+fn steady_lines(o: &Output, out: &Path) -> Vec<String> {
+    let text = String::from_utf8_lossy(&o.stdout).replace(out.to_str().unwrap(), "OUT");
+    // The last bits of a parallel CPU solve vary between runs, and with them the files' SHA-256.
+    let unhashed = |l: &str| l.split(", sha256").next().unwrap_or(l).to_string();
+    text.lines().filter(|l| !l.contains("time [s]") && !l.contains("memory")).map(unhashed).collect()
+}
+
+/// The report's output files as (file name, bytes).
+fn files(r: &serde_json::Value) -> Vec<(String, u64)> {
+    let name = |o: &serde_json::Value| Path::new(o["path"].as_str().unwrap()).file_name().unwrap().to_string_lossy().into_owned();
+    r["outputs"].as_array().unwrap().iter().map(|o| (name(o), o["bytes"].as_u64().unwrap())).collect()
 }
 
 #[test]
 fn the_supervised_report_adds_the_exit_and_the_unsupervised_one_is_todays() {
     let dir = tempfile::tempdir().unwrap();
     let toml = dir.path().join("p.toml");
-    std::fs::write(&toml, problem(8, 1)).unwrap();
+    std::fs::write(&toml, problem(12, 1)).unwrap();
     let (sup, alone) = (dir.path().join("sup"), dir.path().join("alone"));
     let t = Instant::now();
     let a = run(&toml, &sup, None).output().unwrap();
@@ -51,7 +61,7 @@ fn the_supervised_report_adds_the_exit_and_the_unsupervised_one_is_todays() {
     let b = run(&toml, &alone, Some("0")).output().unwrap();
     assert!(a.status.success() && b.status.success(), "{}\n{}", String::from_utf8_lossy(&a.stderr), String::from_utf8_lossy(&b.stderr));
     // Same printing (quiet: no progress, the same lines), nothing more on stderr.
-    assert_eq!(steady_lines(&a), steady_lines(&b));
+    assert_eq!(steady_lines(&a, &sup), steady_lines(&b, &alone));
     assert_eq!(a.stderr, b.stderr);
     let (ra, rb) = (report(&sup), report(&alone));
     let (ta, tb) = (ra["timings"].as_object().unwrap(), rb["timings"].as_object().unwrap());
@@ -62,7 +72,8 @@ fn the_supervised_report_adds_the_exit_and_the_unsupervised_one_is_todays() {
     assert!(s("supervisor") >= 0.0 && s("supervisor") < 0.5, "supervisor {}", s("supervisor"));
     let phases: f64 = ta.iter().filter(|(k, _)| !["total", "unaccounted", "solve_ready", "ended_at"].contains(&k.as_str())).filter_map(|(_, v)| v.as_f64()).sum();
     assert!((s("total") - phases - s("unaccounted")).abs() < 1e-9, "{ta:?}");
-    assert!(s("unaccounted").abs() < 0.01 * s("total"), "{ta:?}");
+    // Left over: the parent's reading of the report (and the clamp of a clock tick, see `add_exit`).
+    assert!(s("unaccounted").abs() < 0.006, "{ta:?}");
     // The parent's total is its whole life (known to a clock tick of its start).
     assert!(s("total") <= wall + 0.011, "total {} > wall {wall}", s("total"));
     assert!(s("solve_ready") > s("supervisor") + s("start") + s("setup"), "{ta:?}");
@@ -76,8 +87,12 @@ fn the_supervised_report_adds_the_exit_and_the_unsupervised_one_is_todays() {
     assert_eq!(top(&ra), top(&rb));
     // The same solve.
     assert_eq!(ra["solver"]["iterations"], rb["solver"]["iterations"]);
-    assert_eq!(ra["errors"], rb["errors"]);
-    assert_eq!(ra["outputs"], rb["outputs"]);
+    for k in ["l2", "h1_semi", "relative_l2"] {
+        let (x, y) = (ra["errors"][k].as_f64().unwrap(), rb["errors"][k].as_f64().unwrap());
+        assert!((x - y).abs() <= 1e-10 * y.abs(), "errors.{k}: {x} and {y}");
+    }
+    assert!(!files(&ra).is_empty());
+    assert_eq!(files(&ra), files(&rb));
     // The rewritten report keeps the child's order of keys (title first, timings in phase order).
     let text = std::fs::read_to_string(sup.join("report.json")).unwrap();
     let at = |k: &str| text.find(&format!("\"{k}\":")).unwrap_or_else(|| panic!("{k}"));
