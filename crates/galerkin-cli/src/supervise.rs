@@ -16,7 +16,8 @@
 //! The terminal's Ctrl-C reaches both processes (one process group); the parent ignores SIGINT and
 //! SIGTERM while the child runs and passes SIGTERM on to it, so `kill PARENT` stops the run. A child
 //! killed by a signal makes the parent end by the same signal (or exit with 128 + its number where
-//! that signal would dump core), so shells and scripts see what they saw before.
+//! that signal would dump core), so shells and scripts see what they saw before; a parent killed
+//! outright (SIGKILL) takes the child with it (`PR_SET_PDEATHSIG`).
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -63,6 +64,21 @@ pub fn supervise(out: &Path) -> Option<ExitCode> {
     let arg0 = args.next()?;
     let mut cmd = std::process::Command::new(exe);
     cmd.arg0(arg0).args(args).env(CHILD_ENV, "1");
+    // A parent that dies without passing a signal on (SIGKILL) takes the run with it: no orphan
+    // keeps computing and holding the output directory's lock.
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec only async-signal-safe calls (prctl, getppid) are made.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other("the supervising parent has ended"));
+            }
+            Ok(())
+        });
+    }
     let signals = signals::Forwarding::install();
     let spawned = galerkin::process::boot_seconds()?;
     let mut child = match cmd.spawn() {

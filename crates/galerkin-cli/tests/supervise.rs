@@ -155,4 +155,22 @@ fn sigterm_to_the_parent_stops_the_run_and_sigint_to_it_alone_does_not() {
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
     assert!(!alive(child), "the child outlived its parent");
     assert!(!dir.path().join("out/report.json").exists());
+
+    // SIGKILL to the parent (nothing to pass on): the child goes with it.
+    let mut parent = run(&toml, &dir.path().join("out2"), None).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let t = Instant::now();
+    let child = loop {
+        if let Some(&c) = children(parent.id()).first() {
+            break c;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "no child process");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    parent.kill().unwrap();
+    assert_eq!(parent.wait().unwrap().signal(), Some(libc::SIGKILL));
+    let t = Instant::now();
+    while alive(child) && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(!alive(child), "the child outlived its killed parent");
 }
