@@ -30,6 +30,7 @@ mod hex_bench;
 mod hex_mixed_bench;
 mod dg_bench;
 mod advection_bench;
+mod ordered_json;
 mod supervise;
 
 #[derive(Parser)]
