@@ -30,6 +30,8 @@ mod hex_bench;
 mod hex_mixed_bench;
 mod dg_bench;
 mod advection_bench;
+mod ordered_json;
+mod supervise;
 
 #[derive(Parser)]
 #[command(name = "galerkin", version, about = "Finite elements on CPU cores and NVIDIA GPUs")]
@@ -315,7 +317,25 @@ enum Command {
 fn main() -> ExitCode {
     galerkin::trace::note("main: start", 0.0);
     galerkin::process::trace_exit_handlers();
+    let child = supervise::take_child_mark();
     let cli = Cli::parse();
+    // `run` re-executes itself under a supervising parent that adds the process's exit to the
+    // report (`supervise`); the child runs the problem as an unsupervised run does.
+    if let Command::Run(args) = &cli.command {
+        match (child, supervise::wanted()) {
+            (true, _) => galerkin::process::mark_supervised(),
+            (false, Err(e)) => {
+                let _ = writeln!(std::io::stderr(), "error: {e}");
+                return ExitCode::FAILURE;
+            }
+            (false, Ok(true)) => {
+                if let Some(code) = supervise::supervise(&args.out) {
+                    return code;
+                }
+            }
+            (false, Ok(false)) => {}
+        }
+    }
     let done = run(cli);
     let clock = galerkin::process::boot_seconds().map(|s| format!(" (boot clock {s:.4} s)")).unwrap_or_default();
     galerkin::trace::note(&format!("main: end{clock}"), 0.0);

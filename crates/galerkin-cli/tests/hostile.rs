@@ -193,8 +193,15 @@ fn a_run_killed_while_writing_leaves_an_incomplete_directory_the_next_run_cleans
         }
         std::thread::sleep(Duration::from_micros(200));
     }
+    // `galerkin run` is a supervising parent and the run its child (`src/supervise.rs`), which a
+    // killed parent takes with it; wait until the run itself has ended, as the lock goes with it.
+    let runs = run_children(child.id());
     child.kill().unwrap();
     let status = child.wait().unwrap();
+    let t_end = Instant::now();
+    while runs.iter().any(|p| std::path::Path::new(&format!("/proc/{p}")).exists()) && t_end.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
     let left = files(&out);
     eprintln!("killed after {:?}: saw a temporary {saw_tmp}, status {status:?}, left {left:?}", t.elapsed());
     if saw_tmp && !status.success() {
@@ -209,6 +216,11 @@ fn a_run_killed_while_writing_leaves_an_incomplete_directory_the_next_run_cleans
     assert!(!after.iter().any(|f| f.ends_with(".tmp")), "{after:?}");
     let report = check_report(&out);
     assert!(report["notes"].to_string().contains("interrupted earlier run"), "{}", report["notes"]);
+}
+
+/// The process ids of `pid`'s children (Linux `/proc/PID/task/PID/children`; none elsewhere).
+fn run_children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default().split_whitespace().filter_map(|w| w.parse().ok()).collect()
 }
 
 /// Two runs on one directory at once: the second is refused while the first holds the lock (or

@@ -1,7 +1,9 @@
 //! `galerkin run`'s report accounts for the process's whole wall clock: its phases (from the
-//! process's start, phase `start`, to the freed data, phase `teardown`) add up to the time this
-//! test measures around the process, within 1.5 % (the issue asks 2 %; the teardown now also
-//! returns the allocator's free memory, so the exit has little left to do).
+//! supervising parent's start, phases `start` and `supervisor`, to the freed data, phase
+//! `teardown`, and the child's exit, phase `exit`) add up to the time this test measures around
+//! the process, within 1.5 % (the issue asks 2 %). On the CPU the exit was already small; what
+//! limits the bound here is the start times, known to a clock tick (±5 ms of a 0.5–4 s run), and
+//! the parent's rewrite of the report after its total (an fsync).
 mod support;
 
 use std::process::Command;
@@ -44,7 +46,8 @@ fn phases_add_up_to_the_processs_wall_clock() {
         let (report, wall) = run_once(&toml, &out);
         let tm = &report["timings"];
         let s = |k: &str| tm[k].as_f64().unwrap_or_else(|| panic!("timings.{k} missing: {tm}"));
-        let phases: f64 = ["start", "setup", "mesh", "space", "assembly", "preconditioner", "solve", "solve_other", "errors", "points", "output", "teardown"].iter().map(|k| s(k)).sum();
+        // `supervisor` and `exit`: added by the supervising parent (`galerkin run`'s default).
+        let phases: f64 = ["start", "supervisor", "setup", "mesh", "space", "assembly", "preconditioner", "solve", "solve_other", "errors", "points", "output", "teardown", "exit"].iter().map(|k| s(k)).sum();
         let total = s("total");
         // The process's start before the first timer is measured (exec, dynamic linking,
         // arguments): more than nothing, far less than a second.

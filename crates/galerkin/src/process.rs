@@ -3,6 +3,7 @@
 //! (loading the binary, the dynamic linker, argument parsing) becomes the phase `start`; and
 //! whether the run is the whole process (the CLI), so its timed teardown may also release what
 //! otherwise only the process's exit frees (the CUDA contexts).
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -20,6 +21,23 @@ pub fn mark_main() {
 /// Whether [`mark_main`] was called: this process runs one command and exits.
 pub fn is_command() -> bool {
     MAIN.get().is_some()
+}
+
+/// Set by [`mark_supervised`]: a parent process waits for this one (the CLI's supervising parent).
+static SUPERVISED: AtomicBool = AtomicBool::new(false);
+
+/// Called by a command whose parent supervises it (`galerkin run` re-executed by itself): its
+/// report then records when its timed teardown ended (`timings.ended_at`, seconds on the boot
+/// clock, which the parent reads too), so the parent can time the exit that follows — the
+/// driver's teardown when the process ends, which no call inside the process can time — and add
+/// it as the phase `exit`.
+pub fn mark_supervised() {
+    SUPERVISED.store(true, Ordering::Relaxed);
+}
+
+/// Whether [`mark_supervised`] was called.
+pub fn is_supervised() -> bool {
+    SUPERVISED.load(Ordering::Relaxed)
 }
 
 /// Seconds from the process's start to `t` for a command (0 without [`mark_main`], or where the
@@ -63,11 +81,8 @@ pub fn proc_stat_field(stat: &str, n: usize) -> Option<&str> {
 /// timed teardown calls it last. Returns whether anything was released (false elsewhere).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub fn release_free_memory() -> bool {
-    extern "C" {
-        fn malloc_trim(pad: usize) -> i32;
-    }
     // SAFETY: glibc's malloc_trim takes the allocator's locks itself; no pointer is passed.
-    unsafe { malloc_trim(0) != 0 }
+    unsafe { libc::malloc_trim(0) != 0 }
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
@@ -132,11 +147,8 @@ pub fn trace_exit_handlers() {
     }
     #[cfg(unix)]
     {
-        extern "C" {
-            fn atexit(f: extern "C" fn()) -> i32;
-        }
         // SAFETY: registers a function that only writes to stderr (never panics: errors ignored).
-        let _ = unsafe { atexit(noted) };
+        let _ = unsafe { libc::atexit(noted) };
     }
 }
 
@@ -148,12 +160,8 @@ pub fn boot_seconds() -> Option<f64> {
 
 #[cfg(target_os = "linux")]
 fn clock_ticks_per_second() -> Option<f64> {
-    extern "C" {
-        fn sysconf(name: i32) -> i64;
-    }
-    const SC_CLK_TCK: i32 = 2;
     // SAFETY: sysconf reads a constant of the C library.
-    let hz = unsafe { sysconf(SC_CLK_TCK) };
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     (hz > 0).then_some(hz as f64)
 }
 
@@ -163,27 +171,18 @@ fn clock_ticks_per_second() -> Option<f64> {
 }
 
 /// Seconds since boot on the clock the kernel stamps process starts with (`CLOCK_BOOTTIME`).
-#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+#[cfg(target_os = "linux")]
 fn boot_clock() -> Option<f64> {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-    }
-    const CLOCK_BOOTTIME: i32 = 7;
-    let mut ts = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec of the 64-bit Linux layout.
-    let rc = unsafe { clock_gettime(CLOCK_BOOTTIME, &mut ts) };
-    (rc == 0).then(|| ts.sec as f64 + ts.nsec as f64 * 1e-9)
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
-/// `/proc/uptime` (10 ms resolution) where the clock call is not declared.
-#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+/// Elsewhere there is no boot clock to share with another process.
+#[cfg(not(target_os = "linux"))]
 fn boot_clock() -> Option<f64> {
-    std::fs::read_to_string("/proc/uptime").ok()?.split_whitespace().next()?.parse().ok()
+    None
 }
 
 #[cfg(test)]

@@ -108,12 +108,8 @@ impl AtomicFile {
         #[cfg(target_os = "linux")]
         {
             use std::os::unix::io::AsRawFd;
-            extern "C" {
-                fn sync_file_range(fd: i32, offset: i64, nbytes: i64, flags: u32) -> i32;
-            }
-            const SYNC_FILE_RANGE_WRITE: u32 = 2;
             // SAFETY: a system call on integers and the descriptor of a file this value owns.
-            let _ = unsafe { sync_file_range(self.file.as_raw_fd(), offset as i64, len as i64, SYNC_FILE_RANGE_WRITE) };
+            let _ = unsafe { libc::sync_file_range(self.file.as_raw_fd(), offset as _, len as _, libc::SYNC_FILE_RANGE_WRITE) };
         }
         #[cfg(not(target_os = "linux"))]
         let _ = (offset, len);

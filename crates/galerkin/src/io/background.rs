@@ -33,13 +33,9 @@ pub fn low_priority_pool(name: &'static str, threads: usize) -> Result<rayon::Th
 /// it at the normal priority, which is only slower, never wrong).
 #[cfg(target_os = "linux")]
 pub fn lower_priority(nice: i32) {
-    extern "C" {
-        fn setpriority(which: i32, who: u32, prio: i32) -> i32;
-    }
-    const PRIO_PROCESS: i32 = 0;
     // SAFETY: a plain system call on integers. On Linux, PRIO_PROCESS with `who = 0` names the
     // calling thread (threads are tasks), not the whole process.
-    let _ = unsafe { setpriority(PRIO_PROCESS, 0, nice) };
+    let _ = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
 }
 
 #[cfg(not(target_os = "linux"))]

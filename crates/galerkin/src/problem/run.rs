@@ -156,6 +156,14 @@ pub struct PhaseTimes {
     /// Everything before the first Krylov iteration: start, setup, mesh, space, assembly and
     /// preconditioner (set by [`PhaseTimes::close`]).
     pub solve_ready: f64,
+    /// A supervised command only ([`crate::process::mark_supervised`]): when `total` was taken,
+    /// in seconds on the boot clock (`CLOCK_BOOTTIME`). The supervising parent (`galerkin run`)
+    /// reads it once the process has been reaped and adds two phases to the report: `supervisor`
+    /// (its own start until this process's start, also counted in `solve_ready`) and `exit` (from
+    /// here until this process was reaped: the report's write, the printing, the process's exit);
+    /// `total` is then the parent's whole wall clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<f64>,
 }
 
 impl PhaseTimes {
@@ -167,6 +175,9 @@ impl PhaseTimes {
         let phases = self.start + self.setup + self.mesh + self.space + self.assembly + self.preconditioner + self.solve + self.solve_other + self.errors + self.points + self.output + self.teardown;
         self.unaccounted = self.total - phases;
         self.solve_ready = self.start + self.setup + self.mesh + self.space + self.assembly + self.preconditioner;
+        if crate::process::is_supervised() {
+            self.ended_at = crate::process::boot_seconds();
+        }
     }
 }
 
