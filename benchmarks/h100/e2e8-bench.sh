@@ -7,7 +7,9 @@
 # Per run: time's wall, the report's total, total/wall, the sum of the phases/wall (both walls),
 # the exit and supervisor phases, solve-ready, CG iterations, L2 error.
 # Files back: summary.txt, traces.txt, reports.jsonl (one report per run), NAME.log (tests).
-# Usage: bash benchmarks/h100/e2e8-bench.sh .dev-NAME
+# Usage: bash benchmarks/h100/e2e8-bench.sh .dev-NAME [call2]
+# `call2` (the second call): two warm-up runs before the warm ones, six warm runs, one unsupervised
+# run and no tests.
 d=$1
 tar -C "$d" -xJf "$d/bin.tar.xz"
 { nvidia-smi --query-gpu=name,memory.total --format=csv,noheader; grep -m1 "model name" /proc/cpuinfo; grep -c ^processor /proc/cpuinfo; } | tee -a "$OUT/summary.txt"
@@ -41,16 +43,18 @@ except Exception as e:
 PY
   rm -rf "out-$name"
 }
+mode=${2:-call1}
 run cold
+[ "$mode" = call2 ] && { run warmup1; run warmup2; }
 run warm1
 run warm2
 run warm3-trace GALERKIN_TRACE=1
 run warm4
 run warm5
 run warm6
-run warm7
-run warm8
+[ "$mode" = call2 ] || { run warm7; run warm8; }
 run alone1 GALERKIN_SUPERVISE=0
+[ "$mode" = call2 ] && exit 0
 run alone2 GALERKIN_SUPERVISE=0
 timeout 120 bash "$d/run.sh"; echo "tests rc=$?" | tee -a "$OUT/summary.txt"
 grep -E "^test result|FAILED|panicked|^== " "$OUT"/*.log | tail -30
