@@ -2,6 +2,7 @@
 //! P1/P2 tetrahedra (the tensor-core and the column-pair schemes) and Q1/Q2 hexahedra, and in plane strain on P1/P2 triangles and Q1/Q2
 //! quadrilaterals, and whole Newton solves (dead loads with CG, follower pressure with GMRES, a
 //! plane-strain fibre strip) agree. Skips without a GPU unless GALERKIN_REQUIRE_GPU=1.
+mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
 use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, GpuHyper, Scheme};
@@ -276,40 +277,6 @@ fn gpu_newton_solution_equals_the_cpu() {
     }
 }
 
-/// The bench's cube (P2 tetrahedra, the fibre law) with the multigrid preconditioner.
-const MG_CUBE: &str = r#"
-[mesh]
-generator = "box"
-n = [6, 6, 6]
-cell = "tetrahedron"
-[space]
-degree = 2
-[physics]
-kind = "hyperelasticity"
-law = "usyk"
-C = 0.876
-bf = 18.48
-bt = 3.58
-bfs = 1.627
-kappa = 50.0
-fibre = ["1", "0.5 * z - 0.25", "0.2"]
-body_force = [0.0, 0.0, -0.2]
-[[bc]]
-type = "dirichlet"
-boundary = "xmin"
-value = [0, 0, 0]
-[loads]
-steps = 1
-[newton]
-rtol = 1e-8
-forcing = "eisenstat-walker"
-[solver]
-method = "cg"
-preconditioner = "multigrid"
-rtol = 1e-8
-max_iter = 100000
-"#;
-
 /// The multigrid V-cycle on the device (coarse Jacobians assembled by the GPU kernel, transfers
 /// and smoothing as device SpMV, the coarsest solve through the host) equals the CPU's applied
 /// to the same vector, and Newton with it reaches the CPU's solution.
@@ -319,7 +286,7 @@ fn gpu_multigrid_equals_the_cpu() {
     use galerkin::hyperelastic::CpuSystem;
     let Some(be) = gpu() else { return };
     let coarse_cpu = |el: &HyperElement| -> galerkin::Result<CpuSystem> { Ok(CpuSystem::new(CpuHyper::new(HyperElement::new(el.space.clone(), el.law, el.frames.clone())?)?)) };
-    let (f, mut prep) = prepare_text(MG_CUBE).unwrap();
+    let (f, mut prep) = prepare_text(&hyper_common::usyk_cube(6, 2, "multigrid")).unwrap();
     let mut mc = MgSystem::build(&Cpu, &f, &prep, cpu_system(&prep).unwrap(), &f.solver.multigrid, coarse_cpu).unwrap();
     let mut mg = MgSystem::build(&be, &f, &prep, GpuHyper::new(&be, &prep.el).unwrap(), &f.solver.multigrid, |el| GpuHyper::new(&be, el)).unwrap();
     assert_eq!(mc.sizes(), mg.sizes());
@@ -348,7 +315,7 @@ fn gpu_multigrid_equals_the_cpu() {
     assert!(e < 1e-9, "GPU V-cycle vs CPU {e:.2e}");
     // Whole Newton runs.
     let (uc, repc, _) = solve_on(&Cpu, &mut mc, &mut prep, 1).unwrap();
-    let (_, mut prep) = prepare_text(MG_CUBE).unwrap();
+    let (_, mut prep) = prepare_text(&hyper_common::usyk_cube(6, 2, "multigrid")).unwrap();
     let (ug, repg, _) = solve_on(&be, &mut mg, &mut prep, 1).unwrap();
     let e = rel(&ug, &uc);
     assert!(e < 1e-6, "GPU vs CPU multigrid Newton solution {e:.2e}");

@@ -4,6 +4,7 @@
 //! needs a number of iterations that does not grow with the mesh (P2 at n = 4, 8, 16) where block
 //! Jacobi's doubles; Newton with it converges to block Jacobi's solution; a mesh that is not a
 //! generated box is refused naming the key.
+mod hyper_common;
 use galerkin::backend::{Backend, Cpu};
 use galerkin::hyperelastic::multigrid::MgSystem;
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on, Prepared};
@@ -11,44 +12,10 @@ use galerkin::hyperelastic::{CpuHyper, CpuSystem, HyperElement, HyperSystem};
 use galerkin::solver::precond::BlockJacobi;
 use galerkin::solver::{cg, KrylovOptions};
 
-/// The benchmark's cube (`hyperelastic::bench`): P_k tetrahedra, the fibre law, clamped at x = 0.
+/// The benchmark's cube (`hyperelastic::bench`): P_k tetrahedra, the fibre law, clamped at x = 0, with a
+/// coarsest level small enough that these meshes get several levels.
 fn cube(n: usize, degree: usize, precond: &str) -> String {
-    format!(
-        r#"
-[mesh]
-generator = "box"
-n = [{n}, {n}, {n}]
-cell = "tetrahedron"
-[space]
-degree = {degree}
-[physics]
-kind = "hyperelasticity"
-law = "usyk"
-C = 0.876
-bf = 18.48
-bt = 3.58
-bfs = 1.627
-kappa = 50.0
-fibre = ["1", "0.5 * z - 0.25", "0.2"]
-body_force = [0.0, 0.0, -0.2]
-[[bc]]
-type = "dirichlet"
-boundary = "xmin"
-value = [0, 0, 0]
-[loads]
-steps = 1
-[newton]
-rtol = 1e-8
-forcing = "eisenstat-walker"
-[solver]
-method = "cg"
-preconditioner = "{precond}"
-rtol = 1e-8
-max_iter = 100000
-[solver.multigrid]
-coarse_dofs = 400
-"#
-    )
+    hyper_common::usyk_cube(n, degree, precond) + "[solver.multigrid]\ncoarse_dofs = 400\n"
 }
 
 fn coarse_cpu(el: &HyperElement) -> galerkin::Result<CpuSystem> {
