@@ -18,7 +18,8 @@
 //! killed by a signal makes the parent end by the same signal (or exit with 128 + its number where
 //! that signal would dump core), so shells and scripts see what they saw before; a parent killed
 //! outright (SIGKILL) takes the child with it (`PR_SET_PDEATHSIG`).
-use crate::ordered_json as json;
+use serde_json::{Map, Value};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -104,8 +105,11 @@ pub fn supervise(out: &Path) -> Option<ExitCode> {
     if status.success() {
         let times = Around { parent_start, spawned, reaped };
         let t = std::time::Instant::now();
-        if let Err(e) = add_exit_to_report(out, &times) {
-            eprintln!("warning: the exit could not be added to {}: {e}", out.join("report.json").display());
+        match add_exit_to_report(out, &times) {
+            // The child printed its own process's time; this is the report's (R13).
+            Ok(Some(s)) => say!("  time [s]     supervisor {:.3}  exit {:.3}  total {:.3} ({:.3} in no phase; as in report.json)", s.supervisor, s.exit, s.total, s.unaccounted),
+            Ok(None) => {}
+            Err(e) => eprintln!("warning: the exit could not be added to {}: {e}", out.join("report.json").display()),
         }
         galerkin::trace::note("supervise: report rewritten", t.elapsed().as_secs_f64());
     }
@@ -133,34 +137,42 @@ struct Around {
 /// Reads `out/report.json` (holding the directory's lock: no other run writes there meanwhile)
 /// and rewrites it with the exit where it is this child's report of a timed run; leaves it alone
 /// otherwise (none written, another kind of problem's report, an earlier run's).
-fn add_exit_to_report(out: &Path, around: &Around) -> galerkin::Result<()> {
+fn add_exit_to_report(out: &Path, around: &Around) -> galerkin::Result<Option<Supervised>> {
     let path = out.join("report.json");
     if !path.is_file() {
-        return Ok(());
+        return Ok(None);
     }
     let _lock = galerkin::io::OutputDir::lock(out)?;
     let text = std::fs::read_to_string(&path).map_err(|e| galerkin::Error::io(&path, e))?;
-    let mut report: json::Json = serde_json::from_str(&text).map_err(|e| galerkin::Error::invalid(format!("{}: {e}", path.display())))?;
+    let mut report: Value = serde_json::from_str(&text).map_err(|e| galerkin::Error::invalid(format!("{}: {e}", path.display())))?;
     let now = galerkin::process::boot_seconds().unwrap_or(around.reaped);
-    if add_exit(&mut report, around, now) {
-        galerkin::io::write_json(&path, &report)?;
-    }
-    Ok(())
+    let Some(added) = add_exit(&mut report, around, now) else { return Ok(None) };
+    galerkin::io::write_json(&path, &report)?;
+    Ok(Some(added))
+}
+
+/// What the parent added to a report (seconds).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Supervised {
+    supervisor: f64,
+    exit: f64,
+    total: f64,
+    unaccounted: f64,
 }
 
 /// Adds the phases `supervisor` (after `start`) and `exit` (after `teardown`) to a report's
 /// `timings`, sets `total` to the parent's start until `now` and `solve_ready` and `unaccounted`
-/// to match. Returns false, changing nothing, where the report has no `timings.ended_at` between
+/// to match. Returns what it added, or `None`, changing nothing, where the report has no `timings.ended_at` between
 /// `spawned` and `reaped` (not this child's report, or not one of a timed command run) or already
 /// has an `exit`.
-fn add_exit(report: &mut json::Json, around: &Around, now: f64) -> bool {
-    let Some(tm) = report.get_mut("timings") else { return false };
-    let num = |k: &str| tm.get(k).and_then(json::Json::as_f64);
+fn add_exit(report: &mut Value, around: &Around, now: f64) -> Option<Supervised> {
+    let tm = report.get_mut("timings").and_then(Value::as_object_mut)?;
+    let num = |k: &str| tm.get(k).and_then(Value::as_f64);
     let (Some(ended), Some(total), Some(unaccounted), Some(ready)) = (num("ended_at"), num("total"), num("unaccounted"), num("solve_ready")) else {
-        return false;
+        return None;
     };
     if !(ended >= around.spawned && ended <= around.reaped) || tm.get("exit").is_some() {
-        return false;
+        return None;
     }
     // The child's `total` runs from its own start, which it knows (as the parent knows its own) by
     // the kernel's start time, to a clock tick (±5 ms). The exact instant of the spawn bounds both:
@@ -175,14 +187,26 @@ fn add_exit(report: &mut json::Json, around: &Around, now: f64) -> bool {
     let phases = total - unaccounted - early + supervisor + exit;
     let whole = now - parent_start;
     if early > 0.0 {
-        tm.set("start", start - early);
+        tm.insert("start".into(), number(start - early));
     }
-    tm.insert_after("start", "supervisor", supervisor);
-    tm.insert_after("teardown", "exit", exit);
-    tm.set("total", whole);
-    tm.set("unaccounted", whole - phases);
-    tm.set("solve_ready", ready - early + supervisor);
-    true
+    insert_after(tm, "start", "supervisor", supervisor);
+    insert_after(tm, "teardown", "exit", exit);
+    // An existing key keeps its place (serde_json's `preserve_order`: the report reads as written).
+    tm.insert("total".into(), number(whole));
+    tm.insert("unaccounted".into(), number(whole - phases));
+    tm.insert("solve_ready".into(), number(ready - early + supervisor));
+    Some(Supervised { supervisor, exit, total: whole, unaccounted: whole - phases })
+}
+
+/// A JSON number (null where not finite, as serde_json writes a non-finite `f64`).
+fn number(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+/// Inserts `key: v` right after the key `after` (at the end without it).
+fn insert_after(m: &mut Map<String, Value>, after: &str, key: &str, v: f64) {
+    let at = m.keys().position(|k| k == after).map_or(m.len(), |i| i + 1);
+    m.shift_insert(at, key.to_string(), number(v));
 }
 
 #[cfg(target_os = "linux")]
@@ -298,7 +322,7 @@ mod signals {
 
 #[cfg(test)]
 mod tests {
-    use crate::ordered_json::Json;
+    use serde_json::Value as Json;
     use super::*;
 
     /// A report as the child writes it (keys in the struct's order, not sorted).
@@ -331,7 +355,7 @@ mod tests {
     }
 
     fn f(r: &Json, k: &str) -> f64 {
-        r.get("timings").unwrap().get(k).and_then(Json::as_f64).unwrap_or_else(|| panic!("timings.{k}"))
+        r["timings"].get(k).and_then(Json::as_f64).unwrap_or_else(|| panic!("timings.{k}"))
     }
 
     /// Reading and writing back changes nothing, key order and number spelling included.
@@ -346,7 +370,9 @@ mod tests {
     fn the_exit_and_the_supervisor_are_added_and_the_total_is_the_parents() {
         let mut r = report();
         let around = Around { parent_start: 999.490, spawned: 999.495, reaped: 1000.58 };
-        assert!(add_exit(&mut r, &around, 1000.581));
+        let added = add_exit(&mut r, &around, 1000.581).unwrap();
+        assert_eq!(added.total, f(&r, "total"));
+        assert_eq!((added.exit, added.unaccounted), (f(&r, "exit"), f(&r, "unaccounted")));
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
         assert!(close(f(&r, "supervisor"), 0.006), "{}", f(&r, "supervisor"));
         assert!(close(f(&r, "exit"), 0.08), "{}", f(&r, "exit"));
@@ -363,7 +389,7 @@ mod tests {
         assert!(at("title") < at("backend") && at("backend") < at("solver") && at("timings") < at("outputs"), "{text}");
         assert!(text.contains("\"iterations\": 502") && text.contains("\"ended_at\": 1000.5"), "{text}");
         // Once only.
-        assert!(!add_exit(&mut r, &around, 1000.6));
+        assert!(add_exit(&mut r, &around, 1000.6).is_none());
     }
 
     /// The child's start estimated (to a clock tick) 3 ms before the spawn: moved to the spawn,
@@ -373,7 +399,7 @@ mod tests {
         let mut r = report();
         // The child's start by its estimate: 1000.5 - 1.004 = 999.496; the spawn at 999.499.
         let around = Around { parent_start: 999.497, spawned: 999.499, reaped: 1000.56 };
-        assert!(add_exit(&mut r, &around, 1000.56));
+        assert!(add_exit(&mut r, &around, 1000.56).is_some());
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
         assert!(close(f(&r, "start"), 0.001), "{}", f(&r, "start"));
         assert!(close(f(&r, "supervisor"), 0.002), "{}", f(&r, "supervisor"));
@@ -388,14 +414,14 @@ mod tests {
     fn other_reports_are_left_alone() {
         let earlier = Around { parent_start: 1000.6, spawned: 1000.61, reaped: 1002.0 };
         let mut r = report();
-        assert!(!add_exit(&mut r, &earlier, 1002.0));
+        assert!(add_exit(&mut r, &earlier, 1002.0).is_none());
         assert_eq!(r, report());
         let mut other: Json = serde_json::from_str(&REPORT.replace(",\n    \"ended_at\": 1000.5", "")).unwrap();
         let copy = other.clone();
-        assert!(!add_exit(&mut other, &Around { parent_start: 999.0, spawned: 999.0, reaped: 1001.0 }, 1001.0));
+        assert!(add_exit(&mut other, &Around { parent_start: 999.0, spawned: 999.0, reaped: 1001.0 }, 1001.0).is_none());
         assert_eq!(other, copy);
         let mut no_timings: Json = serde_json::from_str(r#"{"title": "heat"}"#).unwrap();
-        assert!(!add_exit(&mut no_timings, &Around { parent_start: 0.0, spawned: 0.0, reaped: 1e9 }, 1e9));
+        assert!(add_exit(&mut no_timings, &Around { parent_start: 0.0, spawned: 0.0, reaped: 1e9 }, 1e9).is_none());
     }
 
     #[test]

@@ -77,6 +77,13 @@ fn the_supervised_report_adds_the_exit_and_the_unsupervised_one_is_todays() {
     // The parent's total is its whole life (known to a clock tick of its start).
     assert!(s("total") <= wall + 0.011, "total {} > wall {wall}", s("total"));
     assert!(s("solve_ready") > s("supervisor") + s("start") + s("setup"), "{ta:?}");
+    // The printed total is the report's (the child prints its own process's time as `process`).
+    let printed = String::from_utf8_lossy(&a.stdout);
+    let totals: Vec<&str> = printed.lines().filter_map(|l| l.split("  total ").nth(1)).collect();
+    assert_eq!(totals.len(), 1, "{printed}");
+    assert!(totals[0].starts_with(&format!("{:.3} (", s("total"))) && totals[0].contains("report.json"), "{printed}");
+    let child_line = printed.lines().find(|l| l.contains("teardown")).unwrap_or_else(|| panic!("{printed}"));
+    assert!(child_line.contains("  process "), "{child_line}");
     // Unsupervised: today's keys, none of the supervisor's.
     let mut keys: Vec<&String> = ta.keys().filter(|k| !["supervisor", "exit", "ended_at"].contains(&k.as_str())).collect();
     let mut today: Vec<&String> = tb.keys().collect();
@@ -128,6 +135,18 @@ fn children(pid: u32) -> Vec<i32> {
     std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default().split_whitespace().filter_map(|w| w.parse().ok()).collect()
 }
 
+/// The supervised child of the parent `pid`, once it has been started (at most 10 s).
+fn first_child(pid: u32) -> i32 {
+    let t = Instant::now();
+    loop {
+        if let Some(&c) = children(pid).first() {
+            return c;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "no child process");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 #[test]
 fn sigterm_to_the_parent_stops_the_run_and_sigint_to_it_alone_does_not() {
     use std::os::unix::process::ExitStatusExt;
@@ -136,14 +155,7 @@ fn sigterm_to_the_parent_stops_the_run_and_sigint_to_it_alone_does_not() {
     // Long enough (seconds on two cores) to be signalled while it runs.
     std::fs::write(&toml, problem(40, 2)).unwrap();
     let mut parent = run(&toml, &dir.path().join("out"), None).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let t = Instant::now();
-    let child = loop {
-        if let Some(&c) = children(parent.id()).first() {
-            break c;
-        }
-        assert!(t.elapsed() < Duration::from_secs(10), "no child process");
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let child = first_child(parent.id());
     let alive = |pid: i32| Path::new(&format!("/proc/{pid}")).exists();
     // SIGINT to the parent alone (not the terminal's, which the child would get too): ignored.
     assert_eq!(unsafe { libc::kill(parent.id() as i32, libc::SIGINT) }, 0);
@@ -158,14 +170,7 @@ fn sigterm_to_the_parent_stops_the_run_and_sigint_to_it_alone_does_not() {
 
     // SIGKILL to the parent (nothing to pass on): the child goes with it.
     let mut parent = run(&toml, &dir.path().join("out2"), None).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let t = Instant::now();
-    let child = loop {
-        if let Some(&c) = children(parent.id()).first() {
-            break c;
-        }
-        assert!(t.elapsed() < Duration::from_secs(10), "no child process");
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let child = first_child(parent.id());
     parent.kill().unwrap();
     assert_eq!(parent.wait().unwrap().signal(), Some(libc::SIGKILL));
     let t = Instant::now();
