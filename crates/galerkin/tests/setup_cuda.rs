@@ -145,6 +145,30 @@ fn device_pattern_equals_the_host_pattern() {
     }
 }
 
+/// A pattern built ahead of its level (`keep_pattern`, what a run's set-up does beside the host's
+/// integrator) is taken by its own space only, once, and is the host's pattern; another space's
+/// take finds none (and drops it), so no level can assemble into another space's pattern.
+#[test]
+fn a_kept_pattern_serves_only_its_own_space() {
+    use galerkin::mesh::{generate, CellType};
+    use galerkin::operator::assemble::sparsity;
+    use galerkin::operator::level::full::pattern_cuda::device_pattern_of;
+    use galerkin::space::FunctionSpace;
+    use std::sync::Arc;
+    let Some(be) = gpu() else { return };
+    let mesh = Arc::new(generate::box_mesh(4, 3, 3, [0.0; 3], [1.0; 3], CellType::Tetrahedron).unwrap());
+    let (p1, p2) = (FunctionSpace::lagrange(mesh.clone(), 1, 1).unwrap(), FunctionSpace::lagrange(mesh, 2, 1).unwrap());
+    let ahead = |s: &FunctionSpace| device_pattern_of(&be, s).unwrap().expect("a device pattern");
+    be.keep_pattern(&p1, ahead(&p1));
+    assert!(be.take_pattern(&p2).is_none(), "P2 took the pattern kept for P1");
+    assert!(be.take_pattern(&p1).is_none(), "a pattern taken by another space's attempt was kept");
+    be.keep_pattern(&p1, ahead(&p1));
+    let kept = be.take_pattern(&p1).expect("the kept pattern").to_host(&be).unwrap();
+    let host = sparsity(&p1).unwrap();
+    assert!(kept.row_ptr == host.row_ptr && kept.col_idx == host.col_idx, "the kept pattern is not P1's");
+    assert!(be.take_pattern(&p1).is_none(), "taken twice");
+}
+
 /// A node with more neighbours than one thread's list holds (a fan of 1100 triangles) makes the
 /// device pattern decline, and the GPU assembly then takes the host's pattern: same matrix.
 #[test]

@@ -45,7 +45,8 @@ pub struct DeviceBox {
     pub mesh: Mesh,
     pub coords: Shared<f64>,
     pub verts: Shared<u32>,
-    /// Seconds of the steps: device kernels, copies to the host, host boundary facets.
+    /// Seconds of the steps: device kernels, copies to the host (wall), host boundary facets and
+    /// tags (built beside the copies: not a part of the phase's sum).
     pub parts: [(&'static str, f64); 3],
 }
 
@@ -123,20 +124,35 @@ pub fn box_mesh_cuda_tuned(be: &CudaBackend, n: [usize; 3], lo: [f64; 3], hi: [f
     be.synchronize()?;
     let kernels = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
-    let mut host_coords = vec![[0.0; 3]; nverts as usize];
-    download_into(be, &coords, 3, tuning.download_chunk, &mut host_coords, |x| [x[0], x[1], x[2]])?;
-    let mut host_cells = vec![0usize; npos as usize];
-    download_into(be, &cells, 1, tuning.download_chunk, &mut host_cells, |v| v[0] as usize)?;
     let new_of = be.download(&new_of)?;
-    let copies = t.elapsed().as_secs_f64();
-    let t = std::time::Instant::now();
-    let np = n.map(|k| k + 1);
-    let stride = [1, np[0], np[0] * np[1]];
-    let boundary = lattice_boundary_mapped(&n, &stride, 3, &template, cell, |v| new_of[v] as usize);
     let ncells = (nblocks as usize) * template.len();
+    // The boundary facets and region tags are built on the host (another thread, its loops on
+    // rayon's pool) while this thread copies the coordinates and cells down: both take tenths of
+    // a second at 10^7 unknowns, and neither needs the other.
+    let (copied, host_side) = std::thread::scope(|s| {
+        let host_side = s.spawn(|| {
+            let t = std::time::Instant::now();
+            let np = n.map(|k| k + 1);
+            let stride = [1, np[0], np[0] * np[1]];
+            let boundary = lattice_boundary_mapped(&n, &stride, 3, &template, cell, |v| new_of[v] as usize);
+            let tags: Vec<i32> = (0..ncells).into_par_iter().map(|_| 1).collect();
+            (boundary, tags, t.elapsed().as_secs_f64())
+        });
+        let copied = (|| -> Result<_> {
+            let mut host_coords = vec![[0.0; 3]; nverts as usize];
+            download_into(be, &coords, 3, tuning.download_chunk, &mut host_coords, |x| [x[0], x[1], x[2]])?;
+            let mut host_cells = vec![0usize; npos as usize];
+            download_into(be, &cells, 1, tuning.download_chunk, &mut host_cells, |v| v[0] as usize)?;
+            Ok((host_coords, host_cells, t.elapsed().as_secs_f64()))
+        })();
+        (copied, host_side.join())
+    });
+    let (boundary, cell_tags, boundary_s) = host_side.unwrap_or_else(|p| std::panic::resume_unwind(p));
+    let (host_coords, host_cells, copies) = copied?;
     // Valid by construction (the host generator's cells, renumbered): no validation pass.
-    let mesh = Mesh { dim: 3, coords: host_coords, cell_type: cell, cells: host_cells, cell_tags: vec![1; ncells], boundary, tag_names: lattice_tag_names(3) };
-    let parts = [("device", kernels), ("to_host", copies), ("boundary", t.elapsed().as_secs_f64())];
+    let mesh = Mesh { dim: 3, coords: host_coords, cell_type: cell, cells: host_cells, cell_tags, boundary, tag_names: lattice_tag_names(3) };
+    // `to_host` is the copies' wall time (the boundary ran beside them); `boundary` its own time.
+    let parts = [("device", kernels), ("to_host", copies), ("boundary", boundary_s)];
     Ok(Some(DeviceBox { mesh, coords: Shared::new(coords), verts: Shared::new(cells), parts }))
 }
 
@@ -174,6 +190,7 @@ where
     let tail = n - starts[last];
     // cudarc copies a destination's whole length: every chunk gets a buffer of exactly its size
     // (two in turn, and one for a shorter last chunk).
+    let t = std::time::Instant::now();
     let mut bufs = vec![alloc(full)?];
     if last > 0 {
         bufs.push(alloc(full)?);
@@ -181,6 +198,7 @@ where
     if tail != full {
         bufs.push(alloc(tail)?);
     }
+    crate::trace::note(&format!("box download: {} page-locked buffer(s) of {} items", bufs.len(), full), t.elapsed().as_secs_f64());
     let buf_of = |i: usize| if i == last && tail != full { bufs.len() - 1 } else { i % 2 };
     let at: Vec<usize> = (0..starts.len()).map(buf_of).collect();
     // Queues chunk i's copy and returns the event that marks its end.
@@ -207,16 +225,33 @@ where
         }
         Ok(())
     };
+    let t = std::time::Instant::now();
     let result = run();
+    crate::trace::note(&format!("box download: {} chunk(s) copied and converted", starts.len()), t.elapsed().as_secs_f64());
     if result.is_err() {
         // No copy may still be writing into a pinned buffer when it is freed.
         let _ = be.stream.synchronize();
     }
+    let t = std::time::Instant::now();
+    drop(bufs);
+    crate::trace::note("box download: page-locked buffers freed", t.elapsed().as_secs_f64());
     result
 }
 
-/// Items per chunk of [`download_into`] (32 MB of `u32`).
-const DOWNLOAD_CHUNK: usize = 1 << 23;
+/// Items per chunk of [`download_into`] (8 MB of `u32`, 16 MB of `f64`). Each call allocates
+/// its page-locked buffers (two chunks and a shorter last one) and frees them at the end, and the
+/// driver's page locking costs in proportion to their size: chunks of 2^23 items (up to 192 MB
+/// locked for the coordinates) made that a visible part of the copies.
+const DOWNLOAD_CHUNK: usize = 1 << 21;
+
+/// The chunk of the copies to the host: [`DOWNLOAD_CHUNK`], or `GALERKIN_BOX_DOWNLOAD_CHUNK`
+/// items (for measuring; at least 1).
+fn download_chunk() -> Result<usize> {
+    match std::env::var("GALERKIN_BOX_DOWNLOAD_CHUNK") {
+        Err(_) => Ok(DOWNLOAD_CHUNK),
+        Ok(v) => v.parse::<usize>().ok().filter(|&c| c > 0).ok_or_else(|| Error::invalid(format!("GALERKIN_BOX_DOWNLOAD_CHUNK = `{v}`: expected a positive number of items"))),
+    }
+}
 
 /// `data[0..n)` replaced by its exclusive scan; the total must be `expect` (what the caller
 /// counted), or the build failed.
@@ -261,5 +296,6 @@ pub fn from_config(be: &CudaBackend, m: &crate::problem::config::MeshConfig) -> 
     };
     let (Some(n), Some(lo), Some(hi)) = (m.n.as_deref(), corner(&m.lower, 0.0), corner(&m.upper, 1.0)) else { return Ok(None) };
     let [n0, n1, n2] = n else { return Ok(None) };
-    box_mesh_cuda(be, [*n0, *n1, *n2], lo, hi, m.cell.unwrap_or(CellType::Tetrahedron))
+    let tuning = BoxTuning { download_chunk: download_chunk()?, ..BoxTuning::default() };
+    box_mesh_cuda_tuned(be, [*n0, *n1, *n2], lo, hi, m.cell.unwrap_or(CellType::Tetrahedron), tuning)
 }

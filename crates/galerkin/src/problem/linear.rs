@@ -99,7 +99,8 @@ pub struct LinearProblem {
 pub struct Timings {
     /// Everything from physics checks to the final system (the sum of the parts below and set-up).
     pub assembly: f64,
-    /// The element integrator: reference tables, coefficients sampled at the quadrature points.
+    /// The element integrator: reference tables, coefficients sampled at the quadrature points (on
+    /// the GPU's full level, the device's sparsity pattern is built meanwhile: the longer of both).
     pub integrator: f64,
     pub coloring: f64,
     /// The operator at its level (sparsity and matrix, element matrices, quadrature data...).
@@ -304,7 +305,14 @@ impl LinearProblem {
         let t0 = Instant::now();
         let space = &*self.space;
         let mesh = &*space.mesh;
-        let (integ, fluxes) = self.integrator()?;
+        // The device builds what the level needs of the space alone (the CUDA backend: the full
+        // level's pattern) while the host samples the coefficients.
+        let robin = self.bcs.iter().any(|b| matches!(b, BoundaryCondition::Robin { .. }));
+        let host = || {
+            let _span = crate::trace::span(|| "integrator (host)".into());
+            self.integrator()
+        };
+        let (integ, fluxes) = be.overlap_setup(space, level, tuning, robin, host)?;
         let mut timings = Timings { integrator: t0.elapsed().as_secs_f64(), ..Default::default() };
         let lap = |t: &mut Instant| {
             let s = t.elapsed().as_secs_f64();

@@ -321,6 +321,7 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
         Arc::new(mesh)
     };
     let mesh_s = t.elapsed().as_secs_f64();
+    crate::trace::note("mesh: done", mesh_s);
     let t = Instant::now();
     let nodes = pf.space.nodes.unwrap_or(crate::fe::NodeFamily::default_for(pf.space.degree));
     // The degree and nodes the mesh's cells allow are known only now (simplices: P1–P3).
@@ -351,6 +352,7 @@ fn setup_on(pf: &ProblemFile, base: &Path, progress: bool, device: Option<&crate
     };
     let space = Arc::new(space);
     let space_s = t.elapsed().as_secs_f64();
+    crate::trace::note("space: dof map", space_s);
     let faults = FieldFaults::new(space.mesh.dim);
     let problem = build_problem(pf, space.clone(), &faults)?;
     let config = SolverConfig {

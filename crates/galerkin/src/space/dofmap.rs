@@ -145,15 +145,26 @@ impl DofMap {
         let vertex_dofs: Vec<usize> = ent_dofs[0].iter().map(|d| d[0]).collect();
         if nloc == cell.num_vertices() && nodes.is_some_and(|n| vertex_dofs.iter().enumerate().all(|(v, &ld)| n[ld] == ref_verts[v])) {
             // Degree 1, nodal: the cells' vertices in the element's order and the mesh's
-            // coordinates, one parallel pass each (this map is 2 GB at 10^7 cells).
-            let mut cell_nodes = vec![0usize; ncells * nloc];
-            cell_nodes.par_chunks_mut(nloc).enumerate().for_each(|(c, out)| {
-                for (v, &ld) in vertex_dofs.iter().enumerate() {
-                    out[ld] = mesh.cell(c)[v];
-                }
-            });
-            let node_coords = mesh.coords.par_iter().copied().collect();
+            // coordinates, two parallel passes side by side (this map is 2 GB at 10^7 cells).
             let nodes_are_cells = vertex_dofs.iter().enumerate().all(|(v, &ld)| v == ld);
+            let (cell_nodes, node_coords) = rayon::join(
+                || {
+                    if nodes_are_cells {
+                        // A copy in slices (memcpy), not entry by entry.
+                        let mut out = vec![0usize; ncells * nloc];
+                        out.par_chunks_mut(1 << 16).zip(mesh.cells.par_chunks(1 << 16)).for_each(|(o, c)| o.copy_from_slice(c));
+                        return out;
+                    }
+                    let mut out = vec![0usize; ncells * nloc];
+                    out.par_chunks_mut(nloc).enumerate().for_each(|(c, out)| {
+                        for (v, &ld) in vertex_dofs.iter().enumerate() {
+                            out[ld] = mesh.cell(c)[v];
+                        }
+                    });
+                    out
+                },
+                || mesh.coords.par_iter().copied().collect(),
+            );
             return Ok(DofMap { nodes_per_cell: nloc, cell_nodes, num_nodes: nverts, node_coords, signs, owned: nverts, nodes_are_cells });
         }
         // Filled in parallel: at 10^7 cells a serial fill of the map is a good part of the phase.

@@ -82,6 +82,14 @@ pub(crate) struct Slot {
     mesh: Option<(Weak<Mesh>, usize, Shared<f64>, Shared<u32>)>,
     /// (space identity, node list address, length, nodes).
     nodes: Option<(u64, usize, usize, Shared<u32>)>,
+    /// A sparsity pattern built ahead for a space (same key as `nodes`), until its level takes it.
+    pattern: Option<((u64, usize, usize), super::csr::DeviceCsr)>,
+}
+
+/// What identifies a space's dof map in the slot: the space, its node list's address and length.
+fn space_key(space: &FunctionSpace) -> (u64, usize, usize) {
+    let cn = &space.dofmap.cell_nodes;
+    (space.uid(), cn.as_ptr() as usize, cn.len())
 }
 
 /// Whether `a == b`, compared in parallel chunks (slice comparisons): at 10^7 cells the P1 dof
@@ -139,7 +147,7 @@ impl CudaBackend {
     pub fn resident(&self, space: &FunctionSpace) -> Result<ResidentSpace> {
         let (coords, verts) = self.resident_mesh(&space.mesh)?;
         let cn = &space.dofmap.cell_nodes;
-        let key = (space.uid(), cn.as_ptr() as usize, cn.len());
+        let key = space_key(space);
         let mut slot = self.resident.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((uid, ptr, len, nodes)) = &slot.nodes {
             if (*uid, *ptr, *len) == key {
@@ -151,6 +159,18 @@ impl CudaBackend {
         let nodes = if space.dofmap.nodes_are_cells || same_entries(cn, &space.mesh.cells) { verts.clone() } else { Shared::new(self.upload(&to_u32(cn, "node")?)?) };
         slot.nodes = Some((key.0, key.1, key.2, nodes.clone()));
         Ok(ResidentSpace { coords, verts, nodes })
+    }
+
+    /// Keeps `pattern`, built ahead for `space`, until [`Self::take_pattern`] (or until another
+    /// mesh or space takes the slot, or [`Self::release_resident`]).
+    pub fn keep_pattern(&self, space: &FunctionSpace, pattern: super::csr::DeviceCsr) {
+        self.resident.lock().unwrap_or_else(|e| e.into_inner()).pattern = Some((space_key(space), pattern));
+    }
+
+    /// The pattern kept for `space`, if one is (a kept pattern of another space is dropped).
+    pub fn take_pattern(&self, space: &FunctionSpace) -> Option<super::csr::DeviceCsr> {
+        let kept = self.resident.lock().unwrap_or_else(|e| e.into_inner()).pattern.take()?;
+        (kept.0 == space_key(space)).then_some(kept.1)
     }
 
     /// Drops the backend's device copies of the last mesh and dof map (kernels and operators that

@@ -250,6 +250,14 @@ pub trait FeBackend: SolverBackend {
     fn levels_use_coloring(&self) -> bool {
         true
     }
+
+    /// Runs `host` (set-up work on the host that the level will read, such as the integrator's
+    /// coefficient samples) while this backend prepares, on its device, what the operator at
+    /// `level` needs of `space` alone, so the two overlap. The default prepares nothing. `robin`:
+    /// the operator will have boundary (Robin) terms.
+    fn overlap_setup<R>(&self, _space: &crate::space::FunctionSpace, _level: AssemblyLevel, _tuning: Tuning, _robin: bool, host: impl FnOnce() -> R) -> R {
+        host()
+    }
 }
 
 /// The matrix-free levels gather through unsigned node lists: spaces whose modes flip sign
@@ -290,6 +298,38 @@ impl FeBackend for CudaBackend {
 
     fn levels_use_coloring(&self) -> bool {
         false
+    }
+
+    /// The full level's sparsity pattern is built on the device (on another thread, which only
+    /// drives the GPU) while `host` runs; [`full::cuda::GpuFull::build`] takes it. Where the level
+    /// would not build its pattern there (other levels, the patch scatter, Robin terms, degree
+    /// groups) or `GALERKIN_OVERLAP_PATTERN=0`, nothing is prepared. A pattern that failed is not
+    /// kept: the level builds it again and reports the error in its place.
+    fn overlap_setup<R>(&self, space: &crate::space::FunctionSpace, level: AssemblyLevel, tuning: Tuning, robin: bool, host: impl FnOnce() -> R) -> R {
+        let wanted = level == AssemblyLevel::Full
+            && !robin
+            && space.cell_degrees.is_none()
+            && matches!(tuning.scatter, Scatter::Atomic | Scatter::Colored | Scatter::Rows)
+            && full::pattern_cuda::overlap_enabled();
+        if !wanted {
+            return host();
+        }
+        let (r, pattern) = std::thread::scope(|s| {
+            let device = s.spawn(|| {
+                let t = std::time::Instant::now();
+                let p = full::pattern_cuda::device_pattern_of(self, space);
+                crate::trace::note("full: device pattern (beside the host set-up)", t.elapsed().as_secs_f64());
+                p
+            });
+            let r = host();
+            (r, device.join())
+        });
+        match pattern {
+            Ok(Ok(Some(p))) => self.keep_pattern(space, p),
+            Ok(_) => {}
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+        r
     }
 
     fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<CudaBackend>>> {

@@ -571,7 +571,11 @@ impl GpuFull {
         let on_device = match scatter {
             Scatter::Atomic | Scatter::Colored | Scatter::Rows if asm.robin.is_empty() => {
                 let _s = crate::trace::span(|| "full: device pattern".into());
-                super::pattern_cuda::device_pattern(be, space, &asm.cell_nodes)?
+                // Built beside the host's set-up (`FeBackend::overlap_setup`), or now.
+                match be.take_pattern(space) {
+                    Some(p) => Some(p),
+                    None => super::pattern_cuda::device_pattern(be, space, &asm.cell_nodes)?,
+                }
             }
             _ => None,
         };
