@@ -11,6 +11,8 @@
 # packed GPU tests.
 # Per run: time's wall, the report's total, total/wall, the sum of the phases over both walls,
 # exit, solve-ready and its parts, CG iterations, L2 error.
+# Each run: benchmarks/e2e_run.py (moved there from this script after the call of 2026-12-01, which
+# ran it inline; its line has since gained supervisor= and teardown=).
 # Files back: summary.txt, traces.txt, reports.jsonl, NAME.log (tests).
 # Usage: bash benchmarks/h200/e2e9-bench.sh .dev-NAME [DIR-WITH-MAINS-galerkin]
 d=$1
@@ -26,35 +28,8 @@ print(f"guest memory grown: 16 GiB touched in {time.monotonic() - t:.1f} s")' 2>
 grep -E "MemTotal|MemFree" /proc/meminfo | tee -a "$OUT/summary.txt"
 sed "s/n = \[12, 12, 12\]/n = [215, 215, 215]/; s/degree = 2/degree = 1/; s/rtol = 1e-10/rtol = 1e-8/" examples/poisson-3d.toml > p215.toml
 run() {
-  name=$1; exe=$2; shift 2
-  python3 - "$name" "$exe" "$@" <<'PY' | tee -a "$OUT/summary.txt"
-import json, os, re, subprocess, sys, time
-name, exe, envs = sys.argv[1], sys.argv[2], sys.argv[3:]
-env = dict(os.environ, **dict(e.split("=", 1) for e in envs))
-out = f"out-{name}"
-t0 = time.monotonic()
-p = subprocess.run(["/usr/bin/time", "-v", exe, "run", "p215.toml", "--backend", "cuda", "--quiet", "--out", out], env=env, capture_output=True, text=True)
-wall = time.monotonic() - t0
-log = p.stdout + p.stderr
-with open(os.path.join(os.environ["OUT"], "traces.txt"), "a") as f:
-    f.write(f"===== {name} {exe} {' '.join(envs)} rc={p.returncode} python wall {wall:.4f} s\n{log}\n")
-w = re.search(r"Elapsed \(wall clock\) time.*: (\d+):(\S+)", log)
-twall = int(w.group(1)) * 60 + float(w.group(2)) if w else float("nan")
-try:
-    r = json.load(open(f"{out}/report.json"))
-    with open(os.path.join(os.environ["OUT"], "reports.jsonl"), "a") as f:
-        f.write(json.dumps({"run": name, "exe": exe, "env": envs, "python_wall": wall, "time_wall": twall, "report": r}) + "\n")
-    tm = r["timings"]; mp = tm.get("mesh_parts", {}); ap = tm.get("assembly_parts", {})
-    phases = sum(v for k, v in tm.items() if isinstance(v, (int, float)) and k not in ("total", "unaccounted", "solve_ready", "ended_at"))
-    print(f"{name:12s} wall={twall:.2f} (python {wall:.3f}) total={tm['total']:.3f} total/wall={tm['total'] / twall:.4f} "
-          f"phases/wall={phases / twall:.4f} (python {phases / wall:.4f}) exit={tm.get('exit', float('nan')):.3f} solve_ready={tm['solve_ready']:.3f} "
-          f"[setup {tm['setup']:.3f} mesh {tm['mesh']:.3f} (to_host {mp.get('device_box.to_host', 0):.3f} boundary {mp.get('device_box.boundary', 0):.3f}) "
-          f"space {tm['space']:.3f} assembly {tm['assembly']:.3f} (integrator {ap.get('integrator', 0):.3f} constraints {ap.get('constraints', 0):.3f} matrix {ap.get('matrix', 0):.3f})] "
-          f"solve {tm['solve']:.3f} output {tm['output']:.3f} its={r['solver']['iterations']} L2={r['errors']['l2']:.5e} rc={p.returncode}")
-except Exception as e:
-    print(f"{name} rc={p.returncode} no report: {e}")
-PY
-  rm -rf "out-$name"
+  python3 "$(dirname "$0")/../e2e_run.py" "$@" | tee -a "$OUT/summary.txt"
+  rm -rf "out-$1"
 }
 g=$d/galerkin
 run cold "$g"
