@@ -156,9 +156,10 @@ pub struct NewtonIteration {
     /// CG met negative curvature at this iterate, which the previous direction, solved loosely
     /// (η > [`ETA_RESOLVE`]), had led to: this iterate was dropped, and the Newton system of the
     /// previous one solved again to [`ETA_RESOLVE`] (the next iteration). A loose direction taken
-    /// in full from a state the nonlinearity spoilt is what led the 10⁷ benchmark into indefinite
-    /// Jacobians; where the tight direction leads there too, the truncated direction and the
-    /// damped step are taken as before.
+    /// in full from a state the nonlinearity spoilt was the suspect of the 10⁷ benchmark's
+    /// indefinite Jacobians (eighth pass); where the tight direction leads there too, the
+    /// truncated direction and the damped step are taken as before. Opt-in
+    /// ([`NewtonOptions::resolve_indefinite`]).
     pub rolled_back: bool,
     pub assembly_s: f64,
     pub solve_s: f64,
