@@ -8,7 +8,7 @@ mod hyper_common;
 use galerkin::hyperelastic::law::{Law, M3};
 use galerkin::hyperelastic::loads::{tagged_facets, FollowerPressure};
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
-use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, Forcing, HyperElement, LoadStepReport};
+use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, Forcing, HyperElement, LoadStepReport, EW_START, EW_START_TIGHT};
 use galerkin::backend::Cpu;
 use galerkin::mesh::{generate::box_mesh, CellType};
 use galerkin::space::FunctionSpace;
@@ -234,24 +234,33 @@ fn newton_converges_quadratically() {
     }
 }
 
-/// The Eisenstat–Walker forcing: η₀ = 0.3, then γ (‖R_k‖/‖R_{k−1}‖)² with the safeguard, within
-/// [Krylov rtol, 0.9]; the fixed forcing is the Krylov rtol.
+/// The Eisenstat–Walker forcing: η₀ (0.3 by default, 10⁻² in the tight start), then
+/// γ (‖R_k‖/‖R_{k−1}‖)² with the safeguard, within [Krylov rtol, 0.9], at most `eta_rise` where ‖R‖
+/// rose; the fixed forcing is the Krylov rtol.
 #[test]
 fn eisenstat_walker_forcing_follows_the_residual() {
     let ew = Forcing::EisenstatWalker;
-    assert_eq!(Forcing::Fixed.eta(1e-8, 1.0, Some((0.3, 2.0))), 1e-8);
-    assert_eq!(ew.eta(1e-8, 1.0, None), 0.3);
+    assert_eq!(Forcing::Fixed.eta(EW_START, 1e-8, 1.0, Some((0.3, 2.0))), 1e-8);
+    assert_eq!(ew.eta(EW_START, 1e-8, 1.0, None), 0.3);
     // ‖R‖ fell 100×: 0.9·1e-4, but the safeguard 0.9·0.3² = 0.081 < 0.1 does not apply.
-    assert!((ew.eta(1e-8, 1e-2, Some((0.3, 1.0))) - 0.9e-4).abs() < 1e-15);
+    assert!((ew.eta(EW_START, 1e-8, 1e-2, Some((0.3, 1.0))) - 0.9e-4).abs() < 1e-15);
     // η_prev = 0.5: the safeguard 0.9·0.25 = 0.225 > 0.1 keeps η from dropping.
-    assert!((ew.eta(1e-8, 1e-2, Some((0.5, 1.0))) - 0.225).abs() < 1e-15);
+    assert!((ew.eta(EW_START, 1e-8, 1e-2, Some((0.5, 1.0))) - 0.225).abs() < 1e-15);
     // ‖R‖ fell by less than half of what η promised: ρ = 0.8 > (1 + 0.3)/2, η halves.
-    assert!((ew.eta(1e-8, 0.8, Some((0.3, 1.0))) - 0.15).abs() < 1e-15);
+    assert!((ew.eta(EW_START, 1e-8, 0.8, Some((0.3, 1.0))) - 0.15).abs() < 1e-15);
     // ‖R‖ rose: the last η is kept (choice 2 would say 0.9), within the cap; converged: floored
     // at the Krylov rtol.
-    assert_eq!(ew.eta(1e-8, 3.0, Some((0.3, 1.0))), 0.3);
-    assert_eq!(ew.eta(1e-8, 3.0, Some((0.95, 1.0))), 0.9);
-    assert_eq!(ew.eta(1e-8, 1e-9, Some((1e-3, 1.0))), 1e-8);
+    assert_eq!(ew.eta(EW_START, 1e-8, 3.0, Some((0.3, 1.0))), 0.3);
+    assert_eq!(ew.eta(EW_START, 1e-8, 3.0, Some((0.95, 1.0))), 0.9);
+    assert_eq!(ew.eta(EW_START, 1e-8, 1e-9, Some((1e-3, 1.0))), 1e-8);
+    // The tight start (issue 17, ninth pass, opt-in): η₀ = 10⁻², and where ‖R‖ rose η is at most
+    // 10⁻² (the default kept 0.3 there); a tighter η is kept as it is.
+    let tight = EW_START_TIGHT;
+    assert_eq!(ew.eta(tight, 1e-8, 1.0, None), 1e-2);
+    assert_eq!(ew.eta(tight, 1e-8, 3.0, Some((0.3, 1.0))), 1e-2);
+    assert_eq!(ew.eta(tight, 1e-8, 3.0, Some((1e-3, 1.0))), 1e-3);
+    // Where ‖R‖ fell the start plays no part.
+    assert_eq!(ew.eta(tight, 1e-8, 1e-2, Some((0.5, 1.0))), ew.eta(EW_START, 1e-8, 1e-2, Some((0.5, 1.0))));
 }
 
 /// The fixed point of plain choice 2 that stopped the 3·10⁶ benchmark (‖R‖ down 10× in 25
@@ -267,7 +276,7 @@ fn eisenstat_walker_forcing_leaves_the_stagnation_trap() {
     let mut fell = None;
     for k in 0..5 {
         e_plain = plain(e_plain, 0.91);
-        e = ew.eta(1e-8, rn * 0.91, Some((e, rn)));
+        e = ew.eta(EW_START, 1e-8, rn * 0.91, Some((e, rn)));
         rn *= 0.91;
         if e < 0.1 && fell.is_none() {
             fell = Some(k);
@@ -278,7 +287,7 @@ fn eisenstat_walker_forcing_leaves_the_stagnation_trap() {
     // Then quadratic decrease of ‖R‖ drives η down with it.
     let mut rho = 0.1;
     for _ in 0..4 {
-        let next = ew.eta(1e-12, rn * rho, Some((e, rn)));
+        let next = ew.eta(EW_START, 1e-12, rn * rho, Some((e, rn)));
         assert!(next <= e, "η {e} -> {next} at ρ = {rho}");
         e = next;
         rn *= rho;

@@ -7,7 +7,7 @@
 mod hyper_common;
 use galerkin::backend::Cpu;
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
-use galerkin::hyperelastic::{Forcing, LoadStepReport};
+use galerkin::hyperelastic::{Forcing, LoadStepReport, EW_START};
 
 const BEAM_TAIL: &str = r#"
 [loads]
@@ -45,11 +45,11 @@ fn run(text: &str) -> galerkin::Result<(Vec<f64>, Vec<LoadStepReport>)> {
 fn forcing_does_not_oversolve_the_last_step() {
     let ew = Forcing::EisenstatWalker;
     // ‖R‖ fell 1000×: choice 2 asks 0.9·10⁻⁶, but ‖R‖ = 10⁻⁹ needs only a 20× drop to reach 10⁻¹⁰/2.
-    assert!((ew.eta(1e-8, 1e-9, Some((1e-3, 1e-6))) - 0.9e-6).abs() < 1e-18);
-    assert!((ew.eta_toward(1e-8, 1e-9, Some((1e-3, 1e-6)), 1e-10) - 0.05).abs() < 1e-15);
-    assert_eq!(ew.eta_toward(1e-8, 1e-11, Some((1e-3, 1e-6)), 1e-10), 0.9);
-    assert_eq!(ew.eta_toward(1e-8, 1.0, Some((0.3, 2.0)), 1e-10), ew.eta(1e-8, 1.0, Some((0.3, 2.0))));
-    assert_eq!(Forcing::Fixed.eta_toward(1e-8, 1e-9, Some((1e-3, 1e-6)), 1e-10), 1e-8);
+    assert!((ew.eta(EW_START, 1e-8, 1e-9, Some((1e-3, 1e-6))) - 0.9e-6).abs() < 1e-18);
+    assert!((ew.eta_toward(EW_START, 1e-8, 1e-9, Some((1e-3, 1e-6)), 1e-10) - 0.05).abs() < 1e-15);
+    assert_eq!(ew.eta_toward(EW_START, 1e-8, 1e-11, Some((1e-3, 1e-6)), 1e-10), 0.9);
+    assert_eq!(ew.eta_toward(EW_START, 1e-8, 1.0, Some((0.3, 2.0)), 1e-10), ew.eta(EW_START, 1e-8, 1.0, Some((0.3, 2.0))));
+    assert_eq!(Forcing::Fixed.eta_toward(EW_START, 1e-8, 1e-9, Some((1e-3, 1e-6)), 1e-10), 1e-8);
 }
 
 /// A load too large for one step: the smallest of a doubling series of loads that one step cannot

@@ -193,3 +193,66 @@ fn multigrid_needs_a_generated_box_of_tetrahedra() {
     let e = prepare_text(&bad).err().unwrap().to_string();
     assert!(e.contains("smoother_degre"), "{e}");
 }
+
+/// Node-block (3×3) Jacobi scaling in the Chebyshev smoother (`smoother = "block-jacobi"`): the
+/// V-cycle stays a valid CG preconditioner, CG reaches the point-Jacobi smoother's solution, and
+/// needs at most as many iterations as with it, give or take a quarter (the counts are printed).
+#[test]
+fn block_jacobi_smoothing_reaches_the_same_solution() {
+    let solve = |smoother: &str| {
+        let text = cube(8, 2, "multigrid").replace("coarse_dofs = 400", &format!("coarse_dofs = 400\nsmoother = \"{smoother}\""));
+        let (prep, mut mg) = mg_system(&text);
+        let (k, b, u) = system(&prep, &mut mg);
+        let mut x = vec![0.0; b.len()];
+        let pc = mg.multigrid(&Cpu, &u, &k).unwrap().unwrap();
+        let its = cg(&Cpu, &k, pc.as_ref(), &b, &mut x, &OPTS).unwrap().iterations;
+        (its, x)
+    };
+    let (its_p, xp) = solve("jacobi");
+    let (its_b, xb) = solve("block-jacobi");
+    eprintln!("n = 8: MG-CG {its_p} iterations with point Jacobi smoothing, {its_b} with 3×3 node blocks");
+    let d = xp.iter().zip(&xb).fold(0.0f64, |m, (p, q)| m.max((p - q).abs()));
+    let big = xp.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(big > 0.0 && d <= 1e-6 * big, "solutions differ by {d:.2e} (max {big:.2e})");
+    assert!(4 * its_b <= 5 * its_p, "block smoothing {its_b} against point {its_p} iterations");
+}
+
+/// The stiffened load (issue 17, ninth pass): the benchmark's cube at n = 6 under 12.5× its body
+/// force, one load step, where the 10⁷ run's difficulty shows at a small size: truncated
+/// (negative-curvature) directions. The default Newton converges in one load step without
+/// cutbacks; the opt-in tight forcing start with `resolve_indefinite` converges too, and each
+/// rolled-back iterate is followed by a solve from the previous iterate's ‖R‖ at η = 10⁻³. Bad
+/// values of the new keys are refused naming them.
+#[test]
+fn stiffened_load_converges_with_and_without_the_tight_start() {
+    let stiff = cube(6, 2, "multigrid").replace("body_force = [0.0, 0.0, -0.2]", "body_force = [0.0, 0.0, -2.5]");
+    assert!(stiff.contains("-2.5"));
+    let run = |text: &str| {
+        let (mut prep, mut mg) = mg_system(text);
+        let (u, reps, _) = solve_on(&Cpu, &mut mg, &mut prep, 1).unwrap();
+        let its: Vec<_> = reps.iter().flat_map(|s| s.all_iterations().cloned()).collect();
+        let cg_its: usize = its.iter().map(|i| i.linear_iterations).sum();
+        let cut: usize = reps.iter().map(|s| s.abandoned.len()).sum();
+        eprintln!("{} Newton, {cg_its} CG iterations, {cut} cutbacks, {} truncated, {} rolled back", its.len(), its.iter().filter(|i| i.truncated).count(), its.iter().filter(|i| i.rolled_back).count());
+        (u, its, cut)
+    };
+    let (u0, its0, cut0) = run(&stiff);
+    assert_eq!(cut0, 0);
+    assert!(its0.len() <= 16, "{} Newton iterations", its0.len());
+    assert!(its0.iter().all(|i| !i.rolled_back));
+    let opt_in = stiff.replace("forcing = \"eisenstat-walker\"", "forcing = \"eisenstat-walker\"\neta0 = 1e-2\neta_rise = 1e-2\nresolve_indefinite = true");
+    let (u1, its1, _) = run(&opt_in);
+    assert!(its1.iter().any(|i| i.rolled_back), "no iterate was rolled back");
+    for w in its1.windows(2).filter(|w| w[0].rolled_back) {
+        assert!(w[0].truncated && w[0].step_length == 0.0);
+        assert_eq!(w[1].forcing, galerkin::hyperelastic::newton::ETA_RESOLVE);
+        assert!(!w[1].rolled_back);
+    }
+    let d = u0.iter().zip(&u1).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    let big = u0.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(big > 1e-2 && d <= 1e-5 * big, "solutions differ by {d:.2e} (max {big:.2e})");
+    for (key, bad) in [("eta0", "eta0 = 0.0"), ("eta_rise", "eta_rise = 1.5")] {
+        let e = prepare_text(&stiff.replace("forcing = \"eisenstat-walker\"", &format!("forcing = \"eisenstat-walker\"\n{bad}"))).err().unwrap().to_string();
+        assert!(e.contains(&format!("newton.{key}")), "{e}");
+    }
+}

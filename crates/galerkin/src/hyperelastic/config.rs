@@ -47,6 +47,9 @@
 //! line_search = true
 //! forcing = "fixed"           # linear rtol: "fixed" ([solver] rtol) or "eisenstat-walker" (inexact
 //!                             # Newton: rtol tied to the drop of ‖R‖, never below [solver] rtol)
+//! eta0 = 0.3                  # eisenstat-walker: rtol of an attempt's first solve
+//! eta_rise = 0.9              # eisenstat-walker: the loosest rtol after ‖R‖ rose
+//! resolve_indefinite = false  # CG met negative curvature after a loose step: solve it again to 1e-3
 //! [solver]
 //! method = "gmres"            # cg, gmres, bicgstab, direct (CPU)
 //! preconditioner = "block-jacobi"
@@ -229,14 +232,28 @@ pub struct NewtonConfig {
     pub line_search: bool,
     #[serde(default)]
     pub forcing: super::newton::Forcing,
+    /// Eisenstat–Walker: η of an attempt's first solve, and the most η may be where ‖R‖ rose.
+    #[serde(default = "ew_eta0")]
+    pub eta0: f64,
+    #[serde(default = "ew_eta_rise")]
+    pub eta_rise: f64,
+    /// Solve a loose step again where the iterate it led to has an indefinite Jacobian.
+    #[serde(default)]
+    pub resolve_indefinite: bool,
 }
 
 impl Default for NewtonConfig {
     fn default() -> Self {
-        NewtonConfig { rtol: newton_rtol(), atol: newton_atol(), max_iter: newton_max_iter(), line_search: true, forcing: Default::default() }
+        NewtonConfig { rtol: newton_rtol(), atol: newton_atol(), max_iter: newton_max_iter(), line_search: true, forcing: Default::default(), eta0: ew_eta0(), eta_rise: ew_eta_rise(), resolve_indefinite: false }
     }
 }
 
+fn ew_eta0() -> f64 {
+    super::forcing::EW_START.eta0
+}
+fn ew_eta_rise() -> f64 {
+    super::forcing::EW_START.eta_rise
+}
 fn newton_rtol() -> f64 {
     1e-9
 }
@@ -364,6 +381,11 @@ impl HyperFile {
         }
         if !(n.atol >= 0.0 && n.atol.is_finite()) {
             return Err(Error::config("newton.atol", format!("must be non-negative, got {}", n.atol)));
+        }
+        for (key, v) in [("newton.eta0", n.eta0), ("newton.eta_rise", n.eta_rise)] {
+            if !(v > 0.0 && v < 1.0) {
+                return Err(Error::config(key, format!("must lie in (0, 1), got {v}")));
+            }
         }
         if !(self.solver.rtol > 0.0 && self.solver.rtol < 1.0) {
             return Err(Error::config("solver.rtol", format!("must lie in (0, 1), got {}", self.solver.rtol)));

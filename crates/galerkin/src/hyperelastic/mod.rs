@@ -20,4 +20,4 @@ pub mod system;
 pub use element::{frame_from_fibre, CpuHyper, HyperElement};
 pub use system::CpuSystem;
 pub use law::Law;
-pub use newton::{Forcing, HyperSystem, LinearPrecond, LoadStepReport, Loading, NewtonOptions};
+pub use newton::{EwStart, Forcing, HyperSystem, LinearPrecond, LoadStepReport, Loading, NewtonOptions, EW_START, EW_START_TIGHT};

@@ -19,6 +19,7 @@ use crate::linalg::CsrMatrix;
 use crate::mesh::{generate::box_mesh, CellType};
 use crate::problem::config::Generator;
 use crate::solver::precond::multigrid::{CoarseLevel, HostCholesky, Multigrid, SmootherOptions};
+use crate::solver::precond::{BlockJacobi, Jacobi};
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -35,14 +36,25 @@ pub struct MgConfig {
     pub smoother_degree: usize,
     /// The smoothed part of the spectrum of D⁻¹A: [λmax/ratio, λmax].
     pub smoother_ratio: f64,
+    /// D: the diagonal (`jacobi`) or the node blocks (`block-jacobi`, 3×3 in 3D), which keep the
+    /// coupling of a node's components that the fibre law's anisotropy makes strong.
+    pub smoother: MgSmoother,
     /// Coarsening stops at a level of at most this many unknowns (solved by a sparse Cholesky).
     pub coarse_dofs: usize,
 }
 
 impl Default for MgConfig {
     fn default() -> Self {
-        MgConfig { levels: 0, smoother_degree: 3, smoother_ratio: 10.0, coarse_dofs: 4000 }
+        MgConfig { levels: 0, smoother_degree: 3, smoother_ratio: 10.0, smoother: MgSmoother::Jacobi, coarse_dofs: 4000 }
     }
+}
+
+/// The scaling `D⁻¹` of the Chebyshev smoother (`[solver.multigrid] smoother`).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum MgSmoother {
+    Jacobi,
+    BlockJacobi,
 }
 
 impl MgConfig {
@@ -225,13 +237,20 @@ impl<B: Backend, S: HyperSystem<B>> HyperSystem<B> for MgSystem<B, S> {
     {
         let coarse = self.update(be, u)?;
         let me: &'s Self = self;
+        let comps = me.fine.components();
+        let scaling = |k: &B::Matrix| -> Result<Box<dyn LinearOperator<B> + 's>> {
+            Ok(match me.cfg.smoother {
+                MgSmoother::Jacobi => Box::new(Jacobi::new(be, &be.matrix_diagonal(k)?)?),
+                MgSmoother::BlockJacobi => Box::new(BlockJacobi::new(be, comps, be.matrix_node_blocks(k, comps)?)?),
+            })
+        };
         let levels = me
             .levels
             .iter()
-            .map(|lv| Ok(CoarseLevel { a: &lv.k as &dyn LinearOperator<B>, diagonal: be.matrix_diagonal(&lv.k)?, prolong: &lv.prolong as &dyn LinearOperator<B>, restrict: &lv.restrict as &dyn LinearOperator<B> }))
+            .map(|lv| Ok(CoarseLevel { a: &lv.k as &dyn LinearOperator<B>, scaling: scaling(&lv.k)?, prolong: &lv.prolong as &dyn LinearOperator<B>, restrict: &lv.restrict as &dyn LinearOperator<B> }))
             .collect::<Result<Vec<_>>>()?;
         let sm = SmootherOptions { degree: me.cfg.smoother_degree, ratio: me.cfg.smoother_ratio };
-        let mg = Multigrid::new(be, k, &be.matrix_diagonal(k)?, levels, Box::new(coarse), sm)?;
+        let mg = Multigrid::new(be, k, scaling(k)?, levels, Box::new(coarse), sm)?;
         Ok(Some(Box::new(mg)))
     }
 }

@@ -69,7 +69,7 @@ pub enum LinearPrecond {
     Multigrid,
 }
 
-pub use super::forcing::{Forcing, EW_ALPHA, EW_ETA0, EW_ETA_MAX, EW_GAMMA};
+pub use super::forcing::{EwStart, Forcing, EW_ALPHA, EW_ETA_MAX, EW_GAMMA, EW_START, EW_START_TIGHT};
 
 /// The most ‖R‖ may grow in one accepted Newton step before the line search shortens it: bending
 /// and the first step under a dead load raise ‖R‖ 7–15× on good steps (BENCHMARKS.md, issue 17);
@@ -88,6 +88,9 @@ pub const STALL_DAMPED: usize = 3;
 /// Progress, the merit function's meaningful decrease: ‖R‖ below this fraction of its value when
 /// the current run of damped steps began.
 pub const STALL_PROGRESS: f64 = 0.5;
+/// The forcing of a step solved again after the iterate it led to had an indefinite Jacobian
+/// (see [`NewtonIteration::rolled_back`]); a step solved at least this tightly is not solved again.
+pub const ETA_RESOLVE: f64 = 1e-3;
 /// The default of `[loads] cutbacks`: the most halvings of a nominal load increment.
 pub const DEFAULT_CUTBACKS: usize = 6;
 
@@ -102,6 +105,12 @@ pub struct NewtonOptions {
     pub max_iter: usize,
     pub line_search: bool,
     pub forcing: Forcing,
+    /// The Eisenstat–Walker forcing's start and its cap while ‖R‖ rises.
+    pub ew_start: EwStart,
+    /// Where CG meets negative curvature right after a loosely solved step, go back and solve
+    /// that step again to [`ETA_RESOLVE`] ([`NewtonIteration::rolled_back`]; `[newton]
+    /// resolve_indefinite`, off by default: on the CPU test case it cost iterations).
+    pub resolve_indefinite: bool,
     pub method: SolverMethod,
     pub precond: LinearPrecond,
     pub krylov: KrylovOptions,
@@ -120,6 +129,8 @@ impl Default for NewtonOptions {
             max_iter: 25,
             line_search: true,
             forcing: Forcing::Fixed,
+            ew_start: EW_START,
+            resolve_indefinite: false,
             method: SolverMethod::Gmres,
             precond: LinearPrecond::BlockJacobi,
             krylov: KrylovOptions { rtol: 1e-10, atol: 0.0, max_iter: 5000, restart: 100, progress: false },
@@ -142,6 +153,14 @@ pub struct NewtonIteration {
     /// The direction is the first one of the abandoned attempt before, rescaled to this load
     /// increment (same state and K, right-hand side proportional): no linear solve.
     pub reused: bool,
+    /// CG met negative curvature at this iterate, which the previous direction, solved loosely
+    /// (η > [`ETA_RESOLVE`]), had led to: this iterate was dropped, and the Newton system of the
+    /// previous one solved again to [`ETA_RESOLVE`] (the next iteration). A loose direction taken
+    /// in full from a state the nonlinearity spoilt was the suspect of the 10⁷ benchmark's
+    /// indefinite Jacobians (eighth pass); where the tight direction leads there too, the
+    /// truncated direction and the damped step are taken as before. Opt-in
+    /// ([`NewtonOptions::resolve_indefinite`]).
+    pub rolled_back: bool,
     pub assembly_s: f64,
     pub solve_s: f64,
 }
@@ -240,6 +259,8 @@ struct Work<'w, 'l, B: SolverBackend, S: HyperSystem<B>> {
     du: B::Vector,
     ut: B::Vector,
     zeros: B::Vector,
+    /// The iterate before the last accepted step (for [`NewtonIteration::rolled_back`]).
+    prev: B::Vector,
     first: FirstDirection<B>,
     times: NewtonTimes,
     trace: bool,
@@ -266,6 +287,10 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
         let r0 = rn;
         let target = opts.atol.max(opts.rtol * r0);
         let mut last_eta: Option<(f64, f64)> = None;
+        // The last accepted step, while it may be solved again: its η, and the forcing state and
+        // ‖R‖ at the iterate it started from (`self.prev`).
+        let mut back: Option<(f64, Option<(f64, f64)>, f64)> = None;
+        let mut forced_eta: Option<f64> = None;
         // Damped steps since the last progress, and ‖R‖ when the first of them was taken.
         let (mut damped, mut damped_from) = (0usize, f64::INFINITY);
         loop {
@@ -285,6 +310,7 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
             be.scale(-1.0, &mut self.tmp).map_err(Err)?;
             be.eliminate(&mut self.k, &mut self.tmp, &ld.mask, &self.zeros).map_err(Err)?;
             be.fill(&mut self.du, 0.0).map_err(Err)?;
+            let last_eta_before = last_eta;
             let mut eta = 0.0;
             let mut truncated = false;
             let mut reused = false;
@@ -294,7 +320,7 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
                     1
                 }
                 m => {
-                    eta = opts.forcing.eta_toward(opts.krylov.rtol, rn, last_eta, target);
+                    eta = forced_eta.take().unwrap_or_else(|| opts.forcing.eta_toward(opts.ew_start, opts.krylov.rtol, rn, last_eta, target));
                     last_eta = Some((eta, rn));
                     if rep.iterations.is_empty() && self.reuse_first(g, rn, eta).map_err(Err)? {
                         reused = true;
@@ -346,11 +372,31 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
             }
             let solve_s = ts.elapsed().as_secs_f64();
             self.times.solve_s += solve_s;
+            if truncated {
+                if let Some((eta_back, eta_state, rn_back)) = back.take().filter(|b| b.0 > ETA_RESOLVE) {
+                    let it = NewtonIteration { residual: rn, step_length: 0.0, linear_iterations: lin_its, forcing: eta, truncated, reused, rolled_back: true, assembly_s: 0.0, solve_s };
+                    if self.trace {
+                        eprintln!("newton {} (λ = {lf}): {it:?}; back to the iterate before (‖R‖ = {rn_back:.3e}), its step solved again to {ETA_RESOLVE:e} (was {eta_back:.2e})", rep.iterations.len());
+                    }
+                    rep.iterations.push(it);
+                    std::mem::swap(u, &mut self.prev);
+                    let ta = std::time::Instant::now();
+                    rn = residual(be, &mut *self.sys, ld, u, lf, &mut self.r, Some(&mut self.k), &mut self.tmp).map_err(Err)?;
+                    self.times.assembly_s += ta.elapsed().as_secs_f64();
+                    last_eta = eta_state;
+                    forced_eta = Some(ETA_RESOLVE.max(opts.krylov.rtol));
+                    if damped == 0 {
+                        damped_from = rn;
+                    }
+                    damped += 1;
+                    continue;
+                }
+            }
             let ta = std::time::Instant::now();
             let (step_len, accepted) = self.line_search(u, lf, rn).map_err(Err)?;
             let asm_s = ta.elapsed().as_secs_f64();
             self.times.assembly_s += asm_s;
-            let it = NewtonIteration { residual: rn, step_length: step_len, linear_iterations: lin_its, forcing: eta, truncated, reused, assembly_s: asm_s, solve_s };
+            let it = NewtonIteration { residual: rn, step_length: step_len, linear_iterations: lin_its, forcing: eta, truncated, reused, rolled_back: false, assembly_s: asm_s, solve_s };
             if self.trace {
                 eprintln!("newton {} (λ = {lf}): {it:?}", rep.iterations.len());
             }
@@ -366,7 +412,9 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
             } else if damped > 0 && rn_t < STALL_PROGRESS * damped_from {
                 damped = 0;
             }
+            back = (opts.resolve_indefinite && !truncated && opts.method != SolverMethod::Direct).then_some((eta, last_eta_before, rn));
             std::mem::swap(u, &mut self.ut);
+            std::mem::swap(&mut self.ut, &mut self.prev);
             std::mem::swap(&mut self.r, &mut self.rt);
             rn = rn_t;
         }
@@ -466,6 +514,7 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
         du: be.zeros(n)?,
         ut: be.zeros(n)?,
         zeros: be.zeros(n)?,
+        prev: be.zeros(n)?,
         first,
         times: NewtonTimes::default(),
         trace,

@@ -184,6 +184,8 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
         max_iter: f.newton.max_iter,
         line_search: f.newton.line_search,
         forcing: f.newton.forcing,
+        ew_start: super::forcing::EwStart { eta0: f.newton.eta0, eta_rise: f.newton.eta_rise },
+        resolve_indefinite: f.newton.resolve_indefinite,
         method,
         precond: f.solver.preconditioner,
         krylov: KrylovOptions { rtol: f.solver.rtol, atol: 0.0, max_iter: f.solver.max_iter, restart: f.solver.restart, progress: false },

@@ -8,10 +8,12 @@ use crate::{Error, Result};
 use std::sync::Mutex;
 
 /// `y ≈ A⁻¹ x` by `degree` Chebyshev steps on the Jacobi-scaled operator, targeting the
-/// eigenvalue interval `[λmax/ratio, λmax]` of `D⁻¹A` (λmax estimated by power iteration).
+/// eigenvalue interval `[λmax/ratio, λmax]` of `D⁻¹A` (λmax estimated by power iteration). `D⁻¹`
+/// is the point Jacobi scaling, or any fixed symmetric positive definite one given to
+/// [`Chebyshev::with_scaling`] (the inverse node blocks of a vector problem).
 pub struct Chebyshev<'a, B: Backend> {
     a: &'a dyn LinearOperator<B>,
-    jacobi: Jacobi<B>,
+    jacobi: Box<dyn LinearOperator<B> + 'a>,
     degree: usize,
     lambda_max: f64,
     lambda_min: f64,
@@ -21,13 +23,20 @@ pub struct Chebyshev<'a, B: Backend> {
 
 impl<'a, B: Backend> Chebyshev<'a, B> {
     /// `diagonal` of `a`; `degree` ≥ 1 polynomial steps; `ratio` > 1 sets λmin = λmax/ratio.
-    pub fn new(backend: &B, a: &'a dyn LinearOperator<B>, diagonal: &B::Vector, degree: usize, ratio: f64) -> Result<Self> {
+    pub fn new(backend: &B, a: &'a dyn LinearOperator<B>, diagonal: &B::Vector, degree: usize, ratio: f64) -> Result<Self>
+    where
+        B: 'a,
+    {
+        Self::with_scaling(backend, a, Box::new(Jacobi::new(backend, diagonal)?), degree, ratio)
+    }
+
+    /// As [`Chebyshev::new`] on `scaling · A` instead of `D⁻¹A`.
+    pub fn with_scaling(backend: &B, a: &'a dyn LinearOperator<B>, jacobi: Box<dyn LinearOperator<B> + 'a>, degree: usize, ratio: f64) -> Result<Self> {
         if degree == 0 || !(ratio > 1.0) {
             return Err(Error::invalid(format!("Chebyshev needs degree >= 1 and ratio > 1 (got {degree}, {ratio})")));
         }
         let n = a.nrows();
-        let jacobi = Jacobi::new(backend, diagonal)?;
-        let lambda_max = 1.1 * estimate_lambda_max(backend, a, &jacobi, n, 20)?;
+        let lambda_max = 1.1 * estimate_lambda_max(backend, a, jacobi.as_ref(), n, 20)?;
         let work = Mutex::new([backend.zeros(n)?, backend.zeros(n)?, backend.zeros(n)?]);
         Ok(Chebyshev { a, jacobi, degree, lambda_max, lambda_min: lambda_max / ratio, work })
     }
@@ -39,7 +48,7 @@ impl<'a, B: Backend> Chebyshev<'a, B> {
 }
 
 /// Power iteration on `D⁻¹A` from a deterministic non-constant start vector.
-fn estimate_lambda_max<B: Backend>(backend: &B, a: &dyn LinearOperator<B>, m: &Jacobi<B>, n: usize, iters: usize) -> Result<f64> {
+fn estimate_lambda_max<B: Backend>(backend: &B, a: &dyn LinearOperator<B>, m: &dyn LinearOperator<B>, n: usize, iters: usize) -> Result<f64> {
     let start: Vec<f64> = (0..n).map(|i| 1.0 + ((i * 7919) % 97) as f64 / 97.0).collect();
     let mut v = backend.from_host(&start)?;
     let (mut av, mut w) = (backend.zeros(n)?, backend.zeros(n)?);

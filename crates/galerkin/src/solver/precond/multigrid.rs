@@ -1,7 +1,7 @@
 //! A symmetric multigrid V-cycle on any backend, given the operators of every level, the
 //! prolongations between them (restriction is their transpose, stored as its own matrix: a backend
-//! has no transposed SpMV) and a solver of the coarsest level. Smoothing is Chebyshev on `D⁻¹A`
-//! ([`Chebyshev`], the same polynomial before and after the coarse correction), so the cycle is a
+//! has no transposed SpMV) and a solver of the coarsest level. Smoothing is Chebyshev on `D⁻¹A`,
+//! `D` the diagonal or the node blocks of each level ([`Chebyshev`], the same polynomial before and after the coarse correction), so the cycle is a
 //! fixed symmetric operator and a valid preconditioner for CG: with `S` the smoother, `P` the
 //! prolongation and `C` the coarse cycle, `I − MA = (I − SA)(I − P C Pᵀ A)(I − SA)`.
 //! Everything but the coarsest solve runs on the backend (SpMV and vector updates only).
@@ -23,7 +23,9 @@ pub struct SmootherOptions {
 /// One level below the finest: its operator and the transfers to and from the level above.
 pub struct CoarseLevel<'a, B: Backend> {
     pub a: &'a dyn LinearOperator<B>,
-    pub diagonal: B::Vector,
+    /// `D⁻¹` of its smoother: the inverse diagonal ([`super::Jacobi`]) or node blocks
+    /// ([`super::BlockJacobi`]).
+    pub scaling: Box<dyn LinearOperator<B> + 'a>,
     /// This level → the finer one.
     pub prolong: &'a dyn LinearOperator<B>,
     /// The finer level → this one (the prolongation's transpose).
@@ -43,16 +45,17 @@ pub struct Multigrid<'a, B: Backend> {
 }
 
 impl<'a, B: Backend> Multigrid<'a, B> {
-    /// `fine` with its diagonal, the coarser `levels` (finest first) and the solver of the last.
-    pub fn new(be: &B, fine: &'a dyn LinearOperator<B>, fine_diagonal: &B::Vector, levels: Vec<CoarseLevel<'a, B>>, coarse: Box<dyn LinearOperator<B> + 'a>, sm: SmootherOptions) -> Result<Self> {
+    /// `fine` with its smoother's `D⁻¹`, the coarser `levels` (finest first) and the solver of the last.
+    pub fn new(be: &B, fine: &'a dyn LinearOperator<B>, fine_scaling: Box<dyn LinearOperator<B> + 'a>, levels: Vec<CoarseLevel<'a, B>>, coarse: Box<dyn LinearOperator<B> + 'a>, sm: SmootherOptions) -> Result<Self> {
         let Some(last) = levels.last() else { return Err(Error::invalid("multigrid needs at least one coarse level")) };
         if coarse.nrows() != last.a.nrows() {
             return Err(Error::dim("multigrid coarse solver rows", last.a.nrows(), coarse.nrows()));
         }
         let mut ops = vec![fine];
         let (mut prolong, mut restrict) = (Vec::new(), Vec::new());
-        let mut smoothers = vec![Chebyshev::new(be, fine, fine_diagonal, sm.degree, sm.ratio)?];
-        for (l, lv) in levels.iter().enumerate() {
+        let mut smoothers = vec![Chebyshev::with_scaling(be, fine, fine_scaling, sm.degree, sm.ratio)?];
+        let last_level = levels.len() - 1;
+        for (l, lv) in levels.into_iter().enumerate() {
             let finer = ops[l].nrows();
             if lv.prolong.nrows() != finer || lv.prolong.ncols() != lv.a.nrows() || lv.restrict.nrows() != lv.a.nrows() || lv.restrict.ncols() != finer {
                 return Err(Error::invalid(format!("multigrid level {}: transfers of {}×{} and {}×{} between {finer} and {} unknowns", l + 1, lv.prolong.nrows(), lv.prolong.ncols(), lv.restrict.nrows(), lv.restrict.ncols(), lv.a.nrows())));
@@ -60,8 +63,8 @@ impl<'a, B: Backend> Multigrid<'a, B> {
             ops.push(lv.a);
             prolong.push(lv.prolong);
             restrict.push(lv.restrict);
-            if l + 1 < levels.len() {
-                smoothers.push(Chebyshev::new(be, lv.a, &lv.diagonal, sm.degree, sm.ratio)?);
+            if l < last_level {
+                smoothers.push(Chebyshev::with_scaling(be, lv.a, lv.scaling, sm.degree, sm.ratio)?);
             }
         }
         let work = ops.iter().map(|a| Ok([be.zeros(a.nrows())?, be.zeros(a.nrows())?, be.zeros(a.nrows())?, be.zeros(a.nrows())?])).collect::<Result<Vec<_>>>()?;
