@@ -15,7 +15,7 @@ use crate::problem::run::{
     SpaceReport as FeSpace,
 };
 use crate::solver::multifrontal::{CpuMultifrontal, MultifrontalStats, Symbolic};
-use crate::solver::{DirectSolver, Factorization};
+use crate::solver::DirectSolver;
 use crate::{io, Error, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -187,22 +187,23 @@ fn solve(engine: &AnyBackend, method: Method, sys: &ElementSystem, sym: Symbolic
     let stats = Some(sym.stats());
     let sym = Arc::new(sym);
     match engine {
+        // The right-hand side is known at factorization time: the forward elimination runs inside
+        // the factorization (`factor_and_solve`), so `factor` times factorization and solve
+        // together and `solve` only the copy of the solution back (GPU) or nothing (CPU).
         AnyBackend::Cpu(_) => {
-            let f = CpuMultifrontal::factor(sym, &sys.matrices)?;
-            t.factor = clock.elapsed().as_secs_f64();
-            let clock = Instant::now();
             let mut u = vec![0.0; sys.ndofs];
-            f.solve_into(1, &sys.rhs, &mut u)?;
-            t.solve = clock.elapsed().as_secs_f64();
+            let clock = Instant::now();
+            CpuMultifrontal::factor_and_solve_new(sym, &sys.matrices, 1, &sys.rhs, &mut u)?;
+            t.factor = clock.elapsed().as_secs_f64();
             Ok(Solved { u, stats, launches: None })
         }
         AnyBackend::Cuda(be) => {
-            let f = crate::solver::multifrontal::CudaMultifrontal::factor(be, sym, &sys.matrices)?;
-            t.factor = clock.elapsed().as_secs_f64();
-            let clock = Instant::now();
             let b = be.from_host(&sys.rhs)?;
             let mut x = be.zeros(sys.ndofs)?;
-            f.solve(be.as_ref(), &b, &mut x)?;
+            let clock = Instant::now();
+            let f = crate::solver::multifrontal::CudaMultifrontal::factor_and_solve_new(be, sym, &sys.matrices, 1, &b, &mut x)?;
+            t.factor = clock.elapsed().as_secs_f64();
+            let clock = Instant::now();
             let u = be.to_host(&x)?;
             t.solve = clock.elapsed().as_secs_f64();
             Ok(Solved { u, stats, launches: Some(f.launches()) })
