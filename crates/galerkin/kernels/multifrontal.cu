@@ -1076,6 +1076,9 @@ __device__ void fused_factor_forward(const Tree& t, const Pass& p, const u32* __
         __syncthreads();
         i0 = i1;
     }
+    // A zero pivot here leaves pivot orders unwritten, which the maps' set-up would index with:
+    // stop (the host reports the singular matrix). One answer for the whole block.
+    if (__syncthreads_or(threadIdx.x == 0 && *(volatile u64*)status != ~0ull)) return;
     maps_setup<EMAX>(t, p, storage, map_off, maps);
     __syncthreads();
     maps_sweep<1, false, true>(t, p, mcap, nrhs, n, b, x, buf, map_off, maps);

@@ -15,7 +15,7 @@ use crate::problem::run::{
     SpaceReport as FeSpace,
 };
 use crate::solver::multifrontal::{CpuMultifrontal, MultifrontalStats, Symbolic};
-use crate::solver::DirectSolver;
+use crate::solver::{DirectSolver, Factorization};
 use crate::{io, Error, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -187,9 +187,8 @@ fn solve(engine: &AnyBackend, method: Method, sys: &ElementSystem, sym: Symbolic
     let stats = Some(sym.stats());
     let sym = Arc::new(sym);
     match engine {
-        // The right-hand side is known at factorization time: the forward elimination runs inside
-        // the factorization (`factor_and_solve`), so `factor` times factorization and solve
-        // together and `solve` only the copy of the solution back (GPU) or nothing (CPU).
+        // The right-hand side is known at factorization time: on the CPU the forward elimination
+        // runs inside the factorization (`factor_and_solve`), so `factor` times both.
         AnyBackend::Cpu(_) => {
             let mut u = vec![0.0; sys.ndofs];
             let clock = Instant::now();
@@ -197,13 +196,14 @@ fn solve(engine: &AnyBackend, method: Method, sys: &ElementSystem, sym: Symbolic
             t.factor = clock.elapsed().as_secs_f64();
             Ok(Solved { u, stats, launches: None })
         }
+        // The GPU's fused path was slower (BENCHMARKS.md, round 9): factorize, then solve.
         AnyBackend::Cuda(be) => {
-            let b = be.from_host(&sys.rhs)?;
-            let mut x = be.zeros(sys.ndofs)?;
-            let clock = Instant::now();
-            let f = crate::solver::multifrontal::CudaMultifrontal::factor_and_solve_new(be, sym, &sys.matrices, 1, &b, &mut x)?;
+            let f = crate::solver::multifrontal::CudaMultifrontal::factor(be, sym, &sys.matrices)?;
             t.factor = clock.elapsed().as_secs_f64();
             let clock = Instant::now();
+            let b = be.from_host(&sys.rhs)?;
+            let mut x = be.zeros(sys.ndofs)?;
+            f.solve(be.as_ref(), &b, &mut x)?;
             let u = be.to_host(&x)?;
             t.solve = clock.elapsed().as_secs_f64();
             Ok(Solved { u, stats, launches: Some(f.launches()) })
