@@ -533,7 +533,8 @@ __device__ void sub_stage(const Tree& t, const Pass& p, u32 j, const double* __r
                 val[u] = 0.0;
                 if (idx < total) {
                     while (cur < last && meta[6 * (cur + 1) + 2] <= idx) ++cur;
-                    val[u] = storage[sFoff[cur] + (idx - meta[6 * cur + 2])];
+                    // Coherent (L2) loads: the fused factorization writes these fronts in the same kernel.
+                    val[u] = __ldcg(storage + sFoff[cur] + (idx - meta[6 * cur + 2]));
                 }
             }
 #pragma unroll
@@ -923,6 +924,14 @@ __device__ __forceinline__ void maps_tc_backward(const double* sM, u32 ldm, doub
 // thread): add the outside children's contributions, then apply the subtree's map — forward: the
 // root's contribution rows into buf; backward: x of the eliminated rows, stored. Every thread of
 // the block calls it (it holds block barriers).
+// Stages a subtree's map (`cnt` doubles at `src`) into sM as asynchronous copies, landed with the
+// first chunk's gather; backward the tensor-core product reads [H K]ᵀ with row stride
+// ldm + MF_TC_PAD. (The tensor-core and the separator-row sweeps share it.)
+template <bool BACKWARD>
+__device__ __forceinline__ void maps_stage_async(const double* __restrict__ src, u32 cnt, u32 ldm, double* sM) {
+    for (u32 i = threadIdx.x; i < cnt; i += blockDim.x) mf_cp8(sM + (BACKWARD ? i + i / ldm * MF_TC_PAD : i), src + i, true);
+}
+
 template <int NB, bool BACKWARD, bool TC = false>
 __device__ __forceinline__ void maps_chunk(const Tree& t, const Pass& p, u32 j, const double* sMap, double* w, int ld, u32 c0,
                                            u32 nrhs, u64 n, double* __restrict__ x, double* __restrict__ buf) {
@@ -968,9 +977,7 @@ __device__ void maps_sweep(const Tree& t, const Pass& p, u32 mcap, u32 nrhs, u64
         const u32 cnt = BACKWARD ? R * ldm : ne * s;
         const double* src = maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm);
         if (TC) {
-            // Asynchronous copies, landed with the first chunk's gather; backward the
-            // tensor-core product reads MT with row stride ldm + MF_TC_PAD.
-            for (u32 i = tid; i < cnt; i += C) mf_cp8(sM + (BACKWARD ? i + i / ldm * MF_TC_PAD : i), src + i, true);
+            maps_stage_async<BACKWARD>(src, cnt, ldm, sM);
         } else {
             for (u32 base = tid; base < cnt; base += MF_BATCH * C) {
                 double val[MF_BATCH];
@@ -1038,6 +1045,54 @@ extern "C" __global__ void mf_mapst_forward(Tree t, Pass p, u32 mcap, u32 nrhs, 
 MF_MAPST_BACKWARD(1)
 MF_MAPST_BACKWARD(2)
 MF_MAPST_BACKWARD(3)
+
+// ---- Factorization and forward solve fused (`CudaMultifrontal::factor_and_solve`) ----
+// One block per subtree of a pass, for right-hand sides known at factorization time: the block
+// factorizes its subtree's nodes (a warp per node, tree level by tree level: `lvl_end[k]` is the
+// first node id past level k, leaves being level 0; the fronts go through global memory, written
+// and read by this block's own threads between barriers), computes the subtree's transfer maps
+// from them and runs the tensor-core forward sweep of every column, so the forward pass rides on
+// the factorization's launches instead of a pass of its own after it. Shared memory: the largest
+// of the three phases (they reuse it one after another).
+template <int EMAX>
+__device__ void fused_factor_forward(const Tree& t, const Pass& p, const u32* __restrict__ lvl_end, int mmax,
+                                     double* storage, u32* pinv, u64* status, const u64* __restrict__ map_off,
+                                     double* maps, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+                                     double* __restrict__ x, double* __restrict__ buf) {
+    extern __shared__ __align__(16) double fused_smem[];
+    const u32 j = blockIdx.x, n0 = p.sub_ptr[j], nn = p.sub_ptr[j + 1] - n0;
+    const u32 nw = blockDim.x >> 5, warp = threadIdx.x >> 5;
+    double* F = fused_smem + warp * group_doubles(mmax);
+    int* perm = reinterpret_cast<int*>(F + (u64)mmax * mmax);
+    u32 lv = 0;
+    for (u32 i0 = 0; i0 < nn;) {
+        while (lvl_end[lv] <= p.nodes[n0 + i0]) ++lv;
+        u32 i1 = i0 + 1;
+        while (i1 < nn && p.nodes[n0 + i1] < lvl_end[lv]) ++i1;
+        for (u32 i = i0 + warp; i < i1; i += nw) {
+            const u32 v = p.nodes[n0 + i];
+            if (t.e[v] > 0) factor_node<WarpGroup>(t, v, storage, pinv, status, F, perm, nullptr, nullptr);
+        }
+        __syncthreads();
+        i0 = i1;
+    }
+    // A zero pivot here leaves pivot orders unwritten, which the maps' set-up would index with:
+    // stop (the host reports the singular matrix). One answer for the whole block.
+    if (__syncthreads_or(threadIdx.x == 0 && *(volatile u64*)status != ~0ull)) return;
+    maps_setup<EMAX>(t, p, storage, map_off, maps);
+    __syncthreads();
+    maps_sweep<1, false, true>(t, p, mcap, nrhs, n, b, x, buf, map_off, maps);
+}
+#define MF_FUSED_FACTOR_FORWARD(EMAX)                                                                                 \
+    extern "C" __global__ void mf_fused_factor_forward_##EMAX(                                                        \
+        Tree t, Pass p, const u32* __restrict__ lvl_end, int mmax, double* storage, u32* pinv, u64* status,           \
+        const u64* __restrict__ map_off, double* maps, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,       \
+        double* __restrict__ x, double* __restrict__ buf) {                                                           \
+        fused_factor_forward<EMAX>(t, p, lvl_end, mmax, storage, pinv, status, map_off, maps, mcap, nrhs, n, b, x,    \
+                                   buf);                                                                              \
+    }
+MF_FUSED_FACTOR_FORWARD(8)
+MF_FUSED_FACTOR_FORWARD(32)
 
 // ---- Transfer maps, pipelined (maps.rs, `MapsKernel::Pipelined`): the same products, with the
 // loads of the next chunk in flight while a block computes the current one ----
@@ -1177,8 +1232,7 @@ __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, 
     double* w = maps_smem + (mcap + 1) / 2 * 2;
     {
         const u32 cnt = BACKWARD ? R * ldm : ne * s;
-        const double* src = maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm);
-        for (u32 i = tid; i < cnt; i += C) mf_cp8(sM + (BACKWARD ? i + i / ldm * MF_TC_PAD : i), src + i, true);
+        maps_stage_async<BACKWARD>(maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm), cnt, ldm, sM);
     }
     const u32 o0 = sp.upper ? 0 : sp.own_ptr[j], nown = sp.upper ? 0 : sp.own_ptr[j + 1] - o0;
     for (u32 c0 = blockIdx.y * C; c0 < nrhs; c0 += C * gridDim.y) {

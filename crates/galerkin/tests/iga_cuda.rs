@@ -10,7 +10,7 @@ use galerkin::solver::multifrontal::CudaMultifrontal;
 use galerkin::backend::Backend;
 use galerkin::iga::{self, seed, Space1d};
 use galerkin::solver::Factorization;
-use iga_common::{check_against_faer, large_front_cases, right_hand_sides, small_cases};
+use iga_common::{assert_equals_faer, check_against_faer, large_front_cases, right_hand_sides, small_cases};
 use std::sync::Arc;
 
 #[test]
@@ -178,6 +178,57 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
         assert!(diff < 1e-8 * scale, "round {round}: GPU vs CPU {diff:.3e} (scale {scale:.3e})");
         gpu.refactor(&be).unwrap();
     }
+}
+
+/// The factorization with the forward pass inside its launches (`factor_and_solve`) equals faer's
+/// LU for 1, 3, 70 and 256 right-hand sides, from scratch (factor storage never written before)
+/// and as a refactorization; the factorization and transfer maps it leaves solve later right-hand
+/// sides; on 4096 cubic elements (several passes) it equals the CPU's fused twin; a singular matrix
+/// is an error naming a dof.
+#[test]
+fn gpu_factor_and_solve_equals_faer_lu_and_keeps_the_factorization() {
+    let Some(be) = test_gpu() else { return };
+    let mut fused = 0;
+    for case in small_cases().into_iter().chain(large_front_cases()) {
+        let n = case.sys.ndofs;
+        for nrhs in [1, 3, 70, 256] {
+            let bd = be.from_host(&right_hand_sides(&case.sys, nrhs)).unwrap();
+            let mut xd = be.zeros(n * nrhs).unwrap();
+            let mut f = CudaMultifrontal::factor_and_solve_new(&be, Arc::new(case.sym.clone()), &case.sys.matrices, nrhs, &bd, &mut xd).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+            assert_equals_faer(&case, nrhs, &be.to_host(&xd).unwrap(), "the GPU, fused from scratch");
+            fused += usize::from(f.fuses_factor_and_forward());
+            let mut xd = be.zeros(n * nrhs).unwrap();
+            f.factor_and_solve(&be, nrhs, &bd, &mut xd).unwrap();
+            assert_equals_faer(&case, nrhs, &be.to_host(&xd).unwrap(), "the GPU, fused refactorization");
+            for path in [SolvePath::Auto, SolvePath::Levels] {
+                f.set_solve_path(path);
+                check_against_faer(&be, &f, &case, 5);
+            }
+        }
+    }
+    assert!(fused > 40, "only {fused} fused runs");
+    let space = Space1d::uniform(3, 4096, 0.0, 1.0).unwrap();
+    let sys = seed::problem().assemble(&space, 4).unwrap();
+    let sym = Arc::new(iga::symbolic_1d(&space).unwrap());
+    let nrhs = 256;
+    let b = right_hand_sides(&sys, nrhs);
+    let mut xc = vec![0.0; b.len()];
+    galerkin::solver::multifrontal::CpuMultifrontal::factor_and_solve_new(sym.clone(), &sys.matrices, nrhs, &b, &mut xc).unwrap();
+    let bd = be.from_host(&b).unwrap();
+    let mut xd = be.zeros(b.len()).unwrap();
+    let gpu = CudaMultifrontal::factor_and_solve_new(&be, sym, &sys.matrices, nrhs, &bd, &mut xd).unwrap();
+    assert!(gpu.fuses_factor_and_forward() && gpu.subtree_passes() >= 3, "4096 cubic elements: {} passes", gpu.subtree_passes());
+    let xg = be.to_host(&xd).unwrap();
+    let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let diff = xc.iter().zip(&xg).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff < 1e-8 * scale, "fused GPU vs fused CPU {diff:.3e} (scale {scale:.3e})");
+    let mut case = small_cases().into_iter().find(|c| c.name == "seed p=3 N=64").unwrap();
+    case.sys.matrices.iter_mut().for_each(|v| *v = 0.0);
+    let n = case.sys.ndofs;
+    let bd = be.from_host(&vec![1.0; n]).unwrap();
+    let mut xd = be.zeros(n).unwrap();
+    let e = CudaMultifrontal::factor_and_solve_new(&be, Arc::new(case.sym.clone()), &case.sys.matrices, 1, &bd, &mut xd).err().unwrap().to_string();
+    assert!(e.contains("singular") && e.contains("dof"), "{e}");
 }
 
 #[test]

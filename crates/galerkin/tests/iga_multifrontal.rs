@@ -30,6 +30,40 @@ fn cpu_multifrontal_blocked_fronts_and_many_rhs() {
     }
 }
 
+/// The factorization with the forward pass fused into it equals faer's LU for one and many
+/// right-hand sides, from scratch and as a refactorization of other values (the matrix doubled
+/// before, so stale factors would show), and the factorization it leaves solves later right-hand
+/// sides; singular matrices and bad sizes are errors there too.
+#[test]
+fn cpu_factor_and_solve_equals_faer_lu_and_keeps_the_factorization() {
+    use iga_common::{assert_equals_faer, right_hand_sides};
+    for case in small_cases().into_iter().chain(large_front_cases()) {
+        let sym = Arc::new(case.sym.clone());
+        let n = case.sys.ndofs;
+        let b = right_hand_sides(&case.sys, 5);
+        let mut x = vec![0.0; 5 * n];
+        let f = CpuMultifrontal::factor_and_solve_new(sym.clone(), &case.sys.matrices, 5, &b, &mut x).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert_equals_faer(&case, 5, &x, "the CPU, fused from scratch");
+        check_against_faer(&Cpu, &f, &case, 3);
+        let doubled: Vec<f64> = case.sys.matrices.iter().map(|v| 2.0 * v).collect();
+        let mut f = CpuMultifrontal::factor(sym, &doubled).unwrap();
+        for nrhs in [1, 17] {
+            let b = right_hand_sides(&case.sys, nrhs);
+            let mut x = vec![0.0; nrhs * n];
+            f.factor_and_solve(&case.sys.matrices, nrhs, &b, &mut x).unwrap();
+            assert_equals_faer(&case, nrhs, &x, "the CPU, fused refactorization");
+        }
+        check_against_faer(&Cpu, &f, &case, 2);
+    }
+    let mut case = small_cases().into_iter().find(|c| c.name == "seed p=2 N=37").unwrap();
+    let n = case.sys.ndofs;
+    let mut f = CpuMultifrontal::factor(Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
+    assert!(f.factor_and_solve(&case.sys.matrices, 2, &vec![0.0; 3 * n], &mut vec![0.0; 2 * n]).is_err());
+    case.sys.matrices.iter_mut().for_each(|v| *v = 0.0);
+    let e = f.factor_and_solve(&case.sys.matrices, 1, &vec![1.0; n], &mut vec![0.0; n]).err().unwrap().to_string();
+    assert!(e.contains("singular") && e.contains("dof"), "{e}");
+}
+
 #[test]
 fn singular_matrix_and_bad_sizes_are_errors() {
     let mut case = small_cases().into_iter().find(|c| c.name == "seed p=2 N=37").unwrap();

@@ -373,7 +373,7 @@ fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&C
 /// pipelined, tensor-core or separator-layout kernels (`-sept`: the passes near the root in one
 /// launch), T columns per block.
 fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<MapsKernel>)> {
-    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -T)"));
+    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -T)"));
     Ok(match engine {
         "gpu" => (SolvePath::Auto, None, None),
         "gpu-levels" => (SolvePath::Levels, None, None),
@@ -419,6 +419,10 @@ fn median_profile(runs: Vec<Vec<LaunchProfile>>) -> Vec<LaunchProfile> {
     out
 }
 
+/// The right-hand-side engine that factorizes and solves in one call
+/// ([`CudaMultifrontal::factor_and_solve`]).
+pub const FUSED_ENGINE: &str = "gpu-fused";
+
 /// Many right-hand sides at one size, on the GPU and (at a size the host can hold) the CPU.
 fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<RhsRow>> {
     let mut rows = Vec::new();
@@ -426,8 +430,10 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
     // "gpu" chooses its solve by the number of right-hand sides; the others force one.
     let mut engines: Vec<(&str, usize)> = Vec::new();
     if gpu.is_some() {
-        for e in &o.rhs_engines {
+        for e in o.rhs_engines.iter().filter(|e| *e != FUSED_ENGINE) {
             engine_path(e)?;
+        }
+        for e in &o.rhs_engines {
             engines.push((e.as_str(), o.rhs_elements));
         }
     }
@@ -454,6 +460,21 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
             let mut setup = None;
             let mut launches = Vec::new();
             let (factor_s, solve, check) = match (engine, gpu) {
+                // Factorization and solve in one call (the forward pass inside the
+                // factorization's launches): `solve` times the whole call, `factor_s` is 0.
+                (FUSED_ENGINE, Some((be, copy))) => {
+                    let bd = be.from_host(b)?;
+                    let mut x = be.zeros(nd * nrhs)?;
+                    let mut f = CudaMultifrontal::factor_and_solve_new(be, sym.clone(), &sys.matrices, nrhs, &bd, &mut x)?;
+                    if !f.fuses_factor_and_forward() {
+                        return Err(Error::invalid(format!("{FUSED_ENGINE}: {n} elements of degree {p} have no fused subtrees to fuse the forward pass into")));
+                    }
+                    let total = gpu_time(be, o.reps, || f.factor_and_solve(be, nrhs, &bd, &mut x))?;
+                    launches = median_profile((0..o.reps.max(1)).map(|_| f.factor_and_solve_profile(be, nrhs, &bd, &mut x)).collect::<Result<_>>()?);
+                    guarded_gbs(&format!("GPU factorization and solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs), &total, copy)?;
+                    let xl = be.to_host(&x)?[nd * (nrhs - 1)..].to_vec();
+                    (0.0, total, Some(xl))
+                }
                 (e, Some((be, copy))) if e.starts_with("gpu") => {
                     let (path, shape, kernel) = engine_path(e)?;
                     let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
@@ -599,8 +620,9 @@ pub fn run(o: &IgaBenchOptions, gpu: Option<&CudaBackend>, mut log: impl FnMut(&
             (Some(m), Some(c)) => format!(", maps setup {m:.3e} s (with it over the best GPU one = {c:.2})"),
             _ => String::new(),
         };
+        let what = if r.engine == FUSED_ENGINE { "factor and solve fused" } else { "solve" };
         log(&format!(
-            "{} N={} p={} nrhs={:>5}: factor {:.3e} s, solve {:.3e} s [{:.3e}..{:.3e}] ({:.2} us per rhs, {:.0} GB/s), (factor + solve)/(factor + 1 solve) = {:.2}, over the best GPU one = {:.2}{maps}",
+            "{} N={} p={} nrhs={:>5}: factor {:.3e} s, {what} {:.3e} s [{:.3e}..{:.3e}] ({:.2} us per rhs, {:.0} GB/s), (factor + solve)/(factor + 1 solve) = {:.2}, over the best GPU one = {:.2}{maps}",
             r.engine, r.elements, r.degree, r.nrhs, r.factor_s, r.solve.median, r.solve.min, r.solve.max, r.solve.median / r.nrhs as f64 * 1e6, r.solve_gbs, r.cost_over_one, r.cost_over_best_one
         ));
         if let (Some(floor), Some(copy)) = (r.copy_floor_s, copy) {

@@ -187,15 +187,16 @@ fn solve(engine: &AnyBackend, method: Method, sys: &ElementSystem, sym: Symbolic
     let stats = Some(sym.stats());
     let sym = Arc::new(sym);
     match engine {
+        // The right-hand side is known at factorization time: on the CPU the forward elimination
+        // runs inside the factorization (`factor_and_solve`), so `factor` times both.
         AnyBackend::Cpu(_) => {
-            let f = CpuMultifrontal::factor(sym, &sys.matrices)?;
-            t.factor = clock.elapsed().as_secs_f64();
-            let clock = Instant::now();
             let mut u = vec![0.0; sys.ndofs];
-            f.solve_into(1, &sys.rhs, &mut u)?;
-            t.solve = clock.elapsed().as_secs_f64();
+            let clock = Instant::now();
+            CpuMultifrontal::factor_and_solve_new(sym, &sys.matrices, 1, &sys.rhs, &mut u)?;
+            t.factor = clock.elapsed().as_secs_f64();
             Ok(Solved { u, stats, launches: None })
         }
+        // The GPU's fused path was slower (BENCHMARKS.md, round 9): factorize, then solve.
         AnyBackend::Cuda(be) => {
             let f = crate::solver::multifrontal::CudaMultifrontal::factor(be, sym, &sys.matrices)?;
             t.factor = clock.elapsed().as_secs_f64();

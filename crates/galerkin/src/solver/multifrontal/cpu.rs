@@ -118,35 +118,148 @@ pub(crate) fn singular(sym: &Symbolic, v: usize, step: usize) -> Error {
     ))
 }
 
+/// The dof-major work space of a solve: `b` transposed, `x` (dof-major) and the contribution
+/// slots of the leaves and of two levels (ping-pong).
+struct SolveWork {
+    nrhs: usize,
+    bt: Vec<f64>,
+    xt: Vec<f64>,
+    leaf_buf: Vec<f64>,
+    bufs: [Vec<f64>; 2],
+}
+
+impl SolveWork {
+    /// Checks the sizes; `None` for no right-hand side.
+    fn new(sym: &Symbolic, nrhs: usize, b: &[f64], x: &[f64]) -> Result<Option<SolveWork>> {
+        let n = sym.n;
+        if b.len() != n * nrhs || x.len() != n * nrhs {
+            return Err(Error::dim("multifrontal right-hand sides", n * nrhs, b.len().min(x.len())));
+        }
+        if nrhs == 0 {
+            return Ok(None);
+        }
+        // Work dof-major (row d holds the nrhs values of dof d): every row access below is a
+        // contiguous, vectorizable slice.
+        let mut bt = vec![0.0; n * nrhs];
+        transpose(b, nrhs, n, &mut bt);
+        let level = sym.level_slots as usize * nrhs;
+        Ok(Some(SolveWork { nrhs, bt, xt: vec![0.0; n * nrhs], leaf_buf: vec![0.0; sym.leaf_slots as usize * nrhs], bufs: [vec![0.0; level], vec![0.0; level]] }))
+    }
+}
+
+/// The slot pieces (`m × nrhs` each) of the nodes `range` in `buf`: one per active node, `None`
+/// for the others.
+fn slot_pieces<'a>(sym: &Symbolic, range: std::ops::Range<usize>, nrhs: usize, buf: &'a mut [f64]) -> Vec<Option<&'a mut [f64]>> {
+    let active: Vec<usize> = range.clone().filter(|&v| sym.active[v]).collect();
+    let mut pieces = split_at_offsets(buf, 0, active.iter().map(|&v| (sym.slot[v] * nrhs as u64, sym.m[v] as u64 * nrhs as u64))).into_iter();
+    range.map(|v| if sym.active[v] { pieces.next() } else { None }).collect()
+}
+
+/// Forward step of node `v` (factorized front `front`, pivot positions `pinv`) into its slot `r`
+/// (`m × nrhs`): place its eliminated rows of `b` and its children's contributions, eliminate,
+/// store `y` at its dofs in `x`.
+#[allow(clippy::too_many_arguments)]
+fn forward_node(sym: &Symbolic, v: usize, front: &[f64], pinv: &[u32], r: &mut [f64], nrhs: usize, leaf_buf: &[f64], prev: &[f64], b: &[f64], x: &Disjoint, par: Par) {
+    let (m, e) = (sym.m[v] as usize, sym.e[v] as usize);
+    let dofs = sym.dofs(v);
+    r.fill(0.0);
+    for i in 0..e {
+        let d = dofs[i] as usize;
+        r[pinv[i] as usize * nrhs..][..nrhs].copy_from_slice(&b[d * nrhs..(d + 1) * nrhs]);
+    }
+    for &c in sym.children(v) {
+        let c = c as usize;
+        if !sym.active[c] {
+            continue;
+        }
+        let src = if c < sym.nelem { leaf_buf } else { prev };
+        let ce = sym.e[c] as usize;
+        let child = &src[(sym.slot[c] as usize + ce) * nrhs..];
+        for (a, &q) in sym.map(c).iter().enumerate() {
+            let q = q as usize;
+            let row = if q < e { pinv[q] as usize } else { q };
+            r[row * nrhs..(row + 1) * nrhs].iter_mut().zip(&child[a * nrhs..(a + 1) * nrhs]).for_each(|(t, s)| *t += s);
+        }
+    }
+    dense::forward(front, m, e, r, nrhs, par);
+    for i in 0..e {
+        // SAFETY: dof i is eliminated by node v only; nothing reads it during this level.
+        unsafe { x.write_row(dofs[i] as usize, &r[i * nrhs..(i + 1) * nrhs]) };
+    }
+}
+
 impl CpuMultifrontal {
     /// Factorizes the matrix `Σ_e R_eᵀ K_e R_e` given by its element matrices (`k × k`
     /// column-major each, in the element order of `sym`).
     pub fn factor(sym: Arc<Symbolic>, element_matrices: &[f64]) -> Result<CpuMultifrontal> {
-        let mut f = CpuMultifrontal { storage: vec![0.0; sym.storage_len as usize], pinv: vec![0u32; sym.n], sym };
+        let mut f = CpuMultifrontal::empty(sym);
         f.refactor(element_matrices)?;
         Ok(f)
     }
 
+    /// Storage for a factorization of `sym`, not yet factorized.
+    fn empty(sym: Arc<Symbolic>) -> CpuMultifrontal {
+        CpuMultifrontal { storage: vec![0.0; sym.storage_len as usize], pinv: vec![0u32; sym.n], sym }
+    }
+
     /// Factorizes new element matrices (same structure) in the storage of this factorization.
     pub fn refactor(&mut self, element_matrices: &[f64]) -> Result<()> {
+        self.factor_with(element_matrices, None)
+    }
+
+    /// Factorizes (as [`Self::factor`]) and solves `nrhs` right-hand sides known now in one go
+    /// ([`Self::factor_and_solve`]); the factorization is returned for later solves.
+    pub fn factor_and_solve_new(sym: Arc<Symbolic>, element_matrices: &[f64], nrhs: usize, b: &[f64], x: &mut [f64]) -> Result<CpuMultifrontal> {
+        let mut f = CpuMultifrontal::empty(sym);
+        f.factor_and_solve(element_matrices, nrhs, b, x)?;
+        Ok(f)
+    }
+
+    /// Factorizes new element matrices (as [`Self::refactor`]) and solves `nrhs` right-hand sides
+    /// known now (`b`, `x` as in [`Self::solve_into`]) with the forward elimination inside the
+    /// factorization: each node's forward step runs in the same parallel step as its elimination,
+    /// right after it, on the front just written (in cache), so only the backward pass remains
+    /// after the factorization. The factorization is kept for later solves. The CPU twin of
+    /// [`crate::solver::multifrontal::CudaMultifrontal::factor_and_solve`].
+    pub fn factor_and_solve(&mut self, element_matrices: &[f64], nrhs: usize, b: &[f64], x: &mut [f64]) -> Result<()> {
+        match SolveWork::new(&self.sym, nrhs, b, x)? {
+            None => self.refactor(element_matrices),
+            Some(mut work) => {
+                self.factor_with(element_matrices, Some(&mut work))?;
+                self.backward(work, x)
+            }
+        }
+    }
+
+    /// The factorization, with the forward pass of `work` fused into it where given.
+    fn factor_with(&mut self, element_matrices: &[f64], mut work: Option<&mut SolveWork>) -> Result<()> {
         let CpuMultifrontal { sym, storage, pinv } = self;
         let sym: &Symbolic = sym;
         leaf_fronts(sym, element_matrices, storage)?;
         let k2 = (sym.k * sym.k) as u64;
         let nleaf = sym.nelem;
-        // Leaves that own dofs, in parallel.
+        let nrhs = work.as_ref().map_or(0, |w| w.nrhs);
+        let out = work.as_mut().map(|w| Disjoint { ptr: w.xt.as_mut_ptr(), len: w.xt.len() });
+        // Leaves that own dofs, in parallel (and every active leaf's forward step).
         {
             let (leaf_area, _) = storage.split_at_mut(sym.leaf_len as usize);
             let leaf_pinv_len = sym.pinv_off.get(nleaf).copied().unwrap_or(sym.n as u64);
             let pins = split_at_offsets(&mut pinv[..leaf_pinv_len as usize], 0, (0..nleaf).map(|v| (sym.pinv_off[v], sym.e[v] as u64)));
-            leaf_area
-                .par_chunks_mut(k2 as usize)
-                .zip(pins)
-                .enumerate()
-                .filter(|(v, _)| sym.e[*v] > 0)
-                .try_for_each(|(v, (f, p))| dense::eliminate(f, sym.k, sym.e[v] as usize, p, Par::Seq).map_err(|s| singular(sym, v, s)))?;
+            let (slots, b) = match work.as_mut() {
+                Some(w) => (slot_pieces(sym, 0..nleaf, nrhs, &mut w.leaf_buf), &w.bt[..]),
+                None => ((0..nleaf).map(|_| None).collect(), &[][..]),
+            };
+            leaf_area.par_chunks_mut(k2 as usize).zip(pins).zip(slots).enumerate().try_for_each(|(v, ((f, p), r))| {
+                if sym.e[v] > 0 {
+                    dense::eliminate(f, sym.k, sym.e[v] as usize, p, Par::Seq).map_err(|s| singular(sym, v, s))?;
+                }
+                if let (Some(r), Some(out)) = (r, out.as_ref()) {
+                    forward_node(sym, v, f, p, r, nrhs, &[], &[], b, out, Par::Seq);
+                }
+                Ok::<(), Error>(())
+            })?;
         }
-        for r in &sym.levels {
+        for (i, r) in sym.levels.iter().enumerate() {
             let (start, end) = (r.start as usize, r.end as usize);
             let (done, rest) = storage.split_at_mut(sym.front_off[start] as usize);
             let fronts = split_at_offsets(rest, sym.front_off[start], (start..end).map(|v| (sym.front_off[v], sym.m[v] as u64 * sym.m[v] as u64)));
@@ -154,10 +267,23 @@ impl CpuMultifrontal {
             let pins = split_at_offsets(pin_rest, sym.pinv_off[start], (start..end).map(|v| (sym.pinv_off[v], sym.e[v] as u64)));
             let par = node_par(end - start);
             let done: &[f64] = done;
-            fronts.into_par_iter().zip(pins).enumerate().try_for_each(|(i, (f, p))| {
+            let (slots, leaf_buf, prev, b) = match work.as_mut() {
+                Some(w) => {
+                    let SolveWork { bt, leaf_buf, bufs, .. } = &mut **w;
+                    let (first, second) = bufs.split_at_mut(1);
+                    let (cur, prev) = if i % 2 == 0 { (&mut first[0], &second[0]) } else { (&mut second[0], &first[0]) };
+                    (slot_pieces(sym, start..end, nrhs, cur), &leaf_buf[..], &prev[..], &bt[..])
+                }
+                None => ((start..end).map(|_| None).collect(), &[][..], &[][..], &[][..]),
+            };
+            fronts.into_par_iter().zip(pins).zip(slots).enumerate().try_for_each(|(i, ((f, p), r))| {
                 let v = start + i;
                 assemble(sym, v, done, f);
-                dense::eliminate(f, sym.m[v] as usize, sym.e[v] as usize, p, par).map_err(|s| singular(sym, v, s))
+                dense::eliminate(f, sym.m[v] as usize, sym.e[v] as usize, p, par).map_err(|s| singular(sym, v, s))?;
+                if let (Some(r), Some(out)) = (r, out.as_ref()) {
+                    forward_node(sym, v, f, p, r, nrhs, leaf_buf, prev, b, out, par);
+                }
+                Ok::<(), Error>(())
             })?;
         }
         Ok(())
@@ -176,39 +302,6 @@ impl CpuMultifrontal {
     /// Pivot position of each of node `v`'s eliminated rows.
     pub fn pinv(&self, v: usize) -> &[u32] {
         &self.pinv[self.sym.pinv_off[v] as usize..][..self.sym.e[v] as usize]
-    }
-
-    /// Forward step of node `v` into its slot `r` (`m × nrhs`): place its eliminated rows of `b`
-    /// and its children's contributions, eliminate, store `y` at its dofs in `x`.
-    #[allow(clippy::too_many_arguments)]
-    fn forward_node(&self, v: usize, r: &mut [f64], nrhs: usize, leaf_buf: &[f64], prev: &[f64], b: &[f64], x: &Disjoint, par: Par) {
-        let sym = &*self.sym;
-        let (m, e) = (sym.m[v] as usize, sym.e[v] as usize);
-        let (dofs, pinv) = (sym.dofs(v), self.pinv(v));
-        r.fill(0.0);
-        for i in 0..e {
-            let d = dofs[i] as usize;
-            r[pinv[i] as usize * nrhs..][..nrhs].copy_from_slice(&b[d * nrhs..(d + 1) * nrhs]);
-        }
-        for &c in sym.children(v) {
-            let c = c as usize;
-            if !sym.active[c] {
-                continue;
-            }
-            let src = if c < sym.nelem { leaf_buf } else { prev };
-            let ce = sym.e[c] as usize;
-            let child = &src[(sym.slot[c] as usize + ce) * nrhs..];
-            for (a, &q) in sym.map(c).iter().enumerate() {
-                let q = q as usize;
-                let row = if q < e { pinv[q] as usize } else { q };
-                r[row * nrhs..(row + 1) * nrhs].iter_mut().zip(&child[a * nrhs..(a + 1) * nrhs]).for_each(|(t, s)| *t += s);
-            }
-        }
-        dense::forward(self.front(v), m, e, r, nrhs, par);
-        for i in 0..e {
-            // SAFETY: dof i is eliminated by node v only; nothing reads it during this level.
-            unsafe { x.write_row(dofs[i] as usize, &r[i * nrhs..(i + 1) * nrhs]) };
-        }
     }
 
     /// Backward step of node `v` (with `e > 0`) using `r` as work space.
@@ -230,49 +323,51 @@ impl CpuMultifrontal {
 
     /// Solves for `nrhs` right-hand sides stored one after another in `b`, into `x`.
     pub fn solve_into(&self, nrhs: usize, b: &[f64], x: &mut [f64]) -> Result<()> {
+        let Some(mut work) = SolveWork::new(&self.sym, nrhs, b, x)? else { return Ok(()) };
+        self.forward(&mut work);
+        self.backward(work, x)
+    }
+
+    /// The forward pass with the factorization as it is: leaves, then levels deepest first.
+    fn forward(&self, w: &mut SolveWork) {
         let sym = &*self.sym;
-        let n = sym.n;
-        if b.len() != n * nrhs || x.len() != n * nrhs {
-            return Err(Error::dim("multifrontal right-hand sides", n * nrhs, b.len().min(x.len())));
-        }
-        if nrhs == 0 {
-            return Ok(());
-        }
-        // Work dof-major (row d holds the nrhs values of dof d): every row access below is a
-        // contiguous, vectorizable slice.
-        let mut bt = vec![0.0; n * nrhs];
-        transpose(b, nrhs, n, &mut bt);
-        let b = &bt[..];
-        let mut xt = vec![0.0; n * nrhs];
-        let out = Disjoint { ptr: xt.as_mut_ptr(), len: xt.len() };
-        let mut leaf_buf = vec![0.0; sym.leaf_slots as usize * nrhs];
-        let mut bufs = [vec![0.0; sym.level_slots as usize * nrhs], vec![0.0; sym.level_slots as usize * nrhs]];
-        let leaves: Vec<usize> = (0..sym.nelem).filter(|&v| sym.active[v]).collect();
-        let slots = |vs: &[usize]| vs.iter().map(|&v| (sym.slot[v] * nrhs as u64, sym.m[v] as u64 * nrhs as u64)).collect::<Vec<_>>();
-        // Forward: leaves, then levels deepest first.
-        {
-            let pieces = split_at_offsets(&mut leaf_buf, 0, slots(&leaves).into_iter());
-            leaves.par_iter().zip(pieces).for_each(|(&v, r)| self.forward_node(v, r, nrhs, &[], &[], b, &out, Par::Seq));
-        }
+        let nrhs = w.nrhs;
+        let out = Disjoint { ptr: w.xt.as_mut_ptr(), len: w.xt.len() };
+        let b = &w.bt[..];
+        let fwd = |v: usize, r: Option<&mut [f64]>, leaf_buf: &[f64], prev: &[f64], par: Par| {
+            if let Some(r) = r {
+                forward_node(sym, v, self.front(v), self.pinv(v), r, nrhs, leaf_buf, prev, b, &out, par);
+            }
+        };
+        let slots = slot_pieces(sym, 0..sym.nelem, nrhs, &mut w.leaf_buf);
+        slots.into_par_iter().enumerate().for_each(|(v, r)| fwd(v, r, &[], &[], Par::Seq));
         for (i, r) in sym.levels.iter().enumerate() {
-            let nodes: Vec<usize> = (r.start as usize..r.end as usize).filter(|&v| sym.active[v]).collect();
-            let (first, second) = bufs.split_at_mut(1);
+            let (start, end) = (r.start as usize, r.end as usize);
+            let (first, second) = w.bufs.split_at_mut(1);
             let (cur, prev) = if i % 2 == 0 { (&mut first[0], &second[0]) } else { (&mut second[0], &first[0]) };
-            let pieces = split_at_offsets(cur, 0, slots(&nodes).into_iter());
-            let par = node_par(nodes.len());
-            nodes.par_iter().zip(pieces).for_each(|(&v, r)| self.forward_node(v, r, nrhs, &leaf_buf, prev, b, &out, par));
+            let par = node_par((start..end).filter(|&v| sym.active[v]).count());
+            let leaf_buf = &w.leaf_buf[..];
+            slot_pieces(sym, start..end, nrhs, cur).into_par_iter().enumerate().for_each(|(i, r)| fwd(start + i, r, leaf_buf, prev, par));
         }
-        // Backward: root level first, then down, then the leaves.
+    }
+
+    /// The backward pass after [`Self::forward`] (or a fused factorization): root level first,
+    /// then down, then the leaves; `x` from the dof-major result.
+    fn backward(&self, mut w: SolveWork, x: &mut [f64]) -> Result<()> {
+        let sym = &*self.sym;
+        let (n, nrhs) = (sym.n, w.nrhs);
+        let out = Disjoint { ptr: w.xt.as_mut_ptr(), len: w.xt.len() };
+        let slots = |vs: &[usize]| vs.iter().map(|&v| (sym.slot[v] * nrhs as u64, sym.m[v] as u64 * nrhs as u64)).collect::<Vec<_>>();
         for r in sym.levels.iter().rev() {
             let nodes: Vec<usize> = (r.start as usize..r.end as usize).filter(|&v| sym.e[v] > 0).collect();
-            let pieces = split_at_offsets(&mut bufs[0], 0, slots(&nodes).into_iter());
+            let pieces = split_at_offsets(&mut w.bufs[0], 0, slots(&nodes).into_iter());
             let par = node_par(nodes.len());
             nodes.par_iter().zip(pieces).for_each(|(&v, r)| self.backward_node(v, r, nrhs, &out, par));
         }
-        let owners: Vec<usize> = leaves.iter().copied().filter(|&v| sym.e[v] > 0).collect();
-        let pieces = split_at_offsets(&mut leaf_buf, 0, slots(&owners).into_iter());
+        let owners: Vec<usize> = (0..sym.nelem).filter(|&v| sym.active[v] && sym.e[v] > 0).collect();
+        let pieces = split_at_offsets(&mut w.leaf_buf, 0, slots(&owners).into_iter());
         owners.par_iter().zip(pieces).for_each(|(&v, r)| self.backward_node(v, r, nrhs, &out, Par::Seq));
-        transpose(&xt, n, nrhs, x);
+        transpose(&w.xt, n, nrhs, x);
         if let Some(i) = x.iter().position(|v| !v.is_finite()) {
             return Err(Error::Factorization(format!("solution entry {} of right-hand side {} is not finite", i % n, i / n)));
         }

@@ -42,6 +42,8 @@ use std::sync::{Arc, Mutex};
 mod pipe;
 #[path = "cuda_sep.rs"]
 mod sep;
+#[path = "cuda_fused.rs"]
+mod fused;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS};
 pub use sep::SEPARATORS_MIN_RHS;
 
@@ -129,6 +131,8 @@ struct DevPass {
     /// the per-launch profile, [`pipe::PassTraffic`]).
     index: usize,
     traffic: pipe::PassTraffic,
+    /// Largest front of the pass (the fused factorization's shared memory per warp).
+    mmax: usize,
 }
 
 impl DevPass {
@@ -322,6 +326,9 @@ struct MfKernels {
     mapss_backward: [Kernel; 3],
     /// The walk of the passes near the root, both ways in one launch ([`MapsKernel::SeparatorsTop`]).
     mapss_top: Kernel,
+    /// Factorization, transfer maps and forward sweep of a pass in one launch (eliminated blocks
+    /// ≤ 8, ≤ 32; [`CudaMultifrontal::factor_and_solve`]).
+    fused_factor_forward: [Kernel; 2],
 }
 
 /// The transfer maps of every fused subtree on the device; `fresh` once computed from the current
@@ -394,6 +401,8 @@ pub struct CudaMultifrontal {
     pipe_blocks: Option<usize>,
     /// Events after each fused launch while [`CudaMultifrontal::solve_profile`] runs.
     probe: Mutex<Option<Vec<pipe::Mark>>>,
+    /// First node id past each tree level (leaves first), for [`CudaMultifrontal::factor_and_solve`].
+    lvl_end: CudaSlice<u32>,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -452,13 +461,18 @@ fn group_doubles(mmax: usize) -> usize {
 impl CudaMultifrontal {
     /// Uploads the structure and element matrices and factorizes on `be`.
     pub fn factor(be: &CudaBackend, sym: Arc<Symbolic>, element_matrices: &[f64]) -> Result<CudaMultifrontal> {
+        let mut mf = CudaMultifrontal::upload(be, sym, element_matrices)?;
+        mf.refactor(be)?;
+        Ok(mf)
+    }
+
+    /// Device tables and element matrices (in front order), not yet factorized.
+    fn upload(be: &CudaBackend, sym: Arc<Symbolic>, element_matrices: &[f64]) -> Result<CudaMultifrontal> {
         let mut host = vec![0.0; sym.leaf_len as usize];
         leaf_fronts(&sym, element_matrices, &mut host)?;
         let elements = be.upload(&host)?;
         drop(host);
-        let mut mf = CudaMultifrontal::prepare(be, sym, elements)?;
-        mf.refactor(be)?;
-        Ok(mf)
+        CudaMultifrontal::prepare(be, sym, elements)
     }
 
     /// Device tables, node lists, kernels and buffers; no numeric work.
@@ -499,7 +513,13 @@ impl CudaMultifrontal {
         let upper_levels: Vec<Step> = s.levels.iter().map(|r| lb.step(s, upper(r.clone()))).collect();
         let all = lb.all;
         let layout = MapLayout::new(&plan);
-        let passes = plan.passes.iter().enumerate().map(|(q, p)| upload_pass(be, p, &layout, q)).collect::<Result<Vec<_>>>()?;
+        let mut passes = plan.passes.iter().enumerate().map(|(q, p)| upload_pass(be, p, &layout, q)).collect::<Result<Vec<_>>>()?;
+        for (dp, p) in passes.iter_mut().zip(&plan.passes) {
+            dp.mmax = p.nodes.iter().map(|&v| s.m[v as usize] as usize).max().unwrap_or(0);
+        }
+        // First node id past each tree level (the leaves, then `levels`), for the fused kernels.
+        let lvl_end: Vec<u32> = std::iter::once(s.nelem as u32).chain(s.levels.iter().map(|r| r.end)).chain(std::iter::once(u32::MAX)).collect();
+        let lvl_end = be.upload(&lvl_end)?;
         let separators = sep::DevSeparators::new(be, s, &plan, &layout)?;
         let lists = be.upload(if all.is_empty() { &[0u32][..] } else { &all })?;
 
@@ -528,6 +548,7 @@ impl CudaMultifrontal {
             mapss_forward: get("mf_mapss_forward")?,
             mapss_backward: [get("mf_mapss_backward_1")?, get("mf_mapss_backward_2")?, get("mf_mapss_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
+            fused_factor_forward: [get("mf_fused_factor_forward_8")?, get("mf_fused_factor_forward_32")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
         kernels
@@ -543,7 +564,7 @@ impl CudaMultifrontal {
         let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapt_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
         let fused_kernels = || {
-            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward).chain(std::iter::once(&kernels.mapsp_forward)).chain(&kernels.mapsp_backward).chain(std::iter::once(&kernels.mapst_forward)).chain(&kernels.mapst_backward).chain(std::iter::once(&kernels.mapss_forward)).chain(&kernels.mapss_backward)
+            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward).chain(std::iter::once(&kernels.mapsp_forward)).chain(&kernels.mapsp_backward).chain(std::iter::once(&kernels.mapst_forward)).chain(&kernels.mapst_backward).chain(std::iter::once(&kernels.mapss_forward)).chain(&kernels.mapss_backward).chain(&kernels.fused_factor_forward)
         };
         // (`mf_mapss_top` is not among them: its static shared memory would make 227 KiB of
         // dynamic shared memory too much, and the few rows of a walk step fit 48 KiB.)
@@ -606,6 +627,7 @@ impl CudaMultifrontal {
             maps_kernel: None,
             pipe_blocks: None,
             probe: Mutex::new(None),
+            lvl_end,
         })
     }
 
@@ -625,6 +647,12 @@ impl CudaMultifrontal {
     /// Factorizes again from the element matrices already on the device (what the benchmark times:
     /// everything from the element matrices to a checked factorization).
     pub fn refactor(&mut self, be: &CudaBackend) -> Result<()> {
+        self.reset_factor(be)?;
+        self.factor_steps(be, false)
+    }
+
+    /// Element matrices into the factor storage, status reset, maps marked stale.
+    fn reset_factor(&mut self, be: &CudaBackend) -> Result<()> {
         if let Some(m) = self.maps.get_mut().unwrap_or_else(|p| p.into_inner()).as_mut() {
             m.fresh = false;
         }
@@ -634,15 +662,22 @@ impl CudaMultifrontal {
         be.stream
             .memcpy_htod(&[u64::MAX], &mut self.status)
             .map_err(|e| cuda_error(format!("resetting the factorization status failed: {e}")))?;
+        Ok(())
+    }
+
+    /// Factorizes every node level by level (`upper`: only the nodes outside fused subtrees, those
+    /// being factorized already), then checks the status of every front factorized since
+    /// [`Self::reset_factor`].
+    fn factor_steps(&mut self, be: &CudaBackend, upper: bool) -> Result<()> {
+        let steps: Vec<&Step> = if upper { std::iter::once(&self.upper_leaves).chain(&self.upper_levels).collect() } else { std::iter::once(&self.leaves).chain(&self.levels).collect() };
         let st = ptr(be, &self.storage);
         let pv = ptr(be, &self.pinv);
         let status = ptr(be, &self.status);
-        let steps: Vec<&Step> = std::iter::once(&self.leaves).chain(&self.levels).collect();
         let mut large = self.large.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
         let mut next_large = 0usize;
         // Large nodes factorized by cuSOLVER (their pivots and info are read back below).
         let mut by_lib = Vec::new();
-        for step in steps {
+        for step in steps.iter().copied() {
             self.factor_small(be, step.factor_warp, true, st, pv, status)?;
             self.factor_small(be, step.factor_block, false, st, pv, status)?;
             if let (Some(lg), false) = (large.as_mut(), step.factor_large.nodes.is_empty()) {
@@ -765,7 +800,10 @@ impl CudaMultifrontal {
     }
 
     /// Solves `nrhs` right-hand sides (`b`, `x` column-major `n × nrhs` device vectors).
-    fn solve_device(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<()> {
+    /// `passes_forward_done`: the fused passes' forward sweeps have run already (inside the
+    /// factorization, [`Self::factor_and_solve`], by the transfer maps, their contributions in the
+    /// leaf buffer), so this solve runs by the maps without the separator layout and skips them.
+    fn solve_device(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector, passes_forward_done: bool) -> Result<()> {
         let s = &*self.sym;
         let n = s.n as u64;
         let (st, pv) = (ptr(be, &self.storage), ptr(be, &self.pinv));
@@ -774,6 +812,7 @@ impl CudaMultifrontal {
         let nr = nrhs as u32;
         let some = !self.passes.is_empty();
         let (fused, by_maps) = match self.path {
+            _ if passes_forward_done => (true, true),
             SolvePath::Levels => (false, false),
             SolvePath::Subtrees => (some, false),
             SolvePath::Maps => (some, some),
@@ -785,7 +824,7 @@ impl CudaMultifrontal {
         let by_maps = by_maps && self.passes.iter().all(|p| p.map_nb <= 3);
         let maps = if by_maps { Some(self.maps_ptr(be)?) } else { None };
         // The separator layout: the maps, its kernels chosen, and a layout for this tree.
-        let seps = self.separators.as_ref().filter(|_| by_maps && self.separators_chosen(nrhs));
+        let seps = self.separators.as_ref().filter(|_| by_maps && !passes_forward_done && self.separators_chosen(nrhs));
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
         let bufs = self.buffers(be, &mut guard, nrhs, seps.map(|s| s.rows))?;
         let leaf = ptr(be, &bufs.leaf);
@@ -798,7 +837,7 @@ impl CudaMultifrontal {
         // Forward: fused subtrees, leaves, then levels deepest first (ping-pong buffers).
         if let Some((s, m, sp)) = sep_buf {
             self.separators_forward(be, s, nrhs, bp, xp, sp, leaf, m)?;
-        } else if fused {
+        } else if fused && !passes_forward_done {
             for p in &self.passes {
                 self.sweep_pass(be, p, false, nrhs, st, bp, xp, leaf, maps)?;
             }
@@ -929,11 +968,7 @@ impl CudaMultifrontal {
 
     /// The maps' device pointer, computed first where stale.
     fn maps_ptr(&self, be: &CudaBackend) -> Result<DevPtr> {
-        let mut guard = self.maps.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.is_none() {
-            let data = be.alloc::<f64>((self.maps_len as usize).max(1)).map_err(|e| Error::invalid(format!("multifrontal transfer maps ({} MB): {e}", self.maps_len * 8 / 1_000_000)))?;
-            *guard = Some(DeviceMaps { data, fresh: false });
-        }
+        let mut guard = self.maps_slot(be)?;
         let m = guard.as_mut().ok_or_else(|| Error::invalid("internal: transfer maps missing"))?;
         let data = ptr(be, &m.data);
         if !m.fresh {
@@ -948,6 +983,16 @@ impl CudaMultifrontal {
             m.fresh = true;
         }
         Ok(data)
+    }
+
+    /// The transfer maps' storage, allocated (not computed) where it is not yet.
+    fn maps_slot(&self, be: &CudaBackend) -> Result<std::sync::MutexGuard<'_, Option<DeviceMaps>>> {
+        let mut guard = self.maps.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            let data = be.alloc::<f64>((self.maps_len as usize).max(1)).map_err(|e| Error::invalid(format!("multifrontal transfer maps ({} MB): {e}", self.maps_len * 8 / 1_000_000)))?;
+            *guard = Some(DeviceMaps { data, fresh: false });
+        }
+        Ok(guard)
     }
 
     /// One launch of the batched forward or backward kernel over the large fronts of `l` (slots at
@@ -1084,6 +1129,7 @@ fn upload_pass(be: &CudaBackend, p: &Pass, layout: &MapLayout, q: usize) -> Resu
         map_nb,
         index: q,
         traffic: pipe::PassTraffic::new(p),
+        mmax: 0,
     })
 }
 
@@ -1110,6 +1156,6 @@ impl Factorization<CudaBackend> for CudaMultifrontal {
         if nrhs > u32::MAX as usize / 2 {
             return Err(Error::invalid(format!("{nrhs} right-hand sides is too many for one solve")));
         }
-        self.solve_device(be, nrhs, b, x)
+        self.solve_device(be, nrhs, b, x, false)
     }
 }

@@ -238,9 +238,29 @@ impl CudaMultifrontal {
     /// (the benchmark's split of where a solve's time goes). Empty where no pass is fused.
     pub fn solve_profile(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<Vec<LaunchProfile>> {
         crate::solver::factorization::check_rhs_len(be, "multifrontal solve", self.sym.n, nrhs, b, x)?;
+        let start = self.profile_start(be)?;
+        let solved = self.solve_device(be, nrhs, b, x, false);
+        self.profile_finish(start, solved)
+    }
+
+    /// [`Self::solve_profile`] of [`CudaMultifrontal::factor_and_solve`]: the fused launches
+    /// (factorization, maps and forward sweep of each pass), then the backward ones; the first
+    /// backward launch's time also holds the factorization above the fused passes and its check.
+    pub fn factor_and_solve_profile(&mut self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<Vec<LaunchProfile>> {
+        let start = self.profile_start(be)?;
+        let solved = self.factor_and_solve(be, nrhs, b, x);
+        self.profile_finish(start, solved)
+    }
+
+    /// Starts recording an event after every fused launch.
+    fn profile_start(&self, be: &CudaBackend) -> Result<cudarc::driver::CudaEvent> {
         let start = be.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| cuda_error(format!("profile event: {e}")))?;
         *self.probe.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
-        let solved = self.solve_device(be, nrhs, b, x);
+        Ok(start)
+    }
+
+    /// The launches recorded since [`Self::profile_start`] (after `solved`, the run they time).
+    fn profile_finish(&self, start: cudarc::driver::CudaEvent, solved: Result<()>) -> Result<Vec<LaunchProfile>> {
         let marks = self.probe.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
         solved?;
         let mut prev = &start;
@@ -249,7 +269,7 @@ impl CudaMultifrontal {
             let ms = prev.elapsed_ms(&m.event).map_err(|e| cuda_error(format!("profile event: {e}")))?;
             prev = &m.event;
             let k = &self.kernels;
-            let fused = k.sub_forward.iter().chain(&k.sub_backward).chain(std::iter::once(&k.maps_forward)).chain(&k.maps_backward).chain(std::iter::once(&k.mapsp_forward)).chain(&k.mapsp_backward).chain(std::iter::once(&k.mapst_forward)).chain(&k.mapst_backward).chain(std::iter::once(&k.mapss_forward)).chain(&k.mapss_backward).chain(std::iter::once(&k.mapss_top));
+            let fused = k.sub_forward.iter().chain(&k.sub_backward).chain(std::iter::once(&k.maps_forward)).chain(&k.maps_backward).chain(std::iter::once(&k.mapsp_forward)).chain(&k.mapsp_backward).chain(std::iter::once(&k.mapst_forward)).chain(&k.mapst_backward).chain(std::iter::once(&k.mapss_forward)).chain(&k.mapss_backward).chain(std::iter::once(&k.mapss_top)).chain(&k.fused_factor_forward);
             let func = &fused.into_iter().find(|f| f.name == m.launch.kernel).ok_or_else(|| Error::invalid(format!("internal: no kernel {}", m.launch.kernel)))?.func;
             let registers = func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_NUM_REGS).map_err(|e| cuda_error(format!("registers of {}: {e}", m.launch.kernel)))?;
             let blocks_per_sm = func.occupancy_max_active_blocks_per_multiprocessor(m.launch.threads, m.launch.smem as usize, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", m.launch.kernel)))?;
