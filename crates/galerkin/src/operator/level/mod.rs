@@ -157,6 +157,11 @@ pub struct Tuning {
     /// apply on the nodes as a sum of Kronecker products of 1D matrices (default) or, with
     /// `false`, through the quadrature points.
     pub cpu_kronecker: Option<bool>,
+    /// Stored element matrices of symmetric physics as packed upper triangles
+    /// ([`element::packed`]): `None` packs scheme III's on the GPU (half its writes) and keeps the
+    /// rest full; `Some(true)` also packs the CPU `element` level's; `Some(false)` keeps every
+    /// matrix full (`nd²` per cell).
+    pub packed: Option<bool>,
 }
 
 /// Host Robin facet matrices: (cell, global dofs, elem_size² entries).
