@@ -158,9 +158,10 @@ pub struct Tuning {
     /// `false`, through the quadrature points.
     pub cpu_kronecker: Option<bool>,
     /// Stored element matrices of symmetric physics as packed upper triangles
-    /// ([`element::packed`]): `None` packs scheme III's on the GPU (half its writes) and keeps the
-    /// rest full; `Some(true)` also packs the CPU `element` level's; `Some(false)` keeps every
-    /// matrix full (`nd²` per cell).
+    /// ([`element::packed`]): `None` packs scheme III's at the GPU `element` level (half its
+    /// writes and of the bytes each apply reads) and keeps the rest full (scheme III's matrices
+    /// summed at the full level too: the packed summation was slower); `Some(true)` packs those
+    /// and the CPU `element` level's as well; `Some(false)` keeps every matrix full.
     pub packed: Option<bool>,
 }
 

@@ -533,14 +533,14 @@ impl DeviceAssembler {
     }
 
     /// Element matrices of every cell stored on the device (the `element` level), Robin included,
-    /// and their layout (the integration's: [`Self::storage`]).
+    /// and their layout ([`Self::element_storage`]: scheme III's packed by default).
     pub fn element_matrices(&self, be: &CudaBackend) -> Result<(CudaSlice<f64>, Storage)> {
         let v = &self.variant;
         let nd = v.elem_size();
-        let storage = self.storage(v.tuning.integration);
+        let storage = self.element_storage(v.tuning.integration);
         let per_cell = storage.doubles(nd);
         let mut k = be.alloc::<f64>(self.ncells * per_cell)?;
-        self.scheme_matrices_into(be, v.tuning.integration, &mut k)?;
+        self.matrices_in(be, v.tuning.integration, storage, &mut k)?;
         let (mut idx, mut vals) = (Vec::new(), Vec::new());
         for (c, _, ke) in &self.robin {
             for r in 0..nd {

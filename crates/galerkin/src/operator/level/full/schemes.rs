@@ -283,11 +283,13 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
 }
 
 /// The default tiled shape for `v` where the factor tables have `dims`: [`TiledConfig::for_functions`],
-/// staging from the table where the basis does not split, full matrices where the tuning asks.
+/// staging from the table where the basis does not split; packed only where the tuning says
+/// `packed = true` (what is summed into CSR: the packed summation was slower, ninth round; the
+/// `element` level asks for packed triangles itself, [`DeviceAssembler::element_storage`]).
 fn default_shape(v: &Variant, dims: Option<(usize, usize)>) -> TiledConfig {
     let mut c = TiledConfig::for_functions(v.nloc);
     c.tensor &= dims.is_some();
-    c.packed &= v.tuning.packed != Some(false);
+    c.packed &= v.tuning.packed == Some(true);
     c
 }
 
@@ -365,14 +367,38 @@ impl DeviceAssembler {
         }
     }
 
-    /// How `scheme` stores its element matrices here: packed upper triangles for scheme III
-    /// (unless the tuning says `packed = false`), full for the others.
+    /// How [`Self::scheme_matrices_into`] stores `scheme`'s element matrices here (what the full
+    /// level sums): packed upper triangles for scheme III where the tuning says `packed = true`,
+    /// full otherwise (the packed summation, a pair per thread with its mirrored adds, was slower
+    /// than the full one: p = 5 13.2 against 8.2 ms, ninth round).
     pub fn storage(&self, scheme: Integration) -> Storage {
         if scheme == Integration::Tiled {
             self.tiled_default().storage()
         } else {
             Storage::Full
         }
+    }
+
+    /// How the `element` level keeps `scheme`'s matrices: scheme III's packed (half the bytes
+    /// written, kept and read per apply) unless the tuning says `packed = false`.
+    pub fn element_storage(&self, scheme: Integration) -> Storage {
+        if scheme == Integration::Tiled && self.variant.tuning.packed != Some(false) {
+            Storage::Packed
+        } else {
+            self.storage(scheme)
+        }
+    }
+
+    /// Every cell's element matrices by `scheme` in layout `storage` (scheme III writes either;
+    /// the others full).
+    pub(crate) fn matrices_in(&self, be: &CudaBackend, scheme: Integration, storage: Storage, out: &mut CudaSlice<f64>) -> Result<()> {
+        if storage == self.storage(scheme) {
+            return self.scheme_matrices_into(be, scheme, out);
+        }
+        if scheme != Integration::Tiled {
+            return Err(Error::Unsupported(format!("the {} integration stores full element matrices only", scheme.name())));
+        }
+        self.tiled_matrices_with(be, TiledConfig { packed: storage == Storage::Packed, ..self.tiled_default() }, self.ncells, out)
     }
 
     /// Element matrices of every cell (global orientation) by `scheme`, into `out` in the layout
