@@ -33,20 +33,26 @@ pub fn run(cfg: &HexBenchConfig, json: Option<PathBuf>) -> galerkin::Result<()> 
                 c.device, c.copy_gbs, c.fma_gflops, c.dmma_gflops,
                 c.dmma_shapes.iter().map(|(n, r)| format!("{n} {r:.0}")).collect::<Vec<_>>().join(", ")
             );
+            say!("III: packed upper triangles (the default); III/flr against the packed floor, /full flr against full matrices' floor (rounds 1–8); III full: the full-storage kernel, against the full floor; colored, atomic: summing III's stored matrices");
             say!(
-                "{:>2} {:>5} {:>4} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9}",
-                "p", "size", "nq", "dofs", "1 core s", "all s", "default", "I", "II", "III", "III/flr", "colored", "atomic", "fused", "×1core", "hybrid ms"
+                "{:>2} {:>5} {:>4} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9}",
+                "p", "size", "nq", "dofs", "1 core s", "all s", "default", "I", "II", "III", "III/flr", "/full flr", "III full", "/full flr", "colored", "atomic", "col full", "fused", "×1core", "hybrid ms"
             );
             header = true;
         }
         let t = |k: usize| ms(&r.gpu[k].timing);
         let best = r.gpu.iter().filter_map(|g| g.vs_one_core).fold(0.0, f64::max);
+        let ratio = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.2}"));
         say!(
-            "{:>2} {:>5} {:>4} {:>9} {:>10.3} {:>10.3} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7.0} {:>9}",
+            "{:>2} {:>5} {:>4} {:>9} {:>10.3} {:>10.3} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7.0} {:>9}",
             r.p, r.elem_size, r.points, r.dofs, r.cpu_one_core_s, r.cpu_all_cores_s, t(0), t(1), t(2), t(3),
-            r.tiled_over_floor.map_or("-".into(), |x| format!("{x:.2}")),
-            ms(&r.scatter_colored), ms(&r.scatter_atomic), ms(&r.fused_atomic), best,
+            ratio(r.tiled_over_floor), ratio(r.tiled_over_full_floor), ms(&r.tiled_full), ratio(r.tiled_full_over_full_floor),
+            ms(&r.scatter_colored), ms(&r.scatter_atomic), ms(&r.scatter_colored_full), ms(&r.fused_atomic), best,
             r.hybrid_s.map_or("-".into(), |s| format!("{:.3} ({} cpu)", 1e3 * s, r.hybrid_cpu_cells))
+        );
+        say!(
+            "   floors: packed {:.3} ms ({:.3e} bytes), full {:.3} ms ({:.3e} bytes), moment flops {:.3e}",
+            1e3 * r.floor_s, r.bytes_written, 1e3 * r.floor_full_s, r.bytes_full, r.moment_flops
         );
         for g in &r.gpu {
             if let Some(why) = &g.skipped {

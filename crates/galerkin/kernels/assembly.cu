@@ -484,18 +484,29 @@ __device__ __forceinline__ u64 local_to_global(const u32* __restrict__ cell_node
     return (u64)__ldg(&cell_nodes[c * NLOC + s / NCOMP]) * NCOMP + s % NCOMP;
 }
 
-// y += Σ_c R_cᵀ K_c R_c x, one thread per (cell, local row); y must be zeroed by the caller.
+// Stored element matrices: full (ND × ND, row-major) or, `packed`, the upper triangle of a symmetric
+// matrix packed row by row (element_schemes.cu's scheme III): the cell's stride and entry (r, s).
+__device__ __forceinline__ u64 stored_stride(int packed) { return packed ? (u64)ND * (ND + 1) / 2 : (u64)ND * ND; }
+__device__ __forceinline__ u64 stored_at(int packed, int r, int s) {
+    if (!packed) return (u64)r * ND + s;
+    const int lo = r < s ? r : s, hi = r < s ? s : r;
+    return (u64)lo * ND - (u64)lo * (lo - 1) / 2 + (u64)(hi - lo);
+}
+
+// y += Σ_c R_cᵀ K_c R_c x, one thread per (cell, local row); y must be zeroed by the caller. Packed
+// rows read their part left of the diagonal down the column (consecutive rows, consecutive
+// addresses).
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) element_apply(
-    u64 ncells, const u32* __restrict__ cell_nodes, const double* __restrict__ kmat, const double* __restrict__ x,
-    double* __restrict__ y) {
+    u64 ncells, const u32* __restrict__ cell_nodes, const double* __restrict__ kmat, int packed,
+    const double* __restrict__ x, double* __restrict__ y) {
     const u64 work = ncells * (u64)ND;
     for (u64 t = global_thread(); t < work; t += grid_threads()) {
         const u64 c = t / ND;
         const int r = (int)(t - c * ND);
-        const double* row = kmat + t * ND;
+        const double* k = kmat + c * stored_stride(packed);
         double acc = 0.0;
 #pragma unroll 8
-        for (int s = 0; s < ND; ++s) acc = fma(row[s], __ldg(&x[local_to_global(cell_nodes, c, s)]), acc);
+        for (int s = 0; s < ND; ++s) acc = fma(k[stored_at(packed, r, s)], __ldg(&x[local_to_global(cell_nodes, c, s)]), acc);
         atomicAdd(&y[local_to_global(cell_nodes, c, r)], acc);
     }
 }
@@ -503,17 +514,17 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) element_apply(
 // blocks[node][a][b] += the node's NCOMP×NCOMP diagonal block of every cell's matrix (block Jacobi
 // without a global matrix), one thread per (cell, local node).
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) element_node_blocks(
-    u64 ncells, const u32* __restrict__ cell_nodes, const double* __restrict__ kmat, double* __restrict__ blocks) {
+    u64 ncells, const u32* __restrict__ cell_nodes, const double* __restrict__ kmat, int packed, double* __restrict__ blocks) {
     const u64 work = ncells * (u64)NLOC;
     for (u64 t = global_thread(); t < work; t += grid_threads()) {
         const u64 c = t / NLOC;
         const int i = (int)(t - c * NLOC);
         const u64 node = __ldg(&cell_nodes[c * NLOC + i]);
-        const double* k = kmat + c * (u64)(ND * ND);
+        const double* k = kmat + c * stored_stride(packed);
 #pragma unroll
         for (int a = 0; a < NCOMP; ++a)
 #pragma unroll
             for (int b = 0; b < NCOMP; ++b)
-                atomicAdd(&blocks[node * (NCOMP * NCOMP) + a * NCOMP + b], k[(i * NCOMP + a) * ND + i * NCOMP + b]);
+                atomicAdd(&blocks[node * (NCOMP * NCOMP) + a * NCOMP + b], k[stored_at(packed, i * NCOMP + a, i * NCOMP + b)]);
     }
 }

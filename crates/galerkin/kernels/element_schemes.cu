@@ -11,10 +11,17 @@
 // into its NCOMP × NCOMP block, written to (a, b) and, transposed, to (b, a).
 //
 // Stored layout (as assembly.cu's ELEMENT_STORE): out[c][r][s], r = a·NCOMP + i, row-major, in the
-// global orientation (entries scaled by signs[c][a]·signs[c][b] where `has_signs`).
+// global orientation (entries scaled by signs[c][a]·signs[c][b] where `has_signs`). Scheme III with
+// PACKED stores only the upper triangle (s ≥ r), packed row by row: entry (r, s) at
+// packed_at(r, s), ND·(ND + 1)/2 doubles per cell — the matrices are symmetric, so half the writes;
+// the summation below and assembly.cu's element apply read either layout.
 // Defines: DIM (3), NV, NLOC, NQ, NCOMP, QF; the cell tables come from cell_tables.cuh.
 
 constexpr int NDD = ND * ND;
+constexpr int NDP = ND * (ND + 1) / 2;  // doubles of a packed upper triangle
+
+// Offset of entry (r, s), s ≥ r, in a packed upper triangle: row r starts after the rows above.
+__device__ __forceinline__ u64 packed_at(int r, int s) { return (u64)r * ND - (u64)r * (r - 1) / 2 + (u64)(s - r); }
 
 __device__ __forceinline__ double sign_of(const signed char* __restrict__ signs, int has_signs, u64 c, int a) {
     return has_signs ? (double)__ldg(&signs[c * NLOC + a]) : 1.0;
@@ -213,6 +220,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #endif
 #ifndef DEFER_WRITES
 #define DEFER_WRITES 0                               // half tiles per warp stored during the next round's passes (0, 1, 2)
+#endif
+#ifndef PACKED
+#define PACKED 0                                     // store the upper triangle only, packed (packed_at)
 #endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
@@ -453,7 +463,10 @@ __device__ __forceinline__ void store_rows(double* __restrict__ k, const double*
         const int idx = 32 * it + lane;
         if (idx >= WR * WR) break;
         const int r = idx / WR, col = idx - r * WR;
-        if (UP) {
+        if (UP && PACKED) {
+            const int ar = a0 + r / NCOMP, bc = b0 + col / NCOMP, rr = a0 * NCOMP + r, ss = b0 * NCOMP + col;
+            if (ar < NLOC && bc < NLOC && ss >= rr) store_out(&k[packed_at(rr, ss)], ws[r * WS + col]);
+        } else if (UP) {
             const int ar = a0 + r / NCOMP, bc = b0 + col / NCOMP;
             if (ar < NLOC && bc < NLOC && bc >= ar) store_out(&k[(u64)(a0 * NCOMP + r) * ND + b0 * NCOMP + col], ws[r * WS + col]);
         } else {
@@ -463,10 +476,11 @@ __device__ __forceinline__ void store_rows(double* __restrict__ k, const double*
     }
 }
 
-// Store rounds [lo, hi) of 2·WIT of a half tile: the upper rows' rounds, then the transposed rows'.
+// Store rounds [lo, hi) of 2·WIT of a half tile: the upper rows' rounds, then the transposed rows'
+// (none where PACKED: the upper triangle is the whole of the stored matrix).
 __device__ __forceinline__ void store_half_tile(double* __restrict__ k, const double* __restrict__ ws, int a0, int b0, int lo, int hi) {
     if (lo < WIT) store_rows<true>(k, ws, a0, b0, lo, hi < WIT ? hi : WIT);
-    if (hi > WIT) store_rows<false>(k, ws, a0, b0, lo > WIT ? lo - WIT : 0, hi - WIT);
+    if (!PACKED && hi > WIT) store_rows<false>(k, ws, a0, b0, lo > WIT ? lo - WIT : 0, hi - WIT);
 }
 
 // Writes half tile (ta, tb, hh) at once through the warp's scratch `ws`: both the upper rows and
@@ -565,7 +579,7 @@ struct TiledCell {
     double* k;
     double p[NPA];
     __device__ __forceinline__ TiledCell(double* __restrict__ out, const double* __restrict__ coef, const u64* __restrict__ meta, u64 c)
-        : k(out + c * NDD) {
+        : k(out + c * (PACKED ? (u64)NDP : (u64)NDD)) {
         passive_at(coef, meta, c, 0, p);
     }
     struct Round {
@@ -745,12 +759,48 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) dmma16_peak_k16(int
 }
 
 // ---- Summation into CSR ------------------------------------------------------------------------
-// values[pos(c, r, s)] += K_c[r][s], one thread per (cell, row node a, column node b) block. `mode`
-// 0: atomics (any cell order); 1: a colour's cells (no two share a node), plain adds.
+// values[pos(c, r, s)] += K_c[r][s]. `mode` 0: atomics (any cell order); 1: a colour's cells (no
+// two share a node), plain adds. Full matrices (`packed` 0): one thread per (cell, row node a,
+// column node b) block. Packed upper triangles (`packed` 1): one thread per (cell, a ≤ b) pair,
+// which reads the pair's block once and adds it to (a, b) and, transposed, to (b, a).
+__device__ __forceinline__ void scatter_packed_pair(u64 c, int a, int b, const u32* __restrict__ cell_nodes,
+                                                    const double* __restrict__ k, int mode, const u32* __restrict__ row_ptr,
+                                                    const unsigned short* __restrict__ kpos, double* __restrict__ values) {
+    const u64 node_a = __ldg(&cell_nodes[c * NLOC + a]), node_b = __ldg(&cell_nodes[c * NLOC + b]);
+    const u64 col_ab = (u64)__ldg(&kpos[(c * NLOC + a) * NLOC + b]) * NCOMP;
+    const u64 col_ba = (u64)__ldg(&kpos[(c * NLOC + b) * NLOC + a]) * NCOMP;
+#pragma unroll
+    for (int i = 0; i < NCOMP; ++i)
+#pragma unroll
+        for (int j = 0; j < NCOMP; ++j) {
+            const int r = a * NCOMP + i, s = b * NCOMP + j;
+            const double v = __ldg(&k[s >= r ? packed_at(r, s) : packed_at(s, r)]);
+            const u64 ab = (u64)__ldg(&row_ptr[node_a * NCOMP + i]) + col_ab + j;
+            if (mode == 0) atomicAdd(&values[ab], v);
+            else values[ab] += v;
+            if (a != b) {
+                const u64 ba = (u64)__ldg(&row_ptr[node_b * NCOMP + j]) + col_ba + i;
+                if (mode == 0) atomicAdd(&values[ba], v);
+                else values[ba] += v;
+            }
+        }
+}
+
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) scatter_matrices(
     u64 ncells, const u32* __restrict__ cell_list, const u32* __restrict__ cell_nodes,
-    const double* __restrict__ mats, int mode, const u32* __restrict__ row_ptr,
+    const double* __restrict__ mats, int mode, int packed, const u32* __restrict__ row_ptr,
     const unsigned short* __restrict__ kpos, double* __restrict__ values) {
+    if (packed) {
+        const u64 pairs = ncells * (u64)NPAIRS;
+        for (u64 t = global_thread(); t < pairs; t += grid_threads()) {
+            const u64 kc = t / NPAIRS;
+            int a, b;
+            upper_pair((int)(t - kc * NPAIRS), a, b);
+            const u64 c = cell_list ? (u64)cell_list[kc] : kc;
+            scatter_packed_pair(c, a, b, cell_nodes, mats + c * NDP, mode, row_ptr, kpos, values);
+        }
+        return;
+    }
     const u64 work = ncells * (u64)(NLOC * NLOC);
     for (u64 t = global_thread(); t < work; t += grid_threads()) {
         const u64 kc = t / (NLOC * NLOC);

@@ -13,6 +13,7 @@ use super::timing::{Clock, HostClock, Timing};
 use crate::backend::cuda::bench::timed;
 use crate::backend::cuda::CudaBackend;
 use crate::operator::degree_groups::degree_groups;
+use crate::operator::level::element::packed::Storage;
 use crate::operator::level::full::cuda::DeviceAssembler;
 use crate::operator::level::full::parts::{MultiGpuAssembler, PartsAssembler};
 use crate::operator::level::{Integration, Scatter, Tuning};
@@ -65,7 +66,7 @@ fn cpu_seconds(locals: &[(LocalMatrices, usize)], cap: usize, threads: usize) ->
         }
         let mut clock = HostClock::default();
         clock.start()?;
-        pool.install(|| integrate_cells(local, 0..m))?;
+        pool.install(|| integrate_cells(local, 0..m, Storage::Full))?;
         total += clock.stop()? * *n as f64 / m as f64;
     }
     Ok(total)
@@ -122,8 +123,8 @@ pub fn run_mixed(cfg: &super::hex::HexBenchConfig, degrees: &[usize], be: &CudaB
                 be.synchronize()?;
                 let t0 = Instant::now();
                 asm.integrate_first(be, Integration::Tiled, &counts)?;
-                for ((local, n), &g) in locals.iter().zip(&counts) {
-                    integrate_cells(local, g..*n)?;
+                for (((local, n), &g), part) in locals.iter().zip(&counts).zip(&asm.parts) {
+                    integrate_cells(local, g..*n, part.storage)?;
                 }
                 be.synchronize()?;
                 best = best.min(t0.elapsed().as_secs_f64());
@@ -163,7 +164,7 @@ pub fn run_mixed(cfg: &super::hex::HexBenchConfig, degrees: &[usize], be: &CudaB
         let mut target = asm.csr_target(be, &pattern, Scatter::Colored, Some(&colors))?;
         let assembly = Some(timed(be, cfg.runs, || {
             asm.scheme_matrices_into(be, Integration::Tiled, &mut mats)?;
-            asm.scatter_matrices(be, &mats, &mut target)
+            asm.scatter_matrices(be, &mats, asm.storage(Integration::Tiled), &mut target)
         })?);
         ways.push(MixedWay {
             way: format!("degree {} everywhere", degrees.iter().max().copied().unwrap_or(1)),

@@ -270,6 +270,10 @@ pub struct AssemblyConfig {
     /// Their apply on the nodes (Kronecker products of 1D matrices; default true) or through the
     /// quadrature points (false), where D is one matrix per cell, Gauss rule, p ≤ 2.
     pub cpu_kronecker: Option<bool>,
+    /// Stored element matrices as packed upper triangles (symmetric physics): scheme III's at the
+    /// GPU element level by default, also its summed ones and the CPU element level's with true,
+    /// none with false.
+    pub packed: Option<bool>,
 }
 
 impl AssemblyConfig {
@@ -284,6 +288,7 @@ impl AssemblyConfig {
             cpu_gather: self.cpu_gather,
             cpu_batch_colors: self.cpu_batch_colors,
             cpu_kronecker: self.cpu_kronecker,
+            packed: self.packed,
         }
     }
 }

@@ -157,6 +157,12 @@ pub struct Tuning {
     /// apply on the nodes as a sum of Kronecker products of 1D matrices (default) or, with
     /// `false`, through the quadrature points.
     pub cpu_kronecker: Option<bool>,
+    /// Stored element matrices of symmetric physics as packed upper triangles
+    /// ([`element::packed`]): `None` packs scheme III's at the GPU `element` level (half its
+    /// writes and of the bytes each apply reads) and keeps the rest full (scheme III's matrices
+    /// summed at the full level too: the packed summation was slower); `Some(true)` packs those
+    /// and the CPU `element` level's as well; `Some(false)` keeps every matrix full.
+    pub packed: Option<bool>,
 }
 
 /// Host Robin facet matrices: (cell, global dofs, elem_size² entries).

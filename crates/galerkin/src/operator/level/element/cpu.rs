@@ -2,6 +2,7 @@
 //! (`y = Σ_c R_cᵀ K_c R_c x`), diagonal and per-node blocks available without a global matrix.
 use crate::operator::coloring::{Coloring, SharedMut};
 use crate::operator::integrate::Scratch;
+use crate::operator::level::element::packed::{self, Storage};
 use crate::operator::level::{LevelInput, LevelOperator};
 use crate::operator::restriction::ElementRestriction;
 use crate::backend::{Cpu, LinearOperator};
@@ -12,8 +13,9 @@ use std::sync::Arc;
 /// Stored element matrices of one operator.
 pub struct ElementMatrices {
     pub restriction: ElementRestriction,
-    /// `elem_size²` values per cell, row-major.
+    /// Per cell `elem_size²` values, row-major, or the packed upper triangle (`storage`).
     pub matrices: Vec<f64>,
+    pub storage: Storage,
     pub coloring: Arc<Coloring>,
     ndofs: usize,
 }
@@ -23,11 +25,28 @@ impl ElementMatrices {
         let (integ, coloring) = (input.integ, input.coloring.clone());
         let restriction = ElementRestriction::new(integ.space);
         let nd = restriction.elem_size();
-        let mut matrices = vec![0.0; restriction.ncells * nd * nd];
-        matrices.par_chunks_mut(nd * nd).enumerate().try_for_each_init(Scratch::default, |s, (c, ke)| {
-            integ.element_matrix(c, s, ke)
-        })?;
-        Ok(ElementMatrices { restriction, matrices, coloring, ndofs: integ.space.ndofs() })
+        // The CPU twin of the GPU's packed triangles, where asked for (`packed = true`) and the
+        // physics is symmetric.
+        let storage = if input.tuning.packed == Some(true) && integ.qf.is_symmetric() { Storage::Packed } else { Storage::Full };
+        let mut matrices = vec![0.0; restriction.ncells * storage.doubles(nd)];
+        match storage {
+            Storage::Full => matrices.par_chunks_mut(nd * nd).enumerate().try_for_each_init(Scratch::default, |s, (c, ke)| integ.element_matrix(c, s, ke))?,
+            Storage::Packed => matrices.par_chunks_mut(storage.doubles(nd)).enumerate().try_for_each_init(
+                || (Scratch::default(), vec![0.0; nd * nd]),
+                |(s, ke), (c, kp)| {
+                    integ.element_matrix(c, s, ke)?;
+                    packed::pack_cell(nd, ke, kp);
+                    Ok::<(), Error>(())
+                },
+            )?,
+        }
+        Ok(ElementMatrices { restriction, matrices, storage, coloring, ndofs: integ.space.ndofs() })
+    }
+
+    /// Cell c's stored matrix.
+    fn cell(&self, c: usize) -> &[f64] {
+        let n = self.storage.doubles(self.elem_size());
+        &self.matrices[c * n..(c + 1) * n]
     }
 
     pub fn elem_size(&self) -> usize {
@@ -40,7 +59,7 @@ impl ElementMatrices {
         let mut d = vec![0.0; self.ndofs];
         for c in 0..self.restriction.ncells {
             for i in 0..nd {
-                d[self.restriction.global_dof(c, i)] += self.matrices[c * nd * nd + i * nd + i];
+                d[self.restriction.global_dof(c, i)] += self.cell(c)[self.storage.index(nd, i, i)];
             }
         }
         d
@@ -56,7 +75,7 @@ impl ElementMatrices {
                 let node = r.offsets[c * r.nodes_per_cell + a];
                 for i in 0..n {
                     for j in 0..n {
-                        blocks[node * n * n + i * n + j] += self.matrices[c * nd * nd + (a * n + i) * nd + a * n + j];
+                        blocks[node * n * n + i * n + j] += self.cell(c)[self.storage.index(nd, a * n + i, a * n + j)];
                     }
                 }
             }
@@ -106,10 +125,7 @@ impl LinearOperator<Cpu> for ElementMatrices {
                     let yp = yp;
                     for c in cells.clone() {
                         self.restriction.gather(c, x, xe);
-                        let k = &self.matrices[c * nd * nd..(c + 1) * nd * nd];
-                        for (i, yi) in ye.iter_mut().enumerate() {
-                            *yi = k[i * nd..(i + 1) * nd].iter().zip(xe.iter()).map(|(a, b)| a * b).sum();
-                        }
+                        packed::apply_cell(self.storage, nd, self.cell(c), xe, ye);
                         // SAFETY: blocks of one color share no dof.
                         let global = unsafe { std::slice::from_raw_parts_mut(yp.0, len) };
                         self.restriction.scatter_add(c, ye, global);

@@ -4,6 +4,7 @@ use crate::backend::cuda::kernels::launch;
 use crate::backend::cuda::{CudaBackend, CudaVector};
 use crate::backend::Backend;
 use crate::operator::level::full::cuda::{AssemblyKernels, DeviceAssembler};
+use crate::operator::level::element::packed::Storage;
 use crate::operator::level::{LevelInput, LevelOperator};
 use crate::{Error, Result};
 use cudarc::driver::CudaSlice;
@@ -12,20 +13,26 @@ use cudarc::driver::CudaSlice;
 pub struct DeviceElementMatrices {
     asm: DeviceAssembler,
     kernels: AssemblyKernels,
-    /// `elem_size²` values per cell, row-major.
+    /// Per cell `elem_size²` values, row-major, or the packed upper triangle (`storage`).
     matrices: CudaSlice<f64>,
+    storage: Storage,
 }
 
 impl DeviceElementMatrices {
     pub fn build(be: &CudaBackend, input: &LevelInput) -> Result<Self> {
         let asm = DeviceAssembler::new(be, input.integ, input.boundary, input.tuning)?;
-        let matrices = asm.element_matrices(be)?;
-        Ok(DeviceElementMatrices { kernels: asm.kernels.clone(), asm, matrices })
+        let (matrices, storage) = asm.element_matrices(be)?;
+        Ok(DeviceElementMatrices { kernels: asm.kernels.clone(), asm, matrices, storage })
     }
 
     /// The element matrices on the host (tests compare them with the CPU's).
     pub fn to_host(&self, be: &CudaBackend) -> Result<Vec<f64>> {
-        be.download(&self.matrices)
+        crate::operator::level::full::schemes::full_on_host(be, &self.matrices, self.storage, self.asm.variant.elem_size())
+    }
+
+    /// The kernels' `packed` flag.
+    fn packed(&self) -> i32 {
+        i32::from(self.storage == Storage::Packed)
     }
 
     fn work(&self) -> (u64, u64) {
@@ -44,15 +51,17 @@ impl LevelOperator<CudaBackend> for DeviceElementMatrices {
         if work == 0 {
             return Ok(());
         }
-        launch!(be, &self.kernels.apply, be.grid(work); &nc, &self.asm.cell_nodes, &self.matrices, &x.data, &mut y.data)
+        let packed = self.packed();
+        launch!(be, &self.kernels.apply, be.grid(work); &nc, &self.asm.cell_nodes, &self.matrices, &packed, &x.data, &mut y.data)
     }
     fn node_blocks(&self, be: &CudaBackend) -> Result<CudaVector> {
         let n = self.asm.variant.ncomp;
         let mut blocks = be.zeros(self.asm.ndofs * n)?;
         let nc = self.asm.ncells as u64;
         if nc > 0 {
+            let packed = self.packed();
             launch!(be, &self.kernels.node_blocks, be.grid(nc * self.asm.variant.nloc as u64);
-                &nc, &self.asm.cell_nodes, &self.matrices, &mut blocks.data)?;
+                &nc, &self.asm.cell_nodes, &self.matrices, &packed, &mut blocks.data)?;
         }
         Ok(blocks)
     }
@@ -64,7 +73,7 @@ impl LevelOperator<CudaBackend> for DeviceElementMatrices {
     }
     fn update(&mut self, be: &CudaBackend, input: &LevelInput) -> Result<()> {
         self.asm.update_passive(be, input.integ)?;
-        self.matrices = self.asm.element_matrices(be)?;
+        (self.matrices, self.storage) = self.asm.element_matrices(be)?;
         Ok(())
     }
 }

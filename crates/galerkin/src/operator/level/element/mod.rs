@@ -2,3 +2,4 @@
 //! the GPU ([`cuda`]).
 pub mod cpu;
 pub mod cuda;
+pub mod packed;

@@ -15,6 +15,7 @@ use crate::linalg::CsrMatrix;
 use crate::mesh::{ordering::hilbert_cell_order, Mesh};
 use crate::operator::coloring::cell_colors;
 use crate::operator::level::{BoundaryMatrices, Integration, LevelInput, LevelOperator, Scatter, Tuning};
+use crate::operator::level::element::packed::Storage;
 use crate::operator::ElementIntegrator;
 use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig};
@@ -447,11 +448,11 @@ impl DeviceAssembler {
     pub fn assemble_into(&self, be: &CudaBackend, target: &mut CsrTarget) -> Result<()> {
         let scheme = self.variant.tuning.integration;
         if scheme != Integration::Default {
-            // The seed's way: every element matrix stored, then summed.
-            let nd = self.variant.elem_size();
-            let mut mats = be.alloc::<f64>(self.ncells * nd * nd)?;
+            // The seed's way: every element matrix stored (scheme III's packed), then summed.
+            let storage = self.storage(scheme);
+            let mut mats = be.alloc::<f64>(self.ncells * storage.doubles(self.variant.elem_size()))?;
             self.scheme_matrices_into(be, scheme, &mut mats)?;
-            return self.scatter_matrices(be, &mats, target);
+            return self.scatter_matrices(be, &mats, storage, target);
         }
         be.zero_slice(&mut target.matrix.values)?;
         let CsrTarget { matrix, kpos, colors, scatter, node_cells, patches, .. } = target;
@@ -527,26 +528,36 @@ impl DeviceAssembler {
 
     /// [`Self::element_matrices`] copied to the host (tests compare them with the CPU's).
     pub fn element_matrices_to_host(&self, be: &CudaBackend) -> Result<Vec<f64>> {
-        be.download(&self.element_matrices(be)?)
+        let (k, storage) = self.element_matrices(be)?;
+        super::schemes::full_on_host(be, &k, storage, self.variant.elem_size())
     }
 
-    /// Element matrices of every cell stored on the device (the `element` level), Robin included.
-    pub fn element_matrices(&self, be: &CudaBackend) -> Result<CudaSlice<f64>> {
+    /// Element matrices of every cell stored on the device (the `element` level), Robin included,
+    /// and their layout ([`Self::element_storage`]: scheme III's packed by default).
+    pub fn element_matrices(&self, be: &CudaBackend) -> Result<(CudaSlice<f64>, Storage)> {
         let v = &self.variant;
         let nd = v.elem_size();
-        let mut k = be.alloc::<f64>(self.ncells * nd * nd)?;
-        self.scheme_matrices_into(be, v.tuning.integration, &mut k)?;
+        let storage = self.element_storage(v.tuning.integration);
+        let per_cell = storage.doubles(nd);
+        let mut k = be.alloc::<f64>(self.ncells * per_cell)?;
+        self.matrices_in(be, v.tuning.integration, storage, &mut k)?;
         let (mut idx, mut vals) = (Vec::new(), Vec::new());
         for (c, _, ke) in &self.robin {
-            idx.extend((0..nd * nd).map(|i| (c * nd * nd + i) as u64));
-            vals.extend_from_slice(ke);
+            for r in 0..nd {
+                // A packed triangle takes the Robin terms on and above the diagonal (symmetric).
+                let first = if storage == Storage::Packed { r } else { 0 };
+                for s in first..nd {
+                    idx.push((c * per_cell + storage.index(nd, r, s)) as u64);
+                    vals.push(ke[r * nd + s]);
+                }
+            }
         }
         let n = idx.len() as u64;
         if n > 0 {
             let (idx, vals) = (be.upload(&idx)?, be.upload(&vals)?);
             launch!(be, &self.kernels.add_at, be.grid(n); &n, &idx, &vals, &mut k)?;
         }
-        Ok(k)
+        Ok((k, storage))
     }
 
 }

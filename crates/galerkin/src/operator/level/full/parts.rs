@@ -11,6 +11,7 @@ use crate::backend::cuda::CudaBackend;
 use crate::fe::QuadratureKind;
 use crate::linalg::CsrMatrix;
 use crate::operator::coloring::cell_colors;
+use crate::operator::level::element::packed::Storage;
 use crate::operator::level::{Integration, Scatter, Tuning};
 use crate::operator::ElementIntegrator;
 use crate::physics::PointwisePhysics;
@@ -19,11 +20,13 @@ use crate::{Error, Result};
 use cudarc::driver::CudaSlice;
 use std::time::Instant;
 
-/// One part: its assembler, CSR positions and stored element matrices.
+/// One part: its assembler, CSR positions and stored element matrices (in the layout of the
+/// scheme that last integrated them: scheme III's packed).
 pub struct Part {
     pub asm: DeviceAssembler,
     target: CsrTarget,
     pub mats: CudaSlice<f64>,
+    pub storage: Storage,
 }
 
 impl Part {
@@ -60,7 +63,7 @@ impl PartsAssembler {
             }
             let nd = asm.variant.elem_size();
             let mats = be.alloc::<f64>(space.mesh.num_cells() * nd * nd)?;
-            parts.push(Part { asm, target, mats });
+            parts.push(Part { asm, target, mats, storage: Storage::Full });
         }
         if parts.is_empty() {
             return Err(Error::invalid("a parts assembler needs at least one part"));
@@ -77,6 +80,7 @@ impl PartsAssembler {
     pub fn integrate(&mut self, be: &CudaBackend, scheme: Integration) -> Result<()> {
         for p in &mut self.parts {
             p.asm.scheme_matrices_into(be, scheme, &mut p.mats)?;
+            p.storage = p.asm.storage(scheme);
         }
         Ok(())
     }
@@ -88,6 +92,7 @@ impl PartsAssembler {
         }
         for (p, &n) in self.parts.iter_mut().zip(counts) {
             p.asm.first_matrices_into(be, scheme, n, &mut p.mats)?;
+            p.storage = p.asm.storage(scheme);
         }
         Ok(())
     }
@@ -97,9 +102,9 @@ impl PartsAssembler {
         let (first, rest) = self.parts.split_first_mut().ok_or_else(|| Error::invalid("no parts"))?;
         let t0 = &mut first.target;
         be.zero_slice(&mut t0.matrix.values)?;
-        first.asm.add_matrices(be, &first.mats, &t0.kpos, &t0.colors, self.scatter, &mut t0.matrix.values, &t0.matrix.row_ptr)?;
+        first.asm.add_matrices(be, &first.mats, first.storage, &t0.kpos, &t0.colors, self.scatter, &mut t0.matrix.values, &t0.matrix.row_ptr)?;
         for p in rest {
-            p.asm.add_matrices(be, &p.mats, &p.target.kpos, &p.target.colors, self.scatter, &mut t0.matrix.values, &t0.matrix.row_ptr)?;
+            p.asm.add_matrices(be, &p.mats, p.storage, &p.target.kpos, &p.target.colors, self.scatter, &mut t0.matrix.values, &t0.matrix.row_ptr)?;
         }
         Ok(())
     }

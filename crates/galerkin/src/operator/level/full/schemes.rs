@@ -7,6 +7,7 @@ use super::cuda::{kernel_defines, tables, variant_of, CsrTarget, DeviceAssembler
 use crate::backend::cuda::jit::{self, ASSEMBLY, ELEMENT_SCHEMES};
 use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::CudaBackend;
+use crate::operator::level::element::packed::{self, Storage};
 use crate::operator::level::{Integration, Scatter, Tuning};
 use crate::operator::ElementIntegrator;
 use crate::{Error, Result};
@@ -57,7 +58,8 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// half tile is stored at the round's end, in a write phase of its own); `resident`: a persistent
 /// grid of as many blocks as the device holds at once (SMs × blocks per SM), each looping over
 /// cells, so deferred stores carry into a block's next cell (false: one block per cell, and a
-/// cell's last round's deferred stores are a write phase again). (The seventh round's
+/// cell's last round's deferred stores are a write phase again); `packed`: only the upper
+/// triangle is stored, packed row by row ([`Storage::Packed`], PACKED: half the writes). (The seventh round's
 /// bulk asynchronous writes and prestaging were 4–8 % slower and are gone: BENCHMARKS.md.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
@@ -74,6 +76,7 @@ pub struct TiledConfig {
     pub producers: usize,
     pub defer: u8,
     pub resident: bool,
+    pub packed: bool,
 }
 
 impl Default for TiledConfig {
@@ -82,7 +85,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false }
     }
 }
 
@@ -95,10 +98,19 @@ impl TiledConfig {
     /// Beyond 32 functions (trunk p ≥ 4: one block of 16 warps per SM) on a resident grid, each
     /// block looping over cells (eighth round: p = 4 1.95 ms against 2.00 with a block per cell,
     /// p = 5 5.69 against 5.75). Deferred writes (`defer`) were 6–12 % slower and stay a sweep
-    /// shape.
+    /// shape. The upper triangle only, packed (ninth round: half the bytes written).
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let factors = nloc > 24;
-        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, resident: nloc > 32, ..TiledConfig::default() }
+        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, resident: nloc > 32, packed: true, ..TiledConfig::default() }
+    }
+
+    /// How this shape stores the matrices.
+    pub fn storage(&self) -> Storage {
+        if self.packed {
+            Storage::Packed
+        } else {
+            Storage::Full
+        }
     }
 
     /// The shapes the benchmark sweeps (`bench --hex --tiled-sweep`) for `nloc` functions per
@@ -117,6 +129,7 @@ impl TiledConfig {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
         for c in [
+            TiledConfig { packed: false, ..TiledConfig::for_functions(nloc) },
             t(8, 1, false, false, false),
             t(16, 1, false, true, false),
             t(16, 1, true, true, true),
@@ -161,6 +174,9 @@ impl TiledConfig {
         }
         if self.resident {
             s += " res";
+        }
+        if self.packed {
+            s += " packed";
         }
         if self.min_blocks > 0 {
             s += &format!(" mb{}", self.min_blocks);
@@ -251,6 +267,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("TILED_WARPS={}", l.threads / 32 - cfg.producers),
         format!("PRODUCERS={}", cfg.producers),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
+        format!("PACKED={}", usize::from(cfg.packed)),
         format!("TPW={}", cfg.tiles_per_warp.max(1)),
         format!("MMA_K={}", cfg.mma_k),
         format!("MMA_NATIVE={}", usize::from(cfg.native)),
@@ -266,10 +283,13 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
 }
 
 /// The default tiled shape for `v` where the factor tables have `dims`: [`TiledConfig::for_functions`],
-/// staging from the table where the basis does not split.
+/// staging from the table where the basis does not split; packed only where the tuning says
+/// `packed = true` (what is summed into CSR: the packed summation was slower, ninth round; the
+/// `element` level asks for packed triangles itself, [`DeviceAssembler::element_storage`]).
 fn default_shape(v: &Variant, dims: Option<(usize, usize)>) -> TiledConfig {
     let mut c = TiledConfig::for_functions(v.nloc);
     c.tensor &= dims.is_some();
+    c.packed &= v.tuning.packed == Some(true);
     c
 }
 
@@ -347,8 +367,42 @@ impl DeviceAssembler {
         }
     }
 
-    /// Element matrices of every cell (`elem_size²` each, global orientation) by `scheme`, into
-    /// `out` (length `ncells · elem_size²`). Robin terms are not included.
+    /// How [`Self::scheme_matrices_into`] stores `scheme`'s element matrices here (what the full
+    /// level sums): packed upper triangles for scheme III where the tuning says `packed = true`,
+    /// full otherwise (the packed summation, a pair per thread with its mirrored adds, was slower
+    /// than the full one: p = 5 13.2 against 8.2 ms, ninth round).
+    pub fn storage(&self, scheme: Integration) -> Storage {
+        if scheme == Integration::Tiled {
+            self.tiled_default().storage()
+        } else {
+            Storage::Full
+        }
+    }
+
+    /// How the `element` level keeps `scheme`'s matrices: scheme III's packed (half the bytes
+    /// written, kept and read per apply) unless the tuning says `packed = false`.
+    pub fn element_storage(&self, scheme: Integration) -> Storage {
+        if scheme == Integration::Tiled && self.variant.tuning.packed != Some(false) {
+            Storage::Packed
+        } else {
+            self.storage(scheme)
+        }
+    }
+
+    /// Every cell's element matrices by `scheme` in layout `storage` (scheme III writes either;
+    /// the others full).
+    pub(crate) fn matrices_in(&self, be: &CudaBackend, scheme: Integration, storage: Storage, out: &mut CudaSlice<f64>) -> Result<()> {
+        if storage == self.storage(scheme) {
+            return self.scheme_matrices_into(be, scheme, out);
+        }
+        if scheme != Integration::Tiled {
+            return Err(Error::Unsupported(format!("the {} integration stores full element matrices only", scheme.name())));
+        }
+        self.tiled_matrices_with(be, TiledConfig { packed: storage == Storage::Packed, ..self.tiled_default() }, self.ncells, out)
+    }
+
+    /// Element matrices of every cell (global orientation) by `scheme`, into `out` in the layout
+    /// [`Self::storage`] names (`ncells ·` its doubles per cell). Robin terms are not included.
     pub fn scheme_matrices_into(&self, be: &CudaBackend, scheme: Integration, out: &mut CudaSlice<f64>) -> Result<()> {
         self.first_matrices_into(be, scheme, self.ncells, out)
     }
@@ -358,9 +412,9 @@ impl DeviceAssembler {
         if let Some(why) = self.scheme_unsupported(scheme) {
             return Err(Error::Unsupported(why));
         }
-        let nd = self.variant.elem_size();
-        if ncells > self.ncells || out.len() < ncells * nd * nd {
-            return Err(Error::dim("element matrices buffer", ncells * nd * nd, out.len()));
+        let per_cell = self.storage(scheme).doubles(self.variant.elem_size());
+        if ncells > self.ncells || out.len() < ncells * per_cell {
+            return Err(Error::dim("element matrices buffer", ncells * per_cell, out.len()));
         }
         let nc = ncells as u64;
         if nc == 0 {
@@ -461,9 +515,9 @@ impl DeviceAssembler {
         if let Some(why) = self.scheme_unsupported(Integration::Tiled) {
             return Err(Error::Unsupported(why));
         }
-        let nd = self.variant.elem_size();
-        if ncells > self.ncells || out.len() < ncells * nd * nd {
-            return Err(Error::dim("element matrices buffer", ncells * nd * nd, out.len()));
+        let per_cell = cfg.storage().doubles(self.variant.elem_size());
+        if ncells > self.ncells || out.len() < ncells * per_cell {
+            return Err(Error::dim("element matrices buffer", ncells * per_cell, out.len()));
         }
         if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.defer > 2 || (cfg.defer > 0 && (cfg.tiles_per_warp != 1 || cfg.producers > 0)) {
             return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, 0 to 2 deferred half tiles (one tile per warp, no producers)")));
@@ -479,7 +533,8 @@ impl DeviceAssembler {
         self.launch_tiled(be, &k, cfg, ncells as u64, out, grid)
     }
 
-    /// [`Self::tiled_matrices_with`] for every cell, downloaded (tests of every shape).
+    /// [`Self::tiled_matrices_with`] for every cell, downloaded as full matrices (unpacked where
+    /// the shape packs: tests of every shape).
     pub fn tiled_matrices_to_host(&self, be: &CudaBackend, cfg: TiledConfig) -> Result<Vec<f64>> {
         self.tiled_matrices_to_host_on(be, cfg, None)
     }
@@ -487,28 +542,31 @@ impl DeviceAssembler {
     /// [`Self::tiled_matrices_to_host`] on `grid` blocks where given.
     pub fn tiled_matrices_to_host_on(&self, be: &CudaBackend, cfg: TiledConfig, grid: Option<u64>) -> Result<Vec<f64>> {
         let nd = self.variant.elem_size();
-        let mut out = be.alloc::<f64>(self.ncells * nd * nd)?;
+        let mut out = be.alloc::<f64>(self.ncells * cfg.storage().doubles(nd))?;
         self.tiled_matrices_on(be, cfg, self.ncells, &mut out, grid)?;
-        be.download(&out)
+        full_on_host(be, &out, cfg.storage(), nd)
     }
 
-    /// Sums stored element matrices `mats` into `target`'s values (zeroed first): colour by colour
-    /// with plain adds for [`Scatter::Colored`], atomics otherwise; then the Robin terms.
-    pub fn scatter_matrices(&self, be: &CudaBackend, mats: &CudaSlice<f64>, target: &mut CsrTarget) -> Result<()> {
+    /// Sums stored element matrices `mats` (layout `storage`) into `target`'s values (zeroed
+    /// first): colour by colour with plain adds for [`Scatter::Colored`], atomics otherwise; then
+    /// the Robin terms.
+    pub fn scatter_matrices(&self, be: &CudaBackend, mats: &CudaSlice<f64>, storage: Storage, target: &mut CsrTarget) -> Result<()> {
         be.zero_slice(&mut target.matrix.values)?;
         let CsrTarget { matrix, kpos, colors, scatter, .. } = target;
-        self.add_matrices(be, mats, kpos, colors, *scatter, &mut matrix.values, &matrix.row_ptr)?;
+        self.add_matrices(be, mats, storage, kpos, colors, *scatter, &mut matrix.values, &matrix.row_ptr)?;
         self.add_robin_values(be, target)
     }
 
-    /// Adds stored element matrices `mats` into CSR `values` (rows `row_ptr`) through this
-    /// assembler's positions `kpos` (from its [`CsrTarget`]): colour by colour with plain adds for
-    /// [`Scatter::Colored`] (`colors`), atomics otherwise. No zeroing, no Robin terms: several
-    /// assemblers (cell groups of their own degree) add into one matrix this way.
+    /// Adds stored element matrices `mats` (layout `storage`) into CSR `values` (rows `row_ptr`)
+    /// through this assembler's positions `kpos` (from its [`CsrTarget`]): colour by colour with
+    /// plain adds for [`Scatter::Colored`] (`colors`), atomics otherwise. No zeroing, no Robin
+    /// terms: several assemblers (cell groups of their own degree) add into one matrix this way.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn add_matrices(
         &self,
         be: &CudaBackend,
         mats: &CudaSlice<f64>,
+        storage: Storage,
         kpos: &CudaSlice<u16>,
         colors: &[(usize, CudaSlice<u32>)],
         scatter: Scatter,
@@ -516,26 +574,40 @@ impl DeviceAssembler {
         row_ptr: &CudaSlice<u32>,
     ) -> Result<()> {
         let k = self.scheme_kernels(be)?;
-        let nl = (self.variant.nloc * self.variant.nloc) as u64;
+        let nloc = self.variant.nloc as u64;
+        // Threads per cell: a block per (a, b), or per pair a ≤ b of a packed triangle.
+        let (packed, nl) = match storage {
+            Storage::Full => (0i32, nloc * nloc),
+            Storage::Packed => (1i32, nloc * (nloc + 1) / 2),
+        };
         match scatter {
             Scatter::Colored => {
                 let mode = 1i32;
                 for (n, cells) in colors.iter() {
                     let n = *n as u64;
                     if n > 0 {
-                        launch!(be, &k.scatter, be.grid(n * nl); &n, cells, &self.cell_nodes, mats, &mode, row_ptr, kpos, &mut *values)?;
+                        launch!(be, &k.scatter, be.grid(n * nl); &n, cells, &self.cell_nodes, mats, &mode, &packed, row_ptr, kpos, &mut *values)?;
                     }
                 }
             }
             Scatter::Atomic => {
                 let (mode, n) = (0i32, self.ncells as u64);
                 if n > 0 {
-                    launch!(be, &k.scatter, be.grid(n * nl); &n, &0u64, &self.cell_nodes, mats, &mode, row_ptr, kpos, &mut *values)?;
+                    launch!(be, &k.scatter, be.grid(n * nl); &n, &0u64, &self.cell_nodes, mats, &mode, &packed, row_ptr, kpos, &mut *values)?;
                 }
             }
             other => return Err(Error::Unsupported(format!("summing stored element matrices by the `{}` scatter: use atomic or colored", other.name()))),
         }
         Ok(())
+    }
+}
+
+/// Stored matrices `mats` (layout `storage`, `nd` dofs per cell) downloaded as full matrices.
+pub(crate) fn full_on_host(be: &CudaBackend, mats: &CudaSlice<f64>, storage: Storage, nd: usize) -> Result<Vec<f64>> {
+    let host = be.download(mats)?;
+    match storage {
+        Storage::Full => Ok(host),
+        Storage::Packed => packed::unpack(nd, &host),
     }
 }
 
