@@ -126,10 +126,15 @@ enum Command {
         /// --ceed: the DoF·it/s-against-degree plot (PNG).
         #[arg(long)]
         plot: Option<PathBuf>,
-        /// --ceed: CPU `partial` batches summed per node through a node map instead of the default
-        /// colored scatter (`[assembly] cpu_gather = true`).
-        #[arg(long)]
+        /// --ceed: CPU `partial` batches summed per node through a node map instead of the
+        /// colored scatter (`[assembly] cpu_gather = true`; by default from 8 threads at p ≥ 4,
+        /// and p = 3 with Gauss points).
+        #[arg(long, conflicts_with = "cpu_no_gather")]
         cpu_gather: bool,
+        /// --ceed: CPU `partial` batches always by the colored scatter (`[assembly] cpu_gather =
+        /// false`).
+        #[arg(long)]
+        cpu_no_gather: bool,
         /// --ceed: CPU `partial` batches scattered with their own colors (runs of 1–8 batches
         /// colored by shared nodes) instead of the mesh's cell blocks (`[assembly] cpu_batch_colors
         /// = true`).
@@ -489,7 +494,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
-        Command::Bench { ceed, degrees, tet_degrees, dofs, levels, cpu_max_dofs, assembled_max_dofs, assembled_max_degree, iterations, runs, gpu, json, plot, cpu_gather, cpu_batch_colors, cpu_no_kronecker, .. } if !ceed.is_empty() => {
+        Command::Bench { ceed, degrees, tet_degrees, dofs, levels, cpu_max_dofs, assembled_max_dofs, assembled_max_degree, iterations, runs, gpu, json, plot, cpu_gather, cpu_no_gather, cpu_batch_colors, cpu_no_kronecker, .. } if !ceed.is_empty() => {
             let cfg = galerkin::bench::ceed::CeedConfig {
                 problems: ceed.iter().map(|b| galerkin::bench::ceed::Bp::parse(b)).collect::<galerkin::Result<_>>()?,
                 degrees: parse_degrees(&degrees)?,
@@ -505,7 +510,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 assembled_max_degree,
                 iterations,
                 runs,
-                tuning: galerkin::operator::Tuning { cpu_gather: cpu_gather.then_some(true), cpu_batch_colors: cpu_batch_colors.then_some(true), cpu_kronecker: cpu_no_kronecker.then_some(false), ..Default::default() },
+                tuning: galerkin::operator::Tuning { cpu_gather: if cpu_no_gather { Some(false) } else { cpu_gather.then_some(true) }, cpu_batch_colors: cpu_batch_colors.then_some(true), cpu_kronecker: cpu_no_kronecker.then_some(false), ..Default::default() },
             };
             ceed_bench::run(&cfg, gpu, json, plot)
         }

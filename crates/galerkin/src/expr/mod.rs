@@ -10,6 +10,8 @@ mod cuda;
 mod tape;
 
 pub use compile::Dual3;
+/// Points per pass of a compiled expression's tape ([`Expr::eval_batch`]).
+pub const TAPE_BATCH: usize = tape::BATCH;
 use crate::{Error, Result};
 use compile::Compiled;
 use exmex::prelude::*;
@@ -216,6 +218,40 @@ impl Expr {
             *dk = (self.eval(p, t) - self.eval(m, t)) / (2.0 * h);
         }
         (self.eval(x, t), d)
+    }
+}
+
+thread_local! {
+    /// Per-thread inputs (`x`, `y`, `z`, `t` one after the other) and registers of
+    /// [`Expr::eval_batch`], reused across calls.
+    static VALUE_SCRATCH: std::cell::RefCell<[Vec<f64>; 2]> = const { std::cell::RefCell::new([Vec::new(), Vec::new()]) };
+}
+
+impl Expr {
+    /// Values at many points `xs` and time `t` into `out[j]`: one pass of the tape per 32 points
+    /// when compiled (a load vector's quadrature loop pays the closures' dispatch per point
+    /// otherwise), else point by point.
+    pub fn eval_batch(&self, xs: &[[f64; 3]], t: f64, out: &mut [f64]) {
+        let n = xs.len();
+        assert!(out.len() == n, "eval_batch: {n} points, {} values", out.len());
+        let Some(tape) = &self.inner.tape else {
+            for (x, o) in xs.iter().zip(out.iter_mut()) {
+                *o = self.eval(*x, t);
+            }
+            return;
+        };
+        VALUE_SCRATCH.with(|cell| {
+            let [inputs, regs] = &mut *cell.borrow_mut();
+            inputs.clear();
+            for k in 0..3 {
+                inputs.extend(xs.iter().map(|x| x[k]));
+            }
+            inputs.extend(std::iter::repeat_n(t, n));
+            let (x, rest) = inputs.split_at(n);
+            let (y, rest) = rest.split_at(n);
+            let (z, tt) = rest.split_at(n);
+            tape.eval([x, y, z, tt], out, regs);
+        });
     }
 }
 

@@ -157,35 +157,58 @@ pub fn pattern(space: &FunctionSpace, with_slots: bool) -> Result<(CsrMatrix, Op
     Ok((CsrMatrix { nrows: nn * ncomp, ncols: nn * ncomp, row_ptr, col_idx, values }, slots))
 }
 
-/// Sum per-cell vectors `f(cell, local)` into a global vector (colored, parallel).
+/// Sum per-cell vectors `f(cell, local)` into a global vector (colored, parallel); cells outside
+/// `cells_mask` are skipped.
 pub fn assemble_vector(
     space: &FunctionSpace,
     coloring: &Coloring,
     cells_mask: Option<&[bool]>,
     f: impl Fn(usize, &mut Scratch, &mut [f64]) -> Result<()> + Sync,
 ) -> Result<Vec<f64>> {
+    assemble_vector_groups(space, coloring, 1, |cells, s, be| {
+        let c = cells.start;
+        if cells_mask.is_some_and(|m| !m[c]) {
+            return Ok(false);
+        }
+        f(c, s, be).map(|()| true)
+    })
+}
+
+/// Sum per-cell vectors into a global vector (colored, parallel), `group` consecutive cells of a
+/// block at a time: `f(cells, scratch, local)` adds cell `cells.start + k`'s vector into
+/// `local[k·nd..(k + 1)·nd]` (zeroed before) and says whether there is anything to sum.
+pub fn assemble_vector_groups(
+    space: &FunctionSpace,
+    coloring: &Coloring,
+    group: usize,
+    f: impl Fn(std::ops::Range<usize>, &mut Scratch, &mut [f64]) -> Result<bool> + Sync,
+) -> Result<Vec<f64>> {
     let (n, dm) = (space.ncomp, &space.dofmap);
     let nd = dm.nodes_per_cell * n;
+    let group = group.max(1);
     let mut b = vec![0.0; space.ndofs()];
     let bp = SharedMut(b.as_mut_ptr());
     let len = b.len();
     for color in &coloring.blocks {
         color.par_iter().try_for_each_init(
-            || (Scratch::default(), vec![0.0; nd]),
+            || (Scratch::default(), vec![0.0; nd * group]),
             |(s, be), cells| -> Result<()> {
                 let bp = bp;
-                for c in cells.clone() {
-                    if cells_mask.is_some_and(|m| !m[c]) {
+                for start in cells.clone().step_by(group) {
+                    let part = start..(start + group).min(cells.end);
+                    let local = &mut be[..part.len() * nd];
+                    local.fill(0.0);
+                    if !f(part.clone(), s, local)? {
                         continue;
                     }
-                    be.fill(0.0);
-                    f(c, s, be)?;
                     // SAFETY: blocks of one color share no dof.
                     let global = unsafe { std::slice::from_raw_parts_mut(bp.0, len) };
-                    for (i, &node) in dm.cell(c).iter().enumerate() {
-                        let s = dm.sign(c, i);
-                        for a in 0..n {
-                            global[node * n + a] += s * be[i * n + a];
+                    for (c, be) in part.zip(local.chunks_exact(nd)) {
+                        for (i, &node) in dm.cell(c).iter().enumerate() {
+                            let s = dm.sign(c, i);
+                            for a in 0..n {
+                                global[node * n + a] += s * be[i * n + a];
+                            }
                         }
                     }
                 }

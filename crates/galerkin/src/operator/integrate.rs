@@ -51,6 +51,9 @@ pub struct Scratch {
     e: Vec<f64>,
     f: Vec<f64>,
     xv: Vec<[f64; 3]>,
+    /// Physical points of a group of cells and their weights × |det J| (load vectors).
+    points: Vec<[f64; 3]>,
+    weights: Vec<f64>,
 }
 
 /// Integrates element matrices and vectors of one physics on one space.
@@ -205,24 +208,48 @@ impl<'a> ElementIntegrator<'a> {
         Ok(SourceQuad { rule, tab, geo })
     }
 
-    /// `be += ∫_cell f·v` for cell `c` with a source of `ncomp` components.
-    pub fn add_source(&self, c: usize, f: &VectorFn, quad: &SourceQuad, s: &mut Scratch, be: &mut [f64]) -> Result<()> {
+    /// `out[k·nd ..][(i·n + a)] += ∫_cell f_a φ_i` for the k-th cell of `cells` (nd = nloc·n), with
+    /// the source's `n` components evaluated once for all the cells' points: `eval(points, values)`
+    /// writes component a at point p into `values[a·points.len() + p]` (a compiled expression
+    /// evaluates a whole batch through its tape; see [`Expr::eval_batch`]). Affine cells —
+    /// simplices, and parallelograms and parallelepipeds found by [`affine_jacobian`] — take their
+    /// Jacobian's determinant once.
+    ///
+    /// [`Expr::eval_batch`]: crate::expr::Expr::eval_batch
+    /// [`affine_jacobian`]: super::local_matrix::affine_jacobian
+    pub fn add_sources(&self, cells: std::ops::Range<usize>, eval: &(dyn Fn(&[[f64; 3]], &mut [f64]) + Sync), quad: &SourceQuad, s: &mut Scratch, out: &mut [f64]) -> Result<()> {
         let mesh = &*self.space.mesh;
-        let n = self.space.ncomp;
-        let nloc = quad.tab.ndofs;
-        s.f.resize(n, 0.0);
-        let mut det = 0.0;
-        quad.geo.cell_coords(mesh, c, &mut s.xv);
-        for (q, &wq) in quad.rule.weights.iter().enumerate() {
-            if q == 0 || !quad.geo.affine {
-                det = inverse_jacobian(&quad.geo.jacobian_at(&s.xv, q), mesh.dim)?.1;
+        let (n, dim) = (self.space.ncomp, mesh.dim);
+        let (nloc, nq) = (quad.tab.ndofs, quad.rule.weights.len());
+        let nd = nloc * n;
+        s.points.clear();
+        s.weights.clear();
+        for c in cells.clone() {
+            quad.geo.cell_coords(mesh, c, &mut s.xv);
+            let fixed = if quad.geo.affine { Some(quad.geo.jacobian_at(&s.xv, 0)) } else { super::local_matrix::affine_jacobian(&quad.geo, mesh.cell_type, &s.xv, dim) };
+            let fixed_det = fixed.map(|j| inverse_jacobian(&j, dim).map(|(_, det)| det)).transpose()?;
+            for (q, &wq) in quad.rule.weights.iter().enumerate() {
+                let det = match fixed_det {
+                    Some(d) => d,
+                    None => inverse_jacobian(&quad.geo.jacobian_at(&s.xv, q), dim)?.1,
+                };
+                s.points.push(quad.geo.point_at(&s.xv, q));
+                s.weights.push(wq * det.abs());
             }
-            f(quad.geo.point_at(&s.xv, q), &mut s.f);
-            let w = wq * det.abs();
-            for i in 0..nloc {
-                let phi = quad.tab.values[q * nloc + i] * w;
-                for a in 0..n {
-                    be[i * n + a] += phi * s.f[a];
+        }
+        let np = s.points.len();
+        s.f.resize(np * n, 0.0);
+        eval(&s.points, &mut s.f);
+        for k in 0..cells.len() {
+            let be = &mut out[k * nd..(k + 1) * nd];
+            for q in 0..nq {
+                let p = k * nq + q;
+                let w = s.weights[p];
+                for (i, &v) in quad.tab.values[q * nloc..(q + 1) * nloc].iter().enumerate() {
+                    let phi = v * w;
+                    for a in 0..n {
+                        be[i * n + a] += phi * s.f[a * np + p];
+                    }
                 }
             }
         }

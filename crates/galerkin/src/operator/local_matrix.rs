@@ -8,10 +8,12 @@
 //! from [`Composite::apply`]) with `T` mapping reference to physical field vectors (identity on
 //! values, `J⁻ᵀ` on gradients). This is the same form as [`ElementIntegrator::element_matrix`],
 //! arranged for speed:
-//! - **affine cells with coefficients constant per cell** (simplices): `D̂` is one matrix per cell
-//!   and `Σ_q E_q[r][i] E_q[r'][j]` are reference moments computed once, so the element matrix is a
-//!   contraction of reference tensors with the cell's geometric factors (FFC's tensor
-//!   representation; no quadrature loop, no physical gradients);
+//! - **affine cells with coefficients constant per cell** (simplices, and parallelograms and
+//!   parallelepipeds among quadrilaterals and hexahedra up to [`MOMENTS_MAX_NLOC`] basis functions,
+//!   checked cell by cell): `D̂` is one matrix per cell and `Σ_q E_q[r][i] E_q[r'][j]` are reference
+//!   moments computed once, so the element matrix is a contraction of reference tensors with the
+//!   cell's geometric factors (FFC's tensor representation; no quadrature loop, no physical
+//!   gradients);
 //! - **tensor-product cells** (quadrilaterals, hexahedra) on their Gauss product rule: sum
 //!   factorization ([`super::sumfact`]), one 1D contraction per axis instead of a sum over all
 //!   points for every pair of basis functions;
@@ -27,6 +29,15 @@ use crate::Result;
 /// Sum factorization from this many basis functions per axis (Q2); Q1 takes the quadrature loop.
 pub const SUMFACT_MIN_P1D: usize = 3;
 
+/// Reference moments on cells that are not simplices (used where a cell turns out affine) up to
+/// this many basis functions: Q2 hexahedra, 27² · 9 numbers (52 KB); beyond, the tables outgrow
+/// the caches and sum factorization is cheaper.
+pub const MOMENTS_MAX_NLOC: usize = 27;
+
+/// Relative tolerance of [`affine_jacobian`]: a vertex this close to the affine map's image moves
+/// the element matrix by round-off only.
+const AFFINE_TOL: f64 = 1e-13;
+
 /// Precomputed tables for one integrator.
 pub struct LocalMatrices<'a> {
     integ: &'a ElementIntegrator<'a>,
@@ -38,8 +49,15 @@ pub struct LocalMatrices<'a> {
     has_value: bool,
     /// Field vector length of the QFunction (union layout of [`Composite`]).
     m: usize,
-    /// Affine cells with per-cell coefficients: `mom[(i·nloc + j)·R² + r·R + r']`.
+    /// Affine cells with per-cell coefficients: `mom[(r·R + r')·nloc² + i·nloc + j]` (the pair of
+    /// rows outermost, so the contraction is an axpy over contiguous entries).
     moments: Option<Vec<f64>>,
+    /// Whether every cell is affine (simplices); else [`affine_jacobian`] decides per cell whether
+    /// the moments apply.
+    all_affine: bool,
+    /// One component and a symmetric `D̂`: the moments of a pair r < r' hold `M_rr' + M_r'r`, and
+    /// the contraction reads the pairs r ≤ r' only (6 instead of 9 in 3D).
+    symmetric_scalar: bool,
     /// Tensor-product cells on the Gauss product rule.
     tensor: Option<TensorMatrix>,
     /// `e[(q·R + r)·nloc + j]`: the reference rows at every point (quadrature path).
@@ -86,32 +104,46 @@ impl<'a> LocalMatrices<'a> {
                 }
             }
         }
-        let moments = (integ.geo.affine && integ.passive.per_cell()).then(|| {
-            let rr = nrows * nrows;
-            let mut mom = vec![0.0; nloc * nloc * rr];
+        let all_affine = integ.geo.affine;
+        let symmetric_scalar = ncomp == 1 && integ.qf.is_symmetric();
+        let moments = (integ.passive.per_cell() && (all_affine || nloc <= MOMENTS_MAX_NLOC)).then(|| {
+            let nn = nloc * nloc;
+            let mut mom = vec![0.0; nn * nrows * nrows];
             for (q, &w) in integ.quad.weights.iter().enumerate() {
                 let e = &rows[q * nrows * nloc..(q + 1) * nrows * nloc];
-                for i in 0..nloc {
-                    for j in 0..nloc {
-                        let out = &mut mom[(i * nloc + j) * rr..(i * nloc + j + 1) * rr];
-                        for r in 0..nrows {
+                for r in 0..nrows {
+                    for r2 in 0..nrows {
+                        let out = &mut mom[(r * nrows + r2) * nn..(r * nrows + r2 + 1) * nn];
+                        for i in 0..nloc {
                             let wi = w * e[r * nloc + i];
-                            for r2 in 0..nrows {
-                                out[r * nrows + r2] += wi * e[r2 * nloc + j];
+                            for (o, &ej) in out[i * nloc..(i + 1) * nloc].iter_mut().zip(&e[r2 * nloc..(r2 + 1) * nloc]) {
+                                *o += wi * ej;
                             }
+                        }
+                    }
+                }
+            }
+            if symmetric_scalar {
+                // K = Σ_r D̂_rr M_rr + Σ_{r<r'} D̂_rr' (M_rr' + M_r'r): fold the pairs once.
+                for r in 0..nrows {
+                    for r2 in r + 1..nrows {
+                        let (lo, hi) = mom.split_at_mut((r2 * nrows + r) * nn);
+                        for (a, b) in lo[(r * nrows + r2) * nn..(r * nrows + r2 + 1) * nn].iter_mut().zip(&hi[..nn]) {
+                            *a += b;
                         }
                     }
                 }
             }
             mom
         });
-        let tensor = if moments.is_none() { TensorMatrix::new(integ, has_value, modes.grad, SUMFACT_MIN_P1D) } else { None };
-        LocalMatrices { integ, nloc, ncomp, dim, nrows, has_value, m: modes.size(ncomp, dim), moments, tensor, rows }
+        // Tensor-product cells keep sum factorization for the cells that are not affine.
+        let tensor = if moments.is_none() || !all_affine { TensorMatrix::new(integ, has_value, modes.grad, SUMFACT_MIN_P1D) } else { None };
+        LocalMatrices { integ, nloc, ncomp, dim, nrows, has_value, m: modes.size(ncomp, dim), moments, all_affine, symmetric_scalar, tensor, rows }
     }
 
     /// Which scheme this integrator gets (for reports and tests).
     pub fn scheme(&self) -> &'static str {
-        if self.moments.is_some() {
+        if self.moments.is_some() && self.all_affine {
             "reference tensor"
         } else if self.tensor.is_some() {
             "sum factorization"
@@ -216,30 +248,23 @@ impl<'a> LocalMatrices<'a> {
         let width = n * nr;
         ke[..self.len()].fill(0.0);
         if let Some(mom) = &self.moments {
-            let (inv, det) = inverse_jacobian(&integ.geo.jacobian(mesh, c, 0), self.dim)?;
-            self.pulled_back(c, 0, &inv, det.abs(), s);
-            // Per component pair, K_ab[i][j] = Σ_t D̂_ab[t] mom[i][j][t]: a dense matrix-vector
-            // product over the (r, r') pairs.
-            let rr = nr * nr;
-            s.col.resize(rr, 0.0);
-            for a in 0..n {
-                for b in 0..n {
-                    for r in 0..nr {
-                        for r2 in 0..nr {
-                            s.col[r * nr + r2] = s.dref[(a * nr + r) * width + b * nr + r2];
-                        }
-                    }
-                    let dab = &s.col[..rr];
-                    for i in 0..nloc {
-                        let out = &mut ke[((i * n + a) * n + b) * nloc..((i * n + a) * n + b + 1) * nloc];
-                        for (j, o) in out.iter_mut().enumerate() {
-                            let m = &mom[(i * nloc + j) * rr..(i * nloc + j + 1) * rr];
-                            *o = m.iter().zip(dab).map(|(x, y)| x * y).sum();
-                        }
-                    }
+            let jac = if self.all_affine {
+                Some(integ.geo.jacobian(mesh, c, 0))
+            } else {
+                integ.geo.cell_coords(mesh, c, &mut s.xv);
+                affine_jacobian(&integ.geo, mesh.cell_type, &s.xv, self.dim)
+            };
+            if let Some(jac) = jac {
+                let (inv, det) = inverse_jacobian(&jac, self.dim)?;
+                self.pulled_back(c, 0, &inv, det.abs(), s);
+                self.contract_moments(mom, s, ke);
+                if integ.qf.is_symmetric() {
+                    // The contraction rounds (i, a; j, b) and (j, b; i, a) differently: keep the
+                    // matrix exactly symmetric, as the other schemes do (CG sees it).
+                    mirror_upper(ke, self.ncomp, self.nloc);
                 }
+                return Ok(());
             }
-            return Ok(());
         }
         let nq = integ.quad.len();
         let mut inv_det = None;
@@ -303,6 +328,78 @@ impl<'a> LocalMatrices<'a> {
         }
         Ok(())
     }
+}
+
+impl LocalMatrices<'_> {
+    /// Per component pair, `K_ab[i][j] = Σ_t D̂_ab[t] mom[t][i][j]` over the (r, r') pairs `t`:
+    /// one axpy of the whole reference tensor per pair, into `ke` (zeroed by the caller).
+    fn contract_moments(&self, mom: &[f64], s: &LocalScratch, ke: &mut [f64]) {
+        let (n, nloc, nr) = (self.ncomp, self.nloc, self.nrows);
+        let (width, nn) = (n * nr, nloc * nloc);
+        for a in 0..n {
+            for b in 0..n {
+                // Rows (i, a) and columns (j, b): with one component the block is all of ke.
+                for r in 0..nr {
+                    for r2 in if self.symmetric_scalar { r..nr } else { 0..nr } {
+                        let d = s.dref[(a * nr + r) * width + b * nr + r2];
+                        if d == 0.0 {
+                            continue;
+                        }
+                        let m = &mom[(r * nr + r2) * nn..(r * nr + r2 + 1) * nn];
+                        if n == 1 {
+                            for (o, &x) in ke[..nn].iter_mut().zip(m) {
+                                *o += d * x;
+                            }
+                        } else {
+                            for i in 0..nloc {
+                                let out = &mut ke[((i * n + a) * n + b) * nloc..((i * n + a) * n + b + 1) * nloc];
+                                for (o, &x) in out.iter_mut().zip(&m[i * nloc..(i + 1) * nloc]) {
+                                    *o += d * x;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Copies the upper triangle of an element matrix (rows (i, a), columns (j, b), layout
+/// `ke[((i·n + a)·n + b)·nloc + j]`) onto the lower one.
+fn mirror_upper(ke: &mut [f64], n: usize, nloc: usize) {
+    let at = |i: usize, a: usize, j: usize, b: usize| ((i * n + a) * n + b) * nloc + j;
+    for i in 0..nloc {
+        for a in 0..n {
+            for j in 0..nloc {
+                for b in 0..n {
+                    if (j, b) < (i, a) {
+                        ke[at(i, a, j, b)] = ke[at(j, b, i, a)];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The constant Jacobian of a cell whose geometry map is affine (a parallelogram or a
+/// parallelepiped among quadrilaterals and hexahedra; any simplex), or `None`: the Jacobian at the
+/// first point, accepted when it maps the reference vertices onto the cell's vertices `xv` to
+/// [`AFFINE_TOL`] of the cell's size (a multilinear map that is affine at the vertices is affine).
+pub fn affine_jacobian(geo: &super::geometry::GeometryTab, cell: crate::mesh::CellType, xv: &[[f64; 3]], dim: usize) -> Option<[[f64; 3]; 3]> {
+    let j = geo.jacobian_at(xv, 0);
+    let refv = cell.reference_vertices();
+    let size: f64 = j.iter().flatten().map(|v| v.abs()).sum();
+    let (x0, r0) = (xv[0], refv[0]);
+    for (x, r) in xv.iter().zip(refv).skip(1) {
+        for i in 0..dim {
+            let image = x0[i] + (0..dim).map(|k| j[i][k] * (r[k] - r0[k])).sum::<f64>();
+            if (x[i] - image).abs() > AFFINE_TOL * size {
+                return None;
+            }
+        }
+    }
+    Some(j)
 }
 
 #[cfg(test)]

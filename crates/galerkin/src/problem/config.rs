@@ -263,7 +263,8 @@ pub struct AssemblyConfig {
     /// CPU `partial` on hexahedra (scalar mass/diffusion): cells vectorized in batches of eight
     /// (default true) or one at a time.
     pub cpu_cell_batches: Option<bool>,
-    /// Those batches summed into the result per node (true) or scattered by colors (default).
+    /// Those batches summed into the result per node (true) or scattered by colors (false);
+    /// unset: per node from 8 threads at degree ≥ 4 (degree 3 with Gauss points), else colors.
     pub cpu_gather: Option<bool>,
     /// The scatter's colors: the batches' own (true) or the mesh's cell blocks.
     pub cpu_batch_colors: Option<bool>,

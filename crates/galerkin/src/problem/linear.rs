@@ -5,7 +5,7 @@ use crate::backend::{Cpu, LinearOperator};
 use crate::linalg::CsrMatrix;
 use crate::fe::QuadratureKind;
 use crate::mesh::Mesh;
-use crate::operator::assemble::assemble_vector;
+use crate::operator::assemble::{assemble_vector, assemble_vector_groups};
 use crate::operator::level::BoundaryMatrices;
 use crate::operator::{AssemblyLevel, CellMaterials, Coloring, Constraints, ElementIntegrator, ElementRestriction, FeBackend, FeOperator, FluxFn, LevelInput, PassiveField, Tuning, VectorFn};
 use crate::physics::{Coefficient, PointwisePhysics};
@@ -57,6 +57,10 @@ pub enum BoundaryCondition {
     Robin { on: Vec<Boundary>, alpha: Coefficient, value: FluxFn },
 }
 
+/// Quadrature points per evaluation of a compiled source (cells are grouped to about this many):
+/// two passes of the expression tape.
+const SOURCE_GROUP_POINTS: usize = 2 * crate::expr::TAPE_BATCH;
+
 /// Wrap a scalar function of position as a [`VectorFn`].
 pub fn scalar(f: impl Fn([f64; 3]) -> f64 + Send + Sync + 'static) -> VectorFn {
     Arc::new(move |x, out: &mut [f64]| out[0] = f(x))
@@ -85,7 +89,8 @@ pub struct LinearProblem {
     pub physics: Box<dyn PointwisePhysics>,
     pub source: Option<VectorFn>,
     /// The same source as expressions, one per component, where it came from a problem file: a
-    /// backend with a device integrates the load there from these ([`FeBackend::device_load`]).
+    /// backend with a device integrates the load there from these ([`FeBackend::device_load`]);
+    /// the host evaluates them a batch of points at a time.
     pub source_exprs: Option<Vec<crate::expr::Expr>>,
     pub bcs: Vec<BoundaryCondition>,
     /// Quadrature degree override for volume terms.
@@ -163,9 +168,10 @@ impl LinearProblem {
         self
     }
 
-    /// Volume source f (one value per component).
+    /// Volume source f (one value per component); replaces any [`Self::source_exprs`].
     pub fn source(mut self, f: VectorFn) -> Self {
         self.source = Some(f);
+        self.source_exprs = None;
         self
     }
 
@@ -377,16 +383,40 @@ impl LinearProblem {
         let mut b = vec![0.0; space.ndofs()];
         if let Some(f) = &self.source {
             let quad = integ.source_quadrature()?;
-            b = assemble_vector(space, coloring, None, |c, s, be| integ.add_source(c, f, &quad, s, be))?;
+            let n = space.ncomp;
+            // The problem file's expressions (the same values as `f`) over a whole group of points;
+            // a group with a value that is not finite is evaluated again through `f`, whose checks
+            // report it.
+            let exprs = self.source_exprs.as_deref().filter(|e| e.len() == n && e.iter().all(crate::expr::Expr::is_compiled));
+            let eval = |xs: &[[f64; 3]], out: &mut [f64]| {
+                let np = xs.len();
+                if let Some(exprs) = exprs {
+                    for (e, o) in exprs.iter().zip(out.chunks_exact_mut(np)) {
+                        e.eval_batch(xs, 0.0, o);
+                    }
+                    if out.iter().all(|v| v.is_finite()) {
+                        return;
+                    }
+                }
+                let mut v = vec![0.0; n];
+                for (p, x) in xs.iter().enumerate() {
+                    f(*x, &mut v);
+                    for (a, va) in v.iter().enumerate() {
+                        out[a * np + p] = *va;
+                    }
+                }
+            };
+            let group = SOURCE_GROUP_POINTS.div_ceil(quad.rule.weights.len().max(1));
+            b = assemble_vector_groups(space, coloring, group, |cells, s, be| integ.add_sources(cells, &eval, &quad, s, be).map(|()| true))?;
         }
         // Facet loads are few: group them by cell and reuse the colored vector assembly.
-        let mut per_cell: Vec<Vec<(usize, usize)>> = vec![Vec::new(); ncells];
-        for (i, (facets, _)) in fluxes.iter().enumerate() {
-            for &(c, lf) in facets {
-                per_cell[c].push((i, lf));
-            }
-        }
         if fluxes.iter().any(|f| !f.0.is_empty()) {
+            let mut per_cell: Vec<Vec<(usize, usize)>> = vec![Vec::new(); ncells];
+            for (i, (facets, _)) in fluxes.iter().enumerate() {
+                for &(c, lf) in facets {
+                    per_cell[c].push((i, lf));
+                }
+            }
             let active: Vec<bool> = per_cell.iter().map(|v| !v.is_empty()).collect();
             let bf = assemble_vector(space, coloring, Some(&active), |c, s, be| {
                 for &(i, lf) in &per_cell[c] {

@@ -144,10 +144,12 @@ pub struct Tuning {
     /// CPU `partial` of scalar mass/diffusion on hexahedra: cells vectorized in batches of eight
     /// (default) or, with `false`, one at a time (the scalar path, kept as the reference).
     pub cpu_cell_batches: Option<bool>,
-    /// Those batches' sum into the result: scattered one color of blocks at a time (default) or,
+    /// Those batches' sum into the result: scattered one color of blocks at a time (`false`) or,
     /// with `true`, per node through a node→(cell, node) map (no colors, the threads evenly loaded,
     /// but the batches' results make a round trip through memory: faster on 2–4 threads, slower
-    /// on one — BENCHMARKS.md, issue 11 op7).
+    /// on one — BENCHMARKS.md, issue 11 op7). Unset: the gather form from 8 threads at degree ≥ 4,
+    /// and at degree 3 on a Gauss rule (issue 11 op8/op9), else the colored scatter — the two
+    /// sums agree to round-off, not bit for bit.
     pub cpu_gather: Option<bool>,
     /// The colored scatter with the batches' own colors (runs of one to eight batches colored by
     /// shared nodes: hundreds of runs per color) instead of the mesh's blocks of 64–2048 cells

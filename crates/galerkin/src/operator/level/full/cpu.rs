@@ -97,11 +97,16 @@ pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut C
                             let base = row_ptr[ni * n + ia];
                             for b in 0..n {
                                 let k = &ke[((i * n + ia) * n + b) * npc..((i * n + ia) * n + b + 1) * npc];
-                                for (j, (&r, &v)) in ranks.iter().zip(k).enumerate() {
-                                    let v = if dm.signs.is_some() { si * dm.sign(c, j) * v } else { v };
-                                    // SAFETY: blocks of one color share no node, so no two threads
-                                    // touch the same row.
-                                    unsafe { *vp.0.add(base + r as usize * n + b) += v };
+                                // SAFETY (both loops): blocks of one color share no node, so no
+                                // two threads touch the same row.
+                                if dm.signs.is_some() {
+                                    for (j, (&r, &v)) in ranks.iter().zip(k).enumerate() {
+                                        unsafe { *vp.0.add(base + r as usize * n + b) += si * dm.sign(c, j) * v };
+                                    }
+                                } else {
+                                    for (&r, &v) in ranks.iter().zip(k) {
+                                        unsafe { *vp.0.add(base + r as usize * n + b) += v };
+                                    }
                                 }
                             }
                         }

@@ -185,6 +185,7 @@ impl MatFree {
             let form = match (input.tuning.cpu_gather, input.tuning.cpu_batch_colors) {
                 (Some(true), _) => SumForm::Gather,
                 (_, Some(true)) => SumForm::BatchColors,
+                (None, _) if gather_by_default(h.p, h.collocated, rayon::current_num_threads()) => SumForm::Gather,
                 _ => SumForm::MeshColors,
             };
             op.batch = super::hex_batch::HexBatch::new(h.p, h.q, h.diffusion, h.collocated, [&h.b, &h.d, &op.tables.w], &op.coloring, &op.idx, form);
@@ -788,4 +789,14 @@ impl LevelOperator<Cpu> for MatFree {
         self.passive = input.integ.passive.clone();
         self.setup()
     }
+}
+
+/// Whether the batches are summed by the gather form when the tuning leaves it open: from 8
+/// threads at degree ≥ 4, and at degree 3 on a Gauss rule. There the mesh's colour blocks are too
+/// coarse to keep the threads busy; measured on the H100 host's 16 cores (BENCHMARKS.md, issue 11
+/// op8): BP3 p = 3 / p = 4 1.59 / 1.23 ms gathered against 1.75 / 2.08 ms colored on 16 threads,
+/// 2.42 / 2.09 against 2.57 / 2.29 on 8, while BP5 (collocated) p = 3 loses (0.943 against 0.873
+/// ms) and the colored scatter wins below 8 threads. `p` is nodes per axis (degree + 1).
+fn gather_by_default(p: usize, collocated: bool, threads: usize) -> bool {
+    threads >= 8 && (p >= 5 || (p == 4 && !collocated))
 }
