@@ -9,8 +9,8 @@
 //! values, `J⁻ᵀ` on gradients). This is the same form as [`ElementIntegrator::element_matrix`],
 //! arranged for speed:
 //! - **affine cells with coefficients constant per cell** (simplices, and parallelograms and
-//!   parallelepipeds among quadrilaterals and hexahedra up to [`MOMENTS_MAX_NLOC`] basis functions,
-//!   checked cell by cell): `D̂` is one matrix per cell and `Σ_q E_q[r][i] E_q[r'][j]` are reference
+//!   parallelepipeds among quadrilaterals and hexahedra up to [`MOMENTS_MAX_NLOC`] basis functions
+//!   and one component, checked cell by cell): `D̂` is one matrix per cell and `Σ_q E_q[r][i] E_q[r'][j]` are reference
 //!   moments computed once, so the element matrix is a contraction of reference tensors with the
 //!   cell's geometric factors (FFC's tensor representation; no quadrature loop, no physical
 //!   gradients);
@@ -106,7 +106,9 @@ impl<'a> LocalMatrices<'a> {
         }
         let all_affine = integ.geo.affine;
         let symmetric_scalar = ncomp == 1 && integ.qf.is_symmetric();
-        let moments = (integ.passive.per_cell() && (all_affine || nloc <= MOMENTS_MAX_NLOC)).then(|| {
+        // Tensor cells take the moments for one component only: vector (elasticity) matrices there keep
+        // sum factorization, whose round-off the examples' CG iteration counts were recorded with.
+        let moments = (integ.passive.per_cell() && (all_affine || (ncomp == 1 && nloc <= MOMENTS_MAX_NLOC))).then(|| {
             let nn = nloc * nloc;
             let mut mom = vec![0.0; nn * nrows * nrows];
             for (q, &w) in integ.quad.weights.iter().enumerate() {
