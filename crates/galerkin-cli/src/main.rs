@@ -188,6 +188,10 @@ enum Command {
         /// (multigrid, block-jacobi).
         #[arg(long, default_value = "multigrid")]
         hyper_precond: String,
+        /// --hyperelastic: extra `[loads]` keys of the problem, `;`-separated `key = value`
+        /// (e.g. 'first_halvings = 2; predictor = "secant"'; README, hyperelasticity).
+        #[arg(long, default_value = "")]
+        hyper_loads: String,
         /// --hyperelastic: the law.
         #[arg(long, default_value = "usyk")]
         law: String,
@@ -527,12 +531,13 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             hex_bench::dispatch(&cfg, mixed.as_deref(), multi_gpu, json)
         }
         Command::Bench { hyper_kernel_sweep: true, dofs, degrees, law, runs, .. } => {
-            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs: 0, cpu1_max_dofs: 0, runs, solve_max_dofs: 0, preconditioners: vec!["block-jacobi".into()] };
+            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs: 0, cpu1_max_dofs: 0, runs, solve_max_dofs: 0, preconditioners: vec!["block-jacobi".into()], loads: Vec::new() };
             hyper_bench::sweep(&cfg)
         }
-        Command::Bench { hyperelastic: true, dofs, degrees, law, cpu_max_dofs, cpu1_max_dofs, runs, gpu, json, solve_max_dofs, hyper_precond, .. } => {
+        Command::Bench { hyperelastic: true, dofs, degrees, law, cpu_max_dofs, cpu1_max_dofs, runs, gpu, json, solve_max_dofs, hyper_precond, hyper_loads, .. } => {
             let preconditioners = hyper_precond.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
-            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs, cpu1_max_dofs, runs, solve_max_dofs, preconditioners };
+            let loads = hyper_loads.split(';').map(|kv| kv.trim().to_string()).filter(|kv| !kv.is_empty()).collect();
+            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs, cpu1_max_dofs, runs, solve_max_dofs, preconditioners, loads };
             hyper_bench::run(&cfg, gpu, json)
         }
         Command::Bench { heat: true, dofs, steps, levels, cpu_max_dofs, runs, gpu, json, .. } => {

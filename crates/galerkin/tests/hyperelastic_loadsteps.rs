@@ -113,3 +113,97 @@ fn a_stalled_load_step_is_cut_back_and_converges() {
     let big = u16.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     assert!(big > 1.0 && d <= 1e-7 * big, "cut-back run differs from the 16-step run by {d:.2e} (max {big:.2e})");
 }
+
+/// The beam with `path` (keys of `[loads]`) added to its load table.
+fn beam_path(load: f64, steps: usize, path: &str) -> String {
+    beam(load, steps, 6, 25).replace("cutbacks = 6\n", &format!("cutbacks = 6\n{path}\n"))
+}
+
+/// Newton iterations of a run, its abandoned attempts included, and its cutbacks.
+fn counts(reps: &[LoadStepReport]) -> (usize, usize) {
+    (reps.iter().map(|r| r.all_iterations().count()).sum(), reps.iter().map(|r| r.abandoned.len()).sum())
+}
+
+fn max_diff(u: &[f64], v: &[f64]) -> (f64, f64) {
+    let d = u.iter().zip(v).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    (d, v.iter().fold(0.0f64, |m, x| m.max(x.abs())))
+}
+
+/// The secant predictor on sixteen nominal steps of the stalled beam's load: every step after the
+/// first starts on the chord through the last two converged states, which is closer to the new
+/// equilibrium than the last state (its first ‖R‖ is below the plain start's Δλ‖f‖ at every step
+/// where the path is smooth), so the run takes fewer Newton iterations and reaches the same
+/// displacement; the tolerance of the last step is unchanged.
+#[test]
+fn the_secant_predictor_saves_newton_iterations_on_a_stepped_path() {
+    let (u0, r0) = run(&beam_path(3.2, 16, "")).unwrap();
+    let (u1, r1) = run(&beam_path(3.2, 16, "predictor = \"secant\"")).unwrap();
+    let (n0, n1) = (counts(&r0).0, counts(&r1).0);
+    eprintln!("16 steps: {n0} Newton iterations from the last state, {n1} from the secant");
+    assert!(n1 < n0, "secant predictor: {n1} Newton iterations against {n0} without");
+    let closer = r0.iter().zip(&r1).skip(1).filter(|(a, b)| b.residuals[0] < a.residuals[0]).count();
+    assert!(closer >= r0.len() / 2, "the predicted start had the smaller ‖R‖ in only {closer} of {} steps", r0.len() - 1);
+    // The stopping test stays relative to the plain start's ‖R‖ (the run without the predictor's).
+    let plain = r0.last().unwrap().residuals[0];
+    assert!(*r1.last().unwrap().residuals.last().unwrap() <= 1e-10 * plain * (1.0 + 1e-6));
+    let (d, big) = max_diff(&u1, &u0);
+    assert!(big > 1.0 && d <= 1e-7 * big, "secant run differs by {d:.2e} (max {big:.2e})");
+}
+
+/// Intermediate steps stopped early (`step_rtol = 1e-2`) on the stalled beam (3.2 in one nominal
+/// step, the default path abandons the full load and converges λ = 0.5 then 1): the same load is
+/// carried in fewer Newton and CG iterations (21 and 446 against 23 and 572 when written), to the
+/// 16-step run's displacement, the last step still converged to 10⁻¹⁰; the intermediate step
+/// stopped at ≤ 10⁻² of its first ‖R‖ but not at the final tolerance.
+#[test]
+fn intermediate_steps_stopped_early_save_iterations_on_the_stalled_beam() {
+    let (_, r_def) = run(&beam_path(3.2, 1, "")).unwrap();
+    let (n_def, cut_def) = counts(&r_def);
+    assert!(cut_def > 0, "the default path should abandon the full load (the case this key is for)");
+    let (u, reps) = run(&beam_path(3.2, 1, "step_rtol = 1e-2")).unwrap();
+    let (n, _) = counts(&reps);
+    let cg = |r: &[LoadStepReport]| r.iter().flat_map(|s| s.all_iterations()).map(|i| i.linear_iterations).sum::<usize>();
+    eprintln!("default path: {n_def} Newton / {} CG iterations; step_rtol = 1e-2: {n} / {}", cg(&r_def), cg(&reps));
+    assert!(n < n_def && cg(&reps) < cg(&r_def), "step_rtol: {n} / {} against {n_def} / {}", cg(&reps), cg(&r_def));
+    let last = reps.last().unwrap();
+    assert_eq!(last.load_factor, 1.0);
+    assert!(last.residuals.last().unwrap() / last.residuals[0] <= 1e-10);
+    let loose = reps[..reps.len() - 1].iter().filter(|r| r.residuals.last().unwrap() / r.residuals[0] > 1e-10).count();
+    for r in &reps[..reps.len() - 1] {
+        assert!(r.residuals.last().unwrap() / r.residuals[0] <= 1e-2, "step {}: {:?}", r.step, r.residuals);
+    }
+    assert!(loose > 0, "no intermediate step stopped before the final tolerance");
+    let (u16, _) = run(&beam(3.2, 16, 6, 25)).unwrap();
+    let (d, big) = max_diff(&u, &u16);
+    assert!(big > 1.0 && d <= 1e-7 * big, "step_rtol run differs from the 16-step run by {d:.2e} (max {big:.2e})");
+}
+
+/// `first_halvings` starts at a fraction of the nominal step and the increment doubles after each
+/// converged step (λ = 0.25, 0.75, 1); with `grow_iterations = 1` no step is that easy and the
+/// increment is kept (0.25, 0.5, 0.75, 1); both reach the 16-step run's displacement. Bad values
+/// of the load-path keys are refused naming the key.
+#[test]
+fn the_first_increment_and_its_growth_follow_the_keys() {
+    let lfs = |r: &[LoadStepReport]| r.iter().map(|s| s.load_factor).collect::<Vec<_>>();
+    let (u1, r1) = run(&beam_path(3.2, 1, "first_halvings = 2")).unwrap();
+    assert_eq!(lfs(&r1), [0.25, 0.75, 1.0]);
+    let (u2, r2) = run(&beam_path(3.2, 1, "first_halvings = 2\ngrow_iterations = 1")).unwrap();
+    assert_eq!(lfs(&r2), [0.25, 0.5, 0.75, 1.0]);
+    let (u16, _) = run(&beam(3.2, 16, 6, 25)).unwrap();
+    for u in [&u1, &u2] {
+        let (d, big) = max_diff(u, &u16);
+        assert!(big > 1.0 && d <= 1e-7 * big, "differs from the 16-step run by {d:.2e} (max {big:.2e})");
+    }
+    for bad in ["first_halvings = 7", "grow_iterations = 0", "step_rtol = 1.5", "step_rtol = -1e-3"] {
+        let e = match prepare_text(&beam_path(3.2, 1, bad)) {
+            Ok(_) => panic!("`{bad}` accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(bad.split(' ').next().unwrap()), "`{bad}`: {e}");
+    }
+    let e = match prepare_text(&beam(3.2, 1, 6, 25).replace("max_iter = 25", "max_iter = 25\nmax_rise = 1.0")) {
+        Ok(_) => panic!("max_rise = 1 accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("max_rise"), "{e}");
+}

@@ -40,6 +40,9 @@ pub struct HyperBenchConfig {
     /// The Newton systems' preconditioners, one row each: `multigrid` (geometric, the default)
     /// and/or `block-jacobi`.
     pub preconditioners: Vec<String>,
+    /// Extra `[loads]` keys of the problem, one `key = value` each (`--hyper-loads`): the load
+    /// path of the tenth pass (`first_halvings`, `predictor`, …) for the sizes that need it.
+    pub loads: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -86,7 +89,7 @@ pub struct HyperRow {
     pub skipped: Option<String>,
 }
 
-fn problem(dofs: usize, degree: usize, law: &str, precond: &str) -> Result<String> {
+fn problem(dofs: usize, degree: usize, law: &str, precond: &str, loads: &[String]) -> Result<String> {
     if !matches!(precond, "multigrid" | "block-jacobi") {
         return Err(Error::config("--hyper-precond", format!("unknown preconditioner `{precond}` (multigrid, block-jacobi)")));
     }
@@ -99,8 +102,9 @@ fn problem(dofs: usize, degree: usize, law: &str, precond: &str) -> Result<Strin
     let load = if law == "usyk" { 0.2 } else { 0.3 };
     Ok(format!(
         "[mesh]\ngenerator = \"box\"\nn = [{n}, {n}, {n}]\ncell = \"tetrahedron\"\n[space]\ndegree = {degree}\n[physics]\nkind = \"hyperelasticity\"\nlaw = \"{law}\"\n{params}\n\
-         body_force = [0.0, 0.0, -{load}]\n[[bc]]\ntype = \"dirichlet\"\nboundary = \"xmin\"\nvalue = [0, 0, 0]\n[loads]\nsteps = 1\n\
-         [newton]\nrtol = 1e-8\nforcing = \"eisenstat-walker\"\n[solver]\nmethod = \"cg\"\npreconditioner = \"{precond}\"\nrtol = 1e-8\nmax_iter = 100000\n"
+         body_force = [0.0, 0.0, -{load}]\n[[bc]]\ntype = \"dirichlet\"\nboundary = \"xmin\"\nvalue = [0, 0, 0]\n[loads]\nsteps = 1\n{}\
+         [newton]\nrtol = 1e-8\nforcing = \"eisenstat-walker\"\n[solver]\nmethod = \"cg\"\npreconditioner = \"{precond}\"\nrtol = 1e-8\nmax_iter = 100000\n",
+        loads.iter().map(|kv| format!("{kv}\n")).collect::<String>()
     ))
 }
 
@@ -169,7 +173,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
     for &degree in &cfg.degrees {
         for &dofs in &cfg.dofs {
           for precond in &cfg.preconditioners {
-            let text = problem(dofs, degree, &cfg.law, precond)?;
+            let text = problem(dofs, degree, &cfg.law, precond, &cfg.loads)?;
             let t = Instant::now();
             let (_, prep0) = prepare_text(&text)?;
             let prep_s = t.elapsed().as_secs_f64();
@@ -297,7 +301,7 @@ pub fn floor_bytes(el: &HyperElement, nnz: usize) -> f64 {
 pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emit: impl FnMut(String)) -> Result<()> {
     for &degree in &cfg.degrees {
         for &dofs in &cfg.dofs {
-            let (_, prep) = prepare_text(&problem(dofs, degree, &cfg.law, "block-jacobi")?)?;
+            let (_, prep) = prepare_text(&problem(dofs, degree, &cfg.law, "block-jacobi", &[])?)?;
             let el = &prep.el;
             let nnz = prep.pattern.nnz();
             let floor_s = floor_bytes(el, nnz) / (copy * 1e9);

@@ -40,6 +40,11 @@
 //! steps = 10                  # nominal load steps: λ = 1/steps, 2/steps, … 1
 //! cutbacks = 6                # a failed or stalled step is retried from the last converged state
 //!                             # with half the increment, at most this many halvings deep (0: off)
+//! first_halvings = 0          # start at the nominal increment halved this many times (≤ cutbacks)
+//! grow_iterations = 6         # double a cut increment only after a step of ≤ this many Newton
+//!                             # iterations (default: after every converged step)
+//! predictor = "none"          # "secant": start a step on the chord through the last two converged
+//! step_rtol = 0.0             # steps before λ = 1 stop at this × their first ‖R‖ (0: newton.rtol)
 //! [newton]
 //! rtol = 1e-9
 //! atol = 1e-12
@@ -50,6 +55,7 @@
 //! eta0 = 0.3                  # eisenstat-walker: rtol of an attempt's first solve
 //! eta_rise = 0.9              # eisenstat-walker: the loosest rtol after ‖R‖ rose
 //! resolve_indefinite = false  # CG met negative curvature after a loose step: solve it again to 1e-3
+//! max_rise = 1000.0           # the line search halves a step that raises ‖R‖ more than this many times
 //! [solver]
 //! method = "gmres"            # cg, gmres, bicgstab, direct (CPU)
 //! preconditioner = "block-jacobi"
@@ -203,11 +209,38 @@ pub struct LoadsConfig {
     pub steps: usize,
     #[serde(default = "cutbacks")]
     pub cutbacks: usize,
+    /// Halvings of the nominal increment before the first attempt.
+    #[serde(default)]
+    pub first_halvings: usize,
+    /// Double the increment again only after a step of at most this many Newton iterations.
+    pub grow_iterations: Option<usize>,
+    /// `none` or `secant` (extrapolate from the last two converged steps).
+    #[serde(default)]
+    pub predictor: Predictor,
+    /// Steps before the last stop at this × their first ‖R‖ (0: the final tolerance).
+    #[serde(default)]
+    pub step_rtol: f64,
+}
+
+/// The start of a load step: the last converged state, or the secant through the last two.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Predictor {
+    #[default]
+    None,
+    Secant,
 }
 
 impl Default for LoadsConfig {
     fn default() -> Self {
-        LoadsConfig { steps: 1, cutbacks: cutbacks() }
+        LoadsConfig { steps: 1, cutbacks: cutbacks(), first_halvings: 0, grow_iterations: None, predictor: Predictor::None, step_rtol: 0.0 }
+    }
+}
+
+impl LoadsConfig {
+    /// The Newton loop's [`super::newton::LoadPath`].
+    pub fn path(&self) -> super::newton::LoadPath {
+        super::newton::LoadPath { first_halvings: self.first_halvings, grow_iterations: self.grow_iterations.unwrap_or(usize::MAX), secant: self.predictor == Predictor::Secant, step_rtol: self.step_rtol }
     }
 }
 
@@ -240,11 +273,18 @@ pub struct NewtonConfig {
     /// Solve a loose step again where the iterate it led to has an indefinite Jacobian.
     #[serde(default)]
     pub resolve_indefinite: bool,
+    /// The line search halves a step that raises ‖R‖ more than this many times.
+    #[serde(default = "max_rise")]
+    pub max_rise: f64,
+}
+
+fn max_rise() -> f64 {
+    super::newton::MAX_RESIDUAL_RISE
 }
 
 impl Default for NewtonConfig {
     fn default() -> Self {
-        NewtonConfig { rtol: newton_rtol(), atol: newton_atol(), max_iter: newton_max_iter(), line_search: true, forcing: Default::default(), eta0: ew_eta0(), eta_rise: ew_eta_rise(), resolve_indefinite: false }
+        NewtonConfig { rtol: newton_rtol(), atol: newton_atol(), max_iter: newton_max_iter(), line_search: true, forcing: Default::default(), eta0: ew_eta0(), eta_rise: ew_eta_rise(), resolve_indefinite: false, max_rise: max_rise() }
     }
 }
 
@@ -375,7 +415,19 @@ impl HyperFile {
         if self.loads.cutbacks > 30 {
             return Err(Error::config("loads.cutbacks", format!("at most 30 halvings of a load step, got {}", self.loads.cutbacks)));
         }
+        if self.loads.first_halvings > self.loads.cutbacks {
+            return Err(Error::config("loads.first_halvings", format!("at most `cutbacks` = {}, got {}", self.loads.cutbacks, self.loads.first_halvings)));
+        }
+        if self.loads.grow_iterations == Some(0) {
+            return Err(Error::config("loads.grow_iterations", "must be at least 1 (leave it out to grow after every step)"));
+        }
+        if !(self.loads.step_rtol >= 0.0 && self.loads.step_rtol < 1.0) {
+            return Err(Error::config("loads.step_rtol", format!("must lie in [0, 1), got {}", self.loads.step_rtol)));
+        }
         let n = &self.newton;
+        if !(n.max_rise > 1.0 && n.max_rise.is_finite()) {
+            return Err(Error::config("newton.max_rise", format!("must be a finite number above 1, got {}", n.max_rise)));
+        }
         if !(n.rtol >= 0.0 && n.rtol < 1.0) {
             return Err(Error::config("newton.rtol", format!("must lie in [0, 1), got {}", n.rtol)));
         }

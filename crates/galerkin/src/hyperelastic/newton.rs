@@ -119,6 +119,38 @@ pub struct NewtonOptions {
     /// converged state with half the load increment, at most this many halvings deep (0: fail at
     /// once, as a fixed load stepping does).
     pub max_cutbacks: usize,
+    /// The load path ([`LoadPath`]: first increment, growth, predictor, intermediate tolerance).
+    pub path: LoadPath,
+    /// The most ‖R‖ may grow in one accepted step before the line search halves it
+    /// (`[newton] max_rise`, default [`MAX_RESIDUAL_RISE`]).
+    pub max_rise: f64,
+}
+
+/// How the load factor travels from 0 to 1 (`[loads]` keys; the defaults are the eighth pass's
+/// path: the full nominal increment first, doubling back after every converged step, no
+/// predictor, every step converged to the final tolerance).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadPath {
+    /// Halvings of the nominal increment before the first attempt (`first_halvings`): at 10⁷
+    /// unknowns the benchmark's full load was abandoned at a cost of 40 s before λ = 0.5 converged.
+    pub first_halvings: usize,
+    /// The increment doubles after a converged step only where it took at most this many Newton
+    /// iterations (`grow_iterations`); a harder step keeps the increment. At 10⁷ every doubling
+    /// after an 8–13-iteration step was abandoned again (eighth pass).
+    pub grow_iterations: usize,
+    /// Extrapolate the displacement from the last two converged load steps (`predictor =
+    /// "secant"`) instead of starting from the last one.
+    pub secant: bool,
+    /// Steps before the last (λ < 1) stop at ‖R‖ ≤ this × ‖R₀‖ (`step_rtol`; 0: the final
+    /// tolerance): an intermediate equilibrium of a conservative load only carries the path, its
+    /// last digits are discarded by the next increment.
+    pub step_rtol: f64,
+}
+
+impl Default for LoadPath {
+    fn default() -> Self {
+        LoadPath { first_halvings: 0, grow_iterations: usize::MAX, secant: false, step_rtol: 0.0 }
+    }
 }
 
 impl Default for NewtonOptions {
@@ -135,6 +167,8 @@ impl Default for NewtonOptions {
             precond: LinearPrecond::BlockJacobi,
             krylov: KrylovOptions { rtol: 1e-10, atol: 0.0, max_iter: 5000, restart: 100, progress: false },
             max_cutbacks: DEFAULT_CUTBACKS,
+            path: LoadPath::default(),
+            max_rise: MAX_RESIDUAL_RISE,
         }
     }
 }
@@ -270,7 +304,9 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
     /// Newton at load factor `lf` from `u` (its Dirichlet values already set to `g`): `Ok` with
     /// `u` converged, `Err(Ok(..))` for a failure a smaller load increment may cure (`u` then
     /// holds the last iterate), `Err(Err(..))` for any other error.
-    fn attempt(&mut self, u: &mut B::Vector, lf: f64, g: &[f64]) -> std::result::Result<LoadStepReport, Result<Abandon>> {
+    /// `last`: the step to λ = 1 (`[loads] step_rtol` spares the others); `reference`: ‖R‖ the
+    /// stopping test is relative to where it is not the first iterate's (the secant predictor's).
+    fn attempt(&mut self, u: &mut B::Vector, lf: f64, g: &[f64], last: bool, reference: Option<f64>) -> std::result::Result<LoadStepReport, Result<Abandon>> {
         let (be, ld, opts) = (self.be, self.ld, self.opts);
         let n = self.sys.ndofs();
         let mut rep = LoadStepReport { step: 0, load_factor: lf, residuals: Vec::new(), iterations: Vec::new(), abandoned: Vec::new() };
@@ -284,8 +320,8 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
             rep.residuals.push(rn);
             give_up!("the Dirichlet values of this load factor invert an element (J ≤ 0)");
         }
-        let r0 = rn;
-        let target = opts.atol.max(opts.rtol * r0);
+        let r0 = reference.filter(|r| r.is_finite()).unwrap_or(rn);
+        let target = opts.atol.max(opts.rtol * r0).max(if last { 0.0 } else { opts.path.step_rtol * r0 });
         let mut last_eta: Option<(f64, f64)> = None;
         // The last accepted step, while it may be solved again: its η, and the forcing state and
         // ‖R‖ at the iterate it started from (`self.prev`).
@@ -402,7 +438,7 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
             }
             rep.iterations.push(it);
             let Some(rn_t) = accepted else {
-                give_up!("every step along the Newton direction from ‖R‖ = {rn:.3e} inverts an element (J ≤ 0) or raises ‖R‖ more than {MAX_RESIDUAL_RISE:e} times");
+                give_up!("every step along the Newton direction from ‖R‖ = {rn:.3e} inverts an element (J ≤ 0) or raises ‖R‖ more than {:e} times", opts.max_rise);
             };
             if opts.line_search && step_len < STALL_STEP {
                 if damped == 0 {
@@ -456,7 +492,7 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
             be.copy(u, &mut self.ut)?;
             be.axpy(step_len, &self.du, &mut self.ut)?;
             let rn_t = residual(be, &mut *self.sys, self.ld, &self.ut, lf, &mut self.rt, Some(&mut self.k), &mut self.tmp)?;
-            if rn_t.is_finite() && (!opts.line_search || rn_t <= MAX_RESIDUAL_RISE * rn) {
+            if rn_t.is_finite() && (!opts.line_search || rn_t <= opts.max_rise * rn) {
                 if !opts.line_search || s0 >= 0.0 || tries > 8 {
                     return Ok((step_len, Some(rn_t)));
                 }
@@ -473,6 +509,39 @@ impl<B: SolverBackend, S: HyperSystem<B>> Work<'_, '_, B, S> {
             }
         }
     }
+}
+
+/// `u = mask ⊙ u + g`: the Dirichlet values of the load factor imposed on the state.
+fn impose<B: Backend>(be: &B, ld: &Loading<'_, B>, u: &mut B::Vector, g: &B::Vector, tmp: &mut B::Vector) -> Result<()> {
+    be.pointwise_mult(&ld.mask, u, tmp)?;
+    be.copy(tmp, u)?;
+    be.axpy(1.0, g, u)
+}
+
+/// The secant predictor: `u` (the converged state at λ₁) moved along the path's last chord,
+/// u + (λ − λ₁)/(λ₁ − λ₀) (u − u₀), then the Dirichlet values of λ imposed. Where the extrapolated
+/// state inverts an element the step starts from `u` as without a predictor. Returns ‖R‖ at the
+/// plain start (u with λ's Dirichlet values), the step's reference for its stopping test: the
+/// tolerance stays that of a run without the predictor.
+fn predict<B: SolverBackend, S: HyperSystem<B>>(be: &B, w: &mut Work<'_, '_, B, S>, ld: &Loading<'_, B>, u: &mut B::Vector, u0: &B::Vector, (l0, l1, lf): (f64, f64, f64), g: &B::Vector) -> Result<f64> {
+    be.copy(u, &mut w.du)?;
+    impose(be, ld, &mut w.du, g, &mut w.tmp)?;
+    let plain = residual(be, &mut *w.sys, ld, &w.du, lf, &mut w.rt, None, &mut w.tmp)?;
+    let s = (lf - l1) / (l1 - l0);
+    be.copy(u, &mut w.ut)?;
+    be.axpy(s, u, &mut w.ut)?;
+    be.axpy(-s, u0, &mut w.ut)?;
+    impose(be, ld, &mut w.ut, g, &mut w.tmp)?;
+    let rn = residual(be, &mut *w.sys, ld, &w.ut, lf, &mut w.rt, None, &mut w.tmp)?;
+    if rn.is_finite() {
+        std::mem::swap(u, &mut w.ut);
+    } else {
+        if w.trace {
+            eprintln!("newton: the secant predictor to λ = {lf} inverts an element; starting from λ = {l1}");
+        }
+        impose(be, ld, u, g, &mut w.tmp)?;
+    }
+    Ok(plain)
 }
 
 /// Runs the load steps 1/`steps`, 2/`steps`, … 1 from `u` (overwritten with the final state);
@@ -521,8 +590,12 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
     };
     let mut saved = be.zeros(n)?;
     be.copy(u, &mut saved)?;
+    // The converged state before `saved` and its load factor (the secant predictor's other point).
+    let mut before = be.zeros(n)?;
+    be.copy(u, &mut before)?;
+    let mut done_before: Option<f64> = None;
     let nominal = 1.0 / steps as f64;
-    let (mut done, mut depth) = (0.0f64, 0usize);
+    let (mut done, mut depth) = (0.0f64, opts.path.first_halvings.min(opts.max_cutbacks));
     let mut abandoned = Vec::new();
     let mut reports = Vec::with_capacity(steps);
     while done < 1.0 {
@@ -532,22 +605,30 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
         if lf > 1.0 - 1e-12 {
             lf = 1.0;
         }
-        // u = mask ⊙ u + λ g
-        be.pointwise_mult(&ld.mask, u, &mut w.tmp)?;
-        be.copy(&w.tmp, u)?;
         let g_host = (ld.dirichlet)(lf);
         let g = be.from_host(&g_host)?;
-        be.axpy(1.0, &g, u)?;
-        match w.attempt(u, lf, &g_host) {
+        let reference = match done_before.filter(|_| opts.path.secant) {
+            Some(lb) => Some(predict(be, &mut w, ld, u, &before, (lb, done, lf), &g)?),
+            None => {
+                impose(be, ld, u, &g, &mut w.tmp)?;
+                None
+            }
+        };
+        match w.attempt(u, lf, &g_host, lf >= 1.0, reference) {
             Ok(mut rep) => {
                 rep.step = reports.len() + 1;
                 rep.abandoned = std::mem::take(&mut abandoned);
                 on_step(&rep, u)?;
+                let easy = rep.iterations.len() <= opts.path.grow_iterations;
                 reports.push(rep);
+                std::mem::swap(&mut before, &mut saved);
+                done_before = Some(done);
                 done = lf;
                 be.copy(u, &mut saved)?;
                 w.first.valid = false;
-                depth = depth.saturating_sub(1);
+                if easy {
+                    depth = depth.saturating_sub(1);
+                }
             }
             Err(Err(e)) => return Err(e),
             Err(Ok(Abandon { why, rep })) => {

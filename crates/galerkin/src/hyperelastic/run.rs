@@ -190,6 +190,8 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
         precond: f.solver.preconditioner,
         krylov: KrylovOptions { rtol: f.solver.rtol, atol: 0.0, max_iter: f.solver.max_iter, restart: f.solver.restart, progress: false },
         max_cutbacks: f.loads.cutbacks,
+        path: f.loads.path(),
+        max_rise: f.newton.max_rise,
     };
     Ok(Prepared { el, pattern, dead, mask, dirichlet, pressure, options, notes })
 }
