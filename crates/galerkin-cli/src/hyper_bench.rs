@@ -8,6 +8,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin
     let device = crate::gpu_with_banner(gpu)?;
     say!("law {}: clamped cube of P_k tetrahedra, dead body force, 1 nominal load step (halved and retried where it fails or stalls) of inexact Newton (Eisenstat–Walker) + CG with --hyper-precond (rtol ≥ 1e-8){};", cfg.law, if cfg.loads.is_empty() { String::new() } else { format!("; [loads] {}", cfg.loads.join(", ")) });
     say!("assembly: residual + Jacobian at the converged state, median of {} runs (spread (max − min)/median); floor: the GPU Jacobian assembly's bytes at the copy bandwidth", cfg.runs);
+    say!("quadrature: {} (physics.quadrature)", cfg.quadrature.as_deref().unwrap_or("full"));
     say!(
         "{:<7} {:>2} {:>10} {:>9} {:>11} {:>9} {:>7} {:>9} {:>9} {:>6} {:>7} {:>9} {:>9} {:>7} {:>7}",
         "dev", "k", "dofs", "cells", "nnz", "asm s", "spread", "res s", "solve s", "CG its", "Newton", "run s", "s/step", "GB/s", "×floor"

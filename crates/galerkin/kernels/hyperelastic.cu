@@ -307,9 +307,9 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_
 #define TC_NT ((TC_NCOL + 7) / 8)
 #define TC_YS (((8 * TC_NT + 11) / 16) * 16 + 4)  // ≡ 4 (mod 16): conflict-free B-fragment loads
 #define TC_PT 59                                     // point record: form (22) | F | S | U | V | w
-#if NQ * TC_PT < NLOC * TC_NCOL
-#error "the staged scatter keeps the element matrix's upper blocks in the point records"
-#endif
+// The point records' space, reused by the staged scatter for the element matrix's upper blocks
+// (NLOC × 6·NLOC): the larger of the two (a rule of few points, e.g. 4 at P2, needs the blocks').
+#define TC_REC (NQ * TC_PT > NLOC * TC_NCOL ? NQ * TC_PT : NLOC * TC_NCOL)
 
 // D (16 × 8) += A (16 × 4) · B (4 × 8), FP64 tensor cores; lane (g, t) = (lane/4, lane%4) holds
 // a0 = A[g][t], a1 = A[g + 8][t], b0 = B[t][g], d[e] = D[g + 8(e/2)][2t + e%2].
@@ -342,7 +342,7 @@ __device__ __forceinline__ int hk_pab(int a, int b) { return a * (5 - a) / 2 + b
 extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
     __shared__ HkCell s_cell[WPB];
     __shared__ double s_g[WPB][NQ][NLOC][3];
-    __shared__ double s_pt[WPB][NQ][TC_PT];
+    __shared__ double s_pt[WPB][TC_REC];
     __shared__ double s_y[WPB][3 * QC][TC_YS];
     const double* gref = tab;
     const double* ggeo = tab + NQ * NLOC * 3;
@@ -367,7 +367,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
     for (int q = lane; q < NQ; q += 32) {
         double f[3][3], s[3][3];
         hk_deformation(s_cell[wp].rot, s_cell[wp].u, s_g[wp][q], f);
-        double* pt = s_pt[wp][q];
+        double* pt = &s_pt[wp][q * TC_PT];
         hl_point(prm, f, s, pt);
 #pragma unroll
         for (int a = 0; a < 3; ++a)
@@ -387,7 +387,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
         const int j = k / 3, b = k % 3;
         double acc = 0.0;
         for (int q = 0; q < NQ; ++q) {
-            const double* pt = s_pt[wp][q];
+            const double* pt = &s_pt[wp][q * TC_PT];
             const double* g = s_g[wp][q][j];
             double y = 0.0;
 #pragma unroll
@@ -414,7 +414,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
         for (int it = lane; it < nq * 18; it += 32) {
             const int t = it / 18, A = (it % 18) / 6, p = it % 6;
             const int a = hk_pa(p), b = hk_pb(p);
-            const double* pt = s_pt[wp][q0 + t];
+            const double* pt = &s_pt[wp][(q0 + t) * TC_PT];
             const double* x = pt;
             const double* f = pt + 22;
             const double* sm = pt + 31;
@@ -486,7 +486,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
     // add consecutive columns of one CSR row (the 3 components of a column node contiguous, the
     // column nodes within one row of ≈ 100 entries): each warp-wide atomic add touches one or two
     // rows instead of 16.
-    double* st = &s_pt[wp][0][0];
+    double* st = s_pt[wp];
 #pragma unroll
     for (int nt = 0; nt < TC_NT; ++nt)
 #pragma unroll

@@ -116,6 +116,31 @@ fn state(space: &FunctionSpace) -> Vec<f64> {
     })
 }
 
+/// max |K − central differences of the residual| / max |K| over every column of `asm` at `u`.
+fn fd_jacobian_error(asm: &CpuHyper, u: &[f64]) -> f64 {
+    let nd = asm.el.space.ndofs();
+    let mut k = asm.matrix();
+    let mut r = vec![0.0; nd];
+    asm.assemble(u, &mut r, Some(&mut k)).unwrap();
+    let dense = k.to_dense();
+    let scale = dense.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let h = 1e-6;
+    let (mut rp, mut rm) = (vec![0.0; nd], vec![0.0; nd]);
+    let mut worst: f64 = 0.0;
+    for d in 0..nd {
+        let (mut up, mut um) = (u.to_vec(), u.to_vec());
+        up[d] += h;
+        um[d] -= h;
+        asm.assemble(&up, &mut rp, None).unwrap();
+        asm.assemble(&um, &mut rm, None).unwrap();
+        for row in 0..nd {
+            let fd = (rp[row] - rm[row]) / (2.0 * h);
+            worst = worst.max((fd - dense[row * nd + d]).abs() / scale);
+        }
+    }
+    worst
+}
+
 /// K equals central differences of the residual, column by column, relative 1e-6, for every law
 /// on P1 and P2 tetrahedra and Q1 hexahedra.
 #[test]
@@ -123,30 +148,59 @@ fn jacobian_equals_finite_differences_of_the_residual() {
     for law in laws() {
         for (cell, n, degree) in [(CellType::Tetrahedron, [2, 1, 1], 1), (CellType::Tetrahedron, [1, 1, 1], 2), (CellType::Hexahedron, [2, 1, 2], 1)] {
             let asm = CpuHyper::new(element(cell, n, degree, law)).unwrap();
-            let space = asm.el.space.clone();
-            let u = state(&space);
-            let nd = space.ndofs();
-            let mut k = asm.matrix();
-            let mut r = vec![0.0; nd];
-            asm.assemble(&u, &mut r, Some(&mut k)).unwrap();
-            let dense = k.to_dense();
-            let scale = dense.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            let h = 1e-6;
-            let (mut rp, mut rm) = (vec![0.0; nd], vec![0.0; nd]);
-            let mut worst: f64 = 0.0;
-            for d in 0..nd {
-                let (mut up, mut um) = (u.clone(), u.clone());
-                up[d] += h;
-                um[d] -= h;
-                asm.assemble(&up, &mut rp, None).unwrap();
-                asm.assemble(&um, &mut rm, None).unwrap();
-                for row in 0..nd {
-                    let fd = (rp[row] - rm[row]) / (2.0 * h);
-                    worst = worst.max((fd - dense[row * nd + d]).abs() / scale);
-                }
-            }
+            let u = state(&asm.el.space);
+            let worst = fd_jacobian_error(&asm, &u);
             assert!(worst < 1e-6, "{law:?} {cell:?} P{degree}: |K − FD| / max|K| = {worst:.2e}");
         }
+    }
+}
+
+/// The stiffness rule (`physics.quadrature = "stiffness"`, degree 2(k−1): 4 points at P2, 1 at
+/// P1): at u = 0 (ℂ constant per cell) its Jacobian equals the full rule's to round-off (exact for
+/// the affine small-strain stiffness) while at a deformed P2 state the two differ (so the rule is in
+/// use); its Jacobian is the derivative of its residual for every law; Newton on the beam with it
+/// stays quadratic.
+#[test]
+fn stiffness_rule_is_exact_at_small_strain_and_consistent() {
+    use galerkin::hyperelastic::element::stiffness_quadrature_degree;
+    for law in laws() {
+        for (degree, points) in [(1, 1), (2, 4)] {
+            let full = element(CellType::Tetrahedron, [1, 1, 1], degree, law);
+            let space = full.space.clone();
+            let st = HyperElement::with_degree(space.clone(), law, full.frames.clone(), Some(stiffness_quadrature_degree(&space))).unwrap();
+            assert_eq!(st.quad.len(), points);
+            let (full, st) = (CpuHyper::new(full).unwrap(), CpuHyper::new(st).unwrap());
+            let nd = space.ndofs();
+            let jac = |asm: &CpuHyper, u: &[f64]| {
+                let mut k = asm.matrix();
+                asm.assemble(u, &mut vec![0.0; nd], Some(&mut k)).unwrap();
+                k.values
+            };
+            let (k0f, k0s) = (jac(&full, &vec![0.0; nd]), jac(&st, &vec![0.0; nd]));
+            let big = k0f.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let d0 = k0f.iter().zip(&k0s).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            assert!(d0 < 1e-12 * big, "{law:?} P{degree}: the stiffness rule at u = 0 differs by {d0:.2e} (max {big:.2e})");
+            let u = state(&space);
+            if degree == 2 {
+                // (P1: F is constant per cell, so every rule gives the same integrals.)
+                let d1 = jac(&full, &u).iter().zip(&jac(&st, &u)).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+                assert!(d1 > 1e-6 * big, "{law:?} P{degree}: the rules agree at a deformed state ({d1:.2e}): is the stiffness rule used?");
+            }
+            let worst = fd_jacobian_error(&st, &u);
+            assert!(worst < 1e-6, "{law:?} P{degree}, stiffness rule: |K − FD| / max|K| = {worst:.2e}");
+        }
+    }
+    for law in ["svk", "neo-hookean"] {
+        // The beam on P2 tetrahedra (the rule applies to simplices).
+        let text = beam(law, 0.03, 2)
+            .replace("cell = \"hexahedron\"", "cell = \"tetrahedron\"\n[space]\ndegree = 2")
+            .replace(&format!("law = \"{law}\""), &format!("law = \"{law}\"\nquadrature = \"stiffness\""));
+        let (_, mut prep) = prepare_text(&text).unwrap();
+        assert_eq!(prep.el.quad.len(), 4, "{law}: the key selects the rule");
+        let mut sys = cpu_system(&prep).unwrap();
+        let (_, reps, _) = solve_on(&Cpu, &mut sys, &mut prep, 2).unwrap();
+        // (P2 tetrahedra: more unknowns, a higher round-off level of ‖R‖ than the Q1 beam's)
+        assert_quadratic(law, &reps, 1e-11);
     }
 }
 
@@ -211,6 +265,20 @@ fn beam(law: &str, load: f64, steps: usize) -> String {
     hyper_common::beam_head(law, load) + &BEAM_TAIL.replace("STEPS", &steps.to_string())
 }
 
+/// Every load step's residual history has iterates in the quadratic range (ρ_k ≤ 10⁻², ρ_{k+1}
+/// above the round-off level `floor`), each with ρ_{k+1} ≤ 10 ρ_k², and ends at ρ ≤ 10⁻¹¹.
+fn assert_quadratic(law: &str, reps: &[LoadStepReport], floor: f64) {
+    for rep in reps {
+        let rho: Vec<f64> = rep.residuals.iter().map(|r| r / rep.residuals[0]).collect();
+        let pairs: Vec<(f64, f64)> = rho.windows(2).map(|w| (w[0], w[1])).filter(|&(a, b)| a <= 1e-2 && b > floor).collect();
+        assert!(!pairs.is_empty(), "{law} step {}: no iterates in the quadratic range: {rho:?}", rep.step);
+        for (a, b) in pairs {
+            assert!(b <= 10.0 * a * a, "{law} step {}: ρ {a:.3e} -> {b:.3e} is not quadratic ({rho:?})", rep.step);
+        }
+        assert!(*rho.last().unwrap() <= 1e-11, "{law} step {}: ends at ρ {:.3e}", rep.step, rho.last().unwrap());
+    }
+}
+
 /// Near the solution the residual falls quadratically: with ρ_k = ‖R_k‖/‖R_0‖, every pair of
 /// iterates past ρ_k ≤ 10⁻² and above round-off (ρ_{k+1} > 10⁻¹²) has ρ_{k+1} ≤ 10 ρ_k² (a
 /// linearly converging Newton — a wrong Jacobian — fails this at once), and there are such pairs.
@@ -222,15 +290,7 @@ fn newton_converges_quadratically() {
         let (u, reps, _) = solve_on(&Cpu, &mut sys, &mut prep, 2).unwrap();
         let tip = u.iter().skip(2).step_by(3).fold(0.0f64, |m, v| m.min(*v));
         assert!(tip < -0.3, "{law}: the beam should bend visibly, tip {tip}");
-        for rep in &reps {
-            let rho: Vec<f64> = rep.residuals.iter().map(|r| r / rep.residuals[0]).collect();
-            let pairs: Vec<(f64, f64)> = rho.windows(2).map(|w| (w[0], w[1])).filter(|&(a, b)| a <= 1e-2 && b > 1e-12).collect();
-            assert!(!pairs.is_empty(), "{law} step {}: no iterates in the quadratic range: {rho:?}", rep.step);
-            for (a, b) in pairs {
-                assert!(b <= 10.0 * a * a, "{law} step {}: ρ {a:.3e} -> {b:.3e} is not quadratic ({rho:?})", rep.step);
-            }
-            assert!(*rho.last().unwrap() <= 1e-11);
-        }
+        assert_quadratic(law, &reps, 1e-12);
     }
 }
 
@@ -448,6 +508,7 @@ fn bad_input_is_refused_by_key() {
         (good.replace("[mesh]", "[shell]\ninner = 1.0\nouter = 2.0\ntheta = [10.0, 90.0]\nphi = [0.0, 90.0]\nn = [1, 1, 1]\n[mesh]"), "shell"),
         (good.replace("law = \"svk\"", "law = \"mooney\""), "physics.law"),
         (good.replace("atol = 1e-14", "atol = 1e-14\nforcing = \"sometimes\""), "newton.forcing"),
+        (good.replace("mu = 4.0", "mu = 4.0\nquadrature = \"half\""), "physics.quadrature"),
     ];
     for (text, key) in cases {
         match prepare_text(&text) {

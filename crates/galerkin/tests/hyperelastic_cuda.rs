@@ -23,6 +23,24 @@ fn rel(a: &[f64], b: &[f64]) -> f64 {
     d / b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300)
 }
 
+/// One parameter set of every law.
+fn laws() -> [Law; 3] {
+    [
+        Law::Svk { lambda: 1.3, mu: 0.7 },
+        Law::NeoHookean { lambda: 2.1, mu: 0.9 },
+        Law::Usyk { c: 0.876, bf: 18.48, bt: 3.58, bfs: 1.627, kappa: 50.0 },
+    ]
+}
+
+/// A smooth, moderate 3D displacement (no inversion).
+fn state(space: &FunctionSpace) -> Vec<f64> {
+    space.interpolate(|x, v| {
+        v[0] = 0.08 * (2.0 * x[1]).sin() + 0.05 * x[0] * x[2];
+        v[1] = -0.06 * x[0] * x[1];
+        v[2] = 0.07 * x[0] * x[0] - 0.03 * x[1];
+    })
+}
+
 /// The GPU residual and Jacobian of `el` at `u` against the CPU's, to 1e-12 (`what` names the case).
 /// Returns the GPU system, the state on the device and the CPU's residual and Jacobian values.
 fn gpu_equals_cpu(be: &CudaBackend, el: HyperElement, u: &[f64], what: &str) -> (GpuHyper, galerkin::backend::cuda::CudaVector, Vec<f64>, Vec<f64>) {
@@ -58,22 +76,13 @@ fn variant_equals_cpu(be: &CudaBackend, el: HyperElement, sc: Option<Scheme>, ex
 #[test]
 fn gpu_residual_and_jacobian_equal_the_cpu() {
     let Some(be) = gpu() else { return };
-    let laws = [
-        Law::Svk { lambda: 1.3, mu: 0.7 },
-        Law::NeoHookean { lambda: 2.1, mu: 0.9 },
-        Law::Usyk { c: 0.876, bf: 18.48, bt: 3.58, bfs: 1.627, kappa: 50.0 },
-    ];
-    for law in laws {
+    for law in laws() {
         for (cell, degree) in [(CellType::Tetrahedron, 1), (CellType::Tetrahedron, 2), (CellType::Hexahedron, 1), (CellType::Hexahedron, 2)] {
             let mesh = Arc::new(box_mesh(3, 2, 2, [0.0; 3], [1.0, 0.8, 1.2], cell).unwrap());
             let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 3).unwrap());
             let frames = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre([1.0, 0.2 * (c % 4) as f64, 0.3]).unwrap()).collect() } else { Vec::new() };
             let el = HyperElement::new(space.clone(), law, frames).unwrap();
-            let u = space.interpolate(|x, v| {
-                v[0] = 0.08 * (2.0 * x[1]).sin() + 0.05 * x[0] * x[2];
-                v[1] = -0.06 * x[0] * x[1];
-                v[2] = 0.07 * x[0] * x[0] - 0.03 * x[1];
-            });
+            let u = state(&space);
             // Tetrahedra: both schemes (the tensor-core one on devices of compute capability ≥ 8.0,
             // the default there), the tensor-core one in its standard shape, two others, with the
             // fifth pass's fragment scatter and with a register cap; the default below.
@@ -106,16 +115,42 @@ fn gpu_residual_and_jacobian_equal_the_cpu() {
     }
 }
 
+/// The stiffness rule (`physics.quadrature = "stiffness"`: 1 point at P1, 4 at P2) on tetrahedra:
+/// both schemes equal the CPU, the tensor-core one in its standard shape (its staged scatter then
+/// keeps the element matrix in a record space larger than the points' records) and with all
+/// points in one chunk, one and two warps per block.
+#[test]
+fn gpu_stiffness_rule_equals_the_cpu() {
+    let Some(be) = gpu() else { return };
+    let cc = be.device().compute_capability;
+    for law in laws() {
+        for degree in [1, 2] {
+            let mesh = Arc::new(box_mesh(3, 2, 2, [0.0; 3], [1.0, 0.8, 1.2], CellType::Tetrahedron).unwrap());
+            let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 3).unwrap());
+            let frames: Vec<_> = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre([1.0, 0.2 * (c % 4) as f64, 0.3]).unwrap()).collect() } else { Vec::new() };
+            let q = Some(galerkin::hyperelastic::element::stiffness_quadrature_degree(&space));
+            let mk = || HyperElement::with_degree(space.clone(), law, frames.clone(), q).unwrap();
+            let el = mk();
+            assert_eq!(el.quad.len(), if degree == 2 { 4 } else { 1 });
+            let u = state(&space);
+            let what = format!("stiffness rule {law:?} P{degree}");
+            scheme_equals_cpu(&be, mk(), Some(Scheme::Pairs(shape(&el).unwrap())), &u, &what);
+            gpu_equals_cpu(&be, mk(), &u, &what);
+            if tc_applies(&el, cc) {
+                scheme_equals_cpu(&be, mk(), Some(tc_default(&el)), &u, &what);
+                for wpb in [1, 2] {
+                    scheme_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb, qc: el.quad.len() }), &u, &what);
+                }
+            }
+        }
+    }
+}
+
 /// Plane strain: the GPU kernel's DIM = 2 variant equals the CPU (every law, every 2D element).
 #[test]
 fn gpu_plane_strain_residual_and_jacobian_equal_the_cpu() {
     let Some(be) = gpu() else { return };
-    let laws = [
-        Law::Svk { lambda: 1.3, mu: 0.7 },
-        Law::NeoHookean { lambda: 2.1, mu: 0.9 },
-        Law::Usyk { c: 0.876, bf: 18.48, bt: 3.58, bfs: 1.627, kappa: 50.0 },
-    ];
-    for law in laws {
+    for law in laws() {
         for (cell, degree) in [(CellType::Triangle, 1), (CellType::Triangle, 2), (CellType::Quadrilateral, 1), (CellType::Quadrilateral, 2)] {
             let mesh = Arc::new(rectangle(4, 3, [0.0; 2], [1.0, 0.8], cell).unwrap());
             let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 2).unwrap());

@@ -43,6 +43,9 @@ pub struct HyperBenchConfig {
     /// Extra `[loads]` keys of the problem, one `key = value` each (`--hyper-loads`): the load
     /// path of the tenth pass (`first_halvings`, `predictor`, …) for the sizes that need it.
     pub loads: Vec<String>,
+    /// `physics.quadrature` of the problem (`full`, `stiffness`); None: the default for the
+    /// Newton rows, both rules for the kernel sweep.
+    pub quadrature: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -54,6 +57,8 @@ pub struct HyperRow {
     /// Multigrid: unknowns per level, the finest first.
     pub levels: Vec<usize>,
     pub degree: usize,
+    /// Volume quadrature points per cell (`physics.quadrature`).
+    pub quadrature_points: usize,
     pub dofs: usize,
     pub cells: usize,
     pub nnz: usize,
@@ -89,7 +94,7 @@ pub struct HyperRow {
     pub skipped: Option<String>,
 }
 
-fn problem(dofs: usize, degree: usize, law: &str, precond: &str, loads: &[String]) -> Result<String> {
+fn problem(dofs: usize, degree: usize, law: &str, precond: &str, quadrature: Option<&str>, loads: &[String]) -> Result<String> {
     if !matches!(precond, "multigrid" | "block-jacobi") {
         return Err(Error::config("--hyper-precond", format!("unknown preconditioner `{precond}` (multigrid, block-jacobi)")));
     }
@@ -100,8 +105,9 @@ fn problem(dofs: usize, degree: usize, law: &str, precond: &str, loads: &[String
         other => return Err(Error::config("--law", format!("unknown law `{other}` (svk, neo-hookean, usyk)"))),
     };
     let load = if law == "usyk" { 0.2 } else { 0.3 };
+    let quad = quadrature.map(|q| format!("quadrature = \"{q}\"\n")).unwrap_or_default();
     Ok(format!(
-        "[mesh]\ngenerator = \"box\"\nn = [{n}, {n}, {n}]\ncell = \"tetrahedron\"\n[space]\ndegree = {degree}\n[physics]\nkind = \"hyperelasticity\"\nlaw = \"{law}\"\n{params}\n\
+        "[mesh]\ngenerator = \"box\"\nn = [{n}, {n}, {n}]\ncell = \"tetrahedron\"\n[space]\ndegree = {degree}\n[physics]\nkind = \"hyperelasticity\"\nlaw = \"{law}\"\n{quad}{params}\n\
          body_force = [0.0, 0.0, -{load}]\n[[bc]]\ntype = \"dirichlet\"\nboundary = \"xmin\"\nvalue = [0, 0, 0]\n[loads]\nsteps = 1\n{}\
          [newton]\nrtol = 1e-8\nforcing = \"eisenstat-walker\"\n[solver]\nmethod = \"cg\"\npreconditioner = \"{precond}\"\nrtol = 1e-8\nmax_iter = 100000\n",
         loads.iter().map(|kv| format!("{kv}\n")).collect::<String>()
@@ -173,7 +179,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
     for &degree in &cfg.degrees {
         for &dofs in &cfg.dofs {
           for precond in &cfg.preconditioners {
-            let text = problem(dofs, degree, &cfg.law, precond, &cfg.loads)?;
+            let text = problem(dofs, degree, &cfg.law, precond, cfg.quadrature.as_deref(), &cfg.loads)?;
             let t = Instant::now();
             let (_, prep0) = prepare_text(&text)?;
             let prep_s = t.elapsed().as_secs_f64();
@@ -184,6 +190,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 preconditioner: precond.clone(),
                 levels: Vec::new(),
                 degree,
+                quadrature_points: prep0.el.quad.len(),
                 dofs: space.ndofs(),
                 cells: space.mesh.num_cells(),
                 nnz: prep0.pattern.nnz(),
@@ -299,14 +306,19 @@ pub fn floor_bytes(el: &HyperElement, nnz: usize) -> f64 {
 /// other launch shapes — each timed as the whole assembly (zeroing + kernel), the kernel alone and
 /// the residual alone (median of `runs`, CUDA events), with the zeroing pass and the floor.
 pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emit: impl FnMut(String)) -> Result<()> {
+    let rules: Vec<&str> = match cfg.quadrature.as_deref() {
+        Some(q) => vec![q],
+        None => vec!["full", "stiffness"],
+    };
     for &degree in &cfg.degrees {
         for &dofs in &cfg.dofs {
-            let (_, prep) = prepare_text(&problem(dofs, degree, &cfg.law, "block-jacobi", &[])?)?;
+          for &rule in &rules {
+            let (_, prep) = prepare_text(&problem(dofs, degree, &cfg.law, "block-jacobi", Some(rule), &[])?)?;
             let el = &prep.el;
             let nnz = prep.pattern.nnz();
             let floor_s = floor_bytes(el, nnz) / (copy * 1e9);
             emit(format!(
-                "dofs {} cells {} nnz {} quadrature {} points; floor {:.3e} s ({:.3e} bytes at {copy:.0} GB/s)",
+                "dofs {} cells {} nnz {} quadrature {rule}, {} points; floor {:.3e} s ({:.3e} bytes at {copy:.0} GB/s)",
                 el.space.ndofs(),
                 el.space.mesh.num_cells(),
                 nnz,
@@ -319,13 +331,17 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emi
             // Where the time goes: the law alone is the `res` column (gather, geometry, law,
             // residual); "products only" drops the law and the scatter; "scatter only" drops the
             // law and the products (the gather, the geometry and the scatter of zeros).
+            // The full rule's list is the sixth pass's; the stiffness rule (few points) gets
+            // the where-the-time-goes variants and the chunk shapes that fit its points.
+            let full = rule == "full";
             let mut variants: Vec<(String, Scheme, Vec<&str>)> = vec![
                 ("pairs".into(), pairs, vec![]),
                 ("pairs trivial-law".into(), pairs, vec!["HK_TRIVIAL_LAW"]),
                 ("pairs no-scatter".into(), pairs, vec!["HK_NO_SCATTER"]),
                 ("pairs products-only".into(), pairs, vec!["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]),
             ];
-            for (cpb, qb) in [(4, 4), (8, 3), (8, 4)] {
+            for (cpb, qb) in if full { &[(4, 4), (8, 3), (8, 4)][..] } else { &[][..] } {
+                let (cpb, qb) = (*cpb, *qb);
                 let sh = Shape { gt: base.gt, cpb, qb: qb.min(el.quad.len()) };
                 if sh != base {
                     variants.push((format!("pairs {cpb}x{qb}"), Scheme::Pairs(sh), vec![]));
@@ -334,13 +350,23 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emi
             if tc_applies(el, be.device().compute_capability) {
                 let tc = tc_default(el);
                 variants.push(("tc staged".into(), tc, vec![]));
-                variants.push(("tc fragment-scatter".into(), tc, vec!["HK_FRAG_SCATTER"]));
+                if full {
+                    variants.push(("tc fragment-scatter".into(), tc, vec!["HK_FRAG_SCATTER"]));
+                }
                 variants.push(("tc trivial-law".into(), tc, vec!["HK_TRIVIAL_LAW"]));
                 variants.push(("tc no-scatter".into(), tc, vec!["HK_NO_SCATTER"]));
                 variants.push(("tc products-only".into(), tc, vec!["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]));
                 variants.push(("tc scatter-only".into(), tc, vec!["HK_SCATTER_ONLY"]));
                 variants.push(("tc minb16".into(), tc, vec!["HK_MINB=16"]));
-                for (wpb, qc, minb) in [(1, 2, ""), (1, 2, "HK_MINB=16"), (1, 1, "HK_MINB=16"), (1, 3, ""), (1, 4, ""), (2, 4, ""), (2, 2, "")] {
+                let shapes: &[(usize, usize, &str)] = if full {
+                    &[(1, 2, ""), (1, 2, "HK_MINB=16"), (1, 1, "HK_MINB=16"), (1, 3, ""), (1, 4, ""), (2, 4, ""), (2, 2, "")]
+                } else {
+                    &[(1, 4, ""), (1, 4, "HK_MINB=16"), (2, 4, ""), (2, 3, "")]
+                };
+                for &(wpb, qc, minb) in shapes {
+                    if qc > el.quad.len() {
+                        continue;
+                    }
                     let sc = Scheme::Tc { wpb, qc };
                     if sc != tc || !minb.is_empty() {
                         let name = if minb.is_empty() { format!("tc {wpb}x{qc}") } else { format!("tc {wpb}x{qc} minb16") };
@@ -380,6 +406,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emi
                     zero.median
                 ));
             }
+          }
         }
     }
     Ok(())

@@ -152,6 +152,9 @@ pub struct HyperPhysics {
     pub body_force: Option<toml::Value>,
     /// 2D: `"strain"` (plane strain, the only 2D model; also the default on a 2D mesh).
     pub plane: Option<String>,
+    /// Volume quadrature of residual and Jacobian: `"full"` (degree 2k on simplices, the default)
+    /// or `"stiffness"` (degree 2(k−1): exact for the small-strain stiffness on affine simplices).
+    pub quadrature: Option<String>,
 }
 
 /// Where the fibre directions come from.
@@ -460,6 +463,15 @@ impl HyperFile {
             }
         }
         Ok(())
+    }
+
+    /// The quadrature degree `physics.quadrature` asks for on `space` (None: the default).
+    pub fn quadrature_degree(&self, space: &crate::space::FunctionSpace) -> Result<Option<usize>> {
+        match self.physics.quadrature.as_deref() {
+            None | Some("full") => Ok(None),
+            Some("stiffness") => Ok(Some(super::element::stiffness_quadrature_degree(space))),
+            Some(other) => Err(Error::config("physics.quadrature", format!("unknown quadrature `{other}` (full, stiffness)"))),
+        }
     }
 
     /// The law with its parameters (Lamé from E, ν where given).

@@ -81,27 +81,26 @@ pub fn shared_bytes(el: &HyperElement, cpb: usize, qb: usize) -> usize {
 }
 
 /// Static shared memory of the tensor-core scheme per block: per cell, vertices, displacements,
-/// frame, nodes, g' and the 59-number record of every point, and Y for a chunk of `qc` points
-/// (rows padded to the conflict-free stride).
+/// frame, nodes, g' and the 59-number record of every point (or the element matrix's upper blocks,
+/// NLOC × 6·NLOC, which the staged scatter keeps there, where larger), and Y for a chunk of `qc`
+/// points (rows padded to the conflict-free stride).
 pub fn tc_shared_bytes(el: &HyperElement, wpb: usize, qc: usize) -> usize {
     let (nloc, nv, nq) = (el.nloc(), el.space.mesh.cell_type.num_vertices(), el.quad.len());
     let nt = (6 * nloc).div_ceil(8);
     let ys = (8 * nt + 11) / 16 * 16 + 4;
-    wpb * (8 * (3 * nv + 3 * nloc + 9 + 3 * nq * nloc + 59 * nq + 3 * qc * ys) + 4 * nloc)
+    let rec = (59 * nq).max(6 * nloc * nloc);
+    wpb * (8 * (3 * nv + 3 * nloc + 9 + 3 * nq * nloc + rec + 3 * qc * ys) + 4 * nloc)
 }
 
 /// Whether the tensor-core scheme applies: 3D simplices of at most 16 nodes, a device with FP64
 /// tensor cores (compute capability 8.0 and later).
-/// The staged scatter keeps the element matrix's 6 upper blocks (NLOC × 6·NLOC) in the point
-/// records (NQ × 59), so these must hold them (P1: 295 ≥ 96, P2: 826 ≥ 600).
 pub fn tc_applies(el: &HyperElement, cc: (u32, u32)) -> bool {
-    let (nloc, nq) = (el.nloc(), el.quad.len());
+    let nloc = el.nloc();
     el.dim == 3
         && el.space.mesh.cell_type.is_simplex()
         && nloc <= 16
         && cc.0 >= 8
         && tc_shared_bytes(el, 1, 1) <= SHARED_LIMIT
-        && 59 * nq >= 6 * nloc * nloc
 }
 
 /// The tensor-core scheme's standard shape: one cell per block (independent warps), chunks of 3
@@ -388,8 +387,16 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
             for law in [super::Law::Svk { lambda: 1.0, mu: 1.0 }, super::Law::NeoHookean { lambda: 1.0, mu: 1.0 }, super::Law::Usyk { c: 1.0, bf: 1.0, bt: 1.0, bfs: 1.0, kappa: 1.0 }] {
                 let frame = if dim == 3 { super::frame_from_fibre([1.0, 0.0, 0.0])? } else { super::element::frame_from_fibre_2d([1.0, 0.0])? };
                 let frames = if law.anisotropic() { vec![frame; mesh.num_cells()] } else { Vec::new() };
-                let el = HyperElement::new(space.clone(), law, frames)?;
+                let el = HyperElement::new(space.clone(), law, frames.clone())?;
                 let mut variants = vec![defines(&el)?];
+                // The stiffness rule (`physics.quadrature = "stiffness"`) on tetrahedra: P2 has 4
+                // points, fewer than the staged scatter's blocks need without the larger record space.
+                if cell == CellType::Tetrahedron {
+                    let st = HyperElement::with_degree(space.clone(), law, frames, Some(super::element::stiffness_quadrature_degree(&space)))?;
+                    variants.push(defines(&st)?);
+                    variants.push(defines_for(&st, tc_default(&st))?);
+                    variants.push(defines_for(&st, Scheme::Tc { wpb: 1, qc: st.quad.len().min(4) })?);
+                }
                 if tc_applies(&el, (9, 0)) {
                     let tc = defines_for(&el, tc_default(&el))?;
                     variants.push(tc.clone());
@@ -459,5 +466,13 @@ mod tests {
             assert!(!tc_applies(&hex, (9, 0)));
             assert!(matches!(default_scheme(&hex, (9, 0)).unwrap(), Scheme::Pairs(_)));
         }
+        // The stiffness rule at P2: 4 points, whose records (4 × 59) are smaller than the element
+        // matrix's upper blocks (10 × 60) the staged scatter keeps there: those size the space.
+        let space = p2.space.clone();
+        let st = HyperElement::with_degree(space.clone(), p2.law, Vec::new(), Some(crate::hyperelastic::element::stiffness_quadrature_degree(&space))).unwrap();
+        assert_eq!(st.quad.len(), 4);
+        assert!(tc_applies(&st, (9, 0)));
+        assert_eq!(tc_shared_bytes(&st, 1, 3), 11_104);
+        assert_eq!(tc_shared_bytes(&st, 1, 4), 12_736);
     }
 }

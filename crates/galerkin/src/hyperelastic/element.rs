@@ -23,14 +23,28 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
 
-/// Volume quadrature degree: 2k (exact for the linearised form on affine simplices), and the
-/// (k+1)-point Gauss product rule on tensor cells.
+/// Volume quadrature degree: 2k on simplices (exact for a mass-type product of two P_k
+/// functions; more than the stiffness needs), and the (k+1)-point Gauss product rule on tensor cells.
 pub fn quadrature_degree(space: &FunctionSpace) -> usize {
     crate::operator::integrate::default_degree(space, 2 * space.element.degree())
 }
 
+/// The stiffness degree 2(k−1) on simplices (at least 1): ∇φ_i · ℂ ∇φ_j with constant ℂ is of
+/// that degree on an affine cell, so the rule is exact in the small-strain (linear elasticity)
+/// limit and the discrete stiffness keeps its full rank (P2 tetrahedra: 4 points instead of 14).
+/// Tensor cells keep [`quadrature_degree`]. Residual and Jacobian share the rule, so the Jacobian
+/// stays the exact derivative of the residual.
+pub fn stiffness_quadrature_degree(space: &FunctionSpace) -> usize {
+    if space.mesh.cell_type.is_simplex() {
+        (2 * space.element.degree()).saturating_sub(2).max(1)
+    } else {
+        quadrature_degree(space)
+    }
+}
+
 /// What integrating one cell needs: the space, the law, the quadrature with the basis and the
 /// geometry tabulated on it, and a material frame per cell.
+#[derive(Clone)]
 pub struct HyperElement {
     pub space: Arc<FunctionSpace>,
     pub law: Law,
@@ -86,6 +100,12 @@ pub fn frame_from_fibre(f: [f64; 3]) -> Result<M3> {
 impl HyperElement {
     /// `frames`: one per cell for the anisotropic law (see [`frame_from_fibre`]), or empty.
     pub fn new(space: Arc<FunctionSpace>, law: Law, frames: Vec<M3>) -> Result<HyperElement> {
+        HyperElement::with_degree(space, law, frames, None)
+    }
+
+    /// As [`Self::new`] with a quadrature of `degree` (None: [`quadrature_degree`]; see also
+    /// [`stiffness_quadrature_degree`]).
+    pub fn with_degree(space: Arc<FunctionSpace>, law: Law, frames: Vec<M3>, degree: Option<usize>) -> Result<HyperElement> {
         let dim = space.mesh.dim;
         if space.ncomp != dim || !(dim == 2 || dim == 3) {
             return Err(Error::Unsupported(format!("hyperelasticity in {}D with {} components (3D, or 2D plane strain, with as many components as dimensions)", dim, space.ncomp)));
@@ -103,7 +123,7 @@ impl HyperElement {
         if law.anisotropic() && frames.is_empty() {
             return Err(Error::invalid("the anisotropic law needs a fibre direction per cell"));
         }
-        let quad = QuadratureRule::new(space.mesh.cell_type, quadrature_degree(&space))?;
+        let quad = QuadratureRule::new(space.mesh.cell_type, degree.unwrap_or_else(|| quadrature_degree(&space)))?;
         let tab = space.element.tabulate(&quad.points);
         let geo = GeometryTab::new(space.mesh.cell_type, &quad.points);
         Ok(HyperElement { space, law, quad, tab, geo, frames, dim })

@@ -125,7 +125,7 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
         e => e,
     })?);
     let law = f.law()?;
-    let el = HyperElement::new(space.clone(), law, frames)?;
+    let el = HyperElement::with_degree(space.clone(), law, frames, f.quadrature_degree(&space)?)?;
     let pattern = crate::operator::assemble::sparsity(&space)?;
     let n = space.ndofs();
     let mut dead = vec![0.0; n];
@@ -324,7 +324,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
     let nnz = prep.pattern.nnz();
     let run = match &backend {
         AnyBackend::Cpu(cpu) => {
-            let sys = CpuSystem::new(CpuHyper::new(HyperElement::new(prep.el.space.clone(), prep.el.law, prep.el.frames.clone())?)?);
+            let sys = CpuSystem::new(CpuHyper::new(prep.el.clone())?);
             if prep.options.precond == super::LinearPrecond::Multigrid {
                 let mut sys = MgSystem::build(cpu, &f, &prep, sys, &f.solver.multigrid, |el| Ok(CpuSystem::new(CpuHyper::new(HyperElement::new(el.space.clone(), el.law, el.frames.clone())?)?)))?;
                 drive(cpu, &mut sys, &mut prep, &f, &out)?
@@ -418,5 +418,5 @@ pub fn prepare_text(text: &str) -> Result<(HyperFile, Prepared)> {
 
 /// The CPU system of a prepared problem.
 pub fn cpu_system(prep: &Prepared) -> Result<CpuSystem> {
-    Ok(CpuSystem::new(CpuHyper::new(HyperElement::new(prep.el.space.clone(), prep.el.law, prep.el.frames.clone())?)?))
+    Ok(CpuSystem::new(CpuHyper::new(prep.el.clone())?))
 }

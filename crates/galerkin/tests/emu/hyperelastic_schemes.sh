@@ -3,14 +3,15 @@
 # __syncthreads/__syncwarp a barrier, mma.sync an exchange of the warp's fragments. Runs the
 # column-pair and the tensor-core schemes on the same random cells (shared nodes, rotated frames)
 # and prints their largest relative differences in residual and Jacobian (expected ~1e-16), for
-# every law, P2 (NLOC 10, NQ 14) and P1-sized (NLOC 4, NQ 5) cells.
+# every law, P2 (NLOC 10, NQ 14; NQ 4, the stiffness rule, whose element matrix outgrows the point
+# records) and P1-sized (NLOC 4, NQ 5) cells.
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
 sed 's/extern "C" //' "$k/hyperelastic.cu" > "$t/hk.cu"; cp "$k/hyperelastic_law.cuh" "$t/law.cuh"
 cp "$here/warp_emu.h" "$here/hyperelastic_schemes.cpp" "$t/"
 for law in 0 1 2; do
-  for sz in "-DNLOC=10 -DNQ=14" "-DNLOC=4 -DNQ=5"; do
+  for sz in "-DNLOC=10 -DNQ=14" "-DNLOC=10 -DNQ=4" "-DNLOC=4 -DNQ=5"; do
     g++ -std=c++20 -O1 -Wno-unknown-pragmas -DLAW=$law $sz -I"$t" -o "$t/emu" "$t/hyperelastic_schemes.cpp" -pthread
     "$t/emu"
   done
