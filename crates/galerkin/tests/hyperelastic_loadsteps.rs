@@ -39,6 +39,16 @@ fn run(text: &str) -> galerkin::Result<(Vec<f64>, Vec<LoadStepReport>)> {
     Ok((u, reps))
 }
 
+/// Every cutback tries a smaller load factor than the attempt it follows: an abandoned attempt is
+/// never repeated as it was (after easy steps the grid could cap the next increment so that one
+/// halving of the nominal increment gave the same load factor again).
+fn assert_cuts_shrink(reps: &[LoadStepReport]) {
+    for r in reps {
+        let lfs: Vec<f64> = r.abandoned.iter().map(|a| a.load_factor).chain([r.load_factor]).collect();
+        assert!(lfs.windows(2).all(|w| w[1] < w[0]), "step {}: attempts at load factors {lfs:?}", r.step);
+    }
+}
+
 /// Kelley's guard: near the Newton target the forcing is at least 0.5 target/‖R‖ (capped at
 /// η_max), far from it the Eisenstat–Walker value is kept, and the fixed forcing is untouched.
 #[test]
@@ -73,6 +83,7 @@ fn a_load_step_too_large_is_cut_back_and_converges() {
         .expect("one step carried every load up to 1.6 without cutbacks: the test has no large step to cut back");
     eprintln!("load {load}: one step fails without cutbacks");
     let (u, reps) = run(&beam(load, 1, 6, max_iter)).unwrap();
+    assert_cuts_shrink(&reps);
     let abandoned = &reps[0].abandoned;
     assert!(!abandoned.is_empty() && abandoned[0].load_factor == 1.0, "{abandoned:?}");
     eprintln!("{} steps, first abandoned: {}", reps.len(), abandoned[0].reason);
@@ -159,6 +170,7 @@ fn the_secant_predictor_saves_newton_iterations_on_a_stepped_path() {
 fn intermediate_steps_stopped_early_save_iterations_on_the_stalled_beam() {
     let (_, r_def) = run(&beam_path(3.2, 1, "")).unwrap();
     let (n_def, cut_def) = counts(&r_def);
+    assert_cuts_shrink(&r_def);
     assert!(cut_def > 0, "the default path should abandon the full load (the case this key is for)");
     let (u, reps) = run(&beam_path(3.2, 1, "step_rtol = 1e-2")).unwrap();
     let (n, _) = counts(&reps);

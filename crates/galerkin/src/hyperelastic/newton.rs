@@ -643,7 +643,14 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
                         history: rep.residuals.clone(),
                     });
                 }
+                // Halve the increment that was tried, not the nominal one: after easy steps `depth`
+                // may have come down so far that the grid capped `lf`, and one halving of the
+                // nominal increment would land on the same load factor again.
+                let tried = lf - done;
                 depth += 1;
+                while depth < 62 && nominal / (1u64 << depth) as f64 > 0.5 * tried * (1.0 + 1e-9) {
+                    depth += 1;
+                }
                 if trace {
                     eprintln!("newton: load factor {lf} abandoned ({why}); retrying from {done} with increment {}", nominal / (1u64 << depth.min(62)) as f64);
                 }
