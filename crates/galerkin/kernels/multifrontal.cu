@@ -1224,7 +1224,11 @@ __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, 
                                double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf, const u64* __restrict__ map_off,
                                const double* __restrict__ maps) {
     extern __shared__ __align__(16) double maps_smem[];
-    const u32 j = blockIdx.x, C = blockDim.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = C >> 5;
+    // Block (x, y) of the grid (subtrees × column blocks) takes subtree lin / gridDim.y and column
+    // block lin % gridDim.y, lin = x + y·gridDim.x: the column blocks of one subtree are launched
+    // next to each other, so its map comes from memory once and from L2 for the others.
+    const u32 lin = blockIdx.x + blockIdx.y * gridDim.x, j = lin / gridDim.y, cy = lin % gridDim.y;
+    const u32 C = blockDim.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = C >> 5;
     const int ld = (int)C + 1;
     const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
     const u32* rdof = p.row_dof + r0;
@@ -1235,7 +1239,7 @@ __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, 
         maps_stage_async<BACKWARD>(maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm), cnt, ldm, sM);
     }
     const u32 o0 = sp.upper ? 0 : sp.own_ptr[j], nown = sp.upper ? 0 : sp.own_ptr[j + 1] - o0;
-    for (u32 c0 = blockIdx.y * C; c0 < nrhs; c0 += C * gridDim.y) {
+    for (u32 c0 = cy * C; c0 < nrhs; c0 += C * gridDim.y) {
         __syncthreads();
         maps_sep_issue<BACKWARD>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld);
         mf_cp_commit();

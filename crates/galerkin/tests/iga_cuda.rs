@@ -83,29 +83,34 @@ fn gpu_fused_subtree_shapes_equal_faer_lu() {
 /// subtrees with fewer eliminated rows than their pass's largest, a chunk per block or 1 and 3
 /// column blocks walking all chunks), and with the grid capped at 1, 3 or 5 blocks so that each
 /// block walks many (subtree, chunk) items: subtree changes inside a block's range, partial last
-/// chunks, both halves of the double buffer.
+/// chunks, both halves of the double buffer; the separator-row kernels also with every chunk its
+/// own block (`set_split_columns`: the subtree and chunk of a block from its linear index).
 #[test]
 fn gpu_transfer_map_kernels_equal_faer_lu() {
     let Some(be) = test_gpu() else { return };
     let configs = [
-        (MapsKernel::Blocks, None, None),
-        (MapsKernel::Pipelined, None, None),
-        (MapsKernel::Pipelined, Some(32), Some(1)),
-        (MapsKernel::Pipelined, Some(64), Some(5)),
-        (MapsKernel::Pipelined, Some(128), Some(3)),
-        (MapsKernel::Pipelined, Some(256), None),
-        (MapsKernel::Tensor, None, None),
-        (MapsKernel::Tensor, Some(32), Some(1)),
-        (MapsKernel::Tensor, Some(64), Some(3)),
-        (MapsKernel::Tensor, Some(256), None),
-        (MapsKernel::Separators, None, None),
-        (MapsKernel::Separators, Some(32), Some(1)),
-        (MapsKernel::Separators, Some(64), Some(3)),
-        (MapsKernel::Separators, Some(256), None),
-        (MapsKernel::SeparatorsTop, None, None),
-        (MapsKernel::SeparatorsTop, Some(64), Some(3)),
+        (MapsKernel::Blocks, None, None, false),
+        (MapsKernel::Pipelined, None, None, false),
+        (MapsKernel::Pipelined, Some(32), Some(1), false),
+        (MapsKernel::Pipelined, Some(64), Some(5), false),
+        (MapsKernel::Pipelined, Some(128), Some(3), false),
+        (MapsKernel::Pipelined, Some(256), None, false),
+        (MapsKernel::Tensor, None, None, false),
+        (MapsKernel::Tensor, Some(32), Some(1), false),
+        (MapsKernel::Tensor, Some(64), Some(3), false),
+        (MapsKernel::Tensor, Some(256), None, false),
+        (MapsKernel::Separators, None, None, false),
+        (MapsKernel::Separators, Some(32), Some(1), false),
+        (MapsKernel::Separators, Some(64), Some(3), false),
+        (MapsKernel::Separators, Some(256), None, false),
+        (MapsKernel::SeparatorsTop, None, None, false),
+        (MapsKernel::SeparatorsTop, Some(64), Some(3), false),
+        (MapsKernel::Separators, None, None, true),
+        (MapsKernel::Separators, Some(32), None, true),
+        (MapsKernel::Separators, Some(64), None, true),
     ];
     let mut separators = 0;
+    let mut streamed = 0;
     let mut fused = 0;
     for case in small_cases().into_iter().chain(large_front_cases()) {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
@@ -115,18 +120,31 @@ fn gpu_transfer_map_kernels_equal_faer_lu() {
         fused += 1;
         separators += usize::from(f.has_separator_layout() && f.has_top_walk());
         f.set_solve_path(SolvePath::Maps);
-        for (kernel, threads, blocks) in configs {
+        for (kernel, threads, blocks, split) in configs {
             f.set_maps_kernel(Some(kernel));
+            f.set_split_columns(split);
             f.set_subtree_shape(threads.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
             f.set_pipe_blocks(blocks).unwrap();
             for nrhs in [1, 3, 70, 256] {
                 check_against_faer(&be, &f, &case, nrhs);
             }
         }
+        f.set_split_columns(false);
+        f.set_pipe_blocks(None).unwrap();
+        // The bottom pass through registers (tiles of 8 columns, partial at 3 and 70).
+        f.set_maps_kernel(Some(MapsKernel::Separators));
+        f.set_subtree_shape(None).unwrap();
+        f.set_stream_bottom(true);
+        streamed += usize::from(f.streams_bottom());
+        for nrhs in [1, 3, 70, 256] {
+            check_against_faer(&be, &f, &case, nrhs);
+        }
+        f.set_stream_bottom(false);
         assert!(f.set_pipe_blocks(Some(0)).is_err());
     }
     assert!(fused > 10, "only {fused} cases have fused subtrees");
     assert!(separators > 5, "only {separators} cases have the separator layout");
+    assert!(streamed > 5, "only {streamed} cases stream the bottom pass");
 }
 
 #[test]
@@ -154,7 +172,7 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
     let mut xc = vec![0.0; b.len()];
     cpu.solve_into(nrhs, &b, &mut xc).unwrap();
     assert!(gpu.has_separator_layout() && gpu.has_top_walk(), "4096 cubic elements: no separator layout or walk");
-    for round in 0..8 {
+    for round in 0..9 {
         let bd = be.from_host(&b).unwrap();
         let mut xd = be.zeros(b.len()).unwrap();
         // Round 0: the default (transfer maps for this many columns, computed after the
@@ -163,12 +181,14 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
         // block-per-subtree kernels, blocks of 256 columns; round 4: the pipelined map kernels
         // with 7 blocks (each walks ~150 items of 32 columns); round 5: the tensor-core map kernels;
         // round 6: the same through compact separator rows; round 7: with the passes near the root
-        // walked by one launch.
-        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps][round]);
-        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 }), Some(SubtreeShape { threads: 32, cols: 1 }), None, None, None][round];
+        // walked by one launch; round 8: separator rows with the bottom pass through registers.
+        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps][round]);
+        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 }), Some(SubtreeShape { threads: 32, cols: 1 }), None, None, None, None][round];
         gpu.set_subtree_shape(shape).unwrap();
-        gpu.set_maps_kernel([None, None, None, Some(MapsKernel::Blocks), Some(MapsKernel::Pipelined), Some(MapsKernel::Tensor), Some(MapsKernel::Separators), Some(MapsKernel::SeparatorsTop)][round]);
-        gpu.set_pipe_blocks([None, None, None, None, Some(7), None, None, None][round]).unwrap();
+        gpu.set_maps_kernel([None, None, None, Some(MapsKernel::Blocks), Some(MapsKernel::Pipelined), Some(MapsKernel::Tensor), Some(MapsKernel::Separators), Some(MapsKernel::SeparatorsTop), Some(MapsKernel::Separators)][round]);
+        gpu.set_pipe_blocks([None, None, None, None, Some(7), None, None, None, None][round]).unwrap();
+        gpu.set_stream_bottom(round == 8);
+        assert!(round != 8 || gpu.streams_bottom(), "4096 cubic elements: the bottom pass does not stream");
         gpu.solve_many(&be, nrhs, &bd, &mut xd).unwrap();
         let xg = be.to_host(&xd).unwrap();
         let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));

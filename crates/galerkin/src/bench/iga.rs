@@ -368,16 +368,27 @@ fn run_size(dim: usize, p: usize, n: usize, o: &IgaBenchOptions, gpu: Option<(&C
     Ok(row)
 }
 
-/// The solve path and fused-kernel shape of a GPU engine of the right-hand-side sweep.
-/// `gpu-maps[-blocks|-pipe|-tc|-sep|-sept][-T]`: the transfer maps with the default, block-per-subtree,
+/// Options of a GPU engine of the right-hand-side sweep beyond its path, shape and maps kernel.
+#[derive(Clone, Copy, Debug, Default)]
+struct EngineFlags {
+    /// [`CudaMultifrontal::set_split_columns`].
+    split: bool,
+    /// [`CudaMultifrontal::set_stream_bottom`].
+    stream: bool,
+}
+
+/// The solve path, fused-kernel shape, maps kernel and flags of a GPU engine of the
+/// right-hand-side sweep.
+/// `gpu-maps[-blocks|-pipe|-tc|-sep|-sept][-split][-stream][-T]`: the transfer maps with the default, block-per-subtree,
 /// pipelined, tensor-core or separator-layout kernels (`-sept`: the passes near the root in one
-/// launch), T columns per block.
-fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<MapsKernel>)> {
-    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -T)"));
+/// launch; `-split`: a block per chunk of columns; `-stream`: the bottom pass through registers),
+/// T columns per block.
+fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<MapsKernel>, EngineFlags)> {
+    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -split, -stream, then -T)"));
     Ok(match engine {
-        "gpu" => (SolvePath::Auto, None, None),
-        "gpu-levels" => (SolvePath::Levels, None, None),
-        "gpu-subtrees" => (SolvePath::Subtrees, None, None),
+        "gpu" => (SolvePath::Auto, None, None, EngineFlags::default()),
+        "gpu-levels" => (SolvePath::Levels, None, None, EngineFlags::default()),
+        "gpu-subtrees" => (SolvePath::Subtrees, None, None, EngineFlags::default()),
         e if e.starts_with("gpu-maps") => {
             let rest = &e["gpu-maps".len()..];
             let (kernel, rest) = if let Some(r) = rest.strip_prefix("-blocks") {
@@ -393,16 +404,18 @@ fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<
             } else {
                 (None, rest)
             };
+            let (split, rest) = rest.strip_prefix("-split").map_or((false, rest), |r| (true, r));
+            let (stream, rest) = rest.strip_prefix("-stream").map_or((false, rest), |r| (true, r));
             let shape = match rest {
                 "" => None,
                 r => Some(SubtreeShape { threads: r.strip_prefix('-').ok_or_else(bad)?.parse().map_err(|_| bad())?, cols: 1 }),
             };
-            (SolvePath::Maps, shape, kernel)
+            (SolvePath::Maps, shape, kernel, EngineFlags { split, stream })
         }
         e => {
             let (t, c) = e.strip_prefix("gpu-subtrees-").and_then(|r| r.split_once('x')).ok_or_else(bad)?;
             let (threads, cols) = (t.parse().map_err(|_| bad())?, c.parse().map_err(|_| bad())?);
-            (SolvePath::Subtrees, Some(SubtreeShape { threads, cols }), None)
+            (SolvePath::Subtrees, Some(SubtreeShape { threads, cols }), None, EngineFlags::default())
         }
     })
 }
@@ -476,11 +489,16 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     (0.0, total, Some(xl))
                 }
                 (e, Some((be, copy))) if e.starts_with("gpu") => {
-                    let (path, shape, kernel) = engine_path(e)?;
+                    let (path, shape, kernel, flags) = engine_path(e)?;
                     let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
                     f.set_solve_path(path);
                     f.set_subtree_shape(shape)?;
                     f.set_maps_kernel(kernel);
+                    f.set_split_columns(flags.split);
+                    f.set_stream_bottom(flags.stream);
+                    if flags.stream && !f.streams_bottom() {
+                        return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run register-streamed")));
+                    }
                     let factor = gpu_time(be, o.reps, || f.refactor(be))?;
                     let bd = be.from_host(b)?;
                     let mut x = be.zeros(nd * nrhs)?;

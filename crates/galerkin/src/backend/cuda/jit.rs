@@ -180,10 +180,17 @@ pub const MULTIFRONTAL: KernelSource = KernelSource {
 };
 
 /// The multifrontal kernels plus the batched large fronts (`kernels/multifrontal_batched.cu`: a
-/// block per front, every large front of a level in one launch); the module the solver loads.
+/// block per front, every large front of a level in one launch) and the register-streamed bottom
+/// pass (`kernels/multifrontal_stream.cu`); the module the solver loads.
 pub const MULTIFRONTAL_BATCHED: KernelSource = KernelSource {
     file: "multifrontal_batched.cu",
-    source: concat!(include_str!("../../../kernels/multifrontal.cu"), "#line 1 \"multifrontal_batched.cu\"\n", include_str!("../../../kernels/multifrontal_batched.cu")),
+    source: concat!(
+        include_str!("../../../kernels/multifrontal.cu"),
+        "#line 1 \"multifrontal_batched.cu\"\n",
+        include_str!("../../../kernels/multifrontal_batched.cu"),
+        "#line 1 \"multifrontal_stream.cu\"\n",
+        include_str!("../../../kernels/multifrontal_stream.cu")
+    ),
     physics: false,
     cells: false,
 };

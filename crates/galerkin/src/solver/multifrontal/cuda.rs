@@ -133,6 +133,10 @@ struct DevPass {
     traffic: pipe::PassTraffic,
     /// Largest front of the pass (the fused factorization's shared memory per warp).
     mmax: usize,
+    /// Most Schur (contribution) rows of a subtree's root, and whether any subtree has external
+    /// children (the register-streamed kernels handle neither more than 16 nor external ones).
+    max_schur: usize,
+    has_ext: bool,
 }
 
 impl DevPass {
@@ -326,6 +330,10 @@ struct MfKernels {
     mapss_backward: [Kernel; 3],
     /// The walk of the passes near the root, both ways in one launch ([`MapsKernel::SeparatorsTop`]).
     mapss_top: Kernel,
+    /// The bottom separator-row pass streamed through registers, forward and backward (≤ 16, 32,
+    /// 48 eliminated rows; [`CudaMultifrontal::set_stream_bottom`]).
+    stream_forward: Kernel,
+    stream_backward: [Kernel; 3],
     /// Factorization, transfer maps and forward sweep of a pass in one launch (eliminated blocks
     /// ≤ 8, ≤ 32; [`CudaMultifrontal::factor_and_solve`]).
     fused_factor_forward: [Kernel; 2],
@@ -399,6 +407,11 @@ pub struct CudaMultifrontal {
     /// Most blocks of a pipelined launch (`None`: what is resident at once); tests force a few so
     /// that every block walks many items.
     pipe_blocks: Option<usize>,
+    /// Every chunk of columns its own block in the separator-layout launches of every pass
+    /// ([`CudaMultifrontal::set_split_columns`]).
+    split_columns: bool,
+    /// The bottom separator-row pass through registers ([`CudaMultifrontal::set_stream_bottom`]).
+    stream_bottom: bool,
     /// Events after each fused launch while [`CudaMultifrontal::solve_profile`] runs.
     probe: Mutex<Option<Vec<pipe::Mark>>>,
     /// First node id past each tree level (leaves first), for [`CudaMultifrontal::factor_and_solve`].
@@ -548,6 +561,8 @@ impl CudaMultifrontal {
             mapss_forward: get("mf_mapss_forward")?,
             mapss_backward: [get("mf_mapss_backward_1")?, get("mf_mapss_backward_2")?, get("mf_mapss_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
+            stream_forward: get("mf_stream_forward")?,
+            stream_backward: [get("mf_stream_backward_1")?, get("mf_stream_backward_2")?, get("mf_stream_backward_3")?],
             fused_factor_forward: [get("mf_fused_factor_forward_8")?, get("mf_fused_factor_forward_32")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
@@ -626,6 +641,8 @@ impl CudaMultifrontal {
             large_fronts: LargeFronts::default(),
             maps_kernel: None,
             pipe_blocks: None,
+            split_columns: false,
+            stream_bottom: false,
             probe: Mutex::new(None),
             lvl_end,
         })
@@ -1130,6 +1147,8 @@ fn upload_pass(be: &CudaBackend, p: &Pass, layout: &MapLayout, q: usize) -> Resu
         index: q,
         traffic: pipe::PassTraffic::new(p),
         mmax: 0,
+        max_schur: (0..p.len()).map(|j| (p.row_ptr[j + 1] - p.row_ptr[j] - p.elim[j]) as usize).max().unwrap_or(0),
+        has_ext: p.ext_ptr.last().is_some_and(|&e| e > 0),
     })
 }
 

@@ -106,6 +106,19 @@ impl DevSeparators {
     }
 }
 
+/// Steps of 4 local rows the register-streamed kernels hold (`MFS_STEPS` in
+/// `kernels/multifrontal_stream.cu`): subtrees of at most 48 local rows.
+const STREAM_STEPS: usize = 12;
+
+/// Warps per block of the register-streamed kernels (a tile of 8 columns each at a time).
+const STREAM_WARPS: usize = 8;
+
+/// Whether the register-streamed kernels can run bottom pass `p` (see
+/// [`CudaMultifrontal::streams_bottom`]; `dp.rows` bounds the local rows).
+fn stream_fits(p: &DevPass) -> bool {
+    !p.has_ext && p.max_schur <= 16 && p.dp.rows as usize <= 4 * STREAM_STEPS && p.map_nb <= 3 && 8 * p.map_cap(true, true).max(p.map_cap(false, true)) <= DEFAULT_SMEM
+}
+
 /// With no map kernel chosen ([`CudaMultifrontal::set_maps_kernel`] `None`), solves of this many
 /// right-hand sides or more run [`MapsKernel::Separators`] where the layout applies, fewer the
 /// tensor-core kernels: on the H100 at 2^20 cubic elements the separator layout was faster at 16
@@ -114,6 +127,31 @@ impl DevSeparators {
 pub const SEPARATORS_MIN_RHS: usize = 16;
 
 impl CudaMultifrontal {
+    /// Gives every chunk of columns its own block in the separator-layout launches of every pass
+    /// (`false`, the default: on passes of many subtrees a block walks its subtree's chunks with
+    /// the map staged once). Split, the bottom passes have `nrhs / columns` times the blocks, each
+    /// with one gather, product and store, and the blocks of one subtree adjacent (its map read
+    /// from L2 after the first); for measuring which keeps more loads in flight.
+    pub fn set_split_columns(&mut self, split: bool) {
+        self.split_columns = split;
+    }
+
+    /// Runs the bottom pass of the separator-row solve (`false`, the default: `mf_mapss_*`) by
+    /// the register-streamed kernels (`kernels/multifrontal_stream.cu`): the map alone staged in
+    /// shared memory, a warp per tile of 8 columns loading its tensor-core fragments straight from
+    /// `b` and `sep` and storing from its accumulators, so no column chunk holds shared memory.
+    /// Where they do not apply ([`CudaMultifrontal::streams_bottom`] false) the usual kernels run.
+    pub fn set_stream_bottom(&mut self, stream: bool) {
+        self.stream_bottom = stream;
+    }
+
+    /// Whether the separator-row solve's bottom pass runs register-streamed here: chosen, the
+    /// layout present, no external contributions into the bottom pass, at most 16 Schur rows and
+    /// 48 local rows per subtree, the staged map within the default shared memory.
+    pub fn streams_bottom(&self) -> bool {
+        self.stream_bottom && self.separators.as_ref().and_then(|s| s.passes.first()).is_some_and(stream_fits)
+    }
+
     /// Whether a solve of `nrhs` columns by the maps runs through the separator rows.
     pub(super) fn separators_chosen(&self, nrhs: usize) -> bool {
         match self.maps_kernel {
@@ -129,6 +167,34 @@ impl CudaMultifrontal {
         self.separators.is_some()
     }
 
+    /// One launch of the register-streamed kernels over the bottom pass `p` ([`stream_fits`]):
+    /// a block of [`STREAM_WARPS`] warps per subtree, the map its only shared memory.
+    #[allow(clippy::too_many_arguments)]
+    fn sweep_stream(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+        let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
+        if p.count == 0 {
+            return Ok(());
+        }
+        let smem = 8 * p.map_cap(backward, true).next_multiple_of(2);
+        let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (32 * STREAM_WARPS as u32, 1, 1), shared_mem_bytes: smem as u32 };
+        let k = if backward { &self.kernels.stream_backward[p.map_nb - 1] } else { &self.kernels.stream_forward };
+        let sp = seps.pass(be, p.index);
+        let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
+        launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
+        self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))
+    }
+
+    /// The bottom pass by the register-streamed kernels if [`CudaMultifrontal::streams_bottom`],
+    /// else (and every other pass) by [`CudaMultifrontal::sweep_separators`].
+    #[allow(clippy::too_many_arguments)]
+    fn sweep_sep_pass(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+        if p.index == 0 && self.streams_bottom() {
+            self.sweep_stream(be, p, backward, nrhs, b, x, sep, leaf, maps)
+        } else {
+            self.sweep_separators(be, p, backward, nrhs, b, x, sep, leaf, maps)
+        }
+    }
+
     /// One launch of the separator-layout kernels over pass `p` (of [`DevSeparators::passes`]):
     /// blocks as the tensor-core kernels', `sep` the separator buffer (`rows × nrhs`, row-major).
     #[allow(clippy::too_many_arguments)]
@@ -141,7 +207,7 @@ impl CudaMultifrontal {
         while cols > 32 && p.mapt_smem(backward, cols) > self.sub_smem {
             cols /= 2;
         }
-        let grid_y = self.tensor_grid_y(p, nrhs, cols);
+        let grid_y = if self.split_columns { nrhs.div_ceil(cols).min(GRID_Y) } else { self.tensor_grid_y(p, nrhs, cols) };
         let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: p.mapt_smem(backward, cols) as u32 };
         let k = if backward { &self.kernels.mapss_backward[p.map_nb - 1] } else { &self.kernels.mapss_forward };
         let sp = seps.pass(be, p.index);
@@ -165,7 +231,7 @@ impl CudaMultifrontal {
         let walk = s.walk.as_ref().filter(|_| self.maps_kernel == Some(MapsKernel::SeparatorsTop));
         let end = walk.map_or(s.passes.len(), |w| w.first);
         for p in &s.passes[..end] {
-            self.sweep_separators(be, p, false, nrhs, b, x, sep, leaf, maps)?;
+            self.sweep_sep_pass(be, p, false, nrhs, b, x, sep, leaf, maps)?;
         }
         match walk {
             Some(w) => self.walk_top(be, s, w, nrhs, sep, leaf, maps),
@@ -179,7 +245,7 @@ impl CudaMultifrontal {
         let walk = s.walk.as_ref().filter(|_| self.maps_kernel == Some(MapsKernel::SeparatorsTop));
         let end = walk.map_or(s.passes.len(), |w| w.first);
         for p in s.passes[..end].iter().rev() {
-            self.sweep_separators(be, p, true, nrhs, b, x, sep, leaf, maps)?;
+            self.sweep_sep_pass(be, p, true, nrhs, b, x, sep, leaf, maps)?;
         }
         Ok(())
     }
