@@ -20,8 +20,8 @@
 constexpr int NDD = ND * ND;
 constexpr int NDP = ND * (ND + 1) / 2;  // doubles of a packed upper triangle
 
-// Offset of entry (r, s), s ≥ r, in a packed upper triangle: row r starts after the rows above.
-__device__ __forceinline__ u64 packed_at(int r, int s) { return (u64)r * ND - (u64)r * (r - 1) / 2 + (u64)(s - r); }
+// Offset of entry (r, s), s ≥ r, in a cell's packed upper triangle (common.cuh's packed_index).
+__device__ __forceinline__ u64 packed_at(int r, int s) { return packed_index(ND, r, s); }
 
 __device__ __forceinline__ double sign_of(const signed char* __restrict__ signs, int has_signs, u64 c, int a) {
     return has_signs ? (double)__ldg(&signs[c * NLOC + a]) : 1.0;
