@@ -54,6 +54,12 @@ pub fn run(cfg: &HexBenchConfig, json: Option<PathBuf>) -> galerkin::Result<()> 
             "   floors: packed {:.3} ms ({:.3e} bytes), full {:.3} ms ({:.3e} bytes), moment flops {:.3e}",
             1e3 * r.floor_s, r.bytes_written, 1e3 * r.floor_full_s, r.bytes_full, r.moment_flops
         );
+        if let (Some(l1), Some(lg), Some(w)) = (&r.launch_empty, &r.launch_empty_grid, &r.write_only) {
+            say!(
+                "   fixed costs: empty launch {:.4} ms (1 block), {:.4} ms (III's grid, {} blocks); write-only {:.4} ms ({:.0} GB/s); III/(floor + empty launch) {}",
+                1e3 * l1.median, 1e3 * lg.median, r.empty_grid_blocks, 1e3 * w.median, r.bytes_written / w.median * 1e-9, ratio(r.tiled_over_floor_plus_launch)
+            );
+        }
         for g in &r.gpu {
             if let Some(why) = &g.skipped {
                 say!("   {} skipped: {why}", g.scheme);

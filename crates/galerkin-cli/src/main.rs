@@ -237,6 +237,10 @@ enum Command {
         /// --hex: also time scheme III in each launch shape (warps, tiles per warp, MMA shape).
         #[arg(long)]
         tiled_sweep: bool,
+        /// --hex --tiled-sweep: only the first N shapes of the sweep (0: all; the time split is
+        /// always run).
+        #[arg(long, default_value_t = 0)]
+        sweep_shapes: usize,
         /// --hex: a mesh of mixed degrees instead (e.g. `1,3`: half the cells of each, split by
         /// x): CPU, GPU schemes and hybrid with cells grouped by degree, against the
         /// highest-degree-everywhere assembly.
@@ -523,7 +527,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             };
             ceed_bench::run(&cfg, gpu, json, plot)
         }
-        Command::Bench { hex: true, cells, degrees, modes, quadrature, cpu_cells, runs, json, tiled_sweep, mixed, multi_gpu, .. } => {
+        Command::Bench { hex: true, cells, degrees, modes, quadrature, cpu_cells, runs, json, tiled_sweep, sweep_shapes, mixed, multi_gpu, .. } => {
             let cfg = galerkin::bench::hex::HexBenchConfig {
                 cells,
                 degrees: parse_degrees(&degrees)?,
@@ -532,6 +536,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 runs,
                 cpu_cells,
                 tiled_sweep,
+                sweep_shapes,
             };
             hex_bench::dispatch(&cfg, mixed.as_deref(), multi_gpu, json)
         }

@@ -489,8 +489,7 @@ __device__ __forceinline__ u64 local_to_global(const u32* __restrict__ cell_node
 __device__ __forceinline__ u64 stored_stride(int packed) { return packed ? (u64)ND * (ND + 1) / 2 : (u64)ND * ND; }
 __device__ __forceinline__ u64 stored_at(int packed, int r, int s) {
     if (!packed) return (u64)r * ND + s;
-    const int lo = r < s ? r : s, hi = r < s ? s : r;
-    return (u64)lo * ND - (u64)lo * (lo - 1) / 2 + (u64)(hi - lo);
+    return r < s ? packed_index(ND, r, s) : packed_index(ND, s, r);
 }
 
 // y += Σ_c R_cᵀ K_c R_c x, one thread per (cell, local row); y must be zeroed by the caller. Packed

@@ -15,6 +15,11 @@ typedef unsigned int u32;
 __device__ __forceinline__ u64 global_thread() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ u64 grid_threads() { return (u64)gridDim.x * blockDim.x; }
 
+// Offset of entry (r, s), s ≥ r, of an nd × nd upper triangle packed row by row (row r starts after
+// the r rows above it): the one packed layout of element matrices (scheme III writes it, the
+// summation and the element apply read it). Host twin: `Storage::index` (element/packed.rs).
+__device__ __forceinline__ u64 packed_index(int nd, int r, int s) { return (u64)r * nd - (u64)r * (r - 1) / 2 + (u64)(s - r); }
+
 // Element access in units of V (double or double2). Device allocations are 256-byte aligned and
 // vectors are whole allocations, so viewing them as double2 is aligned; the odd tail is done as double.
 template <class V> __device__ __forceinline__ V load(const double* p, u64 i) {

@@ -20,8 +20,8 @@
 constexpr int NDD = ND * ND;
 constexpr int NDP = ND * (ND + 1) / 2;  // doubles of a packed upper triangle
 
-// Offset of entry (r, s), s ≥ r, in a packed upper triangle: row r starts after the rows above.
-__device__ __forceinline__ u64 packed_at(int r, int s) { return (u64)r * ND - (u64)r * (r - 1) / 2 + (u64)(s - r); }
+// Offset of entry (r, s), s ≥ r, in a cell's packed upper triangle (common.cuh's packed_index).
+__device__ __forceinline__ u64 packed_at(int r, int s) { return packed_index(ND, r, s); }
 
 __device__ __forceinline__ double sign_of(const signed char* __restrict__ signs, int has_signs, u64 c, int a) {
     return has_signs ? (double)__ldg(&signs[c * NLOC + a]) : 1.0;
@@ -224,6 +224,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef PACKED
 #define PACKED 0                                     // store the upper triangle only, packed (packed_at)
 #endif
+#ifndef PAIRED
+#define PAIRED 0                                     // tiles of two needed 8 × 8 blocks each (paired_walk)
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -262,21 +265,65 @@ static_assert(DEFER_WRITES >= 0 && DEFER_WRITES <= 2, "a warp defers 0, 1 or 2 h
 static_assert(!DEFER_WRITES || (TPW == 1 && PRODUCERS == 0), "deferred writes: one tile per warp, every warp stages");
 static_assert(!TENSOR || (TN1 <= 256 && TNF <= 256), "factor and point indices are bytes");
 
-// Tiles (A, B): 16-row block A, 8-column block B ≥ 2A (on or above the diagonal), B < NB8.
+// A tile: the m16n8 product of row blocks r0 (rows 0–7) and r1 (rows 8–15) of 8 functions with
+// column block c; r1 < 0: none (its rows repeat r0's, nothing is stored); r0 < 0: no tile. Row
+// block R > c is a transposed block: its moments are those of block (c, R) with k and l swapped.
+struct Tile {
+    int r0 = -1, r1 = -1, c = -1;
+};
+
+// PAIRED: the needed 8 × 8 blocks (R, C), R ≤ C, two per tile of one column C — rows 0…C, less
+// C − 1 where column C − 1 took block (C − 1, C), plus (transposed) row C + 1 where the count is
+// odd and a next column exists — so only the last column may leave half a tile idle: ⌈b(b+1)/4⌉
+// tiles for b = NB8 (p = 5: 28, p = 4: 14) against 30 and 16 without, whose diagonal tiles'
+// lower halves lie wholly below the diagonal. Returns the tile count; tile t's blocks go to `out`.
+__host__ __device__ constexpr int paired_walk(int t, Tile& out) {
+    int count = 0;
+    bool lent = false;  // the previous column took block (C − 1, C)
+    for (int col = 0; col < NB8; ++col) {
+        const int own = col + 1 - (lent ? 1 : 0);
+        const bool take = (own & 1) && col + 1 < NB8;
+        const int n = own + (take ? 1 : 0);
+        for (int i = 0; i < n; i += 2, ++count)
+            if (count == t) {
+                // The column's i-th row block: 0, 1, …, skipping C − 1 where lent.
+                out.r0 = i + (lent && i >= col - 1 ? 1 : 0);
+                out.r1 = i + 1 < n ? i + 1 + (lent && i + 1 >= col - 1 ? 1 : 0) : -1;
+                out.c = col;
+            }
+        lent = take;
+    }
+    return count;
+}
+
+// Without PAIRED: tiles (A, B) of 16-row block A (row blocks 2A, 2A + 1), 8-column block B ≥ 2A
+// (on or above the diagonal), B < NB8.
 __host__ __device__ constexpr int tile_count() {
+    if (PAIRED) {
+        Tile none;
+        return paired_walk(-1, none);
+    }
     int n = 0;
     for (int a = 0; a < N16; ++a) n += NB8 > 2 * a ? NB8 - 2 * a : 0;
     return n;
 }
 constexpr int NTILES = tile_count();
 
-__device__ __forceinline__ void tile_of(int t, int& ta, int& tb) {
-    ta = 0;
+__device__ __forceinline__ Tile tile_of(int t) {
+    Tile tl;
+    if (PAIRED) {
+        paired_walk(t, tl);
+        return tl;
+    }
+    int ta = 0;
     while (t >= NB8 - 2 * ta) {
         t -= NB8 - 2 * ta;
         ++ta;
     }
-    tb = 2 * ta + t;
+    tl.r0 = 2 * ta;
+    tl.r1 = 2 * ta + 1;
+    tl.c = 2 * ta + t;
+    return tl;
 }
 
 // D += A·B on one 8 × 8 × 4 FP64 tensor-core step: a = A[lane/4][lane%4], b = B[lane%4][lane/4],
@@ -382,8 +429,7 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
 }
 
 // One pass of QCP points: the warp's tiles accumulate H_kᵀ H_l over the staged buffer `h`.
-__device__ __forceinline__ void multiply_pass(const double* __restrict__ h, const int (&ta)[TPW], const int (&tb)[TPW],
-                                              double (&acc)[TPW][DIM * DIM][4]) {
+__device__ __forceinline__ void multiply_pass(const double* __restrict__ h, const Tile (&tl)[TPW], double (&acc)[TPW][DIM * DIM][4]) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll 1
     for (int kq = 0; kq < QCP; kq += MMA_K) {
@@ -393,16 +439,17 @@ __device__ __forceinline__ void multiply_pass(const double* __restrict__ h, cons
 #pragma unroll
             for (int l = 0; l < DIM; ++l)
 #pragma unroll
-                for (int j = 0; j < KS; ++j) fb[i][l][j] = tb[i] < 0 ? 0.0 : h[(l * QCP + kq + t + 4 * j) * RS + tb[i] * 8 + g];
+                for (int j = 0; j < KS; ++j) fb[i][l][j] = tl[i].c < 0 ? 0.0 : h[(l * QCP + kq + t + 4 * j) * RS + tl[i].c * 8 + g];
 #pragma unroll
         for (int kk = 0; kk < DIM; ++kk) {
             double fa[2 * KS] = {};
 #pragma unroll
             for (int i = 0; i < TPW; ++i) {
-                if (ta[i] < 0) continue;
-                if (i == 0 || ta[i] != ta[i - 1]) {
+                if (tl[i].r0 < 0) continue;
+                if (i == 0 || tl[i].r0 != tl[i - 1].r0 || tl[i].r1 != tl[i - 1].r1) {
+                    const int row[2] = {8 * tl[i].r0 + g, 8 * (tl[i].r1 < 0 ? tl[i].r0 : tl[i].r1) + g};
 #pragma unroll
-                    for (int j = 0; j < 2 * KS; ++j) fa[j] = h[(kk * QCP + kq + t + 4 * (j / 2)) * RS + ta[i] * 16 + g + 8 * (j % 2)];
+                    for (int j = 0; j < 2 * KS; ++j) fa[j] = h[(kk * QCP + kq + t + 4 * (j / 2)) * RS + row[j % 2]];
                 }
 #pragma unroll
                 for (int l = 0; l < DIM; ++l) mma16<KS>(acc[i][kk * DIM + l], fa, fb[i][l]);
@@ -420,34 +467,71 @@ __device__ __forceinline__ void store_out(double* p, double v) {
 #endif
 }
 
-// Whether half tile (ta, tb, hh) holds pairs on or above the diagonal (the second half of a
-// diagonal tile lies wholly below it; ta < 0: no tile).
-__device__ __forceinline__ bool half_tile_writes(int ta, int tb, int hh) {
-    return ta >= 0 && 16 * ta + 8 * hh < NLOC && 8 * tb + 8 > 16 * ta + 8 * hh;
+// Row block of half tile hh of `tl` (−1: none).
+__device__ __forceinline__ int half_row(const Tile& tl, int hh) { return hh == 0 ? tl.r0 : tl.r1; }
+
+// Whether half tile hh of `tl` holds needed pairs: a row block on or above the diagonal, or
+// (PAIRED) a transposed one below it (without PAIRED the second half of a diagonal tile lies
+// wholly below it and is not needed).
+__device__ __forceinline__ bool half_tile_writes(const Tile& tl, int hh) {
+    const int r = half_row(tl, hh);
+    return tl.r0 >= 0 && r >= 0 && 8 * r < NLOC && (PAIRED || r <= tl.c);
 }
 
-// Forms the blocks of half tile (ta, tb, hh) — pairs (a, b), a = 16·ta + 8·hh + g, b = 8·tb + 2t +
-// v — from the moments in accumulator slots 2·hh + v, signed, into the warp's scratch `ws` as
-// U[NCOMP·g + i][NCOMP·(2t + v) + j] (row stride WS).
-__device__ __forceinline__ void fill_half_tile(double* __restrict__ ws, const double* p, int ta, int tb, int hh,
-                                               const double (&acc)[DIM * DIM][4], const signed char* __restrict__ signs,
-                                               int has_signs, u64 c) {
+// Node corner (a0, b0), a0 ≤ b0, of the block half tile hh of `tl` stores.
+__device__ __forceinline__ void half_tile_corner(const Tile& tl, int hh, int& a0, int& b0) {
+    const int r = half_row(tl, hh);
+    a0 = 8 * (r <= tl.c ? r : tl.c);
+    b0 = 8 * (r <= tl.c ? tl.c : r);
+}
+
+// The orientation signs a lane applies to its tile's pairs: row[hh] of a = 8·R + g (R half hh's
+// row block), col[v] of b = 8·C + 2t + v (0 beyond NLOC). Loaded when the round starts, so their
+// latency hides under the staging and multiplies instead of opening the write phase.
+struct TileSigns {
+    double row[2] = {0.0, 0.0}, col[2] = {0.0, 0.0};
+};
+
+__device__ __forceinline__ TileSigns tile_signs(const Tile& tl, const signed char* __restrict__ signs, int has_signs, u64 c) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int a = 16 * ta + 8 * hh + g;
-    const double sa = a < NLOC ? sign_of(signs, has_signs, c, a) : 0.0;
+    TileSigns sg;
+    if (tl.r0 < 0) return sg;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        const int r = hh == 0 ? tl.r0 : tl.r1, a = 8 * r + g;
+        sg.row[hh] = r >= 0 && a < NLOC ? sign_of(signs, has_signs, c, a) : 0.0;
+    }
 #pragma unroll
     for (int v = 0; v < 2; ++v) {
-        const int b = 8 * tb + 2 * t + v;
-        const double s = b < NLOC ? sa * sign_of(signs, has_signs, c, b) : 0.0;
+        const int b = 8 * tl.c + 2 * t + v;
+        sg.col[v] = b < NLOC ? sign_of(signs, has_signs, c, b) : 0.0;
+    }
+    return sg;
+}
+
+// Forms the blocks of half tile hh of `tl` — pairs (a, b), a = 8·R + g (R its row block), b =
+// 8·C + 2t + v — from the moments in accumulator slots 2·hh + v, signed (`sg`), into the warp's scratch
+// `ws` as U[NCOMP·g + i][NCOMP·(2t + v) + j] (row stride WS); a transposed block (R > C) as the
+// blocks of pairs (b, a), moments M_lk, at U[NCOMP·(2t + v) + i][NCOMP·g + j].
+__device__ __forceinline__ void fill_half_tile(double* __restrict__ ws, const double* p, const Tile& tl, int hh,
+                                               const double (&acc)[DIM * DIM][4], const TileSigns& sg) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int r = half_row(tl, hh);
+    const bool tr = r > tl.c;
+    const double sa = hh == 0 ? sg.row[0] : sg.row[1];
+#pragma unroll
+    for (int v = 0; v < 2; ++v) {
+        const double s = sa * sg.col[v];
         MomentPair mp;
 #pragma unroll
-        for (int m = 0; m < DIM * DIM; ++m) mp.m[m] = acc[m][2 * hh + v];
+        for (int m = 0; m < DIM * DIM; ++m) mp.m[m] = tr ? acc[(m % DIM) * DIM + m / DIM][2 * hh + v] : acc[m][2 * hh + v];  // constant indices: acc stays in registers
         double e[NCOMP][NCOMP] = {};
         QF::template block<DIM, NCOMP>(p, mp, e);
+        const int ra = tr ? 2 * t + v : g, cb = tr ? g : 2 * t + v;
 #pragma unroll
         for (int i = 0; i < NCOMP; ++i)
 #pragma unroll
-            for (int j = 0; j < NCOMP; ++j) ws[(NCOMP * g + i) * WS + NCOMP * (2 * t + v) + j] = s * e[i][j];
+            for (int j = 0; j < NCOMP; ++j) ws[(NCOMP * ra + i) * WS + NCOMP * cb + j] = s * e[i][j];
     }
 }
 
@@ -483,25 +567,27 @@ __device__ __forceinline__ void store_half_tile(double* __restrict__ k, const do
     if (!PACKED && hi > WIT) store_rows<false>(k, ws, a0, b0, lo > WIT ? lo - WIT : 0, hi - WIT);
 }
 
-// Writes half tile (ta, tb, hh) at once through the warp's scratch `ws`: both the upper rows and
+// Writes half tile hh of `tl` at once through the warp's scratch `ws`: both the upper rows and
 // the transposed (lower) rows leave as contiguous row segments.
-__device__ __forceinline__ void write_half_tile(double* __restrict__ k, double* __restrict__ ws, const double* p, int ta,
-                                                int tb, int hh, const double (&acc)[DIM * DIM][4],
-                                                const signed char* __restrict__ signs, int has_signs, u64 c) {
-    fill_half_tile(ws, p, ta, tb, hh, acc, signs, has_signs, c);
+__device__ __forceinline__ void write_half_tile(double* __restrict__ k, double* __restrict__ ws, const double* p, const Tile& tl,
+                                                int hh, const double (&acc)[DIM * DIM][4],
+                                                const TileSigns& sg) {
+    fill_half_tile(ws, p, tl, hh, acc, sg);
     __syncwarp();
-    store_half_tile(k, ws, 16 * ta + 8 * hh, 8 * tb, 0, 2 * WIT);
+    int a0 = 0, b0 = 0;
+    half_tile_corner(tl, hh, a0, b0);
+    store_half_tile(k, ws, a0, b0, 0, 2 * WIT);
     __syncwarp();  // the scratch is read before the next half tile overwrites it
 }
 
 // A warp's deferred half tiles (DEFER_WRITES): the first DEFER_WRITES half tiles of its last
-// round's tile (ta, tb) of matrix k (null: none pending), formed into slots of the warp's own
+// round's tile of matrix k (null: none pending), formed into slots of the warp's own
 // scratch `wd` at the round's end and stored a part per pass of the next round (the next cell's
 // where the cell took one round), so the stores stream out under the multiplies and staging
 // instead of in a write phase of their own.
 struct Deferred {
     double* k = nullptr;
-    int ta = -1, tb = -1;
+    Tile tile;
     // Part `part` of `parts` of the pending stores.
     __device__ __forceinline__ void drain(const double* __restrict__ wd, int part, int parts) const {
         if (DEFER_WRITES == 0 || k == nullptr) return;
@@ -510,7 +596,11 @@ struct Deferred {
 #pragma unroll
         for (int j = 0; j < DEFER_WRITES; ++j) {
             const int jl = lo - j * T > 0 ? lo - j * T : 0, jh = hi - j * T < T ? hi - j * T : T;
-            if (jl < jh && half_tile_writes(ta, tb, j)) store_half_tile(k, wd + j * WR * WS, 16 * ta + 8 * j, 8 * tb, jl, jh);
+            if (jl < jh && half_tile_writes(tile, j)) {
+                int a0 = 0, b0 = 0;
+                half_tile_corner(tile, j, a0, b0);
+                store_half_tile(k, wd + j * WR * WS, a0, b0, jl, jh);
+            }
         }
     }
 };
@@ -535,12 +625,11 @@ __device__ __forceinline__ void fill_jq(const double xv[NV][DIM], const double* 
 
 // Names this warp's tiles of the round that starts at tile t0 (−1 past the last tile) and clears
 // their accumulators.
-__device__ __forceinline__ void round_tiles(int t0, int warp, int (&ta)[TPW], int (&tb)[TPW], double (&acc)[TPW][DIM * DIM][4]) {
+__device__ __forceinline__ void round_tiles(int t0, int warp, Tile (&tl)[TPW], double (&acc)[TPW][DIM * DIM][4]) {
 #pragma unroll
     for (int i = 0; i < TPW; ++i) {
         const int tt_ = t0 + warp * TPW + i;
-        if (tt_ < NTILES) tile_of(tt_, ta[i], tb[i]);
-        else ta[i] = tb[i] = -1;
+        tl[i] = tt_ < NTILES ? tile_of(tt_) : Tile{};
 #pragma unroll
         for (int m = 0; m < DIM * DIM; ++m) acc[i][m][0] = acc[i][m][1] = acc[i][m][2] = acc[i][m][3] = 0.0;
     }
@@ -551,11 +640,10 @@ __device__ __forceinline__ void round_tiles(int t0, int warp, int (&ta)[TPW], in
 // first half tiles of tile 0 are only formed into the deferred slots `wd` (their stores drain
 // during the next round: `Deferred`).
 __device__ __forceinline__ void write_round(double* __restrict__ k, double* __restrict__ ws, double* __restrict__ wd, const double* p,
-                                            const int (&ta)[TPW], const int (&tb)[TPW], const double (&acc)[TPW][DIM * DIM][4],
-                                            const signed char* __restrict__ signs, int has_signs, u64 c) {
+                                            const Tile (&tl)[TPW], const double (&acc)[TPW][DIM * DIM][4], const TileSigns (&sg)[TPW]) {
 #pragma unroll
     for (int i = 0; i < TPW; ++i) {
-        if (ta[i] < 0) continue;
+        if (tl[i].r0 < 0) continue;
         if (SKIP_PARTS & 4) {
             double sum = 0.0;
 #pragma unroll
@@ -564,9 +652,9 @@ __device__ __forceinline__ void write_round(double* __restrict__ k, double* __re
         } else {
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh) {
-                if (!half_tile_writes(ta[i], tb[i], hh)) continue;
-                if (i == 0 && hh < DEFER_WRITES) fill_half_tile(wd + hh * WR * WS, p, ta[i], tb[i], hh, acc[i], signs, has_signs, c);
-                else write_half_tile(k, ws, p, ta[i], tb[i], hh, acc[i], signs, has_signs, c);
+                if (!half_tile_writes(tl[i], hh)) continue;
+                if (i == 0 && hh < DEFER_WRITES) fill_half_tile(wd + hh * WR * WS, p, tl[i], hh, acc[i], sg[i]);
+                else write_half_tile(k, ws, p, tl[i], hh, acc[i], sg[i]);
             }
         }
     }
@@ -574,7 +662,8 @@ __device__ __forceinline__ void write_round(double* __restrict__ k, double* __re
 }
 
 // The cell head both tiled bodies share: a warp's view of cell c (its matrix, its coefficients);
-// `Round` names the warp's tiles of the round from tile t0 and clears their accumulators.
+// `Round` names the warp's tiles of the round from tile t0, clears their accumulators and loads
+// their signs.
 struct TiledCell {
     double* k;
     double p[NPA];
@@ -584,13 +673,17 @@ struct TiledCell {
     }
     struct Round {
         double acc[TPW][DIM * DIM][4];
-        int ta[TPW], tb[TPW];
-        __device__ __forceinline__ Round(int t0, int warp) { round_tiles(t0, warp, ta, tb, acc); }
+        Tile tl[TPW];
+        TileSigns sg[TPW];
+        __device__ __forceinline__ Round(int t0, int warp, const signed char* __restrict__ signs, int has_signs, u64 c) {
+            round_tiles(t0, warp, tl, acc);
+#pragma unroll
+            for (int i = 0; i < TPW; ++i) sg[i] = tile_signs(tl[i], signs, has_signs, c);
+        }
     };
     // Writes the round's finished tiles through the warp's scratch `ws` (deferred ones into `wd`).
-    __device__ __forceinline__ void write(double* __restrict__ ws, double* __restrict__ wd, const Round& r, const signed char* __restrict__ signs,
-                                          int has_signs, u64 c) const {
-        write_round(k, ws, wd, p, r.ta, r.tb, r.acc, signs, has_signs, c);
+    __device__ __forceinline__ void write(double* __restrict__ ws, double* __restrict__ wd, const Round& r) const {
+        write_round(k, ws, wd, p, r.tl, r.acc, r.sg);
     }
 };
 
@@ -634,16 +727,16 @@ __device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restr
     for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
         const TiledCell cell(out, coef, meta, c);
         for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
-            TiledCell::Round r(t0, warp);
+            TiledCell::Round r(t0, warp, signs, has_signs, c);
 #pragma unroll 1
             for (int ch = 0; ch < NCHUNK; ++ch, ++n) {
                 const int b = n & 1;
                 bar_sync(1 + b, BLOCK_THREADS);
-                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + b * HSIZE, r.ta, r.tb, r.acc);
+                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + b * HSIZE, r.tl, r.acc);
                 __syncwarp();
                 bar_arrive(3 + b, BLOCK_THREADS);
             }
-            cell.write(ws, nullptr, r, signs, has_signs, c);
+            cell.write(ws, nullptr, r);
         }
     }
 }
@@ -689,7 +782,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
         fill_jq(xv, tab, jq, threadIdx.x, blockDim.x);
         const TiledCell cell(out, coef, meta, c);
         for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
-            TiledCell::Round r(t0, warp);
+            TiledCell::Round r(t0, warp, signs, has_signs, c);
             __syncthreads();  // jq is written; the previous round's scratch is read
             if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, threadIdx.x);
             __syncthreads();
@@ -702,23 +795,26 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
                 const bool stage = ch + 1 < NCHUNK && !(SKIP_PARTS & 1);
                 double* next = hbuf + ((ch + 1) & 1) * HSIZE;
                 if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next, threadIdx.x);
-                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + (ch & 1) * HSIZE, r.ta, r.tb, r.acc);
+                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + (ch & 1) * HSIZE, r.tl, r.acc);
                 pending.drain(wd, ch, NCHUNK);
                 if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next, threadIdx.x);
                 __syncthreads();  // this buffer is read; the other is staged
             }
             __syncwarp();  // the deferred slots are read before they are refilled
-            cell.write(ws, wd, r, signs, has_signs, c);
+            cell.write(ws, wd, r);
             if (DEFER_WRITES) {
-                pending.k = (r.ta[0] >= 0 && !(SKIP_PARTS & 4)) ? cell.k : nullptr;
-                pending.ta = r.ta[0];
-                pending.tb = r.tb[0];
+                pending.k = (r.tl[0].r0 >= 0 && !(SKIP_PARTS & 4)) ? cell.k : nullptr;
+                pending.tile = r.tl[0];
             }
         }
     }
     pending.drain(wd, 0, 1);  // the block's last deferred tiles
 #endif
 }
+
+// The benchmark's fixed-cost probe: an empty kernel, launched on one block or on scheme III's grid,
+// times the launch and block scheduling alone (`n` is unused: launches carry one argument).
+extern "C" __global__ void launch_probe(u64 n) {}
 
 // Throughput probes of the FP64 tensor cores: 8 independent chains per warp of m8n8k4 (SHAPE 0)
 // or of Hopper's m16n8k4, m16n8k8, m16n8k16 (SHAPE 1, 2, 4: the k-quads); `iters` rounds.

@@ -45,6 +45,8 @@ pub struct HexBenchConfig {
     pub cpu_cells: usize,
     /// Also time scheme III in every launch shape of [`TiledConfig::sweep`].
     pub tiled_sweep: bool,
+    /// Only the first this many shapes of the sweep (0: all).
+    pub sweep_shapes: usize,
 }
 
 /// Scheme III in one launch shape (`--tiled-sweep`).
@@ -98,8 +100,10 @@ pub struct HexRow {
     pub scatter_colored_full: Option<Timing>,
     /// The default fused kernel integrating and summing with atomics in one pass.
     pub fused_atomic: Option<Timing>,
-    /// Scheme III's floor: max(bytes written / copy bandwidth, moment flops (upper triangle, nine
-    /// moments per pair and point) / FP64 tensor-core throughput), both measured in the run.
+    /// Scheme III's floor: max(bytes written / copy bandwidth, moment flops / FP64 tensor-core
+    /// throughput), both measured in the run. The moment flops are the packed product's minimum:
+    /// 2 per multiply-add, per point, nine moments ∂_k φ_a ∂_l φ_b for each pair a < b and six for
+    /// a = b (M_kl[a][a] = M_lk[a][a]), i.e. 2·(9·n(n − 1)/2 + 6·n)·nq·m for n functions.
     /// `bytes_written` and `floor_s` are the packed triangles' (what the default III writes; the
     /// ratio `tiled_over_floor` is against it); `bytes_full` and `floor_full_s` those of full
     /// matrices (the floor of rounds 1–8), against which `tiled_over_full_floor` (the packed
@@ -112,6 +116,15 @@ pub struct HexRow {
     pub tiled_over_floor: Option<f64>,
     pub tiled_over_full_floor: Option<f64>,
     pub tiled_full_over_full_floor: Option<f64>,
+    /// Fixed costs measured beside the floor (not folded into it): an empty kernel on one block,
+    /// the same on scheme III's default grid (`empty_grid_blocks` blocks of its threads), and a
+    /// write-only kernel storing the bytes III writes (`vec_fill`); and III against the floor
+    /// plus the one-block empty launch (the launch no kernel avoids).
+    pub launch_empty: Option<Timing>,
+    pub launch_empty_grid: Option<Timing>,
+    pub empty_grid_blocks: u32,
+    pub write_only: Option<Timing>,
+    pub tiled_over_floor_plus_launch: Option<f64>,
     /// Hybrid: cells on the CPU, and the wall time of both parts running at once.
     pub hybrid_cpu_cells: usize,
     pub hybrid_s: Option<f64>,
@@ -219,8 +232,8 @@ pub fn run(cfg: &HexBenchConfig, be: &CudaBackend, mut row: impl FnMut(&Ceilings
         let storage = asm.storage(Integration::Tiled);
         let bytes_full = (ncells * nd * nd * 8) as f64;
         let bytes = (ncells * storage.doubles(nd) * 8) as f64;
-        let upper = (nloc * (nloc + 1) / 2) as f64;
-        let flops = 2.0 * 9.0 * upper * nq as f64 * ncells as f64;
+        let moments_per_point = (9 * nloc * (nloc - 1) / 2 + 6 * nloc) as f64;
+        let flops = 2.0 * moments_per_point * nq as f64 * ncells as f64;
         let floor_of = |bytes: f64| (bytes / (ceil.copy_gbs * 1e9)).max(flops / (ceil.dmma_gflops * 1e9));
         let (floor, floor_full) = (floor_of(bytes), floor_of(bytes_full));
         let mut gpu = Vec::new();
@@ -254,7 +267,7 @@ pub fn run(cfg: &HexBenchConfig, be: &CudaBackend, mut row: impl FnMut(&Ceilings
                 skipped: t.err(),
             });
         }
-        let tiled_sweep = if cfg.tiled_sweep && tiled.is_some() { sweep_tiled(be, &asm, cfg.runs, ncells, (bytes, bytes_full), flops, (floor, floor_full), &ceil)? } else { Vec::new() };
+        let tiled_sweep = if cfg.tiled_sweep && tiled.is_some() { sweep_tiled(be, &asm, cfg.runs, cfg.sweep_shapes, ncells, (bytes, bytes_full), flops, (floor, floor_full), &ceil)? } else { Vec::new() };
         // Summation of the stored matrices: scheme III's (packed) where it runs, else the last
         // scheme's (all are equal); then III's full matrices and their colored summation.
         let pattern = crate::operator::assemble::sparsity(&space)?;
@@ -277,6 +290,15 @@ pub fn run(cfg: &HexBenchConfig, be: &CudaBackend, mut row: impl FnMut(&Ceilings
             (Some(t), Some(scatter_t(Scatter::Colored, &mats, Storage::Full)?))
         } else {
             (None, None)
+        };
+        // Fixed costs: the empty launch (one block, III's grid) and writing III's bytes alone.
+        let (launch_empty, launch_empty_grid, empty_grid_blocks, write_only) = if tiled.is_some() {
+            let (one, grid, blocks) = asm.empty_launch_seconds(be, cfg.runs, ncells)?;
+            let mut v = <CudaBackend as crate::backend::Backend>::zeros(be, (bytes / 8.0) as usize)?;
+            let w = timed(be, cfg.runs, || <CudaBackend as crate::backend::Backend>::fill(be, &mut v, 1.0))?;
+            (Some(one), Some(grid), blocks, Some(w))
+        } else {
+            (None, None, 0, None)
         };
         let fused_atomic = {
             let mut target = asm.csr_target(be, &pattern, Scatter::Atomic, None)?;
@@ -328,6 +350,11 @@ pub fn run(cfg: &HexBenchConfig, be: &CudaBackend, mut row: impl FnMut(&Ceilings
             floor_full_s: floor_full,
             tiled_over_floor: tiled.map(|t| t / floor),
             tiled_over_full_floor: tiled.map(|t| t / floor_full),
+            tiled_over_floor_plus_launch: tiled.zip(launch_empty.as_ref()).map(|(t, l)| t / (floor + l.median)),
+            launch_empty,
+            launch_empty_grid,
+            empty_grid_blocks,
+            write_only,
             hybrid_cpu_cells,
             hybrid_s,
             tiled_sweep,
@@ -355,7 +382,7 @@ fn guard(what: &str, t: &Timing, bytes: f64, flops: f64, ceil: &Ceilings) -> Res
 /// and ceilings of what the shape writes: `bytes` and `floor` are (packed, full)), and its
 /// matrices of the first cells (unpacked where packed) against the fourth round's shape's.
 #[allow(clippy::too_many_arguments)]
-fn sweep_tiled(be: &CudaBackend, asm: &DeviceAssembler, runs: usize, ncells: usize, bytes: (f64, f64), flops: f64, floor: (f64, f64), ceil: &Ceilings) -> Result<Vec<SweepTime>> {
+fn sweep_tiled(be: &CudaBackend, asm: &DeviceAssembler, runs: usize, shapes: usize, ncells: usize, bytes: (f64, f64), flops: f64, floor: (f64, f64), ceil: &Ceilings) -> Result<Vec<SweepTime>> {
     let nd = asm.variant.elem_size();
     let check = ncells.min(64);
     let first_cells = |config: TiledConfig| -> Result<Vec<f64>> {
@@ -368,7 +395,9 @@ fn sweep_tiled(be: &CudaBackend, asm: &DeviceAssembler, runs: usize, ncells: usi
     let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
     let mut mats = be.alloc::<f64>(ncells * nd * nd)?;
     let mut out = Vec::new();
-    for config in TiledConfig::sweep(asm.variant.nloc) {
+    let all = TiledConfig::sweep(asm.variant.nloc);
+    let n = if shapes == 0 { all.len() } else { shapes.min(all.len()) };
+    for &config in &all[..n] {
         let label = config.label();
         let t = timed(be, runs, || asm.tiled_matrices_with(be, config, ncells, &mut mats));
         let (timing, skipped) = match t {

@@ -25,8 +25,9 @@ impl Storage {
         }
     }
 
-    /// Offset of entry (r, s) in a cell's stored matrix (`element_schemes.cu`'s `packed_at` and
-    /// `assembly.cu`'s `stored_at`).
+    /// Offset of entry (r, s) in a cell's stored matrix; the packed case's device twin is
+    /// `packed_index(nd, r, s)` in `kernels/common.cuh` (used by `element_schemes.cu` and
+    /// `assembly.cu`).
     pub fn index(self, nd: usize, r: usize, s: usize) -> usize {
         match self {
             Storage::Full => r * nd + s,

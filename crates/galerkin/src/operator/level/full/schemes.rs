@@ -10,6 +10,7 @@ use crate::backend::cuda::CudaBackend;
 use crate::operator::level::element::packed::{self, Storage};
 use crate::operator::level::{Integration, Scatter, Tuning};
 use crate::operator::ElementIntegrator;
+use crate::bench::timing::Timing;
 use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use rayon::prelude::*;
@@ -22,6 +23,8 @@ pub(crate) struct SchemeKernels {
     tiled: Kernel,
     scatter: Kernel,
     fma: Kernel,
+    /// An empty kernel: the fixed cost of a launch.
+    empty: Kernel,
     /// Tensor-core probes: m8n8k4, then m16n8k4, m16n8k8, m16n8k16.
     dmma: [Kernel; 4],
 }
@@ -59,7 +62,10 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// grid of as many blocks as the device holds at once (SMs × blocks per SM), each looping over
 /// cells, so deferred stores carry into a block's next cell (false: one block per cell, and a
 /// cell's last round's deferred stores are a write phase again); `packed`: only the upper
-/// triangle is stored, packed row by row ([`Storage::Packed`], PACKED: half the writes). (The seventh round's
+/// triangle is stored, packed row by row ([`Storage::Packed`], PACKED: half the writes); `paired`
+/// (PAIRED): each tile holds two needed 8 × 8 node blocks of one column, lower blocks taken
+/// transposed, so no MMAs go to the diagonal tiles' wholly-lower halves (p = 5: 28 tiles instead
+/// of 30, p = 4: 14 instead of 16, p = 3: 5 instead of 6, p = 2: 3 instead of 4). (The seventh round's
 /// bulk asynchronous writes and prestaging were 4–8 % slower and are gone: BENCHMARKS.md.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
@@ -77,6 +83,7 @@ pub struct TiledConfig {
     pub defer: u8,
     pub resident: bool,
     pub packed: bool,
+    pub paired: bool,
 }
 
 impl Default for TiledConfig {
@@ -85,7 +92,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false }
     }
 }
 
@@ -98,10 +105,15 @@ impl TiledConfig {
     /// Beyond 32 functions (trunk p ≥ 4: one block of 16 warps per SM) on a resident grid, each
     /// block looping over cells (eighth round: p = 4 1.95 ms against 2.00 with a block per cell,
     /// p = 5 5.69 against 5.75). Deferred writes (`defer`) were 6–12 % slower and stay a sweep
-    /// shape. The upper triangle only, packed (ninth round: half the bytes written).
+    /// shape. The upper triangle only, packed (ninth round: half the bytes written). Paired
+    /// tiles (no MMAs below the diagonal) only from 25 to 32 functions (trunk p = 3), where the
+    /// tenth round measured them faster (H200: 0.434 against 0.453 ms); at p = 4, 5 they were
+    /// slower for 12.5 % and 6.7 % fewer MMAs (1.797 against 1.708 ms, 5.418 against 5.199), at
+    /// p = 2 by 3 %, at p = 1 equal.
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let factors = nloc > 24;
-        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, resident: nloc > 32, packed: true, ..TiledConfig::default() }
+        let paired = (25..=32).contains(&nloc);
+        TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, resident: nloc > 32, packed: true, paired, ..TiledConfig::default() }
     }
 
     /// How this shape stores the matrices.
@@ -129,6 +141,8 @@ impl TiledConfig {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
         for c in [
+            TiledConfig { paired: !TiledConfig::for_functions(nloc).paired, ..TiledConfig::for_functions(nloc) },
+            TiledConfig { resident: true, ..TiledConfig::for_functions(nloc) },
             TiledConfig { packed: false, ..TiledConfig::for_functions(nloc) },
             t(8, 1, false, false, false),
             t(16, 1, false, true, false),
@@ -178,6 +192,9 @@ impl TiledConfig {
         if self.packed {
             s += " packed";
         }
+        if self.paired {
+            s += " paired";
+        }
         if self.min_blocks > 0 {
             s += &format!(" mb{}", self.min_blocks);
         }
@@ -202,11 +219,17 @@ pub(crate) struct TiledLaunch {
     pub smem: usize,
 }
 
-/// Tiles of 16 × 8 node pairs on or above the diagonal for `nloc` functions (`tile_count` of
-/// `element_schemes.cu`).
-fn tile_count(nloc: usize) -> usize {
+/// Tiles of 16 × 8 node pairs for `nloc` functions (`tile_count` of `element_schemes.cu`): with
+/// `paired` two needed 8 × 8 blocks per tile, ⌈b(b + 1)/4⌉ for b blocks of 8 functions (the
+/// kernel's column walk leaves at most the last column's half tile idle); else those on or above
+/// the diagonal.
+fn tile_count(nloc: usize, paired: bool) -> usize {
     let (n16, nb8) = (nloc.div_ceil(16), nloc.div_ceil(8));
-    (0..n16).map(|a| nb8.saturating_sub(2 * a)).sum()
+    if paired {
+        (nb8 * (nb8 + 1) / 2).div_ceil(2)
+    } else {
+        (0..n16).map(|a| nb8.saturating_sub(2 * a)).sum()
+    }
 }
 
 /// Doubles of shared memory the factor tables of (`n1` points, `nf` factors) per axis take in a
@@ -229,7 +252,7 @@ fn tensor_doubles(v: &Variant, dims: Option<(usize, usize)>) -> usize {
 /// `element_schemes.cu`.
 pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> TiledLaunch {
     let tpw = cfg.tiles_per_warp.max(1);
-    let warps = tile_count(v.nloc).div_ceil(tpw).clamp(1, cfg.warps.max(1));
+    let warps = tile_count(v.nloc, cfg.paired).div_ceil(tpw).clamp(1, cfg.warps.max(1));
     let min_blocks = if cfg.min_blocks > 0 { cfg.min_blocks.min(16) } else { (16 / (warps * tpw)).clamp(1, 16) };
     let rs = 16 * v.nloc.div_ceil(16) + 4;
     let jq = (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8 + 8 * tensor_doubles(v, dims);
@@ -268,6 +291,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("PRODUCERS={}", cfg.producers),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
+        format!("PAIRED={}", usize::from(cfg.paired)),
         format!("TPW={}", cfg.tiles_per_warp.max(1)),
         format!("MMA_K={}", cfg.mma_k),
         format!("MMA_NATIVE={}", usize::from(cfg.native)),
@@ -321,6 +345,7 @@ fn load(be: &CudaBackend, asm: &DeviceAssembler) -> Result<SchemeKernels> {
         tiled: tiled_kernel(&module, &asm.variant, default_shape(&asm.variant, dims), dims)?,
         scatter: k("scatter_matrices")?,
         fma: k("fma_peak")?,
+        empty: k("launch_probe")?,
         dmma: [k("dmma_peak")?, k("dmma16_peak_k4")?, k("dmma16_peak_k8")?, k("dmma16_peak_k16")?],
     })
 }
@@ -484,10 +509,10 @@ impl DeviceAssembler {
         Ok(out)
     }
 
-    /// Launches tiled kernel `k` (shape `cfg`) on cells `0..nc`: one block per cell, or
-    /// (`cfg.resident`) as many as the device holds at once, or `grid` blocks where given (tests of
-    /// blocks that loop over several cells).
-    fn launch_tiled(&self, be: &CudaBackend, k: &Kernel, cfg: TiledConfig, nc: u64, out: &mut CudaSlice<f64>, grid: Option<u64>) -> Result<()> {
+    /// The launch of tiled shape `cfg` on cells `0..nc`: one block per cell, or (`cfg.resident`)
+    /// as many as the device holds at once, or `grid` blocks where given (tests of blocks that
+    /// loop over several cells).
+    fn tiled_launch_config(&self, be: &CudaBackend, cfg: TiledConfig, nc: u64, grid: Option<u64>) -> Result<LaunchConfig> {
         let l = tiled_shape(&self.variant, cfg, self.tensor_dims.filter(|_| cfg.tensor));
         if l.smem > MAX_SHARED_BYTES {
             return Err(Error::Unsupported(format!("tiled integration of shape {} needs {} bytes of shared memory per block", cfg.label(), l.smem)));
@@ -498,10 +523,30 @@ impl DeviceAssembler {
             None if cfg.resident => resident,
             None => 1 << 20,
         }
-        .min(nc) as u32;
-        let lc = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (l.threads as u32, 1, 1), shared_mem_bytes: l.smem as u32 };
+        .min(nc)
+        .max(1) as u32;
+        Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (l.threads as u32, 1, 1), shared_mem_bytes: l.smem as u32 })
+    }
+
+    /// Launches tiled kernel `k` (shape `cfg`) on cells `0..nc` ([`Self::tiled_launch_config`]).
+    fn launch_tiled(&self, be: &CudaBackend, k: &Kernel, cfg: TiledConfig, nc: u64, out: &mut CudaSlice<f64>, grid: Option<u64>) -> Result<()> {
+        let lc = self.tiled_launch_config(be, cfg, nc, grid)?;
         launch!(be, k, lc; &nc, &self.cell_verts, &self.coords, &self.signs, &self.has_signs, &self.tab, &self.coef, &self.meta,
             &self.tensor_reals, &self.tensor_ints, out)
+    }
+
+    /// Device time (CUDA events, median of `runs`) of an empty kernel on one block of 32 threads,
+    /// and on the default tiled shape's grid for `ncells` cells (its blocks and threads, no shared
+    /// memory): the fixed cost of a launch and of scheduling its blocks, which the benchmark
+    /// reports beside scheme III's floor. Returns (one block, the grid, the grid's blocks).
+    pub fn empty_launch_seconds(&self, be: &CudaBackend, runs: usize, ncells: usize) -> Result<(Timing, Timing, u32)> {
+        let k = self.scheme_kernels(be)?;
+        let n = 0u64;
+        let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+        let t1 = crate::backend::cuda::bench::timed(be, runs, || launch!(be, &k.empty, one; &n))?;
+        let grid = LaunchConfig { shared_mem_bytes: 0, ..self.tiled_launch_config(be, self.tiled_default(), ncells as u64, None)? };
+        let tg = crate::backend::cuda::bench::timed(be, runs, || launch!(be, &k.empty, grid; &n))?;
+        Ok((t1, tg, grid.grid_dim.0))
     }
 
     /// The tiled scheme's element matrices of cells `0..ncells` with launch shape `cfg` (the
