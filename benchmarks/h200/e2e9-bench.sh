@@ -15,6 +15,9 @@
 # ran it inline; its line has since gained supervisor= and teardown=).
 # Files back: summary.txt, traces.txt, reports.jsonl, NAME.log (tests).
 # Usage: bash benchmarks/h200/e2e9-bench.sh .dev-NAME [DIR-WITH-MAINS-galerkin]
+# Since round 10 (review R14) the two switches are problem-file keys, `[assembly] overlap_pattern =
+# false` and `[mesh] download_chunk = N`; the environment variables below are no longer read, so
+# this script reproduces round 9's switched runs only with a binary of that round.
 d=$1
 base=${2:-}
 tar -C "$d" -xJf "$d/bin.tar.xz"

@@ -8,6 +8,12 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 pub trait Scalar: Copy + Send + Sync + 'static + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> + Neg<Output = Self> {
     fn constant(v: f64) -> Self;
     fn f1(self, f: Fn1) -> Self;
+    /// `dst[j] = src[j].f1(f)` over a tape register (f64 overrides it for the branch-free
+    /// `sin`/`cos` loops of [`super::trig`]).
+    #[inline]
+    fn f1_slice(f: Fn1, dst: &mut [Self], src: &[Self]) {
+        dst.iter_mut().zip(src).for_each(|(d, &a)| *d = a.f1(f));
+    }
     fn powf(self, b: Self) -> Self;
     fn atan2(self, x: Self) -> Self;
     /// The value part (for `min`/`max`, whose branch follows the values).
@@ -20,6 +26,13 @@ impl Scalar for f64 {
     }
     fn f1(self, f: Fn1) -> f64 {
         apply_f64(f, self)
+    }
+    fn f1_slice(f: Fn1, dst: &mut [f64], src: &[f64]) {
+        match f {
+            Fn1::Sin => super::trig::sin_slice(dst, src),
+            Fn1::Cos => super::trig::cos_slice(dst, src),
+            _ => dst.iter_mut().zip(src).for_each(|(d, &a)| *d = apply_f64(f, a)),
+        }
     }
     fn powf(self, b: f64) -> f64 {
         f64::powf(self, b)
@@ -37,8 +50,8 @@ fn apply_f64(f: Fn1, a: f64) -> f64 {
     match f {
         Abs => a.abs(),
         Signum => a.signum(),
-        Sin => a.sin(),
-        Cos => a.cos(),
+        Sin => super::trig::sin(a),
+        Cos => super::trig::cos(a),
         Tan => a.tan(),
         Asin => a.asin(),
         Acos => a.acos(),
@@ -125,8 +138,8 @@ impl Scalar for Dual3 {
                     0.0
                 }
             }
-            Sin => a.cos(),
-            Cos => -a.sin(),
+            Sin => super::trig::cos(a),
+            Cos => -super::trig::sin(a),
             Tan => 1.0 + v * v,
             Asin => 1.0 / (1.0 - a * a).sqrt(),
             Acos => -1.0 / (1.0 - a * a).sqrt(),

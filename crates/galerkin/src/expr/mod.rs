@@ -8,6 +8,7 @@ mod ast;
 mod compile;
 mod cuda;
 mod tape;
+mod trig;
 
 pub use compile::Dual3;
 /// Points per pass of a compiled expression's tape ([`Expr::eval_batch`]).

@@ -50,7 +50,7 @@ impl Tape {
                     Op::Var(k) => dst.copy_from_slice(&vars[k][start..start + n]),
                     Op::Neg(a) => dst.iter_mut().zip(reg(a)).for_each(|(d, &a)| *d = -a),
                     Op::Square(a) => dst.iter_mut().zip(reg(a)).for_each(|(d, &a)| *d = a * a),
-                    Op::F1(f, a) => dst.iter_mut().zip(reg(a)).for_each(|(d, &a)| *d = a.f1(f)),
+                    Op::F1(f, a) => T::f1_slice(f, dst, reg(a)),
                     Op::F2(op, a, b) => {
                         let (a, b) = (reg(a), reg(b));
                         match op {

@@ -244,12 +244,13 @@ where
 /// locked for the coordinates) made that a visible part of the copies.
 const DOWNLOAD_CHUNK: usize = 1 << 21;
 
-/// The chunk of the copies to the host: [`DOWNLOAD_CHUNK`], or `GALERKIN_BOX_DOWNLOAD_CHUNK`
-/// items (for measuring; at least 1).
-fn download_chunk() -> Result<usize> {
-    match std::env::var("GALERKIN_BOX_DOWNLOAD_CHUNK") {
-        Err(_) => Ok(DOWNLOAD_CHUNK),
-        Ok(v) => v.parse::<usize>().ok().filter(|&c| c > 0).ok_or_else(|| Error::invalid(format!("GALERKIN_BOX_DOWNLOAD_CHUNK = `{v}`: expected a positive number of items"))),
+/// The chunk of the copies to the host: [`DOWNLOAD_CHUNK`], or `[mesh] download_chunk` items
+/// (for measuring; at least 1).
+fn download_chunk(m: &crate::problem::config::MeshConfig) -> Result<usize> {
+    match m.download_chunk {
+        None => Ok(DOWNLOAD_CHUNK),
+        Some(0) => Err(Error::config("mesh.download_chunk", "must be a positive number of items, got 0")),
+        Some(c) => Ok(c),
     }
 }
 
@@ -296,6 +297,6 @@ pub fn from_config(be: &CudaBackend, m: &crate::problem::config::MeshConfig) -> 
     };
     let (Some(n), Some(lo), Some(hi)) = (m.n.as_deref(), corner(&m.lower, 0.0), corner(&m.upper, 1.0)) else { return Ok(None) };
     let [n0, n1, n2] = n else { return Ok(None) };
-    let tuning = BoxTuning { download_chunk: download_chunk()?, ..BoxTuning::default() };
+    let tuning = BoxTuning { download_chunk: download_chunk(m)?, ..BoxTuning::default() };
     box_mesh_cuda_tuned(be, [*n0, *n1, *n2], lo, hi, m.cell.unwrap_or(CellType::Tetrahedron), tuning)
 }

@@ -31,13 +31,17 @@ impl Coloring {
         let nblocks = ncells.div_ceil(size);
         let range = |b: usize| b * size..((b + 1) * size).min(ncells);
         // The blocks' vertex sets in parallel; only the first-fit pass over blocks is serial.
+        // Each block's vertex list (with repeats: npc·size entries) goes through one buffer per
+        // task; only the distinct vertices are kept (a fresh list per block touched 41 MB of new
+        // pages at 1.3·10⁶ tetrahedra).
         let sets: Vec<Vec<usize>> = (0..nblocks)
             .into_par_iter()
-            .map(|b| {
-                let mut v: Vec<usize> = range(b).flat_map(|c| mesh.cell(c).iter().copied()).collect();
+            .map_init(Vec::new, |v: &mut Vec<usize>, b| {
+                v.clear();
+                v.extend(range(b).flat_map(|c| mesh.cell(c).iter().copied()));
                 v.sort_unstable();
                 v.dedup();
-                v
+                v.to_vec()
             })
             .collect();
         let block_colors = first_fit(mesh.num_vertices(), nblocks, |b| sets[b].clone());

@@ -65,6 +65,9 @@ pub struct MeshConfig {
     /// ([`crate::mesh::ordering::reorder_for_locality`]); default true. Set false to keep the
     /// file's or generator's numbering.
     pub reorder: Option<bool>,
+    /// The box built on the GPU: items per chunk of its copies to the host (default 2^21; at
+    /// least 1; for measuring, issue 18 e2e9). The host generator ignores it.
+    pub download_chunk: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -275,6 +278,9 @@ pub struct AssemblyConfig {
     /// GPU element level by default, also its summed ones and the CPU element level's with true,
     /// none with false.
     pub packed: Option<bool>,
+    /// GPU full level: the sparsity pattern built beside the host's set-up (default true) or
+    /// after it (false, for measuring).
+    pub overlap_pattern: Option<bool>,
 }
 
 impl AssemblyConfig {
@@ -290,6 +296,7 @@ impl AssemblyConfig {
             cpu_batch_colors: self.cpu_batch_colors,
             cpu_kronecker: self.cpu_kronecker,
             packed: self.packed,
+            overlap_pattern: self.overlap_pattern,
         }
     }
 }
@@ -357,6 +364,9 @@ impl ProblemFile {
         }
         if s.max_iter == 0 {
             return Err(Error::config("solver.max_iter", "must be at least 1"));
+        }
+        if self.mesh.download_chunk == Some(0) {
+            return Err(Error::config("mesh.download_chunk", "must be a positive number of items, got 0"));
         }
         if s.restart == 0 {
             return Err(Error::config("solver.restart", "must be at least 1"));

@@ -165,6 +165,10 @@ pub struct Tuning {
     /// summed at the full level too: the packed summation was slower); `Some(true)` packs those
     /// and the CPU `element` level's as well; `Some(false)` keeps every matrix full.
     pub packed: Option<bool>,
+    /// GPU `full` level: its sparsity pattern built on the device beside the host's set-up
+    /// ([`FeBackend::overlap_setup`]; `None` or `true`, the default) or, with `false`, in the
+    /// level after it (for measuring what the overlap hides; issue 18, e2e9).
+    pub overlap_pattern: Option<bool>,
 }
 
 /// Host Robin facet matrices: (cell, global dofs, elem_size² entries).
@@ -311,14 +315,14 @@ impl FeBackend for CudaBackend {
     /// The full level's sparsity pattern is built on the device (on another thread, which only
     /// drives the GPU) while `host` runs; [`full::cuda::GpuFull::build`] takes it. Where the level
     /// would not build its pattern there (other levels, the patch scatter, Robin terms, degree
-    /// groups) or `GALERKIN_OVERLAP_PATTERN=0`, nothing is prepared. A pattern that failed is not
+    /// groups) or with `[assembly] overlap_pattern = false`, nothing is prepared. A pattern that failed is not
     /// kept: the level builds it again and reports the error in its place.
     fn overlap_setup<R>(&self, space: &crate::space::FunctionSpace, level: AssemblyLevel, tuning: Tuning, robin: bool, host: impl FnOnce() -> R) -> R {
         let wanted = level == AssemblyLevel::Full
             && !robin
             && space.cell_degrees.is_none()
             && matches!(tuning.scatter, Scatter::Atomic | Scatter::Colored | Scatter::Rows)
-            && full::pattern_cuda::overlap_enabled();
+            && tuning.overlap_pattern.unwrap_or(true);
         if !wanted {
             return host();
         }

@@ -121,10 +121,16 @@ pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut C
 
 /// Adds the Robin facet matrices of the (few) cells that carry them, searching their rows.
 fn add_robin(integ: &ElementIntegrator, a: &mut CsrMatrix) -> Result<()> {
+    let cells = integ.robin_cells();
+    if cells.is_empty() {
+        // No copy of the dof map for nothing: `ElementRestriction::new` clones it (41 MB of fresh
+        // pages at 1.3·10⁶ P1 tetrahedra, 15 % of the assembly's page faults).
+        return Ok(());
+    }
     let r = ElementRestriction::new(integ.space);
     let nd = integ.elem_size();
     let mut ke = vec![0.0; nd * nd];
-    for c in integ.robin_cells() {
+    for c in cells {
         ke.fill(0.0);
         integ.add_robin_matrix(c, &mut ke)?;
         let dofs: Vec<usize> = (0..nd).map(|i| r.global_dof(c, i)).collect();

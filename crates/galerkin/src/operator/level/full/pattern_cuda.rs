@@ -86,13 +86,6 @@ pub fn device_pattern(be: &CudaBackend, space: &FunctionSpace, nodes: &Shared<u3
     Ok(Some(DeviceCsr::from_device_parts(nn * ncomp, nn * ncomp, row_ptr, col_idx, values)?))
 }
 
-/// Whether the GPU builds the full level's pattern beside the host's set-up
-/// ([`crate::operator::FeBackend::overlap_setup`]): the default; `GALERKIN_OVERLAP_PATTERN=0` (or
-/// `off`, `false`) builds it in the level, after the host's set-up, as before (for measuring).
-pub fn overlap_enabled() -> bool {
-    !matches!(std::env::var("GALERKIN_OVERLAP_PATTERN").as_deref(), Ok("0" | "off" | "false"))
-}
-
 /// [`device_pattern`] of `space` from the backend's resident dof map.
 pub fn device_pattern_of(be: &CudaBackend, space: &FunctionSpace) -> Result<Option<DeviceCsr>> {
     device_pattern(be, space, &be.resident(space)?.nodes)
