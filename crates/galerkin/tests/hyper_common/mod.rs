@@ -65,3 +65,37 @@ max_iter = 100000
 "#
     )
 }
+
+/// K against central differences of the residual at `u`: the largest |K − FD| / max |K| over every
+/// column, with max |K| and the residual at `u` (for a test to rule out a trivial system).
+pub struct FdJacobian {
+    pub error: f64,
+    pub scale: f64,
+    pub residual: Vec<f64>,
+}
+
+/// Assembles K and R at `u` and compares every column of K with central differences (h = 1e-6)
+/// of the residual.
+pub fn fd_jacobian(asm: &galerkin::hyperelastic::CpuHyper, u: &[f64]) -> FdJacobian {
+    let nd = asm.el.space.ndofs();
+    let mut k = asm.matrix();
+    let mut r = vec![0.0; nd];
+    asm.assemble(u, &mut r, Some(&mut k)).unwrap();
+    let dense = k.to_dense();
+    let scale = dense.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let h = 1e-6;
+    let (mut rp, mut rm) = (vec![0.0; nd], vec![0.0; nd]);
+    let mut worst: f64 = 0.0;
+    for d in 0..nd {
+        let (mut up, mut um) = (u.to_vec(), u.to_vec());
+        up[d] += h;
+        um[d] -= h;
+        asm.assemble(&up, &mut rp, None).unwrap();
+        asm.assemble(&um, &mut rm, None).unwrap();
+        for row in 0..nd {
+            let fd = (rp[row] - rm[row]) / (2.0 * h);
+            worst = worst.max((fd - dense[row * nd + d]).abs() / scale);
+        }
+    }
+    FdJacobian { error: worst, scale, residual: r }
+}
