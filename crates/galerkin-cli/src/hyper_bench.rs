@@ -31,6 +31,10 @@ pub fn run(cfg: &HyperBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin
         if !r.scheme.is_empty() {
             say!("        kernel scheme: {}", r.scheme);
         }
+        if !r.setup_phases.is_empty() {
+            let list: Vec<String> = r.setup_phases.iter().map(|(n, s)| format!("{n} {s:.3}")).collect();
+            say!("        setup {:.3} s: {}", r.setup_s, list.join(", "));
+        }
         say!("        preconditioner: {}{}", r.preconditioner, if r.levels.is_empty() { String::new() } else { format!(" (levels of {:?} unknowns)", r.levels) });
         if r.skipped.is_none() && r.newton_iterations > 0 {
             say!(

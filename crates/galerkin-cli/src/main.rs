@@ -196,6 +196,10 @@ enum Command {
         /// stiffness); unset: the default rule (full) for --hyperelastic, both for the sweep.
         #[arg(long)]
         hyper_quadrature: Option<String>,
+        /// --hyperelastic: stop each row after its setup (mesh, space, pattern, loads, the
+        /// backend's assembly, the multigrid levels), timed by phase; no Newton run.
+        #[arg(long)]
+        hyper_setup_only: bool,
         /// --hyperelastic: the law.
         #[arg(long, default_value = "usyk")]
         law: String,
@@ -541,13 +545,13 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             hex_bench::dispatch(&cfg, mixed.as_deref(), multi_gpu, json)
         }
         Command::Bench { hyper_kernel_sweep: true, dofs, degrees, law, runs, hyper_quadrature, .. } => {
-            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs: 0, cpu1_max_dofs: 0, runs, solve_max_dofs: 0, preconditioners: vec!["block-jacobi".into()], loads: Vec::new(), quadrature: hyper_quadrature };
+            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs: 0, cpu1_max_dofs: 0, runs, solve_max_dofs: 0, preconditioners: vec!["block-jacobi".into()], loads: Vec::new(), quadrature: hyper_quadrature, setup_only: false };
             hyper_bench::sweep(&cfg)
         }
-        Command::Bench { hyperelastic: true, dofs, degrees, law, cpu_max_dofs, cpu1_max_dofs, runs, gpu, json, solve_max_dofs, hyper_precond, hyper_loads, hyper_quadrature, .. } => {
+        Command::Bench { hyperelastic: true, dofs, degrees, law, cpu_max_dofs, cpu1_max_dofs, runs, gpu, json, solve_max_dofs, hyper_precond, hyper_loads, hyper_quadrature, hyper_setup_only, .. } => {
             let preconditioners = hyper_precond.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
             let loads = hyper_loads.split(';').map(|kv| kv.trim().to_string()).filter(|kv| !kv.is_empty()).collect();
-            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs, cpu1_max_dofs, runs, solve_max_dofs, preconditioners, loads, quadrature: hyper_quadrature };
+            let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs, cpu1_max_dofs, runs, solve_max_dofs, preconditioners, loads, quadrature: hyper_quadrature, setup_only: hyper_setup_only };
             hyper_bench::run(&cfg, gpu, json)
         }
         Command::Bench { heat: true, dofs, steps, levels, cpu_max_dofs, runs, gpu, json, .. } => {

@@ -317,12 +317,21 @@ fn gpu_newton_solution_equals_the_cpu() {
 /// to the same vector, and Newton with it reaches the CPU's solution.
 #[test]
 fn gpu_multigrid_equals_the_cpu() {
+    multigrid_matches_the_cpu(&hyper_common::usyk_cube(6, 2, "multigrid"));
+}
+
+/// The same with `[physics] quadrature = "stiffness"`: the coarse P1 levels assembled with one
+/// point per cell on both backends.
+#[test]
+fn gpu_multigrid_with_the_stiffness_rule_equals_the_cpu() {
+    multigrid_matches_the_cpu(&hyper_common::usyk_cube(6, 2, "multigrid").replace("law = \"usyk\"", "law = \"usyk\"\nquadrature = \"stiffness\""));
+}
+
+fn multigrid_matches_the_cpu(text: &str) {
     use galerkin::hyperelastic::multigrid::MgSystem;
-    use galerkin::hyperelastic::CpuSystem;
     let Some(be) = gpu() else { return };
-    let coarse_cpu = |el: &HyperElement| -> galerkin::Result<CpuSystem> { Ok(CpuSystem::new(CpuHyper::new(HyperElement::new(el.space.clone(), el.law, el.frames.clone())?)?)) };
-    let (f, mut prep) = prepare_text(&hyper_common::usyk_cube(6, 2, "multigrid")).unwrap();
-    let mut mc = MgSystem::build(&Cpu, &f, &prep, cpu_system(&prep).unwrap(), &f.solver.multigrid, coarse_cpu).unwrap();
+    let (f, mut prep) = prepare_text(text).unwrap();
+    let mut mc = galerkin::hyperelastic::run::cpu_multigrid(&f, &prep, cpu_system(&prep).unwrap()).unwrap();
     let mut mg = MgSystem::build(&be, &f, &prep, GpuHyper::new(&be, &prep.el).unwrap(), &f.solver.multigrid, |el| GpuHyper::new(&be, el)).unwrap();
     assert_eq!(mc.sizes(), mg.sizes());
     // One V-cycle at a deformed state.
@@ -350,7 +359,7 @@ fn gpu_multigrid_equals_the_cpu() {
     assert!(e < 1e-9, "GPU V-cycle vs CPU {e:.2e}");
     // Whole Newton runs.
     let (uc, repc, _) = solve_on(&Cpu, &mut mc, &mut prep, 1).unwrap();
-    let (_, mut prep) = prepare_text(&hyper_common::usyk_cube(6, 2, "multigrid")).unwrap();
+    let (_, mut prep) = prepare_text(text).unwrap();
     let (ug, repg, _) = solve_on(&be, &mut mg, &mut prep, 1).unwrap();
     let e = rel(&ug, &uc);
     assert!(e < 1e-6, "GPU vs CPU multigrid Newton solution {e:.2e}");

@@ -219,3 +219,53 @@ fn the_first_increment_and_its_growth_follow_the_keys() {
     };
     assert!(e.contains("max_rise"), "{e}");
 }
+
+/// Converged steps between consecutive abandoned attempts that are not part of one cutback
+/// chain: "double, fail, halve, double, fail" shows as a 1.
+fn successes_between_cutbacks(reps: &[LoadStepReport]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut run = 0;
+    for r in reps {
+        if !r.abandoned.is_empty() && run > 0 {
+            out.push(run);
+        }
+        run = if r.abandoned.is_empty() { run + 1 } else { 1 };
+    }
+    out
+}
+
+/// Growth with memory (`regrow_after = 2`): the beam at load 1.6 in one nominal step with at most
+/// 8 Newton iterations per attempt and `step_rtol = 1e-2` is cut back to 1/64, and the default path
+/// then doubles to 1/32 after every converged 1/64 step and abandons it again (λ = 0.046875 from
+/// 0.015625, 0.0625 from 0.03125, 0.078125 from 0.046875 when written: double, fail, halve, double,
+/// fail — the 10⁷ benchmark's pattern at 1/16 and 1/8). With the key, a cut increment grows only
+/// after two converged steps: fewer abandoned attempts and fewer Newton and CG iterations (130 /
+/// 3045 against 114 / 2699 when written), the same displacement as the 16-step run.
+#[test]
+fn growth_waits_after_a_cutback_with_regrow_after() {
+    let path = "step_rtol = 1e-2";
+    let beam8 = |extra: &str| beam_path(1.6, 1, &format!("{path}\n{extra}")).replace("max_iter = 25", "max_iter = 8");
+    let (_, r1) = run(&beam8("")).unwrap();
+    let (u2, r2) = run(&beam8("regrow_after = 2")).unwrap();
+    assert_cuts_shrink(&r1);
+    assert_cuts_shrink(&r2);
+    let (s1, s2) = (successes_between_cutbacks(&r1), successes_between_cutbacks(&r2));
+    let cg = |r: &[LoadStepReport]| r.iter().flat_map(|s| s.all_iterations()).map(|i| i.linear_iterations).sum::<usize>();
+    let ((n1, c1), (n2, c2)) = (counts(&r1), counts(&r2));
+    eprintln!("default: {n1} Newton / {} CG, {c1} abandoned, successes between cutbacks {s1:?}; regrow_after = 2: {n2} / {}, {c2}, {s2:?}", cg(&r1), cg(&r2));
+    // The default path repeats the failed doubling right after one converged step, twice at least.
+    assert!(s1.iter().filter(|&&k| k == 1).count() >= 2, "default path: no repeated double-and-fail ({s1:?}); the test lost its case");
+    // With the key no cutback follows fewer than two converged steps.
+    assert!(s2.iter().all(|&k| k >= 2), "regrow_after = 2: {s2:?}");
+    assert!(c2 < c1 && n2 < n1 && cg(&r2) < cg(&r1), "regrow_after = 2: {n2} Newton / {c2} abandoned against {n1} / {c1}");
+    let last = r2.last().unwrap();
+    assert!(last.load_factor == 1.0 && last.residuals.last().unwrap() / last.residuals[0] <= 1e-10);
+    let (u16, _) = run(&beam(1.6, 16, 6, 25)).unwrap();
+    let (d, big) = max_diff(&u2, &u16);
+    assert!(big > 0.1 && d <= 1e-7 * big, "regrow_after run differs from the 16-step run by {d:.2e} (max {big:.2e})");
+    let e = match prepare_text(&beam8("regrow_after = 0")) {
+        Ok(_) => panic!("regrow_after = 0 accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("regrow_after"), "{e}");
+}

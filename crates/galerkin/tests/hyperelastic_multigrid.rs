@@ -7,8 +7,8 @@
 mod hyper_common;
 use galerkin::backend::{Backend, Cpu};
 use galerkin::hyperelastic::multigrid::MgSystem;
-use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on, Prepared};
-use galerkin::hyperelastic::{CpuHyper, CpuSystem, HyperElement, HyperSystem};
+use galerkin::hyperelastic::run::{cpu_multigrid, cpu_system, prepare_text, solve_on, Prepared};
+use galerkin::hyperelastic::{CpuSystem, HyperSystem};
 use galerkin::solver::precond::BlockJacobi;
 use galerkin::solver::{cg, KrylovOptions};
 
@@ -18,14 +18,10 @@ fn cube(n: usize, degree: usize, precond: &str) -> String {
     hyper_common::usyk_cube(n, degree, precond) + "[solver.multigrid]\ncoarse_dofs = 400\n"
 }
 
-fn coarse_cpu(el: &HyperElement) -> galerkin::Result<CpuSystem> {
-    Ok(CpuSystem::new(CpuHyper::new(HyperElement::new(el.space.clone(), el.law, el.frames.clone())?)?))
-}
-
 fn mg_system(text: &str) -> (Prepared, MgSystem<Cpu, CpuSystem>) {
     let (f, prep) = prepare_text(text).unwrap();
     let sys = cpu_system(&prep).unwrap();
-    let mg = MgSystem::build(&Cpu, &f, &prep, sys, &f.solver.multigrid, coarse_cpu).unwrap();
+    let mg = cpu_multigrid(&f, &prep, sys).unwrap();
     (prep, mg)
 }
 
@@ -187,7 +183,7 @@ fn multigrid_needs_a_generated_box_of_tetrahedra() {
     let text = cube(2, 1, "multigrid").replace("cell = \"tetrahedron\"", "cell = \"hexahedron\"");
     let (f, prep) = prepare_text(&text).unwrap();
     let sys = cpu_system(&prep).unwrap();
-    let e = MgSystem::build(&Cpu, &f, &prep, sys, &f.solver.multigrid, coarse_cpu).err().unwrap().to_string();
+    let e = cpu_multigrid(&f, &prep, sys).err().unwrap().to_string();
     assert!(e.contains("solver.preconditioner") && e.contains("box"), "{e}");
     let bad = cube(2, 1, "multigrid").replace("coarse_dofs = 400", "coarse_dofs = 400\nsmoother_degre = 2");
     let e = prepare_text(&bad).err().unwrap().to_string();
@@ -255,4 +251,28 @@ fn stiffened_load_converges_with_and_without_the_tight_start() {
         let e = prepare_text(&stiff.replace("forcing = \"eisenstat-walker\"", &format!("forcing = \"eisenstat-walker\"\n{bad}"))).err().unwrap().to_string();
         assert!(e.contains(&format!("newton.{key}")), "{e}");
     }
+}
+
+/// The coarse levels take the file's `[physics] quadrature` rule, as the fine level does (before,
+/// they always got the full rule: four points per P1 cell): one point per cell with the stiffness
+/// rule. On P1 tetrahedra F is constant per cell, so one point integrates a level exactly: with
+/// the same fine Jacobian, the V-cycles of both rules agree to round-off.
+#[test]
+fn coarse_levels_use_the_files_quadrature() {
+    let full = cube(4, 2, "multigrid");
+    let stiff = full.replace("law = \"usyk\"", "law = \"usyk\"\nquadrature = \"stiffness\"");
+    let (prep_f, mut mg_f) = mg_system(&full);
+    let (prep_s, mut mg_s) = mg_system(&stiff);
+    let points = |mg: &MgSystem<Cpu, CpuSystem>| mg.coarse_systems().map(|s| s.asm.el.quad.len()).collect::<Vec<_>>();
+    let (pf, ps) = (points(&mg_f), points(&mg_s));
+    assert!(pf.len() >= 2 && pf.iter().all(|&p| p == 4), "full rule on the coarse levels: {pf:?} points");
+    assert!(ps.len() == pf.len() && ps.iter().all(|&p| p == 1), "stiffness rule on the coarse levels: {ps:?} points");
+    assert_eq!((prep_f.el.quad.len(), prep_s.el.quad.len()), (14, 4));
+    let (k, b, u) = system(&prep_f, &mut mg_f);
+    let (mut yf, mut ys) = (vec![0.0; b.len()], vec![0.0; b.len()]);
+    mg_f.multigrid(&Cpu, &u, &k).unwrap().unwrap().apply(&Cpu, &b, &mut yf).unwrap();
+    mg_s.multigrid(&Cpu, &state(&prep_s), &k).unwrap().unwrap().apply(&Cpu, &b, &mut ys).unwrap();
+    let d = yf.iter().zip(&ys).fold(0.0f64, |m, (a, c)| m.max((a - c).abs()));
+    let big = yf.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(big > 0.0 && d <= 1e-10 * big, "V-cycles of the two rules differ by {d:.2e} (max {big:.2e})");
 }

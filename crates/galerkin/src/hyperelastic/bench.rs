@@ -11,12 +11,11 @@
 use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, GpuHyper, Scheme, Shape};
 use super::element::HyperElement;
 use super::newton::HyperSystem;
-use super::run::{cpu_system, prepare_text, solve_on, Prepared};
+use super::run::{cpu_multigrid, cpu_system, prepare_text, solve_on, Laps, Prepared};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
 use crate::backend::{Backend, Cpu, LinearOperator};
 use super::multigrid::MgSystem;
-use super::system::CpuSystem;
 use crate::bench::timing::{guarded_gbs, measure, Clock, HostClock, Timing};
 use crate::solver::precond::{BlockJacobi, SolverBackend};
 use crate::{Error, Result};
@@ -46,6 +45,9 @@ pub struct HyperBenchConfig {
     /// `physics.quadrature` of the problem (`full`, `stiffness`); None: the default for the
     /// Newton rows, both rules for the kernel sweep.
     pub quadrature: Option<String>,
+    /// Stop each row after its setup (`--hyper-setup-only`): the phases before the first Newton
+    /// iteration, measured without the run.
+    pub setup_only: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -64,6 +66,9 @@ pub struct HyperRow {
     pub nnz: usize,
     /// Mesh, space, pattern, positions, upload (s).
     pub setup_s: f64,
+    /// `setup_s` by phase: [`Prepared::phases`], then `system` (the backend's assembly: its
+    /// pattern and slots, uploads, kernel) and `multigrid` (the coarse levels).
+    pub setup_phases: Vec<(String, f64)>,
     /// Residual and Jacobian.
     pub assembly: Option<Timing>,
     /// Residual alone.
@@ -168,6 +173,20 @@ fn time_backend<B: SolverBackend, S: HyperSystem<B>>(
     Ok(())
 }
 
+/// Owned names for a row's JSON.
+fn phases(laps: &[(&'static str, f64)]) -> Vec<(String, f64)> {
+    laps.iter().map(|&(n, s)| (n.to_string(), s)).collect()
+}
+
+/// The setup phases on stderr with the Newton trace ([`super::newton::TRACE_ENV`]): a run cut
+/// short by a time limit still shows where its time before Newton went.
+fn trace_setup(row: &HyperRow) {
+    if std::env::var_os(super::newton::TRACE_ENV).is_some() {
+        let list: Vec<String> = row.setup_phases.iter().map(|(n, s)| format!("{n} {s:.3}")).collect();
+        eprintln!("setup ({}, {} dofs): {:.3} s = {}", row.backend, row.dofs, row.setup_s, list.join(", "));
+    }
+}
+
 /// Waits for the backend's queued work (a norm is a synchronising reduction on every backend).
 fn be_sync<B: Backend>(be: &B) -> Result<()> {
     let x = be.zeros(1)?;
@@ -181,7 +200,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
           for precond in &cfg.preconditioners {
             let text = problem(dofs, degree, &cfg.law, precond, cfg.quadrature.as_deref(), &cfg.loads)?;
             let t = Instant::now();
-            let (_, prep0) = prepare_text(&text)?;
+            let (f0, prep0) = prepare_text(&text)?;
             let prep_s = t.elapsed().as_secs_f64();
             let space = prep0.el.space.clone();
             let base = HyperRow {
@@ -195,6 +214,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 cells: space.mesh.num_cells(),
                 nnz: prep0.pattern.nnz(),
                 setup_s: prep_s,
+                setup_phases: phases(&prep0.phases),
                 assembly: None,
                 residual: None,
                 linear_solve_s: 0.0,
@@ -214,7 +234,9 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 scheme: String::new(),
                 skipped: None,
             };
-            drop(prep0);
+            // Kept for the GPU row (at 10⁷ unknowns a second preparation is 4 s); the CPU rows
+            // prepare in their own thread pools, their setup is theirs.
+            let mut first = Some((f0, prep0));
             let cpu_row = |threads: Option<usize>, limit: usize| -> Result<HyperRow> {
                 let mut row = HyperRow { backend: match threads { Some(1) => "cpu-1".into(), _ => format!("cpu-{}", rayon::current_num_threads()) }, ..base.clone() };
                 if row.dofs > limit {
@@ -225,16 +247,29 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 let work = move || -> Result<HyperRow> {
                     let t = Instant::now();
                     let (f, mut prep) = prepare_text(text)?;
+                    let mut laps = Laps::new();
                     let sys = cpu_system(&prep)?;
-                    if prep.options.precond == super::LinearPrecond::Multigrid {
-                        let mut sys = MgSystem::build(&Cpu, &f, &prep, sys, &f.solver.multigrid, |el| Ok(CpuSystem::new(super::CpuHyper::new(HyperElement::new(el.space.clone(), el.law, el.frames.clone())?)?)))?;
-                        row.levels = sys.sizes().to_vec();
+                    laps.lap("system");
+                    let mut setup = |row: &mut HyperRow, laps: &mut Laps, levels: &[usize]| {
+                        row.levels = levels.to_vec();
                         row.setup_s = t.elapsed().as_secs_f64();
-                        time_backend(&Cpu, &mut sys, &mut prep, &mut HostClock::default(), cfg.runs, cfg.solve_max_dofs, &mut row)?;
+                        row.setup_phases = phases(&prep.phases);
+                        row.setup_phases.extend(phases(&std::mem::take(&mut laps.laps)));
+                        trace_setup(row);
+                    };
+                    if prep.options.precond == super::LinearPrecond::Multigrid {
+                        let mut sys = cpu_multigrid(&f, &prep, sys)?;
+                        laps.lap("multigrid");
+                        setup(&mut row, &mut laps, sys.sizes());
+                        if !cfg.setup_only {
+                            time_backend(&Cpu, &mut sys, &mut prep, &mut HostClock::default(), cfg.runs, cfg.solve_max_dofs, &mut row)?;
+                        }
                     } else {
                         let mut sys = sys;
-                        row.setup_s = t.elapsed().as_secs_f64();
-                        time_backend(&Cpu, &mut sys, &mut prep, &mut HostClock::default(), cfg.runs, cfg.solve_max_dofs, &mut row)?;
+                        setup(&mut row, &mut laps, &[]);
+                        if !cfg.setup_only {
+                            time_backend(&Cpu, &mut sys, &mut prep, &mut HostClock::default(), cfg.runs, cfg.solve_max_dofs, &mut row)?;
+                        }
                     }
                     Ok(row)
                 };
@@ -248,18 +283,29 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
             if let Some((be, copy)) = gpu {
                 let mut row = HyperRow { backend: "cuda".into(), ..base.clone() };
                 let t = Instant::now();
-                let (f, mut prep) = prepare_text(&text)?;
+                let (f, mut prep) = match first.take() {
+                    Some(p) => p,
+                    None => prepare_text(&text)?,
+                };
+                let mut laps = Laps::new();
                 let sys = GpuHyper::new(be, &prep.el)?;
+                laps.lap("system");
                 row.scheme = format!("{:?}", sys.scheme());
+                let mut setup = |row: &mut HyperRow, laps: &mut Laps, levels: &[usize]| {
+                    row.levels = levels.to_vec();
+                    row.setup_s = prep_s + t.elapsed().as_secs_f64();
+                    row.setup_phases.extend(phases(&std::mem::take(&mut laps.laps)));
+                    trace_setup(row);
+                };
                 let timed = if prep.options.precond == super::LinearPrecond::Multigrid {
                     let mut sys = MgSystem::build(be, &f, &prep, sys, &f.solver.multigrid, |el| GpuHyper::new(be, el))?;
-                    row.levels = sys.sizes().to_vec();
-                    row.setup_s = t.elapsed().as_secs_f64();
-                    time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, cfg.solve_max_dofs, &mut row)
+                    laps.lap("multigrid");
+                    setup(&mut row, &mut laps, sys.sizes());
+                    if cfg.setup_only { Ok(()) } else { time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, cfg.solve_max_dofs, &mut row) }
                 } else {
                     let mut sys = sys;
-                    row.setup_s = t.elapsed().as_secs_f64();
-                    time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, cfg.solve_max_dofs, &mut row)
+                    setup(&mut row, &mut laps, &[]);
+                    if cfg.setup_only { Ok(()) } else { time_backend(be, &mut sys, &mut prep, &mut EventClock::new(be)?, cfg.runs, cfg.solve_max_dofs, &mut row) }
                 };
                 // A Newton run that does not converge is a row of its own (with the history), and
                 // the sweep goes on.

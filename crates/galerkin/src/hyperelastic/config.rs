@@ -43,6 +43,8 @@
 //! first_halvings = 0          # start at the nominal increment halved this many times (≤ cutbacks)
 //! grow_iterations = 6         # double a cut increment only after a step of ≤ this many Newton
 //!                             # iterations (default: after every converged step)
+//! regrow_after = 1            # after a cutback, double the increment again only once this many
+//!                             # steps have converged since (1: after the first)
 //! predictor = "none"          # "secant": start a step on the chord through the last two converged
 //! step_rtol = 0.0             # steps before λ = 1 stop at this × their first ‖R‖ (0: newton.rtol)
 //! [newton]
@@ -217,6 +219,10 @@ pub struct LoadsConfig {
     pub first_halvings: usize,
     /// Double the increment again only after a step of at most this many Newton iterations.
     pub grow_iterations: Option<usize>,
+    /// After an abandoned attempt, the increment doubles again only once this many steps have
+    /// converged since it (1: after the first, the path before this key).
+    #[serde(default = "one")]
+    pub regrow_after: usize,
     /// `none` or `secant` (extrapolate from the last two converged steps).
     #[serde(default)]
     pub predictor: Predictor,
@@ -236,14 +242,14 @@ pub enum Predictor {
 
 impl Default for LoadsConfig {
     fn default() -> Self {
-        LoadsConfig { steps: 1, cutbacks: cutbacks(), first_halvings: 0, grow_iterations: None, predictor: Predictor::None, step_rtol: 0.0 }
+        LoadsConfig { steps: 1, cutbacks: cutbacks(), first_halvings: 0, grow_iterations: None, regrow_after: 1, predictor: Predictor::None, step_rtol: 0.0 }
     }
 }
 
 impl LoadsConfig {
     /// The Newton loop's [`super::newton::LoadPath`].
     pub fn path(&self) -> super::newton::LoadPath {
-        super::newton::LoadPath { first_halvings: self.first_halvings, grow_iterations: self.grow_iterations.unwrap_or(usize::MAX), secant: self.predictor == Predictor::Secant, step_rtol: self.step_rtol }
+        super::newton::LoadPath { first_halvings: self.first_halvings, grow_iterations: self.grow_iterations.unwrap_or(usize::MAX), regrow_after: self.regrow_after, secant: self.predictor == Predictor::Secant, step_rtol: self.step_rtol }
     }
 }
 
@@ -423,6 +429,9 @@ impl HyperFile {
         }
         if self.loads.grow_iterations == Some(0) {
             return Err(Error::config("loads.grow_iterations", "must be at least 1 (leave it out to grow after every step)"));
+        }
+        if self.loads.regrow_after == 0 {
+            return Err(Error::config("loads.regrow_after", "must be at least 1 (1: double again after the first converged step)"));
         }
         if !(self.loads.step_rtol >= 0.0 && self.loads.step_rtol < 1.0) {
             return Err(Error::config("loads.step_rtol", format!("must lie in [0, 1), got {}", self.loads.step_rtol)));

@@ -4,7 +4,9 @@
 //! ([`super::lattice`]; for odd n the levels are not nested and the interpolation still makes a
 //! good preconditioner), coarse operators by rediscretisation: the Jacobian assembled on each
 //! coarse mesh (the same CPU or GPU assembly, degree 1) at the state carried down to it (the
-//! finer field at the coarse vertices: injection where they coincide), every Newton step. The
+//! finer field at the coarse vertices: injection where they coincide), every Newton step, with the
+//! file's `[physics] quadrature` rule on each level (on P1 tetrahedra F is constant per cell, so
+//! the stiffness rule's one point integrates the level exactly, as the full rule's four do). The
 //! V-cycle itself is [`crate::solver::precond::Multigrid`], written once over the backend.
 //! Block Jacobi's CG iterations grow with the mesh (5 000–6 000 per tight solve at 10⁷ unknowns,
 //! BENCHMARKS.md, seventh pass); the V-cycle's do not.
@@ -158,7 +160,7 @@ impl<B: Backend, S: HyperSystem<B>> MgSystem<B, S> {
             let nc = coords.len();
             let p = expand(&lat.interpolation(&finer.1, nc)?, 3, Some(&finer.2), Some(&mask));
             let q = expand(&finer.0.interpolation(&coords, finer.1.len())?, 3, None, None);
-            let el = HyperElement::new(cspace.clone(), prep.el.law, frames)?;
+            let el = HyperElement::with_degree(cspace.clone(), prep.el.law, frames, f.quadrature_degree(&cspace)?)?;
             let sys = make(&el)?;
             let k = sys.new_matrix(be)?;
             sizes.push(3 * nc);
@@ -184,6 +186,11 @@ impl<B: Backend, S: HyperSystem<B>> MgSystem<B, S> {
     /// Unknowns per level, the finest first.
     pub fn sizes(&self) -> &[usize] {
         &self.sizes
+    }
+
+    /// The coarse levels' assemblies, the finest of them first.
+    pub fn coarse_systems(&self) -> impl Iterator<Item = &S> {
+        self.levels.iter().map(|l| &l.sys)
     }
 
     /// The transfers of coarse level `l` (1 = the first below the finest) on the host:

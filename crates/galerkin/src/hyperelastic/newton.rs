@@ -138,6 +138,11 @@ pub struct LoadPath {
     /// iterations (`grow_iterations`); a harder step keeps the increment. At 10⁷ every doubling
     /// after an 8–13-iteration step was abandoned again (eighth pass).
     pub grow_iterations: usize,
+    /// After an abandoned attempt the increment doubles again only once this many steps have
+    /// converged since (`regrow_after`; 1: after the first). At 10⁷ unknowns every doubling back
+    /// to the increment abandoned one step before was abandoned again (1/16 → 1/8 after each
+    /// converged 1/16 step: half the Newton time, tenth pass).
+    pub regrow_after: usize,
     /// Extrapolate the displacement from the last two converged load steps (`predictor =
     /// "secant"`) instead of starting from the last one.
     pub secant: bool,
@@ -149,7 +154,7 @@ pub struct LoadPath {
 
 impl Default for LoadPath {
     fn default() -> Self {
-        LoadPath { first_halvings: 0, grow_iterations: usize::MAX, secant: false, step_rtol: 0.0 }
+        LoadPath { first_halvings: 0, grow_iterations: usize::MAX, regrow_after: 1, secant: false, step_rtol: 0.0 }
     }
 }
 
@@ -548,7 +553,8 @@ fn predict<B: SolverBackend, S: HyperSystem<B>>(be: &B, w: &mut Work<'_, '_, B, 
 /// `on_step` sees each converged step's state (output). An attempt that fails is retried from
 /// the last converged state with half the increment (at most `max_cutbacks` halvings deep; the
 /// increment doubles again after each converged step, up to the nominal one). Fails naming the
-/// load step where Newton does not converge even so.
+/// load step where Newton does not converge even so. With `[loads] regrow_after = m` the
+/// increment stays at its cut size until m steps have converged after the cutback.
 pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
     be: &B,
     sys: &mut S,
@@ -597,6 +603,8 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
     let nominal = 1.0 / steps as f64;
     let (mut done, mut depth) = (0.0f64, opts.path.first_halvings.min(opts.max_cutbacks));
     let mut abandoned = Vec::new();
+    // Converged steps since the last abandoned attempt (`regrow_after`).
+    let mut since_cut = usize::MAX;
     let mut reports = Vec::with_capacity(steps);
     while done < 1.0 {
         // The next load factor: one increment on, never past the next nominal one.
@@ -626,7 +634,8 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
                 done = lf;
                 be.copy(u, &mut saved)?;
                 w.first.valid = false;
-                if easy {
+                since_cut = since_cut.saturating_add(1);
+                if easy && since_cut >= opts.path.regrow_after {
                     depth = depth.saturating_sub(1);
                 }
             }
@@ -654,6 +663,7 @@ pub fn solve<B: SolverBackend, S: HyperSystem<B>>(
                 if trace {
                     eprintln!("newton: load factor {lf} abandoned ({why}); retrying from {done} with increment {}", nominal / (1u64 << depth.min(62)) as f64);
                 }
+                since_cut = 0;
                 abandoned.push(AbandonedAttempt { load_factor: lf, reason: why, residuals: rep.residuals, iterations: rep.iterations });
                 be.copy(&saved, u)?;
             }

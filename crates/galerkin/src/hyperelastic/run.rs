@@ -35,6 +35,26 @@ pub struct Prepared {
     pub pressure: FollowerPressure,
     pub options: NewtonOptions,
     pub notes: Vec<String>,
+    /// Seconds per phase of [`prepare`] (mesh, frames, space, element, pattern, loads), in order:
+    /// where the time before the first Newton iteration goes (issue 17, 10⁷ unknowns).
+    pub phases: Vec<(&'static str, f64)>,
+}
+
+/// Seconds since the last lap, pushed under `name`.
+pub(crate) struct Laps {
+    pub laps: Vec<(&'static str, f64)>,
+    t: Instant,
+}
+
+impl Laps {
+    pub(crate) fn new() -> Laps {
+        Laps { laps: Vec::new(), t: Instant::now() }
+    }
+    pub(crate) fn lap(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.laps.push((name, (now - self.t).as_secs_f64()));
+        self.t = now;
+    }
 }
 
 fn tags_of(space: &FunctionSpace, on: &[Boundary], key: &str) -> Result<Vec<i32>> {
@@ -114,19 +134,25 @@ pub(crate) fn frames_of(f: &HyperFile, mesh: &crate::mesh::Mesh, cell_data: Opti
 
 /// Everything but the backend.
 pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
+    let mut laps = Laps::new();
     let (mesh, notes, cell_data) = build_mesh(f, base)?;
+    laps.lap("mesh");
     let dim = mesh.dim;
     if f.space.family != "lagrange" {
         return Err(Error::config("space.family", "hyperelasticity runs on Lagrange spaces"));
     }
     let frames = frames_of(f, &mesh, cell_data)?;
+    laps.lap("frames");
     let space = Arc::new(FunctionSpace::lagrange(Arc::new(mesh), f.space.degree, dim).map_err(|e| match e {
         Error::Unsupported(why) => Error::config("space.degree", why),
         e => e,
     })?);
+    laps.lap("space");
     let law = f.law()?;
     let el = HyperElement::with_degree(space.clone(), law, frames, f.quadrature_degree(&space)?)?;
+    laps.lap("element");
     let pattern = crate::operator::assemble::sparsity(&space)?;
+    laps.lap("pattern");
     let n = space.ndofs();
     let mut dead = vec![0.0; n];
     if let Some(b) = &f.physics.body_force {
@@ -193,7 +219,8 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
         path: f.loads.path(),
         max_rise: f.newton.max_rise,
     };
-    Ok(Prepared { el, pattern, dead, mask, dirichlet, pressure, options, notes })
+    laps.lap("loads");
+    Ok(Prepared { el, pattern, dead, mask, dirichlet, pressure, options, notes, phases: laps.laps })
 }
 
 /// 1 on free dofs and 0 on those a Dirichlet condition of `f` constrains, on `space` (the coarse
@@ -326,7 +353,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         AnyBackend::Cpu(cpu) => {
             let sys = CpuSystem::new(CpuHyper::new(prep.el.clone())?);
             if prep.options.precond == super::LinearPrecond::Multigrid {
-                let mut sys = MgSystem::build(cpu, &f, &prep, sys, &f.solver.multigrid, |el| Ok(CpuSystem::new(CpuHyper::new(HyperElement::new(el.space.clone(), el.law, el.frames.clone())?)?)))?;
+                let mut sys = cpu_multigrid(&f, &prep, sys)?;
                 drive(cpu, &mut sys, &mut prep, &f, &out)?
             } else {
                 let mut sys = sys;
@@ -419,4 +446,10 @@ pub fn prepare_text(text: &str) -> Result<(HyperFile, Prepared)> {
 /// The CPU system of a prepared problem.
 pub fn cpu_system(prep: &Prepared) -> Result<CpuSystem> {
     Ok(CpuSystem::new(CpuHyper::new(prep.el.clone())?))
+}
+
+/// `fine` with the multigrid hierarchy of file `f`, each coarse level assembled on the CPU with
+/// the element [`MgSystem::build`] makes for it (the file's quadrature rule on that level).
+pub fn cpu_multigrid(f: &HyperFile, prep: &Prepared, fine: CpuSystem) -> Result<MgSystem<crate::backend::Cpu, CpuSystem>> {
+    MgSystem::build(&crate::backend::Cpu, f, prep, fine, &f.solver.multigrid, |el| Ok(CpuSystem::new(CpuHyper::new(el.clone())?)))
 }
