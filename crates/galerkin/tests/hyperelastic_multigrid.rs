@@ -8,7 +8,7 @@ mod hyper_common;
 use galerkin::backend::{Backend, Cpu};
 use galerkin::hyperelastic::multigrid::MgSystem;
 use galerkin::hyperelastic::run::{cpu_multigrid, cpu_system, prepare_text, solve_on, Prepared};
-use galerkin::hyperelastic::{CpuSystem, HyperSystem};
+use galerkin::hyperelastic::{CpuHyper, CpuSystem, HyperSystem};
 use galerkin::solver::precond::BlockJacobi;
 use galerkin::solver::{cg, KrylovOptions};
 
@@ -115,7 +115,7 @@ fn transfers_reproduce_linear_fields() {
         let mut coarse_spaces = Vec::new();
         let mg = MgSystem::build(&Cpu, &f, &prep, sys, &f.solver.multigrid, |el| {
             coarse_spaces.push(el.space.clone());
-            coarse_cpu(el)
+            Ok(CpuSystem::new(CpuHyper::new(el.clone())?))
         })
         .unwrap();
         assert!(mg.sizes().len() >= 3, "{:?}", mg.sizes());
@@ -259,7 +259,7 @@ fn stiffened_load_converges_with_and_without_the_tight_start() {
 /// the same fine Jacobian, the V-cycles of both rules agree to round-off.
 #[test]
 fn coarse_levels_use_the_files_quadrature() {
-    let full = cube(4, 2, "multigrid");
+    let full = cube(6, 2, "multigrid");
     let stiff = full.replace("law = \"usyk\"", "law = \"usyk\"\nquadrature = \"stiffness\"");
     let (prep_f, mut mg_f) = mg_system(&full);
     let (prep_s, mut mg_s) = mg_system(&stiff);
