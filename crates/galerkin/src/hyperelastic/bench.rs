@@ -250,7 +250,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                     let mut laps = Laps::new();
                     let sys = cpu_system(&prep)?;
                     laps.lap("system");
-                    let mut setup = |row: &mut HyperRow, laps: &mut Laps, levels: &[usize]| {
+                    let setup = |row: &mut HyperRow, laps: &mut Laps, levels: &[usize]| {
                         row.levels = levels.to_vec();
                         row.setup_s = t.elapsed().as_secs_f64();
                         row.setup_phases = phases(&prep.phases);
@@ -291,7 +291,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 let sys = GpuHyper::new(be, &prep.el)?;
                 laps.lap("system");
                 row.scheme = format!("{:?}", sys.scheme());
-                let mut setup = |row: &mut HyperRow, laps: &mut Laps, levels: &[usize]| {
+                let setup = |row: &mut HyperRow, laps: &mut Laps, levels: &[usize]| {
                     row.levels = levels.to_vec();
                     row.setup_s = prep_s + t.elapsed().as_secs_f64();
                     row.setup_phases.extend(phases(&std::mem::take(&mut laps.laps)));
