@@ -2,10 +2,10 @@
 //! map, for cells of dimension 1, 2 or 3.
 use crate::{Error, Result};
 
-/// `J⁻¹` (leading dim×dim block) and `det J`. Fails on a singular map (degenerate cell).
+/// `det J` of the leading dim×dim block alone (load vectors need no inverse). Fails on a singular
+/// map (degenerate cell).
 #[inline]
-pub fn inverse_jacobian(j: &[[f64; 3]; 3], dim: usize) -> Result<([[f64; 3]; 3], f64)> {
-    let mut inv = [[0.0; 3]; 3];
+pub fn jacobian_det(j: &[[f64; 3]; 3], dim: usize) -> Result<f64> {
     let det = match dim {
         1 => j[0][0],
         2 => j[0][0] * j[1][1] - j[0][1] * j[1][0],
@@ -17,6 +17,14 @@ pub fn inverse_jacobian(j: &[[f64; 3]; 3], dim: usize) -> Result<([[f64; 3]; 3],
     if det == 0.0 || !det.is_finite() {
         return Err(Error::invalid(format!("singular element map (det J = {det})")));
     }
+    Ok(det)
+}
+
+/// `J⁻¹` (leading dim×dim block) and `det J`. Fails on a singular map (degenerate cell).
+#[inline]
+pub fn inverse_jacobian(j: &[[f64; 3]; 3], dim: usize) -> Result<([[f64; 3]; 3], f64)> {
+    let mut inv = [[0.0; 3]; 3];
+    let det = jacobian_det(j, dim)?;
     let r = 1.0 / det;
     match dim {
         1 => inv[0][0] = r,

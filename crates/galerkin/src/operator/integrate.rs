@@ -3,7 +3,7 @@
 //! [`Composite::block`]), plus element load vectors and the facet terms of Neumann and Robin
 //! conditions.
 use super::basis::Basis;
-use super::geometry::{facet_measure_normal, inverse_jacobian, physical_gradient, GeometryTab};
+use super::geometry::{facet_measure_normal, inverse_jacobian, jacobian_det, physical_gradient, GeometryTab};
 use super::passive::PassiveData;
 use super::qfunction::{Composite, Pair};
 use crate::fe::quadrature::facet_rule;
@@ -227,11 +227,11 @@ impl<'a> ElementIntegrator<'a> {
         for c in cells.clone() {
             quad.geo.cell_coords(mesh, c, &mut s.xv);
             let fixed = if quad.geo.affine { Some(quad.geo.jacobian_at(&s.xv, 0)) } else { super::local_matrix::affine_jacobian(&quad.geo, mesh.cell_type, &s.xv, dim) };
-            let fixed_det = fixed.map(|j| inverse_jacobian(&j, dim).map(|(_, det)| det)).transpose()?;
+            let fixed_det = fixed.map(|j| jacobian_det(&j, dim)).transpose()?;
             for (q, &wq) in quad.rule.weights.iter().enumerate() {
                 let det = match fixed_det {
                     Some(d) => d,
-                    None => inverse_jacobian(&quad.geo.jacobian_at(&s.xv, q), dim)?.1,
+                    None => jacobian_det(&quad.geo.jacobian_at(&s.xv, q), dim)?,
                 };
                 s.points.push(quad.geo.point_at(&s.xv, q));
                 s.weights.push(wq * det.abs());

@@ -2,7 +2,7 @@
 //! of cell blocks at a time (blocks of one color share no dof, so no locks).
 use crate::backend::{Cpu, LinearOperator};
 use crate::linalg::CsrMatrix;
-use crate::operator::assemble::{pattern, Slots};
+use crate::operator::assemble::{pattern_compact, CompactSlots, Rank};
 use crate::operator::coloring::{Coloring, SharedMut};
 use crate::operator::integrate::ElementIntegrator;
 use crate::operator::local_matrix::{LocalMatrices, LocalScratch};
@@ -21,8 +21,8 @@ pub struct CpuFull {
 
 impl CpuFull {
     pub fn build(input: &LevelInput) -> Result<CpuFull> {
-        let (mut a, slots) = pattern(input.integ.space, true)?;
-        assemble_matrix(input.integ, input.coloring, &mut a, slots.as_ref())?;
+        let (mut a, slots) = pattern_compact(input.integ.space)?;
+        assemble_matrix(input.integ, input.coloring, &mut a, Some(&slots))?;
         Ok(CpuFull { a, ncomp: input.integ.space.ncomp, grouped: false })
     }
 
@@ -62,23 +62,34 @@ impl LevelOperator<Cpu> for CpuFull {
 
 /// Sum every cell's element matrix into `a` (which must have `space`'s sparsity): the volume terms
 /// by [`LocalMatrices`] (reference tensors, sum factorization or a quadrature loop), placed through
-/// the [`Slots`] found with the pattern (or, without them, by searching each row), one color of
+/// the slots found with the pattern ([`pattern_compact`]; without them, found again), one color of
 /// cell blocks at a time; the few Robin facet matrices afterwards.
-pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut CsrMatrix, slots: Option<&Slots>) -> Result<()> {
+pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut CsrMatrix, slots: Option<&CompactSlots>) -> Result<()> {
     let space = integ.space;
-    let (n, npc) = (space.ncomp, space.dofmap.nodes_per_cell);
-    let local = LocalMatrices::new(integ);
+    let npc = space.dofmap.nodes_per_cell;
     let found;
     let slots = match slots {
         Some(s) => s,
         None => {
-            found = pattern(space, true)?.1.ok_or_else(|| Error::invalid("pattern without slots"))?;
-            if found.rank.len() != space.dofmap.cell_nodes.len() * npc {
-                return Err(Error::invalid("slots do not match the space"));
-            }
+            found = pattern_compact(space)?.1;
             &found
         }
     };
+    if slots.len() != space.dofmap.cell_nodes.len() * npc {
+        return Err(Error::invalid("slots do not match the space"));
+    }
+    match slots {
+        CompactSlots::Narrow(s) => sum_elements(integ, coloring, a, &s.rank)?,
+        CompactSlots::Wide(s) => sum_elements(integ, coloring, a, &s.rank)?,
+    }
+    add_robin(integ, a)
+}
+
+/// The colored element loop of [`assemble_matrix`] with ranks of type `R`.
+fn sum_elements<R: Rank>(integ: &ElementIntegrator, coloring: &Coloring, a: &mut CsrMatrix, ranks_all: &[R]) -> Result<()> {
+    let space = integ.space;
+    let (n, npc) = (space.ncomp, space.dofmap.nodes_per_cell);
+    let local = LocalMatrices::new(integ);
     let vp = SharedMut(a.values.as_mut_ptr());
     let (row_ptr, dm) = (&a.row_ptr, &space.dofmap);
     for color in &coloring.blocks {
@@ -89,7 +100,7 @@ pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut C
                 for c in cells.clone() {
                     local.element_matrix(c, s, ke)?;
                     let nodes = dm.cell(c);
-                    let rank = &slots.rank[c * npc * npc..(c + 1) * npc * npc];
+                    let rank = &ranks_all[c * npc * npc..(c + 1) * npc * npc];
                     for (i, &ni) in nodes.iter().enumerate() {
                         let ranks = &rank[i * npc..(i + 1) * npc];
                         let si = dm.sign(c, i);
@@ -101,11 +112,11 @@ pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut C
                                 // two threads touch the same row.
                                 if dm.signs.is_some() {
                                     for (j, (&r, &v)) in ranks.iter().zip(k).enumerate() {
-                                        unsafe { *vp.0.add(base + r as usize * n + b) += si * dm.sign(c, j) * v };
+                                        unsafe { *vp.0.add(base + r.index() * n + b) += si * dm.sign(c, j) * v };
                                     }
                                 } else {
                                     for (&r, &v) in ranks.iter().zip(k) {
-                                        unsafe { *vp.0.add(base + r as usize * n + b) += v };
+                                        unsafe { *vp.0.add(base + r.index() * n + b) += v };
                                     }
                                 }
                             }
@@ -116,7 +127,7 @@ pub fn assemble_matrix(integ: &ElementIntegrator, coloring: &Coloring, a: &mut C
             },
         )?;
     }
-    add_robin(integ, a)
+    Ok(())
 }
 
 /// Adds the Robin facet matrices of the (few) cells that carry them, searching their rows.
