@@ -269,7 +269,7 @@ impl CudaMultifrontal {
             let ms = prev.elapsed_ms(&m.event).map_err(|e| cuda_error(format!("profile event: {e}")))?;
             prev = &m.event;
             let k = &self.kernels;
-            let fused = k.sub_forward.iter().chain(&k.sub_backward).chain(std::iter::once(&k.maps_forward)).chain(&k.maps_backward).chain(std::iter::once(&k.mapsp_forward)).chain(&k.mapsp_backward).chain(std::iter::once(&k.mapst_forward)).chain(&k.mapst_backward).chain(std::iter::once(&k.mapss_forward)).chain(&k.mapss_backward).chain(std::iter::once(&k.mapss_top)).chain(&k.fused_factor_forward).chain(std::iter::once(&k.stream_forward)).chain(&k.stream_backward);
+            let fused = k.sub_forward.iter().chain(&k.sub_backward).chain(std::iter::once(&k.maps_forward)).chain(&k.maps_backward).chain(std::iter::once(&k.mapsp_forward)).chain(&k.mapsp_backward).chain(std::iter::once(&k.mapst_forward)).chain(&k.mapst_backward).chain(std::iter::once(&k.mapss_forward)).chain(&k.mapss_backward).chain(std::iter::once(&k.mapssp_forward)).chain(&k.mapssp_backward).chain(std::iter::once(&k.mapss_top)).chain(&k.fused_factor_forward).chain(std::iter::once(&k.stream_forward)).chain(&k.stream_backward);
             let func = &fused.into_iter().find(|f| f.name == m.launch.kernel).ok_or_else(|| Error::invalid(format!("internal: no kernel {}", m.launch.kernel)))?.func;
             let registers = func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_NUM_REGS).map_err(|e| cuda_error(format!("registers of {}: {e}", m.launch.kernel)))?;
             let blocks_per_sm = func.occupancy_max_active_blocks_per_multiprocessor(m.launch.threads, m.launch.smem as usize, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", m.launch.kernel)))?;
