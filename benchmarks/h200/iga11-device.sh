@@ -2,6 +2,8 @@
 # iga11's device call (one call, ≤ 200 s): the rhs sweep at 2^20 cubic elements (default engine and
 # round 11's opt-in separator-row variants: 2 threads per column, pipelined), then the GPU tests
 # iga_cuda and iga_batched side by side. Usage: bash benchmarks/h200/iga11-device.sh .dev-iga11
+# As run on 2026-12-02 (BENCHMARKS.md, round 11): both sweeps ran into their timeouts before
+# printing (bench-iga printed its rows only at the end then); give a sweep ≥ 150 s.
 d=$(cd "$1" && pwd)
 [ -x "$d/galerkin" ] || tar -C "$d" -xJf "$d/bin.tar.xz"
 G=$d/galerkin
@@ -21,4 +23,4 @@ for t in iga_cuda iga_batched; do
 done
 wait
 date -u >> "$OUT/iga11-env.txt"
-tail -2 "$OUT"/iga11-iga_*.log
+tail -n 2 "$OUT"/iga11-iga_*.log
