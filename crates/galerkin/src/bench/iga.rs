@@ -548,6 +548,9 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                 one = (factor_s, solve.median);
             }
             let cost_over_one = if one.0 + one.1 > 0.0 { (factor_s + solve.median) / (one.0 + one.1) } else { f64::NAN };
+            // Each row as soon as it is measured (the report comes at the end): a run cut off by a
+            // time limit still shows what it measured.
+            eprintln!("bench-iga rhs: {engine} nrhs {nrhs}: factor {factor_s:.4e} s, solve {:.4e} s [{:.4e}..{:.4e}]", solve.median, solve.min, solve.max);
             rows.push(RhsRow {
                 engine: engine.to_string(),
                 elements: n,

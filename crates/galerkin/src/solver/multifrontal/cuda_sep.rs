@@ -211,9 +211,9 @@ impl CudaMultifrontal {
             cols /= 2;
         }
         let grid_y = if self.split_columns { nrhs.div_ceil(cols).min(GRID_Y) } else { self.tensor_grid_y(p, nrhs, cols) };
-        let threads = cols * self.column_threads;
-        let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: p.mapt_smem(backward, cols) as u32 };
         let k = if backward { &self.kernels.mapss_backward[p.map_nb - 1] } else { &self.kernels.mapss_forward };
+        let threads = self.column_block(k, cols)?;
+        let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: p.mapt_smem(backward, cols) as u32 };
         let sp = seps.pass(be, p.index);
         let mcap = p.map_cap(backward, true) as u32;
         let (c, nr, n, off) = (cols as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
@@ -255,6 +255,15 @@ impl CudaMultifrontal {
         Ok(())
     }
 
+    /// Threads of a separator-row block of `cols` columns: [`CudaMultifrontal::set_column_threads`]
+    /// per column, fewer where kernel `k` cannot run that many threads per block (its registers:
+    /// `mf_mapss_backward_3` at 256 columns × 4 failed with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES on
+    /// the H200).
+    fn column_block(&self, k: &Kernel, cols: usize) -> Result<usize> {
+        let max = k.func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK).map_err(|e| cuda_error(format!("threads per block of {}: {e}", k.name)))?;
+        Ok(cols * self.column_threads.min(usize::try_from(max).unwrap_or(0) / cols).max(1))
+    }
+
     /// One launch of the pipelined separator-row kernels over pass `p`: blocks of the forced
     /// shape's or [`CudaMultifrontal::tensor_cols`] columns (halved until two maps and two chunks
     /// fit the shared memory), as many as are resident (capped by
@@ -262,19 +271,12 @@ impl CudaMultifrontal {
     /// even 32 columns do not fit.
     #[allow(clippy::too_many_arguments)]
     fn sweep_separators_pipelined(&self, be: &CudaBackend, seps: &DevSeparators, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<bool> {
-        let mut cols = self.tensor_cols(p, nrhs);
-        while cols > 32 && p.mapssp_smem(backward, cols) > self.sub_smem {
-            cols /= 2;
-        }
-        let smem = p.mapssp_smem(backward, cols);
-        if smem > self.sub_smem {
+        let Some((cols, smem)) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapssp_smem(backward, c)) else {
             return Ok(false);
-        }
+        };
         let k = if backward { &self.kernels.mapssp_backward[p.map_nb - 1] } else { &self.kernels.mapssp_forward };
-        let threads = cols * self.column_threads;
-        let per_sm = k.func.occupancy_max_active_blocks_per_multiprocessor(threads as u32, smem, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", k.name)))?;
-        let resident = per_sm.max(1) as usize * be.device().multiprocessors.max(1) as usize;
-        let grid = p.count.min(self.pipe_blocks.unwrap_or(resident)).max(1);
+        let threads = self.column_block(k, cols)?;
+        let grid = self.walk_grid(be, k, threads, smem, p.count)?;
         let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let sp = seps.pass(be, p.index);
         let mcap = p.map_cap(backward, true) as u32;
