@@ -586,19 +586,29 @@ __device__ __forceinline__ void sub_load_rows(const u32* rdof, u32 R, u32 ne, u3
 }
 
 // Adds the external children's contribution rows to this thread's columns (wc: its first column,
-// its NC columns T apart), at local rows below `keep`.
+// its NC columns T apart), at local rows below `keep`. MF_BATCH entries at a time: their indices,
+// then their contributions loaded before any is added (the adds to shared memory would otherwise
+// order every next index load after them: two dependent round trips per entry), in entry order.
 template <int NC>
 __device__ __forceinline__ void sub_add_ext(const Pass& p, u32 x0, u32 x1, u32 keep, const double* __restrict__ buf, u32 nrhs,
                                             u32 col, u32 T, double* wc, int ld) {
-#pragma unroll 4
-    for (u32 k = x0; k < x1; ++k) {
-        const u32 row = p.ext_row[k];
-        if (row < keep) {
-            const double* src = buf + p.ext_src[k] * nrhs + col;
+    for (u32 k0 = x0; k0 < x1; k0 += MF_BATCH) {
+        u32 row[MF_BATCH], src[MF_BATCH];
 #pragma unroll
-            for (u32 u = 0; u < NC; ++u)
-                if (col + u * T < nrhs) wc[row * ld + u * T] += src[u * T];
+        for (int u = 0; u < MF_BATCH; ++u) {
+            row[u] = k0 + u < x1 ? p.ext_row[k0 + u] : keep;
+            src[u] = row[u] < keep ? p.ext_src[k0 + u] : 0;
         }
+        double v[MF_BATCH][NC];
+#pragma unroll
+        for (int u = 0; u < MF_BATCH; ++u)
+#pragma unroll
+            for (u32 c = 0; c < NC; ++c) v[u][c] = row[u] < keep && col + c * T < nrhs ? buf[(u64)src[u] * nrhs + col + c * T] : 0.0;
+#pragma unroll
+        for (int u = 0; u < MF_BATCH; ++u)
+#pragma unroll
+            for (u32 c = 0; c < NC; ++c)
+                if (row[u] < keep && col + c * T < nrhs) wc[row[u] * ld + c * T] += v[u][c];
     }
 }
 
@@ -736,10 +746,11 @@ __device__ void maps_setup(const Tree& t, const Pass& p, const double* __restric
 }
 
 // The maps' products of one column (wc: its local rows, stride ld). Forward: the root's s
-// contribution rows w_S + G·w_E to dst (row a at dst[a·nrhs]), 4 independent accumulators at a time.
+// contribution rows w_S + G·w_E to dst (row a at dst[a·nrhs]), 4 independent accumulators at a time:
+// the groups of 4 rows from `first` on, every `step`-th (several threads per column share them).
 __device__ __forceinline__ void maps_apply_forward(const double* sM, const double* wc, int ld, u32 ne, u32 s, double* __restrict__ dst,
-                                                   u32 nrhs) {
-    for (u32 a0 = 0; a0 < s; a0 += 4) {
+                                                   u32 nrhs, u32 first = 0, u32 step = 1) {
+    for (u32 a0 = 4 * first; a0 < s; a0 += 4 * step) {
         double acc[4];
 #pragma unroll
         for (u32 u = 0; u < 4; ++u) acc[u] = a0 + u < s ? wc[(ne + a0 + u) * ld] : 0.0;
@@ -868,18 +879,21 @@ __device__ __forceinline__ void mf_mma16(double d[4], double a0, double a1, doub
 #endif
 }
 
-// The chunk's x_E into w's eliminated rows (the warp's own 32 columns; every warp of the block
-// calls it, blockDim.x = C a multiple of 32). sM: [H K]ᵀ staged with row stride lds = ldm +
-// MF_TC_PAD; row tiles at or past ldm (a subtree with fewer eliminated rows than its pass's
-// largest) are skipped, rows from ne on are not written.
+// The chunk's x_E into w's eliminated rows (C columns, a multiple of 32; every warp of the block
+// calls it). The chunk's C / 16 halves of 16 columns are shared out over the warps in consecutive
+// runs: with a warp per 32 columns each warp takes its own 32 (the columns its threads completed),
+// with more warps each fewer. sM: [H K]ᵀ staged with row stride lds = ldm + MF_TC_PAD; row tiles at
+// or past ldm (a subtree with fewer eliminated rows than its pass's largest) are skipped, rows from
+// ne on are not written.
 template <int NB>
-__device__ __forceinline__ void maps_tc_backward(const double* sM, u32 ldm, double* w, int ld, u32 R, u32 ne) {
+__device__ __forceinline__ void maps_tc_backward(const double* sM, u32 ldm, double* w, int ld, u32 R, u32 ne, u32 C) {
     const int lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
     const int lds = (int)ldm + MF_TC_PAD;
-    // Two halves of 16 columns, each stored before the next: half the accumulators live.
+    const u32 halves = C / 16, nw = blockDim.x >> 5, per = (halves + nw - 1) / nw, first = (threadIdx.x >> 5) * per;
+    // Halves of 16 columns, each stored before the next: half the accumulators of 32 columns live.
 #pragma unroll 1
-    for (int h = 0; h < 2; ++h) {
-        const int col0 = (int)(threadIdx.x >> 5) * 32 + 16 * h;
+    for (u32 h = first; h < first + per && h < halves; ++h) {
+        const int col0 = 16 * (int)h;
         double d[NB][2][4];
 #pragma unroll
         for (int rt = 0; rt < NB; ++rt)
@@ -945,7 +959,7 @@ __device__ __forceinline__ void maps_chunk(const Tree& t, const Pass& p, u32 j, 
             if (mine) maps_apply_forward(sMap, wc, ld, ne, ns, buf + (t.slot[root] + t.e[root]) * nrhs + c0 + tid, nrhs);
         } else if (TC) {
             __syncwarp();  // the warp's columns complete (each thread added its own)
-            maps_tc_backward<NB>(sMap, ldm, w, ld, R, ne);
+            maps_tc_backward<NB>(sMap, ldm, w, ld, R, ne, C);
             __syncthreads();
             sub_store_x(p.row_dof + r0, ne, c0, C, nrhs, n, w, ld, x);
         } else {
@@ -1103,6 +1117,41 @@ MF_FUSED_FACTOR_FORWARD(32)
 // item i+1 (and the map of its subtree, if new) as asynchronous copies into the other half of a
 // double buffer before it multiplies item i: every thread has its whole next gather in flight
 // (cp.async, sm_80 on; older devices copy synchronously), with no registers held for it.
+// The item loop of the pipelined kernels: block b walks subtrees b, b + G, b + 2G, … (G blocks),
+// each with all its chunks of C columns, items k = 0 … nk − 1 = (b + (k / nchunks)·G, chunk
+// k % nchunks), so the resident blocks work on neighbouring subtrees at once and each column of b
+// and x is read and written in long runs. `issue(j, c0, w, map)` issues item (j, c0)'s gather into
+// w and, if `map` is not null, subtree j's map into it (asynchronous copies, not committed);
+// `chunk(j, c0, map, w)` computes a landed item (every thread calls it). Halves k = 0, 1 of the
+// double buffer: maps at smem + k·mstride, chunks at smem + 2·mstride + k·wstride; the map slot
+// toggles whenever the subtree changes.
+template <class Issue, class Chunk>
+__device__ __forceinline__ void pipe_walk(u32 count, u32 C, u32 nrhs, double* smem, u32 mstride, u32 wstride, Issue issue, Chunk chunk) {
+    const u32 nchunks = (nrhs + C - 1) / C, G = gridDim.x;
+    if (blockIdx.x >= count) return;
+    double* sM0 = smem;
+    double* sW0 = smem + 2 * mstride;
+    const u64 nk = (u64)((count - 1 - blockIdx.x) / G + 1) * nchunks;
+    auto sub_of = [&](u64 k) { return blockIdx.x + (u32)(k / nchunks) * G; };
+    auto c0_of = [&](u64 k) { return (u32)(k % nchunks) * C; };
+    u32 ms = 0;
+    issue(sub_of(0), 0u, sW0, sM0);
+    mf_cp_commit();
+    for (u64 i = 0; i < nk; ++i) {
+        const u32 s = (u32)(i & 1), j = sub_of(i), c0 = c0_of(i);
+        __syncthreads();  // item i − 1 is done with the other half of the buffers
+        if (i + 1 < nk) {
+            const u32 jj = sub_of(i + 1);
+            issue(jj, c0_of(i + 1), sW0 + (s ^ 1) * wstride, jj != j ? sM0 + (ms ^ 1) * mstride : nullptr);
+        }
+        mf_cp_commit();  // possibly empty: the wait below always leaves exactly item i + 1 in flight
+        mf_cp_wait_all_but_one();
+        __syncthreads();
+        chunk(j, c0, sM0 + ms * mstride, sW0 + s * wstride);
+        if (i + 1 < nk && sub_of(i + 1) != j) ms ^= 1;
+    }
+}
+
 template <int NB, bool BACKWARD>
 __device__ void mapsp_sweep(const Tree& t, const Pass& p, u32 count, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
                             double* __restrict__ x, double* __restrict__ buf, const u64* __restrict__ map_off,
@@ -1110,49 +1159,13 @@ __device__ void mapsp_sweep(const Tree& t, const Pass& p, u32 count, u32 mcap, u
     extern __shared__ __align__(16) double mapsp_smem[];
     const u32 C = blockDim.x;
     const int ld = (int)C + 1;
-    const u32 mstride = (mcap + 1) / 2 * 2;
-    // Halves k = 0, 1 of the double buffer: maps at sM0 + k·mstride, chunks at sW0 + k·wstride.
-    double* sM0 = mapsp_smem;
-    double* sW0 = mapsp_smem + 2 * mstride;
-    const u32 wstride = p.rows * (u32)ld;
-    // Block b takes subtrees b, b + G, b + 2G, … (G blocks), each with all its chunks: its items
-    // k = 0 … nk − 1 are (b + (k / nchunks)·G, chunk k % nchunks). The resident blocks work on
-    // neighbouring subtrees at once, so each column of b and x is read and written in long runs.
-    const u32 nchunks = (nrhs + C - 1) / C, G = gridDim.x;
-    if (blockIdx.x >= count) return;
-    const u64 nk = (u64)((count - 1 - blockIdx.x) / G + 1) * nchunks;
-    auto sub_of = [&](u64 k) { return blockIdx.x + (u32)(k / nchunks) * G; };
-    auto c0_of = [&](u64 k) { return (u32)(k % nchunks) * C; };
-    auto map_src = [&](u32 j, u32& cnt) {
+    auto issue = [&](u32 j, u32 c0, double* w, double* map) {
         const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], ldm = maps_ldm(ne);
-        cnt = BACKWARD ? R * ldm : ne * (R - ne);
-        return maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm);
+        const u32 cnt = BACKWARD ? R * ldm : ne * (R - ne);
+        mapsp_issue<BACKWARD>(p, j, c0, C, nrhs, n, b, x, w, ld, map, maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm), cnt);
     };
-    // The map slot toggles whenever the subtree changes.
-    u32 ms = 0;
-    {
-        u32 cnt;
-        const double* src = map_src(sub_of(0), cnt);
-        mapsp_issue<BACKWARD>(p, sub_of(0), 0, C, nrhs, n, b, x, sW0, ld, sM0, src, cnt);
-        mf_cp_commit();
-    }
-    for (u64 i = 0; i < nk; ++i) {
-        const u32 s = (u32)(i & 1), j = sub_of(i), c0 = c0_of(i);
-        __syncthreads();  // item i − 1 is done with the other half of the buffers
-        if (i + 1 < nk) {
-            const u32 jj = sub_of(i + 1);
-            u32 cnt = 0;
-            const double* src = map_src(jj, cnt);
-            mapsp_issue<BACKWARD>(p, jj, c0_of(i + 1), C, nrhs, n, b, x, sW0 + (s ^ 1) * wstride, ld, jj != j ? sM0 + (ms ^ 1) * mstride : nullptr, src, cnt);
-        }
-        mf_cp_commit();  // possibly empty: the wait below always leaves exactly item i + 1 in flight
-        mf_cp_wait_all_but_one();
-        __syncthreads();
-        const double* sMap = sM0 + ms * mstride;
-        double* w = sW0 + s * wstride;
-        maps_chunk<NB, BACKWARD>(t, p, j, sMap, w, ld, c0, nrhs, n, x, buf);
-        if (i + 1 < nk && sub_of(i + 1) != j) ms ^= 1;
-    }
+    auto chunk = [&](u32 j, u32 c0, const double* sMap, double* w) { maps_chunk<NB, BACKWARD>(t, p, j, sMap, w, ld, c0, nrhs, n, x, buf); };
+    pipe_walk(count, C, nrhs, mapsp_smem, (mcap + 1) / 2 * 2, p.rows * (u32)ld, issue, chunk);
 }
 
 extern "C" __global__ void mf_mapsp_forward(Tree t, Pass p, u32 count, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
@@ -1219,8 +1232,60 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
             for (u32 col = lane; col < C; col += 32) w[i * ld + col] = 0.0;
 }
 
+// One landed chunk c0 (C columns) of subtree j in w (row stride ld; the map in sM): forward, b at
+// the owned separator rows (staged in w rows R…) to sep, the root's contribution rows to buf;
+// backward, x of the eliminated rows by the tensor cores, stored to sep (upper passes) or x with the
+// owned rows' x from sep (pass 0). The block has blockDim.x / C threads per column (parts): part 0
+// adds the external contributions, the parts share a column's forward rows; moves and products
+// are shared out by warps. Every thread of the block calls it (it holds block barriers).
 template <int NB, bool BACKWARD>
-__device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+__device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, const SepPass& sp, u32 j, const double* sM, double* w, int ld,
+                                               u32 C, u32 c0, u32 nrhs, u64 n, double* __restrict__ x, double* __restrict__ sep,
+                                               double* __restrict__ buf) {
+    const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
+    const u32 own_col = tid % C, part = tid / C, parts = blockDim.x / C;
+    const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
+    const u32* rdof = p.row_dof + r0;
+    const u32 o0 = sp.upper ? 0 : sp.own_ptr[j], nown = sp.upper ? 0 : sp.own_ptr[j + 1] - o0;
+    const bool mine = c0 + own_col < nrhs;
+    double* wc = w + own_col;
+    if (!BACKWARD)  // b at the owned separator rows, staged in w rows R…, to sep
+        for (u32 k = warp; k < nown; k += nw) {
+            double* dst = sep + (u64)rdof[sp.own_loc[o0 + k]] * nrhs + c0;
+            for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[(R + k) * ld + col];
+        }
+    if (mine && part == 0) sub_add_ext<1>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + own_col, C, wc, ld);
+    // The columns complete: each thread added its own (one part), or every part waits for part 0.
+    if (parts > 1)
+        __syncthreads();
+    else
+        __syncwarp();
+    if (!BACKWARD) {
+        const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
+        if (mine) maps_apply_forward(sM, wc, ld, ne, s, buf + (t.slot[root] + t.e[root]) * nrhs + c0 + own_col, nrhs, part, parts);
+    } else {
+        maps_tc_backward<NB>(sM, ldm, w, ld, R, ne, C);
+        __syncthreads();
+        if (sp.upper) {  // x in place of b in sep, whole rows
+            for (u32 i = warp; i < ne; i += nw) {
+                double* dst = sep + (u64)rdof[i] * nrhs + c0;
+                for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[i * ld + col];
+            }
+        } else {  // x at the eliminated rows and, from sep, at the owned rows: lanes over rows (a
+                  // column's run), the row's place and dof loaded once for all of the warp's columns
+            for (u32 i = lane; i - lane < ne + nown; i += 32) {
+                const bool v = i < ne + nown;
+                const u32 wr = !v ? 0 : i < ne ? i : sp.own_loc[o0 + i - ne], d = !v ? 0 : i < ne ? rdof[i] : sp.own_dof[o0 + i - ne];
+                double* xd = x + (u64)(c0 + warp) * n + d;
+                if (v)
+                    for (u32 col = warp; col < C && c0 + col < nrhs; col += nw, xd += (u64)nw * n) *xd = w[wr * ld + col];
+            }
+        }
+    }
+}
+
+template <int NB, bool BACKWARD>
+__device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, u32 C, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
                                double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf, const u64* __restrict__ map_off,
                                const double* __restrict__ maps) {
     extern __shared__ __align__(16) double maps_smem[];
@@ -1228,69 +1293,78 @@ __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, 
     // block lin % gridDim.y, lin = x + y·gridDim.x: the column blocks of one subtree are launched
     // next to each other, so its map comes from memory once and from L2 for the others.
     const u32 lin = blockIdx.x + blockIdx.y * gridDim.x, j = lin / gridDim.y, cy = lin % gridDim.y;
-    const u32 C = blockDim.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = C >> 5;
     const int ld = (int)C + 1;
-    const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
-    const u32* rdof = p.row_dof + r0;
+    const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
     double* sM = maps_smem;
     double* w = maps_smem + (mcap + 1) / 2 * 2;
     {
         const u32 cnt = BACKWARD ? R * ldm : ne * s;
         maps_stage_async<BACKWARD>(maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm), cnt, ldm, sM);
     }
-    const u32 o0 = sp.upper ? 0 : sp.own_ptr[j], nown = sp.upper ? 0 : sp.own_ptr[j + 1] - o0;
     for (u32 c0 = cy * C; c0 < nrhs; c0 += C * gridDim.y) {
         __syncthreads();
         maps_sep_issue<BACKWARD>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld);
         mf_cp_commit();
         mf_cp_wait_all();
         __syncthreads();
-        const bool mine = c0 + tid < nrhs;
-        double* wc = w + tid;
-        if (!BACKWARD)  // b at the owned separator rows, staged in w rows R…, to sep
-            for (u32 k = warp; k < nown; k += nw) {
-                double* dst = sep + (u64)rdof[sp.own_loc[o0 + k]] * nrhs + c0;
-                for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[(R + k) * ld + col];
-            }
-        if (mine) sub_add_ext<1>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + tid, C, wc, ld);
-        if (!BACKWARD) {
-            const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
-            if (mine) maps_apply_forward(sM, wc, ld, ne, s, buf + (t.slot[root] + t.e[root]) * nrhs + c0 + tid, nrhs);
-        } else {
-            __syncwarp();  // the warp's columns complete (each thread added its own)
-            maps_tc_backward<NB>(sM, ldm, w, ld, R, ne);
-            __syncthreads();
-            if (sp.upper) {  // x in place of b in sep, whole rows
-                for (u32 i = warp; i < ne; i += nw) {
-                    double* dst = sep + (u64)rdof[i] * nrhs + c0;
-                    for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[i * ld + col];
-                }
-            } else {  // x at the eliminated rows and, from sep, at the owned rows: a warp per column
-                for (u32 col = warp; col < C && c0 + col < nrhs; col += nw)
-                    for (u32 i = lane; i < ne + nown; i += 32) {
-                        const u32 wr = i < ne ? i : sp.own_loc[o0 + i - ne], d = i < ne ? rdof[i] : sp.own_dof[o0 + i - ne];
-                        x[(u64)(c0 + col) * n + d] = w[wr * ld + col];
-                    }
-            }
-        }
+        maps_sep_chunk<NB, BACKWARD>(t, p, sp, j, sM, w, ld, C, c0, nrhs, n, x, sep, buf);
     }
 }
 
-extern "C" __global__ void mf_mapss_forward(Tree t, Pass p, SepPass sp, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+// C columns per chunk, blockDim.x a multiple of C (threads per column: parts).
+extern "C" __global__ void mf_mapss_forward(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
                                             double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf,
                                             const u64* __restrict__ map_off, const double* __restrict__ maps) {
-    maps_sep_sweep<1, false>(t, p, sp, mcap, nrhs, n, b, x, sep, buf, map_off, maps);
+    maps_sep_sweep<1, false>(t, p, sp, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps);
 }
 #define MF_MAPSS_BACKWARD(NB)                                                                                         \
-    extern "C" __global__ void mf_mapss_backward_##NB(Tree t, Pass p, SepPass sp, u32 mcap, u32 nrhs, u64 n,          \
+    extern "C" __global__ void mf_mapss_backward_##NB(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,   \
                                                       const double* __restrict__ b, double* __restrict__ x,           \
                                                       double* __restrict__ sep, double* __restrict__ buf,             \
                                                       const u64* __restrict__ map_off, const double* __restrict__ maps) { \
-        maps_sep_sweep<NB, true>(t, p, sp, mcap, nrhs, n, b, x, sep, buf, map_off, maps);                             \
+        maps_sep_sweep<NB, true>(t, p, sp, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps);                          \
     }
 MF_MAPSS_BACKWARD(1)
 MF_MAPSS_BACKWARD(2)
 MF_MAPSS_BACKWARD(3)
+
+// The separator-row sweep pipelined (`CudaMultifrontal::set_pipe_separators`): a block walks
+// (subtree, chunk) items as the pipelined kernels do (pipe_walk), the next item's gather and map
+// in flight while it computes and stores the current one, so a block's shared memory is never idle
+// waiting for its own gather; same gathers, products and stores as maps_sep_sweep.
+template <int NB, bool BACKWARD>
+__device__ void maps_sep_pipe(const Tree& t, const Pass& p, const SepPass& sp, u32 count, u32 C, u32 mcap, u32 nrhs, u64 n,
+                              const double* __restrict__ b, double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf,
+                              const u64* __restrict__ map_off, const double* __restrict__ maps) {
+    extern __shared__ __align__(16) double mapssp_smem[];
+    const int ld = (int)C + 1;
+    auto issue = [&](u32 j, u32 c0, double* w, double* map) {
+        if (map != nullptr) {
+            const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], ldm = maps_ldm(ne);
+            maps_stage_async<BACKWARD>(maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm), BACKWARD ? R * ldm : ne * (R - ne), ldm, map);
+        }
+        maps_sep_issue<BACKWARD>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld);
+    };
+    auto chunk = [&](u32 j, u32 c0, const double* sM, double* w) { maps_sep_chunk<NB, BACKWARD>(t, p, sp, j, sM, w, ld, C, c0, nrhs, n, x, sep, buf); };
+    pipe_walk(count, C, nrhs, mapssp_smem, (mcap + 1) / 2 * 2, p.rows * (u32)ld, issue, chunk);
+}
+
+extern "C" __global__ void mf_mapssp_forward(Tree t, Pass p, SepPass sp, u32 count, u32 C, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+                                             double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf,
+                                             const u64* __restrict__ map_off, const double* __restrict__ maps) {
+    maps_sep_pipe<1, false>(t, p, sp, count, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps);
+}
+#define MF_MAPSSP_BACKWARD(NB)                                                                                        \
+    extern "C" __global__ void mf_mapssp_backward_##NB(Tree t, Pass p, SepPass sp, u32 count, u32 C, u32 mcap,        \
+                                                       u32 nrhs, u64 n, const double* __restrict__ b,                 \
+                                                       double* __restrict__ x, double* __restrict__ sep,              \
+                                                       double* __restrict__ buf, const u64* __restrict__ map_off,     \
+                                                       const double* __restrict__ maps) {                             \
+        maps_sep_pipe<NB, true>(t, p, sp, count, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps);                    \
+    }
+MF_MAPSSP_BACKWARD(1)
+MF_MAPSSP_BACKWARD(2)
+MF_MAPSSP_BACKWARD(3)
 
 // ---- One launch for the passes near the root (`MapsKernel::SeparatorsTop`) ----
 // The passes of few subtrees (a few hundred and fewer; every row in sep) cost launch and tail
@@ -1365,7 +1439,7 @@ extern "C" __global__ void mf_mapss_top(Tree t, const Pass* __restrict__ passes,
             if (mine) maps_apply_forward(sM, wc, ld, ne, s, buf + (t.slot[root] + t.e[root]) * nrhs + c0 + tid, nrhs);
         } else {
             __syncwarp();
-            maps_tc_backward<3>(sM, ldm, w, ld, R, ne);
+            maps_tc_backward<3>(sM, ldm, w, ld, R, ne, C);
             __syncthreads();
             for (u32 i = warp; i < ne; i += nw) {
                 double* dst = sep + (u64)rdof[i] * nrhs + c0;

@@ -84,30 +84,44 @@ fn gpu_fused_subtree_shapes_equal_faer_lu() {
 /// column blocks walking all chunks), and with the grid capped at 1, 3 or 5 blocks so that each
 /// block walks many (subtree, chunk) items: subtree changes inside a block's range, partial last
 /// chunks, both halves of the double buffer; the separator-row kernels also with every chunk its
-/// own block (`set_split_columns`: the subtree and chunk of a block from its linear index).
+/// own block (`set_split_columns`: the subtree and chunk of a block from its linear index) and
+/// pipelined on every pass (`set_pipe_separators`: 1, 3, 5 or all resident blocks walking items),
+/// and with 2 or 4 threads per column (`set_column_threads`: the products shared out over more
+/// warps than 32-column groups, a column's forward rows over its threads).
 #[test]
 fn gpu_transfer_map_kernels_equal_faer_lu() {
     let Some(be) = test_gpu() else { return };
     let configs = [
-        (MapsKernel::Blocks, None, None, false),
-        (MapsKernel::Pipelined, None, None, false),
-        (MapsKernel::Pipelined, Some(32), Some(1), false),
-        (MapsKernel::Pipelined, Some(64), Some(5), false),
-        (MapsKernel::Pipelined, Some(128), Some(3), false),
-        (MapsKernel::Pipelined, Some(256), None, false),
-        (MapsKernel::Tensor, None, None, false),
-        (MapsKernel::Tensor, Some(32), Some(1), false),
-        (MapsKernel::Tensor, Some(64), Some(3), false),
-        (MapsKernel::Tensor, Some(256), None, false),
-        (MapsKernel::Separators, None, None, false),
-        (MapsKernel::Separators, Some(32), Some(1), false),
-        (MapsKernel::Separators, Some(64), Some(3), false),
-        (MapsKernel::Separators, Some(256), None, false),
-        (MapsKernel::SeparatorsTop, None, None, false),
-        (MapsKernel::SeparatorsTop, Some(64), Some(3), false),
-        (MapsKernel::Separators, None, None, true),
-        (MapsKernel::Separators, Some(32), None, true),
-        (MapsKernel::Separators, Some(64), None, true),
+        (MapsKernel::Blocks, None, None, false, None, 1),
+        (MapsKernel::Pipelined, None, None, false, None, 1),
+        (MapsKernel::Pipelined, Some(32), Some(1), false, None, 1),
+        (MapsKernel::Pipelined, Some(64), Some(5), false, None, 1),
+        (MapsKernel::Pipelined, Some(128), Some(3), false, None, 1),
+        (MapsKernel::Pipelined, Some(256), None, false, None, 1),
+        (MapsKernel::Tensor, None, None, false, None, 1),
+        (MapsKernel::Tensor, Some(32), Some(1), false, None, 1),
+        (MapsKernel::Tensor, Some(64), Some(3), false, None, 1),
+        (MapsKernel::Tensor, Some(256), None, false, None, 1),
+        (MapsKernel::Separators, None, None, false, None, 1),
+        (MapsKernel::Separators, Some(32), Some(1), false, None, 1),
+        (MapsKernel::Separators, Some(64), Some(3), false, None, 1),
+        (MapsKernel::Separators, Some(256), None, false, None, 1),
+        (MapsKernel::SeparatorsTop, None, None, false, None, 1),
+        (MapsKernel::SeparatorsTop, Some(64), Some(3), false, None, 1),
+        (MapsKernel::Separators, None, None, true, None, 1),
+        (MapsKernel::Separators, Some(32), None, true, None, 1),
+        (MapsKernel::Separators, Some(64), None, true, None, 1),
+        (MapsKernel::Separators, None, None, false, Some(0), 1),
+        (MapsKernel::Separators, Some(32), Some(1), false, Some(0), 1),
+        (MapsKernel::Separators, Some(64), Some(5), false, Some(0), 1),
+        (MapsKernel::Separators, Some(128), Some(3), false, Some(0), 1),
+        (MapsKernel::Separators, Some(256), None, false, Some(0), 1),
+        (MapsKernel::Separators, None, None, false, None, 2),
+        (MapsKernel::Separators, Some(64), Some(3), false, None, 4),
+        (MapsKernel::Separators, Some(256), None, false, None, 4),
+        (MapsKernel::Separators, Some(32), None, true, None, 2),
+        (MapsKernel::Separators, Some(64), Some(5), false, Some(0), 2),
+        (MapsKernel::Separators, Some(128), None, false, Some(0), 4),
     ];
     let mut separators = 0;
     let mut streamed = 0;
@@ -120,9 +134,11 @@ fn gpu_transfer_map_kernels_equal_faer_lu() {
         fused += 1;
         separators += usize::from(f.has_separator_layout() && f.has_top_walk());
         f.set_solve_path(SolvePath::Maps);
-        for (kernel, threads, blocks, split) in configs {
+        for (kernel, threads, blocks, split, pipe, column_threads) in configs {
             f.set_maps_kernel(Some(kernel));
+            f.set_column_threads(column_threads).unwrap();
             f.set_split_columns(split);
+            f.set_pipe_separators(pipe);
             f.set_subtree_shape(threads.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
             f.set_pipe_blocks(blocks).unwrap();
             for nrhs in [1, 3, 70, 256] {
@@ -130,6 +146,8 @@ fn gpu_transfer_map_kernels_equal_faer_lu() {
             }
         }
         f.set_split_columns(false);
+        f.set_pipe_separators(None);
+        f.set_column_threads(1).unwrap();
         f.set_pipe_blocks(None).unwrap();
         // The bottom pass through registers (tiles of 8 columns, partial at 3 and 70).
         f.set_maps_kernel(Some(MapsKernel::Separators));
@@ -141,6 +159,7 @@ fn gpu_transfer_map_kernels_equal_faer_lu() {
         }
         f.set_stream_bottom(false);
         assert!(f.set_pipe_blocks(Some(0)).is_err());
+        assert!(f.set_column_threads(0).is_err() && f.set_column_threads(5).is_err());
     }
     assert!(fused > 10, "only {fused} cases have fused subtrees");
     assert!(separators > 5, "only {separators} cases have the separator layout");
@@ -172,7 +191,7 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
     let mut xc = vec![0.0; b.len()];
     cpu.solve_into(nrhs, &b, &mut xc).unwrap();
     assert!(gpu.has_separator_layout() && gpu.has_top_walk(), "4096 cubic elements: no separator layout or walk");
-    for round in 0..9 {
+    for round in 0..11 {
         let bd = be.from_host(&b).unwrap();
         let mut xd = be.zeros(b.len()).unwrap();
         // Round 0: the default (transfer maps for this many columns, computed after the
@@ -181,12 +200,16 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
         // block-per-subtree kernels, blocks of 256 columns; round 4: the pipelined map kernels
         // with 7 blocks (each walks ~150 items of 32 columns); round 5: the tensor-core map kernels;
         // round 6: the same through compact separator rows; round 7: with the passes near the root
-        // walked by one launch; round 8: separator rows with the bottom pass through registers.
-        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps][round]);
-        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 }), Some(SubtreeShape { threads: 32, cols: 1 }), None, None, None, None][round];
+        // walked by one launch; round 8: separator rows with the bottom pass through registers;
+        // round 9: separator rows pipelined on every pass, 7 blocks walking the items; round 10:
+        // separator rows with 2 threads per column.
+        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps][round]);
+        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 }), Some(SubtreeShape { threads: 32, cols: 1 }), None, None, None, None, None, None][round];
         gpu.set_subtree_shape(shape).unwrap();
-        gpu.set_maps_kernel([None, None, None, Some(MapsKernel::Blocks), Some(MapsKernel::Pipelined), Some(MapsKernel::Tensor), Some(MapsKernel::Separators), Some(MapsKernel::SeparatorsTop), Some(MapsKernel::Separators)][round]);
-        gpu.set_pipe_blocks([None, None, None, None, Some(7), None, None, None, None][round]).unwrap();
+        gpu.set_maps_kernel([None, None, None, Some(MapsKernel::Blocks), Some(MapsKernel::Pipelined), Some(MapsKernel::Tensor), Some(MapsKernel::Separators), Some(MapsKernel::SeparatorsTop), Some(MapsKernel::Separators), Some(MapsKernel::Separators), Some(MapsKernel::Separators)][round]);
+        gpu.set_pipe_blocks([None, None, None, None, Some(7), None, None, None, None, Some(7), None][round]).unwrap();
+        gpu.set_pipe_separators((round == 9).then_some(0));
+        gpu.set_column_threads(if round == 10 { 2 } else { 1 }).unwrap();
         gpu.set_stream_bottom(round == 8);
         assert!(round != 8 || gpu.streams_bottom(), "4096 cubic elements: the bottom pass does not stream");
         gpu.solve_many(&be, nrhs, &bd, &mut xd).unwrap();

@@ -11,7 +11,7 @@
 use super::timing::{guarded_gbs, measure, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
-use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, SolvePath, SubtreeShape, MAPS_MIN_RHS};
+use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, SolvePath, SubtreeShape, MAPS_MIN_RHS, TC_FEW_SUBTREES};
 use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
@@ -375,16 +375,22 @@ struct EngineFlags {
     split: bool,
     /// [`CudaMultifrontal::set_stream_bottom`].
     stream: bool,
+    /// [`CudaMultifrontal::set_pipe_separators`] on the passes of many subtrees.
+    pipe: bool,
+    /// [`CudaMultifrontal::set_column_threads`] (`None`: the default).
+    column_threads: Option<usize>,
 }
 
 /// The solve path, fused-kernel shape, maps kernel and flags of a GPU engine of the
 /// right-hand-side sweep.
-/// `gpu-maps[-blocks|-pipe|-tc|-sep|-sept][-split][-stream][-T]`: the transfer maps with the default, block-per-subtree,
+/// `gpu-maps[-blocks|-pipe|-tc|-sep|-sept][-split][-stream][-pipe][-xK][-T]`: the transfer maps with the default, block-per-subtree,
 /// pipelined, tensor-core or separator-layout kernels (`-sept`: the passes near the root in one
-/// launch; `-split`: a block per chunk of columns; `-stream`: the bottom pass through registers),
+/// launch; `-split`: a block per chunk of columns; `-stream`: the bottom pass through registers;
+/// `-pipe` after the kernel: the separator-row passes of many subtrees pipelined; `-xK`: K threads
+/// per column in the separator-row blocks),
 /// T columns per block.
 fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<MapsKernel>, EngineFlags)> {
-    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -split, -stream, then -T)"));
+    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -split, -stream, -pipe, -xK, then -T)"));
     Ok(match engine {
         "gpu" => (SolvePath::Auto, None, None, EngineFlags::default()),
         "gpu-levels" => (SolvePath::Levels, None, None, EngineFlags::default()),
@@ -406,11 +412,19 @@ fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<
             };
             let (split, rest) = rest.strip_prefix("-split").map_or((false, rest), |r| (true, r));
             let (stream, rest) = rest.strip_prefix("-stream").map_or((false, rest), |r| (true, r));
+            let (pipe, rest) = rest.strip_prefix("-pipe").map_or((false, rest), |r| (true, r));
+            let (column_threads, rest) = match rest.strip_prefix("-x") {
+                Some(r) => {
+                    let end = r.find('-').unwrap_or(r.len());
+                    (Some(r[..end].parse().map_err(|_| bad())?), &r[end..])
+                }
+                None => (None, rest),
+            };
             let shape = match rest {
                 "" => None,
                 r => Some(SubtreeShape { threads: r.strip_prefix('-').ok_or_else(bad)?.parse().map_err(|_| bad())?, cols: 1 }),
             };
-            (SolvePath::Maps, shape, kernel, EngineFlags { split, stream })
+            (SolvePath::Maps, shape, kernel, EngineFlags { split, stream, pipe, column_threads })
         }
         e => {
             let (t, c) = e.strip_prefix("gpu-subtrees-").and_then(|r| r.split_once('x')).ok_or_else(bad)?;
@@ -496,6 +510,8 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_maps_kernel(kernel);
                     f.set_split_columns(flags.split);
                     f.set_stream_bottom(flags.stream);
+                    f.set_pipe_separators(flags.pipe.then_some(TC_FEW_SUBTREES));
+                    f.set_column_threads(flags.column_threads.unwrap_or(1))?;
                     if flags.stream && !f.streams_bottom() {
                         return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run register-streamed")));
                     }
@@ -532,6 +548,9 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                 one = (factor_s, solve.median);
             }
             let cost_over_one = if one.0 + one.1 > 0.0 { (factor_s + solve.median) / (one.0 + one.1) } else { f64::NAN };
+            // Each row as soon as it is measured (the report comes at the end): a run cut off by a
+            // time limit still shows what it measured.
+            eprintln!("bench-iga rhs: {engine} nrhs {nrhs}: factor {factor_s:.4e} s, solve {:.4e} s [{:.4e}..{:.4e}]", solve.median, solve.min, solve.max);
             rows.push(RhsRow {
                 engine: engine.to_string(),
                 elements: n,

@@ -44,7 +44,7 @@ mod pipe;
 mod sep;
 #[path = "cuda_fused.rs"]
 mod fused;
-pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS};
+pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
 pub use sep::SEPARATORS_MIN_RHS;
 
 /// Fronts of at most this many rows are factorized by one warp; up to [`BLOCK_MAX`] by a block.
@@ -328,6 +328,9 @@ struct MfKernels {
     /// The tensor-core map kernels through compact separator rows ([`MapsKernel::Separators`]).
     mapss_forward: Kernel,
     mapss_backward: [Kernel; 3],
+    /// The same, pipelined ([`CudaMultifrontal::set_pipe_separators`]).
+    mapssp_forward: Kernel,
+    mapssp_backward: [Kernel; 3],
     /// The walk of the passes near the root, both ways in one launch ([`MapsKernel::SeparatorsTop`]).
     mapss_top: Kernel,
     /// The bottom separator-row pass streamed through registers, forward and backward (≤ 16, 32,
@@ -412,6 +415,11 @@ pub struct CudaMultifrontal {
     split_columns: bool,
     /// The bottom separator-row pass through registers ([`CudaMultifrontal::set_stream_bottom`]).
     stream_bottom: bool,
+    /// The least subtrees of a pass that runs the pipelined separator-row kernels (`None`: none;
+    /// [`CudaMultifrontal::set_pipe_separators`]).
+    pipe_separators: Option<usize>,
+    /// Threads per column of the separator-row kernels' blocks ([`CudaMultifrontal::set_column_threads`]).
+    column_threads: usize,
     /// Events after each fused launch while [`CudaMultifrontal::solve_profile`] runs.
     probe: Mutex<Option<Vec<pipe::Mark>>>,
     /// First node id past each tree level (leaves first), for [`CudaMultifrontal::factor_and_solve`].
@@ -560,6 +568,8 @@ impl CudaMultifrontal {
             mapst_backward: [get("mf_mapst_backward_1")?, get("mf_mapst_backward_2")?, get("mf_mapst_backward_3")?],
             mapss_forward: get("mf_mapss_forward")?,
             mapss_backward: [get("mf_mapss_backward_1")?, get("mf_mapss_backward_2")?, get("mf_mapss_backward_3")?],
+            mapssp_forward: get("mf_mapssp_forward")?,
+            mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
             stream_forward: get("mf_stream_forward")?,
             stream_backward: [get("mf_stream_backward_1")?, get("mf_stream_backward_2")?, get("mf_stream_backward_3")?],
@@ -576,10 +586,10 @@ impl CudaMultifrontal {
         // by every factorization on the backend (one module), so the limit is always set to the
         // same largest value: a per-factorization value could be lowered by another one between
         // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
-        let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapt_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
+        let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(2 * p.mapt_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
         let fused_kernels = || {
-            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward).chain(std::iter::once(&kernels.mapsp_forward)).chain(&kernels.mapsp_backward).chain(std::iter::once(&kernels.mapst_forward)).chain(&kernels.mapst_backward).chain(std::iter::once(&kernels.mapss_forward)).chain(&kernels.mapss_backward).chain(&kernels.fused_factor_forward)
+            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward).chain(std::iter::once(&kernels.mapsp_forward)).chain(&kernels.mapsp_backward).chain(std::iter::once(&kernels.mapst_forward)).chain(&kernels.mapst_backward).chain(std::iter::once(&kernels.mapss_forward)).chain(&kernels.mapss_backward).chain(std::iter::once(&kernels.mapssp_forward)).chain(&kernels.mapssp_backward).chain(&kernels.fused_factor_forward)
         };
         // (`mf_mapss_top` is not among them: its static shared memory would make 227 KiB of
         // dynamic shared memory too much, and the few rows of a walk step fit 48 KiB.)
@@ -643,6 +653,8 @@ impl CudaMultifrontal {
             pipe_blocks: None,
             split_columns: false,
             stream_bottom: false,
+            pipe_separators: None,
+            column_threads: 1,
             probe: Mutex::new(None),
             lvl_end,
         })

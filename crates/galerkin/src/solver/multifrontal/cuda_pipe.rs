@@ -192,24 +192,35 @@ impl CudaMultifrontal {
         if self.maps_kernel.unwrap_or_default() != MapsKernel::Pipelined {
             return Ok(None);
         }
-        let mut cols = self.shape.map_or(if nrhs <= 32 { 32 } else { PIPE_THREADS }, |s| s.threads);
-        while cols > 32 && p.mapsp_smem(backward, cols) > self.sub_smem {
-            cols /= 2;
-        }
-        let smem = p.mapsp_smem(backward, cols);
-        if smem > self.sub_smem {
+        let Some((cols, smem)) = self.fit_width(self.shape.map_or(if nrhs <= 32 { 32 } else { PIPE_THREADS }, |s| s.threads), |c| p.mapsp_smem(backward, c)) else {
             return Ok(None);
-        }
+        };
         let k = if backward { &self.kernels.mapsp_backward[p.map_nb - 1] } else { &self.kernels.mapsp_forward };
-        let per_sm = k.func.occupancy_max_active_blocks_per_multiprocessor(cols as u32, smem, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", k.name)))?;
-        // A block walks subtrees b, b + grid, …: no more blocks than subtrees.
-        let resident = per_sm.max(1) as usize * be.device().multiprocessors.max(1) as usize;
-        let grid = p.count.min(self.pipe_blocks.unwrap_or(resident)).max(1);
+        let grid = self.walk_grid(be, k, cols, smem, p.count)?;
         let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let mcap = if backward { p.map_backward } else { p.map_forward } as u32;
         let (count, nr, n, off) = (p.count as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &count, &mcap, &nr, &n, &b, &x, &leaf, &off, &maps)?;
         Ok(Some(Launch::new(k, cfg)))
+    }
+
+    /// The widest of `cols`, `cols / 2`, … (down to 32) whose block's shared memory `smem(width)`
+    /// fits, with that shared memory; `None` where even 32 columns do not fit.
+    pub(super) fn fit_width(&self, mut cols: usize, smem: impl Fn(usize) -> usize) -> Option<(usize, usize)> {
+        while cols > 32 && smem(cols) > self.sub_smem {
+            cols /= 2;
+        }
+        let bytes = smem(cols);
+        (bytes <= self.sub_smem).then_some((cols, bytes))
+    }
+
+    /// Blocks of a launch whose blocks walk subtrees b, b + grid, … of `count`: as many as are
+    /// resident at once with `threads` threads and `smem` bytes each, capped by
+    /// [`CudaMultifrontal::set_pipe_blocks`] and by `count` (no more blocks than subtrees).
+    pub(super) fn walk_grid(&self, be: &CudaBackend, k: &Kernel, threads: usize, smem: usize, count: usize) -> Result<usize> {
+        let per_sm = k.func.occupancy_max_active_blocks_per_multiprocessor(threads as u32, smem, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", k.name)))?;
+        let resident = per_sm.max(1) as usize * be.device().multiprocessors.max(1) as usize;
+        Ok(count.min(self.pipe_blocks.unwrap_or(resident)).max(1))
     }
 
     /// Records an event after a fused launch while a profile is being taken (timing events:
@@ -269,7 +280,7 @@ impl CudaMultifrontal {
             let ms = prev.elapsed_ms(&m.event).map_err(|e| cuda_error(format!("profile event: {e}")))?;
             prev = &m.event;
             let k = &self.kernels;
-            let fused = k.sub_forward.iter().chain(&k.sub_backward).chain(std::iter::once(&k.maps_forward)).chain(&k.maps_backward).chain(std::iter::once(&k.mapsp_forward)).chain(&k.mapsp_backward).chain(std::iter::once(&k.mapst_forward)).chain(&k.mapst_backward).chain(std::iter::once(&k.mapss_forward)).chain(&k.mapss_backward).chain(std::iter::once(&k.mapss_top)).chain(&k.fused_factor_forward).chain(std::iter::once(&k.stream_forward)).chain(&k.stream_backward);
+            let fused = k.sub_forward.iter().chain(&k.sub_backward).chain(std::iter::once(&k.maps_forward)).chain(&k.maps_backward).chain(std::iter::once(&k.mapsp_forward)).chain(&k.mapsp_backward).chain(std::iter::once(&k.mapst_forward)).chain(&k.mapst_backward).chain(std::iter::once(&k.mapss_forward)).chain(&k.mapss_backward).chain(std::iter::once(&k.mapssp_forward)).chain(&k.mapssp_backward).chain(std::iter::once(&k.mapss_top)).chain(&k.fused_factor_forward).chain(std::iter::once(&k.stream_forward)).chain(&k.stream_backward);
             let func = &fused.into_iter().find(|f| f.name == m.launch.kernel).ok_or_else(|| Error::invalid(format!("internal: no kernel {}", m.launch.kernel)))?.func;
             let registers = func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_NUM_REGS).map_err(|e| cuda_error(format!("registers of {}: {e}", m.launch.kernel)))?;
             let blocks_per_sm = func.occupancy_max_active_blocks_per_multiprocessor(m.launch.threads, m.launch.smem as usize, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", m.launch.kernel)))?;

@@ -203,22 +203,89 @@ impl CudaMultifrontal {
         if p.count == 0 {
             return Ok(());
         }
+        if self.pipe_separators.is_some_and(|min| p.count >= min) && self.sweep_separators_pipelined(be, seps, p, backward, nrhs, b, x, sep, leaf, maps)? {
+            return Ok(());
+        }
         let mut cols = self.tensor_cols(p, nrhs);
         while cols > 32 && p.mapt_smem(backward, cols) > self.sub_smem {
             cols /= 2;
         }
         let grid_y = if self.split_columns { nrhs.div_ceil(cols).min(GRID_Y) } else { self.tensor_grid_y(p, nrhs, cols) };
-        let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: p.mapt_smem(backward, cols) as u32 };
         let k = if backward { &self.kernels.mapss_backward[p.map_nb - 1] } else { &self.kernels.mapss_forward };
+        let threads = self.column_block(k, cols)?;
+        let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: p.mapt_smem(backward, cols) as u32 };
         let sp = seps.pass(be, p.index);
         let mcap = p.map_cap(backward, true) as u32;
-        let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
-        launch!(be, k, cfg; &self.tree, &p.dp, &sp, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
+        let (c, nr, n, off) = (cols as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
+        launch!(be, k, cfg; &self.tree, &p.dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))
     }
 }
 
+impl DevPass {
+    /// Dynamic shared memory of one block of the pipelined separator-row kernels with `cols`
+    /// columns: two tensor-core maps and two chunks of local rows.
+    fn mapssp_smem(&self, backward: bool, cols: usize) -> usize {
+        2 * self.mapt_smem(backward, cols)
+    }
+}
+
 impl CudaMultifrontal {
+    /// Runs the separator-row solve's passes of at least `min` subtrees (`None`, the default: none)
+    /// by the pipelined separator-row kernels (`mf_mapssp_*`): as many blocks as are resident, each
+    /// walking (subtree, chunk) items with the next item's gather and map in flight while it
+    /// multiplies and stores the current one (double-buffered shared memory), instead of a block
+    /// per subtree that waits for each chunk's gather. `Some(`[`pipe::TC_FEW_SUBTREES`]`)` pipelines the
+    /// passes of many subtrees (the bottom ones); `Some(0)` every pass (for tests).
+    pub fn set_pipe_separators(&mut self, min: Option<usize>) {
+        self.pipe_separators = min;
+    }
+
+    /// Gives the separator-row kernels' blocks (plain and pipelined) `k` threads per column (1, the
+    /// default; at most 4: blocks of up to 256 columns stay within 1024 threads): the same shared
+    /// memory per block, `k` times the warps — more warps per multiprocessor where the staged
+    /// chunks, not registers, limit the resident blocks. The moves and the tensor-core products
+    /// are shared out over all warps, a column's forward rows over its `k` threads. Errors on 0 or
+    /// more than 4.
+    pub fn set_column_threads(&mut self, k: usize) -> Result<()> {
+        if !(1..=4).contains(&k) {
+            return Err(Error::invalid(format!("threads per column of the separator-row kernels: {k} (expected 1 to 4)")));
+        }
+        self.column_threads = k;
+        Ok(())
+    }
+
+    /// Threads of a separator-row block of `cols` columns: [`CudaMultifrontal::set_column_threads`]
+    /// per column, fewer where kernel `k` cannot run that many threads per block (its registers:
+    /// `mf_mapss_backward_3` at 256 columns × 4 failed with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES on
+    /// the H200).
+    fn column_block(&self, k: &Kernel, cols: usize) -> Result<usize> {
+        let max = k.func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK).map_err(|e| cuda_error(format!("threads per block of {}: {e}", k.name)))?;
+        Ok(cols * self.column_threads.min(usize::try_from(max).unwrap_or(0) / cols).max(1))
+    }
+
+    /// One launch of the pipelined separator-row kernels over pass `p`: blocks of the forced
+    /// shape's or [`CudaMultifrontal::tensor_cols`] columns (halved until two maps and two chunks
+    /// fit the shared memory), as many as are resident (capped by
+    /// [`CudaMultifrontal::set_pipe_blocks`] and the subtrees). `false` (nothing launched) where
+    /// even 32 columns do not fit.
+    #[allow(clippy::too_many_arguments)]
+    fn sweep_separators_pipelined(&self, be: &CudaBackend, seps: &DevSeparators, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<bool> {
+        let Some((cols, smem)) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapssp_smem(backward, c)) else {
+            return Ok(false);
+        };
+        let k = if backward { &self.kernels.mapssp_backward[p.map_nb - 1] } else { &self.kernels.mapssp_forward };
+        let threads = self.column_block(k, cols)?;
+        let grid = self.walk_grid(be, k, threads, smem, p.count)?;
+        let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
+        let sp = seps.pass(be, p.index);
+        let mcap = p.map_cap(backward, true) as u32;
+        let (count, c, nr, n, off) = (p.count as u32, cols as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
+        launch!(be, k, cfg; &self.tree, &p.dp, &sp, &count, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
+        self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))?;
+        Ok(true)
+    }
+
     /// Whether [`MapsKernel::SeparatorsTop`] walks the passes near the root in one launch here.
     pub fn has_top_walk(&self) -> bool {
         self.separators.as_ref().is_some_and(|s| s.walk.is_some())
