@@ -268,23 +268,11 @@ impl TiledConfig {
         if self.defer > 0 {
             s += &format!(" defer{}", self.defer);
         }
-        if self.resident {
-            s += " res";
-        }
-        if self.packed {
-            s += " packed";
-        }
-        if self.paired {
-            s += " paired";
-        }
-        if self.cells > 1 {
-            s += &format!(" {}c", self.cells);
-        }
-        if self.prefetch {
-            s += " pf";
-        }
-        if self.narrow {
-            s += " narrow";
+        let cells = format!(" {}c", self.cells);
+        for (on, tag) in [(self.resident, " res"), (self.packed, " packed"), (self.paired, " paired"), (self.cells > 1, cells.as_str()), (self.prefetch, " pf"), (self.narrow, " narrow")] {
+            if on {
+                s += tag;
+            }
         }
         if self.min_blocks > 0 {
             s += &format!(" mb{}", self.min_blocks);
