@@ -227,6 +227,15 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef PAIRED
 #define PAIRED 0                                     // tiles of two needed 8 × 8 blocks each (paired_walk)
 #endif
+#ifndef CELLS
+#define CELLS 1                                      // cells per block: groups of TILED_WARPS warps, a cell each
+#endif
+#ifndef PREFETCH
+#define PREFETCH 0                                   // the next cell's coordinates loaded under this cell's work
+#endif
+#ifndef NARROW
+#define NARROW 0                                     // one 8-block of functions (NLOC ≤ 8): m8n8k4 on the tile's first half
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -236,7 +245,7 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #define MMA16_NATIVE 0
 #endif
 constexpr int TILED_THREADS = TILED_WARPS * 32;  // the warps that own tiles
-constexpr int BLOCK_THREADS = TILED_THREADS + PRODUCERS * 32;
+constexpr int BLOCK_THREADS = CELLS * TILED_THREADS + PRODUCERS * 32;
 constexpr int STAGE_THREADS = PRODUCERS ? PRODUCERS * 32 : TILED_THREADS;
 constexpr int KS = MMA_K / 4;                        // k-quads per MMA
 constexpr int N16 = (NLOC + 15) / 16;                // 16-row blocks of basis functions
@@ -257,6 +266,7 @@ constexpr int TT_DOUBLES = (TT_REALS + (TT_INTS + 1) / 2 + 1) & ~1;
 constexpr int WR = 8 * NCOMP;                        // a half tile's blocks: WR × WR entries
 constexpr int WS = WR + 1;                           // odd row stride: conflict-free column reads
 constexpr int WIT = (WR * WR + 31) / 32;             // a warp's store rounds per direction of a half tile
+constexpr int HSIZE = DIM * QCP * RS;                // one staging buffer: H_d[q][a] of a pass
 static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "MMA_K is 4, 8 or 16");
 static_assert(QCP % MMA_K == 0, "points per pass come in whole MMA k-steps");
 static_assert(DIM == 3, "the tiled scheme is written for 3D cells");
@@ -264,6 +274,9 @@ static_assert(SPP >= 1, "a block stages at least one point per thread");
 static_assert(DEFER_WRITES >= 0 && DEFER_WRITES <= 2, "a warp defers 0, 1 or 2 half tiles");
 static_assert(!DEFER_WRITES || (TPW == 1 && PRODUCERS == 0), "deferred writes: one tile per warp, every warp stages");
 static_assert(!TENSOR || (TN1 <= 256 && TNF <= 256), "factor and point indices are bytes");
+static_assert(!NARROW || NLOC <= 8, "narrow tiles: one 8-block of functions");
+static_assert(CELLS >= 1 && CELLS <= 15 && (CELLS == 1 || PRODUCERS == 0), "1 to 15 cell groups (a named barrier each), no producer warps");
+static_assert(!PREFETCH || (PRODUCERS == 0 && NV * DIM <= TILED_THREADS), "a lane per coordinate of the next cell");
 
 // A tile: the m16n8 product of row blocks r0 (rows 0–7) and r1 (rows 8–15) of 8 functions with
 // column block c; r1 < 0: none (its rows repeat r0's, nothing is stored); r0 < 0: no tile. Row
@@ -452,7 +465,16 @@ __device__ __forceinline__ void multiply_pass(const double* __restrict__ h, cons
                     for (int j = 0; j < 2 * KS; ++j) fa[j] = h[(kk * QCP + kq + t + 4 * (j / 2)) * RS + row[j % 2]];
                 }
 #pragma unroll
-                for (int l = 0; l < DIM; ++l) mma16<KS>(acc[i][kk * DIM + l], fa, fb[i][l]);
+                for (int l = 0; l < DIM; ++l) {
+                    if (NARROW) {
+                        // One 8-block of functions: the tile's second half is idle, so m8n8k4
+                        // steps on its first (same fragments) leave slots 2, 3 zero, not live.
+#pragma unroll
+                        for (int j = 0; j < KS; ++j) dmma(acc[i][kk * DIM + l][0], acc[i][kk * DIM + l][1], fa[2 * j], fb[i][l][j]);
+                    } else {
+                        mma16<KS>(acc[i][kk * DIM + l], fa, fb[i][l]);
+                    }
+                }
             }
         }
     }
@@ -539,14 +561,32 @@ __device__ __forceinline__ void fill_half_tile(double* __restrict__ ws, const do
 // UP, U's rows where b ≥ a (the upper blocks: row a0·NCOMP + r, columns b0·NCOMP + col); else U's
 // columns where b > a (the transposed blocks: row b0·NCOMP + r, columns a0·NCOMP + col, entry
 // U[col][r]). Each warp store covers contiguous row segments of WR doubles.
+//
+// A packed diagonal half tile (a0 = b0) stores only U's upper triangle, col ≥ r: its WR(WR + 1)/2
+// entries are numbered row by row (`triangle_entry`), so its stores take ⌈WR(WR + 1)/64⌉ rounds
+// (10 for elasticity) with every lane busy, not WIT (18) with the lower half's lanes idle.
+constexpr int TRI = WR * (WR + 1) / 2;
+
+// Row r and column col ≥ r of entry idx of a WR × WR upper triangle numbered row by row (row r
+// starts at r·WR − r(r − 1)/2): the quadratic's root in single precision, corrected by a row.
+__device__ __forceinline__ void triangle_entry(int idx, int& r, int& col) {
+    constexpr float D = 2.0f * WR + 1.0f;
+    r = (int)((D - sqrtf(D * D - 8.0f * (float)idx)) * 0.5f);
+    if (r > 0 && r * WR - r * (r - 1) / 2 > idx) --r;
+    else if (r + 1 < WR && (r + 1) * WR - (r + 1) * r / 2 <= idx) ++r;
+    col = r + idx - (r * WR - r * (r - 1) / 2);
+}
+
 template <bool UP>
 __device__ __forceinline__ void store_rows(double* __restrict__ k, const double* __restrict__ ws, int a0, int b0, int lo, int hi) {
     const int lane = threadIdx.x & 31;
+    const bool tri = UP && PACKED && a0 == b0;
 #pragma unroll 2
     for (int it = lo; it < hi; ++it) {
         const int idx = 32 * it + lane;
-        if (idx >= WR * WR) break;
-        const int r = idx / WR, col = idx - r * WR;
+        if (idx >= (tri ? TRI : WR * WR)) break;
+        int r = idx / WR, col = idx - r * WR;
+        if (tri) triangle_entry(idx, r, col);
         if (UP && PACKED) {
             const int ar = a0 + r / NCOMP, bc = b0 + col / NCOMP, rr = a0 * NCOMP + r, ss = b0 * NCOMP + col;
             if (ar < NLOC && bc < NLOC && ss >= rr) store_out(&k[packed_at(rr, ss)], ws[r * WS + col]);
@@ -610,6 +650,65 @@ struct Deferred {
 // reverse; 5 among the producers (the cell's J⁻¹ table).
 __device__ __forceinline__ void bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(n) : "memory"); }
+
+// The barrier of cell group `grp` (CELLS > 1: named barrier 1 + grp over its TILED_THREADS, a
+// warp's own where the group is one warp; else the block's).
+__device__ __forceinline__ void group_sync(int grp) {
+    if (CELLS == 1) __syncthreads();
+    else if (TILED_WARPS == 1) __syncwarp();
+    else bar_sync(1 + grp, TILED_THREADS);
+}
+
+// An asynchronous copy of `bytes` (4 or 8) from global to shared memory (cp.async, sm_80 on;
+// before, a plain load and store), waited for by `async_wait`, then a barrier.
+template <int BYTES>
+__device__ __forceinline__ void async_copy(void* dst, const void* src) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(d), "l"(src), "n"(BYTES) : "memory");
+#else
+    if (BYTES == 8) *static_cast<double*>(dst) = __ldg(static_cast<const double*>(src));
+    else *static_cast<u32*>(dst) = __ldg(static_cast<const u32*>(src));
+#endif
+}
+__device__ __forceinline__ void async_wait() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
+// PREFETCH: a group's cells' coordinates and vertex indices copied to shared memory ahead of use
+// (cp.async: no registers held), so a cell's head is not the chain of dependent global loads
+// (vertex index, then coordinate). Two buffers each: while cell c is integrated from xs[b], the
+// coordinates of c + stride go to xs[b ^ 1] (their vertex indices arrived a cell earlier, in
+// vs[b ^ 1]) and the vertex indices of c + 2·stride to vs[b]. Lane i < NV·DIM copies coordinate
+// i % DIM of vertex i / DIM; lane i < NV vertex index i.
+struct CoordPrefetch {
+    double* xs;  // [2][XS] coordinates
+    u32* vs;     // [2][NV] vertex indices
+    static constexpr int XS = NV * DIM;
+    // The first cell's coordinates and the second's vertex indices (a barrier of the group between).
+    __device__ __forceinline__ CoordPrefetch(double* x, u32* v, u64 c, u64 stride, u64 ncells, const u32* __restrict__ cell_verts,
+                                             const double* __restrict__ coords, int tid, int grp)
+        : xs(x), vs(v) {
+        for (int j = 0; j < 2; ++j)
+            if (tid < NV && c + j * stride < ncells) async_copy<4>(&vs[j * NV + tid], &cell_verts[(c + j * stride) * NV + tid]);
+        async_wait();
+        group_sync(grp);
+        if (tid < XS && c < ncells) async_copy<8>(&xs[tid], &coords[(u64)vs[tid / DIM] * DIM + tid % DIM]);
+    }
+    // Waits for cell c's coordinates (buffer b) and issues the copies of the next two cells'; the
+    // group's barrier between, which also ends the previous cell's reads of shared memory.
+    __device__ __forceinline__ const double* start(int b, u64 c, u64 stride, u64 ncells, const u32* __restrict__ cell_verts,
+                                                   const double* __restrict__ coords, int tid, int grp) {
+        async_wait();
+        group_sync(grp);
+        const int o = b ^ 1;
+        if (tid < XS && c + stride < ncells) async_copy<8>(&xs[o * XS + tid], &coords[(u64)vs[o * NV + tid / DIM] * DIM + tid % DIM]);
+        if (tid < NV && c + 2 * stride < ncells) async_copy<4>(&vs[b * NV + tid], &cell_verts[(c + 2 * stride) * NV + tid]);
+        return xs + b * XS;
+    }
+};
 
 // jq[q] = sqrt(w_q |det J|)·J⁻¹ at every point q, by threads tid, tid + nthreads, … of the block.
 __device__ __forceinline__ void fill_jq(const double xv[NV][DIM], const double* __restrict__ tab, double* __restrict__ jq,
@@ -697,7 +796,6 @@ __device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restr
                                                   const double* __restrict__ coef, const u64* __restrict__ meta, double* __restrict__ out,
                                                   const double* __restrict__ ts, const u32* __restrict__ tis, double* __restrict__ jq,
                                                   double* __restrict__ hbuf, double* __restrict__ scratch) {
-    constexpr int HSIZE = DIM * QCP * RS;
     const int warp = threadIdx.x >> 5;
     int n = 0;  // passes so far
     if (warp >= TILED_WARPS) {
@@ -741,11 +839,13 @@ __device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restr
     }
 }
 
-// Dynamic shared memory: the factor tables (TENSOR, TT_DOUBLES) | jq[NQ][JQ] | h[2][DIM][QCP][RS],
-// the last reused after a round's last pass as TILED_WARPS scratch tiles of WR × WS (the host
-// allocates the larger of the two: HREGION); with PRODUCERS the scratch follows h, both
-// allocated; with DEFER_WRITES each warp's DEFER_WRITES deferred slots of WR × WS follow HREGION.
-// `tt`, `ti`: the factor tables in global memory (unused without TENSOR).
+// Dynamic shared memory: the factor tables (TENSOR, TT_DOUBLES), then per cell group (CELLS) a
+// region of GROUP_DOUBLES: jq[NQ][JQ] | (PREFETCH) coordinates xs[2][NV·DIM], vertex ids vs[2][NV] |
+// h[2][DIM][QCP][RS] (h[1][…] where the points take one pass), the last reused after a round's last pass as TILED_WARPS scratch tiles of
+// WR × WS (the host allocates the larger of the two: HREGION); with PRODUCERS the scratch follows
+// h, both allocated; with DEFER_WRITES each warp's DEFER_WRITES deferred slots of WR × WS follow
+// HREGION. `tt`, `ti`: the factor tables in global memory (unused without TENSOR).
+constexpr int JQR = (NQ * JQ + 1) & ~1;
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices_tiled(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
     const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
@@ -754,9 +854,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     extern __shared__ double smem[];
     double* ts = smem;
     const u32* tis = reinterpret_cast<const u32*>(smem + TT_REALS);
-    double* jq = smem + TT_DOUBLES;
-    double* hbuf = jq + ((NQ * JQ + 1) & ~1);
-    constexpr int HSIZE = DIM * QCP * RS;
 #if TENSOR
     for (int i = threadIdx.x; i < 2 * TT_VAL; i += blockDim.x) ts[i] = __ldg(&tt[i]);
     for (int a = threadIdx.x; a < NPAD; a += blockDim.x) {
@@ -766,39 +863,65 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     for (int q = threadIdx.x; q < NQ; q += blockDim.x) reinterpret_cast<u32*>(smem + TT_REALS)[q] = __ldg(&ti[q]);
 #endif
 #if PRODUCERS
+    double* jq = smem + TT_DOUBLES;
+    double* hbuf = jq + JQR;
     __syncthreads();  // the factor tables are in place
     tiled_specialised(ncells, cell_verts, coords, signs, has_signs, tab, coef, meta, out, ts, tis, jq, hbuf, hbuf + 2 * HSIZE);
 #else
-    const int warp = threadIdx.x >> 5;
+    // Cell group grp (CELLS > 1) works on cells blockIdx.x·CELLS + grp, then a grid's worth of
+    // cells further, with barriers of its own (group_sync), so one group's barrier waits and
+    // dependent loads overlap the others' work.
+    constexpr int XSD = PREFETCH ? 2 * NV * DIM + NV : 0;  // xs[2][NV·DIM] doubles, vs[2][NV] u32
+    constexpr int NBUF = NCHUNK > 1 ? 2 : 1;  // one pass of points (p ≤ 2): one staging buffer
+    constexpr int HREGION = NBUF * HSIZE > TILED_WARPS * WR * WS ? NBUF * HSIZE : TILED_WARPS * WR * WS;
+    constexpr int GROUP_DOUBLES = JQR + XSD + HREGION + DEFER_WRITES * TILED_WARPS * WR * WS;
+    const int grp = CELLS > 1 ? (int)(threadIdx.x / TILED_THREADS) : 0;
+    const int tid = (int)threadIdx.x - grp * TILED_THREADS, warp = tid >> 5;
+    double* jq = smem + TT_DOUBLES + grp * GROUP_DOUBLES;
+    double* xs = jq + JQR;
+    double* hbuf = xs + XSD;
+    if (CELLS > 1) __syncthreads();  // the factor tables are in place (else the first cell's barrier)
     // The half-tile scratch: in the staging buffers (free after a round's last pass).
     double* ws = hbuf + warp * (WR * WS);
-    constexpr int HREGION = 2 * HSIZE > TILED_WARPS * WR * WS ? 2 * HSIZE : TILED_WARPS * WR * WS;
     double* wd = DEFER_WRITES ? hbuf + HREGION + warp * (DEFER_WRITES * WR * WS) : nullptr;
     Deferred pending;  // the previous round's deferred half tiles (DEFER_WRITES)
-    for (u64 c = blockIdx.x; c < ncells; c += gridDim.x) {
+    const u64 stride = (u64)gridDim.x * CELLS;
+    u64 c = (u64)blockIdx.x * CELLS + grp;
+#if PREFETCH
+    CoordPrefetch pf(xs, reinterpret_cast<u32*>(xs + 2 * NV * DIM), c, stride, ncells, cell_verts, coords, tid, grp);
+    int b = 0;
+#endif
+    for (; c < ncells; c += stride) {
+#if PREFETCH
+        // The previous cell's last round has read jq and its scratch; this cell's coordinates are in.
+        const double* x = pf.start(b, c, stride, ncells, cell_verts, coords, tid, grp);
+        b ^= 1;
+        fill_jq(reinterpret_cast<const double(*)[DIM]>(x), tab, jq, tid, TILED_THREADS);  // read where used: no 24 live registers
+#else
         double xv[NV][DIM];
         load_cell_coords(c, cell_verts, coords, xv);
-        __syncthreads();  // the previous cell's last round has read jq and its scratch
-        fill_jq(xv, tab, jq, threadIdx.x, blockDim.x);
+        group_sync(grp);  // the previous cell's last round has read jq and its scratch
+        fill_jq(xv, tab, jq, tid, TILED_THREADS);
+#endif
         const TiledCell cell(out, coef, meta, c);
         for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
             TiledCell::Round r(t0, warp, signs, has_signs, c);
-            __syncthreads();  // jq is written; the previous round's scratch is read
-            if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, threadIdx.x);
-            __syncthreads();
+            group_sync(grp);  // jq is written; the previous round's scratch is read
+            if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, tid);
+            group_sync(grp);
             // Each pass multiplies one buffer while the other is staged; with ALT_ORDER the odd
             // warps multiply first, so staging and tensor-core work overlap within the pass. With
             // DEFER_WRITES each pass also stores its part of the previous round's deferred tiles.
-            const bool mma_first = ALT_ORDER && (warp & 1);
+            const bool mma_first = ALT_ORDER && ((warp + grp) & 1);  // one-warp groups alternate by group
 #pragma unroll 1
             for (int ch = 0; ch < NCHUNK; ++ch) {
                 const bool stage = ch + 1 < NCHUNK && !(SKIP_PARTS & 1);
-                double* next = hbuf + ((ch + 1) & 1) * HSIZE;
-                if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next, threadIdx.x);
+                double* nb = hbuf + ((ch + 1) & 1) * HSIZE;
+                if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
                 if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + (ch & 1) * HSIZE, r.tl, r.acc);
                 pending.drain(wd, ch, NCHUNK);
-                if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, next, threadIdx.x);
-                __syncthreads();  // this buffer is read; the other is staged
+                if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
+                group_sync(grp);  // this buffer is read; the other is staged
             }
             __syncwarp();  // the deferred slots are read before they are refilled
             cell.write(ws, wd, r);
@@ -808,7 +931,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
             }
         }
     }
-    pending.drain(wd, 0, 1);  // the block's last deferred tiles
+    pending.drain(wd, 0, 1);  // the group's last deferred tiles
 #endif
 }
 

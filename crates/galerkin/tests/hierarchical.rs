@@ -321,6 +321,44 @@ fn paired_tiles_match_the_cpu_at_every_degree() {
     }
 }
 
+/// The eleventh round's shapes of scheme III ([`TiledConfig::round11`], issue 16; at p = 1 the
+/// default since, beside the tenth round's default they vary): several cells
+/// per block (groups of warps with named barriers, one-warp groups on warp barriers), each group's
+/// next coordinates prefetched, narrow tiles at p = 1, tiles balanced over the warps and two tiles
+/// per warp at p = 4 — give the CPU's matrices at p = 1–4, on 27 distorted, rotated cells so groups
+/// run past the last cell, and on 2 blocks, so each group loops over several cells and the
+/// prefetch carries coordinates from one cell to the next. (p = 5's shapes are in the sweep test.)
+#[test]
+fn cell_groups_and_balanced_tiles_match_the_cpu() {
+    use galerkin::operator::level::full::cuda::DeviceAssembler;
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    use galerkin::operator::level::Integration;
+    use galerkin::operator::Tuning;
+    let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
+    let mesh = twisted(3, true);
+    let physics = Elasticity::lame(LAMBDA, MU, 3);
+    for p in 1..=4 {
+        let space = hier(mesh.clone(), p, ModeSet::Trunk);
+        let integ = ElementIntegrator::new(&space, &physics, None).unwrap();
+        let want = cpu_matrices(&integ);
+        let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), Tuning { integration: Integration::Tiled, ..Default::default() }).unwrap();
+        let nloc = space.dofmap.nodes_per_cell;
+        let shapes = TiledConfig::round11(nloc);
+        assert!(shapes.len() >= if p == 4 { 2 } else { 5 }, "p = {p}: {} new shapes", shapes.len());
+        assert!(p > 1 || shapes.iter().any(|c| c.narrow && c.cells == 8 && c.prefetch), "p = 1: narrow prefetching groups swept");
+        // The new default at p = 1 (narrow tiles, 8 cells a block) is the first new shape.
+        assert!(p > 1 || shapes[0] == TiledConfig::for_functions(nloc), "p = 1: the default is swept");
+        for cfg in std::iter::once(TiledConfig::tenth_round(nloc)).chain(shapes) {
+            for grid in [None, Some(2)] {
+                let got = asm.tiled_matrices_to_host_on(&gpu, cfg, grid).unwrap_or_else(|e| panic!("p = {p} {} (grid {grid:?}): {e}", cfg.label()));
+                let d = rel_diff(&want, &got);
+                eprintln!("p = {p} tiled {} (grid {grid:?}): max relative difference {d:.1e}", cfg.label());
+                assert!(d < 1e-12, "p = {p} tiled {} (grid {grid:?}): GPU element matrices differ from the CPU's by {d:e}", cfg.label());
+            }
+        }
+    }
+}
+
 /// Packed upper triangles (issue 16, ninth round): scheme III's packed matrices, unpacked, equal
 /// the full ones its full-storage shape writes (same kernel otherwise) on a resident grid and on
 /// 3 blocks looping over 8 cells; the `element` level applies, and block-Jacobi-preconditions, the

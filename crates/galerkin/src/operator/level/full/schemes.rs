@@ -65,7 +65,16 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// triangle is stored, packed row by row ([`Storage::Packed`], PACKED: half the writes); `paired`
 /// (PAIRED): each tile holds two needed 8 × 8 node blocks of one column, lower blocks taken
 /// transposed, so no MMAs go to the diagonal tiles' wholly-lower halves (p = 5: 28 tiles instead
-/// of 30, p = 4: 14 instead of 16, p = 3: 5 instead of 6, p = 2: 3 instead of 4). (The seventh round's
+/// of 30, p = 4: 14 instead of 16, p = 3: 5 instead of 6, p = 2: 3 instead of 4); `cells` (CELLS,
+/// 0 or 1: one): cell groups per block, each group of `warps` warps its own cell with its own
+/// shared memory and named barrier, so a block holds several cells in flight and the grid has
+/// fewer blocks (p ≤ 3, where a cell needs 1–6 warps); `prefetch` (PREFETCH): each group's next
+/// cell's coordinates copied to shared memory by `cp.async` during the current cell (its vertex
+/// indices a cell further ahead; no registers held), so a cell's head is not a chain of dependent
+/// global loads (only where a group loops over cells: resident grids); `narrow` (NARROW, at most 8 functions: trunk p = 1):
+/// the idle second half of the one m16n8 tile left out — m8n8k4 steps on its first half, so half
+/// the accumulators are constant zeros, not live registers (64–80 registers instead of 128: 24
+/// or 32 one-warp cells per SM instead of 16). (The seventh round's
 /// bulk asynchronous writes and prestaging were 4–8 % slower and are gone: BENCHMARKS.md.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
@@ -84,6 +93,9 @@ pub struct TiledConfig {
     pub resident: bool,
     pub packed: bool,
     pub paired: bool,
+    pub cells: usize,
+    pub prefetch: bool,
+    pub narrow: bool,
 }
 
 impl Default for TiledConfig {
@@ -92,7 +104,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false }
     }
 }
 
@@ -109,8 +121,23 @@ impl TiledConfig {
     /// tiles (no MMAs below the diagonal) only from 25 to 32 functions (trunk p = 3), where the
     /// tenth round measured them faster (H200: 0.434 against 0.453 ms); at p = 4, 5 they were
     /// slower for 12.5 % and 6.7 % fewer MMAs (1.797 against 1.708 ms, 5.418 against 5.199), at
-    /// p = 2 by 3 %, at p = 1 equal.
+    /// p = 2 by 3 %, at p = 1 equal. Up to 8 functions (trunk p = 1), since the eleventh round:
+    /// narrow tiles in blocks of 8 one-warp cells, 4 blocks per SM (H200: 0.036 ms against 0.045
+    /// for the tenth round's one-warp blocks in the same run); every other degree keeps the
+    /// tenth round's shape, which the eleventh round's variants did not beat ([`Self::round11`]).
     pub fn for_functions(nloc: usize) -> TiledConfig {
+        let base = TiledConfig::tenth_round(nloc);
+        if nloc <= 8 {
+            TiledConfig { narrow: true, cells: 8, min_blocks: 4, ..base }
+        } else {
+            base
+        }
+    }
+
+    /// The tenth round's default for `nloc` functions: the baseline the eleventh round's shapes
+    /// vary ([`Self::round11`]) and, where it differs from the default (p = 1), the sweep's second
+    /// shape.
+    pub fn tenth_round(nloc: usize) -> TiledConfig {
         let factors = nloc > 24;
         let paired = (25..=32).contains(&nloc);
         TiledConfig { warps: 16, tensor: factors, alternate: true, streaming: factors, resident: nloc > 32, packed: true, paired, ..TiledConfig::default() }
@@ -140,7 +167,7 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
-        for c in [
+        for c in std::iter::once(TiledConfig::tenth_round(nloc)).chain(TiledConfig::round11(nloc)).chain([
             TiledConfig { paired: !TiledConfig::for_functions(nloc).paired, ..TiledConfig::for_functions(nloc) },
             TiledConfig { resident: true, ..TiledConfig::for_functions(nloc) },
             TiledConfig { packed: false, ..TiledConfig::for_functions(nloc) },
@@ -155,12 +182,67 @@ impl TiledConfig {
             t(16, 1, false, true, true),
             TiledConfig { min_blocks: 2, ..t(8, 2, true, true, true) },
             TiledConfig { producers: 4, mma_k: 4, ..t(16, 1, true, false, true) },
-        ] {
+        ]) {
             if !v.contains(&c) {
                 v.push(c);
             }
         }
         v
+    }
+
+    /// The eleventh round's shapes for `nloc` functions, each the tenth round's default with a
+    /// change (after it in the sweep; `--sweep-shapes` takes them first; at p = 1 the first is
+    /// the default now). Up to 32 functions
+    /// (trunk p ≤ 3, 1–6 warps a cell): more cells in flight per block — `lo` and `hi` cell groups
+    /// (8 and 4 one-warp cells at p = 1, 4 and 2 at p = 2, 3 and 2 at p = 3: up to 16 warps), a
+    /// block per group of cells, or a resident grid with each group's next coordinates
+    /// prefetched. Beyond (p ≥ 4, several rounds of tiles or one round of many): the tiles
+    /// balanced over the warps (each round full: p = 5 30 tiles on 15 warps, paired 28 on 14),
+    /// two tiles per warp on 8 warps (two interleaved MMA chains), and the prefetch.
+    pub fn round11(nloc: usize) -> Vec<TiledConfig> {
+        let d = TiledConfig::tenth_round(nloc);
+        let warps = |c: TiledConfig| tile_count(nloc, c.paired).div_ceil(c.tiles_per_warp.max(1)).clamp(1, c.warps.max(1));
+        // Warps that split the tiles into their rounds evenly.
+        let balanced = |c: TiledConfig| {
+            let n = tile_count(nloc, c.paired).div_ceil(c.tiles_per_warp.max(1));
+            n.div_ceil(n.div_ceil(c.warps.max(1)))
+        };
+        let mut v = Vec::new();
+        if nloc <= 8 {
+            // One warp a cell: narrow tiles free the registers for 24 or 32 cells per SM.
+            let n = TiledConfig { narrow: true, ..d };
+            v.push(TiledConfig { cells: 8, min_blocks: 4, ..n });
+            v.push(TiledConfig { cells: 8, min_blocks: 4, resident: true, prefetch: true, ..n });
+            v.push(TiledConfig { cells: 8, min_blocks: 3, resident: true, prefetch: true, ..n });
+            v.push(TiledConfig { min_blocks: 32, resident: true, prefetch: true, ..n });
+            v.push(TiledConfig { cells: 4, min_blocks: 8, resident: true, prefetch: true, ..n });
+            v.push(n);
+        }
+        if nloc <= 32 {
+            let hi = (16 / warps(d)).clamp(2, 8);
+            let lo = (hi / 2).max(2);
+            for cells in [hi, lo] {
+                v.push(TiledConfig { cells, ..d });
+                v.push(TiledConfig { cells, resident: true, prefetch: true, ..d });
+            }
+            v.push(TiledConfig { resident: true, prefetch: true, ..d });
+        } else {
+            let paired = TiledConfig { paired: !d.paired, ..d };
+            for c in [d, paired] {
+                if balanced(c) != warps(c) {
+                    v.push(TiledConfig { warps: balanced(c), ..c });
+                }
+            }
+            v.push(TiledConfig { warps: 8, tiles_per_warp: 2, ..d });
+            v.push(TiledConfig { prefetch: true, ..d });
+        }
+        let mut out: Vec<TiledConfig> = Vec::new();
+        for c in v {
+            if c != d && !out.contains(&c) {
+                out.push(c);
+            }
+        }
+        out
     }
 
     /// The default shape for `nloc` functions with parts of the work left out (`skip` bits: 1
@@ -186,14 +268,11 @@ impl TiledConfig {
         if self.defer > 0 {
             s += &format!(" defer{}", self.defer);
         }
-        if self.resident {
-            s += " res";
-        }
-        if self.packed {
-            s += " packed";
-        }
-        if self.paired {
-            s += " paired";
+        let cells = format!(" {}c", self.cells);
+        for (on, tag) in [(self.resident, " res"), (self.packed, " packed"), (self.paired, " paired"), (self.cells > 1, cells.as_str()), (self.prefetch, " pf"), (self.narrow, " narrow")] {
+            if on {
+                s += tag;
+            }
         }
         if self.min_blocks > 0 {
             s += &format!(" mb{}", self.min_blocks);
@@ -253,9 +332,13 @@ fn tensor_doubles(v: &Variant, dims: Option<(usize, usize)>) -> usize {
 pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> TiledLaunch {
     let tpw = cfg.tiles_per_warp.max(1);
     let warps = tile_count(v.nloc, cfg.paired).div_ceil(tpw).clamp(1, cfg.warps.max(1));
-    let min_blocks = if cfg.min_blocks > 0 { cfg.min_blocks.min(16) } else { (16 / (warps * tpw)).clamp(1, 16) };
+    let cells = cfg.cells.max(1);
+    let min_blocks = if cfg.min_blocks > 0 { cfg.min_blocks.min(32) } else { (16 / (warps * tpw * cells)).clamp(1, 16) };
     let rs = 16 * v.nloc.div_ceil(16) + 4;
-    let jq = (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8 + 8 * tensor_doubles(v, dims);
+    // Per cell group: J⁻¹ per point and (prefetch) two cells' coordinates and vertex indices
+    // (`element_schemes.cu`'s XSD, NV even); per block: the tables.
+    let jq = (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8 + if cfg.prefetch { (2 * v.nv * v.dim + v.nv) * 8 } else { 0 };
+    let tables = 8 * tensor_doubles(v, dims);
     let per_q = 2 * v.dim * rs * 8;
     let k = cfg.mma_k;
     // After a round's passes each warp's half-tile scratch (WR × WS, row stride WR + 1): in the
@@ -264,14 +347,18 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     let wr = 8 * v.ncomp;
     let scratch = warps * wr * (wr + 1) * 8;
     let own_scratch = if cfg.producers > 0 { scratch } else { usize::from(cfg.defer) * scratch };
-    let budget = (228 * 1024 / min_blocks).saturating_sub(1024 + jq + own_scratch);
+    let budget = ((228 * 1024 / min_blocks).saturating_sub(1024 + tables) / cells).saturating_sub(jq + own_scratch);
     let stagers = 32 * if cfg.producers > 0 { cfg.producers } else { warps };
     // Unless given: the largest multiple of k that fits, up to 32 (fewer passes, fewer barriers,
     // beat padding less: p = 5's 216 points in 7 passes of 32 took 5.59 ms, in 9 of 24 5.79).
-    let auto = (budget / per_q / k * k).clamp(k, 32.max(k));
+    // All points in one pass (one staging buffer) where that fits.
+    let one_pass = v.nq.div_ceil(k) * k;
+    let auto = if cfg.producers == 0 && one_pass <= 32.max(k) && one_pass * per_q / 2 <= budget { one_pass } else { (budget / per_q / k * k).clamp(k, 32.max(k)) };
     let qcp = if cfg.qcp > 0 { cfg.qcp } else { auto }.min(v.nq.div_ceil(k) * k).min((stagers / k * k).max(k));
-    let smem = if cfg.producers > 0 { jq + qcp * per_q + scratch } else { jq + (qcp * per_q).max(scratch) + own_scratch };
-    TiledLaunch { threads: 32 * (warps + cfg.producers), qcp, min_blocks, smem }
+    // Where the points take one pass, the body without producers stages into one buffer.
+    let staged = if v.nq.div_ceil(qcp) > 1 { qcp * per_q } else { qcp * per_q / 2 };
+    let smem = tables + if cfg.producers > 0 { jq + qcp * per_q + scratch } else { cells * (jq + staged.max(scratch) + own_scratch) };
+    TiledLaunch { threads: 32 * (warps * cells + cfg.producers), qcp, min_blocks, smem }
 }
 
 /// The defines of the schemes' variant of assembly variant `v` with tiled shape `cfg` (staging
@@ -287,7 +374,10 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("ALT_ORDER={}", usize::from(cfg.alternate)),
         format!("STREAM_STORES={}", usize::from(cfg.streaming)),
         format!("SKIP_PARTS={}", cfg.skip & 7),
-        format!("TILED_WARPS={}", l.threads / 32 - cfg.producers),
+        format!("TILED_WARPS={}", (l.threads / 32 - cfg.producers) / cfg.cells.max(1)),
+        format!("CELLS={}", cfg.cells.max(1)),
+        format!("PREFETCH={}", usize::from(cfg.prefetch)),
+        format!("NARROW={}", usize::from(cfg.narrow)),
         format!("PRODUCERS={}", cfg.producers),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
@@ -523,7 +613,7 @@ impl DeviceAssembler {
             None if cfg.resident => resident,
             None => 1 << 20,
         }
-        .min(nc)
+        .min(nc.div_ceil(cfg.cells.max(1) as u64))
         .max(1) as u32;
         Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (l.threads as u32, 1, 1), shared_mem_bytes: l.smem as u32 })
     }
@@ -564,8 +654,8 @@ impl DeviceAssembler {
         if ncells > self.ncells || out.len() < ncells * per_cell {
             return Err(Error::dim("element matrices buffer", ncells * per_cell, out.len()));
         }
-        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.defer > 2 || (cfg.defer > 0 && (cfg.tiles_per_warp != 1 || cfg.producers > 0)) {
-            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, 0 to 2 deferred half tiles (one tile per warp, no producers)")));
+        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.defer > 2 || (cfg.defer > 0 && (cfg.tiles_per_warp != 1 || cfg.producers > 0)) || cfg.cells > 15 || ((cfg.cells > 1 || cfg.prefetch) && cfg.producers > 0) || (cfg.narrow && self.variant.nloc > 8) {
+            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, 0 to 2 deferred half tiles (one tile per warp, no producers), up to 15 cells per block and prefetching without producers, narrow tiles for at most 8 functions")));
         }
         if cfg.tensor && self.tensor_dims.is_none() {
             return Err(Error::Unsupported(format!("tiled shape {}: this basis and rule do not split into 1D factors", cfg.label())));
@@ -658,8 +748,9 @@ pub(crate) fn full_on_host(be: &CudaBackend, mats: &CudaSlice<f64>, storage: Sto
 
 /// Compiles, with NVRTC only, the element-scheme kernels and the default assembly kernel for the
 /// hierarchical hexahedra a user can reach: elasticity on trunk spaces p = 1…8 (Gauss) and p = 5
-/// (the seed's rule), full p = 3, diffusion on trunk p = 4; and at trunk p = 5 every tiled shape
-/// the benchmark sweeps. Returns (variant, PTX bytes) per source.
+/// (the seed's rule), full p = 3, diffusion on trunk p = 4; at trunk p = 4, 5 every tiled shape
+/// the benchmark sweeps, at p = 1–3 the eleventh round's ([`TiledConfig::round11`]); none may
+/// put `matrices_tiled`'s arrays in local memory. Returns (variant, PTX bytes) per source.
 pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
     use crate::fe::{ModeSet, QuadratureKind};
     use crate::mesh::{generate, CellType};
@@ -683,8 +774,10 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         }
         let label = format!("hierarchical {modes:?} p = {p}, {ncomp} components, {kind:?} ({} points)", v.nq);
         jobs.push((format!("element_schemes.cu {label}"), ELEMENT_SCHEMES, scheme_defines(&v, dims)));
-        if (p == 4 || p == 5) && modes == ModeSet::Trunk && kind == QuadratureKind::Gauss && ncomp == 3 {
-            for cfg in TiledConfig::sweep(v.nloc).into_iter().filter(|c| *c != default_shape(&v, dims)) {
+        if p <= 5 && modes == ModeSet::Trunk && kind == QuadratureKind::Gauss && ncomp == 3 {
+            // The whole sweep at p = 4, 5; the eleventh round's shapes at p = 1–3.
+            let shapes = if p >= 4 { TiledConfig::sweep(v.nloc) } else { TiledConfig::round11(v.nloc) };
+            for cfg in shapes.into_iter().filter(|c| *c != default_shape(&v, dims)) {
                 jobs.push((format!("element_schemes.cu {label}, tiled {}", cfg.label()), ELEMENT_SCHEMES, scheme_defines_with(&v, cfg, dims)));
             }
         }
@@ -695,6 +788,13 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
             let c = jit::compile_ptx_with(&src, arch, &defines)?;
             if c.log.to_ascii_lowercase().contains("warning") {
                 return Err(Error::invalid(format!("NVRTC warnings in {label}:\n{}", c.log)));
+            }
+            // Scheme III keeps its accumulators and fragments in registers: an index the compiler
+            // cannot resolve would put them in local memory (tenth round's first paired build).
+            if let Some(body) = c.ptx.split(".entry matrices_tiled(").nth(1) {
+                if body.split(".entry ").next().is_some_and(|b| b.contains("st.local")) {
+                    return Err(Error::invalid(format!("{label}: matrices_tiled stores to local memory (PTX st.local)")));
+                }
             }
             // GALERKIN_PTX_DUMP=dir keeps each variant's PTX (registers and spills by `ptxas -v`).
             if let Some(dir) = std::env::var_os("GALERKIN_PTX_DUMP") {
