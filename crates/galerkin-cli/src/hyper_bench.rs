@@ -48,9 +48,9 @@ pub fn run(cfg: &HyperBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin
 }
 
 /// `galerkin bench --hyper-kernel-sweep`: prints each variant's line.
-pub fn sweep(cfg: &HyperBenchConfig) -> galerkin::Result<()> {
+pub fn sweep(cfg: &HyperBenchConfig, only: &[String]) -> galerkin::Result<()> {
     let Some((be, copy)) = crate::gpu_with_banner(true)? else {
         return Err(galerkin::Error::Unsupported("--hyper-kernel-sweep needs a GPU".into()));
     };
-    bench::kernel_sweep(cfg, &be, copy, |line| say!("{line}"))
+    bench::kernel_sweep(cfg, &be, copy, only, |line| say!("{line}"))
 }

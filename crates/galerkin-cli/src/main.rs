@@ -180,6 +180,10 @@ enum Command {
         /// launch shapes) timed at --dofs with --law, to see what bounds it (needs a GPU).
         #[arg(long)]
         hyper_kernel_sweep: bool,
+        /// --hyper-kernel-sweep: only these variants, comma-separated names as printed (all
+        /// where empty; e.g. one to profile with Nsight Compute).
+        #[arg(long, default_value = "")]
+        hyper_variants: String,
         /// --hyperelastic: the separate linear solve at the converged state up to this many
         /// unknowns only (the Newton run's solves are timed at every size).
         #[arg(long, default_value_t = usize::MAX)]
@@ -545,9 +549,10 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             };
             hex_bench::dispatch(&cfg, mixed.as_deref(), multi_gpu, json)
         }
-        Command::Bench { hyper_kernel_sweep: true, dofs, degrees, law, runs, hyper_quadrature, .. } => {
+        Command::Bench { hyper_kernel_sweep: true, dofs, degrees, law, runs, hyper_quadrature, hyper_variants, .. } => {
             let cfg = galerkin::hyperelastic::bench::HyperBenchConfig { dofs, degrees: parse_degrees(&degrees)?, law, cpu_max_dofs: 0, cpu1_max_dofs: 0, runs, solve_max_dofs: 0, preconditioners: vec!["block-jacobi".into()], loads: Vec::new(), quadrature: hyper_quadrature, setup_only: false };
-            hyper_bench::sweep(&cfg)
+            let only: Vec<String> = hyper_variants.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect();
+            hyper_bench::sweep(&cfg, &only)
         }
         Command::Bench { hyperelastic: true, dofs, degrees, law, cpu_max_dofs, cpu1_max_dofs, runs, gpu, json, solve_max_dofs, hyper_precond, hyper_loads, hyper_quadrature, hyper_setup_only, .. } => {
             let preconditioners = hyper_precond.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();

@@ -27,6 +27,11 @@
 // CPB (cells per block), QB (points per chunk; the host sizes CPB·QB to the static shared-memory
 // limit). Table layout: ∇_ξ φ [NQ][NLOC][3] | ∇_ξ geometry [NQ][NV][3] | w [NQ].
 // HK_NO_SCATTER (the kernel sweep only): no atomic adds, one plain store per thread (timing).
+// HK_POS_SHARED (the sweep): the CSR positions gathered into shared memory with the cell
+// (`hk_gather`) instead of two global loads per entry in the scatter (slower: eleventh pass).
+// HK_PLAIN_STORE, HK_CONTIG=n (the sweep only, the staged scatter): plain racy stores at the same
+// places, or as many atomic adds at consecutive places (timing: what the atomics and their
+// scattered sectors cost).
 //
 // Plane strain (DIM = 2) runs the same 3D arithmetic on the embedded problem: the third reference
 // and physical gradient components are zero, the geometry Jacobian gets J₃₃ = 1, u₃ = 0, the frame
@@ -52,10 +57,27 @@ struct HkCell {
     double u[NLOC][3];   // nodal displacements (zero beyond DIM)
     double rot[9];       // material frame R
     u32 node[NLOC];      // node numbers
+#ifdef HK_POS_SHARED
+    u32 row[NLOC][3];                // row_ptr of (node i, component a): the scatter's row starts
+    unsigned short kp[NLOC * NLOC];  // the cell's column ranks (kpos)
+#endif
 };
+// HK_POS_SHARED: with the Jacobian, the scatter's row starts and column ranks too, so that the
+// scatter reads its CSR positions from shared memory instead of two dependent global loads per entry.
 __device__ __forceinline__ void hk_gather(u64 c, int lane, int nthr, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
                                           const u32* __restrict__ cell_nodes, const double* __restrict__ frames, int has_frames,
-                                          const double* __restrict__ u, HkCell& cell) {
+                                          const double* __restrict__ u, int want_k, const u32* __restrict__ row_ptr,
+                                          const unsigned short* __restrict__ kpos, HkCell& cell) {
+#ifdef HK_POS_SHARED
+    if (want_k) {
+        for (int k = lane; k < NLOC * DIM; k += nthr) cell.row[k / DIM][k % DIM] = row_ptr[(u64)cell_nodes[c * NLOC + k / DIM] * DIM + k % DIM];
+        for (int k = lane; k < NLOC * NLOC; k += nthr) cell.kp[k] = kpos[c * NLOC * NLOC + k];
+    }
+#else
+    (void)want_k;
+    (void)row_ptr;
+    (void)kpos;
+#endif
     for (int k = lane; k < NV * 3; k += nthr) cell.x[k / 3][k % 3] = coords[(u64)cell_verts[c * NV + k / 3] * 3 + k % 3];
     for (int k = lane; k < NLOC * 3; k += nthr) {
         const u32 n = cell_nodes[c * NLOC + k / 3];
@@ -63,6 +85,27 @@ __device__ __forceinline__ void hk_gather(u64 c, int lane, int nthr, const u32* 
         cell.u[k / 3][k % 3] = k % 3 < DIM ? u[(u64)n * DIM + k % 3] : 0.0;
     }
     for (int k = lane; k < 9; k += nthr) cell.rot[k] = has_frames ? frames[c * 9 + k] : (k % 4 == 0 ? 1.0 : 0.0);
+}
+
+// The CSR position of entry ((i, a), (j, b)) of cell c is hk_row(i, a) + hk_rank(i, j)·DIM + b: the
+// start of row (node i, component a) and the rank of node j among node i's column nodes.
+__device__ __forceinline__ u64 hk_row(const HkCell& cell, int i, int a, const u32* __restrict__ row_ptr) {
+#ifdef HK_POS_SHARED
+    (void)row_ptr;
+    return cell.row[i][a];
+#else
+    return row_ptr[(u64)cell.node[i] * DIM + a];
+#endif
+}
+__device__ __forceinline__ u64 hk_rank(const HkCell& cell, u64 c, int i, int j, const unsigned short* __restrict__ kpos) {
+#ifdef HK_POS_SHARED
+    (void)c;
+    (void)kpos;
+    return cell.kp[i * NLOC + j];
+#else
+    (void)cell;
+    return kpos[(c * NLOC + i) * NLOC + j];
+#endif
 }
 
 // The geometry at one point (gg: ∇_ξ of the NV geometry functions there): J = Σ_v x_v ⊗ ∇_ξ N_v
@@ -133,7 +176,7 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_
     const int grp = threadIdx.x / GT, lane = threadIdx.x % GT;
     const u64 c = (u64)blockIdx.x * CPB + grp;
     const bool live = c < ncells;
-    if (live) hk_gather(c, lane, GT, cell_verts, coords, cell_nodes, frames, has_frames, u, s_cell[grp]);
+    if (live) hk_gather(c, lane, GT, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, s_cell[grp]);
     // This thread's column pair (j1 ≤ j2, equal for the middle node of an odd NLOC) and component b.
     const int j1 = lane / DIM, j2 = NLOC - 1 - j1, b = lane % DIM;
     const bool col = live && lane < NCT;
@@ -262,12 +305,12 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_
                 const bool first = tt <= j1;
                 if (!first && j2 == j1) continue;
                 const int j = first ? j1 : j2, i = first ? tt : tt - j1 - 1;
-                const u64 ni = s_cell[grp].node[i], nj = s_cell[grp].node[j];
-                const u64 rij = kpos[(c * NLOC + i) * NLOC + j], rji = kpos[(c * NLOC + j) * NLOC + i];
+                const HkCell& cl = s_cell[grp];
+                const u64 rij = hk_rank(cl, c, i, j, kpos), rji = hk_rank(cl, c, j, i, kpos), rowj = hk_row(cl, j, b, row_ptr);
 #pragma unroll
                 for (int aa = 0; aa < DIM; ++aa) {
-                    atomicAdd(&vals[row_ptr[ni * DIM + aa] + rij * DIM + b], kacc[tt][aa]);
-                    if (i != j) atomicAdd(&vals[row_ptr[nj * DIM + b] + rji * DIM + aa], kacc[tt][aa]);
+                    atomicAdd(&vals[hk_row(cl, i, aa, row_ptr) + rij * DIM + b], kacc[tt][aa]);
+                    if (i != j) atomicAdd(&vals[rowj + rji * DIM + aa], kacc[tt][aa]);
                 }
             }
         }
@@ -350,7 +393,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
     const int wp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const u64 c = (u64)blockIdx.x * WPB + wp;
     if (c >= ncells) return;  // the whole warp: no block barrier follows
-    hk_gather(c, lane, 32, cell_verts, coords, cell_nodes, frames, has_frames, u, s_cell[wp]);
+    hk_gather(c, lane, 32, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, s_cell[wp]);
     __syncwarp();
     // G: the geometry, in every lane's registers.
     double mm[3][3];
@@ -469,14 +512,14 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
             const int i = g8 + 8 * (e / 2), n = nt * 8 + 2 * t4 + e % 2;
             if (i >= NLOC || n >= TC_NCOL) continue;
             const int p = n / NLOC, j = n % NLOC, a = hk_pa(p), b = hk_pb(p);
-            const u64 ni = s_cell[wp].node[i], nj = s_cell[wp].node[j];
 #ifdef HK_NO_SCATTER
             (void)a;
             (void)b;
-            vals[(c * 32 + lane) * 4 + e] = acc[nt][e] + (double)(ni + nj);
+            vals[(c * 32 + lane) * 4 + e] = acc[nt][e] + (double)(s_cell[wp].node[i] + s_cell[wp].node[j]);
 #else
-            atomicAdd(&vals[row_ptr[ni * 3 + a] + (u64)kpos[(c * NLOC + i) * NLOC + j] * 3 + b], acc[nt][e]);
-            if (a != b) atomicAdd(&vals[row_ptr[nj * 3 + b] + (u64)kpos[(c * NLOC + j) * NLOC + i] * 3 + a], acc[nt][e]);
+            const HkCell& cl = s_cell[wp];
+            atomicAdd(&vals[hk_row(cl, i, a, row_ptr) + hk_rank(cl, c, i, j, kpos) * 3 + b], acc[nt][e]);
+            if (a != b) atomicAdd(&vals[hk_row(cl, j, b, row_ptr) + hk_rank(cl, c, j, i, kpos) * 3 + a], acc[nt][e]);
 #endif
         }
 #else
@@ -499,7 +542,14 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
         const int row = k / (3 * NLOC), cl = k % (3 * NLOC);
         const int i = row / 3, a = row % 3, j = cl / 3, b = cl % 3;
         const double v = a <= b ? st[i * TC_NCOL + hk_pab(a, b) * NLOC + j] : st[j * TC_NCOL + hk_pab(b, a) * NLOC + i];
-        atomicAdd(&vals[row_ptr[(u64)s_cell[wp].node[i] * 3 + a] + (u64)kpos[(c * NLOC + i) * NLOC + j] * 3 + b], v);
+        const u64 pos = hk_row(s_cell[wp], i, a, row_ptr) + hk_rank(s_cell[wp], c, i, j, kpos) * 3 + b;
+#if defined(HK_PLAIN_STORE)  // (the sweep: racy plain stores at the same places, timing only)
+        vals[pos] = v;
+#elif defined(HK_CONTIG)  // (the sweep: as many atomic adds, at consecutive places of HK_CONTIG values)
+        atomicAdd(&vals[((u64)c * 9 * NLOC * NLOC + k + (pos == ~0ull ? 1 : 0)) % HK_CONTIG], v);
+#else
+        atomicAdd(&vals[pos], v);
+#endif
     }
 #endif
 }

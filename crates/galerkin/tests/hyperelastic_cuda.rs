@@ -5,7 +5,7 @@
 mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
-use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, GpuHyper, Scheme};
+use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
 use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, HyperElement, HyperSystem};
@@ -54,9 +54,14 @@ fn scheme_equals_cpu(be: &CudaBackend, el: HyperElement, sc: Option<Scheme>, u: 
 
 /// [`scheme_equals_cpu`] with extra kernel defines (another scatter, a register cap).
 fn variant_equals_cpu(be: &CudaBackend, el: HyperElement, sc: Option<Scheme>, extra: &[&str], u: &[f64], what: &str) -> (GpuHyper, galerkin::backend::cuda::CudaVector, Vec<f64>, Vec<f64>) {
-    let what = &format!("{what} {extra:?}");
+    ordered_equals_cpu(be, el, sc, extra, DEFAULT_ORDER, u, what)
+}
+
+/// [`variant_equals_cpu`] with the cells launched in `order`.
+fn ordered_equals_cpu(be: &CudaBackend, el: HyperElement, sc: Option<Scheme>, extra: &[&str], order: CellOrder, u: &[f64], what: &str) -> (GpuHyper, galerkin::backend::cuda::CudaVector, Vec<f64>, Vec<f64>) {
+    let what = &format!("{what} {extra:?} {order:?}");
     let gsys = match sc {
-        Some(sc) => GpuHyper::variant(be, &el, sc, extra).unwrap(),
+        Some(sc) => GpuHyper::variant_ordered(be, &el, sc, extra, order).unwrap(),
         None => GpuHyper::new(be, &el).unwrap(),
     };
     let what = &format!("{what} ({:?})", gsys.scheme());
@@ -111,6 +116,38 @@ fn gpu_residual_and_jacobian_equal_the_cpu() {
             // Residual only leaves the matrix alone and gives the same residual.
             gsys.assemble(&be, &ud, &mut rd, None).unwrap();
             assert!(rel(&be.to_host(&rd).unwrap(), &r) < 1e-12);
+        }
+    }
+}
+
+/// Where the CSR positions come from and the order the cells are launched in change only the order
+/// of the atomic adds: on P1/P2 tetrahedra, both rules, every law, both schemes with their
+/// positions in shared memory (`HK_POS_SHARED`) and with the cells in Hilbert order instead of the
+/// mesh's (the default) equal the CPU.
+#[test]
+fn gpu_scatter_variants_equal_the_cpu() {
+    let Some(be) = gpu() else { return };
+    let cc = be.device().compute_capability;
+    assert_eq!(DEFAULT_ORDER, CellOrder::Mesh);
+    for law in laws() {
+        for degree in [1, 2] {
+            for stiffness in [false, true] {
+                let mesh = Arc::new(box_mesh(3, 2, 2, [0.0; 3], [1.0, 0.8, 1.2], CellType::Tetrahedron).unwrap());
+                let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 3).unwrap());
+                let frames: Vec<_> = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre([1.0, 0.2 * (c % 4) as f64, 0.3]).unwrap()).collect() } else { Vec::new() };
+                let q = stiffness.then(|| galerkin::hyperelastic::element::stiffness_quadrature_degree(&space));
+                let mk = || HyperElement::with_degree(space.clone(), law, frames.clone(), q).unwrap();
+                let el = mk();
+                let u = state(&space);
+                let what = format!("{law:?} P{degree} stiffness rule {stiffness}");
+                let pairs = Scheme::Pairs(shape(&el).unwrap());
+                variant_equals_cpu(&be, mk(), Some(pairs), &["HK_POS_SHARED"], &u, &what);
+                ordered_equals_cpu(&be, mk(), Some(pairs), &[], CellOrder::Hilbert, &u, &what);
+                if tc_applies(&el, cc) {
+                    variant_equals_cpu(&be, mk(), Some(tc_default(&el)), &["HK_POS_SHARED"], &u, &what);
+                    ordered_equals_cpu(&be, mk(), Some(tc_default(&el)), &[], CellOrder::Hilbert, &u, &what);
+                }
+            }
         }
     }
 }

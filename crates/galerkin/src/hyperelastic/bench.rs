@@ -8,7 +8,7 @@
 //! assembly is set against its bytes-moved floor: what the kernel must read (cell vertices and
 //! nodes, coordinates, frames, CSR positions, row pointers, the state) and write (the CSR values
 //! once, the residual), at the copy bandwidth measured in the same run.
-use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, GpuHyper, Scheme, Shape};
+use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER};
 use super::element::HyperElement;
 use super::newton::HyperSystem;
 use super::run::{cpu_multigrid, cpu_system, prepare_text, solve_on, Laps, Prepared};
@@ -351,7 +351,8 @@ pub fn floor_bytes(el: &HyperElement, nnz: usize) -> f64 {
 /// the law replaced by a trivial one, the atomic scatter by one plain store per thread, both, and
 /// other launch shapes — each timed as the whole assembly (zeroing + kernel), the kernel alone and
 /// the residual alone (median of `runs`, CUDA events), with the zeroing pass and the floor.
-pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emit: impl FnMut(String)) -> Result<()> {
+/// `only`: the variants to time, by name (all where empty; `--hyper-variants`, e.g. to profile one).
+pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &[String], mut emit: impl FnMut(String)) -> Result<()> {
     let rules: Vec<&str> = match cfg.quadrature.as_deref() {
         Some(q) => vec![q],
         None => vec!["full", "stiffness"],
@@ -385,7 +386,9 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emi
                 ("pairs trivial-law".into(), pairs, vec!["HK_TRIVIAL_LAW"]),
                 ("pairs no-scatter".into(), pairs, vec!["HK_NO_SCATTER"]),
                 ("pairs products-only".into(), pairs, vec!["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]),
+                ("pairs pos".into(), pairs, vec!["HK_POS_SHARED"]),
             ];
+            let contig = format!("HK_CONTIG={nnz}");
             for (cpb, qb) in if full { &[(4, 4), (8, 3), (8, 4)][..] } else { &[][..] } {
                 let (cpb, qb) = (*cpb, *qb);
                 let sh = Shape { gt: base.gt, cpb, qb: qb.min(el.quad.len()) };
@@ -403,6 +406,17 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emi
                 variants.push(("tc no-scatter".into(), tc, vec!["HK_NO_SCATTER"]));
                 variants.push(("tc products-only".into(), tc, vec!["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]));
                 variants.push(("tc scatter-only".into(), tc, vec!["HK_SCATTER_ONLY"]));
+                // What the scatter's time is (eleventh pass): plain racy stores at the same places,
+                // as many atomics at consecutive places, the positions read from shared memory,
+                // and the gather and geometry alone (coalesced plain stores).
+                variants.push(("tc scatter-only store".into(), tc, vec!["HK_SCATTER_ONLY", "HK_PLAIN_STORE"]));
+                variants.push(("tc scatter-only contig".into(), tc, vec!["HK_SCATTER_ONLY", contig.as_str()]));
+                variants.push(("tc scatter-only pos".into(), tc, vec!["HK_SCATTER_ONLY", "HK_POS_SHARED"]));
+                variants.push(("tc scatter-only pos store".into(), tc, vec!["HK_SCATTER_ONLY", "HK_POS_SHARED", "HK_PLAIN_STORE"]));
+                variants.push(("tc scatter-only pos contig".into(), tc, vec!["HK_SCATTER_ONLY", "HK_POS_SHARED", contig.as_str()]));
+                variants.push(("tc prologue-only".into(), tc, vec!["HK_SCATTER_ONLY", "HK_NO_SCATTER"]));
+                variants.push(("tc staged pos".into(), tc, vec!["HK_POS_SHARED"]));
+                variants.push(("tc staged store".into(), tc, vec!["HK_PLAIN_STORE"]));
                 variants.push(("tc minb16".into(), tc, vec!["HK_MINB=16"]));
                 let shapes: &[(usize, usize, &str)] = if full {
                     &[(1, 2, ""), (1, 2, "HK_MINB=16"), (1, 1, "HK_MINB=16"), (1, 3, ""), (1, 4, ""), (2, 4, ""), (2, 2, "")]
@@ -420,13 +434,25 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, mut emi
                     }
                 }
             }
+            // The cells in Hilbert order as well, for the kernels that tell what the launch order
+            // changes (nothing measurable on the H200: eleventh pass).
+            let mut variants: Vec<(String, Scheme, Vec<&str>, CellOrder)> = variants.into_iter().map(|(n, sc, d)| (n, sc, d, DEFAULT_ORDER)).collect();
+            let again: Vec<_> = variants
+                .iter()
+                .filter(|v| ["pairs", "pairs pos", "tc staged", "tc staged pos", "tc scatter-only", "tc scatter-only pos", "tc scatter-only store"].contains(&v.0.as_str()))
+                .map(|(n, sc, d, _)| (format!("{n} hilbert"), *sc, d.clone(), CellOrder::Hilbert))
+                .collect();
+            variants.extend(again);
             let n = el.space.ndofs();
             let mut u = be.zeros(n)?;
             be.fill(&mut u, 1e-3)?;
             let mut r = be.zeros(n)?;
             let mut clock = EventClock::new(be)?;
-            for (name, sc, defs) in variants {
-                let sys = match GpuHyper::variant(be, el, sc, &defs) {
+            for (name, sc, defs, order) in variants {
+                if !only.is_empty() && !only.iter().any(|o| name == *o) {
+                    continue;
+                }
+                let sys = match GpuHyper::variant_ordered(be, el, sc, &defs, order) {
                     Ok(s) => s,
                     Err(e) => {
                         emit(format!("{name:<24} skipped: {e}"));

@@ -187,6 +187,30 @@ pub fn tables(el: &HyperElement) -> Vec<f64> {
     t
 }
 
+/// The order in which the kernel's blocks take the cells. The sums are the same (up to the order of
+/// the atomic adds); what changes is how soon cells that add to the same CSR sectors follow each
+/// other, i.e. whether those sectors are still in L2 (eleventh pass in BENCHMARKS.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellOrder {
+    /// The mesh's numbering (a structured box: lexicographic, so cells sharing a node across a
+    /// layer of the box are a whole layer apart).
+    Mesh,
+    /// Along a Hilbert curve of the centroids ([`crate::mesh::ordering::hilbert_cell_order`]).
+    Hilbert,
+}
+
+/// The cell order of [`GpuHyper::new`] and [`GpuHyper::variant`]: the mesh's (the Hilbert order
+/// measured no faster on the H200: L2 already hits 85 % of the scatter's sectors, eleventh pass).
+pub const DEFAULT_ORDER: CellOrder = CellOrder::Mesh;
+
+/// `v`'s records of `per` entries, in `order` (all of them where `order` is None).
+fn reorder<T: Copy>(v: &[T], per: usize, order: Option<&[u32]>) -> Vec<T> {
+    match order {
+        None => v.to_vec(),
+        Some(o) => o.iter().flat_map(|&c| v[c as usize * per..(c as usize + 1) * per].iter().copied()).collect(),
+    }
+}
+
 /// Everything the kernel reads, uploaded once.
 pub struct GpuHyper {
     assemble: Kernel,
@@ -241,6 +265,11 @@ impl GpuHyper {
     /// With scheme `sc` and extra defines (the kernel sweep of the benchmark: `HK_TRIVIAL_LAW`,
     /// `HK_NO_SCATTER`, `HK_SCATTER_ONLY`, `HK_FRAG_SCATTER`, `HK_MINB=n`).
     pub fn variant(be: &CudaBackend, el: &HyperElement, sc: Scheme, extra: &[&str]) -> Result<GpuHyper> {
+        Self::variant_ordered(be, el, sc, extra, DEFAULT_ORDER)
+    }
+
+    /// [`Self::variant`] with the cells taken in `order`.
+    pub fn variant_ordered(be: &CudaBackend, el: &HyperElement, sc: Scheme, extra: &[&str], order: CellOrder) -> Result<GpuHyper> {
         let space = &el.space;
         let mesh = &*space.mesh;
         if matches!(sc, Scheme::Tc { .. }) && !tc_applies(el, be.device().compute_capability) {
@@ -252,21 +281,27 @@ impl GpuHyper {
         let (pattern, slots) = pattern(space, true)?;
         let slots = slots.ok_or_else(|| Error::invalid("sparsity pattern without slots"))?;
         let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| *x).collect();
-        let frames: Vec<f64> = el.frames.iter().flat_map(|r| r.iter().flat_map(|row| *row)).collect();
+        let perm = match order {
+            CellOrder::Mesh => None,
+            CellOrder::Hilbert => Some(crate::mesh::ordering::hilbert_cell_order(mesh)),
+        };
+        let perm = perm.as_deref();
+        let nloc = el.nloc();
+        let frames: Vec<f64> = reorder(&el.frames, 1, if el.frames.is_empty() { None } else { perm }).iter().flat_map(|r| r.iter().flat_map(|row| *row)).collect();
         Ok(GpuHyper {
             assemble: Kernel::from_module(&module, "hyper_assemble")?,
             pressure_residual: Kernel::from_module(&module, "hyper_pressure_residual")?,
             pressure_jacobian: Kernel::from_module(&module, "hyper_pressure_jacobian")?,
             ndofs: space.ndofs(),
             dim: el.dim,
-            cell_verts: be.upload(&u32s(&mesh.cells, "vertex")?)?,
+            cell_verts: be.upload(&u32s(&reorder(&mesh.cells, mesh.cell_type.num_vertices(), perm), "vertex")?)?,
             coords: be.upload(&coords)?,
-            cell_nodes: be.upload(&u32s(&space.dofmap.cell_nodes, "node")?)?,
+            cell_nodes: be.upload(&u32s(&reorder(&space.dofmap.cell_nodes, nloc, perm), "node")?)?,
             tab: be.upload(&tables(el))?,
             frames: be.upload(if frames.is_empty() { &[0.0][..] } else { &frames })?,
             has_frames: i32::from(!frames.is_empty()),
             prm: be.upload(&el.law.params())?,
-            kpos: be.upload(&slots.rank)?,
+            kpos: be.upload(&reorder(&slots.rank, nloc * nloc, perm))?,
             ncells: mesh.num_cells(),
             scheme: sc,
             pattern,
@@ -406,11 +441,11 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                 // The kernel sweep's variants (`bench.rs::kernel_sweep`), once: P2 tetrahedra, the fibre law.
                 if cell == CellType::Tetrahedron && degree == 2 && law.anisotropic() {
                     let (pairs, tc) = (defines(&el)?, defines_for(&el, tc_default(&el))?);
-                    for extra in [&["HK_TRIVIAL_LAW"][..], &["HK_NO_SCATTER"], &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]] {
+                    for extra in [&["HK_TRIVIAL_LAW"][..], &["HK_NO_SCATTER"], &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"], &["HK_POS_SHARED"]] {
                         variants.push([pairs.clone(), extra.iter().map(|e| e.to_string()).collect()].concat());
                     }
                     // (not `HK_SCATTER_ONLY`: a timing variant whose unused arrays draw warnings)
-                    for extra in [&["HK_TRIVIAL_LAW"][..], &["HK_NO_SCATTER"], &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"], &["HK_MINB=16"]] {
+                    for extra in [&["HK_TRIVIAL_LAW"][..], &["HK_NO_SCATTER"], &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"], &["HK_MINB=16"], &["HK_POS_SHARED"], &["HK_PLAIN_STORE"], &["HK_CONTIG=1000"]] {
                         variants.push([tc.clone(), extra.iter().map(|e| e.to_string()).collect()].concat());
                     }
                 }

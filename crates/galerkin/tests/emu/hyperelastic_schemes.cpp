@@ -11,18 +11,27 @@
 #define NV 4
 #define AFFINE 1
 #define DIM 3
+// HK_EMU_PAIRS_POS / HK_EMU_TC_POS: one scheme with its CSR positions gathered into shared memory
+// (HK_POS_SHARED), the other reading them from global memory, so that the two paths check each other.
 namespace oldk {
 #define GT (((3 * ((NLOC + 1) / 2)) + 7) / 8 * 8)
 #define CPB 4
 #define QB 3
+#ifdef HK_EMU_PAIRS_POS
+#define HK_POS_SHARED
+#endif
 #include "law.cuh"
 #include "hk.cu"
+#undef HK_POS_SHARED
 #undef GT
 #undef CPB
 #undef QB
 }
 namespace tck {
 #define WPB 1
+#ifdef HK_EMU_TC_POS
+#define HK_POS_SHARED
+#endif
 #include "law.cuh"
 #include "hk.cu"
 }

@@ -10,8 +10,12 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
 sed 's/extern "C" //' "$k/hyperelastic.cu" > "$t/hk.cu"; cp "$k/hyperelastic_law.cuh" "$t/law.cuh"
 cp "$here/warp_emu.h" "$here/hyperelastic_schemes.cpp" "$t/"
+# (the fibre law also with one scheme's CSR positions gathered into shared memory, HK_POS_SHARED,
+# against the other's read from global memory)
 for law in 0 1 2; do
-  for sz in "-DNLOC=10 -DNQ=14" "-DNLOC=10 -DNQ=4" "-DNLOC=4 -DNQ=5"; do
+  cases=("-DNLOC=10 -DNQ=14" "-DNLOC=10 -DNQ=4" "-DNLOC=4 -DNQ=5")
+  [ $law = 2 ] && cases+=("-DNLOC=10 -DNQ=4 -DHK_EMU_PAIRS_POS" "-DNLOC=10 -DNQ=14 -DHK_EMU_TC_POS")
+  for sz in "${cases[@]}"; do
     g++ -std=c++20 -O1 -Wno-unknown-pragmas -DLAW=$law $sz -I"$t" -o "$t/emu" "$t/hyperelastic_schemes.cpp" -pthread
     "$t/emu"
   done
