@@ -33,29 +33,23 @@ pub trait Rank: Copy + Send + Sync + Default + 'static {
     fn index(self) -> usize;
 }
 
-impl Rank for u8 {
-    const MAX_ROW: usize = 256;
-    #[inline]
-    fn from_u32(r: u32) -> Self {
-        r as u8
-    }
-    #[inline]
-    fn index(self) -> usize {
-        self as usize
-    }
+/// `Rank` for an unsigned integer type: it ranks up to 2^BITS column nodes per row.
+macro_rules! rank_impl {
+    ($($t:ty),*) => {$(
+        impl Rank for $t {
+            const MAX_ROW: usize = 1 << <$t>::BITS;
+            #[inline]
+            fn from_u32(r: u32) -> Self {
+                r as $t
+            }
+            #[inline]
+            fn index(self) -> usize {
+                self as usize
+            }
+        }
+    )*};
 }
-
-impl Rank for u16 {
-    const MAX_ROW: usize = 65536;
-    #[inline]
-    fn from_u32(r: u32) -> Self {
-        r as u16
-    }
-    #[inline]
-    fn index(self) -> usize {
-        self as usize
-    }
-}
+rank_impl!(u8, u16);
 
 /// [`Slots`] in the narrowest type the mesh allows ([`pattern_compact`]).
 pub enum CompactSlots {
