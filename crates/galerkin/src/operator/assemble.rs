@@ -224,14 +224,12 @@ fn node_pass<R: Rank>(space: &FunctionSpace, ic: Incidences, with_slots: bool) -
     // The incidences are no longer needed: where they hold enough entries (P1, one component:
     // 4 per tetrahedron against about 2.6 columns per tetrahedron) their pages become the column
     // indices instead of fresh ones (page faults cost ~7 µs each on a VM).
+    // Both arrays are written whole by the parallel pass below, so neither is zeroed first.
     let Incidences { inc: mut col_idx, .. } = ic;
-    if col_idx.capacity() >= nnz {
-        col_idx.clear();
-        col_idx.resize(nnz, 0);
-        col_idx.shrink_to_fit();
-    } else {
-        drop(col_idx);
-        col_idx = vec![0u32; nnz];
+    col_idx.clear();
+    if col_idx.capacity() < nnz {
+        col_idx = Vec::new(); // the incidences freed before the fresh allocation
+        col_idx.reserve_exact(nnz);
     }
     // The values are zeroed here by writes, row by row beside the column indices: a zeroed
     // allocation left untouched maps its pages to the zero page on the scatter's first read (`+=`)
@@ -259,8 +257,13 @@ fn node_pass<R: Rank>(space: &FunctionSpace, ic: Incidences, with_slots: bool) -
             }
         }
     });
-    // SAFETY: the rows cover 0..nnz (row_ptr runs from 0 to nnz), so every value was written.
-    unsafe { values.set_len(nnz) };
+    // SAFETY: the rows cover 0..nnz (row_ptr runs from 0 to nnz), so every column index and
+    // value was written.
+    unsafe {
+        col_idx.set_len(nnz);
+        values.set_len(nnz);
+    }
+    col_idx.shrink_to_fit();
     let slots = with_slots.then_some(Slots { rank, nodes_per_cell: npc });
     Ok((CsrMatrix { nrows: nn * ncomp, ncols: nn * ncomp, row_ptr, col_idx, values }, slots))
 }
