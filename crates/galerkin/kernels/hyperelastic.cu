@@ -320,9 +320,11 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_
 #endif  // GT
 
 #ifdef WPB
-// ---- The tensor-core scheme (3D simplices, NLOC ≤ 16): one warp per cell, WPB cells per block ----
-// No block barrier: each warp integrates its own cell through its own slice of shared memory, with
-// __syncwarp between phases, so the SM interleaves independent cells instead of waiting at barriers.
+// ---- The tensor-core scheme (3D simplices, NLOC ≤ 16): WPC warps per cell, WPB cells per block ----
+// No block barrier: each cell's warp (or pair of warps, WPC = 2) integrates it through its own slice
+// of shared memory, with __syncwarp (a cell barrier) between phases, so the SM interleaves
+// independent cells instead of waiting at barriers. With WPC = 2 the loops below run over the
+// cell's 64 threads and each warp owns half of K's n-tiles.
 //   G  every lane forms the (affine) geometry itself: M = J⁻¹ R, |det J|; then per (point, node)
 //      g'_qj = Mᵀ ∇_ξ φ_j(ξ_q), all points at once;
 //   L  per point (a lane each, all points at once): F = R + Σ_j u_j ⊗ g'_qj, the law (`hl_point`,
@@ -336,7 +338,8 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_
 //      (no slice of ℂ or 𝔸 is stored) — and the row (q, A) of Y[(q, A), (p, j)] = Σ_B w 𝔸_aA,bB g'_qjB;
 //   K  the element matrix as one small GEMM per cell on the FP64 tensor cores (mma m16n8k4):
 //      K[i, (p, j)] += Σ_(q, A) g'_qiA Y[(q, A), (p, j)], rows i padded to 16, the 6·NLOC columns to
-//      n-tiles of 8, the accumulators in registers across the chunks.
+//      n-tiles of 8, the accumulators in registers across the chunks. With HK_RES_MMA the residual
+//      rides along as 3 more columns Y[(q, A), 6·NLOC + b] = w P_bA (P2: the last tile's spare ones).
 // Scatter: the blocks a < b are added at (i, a), (j, b) and, transposed, at (j, b), (i, a) (the
 // element matrix is symmetric); the diagonal blocks a = b whole: every entry of the element matrix
 // once, at the CSR positions found once on the host.
@@ -346,8 +349,32 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_
 #ifndef QC
 #define QC 4
 #endif
+// WPC (warps per cell, 1 or 2; the twelfth pass): with 2, the cell's phases are shared by 64
+// threads (cell barriers instead of __syncwarp) and each warp keeps half of the n-tiles' accumulators.
+#ifndef WPC
+#define WPC 1
+#endif
+#define TPC (32 * WPC)
+// HK_RES_MMA=1 (the twelfth pass): the residual r_(i,b) = Σ_(q,A) g'_qiA (w P_bA) as 3 more columns
+// of the GEMM (the spare columns of the last n-tile at P2) instead of its own loop over the points.
+#ifndef HK_RES_MMA
+#define HK_RES_MMA 0
+#endif
+// HK_VEC=1 (the twelfth pass): Y's loads of g' and its stores in pairs (128-bit shared accesses).
+#ifndef HK_VEC
+#define HK_VEC 0
+#endif
+#if WPC == 1
+#define HK_CSYNC() __syncwarp()
+#elif WPB == 1
+#define HK_CSYNC() __syncthreads()
+#else
+#define HK_CSYNC() asm volatile("bar.sync %0, %1;" ::"r"(wp + 1), "r"(TPC) : "memory")
+#endif
 #define TC_NCOL (6 * NLOC)
-#define TC_NT ((TC_NCOL + 7) / 8)
+#define TC_NCOLR (TC_NCOL + (HK_RES_MMA ? 3 : 0))  // with the residual's columns
+#define TC_NT ((TC_NCOLR + 7) / 8)
+#define TC_NTW ((TC_NT + WPC - 1) / WPC)  // n-tiles per warp
 #define TC_YS (((8 * TC_NT + 11) / 16) * 16 + 4)  // ≡ 4 (mod 16): conflict-free B-fragment loads
 #define TC_PT 59                                     // point record: form (22) | F | S | U | V | w
 // The point records' space, reused by the staged scatter for the element matrix's upper blocks
@@ -377,37 +404,38 @@ __device__ __forceinline__ int hk_pab(int a, int b) { return a * (5 - a) / 2 + b
 
 // HK_MINB (the sweep): blocks per SM promised to the compiler, which caps the registers per thread.
 #ifdef HK_MINB
-#define HK_BOUNDS __launch_bounds__(32 * WPB, HK_MINB)
+#define HK_BOUNDS __launch_bounds__(TPC * WPB, HK_MINB)
 #else
-#define HK_BOUNDS __launch_bounds__(32 * WPB)
+#define HK_BOUNDS __launch_bounds__(TPC * WPB)
 #endif
 
 extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
     __shared__ HkCell s_cell[WPB];
-    __shared__ double s_g[WPB][NQ][NLOC][3];
+    __shared__ __align__(16) double s_g[WPB][NQ][NLOC][3];
     __shared__ double s_pt[WPB][TC_REC];
-    __shared__ double s_y[WPB][3 * QC][TC_YS];
+    __shared__ __align__(16) double s_y[WPB][3 * QC][TC_YS];
     const double* gref = tab;
     const double* ggeo = tab + NQ * NLOC * 3;
-    const double* wq = ggeo + NQ * NV * 3;
-    const int wp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const double* wts = ggeo + NQ * NV * 3;
+    // wp: the cell in the block; tid: the thread in the cell; wq: the warp in the cell.
+    const int wp = threadIdx.x / TPC, tid = threadIdx.x % TPC, lane = threadIdx.x % 32, wq = tid / 32;
     const u64 c = (u64)blockIdx.x * WPB + wp;
-    if (c >= ncells) return;  // the whole warp: no block barrier follows
-    hk_gather(c, lane, 32, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, s_cell[wp]);
-    __syncwarp();
+    if (c >= ncells) return;  // the whole cell: no block barrier follows
+    hk_gather(c, tid, TPC, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, s_cell[wp]);
+    HK_CSYNC();
     // G: the geometry, in every lane's registers.
     double mm[3][3];
     const double adet = fabs(hk_geometry(s_cell[wp].x, ggeo, s_cell[wp].rot, mm));
-    for (int k = lane; k < NQ * NLOC; k += 32) {
+    for (int k = tid; k < NQ * NLOC; k += TPC) {
         const double* gr = gref + k * 3;
 #pragma unroll
         for (int A = 0; A < 3; ++A) s_g[wp][k / NLOC][k % NLOC][A] = gr[0] * mm[0][A] + gr[1] * mm[1][A] + gr[2] * mm[2][A];
     }
-    __syncwarp();
+    HK_CSYNC();
 #ifndef HK_SCATTER_ONLY  // (the sweep: the gather, the geometry and the scatter of zeros alone; its
                         // unused arrays draw NVRTC warnings, so CI does not compile it)
     // L: the law at every point.
-    for (int q = lane; q < NQ; q += 32) {
+    for (int q = tid; q < NQ; q += TPC) {
         double f[3][3], s[3][3];
         hk_deformation(s_cell[wp].rot, s_cell[wp].u, s_g[wp][q], f);
         double* pt = &s_pt[wp][q * TC_PT];
@@ -423,10 +451,13 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
                 pt[49 + a * 3 + A] = f[a][0] * pt[9 + A] + f[a][1] * pt[12 + A] + f[a][2] * pt[15 + A];
 #endif
             }
-        pt[58] = wq[q] * adet;
+        pt[58] = wts[q] * adet;
     }
-    __syncwarp();
-    for (int k = lane; k < NLOC * 3; k += 32) {
+    HK_CSYNC();
+#if HK_RES_MMA
+    if (!want_k)  // (with the Jacobian, the GEMM's extra columns give the residual)
+#endif
+    for (int k = tid; k < NLOC * 3; k += TPC) {
         const int j = k / 3, b = k % 3;
         double acc = 0.0;
         for (int q = 0; q < NQ; ++q) {
@@ -445,16 +476,16 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
 #endif
     if (!want_k) return;
     const int g8 = lane / 4, t4 = lane % 4;
-    double acc[TC_NT][4];
+    double acc[TC_NTW][4];  // this warp's n-tiles wq·TC_NTW + w
 #pragma unroll
-    for (int nt = 0; nt < TC_NT; ++nt)
+    for (int nt = 0; nt < TC_NTW; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[nt][e] = 0.0;
 #ifndef HK_SCATTER_ONLY
     for (int q0 = 0; q0 < NQ; q0 += QC) {
         const int nq = NQ - q0 < QC ? NQ - q0 : QC;
         // Y: rows (t, A) of this chunk.
-        for (int it = lane; it < nq * 18; it += 32) {
+        for (int it = tid; it < nq * 18; it += TPC) {
             const int t = it / 18, A = (it % 18) / 6, p = it % 6;
             const int a = hk_pa(p), b = hk_pb(p);
             const double* pt = &s_pt[wp][(q0 + t) * TC_PT];
@@ -480,11 +511,26 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
 #endif
                 ab[B] = pt[58] * v;
             }
+#if HK_RES_MMA
+            // the residual's columns: Y[(t, A), TC_NCOL + b] = w P_bA, P = F S (b = p for p < 3)
+            if (p < 3) s_y[wp][t * 3 + A][TC_NCOL + p] = pt[58] * (f[p * 3] * sm[A] + f[p * 3 + 1] * sm[3 + A] + f[p * 3 + 2] * sm[6 + A]);
+#endif
             const double* g = s_g[wp][q0 + t][0];
             double* y = &s_y[wp][t * 3 + A][p * NLOC];
+#if HK_VEC && NLOC % 2 == 0
+            // nodes 2jj and 2jj + 1: g' in three pairs, y in one (rows and points start 16-aligned)
+            const double2* g2 = reinterpret_cast<const double2*>(g);
+            double2* y2 = reinterpret_cast<double2*>(y);
+#pragma unroll
+            for (int jj = 0; jj < NLOC / 2; ++jj) {
+                const double2 u0 = g2[3 * jj], u1 = g2[3 * jj + 1], u2 = g2[3 * jj + 2];
+                y2[jj] = make_double2(ab[0] * u0.x + ab[1] * u0.y + ab[2] * u1.x, ab[0] * u1.y + ab[1] * u2.x + ab[2] * u2.y);
+            }
+#else
             for (int j = 0; j < NLOC; ++j) y[j] = ab[0] * g[j * 3] + ab[1] * g[j * 3 + 1] + ab[2] * g[j * 3 + 2];
+#endif
         }
-        __syncwarp();
+        HK_CSYNC();
         // K: the chunk's rows in k-steps of 4.
         for (int r0 = 0; r0 < 3 * nq; r0 += 4) {
             const int rr = r0 + t4;
@@ -493,33 +539,43 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
             const double a0 = rv && g8 < NLOC ? s_g[wp][q0 + t][g8][A] : 0.0;
             const double a1 = rv && g8 + 8 < NLOC ? s_g[wp][q0 + t][g8 + 8][A] : 0.0;
 #pragma unroll
-            for (int nt = 0; nt < TC_NT; ++nt) {
-                const int n = nt * 8 + g8;
-                const double b0 = rv && n < TC_NCOL ? s_y[wp][rr][n] : 0.0;
-                hk_mma(acc[nt], a0, a1, b0);
+            for (int w = 0; w < TC_NTW; ++w) {
+                const int n = (wq * TC_NTW + w) * 8 + g8;
+                const double b0 = rv && n < TC_NCOLR ? s_y[wp][rr][n] : 0.0;
+                hk_mma(acc[w], a0, a1, b0);
             }
         }
-        __syncwarp();
+        HK_CSYNC();
     }
+#if HK_RES_MMA
+    // the residual from the fragments of its columns
+#pragma unroll
+    for (int w = 0; w < TC_NTW; ++w)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int i = g8 + 8 * (e / 2), n = (wq * TC_NTW + w) * 8 + 2 * t4 + e % 2;
+            if (i < NLOC && n >= TC_NCOL && n < TC_NCOLR) atomicAdd(&r[(u64)s_cell[wp].node[i] * 3 + (n - TC_NCOL)], acc[w][e]);
+        }
+#endif
 #endif
 #if defined(HK_FRAG_SCATTER) || defined(HK_NO_SCATTER)
     // Straight from the mma fragments (the fifth pass's scatter, kept for the sweep): a lane's
     // entries lie in 2 rows and 8 column pairs, so a warp's atomic adds touch 16 rows at once.
 #pragma unroll
-    for (int nt = 0; nt < TC_NT; ++nt)
+    for (int w = 0; w < TC_NTW; ++w)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-            const int i = g8 + 8 * (e / 2), n = nt * 8 + 2 * t4 + e % 2;
+            const int i = g8 + 8 * (e / 2), n = (wq * TC_NTW + w) * 8 + 2 * t4 + e % 2;
             if (i >= NLOC || n >= TC_NCOL) continue;
             const int p = n / NLOC, j = n % NLOC, a = hk_pa(p), b = hk_pb(p);
 #ifdef HK_NO_SCATTER
             (void)a;
             (void)b;
-            vals[(c * 32 + lane) * 4 + e] = acc[nt][e] + (double)(s_cell[wp].node[i] + s_cell[wp].node[j]);
+            vals[(c * TPC + tid) * 4 + e] = acc[w][e] + (double)(s_cell[wp].node[i] + s_cell[wp].node[j]);
 #else
             const HkCell& cl = s_cell[wp];
-            atomicAdd(&vals[hk_row(cl, i, a, row_ptr) + hk_rank(cl, c, i, j, kpos) * 3 + b], acc[nt][e]);
-            if (a != b) atomicAdd(&vals[hk_row(cl, j, b, row_ptr) + hk_rank(cl, c, j, i, kpos) * 3 + a], acc[nt][e]);
+            atomicAdd(&vals[hk_row(cl, i, a, row_ptr) + hk_rank(cl, c, i, j, kpos) * 3 + b], acc[w][e]);
+            if (a != b) atomicAdd(&vals[hk_row(cl, j, b, row_ptr) + hk_rank(cl, c, j, i, kpos) * 3 + a], acc[w][e]);
 #endif
         }
 #else
@@ -531,14 +587,14 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
     // rows instead of 16.
     double* st = s_pt[wp];
 #pragma unroll
-    for (int nt = 0; nt < TC_NT; ++nt)
+    for (int w = 0; w < TC_NTW; ++w)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-            const int i = g8 + 8 * (e / 2), n = nt * 8 + 2 * t4 + e % 2;
-            if (i < NLOC && n < TC_NCOL) st[i * TC_NCOL + n] = acc[nt][e];
+            const int i = g8 + 8 * (e / 2), n = (wq * TC_NTW + w) * 8 + 2 * t4 + e % 2;
+            if (i < NLOC && n < TC_NCOL) st[i * TC_NCOL + n] = acc[w][e];
         }
-    __syncwarp();
-    for (int k = lane; k < 9 * NLOC * NLOC; k += 32) {
+    HK_CSYNC();
+    for (int k = tid; k < 9 * NLOC * NLOC; k += TPC) {
         const int row = k / (3 * NLOC), cl = k % (3 * NLOC);
         const int i = row / 3, a = row % 3, j = cl / 3, b = cl % 3;
         const double v = a <= b ? st[i * TC_NCOL + hk_pab(a, b) * NLOC + j] : st[j * TC_NCOL + hk_pab(b, a) * NLOC + i];

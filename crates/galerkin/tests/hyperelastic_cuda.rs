@@ -5,7 +5,7 @@
 mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
-use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER};
+use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_LEAN};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
 use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, HyperElement, HyperSystem};
@@ -100,9 +100,9 @@ fn gpu_residual_and_jacobian_equal_the_cpu() {
                     assert_eq!(default_scheme(&el, cc).unwrap(), tc_default(&el));
                     scheme_equals_cpu(&be, mk(), Some(tc_default(&el)), &u, &what);
                     variant_equals_cpu(&be, mk(), Some(tc_default(&el)), &["HK_FRAG_SCATTER"], &u, &what);
-                    variant_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb: 1, qc: 2 }), &["HK_MINB=16"], &u, &what);
+                    variant_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb: 1, qc: 2, wpc: 1 }), &["HK_MINB=16"], &u, &what);
                     for (wpb, qc) in [(2, 3), (1, 4), (1, 7)] {
-                        scheme_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb, qc: qc.min(el.quad.len()) }), &u, &what);
+                        scheme_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb, qc: qc.min(el.quad.len()), wpc: 1 }), &u, &what);
                     }
                 }
             }
@@ -152,6 +152,52 @@ fn gpu_scatter_variants_equal_the_cpu() {
     }
 }
 
+/// The twelfth pass's products (`HK_RES_MMA`: the residual as 3 more GEMM columns; `HK_VEC`: paired
+/// shared accesses; two warps per cell, one and two cells per block, chunks of 2 and 4 points, the
+/// fragment scatter) equal the CPU on P1/P2 tetrahedra, every law, both rules at P2; and the
+/// residual alone (its own loop, not the GEMM) too.
+#[test]
+fn gpu_lean_products_equal_the_cpu() {
+    let Some(be) = gpu() else { return };
+    let cc = be.device().compute_capability;
+    for law in laws() {
+        for (degree, stiffness) in [(1, false), (2, false), (2, true)] {
+            let mesh = Arc::new(box_mesh(3, 2, 2, [0.0; 3], [1.0, 0.8, 1.2], CellType::Tetrahedron).unwrap());
+            let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 3).unwrap());
+            let frames: Vec<_> = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre([1.0, 0.2 * (c % 4) as f64, 0.3]).unwrap()).collect() } else { Vec::new() };
+            let q = stiffness.then(|| galerkin::hyperelastic::element::stiffness_quadrature_degree(&space));
+            let mk = || HyperElement::with_degree(space.clone(), law, frames.clone(), q).unwrap();
+            let el = mk();
+            if !tc_applies(&el, cc) {
+                return;
+            }
+            let u = state(&space);
+            let what = format!("{law:?} P{degree} stiffness rule {stiffness}");
+            let nq = el.quad.len();
+            let Scheme::Tc { qc, .. } = tc_default(&el) else { panic!("tc_default is a tensor-core scheme") };
+            let frag = [TC_LEAN, &["HK_FRAG_SCATTER"]].concat();
+            let mut cases: Vec<(Scheme, &[&str])> = vec![(tc_default(&el), TC_LEAN), (Scheme::Tc { wpb: 1, qc, wpc: 2 }, TC_LEAN)];
+            if law.anisotropic() {
+                cases.extend([
+                    (Scheme::Tc { wpb: 1, qc, wpc: 1 }, &["HK_RES_MMA=1"][..]),
+                    (Scheme::Tc { wpb: 1, qc, wpc: 2 }, &[]),
+                    (Scheme::Tc { wpb: 1, qc, wpc: 2 }, &frag),
+                    (Scheme::Tc { wpb: 2, qc, wpc: 2 }, TC_LEAN),
+                    (Scheme::Tc { wpb: 1, qc: 4.min(nq), wpc: 2 }, TC_LEAN),
+                    (Scheme::Tc { wpb: 1, qc: 2.min(nq), wpc: 2 }, TC_LEAN),
+                ]);
+            }
+            for (sc, extra) in cases {
+                let (gsys, ud, r, _) = variant_equals_cpu(&be, mk(), Some(sc), extra, &u, &what);
+                let mut rd = be.zeros(u.len()).unwrap();
+                gsys.assemble(&be, &ud, &mut rd, None).unwrap();
+                let er = rel(&be.to_host(&rd).unwrap(), &r);
+                assert!(er < 1e-12, "{what} {sc:?} {extra:?}: residual alone {er:.2e}");
+            }
+        }
+    }
+}
+
 /// The stiffness rule (`physics.quadrature = "stiffness"`: 1 point at P1, 4 at P2) on tetrahedra:
 /// both schemes equal the CPU, the tensor-core one in its standard shape (its staged scatter then
 /// keeps the element matrix in a record space larger than the points' records) and with all
@@ -176,7 +222,7 @@ fn gpu_stiffness_rule_equals_the_cpu() {
             if tc_applies(&el, cc) {
                 scheme_equals_cpu(&be, mk(), Some(tc_default(&el)), &u, &what);
                 for wpb in [1, 2] {
-                    scheme_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb, qc: el.quad.len() }), &u, &what);
+                    scheme_equals_cpu(&be, mk(), Some(Scheme::Tc { wpb, qc: el.quad.len(), wpc: 1 }), &u, &what);
                 }
             }
         }

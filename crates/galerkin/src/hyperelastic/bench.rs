@@ -8,7 +8,7 @@
 //! assembly is set against its bytes-moved floor: what the kernel must read (cell vertices and
 //! nodes, coordinates, frames, CSR positions, row pointers, the state) and write (the CSR values
 //! once, the residual), at the copy bandwidth measured in the same run.
-use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER};
+use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_LEAN};
 use super::element::HyperElement;
 use super::newton::HyperSystem;
 use super::run::{cpu_multigrid, cpu_system, prepare_text, solve_on, Laps, Prepared};
@@ -399,6 +399,33 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
             if tc_applies(el, be.device().compute_capability) {
                 let tc = tc_default(el);
                 variants.push(("tc staged".into(), tc, vec![]));
+                // The twelfth pass's products: the residual as 3 more GEMM columns (`resmma`),
+                // Y's shared accesses in pairs (`vec`), both (`lean`), two warps per cell (`split`).
+                let (wpb, qc) = match tc {
+                    Scheme::Tc { wpb, qc, .. } => (wpb, qc),
+                    Scheme::Pairs(_) => (1, 1),
+                };
+                let split = Scheme::Tc { wpb, qc, wpc: 2 };
+                let lean = TC_LEAN.to_vec();
+                let lean_po = [TC_LEAN, &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]].concat();
+                variants.push(("tc resmma".into(), tc, vec!["HK_RES_MMA=1"]));
+                variants.push(("tc vec".into(), tc, vec!["HK_VEC=1"]));
+                variants.push(("tc lean".into(), tc, lean.clone()));
+                variants.push(("tc lean products-only".into(), tc, lean_po.clone()));
+                variants.push(("tc split".into(), split, vec![]));
+                variants.push(("tc split lean".into(), split, lean.clone()));
+                variants.push(("tc split lean products-only".into(), split, lean_po));
+                variants.push(("tc split lean frag".into(), split, [TC_LEAN, &["HK_FRAG_SCATTER"]].concat()));
+                // register caps: 8 or 12 cells of 64 threads per SM (128 or 85 registers)
+                variants.push(("tc split lean minb8".into(), split, [TC_LEAN, &["HK_MINB=8"]].concat()));
+                variants.push(("tc split lean minb12".into(), split, [TC_LEAN, &["HK_MINB=12"]].concat()));
+                variants.push(("tc lean minb16".into(), tc, [TC_LEAN, &["HK_MINB=16"]].concat()));
+                if el.quad.len() >= 4 {
+                    variants.push(("tc split lean 1x4".into(), Scheme::Tc { wpb, qc: 4, wpc: 2 }, lean.clone()));
+                }
+                if el.quad.len() >= 2 {
+                    variants.push(("tc split lean 1x2".into(), Scheme::Tc { wpb, qc: 2, wpc: 2 }, lean.clone()));
+                }
                 if full {
                     variants.push(("tc fragment-scatter".into(), tc, vec!["HK_FRAG_SCATTER"]));
                 }
@@ -427,7 +454,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                     if qc > el.quad.len() {
                         continue;
                     }
-                    let sc = Scheme::Tc { wpb, qc };
+                    let sc = Scheme::Tc { wpb, qc, wpc: 1 };
                     if sc != tc || !minb.is_empty() {
                         let name = if minb.is_empty() { format!("tc {wpb}x{qc}") } else { format!("tc {wpb}x{qc} minb16") };
                         variants.push((name, sc, if minb.is_empty() { vec![] } else { vec![minb] }));
@@ -467,7 +494,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 let zero = measure(&mut clock, 1, runs, || be.zero_slice(&mut k.values))?;
                 let (shape, shared) = match sc {
                     Scheme::Pairs(sh) => (format!("gt {:>2} cpb {:>2} qb {:>2}", sh.gt, sh.cpb, sh.qb), shared_bytes(el, sh.cpb, sh.qb)),
-                    Scheme::Tc { wpb, qc } => (format!("warps/block {wpb} qc {qc}"), tc_shared_bytes(el, wpb, qc)),
+                    Scheme::Tc { wpb, qc, wpc } => (format!("cells/block {wpb} qc {qc} wpc {wpc}"), tc_shared_bytes(el, wpb, qc)),
                 };
                 emit(format!(
                     "{name:<20} {shape:<20} shared {shared:>5} B: asm {:.3e} (x{:.2} floor)  kernel {:.3e}  res {:.3e}  zero {:.3e}",

@@ -53,12 +53,13 @@ pub struct Shape {
 }
 
 /// The kernel's two schemes (see `kernels/hyperelastic.cu`): column pairs (any element, plane
-/// strain too), or the tensor-core scheme for 3D simplices of at most 16 nodes — one warp per cell,
-/// `wpb` cells per block, the element matrix on the FP64 tensor cores in chunks of `qc` points.
+/// strain too), or the tensor-core scheme for 3D simplices of at most 16 nodes — `wpc` warps per
+/// cell (1 or 2), `wpb` cells per block, the element matrix on the FP64 tensor cores in chunks of
+/// `qc` points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheme {
     Pairs(Shape),
-    Tc { wpb: usize, qc: usize },
+    Tc { wpb: usize, qc: usize, wpc: usize },
 }
 
 impl Scheme {
@@ -66,7 +67,7 @@ impl Scheme {
     fn launch(self) -> (usize, usize) {
         match self {
             Scheme::Pairs(s) => (s.gt * s.cpb, s.cpb),
-            Scheme::Tc { wpb, .. } => (32 * wpb, wpb),
+            Scheme::Tc { wpb, wpc, .. } => (32 * wpc * wpb, wpb),
         }
     }
 }
@@ -83,14 +84,19 @@ pub fn shared_bytes(el: &HyperElement, cpb: usize, qb: usize) -> usize {
 /// Static shared memory of the tensor-core scheme per block: per cell, vertices, displacements,
 /// frame, nodes, g' and the 59-number record of every point (or the element matrix's upper blocks,
 /// NLOC × 6·NLOC, which the staged scatter keeps there, where larger), and Y for a chunk of `qc`
-/// points (rows padded to the conflict-free stride).
+/// points (rows padded to the conflict-free stride; room for the residual's 3 columns of
+/// `HK_RES_MMA` counted whether used or not).
 pub fn tc_shared_bytes(el: &HyperElement, wpb: usize, qc: usize) -> usize {
     let (nloc, nv, nq) = (el.nloc(), el.space.mesh.cell_type.num_vertices(), el.quad.len());
-    let nt = (6 * nloc).div_ceil(8);
+    let nt = (6 * nloc + 3).div_ceil(8);
     let ys = (8 * nt + 11) / 16 * 16 + 4;
     let rec = (59 * nq).max(6 * nloc * nloc);
     wpb * (8 * (3 * nv + 3 * nloc + 9 + 3 * nq * nloc + rec + 3 * qc * ys) + 4 * nloc)
 }
+
+/// The twelfth pass's leaner products for the tensor-core scheme (kernel defines, see
+/// `kernels/hyperelastic.cu`): the residual as 3 more GEMM columns, Y's shared accesses in pairs.
+pub const TC_LEAN: &[&str] = &["HK_RES_MMA=1", "HK_VEC=1"];
 
 /// Whether the tensor-core scheme applies: 3D simplices of at most 16 nodes, a device with FP64
 /// tensor cores (compute capability 8.0 and later).
@@ -108,7 +114,7 @@ pub fn tc_applies(el: &HyperElement, cc: (u32, u32)) -> bool {
 /// where the element has fewer points or the shared memory limit needs it.
 pub fn tc_default(el: &HyperElement) -> Scheme {
     let qc = (1..=3.min(el.quad.len())).rev().find(|&q| tc_shared_bytes(el, 1, q) <= SHARED_LIMIT).unwrap_or(1);
-    Scheme::Tc { wpb: 1, qc }
+    Scheme::Tc { wpb: 1, qc, wpc: 1 }
 }
 
 /// See [`Shape`]; fails where not even one point per chunk fits.
@@ -159,15 +165,15 @@ pub fn defines_for(el: &HyperElement, sc: Scheme) -> Result<Vec<String>> {
             }
             d.extend([format!("GT={}", sh.gt), format!("CPB={}", sh.cpb), format!("QB={}", sh.qb)]);
         }
-        Scheme::Tc { wpb, qc } => {
-            if !tc_applies(el, (9, 0)) || wpb == 0 || qc == 0 || qc > el.quad.len() || tc_shared_bytes(el, wpb, qc) > SHARED_LIMIT {
+        Scheme::Tc { wpb, qc, wpc } => {
+            if !tc_applies(el, (9, 0)) || wpb == 0 || qc == 0 || qc > el.quad.len() || !(1..=2).contains(&wpc) || tc_shared_bytes(el, wpb, qc) > SHARED_LIMIT {
                 return Err(Error::invalid(format!(
-                    "hyperelastic tensor-core scheme (wpb {wpb}, qc {qc}) does not fit {} nodes of a {:?} in 48 KiB of shared memory",
+                    "hyperelastic tensor-core scheme (wpb {wpb}, qc {qc}, wpc {wpc}: 1 or 2 warps per cell) does not fit {} nodes of a {:?} in 48 KiB of shared memory",
                     el.nloc(),
                     cell
                 )));
             }
-            d.extend([format!("WPB={wpb}"), format!("QC={qc}")]);
+            d.extend([format!("WPB={wpb}"), format!("QC={qc}"), format!("WPC={wpc}")]);
         }
     }
     Ok(d)
@@ -431,13 +437,23 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     let st = HyperElement::with_degree(space.clone(), law, frames, Some(super::element::stiffness_quadrature_degree(&space)))?;
                     variants.push(defines(&st)?);
                     variants.push(defines_for(&st, tc_default(&st))?);
-                    variants.push(defines_for(&st, Scheme::Tc { wpb: 1, qc: st.quad.len().min(4) })?);
+                    variants.push(defines_for(&st, Scheme::Tc { wpb: 1, qc: st.quad.len().min(4), wpc: 1 })?);
                 }
                 if tc_applies(&el, (9, 0)) {
                     let tc = defines_for(&el, tc_default(&el))?;
                     variants.push(tc.clone());
                     // The fifth pass's scatter straight from the mma fragments (tested, swept).
-                    variants.push([tc, vec!["HK_FRAG_SCATTER".to_string()]].concat());
+                    variants.push([tc.clone(), vec!["HK_FRAG_SCATTER".to_string()]].concat());
+                    // The twelfth pass's products: the residual in the GEMM, paired accesses, two
+                    // warps per cell (tested, swept).
+                    let lean: Vec<String> = TC_LEAN.iter().map(|e| e.to_string()).collect();
+                    variants.push([tc, lean.clone()].concat());
+                    if let Scheme::Tc { wpb, qc, .. } = tc_default(&el) {
+                        let split = defines_for(&el, Scheme::Tc { wpb, qc, wpc: 2 })?;
+                        variants.push(split.clone());
+                        variants.push([split.clone(), lean.clone()].concat());
+                        variants.push([split, lean, vec!["HK_FRAG_SCATTER".to_string()]].concat());
+                    }
                 }
                 // The kernel sweep's variants (`bench.rs::kernel_sweep`), once: P2 tetrahedra, the fibre law.
                 if cell == CellType::Tetrahedron && degree == 2 && law.anisotropic() {
@@ -446,7 +462,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         variants.push([pairs.clone(), extra.iter().map(|e| e.to_string()).collect()].concat());
                     }
                     // (not `HK_SCATTER_ONLY`: a timing variant whose unused arrays draw warnings)
-                    for extra in [&["HK_TRIVIAL_LAW"][..], &["HK_NO_SCATTER"], &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"], &["HK_MINB=16"], &["HK_POS_SHARED"], &["HK_PLAIN_STORE"], &["HK_CONTIG=1000"]] {
+                    for extra in [&["HK_TRIVIAL_LAW"][..], &["HK_NO_SCATTER"], &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"], &["HK_MINB=16"], &["HK_POS_SHARED"], &["HK_PLAIN_STORE"], &["HK_CONTIG=1000"], &["HK_RES_MMA=1"], &["HK_VEC=1"], &["HK_RES_MMA=1", "HK_VEC=1", "HK_TRIVIAL_LAW", "HK_NO_SCATTER"]] {
                         variants.push([tc.clone(), extra.iter().map(|e| e.to_string()).collect()].concat());
                     }
                 }
@@ -484,7 +500,7 @@ mod tests {
         for degree in [1, 2] {
             let el = element(CellType::Tetrahedron, degree);
             assert!(tc_applies(&el, (9, 0)) && tc_applies(&el, (8, 0)) && !tc_applies(&el, (7, 5)));
-            assert_eq!(tc_default(&el), Scheme::Tc { wpb: 1, qc: 3 });
+            assert_eq!(tc_default(&el), Scheme::Tc { wpb: 1, qc: 3, wpc: 1 });
             assert_eq!(default_scheme(&el, (9, 0)).unwrap(), tc_default(&el));
             assert!(matches!(default_scheme(&el, (7, 5)).unwrap(), Scheme::Pairs(_)));
         }
@@ -492,8 +508,8 @@ mod tests {
         assert_eq!(p2.quad.len(), 14);
         assert_eq!(tc_shared_bytes(&p2, 1, 4), 16_944);
         assert_eq!(tc_shared_bytes(&p2, 1, 3), 15_312);
-        assert!(defines_for(&p2, Scheme::Tc { wpb: 2, qc: 4 }).unwrap().contains(&"WPB=2".to_string()));
-        let e = defines_for(&p2, Scheme::Tc { wpb: 4, qc: 4 }).unwrap_err().to_string();
+        assert!(defines_for(&p2, Scheme::Tc { wpb: 2, qc: 4, wpc: 1 }).unwrap().contains(&"WPB=2".to_string()));
+        let e = defines_for(&p2, Scheme::Tc { wpb: 4, qc: 4, wpc: 1 }).unwrap_err().to_string();
         assert!(e.contains("tensor-core") && e.contains("48 KiB"), "{e}");
         // The column-pair default for P2 is 8 cells × 4 points (44 800 B).
         assert_eq!(shape(&p2).unwrap(), Shape { gt: 16, cpb: 8, qb: 4 });

@@ -79,11 +79,11 @@ int main() {
     for (int want = 0; want < 2; ++want) {
         std::vector<double> r1(npool * 3, 0.0), r2(npool * 3, 0.0), v1(off, 0.0), v2(off, 0.0);
         run((nc + 3) / 4, (((3 * ((NLOC + 1) / 2)) + 7) / 8 * 8) * 4, [&] { oldk::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r1.data(), want, row_ptr.data(), kpos.data(), v1.data()); });
-        run(nc, 32, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data()); });
+        run(nc, 32 * WPC, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data()); });
         double dr = 0, mr = 0, dk = 0, mk = 0;
         for (size_t i = 0; i < r1.size(); ++i) { dr = std::max(dr, fabs(r1[i] - r2[i])); mr = std::max(mr, fabs(r1[i])); }
         for (size_t i = 0; i < v1.size(); ++i) { dk = std::max(dk, fabs(v1[i] - v2[i])); mk = std::max(mk, fabs(v1[i])); }
-        printf("LAW %d NLOC %d want_k %d: residual rel %.2e (max %.3e), jacobian rel %.2e (max %.3e), nnz %u\n", LAW, NLOC, want, dr / mr, mr, mk > 0 ? dk / mk : 0.0, mk, off);
+        printf("LAW %d NLOC %d NQ %d WPC %d RES_MMA %d VEC %d want_k %d: residual rel %.2e (max %.3e), jacobian rel %.2e (max %.3e), nnz %u\n", LAW, NLOC, NQ, WPC, HK_RES_MMA, HK_VEC, want, dr / mr, mr, mk > 0 ? dk / mk : 0.0, mk, off);
         if (!(dr <= 1e-12 * mr) || !(dk <= 1e-12 * mk) || !(mr > 0) || (want && !(mk > 0))) fail = 1;
     }
     if (fail) printf("FAILED: the schemes differ by more than 1e-12\n");

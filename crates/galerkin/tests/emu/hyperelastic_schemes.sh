@@ -4,7 +4,8 @@
 # column-pair and the tensor-core schemes on the same random cells (shared nodes, rotated frames)
 # and prints their largest relative differences in residual and Jacobian (expected ~1e-16), for
 # every law, P2 (NLOC 10, NQ 14; NQ 4, the stiffness rule, whose element matrix outgrows the point
-# records) and P1-sized (NLOC 4, NQ 5) cells.
+# records) and P1-sized (NLOC 4, NQ 5) cells; the tensor-core scheme also with the twelfth pass's
+# residual in the GEMM and paired accesses (HK_RES_MMA, HK_VEC) and two warps per cell (WPC=2).
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
@@ -15,6 +16,10 @@ cp "$here/warp_emu.h" "$here/hyperelastic_schemes.cpp" "$t/"
 for law in 0 1 2; do
   cases=("-DNLOC=10 -DNQ=14" "-DNLOC=10 -DNQ=4" "-DNLOC=4 -DNQ=5")
   [ $law = 2 ] && cases+=("-DNLOC=10 -DNQ=4 -DHK_EMU_PAIRS_POS" "-DNLOC=10 -DNQ=14 -DHK_EMU_TC_POS")
+  # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
+  for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
+    cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")
+  done
   for sz in "${cases[@]}"; do
     g++ -std=c++20 -O1 -Wno-unknown-pragmas -DLAW=$law $sz -I"$t" -o "$t/emu" "$t/hyperelastic_schemes.cpp" -pthread
     "$t/emu"

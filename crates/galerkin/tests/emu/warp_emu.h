@@ -14,6 +14,9 @@ typedef unsigned int u32;
 #define __restrict__
 #define __launch_bounds__(x)
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+struct double2 { double x, y; };
+inline double2 make_double2(double x, double y) { return {x, y}; }
 #define HK_EMU 1
 struct Dim { unsigned x, y, z; };
 thread_local Dim threadIdx, blockIdx;
@@ -26,18 +29,19 @@ inline double atomicAdd(double* p, double v) { std::lock_guard<std::mutex> l(g_m
 inline u64 global_thread() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
 inline u64 grid_threads() { return (u64)gridDim.x * blockDim.x; }
 using std::isfinite; using std::nan; using std::fabs; using std::exp; using std::log;
-double emu_a0[32], emu_a1[32], emu_b0[32];
+// the fragments of every warp of the block (all of its warps call mma together: one barrier)
+double emu_a0[1024], emu_a1[1024], emu_b0[1024];
 inline void hk_emu_mma(double d[4], double a0, double a1, double b0) {
-    int lane = threadIdx.x % 32;
-    emu_a0[lane] = a0; emu_a1[lane] = a1; emu_b0[lane] = b0;
+    int lane = threadIdx.x % 32, w0 = threadIdx.x - lane;
+    emu_a0[threadIdx.x] = a0; emu_a1[threadIdx.x] = a1; emu_b0[threadIdx.x] = b0;
     g_bar->arrive_and_wait();
     int g = lane / 4, t = lane % 4;
     for (int e = 0; e < 4; ++e) {
         int row = g + 8 * (e / 2), col = 2 * t + e % 2;
         double s = 0;
         for (int k = 0; k < 4; ++k) {
-            double A = row < 8 ? emu_a0[row * 4 + k] : emu_a1[(row - 8) * 4 + k];
-            double B = emu_b0[col * 4 + k];
+            double A = row < 8 ? emu_a0[w0 + row * 4 + k] : emu_a1[w0 + (row - 8) * 4 + k];
+            double B = emu_b0[w0 + col * 4 + k];
             s += A * B;
         }
         d[e] += s;
