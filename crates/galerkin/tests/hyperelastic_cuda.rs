@@ -120,6 +120,17 @@ fn gpu_residual_and_jacobian_equal_the_cpu() {
     }
 }
 
+/// The small tetrahedral box of the variant tests at P`degree` (a fibre frame per cell for the
+/// anisotropic law, the stiffness rule where asked): its space and a maker of its element.
+fn tet_box(law: Law, degree: usize, stiffness: bool) -> (Arc<FunctionSpace>, impl Fn() -> HyperElement) {
+    let mesh = Arc::new(box_mesh(3, 2, 2, [0.0; 3], [1.0, 0.8, 1.2], CellType::Tetrahedron).unwrap());
+    let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 3).unwrap());
+    let frames: Vec<_> = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre([1.0, 0.2 * (c % 4) as f64, 0.3]).unwrap()).collect() } else { Vec::new() };
+    let q = stiffness.then(|| galerkin::hyperelastic::element::stiffness_quadrature_degree(&space));
+    let sp = space.clone();
+    (space, move || HyperElement::with_degree(sp.clone(), law, frames.clone(), q).unwrap())
+}
+
 /// Where the CSR positions come from and the order the cells are launched in change only the order
 /// of the atomic adds: on P1/P2 tetrahedra, both rules, every law, both schemes with their
 /// positions in shared memory (`HK_POS_SHARED`) and with the cells in Hilbert order instead of the
@@ -132,11 +143,7 @@ fn gpu_scatter_variants_equal_the_cpu() {
     for law in laws() {
         for degree in [1, 2] {
             for stiffness in [false, true] {
-                let mesh = Arc::new(box_mesh(3, 2, 2, [0.0; 3], [1.0, 0.8, 1.2], CellType::Tetrahedron).unwrap());
-                let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 3).unwrap());
-                let frames: Vec<_> = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre([1.0, 0.2 * (c % 4) as f64, 0.3]).unwrap()).collect() } else { Vec::new() };
-                let q = stiffness.then(|| galerkin::hyperelastic::element::stiffness_quadrature_degree(&space));
-                let mk = || HyperElement::with_degree(space.clone(), law, frames.clone(), q).unwrap();
+                let (space, mk) = tet_box(law, degree, stiffness);
                 let el = mk();
                 let u = state(&space);
                 let what = format!("{law:?} P{degree} stiffness rule {stiffness}");
@@ -162,11 +169,7 @@ fn gpu_lean_products_equal_the_cpu() {
     let cc = be.device().compute_capability;
     for law in laws() {
         for (degree, stiffness) in [(1, false), (2, false), (2, true)] {
-            let mesh = Arc::new(box_mesh(3, 2, 2, [0.0; 3], [1.0, 0.8, 1.2], CellType::Tetrahedron).unwrap());
-            let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 3).unwrap());
-            let frames: Vec<_> = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre([1.0, 0.2 * (c % 4) as f64, 0.3]).unwrap()).collect() } else { Vec::new() };
-            let q = stiffness.then(|| galerkin::hyperelastic::element::stiffness_quadrature_degree(&space));
-            let mk = || HyperElement::with_degree(space.clone(), law, frames.clone(), q).unwrap();
+            let (space, mk) = tet_box(law, degree, stiffness);
             let el = mk();
             if !tc_applies(&el, cc) {
                 return;
