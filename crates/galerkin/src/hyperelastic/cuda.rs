@@ -6,7 +6,9 @@
 //! Two schemes ([`Scheme`], see the kernel's comments): a group of threads per cell owning column
 //! pairs of the element matrix (every element; the default), and, for 3D simplices of at most 16
 //! nodes (P1/P2 tetrahedra), one warp per cell with the element matrix as a small GEMM on the FP64
-//! tensor cores, staged in shared memory and scattered row by row (the default where it applies). The follower pressure's terms are integrated on the device too (one thread per
+//! tensor cores, staged in shared memory and scattered row by row (the default where it applies);
+//! and a third, [`Scheme::Patch`] ([`super::patch`]: a block per patch of cells, their sums reduced in
+//! shared memory before the atomic adds; slower overall, twelfth pass in BENCHMARKS.md). The follower pressure's terms are integrated on the device too (one thread per
 //! facet point, then one per facet Jacobian entry), so nothing crosses per Newton step.
 use super::element::HyperElement;
 use super::loads::FollowerPressure;
@@ -257,7 +259,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs` or `tc`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` or `patch`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error).
     pub fn new(be: &CudaBackend, el: &HyperElement) -> Result<GpuHyper> {
         let cc = be.device().compute_capability;
