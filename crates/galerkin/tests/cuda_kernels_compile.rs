@@ -401,6 +401,23 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     }
 }
 
+/// The patch-reduced hyperelastic kernel (`hyperelastic_patch.cu`, after the law and the shared
+/// prologue of `hyperelastic.cu`): P1/P2 tetrahedra, both rules, every law, cubes and single cells
+/// as patches (24 variants), without warnings, with its entry point and the pressure kernels.
+#[test]
+fn hyperelastic_patch_kernel_compiles_without_warnings() {
+    if !nvrtc() {
+        return;
+    }
+    let v = galerkin::hyperelastic::patch::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(v.len(), 24);
+    let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::patch::HYPERELASTIC_PATCH, "compute_90", &v[0].0).unwrap().ptx;
+    for entry in ["hyper_patch_assemble", "hyper_pressure_residual", "hyper_pressure_jacobian"] {
+        assert!(ptx.contains(&format!(".entry {entry}(")), "hyperelastic_patch.cu lacks {entry}");
+    }
+    assert!(!ptx.contains(".entry hyper_assemble("), "the patch module compiles no other scheme");
+}
+
 /// The device sparsity pattern (`pattern.cu`) for the list capacities the host picks (32 to 1024)
 /// with scalar and blocked dofs.
 #[test]

@@ -1,5 +1,5 @@
 //! Hyperelasticity on the GPU against the CPU: residual and Jacobian CSR values of every law on
-//! P1/P2 tetrahedra (the tensor-core and the column-pair schemes) and Q1/Q2 hexahedra, and in plane strain on P1/P2 triangles and Q1/Q2
+//! P1/P2 tetrahedra (the tensor-core, the column-pair and the patch schemes) and Q1/Q2 hexahedra, and in plane strain on P1/P2 triangles and Q1/Q2
 //! quadrilaterals, and whole Newton solves (dead loads with CG, follower pressure with GMRES, a
 //! plane-strain fibre strip) agree. Skips without a GPU unless GALERKIN_REQUIRE_GPU=1.
 mod hyper_common;
@@ -120,15 +120,15 @@ fn gpu_residual_and_jacobian_equal_the_cpu() {
     }
 }
 
-/// The small tetrahedral box of the variant tests at P`degree` (a fibre frame per cell for the
-/// anisotropic law, the stiffness rule where asked): its space and a maker of its element.
-fn tet_box(law: Law, degree: usize, stiffness: bool) -> (Arc<FunctionSpace>, impl Fn() -> HyperElement) {
+/// A case of the scatter tests on the P1/P2 tetrahedra of a 3 × 2 × 2 box: the element's maker (a
+/// rotated frame per cell for the fibre law, the stiffness rule where asked) and the state.
+fn tet_case(law: Law, degree: usize, stiffness: bool) -> (impl Fn() -> HyperElement, Vec<f64>) {
     let mesh = Arc::new(box_mesh(3, 2, 2, [0.0; 3], [1.0, 0.8, 1.2], CellType::Tetrahedron).unwrap());
     let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 3).unwrap());
     let frames: Vec<_> = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre([1.0, 0.2 * (c % 4) as f64, 0.3]).unwrap()).collect() } else { Vec::new() };
     let q = stiffness.then(|| galerkin::hyperelastic::element::stiffness_quadrature_degree(&space));
-    let sp = space.clone();
-    (space, move || HyperElement::with_degree(sp.clone(), law, frames.clone(), q).unwrap())
+    let u = state(&space);
+    (move || HyperElement::with_degree(space.clone(), law, frames.clone(), q).unwrap(), u)
 }
 
 /// Where the CSR positions come from and the order the cells are launched in change only the order
@@ -143,9 +143,8 @@ fn gpu_scatter_variants_equal_the_cpu() {
     for law in laws() {
         for degree in [1, 2] {
             for stiffness in [false, true] {
-                let (space, mk) = tet_box(law, degree, stiffness);
+                let (mk, u) = tet_case(law, degree, stiffness);
                 let el = mk();
-                let u = state(&space);
                 let what = format!("{law:?} P{degree} stiffness rule {stiffness}");
                 let pairs = Scheme::Pairs(shape(&el).unwrap());
                 variant_equals_cpu(&be, mk(), Some(pairs), &["HK_POS_SHARED"], &u, &what);
@@ -169,12 +168,11 @@ fn gpu_lean_products_equal_the_cpu() {
     let cc = be.device().compute_capability;
     for law in laws() {
         for (degree, stiffness) in [(1, false), (2, false), (2, true)] {
-            let (space, mk) = tet_box(law, degree, stiffness);
+            let (mk, u) = tet_case(law, degree, stiffness);
             let el = mk();
             if !tc_applies(&el, cc) {
                 return;
             }
-            let u = state(&space);
             let what = format!("{law:?} P{degree} stiffness rule {stiffness}");
             let nq = el.quad.len();
             let Scheme::Tc { qc, .. } = tc_default(&el) else { panic!("tc_default is a tensor-core scheme") };
@@ -196,6 +194,36 @@ fn gpu_lean_products_equal_the_cpu() {
                 gsys.assemble(&be, &ud, &mut rd, None).unwrap();
                 let er = rel(&be.to_host(&rd).unwrap(), &r);
                 assert!(er < 1e-12, "{what} {sc:?} {extra:?}: residual alone {er:.2e}");
+            }
+        }
+    }
+}
+
+/// The patch-reduced scheme (`kernels/hyperelastic_patch.cu`) changes only which values are summed
+/// in shared memory before the atomic adds: on P1/P2 tetrahedra, both rules, every law, with Kuhn
+/// cubes as patches (runs of 6 cells of the box mesh), runs of 4 and of 5 cells in Hilbert order (a
+/// patch cut across cubes, the last one short) and one cell per patch, it equals the CPU; assembling
+/// twice overwrites; the residual alone leaves the matrix alone.
+#[test]
+fn gpu_patch_scheme_equals_the_cpu() {
+    let Some(be) = gpu() else { return };
+    for law in laws() {
+        for degree in [1, 2] {
+            for stiffness in [false, true] {
+                let (mk, u) = tet_case(law, degree, stiffness);
+                let what = format!("{law:?} P{degree} stiffness rule {stiffness}");
+                let (gsys, ud, r, k) = scheme_equals_cpu(&be, mk(), Some(Scheme::Patch { cells: 6 }), &u, &what);
+                ordered_equals_cpu(&be, mk(), Some(Scheme::Patch { cells: 4 }), &[], CellOrder::Hilbert, &u, &what);
+                ordered_equals_cpu(&be, mk(), Some(Scheme::Patch { cells: 5 }), &[], CellOrder::Hilbert, &u, &what);
+                scheme_equals_cpu(&be, mk(), Some(Scheme::Patch { cells: 1 }), &u, &what);
+                let mut rd = be.zeros(u.len()).unwrap();
+                let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &gsys.pattern).unwrap();
+                gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
+                gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
+                assert!(rel(&be.matrix_to_host(&kd).unwrap().values, &k) < 1e-12, "{what}: twice");
+                gsys.assemble(&be, &ud, &mut rd, None).unwrap();
+                assert!(rel(&be.to_host(&rd).unwrap(), &r) < 1e-12, "{what}: residual alone");
+                assert!(rel(&be.matrix_to_host(&kd).unwrap().values, &k) < 1e-12, "{what}: the matrix left alone");
             }
         }
     }

@@ -403,7 +403,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 // Y's shared accesses in pairs (`vec`), both (`lean`), two warps per cell (`split`).
                 let (wpb, qc) = match tc {
                     Scheme::Tc { wpb, qc, .. } => (wpb, qc),
-                    Scheme::Pairs(_) => (1, 1),
+                    Scheme::Pairs(_) | Scheme::Patch { .. } => (1, 1),
                 };
                 let split = Scheme::Tc { wpb, qc, wpc: 2 };
                 let lean = TC_LEAN.to_vec();
@@ -461,12 +461,20 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                     }
                 }
             }
+            // The patch-reduced scheme (twelfth pass): a Kuhn cube per block, the whole kernel and
+            // its reduction and flush of zeros; one cell per block (the same kernel without the
+            // reduction); and (below) runs of 6 cells in Hilbert order, the fallback of other meshes.
+            if super::patch::applies(el) {
+                for (name, cells, defs) in [("patch 6", 6, &[][..]), ("patch 6 scatter-only", 6, &["HP_SCATTER_ONLY"][..]), ("patch 1", 1, &[]), ("patch 1 scatter-only", 1, &["HP_SCATTER_ONLY"])] {
+                    variants.push((name.into(), Scheme::Patch { cells }, defs.to_vec()));
+                }
+            }
             // The cells in Hilbert order as well, for the kernels that tell what the launch order
             // changes (nothing measurable on the H200: eleventh pass).
             let mut variants: Vec<(String, Scheme, Vec<&str>, CellOrder)> = variants.into_iter().map(|(n, sc, d)| (n, sc, d, DEFAULT_ORDER)).collect();
             let again: Vec<_> = variants
                 .iter()
-                .filter(|v| ["pairs", "pairs pos", "tc staged", "tc staged pos", "tc scatter-only", "tc scatter-only pos", "tc scatter-only store"].contains(&v.0.as_str()))
+                .filter(|v| ["pairs", "pairs pos", "tc staged", "tc staged pos", "tc scatter-only", "tc scatter-only pos", "tc scatter-only store", "patch 6", "patch 6 scatter-only"].contains(&v.0.as_str()))
                 .map(|(n, sc, d, _)| (format!("{n} hilbert"), *sc, d.clone(), CellOrder::Hilbert))
                 .collect();
             variants.extend(again);
@@ -495,6 +503,11 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 let (shape, shared) = match sc {
                     Scheme::Pairs(sh) => (format!("gt {:>2} cpb {:>2} qb {:>2}", sh.gt, sh.cpb, sh.qb), shared_bytes(el, sh.cpb, sh.qb)),
                     Scheme::Tc { wpb, qc, wpc } => (format!("cells/block {wpb} qc {qc} wpc {wpc}"), tc_shared_bytes(el, wpb, qc)),
+                    Scheme::Patch { cells } => {
+                        let (adds, shared) = sys.patch_stats().unwrap_or_default();
+                        let per = 9.0 * (el.nloc() * el.nloc()) as f64 * el.space.mesh.num_cells() as f64 / adds.max(1) as f64;
+                        (format!("cells {cells} adds /{per:.2}"), shared)
+                    }
                 };
                 emit(format!(
                     "{name:<20} {shape:<20} shared {shared:>5} B: asm {:.3e} (x{:.2} floor)  kernel {:.3e}  res {:.3e}  zero {:.3e}",

@@ -6,7 +6,9 @@
 //! Two schemes ([`Scheme`], see the kernel's comments): a group of threads per cell owning column
 //! pairs of the element matrix (every element; the default), and, for 3D simplices of at most 16
 //! nodes (P1/P2 tetrahedra), one warp per cell with the element matrix as a small GEMM on the FP64
-//! tensor cores, staged in shared memory and scattered row by row (the default where it applies). The follower pressure's terms are integrated on the device too (one thread per
+//! tensor cores, staged in shared memory and scattered row by row (the default where it applies);
+//! and a third, [`Scheme::Patch`] ([`super::patch`]: a block per patch of cells, their sums reduced in
+//! shared memory before the atomic adds; slower overall, twelfth pass in BENCHMARKS.md). The follower pressure's terms are integrated on the device too (one thread per
 //! facet point, then one per facet Jacobian entry), so nothing crosses per Newton step.
 use super::element::HyperElement;
 use super::loads::FollowerPressure;
@@ -60,6 +62,10 @@ pub struct Shape {
 pub enum Scheme {
     Pairs(Shape),
     Tc { wpb: usize, qc: usize, wpc: usize },
+    /// The patch-reduced scheme (`kernels/hyperelastic_patch.cu`, [`super::patch`]): one block per
+    /// run of `cells` consecutive cells of the launch order, summed in shared memory, each distinct
+    /// value added once (3D simplices).
+    Patch { cells: usize },
 }
 
 impl Scheme {
@@ -68,6 +74,7 @@ impl Scheme {
         match self {
             Scheme::Pairs(s) => (s.gt * s.cpb, s.cpb),
             Scheme::Tc { wpb, wpc, .. } => (32 * wpc * wpb, wpb),
+            Scheme::Patch { cells } => (0, cells),
         }
     }
 }
@@ -175,6 +182,7 @@ pub fn defines_for(el: &HyperElement, sc: Scheme) -> Result<Vec<String>> {
             }
             d.extend([format!("WPB={wpb}"), format!("QC={qc}"), format!("WPC={wpc}")]);
         }
+        Scheme::Patch { .. } => return Err(Error::invalid("the patch scheme's defines depend on the mesh (`patch::defines`)")),
     }
     Ok(d)
 }
@@ -236,6 +244,7 @@ pub struct GpuHyper {
     kpos: CudaSlice<u16>,
     ncells: usize,
     scheme: Scheme,
+    patches: Option<super::patch::DevicePatches>,
     pressure: Option<DevicePressure>,
 }
 
@@ -256,7 +265,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs` or `tc`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` or `patch`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error).
     pub fn new(be: &CudaBackend, el: &HyperElement) -> Result<GpuHyper> {
         let cc = be.device().compute_capability;
@@ -264,7 +273,8 @@ impl GpuHyper {
             None => default_scheme(el, cc)?,
             Some("pairs") => Scheme::Pairs(shape(el)?),
             Some("tc") => tc_default(el),
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs` or `tc`"))),
+            Some("patch") => Scheme::Patch { cells: super::patch::DEFAULT_CELLS },
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc` or `patch`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -282,9 +292,6 @@ impl GpuHyper {
         if matches!(sc, Scheme::Tc { .. }) && !tc_applies(el, be.device().compute_capability) {
             return Err(Error::Unsupported(format!("the hyperelastic tensor-core scheme does not apply to {} nodes of a {:?} on this device", el.nloc(), mesh.cell_type)));
         }
-        let mut defs = defines_for(el, sc)?;
-        defs.extend(extra.iter().map(|d| d.to_string()));
-        let module = be.variant_module(&HYPERELASTIC, &defs)?;
         let (pattern, slots) = pattern(space, true)?;
         let slots = slots.ok_or_else(|| Error::invalid("sparsity pattern without slots"))?;
         let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| *x).collect();
@@ -294,23 +301,41 @@ impl GpuHyper {
         };
         let perm = perm.as_deref();
         let nloc = el.nloc();
+        let cell_nodes = reorder(&space.dofmap.cell_nodes, nloc, perm);
+        let rank = reorder(&slots.rank, nloc * nloc, perm);
+        let (module, entry, patches) = match sc {
+            Scheme::Patch { cells } => {
+                let p = super::patch::Patches::consecutive(&cell_nodes, nloc, &pattern.row_ptr, &rank, cells)?;
+                let mut defs = super::patch::defines(el, p.max_cells, p.max_slots)?;
+                defs.extend(extra.iter().map(|d| d.to_string()));
+                let module = be.variant_module(&super::patch::HYPERELASTIC_PATCH, &defs)?;
+                (module, "hyper_patch_assemble", Some(super::patch::DevicePatches::upload(be, el, &p, &defs)?))
+            }
+            _ => {
+                let mut defs = defines_for(el, sc)?;
+                defs.extend(extra.iter().map(|d| d.to_string()));
+                (be.variant_module(&HYPERELASTIC, &defs)?, "hyper_assemble", None)
+            }
+        };
         let frames: Vec<f64> = reorder(&el.frames, 1, if el.frames.is_empty() { None } else { perm }).iter().flat_map(|r| r.iter().flat_map(|row| *row)).collect();
         Ok(GpuHyper {
-            assemble: Kernel::from_module(&module, "hyper_assemble")?,
+            assemble: Kernel::from_module(&module, entry)?,
             pressure_residual: Kernel::from_module(&module, "hyper_pressure_residual")?,
             pressure_jacobian: Kernel::from_module(&module, "hyper_pressure_jacobian")?,
             ndofs: space.ndofs(),
             dim: el.dim,
             cell_verts: be.upload(&u32s(&reorder(&mesh.cells, mesh.cell_type.num_vertices(), perm), "vertex")?)?,
             coords: be.upload(&coords)?,
-            cell_nodes: be.upload(&u32s(&reorder(&space.dofmap.cell_nodes, nloc, perm), "node")?)?,
+            cell_nodes: be.upload(&u32s(&cell_nodes, "node")?)?,
             tab: be.upload(&tables(el))?,
             frames: be.upload(if frames.is_empty() { &[0.0][..] } else { &frames })?,
             has_frames: i32::from(!frames.is_empty()),
             prm: be.upload(&el.law.params())?,
-            kpos: be.upload(&reorder(&slots.rank, nloc * nloc, perm))?,
+            // (the patch scheme reads its own places)
+            kpos: be.upload(if patches.is_some() { &[0u16][..] } else { &rank[..] })?,
             ncells: mesh.num_cells(),
             scheme: sc,
+            patches,
             pattern,
             pressure: None,
         })
@@ -319,6 +344,11 @@ impl GpuHyper {
     /// The scheme this system launches.
     pub fn scheme(&self) -> Scheme {
         self.scheme
+    }
+
+    /// The patch scheme's (values its flush adds, static shared memory per block); None for the others.
+    pub fn patch_stats(&self) -> Option<(usize, usize)> {
+        self.patches.as_ref().map(|p| (p.adds, p.shared))
     }
 
     /// Residual and (with `k`) Jacobian at `u`, the internal forces only (what tests compare).
@@ -350,6 +380,14 @@ impl GpuHyper {
         };
         let nc = self.ncells as u64;
         if nc == 0 {
+            return Ok(());
+        }
+        if let Some(p) = &self.patches {
+            let blocks = u32::try_from(p.npatch).map_err(|_| Error::Unsupported(format!("{} patches in one launch", p.npatch)))?;
+            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (p.threads, 1, 1), shared_mem_bytes: 0 };
+            launch!(be, &self.assemble, cfg; &p.npatch, &p.ptr, &p.cells, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
+                &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, &p.pslot, &p.flush_ptr, &p.flush_pos,
+                &p.flush_meta, &mut *vals)?;
             return Ok(());
         }
         let (threads, cpb) = self.scheme.launch();

@@ -14,6 +14,7 @@ pub mod loads;
 pub mod mesh;
 pub mod multigrid;
 pub mod newton;
+pub mod patch;
 pub mod run;
 pub mod system;
 

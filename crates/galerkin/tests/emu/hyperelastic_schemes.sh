@@ -9,7 +9,7 @@
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
-sed 's/extern "C" //' "$k/hyperelastic.cu" > "$t/hk.cu"; cp "$k/hyperelastic_law.cuh" "$t/law.cuh"
+sed 's/extern "C" //' "$k/hyperelastic.cu" > "$t/hk.cu"; sed 's/extern "C" //' "$k/hyperelastic_patch.cu" > "$t/hp.cu"; cp "$k/hyperelastic_law.cuh" "$t/law.cuh"
 cp "$here/warp_emu.h" "$here/hyperelastic_schemes.cpp" "$t/"
 # (the fibre law also with one scheme's CSR positions gathered into shared memory, HK_POS_SHARED,
 # against the other's read from global memory)
