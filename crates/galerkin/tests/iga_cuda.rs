@@ -178,14 +178,30 @@ fn gpu_multifrontal_large_fronts_use_the_libraries() {
     }
 }
 
-#[test]
-fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
-    let Some(be) = test_gpu() else { return };
+/// 4096 cubic elements of the seed problem (several fused passes, the separator layout): the
+/// system, its CPU and GPU multifrontal factorizations.
+fn cubic_4096(be: &galerkin::backend::cuda::CudaBackend) -> (galerkin::iga::ElementSystem, galerkin::solver::multifrontal::CpuMultifrontal, CudaMultifrontal) {
     let space = Space1d::uniform(3, 4096, 0.0, 1.0).unwrap();
     let sys = seed::problem().assemble(&space, 4).unwrap();
     let sym = Arc::new(iga::symbolic_1d(&space).unwrap());
     let cpu = galerkin::solver::multifrontal::CpuMultifrontal::factor(sym.clone(), &sys.matrices).unwrap();
-    let mut gpu = CudaMultifrontal::factor(&be, sym, &sys.matrices).unwrap();
+    let gpu = CudaMultifrontal::factor(be, sym, &sys.matrices).unwrap();
+    (sys, cpu, gpu)
+}
+
+/// The GPU's solutions `xg` equal the CPU's `xc`: random right-hand sides on 4096 cubic elements,
+/// whose condition number (~1e7) scales the round-off difference between two backward-stable
+/// solves (H100: 4.9e-10 relative).
+fn assert_equals_cpu(xc: &[f64], xg: &[f64], what: &str) {
+    let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let diff = xc.iter().zip(xg).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff < 1e-8 * scale, "{what}: GPU vs CPU {diff:.3e} (scale {scale:.3e})");
+}
+
+#[test]
+fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
+    let Some(be) = test_gpu() else { return };
+    let (sys, cpu, mut gpu) = cubic_4096(&be);
     let nrhs = 256;
     let b = right_hand_sides(&sys, nrhs);
     let mut xc = vec![0.0; b.len()];
@@ -214,11 +230,7 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
         assert!(round != 8 || gpu.streams_bottom(), "4096 cubic elements: the bottom pass does not stream");
         gpu.solve_many(&be, nrhs, &bd, &mut xd).unwrap();
         let xg = be.to_host(&xd).unwrap();
-        let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let diff = xc.iter().zip(&xg).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        // Random right-hand sides on 4096 cubic elements: the condition number (~1e7) scales the
-        // round-off difference between two backward-stable solves (H100: 4.9e-10 relative).
-        assert!(diff < 1e-8 * scale, "round {round}: GPU vs CPU {diff:.3e} (scale {scale:.3e})");
+        assert_equals_cpu(&xc, &xg, &format!("round {round}"));
         gpu.refactor(&be).unwrap();
     }
 }
@@ -232,11 +244,7 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
 #[test]
 fn gpu_default_engine_takes_the_separator_rows_with_two_threads_per_column() {
     let Some(be) = test_gpu() else { return };
-    let space = Space1d::uniform(3, 4096, 0.0, 1.0).unwrap();
-    let sys = seed::problem().assemble(&space, 4).unwrap();
-    let sym = Arc::new(iga::symbolic_1d(&space).unwrap());
-    let cpu = galerkin::solver::multifrontal::CpuMultifrontal::factor(sym.clone(), &sys.matrices).unwrap();
-    let mut gpu = CudaMultifrontal::factor(&be, sym, &sys.matrices).unwrap();
+    let (sys, cpu, mut gpu) = cubic_4096(&be);
     assert!(gpu.has_separator_layout(), "4096 cubic elements: no separator layout");
     assert_eq!(DEFAULT_COLUMN_THREADS, 2);
     // One solve of `nrhs` columns by the default engine: its fused launches (kernel, threads),
@@ -249,9 +257,7 @@ fn gpu_default_engine_takes_the_separator_rows_with_two_threads_per_column() {
         let mut xd = be.zeros(b.len()).unwrap();
         let launches = gpu.solve_profile(&be, nrhs, &bd, &mut xd).unwrap();
         let xg = be.to_host(&xd).unwrap();
-        let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let diff = xc.iter().zip(&xg).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        assert!(diff < 1e-8 * scale, "{nrhs} columns: GPU vs CPU {diff:.3e} (scale {scale:.3e})");
+        assert_equals_cpu(&xc, &xg, &format!("{nrhs} columns"));
         launches.into_iter().map(|l| (l.kernel, l.threads)).collect()
     };
     let separator_rows = |launches: &[(String, u32)], threads: u32| {
