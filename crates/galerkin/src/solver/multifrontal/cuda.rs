@@ -222,9 +222,9 @@ pub const SUBTREE_MIN_RHS: usize = 8;
 /// right-hand sides in all (one solve of that many, or several smaller ones: a factorization
 /// reused that often pays for them); once computed (until the next factorization) it solves every
 /// number of right-hand sides by them. 16 since round 12 (was 192): on the H200 at 2^20 cubic
-/// elements their setup (1.08 ms) plus a 16-column solve by the separator rows (0.643) is less
-/// than the fused sweeps' 16-column solve (1.80), and every later solve is 0.59–0.64 ms against
-/// 0.77 (1 column, level by level) or 1.80 (BENCHMARKS.md, merged main after round 11).
+/// elements their setup (1.04–1.08 ms) plus a 16-column solve by the separator rows (0.638) is
+/// less than the fused sweeps' 16-column solve (1.80), and every later solve is 0.58–0.64 ms
+/// against 0.77 (1 column, level by level) or 1.80 (BENCHMARKS.md, round 12).
 pub const MAPS_MIN_RHS: usize = 16;
 /// Threads and right-hand sides per thread of a block of the fused kernels (a block sweeps
 /// `threads × cols` columns at once). Several columns per thread load each front entry from

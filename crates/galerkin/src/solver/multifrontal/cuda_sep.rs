@@ -121,17 +121,19 @@ fn stream_fits(p: &DevPass) -> bool {
 
 /// With no map kernel chosen ([`CudaMultifrontal::set_maps_kernel`] `None`), solves of this many
 /// right-hand sides or more run [`MapsKernel::Separators`] where the layout applies, fewer the
-/// tensor-core kernels. 1 since round 12: with [`DEFAULT_COLUMN_THREADS`] the separator rows were
-/// the fastest maps' solve at every count on the H200 at 2^20 cubic elements (1: 0.592 ms, 16:
-/// 0.643, 256: 3.473; BENCHMARKS.md, merged main after round 11). On the H100 with one thread
-/// per column they were slower at 1 (0.759 against 0.697 ms; round 8), hence the earlier 16.
+/// tensor-core kernels. 1 since round 12: with [`DEFAULT_COLUMN_THREADS`] the separator rows are
+/// the fastest maps' solve at every count on the H200 at 2^20 cubic elements (1 column: 0.584 ms
+/// against 0.637 by the tensor-core kernels; 16: 0.638; 256: 3.44 against 5.00; BENCHMARKS.md,
+/// round 12). On the H100 with one thread per column they were slower at 1 (0.759 against 0.697
+/// ms; round 8), hence the earlier 16.
 pub const SEPARATORS_MIN_RHS: usize = 1;
 
 /// Threads per column of the separator-row kernels' blocks by default
-/// ([`CudaMultifrontal::set_column_threads`]): 2 was the fastest at 1, 16, 256 and 1024
-/// right-hand sides on the H200 (256: 3.473 against 3.707 ms with 1; the bottom launches are
-/// limited by the staged chunk's shared memory, so twice the warps per block are twice the warps
-/// per multiprocessor).
+/// ([`CudaMultifrontal::set_column_threads`]): 2 is the fastest at 1, 16, 256 and 1024
+/// right-hand sides on the H200 at 2^20 cubic elements (round 12: 1 column 0.584 against 0.710 ms
+/// with 1 thread, 16: 0.638 against 0.767, 256: 3.44 against 3.68; 4 threads with 64-column
+/// chunks 3.91). The bottom launches are limited by the staged chunk's shared memory, so twice
+/// the warps per block are twice the warps per multiprocessor.
 pub const DEFAULT_COLUMN_THREADS: usize = 2;
 
 impl CudaMultifrontal {
