@@ -5,7 +5,7 @@
 mod iga_common;
 
 use galerkin::backend::cuda::test_gpu;
-use galerkin::solver::multifrontal::cuda::{MapsKernel, SolvePath, SubtreeShape, BLOCK_MAX};
+use galerkin::solver::multifrontal::cuda::{MapsKernel, SolvePath, SubtreeShape, BLOCK_MAX, DEFAULT_COLUMN_THREADS, MAPS_MIN_RHS};
 use galerkin::solver::multifrontal::CudaMultifrontal;
 use galerkin::backend::Backend;
 use galerkin::iga::{self, seed, Space1d};
@@ -178,14 +178,30 @@ fn gpu_multifrontal_large_fronts_use_the_libraries() {
     }
 }
 
-#[test]
-fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
-    let Some(be) = test_gpu() else { return };
+/// 4096 cubic elements of the seed problem (several fused passes, the separator layout): the
+/// system, its CPU and GPU multifrontal factorizations.
+fn cubic_4096(be: &galerkin::backend::cuda::CudaBackend) -> (galerkin::iga::ElementSystem, galerkin::solver::multifrontal::CpuMultifrontal, CudaMultifrontal) {
     let space = Space1d::uniform(3, 4096, 0.0, 1.0).unwrap();
     let sys = seed::problem().assemble(&space, 4).unwrap();
     let sym = Arc::new(iga::symbolic_1d(&space).unwrap());
     let cpu = galerkin::solver::multifrontal::CpuMultifrontal::factor(sym.clone(), &sys.matrices).unwrap();
-    let mut gpu = CudaMultifrontal::factor(&be, sym, &sys.matrices).unwrap();
+    let gpu = CudaMultifrontal::factor(be, sym, &sys.matrices).unwrap();
+    (sys, cpu, gpu)
+}
+
+/// The GPU's solutions `xg` equal the CPU's `xc`: random right-hand sides on 4096 cubic elements,
+/// whose condition number (~1e7) scales the round-off difference between two backward-stable
+/// solves (H100: 4.9e-10 relative).
+fn assert_equals_cpu(xc: &[f64], xg: &[f64], what: &str) {
+    let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let diff = xc.iter().zip(xg).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff < 1e-8 * scale, "{what}: GPU vs CPU {diff:.3e} (scale {scale:.3e})");
+}
+
+#[test]
+fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
+    let Some(be) = test_gpu() else { return };
+    let (sys, cpu, mut gpu) = cubic_4096(&be);
     let nrhs = 256;
     let b = right_hand_sides(&sys, nrhs);
     let mut xc = vec![0.0; b.len()];
@@ -202,23 +218,66 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
         // round 6: the same through compact separator rows; round 7: with the passes near the root
         // walked by one launch; round 8: separator rows with the bottom pass through registers;
         // round 9: separator rows pipelined on every pass, 7 blocks walking the items; round 10:
-        // separator rows with 2 threads per column.
+        // separator rows with 1 thread per column (rounds 0 and 6–9: the default, 2).
         gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps][round]);
         let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 }), Some(SubtreeShape { threads: 32, cols: 1 }), None, None, None, None, None, None][round];
         gpu.set_subtree_shape(shape).unwrap();
         gpu.set_maps_kernel([None, None, None, Some(MapsKernel::Blocks), Some(MapsKernel::Pipelined), Some(MapsKernel::Tensor), Some(MapsKernel::Separators), Some(MapsKernel::SeparatorsTop), Some(MapsKernel::Separators), Some(MapsKernel::Separators), Some(MapsKernel::Separators)][round]);
         gpu.set_pipe_blocks([None, None, None, None, Some(7), None, None, None, None, Some(7), None][round]).unwrap();
         gpu.set_pipe_separators((round == 9).then_some(0));
-        gpu.set_column_threads(if round == 10 { 2 } else { 1 }).unwrap();
+        gpu.set_column_threads(if round == 10 { 1 } else { DEFAULT_COLUMN_THREADS }).unwrap();
         gpu.set_stream_bottom(round == 8);
         assert!(round != 8 || gpu.streams_bottom(), "4096 cubic elements: the bottom pass does not stream");
         gpu.solve_many(&be, nrhs, &bd, &mut xd).unwrap();
         let xg = be.to_host(&xd).unwrap();
-        let scale = xc.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let diff = xc.iter().zip(&xg).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        // Random right-hand sides on 4096 cubic elements: the condition number (~1e7) scales the
-        // round-off difference between two backward-stable solves (H100: 4.9e-10 relative).
-        assert!(diff < 1e-8 * scale, "round {round}: GPU vs CPU {diff:.3e} (scale {scale:.3e})");
+        assert_equals_cpu(&xc, &xg, &format!("round {round}"));
+        gpu.refactor(&be).unwrap();
+    }
+}
+
+/// The default engine's kernels, so that a change of them is no silent one (BENCHMARKS.md, round
+/// 12): on a fresh factorization one column is solved level by level (no fused launch); once
+/// [`MAPS_MIN_RHS`] columns have been solved in all, the transfer maps are computed and every
+/// solve — one column included — runs the separator-row kernels (`mf_mapss_*`) with
+/// [`DEFAULT_COLUMN_THREADS`] threads per column (32-column blocks at 1 and 16 columns); a
+/// refactorization makes the maps stale again. Every solve equals the CPU twin's.
+#[test]
+fn gpu_default_engine_takes_the_separator_rows_with_two_threads_per_column() {
+    let Some(be) = test_gpu() else { return };
+    let (sys, cpu, mut gpu) = cubic_4096(&be);
+    assert!(gpu.has_separator_layout(), "4096 cubic elements: no separator layout");
+    assert_eq!(DEFAULT_COLUMN_THREADS, 2);
+    // One solve of `nrhs` columns by the default engine: its fused launches (kernel, threads),
+    // the solution checked against the CPU's.
+    let solve = |gpu: &CudaMultifrontal, nrhs: usize| -> Vec<(String, u32)> {
+        let b = right_hand_sides(&sys, nrhs);
+        let mut xc = vec![0.0; b.len()];
+        cpu.solve_into(nrhs, &b, &mut xc).unwrap();
+        let bd = be.from_host(&b).unwrap();
+        let mut xd = be.zeros(b.len()).unwrap();
+        let launches = gpu.solve_profile(&be, nrhs, &bd, &mut xd).unwrap();
+        let xg = be.to_host(&xd).unwrap();
+        assert_equals_cpu(&xc, &xg, &format!("{nrhs} columns"));
+        launches.into_iter().map(|l| (l.kernel, l.threads)).collect()
+    };
+    let separator_rows = |launches: &[(String, u32)], threads: u32| {
+        assert!(!launches.is_empty());
+        for (k, t) in launches {
+            assert!(k.starts_with("mf_mapss_forward") || k.starts_with("mf_mapss_backward_"), "default engine ran {k}");
+            assert_eq!(*t, threads, "{k}: {t} threads per block");
+        }
+    };
+    for round in 0..2 {
+        // A fresh factorization: one column level by level, the maps not computed.
+        assert!(solve(&gpu, 1).is_empty(), "round {round}: one column ran fused launches on a fresh factorization");
+        assert!(!gpu.has_fresh_maps());
+        // MAPS_MIN_RHS columns in all: the maps, through the separator rows.
+        separator_rows(&solve(&gpu, MAPS_MIN_RHS - 1), 32 * DEFAULT_COLUMN_THREADS as u32);
+        assert!(gpu.has_fresh_maps());
+        separator_rows(&solve(&gpu, 1), 32 * DEFAULT_COLUMN_THREADS as u32);
+        separator_rows(&solve(&gpu, 16), 32 * DEFAULT_COLUMN_THREADS as u32);
+        let wide = solve(&gpu, 256);
+        assert!(wide.iter().all(|(k, t)| k.starts_with("mf_mapss_") && *t >= 64 && *t % 64 == 0), "256 columns: {wide:?}");
         gpu.refactor(&be).unwrap();
     }
 }

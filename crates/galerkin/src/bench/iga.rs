@@ -11,7 +11,7 @@
 use super::timing::{guarded_gbs, measure, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
-use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, SolvePath, SubtreeShape, MAPS_MIN_RHS, TC_FEW_SUBTREES};
+use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, SolvePath, SubtreeShape, DEFAULT_COLUMN_THREADS, TC_FEW_SUBTREES};
 use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
@@ -511,7 +511,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_split_columns(flags.split);
                     f.set_stream_bottom(flags.stream);
                     f.set_pipe_separators(flags.pipe.then_some(TC_FEW_SUBTREES));
-                    f.set_column_threads(flags.column_threads.unwrap_or(1))?;
+                    f.set_column_threads(flags.column_threads.unwrap_or(DEFAULT_COLUMN_THREADS))?;
                     if flags.stream && !f.streams_bottom() {
                         return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run register-streamed")));
                     }
@@ -519,7 +519,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     let bd = be.from_host(b)?;
                     let mut x = be.zeros(nd * nrhs)?;
                     let solve = gpu_time(be, o.reps, || f.solve_many(be, nrhs, &bd, &mut x))?;
-                    if path == SolvePath::Maps || (path == SolvePath::Auto && nrhs >= MAPS_MIN_RHS) {
+                    if path == SolvePath::Maps || (path == SolvePath::Auto && f.has_fresh_maps()) {
                         let with = gpu_time(be, o.reps, || f.refactor(be).and_then(|_| f.prepare_maps(be)))?;
                         setup = Some((with.median - factor.median).max(0.0));
                         f.solve_many(be, nrhs, &bd, &mut x)?;

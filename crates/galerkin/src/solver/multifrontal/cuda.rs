@@ -36,6 +36,7 @@ use crate::solver::multifrontal::Symbolic;
 use crate::{Error, Result};
 use cudarc::driver::sys::CUfunction_attribute as Attr;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[path = "cuda_pipe.rs"]
@@ -45,7 +46,7 @@ mod sep;
 #[path = "cuda_fused.rs"]
 mod fused;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
-pub use sep::SEPARATORS_MIN_RHS;
+pub use sep::{DEFAULT_COLUMN_THREADS, SEPARATORS_MIN_RHS};
 
 /// Fronts of at most this many rows are factorized by one warp; up to [`BLOCK_MAX`] by a block.
 pub const WARP_MAX: usize = 32;
@@ -217,13 +218,14 @@ pub enum SolvePath {
 
 /// [`SolvePath::Auto`] uses the fused subtrees from this many right-hand sides on.
 pub const SUBTREE_MIN_RHS: usize = 8;
-/// [`SolvePath::Auto`] computes the transfer maps for a solve of this many right-hand sides or
-/// more; once computed (until the next factorization) it solves every number of right-hand sides
-/// by them. On the H100 at 2^20 cubic elements the maps' solve was the fastest from 1 to 1024
-/// right-hand sides (1: 0.76–0.79 ms against 0.86 level by level), but their setup (1.4 ms)
-/// pays for itself within one solve only where it saves more than that over the fused sweeps
-/// (256 right-hand sides: 7.8 against 9.8 ms; 16: 1.2 against 1.8 ms).
-pub const MAPS_MIN_RHS: usize = 192;
+/// [`SolvePath::Auto`] computes the transfer maps once a factorization has solved this many
+/// right-hand sides in all (one solve of that many, or several smaller ones: a factorization
+/// reused that often pays for them); once computed (until the next factorization) it solves every
+/// number of right-hand sides by them. 16 since round 12 (was 192): on the H200 at 2^20 cubic
+/// elements their setup (1.04–1.08 ms) plus a 16-column solve by the separator rows (0.638) is
+/// less than the fused sweeps' 16-column solve (1.80), and every later solve is 0.58–0.64 ms
+/// against 0.77 (1 column, level by level) or 1.80 (BENCHMARKS.md, round 12).
+pub const MAPS_MIN_RHS: usize = 16;
 /// Threads and right-hand sides per thread of a block of the fused kernels (a block sweeps
 /// `threads × cols` columns at once). Several columns per thread load each front entry from
 /// shared memory once for all of them and give every thread independent chains of FMAs.
@@ -342,6 +344,16 @@ struct MfKernels {
     fused_factor_forward: [Kernel; 2],
 }
 
+impl MfKernels {
+    /// The kernels whose blocks may stage the widest chunks: allowed [`MAX_SMEM`] of dynamic shared
+    /// memory where the device has it (the one list of kernels kept by hand; the launch profile
+    /// reads a launch's kernel from the launch itself).
+    fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
+        let one = std::iter::once;
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
+    }
+}
+
 /// The transfer maps of every fused subtree on the device; `fresh` once computed from the current
 /// factorization.
 struct DeviceMaps {
@@ -420,6 +432,8 @@ pub struct CudaMultifrontal {
     pipe_separators: Option<usize>,
     /// Threads per column of the separator-row kernels' blocks ([`CudaMultifrontal::set_column_threads`]).
     column_threads: usize,
+    /// Right-hand sides solved since the last factorization ([`MAPS_MIN_RHS`]).
+    solved_columns: AtomicUsize,
     /// Events after each fused launch while [`CudaMultifrontal::solve_profile`] runs.
     probe: Mutex<Option<Vec<pipe::Mark>>>,
     /// First node id past each tree level (leaves first), for [`CudaMultifrontal::factor_and_solve`].
@@ -588,12 +602,9 @@ impl CudaMultifrontal {
         // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
         let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(2 * p.mapt_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
-        let fused_kernels = || {
-            kernels.sub_forward.iter().chain(&kernels.sub_backward).chain(&kernels.maps_setup).chain(std::iter::once(&kernels.maps_forward)).chain(&kernels.maps_backward).chain(std::iter::once(&kernels.mapsp_forward)).chain(&kernels.mapsp_backward).chain(std::iter::once(&kernels.mapst_forward)).chain(&kernels.mapst_backward).chain(std::iter::once(&kernels.mapss_forward)).chain(&kernels.mapss_backward).chain(std::iter::once(&kernels.mapssp_forward)).chain(&kernels.mapssp_backward).chain(&kernels.fused_factor_forward)
-        };
         // (`mf_mapss_top` is not among them: its static shared memory would make 227 KiB of
         // dynamic shared memory too much, and the few rows of a walk step fit 48 KiB.)
-        if want > DEFAULT_SMEM && fused_kernels().all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, MAX_SMEM as i32).is_ok()) {
+        if want > DEFAULT_SMEM && kernels.wide_smem().all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, MAX_SMEM as i32).is_ok()) {
             sub_smem = MAX_SMEM;
         }
 
@@ -654,7 +665,8 @@ impl CudaMultifrontal {
             split_columns: false,
             stream_bottom: false,
             pipe_separators: None,
-            column_threads: 1,
+            column_threads: DEFAULT_COLUMN_THREADS,
+            solved_columns: AtomicUsize::new(0),
             probe: Mutex::new(None),
             lvl_end,
         })
@@ -682,6 +694,7 @@ impl CudaMultifrontal {
 
     /// Element matrices into the factor storage, status reset, maps marked stale.
     fn reset_factor(&mut self, be: &CudaBackend) -> Result<()> {
+        *self.solved_columns.get_mut() = 0;
         if let Some(m) = self.maps.get_mut().unwrap_or_else(|p| p.into_inner()).as_mut() {
             m.fresh = false;
         }
@@ -846,8 +859,9 @@ impl CudaMultifrontal {
             SolvePath::Subtrees => (some, false),
             SolvePath::Maps => (some, some),
             SolvePath::Auto => {
-                let fresh = self.maps.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|m| m.fresh);
-                (some && (fresh || nrhs >= SUBTREE_MIN_RHS), some && (fresh || nrhs >= MAPS_MIN_RHS))
+                let fresh = self.has_fresh_maps();
+                let solved = self.solved_columns.fetch_add(nrhs, Ordering::Relaxed).saturating_add(nrhs);
+                (some && (fresh || nrhs >= SUBTREE_MIN_RHS), some && (fresh || solved >= MAPS_MIN_RHS))
             }
         };
         let by_maps = by_maps && self.passes.iter().all(|p| p.map_nb <= 3);
@@ -947,7 +961,7 @@ impl CudaMultifrontal {
 
     /// [`Self::sweep_pass`]'s launch; what it launched, for the profile.
     #[allow(clippy::too_many_arguments)]
-    fn launch_pass(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, st: DevPtr, b: DevPtr, x: DevPtr, leaf: DevPtr, maps: Option<DevPtr>) -> Result<pipe::Launch> {
+    fn launch_pass(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, st: DevPtr, b: DevPtr, x: DevPtr, leaf: DevPtr, maps: Option<DevPtr>) -> Result<pipe::Launch<'_>> {
         if let Some(maps) = maps {
             if let Some(l) = self.launch_pipelined(be, p, backward, nrhs, b, x, leaf, maps)? {
                 return Ok(l);
@@ -956,13 +970,11 @@ impl CudaMultifrontal {
             // sides (tensor cores: by the pass, [`pipe::TC_FEW_SUBTREES`]); narrower where the
             // block would not fit.
             let tensor = matches!(self.maps_kernel.unwrap_or_default(), MapsKernel::Tensor | MapsKernel::Separators | MapsKernel::SeparatorsTop);
-            let mut cols = if tensor { self.tensor_cols(p, nrhs) } else { self.shape.map_or_else(|| SubtreeShape::for_rhs(nrhs).threads, |s| s.threads) };
+            let cols = if tensor { self.tensor_cols(p, nrhs) } else { self.shape.map_or_else(|| SubtreeShape::for_rhs(nrhs).threads, |s| s.threads) };
             let smem = |cols| if tensor { p.mapt_smem(backward, cols) } else { p.map_smem(backward, cols) };
-            while cols > 32 && smem(cols) > self.sub_smem {
-                cols /= 2;
-            }
+            let (cols, smem) = self.fit_width(cols, smem).ok_or_else(|| Error::invalid(format!("pass {}: 32 columns of the map kernels need more shared memory than {} bytes", p.index, self.sub_smem)))?;
             let grid_y = if tensor { self.tensor_grid_y(p, nrhs, cols) } else { 1 };
-            let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: smem(cols) as u32 };
+            let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: smem as u32 };
             let k = match (tensor, backward) {
                 (false, true) => &self.kernels.maps_backward[p.map_nb - 1],
                 (false, false) => &self.kernels.maps_forward,
@@ -993,6 +1005,12 @@ impl CudaMultifrontal {
     /// the maps calls it; benchmarks call it to time it apart.
     pub fn prepare_maps(&self, be: &CudaBackend) -> Result<()> {
         self.maps_ptr(be).map(|_| ())
+    }
+
+    /// Whether the transfer maps are computed from the current factorization (then
+    /// [`SolvePath::Auto`] solves every number of right-hand sides by them).
+    pub fn has_fresh_maps(&self) -> bool {
+        self.maps.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|m| m.fresh)
     }
 
     /// The maps' device pointer, computed first where stale.

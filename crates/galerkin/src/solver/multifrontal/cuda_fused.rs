@@ -69,14 +69,8 @@ impl CudaMultifrontal {
     fn launch_fused(&self, be: &CudaBackend, p: &DevPass, nrhs: usize, b: DevPtr, x: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
         // Shared memory: a front per warp, the maps' set-up, the forward sweep (one after another).
         let smem = |cols: usize| (8 * group_doubles(p.mmax) * (cols / 32)).max(p.smem(cols)).max(p.mapt_smem(false, cols));
-        let mut cols = FUSED_THREADS;
-        while cols > 32 && smem(cols) > self.sub_smem {
-            cols /= 2;
-        }
-        if smem(cols) > self.sub_smem {
-            return Err(Error::invalid(format!("fused factorization of pass {}: {} bytes of shared memory exceed {}", p.index, smem(cols), self.sub_smem)));
-        }
-        let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: smem(cols) as u32 };
+        let (cols, bytes) = self.fit_width(FUSED_THREADS, smem).ok_or_else(|| Error::invalid(format!("fused factorization of pass {}: {} bytes of shared memory exceed {}", p.index, smem(32), self.sub_smem)))?;
+        let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (cols as u32, 1, 1), shared_mem_bytes: bytes as u32 };
         let k = &self.kernels.fused_factor_forward[usize::from(!p.small_e)];
         let (st, pv, status, lvl) = (ptr(be, &self.storage), ptr(be, &self.pinv), ptr(be, &self.status), ptr(be, &self.lvl_end));
         let (mmax, mcap, nr, n, off) = (p.mmax as i32, p.map_cap(false, true) as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));

@@ -22,8 +22,8 @@ pub enum MapsKernel {
     /// A block per subtree as [`MapsKernel::Blocks`], each chunk's whole gather issued at once as
     /// asynchronous copies (one round trip, no registers held) and the backward product
     /// `x_E = [H K]·w` on the FP64 tensor cores (`mma.sync` m16n8k4 on Hopper). The default below
-    /// [`super::SEPARATORS_MIN_RHS`] right-hand sides (and where the separator layout does not
-    /// apply): on the H100 at 2^20 cubic elements the fastest single solve (0.70 ms; 256: 6.1
+    /// [`super::SEPARATORS_MIN_RHS`] right-hand sides (none since round 12) and where the
+    /// separator layout does not apply: on the H100 at 2^20 cubic elements the fastest single solve (0.70 ms; 256: 6.1
     /// against 8.1 ms of the block kernels; BENCHMARKS.md, rounds 7 and 8).
     #[default]
     Tensor,
@@ -93,18 +93,35 @@ impl PassTraffic {
     }
 }
 
-/// What a launch was: kernel, grid, block, shared memory.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Launch {
-    kernel: &'static str,
+/// What a launch was: kernel, grid, block, shared memory. The kernel itself, not its name, so the
+/// profile reads its registers and occupancy without a list of kernels to look it up in (round 10
+/// lost a sweep to such a list missing a new kernel).
+#[derive(Clone, Copy)]
+pub(super) struct Launch<'a> {
+    kernel: &'a Kernel,
     grid: u32,
     threads: u32,
     smem: u32,
 }
 
-impl Launch {
-    pub(super) fn new(k: &Kernel, cfg: LaunchConfig) -> Launch {
-        Launch { kernel: k.name, grid: cfg.grid_dim.0, threads: cfg.block_dim.0, smem: cfg.shared_mem_bytes }
+impl<'a> Launch<'a> {
+    pub(super) fn new(k: &'a Kernel, cfg: LaunchConfig) -> Launch<'a> {
+        Launch { kernel: k, grid: cfg.grid_dim.0, threads: cfg.block_dim.0, smem: cfg.shared_mem_bytes }
+    }
+}
+
+/// A profiled launch's kernel name and function (kept past the launch).
+struct Launched {
+    name: &'static str,
+    func: cudarc::driver::CudaFunction,
+    grid: u32,
+    threads: u32,
+    smem: u32,
+}
+
+impl From<Launch<'_>> for Launched {
+    fn from(l: Launch<'_>) -> Launched {
+        Launched { name: l.kernel.name, func: l.kernel.func.clone(), grid: l.grid, threads: l.threads, smem: l.smem }
     }
 }
 
@@ -115,7 +132,7 @@ pub(super) struct Mark {
     backward: bool,
     subtrees: usize,
     bytes: f64,
-    launch: Launch,
+    launch: Launched,
     event: cudarc::driver::CudaEvent,
 }
 
@@ -188,7 +205,7 @@ impl CudaMultifrontal {
     /// The pipelined launch of one pass, or `None` where the blocks' kernels are chosen or even 32
     /// columns of the pipelined kernel do not fit the shared memory.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn launch_pipelined(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<Option<Launch>> {
+    pub(super) fn launch_pipelined(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<Option<Launch<'_>>> {
         if self.maps_kernel.unwrap_or_default() != MapsKernel::Pipelined {
             return Ok(None);
         }
@@ -225,22 +242,22 @@ impl CudaMultifrontal {
 
     /// Records an event after a fused launch while a profile is being taken (timing events:
     /// cudarc's default flags disable timing, and `cuEventElapsedTime` then fails).
-    pub(super) fn mark(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, launch: Launch) -> Result<()> {
+    pub(super) fn mark(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, launch: Launch<'_>) -> Result<()> {
         let mut guard = self.probe.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(marks) = guard.as_mut() {
             let event = be.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| cuda_error(format!("profile event: {e}")))?;
             let dir = if backward { "backward" } else { "forward" };
-            marks.push(Mark { label: format!("{dir} {}", p.index), pass: p.index, backward, subtrees: p.count, bytes: p.traffic.bytes(backward, nrhs), launch, event });
+            marks.push(Mark { label: format!("{dir} {}", p.index), pass: p.index, backward, subtrees: p.count, bytes: p.traffic.bytes(backward, nrhs), launch: launch.into(), event });
         }
         Ok(())
     }
 
     /// Records an event after the walk of the passes near the root (both ways, one launch).
-    pub(super) fn mark_walk(&self, be: &CudaBackend, first: usize, subtrees: usize, bytes: f64, launch: Launch) -> Result<()> {
+    pub(super) fn mark_walk(&self, be: &CudaBackend, first: usize, subtrees: usize, bytes: f64, launch: Launch<'_>) -> Result<()> {
         let mut guard = self.probe.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(marks) = guard.as_mut() {
             let event = be.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| cuda_error(format!("profile event: {e}")))?;
-            marks.push(Mark { label: format!("walk {first}.. both ways"), pass: first, backward: false, subtrees, bytes, launch, event });
+            marks.push(Mark { label: format!("walk {first}.. both ways"), pass: first, backward: false, subtrees, bytes, launch: launch.into(), event });
         }
         Ok(())
     }
@@ -279,17 +296,15 @@ impl CudaMultifrontal {
         for m in &marks {
             let ms = prev.elapsed_ms(&m.event).map_err(|e| cuda_error(format!("profile event: {e}")))?;
             prev = &m.event;
-            let k = &self.kernels;
-            let fused = k.sub_forward.iter().chain(&k.sub_backward).chain(std::iter::once(&k.maps_forward)).chain(&k.maps_backward).chain(std::iter::once(&k.mapsp_forward)).chain(&k.mapsp_backward).chain(std::iter::once(&k.mapst_forward)).chain(&k.mapst_backward).chain(std::iter::once(&k.mapss_forward)).chain(&k.mapss_backward).chain(std::iter::once(&k.mapssp_forward)).chain(&k.mapssp_backward).chain(std::iter::once(&k.mapss_top)).chain(&k.fused_factor_forward).chain(std::iter::once(&k.stream_forward)).chain(&k.stream_backward);
-            let func = &fused.into_iter().find(|f| f.name == m.launch.kernel).ok_or_else(|| Error::invalid(format!("internal: no kernel {}", m.launch.kernel)))?.func;
-            let registers = func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_NUM_REGS).map_err(|e| cuda_error(format!("registers of {}: {e}", m.launch.kernel)))?;
-            let blocks_per_sm = func.occupancy_max_active_blocks_per_multiprocessor(m.launch.threads, m.launch.smem as usize, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", m.launch.kernel)))?;
+            let (name, func) = (m.launch.name, &m.launch.func);
+            let registers = func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_NUM_REGS).map_err(|e| cuda_error(format!("registers of {name}: {e}")))?;
+            let blocks_per_sm = func.occupancy_max_active_blocks_per_multiprocessor(m.launch.threads, m.launch.smem as usize, None).map_err(|e| cuda_error(format!("occupancy of {name}: {e}")))?;
             out.push(LaunchProfile {
                 label: m.label.clone(),
                 pass: m.pass,
                 backward: m.backward,
                 subtrees: m.subtrees,
-                kernel: m.launch.kernel.to_string(),
+                kernel: name.to_string(),
                 grid: m.launch.grid,
                 threads: m.launch.threads,
                 smem_bytes: m.launch.smem,

@@ -121,10 +121,20 @@ fn stream_fits(p: &DevPass) -> bool {
 
 /// With no map kernel chosen ([`CudaMultifrontal::set_maps_kernel`] `None`), solves of this many
 /// right-hand sides or more run [`MapsKernel::Separators`] where the layout applies, fewer the
-/// tensor-core kernels: on the H100 at 2^20 cubic elements the separator layout was faster at 16
-/// (0.946 against 0.972 ms), 256 (4.90 against 6.14) and 1024 (18.2 against 23.1) and slower at 1
-/// (0.759 against 0.697; BENCHMARKS.md, round 8).
-pub const SEPARATORS_MIN_RHS: usize = 16;
+/// tensor-core kernels. 1 since round 12: with [`DEFAULT_COLUMN_THREADS`] the separator rows are
+/// the fastest maps' solve at every count on the H200 at 2^20 cubic elements (1 column: 0.584 ms
+/// against 0.637 by the tensor-core kernels; 16: 0.638; 256: 3.44 against 5.00; BENCHMARKS.md,
+/// round 12). On the H100 with one thread per column they were slower at 1 (0.759 against 0.697
+/// ms; round 8), hence the earlier 16.
+pub const SEPARATORS_MIN_RHS: usize = 1;
+
+/// Threads per column of the separator-row kernels' blocks by default
+/// ([`CudaMultifrontal::set_column_threads`]): 2 is the fastest at 1, 16, 256 and 1024
+/// right-hand sides on the H200 at 2^20 cubic elements (round 12: 1 column 0.584 against 0.710 ms
+/// with 1 thread, 16: 0.638 against 0.767, 256: 3.44 against 3.68; 4 threads with 64-column
+/// chunks 3.91). The bottom launches are limited by the staged chunk's shared memory, so twice
+/// the warps per block are twice the warps per multiprocessor.
+pub const DEFAULT_COLUMN_THREADS: usize = 2;
 
 impl CudaMultifrontal {
     /// Gives every chunk of columns its own block in the separator-layout launches of every pass
@@ -206,14 +216,11 @@ impl CudaMultifrontal {
         if self.pipe_separators.is_some_and(|min| p.count >= min) && self.sweep_separators_pipelined(be, seps, p, backward, nrhs, b, x, sep, leaf, maps)? {
             return Ok(());
         }
-        let mut cols = self.tensor_cols(p, nrhs);
-        while cols > 32 && p.mapt_smem(backward, cols) > self.sub_smem {
-            cols /= 2;
-        }
+        let (cols, smem) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapt_smem(backward, c)).ok_or_else(|| Error::invalid(format!("pass {}: 32 columns of the separator-row kernels need more shared memory than {} bytes", p.index, self.sub_smem)))?;
         let grid_y = if self.split_columns { nrhs.div_ceil(cols).min(GRID_Y) } else { self.tensor_grid_y(p, nrhs, cols) };
         let k = if backward { &self.kernels.mapss_backward[p.map_nb - 1] } else { &self.kernels.mapss_forward };
         let threads = self.column_block(k, cols)?;
-        let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: p.mapt_smem(backward, cols) as u32 };
+        let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let sp = seps.pass(be, p.index);
         let mcap = p.map_cap(backward, true) as u32;
         let (c, nr, n, off) = (cols as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
@@ -241,8 +248,8 @@ impl CudaMultifrontal {
         self.pipe_separators = min;
     }
 
-    /// Gives the separator-row kernels' blocks (plain and pipelined) `k` threads per column (1, the
-    /// default; at most 4: blocks of up to 256 columns stay within 1024 threads): the same shared
+    /// Gives the separator-row kernels' blocks (plain and pipelined) `k` threads per column
+    /// ([`DEFAULT_COLUMN_THREADS`] by default; at most 4: blocks of up to 256 columns stay within 1024 threads): the same shared
     /// memory per block, `k` times the warps — more warps per multiprocessor where the staged
     /// chunks, not registers, limit the resident blocks. The moves and the tensor-core products
     /// are shared out over all warps, a column's forward rows over its `k` threads. Errors on 0 or
