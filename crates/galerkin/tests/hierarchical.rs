@@ -359,6 +359,41 @@ fn cell_groups_and_balanced_tiles_match_the_cpu() {
     }
 }
 
+/// The twelfth round's shapes of scheme III ([`TiledConfig::round12`], issue 16) and the default
+/// they vary: wide writes (the round's tiles formed into a packed image in shared memory, stored
+/// as row segments by double2 stores or sent by bulk copies; p = 5's rounds in several groups,
+/// the image at either 16-byte phase of a cell's odd-sized triangle), more blocks per SM at p = 2,
+/// 3, two blocks of 8 warps at p = 4 — give the CPU's matrices at p = 2–5 on 27 distorted, rotated
+/// cells, on a grid of a block per cell and on 2 blocks (each looping over cells, so an image is
+/// reused while the previous cell's copies may still read it).
+#[test]
+fn wide_writes_and_register_caps_match_the_cpu() {
+    use galerkin::operator::level::full::cuda::DeviceAssembler;
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    use galerkin::operator::level::Integration;
+    use galerkin::operator::Tuning;
+    let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
+    let mesh = twisted(3, true);
+    let physics = Elasticity::lame(LAMBDA, MU, 3);
+    for p in 2..=5 {
+        let space = hier(mesh.clone(), p, ModeSet::Trunk);
+        let integ = ElementIntegrator::new(&space, &physics, None).unwrap();
+        let want = cpu_matrices(&integ);
+        let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), Tuning { integration: Integration::Tiled, ..Default::default() }).unwrap();
+        let nloc = space.dofmap.nodes_per_cell;
+        let shapes = TiledConfig::round12(nloc);
+        assert!(shapes.iter().any(|c| c.wide == 1) && shapes.iter().any(|c| c.wide == 2), "p = {p}: both wide writes swept");
+        for cfg in std::iter::once(asm.tiled_default()).chain(shapes) {
+            for grid in [None, Some(2)] {
+                let got = asm.tiled_matrices_to_host_on(&gpu, cfg, grid).unwrap_or_else(|e| panic!("p = {p} {} (grid {grid:?}): {e}", cfg.label()));
+                let d = rel_diff(&want, &got);
+                eprintln!("p = {p} tiled {} (grid {grid:?}): max relative difference {d:.1e}", cfg.label());
+                assert!(d < 1e-12, "p = {p} tiled {} (grid {grid:?}): GPU element matrices differ from the CPU's by {d:e}", cfg.label());
+            }
+        }
+    }
+}
+
 /// Packed upper triangles (issue 16, ninth round): scheme III's packed matrices, unpacked, equal
 /// the full ones its full-storage shape writes (same kernel otherwise) on a resident grid and on
 /// 3 blocks looping over 8 cells; the `element` level applies, and block-Jacobi-preconditions, the
