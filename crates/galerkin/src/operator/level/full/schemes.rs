@@ -128,12 +128,17 @@ impl TiledConfig {
     /// slower for 12.5 % and 6.7 % fewer MMAs (1.797 against 1.708 ms, 5.418 against 5.199), at
     /// p = 2 by 3 %, at p = 1 equal. Up to 8 functions (trunk p = 1), since the eleventh round:
     /// narrow tiles in blocks of 8 one-warp cells, 4 blocks per SM (H200: 0.036 ms against 0.045
-    /// for the tenth round's one-warp blocks in the same run); every other degree keeps the
-    /// tenth round's shape, which the eleventh round's variants did not beat ([`Self::round11`]).
+    /// for the tenth round's one-warp blocks in the same run); from 9 to 24 functions (trunk
+    /// p = 2), since the twelfth round, wide writes by bulk copies (H200: 0.188 ms against 0.230
+    /// in the same run; at p = 3–5 they measured level, [`Self::round12`]); every other degree
+    /// keeps the tenth round's shape, which the eleventh round's variants did not beat
+    /// ([`Self::round11`]).
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let base = TiledConfig::tenth_round(nloc);
         if nloc <= 8 {
             TiledConfig { narrow: true, cells: 8, min_blocks: 4, ..base }
+        } else if nloc <= 24 {
+            TiledConfig { wide: 2, ..base }
         } else {
             base
         }
@@ -251,7 +256,8 @@ impl TiledConfig {
     }
 
     /// The twelfth round's shapes for `nloc` functions (right after the default in the sweep, so
-    /// `--sweep-shapes` takes them first), each the default with a change: from trunk p = 2 on,
+    /// `--sweep-shapes` takes them first; the default itself left out, which at p = 2 is the
+    /// first of them), each the tenth round's default with a change: from trunk p = 2 on,
     /// wide writes (`wide`: the round's tiles formed into a packed image in shared memory, then
     /// its row segments stored by double2 stores over consecutive addresses, 1, or sent as one
     /// bulk copy per row, 2; unpaired tiles); at p = 2, 3 (9–32 functions) one and two more
@@ -259,7 +265,7 @@ impl TiledConfig {
     /// p = 2 instead of 128), and one more with wide writes; at p = 4 two blocks of 8 warps per
     /// SM with wide writes (p = 5's tiles do not fit the smaller staging buffers).
     pub fn round12(nloc: usize) -> Vec<TiledConfig> {
-        let d = TiledConfig::for_functions(nloc);
+        let d = TiledConfig::tenth_round(nloc);
         let mut v = Vec::new();
         if nloc > 8 {
             let wide = TiledConfig { paired: false, ..d };
@@ -278,7 +284,8 @@ impl TiledConfig {
         if (33..=50).contains(&nloc) {
             v.push(TiledConfig { warps: 8, min_blocks: 2, wide: 1, ..d });
         }
-        v.retain(|c| *c != d);
+        let default = TiledConfig::for_functions(nloc);
+        v.retain(|c| *c != d && *c != default);
         v
     }
 
@@ -418,7 +425,9 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("CELLS={}", cfg.cells.max(1)),
         format!("PREFETCH={}", usize::from(cfg.prefetch)),
         format!("NARROW={}", usize::from(cfg.narrow)),
-        format!("WIDE_WRITES={}", cfg.wide.min(2)),
+        // Wide writes form packed unpaired tiles only: a shape made full or paired from one with
+        // them (the full-storage row of the benchmark, a tuning without `packed`) stores as before.
+        format!("WIDE_WRITES={}", if cfg.packed && !cfg.paired { cfg.wide.min(2) } else { 0 }),
         format!("PRODUCERS={}", cfg.producers),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
@@ -817,7 +826,9 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         jobs.push((format!("element_schemes.cu {label}"), ELEMENT_SCHEMES, scheme_defines(&v, dims)));
         if p <= 5 && modes == ModeSet::Trunk && kind == QuadratureKind::Gauss && ncomp == 3 {
             // The whole sweep at p = 4, 5; the eleventh round's shapes at p = 1–3.
-            let shapes = if p >= 4 { TiledConfig::sweep(v.nloc) } else { TiledConfig::round11(v.nloc).into_iter().chain(TiledConfig::round12(v.nloc)).collect() };
+            // The packed default too (what the `element` level runs; the default compiled above
+            // is what the full level sums, full unless `packed = true`).
+            let shapes = if p >= 4 { TiledConfig::sweep(v.nloc) } else { std::iter::once(TiledConfig::for_functions(v.nloc)).chain(TiledConfig::round11(v.nloc)).chain(TiledConfig::round12(v.nloc)).collect() };
             for cfg in shapes.into_iter().filter(|c| *c != default_shape(&v, dims)) {
                 jobs.push((format!("element_schemes.cu {label}, tiled {}", cfg.label()), ELEMENT_SCHEMES, scheme_defines_with(&v, cfg, dims)));
             }
