@@ -236,6 +236,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef NARROW
 #define NARROW 0                                     // one 8-block of functions (NLOC ≤ 8): m8n8k4 on the tile's first half
 #endif
+#ifndef WIDE_WRITES
+#define WIDE_WRITES 0                                // a round's tiles leave from a packed image in shared memory: 1 block-wide double2 row stores, 2 bulk copies per row
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -277,6 +280,7 @@ static_assert(!TENSOR || (TN1 <= 256 && TNF <= 256), "factor and point indices a
 static_assert(!NARROW || NLOC <= 8, "narrow tiles: one 8-block of functions");
 static_assert(CELLS >= 1 && CELLS <= 15 && (CELLS == 1 || PRODUCERS == 0), "1 to 15 cell groups (a named barrier each), no producer warps");
 static_assert(!PREFETCH || (PRODUCERS == 0 && NV * DIM <= TILED_THREADS), "a lane per coordinate of the next cell");
+static_assert(!WIDE_WRITES || (PACKED && !PAIRED && PRODUCERS == 0 && DEFER_WRITES == 0 && TPW == 1), "wide writes: packed, unpaired, one tile per warp, every warp stages");
 
 // A tile: the m16n8 product of row blocks r0 (rows 0–7) and r1 (rows 8–15) of 8 functions with
 // column block c; r1 < 0: none (its rows repeat r0's, nothing is stored); r0 < 0: no tile. Row
@@ -322,7 +326,7 @@ __host__ __device__ constexpr int tile_count() {
 }
 constexpr int NTILES = tile_count();
 
-__device__ __forceinline__ Tile tile_of(int t) {
+__host__ __device__ constexpr Tile tile_of(int t) {
     Tile tl;
     if (PAIRED) {
         paired_walk(t, tl);
@@ -532,11 +536,12 @@ __device__ __forceinline__ TileSigns tile_signs(const Tile& tl, const signed cha
 }
 
 // Forms the blocks of half tile hh of `tl` — pairs (a, b), a = 8·R + g (R its row block), b =
-// 8·C + 2t + v — from the moments in accumulator slots 2·hh + v, signed (`sg`), into the warp's scratch
-// `ws` as U[NCOMP·g + i][NCOMP·(2t + v) + j] (row stride WS); a transposed block (R > C) as the
+// 8·C + 2t + v — from the moments in accumulator slots 2·hh + v, signed (`sg`), each entry handed to
+// put(row, col, value) as U[NCOMP·g + i][NCOMP·(2t + v) + j]; a transposed block (R > C) as the
 // blocks of pairs (b, a), moments M_lk, at U[NCOMP·(2t + v) + i][NCOMP·g + j].
-__device__ __forceinline__ void fill_half_tile(double* __restrict__ ws, const double* p, const Tile& tl, int hh,
-                                               const double (&acc)[DIM * DIM][4], const TileSigns& sg) {
+template <class Put>
+__device__ __forceinline__ void form_half_tile(Put put, const double* p, const Tile& tl, int hh, const double (&acc)[DIM * DIM][4],
+                                               const TileSigns& sg) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int r = half_row(tl, hh);
     const bool tr = r > tl.c;
@@ -553,8 +558,14 @@ __device__ __forceinline__ void fill_half_tile(double* __restrict__ ws, const do
 #pragma unroll
         for (int i = 0; i < NCOMP; ++i)
 #pragma unroll
-            for (int j = 0; j < NCOMP; ++j) ws[(NCOMP * ra + i) * WS + NCOMP * cb + j] = s * e[i][j];
+            for (int j = 0; j < NCOMP; ++j) put(NCOMP * ra + i, NCOMP * cb + j, s * e[i][j]);
     }
+}
+
+// The blocks U of half tile hh into the warp's scratch `ws` (row stride WS).
+__device__ __forceinline__ void fill_half_tile(double* __restrict__ ws, const double* p, const Tile& tl, int hh,
+                                               const double (&acc)[DIM * DIM][4], const TileSigns& sg) {
+    form_half_tile([&](int r, int col, double v) { ws[r * WS + col] = v; }, p, tl, hh, acc, sg);
 }
 
 // Store rounds [lo, hi) (of WIT) of a half tile at node corner (a0, b0) from its blocks U in `ws`:
@@ -786,6 +797,162 @@ struct TiledCell {
     }
 };
 
+// ---- Wide writes (WIDE_WRITES): a round's tiles leave from a packed image in shared memory ------
+// The warps form their finished half tiles into an image of the cell's packed upper triangle (the
+// staging buffers, free after a round's last pass: entry (r, s) at packed_at(r, s) − lo), then the
+// group stores the image's row segments over consecutive addresses — rows of packed storage follow
+// one another, so a strip of 16 functions' rows is one contiguous range where the round holds all
+// its tiles — as double2 stores by warps (1) or one bulk copy per row (2: cp.async.bulk, Hopper;
+// the image then shares the segments' 16-byte phase, and the copies read it while the warps go on
+// to the next round). Where a round's image does not fit (p = 5), its tiles go in consecutive
+// groups, each the longest that fits. Tiles are unpaired, in order of 16-row strip A and column
+// block B ≥ 2A (tile_of).
+constexpr int NBUF = NCHUNK > 1 ? 2 : 1;               // one pass of points (p ≤ 2): one staging buffer
+constexpr int HREGION = NBUF * HSIZE > TILED_WARPS * WR * WS ? NBUF * HSIZE : TILED_WARPS * WR * WS;
+constexpr int IMAGE_CAP = HREGION - 1;                 // one double left for the image's 16-byte phase
+constexpr int min_i(int a, int b) { return a < b ? a : b; }
+constexpr int max_i(int a, int b) { return a > b ? a : b; }
+constexpr int packed_c(int r, int s) { return r * ND - r * (r - 1) / 2 + (s - r); }
+// First packed entry of tile t (its strip's first row, from its column or the diagonal on).
+constexpr int tile_lo(int t) {
+    const Tile tl = tile_of(t);
+    const int r0 = 2 * WR * (tl.r0 / 2);
+    return packed_c(r0, max_i(r0, WR * tl.c));
+}
+// One past the last packed entry of tile t (its last row below ND holding a needed pair).
+constexpr int tile_hi(int t) {
+    const Tile tl = tile_of(t);
+    const int ce = min_i(WR * (tl.c + 1), ND), last = min_i(min_i(2 * WR * (tl.r0 / 2 + 1), ND), ce) - 1;
+    return packed_c(last, ce - 1) + 1;
+}
+constexpr bool every_tile_fits() {
+    for (int t = 0; t < NTILES; ++t)
+        if (tile_hi(t) - tile_lo(t) > IMAGE_CAP) return false;
+    return true;
+}
+static_assert(!WIDE_WRITES || every_tile_fits(), "wide writes: a tile's packed rows fit the staging buffers");
+
+// The bulk copies of WIDE_WRITES 2 (sm_90; earlier, plain stores): `bulk_wait_read` returns once
+// this thread's copies have read their shared source, `bulk_wait_all` once they are complete.
+__device__ __forceinline__ void bulk_store(double* dst, const double* src, unsigned bytes) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+    const unsigned sh = (unsigned)__cvta_generic_to_shared(src);
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(sh), "r"(bytes) : "memory");
+#else
+    for (unsigned i = 0; i < bytes / 8; ++i) store_out(dst + i, src[i]);
+#endif
+}
+__device__ __forceinline__ void bulk_commit() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_wait_read() {
+#if WIDE_WRITES == 2 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_wait_all() {
+#if WIDE_WRITES == 2 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void fence_async_shared() {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+}
+
+// Calls f(r, cs, ce) for the rows r of tiles [g0, g1) that worker `who` of `workers` takes (rows
+// numbered across the group's strips, dealt round-robin): row r's needed columns [cs, ce).
+template <class F>
+__device__ __forceinline__ void for_group_rows(int g0, int g1, int who, int workers, F f) {
+    const Tile first = tile_of(g0), last = tile_of(g1 - 1);
+    const int a0 = first.r0 / 2, a1 = last.r0 / 2;
+    int n = 0;  // rows of earlier strips
+    for (int A = a0; A <= a1; ++A) {
+        const int bs = A == a0 ? first.c : 2 * A, be = A == a1 ? last.c : NB8 - 1;
+        const int r0 = 2 * WR * A, ce = min_i(WR * (be + 1), ND), rend = min_i(min_i(r0 + 2 * WR, ND), ce);
+        for (int j = ((who - n) % workers + workers) % workers; r0 + j < rend; j += workers) {
+            const int r = r0 + j;
+            f(r, max_i(r, WR * bs), ce);
+        }
+        n += rend - r0;
+    }
+}
+
+// Packed entries [cs, ce) of row r from image `img` (entry e at img[e − lo]) to the cell's
+// matrix `k`, by the warp's lanes: double2 stores where the address is 16-byte aligned (the image
+// shares the phase), a double at either end where not.
+__device__ __forceinline__ void store_segment(double* __restrict__ k, const double* __restrict__ img, int lo, int r, int cs, int ce) {
+    const int lane = threadIdx.x & 31, e0 = packed_c(r, cs), n = ce - cs;
+    double* dst = k + e0;
+    const double* src = img + (e0 - lo);
+    const int head = (int)((reinterpret_cast<u64>(dst) >> 3) & 1), pairs = (n - head) >> 1;
+    if (head && lane == 0) store_out(dst, src[0]);
+    if (((n - head) & 1) && lane == 31) store_out(dst + n - 1, src[n - 1]);
+    double2* d2 = reinterpret_cast<double2*>(dst + head);
+    const double2* s2 = reinterpret_cast<const double2*>(src + head);
+    for (int j = lane; j < pairs; j += 32) {
+#if STREAM_STORES
+        __stcs(&d2[j], s2[j]);
+#else
+        d2[j] = s2[j];
+#endif
+    }
+}
+
+// The same segment as one bulk copy of its 16-byte-aligned middle, its ends stored by this thread.
+__device__ __forceinline__ void send_segment(double* __restrict__ k, const double* __restrict__ img, int lo, int r, int cs, int ce) {
+    const int e0 = packed_c(r, cs), n = ce - cs;
+    double* dst = k + e0;
+    const double* src = img + (e0 - lo);
+    const int head = (int)((reinterpret_cast<u64>(dst) >> 3) & 1), pairs = (n - head) >> 1;
+    if (head) store_out(dst, src[0]);
+    if ((n - head) & 1) store_out(dst + n - 1, src[n - 1]);
+    if (pairs > 0) bulk_store(dst + head, src + head, 16u * (unsigned)pairs);
+}
+
+// Writes the round of tiles from t0 (this warp's: tile t0 + warp, accumulators `acc`) through
+// packed images in the staging region `hbuf` of the group (every thread of the group calls it).
+__device__ __forceinline__ void write_round_wide(double* __restrict__ k, double* __restrict__ hbuf, const double* p, int t0, int warp, int tid,
+                                                 int grp, const Tile& tl, const double (&acc)[DIM * DIM][4], const TileSigns& sg) {
+    const int tend = min_i(t0 + TILED_WARPS, NTILES), mine = t0 + warp;
+    for (int g0 = t0, g1 = t0; g0 < tend; g0 = g1) {
+        const int lo = tile_lo(g0);
+        for (g1 = g0 + 1; g1 < tend && tile_hi(g1) - lo <= IMAGE_CAP; ++g1) {
+        }
+        // The image shares the matrix's 16-byte phase: entry e at img[e − lo].
+        double* img = hbuf + ((reinterpret_cast<u64>(k + lo) >> 3) & 1);
+        if (g0 > t0) {
+            bulk_wait_read();  // the previous group's copies have read the image
+            group_sync(grp);   // and its stores
+        }
+        if (mine >= g0 && mine < g1)
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+                if (!half_tile_writes(tl, hh)) continue;
+                int a0 = 0, b0 = 0;
+                half_tile_corner(tl, hh, a0, b0);
+                const int rr0 = a0 * NCOMP, ss0 = b0 * NCOMP;
+                form_half_tile(
+                    [&](int r, int col, double v) {
+                        const int rr = rr0 + r, ss = ss0 + col;
+                        if (rr < ND && ss < ND && ss >= rr) img[packed_c(rr, ss) - lo] = v;
+                    },
+                    p, tl, hh, acc, sg);
+            }
+        if (WIDE_WRITES == 2) fence_async_shared();  // the image is visible to the bulk copies
+        group_sync(grp);
+        if (WIDE_WRITES == 2) {
+            for_group_rows(g0, g1, tid, TILED_THREADS, [&](int r, int cs, int ce) { send_segment(k, img, lo, r, cs, ce); });
+            bulk_commit();
+        } else {
+            for_group_rows(g0, g1, warp, TILED_WARPS, [&](int r, int cs, int ce) { store_segment(k, img, lo, r, cs, ce); });
+        }
+    }
+}
+
 // Warp-specialised body (PRODUCERS > 0): PRODUCERS warps compute each cell's J⁻¹ table and stage
 // every pass of points into the two buffers in turn, running up to two passes ahead; the
 // TILED_WARPS warps multiply each buffer once it is full and write their tiles through their own
@@ -872,8 +1039,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     // cells further, with barriers of its own (group_sync), so one group's barrier waits and
     // dependent loads overlap the others' work.
     constexpr int XSD = PREFETCH ? 2 * NV * DIM + NV : 0;  // xs[2][NV·DIM] doubles, vs[2][NV] u32
-    constexpr int NBUF = NCHUNK > 1 ? 2 : 1;  // one pass of points (p ≤ 2): one staging buffer
-    constexpr int HREGION = NBUF * HSIZE > TILED_WARPS * WR * WS ? NBUF * HSIZE : TILED_WARPS * WR * WS;
     constexpr int GROUP_DOUBLES = JQR + XSD + HREGION + DEFER_WRITES * TILED_WARPS * WR * WS;
     const int grp = CELLS > 1 ? (int)(threadIdx.x / TILED_THREADS) : 0;
     const int tid = (int)threadIdx.x - grp * TILED_THREADS, warp = tid >> 5;
@@ -894,18 +1059,21 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     for (; c < ncells; c += stride) {
 #if PREFETCH
         // The previous cell's last round has read jq and its scratch; this cell's coordinates are in.
+        bulk_wait_read();  // the previous cell's bulk copies have read the image
         const double* x = pf.start(b, c, stride, ncells, cell_verts, coords, tid, grp);
         b ^= 1;
         fill_jq(reinterpret_cast<const double(*)[DIM]>(x), tab, jq, tid, TILED_THREADS);  // read where used: no 24 live registers
 #else
         double xv[NV][DIM];
         load_cell_coords(c, cell_verts, coords, xv);
+        bulk_wait_read();  // the previous cell's bulk copies have read the image
         group_sync(grp);  // the previous cell's last round has read jq and its scratch
         fill_jq(xv, tab, jq, tid, TILED_THREADS);
 #endif
         const TiledCell cell(out, coef, meta, c);
         for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
             TiledCell::Round r(t0, warp, signs, has_signs, c);
+            bulk_wait_read();  // the previous round's bulk copies have read the image
             group_sync(grp);  // jq is written; the previous round's scratch is read
             if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, tid);
             group_sync(grp);
@@ -924,7 +1092,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
                 group_sync(grp);  // this buffer is read; the other is staged
             }
             __syncwarp();  // the deferred slots are read before they are refilled
-            cell.write(ws, wd, r);
+            if (WIDE_WRITES && !(SKIP_PARTS & 4)) write_round_wide(cell.k, hbuf, cell.p, t0, warp, tid, grp, r.tl[0], r.acc[0], r.sg[0]);
+            else cell.write(ws, wd, r);
             if (DEFER_WRITES) {
                 pending.k = (r.tl[0].r0 >= 0 && !(SKIP_PARTS & 4)) ? cell.k : nullptr;
                 pending.tile = r.tl[0];
@@ -932,6 +1101,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
         }
     }
     pending.drain(wd, 0, 1);  // the group's last deferred tiles
+    bulk_wait_all();
 #endif
 }
 

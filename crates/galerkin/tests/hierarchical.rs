@@ -321,6 +321,32 @@ fn paired_tiles_match_the_cpu_at_every_degree() {
     }
 }
 
+/// Each tiled shape `shapes(p, nloc)` names (which may assert what it expects of them) gives the
+/// CPU's element matrices at trunk degrees `degrees` on 27 distorted, rotated cells, on a grid of
+/// a block per cell (or group) and on 2 blocks, each looping over several cells.
+fn tiled_shapes_match_the_cpu_on_27_cells(degrees: std::ops::RangeInclusive<usize>, shapes: impl Fn(usize, usize) -> Vec<galerkin::operator::level::full::schemes::TiledConfig>) {
+    use galerkin::operator::level::full::cuda::DeviceAssembler;
+    use galerkin::operator::level::Integration;
+    use galerkin::operator::Tuning;
+    let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
+    let mesh = twisted(3, true);
+    let physics = Elasticity::lame(LAMBDA, MU, 3);
+    for p in degrees {
+        let space = hier(mesh.clone(), p, ModeSet::Trunk);
+        let integ = ElementIntegrator::new(&space, &physics, None).unwrap();
+        let want = cpu_matrices(&integ);
+        let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), Tuning { integration: Integration::Tiled, ..Default::default() }).unwrap();
+        for cfg in shapes(p, space.dofmap.nodes_per_cell) {
+            for grid in [None, Some(2)] {
+                let got = asm.tiled_matrices_to_host_on(&gpu, cfg, grid).unwrap_or_else(|e| panic!("p = {p} {} (grid {grid:?}): {e}", cfg.label()));
+                let d = rel_diff(&want, &got);
+                eprintln!("p = {p} tiled {} (grid {grid:?}): max relative difference {d:.1e}", cfg.label());
+                assert!(d < 1e-12, "p = {p} tiled {} (grid {grid:?}): GPU element matrices differ from the CPU's by {d:e}", cfg.label());
+            }
+        }
+    }
+}
+
 /// The eleventh round's shapes of scheme III ([`TiledConfig::round11`], issue 16; at p = 1 the
 /// default since, beside the tenth round's default they vary): several cells
 /// per block (groups of warps with named barriers, one-warp groups on warp barriers), each group's
@@ -330,33 +356,35 @@ fn paired_tiles_match_the_cpu_at_every_degree() {
 /// prefetch carries coordinates from one cell to the next. (p = 5's shapes are in the sweep test.)
 #[test]
 fn cell_groups_and_balanced_tiles_match_the_cpu() {
-    use galerkin::operator::level::full::cuda::DeviceAssembler;
     use galerkin::operator::level::full::schemes::TiledConfig;
-    use galerkin::operator::level::Integration;
-    use galerkin::operator::Tuning;
-    let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
-    let mesh = twisted(3, true);
-    let physics = Elasticity::lame(LAMBDA, MU, 3);
-    for p in 1..=4 {
-        let space = hier(mesh.clone(), p, ModeSet::Trunk);
-        let integ = ElementIntegrator::new(&space, &physics, None).unwrap();
-        let want = cpu_matrices(&integ);
-        let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), Tuning { integration: Integration::Tiled, ..Default::default() }).unwrap();
-        let nloc = space.dofmap.nodes_per_cell;
+    tiled_shapes_match_the_cpu_on_27_cells(1..=4, |p, nloc| {
         let shapes = TiledConfig::round11(nloc);
         assert!(shapes.len() >= if p == 4 { 2 } else { 5 }, "p = {p}: {} new shapes", shapes.len());
         assert!(p > 1 || shapes.iter().any(|c| c.narrow && c.cells == 8 && c.prefetch), "p = 1: narrow prefetching groups swept");
         // The new default at p = 1 (narrow tiles, 8 cells a block) is the first new shape.
         assert!(p > 1 || shapes[0] == TiledConfig::for_functions(nloc), "p = 1: the default is swept");
-        for cfg in std::iter::once(TiledConfig::tenth_round(nloc)).chain(shapes) {
-            for grid in [None, Some(2)] {
-                let got = asm.tiled_matrices_to_host_on(&gpu, cfg, grid).unwrap_or_else(|e| panic!("p = {p} {} (grid {grid:?}): {e}", cfg.label()));
-                let d = rel_diff(&want, &got);
-                eprintln!("p = {p} tiled {} (grid {grid:?}): max relative difference {d:.1e}", cfg.label());
-                assert!(d < 1e-12, "p = {p} tiled {} (grid {grid:?}): GPU element matrices differ from the CPU's by {d:e}", cfg.label());
-            }
-        }
-    }
+        std::iter::once(TiledConfig::tenth_round(nloc)).chain(shapes).collect()
+    });
+}
+
+/// The twelfth round's shapes of scheme III ([`TiledConfig::round12`], issue 16) and the default
+/// they vary: wide writes (the round's tiles formed into a packed image in shared memory, stored
+/// as row segments by double2 stores or sent by bulk copies; p = 5's rounds in several groups,
+/// the image at either 16-byte phase of a cell's odd-sized triangle), more blocks per SM at p = 2,
+/// 3, two blocks of 8 warps at p = 4 — give the CPU's matrices at p = 2–5 on 27 distorted, rotated
+/// cells, on a grid of a block per cell and on 2 blocks (each looping over cells, so an image is
+/// reused while the previous cell's copies may still read it).
+#[test]
+fn wide_writes_and_register_caps_match_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(2..=5, |p, nloc| {
+        let default = TiledConfig::for_functions(nloc);
+        let shapes: Vec<TiledConfig> = std::iter::once(default).chain(TiledConfig::round12(nloc)).collect();
+        assert!(shapes.iter().any(|c| c.wide == 1) && shapes.iter().any(|c| c.wide == 2), "p = {p}: both wide writes tested");
+        // Wide writes by bulk copies are the default at trunk p = 2 since the twelfth round.
+        assert_eq!(default.wide == 2 && default.packed, p == 2, "p = {p}: default wide writes");
+        shapes
+    });
 }
 
 /// Packed upper triangles (issue 16, ninth round): scheme III's packed matrices, unpacked, equal

@@ -412,12 +412,18 @@ fn sweep_tiled(be: &CudaBackend, asm: &DeviceAssembler, runs: usize, shapes: usi
             let got = first_cells(config)?;
             max_rel_diff = Some(want.iter().zip(&got).fold(0.0f64, |m, (a, b)| m.max((a - b).abs())) / scale);
         }
+        // Each shape's row as soon as it is measured (stderr), so a cut run still reports it.
+        match &timing {
+            Some(t) => eprintln!("sweep nloc {} {label}: {:.3} ms ({:.3}–{:.3}), {:.2}× floor, diff {:.1e}", asm.variant.nloc, t.median * 1e3, t.min * 1e3, t.max * 1e3, t.median / floor, max_rel_diff.unwrap_or(f64::NAN)),
+            None => eprintln!("sweep nloc {} {label}: skipped ({})", asm.variant.nloc, skipped.as_deref().unwrap_or("")),
+        }
         out.push(SweepTime { config, label, over_floor: timing.as_ref().map(|t| t.median / floor), timing, skipped, max_rel_diff });
     }
     // The time split: the default shape with its staging, multiplies or writes left out. These
     // form no matrices, so neither the guard nor the comparison applies (`max_rel_diff` stays None).
     for config in TiledConfig::diagnostics(asm.variant.nloc) {
         let timing = timed(be, runs, || asm.tiled_matrices_with(be, config, ncells, &mut mats))?;
+        eprintln!("split nloc {} {}: {:.3} ms", asm.variant.nloc, config.label(), timing.median * 1e3);
         out.push(SweepTime { config, label: config.label(), over_floor: Some(timing.median / pick(config).1), timing: Some(timing), skipped: None, max_rel_diff: None });
     }
     Ok(out)

@@ -74,7 +74,11 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// global loads (only where a group loops over cells: resident grids); `narrow` (NARROW, at most 8 functions: trunk p = 1):
 /// the idle second half of the one m16n8 tile left out — m8n8k4 steps on its first half, so half
 /// the accumulators are constant zeros, not live registers (64–80 registers instead of 128: 24
-/// or 32 one-warp cells per SM instead of 16). (The seventh round's
+/// or 32 one-warp cells per SM instead of 16); `wide` (WIDE_WRITES, packed unpaired tiles, one per
+/// warp, every warp stages): a round's tiles leave from an image of the packed rows in the free
+/// staging buffers — 1: row segments stored by the group's warps with double2 stores over
+/// consecutive addresses, 2: one bulk copy (`cp.async.bulk`) per row, read while the warps go on
+/// (0: each warp stores its own half tiles' 192-byte row pieces). (The seventh round's
 /// bulk asynchronous writes and prestaging were 4–8 % slower and are gone: BENCHMARKS.md.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
@@ -96,6 +100,7 @@ pub struct TiledConfig {
     pub cells: usize,
     pub prefetch: bool,
     pub narrow: bool,
+    pub wide: u8,
 }
 
 impl Default for TiledConfig {
@@ -104,7 +109,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0 }
     }
 }
 
@@ -123,12 +128,17 @@ impl TiledConfig {
     /// slower for 12.5 % and 6.7 % fewer MMAs (1.797 against 1.708 ms, 5.418 against 5.199), at
     /// p = 2 by 3 %, at p = 1 equal. Up to 8 functions (trunk p = 1), since the eleventh round:
     /// narrow tiles in blocks of 8 one-warp cells, 4 blocks per SM (H200: 0.036 ms against 0.045
-    /// for the tenth round's one-warp blocks in the same run); every other degree keeps the
-    /// tenth round's shape, which the eleventh round's variants did not beat ([`Self::round11`]).
+    /// for the tenth round's one-warp blocks in the same run); from 9 to 24 functions (trunk
+    /// p = 2), since the twelfth round, wide writes by bulk copies (H200: 0.188 ms against 0.230
+    /// in the same run; at p = 3–5 they measured level, [`Self::round12`]); every other degree
+    /// keeps the tenth round's shape, which the eleventh round's variants did not beat
+    /// ([`Self::round11`]).
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let base = TiledConfig::tenth_round(nloc);
         if nloc <= 8 {
             TiledConfig { narrow: true, cells: 8, min_blocks: 4, ..base }
+        } else if nloc <= 24 {
+            TiledConfig { wide: 2, ..base }
         } else {
             base
         }
@@ -167,7 +177,7 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
-        for c in std::iter::once(TiledConfig::tenth_round(nloc)).chain(TiledConfig::round11(nloc)).chain([
+        for c in TiledConfig::round12(nloc).into_iter().chain(std::iter::once(TiledConfig::tenth_round(nloc))).chain(TiledConfig::round11(nloc)).chain([
             TiledConfig { paired: !TiledConfig::for_functions(nloc).paired, ..TiledConfig::for_functions(nloc) },
             TiledConfig { resident: true, ..TiledConfig::for_functions(nloc) },
             TiledConfig { packed: false, ..TiledConfig::for_functions(nloc) },
@@ -245,6 +255,40 @@ impl TiledConfig {
         out
     }
 
+    /// The twelfth round's shapes for `nloc` functions (right after the default in the sweep, so
+    /// `--sweep-shapes` takes them first; the default itself left out, which at p = 2 is the
+    /// first of them), each the tenth round's default with a change: from trunk p = 2 on,
+    /// wide writes (`wide`: the round's tiles formed into a packed image in shared memory, then
+    /// its row segments stored by double2 stores over consecutive addresses, 1, or sent as one
+    /// bulk copy per row, 2; unpaired tiles); at p = 2, 3 (9–32 functions) one and two more
+    /// blocks per SM than the default's registers allow (`min_blocks`: 102 or 85 registers at
+    /// p = 2 instead of 128), and one more with wide writes; at p = 4 two blocks of 8 warps per
+    /// SM with wide writes (p = 5's tiles do not fit the smaller staging buffers).
+    pub fn round12(nloc: usize) -> Vec<TiledConfig> {
+        let d = TiledConfig::tenth_round(nloc);
+        let mut v = Vec::new();
+        if nloc > 8 {
+            let wide = TiledConfig { paired: false, ..d };
+            v.push(TiledConfig { wide: 1, ..wide });
+            v.push(TiledConfig { wide: 2, ..wide });
+        }
+        if (9..=32).contains(&nloc) {
+            let warps = tile_count(nloc, d.paired).clamp(1, d.warps.max(1));
+            let mb = (16 / warps).clamp(1, 16);
+            for min_blocks in [mb + 1, mb + 2] {
+                v.push(TiledConfig { min_blocks, ..d });
+            }
+            let warps = tile_count(nloc, false).clamp(1, d.warps.max(1));
+            v.push(TiledConfig { wide: 1, paired: false, min_blocks: (16 / warps).clamp(1, 16) + 1, ..d });
+        }
+        if (33..=50).contains(&nloc) {
+            v.push(TiledConfig { warps: 8, min_blocks: 2, wide: 1, ..d });
+        }
+        let default = TiledConfig::for_functions(nloc);
+        v.retain(|c| *c != d && *c != default);
+        v
+    }
+
     /// The default shape for `nloc` functions with parts of the work left out (`skip` bits: 1
     /// staging, 2 multiplies, 4 writes): the benchmark's split of the time, not element matrices.
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
@@ -279,6 +323,9 @@ impl TiledConfig {
         }
         if self.qcp > 0 {
             s += &format!(" q{}", self.qcp);
+        }
+        if self.wide > 0 {
+            s += &format!(" wide{}", self.wide);
         }
         for (bit, what) in [(1, "staging"), (2, "mma"), (4, "writes")] {
             if self.skip & bit != 0 {
@@ -378,6 +425,9 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("CELLS={}", cfg.cells.max(1)),
         format!("PREFETCH={}", usize::from(cfg.prefetch)),
         format!("NARROW={}", usize::from(cfg.narrow)),
+        // Wide writes form packed unpaired tiles only: a shape made full or paired from one with
+        // them (the full-storage row of the benchmark, a tuning without `packed`) stores as before.
+        format!("WIDE_WRITES={}", if cfg.packed && !cfg.paired { cfg.wide.min(2) } else { 0 }),
         format!("PRODUCERS={}", cfg.producers),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
@@ -776,7 +826,9 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         jobs.push((format!("element_schemes.cu {label}"), ELEMENT_SCHEMES, scheme_defines(&v, dims)));
         if p <= 5 && modes == ModeSet::Trunk && kind == QuadratureKind::Gauss && ncomp == 3 {
             // The whole sweep at p = 4, 5; the eleventh round's shapes at p = 1–3.
-            let shapes = if p >= 4 { TiledConfig::sweep(v.nloc) } else { TiledConfig::round11(v.nloc) };
+            // The packed default too (what the `element` level runs; the default compiled above
+            // is what the full level sums, full unless `packed = true`).
+            let shapes = if p >= 4 { TiledConfig::sweep(v.nloc) } else { std::iter::once(TiledConfig::for_functions(v.nloc)).chain(TiledConfig::round11(v.nloc)).chain(TiledConfig::round12(v.nloc)).collect() };
             for cfg in shapes.into_iter().filter(|c| *c != default_shape(&v, dims)) {
                 jobs.push((format!("element_schemes.cu {label}, tiled {}", cfg.label()), ELEMENT_SCHEMES, scheme_defines_with(&v, cfg, dims)));
             }
