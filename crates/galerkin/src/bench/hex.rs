@@ -412,12 +412,18 @@ fn sweep_tiled(be: &CudaBackend, asm: &DeviceAssembler, runs: usize, shapes: usi
             let got = first_cells(config)?;
             max_rel_diff = Some(want.iter().zip(&got).fold(0.0f64, |m, (a, b)| m.max((a - b).abs())) / scale);
         }
+        // Each shape as soon as it is measured (a cut run still tells).
+        match &timing {
+            Some(t) => eprintln!("   sweep: {label}: {:.4} ms ({:.4}–{:.4}), {:.2}× floor, max rel. diff {:.1e}", 1e3 * t.median, 1e3 * t.min, 1e3 * t.max, t.median / floor, max_rel_diff.unwrap_or(f64::NAN)),
+            None => eprintln!("   sweep: {label}: skipped"),
+        }
         out.push(SweepTime { config, label, over_floor: timing.as_ref().map(|t| t.median / floor), timing, skipped, max_rel_diff });
     }
     // The time split: the default shape with its staging, multiplies or writes left out. These
     // form no matrices, so neither the guard nor the comparison applies (`max_rel_diff` stays None).
     for config in TiledConfig::diagnostics(asm.variant.nloc) {
         let timing = timed(be, runs, || asm.tiled_matrices_with(be, config, ncells, &mut mats))?;
+        eprintln!("   sweep: {}: {:.4} ms (time split)", config.label(), 1e3 * timing.median);
         out.push(SweepTime { config, label: config.label(), over_floor: Some(timing.median / pick(config).1), timing: Some(timing), skipped: None, max_rel_diff: None });
     }
     Ok(out)
