@@ -310,7 +310,9 @@ fn paired_tiles_match_the_cpu_at_every_degree() {
         let integ = ElementIntegrator::new(&space, &physics, None).unwrap();
         let want = cpu_matrices(&integ);
         let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), Tuning { integration: Integration::Tiled, ..Default::default() }).unwrap();
-        let default = TiledConfig::for_functions(space.dofmap.nodes_per_cell);
+        // At p = 1 the default is the CUDA-core engine (no tiles): the eleventh round's narrow tiles.
+        let nloc = space.dofmap.nodes_per_cell;
+        let default = if p == 1 { TiledConfig::round11(nloc)[0] } else { TiledConfig::for_functions(nloc) };
         assert_eq!(default.paired, p == 3, "p = {p}: paired tiles are the default at p = 3 only");
         let paired = TiledConfig { paired: true, ..default };
         for cfg in [paired, TiledConfig { packed: false, ..paired }, TiledConfig { paired: false, ..paired }] {
@@ -347,8 +349,11 @@ fn cell_groups_and_balanced_tiles_match_the_cpu() {
         let shapes = TiledConfig::round11(nloc);
         assert!(shapes.len() >= if p == 4 { 2 } else { 5 }, "p = {p}: {} new shapes", shapes.len());
         assert!(p > 1 || shapes.iter().any(|c| c.narrow && c.cells == 8 && c.prefetch), "p = 1: narrow prefetching groups swept");
-        // The new default at p = 1 (narrow tiles, 8 cells a block) is the first new shape.
-        assert!(p > 1 || shapes[0] == TiledConfig::for_functions(nloc), "p = 1: the default is swept");
+        // The eleventh round's p = 1 default (narrow tiles, 8 cells a block) is the first new shape;
+        // since round 12 the CUDA-core engine is the default there, and the narrow tiles follow it
+        // in the sweep.
+        assert!(p > 1 || (shapes[0].narrow && TiledConfig::for_functions(nloc).lanes > 0), "p = 1: the narrow tiles, the pair lanes the default");
+        assert!(p > 1 || TiledConfig::sweep(nloc).contains(&shapes[0]), "p = 1: the narrow tiles are swept");
         for cfg in std::iter::once(TiledConfig::tenth_round(nloc)).chain(shapes) {
             for grid in [None, Some(2)] {
                 let got = asm.tiled_matrices_to_host_on(&gpu, cfg, grid).unwrap_or_else(|e| panic!("p = {p} {} (grid {grid:?}): {e}", cfg.label()));

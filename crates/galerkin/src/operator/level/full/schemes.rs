@@ -40,8 +40,9 @@ pub(crate) struct SchemeSupport {
 
 /// Whether the p = 1 default (at most 8 functions) is the CUDA-core engine
 /// ([`TiledConfig::pair_lanes_shapes`]'s first) rather than the eleventh round's narrow tiles: set
-/// by the device's measurement (BENCHMARKS.md, "Scheme III at p = 1, round 12").
-const PAIR_LANES_DEFAULT: bool = false;
+/// by the device's measurement (BENCHMARKS.md, "Scheme III at p = 1, round 12": 0.0246 ms against
+/// 0.0324 for the narrow tiles in the same run, H200).
+const PAIR_LANES_DEFAULT: bool = true;
 
 /// Largest quadrature the thread-per-point scheme takes (one block of threads).
 pub const MAX_POINTS_PER_BLOCK: usize = 1024;
@@ -130,9 +131,10 @@ impl TiledConfig {
     /// tiles (no MMAs below the diagonal) only from 25 to 32 functions (trunk p = 3), where the
     /// tenth round measured them faster (H200: 0.434 against 0.453 ms); at p = 4, 5 they were
     /// slower for 12.5 % and 6.7 % fewer MMAs (1.797 against 1.708 ms, 5.418 against 5.199), at
-    /// p = 2 by 3 %, at p = 1 equal. Up to 8 functions (trunk p = 1), since the eleventh round:
-    /// narrow tiles in blocks of 8 one-warp cells, 4 blocks per SM (H200: 0.036 ms against 0.045
-    /// for the tenth round's one-warp blocks in the same run); every other degree keeps the
+    /// p = 2 by 3 %, at p = 1 equal. Up to 8 functions (trunk p = 1), since round 12: no tiles
+    /// but the CUDA-core engine ([`Self::pair_lanes_shapes`]'s first: 0.0246 ms against 0.0324
+    /// for the eleventh round's narrow tiles in blocks of 8 one-warp cells in the same run, H200);
+    /// every other degree keeps the
     /// tenth round's shape, which the eleventh round's variants did not beat ([`Self::round11`]).
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let base = TiledConfig::tenth_round(nloc);
@@ -146,18 +148,19 @@ impl TiledConfig {
     }
 
     /// The shapes of the p = 1 engine on the CUDA cores ([`super::pair_lanes`]) for `nloc`
-    /// functions (none beyond 8), the expected best first: groups of 8 cells (288 threads) with
-    /// 3 or 4 blocks per SM, a block per group or a resident grid (each block's next group's
-    /// coordinates loaded under the current one), 4 cells (160 threads, 6 per SM), 16 cells (576
-    /// threads, 2 per SM), and streaming stores.
+    /// functions (none beyond 8), the default first (round 12, H200: the fastest, 0.0246 ms;
+    /// the others 0.025–0.029): groups of 8 cells (288 threads), 3 blocks per SM on a resident
+    /// grid (each block's next group's coordinates loaded under the current one); then a block
+    /// per group, 4 blocks per SM, 4 cells (160 threads, 6 per SM), 16 cells (576 threads, 2 per
+    /// SM), and streaming stores.
     pub fn pair_lanes_shapes(nloc: usize) -> Vec<TiledConfig> {
         if nloc > 8 {
             return Vec::new();
         }
         let l = TiledConfig { packed: true, lanes: 8, min_blocks: 3, ..TiledConfig::default() };
         vec![
-            l,
             TiledConfig { resident: true, ..l },
+            l,
             TiledConfig { min_blocks: 4, ..l },
             TiledConfig { min_blocks: 4, resident: true, ..l },
             TiledConfig { lanes: 4, min_blocks: 6, ..l },
