@@ -134,8 +134,8 @@ impl TiledConfig {
     /// p = 2 by 3 %, at p = 1 equal. Up to 8 functions (trunk p = 1), since round 12: no tiles
     /// but the CUDA-core engine ([`Self::pair_lanes_shapes`]'s first: 0.0246 ms against 0.0324
     /// for the eleventh round's narrow tiles in blocks of 8 one-warp cells in the same run, H200);
-    /// every other degree keeps the
-    /// tenth round's shape, which the eleventh round's variants did not beat ([`Self::round11`]).
+    /// every other degree keeps the tenth round's shape, which the eleventh round's variants did
+    /// not beat ([`Self::round11`]).
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let base = TiledConfig::tenth_round(nloc);
         if nloc <= 8 && PAIR_LANES_DEFAULT {
