@@ -64,3 +64,17 @@ __device__ __forceinline__ void jacobian_at(const double xv[NV][DIM], const doub
     cell_jacobian<NV, DIM>(xv, tab + TAB_GDN + q * NV * DIM, jac);
     det = invert_jacobian<DIM>(jac, inv);
 }
+
+// A pair's moments, as QF::block reads them (no value term: the host checks QF::VALUE is false):
+// what scheme III (element_schemes.cu) and its p = 1 engine (pair_lanes.cu) turn into blocks.
+struct MomentPair {
+    double m[DIM * DIM];  // m[k·DIM + l] = Σ_q w ∂_k φ_a ∂_l φ_b
+    __device__ __forceinline__ double vv() const { return 0.0; }
+    __device__ __forceinline__ double dot() const {
+        double s = 0.0;
+#pragma unroll
+        for (int k = 0; k < DIM; ++k) s += m[k * DIM + k];
+        return s;
+    }
+    __device__ __forceinline__ double gg(int k, int l) const { return m[k * DIM + l]; }
+};

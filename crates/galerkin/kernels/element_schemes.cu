@@ -381,14 +381,6 @@ __device__ __forceinline__ void mma16(double d[4], const double a[2 * S], const 
 #endif
 }
 
-// A pair's moments, as QF::block reads them (no value term: the host checks QF::VALUE is false).
-struct MomentPair {
-    double m[DIM * DIM];  // m[k·DIM + l] = Σ_q w ∂_k φ_a ∂_l φ_b
-    __device__ __forceinline__ double vv() const { return 0.0; }
-    __device__ __forceinline__ double dot() const { return m[0] + m[4] + m[8]; }
-    __device__ __forceinline__ double gg(int k, int l) const { return m[k * DIM + l]; }
-};
-
 // Stages H_d[q0 + qq][a] (d < 3, qq < QCP, a < NPAD; zero outside NQ and NLOC) into `h`. SPP
 // threads share a point: each holds the point's √(w|det J|) J⁻¹ in registers and forms APT
 // functions' entries, all their loads issued together (unrolled). With TENSOR the reference

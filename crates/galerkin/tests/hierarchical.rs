@@ -206,13 +206,14 @@ fn dof_counts_follow_the_entities() {
 fn cpu_matrices(integ: &ElementIntegrator) -> Vec<f64> {
     let space = integ.space;
     let nd = integ.elem_size();
+    let ncomp = nd / space.dofmap.nodes_per_cell;
     let mut all = vec![0.0; space.mesh.num_cells() * nd * nd];
     let mut s = Default::default();
     for (c, ke) in all.chunks_mut(nd * nd).enumerate() {
         integ.element_matrix(c, &mut s, ke).unwrap();
         for i in 0..nd {
             for j in 0..nd {
-                ke[i * nd + j] *= space.dofmap.sign(c, i / 3) * space.dofmap.sign(c, j / 3);
+                ke[i * nd + j] *= space.dofmap.sign(c, i / ncomp) * space.dofmap.sign(c, j / ncomp);
             }
         }
     }
@@ -309,7 +310,9 @@ fn paired_tiles_match_the_cpu_at_every_degree() {
         let integ = ElementIntegrator::new(&space, &physics, None).unwrap();
         let want = cpu_matrices(&integ);
         let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), Tuning { integration: Integration::Tiled, ..Default::default() }).unwrap();
-        let default = TiledConfig::for_functions(space.dofmap.nodes_per_cell);
+        // At p = 1 the default is the CUDA-core engine (no tiles): the eleventh round's narrow tiles.
+        let nloc = space.dofmap.nodes_per_cell;
+        let default = if p == 1 { TiledConfig::round11(nloc)[0] } else { TiledConfig::for_functions(nloc) };
         assert_eq!(default.paired, p == 3, "p = {p}: paired tiles are the default at p = 3 only");
         let paired = TiledConfig { paired: true, ..default };
         for cfg in [paired, TiledConfig { packed: false, ..paired }, TiledConfig { paired: false, ..paired }] {
@@ -361,8 +364,11 @@ fn cell_groups_and_balanced_tiles_match_the_cpu() {
         let shapes = TiledConfig::round11(nloc);
         assert!(shapes.len() >= if p == 4 { 2 } else { 5 }, "p = {p}: {} new shapes", shapes.len());
         assert!(p > 1 || shapes.iter().any(|c| c.narrow && c.cells == 8 && c.prefetch), "p = 1: narrow prefetching groups swept");
-        // The new default at p = 1 (narrow tiles, 8 cells a block) is the first new shape.
-        assert!(p > 1 || shapes[0] == TiledConfig::for_functions(nloc), "p = 1: the default is swept");
+        // The eleventh round's p = 1 default (narrow tiles, 8 cells a block) is the first new shape;
+        // since round 12 the CUDA-core engine is the default there, and the narrow tiles follow it
+        // in the sweep.
+        assert!(p > 1 || (shapes[0].narrow && TiledConfig::for_functions(nloc).lanes > 0), "p = 1: the narrow tiles, the pair lanes the default");
+        assert!(p > 1 || TiledConfig::sweep(nloc).contains(&shapes[0]), "p = 1: the narrow tiles are swept");
         std::iter::once(TiledConfig::tenth_round(nloc)).chain(shapes).collect()
     });
 }
@@ -385,6 +391,44 @@ fn wide_writes_and_register_caps_match_the_cpu() {
         assert_eq!(default.wide == 2 && default.packed, p == 2, "p = {p}: default wide writes");
         shapes
     });
+}
+
+/// The p = 1 engine on the CUDA cores (issue 16, round 12: `full/pair_lanes.rs`, a lane per
+/// (cell, node pair), a block per group of consecutive cells) gives the CPU's element matrices to
+/// round-off in every shape the benchmark sweeps and in full storage, on 27 distorted, rotated
+/// cells (the last group partial: 27 = 3·8 + 3 = 6·4 + 3 = 16 + 11) and on 2 blocks, so each
+/// block loops over several groups with the next group's coordinates loaded ahead; and for
+/// diffusion (one component: 8 × 8 matrices, a cell's gradients larger than its packed triangle).
+#[test]
+fn pair_lanes_match_the_cpu() {
+    use galerkin::operator::level::full::cuda::DeviceAssembler;
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    use galerkin::operator::level::Integration;
+    use galerkin::operator::Tuning;
+    use galerkin::physics::Diffusion;
+    let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
+    let mesh = twisted(3, true);
+    let elastic = hier(mesh.clone(), 1, ModeSet::Trunk);
+    let scalar = Arc::new(FunctionSpace::hierarchical(mesh.clone(), 1, ModeSet::Trunk, 1).expect("space"));
+    let elasticity = Elasticity::lame(LAMBDA, MU, 3);
+    let diffusion = Diffusion::new(1.7);
+    let cases: [(&Arc<FunctionSpace>, &dyn galerkin::physics::PointwisePhysics); 2] = [(&elastic, &elasticity), (&scalar, &diffusion)];
+    for (space, physics) in cases {
+        let integ = ElementIntegrator::new(space, physics, None).unwrap();
+        let want = cpu_matrices(&integ);
+        let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), Tuning { integration: Integration::Tiled, ..Default::default() }).unwrap();
+        let shapes = TiledConfig::pair_lanes_shapes(space.dofmap.nodes_per_cell);
+        assert!(shapes.len() >= 6 && shapes.iter().all(|c| c.lanes > 0), "the p = 1 engine's shapes");
+        let full = TiledConfig { packed: false, ..shapes[0] };
+        for cfg in shapes.into_iter().chain([full]) {
+            for grid in [None, Some(2)] {
+                let got = asm.tiled_matrices_to_host_on(&gpu, cfg, grid).unwrap_or_else(|e| panic!("{} (grid {grid:?}): {e}", cfg.label()));
+                let d = rel_diff(&want, &got);
+                eprintln!("p = 1, {} dofs a cell, {} (grid {grid:?}): max relative difference {d:.1e}", integ.elem_size(), cfg.label());
+                assert!(d < 1e-12, "p = 1 {} (grid {grid:?}): GPU element matrices differ from the CPU's by {d:e}", cfg.label());
+            }
+        }
+    }
 }
 
 /// Packed upper triangles (issue 16, ninth round): scheme III's packed matrices, unpacked, equal

@@ -90,6 +90,15 @@ pub const ELEMENT_SCHEMES: KernelSource = KernelSource {
     cells: true,
 };
 
+/// Scheme III's engine for cells of few functions (p = 1) on the CUDA cores: a lane per (cell,
+/// node pair), a block per group of consecutive cells (`full/pair_lanes.rs`).
+pub const PAIR_LANES: KernelSource = KernelSource {
+    file: "pair_lanes.cu",
+    source: include_str!("../../../kernels/pair_lanes.cu"),
+    physics: true,
+    cells: true,
+};
+
 /// The matrix-free levels (`partial`: quadrature data stored; `none`: everything recomputed), sum
 /// factorized on tensor cells: compiled once per variant, see `operator::level::partial::cuda`.
 pub const MATFREE: KernelSource = KernelSource {

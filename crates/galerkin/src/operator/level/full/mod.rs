@@ -3,6 +3,7 @@
 pub mod cpu;
 pub mod cuda;
 pub mod grouped;
+pub mod pair_lanes;
 pub mod parts;
 pub mod patches;
 pub mod pattern_cuda;

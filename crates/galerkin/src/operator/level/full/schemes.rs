@@ -4,7 +4,7 @@
 //! assembler. The kernels are `kernels/element_schemes.cu`, compiled per (element, quadrature,
 //! physics) on first use; the stored layout is the `element` level's.
 use super::cuda::{kernel_defines, tables, variant_of, CsrTarget, DeviceAssembler, Variant};
-use crate::backend::cuda::jit::{self, ASSEMBLY, ELEMENT_SCHEMES};
+use crate::backend::cuda::jit::{self, ASSEMBLY, ELEMENT_SCHEMES, PAIR_LANES};
 use crate::backend::cuda::kernels::{launch, Kernel};
 use crate::backend::cuda::CudaBackend;
 use crate::operator::level::element::packed::{self, Storage};
@@ -37,6 +37,12 @@ pub(crate) struct SchemeSupport {
     pub value_term: bool,
     pub per_cell: bool,
 }
+
+/// Whether the p = 1 default (at most 8 functions) is the CUDA-core engine
+/// ([`TiledConfig::pair_lanes_shapes`]'s first) rather than the eleventh round's narrow tiles: set
+/// by the device's measurement (BENCHMARKS.md, "Scheme III at p = 1, round 12": 0.0246 ms against
+/// 0.0324 for the narrow tiles in the same run, H200).
+const PAIR_LANES_DEFAULT: bool = true;
 
 /// Largest quadrature the thread-per-point scheme takes (one block of threads).
 pub const MAX_POINTS_PER_BLOCK: usize = 1024;
@@ -78,7 +84,11 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// warp, every warp stages): a round's tiles leave from an image of the packed rows in the free
 /// staging buffers — 1: row segments stored by the group's warps with double2 stores over
 /// consecutive addresses, 2: one bulk copy (`cp.async.bulk`) per row, read while the warps go on
-/// (0: each warp stores its own half tiles' 192-byte row pieces). (The seventh round's
+/// (0: each warp stores its own half tiles' 192-byte row pieces); `lanes` (> 0: not tiles at
+/// all): the p = 1 engine on the CUDA cores, [`super::pair_lanes`], a block per group of `lanes`
+/// cells with a lane per (cell, node pair), on a resident grid where `resident`, its registers
+/// held to `min_blocks` blocks per SM, `packed`, `streaming` and `skip` as here (the other fields
+/// unused). (The seventh round's
 /// bulk asynchronous writes and prestaging were 4–8 % slower and are gone: BENCHMARKS.md.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
@@ -101,6 +111,7 @@ pub struct TiledConfig {
     pub prefetch: bool,
     pub narrow: bool,
     pub wide: u8,
+    pub lanes: usize,
 }
 
 impl Default for TiledConfig {
@@ -109,7 +120,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0 }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0 }
     }
 }
 
@@ -126,22 +137,47 @@ impl TiledConfig {
     /// tiles (no MMAs below the diagonal) only from 25 to 32 functions (trunk p = 3), where the
     /// tenth round measured them faster (H200: 0.434 against 0.453 ms); at p = 4, 5 they were
     /// slower for 12.5 % and 6.7 % fewer MMAs (1.797 against 1.708 ms, 5.418 against 5.199), at
-    /// p = 2 by 3 %, at p = 1 equal. Up to 8 functions (trunk p = 1), since the eleventh round:
-    /// narrow tiles in blocks of 8 one-warp cells, 4 blocks per SM (H200: 0.036 ms against 0.045
-    /// for the tenth round's one-warp blocks in the same run); from 9 to 24 functions (trunk
-    /// p = 2), since the twelfth round, wide writes by bulk copies (H200: 0.188 ms against 0.230
-    /// in the same run; at p = 3–5 they measured level, [`Self::round12`]); every other degree
-    /// keeps the tenth round's shape, which the eleventh round's variants did not beat
-    /// ([`Self::round11`]).
+    /// p = 2 by 3 %, at p = 1 equal. Up to 8 functions (trunk p = 1), since round 12: no tiles
+    /// but the CUDA-core engine ([`Self::pair_lanes_shapes`]'s first: 0.0246 ms against 0.0324
+    /// for the eleventh round's narrow tiles in blocks of 8 one-warp cells in the same run, H200);
+    /// from 9 to 24 functions (trunk p = 2), since the twelfth round, wide writes by bulk copies
+    /// (H200: 0.188 ms against 0.230 in the same run; at p = 3–5 they measured level,
+    /// [`Self::round12`]); every other degree keeps the tenth round's shape, which the eleventh
+    /// round's variants did not beat ([`Self::round11`]).
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let base = TiledConfig::tenth_round(nloc);
-        if nloc <= 8 {
+        if nloc <= 8 && PAIR_LANES_DEFAULT {
+            TiledConfig::pair_lanes_shapes(nloc)[0]
+        } else if nloc <= 8 {
             TiledConfig { narrow: true, cells: 8, min_blocks: 4, ..base }
         } else if nloc <= 24 {
             TiledConfig { wide: 2, ..base }
         } else {
             base
         }
+    }
+
+    /// The shapes of the p = 1 engine on the CUDA cores ([`super::pair_lanes`]) for `nloc`
+    /// functions (none beyond 8), the default first (round 12, H200: the fastest, 0.0246 ms;
+    /// the others 0.025–0.029): groups of 8 cells (288 threads), 3 blocks per SM on a resident
+    /// grid (each block's next group's coordinates loaded under the current one); then a block
+    /// per group, 4 blocks per SM, 4 cells (160 threads, 6 per SM), 16 cells (576 threads, 2 per
+    /// SM), and streaming stores.
+    pub fn pair_lanes_shapes(nloc: usize) -> Vec<TiledConfig> {
+        if nloc > 8 {
+            return Vec::new();
+        }
+        let l = TiledConfig { packed: true, lanes: 8, min_blocks: 3, ..TiledConfig::default() };
+        vec![
+            TiledConfig { resident: true, ..l },
+            l,
+            TiledConfig { min_blocks: 4, ..l },
+            TiledConfig { min_blocks: 4, resident: true, ..l },
+            TiledConfig { lanes: 4, min_blocks: 6, ..l },
+            TiledConfig { lanes: 4, min_blocks: 6, resident: true, ..l },
+            TiledConfig { lanes: 16, min_blocks: 2, ..l },
+            TiledConfig { streaming: true, ..l },
+        ]
     }
 
     /// The tenth round's default for `nloc` functions: the baseline the eleventh round's shapes
@@ -177,7 +213,11 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
-        for c in TiledConfig::round12(nloc).into_iter().chain(std::iter::once(TiledConfig::tenth_round(nloc))).chain(TiledConfig::round11(nloc)).chain([
+        let round11 = TiledConfig::round11(nloc);
+        // At p = 1 the CUDA-core engine's shapes, then the eleventh round's default beside them;
+        // from p = 2 the twelfth round's shapes first.
+        let lanes = TiledConfig::pair_lanes_shapes(nloc).into_iter().chain(round11.first().copied().filter(|_| nloc <= 8));
+        for c in lanes.chain(TiledConfig::round12(nloc)).chain(std::iter::once(TiledConfig::tenth_round(nloc))).chain(round11).chain([
             TiledConfig { paired: !TiledConfig::for_functions(nloc).paired, ..TiledConfig::for_functions(nloc) },
             TiledConfig { resident: true, ..TiledConfig::for_functions(nloc) },
             TiledConfig { packed: false, ..TiledConfig::for_functions(nloc) },
@@ -291,11 +331,38 @@ impl TiledConfig {
 
     /// The default shape for `nloc` functions with parts of the work left out (`skip` bits: 1
     /// staging, 2 multiplies, 4 writes): the benchmark's split of the time, not element matrices.
+    /// At p = 1 also the CUDA-core engine's first shape (1 geometry, 2 moments, 4 stores).
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
-        [1u8, 2, 4, 6].into_iter().map(|skip| TiledConfig { skip, ..TiledConfig::for_functions(nloc) }).collect()
+        let mut shapes = vec![TiledConfig::for_functions(nloc)];
+        shapes.extend(TiledConfig::pair_lanes_shapes(nloc).first().filter(|c| **c != shapes[0]));
+        shapes.into_iter().flat_map(|c| [1u8, 2, 4, 6].into_iter().map(move |skip| TiledConfig { skip, ..c })).collect()
     }
 
     pub fn label(&self) -> String {
+        let mut s = if self.lanes > 0 {
+            let mut s = format!("pair lanes {}c", self.lanes);
+            for (on, tag) in [(self.resident, " res"), (self.packed, " packed"), (self.streaming, " cs")] {
+                if on {
+                    s += tag;
+                }
+            }
+            s
+        } else {
+            self.tile_label()
+        };
+        if self.min_blocks > 0 {
+            s += &format!(" mb{}", self.min_blocks);
+        }
+        for (bit, what) in [(1, "staging"), (2, "mma"), (4, "writes")] {
+            if self.skip & bit != 0 {
+                s += &format!(" -{what}");
+            }
+        }
+        s
+    }
+
+    /// The tiled kernel's part of [`Self::label`].
+    fn tile_label(&self) -> String {
         let mut s = format!(
             "{}w×{}t m16n8k{}{} {}{}{}",
             self.warps,
@@ -318,19 +385,11 @@ impl TiledConfig {
                 s += tag;
             }
         }
-        if self.min_blocks > 0 {
-            s += &format!(" mb{}", self.min_blocks);
-        }
         if self.qcp > 0 {
             s += &format!(" q{}", self.qcp);
         }
         if self.wide > 0 {
             s += &format!(" wide{}", self.wide);
-        }
-        for (bit, what) in [(1, "staging"), (2, "mma"), (4, "writes")] {
-            if self.skip & bit != 0 {
-                s += &format!(" -{what}");
-            }
         }
         s
     }
@@ -653,6 +712,9 @@ impl DeviceAssembler {
     /// as many as the device holds at once, or `grid` blocks where given (tests of blocks that
     /// loop over several cells).
     fn tiled_launch_config(&self, be: &CudaBackend, cfg: TiledConfig, nc: u64, grid: Option<u64>) -> Result<LaunchConfig> {
+        if cfg.lanes > 0 {
+            return self.pair_launch_config(be, cfg, nc, grid);
+        }
         let l = tiled_shape(&self.variant, cfg, self.tensor_dims.filter(|_| cfg.tensor));
         if l.smem > MAX_SHARED_BYTES {
             return Err(Error::Unsupported(format!("tiled integration of shape {} needs {} bytes of shared memory per block", cfg.label(), l.smem)));
@@ -670,6 +732,9 @@ impl DeviceAssembler {
 
     /// Launches tiled kernel `k` (shape `cfg`) on cells `0..nc` ([`Self::tiled_launch_config`]).
     fn launch_tiled(&self, be: &CudaBackend, k: &Kernel, cfg: TiledConfig, nc: u64, out: &mut CudaSlice<f64>, grid: Option<u64>) -> Result<()> {
+        if cfg.lanes > 0 {
+            return self.launch_pair_lanes(be, cfg, nc, out, grid);
+        }
         let lc = self.tiled_launch_config(be, cfg, nc, grid)?;
         launch!(be, k, lc; &nc, &self.cell_verts, &self.coords, &self.signs, &self.has_signs, &self.tab, &self.coef, &self.meta,
             &self.tensor_reals, &self.tensor_ints, out)
@@ -703,6 +768,9 @@ impl DeviceAssembler {
         let per_cell = cfg.storage().doubles(self.variant.elem_size());
         if ncells > self.ncells || out.len() < ncells * per_cell {
             return Err(Error::dim("element matrices buffer", ncells * per_cell, out.len()));
+        }
+        if cfg.lanes > 0 {
+            return self.launch_pair_lanes(be, cfg, ncells as u64, out, grid);
         }
         if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.defer > 2 || (cfg.defer > 0 && (cfg.tiles_per_warp != 1 || cfg.producers > 0)) || cfg.cells > 15 || ((cfg.cells > 1 || cfg.prefetch) && cfg.producers > 0) || (cfg.narrow && self.variant.nloc > 8) {
             return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, 0 to 2 deferred half tiles (one tile per warp, no producers), up to 15 cells per block and prefetching without producers, narrow tiles for at most 8 functions")));
@@ -799,8 +867,9 @@ pub(crate) fn full_on_host(be: &CudaBackend, mats: &CudaSlice<f64>, storage: Sto
 /// Compiles, with NVRTC only, the element-scheme kernels and the default assembly kernel for the
 /// hierarchical hexahedra a user can reach: elasticity on trunk spaces p = 1…8 (Gauss) and p = 5
 /// (the seed's rule), full p = 3, diffusion on trunk p = 4; at trunk p = 4, 5 every tiled shape
-/// the benchmark sweeps, at p = 1–3 the eleventh round's ([`TiledConfig::round11`]); none may
-/// put `matrices_tiled`'s arrays in local memory. Returns (variant, PTX bytes) per source.
+/// the benchmark sweeps, at p = 1–3 the eleventh round's ([`TiledConfig::round11`]), at p = 1
+/// the CUDA-core engine's ([`TiledConfig::pair_lanes_shapes`], and its first in full storage);
+/// none may put `matrices_tiled`'s or `matrices_pair_lanes`' arrays in local memory. Returns (variant, PTX bytes) per source.
 pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
     use crate::fe::{ModeSet, QuadratureKind};
     use crate::mesh::{generate, CellType};
@@ -827,10 +896,15 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         if p <= 5 && modes == ModeSet::Trunk && kind == QuadratureKind::Gauss && ncomp == 3 {
             // The whole sweep at p = 4, 5; the eleventh round's shapes at p = 1–3.
             // The packed default too (what the `element` level runs; the default compiled above
-            // is what the full level sums, full unless `packed = true`).
+            // is what the full level sums, full unless `packed = true`); the p = 1 engine's
+            // shapes compile as their own kernel.
             let shapes = if p >= 4 { TiledConfig::sweep(v.nloc) } else { std::iter::once(TiledConfig::for_functions(v.nloc)).chain(TiledConfig::round11(v.nloc)).chain(TiledConfig::round12(v.nloc)).collect() };
-            for cfg in shapes.into_iter().filter(|c| *c != default_shape(&v, dims)) {
+            for cfg in shapes.into_iter().filter(|c| *c != default_shape(&v, dims) && c.lanes == 0) {
                 jobs.push((format!("element_schemes.cu {label}, tiled {}", cfg.label()), ELEMENT_SCHEMES, scheme_defines_with(&v, cfg, dims)));
+            }
+            // The CUDA-core engine at p = 1, packed and full (the benchmark's full-storage row).
+            for cfg in TiledConfig::pair_lanes_shapes(v.nloc).into_iter().chain(TiledConfig::pair_lanes_shapes(v.nloc).first().map(|c| TiledConfig { packed: false, ..*c })) {
+                jobs.push((format!("pair_lanes.cu {label}, {}", cfg.label()), PAIR_LANES, super::pair_lanes::pair_defines(&v, cfg)));
             }
         }
         jobs.push((format!("assembly.cu {label}"), ASSEMBLY, kernel_defines(&v, &tables(&integ, &v))));
@@ -843,9 +917,11 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
             }
             // Scheme III keeps its accumulators and fragments in registers: an index the compiler
             // cannot resolve would put them in local memory (tenth round's first paired build).
-            if let Some(body) = c.ptx.split(".entry matrices_tiled(").nth(1) {
-                if body.split(".entry ").next().is_some_and(|b| b.contains("st.local")) {
-                    return Err(Error::invalid(format!("{label}: matrices_tiled stores to local memory (PTX st.local)")));
+            for entry in ["matrices_tiled", "matrices_pair_lanes"] {
+                if let Some(body) = c.ptx.split(&format!(".entry {entry}(")).nth(1) {
+                    if body.split(".entry ").next().is_some_and(|b| b.contains("st.local")) {
+                        return Err(Error::invalid(format!("{label}: {entry} stores to local memory (PTX st.local)")));
+                    }
                 }
             }
             // GALERKIN_PTX_DUMP=dir keeps each variant's PTX (registers and spills by `ptxas -v`).
