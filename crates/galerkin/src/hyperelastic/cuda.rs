@@ -309,7 +309,7 @@ impl GpuHyper {
                 let mut defs = super::patch::defines(el, p.max_cells, p.max_slots)?;
                 defs.extend(extra.iter().map(|d| d.to_string()));
                 let module = be.variant_module(&super::patch::HYPERELASTIC_PATCH, &defs)?;
-                (module, "hyper_patch_assemble", Some(super::patch::DevicePatches::upload(be, el, &p, &defs)?))
+                (module, "hyper_patch_assemble", Some(super::patch::DevicePatches::upload(be, el, &p)?))
             }
             _ => {
                 let mut defs = defines_for(el, sc)?;

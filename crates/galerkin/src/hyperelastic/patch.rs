@@ -187,22 +187,30 @@ pub fn applies(el: &HyperElement) -> bool {
     el.dim == 3 && el.space.mesh.cell_type.is_simplex()
 }
 
-/// The kernel's defines for patches of at most `pc` cells and `nslot` slots: the points per chunk
-/// as many as fit the shared-memory budget (chunks balanced), the column threads rounded to warps.
-pub fn defines(el: &HyperElement, pc: usize, nslot: usize) -> Result<Vec<String>> {
-    if !applies(el) {
-        return Err(Error::Unsupported(format!("the hyperelastic patch scheme is written for 3D simplices, not {:?}", el.space.mesh.cell_type)));
-    }
-    let (nloc, nq) = (el.nloc(), el.quad.len());
+/// Points per chunk for patches of at most `pc` cells and `nslot` slots: as many as fit the
+/// shared-memory budget, chunks balanced; an error where not even one point fits (or the column
+/// threads exceed a block).
+fn points_per_chunk(el: &HyperElement, pc: usize, nslot: usize) -> Result<usize> {
+    let nq = el.quad.len();
     let qmax = (1..=nq).take_while(|&q| shared_bytes(el, pc, nslot, q) <= SHARED_BUDGET).last().unwrap_or(0);
-    let pt = threads(el, pc) as usize;
-    if qmax == 0 || pc == 0 || pt > 1024 {
+    if qmax == 0 || pc == 0 || threads(el, pc) > 1024 {
         return Err(Error::Unsupported(format!(
             "a patch of {pc} cells and {nslot} node pairs does not fit one block's 48 KiB of shared memory ({} B at one point per chunk)",
             shared_bytes(el, pc, nslot, 1)
         )));
     }
-    let qb = nq.div_ceil(nq.div_ceil(qmax));
+    Ok(nq.div_ceil(nq.div_ceil(qmax)))
+}
+
+/// The kernel's defines for patches of at most `pc` cells and `nslot` slots: the points per chunk
+/// ([`points_per_chunk`]), the column threads rounded to warps.
+pub fn defines(el: &HyperElement, pc: usize, nslot: usize) -> Result<Vec<String>> {
+    if !applies(el) {
+        return Err(Error::Unsupported(format!("the hyperelastic patch scheme is written for 3D simplices, not {:?}", el.space.mesh.cell_type)));
+    }
+    let (nloc, nq) = (el.nloc(), el.quad.len());
+    let qb = points_per_chunk(el, pc, nslot)?;
+    let pt = threads(el, pc);
     Ok(vec![
         "DIM=3".into(),
         format!("NLOC={nloc}"),
@@ -233,15 +241,14 @@ pub struct DevicePatches {
 }
 
 impl DevicePatches {
-    /// `defines`: the kernel's ([`defines`]), for its launch shape.
-    pub fn upload(be: &CudaBackend, el: &HyperElement, p: &Patches, defines: &[String]) -> Result<DevicePatches> {
+    /// The launch shape is the one [`defines`] compiles for `p`.
+    pub fn upload(be: &CudaBackend, el: &HyperElement, p: &Patches) -> Result<DevicePatches> {
         let nz = |v: &[u32]| if v.is_empty() { vec![0] } else { v.to_vec() };
-        let qb = defines.iter().find_map(|d| d.strip_prefix("QB=")?.parse().ok()).unwrap_or(1);
         Ok(DevicePatches {
             npatch: p.len() as u64,
             threads: threads(el, p.max_cells),
             adds: p.adds(),
-            shared: shared_bytes(el, p.max_cells, p.max_slots, qb),
+            shared: shared_bytes(el, p.max_cells, p.max_slots, points_per_chunk(el, p.max_cells, p.max_slots)?),
             ptr: be.upload(&p.ptr)?,
             cells: be.upload(&nz(&p.cells))?,
             pslot: be.upload(if p.pslot.is_empty() { &[0u16][..] } else { &p.pslot })?,
