@@ -38,11 +38,6 @@ pub(crate) struct SchemeSupport {
     pub per_cell: bool,
 }
 
-/// Whether the p = 1 default (at most 8 functions) is the CUDA-core engine
-/// ([`TiledConfig::pair_lanes_shapes`]'s first) rather than the eleventh round's narrow tiles: set
-/// by the device's measurement (BENCHMARKS.md, "Scheme III at p = 1, round 12": 0.0246 ms against
-/// 0.0324 for the narrow tiles in the same run, H200).
-const PAIR_LANES_DEFAULT: bool = true;
 
 /// Largest quadrature the thread-per-point scheme takes (one block of threads).
 pub const MAX_POINTS_PER_BLOCK: usize = 1024;
@@ -146,10 +141,8 @@ impl TiledConfig {
     /// round's variants did not beat ([`Self::round11`]).
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let base = TiledConfig::tenth_round(nloc);
-        if nloc <= 8 && PAIR_LANES_DEFAULT {
+        if nloc <= 8 {
             TiledConfig::pair_lanes_shapes(nloc)[0]
-        } else if nloc <= 8 {
-            TiledConfig { narrow: true, cells: 8, min_blocks: 4, ..base }
         } else if nloc <= 24 {
             TiledConfig { wide: 2, ..base }
         } else {
@@ -331,11 +324,9 @@ impl TiledConfig {
 
     /// The default shape for `nloc` functions with parts of the work left out (`skip` bits: 1
     /// staging, 2 multiplies, 4 writes): the benchmark's split of the time, not element matrices.
-    /// At p = 1 also the CUDA-core engine's first shape (1 geometry, 2 moments, 4 stores).
+    /// At p = 1 the default is the CUDA-core engine (1 geometry, 2 moments, 4 stores).
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
-        let mut shapes = vec![TiledConfig::for_functions(nloc)];
-        shapes.extend(TiledConfig::pair_lanes_shapes(nloc).first().filter(|c| **c != shapes[0]));
-        shapes.into_iter().flat_map(|c| [1u8, 2, 4, 6].into_iter().map(move |skip| TiledConfig { skip, ..c })).collect()
+        [1u8, 2, 4, 6].into_iter().map(|skip| TiledConfig { skip, ..TiledConfig::for_functions(nloc) }).collect()
     }
 
     pub fn label(&self) -> String {
