@@ -131,6 +131,19 @@ fn tet_case(law: Law, degree: usize, stiffness: bool) -> (impl Fn() -> HyperElem
     (move || HyperElement::with_degree(space.clone(), law, frames.clone(), q).unwrap(), u)
 }
 
+/// With `gsys`'s residual `r` and Jacobian values `k` at `ud` known to equal the CPU's: assembling
+/// twice overwrites, and the residual alone gives `r` and leaves the matrix alone.
+fn twice_and_residual_alone(be: &CudaBackend, gsys: &GpuHyper, ud: &galerkin::backend::cuda::CudaVector, r: &[f64], k: &[f64], what: &str) {
+    let mut rd = be.zeros(r.len()).unwrap();
+    let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(be, &gsys.pattern).unwrap();
+    gsys.assemble(be, ud, &mut rd, Some(&mut kd)).unwrap();
+    gsys.assemble(be, ud, &mut rd, Some(&mut kd)).unwrap();
+    assert!(rel(&be.matrix_to_host(&kd).unwrap().values, k) < 1e-12, "{what}: twice");
+    gsys.assemble(be, ud, &mut rd, None).unwrap();
+    assert!(rel(&be.to_host(&rd).unwrap(), r) < 1e-12, "{what}: residual alone");
+    assert!(rel(&be.matrix_to_host(&kd).unwrap().values, k) < 1e-12, "{what}: the matrix left alone");
+}
+
 /// Where the CSR positions come from and the order the cells are launched in change only the order
 /// of the atomic adds: on P1/P2 tetrahedra, both rules, every law, both schemes with their
 /// positions in shared memory (`HK_POS_SHARED`) and with the cells in Hilbert order instead of the
@@ -216,14 +229,7 @@ fn gpu_patch_scheme_equals_the_cpu() {
                 ordered_equals_cpu(&be, mk(), Some(Scheme::Patch { cells: 4 }), &[], CellOrder::Hilbert, &u, &what);
                 ordered_equals_cpu(&be, mk(), Some(Scheme::Patch { cells: 5 }), &[], CellOrder::Hilbert, &u, &what);
                 scheme_equals_cpu(&be, mk(), Some(Scheme::Patch { cells: 1 }), &u, &what);
-                let mut rd = be.zeros(u.len()).unwrap();
-                let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &gsys.pattern).unwrap();
-                gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
-                gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
-                assert!(rel(&be.matrix_to_host(&kd).unwrap().values, &k) < 1e-12, "{what}: twice");
-                gsys.assemble(&be, &ud, &mut rd, None).unwrap();
-                assert!(rel(&be.to_host(&rd).unwrap(), &r) < 1e-12, "{what}: residual alone");
-                assert!(rel(&be.matrix_to_host(&kd).unwrap().values, &k) < 1e-12, "{what}: the matrix left alone");
+                twice_and_residual_alone(&be, &gsys, &ud, &r, &k, &what);
             }
         }
     }
@@ -250,14 +256,7 @@ fn gpu_moments_scheme_equals_the_cpu() {
                 scheme_equals_cpu(&be, mk(), Some(Scheme::Moments { wpb }), &u, &what);
             }
             let (gsys, ud, r, k) = scheme_equals_cpu(&be, mk(), Some(Scheme::Moments { wpb: 1 }), &u, &what);
-            let mut rd = be.zeros(u.len()).unwrap();
-            let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &gsys.pattern).unwrap();
-            gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
-            gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
-            assert!(rel(&be.matrix_to_host(&kd).unwrap().values, &k) < 1e-12, "{what}: twice");
-            gsys.assemble(&be, &ud, &mut rd, None).unwrap();
-            assert!(rel(&be.to_host(&rd).unwrap(), &r) < 1e-12, "{what}: residual alone");
-            assert!(rel(&be.matrix_to_host(&kd).unwrap().values, &k) < 1e-12, "{what}: the matrix left alone");
+            twice_and_residual_alone(&be, &gsys, &ud, &r, &k, &what);
         }
     }
     for (cell, degree) in [(CellType::Tetrahedron, 1), (CellType::Hexahedron, 2)] {

@@ -465,6 +465,19 @@ impl HyperSystem<CudaBackend> for GpuHyper {
     }
 }
 
+/// Compiles `src` for `arch` with each set of defines, with NVRTC only (what CI runs), appending
+/// (defines, PTX bytes) to `out`; an error naming the file and the defines on any warning.
+pub fn compile_checked(src: &KernelSource, arch: &str, variants: Vec<Vec<String>>, out: &mut Vec<(Vec<String>, usize)>) -> Result<()> {
+    for d in variants {
+        let c = jit::compile_ptx_with(src, arch, &d)?;
+        if c.log.to_ascii_lowercase().contains("warning") {
+            return Err(Error::invalid(format!("NVRTC warnings in {} for {d:?}:\n{}", src.file, c.log)));
+        }
+        out.push((d, c.ptx.len()));
+    }
+    Ok(())
+}
+
 /// Compiles the kernel for tetrahedra and hexahedra (3D) and triangles and quadrilaterals (plane
 /// strain) of degree 1 and 2 with every law (the column-pair scheme, and the tensor-core scheme for
 /// tetrahedra), for `arch`, with NVRTC only (what CI runs): (defines,
@@ -518,13 +531,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         variants.push([tc.clone(), extra.iter().map(|e| e.to_string()).collect()].concat());
                     }
                 }
-                for d in variants {
-                    let c = jit::compile_ptx_with(&HYPERELASTIC, arch, &d)?;
-                    if c.log.to_ascii_lowercase().contains("warning") {
-                        return Err(Error::invalid(format!("NVRTC warnings in hyperelastic.cu for {d:?}:\n{}", c.log)));
-                    }
-                    out.push((d, c.ptx.len()));
-                }
+                compile_checked(&HYPERELASTIC, arch, variants, &mut out)?;
             }
         }
     }

@@ -114,7 +114,6 @@ pub fn defines(el: &HyperElement, wpb: usize) -> Result<Vec<String>> {
 /// and the sweep's variants without the scatter and without the law), for `arch`, with NVRTC only
 /// (what CI runs): (defines, PTX bytes), an error on any warning.
 pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
-    use crate::backend::cuda::jit;
     use crate::mesh::generate::box_mesh;
     use std::sync::Arc;
     let mesh = Arc::new(box_mesh(1, 1, 1, [0.0; 3], [1.0; 3], CellType::Tetrahedron)?);
@@ -130,13 +129,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     variants.push([defines(&el, 1)?, extra.iter().map(|e| e.to_string()).collect()].concat());
                 }
             }
-            for d in variants {
-                let c = jit::compile_ptx_with(&HYPERELASTIC_MOMENTS, arch, &d)?;
-                if c.log.to_ascii_lowercase().contains("warning") {
-                    return Err(Error::invalid(format!("NVRTC warnings in hyperelastic_moments.cu for {d:?}:\n{}", c.log)));
-                }
-                out.push((d, c.ptx.len()));
-            }
+            super::cuda::compile_checked(&HYPERELASTIC_MOMENTS, arch, variants, &mut out)?;
         }
     }
     Ok(out)
