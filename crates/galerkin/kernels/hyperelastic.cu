@@ -108,6 +108,35 @@ __device__ __forceinline__ u64 hk_rank(const HkCell& cell, u64 c, int i, int j, 
 #endif
 }
 
+// Component pair p = 0..5 ↔ (a, b) = 00 01 02 11 12 22.
+__device__ __forceinline__ int hk_pa(int p) { return p < 3 ? 0 : (p < 5 ? 1 : 2); }
+__device__ __forceinline__ int hk_pb(int p) { return p < 3 ? p : (p < 5 ? p - 2 : 2); }
+// and back: (a ≤ b) ↦ p.
+__device__ __forceinline__ int hk_pab(int a, int b) { return a * (5 - a) / 2 + b; }
+
+// The staged scatter (the tensor-core and the moments schemes): the element matrix's 6 upper
+// component blocks st[i·6·NLOC + p·NLOC + j] = K_(i,a),(j,b) (p = (a ≤ b), `hk_pab`) are walked
+// row by row over the whole 3·NLOC × 3·NLOC matrix by the nthr threads of the cell, the lower
+// blocks read transposed from the upper ones, so consecutive threads add consecutive columns of one
+// CSR row (the 3 components of a column node contiguous, the column nodes within one row of ≈ 100
+// entries): each warp-wide atomic add touches one or two rows instead of 16.
+__device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell& cell, u64 c, int tid, int nthr, const u32* __restrict__ row_ptr,
+                                                  const unsigned short* __restrict__ kpos, double* __restrict__ vals) {
+    for (int k = tid; k < 9 * NLOC * NLOC; k += nthr) {
+        const int row = k / (3 * NLOC), cl = k % (3 * NLOC);
+        const int i = row / 3, a = row % 3, j = cl / 3, b = cl % 3;
+        const double v = a <= b ? st[i * 6 * NLOC + hk_pab(a, b) * NLOC + j] : st[j * 6 * NLOC + hk_pab(b, a) * NLOC + i];
+        const u64 pos = hk_row(cell, i, a, row_ptr) + hk_rank(cell, c, i, j, kpos) * 3 + b;
+#if defined(HK_PLAIN_STORE)  // (the sweep: racy plain stores at the same places, timing only)
+        vals[pos] = v;
+#elif defined(HK_CONTIG)  // (the sweep: as many atomic adds, at consecutive places of HK_CONTIG values)
+        atomicAdd(&vals[((u64)c * 9 * NLOC * NLOC + k + (pos == ~0ull ? 1 : 0)) % HK_CONTIG], v);
+#else
+        atomicAdd(&vals[pos], v);
+#endif
+    }
+}
+
 // The geometry at one point (gg: ∇_ξ of the NV geometry functions there): J = Σ_v x_v ⊗ ∇_ξ N_v
 // (J₃₃ = 1 in plane strain), M = J⁻¹ R (so that g'_A = Σ_m ∂_m φ M_mA: the frame rotation, once);
 // returns det J.
@@ -396,11 +425,6 @@ __device__ __forceinline__ void hk_mma(double d[4], double a0, double a1, double
 #endif
 }
 
-// Component pair p = 0..5 ↔ (a, b) = 00 01 02 11 12 22.
-__device__ __forceinline__ int hk_pa(int p) { return p < 3 ? 0 : (p < 5 ? 1 : 2); }
-__device__ __forceinline__ int hk_pb(int p) { return p < 3 ? p : (p < 5 ? p - 2 : 2); }
-// and back: (a ≤ b) ↦ p.
-__device__ __forceinline__ int hk_pab(int a, int b) { return a * (5 - a) / 2 + b; }
 
 // HK_MINB (the sweep): blocks per SM promised to the compiler, which caps the registers per thread.
 #ifdef HK_MINB
@@ -580,11 +604,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
         }
 #else
     // Staged: the fragments go to shared memory (over the point records, dead by now) as the
-    // 6 upper blocks st[i][p·NLOC + j]; then the warp walks the whole 3·NLOC × 3·NLOC element
-    // matrix row by row, the lower blocks read transposed from the upper ones, so consecutive lanes
-    // add consecutive columns of one CSR row (the 3 components of a column node contiguous, the
-    // column nodes within one row of ≈ 100 entries): each warp-wide atomic add touches one or two
-    // rows instead of 16.
+    // 6 upper blocks st[i][p·NLOC + j], then `hk_scatter_staged` walks the matrix row by row.
     double* st = s_pt[wp];
 #pragma unroll
     for (int w = 0; w < TC_NTW; ++w)
@@ -594,19 +614,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
             if (i < NLOC && n < TC_NCOL) st[i * TC_NCOL + n] = acc[w][e];
         }
     HK_CSYNC();
-    for (int k = tid; k < 9 * NLOC * NLOC; k += TPC) {
-        const int row = k / (3 * NLOC), cl = k % (3 * NLOC);
-        const int i = row / 3, a = row % 3, j = cl / 3, b = cl % 3;
-        const double v = a <= b ? st[i * TC_NCOL + hk_pab(a, b) * NLOC + j] : st[j * TC_NCOL + hk_pab(b, a) * NLOC + i];
-        const u64 pos = hk_row(s_cell[wp], i, a, row_ptr) + hk_rank(s_cell[wp], c, i, j, kpos) * 3 + b;
-#if defined(HK_PLAIN_STORE)  // (the sweep: racy plain stores at the same places, timing only)
-        vals[pos] = v;
-#elif defined(HK_CONTIG)  // (the sweep: as many atomic adds, at consecutive places of HK_CONTIG values)
-        atomicAdd(&vals[((u64)c * 9 * NLOC * NLOC + k + (pos == ~0ull ? 1 : 0)) % HK_CONTIG], v);
-#else
-        atomicAdd(&vals[pos], v);
-#endif
-    }
+    hk_scatter_staged(st, s_cell[wp], c, tid, TPC, row_ptr, kpos, vals);
 #endif
 }
 #endif  // WPB

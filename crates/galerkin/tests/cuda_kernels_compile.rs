@@ -423,6 +423,26 @@ fn hyperelastic_patch_kernel_compiles_without_warnings() {
     assert!(!ptx.contains(".entry hyper_assemble("), "the patch module compiles no other scheme");
 }
 
+/// The moments scheme's hyperelastic kernel (`hyperelastic_moments.cu` with its products
+/// `hyperelastic_moments.cuh`, after the law and the shared prologue and staged scatter of
+/// `hyperelastic.cu`): P2 tetrahedra, both rules, every law, 1 and 2 cells per block, the sweep's
+/// variants without the scatter and without the law (16 variants), without warnings, with its entry
+/// point and the pressure kernels, no local memory (its moments and products stay in registers).
+#[test]
+fn hyperelastic_moments_kernel_compiles_without_warnings() {
+    if !nvrtc() {
+        return;
+    }
+    let v = galerkin::hyperelastic::moments::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(v.len(), 16);
+    let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::moments::HYPERELASTIC_MOMENTS, "compute_90", &v[0].0).unwrap().ptx;
+    for entry in ["hyper_moments_assemble", "hyper_pressure_residual", "hyper_pressure_jacobian"] {
+        assert!(ptx.contains(&format!(".entry {entry}(")), "hyperelastic_moments.cu lacks {entry}");
+    }
+    assert!(!ptx.contains(".entry hyper_assemble("), "the moments module compiles no other scheme");
+    assert!(!ptx.contains(".local"), "the moments kernel spills to local memory");
+}
+
 /// The device sparsity pattern (`pattern.cu`) for the list capacities the host picks (32 to 1024)
 /// with scalar and blocked dofs.
 #[test]

@@ -403,7 +403,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 // Y's shared accesses in pairs (`vec`), both (`lean`), two warps per cell (`split`).
                 let (wpb, qc) = match tc {
                     Scheme::Tc { wpb, qc, .. } => (wpb, qc),
-                    Scheme::Pairs(_) | Scheme::Patch { .. } => (1, 1),
+                    Scheme::Pairs(_) | Scheme::Patch { .. } | Scheme::Moments { .. } => (1, 1),
                 };
                 let split = Scheme::Tc { wpb, qc, wpc: 2 };
                 let lean = TC_LEAN.to_vec();
@@ -469,6 +469,19 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                     variants.push((name.into(), Scheme::Patch { cells }, defs.to_vec()));
                 }
             }
+            // The moments scheme (thirteenth pass): the element matrix from per-cell moments, one
+            // warp per cell (one or two per block); without the matrix's scatter; without the law
+            // as well (the products alone, like `tc products-only`).
+            if super::moments::applies(el) {
+                for (name, wpb, defs) in [
+                    ("mom", 1, &[][..]),
+                    ("mom 2", 2, &[]),
+                    ("mom no-scatter", 1, &["HK_NO_SCATTER"]),
+                    ("mom products-only", 1, &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]),
+                ] {
+                    variants.push((name.into(), Scheme::Moments { wpb }, defs.to_vec()));
+                }
+            }
             // The cells in Hilbert order as well, for the kernels that tell what the launch order
             // changes (nothing measurable on the H200: eleventh pass).
             let mut variants: Vec<(String, Scheme, Vec<&str>, CellOrder)> = variants.into_iter().map(|(n, sc, d)| (n, sc, d, DEFAULT_ORDER)).collect();
@@ -508,6 +521,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                         let per = 9.0 * (el.nloc() * el.nloc()) as f64 * el.space.mesh.num_cells() as f64 / adds.max(1) as f64;
                         (format!("cells {cells} adds /{per:.2}"), shared)
                     }
+                    Scheme::Moments { wpb } => (format!("cells/block {wpb}"), super::moments::shared_bytes(el, wpb)),
                 };
                 emit(format!(
                     "{name:<20} {shape:<20} shared {shared:>5} B: asm {:.3e} (x{:.2} floor)  kernel {:.3e}  res {:.3e}  zero {:.3e}",

@@ -8,7 +8,9 @@
 //! nodes (P1/P2 tetrahedra), one warp per cell with the element matrix as a small GEMM on the FP64
 //! tensor cores, staged in shared memory and scattered row by row (the default where it applies);
 //! and a third, [`Scheme::Patch`] ([`super::patch`]: a block per patch of cells, their sums reduced in
-//! shared memory before the atomic adds; slower overall, twelfth pass in BENCHMARKS.md). The follower pressure's terms are integrated on the device too (one thread per
+//! shared memory before the atomic adds; slower overall, twelfth pass in BENCHMARKS.md); and a fourth,
+//! [`Scheme::Moments`] ([`super::moments`]: affine P2 tetrahedra, the element matrix from per-cell
+//! moments, thirteenth pass). The follower pressure's terms are integrated on the device too (one thread per
 //! facet point, then one per facet Jacobian entry), so nothing crosses per Newton step.
 use super::element::HyperElement;
 use super::loads::FollowerPressure;
@@ -66,6 +68,10 @@ pub enum Scheme {
     /// run of `cells` consecutive cells of the launch order, summed in shared memory, each distinct
     /// value added once (3D simplices).
     Patch { cells: usize },
+    /// The moments scheme (`kernels/hyperelastic_moments.cu`, [`super::moments`]): affine P2
+    /// tetrahedra, one warp per cell, `wpb` cells per block, the element matrix from the cell's
+    /// moments Σ_q w λ_m λ_n 𝔸_q (products independent of the rule).
+    Moments { wpb: usize },
 }
 
 impl Scheme {
@@ -75,6 +81,7 @@ impl Scheme {
             Scheme::Pairs(s) => (s.gt * s.cpb, s.cpb),
             Scheme::Tc { wpb, wpc, .. } => (32 * wpc * wpb, wpb),
             Scheme::Patch { cells } => (0, cells),
+            Scheme::Moments { wpb } => (32 * wpb, wpb),
         }
     }
 }
@@ -183,6 +190,7 @@ pub fn defines_for(el: &HyperElement, sc: Scheme) -> Result<Vec<String>> {
             d.extend([format!("WPB={wpb}"), format!("QC={qc}"), format!("WPC={wpc}")]);
         }
         Scheme::Patch { .. } => return Err(Error::invalid("the patch scheme's defines depend on the mesh (`patch::defines`)")),
+        Scheme::Moments { wpb } => return super::moments::defines(el, wpb),
     }
     Ok(d)
 }
@@ -265,7 +273,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` or `patch`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc`, `patch` or `moments`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error).
     pub fn new(be: &CudaBackend, el: &HyperElement) -> Result<GpuHyper> {
         let cc = be.device().compute_capability;
@@ -274,7 +282,8 @@ impl GpuHyper {
             Some("pairs") => Scheme::Pairs(shape(el)?),
             Some("tc") => tc_default(el),
             Some("patch") => Scheme::Patch { cells: super::patch::DEFAULT_CELLS },
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc` or `patch`"))),
+            Some("moments") => Scheme::Moments { wpb: 1 },
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `patch` or `moments`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -311,6 +320,11 @@ impl GpuHyper {
                 let module = be.variant_module(&super::patch::HYPERELASTIC_PATCH, &defs)?;
                 (module, "hyper_patch_assemble", Some(super::patch::DevicePatches::upload(be, el, &p)?))
             }
+            Scheme::Moments { wpb } => {
+                let mut defs = super::moments::defines(el, wpb)?;
+                defs.extend(extra.iter().map(|d| d.to_string()));
+                (be.variant_module(&super::moments::HYPERELASTIC_MOMENTS, &defs)?, super::moments::ENTRY, None)
+            }
             _ => {
                 let mut defs = defines_for(el, sc)?;
                 defs.extend(extra.iter().map(|d| d.to_string()));
@@ -327,7 +341,7 @@ impl GpuHyper {
             cell_verts: be.upload(&u32s(&reorder(&mesh.cells, mesh.cell_type.num_vertices(), perm), "vertex")?)?,
             coords: be.upload(&coords)?,
             cell_nodes: be.upload(&u32s(&cell_nodes, "node")?)?,
-            tab: be.upload(&tables(el))?,
+            tab: be.upload(&if matches!(sc, Scheme::Moments { .. }) { super::moments::tables(el) } else { tables(el) })?,
             frames: be.upload(if frames.is_empty() { &[0.0][..] } else { &frames })?,
             has_frames: i32::from(!frames.is_empty()),
             prm: be.upload(&el.law.params())?,
@@ -451,6 +465,19 @@ impl HyperSystem<CudaBackend> for GpuHyper {
     }
 }
 
+/// Compiles `src` for `arch` with each set of defines, with NVRTC only (what CI runs), appending
+/// (defines, PTX bytes) to `out`; an error naming the file and the defines on any warning.
+pub fn compile_checked(src: &KernelSource, arch: &str, variants: Vec<Vec<String>>, out: &mut Vec<(Vec<String>, usize)>) -> Result<()> {
+    for d in variants {
+        let c = jit::compile_ptx_with(src, arch, &d)?;
+        if c.log.to_ascii_lowercase().contains("warning") {
+            return Err(Error::invalid(format!("NVRTC warnings in {} for {d:?}:\n{}", src.file, c.log)));
+        }
+        out.push((d, c.ptx.len()));
+    }
+    Ok(())
+}
+
 /// Compiles the kernel for tetrahedra and hexahedra (3D) and triangles and quadrilaterals (plane
 /// strain) of degree 1 and 2 with every law (the column-pair scheme, and the tensor-core scheme for
 /// tetrahedra), for `arch`, with NVRTC only (what CI runs): (defines,
@@ -504,13 +531,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         variants.push([tc.clone(), extra.iter().map(|e| e.to_string()).collect()].concat());
                     }
                 }
-                for d in variants {
-                    let c = jit::compile_ptx_with(&HYPERELASTIC, arch, &d)?;
-                    if c.log.to_ascii_lowercase().contains("warning") {
-                        return Err(Error::invalid(format!("NVRTC warnings in hyperelastic.cu for {d:?}:\n{}", c.log)));
-                    }
-                    out.push((d, c.ptx.len()));
-                }
+                compile_checked(&HYPERELASTIC, arch, variants, &mut out)?;
             }
         }
     }

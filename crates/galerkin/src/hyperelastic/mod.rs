@@ -12,6 +12,7 @@ pub mod lattice;
 pub mod law;
 pub mod loads;
 pub mod mesh;
+pub mod moments;
 pub mod multigrid;
 pub mod newton;
 pub mod patch;

@@ -49,6 +49,18 @@ namespace pk {
 #include "hk.cu"
 #include "hp.cu"
 }
+// The moments scheme (hyperelastic_moments.cu, P2 only): one warp per cell, HM_WPB cells per block.
+#if NLOC == 10
+namespace mk {
+#ifndef HM_WPB
+#define HM_WPB 1
+#endif
+#include "law.cuh"
+#include "hk.cu"
+#include "hm.cuh"
+#include "hm.cu"
+}
+#endif
 // The patches' host tables as `src/hyperelastic/patch.rs` builds them (runs of PC cells).
 struct EmuPatches { std::vector<u32> ptr, cells, fptr, fpos, fmeta; std::vector<unsigned short> pslot; };
 static EmuPatches emu_patches(int nc, const std::vector<u32>& cn, const std::vector<u32>& row_ptr, const std::vector<unsigned short>& kpos) {
@@ -95,8 +107,25 @@ int main() {
     for (int c = 0; c < nc; ++c) for (int i = 0; i < NLOC; ++i) for (int j = 0; j < NLOC; ++j) {
         auto& s = cols[cn[c * NLOC + i]]; kpos[(c * NLOC + i) * NLOC + j] = std::distance(s.begin(), s.find(cn[c * NLOC + j]));
     }
-    std::vector<double> tab(NQ * NLOC * 3 + NQ * NV * 3 + NQ);
+    // the table (| λ [NQ][4] for the moments scheme): random gradients, or at P2 the true P2
+    // gradients at random points (the moments scheme forms them itself from λ)
+    std::vector<double> tab(NQ * NLOC * 3 + NQ * NV * 3 + NQ + NQ * 4);
     for (int k = 0; k < NQ * NLOC * 3; ++k) tab[k] = U(rng);
+    double* lam = tab.data() + NQ * NLOC * 3 + NQ * NV * 3 + NQ;
+    for (int q = 0; q < NQ; ++q) {
+        double sum = 0; for (int m = 0; m < 4; ++m) sum += (lam[q * 4 + m] = 0.1 + 0.5 * (1 + U(rng)));
+        for (int m = 0; m < 4; ++m) lam[q * 4 + m] /= sum;
+    }
+#if NLOC == 10
+    {
+        const double gl[4][3] = {{-1, -1, -1}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+        const int edges[6][2] = {{2, 3}, {1, 3}, {1, 2}, {0, 3}, {0, 2}, {0, 1}};  // CellType::edges()
+        for (int q = 0; q < NQ; ++q) for (int i = 0; i < 10; ++i) for (int a = 0; a < 3; ++a) {
+            const double* l = lam + q * 4;
+            tab[(q * NLOC + i) * 3 + a] = i < 4 ? (4 * l[i] - 1) * gl[i][a] : 4 * (l[edges[i - 4][0]] * gl[edges[i - 4][1]][a] + l[edges[i - 4][1]] * gl[edges[i - 4][0]][a]);
+        }
+    }
+#endif
     double gg[4][3] = {{-1, -1, -1}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
     for (int q = 0; q < NQ; ++q) for (int v = 0; v < NV; ++v) for (int k = 0; k < 3; ++k) tab[NQ * NLOC * 3 + (q * NV + v) * 3 + k] = gg[v][k];
     for (int q = 0; q < NQ; ++q) tab[NQ * NLOC * 3 + NQ * NV * 3 + q] = 0.5 + 0.5 * U(rng);
@@ -122,14 +151,24 @@ int main() {
         run(nc, 32 * WPC, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data()); });
         std::vector<double> r3(npool * 3, 0.0), v3(off, 0.0);
         run(npatch, PT, [&] { pk::hyper_patch_assemble(npatch, pat.ptr.data(), pat.cells.data(), cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r3.data(), want, pat.pslot.data(), pat.fptr.data(), pat.fpos.data(), pat.fmeta.data(), v3.data()); });
+        double mr_ = 0, mkk = 0;  // the moments scheme against the column pairs (P2)
+#if NLOC == 10
+        {
+            std::vector<double> r4(npool * 3, 0.0), v4(off, 0.0);
+            run((nc + HM_WPB - 1) / HM_WPB, 32 * HM_WPB, [&] { mk::hyper_moments_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r4.data(), want, row_ptr.data(), kpos.data(), v4.data()); });
+            for (size_t i = 0; i < r1.size(); ++i) mr_ = std::max(mr_, fabs(r1[i] - r4[i]));
+            for (size_t i = 0; i < v1.size(); ++i) mkk = std::max(mkk, fabs(v1[i] - v4[i]));
+        }
+#endif
         double pr = 0, pkk = 0;
         for (size_t i = 0; i < r1.size(); ++i) pr = std::max(pr, fabs(r1[i] - r3[i]));
         for (size_t i = 0; i < v1.size(); ++i) pkk = std::max(pkk, fabs(v1[i] - v3[i]));
         double dr = 0, mr = 0, dk = 0, mk = 0;
         for (size_t i = 0; i < r1.size(); ++i) { dr = std::max(dr, fabs(r1[i] - r2[i])); mr = std::max(mr, fabs(r1[i])); }
         for (size_t i = 0; i < v1.size(); ++i) { dk = std::max(dk, fabs(v1[i] - v2[i])); mk = std::max(mk, fabs(v1[i])); }
-        printf("LAW %d NLOC %d NQ %d WPC %d RES_MMA %d VEC %d want_k %d: residual rel %.2e (max %.3e), jacobian rel %.2e (max %.3e), nnz %u; patch: residual %.2e jacobian %.2e (%zu flush entries for %d cells)\n", LAW, NLOC, NQ, WPC, HK_RES_MMA, HK_VEC, want, dr / mr, mr, mk > 0 ? dk / mk : 0.0, mk, off, pr / mr, mk > 0 ? pkk / mk : 0.0, pat.fpos.size(), nc);
+        printf("LAW %d NLOC %d NQ %d WPC %d RES_MMA %d VEC %d want_k %d: residual rel %.2e (max %.3e), jacobian rel %.2e (max %.3e), nnz %u; patch: residual %.2e jacobian %.2e (%zu flush entries for %d cells); moments: residual %.2e jacobian %.2e\n", LAW, NLOC, NQ, WPC, HK_RES_MMA, HK_VEC, want, dr / mr, mr, mk > 0 ? dk / mk : 0.0, mk, off, pr / mr, mk > 0 ? pkk / mk : 0.0, pat.fpos.size(), nc, mr_ / mr, mk > 0 ? mkk / mk : 0.0);
         if (!(dr <= 1e-12 * mr) || !(dk <= 1e-12 * mk) || !(mr > 0) || (want && !(mk > 0))) fail = 1;
+        if (!(mr_ <= 1e-12 * mr) || !(mkk <= 1e-12 * std::max(mk, 1e-300))) fail = 1;
         if (!(pr <= 1e-12 * mr) || !(pkk <= 1e-12 * std::max(mk, 1e-300))) fail = 1;
     }
     if (fail) printf("FAILED: the schemes differ by more than 1e-12\n");

@@ -6,15 +6,19 @@
 # every law, P2 (NLOC 10, NQ 14; NQ 4, the stiffness rule, whose element matrix outgrows the point
 # records) and P1-sized (NLOC 4, NQ 5) cells; the tensor-core scheme also with the twelfth pass's
 # residual in the GEMM and paired accesses (HK_RES_MMA, HK_VEC) and two warps per cell (WPC=2).
+# At P2 the tables hold true P2 gradients at random points, and the moments scheme
+# (hyperelastic_moments.cu, one and two cells per block) is compared too.
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
 sed 's/extern "C" //' "$k/hyperelastic.cu" > "$t/hk.cu"; sed 's/extern "C" //' "$k/hyperelastic_patch.cu" > "$t/hp.cu"; cp "$k/hyperelastic_law.cuh" "$t/law.cuh"
+sed 's/extern "C" //' "$k/hyperelastic_moments.cu" > "$t/hm.cu"; cp "$k/hyperelastic_moments.cuh" "$t/hm.cuh"
 cp "$here/warp_emu.h" "$here/hyperelastic_schemes.cpp" "$t/"
 # (the fibre law also with one scheme's CSR positions gathered into shared memory, HK_POS_SHARED,
 # against the other's read from global memory)
 for law in 0 1 2; do
   cases=("-DNLOC=10 -DNQ=14" "-DNLOC=10 -DNQ=4" "-DNLOC=4 -DNQ=5")
+  cases+=("-DNLOC=10 -DNQ=14 -DHM_WPB=2" "-DNLOC=10 -DNQ=1")
   [ $law = 2 ] && cases+=("-DNLOC=10 -DNQ=4 -DHK_EMU_PAIRS_POS" "-DNLOC=10 -DNQ=14 -DHK_EMU_TC_POS")
   # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
