@@ -929,50 +929,36 @@ __device__ __forceinline__ void fence_async_shared() {
 #endif
 }
 
-// Calls f(r, cs, ce) for the rows r of tiles [g0, g1) that worker `who` of `workers` takes (rows
-// numbered across the group's strips, dealt round-robin): row r's needed columns [cs, ce).
-template <class F>
-__device__ __forceinline__ void for_group_rows(int g0, int g1, int who, int workers, F f) {
-    const Tile first = tile_of(g0), last = tile_of(g1 - 1);
-    const int a0 = first.r0 / 2, a1 = last.r0 / 2;
-    int n = 0;  // rows of earlier strips
-    for (int A = a0; A <= a1; ++A) {
-        const int bs = A == a0 ? first.c : 2 * A, be = A == a1 ? last.c : NB8 - 1;
-        const int r0 = 2 * WR * A, ce = min_i(WR * (be + 1), ND), rend = min_i(min_i(r0 + 2 * WR, ND), ce);
-        for (int j = ((who - n) % workers + workers) % workers; r0 + j < rend; j += workers) {
-            const int r = r0 + j;
-            f(r, max_i(r, WR * bs), ce);
-        }
-        n += rend - r0;
-    }
-}
-
-// WIDE_WRITES 3: calls f(e0, e1) for the packed ranges of tiles [g0, g1) that worker `who` of
-// `workers` takes: a strip the group holds wholly (its rows from the diagonal to the last column:
-// contiguous in packed storage) as one range, each row of a partial strip as its own.
-template <class F>
-__device__ __forceinline__ void for_group_runs(int g0, int g1, int who, int workers, F f) {
+// Calls f(e0, e1) for the packed ranges of tiles [g0, g1) that worker `who` of `workers` takes:
+// each row's needed entries (rows numbered across the group's strips, dealt round-robin), or
+// with WHOLE a strip the group holds wholly — its rows from the diagonal to the last column,
+// contiguous in packed storage — as one range (WIDE_WRITES 3).
+template <bool WHOLE, class F>
+__device__ __forceinline__ void for_group_ranges(int g0, int g1, int who, int workers, F f) {
     const Tile first = tile_of(g0), last = tile_of(g1 - 1);
     const int a0 = first.r0 / 2, a1 = last.r0 / 2;
     int n = 0;  // ranges of earlier strips
     for (int A = a0; A <= a1; ++A) {
         const int bs = A == a0 ? first.c : 2 * A, be = A == a1 ? last.c : NB8 - 1;
         const int r0 = 2 * WR * A, ce = min_i(WR * (be + 1), ND), rend = min_i(min_i(r0 + 2 * WR, ND), ce);
-        if (bs == 2 * A && ce == ND) {
+        if (WHOLE && bs == 2 * A && ce == ND) {
             if (n % workers == who) f(packed_c(r0, r0), packed_c(rend - 1, ND - 1) + 1);
             ++n;
             continue;
         }
-        for (int j = ((who - n) % workers + workers) % workers; r0 + j < rend; j += workers) f(packed_c(r0 + j, max_i(r0 + j, WR * bs)), packed_c(r0 + j, ce));
+        for (int j = ((who - n) % workers + workers) % workers; r0 + j < rend; j += workers) {
+            const int r = r0 + j;
+            f(packed_c(r, max_i(r, WR * bs)), packed_c(r, ce));
+        }
         n += rend - r0;
     }
 }
 
-// Packed entries [cs, ce) of row r from image `img` (entry e at img[e − lo]) to the cell's
-// matrix `k`, by the warp's lanes: double2 stores where the address is 16-byte aligned (the image
-// shares the phase), a double at either end where not.
-__device__ __forceinline__ void store_segment(double* __restrict__ k, const double* __restrict__ img, int lo, int r, int cs, int ce) {
-    const int lane = threadIdx.x & 31, e0 = packed_c(r, cs), n = ce - cs;
+// Packed entries [e0, e1) (a row's segment) from image `img` (entry e at img[e − lo]) to the
+// cell's matrix `k`, by the warp's lanes: double2 stores where the address is 16-byte aligned (the
+// image shares the phase), a double at either end where not.
+__device__ __forceinline__ void store_segment(double* __restrict__ k, const double* __restrict__ img, int lo, int e0, int e1) {
+    const int lane = threadIdx.x & 31, n = e1 - e0;
     double* dst = k + e0;
     const double* src = img + (e0 - lo);
     const int head = (int)((reinterpret_cast<u64>(dst) >> 3) & 1), pairs = (n - head) >> 1;
@@ -1034,13 +1020,13 @@ __device__ __forceinline__ void write_round_wide(double* __restrict__ k, double*
         if (WIDE_WRITES >= 2) fence_async_shared();  // the image is visible to the bulk copies
         group_sync(grp);
         if (WIDE_WRITES == 3) {
-            for_group_runs(g0, g1, tid, TILED_THREADS, [&](int e0, int e1) { send_range(k, img, lo, e0, e1); });
+            for_group_ranges<true>(g0, g1, tid, TILED_THREADS, [&](int e0, int e1) { send_range(k, img, lo, e0, e1); });
             bulk_commit();
         } else if (WIDE_WRITES == 2) {
-            for_group_rows(g0, g1, tid, TILED_THREADS, [&](int r, int cs, int ce) { send_range(k, img, lo, packed_c(r, cs), packed_c(r, ce)); });
+            for_group_ranges<false>(g0, g1, tid, TILED_THREADS, [&](int e0, int e1) { send_range(k, img, lo, e0, e1); });
             bulk_commit();
         } else {
-            for_group_rows(g0, g1, warp, TILED_WARPS, [&](int r, int cs, int ce) { store_segment(k, img, lo, r, cs, ce); });
+            for_group_ranges<false>(g0, g1, warp, TILED_WARPS, [&](int e0, int e1) { store_segment(k, img, lo, e0, e1); });
         }
     }
 }

@@ -312,8 +312,8 @@ fn paired_tiles_match_the_cpu_at_every_degree() {
         let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), Tuning { integration: Integration::Tiled, ..Default::default() }).unwrap();
         // At p = 1 the default is the CUDA-core engine (no tiles): the eleventh round's narrow tiles.
         let nloc = space.dofmap.nodes_per_cell;
-        let default = if p == 1 { TiledConfig::round11(nloc)[0] } else { TiledConfig::for_functions(nloc) };
-        assert_eq!(default.paired, p == 3, "p = {p}: paired tiles are the default at p = 3 only");
+        let default = if p == 1 { TiledConfig::round11(nloc)[0] } else { TiledConfig::tenth_round(nloc) };
+        assert_eq!(default.paired, p == 3, "p = {p}: paired tiles are the tenth round's default at p = 3 only");
         let paired = TiledConfig { paired: true, ..default };
         for cfg in [paired, TiledConfig { packed: false, ..paired }, TiledConfig { paired: false, ..paired }] {
             let got = asm.tiled_matrices_to_host(&gpu, cfg).unwrap_or_else(|e| panic!("p = {p} {}: {e}", cfg.label()));
@@ -387,8 +387,9 @@ fn wide_writes_and_register_caps_match_the_cpu() {
         let default = TiledConfig::for_functions(nloc);
         let shapes: Vec<TiledConfig> = std::iter::once(default).chain(TiledConfig::round12(nloc)).collect();
         assert!(shapes.iter().any(|c| c.wide == 1) && shapes.iter().any(|c| c.wide == 2), "p = {p}: both wide writes tested");
-        // Wide writes by bulk copies are the default at trunk p = 2 since the twelfth round.
-        assert_eq!(default.wide == 2 && default.packed, p == 2, "p = {p}: default wide writes");
+        // Wide writes by bulk copies are the default at trunk p = 2 since the twelfth round, a copy
+        // per whole strip (`wide` 3) at p = 2, 3 since the thirteenth.
+        assert_eq!(default.wide == 3 && default.packed && !default.paired, p <= 3, "p = {p}: default wide writes");
         shapes
     });
 }

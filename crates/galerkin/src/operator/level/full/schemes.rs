@@ -147,14 +147,17 @@ impl TiledConfig {
     /// for the eleventh round's narrow tiles in blocks of 8 one-warp cells in the same run, H200);
     /// from 9 to 24 functions (trunk p = 2), since the twelfth round, wide writes by bulk copies
     /// (H200: 0.188 ms against 0.230 in the same run; at p = 3–5 they measured level,
-    /// [`Self::round12`]); every other degree keeps the tenth round's shape, which the eleventh
-    /// round's variants did not beat ([`Self::round11`]).
+    /// [`Self::round12`]); since the thirteenth round, from 9 to 32 functions (trunk p = 2, 3),
+    /// one bulk copy per whole strip (`wide` 3, unpaired tiles; H200: p = 2 0.170 ms against
+    /// 0.190 for round 12's `wide2`, p = 3 0.412 against 0.463 for the paired tiles, spreads apart,
+    /// [`Self::round13`]); p ≥ 4 keeps the tenth round's shape, which the eleventh and twelfth
+    /// rounds' variants did not beat ([`Self::round11`]).
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let base = TiledConfig::tenth_round(nloc);
         if nloc <= 8 {
             TiledConfig::pair_lanes_shapes(nloc)[0]
-        } else if nloc <= 24 {
-            TiledConfig { wide: 2, ..base }
+        } else if nloc <= 32 {
+            TiledConfig { wide: 3, paired: false, ..base }
         } else {
             base
         }
@@ -336,11 +339,12 @@ impl TiledConfig {
     /// at trunk p = 1 the CUDA-core engine's default with its geometry fused (`fuse`: 4, 2 and 1
     /// lanes per point forming J⁻¹ and the gradients, no J⁻¹ table; 4 also at 4 blocks per SM);
     /// at trunk p = 2, 3 (9–32 functions) each tile's moments split over a pair of warps
-    /// (`split`): at p = 2 the default's wide bulk-copy writes with 4, 3 and 2 blocks of 8 warps per
+    /// (`split`): at p = 2 round 12's default (bulk copies per row) with 4, 3 and 2 blocks of 8 warps per
     /// SM (64, 85 and 128 registers); at p = 3 unpaired with wide bulk-copy writes (12 warps, 2
-    /// and 1 blocks per SM) and paired as the default (10 warps, 3 and 2 blocks per SM); and one
-    /// bulk copy per whole strip (`wide` 3: a strip a round holds wholly is one contiguous range of
-    /// packed rows), without and with the split.
+    /// and 1 blocks per SM) and paired as round 12's default (10 warps, 3 and 2 blocks per SM);
+    /// and one bulk copy per whole strip (`wide` 3: a strip a round holds wholly is one contiguous
+    /// range of packed rows), without and with the split — without it the default at p = 2, 3
+    /// since this round (H200), the split measured slower everywhere (BENCHMARKS.md).
     pub fn round13(nloc: usize) -> Vec<TiledConfig> {
         let mut v = Vec::new();
         if let Some(&d) = TiledConfig::pair_lanes_shapes(nloc).first() {
@@ -348,7 +352,8 @@ impl TiledConfig {
             v.push(TiledConfig { fuse: 4, min_blocks: 4, ..d });
         }
         if (9..=24).contains(&nloc) {
-            let d = TiledConfig::for_functions(nloc);
+            // Round 12's default (bulk copies per row).
+            let d = TiledConfig { wide: 2, ..TiledConfig::tenth_round(nloc) };
             let s = TiledConfig { split: true, ..d };
             v.extend([s, TiledConfig { min_blocks: 3, ..s }, TiledConfig { min_blocks: 2, ..s }, TiledConfig { wide: 3, ..d }, TiledConfig { wide: 3, ..s }]);
         }
