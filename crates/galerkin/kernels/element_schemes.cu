@@ -239,6 +239,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef WIDE_WRITES
 #define WIDE_WRITES 0                                // a round's tiles leave from a packed image in shared memory: 1 block-wide double2 row stores, 2 bulk copies per row
 #endif
+#ifndef SPLIT_MOMENTS
+#define SPLIT_MOMENTS 0                              // a tile's nine moments over a pair of warps (5 and 4), swapped through shared memory
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -281,6 +284,11 @@ static_assert(!NARROW || NLOC <= 8, "narrow tiles: one 8-block of functions");
 static_assert(CELLS >= 1 && CELLS <= 15 && (CELLS == 1 || PRODUCERS == 0), "1 to 15 cell groups (a named barrier each), no producer warps");
 static_assert(!PREFETCH || (PRODUCERS == 0 && NV * DIM <= TILED_THREADS), "a lane per coordinate of the next cell");
 static_assert(!WIDE_WRITES || (PACKED && !PAIRED && PRODUCERS == 0 && DEFER_WRITES == 0 && TPW == 1), "wide writes: packed, unpaired, one tile per warp, every warp stages");
+static_assert(!SPLIT_MOMENTS || (TPW == 1 && PRODUCERS == 0 && DEFER_WRITES == 0 && !NARROW && TILED_WARPS % 2 == 0),
+              "split moments: pairs of warps on one tile each, every warp stages, nothing deferred");
+constexpr int ROUND_TILES = TILED_WARPS * TPW / (SPLIT_MOMENTS ? 2 : 1);  // tiles per round
+constexpr int MSPLIT = 5;                            // moments the first warp of a split pair holds (the second: 4)
+constexpr int XCHG = 2 * MSPLIT * 2 * 32;            // a split tile's swap: each warp's moments of the other's half tile
 
 // A tile: the m16n8 product of row blocks r0 (rows 0–7) and r1 (rows 8–15) of 8 functions with
 // column block c; r1 < 0: none (its rows repeat r0's, nothing is stored); r0 < 0: no tile. Row
@@ -472,6 +480,34 @@ __device__ __forceinline__ void multiply_pass(const double* __restrict__ h, cons
                     }
                 }
             }
+        }
+    }
+}
+
+// SPLIT_MOMENTS: one pass of QCP points for warp HM of a pair sharing tile `tl`: moments
+// m = 5·HM + j (j < 5, m < 9) of M_kl, m = 3k + l, so warp 0 holds 20 accumulators and warp 1 16
+// instead of 36, and each loads the A fragments of its two k only.
+template <int HM>
+__device__ __forceinline__ void multiply_split(const double* __restrict__ h, const Tile& tl, double (&acc)[MSPLIT][4]) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    if (tl.r0 < 0) return;
+    const int row[2] = {8 * tl.r0 + g, 8 * (tl.r1 < 0 ? tl.r0 : tl.r1) + g};
+#pragma unroll 1
+    for (int kq = 0; kq < QCP; kq += MMA_K) {
+        double fb[DIM][KS], fa[2][2 * KS];
+#pragma unroll
+        for (int l = 0; l < DIM; ++l)
+#pragma unroll
+            for (int j = 0; j < KS; ++j) fb[l][j] = h[(l * QCP + kq + t + 4 * j) * RS + tl.c * 8 + g];
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int j = 0; j < 2 * KS; ++j) fa[i][j] = h[((HM + i) * QCP + kq + t + 4 * (j / 2)) * RS + row[j % 2]];
+#pragma unroll
+        for (int j = 0; j < MSPLIT; ++j) {
+            constexpr int M0 = HM * MSPLIT;
+            if (M0 + j >= DIM * DIM) break;
+            mma16<KS>(acc[j], fa[(M0 + j) / DIM - HM], fb[(M0 + j) % DIM]);
         }
     }
 }
@@ -763,6 +799,38 @@ __device__ __forceinline__ void write_round(double* __restrict__ k, double* __re
     __syncwarp();
 }
 
+// SPLIT_MOMENTS: the two warps of the pair on tile `tl` swap, through the (then free) staging
+// buffers `hbuf`, the moments each holds of the other's half tile, so warp hm ends with the nine
+// moments of half tile hm in slots 0, 1 of `acc` (2, 3 constant zeros) and writes that half alone,
+// as the one-row tile `half` with its signs `hs`: the forming and the stores split too.
+__device__ __forceinline__ void split_swap(double* __restrict__ hbuf, int tw, int hm, int grp, const Tile& tl, const TileSigns& sg,
+                                           const double (&part)[MSPLIT][4], double (&acc)[DIM * DIM][4], Tile& half, TileSigns& hs) {
+    const int lane = threadIdx.x & 31;
+    double* xb = hbuf + tw * XCHG;
+    const int own = hm ? DIM * DIM - MSPLIT : MSPLIT;
+#pragma unroll
+    for (int j = 0; j < MSPLIT; ++j)
+#pragma unroll
+        for (int v = 0; v < 2; ++v)
+            if (j < own) xb[hm * (XCHG / 2) + (2 * j + v) * 32 + lane] = hm ? part[j][v] : part[j][2 + v];
+    group_sync(grp);
+#pragma unroll
+    for (int m = 0; m < DIM * DIM; ++m)
+#pragma unroll
+        for (int v = 0; v < 2; ++v) {
+            const bool first = m < MSPLIT;  // a moment warp 0 holds
+            const int j = first ? m : m - MSPLIT;
+            if (first == (hm == 0)) acc[m][v] = hm ? part[first ? 0 : m - MSPLIT][2 + v] : part[first ? m : 0][v];  // constant indices
+            else acc[m][v] = xb[(1 - hm) * (XCHG / 2) + (2 * j + v) * 32 + lane];
+            acc[m][2 + v] = 0.0;
+        }
+    group_sync(grp);  // the swap is read before the image or the scratch go over it
+    half = tl.r0 < 0 ? Tile{} : Tile{hm ? tl.r1 : tl.r0, -1, tl.c};
+    hs = sg;
+    hs.row[0] = hm ? sg.row[1] : sg.row[0];
+    hs.row[1] = 0.0;
+}
+
 // The cell head both tiled bodies share: a warp's view of cell c (its matrix, its coefficients);
 // `Round` names the warp's tiles of the round from tile t0, clears their accumulators and loads
 // their signs.
@@ -782,6 +850,11 @@ struct TiledCell {
 #pragma unroll
             for (int i = 0; i < TPW; ++i) sg[i] = tile_signs(tl[i], signs, has_signs, c);
         }
+        // SPLIT_MOMENTS (one tile per warp pair): warp hm's half tile of tile `t`, from its moments `part`.
+        __device__ __forceinline__ Round(double* __restrict__ hbuf, int tw, int hm, int grp, const Tile& t, const TileSigns& s,
+                                         const double (&part)[MSPLIT][4]) {
+            split_swap(hbuf, tw, hm, grp, t, s, part, acc[0], tl[0], sg[0]);
+        }
     };
     // Writes the round's finished tiles through the warp's scratch `ws` (deferred ones into `wd`).
     __device__ __forceinline__ void write(double* __restrict__ ws, double* __restrict__ wd, const Round& r) const {
@@ -800,7 +873,8 @@ struct TiledCell {
 // groups, each the longest that fits. Tiles are unpaired, in order of 16-row strip A and column
 // block B ≥ 2A (tile_of).
 constexpr int NBUF = NCHUNK > 1 ? 2 : 1;               // one pass of points (p ≤ 2): one staging buffer
-constexpr int HREGION = NBUF * HSIZE > TILED_WARPS * WR * WS ? NBUF * HSIZE : TILED_WARPS * WR * WS;
+constexpr int HREGION_W = NBUF * HSIZE > TILED_WARPS * WR * WS ? NBUF * HSIZE : TILED_WARPS * WR * WS;
+constexpr int HREGION = SPLIT_MOMENTS && ROUND_TILES * XCHG > HREGION_W ? ROUND_TILES * XCHG : HREGION_W;  // split pairs swap moments there
 constexpr int IMAGE_CAP = HREGION - 1;                 // one double left for the image's 16-byte phase
 constexpr int min_i(int a, int b) { return a < b ? a : b; }
 constexpr int max_i(int a, int b) { return a > b ? a : b; }
@@ -840,12 +914,12 @@ __device__ __forceinline__ void bulk_commit() {
 #endif
 }
 __device__ __forceinline__ void bulk_wait_read() {
-#if WIDE_WRITES == 2 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+#if WIDE_WRITES >= 2 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
     asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 #endif
 }
 __device__ __forceinline__ void bulk_wait_all() {
-#if WIDE_WRITES == 2 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+#if WIDE_WRITES >= 2 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 #endif
 }
@@ -855,29 +929,36 @@ __device__ __forceinline__ void fence_async_shared() {
 #endif
 }
 
-// Calls f(r, cs, ce) for the rows r of tiles [g0, g1) that worker `who` of `workers` takes (rows
-// numbered across the group's strips, dealt round-robin): row r's needed columns [cs, ce).
-template <class F>
-__device__ __forceinline__ void for_group_rows(int g0, int g1, int who, int workers, F f) {
+// Calls f(e0, e1) for the packed ranges of tiles [g0, g1) that worker `who` of `workers` takes:
+// each row's needed entries (rows numbered across the group's strips, dealt round-robin), or
+// with WHOLE a strip the group holds wholly — its rows from the diagonal to the last column,
+// contiguous in packed storage — as one range (WIDE_WRITES 3).
+template <bool WHOLE, class F>
+__device__ __forceinline__ void for_group_ranges(int g0, int g1, int who, int workers, F f) {
     const Tile first = tile_of(g0), last = tile_of(g1 - 1);
     const int a0 = first.r0 / 2, a1 = last.r0 / 2;
-    int n = 0;  // rows of earlier strips
+    int n = 0;  // ranges of earlier strips
     for (int A = a0; A <= a1; ++A) {
         const int bs = A == a0 ? first.c : 2 * A, be = A == a1 ? last.c : NB8 - 1;
         const int r0 = 2 * WR * A, ce = min_i(WR * (be + 1), ND), rend = min_i(min_i(r0 + 2 * WR, ND), ce);
+        if (WHOLE && bs == 2 * A && ce == ND) {
+            if (n % workers == who) f(packed_c(r0, r0), packed_c(rend - 1, ND - 1) + 1);
+            ++n;
+            continue;
+        }
         for (int j = ((who - n) % workers + workers) % workers; r0 + j < rend; j += workers) {
             const int r = r0 + j;
-            f(r, max_i(r, WR * bs), ce);
+            f(packed_c(r, max_i(r, WR * bs)), packed_c(r, ce));
         }
         n += rend - r0;
     }
 }
 
-// Packed entries [cs, ce) of row r from image `img` (entry e at img[e − lo]) to the cell's
-// matrix `k`, by the warp's lanes: double2 stores where the address is 16-byte aligned (the image
-// shares the phase), a double at either end where not.
-__device__ __forceinline__ void store_segment(double* __restrict__ k, const double* __restrict__ img, int lo, int r, int cs, int ce) {
-    const int lane = threadIdx.x & 31, e0 = packed_c(r, cs), n = ce - cs;
+// Packed entries [e0, e1) (a row's segment) from image `img` (entry e at img[e − lo]) to the
+// cell's matrix `k`, by the warp's lanes: double2 stores where the address is 16-byte aligned (the
+// image shares the phase), a double at either end where not.
+__device__ __forceinline__ void store_segment(double* __restrict__ k, const double* __restrict__ img, int lo, int e0, int e1) {
+    const int lane = threadIdx.x & 31, n = e1 - e0;
     double* dst = k + e0;
     const double* src = img + (e0 - lo);
     const int head = (int)((reinterpret_cast<u64>(dst) >> 3) & 1), pairs = (n - head) >> 1;
@@ -894,9 +975,10 @@ __device__ __forceinline__ void store_segment(double* __restrict__ k, const doub
     }
 }
 
-// The same segment as one bulk copy of its 16-byte-aligned middle, its ends stored by this thread.
-__device__ __forceinline__ void send_segment(double* __restrict__ k, const double* __restrict__ img, int lo, int r, int cs, int ce) {
-    const int e0 = packed_c(r, cs), n = ce - cs;
+// Packed entries [e0, e1) — a row segment, or (WIDE_WRITES 3) a run of whole rows — as one bulk
+// copy of its 16-byte-aligned middle, its ends stored by this thread.
+__device__ __forceinline__ void send_range(double* __restrict__ k, const double* __restrict__ img, int lo, int e0, int e1) {
+    const int n = e1 - e0;
     double* dst = k + e0;
     const double* src = img + (e0 - lo);
     const int head = (int)((reinterpret_cast<u64>(dst) >> 3) & 1), pairs = (n - head) >> 1;
@@ -905,11 +987,12 @@ __device__ __forceinline__ void send_segment(double* __restrict__ k, const doubl
     if (pairs > 0) bulk_store(dst + head, src + head, 16u * (unsigned)pairs);
 }
 
-// Writes the round of tiles from t0 (this warp's: tile t0 + warp, accumulators `acc`) through
+// Writes the round of tiles from t0 (this warp's: tile t0 + warp, accumulators `acc`; a split pair's warps
+// pass their tile's index and their own half tile as the tile) through
 // packed images in the staging region `hbuf` of the group (every thread of the group calls it).
 __device__ __forceinline__ void write_round_wide(double* __restrict__ k, double* __restrict__ hbuf, const double* p, int t0, int warp, int tid,
                                                  int grp, const Tile& tl, const double (&acc)[DIM * DIM][4], const TileSigns& sg) {
-    const int tend = min_i(t0 + TILED_WARPS, NTILES), mine = t0 + warp;
+    const int tend = min_i(t0 + ROUND_TILES, NTILES), mine = t0 + warp;
     for (int g0 = t0, g1 = t0; g0 < tend; g0 = g1) {
         const int lo = tile_lo(g0);
         for (g1 = g0 + 1; g1 < tend && tile_hi(g1) - lo <= IMAGE_CAP; ++g1) {
@@ -934,13 +1017,16 @@ __device__ __forceinline__ void write_round_wide(double* __restrict__ k, double*
                     },
                     p, tl, hh, acc, sg);
             }
-        if (WIDE_WRITES == 2) fence_async_shared();  // the image is visible to the bulk copies
+        if (WIDE_WRITES >= 2) fence_async_shared();  // the image is visible to the bulk copies
         group_sync(grp);
-        if (WIDE_WRITES == 2) {
-            for_group_rows(g0, g1, tid, TILED_THREADS, [&](int r, int cs, int ce) { send_segment(k, img, lo, r, cs, ce); });
+        if (WIDE_WRITES == 3) {
+            for_group_ranges<true>(g0, g1, tid, TILED_THREADS, [&](int e0, int e1) { send_range(k, img, lo, e0, e1); });
+            bulk_commit();
+        } else if (WIDE_WRITES == 2) {
+            for_group_ranges<false>(g0, g1, tid, TILED_THREADS, [&](int e0, int e1) { send_range(k, img, lo, e0, e1); });
             bulk_commit();
         } else {
-            for_group_rows(g0, g1, warp, TILED_WARPS, [&](int r, int cs, int ce) { store_segment(k, img, lo, r, cs, ce); });
+            for_group_ranges<false>(g0, g1, warp, TILED_WARPS, [&](int e0, int e1) { store_segment(k, img, lo, e0, e1); });
         }
     }
 }
@@ -1063,8 +1149,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
         fill_jq(xv, tab, jq, tid, TILED_THREADS);
 #endif
         const TiledCell cell(out, coef, meta, c);
-        for (int t0 = 0; t0 < NTILES; t0 += TILED_WARPS * TPW) {
+        for (int t0 = 0; t0 < NTILES; t0 += ROUND_TILES) {
+#if SPLIT_MOMENTS
+            // The pair of warps 2·tw, 2·tw + 1 shares tile t0 + tw: warp hm multiplies moments 5·hm….
+            const int tw = warp >> 1, hm = warp & 1;
+            const Tile tl = t0 + tw < NTILES ? tile_of(t0 + tw) : Tile{};
+            const TileSigns sg = tile_signs(tl, signs, has_signs, c);
+            double part[MSPLIT][4] = {};
+#else
+            const int tw = warp;
             TiledCell::Round r(t0, warp, signs, has_signs, c);
+#endif
             bulk_wait_read();  // the previous round's bulk copies have read the image
             group_sync(grp);  // jq is written; the previous round's scratch is read
             if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, tid);
@@ -1078,13 +1173,23 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
                 const bool stage = ch + 1 < NCHUNK && !(SKIP_PARTS & 1);
                 double* nb = hbuf + ((ch + 1) & 1) * HSIZE;
                 if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
+#if SPLIT_MOMENTS
+                if (!(SKIP_PARTS & 2)) {
+                    if (hm) multiply_split<1>(hbuf + (ch & 1) * HSIZE, tl, part);
+                    else multiply_split<0>(hbuf + (ch & 1) * HSIZE, tl, part);
+                }
+#else
                 if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + (ch & 1) * HSIZE, r.tl, r.acc);
+#endif
                 pending.drain(wd, ch, NCHUNK);
                 if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
                 group_sync(grp);  // this buffer is read; the other is staged
             }
             __syncwarp();  // the deferred slots are read before they are refilled
-            if (WIDE_WRITES && !(SKIP_PARTS & 4)) write_round_wide(cell.k, hbuf, cell.p, t0, warp, tid, grp, r.tl[0], r.acc[0], r.sg[0]);
+#if SPLIT_MOMENTS
+            const TiledCell::Round r(hbuf, tw, hm, grp, tl, sg, part);
+#endif
+            if (WIDE_WRITES && !(SKIP_PARTS & 4)) write_round_wide(cell.k, hbuf, cell.p, t0, tw, tid, grp, r.tl[0], r.acc[0], r.sg[0]);
             else cell.write(ws, wd, r);
             if (DEFER_WRITES) {
                 pending.k = (r.tl[0].r0 >= 0 && !(SKIP_PARTS & 4)) ? cell.k : nullptr;

@@ -14,7 +14,12 @@
 // group's matrices with consecutive lanes on consecutive 16-byte words. Same layouts as
 // element_schemes.cu's scheme III: packed upper triangles (PACKED) or full matrices.
 // Defines: those of element_schemes.cu's variant (DIM, NV, NLOC, NQ, NCOMP, QF, PACKED,
-// STREAM_STORES, SKIP_PARTS) and PL_CELLS (cells per group), PL_MIN_BLOCKS (launch bounds).
+// STREAM_STORES, SKIP_PARTS) and PL_CELLS (cells per group), PL_MIN_BLOCKS (launch bounds), PL_FUSE.
+//
+// PL_FUSE F > 0 (round 13): F lanes per (cell, point) each form J and √(w|det J|) J⁻¹ themselves
+// (the same J, F times) and the weighted gradients of NLOC / F functions straight into `hs`: no
+// J⁻¹ table in shared memory, one phase and one barrier fewer per group (0: the table, then a
+// lane per (cell, point, function)).
 #ifndef PL_CELLS
 #define PL_CELLS 8
 #endif
@@ -29,6 +34,9 @@
 #endif
 #ifndef STREAM_STORES
 #define STREAM_STORES 0
+#endif
+#ifndef PL_FUSE
+#define PL_FUSE 0
 #endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 geometry, 2 moments, 4 stores left out
@@ -45,6 +53,8 @@ constexpr int REGION = ((GEOM > STAGE ? GEOM : STAGE) + 1) & ~1;  // staged matr
 static_assert(DIM == 3, "the pair-lane engine is written for 3D cells");
 static_assert(PL_CELLS * NQ <= PL_THREADS && PL_CELLS * XC <= PL_THREADS, "a lane per (cell, point) and per coordinate");
 static_assert(PL_THREADS <= 1024, "one block of at most 1024 threads");
+static_assert(PL_FUSE == 0 || (NLOC % PL_FUSE == 0 && PL_CELLS * NQ * PL_FUSE <= PL_THREADS), "fused geometry: F lanes per (cell, point), NLOC / F functions each");
+constexpr int PL_LANES_Q = PL_FUSE > 0 ? PL_FUSE : 1;  // lanes per (cell, point) in the Jacobian phase
 
 // Offset of entry (r, s) in a cell's stored matrix (packed: s ≥ r).
 __device__ __forceinline__ int stored_at(int r, int s) { return PACKED ? (int)packed_index(ND, r, s) : r * ND + s; }
@@ -129,9 +139,9 @@ extern "C" __global__ void __launch_bounds__(PL_THREADS, PL_MIN_BLOCKS) matrices
         passive_at(coef, meta, c, 0, p);
         const double sab = live ? pair_sign(signs, has_signs, c, a) * pair_sign(signs, has_signs, c, b) : 0.0;
         __syncthreads();
-        // A lane per (cell, point): √(w|det J|) J⁻¹ (J from the coordinates in shared memory).
-        if (t < PL_CELLS * NQ && t / NQ < n && !(SKIP_PARTS & 1)) {
-            const int gs = t / NQ, q = t - gs * NQ;
+        // A lane per (cell, point) (PL_FUSE: F lanes): √(w|det J|) J⁻¹ (J from the coordinates in shared memory).
+        if (t < PL_CELLS * NQ * PL_LANES_Q && t / (NQ * PL_LANES_Q) < n && !(SKIP_PARTS & 1)) {
+            const int gs = t / (NQ * PL_LANES_Q), gq = t / PL_LANES_Q, q = gq - gs * NQ;
             // J = Σ_v x_v ⊗ ∇N_v(ξ_q) (cell_jacobian's order), PL_UNROLL vertices in flight: registers.
             const double* x = xs + gs * XC;
             const double* gd = tab + TAB_GDN + q * NV * DIM;
@@ -151,12 +161,25 @@ extern "C" __global__ void __launch_bounds__(PL_THREADS, PL_MIN_BLOCKS) matrices
             }
             const double det = invert_jacobian<DIM>(jac, inv);
             const double sw = sqrt(__ldg(&tab[TAB_W + q]) * fabs(det));
+            if (PL_FUSE > 0) {
+                // This lane's NLOC / F functions (f ≡ lane mod F): their weighted gradients.
 #pragma unroll
-            for (int r = 0; r < DIM * DIM; ++r) jq[t * DIM * DIM + r] = sw * inv[r / DIM][r % DIM];
+                for (int r = 0; r < DIM * DIM; ++r) inv[r / DIM][r % DIM] *= sw;
+#pragma unroll
+                for (int f = t % PL_LANES_Q; f < NLOC; f += PL_LANES_Q) {
+                    double gr[DIM];
+                    phys_grad(tab, q, f, inv, gr);
+#pragma unroll
+                    for (int k = 0; k < DIM; ++k) hs[gs * HC + (k * NQ + q) * NLOC + f] = gr[k];
+                }
+            } else {
+#pragma unroll
+                for (int r = 0; r < DIM * DIM; ++r) jq[t * DIM * DIM + r] = sw * inv[r / DIM][r % DIM];
+            }
         }
         __syncthreads();
         // A lane per (cell, point, function): its weighted physical gradient.
-        for (int i = t; i < n * NQ * NLOC && !(SKIP_PARTS & 1); i += PL_THREADS) {
+        for (int i = t; PL_FUSE == 0 && i < n * NQ * NLOC && !(SKIP_PARTS & 1); i += PL_THREADS) {
             const int gq = i / NLOC, f = i - gq * NLOC, gs = gq / NQ, q = gq - gs * NQ;
             double inv[DIM][DIM], gr[DIM];
 #pragma unroll
@@ -165,7 +188,7 @@ extern "C" __global__ void __launch_bounds__(PL_THREADS, PL_MIN_BLOCKS) matrices
 #pragma unroll
             for (int k = 0; k < DIM; ++k) hs[gs * HC + (k * NQ + q) * NLOC + f] = gr[k];
         }
-        __syncthreads();
+        if (PL_FUSE == 0) __syncthreads();
         MomentPair mp;
 #pragma unroll
         for (int m = 0; m < DIM * DIM; ++m) mp.m[m] = 0.0;

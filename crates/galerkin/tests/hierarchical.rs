@@ -312,8 +312,8 @@ fn paired_tiles_match_the_cpu_at_every_degree() {
         let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), Tuning { integration: Integration::Tiled, ..Default::default() }).unwrap();
         // At p = 1 the default is the CUDA-core engine (no tiles): the eleventh round's narrow tiles.
         let nloc = space.dofmap.nodes_per_cell;
-        let default = if p == 1 { TiledConfig::round11(nloc)[0] } else { TiledConfig::for_functions(nloc) };
-        assert_eq!(default.paired, p == 3, "p = {p}: paired tiles are the default at p = 3 only");
+        let default = if p == 1 { TiledConfig::round11(nloc)[0] } else { TiledConfig::tenth_round(nloc) };
+        assert_eq!(default.paired, p == 3, "p = {p}: paired tiles are the tenth round's default at p = 3 only");
         let paired = TiledConfig { paired: true, ..default };
         for cfg in [paired, TiledConfig { packed: false, ..paired }, TiledConfig { paired: false, ..paired }] {
             let got = asm.tiled_matrices_to_host(&gpu, cfg).unwrap_or_else(|e| panic!("p = {p} {}: {e}", cfg.label()));
@@ -387,9 +387,30 @@ fn wide_writes_and_register_caps_match_the_cpu() {
         let default = TiledConfig::for_functions(nloc);
         let shapes: Vec<TiledConfig> = std::iter::once(default).chain(TiledConfig::round12(nloc)).collect();
         assert!(shapes.iter().any(|c| c.wide == 1) && shapes.iter().any(|c| c.wide == 2), "p = {p}: both wide writes tested");
-        // Wide writes by bulk copies are the default at trunk p = 2 since the twelfth round.
-        assert_eq!(default.wide == 2 && default.packed, p == 2, "p = {p}: default wide writes");
+        // Wide writes by bulk copies are the default at trunk p = 2 since the twelfth round, a copy
+        // per whole strip (`wide` 3) at p = 2, 3 since the thirteenth.
+        assert_eq!(default.wide == 3 && default.packed && !default.paired, p <= 3, "p = {p}: default wide writes");
         shapes
+    });
+}
+
+/// The thirteenth round's split moments ([`TiledConfig::round13`], issue 16: each tile's nine
+/// moments over a pair of warps, 5 and 4, swapped through the staging buffers so each warp forms
+/// and stores one half tile) give the CPU's matrices at p = 2, 3 in every swept shape — wide
+/// bulk-copy writes and per-warp stores, unpaired and paired tiles (p = 3: a paired tile's idle
+/// half, transposed blocks), every register cap — and in full storage and with two cell groups a
+/// block; and one bulk copy per whole strip (`wide` 3) with and without the split; on 27
+/// distorted, rotated cells, a block per cell and 2 blocks looping over cells.
+#[test]
+fn split_moments_match_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(2..=3, |p, nloc| {
+        let shapes = TiledConfig::round13(nloc);
+        assert!(shapes.iter().filter(|c| c.split).count() >= 4, "p = {p}: the split shapes");
+        assert!(p == 2 || shapes.iter().any(|c| c.paired) && shapes.iter().any(|c| c.wide == 2), "p = 3: paired and wide split shapes");
+        assert!(shapes.iter().any(|c| c.wide == 3 && c.split) && shapes.iter().any(|c| c.wide == 3 && !c.split), "p = {p}: a bulk copy per whole strip");
+        let extra = [TiledConfig { packed: false, ..shapes[0] }, TiledConfig { cells: 2, ..shapes[0] }];
+        shapes.into_iter().chain(extra).collect()
     });
 }
 
@@ -398,7 +419,8 @@ fn wide_writes_and_register_caps_match_the_cpu() {
 /// round-off in every shape the benchmark sweeps and in full storage, on 27 distorted, rotated
 /// cells (the last group partial: 27 = 3·8 + 3 = 6·4 + 3 = 16 + 11) and on 2 blocks, so each
 /// block loops over several groups with the next group's coordinates loaded ahead; and for
-/// diffusion (one component: 8 × 8 matrices, a cell's gradients larger than its packed triangle).
+/// diffusion (one component: 8 × 8 matrices, a cell's gradients larger than its packed triangle);
+/// and (round 13) with the geometry fused, 4, 2 and 1 lanes per point forming J⁻¹ and gradients.
 #[test]
 fn pair_lanes_match_the_cpu() {
     use galerkin::operator::level::full::cuda::DeviceAssembler;
@@ -420,7 +442,11 @@ fn pair_lanes_match_the_cpu() {
         let shapes = TiledConfig::pair_lanes_shapes(space.dofmap.nodes_per_cell);
         assert!(shapes.len() >= 6 && shapes.iter().all(|c| c.lanes > 0), "the p = 1 engine's shapes");
         let full = TiledConfig { packed: false, ..shapes[0] };
-        for cfg in shapes.into_iter().chain([full]) {
+        // Round 13: the geometry fused (F lanes per point form J⁻¹ and the gradients), packed and full.
+        let fused: Vec<TiledConfig> = TiledConfig::round13(space.dofmap.nodes_per_cell).into_iter().filter(|c| c.lanes > 0 && c.fuse > 0).collect();
+        assert!(fused.len() >= 3, "the fused shapes");
+        let fused_full = TiledConfig { packed: false, ..fused[0] };
+        for cfg in shapes.into_iter().chain([full]).chain(fused).chain([fused_full]) {
             for grid in [None, Some(2)] {
                 let got = asm.tiled_matrices_to_host_on(&gpu, cfg, grid).unwrap_or_else(|e| panic!("{} (grid {grid:?}): {e}", cfg.label()));
                 let d = rel_diff(&want, &got);

@@ -414,7 +414,10 @@ fn sweep_tiled(be: &CudaBackend, asm: &DeviceAssembler, runs: usize, shapes: usi
         }
         // Each shape's row as soon as it is measured (stderr), so a cut run still reports it.
         match &timing {
-            Some(t) => eprintln!("sweep nloc {} {label}: {:.3} ms ({:.3}–{:.3}), {:.2}× floor, diff {:.1e}", asm.variant.nloc, t.median * 1e3, t.min * 1e3, t.max * 1e3, t.median / floor, max_rel_diff.unwrap_or(f64::NAN)),
+            Some(t) => {
+                let (regs, local) = asm.tiled_resources(be, config).unwrap_or((-1, -1));
+                eprintln!("sweep nloc {} {label}: {:.3} ms ({:.3}–{:.3}), {:.2}× floor, diff {:.1e}, {regs} registers, {local} B local", asm.variant.nloc, t.median * 1e3, t.min * 1e3, t.max * 1e3, t.median / floor, max_rel_diff.unwrap_or(f64::NAN))
+            }
             None => eprintln!("sweep nloc {} {label}: skipped ({})", asm.variant.nloc, skipped.as_deref().unwrap_or("")),
         }
         out.push(SweepTime { config, label, over_floor: timing.as_ref().map(|t| t.median / floor), timing, skipped, max_rel_diff });

@@ -54,6 +54,7 @@ pub(crate) fn pair_defines(v: &Variant, cfg: TiledConfig) -> Vec<String> {
         ("PACKED", usize::from(cfg.packed)),
         ("STREAM_STORES", usize::from(cfg.streaming)),
         ("SKIP_PARTS", usize::from(cfg.skip & 7)),
+        ("PL_FUSE", usize::from(cfg.fuse)),
     ]
     .iter()
     .map(|(k, x)| format!("{k}={x}"))
@@ -68,6 +69,11 @@ impl DeviceAssembler {
     /// over groups a grid apart.
     pub(crate) fn pair_launch_config(&self, be: &CudaBackend, cfg: TiledConfig, nc: u64, grid: Option<u64>) -> Result<LaunchConfig> {
         let l = pair_shape(&self.variant, cfg);
+        let v = &self.variant;
+        let fuse = usize::from(cfg.fuse);
+        if fuse > 0 && (v.nloc % fuse != 0 || cfg.lanes.max(1) * v.nq * fuse > l.threads) {
+            return Err(Error::invalid(format!("pair-lane shape {}: {fuse} lanes per point must divide the {} functions and fit the {} threads", cfg.label(), v.nloc, l.threads)));
+        }
         if l.threads > 1024 || l.smem > MAX_STATIC_SHARED || self.variant.dim != 3 {
             return Err(Error::Unsupported(format!(
                 "pair-lane shape {}: {} threads and {} bytes of shared memory per block for {} functions (at most 1024 and {MAX_STATIC_SHARED}, 3D cells)",

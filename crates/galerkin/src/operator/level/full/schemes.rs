@@ -79,11 +79,19 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// warp, every warp stages): a round's tiles leave from an image of the packed rows in the free
 /// staging buffers — 1: row segments stored by the group's warps with double2 stores over
 /// consecutive addresses, 2: one bulk copy (`cp.async.bulk`) per row, read while the warps go on
-/// (0: each warp stores its own half tiles' 192-byte row pieces); `lanes` (> 0: not tiles at
+/// (0: each warp stores its own half tiles' 192-byte row pieces), 3: as 2 but one bulk copy per
+/// strip of 16 functions' rows the round holds wholly (contiguous in packed storage); `lanes` (> 0: not tiles at
 /// all): the p = 1 engine on the CUDA cores, [`super::pair_lanes`], a block per group of `lanes`
 /// cells with a lane per (cell, node pair), on a resident grid where `resident`, its registers
 /// held to `min_blocks` blocks per SM, `packed`, `streaming` and `skip` as here (the other fields
-/// unused). (The seventh round's
+/// unused); `split` (SPLIT_MOMENTS, one tile per warp pair, every warp stages, nothing deferred):
+/// each tile's nine moments over two warps (5 and 4: 20 and 16 FP64 accumulators instead of 36,
+/// so more warps fit an SM's registers), which swap through the staging buffers the moments of
+/// each other's half tile and form and store one half each — twice the warps per tile, the
+/// automatic blocks per SM chosen for 32 warps instead of 16; `fuse` (pair lanes only, PL_FUSE
+/// F > 0): F lanes per (cell, point) each form J⁻¹ and the gradients of NLOC / F functions, no
+/// J⁻¹ table and one barrier fewer per group (0: the table, then a lane per (cell, point,
+/// function)). (The seventh round's
 /// bulk asynchronous writes and prestaging were 4–8 % slower and are gone: BENCHMARKS.md.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
@@ -107,6 +115,8 @@ pub struct TiledConfig {
     pub narrow: bool,
     pub wide: u8,
     pub lanes: usize,
+    pub split: bool,
+    pub fuse: u8,
 }
 
 impl Default for TiledConfig {
@@ -115,7 +125,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0 }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0 }
     }
 }
 
@@ -137,14 +147,17 @@ impl TiledConfig {
     /// for the eleventh round's narrow tiles in blocks of 8 one-warp cells in the same run, H200);
     /// from 9 to 24 functions (trunk p = 2), since the twelfth round, wide writes by bulk copies
     /// (H200: 0.188 ms against 0.230 in the same run; at p = 3–5 they measured level,
-    /// [`Self::round12`]); every other degree keeps the tenth round's shape, which the eleventh
-    /// round's variants did not beat ([`Self::round11`]).
+    /// [`Self::round12`]); since the thirteenth round, from 9 to 32 functions (trunk p = 2, 3),
+    /// one bulk copy per whole strip (`wide` 3, unpaired tiles; H200: p = 2 0.170 ms against
+    /// 0.190 for round 12's `wide2`, p = 3 0.412 against 0.463 for the paired tiles, spreads apart,
+    /// [`Self::round13`]); p ≥ 4 keeps the tenth round's shape, which the eleventh and twelfth
+    /// rounds' variants did not beat ([`Self::round11`]).
     pub fn for_functions(nloc: usize) -> TiledConfig {
         let base = TiledConfig::tenth_round(nloc);
         if nloc <= 8 {
             TiledConfig::pair_lanes_shapes(nloc)[0]
-        } else if nloc <= 24 {
-            TiledConfig { wide: 2, ..base }
+        } else if nloc <= 32 {
+            TiledConfig { wide: 3, paired: false, ..base }
         } else {
             base
         }
@@ -207,10 +220,10 @@ impl TiledConfig {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
         let round11 = TiledConfig::round11(nloc);
-        // At p = 1 the CUDA-core engine's shapes, then the eleventh round's default beside them;
-        // from p = 2 the twelfth round's shapes first.
+        // The thirteenth round's shapes first; at p = 1 the CUDA-core engine's shapes, then the
+        // eleventh round's default beside them; from p = 2 the twelfth round's shapes.
         let lanes = TiledConfig::pair_lanes_shapes(nloc).into_iter().chain(round11.first().copied().filter(|_| nloc <= 8));
-        for c in lanes.chain(TiledConfig::round12(nloc)).chain(std::iter::once(TiledConfig::tenth_round(nloc))).chain(round11).chain([
+        for c in TiledConfig::round13(nloc).into_iter().chain(lanes).chain(TiledConfig::round12(nloc)).chain(std::iter::once(TiledConfig::tenth_round(nloc))).chain(round11).chain([
             TiledConfig { paired: !TiledConfig::for_functions(nloc).paired, ..TiledConfig::for_functions(nloc) },
             TiledConfig { resident: true, ..TiledConfig::for_functions(nloc) },
             TiledConfig { packed: false, ..TiledConfig::for_functions(nloc) },
@@ -322,11 +335,48 @@ impl TiledConfig {
         v
     }
 
+    /// The thirteenth round's shapes for `nloc` functions (right after the default in the sweep):
+    /// at trunk p = 1 the CUDA-core engine's default with its geometry fused (`fuse`: 4, 2 and 1
+    /// lanes per point forming J⁻¹ and the gradients, no J⁻¹ table; 4 also at 4 blocks per SM);
+    /// at trunk p = 2, 3 (9–32 functions) each tile's moments split over a pair of warps
+    /// (`split`): at p = 2 round 12's default (bulk copies per row) with 4, 3 and 2 blocks of 8 warps per
+    /// SM (64, 85 and 128 registers); at p = 3 unpaired with wide bulk-copy writes (12 warps, 2
+    /// and 1 blocks per SM) and paired as round 12's default (10 warps, 3 and 2 blocks per SM);
+    /// and one bulk copy per whole strip (`wide` 3: a strip a round holds wholly is one contiguous
+    /// range of packed rows), without and with the split — without it the default at p = 2, 3
+    /// since this round (H200), the split measured slower everywhere (BENCHMARKS.md).
+    pub fn round13(nloc: usize) -> Vec<TiledConfig> {
+        let mut v = Vec::new();
+        if let Some(&d) = TiledConfig::pair_lanes_shapes(nloc).first() {
+            v.extend([4u8, 2, 1].map(|fuse| TiledConfig { fuse, ..d }));
+            v.push(TiledConfig { fuse: 4, min_blocks: 4, ..d });
+        }
+        if (9..=24).contains(&nloc) {
+            // Round 12's default (bulk copies per row).
+            let d = TiledConfig { wide: 2, ..TiledConfig::tenth_round(nloc) };
+            let s = TiledConfig { split: true, ..d };
+            v.extend([s, TiledConfig { min_blocks: 3, ..s }, TiledConfig { min_blocks: 2, ..s }, TiledConfig { wide: 3, ..d }, TiledConfig { wide: 3, ..s }]);
+        }
+        if (25..=32).contains(&nloc) {
+            let d = TiledConfig::tenth_round(nloc);
+            let s = TiledConfig { split: true, ..d };
+            let wide = TiledConfig { paired: false, wide: 2, ..s };
+            v.extend([wide, TiledConfig { min_blocks: 1, ..wide }, s, TiledConfig { min_blocks: 2, ..s }, TiledConfig { wide: 3, split: false, ..wide }, TiledConfig { wide: 3, ..wide }]);
+        }
+        v
+    }
+
     /// The default shape for `nloc` functions with parts of the work left out (`skip` bits: 1
     /// staging, 2 multiplies, 4 writes): the benchmark's split of the time, not element matrices.
     /// At p = 1 the default is the CUDA-core engine (1 geometry, 2 moments, 4 stores).
+    /// From round 13 also the first of [`Self::round13`]'s shapes without its multiplies, and
+    /// without its multiplies and writes.
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
-        [1u8, 2, 4, 6].into_iter().map(|skip| TiledConfig { skip, ..TiledConfig::for_functions(nloc) }).collect()
+        let mut v: Vec<TiledConfig> = [1u8, 2, 4, 6].into_iter().map(|skip| TiledConfig { skip, ..TiledConfig::for_functions(nloc) }).collect();
+        if let Some(&first) = TiledConfig::round13(nloc).first() {
+            v.extend([2u8, 6].map(|skip| TiledConfig { skip, ..first }));
+        }
+        v
     }
 
     pub fn label(&self) -> String {
@@ -336,6 +386,9 @@ impl TiledConfig {
                 if on {
                     s += tag;
                 }
+            }
+            if self.fuse > 0 {
+                s += &format!(" fuse{}", self.fuse);
             }
             s
         } else {
@@ -381,6 +434,9 @@ impl TiledConfig {
         }
         if self.wide > 0 {
             s += &format!(" wide{}", self.wide);
+        }
+        if self.split {
+            s += " split";
         }
         s
     }
@@ -428,9 +484,11 @@ fn tensor_doubles(v: &Variant, dims: Option<(usize, usize)>) -> usize {
 /// `element_schemes.cu`.
 pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> TiledLaunch {
     let tpw = cfg.tiles_per_warp.max(1);
-    let warps = tile_count(v.nloc, cfg.paired).div_ceil(tpw).clamp(1, cfg.warps.max(1));
+    // A split shape puts a pair of warps on each tile (`warps` caps the tiles of a round).
+    let pair = if cfg.split { 2 } else { 1 };
+    let warps = pair * tile_count(v.nloc, cfg.paired).div_ceil(tpw).clamp(1, cfg.warps.max(1));
     let cells = cfg.cells.max(1);
-    let min_blocks = if cfg.min_blocks > 0 { cfg.min_blocks.min(32) } else { (16 / (warps * tpw * cells)).clamp(1, 16) };
+    let min_blocks = if cfg.min_blocks > 0 { cfg.min_blocks.min(32) } else { (16 * pair / (warps * tpw * cells)).clamp(1, 16) };
     let rs = 16 * v.nloc.div_ceil(16) + 4;
     // Per cell group: J⁻¹ per point and (prefetch) two cells' coordinates and vertex indices
     // (`element_schemes.cu`'s XSD, NV even); per block: the tables.
@@ -454,7 +512,9 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     let qcp = if cfg.qcp > 0 { cfg.qcp } else { auto }.min(v.nq.div_ceil(k) * k).min((stagers / k * k).max(k));
     // Where the points take one pass, the body without producers stages into one buffer.
     let staged = if v.nq.div_ceil(qcp) > 1 { qcp * per_q } else { qcp * per_q / 2 };
-    let smem = tables + if cfg.producers > 0 { jq + qcp * per_q + scratch } else { cells * (jq + staged.max(scratch) + own_scratch) };
+    // A split pair swaps half its tile's moments there (`element_schemes.cu`'s XCHG doubles a tile).
+    let swap = if cfg.split { warps / 2 * 640 * 8 } else { 0 };
+    let smem = tables + if cfg.producers > 0 { jq + qcp * per_q + scratch } else { cells * (jq + staged.max(scratch).max(swap) + own_scratch) };
     TiledLaunch { threads: 32 * (warps * cells + cfg.producers), qcp, min_blocks, smem }
 }
 
@@ -477,8 +537,9 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("NARROW={}", usize::from(cfg.narrow)),
         // Wide writes form packed unpaired tiles only: a shape made full or paired from one with
         // them (the full-storage row of the benchmark, a tuning without `packed`) stores as before.
-        format!("WIDE_WRITES={}", if cfg.packed && !cfg.paired { cfg.wide.min(2) } else { 0 }),
+        format!("WIDE_WRITES={}", if cfg.packed && !cfg.paired { cfg.wide.min(3) } else { 0 }),
         format!("PRODUCERS={}", cfg.producers),
+        format!("SPLIT_MOMENTS={}", usize::from(cfg.split)),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
         format!("PAIRED={}", usize::from(cfg.paired)),
@@ -763,8 +824,8 @@ impl DeviceAssembler {
         if cfg.lanes > 0 {
             return self.launch_pair_lanes(be, cfg, ncells as u64, out, grid);
         }
-        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.defer > 2 || (cfg.defer > 0 && (cfg.tiles_per_warp != 1 || cfg.producers > 0)) || cfg.cells > 15 || ((cfg.cells > 1 || cfg.prefetch) && cfg.producers > 0) || (cfg.narrow && self.variant.nloc > 8) {
-            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, 0 to 2 deferred half tiles (one tile per warp, no producers), up to 15 cells per block and prefetching without producers, narrow tiles for at most 8 functions")));
+        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.defer > 2 || (cfg.defer > 0 && (cfg.tiles_per_warp != 1 || cfg.producers > 0)) || cfg.cells > 15 || ((cfg.cells > 1 || cfg.prefetch) && cfg.producers > 0) || (cfg.narrow && self.variant.nloc > 8) || (cfg.split && (cfg.tiles_per_warp != 1 || cfg.producers > 0 || cfg.defer > 0 || cfg.narrow)) {
+            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, 0 to 2 deferred half tiles (one tile per warp, no producers), up to 15 cells per block and prefetching without producers, narrow tiles for at most 8 functions, split moments with one tile per warp pair and no producers, deferred writes or narrow tiles")));
         }
         if cfg.tensor && self.tensor_dims.is_none() {
             return Err(Error::Unsupported(format!("tiled shape {}: this basis and rule do not split into 1D factors", cfg.label())));
@@ -775,6 +836,20 @@ impl DeviceAssembler {
         let module = be.variant_module(&ELEMENT_SCHEMES, &scheme_defines_with(&self.variant, cfg, self.tensor_dims))?;
         let k = tiled_kernel(&module, &self.variant, cfg, self.tensor_dims)?;
         self.launch_tiled(be, &k, cfg, ncells as u64, out, grid)
+    }
+
+    /// Registers per thread and local memory (spill) bytes per thread of shape `cfg`'s kernel
+    /// (the tiled kernel, or the p = 1 engine's), compiled where not yet: the benchmark's sweep
+    /// prints them beside each shape's time.
+    pub fn tiled_resources(&self, be: &CudaBackend, cfg: TiledConfig) -> Result<(i32, i32)> {
+        use cudarc::driver::sys::CUfunction_attribute as Attr;
+        let k = if cfg.lanes > 0 {
+            Kernel::from_module(&be.variant_module(&PAIR_LANES, &super::pair_lanes::pair_defines(&self.variant, cfg))?, "matrices_pair_lanes")?
+        } else {
+            Kernel::from_module(&be.variant_module(&ELEMENT_SCHEMES, &scheme_defines_with(&self.variant, cfg, self.tensor_dims))?, "matrices_tiled")?
+        };
+        let get = |a| k.func.get_attribute(a).map_err(|e| crate::backend::cuda::cuda_error(format!("attributes of {}: {e}", cfg.label())));
+        Ok((get(Attr::CU_FUNC_ATTRIBUTE_NUM_REGS)?, get(Attr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?))
     }
 
     /// [`Self::tiled_matrices_with`] for every cell, downloaded as full matrices (unpacked where
@@ -885,16 +960,18 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         let label = format!("hierarchical {modes:?} p = {p}, {ncomp} components, {kind:?} ({} points)", v.nq);
         jobs.push((format!("element_schemes.cu {label}"), ELEMENT_SCHEMES, scheme_defines(&v, dims)));
         if p <= 5 && modes == ModeSet::Trunk && kind == QuadratureKind::Gauss && ncomp == 3 {
-            // The whole sweep at p = 4, 5; the eleventh round's shapes at p = 1–3.
+            // The whole sweep at p = 4, 5; the eleventh to thirteenth rounds' shapes at p = 1–3.
             // The packed default too (what the `element` level runs; the default compiled above
             // is what the full level sums, full unless `packed = true`); the p = 1 engine's
             // shapes compile as their own kernel.
-            let shapes = if p >= 4 { TiledConfig::sweep(v.nloc) } else { std::iter::once(TiledConfig::for_functions(v.nloc)).chain(TiledConfig::round11(v.nloc)).chain(TiledConfig::round12(v.nloc)).collect() };
+            let shapes = if p >= 4 { TiledConfig::sweep(v.nloc) } else { std::iter::once(TiledConfig::for_functions(v.nloc)).chain(TiledConfig::round11(v.nloc)).chain(TiledConfig::round12(v.nloc)).chain(TiledConfig::round13(v.nloc)).collect() };
             for cfg in shapes.into_iter().filter(|c| *c != default_shape(&v, dims) && c.lanes == 0) {
                 jobs.push((format!("element_schemes.cu {label}, tiled {}", cfg.label()), ELEMENT_SCHEMES, scheme_defines_with(&v, cfg, dims)));
             }
-            // The CUDA-core engine at p = 1, packed and full (the benchmark's full-storage row).
-            for cfg in TiledConfig::pair_lanes_shapes(v.nloc).into_iter().chain(TiledConfig::pair_lanes_shapes(v.nloc).first().map(|c| TiledConfig { packed: false, ..*c })) {
+            // The CUDA-core engine at p = 1, packed and full (the benchmark's full-storage row), and
+            // the thirteenth round's fused geometry.
+            let fused = TiledConfig::round13(v.nloc).into_iter().filter(|c| c.lanes > 0);
+            for cfg in TiledConfig::pair_lanes_shapes(v.nloc).into_iter().chain(TiledConfig::pair_lanes_shapes(v.nloc).first().map(|c| TiledConfig { packed: false, ..*c })).chain(fused) {
                 jobs.push((format!("pair_lanes.cu {label}, {}", cfg.label()), PAIR_LANES, super::pair_lanes::pair_defines(&v, cfg)));
             }
         }
