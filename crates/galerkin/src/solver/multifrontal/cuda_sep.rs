@@ -181,7 +181,9 @@ impl CudaMultifrontal {
     /// warp per (subtree, 32 columns) issues all its gathers as cp.async copies into its own
     /// shared memory, multiplies each landed tile of 8 columns on the tensor cores and stores from
     /// the accumulators — no block barrier and no staged chunk held by a whole block. Where it does
-    /// not apply ([`CudaMultifrontal::leans_forward`] false) the usual kernel runs.
+    /// not apply ([`CudaMultifrontal::leans_forward`] false) the usual kernel runs. Slower on the
+    /// H200 at 256 columns (1.84 against 1.04 ms: its reads, 8 columns × 32 bytes per instruction,
+    /// reach half the copy rate of whole-column runs; BENCHMARKS.md, round 13), faster at one.
     pub fn set_lean_forward(&mut self, lean: bool) {
         self.lean_forward = lean;
     }
@@ -191,7 +193,8 @@ impl CudaMultifrontal {
     /// once, then each warp walks its tiles of 8 columns through a ring of cp.async buffers in
     /// its own shared memory (two tiles in flight while one is multiplied on the tensor cores)
     /// and stores x from the accumulators. Where it does not apply
-    /// ([`CudaMultifrontal::leans_backward`] false) the usual kernels run.
+    /// ([`CudaMultifrontal::leans_backward`] false) the usual kernels run. Slower on the H200 (3.34
+    /// against 1.68 ms at 256 columns; BENCHMARKS.md, round 13).
     pub fn set_lean_backward(&mut self, lean: bool) {
         self.lean_backward = lean;
     }
