@@ -307,7 +307,8 @@ enum Command {
         /// (fused subtrees with T threads × C columns per thread; transfer maps with T columns per block),
         /// gpu-maps-blocks[-T], gpu-maps-pipe[-T], gpu-maps-tc[-T], gpu-maps-sep[-T], gpu-maps-sept[-T] (the maps'
         /// block-per-subtree, pipelined, tensor-core or separator-row kernels; -sep-split[-T]: a block per chunk
-        /// of T columns; -sep-stream: the bottom pass through registers; -sep-pipe[-T]: the passes of many subtrees
+        /// of T columns; -sep-stream: the bottom pass through registers; -sep-lean: the bottom passes by warps
+        /// (cp.async into each warp's shared memory; -leanf forward only, -leanb backward only); -sep-pipe[-T]: the passes of many subtrees
         /// pipelined, the next chunk's gather in flight; -sep[-pipe]-xK[-T]: K threads per column), gpu-fused (factorization and solve in one call, the forward pass inside the
         /// factorization's launches; its rows time the whole call).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]

@@ -125,6 +125,7 @@ fn gpu_transfer_map_kernels_equal_faer_lu() {
     ];
     let mut separators = 0;
     let mut streamed = 0;
+    let mut leaned = 0;
     let mut fused = 0;
     for case in small_cases().into_iter().chain(large_front_cases()) {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
@@ -158,12 +159,23 @@ fn gpu_transfer_map_kernels_equal_faer_lu() {
             check_against_faer(&be, &f, &case, nrhs);
         }
         f.set_stream_bottom(false);
+        // The bottom passes by warps (tiles of 8 columns; forward items of 32: partial at 1, 3
+        // and 70, 8 per subtree at 256; backward 4 warps walking 1 to 32 tiles).
+        f.set_lean_forward(true);
+        f.set_lean_backward(true);
+        leaned += usize::from(f.leans_forward() && f.leans_backward());
+        for nrhs in [1, 3, 70, 256] {
+            check_against_faer(&be, &f, &case, nrhs);
+        }
+        f.set_lean_forward(false);
+        f.set_lean_backward(false);
         assert!(f.set_pipe_blocks(Some(0)).is_err());
         assert!(f.set_column_threads(0).is_err() && f.set_column_threads(5).is_err());
     }
     assert!(fused > 10, "only {fused} cases have fused subtrees");
     assert!(separators > 5, "only {separators} cases have the separator layout");
     assert!(streamed > 5, "only {streamed} cases stream the bottom pass");
+    assert!(leaned >= 2, "only {leaned} cases run the bottom passes by warps");
 }
 
 #[test]
@@ -207,7 +219,7 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
     let mut xc = vec![0.0; b.len()];
     cpu.solve_into(nrhs, &b, &mut xc).unwrap();
     assert!(gpu.has_separator_layout() && gpu.has_top_walk(), "4096 cubic elements: no separator layout or walk");
-    for round in 0..11 {
+    for round in 0..12 {
         let bd = be.from_host(&b).unwrap();
         let mut xd = be.zeros(b.len()).unwrap();
         // Round 0: the default (transfer maps for this many columns, computed after the
@@ -218,16 +230,20 @@ fn gpu_and_cpu_multifrontal_agree_on_many_right_hand_sides_and_refactor() {
         // round 6: the same through compact separator rows; round 7: with the passes near the root
         // walked by one launch; round 8: separator rows with the bottom pass through registers;
         // round 9: separator rows pipelined on every pass, 7 blocks walking the items; round 10:
-        // separator rows with 1 thread per column (rounds 0 and 6–9: the default, 2).
-        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps][round]);
-        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 }), Some(SubtreeShape { threads: 32, cols: 1 }), None, None, None, None, None, None][round];
+        // separator rows with 1 thread per column (rounds 0 and 6–9: the default, 2); round 11:
+        // separator rows with the bottom passes by warps.
+        gpu.set_solve_path([SolvePath::Auto, SolvePath::Levels, SolvePath::Subtrees, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps, SolvePath::Maps][round]);
+        let shape = [None, None, Some(SubtreeShape { threads: 64, cols: 2 }), Some(SubtreeShape { threads: 256, cols: 1 }), Some(SubtreeShape { threads: 32, cols: 1 }), None, None, None, None, None, None, None][round];
         gpu.set_subtree_shape(shape).unwrap();
-        gpu.set_maps_kernel([None, None, None, Some(MapsKernel::Blocks), Some(MapsKernel::Pipelined), Some(MapsKernel::Tensor), Some(MapsKernel::Separators), Some(MapsKernel::SeparatorsTop), Some(MapsKernel::Separators), Some(MapsKernel::Separators), Some(MapsKernel::Separators)][round]);
-        gpu.set_pipe_blocks([None, None, None, None, Some(7), None, None, None, None, Some(7), None][round]).unwrap();
+        gpu.set_maps_kernel([None, None, None, Some(MapsKernel::Blocks), Some(MapsKernel::Pipelined), Some(MapsKernel::Tensor), Some(MapsKernel::Separators), Some(MapsKernel::SeparatorsTop), Some(MapsKernel::Separators), Some(MapsKernel::Separators), Some(MapsKernel::Separators), Some(MapsKernel::Separators)][round]);
+        gpu.set_pipe_blocks([None, None, None, None, Some(7), None, None, None, None, Some(7), None, None][round]).unwrap();
         gpu.set_pipe_separators((round == 9).then_some(0));
         gpu.set_column_threads(if round == 10 { 1 } else { DEFAULT_COLUMN_THREADS }).unwrap();
         gpu.set_stream_bottom(round == 8);
         assert!(round != 8 || gpu.streams_bottom(), "4096 cubic elements: the bottom pass does not stream");
+        gpu.set_lean_forward(round == 11);
+        gpu.set_lean_backward(round == 11);
+        assert!(round != 11 || (gpu.leans_forward() && gpu.leans_backward()), "4096 cubic elements: the bottom passes do not run by warps");
         gpu.solve_many(&be, nrhs, &bd, &mut xd).unwrap();
         let xg = be.to_host(&xd).unwrap();
         assert_equals_cpu(&xc, &xg, &format!("round {round}"));

@@ -379,18 +379,21 @@ struct EngineFlags {
     pipe: bool,
     /// [`CudaMultifrontal::set_column_threads`] (`None`: the default).
     column_threads: Option<usize>,
+    /// [`CudaMultifrontal::set_lean_forward`] and [`CudaMultifrontal::set_lean_backward`].
+    lean: (bool, bool),
 }
 
 /// The solve path, fused-kernel shape, maps kernel and flags of a GPU engine of the
 /// right-hand-side sweep.
-/// `gpu-maps[-blocks|-pipe|-tc|-sep|-sept][-split][-stream][-pipe][-xK][-T]`: the transfer maps with the default, block-per-subtree,
+/// `gpu-maps[-blocks|-pipe|-tc|-sep|-sept][-split][-stream][-lean][-pipe][-xK][-T]`: the transfer maps with the default, block-per-subtree,
 /// pipelined, tensor-core or separator-layout kernels (`-sept`: the passes near the root in one
 /// launch; `-split`: a block per chunk of columns; `-stream`: the bottom pass through registers;
+/// `-lean`: the bottom passes by warps (`-leanf` forward only, `-leanb` backward only);
 /// `-pipe` after the kernel: the separator-row passes of many subtrees pipelined; `-xK`: K threads
 /// per column in the separator-row blocks),
 /// T columns per block.
 fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<MapsKernel>, EngineFlags)> {
-    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -split, -stream, -pipe, -xK, then -T)"));
+    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -split, -stream, -lean[f|b], -pipe, -xK, then -T)"));
     Ok(match engine {
         "gpu" => (SolvePath::Auto, None, None, EngineFlags::default()),
         "gpu-levels" => (SolvePath::Levels, None, None, EngineFlags::default()),
@@ -412,6 +415,13 @@ fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<
             };
             let (split, rest) = rest.strip_prefix("-split").map_or((false, rest), |r| (true, r));
             let (stream, rest) = rest.strip_prefix("-stream").map_or((false, rest), |r| (true, r));
+            let (lean, rest) = if let Some(r) = rest.strip_prefix("-leanf") {
+                ((true, false), r)
+            } else if let Some(r) = rest.strip_prefix("-leanb") {
+                ((false, true), r)
+            } else {
+                rest.strip_prefix("-lean").map_or(((false, false), rest), |r| ((true, true), r))
+            };
             let (pipe, rest) = rest.strip_prefix("-pipe").map_or((false, rest), |r| (true, r));
             let (column_threads, rest) = match rest.strip_prefix("-x") {
                 Some(r) => {
@@ -424,7 +434,7 @@ fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<
                 "" => None,
                 r => Some(SubtreeShape { threads: r.strip_prefix('-').ok_or_else(bad)?.parse().map_err(|_| bad())?, cols: 1 }),
             };
-            (SolvePath::Maps, shape, kernel, EngineFlags { split, stream, pipe, column_threads })
+            (SolvePath::Maps, shape, kernel, EngineFlags { split, stream, pipe, column_threads, lean })
         }
         e => {
             let (t, c) = e.strip_prefix("gpu-subtrees-").and_then(|r| r.split_once('x')).ok_or_else(bad)?;
@@ -514,6 +524,11 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_column_threads(flags.column_threads.unwrap_or(DEFAULT_COLUMN_THREADS))?;
                     if flags.stream && !f.streams_bottom() {
                         return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run register-streamed")));
+                    }
+                    f.set_lean_forward(flags.lean.0);
+                    f.set_lean_backward(flags.lean.1);
+                    if (flags.lean.0 && !f.leans_forward()) || (flags.lean.1 && !f.leans_backward()) {
+                        return Err(Error::invalid(format!("{e}: the bottom passes of {n} elements of degree {p} cannot run by warps")));
                     }
                     let factor = gpu_time(be, o.reps, || f.refactor(be))?;
                     let bd = be.from_host(b)?;

@@ -5,13 +5,15 @@ use super::cuda_error;
 use super::jit::{self, KernelSource, BLOCK_SIZE};
 use crate::Result;
 use cudarc::driver::{CudaFunction, CudaModule, DriverError, LaunchConfig};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A kernel entry point and its name.
 #[derive(Clone)]
 pub(crate) struct Kernel {
     pub name: &'static str,
     pub func: CudaFunction,
+    /// Its threads-per-block limit (registers), asked of the driver once ([`Kernel::max_threads`]).
+    max_threads: OnceLock<usize>,
 }
 
 /// Every entry point of the three sources, resolved once when the backend opens.
@@ -48,7 +50,21 @@ impl Kernel {
         let func = m
             .load_function(name)
             .map_err(|e| cuda_error(format!("kernel `{name}` not found in its module: {e}")))?;
-        Ok(Kernel { name, func })
+        Ok(Kernel { name, func, max_threads: OnceLock::new() })
+    }
+
+    /// The most threads a block of this kernel can have (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`:
+    /// fewer than 1024 where its registers do not allow more), read from the driver on the first
+    /// call only: launches that size their blocks by it ask every time.
+    pub fn max_threads(&self) -> Result<usize> {
+        if let Some(&m) = self.max_threads.get() {
+            return Ok(m);
+        }
+        let m = self
+            .func
+            .get_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+            .map_err(|e| cuda_error(format!("threads per block of {}: {e}", self.name)))?;
+        Ok(*self.max_threads.get_or_init(|| usize::try_from(m).unwrap_or(0)))
     }
 }
 

@@ -339,6 +339,12 @@ struct MfKernels {
     /// 48 eliminated rows; [`CudaMultifrontal::set_stream_bottom`]).
     stream_forward: Kernel,
     stream_backward: [Kernel; 3],
+    /// The bottom forward pass by warp items, gathered by cp.async into each warp's own shared
+    /// memory ([`CudaMultifrontal::set_lean_forward`]).
+    lean_forward: Kernel,
+    /// The bottom backward pass by warps through rings of cp.async tiles (≤ 16, 32 eliminated
+    /// rows; [`CudaMultifrontal::set_lean_backward`]).
+    lean_backward: [Kernel; 2],
     /// Factorization, transfer maps and forward sweep of a pass in one launch (eliminated blocks
     /// ≤ 8, ≤ 32; [`CudaMultifrontal::factor_and_solve`]).
     fused_factor_forward: [Kernel; 2],
@@ -427,6 +433,10 @@ pub struct CudaMultifrontal {
     split_columns: bool,
     /// The bottom separator-row pass through registers ([`CudaMultifrontal::set_stream_bottom`]).
     stream_bottom: bool,
+    /// The bottom forward pass by warp items ([`CudaMultifrontal::set_lean_forward`]).
+    lean_forward: bool,
+    /// The bottom backward pass by warps ([`CudaMultifrontal::set_lean_backward`]).
+    lean_backward: bool,
     /// The least subtrees of a pass that runs the pipelined separator-row kernels (`None`: none;
     /// [`CudaMultifrontal::set_pipe_separators`]).
     pipe_separators: Option<usize>,
@@ -587,6 +597,8 @@ impl CudaMultifrontal {
             mapss_top: get("mf_mapss_top")?,
             stream_forward: get("mf_stream_forward")?,
             stream_backward: [get("mf_stream_backward_1")?, get("mf_stream_backward_2")?, get("mf_stream_backward_3")?],
+            lean_forward: get("mf_lean_forward")?,
+            lean_backward: [get("mf_lean_backward_1")?, get("mf_lean_backward_2")?],
             fused_factor_forward: [get("mf_fused_factor_forward_8")?, get("mf_fused_factor_forward_32")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
@@ -664,6 +676,8 @@ impl CudaMultifrontal {
             pipe_blocks: None,
             split_columns: false,
             stream_bottom: false,
+            lean_forward: false,
+            lean_backward: false,
             pipe_separators: None,
             column_threads: DEFAULT_COLUMN_THREADS,
             solved_columns: AtomicUsize::new(0),

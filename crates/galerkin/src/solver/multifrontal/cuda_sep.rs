@@ -119,6 +119,27 @@ fn stream_fits(p: &DevPass) -> bool {
     !p.has_ext && p.max_schur <= 16 && p.dp.rows as usize <= 4 * STREAM_STEPS && p.map_nb <= 3 && 8 * p.map_cap(true, true).max(p.map_cap(false, true)) <= DEFAULT_SMEM
 }
 
+/// Warps per block of `mf_lean_forward` (`MFL_WARPS`) and columns per warp item (`8·MFL_TILES`).
+const LEAN_WARPS: usize = 4;
+const LEAN_COLS: usize = 32;
+
+/// Whether `mf_lean_forward` can run pass `p`: the bottom pass, no external contributions, at most
+/// 32 eliminated rows (`MFL_STEPS` steps of 4) and 8 Schur rows (one fragment row) per subtree.
+fn lean_fits(p: &DevPass) -> bool {
+    p.index == 0 && !p.has_ext && p.max_schur <= 8 && p.map_nb <= 2
+}
+
+/// Warps per block and tile buffers per warp of `mf_lean_backward_*` (`MFB_WARPS`, `MFB_STAGES`).
+const LEANB_WARPS: usize = 4;
+const LEANB_STAGES: usize = 3;
+
+/// Dynamic shared memory of a block of `mf_lean_backward_*` over pass `p`: the staged `[H K]ᵀ`
+/// and each warp's ring of tiles (steps of 4 local rows × 32 lanes).
+fn leanb_smem(p: &DevPass) -> usize {
+    let steps = (p.dp.rows as usize).div_ceil(4);
+    8 * (p.map_cap(true, true).next_multiple_of(2) + LEANB_WARPS * LEANB_STAGES * steps * 32)
+}
+
 /// With no map kernel chosen ([`CudaMultifrontal::set_maps_kernel`] `None`), solves of this many
 /// right-hand sides or more run [`MapsKernel::Separators`] where the layout applies, fewer the
 /// tensor-core kernels. 1 since round 12: with [`DEFAULT_COLUMN_THREADS`] the separator rows are
@@ -153,6 +174,42 @@ impl CudaMultifrontal {
     /// Where they do not apply ([`CudaMultifrontal::streams_bottom`] false) the usual kernels run.
     pub fn set_stream_bottom(&mut self, stream: bool) {
         self.stream_bottom = stream;
+    }
+
+    /// Runs the bottom forward pass of the separator-row solve (`false`, the default:
+    /// `mf_mapss_forward`) by warp items (`mf_lean_forward`, `kernels/multifrontal_stream.cu`): a
+    /// warp per (subtree, 32 columns) issues all its gathers as cp.async copies into its own
+    /// shared memory, multiplies each landed tile of 8 columns on the tensor cores and stores from
+    /// the accumulators — no block barrier and no staged chunk held by a whole block. Where it does
+    /// not apply ([`CudaMultifrontal::leans_forward`] false) the usual kernel runs. Slower on the
+    /// H200 at 256 columns (1.84 against 1.04 ms: its reads, 8 columns × 32 bytes per instruction,
+    /// reach half the copy rate of whole-column runs; BENCHMARKS.md, round 13), faster at one.
+    pub fn set_lean_forward(&mut self, lean: bool) {
+        self.lean_forward = lean;
+    }
+
+    /// Runs the bottom backward pass of the separator-row solve (`false`, the default:
+    /// `mf_mapss_backward_*`) by warps (`mf_lean_backward_*`): a block per subtree stages its map
+    /// once, then each warp walks its tiles of 8 columns through a ring of cp.async buffers in
+    /// its own shared memory (two tiles in flight while one is multiplied on the tensor cores)
+    /// and stores x from the accumulators. Where it does not apply
+    /// ([`CudaMultifrontal::leans_backward`] false) the usual kernels run. Slower on the H200 (3.34
+    /// against 1.68 ms at 256 columns; BENCHMARKS.md, round 13).
+    pub fn set_lean_backward(&mut self, lean: bool) {
+        self.lean_backward = lean;
+    }
+
+    /// Whether the bottom backward pass runs by warps here: chosen, and the bottom pass fits
+    /// (as [`CudaMultifrontal::leans_forward`], with the block within the default shared memory).
+    pub fn leans_backward(&self) -> bool {
+        self.lean_backward && self.separators.as_ref().and_then(|s| s.passes.first()).is_some_and(|p| lean_fits(p) && leanb_smem(p) <= DEFAULT_SMEM)
+    }
+
+    /// Whether the separator-row solve's bottom forward pass runs by warp items here: chosen, the
+    /// layout present, no external contributions into the bottom pass, at most 32 eliminated rows
+    /// and 8 Schur rows per subtree.
+    pub fn leans_forward(&self) -> bool {
+        self.lean_forward && self.separators.as_ref().and_then(|s| s.passes.first()).is_some_and(lean_fits)
     }
 
     /// Whether the separator-row solve's bottom pass runs register-streamed here: chosen, the
@@ -194,11 +251,51 @@ impl CudaMultifrontal {
         self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))
     }
 
-    /// The bottom pass by the register-streamed kernels if [`CudaMultifrontal::streams_bottom`],
+    /// One launch of `mf_lean_forward` over the bottom pass `p` ([`lean_fits`]): a warp per
+    /// (subtree, [`LEAN_COLS`] columns), [`LEAN_WARPS`] per block, static shared memory only.
+    #[allow(clippy::too_many_arguments)]
+    fn sweep_lean(&self, be: &CudaBackend, p: &DevPass, nrhs: usize, b: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+        let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
+        if p.count == 0 {
+            return Ok(());
+        }
+        let blocks = (p.count * nrhs.div_ceil(LEAN_COLS)).div_ceil(LEAN_WARPS);
+        let blocks = u32::try_from(blocks).map_err(|_| Error::invalid(format!("{nrhs} right-hand sides over {} subtrees: too many blocks for one launch", p.count)))?;
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (32 * LEAN_WARPS as u32, 1, 1), shared_mem_bytes: 0 };
+        let k = &self.kernels.lean_forward;
+        let sp = seps.pass(be, p.index);
+        let (count, nr, n, off) = (p.count as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
+        launch!(be, k, cfg; &self.tree, &p.dp, &sp, &count, &nr, &n, &b, &sep, &leaf, &off, &maps)?;
+        self.mark(be, p, false, nrhs, pipe::Launch::new(k, cfg))
+    }
+
+    /// One launch of `mf_lean_backward_*` over the bottom pass `p`: a block of [`LEANB_WARPS`]
+    /// warps per subtree.
+    #[allow(clippy::too_many_arguments)]
+    fn sweep_lean_backward(&self, be: &CudaBackend, p: &DevPass, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, maps: DevPtr) -> Result<()> {
+        let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
+        if p.count == 0 {
+            return Ok(());
+        }
+        let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (32 * LEANB_WARPS as u32, 1, 1), shared_mem_bytes: leanb_smem(p) as u32 };
+        let k = &self.kernels.lean_backward[p.map_nb - 1];
+        let sp = seps.pass(be, p.index);
+        let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
+        launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &n, &b, &x, &sep, &off, &maps)?;
+        self.mark(be, p, true, nrhs, pipe::Launch::new(k, cfg))
+    }
+
+    /// The bottom pass by warp items if [`CudaMultifrontal::leans_forward`] (forward) or
+    /// [`CudaMultifrontal::leans_backward`] (backward), else the
+    /// bottom pass by the register-streamed kernels if [`CudaMultifrontal::streams_bottom`],
     /// else (and every other pass) by [`CudaMultifrontal::sweep_separators`].
     #[allow(clippy::too_many_arguments)]
     fn sweep_sep_pass(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
-        if p.index == 0 && self.streams_bottom() {
+        if p.index == 0 && !backward && self.leans_forward() {
+            self.sweep_lean(be, p, nrhs, b, sep, leaf, maps)
+        } else if p.index == 0 && backward && self.leans_backward() {
+            self.sweep_lean_backward(be, p, nrhs, b, x, sep, maps)
+        } else if p.index == 0 && self.streams_bottom() {
             self.sweep_stream(be, p, backward, nrhs, b, x, sep, leaf, maps)
         } else {
             self.sweep_separators(be, p, backward, nrhs, b, x, sep, leaf, maps)
@@ -265,10 +362,9 @@ impl CudaMultifrontal {
     /// Threads of a separator-row block of `cols` columns: [`CudaMultifrontal::set_column_threads`]
     /// per column, fewer where kernel `k` cannot run that many threads per block (its registers:
     /// `mf_mapss_backward_3` at 256 columns × 4 failed with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES on
-    /// the H200).
+    /// the H200). The limit is read from the driver once per kernel ([`Kernel::max_threads`]).
     fn column_block(&self, k: &Kernel, cols: usize) -> Result<usize> {
-        let max = k.func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK).map_err(|e| cuda_error(format!("threads per block of {}: {e}", k.name)))?;
-        Ok(cols * self.column_threads.min(usize::try_from(max).unwrap_or(0) / cols).max(1))
+        Ok(cols * self.column_threads.min(k.max_threads()? / cols).max(1))
     }
 
     /// One launch of the pipelined separator-row kernels over pass `p`: blocks of the forced
