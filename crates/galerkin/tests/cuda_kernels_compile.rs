@@ -408,14 +408,21 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
 
 /// The patch-reduced hyperelastic kernel (`hyperelastic_patch.cu`, after the law and the shared
 /// prologue of `hyperelastic.cu`): P1/P2 tetrahedra, both rules, every law, cubes and single cells
-/// as patches (24 variants), without warnings, with its entry point and the pressure kernels.
+/// as patches, at P2 2×2×2 cubes in batches of 12 cells (30 variants), the last also with the
+/// sweep's defines (cells in turn, the scatter alone), without warnings, with its entry point and
+/// the pressure kernels.
 #[test]
 fn hyperelastic_patch_kernel_compiles_without_warnings() {
     if !nvrtc() {
         return;
     }
     let v = galerkin::hyperelastic::patch::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(v.len(), 24);
+    assert_eq!(v.len(), 30);
+    for extra in [&["HP_CELL_TURNS"][..], &["HP_SCATTER_ONLY"], &["HP_CELL_TURNS", "HP_SCATTER_ONLY"]] {
+        let d: Vec<String> = v[v.len() - 1].0.iter().cloned().chain(extra.iter().map(|e| e.to_string())).collect();
+        let c = jit::compile_ptx_with(&galerkin::hyperelastic::patch::HYPERELASTIC_PATCH, "compute_90", &d).unwrap();
+        assert!(!c.log.to_ascii_lowercase().contains("warning"), "{d:?}: {}", c.log);
+    }
     let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::patch::HYPERELASTIC_PATCH, "compute_90", &v[0].0).unwrap().ptx;
     for entry in ["hyper_patch_assemble", "hyper_pressure_residual", "hyper_pressure_jacobian"] {
         assert!(ptx.contains(&format!(".entry {entry}(")), "hyperelastic_patch.cu lacks {entry}");

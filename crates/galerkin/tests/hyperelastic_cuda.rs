@@ -7,6 +7,7 @@ use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
 use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_LEAN};
 use galerkin::hyperelastic::law::Law;
+use galerkin::hyperelastic::patch::Grouping;
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
 use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, HyperElement, HyperSystem};
 use galerkin::hyperelastic::element::frame_from_fibre_2d;
@@ -215,8 +216,9 @@ fn gpu_lean_products_equal_the_cpu() {
 /// The patch-reduced scheme (`kernels/hyperelastic_patch.cu`) changes only which values are summed
 /// in shared memory before the atomic adds: on P1/P2 tetrahedra, both rules, every law, with Kuhn
 /// cubes as patches (runs of 6 cells of the box mesh), runs of 4 and of 5 cells in Hilbert order (a
-/// patch cut across cubes, the last one short) and one cell per patch, it equals the CPU; assembling
-/// twice overwrites; the residual alone leaves the matrix alone.
+/// patch cut across cubes, the last one short), one cell per patch and patches grouped by longest
+/// edge (cubes, 2 cubes, 2×2×2 cubes in batches) in either order, it equals the CPU; assembling twice
+/// overwrites; the residual alone leaves the matrix alone.
 #[test]
 fn gpu_patch_scheme_equals_the_cpu() {
     let Some(be) = gpu() else { return };
@@ -225,10 +227,20 @@ fn gpu_patch_scheme_equals_the_cpu() {
             for stiffness in [false, true] {
                 let (mk, u) = tet_case(law, degree, stiffness);
                 let what = format!("{law:?} P{degree} stiffness rule {stiffness}");
-                let (gsys, ud, r, k) = scheme_equals_cpu(&be, mk(), Some(Scheme::Patch { cells: 6 }), &u, &what);
-                ordered_equals_cpu(&be, mk(), Some(Scheme::Patch { cells: 4 }), &[], CellOrder::Hilbert, &u, &what);
-                ordered_equals_cpu(&be, mk(), Some(Scheme::Patch { cells: 5 }), &[], CellOrder::Hilbert, &u, &what);
-                scheme_equals_cpu(&be, mk(), Some(Scheme::Patch { cells: 1 }), &u, &what);
+                let runs = |cells| Some(Scheme::Patch { cells, batch: 0, group: Grouping::Runs });
+                let (gsys, ud, r, k) = scheme_equals_cpu(&be, mk(), runs(6), &u, &what);
+                ordered_equals_cpu(&be, mk(), runs(4), &[], CellOrder::Hilbert, &u, &what);
+                ordered_equals_cpu(&be, mk(), runs(5), &[], CellOrder::Hilbert, &u, &what);
+                scheme_equals_cpu(&be, mk(), runs(1), &u, &what);
+                // Patches grouped by longest edge (thirteenth pass): cubes whatever the order, 2 and
+                // 2×2×2 cubes integrated in batches (the latter with the interior rows stored plainly).
+                for (cells, batch) in [(6, 0), (12, 6), (48, 12), (48, 5)] {
+                    let sc = Some(Scheme::Patch { cells, batch, group: Grouping::Edges });
+                    ordered_equals_cpu(&be, mk(), sc, &[], CellOrder::Hilbert, &u, &what);
+                }
+                let cubes = Some(Scheme::Patch { cells: 48, batch: 12, group: Grouping::Edges });
+                let (csys, _, _, _) = scheme_equals_cpu(&be, mk(), cubes, &u, &what);
+                twice_and_residual_alone(&be, &csys, &ud, &r, &k, &format!("{what}: 2×2×2 cubes"));
                 twice_and_residual_alone(&be, &gsys, &ud, &r, &k, &what);
             }
         }

@@ -465,8 +465,24 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
             // its reduction and flush of zeros; one cell per block (the same kernel without the
             // reduction); and (below) runs of 6 cells in Hilbert order, the fallback of other meshes.
             if super::patch::applies(el) {
+                use super::patch::Grouping::{Edges, Runs};
                 for (name, cells, defs) in [("patch 6", 6, &[][..]), ("patch 6 scatter-only", 6, &["HP_SCATTER_ONLY"][..]), ("patch 1", 1, &[]), ("patch 1 scatter-only", 1, &["HP_SCATTER_ONLY"])] {
-                    variants.push((name.into(), Scheme::Patch { cells }, defs.to_vec()));
+                    variants.push((name.into(), Scheme::Patch { cells, batch: 0, group: Runs }, defs.to_vec()));
+                }
+                // The thirteenth pass: patches grouped by longest edge (Kuhn cubes under any
+                // numbering), 1, 2, 4 and 2×2×2 cubes, integrated `cube N/B`: B cells at a time;
+                // `turns`: a batch's cells add to the slots in turn, without shared atomics.
+                for (cells, batch, turns) in [(6, 0, false), (6, 0, true), (12, 0, false), (12, 6, false), (24, 12, false), (48, 6, false), (48, 12, false), (48, 12, true), (48, 24, false)] {
+                    let name = match (batch, turns) {
+                        (0, false) => format!("cube {cells}"),
+                        (0, true) => format!("cube {cells} turns"),
+                        (_, false) => format!("cube {cells}/{batch}"),
+                        (_, true) => format!("cube {cells}/{batch} turns"),
+                    };
+                    let sc = Scheme::Patch { cells, batch, group: Edges };
+                    let defs: Vec<&str> = if turns { vec!["HP_CELL_TURNS"] } else { vec![] };
+                    variants.push((name.clone(), sc, defs.clone()));
+                    variants.push((format!("{name} scatter-only"), sc, [defs, vec!["HP_SCATTER_ONLY"]].concat()));
                 }
             }
             // The moments scheme (thirteenth pass): the element matrix from per-cell moments, one
@@ -516,10 +532,11 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 let (shape, shared) = match sc {
                     Scheme::Pairs(sh) => (format!("gt {:>2} cpb {:>2} qb {:>2}", sh.gt, sh.cpb, sh.qb), shared_bytes(el, sh.cpb, sh.qb)),
                     Scheme::Tc { wpb, qc, wpc } => (format!("cells/block {wpb} qc {qc} wpc {wpc}"), tc_shared_bytes(el, wpb, qc)),
-                    Scheme::Patch { cells } => {
-                        let (adds, shared) = sys.patch_stats().unwrap_or_default();
+                    Scheme::Patch { cells, .. } => {
+                        let (adds, stores, shared, dynamic) = sys.patch_stats().unwrap_or_default();
                         let per = 9.0 * (el.nloc() * el.nloc()) as f64 * el.space.mesh.num_cells() as f64 / adds.max(1) as f64;
-                        (format!("cells {cells} adds /{per:.2}"), shared)
+                        let plain = 100.0 * stores as f64 / adds.max(1) as f64;
+                        (format!("cells {cells} adds /{per:.2} stores {plain:.0}% slots {dynamic} B"), shared)
                     }
                     Scheme::Moments { wpb } => (format!("cells/block {wpb}"), super::moments::shared_bytes(el, wpb)),
                 };

@@ -65,9 +65,9 @@ pub enum Scheme {
     Pairs(Shape),
     Tc { wpb: usize, qc: usize, wpc: usize },
     /// The patch-reduced scheme (`kernels/hyperelastic_patch.cu`, [`super::patch`]): one block per
-    /// run of `cells` consecutive cells of the launch order, summed in shared memory, each distinct
-    /// value added once (3D simplices).
-    Patch { cells: usize },
+    /// patch of at most `cells` cells grouped by `group`, integrated `batch` cells at a time (0: the
+    /// whole patch at once), summed in shared memory, each distinct value added once (3D simplices).
+    Patch { cells: usize, batch: usize, group: super::patch::Grouping },
     /// The moments scheme (`kernels/hyperelastic_moments.cu`, [`super::moments`]): affine P2
     /// tetrahedra, one warp per cell, `wpb` cells per block, the element matrix from the cell's
     /// moments Σ_q w λ_m λ_n 𝔸_q (products independent of the rule).
@@ -80,7 +80,7 @@ impl Scheme {
         match self {
             Scheme::Pairs(s) => (s.gt * s.cpb, s.cpb),
             Scheme::Tc { wpb, wpc, .. } => (32 * wpc * wpb, wpb),
-            Scheme::Patch { cells } => (0, cells),
+            Scheme::Patch { cells, .. } => (0, cells),
             Scheme::Moments { wpb } => (32 * wpb, wpb),
         }
     }
@@ -281,7 +281,7 @@ impl GpuHyper {
             None => default_scheme(el, cc)?,
             Some("pairs") => Scheme::Pairs(shape(el)?),
             Some("tc") => tc_default(el),
-            Some("patch") => Scheme::Patch { cells: super::patch::DEFAULT_CELLS },
+            Some("patch") => super::patch::DEFAULT_SCHEME,
             Some("moments") => Scheme::Moments { wpb: 1 },
             Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `patch` or `moments`"))),
         };
@@ -313,12 +313,22 @@ impl GpuHyper {
         let cell_nodes = reorder(&space.dofmap.cell_nodes, nloc, perm);
         let rank = reorder(&slots.rank, nloc * nloc, perm);
         let (module, entry, patches) = match sc {
-            Scheme::Patch { cells } => {
-                let p = super::patch::Patches::consecutive(&cell_nodes, nloc, &pattern.row_ptr, &rank, cells)?;
-                let mut defs = super::patch::defines(el, p.max_cells, p.max_slots)?;
+            Scheme::Patch { cells, batch, group } => {
+                let m = super::patch::PatchMesh {
+                    cell_nodes: &cell_nodes,
+                    nloc,
+                    cell_verts: &reorder(&mesh.cells, mesh.cell_type.num_vertices(), perm),
+                    nv: mesh.cell_type.num_vertices(),
+                    coords: &coords,
+                    row_ptr: &pattern.row_ptr,
+                    rank: &rank,
+                };
+                let p = super::patch::Patches::grouped(&m, cells, group)?;
+                let pc = super::patch::batch_of(p.max_cells, batch);
+                let mut defs = super::patch::defines(el, pc, p.max_slots)?;
                 defs.extend(extra.iter().map(|d| d.to_string()));
                 let module = be.variant_module(&super::patch::HYPERELASTIC_PATCH, &defs)?;
-                (module, "hyper_patch_assemble", Some(super::patch::DevicePatches::upload(be, el, &p)?))
+                (module, "hyper_patch_assemble", Some(super::patch::DevicePatches::upload(be, el, &p, pc)?))
             }
             Scheme::Moments { wpb } => {
                 let mut defs = super::moments::defines(el, wpb)?;
@@ -332,8 +342,12 @@ impl GpuHyper {
             }
         };
         let frames: Vec<f64> = reorder(&el.frames, 1, if el.frames.is_empty() { None } else { perm }).iter().flat_map(|r| r.iter().flat_map(|row| *row)).collect();
+        let assemble = Kernel::from_module(&module, entry)?;
+        if let Some(p) = &patches {
+            super::patch::allow_shared(&assemble, p)?;
+        }
         Ok(GpuHyper {
-            assemble: Kernel::from_module(&module, entry)?,
+            assemble,
             pressure_residual: Kernel::from_module(&module, "hyper_pressure_residual")?,
             pressure_jacobian: Kernel::from_module(&module, "hyper_pressure_jacobian")?,
             ndofs: space.ndofs(),
@@ -360,9 +374,10 @@ impl GpuHyper {
         self.scheme
     }
 
-    /// The patch scheme's (values its flush adds, static shared memory per block); None for the others.
-    pub fn patch_stats(&self) -> Option<(usize, usize)> {
-        self.patches.as_ref().map(|p| (p.adds, p.shared))
+    /// The patch scheme's (values its flush adds, of them stored plainly, static and dynamic shared
+    /// memory per block); None for the others.
+    pub fn patch_stats(&self) -> Option<(usize, usize, usize, usize)> {
+        self.patches.as_ref().map(|p| (p.adds, p.stores, p.shared, p.dynamic))
     }
 
     /// Residual and (with `k`) Jacobian at `u`, the internal forces only (what tests compare).
@@ -371,7 +386,7 @@ impl GpuHyper {
     }
 
     /// [`Self::assemble`]; `zero: false` adds to the matrix values as they are (the kernel sweep
-    /// times the kernel without the zeroing pass).
+    /// times the kernel without the zeroing pass; the patch scheme stores the rows a patch owns).
     pub fn assemble_with(&self, be: &CudaBackend, u: &CudaVector, r: &mut CudaVector, k: Option<&mut DeviceCsr>, zero: bool) -> Result<()> {
         be.check("hyperelastic assembly", self.ndofs, &[u, r])?;
         be.fill(r, 0.0)?;
@@ -398,7 +413,7 @@ impl GpuHyper {
         }
         if let Some(p) = &self.patches {
             let blocks = u32::try_from(p.npatch).map_err(|_| Error::Unsupported(format!("{} patches in one launch", p.npatch)))?;
-            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (p.threads, 1, 1), shared_mem_bytes: 0 };
+            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (p.threads, 1, 1), shared_mem_bytes: p.dynamic as u32 };
             launch!(be, &self.assemble, cfg; &p.npatch, &p.ptr, &p.cells, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
                 &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, &p.pslot, &p.flush_ptr, &p.flush_pos,
                 &p.flush_meta, &mut *vals)?;

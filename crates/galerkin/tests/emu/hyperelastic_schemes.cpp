@@ -36,13 +36,15 @@ namespace tck {
 #include "law.cuh"
 #include "hk.cu"
 }
-// The patch scheme (hyperelastic_patch.cu) on patches of 4 consecutive cells, every node pair its
-// own slot at most (NSLOT the bound), against the column pairs.
+// The patch scheme (hyperelastic_patch.cu) on patches of EMU_PATCH = 7 consecutive cells integrated
+// PC = 4 at a time (two batches, the second short), every node pair its own slot at most (NSLOT the
+// bound), rows whose cells all lie in one patch stored plainly, against the column pairs.
 namespace pk {
 #undef WPB
 #undef HK_POS_SHARED
 #define PC 4
-#define NSLOT (PC * NLOC * (NLOC + 1) / 2)
+#define EMU_PATCH 7
+#define NSLOT (EMU_PATCH * NLOC * (NLOC + 1) / 2)
 #define QB 3
 #define PT ((PC * 3 * ((NLOC + 1) / 2) + 31) / 32 * 32)
 #include "law.cuh"
@@ -61,13 +63,17 @@ namespace mk {
 #include "hm.cu"
 }
 #endif
-// The patches' host tables as `src/hyperelastic/patch.rs` builds them (runs of PC cells).
+// The patches' host tables as `src/hyperelastic/patch.rs` builds them (runs of EMU_PATCH cells).
 struct EmuPatches { std::vector<u32> ptr, cells, fptr, fpos, fmeta; std::vector<unsigned short> pslot; };
 static EmuPatches emu_patches(int nc, const std::vector<u32>& cn, const std::vector<u32>& row_ptr, const std::vector<unsigned short>& kpos) {
     EmuPatches p; p.ptr = {0}; p.fptr = {0};
     for (int c = 0; c < nc; ++c) p.cells.push_back(c);
-    for (int c0 = 0; c0 < nc; c0 += PC) {
-        const int c1 = std::min(nc, c0 + PC);
+    std::vector<u32> incident(row_ptr.size() / 3, 0);
+    for (u32 n : cn) ++incident[n];
+    for (int c0 = 0; c0 < nc; c0 += EMU_PATCH) {
+        const int c1 = std::min(nc, c0 + EMU_PATCH);
+        std::vector<u32> here(incident.size(), 0);
+        for (int c = c0; c < c1; ++c) for (int i = 0; i < NLOC; ++i) ++here[cn[c * NLOC + i]];
         std::vector<std::array<u32, 4>> slots;  // lo, hi, rank lo→hi, rank hi→lo
         for (int c = c0; c < c1; ++c) for (int i = 0; i < NLOC; ++i) for (int j = i; j < NLOC; ++j) {
             u32 ni = cn[c * NLOC + i], nj = cn[c * NLOC + j]; bool flip = ni > nj;
@@ -80,7 +86,7 @@ static EmuPatches emu_patches(int nc, const std::vector<u32>& cn, const std::vec
         std::vector<std::array<u32, 3>> dir;
         for (size_t s = 0; s < slots.size(); ++s) { dir.push_back({slots[s][0], slots[s][2], (u32)(2 * s)}); if (slots[s][0] != slots[s][1]) dir.push_back({slots[s][1], slots[s][3], (u32)(2 * s + 1)}); }
         std::sort(dir.begin(), dir.end());
-        for (auto& d : dir) { u32 len = row_ptr[d[0] * 3 + 1] - row_ptr[d[0] * 3]; p.fpos.push_back(row_ptr[d[0] * 3] + 3 * d[1]); p.fmeta.push_back(len << 16 | d[2]); }
+        for (auto& d : dir) { u32 len = row_ptr[d[0] * 3 + 1] - row_ptr[d[0] * 3]; p.fpos.push_back(row_ptr[d[0] * 3] + 3 * d[1]); p.fmeta.push_back(len << 16 | (here[d[0]] == incident[d[0]] ? 0x8000u : 0u) | d[2]); }
         p.ptr.push_back(c1); p.fptr.push_back(p.fpos.size());
     }
     return p;
@@ -144,7 +150,7 @@ int main() {
     for (auto& x : u) x = 0.03 * U(rng);
     int fail = 0;
     const EmuPatches pat = emu_patches(nc, cn, row_ptr, kpos);
-    const int npatch = (nc + PC - 1) / PC;
+    const int npatch = (nc + EMU_PATCH - 1) / EMU_PATCH;
     for (int want = 0; want < 2; ++want) {
         std::vector<double> r1(npool * 3, 0.0), r2(npool * 3, 0.0), v1(off, 0.0), v2(off, 0.0);
         run((nc + 3) / 4, (((3 * ((NLOC + 1) / 2)) + 7) / 8 * 8) * 4, [&] { oldk::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r1.data(), want, row_ptr.data(), kpos.data(), v1.data()); });
@@ -166,7 +172,7 @@ int main() {
         double dr = 0, mr = 0, dk = 0, mk = 0;
         for (size_t i = 0; i < r1.size(); ++i) { dr = std::max(dr, fabs(r1[i] - r2[i])); mr = std::max(mr, fabs(r1[i])); }
         for (size_t i = 0; i < v1.size(); ++i) { dk = std::max(dk, fabs(v1[i] - v2[i])); mk = std::max(mk, fabs(v1[i])); }
-        printf("LAW %d NLOC %d NQ %d WPC %d RES_MMA %d VEC %d want_k %d: residual rel %.2e (max %.3e), jacobian rel %.2e (max %.3e), nnz %u; patch: residual %.2e jacobian %.2e (%zu flush entries for %d cells); moments: residual %.2e jacobian %.2e\n", LAW, NLOC, NQ, WPC, HK_RES_MMA, HK_VEC, want, dr / mr, mr, mk > 0 ? dk / mk : 0.0, mk, off, pr / mr, mk > 0 ? pkk / mk : 0.0, pat.fpos.size(), nc, mr_ / mr, mk > 0 ? mkk / mk : 0.0);
+        printf("LAW %d NLOC %d NQ %d WPC %d RES_MMA %d VEC %d want_k %d: residual rel %.2e (max %.3e), jacobian rel %.2e (max %.3e), nnz %u; patch: residual %.2e jacobian %.2e (%zu flush entries, %zu stored plainly, for %d cells); moments: residual %.2e jacobian %.2e\n", LAW, NLOC, NQ, WPC, HK_RES_MMA, HK_VEC, want, dr / mr, mr, mk > 0 ? dk / mk : 0.0, mk, off, pr / mr, mk > 0 ? pkk / mk : 0.0, pat.fpos.size(), (size_t)std::count_if(pat.fmeta.begin(), pat.fmeta.end(), [](u32 m) { return (m & 0x8000u) != 0; }), nc, mr_ / mr, mk > 0 ? mkk / mk : 0.0);
         if (!(dr <= 1e-12 * mr) || !(dk <= 1e-12 * mk) || !(mr > 0) || (want && !(mk > 0))) fail = 1;
         if (!(mr_ <= 1e-12 * mr) || !(mkk <= 1e-12 * std::max(mk, 1e-300))) fail = 1;
         if (!(pr <= 1e-12 * mr) || !(pkk <= 1e-12 * std::max(mk, 1e-300))) fail = 1;

@@ -5,7 +5,8 @@
 # and prints their largest relative differences in residual and Jacobian (expected ~1e-16), for
 # every law, P2 (NLOC 10, NQ 14; NQ 4, the stiffness rule, whose element matrix outgrows the point
 # records) and P1-sized (NLOC 4, NQ 5) cells; the tensor-core scheme also with the twelfth pass's
-# residual in the GEMM and paired accesses (HK_RES_MMA, HK_VEC) and two warps per cell (WPC=2).
+# residual in the GEMM and paired accesses (HK_RES_MMA, HK_VEC) and two warps per cell (WPC=2); the
+# patch kernel in two batches per patch, with plainly stored rows, shared atomics or cells in turn.
 # At P2 the tables hold true P2 gradients at random points, and the moments scheme
 # (hyperelastic_moments.cu, one and two cells per block) is compared too.
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
@@ -24,6 +25,8 @@ for law in 0 1 2; do
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
     cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")
   done
+  # the thirteenth pass: the patch kernel's batch cells adding to the slots in turn
+  cases+=("-DNLOC=10 -DNQ=14 -DHP_CELL_TURNS" "-DNLOC=4 -DNQ=5 -DHP_CELL_TURNS")
   for sz in "${cases[@]}"; do
     g++ -std=c++20 -O1 -Wno-unknown-pragmas -DLAW=$law $sz -I"$t" -o "$t/emu" "$t/hyperelastic_schemes.cpp" -pthread
     "$t/emu"
