@@ -237,7 +237,13 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #define NARROW 0                                     // one 8-block of functions (NLOC ≤ 8): m8n8k4 on the tile's first half
 #endif
 #ifndef WIDE_WRITES
-#define WIDE_WRITES 0                                // a round's tiles leave from a packed image in shared memory: 1 block-wide double2 row stores, 2 bulk copies per row
+#define WIDE_WRITES 0                                // a round's tiles leave from a packed image in shared memory: 1 block-wide double2 row stores, 2 bulk copies per row, 3 a bulk copy per whole strip, 4 bulk copies per row from an image region of its own
+#endif
+#ifndef PRESTAGE
+#define PRESTAGE 0                                   // (WIDE_WRITES 4) a round's last pass stages the first pass of the next round: 1 the cell's, 2 also the next cell's
+#endif
+#ifndef IMAGE_DOUBLES
+#define IMAGE_DOUBLES 0                              // WIDE_WRITES 4: doubles of the image region beside the staging buffers
 #endif
 #ifndef SPLIT_MOMENTS
 #define SPLIT_MOMENTS 0                              // a tile's nine moments over a pair of warps (5 and 4), swapped through shared memory
@@ -289,6 +295,14 @@ static_assert(!SPLIT_MOMENTS || (TPW == 1 && PRODUCERS == 0 && DEFER_WRITES == 0
 constexpr int ROUND_TILES = TILED_WARPS * TPW / (SPLIT_MOMENTS ? 2 : 1);  // tiles per round
 constexpr int MSPLIT = 5;                            // moments the first warp of a split pair holds (the second: 4)
 constexpr int XCHG = 2 * MSPLIT * 2 * 32;            // a split tile's swap: each warp's moments of the other's half tile
+static_assert(WIDE_WRITES >= 0 && WIDE_WRITES <= 4 && (WIDE_WRITES == 4) == (IMAGE_DOUBLES > 0) && IMAGE_DOUBLES % 2 == 0,
+              "wide writes 0–4; an image region (an even number of doubles) exactly with 4");
+static_assert(!PRESTAGE || (WIDE_WRITES == 4 && NCHUNK > 1), "prestaging: the writes leave the staging buffers alone, two of them");
+static_assert(PRESTAGE <= 1 || (NCHUNK >= 3 && CELLS == 1 && !PREFETCH && NV * DIM <= 32),
+              "prestaging across cells: coordinates, jq and points in three passes, one cell group, warp 0 a lane per coordinate");
+// Split moments swap through the staging buffers after a round's last pass, where prestaging puts
+// the next round's first pass, and were not written for an image region of its own: not combined.
+static_assert(!SPLIT_MOMENTS || (PRESTAGE == 0 && WIDE_WRITES != 4), "split moments: no prestaging, no image region of its own (wide writes 4)");
 
 // A tile: the m16n8 product of row blocks r0 (rows 0–7) and r1 (rows 8–15) of 8 functions with
 // column block c; r1 < 0: none (its rows repeat r0's, nothing is stored); r0 < 0: no tile. Row
@@ -871,11 +885,13 @@ struct TiledCell {
 // the image then shares the segments' 16-byte phase, and the copies read it while the warps go on
 // to the next round). Where a round's image does not fit (p = 5), its tiles go in consecutive
 // groups, each the longest that fits. Tiles are unpaired, in order of 16-row strip A and column
-// block B ≥ 2A (tile_of).
+// block B ≥ 2A (tile_of). With 4 (a copy per row, as 2) the image has a region of its own (IMAGE_DOUBLES, after the
+// staging buffers), so the next round's staging and multiplies do not wait for the copies to read
+// it: a round's first group waits only at its last pass's barrier, a round later (round 13).
 constexpr int NBUF = NCHUNK > 1 ? 2 : 1;               // one pass of points (p ≤ 2): one staging buffer
 constexpr int HREGION_W = NBUF * HSIZE > TILED_WARPS * WR * WS ? NBUF * HSIZE : TILED_WARPS * WR * WS;
 constexpr int HREGION = SPLIT_MOMENTS && ROUND_TILES * XCHG > HREGION_W ? ROUND_TILES * XCHG : HREGION_W;  // split pairs swap moments there
-constexpr int IMAGE_CAP = HREGION - 1;                 // one double left for the image's 16-byte phase
+constexpr int IMAGE_CAP = (WIDE_WRITES == 4 ? IMAGE_DOUBLES : HREGION) - 1;  // one double left for the image's 16-byte phase
 constexpr int min_i(int a, int b) { return a < b ? a : b; }
 constexpr int max_i(int a, int b) { return a > b ? a : b; }
 constexpr int packed_c(int r, int s) { return r * ND - r * (r - 1) / 2 + (s - r); }
@@ -896,7 +912,7 @@ constexpr bool every_tile_fits() {
         if (tile_hi(t) - tile_lo(t) > IMAGE_CAP) return false;
     return true;
 }
-static_assert(!WIDE_WRITES || every_tile_fits(), "wide writes: a tile's packed rows fit the staging buffers");
+static_assert(!WIDE_WRITES || every_tile_fits(), "wide writes: a tile's packed rows fit the image region");
 
 // The bulk copies of WIDE_WRITES 2 (sm_90; earlier, plain stores): `bulk_wait_read` returns once
 // this thread's copies have read their shared source, `bulk_wait_all` once they are complete.
@@ -922,6 +938,11 @@ __device__ __forceinline__ void bulk_wait_all() {
 #if WIDE_WRITES >= 2 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 #endif
+}
+// Before a round's staging overwrites the staging buffers: where the image lives there (2, 3), its
+// copies must have read it; an image of its own (4) is waited for at the last pass instead.
+__device__ __forceinline__ void staging_wait_read() {
+    if (WIDE_WRITES == 2 || WIDE_WRITES == 3) bulk_wait_read();
 }
 __device__ __forceinline__ void fence_async_shared() {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
@@ -998,7 +1019,7 @@ __device__ __forceinline__ void write_round_wide(double* __restrict__ k, double*
         for (g1 = g0 + 1; g1 < tend && tile_hi(g1) - lo <= IMAGE_CAP; ++g1) {
         }
         // The image shares the matrix's 16-byte phase: entry e at img[e − lo].
-        double* img = hbuf + ((reinterpret_cast<u64>(k + lo) >> 3) & 1);
+        double* img = hbuf + (WIDE_WRITES == 4 ? HREGION : 0) + ((reinterpret_cast<u64>(k + lo) >> 3) & 1);
         if (g0 > t0) {
             bulk_wait_read();  // the previous group's copies have read the image
             group_sync(grp);   // and its stores
@@ -1022,7 +1043,7 @@ __device__ __forceinline__ void write_round_wide(double* __restrict__ k, double*
         if (WIDE_WRITES == 3) {
             for_group_ranges<true>(g0, g1, tid, TILED_THREADS, [&](int e0, int e1) { send_range(k, img, lo, e0, e1); });
             bulk_commit();
-        } else if (WIDE_WRITES == 2) {
+        } else if (WIDE_WRITES == 2 || WIDE_WRITES == 4) {  // 4: a copy per row, as 2, from the image region
             for_group_ranges<false>(g0, g1, tid, TILED_THREADS, [&](int e0, int e1) { send_range(k, img, lo, e0, e1); });
             bulk_commit();
         } else {
@@ -1089,7 +1110,8 @@ __device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restr
 // h[2][DIM][QCP][RS] (h[1][…] where the points take one pass), the last reused after a round's last pass as TILED_WARPS scratch tiles of
 // WR × WS (the host allocates the larger of the two: HREGION); with PRODUCERS the scratch follows
 // h, both allocated; with DEFER_WRITES each warp's DEFER_WRITES deferred slots of WR × WS follow
-// HREGION. `tt`, `ti`: the factor tables in global memory (unused without TENSOR).
+// HREGION, with WIDE_WRITES 4 the image region of IMAGE_DOUBLES. `tt`, `ti`: the factor tables
+// in global memory (unused without TENSOR).
 constexpr int JQR = (NQ * JQ + 1) & ~1;
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices_tiled(
     u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
@@ -1117,12 +1139,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     // cells further, with barriers of its own (group_sync), so one group's barrier waits and
     // dependent loads overlap the others' work.
     constexpr int XSD = PREFETCH ? 2 * NV * DIM + NV : 0;  // xs[2][NV·DIM] doubles, vs[2][NV] u32
-    constexpr int GROUP_DOUBLES = JQR + XSD + HREGION + DEFER_WRITES * TILED_WARPS * WR * WS;
+    constexpr int JQB = PRESTAGE == 2 ? 2 : 1;            // PRESTAGE 2: this cell's jq and the next's
+    constexpr int XSN = PRESTAGE == 2 ? (NV * DIM + 1) & ~1 : 0;  // PRESTAGE 2: the next cell's coordinates
+    constexpr int GROUP_DOUBLES = JQB * JQR + XSD + XSN + HREGION + DEFER_WRITES * TILED_WARPS * WR * WS + IMAGE_DOUBLES;
     const int grp = CELLS > 1 ? (int)(threadIdx.x / TILED_THREADS) : 0;
     const int tid = (int)threadIdx.x - grp * TILED_THREADS, warp = tid >> 5;
     double* jq = smem + TT_DOUBLES + grp * GROUP_DOUBLES;
-    double* xs = jq + JQR;
-    double* hbuf = xs + XSD;
+    double* xs = jq + JQB * JQR;
+    double* hbuf = xs + XSD + XSN;
     if (CELLS > 1) __syncthreads();  // the factor tables are in place (else the first cell's barrier)
     // The half-tile scratch: in the staging buffers (free after a round's last pass).
     double* ws = hbuf + warp * (WR * WS);
@@ -1134,20 +1158,35 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     CoordPrefetch pf(xs, reinterpret_cast<u32*>(xs + 2 * NV * DIM), c, stride, ncells, cell_verts, coords, tid, grp);
     int b = 0;
 #endif
+    // PRESTAGE 2: jq of the cell (jq + jb·JQR) and of the next (the other), the next cell's
+    // coordinates xn; `ready`: this cell's jq and first pass were prepared under the previous cell.
+    double* xn = hbuf - XSN;
+    int jb = 0, par = 0;  // par: the staging buffer that holds a round's first pass
+    bool ready = false;
     for (; c < ncells; c += stride) {
+        double* jqc = jq + jb * JQR;
+        double* jqn = jq + (jb ^ 1) * JQR;
+        if (!ready) {
 #if PREFETCH
-        // The previous cell's last round has read jq and its scratch; this cell's coordinates are in.
-        bulk_wait_read();  // the previous cell's bulk copies have read the image
-        const double* x = pf.start(b, c, stride, ncells, cell_verts, coords, tid, grp);
-        b ^= 1;
-        fill_jq(reinterpret_cast<const double(*)[DIM]>(x), tab, jq, tid, TILED_THREADS);  // read where used: no 24 live registers
+            // The previous cell's last round has read jq and its scratch; this cell's coordinates are in.
+            staging_wait_read();  // the previous cell's bulk copies have read the image
+            const double* x = pf.start(b, c, stride, ncells, cell_verts, coords, tid, grp);
+            b ^= 1;
+            fill_jq(reinterpret_cast<const double(*)[DIM]>(x), tab, jqc, tid, TILED_THREADS);  // read where used: no 24 live registers
 #else
-        double xv[NV][DIM];
-        load_cell_coords(c, cell_verts, coords, xv);
-        bulk_wait_read();  // the previous cell's bulk copies have read the image
-        group_sync(grp);  // the previous cell's last round has read jq and its scratch
-        fill_jq(xv, tab, jq, tid, TILED_THREADS);
+            double xv[NV][DIM];
+            load_cell_coords(c, cell_verts, coords, xv);
+            staging_wait_read();  // the previous cell's bulk copies have read the image
+            group_sync(grp);  // the previous cell's last round has read jq and its scratch
+            fill_jq(xv, tab, jqc, tid, TILED_THREADS);
 #endif
+            par = 0;
+        }
+        // PRESTAGE 2: the next cell's head (its coordinates in the last round's first pass, its jq
+        // in the last but one, its first pass of points in the last) is prepared under this cell's
+        // last round; its vertex ids are loaded now, into the registers of lanes < NV of warp 0.
+        const bool chain = PRESTAGE == 2 && c + stride < ncells;
+        const u32 next_vid = chain && tid < NV ? __ldg(&cell_verts[(c + stride) * NV + tid]) : 0u;
         const TiledCell cell(out, coef, meta, c);
         for (int t0 = 0; t0 < NTILES; t0 += ROUND_TILES) {
 #if SPLIT_MOMENTS
@@ -1160,31 +1199,53 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
             const int tw = warp;
             TiledCell::Round r(t0, warp, signs, has_signs, c);
 #endif
-            bulk_wait_read();  // the previous round's bulk copies have read the image
-            group_sync(grp);  // jq is written; the previous round's scratch is read
-            if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, tid);
-            group_sync(grp);
+            // PRESTAGE: a round after the cell's first (2: and a cell's first after the group's
+            // first cell) finds its first pass staged by the previous round's last pass, in
+            // buffer `par` (the one that pass did not read).
+            if (!PRESTAGE || (t0 == 0 && !ready)) {
+                staging_wait_read();  // the previous round's bulk copies have read the image
+                group_sync(grp);  // jq is written; the previous round's scratch is read
+                if (!(SKIP_PARTS & 1)) stage_points(tab, jqc, ts, tis, 0, hbuf + par * HSIZE, tid);
+                group_sync(grp);
+            }
+            const bool last = t0 + ROUND_TILES >= NTILES;
+            const bool ahead = PRESTAGE && (!last || chain);  // the last pass stages the next round's first
+            const bool cross = PRESTAGE == 2 && last && chain;
             // Each pass multiplies one buffer while the other is staged; with ALT_ORDER the odd
             // warps multiply first, so staging and tensor-core work overlap within the pass. With
             // DEFER_WRITES each pass also stores its part of the previous round's deferred tiles.
             const bool mma_first = ALT_ORDER && ((warp + grp) & 1);  // one-warp groups alternate by group
 #pragma unroll 1
             for (int ch = 0; ch < NCHUNK; ++ch) {
-                const bool stage = ch + 1 < NCHUNK && !(SKIP_PARTS & 1);
-                double* nb = hbuf + ((ch + 1) & 1) * HSIZE;
-                if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
+                const bool stage = (ch + 1 < NCHUNK || ahead) && !(SKIP_PARTS & 1);
+                const int q0 = ch + 1 < NCHUNK ? (ch + 1) * QCP : 0;
+                const double* js = ch + 1 == NCHUNK && last ? jqn : jqc;
+                double* nb = hbuf + ((ch + 1 + par) & 1) * HSIZE;
+                // PRESTAGE 2, the last round's first pass: warp 0 loads the next cell's coordinates
+                // (lane i: coordinate i % DIM of vertex i / DIM), stored once the pass's work is issued.
+                double x_next = 0.0;
+                if (cross && ch == 0 && warp == 0) {
+                    const int lane = tid & 31;
+                    const u32 vid = __shfl_sync(0xffffffffu, next_vid, lane < NV * DIM ? lane / DIM : 0);
+                    if (lane < NV * DIM) x_next = __ldg(&coords[(u64)vid * DIM + lane % DIM]);
+                }
+                if (stage && !mma_first) stage_points(tab, js, ts, tis, q0, nb, tid);
 #if SPLIT_MOMENTS
-                if (!(SKIP_PARTS & 2)) {
+                if (!(SKIP_PARTS & 2)) {  // par stays 0: no prestaging with split moments
                     if (hm) multiply_split<1>(hbuf + (ch & 1) * HSIZE, tl, part);
                     else multiply_split<0>(hbuf + (ch & 1) * HSIZE, tl, part);
                 }
 #else
-                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + (ch & 1) * HSIZE, r.tl, r.acc);
+                if (!(SKIP_PARTS & 2)) multiply_pass(hbuf + ((ch + par) & 1) * HSIZE, r.tl, r.acc);
 #endif
                 pending.drain(wd, ch, NCHUNK);
-                if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
+                if (stage && mma_first) stage_points(tab, js, ts, tis, q0, nb, tid);
+                if (cross && ch == 0 && tid < NV * DIM) xn[tid] = x_next;
+                if (cross && ch + 2 == NCHUNK) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jqn, tid, TILED_THREADS);
+                if (WIDE_WRITES == 4 && ch + 1 == NCHUNK) bulk_wait_read();  // the previous round's copies have read the image region
                 group_sync(grp);  // this buffer is read; the other is staged
             }
+            if (ahead) par = (par + NCHUNK) & 1;
             __syncwarp();  // the deferred slots are read before they are refilled
 #if SPLIT_MOMENTS
             const TiledCell::Round r(hbuf, tw, hm, grp, tl, sg, part);
@@ -1196,6 +1257,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
                 pending.tile = r.tl[0];
             }
         }
+        ready = chain;
+        if (chain) jb ^= 1;
     }
     pending.drain(wd, 0, 1);  // the group's last deferred tiles
     bulk_wait_all();

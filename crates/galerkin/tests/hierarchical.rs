@@ -414,6 +414,27 @@ fn split_moments_match_the_cpu() {
     });
 }
 
+/// Wide writes by bulk copies from an image region of their own (issue 16, round 13,
+/// [`TiledConfig::round13_high`]: `wide` 4 at p = 4, 5; the next cell's coordinates, J⁻¹ and
+/// first pass prepared under a cell's last passes; at p = 5 also the second round's first pass prestaged by
+/// the first round's last, with 32 and 16 points per pass, the latter one image group a round)
+/// give the CPU's matrices beside the default, on 27 distorted, rotated cells and on 2 blocks, so
+/// each block loops over 13–14 cells — the prestaging crosses cells, every round's image region
+/// is reused while the previous round's copies may still read it — and on a resident grid, where
+/// some blocks take one cell and others none.
+#[test]
+fn image_region_wide_writes_match_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(4..=5, |p, nloc| {
+        let default = TiledConfig::for_functions(nloc);
+        let shapes: Vec<TiledConfig> = std::iter::once(default).chain(TiledConfig::round13_high(nloc)).collect();
+        assert!(shapes.iter().any(|c| c.wide == 4 && c.packed && !c.paired), "p = {p}: image-region wide writes tested");
+        assert!(shapes.iter().any(|c| c.wide == 4 && c.prestage == 2), "p = {p}: prestaged across cells, tested");
+        assert!(p == 4 || shapes.iter().any(|c| c.wide == 4 && c.qcp == 16 && c.prestage == 1), "p = 5: 16 points per pass, prestaged, tested");
+        shapes
+    });
+}
+
 /// The p = 1 engine on the CUDA cores (issue 16, round 12: `full/pair_lanes.rs`, a lane per
 /// (cell, node pair), a block per group of consecutive cells) gives the CPU's element matrices to
 /// round-off in every shape the benchmark sweeps and in full storage, on 27 distorted, rotated

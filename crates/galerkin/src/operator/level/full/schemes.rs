@@ -80,7 +80,15 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// staging buffers — 1: row segments stored by the group's warps with double2 stores over
 /// consecutive addresses, 2: one bulk copy (`cp.async.bulk`) per row, read while the warps go on
 /// (0: each warp stores its own half tiles' 192-byte row pieces), 3: as 2 but one bulk copy per
-/// strip of 16 functions' rows the round holds wholly (contiguous in packed storage); `lanes` (> 0: not tiles at
+/// strip of 16 functions' rows the round holds wholly (contiguous in packed storage), 4: as 2 from an image region of its own beside the staging
+/// buffers (one cell group), so the next round's staging does not wait for the copies' reads;
+/// `prestage` (PRESTAGE, with `wide` 4 and more than one pass of
+/// points): a round's last pass, which stages nothing, stages the first pass of the next round
+/// into the buffer it does not read, so that round starts multiplying without a staging phase and
+/// two block barriers — 1: the cell's next round (p = 5: two rounds a cell); 2: also the next
+/// cell's first (at least three passes, one cell group): its coordinates loaded in the cell's last
+/// round's first pass, its J⁻¹ table computed into a second one in the last but one (neither
+/// `wide` 4 nor `prestage` combines with `split`); `lanes` (> 0: not tiles at
 /// all): the p = 1 engine on the CUDA cores, [`super::pair_lanes`], a block per group of `lanes`
 /// cells with a lane per (cell, node pair), on a resident grid where `resident`, its registers
 /// held to `min_blocks` blocks per SM, `packed`, `streaming` and `skip` as here (the other fields
@@ -117,6 +125,7 @@ pub struct TiledConfig {
     pub lanes: usize,
     pub split: bool,
     pub fuse: u8,
+    pub prestage: u8,
 }
 
 impl Default for TiledConfig {
@@ -125,7 +134,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0 }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0 }
     }
 }
 
@@ -220,10 +229,11 @@ impl TiledConfig {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
         let round11 = TiledConfig::round11(nloc);
-        // The thirteenth round's shapes first; at p = 1 the CUDA-core engine's shapes, then the
-        // eleventh round's default beside them; from p = 2 the twelfth round's shapes.
+        // The thirteenth round's shapes first (p ≥ 4: `round13_high`'s); at p = 1 the CUDA-core
+        // engine's shapes, then the eleventh round's default beside them; from p = 2 the twelfth
+        // round's shapes.
         let lanes = TiledConfig::pair_lanes_shapes(nloc).into_iter().chain(round11.first().copied().filter(|_| nloc <= 8));
-        for c in TiledConfig::round13(nloc).into_iter().chain(lanes).chain(TiledConfig::round12(nloc)).chain(std::iter::once(TiledConfig::tenth_round(nloc))).chain(round11).chain([
+        for c in TiledConfig::round13(nloc).into_iter().chain(TiledConfig::round13_high(nloc)).chain(lanes).chain(TiledConfig::round12(nloc)).chain(std::iter::once(TiledConfig::tenth_round(nloc))).chain(round11).chain([
             TiledConfig { paired: !TiledConfig::for_functions(nloc).paired, ..TiledConfig::for_functions(nloc) },
             TiledConfig { resident: true, ..TiledConfig::for_functions(nloc) },
             TiledConfig { packed: false, ..TiledConfig::for_functions(nloc) },
@@ -366,6 +376,35 @@ impl TiledConfig {
         v
     }
 
+    /// The thirteenth round's shapes at high degree (hex13) for `nloc` functions (right after the
+    /// default and [`Self::round13`], empty there, in the sweep, before the twelfth round's): from
+    /// trunk p = 4 (more than 32 functions: one block per SM), wide writes by bulk copies from an image region of their own (`wide` 4, unpaired tiles), so
+    /// the copies read the image under the next round's staging and multiplies instead of holding
+    /// back its staging. Up to 50 functions (p = 4: one round a cell) with the next cell's head
+    /// prepared under the cell's last passes (`prestage` 2), then without, then prestaged with
+    /// m16n8k16 (half the MMA instructions, the same fragment loads); beyond (p = 5: two rounds of
+    /// tiles a cell, each round's image in two groups with 32 points per pass) with the second
+    /// round's first pass prestaged (`prestage` 1), also with 16 points per pass, whose smaller
+    /// staging buffers leave room for each round's whole image (one group a round), the same
+    /// prestaged across cells, then without prestaging, then prestaged with m16n8k16.
+    pub fn round13_high(nloc: usize) -> Vec<TiledConfig> {
+        let d = TiledConfig::tenth_round(nloc);
+        let mut v = Vec::new();
+        if nloc > 32 {
+            let wide = TiledConfig { paired: false, wide: 4, ..d };
+            if nloc > 50 {
+                let pre = TiledConfig { prestage: 1, ..wide };
+                v.extend([pre, TiledConfig { qcp: 16, ..pre }, TiledConfig { qcp: 16, prestage: 2, ..wide }, wide, TiledConfig { mma_k: 16, ..pre }]);
+            } else {
+                let pre = TiledConfig { prestage: 2, ..wide };
+                v.extend([pre, wide, TiledConfig { mma_k: 16, ..pre }]);
+            }
+        }
+        let default = TiledConfig::for_functions(nloc);
+        v.retain(|c| *c != default);
+        v
+    }
+
     /// The default shape for `nloc` functions with parts of the work left out (`skip` bits: 1
     /// staging, 2 multiplies, 4 writes): the benchmark's split of the time, not element matrices.
     /// At p = 1 the default is the CUDA-core engine (1 geometry, 2 moments, 4 stores).
@@ -438,6 +477,9 @@ impl TiledConfig {
         if self.split {
             s += " split";
         }
+        if self.prestage > 0 {
+            s += &format!(" pre{}", self.prestage);
+        }
         s
     }
 }
@@ -449,6 +491,8 @@ pub(crate) struct TiledLaunch {
     pub qcp: usize,
     pub min_blocks: usize,
     pub smem: usize,
+    /// Doubles of the wide writes' own image region (`wide` 3; 0 otherwise), within `smem`.
+    pub image: usize,
 }
 
 /// Tiles of 16 × 8 node pairs for `nloc` functions (`tile_count` of `element_schemes.cu`): with
@@ -492,7 +536,11 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     let rs = 16 * v.nloc.div_ceil(16) + 4;
     // Per cell group: J⁻¹ per point and (prefetch) two cells' coordinates and vertex indices
     // (`element_schemes.cu`'s XSD, NV even); per block: the tables.
-    let jq = (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8 + if cfg.prefetch { (2 * v.nv * v.dim + v.nv) * 8 } else { 0 };
+    // Prestaging across cells (`prestage` 2): a second J⁻¹ table and the next cell's coordinates.
+    let jq_tables = if cfg.prestage >= 2 && wide_writes(cfg) == 4 { 2 } else { 1 };
+    let jq = jq_tables * (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8
+        + if cfg.prefetch { (2 * v.nv * v.dim + v.nv) * 8 } else { 0 }
+        + if jq_tables == 2 { (v.nv * v.dim).div_ceil(2) * 2 * 8 } else { 0 };
     let tables = 8 * tensor_doubles(v, dims);
     let per_q = 2 * v.dim * rs * 8;
     let k = cfg.mma_k;
@@ -515,7 +563,40 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     // A split pair swaps half its tile's moments there (`element_schemes.cu`'s XCHG doubles a tile).
     let swap = if cfg.split { warps / 2 * 640 * 8 } else { 0 };
     let smem = tables + if cfg.producers > 0 { jq + qcp * per_q + scratch } else { cells * (jq + staged.max(scratch).max(swap) + own_scratch) };
-    TiledLaunch { threads: 32 * (warps * cells + cfg.producers), qcp, min_blocks, smem }
+    // Wide writes from an image region of their own (one cell group): what shared memory has left
+    // (an even number of doubles), at most a whole packed triangle and its 16-byte phase.
+    let image = if wide_writes(cfg) == 4 && cells == 1 {
+        let nd = v.nloc * v.ncomp;
+        ((MAX_SHARED_BYTES.saturating_sub(smem) / 8) & !1).min((nd * (nd + 1) / 2 + 2) & !1)
+    } else {
+        0
+    };
+    TiledLaunch { threads: 32 * (warps * cells + cfg.producers), qcp, min_blocks, smem: smem + 8 * image, image }
+}
+
+/// The kernel's PRESTAGE for `cfg` launched as `l`: prestaging needs the image region (the staging
+/// buffers are free at a round's end) and two passes of points, across cells three (coordinates,
+/// J⁻¹, points) and one cell group, else it falls back to the cell's rounds.
+fn prestage(v: &Variant, cfg: TiledConfig, l: &TiledLaunch) -> u8 {
+    let passes = v.nq.div_ceil(l.qcp.max(1));
+    if cfg.prestage == 0 || wide_writes(cfg) != 4 || l.image == 0 || passes < 2 {
+        0
+    } else if cfg.prestage >= 2 && passes >= 3 && cfg.cells <= 1 && !cfg.prefetch && v.nv * v.dim <= 32 {
+        2
+    } else {
+        1
+    }
+}
+
+/// The kernel's WIDE_WRITES for `cfg`: wide writes form packed unpaired tiles only, so a shape made
+/// full or paired from one with them (the full-storage row of the benchmark, a tuning without
+/// `packed`) stores as before; `wide` 4 needs one cell group (its image region is the block's).
+fn wide_writes(cfg: TiledConfig) -> u8 {
+    if cfg.packed && !cfg.paired && !(cfg.wide >= 4 && cfg.cells > 1) {
+        cfg.wide.min(4)
+    } else {
+        0
+    }
 }
 
 /// The defines of the schemes' variant of assembly variant `v` with tiled shape `cfg` (staging
@@ -535,9 +616,9 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("CELLS={}", cfg.cells.max(1)),
         format!("PREFETCH={}", usize::from(cfg.prefetch)),
         format!("NARROW={}", usize::from(cfg.narrow)),
-        // Wide writes form packed unpaired tiles only: a shape made full or paired from one with
-        // them (the full-storage row of the benchmark, a tuning without `packed`) stores as before.
-        format!("WIDE_WRITES={}", if cfg.packed && !cfg.paired { cfg.wide.min(3) } else { 0 }),
+        format!("WIDE_WRITES={}", wide_writes(cfg)),
+        format!("IMAGE_DOUBLES={}", l.image),
+        format!("PRESTAGE={}", prestage(v, cfg, &l)),
         format!("PRODUCERS={}", cfg.producers),
         format!("SPLIT_MOMENTS={}", usize::from(cfg.split)),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
@@ -824,8 +905,8 @@ impl DeviceAssembler {
         if cfg.lanes > 0 {
             return self.launch_pair_lanes(be, cfg, ncells as u64, out, grid);
         }
-        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.defer > 2 || (cfg.defer > 0 && (cfg.tiles_per_warp != 1 || cfg.producers > 0)) || cfg.cells > 15 || ((cfg.cells > 1 || cfg.prefetch) && cfg.producers > 0) || (cfg.narrow && self.variant.nloc > 8) || (cfg.split && (cfg.tiles_per_warp != 1 || cfg.producers > 0 || cfg.defer > 0 || cfg.narrow)) {
-            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, 0 to 2 deferred half tiles (one tile per warp, no producers), up to 15 cells per block and prefetching without producers, narrow tiles for at most 8 functions, split moments with one tile per warp pair and no producers, deferred writes or narrow tiles")));
+        if !matches!(cfg.mma_k, 4 | 8 | 16) || cfg.warps == 0 || cfg.warps > 32 || cfg.tiles_per_warp == 0 || cfg.tiles_per_warp > 4 || cfg.qcp % cfg.mma_k != 0 || cfg.qcp > 64 || cfg.warps + cfg.producers > 32 || cfg.defer > 2 || (cfg.defer > 0 && (cfg.tiles_per_warp != 1 || cfg.producers > 0)) || cfg.cells > 15 || ((cfg.cells > 1 || cfg.prefetch) && cfg.producers > 0) || (cfg.narrow && self.variant.nloc > 8) || (cfg.split && (cfg.tiles_per_warp != 1 || cfg.producers > 0 || cfg.defer > 0 || cfg.narrow || cfg.prestage > 0 || wide_writes(cfg) == 4)) || cfg.wide > 4 {
+            return Err(Error::invalid(format!("tiled shape {cfg:?}: k is 4, 8 or 16, 1 to 32 warps with the producers, 1 to 4 tiles per warp, points per pass a multiple of k up to 64, 0 to 2 deferred half tiles (one tile per warp, no producers), up to 15 cells per block and prefetching without producers, narrow tiles for at most 8 functions, split moments with one tile per warp pair and no producers, deferred writes, narrow tiles, prestaging or image-region wide writes (wide 4), wide writes 0 to 4")));
         }
         if cfg.tensor && self.tensor_dims.is_none() {
             return Err(Error::Unsupported(format!("tiled shape {}: this basis and rule do not split into 1D factors", cfg.label())));
