@@ -37,8 +37,9 @@ if [ "$part" = A ]; then
 else
   timeout 90 $G bench --hex --degrees 1,2,3,4,5 --runs 7 --cpu-cells 100 --json "$OUT/hex.json" > "$OUT/hex.txt" 2>&1
   step "hex table rc $?"
-  for p in 4 5; do
-    timeout 60 $G bench --hex --degrees $p --runs 7 --cpu-cells 10 --tiled-sweep --sweep-shapes ${SWEEP_SHAPES:-6} > "$OUT/hex-sweep-p$p.txt" 2>&1
+  for pt in "4 50" "5 80"; do
+    set -- $pt; p=$1
+    timeout $2 $G bench --hex --degrees $p --runs 7 --cpu-cells 10 --tiled-sweep --sweep-shapes ${SWEEP_SHAPES:-6} > "$OUT/hex-sweep-p$p.txt" 2>&1
     step "hex sweep p = $p rc $?"
   done
   GALERKIN_NEWTON_TRACE=1 timeout 100 $G bench --hyperelastic --dofs 100000,1000000 --degrees 2 --gpu --cpu1-max-dofs 0 --cpu-max-dofs 0 --runs 1 \
