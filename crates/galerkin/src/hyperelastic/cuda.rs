@@ -274,7 +274,9 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
     /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc`, `patch` or `moments`: to compare whole runs with either, as the
-    /// benchmark does; an unknown name or a scheme that does not apply is an error).
+    /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
+    /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
+    /// the default).
     pub fn new(be: &CudaBackend, el: &HyperElement) -> Result<GpuHyper> {
         let cc = be.device().compute_capability;
         let sc = match std::env::var(SCHEME_ENV).ok().as_deref() {
@@ -282,7 +284,9 @@ impl GpuHyper {
             Some("pairs") => Scheme::Pairs(shape(el)?),
             Some("tc") => tc_default(el),
             Some("patch") => super::patch::DEFAULT_SCHEME,
-            Some("moments") => Scheme::Moments { wpb: 1 },
+            // P2 only: the multigrid's coarser (P1) levels keep the default scheme.
+            Some("moments") if super::moments::applies(el) => Scheme::Moments { wpb: 1 },
+            Some("moments") => default_scheme(el, cc)?,
             Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `patch` or `moments`"))),
         };
         Self::variant(be, el, sc, &[])
