@@ -13,13 +13,8 @@ SKIP_TESTS=1 bash benchmarks/h100/final-check.sh "$d"
 tar -C "$OUT" -cf "$OUT/p215.tar" $(cd "$OUT" && ls p215-*) && rm -f "$OUT"/p215-*
 echo "p215 done at $SECONDS s" | tee -a "$OUT/summary.txt"
 export GALERKIN_REQUIRE_GPU=1 RUST_BACKTRACE=1
-logs=$(mktemp -d)
 # longest first (round 10's times), so the three lanes end together
-order="levels ceed hyperelastic_cuda iga_batched hierarchical iga_cuda box_cuda heat_direct hierarchical_parts heat_lattice heat_examples setup_cuda cuda_backend cuda_release"
-for t in $order; do [ -x "$d/tests/$t" ] && echo "$t"; done | xargs -P 3 -I{} bash -c \
-  '{ echo "=== {}"; timeout 330 '"$d"'/tests/{} --include-ignored 2>&1 || echo "FAILED: {}"; } > '"$logs"'/{}.log'
-nvidia-smi > "$OUT/tests.log" 2>&1; cat "$logs"/*.log >> "$OUT/tests.log"
-for f in "$logs"/*.log; do echo "$(basename "$f" .log): $(grep '^test result' "$f" | tail -1) $(grep -c '^FAILED' "$f")"; done | tee -a "$OUT/summary.txt"
+bash benchmarks/h200/gpu-test-lanes.sh "$d" 3 330 "$OUT/summary.txt" levels ceed hyperelastic_cuda iga_batched hierarchical iga_cuda box_cuda heat_direct hierarchical_parts heat_lattice heat_examples setup_cuda cuda_backend cuda_release
 echo "tests done at $SECONDS s" | tee -a "$OUT/summary.txt"
 G=$d/galerkin
 timeout 150 $G bench-iga --gpu --sweeps rhs --rhs 1,16,256,1024 --rhs-elements 1048576 --rhs-degree 3 --reps 3 --cpu-max 0 \

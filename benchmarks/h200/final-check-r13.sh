@@ -16,16 +16,9 @@ S=$OUT/summary-$part.txt
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$S" 2>&1
 step() { echo "== $SECONDS s $(date -u +%T): $1" | tee -a "$S" >&2; }
 if [ "$part" = A ]; then
-  export GALERKIN_REQUIRE_GPU=1 RUST_BACKTRACE=1
-  logs=$(mktemp -d)
   # longest first, so the four lanes end together
-  order="hyperelastic_cuda iga_cuda levels ceed iga_batched hierarchical box_cuda heat_direct hierarchical_parts heat_lattice heat_examples setup_cuda cuda_backend cuda_release"
-  for t in $order; do [ -x "$d/tests/$t" ] && echo "$t"; done | xargs -P 4 -I{} bash -c \
-    '{ echo "=== {}"; timeout 300 '"$d"'/tests/{} --include-ignored 2>&1 || echo "FAILED: {}"; } > '"$logs"'/{}.log'
-  cat "$logs"/*.log > "$OUT/tests.log"
-  for f in "$logs"/*.log; do echo "$(basename "$f" .log): $(grep '^test result' "$f" | tail -1) $(grep -c '^FAILED' "$f")"; done | tee -a "$S"
+  bash benchmarks/h200/gpu-test-lanes.sh "$d" 4 300 "$S" hyperelastic_cuda iga_cuda levels ceed iga_batched hierarchical box_cuda heat_direct hierarchical_parts heat_lattice heat_examples setup_cuda cuda_backend cuda_release
   step "tests done"
-  unset GALERKIN_REQUIRE_GPU
   SW="bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 5"
   timeout 80 $G $SW --hyper-quadrature stiffness --hyper-variants "tc staged,tc products-only,tc scatter-only,mom,mom 2,mom products-only,mom no-scatter,patch 6 scatter-only,cube 6 scatter-only,cube 12/6 scatter-only,cube 48/12 scatter-only,cube 48/24 scatter-only,patch 6,cube 6,cube 24/12,cube 48/12" > "$OUT/hyper-sweep-stiffness.txt" 2>&1
   step "sweep stiffness rc $?"
