@@ -738,13 +738,14 @@ __device__ void maps_setup(const Tree& t, const Pass& p, const double* __restric
                 wc[(ne + a) * ld] = 0.0;
             }
         }
-        if (PART == 1) continue;
-        // Column c of [H K]: the backward sweep.
-        for (u32 i = nn; i-- > 0;) {
-            const u32* md = meta + 6 * i;
-            sub_backward_any<EMAX, 1>(sF + md[2], sL + md[3], (int)md[0], (int)md[1], wc, ld, (int)T);
+        if (PART != 1) {
+            // Column c of [H K]: the backward sweep.
+            for (u32 i = nn; i-- > 0;) {
+                const u32* md = meta + 6 * i;
+                sub_backward_any<EMAX, 1>(sF + md[2], sL + md[3], (int)md[0], (int)md[1], wc, ld, (int)T);
+            }
+            for (u32 r = 0; r < ldm; ++r) MT[(u64)c * ldm + r] = r < ne ? wc[r * ld] : 0.0;
         }
-        for (u32 r = 0; r < ldm; ++r) MT[(u64)c * ldm + r] = r < ne ? wc[r * ld] : 0.0;
     }
 }
 

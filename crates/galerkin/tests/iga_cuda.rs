@@ -351,7 +351,8 @@ fn gpu_factor_and_solve_equals_faer_lu_and_keeps_the_factorization() {
 
 /// The factorization with each pass's maps and forward sweep on a second stream beside it
 /// (`factor_and_solve_overlap`) equals faer's LU for 1, 16 and 256 right-hand sides, from scratch
-/// and as a refactorization (the two maps apart, the default, and in one launch), on every small and large-front case (those without a separator-row
+/// and as a refactorization (the two maps apart on streams of three priorities, the default, and
+/// both in one launch on streams of one priority), on every small and large-front case (those without a separator-row
 /// layout factorize, then solve) and on 1D cubic and quartic systems of 2048 elements and several
 /// passes (overlapped: asserted); the factorization and maps it leaves solve later right-hand
 /// sides; on 4096 cubic elements it equals the CPU's fused twin (also with the timeline's events); a
@@ -381,9 +382,10 @@ fn gpu_overlapped_factor_and_solve_equals_faer_lu_and_keeps_the_factorization() 
             f.factor_and_solve_overlap(&be, nrhs, &bd, &mut xd).unwrap();
             assert_equals_faer(&case, nrhs, &be.to_host(&xd).unwrap(), "the GPU, overlapped refactorization");
             f.set_overlap_split_maps(false);
+            f.set_overlap_priorities(false);
             let mut xd = be.zeros(n * nrhs).unwrap();
             f.factor_and_solve_overlap(&be, nrhs, &bd, &mut xd).unwrap();
-            assert_equals_faer(&case, nrhs, &be.to_host(&xd).unwrap(), "the GPU, overlapped with both maps in one launch");
+            assert_equals_faer(&case, nrhs, &be.to_host(&xd).unwrap(), "the GPU, overlapped with both maps in one launch, streams of one priority");
             assert!(!f.overlaps_forward() || f.has_fresh_maps(), "{}: maps left stale", case.name);
             for path in [SolvePath::Auto, SolvePath::Levels] {
                 f.set_solve_path(path);

@@ -396,7 +396,7 @@ struct EngineFlags {
 /// per column in the separator-row blocks),
 /// T columns per block.
 fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<MapsKernel>, EngineFlags)> {
-    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-overlap, gpu-overlap-joint, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -split, -stream, -lean[f|b], -pipe, -xK, then -T)"));
+    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-overlap, gpu-overlap-joint, gpu-overlap-flat, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -split, -stream, -lean[f|b], -pipe, -xK, then -T)"));
     Ok(match engine {
         "gpu" => (SolvePath::Auto, None, None, EngineFlags::default()),
         "gpu-levels" => (SolvePath::Levels, None, None, EngineFlags::default()),
@@ -465,13 +465,15 @@ pub const FUSED_ENGINE: &str = "gpu-fused";
 /// The right-hand-side engine that factorizes level by level and sweeps forward on a second
 /// stream beside it ([`CudaMultifrontal::factor_and_solve_overlap`]); `gpu-overlap-joint`: both
 /// transfer maps of a pass in one launch before its forward sweep
-/// ([`CudaMultifrontal::set_overlap_split_maps`]`(false)`).
+/// ([`CudaMultifrontal::set_overlap_split_maps`]`(false)`); `gpu-overlap-flat`: the three streams
+/// at the same priority ([`CudaMultifrontal::set_overlap_priorities`]`(false)`).
 pub const OVERLAP_ENGINE: &str = "gpu-overlap";
 const OVERLAP_JOINT: &str = "gpu-overlap-joint";
+const OVERLAP_FLAT: &str = "gpu-overlap-flat";
 
 /// Whether `engine` is one of the overlapped factor-and-solve engines.
 fn is_overlap(engine: &str) -> bool {
-    engine == OVERLAP_ENGINE || engine == OVERLAP_JOINT
+    [OVERLAP_ENGINE, OVERLAP_JOINT, OVERLAP_FLAT].contains(&engine)
 }
 
 /// Many right-hand sides at one size, on the GPU and (at a size the host can hold) the CPU.
@@ -533,7 +535,8 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     let bd = be.from_host(b)?;
                     let mut x = be.zeros(nd * nrhs)?;
                     let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
-                    f.set_overlap_split_maps(e == OVERLAP_ENGINE);
+                    f.set_overlap_split_maps(e != OVERLAP_JOINT);
+                    f.set_overlap_priorities(e != OVERLAP_FLAT);
                     f.factor_and_solve_overlap(be, nrhs, &bd, &mut x)?;
                     if !f.overlaps_forward() {
                         return Err(Error::invalid(format!("{e}: {n} elements of degree {p} have no separator-row passes to overlap")));

@@ -467,10 +467,14 @@ pub struct CudaMultifrontal {
     probe: Mutex<Option<Vec<pipe::Mark>>>,
     /// First node id past each tree level (leaves first), for [`CudaMultifrontal::factor_and_solve`].
     lvl_end: CudaSlice<u32>,
-    /// The second and third streams of [`CudaMultifrontal::factor_and_solve_overlap`], created on
-    /// first use, and whether it computes the two maps apart ([`CudaMultifrontal::set_overlap_split_maps`]).
+    /// The streams of [`CudaMultifrontal::factor_and_solve_overlap`] (factorization, forward
+    /// sweep, backward maps), created on first use with the priorities of `side_prio`; whether it
+    /// computes the two maps apart ([`CudaMultifrontal::set_overlap_split_maps`]) and gives the
+    /// streams priorities ([`CudaMultifrontal::set_overlap_priorities`]).
     side: Vec<Arc<cudarc::driver::CudaStream>>,
+    side_prio: bool,
     split_maps: bool,
+    priorities: bool,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -715,7 +719,9 @@ impl CudaMultifrontal {
             probe: Mutex::new(None),
             lvl_end,
             side: Vec::new(),
+            side_prio: false,
             split_maps: true,
+            priorities: true,
         })
     }
 
@@ -758,14 +764,16 @@ impl CudaMultifrontal {
     /// being factorized already), then checks the status of every front factorized since
     /// [`Self::reset_factor`].
     fn factor_steps(&mut self, be: &CudaBackend, upper: bool) -> Result<()> {
-        let by_lib = self.factor_launch(be, upper, &mut |_| Ok(()))?;
+        let by_lib = self.factor_launch(be, &be.stream, upper, &mut |_| Ok(()))?;
         self.factor_check(be, &by_lib)
     }
 
     /// The launches of [`Self::factor_steps`]; `after(i)` runs after those of step `i` (0: the
     /// leaves, then the tree levels) are issued. Returns the large nodes factorized by cuSOLVER
-    /// (indices into the large state's nodes) for [`Self::factor_check`].
-    fn factor_launch(&self, be: &CudaBackend, upper: bool, after: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<usize>> {
+    /// (indices into the large state's nodes) for [`Self::factor_check`]. The small fronts'
+    /// launches go to `stream`; the large fronts' (assembly kernels, libraries) to the backend's,
+    /// so a tree with large fronts must be factorized on that one.
+    fn factor_launch(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, upper: bool, after: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<usize>> {
         let steps: Vec<&Step> = if upper { std::iter::once(&self.upper_leaves).chain(&self.upper_levels).collect() } else { std::iter::once(&self.leaves).chain(&self.levels).collect() };
         let st = ptr(be, &self.storage);
         let pv = ptr(be, &self.pinv);
@@ -775,8 +783,8 @@ impl CudaMultifrontal {
         // Large nodes factorized by cuSOLVER (their pivots and info are read back below).
         let mut by_lib = Vec::new();
         for (i, step) in steps.iter().copied().enumerate() {
-            self.factor_small(be, step.factor_warp, true, st, pv, status)?;
-            self.factor_small(be, step.factor_block, false, st, pv, status)?;
+            self.factor_small(be, stream, step.factor_warp, true, st, pv, status)?;
+            self.factor_small(be, stream, step.factor_block, false, st, pv, status)?;
             if let (Some(lg), false) = (large.as_mut(), step.factor_large.nodes.is_empty()) {
                 self.assemble_large(be, &step.factor_large, st)?;
                 if step.factor_large.batched(self.large_fronts, false) {
@@ -848,7 +856,8 @@ impl CudaMultifrontal {
         Ok(())
     }
 
-    fn factor_small(&self, be: &CudaBackend, l: List, warp: bool, st: DevPtr, pv: DevPtr, status: DevPtr) -> Result<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn factor_small(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, l: List, warp: bool, st: DevPtr, pv: DevPtr, status: DevPtr) -> Result<()> {
         if l.count == 0 {
             return Ok(());
         }
@@ -864,7 +873,7 @@ impl CudaMultifrontal {
             (&self.kernels.factor_block, LaunchConfig { grid_dim: (l.count as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: per_group as u32 })
         };
         let (list, count, mmax) = (self.list_ptr(be, l), l.count as u32, l.mmax as i32);
-        launch!(be, kernel, cfg; &self.tree, &list, &count, &mmax, &st, &pv, &status)
+        launch!(@on stream, be, kernel, cfg; &self.tree, &list, &count, &mmax, &st, &pv, &status)
     }
 
     /// Runs `f(list pointer, launch shape)` over chunks of at most [`GRID_Y`] nodes of `l`, with

@@ -1,8 +1,9 @@
 //! Factorization and forward sweep overlapped on two streams, for right-hand sides known when
 //! the matrix is factorized ([`CudaMultifrontal::factor_and_solve_overlap`]).
 //!
-//! The factorization stays level by level on the backend's stream, as in
-//! [`CudaMultifrontal::refactor`]. What the forward sweep of pass `q` of fused subtrees needs is
+//! The factorization stays level by level, as in [`CudaMultifrontal::refactor`], on a stream of
+//! its own (by default of the highest priority, so that its short latency-bound launches of the
+//! levels near the root get multiprocessors as soon as blocks of the forward sweep retire). What the forward sweep of pass `q` of fused subtrees needs is
 //! the factored fronts of its subtrees (levels up to the pass's top level, [`DevPass::top_step`])
 //! and the forward contributions of pass `q − 1`. So as soon as the factorization's launches of
 //! that level are issued, an event lets a second stream compute the pass's forward transfer map
@@ -22,7 +23,7 @@ use cudarc::driver::{CudaEvent, CudaStream};
 use serde::Serialize;
 
 /// One span of [`CudaMultifrontal::factor_and_solve_overlap_timeline`]: what ran on which stream
-/// (1: the backend's, 2: the second, 3: the third), from when to when (ms after the call's start, by events).
+/// (1: the factorization's and the backend's, 2: the forward sweep's, 3: the backward maps'), from when to when (ms after the call's start, by events).
 #[derive(Clone, Debug, Serialize)]
 pub struct OverlapSpan {
     pub label: String,
@@ -44,7 +45,8 @@ impl CudaMultifrontal {
     /// factorization here: every fused pass has a separator-row layout and transfer-map kernels
     /// (else it factorizes, then solves).
     pub fn overlaps_forward(&self) -> bool {
-        self.separators.as_ref().is_some_and(|s| s.passes.len() == self.passes.len()) && self.passes.iter().all(|p| p.map_nb <= 3)
+        let no_large = self.levels.iter().all(|l| l.factor_large.nodes.is_empty());
+        no_large && self.separators.as_ref().is_some_and(|s| s.passes.len() == self.passes.len()) && self.passes.iter().all(|p| p.map_nb <= 3)
     }
 
     /// Uploads the structure and element matrices (as [`Self::factor`]), then factorizes and
@@ -80,13 +82,27 @@ impl CudaMultifrontal {
         self.split_maps = split;
     }
 
-    /// The second and third streams, created on first use.
-    fn side_streams(&mut self, be: &CudaBackend) -> Result<[Arc<CudaStream>; 2]> {
-        while self.side.len() < 2 {
-            let s = be.stream.context().new_stream().map_err(|e| cuda_error(format!("cannot create a stream: {e}")))?;
-            self.side.push(s);
+    /// Whether [`Self::factor_and_solve_overlap`] runs the factorization on a stream of the
+    /// highest priority, the forward sweep on one of a middle priority and the backward maps on
+    /// one of the lowest (`true`, the default), or all three at the lowest (the default priority).
+    /// For benchmarks.
+    pub fn set_overlap_priorities(&mut self, priorities: bool) {
+        self.priorities = priorities;
+    }
+
+    /// The factorization's, forward sweep's and backward maps' streams, created on first use (again
+    /// where the priorities changed).
+    fn side_streams(&mut self, be: &CudaBackend) -> Result<[Arc<CudaStream>; 3]> {
+        let err = |e: cudarc::driver::DriverError| cuda_error(format!("cannot create a stream: {e}"));
+        if self.side.len() < 3 || self.side_prio != self.priorities {
+            let ctx = be.stream.context();
+            ctx.bind_to_thread().map_err(err)?;
+            let (least, greatest) = cudarc::driver::result::stream::get_priority_range().map_err(err)?;
+            let prio = |k: i32| if self.priorities { greatest + (least - greatest) * k / 2 } else { least };
+            self.side = (0..3).map(|k| ctx.new_stream_with_priority(prio(k)).map_err(err)).collect::<Result<_>>()?;
+            self.side_prio = self.priorities;
         }
-        Ok([self.side[0].clone(), self.side[1].clone()])
+        Ok([self.side[0].clone(), self.side[1].clone(), self.side[2].clone()])
     }
 
     fn overlapped(&mut self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector, mut marks: Option<&mut Marks>) -> Result<()> {
@@ -99,13 +115,13 @@ impl CudaMultifrontal {
             self.refactor(be)?;
             return if nrhs == 0 { Ok(()) } else { self.solve_device(be, nrhs, b, x, ForwardDone::No) };
         }
-        let [side, third] = self.side_streams(be)?;
+        let [fs, side, third] = self.side_streams(be)?;
         let split = self.split_maps;
         let settle = || {
-            let a = side.synchronize();
-            let b = third.synchronize();
-            a.and(b).map_err(|e| cuda_error(format!("overlapped factorization: {e}")))
+            let r = [&fs, &side, &third].map(|s| s.synchronize());
+            r.into_iter().collect::<std::result::Result<Vec<()>, _>>().map(|_| ()).map_err(|e| cuda_error(format!("overlapped factorization: {e}")))
         };
+        let join = |a: &CudaStream, b: &CudaStream| a.join(b).map_err(|e| cuda_error(format!("overlapped factorization: join: {e}")));
         let mut last = match marks.as_deref_mut() {
             Some(_) => Some(event(&be.stream, true)?),
             None => None,
@@ -116,6 +132,7 @@ impl CudaMultifrontal {
             m.push(("element matrices copied".into(), 1, a, z.clone()));
             last = Some(z);
         }
+        join(&fs, &be.stream)?;
         let maps = {
             let guard = self.maps_slot(be)?;
             ptr(be, &guard.as_ref().ok_or_else(|| Error::invalid("internal: transfer maps missing"))?.data)
@@ -132,14 +149,14 @@ impl CudaMultifrontal {
         let mut next = 0;
         let mut after = |i: usize| -> Result<()> {
             if let (Some(m), Some(a)) = (marks.as_deref_mut(), last.take()) {
-                let z = event(&be.stream, true)?;
+                let z = event(&fs, true)?;
                 m.push((format!("factor step {i}"), 1, a, z.clone()));
                 last = Some(z);
             }
             if next >= self.passes.len() || self.passes[next].top_step > i {
                 return Ok(());
             }
-            let ready = event(&be.stream, false)?;
+            let ready = event(&fs, false)?;
             let wait = |s: &CudaStream| s.wait(&ready).map_err(|e| cuda_error(format!("overlapped factorization: wait: {e}")));
             wait(&side)?;
             if split {
@@ -170,7 +187,7 @@ impl CudaMultifrontal {
             }
             Ok(())
         };
-        let launched = self.factor_launch(be, false, &mut after);
+        let launched = self.factor_launch(be, &fs, false, &mut after);
         let issued = next;
         // Whatever happens next, nothing returns while the second stream still reads b or writes x.
         let by_lib = match launched {
@@ -184,14 +201,14 @@ impl CudaMultifrontal {
                 return Err(e);
             }
         };
+        join(&be.stream, &fs)?;
         if let Err(e) = self.factor_check(be, &by_lib) {
             settle()?;
             return Err(e);
         }
         let t = marks.as_ref().map(|_| event(&be.stream, true)).transpose()?;
-        for s in [&side, &third] {
-            be.stream.join(s).map_err(|e| cuda_error(format!("overlapped factorization: join: {e}")))?;
-        }
+        join(&be.stream, &side)?;
+        join(&be.stream, &third)?;
         if let Some(m) = self.maps.get_mut().unwrap_or_else(|p| p.into_inner()).as_mut() {
             m.fresh = true;
         }
