@@ -310,7 +310,10 @@ enum Command {
         /// of T columns; -sep-stream: the bottom pass through registers; -sep-lean: the bottom passes by warps
         /// (cp.async into each warp's shared memory; -leanf forward only, -leanb backward only); -sep-pipe[-T]: the passes of many subtrees
         /// pipelined, the next chunk's gather in flight; -sep[-pipe]-xK[-T]: K threads per column), gpu-fused (factorization and solve in one call, the forward pass inside the
-        /// factorization's launches; its rows time the whole call).
+        /// factorization's launches; its rows time the whole call), gpu-overlap (factorization and solve in one call,
+        /// each pass's maps and forward sweep on a second stream beside the factorization; its rows time the whole call;
+        /// gpu-overlap-joint: both maps of a pass in one launch before its forward sweep; gpu-overlap-flat: its streams
+        /// at one priority).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]
         rhs_engines: Vec<String>,
         /// Timed repetitions per measurement (median and spread reported).

@@ -700,8 +700,10 @@ MF_SUBTREE_VARIANT(32, 1)
 #define MF_MAP_ROWS 16
 __device__ __forceinline__ u32 maps_ldm(u32 ne) { return (ne + MF_MAP_ROWS - 1) / MF_MAP_ROWS * MF_MAP_ROWS; }
 
-// One block per subtree, a thread per unit column (R of them).
-template <int EMAX>
+// One block per subtree, a thread per unit column (R of them). PART 0: both maps; 1: only Gᵀ (the
+// forward map, ne columns: what a forward sweep needs); 2: only [H K]ᵀ (the backward map) — the two
+// halves of an overlapped factor-and-solve, so that the forward sweep waits only for Gᵀ.
+template <int EMAX, int PART = 0>
 __device__ void maps_setup(const Tree& t, const Pass& p, const double* __restrict__ storage, const u64* __restrict__ map_off,
                            double* __restrict__ maps) {
     extern __shared__ double sub_smem[];
@@ -720,7 +722,7 @@ __device__ void maps_setup(const Tree& t, const Pass& p, const double* __restric
     double* MT = maps + map_off[j];
     double* GT = MT + (u64)R * ldm;
     double* wc = w + tid;
-    for (u32 c = tid; c < R; c += T) {
+    for (u32 c = tid; c < (PART == 1 ? ne : R); c += T) {
         for (u32 r = 0; r < R; ++r) wc[r * ld] = r == c ? 1.0 : 0.0;
         if (c < ne) {
             // G's column c: the forward sweep of a unit b at local row c. The Schur rows are never
@@ -732,16 +734,18 @@ __device__ void maps_setup(const Tree& t, const Pass& p, const double* __restric
                 sub_forward_any<EMAX, 1>(sF + md[2], sL + md[3], sP + md[4], (int)md[0], (int)md[1], R, wc, ld, (int)T);
             }
             for (u32 a = 0; a < s; ++a) {
-                GT[(u64)c * s + a] = wc[(ne + a) * ld];
+                if (PART != 2) GT[(u64)c * s + a] = wc[(ne + a) * ld];
                 wc[(ne + a) * ld] = 0.0;
             }
         }
-        // Column c of [H K]: the backward sweep.
-        for (u32 i = nn; i-- > 0;) {
-            const u32* md = meta + 6 * i;
-            sub_backward_any<EMAX, 1>(sF + md[2], sL + md[3], (int)md[0], (int)md[1], wc, ld, (int)T);
+        if (PART != 1) {
+            // Column c of [H K]: the backward sweep.
+            for (u32 i = nn; i-- > 0;) {
+                const u32* md = meta + 6 * i;
+                sub_backward_any<EMAX, 1>(sF + md[2], sL + md[3], (int)md[0], (int)md[1], wc, ld, (int)T);
+            }
+            for (u32 r = 0; r < ldm; ++r) MT[(u64)c * ldm + r] = r < ne ? wc[r * ld] : 0.0;
         }
-        for (u32 r = 0; r < ldm; ++r) MT[(u64)c * ldm + r] = r < ne ? wc[r * ld] : 0.0;
     }
 }
 
@@ -1026,6 +1030,16 @@ extern "C" __global__ void mf_maps_setup_32(Tree t, Pass p, const double* __rest
                                             double* __restrict__ maps) {
     maps_setup<32>(t, p, storage, map_off, maps);
 }
+// The maps' halves: mf_maps_setup_g_* (forward map only), mf_maps_setup_hk_* (backward map only).
+#define MF_MAPS_SETUP_PART(NAME, EMAX, PART)                                                                       \
+    extern "C" __global__ void mf_maps_setup_##NAME##_##EMAX(Tree t, Pass p, const double* __restrict__ storage,   \
+                                                             const u64* __restrict__ map_off, double* __restrict__ maps) { \
+        maps_setup<EMAX, PART>(t, p, storage, map_off, maps);                                                    \
+    }
+MF_MAPS_SETUP_PART(g, 8, 1)
+MF_MAPS_SETUP_PART(g, 32, 1)
+MF_MAPS_SETUP_PART(hk, 8, 2)
+MF_MAPS_SETUP_PART(hk, 32, 2)
 extern "C" __global__ void mf_maps_forward(Tree t, Pass p, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
                                            double* __restrict__ x, double* __restrict__ buf, const u64* __restrict__ map_off,
                                            const double* __restrict__ maps) {

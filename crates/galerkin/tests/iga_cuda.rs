@@ -349,6 +349,81 @@ fn gpu_factor_and_solve_equals_faer_lu_and_keeps_the_factorization() {
     assert!(e.contains("singular") && e.contains("dof"), "{e}");
 }
 
+/// The factorization with each pass's maps and forward sweep on a second stream beside it
+/// (`factor_and_solve_overlap`) equals faer's LU for 1, 16 and 256 right-hand sides, from scratch
+/// and as a refactorization (the two maps apart on streams of three priorities, the default, and
+/// both in one launch on streams of one priority), on every small and large-front case (those without a separator-row
+/// layout factorize, then solve) and on 1D cubic and quartic systems of 2048 elements and several
+/// passes (the cubic one overlapped: asserted); the factorization and maps it leaves solve later right-hand
+/// sides; on 4096 cubic elements it equals the CPU's fused twin (also with the timeline's events); a
+/// singular matrix is an error naming a dof and leaves the GPU usable (no fault from the maps and
+/// forward sweep that ran beside the failed factorization).
+#[test]
+fn gpu_overlapped_factor_and_solve_equals_faer_lu_and_keeps_the_factorization() {
+    let Some(be) = test_gpu() else { return };
+    let big = |p: usize| {
+        let space = Space1d::uniform(p, 2048, 0.0, 1.0).unwrap();
+        let sys = seed::problem().assemble(&space, p + 1).unwrap();
+        iga_common::Case { name: format!("seed p={p} N=2048"), sym: iga::symbolic_1d(&space).unwrap(), sys }
+    };
+    let mut overlapped = 0;
+    for case in small_cases().into_iter().chain(large_front_cases()).chain([big(3), big(4)]) {
+        let n = case.sys.ndofs;
+        for nrhs in [1, 16, 256] {
+            let bd = be.from_host(&right_hand_sides(&case.sys, nrhs)).unwrap();
+            let mut xd = be.zeros(n * nrhs).unwrap();
+            let mut f = CudaMultifrontal::factor_and_solve_overlap_new(&be, Arc::new(case.sym.clone()), &case.sys.matrices, nrhs, &bd, &mut xd).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+            assert_equals_faer(&case, nrhs, &be.to_host(&xd).unwrap(), "the GPU, overlapped from scratch");
+            if case.name == "seed p=3 N=2048" {
+                assert!(f.overlaps_forward() && f.subtree_passes() >= 3, "{}: {} passes, overlapped {}", case.name, f.subtree_passes(), f.overlaps_forward());
+            }
+            overlapped += usize::from(f.overlaps_forward());
+            let mut xd = be.zeros(n * nrhs).unwrap();
+            f.factor_and_solve_overlap(&be, nrhs, &bd, &mut xd).unwrap();
+            assert_equals_faer(&case, nrhs, &be.to_host(&xd).unwrap(), "the GPU, overlapped refactorization");
+            f.set_overlap_split_maps(false);
+            f.set_overlap_priorities(false);
+            let mut xd = be.zeros(n * nrhs).unwrap();
+            f.factor_and_solve_overlap(&be, nrhs, &bd, &mut xd).unwrap();
+            assert_equals_faer(&case, nrhs, &be.to_host(&xd).unwrap(), "the GPU, overlapped with both maps in one launch, streams of one priority");
+            assert!(!f.overlaps_forward() || f.has_fresh_maps(), "{}: maps left stale", case.name);
+            for path in [SolvePath::Auto, SolvePath::Levels] {
+                f.set_solve_path(path);
+                check_against_faer(&be, &f, &case, 5);
+            }
+        }
+    }
+    assert!(overlapped >= 3, "only {overlapped} overlapped runs");
+    let space = Space1d::uniform(3, 4096, 0.0, 1.0).unwrap();
+    let sys = seed::problem().assemble(&space, 4).unwrap();
+    let sym = Arc::new(iga::symbolic_1d(&space).unwrap());
+    for nrhs in [1, 16, 256] {
+        let b = right_hand_sides(&sys, nrhs);
+        let mut xc = vec![0.0; b.len()];
+        galerkin::solver::multifrontal::CpuMultifrontal::factor_and_solve_new(sym.clone(), &sys.matrices, nrhs, &b, &mut xc).unwrap();
+        let bd = be.from_host(&b).unwrap();
+        let mut xd = be.zeros(b.len()).unwrap();
+        let mut gpu = CudaMultifrontal::factor_and_solve_overlap_new(&be, sym.clone(), &sys.matrices, nrhs, &bd, &mut xd).unwrap();
+        assert!(gpu.overlaps_forward(), "4096 cubic elements: not overlapped");
+        assert_equals_cpu(&xc, &be.to_host(&xd).unwrap(), &format!("overlapped, {nrhs} columns"));
+        let spans = gpu.factor_and_solve_overlap_timeline(&be, nrhs, &bd, &mut xd).unwrap();
+        assert!(spans.iter().filter(|s| s.stream == 2 && s.label.starts_with("forward")).count() == gpu.subtree_passes(), "{spans:?}");
+        assert_equals_cpu(&xc, &be.to_host(&xd).unwrap(), &format!("overlapped with the timeline, {nrhs} columns"));
+    }
+    let mut case = small_cases().into_iter().find(|c| c.name == "seed p=3 N=64").unwrap();
+    let good = case.sys.matrices.clone();
+    case.sys.matrices.iter_mut().for_each(|v| *v = 0.0);
+    let n = case.sys.ndofs;
+    let bd = be.from_host(&vec![1.0; n]).unwrap();
+    let mut xd = be.zeros(n).unwrap();
+    let e = CudaMultifrontal::factor_and_solve_overlap_new(&be, Arc::new(case.sym.clone()), &case.sys.matrices, 1, &bd, &mut xd).err().unwrap().to_string();
+    assert!(e.contains("singular") && e.contains("dof"), "{e}");
+    case.sys.matrices = good;
+    let bd = be.from_host(&right_hand_sides(&case.sys, 1)).unwrap();
+    CudaMultifrontal::factor_and_solve_overlap_new(&be, Arc::new(case.sym.clone()), &case.sys.matrices, 1, &bd, &mut xd).unwrap();
+    assert_equals_faer(&case, 1, &be.to_host(&xd).unwrap(), "the GPU, overlapped after a singular matrix");
+}
+
 #[test]
 fn gpu_launches_grow_like_the_tree_depth() {
     let Some(be) = test_gpu() else { return };

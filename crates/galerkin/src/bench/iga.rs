@@ -11,7 +11,7 @@
 use super::timing::{guarded_gbs, measure, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
-use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, SolvePath, SubtreeShape, DEFAULT_COLUMN_THREADS, TC_FEW_SUBTREES};
+use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, OverlapSpan, SolvePath, SubtreeShape, DEFAULT_COLUMN_THREADS, TC_FEW_SUBTREES};
 use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
@@ -157,6 +157,9 @@ pub struct RhsRow {
     /// Per fused launch of one solve (GPU engines with fused passes; medians over `reps` profiled
     /// solves): time, bytes, occupancy.
     pub launches: Vec<LaunchProfile>,
+    /// [`OVERLAP_ENGINE`]: when each factorization step, each pass's maps and forward sweep (second
+    /// stream) and the backward solve ran in one profiled call.
+    pub timeline: Vec<OverlapSpan>,
 }
 
 /// The seed's model `t = a + b log₂ N` fitted to GPU factorization times.
@@ -393,7 +396,7 @@ struct EngineFlags {
 /// per column in the separator-row blocks),
 /// T columns per block.
 fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<MapsKernel>, EngineFlags)> {
-    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -split, -stream, -lean[f|b], -pipe, -xK, then -T)"));
+    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-overlap, gpu-overlap-joint, gpu-overlap-flat, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -split, -stream, -lean[f|b], -pipe, -xK, then -T)"));
     Ok(match engine {
         "gpu" => (SolvePath::Auto, None, None, EngineFlags::default()),
         "gpu-levels" => (SolvePath::Levels, None, None, EngineFlags::default()),
@@ -459,6 +462,19 @@ fn median_profile(runs: Vec<Vec<LaunchProfile>>) -> Vec<LaunchProfile> {
 /// The right-hand-side engine that factorizes and solves in one call
 /// ([`CudaMultifrontal::factor_and_solve`]).
 pub const FUSED_ENGINE: &str = "gpu-fused";
+/// The right-hand-side engine that factorizes level by level and sweeps forward on a second
+/// stream beside it ([`CudaMultifrontal::factor_and_solve_overlap`]); `gpu-overlap-joint`: both
+/// transfer maps of a pass in one launch before its forward sweep
+/// ([`CudaMultifrontal::set_overlap_split_maps`]`(false)`); `gpu-overlap-flat`: the three streams
+/// at the same priority ([`CudaMultifrontal::set_overlap_priorities`]`(false)`).
+pub const OVERLAP_ENGINE: &str = "gpu-overlap";
+const OVERLAP_JOINT: &str = "gpu-overlap-joint";
+const OVERLAP_FLAT: &str = "gpu-overlap-flat";
+
+/// Whether `engine` is one of the overlapped factor-and-solve engines.
+fn is_overlap(engine: &str) -> bool {
+    [OVERLAP_ENGINE, OVERLAP_JOINT, OVERLAP_FLAT].contains(&engine)
+}
 
 /// Many right-hand sides at one size, on the GPU and (at a size the host can hold) the CPU.
 fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<RhsRow>> {
@@ -467,7 +483,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
     // "gpu" chooses its solve by the number of right-hand sides; the others force one.
     let mut engines: Vec<(&str, usize)> = Vec::new();
     if gpu.is_some() {
-        for e in o.rhs_engines.iter().filter(|e| *e != FUSED_ENGINE) {
+        for e in o.rhs_engines.iter().filter(|e| *e != FUSED_ENGINE && !is_overlap(e)) {
             engine_path(e)?;
         }
         for e in &o.rhs_engines {
@@ -496,6 +512,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
             let b = &b_all[..nd * nrhs];
             let mut setup = None;
             let mut launches = Vec::new();
+            let mut timeline = Vec::new();
             let (factor_s, solve, check) = match (engine, gpu) {
                 // Factorization and solve in one call (the forward pass inside the
                 // factorization's launches): `solve` times the whole call, `factor_s` is 0.
@@ -509,6 +526,24 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     let total = gpu_time(be, o.reps, || f.factor_and_solve(be, nrhs, &bd, &mut x))?;
                     launches = median_profile((0..o.reps.max(1)).map(|_| f.factor_and_solve_profile(be, nrhs, &bd, &mut x)).collect::<Result<_>>()?);
                     guarded_gbs(&format!("GPU factorization and solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs), &total, copy)?;
+                    let xl = be.to_host(&x)?[nd * (nrhs - 1)..].to_vec();
+                    (0.0, total, Some(xl))
+                }
+                // Factorization level by level, maps and forward sweep of each pass on a second
+                // stream beside it, then backward: `solve` times the whole call, `factor_s` is 0.
+                (e, Some((be, copy))) if is_overlap(e) => {
+                    let bd = be.from_host(b)?;
+                    let mut x = be.zeros(nd * nrhs)?;
+                    let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
+                    f.set_overlap_split_maps(e != OVERLAP_JOINT);
+                    f.set_overlap_priorities(e != OVERLAP_FLAT);
+                    f.factor_and_solve_overlap(be, nrhs, &bd, &mut x)?;
+                    if !f.overlaps_forward() {
+                        return Err(Error::invalid(format!("{e}: {n} elements of degree {p} have no separator-row passes to overlap")));
+                    }
+                    let total = gpu_time(be, o.reps, || f.factor_and_solve_overlap(be, nrhs, &bd, &mut x))?;
+                    timeline = f.factor_and_solve_overlap_timeline(be, nrhs, &bd, &mut x)?;
+                    guarded_gbs(&format!("GPU overlapped factorization and solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs), &total, copy)?;
                     let xl = be.to_host(&x)?[nd * (nrhs - 1)..].to_vec();
                     (0.0, total, Some(xl))
                 }
@@ -581,6 +616,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                 copy_floor_s: gpu.map(|(_, copy)| 3.0 * 8.0 * (nd * nrhs) as f64 / (copy * 1e9)),
                 floor_cost_over_best_one: f64::NAN,
                 launches,
+                timeline,
             });
         }
     }
@@ -672,7 +708,11 @@ pub fn run(o: &IgaBenchOptions, gpu: Option<&CudaBackend>, mut log: impl FnMut(&
             (Some(m), Some(c)) => format!(", maps setup {m:.3e} s (with it over the best GPU one = {c:.2})"),
             _ => String::new(),
         };
-        let what = if r.engine == FUSED_ENGINE { "factor and solve fused" } else { "solve" };
+        let what = match r.engine.as_str() {
+            FUSED_ENGINE => "factor and solve fused",
+            e if is_overlap(e) => "factor and solve overlapped",
+            _ => "solve",
+        };
         log(&format!(
             "{} N={} p={} nrhs={:>5}: factor {:.3e} s, {what} {:.3e} s [{:.3e}..{:.3e}] ({:.2} us per rhs, {:.0} GB/s), (factor + solve)/(factor + 1 solve) = {:.2}, over the best GPU one = {:.2}{maps}",
             r.engine, r.elements, r.degree, r.nrhs, r.factor_s, r.solve.median, r.solve.min, r.solve.max, r.solve.median / r.nrhs as f64 * 1e6, r.solve_gbs, r.cost_over_one, r.cost_over_best_one
@@ -686,6 +726,9 @@ pub fn run(o: &IgaBenchOptions, gpu: Option<&CudaBackend>, mut log: impl FnMut(&
             for l in &r.launches {
                 log(&format!("  {}", launch_line(l, copy)));
             }
+        }
+        for t in &r.timeline {
+            log(&format!("  stream {} {:<24} {:>8.3} .. {:>8.3} ms ({:.3} ms)", t.stream, t.label, t.start_ms, t.end_ms, t.end_ms - t.start_ms));
         }
     }
     let fits = o.degrees.iter().filter_map(|&p| fit_log_model(&rows, p)).collect();

@@ -147,19 +147,25 @@ impl CudaBackend {
     }
 }
 
-/// Launches `$kernel` on the backend's stream with the given arguments (references to device
+/// Launches `$kernel` on the backend's stream (or, `@on stream, …`, on another stream of its context) with the given arguments (references to device
 /// buffers or to plain values, in the kernel's parameter order) and checks the result.
 macro_rules! launch {
-    ($backend:expr, $kernel:expr, $cfg:expr; $($arg:expr),+ $(,)?) => {{
+    // On `stream`, another stream of the backend's context (work that overlaps the backend's).
+    (@on $stream:expr, $backend:expr, $kernel:expr, $cfg:expr; $($arg:expr),+ $(,)?) => {{
         use cudarc::driver::PushKernelArg as _;
+        let stream: &cudarc::driver::CudaStream = $stream;
         let backend: &$crate::backend::cuda::context::CudaBackend = $backend;
         let kernel: &$crate::backend::cuda::kernels::Kernel = $kernel;
-        let mut args = backend.stream.launch_builder(&kernel.func);
+        let mut args = stream.launch_builder(&kernel.func);
         $( args.arg($arg); )+
         // SAFETY: each call site passes arguments matching the kernel's C signature, with device
         // buffers of this backend whose lengths it checked against the sizes it passes.
         let launched = unsafe { args.launch($cfg) }.map(|_| ());
         backend.check_launch(kernel, launched)
+    }};
+    ($backend:expr, $kernel:expr, $cfg:expr; $($arg:expr),+ $(,)?) => {{
+        let backend: &$crate::backend::cuda::context::CudaBackend = $backend;
+        $crate::backend::cuda::kernels::launch!(@on &backend.stream, backend, $kernel, $cfg; $($arg),+)
     }};
 }
 pub(crate) use launch;

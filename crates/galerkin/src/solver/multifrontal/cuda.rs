@@ -45,6 +45,9 @@ mod pipe;
 mod sep;
 #[path = "cuda_fused.rs"]
 mod fused;
+#[path = "cuda_overlap.rs"]
+mod overlap;
+pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
 pub use sep::{DEFAULT_COLUMN_THREADS, SEPARATORS_MIN_RHS};
 
@@ -138,6 +141,9 @@ struct DevPass {
     /// children (the register-streamed kernels handle neither more than 16 nor external ones).
     max_schur: usize,
     has_ext: bool,
+    /// The factorization step (0: the leaves, then the tree levels) after which every front of
+    /// the pass is factorized ([`CudaMultifrontal::factor_and_solve_overlap`]).
+    top_step: usize,
 }
 
 impl DevPass {
@@ -203,6 +209,16 @@ pub fn batch_pays(fronts: &[(usize, usize)]) -> bool {
     let batched = fronts.len().div_ceil(BATCH_SLOTS) as f64 * largest / BLOCK_FLOPS;
     let per_node: f64 = fronts.iter().map(|f| 3.0 * LIB_CALL_S + flops(f) / LIB_FLOPS).sum();
     batched < per_node
+}
+
+/// Which forward sweeps of the fused passes ran before [`CudaMultifrontal::solve_device`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ForwardDone {
+    No,
+    /// Inside the fused factorization (transfer-map layout).
+    Passes,
+    /// Through the separator rows, beside the factorization.
+    Separators,
 }
 
 /// Which solve [`CudaMultifrontal`] runs: level by level (every node, one thread per node and
@@ -316,6 +332,9 @@ struct MfKernels {
     sub_backward: [Kernel; 3],
     /// Transfer maps: setup (eliminated blocks ≤ 8, ≤ 32), forward, backward (≤ 16, 32, 48 rows).
     maps_setup: [Kernel; 2],
+    /// The maps' halves (forward map `Gᵀ`, backward map `[H K]ᵀ`), eliminated blocks ≤ 8, ≤ 32
+    /// ([`CudaMultifrontal::set_overlap_split_maps`]).
+    maps_setup_parts: [[Kernel; 2]; 2],
     maps_forward: Kernel,
     maps_backward: [Kernel; 3],
     /// Batched large fronts: factor, forward, backward (a block per front).
@@ -356,7 +375,7 @@ impl MfKernels {
     /// reads a launch's kernel from the launch itself).
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
     }
 }
 
@@ -448,6 +467,14 @@ pub struct CudaMultifrontal {
     probe: Mutex<Option<Vec<pipe::Mark>>>,
     /// First node id past each tree level (leaves first), for [`CudaMultifrontal::factor_and_solve`].
     lvl_end: CudaSlice<u32>,
+    /// The streams of [`CudaMultifrontal::factor_and_solve_overlap`] (factorization, forward
+    /// sweep, backward maps), created on first use with the priorities of `side_prio`; whether it
+    /// computes the two maps apart ([`CudaMultifrontal::set_overlap_split_maps`]) and gives the
+    /// streams priorities ([`CudaMultifrontal::set_overlap_priorities`]).
+    side: Vec<Arc<cudarc::driver::CudaStream>>,
+    side_prio: bool,
+    split_maps: bool,
+    priorities: bool,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -531,7 +558,11 @@ impl CudaMultifrontal {
         let u64s: Vec<CudaSlice<u64>> =
             [&s.front_off, &s.map_off, &s.pinv_off, &s.dofs_off, &plan.slot].iter().map(|v| be.upload(&v[..])).collect::<Result<_>>()?;
         let active = be.upload(&plan.place)?;
-        let perm = be.alloc::<u32>(s.n)?;
+        // Pivot orders start at zero: a front whose elimination stopped at a zero pivot leaves its
+        // own unwritten, and work overlapped with the factorization (before its check) reads them
+        // as indices ([`CudaMultifrontal::factor_and_solve_overlap`]).
+        let mut perm = be.alloc::<u32>(s.n)?;
+        be.zero_slice(&mut perm)?;
         let tree = DeviceTree {
             m: ptr(be, &u32s[0]),
             e: ptr(be, &u32s[1]),
@@ -559,11 +590,13 @@ impl CudaMultifrontal {
         let all = lb.all;
         let layout = MapLayout::new(&plan);
         let mut passes = plan.passes.iter().enumerate().map(|(q, p)| upload_pass(be, p, &layout, q)).collect::<Result<Vec<_>>>()?;
-        for (dp, p) in passes.iter_mut().zip(&plan.passes) {
-            dp.mmax = p.nodes.iter().map(|&v| s.m[v as usize] as usize).max().unwrap_or(0);
-        }
         // First node id past each tree level (the leaves, then `levels`), for the fused kernels.
         let lvl_end: Vec<u32> = std::iter::once(s.nelem as u32).chain(s.levels.iter().map(|r| r.end)).chain(std::iter::once(u32::MAX)).collect();
+        for (dp, p) in passes.iter_mut().zip(&plan.passes) {
+            dp.mmax = p.nodes.iter().map(|&v| s.m[v as usize] as usize).max().unwrap_or(0);
+            let top = p.nodes.iter().copied().max().unwrap_or(0);
+            dp.top_step = lvl_end.iter().position(|&end| top < end).unwrap_or(lvl_end.len() - 1).min(s.levels.len());
+        }
         let lvl_end = be.upload(&lvl_end)?;
         let separators = sep::DevSeparators::new(be, s, &plan, &layout)?;
         let lists = be.upload(if all.is_empty() { &[0u32][..] } else { &all })?;
@@ -583,6 +616,7 @@ impl CudaMultifrontal {
             sub_forward: [get("mf_sub_forward_8_1")?, get("mf_sub_forward_8_2")?, get("mf_sub_forward_32_1")?],
             sub_backward: [get("mf_sub_backward_8_1")?, get("mf_sub_backward_8_2")?, get("mf_sub_backward_32_1")?],
             maps_setup: [get("mf_maps_setup_8")?, get("mf_maps_setup_32")?],
+            maps_setup_parts: [[get("mf_maps_setup_g_8")?, get("mf_maps_setup_g_32")?], [get("mf_maps_setup_hk_8")?, get("mf_maps_setup_hk_32")?]],
             maps_forward: get("mf_maps_forward")?,
             maps_backward: [get("mf_maps_backward_1")?, get("mf_maps_backward_2")?, get("mf_maps_backward_3")?],
             batched: [get("mfb_factor")?, get("mfb_forward")?, get("mfb_backward")?],
@@ -621,7 +655,8 @@ impl CudaMultifrontal {
         }
 
         let storage = be.alloc::<f64>(s.storage_len as usize)?;
-        let pinv = be.alloc::<u32>(s.n)?;
+        let mut pinv = be.alloc::<u32>(s.n)?;
+        be.zero_slice(&mut pinv)?;
         let status = be.upload(&[u64::MAX])?;
         let large_nodes: Vec<u32> = levels.iter().flat_map(|l| l.factor_large.nodes.iter().copied()).collect();
         let large = if large_nodes.is_empty() {
@@ -683,6 +718,10 @@ impl CudaMultifrontal {
             solved_columns: AtomicUsize::new(0),
             probe: Mutex::new(None),
             lvl_end,
+            side: Vec::new(),
+            side_prio: false,
+            split_maps: true,
+            priorities: true,
         })
     }
 
@@ -725,6 +764,16 @@ impl CudaMultifrontal {
     /// being factorized already), then checks the status of every front factorized since
     /// [`Self::reset_factor`].
     fn factor_steps(&mut self, be: &CudaBackend, upper: bool) -> Result<()> {
+        let by_lib = self.factor_launch(be, &be.stream, upper, &mut |_| Ok(()))?;
+        self.factor_check(be, &by_lib)
+    }
+
+    /// The launches of [`Self::factor_steps`]; `after(i)` runs after those of step `i` (0: the
+    /// leaves, then the tree levels) are issued. Returns the large nodes factorized by cuSOLVER
+    /// (indices into the large state's nodes) for [`Self::factor_check`]. The small fronts'
+    /// launches go to `stream`; the large fronts' (assembly kernels, libraries) to the backend's,
+    /// so a tree with large fronts must be factorized on that one.
+    fn factor_launch(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, upper: bool, after: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<usize>> {
         let steps: Vec<&Step> = if upper { std::iter::once(&self.upper_leaves).chain(&self.upper_levels).collect() } else { std::iter::once(&self.leaves).chain(&self.levels).collect() };
         let st = ptr(be, &self.storage);
         let pv = ptr(be, &self.pinv);
@@ -733,9 +782,9 @@ impl CudaMultifrontal {
         let mut next_large = 0usize;
         // Large nodes factorized by cuSOLVER (their pivots and info are read back below).
         let mut by_lib = Vec::new();
-        for step in steps.iter().copied() {
-            self.factor_small(be, step.factor_warp, true, st, pv, status)?;
-            self.factor_small(be, step.factor_block, false, st, pv, status)?;
+        for (i, step) in steps.iter().copied().enumerate() {
+            self.factor_small(be, stream, step.factor_warp, true, st, pv, status)?;
+            self.factor_small(be, stream, step.factor_block, false, st, pv, status)?;
             if let (Some(lg), false) = (large.as_mut(), step.factor_large.nodes.is_empty()) {
                 self.assemble_large(be, &step.factor_large, st)?;
                 if step.factor_large.batched(self.large_fronts, false) {
@@ -744,6 +793,7 @@ impl CudaMultifrontal {
                     let list = self.list_ptr(be, l);
                     launch!(be, &self.kernels.batched[0], cfg; &self.tree, &list, &st, &pv, &status)?;
                     next_large += l.count;
+                    after(i)?;
                     continue;
                 }
                 for &v in &step.factor_large.nodes {
@@ -761,8 +811,15 @@ impl CudaMultifrontal {
                     lg.libs.gemm(false, false, m - e, m - e, e, -1.0, f + 8 * e as u64, m, fe, m, 1.0, fe + 8 * e as u64, m)?;
                 }
             }
+            after(i)?;
         }
-        // Check: the first zero or non-finite pivot of the small fronts, then cuSOLVER's info.
+        Ok(by_lib)
+    }
+
+    /// Waits for the factorization and checks it: the first zero or non-finite pivot of the small
+    /// fronts, then cuSOLVER's info of the large nodes `by_lib`, whose pivots it uploads.
+    fn factor_check(&mut self, be: &CudaBackend, by_lib: &[usize]) -> Result<()> {
+        let mut large = self.large.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
         let status = be.download(&self.status)?[0];
         if status != u64::MAX {
             return Err(singular(&self.sym, (status >> 32) as usize, (status & 0xffff_ffff) as usize));
@@ -799,7 +856,8 @@ impl CudaMultifrontal {
         Ok(())
     }
 
-    fn factor_small(&self, be: &CudaBackend, l: List, warp: bool, st: DevPtr, pv: DevPtr, status: DevPtr) -> Result<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn factor_small(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, l: List, warp: bool, st: DevPtr, pv: DevPtr, status: DevPtr) -> Result<()> {
         if l.count == 0 {
             return Ok(());
         }
@@ -815,7 +873,7 @@ impl CudaMultifrontal {
             (&self.kernels.factor_block, LaunchConfig { grid_dim: (l.count as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: per_group as u32 })
         };
         let (list, count, mmax) = (self.list_ptr(be, l), l.count as u32, l.mmax as i32);
-        launch!(be, kernel, cfg; &self.tree, &list, &count, &mmax, &st, &pv, &status)
+        launch!(@on stream, be, kernel, cfg; &self.tree, &list, &count, &mmax, &st, &pv, &status)
     }
 
     /// Runs `f(list pointer, launch shape)` over chunks of at most [`GRID_Y`] nodes of `l`, with
@@ -856,10 +914,13 @@ impl CudaMultifrontal {
     }
 
     /// Solves `nrhs` right-hand sides (`b`, `x` column-major `n × nrhs` device vectors).
-    /// `passes_forward_done`: the fused passes' forward sweeps have run already (inside the
-    /// factorization, [`Self::factor_and_solve`], by the transfer maps, their contributions in the
-    /// leaf buffer), so this solve runs by the maps without the separator layout and skips them.
-    fn solve_device(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector, passes_forward_done: bool) -> Result<()> {
+    /// `done`: which forward sweeps of the fused passes have run already (their contributions in
+    /// the leaf buffer): [`ForwardDone::Passes`] inside the factorization
+    /// ([`Self::factor_and_solve`], by the transfer maps; this solve then runs by the maps without
+    /// the separator layout), [`ForwardDone::Separators`] through the separator rows beside it
+    /// ([`Self::factor_and_solve_overlap`]; this solve then runs by the separator rows).
+    fn solve_device(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector, done: ForwardDone) -> Result<()> {
+        let passes_forward_done = done != ForwardDone::No;
         let s = &*self.sym;
         let n = s.n as u64;
         let (st, pv) = (ptr(be, &self.storage), ptr(be, &self.pinv));
@@ -881,7 +942,14 @@ impl CudaMultifrontal {
         let by_maps = by_maps && self.passes.iter().all(|p| p.map_nb <= 3);
         let maps = if by_maps { Some(self.maps_ptr(be)?) } else { None };
         // The separator layout: the maps, its kernels chosen, and a layout for this tree.
-        let seps = self.separators.as_ref().filter(|_| by_maps && !passes_forward_done && self.separators_chosen(nrhs));
+        let seps = self.separators.as_ref().filter(|_| {
+            by_maps
+                && match done {
+                    ForwardDone::No => self.separators_chosen(nrhs),
+                    ForwardDone::Passes => false,
+                    ForwardDone::Separators => true,
+                }
+        });
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
         let bufs = self.buffers(be, &mut guard, nrhs, seps.map(|s| s.rows))?;
         let leaf = ptr(be, &bufs.leaf);
@@ -893,7 +961,9 @@ impl CudaMultifrontal {
         let (leaves, levels) = if fused { (&self.upper_leaves, &self.upper_levels) } else { (&self.leaves, &self.levels) };
         // Forward: fused subtrees, leaves, then levels deepest first (ping-pong buffers).
         if let Some((s, m, sp)) = sep_buf {
-            self.separators_forward(be, s, nrhs, bp, xp, sp, leaf, m)?;
+            if done == ForwardDone::No {
+                self.separators_forward(be, s, nrhs, bp, xp, sp, leaf, m)?;
+            }
         } else if fused && !passes_forward_done {
             for p in &self.passes {
                 self.sweep_pass(be, p, false, nrhs, st, bp, xp, leaf, maps)?;
@@ -1033,17 +1103,30 @@ impl CudaMultifrontal {
         let m = guard.as_mut().ok_or_else(|| Error::invalid("internal: transfer maps missing"))?;
         let data = ptr(be, &m.data);
         if !m.fresh {
-            let st = ptr(be, &self.storage);
-            for p in self.passes.iter().filter(|p| p.count > 0) {
-                let threads = if p.smem(64) <= self.sub_smem { 64 } else { 32 };
-                let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: p.smem(threads as usize) as u32 };
-                let k = &self.kernels.maps_setup[usize::from(!p.small_e)];
-                let off = ptr(be, &p.map_off);
-                launch!(be, k, cfg; &self.tree, &p.dp, &st, &off, &data)?;
+            for p in &self.passes {
+                self.setup_maps_pass(be, &be.stream, p, data, 0)?;
             }
             m.fresh = true;
         }
         Ok(data)
+    }
+
+    /// One launch of the maps' setup over the subtrees of pass `p` on `stream`: a block per
+    /// subtree, a thread per unit column; the maps into `data`. `part` 0: both maps, 1: only the
+    /// forward map `Gᵀ`, 2: only the backward map `[H K]ᵀ`.
+    fn setup_maps_pass(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, data: DevPtr, part: usize) -> Result<()> {
+        if p.count == 0 {
+            return Ok(());
+        }
+        let st = ptr(be, &self.storage);
+        let threads = if p.smem(64) <= self.sub_smem { 64 } else { 32 };
+        let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: p.smem(threads as usize) as u32 };
+        let k = match part {
+            0 => &self.kernels.maps_setup[usize::from(!p.small_e)],
+            _ => &self.kernels.maps_setup_parts[usize::from(part == 2)][usize::from(!p.small_e)],
+        };
+        let off = ptr(be, &p.map_off);
+        launch!(@on stream, be, k, cfg; &self.tree, &p.dp, &st, &off, &data)
     }
 
     /// The transfer maps' storage, allocated (not computed) where it is not yet.
@@ -1193,6 +1276,7 @@ fn upload_pass(be: &CudaBackend, p: &Pass, layout: &MapLayout, q: usize) -> Resu
         mmax: 0,
         max_schur: (0..p.len()).map(|j| (p.row_ptr[j + 1] - p.row_ptr[j] - p.elim[j]) as usize).max().unwrap_or(0),
         has_ext: p.ext_ptr.last().is_some_and(|&e| e > 0),
+        top_step: 0,
     })
 }
 
@@ -1219,6 +1303,6 @@ impl Factorization<CudaBackend> for CudaMultifrontal {
         if nrhs > u32::MAX as usize / 2 {
             return Err(Error::invalid(format!("{nrhs} right-hand sides is too many for one solve")));
         }
-        self.solve_device(be, nrhs, b, x, false)
+        self.solve_device(be, nrhs, b, x, ForwardDone::No)
     }
 }

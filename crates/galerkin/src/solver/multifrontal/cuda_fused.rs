@@ -42,7 +42,7 @@ impl CudaMultifrontal {
         }
         if nrhs == 0 || !self.fuses_factor_and_forward() {
             self.refactor(be)?;
-            return if nrhs == 0 { Ok(()) } else { self.solve_device(be, nrhs, b, x, false) };
+            return if nrhs == 0 { Ok(()) } else { self.solve_device(be, nrhs, b, x, ForwardDone::No) };
         }
         self.reset_factor(be)?;
         let maps = {
@@ -61,7 +61,7 @@ impl CudaMultifrontal {
         if let Some(m) = self.maps.get_mut().unwrap_or_else(|p| p.into_inner()).as_mut() {
             m.fresh = true;
         }
-        self.solve_device(be, nrhs, b, x, true)
+        self.solve_device(be, nrhs, b, x, ForwardDone::Passes)
     }
 
     /// One fused launch over the subtrees of pass `p`.

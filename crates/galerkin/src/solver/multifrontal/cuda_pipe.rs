@@ -267,7 +267,7 @@ impl CudaMultifrontal {
     pub fn solve_profile(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<Vec<LaunchProfile>> {
         crate::solver::factorization::check_rhs_len(be, "multifrontal solve", self.sym.n, nrhs, b, x)?;
         let start = self.profile_start(be)?;
-        let solved = self.solve_device(be, nrhs, b, x, false);
+        let solved = self.solve_device(be, nrhs, b, x, ForwardDone::No);
         self.profile_finish(start, solved)
     }
 

@@ -313,6 +313,14 @@ impl CudaMultifrontal {
         if self.pipe_separators.is_some_and(|min| p.count >= min) && self.sweep_separators_pipelined(be, seps, p, backward, nrhs, b, x, sep, leaf, maps)? {
             return Ok(());
         }
+        let launch = self.launch_separators(be, &be.stream, p, backward, nrhs, b, x, sep, leaf, maps)?;
+        self.mark(be, p, backward, nrhs, launch)
+    }
+
+    /// [`Self::sweep_separators`]'s plain launch on `stream` (what it launched, for the profile).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
+        let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
         let (cols, smem) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapt_smem(backward, c)).ok_or_else(|| Error::invalid(format!("pass {}: 32 columns of the separator-row kernels need more shared memory than {} bytes", p.index, self.sub_smem)))?;
         let grid_y = if self.split_columns { nrhs.div_ceil(cols).min(GRID_Y) } else { self.tensor_grid_y(p, nrhs, cols) };
         let k = if backward { &self.kernels.mapss_backward[p.map_nb - 1] } else { &self.kernels.mapss_forward };
@@ -321,8 +329,8 @@ impl CudaMultifrontal {
         let sp = seps.pass(be, p.index);
         let mcap = p.map_cap(backward, true) as u32;
         let (c, nr, n, off) = (cols as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
-        launch!(be, k, cfg; &self.tree, &p.dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
-        self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))
+        launch!(@on stream, be, k, cfg; &self.tree, &p.dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
+        Ok(pipe::Launch::new(k, cfg))
     }
 }
 
