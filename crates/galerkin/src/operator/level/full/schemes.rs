@@ -167,8 +167,22 @@ impl TiledConfig {
     /// one bulk copy per whole strip (`wide` 3, unpaired tiles; H200: p = 2 0.170 ms against
     /// 0.190 for round 12's `wide2`, p = 3 0.412 against 0.463 for the paired tiles, spreads apart,
     /// [`Self::round13`]); p ≥ 4 keeps the tenth round's shape, which the eleventh and twelfth
-    /// rounds' variants did not beat ([`Self::round11`]).
+    /// rounds' variants did not beat ([`Self::round11`]). Since the fourteenth round, where the
+    /// matrices are packed, trunk p = 2, 3 (9–32 functions) pipeline a resident block's cells
+    /// ([`Self::round14`]'s first: `pipe`; H200, two processes: p = 2 0.146 / 0.145 ms against
+    /// 0.170 / 0.170 for [`Self::round13_default`], p = 3 0.353 / 0.354 against 0.424 / 0.423,
+    /// spreads apart); full storage keeps [`Self::round13_default`] (wide writes, hence the
+    /// pipeline, need packed triangles).
     pub fn for_functions(nloc: usize) -> TiledConfig {
+        match TiledConfig::round14(nloc).first() {
+            Some(&pipe) => pipe,
+            None => TiledConfig::round13_default(nloc),
+        }
+    }
+
+    /// The default shape after the thirteenth round ([`Self::for_functions`] before round 14):
+    /// what full storage runs, and the baseline of [`Self::round14`]'s pipelined shapes.
+    pub fn round13_default(nloc: usize) -> TiledConfig {
         let base = TiledConfig::tenth_round(nloc);
         if nloc <= 8 {
             TiledConfig::pair_lanes_shapes(nloc)[0]
@@ -235,6 +249,10 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // Round 14: the previous default right after the new one (p = 2, 3), then the pipelined shapes.
+        if !v.contains(&TiledConfig::round13_default(nloc)) {
+            v.push(TiledConfig::round13_default(nloc));
+        }
         let round11 = TiledConfig::round11(nloc);
         // The thirteenth round's shapes first (p ≥ 4: `round13_high`'s); at p = 1 the CUDA-core
         // engine's shapes, then the eleventh round's default beside them; from p = 2 the twelfth
@@ -389,11 +407,12 @@ impl TiledConfig {
     /// in the one pass on m16n8k4 (27 Gauss points: two staging buffers of 28 fit 4 blocks per
     /// SM, two of 32 only 3), with 32 points on m16n8k8 at 3 blocks per SM, and with 28 at 3; at
     /// p = 3 (two passes, the image in a region of its own, 2 blocks per SM) on m16n8k8 and on
-    /// m16n8k16 (half the MMA instructions).
+    /// m16n8k16 (half the MMA instructions). The first at each degree is the default since this
+    /// round ([`Self::for_functions`]).
     pub fn round14(nloc: usize) -> Vec<TiledConfig> {
         let mut v = Vec::new();
         if (9..=32).contains(&nloc) {
-            let pipe = TiledConfig { pipe: true, resident: true, ..TiledConfig::for_functions(nloc) };
+            let pipe = TiledConfig { pipe: true, resident: true, ..TiledConfig::round13_default(nloc) };
             if nloc <= 24 {
                 let q28 = TiledConfig { mma_k: 4, qcp: 28, ..pipe };
                 v.extend([q28, TiledConfig { min_blocks: 3, ..pipe }, TiledConfig { min_blocks: 3, ..q28 }]);
@@ -401,8 +420,6 @@ impl TiledConfig {
                 v.extend([pipe, TiledConfig { mma_k: 16, ..pipe }]);
             }
         }
-        let default = TiledConfig::for_functions(nloc);
-        v.retain(|c| *c != default);
         v
     }
 
@@ -438,13 +455,14 @@ impl TiledConfig {
     /// The default shape for `nloc` functions with parts of the work left out (`skip` bits: 1
     /// staging, 2 multiplies, 4 writes): the benchmark's split of the time, not element matrices.
     /// At p = 1 the default is the CUDA-core engine (1 geometry, 2 moments, 4 stores).
-    /// From round 14 also the first of [`Self::round14`]'s shapes (pipelined cells) split the
-    /// same way (round 13 split its first shape, the split moments, which lost: not repeated).
+    /// From round 14 (where the default pipelines cells: p = 2, 3) also the previous default,
+    /// [`Self::round13_default`], split the same way (round 13 split its first shape, the split
+    /// moments, which lost: not repeated).
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
         let split = |c: TiledConfig| [1u8, 2, 4, 6].map(|skip| TiledConfig { skip, ..c });
         let mut v: Vec<TiledConfig> = split(TiledConfig::for_functions(nloc)).to_vec();
-        if let Some(&first) = TiledConfig::round14(nloc).first() {
-            v.extend(split(first));
+        if TiledConfig::round13_default(nloc) != TiledConfig::for_functions(nloc) {
+            v.extend(split(TiledConfig::round13_default(nloc)));
         }
         v
     }
@@ -704,9 +722,16 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
 /// `packed = true` (what is summed into CSR: the packed summation was slower, ninth round; the
 /// `element` level asks for packed triangles itself, [`DeviceAssembler::element_storage`]).
 fn default_shape(v: &Variant, dims: Option<(usize, usize)>) -> TiledConfig {
-    let mut c = TiledConfig::for_functions(v.nloc);
+    default_shape_for(v, dims, v.tuning.packed == Some(true))
+}
+
+/// The default tiled shape for `v` in packed or full storage: [`TiledConfig::for_functions`]
+/// where packed, else [`TiledConfig::round13_default`] (the same but at p = 2, 3, where the
+/// packed default pipelines cells, which full storage cannot), unpacked.
+fn default_shape_for(v: &Variant, dims: Option<(usize, usize)>, packed: bool) -> TiledConfig {
+    let mut c = if packed { TiledConfig::for_functions(v.nloc) } else { TiledConfig::round13_default(v.nloc) };
     c.tensor &= dims.is_some();
-    c.packed &= v.tuning.packed == Some(true);
+    c.packed &= packed;
     c
 }
 
@@ -747,6 +772,12 @@ impl DeviceAssembler {
     /// The tiled shape scheme III runs by default here.
     pub fn tiled_default(&self) -> TiledConfig {
         default_shape(&self.variant, self.tensor_dims)
+    }
+
+    /// The default tiled shape in `storage` (the `element` level's packed triangles, the
+    /// benchmark's full-storage row), whatever the tuning's.
+    pub fn tiled_default_for(&self, storage: Storage) -> TiledConfig {
+        default_shape_for(&self.variant, self.tensor_dims, storage == Storage::Packed)
     }
 
     fn scheme_kernels(&self, be: &CudaBackend) -> Result<SchemeKernels> {
@@ -816,7 +847,7 @@ impl DeviceAssembler {
         if scheme != Integration::Tiled {
             return Err(Error::Unsupported(format!("the {} integration stores full element matrices only", scheme.name())));
         }
-        self.tiled_matrices_with(be, TiledConfig { packed: storage == Storage::Packed, ..self.tiled_default() }, self.ncells, out)
+        self.tiled_matrices_with(be, self.tiled_default_for(storage), self.ncells, out)
     }
 
     /// Element matrices of every cell (global orientation) by `scheme`, into `out` in the layout
@@ -1200,6 +1231,12 @@ mod tests {
         assert_eq!((l3.threads, l3.qcp, l3.min_blocks, l3.image), (192, 32, 2, 96 * 97 / 2 + 2));
         assert!(2 * (l3.smem + 1024) <= 228 * 1024, "p = 3 pipe: {} bytes a block", l3.smem);
         assert!(!pipe_asked(&p3, TiledConfig { packed: false, ..TiledConfig::round14(32)[0] }), "full storage: no pipeline");
+        // The packed default pipelines at p = 2, 3; full storage keeps round 13's shape.
+        for (v, nloc) in [(&p2, 20), (&p3, 32)] {
+            assert_eq!(TiledConfig::for_functions(nloc), TiledConfig::round14(nloc)[0]);
+            assert_eq!(default_shape_for(v, None, false), TiledConfig { packed: false, tensor: false, ..TiledConfig::round13_default(nloc) });
+            assert!(default_shape_for(v, None, true).pipe);
+        }
         for (nloc, nq) in [(8, 8), (20, 27), (32, 64), (50, 125), (74, 216)] {
             for cfg in TiledConfig::sweep(nloc) {
                 let l = tiled_shape(&variant(nloc, nq), cfg, dims.filter(|_| cfg.tensor));
