@@ -259,9 +259,10 @@ impl TiledConfig {
         // round's shapes.
         let lanes = TiledConfig::pair_lanes_shapes(nloc).into_iter().chain(round11.first().copied().filter(|_| nloc <= 8));
         for c in TiledConfig::round14(nloc).into_iter().chain(TiledConfig::round13(nloc)).chain(TiledConfig::round13_high(nloc)).chain(lanes).chain(TiledConfig::round12(nloc)).chain(std::iter::once(TiledConfig::tenth_round(nloc))).chain(round11).chain([
-            TiledConfig { paired: !TiledConfig::for_functions(nloc).paired, ..TiledConfig::for_functions(nloc) },
-            TiledConfig { resident: true, ..TiledConfig::for_functions(nloc) },
-            TiledConfig { packed: false, ..TiledConfig::for_functions(nloc) },
+            // (Varied from round 13's default: the pipelined default takes neither paired tiles nor full storage.)
+            TiledConfig { paired: !TiledConfig::round13_default(nloc).paired, ..TiledConfig::round13_default(nloc) },
+            TiledConfig { resident: true, ..TiledConfig::round13_default(nloc) },
+            TiledConfig { packed: false, ..TiledConfig::round13_default(nloc) },
             t(8, 1, false, false, false),
             t(16, 1, false, true, false),
             t(16, 1, true, true, true),
