@@ -248,6 +248,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef SPLIT_MOMENTS
 #define SPLIT_MOMENTS 0                              // a tile's nine moments over a pair of warps (5 and 4), swapped through shared memory
 #endif
+#ifndef PIPE
+#define PIPE 0                                       // (round 14) a block's cells pipelined: the next cell's J⁻¹ under this cell's last multiplies, its first pass staged beside this cell's image
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -295,8 +298,12 @@ static_assert(!SPLIT_MOMENTS || (TPW == 1 && PRODUCERS == 0 && DEFER_WRITES == 0
 constexpr int ROUND_TILES = TILED_WARPS * TPW / (SPLIT_MOMENTS ? 2 : 1);  // tiles per round
 constexpr int MSPLIT = 5;                            // moments the first warp of a split pair holds (the second: 4)
 constexpr int XCHG = 2 * MSPLIT * 2 * 32;            // a split tile's swap: each warp's moments of the other's half tile
-static_assert(WIDE_WRITES >= 0 && WIDE_WRITES <= 4 && (WIDE_WRITES == 4) == (IMAGE_DOUBLES > 0) && IMAGE_DOUBLES % 2 == 0,
-              "wide writes 0–4; an image region (an even number of doubles) exactly with 4");
+static_assert(WIDE_WRITES >= 0 && WIDE_WRITES <= 4 && (WIDE_WRITES != 4 || IMAGE_DOUBLES > 0) && (IMAGE_DOUBLES == 0 || WIDE_WRITES == 4 || PIPE) &&
+                  IMAGE_DOUBLES % 2 == 0,
+              "wide writes 0–4; an image region (an even number of doubles) with 4, or pipelined cells");
+static_assert(!PIPE || (WIDE_WRITES == 3 && CELLS == 1 && TPW == 1 && PRODUCERS == 0 && DEFER_WRITES == 0 && !SPLIT_MOMENTS && !PREFETCH &&
+                        PRESTAGE == 0 && NV * DIM <= 32),
+              "pipelined cells: whole-strip bulk copies, one cell group, one tile per warp, every warp stages, warp 0 a lane per coordinate");
 static_assert(!PRESTAGE || (WIDE_WRITES == 4 && NCHUNK > 1), "prestaging: the writes leave the staging buffers alone, two of them");
 static_assert(PRESTAGE <= 1 || (NCHUNK >= 3 && CELLS == 1 && !PREFETCH && NV * DIM <= 32),
               "prestaging across cells: coordinates, jq and points in three passes, one cell group, warp 0 a lane per coordinate");
@@ -888,7 +895,7 @@ struct TiledCell {
 // block B ≥ 2A (tile_of). With 4 (a copy per row, as 2) the image has a region of its own (IMAGE_DOUBLES, after the
 // staging buffers), so the next round's staging and multiplies do not wait for the copies to read
 // it: a round's first group waits only at its last pass's barrier, a round later (round 13).
-constexpr int NBUF = NCHUNK > 1 ? 2 : 1;               // one pass of points (p ≤ 2): one staging buffer
+constexpr int NBUF = NCHUNK > 1 || PIPE ? 2 : 1;      // one pass of points (p ≤ 2): one staging buffer (PIPE: two, a cell's and the next's)
 constexpr int HREGION_W = NBUF * HSIZE > TILED_WARPS * WR * WS ? NBUF * HSIZE : TILED_WARPS * WR * WS;
 constexpr int HREGION = SPLIT_MOMENTS && ROUND_TILES * XCHG > HREGION_W ? ROUND_TILES * XCHG : HREGION_W;  // split pairs swap moments there
 constexpr int IMAGE_CAP = (WIDE_WRITES == 4 ? IMAGE_DOUBLES : HREGION) - 1;  // one double left for the image's 16-byte phase
@@ -1052,6 +1059,109 @@ __device__ __forceinline__ void write_round_wide(double* __restrict__ k, double*
     }
 }
 
+// ---- Pipelined cells (PIPE, round 14): a resident block's cells overlap by a phase ---------------
+// One round a cell (every tile its warp), whole-strip bulk copies (WIDE_WRITES 3), two staging
+// buffers. Pass n of the block's stream of passes is staged in buffer n & 1. A cell's passes
+// multiply one buffer while the cell's next pass is staged into the other; its last pass also
+// forms the next cell's √(w|det J|) J⁻¹ table (from coordinates loaded a cell ahead); then, behind
+// one barrier, the warps form the cell's packed image (in the buffer its last pass read, or with
+// IMAGE_DOUBLES in a region of its own) and stage the next cell's first pass into the other
+// buffer, warp 0 loading the coordinates of the cell after next (their vertex ids loaded at the
+// cell's head); behind a second barrier the image leaves as one bulk copy per strip, read while
+// the next cell multiplies. So a cell costs two barriers (one more per extra pass) and no
+// dependent load chain at its head: the set-up and writes of one cell beside the next's multiplies.
+static_assert(!PIPE || NTILES <= ROUND_TILES, "pipelined cells: one round of tiles a cell");
+static_assert(!PIPE || IMAGE_DOUBLES > 0 || NCHUNK == 1, "pipelined cells: with several passes the image needs a region of its own");
+static_assert(!PIPE || NDP + 1 <= (IMAGE_DOUBLES > 0 ? IMAGE_DOUBLES : HSIZE), "pipelined cells: the packed triangle fits the image");
+
+// The cell's packed triangle from the warp's tile (accumulators `acc`, signs `sg`) into `img`
+// (entry e at img[e]).
+__device__ __forceinline__ void form_cell_image(double* __restrict__ img, const double* p, const Tile& tl, const double (&acc)[DIM * DIM][4],
+                                                const TileSigns& sg) {
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        if (!half_tile_writes(tl, hh)) continue;
+        int a0 = 0, b0 = 0;
+        half_tile_corner(tl, hh, a0, b0);
+        const int rr0 = a0 * NCOMP, ss0 = b0 * NCOMP;
+        form_half_tile(
+            [&](int r, int col, double v) {
+                const int rr = rr0 + r, ss = ss0 + col;
+                if (rr < ND && ss < ND && ss >= rr) img[packed_c(rr, ss)] = v;
+            },
+            p, tl, hh, acc, sg);
+    }
+}
+
+__device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
+                                                const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
+                                                const double* __restrict__ coef, const u64* __restrict__ meta, double* __restrict__ out,
+                                                const double* __restrict__ ts, const u32* __restrict__ tis, double* __restrict__ jq,
+                                                double* __restrict__ xn, double* __restrict__ hbuf, int tid, int warp) {
+    const u64 stride = gridDim.x;
+    u64 c = blockIdx.x;
+    if (c >= ncells) return;
+    const int lane = tid & 31;
+    // The block's first cell: its coordinates and J⁻¹ table, the next cell's coordinates (xn), its first pass.
+    {
+        double xv[NV][DIM];
+        load_cell_coords(c, cell_verts, coords, xv);
+        if (tid < NV * DIM && c + stride < ncells)
+            xn[tid] = __ldg(&coords[(u64)__ldg(&cell_verts[(c + stride) * NV + tid / DIM]) * DIM + tid % DIM]);
+        fill_jq(xv, tab, jq, tid, TILED_THREADS);
+    }
+    __syncthreads();  // jq, xn and the factor tables are in place
+    if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, tid);
+    __syncthreads();
+    const bool mma_first = ALT_ORDER && (warp & 1);
+    int n = 0;  // passes so far
+    for (; c < ncells; c += stride) {
+        const bool next = c + stride < ncells, after = c + 2 * stride < ncells;
+        // Lanes < NV of warp 0: the vertex ids of the cell after next, used once this cell multiplied.
+        const u32 vid2 = warp == 0 && tid < NV && after ? __ldg(&cell_verts[(c + 2 * stride) * NV + tid]) : 0u;
+        const TiledCell cell(out, coef, meta, c);
+        TiledCell::Round r(0, warp, signs, has_signs, c);
+#pragma unroll 1
+        for (int ch = 0; ch < NCHUNK; ++ch, ++n) {
+            const bool last = ch + 1 == NCHUNK;
+            const double* cur = hbuf + (n & 1) * HSIZE;
+            double* nb = hbuf + ((n + 1) & 1) * HSIZE;
+            const bool stage = !last && !(SKIP_PARTS & 1);
+            if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
+            if (last && next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);  // the next cell's
+            if (!(SKIP_PARTS & 2)) multiply_pass(cur, r.tl, r.acc);
+            if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
+            if (last) bulk_wait_read();  // the previous cell's copies have read its image (and the buffer it lay in)
+            __syncthreads();
+        }
+        // Pass n − 1 (this cell's last) read buffer (n − 1) & 1: the image goes there (or to its
+        // own region), the next cell's first pass to buffer n & 1, both free.
+        double x2 = 0.0;  // warp 0, lane i: coordinate i % DIM of vertex i / DIM of the cell after next
+        if (warp == 0 && after) {
+            const u32 vid = __shfl_sync(0xffffffffu, vid2, lane < NV * DIM ? lane / DIM : 0);
+            if (lane < NV * DIM) x2 = __ldg(&coords[(u64)vid * DIM + lane % DIM]);
+        }
+        double* img = (IMAGE_DOUBLES > 0 ? hbuf + 2 * HSIZE : hbuf + ((n - 1) & 1) * HSIZE) + ((reinterpret_cast<u64>(cell.k) >> 3) & 1);
+        if (SKIP_PARTS & 4) {
+            double sum = 0.0;
+#pragma unroll
+            for (int m = 0; m < DIM * DIM; ++m) sum += r.acc[0][m][0] + r.acc[0][m][1] + r.acc[0][m][2] + r.acc[0][m][3];
+            if (sum == 1.25e300) cell.k[threadIdx.x] = sum;
+        } else if (r.tl[0].r0 >= 0) {
+            form_cell_image(img, cell.p, r.tl[0], r.acc[0], r.sg[0]);
+        }
+        if (next && !(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + (n & 1) * HSIZE, tid);
+        if (warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
+        fence_async_shared();  // the image is visible to the bulk copies
+        __syncthreads();
+        if (!(SKIP_PARTS & 4)) {
+            for_group_ranges<true>(0, NTILES, tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, 0, e0, e1); });
+            bulk_commit();
+        }
+    }
+    bulk_wait_all();
+}
+
 // Warp-specialised body (PRODUCERS > 0): PRODUCERS warps compute each cell's J⁻¹ table and stage
 // every pass of points into the two buffers in turn, running up to two passes ahead; the
 // TILED_WARPS warps multiply each buffer once it is full and write their tiles through their own
@@ -1140,13 +1250,16 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     // dependent loads overlap the others' work.
     constexpr int XSD = PREFETCH ? 2 * NV * DIM + NV : 0;  // xs[2][NV·DIM] doubles, vs[2][NV] u32
     constexpr int JQB = PRESTAGE == 2 ? 2 : 1;            // PRESTAGE 2: this cell's jq and the next's
-    constexpr int XSN = PRESTAGE == 2 ? (NV * DIM + 1) & ~1 : 0;  // PRESTAGE 2: the next cell's coordinates
+    constexpr int XSN = PRESTAGE == 2 || PIPE ? (NV * DIM + 1) & ~1 : 0;  // PRESTAGE 2, PIPE: the next cell's coordinates
     constexpr int GROUP_DOUBLES = JQB * JQR + XSD + XSN + HREGION + DEFER_WRITES * TILED_WARPS * WR * WS + IMAGE_DOUBLES;
     const int grp = CELLS > 1 ? (int)(threadIdx.x / TILED_THREADS) : 0;
     const int tid = (int)threadIdx.x - grp * TILED_THREADS, warp = tid >> 5;
     double* jq = smem + TT_DOUBLES + grp * GROUP_DOUBLES;
     double* xs = jq + JQB * JQR;
     double* hbuf = xs + XSD + XSN;
+#if PIPE
+    tiled_pipelined(ncells, cell_verts, coords, signs, has_signs, tab, coef, meta, out, ts, tis, jq, hbuf - XSN, hbuf, tid, warp);
+#else
     if (CELLS > 1) __syncthreads();  // the factor tables are in place (else the first cell's barrier)
     // The half-tile scratch: in the staging buffers (free after a round's last pass).
     double* ws = hbuf + warp * (WR * WS);
@@ -1262,6 +1375,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     }
     pending.drain(wd, 0, 1);  // the group's last deferred tiles
     bulk_wait_all();
+#endif  // PIPE
 #endif
 }
 

@@ -414,6 +414,26 @@ fn split_moments_match_the_cpu() {
     });
 }
 
+/// Pipelined cells (issue 16, round 14, [`TiledConfig::round14`]: a resident block forms the next
+/// cell's J⁻¹ table under a cell's last multiplies and stages its first pass beside the cell's
+/// image, at p = 2 with the image in the buffer the last pass read, at p = 3 in a region of its
+/// own) give the CPU's matrices beside the default, on 27 distorted, rotated cells — a block per
+/// cell where the grid holds them all — and on 2 blocks, so each block's pipeline runs over 13–14
+/// cells, its buffers and image reused while the previous cell's copies may still read them; and
+/// a pipelined shape made full (no pipeline: the full-storage path), and round 13's default.
+/// The first pipelined shape is the packed default at p = 2, 3 since this round.
+#[test]
+fn pipelined_cells_match_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(2..=3, |p, nloc| {
+        let shapes = TiledConfig::round14(nloc);
+        assert!(shapes.len() >= 2 && shapes.iter().all(|c| c.pipe && c.resident && c.wide == 3 && c.packed), "p = {p}: the pipelined shapes");
+        assert_eq!(TiledConfig::for_functions(nloc), shapes[0], "p = {p}: the first pipelined shape is the default");
+        let extra = [TiledConfig::round13_default(nloc), TiledConfig { packed: false, ..shapes[0] }];
+        shapes.into_iter().chain(extra).collect()
+    });
+}
+
 /// Wide writes by bulk copies from an image region of their own (issue 16, round 13,
 /// [`TiledConfig::round13_high`]: `wide` 4 at p = 4, 5; the next cell's coordinates, J⁻¹ and
 /// first pass prepared under a cell's last passes; at p = 5 also the second round's first pass prestaged by

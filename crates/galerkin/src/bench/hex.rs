@@ -284,7 +284,7 @@ pub fn run(cfg: &HexBenchConfig, be: &CudaBackend, mut row: impl FnMut(&Ceilings
         let scatter_colored = Some(scatter_t(Scatter::Colored, &mats, stored)?);
         let scatter_atomic = Some(scatter_t(Scatter::Atomic, &mats, stored)?);
         let (tiled_full, scatter_colored_full) = if tiled.is_some() && storage == Storage::Packed {
-            let full = TiledConfig { packed: false, ..asm.tiled_default() };
+            let full = asm.tiled_default_for(Storage::Full);
             let t = timed(be, cfg.runs, || asm.tiled_matrices_with(be, full, ncells, &mut mats))?;
             guard(&format!("hex p = {p} tiled full"), &t, bytes_full, flops, &ceil)?;
             (Some(t), Some(scatter_t(Scatter::Colored, &mats, Storage::Full)?))

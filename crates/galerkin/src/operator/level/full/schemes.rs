@@ -101,6 +101,12 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// J⁻¹ table and one barrier fewer per group (0: the table, then a lane per (cell, point,
 /// function)). (The seventh round's
 /// bulk asynchronous writes and prestaging were 4–8 % slower and are gone: BENCHMARKS.md.)
+/// `pipe` (PIPE, round 14; packed unpaired tiles with `wide` 3, one round of tiles a cell, one
+/// cell group, a resident grid): a block's cells pipelined — the next cell's J⁻¹ table formed
+/// under the cell's last multiplies (its coordinates loaded a cell ahead), its first pass staged
+/// beside the cell's image (two staging buffers; the image in the buffer the last pass read, or
+/// in a region of its own where the cell takes several passes or the triangle outgrows a buffer),
+/// so a cell costs two block barriers and no dependent load chain at its head; elsewhere ignored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -126,6 +132,7 @@ pub struct TiledConfig {
     pub split: bool,
     pub fuse: u8,
     pub prestage: u8,
+    pub pipe: bool,
 }
 
 impl Default for TiledConfig {
@@ -134,7 +141,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0 }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false }
     }
 }
 
@@ -160,8 +167,22 @@ impl TiledConfig {
     /// one bulk copy per whole strip (`wide` 3, unpaired tiles; H200: p = 2 0.170 ms against
     /// 0.190 for round 12's `wide2`, p = 3 0.412 against 0.463 for the paired tiles, spreads apart,
     /// [`Self::round13`]); p ≥ 4 keeps the tenth round's shape, which the eleventh and twelfth
-    /// rounds' variants did not beat ([`Self::round11`]).
+    /// rounds' variants did not beat ([`Self::round11`]). Since the fourteenth round, where the
+    /// matrices are packed, trunk p = 2, 3 (9–32 functions) pipeline a resident block's cells
+    /// ([`Self::round14`]'s first: `pipe`; H200, two processes: p = 2 0.146 / 0.145 ms against
+    /// 0.170 / 0.170 for [`Self::round13_default`], p = 3 0.353 / 0.354 against 0.424 / 0.423,
+    /// spreads apart); full storage keeps [`Self::round13_default`] (wide writes, hence the
+    /// pipeline, need packed triangles).
     pub fn for_functions(nloc: usize) -> TiledConfig {
+        match TiledConfig::round14(nloc).first() {
+            Some(&pipe) => pipe,
+            None => TiledConfig::round13_default(nloc),
+        }
+    }
+
+    /// The default shape after the thirteenth round ([`Self::for_functions`] before round 14):
+    /// what full storage runs, and the baseline of [`Self::round14`]'s pipelined shapes.
+    pub fn round13_default(nloc: usize) -> TiledConfig {
         let base = TiledConfig::tenth_round(nloc);
         if nloc <= 8 {
             TiledConfig::pair_lanes_shapes(nloc)[0]
@@ -228,15 +249,20 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // Round 14: the previous default right after the new one (p = 2, 3), then the pipelined shapes.
+        if !v.contains(&TiledConfig::round13_default(nloc)) {
+            v.push(TiledConfig::round13_default(nloc));
+        }
         let round11 = TiledConfig::round11(nloc);
         // The thirteenth round's shapes first (p ≥ 4: `round13_high`'s); at p = 1 the CUDA-core
         // engine's shapes, then the eleventh round's default beside them; from p = 2 the twelfth
         // round's shapes.
         let lanes = TiledConfig::pair_lanes_shapes(nloc).into_iter().chain(round11.first().copied().filter(|_| nloc <= 8));
-        for c in TiledConfig::round13(nloc).into_iter().chain(TiledConfig::round13_high(nloc)).chain(lanes).chain(TiledConfig::round12(nloc)).chain(std::iter::once(TiledConfig::tenth_round(nloc))).chain(round11).chain([
-            TiledConfig { paired: !TiledConfig::for_functions(nloc).paired, ..TiledConfig::for_functions(nloc) },
-            TiledConfig { resident: true, ..TiledConfig::for_functions(nloc) },
-            TiledConfig { packed: false, ..TiledConfig::for_functions(nloc) },
+        for c in TiledConfig::round14(nloc).into_iter().chain(TiledConfig::round13(nloc)).chain(TiledConfig::round13_high(nloc)).chain(lanes).chain(TiledConfig::round12(nloc)).chain(std::iter::once(TiledConfig::tenth_round(nloc))).chain(round11).chain([
+            // (Varied from round 13's default: the pipelined default takes neither paired tiles nor full storage.)
+            TiledConfig { paired: !TiledConfig::round13_default(nloc).paired, ..TiledConfig::round13_default(nloc) },
+            TiledConfig { resident: true, ..TiledConfig::round13_default(nloc) },
+            TiledConfig { packed: false, ..TiledConfig::round13_default(nloc) },
             t(8, 1, false, false, false),
             t(16, 1, false, true, false),
             t(16, 1, true, true, true),
@@ -376,6 +402,28 @@ impl TiledConfig {
         v
     }
 
+    /// The fourteenth round's shapes for `nloc` functions (right after the default in the sweep, so
+    /// `--sweep-shapes` takes them first): at trunk p = 2, 3 (9–32 functions, one round of tiles a
+    /// cell) the default with pipelined cells (`pipe`) on a resident grid — at p = 2 with 28 points
+    /// in the one pass on m16n8k4 (27 Gauss points: two staging buffers of 28 fit 4 blocks per
+    /// SM, two of 32 only 3), with 32 points on m16n8k8 at 3 blocks per SM, and with 28 at 3; at
+    /// p = 3 (two passes, the image in a region of its own, 2 blocks per SM) on m16n8k8 and on
+    /// m16n8k16 (half the MMA instructions). The first at each degree is the default since this
+    /// round ([`Self::for_functions`]).
+    pub fn round14(nloc: usize) -> Vec<TiledConfig> {
+        let mut v = Vec::new();
+        if (9..=32).contains(&nloc) {
+            let pipe = TiledConfig { pipe: true, resident: true, ..TiledConfig::round13_default(nloc) };
+            if nloc <= 24 {
+                let q28 = TiledConfig { mma_k: 4, qcp: 28, ..pipe };
+                v.extend([q28, TiledConfig { min_blocks: 3, ..pipe }, TiledConfig { min_blocks: 3, ..q28 }]);
+            } else {
+                v.extend([pipe, TiledConfig { mma_k: 16, ..pipe }]);
+            }
+        }
+        v
+    }
+
     /// The thirteenth round's shapes at high degree (hex13) for `nloc` functions (right after the
     /// default and [`Self::round13`], empty there, in the sweep, before the twelfth round's): from
     /// trunk p = 4 (more than 32 functions: one block per SM), wide writes by bulk copies from an image region of their own (`wide` 4, unpaired tiles), so
@@ -408,12 +456,14 @@ impl TiledConfig {
     /// The default shape for `nloc` functions with parts of the work left out (`skip` bits: 1
     /// staging, 2 multiplies, 4 writes): the benchmark's split of the time, not element matrices.
     /// At p = 1 the default is the CUDA-core engine (1 geometry, 2 moments, 4 stores).
-    /// From round 13 also the first of [`Self::round13`]'s shapes without its multiplies, and
-    /// without its multiplies and writes.
+    /// From round 14 (where the default pipelines cells: p = 2, 3) also the previous default,
+    /// [`Self::round13_default`], split the same way (round 13 split its first shape, the split
+    /// moments, which lost: not repeated).
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
-        let mut v: Vec<TiledConfig> = [1u8, 2, 4, 6].into_iter().map(|skip| TiledConfig { skip, ..TiledConfig::for_functions(nloc) }).collect();
-        if let Some(&first) = TiledConfig::round13(nloc).first() {
-            v.extend([2u8, 6].map(|skip| TiledConfig { skip, ..first }));
+        let split = |c: TiledConfig| [1u8, 2, 4, 6].map(|skip| TiledConfig { skip, ..c });
+        let mut v: Vec<TiledConfig> = split(TiledConfig::for_functions(nloc)).to_vec();
+        if TiledConfig::round13_default(nloc) != TiledConfig::for_functions(nloc) {
+            v.extend(split(TiledConfig::round13_default(nloc)));
         }
         v
     }
@@ -480,6 +530,9 @@ impl TiledConfig {
         if self.prestage > 0 {
             s += &format!(" pre{}", self.prestage);
         }
+        if self.pipe {
+            s += " pipe";
+        }
         s
     }
 }
@@ -538,9 +591,10 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     // (`element_schemes.cu`'s XSD, NV even); per block: the tables.
     // Prestaging across cells (`prestage` 2): a second J⁻¹ table and the next cell's coordinates.
     let jq_tables = if cfg.prestage >= 2 && wide_writes(cfg) == 4 { 2 } else { 1 };
+    let piped = pipe_asked(v, cfg);
     let jq = jq_tables * (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8
         + if cfg.prefetch { (2 * v.nv * v.dim + v.nv) * 8 } else { 0 }
-        + if jq_tables == 2 { (v.nv * v.dim).div_ceil(2) * 2 * 8 } else { 0 };
+        + if jq_tables == 2 || piped { (v.nv * v.dim).div_ceil(2) * 2 * 8 } else { 0 };
     let tables = 8 * tensor_doubles(v, dims);
     let per_q = 2 * v.dim * rs * 8;
     let k = cfg.mma_k;
@@ -559,15 +613,21 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     let auto = if cfg.producers == 0 && one_pass <= 32.max(k) && one_pass * per_q / 2 <= budget { one_pass } else { (budget / per_q / k * k).clamp(k, 32.max(k)) };
     let qcp = if cfg.qcp > 0 { cfg.qcp } else { auto }.min(v.nq.div_ceil(k) * k).min((stagers / k * k).max(k));
     // Where the points take one pass, the body without producers stages into one buffer.
-    let staged = if v.nq.div_ceil(qcp) > 1 { qcp * per_q } else { qcp * per_q / 2 };
+    // Pipelined cells (`pipe`) always take two: a cell's and the next's.
+    let staged = if v.nq.div_ceil(qcp) > 1 || piped { qcp * per_q } else { qcp * per_q / 2 };
     // A split pair swaps half its tile's moments there (`element_schemes.cu`'s XCHG doubles a tile).
     let swap = if cfg.split { warps / 2 * 640 * 8 } else { 0 };
     let smem = tables + if cfg.producers > 0 { jq + qcp * per_q + scratch } else { cells * (jq + staged.max(scratch).max(swap) + own_scratch) };
     // Wide writes from an image region of their own (one cell group): what shared memory has left
     // (an even number of doubles), at most a whole packed triangle and its 16-byte phase.
+    let nd = v.nloc * v.ncomp;
+    let triangle = (nd * (nd + 1) / 2 + 2) & !1;
     let image = if wide_writes(cfg) == 4 && cells == 1 {
-        let nd = v.nloc * v.ncomp;
-        ((MAX_SHARED_BYTES.saturating_sub(smem) / 8) & !1).min((nd * (nd + 1) / 2 + 2) & !1)
+        ((MAX_SHARED_BYTES.saturating_sub(smem) / 8) & !1).min(triangle)
+    } else if piped && (v.nq.div_ceil(qcp) > 1 || triangle > v.dim * qcp * rs) {
+        // Pipelined cells: the image in the buffer the last pass read only where it is the one
+        // pass and the triangle fits it; else the whole triangle in a region of its own.
+        triangle
     } else {
         0
     };
@@ -586,6 +646,25 @@ fn prestage(v: &Variant, cfg: TiledConfig, l: &TiledLaunch) -> u8 {
     } else {
         1
     }
+}
+
+/// Whether `cfg` asks for pipelined cells where the kernel can pipeline them (PIPE): packed
+/// unpaired tiles with whole-strip copies (`wide` 3), one tile per warp and a round of tiles a
+/// cell, one cell group, every warp staging, nothing deferred, split or prestaged; a shape made
+/// full from one with `pipe` (the benchmark's full-storage row) runs as before.
+fn pipe_asked(v: &Variant, cfg: TiledConfig) -> bool {
+    let tpw = cfg.tiles_per_warp.max(1);
+    cfg.pipe
+        && wide_writes(cfg) == 3
+        && cfg.cells <= 1
+        && tpw == 1
+        && cfg.producers == 0
+        && cfg.defer == 0
+        && !cfg.split
+        && !cfg.prefetch
+        && cfg.prestage == 0
+        && tile_count(v.nloc, false) <= cfg.warps.max(1)
+        && v.nv * v.dim <= 32
 }
 
 /// The kernel's WIDE_WRITES for `cfg`: wide writes form packed unpaired tiles only, so a shape made
@@ -621,6 +700,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("PRESTAGE={}", prestage(v, cfg, &l)),
         format!("PRODUCERS={}", cfg.producers),
         format!("SPLIT_MOMENTS={}", usize::from(cfg.split)),
+        format!("PIPE={}", usize::from(pipe_asked(v, cfg))),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
         format!("PAIRED={}", usize::from(cfg.paired)),
@@ -643,9 +723,16 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
 /// `packed = true` (what is summed into CSR: the packed summation was slower, ninth round; the
 /// `element` level asks for packed triangles itself, [`DeviceAssembler::element_storage`]).
 fn default_shape(v: &Variant, dims: Option<(usize, usize)>) -> TiledConfig {
-    let mut c = TiledConfig::for_functions(v.nloc);
+    default_shape_for(v, dims, v.tuning.packed == Some(true))
+}
+
+/// The default tiled shape for `v` in packed or full storage: [`TiledConfig::for_functions`]
+/// where packed, else [`TiledConfig::round13_default`] (the same but at p = 2, 3, where the
+/// packed default pipelines cells, which full storage cannot), unpacked.
+fn default_shape_for(v: &Variant, dims: Option<(usize, usize)>, packed: bool) -> TiledConfig {
+    let mut c = if packed { TiledConfig::for_functions(v.nloc) } else { TiledConfig::round13_default(v.nloc) };
     c.tensor &= dims.is_some();
-    c.packed &= v.tuning.packed == Some(true);
+    c.packed &= packed;
     c
 }
 
@@ -686,6 +773,12 @@ impl DeviceAssembler {
     /// The tiled shape scheme III runs by default here.
     pub fn tiled_default(&self) -> TiledConfig {
         default_shape(&self.variant, self.tensor_dims)
+    }
+
+    /// The default tiled shape in `storage` (the `element` level's packed triangles, the
+    /// benchmark's full-storage row), whatever the tuning's.
+    pub fn tiled_default_for(&self, storage: Storage) -> TiledConfig {
+        default_shape_for(&self.variant, self.tensor_dims, storage == Storage::Packed)
     }
 
     fn scheme_kernels(&self, be: &CudaBackend) -> Result<SchemeKernels> {
@@ -755,7 +848,7 @@ impl DeviceAssembler {
         if scheme != Integration::Tiled {
             return Err(Error::Unsupported(format!("the {} integration stores full element matrices only", scheme.name())));
         }
-        self.tiled_matrices_with(be, TiledConfig { packed: storage == Storage::Packed, ..self.tiled_default() }, self.ncells, out)
+        self.tiled_matrices_with(be, self.tiled_default_for(storage), self.ncells, out)
     }
 
     /// Element matrices of every cell (global orientation) by `scheme`, into `out` in the layout
@@ -1041,11 +1134,11 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         let label = format!("hierarchical {modes:?} p = {p}, {ncomp} components, {kind:?} ({} points)", v.nq);
         jobs.push((format!("element_schemes.cu {label}"), ELEMENT_SCHEMES, scheme_defines(&v, dims)));
         if p <= 5 && modes == ModeSet::Trunk && kind == QuadratureKind::Gauss && ncomp == 3 {
-            // The whole sweep at p = 4, 5; the eleventh to thirteenth rounds' shapes at p = 1–3.
+            // The whole sweep at p = 4, 5; the eleventh to fourteenth rounds' shapes at p = 1–3.
             // The packed default too (what the `element` level runs; the default compiled above
             // is what the full level sums, full unless `packed = true`); the p = 1 engine's
             // shapes compile as their own kernel.
-            let shapes = if p >= 4 { TiledConfig::sweep(v.nloc) } else { std::iter::once(TiledConfig::for_functions(v.nloc)).chain(TiledConfig::round11(v.nloc)).chain(TiledConfig::round12(v.nloc)).chain(TiledConfig::round13(v.nloc)).collect() };
+            let shapes = if p >= 4 { TiledConfig::sweep(v.nloc) } else { std::iter::once(TiledConfig::for_functions(v.nloc)).chain(TiledConfig::round11(v.nloc)).chain(TiledConfig::round12(v.nloc)).chain(TiledConfig::round13(v.nloc)).chain(TiledConfig::round14(v.nloc)).collect() };
             for cfg in shapes.into_iter().filter(|c| *c != default_shape(&v, dims) && c.lanes == 0) {
                 jobs.push((format!("element_schemes.cu {label}, tiled {}", cfg.label()), ELEMENT_SCHEMES, scheme_defines_with(&v, cfg, dims)));
             }
@@ -1126,6 +1219,25 @@ mod tests {
         assert!(tiled_shape(&p5, TiledConfig { defer: 2, ..shared }, dims).smem > MAX_SHARED_BYTES);
         let p4 = variant(50, 125);
         assert_eq!(tiled_shape(&p4, TiledConfig::for_functions(50), dims).qcp, 32);
+        // Pipelined cells (round 14): at p = 2 two buffers of 28 points and the image in one of
+        // them, 4 blocks to an SM; at p = 3 two passes and the whole triangle in a region of its own.
+        let p2 = variant(20, 27);
+        let pipes = TiledConfig::round14(20);
+        assert!(pipes.iter().all(|c| c.pipe && pipe_asked(&p2, *c)), "p = 2: every round-14 shape pipelines");
+        let l2 = tiled_shape(&p2, pipes[0], None);
+        assert_eq!((l2.threads, l2.qcp, l2.min_blocks, l2.image), (128, 28, 4, 0));
+        assert!(4 * (l2.smem + 1024) <= 228 * 1024, "p = 2 pipe: {} bytes a block", l2.smem);
+        let p3 = variant(32, 64);
+        let l3 = tiled_shape(&p3, TiledConfig::round14(32)[0], dims);
+        assert_eq!((l3.threads, l3.qcp, l3.min_blocks, l3.image), (192, 32, 2, 96 * 97 / 2 + 2));
+        assert!(2 * (l3.smem + 1024) <= 228 * 1024, "p = 3 pipe: {} bytes a block", l3.smem);
+        assert!(!pipe_asked(&p3, TiledConfig { packed: false, ..TiledConfig::round14(32)[0] }), "full storage: no pipeline");
+        // The packed default pipelines at p = 2, 3; full storage keeps round 13's shape.
+        for (v, nloc) in [(&p2, 20), (&p3, 32)] {
+            assert_eq!(TiledConfig::for_functions(nloc), TiledConfig::round14(nloc)[0]);
+            assert_eq!(default_shape_for(v, None, false), TiledConfig { packed: false, tensor: false, ..TiledConfig::round13_default(nloc) });
+            assert!(default_shape_for(v, None, true).pipe);
+        }
         for (nloc, nq) in [(8, 8), (20, 27), (32, 64), (50, 125), (74, 216)] {
             for cfg in TiledConfig::sweep(nloc) {
                 let l = tiled_shape(&variant(nloc, nq), cfg, dims.filter(|_| cfg.tensor));
