@@ -312,7 +312,7 @@ fn hierarchical_matrix_free_levels_match_the_assembled_matrix() {
             let label = format!("hierarchical {modes:?} p = {p} {name}");
             let problem = LinearProblem { space, physics, source: None, source_exprs: None, bcs: Vec::new(), quadrature_degree: None, quadrature: Default::default() };
             let a = cpu_matrix(&problem);
-            on_backends!(|be| check_matrix_free(be, &label, &problem, &a, 1e-11));
+            on_backends!(|be| { check_matrix_free(be, &label, &problem, &a, 1e-11) });
         }
     }
 }

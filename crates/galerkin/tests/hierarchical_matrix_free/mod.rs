@@ -31,7 +31,7 @@ fn matrix_free_levels_solve_to_the_full_solution() {
             let d = rel_diff(&want.u, &got.u);
             assert!(d < 1e-9, "{modes:?} p = {p} {}: solution differs from full's by {d:e}", level.name());
             let e = error_norms(&space, &got.u, &exact).unwrap();
-            assert!((e.l2 - e_full.l2).abs() < 1e-9 * e.l2_exact && (e.h1_semi - e_full.h1_semi).abs() < 1e-9 * e.h1_semi_exact, "{modes:?} p = {p} {}: {e:?} vs {e_full:?}", level.name());
+            assert!((e.l2 - e_full.l2).abs() < 1e-9 * e.l2_exact && (e.h1_semi - e_full.h1_semi).abs() < 1e-7 * e_full.h1_semi, "{modes:?} p = {p} {}: {e:?} vs {e_full:?}", level.name());
         }
     }
 }
