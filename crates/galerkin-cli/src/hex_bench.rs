@@ -83,3 +83,27 @@ pub fn run(cfg: &HexBenchConfig, json: Option<PathBuf>) -> galerkin::Result<()> 
     })?;
     Ok(())
 }
+
+/// `bench --hex --levels`: CG per iteration at each level, a row per (degree, physics, level).
+pub fn levels(cfg: &HexBenchConfig, levels: &[galerkin::operator::AssemblyLevel], json: Option<PathBuf>) -> galerkin::Result<()> {
+    let (be, _) = crate::first_gpu()?;
+    say!(
+        "{} hexahedra (distorted, rotated), hierarchical {:?}, CG per iteration (Jacobi) at each level: median [q1, q3] of {} runs of 20 (ms)",
+        cfg.cells, cfg.modes, cfg.runs
+    );
+    say!("{:>2} {:>10} {:>8} {:>9} {:>9} {:>24} {:>9} {:>10} {:>9}", "p", "physics", "dofs", "level", "setup s", "CG ms/iteration", "MB", "floor ms", "/floor");
+    let mut done = galerkin::io::JsonRows::<galerkin::bench::hex_levels::HexLevelRow>::new(json);
+    galerkin::bench::hex_levels::run(cfg, levels, &be, |r| {
+        match (&r.cg, &r.skipped) {
+            (Some(t), _) => say!(
+                "{:>2} {:>10} {:>8} {:>9} {:>9.2} {:>9.3} [{:.3}, {:.3}] {:>9.1} {:>10.3} {:>9.2}",
+                r.p, r.physics, r.dofs, r.level, r.setup_s, 1e3 * t.median, 1e3 * t.q1, 1e3 * t.q3,
+                r.storage_bytes as f64 / 1e6, 1e3 * r.storage_floor_s, t.median / r.storage_floor_s.max(1e-30)
+            ),
+            (None, s) => say!("{:>2} {:>10} {:>8} {:>9} skipped: {}", r.p, r.physics, r.dofs, r.level, s.as_deref().unwrap_or("-")),
+        }
+        std::io::stdout().flush().ok();
+        done.push(r)
+    })?;
+    Ok(())
+}

@@ -158,7 +158,8 @@ enum Command {
         patch_sort_window: Option<usize>,
         /// Matrix: also time CG per iteration at these assembly levels (full, element, partial,
         /// none), each as the resident loop on the GPU; none by default. --ceed: the levels to run
-        /// (default all four).
+        /// (default all four). --hex: CG per iteration of hierarchical elasticity and Poisson at
+        /// these levels instead of the element-matrix table (full: scheme III + CSR).
         #[arg(long, value_delimiter = ',')]
         levels: Vec<String>,
         /// DG on an interval instead: assembly and solves (block Thomas, cyclic reduction, faer LU,
@@ -540,7 +541,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             };
             ceed_bench::run(&cfg, gpu, json, plot)
         }
-        Command::Bench { hex: true, cells, degrees, modes, quadrature, cpu_cells, runs, json, tiled_sweep, sweep_shapes, mixed, multi_gpu, .. } => {
+        Command::Bench { hex: true, cells, degrees, modes, quadrature, cpu_cells, runs, json, tiled_sweep, sweep_shapes, mixed, multi_gpu, levels, .. } => {
             let cfg = galerkin::bench::hex::HexBenchConfig {
                 cells,
                 degrees: parse_degrees(&degrees)?,
@@ -551,6 +552,10 @@ fn run(cli: Cli) -> galerkin::Result<()> {
                 tiled_sweep,
                 sweep_shapes,
             };
+            if !levels.is_empty() {
+                let levels = levels.iter().map(|l| galerkin::operator::AssemblyLevel::parse(l)).collect::<galerkin::Result<Vec<_>>>()?;
+                return hex_bench::levels(&cfg, &levels, json);
+            }
             hex_bench::dispatch(&cfg, mixed.as_deref(), multi_gpu, json)
         }
         Command::Bench { hyper_kernel_sweep: true, dofs, degrees, law, runs, hyper_quadrature, hyper_variants, .. } => {

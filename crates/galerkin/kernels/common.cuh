@@ -15,6 +15,18 @@ typedef unsigned int u32;
 __device__ __forceinline__ u64 global_thread() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ u64 grid_threads() { return (u64)gridDim.x * blockDim.x; }
 
+// Restriction words of the matrix-free levels. With SIGNED_IDX = 1 (hierarchical bases, host:
+// `partial::cuda::signed_words`) a word holds the node in its low 30 bits, bit 31 where the cell's
+// function is the negated global one and bit 30 where the element lacks the tensor slot (read as 0,
+// nothing added); without it a word is the node.
+#ifndef SIGNED_IDX
+#define SIGNED_IDX 0
+#endif
+__device__ __forceinline__ u64 idx_node(u32 w) { return SIGNED_IDX ? (u64)(w & 0x3fffffffu) : (u64)w; }
+__device__ __forceinline__ double idx_sign(u32 w) {
+    return !SIGNED_IDX ? 1.0 : (w & 0x40000000u) ? 0.0 : (w & 0x80000000u) ? -1.0 : 1.0;
+}
+
 // Offset of entry (r, s), s ≥ r, of an nd × nd upper triangle packed row by row (row r starts after
 // the r rows above it): the one packed layout of element matrices (scheme III writes it, the
 // summation and the element apply read it). Host twin: `Storage::index` (element/packed.rs).

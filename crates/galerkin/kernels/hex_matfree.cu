@@ -15,7 +15,8 @@
 // Components (NCOMP > 1: BP2, BP4) share the scalar operator and are applied one after the other.
 //
 // Defines: P, Q (1D basis functions and points), NCOMP, KIND (0 mass, 1 diffusion), COLLO, NONE,
-// EPB (elements per block: the block is Q×Q×EPB threads).
+// EPB (elements per block: the block is Q×Q×EPB threads), SIGNED_IDX (hierarchical bases: the
+// restriction's words carry signs and absent tensor slots, common.cuh).
 // Table `tab`: B[Q][P] | Dq[Q][Q] | x1d[Q] | w1d[Q] | refv[8][3] (reference vertices).
 // The coefficient (κ or ρ) at (c, q) is coef[meta[0] + c·meta[1] + q·meta[2]], as in assembly.cu.
 
@@ -193,8 +194,14 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hex_apply(
         for (int comp = 0; comp < NCOMP; ++comp) {
             double r[Q];
 #pragma unroll
-            for (int z = 0; z < Q; ++z)
-                r[z] = (live && z < P && tx < P && ty < P) ? __ldg(&x[(u64)__ldg(&idx[c * PD + tx + P * (ty + P * z)]) * NCOMP + comp]) : 0.0;
+            for (int z = 0; z < Q; ++z) {
+                if (live && z < P && tx < P && ty < P) {
+                    const u32 w = __ldg(&idx[c * PD + tx + P * (ty + P * z)]);
+                    r[z] = idx_sign(w) * __ldg(&x[idx_node(w) * NCOMP + comp]);
+                } else {
+                    r[z] = 0.0;
+                }
+            }
             interp(r, sl, sB, tx, ty);
 #if KIND == 0
             // Mass: the value at every point times w|J|ρ.
@@ -264,7 +271,10 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hex_apply(
             interp_t(r, sl, sB, tx, ty);
             if (live && tx < P && ty < P) {
 #pragma unroll
-                for (int z = 0; z < P; ++z) atomicAdd(&y[(u64)__ldg(&idx[c * PD + tx + P * (ty + P * z)]) * NCOMP + comp], r[z]);
+                for (int z = 0; z < P; ++z) {
+                    const u32 w = __ldg(&idx[c * PD + tx + P * (ty + P * z)]);
+                    if (!SIGNED_IDX || idx_sign(w) != 0.0) atomicAdd(&y[idx_node(w) * NCOMP + comp], idx_sign(w) * r[z]);
+                }
             }
             __syncthreads();
         }
@@ -321,7 +331,9 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hex_diagonal(
                    2.0 * (d[1] * gr[0] * gr[1] + d[2] * gr[0] * gr[2] + d[4] * gr[1] * gr[2]);
 #endif
         }
-        const u64 node = __ldg(&idx[c * PD + l]);
+        const u32 w = __ldg(&idx[c * PD + l]);
+        const u64 node = idx_node(w);
+        if (idx_sign(w) == 0.0) continue;  // a slot the element lacks
 #pragma unroll
         for (int comp = 0; comp < NCOMP; ++comp) atomicAdd(&diag[(node * NCOMP + comp) * NCOMP + comp], acc);
     }

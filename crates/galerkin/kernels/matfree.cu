@@ -17,7 +17,9 @@
 //                       cell (read with CELL_D, recomputed with NONE).
 // Defines: DIM, NCOMP, QF (kernels/qf/), NV (geometry vertices), TENSOR, NONE, CELL_D, CELL_APPLY,
 // P and Q (basis functions and points per axis with TENSOR, per cell without), EPB (cells per block
-// round; the block size with CELL_APPLY).
+// round; the block size with CELL_APPLY), DYN_SHARED (the cells' shared memory allocated at launch:
+// cells of more than 48 KB, such as elasticity from Q5), SIGNED_IDX (hierarchical bases: the restriction's words
+// carry signs and absent tensor slots, common.cuh).
 // Tables `tab`: [b1[Q][P] | g1[Q][P]] (TENSOR) | phi[QD][PD] | dphi[QD][PD][DIM] | gdn[QD][NV][DIM]
 // | w[QD], with dofs in kernel order (lexicographic with TENSOR). Passive fields as in assembly.cu:
 // field s at (c, q) is coef[meta[3s] + c·meta[3s+1] + q·meta[3s+2]].
@@ -33,6 +35,12 @@
 #endif
 #if CELL_APPLY && TENSOR
 #error "CELL_APPLY is for simplices"
+#endif
+#ifndef DYN_SHARED
+#define DYN_SHARED 0
+#endif
+#if CELL_APPLY && SIGNED_IDX
+#error "CELL_APPLY gathers unsigned"
 #endif
 
 
@@ -220,7 +228,11 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_apply(
     u64 ncells, const u32* __restrict__ idx, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
     const double* __restrict__ tab, const double* __restrict__ coef, const u64* __restrict__ meta,
     const double* __restrict__ qdata, const double* __restrict__ x, double* __restrict__ y) {
+#if DYN_SHARED
+    extern __shared__ double sh[];        // EPB · PER_CELL doubles, beyond the 48 KB static limit
+#else
     __shared__ double sh[EPB * PER_CELL];
+#endif
     double* const U = sh;                 // [e][NCOMP][PD], offset e·PER_CELL
     double* const F = sh + SH_U;          // [e][MF][QD]
 #if TENSOR
@@ -232,7 +244,12 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_apply(
         for (int it = threadIdx.x; it < EPB * NCOMP * PD; it += blockDim.x) {
             const int e = it / (NCOMP * PD), r = it - e * (NCOMP * PD), comp = r / PD, l = r - comp * PD;
             const u64 c = c0 + e;
-            U[e * PER_CELL + r] = c < ncells ? __ldg(&x[(u64)__ldg(&idx[c * PD + l]) * NCOMP + comp]) : 0.0;
+            double v = 0.0;
+            if (c < ncells) {
+                const u32 w = __ldg(&idx[c * PD + l]);
+                v = idx_sign(w) * __ldg(&x[idx_node(w) * NCOMP + comp]);
+            }
+            U[e * PER_CELL + r] = v;
         }
         __syncthreads();
         // B: fields at points.
@@ -345,7 +362,10 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_apply(
         for (int it = threadIdx.x; it < EPB * NCOMP * PD; it += blockDim.x) {
             const int e = it / (NCOMP * PD), r = it - e * (NCOMP * PD), comp = r / PD, l = r - comp * PD;
             const u64 c = c0 + e;
-            if (c < ncells) atomicAdd(&y[(u64)__ldg(&idx[c * PD + l]) * NCOMP + comp], U[e * PER_CELL + r]);
+            if (c < ncells) {
+                const u32 w = __ldg(&idx[c * PD + l]);
+                if (!SIGNED_IDX || idx_sign(w) != 0.0) atomicAdd(&y[idx_node(w) * NCOMP + comp], idx_sign(w) * U[e * PER_CELL + r]);
+            }
         }
         __syncthreads();
     }
@@ -382,7 +402,9 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) matfree_node_blocks
 #pragma unroll
                 for (int s = 0; s < MF; ++s) acc[field_comp(r)][field_comp(s)] = fma(bf[r] * dm[r][s], bf[s], acc[field_comp(r)][field_comp(s)]);
         }
-        const u64 node = __ldg(&idx[c * PD + l]);
+        const u32 w = __ldg(&idx[c * PD + l]);
+        const u64 node = idx_node(w);
+        if (idx_sign(w) == 0.0) continue;  // a slot the element lacks (signs square to 1)
 #pragma unroll
         for (int a = 0; a < NCOMP; ++a)
 #pragma unroll

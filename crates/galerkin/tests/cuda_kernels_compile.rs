@@ -183,7 +183,10 @@ fn every_matrix_free_variant_compiles_without_warnings() {
         return;
     }
     let variants = galerkin::operator::level::partial::cuda::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(variants.len(), 163);
+    assert_eq!(variants.len(), 171);
+    // Hierarchical hexahedra: signed restriction words; elasticity at p = 6 beyond 48 KB a cell.
+    assert_eq!(variants.iter().filter(|(v, _)| v.contains("SIGNED_IDX=1")).count(), 8);
+    assert_eq!(variants.iter().filter(|(v, _)| v.contains("DYN_SHARED=1")).count(), 2);
     assert_eq!(variants.iter().filter(|(v, _)| v.contains("CELL_APPLY=1")).count(), 26);
     assert!(variants.iter().any(|(v, _)| v.contains("TENSOR=1") && v.contains("NONE=1")));
     assert_eq!(variants.iter().filter(|(v, _)| v.contains("CELL_D=1")).count(), 18);
@@ -197,14 +200,15 @@ fn every_matrix_free_variant_compiles_without_warnings() {
 
 /// The bake-off kernel on hexahedra (`kernels/hex_matfree.cu`): Q1–Q8 (in two tests, each under a
 /// minute), mass and diffusion, 1 and 3 components, Gauss q = p + 2 and p + 1, collocated
-/// Gauss–Lobatto, partial and none.
+/// Gauss–Lobatto, the signed restriction of hierarchical bases, partial and none.
 fn hexahedron_variants_compile(degrees: std::ops::RangeInclusive<usize>) {
     if !nvrtc() {
         return;
     }
     let n = degrees.clone().count();
     let variants = galerkin::operator::level::partial::hex_cuda::compile_variants("compute_90", degrees).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(variants.len(), n * 3 * 4 * 2);
+    // Three unsigned rules and the signed restriction (hierarchical bases) on Gauss q = p + 1.
+    assert_eq!(variants.len(), n * 4 * 4 * 2);
     for (v, bytes) in &variants {
         assert!(*bytes > 2000, "{v}: suspiciously small PTX ({bytes} bytes)");
     }

@@ -659,3 +659,6 @@ fn mixed_degrees_follow_the_minimum_rule() {
     eprintln!("H1 errors: uniform p = 1 {p1:.3e}, mixed {mixed:.3e}, uniform p = 3 {p3:.3e}");
     assert!(p3 < mixed && mixed < p1, "{p3} < {mixed} < {p1}");
 }
+
+#[path = "hierarchical_matrix_free/mod.rs"]
+mod matrix_free;

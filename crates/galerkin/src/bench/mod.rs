@@ -8,6 +8,7 @@ pub mod ceed;
 pub mod cg_loop;
 pub mod heat;
 pub mod hex;
+pub mod hex_levels;
 pub mod hex_parts;
 pub mod iga;
 pub mod matrix;

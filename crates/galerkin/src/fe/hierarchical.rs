@@ -271,6 +271,43 @@ impl FiniteElement for HierarchicalHex {
         Tabulation { npoints: points.len(), ndofs: n, values, grads }
     }
 
+    /// The 1D basis `(1 − x), x, L_2(2x − 1) … L_p(2x − 1)` (index 0, 1, k): a function's slot
+    /// holds its three factors' indices, its sign the (−1)^k of each flipped bubble.
+    fn tensor_slots(&self, x: &[f64]) -> Option<(Vec<f64>, Vec<f64>, Vec<(usize, f64)>)> {
+        let n1 = self.degree + 1;
+        let (mut b, mut g) = (vec![0.0; x.len() * n1], vec![0.0; x.len() * n1]);
+        let (mut bv, mut bd) = ([0.0; MAX_HIERARCHICAL_DEGREE + 1], [0.0; MAX_HIERARCHICAL_DEGREE + 1]);
+        for (q, &xq) in x.iter().enumerate() {
+            bubbles(self.degree, 2.0 * xq - 1.0, &mut bv, &mut bd);
+            let (row, drow) = (&mut b[q * n1..(q + 1) * n1], &mut g[q * n1..(q + 1) * n1]);
+            (row[0], drow[0], row[1], drow[1]) = (1.0 - xq, -1.0, xq, 1.0);
+            for k in 2..n1 {
+                (row[k], drow[k]) = (bv[k], 2.0 * bd[k]);
+            }
+        }
+        let slots = self
+            .factors
+            .iter()
+            .map(|f| {
+                let (mut slot, mut sign) = (0, 1.0);
+                for fa in f.iter().rev() {
+                    let i = match *fa {
+                        Factor::Linear(v) => usize::from(v),
+                        Factor::Bubble { k, flip } => {
+                            if flip && k % 2 == 1 {
+                                sign = -sign;
+                            }
+                            k as usize
+                        }
+                    };
+                    slot = slot * n1 + i;
+                }
+                (slot, sign)
+            })
+            .collect();
+        Some((b, g, slots))
+    }
+
     fn orient(&self, d: usize, _e: usize, gids: &[usize]) -> Option<Vec<(usize, f64)>> {
         let parity = |k: usize, flipped: bool| if flipped && k % 2 == 1 { -1.0 } else { 1.0 };
         match d {

@@ -55,6 +55,15 @@ pub trait FiniteElement: Send + Sync + std::fmt::Debug {
     fn tensor_1d(&self, _x: &[f64]) -> Option<(Vec<f64>, Vec<f64>, Vec<usize>)> {
         None
     }
+    /// Modal tensor-product elements (hierarchical hexahedra), whose every function is a signed
+    /// product of 1D functions of one basis: that basis's tables at 1D points `x` (values
+    /// `b[q·p1 + i]`, derivatives `g[q·p1 + i]`) and, per local dof, its lexicographic slot (first
+    /// axis fastest) in the `p1³` products and its sign. What lets the matrix-free levels apply a
+    /// modal basis by sum factorization (`operator::level::partial`). `None` elsewhere (nodal
+    /// tensor elements give [`FiniteElement::tensor_1d`]).
+    fn tensor_slots(&self, _x: &[f64]) -> Option<(Vec<f64>, Vec<f64>, Vec<(usize, f64)>)> {
+        None
+    }
     /// Modal elements (no nodes): for each dof of local entity `e` of dimension `d`, its rank in the
     /// entity's global frame and the sign (±1) relating the cell's function to the global one, when
     /// the entity's vertices (in `CellType::{edges, faces}` order) have global ids `gids`. The dof

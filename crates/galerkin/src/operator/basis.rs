@@ -56,7 +56,15 @@ impl Basis {
 /// (points ordered first axis fastest, as `QuadratureRule` builds them) and the element has a
 /// tensor basis.
 fn tensor_tables(space: &FunctionSpace, rule: &QuadratureRule) -> Option<TensorBasis> {
-    let cell = space.mesh.cell_type;
+    let x = product_points_1d(space.mesh.cell_type, rule)?;
+    let q1d = x.len();
+    let (b, g, lex_to_dof) = space.element.tensor_1d(&x)?;
+    Some(TensorBasis { p1d: b.len() / q1d, q1d, b, g, lex_to_dof })
+}
+
+/// The 1D points of `rule` when it is the n-point Gauss (or Gauss–Lobatto) product rule on a
+/// tensor cell, points ordered first axis fastest (as `QuadratureRule` builds them).
+pub fn product_points_1d(cell: crate::mesh::CellType, rule: &QuadratureRule) -> Option<Vec<f64>> {
     if cell.is_simplex() && cell.dim() > 1 {
         return None;
     }
@@ -77,9 +85,7 @@ fn tensor_tables(space: &FunctionSpace, rule: &QuadratureRule) -> Option<TensorB
     if q1d >= 2 {
         rules.push(gauss_lobatto(q1d));
     }
-    let (x, _) = rules.into_iter().find(is_product_of)?;
-    let (b, g, lex_to_dof) = space.element.tensor_1d(&x)?;
-    Some(TensorBasis { p1d: b.len() / q1d, q1d, b, g, lex_to_dof })
+    rules.into_iter().find(is_product_of).map(|(x, _)| x)
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! - [`full`]: a global CSR matrix (on the GPU by atomics, colors, rows or patches: [`Scatter`]);
 //! - [`element`]: element matrices stored and applied cell by cell;
 //! - [`partial`]: the pointwise `D` in reference coordinates stored per quadrature point, the basis
-//!   applied on the fly (sum factorized on quadrilaterals and hexahedra);
+//!   applied on the fly (sum factorized on quadrilaterals and hexahedra, hierarchical ones through
+//!   signed tensor slots: [`partial::tensor_of`]);
 //! - [`none`]: geometry and coefficients re-read and `D` re-evaluated at every point of every apply.
 //!
 //! A level is a [`LevelOperator`]: the unconstrained `A`, its node blocks (hence diagonal) on the
@@ -272,21 +273,8 @@ pub trait FeBackend: SolverBackend {
     }
 }
 
-/// The matrix-free levels gather through unsigned node lists: spaces whose modes flip sign
-/// between cells (hierarchical bases) take the full or element level.
-fn check_signed(level: AssemblyLevel, input: &LevelInput) -> Result<()> {
-    if input.integ.space.dofmap.signs.is_some() && matches!(level, AssemblyLevel::Partial | AssemblyLevel::None) {
-        return Err(crate::Error::Unsupported(format!(
-            "the {} level with a hierarchical basis: use full or element",
-            level.name()
-        )));
-    }
-    Ok(())
-}
-
 impl FeBackend for Cpu {
     fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<Cpu>>> {
-        check_signed(level, input)?;
         Ok(match level {
             AssemblyLevel::Full => match full::grouped::CpuGrouped::try_build(input)? {
                 Some(grouped) => Box::new(grouped),
@@ -345,7 +333,6 @@ impl FeBackend for CudaBackend {
     }
 
     fn build_level(&self, level: AssemblyLevel, input: &LevelInput) -> Result<Box<dyn LevelOperator<CudaBackend>>> {
-        check_signed(level, input)?;
         Ok(match level {
             AssemblyLevel::Full => match full::grouped::GpuGrouped::try_build(self, input)? {
                 Some(grouped) => Box::new(grouped),

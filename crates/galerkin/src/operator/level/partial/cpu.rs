@@ -24,6 +24,9 @@ pub struct MatFree {
     tables: KernelTables,
     /// Global node of kernel-order local node l of cell c: `idx[c·pd + l]`.
     idx: Vec<usize>,
+    /// Signed spaces (hierarchical bases): the sign of each `idx` entry (0: a tensor slot the
+    /// element lacks), [`super::cell_index`].
+    sgn: Option<Vec<f64>>,
     ncomp: usize,
     ndofs: usize,
     /// Field vector length.
@@ -75,21 +78,21 @@ struct Hex {
 }
 
 impl Hex {
-    fn of(integ: &crate::operator::integrate::ElementIntegrator) -> Option<Hex> {
-        let t = integ.basis.tensor.as_ref()?;
+    fn of(integ: &crate::operator::integrate::ElementIntegrator, tables: &KernelTables) -> Option<Hex> {
+        let (p, q, b, _) = tables.tensor.as_ref()?;
+        let (p, q) = (*p, *q);
         let diffusion = match integ.qf.cuda_type().as_str() {
             "Mass" => false,
             "Diffusion" => true,
             _ => return None,
         };
-        if integ.space.mesh.cell_type != crate::mesh::CellType::Hexahedron || integ.space.ncomp != 1 || t.p1d > t.q1d {
+        if integ.space.mesh.cell_type != crate::mesh::CellType::Hexahedron || integ.space.ncomp != 1 || p > q {
             return None;
         }
-        let (p, q) = (t.p1d, t.q1d);
         let x: Vec<f64> = (0..q).map(|i| integ.basis.rule.points[i][0]).collect();
-        let collocated = p == q && (0..q).all(|i| (0..p).all(|j| (t.b[i * p + j] - f64::from(u8::from(i == j))).abs() < 1e-13));
+        let collocated = p == q && (0..q).all(|i| (0..p).all(|j| (b[i * p + j] - f64::from(u8::from(i == j))).abs() < 1e-13));
         let d = super::hex_cuda::collocated_derivative(&x);
-        Some(Hex { p, q, bt: transpose(&t.b, q, p), dt: transpose(&d, q, q), b: t.b.clone(), d, collocated, diffusion })
+        Some(Hex { p, q, bt: transpose(b, q, p), dt: transpose(&d, q, q), b: b.clone(), d, collocated, diffusion })
     }
 
     /// Stored numbers per point: w|J|ρ, or w|J|κ J⁻¹J⁻ᵀ packed (xx, xy, xz, yy, yz, zz).
@@ -130,13 +133,14 @@ impl MatFree {
         }
         let tables = KernelTables::new(integ);
         let space = integ.space;
-        let pd = tables.pd;
-        let idx = (0..space.mesh.num_cells()).flat_map(|c| tables.order.iter().map(move |&l| space.dofmap.cell_nodes[c * pd + l])).collect();
+        let (idx, sgn) = super::cell_index(space, &tables.order, tables.slot_sign.as_deref());
+        let hex = Hex::of(integ, &tables);
         let mut op = MatFree {
             mode,
             mf: integ.qf.field_size(),
             tables,
             idx,
+            sgn,
             ncomp: space.ncomp,
             ndofs: space.ndofs(),
             qdata: Vec::new(),
@@ -145,7 +149,7 @@ impl MatFree {
             qf: integ.qf.clone(),
             passive: integ.passive.clone(),
             coloring: input.coloring.clone(),
-            hex: Hex::of(integ),
+            hex,
             batch: None,
             tensor_t: None,
             field_tabs: Vec::new(),
@@ -180,7 +184,8 @@ impl MatFree {
             }
             op.moments = Some(m);
         }
-        if let (Some(h), Pointwise::Stored, true) = (&op.hex, mode, input.tuning.cpu_cell_batches != Some(false)) {
+        // Signed gathers take the one-cell path (the batches gather unsigned).
+        if let (Some(h), Pointwise::Stored, true, None) = (&op.hex, mode, input.tuning.cpu_cell_batches != Some(false), &op.sgn) {
             use super::hex_batch::SumForm;
             let form = match (input.tuning.cpu_gather, input.tuning.cpu_batch_colors) {
                 (Some(true), _) => SumForm::Gather,
@@ -717,15 +722,17 @@ impl crate::backend::LinearOperator<Cpu> for MatFree {
         self.for_cells(y, |c, w, y| {
             w.u.resize(n * pd, 0.0);
             let nodes = &self.idx[c * pd..(c + 1) * pd];
+            let sgn = self.sgn.as_ref().map(|s| &s[c * pd..(c + 1) * pd]);
+            let sign = |l: usize| sgn.map_or(1.0, |s| s[l]);
             for comp in 0..n {
                 for (l, &node) in nodes.iter().enumerate() {
-                    w.u[comp * pd + l] = x[node * n + comp];
+                    w.u[comp * pd + l] = sign(l) * x[node * n + comp];
                 }
             }
             self.cell_apply(c, w)?;
             for comp in 0..n {
                 for (l, &node) in nodes.iter().enumerate() {
-                    y[node * n + comp] += w.u[comp * pd + l];
+                    y[node * n + comp] += sign(l) * w.u[comp * pd + l];
                 }
             }
             Ok(())
@@ -760,8 +767,10 @@ impl LevelOperator<Cpu> for MatFree {
             }
             for l in 0..pd {
                 let node = self.idx[c * pd + l];
+                // s² = 1, or 0 for an absent slot.
+                let s2 = self.sgn.as_ref().map_or(1.0, |s| s[c * pd + l] * s[c * pd + l]);
                 for k in 0..n * n {
-                    blocks[node * n * n + k] += acc[l * n * n + k];
+                    blocks[node * n * n + k] += s2 * acc[l * n * n + k];
                 }
             }
             Ok(())
@@ -771,7 +780,7 @@ impl LevelOperator<Cpu> for MatFree {
     fn storage_bytes(&self) -> usize {
         let passive: usize = self.passive.device_layout().0.len() * 8;
         let batched = self.batch.as_ref().map_or(0, |b| b.storage_bytes());
-        self.qdata.len() * 8 + batched + self.idx.len() * 8 + if self.mode == Pointwise::Recomputed { passive } else { 0 }
+        self.qdata.len() * 8 + batched + self.idx.len() * 8 + self.sgn.as_ref().map_or(0, |s| s.len() * 8) + if self.mode == Pointwise::Recomputed { passive } else { 0 }
     }
     /// The batched hexahedron path applies the Dirichlet mask in its gather (one pass after).
     fn apply_masked(&self, _be: &Cpu, x: &Vec<f64>, y: &mut Vec<f64>, mask: &Vec<f64>) -> Result<bool> {

@@ -30,11 +30,10 @@ pub struct HexVariant {
 impl HexVariant {
     /// `None` unless the cells are hexahedra with a tensor basis and the physics is exactly mass or
     /// diffusion (one coefficient, the same operator on every component).
-    pub fn of(integ: &ElementIntegrator, mode: Pointwise) -> Option<HexVariant> {
+    pub fn of(integ: &ElementIntegrator, t: &TensorBasis, slot_sign: Option<&[f64]>, mode: Pointwise) -> Option<HexVariant> {
         if integ.space.mesh.cell_type != CellType::Hexahedron {
             return None;
         }
-        let t = integ.basis.tensor.as_ref()?;
         let kind = match integ.qf.cuda_type().as_str() {
             "Mass" => 0,
             "Diffusion" => 1,
@@ -64,6 +63,7 @@ impl HexVariant {
             format!("COLLO={}", b(collo)),
             format!("NONE={}", b(mode == Pointwise::Recomputed)),
             format!("EPB={epb}"),
+            format!("SIGNED_IDX={}", b(super::cuda::signed(integ, slot_sign))),
         ];
         Some(HexVariant { defines, epb, q1, tab, nqd: if kind == 0 { 1 } else { 6 } })
     }
@@ -90,30 +90,33 @@ pub fn collocated_derivative(x: &[f64]) -> Vec<f64> {
 /// The fast matrix-free operator on hexahedra where [`HexVariant::of`] applies, else `None`.
 pub fn try_build(be: &CudaBackend, input: &LevelInput, mode: Pointwise) -> Result<Option<DeviceMatFree>> {
     let integ = input.integ;
-    let Some(v) = HexVariant::of(integ, mode) else { return Ok(None) };
-    let Some(t): Option<&TensorBasis> = integ.basis.tensor.as_ref() else { return Ok(None) };
+    let Some((t, slot_sign)) = super::tensor_of(integ) else { return Ok(None) };
+    let Some(v) = HexVariant::of(integ, &t, slot_sign.as_deref(), mode) else { return Ok(None) };
     let q = v.q1 as u32;
     let variant = Variant {
         module: be.variant_module(&HEX_MATFREE, &v.defines)?,
         kernels: ["hex_apply", "hex_diagonal", "hex_setup"],
         order: &t.lex_to_dof,
+        slot_sign: slot_sign.as_deref(),
         tab: &v.tab,
         stored_points: v.q1.pow(3),
         ns: v.nqd,
         epb: v.epb,
         block: (q, q, v.epb as u32),
+        dyn_shared: 0,
     };
     DeviceMatFree::from_variant(be, input, mode, variant).map(Some)
 }
 
 /// Compiles `hex_matfree.cu` for every variant the bake-off reaches (Q1–Q8, mass and diffusion,
 /// 1 and 3 components, Gauss q = p + 2 and p + 1 (the default) and collocated Gauss–Lobatto
-/// q = p + 1, partial and none)
+/// q = p + 1, partial and none) and the signed restriction of hierarchical bases (Gauss q = p + 1)
 /// with NVRTC only, for the degrees `p` in `degrees`; warnings are errors.
 pub fn compile_variants(arch: &str, degrees: std::ops::RangeInclusive<usize>) -> Result<Vec<(String, usize)>> {
     let mut all = Vec::new();
     for p in degrees {
-        for (q, collo) in [(p + 2, false), (p + 1, false), (p + 1, true)] {
+        // Signed restrictions (hierarchical bases) on their default Gauss rule, q = p + 1.
+        for (q, collo, signed) in [(p + 2, false, 0), (p + 1, false, 0), (p + 1, true, 0), (p + 1, false, 1)] {
             for (kind, ncomp) in [(0, 1), (1, 1), (0, 3), (1, 3)] {
                 for none in [0, 1] {
                     let epb = (jit::BLOCK_SIZE as usize / (q * q)).max(1);
@@ -125,6 +128,7 @@ pub fn compile_variants(arch: &str, degrees: std::ops::RangeInclusive<usize>) ->
                         format!("COLLO={}", usize::from(collo)),
                         format!("NONE={none}"),
                         format!("EPB={epb}"),
+                        format!("SIGNED_IDX={signed}"),
                     ]);
                 }
             }
