@@ -47,9 +47,15 @@ pub fn patch_cells(nloc: usize, ncomp: usize, tuned: Option<usize>) -> Option<us
 pub fn fitted_patch_cells(v: &Variant) -> Option<usize> {
     let max = patch_cells(v.nloc, v.ncomp, v.tuning.patch_doubles)?;
     let items = if v.reftensor { v.nloc.div_ceil(2) } else { v.threads_per_cell() };
-    let block = crate::backend::cuda::jit::BLOCK_SIZE as usize;
+    Some(fit_rounds(max, items, crate::backend::cuda::jit::BLOCK_SIZE as usize))
+}
+
+/// At most `max` cells of `items` threads each, trimmed to whole rounds of a `block`; never 0 (a
+/// cell of more items than the block has threads, scalar trunk p = 6, takes its rounds alone: 0
+/// cells would have stopped the kernel's compile at its `PATCH >= 1` assertion).
+fn fit_rounds(max: usize, items: usize, block: usize) -> usize {
     let rounds = max * items / block;
-    Some(if rounds == 0 { max } else { rounds * block / items })
+    if rounds == 0 { max } else { (rounds * block / items).clamp(1, max) }
 }
 
 /// Shared-memory doubles per cell: the node blocks (i ≤ j) of the upper triangle, ncomp² each,
@@ -430,5 +436,18 @@ mod tests {
             eprintln!("{ncomp} components: atomics per entry in mesh and Hilbert order {fractions:?}");
             assert!(fractions[1] < 0.8 * fractions[0], "Hilbert patches should need fewer atomics: {fractions:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod fit_tests {
+    use super::fit_rounds;
+
+    #[test]
+    fn patches_keep_at_least_one_cell() {
+        assert_eq!(fit_rounds(55, 5, 256), 51); // P2 tetrahedra: one round of the block
+        assert_eq!(fit_rounds(10, 5, 256), 10); // fewer items than the block: all that fit
+        assert_eq!(fit_rounds(1, 300, 256), 1); // one cell wider than the block (was 0)
+        assert_eq!(fit_rounds(2, 300, 256), 1);
     }
 }
