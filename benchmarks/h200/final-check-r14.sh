@@ -3,7 +3,8 @@
 #   part A: every packed GPU test binary (GALERKIN_REQUIRE_GPU=1, --include-ignored) in four lanes,
 #           then the IGA many-rhs sweep (the default beside ${IGA_ENGINES:-gpu}).
 #   part B: the scheme III table at p = 1…5, the p = 2, 3 tiled sweeps (the default first), the
-#           hyperelastic default kernel at 10^6 P2 and, if time is left, Newton at 10^6.
+#           matrix-free levels at p = 6 (hpart14; the scalar full level's first GPU build there), the
+#           hyperelastic default kernel at 10^6 P2 and, with NEWTON=1, Newton at 10^6.
 # Rows print as measured; each step under its own timeout. $OUT keeps ≤ 8 files per part.
 # Usage: bash benchmarks/h200/final-check-r14.sh .dev-NAME A|B
 d=$1; part=$2
@@ -27,9 +28,11 @@ else
     timeout 40 $G bench --hex --degrees $p --runs 7 --cpu-cells 10 --tiled-sweep --sweep-shapes ${SWEEP_SHAPES:-4} > "$OUT/hex-sweep-p$p.txt" 2>&1
     step "hex sweep p = $p rc $?"
   done
+  timeout 60 $G bench --hex --levels full,partial,none --degrees 6 --cells 10000 --runs 5 > "$OUT/hex-levels-p6.txt" 2>&1
+  step "hex levels p = 6 rc $?"
   timeout 40 $G bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 5 --hyper-variants "tc staged,mom 2,cube 6 scatter-only" > "$OUT/hyper-sweep.txt" 2>&1
   step "hyper sweep rc $?"
-  if [ "${NEWTON:-1}" = 1 ]; then
+  if [ "${NEWTON:-0}" = 1 ]; then
     GALERKIN_NEWTON_TRACE=1 timeout 60 $G bench --hyperelastic --dofs 1000000 --degrees 2 --gpu --cpu1-max-dofs 0 --cpu-max-dofs 0 --runs 1 \
       --solve-max-dofs 5000000 --hyper-loads 'step_rtol = 1e-2' --json "$OUT/hyper.json" > "$OUT/hyper.txt" 2>&1
     step "hyper newton rc $?"

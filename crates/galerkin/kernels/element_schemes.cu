@@ -1015,6 +1015,26 @@ __device__ __forceinline__ void send_range(double* __restrict__ k, const double*
     if (pairs > 0) bulk_store(dst + head, src + head, 16u * (unsigned)pairs);
 }
 
+// The packed upper triangle of the warp's tile (accumulators `acc`, signs `sg`) into an image of the
+// packed rows: entry e at img[e − lo] (the wide writes' image of a group of tiles, or with lo = 0
+// the pipelined cells' whole triangle).
+__device__ __forceinline__ void form_packed_image(double* __restrict__ img, int lo, const double* p, const Tile& tl,
+                                                  const double (&acc)[DIM * DIM][4], const TileSigns& sg) {
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        if (!half_tile_writes(tl, hh)) continue;
+        int a0 = 0, b0 = 0;
+        half_tile_corner(tl, hh, a0, b0);
+        const int rr0 = a0 * NCOMP, ss0 = b0 * NCOMP;
+        form_half_tile(
+            [&](int r, int col, double v) {
+                const int rr = rr0 + r, ss = ss0 + col;
+                if (rr < ND && ss < ND && ss >= rr) img[packed_c(rr, ss) - lo] = v;
+            },
+            p, tl, hh, acc, sg);
+    }
+}
+
 // Writes the round of tiles from t0 (this warp's: tile t0 + warp, accumulators `acc`; a split pair's warps
 // pass their tile's index and their own half tile as the tile) through
 // packed images in the staging region `hbuf` of the group (every thread of the group calls it).
@@ -1031,20 +1051,7 @@ __device__ __forceinline__ void write_round_wide(double* __restrict__ k, double*
             bulk_wait_read();  // the previous group's copies have read the image
             group_sync(grp);   // and its stores
         }
-        if (mine >= g0 && mine < g1)
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-                if (!half_tile_writes(tl, hh)) continue;
-                int a0 = 0, b0 = 0;
-                half_tile_corner(tl, hh, a0, b0);
-                const int rr0 = a0 * NCOMP, ss0 = b0 * NCOMP;
-                form_half_tile(
-                    [&](int r, int col, double v) {
-                        const int rr = rr0 + r, ss = ss0 + col;
-                        if (rr < ND && ss < ND && ss >= rr) img[packed_c(rr, ss) - lo] = v;
-                    },
-                    p, tl, hh, acc, sg);
-            }
+        if (mine >= g0 && mine < g1) form_packed_image(img, lo, p, tl, acc, sg);
         if (WIDE_WRITES >= 2) fence_async_shared();  // the image is visible to the bulk copies
         group_sync(grp);
         if (WIDE_WRITES == 3) {
@@ -1074,24 +1081,6 @@ static_assert(!PIPE || NTILES <= ROUND_TILES, "pipelined cells: one round of til
 static_assert(!PIPE || IMAGE_DOUBLES > 0 || NCHUNK == 1, "pipelined cells: with several passes the image needs a region of its own");
 static_assert(!PIPE || NDP + 1 <= (IMAGE_DOUBLES > 0 ? IMAGE_DOUBLES : HSIZE), "pipelined cells: the packed triangle fits the image");
 
-// The cell's packed triangle from the warp's tile (accumulators `acc`, signs `sg`) into `img`
-// (entry e at img[e]).
-__device__ __forceinline__ void form_cell_image(double* __restrict__ img, const double* p, const Tile& tl, const double (&acc)[DIM * DIM][4],
-                                                const TileSigns& sg) {
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-        if (!half_tile_writes(tl, hh)) continue;
-        int a0 = 0, b0 = 0;
-        half_tile_corner(tl, hh, a0, b0);
-        const int rr0 = a0 * NCOMP, ss0 = b0 * NCOMP;
-        form_half_tile(
-            [&](int r, int col, double v) {
-                const int rr = rr0 + r, ss = ss0 + col;
-                if (rr < ND && ss < ND && ss >= rr) img[packed_c(rr, ss)] = v;
-            },
-            p, tl, hh, acc, sg);
-    }
-}
 
 __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
                                                 const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
@@ -1148,7 +1137,7 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
             for (int m = 0; m < DIM * DIM; ++m) sum += r.acc[0][m][0] + r.acc[0][m][1] + r.acc[0][m][2] + r.acc[0][m][3];
             if (sum == 1.25e300) cell.k[threadIdx.x] = sum;
         } else if (r.tl[0].r0 >= 0) {
-            form_cell_image(img, cell.p, r.tl[0], r.acc[0], r.sg[0]);
+            form_packed_image(img, 0, cell.p, r.tl[0], r.acc[0], r.sg[0]);
         }
         if (next && !(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + (n & 1) * HSIZE, tid);
         if (warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
