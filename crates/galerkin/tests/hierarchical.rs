@@ -665,7 +665,8 @@ mod matrix_free;
 
 /// A scalar trunk p = 6 cell (105 functions) has more integration threads than a block: its patch
 /// variant once got 0 cells a patch and `assembly.cu` stopped compiling, so the GPU full level of
-/// p = 6 Poisson failed whatever the scatter. Every scatter now equals the CPU's matrix.
+/// p = 6 Poisson failed whatever the scatter. The atomic and colored scatters now equal the CPU's
+/// matrix; the patch scatter (unsigned) is refused with a clear error.
 #[test]
 fn gpu_full_level_of_scalar_p6_matches_the_cpu() {
     use galerkin::operator::{Scatter, Tuning};
@@ -675,11 +676,14 @@ fn gpu_full_level_of_scalar_p6_matches_the_cpu() {
     assert_eq!(space.dofmap.nodes_per_cell, 105);
     let problem = LinearProblem::new(space, Diffusion::new(1.3)).dirichlet(["xmin"], vector(|_| [0.0; 3]));
     let a = problem.assemble(AssemblyLevel::Full).unwrap().matrix_to_host().unwrap().unwrap();
-    for scatter in [Scatter::Atomic, Scatter::Colored, Scatter::Patch] {
+    for scatter in [Scatter::Atomic, Scatter::Colored] {
         let sys = problem.system(&gpu, AssemblyLevel::Full, Tuning { scatter, ..Default::default() });
         let m = sys.unwrap_or_else(|e| panic!("{}: {e}", scatter.name())).matrix_to_host().unwrap().unwrap();
         assert_eq!(m.col_idx, a.col_idx);
         let d = rel_diff(&a.values, &m.values);
         assert!(d < 1e-12, "{}: GPU matrix differs by {d:e}", scatter.name());
     }
+    // The patch scatter has no signs: refused by name, not by a compile error.
+    let err = problem.system(&gpu, AssemblyLevel::Full, Tuning { scatter: Scatter::Patch, ..Default::default() }).err().expect("refused");
+    assert!(err.to_string().contains("use atomic or colored"), "{err}");
 }
