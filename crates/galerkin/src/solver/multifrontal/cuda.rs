@@ -1295,14 +1295,23 @@ impl Factorization<CudaBackend> for CudaMultifrontal {
         "multifrontal".into()
     }
     fn solve_many(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<()> {
-        crate::solver::factorization::check_rhs_len(be, "multifrontal solve", self.sym.n, nrhs, b, x)?;
-        be.check("multifrontal solve", self.sym.n * nrhs, &[b, x])?;
+        self.check_solve(be, "multifrontal solve", nrhs, b, x)?;
         if nrhs == 0 {
             return Ok(());
         }
+        self.solve_device(be, nrhs, b, x, ForwardDone::No)
+    }
+}
+
+impl CudaMultifrontal {
+    /// The checks of every solving entry point (`solve_many`, the fused and overlapped factor and
+    /// solve): `b` and `x` hold `n × nrhs` values on this device, and `nrhs` fits the kernels' indices.
+    fn check_solve(&self, be: &CudaBackend, what: &str, nrhs: usize, b: &CudaVector, x: &CudaVector) -> Result<()> {
+        crate::solver::factorization::check_rhs_len(be, what, self.sym.n, nrhs, b, x)?;
+        be.check(what, self.sym.n * nrhs, &[b, x])?;
         if nrhs > u32::MAX as usize / 2 {
             return Err(Error::invalid(format!("{nrhs} right-hand sides is too many for one solve")));
         }
-        self.solve_device(be, nrhs, b, x, ForwardDone::No)
+        Ok(())
     }
 }

@@ -35,11 +35,7 @@ impl CudaMultifrontal {
     /// subtrees inside the factorization's launches (see the module's text). The factorization
     /// and the transfer maps stay for later solves.
     pub fn factor_and_solve(&mut self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<()> {
-        crate::solver::factorization::check_rhs_len(be, "multifrontal factor and solve", self.sym.n, nrhs, b, x)?;
-        be.check("multifrontal factor and solve", self.sym.n * nrhs, &[b, x])?;
-        if nrhs > u32::MAX as usize / 2 {
-            return Err(Error::invalid(format!("{nrhs} right-hand sides is too many for one solve")));
-        }
+        self.check_solve(be, "multifrontal factor and solve", nrhs, b, x)?;
         if nrhs == 0 || !self.fuses_factor_and_forward() {
             self.refactor(be)?;
             return if nrhs == 0 { Ok(()) } else { self.solve_device(be, nrhs, b, x, ForwardDone::No) };

@@ -106,11 +106,7 @@ impl CudaMultifrontal {
     }
 
     fn overlapped(&mut self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector, mut marks: Option<&mut Marks>) -> Result<()> {
-        crate::solver::factorization::check_rhs_len(be, "multifrontal overlapped factor and solve", self.sym.n, nrhs, b, x)?;
-        be.check("multifrontal overlapped factor and solve", self.sym.n * nrhs, &[b, x])?;
-        if nrhs > u32::MAX as usize / 2 {
-            return Err(Error::invalid(format!("{nrhs} right-hand sides is too many for one solve")));
-        }
+        self.check_solve(be, "multifrontal overlapped factor and solve", nrhs, b, x)?;
         if nrhs == 0 || !self.overlaps_forward() {
             self.refactor(be)?;
             return if nrhs == 0 { Ok(()) } else { self.solve_device(be, nrhs, b, x, ForwardDone::No) };
