@@ -45,14 +45,7 @@ pub fn parse_msh_with_notes(data: &[u8], source: &str) -> Result<(Mesh, Vec<Stri
 /// [`parse_msh_with_notes`], with the Gmsh element tag of each cell (what the file's cell data,
 /// `$ElementData`, is keyed by: see [`super::gmsh_data`]).
 pub fn parse_msh_with_cell_elements(data: &[u8], source: &str) -> Result<(Mesh, Vec<String>, Vec<usize>)> {
-    let mut r = Reader {
-        data,
-        pos: 0,
-        source,
-        section: "",
-        binary: None,
-        legacy: false,
-    };
+    let mut r = Reader::new(data, source);
     let mut file = MshFile::default();
     let mut seen_format = false;
     while let Some(header) = r.section_header()? {
@@ -347,7 +340,7 @@ impl super::validate::Names for FileNames<'_> {
     }
 }
 
-fn read_format(r: &mut Reader) -> Result<()> {
+pub(super) fn read_format(r: &mut Reader) -> Result<()> {
     let version = r.ascii_token("format version")?;
     if version != "4.1" && version != "2.2" {
         return Err(r.error(format!(
@@ -653,11 +646,11 @@ struct Binary {
 
 /// A cursor over the file that reads numbers as ASCII tokens or, after a binary $MeshFormat, as
 /// raw bytes; section parsers are written once against it.
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
     source: &'a str,
-    section: &'static str,
+    pub(super) section: &'static str,
     binary: Option<Binary>,
     /// MSH 2.2 (ASCII): `$Nodes` and `$Elements` in the legacy layout.
     legacy: bool,
@@ -665,14 +658,24 @@ struct Reader<'a> {
 
 /// A position to report: byte offset, turned into a line number for ASCII files.
 #[derive(Clone, Copy)]
-struct At(usize);
+pub(super) struct At(usize);
 
 impl<'a> Reader<'a> {
+    /// A reader at the start of `data`, ASCII until a binary `$MeshFormat` is read.
+    pub(super) fn new(data: &'a [u8], source: &'a str) -> Self {
+        Reader { data, pos: 0, source, section: "", binary: None, legacy: false }
+    }
+
+    /// Whether a binary `$MeshFormat` has been read.
+    pub(super) fn is_binary(&self) -> bool {
+        self.binary.is_some()
+    }
+
     fn line(&self) -> usize {
         line_of(self.data, self.pos)
     }
 
-    fn line_or_offset(&self) -> At {
+    pub(super) fn line_or_offset(&self) -> At {
         let mut p = self.pos;
         if self.binary.is_none() {
             while p < self.data.len() && self.data[p].is_ascii_whitespace() {
@@ -682,7 +685,7 @@ impl<'a> Reader<'a> {
         At(p)
     }
 
-    fn error_at(&self, at: At, message: impl Into<String>) -> Error {
+    pub(super) fn error_at(&self, at: At, message: impl Into<String>) -> Error {
         let place = match self.binary {
             Some(_) => format!("byte offset {}", at.0),
             None => format!("line {}", line_of(self.data, at.0)),
@@ -695,15 +698,15 @@ impl<'a> Reader<'a> {
         Error::mesh(format!("{}, {place}{section}", self.source), message)
     }
 
-    fn error(&self, message: impl Into<String>) -> Error {
+    pub(super) fn error(&self, message: impl Into<String>) -> Error {
         self.error_at(self.line_or_offset(), message)
     }
 
-    fn remaining(&self) -> usize {
+    pub(super) fn remaining(&self) -> usize {
         self.data.len() - self.pos
     }
 
-    fn skip_whitespace(&mut self) {
+    pub(super) fn skip_whitespace(&mut self) {
         while self.pos < self.data.len() && self.data[self.pos].is_ascii_whitespace() {
             self.pos += 1;
         }
@@ -741,7 +744,7 @@ impl<'a> Reader<'a> {
             .map_err(|_| self.error_at(At(start), format!("{what} is not valid text")))
     }
 
-    fn ascii_parse<T: std::str::FromStr>(&mut self, what: &str) -> Result<T> {
+    pub(super) fn ascii_parse<T: std::str::FromStr>(&mut self, what: &str) -> Result<T> {
         let at = self.line_or_offset();
         let token = self.ascii_token(what)?;
         token
@@ -759,7 +762,7 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
-    fn int(&mut self, what: &str) -> Result<i32> {
+    pub(super) fn int(&mut self, what: &str) -> Result<i32> {
         match self.binary {
             Some(b) => Ok(i32::from_le_bytes(self.binary_bytes(what, b.big_endian)?)),
             None => self.ascii_parse(what),
@@ -776,7 +779,7 @@ impl<'a> Reader<'a> {
         Ok(v)
     }
 
-    fn plausible(&self, v: usize, what: &str, at: At) -> Result<()> {
+    pub(super) fn plausible(&self, v: usize, what: &str, at: At) -> Result<()> {
         if v <= self.remaining() {
             return Ok(());
         }
@@ -806,7 +809,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn float(&mut self, what: &str) -> Result<f64> {
+    pub(super) fn float(&mut self, what: &str) -> Result<f64> {
         match self.binary {
             Some(b) => Ok(f64::from_le_bytes(self.binary_bytes(what, b.big_endian)?)),
             None => self.ascii_parse(what),
@@ -817,7 +820,7 @@ impl<'a> Reader<'a> {
         self.rest_of_line().map(|_| ())
     }
 
-    fn rest_of_line(&mut self) -> Result<&'a str> {
+    pub(super) fn rest_of_line(&mut self) -> Result<&'a str> {
         let start = self.pos;
         while self.pos < self.data.len() && self.data[self.pos] != b'\n' {
             self.pos += 1;
@@ -828,7 +831,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next `$Name` header, or `None` at the end of the file.
-    fn section_header(&mut self) -> Result<Option<&'a str>> {
+    pub(super) fn section_header(&mut self) -> Result<Option<&'a str>> {
         self.section = "";
         self.skip_whitespace();
         if self.pos == self.data.len() {
@@ -845,7 +848,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn expect_end(&mut self, name: &str) -> Result<()> {
+    pub(super) fn expect_end(&mut self, name: &str) -> Result<()> {
         let at = self.line_or_offset();
         let token = self.ascii_token(&format!("$End{name}"))?;
         if token.strip_prefix("$End") == Some(name) {
@@ -859,7 +862,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Skip a section galerkin does not use ($Periodic, $NodeData, …) up to its `$End` line.
-    fn skip_section(&mut self, name: &str) -> Result<()> {
+    pub(super) fn skip_section(&mut self, name: &str) -> Result<()> {
         let end = format!("\n$End{name}");
         let rest = &self.data[self.pos.saturating_sub(1)..];
         match rest.windows(end.len()).position(|w| w == end.as_bytes()) {

@@ -17,9 +17,11 @@
 //! $EndElementData
 //! ```
 //!
-//! in MSH 4.1 and 2.2 alike (ASCII). A view may be split over several sections (partitions, time
+//! in MSH 4.1 and 2.2 alike (ASCII); in a binary MSH 4.1 file the entries after the integer tags
+//! are binary (a 4-byte element tag, then the values as doubles). A view may be split over several sections (partitions, time
 //! steps): the sections of its first time step are merged. Values are matched to cells by the
 //! element tags the mesh reader keeps ([`super::gmsh::parse_msh_with_cell_elements`]).
+use super::gmsh::{read_format, Reader};
 use super::Mesh;
 use crate::{Error, Result};
 use std::collections::HashMap;
@@ -33,79 +35,102 @@ pub struct ElementView {
     pub values: HashMap<usize, Vec<f64>>,
 }
 
-/// Whether the `$MeshFormat` header says binary (`<version> 1 <size>`).
-fn is_binary(data: &[u8]) -> bool {
-    let head = &data[..data.len().min(256)];
-    let text = String::from_utf8_lossy(head);
-    text.lines().skip_while(|l| l.trim() != "$MeshFormat").nth(1).and_then(|l| l.split_whitespace().nth(1).map(|t| t == "1")).unwrap_or(false)
-}
-
-/// Every `$ElementData` view of an ASCII MSH file (4.1 or 2.2), by name.
+/// Every `$ElementData` view of an MSH file (4.1 ASCII or binary, 2.2 ASCII), by name. The
+/// sections are walked with the mesh reader's cursor, so a binary file's numbers are read in the
+/// byte order of its endianness marker and errors give the line (ASCII) or byte offset (binary).
 pub fn element_views(data: &[u8], source: &str) -> Result<Vec<ElementView>> {
-    if is_binary(data) {
-        return Err(Error::Unsupported(format!("{source}: $ElementData in a binary MSH file (save it as ASCII: Mesh.Binary = 0)")));
-    }
-    let text = std::str::from_utf8(data).map_err(|e| Error::mesh(source.to_string(), format!("not UTF-8 text: {e}")))?;
+    let mut r = Reader::new(data, source);
     let mut views: Vec<ElementView> = Vec::new();
-    // (name, time step) of the first section of each view: later time steps are skipped.
+    // The time step of the first section of each view: later time steps are skipped.
     let mut first_step: HashMap<String, i64> = HashMap::new();
-    let mut rest = text;
-    let mut offset = 0usize;
-    while let Some(at) = rest.find("$ElementData") {
-        let start = offset + at;
-        let line = text[..start].matches('\n').count() + 1;
-        let body_start = start + "$ElementData".len();
-        let end = text[body_start..].find("$EndElementData").ok_or_else(|| Error::mesh(format!("{source}, line {line}"), "$ElementData has no $EndElementData"))?;
-        let body = &text[body_start..body_start + end];
-        let here = format!("{source}, line {line}, $ElementData");
-        let bad = |what: &str| Error::mesh(here.clone(), what.to_string());
-        let mut lines = body.lines().map(str::trim).filter(|l| !l.is_empty());
-        let mut count = |what: &str| -> Result<usize> { lines.next().and_then(|l| l.parse::<usize>().ok()).ok_or_else(|| bad(&format!("expected the number of {what}"))) };
-        let ns = count("string tags")?;
-        let mut strings = Vec::with_capacity(ns);
-        for _ in 0..ns {
-            strings.push(lines.next().ok_or_else(|| bad("missing string tag"))?.trim_matches('"').to_string());
-        }
-        let nr = lines.next().and_then(|l| l.parse::<usize>().ok()).ok_or_else(|| bad("expected the number of real tags"))?;
-        for _ in 0..nr {
-            lines.next().and_then(|l| l.parse::<f64>().ok()).ok_or_else(|| bad("missing real tag"))?;
-        }
-        let ni = lines.next().and_then(|l| l.parse::<usize>().ok()).ok_or_else(|| bad("expected the number of integer tags"))?;
-        let mut ints = Vec::with_capacity(ni);
-        for _ in 0..ni {
-            ints.push(lines.next().and_then(|l| l.parse::<i64>().ok()).ok_or_else(|| bad("missing integer tag"))?);
-        }
-        if ints.len() < 3 || ints[1] <= 0 || ints[2] < 0 {
-            return Err(bad("needs 3 integer tags: time step, components (≥ 1), number of elements"));
-        }
-        let name = strings.first().cloned().unwrap_or_default();
-        let (step, nc, ne) = (ints[0], ints[1] as usize, ints[2] as usize);
-        let keep = *first_step.entry(name.clone()).or_insert(step) == step;
-        let mut values = HashMap::with_capacity(if keep { ne } else { 0 });
-        for k in 0..ne {
-            let l = lines.next().ok_or_else(|| bad(&format!("{ne} elements announced, {k} given")))?;
-            if !keep {
+    let mut seen_format = false;
+    while let Some(header) = r.section_header()? {
+        match header {
+            "MeshFormat" => {
+                r.section = "$MeshFormat";
+                read_format(&mut r)?;
+                seen_format = true;
+            }
+            _ if !seen_format => return Err(r.error("the file must start with $MeshFormat")),
+            "ElementData" => {
+                r.section = "$ElementData";
+                read_view(&mut r, &mut views, &mut first_step)?;
+            }
+            other => {
+                r.skip_section(other)?;
                 continue;
             }
-            let mut tok = l.split_whitespace();
-            let tag = tok.next().and_then(|t| t.parse::<usize>().ok()).ok_or_else(|| bad(&format!("element line `{l}`: no element tag")))?;
-            let v: Vec<f64> = tok.map(|t| t.parse::<f64>()).collect::<std::result::Result<_, _>>().map_err(|_| bad(&format!("element {tag}: values are not numbers")))?;
-            if v.len() != nc {
-                return Err(bad(&format!("element {tag} has {} values, the view has {nc} components", v.len())));
-            }
-            values.insert(tag, v);
         }
-        if keep {
-            match views.iter_mut().find(|v| v.name == name) {
-                Some(v) if v.components != nc => return Err(bad(&format!("view `{name}`: sections of {} and {nc} components", v.components))),
-                Some(v) => v.values.extend(values),
-                None => views.push(ElementView { name, components: nc, values }),
-            }
-        }
-        offset = body_start + end + "$EndElementData".len();
-        rest = &text[offset..];
+        r.expect_end(header)?;
     }
     Ok(views)
+}
+
+/// One `$ElementData` section: its tags are ASCII lines in either file type; its entries are
+/// lines (ASCII) or, in a binary file, a 4-byte element tag and the values as doubles each, the
+/// layout Gmsh writes (`int` tags, as MshIO and meshio read them too).
+fn read_view(r: &mut Reader, views: &mut Vec<ElementView>, first_step: &mut HashMap<String, i64>) -> Result<()> {
+    let ns: usize = r.ascii_parse("number of string tags")?;
+    let mut strings = Vec::with_capacity(ns.min(16));
+    for _ in 0..ns {
+        r.skip_whitespace();
+        strings.push(r.rest_of_line()?.trim().trim_matches('"').to_string());
+    }
+    let nr: usize = r.ascii_parse("number of real tags")?;
+    for _ in 0..nr {
+        r.ascii_parse::<f64>("real tag")?;
+    }
+    let ni: usize = r.ascii_parse("number of integer tags")?;
+    let mut ints = Vec::with_capacity(ni.min(16));
+    for _ in 0..ni {
+        ints.push(r.ascii_parse::<i64>("integer tag")?);
+    }
+    if ints.len() < 3 || ints[1] <= 0 || ints[2] < 0 {
+        return Err(r.error("needs 3 integer tags: time step, components (≥ 1), number of elements"));
+    }
+    let name = strings.first().cloned().unwrap_or_default();
+    let (step, nc, ne) = (ints[0], ints[1] as usize, ints[2] as usize);
+    let at = r.line_or_offset();
+    r.plausible(ne, "number of elements", at)?;
+    let keep = *first_step.entry(name.clone()).or_insert(step) == step;
+    let mut values = HashMap::with_capacity(if keep { ne } else { 0 });
+    if r.is_binary() {
+        r.rest_of_line()?; // the entries start after the last integer tag's line
+    }
+    for k in 0..ne {
+        let (tag, v) = if r.is_binary() {
+            let at = r.line_or_offset();
+            let tag = r.int("element tag").map_err(|_| r.error_at(at, format!("{ne} elements announced, {k} given")))?;
+            let tag = usize::try_from(tag).ok().filter(|&t| t > 0).ok_or_else(|| r.error_at(at, format!("element tag {tag} is not positive")))?;
+            let v = (0..nc).map(|_| r.float("value")).collect::<Result<Vec<f64>>>().map_err(|_| r.error_at(at, format!("element {tag}: file ends inside its {nc} values")))?;
+            (tag, v)
+        } else {
+            r.skip_whitespace();
+            let at = r.line_or_offset();
+            let l = r.rest_of_line()?.trim();
+            if l.is_empty() || l.starts_with('$') {
+                return Err(r.error_at(at, format!("{ne} elements announced, {k} given")));
+            }
+            let mut tok = l.split_whitespace();
+            let tag = tok.next().and_then(|t| t.parse::<usize>().ok()).ok_or_else(|| r.error_at(at, format!("element line `{l}`: no element tag")))?;
+            let v: Vec<f64> = tok.map(|t| t.parse::<f64>()).collect::<std::result::Result<_, _>>().map_err(|_| r.error_at(at, format!("element {tag}: values are not numbers")))?;
+            if v.len() != nc {
+                return Err(r.error_at(at, format!("element {tag} has {} values, the view has {nc} components", v.len())));
+            }
+            (tag, v)
+        };
+        if keep {
+            values.insert(tag, v);
+        }
+    }
+    if keep {
+        match views.iter_mut().find(|v| v.name == name) {
+            Some(v) if v.components != nc => return Err(r.error(format!("view `{name}`: sections of {} and {nc} components", v.components))),
+            Some(v) => v.values.extend(values),
+            None => views.push(ElementView { name, components: nc, values }),
+        }
+    }
+    Ok(())
 }
 
 /// The mesh of a Gmsh file and, per cell (in the mesh's cell order), the values of its
@@ -154,6 +179,47 @@ mod tests {
         let cut = VIEW.replace("9 0 1 0.5\n", "");
         assert!(element_views(cut.as_bytes(), "t.msh").unwrap_err().to_string().contains("2 elements announced"));
         let bin = VIEW.replace("4.1 0 8", "4.1 1 8");
-        assert!(element_views(bin.as_bytes(), "t.msh").unwrap_err().to_string().contains("binary"));
+        assert!(element_views(bin.as_bytes(), "t.msh").unwrap_err().to_string().contains("endianness marker"));
+    }
+
+    /// The reader's binary MSH 4.1 test mesh (little-endian) with a binary view appended: 2
+    /// components, and a later time step that must be skipped. Also the first entry's offset.
+    fn binary_with_view(data: &[u8]) -> (Vec<u8>, Vec<usize>, usize) {
+        let (_, _, elements) = crate::mesh::gmsh::parse_msh_with_cell_elements(data, "t.msh").unwrap();
+        let mut out = data.to_vec();
+        let mut first = 0;
+        for step in [0, 1] {
+            out.extend_from_slice(format!("$ElementData\n1\n\"fibres\"\n1\n{step}.0\n3\n{step}\n2\n{}\n", elements.len()).as_bytes());
+            if step == 0 {
+                first = out.len();
+            }
+            for &tag in &elements {
+                out.extend_from_slice(&(tag as i32).to_le_bytes());
+                for v in [tag as f64 + step as f64, -0.5 * tag as f64] {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+            out.extend_from_slice(b"\n$EndElementData\n");
+        }
+        (out, elements, first)
+    }
+
+    #[test]
+    fn binary_views_are_read() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/square_tri_binary.msh");
+        let data = std::fs::read(path).unwrap();
+        let (file, elements, first) = binary_with_view(&data);
+        let v = element_views(&file, "t.msh").unwrap();
+        assert_eq!((v.len(), v[0].name.as_str(), v[0].components, v[0].values.len()), (1, "fibres", 2, elements.len()));
+        for &tag in &elements {
+            assert_eq!(v[0].values[&tag], vec![tag as f64, -0.5 * tag as f64]);
+        }
+        // Cut inside the last entry of the second section: an error at a byte offset.
+        let e = element_views(&file[..file.len() - 30], "t.msh").unwrap_err().to_string();
+        assert!(e.contains("byte offset") && e.contains("file ends inside its 2 values"), "{e}");
+        let mut zero = file.clone();
+        zero[first..first + 4].copy_from_slice(&0i32.to_le_bytes());
+        let e = element_views(&zero, "t.msh").unwrap_err().to_string();
+        assert!(e.contains("element tag 0 is not positive"), "{e}");
     }
 }
