@@ -487,16 +487,16 @@ impl TiledConfig {
     /// At p = 1 the default is the CUDA-core engine (1 geometry, 2 moments, 4 stores).
     /// From round 14 (where the default pipelines cells: p = 2, 3) also the previous default,
     /// [`Self::round13_default`], split the same way (round 13 split its first shape, the split
-    /// moments, which lost: not repeated); from round 15 also [`Self::round15`]'s first (paired
-    /// tiles in the pipeline) where it is not the default.
+    /// moments, which lost: not repeated); from round 15 also [`Self::round15`]'s shapes (paired
+    /// tiles in the pipeline) that are not the default.
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
         let split = |c: TiledConfig| [1u8, 2, 4, 6].map(|skip| TiledConfig { skip, ..c });
         let mut v: Vec<TiledConfig> = split(TiledConfig::for_functions(nloc)).to_vec();
         if TiledConfig::round13_default(nloc) != TiledConfig::for_functions(nloc) {
             v.extend(split(TiledConfig::round13_default(nloc)));
         }
-        // Round 15: the first paired pipelined shape, where it is not the default.
-        if let Some(&c) = TiledConfig::round15(nloc).first().filter(|c| **c != TiledConfig::for_functions(nloc)) {
+        // Round 15: the paired pipelined shapes, those not the default.
+        for c in TiledConfig::round15(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
         v
