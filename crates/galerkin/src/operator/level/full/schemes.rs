@@ -439,7 +439,10 @@ impl TiledConfig {
     /// passes) at 3 blocks per SM (15 warps, 136 registers); at p = 2 (28 points on m16n8k4, the
     /// image in the buffer the pass read) at 4 blocks per SM (12 warps, the default's shared
     /// memory), and at 5 (15 warps, 136 registers) with 16 points a pass, whose two passes (32
-    /// points for 27) put the image in a region of its own (43 KB a block).
+    /// points for 27) put the image in a region of its own (43 KB a block). Measured slower on
+    /// the H200 (round 15, two processes: p = 3 0.390 and 0.416 ms against the default's 0.346,
+    /// p = 2 0.168 and 0.212 against 0.132: fewer tiles are fewer warps for the same staging and
+    /// writes; the 3- and 5-block shapes spill), so opt-in only.
     pub fn round15(nloc: usize) -> Vec<TiledConfig> {
         let mut v = Vec::new();
         if (9..=32).contains(&nloc) {
