@@ -292,7 +292,8 @@ static_assert(!TENSOR || (TN1 <= 256 && TNF <= 256), "factor and point indices a
 static_assert(!NARROW || NLOC <= 8, "narrow tiles: one 8-block of functions");
 static_assert(CELLS >= 1 && CELLS <= 15 && (CELLS == 1 || PRODUCERS == 0), "1 to 15 cell groups (a named barrier each), no producer warps");
 static_assert(!PREFETCH || (PRODUCERS == 0 && NV * DIM <= TILED_THREADS), "a lane per coordinate of the next cell");
-static_assert(!WIDE_WRITES || (PACKED && !PAIRED && PRODUCERS == 0 && DEFER_WRITES == 0 && TPW == 1), "wide writes: packed, unpaired, one tile per warp, every warp stages");
+static_assert(!WIDE_WRITES || (PACKED && (!PAIRED || PIPE) && PRODUCERS == 0 && DEFER_WRITES == 0 && TPW == 1),
+              "wide writes: packed, unpaired (paired only where cells are pipelined: round 15), one tile per warp, every warp stages");
 static_assert(!SPLIT_MOMENTS || (TPW == 1 && PRODUCERS == 0 && DEFER_WRITES == 0 && !NARROW && TILED_WARPS % 2 == 0),
               "split moments: pairs of warps on one tile each, every warp stages, nothing deferred");
 constexpr int ROUND_TILES = TILED_WARPS * TPW / (SPLIT_MOMENTS ? 2 : 1);  // tiles per round
@@ -919,7 +920,7 @@ constexpr bool every_tile_fits() {
         if (tile_hi(t) - tile_lo(t) > IMAGE_CAP) return false;
     return true;
 }
-static_assert(!WIDE_WRITES || every_tile_fits(), "wide writes: a tile's packed rows fit the image region");
+static_assert(!WIDE_WRITES || PIPE || every_tile_fits(), "wide writes: a tile's packed rows fit the image region (PIPE: the whole triangle, asserted below)");
 
 // The bulk copies of WIDE_WRITES 2 (sm_90; earlier, plain stores): `bulk_wait_read` returns once
 // this thread's copies have read their shared source, `bulk_wait_all` once they are complete.
@@ -979,6 +980,18 @@ __device__ __forceinline__ void for_group_ranges(int g0, int g1, int who, int wo
             f(packed_c(r, max_i(r, WR * bs)), packed_c(r, ce));
         }
         n += rend - r0;
+    }
+}
+
+// Calls f(e0, e1) for the strips of 16 functions' rows that worker `who` of `workers` takes (strip
+// A by worker A mod workers), each from its diagonal to the last column: contiguous in packed
+// storage, the whole triangle in N16 ranges whatever the tiles (the pipelined cells' image, paired
+// or not; for unpaired tiles the ranges for_group_ranges<true> gives a cell's every tile).
+template <class F>
+__device__ __forceinline__ void for_strips(int who, int workers, F f) {
+    for (int A = who; A < N16; A += workers) {
+        const int r0 = 2 * WR * A, rend = min_i(r0 + 2 * WR, ND);
+        f(packed_c(r0, r0), packed_c(rend - 1, ND - 1) + 1);
     }
 }
 
@@ -1077,6 +1090,9 @@ __device__ __forceinline__ void write_round_wide(double* __restrict__ k, double*
 // cell's head); behind a second barrier the image leaves as one bulk copy per strip, read while
 // the next cell multiplies. So a cell costs two barriers (one more per extra pass) and no
 // dependent load chain at its head: the set-up and writes of one cell beside the next's multiplies.
+// With PAIRED (round 15) the tiles are paired_walk's (p = 3: 5 instead of 6, p = 2: 3 instead of
+// 4): form_packed_image puts a transposed half tile's blocks at their upper-triangle places and the
+// image, the whole triangle, leaves by strips (for_strips), so nothing else depends on the walk.
 static_assert(!PIPE || NTILES <= ROUND_TILES, "pipelined cells: one round of tiles a cell");
 static_assert(!PIPE || IMAGE_DOUBLES > 0 || NCHUNK == 1, "pipelined cells: with several passes the image needs a region of its own");
 static_assert(!PIPE || NDP + 1 <= (IMAGE_DOUBLES > 0 ? IMAGE_DOUBLES : HSIZE), "pipelined cells: the packed triangle fits the image");
@@ -1144,7 +1160,7 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
         fence_async_shared();  // the image is visible to the bulk copies
         __syncthreads();
         if (!(SKIP_PARTS & 4)) {
-            for_group_ranges<true>(0, NTILES, tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, 0, e0, e1); });
+            for_strips(tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, 0, e0, e1); });
             bulk_commit();
         }
     }

@@ -277,7 +277,7 @@ fn lattice_variants_compile_without_warnings() {
 /// for hierarchical hexahedra: 11 cases, each in both sources, the other tiled shapes the
 /// benchmark sweeps at trunk p = 4 and 5 and the eleventh and twelfth rounds' at p = 1–3 (cell
 /// groups, prefetch, narrow tiles, wide writes, register caps; split moments; round 14's pipelined
-/// cells) with the packed default (a tiled
+/// cells, round 15's paired pipelined cells) with the packed default (a tiled
 /// shape from p = 2), the p = 1 engine on the CUDA cores (`pair_lanes.cu`) in every swept shape,
 /// none with `matrices_tiled` or `matrices_pair_lanes` in local memory.
 #[test]
@@ -287,7 +287,7 @@ fn hierarchical_element_schemes_compile_without_warnings() {
     }
     let variants = galerkin::operator::level::full::schemes::compile_variants("compute_90").unwrap_or_else(|e| panic!("{e}"));
     use galerkin::operator::level::full::schemes::TiledConfig;
-    let round11: usize = [8, 20, 32].into_iter().map(|n| usize::from(TiledConfig::for_functions(n).lanes == 0) + TiledConfig::round11(n).len() + TiledConfig::round12(n).len() + TiledConfig::round13(n).len() + TiledConfig::round14(n).len()).sum();
+    let round11: usize = [8, 20, 32].into_iter().map(|n| usize::from(TiledConfig::for_functions(n).lanes == 0) + TiledConfig::round11(n).len() + TiledConfig::round12(n).len() + TiledConfig::round13(n).len() + TiledConfig::round14(n).len() + TiledConfig::round15(n).len()).sum();
     // The p = 1 engine on the CUDA cores: every swept shape, and the first in full storage.
     let pair_lanes = TiledConfig::pair_lanes_shapes(8).len() + 1;
     assert_eq!(variants.len(), 22 + TiledConfig::sweep(50).len() - 1 + TiledConfig::sweep(74).len() - 1 + round11 + pair_lanes);

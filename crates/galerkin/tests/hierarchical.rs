@@ -434,6 +434,24 @@ fn pipelined_cells_match_the_cpu() {
     });
 }
 
+/// Paired tiles in the pipelined cells (issue 16, round 15, [`TiledConfig::round15`]: each tile
+/// two needed 8 × 8 node blocks of one column, lower ones transposed into the image of the whole
+/// triangle, sent by strips) give the CPU's matrices beside the default, on 27 distorted, rotated
+/// cells — a block per cell — and on 2 blocks, so each block's pipeline runs over 13–14 cells: at
+/// p = 2 (3 tiles, one of them half idle; 28 points in one pass with the image in the buffer the
+/// pass read, and 16 in two with an image region of its own) and p = 3 (5 tiles; two passes of 32
+/// and four of 16 points); and the first made full (no pipeline, paired tiles: round 10's path).
+#[test]
+fn paired_pipelined_cells_match_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(2..=3, |p, nloc| {
+        let shapes = TiledConfig::round15(nloc);
+        assert!(shapes.len() >= 2 && shapes.iter().all(|c| c.pipe && c.paired && c.resident && c.wide == 3 && c.packed), "p = {p}: the paired pipelined shapes");
+        let extra = [TiledConfig::for_functions(nloc), TiledConfig { packed: false, ..shapes[0] }];
+        shapes.into_iter().chain(extra).collect()
+    });
+}
+
 /// Wide writes by bulk copies from an image region of their own (issue 16, round 13,
 /// [`TiledConfig::round13_high`]: `wide` 4 at p = 4, 5; the next cell's coordinates, J⁻¹ and
 /// first pass prepared under a cell's last passes; at p = 5 also the second round's first pass prestaged by

@@ -249,6 +249,12 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // Round 15: the paired pipelined shapes right after the default (p = 2, 3).
+        for c in TiledConfig::round15(nloc) {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
         // Round 14: the previous default right after the new one (p = 2, 3), then the pipelined shapes.
         if !v.contains(&TiledConfig::round13_default(nloc)) {
             v.push(TiledConfig::round13_default(nloc));
@@ -424,6 +430,32 @@ impl TiledConfig {
         v
     }
 
+    /// The fifteenth round's shapes at trunk p = 2, 3 (9–32 functions; right after the default in
+    /// the sweep): the pipelined default ([`Self::round14`]'s first) with paired tiles — each tile
+    /// two needed 8 × 8 node blocks of one column, lower ones transposed, so no MMAs go to the
+    /// diagonal tiles' lower halves (p = 3: 5 tiles and warps instead of 6, −17 % of the MMAs;
+    /// p = 2: 3 instead of 4, −25 %). At p = 3 at 2 blocks per SM (32 points a pass, two passes:
+    /// the staging buffers and the triangle's image take 99 KB), and with 16 points a pass (four
+    /// passes) at 3 blocks per SM (15 warps, 136 registers); at p = 2 (28 points on m16n8k4, the
+    /// image in the buffer the pass read) at 4 blocks per SM (12 warps, the default's shared
+    /// memory), and at 5 (15 warps, 136 registers) with 16 points a pass, whose two passes (32
+    /// points for 27) put the image in a region of its own (43 KB a block). Measured slower on
+    /// the H200 (round 15, two processes: p = 3 0.390 and 0.416 ms against the default's 0.346,
+    /// p = 2 0.168 and 0.212 against 0.132: fewer tiles are fewer warps for the same staging and
+    /// writes; the 3- and 5-block shapes spill), so opt-in only.
+    pub fn round15(nloc: usize) -> Vec<TiledConfig> {
+        let mut v = Vec::new();
+        if (9..=32).contains(&nloc) {
+            let d = TiledConfig { paired: true, ..TiledConfig::round14(nloc)[0] };
+            if nloc <= 24 {
+                v.extend([TiledConfig { min_blocks: 4, ..d }, TiledConfig { min_blocks: 5, qcp: 16, ..d }]);
+            } else {
+                v.extend([TiledConfig { min_blocks: 2, ..d }, TiledConfig { min_blocks: 3, qcp: 16, ..d }]);
+            }
+        }
+        v
+    }
+
     /// The thirteenth round's shapes at high degree (hex13) for `nloc` functions (right after the
     /// default and [`Self::round13`], empty there, in the sweep, before the twelfth round's): from
     /// trunk p = 4 (more than 32 functions: one block per SM), wide writes by bulk copies from an image region of their own (`wide` 4, unpaired tiles), so
@@ -458,12 +490,17 @@ impl TiledConfig {
     /// At p = 1 the default is the CUDA-core engine (1 geometry, 2 moments, 4 stores).
     /// From round 14 (where the default pipelines cells: p = 2, 3) also the previous default,
     /// [`Self::round13_default`], split the same way (round 13 split its first shape, the split
-    /// moments, which lost: not repeated).
+    /// moments, which lost: not repeated); from round 15 also [`Self::round15`]'s shapes (paired
+    /// tiles in the pipeline) that are not the default.
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
         let split = |c: TiledConfig| [1u8, 2, 4, 6].map(|skip| TiledConfig { skip, ..c });
         let mut v: Vec<TiledConfig> = split(TiledConfig::for_functions(nloc)).to_vec();
         if TiledConfig::round13_default(nloc) != TiledConfig::for_functions(nloc) {
             v.extend(split(TiledConfig::round13_default(nloc)));
+        }
+        // Round 15: the paired pipelined shapes, those not the default.
+        for c in TiledConfig::round15(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
+            v.extend(split(c));
         }
         v
     }
@@ -649,13 +686,14 @@ fn prestage(v: &Variant, cfg: TiledConfig, l: &TiledLaunch) -> u8 {
 }
 
 /// Whether `cfg` asks for pipelined cells where the kernel can pipeline them (PIPE): packed
-/// unpaired tiles with whole-strip copies (`wide` 3), one tile per warp and a round of tiles a
-/// cell, one cell group, every warp staging, nothing deferred, split or prestaged; a shape made
-/// full from one with `pipe` (the benchmark's full-storage row) runs as before.
+/// tiles with whole-strip copies (`wide` 3; since round 15 also paired tiles, whose image is the
+/// whole triangle too), one tile per warp and a round of tiles a cell, one cell group, every warp
+/// staging, nothing deferred, split or prestaged; a shape made full from one with `pipe` (the
+/// benchmark's full-storage row) runs as before.
 fn pipe_asked(v: &Variant, cfg: TiledConfig) -> bool {
     let tpw = cfg.tiles_per_warp.max(1);
     cfg.pipe
-        && wide_writes(cfg) == 3
+        && wide_writes(TiledConfig { paired: false, ..cfg }) == 3
         && cfg.cells <= 1
         && tpw == 1
         && cfg.producers == 0
@@ -663,13 +701,24 @@ fn pipe_asked(v: &Variant, cfg: TiledConfig) -> bool {
         && !cfg.split
         && !cfg.prefetch
         && cfg.prestage == 0
-        && tile_count(v.nloc, false) <= cfg.warps.max(1)
+        && tile_count(v.nloc, cfg.paired) <= cfg.warps.max(1)
         && v.nv * v.dim <= 32
 }
 
-/// The kernel's WIDE_WRITES for `cfg`: wide writes form packed unpaired tiles only, so a shape made
-/// full or paired from one with them (the full-storage row of the benchmark, a tuning without
-/// `packed`) stores as before; `wide` 4 needs one cell group (its image region is the block's).
+/// The kernel's WIDE_WRITES for `cfg` launched on `v`: 3 where cells are pipelined ([`pipe_asked`],
+/// paired tiles too), else [`wide_writes`].
+fn wide_define(v: &Variant, cfg: TiledConfig) -> u8 {
+    if pipe_asked(v, cfg) {
+        3
+    } else {
+        wide_writes(cfg)
+    }
+}
+
+/// The kernel's WIDE_WRITES for `cfg` outside pipelined cells: wide writes form packed unpaired
+/// tiles only, so a shape made full or paired from one with them (the full-storage row of the
+/// benchmark, a tuning without `packed`) stores as before; `wide` 4 needs one cell group (its
+/// image region is the block's).
 fn wide_writes(cfg: TiledConfig) -> u8 {
     if cfg.packed && !cfg.paired && !(cfg.wide >= 4 && cfg.cells > 1) {
         cfg.wide.min(4)
@@ -695,7 +744,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("CELLS={}", cfg.cells.max(1)),
         format!("PREFETCH={}", usize::from(cfg.prefetch)),
         format!("NARROW={}", usize::from(cfg.narrow)),
-        format!("WIDE_WRITES={}", wide_writes(cfg)),
+        format!("WIDE_WRITES={}", wide_define(v, cfg)),
         format!("IMAGE_DOUBLES={}", l.image),
         format!("PRESTAGE={}", prestage(v, cfg, &l)),
         format!("PRODUCERS={}", cfg.producers),
@@ -1134,11 +1183,11 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         let label = format!("hierarchical {modes:?} p = {p}, {ncomp} components, {kind:?} ({} points)", v.nq);
         jobs.push((format!("element_schemes.cu {label}"), ELEMENT_SCHEMES, scheme_defines(&v, dims)));
         if p <= 5 && modes == ModeSet::Trunk && kind == QuadratureKind::Gauss && ncomp == 3 {
-            // The whole sweep at p = 4, 5; the eleventh to fourteenth rounds' shapes at p = 1–3.
+            // The whole sweep at p = 4, 5; the eleventh to fifteenth rounds' shapes at p = 1–3.
             // The packed default too (what the `element` level runs; the default compiled above
             // is what the full level sums, full unless `packed = true`); the p = 1 engine's
             // shapes compile as their own kernel.
-            let shapes = if p >= 4 { TiledConfig::sweep(v.nloc) } else { std::iter::once(TiledConfig::for_functions(v.nloc)).chain(TiledConfig::round11(v.nloc)).chain(TiledConfig::round12(v.nloc)).chain(TiledConfig::round13(v.nloc)).chain(TiledConfig::round14(v.nloc)).collect() };
+            let shapes = if p >= 4 { TiledConfig::sweep(v.nloc) } else { std::iter::once(TiledConfig::for_functions(v.nloc)).chain(TiledConfig::round11(v.nloc)).chain(TiledConfig::round12(v.nloc)).chain(TiledConfig::round13(v.nloc)).chain(TiledConfig::round14(v.nloc)).chain(TiledConfig::round15(v.nloc)).collect() };
             for cfg in shapes.into_iter().filter(|c| *c != default_shape(&v, dims) && c.lanes == 0) {
                 jobs.push((format!("element_schemes.cu {label}, tiled {}", cfg.label()), ELEMENT_SCHEMES, scheme_defines_with(&v, cfg, dims)));
             }
@@ -1232,6 +1281,21 @@ mod tests {
         assert_eq!((l3.threads, l3.qcp, l3.min_blocks, l3.image), (192, 32, 2, 96 * 97 / 2 + 2));
         assert!(2 * (l3.smem + 1024) <= 228 * 1024, "p = 3 pipe: {} bytes a block", l3.smem);
         assert!(!pipe_asked(&p3, TiledConfig { packed: false, ..TiledConfig::round14(32)[0] }), "full storage: no pipeline");
+        // Paired tiles in the pipeline (round 15): 3 warps at p = 2 (28 points, the image in the
+        // buffer the pass read, 4 blocks to an SM; 16 points, two passes, the image in a region of
+        // its own, 5 blocks), 5 at p = 3 (two passes at 2 blocks to an SM, four at 3).
+        let triangle = |nd: usize| (nd * (nd + 1) / 2 + 2) & !1;
+        for (v, nloc, d, want) in [(&p2, 20, None, [(96, 28, 4, 0), (96, 16, 5, triangle(60))]), (&p3, 32, dims, [(160, 32, 2, triangle(96)), (160, 16, 3, triangle(96))])] {
+            let paired = TiledConfig::round15(nloc);
+            assert_eq!(paired.len(), 2);
+            for (cfg, want) in paired.into_iter().zip(want) {
+                assert!(cfg.paired && pipe_asked(v, cfg), "nloc {nloc} {}: pipelined", cfg.label());
+                let l = tiled_shape(v, cfg, d);
+                assert_eq!((l.threads, l.qcp, l.min_blocks, l.image), want, "nloc {nloc} {}", cfg.label());
+                assert!(l.min_blocks * (l.smem + 1024) <= 228 * 1024, "nloc {nloc} {}: {} bytes a block", cfg.label(), l.smem);
+                assert!(scheme_defines_with(v, cfg, d).contains(&"WIDE_WRITES=3".to_string()) && !pipe_asked(v, TiledConfig { packed: false, ..cfg }));
+            }
+        }
         // The packed default pipelines at p = 2, 3; full storage keeps round 13's shape.
         for (v, nloc) in [(&p2, 20), (&p3, 32)] {
             assert_eq!(TiledConfig::for_functions(nloc), TiledConfig::round14(nloc)[0]);
