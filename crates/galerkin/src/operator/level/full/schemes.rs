@@ -107,6 +107,10 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// beside the cell's image (two staging buffers; the image in the buffer the last pass read, or
 /// in a region of its own where the cell takes several passes or the triangle outgrows a buffer),
 /// so a cell costs two block barriers and no dependent load chain at its head; elsewhere ignored.
+/// `pipe_rounds` (PIPE_ROUNDS, round 15, with `pipe` beyond 32 functions: [`super::pipe_rounds`])
+/// takes that pipeline to cells of several passes and rounds of tiles (trunk p = 4, 5), each
+/// round's image in a region of its own, the next cell's J⁻¹ table formed in the cell's last pass
+/// (1) or after its image (2); 0: round 14's pipeline where `pipe` asks for one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -133,6 +137,7 @@ pub struct TiledConfig {
     pub fuse: u8,
     pub prestage: u8,
     pub pipe: bool,
+    pub pipe_rounds: u8,
 }
 
 impl Default for TiledConfig {
@@ -141,7 +146,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0 }
     }
 }
 
@@ -253,6 +258,9 @@ impl TiledConfig {
         if !v.contains(&TiledConfig::round13_default(nloc)) {
             v.push(TiledConfig::round13_default(nloc));
         }
+        // Round 15 (p ≥ 4): the pipelined rounds right after the default.
+        let default = v[0];
+        v.extend(TiledConfig::round15_high(nloc).into_iter().filter(|c| *c != default));
         let round11 = TiledConfig::round11(nloc);
         // The thirteenth round's shapes first (p ≥ 4: `round13_high`'s); at p = 1 the CUDA-core
         // engine's shapes, then the eleventh round's default beside them; from p = 2 the twelfth
@@ -465,6 +473,10 @@ impl TiledConfig {
         if TiledConfig::round13_default(nloc) != TiledConfig::for_functions(nloc) {
             v.extend(split(TiledConfig::round13_default(nloc)));
         }
+        // Round 15 (p ≥ 4): the first pipelined-rounds shape, split the same way.
+        if let Some(&c) = TiledConfig::round15_high(nloc).first().filter(|c| **c != TiledConfig::for_functions(nloc)) {
+            v.extend(split(c));
+        }
         v
     }
 
@@ -533,6 +545,9 @@ impl TiledConfig {
         if self.pipe {
             s += " pipe";
         }
+        if self.pipe_rounds > 0 {
+            s += if self.pipe_rounds == 1 { " rounds jq-last-pass" } else { " rounds jq-late" };
+        }
         s
     }
 }
@@ -591,7 +606,8 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     // (`element_schemes.cu`'s XSD, NV even); per block: the tables.
     // Prestaging across cells (`prestage` 2): a second J⁻¹ table and the next cell's coordinates.
     let jq_tables = if cfg.prestage >= 2 && wide_writes(cfg) == 4 { 2 } else { 1 };
-    let piped = pipe_asked(v, cfg);
+    let rounds = super::pipe_rounds::pipe_rounds(v, cfg);
+    let piped = pipe_asked(v, cfg) || rounds > 0;
     let jq = jq_tables * (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8
         + if cfg.prefetch { (2 * v.nv * v.dim + v.nv) * 8 } else { 0 }
         + if jq_tables == 2 || piped { (v.nv * v.dim).div_ceil(2) * 2 * 8 } else { 0 };
@@ -622,7 +638,10 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     // (an even number of doubles), at most a whole packed triangle and its 16-byte phase.
     let nd = v.nloc * v.ncomp;
     let triangle = (nd * (nd + 1) / 2 + 2) & !1;
-    let image = if wide_writes(cfg) == 4 && cells == 1 {
+    let image = if rounds > 0 {
+        // Pipelined rounds (round 15): each round's image in a region of its own.
+        super::pipe_rounds::pipe_image_doubles(v.nloc, v.ncomp, warps)
+    } else if wide_writes(cfg) == 4 && cells == 1 {
         ((MAX_SHARED_BYTES.saturating_sub(smem) / 8) & !1).min(triangle)
     } else if piped && (v.nq.div_ceil(qcp) > 1 || triangle > v.dim * qcp * rs) {
         // Pipelined cells: the image in the buffer the last pass read only where it is the one
@@ -700,7 +719,8 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("PRESTAGE={}", prestage(v, cfg, &l)),
         format!("PRODUCERS={}", cfg.producers),
         format!("SPLIT_MOMENTS={}", usize::from(cfg.split)),
-        format!("PIPE={}", usize::from(pipe_asked(v, cfg))),
+        format!("PIPE={}", usize::from(pipe_asked(v, cfg) || super::pipe_rounds::pipe_rounds(v, cfg) > 0)),
+        format!("PIPE_ROUNDS={}", super::pipe_rounds::pipe_rounds(v, cfg)),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
         format!("PAIRED={}", usize::from(cfg.paired)),
