@@ -705,3 +705,20 @@ fn gpu_full_level_of_scalar_p6_matches_the_cpu() {
     let err = problem.system(&gpu, AssemblyLevel::Full, Tuning { scatter: Scatter::Patch, ..Default::default() }).err().expect("refused");
     assert!(err.to_string().contains("use atomic or colored"), "{err}");
 }
+
+/// Pipelined rounds (issue 16, round 15, [`TiledConfig::round15_high`]: round 14's pipelined
+/// cells at p = 4, 5 — several passes a cell, two rounds of tiles a cell at p = 5, each round's
+/// image in a region of its own, the next cell's J⁻¹ table formed after the cell's image or in its
+/// last pass) give the CPU's matrices beside the default, on 27 distorted, rotated cells on a
+/// resident grid (a cell a block) and on 2 blocks, so each block's pipeline runs over 13–14 cells,
+/// the rounds' image region reused while the previous round's copies may still read it.
+#[test]
+fn pipelined_rounds_match_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(4..=5, |p, nloc| {
+        let shapes = TiledConfig::round15_high(nloc);
+        assert!(shapes.len() >= 3 && shapes.iter().all(|c| c.pipe && c.pipe_rounds > 0 && c.wide == 3 && c.packed && c.resident), "p = {p}: the pipelined rounds");
+        assert!(shapes.iter().any(|c| c.pipe_rounds == 1) && shapes.iter().any(|c| c.pipe_rounds == 2), "p = {p}: both places of the next J⁻¹ table");
+        std::iter::once(TiledConfig::for_functions(nloc)).chain(shapes).collect()
+    });
+}

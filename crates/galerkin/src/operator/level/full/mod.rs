@@ -7,5 +7,6 @@ pub mod pair_lanes;
 pub mod parts;
 pub mod patches;
 pub mod pattern_cuda;
+pub mod pipe_rounds;
 pub mod schemes;
 pub mod tensor_tables;

@@ -107,6 +107,10 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// beside the cell's image (two staging buffers; the image in the buffer the last pass read, or
 /// in a region of its own where the cell takes several passes or the triangle outgrows a buffer),
 /// so a cell costs two block barriers and no dependent load chain at its head; elsewhere ignored.
+/// `pipe_rounds` (PIPE_ROUNDS, round 15, with `pipe` beyond 32 functions: [`super::pipe_rounds`])
+/// takes that pipeline to cells of several passes and rounds of tiles (trunk p = 4, 5), each
+/// round's image in a region of its own, the next cell's J⁻¹ table formed in the cell's last pass
+/// (1) or after its image (2); 0: round 14's pipeline where `pipe` asks for one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -133,6 +137,7 @@ pub struct TiledConfig {
     pub fuse: u8,
     pub prestage: u8,
     pub pipe: bool,
+    pub pipe_rounds: u8,
 }
 
 impl Default for TiledConfig {
@@ -141,7 +146,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0 }
     }
 }
 
@@ -174,6 +179,13 @@ impl TiledConfig {
     /// spreads apart); full storage keeps [`Self::round13_default`] (wide writes, hence the
     /// pipeline, need packed triangles).
     pub fn for_functions(nloc: usize) -> TiledConfig {
+        // Round 15 (H200): at trunk p = 4 the pipelined rounds with the next J⁻¹ table formed after
+        // the image, 1.516 ms against the previous default's 1.812–1.832 (the spreads apart; its
+        // GPU = CPU test passed in the same call). Measured for elasticity: scalar spaces keep the
+        // previous shape ([`default_shape_for`]).
+        if (33..=50).contains(&nloc) {
+            return TiledConfig::round15_high(nloc)[0];
+        }
         match TiledConfig::round14(nloc).first() {
             Some(&pipe) => pipe,
             None => TiledConfig::round13_default(nloc),
@@ -259,6 +271,9 @@ impl TiledConfig {
         if !v.contains(&TiledConfig::round13_default(nloc)) {
             v.push(TiledConfig::round13_default(nloc));
         }
+        // Round 15 (p ≥ 4): the pipelined rounds right after the default.
+        let default = v[0];
+        v.extend(TiledConfig::round15_high(nloc).into_iter().filter(|c| *c != default));
         let round11 = TiledConfig::round11(nloc);
         // The thirteenth round's shapes first (p ≥ 4: `round13_high`'s); at p = 1 the CUDA-core
         // engine's shapes, then the eleventh round's default beside them; from p = 2 the twelfth
@@ -502,6 +517,10 @@ impl TiledConfig {
         for c in TiledConfig::round15(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
+        // Round 15 (p ≥ 4): the first pipelined-rounds shape, split the same way.
+        if let Some(&c) = TiledConfig::round15_high(nloc).first().filter(|c| **c != TiledConfig::for_functions(nloc)) {
+            v.extend(split(c));
+        }
         v
     }
 
@@ -570,6 +589,9 @@ impl TiledConfig {
         if self.pipe {
             s += " pipe";
         }
+        if self.pipe_rounds > 0 {
+            s += if self.pipe_rounds == 1 { " rounds jq-last-pass" } else { " rounds jq-late" };
+        }
         s
     }
 }
@@ -628,7 +650,8 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     // (`element_schemes.cu`'s XSD, NV even); per block: the tables.
     // Prestaging across cells (`prestage` 2): a second J⁻¹ table and the next cell's coordinates.
     let jq_tables = if cfg.prestage >= 2 && wide_writes(cfg) == 4 { 2 } else { 1 };
-    let piped = pipe_asked(v, cfg);
+    let rounds = super::pipe_rounds::pipe_rounds(v, cfg);
+    let piped = pipe_asked(v, cfg) || rounds > 0;
     let jq = jq_tables * (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8
         + if cfg.prefetch { (2 * v.nv * v.dim + v.nv) * 8 } else { 0 }
         + if jq_tables == 2 || piped { (v.nv * v.dim).div_ceil(2) * 2 * 8 } else { 0 };
@@ -659,7 +682,10 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     // (an even number of doubles), at most a whole packed triangle and its 16-byte phase.
     let nd = v.nloc * v.ncomp;
     let triangle = (nd * (nd + 1) / 2 + 2) & !1;
-    let image = if wide_writes(cfg) == 4 && cells == 1 {
+    let image = if rounds > 0 {
+        // Pipelined rounds (round 15): each round's image in a region of its own.
+        super::pipe_rounds::pipe_image_doubles(v.nloc, v.ncomp, warps)
+    } else if wide_writes(cfg) == 4 && cells == 1 {
         ((MAX_SHARED_BYTES.saturating_sub(smem) / 8) & !1).min(triangle)
     } else if piped && (v.nq.div_ceil(qcp) > 1 || triangle > v.dim * qcp * rs) {
         // Pipelined cells: the image in the buffer the last pass read only where it is the one
@@ -749,7 +775,8 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("PRESTAGE={}", prestage(v, cfg, &l)),
         format!("PRODUCERS={}", cfg.producers),
         format!("SPLIT_MOMENTS={}", usize::from(cfg.split)),
-        format!("PIPE={}", usize::from(pipe_asked(v, cfg))),
+        format!("PIPE={}", usize::from(pipe_asked(v, cfg) || super::pipe_rounds::pipe_rounds(v, cfg) > 0)),
+        format!("PIPE_ROUNDS={}", super::pipe_rounds::pipe_rounds(v, cfg)),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
         format!("PAIRED={}", usize::from(cfg.paired)),
@@ -779,7 +806,8 @@ fn default_shape(v: &Variant, dims: Option<(usize, usize)>) -> TiledConfig {
 /// where packed, else [`TiledConfig::round13_default`] (the same but at p = 2, 3, where the
 /// packed default pipelines cells, which full storage cannot), unpacked.
 fn default_shape_for(v: &Variant, dims: Option<(usize, usize)>, packed: bool) -> TiledConfig {
-    let mut c = if packed { TiledConfig::for_functions(v.nloc) } else { TiledConfig::round13_default(v.nloc) };
+    let pipelined_rounds = TiledConfig::for_functions(v.nloc).pipe_rounds > 0;
+    let mut c = if packed && !(pipelined_rounds && v.ncomp != 3) { TiledConfig::for_functions(v.nloc) } else { TiledConfig::round13_default(v.nloc) };
     c.tensor &= dims.is_some();
     c.packed &= packed;
     c
@@ -1302,6 +1330,12 @@ mod tests {
             assert_eq!(default_shape_for(v, None, false), TiledConfig { packed: false, tensor: false, ..TiledConfig::round13_default(nloc) });
             assert!(default_shape_for(v, None, true).pipe);
         }
+        // Trunk p = 4 elasticity pipelines rounds (round 15); scalar p = 4 and full storage do not.
+        let p4e = variant(50, 125);
+        assert_eq!(p4e.ncomp, 3);
+        assert_eq!(default_shape_for(&p4e, None, true).pipe_rounds, 2);
+        assert_eq!(default_shape_for(&Variant { ncomp: 1, ..p4e.clone() }, None, true), TiledConfig { tensor: false, ..TiledConfig::round13_default(50) });
+        assert_eq!(default_shape_for(&p4e, None, false).pipe_rounds, 0);
         for (nloc, nq) in [(8, 8), (20, 27), (32, 64), (50, 125), (74, 216)] {
             for cfg in TiledConfig::sweep(nloc) {
                 let l = tiled_shape(&variant(nloc, nq), cfg, dims.filter(|_| cfg.tensor));

@@ -1,0 +1,112 @@
+//! Scheme III's pipelined rounds (round 15, issue 16: trunk p = 4, 5): round 14's pipelined cells
+//! (`pipe`, PIPE) taken to cells of several passes of points and rounds of tiles, the image of
+//! each round in a shared-memory region of its own (`element_schemes.cu`'s
+//! `tiled_pipelined_rounds`, PIPE_ROUNDS). The host side: the shapes the sweep tries, the kernel's
+//! PIPE_ROUNDS for a shape and the image region it needs (the longest round's packed rows, as the
+//! kernel's `pipe_round_span`).
+use super::cuda::Variant;
+use super::schemes::TiledConfig;
+
+impl TiledConfig {
+    /// The fifteenth round's shapes at high degree for `nloc` functions (right after the default
+    /// in the sweep, so `--sweep-shapes` takes them first; none up to 32 functions, trunk p ≤ 3):
+    /// the default (packed unpaired tiles on a resident grid, 16 warps, factor tables) with
+    /// pipelined rounds and whole-strip copies (`wide` 3) — the next cell's J⁻¹ table formed after
+    /// the cell's image (`pipe_rounds` 2: no accumulators live, a barrier more), then in the cell's
+    /// last pass (1, as round 14: no barrier more, more spills), then with m16n8k16. p = 4 (one
+    /// round a cell): 32 points per pass (4 passes), the whole triangle one image; p = 5 (two
+    /// rounds a cell): 16 points per pass, whose smaller staging buffers leave room for each
+    /// round's image (the longest 16 722 doubles).
+    pub fn round15_high(nloc: usize) -> Vec<TiledConfig> {
+        if nloc <= 32 {
+            return Vec::new();
+        }
+        let base = TiledConfig { wide: 3, paired: false, pipe: true, resident: true, ..TiledConfig::tenth_round(nloc) };
+        let late = TiledConfig { pipe_rounds: 2, qcp: if nloc > 50 { 16 } else { 0 }, ..base };
+        vec![late, TiledConfig { pipe_rounds: 1, ..late }, TiledConfig { mma_k: 16, ..late }]
+    }
+}
+
+/// The kernel's PIPE_ROUNDS for `cfg` (0: none): where it asks for pipelined rounds (`pipe` with
+/// `pipe_rounds` 1 or 2) with what the pipeline needs — packed unpaired tiles with whole-strip
+/// copies (`wide` 3), one tile per warp, one cell group, every warp staging, nothing deferred,
+/// split, prefetched or prestaged, warp 0 a lane per coordinate — beyond 32 functions (p ≤ 3
+/// keep round 14's pipeline).
+pub(crate) fn pipe_rounds(v: &Variant, cfg: TiledConfig) -> u8 {
+    let asked = cfg.pipe
+        && cfg.pipe_rounds > 0
+        && v.nloc > 32
+        && cfg.packed
+        && !cfg.paired
+        && cfg.wide == 3
+        && cfg.cells <= 1
+        && cfg.tiles_per_warp.max(1) == 1
+        && cfg.producers == 0
+        && cfg.defer == 0
+        && !cfg.split
+        && !cfg.prefetch
+        && cfg.prestage == 0
+        && v.nv * v.dim <= 32;
+    if asked {
+        cfg.pipe_rounds.min(2)
+    } else {
+        0
+    }
+}
+
+/// Doubles of the pipelined rounds' image region for `nloc` functions of `ncomp` components on
+/// `warps` one-tile warps: the longest round's packed rows (from its first tile's first entry to
+/// its last tile's last), one double for the 16-byte phase, even (`element_schemes.cu`'s
+/// `pipe_round_span`, unpaired tiles in order of 16-row strip and 8-column block).
+pub(crate) fn pipe_image_doubles(nloc: usize, ncomp: usize, warps: usize) -> usize {
+    let (nd, wr, nb8, n16) = (nloc * ncomp, 8 * ncomp, nloc.div_ceil(8), nloc.div_ceil(16));
+    let tiles: Vec<(usize, usize)> = (0..n16).flat_map(|a| (2 * a..nb8).map(move |c| (a, c))).collect();
+    let packed = |r: usize, s: usize| r * nd - r * r.saturating_sub(1) / 2 + (s - r);
+    let lo = |(a, c): (usize, usize)| {
+        let r0 = 2 * wr * a;
+        packed(r0, r0.max(wr * c))
+    };
+    let hi = |(a, c): (usize, usize)| {
+        let ce = (wr * (c + 1)).min(nd);
+        let last = (2 * wr * (a + 1)).min(nd).min(ce) - 1;
+        packed(last, ce - 1) + 1
+    };
+    let span = tiles.chunks(warps.max(1)).map(|round| hi(round[round.len() - 1]) - lo(round[0])).max().unwrap_or(0);
+    (span + 2) & !1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_images_as_the_kernel_spans_them() {
+        // p = 4: one round, the whole packed triangle of 150 rows; p = 5: round 1 spans 16 722.
+        assert_eq!(pipe_image_doubles(50, 3, 16), (150 * 151 / 2 + 2) & !1);
+        assert_eq!(pipe_image_doubles(74, 3, 16), 16_724);
+    }
+
+    fn variant(nloc: usize, nq: usize) -> Variant {
+        Variant { dim: 3, nv: 8, nloc, nq, ncomp: 3, affine: false, qf: "Elasticity".into(), full_gradient: true, reftensor: false, tuning: Default::default() }
+    }
+
+    #[test]
+    fn pipelined_rounds_fit_a_block() {
+        // p = 4: 32 points a pass, the whole triangle; p = 5: 16 points, the longest round's rows;
+        // within the 227 KB a block may take, one block of 16 warps an SM. None at p ≤ 3.
+        let dims = Some((6, 6));
+        for (nloc, nq, qcp) in [(50, 125, 32), (74, 216, 16)] {
+            let shapes = TiledConfig::round15_high(nloc);
+            assert_eq!(shapes.len(), 3);
+            for cfg in shapes {
+                let v = variant(nloc, nq);
+                assert!(pipe_rounds(&v, cfg) > 0, "nloc {nloc} {}: pipelined rounds", cfg.label());
+                let l = super::super::schemes::tiled_shape(&v, cfg, dims);
+                assert_eq!((l.threads, l.qcp, l.min_blocks, l.image), (512, qcp, 1, pipe_image_doubles(nloc, 3, 16)), "nloc {nloc} {}", cfg.label());
+                assert!(l.smem <= 227 * 1024, "nloc {nloc} {}: {} bytes", cfg.label(), l.smem);
+            }
+        }
+        assert!(TiledConfig::round15_high(32).is_empty());
+        assert_eq!(pipe_rounds(&variant(32, 64), TiledConfig { pipe_rounds: 2, ..TiledConfig::round14(32)[0] }), 0, "p = 3 keeps round 14's pipeline");
+    }
+}
