@@ -31,6 +31,14 @@ struct Tree {
 #define MF_IN_LEVEL 1
 #define MF_IN_LEAF_BUF 2
 
+// The layout of a solve's b and x: column-major n × nrhs (column c at c·n, the default), or
+// row-major (row d at d·nrhs: CudaMultifrontal::solve_many_rows) where the host passes `n` with
+// MF_ROW_MAJOR set. The kernels that honour it (the level-by-level steps, the large fronts' slots,
+// the separator-row kernels' pass 0) read the flag; the host runs no other kernel on row-major data.
+#define MF_ROW_MAJOR (1ull << 63)
+__device__ __forceinline__ bool mf_rows(u64 n) { return (n & MF_ROW_MAJOR) != 0; }
+__device__ __forceinline__ u64 mf_at(u64 n, u32 nrhs, u64 c, u64 d) { return mf_rows(n) ? d * nrhs + c : c * n + d; }
+
 // Synchronization of a group: a warp or the whole block.
 struct WarpGroup {
     __device__ static void sync() { __syncwarp(); }
@@ -199,7 +207,7 @@ __device__ void forward_small(const Tree& t, u32 v, u32 c, u32 nrhs, u64 n, cons
     const u32* pv = pinv + t.pinv_off[v];
     double r[MMAX];
     for (int i = 0; i < m; ++i) r[i] = 0.0;
-    for (int i = 0; i < e; ++i) r[pv[i]] = b[(u64)c * n + dofs[i]];
+    for (int i = 0; i < e; ++i) r[pv[i]] = b[mf_at(n, nrhs, c, dofs[i])];
     for (u32 ci = t.child_ptr[v]; ci < t.child_ptr[v + 1]; ++ci) {
         const u32 ch = t.child_idx[ci];
         if (!t.active[ch]) continue;
@@ -216,18 +224,18 @@ __device__ void forward_small(const Tree& t, u32 v, u32 c, u32 nrhs, u64 n, cons
         const double yk = r[k];
         for (int i = k + 1; i < m; ++i) r[i] = fma(-F[i + k * m], yk, r[i]);
     }
-    for (int i = 0; i < e; ++i) x[(u64)c * n + dofs[i]] = r[i];
+    for (int i = 0; i < e; ++i) x[mf_at(n, nrhs, c, dofs[i])] = r[i];
     double* out = (t.active[v] == MF_IN_LEAF_BUF ? leaf_buf : cur) + t.slot[v] * nrhs + c;
     for (int i = e; i < m; ++i) out[(u64)i * nrhs] = r[i];
 }
 
 // Backward step of one (node, right-hand side): see CpuMultifrontal::backward_node.
 template <int MMAX>
-__device__ void backward_small(const Tree& t, u32 v, u32 c, u64 n, const double* __restrict__ storage, double* __restrict__ x) {
+__device__ void backward_small(const Tree& t, u32 v, u32 c, u32 nrhs, u64 n, const double* __restrict__ storage, double* __restrict__ x) {
     const int m = t.m[v], e = t.e[v];
     const u32* dofs = t.dofs + t.dofs_off[v];
     double r[MMAX];
-    for (int i = 0; i < m; ++i) r[i] = x[(u64)c * n + dofs[i]];
+    for (int i = 0; i < m; ++i) r[i] = x[mf_at(n, nrhs, c, dofs[i])];
     const double* F = storage + t.front_off[v];
     for (int l = e; l < m; ++l) {
         const double xl = r[l];
@@ -238,7 +246,7 @@ __device__ void backward_small(const Tree& t, u32 v, u32 c, u64 n, const double*
         r[k] = xk;
         for (int i = 0; i < k; ++i) r[i] = fma(-F[i + k * m], xk, r[i]);
     }
-    for (int k = 0; k < e; ++k) x[(u64)c * n + dofs[k]] = r[k];
+    for (int k = 0; k < e; ++k) x[mf_at(n, nrhs, c, dofs[k])] = r[k];
 }
 
 #define MF_SOLVE_VARIANT(MMAX)                                                                                   \
@@ -256,7 +264,7 @@ __device__ void backward_small(const Tree& t, u32 v, u32 c, u64 n, const double*
         double* __restrict__ x) {                                                                                 \
         const u64 tid = global_thread();                                                                          \
         if (tid >= (u64)count * nrhs) return;                                                                     \
-        backward_small<MMAX>(t, list[tid / nrhs], (u32)(tid % nrhs), n, storage, x);                              \
+        backward_small<MMAX>(t, list[tid / nrhs], (u32)(tid % nrhs), nrhs, n, storage, x);                        \
     }
 MF_SOLVE_VARIANT(32)
 MF_SOLVE_VARIANT(160)
@@ -272,7 +280,7 @@ extern "C" __global__ void mf_rhs_start(Tree t, const u32* __restrict__ list, u3
     double* out = cur + t.slot[v] * nrhs;
     for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < m * nrhs; idx += (u64)gridDim.x * blockDim.x) {
         const u64 i = idx / nrhs, c = idx % nrhs;
-        if (i < e) out[(u64)pv[i] * nrhs + c] = b[c * n + dofs[i]];
+        if (i < e) out[(u64)pv[i] * nrhs + c] = b[mf_at(n, nrhs, c, dofs[i])];
         else out[idx] = 0.0;
     }
 }
@@ -304,8 +312,8 @@ extern "C" __global__ void mf_rhs_x(Tree t, const u32* __restrict__ list, u32 nr
     double* s = slots + t.slot[v] * nrhs;
     for (u64 idx = (u64)blockIdx.x * blockDim.x + threadIdx.x; idx < rows * nrhs; idx += (u64)gridDim.x * blockDim.x) {
         const u64 i = idx / nrhs, c = idx % nrhs;
-        if (to_x) x[c * n + dofs[i]] = s[idx];
-        else s[idx] = x[c * n + dofs[i]];
+        if (to_x) x[mf_at(n, nrhs, c, dofs[i])] = s[idx];
+        else s[idx] = x[mf_at(n, nrhs, c, dofs[i])];
     }
 }
 
@@ -1223,7 +1231,18 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
     const u32* rdof = p.row_dof + r0;
     const u32 o0 = sp.upper ? 0 : sp.own_ptr[j];
     const u32 ncm = sp.upper ? 0 : ne + (BACKWARD ? 0 : sp.own_ptr[j + 1] - o0);
-    for (u32 row0 = 0; row0 < ncm; row0 += 32) {
+    if (mf_rows(n)) {  // row-major b: a warp per row, lanes over columns (whole lines, as sep)
+        for (u32 i = warp; i < ncm; i += nw) {
+            const u32 d = i < ne ? rdof[i] : sp.own_dof[o0 + i - ne];
+            const u32 wr = i < ne ? i : R + (i - ne);
+            const double* src = b + (u64)d * nrhs + c0;
+            for (u32 col = lane; col < C; col += 32) {
+                const bool v = c0 + col < nrhs;
+                mf_cp8(w + wr * ld + col, v ? src + col : b, v);
+            }
+        }
+    }
+    for (u32 row0 = 0; row0 < (mf_rows(n) ? 0 : ncm); row0 += 32) {
         const u32 i = row0 + lane;
         if (i >= ncm) break;
         const u32 d = i < ne ? rdof[i] : sp.own_dof[o0 + i - ne];
@@ -1284,6 +1303,12 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
             for (u32 i = warp; i < ne; i += nw) {
                 double* dst = sep + (u64)rdof[i] * nrhs + c0;
                 for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[i * ld + col];
+            }
+        } else if (mf_rows(n)) {  // row-major x at the eliminated and (from sep) the owned rows: whole lines
+            for (u32 i = warp; i < ne + nown; i += nw) {
+                const u32 wr = i < ne ? i : sp.own_loc[o0 + i - ne], d = i < ne ? rdof[i] : sp.own_dof[o0 + i - ne];
+                double* dst = x + (u64)d * nrhs + c0;
+                for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[wr * ld + col];
             }
         } else {  // x at the eliminated rows and, from sep, at the owned rows: lanes over rows (a
                   // column's run), the row's place and dof loaded once for all of the warp's columns

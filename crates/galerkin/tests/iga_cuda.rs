@@ -480,3 +480,69 @@ fn iga_examples_agree_between_cpu_and_gpu() {
     }
     assert!(n >= 4);
 }
+
+/// `solve_many_rows` on `f`: row-major `b` of [`right_hand_sides`] in, `x` checked against faer's
+/// LU (column-major reference, transposed).
+fn check_rows_against_faer(be: &galerkin::backend::cuda::CudaBackend, f: &CudaMultifrontal, case: &iga_common::Case, nrhs: usize) {
+    let n = case.sys.ndofs;
+    let b = iga_common::to_rows(&right_hand_sides(&case.sys, nrhs), n, nrhs);
+    let bd = be.from_host(&b).unwrap();
+    let mut xd = be.zeros(n * nrhs).unwrap();
+    f.solve_many_rows(be, nrhs, &bd, &mut xd).unwrap_or_else(|e| panic!("{} ({nrhs} row-major): {e}", case.name));
+    assert_equals_faer(case, nrhs, &iga_common::to_columns(&be.to_host(&xd).unwrap(), n, nrhs), "GPU row-major");
+}
+
+/// Row-major right-hand sides (`solve_many_rows`) equal faer's LU for 1, 3, 16 and 256 columns
+/// (odd counts: partial 32-column lines) on small and large-front cases and 1D cubic and quartic
+/// systems with several fused passes: level by level on a fresh factorization (1 and 3 columns),
+/// through the separator rows once the maps are made (16, 256, then every count again), also
+/// where the column-major kernels were set to others (tensor cores, register-streamed bottom
+/// pass). At 256 columns every fused launch is a separator-row kernel; the CPU twin agrees; wrong
+/// lengths are errors.
+#[test]
+fn gpu_row_major_solves_equal_faer_lu() {
+    let Some(be) = test_gpu() else { return };
+    let mut by_rows = 0;
+    let cases = small_cases().into_iter().chain(large_front_cases()).chain([iga_common::seed_1d(3, 4096), iga_common::seed_1d(4, 2048)]);
+    for case in cases {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        for nrhs in [1, 3, 16, 256] {
+            check_rows_against_faer(&be, &f, &case, nrhs);
+        }
+        f.prepare_maps(&be).unwrap();
+        for nrhs in [1, 3, 16, 256] {
+            check_rows_against_faer(&be, &f, &case, nrhs);
+        }
+        if f.subtree_passes() > 0 && f.has_separator_layout() {
+            by_rows += 1;
+            let n = case.sys.ndofs;
+            let b = be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, 256), n, 256)).unwrap();
+            let mut x = be.zeros(n * 256).unwrap();
+            let launches = f.solve_rows_profile(&be, 256, &b, &mut x).unwrap();
+            assert!(!launches.is_empty() && launches.iter().all(|l| l.kernel.starts_with("mf_mapss")), "{}: {:?}", case.name, launches.iter().map(|l| &l.kernel).collect::<Vec<_>>());
+            f.set_maps_kernel(Some(MapsKernel::Tensor));
+            f.set_stream_bottom(true);
+            for nrhs in [3, 256] {
+                check_rows_against_faer(&be, &f, &case, nrhs);
+            }
+            f.set_maps_kernel(None);
+            f.set_stream_bottom(false);
+        }
+    }
+    assert!(by_rows >= 2, "only {by_rows} cases solve row-major through the separator rows");
+    // The CPU twin, and wrong lengths.
+    let case = iga_common::seed_1d(3, 4096);
+    let n = case.sys.ndofs;
+    let cpu = galerkin::solver::multifrontal::CpuMultifrontal::factor(Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
+    let gpu = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
+    let b = iga_common::to_rows(&right_hand_sides(&case.sys, 77), n, 77);
+    let mut xc = vec![0.0; n * 77];
+    cpu.solve_many_rows(&galerkin::backend::Cpu, 77, &b, &mut xc).unwrap();
+    let bd = be.from_host(&b).unwrap();
+    let mut xd = be.zeros(n * 77).unwrap();
+    gpu.solve_many_rows(&be, 77, &bd, &mut xd).unwrap();
+    assert_equals_cpu(&xc, &be.to_host(&xd).unwrap(), "row-major, 77 columns");
+    let short = be.zeros(n * 77 - 1).unwrap();
+    let e = gpu.solve_many_rows(&be, 77, &short, &mut xd).unwrap_err().to_string();
+    assert!(e.contains("row-major"), "{e}");
+}

@@ -175,3 +175,23 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
     assert!(separators_checked > 10, "separator layout checked on {separators_checked} plans only");
     assert!(walked > 10, "walks of the passes near the root checked on {walked} plans only");
 }
+
+/// The row-major twin (`solve_many_rows`, `b[row · nrhs + c]`) equals faer's LU (column-major
+/// reference, transposed) for 1, 3, 16 and 256 columns on small and large-front cases and on 1D
+/// cubic and quartic systems of 512 elements; wrong lengths are errors naming the sizes.
+#[test]
+fn cpu_row_major_solves_equal_faer_lu() {
+    let cases = small_cases().into_iter().chain(large_front_cases()).chain([iga_common::seed_1d(3, 512), iga_common::seed_1d(4, 512)]);
+    for case in cases {
+        let f = CpuMultifrontal::factor(Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
+        let n = case.sys.ndofs;
+        for nrhs in [1, 3, 16, 256] {
+            let b = iga_common::to_rows(&iga_common::right_hand_sides(&case.sys, nrhs), n, nrhs);
+            let mut x = vec![0.0; n * nrhs];
+            f.solve_many_rows(&Cpu, nrhs, &b, &mut x).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+            iga_common::assert_equals_faer(&case, nrhs, &iga_common::to_columns(&x, n, nrhs), "CPU row-major");
+        }
+        let e = f.solve_many_rows(&Cpu, 3, &vec![0.0; 3 * n - 1], &mut vec![0.0; 3 * n]).unwrap_err().to_string();
+        assert!(e.contains("row-major") && e.contains(&format!("{}", 3 * n)), "{e}");
+    }
+}

@@ -471,6 +471,10 @@ pub const OVERLAP_ENGINE: &str = "gpu-overlap";
 const OVERLAP_JOINT: &str = "gpu-overlap-joint";
 const OVERLAP_FLAT: &str = "gpu-overlap-flat";
 
+/// The right-hand-side engine with row-major `b` and `x` ([`CudaMultifrontal::solve_many_rows`]):
+/// the default's factorization and path, the data transposed on the host before it is uploaded.
+pub const ROWS_ENGINE: &str = "gpu-rows";
+
 /// Whether `engine` is one of the overlapped factor-and-solve engines.
 fn is_overlap(engine: &str) -> bool {
     [OVERLAP_ENGINE, OVERLAP_JOINT, OVERLAP_FLAT].contains(&engine)
@@ -483,7 +487,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
     // "gpu" chooses its solve by the number of right-hand sides; the others force one.
     let mut engines: Vec<(&str, usize)> = Vec::new();
     if gpu.is_some() {
-        for e in o.rhs_engines.iter().filter(|e| *e != FUSED_ENGINE && !is_overlap(e)) {
+        for e in o.rhs_engines.iter().filter(|e| *e != FUSED_ENGINE && *e != ROWS_ENGINE && !is_overlap(e)) {
             engine_path(e)?;
         }
         for e in &o.rhs_engines {
@@ -546,6 +550,28 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     guarded_gbs(&format!("GPU overlapped factorization and solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs), &total, copy)?;
                     let xl = be.to_host(&x)?[nd * (nrhs - 1)..].to_vec();
                     (0.0, total, Some(xl))
+                }
+                // Row-major b and x, the default's path: times the solve alone as the others.
+                (ROWS_ENGINE, Some((be, copy))) => {
+                    let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
+                    let factor = gpu_time(be, o.reps, || f.refactor(be))?;
+                    let mut bt = vec![0.0; nd * nrhs];
+                    for (i, v) in b.iter().enumerate() {
+                        bt[(i % nd) * nrhs + i / nd] = *v;
+                    }
+                    let bd = be.from_host(&bt)?;
+                    let mut x = be.zeros(nd * nrhs)?;
+                    let solve = gpu_time(be, o.reps, || f.solve_many_rows(be, nrhs, &bd, &mut x))?;
+                    if f.has_fresh_maps() {
+                        let with = gpu_time(be, o.reps, || f.refactor(be).and_then(|_| f.prepare_maps(be)))?;
+                        setup = Some((with.median - factor.median).max(0.0));
+                        f.solve_many_rows(be, nrhs, &bd, &mut x)?;
+                    }
+                    launches = median_profile((0..o.reps.max(1)).map(|_| f.solve_rows_profile(be, nrhs, &bd, &mut x)).collect::<Result<_>>()?);
+                    guarded_gbs(&format!("GPU row-major solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs), &solve, copy)?;
+                    let xh = be.to_host(&x)?;
+                    let xl = (0..nd).map(|r| xh[r * nrhs + nrhs - 1]).collect();
+                    (factor.median, solve, Some(xl))
                 }
                 (e, Some((be, copy))) if e.starts_with("gpu") => {
                     let (path, shape, kernel, flags) = engine_path(e)?;
@@ -729,6 +755,20 @@ pub fn run(o: &IgaBenchOptions, gpu: Option<&CudaBackend>, mut log: impl FnMut(&
         }
         for t in &r.timeline {
             log(&format!("  stream {} {:<24} {:>8.3} .. {:>8.3} ms ({:.3} ms)", t.stream, t.label, t.start_ms, t.end_ms, t.end_ms - t.start_ms));
+        }
+    }
+    // The headline of issue 15 at every count both layouts ran: the default (column-major) and
+    // the row-major engine, each (factor + solve) over the best GPU factor + one column.
+    for r in rhs.iter().filter(|r| r.engine == "gpu" && r.nrhs > 1) {
+        if let Some(q) = rhs.iter().find(|q| q.engine == ROWS_ENGINE && q.nrhs == r.nrhs) {
+            log(&format!(
+                "headline nrhs={}: (factor + solve)/(best GPU factor + one) column-major gpu {:.2} (solve {:.3} ms), row-major {ROWS_ENGINE} {:.2} (solve {:.3} ms)",
+                r.nrhs,
+                r.cost_over_best_one,
+                r.solve.median * 1e3,
+                q.cost_over_best_one,
+                q.solve.median * 1e3
+            ));
         }
     }
     let fits = o.degrees.iter().filter_map(|&p| fit_log_model(&rows, p)).collect();

@@ -103,3 +103,31 @@ pub fn assert_equals_faer(case: &Case, nrhs: usize, x: &[f64], what: &str) {
         assert!(diff <= 1e-10 * scale, "{} rhs {c}/{nrhs} on {what}: max difference {diff:.3e} (solution scale {scale:.3e})", case.name);
     }
 }
+
+/// Column-major `n × nrhs` values (column `c` at `c·n`) in row-major order (row `r` at `r·nrhs`).
+pub fn to_rows(v: &[f64], n: usize, nrhs: usize) -> Vec<f64> {
+    let mut out = vec![0.0; n * nrhs];
+    for c in 0..nrhs {
+        for r in 0..n {
+            out[r * nrhs + c] = v[c * n + r];
+        }
+    }
+    out
+}
+
+/// Row-major `n × nrhs` values in column-major order (the inverse of [`to_rows`]).
+pub fn to_columns(v: &[f64], n: usize, nrhs: usize) -> Vec<f64> {
+    let mut out = vec![0.0; n * nrhs];
+    for r in 0..n {
+        for c in 0..nrhs {
+            out[c * n + r] = v[r * nrhs + c];
+        }
+    }
+    out
+}
+
+/// Cubic and quartic B-splines of the seed problem on `elements` uniform elements (several fused
+/// passes and the separator layout on the GPU from a few thousand elements).
+pub fn seed_1d(p: usize, elements: usize) -> Case {
+    case_1d(&format!("seed p={p} N={elements}"), &iga::seed::problem(), &Space1d::uniform(p, elements, 0.0, 1.0).unwrap())
+}

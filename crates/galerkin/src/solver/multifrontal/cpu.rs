@@ -394,6 +394,37 @@ fn assemble(sym: &Symbolic, v: usize, done: &[f64], f: &mut [f64]) {
     }
 }
 
+impl CpuMultifrontal {
+    /// The CPU twin of [`super::CudaMultifrontal::solve_many_rows`]: `b` and `x` row-major
+    /// (`b[row · nrhs + c]`), `n × nrhs`. It transposes into the column-major solve and back (two
+    /// extra copies: the CPU sweep is not limited by the layout).
+    pub fn solve_many_rows(&self, backend: &Cpu, nrhs: usize, b: &[f64], x: &mut [f64]) -> Result<()> {
+        let n = self.sym.n;
+        let want = n.checked_mul(nrhs).ok_or_else(|| Error::invalid(format!("multifrontal row-major solve: {n} × {nrhs} values overflow")))?;
+        if b.len() != want || x.len() != want {
+            return Err(Error::invalid(format!(
+                "multifrontal row-major solve: b has {} and x {} values, expected n × nrhs = {n} × {nrhs} = {want}",
+                b.len(),
+                x.len()
+            )));
+        }
+        let mut bc = vec![0.0; want];
+        for (r, row) in b.chunks_exact(nrhs.max(1)).enumerate().take(n) {
+            for (c, &v) in row.iter().enumerate() {
+                bc[c * n + r] = v;
+            }
+        }
+        let mut xc = vec![0.0; want];
+        self.solve_many(backend, nrhs, &bc, &mut xc)?;
+        for (r, row) in x.chunks_exact_mut(nrhs.max(1)).enumerate().take(n) {
+            for (c, v) in row.iter_mut().enumerate() {
+                *v = xc[c * n + r];
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Factorization<Cpu> for CpuMultifrontal {
     fn n(&self) -> usize {
         self.sym.n

@@ -36,7 +36,7 @@ use crate::solver::multifrontal::Symbolic;
 use crate::{Error, Result};
 use cudarc::driver::sys::CUfunction_attribute as Attr;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[path = "cuda_pipe.rs"]
@@ -475,6 +475,9 @@ pub struct CudaMultifrontal {
     side_prio: bool,
     split_maps: bool,
     priorities: bool,
+    /// Whether the solve in progress has row-major `b` and `x` ([`Self::solve_many_rows`]); set
+    /// under the solve buffers' lock, which every solve holds to its end.
+    row_major: AtomicBool,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -716,6 +719,7 @@ impl CudaMultifrontal {
             pipe_separators: None,
             column_threads: DEFAULT_COLUMN_THREADS,
             solved_columns: AtomicUsize::new(0),
+            row_major: AtomicBool::new(false),
             probe: Mutex::new(None),
             lvl_end,
             side: Vec::new(),
@@ -920,13 +924,24 @@ impl CudaMultifrontal {
     /// the separator layout), [`ForwardDone::Separators`] through the separator rows beside it
     /// ([`Self::factor_and_solve_overlap`]; this solve then runs by the separator rows).
     fn solve_device(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector, done: ForwardDone) -> Result<()> {
+        self.solve_layout(be, nrhs, b, x, done, false)
+    }
+
+    /// `n` as the kernels take it: with `MF_ROW_MAJOR` (the top bit) set while a row-major solve
+    /// runs (`kernels/multifrontal.cu`, `mf_at`).
+    pub(super) fn n_word(&self) -> u64 {
+        self.sym.n as u64 | if self.row_major.load(Ordering::Relaxed) { 1 << 63 } else { 0 }
+    }
+
+    /// [`Self::solve_device`] with `b` and `x` column-major (`rows` false) or row-major (`rows`:
+    /// only the kernels that honour the layout run: level by level, or the fused passes through
+    /// the separator rows, without the register-streamed or warp-item bottom passes).
+    fn solve_layout(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector, done: ForwardDone, rows: bool) -> Result<()> {
         let passes_forward_done = done != ForwardDone::No;
-        let s = &*self.sym;
-        let n = s.n as u64;
-        let (st, pv) = (ptr(be, &self.storage), ptr(be, &self.pinv));
+        if rows && passes_forward_done {
+            return Err(Error::invalid("internal: a row-major solve runs its own forward sweep"));
+        }
         let (bp, xp) = (ptr(be, &b.data), ptr(be, &x.data));
-        let large = self.large.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
-        let nr = nrhs as u32;
         let some = !self.passes.is_empty();
         let (fused, by_maps) = match self.path {
             _ if passes_forward_done => (true, true),
@@ -940,24 +955,45 @@ impl CudaMultifrontal {
             }
         };
         let by_maps = by_maps && self.passes.iter().all(|p| p.map_nb <= 3);
+        // Row-major: the fused passes only through the separator rows, else level by level.
+        let seps_ok = self.separators.is_some() && self.passes.iter().all(|p| p.map_nb <= 3);
+        let (fused, by_maps) = if rows { (fused && seps_ok, fused && seps_ok) } else { (fused, by_maps) };
         let maps = if by_maps { Some(self.maps_ptr(be)?) } else { None };
         // The separator layout: the maps, its kernels chosen, and a layout for this tree.
         let seps = self.separators.as_ref().filter(|_| {
             by_maps
                 && match done {
-                    ForwardDone::No => self.separators_chosen(nrhs),
+                    ForwardDone::No => rows || self.separators_chosen(nrhs),
                     ForwardDone::Passes => false,
                     ForwardDone::Separators => true,
                 }
         });
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
         let bufs = self.buffers(be, &mut guard, nrhs, seps.map(|s| s.rows))?;
+        self.row_major.store(rows, Ordering::Relaxed);
+        let n = self.n_word();
+        let result = self.solve_steps(be, nrhs, bufs, seps, maps, fused, done, bp, xp, n);
+        self.row_major.store(false, Ordering::Relaxed);
+        result
+    }
+
+    /// The launches of [`Self::solve_layout`] (the layout already set).
+    #[allow(clippy::too_many_arguments)]
+    fn solve_steps(&self, be: &CudaBackend, nrhs: usize, bufs: &SolveBuffers, seps: Option<&sep::DevSeparators>, maps: Option<DevPtr>, fused: bool, done: ForwardDone, bp: DevPtr, xp: DevPtr, n: u64) -> Result<()> {
+        let passes_forward_done = done != ForwardDone::No;
+        let s = &*self.sym;
+        let (st, pv) = (ptr(be, &self.storage), ptr(be, &self.pinv));
+        let large = self.large.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
+        let nr = nrhs as u32;
         let leaf = ptr(be, &bufs.leaf);
         let lv = [ptr(be, &bufs.levels[0]), ptr(be, &bufs.levels[1])];
         let sep_buf = match (seps, maps, bufs.sep.as_ref()) {
             (Some(s), Some(m), Some(buf)) => Some((s, m, ptr(be, buf))),
             _ => None,
         };
+        if fused && sep_buf.is_none() && self.row_major.load(Ordering::Relaxed) {
+            return Err(Error::invalid("internal: row-major fused passes need the separator rows"));
+        }
         let (leaves, levels) = if fused { (&self.upper_leaves, &self.upper_levels) } else { (&self.leaves, &self.levels) };
         // Forward: fused subtrees, leaves, then levels deepest first (ping-pong buffers).
         if let Some((s, m, sp)) = sep_buf {
@@ -1313,5 +1349,24 @@ impl CudaMultifrontal {
             return Err(Error::invalid(format!("{nrhs} right-hand sides is too many for one solve")));
         }
         Ok(())
+    }
+
+    /// Solves `nrhs` right-hand sides stored **row-major**: `b[row · nrhs + c]` (a row's columns
+    /// side by side, as cuSPARSE's `CUSPARSE_ORDER_ROW` or MAGMA's interleaved batches), `x` the
+    /// same, both `n × nrhs` on this device. Same factorization, same results to round-off as
+    /// [`Factorization::solve_many`] (column-major, the default) on the transposed data. Pick it
+    /// where the right-hand sides are built or used row by row (several load cases of one mesh):
+    /// a subtree's rows for all columns are then one contiguous run, so the bottom passes move
+    /// whole lines of `b` and `x` (as they move the separator rows). It takes the default's path
+    /// (level by level, or the fused passes by the transfer maps once [`SolvePath::Auto`] takes
+    /// them) but its fused passes always run the separator-row kernels ([`MapsKernel::Separators`],
+    /// whatever [`Self::set_maps_kernel`] chose; no register-streamed or warp-item bottom pass);
+    /// without a separator layout it runs level by level.
+    pub fn solve_many_rows(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<()> {
+        self.check_solve(be, "multifrontal row-major solve", nrhs, b, x)?;
+        if nrhs == 0 {
+            return Ok(());
+        }
+        self.solve_layout(be, nrhs, b, x, ForwardDone::No, true)
     }
 }

@@ -271,6 +271,14 @@ impl CudaMultifrontal {
         self.profile_finish(start, solved)
     }
 
+    /// [`Self::solve_profile`] of [`CudaMultifrontal::solve_many_rows`] (row-major `b` and `x`).
+    pub fn solve_rows_profile(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector) -> Result<Vec<LaunchProfile>> {
+        self.check_solve(be, "multifrontal row-major solve", nrhs, b, x)?;
+        let start = self.profile_start(be)?;
+        let solved = if nrhs == 0 { Ok(()) } else { self.solve_layout(be, nrhs, b, x, ForwardDone::No, true) };
+        self.profile_finish(start, solved)
+    }
+
     /// [`Self::solve_profile`] of [`CudaMultifrontal::factor_and_solve`]: the fused launches
     /// (factorization, maps and forward sweep of each pass), then the backward ones; the first
     /// backward launch's time also holds the factorization above the fused passes and its check.

@@ -288,10 +288,14 @@ impl CudaMultifrontal {
     /// The bottom pass by warp items if [`CudaMultifrontal::leans_forward`] (forward) or
     /// [`CudaMultifrontal::leans_backward`] (backward), else the
     /// bottom pass by the register-streamed kernels if [`CudaMultifrontal::streams_bottom`],
-    /// else (and every other pass) by [`CudaMultifrontal::sweep_separators`].
+    /// else (and every other pass, and every pass of a row-major solve) by
+    /// [`CudaMultifrontal::sweep_separators`].
     #[allow(clippy::too_many_arguments)]
     fn sweep_sep_pass(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
-        if p.index == 0 && !backward && self.leans_forward() {
+        // Row-major b and x: only the plain (or pipelined) separator-row kernels read that layout.
+        if self.row_major.load(std::sync::atomic::Ordering::Relaxed) {
+            self.sweep_separators(be, p, backward, nrhs, b, x, sep, leaf, maps)
+        } else if p.index == 0 && !backward && self.leans_forward() {
             self.sweep_lean(be, p, nrhs, b, sep, leaf, maps)
         } else if p.index == 0 && backward && self.leans_backward() {
             self.sweep_lean_backward(be, p, nrhs, b, x, sep, maps)
@@ -328,7 +332,7 @@ impl CudaMultifrontal {
         let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let sp = seps.pass(be, p.index);
         let mcap = p.map_cap(backward, true) as u32;
-        let (c, nr, n, off) = (cols as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
+        let (c, nr, n, off) = (cols as u32, nrhs as u32, self.n_word(), ptr(be, &p.map_off));
         launch!(@on stream, be, k, cfg; &self.tree, &p.dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         Ok(pipe::Launch::new(k, cfg))
     }
@@ -391,7 +395,7 @@ impl CudaMultifrontal {
         let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let sp = seps.pass(be, p.index);
         let mcap = p.map_cap(backward, true) as u32;
-        let (count, c, nr, n, off) = (p.count as u32, cols as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
+        let (count, c, nr, n, off) = (p.count as u32, cols as u32, nrhs as u32, self.n_word(), ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &count, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))?;
         Ok(true)
