@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lead's device check of merged main after round 15, in two parts (one call each, chained warm).
 #   part A: every packed GPU test binary (GALERKIN_REQUIRE_GPU=1, --include-ignored) in four lanes,
-#           then the IGA many-rhs sweep (the default beside ${IGA_ENGINES:-gpu}).
+#           then the IGA many-rhs sweep (the default and the row-major engine, ${IGA_ENGINES:-gpu,gpu-rows}).
 #   part B: the scheme III table at p = 1…5, the p = 2…5 tiled sweeps (the default first), the
 #           matrix-free levels at p = 6, the
 #           hyperelastic default kernel at 10^6 P2 and, with NEWTON=1, Newton at 10^6.
@@ -19,7 +19,7 @@ if [ "$part" = A ]; then
   bash benchmarks/h200/gpu-test-lanes.sh "$d" 4 300 "$S" hyperelastic_cuda iga_cuda levels ceed iga_batched hierarchical box_cuda heat_direct hierarchical_parts heat_lattice heat_examples setup_cuda cuda_backend cuda_release
   step "tests done"
   timeout 90 $G bench-iga --gpu --sweeps rhs --rhs 1,16,256,1024 --rhs-elements 1048576 --rhs-degree 3 --reps 3 --cpu-max 0 \
-    --rhs-engines "${IGA_ENGINES:-gpu}" > "$OUT/iga-rhs.txt" 2>&1
+    --rhs-engines "${IGA_ENGINES:-gpu,gpu-rows}" > "$OUT/iga-rhs.txt" 2>&1
   step "iga rc $?"
 else
   timeout 90 $G bench --hex --degrees 1,2,3,4,5 --runs 7 --cpu-cells 100 --json "$OUT/hex.json" > "$OUT/hex.txt" 2>&1
