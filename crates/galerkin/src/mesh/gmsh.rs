@@ -47,46 +47,36 @@ pub fn parse_msh_with_notes(data: &[u8], source: &str) -> Result<(Mesh, Vec<Stri
 pub fn parse_msh_with_cell_elements(data: &[u8], source: &str) -> Result<(Mesh, Vec<String>, Vec<usize>)> {
     let mut r = Reader::new(data, source);
     let mut file = MshFile::default();
-    let mut seen_format = false;
-    while let Some(header) = r.section_header()? {
+    walk_sections(&mut r, |r, header| {
         match header {
-            "MeshFormat" => {
-                r.section = "$MeshFormat";
-                read_format(&mut r)?;
-                seen_format = true;
-            }
-            _ if !seen_format => return Err(r.error("the file must start with $MeshFormat")),
             "PhysicalNames" => {
                 r.section = "$PhysicalNames";
-                read_physical_names(&mut r, &mut file)?;
+                read_physical_names(r, &mut file)?;
             }
             "Entities" => {
                 r.section = "$Entities";
-                read_entities(&mut r, &mut file)?;
+                read_entities(r, &mut file)?;
             }
             "Nodes" => {
                 r.section = "$Nodes";
                 if r.legacy {
-                    read_nodes_22(&mut r, &mut file)?;
+                    read_nodes_22(r, &mut file)?;
                 } else {
-                    read_nodes(&mut r, &mut file)?;
+                    read_nodes(r, &mut file)?;
                 }
             }
             "Elements" => {
                 r.section = "$Elements";
                 if r.legacy {
-                    read_elements_22(&mut r, &mut file)?;
+                    read_elements_22(r, &mut file)?;
                 } else {
-                    read_elements(&mut r, &mut file)?;
+                    read_elements(r, &mut file)?;
                 }
             }
-            other => {
-                r.skip_section(other)?;
-                continue;
-            }
+            _ => return Ok(false),
         }
-        r.expect_end(header)?;
-    }
+        Ok(true)
+    })?;
     file.into_mesh(source, data, r.binary.is_some())
 }
 
@@ -340,7 +330,32 @@ impl super::validate::Names for FileNames<'_> {
     }
 }
 
-pub(super) fn read_format(r: &mut Reader) -> Result<()> {
+/// Walk a file's sections: `$MeshFormat` first (read here, so the numbers of a binary file are
+/// known), then each other section through `read`, which says whether it read it (its `$End…` is
+/// then checked) or leaves it to be skipped. The mesh reader and the `$ElementData` views share it.
+pub(super) fn walk_sections<'a>(r: &mut Reader<'a>, mut read: impl FnMut(&mut Reader<'a>, &'a str) -> Result<bool>) -> Result<()> {
+    let mut seen_format = false;
+    while let Some(header) = r.section_header()? {
+        let done = if header == "MeshFormat" {
+            r.section = "$MeshFormat";
+            read_format(r)?;
+            seen_format = true;
+            true
+        } else if !seen_format {
+            return Err(r.error("the file must start with $MeshFormat"));
+        } else {
+            read(r, header)?
+        };
+        if done {
+            r.expect_end(header)?;
+        } else {
+            r.skip_section(header)?;
+        }
+    }
+    Ok(())
+}
+
+fn read_format(r: &mut Reader) -> Result<()> {
     let version = r.ascii_token("format version")?;
     if version != "4.1" && version != "2.2" {
         return Err(r.error(format!(

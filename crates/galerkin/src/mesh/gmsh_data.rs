@@ -21,7 +21,7 @@
 //! are binary (a 4-byte element tag, then the values as doubles). A view may be split over several sections (partitions, time
 //! steps): the sections of its first time step are merged. Values are matched to cells by the
 //! element tags the mesh reader keeps ([`super::gmsh::parse_msh_with_cell_elements`]).
-use super::gmsh::{read_format, Reader};
+use super::gmsh::{walk_sections, Reader};
 use super::Mesh;
 use crate::{Error, Result};
 use std::collections::HashMap;
@@ -43,26 +43,14 @@ pub fn element_views(data: &[u8], source: &str) -> Result<Vec<ElementView>> {
     let mut views: Vec<ElementView> = Vec::new();
     // The time step of the first section of each view: later time steps are skipped.
     let mut first_step: HashMap<String, i64> = HashMap::new();
-    let mut seen_format = false;
-    while let Some(header) = r.section_header()? {
-        match header {
-            "MeshFormat" => {
-                r.section = "$MeshFormat";
-                read_format(&mut r)?;
-                seen_format = true;
-            }
-            _ if !seen_format => return Err(r.error("the file must start with $MeshFormat")),
-            "ElementData" => {
-                r.section = "$ElementData";
-                read_view(&mut r, &mut views, &mut first_step)?;
-            }
-            other => {
-                r.skip_section(other)?;
-                continue;
-            }
+    walk_sections(&mut r, |r, header| {
+        if header != "ElementData" {
+            return Ok(false);
         }
-        r.expect_end(header)?;
-    }
+        r.section = "$ElementData";
+        read_view(r, &mut views, &mut first_step)?;
+        Ok(true)
+    })?;
     Ok(views)
 }
 

@@ -115,15 +115,10 @@ pub fn to_rows(v: &[f64], n: usize, nrhs: usize) -> Vec<f64> {
     out
 }
 
-/// Row-major `n × nrhs` values in column-major order (the inverse of [`to_rows`]).
+/// Row-major `n × nrhs` values in column-major order (the inverse of [`to_rows`]: row-major
+/// `n × nrhs` is column-major `nrhs × n`, so it is that matrix's transpose).
 pub fn to_columns(v: &[f64], n: usize, nrhs: usize) -> Vec<f64> {
-    let mut out = vec![0.0; n * nrhs];
-    for r in 0..n {
-        for c in 0..nrhs {
-            out[c * n + r] = v[r * nrhs + c];
-        }
-    }
-    out
+    to_rows(v, nrhs, n)
 }
 
 /// Cubic and quartic B-splines of the seed problem on `elements` uniform elements (several fused
