@@ -32,6 +32,9 @@
 // HK_PLAIN_STORE, HK_CONTIG=n (the sweep only, the staged scatter): plain racy stores at the same
 // places, or as many atomic adds at consecutive places (timing: what the atomics and their
 // scattered sectors cost).
+// HK_STAGE (the tensor-core scheme, `Scheme::Gather`, sixteenth pass): the staged blocks are stored
+// to a per-cell record of the global stage passed as `vals` instead of being scattered; the owner
+// gather (`hyperelastic_gather.cu`) then writes every CSR value once.
 //
 // Plane strain (DIM = 2) runs the same 3D arithmetic on the embedded problem: the third reference
 // and physical gradient components are zero, the geometry Jacobian gets J₃₃ = 1, u₃ = 0, the frame
@@ -614,7 +617,11 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
             if (i < NLOC && n < TC_NCOL) st[i * TC_NCOL + n] = acc[w][e];
         }
     HK_CSYNC();
+#ifdef HK_STAGE  // the owner gather (`hyperelastic_gather.cu`): `vals` is the stage, a record per cell
+    for (int k = tid; k < NLOC * TC_NCOL; k += TPC) vals[c * (NLOC * TC_NCOL) + k] = st[k];
+#else
     hk_scatter_staged(st, s_cell[wp], c, tid, TPC, row_ptr, kpos, vals);
+#endif
 #endif
 }
 #endif  // WPB

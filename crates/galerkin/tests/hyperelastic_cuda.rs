@@ -1,5 +1,5 @@
 //! Hyperelasticity on the GPU against the CPU: residual and Jacobian CSR values of every law on
-//! P1/P2 tetrahedra (the tensor-core, the column-pair, the patch and the moments schemes) and Q1/Q2 hexahedra, and in plane strain on P1/P2 triangles and Q1/Q2
+//! P1/P2 tetrahedra (the tensor-core, the column-pair, the patch, the moments and the owner-gather schemes) and Q1/Q2 hexahedra, and in plane strain on P1/P2 triangles and Q1/Q2
 //! quadrilaterals, and whole Newton solves (dead loads with CG, follower pressure with GMRES, a
 //! plane-strain fibre strip) agree. Skips without a GPU unless GALERKIN_REQUIRE_GPU=1.
 mod hyper_common;
@@ -245,6 +245,70 @@ fn gpu_patch_scheme_equals_the_cpu() {
             }
         }
     }
+}
+
+/// The owner gather (`Scheme::Gather`, sixteenth pass: element matrices staged per cell, then a warp
+/// per node sums and stores its three CSR rows) equals the CPU on P1/P2 tetrahedra, both rules,
+/// every law (a frame per cell for the fibre law), in mesh and Hilbert order; it writes every value
+/// itself (no zeroing pass: values filled with NaN before are all overwritten), assembling twice
+/// overwrites, the residual alone leaves the matrix alone, and the gather alone rewrites the same
+/// values from the stage.
+#[test]
+fn gpu_gather_scheme_equals_the_cpu() {
+    let Some(be) = gpu() else { return };
+    let cc = be.device().compute_capability;
+    for law in laws() {
+        for degree in [1, 2] {
+            for stiffness in [false, true] {
+                let (mk, u) = tet_case(law, degree, stiffness);
+                let el = mk();
+                if !tc_applies(&el, cc) {
+                    return;
+                }
+                let Scheme::Tc { qc, .. } = tc_default(&el) else { panic!("the tensor-core default") };
+                let what = format!("gather {law:?} P{degree} stiffness rule {stiffness}");
+                let (gsys, ud, r, k) = scheme_equals_cpu(&be, mk(), Some(Scheme::Gather { qc }), &u, &what);
+                ordered_equals_cpu(&be, mk(), Some(Scheme::Gather { qc: 1 }), &[], CellOrder::Hilbert, &u, &what);
+                twice_and_residual_alone(&be, &gsys, &ud, &r, &k, &what);
+                let mut nan = gsys.pattern.clone();
+                nan.values.iter_mut().for_each(|v| *v = f64::NAN);
+                let mut rd = be.zeros(u.len()).unwrap();
+                let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &nan).unwrap();
+                // (`rel` would pass over NaN: f64::max drops it, so each value is checked as well)
+                let equal = |kd: &galerkin::backend::cuda::DeviceCsr, how: &str| {
+                    let v = be.matrix_to_host(kd).unwrap().values;
+                    assert!(v.iter().all(|x| x.is_finite()) && rel(&v, &k) < 1e-12, "{what}: {how}");
+                };
+                gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
+                equal(&kd, "over NaN");
+                let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &nan).unwrap();
+                gsys.gather_only(&be, &mut kd).unwrap();
+                equal(&kd, "the gather alone");
+            }
+        }
+    }
+}
+
+/// Newton with the owner gather takes the default GPU scheme's iterates: the P2 fibre cube with
+/// block Jacobi, the same Newton and CG iterations per step and the same solution.
+#[test]
+fn gpu_gather_newton_equals_the_default() {
+    let Some(be) = gpu() else { return };
+    let text = hyper_common::usyk_cube(4, 2, "block-jacobi");
+    let (_, mut prep) = prepare_text(&text).unwrap();
+    if !tc_applies(&prep.el, be.device().compute_capability) {
+        return;
+    }
+    let mut dsys = GpuHyper::new(&be, &prep.el).unwrap();
+    let (ud, rd, _) = solve_on(&be, &mut dsys, &mut prep, 1).unwrap();
+    let (_, mut prep) = prepare_text(&text).unwrap();
+    let Scheme::Tc { qc, .. } = tc_default(&prep.el) else { panic!("the tensor-core default") };
+    let mut gsys = GpuHyper::variant(&be, &prep.el, Scheme::Gather { qc }, &[]).unwrap();
+    let (ug, rg, _) = solve_on(&be, &mut gsys, &mut prep, 1).unwrap();
+    assert!(rel(&ug, &ud) < 1e-10, "gather vs default solution {:.2e}", rel(&ug, &ud));
+    assert!(ud.iter().any(|v| v.abs() > 1e-2), "the load should move the body");
+    let its = |r: &[galerkin::hyperelastic::LoadStepReport]| r.iter().flat_map(|s| s.all_iterations()).map(|i| i.linear_iterations).collect::<Vec<_>>();
+    assert_eq!(its(&rd), its(&rg), "the same Newton and CG iterations");
 }
 
 /// The moments scheme (`Scheme::Moments`: the P2 element matrix from per-cell moments, exact

@@ -334,6 +334,14 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
     Ok(())
 }
 
+/// The tensor-core scheme's (cells per block, points per chunk); (1, 1) for the others.
+fn wpb_qc(sc: Scheme) -> (usize, usize) {
+    match sc {
+        Scheme::Tc { wpb, qc, .. } => (wpb, qc),
+        _ => (1, 1),
+    }
+}
+
 /// The Jacobian assembly's bytes-moved floor: what the kernel must read (cell vertices and nodes,
 /// coordinates, frames, CSR positions (u16) and row pointers, the state) and write (the CSR values
 /// once, the residual).
@@ -399,12 +407,14 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
             if tc_applies(el, be.device().compute_capability) {
                 let tc = tc_default(el);
                 variants.push(("tc staged".into(), tc, vec![]));
+                // The sixteenth pass's owner gather: the element matrices staged per cell, then a
+                // warp per node writes its CSR rows once (the row also times the gather alone);
+                // `scatter-only`: the staging of zeros (gather, geometry) and the gather.
+                variants.push(("gather".into(), Scheme::Gather { qc: wpb_qc(tc).1 }, vec![]));
+                variants.push(("gather scatter-only".into(), Scheme::Gather { qc: wpb_qc(tc).1 }, vec!["HK_SCATTER_ONLY"]));
                 // The twelfth pass's products: the residual as 3 more GEMM columns (`resmma`),
                 // Y's shared accesses in pairs (`vec`), both (`lean`), two warps per cell (`split`).
-                let (wpb, qc) = match tc {
-                    Scheme::Tc { wpb, qc, .. } => (wpb, qc),
-                    Scheme::Pairs(_) | Scheme::Patch { .. } | Scheme::Moments { .. } => (1, 1),
-                };
+                let (wpb, qc) = wpb_qc(tc);
                 let split = Scheme::Tc { wpb, qc, wpc: 2 };
                 let lean = TC_LEAN.to_vec();
                 let lean_po = [TC_LEAN, &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]].concat();
@@ -539,6 +549,10 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                         (format!("cells {cells} adds /{per:.2} stores {plain:.0}% slots {dynamic} B"), shared)
                     }
                     Scheme::Moments { wpb } => (format!("cells/block {wpb}"), super::moments::shared_bytes(el, wpb)),
+                    Scheme::Gather { qc } => {
+                        let g = measure(&mut clock, 1, runs, || sys.gather_only(be, &mut k))?;
+                        (format!("qc {qc} gather alone {:.3e}", g.median), tc_shared_bytes(el, 1, qc))
+                    }
                 };
                 emit(format!(
                     "{name:<20} {shape:<20} shared {shared:>5} B: asm {:.3e} (x{:.2} floor)  kernel {:.3e}  res {:.3e}  zero {:.3e}",

@@ -10,7 +10,9 @@
 //! and a third, [`Scheme::Patch`] ([`super::patch`]: a block per patch of cells, their sums reduced in
 //! shared memory before the atomic adds; slower overall, twelfth pass in BENCHMARKS.md); and a fourth,
 //! [`Scheme::Moments`] ([`super::moments`]: affine P2 tetrahedra, the element matrix from per-cell
-//! moments, thirteenth pass). The follower pressure's terms are integrated on the device too (one thread per
+//! moments, thirteenth pass); and a fifth, [`Scheme::Gather`] (`kernels/hyperelastic_gather.cu`: the
+//! tensor-core scheme's element matrices staged per cell, then a warp per node stores its CSR rows
+//! once, without atomics or zeroing; sixteenth pass). The follower pressure's terms are integrated on the device too (one thread per
 //! facet point, then one per facet Jacobian entry), so nothing crosses per Newton step.
 use super::element::HyperElement;
 use super::loads::FollowerPressure;
@@ -31,7 +33,9 @@ pub const HYPERELASTIC: KernelSource = KernelSource {
         "#line 1 \"hyperelastic_law.cuh\"\n",
         include_str!("../../kernels/hyperelastic_law.cuh"),
         "\n#line 1 \"hyperelastic.cu\"\n",
-        include_str!("../../kernels/hyperelastic.cu")
+        include_str!("../../kernels/hyperelastic.cu"),
+        "\n#line 1 \"hyperelastic_gather.cu\"\n",
+        include_str!("../../kernels/hyperelastic_gather.cu")
     ),
     physics: false,
     cells: false,
@@ -72,6 +76,10 @@ pub enum Scheme {
     /// tetrahedra, one warp per cell, `wpb` cells per block, the element matrix from the cell's
     /// moments Σ_q w λ_m λ_n 𝔸_q (products independent of the rule).
     Moments { wpb: usize },
+    /// The owner gather (`kernels/hyperelastic_gather.cu`, sixteenth pass): the tensor-core scheme
+    /// (one warp per cell, chunks of `qc` points) stores each cell's element matrix to a stage, then
+    /// one warp per node sums its cells' rows and stores its CSR rows once (no atomics, no zeroing).
+    Gather { qc: usize },
 }
 
 impl Scheme {
@@ -82,6 +90,7 @@ impl Scheme {
             Scheme::Tc { wpb, wpc, .. } => (32 * wpc * wpb, wpb),
             Scheme::Patch { cells, .. } => (0, cells),
             Scheme::Moments { wpb } => (32 * wpb, wpb),
+            Scheme::Gather { .. } => (32, 1),
         }
     }
 }
@@ -191,6 +200,11 @@ pub fn defines_for(el: &HyperElement, sc: Scheme) -> Result<Vec<String>> {
         }
         Scheme::Patch { .. } => return Err(Error::invalid("the patch scheme's defines depend on the mesh (`patch::defines`)")),
         Scheme::Moments { wpb } => return super::moments::defines(el, wpb),
+        Scheme::Gather { qc } => {
+            let mut d = defines_for(el, Scheme::Tc { wpb: 1, qc, wpc: 1 })?;
+            d.push("HK_STAGE".into());
+            return Ok(d);
+        }
     }
     Ok(d)
 }
@@ -253,7 +267,80 @@ pub struct GpuHyper {
     ncells: usize,
     scheme: Scheme,
     patches: Option<super::patch::DevicePatches>,
+    gather: Option<DeviceGather>,
     pressure: Option<DevicePressure>,
+}
+
+/// The owner gather's data ([`Scheme::Gather`]): each node's cells (cell · NLOC + the node's place
+/// in it, by node), the per-cell stage of the element matrices (NLOC × 6·NLOC doubles each: 1.1 GB
+/// at 10⁶ P2 unknowns), the gather kernel and its shared memory (a node's 3 CSR rows per warp).
+struct DeviceGather {
+    kernel: Kernel,
+    nnodes: u64,
+    seg_max: u32,
+    node_ptr: CudaSlice<u32>,
+    inc: CudaSlice<u32>,
+    /// Scratch the assembly kernel writes and the gather reads, on the backend's one stream.
+    stage: CudaSlice<f64>,
+}
+
+/// Nodes (warps) per block of the gather kernel (`HG_WPB`'s default in the kernel).
+const GATHER_WPB: usize = 4;
+
+impl DeviceGather {
+    /// Each node's (cell, place) entries from `cell_nodes` (in launch order), the longest node
+    /// segment of `row_ptr` (3 rows per node), uploads, and the kernel from `module`; refused where a
+    /// node's rows do not fit the shared memory of a block.
+    fn new(be: &CudaBackend, module: &std::sync::Arc<cudarc::driver::CudaModule>, cell_nodes: &[usize], nloc: usize, row_ptr: &[usize], stage_len: usize) -> Result<DeviceGather> {
+        let nnodes = (row_ptr.len() - 1) / 3;
+        let ncells = cell_nodes.len() / nloc.max(1);
+        if ncells * nloc > u32::MAX as usize || row_ptr.last().copied().unwrap_or(0) > u32::MAX as usize {
+            return Err(Error::Unsupported(format!("the owner gather indexes {ncells} cells and the CSR values with 32 bits")));
+        }
+        let mut ptr = vec![0u32; nnodes + 1];
+        for &n in cell_nodes {
+            ptr[n + 1] += 1;
+        }
+        for i in 0..nnodes {
+            ptr[i + 1] += ptr[i];
+        }
+        let mut fill = ptr.clone();
+        let mut inc = vec![0u32; cell_nodes.len()];
+        for (k, &n) in cell_nodes.iter().enumerate() {
+            inc[fill[n] as usize] = k as u32;
+            fill[n] += 1;
+        }
+        let seg_max = (0..nnodes).map(|n| row_ptr[3 * n + 3] - row_ptr[3 * n]).max().unwrap_or(0).max(1);
+        let shared = GATHER_WPB * seg_max * 8;
+        let kernel = Kernel::from_module(module, "hyper_gather")?;
+        if shared > 48 * 1024 {
+            if shared > 227 * 1024 {
+                return Err(Error::Unsupported(format!("the owner gather: a node's {seg_max} CSR values do not fit a block's shared memory")));
+            }
+            kernel
+                .func
+                .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
+                .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot allow {shared} bytes of dynamic shared memory for hyper_gather: {e}")))?;
+        }
+        Ok(DeviceGather {
+            kernel,
+            nnodes: nnodes as u64,
+            seg_max: seg_max as u32,
+            node_ptr: be.upload(&ptr)?,
+            inc: be.upload(if inc.is_empty() { &[0u32][..] } else { &inc })?,
+            stage: be.alloc::<f64>(stage_len.max(1))?,
+        })
+    }
+
+    /// The gather alone: node rows of `vals` from the stage as the last assembly left it.
+    fn launch(&self, be: &CudaBackend, row_ptr: &CudaSlice<u32>, kpos: &CudaSlice<u16>, vals: &mut CudaSlice<f64>) -> Result<()> {
+        if self.nnodes == 0 {
+            return Ok(());
+        }
+        let blocks = u32::try_from(self.nnodes.div_ceil(GATHER_WPB as u64)).map_err(|_| Error::Unsupported(format!("{} nodes in one launch", self.nnodes)))?;
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (32 * GATHER_WPB as u32, 1, 1), shared_mem_bytes: (GATHER_WPB * self.seg_max as usize * 8) as u32 };
+        launch!(be, &self.kernel, cfg; &self.nnodes, &self.seg_max, &self.node_ptr, &self.inc, row_ptr, kpos, &self.stage, &mut *vals)
+    }
 }
 
 /// [`super::loads::FlatPressure`] on the device, with room for the deformed tangents.
@@ -273,7 +360,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc`, `patch` or `moments`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc`, `patch`, `moments` or `gather`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -287,7 +374,13 @@ impl GpuHyper {
             // P2 only: the multigrid's coarser (P1) levels keep the default scheme.
             Some("moments") if super::moments::applies(el) => Scheme::Moments { wpb: 1 },
             Some("moments") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `patch` or `moments`"))),
+            // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
+            Some("gather") if tc_applies(el, cc) => match tc_default(el) {
+                Scheme::Tc { qc, .. } => Scheme::Gather { qc },
+                other => other,
+            },
+            Some("gather") => default_scheme(el, cc)?,
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `patch`, `moments` or `gather`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -302,7 +395,7 @@ impl GpuHyper {
     pub fn variant_ordered(be: &CudaBackend, el: &HyperElement, sc: Scheme, extra: &[&str], order: CellOrder) -> Result<GpuHyper> {
         let space = &el.space;
         let mesh = &*space.mesh;
-        if matches!(sc, Scheme::Tc { .. }) && !tc_applies(el, be.device().compute_capability) {
+        if matches!(sc, Scheme::Tc { .. } | Scheme::Gather { .. }) && !tc_applies(el, be.device().compute_capability) {
             return Err(Error::Unsupported(format!("the hyperelastic tensor-core scheme does not apply to {} nodes of a {:?} on this device", el.nloc(), mesh.cell_type)));
         }
         let (pattern, slots) = pattern(space, true)?;
@@ -345,6 +438,10 @@ impl GpuHyper {
                 (be.variant_module(&HYPERELASTIC, &defs)?, "hyper_assemble", None)
             }
         };
+        let gather = match sc {
+            Scheme::Gather { .. } => Some(DeviceGather::new(be, &module, &cell_nodes, nloc, &pattern.row_ptr, mesh.num_cells() * nloc * 6 * nloc)?),
+            _ => None,
+        };
         let frames: Vec<f64> = reorder(&el.frames, 1, if el.frames.is_empty() { None } else { perm }).iter().flat_map(|r| r.iter().flat_map(|row| *row)).collect();
         let assemble = Kernel::from_module(&module, entry)?;
         if let Some(p) = &patches {
@@ -368,6 +465,7 @@ impl GpuHyper {
             ncells: mesh.num_cells(),
             scheme: sc,
             patches,
+            gather,
             pattern,
             pressure: None,
         })
@@ -401,7 +499,8 @@ impl GpuHyper {
                 if k.nnz() != self.pattern.nnz() {
                     return Err(Error::dim("hyperelastic Jacobian entries", self.pattern.nnz(), k.nnz()));
                 }
-                if zero {
+                // (the owner gather writes every value: nothing to zero)
+                if zero && self.gather.is_none() {
                     be.zero_slice(&mut k.values)?;
                 }
                 (&k.row_ptr, &mut k.values)
@@ -426,9 +525,25 @@ impl GpuHyper {
         let (threads, cpb) = self.scheme.launch();
         let blocks = u32::try_from(nc.div_ceil(cpb as u64)).map_err(|_| Error::Unsupported(format!("{nc} cells in one launch")))?;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
+        if let (Some(g), true) = (&self.gather, want_k != 0) {
+            // The stage is scratch of this system, written here and read by the gather on the same stream.
+            launch!(be, &self.assemble, cfg; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
+                &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &g.stage)?;
+            return g.launch(be, row_ptr, &self.kpos, vals);
+        }
         launch!(be, &self.assemble, cfg; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
             &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals)?;
         Ok(())
+    }
+
+    /// The owner gather alone ([`Scheme::Gather`]): `k`'s values from the element matrices the last
+    /// assembly staged (the benchmark's "scatter alone" of this scheme); an error for other schemes.
+    pub fn gather_only(&self, be: &CudaBackend, k: &mut DeviceCsr) -> Result<()> {
+        let Some(g) = &self.gather else { return Err(Error::invalid("gather_only: the scheme is not the owner gather")) };
+        if k.nnz() != self.pattern.nnz() {
+            return Err(Error::dim("hyperelastic Jacobian entries", self.pattern.nnz(), k.nnz()));
+        }
+        g.launch(be, &k.row_ptr, &self.kpos, &mut k.values)
     }
 
 }
@@ -531,7 +646,10 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     // The twelfth pass's products: the residual in the GEMM, paired accesses, two
                     // warps per cell (tested, swept).
                     let lean: Vec<String> = TC_LEAN.iter().map(|e| e.to_string()).collect();
-                    variants.push([tc, lean.clone()].concat());
+                    variants.push([tc.clone(), lean.clone()].concat());
+                    // The sixteenth pass's owner gather: the kernel staging its blocks, and the gather.
+                    variants.push(defines_for(&el, Scheme::Gather { qc: match tc_default(&el) { Scheme::Tc { qc, .. } => qc, _ => 1 } })?);
+                    variants.push([tc, vec!["HK_STAGE".to_string(), "HG_WPB=2".to_string()]].concat());
                     if let Scheme::Tc { wpb, qc, .. } = tc_default(&el) {
                         let split = defines_for(&el, Scheme::Tc { wpb, qc, wpc: 2 })?;
                         variants.push(split.clone());
