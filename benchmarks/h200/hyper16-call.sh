@@ -21,12 +21,12 @@ t="$d/tests"
   step "hyperelastic_cuda rest rc $?"
 ) &
 tests=$!
-V="tc staged,gather,gather scatter-only,cube 6 scatter-only,tc scatter-only,tc no-scatter,tc products-only"
+V="tc staged,gather,gather u8,gather scatter-only,cube 6 scatter-only,tc scatter-only,tc no-scatter,tc products-only"
 for rule in stiffness full; do
-  timeout "$(left 70)" "$d/galerkin" bench --hyper-kernel-sweep --hyper-quadrature $rule --dofs 1000000 --degrees 2 --runs 5 --hyper-variants "$V" > "$OUT/hyper16-sweep-$rule.txt" 2>&1
+  timeout "$(left 85)" "$d/galerkin" bench --hyper-kernel-sweep --hyper-quadrature $rule --dofs 1000000 --degrees 2 --runs 5 --hyper-variants "$V" > "$OUT/hyper16-sweep-$rule.txt" 2>&1
   step "sweep $rule rc $?"
 done
-GALERKIN_HYPER_SCHEME=gather timeout "$(left 45)" "$d/galerkin" bench --hyperelastic --dofs 1000000 --degrees 2 --gpu --cpu1-max-dofs 0 --cpu-max-dofs 0 --runs 3 > "$OUT/hyper16-newton.txt" 2>&1
+GALERKIN_HYPER_SCHEME=gather timeout "$(left 40)" "$d/galerkin" bench --hyperelastic --dofs 1000000 --degrees 2 --gpu --cpu1-max-dofs 0 --cpu-max-dofs 0 --runs 3 > "$OUT/hyper16-newton.txt" 2>&1
 step "Newton 10^6 with the gather rc $?"
 if command -v ncu > /dev/null && [ "$(left 60)" -gt 35 ]; then
   timeout "$(left 50)" ncu --clock-control none --kernel-name regex:'hyper_(gather|assemble)' --launch-count 4 --section SpeedOfLight \

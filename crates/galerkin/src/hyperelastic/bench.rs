@@ -412,6 +412,8 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 // `scatter-only`: the staging of zeros (gather, geometry) and the gather.
                 variants.push(("gather".into(), Scheme::Gather { qc: wpb_qc(tc).1 }, vec![]));
                 variants.push(("gather scatter-only".into(), Scheme::Gather { qc: wpb_qc(tc).1 }, vec!["HK_SCATTER_ONLY"]));
+                // (8 items per lane in flight instead of 4: whether the gather is latency-bound)
+                variants.push(("gather u8".into(), Scheme::Gather { qc: wpb_qc(tc).1 }, vec!["HG_UNROLL=8"]));
                 // The twelfth pass's products: the residual as 3 more GEMM columns (`resmma`),
                 // Y's shared accesses in pairs (`vec`), both (`lean`), two warps per cell (`split`).
                 let (wpb, qc) = wpb_qc(tc);
