@@ -290,7 +290,7 @@ fn gpu_gather_scheme_equals_the_cpu() {
 }
 
 /// Newton with the owner gather takes the default GPU scheme's iterates: the P2 fibre cube with
-/// block Jacobi, the same Newton and CG iterations per step and the same solution.
+/// block Jacobi, the same Newton and CG iterations per step and the same solution (to round-off).
 #[test]
 fn gpu_gather_newton_equals_the_default() {
     let Some(be) = gpu() else { return };
@@ -305,7 +305,9 @@ fn gpu_gather_newton_equals_the_default() {
     let Scheme::Tc { qc, .. } = tc_default(&prep.el) else { panic!("the tensor-core default") };
     let mut gsys = GpuHyper::variant(&be, &prep.el, Scheme::Gather { qc }, &[]).unwrap();
     let (ug, rg, _) = solve_on(&be, &mut gsys, &mut prep, 1).unwrap();
-    assert!(rel(&ug, &ud) < 1e-10, "gather vs default solution {:.2e}", rel(&ug, &ud));
+    // (the default's atomic adds sum in another order: round-off through Newton and CG, 3·10⁻¹⁰
+    // measured on the H200; the GPU-vs-CPU Newton test's 1e-8)
+    assert!(rel(&ug, &ud) < 1e-8, "gather vs default solution {:.2e}", rel(&ug, &ud));
     assert!(ud.iter().any(|v| v.abs() > 1e-2), "the load should move the body");
     let its = |r: &[galerkin::hyperelastic::LoadStepReport]| r.iter().flat_map(|s| s.all_iterations()).map(|i| i.linear_iterations).collect::<Vec<_>>();
     assert_eq!(its(&rd), its(&rg), "the same Newton and CG iterations");
