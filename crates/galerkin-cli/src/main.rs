@@ -315,7 +315,9 @@ enum Command {
         /// each pass's maps and forward sweep on a second stream beside the factorization; its rows time the whole call;
         /// gpu-overlap-joint: both maps of a pass in one launch before its forward sweep; gpu-overlap-flat: its streams
         /// at one priority), gpu-rows (the default's path with row-major right-hand sides and solutions,
-        /// `CudaMultifrontal::solve_many_rows`; with gpu, a headline line per count compares both layouts).
+        /// `CudaMultifrontal::solve_many_rows`; with gpu, a headline line per count compares both layouts;
+        /// gpu-rows-reg: its bottom pass a thread per column, the rows in registers; gpu-rows-regtc: the same with
+        /// the backward product on the tensor cores; gpu-rows-staged: by the staged separator-row kernels).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]
         rhs_engines: Vec<String>,
         /// Timed repetitions per measurement (median and spread reported).

@@ -113,8 +113,9 @@ fn multifrontal_kernels_have_every_entry_point() {
     assert!(ptx75.contains(".entry mf_mapst_backward_2(") && !ptx75.contains("mma.sync"), "sm_75 has no FP64 mma");
 }
 
-/// The batched large-front kernels and the register-streamed bottom pass (appended to
-/// multifrontal.cu in one module) compile and keep every multifrontal entry point besides their own.
+/// The batched large-front kernels, the register-streamed bottom pass and the row-major bottom
+/// pass a thread per column (appended to multifrontal.cu in one module) compile and keep every
+/// multifrontal entry point besides their own.
 #[test]
 fn batched_multifrontal_kernels_have_every_entry_point() {
     if !nvrtc() {
@@ -122,7 +123,7 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     }
     let k = &jit::MULTIFRONTAL_BATCHED;
     let c = jit::compile_ptx(k.file, k.source, "compute_90").unwrap_or_else(|e| panic!("{e}"));
-    for entry in ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3"] {
+    for entry in ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward"] {
         assert!(c.ptx.contains(&format!(".entry {entry}(")), "multifrontal_batched.cu lacks {entry}");
     }
 }

@@ -5,7 +5,7 @@
 mod iga_common;
 
 use galerkin::backend::cuda::test_gpu;
-use galerkin::solver::multifrontal::cuda::{MapsKernel, SolvePath, SubtreeShape, BLOCK_MAX, DEFAULT_COLUMN_THREADS, MAPS_MIN_RHS};
+use galerkin::solver::multifrontal::cuda::{MapsKernel, RowsBottom, SolvePath, SubtreeShape, BLOCK_MAX, DEFAULT_COLUMN_THREADS, MAPS_MIN_RHS};
 use galerkin::solver::multifrontal::CudaMultifrontal;
 use galerkin::backend::Backend;
 use galerkin::iga::{self, seed, Space1d};
@@ -506,6 +506,9 @@ fn gpu_row_major_solves_equal_faer_lu() {
     let cases = small_cases().into_iter().chain(large_front_cases()).chain([iga_common::seed_1d(3, 4096), iga_common::seed_1d(4, 2048)]);
     for case in cases {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        // The staged separator-row kernels at the bottom too (the thread-per-column bottom pass:
+        // gpu_row_major_bottom_by_columns_equals_faer_lu_and_the_cpu).
+        f.set_rows_bottom(RowsBottom::Staged);
         for nrhs in [1, 3, 16, 256] {
             check_rows_against_faer(&be, &f, &case, nrhs);
         }
@@ -545,4 +548,58 @@ fn gpu_row_major_solves_equal_faer_lu() {
     let short = be.zeros(n * 77 - 1).unwrap();
     let e = gpu.solve_many_rows(&be, 77, &short, &mut xd).unwrap_err().to_string();
     assert!(e.contains("row-major"), "{e}");
+}
+
+/// The row-major bottom pass a thread per column (`set_rows_bottom`: by FMAs, kernels
+/// `mf_rows_forward` / `mf_rows_backward`, and with the backward product on the tensor cores,
+/// `mf_rows_backward_tc`) equals faer's LU for 1, 7, 32 and 256 columns (partial lines of 32 and a
+/// second block of 128 columns) on 1D systems of degree 1…5 with an odd number of elements (uneven
+/// subtrees), and on the small and large-front cases, where it may not fit and the staged kernels
+/// run instead. Where it runs, the profile at 256 columns shows its kernels for the bottom pass and
+/// the separator-row kernels above it, and 77 columns equal the CPU twin.
+#[test]
+fn gpu_row_major_bottom_by_columns_equals_faer_lu_and_the_cpu() {
+    let Some(be) = test_gpu() else { return };
+    let mut ran = Vec::new();
+    let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(small_cases()).chain(large_front_cases());
+    for case in cases {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        f.prepare_maps(&be).unwrap();
+        let n = case.sys.ndofs;
+        let cpu = galerkin::solver::multifrontal::CpuMultifrontal::factor(Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
+        let b77 = iga_common::to_rows(&right_hand_sides(&case.sys, 77), n, 77);
+        let mut xc = vec![0.0; n * 77];
+        cpu.solve_many_rows(&galerkin::backend::Cpu, 77, &b77, &mut xc).unwrap();
+        for (how, backward) in [(RowsBottom::Columns, "mf_rows_backward"), (RowsBottom::ColumnsTensor, "mf_rows_backward_tc")] {
+            f.set_rows_bottom(how);
+            for nrhs in [1, 7, 32, 256] {
+                check_rows_against_faer(&be, &f, &case, nrhs);
+            }
+            if !f.rows_bottom_runs() {
+                continue;
+            }
+            ran.push(format!("{} {how:?}", case.name));
+            let b = be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, 256), n, 256)).unwrap();
+            let mut x = be.zeros(n * 256).unwrap();
+            let launches = f.solve_rows_profile(&be, 256, &b, &mut x).unwrap();
+            for l in &launches {
+                let want = match (l.pass, l.backward) {
+                    (0, false) => "mf_rows_forward",
+                    (0, true) => backward,
+                    _ => "mf_mapss",
+                };
+                assert!(l.kernel.starts_with(want) && (l.pass > 0 || l.kernel == want), "{} {how:?}: {} ran {}", case.name, l.label, l.kernel);
+            }
+            assert!(launches.iter().any(|l| l.kernel == backward), "{} {how:?}: no bottom launch", case.name);
+            let bd = be.from_host(&b77).unwrap();
+            let mut xd = be.zeros(n * 77).unwrap();
+            f.solve_many_rows(&be, 77, &bd, &mut xd).unwrap();
+            assert_equals_cpu(&xc, &be.to_host(&xd).unwrap(), &format!("{} {how:?}: row-major bottom by columns, 77 columns", case.name));
+        }
+    }
+    for p in 1..=5 {
+        for how in ["Columns", "ColumnsTensor"] {
+            assert!(ran.iter().any(|c| c == &format!("seed p={p} N=3001 {how}")), "degree {p}: the bottom pass by columns ({how}) did not run ({ran:?})");
+        }
+    }
 }

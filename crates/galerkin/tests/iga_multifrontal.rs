@@ -195,3 +195,28 @@ fn cpu_row_major_solves_equal_faer_lu() {
         assert!(e.contains("row-major") && e.contains(&format!("{}", 3 * n)), "{e}");
     }
 }
+
+/// What the GPU's row-major bottom pass a thread per column (`mf_rows_*`, 40 local rows in
+/// registers) needs of the plan, on the 1D systems `tests/iga_cuda.rs` runs it on (degrees 1…5,
+/// 3001 elements: uneven subtrees): a separator layout, no external contributions into the
+/// bottom pass and at most 40 local rows per bottom subtree; and the row-major CPU solve of those
+/// systems equals faer's LU at 7 columns.
+#[test]
+fn one_d_bottom_subtrees_fit_the_row_major_column_kernel() {
+    use galerkin::solver::multifrontal::separators::SeparatorPlan;
+    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
+    for p in 1..=5 {
+        let case = iga_common::seed_1d(p, 3001);
+        let plan = SubtreePlan::new(&case.sym, SubtreeLimits::default()).unwrap();
+        assert!(SeparatorPlan::new(&plan, case.sym.n).is_some(), "{}: no separator layout", case.name);
+        let bottom = &plan.passes[0];
+        assert!(bottom.ext_ptr.last().is_none_or(|&e| e == 0), "{}: external contributions into the bottom pass", case.name);
+        assert!(bottom.max_rows <= 40 && bottom.max_rows > 0, "{}: {} local rows", case.name, bottom.max_rows);
+        let n = case.sys.ndofs;
+        let f = CpuMultifrontal::factor(Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
+        let b = iga_common::to_rows(&iga_common::right_hand_sides(&case.sys, 7), n, 7);
+        let mut x = vec![0.0; n * 7];
+        f.solve_many_rows(&Cpu, 7, &b, &mut x).unwrap();
+        iga_common::assert_equals_faer(&case, 7, &iga_common::to_columns(&x, n, 7), "CPU row-major");
+    }
+}

@@ -11,7 +11,7 @@
 use super::timing::{guarded_gbs, measure, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
-use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, OverlapSpan, SolvePath, SubtreeShape, DEFAULT_COLUMN_THREADS, TC_FEW_SUBTREES};
+use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, OverlapSpan, RowsBottom, SolvePath, SubtreeShape, DEFAULT_COLUMN_THREADS, TC_FEW_SUBTREES};
 use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
@@ -474,6 +474,23 @@ const OVERLAP_FLAT: &str = "gpu-overlap-flat";
 /// The right-hand-side engine with row-major `b` and `x` ([`CudaMultifrontal::solve_many_rows`]):
 /// the default's factorization and path, the data transposed on the host before it is uploaded.
 pub const ROWS_ENGINE: &str = "gpu-rows";
+/// [`ROWS_ENGINE`] with its bottom pass chosen ([`CudaMultifrontal::set_rows_bottom`]): a thread
+/// per column by FMAs (`-reg`) or with the backward product on the tensor cores (`-regtc`), or the
+/// staged separator-row kernels (`-staged`).
+const ROWS_REG_ENGINE: &str = "gpu-rows-reg";
+const ROWS_REGTC_ENGINE: &str = "gpu-rows-regtc";
+const ROWS_STAGED_ENGINE: &str = "gpu-rows-staged";
+
+/// Whether `engine` solves row-major, and with which bottom pass (`None`: the default).
+fn rows_engine(engine: &str) -> Option<Option<RowsBottom>> {
+    match engine {
+        ROWS_ENGINE => Some(None),
+        ROWS_REG_ENGINE => Some(Some(RowsBottom::Columns)),
+        ROWS_REGTC_ENGINE => Some(Some(RowsBottom::ColumnsTensor)),
+        ROWS_STAGED_ENGINE => Some(Some(RowsBottom::Staged)),
+        _ => None,
+    }
+}
 
 /// Whether `engine` is one of the overlapped factor-and-solve engines.
 fn is_overlap(engine: &str) -> bool {
@@ -487,7 +504,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
     // "gpu" chooses its solve by the number of right-hand sides; the others force one.
     let mut engines: Vec<(&str, usize)> = Vec::new();
     if gpu.is_some() {
-        for e in o.rhs_engines.iter().filter(|e| *e != FUSED_ENGINE && *e != ROWS_ENGINE && !is_overlap(e)) {
+        for e in o.rhs_engines.iter().filter(|e| *e != FUSED_ENGINE && rows_engine(e).is_none() && !is_overlap(e)) {
             engine_path(e)?;
         }
         for e in &o.rhs_engines {
@@ -552,8 +569,14 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     (0.0, total, Some(xl))
                 }
                 // Row-major b and x, the default's path: times the solve alone as the others.
-                (ROWS_ENGINE, Some((be, copy))) => {
+                (e, Some((be, copy))) if rows_engine(e).is_some() => {
                     let mut f = CudaMultifrontal::factor(be, sym.clone(), &sys.matrices)?;
+                    if let Some(Some(how)) = rows_engine(e) {
+                        f.set_rows_bottom(how);
+                    }
+                    if (e == ROWS_REG_ENGINE || e == ROWS_REGTC_ENGINE) && !f.rows_bottom_runs() {
+                        return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run a thread per column")));
+                    }
                     let factor = gpu_time(be, o.reps, || f.refactor(be))?;
                     let mut bt = vec![0.0; nd * nrhs];
                     for (i, v) in b.iter().enumerate() {
@@ -758,16 +781,20 @@ pub fn run(o: &IgaBenchOptions, gpu: Option<&CudaBackend>, mut log: impl FnMut(&
         }
     }
     // The headline of issue 15 at every count both layouts ran: the default (column-major) and
-    // the row-major engine, each (factor + solve) over the best GPU factor + one column.
+    // each row-major engine, each (factor + solve) over the best GPU factor + one column.
     for r in rhs.iter().filter(|r| r.engine == "gpu" && r.nrhs > 1) {
-        if let Some(q) = rhs.iter().find(|q| q.engine == ROWS_ENGINE && q.nrhs == r.nrhs) {
+        let rows_major: Vec<String> = rhs
+            .iter()
+            .filter(|q| rows_engine(&q.engine).is_some() && q.nrhs == r.nrhs)
+            .map(|q| format!(", row-major {} {:.2} (solve {:.3} ms)", q.engine, q.cost_over_best_one, q.solve.median * 1e3))
+            .collect();
+        if !rows_major.is_empty() {
             log(&format!(
-                "headline nrhs={}: (factor + solve)/(best GPU factor + one) column-major gpu {:.2} (solve {:.3} ms), row-major {ROWS_ENGINE} {:.2} (solve {:.3} ms)",
+                "headline nrhs={}: (factor + solve)/(best GPU factor + one) column-major gpu {:.2} (solve {:.3} ms){}",
                 r.nrhs,
                 r.cost_over_best_one,
                 r.solve.median * 1e3,
-                q.cost_over_best_one,
-                q.solve.median * 1e3
+                rows_major.concat()
             ));
         }
     }

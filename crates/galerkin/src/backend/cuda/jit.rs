@@ -190,7 +190,8 @@ pub const MULTIFRONTAL: KernelSource = KernelSource {
 
 /// The multifrontal kernels plus the batched large fronts (`kernels/multifrontal_batched.cu`: a
 /// block per front, every large front of a level in one launch) and the register-streamed bottom
-/// pass (`kernels/multifrontal_stream.cu`); the module the solver loads.
+/// pass (`kernels/multifrontal_stream.cu`) and the row-major bottom pass a thread per column
+/// (`kernels/multifrontal_rows.cu`); the module the solver loads.
 pub const MULTIFRONTAL_BATCHED: KernelSource = KernelSource {
     file: "multifrontal_batched.cu",
     source: concat!(
@@ -198,7 +199,9 @@ pub const MULTIFRONTAL_BATCHED: KernelSource = KernelSource {
         "#line 1 \"multifrontal_batched.cu\"\n",
         include_str!("../../../kernels/multifrontal_batched.cu"),
         "#line 1 \"multifrontal_stream.cu\"\n",
-        include_str!("../../../kernels/multifrontal_stream.cu")
+        include_str!("../../../kernels/multifrontal_stream.cu"),
+        "#line 1 \"multifrontal_rows.cu\"\n",
+        include_str!("../../../kernels/multifrontal_rows.cu")
     ),
     physics: false,
     cells: false,

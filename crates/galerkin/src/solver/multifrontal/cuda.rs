@@ -36,7 +36,7 @@ use crate::solver::multifrontal::Symbolic;
 use crate::{Error, Result};
 use cudarc::driver::sys::CUfunction_attribute as Attr;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[path = "cuda_pipe.rs"]
@@ -49,7 +49,7 @@ mod fused;
 mod overlap;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
-pub use sep::{DEFAULT_COLUMN_THREADS, SEPARATORS_MIN_RHS};
+pub use sep::{RowsBottom, DEFAULT_COLUMN_THREADS, DEFAULT_ROWS_BOTTOM, SEPARATORS_MIN_RHS};
 
 /// Fronts of at most this many rows are factorized by one warp; up to [`BLOCK_MAX`] by a block.
 pub const WARP_MAX: usize = 32;
@@ -58,6 +58,9 @@ pub const BLOCK_MAX: usize = 160;
 const DEFAULT_SMEM: usize = 48 * 1024;
 /// Most nodes one launch of the large-front kernels covers (grid.y).
 const GRID_Y: usize = 65_535;
+/// `MF_ROW_MAJOR` of `kernels/multifrontal.cu`: the top bit of the `n` a launch takes marks
+/// row-major `b` and `x`.
+const ROW_MAJOR: u64 = 1 << 63;
 
 /// The tree tables as the kernels' `Tree` struct (device pointers), field for field.
 #[repr(C)]
@@ -364,6 +367,9 @@ struct MfKernels {
     /// The bottom backward pass by warps through rings of cp.async tiles (≤ 16, 32 eliminated
     /// rows; [`CudaMultifrontal::set_lean_backward`]).
     lean_backward: [Kernel; 2],
+    /// The row-major bottom pass a thread per column: forward, backward by FMAs, backward on the
+    /// tensor cores ([`CudaMultifrontal::set_rows_bottom`]).
+    rows_bottom: [Kernel; 3],
     /// Factorization, transfer maps and forward sweep of a pass in one launch (eliminated blocks
     /// ≤ 8, ≤ 32; [`CudaMultifrontal::factor_and_solve`]).
     fused_factor_forward: [Kernel; 2],
@@ -475,9 +481,8 @@ pub struct CudaMultifrontal {
     side_prio: bool,
     split_maps: bool,
     priorities: bool,
-    /// Whether the solve in progress has row-major `b` and `x` ([`Self::solve_many_rows`]); set
-    /// under the solve buffers' lock, which every solve holds to its end.
-    row_major: AtomicBool,
+    /// The bottom pass of row-major solves ([`CudaMultifrontal::set_rows_bottom`]).
+    rows_bottom: RowsBottom,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -636,6 +641,7 @@ impl CudaMultifrontal {
             stream_backward: [get("mf_stream_backward_1")?, get("mf_stream_backward_2")?, get("mf_stream_backward_3")?],
             lean_forward: get("mf_lean_forward")?,
             lean_backward: [get("mf_lean_backward_1")?, get("mf_lean_backward_2")?],
+            rows_bottom: [get("mf_rows_forward")?, get("mf_rows_backward")?, get("mf_rows_backward_tc")?],
             fused_factor_forward: [get("mf_fused_factor_forward_8")?, get("mf_fused_factor_forward_32")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
@@ -719,7 +725,7 @@ impl CudaMultifrontal {
             pipe_separators: None,
             column_threads: DEFAULT_COLUMN_THREADS,
             solved_columns: AtomicUsize::new(0),
-            row_major: AtomicBool::new(false),
+            rows_bottom: DEFAULT_ROWS_BOTTOM,
             probe: Mutex::new(None),
             lvl_end,
             side: Vec::new(),
@@ -927,10 +933,12 @@ impl CudaMultifrontal {
         self.solve_layout(be, nrhs, b, x, done, false)
     }
 
-    /// `n` as the kernels take it: with `MF_ROW_MAJOR` (the top bit) set while a row-major solve
-    /// runs (`kernels/multifrontal.cu`, `mf_at`).
-    pub(super) fn n_word(&self) -> u64 {
-        self.sym.n as u64 | if self.row_major.load(Ordering::Relaxed) { 1 << 63 } else { 0 }
+    /// `n` as the kernels take it, the layout of `b` and `x` in its top bit: `MF_ROW_MAJOR` set for
+    /// a row-major solve (`kernels/multifrontal.cu`, `mf_at`). Passed down every launch of a solve
+    /// (not kept on the factorization), so solves of either layout on one factorization never
+    /// see each other's.
+    pub(super) fn n_word(&self, rows: bool) -> u64 {
+        self.sym.n as u64 | if rows { ROW_MAJOR } else { 0 }
     }
 
     /// [`Self::solve_device`] with `b` and `x` column-major (`rows` false) or row-major (`rows`:
@@ -970,14 +978,10 @@ impl CudaMultifrontal {
         });
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
         let bufs = self.buffers(be, &mut guard, nrhs, seps.map(|s| s.rows))?;
-        self.row_major.store(rows, Ordering::Relaxed);
-        let n = self.n_word();
-        let result = self.solve_steps(be, nrhs, bufs, seps, maps, fused, done, bp, xp, n);
-        self.row_major.store(false, Ordering::Relaxed);
-        result
+        self.solve_steps(be, nrhs, bufs, seps, maps, fused, done, bp, xp, self.n_word(rows))
     }
 
-    /// The launches of [`Self::solve_layout`] (the layout already set).
+    /// The launches of [`Self::solve_layout`] (`n` with the layout bit, [`Self::n_word`]).
     #[allow(clippy::too_many_arguments)]
     fn solve_steps(&self, be: &CudaBackend, nrhs: usize, bufs: &SolveBuffers, seps: Option<&sep::DevSeparators>, maps: Option<DevPtr>, fused: bool, done: ForwardDone, bp: DevPtr, xp: DevPtr, n: u64) -> Result<()> {
         let passes_forward_done = done != ForwardDone::No;
@@ -991,14 +995,14 @@ impl CudaMultifrontal {
             (Some(s), Some(m), Some(buf)) => Some((s, m, ptr(be, buf))),
             _ => None,
         };
-        if fused && sep_buf.is_none() && self.row_major.load(Ordering::Relaxed) {
+        if fused && sep_buf.is_none() && n & ROW_MAJOR != 0 {
             return Err(Error::invalid("internal: row-major fused passes need the separator rows"));
         }
         let (leaves, levels) = if fused { (&self.upper_leaves, &self.upper_levels) } else { (&self.leaves, &self.levels) };
         // Forward: fused subtrees, leaves, then levels deepest first (ping-pong buffers).
         if let Some((s, m, sp)) = sep_buf {
             if done == ForwardDone::No {
-                self.separators_forward(be, s, nrhs, bp, xp, sp, leaf, m)?;
+                self.separators_forward(be, s, nrhs, n, bp, xp, sp, leaf, m)?;
             }
         } else if fused && !passes_forward_done {
             for p in &self.passes {
@@ -1059,7 +1063,7 @@ impl CudaMultifrontal {
         }
         self.backward_small(be, leaves, nrhs, n, st, xp)?;
         if let Some((s, m, sp)) = sep_buf {
-            self.separators_backward(be, s, nrhs, bp, xp, sp, leaf, m)?;
+            self.separators_backward(be, s, nrhs, n, bp, xp, sp, leaf, m)?;
         } else if fused {
             for p in self.passes.iter().rev() {
                 self.sweep_pass(be, p, true, nrhs, st, bp, xp, leaf, maps)?;

@@ -167,7 +167,7 @@ impl CudaMultifrontal {
                 let a = marks.as_ref().map(|_| event(&side, true)).transpose()?;
                 self.setup_maps_pass(be, &side, p, maps, usize::from(split))?;
                 let mid = marks.as_ref().map(|_| event(&side, true)).transpose()?;
-                self.launch_separators(be, &side, ps, false, nrhs, bp, xp, sep, leaf, maps)?;
+                self.launch_separators(be, &side, ps, false, nrhs, self.n_word(false), bp, xp, sep, leaf, maps)?;
                 if let (Some(m), Some(a), Some(mid)) = (marks.as_deref_mut(), a, mid) {
                     let z = event(&side, true)?;
                     m.push((format!("maps {}{}", if split { "G " } else { "" }, p.index), 2, a, mid.clone()));

@@ -25,6 +25,8 @@ pub(super) struct DevSeparators {
     own: Vec<CudaSlice<u32>>,
     pub(super) rows: usize,
     walk: Option<DevWalk>,
+    /// Most local rows of a bottom subtree (its eliminated and Schur rows, without the owned rows).
+    bottom_rows: usize,
 }
 
 /// [`TopWalk`] on the device: its tables, the passes' `struct Pass` array and map offsets, and the
@@ -77,6 +79,7 @@ impl DevSeparators {
         let Some(sp) = SeparatorPlan::new(plan, sym.n) else { return Ok(None) };
         let mut passes = sp.passes.iter().enumerate().map(|(q, p)| upload_pass(be, p, layout, q)).collect::<Result<Vec<_>>>()?;
         // The bottom forward pass stages b at its owned rows below its local rows.
+        let bottom_rows = passes[0].dp.rows as usize;
         passes[0].dp.rows = sp.max_rows0 as u32;
         let up = |v: &Vec<u32>| be.upload(if v.is_empty() { &[0u32][..] } else { &v[..] });
         let own = vec![up(&sp.own_ptr)?, up(&sp.own_loc)?, up(&sp.own_dof)?];
@@ -98,7 +101,7 @@ impl DevSeparators {
             }
             _ => None,
         };
-        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk }))
+        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, bottom_rows }))
     }
 
     fn pass(&self, be: &CudaBackend, q: usize) -> SepPass {
@@ -139,6 +142,28 @@ fn leanb_smem(p: &DevPass) -> usize {
     let steps = (p.dp.rows as usize).div_ceil(4);
     8 * (p.map_cap(true, true).next_multiple_of(2) + LEANB_WARPS * LEANB_STAGES * steps * 32)
 }
+
+/// Local rows a thread of `mf_rows_*` holds in registers (`MFR_ROWS`,
+/// `kernels/multifrontal_rows.cu`).
+const ROWS_REGISTERS: usize = 40;
+
+/// Columns per block of `mf_rows_*` (its `__launch_bounds__`).
+const ROWS_BLOCK: usize = 128;
+
+/// How a row-major solve ([`CudaMultifrontal::solve_many_rows`]) runs its bottom pass
+/// ([`CudaMultifrontal::set_rows_bottom`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowsBottom {
+    /// The staged separator-row kernels (`mf_mapss_*`), as the passes above.
+    Staged,
+    /// A thread per column, its local rows in registers, the maps applied by FMAs (`mf_rows_*`).
+    Columns,
+    /// As `Columns`, the backward product on the FP64 tensor cores (`mf_rows_backward_tc`).
+    ColumnsTensor,
+}
+
+/// The bottom pass of row-major solves by default.
+pub const DEFAULT_ROWS_BOTTOM: RowsBottom = RowsBottom::Staged;
 
 /// With no map kernel chosen ([`CudaMultifrontal::set_maps_kernel`] `None`), solves of this many
 /// right-hand sides or more run [`MapsKernel::Separators`] where the layout applies, fewer the
@@ -197,6 +222,52 @@ impl CudaMultifrontal {
     /// against 1.68 ms at 256 columns; BENCHMARKS.md, round 13).
     pub fn set_lean_backward(&mut self, lean: bool) {
         self.lean_backward = lean;
+    }
+
+    /// Runs the bottom pass of row-major solves ([`CudaMultifrontal::solve_many_rows`]) a thread
+    /// per column ([`RowsBottom::Columns`], [`RowsBottom::ColumnsTensor`]: `mf_rows_*`,
+    /// `kernels/multifrontal_rows.cu`; [`DEFAULT_ROWS_BOTTOM`] by default): a warp of 32 consecutive columns loads each local row as one 256-byte line into
+    /// registers and applies the subtree's map there, the map the block's only shared memory —
+    /// instead of the separator-row kernels' staged chunks of columns behind a block barrier.
+    /// Where it does not fit ([`CudaMultifrontal::rows_bottom_runs`] false) or for column-major
+    /// solves the usual kernels run.
+    pub fn set_rows_bottom(&mut self, how: RowsBottom) {
+        self.rows_bottom = how;
+    }
+
+    /// Whether a row-major solve's bottom pass runs a thread per column here: chosen, the
+    /// separator layout present, no external contributions into the bottom pass, at most
+    /// [`ROWS_REGISTERS`] local rows per subtree, the staged map within the default shared memory.
+    pub fn rows_bottom_runs(&self) -> bool {
+        let tensor = self.rows_bottom == RowsBottom::ColumnsTensor;
+        self.rows_bottom != RowsBottom::Staged
+            && self.separators.as_ref().is_some_and(|s| {
+                s.bottom_rows <= ROWS_REGISTERS
+                    && s.passes.first().is_some_and(|p| p.index == 0 && !p.has_ext && p.map_nb <= 3 && 8 * p.map_cap(true, tensor).max(p.map_cap(false, false)) <= DEFAULT_SMEM)
+            })
+    }
+
+    /// One launch of `mf_rows_*` over the bottom pass `p` (row-major `b`, `x`): a block per
+    /// (subtree, up to [`ROWS_BLOCK`] consecutive columns), the subtree's map its shared memory.
+    #[allow(clippy::too_many_arguments)]
+    fn sweep_rows_bottom(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+        let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
+        if p.count == 0 {
+            return Ok(());
+        }
+        let threads = nrhs.next_multiple_of(32).min(ROWS_BLOCK);
+        let grid_y = nrhs.div_ceil(threads);
+        if grid_y > GRID_Y {
+            return Err(Error::invalid(format!("{nrhs} right-hand sides: too many column blocks for one launch of the row-major bottom pass")));
+        }
+        let tensor = backward && self.rows_bottom == RowsBottom::ColumnsTensor;
+        let smem = 8 * p.map_cap(backward, tensor).next_multiple_of(2);
+        let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
+        let k = &self.kernels.rows_bottom[usize::from(backward) + usize::from(tensor)];
+        let sp = seps.pass(be, p.index);
+        let (nr, off) = (nrhs as u32, ptr(be, &p.map_off));
+        launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &b, &x, &sep, &leaf, &off, &maps)?;
+        self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))
     }
 
     /// Whether the bottom backward pass runs by warps here: chosen, and the bottom pass fits
@@ -291,10 +362,15 @@ impl CudaMultifrontal {
     /// else (and every other pass, and every pass of a row-major solve) by
     /// [`CudaMultifrontal::sweep_separators`].
     #[allow(clippy::too_many_arguments)]
-    fn sweep_sep_pass(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
-        // Row-major b and x: only the plain (or pipelined) separator-row kernels read that layout.
-        if self.row_major.load(std::sync::atomic::Ordering::Relaxed) {
-            self.sweep_separators(be, p, backward, nrhs, b, x, sep, leaf, maps)
+    fn sweep_sep_pass(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+        // Row-major b and x: the bottom pass a thread per column where chosen and it fits, else
+        // the plain (or pipelined) separator-row kernels, the only others that read that layout.
+        if n & ROW_MAJOR != 0 {
+            if p.index == 0 && self.rows_bottom_runs() {
+                self.sweep_rows_bottom(be, p, backward, nrhs, b, x, sep, leaf, maps)
+            } else {
+                self.sweep_separators(be, p, backward, nrhs, n, b, x, sep, leaf, maps)
+            }
         } else if p.index == 0 && !backward && self.leans_forward() {
             self.sweep_lean(be, p, nrhs, b, sep, leaf, maps)
         } else if p.index == 0 && backward && self.leans_backward() {
@@ -302,28 +378,29 @@ impl CudaMultifrontal {
         } else if p.index == 0 && self.streams_bottom() {
             self.sweep_stream(be, p, backward, nrhs, b, x, sep, leaf, maps)
         } else {
-            self.sweep_separators(be, p, backward, nrhs, b, x, sep, leaf, maps)
+            self.sweep_separators(be, p, backward, nrhs, n, b, x, sep, leaf, maps)
         }
     }
 
     /// One launch of the separator-layout kernels over pass `p` (of [`DevSeparators::passes`]):
     /// blocks as the tensor-core kernels', `sep` the separator buffer (`rows × nrhs`, row-major).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn sweep_separators(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+    pub(super) fn sweep_separators(&self, be: &CudaBackend, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
         let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
         if p.count == 0 {
             return Ok(());
         }
-        if self.pipe_separators.is_some_and(|min| p.count >= min) && self.sweep_separators_pipelined(be, seps, p, backward, nrhs, b, x, sep, leaf, maps)? {
+        if self.pipe_separators.is_some_and(|min| p.count >= min) && self.sweep_separators_pipelined(be, seps, p, backward, nrhs, n, b, x, sep, leaf, maps)? {
             return Ok(());
         }
-        let launch = self.launch_separators(be, &be.stream, p, backward, nrhs, b, x, sep, leaf, maps)?;
+        let launch = self.launch_separators(be, &be.stream, p, backward, nrhs, n, b, x, sep, leaf, maps)?;
         self.mark(be, p, backward, nrhs, launch)
     }
 
-    /// [`Self::sweep_separators`]'s plain launch on `stream` (what it launched, for the profile).
+    /// [`Self::sweep_separators`]'s plain launch on `stream` (what it launched, for the profile);
+    /// `n` with the layout bit ([`Self::n_word`]).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
+    pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
         let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
         let (cols, smem) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapt_smem(backward, c)).ok_or_else(|| Error::invalid(format!("pass {}: 32 columns of the separator-row kernels need more shared memory than {} bytes", p.index, self.sub_smem)))?;
         let grid_y = if self.split_columns { nrhs.div_ceil(cols).min(GRID_Y) } else { self.tensor_grid_y(p, nrhs, cols) };
@@ -332,7 +409,7 @@ impl CudaMultifrontal {
         let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let sp = seps.pass(be, p.index);
         let mcap = p.map_cap(backward, true) as u32;
-        let (c, nr, n, off) = (cols as u32, nrhs as u32, self.n_word(), ptr(be, &p.map_off));
+        let (c, nr, off) = (cols as u32, nrhs as u32, ptr(be, &p.map_off));
         launch!(@on stream, be, k, cfg; &self.tree, &p.dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         Ok(pipe::Launch::new(k, cfg))
     }
@@ -385,7 +462,7 @@ impl CudaMultifrontal {
     /// [`CudaMultifrontal::set_pipe_blocks`] and the subtrees). `false` (nothing launched) where
     /// even 32 columns do not fit.
     #[allow(clippy::too_many_arguments)]
-    fn sweep_separators_pipelined(&self, be: &CudaBackend, seps: &DevSeparators, p: &DevPass, backward: bool, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<bool> {
+    fn sweep_separators_pipelined(&self, be: &CudaBackend, seps: &DevSeparators, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<bool> {
         let Some((cols, smem)) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapssp_smem(backward, c)) else {
             return Ok(false);
         };
@@ -395,7 +472,7 @@ impl CudaMultifrontal {
         let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let sp = seps.pass(be, p.index);
         let mcap = p.map_cap(backward, true) as u32;
-        let (count, c, nr, n, off) = (p.count as u32, cols as u32, nrhs as u32, self.n_word(), ptr(be, &p.map_off));
+        let (count, c, nr, off) = (p.count as u32, cols as u32, nrhs as u32, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &count, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))?;
         Ok(true)
@@ -409,11 +486,11 @@ impl CudaMultifrontal {
     /// The fused forward passes through the separator rows: pass by pass, or with
     /// [`MapsKernel::SeparatorsTop`] the passes below the walk, then the walk both ways.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn separators_forward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+    pub(super) fn separators_forward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
         let walk = s.walk.as_ref().filter(|_| self.maps_kernel == Some(MapsKernel::SeparatorsTop));
         let end = walk.map_or(s.passes.len(), |w| w.first);
         for p in &s.passes[..end] {
-            self.sweep_sep_pass(be, p, false, nrhs, b, x, sep, leaf, maps)?;
+            self.sweep_sep_pass(be, p, false, nrhs, n, b, x, sep, leaf, maps)?;
         }
         match walk {
             Some(w) => self.walk_top(be, s, w, nrhs, sep, leaf, maps),
@@ -423,11 +500,11 @@ impl CudaMultifrontal {
 
     /// The fused backward passes through the separator rows (below the walk, if it ran).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn separators_backward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+    pub(super) fn separators_backward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
         let walk = s.walk.as_ref().filter(|_| self.maps_kernel == Some(MapsKernel::SeparatorsTop));
         let end = walk.map_or(s.passes.len(), |w| w.first);
         for p in s.passes[..end].iter().rev() {
-            self.sweep_sep_pass(be, p, true, nrhs, b, x, sep, leaf, maps)?;
+            self.sweep_sep_pass(be, p, true, nrhs, n, b, x, sep, leaf, maps)?;
         }
         Ok(())
     }
