@@ -1082,24 +1082,39 @@ __device__ __forceinline__ void write_round_wide(double* __restrict__ k, double*
     }
 }
 
-// ---- Pipelined cells (PIPE, round 14): a resident block's cells overlap by a phase ---------------
-// One round a cell (every tile its warp), whole-strip bulk copies (WIDE_WRITES 3), two staging
-// buffers. Pass n of the block's stream of passes is staged in buffer n & 1. A cell's passes
-// multiply one buffer while the cell's next pass is staged into the other; its last pass also
-// forms the next cell's √(w|det J|) J⁻¹ table (from coordinates loaded a cell ahead); then, behind
-// one barrier, the warps form the cell's packed image (in the buffer its last pass read, or with
-// IMAGE_DOUBLES in a region of its own) and stage the next cell's first pass into the other
-// buffer, warp 0 loading the coordinates of the cell after next (their vertex ids loaded at the
-// cell's head); behind a second barrier the image leaves as one bulk copy per strip, read while
-// the next cell multiplies. So a cell costs two barriers (one more per extra pass) and no
-// dependent load chain at its head: the set-up and writes of one cell beside the next's multiplies.
-// With PAIRED (round 15) the tiles are paired_walk's (p = 3: 5 instead of 6, p = 2: 3 instead of
-// 4): form_packed_image puts a transposed half tile's blocks at their upper-triangle places and the
-// image, the whole triangle, leaves by strips (for_strips), so nothing else depends on the walk.
-static_assert(!PIPE || PIPE_ROUNDS || NTILES <= ROUND_TILES, "pipelined cells: one round of tiles a cell");
+// ---- Pipelined cells (PIPE, round 14) and rounds (PIPE_ROUNDS, round 15) -----------------------
+// A resident block's stream of passes runs through two staging buffers across rounds of tiles and
+// cells: pass n is staged in buffer n & 1 while pass n − 1 multiplies the other. After a round's
+// last pass, behind one barrier, the warps form the round's packed image — in a region of its own
+// (IMAGE_DOUBLES: the longest round's packed rows and the 16-byte phase), or where a cell takes one
+// pass and its triangle fits (p = 2), in the buffer that pass read — and stage the first pass of
+// the next round (the cell's next, or the next cell's) into the free buffer, warp 0 loading the
+// coordinates of the cell after next (their vertex ids loaded at the cell's head); behind a second
+// barrier the image leaves by bulk copies (one per strip the round holds wholly, one per row
+// segment of a strip it holds in part; one round a cell: the whole triangle by strips,
+// `for_strips`), read while the next round multiplies and waited for only at that round's last
+// pass. So a cell costs two barriers (one more per extra pass) and no dependent load chain at its
+// head. The next cell's √(w|det J|) J⁻¹ table comes from coordinates loaded a cell ahead: formed
+// under the cell's last pass (PIPE alone, round 14, and PIPE_ROUNDS 1: the last pass stages
+// nothing, so the table is free, but beyond 32 functions jacobian_at inlined where the 36
+// accumulators live spills at 128 registers), or with PIPE_ROUNDS 2 after the cell's image is
+// formed (the accumulators dead), behind a third barrier before the next cell's first pass is
+// staged. PIPE alone takes one round a cell (p = 2, 3; round 15 also paired tiles: their
+// transposed half tiles go to their upper-triangle places in the image of the whole triangle, so
+// nothing else depends on the walk); PIPE_ROUNDS several rounds and passes (p = 4, 5: 30 tiles on
+// 16 warps at p = 5, 4 passes of 32 points at p = 4).
+constexpr bool ONE_ROUND = NTILES <= ROUND_TILES;   // a cell's image is its whole triangle
+constexpr bool JQ_LATE = PIPE_ROUNDS == 2;          // the next J⁻¹ table after the image, not in the last pass
+static_assert(!PIPE || PIPE_ROUNDS || ONE_ROUND, "pipelined cells: one round of tiles a cell");
 static_assert(!PIPE || IMAGE_DOUBLES > 0 || NCHUNK == 1, "pipelined cells: with several passes the image needs a region of its own");
 static_assert(!PIPE || PIPE_ROUNDS || NDP + 1 <= (IMAGE_DOUBLES > 0 ? IMAGE_DOUBLES : HSIZE), "pipelined cells: the packed triangle fits the image");
-
+constexpr int pipe_round_span() {
+    int span = 0;
+    for (int t0 = 0; t0 < NTILES; t0 += ROUND_TILES) span = max_i(span, tile_hi(min_i(t0 + ROUND_TILES, NTILES) - 1) - tile_lo(t0));
+    return span;
+}
+static_assert(!PIPE_ROUNDS || (PIPE && PIPE_ROUNDS <= 2 && pipe_round_span() + 1 <= IMAGE_DOUBLES),
+              "pipelined rounds: PIPE's shape, each round's packed rows and their phase fit the image region");
 
 __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
                                                 const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
@@ -1110,98 +1125,6 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
     u64 c = blockIdx.x;
     if (c >= ncells) return;
     const int lane = tid & 31;
-    // The block's first cell: its coordinates and J⁻¹ table, the next cell's coordinates (xn), its first pass.
-    {
-        double xv[NV][DIM];
-        load_cell_coords(c, cell_verts, coords, xv);
-        if (tid < NV * DIM && c + stride < ncells)
-            xn[tid] = __ldg(&coords[(u64)__ldg(&cell_verts[(c + stride) * NV + tid / DIM]) * DIM + tid % DIM]);
-        fill_jq(xv, tab, jq, tid, TILED_THREADS);
-    }
-    __syncthreads();  // jq, xn and the factor tables are in place
-    if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, tid);
-    __syncthreads();
-    const bool mma_first = ALT_ORDER && (warp & 1);
-    int n = 0;  // passes so far
-    for (; c < ncells; c += stride) {
-        const bool next = c + stride < ncells, after = c + 2 * stride < ncells;
-        // Lanes < NV of warp 0: the vertex ids of the cell after next, used once this cell multiplied.
-        const u32 vid2 = warp == 0 && tid < NV && after ? __ldg(&cell_verts[(c + 2 * stride) * NV + tid]) : 0u;
-        const TiledCell cell(out, coef, meta, c);
-        TiledCell::Round r(0, warp, signs, has_signs, c);
-#pragma unroll 1
-        for (int ch = 0; ch < NCHUNK; ++ch, ++n) {
-            const bool last = ch + 1 == NCHUNK;
-            const double* cur = hbuf + (n & 1) * HSIZE;
-            double* nb = hbuf + ((n + 1) & 1) * HSIZE;
-            const bool stage = !last && !(SKIP_PARTS & 1);
-            if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
-            if (last && next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);  // the next cell's
-            if (!(SKIP_PARTS & 2)) multiply_pass(cur, r.tl, r.acc);
-            if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
-            if (last) bulk_wait_read();  // the previous cell's copies have read its image (and the buffer it lay in)
-            __syncthreads();
-        }
-        // Pass n − 1 (this cell's last) read buffer (n − 1) & 1: the image goes there (or to its
-        // own region), the next cell's first pass to buffer n & 1, both free.
-        double x2 = 0.0;  // warp 0, lane i: coordinate i % DIM of vertex i / DIM of the cell after next
-        if (warp == 0 && after) {
-            const u32 vid = __shfl_sync(0xffffffffu, vid2, lane < NV * DIM ? lane / DIM : 0);
-            if (lane < NV * DIM) x2 = __ldg(&coords[(u64)vid * DIM + lane % DIM]);
-        }
-        double* img = (IMAGE_DOUBLES > 0 ? hbuf + 2 * HSIZE : hbuf + ((n - 1) & 1) * HSIZE) + ((reinterpret_cast<u64>(cell.k) >> 3) & 1);
-        if (SKIP_PARTS & 4) {
-            double sum = 0.0;
-#pragma unroll
-            for (int m = 0; m < DIM * DIM; ++m) sum += r.acc[0][m][0] + r.acc[0][m][1] + r.acc[0][m][2] + r.acc[0][m][3];
-            if (sum == 1.25e300) cell.k[threadIdx.x] = sum;
-        } else if (r.tl[0].r0 >= 0) {
-            form_packed_image(img, 0, cell.p, r.tl[0], r.acc[0], r.sg[0]);
-        }
-        if (next && !(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + (n & 1) * HSIZE, tid);
-        if (warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
-        fence_async_shared();  // the image is visible to the bulk copies
-        __syncthreads();
-        if (!(SKIP_PARTS & 4)) {
-            for_strips(tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, 0, e0, e1); });
-            bulk_commit();
-        }
-    }
-    bulk_wait_all();
-}
-
-// ---- Pipelined rounds (PIPE with PIPE_ROUNDS, round 15: trunk p = 4, 5) -------------------------
-// Round 14's pipeline taken to cells of several rounds of tiles (p = 5: 30 tiles on 16 warps) and
-// passes (p = 4: 4 of 32 points): the block's stream of passes runs through the two staging
-// buffers across rounds and cells — pass n in buffer n & 1, the next pass staged while a pass
-// multiplies. After a round's last pass, behind one barrier, the warps form the round's packed
-// image in a region of its own (IMAGE_DOUBLES: the longest round's packed rows and the 16-byte
-// phase) and stage the first pass of the next round — the cell's next, or the next cell's —
-// into the free buffer; behind a second the image leaves by bulk copies (one per row segment, one
-// per strip the round holds wholly), read while the next round multiplies and waited for only at
-// that round's last pass. The next cell's √(w|det J|) J⁻¹ table comes from coordinates loaded a
-// cell ahead: with PIPE_ROUNDS 1 under the cell's last pass, as round 14 (the last pass stages
-// nothing, so the table is free; but jacobian_at is inlined where the 36 accumulators live: spills
-// at 128 registers), with 2 after the cell's image is formed (the accumulators dead), behind a third
-// barrier before the next cell's first pass is staged.
-constexpr int pipe_round_span() {
-    int span = 0;
-    for (int t0 = 0; t0 < NTILES; t0 += ROUND_TILES) span = max_i(span, tile_hi(min_i(t0 + ROUND_TILES, NTILES) - 1) - tile_lo(t0));
-    return span;
-}
-static_assert(!PIPE_ROUNDS || (PIPE && PIPE_ROUNDS <= 2 && pipe_round_span() + 1 <= IMAGE_DOUBLES),
-              "pipelined rounds: PIPE's shape, each round's packed rows and their phase fit the image region");
-
-__device__ __forceinline__ void tiled_pipelined_rounds(u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
-                                                       const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
-                                                       const double* __restrict__ coef, const u64* __restrict__ meta, double* __restrict__ out,
-                                                       const double* __restrict__ ts, const u32* __restrict__ tis, double* __restrict__ jq,
-                                                       double* __restrict__ xn, double* __restrict__ hbuf, int tid, int warp) {
-    const u64 stride = gridDim.x;
-    u64 c = blockIdx.x;
-    if (c >= ncells) return;
-    const int lane = tid & 31;
-    double* const region = hbuf + 2 * HSIZE;  // the image region, after the two staging buffers
     // The block's first cell: its coordinates and J⁻¹ table, the next cell's coordinates (xn), its first pass.
     {
         double xv[NV][DIM];
@@ -1231,10 +1154,10 @@ __device__ __forceinline__ void tiled_pipelined_rounds(u64 ncells, const u32* __
                 double* nb = hbuf + ((n + 1) & 1) * HSIZE;
                 const bool stage = !last && !(SKIP_PARTS & 1);
                 if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
-                if (PIPE_ROUNDS == 1 && last && final_round && next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);
+                if (!JQ_LATE && last && final_round && next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);
                 if (!(SKIP_PARTS & 2)) multiply_pass(cur, r.tl, r.acc);
                 if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
-                if (last) bulk_wait_read();  // the previous round's copies have read the image region
+                if (last) bulk_wait_read();  // the previous round's copies have read the image (and the buffer it lay in)
                 __syncthreads();
             }
             double x2 = 0.0;  // warp 0, lane i: coordinate i % DIM of vertex i / DIM of the cell after next
@@ -1242,8 +1165,10 @@ __device__ __forceinline__ void tiled_pipelined_rounds(u64 ncells, const u32* __
                 const u32 vid = __shfl_sync(0xffffffffu, vid2, lane < NV * DIM ? lane / DIM : 0);
                 if (lane < NV * DIM) x2 = __ldg(&coords[(u64)vid * DIM + lane % DIM]);
             }
-            const int lo = tile_lo(t0), tend = min_i(t0 + ROUND_TILES, NTILES);
-            double* img = region + ((reinterpret_cast<u64>(cell.k + lo) >> 3) & 1);
+            // Pass n − 1 (the round's last) read buffer (n − 1) & 1: the image goes there (or to its
+            // own region), the next round's first pass to buffer n & 1, both free.
+            const int lo = ONE_ROUND ? 0 : tile_lo(t0), tend = min_i(t0 + ROUND_TILES, NTILES);
+            double* img = (IMAGE_DOUBLES > 0 ? hbuf + 2 * HSIZE : hbuf + ((n - 1) & 1) * HSIZE) + ((reinterpret_cast<u64>(cell.k + lo) >> 3) & 1);
             if (SKIP_PARTS & 4) {
                 double sum = 0.0;
 #pragma unroll
@@ -1252,17 +1177,17 @@ __device__ __forceinline__ void tiled_pipelined_rounds(u64 ncells, const u32* __
             } else if (r.tl[0].r0 >= 0) {
                 form_packed_image(img, lo, cell.p, r.tl[0], r.acc[0], r.sg[0]);
             }
-            if (PIPE_ROUNDS == 2 && final_round) {
+            if (JQ_LATE && final_round) {
                 if (next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);  // the next cell's
                 __syncthreads();  // its table is written, xn read
             }
-            // The next round's first pass (the cell's, or the next cell's) into the buffer the last pass did not read.
             if ((!final_round || next) && !(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + (n & 1) * HSIZE, tid);
             if (final_round && warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
             fence_async_shared();  // the image is visible to the bulk copies
             __syncthreads();
             if (!(SKIP_PARTS & 4)) {
-                for_group_ranges<true>(t0, tend, tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, lo, e0, e1); });
+                if (ONE_ROUND) for_strips(tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, 0, e0, e1); });
+                else for_group_ranges<true>(t0, tend, tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, lo, e0, e1); });
                 bulk_commit();
             }
         }
@@ -1365,9 +1290,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     double* jq = smem + TT_DOUBLES + grp * GROUP_DOUBLES;
     double* xs = jq + JQB * JQR;
     double* hbuf = xs + XSD + XSN;
-#if PIPE && PIPE_ROUNDS
-    tiled_pipelined_rounds(ncells, cell_verts, coords, signs, has_signs, tab, coef, meta, out, ts, tis, jq, hbuf - XSN, hbuf, tid, warp);
-#elif PIPE
+#if PIPE
     tiled_pipelined(ncells, cell_verts, coords, signs, has_signs, tab, coef, meta, out, ts, tis, jq, hbuf - XSN, hbuf, tid, warp);
 #else
     if (CELLS > 1) __syncthreads();  // the factor tables are in place (else the first cell's barrier)

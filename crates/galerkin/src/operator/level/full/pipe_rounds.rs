@@ -1,7 +1,7 @@
 //! Scheme III's pipelined rounds (round 15, issue 16: trunk p = 4, 5): round 14's pipelined cells
 //! (`pipe`, PIPE) taken to cells of several passes of points and rounds of tiles, the image of
 //! each round in a shared-memory region of its own (`element_schemes.cu`'s
-//! `tiled_pipelined_rounds`, PIPE_ROUNDS). The host side: the shapes the sweep tries, the kernel's
+//! `tiled_pipelined`, PIPE_ROUNDS). The host side: the shapes the sweep tries, the kernel's
 //! PIPE_ROUNDS for a shape and the image region it needs (the longest round's packed rows, as the
 //! kernel's `pipe_round_span`).
 use super::cuda::Variant;
