@@ -254,6 +254,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef PIPE_ROUNDS
 #define PIPE_ROUNDS 0                                // (round 15, p ≥ 4) PIPE over several rounds of tiles a cell, an image region per round: 1 the next J⁻¹ in the last pass, 2 after the image
 #endif
+#ifndef GRAM
+#define GRAM 0                                       // (round 16, with PIPE_ROUNDS 2) tiles of the Gram matrix HᵀH over (function, derivative) rows: no padding to 16 functions, no lower moments (gram_tiles)
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -270,10 +273,20 @@ constexpr int N16 = (NLOC + 15) / 16;                // 16-row blocks of basis f
 constexpr int NB8 = (NLOC + 7) / 8;                  // 8-column blocks holding a function
 constexpr int NPAD = 16 * N16;
 constexpr int RS = NPAD + 4;                         // ≡ 4 (mod 16): conflict-free fragment loads
+// GRAM: the moments as one symmetric Gram matrix G = HᵀH of GN = DIM·NLOC rows, row DIM·a + k
+// holding ∂_k φ_a (√(w|det J|) J⁻¹-scaled), so M_kl[a][b] = G[DIM·a + k][DIM·b + l] and the packed
+// upper triangle of G has exactly the entries of the packed element matrix where NCOMP = DIM.
+// Staged as h[q][GRS] (rows zero from GN to 16·GS16); tiles of 16 × 8 over G's upper triangle.
+constexpr int GN = DIM * NLOC;
+constexpr int GB8 = (GN + 7) / 8;                    // 8-column blocks of G
+constexpr int GS16 = (GN + 15) / 16;                 // 16-row strips of G
+constexpr int GRS = 16 * GS16 + 4;                   // ≡ 4 (mod 16): conflict-free fragment loads
+constexpr int HSIZE = GRAM ? QCP * GRS : DIM * QCP * RS;  // one staging buffer: H_d[q][a] (GRAM: h[q][DIM·a + d]) of a pass
+constexpr int NPADS = GRAM ? (16 * GS16 + DIM - 1) / DIM : NPAD;  // functions a staged pass writes (zero beyond NLOC)
 constexpr int JQ = DIM * DIM;                        // √(w|det J|) J⁻¹ per point
 constexpr int NCHUNK = (NQ + QCP - 1) / QCP;
 constexpr int SPP = STAGE_THREADS / QCP;             // staging threads per point
-constexpr int APT = (NPAD + SPP - 1) / SPP;          // functions per staging thread and pass
+constexpr int APT = (NPADS + SPP - 1) / SPP;         // functions per staging thread and pass
 constexpr int SUNROLL = APT <= 8 ? APT : 4;
 // The factor tables in shared memory (TENSOR): val[3][TNF][TN1] | der[3][TNF][TN1] | scale[NPAD]
 // (zero beyond NLOC) as doubles, then qid[NQ] | fid[NPAD] as u32 (tensor_tables.rs's layout).
@@ -284,7 +297,6 @@ constexpr int TT_DOUBLES = (TT_REALS + (TT_INTS + 1) / 2 + 1) & ~1;
 constexpr int WR = 8 * NCOMP;                        // a half tile's blocks: WR × WR entries
 constexpr int WS = WR + 1;                           // odd row stride: conflict-free column reads
 constexpr int WIT = (WR * WR + 31) / 32;             // a warp's store rounds per direction of a half tile
-constexpr int HSIZE = DIM * QCP * RS;                // one staging buffer: H_d[q][a] of a pass
 static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "MMA_K is 4, 8 or 16");
 static_assert(QCP % MMA_K == 0, "points per pass come in whole MMA k-steps");
 static_assert(DIM == 3, "the tiled scheme is written for 3D cells");
@@ -425,11 +437,13 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
     const int qq = tid / SPP, sub = tid - qq * SPP;
     if (qq >= QCP) return;
     const int q = q0 + qq;
-    double* hq = h + qq * RS;
+    // Entry (d, a) of point qq: H_d[qq][a], or with GRAM row DIM·a + d of the point's Gram row.
+    double* hq = h + qq * (GRAM ? GRS : RS);
+    const auto at = [](int d, int a) { return GRAM ? DIM * a + d : d * QCP * RS + a; };
     if (q >= NQ) {
-        for (int a = sub; a < NPAD; a += SPP)
+        for (int a = sub; a < NPADS; a += SPP)
 #pragma unroll
-            for (int d = 0; d < DIM; ++d) hq[d * QCP * RS + a] = 0.0;
+            for (int d = 0; d < DIM; ++d) hq[at(d, a)] = 0.0;
         return;
     }
     double inv[DIM][DIM];
@@ -444,7 +458,7 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
 #pragma unroll SUNROLL
     for (int m = 0; m < APT; ++m) {
         const int a = sub + m * SPP;
-        if (APT * SPP > NPAD && a >= NPAD) break;
+        if (APT * SPP > NPADS && a >= NPADS) break;
         double r[DIM] = {};
         if (a < NLOC) {
 #if TENSOR
@@ -465,7 +479,7 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
             double g = 0.0;
 #pragma unroll
             for (int e = 0; e < DIM; ++e) g = fma(inv[e][k], r[e], g);
-            hq[k * QCP * RS + a] = g;
+            hq[at(k, a)] = g;
         }
     }
 }
@@ -1116,6 +1130,156 @@ constexpr int pipe_round_span() {
 static_assert(!PIPE_ROUNDS || (PIPE && PIPE_ROUNDS <= 2 && pipe_round_span() + 1 <= IMAGE_DOUBLES),
               "pipelined rounds: PIPE's shape, each round's packed rows and their phase fit the image region");
 
+// ---- Gram tiles (GRAM, round 16: trunk p = 4) --------------------------------------------------
+// The nine moment GEMMs of 16-function row strips (p = 4: 16 tiles of 16 × 8 node pairs, 9 MMAs
+// each a k-step, 144) pad 50 functions to 64 rows and compute all nine moments of the diagonal
+// blocks and the wholly-lower halves of the diagonal tiles. As one Gram matrix G = HᵀH over the
+// GN = DIM·NLOC (function, derivative) rows, the tiles of G's upper triangle are 100 (150 rows in
+// 19 column blocks of 8 and 10 strips of 16; an MMA each a k-step): 31 % fewer MMAs, 7 tiles on 4
+// warps and 6 on 12 (25 on each SM sub-partition, the warps' order), 28 accumulators a lane instead
+// of 36. A warp's tiles are consecutive in strip order, so they share the A fragment within a
+// strip. The image holds G's packed upper triangle first; behind a barrier a thread per node pair
+// (a ≤ b) reads its nine moments and writes QF::block's entries in place — where NCOMP = DIM the
+// pair's block of the matrix and its moments are the same nine (six for a = b) packed entries.
+constexpr int gram_tiles() {
+    int n = 0;
+    for (int t = 0; t < GS16; ++t) n += GB8 > 2 * t ? GB8 - 2 * t : 0;
+    return n;
+}
+constexpr int GT = gram_tiles();
+constexpr int GTPW = (GT + TILED_WARPS - 1) / TILED_WARPS;          // a warp's tiles, at most
+constexpr int GPPT = (NPAIRS + TILED_THREADS - 1) / TILED_THREADS;  // a thread's node pairs, at most
+static_assert(!GRAM || (PIPE_ROUNDS == 2 && NCOMP == DIM && PACKED && !PAIRED && ONE_ROUND && NDP + 1 <= IMAGE_DOUBLES),
+              "Gram tiles: pipelined rounds with the next J⁻¹ late, elasticity's blocks, packed, one round and the whole triangle in the image");
+
+// A warp's Gram tiles of a cell (strip `ts`, column block `tc`; ts < 0: none) and their
+// accumulators; the orientation signs' products of this thread's node pairs, loaded at the cell's head.
+struct GramRound {
+    double acc[GTPW][4];
+    int ts[GTPW], tc[GTPW];
+    double sg[GPPT];
+    __device__ __forceinline__ GramRound(int, int warp, const signed char* __restrict__ signs, int has_signs, u64 c) {
+        constexpr int base = GT / TILED_WARPS, extra = GT % TILED_WARPS;
+        const int first = warp * base + min_i(warp, extra), count = base + (warp < extra ? 1 : 0);
+        int st = 0, col = first;
+        while (col >= GB8 - 2 * st) {
+            col -= GB8 - 2 * st;
+            ++st;
+        }
+        col += 2 * st;
+#pragma unroll
+        for (int i = 0; i < GTPW; ++i) {
+            acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0;
+            ts[i] = i < count ? st : -1;
+            tc[i] = i < count ? col : 0;
+            if (++col == GB8) col = 2 * ++st;
+        }
+#pragma unroll
+        for (int j = 0; j < GPPT; ++j) {
+            const int pi = (int)threadIdx.x + j * TILED_THREADS;
+            int a = 0, b = 0;
+            if (pi < NPAIRS) upper_pair(pi, a, b);
+            sg[j] = pi < NPAIRS ? sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b) : 0.0;
+        }
+    }
+};
+
+// One pass of QCP points: the warp's Gram tiles accumulate HᵀH over the staged buffer `h`.
+__device__ __forceinline__ void multiply_round(const double* __restrict__ h, GramRound& r) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll 1
+    for (int kq = 0; kq < QCP; kq += MMA_K) {
+        const double* hk = h + (kq + t) * GRS + g;
+        double fa[2 * KS] = {};
+#pragma unroll
+        for (int i = 0; i < GTPW; ++i) {
+            if (r.ts[i] < 0) continue;
+            if (i == 0 || r.ts[i] != r.ts[i - 1]) {
+#pragma unroll
+                for (int j = 0; j < 2 * KS; ++j) fa[j] = hk[4 * (j / 2) * GRS + 16 * r.ts[i] + 8 * (j % 2)];
+            }
+            double fb[KS];
+#pragma unroll
+            for (int j = 0; j < KS; ++j) fb[j] = hk[4 * j * GRS + 8 * r.tc[i]];
+            mma16<KS>(r.acc[i], fa, fb);
+        }
+    }
+}
+__device__ __forceinline__ void multiply_round(const double* __restrict__ h, TiledCell::Round& r) { multiply_pass(h, r.tl, r.acc); }
+
+// The sum of a round's accumulators: SKIP_PARTS & 4 (sweep only) stores it where it cannot land,
+// so the compiler keeps the multiplies.
+__device__ __forceinline__ double round_sum(const GramRound& r) {
+    double sum = 0.0;
+#pragma unroll
+    for (int i = 0; i < GTPW; ++i) sum += r.acc[i][0] + r.acc[i][1] + r.acc[i][2] + r.acc[i][3];
+    return sum;
+}
+__device__ __forceinline__ double round_sum(const TiledCell::Round& r) {
+    double sum = 0.0;
+#pragma unroll
+    for (int m = 0; m < DIM * DIM; ++m) sum += r.acc[0][m][0] + r.acc[0][m][1] + r.acc[0][m][2] + r.acc[0][m][3];
+    return sum;
+}
+
+// A round's tiles into the image (entry e at img[e − lo]): G's upper triangle from the Gram tiles
+// (lane (g, t) holds G[16·ts + g + 8(v/2)][8·tc + 2t + v%2] in slot v), the matrix's from a tile.
+__device__ __forceinline__ void form_round_image(double* __restrict__ img, int lo, const double*, const GramRound& r) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < GTPW; ++i) {
+        if (r.ts[i] < 0) continue;
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            const int rr = 16 * r.ts[i] + g + 8 * (v / 2), ss = 8 * r.tc[i] + 2 * t + (v & 1);
+            if (rr <= ss && ss < GN) img[packed_c(rr, ss) - lo] = r.acc[i][v];
+        }
+    }
+}
+__device__ __forceinline__ void form_round_image(double* __restrict__ img, int lo, const double* p, const TiledCell::Round& r) {
+    if (r.tl[0].r0 >= 0) form_packed_image(img, lo, p, r.tl[0], r.acc[0], r.sg[0]);
+}
+
+// After the image's barrier: with Gram tiles, each of this thread's node pairs (a, b), a ≤ b (pair
+// tid + j·TILED_THREADS), turns its moments M_kl = G[DIM·a + k][DIM·b + l] (G[DIM·a + l][DIM·a + k]
+// below the diagonal where a = b) into its signed block, in place; a tile's image is final already.
+__device__ __forceinline__ void finish_round_image(double* __restrict__ img, const double* p, const GramRound& r, int tid) {
+#pragma unroll
+    for (int j = 0; j < GPPT; ++j) {
+        const int pi = tid + j * TILED_THREADS;
+        if (pi >= NPAIRS) break;
+        int a, b;
+        upper_pair(pi, a, b);
+        MomentPair mp;
+#pragma unroll
+        for (int m = 0; m < DIM * DIM; ++m) {
+            const int rr = DIM * a + m / DIM, ss = DIM * b + m % DIM;
+            mp.m[m] = img[rr <= ss ? packed_c(rr, ss) : packed_c(ss, rr)];
+        }
+        double e[NCOMP][NCOMP] = {};
+        QF::template block<DIM, NCOMP>(p, mp, e);
+#pragma unroll
+        for (int i = 0; i < NCOMP; ++i)
+#pragma unroll
+            for (int jj = 0; jj < NCOMP; ++jj) {
+                const int rr = NCOMP * a + i, ss = NCOMP * b + jj;
+                if (rr <= ss) img[packed_c(rr, ss)] = r.sg[j] * e[i][jj];
+            }
+    }
+}
+__device__ __forceinline__ void finish_round_image(double*, const double*, const TiledCell::Round&, int) {}
+
+template <bool G, class A, class B>
+struct pick_type {
+    using type = A;
+};
+template <class A, class B>
+struct pick_type<false, A, B> {
+    using type = B;
+};
+using PipeRound = typename pick_type<GRAM != 0, GramRound, TiledCell::Round>::type;
+
+
 __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
                                                 const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
                                                 const double* __restrict__ coef, const u64* __restrict__ meta, double* __restrict__ out,
@@ -1146,7 +1310,7 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
 #pragma unroll 1
         for (int t0 = 0; t0 < NTILES; t0 += ROUND_TILES) {
             const bool final_round = t0 + ROUND_TILES >= NTILES;
-            TiledCell::Round r(t0, warp, signs, has_signs, c);
+            PipeRound r(t0, warp, signs, has_signs, c);
 #pragma unroll 1
             for (int ch = 0; ch < NCHUNK; ++ch, ++n) {
                 const bool last = ch + 1 == NCHUNK;
@@ -1155,7 +1319,7 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
                 const bool stage = !last && !(SKIP_PARTS & 1);
                 if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
                 if (!JQ_LATE && last && final_round && next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);
-                if (!(SKIP_PARTS & 2)) multiply_pass(cur, r.tl, r.acc);
+                if (!(SKIP_PARTS & 2)) multiply_round(cur, r);
                 if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
                 if (last) bulk_wait_read();  // the previous round's copies have read the image (and the buffer it lay in)
                 __syncthreads();
@@ -1170,17 +1334,16 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
             const int lo = ONE_ROUND ? 0 : tile_lo(t0), tend = min_i(t0 + ROUND_TILES, NTILES);
             double* img = (IMAGE_DOUBLES > 0 ? hbuf + 2 * HSIZE : hbuf + ((n - 1) & 1) * HSIZE) + ((reinterpret_cast<u64>(cell.k + lo) >> 3) & 1);
             if (SKIP_PARTS & 4) {
-                double sum = 0.0;
-#pragma unroll
-                for (int m = 0; m < DIM * DIM; ++m) sum += r.acc[0][m][0] + r.acc[0][m][1] + r.acc[0][m][2] + r.acc[0][m][3];
+                const double sum = round_sum(r);
                 if (sum == 1.25e300) cell.k[threadIdx.x] = sum;
-            } else if (r.tl[0].r0 >= 0) {
-                form_packed_image(img, lo, cell.p, r.tl[0], r.acc[0], r.sg[0]);
+            } else {
+                form_round_image(img, lo, cell.p, r);
             }
             if (JQ_LATE && final_round) {
                 if (next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);  // the next cell's
-                __syncthreads();  // its table is written, xn read
+                __syncthreads();  // its table is written, xn read; (GRAM) the image is whole
             }
+            if (!(SKIP_PARTS & 4)) finish_round_image(img, cell.p, r, tid);
             if ((!final_round || next) && !(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + (n & 1) * HSIZE, tid);
             if (final_round && warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
             fence_async_shared();  // the image is visible to the bulk copies
