@@ -254,6 +254,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef PIPE_ROUNDS
 #define PIPE_ROUNDS 0                                // (round 15, p ≥ 4) PIPE over several rounds of tiles a cell, an image region per round: 1 the next J⁻¹ in the last pass, 2 after the image
 #endif
+#ifndef GRAM
+#define GRAM 0                                       // (round 16, with PIPE_ROUNDS 2) tiles of the Gram matrix HᵀH over (function, derivative) rows: no padding to 16 functions, no lower moments (gram_tiles)
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -270,10 +273,20 @@ constexpr int N16 = (NLOC + 15) / 16;                // 16-row blocks of basis f
 constexpr int NB8 = (NLOC + 7) / 8;                  // 8-column blocks holding a function
 constexpr int NPAD = 16 * N16;
 constexpr int RS = NPAD + 4;                         // ≡ 4 (mod 16): conflict-free fragment loads
+// GRAM: the moments as one symmetric Gram matrix G = HᵀH of GN = DIM·NLOC rows, row DIM·a + k
+// holding ∂_k φ_a (√(w|det J|) J⁻¹-scaled), so M_kl[a][b] = G[DIM·a + k][DIM·b + l] and the packed
+// upper triangle of G has exactly the entries of the packed element matrix where NCOMP = DIM.
+// Staged as h[q][GRS] (rows zero from GN to 16·GS16); tiles of 16 × 8 over G's upper triangle.
+constexpr int GN = DIM * NLOC;
+constexpr int GB8 = (GN + 7) / 8;                    // 8-column blocks of G
+constexpr int GS16 = (GN + 15) / 16;                 // 16-row strips of G
+constexpr int GRS = 16 * GS16 + 4;                   // ≡ 4 (mod 16): conflict-free fragment loads
+constexpr int HSIZE = GRAM ? QCP * GRS : DIM * QCP * RS;  // one staging buffer: H_d[q][a] (GRAM: h[q][DIM·a + d]) of a pass
+constexpr int NPADS = GRAM ? (16 * GS16 + DIM - 1) / DIM : NPAD;  // functions a staged pass writes (zero beyond NLOC)
 constexpr int JQ = DIM * DIM;                        // √(w|det J|) J⁻¹ per point
 constexpr int NCHUNK = (NQ + QCP - 1) / QCP;
 constexpr int SPP = STAGE_THREADS / QCP;             // staging threads per point
-constexpr int APT = (NPAD + SPP - 1) / SPP;          // functions per staging thread and pass
+constexpr int APT = (NPADS + SPP - 1) / SPP;         // functions per staging thread and pass
 constexpr int SUNROLL = APT <= 8 ? APT : 4;
 // The factor tables in shared memory (TENSOR): val[3][TNF][TN1] | der[3][TNF][TN1] | scale[NPAD]
 // (zero beyond NLOC) as doubles, then qid[NQ] | fid[NPAD] as u32 (tensor_tables.rs's layout).
@@ -284,7 +297,6 @@ constexpr int TT_DOUBLES = (TT_REALS + (TT_INTS + 1) / 2 + 1) & ~1;
 constexpr int WR = 8 * NCOMP;                        // a half tile's blocks: WR × WR entries
 constexpr int WS = WR + 1;                           // odd row stride: conflict-free column reads
 constexpr int WIT = (WR * WR + 31) / 32;             // a warp's store rounds per direction of a half tile
-constexpr int HSIZE = DIM * QCP * RS;                // one staging buffer: H_d[q][a] of a pass
 static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "MMA_K is 4, 8 or 16");
 static_assert(QCP % MMA_K == 0, "points per pass come in whole MMA k-steps");
 static_assert(DIM == 3, "the tiled scheme is written for 3D cells");
@@ -425,11 +437,13 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
     const int qq = tid / SPP, sub = tid - qq * SPP;
     if (qq >= QCP) return;
     const int q = q0 + qq;
-    double* hq = h + qq * RS;
+    // Entry (d, a) of point qq: H_d[qq][a], or with GRAM row DIM·a + d of the point's Gram row.
+    double* hq = h + qq * (GRAM ? GRS : RS);
+    const auto at = [](int d, int a) { return GRAM ? DIM * a + d : d * QCP * RS + a; };
     if (q >= NQ) {
-        for (int a = sub; a < NPAD; a += SPP)
+        for (int a = sub; a < NPADS; a += SPP)
 #pragma unroll
-            for (int d = 0; d < DIM; ++d) hq[d * QCP * RS + a] = 0.0;
+            for (int d = 0; d < DIM; ++d) hq[at(d, a)] = 0.0;
         return;
     }
     double inv[DIM][DIM];
@@ -444,7 +458,7 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
 #pragma unroll SUNROLL
     for (int m = 0; m < APT; ++m) {
         const int a = sub + m * SPP;
-        if (APT * SPP > NPAD && a >= NPAD) break;
+        if (APT * SPP > NPADS && a >= NPADS) break;
         double r[DIM] = {};
         if (a < NLOC) {
 #if TENSOR
@@ -465,7 +479,7 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
             double g = 0.0;
 #pragma unroll
             for (int e = 0; e < DIM; ++e) g = fma(inv[e][k], r[e], g);
-            hq[k * QCP * RS + a] = g;
+            hq[at(k, a)] = g;
         }
     }
 }
@@ -1082,23 +1096,188 @@ __device__ __forceinline__ void write_round_wide(double* __restrict__ k, double*
     }
 }
 
-// ---- Pipelined cells (PIPE, round 14): a resident block's cells overlap by a phase ---------------
-// One round a cell (every tile its warp), whole-strip bulk copies (WIDE_WRITES 3), two staging
-// buffers. Pass n of the block's stream of passes is staged in buffer n & 1. A cell's passes
-// multiply one buffer while the cell's next pass is staged into the other; its last pass also
-// forms the next cell's √(w|det J|) J⁻¹ table (from coordinates loaded a cell ahead); then, behind
-// one barrier, the warps form the cell's packed image (in the buffer its last pass read, or with
-// IMAGE_DOUBLES in a region of its own) and stage the next cell's first pass into the other
-// buffer, warp 0 loading the coordinates of the cell after next (their vertex ids loaded at the
-// cell's head); behind a second barrier the image leaves as one bulk copy per strip, read while
-// the next cell multiplies. So a cell costs two barriers (one more per extra pass) and no
-// dependent load chain at its head: the set-up and writes of one cell beside the next's multiplies.
-// With PAIRED (round 15) the tiles are paired_walk's (p = 3: 5 instead of 6, p = 2: 3 instead of
-// 4): form_packed_image puts a transposed half tile's blocks at their upper-triangle places and the
-// image, the whole triangle, leaves by strips (for_strips), so nothing else depends on the walk.
-static_assert(!PIPE || PIPE_ROUNDS || NTILES <= ROUND_TILES, "pipelined cells: one round of tiles a cell");
+// ---- Pipelined cells (PIPE, round 14) and rounds (PIPE_ROUNDS, round 15) -----------------------
+// A resident block's stream of passes runs through two staging buffers across rounds of tiles and
+// cells: pass n is staged in buffer n & 1 while pass n − 1 multiplies the other. After a round's
+// last pass, behind one barrier, the warps form the round's packed image — in a region of its own
+// (IMAGE_DOUBLES: the longest round's packed rows and the 16-byte phase), or where a cell takes one
+// pass and its triangle fits (p = 2), in the buffer that pass read — and stage the first pass of
+// the next round (the cell's next, or the next cell's) into the free buffer, warp 0 loading the
+// coordinates of the cell after next (their vertex ids loaded at the cell's head); behind a second
+// barrier the image leaves by bulk copies (one per strip the round holds wholly, one per row
+// segment of a strip it holds in part; one round a cell: the whole triangle by strips,
+// `for_strips`), read while the next round multiplies and waited for only at that round's last
+// pass. So a cell costs two barriers (one more per extra pass) and no dependent load chain at its
+// head. The next cell's √(w|det J|) J⁻¹ table comes from coordinates loaded a cell ahead: formed
+// under the cell's last pass (PIPE alone, round 14, and PIPE_ROUNDS 1: the last pass stages
+// nothing, so the table is free, but beyond 32 functions jacobian_at inlined where the 36
+// accumulators live spills at 128 registers), or with PIPE_ROUNDS 2 after the cell's image is
+// formed (the accumulators dead), behind a third barrier before the next cell's first pass is
+// staged. PIPE alone takes one round a cell (p = 2, 3; round 15 also paired tiles: their
+// transposed half tiles go to their upper-triangle places in the image of the whole triangle, so
+// nothing else depends on the walk); PIPE_ROUNDS several rounds and passes (p = 4, 5: 30 tiles on
+// 16 warps at p = 5, 4 passes of 32 points at p = 4).
+constexpr bool ONE_ROUND = NTILES <= ROUND_TILES;   // a cell's image is its whole triangle
+constexpr bool JQ_LATE = PIPE_ROUNDS == 2;          // the next J⁻¹ table after the image, not in the last pass
+static_assert(!PIPE || PIPE_ROUNDS || ONE_ROUND, "pipelined cells: one round of tiles a cell");
 static_assert(!PIPE || IMAGE_DOUBLES > 0 || NCHUNK == 1, "pipelined cells: with several passes the image needs a region of its own");
 static_assert(!PIPE || PIPE_ROUNDS || NDP + 1 <= (IMAGE_DOUBLES > 0 ? IMAGE_DOUBLES : HSIZE), "pipelined cells: the packed triangle fits the image");
+constexpr int pipe_round_span() {
+    int span = 0;
+    for (int t0 = 0; t0 < NTILES; t0 += ROUND_TILES) span = max_i(span, tile_hi(min_i(t0 + ROUND_TILES, NTILES) - 1) - tile_lo(t0));
+    return span;
+}
+static_assert(!PIPE_ROUNDS || (PIPE && PIPE_ROUNDS <= 2 && pipe_round_span() + 1 <= IMAGE_DOUBLES),
+              "pipelined rounds: PIPE's shape, each round's packed rows and their phase fit the image region");
+
+// ---- Gram tiles (GRAM, round 16: trunk p = 4) --------------------------------------------------
+// The nine moment GEMMs of 16-function row strips (p = 4: 16 tiles of 16 × 8 node pairs, 9 MMAs
+// each a k-step, 144) pad 50 functions to 64 rows and compute all nine moments of the diagonal
+// blocks and the wholly-lower halves of the diagonal tiles. As one Gram matrix G = HᵀH over the
+// GN = DIM·NLOC (function, derivative) rows, the tiles of G's upper triangle are 100 (150 rows in
+// 19 column blocks of 8 and 10 strips of 16; an MMA each a k-step): 31 % fewer MMAs, 7 tiles on 4
+// warps and 6 on 12 (25 on each SM sub-partition, the warps' order), 28 accumulators a lane instead
+// of 36. A warp's tiles are consecutive in strip order, so they share the A fragment within a
+// strip. The image holds G's packed upper triangle first; behind a barrier a thread per node pair
+// (a ≤ b) reads its nine moments and writes QF::block's entries in place — where NCOMP = DIM the
+// pair's block of the matrix and its moments are the same nine (six for a = b) packed entries.
+constexpr int gram_tiles() {
+    int n = 0;
+    for (int t = 0; t < GS16; ++t) n += GB8 > 2 * t ? GB8 - 2 * t : 0;
+    return n;
+}
+constexpr int GT = gram_tiles();
+constexpr int GTPW = (GT + TILED_WARPS - 1) / TILED_WARPS;          // a warp's tiles, at most
+constexpr int GPPT = (NPAIRS + TILED_THREADS - 1) / TILED_THREADS;  // a thread's node pairs, at most
+static_assert(!GRAM || (PIPE_ROUNDS == 2 && NCOMP == DIM && PACKED && !PAIRED && ONE_ROUND && NDP + 1 <= IMAGE_DOUBLES),
+              "Gram tiles: pipelined rounds with the next J⁻¹ late, elasticity's blocks, packed, one round and the whole triangle in the image");
+
+// A warp's Gram tiles of a cell (strip `ts`, column block `tc`; ts < 0: none) and their
+// accumulators; the orientation signs' products of this thread's node pairs, loaded at the cell's head.
+struct GramRound {
+    double acc[GTPW][4];
+    int ts[GTPW], tc[GTPW];
+    double sg[GPPT];
+    __device__ __forceinline__ GramRound(int, int warp, const signed char* __restrict__ signs, int has_signs, u64 c) {
+        constexpr int base = GT / TILED_WARPS, extra = GT % TILED_WARPS;
+        const int first = warp * base + min_i(warp, extra), count = base + (warp < extra ? 1 : 0);
+        int st = 0, col = first;
+        while (col >= GB8 - 2 * st) {
+            col -= GB8 - 2 * st;
+            ++st;
+        }
+        col += 2 * st;
+#pragma unroll
+        for (int i = 0; i < GTPW; ++i) {
+            acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0;
+            ts[i] = i < count ? st : -1;
+            tc[i] = i < count ? col : 0;
+            if (++col == GB8) col = 2 * ++st;
+        }
+#pragma unroll
+        for (int j = 0; j < GPPT; ++j) {
+            const int pi = (int)threadIdx.x + j * TILED_THREADS;
+            int a = 0, b = 0;
+            if (pi < NPAIRS) upper_pair(pi, a, b);
+            sg[j] = pi < NPAIRS ? sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b) : 0.0;
+        }
+    }
+};
+
+// One pass of QCP points: the warp's Gram tiles accumulate HᵀH over the staged buffer `h`.
+__device__ __forceinline__ void multiply_round(const double* __restrict__ h, GramRound& r) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll 1
+    for (int kq = 0; kq < QCP; kq += MMA_K) {
+        const double* hk = h + (kq + t) * GRS + g;
+        double fa[2 * KS] = {};
+#pragma unroll
+        for (int i = 0; i < GTPW; ++i) {
+            if (r.ts[i] < 0) continue;
+            if (i == 0 || r.ts[i] != r.ts[i - 1]) {
+#pragma unroll
+                for (int j = 0; j < 2 * KS; ++j) fa[j] = hk[4 * (j / 2) * GRS + 16 * r.ts[i] + 8 * (j % 2)];
+            }
+            double fb[KS];
+#pragma unroll
+            for (int j = 0; j < KS; ++j) fb[j] = hk[4 * j * GRS + 8 * r.tc[i]];
+            mma16<KS>(r.acc[i], fa, fb);
+        }
+    }
+}
+__device__ __forceinline__ void multiply_round(const double* __restrict__ h, TiledCell::Round& r) { multiply_pass(h, r.tl, r.acc); }
+
+// The sum of a round's accumulators: SKIP_PARTS & 4 (sweep only) stores it where it cannot land,
+// so the compiler keeps the multiplies.
+__device__ __forceinline__ double round_sum(const GramRound& r) {
+    double sum = 0.0;
+#pragma unroll
+    for (int i = 0; i < GTPW; ++i) sum += r.acc[i][0] + r.acc[i][1] + r.acc[i][2] + r.acc[i][3];
+    return sum;
+}
+__device__ __forceinline__ double round_sum(const TiledCell::Round& r) {
+    double sum = 0.0;
+#pragma unroll
+    for (int m = 0; m < DIM * DIM; ++m) sum += r.acc[0][m][0] + r.acc[0][m][1] + r.acc[0][m][2] + r.acc[0][m][3];
+    return sum;
+}
+
+// A round's tiles into the image (entry e at img[e − lo]): G's upper triangle from the Gram tiles
+// (lane (g, t) holds G[16·ts + g + 8(v/2)][8·tc + 2t + v%2] in slot v), the matrix's from a tile.
+__device__ __forceinline__ void form_round_image(double* __restrict__ img, int lo, const double*, const GramRound& r) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < GTPW; ++i) {
+        if (r.ts[i] < 0) continue;
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            const int rr = 16 * r.ts[i] + g + 8 * (v / 2), ss = 8 * r.tc[i] + 2 * t + (v & 1);
+            if (rr <= ss && ss < GN) img[packed_c(rr, ss) - lo] = r.acc[i][v];
+        }
+    }
+}
+__device__ __forceinline__ void form_round_image(double* __restrict__ img, int lo, const double* p, const TiledCell::Round& r) {
+    if (r.tl[0].r0 >= 0) form_packed_image(img, lo, p, r.tl[0], r.acc[0], r.sg[0]);
+}
+
+// After the image's barrier: with Gram tiles, each of this thread's node pairs (a, b), a ≤ b (pair
+// tid + j·TILED_THREADS), turns its moments M_kl = G[DIM·a + k][DIM·b + l] (G[DIM·a + l][DIM·a + k]
+// below the diagonal where a = b) into its signed block, in place; a tile's image is final already.
+__device__ __forceinline__ void finish_round_image(double* __restrict__ img, const double* p, const GramRound& r, int tid) {
+#pragma unroll
+    for (int j = 0; j < GPPT; ++j) {
+        const int pi = tid + j * TILED_THREADS;
+        if (pi >= NPAIRS) break;
+        int a, b;
+        upper_pair(pi, a, b);
+        MomentPair mp;
+#pragma unroll
+        for (int m = 0; m < DIM * DIM; ++m) {
+            const int rr = DIM * a + m / DIM, ss = DIM * b + m % DIM;
+            mp.m[m] = img[rr <= ss ? packed_c(rr, ss) : packed_c(ss, rr)];
+        }
+        double e[NCOMP][NCOMP] = {};
+        QF::template block<DIM, NCOMP>(p, mp, e);
+#pragma unroll
+        for (int i = 0; i < NCOMP; ++i)
+#pragma unroll
+            for (int jj = 0; jj < NCOMP; ++jj) {
+                const int rr = NCOMP * a + i, ss = NCOMP * b + jj;
+                if (rr <= ss) img[packed_c(rr, ss)] = r.sg[j] * e[i][jj];
+            }
+    }
+}
+__device__ __forceinline__ void finish_round_image(double*, const double*, const TiledCell::Round&, int) {}
+
+template <bool G, class A, class B>
+struct pick_type {
+    using type = A;
+};
+template <class A, class B>
+struct pick_type<false, A, B> {
+    using type = B;
+};
+using PipeRound = typename pick_type<GRAM != 0, GramRound, TiledCell::Round>::type;
 
 
 __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
@@ -1128,102 +1307,10 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
         // Lanes < NV of warp 0: the vertex ids of the cell after next, used once this cell multiplied.
         const u32 vid2 = warp == 0 && tid < NV && after ? __ldg(&cell_verts[(c + 2 * stride) * NV + tid]) : 0u;
         const TiledCell cell(out, coef, meta, c);
-        TiledCell::Round r(0, warp, signs, has_signs, c);
-#pragma unroll 1
-        for (int ch = 0; ch < NCHUNK; ++ch, ++n) {
-            const bool last = ch + 1 == NCHUNK;
-            const double* cur = hbuf + (n & 1) * HSIZE;
-            double* nb = hbuf + ((n + 1) & 1) * HSIZE;
-            const bool stage = !last && !(SKIP_PARTS & 1);
-            if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
-            if (last && next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);  // the next cell's
-            if (!(SKIP_PARTS & 2)) multiply_pass(cur, r.tl, r.acc);
-            if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
-            if (last) bulk_wait_read();  // the previous cell's copies have read its image (and the buffer it lay in)
-            __syncthreads();
-        }
-        // Pass n − 1 (this cell's last) read buffer (n − 1) & 1: the image goes there (or to its
-        // own region), the next cell's first pass to buffer n & 1, both free.
-        double x2 = 0.0;  // warp 0, lane i: coordinate i % DIM of vertex i / DIM of the cell after next
-        if (warp == 0 && after) {
-            const u32 vid = __shfl_sync(0xffffffffu, vid2, lane < NV * DIM ? lane / DIM : 0);
-            if (lane < NV * DIM) x2 = __ldg(&coords[(u64)vid * DIM + lane % DIM]);
-        }
-        double* img = (IMAGE_DOUBLES > 0 ? hbuf + 2 * HSIZE : hbuf + ((n - 1) & 1) * HSIZE) + ((reinterpret_cast<u64>(cell.k) >> 3) & 1);
-        if (SKIP_PARTS & 4) {
-            double sum = 0.0;
-#pragma unroll
-            for (int m = 0; m < DIM * DIM; ++m) sum += r.acc[0][m][0] + r.acc[0][m][1] + r.acc[0][m][2] + r.acc[0][m][3];
-            if (sum == 1.25e300) cell.k[threadIdx.x] = sum;
-        } else if (r.tl[0].r0 >= 0) {
-            form_packed_image(img, 0, cell.p, r.tl[0], r.acc[0], r.sg[0]);
-        }
-        if (next && !(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + (n & 1) * HSIZE, tid);
-        if (warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
-        fence_async_shared();  // the image is visible to the bulk copies
-        __syncthreads();
-        if (!(SKIP_PARTS & 4)) {
-            for_strips(tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, 0, e0, e1); });
-            bulk_commit();
-        }
-    }
-    bulk_wait_all();
-}
-
-// ---- Pipelined rounds (PIPE with PIPE_ROUNDS, round 15: trunk p = 4, 5) -------------------------
-// Round 14's pipeline taken to cells of several rounds of tiles (p = 5: 30 tiles on 16 warps) and
-// passes (p = 4: 4 of 32 points): the block's stream of passes runs through the two staging
-// buffers across rounds and cells — pass n in buffer n & 1, the next pass staged while a pass
-// multiplies. After a round's last pass, behind one barrier, the warps form the round's packed
-// image in a region of its own (IMAGE_DOUBLES: the longest round's packed rows and the 16-byte
-// phase) and stage the first pass of the next round — the cell's next, or the next cell's —
-// into the free buffer; behind a second the image leaves by bulk copies (one per row segment, one
-// per strip the round holds wholly), read while the next round multiplies and waited for only at
-// that round's last pass. The next cell's √(w|det J|) J⁻¹ table comes from coordinates loaded a
-// cell ahead: with PIPE_ROUNDS 1 under the cell's last pass, as round 14 (the last pass stages
-// nothing, so the table is free; but jacobian_at is inlined where the 36 accumulators live: spills
-// at 128 registers), with 2 after the cell's image is formed (the accumulators dead), behind a third
-// barrier before the next cell's first pass is staged.
-constexpr int pipe_round_span() {
-    int span = 0;
-    for (int t0 = 0; t0 < NTILES; t0 += ROUND_TILES) span = max_i(span, tile_hi(min_i(t0 + ROUND_TILES, NTILES) - 1) - tile_lo(t0));
-    return span;
-}
-static_assert(!PIPE_ROUNDS || (PIPE && PIPE_ROUNDS <= 2 && pipe_round_span() + 1 <= IMAGE_DOUBLES),
-              "pipelined rounds: PIPE's shape, each round's packed rows and their phase fit the image region");
-
-__device__ __forceinline__ void tiled_pipelined_rounds(u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
-                                                       const signed char* __restrict__ signs, int has_signs, const double* __restrict__ tab,
-                                                       const double* __restrict__ coef, const u64* __restrict__ meta, double* __restrict__ out,
-                                                       const double* __restrict__ ts, const u32* __restrict__ tis, double* __restrict__ jq,
-                                                       double* __restrict__ xn, double* __restrict__ hbuf, int tid, int warp) {
-    const u64 stride = gridDim.x;
-    u64 c = blockIdx.x;
-    if (c >= ncells) return;
-    const int lane = tid & 31;
-    double* const region = hbuf + 2 * HSIZE;  // the image region, after the two staging buffers
-    // The block's first cell: its coordinates and J⁻¹ table, the next cell's coordinates (xn), its first pass.
-    {
-        double xv[NV][DIM];
-        load_cell_coords(c, cell_verts, coords, xv);
-        if (tid < NV * DIM && c + stride < ncells)
-            xn[tid] = __ldg(&coords[(u64)__ldg(&cell_verts[(c + stride) * NV + tid / DIM]) * DIM + tid % DIM]);
-        fill_jq(xv, tab, jq, tid, TILED_THREADS);
-    }
-    __syncthreads();  // jq, xn and the factor tables are in place
-    if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, tid);
-    __syncthreads();
-    const bool mma_first = ALT_ORDER && (warp & 1);
-    int n = 0;  // passes so far
-    for (; c < ncells; c += stride) {
-        const bool next = c + stride < ncells, after = c + 2 * stride < ncells;
-        // Lanes < NV of warp 0: the vertex ids of the cell after next, used once this cell multiplied.
-        const u32 vid2 = warp == 0 && tid < NV && after ? __ldg(&cell_verts[(c + 2 * stride) * NV + tid]) : 0u;
-        const TiledCell cell(out, coef, meta, c);
 #pragma unroll 1
         for (int t0 = 0; t0 < NTILES; t0 += ROUND_TILES) {
             const bool final_round = t0 + ROUND_TILES >= NTILES;
-            TiledCell::Round r(t0, warp, signs, has_signs, c);
+            PipeRound r(t0, warp, signs, has_signs, c);
 #pragma unroll 1
             for (int ch = 0; ch < NCHUNK; ++ch, ++n) {
                 const bool last = ch + 1 == NCHUNK;
@@ -1231,10 +1318,10 @@ __device__ __forceinline__ void tiled_pipelined_rounds(u64 ncells, const u32* __
                 double* nb = hbuf + ((n + 1) & 1) * HSIZE;
                 const bool stage = !last && !(SKIP_PARTS & 1);
                 if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
-                if (PIPE_ROUNDS == 1 && last && final_round && next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);
-                if (!(SKIP_PARTS & 2)) multiply_pass(cur, r.tl, r.acc);
+                if (!JQ_LATE && last && final_round && next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);
+                if (!(SKIP_PARTS & 2)) multiply_round(cur, r);
                 if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
-                if (last) bulk_wait_read();  // the previous round's copies have read the image region
+                if (last) bulk_wait_read();  // the previous round's copies have read the image (and the buffer it lay in)
                 __syncthreads();
             }
             double x2 = 0.0;  // warp 0, lane i: coordinate i % DIM of vertex i / DIM of the cell after next
@@ -1242,27 +1329,28 @@ __device__ __forceinline__ void tiled_pipelined_rounds(u64 ncells, const u32* __
                 const u32 vid = __shfl_sync(0xffffffffu, vid2, lane < NV * DIM ? lane / DIM : 0);
                 if (lane < NV * DIM) x2 = __ldg(&coords[(u64)vid * DIM + lane % DIM]);
             }
-            const int lo = tile_lo(t0), tend = min_i(t0 + ROUND_TILES, NTILES);
-            double* img = region + ((reinterpret_cast<u64>(cell.k + lo) >> 3) & 1);
+            // Pass n − 1 (the round's last) read buffer (n − 1) & 1: the image goes there (or to its
+            // own region), the next round's first pass to buffer n & 1, both free.
+            const int lo = ONE_ROUND ? 0 : tile_lo(t0), tend = min_i(t0 + ROUND_TILES, NTILES);
+            double* img = (IMAGE_DOUBLES > 0 ? hbuf + 2 * HSIZE : hbuf + ((n - 1) & 1) * HSIZE) + ((reinterpret_cast<u64>(cell.k + lo) >> 3) & 1);
             if (SKIP_PARTS & 4) {
-                double sum = 0.0;
-#pragma unroll
-                for (int m = 0; m < DIM * DIM; ++m) sum += r.acc[0][m][0] + r.acc[0][m][1] + r.acc[0][m][2] + r.acc[0][m][3];
+                const double sum = round_sum(r);
                 if (sum == 1.25e300) cell.k[threadIdx.x] = sum;
-            } else if (r.tl[0].r0 >= 0) {
-                form_packed_image(img, lo, cell.p, r.tl[0], r.acc[0], r.sg[0]);
+            } else {
+                form_round_image(img, lo, cell.p, r);
             }
-            if (PIPE_ROUNDS == 2 && final_round) {
+            if (JQ_LATE && final_round) {
                 if (next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);  // the next cell's
-                __syncthreads();  // its table is written, xn read
+                __syncthreads();  // its table is written, xn read; (GRAM) the image is whole
             }
-            // The next round's first pass (the cell's, or the next cell's) into the buffer the last pass did not read.
+            if (!(SKIP_PARTS & 4)) finish_round_image(img, cell.p, r, tid);
             if ((!final_round || next) && !(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + (n & 1) * HSIZE, tid);
             if (final_round && warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
             fence_async_shared();  // the image is visible to the bulk copies
             __syncthreads();
             if (!(SKIP_PARTS & 4)) {
-                for_group_ranges<true>(t0, tend, tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, lo, e0, e1); });
+                if (ONE_ROUND) for_strips(tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, 0, e0, e1); });
+                else for_group_ranges<true>(t0, tend, tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, lo, e0, e1); });
                 bulk_commit();
             }
         }
@@ -1365,9 +1453,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     double* jq = smem + TT_DOUBLES + grp * GROUP_DOUBLES;
     double* xs = jq + JQB * JQR;
     double* hbuf = xs + XSD + XSN;
-#if PIPE && PIPE_ROUNDS
-    tiled_pipelined_rounds(ncells, cell_verts, coords, signs, has_signs, tab, coef, meta, out, ts, tis, jq, hbuf - XSN, hbuf, tid, warp);
-#elif PIPE
+#if PIPE
     tiled_pipelined(ncells, cell_verts, coords, signs, has_signs, tab, coef, meta, out, ts, tis, jq, hbuf - XSN, hbuf, tid, warp);
 #else
     if (CELLS > 1) __syncthreads();  // the factor tables are in place (else the first cell's barrier)

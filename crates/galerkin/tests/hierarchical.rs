@@ -723,3 +723,20 @@ fn pipelined_rounds_match_the_cpu() {
         std::iter::once(TiledConfig::for_functions(nloc)).chain(shapes).collect()
     });
 }
+
+/// Gram tiles (issue 16, round 16, [`TiledConfig::round16_high`]: at p = 4 the moments as 16 × 8
+/// tiles of one Gram matrix over the 150 (function, derivative) rows, 7 or 6 tiles a warp across
+/// strips, G's packed triangle formed in the image and turned into the matrix's blocks in place, a
+/// thread per node pair, signed there) give the CPU's matrices beside the default, on 27 distorted,
+/// rotated cells on a resident grid and on 2 blocks, so each block's pipeline runs over 13–14
+/// cells with the image region reused while the previous cell's copies may still read it.
+#[test]
+fn gram_tiles_match_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(4..=4, |p, nloc| {
+        let shapes = TiledConfig::round16_high(nloc);
+        assert!(shapes.len() >= 2 && shapes.iter().all(|c| c.gram && c.pipe_rounds == 2 && c.packed), "p = {p}: the Gram-tile shapes");
+        assert!(shapes.iter().any(|c| c.mma_k == 8) && shapes.iter().any(|c| c.mma_k == 16), "p = {p}: m16n8k8 and m16n8k16");
+        std::iter::once(TiledConfig::for_functions(nloc)).chain(shapes).collect()
+    });
+}

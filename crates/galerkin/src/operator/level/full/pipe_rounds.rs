@@ -1,7 +1,7 @@
 //! Scheme III's pipelined rounds (round 15, issue 16: trunk p = 4, 5): round 14's pipelined cells
 //! (`pipe`, PIPE) taken to cells of several passes of points and rounds of tiles, the image of
 //! each round in a shared-memory region of its own (`element_schemes.cu`'s
-//! `tiled_pipelined_rounds`, PIPE_ROUNDS). The host side: the shapes the sweep tries, the kernel's
+//! `tiled_pipelined`, PIPE_ROUNDS). The host side: the shapes the sweep tries, the kernel's
 //! PIPE_ROUNDS for a shape and the image region it needs (the longest round's packed rows, as the
 //! kernel's `pipe_round_span`).
 use super::cuda::Variant;
@@ -25,6 +25,30 @@ impl TiledConfig {
         let late = TiledConfig { pipe_rounds: 2, qcp: if nloc > 50 { 16 } else { 0 }, ..base };
         vec![late, TiledConfig { pipe_rounds: 1, ..late }, TiledConfig { mma_k: 16, ..late }]
     }
+}
+
+impl TiledConfig {
+    /// The sixteenth round's shapes at trunk p = 4 (33–50 functions; none elsewhere): round 15's
+    /// (pipelined rounds, the next J⁻¹ table after the image) with Gram tiles (`gram`: the nine
+    /// moments as tiles of one Gram matrix over the 150 (function, derivative) rows, 100 MMAs a
+    /// k-step instead of 144, 28 accumulators a lane instead of 36) on m16n8k16 — the default
+    /// since round 16 (H200: 1.398 / 1.410 ms against 1.417 / 1.453 in two processes) — then on
+    /// m16n8k8 (1.449 / 1.461: the transform's phase costs what the fewer MMAs save).
+    pub fn round16_high(nloc: usize) -> Vec<TiledConfig> {
+        if !(33..=50).contains(&nloc) {
+            return Vec::new();
+        }
+        let gram = TiledConfig { gram: true, ..TiledConfig::round15_high(nloc)[0] };
+        vec![TiledConfig { mma_k: 16, ..gram }, gram]
+    }
+}
+
+/// Whether `cfg` runs Gram tiles on `v` (GRAM): asked, with pipelined rounds forming the next J⁻¹
+/// table after the image (`pipe_rounds` 2), one round of tiles a cell (the image holds the whole
+/// triangle, first G's, then the matrix's), and a block of the matrix per pair of functions the
+/// same nine entries as its moments (NCOMP = DIM = 3: elasticity); elsewhere the moment tiles run.
+pub(crate) fn gram(v: &Variant, cfg: TiledConfig) -> bool {
+    cfg.gram && pipe_rounds(v, cfg) == 2 && v.dim == 3 && v.ncomp == v.dim && super::schemes::tile_count(v.nloc, false) <= cfg.warps.max(1)
 }
 
 /// The kernel's PIPE_ROUNDS for `cfg` (0: none): where it asks for pipelined rounds (`pipe` with
@@ -107,6 +131,20 @@ mod tests {
             }
         }
         assert!(TiledConfig::round15_high(32).is_empty());
+        // Round 16: Gram tiles at p = 4 only (p = 5 takes two rounds of tiles a cell), for
+        // elasticity only; their staging rows are 164 doubles a point (150 rounded to 160, + 4),
+        // the image the whole triangle, within a block's shared memory.
+        let v = variant(50, 125);
+        for cfg in TiledConfig::round16_high(50) {
+            assert!(gram(&v, cfg), "{}", cfg.label());
+            let l = super::super::schemes::tiled_shape(&v, cfg, dims);
+            assert_eq!((l.threads, l.qcp, l.image), (512, 32, (150 * 151 / 2 + 2) & !1), "{}", cfg.label());
+            assert!(l.smem <= 227 * 1024 && l.smem >= 8 * (2 * 32 * 164 + l.image), "{}: {} bytes", cfg.label(), l.smem);
+        }
+        assert!(TiledConfig::round16_high(74).is_empty() && TiledConfig::round16_high(32).is_empty());
+        let gram5 = TiledConfig { gram: true, ..TiledConfig::round15_high(74)[0] };
+        assert!(!gram(&variant(74, 216), gram5), "p = 5: two rounds a cell, no Gram tiles");
+        assert!(!gram(&Variant { ncomp: 1, qf: "Diffusion".into(), ..variant(50, 125) }, TiledConfig::round16_high(50)[0]), "scalar: no Gram tiles");
         assert_eq!(pipe_rounds(&variant(32, 64), TiledConfig { pipe_rounds: 2, ..TiledConfig::round14(32)[0] }), 0, "p = 3 keeps round 14's pipeline");
     }
 }

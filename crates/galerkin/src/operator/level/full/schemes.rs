@@ -110,7 +110,11 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// `pipe_rounds` (PIPE_ROUNDS, round 15, with `pipe` beyond 32 functions: [`super::pipe_rounds`])
 /// takes that pipeline to cells of several passes and rounds of tiles (trunk p = 4, 5), each
 /// round's image in a region of its own, the next cell's J⁻¹ table formed in the cell's last pass
-/// (1) or after its image (2); 0: round 14's pipeline where `pipe` asks for one.
+/// (1) or after its image (2); 0: round 14's pipeline where `pipe` asks for one. `gram` (GRAM,
+/// round 16, with `pipe_rounds` 2 where a cell takes one round and NCOMP = DIM: trunk p = 4
+/// elasticity, [`super::pipe_rounds::gram`]): the moments as tiles of one Gram matrix over the
+/// (function, derivative) rows — 100 MMAs a k-step at p = 4 instead of 144 — turned into the
+/// matrix's blocks in the image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -138,6 +142,7 @@ pub struct TiledConfig {
     pub prestage: u8,
     pub pipe: bool,
     pub pipe_rounds: u8,
+    pub gram: bool,
 }
 
 impl Default for TiledConfig {
@@ -146,7 +151,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0 }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false }
     }
 }
 
@@ -183,8 +188,11 @@ impl TiledConfig {
         // the image, 1.516 ms against the previous default's 1.812–1.832 (the spreads apart; its
         // GPU = CPU test passed in the same call). Measured for elasticity: scalar spaces keep the
         // previous shape ([`default_shape_for`]).
+        // Round 16 (H200): Gram tiles on m16n8k16 in that pipeline, 1.398 / 1.410 ms against
+        // 1.417 / 1.453 for round 15's shape in two processes (the spreads apart; its GPU = CPU
+        // test passed in the same call). Elasticity only: a scalar space keeps the previous shape.
         if (33..=50).contains(&nloc) {
-            return TiledConfig::round15_high(nloc)[0];
+            return TiledConfig::round16_high(nloc)[0];
         }
         match TiledConfig::round14(nloc).first() {
             Some(&pipe) => pipe,
@@ -261,6 +269,12 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // Round 16 (p = 4): the Gram tiles right after the default.
+        for c in TiledConfig::round16_high(nloc) {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
         // Round 15: the paired pipelined shapes right after the default (p = 2, 3).
         for c in TiledConfig::round15(nloc) {
             if !v.contains(&c) {
@@ -517,6 +531,10 @@ impl TiledConfig {
         for c in TiledConfig::round15(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
+        // Round 16 (p = 4): the first Gram-tile shape, split the same way.
+        if let Some(&c) = TiledConfig::round16_high(nloc).first().filter(|c| **c != TiledConfig::for_functions(nloc)) {
+            v.extend(split(c));
+        }
         // Round 15 (p ≥ 4): the first pipelined-rounds shape, split the same way.
         if let Some(&c) = TiledConfig::round15_high(nloc).first().filter(|c| **c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
@@ -592,6 +610,9 @@ impl TiledConfig {
         if self.pipe_rounds > 0 {
             s += if self.pipe_rounds == 1 { " rounds jq-last-pass" } else { " rounds jq-late" };
         }
+        if self.gram {
+            s += " gram";
+        }
         s
     }
 }
@@ -611,7 +632,7 @@ pub(crate) struct TiledLaunch {
 /// `paired` two needed 8 × 8 blocks per tile, ⌈b(b + 1)/4⌉ for b blocks of 8 functions (the
 /// kernel's column walk leaves at most the last column's half tile idle); else those on or above
 /// the diagonal.
-fn tile_count(nloc: usize, paired: bool) -> usize {
+pub(super) fn tile_count(nloc: usize, paired: bool) -> usize {
     let (n16, nb8) = (nloc.div_ceil(16), nloc.div_ceil(8));
     if paired {
         (nb8 * (nb8 + 1) / 2).div_ceil(2)
@@ -656,7 +677,9 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
         + if cfg.prefetch { (2 * v.nv * v.dim + v.nv) * 8 } else { 0 }
         + if jq_tables == 2 || piped { (v.nv * v.dim).div_ceil(2) * 2 * 8 } else { 0 };
     let tables = 8 * tensor_doubles(v, dims);
-    let per_q = 2 * v.dim * rs * 8;
+    // Gram tiles stage a point's DIM·NLOC gradient entries as one row (16-row strips, + 4).
+    let gram = super::pipe_rounds::gram(v, cfg);
+    let per_q = if gram { 2 * (16 * (v.nloc * v.dim).div_ceil(16) + 4) * 8 } else { 2 * v.dim * rs * 8 };
     let k = cfg.mma_k;
     // After a round's passes each warp's half-tile scratch (WR × WS, row stride WR + 1): in the
     // staging buffers, or beside them where producer warps stage on; deferred half tiles take
@@ -682,7 +705,10 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     // (an even number of doubles), at most a whole packed triangle and its 16-byte phase.
     let nd = v.nloc * v.ncomp;
     let triangle = (nd * (nd + 1) / 2 + 2) & !1;
-    let image = if rounds > 0 {
+    let image = if gram {
+        // Gram tiles: the whole triangle, G's and then the matrix's.
+        triangle
+    } else if rounds > 0 {
         // Pipelined rounds (round 15): each round's image in a region of its own.
         super::pipe_rounds::pipe_image_doubles(v.nloc, v.ncomp, warps)
     } else if wide_writes(cfg) == 4 && cells == 1 {
@@ -777,6 +803,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("SPLIT_MOMENTS={}", usize::from(cfg.split)),
         format!("PIPE={}", usize::from(pipe_asked(v, cfg) || super::pipe_rounds::pipe_rounds(v, cfg) > 0)),
         format!("PIPE_ROUNDS={}", super::pipe_rounds::pipe_rounds(v, cfg)),
+        format!("GRAM={}", usize::from(super::pipe_rounds::gram(v, cfg))),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
         format!("PAIRED={}", usize::from(cfg.paired)),
