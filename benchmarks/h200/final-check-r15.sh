@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lead's device check of merged main after round 15, in two parts (one call each, chained warm).
+# Lead's device check of merged main after round 15 (and round 16, with HYPER_VARIANTS naming the gather), in two parts (one call each, chained warm).
 #   part A: every packed GPU test binary (GALERKIN_REQUIRE_GPU=1, --include-ignored) in four lanes,
 #           then the IGA many-rhs sweep (the default and the row-major engine, ${IGA_ENGINES:-gpu,gpu-rows}).
 #   part B: the scheme III table at p = 1…5, the p = 2…5 tiled sweeps (the default first), the
@@ -30,7 +30,7 @@ else
   done
   timeout 60 $G bench --hex --levels full,partial,none --degrees 6 --cells 10000 --runs 5 > "$OUT/hex-levels-p6.txt" 2>&1
   step "hex levels p = 6 rc $?"
-  timeout 40 $G bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 5 --hyper-variants "tc staged,mom 2,cube 6 scatter-only" > "$OUT/hyper-sweep.txt" 2>&1
+  timeout 40 $G bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 5 --hyper-variants "${HYPER_VARIANTS:-tc staged,mom 2,cube 6 scatter-only}" > "$OUT/hyper-sweep.txt" 2>&1
   step "hyper sweep rc $?"
   if [ "${NEWTON:-0}" = 1 ]; then
     GALERKIN_NEWTON_TRACE=1 timeout 60 $G bench --hyperelastic --dofs 1000000 --degrees 2 --gpu --cpu1-max-dofs 0 --cpu-max-dofs 0 --runs 1 \
