@@ -309,8 +309,14 @@ fn gpu_gather_newton_equals_the_default() {
     // measured on the H200; the GPU-vs-CPU Newton test's 1e-8)
     assert!(rel(&ug, &ud) < 1e-8, "gather vs default solution {:.2e}", rel(&ug, &ud));
     assert!(ud.iter().any(|v| v.abs() > 1e-2), "the load should move the body");
+    // The same Newton steps; CG counts within 5 % (the atomic order moves them: 471 against 463
+    // measured on the H200 at a late step, where CG runs to a relative tolerance).
+    let newton = |r: &[galerkin::hyperelastic::LoadStepReport]| r.iter().map(|s| s.all_iterations().count()).collect::<Vec<_>>();
+    assert_eq!(newton(&rd), newton(&rg), "the same Newton steps per load step");
     let its = |r: &[galerkin::hyperelastic::LoadStepReport]| r.iter().flat_map(|s| s.all_iterations()).map(|i| i.linear_iterations).collect::<Vec<_>>();
-    assert_eq!(its(&rd), its(&rg), "the same Newton and CG iterations");
+    for (a, b) in its(&rd).into_iter().zip(its(&rg)) {
+        assert!(a.abs_diff(b) * 20 <= a.max(b) + 20, "CG iterations {a} (default) and {b} (gather) differ by more than 5 %");
+    }
 }
 
 /// The moments scheme (`Scheme::Moments`: the P2 element matrix from per-cell moments, exact
