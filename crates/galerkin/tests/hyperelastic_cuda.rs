@@ -290,7 +290,7 @@ fn gpu_gather_scheme_equals_the_cpu() {
 }
 
 /// Newton with the owner gather takes the default GPU scheme's iterates: the P2 fibre cube with
-/// block Jacobi, the same Newton and CG iterations per step and the same solution (to round-off).
+/// block Jacobi, the same Newton steps, CG counts within 5 % (+1) and the same solution (to round-off).
 #[test]
 fn gpu_gather_newton_equals_the_default() {
     let Some(be) = gpu() else { return };
@@ -315,7 +315,7 @@ fn gpu_gather_newton_equals_the_default() {
     assert_eq!(newton(&rd), newton(&rg), "the same Newton steps per load step");
     let its = |r: &[galerkin::hyperelastic::LoadStepReport]| r.iter().flat_map(|s| s.all_iterations()).map(|i| i.linear_iterations).collect::<Vec<_>>();
     for (a, b) in its(&rd).into_iter().zip(its(&rg)) {
-        assert!(a.abs_diff(b) * 20 <= a.max(b) + 20, "CG iterations {a} (default) and {b} (gather) differ by more than 5 %");
+        assert!(a.abs_diff(b) * 20 <= a.max(b) + 20, "CG iterations {a} (default) and {b} (gather) differ by more than 5 % + 1");
     }
 }
 
