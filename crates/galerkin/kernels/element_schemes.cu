@@ -95,7 +95,7 @@ constexpr int NPAIRS = NLOC * (NLOC + 1) / 2;
 
 // First pair of row a of the upper triangle, and the k-th pair (a ≤ b), row by row: the row from
 // the quadratic's root, corrected for rounding.
-__device__ __forceinline__ int row_start(int a) { return a * NLOC - a * (a - 1) / 2; }
+__host__ __device__ constexpr int row_start(int a) { return a * NLOC - a * (a - 1) / 2; }
 __device__ __forceinline__ void upper_pair(int k, int& a, int& b) {
     const double d = 2.0 * NLOC + 1.0;
     a = (int)(0.5 * (d - sqrt(d * d - 8.0 * k)));
@@ -259,6 +259,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #endif
 #ifndef GRAM_OVERLAP
 #define GRAM_OVERLAP 0                               // (round 17, with GRAM) a cell's Gram image turned into its blocks in the next cell's first pass, sent in its second: 1 half the warps of each SM sub-partition after their multiplies, 2 beside the staging (ALT_ORDER's order), 3 every warp before its multiplies
+#endif
+#ifndef GRAM_SPREAD
+#define GRAM_SPREAD 0                                // (GRAM_OVERLAP) the blocks of the first strips in the first pass, of the rest in the second, each part sent a pass later
 #endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
@@ -1014,8 +1017,8 @@ __device__ __forceinline__ void for_group_ranges(int g0, int g1, int who, int wo
 // storage, the whole triangle in N16 ranges whatever the tiles (the pipelined cells' image, paired
 // or not; for unpaired tiles the ranges for_group_ranges<true> gives a cell's every tile).
 template <class F>
-__device__ __forceinline__ void for_strips(int who, int workers, F f) {
-    for (int A = who; A < N16; A += workers) {
+__device__ __forceinline__ void for_strips(int who, int workers, F f, int a0 = 0, int a1 = N16) {
+    for (int A = a0 + who; A < a1; A += workers) {
         const int r0 = 2 * WR * A, rend = min_i(r0 + 2 * WR, ND);
         f(packed_c(r0, r0), packed_c(rend - 1, ND - 1) + 1);
     }
@@ -1252,12 +1255,13 @@ __device__ __forceinline__ void form_round_image(double* __restrict__ img, int l
 // After the image's barrier: with Gram tiles, each of this thread's node pairs (a, b), a ≤ b (pair
 // tid + j·TILED_THREADS), turns its moments M_kl = G[DIM·a + k][DIM·b + l] (G[DIM·a + l][DIM·a + k]
 // below the diagonal where a = b) into its block signed by sign(j, a, b), in place.
+// (GRAM_OVERLAP: the pairs [p0, p1) only, one at a time — fewer registers beside the accumulators.)
 template <class Sign>
-__device__ __forceinline__ void gram_blocks(double* __restrict__ img, const double* p, int tid, Sign sign) {
+__device__ __forceinline__ void gram_blocks(double* __restrict__ img, const double* p, int tid, Sign sign, int p0 = 0, int p1 = NPAIRS) {
 #pragma unroll (GRAM_OVERLAP ? 1 : GPPT)
     for (int j = 0; j < GPPT; ++j) {
-        const int pi = tid + j * TILED_THREADS;
-        if (pi >= NPAIRS) break;
+        const int pi = p0 + tid + j * TILED_THREADS;
+        if (pi >= p1) break;
         int a, b;
         upper_pair(pi, a, b);
         const double sg = sign(j, a, b);
@@ -1301,22 +1305,37 @@ using PipeRound = typename pick_type<GRAM != 0, GramRound, TiledCell::Round>::ty
 // GRAM_OVERLAP (round 17): cell c's Gram image — the whole packed triangle, at the phase of c's
 // matrix in the image region — turned into c's signed blocks in place by this thread's node pairs
 // while the next cell's first pass multiplies (the previous body's lone phase between two
-// barriers), then sent by strips at the second pass.
-static_assert(!GRAM_OVERLAP || (GRAM && GRAM_OVERLAP <= 3 && NCHUNK >= 2 && SPP <= 32 && 32 % SPP == 0),
-              "overlapped Gram blocks: Gram tiles, two passes a cell at least, a point's staging threads within one warp");
+// barriers), then sent by strips at the second pass; with GRAM_SPREAD the first GSPLIT strips'
+// blocks (a strip's pairs are consecutive) in the first pass and sent at the second, the rest's in
+// the second and sent at the third — about half the pairs a pass (p = 4: 680 and 595).
+constexpr int gram_split() {
+    int s = 0;
+    while (GRAM_SPREAD && s < N16 && 2 * row_start(min_i(16 * s, NLOC)) < NPAIRS) ++s;
+    return GRAM_SPREAD ? s : N16;
+}
+constexpr int GSPLIT = gram_split();
+static_assert(!GRAM_OVERLAP || (GRAM && GRAM_OVERLAP <= 3 && NCHUNK >= (GRAM_SPREAD ? 3 : 2) && SPP <= 32 && 32 % SPP == 0),
+              "overlapped Gram blocks: Gram tiles, a pass a cell for each part of the blocks and one more, a point's staging threads within one warp");
+static_assert(!GRAM_SPREAD || GRAM_OVERLAP, "spread Gram blocks: overlapped");
 __device__ __forceinline__ double* gram_image(double* __restrict__ hbuf, const double* k) {
     return hbuf + 2 * HSIZE + ((reinterpret_cast<u64>(k) >> 3) & 1);
 }
+// Part `part` (0: the first GSPLIT strips, 1: the rest) of cell c's blocks, from its image.
 __device__ __forceinline__ void prev_blocks(double* __restrict__ out, const double* __restrict__ coef, const u64* __restrict__ meta,
-                                            const signed char* __restrict__ signs, int has_signs, double* __restrict__ hbuf, u64 c, int tid) {
+                                            const signed char* __restrict__ signs, int has_signs, double* __restrict__ hbuf, u64 c, int tid,
+                                            int part) {
     const TiledCell cell(out, coef, meta, c);
-    gram_blocks(gram_image(hbuf, cell.k), cell.p, tid,
-                [&](int, int a, int b) { return sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b); });
+    const int split = row_start(min_i(16 * GSPLIT, NLOC));
+    gram_blocks(
+        gram_image(hbuf, cell.k), cell.p, tid,
+        [&](int, int a, int b) { return sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b); }, part == 0 ? 0 : split,
+        part == 0 ? split : NPAIRS);
 }
-__device__ __forceinline__ void send_gram_image(double* __restrict__ out, double* __restrict__ hbuf, u64 c, int tid) {
+// Part `part`'s strips of cell c's matrix from its image, by bulk copies.
+__device__ __forceinline__ void send_gram_image(double* __restrict__ out, double* __restrict__ hbuf, u64 c, int tid, int part) {
     double* k = out + c * (u64)NDP;
     const double* img = gram_image(hbuf, k);
-    for_strips(tid, TILED_THREADS, [&](int e0, int e1) { send_range(k, img, 0, e0, e1); });
+    for_strips(tid, TILED_THREADS, [&](int e0, int e1) { send_range(k, img, 0, e0, e1); }, part == 0 ? 0 : GSPLIT, part == 0 ? GSPLIT : N16);
     bulk_commit();
 }
 
@@ -1365,16 +1384,17 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
                 double* nb = hbuf + ((n + 1) & 1) * HSIZE;
                 const bool stage = !last && !(SKIP_PARTS & 1);
                 // GRAM_OVERLAP: the previous cell's image (whole since the barrier before this cell's
-                // first pass) becomes its blocks in this first pass, beside the multiplies, and
-                // leaves at the second; its copies are waited for at the last.
-                const bool blocks = pending && ch == 0 && t0 == 0;
-                if (pending && ch == 1 && t0 == 0) send_gram_image(out, hbuf, c - stride, tid);
+                // first pass) becomes its blocks in this first pass (GRAM_SPREAD: the first two),
+                // beside the multiplies, each part leaving a pass later; the copies are waited for
+                // at the last pass.
+                const bool blocks = pending && t0 == 0 && (ch == 0 || (GRAM_SPREAD && ch == 1));
+                if (pending && t0 == 0 && (ch == 1 || (GRAM_SPREAD && ch == 2))) send_gram_image(out, hbuf, c - stride, tid, ch - 1);
                 if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
-                if (blocks && !blocks_late) prev_blocks(out, coef, meta, signs, has_signs, hbuf, c - stride, tid);
+                if (blocks && !blocks_late) prev_blocks(out, coef, meta, signs, has_signs, hbuf, c - stride, tid, ch);
                 if (!JQ_LATE && last && final_round && next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);
                 if (!(SKIP_PARTS & 2)) multiply_round(cur, r);
                 if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
-                if (blocks && blocks_late) prev_blocks(out, coef, meta, signs, has_signs, hbuf, c - stride, tid);
+                if (blocks && blocks_late) prev_blocks(out, coef, meta, signs, has_signs, hbuf, c - stride, tid, ch);
                 if (blocks) fence_async_shared();  // the blocks are visible to the next pass's bulk copies
                 if (last) bulk_wait_read();  // the previous round's copies have read the image (and the buffer it lay in)
                 __syncthreads();

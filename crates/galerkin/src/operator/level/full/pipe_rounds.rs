@@ -46,12 +46,16 @@ impl TiledConfig {
 impl TiledConfig {
     /// The seventeenth round's shapes at trunk p = 4 (33–50 functions; none elsewhere): the
     /// default Gram tiles (m16n8k16) with each cell's blocks formed from its Gram image in the
-    /// next cell's first pass and sent in its second (`gram_overlap`), so the tail of a cell with a
-    /// next one has no lone transform and one barrier fewer: after the multiplies on half the warps
-    /// of each SM sub-partition (1), beside the staging in its alternating order (2), before the
-    /// multiplies on every warp (3: no accumulator live across the blocks).
+    /// next cell's first passes and sent a pass later (`gram_overlap`), so the tail of a cell with
+    /// a next one has no lone transform and one barrier fewer: spread over two passes (the first
+    /// strip's 680 pairs, then the other 595) after the multiplies on half the warps of each SM
+    /// sub-partition (1) and before them on every warp (3: no accumulator live across the
+    /// blocks); then all in the first pass, in the orders 1, 2 (beside the staging in its
+    /// alternating order) and 3.
     pub fn round17_high(nloc: usize) -> Vec<TiledConfig> {
-        TiledConfig::round16_high(nloc).first().map(|&g| (1..=3).map(|gram_overlap| TiledConfig { gram_overlap, ..g }).collect()).unwrap_or_default()
+        let Some(&g) = TiledConfig::round16_high(nloc).first() else { return Vec::new() };
+        let shape = |gram_overlap, gram_spread| TiledConfig { gram_overlap, gram_spread, ..g };
+        vec![shape(1, true), shape(3, true), shape(1, false), shape(2, false), shape(3, false)]
     }
 }
 
@@ -66,6 +70,12 @@ pub(crate) fn gram_overlap(v: &Variant, cfg: TiledConfig, l: &super::schemes::Ti
     } else {
         0
     }
+}
+
+/// The kernel's GRAM_SPREAD for `cfg` launched on `v` as `l`: asked, with overlapped blocks
+/// ([`gram_overlap`]) and a pass more than their two parts.
+pub(crate) fn gram_spread(v: &Variant, cfg: TiledConfig, l: &super::schemes::TiledLaunch) -> bool {
+    cfg.gram_spread && gram_overlap(v, cfg, l) > 0 && v.nq.div_ceil(l.qcp.max(1)) >= 3
 }
 
 /// Whether `cfg` runs Gram tiles on `v` (GRAM): asked, with pipelined rounds forming the next J⁻¹
@@ -170,8 +180,10 @@ mod tests {
         // Round 17: the overlapped blocks on those Gram tiles (32 points a pass: 16 staging
         // threads a point, within a warp; 4 passes), none where Gram tiles do not run.
         let overlap = |v: &Variant, c: TiledConfig| gram_overlap(v, c, &super::super::schemes::tiled_shape(v, c, dims));
+        let spread = |v: &Variant, c: TiledConfig| gram_spread(v, c, &super::super::schemes::tiled_shape(v, c, dims));
         let shapes = TiledConfig::round17_high(50);
-        assert_eq!(shapes.iter().map(|c| overlap(&v, *c)).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(shapes.iter().map(|c| (overlap(&v, *c), spread(&v, *c))).collect::<Vec<_>>(), [(1, true), (3, true), (1, false), (2, false), (3, false)]);
+        assert!(!spread(&v, TiledConfig { gram_overlap: 0, ..shapes[0] }), "spread blocks: overlapped only");
         assert!(shapes.iter().all(|c| c.mma_k == 16 && gram(&v, *c)));
         assert_eq!(overlap(&v, TiledConfig::round16_high(50)[0]), 0, "round 16's Gram tiles: the blocks in the cell's tail");
         assert!(TiledConfig::round17_high(74).is_empty() && TiledConfig::round17_high(32).is_empty());

@@ -118,7 +118,9 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// [`super::pipe_rounds::gram_overlap`]): those blocks formed in the next cell's first pass beside
 /// its multiplies and sent in its second, not in a phase of their own between two barriers
 /// (1: after the multiplies on half the warps of each SM sub-partition, 2: beside the staging in
-/// its alternating order, 3: before the multiplies on every warp; 0: in the cell's own tail).
+/// its alternating order, 3: before the multiplies on every warp; 0: in the cell's own tail);
+/// `gram_spread` (GRAM_SPREAD) with it: the first strips' blocks in the first pass and the rest's
+/// in the second, each part sent a pass later.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -148,6 +150,7 @@ pub struct TiledConfig {
     pub pipe_rounds: u8,
     pub gram: bool,
     pub gram_overlap: u8,
+    pub gram_spread: bool,
 }
 
 impl Default for TiledConfig {
@@ -156,7 +159,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0 }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false }
     }
 }
 
@@ -631,6 +634,9 @@ impl TiledConfig {
         if self.gram_overlap > 0 {
             s += &format!(" overlap{}", self.gram_overlap);
         }
+        if self.gram_spread {
+            s += " spread";
+        }
         s
     }
 }
@@ -823,6 +829,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("PIPE_ROUNDS={}", super::pipe_rounds::pipe_rounds(v, cfg)),
         format!("GRAM={}", usize::from(super::pipe_rounds::gram(v, cfg))),
         format!("GRAM_OVERLAP={}", super::pipe_rounds::gram_overlap(v, cfg, &l)),
+        format!("GRAM_SPREAD={}", usize::from(super::pipe_rounds::gram_spread(v, cfg, &l))),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
         format!("PAIRED={}", usize::from(cfg.paired)),
