@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # hex17's device call (round 17, H200): scheme III at trunk p = 4 with the Gram blocks overlapped
-# with the next cell's first pass (`gram_overlap` 1–3, TiledConfig::round17_high) beside the
-# default (round 16's Gram tiles, m16n8k16, whose code GRAM_OVERLAP 0 leaves as it was). First the
+# with the next cell's first passes (`gram_overlap` 1–3, spread over two passes or not:
+# TiledConfig::round17_high) beside the default (round 16's Gram tiles, m16n8k16, whose code
+# GRAM_OVERLAP 0 leaves as it was). First the
 # GPU = CPU test `gram_tiles_match_the_cpu` (the new shapes on a resident grid and on 2 blocks)
 # alone; then the rest of `hierarchical` in the background (niced). In the foreground: the p = 4
-# sweep's first 4 shapes (the default, overlap 1, 2, 3) with the time split of each; the table
+# sweep's first 6 shapes (the default, overlap 1 and 3 spread, overlap 1, 2, 3) with the time split of each; the table
 # p = 1…5; the p = 4 sweep again in a second process where time is left. Sweep rows print as
 # measured (stderr), with registers and local bytes. At most 8 files under $OUT.
 # Run as `bash .dev-hex17/call.sh .dev-hex17`.
@@ -29,10 +30,10 @@ sweep() {  # tag degree shapes seconds file [json]
   timeout "$(left $4)" "$d/galerkin" bench --hex --degrees "$2" --runs 7 --cpu-cells 100 --tiled-sweep --sweep-shapes "$3" "${json[@]}" >> "$OUT/$5" 2>&1
   step "p = $2 sweep $1 (first $3 shapes) rc $?"
 }
-sweep a 4 4 80 hex17-sweep.txt hex17-p4a.json
+sweep a 4 6 110 hex17-sweep.txt hex17-p4a.json
 timeout "$(left 60)" "$d/galerkin" bench --hex --degrees 1,2,3,4,5 --runs 7 --cpu-cells 100 --json "$OUT/hex17-table.json" > "$OUT/hex17-table.txt" 2>&1
 step "table p = 1…5 rc $?"
-[ "$(left 100)" -gt 40 ] && sweep b 4 4 70 hex17-sweep.txt
+[ "$(left 100)" -gt 60 ] && sweep b 4 6 90 hex17-sweep.txt
 wait "$tests"
 step "tests done"
 echo "-- sweep"; grep -h "^sweep\|^split" "$OUT/hex17-sweep.txt"
