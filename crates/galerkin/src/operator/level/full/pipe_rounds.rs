@@ -51,7 +51,10 @@ impl TiledConfig {
     /// strip's 680 pairs, then the other 595) after the multiplies on half the warps of each SM
     /// sub-partition (1) and before them on every warp (3: no accumulator live across the
     /// blocks); then all in the first pass, in the orders 1, 2 (beside the staging in its
-    /// alternating order) and 3.
+    /// alternating order) and 3. Measured slower (H200: 1.488–1.571 ms against the default's
+    /// 1.398–1.418, two processes; BENCHMARKS.md, 17th pass): the blocks' shared-memory traffic
+    /// adds to the passes, which shared memory bounds, instead of hiding under the multiplies.
+    /// Sweep rows only.
     pub fn round17_high(nloc: usize) -> Vec<TiledConfig> {
         let Some(&g) = TiledConfig::round16_high(nloc).first() else { return Vec::new() };
         let shape = |gram_overlap, gram_spread| TiledConfig { gram_overlap, gram_spread, ..g };
