@@ -95,7 +95,7 @@ constexpr int NPAIRS = NLOC * (NLOC + 1) / 2;
 
 // First pair of row a of the upper triangle, and the k-th pair (a ≤ b), row by row: the row from
 // the quadratic's root, corrected for rounding.
-__device__ __forceinline__ int row_start(int a) { return a * NLOC - a * (a - 1) / 2; }
+__host__ __device__ constexpr int row_start(int a) { return a * NLOC - a * (a - 1) / 2; }
 __device__ __forceinline__ void upper_pair(int k, int& a, int& b) {
     const double d = 2.0 * NLOC + 1.0;
     a = (int)(0.5 * (d - sqrt(d * d - 8.0 * k)));
@@ -256,6 +256,12 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #endif
 #ifndef GRAM
 #define GRAM 0                                       // (round 16, with PIPE_ROUNDS 2) tiles of the Gram matrix HᵀH over (function, derivative) rows: no padding to 16 functions, no lower moments (gram_tiles)
+#endif
+#ifndef GRAM_OVERLAP
+#define GRAM_OVERLAP 0                               // (round 17, with GRAM) a cell's Gram image turned into its blocks in the next cell's first pass, sent in its second: 1 half the warps of each SM sub-partition after their multiplies, 2 beside the staging (ALT_ORDER's order), 3 every warp before its multiplies
+#endif
+#ifndef GRAM_SPREAD
+#define GRAM_SPREAD 0                                // (GRAM_OVERLAP) the blocks of the first strips in the first pass, of the rest in the second, each part sent a pass later
 #endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
@@ -789,9 +795,15 @@ struct CoordPrefetch {
 };
 
 // jq[q] = sqrt(w_q |det J|)·J⁻¹ at every point q, by threads tid, tid + nthreads, … of the block.
+// LEAD: point q < QCP by thread q·SPP, the first of the threads that stage it (stage_points), the
+// rest by the others in turn — so the first pass may be staged behind a warp barrier, not a block's.
+template <bool LEAD = false>
 __device__ __forceinline__ void fill_jq(const double xv[NV][DIM], const double* __restrict__ tab, double* __restrict__ jq,
                                         int tid, int nthreads) {
-    for (int q = tid; q < NQ; q += nthreads) {
+    const bool lead = LEAD && tid < QCP * SPP && tid % SPP == 0;
+    const int q0 = !LEAD ? tid : lead ? tid / SPP : QCP + tid - (tid / SPP + 1 < QCP ? tid / SPP + 1 : QCP);
+    const int step = !LEAD ? nthreads : lead ? NQ : nthreads - QCP;
+    for (int q = q0; q < NQ; q += step) {
         double inv[DIM][DIM], det;
         jacobian_at(xv, tab, q, inv, det);
         const double sw = sqrt(__ldg(&tab[TAB_W + q]) * fabs(det));
@@ -1005,8 +1017,8 @@ __device__ __forceinline__ void for_group_ranges(int g0, int g1, int who, int wo
 // storage, the whole triangle in N16 ranges whatever the tiles (the pipelined cells' image, paired
 // or not; for unpaired tiles the ranges for_group_ranges<true> gives a cell's every tile).
 template <class F>
-__device__ __forceinline__ void for_strips(int who, int workers, F f) {
-    for (int A = who; A < N16; A += workers) {
+__device__ __forceinline__ void for_strips(int who, int workers, F f, int a0 = 0, int a1 = N16) {
+    for (int A = a0 + who; A < a1; A += workers) {
         const int r0 = 2 * WR * A, rend = min_i(r0 + 2 * WR, ND);
         f(packed_c(r0, r0), packed_c(rend - 1, ND - 1) + 1);
     }
@@ -1157,7 +1169,7 @@ static_assert(!GRAM || (PIPE_ROUNDS == 2 && NCOMP == DIM && PACKED && !PAIRED &&
 struct GramRound {
     double acc[GTPW][4];
     int ts[GTPW], tc[GTPW];
-    double sg[GPPT];
+    double sg[GPPT];  // (not with GRAM_OVERLAP: loaded where the blocks are formed)
     __device__ __forceinline__ GramRound(int, int warp, const signed char* __restrict__ signs, int has_signs, u64 c) {
         constexpr int base = GT / TILED_WARPS, extra = GT % TILED_WARPS;
         const int first = warp * base + min_i(warp, extra), count = base + (warp < extra ? 1 : 0);
@@ -1175,7 +1187,7 @@ struct GramRound {
             if (++col == GB8) col = 2 * ++st;
         }
 #pragma unroll
-        for (int j = 0; j < GPPT; ++j) {
+        for (int j = 0; j < (GRAM_OVERLAP ? 0 : GPPT); ++j) {
             const int pi = (int)threadIdx.x + j * TILED_THREADS;
             int a = 0, b = 0;
             if (pi < NPAIRS) upper_pair(pi, a, b);
@@ -1242,14 +1254,17 @@ __device__ __forceinline__ void form_round_image(double* __restrict__ img, int l
 
 // After the image's barrier: with Gram tiles, each of this thread's node pairs (a, b), a ≤ b (pair
 // tid + j·TILED_THREADS), turns its moments M_kl = G[DIM·a + k][DIM·b + l] (G[DIM·a + l][DIM·a + k]
-// below the diagonal where a = b) into its signed block, in place; a tile's image is final already.
-__device__ __forceinline__ void finish_round_image(double* __restrict__ img, const double* p, const GramRound& r, int tid) {
-#pragma unroll
+// below the diagonal where a = b) into its block signed by sign(j, a, b), in place.
+// (GRAM_OVERLAP: the pairs [p0, p1) only, one at a time — fewer registers beside the accumulators.)
+template <class Sign>
+__device__ __forceinline__ void gram_blocks(double* __restrict__ img, const double* p, int tid, Sign sign, int p0 = 0, int p1 = NPAIRS) {
+#pragma unroll (GRAM_OVERLAP ? 1 : GPPT)
     for (int j = 0; j < GPPT; ++j) {
-        const int pi = tid + j * TILED_THREADS;
-        if (pi >= NPAIRS) break;
+        const int pi = p0 + tid + j * TILED_THREADS;
+        if (pi >= p1) break;
         int a, b;
         upper_pair(pi, a, b);
+        const double sg = sign(j, a, b);
         MomentPair mp;
 #pragma unroll
         for (int m = 0; m < DIM * DIM; ++m) {
@@ -1263,11 +1278,19 @@ __device__ __forceinline__ void finish_round_image(double* __restrict__ img, con
 #pragma unroll
             for (int jj = 0; jj < NCOMP; ++jj) {
                 const int rr = NCOMP * a + i, ss = NCOMP * b + jj;
-                if (rr <= ss) img[packed_c(rr, ss)] = r.sg[j] * e[i][jj];
+                if (rr <= ss) img[packed_c(rr, ss)] = sg * e[i][jj];
             }
     }
 }
-__device__ __forceinline__ void finish_round_image(double*, const double*, const TiledCell::Round&, int) {}
+// Cell c's blocks, signed by the products loaded at its head (GRAM_OVERLAP: loaded here, as the
+// blocks a cell later are); a tile's image is final already.
+__device__ __forceinline__ void finish_round_image(double* __restrict__ img, const double* p, const GramRound& r, int tid,
+                                                  const signed char* __restrict__ signs, int has_signs, u64 c) {
+    gram_blocks(img, p, tid, [&](int j, int a, int b) {
+        return GRAM_OVERLAP ? sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b) : r.sg[j];
+    });
+}
+__device__ __forceinline__ void finish_round_image(double*, const double*, const TiledCell::Round&, int, const signed char*, int, u64) {}
 
 template <bool G, class A, class B>
 struct pick_type {
@@ -1278,6 +1301,44 @@ struct pick_type<false, A, B> {
     using type = B;
 };
 using PipeRound = typename pick_type<GRAM != 0, GramRound, TiledCell::Round>::type;
+
+// GRAM_OVERLAP (round 17): cell c's Gram image — the whole packed triangle, at the phase of c's
+// matrix in the image region — turned into c's signed blocks in place by this thread's node pairs
+// while the next cell's first pass multiplies (the previous body's lone phase between two
+// barriers), then sent by strips at the second pass; with GRAM_SPREAD the first GSPLIT strips'
+// blocks (a strip's pairs are consecutive) in the first pass and sent at the second, the rest's in
+// the second and sent at the third — about half the pairs a pass (p = 4: 680 and 595). Measured
+// 6–12 % slower than the blocks in the cell's tail (H200, round 17): opt-in sweep shapes.
+constexpr int gram_split() {
+    int s = 0;
+    while (GRAM_SPREAD && s < N16 && 2 * row_start(min_i(16 * s, NLOC)) < NPAIRS) ++s;
+    return GRAM_SPREAD ? s : N16;
+}
+constexpr int GSPLIT = gram_split();
+static_assert(!GRAM_OVERLAP || (GRAM && GRAM_OVERLAP <= 3 && NCHUNK >= (GRAM_SPREAD ? 3 : 2) && SPP <= 32 && 32 % SPP == 0),
+              "overlapped Gram blocks: Gram tiles, a pass a cell for each part of the blocks and one more, a point's staging threads within one warp");
+static_assert(!GRAM_SPREAD || GRAM_OVERLAP, "spread Gram blocks: overlapped");
+__device__ __forceinline__ double* gram_image(double* __restrict__ hbuf, const double* k) {
+    return hbuf + 2 * HSIZE + ((reinterpret_cast<u64>(k) >> 3) & 1);
+}
+// Part `part` (0: the first GSPLIT strips, 1: the rest) of cell c's blocks, from its image.
+__device__ __forceinline__ void prev_blocks(double* __restrict__ out, const double* __restrict__ coef, const u64* __restrict__ meta,
+                                            const signed char* __restrict__ signs, int has_signs, double* __restrict__ hbuf, u64 c, int tid,
+                                            int part) {
+    const TiledCell cell(out, coef, meta, c);
+    const int split = row_start(min_i(16 * GSPLIT, NLOC));
+    gram_blocks(
+        gram_image(hbuf, cell.k), cell.p, tid,
+        [&](int, int a, int b) { return sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b); }, part == 0 ? 0 : split,
+        part == 0 ? split : NPAIRS);
+}
+// Part `part`'s strips of cell c's matrix from its image, by bulk copies.
+__device__ __forceinline__ void send_gram_image(double* __restrict__ out, double* __restrict__ hbuf, u64 c, int tid, int part) {
+    double* k = out + c * (u64)NDP;
+    const double* img = gram_image(hbuf, k);
+    for_strips(tid, TILED_THREADS, [&](int e0, int e1) { send_range(k, img, 0, e0, e1); }, part == 0 ? 0 : GSPLIT, part == 0 ? GSPLIT : N16);
+    bulk_commit();
+}
 
 
 __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restrict__ cell_verts, const double* __restrict__ coords,
@@ -1301,9 +1362,15 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
     if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, tid);
     __syncthreads();
     const bool mma_first = ALT_ORDER && (warp & 1);
+    // GRAM_OVERLAP: whether the warp forms the previous cell's blocks after its first multiplies
+    // (1: warps 4–7 and 12–15, half of each SM sub-partition's; 2: where it stages after them; 3:
+    // none, every warp before — no accumulator live across the blocks, fewer spills).
+    const bool blocks_late = GRAM_OVERLAP == 1 ? ((warp >> 2) & 1) != 0 : GRAM_OVERLAP == 2 && mma_first;
     int n = 0;  // passes so far
     for (; c < ncells; c += stride) {
         const bool next = c + stride < ncells, after = c + 2 * stride < ncells;
+        // GRAM_OVERLAP: every cell but the block's last leaves its Gram image to the next cell.
+        const bool pending = GRAM_OVERLAP && c != blockIdx.x && !(SKIP_PARTS & 4);
         // Lanes < NV of warp 0: the vertex ids of the cell after next, used once this cell multiplied.
         const u32 vid2 = warp == 0 && tid < NV && after ? __ldg(&cell_verts[(c + 2 * stride) * NV + tid]) : 0u;
         const TiledCell cell(out, coef, meta, c);
@@ -1317,10 +1384,19 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
                 const double* cur = hbuf + (n & 1) * HSIZE;
                 double* nb = hbuf + ((n + 1) & 1) * HSIZE;
                 const bool stage = !last && !(SKIP_PARTS & 1);
+                // GRAM_OVERLAP: the previous cell's image (whole since the barrier before this cell's
+                // first pass) becomes its blocks in this first pass (GRAM_SPREAD: the first two),
+                // beside the multiplies, each part leaving a pass later; the copies are waited for
+                // at the last pass.
+                const bool blocks = pending && t0 == 0 && (ch == 0 || (GRAM_SPREAD && ch == 1));
+                if (pending && t0 == 0 && (ch == 1 || (GRAM_SPREAD && ch == 2))) send_gram_image(out, hbuf, c - stride, tid, ch - 1);
                 if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
+                if (blocks && !blocks_late) prev_blocks(out, coef, meta, signs, has_signs, hbuf, c - stride, tid, ch);
                 if (!JQ_LATE && last && final_round && next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);
                 if (!(SKIP_PARTS & 2)) multiply_round(cur, r);
                 if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
+                if (blocks && blocks_late) prev_blocks(out, coef, meta, signs, has_signs, hbuf, c - stride, tid, ch);
+                if (blocks) fence_async_shared();  // the blocks are visible to the next pass's bulk copies
                 if (last) bulk_wait_read();  // the previous round's copies have read the image (and the buffer it lay in)
                 __syncthreads();
             }
@@ -1339,16 +1415,23 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
             } else {
                 form_round_image(img, lo, cell.p, r);
             }
+            // GRAM_OVERLAP with a next cell: its blocks in the next cell's first pass, and no barrier
+            // here — the next J⁻¹ table's first QCP points come from the threads that stage them
+            // (fill_jq's LEAD), and xn is rewritten only behind the next barrier.
+            const bool defer = GRAM_OVERLAP && final_round && next;
             if (JQ_LATE && final_round) {
-                if (next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);  // the next cell's
-                __syncthreads();  // its table is written, xn read; (GRAM) the image is whole
+                if (next) fill_jq<GRAM_OVERLAP != 0>(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);  // the next cell's
+                if (defer) __syncwarp();
+                else __syncthreads();  // its table is written, xn read; (GRAM) the image is whole
             }
-            if (!(SKIP_PARTS & 4)) finish_round_image(img, cell.p, r, tid);
+            if (!defer && !(SKIP_PARTS & 4)) finish_round_image(img, cell.p, r, tid, signs, has_signs, c);
             if ((!final_round || next) && !(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + (n & 1) * HSIZE, tid);
-            if (final_round && warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
+            if (!defer && final_round && warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
             fence_async_shared();  // the image is visible to the bulk copies
             __syncthreads();
-            if (!(SKIP_PARTS & 4)) {
+            if (defer) {
+                if (warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
+            } else if (!(SKIP_PARTS & 4)) {
                 if (ONE_ROUND) for_strips(tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, 0, e0, e1); });
                 else for_group_ranges<true>(t0, tend, tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, lo, e0, e1); });
                 bulk_commit();

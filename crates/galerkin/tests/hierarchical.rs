@@ -729,7 +729,12 @@ fn pipelined_rounds_match_the_cpu() {
 /// strips, G's packed triangle formed in the image and turned into the matrix's blocks in place, a
 /// thread per node pair, signed there) give the CPU's matrices beside the default, on 27 distorted,
 /// rotated cells on a resident grid and on 2 blocks, so each block's pipeline runs over 13–14
-/// cells with the image region reused while the previous cell's copies may still read it.
+/// cells with the image region reused while the previous cell's copies may still read it. Round
+/// 17's overlapped blocks ([`TiledConfig::round17_high`]: a cell's Gram image turned into its
+/// blocks in the next cell's first pass or, spread, its first two, in three orders, and sent a
+/// pass later; the next J⁻¹ table's first pass behind a warp barrier) too: on the resident grid
+/// every block's one cell forms its blocks in its own tail, on 2 blocks all but each block's last
+/// in the next cell's.
 #[test]
 fn gram_tiles_match_the_cpu() {
     use galerkin::operator::level::full::schemes::TiledConfig;
@@ -737,6 +742,10 @@ fn gram_tiles_match_the_cpu() {
         let shapes = TiledConfig::round16_high(nloc);
         assert!(shapes.len() >= 2 && shapes.iter().all(|c| c.gram && c.pipe_rounds == 2 && c.packed), "p = {p}: the Gram-tile shapes");
         assert!(shapes.iter().any(|c| c.mma_k == 8) && shapes.iter().any(|c| c.mma_k == 16), "p = {p}: m16n8k8 and m16n8k16");
-        std::iter::once(TiledConfig::for_functions(nloc)).chain(shapes).collect()
+        let overlapped = TiledConfig::round17_high(nloc);
+        assert!((1..=3).all(|o| overlapped.iter().any(|c| c.gram_overlap == o && !c.gram_spread)), "p = {p}: the three orders of the overlapped blocks");
+        assert!(overlapped.iter().any(|c| c.gram_spread), "p = {p}: blocks spread over two passes");
+        assert!(overlapped.iter().all(|c| c.gram && c.mma_k == 16), "p = {p}: overlapped blocks on the m16n8k16 Gram tiles");
+        std::iter::once(TiledConfig::for_functions(nloc)).chain(shapes).chain(overlapped).collect()
     });
 }

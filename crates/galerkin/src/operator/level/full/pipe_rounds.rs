@@ -43,6 +43,44 @@ impl TiledConfig {
     }
 }
 
+impl TiledConfig {
+    /// The seventeenth round's shapes at trunk p = 4 (33–50 functions; none elsewhere): the
+    /// default Gram tiles (m16n8k16) with each cell's blocks formed from its Gram image in the
+    /// next cell's first passes and sent a pass later (`gram_overlap`), so the tail of a cell with
+    /// a next one has no lone transform and one barrier fewer: spread over two passes (the first
+    /// strip's 680 pairs, then the other 595) after the multiplies on half the warps of each SM
+    /// sub-partition (1) and before them on every warp (3: no accumulator live across the
+    /// blocks); then all in the first pass, in the orders 1, 2 (beside the staging in its
+    /// alternating order) and 3. Measured slower (H200: 1.488–1.571 ms against the default's
+    /// 1.398–1.418, two processes; BENCHMARKS.md, 17th pass): the blocks' shared-memory traffic
+    /// adds to the passes, which shared memory bounds, instead of hiding under the multiplies.
+    /// Sweep rows only.
+    pub fn round17_high(nloc: usize) -> Vec<TiledConfig> {
+        let Some(&g) = TiledConfig::round16_high(nloc).first() else { return Vec::new() };
+        let shape = |gram_overlap, gram_spread| TiledConfig { gram_overlap, gram_spread, ..g };
+        vec![shape(1, true), shape(3, true), shape(1, false), shape(2, false), shape(3, false)]
+    }
+}
+
+/// The kernel's GRAM_OVERLAP for `cfg` launched on `v` as `l`: its `gram_overlap` (at most 3) where Gram tiles
+/// run ([`gram`]) over several passes of points a cell (the blocks form in the first, leave in
+/// the second), with a point's staging threads within one warp (the next J⁻¹ table's first pass
+/// is formed by them behind a warp barrier); else 0, the blocks in the cell's own tail.
+pub(crate) fn gram_overlap(v: &Variant, cfg: TiledConfig, l: &super::schemes::TiledLaunch) -> u8 {
+    let spp = (l.threads / l.qcp.max(1)).max(1);
+    if gram(v, cfg) && v.nq.div_ceil(l.qcp.max(1)) >= 2 && spp <= 32 && 32 % spp == 0 {
+        cfg.gram_overlap.min(3)
+    } else {
+        0
+    }
+}
+
+/// The kernel's GRAM_SPREAD for `cfg` launched on `v` as `l`: asked, with overlapped blocks
+/// ([`gram_overlap`]) and a pass more than their two parts.
+pub(crate) fn gram_spread(v: &Variant, cfg: TiledConfig, l: &super::schemes::TiledLaunch) -> bool {
+    cfg.gram_spread && gram_overlap(v, cfg, l) > 0 && v.nq.div_ceil(l.qcp.max(1)) >= 3
+}
+
 /// Whether `cfg` runs Gram tiles on `v` (GRAM): asked, with pipelined rounds forming the next J⁻¹
 /// table after the image (`pipe_rounds` 2), one round of tiles a cell (the image holds the whole
 /// triangle, first G's, then the matrix's), and a block of the matrix per pair of functions the
@@ -142,8 +180,19 @@ mod tests {
             assert!(l.smem <= 227 * 1024 && l.smem >= 8 * (2 * 32 * 164 + l.image), "{}: {} bytes", cfg.label(), l.smem);
         }
         assert!(TiledConfig::round16_high(74).is_empty() && TiledConfig::round16_high(32).is_empty());
+        // Round 17: the overlapped blocks on those Gram tiles (32 points a pass: 16 staging
+        // threads a point, within a warp; 4 passes), none where Gram tiles do not run.
+        let overlap = |v: &Variant, c: TiledConfig| gram_overlap(v, c, &super::super::schemes::tiled_shape(v, c, dims));
+        let spread = |v: &Variant, c: TiledConfig| gram_spread(v, c, &super::super::schemes::tiled_shape(v, c, dims));
+        let shapes = TiledConfig::round17_high(50);
+        assert_eq!(shapes.iter().map(|c| (overlap(&v, *c), spread(&v, *c))).collect::<Vec<_>>(), [(1, true), (3, true), (1, false), (2, false), (3, false)]);
+        assert!(!spread(&v, TiledConfig { gram_overlap: 0, ..shapes[0] }), "spread blocks: overlapped only");
+        assert!(shapes.iter().all(|c| c.mma_k == 16 && gram(&v, *c)));
+        assert_eq!(overlap(&v, TiledConfig::round16_high(50)[0]), 0, "round 16's Gram tiles: the blocks in the cell's tail");
+        assert!(TiledConfig::round17_high(74).is_empty() && TiledConfig::round17_high(32).is_empty());
         let gram5 = TiledConfig { gram: true, ..TiledConfig::round15_high(74)[0] };
         assert!(!gram(&variant(74, 216), gram5), "p = 5: two rounds a cell, no Gram tiles");
+        assert_eq!(overlap(&variant(74, 216), TiledConfig { gram_overlap: 1, ..gram5 }), 0, "p = 5: no Gram tiles, no overlap");
         assert!(!gram(&Variant { ncomp: 1, qf: "Diffusion".into(), ..variant(50, 125) }, TiledConfig::round16_high(50)[0]), "scalar: no Gram tiles");
         assert_eq!(pipe_rounds(&variant(32, 64), TiledConfig { pipe_rounds: 2, ..TiledConfig::round14(32)[0] }), 0, "p = 3 keeps round 14's pipeline");
     }

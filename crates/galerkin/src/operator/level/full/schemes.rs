@@ -114,7 +114,13 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// round 16, with `pipe_rounds` 2 where a cell takes one round and NCOMP = DIM: trunk p = 4
 /// elasticity, [`super::pipe_rounds::gram`]): the moments as tiles of one Gram matrix over the
 /// (function, derivative) rows — 100 MMAs a k-step at p = 4 instead of 144 — turned into the
-/// matrix's blocks in the image.
+/// matrix's blocks in the image. `gram_overlap` (GRAM_OVERLAP, round 17, with `gram`:
+/// [`super::pipe_rounds::gram_overlap`]): those blocks formed in the next cell's first pass beside
+/// its multiplies and sent in its second, not in a phase of their own between two barriers
+/// (1: after the multiplies on half the warps of each SM sub-partition, 2: beside the staging in
+/// its alternating order, 3: before the multiplies on every warp; 0: in the cell's own tail);
+/// `gram_spread` (GRAM_SPREAD) with it: the first strips' blocks in the first pass and the rest's
+/// in the second, each part sent a pass later.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -143,6 +149,8 @@ pub struct TiledConfig {
     pub pipe: bool,
     pub pipe_rounds: u8,
     pub gram: bool,
+    pub gram_overlap: u8,
+    pub gram_spread: bool,
 }
 
 impl Default for TiledConfig {
@@ -151,7 +159,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false }
     }
 }
 
@@ -269,6 +277,12 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // Round 17 (p = 4): the overlapped Gram blocks right after the default.
+        for c in TiledConfig::round17_high(nloc) {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
         // Round 16 (p = 4): the Gram tiles right after the default.
         for c in TiledConfig::round16_high(nloc) {
             if !v.contains(&c) {
@@ -531,6 +545,10 @@ impl TiledConfig {
         for c in TiledConfig::round15(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
+        // Round 17 (p = 4): the overlapped Gram blocks, those not the default, split the same way.
+        for c in TiledConfig::round17_high(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
+            v.extend(split(c));
+        }
         // Round 16 (p = 4): the first Gram-tile shape, split the same way.
         if let Some(&c) = TiledConfig::round16_high(nloc).first().filter(|c| **c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
@@ -612,6 +630,12 @@ impl TiledConfig {
         }
         if self.gram {
             s += " gram";
+        }
+        if self.gram_overlap > 0 {
+            s += &format!(" overlap{}", self.gram_overlap);
+        }
+        if self.gram_spread {
+            s += " spread";
         }
         s
     }
@@ -804,6 +828,8 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("PIPE={}", usize::from(pipe_asked(v, cfg) || super::pipe_rounds::pipe_rounds(v, cfg) > 0)),
         format!("PIPE_ROUNDS={}", super::pipe_rounds::pipe_rounds(v, cfg)),
         format!("GRAM={}", usize::from(super::pipe_rounds::gram(v, cfg))),
+        format!("GRAM_OVERLAP={}", super::pipe_rounds::gram_overlap(v, cfg, &l)),
+        format!("GRAM_SPREAD={}", usize::from(super::pipe_rounds::gram_spread(v, cfg, &l))),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
         format!("PAIRED={}", usize::from(cfg.paired)),
