@@ -595,13 +595,13 @@ fn gpu_row_major_bottom_by_columns_equals_faer_lu_and_the_cpu() {
             let launches = f.solve_rows_profile(&be, 256, &b, &mut x).unwrap();
             for l in &launches {
                 let ok = match (l.pass, l.backward) {
-                    (0, false) => fits(l.kernel, forward),
-                    (0, true) => fits(l.kernel, backward),
+                    (0, false) => fits(&l.kernel, forward),
+                    (0, true) => fits(&l.kernel, backward),
                     _ => l.kernel.starts_with("mf_mapss"),
                 };
                 assert!(ok, "{} {how:?}: {} ran {}", case.name, l.label, l.kernel);
             }
-            assert!(launches.iter().any(|l| l.pass == 0 && l.backward && fits(l.kernel, backward)), "{} {how:?}: no bottom launch", case.name);
+            assert!(launches.iter().any(|l| l.pass == 0 && l.backward && fits(&l.kernel, backward)), "{} {how:?}: no bottom launch", case.name);
             let bd = be.from_host(&b77).unwrap();
             let mut xd = be.zeros(n * 77).unwrap();
             f.solve_many_rows(&be, 77, &bd, &mut xd).unwrap();
