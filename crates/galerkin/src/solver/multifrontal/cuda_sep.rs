@@ -174,9 +174,11 @@ pub enum RowsBottom {
     /// The bottom subtree's rows at implicit 1D places (no `row_dof` loads, every load of a
     /// column's rows issued before the first use, the map permuted once per block), two columns
     /// per thread (16-byte loads) where the count of columns is even, else one
-    /// (`mf_rows_fused_*`, round 17).
+    /// (`mf_rows_fused_*`, round 17). Slower on the H200 at 2^20 cubic elements: 6.07 ms at 256
+    /// columns against the staged 3.31 (bottom forward 35 % of the copy rate against 58 %;
+    /// BENCHMARKS.md, round 17), 4 % faster at one column.
     Fused,
-    /// As `Fused`, always one column per thread.
+    /// As `Fused`, always one column per thread (5.34 ms at 256 columns on the H200).
     FusedOne,
 }
 
