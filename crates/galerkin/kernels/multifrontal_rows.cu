@@ -66,6 +66,9 @@ __device__ __forceinline__ void rows_tc_backward(const double (&v)[ROWS][1], con
 // while it is staged (Gᵀ rows; [H K]ᵀ rows and columns), so x_E is stored at d0 + q as well.
 // CPT consecutive columns per thread (2: 16-byte loads, a warp reads 512 contiguous bytes of a
 // row, twice the bytes in flight per thread; the host requires nrhs even).
+// Measured slower on the H200 (round 17, 2^20 cubic elements, 256 columns: forward 35 % of the copy
+// rate for both CPT against the staged kernels' 58 %; backward 30–38 % against 72 %, likely also
+// the permuted staging's row_dof loads now ahead of the b loads), so opt-in.
 #define MFR_OWN 8
 
 // CPT consecutive doubles of row-major b (or sep, cg: kept in L2) at p, or stores to x.
