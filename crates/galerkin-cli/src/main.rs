@@ -317,7 +317,9 @@ enum Command {
         /// at one priority), gpu-rows (the default's path with row-major right-hand sides and solutions,
         /// `CudaMultifrontal::solve_many_rows`; with gpu, a headline line per count compares both layouts;
         /// gpu-rows-reg: its bottom pass a thread per column, the rows in registers; gpu-rows-regtc: the same with
-        /// the backward product on the tensor cores; gpu-rows-staged: by the staged separator-row kernels).
+        /// the backward product on the tensor cores; gpu-rows-staged: by the staged separator-row kernels;
+        /// gpu-rows-fused: the bottom subtrees' rows at implicit 1D places, all of a column's loads issued first,
+        /// two columns per thread where the count is even; gpu-rows-fused1: the same, one column per thread).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]
         rhs_engines: Vec<String>,
         /// Timed repetitions per measurement (median and spread reported).

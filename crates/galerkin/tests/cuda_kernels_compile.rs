@@ -114,7 +114,8 @@ fn multifrontal_kernels_have_every_entry_point() {
 }
 
 /// The batched large-front kernels, the register-streamed bottom pass and the row-major bottom
-/// pass a thread per column (appended to multifrontal.cu in one module) compile and keep every
+/// pass a thread per column, round 16's and round 17's fused one with its four sizes (appended to
+/// multifrontal.cu in one module) compile and keep every
 /// multifrontal entry point besides their own.
 #[test]
 fn batched_multifrontal_kernels_have_every_entry_point() {
@@ -123,7 +124,9 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     }
     let k = &jit::MULTIFRONTAL_BATCHED;
     let c = jit::compile_ptx(k.file, k.source, "compute_90").unwrap_or_else(|e| panic!("{e}"));
-    for entry in ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward"] {
+    let fused = ["36_1", "40_1", "36_2", "40_2"].iter().flat_map(|v| [format!("mf_rows_fused_forward_{v}"), format!("mf_rows_fused_backward_{v}")]);
+    let named = ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward", "mf_rows_backward_tc"];
+    for entry in named.iter().map(|s| s.to_string()).chain(fused) {
         assert!(c.ptx.contains(&format!(".entry {entry}(")), "multifrontal_batched.cu lacks {entry}");
     }
 }

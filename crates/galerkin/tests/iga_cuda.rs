@@ -556,7 +556,9 @@ fn gpu_row_major_solves_equal_faer_lu() {
 /// second block of 128 columns) on 1D systems of degree 1…5 with an odd number of elements (uneven
 /// subtrees), and on the small and large-front cases, where it may not fit and the staged kernels
 /// run instead. Where it runs, the profile at 256 columns shows its kernels for the bottom pass and
-/// the separator-row kernels above it, and 77 columns equal the CPU twin.
+/// the separator-row kernels above it, and 77 columns equal the CPU twin. Round 17's fused
+/// variants (`RowsBottom::Fused`: implicit 1D rows, two columns per thread at an even count —
+/// 32, 256 — else one; `FusedOne`: always one) the same, and they must run on every degree.
 #[test]
 fn gpu_row_major_bottom_by_columns_equals_faer_lu_and_the_cpu() {
     let Some(be) = test_gpu() else { return };
@@ -570,7 +572,16 @@ fn gpu_row_major_bottom_by_columns_equals_faer_lu_and_the_cpu() {
         let b77 = iga_common::to_rows(&right_hand_sides(&case.sys, 77), n, 77);
         let mut xc = vec![0.0; n * 77];
         cpu.solve_many_rows(&galerkin::backend::Cpu, 77, &b77, &mut xc).unwrap();
-        for (how, backward) in [(RowsBottom::Columns, "mf_rows_backward"), (RowsBottom::ColumnsTensor, "mf_rows_backward_tc")] {
+        let variants = [
+            (RowsBottom::Columns, "mf_rows_forward", "mf_rows_backward"),
+            (RowsBottom::ColumnsTensor, "mf_rows_forward", "mf_rows_backward_tc"),
+            (RowsBottom::Fused, "mf_rows_fused_forward_", "mf_rows_fused_backward_"),
+            (RowsBottom::FusedOne, "mf_rows_fused_forward_", "mf_rows_fused_backward_"),
+        ];
+        for (how, forward, backward) in variants {
+            // The fused kernels' names end in _<rows>_<columns per thread>: 2 at 256 columns by Fused.
+            let cpt = if how == RowsBottom::Fused { "_2" } else { "_1" };
+            let fits = |k: &str, want: &str| if want.ends_with('_') { k.starts_with(want) && k.ends_with(cpt) } else { k == want };
             f.set_rows_bottom(how);
             for nrhs in [1, 7, 32, 256] {
                 check_rows_against_faer(&be, &f, &case, nrhs);
@@ -583,14 +594,14 @@ fn gpu_row_major_bottom_by_columns_equals_faer_lu_and_the_cpu() {
             let mut x = be.zeros(n * 256).unwrap();
             let launches = f.solve_rows_profile(&be, 256, &b, &mut x).unwrap();
             for l in &launches {
-                let want = match (l.pass, l.backward) {
-                    (0, false) => "mf_rows_forward",
-                    (0, true) => backward,
-                    _ => "mf_mapss",
+                let ok = match (l.pass, l.backward) {
+                    (0, false) => fits(&l.kernel, forward),
+                    (0, true) => fits(&l.kernel, backward),
+                    _ => l.kernel.starts_with("mf_mapss"),
                 };
-                assert!(l.kernel.starts_with(want) && (l.pass > 0 || l.kernel == want), "{} {how:?}: {} ran {}", case.name, l.label, l.kernel);
+                assert!(ok, "{} {how:?}: {} ran {}", case.name, l.label, l.kernel);
             }
-            assert!(launches.iter().any(|l| l.kernel == backward), "{} {how:?}: no bottom launch", case.name);
+            assert!(launches.iter().any(|l| l.pass == 0 && l.backward && fits(&l.kernel, backward)), "{} {how:?}: no bottom launch", case.name);
             let bd = be.from_host(&b77).unwrap();
             let mut xd = be.zeros(n * 77).unwrap();
             f.solve_many_rows(&be, 77, &bd, &mut xd).unwrap();
@@ -598,7 +609,7 @@ fn gpu_row_major_bottom_by_columns_equals_faer_lu_and_the_cpu() {
         }
     }
     for p in 1..=5 {
-        for how in ["Columns", "ColumnsTensor"] {
+        for how in ["Columns", "ColumnsTensor", "Fused", "FusedOne"] {
             assert!(ran.iter().any(|c| c == &format!("seed p={p} N=3001 {how}")), "degree {p}: the bottom pass by columns ({how}) did not run ({ran:?})");
         }
     }

@@ -200,10 +200,13 @@ fn cpu_row_major_solves_equal_faer_lu() {
 /// registers) needs of the plan, on the 1D systems `tests/iga_cuda.rs` runs it on (degrees 1…5,
 /// 3001 elements: uneven subtrees): a separator layout, no external contributions into the
 /// bottom pass and at most 40 local rows per bottom subtree; and the row-major CPU solve of those
-/// systems equals faer's LU at 7 columns.
+/// systems equals faer's LU at 7 columns. Round 17's fused kernels (`mf_rows_fused_*`) also need
+/// every bottom subtree's eliminated rows to be one run of consecutive dofs — the subtree's
+/// interior B-splines — (`fused_bases`: its first dof, the minimum) and at most 8 owned rows
+/// each; a subtree whose rows skip a dof or repeat one has no base.
 #[test]
 fn one_d_bottom_subtrees_fit_the_row_major_column_kernel() {
-    use galerkin::solver::multifrontal::separators::SeparatorPlan;
+    use galerkin::solver::multifrontal::separators::{fused_bases, SeparatorPlan};
     use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
     for p in 1..=5 {
         let case = iga_common::seed_1d(p, 3001);
@@ -212,6 +215,25 @@ fn one_d_bottom_subtrees_fit_the_row_major_column_kernel() {
         let bottom = &plan.passes[0];
         assert!(bottom.ext_ptr.last().is_none_or(|&e| e == 0), "{}: external contributions into the bottom pass", case.name);
         assert!(bottom.max_rows <= 40 && bottom.max_rows > 0, "{}: {} local rows", case.name, bottom.max_rows);
+        let bases = fused_bases(bottom).unwrap_or_else(|| panic!("{}: a bottom subtree's eliminated rows are no run of dofs", case.name));
+        for (j, &d0) in bases.iter().enumerate() {
+            let r0 = bottom.row_ptr[j] as usize;
+            let mut rows = bottom.row_dof[r0..r0 + bottom.elim[j] as usize].to_vec();
+            rows.sort_unstable();
+            assert!(rows.iter().enumerate().all(|(i, &d)| d == d0 + i as u32), "{} subtree {j}: base {d0} for rows {rows:?}", case.name);
+        }
+        // In 1D a subtree of m consecutive elements eliminates its interior functions, m − p of them
+        // (all but p where it ends at the boundary); together every eliminated dof once.
+        let elim: usize = bottom.elim.iter().map(|&e| e as usize).sum();
+        assert!(elim < case.sym.n && bases.windows(2).all(|w| w[0] < w[1]), "{}: bases {:?}…", case.name, &bases[..bases.len().min(4)]);
+        let sp = SeparatorPlan::new(&plan, case.sym.n).unwrap();
+        assert!(sp.own_ptr.windows(2).all(|w| w[1] - w[0] <= 8), "{}: more than 8 owned rows in a subtree", case.name);
+        let (mut gap, mut twice) = (bottom.clone(), bottom.clone());
+        let (r0, ne) = (gap.row_ptr[1] as usize, gap.elim[1] as usize);
+        assert!(ne >= 2, "{}: subtree 1 eliminates {ne} rows", case.name);
+        gap.row_dof[r0] += 1000;
+        twice.row_dof[r0] = twice.row_dof[r0 + 1];
+        assert!(fused_bases(&gap).is_none() && fused_bases(&twice).is_none(), "{}: a broken run has a base", case.name);
         let n = case.sys.ndofs;
         let f = CpuMultifrontal::factor(Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
         let b = iga_common::to_rows(&iga_common::right_hand_sides(&case.sys, 7), n, 7);

@@ -476,10 +476,13 @@ const OVERLAP_FLAT: &str = "gpu-overlap-flat";
 pub const ROWS_ENGINE: &str = "gpu-rows";
 /// [`ROWS_ENGINE`] with its bottom pass chosen ([`CudaMultifrontal::set_rows_bottom`]): a thread
 /// per column by FMAs (`-reg`) or with the backward product on the tensor cores (`-regtc`), or the
-/// staged separator-row kernels (`-staged`).
+/// staged separator-row kernels (`-staged`), or round 17's implicit 1D rows, two columns per
+/// thread where the count is even (`-fused`) or one (`-fused1`).
 const ROWS_REG_ENGINE: &str = "gpu-rows-reg";
 const ROWS_REGTC_ENGINE: &str = "gpu-rows-regtc";
 const ROWS_STAGED_ENGINE: &str = "gpu-rows-staged";
+const ROWS_FUSED_ENGINE: &str = "gpu-rows-fused";
+const ROWS_FUSED1_ENGINE: &str = "gpu-rows-fused1";
 
 /// Whether `engine` solves row-major, and with which bottom pass (`None`: the default).
 fn rows_engine(engine: &str) -> Option<Option<RowsBottom>> {
@@ -488,6 +491,8 @@ fn rows_engine(engine: &str) -> Option<Option<RowsBottom>> {
         ROWS_REG_ENGINE => Some(Some(RowsBottom::Columns)),
         ROWS_REGTC_ENGINE => Some(Some(RowsBottom::ColumnsTensor)),
         ROWS_STAGED_ENGINE => Some(Some(RowsBottom::Staged)),
+        ROWS_FUSED_ENGINE => Some(Some(RowsBottom::Fused)),
+        ROWS_FUSED1_ENGINE => Some(Some(RowsBottom::FusedOne)),
         _ => None,
     }
 }
@@ -574,8 +579,8 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     if let Some(Some(how)) = rows_engine(e) {
                         f.set_rows_bottom(how);
                     }
-                    if (e == ROWS_REG_ENGINE || e == ROWS_REGTC_ENGINE) && !f.rows_bottom_runs() {
-                        return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run a thread per column")));
+                    if [ROWS_REG_ENGINE, ROWS_REGTC_ENGINE, ROWS_FUSED_ENGINE, ROWS_FUSED1_ENGINE].contains(&e) && !f.rows_bottom_runs() {
+                        return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run that row-major bottom kernel")));
                     }
                     let factor = gpu_time(be, o.reps, || f.refactor(be))?;
                     let mut bt = vec![0.0; nd * nrhs];

@@ -370,6 +370,9 @@ struct MfKernels {
     /// The row-major bottom pass a thread per column: forward, backward by FMAs, backward on the
     /// tensor cores ([`CudaMultifrontal::set_rows_bottom`]).
     rows_bottom: [Kernel; 3],
+    /// The row-major bottom pass with the 1D numbering implicit (`mf_rows_fused_*`,
+    /// [`RowsBottom::Fused`]): `[rows 36, 40][1, 2 columns per thread][forward, backward]`.
+    rows_fused: [[[Kernel; 2]; 2]; 2],
     /// Factorization, transfer maps and forward sweep of a pass in one launch (eliminated blocks
     /// ≤ 8, ≤ 32; [`CudaMultifrontal::factor_and_solve`]).
     fused_factor_forward: [Kernel; 2],
@@ -642,6 +645,10 @@ impl CudaMultifrontal {
             lean_forward: get("mf_lean_forward")?,
             lean_backward: [get("mf_lean_backward_1")?, get("mf_lean_backward_2")?],
             rows_bottom: [get("mf_rows_forward")?, get("mf_rows_backward")?, get("mf_rows_backward_tc")?],
+            rows_fused: [
+                [[get("mf_rows_fused_forward_36_1")?, get("mf_rows_fused_backward_36_1")?], [get("mf_rows_fused_forward_36_2")?, get("mf_rows_fused_backward_36_2")?]],
+                [[get("mf_rows_fused_forward_40_1")?, get("mf_rows_fused_backward_40_1")?], [get("mf_rows_fused_forward_40_2")?, get("mf_rows_fused_backward_40_2")?]],
+            ],
             fused_factor_forward: [get("mf_fused_factor_forward_8")?, get("mf_fused_factor_forward_32")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;

@@ -3,7 +3,7 @@
 //! [`crate::solver::multifrontal::separators`]): the tensor-core map kernels with the rows that
 //! passes 1 and up eliminate in a row-major buffer, so those passes move whole lines.
 use super::*;
-use crate::solver::multifrontal::separators::{SeparatorPlan, TopWalk, TOP_SUBTREES};
+use crate::solver::multifrontal::separators::{fused_bases, SeparatorPlan, TopWalk, TOP_SUBTREES};
 
 /// The kernels' `struct SepPass`, field for field.
 #[repr(C)]
@@ -27,7 +27,13 @@ pub(super) struct DevSeparators {
     walk: Option<DevWalk>,
     /// Most local rows of a bottom subtree (its eliminated and Schur rows, without the owned rows).
     bottom_rows: usize,
+    /// Most owned rows of a bottom subtree.
+    bottom_own: usize,
+    /// Each bottom subtree's first eliminated dof where every subtree's eliminated rows are one
+    /// run of dofs ([`fused_bases`](crate::solver::multifrontal::separators::fused_bases); the fused row-major kernels, [`RowsBottom::Fused`]).
+    fused_base: Option<CudaSlice<u32>>,
 }
+
 
 /// [`TopWalk`] on the device: its tables, the passes' `struct Pass` array and map offsets, and the
 /// flags (steps × chunks; a step's chunk is done when its flag holds the solve's epoch) with the
@@ -101,7 +107,9 @@ impl DevSeparators {
             }
             _ => None,
         };
-        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, bottom_rows }))
+        let bottom_own = sp.own_ptr.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
+        let fused_base = fused_bases(&plan.passes[0]).map(|v| up(&v)).transpose()?;
+        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, bottom_rows, bottom_own, fused_base }))
     }
 
     fn pass(&self, be: &CudaBackend, q: usize) -> SepPass {
@@ -144,8 +152,11 @@ fn leanb_smem(p: &DevPass) -> usize {
 }
 
 /// Local rows a thread of `mf_rows_*` holds in registers (`MFR_ROWS`,
-/// `kernels/multifrontal_rows.cu`).
+/// `kernels/multifrontal_rows.cu`; also the larger of the fused kernels' two sizes, 36 and 40).
 const ROWS_REGISTERS: usize = 40;
+
+/// Owned rows a thread of `mf_rows_fused_forward_*` loads with its local rows (`MFR_OWN`).
+const ROWS_OWN: usize = 8;
 
 /// Columns per block of `mf_rows_*` (its `__launch_bounds__`).
 const ROWS_BLOCK: usize = 128;
@@ -160,6 +171,15 @@ pub enum RowsBottom {
     Columns,
     /// As `Columns`, the backward product on the FP64 tensor cores (`mf_rows_backward_tc`).
     ColumnsTensor,
+    /// The bottom subtree's rows at implicit 1D places (no `row_dof` loads, every load of a
+    /// column's rows issued before the first use, the map permuted once per block), two columns
+    /// per thread (16-byte loads) where the count of columns is even, else one
+    /// (`mf_rows_fused_*`, round 17). Slower on the H200 at 2^20 cubic elements: 6.07 ms at 256
+    /// columns against the staged 3.31 (bottom forward 35 % of the copy rate against 58 %;
+    /// BENCHMARKS.md, round 17), 4 % faster at one column.
+    Fused,
+    /// As `Fused`, always one column per thread (5.34 ms at 256 columns on the H200).
+    FusedOne,
 }
 
 /// The bottom pass of row-major solves by default.
@@ -238,8 +258,18 @@ impl CudaMultifrontal {
     /// Whether a row-major solve's bottom pass runs a thread per column here: chosen, the
     /// separator layout present, no external contributions into the bottom pass, at most
     /// [`ROWS_REGISTERS`] local rows per subtree, the staged map within the default shared memory.
+    /// The fused variants ([`RowsBottom::Fused`]) also need every bottom subtree's eliminated rows
+    /// to be one run of dofs ([`fused_bases`](crate::solver::multifrontal::separators::fused_bases)) and at most [`ROWS_OWN`] owned rows per subtree.
     pub fn rows_bottom_runs(&self) -> bool {
         let tensor = self.rows_bottom == RowsBottom::ColumnsTensor;
+        if matches!(self.rows_bottom, RowsBottom::Fused | RowsBottom::FusedOne) {
+            return self.separators.as_ref().is_some_and(|s| {
+                s.fused_base.is_some()
+                    && s.bottom_rows <= ROWS_REGISTERS
+                    && s.bottom_own <= ROWS_OWN
+                    && s.passes.first().is_some_and(|p| p.index == 0 && !p.has_ext && 8 * p.map_cap(true, false).max(p.map_cap(false, false)) <= DEFAULT_SMEM)
+            });
+        }
         self.rows_bottom != RowsBottom::Staged
             && self.separators.as_ref().is_some_and(|s| {
                 s.bottom_rows <= ROWS_REGISTERS
@@ -255,18 +285,25 @@ impl CudaMultifrontal {
         if p.count == 0 {
             return Ok(());
         }
-        let threads = nrhs.next_multiple_of(32).min(ROWS_BLOCK);
-        let grid_y = nrhs.div_ceil(threads);
+        let fused = matches!(self.rows_bottom, RowsBottom::Fused | RowsBottom::FusedOne);
+        let cpt = if self.rows_bottom == RowsBottom::Fused && nrhs % 2 == 0 { 2 } else { 1 };
+        let threads = nrhs.div_ceil(cpt).next_multiple_of(32).min(ROWS_BLOCK);
+        let grid_y = nrhs.div_ceil(threads * cpt);
         if grid_y > GRID_Y {
             return Err(Error::invalid(format!("{nrhs} right-hand sides: too many column blocks for one launch of the row-major bottom pass")));
         }
         let tensor = backward && self.rows_bottom == RowsBottom::ColumnsTensor;
         let smem = 8 * p.map_cap(backward, tensor).next_multiple_of(2);
         let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
-        let k = &self.kernels.rows_bottom[usize::from(backward) + usize::from(tensor)];
+        let k = match (fused, &seps.fused_base) {
+            (true, Some(_)) => &self.kernels.rows_fused[usize::from(seps.bottom_rows > 36)][cpt - 1][usize::from(backward)],
+            (true, None) => return Err(Error::invalid("internal: the fused row-major bottom pass without its subtrees' bases")),
+            (false, _) => &self.kernels.rows_bottom[usize::from(backward) + usize::from(tensor)],
+        };
         let sp = seps.pass(be, p.index);
+        let base: DevPtr = seps.fused_base.as_ref().map_or(0, |v| ptr(be, v));
         let (nr, off) = (nrhs as u32, ptr(be, &p.map_off));
-        launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &b, &x, &sep, &leaf, &off, &maps)?;
+        launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &b, &x, &sep, &leaf, &off, &maps, &base)?;
         self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))
     }
 

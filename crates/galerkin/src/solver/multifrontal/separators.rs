@@ -102,6 +102,28 @@ impl SeparatorPlan {
     }
 }
 
+/// Each subtree's first eliminated dof if the eliminated rows (`row_dof[r0..r0 + elim]`) of every
+/// subtree of `bottom` are a run of consecutive dofs in some order, as in 1D where a subtree of
+/// consecutive elements eliminates the functions interior to it; else `None`. What lets
+/// `mf_rows_fused_*` (`kernels/multifrontal_rows.cu`) address local row i at `d0 + i` with no `row_dof` load.
+pub fn fused_bases(bottom: &Pass) -> Option<Vec<u32>> {
+    (0..bottom.len())
+        .map(|j| {
+            let r0 = bottom.row_ptr[j] as usize;
+            let rows = &bottom.row_dof[r0..r0 + bottom.elim[j] as usize];
+            let d0 = rows.iter().copied().min().unwrap_or(0);
+            let mut seen = vec![false; rows.len()];
+            for &d in rows {
+                let i = (d - d0) as usize;
+                if i >= rows.len() || std::mem::replace(&mut seen[i], true) {
+                    return None;
+                }
+            }
+            Some(d0)
+        })
+        .collect()
+}
+
 /// The maps' solve through the compact separator rows on the CPU, one right-hand side: what the
 /// kernels `mf_mapss_*` compute per column (a reference for tests). `layout` and `maps` are those
 /// of the original plan (the subtrees' shapes are unchanged). With a `walk`, its passes run as its
