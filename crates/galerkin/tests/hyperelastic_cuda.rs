@@ -248,6 +248,19 @@ fn gpu_patch_scheme_equals_the_cpu() {
     }
 }
 
+/// A device matrix of `gsys`'s pattern whose values are all NaN: what a scheme that writes every
+/// value itself (no zeroing pass) must overwrite.
+fn nan_matrix(be: &CudaBackend, gsys: &GpuHyper) -> galerkin::backend::cuda::DeviceCsr {
+    let mut nan = gsys.pattern.clone();
+    nan.values.iter_mut().for_each(|v| *v = f64::NAN);
+    galerkin::backend::cuda::DeviceCsr::from_host(be, &nan).unwrap()
+}
+
+/// `v` equals `want` to 1e-12 and holds no NaN (`rel` alone would pass over NaN: f64::max drops it).
+fn finite_and_equal(v: &[f64], want: &[f64], what: &str) {
+    assert!(v.iter().all(|x| x.is_finite()) && rel(v, want) < 1e-12, "{what}");
+}
+
 /// The owner gather (`Scheme::Gather`, sixteenth pass: element matrices staged per cell, then a warp
 /// per node sums and stores its three CSR rows) equals the CPU on P1/P2 tetrahedra, both rules,
 /// every law (a frame per cell for the fibre law), in mesh and Hilbert order; it writes every value
@@ -271,20 +284,13 @@ fn gpu_gather_scheme_equals_the_cpu() {
                 let (gsys, ud, r, k) = scheme_equals_cpu(&be, mk(), Some(Scheme::Gather { qc }), &u, &what);
                 ordered_equals_cpu(&be, mk(), Some(Scheme::Gather { qc: 1 }), &[], CellOrder::Hilbert, &u, &what);
                 twice_and_residual_alone(&be, &gsys, &ud, &r, &k, &what);
-                let mut nan = gsys.pattern.clone();
-                nan.values.iter_mut().for_each(|v| *v = f64::NAN);
                 let mut rd = be.zeros(u.len()).unwrap();
-                let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &nan).unwrap();
-                // (`rel` would pass over NaN: f64::max drops it, so each value is checked as well)
-                let equal = |kd: &galerkin::backend::cuda::DeviceCsr, how: &str| {
-                    let v = be.matrix_to_host(kd).unwrap().values;
-                    assert!(v.iter().all(|x| x.is_finite()) && rel(&v, &k) < 1e-12, "{what}: {how}");
-                };
+                let mut kd = nan_matrix(&be, &gsys);
                 gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
-                equal(&kd, "over NaN");
-                let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &nan).unwrap();
+                finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: over NaN"));
+                let mut kd = nan_matrix(&be, &gsys);
                 gsys.gather_only(&be, &mut kd).unwrap();
-                equal(&kd, "the gather alone");
+                finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: the gather alone"));
             }
         }
     }
@@ -319,16 +325,11 @@ fn gpu_recompute_scheme_equals_the_cpu() {
                     assert_eq!(pairs, ncells * mk().nloc(), "{what}");
                     assert!(evals >= ncells && (sc == recompute::DEFAULT || evals > ncells), "{what}: {evals} evaluations of {ncells} cells");
                     twice_and_residual_alone(&be, &gsys, &ud, &r, &k, &what);
-                    let mut nan = gsys.pattern.clone();
-                    nan.values.iter_mut().for_each(|v| *v = f64::NAN);
                     let mut rd = be.zeros(u.len()).unwrap();
-                    let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &nan).unwrap();
+                    let mut kd = nan_matrix(&be, &gsys);
                     gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
-                    // (`rel` would pass over NaN: f64::max drops it, so each value is checked as well)
-                    let v = be.matrix_to_host(&kd).unwrap().values;
-                    assert!(v.iter().all(|x| x.is_finite()) && rel(&v, &k) < 1e-12, "{what}: over NaN");
-                    let rv = be.to_host(&rd).unwrap();
-                    assert!(rv.iter().all(|x| x.is_finite()) && rel(&rv, &r) < 1e-12, "{what}: residual");
+                    finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: over NaN"));
+                    finite_and_equal(&be.to_host(&rd).unwrap(), &r, &format!("{what}: residual"));
                 }
             }
         }

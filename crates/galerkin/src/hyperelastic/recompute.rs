@@ -206,10 +206,18 @@ impl DeviceRecompute {
         let blocks = Blocks::build(cell_nodes, el.nloc(), row_ptr, (shared - scratch) / 8)?;
         let kernel = Kernel::from_module(module, ENTRY)?;
         let used = scratch + 8 * blocks.max_vals;
+        // The limit is the function's, shared by every system compiled with the same defines (the
+        // multigrid's P1 levels: one module), so it is set to the most any of them may use — the
+        // device's maximum less the static `HkCell`s — never to this system's own need.
+        let (nv, nloc) = (el.space.mesh.cell_type.num_vertices(), el.nloc());
+        let limit = SHARED_MAX - wpb * (8 * (3 * nv + 3 * nloc + 9) + 4 * nloc).next_multiple_of(8);
+        if used > limit {
+            return Err(Error::invalid(format!("the recomputing gather: {used} B of dynamic shared memory exceed the {limit} B a block may have")));
+        }
         kernel
             .func
-            .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, used as i32)
-            .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot allow {used} bytes of dynamic shared memory for {ENTRY}: {e}")))?;
+            .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, limit as i32)
+            .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot allow {limit} bytes of dynamic shared memory for {ENTRY}: {e}")))?;
         let nblocks = u32::try_from(blocks.nblocks()).map_err(|_| Error::Unsupported(format!("{} blocks in one launch", blocks.nblocks())))?;
         let up32 = |v: &[u32]| be.upload(if v.is_empty() { &[0u32][..] } else { v });
         Ok(DeviceRecompute {
