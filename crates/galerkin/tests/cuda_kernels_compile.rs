@@ -402,7 +402,16 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     // the twelfth pass's 4 per tensor-core variant (the residual in the GEMM with paired accesses,
     // two warps per cell alone, with both, and with the fragment scatter) and 3 of the sweep's;
     // the sixteenth pass's owner gather, 2 per tensor-core variant (its standard shape, 2 nodes per block).
-    assert_eq!(v.len(), 104);
+    // The seventeenth pass's recomputing gather (`hyperelastic_recompute.cu`): P1/P2 tetrahedra,
+    // both rules, every law, and 8 warps per block at P2: 15.
+    assert_eq!(v.len(), 119);
+    // It stores every value and residual entry once: shared atomics only, no global ones.
+    let rc = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_RECOMPUTE")).expect("a recomputing-gather variant");
+    let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::recompute::HYPERELASTIC_RECOMPUTE, "compute_90", &rc.0).unwrap().ptx;
+    let body = &ptx[ptx.find(".entry hyper_recompute(").expect("hyper_recompute in the HK_RECOMPUTE variant")..];
+    let body = &body[..body[1..].find(".entry").map_or(body.len(), |e| e + 1)];
+    assert!(body.contains("atom.shared.add.f64") && !body.contains("atom.global") && !body.contains("red.global"), "hyper_recompute's adds");
+    assert!(ptx.contains(".entry hyper_assemble("), "the residual alone: the tensor-core kernel in the same module");
     // The owner gather: the staging kernel and `hyper_gather`, whose sums stay in shared memory (no
     // global atomics in it: every value is stored once).
     let g = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_STAGE")).expect("an owner-gather variant");

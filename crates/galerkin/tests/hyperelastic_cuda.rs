@@ -8,6 +8,7 @@ use galerkin::backend::{Backend, Cpu};
 use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_LEAN};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::patch::Grouping;
+use galerkin::hyperelastic::recompute;
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
 use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, HyperElement, HyperSystem};
 use galerkin::hyperelastic::element::frame_from_fibre_2d;
@@ -247,6 +248,19 @@ fn gpu_patch_scheme_equals_the_cpu() {
     }
 }
 
+/// A device matrix of `gsys`'s pattern whose values are all NaN: what a scheme that writes every
+/// value itself (no zeroing pass) must overwrite.
+fn nan_matrix(be: &CudaBackend, gsys: &GpuHyper) -> galerkin::backend::cuda::DeviceCsr {
+    let mut nan = gsys.pattern.clone();
+    nan.values.iter_mut().for_each(|v| *v = f64::NAN);
+    galerkin::backend::cuda::DeviceCsr::from_host(be, &nan).unwrap()
+}
+
+/// `v` equals `want` to 1e-12 and holds no NaN (`rel` alone would pass over NaN: f64::max drops it).
+fn finite_and_equal(v: &[f64], want: &[f64], what: &str) {
+    assert!(v.iter().all(|x| x.is_finite()) && rel(v, want) < 1e-12, "{what}");
+}
+
 /// The owner gather (`Scheme::Gather`, sixteenth pass: element matrices staged per cell, then a warp
 /// per node sums and stores its three CSR rows) equals the CPU on P1/P2 tetrahedra, both rules,
 /// every law (a frame per cell for the fibre law), in mesh and Hilbert order; it writes every value
@@ -270,20 +284,53 @@ fn gpu_gather_scheme_equals_the_cpu() {
                 let (gsys, ud, r, k) = scheme_equals_cpu(&be, mk(), Some(Scheme::Gather { qc }), &u, &what);
                 ordered_equals_cpu(&be, mk(), Some(Scheme::Gather { qc: 1 }), &[], CellOrder::Hilbert, &u, &what);
                 twice_and_residual_alone(&be, &gsys, &ud, &r, &k, &what);
-                let mut nan = gsys.pattern.clone();
-                nan.values.iter_mut().for_each(|v| *v = f64::NAN);
                 let mut rd = be.zeros(u.len()).unwrap();
-                let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &nan).unwrap();
-                // (`rel` would pass over NaN: f64::max drops it, so each value is checked as well)
-                let equal = |kd: &galerkin::backend::cuda::DeviceCsr, how: &str| {
-                    let v = be.matrix_to_host(kd).unwrap().values;
-                    assert!(v.iter().all(|x| x.is_finite()) && rel(&v, &k) < 1e-12, "{what}: {how}");
-                };
+                let mut kd = nan_matrix(&be, &gsys);
                 gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
-                equal(&kd, "over NaN");
-                let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &nan).unwrap();
+                finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: over NaN"));
+                let mut kd = nan_matrix(&be, &gsys);
                 gsys.gather_only(&be, &mut kd).unwrap();
-                equal(&kd, "the gather alone");
+                finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: the gather alone"));
+            }
+        }
+    }
+}
+
+/// The owner gather without a stage (`Scheme::Recompute`, seventeenth pass: blocks owning node
+/// ranges recompute their cells' law and contract only their rows) equals the CPU on P1/P2
+/// tetrahedra, both rules, every law (a frame per cell for the fibre law), in mesh and Hilbert
+/// order, in its standard shape and in blocks so small that the box's nodes take many of them
+/// (every cell evaluated by several blocks); every value and residual entry is its own (values
+/// filled with NaN before are all overwritten), assembling twice overwrites, the residual alone
+/// (the tensor-core kernel) leaves the matrix alone.
+#[test]
+fn gpu_recompute_scheme_equals_the_cpu() {
+    let Some(be) = gpu() else { return };
+    let cc = be.device().compute_capability;
+    for law in laws() {
+        for degree in [1, 2] {
+            for stiffness in [false, true] {
+                let (mk, u) = tet_case(law, degree, stiffness);
+                if !recompute::applies(&mk(), cc) {
+                    return;
+                }
+                for sc in [recompute::DEFAULT, Scheme::Recompute { wpb: 1, kib: 24 }, Scheme::Recompute { wpb: 2, kib: 40 }] {
+                    let what = format!("recompute {law:?} P{degree} stiffness rule {stiffness} {sc:?}");
+                    let (gsys, ud, r, k) = scheme_equals_cpu(&be, mk(), Some(sc), &u, &what);
+                    ordered_equals_cpu(&be, mk(), Some(sc), &[], CellOrder::Hilbert, &u, &what);
+                    let b = gsys.recompute_blocks().expect("the recomputing gather's blocks");
+                    let (pairs, evals) = b.counts();
+                    let ncells = mk().space.mesh.num_cells();
+                    // every (cell, node) pair owned once; the small blocks evaluate cells more than once
+                    assert_eq!(pairs, ncells * mk().nloc(), "{what}");
+                    assert!(evals >= ncells && (sc == recompute::DEFAULT || evals > ncells), "{what}: {evals} evaluations of {ncells} cells");
+                    twice_and_residual_alone(&be, &gsys, &ud, &r, &k, &what);
+                    let mut rd = be.zeros(u.len()).unwrap();
+                    let mut kd = nan_matrix(&be, &gsys);
+                    gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
+                    finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: over NaN"));
+                    finite_and_equal(&be.to_host(&rd).unwrap(), &r, &format!("{what}: residual"));
+                }
             }
         }
     }
@@ -293,6 +340,20 @@ fn gpu_gather_scheme_equals_the_cpu() {
 /// block Jacobi, the same Newton steps, CG counts within 5 % (+1) and the same solution (to round-off).
 #[test]
 fn gpu_gather_newton_equals_the_default() {
+    newton_equals_the_default(|el| match tc_default(el) {
+        Scheme::Tc { qc, .. } => Scheme::Gather { qc },
+        other => panic!("the tensor-core default, not {other:?}"),
+    });
+}
+
+/// [`gpu_gather_newton_equals_the_default`] with the recomputing gather (seventeenth pass).
+#[test]
+fn gpu_recompute_newton_equals_the_default() {
+    newton_equals_the_default(|_| recompute::DEFAULT);
+}
+
+/// Newton on the P2 fibre cube with the scheme `sc(el)` against the default scheme's.
+fn newton_equals_the_default(sc: impl Fn(&HyperElement) -> Scheme) {
     let Some(be) = gpu() else { return };
     let text = hyper_common::usyk_cube(4, 2, "block-jacobi");
     let (_, mut prep) = prepare_text(&text).unwrap();
@@ -302,8 +363,7 @@ fn gpu_gather_newton_equals_the_default() {
     let mut dsys = GpuHyper::new(&be, &prep.el).unwrap();
     let (ud, rd, _) = solve_on(&be, &mut dsys, &mut prep, 1).unwrap();
     let (_, mut prep) = prepare_text(&text).unwrap();
-    let Scheme::Tc { qc, .. } = tc_default(&prep.el) else { panic!("the tensor-core default") };
-    let mut gsys = GpuHyper::variant(&be, &prep.el, Scheme::Gather { qc }, &[]).unwrap();
+    let mut gsys = GpuHyper::variant(&be, &prep.el, sc(&prep.el), &[]).unwrap();
     let (ug, rg, _) = solve_on(&be, &mut gsys, &mut prep, 1).unwrap();
     // (the default's atomic adds sum in another order: round-off through Newton and CG, 3·10⁻¹⁰
     // measured on the H200; the GPU-vs-CPU Newton test's 1e-8)

@@ -414,6 +414,14 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push(("gather scatter-only".into(), Scheme::Gather { qc: wpb_qc(tc).1 }, vec!["HK_SCATTER_ONLY"]));
                 // (8 items per lane in flight instead of 4: whether the gather is latency-bound)
                 variants.push(("gather u8".into(), Scheme::Gather { qc: wpb_qc(tc).1 }, vec!["HG_UNROLL=8"]));
+                // The seventeenth pass's owner gather without the stage: blocks owning node ranges
+                // recompute their cells' law and contract only their rows (4 warps in 100 KiB, 4 in
+                // 200 KiB: larger ranges, less recomputation; 8 in 200 KiB).
+                if super::recompute::applies(el, be.device().compute_capability) {
+                    variants.push(("gather recompute".into(), super::recompute::DEFAULT, vec![]));
+                    variants.push(("gather recompute 200".into(), Scheme::Recompute { wpb: 4, kib: 200 }, vec![]));
+                    variants.push(("gather recompute w8".into(), Scheme::Recompute { wpb: 8, kib: 200 }, vec![]));
+                }
                 // The twelfth pass's products: the residual as 3 more GEMM columns (`resmma`),
                 // Y's shared accesses in pairs (`vec`), both (`lean`), two warps per cell (`split`).
                 let (wpb, qc) = wpb_qc(tc);
@@ -554,6 +562,24 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                     Scheme::Gather { qc } => {
                         let g = measure(&mut clock, 1, runs, || sys.gather_only(be, &mut k))?;
                         (format!("qc {qc} gather alone {:.3e}", g.median), tc_shared_bytes(el, 1, qc))
+                    }
+                    Scheme::Recompute { wpb, kib } => {
+                        // The model next to the time: the redundancy, bytes and flops counted.
+                        let b = sys.recompute_blocks().ok_or_else(|| crate::Error::invalid("recompute blocks"))?;
+                        let (worst, best, flops) = super::recompute::model(el, b, nnz);
+                        let (pairs, evals) = b.counts();
+                        emit(format!(
+                            "{name}: {} blocks, {evals} cell evaluations ({:.2} per cell), {pairs} owned (cell, node) pairs; model: DRAM {:.3e}..{:.3e} B ({:.3e}..{:.3e} s at {copy:.0} GB/s), {:.3e} flop ({:.3e} s at 34 TFLOP/s FP64)",
+                            b.nblocks(),
+                            b.redundancy(el.space.mesh.num_cells()),
+                            best,
+                            worst,
+                            best / (copy * 1e9),
+                            worst / (copy * 1e9),
+                            flops,
+                            flops / 34e12
+                        ));
+                        (format!("wpb {wpb} {kib} KiB x{:.2}", b.redundancy(el.space.mesh.num_cells())), 8 * wpb * super::recompute::scratch_doubles(el) + 8 * b.max_vals)
                     }
                 };
                 emit(format!(

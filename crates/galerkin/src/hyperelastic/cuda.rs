@@ -12,7 +12,9 @@
 //! [`Scheme::Moments`] ([`super::moments`]: affine P2 tetrahedra, the element matrix from per-cell
 //! moments, thirteenth pass); and a fifth, [`Scheme::Gather`] (`kernels/hyperelastic_gather.cu`: the
 //! tensor-core scheme's element matrices staged per cell, then a warp per node stores its CSR rows
-//! once, without atomics or zeroing; sixteenth pass). The follower pressure's terms are integrated on the device too (one thread per
+//! once, without atomics or zeroing; sixteenth pass); and a sixth, [`Scheme::Recompute`]
+//! ([`super::recompute`]: the owner gather without the stage, each block recomputing the law of its
+//! nodes' cells and contracting only their rows; seventeenth pass). The follower pressure's terms are integrated on the device too (one thread per
 //! facet point, then one per facet Jacobian entry), so nothing crosses per Newton step.
 use super::element::HyperElement;
 use super::loads::FollowerPressure;
@@ -80,6 +82,10 @@ pub enum Scheme {
     /// (one warp per cell, chunks of `qc` points) stores each cell's element matrix to a stage, then
     /// one warp per node sums its cells' rows and stores its CSR rows once (no atomics, no zeroing).
     Gather { qc: usize },
+    /// The owner gather without a stage (`kernels/hyperelastic_recompute.cu`, [`super::recompute`],
+    /// seventeenth pass): a block of `wpb` warps (in `kib` KiB of shared memory) owns a range of row
+    /// nodes, recomputes the law of each cell touching them and contracts only the owned rows.
+    Recompute { wpb: usize, kib: usize },
 }
 
 impl Scheme {
@@ -91,6 +97,8 @@ impl Scheme {
             Scheme::Patch { cells, .. } => (0, cells),
             Scheme::Moments { wpb } => (32 * wpb, wpb),
             Scheme::Gather { .. } => (32, 1),
+            // (the residual alone: the tensor-core kernel, one warp per cell)
+            Scheme::Recompute { .. } => (32, 1),
         }
     }
 }
@@ -205,6 +213,7 @@ pub fn defines_for(el: &HyperElement, sc: Scheme) -> Result<Vec<String>> {
             d.push("HK_STAGE".into());
             return Ok(d);
         }
+        Scheme::Recompute { wpb, .. } => return super::recompute::defines(el, wpb),
     }
     Ok(d)
 }
@@ -268,6 +277,7 @@ pub struct GpuHyper {
     scheme: Scheme,
     patches: Option<super::patch::DevicePatches>,
     gather: Option<DeviceGather>,
+    recompute: Option<super::recompute::DeviceRecompute>,
     pressure: Option<DevicePressure>,
 }
 
@@ -284,6 +294,25 @@ struct DeviceGather {
     stage: CudaSlice<f64>,
 }
 
+/// Each node's cells, by node: (ptr, inc) with node n's entries inc[ptr[n]..ptr[n + 1]], each
+/// cell · NLOC + the node's place in it (`cell_nodes` flat, NLOC per cell, in launch order).
+pub(super) fn node_incidence(cell_nodes: &[usize], nnodes: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut ptr = vec![0u32; nnodes + 1];
+    for &n in cell_nodes {
+        ptr[n + 1] += 1;
+    }
+    for i in 0..nnodes {
+        ptr[i + 1] += ptr[i];
+    }
+    let mut fill = ptr.clone();
+    let mut inc = vec![0u32; cell_nodes.len()];
+    for (k, &n) in cell_nodes.iter().enumerate() {
+        inc[fill[n] as usize] = k as u32;
+        fill[n] += 1;
+    }
+    (ptr, inc)
+}
+
 /// Nodes (warps) per block of the gather kernel (`HG_WPB`'s default in the kernel).
 const GATHER_WPB: usize = 4;
 
@@ -297,19 +326,7 @@ impl DeviceGather {
         if ncells * nloc > u32::MAX as usize || row_ptr.last().copied().unwrap_or(0) > u32::MAX as usize {
             return Err(Error::Unsupported(format!("the owner gather indexes {ncells} cells and the CSR values with 32 bits")));
         }
-        let mut ptr = vec![0u32; nnodes + 1];
-        for &n in cell_nodes {
-            ptr[n + 1] += 1;
-        }
-        for i in 0..nnodes {
-            ptr[i + 1] += ptr[i];
-        }
-        let mut fill = ptr.clone();
-        let mut inc = vec![0u32; cell_nodes.len()];
-        for (k, &n) in cell_nodes.iter().enumerate() {
-            inc[fill[n] as usize] = k as u32;
-            fill[n] += 1;
-        }
+        let (ptr, inc) = node_incidence(cell_nodes, nnodes);
         let seg_max = (0..nnodes).map(|n| row_ptr[3 * n + 3] - row_ptr[3 * n]).max().unwrap_or(0).max(1);
         let shared = GATHER_WPB * seg_max * 8;
         let kernel = Kernel::from_module(module, "hyper_gather")?;
@@ -360,7 +377,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc`, `patch`, `moments` or `gather`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc`, `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -380,7 +397,10 @@ impl GpuHyper {
                 other => other,
             },
             Some("gather") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `patch`, `moments` or `gather`"))),
+            // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
+            Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
+            Some("recompute") => default_scheme(el, cc)?,
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -395,7 +415,7 @@ impl GpuHyper {
     pub fn variant_ordered(be: &CudaBackend, el: &HyperElement, sc: Scheme, extra: &[&str], order: CellOrder) -> Result<GpuHyper> {
         let space = &el.space;
         let mesh = &*space.mesh;
-        if matches!(sc, Scheme::Tc { .. } | Scheme::Gather { .. }) && !tc_applies(el, be.device().compute_capability) {
+        if matches!(sc, Scheme::Tc { .. } | Scheme::Gather { .. } | Scheme::Recompute { .. }) && !tc_applies(el, be.device().compute_capability) {
             return Err(Error::Unsupported(format!("the hyperelastic tensor-core scheme does not apply to {} nodes of a {:?} on this device", el.nloc(), mesh.cell_type)));
         }
         let (pattern, slots) = pattern(space, true)?;
@@ -432,11 +452,20 @@ impl GpuHyper {
                 defs.extend(extra.iter().map(|d| d.to_string()));
                 (be.variant_module(&super::moments::HYPERELASTIC_MOMENTS, &defs)?, super::moments::ENTRY, None)
             }
+            Scheme::Recompute { wpb, .. } => {
+                let mut defs = super::recompute::defines(el, wpb)?;
+                defs.extend(extra.iter().map(|d| d.to_string()));
+                (be.variant_module(&super::recompute::HYPERELASTIC_RECOMPUTE, &defs)?, "hyper_assemble", None)
+            }
             _ => {
                 let mut defs = defines_for(el, sc)?;
                 defs.extend(extra.iter().map(|d| d.to_string()));
                 (be.variant_module(&HYPERELASTIC, &defs)?, "hyper_assemble", None)
             }
+        };
+        let recompute = match sc {
+            Scheme::Recompute { wpb, kib } => Some(super::recompute::DeviceRecompute::new(be, &module, el, wpb, kib, &cell_nodes, &pattern.row_ptr)?),
+            _ => None,
         };
         let gather = match sc {
             Scheme::Gather { .. } => Some(DeviceGather::new(be, &module, &cell_nodes, nloc, &pattern.row_ptr, mesh.num_cells() * nloc * 6 * nloc)?),
@@ -466,6 +495,7 @@ impl GpuHyper {
             scheme: sc,
             patches,
             gather,
+            recompute,
             pattern,
             pressure: None,
         })
@@ -500,7 +530,7 @@ impl GpuHyper {
                     return Err(Error::dim("hyperelastic Jacobian entries", self.pattern.nnz(), k.nnz()));
                 }
                 // (the owner gather writes every value: nothing to zero)
-                if zero && self.gather.is_none() {
+                if zero && self.gather.is_none() && self.recompute.is_none() {
                     be.zero_slice(&mut k.values)?;
                 }
                 (&k.row_ptr, &mut k.values)
@@ -525,6 +555,19 @@ impl GpuHyper {
         let (threads, cpb) = self.scheme.launch();
         let blocks = u32::try_from(nc.div_ceil(cpb as u64)).map_err(|_| Error::Unsupported(format!("{nc} cells in one launch")))?;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
+        if let (Some(rc), true) = (&self.recompute, want_k != 0) {
+            let a = super::recompute::CellArgs {
+                cell_verts: &self.cell_verts,
+                coords: &self.coords,
+                cell_nodes: &self.cell_nodes,
+                tab: &self.tab,
+                frames: &self.frames,
+                has_frames: self.has_frames,
+                prm: &self.prm,
+                kpos: &self.kpos,
+            };
+            return rc.launch(be, &a, &u.data, &mut r.data, row_ptr, vals);
+        }
         if let (Some(g), true) = (&self.gather, want_k != 0) {
             // The stage is scratch of this system, written here and read by the gather on the same stream.
             launch!(be, &self.assemble, cfg; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
@@ -534,6 +577,11 @@ impl GpuHyper {
         launch!(be, &self.assemble, cfg; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
             &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals)?;
         Ok(())
+    }
+
+    /// The recomputing gather's blocks ([`Scheme::Recompute`]); None for the others.
+    pub fn recompute_blocks(&self) -> Option<&super::recompute::Blocks> {
+        self.recompute.as_ref().map(|rc| &rc.blocks)
     }
 
     /// The owner gather alone ([`Scheme::Gather`]): `k`'s values from the element matrices the last
@@ -630,6 +678,9 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                 let frames = if law.anisotropic() { vec![frame; mesh.num_cells()] } else { Vec::new() };
                 let el = HyperElement::new(space.clone(), law, frames.clone())?;
                 let mut variants = vec![defines(&el)?];
+                // The seventeenth pass's recomputing gather (its own source): both rules, 4 warps
+                // per block, and 8 at P2 (the sweep's).
+                let mut recompute = Vec::new();
                 // The stiffness rule (`physics.quadrature = "stiffness"`) on tetrahedra: P2 has 4
                 // points, fewer than the staged scatter's blocks need without the larger record space.
                 if cell == CellType::Tetrahedron {
@@ -637,6 +688,11 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     variants.push(defines(&st)?);
                     variants.push(defines_for(&st, tc_default(&st))?);
                     variants.push(defines_for(&st, Scheme::Tc { wpb: 1, qc: st.quad.len().min(4), wpc: 1 })?);
+                    recompute.push(super::recompute::defines(&el, 4)?);
+                    recompute.push(super::recompute::defines(&st, 4)?);
+                    if degree == 2 {
+                        recompute.push(super::recompute::defines(&el, 8)?);
+                    }
                 }
                 if tc_applies(&el, (9, 0)) {
                     let tc = defines_for(&el, tc_default(&el))?;
@@ -669,6 +725,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     }
                 }
                 compile_checked(&HYPERELASTIC, arch, variants, &mut out)?;
+                compile_checked(&super::recompute::HYPERELASTIC_RECOMPUTE, arch, recompute, &mut out)?;
             }
         }
     }

@@ -16,6 +16,7 @@ pub mod moments;
 pub mod multigrid;
 pub mod newton;
 pub mod patch;
+pub mod recompute;
 pub mod run;
 pub mod system;
 

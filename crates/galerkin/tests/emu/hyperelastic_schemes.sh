@@ -8,12 +8,14 @@
 # residual in the GEMM and paired accesses (HK_RES_MMA, HK_VEC) and two warps per cell (WPC=2); the
 # patch kernel in two batches per patch, with plainly stored rows, shared atomics or cells in turn.
 # At P2 the tables hold true P2 gradients at random points, and the moments scheme
-# (hyperelastic_moments.cu, one and two cells per block) is compared too.
+# (hyperelastic_moments.cu, one and two cells per block) is compared too; and the recomputing gather
+# (hyperelastic_recompute.cu, blocks of 7 nodes, its values prefilled with NaN).
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
 sed 's/extern "C" //' "$k/hyperelastic.cu" > "$t/hk.cu"; sed 's/extern "C" //' "$k/hyperelastic_patch.cu" > "$t/hp.cu"; cp "$k/hyperelastic_law.cuh" "$t/law.cuh"
 sed 's/extern "C" //' "$k/hyperelastic_moments.cu" > "$t/hm.cu"; cp "$k/hyperelastic_moments.cuh" "$t/hm.cuh"
+sed 's/extern "C" //; s/extern __shared__ double hr_sh\[\];/static double hr_sh[1 << 15];/' "$k/hyperelastic_recompute.cu" > "$t/hr.cu"
 cp "$here/warp_emu.h" "$here/hyperelastic_schemes.cpp" "$t/"
 # (the fibre law also with one scheme's CSR positions gathered into shared memory, HK_POS_SHARED,
 # against the other's read from global memory)
