@@ -18,8 +18,9 @@ prof() { # name timeout regex count -- command...
   timeout "$t" "$NCU" --clock-control none --import-source no -k "regex:$re" --launch-count "$n" $SEC "$@" > "$OUT/ncu-$name.txt" 2>&1
   step "$name rc $? ($(grep -c '^  [a-z_].*(' "$OUT/ncu-$name.txt") kernels)"
 }
-prof iga 110 '^mf_' 60 -- "$G" bench-iga --gpu --sweeps rhs --rhs 256 --rhs-elements 1048576 --rhs-degree 3 --reps 1 --cpu-max 0 --rhs-engines gpu-rows
-prof hex 60 'matrices_tiled' 4 -- "$G" bench --hex --degrees 4,5 --runs 1 --cpu-cells 10
-prof hyper 60 '^hyper_' 8 -- "$G" bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 1 --hyper-variants "tc staged,cube 6 scatter-only"
+prof iga 110 '^mf_(mapss|rhs|rows|sep)' 24 -- "$G" bench-iga --gpu --sweeps rhs --rhs 256 --rhs-elements 1048576 --rhs-degree 3 --reps 1 --cpu-max 0 --rhs-engines gpu-rows
+prof hex4 60 'matrices_tiled' 2 -- "$G" bench --hex --degrees 4 --runs 1 --cpu-cells 10
+prof hex5 60 'matrices_tiled' 2 -- "$G" bench --hex --degrees 5 --runs 1 --cpu-cells 10
+prof hyper 70 '^hyper_' 10 -- "$G" bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 1 --hyper-quadrature stiffness --hyper-variants "tc staged,cube 6 scatter-only"
 ls -la "$OUT" >> "$S"
 cat "$S"
