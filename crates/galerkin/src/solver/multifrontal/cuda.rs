@@ -684,8 +684,12 @@ impl CudaMultifrontal {
         let mut sub_smem = DEFAULT_SMEM;
         // (`mf_mapss_top` is not among them: its static shared memory would make 227 KiB of
         // dynamic shared memory too much, and the few rows of a walk step fit 48 KiB.)
-        if want > DEFAULT_SMEM && kernels.wide_smem().all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, MAX_SMEM as i32).is_ok()) {
-            sub_smem = MAX_SMEM;
+        // Each kernel gets MAX_SMEM less its static shared memory (the bulk-copy variants' mbarrier:
+        // asking MAX_SMEM of them fails, and that failure once left every kernel at 48 KiB, halving
+        // the default bottom backward pass's chunk; device run of round 18).
+        let stat = |k: &Kernel| k.func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).map_or(0, |b| b.max(0) as usize);
+        if want > DEFAULT_SMEM && kernels.wide_smem().all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (MAX_SMEM - stat(k)) as i32).is_ok()) {
+            sub_smem = MAX_SMEM - kernels.wide_smem().map(stat).max().unwrap_or(0);
         }
 
         let storage = be.alloc::<f64>(s.storage_len as usize)?;
