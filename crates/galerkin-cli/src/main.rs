@@ -319,7 +319,10 @@ enum Command {
         /// gpu-rows-reg: its bottom pass a thread per column, the rows in registers; gpu-rows-regtc: the same with
         /// the backward product on the tensor cores; gpu-rows-staged: by the staged separator-row kernels;
         /// gpu-rows-fused: the bottom subtrees' rows at implicit 1D places, all of a column's loads issued first,
-        /// two columns per thread where the count is even; gpu-rows-fused1: the same, one column per thread).
+        /// two columns per thread where the count is even; gpu-rows-fused1: the same, one column per thread;
+        /// gpu-rows-[bulk][ext|ext2][tc] (at least one): the separator-row kernels bring whole lines by Hopper's bulk
+        /// copies (bulk), stage the external contributions with the gather on every pass (ext) or on passes of
+        /// fewer than 2048 subtrees (ext2), run the forward product on the tensor cores (tc)).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]
         rhs_engines: Vec<String>,
         /// Timed repetitions per measurement (median and spread reported).

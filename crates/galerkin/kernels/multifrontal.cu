@@ -597,21 +597,27 @@ __device__ __forceinline__ void sub_load_rows(const u32* rdof, u32 R, u32 ne, u3
 // its NC columns T apart), at local rows below `keep`. MF_BATCH entries at a time: their indices,
 // then their contributions loaded before any is added (the adds to shared memory would otherwise
 // order every next index load after them: two dependent round trips per entry), in entry order.
+// With `ew` (not null) the contributions were staged in shared memory with the chunk's gather
+// (entry k at ew[(k − x0)·ld], this thread's column at the same offset as in wc): only the rows
+// are loaded here, no dependent global round trip per batch.
 template <int NC>
 __device__ __forceinline__ void sub_add_ext(const Pass& p, u32 x0, u32 x1, u32 keep, const double* __restrict__ buf, u32 nrhs,
-                                            u32 col, u32 T, double* wc, int ld) {
+                                            u32 col, u32 T, double* wc, int ld, const double* ew = nullptr) {
     for (u32 k0 = x0; k0 < x1; k0 += MF_BATCH) {
         u32 row[MF_BATCH], src[MF_BATCH];
 #pragma unroll
         for (int u = 0; u < MF_BATCH; ++u) {
             row[u] = k0 + u < x1 ? p.ext_row[k0 + u] : keep;
-            src[u] = row[u] < keep ? p.ext_src[k0 + u] : 0;
+            src[u] = row[u] < keep && ew == nullptr ? p.ext_src[k0 + u] : 0;
         }
         double v[MF_BATCH][NC];
 #pragma unroll
         for (int u = 0; u < MF_BATCH; ++u)
 #pragma unroll
-            for (u32 c = 0; c < NC; ++c) v[u][c] = row[u] < keep && col + c * T < nrhs ? buf[(u64)src[u] * nrhs + col + c * T] : 0.0;
+            for (u32 c = 0; c < NC; ++c)
+                v[u][c] = !(row[u] < keep && col + c * T < nrhs) ? 0.0
+                          : ew != nullptr                        ? ew[(k0 + u - x0) * ld + c * T]
+                                                                 : buf[(u64)src[u] * nrhs + col + c * T];
 #pragma unroll
         for (int u = 0; u < MF_BATCH; ++u)
 #pragma unroll
@@ -834,6 +840,52 @@ __device__ __forceinline__ void mf_cp_wait_all() {
 #endif
 }
 
+// Hopper's bulk copy engine (cp.async.bulk, sm_90): one thread moves a whole line of global memory
+// (16-byte aligned, a multiple of 16 bytes) into shared memory in one instruction, completing on an
+// mbarrier that counts the bytes (each copy announces its bytes first, every thread of the block
+// arrives once per chunk, all wait on the chunk's phase) — instead of an 8-byte cp.async per
+// element. Older devices copy synchronously (the host chooses the bulk kernels on sm_90 only).
+__device__ __forceinline__ u32 mf_smem_addr(const void* p) { return (u32)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mf_bar_init(u64* bar, u32 count) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(mf_smem_addr(bar)), "r"(count) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void mf_bar_arrive(u64* bar) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(mf_smem_addr(bar)) : "memory");
+#endif
+}
+__device__ __forceinline__ void mf_bar_wait(u64* bar, u32 parity) {
+#if __CUDA_ARCH__ >= 900
+    u32 done = 0;
+    do {
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(mf_smem_addr(bar)), "r"(parity)
+                     : "memory");
+    } while (!done);
+#endif
+}
+// Orders this thread's earlier shared-memory accesses before later bulk copies into it (the next
+// chunk's lines overwrite what the last chunk read).
+__device__ __forceinline__ void mf_fence_async() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void mf_bulk(double* dst, const double* src, u32 bytes, u64* bar) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(mf_smem_addr(bar)), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(mf_smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(mf_smem_addr(bar))
+                 : "memory");
+#else
+    for (u32 i = 0; i < bytes / 8; ++i) dst[i] = src[i];
+#endif
+}
+
 // Issues item (j, c0)'s gather into w (R local rows × C columns, stride ld: b at the eliminated
 // rows, x at the root's Schur rows backward, else zero; zero past nrhs; a warp per column, lanes
 // over rows: coalesced) and, if `map` is not null, subtree j's map (cnt doubles) into it.
@@ -897,7 +949,11 @@ __device__ __forceinline__ void mf_mma16(double d[4], double a0, double a1, doub
 // with more warps each fewer. sM: [H K]ᵀ staged with row stride lds = ldm + MF_TC_PAD; row tiles at
 // or past ldm (a subtree with fewer eliminated rows than its pass's largest) are skipped, rows from
 // ne on are not written.
-template <int NB>
+// FWD (the forward product on the tensor cores, MF_SEP_TCF): the root's contribution rows
+// w_S + G·w_E into w's first ne (= s) rows, R the eliminated rows summed over, the accumulators
+// starting from w's rows R…R + s − 1 (w_S with the external contributions); sM holds Gᵀ with row
+// stride ldm + MF_TC_PAD (ldm = 16: s ≤ 16).
+template <int NB, bool FWD = false>
 __device__ __forceinline__ void maps_tc_backward(const double* sM, u32 ldm, double* w, int ld, u32 R, u32 ne, u32 C) {
     const int lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
     const int lds = (int)ldm + MF_TC_PAD;
@@ -912,7 +968,10 @@ __device__ __forceinline__ void maps_tc_backward(const double* sM, u32 ldm, doub
 #pragma unroll
             for (int ct = 0; ct < 2; ++ct)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) d[rt][ct][e] = 0.0;
+                for (int e = 0; e < 4; ++e) {
+                    const u32 r = rt * 16 + g + 8 * (e >> 1);
+                    d[rt][ct][e] = FWD && r < ne ? w[(R + r) * ld + col0 + ct * 8 + 2 * tq + (e & 1)] : 0.0;
+                }
         for (u32 k0 = 0; k0 < R; k0 += 4) {
             const u32 k = k0 + tq;
             const bool kv = k < R;
@@ -956,6 +1015,11 @@ __device__ __forceinline__ void maps_tc_backward(const double* sM, u32 ldm, doub
 template <bool BACKWARD>
 __device__ __forceinline__ void maps_stage_async(const double* __restrict__ src, u32 cnt, u32 ldm, double* sM) {
     for (u32 i = threadIdx.x; i < cnt; i += blockDim.x) mf_cp8(sM + (BACKWARD ? i + i / ldm * MF_TC_PAD : i), src + i, true);
+}
+// Gᵀ (ne × s, row-major) for the forward product on the tensor cores: row i at sM[i·(16 +
+// MF_TC_PAD)] (columns s…15 are never stored: they only feed accumulator rows that are not).
+__device__ __forceinline__ void maps_stage_forward_tc(const double* __restrict__ src, u32 ne, u32 s, double* sM) {
+    for (u32 i = threadIdx.x; i < ne * s; i += blockDim.x) mf_cp8(sM + i / s * (16 + MF_TC_PAD) + i % s, src + i, true);
 }
 
 template <int NB, bool BACKWARD, bool TC = false>
@@ -1223,15 +1287,61 @@ struct SepPass {
 // Issues chunk c0's gather of subtree j into w: rows from the column-major b a warp per column,
 // lanes over rows (pass 0: its eliminated rows, and forward its owned rows into w rows R…); rows
 // from the row-major sep a warp per row, lanes over columns; forward the Schur rows are zero.
-template <bool BACKWARD>
+// FLAGS (the variants mf_mapss{b,e,be}_*): MF_SEP_EXT also stages the external children's
+// contribution rows (whole lines of the row-major buf; backward only those at eliminated rows) at
+// ew, entry k − ext_ptr[j] at row k − ext_ptr[j]; MF_SEP_BULK brings every row-major line (b, sep,
+// buf) by one bulk copy of a thread onto `bar` (nrhs even: 16-byte lines), and every thread
+// arrives on it once.
+#define MF_SEP_BULK 1
+#define MF_SEP_EXT 2
+#define MF_SEP_TCF 4
+template <bool BACKWARD, int FLAGS = 0>
 __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp, u32 j, u32 c0, u32 C, u32 nrhs, u64 n,
-                                               const double* __restrict__ b, const double* __restrict__ sep, double* w, int ld) {
+                                               const double* __restrict__ b, const double* __restrict__ sep, double* w, int ld,
+                                               const double* __restrict__ buf = nullptr, double* ew = nullptr, u64* bar = nullptr) {
     const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
     const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j];
     const u32* rdof = p.row_dof + r0;
     const u32 o0 = sp.upper ? 0 : sp.own_ptr[j];
     const u32 ncm = sp.upper ? 0 : ne + (BACKWARD ? 0 : sp.own_ptr[j + 1] - o0);
-    if (mf_rows(n)) {  // row-major b: a warp per row, lanes over columns (whole lines, as sep)
+    if constexpr (FLAGS != 0) {
+        // Lines: row-major b (pass 0), then sep rows, then staged contributions.
+        const u32 nb = mf_rows(n) ? ncm : 0, first = sp.upper ? 0 : ne, last = BACKWARD ? R : ne, ns = last - first;
+        const u32 x0 = p.ext_ptr[j], nx = (FLAGS & MF_SEP_EXT) ? p.ext_ptr[j + 1] - x0 : 0, keep = BACKWARD ? ne : R;
+        const u32 nl = nb + ns + nx, cols = min(C, nrhs - c0);
+        auto at = [&](u32 k, double*& dst, const double*& src) -> bool {
+            if (k < nb) {
+                const u32 d = k < ne ? rdof[k] : sp.own_dof[o0 + k - ne];
+                dst = w + (k < ne ? k : R + (k - ne)) * ld;
+                src = b + (u64)d * nrhs + c0;
+                return true;
+            }
+            if (k < nb + ns) {
+                const u32 i = first + k - nb;
+                dst = w + i * ld;
+                src = sep + (u64)rdof[i] * nrhs + c0;
+                return true;
+            }
+            const u32 e = k - nb - ns;
+            dst = ew + e * ld;
+            src = buf + p.ext_src[x0 + e] * nrhs + c0;
+            return p.ext_row[x0 + e] < keep;
+        };
+        if ((FLAGS & MF_SEP_BULK) && nrhs % 2 == 0) {
+            for (u32 k = tid; k < nl; k += blockDim.x) {
+                double* dst;
+                const double* src;
+                if (at(k, dst, src)) mf_bulk(dst, src, 8 * cols, bar);
+            }
+        } else {
+            for (u32 k = warp; k < nl; k += nw) {
+                double* dst;
+                const double* src;
+                if (at(k, dst, src))
+                    for (u32 col = lane; col < C; col += 32) mf_cp8(dst + col, col < cols ? src + col : b, col < cols);
+            }
+        }
+    } else if (mf_rows(n)) {  // row-major b: a warp per row, lanes over columns (whole lines, as sep)
         for (u32 i = warp; i < ncm; i += nw) {
             const u32 d = i < ne ? rdof[i] : sp.own_dof[o0 + i - ne];
             const u32 wr = i < ne ? i : R + (i - ne);
@@ -1253,7 +1363,7 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
         }
     }
     const u32 first = sp.upper ? 0 : ne, last = BACKWARD ? R : ne;
-    for (u32 i = first + warp; i < last; i += nw) {
+    for (u32 i = first + warp; i < (FLAGS != 0 ? first : last); i += nw) {
         const double* src = sep + (u64)rdof[i] * nrhs + c0;
         for (u32 col = lane; col < C; col += 32) {
             const bool v = c0 + col < nrhs;
@@ -1263,6 +1373,7 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
     if (!BACKWARD)
         for (u32 i = ne + warp; i < R; i += nw)
             for (u32 col = lane; col < C; col += 32) w[i * ld + col] = 0.0;
+    if constexpr ((FLAGS & MF_SEP_BULK) != 0) mf_bar_arrive(bar);
 }
 
 // One landed chunk c0 (C columns) of subtree j in w (row stride ld; the map in sM): forward, b at
@@ -1271,10 +1382,13 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
 // owned rows' x from sep (pass 0). The block has blockDim.x / C threads per column (parts): part 0
 // adds the external contributions, the parts share a column's forward rows; moves and products
 // are shared out by warps. Every thread of the block calls it (it holds block barriers).
-template <int NB, bool BACKWARD>
+// `ew`: the staged contribution rows (MF_SEP_EXT), else null. FLAGS with MF_SEP_TCF: the forward
+// product on the tensor cores (Gᵀ staged by maps_stage_forward_tc), the contribution rows stored
+// from w's first rows, whole lines.
+template <int NB, bool BACKWARD, int FLAGS = 0>
 __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, const SepPass& sp, u32 j, const double* sM, double* w, int ld,
                                                u32 C, u32 c0, u32 nrhs, u64 n, double* __restrict__ x, double* __restrict__ sep,
-                                               double* __restrict__ buf) {
+                                               double* __restrict__ buf, const double* ew = nullptr) {
     const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
     const u32 own_col = tid % C, part = tid / C, parts = blockDim.x / C;
     const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
@@ -1287,13 +1401,21 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
             double* dst = sep + (u64)rdof[sp.own_loc[o0 + k]] * nrhs + c0;
             for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[(R + k) * ld + col];
         }
-    if (mine && part == 0) sub_add_ext<1>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + own_col, C, wc, ld);
+    if (mine && part == 0)
+        sub_add_ext<1>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + own_col, C, wc, ld, ew ? ew + own_col : nullptr);
     // The columns complete: each thread added its own (one part), or every part waits for part 0.
     if (parts > 1)
         __syncthreads();
     else
         __syncwarp();
-    if (!BACKWARD) {
+    if (!BACKWARD && (FLAGS & MF_SEP_TCF)) {
+        maps_tc_backward<1, true>(sM, 16, w, ld, ne, s, C);
+        __syncthreads();
+        const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
+        double* dst = buf + (t.slot[root] + t.e[root]) * nrhs + c0;
+        for (u32 i = warp; i < s; i += nw)
+            for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[(u64)i * nrhs + col] = w[i * ld + col];
+    } else if (!BACKWARD) {
         const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
         if (mine) maps_apply_forward(sM, wc, ld, ne, s, buf + (t.slot[root] + t.e[root]) * nrhs + c0 + own_col, nrhs, part, parts);
     } else {
@@ -1323,49 +1445,70 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
     }
 }
 
-template <int NB, bool BACKWARD>
+// FLAGS != 0 (the variants): rows of ld = C + 4 doubles (32-byte aligned for the bulk copies, and
+// the tensor-core B fragments conflict-free; C + 2 with the forward product on the tensor cores,
+// MF_SEP_TCF, whose larger map would otherwise cost the bottom pass a resident block), the staged
+// contributions (MF_SEP_EXT: p.rows · ld doubles past w, a row per external entry of the pass's
+// largest), one mbarrier phase per chunk.
+template <int NB, bool BACKWARD, int FLAGS = 0>
 __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, u32 C, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
                                double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf, const u64* __restrict__ map_off,
                                const double* __restrict__ maps) {
     extern __shared__ __align__(16) double maps_smem[];
+    __shared__ __align__(8) u64 bar;
     // Block (x, y) of the grid (subtrees × column blocks) takes subtree lin / gridDim.y and column
     // block lin % gridDim.y, lin = x + y·gridDim.x: the column blocks of one subtree are launched
     // next to each other, so its map comes from memory once and from L2 for the others.
     const u32 lin = blockIdx.x + blockIdx.y * gridDim.x, j = lin / gridDim.y, cy = lin % gridDim.y;
-    const int ld = (int)C + 1;
+    const int ld = (int)C + (FLAGS == 0 ? 1 : (FLAGS & MF_SEP_TCF) ? 2 : 4);
     const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
     double* sM = maps_smem;
     double* w = maps_smem + (mcap + 1) / 2 * 2;
-    {
+    double* ew = (FLAGS & MF_SEP_EXT) ? w + p.rows * ld : nullptr;
+    if ((FLAGS & MF_SEP_BULK) && threadIdx.x == 0) mf_bar_init(&bar, blockDim.x);
+    if (!BACKWARD && (FLAGS & MF_SEP_TCF)) {
+        maps_stage_forward_tc(maps + map_off[j] + (u64)R * ldm, ne, s, sM);
+    } else {
         const u32 cnt = BACKWARD ? R * ldm : ne * s;
         maps_stage_async<BACKWARD>(maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm), cnt, ldm, sM);
     }
-    for (u32 c0 = cy * C; c0 < nrhs; c0 += C * gridDim.y) {
+    u32 phase = 0;
+    for (u32 c0 = cy * C; c0 < nrhs; c0 += C * gridDim.y, phase ^= 1) {
+        if (FLAGS & MF_SEP_BULK) mf_fence_async();
         __syncthreads();
-        maps_sep_issue<BACKWARD>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld);
+        maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld, buf, ew, &bar);
         mf_cp_commit();
         mf_cp_wait_all();
+        if (FLAGS & MF_SEP_BULK) mf_bar_wait(&bar, phase);
         __syncthreads();
-        maps_sep_chunk<NB, BACKWARD>(t, p, sp, j, sM, w, ld, C, c0, nrhs, n, x, sep, buf);
+        maps_sep_chunk<NB, BACKWARD, FLAGS>(t, p, sp, j, sM, w, ld, C, c0, nrhs, n, x, sep, buf, ew);
     }
 }
 
-// C columns per chunk, blockDim.x a multiple of C (threads per column: parts).
-extern "C" __global__ void mf_mapss_forward(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
-                                            double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf,
-                                            const u64* __restrict__ map_off, const double* __restrict__ maps) {
-    maps_sep_sweep<1, false>(t, p, sp, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps);
-}
-#define MF_MAPSS_BACKWARD(NB)                                                                                         \
-    extern "C" __global__ void mf_mapss_backward_##NB(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,   \
-                                                      const double* __restrict__ b, double* __restrict__ x,           \
-                                                      double* __restrict__ sep, double* __restrict__ buf,             \
-                                                      const u64* __restrict__ map_off, const double* __restrict__ maps) { \
-        maps_sep_sweep<NB, true>(t, p, sp, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps);                          \
+// C columns per chunk, blockDim.x a multiple of C (threads per column: parts). mf_mapss_*: the
+// plain kernels; mf_mapssb_* with bulk copies, mf_mapsse_* with staged contributions,
+// mf_mapssbe_* both; mf_mapss{,b,e,be}t_forward: the same with the forward product on the tensor
+// cores (`CudaMultifrontal::set_sep_lines`).
+#define MF_MAPSS_KERNEL(NAME, NB, BACKWARD, FLAGS)                                                                   \
+    extern "C" __global__ void NAME(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,                   \
+                                    const double* __restrict__ b, double* __restrict__ x, double* __restrict__ sep,  \
+                                    double* __restrict__ buf, const u64* __restrict__ map_off,                       \
+                                    const double* __restrict__ maps) {                                               \
+        maps_sep_sweep<NB, BACKWARD, FLAGS>(t, p, sp, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps);             \
     }
-MF_MAPSS_BACKWARD(1)
-MF_MAPSS_BACKWARD(2)
-MF_MAPSS_BACKWARD(3)
+#define MF_MAPSS_VARIANT(V, FLAGS)                                  \
+    MF_MAPSS_KERNEL(mf_mapss##V##_forward, 1, false, FLAGS)        \
+    MF_MAPSS_KERNEL(mf_mapss##V##_backward_1, 1, true, FLAGS)      \
+    MF_MAPSS_KERNEL(mf_mapss##V##_backward_2, 2, true, FLAGS)      \
+    MF_MAPSS_KERNEL(mf_mapss##V##_backward_3, 3, true, FLAGS)
+MF_MAPSS_VARIANT(, 0)
+MF_MAPSS_VARIANT(b, MF_SEP_BULK)
+MF_MAPSS_VARIANT(e, MF_SEP_EXT)
+MF_MAPSS_VARIANT(be, MF_SEP_BULK | MF_SEP_EXT)
+MF_MAPSS_KERNEL(mf_mapsst_forward, 1, false, MF_SEP_TCF)
+MF_MAPSS_KERNEL(mf_mapssbt_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF)
+MF_MAPSS_KERNEL(mf_mapsset_forward, 1, false, MF_SEP_EXT | MF_SEP_TCF)
+MF_MAPSS_KERNEL(mf_mapssbet_forward, 1, false, MF_SEP_BULK | MF_SEP_EXT | MF_SEP_TCF)
 
 // The separator-row sweep pipelined (`CudaMultifrontal::set_pipe_separators`): a block walks
 // (subtree, chunk) items as the pipelined kernels do (pipe_walk), the next item's gather and map

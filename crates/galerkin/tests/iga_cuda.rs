@@ -5,7 +5,7 @@
 mod iga_common;
 
 use galerkin::backend::cuda::test_gpu;
-use galerkin::solver::multifrontal::cuda::{MapsKernel, RowsBottom, SolvePath, SubtreeShape, BLOCK_MAX, DEFAULT_COLUMN_THREADS, MAPS_MIN_RHS};
+use galerkin::solver::multifrontal::cuda::{MapsKernel, RowsBottom, SepLines, SolvePath, SubtreeShape, BLOCK_MAX, DEFAULT_COLUMN_THREADS, MAPS_MIN_RHS};
 use galerkin::solver::multifrontal::CudaMultifrontal;
 use galerkin::backend::Backend;
 use galerkin::iga::{self, seed, Space1d};
@@ -611,6 +611,81 @@ fn gpu_row_major_bottom_by_columns_equals_faer_lu_and_the_cpu() {
     for p in 1..=5 {
         for how in ["Columns", "ColumnsTensor", "Fused", "FusedOne"] {
             assert!(ran.iter().any(|c| c == &format!("seed p={p} N=3001 {how}")), "degree {p}: the bottom pass by columns ({how}) did not run ({ran:?})");
+        }
+    }
+}
+
+/// The separator-row kernels' variants (`set_sep_lines`, round 18: every row-major line by one
+/// bulk copy of the copy engine, `mf_mapssb_*`; the external contributions staged with the gather,
+/// `mf_mapsse_*`; both, `mf_mapssbe_*`; the forward product on the tensor cores, `mf_mapsst_forward`,
+/// and with both, `mf_mapssbet_forward`) equal faer's LU for 1, 7, 32 and 256 row-major columns (odd
+/// counts: the bulk kernels fall back to 8-byte copies; 32 and 256: 16-byte lines, 256 in several
+/// chunks) on 1D systems of degree 1…5 with an odd number of elements (uneven subtrees), and on the
+/// small and large-front cases; column-major at 256 columns too. At 256 columns the profile shows
+/// the chosen variant on every pass it applies to (bulk: every pass; staged contributions: the
+/// passes above the bottom one), and 78 columns (even: bulk lines) and 77 equal the CPU twin.
+#[test]
+fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
+    let Some(be) = test_gpu() else { return };
+    let bulk_here = be.device().compute_capability.0 >= 9;
+    let mut ran = Vec::new();
+    let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(small_cases()).chain(large_front_cases());
+    for case in cases {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        f.prepare_maps(&be).unwrap();
+        f.set_rows_bottom(RowsBottom::Staged);
+        let n = case.sys.ndofs;
+        let cpu = galerkin::solver::multifrontal::CpuMultifrontal::factor(Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
+        let twins: Vec<(usize, Vec<f64>, Vec<f64>)> = [77, 78]
+            .into_iter()
+            .map(|k| {
+                let b = iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k);
+                let mut xc = vec![0.0; n * k];
+                cpu.solve_many_rows(&galerkin::backend::Cpu, k, &b, &mut xc).unwrap();
+                (k, b, xc)
+            })
+            .collect();
+        let variants = [
+            (SepLines { bulk: true, ext_below: None, tc_forward: false }, "mf_mapssb_"),
+            (SepLines { bulk: false, ext_below: Some(usize::MAX), tc_forward: false }, "mf_mapsse_"),
+            (SepLines { bulk: true, ext_below: Some(usize::MAX), tc_forward: false }, "mf_mapssbe_"),
+            (SepLines { bulk: false, ext_below: None, tc_forward: true }, "mf_mapsst_"),
+            (SepLines { bulk: true, ext_below: Some(usize::MAX), tc_forward: true }, "mf_mapssbet_"),
+        ];
+        for (lines, name) in variants {
+            f.set_sep_lines(lines);
+            for nrhs in [1, 7, 32, 256] {
+                check_rows_against_faer(&be, &f, &case, nrhs);
+            }
+            check_against_faer(&be, &f, &case, 256);
+            let b = be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, 256), n, 256)).unwrap();
+            let mut x = be.zeros(n * 256).unwrap();
+            let launches = f.solve_rows_profile(&be, 256, &b, &mut x).unwrap();
+            if launches.is_empty() {
+                continue; // no fused passes through the separator rows here
+            }
+            for l in &launches {
+                // Staged contributions only where a pass has external children (never the bottom
+                // one; the passes above have them here); the tensor cores forward only (these
+                // cases' roots have ≤ 16 Schur rows).
+                let b = if lines.bulk && bulk_here { "b" } else { "" };
+                let e = if lines.ext_below.is_some() && l.pass > 0 { "e" } else { "" };
+                let t = if lines.tc_forward && !l.backward { "t" } else { "" };
+                let want = if l.backward { format!("mf_mapss{b}{e}_backward_") } else { format!("mf_mapss{b}{e}{t}_forward") };
+                assert!(l.kernel.starts_with(&want), "{} {lines:?}: {} ran {} (expected {want}*)", case.name, l.label, l.kernel);
+            }
+            ran.push(format!("{} {name}", case.name));
+            for (k, bh, xc) in &twins {
+                let bd = be.from_host(bh).unwrap();
+                let mut xd = be.zeros(n * k).unwrap();
+                f.solve_many_rows(&be, *k, &bd, &mut xd).unwrap();
+                assert_equals_cpu(xc, &be.to_host(&xd).unwrap(), &format!("{} {lines:?}: row-major, {k} columns", case.name));
+            }
+        }
+    }
+    for p in 1..=5 {
+        for name in ["mf_mapssb_", "mf_mapsse_", "mf_mapssbe_", "mf_mapsst_", "mf_mapssbet_"] {
+            assert!(ran.iter().any(|c| c == &format!("seed p={p} N=3001 {name}")), "degree {p}: the line variant {name} did not run ({ran:?})");
         }
     }
 }

@@ -11,7 +11,7 @@
 use super::timing::{guarded_gbs, measure, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
-use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, OverlapSpan, RowsBottom, SolvePath, SubtreeShape, DEFAULT_COLUMN_THREADS, TC_FEW_SUBTREES};
+use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, OverlapSpan, RowsBottom, SepLines, SolvePath, SubtreeShape, DEFAULT_COLUMN_THREADS, TC_FEW_SUBTREES};
 use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
@@ -493,8 +493,29 @@ fn rows_engine(engine: &str) -> Option<Option<RowsBottom>> {
         ROWS_STAGED_ENGINE => Some(Some(RowsBottom::Staged)),
         ROWS_FUSED_ENGINE => Some(Some(RowsBottom::Fused)),
         ROWS_FUSED1_ENGINE => Some(Some(RowsBottom::FusedOne)),
-        _ => None,
+        e => rows_lines(e).map(|_| None),
     }
+}
+
+/// The row-major engines with the separator-row kernels' variants
+/// ([`CudaMultifrontal::set_sep_lines`], round 18): `gpu-rows-` then `bulk` (bulk copies), then
+/// `ext` (external contributions staged on every pass) or `ext2` (on passes of fewer than
+/// [`TC_FEW_SUBTREES`] subtrees), then `tc` (the forward product on the tensor cores), at least one
+/// of them, in that order: `gpu-rows-bulk`, `gpu-rows-ext2`, `gpu-rows-bulkext2tc`, ….
+fn rows_lines(engine: &str) -> Option<SepLines> {
+    let rest = engine.strip_prefix("gpu-rows-")?;
+    let (bulk, rest) = rest.strip_prefix("bulk").map_or((false, rest), |r| (true, r));
+    let (ext_below, rest) = if let Some(r) = rest.strip_prefix("ext2") {
+        (Some(TC_FEW_SUBTREES), r)
+    } else {
+        rest.strip_prefix("ext").map_or((None, rest), |r| (Some(usize::MAX), r))
+    };
+    let tc_forward = match rest {
+        "tc" => true,
+        "" => false,
+        _ => return None,
+    };
+    (bulk || ext_below.is_some() || tc_forward).then_some(SepLines { bulk, ext_below, tc_forward })
 }
 
 /// Whether `engine` is one of the overlapped factor-and-solve engines.
@@ -579,6 +600,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     if let Some(Some(how)) = rows_engine(e) {
                         f.set_rows_bottom(how);
                     }
+                    f.set_sep_lines(rows_lines(e).unwrap_or_default());
                     if [ROWS_REG_ENGINE, ROWS_REGTC_ENGINE, ROWS_FUSED_ENGINE, ROWS_FUSED1_ENGINE].contains(&e) && !f.rows_bottom_runs() {
                         return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run that row-major bottom kernel")));
                     }

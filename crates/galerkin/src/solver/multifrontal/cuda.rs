@@ -49,7 +49,7 @@ mod fused;
 mod overlap;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
-pub use sep::{RowsBottom, DEFAULT_COLUMN_THREADS, DEFAULT_ROWS_BOTTOM, SEPARATORS_MIN_RHS};
+pub use sep::{RowsBottom, SepLines, DEFAULT_COLUMN_THREADS, DEFAULT_ROWS_BOTTOM, SEPARATORS_MIN_RHS};
 
 /// Fronts of at most this many rows are factorized by one warp; up to [`BLOCK_MAX`] by a block.
 pub const WARP_MAX: usize = 32;
@@ -144,6 +144,10 @@ struct DevPass {
     /// children (the register-streamed kernels handle neither more than 16 nor external ones).
     max_schur: usize,
     has_ext: bool,
+    /// Most external contribution entries of a subtree (rows the staged-contribution kernels hold)
+    /// and most eliminated rows.
+    max_ext: usize,
+    max_elim: usize,
     /// The factorization step (0: the leaves, then the tree levels) after which every front of
     /// the pass is factorized ([`CudaMultifrontal::factor_and_solve_overlap`]).
     top_step: usize,
@@ -352,6 +356,12 @@ struct MfKernels {
     /// The tensor-core map kernels through compact separator rows ([`MapsKernel::Separators`]).
     mapss_forward: Kernel,
     mapss_backward: [Kernel; 3],
+    /// Their variants by whole lines ([`CudaMultifrontal::set_sep_lines`]): bulk copies
+    /// (`mf_mapssb_*`), staged contributions (`mf_mapsse_*`), both (`mf_mapssbe_*`); each
+    /// `[forward, backward ≤ 16, 32, 48 rows]`.
+    mapss_lines: [[Kernel; 4]; 3],
+    /// The forward kernels with the product on the tensor cores: plain, bulk, staged, both.
+    mapss_tcf: [Kernel; 4],
     /// The same, pipelined ([`CudaMultifrontal::set_pipe_separators`]).
     mapssp_forward: Kernel,
     mapssp_backward: [Kernel; 3],
@@ -384,7 +394,7 @@ impl MfKernels {
     /// reads a launch's kernel from the launch itself).
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
     }
 }
 
@@ -486,6 +496,8 @@ pub struct CudaMultifrontal {
     priorities: bool,
     /// The bottom pass of row-major solves ([`CudaMultifrontal::set_rows_bottom`]).
     rows_bottom: RowsBottom,
+    /// How the separator-row kernels move whole lines ([`CudaMultifrontal::set_sep_lines`]).
+    sep_lines: SepLines,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -637,6 +649,12 @@ impl CudaMultifrontal {
             mapst_backward: [get("mf_mapst_backward_1")?, get("mf_mapst_backward_2")?, get("mf_mapst_backward_3")?],
             mapss_forward: get("mf_mapss_forward")?,
             mapss_backward: [get("mf_mapss_backward_1")?, get("mf_mapss_backward_2")?, get("mf_mapss_backward_3")?],
+            mapss_lines: [
+                [get("mf_mapssb_forward")?, get("mf_mapssb_backward_1")?, get("mf_mapssb_backward_2")?, get("mf_mapssb_backward_3")?],
+                [get("mf_mapsse_forward")?, get("mf_mapsse_backward_1")?, get("mf_mapsse_backward_2")?, get("mf_mapsse_backward_3")?],
+                [get("mf_mapssbe_forward")?, get("mf_mapssbe_backward_1")?, get("mf_mapssbe_backward_2")?, get("mf_mapssbe_backward_3")?],
+            ],
+            mapss_tcf: [get("mf_mapsst_forward")?, get("mf_mapssbt_forward")?, get("mf_mapsset_forward")?, get("mf_mapssbet_forward")?],
             mapssp_forward: get("mf_mapssp_forward")?,
             mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
@@ -662,12 +680,16 @@ impl CudaMultifrontal {
         // by every factorization on the backend (one module), so the limit is always set to the
         // same largest value: a per-factorization value could be lowered by another one between
         // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
-        let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(2 * p.mapt_smem(true, SUBTREE_MAX_WIDTH))).max().unwrap_or(0);
+        let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(2 * p.mapt_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapss_smem(true, SUBTREE_MAX_WIDTH, 3)).max(p.mapss_smem(false, SUBTREE_MAX_WIDTH, 7))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
         // (`mf_mapss_top` is not among them: its static shared memory would make 227 KiB of
         // dynamic shared memory too much, and the few rows of a walk step fit 48 KiB.)
-        if want > DEFAULT_SMEM && kernels.wide_smem().all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, MAX_SMEM as i32).is_ok()) {
-            sub_smem = MAX_SMEM;
+        // Each kernel gets MAX_SMEM less its static shared memory (the bulk-copy variants' mbarrier:
+        // asking MAX_SMEM of them fails, and that failure once left every kernel at 48 KiB, halving
+        // the default bottom backward pass's chunk; device run of round 18).
+        let stat = |k: &Kernel| k.func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).map_or(0, |b| b.max(0) as usize);
+        if want > DEFAULT_SMEM && kernels.wide_smem().all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (MAX_SMEM - stat(k)) as i32).is_ok()) {
+            sub_smem = MAX_SMEM - kernels.wide_smem().map(stat).max().unwrap_or(0);
         }
 
         let storage = be.alloc::<f64>(s.storage_len as usize)?;
@@ -733,6 +755,7 @@ impl CudaMultifrontal {
             column_threads: DEFAULT_COLUMN_THREADS,
             solved_columns: AtomicUsize::new(0),
             rows_bottom: DEFAULT_ROWS_BOTTOM,
+            sep_lines: SepLines::default(),
             probe: Mutex::new(None),
             lvl_end,
             side: Vec::new(),
@@ -1323,6 +1346,8 @@ fn upload_pass(be: &CudaBackend, p: &Pass, layout: &MapLayout, q: usize) -> Resu
         mmax: 0,
         max_schur: (0..p.len()).map(|j| (p.row_ptr[j + 1] - p.row_ptr[j] - p.elim[j]) as usize).max().unwrap_or(0),
         has_ext: p.ext_ptr.last().is_some_and(|&e| e > 0),
+        max_ext: p.ext_ptr.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0),
+        max_elim: layout.max_elim[q],
         top_step: 0,
     })
 }

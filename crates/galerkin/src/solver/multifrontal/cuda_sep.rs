@@ -185,6 +185,26 @@ pub enum RowsBottom {
 /// The bottom pass of row-major solves by default.
 pub const DEFAULT_ROWS_BOTTOM: RowsBottom = RowsBottom::Staged;
 
+/// How the plain separator-row kernels (`mf_mapss_*`) bring a chunk's row-major lines — `b` of a
+/// row-major solve, `sep`, the contribution buffer — into shared memory
+/// ([`CudaMultifrontal::set_sep_lines`]). The default (both off) is round 12's kernels: an 8-byte
+/// `cp.async` per element, and each thread adding the external children's contributions to its
+/// column from global memory, a batch of 8 entries at a time behind their indices (two dependent
+/// round trips per batch: the latency the passes of few subtrees wait on).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SepLines {
+    /// Each line by one bulk copy of Hopper's copy engine onto an mbarrier (`cp.async.bulk`; on
+    /// sm_90 and up, with an even number of right-hand sides: 16-byte lines; else as before).
+    pub bulk: bool,
+    /// On passes of fewer than this many subtrees (`usize::MAX`: every pass above the bottom one),
+    /// the external contributions staged as lines with the chunk's gather and added from shared
+    /// memory.
+    pub ext_below: Option<usize>,
+    /// The forward product (the root's contribution rows) on the FP64 tensor cores, as the
+    /// backward one, where a pass's roots have at most 16 Schur rows (else by FMAs as before).
+    pub tc_forward: bool,
+}
+
 /// With no map kernel chosen ([`CudaMultifrontal::set_maps_kernel`] `None`), solves of this many
 /// right-hand sides or more run [`MapsKernel::Separators`] where the layout applies, fewer the
 /// tensor-core kernels. 1 since round 12: with [`DEFAULT_COLUMN_THREADS`] the separator rows are
@@ -253,6 +273,13 @@ impl CudaMultifrontal {
     /// solves the usual kernels run.
     pub fn set_rows_bottom(&mut self, how: RowsBottom) {
         self.rows_bottom = how;
+    }
+
+    /// Chooses how the separator-row kernels move whole lines ([`SepLines`]; the default: neither
+    /// variant). Applies to every plain launch of `mf_mapss_*` (row- and column-major solves; not
+    /// the pipelined kernels or the walk).
+    pub fn set_sep_lines(&mut self, lines: SepLines) {
+        self.sep_lines = lines;
     }
 
     /// Whether a row-major solve's bottom pass runs a thread per column here: chosen, the
@@ -439,13 +466,20 @@ impl CudaMultifrontal {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
         let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
-        let (cols, smem) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapt_smem(backward, c)).ok_or_else(|| Error::invalid(format!("pass {}: 32 columns of the separator-row kernels need more shared memory than {} bytes", p.index, self.sub_smem)))?;
+        let flags = self.sep_line_flags(be, p, backward);
+        let (cols, smem) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, flags)).ok_or_else(|| Error::invalid(format!("pass {}: 32 columns of the separator-row kernels need more shared memory than {} bytes", p.index, self.sub_smem)))?;
         let grid_y = if self.split_columns { nrhs.div_ceil(cols).min(GRID_Y) } else { self.tensor_grid_y(p, nrhs, cols) };
-        let k = if backward { &self.kernels.mapss_backward[p.map_nb - 1] } else { &self.kernels.mapss_forward };
+        let which = if backward { p.map_nb } else { 0 };
+        let k = match flags {
+            0 if backward => &self.kernels.mapss_backward[p.map_nb - 1],
+            0 => &self.kernels.mapss_forward,
+            f if f & SEP_TCF != 0 => &self.kernels.mapss_tcf[f & (SEP_BULK | SEP_EXT)],
+            f => &self.kernels.mapss_lines[f - 1][which],
+        };
         let threads = self.column_block(k, cols)?;
         let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let sp = seps.pass(be, p.index);
-        let mcap = p.map_cap(backward, true) as u32;
+        let mcap = p.mapss_map(backward, flags) as u32;
         let (c, nr, off) = (cols as u32, nrhs as u32, ptr(be, &p.map_off));
         launch!(@on stream, be, k, cfg; &self.tree, &p.dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         Ok(pipe::Launch::new(k, cfg))
@@ -457,6 +491,47 @@ impl DevPass {
     /// columns: two tensor-core maps and two chunks of local rows.
     fn mapssp_smem(&self, backward: bool, cols: usize) -> usize {
         2 * self.mapt_smem(backward, cols)
+    }
+
+    /// Dynamic shared memory of one block of the plain separator-row kernels with `cols` columns
+    /// and line variant `flags` ([`CudaMultifrontal::sep_line_flags`]): the variants' rows are
+    /// `cols + 4` doubles, the staged contributions one row per external entry.
+    pub(super) fn mapss_smem(&self, backward: bool, cols: usize, flags: usize) -> usize {
+        if flags == 0 {
+            return self.mapt_smem(backward, cols);
+        }
+        let ext = if flags & SEP_EXT != 0 { self.max_ext } else { 0 };
+        let pad = if flags & SEP_TCF != 0 { 2 } else { 4 };
+        8 * (self.mapss_map(backward, flags).next_multiple_of(2) + (self.dp.rows as usize + ext) * (cols + pad))
+    }
+
+    /// Doubles of the largest staged map of those kernels (`mcap`): forward on the tensor cores
+    /// `Gᵀ` with rows of 16 + [`pipe::TC_PAD`].
+    fn mapss_map(&self, backward: bool, flags: usize) -> usize {
+        if !backward && flags & SEP_TCF != 0 {
+            self.max_elim * (crate::solver::multifrontal::maps::MAP_ROWS + pipe::TC_PAD)
+        } else {
+            self.map_cap(backward, true)
+        }
+    }
+}
+
+/// The kernels' MF_SEP_BULK, MF_SEP_EXT and MF_SEP_TCF (`mf_mapss{b,e,be}_*` = flags 1, 2, 3;
+/// `mf_mapss{,b,e,be}t_forward` = 4…7).
+const SEP_BULK: usize = 1;
+const SEP_EXT: usize = 2;
+const SEP_TCF: usize = 4;
+
+impl CudaMultifrontal {
+    /// The line variant of a separator-row launch over pass `p` ([`SepLines`]; 0: the plain
+    /// kernels): bulk copies where chosen on sm_90 and up, staged contributions where chosen for
+    /// a pass of that few subtrees with external children.
+    fn sep_line_flags(&self, be: &CudaBackend, p: &DevPass, backward: bool) -> usize {
+        let l = self.sep_lines;
+        let bulk = l.bulk && be.device().compute_capability.0 >= 9;
+        let ext = p.has_ext && l.ext_below.is_some_and(|min| p.count < min);
+        let tcf = l.tc_forward && !backward && p.max_schur <= crate::solver::multifrontal::maps::MAP_ROWS;
+        usize::from(bulk) * SEP_BULK + usize::from(ext) * SEP_EXT + usize::from(tcf) * SEP_TCF
     }
 }
 
