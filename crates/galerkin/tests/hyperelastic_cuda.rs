@@ -5,7 +5,7 @@
 mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
-use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_LEAN};
+use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_LEAN, TC_PREFETCH};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::patch::Grouping;
 use galerkin::hyperelastic::recompute;
@@ -209,6 +209,44 @@ fn gpu_lean_products_equal_the_cpu() {
                 gsys.assemble(&be, &ud, &mut rd, None).unwrap();
                 let er = rel(&be.to_host(&rd).unwrap(), &r);
                 assert!(er < 1e-12, "{what} {sc:?} {extra:?}: residual alone {er:.2e}");
+            }
+        }
+    }
+}
+
+/// The eighteenth pass's persistent tensor-core kernel (`HK_PERSIST`: blocks looping over cells;
+/// `HK_PREFETCH`: the next cell's record and CSR positions copied ahead by cp.async) changes only
+/// which block integrates which cell and when its data arrive: on P1/P2 tetrahedra, both rules at
+/// P2, every law (a frame per cell), on grids of 1, 5 and 7 blocks — every block looping over many
+/// of the mesh's cells, the last ones short — and on the resident grid, in mesh and Hilbert order,
+/// with one and two warps per cell and two cells per block, it equals the CPU; assembling twice
+/// overwrites; the residual alone (no positions copied) equals it and leaves the matrix alone.
+#[test]
+fn gpu_prefetch_equals_the_cpu() {
+    let Some(be) = gpu() else { return };
+    let cc = be.device().compute_capability;
+    for law in laws() {
+        for (degree, stiffness) in [(1, false), (2, false), (2, true)] {
+            let (mk, u) = tet_case(law, degree, stiffness);
+            let el = mk();
+            if !tc_applies(&el, cc) {
+                return;
+            }
+            let what = format!("{law:?} P{degree} stiffness rule {stiffness}");
+            let Scheme::Tc { wpb, qc, .. } = tc_default(&el) else { panic!("tc_default is a tensor-core scheme") };
+            let (tc, split, pair) = (tc_default(&el), Scheme::Tc { wpb, qc, wpc: 2 }, Scheme::Tc { wpb: 2, qc, wpc: 1 });
+            let cases: Vec<(Scheme, Vec<&str>, CellOrder)> = vec![
+                (tc, [TC_PREFETCH, &["HK_GRID=7"]].concat(), DEFAULT_ORDER),
+                (tc, [TC_PREFETCH, &["HK_GRID=1"]].concat(), CellOrder::Hilbert),
+                (tc, TC_PREFETCH.to_vec(), DEFAULT_ORDER),
+                (tc, vec!["HK_PERSIST", "HK_GRID=5"], DEFAULT_ORDER),
+                (split, [TC_PREFETCH, &["HK_GRID=5"]].concat(), DEFAULT_ORDER),
+                (pair, [TC_PREFETCH, &["HK_GRID=3"]].concat(), CellOrder::Hilbert),
+                (tc, [TC_PREFETCH, TC_LEAN, &["HK_GRID=7"]].concat(), DEFAULT_ORDER),
+            ];
+            for (sc, extra, order) in cases {
+                let (gsys, ud, r, k) = ordered_equals_cpu(&be, mk(), Some(sc), &extra, order, &u, &what);
+                twice_and_residual_alone(&be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
             }
         }
     }

@@ -23,6 +23,9 @@ for law in 0 1 2; do
   cases=("-DNLOC=10 -DNQ=14" "-DNLOC=10 -DNQ=4" "-DNLOC=4 -DNQ=5")
   cases+=("-DNLOC=10 -DNQ=14 -DHM_WPB=2" "-DNLOC=10 -DNQ=1")
   [ $law = 2 ] && cases+=("-DNLOC=10 -DNQ=4 -DHK_EMU_PAIRS_POS" "-DNLOC=10 -DNQ=14 -DHK_EMU_TC_POS")
+  # the eighteenth pass: the tensor-core kernel on a grid of 3 blocks looping over the cells, the
+  # next cell's record copied ahead (every law; P2 at both rules, P1-sized, two warps per cell)
+  cases+=("-DNLOC=10 -DNQ=4 -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=14 -DHK_EMU_TC_PERSIST" "-DNLOC=4 -DNQ=5 -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=4 -DWPC=2 -DHK_EMU_TC_PERSIST")
   # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
     cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")
