@@ -131,8 +131,27 @@ __device__ __forceinline__ int hk_pab(int a, int b) { return a * (5 - a) / 2 + b
 // blocks read transposed from the upper ones, so consecutive threads add consecutive columns of one
 // CSR row (the 3 components of a column node contiguous, the column nodes within one row of ≈ 100
 // entries): each warp-wide atomic add touches one or two rows instead of 16.
+// HK_SCATTER_COLS (eighteenth pass; 16 < 3·NLOC ≤ 32, P2): the same walk with a lane per column
+// (node j, component b) and the rows in turn, unrolled, so that a row's node, component and row
+// start are constants or broadcasts and the lane's column terms are formed once: an entry costs
+// its value's shared load, its rank and the add, not the index arithmetic of a flat loop (the
+// profile of round 18: integer ALU the busiest pipe, ≈ 3 500 instructions per cell).
 __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell& cell, u64 c, int tid, int nthr, const u32* __restrict__ row_ptr,
                                                   const unsigned short* __restrict__ kpos, double* __restrict__ vals) {
+#if defined(HK_SCATTER_COLS) && 3 * NLOC <= 32 && 3 * NLOC > 16
+    const int cl = tid % 32, j = cl / 3, b = cl % 3, w = tid / 32, nw = nthr / 32;
+    if (cl >= 3 * NLOC) return;
+    // a ≤ b: K_(i,a),(j,b) = up[i·6·NLOC + a(5 − a)/2·NLOC]; a > b: K_(j,b),(i,a) = lo[a·NLOC + i]
+    const double* up = st + b * NLOC + j;
+    const double* lo = st + j * 6 * NLOC + hk_pab(b, 0) * NLOC;
+#pragma unroll
+    for (int row = 0; row < 3 * NLOC; ++row) {
+        if (row % nw != w) continue;  // (two warps per cell: the rows in turn)
+        const int i = row / 3, a = row % 3;
+        const double v = a <= b ? up[i * 6 * NLOC + hk_pab(a, 0) * NLOC] : lo[a * NLOC + i];
+        atomicAdd(&vals[hk_row(cell, i, a, row_ptr) + hk_rank(cell, c, i, j, kpos) * 3 + b], v);
+    }
+#else
     for (int k = tid; k < 9 * NLOC * NLOC; k += nthr) {
         const int row = k / (3 * NLOC), cl = k % (3 * NLOC);
         const int i = row / 3, a = row % 3, j = cl / 3, b = cl % 3;
@@ -146,6 +165,7 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
         atomicAdd(&vals[pos], v);
 #endif
     }
+#endif
 }
 
 // The geometry at one point (gg: ∇_ξ of the NV geometry functions there): J = Σ_v x_v ⊗ ∇_ξ N_v

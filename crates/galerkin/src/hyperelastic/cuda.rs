@@ -129,6 +129,9 @@ pub fn tc_shared_bytes(el: &HyperElement, wpb: usize, qc: usize) -> usize {
 /// at once, each looping over cells, the next cell's record and CSR positions copied ahead by cp.async.
 pub const TC_PREFETCH: &[&str] = &["HK_PERSIST", "HK_PREFETCH"];
 
+/// The eighteenth pass's staged scatter a lane per column, the rows unrolled (kernel define).
+pub const TC_COLS: &[&str] = &["HK_SCATTER_COLS"];
+
 /// The twelfth pass's leaner products for the tensor-core scheme (kernel defines, see
 /// `kernels/hyperelastic.cu`): the residual as 3 more GEMM columns, Y's shared accesses in pairs.
 pub const TC_LEAN: &[&str] = &["HK_RES_MMA=1", "HK_VEC=1"];
@@ -390,7 +393,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc`, `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc`, `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -400,6 +403,9 @@ impl GpuHyper {
             None => default_scheme(el, cc)?,
             Some("pairs") => Scheme::Pairs(shape(el)?),
             Some("tc") => tc_default(el),
+            // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
+            Some("prefetch") if tc_applies(el, cc) => return Self::variant(be, el, tc_default(el), &[TC_PREFETCH, TC_COLS].concat()),
+            Some("prefetch") => default_scheme(el, cc)?,
             Some("patch") => super::patch::DEFAULT_SCHEME,
             // P2 only: the multigrid's coarser (P1) levels keep the default scheme.
             Some("moments") if super::moments::applies(el) => Scheme::Moments { wpb: 1 },
@@ -413,7 +419,7 @@ impl GpuHyper {
             // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
             Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
             Some("recompute") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `patch`, `moments`, `gather` or `recompute`"))),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -711,7 +717,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     variants.push(defines_for(&st, Scheme::Tc { wpb: 1, qc: st.quad.len().min(4), wpc: 1 })?);
                     if tc_applies(&st, (9, 0)) {
                         // The eighteenth pass's persistent kernel at the stiffness rule (the sweep's).
-                        let prefetch = TC_PREFETCH.iter().map(|e| e.to_string());
+                        let prefetch = TC_PREFETCH.iter().chain(TC_COLS).map(|e| e.to_string());
                         variants.push([defines_for(&st, tc_default(&st))?, prefetch.collect()].concat());
                     }
                     recompute.push(super::recompute::defines(&el, 4)?);
@@ -735,11 +741,14 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     // The eighteenth pass: the blocks looping over cells, with and without the
                     // next cell's record copied ahead (tested, swept).
                     let prefetch: Vec<String> = TC_PREFETCH.iter().map(|e| e.to_string()).collect();
+                    let cols: Vec<String> = TC_COLS.iter().map(|e| e.to_string()).collect();
                     variants.push([tc.clone(), prefetch.clone()].concat());
+                    variants.push([tc.clone(), prefetch.clone(), cols.clone()].concat());
+                    variants.push([tc.clone(), cols.clone()].concat());
                     variants.push([tc, vec!["HK_PERSIST".to_string()]].concat());
                     if let Scheme::Tc { wpb, qc, .. } = tc_default(&el) {
                         let split = defines_for(&el, Scheme::Tc { wpb, qc, wpc: 2 })?;
-                        variants.push([split.clone(), prefetch].concat());
+                        variants.push([split.clone(), prefetch, cols].concat());
                         variants.push(split.clone());
                         variants.push([split.clone(), lean.clone()].concat());
                         variants.push([split, lean, vec!["HK_FRAG_SCATTER".to_string()]].concat());
