@@ -44,6 +44,17 @@ if [ "$(left 60)" -gt 45 ]; then
   { timeout "$(left 25)" "$G" $N; echo "== prefetch"; GALERKIN_HYPER_SCHEME=prefetch timeout "$(left 25)" "$G" $N; } > "$OUT/hyper18-newton.txt" 2>&1
   step "Newton 10^6 default and prefetch rc $?"
 fi
+# Indirect GPU = CPU check through the CLI (for a pack without the test binaries): the P2 Usyk shell
+# example on the CPU, the GPU default and the GPU with both new defines — the Newton reports compared.
+if [ "$(left 60)" -gt 30 ]; then
+  E=examples/hyperelastic-inflated-shell.toml
+  for be in cpu cuda prefetch; do
+    echo "== $be"
+    if [ $be = prefetch ]; then GALERKIN_HYPER_SCHEME=prefetch timeout 20 "$G" run $E --backend cuda --out /tmp/h18-$be 2>&1
+    else timeout 20 "$G" run $E --backend $be --out /tmp/h18-$be 2>&1; fi
+  done > "$OUT/hyper18-shell.txt"
+  step "shell example cpu / gpu / prefetch rc $?"
+fi
 if [ "$(left 30)" -gt 20 ]; then
   timeout "$(left 25)" "$G" $S --hyper-quadrature stiffness --hyper-variants "tc prefetch cols,tc prefetch,tc cols,tc staged" > "$OUT/hyper18-sweep-stiffness2.txt" 2>&1
   step "sweep stiffness again rc $?"
@@ -54,4 +65,5 @@ grep -h "floor\|^tc \|^cube" "$OUT"/hyper18-sweep-*.txt | cut -c1-200
 grep -h "asm\|scheme\|Newton\|== prefetch" "$OUT/hyper18-newton.txt" 2>/dev/null | head -12
 grep -h "Duration\|Throughput\|Achieved Occupancy\|Registers Per\|Warp Cycles Per Issued\|lts__t_sectors_op_red\|No Eligible" "$OUT/hyper18-ncu.txt" 2>/dev/null | head -24
 grep -h "test result\|FAILED\|panicked\|^test " "$OUT/hyper18-tests.log" | tail -30
+grep -h "^== \|Newton\|newton\|load step\|error" "$OUT/hyper18-shell.txt" 2>/dev/null | head -40
 cat "$OUT/hyper18-steps.txt"
