@@ -55,11 +55,19 @@
         const double *__restrict__ tab, const double *__restrict__ frames, int has_frames, const double *__restrict__ prm,          \
         const double *__restrict__ u, double *__restrict__ r, int want_k, const u32 *__restrict__ row_ptr,                          \
         const unsigned short *__restrict__ kpos, double *__restrict__ vals
+// HK_PREFETCH (the tensor-core scheme with HK_PERSIST, eighteenth pass) keeps the positions in the
+// cell's record too (HK_POS_SHARED's layout), copied there asynchronously a cell ahead.
+#if defined(HK_PREFETCH) && !defined(HK_POS_SHARED)
+#define HK_POS_SHARED
+#endif
 struct HkCell {
     double x[NV][3];     // geometry vertices
     double u[NLOC][3];   // nodal displacements (zero beyond DIM)
     double rot[9];       // material frame R
     u32 node[NLOC];      // node numbers
+#ifdef HK_PREFETCH
+    u32 vert[NV];  // vertex numbers (the second copy stage reads them)
+#endif
 #ifdef HK_POS_SHARED
     u32 row[NLOC][3];                // row_ptr of (node i, component a): the scatter's row starts
     unsigned short kp[NLOC * NLOC];  // the cell's column ranks (kpos)
@@ -123,8 +131,27 @@ __device__ __forceinline__ int hk_pab(int a, int b) { return a * (5 - a) / 2 + b
 // blocks read transposed from the upper ones, so consecutive threads add consecutive columns of one
 // CSR row (the 3 components of a column node contiguous, the column nodes within one row of ≈ 100
 // entries): each warp-wide atomic add touches one or two rows instead of 16.
+// HK_SCATTER_COLS (eighteenth pass; 16 < 3·NLOC ≤ 32, P2): the same walk with a lane per column
+// (node j, component b) and the rows in turn, unrolled, so that a row's node, component and row
+// start are constants or broadcasts and the lane's column terms are formed once: an entry costs
+// its value's shared load, its rank and the add, not the index arithmetic of a flat loop (the
+// profile of round 18: integer ALU the busiest pipe, ≈ 3 500 instructions per cell).
 __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell& cell, u64 c, int tid, int nthr, const u32* __restrict__ row_ptr,
                                                   const unsigned short* __restrict__ kpos, double* __restrict__ vals) {
+#if defined(HK_SCATTER_COLS) && 3 * NLOC <= 32 && 3 * NLOC > 16
+    const int cl = tid % 32, j = cl / 3, b = cl % 3, w = tid / 32, nw = nthr / 32;
+    if (cl >= 3 * NLOC) return;
+    // a ≤ b: K_(i,a),(j,b) = up[i·6·NLOC + a(5 − a)/2·NLOC]; a > b: K_(j,b),(i,a) = lo[a·NLOC + i]
+    const double* up = st + b * NLOC + j;
+    const double* lo = st + j * 6 * NLOC + hk_pab(b, 0) * NLOC;
+#pragma unroll
+    for (int row = 0; row < 3 * NLOC; ++row) {
+        if (row % nw != w) continue;  // (two warps per cell: the rows in turn)
+        const int i = row / 3, a = row % 3;
+        const double v = a <= b ? up[i * 6 * NLOC + hk_pab(a, 0) * NLOC] : lo[a * NLOC + i];
+        atomicAdd(&vals[hk_row(cell, i, a, row_ptr) + hk_rank(cell, c, i, j, kpos) * 3 + b], v);
+    }
+#else
     for (int k = tid; k < 9 * NLOC * NLOC; k += nthr) {
         const int row = k / (3 * NLOC), cl = k % (3 * NLOC);
         const int i = row / 3, a = row % 3, j = cl / 3, b = cl % 3;
@@ -138,6 +165,7 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
         atomicAdd(&vals[pos], v);
 #endif
     }
+#endif
 }
 
 // The geometry at one point (gg: ∇_ξ of the NV geometry functions there): J = Σ_v x_v ⊗ ∇_ξ N_v
@@ -436,8 +464,70 @@ __device__ __forceinline__ void hk_mma(double d[4], double a0, double a1, double
 #define HK_BOUNDS __launch_bounds__(TPC * WPB)
 #endif
 
+// HK_PERSIST (eighteenth pass): each cell's warp(s) loop over cells c, c + stride, … of a grid of
+// what is resident at once (`GpuHyper` sizes it by the occupancy) instead of a block per cell.
+// HK_PREFETCH (with HK_PERSIST): the next cell's record is copied into the other of two buffers by
+// cp.async while this cell is integrated, in two stages — its indices (nodes, vertices, frame,
+// column ranks) at the cell's start, what they point to (displacements, coordinates, row starts)
+// after its law — so that no cell begins with the chain of dependent global loads, and the scatter
+// reads its positions from shared memory (HK_POS_SHARED's layout) without loading them in its path.
+template <int BYTES>
+__device__ __forceinline__ void hk_async(void* dst, const void* src) {
+#ifdef HK_EMU
+    if (BYTES == 8) *static_cast<double*>(dst) = *static_cast<const double*>(src); else *static_cast<u32*>(dst) = *static_cast<const u32*>(src);
+#else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src), "n"(BYTES) : "memory");
+#endif
+}
+// Waits for this thread's copies; a cell barrier must follow before others read them.
+__device__ __forceinline__ void hk_async_wait() {
+#ifndef HK_EMU
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+#ifdef HK_PREFETCH
+#ifndef HK_PERSIST
+#error "HK_PREFETCH needs HK_PERSIST"
+#endif
+// Stage 1 of cell c's record: node and vertex numbers, frame (the identity without frames), ranks.
+__device__ __forceinline__ void hk_fetch_ids(u64 c, int tid, const u32* __restrict__ cell_verts, const u32* __restrict__ cell_nodes,
+                                             const double* __restrict__ frames, int has_frames, int want_k, const unsigned short* __restrict__ kpos,
+                                             HkCell& cell) {
+    if (tid < NLOC) hk_async<4>(&cell.node[tid], &cell_nodes[c * NLOC + tid]);
+    else if (tid < NLOC + NV) hk_async<4>(&cell.vert[tid - NLOC], &cell_verts[c * NV + tid - NLOC]);
+    const int kr = (tid + TPC - NLOC - NV) % TPC;  // the frame on the next lanes
+    if (kr < 9) {
+        if (has_frames) hk_async<8>(&cell.rot[kr], &frames[c * 9 + kr]);
+        else cell.rot[kr] = kr % 4 == 0 ? 1.0 : 0.0;
+    }
+    if (want_k) {
+#if NLOC % 2 == 0  // ranks in pairs: 4-byte copies (a cell's ranks start 4-byte aligned)
+        for (int k = tid; k < NLOC * NLOC / 2; k += TPC) hk_async<4>(&cell.kp[2 * k], &kpos[c * NLOC * NLOC + 2 * k]);
+#else
+        for (int k = tid; k < NLOC * NLOC; k += TPC) cell.kp[k] = kpos[c * NLOC * NLOC + k];
+#endif
+    }
+}
+// Stage 2, once stage 1 has arrived and a cell barrier has passed: what the numbers point to.
+__device__ __forceinline__ void hk_fetch_vals(int tid, const double* __restrict__ coords, const double* __restrict__ u, int want_k,
+                                              const u32* __restrict__ row_ptr, HkCell& cell) {
+    for (int k = tid; k < NLOC * 3; k += TPC) hk_async<8>(&cell.u[k / 3][k % 3], &u[(u64)cell.node[k / 3] * 3 + k % 3]);
+    for (int k = tid; k < NV * 3; k += TPC) hk_async<8>(&cell.x[k / 3][k % 3], &coords[(u64)cell.vert[k / 3] * 3 + k % 3]);
+    if (want_k)
+        for (int k = tid; k < NLOC * 3; k += TPC) hk_async<4>(&cell.row[k / 3][k % 3], &row_ptr[(u64)cell.node[k / 3] * 3 + k % 3]);
+}
+#define HK_BUFS 2
+#else
+#define HK_BUFS 1
+#endif
+#ifdef HK_PERSIST
+#define HK_NEXT_CELL continue
+#else
+#define HK_NEXT_CELL return
+#endif
+
 extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
-    __shared__ HkCell s_cell[WPB];
+    __shared__ HkCell s_cell[WPB][HK_BUFS];
     __shared__ __align__(16) double s_g[WPB][NQ][NLOC][3];
     __shared__ double s_pt[WPB][TC_REC];
     __shared__ __align__(16) double s_y[WPB][3 * QC][TC_YS];
@@ -446,13 +536,41 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
     const double* wts = ggeo + NQ * NV * 3;
     // wp: the cell in the block; tid: the thread in the cell; wq: the warp in the cell.
     const int wp = threadIdx.x / TPC, tid = threadIdx.x % TPC, lane = threadIdx.x % 32, wq = tid / 32;
+#ifdef HK_PERSIST
+    const u64 stride = (u64)gridDim.x * WPB;
+    u64 c = (u64)blockIdx.x * WPB + wp;
+#ifdef HK_PREFETCH
+    if (c < ncells) {  // the first cell's record, both stages
+        hk_fetch_ids(c, tid, cell_verts, cell_nodes, frames, has_frames, want_k, kpos, s_cell[wp][0]);
+        hk_async_wait();
+        HK_CSYNC();
+        hk_fetch_vals(tid, coords, u, want_k, row_ptr, s_cell[wp][0]);
+    }
+#endif
+    for (int buf = 0; c < ncells; c += stride, buf ^= HK_BUFS - 1) {
+        HkCell& cell = s_cell[wp][buf];
+#ifdef HK_PREFETCH
+        HkCell& next = s_cell[wp][buf ^ 1];
+        const bool more = c + stride < ncells;
+        hk_async_wait();
+        HK_CSYNC();  // this cell's record is in; the cell before has done reading `next`
+        if (more) hk_fetch_ids(c + stride, tid, cell_verts, cell_nodes, frames, has_frames, want_k, kpos, next);
+#else
+        HK_CSYNC();  // the cell before has done reading the record and the buffers
+        hk_gather(c, tid, TPC, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, cell);
+        HK_CSYNC();
+#endif
+#else
     const u64 c = (u64)blockIdx.x * WPB + wp;
     if (c >= ncells) return;  // the whole cell: no block barrier follows
-    hk_gather(c, tid, TPC, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, s_cell[wp]);
+    HkCell& cell = s_cell[wp][0];
+    hk_gather(c, tid, TPC, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, cell);
     HK_CSYNC();
+    {
+#endif
     // G: the geometry, in every lane's registers.
     double mm[3][3];
-    const double adet = fabs(hk_geometry(s_cell[wp].x, ggeo, s_cell[wp].rot, mm));
+    const double adet = fabs(hk_geometry(cell.x, ggeo, cell.rot, mm));
     for (int k = tid; k < NQ * NLOC; k += TPC) {
         const double* gr = gref + k * 3;
 #pragma unroll
@@ -464,7 +582,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
     // L: the law at every point.
     for (int q = tid; q < NQ; q += TPC) {
         double f[3][3], s[3][3];
-        hk_deformation(s_cell[wp].rot, s_cell[wp].u, s_g[wp][q], f);
+        hk_deformation(cell.rot, cell.u, s_g[wp][q], f);
         double* pt = &s_pt[wp][q * TC_PT];
         hl_point(prm, f, s, pt);
 #pragma unroll
@@ -498,10 +616,15 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
             }
             acc += pt[58] * y;
         }
-        atomicAdd(&r[(u64)s_cell[wp].node[j] * 3 + b], acc);
+        atomicAdd(&r[(u64)cell.node[j] * 3 + b], acc);
     }
 #endif
-    if (!want_k) return;
+#ifdef HK_PREFETCH
+    hk_async_wait();  // the next cell's numbers
+    HK_CSYNC();
+    if (more) hk_fetch_vals(tid, coords, u, want_k, row_ptr, next);
+#endif
+    if (!want_k) HK_NEXT_CELL;
     const int g8 = lane / 4, t4 = lane % 4;
     double acc[TC_NTW][4];  // this warp's n-tiles wq·TC_NTW + w
 #pragma unroll
@@ -581,7 +704,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             const int i = g8 + 8 * (e / 2), n = (wq * TC_NTW + w) * 8 + 2 * t4 + e % 2;
-            if (i < NLOC && n >= TC_NCOL && n < TC_NCOLR) atomicAdd(&r[(u64)s_cell[wp].node[i] * 3 + (n - TC_NCOL)], acc[w][e]);
+            if (i < NLOC && n >= TC_NCOL && n < TC_NCOLR) atomicAdd(&r[(u64)cell.node[i] * 3 + (n - TC_NCOL)], acc[w][e]);
         }
 #endif
 #endif
@@ -598,9 +721,9 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
 #ifdef HK_NO_SCATTER
             (void)a;
             (void)b;
-            vals[(c * TPC + tid) * 4 + e] = acc[w][e] + (double)(s_cell[wp].node[i] + s_cell[wp].node[j]);
+            vals[(c * TPC + tid) * 4 + e] = acc[w][e] + (double)(cell.node[i] + cell.node[j]);
 #else
-            const HkCell& cl = s_cell[wp];
+            const HkCell& cl = cell;
             atomicAdd(&vals[hk_row(cl, i, a, row_ptr) + hk_rank(cl, c, i, j, kpos) * 3 + b], acc[w][e]);
             if (a != b) atomicAdd(&vals[hk_row(cl, j, b, row_ptr) + hk_rank(cl, c, j, i, kpos) * 3 + a], acc[w][e]);
 #endif
@@ -620,9 +743,10 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
 #ifdef HK_STAGE  // the owner gather (`hyperelastic_gather.cu`): `vals` is the stage, a record per cell
     for (int k = tid; k < NLOC * TC_NCOL; k += TPC) vals[c * (NLOC * TC_NCOL) + k] = st[k];
 #else
-    hk_scatter_staged(st, s_cell[wp], c, tid, TPC, row_ptr, kpos, vals);
+    hk_scatter_staged(st, cell, c, tid, TPC, row_ptr, kpos, vals);
 #endif
 #endif
+    }  // the cell (HK_PERSIST: the loop over cells)
 }
 #endif  // WPB
 // Follower pressure (`src/hyperelastic/loads.rs`) on the device: facets of m nodes and np points;

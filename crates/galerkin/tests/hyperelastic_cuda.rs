@@ -5,7 +5,7 @@
 mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
-use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_LEAN};
+use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_LEAN, TC_PREFETCH};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::patch::Grouping;
 use galerkin::hyperelastic::recompute;
@@ -179,6 +179,35 @@ fn gpu_scatter_variants_equal_the_cpu() {
 /// residual alone (its own loop, not the GEMM) too.
 #[test]
 fn gpu_lean_products_equal_the_cpu() {
+    for_tc_cases(|be, law, mk, u, what, el| {
+        let nq = el.quad.len();
+        let Scheme::Tc { qc, .. } = tc_default(el) else { panic!("tc_default is a tensor-core scheme") };
+        let frag = [TC_LEAN, &["HK_FRAG_SCATTER"]].concat();
+        let mut cases: Vec<(Scheme, &[&str])> = vec![(tc_default(el), TC_LEAN), (Scheme::Tc { wpb: 1, qc, wpc: 2 }, TC_LEAN)];
+        if law.anisotropic() {
+            cases.extend([
+                (Scheme::Tc { wpb: 1, qc, wpc: 1 }, &["HK_RES_MMA=1"][..]),
+                (Scheme::Tc { wpb: 1, qc, wpc: 2 }, &[]),
+                (Scheme::Tc { wpb: 1, qc, wpc: 2 }, &frag),
+                (Scheme::Tc { wpb: 2, qc, wpc: 2 }, TC_LEAN),
+                (Scheme::Tc { wpb: 1, qc: 4.min(nq), wpc: 2 }, TC_LEAN),
+                (Scheme::Tc { wpb: 1, qc: 2.min(nq), wpc: 2 }, TC_LEAN),
+            ]);
+        }
+        for (sc, extra) in cases {
+            let (gsys, ud, r, _) = variant_equals_cpu(be, mk(), Some(sc), extra, u, what);
+            let mut rd = be.zeros(u.len()).unwrap();
+            gsys.assemble(be, &ud, &mut rd, None).unwrap();
+            let er = rel(&be.to_host(&rd).unwrap(), &r);
+            assert!(er < 1e-12, "{what} {sc:?} {extra:?}: residual alone {er:.2e}");
+        }
+    });
+}
+
+/// `f(backend, law, the element's maker, the state, the case's name, the element)` for every case
+/// of the tensor-core tests: every law (a frame per cell for the fibre law), P1 and P2 at the full
+/// rule, P2 at the stiffness rule; nothing without a GPU or where the scheme does not apply.
+fn for_tc_cases(mut f: impl FnMut(&CudaBackend, Law, &dyn Fn() -> HyperElement, &[f64], &str, &HyperElement)) {
     let Some(be) = gpu() else { return };
     let cc = be.device().compute_capability;
     for law in laws() {
@@ -188,30 +217,43 @@ fn gpu_lean_products_equal_the_cpu() {
             if !tc_applies(&el, cc) {
                 return;
             }
-            let what = format!("{law:?} P{degree} stiffness rule {stiffness}");
-            let nq = el.quad.len();
-            let Scheme::Tc { qc, .. } = tc_default(&el) else { panic!("tc_default is a tensor-core scheme") };
-            let frag = [TC_LEAN, &["HK_FRAG_SCATTER"]].concat();
-            let mut cases: Vec<(Scheme, &[&str])> = vec![(tc_default(&el), TC_LEAN), (Scheme::Tc { wpb: 1, qc, wpc: 2 }, TC_LEAN)];
-            if law.anisotropic() {
-                cases.extend([
-                    (Scheme::Tc { wpb: 1, qc, wpc: 1 }, &["HK_RES_MMA=1"][..]),
-                    (Scheme::Tc { wpb: 1, qc, wpc: 2 }, &[]),
-                    (Scheme::Tc { wpb: 1, qc, wpc: 2 }, &frag),
-                    (Scheme::Tc { wpb: 2, qc, wpc: 2 }, TC_LEAN),
-                    (Scheme::Tc { wpb: 1, qc: 4.min(nq), wpc: 2 }, TC_LEAN),
-                    (Scheme::Tc { wpb: 1, qc: 2.min(nq), wpc: 2 }, TC_LEAN),
-                ]);
-            }
-            for (sc, extra) in cases {
-                let (gsys, ud, r, _) = variant_equals_cpu(&be, mk(), Some(sc), extra, &u, &what);
-                let mut rd = be.zeros(u.len()).unwrap();
-                gsys.assemble(&be, &ud, &mut rd, None).unwrap();
-                let er = rel(&be.to_host(&rd).unwrap(), &r);
-                assert!(er < 1e-12, "{what} {sc:?} {extra:?}: residual alone {er:.2e}");
-            }
+            f(&be, law, &mk, &u, &format!("{law:?} P{degree} stiffness rule {stiffness}"), &el);
         }
     }
+}
+
+/// The eighteenth pass's persistent tensor-core kernel (`HK_PERSIST`: blocks looping over cells;
+/// `HK_PREFETCH`: the next cell's record and CSR positions copied ahead by cp.async) changes only
+/// which block integrates which cell and when its data arrive: on P1/P2 tetrahedra, both rules at
+/// P2, every law (a frame per cell), on grids of 1, 5 and 7 blocks — every block looping over many
+/// of the mesh's cells, the last ones short — and on the resident grid, in mesh and Hilbert order,
+/// with one and two warps per cell and two cells per block, and with the staged scatter a lane per
+/// column (`HK_SCATTER_COLS`) alone or with either, it equals the CPU; assembling twice overwrites;
+/// the residual alone (no positions copied) equals it and leaves the matrix alone.
+#[test]
+fn gpu_prefetch_equals_the_cpu() {
+    for_tc_cases(|be, _, mk, u, what, el| {
+        let Scheme::Tc { wpb, qc, .. } = tc_default(el) else { panic!("tc_default is a tensor-core scheme") };
+        let (tc, split, pair) = (tc_default(el), Scheme::Tc { wpb, qc, wpc: 2 }, Scheme::Tc { wpb: 2, qc, wpc: 1 });
+        let cases: Vec<(Scheme, Vec<&str>, CellOrder)> = vec![
+            (tc, [TC_PREFETCH, &["HK_GRID=7"]].concat(), DEFAULT_ORDER),
+            (tc, [TC_PREFETCH, &["HK_GRID=1"]].concat(), CellOrder::Hilbert),
+            (tc, TC_PREFETCH.to_vec(), DEFAULT_ORDER),
+            (tc, vec!["HK_PERSIST", "HK_GRID=5"], DEFAULT_ORDER),
+            (split, [TC_PREFETCH, &["HK_GRID=5"]].concat(), DEFAULT_ORDER),
+            (pair, [TC_PREFETCH, &["HK_GRID=3"]].concat(), CellOrder::Hilbert),
+            (tc, [TC_PREFETCH, TC_LEAN, &["HK_GRID=7"]].concat(), DEFAULT_ORDER),
+            // the staged scatter a lane per column: alone, with the above, two warps per cell
+            (tc, TC_COLS.to_vec(), DEFAULT_ORDER),
+            (tc, [TC_PREFETCH, TC_COLS, &["HK_GRID=7"]].concat(), CellOrder::Hilbert),
+            (split, [TC_PREFETCH, TC_COLS, &["HK_GRID=5"]].concat(), DEFAULT_ORDER),
+            (split, TC_COLS.to_vec(), DEFAULT_ORDER),
+        ];
+        for (sc, extra, order) in cases {
+            let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
+            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
+        }
+    });
 }
 
 /// The patch-reduced scheme (`kernels/hyperelastic_patch.cu`) changes only which values are summed
@@ -343,17 +385,24 @@ fn gpu_gather_newton_equals_the_default() {
     newton_equals_the_default(|el| match tc_default(el) {
         Scheme::Tc { qc, .. } => Scheme::Gather { qc },
         other => panic!("the tensor-core default, not {other:?}"),
-    });
+    }, &[]);
 }
 
 /// [`gpu_gather_newton_equals_the_default`] with the recomputing gather (seventeenth pass).
 #[test]
 fn gpu_recompute_newton_equals_the_default() {
-    newton_equals_the_default(|_| recompute::DEFAULT);
+    newton_equals_the_default(|_| recompute::DEFAULT, &[]);
 }
 
-/// Newton on the P2 fibre cube with the scheme `sc(el)` against the default scheme's.
-fn newton_equals_the_default(sc: impl Fn(&HyperElement) -> Scheme) {
+/// [`gpu_gather_newton_equals_the_default`] with the persistent, prefetching tensor-core kernel and
+/// its column scatter (eighteenth pass; the blocks looping over cells change the order of the adds).
+#[test]
+fn gpu_prefetch_newton_equals_the_default() {
+    newton_equals_the_default(tc_default, &[TC_PREFETCH, TC_COLS].concat());
+}
+
+/// Newton on the P2 fibre cube with the scheme `sc(el)` (and kernel defines `extra`) against the default scheme's.
+fn newton_equals_the_default(sc: impl Fn(&HyperElement) -> Scheme, extra: &[&str]) {
     let Some(be) = gpu() else { return };
     let text = hyper_common::usyk_cube(4, 2, "block-jacobi");
     let (_, mut prep) = prepare_text(&text).unwrap();
@@ -363,11 +412,11 @@ fn newton_equals_the_default(sc: impl Fn(&HyperElement) -> Scheme) {
     let mut dsys = GpuHyper::new(&be, &prep.el).unwrap();
     let (ud, rd, _) = solve_on(&be, &mut dsys, &mut prep, 1).unwrap();
     let (_, mut prep) = prepare_text(&text).unwrap();
-    let mut gsys = GpuHyper::variant(&be, &prep.el, sc(&prep.el), &[]).unwrap();
+    let mut gsys = GpuHyper::variant(&be, &prep.el, sc(&prep.el), extra).unwrap();
     let (ug, rg, _) = solve_on(&be, &mut gsys, &mut prep, 1).unwrap();
     // (the default's atomic adds sum in another order: round-off through Newton and CG, 3·10⁻¹⁰
     // measured on the H200; the GPU-vs-CPU Newton test's 1e-8)
-    assert!(rel(&ug, &ud) < 1e-8, "gather vs default solution {:.2e}", rel(&ug, &ud));
+    assert!(rel(&ug, &ud) < 1e-8, "{extra:?} vs default solution {:.2e}", rel(&ug, &ud));
     assert!(ud.iter().any(|v| v.abs() > 1e-2), "the load should move the body");
     // The same Newton steps; CG counts within 5 % (the atomic order moves them: 471 against 463
     // measured on the H200 at a late step, where CG runs to a relative tolerance).
@@ -375,7 +424,7 @@ fn newton_equals_the_default(sc: impl Fn(&HyperElement) -> Scheme) {
     assert_eq!(newton(&rd), newton(&rg), "the same Newton steps per load step");
     let its = |r: &[galerkin::hyperelastic::LoadStepReport]| r.iter().flat_map(|s| s.all_iterations()).map(|i| i.linear_iterations).collect::<Vec<_>>();
     for (a, b) in its(&rd).into_iter().zip(its(&rg)) {
-        assert!(a.abs_diff(b) * 20 <= a.max(b) + 20, "CG iterations {a} (default) and {b} (gather) differ by more than 5 % + 1");
+        assert!(a.abs_diff(b) * 20 <= a.max(b) + 20, "CG iterations {a} (default) and {b} ({extra:?}) differ by more than 5 % + 1");
     }
 }
 

@@ -8,7 +8,7 @@
 //! assembly is set against its bytes-moved floor: what the kernel must read (cell vertices and
 //! nodes, coordinates, frames, CSR positions, row pointers, the state) and write (the CSR values
 //! once, the residual), at the copy bandwidth measured in the same run.
-use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_LEAN};
+use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_COLS, TC_LEAN, TC_PREFETCH};
 use super::element::HyperElement;
 use super::newton::HyperSystem;
 use super::run::{cpu_multigrid, cpu_system, prepare_text, solve_on, Laps, Prepared};
@@ -465,6 +465,24 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push(("tc staged pos".into(), tc, vec!["HK_POS_SHARED"]));
                 variants.push(("tc staged store".into(), tc, vec!["HK_PLAIN_STORE"]));
                 variants.push(("tc minb16".into(), tc, vec!["HK_MINB=16"]));
+                // The eighteenth pass: a grid of the blocks resident at once looping over the cells
+                // (`persist`), the next cell's record and positions copied ahead (`prefetch`), the
+                // latter's parts, lean products and two warps per cell.
+                variants.push(("tc persist".into(), tc, vec!["HK_PERSIST"]));
+                variants.push(("tc prefetch".into(), tc, TC_PREFETCH.to_vec()));
+                variants.push(("tc prefetch no-scatter".into(), tc, [TC_PREFETCH, &["HK_NO_SCATTER"]].concat()));
+                variants.push(("tc prefetch scatter-only".into(), tc, [TC_PREFETCH, &["HK_SCATTER_ONLY"]].concat()));
+                variants.push(("tc prefetch products-only".into(), tc, [TC_PREFETCH, &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"]].concat()));
+                variants.push(("tc prefetch lean".into(), tc, [TC_PREFETCH, TC_LEAN].concat()));
+                variants.push(("tc prefetch split".into(), split, TC_PREFETCH.to_vec()));
+                // the staged scatter a lane per column (`cols`), alone and with the above
+                let pc = [TC_PREFETCH, TC_COLS].concat();
+                variants.push(("tc cols".into(), tc, TC_COLS.to_vec()));
+                variants.push(("tc cols scatter-only".into(), tc, [TC_COLS, &["HK_SCATTER_ONLY"]].concat()));
+                variants.push(("tc prefetch cols".into(), tc, pc.clone()));
+                variants.push(("tc prefetch cols scatter-only".into(), tc, [&pc[..], &["HK_SCATTER_ONLY"]].concat()));
+                variants.push(("tc prefetch cols lean".into(), tc, [&pc[..], TC_LEAN].concat()));
+                variants.push(("tc prefetch cols split".into(), split, pc));
                 let shapes: &[(usize, usize, &str)] = if full {
                     &[(1, 2, ""), (1, 2, "HK_MINB=16"), (1, 1, "HK_MINB=16"), (1, 3, ""), (1, 4, ""), (2, 4, ""), (2, 2, "")]
                 } else {

@@ -125,6 +125,13 @@ pub fn tc_shared_bytes(el: &HyperElement, wpb: usize, qc: usize) -> usize {
     wpb * (8 * (3 * nv + 3 * nloc + 9 + 3 * nq * nloc + rec + 3 * qc * ys) + 4 * nloc)
 }
 
+/// The eighteenth pass's persistent tensor-core kernel (kernel defines): a grid of the blocks resident
+/// at once, each looping over cells, the next cell's record and CSR positions copied ahead by cp.async.
+pub const TC_PREFETCH: &[&str] = &["HK_PERSIST", "HK_PREFETCH"];
+
+/// The eighteenth pass's staged scatter a lane per column, the rows unrolled (kernel define).
+pub const TC_COLS: &[&str] = &["HK_SCATTER_COLS"];
+
 /// The twelfth pass's leaner products for the tensor-core scheme (kernel defines, see
 /// `kernels/hyperelastic.cu`): the residual as 3 more GEMM columns, Y's shared accesses in pairs.
 pub const TC_LEAN: &[&str] = &["HK_RES_MMA=1", "HK_VEC=1"];
@@ -279,6 +286,8 @@ pub struct GpuHyper {
     gather: Option<DeviceGather>,
     recompute: Option<super::recompute::DeviceRecompute>,
     pressure: Option<DevicePressure>,
+    /// `HK_PERSIST` (eighteenth pass): the grid, blocks resident at once, each looping over cells.
+    persist_blocks: Option<u32>,
 }
 
 /// The owner gather's data ([`Scheme::Gather`]): each node's cells (cell · NLOC + the node's place
@@ -311,6 +320,13 @@ pub(super) fn node_incidence(cell_nodes: &[usize], nnodes: usize) -> (Vec<u32>, 
         fill[n] += 1;
     }
     (ptr, inc)
+}
+
+/// Blocks of `threads` threads of `k` (static shared memory only) resident on the whole device at
+/// once: the grid of a kernel whose blocks loop over the cells (`HK_PERSIST`).
+fn resident_blocks(be: &CudaBackend, k: &Kernel, threads: usize) -> Result<u32> {
+    let per_sm = k.func.occupancy_max_active_blocks_per_multiprocessor(threads as u32, 0, None).map_err(|e| Error::Unsupported(format!("occupancy of hyper_assemble: {e}")))?;
+    Ok(per_sm.max(1) * be.device().multiprocessors.max(1))
 }
 
 /// Nodes (warps) per block of the gather kernel (`HG_WPB`'s default in the kernel).
@@ -377,7 +393,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc`, `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc`, `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -387,6 +403,9 @@ impl GpuHyper {
             None => default_scheme(el, cc)?,
             Some("pairs") => Scheme::Pairs(shape(el)?),
             Some("tc") => tc_default(el),
+            // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
+            Some("prefetch") if tc_applies(el, cc) => return Self::variant(be, el, tc_default(el), &[TC_PREFETCH, TC_COLS].concat()),
+            Some("prefetch") => default_scheme(el, cc)?,
             Some("patch") => super::patch::DEFAULT_SCHEME,
             // P2 only: the multigrid's coarser (P1) levels keep the default scheme.
             Some("moments") if super::moments::applies(el) => Scheme::Moments { wpb: 1 },
@@ -400,7 +419,7 @@ impl GpuHyper {
             // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
             Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
             Some("recompute") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `patch`, `moments`, `gather` or `recompute`"))),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -476,6 +495,12 @@ impl GpuHyper {
         if let Some(p) = &patches {
             super::patch::allow_shared(&assemble, p)?;
         }
+        // (`HK_GRID=n`, tests: at most n blocks, so that each loops over several cells of a small mesh)
+        let cap = extra.iter().find_map(|d| d.strip_prefix("HK_GRID=")).map(|n| n.parse::<u32>().map_err(|_| Error::invalid(format!("HK_GRID=`{n}`: expected a block count"))));
+        let persist_blocks = match (sc, extra.iter().any(|d| *d == "HK_PERSIST")) {
+            (Scheme::Tc { .. }, true) => Some(resident_blocks(be, &assemble, sc.launch().0)?.min(cap.transpose()?.unwrap_or(u32::MAX)).max(1)),
+            _ => None,
+        };
         Ok(GpuHyper {
             assemble,
             pressure_residual: Kernel::from_module(&module, "hyper_pressure_residual")?,
@@ -498,6 +523,7 @@ impl GpuHyper {
             recompute,
             pattern,
             pressure: None,
+            persist_blocks,
         })
     }
 
@@ -554,6 +580,7 @@ impl GpuHyper {
         }
         let (threads, cpb) = self.scheme.launch();
         let blocks = u32::try_from(nc.div_ceil(cpb as u64)).map_err(|_| Error::Unsupported(format!("{nc} cells in one launch")))?;
+        let blocks = self.persist_blocks.map_or(blocks, |p| p.min(blocks));
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
         if let (Some(rc), true) = (&self.recompute, want_k != 0) {
             let a = super::recompute::CellArgs {
@@ -688,6 +715,11 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     variants.push(defines(&st)?);
                     variants.push(defines_for(&st, tc_default(&st))?);
                     variants.push(defines_for(&st, Scheme::Tc { wpb: 1, qc: st.quad.len().min(4), wpc: 1 })?);
+                    if tc_applies(&st, (9, 0)) {
+                        // The eighteenth pass's persistent kernel at the stiffness rule (the sweep's).
+                        let prefetch = TC_PREFETCH.iter().chain(TC_COLS).map(|e| e.to_string());
+                        variants.push([defines_for(&st, tc_default(&st))?, prefetch.collect()].concat());
+                    }
                     recompute.push(super::recompute::defines(&el, 4)?);
                     recompute.push(super::recompute::defines(&st, 4)?);
                     if degree == 2 {
@@ -705,9 +737,18 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     variants.push([tc.clone(), lean.clone()].concat());
                     // The sixteenth pass's owner gather: the kernel staging its blocks, and the gather.
                     variants.push(defines_for(&el, Scheme::Gather { qc: match tc_default(&el) { Scheme::Tc { qc, .. } => qc, _ => 1 } })?);
-                    variants.push([tc, vec!["HK_STAGE".to_string(), "HG_WPB=2".to_string()]].concat());
+                    variants.push([tc.clone(), vec!["HK_STAGE".to_string(), "HG_WPB=2".to_string()]].concat());
+                    // The eighteenth pass: the blocks looping over cells, with and without the
+                    // next cell's record copied ahead (tested, swept).
+                    let prefetch: Vec<String> = TC_PREFETCH.iter().map(|e| e.to_string()).collect();
+                    let cols: Vec<String> = TC_COLS.iter().map(|e| e.to_string()).collect();
+                    variants.push([tc.clone(), prefetch.clone()].concat());
+                    variants.push([tc.clone(), prefetch.clone(), cols.clone()].concat());
+                    variants.push([tc.clone(), cols.clone()].concat());
+                    variants.push([tc, vec!["HK_PERSIST".to_string()]].concat());
                     if let Scheme::Tc { wpb, qc, .. } = tc_default(&el) {
                         let split = defines_for(&el, Scheme::Tc { wpb, qc, wpc: 2 })?;
+                        variants.push([split.clone(), prefetch, cols].concat());
                         variants.push(split.clone());
                         variants.push([split.clone(), lean.clone()].concat());
                         variants.push([split, lean, vec!["HK_FRAG_SCATTER".to_string()]].concat());
@@ -720,7 +761,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         variants.push([pairs.clone(), extra.iter().map(|e| e.to_string()).collect()].concat());
                     }
                     // (not `HK_SCATTER_ONLY`: a timing variant whose unused arrays draw warnings)
-                    for extra in [&["HK_TRIVIAL_LAW"][..], &["HK_NO_SCATTER"], &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"], &["HK_MINB=16"], &["HK_POS_SHARED"], &["HK_PLAIN_STORE"], &["HK_CONTIG=1000"], &["HK_RES_MMA=1"], &["HK_VEC=1"], &["HK_RES_MMA=1", "HK_VEC=1", "HK_TRIVIAL_LAW", "HK_NO_SCATTER"]] {
+                    for extra in [&["HK_TRIVIAL_LAW"][..], &["HK_NO_SCATTER"], &["HK_TRIVIAL_LAW", "HK_NO_SCATTER"], &["HK_MINB=16"], &["HK_POS_SHARED"], &["HK_PLAIN_STORE"], &["HK_CONTIG=1000"], &["HK_RES_MMA=1"], &["HK_VEC=1"], &["HK_RES_MMA=1", "HK_VEC=1", "HK_TRIVIAL_LAW", "HK_NO_SCATTER"], &["HK_PERSIST", "HK_PREFETCH", "HK_NO_SCATTER"], &["HK_PERSIST", "HK_PREFETCH", "HK_TRIVIAL_LAW", "HK_NO_SCATTER"], &["HK_PERSIST", "HK_PREFETCH", "HK_RES_MMA=1", "HK_VEC=1"]] {
                         variants.push([tc.clone(), extra.iter().map(|e| e.to_string()).collect()].concat());
                     }
                 }

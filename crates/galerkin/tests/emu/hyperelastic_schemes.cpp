@@ -33,6 +33,15 @@ namespace tck {
 #ifdef HK_EMU_TC_POS
 #define HK_POS_SHARED
 #endif
+// HK_EMU_TC_PERSIST: the tensor-core kernel looping over cells on a grid of 3 blocks, the next
+// cell's record copied ahead (HK_PERSIST, HK_PREFETCH: eighteenth pass).
+#ifdef HK_EMU_TC_PERSIST
+#define HK_PERSIST
+#define HK_PREFETCH
+#define TC_GRID(nc) 3
+#else
+#define TC_GRID(nc) (nc)
+#endif
 #include "law.cuh"
 #include "hk.cu"
 }
@@ -167,7 +176,7 @@ int main() {
     for (int want = 0; want < 2; ++want) {
         std::vector<double> r1(npool * 3, 0.0), r2(npool * 3, 0.0), v1(off, 0.0), v2(off, 0.0);
         run((nc + 3) / 4, (((3 * ((NLOC + 1) / 2)) + 7) / 8 * 8) * 4, [&] { oldk::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r1.data(), want, row_ptr.data(), kpos.data(), v1.data()); });
-        run(nc, 32 * WPC, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data()); });
+        run(TC_GRID(nc), 32 * WPC, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data()); });
         std::vector<double> r3(npool * 3, 0.0), v3(off, 0.0);
         run(npatch, PT, [&] { pk::hyper_patch_assemble(npatch, pat.ptr.data(), pat.cells.data(), cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r3.data(), want, pat.pslot.data(), pat.fptr.data(), pat.fpos.data(), pat.fmeta.data(), v3.data()); });
         double mr_ = 0, mkk = 0;  // the moments scheme against the column pairs (P2)

@@ -9,7 +9,9 @@
 # patch kernel in two batches per patch, with plainly stored rows, shared atomics or cells in turn.
 # At P2 the tables hold true P2 gradients at random points, and the moments scheme
 # (hyperelastic_moments.cu, one and two cells per block) is compared too; and the recomputing gather
-# (hyperelastic_recompute.cu, blocks of 7 nodes, its values prefilled with NaN).
+# (hyperelastic_recompute.cu, blocks of 7 nodes, its values prefilled with NaN). Round 18: the tensor-core
+# kernel looping over cells on a grid of 3 blocks with the next cell's record copied ahead, and the
+# staged scatter a lane per column.
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
@@ -23,6 +25,11 @@ for law in 0 1 2; do
   cases=("-DNLOC=10 -DNQ=14" "-DNLOC=10 -DNQ=4" "-DNLOC=4 -DNQ=5")
   cases+=("-DNLOC=10 -DNQ=14 -DHM_WPB=2" "-DNLOC=10 -DNQ=1")
   [ $law = 2 ] && cases+=("-DNLOC=10 -DNQ=4 -DHK_EMU_PAIRS_POS" "-DNLOC=10 -DNQ=14 -DHK_EMU_TC_POS")
+  # the eighteenth pass: the tensor-core kernel on a grid of 3 blocks looping over the cells, the
+  # next cell's record copied ahead (every law; P2 at both rules, P1-sized, two warps per cell)
+  cases+=("-DNLOC=10 -DNQ=4 -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=14 -DHK_EMU_TC_PERSIST" "-DNLOC=4 -DNQ=5 -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=4 -DWPC=2 -DHK_EMU_TC_PERSIST")
+  # and the staged scatter a lane per column (HK_SCATTER_COLS; the moments scheme's too), alone and with both
+  cases+=("-DNLOC=10 -DNQ=4 -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=14 -DHK_SCATTER_COLS -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=4 -DWPC=2 -DHK_SCATTER_COLS -DHK_EMU_TC_PERSIST")
   # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
     cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")
