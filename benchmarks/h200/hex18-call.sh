@@ -22,12 +22,16 @@ smi=$!
 step "unpacked"
 export GALERKIN_REQUIRE_GPU=1 RUST_BACKTRACE=1
 t="$d/tests"
-timeout "$(left 60)" "$t/hierarchical" gram_tiles_match_the_cpu --include-ignored --nocapture > "$OUT/hex18-tests.log" 2>&1
-step "gram_tiles_match_the_cpu rc $?"
+# (The test binary is packed where its build finished in time: else the sweep's own check — every
+# row's first 64 cells against round 4's kernel — is the call's only check of the new shapes.)
+if [ -x "$t/hierarchical" ]; then
+  timeout "$(left 60)" "$t/hierarchical" gram_tiles_match_the_cpu --include-ignored --nocapture > "$OUT/hex18-tests.log" 2>&1
+  step "gram_tiles_match_the_cpu rc $?"
+fi
 timeout "$(left 70)" "$d/galerkin" bench --hex --degrees 1,2,3,4,5 --runs 7 --cpu-cells 100 --json "$OUT/hex18-table.json" > "$OUT/hex18-table.txt" 2>&1
 step "table p = 1…5 rc $?"
 (
-  timeout "$(left 230)" nice "$t/hierarchical" --include-ignored --skip gram_tiles_match_the_cpu >> "$OUT/hex18-tests.log" 2>&1
+  [ -x "$t/hierarchical" ] && timeout "$(left 230)" nice "$t/hierarchical" --include-ignored --skip gram_tiles_match_the_cpu >> "$OUT/hex18-tests.log" 2>&1
   step "hierarchical rest rc $?"
 ) &
 tests=$!
@@ -37,12 +41,14 @@ sweep() {  # tag degree shapes seconds file
 }
 sweep a 4 6 100 hex18-sweep.txt
 [ "$(left 100)" -gt 65 ] && sweep b 4 6 80 hex18-sweep.txt
+# p = 5 alone, III first and again after the other schemes (a second process, after the sweeps' load).
+[ "$(left 60)" -gt 35 ] && timeout "$(left 50)" "$d/galerkin" bench --hex --degrees 5 --runs 7 --cpu-cells 100 >> "$OUT/hex18-table.txt" 2>&1 && step "table p = 5 again"
 wait "$tests"
 step "tests done"
 kill "$smi" 2>/dev/null
 echo "-- sweep"; grep -h "^sweep\|^split" "$OUT/hex18-sweep.txt"
 grep -h "^ [1-5] \|floors\|timed first\|^gpu" "$OUT/hex18-table.txt"
-grep -h "test result\|FAILED\|panicked\|^test .* \(ok\|FAILED\)$" "$OUT/hex18-tests.log" | grep -v " ok$" | tail -30
-grep -h "^p = 4 tiled .*\(wide-frag\|strip-pairs\)" "$OUT/hex18-tests.log"
+[ -f "$OUT/hex18-tests.log" ] && grep -h "test result\|FAILED\|panicked\|^test .* \(ok\|FAILED\)$" "$OUT/hex18-tests.log" | grep -v " ok$" | tail -30
+[ -f "$OUT/hex18-tests.log" ] && grep -h "^p = 4 tiled .*\(wide-frag\|strip-pairs\)" "$OUT/hex18-tests.log"
 echo "-- clocks (every 5th sample)"; awk 'NR == 1 || NR % 25 == 0' "$OUT/hex18-clocks.txt" | cut -c1-150 | tail -50
 cat "$OUT/hex18-steps.txt"
