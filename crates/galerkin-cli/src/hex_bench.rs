@@ -60,6 +60,12 @@ pub fn run(cfg: &HexBenchConfig, json: Option<PathBuf>) -> galerkin::Result<()> 
                 1e3 * l1.median, 1e3 * lg.median, r.empty_grid_blocks, 1e3 * w.median, r.bytes_written / w.median * 1e-9, ratio(r.tiled_over_floor_plus_launch)
             );
         }
+        if let Some(a) = &r.tiled_after_others {
+            say!(
+                "   III timed first (the table's, since round 18): {} ms; again after the other schemes: {:.3} ms ({:.3}–{:.3}), {:.2}× floor",
+                t(3), 1e3 * a.median, 1e3 * a.min, 1e3 * a.max, a.median / r.floor_s
+            );
+        }
         for g in &r.gpu {
             if let Some(why) = &g.skipped {
                 say!("   {} skipped: {why}", g.scheme);

@@ -263,6 +263,12 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef GRAM_SPREAD
 #define GRAM_SPREAD 0                                // (GRAM_OVERLAP) the blocks of the first strips in the first pass, of the rest in the second, each part sent a pass later
 #endif
+#ifndef GRAM_WIDE
+#define GRAM_WIDE 0                                  // (round 18, with GRAM) passes staged transposed, h[row][point]: a lane's fragment entries adjacent, loaded as double2 (gram_frag_a/b)
+#endif
+#ifndef GRAM_PAIRS
+#define GRAM_PAIRS 0                                 // (round 18, with GRAM) a warp's tiles in strip-pair order: consecutive tiles share B fragments, two A fragments held (gram_pair_tile)
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -287,8 +293,14 @@ constexpr int GN = DIM * NLOC;
 constexpr int GB8 = (GN + 7) / 8;                    // 8-column blocks of G
 constexpr int GS16 = (GN + 15) / 16;                 // 16-row strips of G
 constexpr int GRS = 16 * GS16 + 4;                   // ≡ 4 (mod 16): conflict-free fragment loads
-constexpr int HSIZE = GRAM ? QCP * GRS : DIM * QCP * RS;  // one staging buffer: H_d[q][a] (GRAM: h[q][DIM·a + d]) of a pass
 constexpr int NPADS = GRAM ? (16 * GS16 + DIM - 1) / DIM : NPAD;  // functions a staged pass writes (zero beyond NLOC)
+// GRAM_WIDE: a pass staged as h[DIM·a + d][q], GROWS rows (every row a staged function writes) of
+// GPS points. The MMA's k index t + 4j is taken as point KS·t + j, so lane (g, t)'s fragment
+// entries of a row are KS adjacent doubles (KS/2 double2 loads); GPS ≡ 2 (mod 16) at k16, 8 at k8,
+// so the eight lanes of each quarter-warp load 16 distinct bank pairs.
+constexpr int GROWS = DIM * NPADS;
+constexpr int GPS = QCP + (MMA_K == 16 ? 2 : 8);
+constexpr int HSIZE = GRAM_WIDE ? GROWS * GPS : GRAM ? QCP * GRS : DIM * QCP * RS;  // one staging buffer: H_d[q][a] (GRAM: h[q][DIM·a + d]; GRAM_WIDE: h[DIM·a + d][q]) of a pass
 constexpr int JQ = DIM * DIM;                        // √(w|det J|) J⁻¹ per point
 constexpr int NCHUNK = (NQ + QCP - 1) / QCP;
 constexpr int SPP = STAGE_THREADS / QCP;             // staging threads per point
@@ -306,6 +318,8 @@ constexpr int WIT = (WR * WR + 31) / 32;             // a warp's store rounds pe
 static_assert(MMA_K == 4 || MMA_K == 8 || MMA_K == 16, "MMA_K is 4, 8 or 16");
 static_assert(QCP % MMA_K == 0, "points per pass come in whole MMA k-steps");
 static_assert(DIM == 3, "the tiled scheme is written for 3D cells");
+static_assert(!GRAM_WIDE || (GRAM && MMA_K >= 8 && QCP % 16 == 0 && !GRAM_OVERLAP && (STAGE_THREADS % QCP) == 0),
+              "transposed Gram passes: Gram tiles on k8 or k16, whole 16-point blocks a pass, a staging thread per point of a pass, blocks in the cell's tail");
 static_assert(SPP >= 1, "a block stages at least one point per thread");
 static_assert(DEFER_WRITES >= 0 && DEFER_WRITES <= 2, "a warp defers 0, 1 or 2 half tiles");
 static_assert(!DEFER_WRITES || (TPW == 1 && PRODUCERS == 0), "deferred writes: one tile per warp, every warp stages");
@@ -440,12 +454,15 @@ __device__ __forceinline__ void mma16(double d[4], const double a[2 * S], const 
 __device__ __forceinline__ void stage_points(const double* __restrict__ tab, const double* __restrict__ jq,
                                              const double* __restrict__ ts, const u32* __restrict__ tis, int q0,
                                              double* __restrict__ h, int tid) {
-    const int qq = tid / SPP, sub = tid - qq * SPP;
-    if (qq >= QCP) return;
+    // GRAM_WIDE: the lanes of a warp take consecutive points (one function each), so their
+    // stores to a transposed row are adjacent and their factor loads mostly one address.
+    const int qq = GRAM_WIDE ? tid % QCP : tid / SPP, sub = GRAM_WIDE ? tid / QCP : tid - qq * SPP;
+    if (qq >= QCP || (GRAM_WIDE && sub >= SPP)) return;
     const int q = q0 + qq;
-    // Entry (d, a) of point qq: H_d[qq][a], or with GRAM row DIM·a + d of the point's Gram row.
-    double* hq = h + qq * (GRAM ? GRS : RS);
-    const auto at = [](int d, int a) { return GRAM ? DIM * a + d : d * QCP * RS + a; };
+    // Entry (d, a) of point qq: H_d[qq][a], or with GRAM row DIM·a + d of the point's Gram row
+    // (GRAM_WIDE: entry qq of row DIM·a + d).
+    double* hq = h + (GRAM_WIDE ? qq : qq * (GRAM ? GRS : RS));
+    const auto at = [](int d, int a) { return GRAM_WIDE ? (DIM * a + d) * GPS : GRAM ? DIM * a + d : d * QCP * RS + a; };
     if (q >= NQ) {
         for (int a = sub; a < NPADS; a += SPP)
 #pragma unroll
@@ -1163,6 +1180,31 @@ constexpr int GTPW = (GT + TILED_WARPS - 1) / TILED_WARPS;          // a warp's 
 constexpr int GPPT = (NPAIRS + TILED_THREADS - 1) / TILED_THREADS;  // a thread's node pairs, at most
 static_assert(!GRAM || (PIPE_ROUNDS == 2 && NCOMP == DIM && PACKED && !PAIRED && ONE_ROUND && NDP + 1 <= IMAGE_DOUBLES),
               "Gram tiles: pipelined rounds with the next J⁻¹ late, elasticity's blocks, packed, one round and the whole triangle in the image");
+static_assert(!GRAM_PAIRS || GRAM, "strip-pair order: Gram tiles");
+
+// GRAM_PAIRS (round 18): tile t of G's upper triangle in strip-pair order — strips 2m and 2m + 1
+// together: strip 2m's two columns that strip 2m + 1 lacks, then column by column (2m, c),
+// (2m + 1, c) — so a warp's consecutive tiles share a B fragment in twos, and its A fragments of
+// the two strips (held in two slots) serve all its columns. (A lone last strip: its columns.)
+__device__ __forceinline__ void gram_pair_tile(int t, int& st, int& col) {
+    for (int s0 = 0;; s0 += 2) {
+        // Tiles of strips s0 and s0 + 1 (GB8 > 2·(GS16 − 1): every strip has one).
+        const int n0 = GB8 - 2 * s0, n1 = s0 + 1 < GS16 ? GB8 - 2 * (s0 + 1) : 0;
+        if (t < n0 + n1) {
+            const int single = n0 - n1;
+            if (t < single) {
+                st = s0;
+                col = 2 * s0 + t;
+            } else {
+                t -= single;
+                st = s0 + (t & 1);
+                col = 2 * s0 + single + (t >> 1);
+            }
+            return;
+        }
+        t -= n0 + n1;
+    }
+}
 
 // A warp's Gram tiles of a cell (strip `ts`, column block `tc`; ts < 0: none) and their
 // accumulators; the orientation signs' products of this thread's node pairs, loaded at the cell's head.
@@ -1170,9 +1212,31 @@ struct GramRound {
     double acc[GTPW][4];
     int ts[GTPW], tc[GTPW];
     double sg[GPPT];  // (not with GRAM_OVERLAP: loaded where the blocks are formed)
+    // GRAM_PAIRS: bit i of `anew` — tile i loads its strip's A fragment (its slot, ts[i] & 1, holds
+    // another strip); of `bnew` — tile i loads its B fragment (not its predecessor's column).
+    unsigned anew = 0u, bnew = 0u;
     __device__ __forceinline__ GramRound(int, int warp, const signed char* __restrict__ signs, int has_signs, u64 c) {
         constexpr int base = GT / TILED_WARPS, extra = GT % TILED_WARPS;
         const int first = warp * base + min_i(warp, extra), count = base + (warp < extra ? 1 : 0);
+#if GRAM_PAIRS
+        int held0 = -1, held1 = -1;  // the strips whose A fragments slots 0 and 1 hold
+#pragma unroll
+        for (int i = 0; i < GTPW; ++i) {
+            acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0;
+            int st = -1, col = 0;
+            if (i < count) gram_pair_tile(first + i, st, col);
+            ts[i] = st;
+            tc[i] = col;
+            if (st < 0) continue;
+            const bool odd = (st & 1) != 0;
+            if ((odd ? held1 : held0) != st) {
+                anew |= 1u << i;
+                if (odd) held1 = st;
+                else held0 = st;
+            }
+            if (i == 0 || tc[i - 1] != col) bnew |= 1u << i;
+        }
+#else
         int st = 0, col = first;
         while (col >= GB8 - 2 * st) {
             col -= GB8 - 2 * st;
@@ -1186,6 +1250,7 @@ struct GramRound {
             tc[i] = i < count ? col : 0;
             if (++col == GB8) col = 2 * ++st;
         }
+#endif
 #pragma unroll
         for (int j = 0; j < (GRAM_OVERLAP ? 0 : GPPT); ++j) {
             const int pi = (int)threadIdx.x + j * TILED_THREADS;
@@ -1196,24 +1261,72 @@ struct GramRound {
     }
 };
 
-// One pass of QCP points: the warp's Gram tiles accumulate HᵀH over the staged buffer `h`.
+// Lane (g, t)'s first entry of the k-step at point kq in the staged pass `h` (gram_frag_a/b).
+__device__ __forceinline__ const double* gram_lane(const double* __restrict__ h, int kq, int g, int t) {
+    return GRAM_WIDE ? h + g * GPS + kq + KS * t : h + (kq + t) * GRS + g;
+}
+// The A fragment of G's strip s (rows 16s…16s + 15) and the B fragment of its column block c
+// (columns 8c…8c + 7) from the k-step's entries `hk` (gram_lane): G = HᵀH, so both are H's
+// entries; a[2j + hh] and b[j] at the MMA's k index t + 4j (mma16's fragments). GRAM_WIDE: from
+// the transposed pass, k index t + 4j at point KS·t + j, KS/2 double2 loads a row.
+__device__ __forceinline__ void gram_frag_a(const double* __restrict__ hk, int s, double (&fa)[2 * KS]) {
+#if GRAM_WIDE
+    const double* row = hk + 16 * s * GPS;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+        for (int u = 0; u < KS / 2; ++u) {
+            const double2 v = *reinterpret_cast<const double2*>(row + 8 * hh * GPS + 2 * u);
+            fa[4 * u + hh] = v.x;
+            fa[4 * u + 2 + hh] = v.y;
+        }
+#else
+#pragma unroll
+    for (int j = 0; j < 2 * KS; ++j) fa[j] = hk[4 * (j / 2) * GRS + 16 * s + 8 * (j % 2)];
+#endif
+}
+__device__ __forceinline__ void gram_frag_b(const double* __restrict__ hk, int c, double (&fb)[KS]) {
+#if GRAM_WIDE
+    const double* row = hk + 8 * c * GPS;
+#pragma unroll
+    for (int u = 0; u < KS / 2; ++u) {
+        const double2 v = *reinterpret_cast<const double2*>(row + 2 * u);
+        fb[2 * u] = v.x;
+        fb[2 * u + 1] = v.y;
+    }
+#else
+#pragma unroll
+    for (int j = 0; j < KS; ++j) fb[j] = hk[4 * j * GRS + 8 * c];
+#endif
+}
+
+// One pass of QCP points: the warp's Gram tiles accumulate HᵀH over the staged buffer `h`. A
+// warp's tiles in strip order share the A fragment within a strip; in strip-pair order
+// (GRAM_PAIRS) two A fragments, one a strip parity, and B fragments of consecutive tiles.
 __device__ __forceinline__ void multiply_round(const double* __restrict__ h, GramRound& r) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll 1
     for (int kq = 0; kq < QCP; kq += MMA_K) {
-        const double* hk = h + (kq + t) * GRS + g;
-        double fa[2 * KS] = {};
+        const double* hk = gram_lane(h, kq, g, t);
+        double fa[GRAM_PAIRS ? 2 : 1][2 * KS] = {}, held[KS] = {};  // held: GRAM_PAIRS's B fragment across tiles
 #pragma unroll
         for (int i = 0; i < GTPW; ++i) {
             if (r.ts[i] < 0) continue;
-            if (i == 0 || r.ts[i] != r.ts[i - 1]) {
-#pragma unroll
-                for (int j = 0; j < 2 * KS; ++j) fa[j] = hk[4 * (j / 2) * GRS + 16 * r.ts[i] + 8 * (j % 2)];
+            const bool odd = GRAM_PAIRS && (r.ts[i] & 1) != 0;
+            if (GRAM_PAIRS ? ((r.anew >> i) & 1u) != 0 : i == 0 || r.ts[i] != r.ts[i - 1]) {
+                if (odd) gram_frag_a(hk, r.ts[i], fa[GRAM_PAIRS ? 1 : 0]);
+                else gram_frag_a(hk, r.ts[i], fa[0]);
             }
             double fb[KS];
+            if (GRAM_PAIRS) {
+                if ((r.bnew >> i) & 1u) gram_frag_b(hk, r.tc[i], held);
 #pragma unroll
-            for (int j = 0; j < KS; ++j) fb[j] = hk[4 * j * GRS + 8 * r.tc[i]];
-            mma16<KS>(r.acc[i], fa, fb);
+                for (int j = 0; j < KS; ++j) fb[j] = held[j];
+            } else {
+                gram_frag_b(hk, r.tc[i], fb);
+            }
+            if (odd) mma16<KS>(r.acc[i], fa[GRAM_PAIRS ? 1 : 0], fb);
+            else mma16<KS>(r.acc[i], fa[0], fb);
         }
     }
 }

@@ -734,7 +734,10 @@ fn pipelined_rounds_match_the_cpu() {
 /// blocks in the next cell's first pass or, spread, its first two, in three orders, and sent a
 /// pass later; the next J⁻¹ table's first pass behind a warp barrier) too: on the resident grid
 /// every block's one cell forms its blocks in its own tail, on 2 blocks all but each block's last
-/// in the next cell's.
+/// in the next cell's. Round 18's fragment loads ([`TiledConfig::round18_high`]: passes staged
+/// transposed, a lane's KS points of the MMA's k index adjacent; the tiles in strip-pair order with
+/// B fragments shared by consecutive tiles) too: a wrong permutation of k, a wrong slot or a stale
+/// fragment pairs the wrong entries and misses the CPU's matrices by far more than round-off.
 #[test]
 fn gram_tiles_match_the_cpu() {
     use galerkin::operator::level::full::schemes::TiledConfig;
@@ -746,6 +749,13 @@ fn gram_tiles_match_the_cpu() {
         assert!((1..=3).all(|o| overlapped.iter().any(|c| c.gram_overlap == o && !c.gram_spread)), "p = {p}: the three orders of the overlapped blocks");
         assert!(overlapped.iter().any(|c| c.gram_spread), "p = {p}: blocks spread over two passes");
         assert!(overlapped.iter().all(|c| c.gram && c.mma_k == 16), "p = {p}: overlapped blocks on the m16n8k16 Gram tiles");
-        std::iter::once(TiledConfig::for_functions(nloc)).chain(shapes).chain(overlapped).collect()
+        // Round 18: transposed passes (the MMA's k index permuted over each 16 or 8 points) and the
+        // strip-pair order (B fragments shared, two A fragments held), alone and together.
+        let loads = TiledConfig::round18_high(nloc);
+        for (wide, pairs) in [(true, false), (false, true), (true, true)] {
+            assert!(loads.iter().any(|c| c.gram_wide == wide && c.gram_pairs == pairs && c.mma_k == 16), "p = {p}: wide {wide}, pairs {pairs} on k16");
+        }
+        assert!(loads.iter().any(|c| c.gram_wide && c.mma_k == 8), "p = {p}: transposed passes on k8");
+        std::iter::once(TiledConfig::for_functions(nloc)).chain(shapes).chain(overlapped).chain(loads).collect()
     });
 }

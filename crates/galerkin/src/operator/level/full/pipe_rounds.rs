@@ -62,6 +62,37 @@ impl TiledConfig {
     }
 }
 
+impl TiledConfig {
+    /// The eighteenth round's shapes at trunk p = 4 (33–50 functions; none elsewhere): the default
+    /// Gram tiles with fewer shared-memory load instructions a tile — transposed passes whose
+    /// fragment entries a lane loads as double2 (`gram_wide`: 6 loads a tile and k16-step instead
+    /// of 12 where the A fragment is new, 2 instead of 4 where not), then the tiles in strip-pair
+    /// order (`gram_pairs`: consecutive tiles share a B fragment), then both; then both on m16n8k8
+    /// (fewer fragment registers beside the 28 accumulators: no spills in the loop). Sweep rows
+    /// until the device measures them.
+    pub fn round18_high(nloc: usize) -> Vec<TiledConfig> {
+        let Some(&g) = TiledConfig::round16_high(nloc).first() else { return Vec::new() };
+        let shape = |gram_wide, gram_pairs, mma_k| TiledConfig { gram_wide, gram_pairs, mma_k, ..g };
+        vec![shape(true, false, 16), shape(false, true, 16), shape(true, true, 16), shape(true, true, 8), shape(true, false, 8)]
+    }
+}
+
+/// (rows, points a row) of a transposed Gram pass (`element_schemes.cu`'s GROWS, GPS) where `cfg`
+/// stages them on `v` with `qcp` points a pass and `stagers` staging threads (GRAM_WIDE): asked,
+/// with Gram tiles ([`gram`]) on k8 or k16, whole 16-point blocks a pass, a thread per point of a
+/// pass and the blocks in the cell's tail (no `gram_overlap`); GPS ≡ 2 (mod 16) at k16, 8 at k8,
+/// so a quarter-warp's double2 fragment loads hit distinct banks.
+pub(crate) fn gram_wide_rows(v: &Variant, cfg: TiledConfig, qcp: usize, stagers: usize) -> Option<(usize, usize)> {
+    let ok = cfg.gram_wide && gram(v, cfg) && cfg.mma_k >= 8 && qcp > 0 && qcp % 16 == 0 && cfg.gram_overlap == 0 && stagers % qcp == 0;
+    let rows = v.dim * (16 * (v.dim * v.nloc).div_ceil(16)).div_ceil(v.dim);
+    ok.then_some((rows, qcp + if cfg.mma_k == 16 { 2 } else { 8 }))
+}
+
+/// The kernel's GRAM_WIDE for `cfg` launched on `v` as `l` ([`gram_wide_rows`]).
+pub(crate) fn gram_wide(v: &Variant, cfg: TiledConfig, l: &super::schemes::TiledLaunch) -> bool {
+    gram_wide_rows(v, cfg, l.qcp, l.threads).is_some()
+}
+
 /// The kernel's GRAM_OVERLAP for `cfg` launched on `v` as `l`: its `gram_overlap` (at most 3) where Gram tiles
 /// run ([`gram`]) over several passes of points a cell (the blocks form in the first, leave in
 /// the second), with a point's staging threads within one warp (the next J⁻¹ table's first pass
@@ -190,6 +221,19 @@ mod tests {
         assert!(shapes.iter().all(|c| c.mma_k == 16 && gram(&v, *c)));
         assert_eq!(overlap(&v, TiledConfig::round16_high(50)[0]), 0, "round 16's Gram tiles: the blocks in the cell's tail");
         assert!(TiledConfig::round17_high(74).is_empty() && TiledConfig::round17_high(32).is_empty());
+        // Round 18: transposed passes (two of 162 rows × 34 or 40 points) and strip-pair order on
+        // the Gram tiles, within a block's shared memory, still 32 points a pass; none elsewhere.
+        for c in TiledConfig::round18_high(50) {
+            let l = super::super::schemes::tiled_shape(&v, c, dims);
+            assert!(gram(&v, c) && l.qcp == 32 && l.smem <= 227 * 1024, "{}: {} bytes", c.label(), l.smem);
+            let gps = if c.mma_k == 16 { 34 } else { 40 };
+            assert_eq!(gram_wide(&v, c, &l), c.gram_wide, "{}", c.label());
+            if c.gram_wide {
+                assert!(l.smem >= 8 * (2 * 162 * gps + l.image), "{}: {} bytes", c.label(), l.smem);
+            }
+        }
+        assert!(!gram_wide(&v, TiledConfig { gram_overlap: 1, ..TiledConfig::round18_high(50)[0] }, &super::super::schemes::tiled_shape(&v, TiledConfig::round18_high(50)[0], dims)), "transposed passes: blocks in the cell's tail only");
+        assert!(TiledConfig::round18_high(74).is_empty() && TiledConfig::round18_high(32).is_empty());
         let gram5 = TiledConfig { gram: true, ..TiledConfig::round15_high(74)[0] };
         assert!(!gram(&variant(74, 216), gram5), "p = 5: two rounds a cell, no Gram tiles");
         assert_eq!(overlap(&variant(74, 216), TiledConfig { gram_overlap: 1, ..gram5 }), 0, "p = 5: no Gram tiles, no overlap");

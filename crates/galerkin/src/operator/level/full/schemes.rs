@@ -120,7 +120,11 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// (1: after the multiplies on half the warps of each SM sub-partition, 2: beside the staging in
 /// its alternating order, 3: before the multiplies on every warp; 0: in the cell's own tail);
 /// `gram_spread` (GRAM_SPREAD) with it: the first strips' blocks in the first pass and the rest's
-/// in the second, each part sent a pass later.
+/// in the second, each part sent a pass later. `gram_wide` and `gram_pairs` (GRAM_WIDE,
+/// GRAM_PAIRS, round 18, with `gram`: [`super::pipe_rounds::gram_wide`]): fewer shared-memory
+/// load instructions a Gram-tile MMA — each pass staged transposed so a lane's fragment entries
+/// are adjacent (double2 loads, half the fragment loads), and a warp's tiles taken in strip-pair
+/// order so consecutive tiles share their B fragment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -151,6 +155,8 @@ pub struct TiledConfig {
     pub gram: bool,
     pub gram_overlap: u8,
     pub gram_spread: bool,
+    pub gram_wide: bool,
+    pub gram_pairs: bool,
 }
 
 impl Default for TiledConfig {
@@ -159,7 +165,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false }
     }
 }
 
@@ -277,7 +283,13 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
-        // Round 17 (p = 4): the overlapped Gram blocks right after the default.
+        // Round 18 (p = 4): the Gram tiles' wider and shared fragment loads right after the default.
+        for c in TiledConfig::round18_high(nloc) {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
+        // Round 17 (p = 4): the overlapped Gram blocks next.
         for c in TiledConfig::round17_high(nloc) {
             if !v.contains(&c) {
                 v.push(c);
@@ -534,7 +546,7 @@ impl TiledConfig {
     /// From round 14 (where the default pipelines cells: p = 2, 3) also the previous default,
     /// [`Self::round13_default`], split the same way (round 13 split its first shape, the split
     /// moments, which lost: not repeated); from round 15 also [`Self::round15`]'s shapes (paired
-    /// tiles in the pipeline) that are not the default.
+    /// tiles in the pipeline) that are not the default; at p = 4 [`Self::round18_high`]'s shapes.
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
         let split = |c: TiledConfig| [1u8, 2, 4, 6].map(|skip| TiledConfig { skip, ..c });
         let mut v: Vec<TiledConfig> = split(TiledConfig::for_functions(nloc)).to_vec();
@@ -545,8 +557,9 @@ impl TiledConfig {
         for c in TiledConfig::round15(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
-        // Round 17 (p = 4): the overlapped Gram blocks, those not the default, split the same way.
-        for c in TiledConfig::round17_high(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
+        // Round 18 (p = 4): the Gram tiles' wider and shared fragment loads, split the same way.
+        // (Round 17's overlapped blocks, measured slower, are no longer split.)
+        for c in TiledConfig::round18_high(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
         // Round 16 (p = 4): the first Gram-tile shape, split the same way.
@@ -637,6 +650,12 @@ impl TiledConfig {
         if self.gram_spread {
             s += " spread";
         }
+        if self.gram_wide {
+            s += " wide-frag";
+        }
+        if self.gram_pairs {
+            s += " strip-pairs";
+        }
         s
     }
 }
@@ -720,8 +739,16 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     let auto = if cfg.producers == 0 && one_pass <= 32.max(k) && one_pass * per_q / 2 <= budget { one_pass } else { (budget / per_q / k * k).clamp(k, 32.max(k)) };
     let qcp = if cfg.qcp > 0 { cfg.qcp } else { auto }.min(v.nq.div_ceil(k) * k).min((stagers / k * k).max(k));
     // Where the points take one pass, the body without producers stages into one buffer.
-    // Pipelined cells (`pipe`) always take two: a cell's and the next's.
-    let staged = if v.nq.div_ceil(qcp) > 1 || piped { qcp * per_q } else { qcp * per_q / 2 };
+    // Pipelined cells (`pipe`) always take two: a cell's and the next's. Transposed Gram passes
+    // (`element_schemes.cu`'s GROWS rows of GPS points) take two of their own size.
+    let wide_rows = super::pipe_rounds::gram_wide_rows(v, cfg, qcp, stagers);
+    let staged = if let Some((rows, gps)) = wide_rows {
+        2 * rows * gps * 8
+    } else if v.nq.div_ceil(qcp) > 1 || piped {
+        qcp * per_q
+    } else {
+        qcp * per_q / 2
+    };
     // A split pair swaps half its tile's moments there (`element_schemes.cu`'s XCHG doubles a tile).
     let swap = if cfg.split { warps / 2 * 640 * 8 } else { 0 };
     let smem = tables + if cfg.producers > 0 { jq + qcp * per_q + scratch } else { cells * (jq + staged.max(scratch).max(swap) + own_scratch) };
@@ -830,6 +857,8 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("GRAM={}", usize::from(super::pipe_rounds::gram(v, cfg))),
         format!("GRAM_OVERLAP={}", super::pipe_rounds::gram_overlap(v, cfg, &l)),
         format!("GRAM_SPREAD={}", usize::from(super::pipe_rounds::gram_spread(v, cfg, &l))),
+        format!("GRAM_WIDE={}", usize::from(super::pipe_rounds::gram_wide(v, cfg, &l))),
+        format!("GRAM_PAIRS={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_pairs)),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
         format!("PAIRED={}", usize::from(cfg.paired)),
