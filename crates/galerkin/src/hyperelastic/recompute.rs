@@ -209,8 +209,13 @@ impl DeviceRecompute {
         // The limit is the function's, shared by every system compiled with the same defines (the
         // multigrid's P1 levels: one module), so it is set to the most any of them may use — the
         // device's maximum less the static `HkCell`s — never to this system's own need.
-        let (nv, nloc) = (el.space.mesh.cell_type.num_vertices(), el.nloc());
-        let limit = SHARED_MAX - wpb * (8 * (3 * nv + 3 * nloc + 9) + 4 * nloc).next_multiple_of(8);
+        // The static part is read off the function (a count by hand missed some: the H200 refused
+        // 232 168 B, round 18's device check).
+        let stat = kernel
+            .func
+            .get_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+            .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot read the static shared memory of {ENTRY}: {e}")))?;
+        let limit = SHARED_MAX.saturating_sub(stat.max(0) as usize);
         if used > limit {
             return Err(Error::invalid(format!("the recomputing gather: {used} B of dynamic shared memory exceed the {limit} B a block may have")));
         }
