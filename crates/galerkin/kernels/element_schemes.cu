@@ -269,6 +269,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef GRAM_PAIRS
 #define GRAM_PAIRS 0                                 // (round 18, with GRAM) a warp's tiles in strip-pair order: consecutive tiles share B fragments, two A fragments held (gram_pair_tile)
 #endif
+#ifndef GRAM_UNROLL
+#define GRAM_UNROLL 0                                // (round 19, with GRAM) a pass's k-steps unrolled: the next k-step's fragment loads may issue under the current MMAs
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -943,7 +946,10 @@ struct TiledCell {
 // staging buffers), so the next round's staging and multiplies do not wait for the copies to read
 // it: a round's first group waits only at its last pass's barrier, a round later (round 13).
 constexpr int NBUF = NCHUNK > 1 || PIPE ? 2 : 1;      // one pass of points (p ≤ 2): one staging buffer (PIPE: two, a cell's and the next's)
-constexpr int HREGION_W = NBUF * HSIZE > TILED_WARPS * WR * WS ? NBUF * HSIZE : TILED_WARPS * WR * WS;
+// Gram tiles write through their image, never a warp's scratch: with more warps than 16 (round 19)
+// the scratch would outgrow the staging buffers for nothing.
+constexpr int SCRATCH_W = GRAM ? 0 : TILED_WARPS * WR * WS;
+constexpr int HREGION_W = NBUF * HSIZE > SCRATCH_W ? NBUF * HSIZE : SCRATCH_W;
 constexpr int HREGION = SPLIT_MOMENTS && ROUND_TILES * XCHG > HREGION_W ? ROUND_TILES * XCHG : HREGION_W;  // split pairs swap moments there
 constexpr int IMAGE_CAP = (WIDE_WRITES == 4 ? IMAGE_DOUBLES : HREGION) - 1;  // one double left for the image's 16-byte phase
 constexpr int min_i(int a, int b) { return a < b ? a : b; }
@@ -1181,6 +1187,7 @@ constexpr int GPPT = (NPAIRS + TILED_THREADS - 1) / TILED_THREADS;  // a thread'
 static_assert(!GRAM || (PIPE_ROUNDS == 2 && NCOMP == DIM && PACKED && !PAIRED && ONE_ROUND && NDP + 1 <= IMAGE_DOUBLES),
               "Gram tiles: pipelined rounds with the next J⁻¹ late, elasticity's blocks, packed, one round and the whole triangle in the image");
 static_assert(!GRAM_PAIRS || GRAM, "strip-pair order: Gram tiles");
+static_assert(!GRAM_UNROLL || GRAM, "unrolled k-steps: Gram tiles");
 
 // GRAM_PAIRS (round 18): tile t of G's upper triangle in strip-pair order — strips 2m and 2m + 1
 // together: strip 2m's two columns that strip 2m + 1 lacks, then column by column (2m, c),
@@ -1305,7 +1312,11 @@ __device__ __forceinline__ void gram_frag_b(const double* __restrict__ hk, int c
 // (GRAM_PAIRS) two A fragments, one a strip parity, and B fragments of consecutive tiles.
 __device__ __forceinline__ void multiply_round(const double* __restrict__ h, GramRound& r) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#if GRAM_UNROLL
+#pragma unroll
+#else
 #pragma unroll 1
+#endif
     for (int kq = 0; kq < QCP; kq += MMA_K) {
         const double* hk = gram_lane(h, kq, g, t);
         double fa[GRAM_PAIRS ? 2 : 1][2 * KS] = {}, held[KS] = {};  // held: GRAM_PAIRS's B fragment across tiles

@@ -738,6 +738,9 @@ fn pipelined_rounds_match_the_cpu() {
 /// transposed, a lane's KS points of the MMA's k index adjacent; the tiles in strip-pair order with
 /// B fragments shared by consecutive tiles) too: a wrong permutation of k, a wrong slot or a stale
 /// fragment pairs the wrong entries and misses the CPU's matrices by far more than round-off.
+/// Round 19's shapes ([`TiledConfig::round19_high`]: 20–32 warps on G's tiles, so a warp's tiles
+/// and the strips they cross change; unrolled k-steps) too: a tile dealt twice or to no warp
+/// leaves entries doubled or unwritten.
 #[test]
 fn gram_tiles_match_the_cpu() {
     use galerkin::operator::level::full::schemes::TiledConfig;
@@ -756,6 +759,14 @@ fn gram_tiles_match_the_cpu() {
             assert!(loads.iter().any(|c| c.gram_wide == wide && c.gram_pairs == pairs && c.mma_k == 16), "p = {p}: wide {wide}, pairs {pairs} on k16");
         }
         assert!(loads.iter().any(|c| c.gram_wide && c.mma_k == 8), "p = {p}: transposed passes on k8");
-        std::iter::once(TiledConfig::for_functions(nloc)).chain(shapes).chain(overlapped).chain(loads).collect()
+        // Round 19: more warps than moment tiles on G's 100 tiles (20, 25, 32: 5, 4, 3–4 tiles a
+        // warp), on k16 and k8, and a pass's k-steps unrolled.
+        let warps = TiledConfig::round19_high(nloc);
+        for w in [20, 25, 32] {
+            assert!(warps.iter().any(|c| c.warps == w && c.mma_k == 16 && !c.gram_unroll), "p = {p}: {w} warps on k16");
+        }
+        assert!(warps.iter().any(|c| c.warps == 32 && c.mma_k == 8), "p = {p}: 32 warps on k8");
+        assert!(warps.iter().any(|c| c.gram_unroll && c.warps == 16), "p = {p}: unrolled k-steps on 16 warps");
+        std::iter::once(TiledConfig::for_functions(nloc)).chain(shapes).chain(overlapped).chain(loads).chain(warps).collect()
     });
 }

@@ -77,6 +77,32 @@ impl TiledConfig {
     }
 }
 
+impl TiledConfig {
+    /// The nineteenth round's shapes at trunk p = 4 (33–50 functions; none elsewhere): the default
+    /// Gram tiles (m16n8k16) with more work in flight per SM, which the round-18 profile found
+    /// latency-bound (one block of 16 warps at 128 registers, no eligible warp in 59 % of cycles).
+    /// More warps share G's 100 tiles (one round a cell still), so each holds fewer accumulators
+    /// and the block fits the register file at fewer registers a lane: 20 warps (5 tiles, 96
+    /// registers), 25 (4 tiles, 80), 32 (3–4 tiles, 64; on k16 and k8, whose fragments are half
+    /// the registers); then the k-steps of a pass unrolled (`gram_unroll`: the next k-step's
+    /// fragment loads may issue under the current MMAs) on 16 and 20 warps. Sweep rows until the
+    /// device measures them.
+    pub fn round19_high(nloc: usize) -> Vec<TiledConfig> {
+        let Some(&g) = TiledConfig::round16_high(nloc).first() else { return Vec::new() };
+        let shape = |warps, mma_k, gram_unroll| TiledConfig { warps, mma_k, gram_unroll, ..g };
+        vec![shape(20, 16, false), shape(25, 16, false), shape(32, 16, false), shape(32, 8, false), shape(16, 16, true), shape(20, 16, true)]
+    }
+}
+
+/// Tiles of 16 × 8 over the upper triangle of the Gram matrix G = HᵀH of `v`'s DIM·NLOC
+/// (function, derivative) rows (`element_schemes.cu`'s GT: 16-row strips, 8-column blocks on or
+/// above the diagonal; p = 4 elasticity: 100).
+pub(crate) fn gram_tile_count(v: &Variant) -> usize {
+    let gn = v.dim * v.nloc;
+    let (gs16, gb8) = (gn.div_ceil(16), gn.div_ceil(8));
+    (0..gs16).map(|t| gb8.saturating_sub(2 * t)).sum()
+}
+
 /// (rows, points a row) of a transposed Gram pass (`element_schemes.cu`'s GROWS, GPS) where `cfg`
 /// stages them on `v` with `qcp` points a pass and `stagers` staging threads (GRAM_WIDE): asked,
 /// with Gram tiles ([`gram`]) on k8 or k16, whole 16-point blocks a pass, a thread per point of a
@@ -234,6 +260,19 @@ mod tests {
         }
         assert!(!gram_wide(&v, TiledConfig { gram_overlap: 1, ..TiledConfig::round18_high(50)[0] }, &super::super::schemes::tiled_shape(&v, TiledConfig::round18_high(50)[0], dims)), "transposed passes: blocks in the cell's tail only");
         assert!(TiledConfig::round18_high(74).is_empty() && TiledConfig::round18_high(32).is_empty());
+        // Round 19: Gram tiles on 20, 25 and 32 warps (G's 100 tiles bound the warps, not the 16
+        // moment tiles), a block within the register file and shared memory (no warp scratch:
+        // the Gram tiles write through their image), still 32 points a pass; none elsewhere.
+        assert_eq!(gram_tile_count(&v), 100);
+        let wide = TiledConfig::round19_high(50);
+        assert!(wide.iter().any(|c| c.gram_unroll) && wide.iter().any(|c| c.warps > 16));
+        for c in wide {
+            let l = super::super::schemes::tiled_shape(&v, c, dims);
+            assert!(gram(&v, c), "{}", c.label());
+            assert_eq!((l.threads, l.qcp, l.min_blocks), (32 * c.warps, 32, 1), "{}", c.label());
+            assert!(l.smem <= 227 * 1024 && l.smem >= 8 * (2 * 32 * 164 + l.image), "{}: {} bytes", c.label(), l.smem);
+        }
+        assert!(TiledConfig::round19_high(74).is_empty() && TiledConfig::round19_high(32).is_empty());
         let gram5 = TiledConfig { gram: true, ..TiledConfig::round15_high(74)[0] };
         assert!(!gram(&variant(74, 216), gram5), "p = 5: two rounds a cell, no Gram tiles");
         assert_eq!(overlap(&variant(74, 216), TiledConfig { gram_overlap: 1, ..gram5 }), 0, "p = 5: no Gram tiles, no overlap");

@@ -124,7 +124,11 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// GRAM_PAIRS, round 18, with `gram`: [`super::pipe_rounds::gram_wide`]): fewer shared-memory
 /// load instructions a Gram-tile MMA — each pass staged transposed so a lane's fragment entries
 /// are adjacent (double2 loads, half the fragment loads), and a warp's tiles taken in strip-pair
-/// order so consecutive tiles share their B fragment.
+/// order so consecutive tiles share their B fragment. `gram_unroll` (GRAM_UNROLL, round 19, with
+/// `gram`: [`super::pipe_rounds::gram_warps`]) unrolls a pass's k-steps, so the next k-step's
+/// fragment loads may issue before the current MMAs (software pipelining left to the compiler);
+/// with `gram`, `warps` may exceed the moment tiles (up to G's tiles: more warps, fewer
+/// accumulators and registers a lane).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -157,6 +161,7 @@ pub struct TiledConfig {
     pub gram_spread: bool,
     pub gram_wide: bool,
     pub gram_pairs: bool,
+    pub gram_unroll: bool,
 }
 
 impl Default for TiledConfig {
@@ -165,7 +170,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false }
     }
 }
 
@@ -283,6 +288,12 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // Round 19 (p = 4): more warps on the Gram tiles, unrolled k-steps, right after the default.
+        for c in TiledConfig::round19_high(nloc) {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
         // Round 18 (p = 4): the Gram tiles' wider and shared fragment loads right after the default.
         for c in TiledConfig::round18_high(nloc) {
             if !v.contains(&c) {
@@ -546,7 +557,7 @@ impl TiledConfig {
     /// From round 14 (where the default pipelines cells: p = 2, 3) also the previous default,
     /// [`Self::round13_default`], split the same way (round 13 split its first shape, the split
     /// moments, which lost: not repeated); from round 15 also [`Self::round15`]'s shapes (paired
-    /// tiles in the pipeline) that are not the default; at p = 4 [`Self::round18_high`]'s shapes.
+    /// tiles in the pipeline) that are not the default; at p = 4 [`Self::round19_high`]'s shapes.
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
         let split = |c: TiledConfig| [1u8, 2, 4, 6].map(|skip| TiledConfig { skip, ..c });
         let mut v: Vec<TiledConfig> = split(TiledConfig::for_functions(nloc)).to_vec();
@@ -557,9 +568,9 @@ impl TiledConfig {
         for c in TiledConfig::round15(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
-        // Round 18 (p = 4): the Gram tiles' wider and shared fragment loads, split the same way.
-        // (Round 17's overlapped blocks, measured slower, are no longer split.)
-        for c in TiledConfig::round18_high(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
+        // Round 19 (p = 4): more warps on the Gram tiles and unrolled k-steps, split the same way.
+        // (Round 17's overlapped blocks and round 18's fragment loads, measured, are no longer split.)
+        for c in TiledConfig::round19_high(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
         // Round 16 (p = 4): the first Gram-tile shape, split the same way.
@@ -656,6 +667,9 @@ impl TiledConfig {
         if self.gram_pairs {
             s += " strip-pairs";
         }
+        if self.gram_unroll {
+            s += " k-unrolled";
+        }
         s
     }
 }
@@ -706,7 +720,10 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     let tpw = cfg.tiles_per_warp.max(1);
     // A split shape puts a pair of warps on each tile (`warps` caps the tiles of a round).
     let pair = if cfg.split { 2 } else { 1 };
-    let warps = pair * tile_count(v.nloc, cfg.paired).div_ceil(tpw).clamp(1, cfg.warps.max(1));
+    // Gram tiles (round 19): up to one warp per tile of G, not of the moments.
+    let gram = super::pipe_rounds::gram(v, cfg);
+    let tiles = if gram { super::pipe_rounds::gram_tile_count(v) } else { tile_count(v.nloc, cfg.paired) };
+    let warps = pair * tiles.div_ceil(tpw).clamp(1, cfg.warps.max(1));
     let cells = cfg.cells.max(1);
     let min_blocks = if cfg.min_blocks > 0 { cfg.min_blocks.min(32) } else { (16 * pair / (warps * tpw * cells)).clamp(1, 16) };
     let rs = 16 * v.nloc.div_ceil(16) + 4;
@@ -721,14 +738,14 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
         + if jq_tables == 2 || piped { (v.nv * v.dim).div_ceil(2) * 2 * 8 } else { 0 };
     let tables = 8 * tensor_doubles(v, dims);
     // Gram tiles stage a point's DIM·NLOC gradient entries as one row (16-row strips, + 4).
-    let gram = super::pipe_rounds::gram(v, cfg);
     let per_q = if gram { 2 * (16 * (v.nloc * v.dim).div_ceil(16) + 4) * 8 } else { 2 * v.dim * rs * 8 };
     let k = cfg.mma_k;
     // After a round's passes each warp's half-tile scratch (WR × WS, row stride WR + 1): in the
     // staging buffers, or beside them where producer warps stage on; deferred half tiles take
     // `defer` more of the warp's own.
     let wr = 8 * v.ncomp;
-    let scratch = warps * wr * (wr + 1) * 8;
+    // Gram tiles write through their image, never a warp's scratch (`element_schemes.cu`'s HREGION_W).
+    let scratch = if gram { 0 } else { warps * wr * (wr + 1) * 8 };
     let own_scratch = if cfg.producers > 0 { scratch } else { usize::from(cfg.defer) * scratch };
     let budget = ((228 * 1024 / min_blocks).saturating_sub(1024 + tables) / cells).saturating_sub(jq + own_scratch);
     let stagers = 32 * if cfg.producers > 0 { cfg.producers } else { warps };
@@ -859,6 +876,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("GRAM_SPREAD={}", usize::from(super::pipe_rounds::gram_spread(v, cfg, &l))),
         format!("GRAM_WIDE={}", usize::from(super::pipe_rounds::gram_wide(v, cfg, &l))),
         format!("GRAM_PAIRS={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_pairs)),
+        format!("GRAM_UNROLL={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_unroll)),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
         format!("PAIRED={}", usize::from(cfg.paired)),
