@@ -83,10 +83,11 @@ impl TiledConfig {
     /// latency-bound (one block of 16 warps at 128 registers, no eligible warp in 59 % of cycles).
     /// More warps share G's 100 tiles (one round a cell still), so each holds fewer accumulators
     /// and the block fits the register file at fewer registers a lane: 20 warps (5 tiles, 96
-    /// registers), 25 (4 tiles, 80), 32 (3–4 tiles, 64; on k16 and k8, whose fragments are half
+    /// registers), 25 (4 tiles, 72), 32 (3–4 tiles, 64; on k16 and k8, whose fragments are half
     /// the registers); then the k-steps of a pass unrolled (`gram_unroll`: the next k-step's
-    /// fragment loads may issue under the current MMAs) on 16 and 20 warps. Sweep rows until the
-    /// device measures them.
+    /// fragment loads may issue under the current MMAs) on 16 and 20 warps. Measured (H200,
+    /// BENCHMARKS.md, 19th pass): more warps 7–46 % slower (occupancy up to 50 %, the issue rate
+    /// flat, spills and L1 traffic up), unrolled k-steps level with the default. Sweep rows only.
     pub fn round19_high(nloc: usize) -> Vec<TiledConfig> {
         let Some(&g) = TiledConfig::round16_high(nloc).first() else { return Vec::new() };
         let shape = |warps, mma_k, gram_unroll| TiledConfig { warps, mma_k, gram_unroll, ..g };
