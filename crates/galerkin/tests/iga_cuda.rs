@@ -629,6 +629,7 @@ fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
     let Some(be) = test_gpu() else { return };
     let bulk_here = be.device().compute_capability.0 >= 9;
     let mut ran = Vec::new();
+    let mut no_tc = Vec::new();
     let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(small_cases()).chain(large_front_cases());
     for case in cases {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
@@ -666,11 +667,16 @@ fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
             }
             for l in &launches {
                 // Staged contributions only where a pass has external children (never the bottom
-                // one; the passes above have them here); the tensor cores forward only (these
-                // cases' roots have ≤ 16 Schur rows).
+                // one); the tensor cores forward only, and only where the pass's roots have at
+                // most 16 Schur rows (the 1D cases everywhere; not 2D p = 3's bottom pass, whose
+                // separators are longer: there the FMA forward runs, as round 18's check saw).
+                let shape = f.separator_pass_shape(l.pass).unwrap_or_else(|| panic!("{}: pass {} has no separator rows", case.name, l.pass));
                 let b = if lines.bulk && bulk_here { "b" } else { "" };
-                let e = if lines.ext_below.is_some() && l.pass > 0 { "e" } else { "" };
-                let t = if lines.tc_forward && !l.backward { "t" } else { "" };
+                let e = if lines.ext_below.is_some() && shape.has_ext { "e" } else { "" };
+                let t = if lines.tc_forward && !l.backward && shape.max_schur <= 16 { "t" } else { "" };
+                if t.is_empty() && lines.tc_forward && !l.backward {
+                    no_tc.push(format!("{} forward {}: {} Schur rows", case.name, l.pass, shape.max_schur));
+                }
                 let want = if l.backward { format!("mf_mapss{b}{e}_backward_") } else { format!("mf_mapss{b}{e}{t}_forward") };
                 assert!(l.kernel.starts_with(&want), "{} {lines:?}: {} ran {} (expected {want}*)", case.name, l.label, l.kernel);
             }
@@ -688,4 +694,6 @@ fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
             assert!(ran.iter().any(|c| c == &format!("seed p={p} N=3001 {name}")), "degree {p}: the line variant {name} did not run ({ran:?})");
         }
     }
+    // The 1D cases' roots have ≤ 6 Schur rows: every forward launch of theirs is on the tensor cores.
+    assert!(no_tc.iter().all(|c| !c.starts_with("seed")), "the tensor-core forward product did not apply to a 1D pass: {no_tc:?}");
 }

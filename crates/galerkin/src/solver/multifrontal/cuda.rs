@@ -49,7 +49,7 @@ mod fused;
 mod overlap;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
-pub use sep::{RowsBottom, SepLines, DEFAULT_COLUMN_THREADS, DEFAULT_ROWS_BOTTOM, SEPARATORS_MIN_RHS};
+pub use sep::{RowsBottom, SepLines, SepPassShape, DEFAULT_COLUMN_THREADS, DEFAULT_ROWS_BOTTOM, SEPARATORS_MIN_RHS};
 
 /// Fronts of at most this many rows are factorized by one warp; up to [`BLOCK_MAX`] by a block.
 pub const WARP_MAX: usize = 32;

@@ -205,6 +205,17 @@ pub struct SepLines {
     pub tc_forward: bool,
 }
 
+/// What [`CudaMultifrontal::separator_pass_shape`] reports of one separator pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SepPassShape {
+    /// Subtrees of the pass.
+    pub subtrees: usize,
+    /// Most Schur (contribution) rows of a subtree's root.
+    pub max_schur: usize,
+    /// Whether any subtree has external children.
+    pub has_ext: bool,
+}
+
 /// With no map kernel chosen ([`CudaMultifrontal::set_maps_kernel`] `None`), solves of this many
 /// right-hand sides or more run [`MapsKernel::Separators`] where the layout applies, fewer the
 /// tensor-core kernels. 1 since round 12: with [`DEFAULT_COLUMN_THREADS`] the separator rows are
@@ -588,6 +599,15 @@ impl CudaMultifrontal {
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &count, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))?;
         Ok(true)
+    }
+
+    /// The shape of separator pass `q` that decides which [`SepLines`] variant its launches run
+    /// (`None` without the layout or past the last pass): its roots' most Schur rows (the
+    /// tensor-core forward product takes at most 16) and whether any subtree has external children
+    /// (contributions to stage). For tests that state the dispatch rule apart from it.
+    pub fn separator_pass_shape(&self, q: usize) -> Option<SepPassShape> {
+        let p = self.separators.as_ref()?.passes.get(q)?;
+        Some(SepPassShape { subtrees: p.count, max_schur: p.max_schur, has_ext: p.has_ext })
     }
 
     /// Whether [`MapsKernel::SeparatorsTop`] walks the passes near the root in one launch here.
