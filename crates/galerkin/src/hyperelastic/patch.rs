@@ -447,10 +447,7 @@ pub fn batch_of(cells: usize, batch: usize) -> usize {
 /// two exceed the default 48 KiB.
 pub(crate) fn allow_shared(kernel: &crate::backend::cuda::kernels::Kernel, p: &DevicePatches) -> Result<()> {
     if p.shared + p.dynamic > 48 * 1024 {
-        kernel
-            .func
-            .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, p.dynamic as i32)
-            .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot allow {} bytes of dynamic shared memory for hyper_patch_assemble: {e}", p.dynamic)))?;
+        kernel.allow_dynamic_shared(p.dynamic)?;
     }
     Ok(())
 }
