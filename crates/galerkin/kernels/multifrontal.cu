@@ -1690,7 +1690,7 @@ __device__ void maps_sep_walk(const Tree& t, const Pass* __restrict__ passes, co
         mf_fence_async();  // the last item's reads of w before this item's bulk copies into it
         if (!mf_walk_claim(steps, nsteps, nchunks, counter, it)) return;
         const u32 j = it.j, c0 = it.k * C;
-        const Pass& p = passes[it.q];
+        const Pass p = passes[it.q];  // by value: its fields loaded at once, not again after each store
         const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
         const int ld = (int)C + (!it.backward && (FLAGS & MF_SEP_TCF) ? 2 : 4);
         double* ew = w + p.rows * ld;
