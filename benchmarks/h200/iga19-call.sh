@@ -24,7 +24,7 @@ T1=$!
 T2=$!
 B="bench-iga --gpu --sweeps rhs --rhs-elements 1048576 --rhs-degree 3 --cpu-max 0"
 R=$OUT/iga19-rhs256.txt
-timeout 120 $G $B --reps 3 --rhs 1,256 --rhs-engines gpu-rows,gpu-rows-bulkext2tc,gpu-rows-bulkext2tctop,gpu-rows-bulkexttctop > "$R" 2>&1
+timeout 120 $G $B --reps 3 --rhs 1,256 --rhs-engines gpu-rows,gpu-rows-bulkext2tc,gpu-rows-bulkext2tctop,gpu-rows-bulkext2top > "$R" 2>&1
 echo "bench rc=$? at $SECONDS s" >> "$R"
 wait $T2
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
