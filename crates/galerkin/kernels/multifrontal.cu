@@ -1566,30 +1566,60 @@ __device__ __forceinline__ void mf_wait_flag(const u32* flag, u32 epoch) {
     }
 }
 
+// An item of a walk: its step (pass q, subtree j, direction) and chunk k, claimed from the
+// global counter by the block (`false`: none left). Ends the block's previous item first.
+struct WalkItem {
+    u32 st, k, q, j;
+    bool backward;
+};
+__device__ __forceinline__ bool mf_walk_claim(const u32* __restrict__ steps, u32 nsteps, u32 nchunks, u32* __restrict__ counter, WalkItem& it) {
+    __shared__ u32 s_item;
+    __syncthreads();  // the previous item's shared data consumed
+    if (threadIdx.x == 0) s_item = atomicAdd(counter, 1u);
+    __syncthreads();
+    const u32 item = s_item;
+    if (item >= nsteps * nchunks) return false;
+    it.st = item / nchunks;
+    it.k = item - it.st * nchunks;
+    it.q = steps[2 * it.st] & 0x7fffffffu;
+    it.j = steps[2 * it.st + 1];
+    it.backward = (steps[2 * it.st] >> 31) != 0;
+    return true;
+}
+// One thread waits for the item's dependencies (the same chunk of the steps it depends on); the
+// block then reads their data.
+__device__ __forceinline__ void mf_walk_wait(const WalkItem& it, const u32* __restrict__ dep_ptr, const u32* __restrict__ dep, u32 nchunks,
+                                             const u32* flags, u32 epoch) {
+    if (threadIdx.x == 0) {
+        for (u32 d = dep_ptr[it.st]; d < dep_ptr[it.st + 1]; ++d) mf_wait_flag(flags + (u64)dep[d] * nchunks + it.k, epoch);
+        __threadfence();
+    }
+    __syncthreads();
+}
+// Publishes the item: every thread's stores visible device-wide, then its flag.
+__device__ __forceinline__ void mf_walk_publish(const WalkItem& it, u32 nchunks, u32* flags, u32 epoch) {
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) atomicExch(flags + (u64)it.st * nchunks + it.k, epoch);
+}
+
 extern "C" __global__ void mf_mapss_top(Tree t, const Pass* __restrict__ passes, const u64* __restrict__ map_offs, const u32* __restrict__ steps,
                                         const u32* __restrict__ dep_ptr, const u32* __restrict__ dep, u32 nsteps, u32 nchunks,
                                         u32* __restrict__ flags, u32* __restrict__ counter, u32 epoch, u32 mcap, u32 nrhs,
                                         double* __restrict__ sep, double* __restrict__ buf, const double* __restrict__ maps) {
     extern __shared__ __align__(16) double walk_smem[];
-    __shared__ u32 s_item;
     const u32 C = blockDim.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = C >> 5;
     const int ld = (int)C + 1;
     double* sM = walk_smem;
     double* w = walk_smem + (mcap + 1) / 2 * 2;
-    const u32 total = nsteps * nchunks;
-    for (;;) {
-        __syncthreads();  // the previous item's shared data consumed
-        if (tid == 0) s_item = atomicAdd(counter, 1u);
-        __syncthreads();
-        const u32 item = s_item;
-        if (item >= total) return;
-        const u32 st = item / nchunks, k = item - st * nchunks, c0 = k * C;
-        const u32 q = steps[2 * st] & 0x7fffffffu, j = steps[2 * st + 1];
-        const bool backward = (steps[2 * st] >> 31) != 0;
-        const Pass& p = passes[q];
+    WalkItem it;
+    while (mf_walk_claim(steps, nsteps, nchunks, counter, it)) {
+        const u32 k = it.k, c0 = k * C, j = it.j;
+        const bool backward = it.backward;
+        const Pass& p = passes[it.q];
         const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
         const u32* rdof = p.row_dof + r0;
-        const u64 moff = reinterpret_cast<const u64*>(map_offs[q])[j];
+        const u64 moff = reinterpret_cast<const u64*>(map_offs[it.q])[j];
         // The map (read-only: cached loads) while the dependencies finish.
         {
             const u32 cnt = backward ? R * ldm : ne * s;
@@ -1597,11 +1627,7 @@ extern "C" __global__ void mf_mapss_top(Tree t, const Pass* __restrict__ passes,
             for (u32 i = tid; i < cnt; i += C) mf_cp8(sM + (backward ? i + i / ldm * MF_TC_PAD : i), src + i, true);
             mf_cp_commit();
         }
-        if (tid == 0) {
-            for (u32 d = dep_ptr[st]; d < dep_ptr[st + 1]; ++d) mf_wait_flag(flags + (u64)dep[d] * nchunks + k, epoch);
-            __threadfence();
-        }
-        __syncthreads();
+        mf_walk_wait(it, dep_ptr, dep, nchunks, flags, epoch);
         const u32 last = backward ? R : ne;
         for (u32 i = warp; i < R; i += nw) {
             const double* src = sep + (u64)rdof[i] * nrhs + c0;
@@ -1628,8 +1654,80 @@ extern "C" __global__ void mf_mapss_top(Tree t, const Pass* __restrict__ passes,
                 for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[i * ld + col];
             }
         }
-        __threadfence();  // this thread's stores visible device-wide before the flag
-        __syncthreads();
-        if (tid == 0) atomicExch(flags + (u64)st * nchunks + k, epoch);
+        mf_walk_publish(it, nchunks, flags, epoch);
     }
 }
+
+// ---- The walk by whole lines (`SepLines::top`, round 19) ----
+// The same list of items as mf_mapss_top, each done by the separator-row kernels' own gather and
+// chunk (maps_sep_issue, maps_sep_chunk with FLAGS: bulk lines, staged contributions, and with
+// MF_SEP_TCF the forward product on the tensor cores), so an item waits for memory once — every
+// line of sep and of the children's contributions in one round of bulk copies — instead of a
+// warp's row after row and a dependent load per contribution. Bulk copies read through L2, so
+// the lines other blocks of this launch wrote are seen (after their flags and a proxy fence);
+// the host runs it on sm_90 with an even number of columns only (16-byte lines). C columns per
+// item, blockDim.x / C threads per column; rows of C + 2 (forward on the tensor cores) or C + 4.
+__device__ __forceinline__ void mf_fence_async_global() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+#endif
+}
+
+template <int FLAGS>
+__device__ void maps_sep_walk(const Tree& t, const Pass* __restrict__ passes, const u64* __restrict__ map_offs, const u32* __restrict__ steps,
+                              const u32* __restrict__ dep_ptr, const u32* __restrict__ dep, u32 nsteps, u32 nchunks, u32* __restrict__ flags,
+                              u32* __restrict__ counter, u32 epoch, u32 C, u32 mcap, u32 nrhs, double* __restrict__ sep,
+                              double* __restrict__ buf, const double* __restrict__ maps) {
+    extern __shared__ __align__(16) double walkl_smem[];
+    __shared__ __align__(8) u64 bar;
+    constexpr int BACK = FLAGS & ~MF_SEP_TCF;
+    const SepPass sp{nullptr, nullptr, nullptr, 1};
+    double* sM = walkl_smem;
+    double* w = walkl_smem + (mcap + 1) / 2 * 2;
+    if (threadIdx.x == 0) mf_bar_init(&bar, blockDim.x);
+    WalkItem it;
+    for (u32 phase = 0;; phase ^= 1) {
+        mf_fence_async();  // the last item's reads of w before this item's bulk copies into it
+        if (!mf_walk_claim(steps, nsteps, nchunks, counter, it)) return;
+        const u32 j = it.j, c0 = it.k * C;
+        const Pass p = passes[it.q];  // by value: its fields loaded at once, not again after each store
+        const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
+        const int ld = (int)C + (!it.backward && (FLAGS & MF_SEP_TCF) ? 2 : 4);
+        double* ew = w + p.rows * ld;
+        const double* mp = maps + reinterpret_cast<const u64*>(map_offs[it.q])[j];
+        // The map (read-only) while the dependencies finish.
+        if (it.backward)
+            maps_stage_async<true>(mp, R * ldm, ldm, sM);
+        else if (FLAGS & MF_SEP_TCF)
+            maps_stage_forward_tc(mp + (u64)R * ldm, ne, s, sM);
+        else
+            maps_stage_async<false>(mp + (u64)R * ldm, ne * s, ldm, sM);
+        mf_walk_wait(it, dep_ptr, dep, nchunks, flags, epoch);
+        mf_fence_async_global();  // the dependencies' generic stores before this thread's bulk reads
+        if (it.backward)
+            maps_sep_issue<true, BACK>(p, sp, j, c0, C, nrhs, 0, sep, sep, w, ld, buf, ew, &bar);
+        else
+            maps_sep_issue<false, FLAGS>(p, sp, j, c0, C, nrhs, 0, sep, sep, w, ld, buf, ew, &bar);
+        mf_cp_commit();
+        mf_cp_wait_all();
+        mf_bar_wait(&bar, phase);
+        __syncthreads();
+        if (it.backward)
+            maps_sep_chunk<3, true, BACK>(t, p, sp, j, sM, w, ld, C, c0, nrhs, 0, nullptr, sep, buf, ew);
+        else
+            maps_sep_chunk<1, false, FLAGS>(t, p, sp, j, sM, w, ld, C, c0, nrhs, 0, nullptr, sep, buf, ew);
+        mf_walk_publish(it, nchunks, flags, epoch);
+    }
+}
+
+#define MF_MAPSS_WALK(NAME, FLAGS)                                                                                    \
+    extern "C" __global__ void NAME(Tree t, const Pass* __restrict__ passes, const u64* __restrict__ map_offs,        \
+                                    const u32* __restrict__ steps, const u32* __restrict__ dep_ptr,                   \
+                                    const u32* __restrict__ dep, u32 nsteps, u32 nchunks, u32* __restrict__ flags,    \
+                                    u32* __restrict__ counter, u32 epoch, u32 C, u32 mcap, u32 nrhs,                  \
+                                    double* __restrict__ sep, double* __restrict__ buf, const double* __restrict__ maps) { \
+        maps_sep_walk<FLAGS>(t, passes, map_offs, steps, dep_ptr, dep, nsteps, nchunks, flags, counter, epoch, C, mcap, \
+                             nrhs, sep, buf, maps);                                                                   \
+    }
+MF_MAPSS_WALK(mf_mapssbe_top, MF_SEP_BULK | MF_SEP_EXT)
+MF_MAPSS_WALK(mf_mapssbet_top, MF_SEP_BULK | MF_SEP_EXT | MF_SEP_TCF)

@@ -129,13 +129,16 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     // product on the tensor cores with each).
     let lines = ["b", "e", "be"].iter().flat_map(|v| (1..=3).map(move |nb| format!("mf_mapss{v}_backward_{nb}")).chain([format!("mf_mapss{v}_forward")]));
     let tcf = ["", "b", "e", "be"].iter().map(|v| format!("mf_mapss{v}t_forward"));
-    let fused = fused.chain(lines).chain(tcf);
+    // Round 19's walk of the passes near the root by lines (staged contributions, ± tc forward).
+    let walk = ["mf_mapssbe_top", "mf_mapssbet_top"].map(String::from);
+    let fused = fused.chain(lines).chain(tcf).chain(walk);
     let named = ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward", "mf_rows_backward_tc"];
     for entry in named.iter().map(|s| s.to_string()).chain(fused) {
         assert!(c.ptx.contains(&format!(".entry {entry}(")), "multifrontal_batched.cu lacks {entry}");
     }
     // The bulk variants move lines by the copy engine onto an mbarrier (sm_90).
-    for op in ["cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", "mbarrier.try_wait.parity", "mbarrier.expect_tx"] {
+    // The walk orders the lines other blocks stored before its bulk reads of them (proxy fence).
+    for op in ["cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", "mbarrier.try_wait.parity", "mbarrier.expect_tx", "fence.proxy.async.global"] {
         assert!(c.ptx.contains(op), "multifrontal_batched.cu for compute_90 lacks {op}");
     }
 }

@@ -5,7 +5,7 @@
 mod iga_common;
 
 use galerkin::backend::cuda::test_gpu;
-use galerkin::solver::multifrontal::cuda::{MapsKernel, RowsBottom, SepLines, SolvePath, SubtreeShape, BLOCK_MAX, DEFAULT_COLUMN_THREADS, MAPS_MIN_RHS};
+use galerkin::solver::multifrontal::cuda::{MapsKernel, RowsBottom, SepLines, SolvePath, SubtreeShape, BLOCK_MAX, DEFAULT_COLUMN_THREADS, MAPS_MIN_RHS, TC_FEW_SUBTREES};
 use galerkin::solver::multifrontal::CudaMultifrontal;
 use galerkin::backend::Backend;
 use galerkin::iga::{self, seed, Space1d};
@@ -629,6 +629,7 @@ fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
     let Some(be) = test_gpu() else { return };
     let bulk_here = be.device().compute_capability.0 >= 9;
     let mut ran = Vec::new();
+    let mut no_tc = Vec::new();
     let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(small_cases()).chain(large_front_cases());
     for case in cases {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
@@ -646,11 +647,14 @@ fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
             })
             .collect();
         let variants = [
-            (SepLines { bulk: true, ext_below: None, tc_forward: false }, "mf_mapssb_"),
-            (SepLines { bulk: false, ext_below: Some(usize::MAX), tc_forward: false }, "mf_mapsse_"),
-            (SepLines { bulk: true, ext_below: Some(usize::MAX), tc_forward: false }, "mf_mapssbe_"),
-            (SepLines { bulk: false, ext_below: None, tc_forward: true }, "mf_mapsst_"),
-            (SepLines { bulk: true, ext_below: Some(usize::MAX), tc_forward: true }, "mf_mapssbet_"),
+            (SepLines { bulk: true, ext_below: None, tc_forward: false, top: false }, "mf_mapssb_"),
+            (SepLines { bulk: false, ext_below: Some(usize::MAX), tc_forward: false, top: false }, "mf_mapsse_"),
+            (SepLines { bulk: true, ext_below: Some(usize::MAX), tc_forward: false, top: false }, "mf_mapssbe_"),
+            (SepLines { bulk: false, ext_below: None, tc_forward: true, top: false }, "mf_mapsst_"),
+            (SepLines { bulk: true, ext_below: Some(usize::MAX), tc_forward: true, top: false }, "mf_mapssbet_"),
+            // Round 19: the passes near the root in one launch by lines (bulk, staged, ± tc).
+            (SepLines { bulk: true, ext_below: Some(TC_FEW_SUBTREES), tc_forward: true, top: true }, "mf_mapssbet_top"),
+            (SepLines { bulk: true, ext_below: None, tc_forward: false, top: true }, "mf_mapssbe_top"),
         ];
         for (lines, name) in variants {
             f.set_sep_lines(lines);
@@ -664,13 +668,30 @@ fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
             if launches.is_empty() {
                 continue; // no fused passes through the separator rows here
             }
-            for l in &launches {
+            // The walk (sm_90, an even count of columns, passes of ≤ 512 subtrees near the root):
+            // one launch of the line walk in place of those passes' launches.
+            let walked = f.walks_top(&be, 256);
+            assert!(!walked || lines.top, "{} {lines:?}: a walk not chosen", case.name);
+            if lines.top && bulk_here && case.name.starts_with("seed") {
+                assert!(walked, "{} {lines:?}: the line walk does not apply to a 1D case", case.name);
+            }
+            assert_eq!(launches.iter().any(|l| l.label.starts_with("walk")), walked, "{} {lines:?}: the walk", case.name);
+            for l in launches.iter().filter(|l| l.label.starts_with("walk")) {
+                let t = if lines.tc_forward && (l.pass..).map_while(|q| f.separator_pass_shape(q)).all(|s| s.max_schur <= 16) { "t" } else { "" };
+                assert_eq!(l.kernel, format!("mf_mapssbe{t}_top"), "{} {lines:?}: the walk", case.name);
+            }
+            for l in launches.iter().filter(|l| !l.label.starts_with("walk")) {
                 // Staged contributions only where a pass has external children (never the bottom
-                // one; the passes above have them here); the tensor cores forward only (these
-                // cases' roots have ≤ 16 Schur rows).
+                // one); the tensor cores forward only, and only where the pass's roots have at
+                // most 16 Schur rows (the 1D cases everywhere; not 2D p = 3's bottom pass, whose
+                // separators are longer: there the FMA forward runs, as round 18's check saw).
+                let shape = f.separator_pass_shape(l.pass).unwrap_or_else(|| panic!("{}: pass {} has no separator rows", case.name, l.pass));
                 let b = if lines.bulk && bulk_here { "b" } else { "" };
-                let e = if lines.ext_below.is_some() && l.pass > 0 { "e" } else { "" };
-                let t = if lines.tc_forward && !l.backward { "t" } else { "" };
+                let e = if lines.ext_below.is_some_and(|min| shape.subtrees < min) && shape.has_ext { "e" } else { "" };
+                let t = if lines.tc_forward && !l.backward && shape.max_schur <= 16 { "t" } else { "" };
+                if t.is_empty() && lines.tc_forward && !l.backward {
+                    no_tc.push(format!("{} forward {}: {} Schur rows", case.name, l.pass, shape.max_schur));
+                }
                 let want = if l.backward { format!("mf_mapss{b}{e}_backward_") } else { format!("mf_mapss{b}{e}{t}_forward") };
                 assert!(l.kernel.starts_with(&want), "{} {lines:?}: {} ran {} (expected {want}*)", case.name, l.label, l.kernel);
             }
@@ -684,8 +705,10 @@ fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
         }
     }
     for p in 1..=5 {
-        for name in ["mf_mapssb_", "mf_mapsse_", "mf_mapssbe_", "mf_mapsst_", "mf_mapssbet_"] {
+        for name in ["mf_mapssb_", "mf_mapsse_", "mf_mapssbe_", "mf_mapsst_", "mf_mapssbet_", "mf_mapssbet_top", "mf_mapssbe_top"] {
             assert!(ran.iter().any(|c| c == &format!("seed p={p} N=3001 {name}")), "degree {p}: the line variant {name} did not run ({ran:?})");
         }
     }
+    // The 1D cases' roots have ≤ 6 Schur rows: every forward launch of theirs is on the tensor cores.
+    assert!(no_tc.iter().all(|c| !c.starts_with("seed")), "the tensor-core forward product did not apply to a 1D pass: {no_tc:?}");
 }

@@ -501,7 +501,9 @@ fn rows_engine(engine: &str) -> Option<Option<RowsBottom>> {
 /// ([`CudaMultifrontal::set_sep_lines`], round 18): `gpu-rows-` then `bulk` (bulk copies), then
 /// `ext` (external contributions staged on every pass) or `ext2` (on passes of fewer than
 /// [`TC_FEW_SUBTREES`] subtrees), then `tc` (the forward product on the tensor cores), at least one
-/// of them, in that order: `gpu-rows-bulk`, `gpu-rows-ext2`, `gpu-rows-bulkext2tc`, ….
+/// of them, in that order, then optionally `top` (round 19: the passes near the root in one launch
+/// by lines, [`SepLines::top`]; with `bulk`): `gpu-rows-bulk`, `gpu-rows-ext2`,
+/// `gpu-rows-bulkext2tc`, `gpu-rows-bulkext2tctop`, ….
 fn rows_lines(engine: &str) -> Option<SepLines> {
     let rest = engine.strip_prefix("gpu-rows-")?;
     let (bulk, rest) = rest.strip_prefix("bulk").map_or((false, rest), |r| (true, r));
@@ -510,12 +512,13 @@ fn rows_lines(engine: &str) -> Option<SepLines> {
     } else {
         rest.strip_prefix("ext").map_or((None, rest), |r| (Some(usize::MAX), r))
     };
-    let tc_forward = match rest {
-        "tc" => true,
+    let (tc_forward, rest) = rest.strip_prefix("tc").map_or((false, rest), |r| (true, r));
+    let top = match rest {
+        "top" => true,
         "" => false,
         _ => return None,
     };
-    (bulk || ext_below.is_some() || tc_forward).then_some(SepLines { bulk, ext_below, tc_forward })
+    (bulk || ext_below.is_some() || tc_forward).then_some(SepLines { bulk, ext_below, tc_forward, top })
 }
 
 /// Whether `engine` is one of the overlapped factor-and-solve engines.

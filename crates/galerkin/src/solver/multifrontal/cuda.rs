@@ -48,7 +48,7 @@ mod fused;
 mod overlap;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
-pub use sep::{RowsBottom, SepLines, DEFAULT_COLUMN_THREADS, DEFAULT_ROWS_BOTTOM, SEPARATORS_MIN_RHS};
+pub use sep::{RowsBottom, SepLines, SepPassShape, DEFAULT_COLUMN_THREADS, DEFAULT_ROWS_BOTTOM, SEPARATORS_MIN_RHS};
 
 /// Fronts of at most this many rows are factorized by one warp; up to [`BLOCK_MAX`] by a block.
 pub const WARP_MAX: usize = 32;
@@ -364,6 +364,9 @@ struct MfKernels {
     mapssp_backward: [Kernel; 3],
     /// The walk of the passes near the root, both ways in one launch ([`MapsKernel::SeparatorsTop`]).
     mapss_top: Kernel,
+    /// The same walk by whole lines ([`SepLines::top`]): bulk copies with staged contributions,
+    /// and that with the forward product on the tensor cores.
+    mapss_top_lines: [Kernel; 2],
     /// The bottom separator-row pass streamed through registers, forward and backward (≤ 16, 32,
     /// 48 eliminated rows; [`CudaMultifrontal::set_stream_bottom`]).
     stream_forward: Kernel,
@@ -391,7 +394,7 @@ impl MfKernels {
     /// reads a launch's kernel from the launch itself).
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_top_lines).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
     }
 }
 
@@ -655,6 +658,7 @@ impl CudaMultifrontal {
             mapssp_forward: get("mf_mapssp_forward")?,
             mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
+            mapss_top_lines: [get("mf_mapssbe_top")?, get("mf_mapssbet_top")?],
             stream_forward: get("mf_stream_forward")?,
             stream_backward: [get("mf_stream_backward_1")?, get("mf_stream_backward_2")?, get("mf_stream_backward_3")?],
             lean_forward: get("mf_lean_forward")?,
@@ -675,8 +679,8 @@ impl CudaMultifrontal {
         // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
         let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(2 * p.mapt_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapss_smem(true, SUBTREE_MAX_WIDTH, 3)).max(p.mapss_smem(false, SUBTREE_MAX_WIDTH, 7))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
-        // (`mf_mapss_top` is not among them: its static shared memory would make 227 KiB of
-        // dynamic shared memory too much, and the few rows of a walk step fit 48 KiB.)
+        // (`mf_mapss_top` is not among them: the few rows of its warp items fit 48 KiB; the line
+        // walk's items, with their staged contributions, may not.)
         // Each kernel gets the device's maximum less its static shared memory (the bulk-copy
         // variants' mbarrier: asking the whole maximum of them fails, and that failure once left
         // every kernel at 48 KiB, halving the default bottom backward pass's chunk; round 18).

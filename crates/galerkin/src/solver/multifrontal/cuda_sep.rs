@@ -203,6 +203,25 @@ pub struct SepLines {
     /// The forward product (the root's contribution rows) on the FP64 tensor cores, as the
     /// backward one, where a pass's roots have at most 16 Schur rows (else by FMAs as before).
     pub tc_forward: bool,
+    /// With `bulk`: the passes near the root ([`TopWalk`], passes of at most [`TOP_SUBTREES`]
+    /// subtrees) both ways in one launch, each (step, 32 columns) item by these kernels' gather
+    /// and product (`mf_mapssbe_top`, and `mf_mapssbet_top` with `tc_forward` where every walked
+    /// pass's roots have ≤ 16 Schur rows): one round of bulk copies per item, the children's
+    /// contributions staged, instead of round 12's walk (a row after row and a dependent load per
+    /// contribution). Where it does not apply (not sm_90, an odd count of columns, no walk, too
+    /// little shared memory) the passes run one launch each.
+    pub top: bool,
+}
+
+/// What [`CudaMultifrontal::separator_pass_shape`] reports of one separator pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SepPassShape {
+    /// Subtrees of the pass.
+    pub subtrees: usize,
+    /// Most Schur (contribution) rows of a subtree's root.
+    pub max_schur: usize,
+    /// Whether any subtree has external children.
+    pub has_ext: bool,
 }
 
 /// With no map kernel chosen ([`CudaMultifrontal::set_maps_kernel`] `None`), solves of this many
@@ -590,16 +609,56 @@ impl CudaMultifrontal {
         Ok(true)
     }
 
+    /// The shape of separator pass `q` that decides which [`SepLines`] variant its launches run
+    /// (`None` without the layout or past the last pass): its roots' most Schur rows (the
+    /// tensor-core forward product takes at most 16) and whether any subtree has external children
+    /// (contributions to stage). For tests that state the dispatch rule apart from it.
+    pub fn separator_pass_shape(&self, q: usize) -> Option<SepPassShape> {
+        let p = self.separators.as_ref()?.passes.get(q)?;
+        Some(SepPassShape { subtrees: p.count, max_schur: p.max_schur, has_ext: p.has_ext })
+    }
+
     /// Whether [`MapsKernel::SeparatorsTop`] walks the passes near the root in one launch here.
     pub fn has_top_walk(&self) -> bool {
         self.separators.as_ref().is_some_and(|s| s.walk.is_some())
     }
 
+    /// The line walk's kernel variant (flags), largest staged map (doubles) and dynamic shared
+    /// memory (bytes) for `nrhs` columns where it runs ([`SepLines::top`]: chosen with bulk lines,
+    /// sm_90 and up, an even count of columns, a walk, an item within the default shared memory).
+    fn line_walk(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize) -> Option<(usize, usize, usize)> {
+        let w = s.walk.as_ref()?;
+        let l = self.sep_lines;
+        if !(l.top && l.bulk && be.device().compute_capability.0 >= 9 && nrhs % 2 == 0) {
+            return None;
+        }
+        let top = &s.passes[w.first..];
+        let tcf = l.tc_forward && top.iter().all(|p| p.max_schur <= crate::solver::multifrontal::maps::MAP_ROWS);
+        let flags = SEP_BULK | SEP_EXT | if tcf { SEP_TCF } else { 0 };
+        let mcap = top.iter().map(|p| p.map_cap(true, true).max(p.mapss_map(false, flags))).max()?;
+        let rows = top.iter().map(|p| p.dp.rows as usize + p.max_ext).max()?;
+        let smem = 8 * (mcap.next_multiple_of(2) + rows * (WALK_COLS + 4));
+        // Within the limit the kernels were allowed (`wide_smem`), less the static mbarrier and item.
+        (smem + 64 <= self.sub_smem).then_some((flags, mcap, smem))
+    }
+
+    /// Whether the passes near the root run as one walk for `nrhs` columns
+    /// ([`MapsKernel::SeparatorsTop`], or [`SepLines::top`] where it applies).
+    fn walks(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize) -> bool {
+        s.walk.is_some() && (self.maps_kernel == Some(MapsKernel::SeparatorsTop) || self.line_walk(be, s, nrhs).is_some())
+    }
+
+    /// Whether a separator-row solve of `nrhs` columns walks the passes near the root in one
+    /// launch here ([`MapsKernel::SeparatorsTop`], or [`SepLines::top`] where it applies).
+    pub fn walks_top(&self, be: &CudaBackend, nrhs: usize) -> bool {
+        self.separators.as_ref().is_some_and(|s| self.walks(be, s, nrhs))
+    }
+
     /// The fused forward passes through the separator rows: pass by pass, or with
-    /// [`MapsKernel::SeparatorsTop`] the passes below the walk, then the walk both ways.
+    /// [`MapsKernel::SeparatorsTop`] (or [`SepLines::top`]) the passes below the walk, then the walk both ways.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn separators_forward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
-        let walk = s.walk.as_ref().filter(|_| self.maps_kernel == Some(MapsKernel::SeparatorsTop));
+        let walk = s.walk.as_ref().filter(|_| self.walks(be, s, nrhs));
         let end = walk.map_or(s.passes.len(), |w| w.first);
         for p in &s.passes[..end] {
             self.sweep_sep_pass(be, p, false, nrhs, n, b, x, sep, leaf, maps)?;
@@ -613,7 +672,7 @@ impl CudaMultifrontal {
     /// The fused backward passes through the separator rows (below the walk, if it ran).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn separators_backward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
-        let walk = s.walk.as_ref().filter(|_| self.maps_kernel == Some(MapsKernel::SeparatorsTop));
+        let walk = s.walk.as_ref().filter(|_| self.walks(be, s, nrhs));
         let end = walk.map_or(s.passes.len(), |w| w.first);
         for p in s.passes[..end].iter().rev() {
             self.sweep_sep_pass(be, p, true, nrhs, n, b, x, sep, leaf, maps)?;
@@ -637,17 +696,28 @@ impl CudaMultifrontal {
         st.epoch += 1;
         be.zero_slice(&mut st.counter)?;
         let top = &s.passes[w.first..];
-        let (mcap, smem) = (w.mcap, 8 * (w.mcap.next_multiple_of(2) + w.rows * (WALK_COLS + 1)));
-        let k = &self.kernels.mapss_top;
-        let per_sm = k.func.occupancy_max_active_blocks_per_multiprocessor(WALK_COLS as u32, smem, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", k.name)))?;
+        // Round 12's kernel (a warp per item), or by lines: WALK_COLS columns, the separator-row
+        // kernels' threads per column.
+        let lines = self.line_walk(be, s, nrhs);
+        let (k, mcap, smem) = match lines {
+            Some((flags, mcap, smem)) => (&self.kernels.mapss_top_lines[usize::from(flags & SEP_TCF != 0)], mcap, smem),
+            None => (&self.kernels.mapss_top, w.mcap, 8 * (w.mcap.next_multiple_of(2) + w.rows * (WALK_COLS + 1))),
+        };
+        let threads = if lines.is_some() { self.column_block(k, WALK_COLS)? } else { WALK_COLS };
+        let per_sm = k.func.occupancy_max_active_blocks_per_multiprocessor(threads as u32, smem, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", k.name)))?;
         let items = w.nsteps * chunks;
         let grid = (per_sm.max(1) as usize * be.device().multiprocessors.max(1) as usize).min(items).max(1);
-        let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (WALK_COLS as u32, 1, 1), shared_mem_bytes: smem as u32 };
+        let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let (pp, offs) = (ptr(be, &w.passes), ptr(be, &w.map_offs));
         let (steps, dep_ptr, dep) = (ptr(be, &w.tables[0]), ptr(be, &w.tables[1]), ptr(be, &w.tables[2]));
         let (flags, counter) = (ptr(be, &st.flags), ptr(be, &st.counter));
         let (ns, nc, ep, mc, nr) = (w.nsteps as u32, chunks as u32, st.epoch, mcap as u32, nrhs as u32);
-        launch!(be, k, cfg; &self.tree, &pp, &offs, &steps, &dep_ptr, &dep, &ns, &nc, &flags, &counter, &ep, &mc, &nr, &sep, &leaf, &maps)?;
+        if lines.is_some() {
+            let c = WALK_COLS as u32;
+            launch!(be, k, cfg; &self.tree, &pp, &offs, &steps, &dep_ptr, &dep, &ns, &nc, &flags, &counter, &ep, &c, &mc, &nr, &sep, &leaf, &maps)?;
+        } else {
+            launch!(be, k, cfg; &self.tree, &pp, &offs, &steps, &dep_ptr, &dep, &ns, &nc, &flags, &counter, &ep, &mc, &nr, &sep, &leaf, &maps)?;
+        }
         let bytes = top.iter().map(|p| p.traffic.bytes(false, nrhs) + p.traffic.bytes(true, nrhs)).sum();
         self.mark_walk(be, w.first, top.iter().map(|p| p.count).sum(), bytes, pipe::Launch::new(k, cfg))
     }
