@@ -576,6 +576,16 @@ __device__ __forceinline__ void hk_fetch_vals(int tid, const double* __restrict_
 #define HK_PATCH_ARGS                                                                                                                  \
     , const u32 *__restrict__ patch_ptr, const u32 *__restrict__ patch_cells, const unsigned short *__restrict__ pslot,              \
         const u32 *__restrict__ flush_ptr, const u32 *__restrict__ flush_pos, const u32 *__restrict__ flush_meta
+// A cell's fragments go to distinct slot entries, so with one cell at a time per block (WPB = 1: its
+// warps own distinct n-tiles, and the cells follow each other after a cell barrier) plain adds do;
+// with several, the block's cells share slots and add atomically.
+__device__ __forceinline__ void hk_slot_add(double* slot, double v) {
+#if WPB == 1
+    *slot += v;
+#else
+    atomicAdd(slot, v);
+#endif
+}
 // A warp's fragments of K (the upper component blocks p = (a ≤ b) of every node pair (i, j)) to the
 // patch's slots through the cell's `pslot` entries ps: entry ((i, a), (j, b)) goes to the slot of
 // {i, j} at [a][b] where node i is the slot's lower global node, else at [b][a]; the blocks a = b of
@@ -593,8 +603,8 @@ __device__ __forceinline__ void hk_patch_add(const double (&acc)[TC_NTW][4], int
             const int sf = ps[i <= j ? hp_up(i, j) : hp_up(j, i)], s = sf >> 1;
             const bool direct = (i <= j) != ((sf & 1) != 0);
             const int x = direct ? a : b, y = direct ? b : a;
-            atomicAdd(&s_acc[s * 9 + x * 3 + y], acc[w][e]);
-            if (i == j && a != b) atomicAdd(&s_acc[s * 9 + y * 3 + x], acc[w][e]);
+            hk_slot_add(&s_acc[s * 9 + x * 3 + y], acc[w][e]);
+            if (i == j && a != b) hk_slot_add(&s_acc[s * 9 + y * 3 + x], acc[w][e]);
         }
 }
 #else

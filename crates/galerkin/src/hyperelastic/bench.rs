@@ -495,7 +495,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 // reduction and flush of zeros.
                 if super::patch::applies(el) {
                     let tcp = |cells, wpb| Scheme::TcPatch { cells, wpb, qc: wpb_qc(tc).1, group: super::patch::Grouping::Edges };
-                    for (cells, wpb) in [(6, 3), (6, 2), (6, 1), (12, 4), (12, 3), (24, 4)] {
+                    for (cells, wpb) in [(6, 3), (6, 4), (6, 2), (6, 1), (12, 4), (12, 3), (24, 4)] {
                         variants.push((format!("tc cube {cells}/{wpb}"), tcp(cells, wpb), vec![]));
                     }
                     variants.push(("tc cube 6/3 scatter-only".into(), tcp(6, 3), vec!["HK_SCATTER_ONLY"]));
