@@ -563,6 +563,23 @@ __device__ __forceinline__ void hk_fetch_vals(int tid, const double* __restrict_
 #define HK_NEXT_CELL return
 #endif
 
+// f(i, j, a, b, e, v) for each of a warp's accumulator fragments (`acc`, its n-tiles wq·TC_NTW + w)
+// that is an entry of the element matrix's upper component blocks: v = K_(i,a),(j,b), a ≤ b, row node
+// i < NLOC, column n = p·NLOC + j < 6·NLOC (p = (a ≤ b)); e the fragment's place (4w + its element).
+template <class F>
+__device__ __forceinline__ void hk_fragments(const double (&acc)[TC_NTW][4], int wq, int lane, F f) {
+    const int g8 = lane / 4, t4 = lane % 4;
+#pragma unroll
+    for (int w = 0; w < TC_NTW; ++w)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int i = g8 + 8 * (e / 2), n = (wq * TC_NTW + w) * 8 + 2 * t4 + e % 2;
+            if (i >= NLOC || n >= TC_NCOL) continue;
+            const int p = n / NLOC;
+            f(i, n % NLOC, hk_pa(p), hk_pb(p), 4 * w + e, acc[w][e]);
+        }
+}
+
 // HK_PATCH (nineteenth pass; `Scheme::TcPatch`): a block per patch of cells (`src/hyperelastic/patch.rs`,
 // Kuhn cubes on the box), its WPB cells' warps taking the patch's cells in turn (`ncells` is then the
 // number of patches); each warp adds its cell's fragments of K straight to the patch's slots in
@@ -591,21 +608,15 @@ __device__ __forceinline__ void hk_slot_add(double* slot, double v) {
 // {i, j} at [a][b] where node i is the slot's lower global node, else at [b][a]; the blocks a = b of
 // i > j are left out (they equal those of i < j) and the diagonal blocks' a < b go to [b][a] as well
 // (the element matrix is symmetric): each of the cell's 9·HP_NUP upper values once.
-__device__ __forceinline__ void hk_patch_add(const double (&acc)[TC_NTW][4], int wq, int g8, int t4, const unsigned short* __restrict__ ps, double* s_acc) {
-#pragma unroll
-    for (int w = 0; w < TC_NTW; ++w)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int i = g8 + 8 * (e / 2), n = (wq * TC_NTW + w) * 8 + 2 * t4 + e % 2;
-            if (i >= NLOC || n >= TC_NCOL) continue;
-            const int p = n / NLOC, j = n % NLOC, a = hk_pa(p), b = hk_pb(p);
-            if (a == b && i > j) continue;
-            const int sf = ps[i <= j ? hp_up(i, j) : hp_up(j, i)], s = sf >> 1;
-            const bool direct = (i <= j) != ((sf & 1) != 0);
-            const int x = direct ? a : b, y = direct ? b : a;
-            hk_slot_add(&s_acc[s * 9 + x * 3 + y], acc[w][e]);
-            if (i == j && a != b) hk_slot_add(&s_acc[s * 9 + y * 3 + x], acc[w][e]);
-        }
+__device__ __forceinline__ void hk_patch_add(const double (&acc)[TC_NTW][4], int wq, int lane, const unsigned short* __restrict__ ps, double* s_acc) {
+    hk_fragments(acc, wq, lane, [&](int i, int j, int a, int b, int, double v) {
+        if (a == b && i > j) return;
+        const int sf = ps[i <= j ? hp_up(i, j) : hp_up(j, i)], s = sf >> 1;
+        const bool direct = (i <= j) != ((sf & 1) != 0);
+        const int x = direct ? a : b, y = direct ? b : a;
+        hk_slot_add(&s_acc[s * 9 + x * 3 + y], v);
+        if (i == j && a != b) hk_slot_add(&s_acc[s * 9 + y * 3 + x], v);
+    });
 }
 #else
 #define HK_PATCH_ARGS
@@ -809,27 +820,22 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
 #endif
 #endif
 #if defined(HK_PATCH)
-    hk_patch_add(acc, wq, g8, t4, pslot + (u64)pk * HP_NUP, s_acc);
+    hk_patch_add(acc, wq, lane, pslot + (u64)pk * HP_NUP, s_acc);
 #elif defined(HK_FRAG_SCATTER) || defined(HK_NO_SCATTER)
     // Straight from the mma fragments (the fifth pass's scatter, kept for the sweep): a lane's
     // entries lie in 2 rows and 8 column pairs, so a warp's atomic adds touch 16 rows at once.
-#pragma unroll
-    for (int w = 0; w < TC_NTW; ++w)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int i = g8 + 8 * (e / 2), n = (wq * TC_NTW + w) * 8 + 2 * t4 + e % 2;
-            if (i >= NLOC || n >= TC_NCOL) continue;
-            const int p = n / NLOC, j = n % NLOC, a = hk_pa(p), b = hk_pb(p);
+    hk_fragments(acc, wq, lane, [&](int i, int j, int a, int b, int e, double v) {
 #ifdef HK_NO_SCATTER
-            (void)a;
-            (void)b;
-            vals[(c * TPC + tid) * 4 + e] = acc[w][e] + (double)(cell.node[i] + cell.node[j]);
+        (void)a;
+        (void)b;
+        vals[(c * TPC + tid) * 4 + e % 4] = v + (double)(cell.node[i] + cell.node[j]);
 #else
-            const HkCell& cl = cell;
-            atomicAdd(&vals[hk_row(cl, i, a, row_ptr) + hk_rank(cl, c, i, j, kpos) * 3 + b], acc[w][e]);
-            if (a != b) atomicAdd(&vals[hk_row(cl, j, b, row_ptr) + hk_rank(cl, c, j, i, kpos) * 3 + a], acc[w][e]);
+        (void)e;
+        const HkCell& cl = cell;
+        atomicAdd(&vals[hk_row(cl, i, a, row_ptr) + hk_rank(cl, c, i, j, kpos) * 3 + b], v);
+        if (a != b) atomicAdd(&vals[hk_row(cl, j, b, row_ptr) + hk_rank(cl, c, j, i, kpos) * 3 + a], v);
 #endif
-        }
+    });
 #else
     // Staged: the fragments go to shared memory (over the point records, dead by now) as the
     // 6 upper blocks st[i][p·NLOC + j], then `hk_scatter_staged` walks the matrix row by row.
