@@ -17,19 +17,20 @@ step "unpacked"
 export GALERKIN_REQUIRE_GPU=1 RUST_BACKTRACE=1
 t="$d/tests"
 (
-  timeout "$(left 200)" nice "$t/hyperelastic_cuda" gpu_tc_patch gpu_recompute_scheme --test-threads 3 > "$OUT/hyper19-tests.log" 2>&1
-  step "hyperelastic_cuda gpu_tc_patch, gpu_recompute_scheme rc $?"
-  timeout "$(left 200)" nice "$t/hyperelastic_cuda" gpu_gather_scheme gpu_patch_scheme gpu_prefetch_equals gpu_residual_and_jacobian --test-threads 4 >> "$OUT/hyper19-tests.log" 2>&1
-  step "hyperelastic_cuda gather/patch/prefetch/default rc $?"
+  for group in "gpu_tc_patch gpu_recompute_scheme" "gpu_gather_scheme gpu_patch_scheme gpu_prefetch_equals gpu_residual_and_jacobian"; do
+    timeout "$(left 200)" nice "$t/hyperelastic_cuda" $group --test-threads 4 >> "$OUT/hyper19-tests.log" 2>&1
+    step "hyperelastic_cuda $group rc $?"
+  done
 ) &
 tests=$!
 G="$d/galerkin"
-S="bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 5"
-V="tc staged,tc cols,tc cube 6/3,tc cube 6/4,tc cube 6/2,tc cube 6/1,tc cube 12/4,tc cube 12/3,tc cube 24/4,tc cube 6/3 scatter-only,tc cube 12/4 scatter-only,tc cols scatter-only,tc no-scatter,cube 6 scatter-only"
-timeout "$(left 70)" "$G" $S --hyper-quadrature stiffness --hyper-variants "$V" > "$OUT/hyper19-sweep-stiffness.txt" 2>&1
-step "sweep stiffness rc $?"
-timeout "$(left 45)" "$G" $S --hyper-quadrature full --hyper-variants "tc staged,tc cols,tc cube 6/3,tc cube 6/2,tc cube 12/3" > "$OUT/hyper19-sweep-full.txt" 2>&1
-step "sweep full rc $?"
+# sweep NAME RULE SECONDS VARIANTS: the 10^6 P2 kernel sweep into $OUT/hyper19-NAME.txt
+sweep() {
+  timeout "$(left "$3")" "$G" bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 5 --hyper-quadrature "$2" --hyper-variants "$4" > "$OUT/hyper19-$1.txt" 2>&1
+  step "$1 rc $?"
+}
+sweep sweep-stiffness stiffness 70 "tc staged,tc cols,tc cube 6/3,tc cube 6/4,tc cube 6/2,tc cube 6/1,tc cube 12/4,tc cube 12/3,tc cube 24/4,tc cube 6/3 scatter-only,tc cube 12/4 scatter-only,tc cols scatter-only,tc no-scatter,cube 6 scatter-only"
+sweep sweep-full full 45 "tc staged,tc cols,tc cube 6/3,tc cube 6/2,tc cube 12/3"
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 SEC="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats"
 M="--metrics lts__t_sectors_op_red.sum,lts__t_requests_op_red.sum,lts__t_sectors_op_atom.sum,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum"
@@ -47,10 +48,7 @@ if [ "$(left 60)" -gt 40 ]; then
   { timeout "$(left 20)" "$G" $N; echo "== tc-patch"; GALERKIN_HYPER_SCHEME=tc-patch timeout "$(left 20)" "$G" $N; } > "$OUT/hyper19-newton.txt" 2>&1
   step "Newton 10^6 default and tc-patch rc $?"
 fi
-if [ "$(left 30)" -gt 20 ]; then
-  timeout "$(left 20)" "$G" $S --hyper-quadrature stiffness --hyper-variants "tc cube 6/3,tc cols,tc cube 6/2,tc staged" > "$OUT/hyper19-sweep-stiffness2.txt" 2>&1
-  step "sweep stiffness again rc $?"
-fi
+[ "$(left 30)" -gt 20 ] && sweep sweep-stiffness2 stiffness 20 "tc cube 6/3,tc cols,tc cube 6/2,tc staged"
 wait "$tests"
 step "tests done"
 grep -h "floor\|^tc \|^cube\|default" "$OUT"/hyper19-sweep-*.txt | cut -c1-230
