@@ -51,8 +51,10 @@ fi
 [ "$(left 30)" -gt 20 ] && sweep sweep-stiffness2 stiffness 20 "tc cube 6/3,tc cols,tc cube 6/2,tc staged"
 wait "$tests"
 step "tests done"
-grep -h "floor\|^tc \|^cube\|default" "$OUT"/hyper19-sweep-*.txt | cut -c1-230
-grep -h "asm\|scheme\|Newton\|== tc-patch" "$OUT/hyper19-newton.txt" 2>/dev/null | head -12
-grep -h "^====\|Duration\|Throughput\|Achieved Occupancy\|Registers Per\|Warp Cycles Per Issued\|lts__t_sectors_op\|lts__t_requests\|smsp__inst\|No Eligible\|Dynamic Shared\|Static Shared" "$OUT/hyper19-ncu.txt" 2>/dev/null | head -40
-grep -h "test result\|FAILED\|panicked\|^test " "$OUT/hyper19-tests.log" | tail -30
+# summary PATTERN FILES LINES: what each file measured, for the call's answer
+summary() { for f in $2; do grep -h "$1" "$OUT/hyper19-$f" 2>/dev/null; done | tail -n "$3" | cut -c1-230; }
+summary "floor\|^tc \|^cube\|default" "sweep-stiffness.txt sweep-full.txt sweep-stiffness2.txt" 60
+summary "asm\|scheme\|Newton\|== tc-patch" newton.txt 12
+summary "^====\|Duration\|Throughput\|Achieved Occupancy\|Registers Per\|Warp Cycles Per Issued\|lts__t_\|smsp__inst\|No Eligible\|Shared Memory" ncu.txt 40
+summary "test result\|FAILED\|panicked\|^test " tests.log 30
 cat "$OUT/hyper19-steps.txt"
