@@ -390,10 +390,7 @@ impl DeviceGather {
             if shared > 227 * 1024 {
                 return Err(Error::Unsupported(format!("the owner gather: a node's {seg_max} CSR values do not fit a block's shared memory")));
             }
-            kernel
-                .func
-                .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
-                .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot allow {shared} bytes of dynamic shared memory for hyper_gather: {e}")))?;
+            kernel.allow_dynamic_shared(shared)?;
         }
         Ok(DeviceGather {
             kernel,

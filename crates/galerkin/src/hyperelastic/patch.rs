@@ -432,13 +432,10 @@ pub fn batch_of(cells: usize, batch: usize) -> usize {
 }
 
 /// Allows `kernel` the dynamic shared memory of `p`'s slots beside its static buffers where the
-/// two exceed the default 48 KiB.
+/// two exceed the default 48 KiB (the static size as the compiler laid it out, not our count).
 pub(crate) fn allow_shared(kernel: &crate::backend::cuda::kernels::Kernel, p: &DevicePatches) -> Result<()> {
-    if p.shared + p.dynamic > 48 * 1024 {
-        kernel
-            .func
-            .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, p.dynamic as i32)
-            .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot allow {} bytes of dynamic shared memory for the patch kernel: {e}", p.dynamic)))?;
+    if kernel.static_shared()?.max(p.shared) + p.dynamic > 48 * 1024 {
+        kernel.allow_dynamic_shared(p.dynamic)?;
     }
     Ok(())
 }

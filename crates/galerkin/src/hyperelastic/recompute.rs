@@ -22,8 +22,6 @@ pub const ENTRY: &str = "hyper_recompute";
 /// The scheme's standard shape: 4 warps per block, 100 KiB of dynamic shared memory (2 blocks per SM).
 pub const DEFAULT: Scheme = Scheme::Recompute { wpb: 4, kib: 100 };
 
-/// The most dynamic shared memory a block may have (H100/H200: 227 KiB).
-const SHARED_MAX: usize = 227 * 1024;
 
 /// Whether the scheme applies: where the tensor-core scheme does (3D simplices; its kernel is the
 /// residual-alone launch), with a lane per (column node, component): 3·NLOC ≤ 32 (P1, P2).
@@ -182,12 +180,13 @@ pub(super) struct CellArgs<'a> {
 
 impl DeviceRecompute {
     /// Blocks of `wpb` warps in `kib` KiB of dynamic shared memory: the warps' scratch, the rest for
-    /// the owned rows; an error where that leaves no room or exceeds the device's 227 KiB.
+    /// the owned rows; an error where that leaves no room or exceeds the device's opt-in maximum.
     pub fn new(be: &CudaBackend, module: &std::sync::Arc<cudarc::driver::CudaModule>, el: &HyperElement, wpb: usize, kib: usize, cell_nodes: &[usize], row_ptr: &[usize]) -> Result<DeviceRecompute> {
         let shared = kib * 1024;
         let scratch = 8 * wpb * scratch_doubles(el);
-        if shared > SHARED_MAX || shared <= scratch + 8 * 1024 {
-            return Err(Error::invalid(format!("the recomputing gather: {kib} KiB per block for {wpb} warps' {scratch} B of scratch (at most 227 KiB, 8 KiB left for rows)")));
+        let optin = be.device().shared_optin;
+        if shared > optin || shared <= scratch + 8 * 1024 {
+            return Err(Error::invalid(format!("the recomputing gather: {kib} KiB per block for {wpb} warps' {scratch} B of scratch (at most {optin} B, 8 KiB left for rows)")));
         }
         let blocks = Blocks::build(cell_nodes, el.nloc(), row_ptr, (shared - scratch) / 8)?;
         let kernel = Kernel::from_module(module, ENTRY)?;
@@ -195,20 +194,10 @@ impl DeviceRecompute {
         // The limit is the function's, shared by every system compiled with the same defines (the
         // multigrid's P1 levels: one module), so it is set to the most any of them may use — the
         // device's maximum less the static `HkCell`s — never to this system's own need.
-        // The static part is read off the function (a count by hand missed some: the H200 refused
-        // 232 168 B, round 18's device check).
-        let stat = kernel
-            .func
-            .get_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
-            .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot read the static shared memory of {ENTRY}: {e}")))?;
-        let limit = SHARED_MAX.saturating_sub(stat.max(0) as usize);
+        let limit = kernel.allow_most_dynamic_shared(optin)?;
         if used > limit {
             return Err(Error::invalid(format!("the recomputing gather: {used} B of dynamic shared memory exceed the {limit} B a block may have")));
         }
-        kernel
-            .func
-            .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, limit as i32)
-            .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot allow {limit} bytes of dynamic shared memory for {ENTRY}: {e}")))?;
         let nblocks = u32::try_from(blocks.nblocks()).map_err(|_| Error::Unsupported(format!("{} blocks in one launch", blocks.nblocks())))?;
         let up32 = |v: &[u32]| be.upload(if v.is_empty() { &[0u32][..] } else { v });
         Ok(DeviceRecompute {

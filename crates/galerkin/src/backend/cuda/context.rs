@@ -19,6 +19,9 @@ pub struct DeviceInfo {
     pub free_memory: usize,
     pub compute_capability: (u32, u32),
     pub multiprocessors: u32,
+    /// The most shared memory a block may opt in to (`..._MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`:
+    /// 227 KiB on sm_80/sm_90), static and dynamic together.
+    pub shared_optin: usize,
 }
 
 /// True when `GALERKIN_REQUIRE_GPU=1`: tests then fail instead of skipping without a GPU, so a GPU
@@ -129,6 +132,7 @@ fn device_info(ctx: &Arc<CudaContext>) -> std::result::Result<DeviceInfo, String
             Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             "multiprocessor count",
         )?,
+        shared_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "opt-in shared memory")? as usize,
     })
 }
 

@@ -66,6 +66,35 @@ impl Kernel {
             .map_err(|e| cuda_error(format!("threads per block of {}: {e}", self.name)))?;
         Ok(*self.max_threads.get_or_init(|| usize::try_from(m).unwrap_or(0)))
     }
+
+    /// Bytes of static (`__shared__`) memory the function declares, read from the driver: counts
+    /// by hand have missed some (the H200 refused a limit of 232 168 B, round 18).
+    pub fn static_shared(&self) -> Result<usize> {
+        let b = self
+            .func
+            .get_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+            .map_err(|e| cuda_error(format!("static shared memory of {}: {e}", self.name)))?;
+        Ok(b.max(0) as usize)
+    }
+
+    /// Allows a block `bytes` of dynamic shared memory (needed above the default 48 KiB). The limit
+    /// belongs to the function, so every launch of it from the same module shares it.
+    pub fn allow_dynamic_shared(&self, bytes: usize) -> Result<()> {
+        let v = i32::try_from(bytes).map_err(|_| crate::Error::invalid(format!("{bytes} bytes of shared memory for {}", self.name)))?;
+        self.func
+            .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, v)
+            .map_err(|e| cuda_error(format!("cannot allow {bytes} bytes of dynamic shared memory for {}: {e}", self.name)))
+    }
+
+    /// Allows the most dynamic shared memory a block of this function can have — the device's
+    /// opt-in maximum `optin` ([`DeviceInfo::shared_optin`](super::DeviceInfo::shared_optin)) less its static
+    /// memory — and returns it. Kernels shared by several systems set this one value, so that no
+    /// system lowers the limit another one relies on.
+    pub fn allow_most_dynamic_shared(&self, optin: usize) -> Result<usize> {
+        let most = optin.saturating_sub(self.static_shared()?);
+        self.allow_dynamic_shared(most)?;
+        Ok(most)
+    }
 }
 
 /// Threads per row of the SpMV variants, in the order of [`Kernels::spmv`].

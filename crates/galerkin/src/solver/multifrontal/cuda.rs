@@ -34,7 +34,6 @@ use crate::solver::multifrontal::maps::MapLayout;
 use crate::solver::multifrontal::subtrees::{Pass, SubtreeLimits, SubtreePlan};
 use crate::solver::multifrontal::Symbolic;
 use crate::{Error, Result};
-use cudarc::driver::sys::CUfunction_attribute as Attr;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -262,8 +261,6 @@ pub struct SubtreeShape {
 pub const SUBTREE_COLS_PER_THREAD: [usize; 2] = [1, 2];
 /// Largest block width of the fused kernels (threads × columns); shared memory is allowed for it.
 const SUBTREE_MAX_WIDTH: usize = 256;
-/// The opt-in shared memory a block may use on the devices we target (sm_80/sm_90: 227 KiB).
-const MAX_SMEM: usize = 227 * 1024;
 
 impl SubtreeShape {
     /// The default per number of right-hand sides, one column per thread: 32 threads for few, 64
@@ -389,8 +386,8 @@ struct MfKernels {
 }
 
 impl MfKernels {
-    /// The kernels whose blocks may stage the widest chunks: allowed [`MAX_SMEM`] of dynamic shared
-    /// memory where the device has it (the one list of kernels kept by hand; the launch profile
+    /// The kernels whose blocks may stage the widest chunks: allowed the device's most dynamic shared
+    /// memory ([`Kernel::allow_most_dynamic_shared`]) (the one list of kernels kept by hand; the launch profile
     /// reads a launch's kernel from the launch itself).
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
@@ -670,11 +667,7 @@ impl CudaMultifrontal {
             fused_factor_forward: [get("mf_fused_factor_forward_8")?, get("mf_fused_factor_forward_32")?],
         };
         let smem = group_doubles(BLOCK_MAX) * 8;
-        kernels
-            .factor_block
-            .func
-            .set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
-            .map_err(|e| cuda_error(format!("cannot allow {smem} bytes of shared memory for mf_factor_block: {e}")))?;
+        kernels.factor_block.allow_dynamic_shared(smem)?;
         // Shared memory for the widest fused blocks where the device allows it (a device with less
         // opt-in shared memory runs the blocks that fit the default 48 KiB). The kernels are shared
         // by every factorization on the backend (one module), so the limit is always set to the
@@ -684,12 +677,14 @@ impl CudaMultifrontal {
         let mut sub_smem = DEFAULT_SMEM;
         // (`mf_mapss_top` is not among them: its static shared memory would make 227 KiB of
         // dynamic shared memory too much, and the few rows of a walk step fit 48 KiB.)
-        // Each kernel gets MAX_SMEM less its static shared memory (the bulk-copy variants' mbarrier:
-        // asking MAX_SMEM of them fails, and that failure once left every kernel at 48 KiB, halving
-        // the default bottom backward pass's chunk; device run of round 18).
-        let stat = |k: &Kernel| k.func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).map_or(0, |b| b.max(0) as usize);
-        if want > DEFAULT_SMEM && kernels.wide_smem().all(|k| k.func.set_attribute(Attr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (MAX_SMEM - stat(k)) as i32).is_ok()) {
-            sub_smem = MAX_SMEM - kernels.wide_smem().map(stat).max().unwrap_or(0);
+        // Each kernel gets the device's maximum less its static shared memory (the bulk-copy
+        // variants' mbarrier: asking the whole maximum of them fails, and that failure once left
+        // every kernel at 48 KiB, halving the default bottom backward pass's chunk; round 18).
+        if want > DEFAULT_SMEM {
+            let optin = be.device().shared_optin;
+            if let Some(most) = kernels.wide_smem().map(|k| k.allow_most_dynamic_shared(optin).ok()).collect::<Option<Vec<_>>>() {
+                sub_smem = most.into_iter().min().unwrap_or(DEFAULT_SMEM);
+            }
         }
 
         let storage = be.alloc::<f64>(s.storage_len as usize)?;

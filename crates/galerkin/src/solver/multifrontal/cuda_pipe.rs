@@ -305,7 +305,7 @@ impl CudaMultifrontal {
             let ms = prev.elapsed_ms(&m.event).map_err(|e| cuda_error(format!("profile event: {e}")))?;
             prev = &m.event;
             let (name, func) = (m.launch.name, &m.launch.func);
-            let registers = func.get_attribute(Attr::CU_FUNC_ATTRIBUTE_NUM_REGS).map_err(|e| cuda_error(format!("registers of {name}: {e}")))?;
+            let registers = func.get_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS).map_err(|e| cuda_error(format!("registers of {name}: {e}")))?;
             let blocks_per_sm = func.occupancy_max_active_blocks_per_multiprocessor(m.launch.threads, m.launch.smem as usize, None).map_err(|e| cuda_error(format!("occupancy of {name}: {e}")))?;
             out.push(LaunchProfile {
                 label: m.label.clone(),

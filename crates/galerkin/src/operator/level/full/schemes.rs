@@ -905,10 +905,7 @@ fn tiled_kernel(module: &std::sync::Arc<cudarc::driver::CudaModule>, v: &Variant
     let tiled = Kernel::from_module(module, "matrices_tiled")?;
     let smem = tiled_shape(v, cfg, dims.filter(|_| cfg.tensor)).smem;
     if smem > 48 * 1024 && smem <= MAX_SHARED_BYTES {
-        tiled
-            .func
-            .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
-            .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot allow {smem} bytes of shared memory for matrices_tiled: {e}")))?;
+        tiled.allow_dynamic_shared(smem)?;
     }
     Ok(tiled)
 }

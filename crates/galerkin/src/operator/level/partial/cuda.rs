@@ -193,10 +193,7 @@ impl DeviceMatFree {
         let (coef, meta) = integ.passive.device_layout();
         let apply_k = k(v.kernels[0])?;
         if v.dyn_shared > 48 * 1024 {
-            apply_k
-                .func
-                .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, v.dyn_shared as i32)
-                .map_err(|e| crate::backend::cuda::cuda_error(format!("cannot allow {} bytes of shared memory for {}: {e}", v.dyn_shared, v.kernels[0])))?;
+            apply_k.allow_dynamic_shared(v.dyn_shared)?;
         }
         let mut op = DeviceMatFree {
             mode,
