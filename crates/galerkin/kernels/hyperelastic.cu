@@ -168,6 +168,38 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
 #endif
 }
 
+// ---- The patch reduction (`src/hyperelastic/patch.rs`): the patch kernel (`hyperelastic_patch.cu`)
+// and the tensor-core scheme with HK_PATCH sum a patch's element matrices in shared memory slots, a
+// slot s per distinct global node pair (lo ≤ hi), B_s[x][y] = K_(lo,x),(hi,y); `pslot[cell][pair]` =
+// 2·s + flip for the cell's upper pairs i ≤ j (flip: node i is the higher global node). Then one flush.
+#define HP_NUP (NLOC * (NLOC + 1) / 2)  // upper node pairs i ≤ j of a cell
+#define HP_OWNED 0x8000u                // flush_meta: the row is this patch's alone (`patch::OWNED`)
+
+// The index of the upper pair (i ≤ j) among a cell's HP_NUP: row-major over the upper triangle.
+__device__ __forceinline__ int hp_up(int i, int j) { return i * NLOC - i * (i - 1) / 2 + j - i; }
+
+// The flush of patch p's slots by nthr threads (this one tid): its directed entries (each slot as
+// (lo, hi) and, off the diagonal, (hi, lo) transposed), sorted by (row node, column rank) on the host,
+// added to the CSR values with global atomics (patches share their boundary nodes) or stored where the
+// row is the patch's alone, lanes over consecutive places of one row: for a component a, entry e and
+// b, place = flush_pos[e] + a·len(e) + b.
+__device__ __forceinline__ void hp_flush(u64 p, const double* s_acc, int tid, int nthr, const u32* __restrict__ flush_ptr,
+                                         const u32* __restrict__ flush_pos, const u32* __restrict__ flush_meta, double* __restrict__ vals) {
+    const u32 f0 = flush_ptr[p];
+    const int ne = (int)(flush_ptr[p + 1] - f0);
+    for (int k = tid; k < 9 * ne; k += nthr) {
+        const int a = k / (3 * ne), e = (k % (3 * ne)) / 3, bb = k % 3;
+        const u32 meta = flush_meta[f0 + e];
+        const int sd = (int)(meta & 0x7fffu), s = sd >> 1;
+        const double v = s_acc[s * 9 + ((sd & 1) ? bb * 3 + a : a * 3 + bb)];
+        double* place = &vals[(u64)flush_pos[f0 + e] + (u64)a * (meta >> 16) + bb];
+        if (meta & HP_OWNED)
+            *place = v;
+        else
+            atomicAdd(place, v);
+    }
+}
+
 // The geometry at one point (gg: ∇_ξ of the NV geometry functions there): J = Σ_v x_v ⊗ ∇_ξ N_v
 // (J₃₃ = 1 in plane strain), M = J⁻¹ R (so that g'_A = Σ_m ∂_m φ M_mA: the frame rotation, once);
 // returns det J.
@@ -438,8 +470,13 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_
 #define TC_YS (((8 * TC_NT + 11) / 16) * 16 + 4)  // ≡ 4 (mod 16): conflict-free B-fragment loads
 #define TC_PT 59                                     // point record: form (22) | F | S | U | V | w
 // The point records' space, reused by the staged scatter for the element matrix's upper blocks
-// (NLOC × 6·NLOC): the larger of the two (a rule of few points, e.g. 4 at P2, needs the blocks').
+// (NLOC × 6·NLOC): the larger of the two (a rule of few points, e.g. 4 at P2, needs the blocks');
+// HK_PATCH stages nothing (the fragments go straight to the patch's slots).
+#ifdef HK_PATCH
+#define TC_REC (NQ * TC_PT)
+#else
 #define TC_REC (NQ * TC_PT > NLOC * TC_NCOL ? NQ * TC_PT : NLOC * TC_NCOL)
+#endif
 
 // D (16 × 8) += A (16 × 4) · B (4 × 8), FP64 tensor cores; lane (g, t) = (lane/4, lane%4) holds
 // a0 = A[g][t], a1 = A[g + 8][t], b0 = B[t][g], d[e] = D[g + 8(e/2)][2t + e%2].
@@ -520,14 +557,76 @@ __device__ __forceinline__ void hk_fetch_vals(int tid, const double* __restrict_
 #else
 #define HK_BUFS 1
 #endif
-#ifdef HK_PERSIST
+#if defined(HK_PERSIST) || defined(HK_PATCH)
 #define HK_NEXT_CELL continue
 #else
 #define HK_NEXT_CELL return
 #endif
 
-extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
+// f(i, j, a, b, e, v) for each of a warp's accumulator fragments (`acc`, its n-tiles wq·TC_NTW + w)
+// that is an entry of the element matrix's upper component blocks: v = K_(i,a),(j,b), a ≤ b, row node
+// i < NLOC, column n = p·NLOC + j < 6·NLOC (p = (a ≤ b)); e the fragment's place (4w + its element).
+template <class F>
+__device__ __forceinline__ void hk_fragments(const double (&acc)[TC_NTW][4], int wq, int lane, F f) {
+    const int g8 = lane / 4, t4 = lane % 4;
+#pragma unroll
+    for (int w = 0; w < TC_NTW; ++w)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int i = g8 + 8 * (e / 2), n = (wq * TC_NTW + w) * 8 + 2 * t4 + e % 2;
+            if (i >= NLOC || n >= TC_NCOL) continue;
+            const int p = n / NLOC;
+            f(i, n % NLOC, hk_pa(p), hk_pb(p), 4 * w + e, acc[w][e]);
+        }
+}
+
+// HK_PATCH (nineteenth pass; `Scheme::TcPatch`): a block per patch of cells (`src/hyperelastic/patch.rs`,
+// Kuhn cubes on the box), its WPB cells' warps taking the patch's cells in turn (`ncells` is then the
+// number of patches); each warp adds its cell's fragments of K straight to the patch's slots in
+// dynamic shared memory (shared atomics: the block's cells share node pairs) instead of scattering
+// them to L2, and after a block barrier the flush (`hp_flush`) adds each distinct value once: the
+// per-cell scatter's 900 atomic adds a cell become the patch's distinct entries (/1.53 for cubes).
+#ifdef HK_PATCH
+#if defined(HK_PERSIST) || defined(HK_STAGE) || defined(HK_FRAG_SCATTER) || defined(HK_NO_SCATTER) || !defined(NSLOT)
+#error "HK_PATCH needs NSLOT and neither HK_PERSIST, HK_STAGE, HK_FRAG_SCATTER nor HK_NO_SCATTER"
+#endif
+#define HK_PATCH_ARGS                                                                                                                  \
+    , const u32 *__restrict__ patch_ptr, const u32 *__restrict__ patch_cells, const unsigned short *__restrict__ pslot,              \
+        const u32 *__restrict__ flush_ptr, const u32 *__restrict__ flush_pos, const u32 *__restrict__ flush_meta
+// A cell's fragments go to distinct slot entries, so with one cell at a time per block (WPB = 1: its
+// warps own distinct n-tiles, and the cells follow each other after a cell barrier) plain adds do;
+// with several, the block's cells share slots and add atomically.
+__device__ __forceinline__ void hk_slot_add(double* slot, double v) {
+#if WPB == 1
+    *slot += v;
+#else
+    atomicAdd(slot, v);
+#endif
+}
+// A warp's fragments of K (the upper component blocks p = (a ≤ b) of every node pair (i, j)) to the
+// patch's slots through the cell's `pslot` entries ps: entry ((i, a), (j, b)) goes to the slot of
+// {i, j} at [a][b] where node i is the slot's lower global node, else at [b][a]; the blocks a = b of
+// i > j are left out (they equal those of i < j) and the diagonal blocks' a < b go to [b][a] as well
+// (the element matrix is symmetric): each of the cell's 9·HP_NUP upper values once.
+__device__ __forceinline__ void hk_patch_add(const double (&acc)[TC_NTW][4], int wq, int lane, const unsigned short* __restrict__ ps, double* s_acc) {
+    hk_fragments(acc, wq, lane, [&](int i, int j, int a, int b, int, double v) {
+        if (a == b && i > j) return;
+        const int sf = ps[i <= j ? hp_up(i, j) : hp_up(j, i)], s = sf >> 1;
+        const bool direct = (i <= j) != ((sf & 1) != 0);
+        const int x = direct ? a : b, y = direct ? b : a;
+        hk_slot_add(&s_acc[s * 9 + x * 3 + y], v);
+        if (i == j && a != b) hk_slot_add(&s_acc[s * 9 + y * 3 + x], v);
+    });
+}
+#else
+#define HK_PATCH_ARGS
+#endif
+
+extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS) {
     __shared__ HkCell s_cell[WPB][HK_BUFS];
+#ifdef HK_PATCH
+    extern __shared__ double s_acc[];  // NSLOT * 9: the patch's slots
+#endif
     __shared__ __align__(16) double s_g[WPB][NQ][NLOC][3];
     __shared__ double s_pt[WPB][TC_REC];
     __shared__ __align__(16) double s_y[WPB][3 * QC][TC_YS];
@@ -536,7 +635,19 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
     const double* wts = ggeo + NQ * NV * 3;
     // wp: the cell in the block; tid: the thread in the cell; wq: the warp in the cell.
     const int wp = threadIdx.x / TPC, tid = threadIdx.x % TPC, lane = threadIdx.x % 32, wq = tid / 32;
-#ifdef HK_PERSIST
+#if defined(HK_PATCH)
+    (void)ncells;  // (the number of patches: the grid)
+    if (want_k) {
+        for (int k = threadIdx.x; k < NSLOT * 9; k += TPC * WPB) s_acc[k] = 0.0;
+        __syncthreads();
+    }
+    for (u32 pk = patch_ptr[blockIdx.x] + wp; pk < patch_ptr[blockIdx.x + 1]; pk += WPB) {
+        const u64 c = patch_cells[pk];
+        HkCell& cell = s_cell[wp][0];
+        HK_CSYNC();  // the cell before has done reading the record and the buffers
+        hk_gather(c, tid, TPC, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, cell);
+        HK_CSYNC();
+#elif defined(HK_PERSIST)
     const u64 stride = (u64)gridDim.x * WPB;
     u64 c = (u64)blockIdx.x * WPB + wp;
 #ifdef HK_PREFETCH
@@ -708,26 +819,23 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
         }
 #endif
 #endif
-#if defined(HK_FRAG_SCATTER) || defined(HK_NO_SCATTER)
+#if defined(HK_PATCH)
+    hk_patch_add(acc, wq, lane, pslot + (u64)pk * HP_NUP, s_acc);
+#elif defined(HK_FRAG_SCATTER) || defined(HK_NO_SCATTER)
     // Straight from the mma fragments (the fifth pass's scatter, kept for the sweep): a lane's
     // entries lie in 2 rows and 8 column pairs, so a warp's atomic adds touch 16 rows at once.
-#pragma unroll
-    for (int w = 0; w < TC_NTW; ++w)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int i = g8 + 8 * (e / 2), n = (wq * TC_NTW + w) * 8 + 2 * t4 + e % 2;
-            if (i >= NLOC || n >= TC_NCOL) continue;
-            const int p = n / NLOC, j = n % NLOC, a = hk_pa(p), b = hk_pb(p);
+    hk_fragments(acc, wq, lane, [&](int i, int j, int a, int b, int e, double v) {
 #ifdef HK_NO_SCATTER
-            (void)a;
-            (void)b;
-            vals[(c * TPC + tid) * 4 + e] = acc[w][e] + (double)(cell.node[i] + cell.node[j]);
+        (void)a;
+        (void)b;
+        vals[(c * TPC + tid) * 4 + e % 4] = v + (double)(cell.node[i] + cell.node[j]);
 #else
-            const HkCell& cl = cell;
-            atomicAdd(&vals[hk_row(cl, i, a, row_ptr) + hk_rank(cl, c, i, j, kpos) * 3 + b], acc[w][e]);
-            if (a != b) atomicAdd(&vals[hk_row(cl, j, b, row_ptr) + hk_rank(cl, c, j, i, kpos) * 3 + a], acc[w][e]);
+        (void)e;
+        const HkCell& cl = cell;
+        atomicAdd(&vals[hk_row(cl, i, a, row_ptr) + hk_rank(cl, c, i, j, kpos) * 3 + b], v);
+        if (a != b) atomicAdd(&vals[hk_row(cl, j, b, row_ptr) + hk_rank(cl, c, j, i, kpos) * 3 + a], v);
 #endif
-        }
+    });
 #else
     // Staged: the fragments go to shared memory (over the point records, dead by now) as the
     // 6 upper blocks st[i][p·NLOC + j], then `hk_scatter_staged` walks the matrix row by row.
@@ -746,7 +854,13 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS) {
     hk_scatter_staged(st, cell, c, tid, TPC, row_ptr, kpos, vals);
 #endif
 #endif
-    }  // the cell (HK_PERSIST: the loop over cells)
+    }  // the cell (HK_PERSIST, HK_PATCH: the loop over cells)
+#ifdef HK_PATCH
+    if (want_k) {
+        __syncthreads();  // every cell's adds to the slots are in
+        hp_flush(blockIdx.x, s_acc, threadIdx.x, TPC * WPB, flush_ptr, flush_pos, flush_meta, vals);
+    }
+#endif
 }
 #endif  // WPB
 // Follower pressure (`src/hyperelastic/loads.rs`) on the device: facets of m nodes and np points;

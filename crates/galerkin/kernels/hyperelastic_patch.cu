@@ -37,12 +37,8 @@
 #endif
 #define HP_NPAIR ((NLOC + 1) / 2)
 #define HP_NCT (3 * HP_NPAIR)           // column threads per cell
-#define HP_NUP (NLOC * (NLOC + 1) / 2)  // upper node pairs i ≤ j of a cell
 #define HP_NCHUNK ((NQ + QB - 1) / QB)
-#define HP_OWNED 0x8000u  // flush_meta: the row is this patch's alone (`patch::OWNED`)
-
-// The index of the upper pair (i ≤ j) among a cell's HP_NUP: row-major over the upper triangle.
-__device__ __forceinline__ int hp_up(int i, int j) { return i * NLOC - i * (i - 1) / 2 + j - i; }
+// (HP_NUP, HP_OWNED, hp_up and the flush `hp_flush`: in hyperelastic.cu, shared with HK_PATCH)
 
 // Adds a cell thread's rows (kacc, see the kernel) to the patch's slots through the cell's
 // `pslot` entries `ps`: atomically, or plainly where no other thread adds to them meanwhile.
@@ -217,17 +213,5 @@ extern "C" __global__ void __launch_bounds__(PT) hyper_patch_assemble(
     }
     if (!want_k) return;
     __syncthreads();
-    const u32 f0 = flush_ptr[p];
-    const int ne = (int)(flush_ptr[p + 1] - f0);
-    for (int k = threadIdx.x; k < 9 * ne; k += PT) {
-        const int a = k / (3 * ne), e = (k % (3 * ne)) / 3, bb = k % 3;
-        const u32 meta = flush_meta[f0 + e];
-        const int sd = (int)(meta & 0x7fffu), s = sd >> 1;
-        const double v = s_acc[s * 9 + ((sd & 1) ? bb * 3 + a : a * 3 + bb)];
-        double* place = &vals[(u64)flush_pos[f0 + e] + (u64)a * (meta >> 16) + bb];
-        if (meta & HP_OWNED)
-            *place = v;
-        else
-            atomicAdd(place, v);
-    }
+    hp_flush(p, s_acc, threadIdx.x, PT, flush_ptr, flush_pos, flush_meta, vals);
 }

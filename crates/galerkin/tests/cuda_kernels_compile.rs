@@ -418,7 +418,13 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     // both rules, every law, and 8 warps per block at P2: 15. The eighteenth pass's 5 per tensor-core
     // variant (persistent grid alone, with the prefetch, with the column scatter too, the column scatter
     // alone, two warps per cell with both), 1 per stiffness-rule tensor-core element and 3 of the sweep's: 39.
-    assert_eq!(v.len(), 158);
+    // The nineteenth pass's products with the patches' scatter (`HK_PATCH`), 1 per tensor-core
+    // element and rule: 12.
+    assert_eq!(v.len(), 170);
+    // It sums the cells of a patch in shared memory, then adds to the CSR values (global atomics).
+    let tp = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_PATCH")).expect("a tensor-core patch variant");
+    let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &tp.0).unwrap().ptx;
+    assert!(ptx.contains(".shared.add.f64") && ptx.contains(".global.add.f64") && ptx.contains("mma.sync.aligned.m16n8k4"), "HK_PATCH: shared sums, global adds, tensor cores");
     // It stores every value and residual entry once: shared atomics only, no global ones.
     let rc = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_RECOMPUTE")).expect("a recomputing-gather variant");
     let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::recompute::HYPERELASTIC_RECOMPUTE, "compute_90", &rc.0).unwrap().ptx;

@@ -5,7 +5,7 @@
 mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
-use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_LEAN, TC_PREFETCH};
+use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, tc_patch_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_LEAN, TC_PREFETCH};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::patch::Grouping;
 use galerkin::hyperelastic::recompute;
@@ -264,30 +264,59 @@ fn gpu_prefetch_equals_the_cpu() {
 /// overwrites; the residual alone leaves the matrix alone.
 #[test]
 fn gpu_patch_scheme_equals_the_cpu() {
-    let Some(be) = gpu() else { return };
-    for law in laws() {
-        for degree in [1, 2] {
-            for stiffness in [false, true] {
-                let (mk, u) = tet_case(law, degree, stiffness);
-                let what = format!("{law:?} P{degree} stiffness rule {stiffness}");
-                let runs = |cells| Some(Scheme::Patch { cells, batch: 0, group: Grouping::Runs });
-                let (gsys, ud, r, k) = scheme_equals_cpu(&be, mk(), runs(6), &u, &what);
-                ordered_equals_cpu(&be, mk(), runs(4), &[], CellOrder::Hilbert, &u, &what);
-                ordered_equals_cpu(&be, mk(), runs(5), &[], CellOrder::Hilbert, &u, &what);
-                scheme_equals_cpu(&be, mk(), runs(1), &u, &what);
-                // Patches grouped by longest edge (thirteenth pass): cubes whatever the order, 2 and
-                // 2×2×2 cubes integrated in batches (the latter with the interior rows stored plainly).
-                for (cells, batch) in [(6, 0), (12, 6), (48, 12), (48, 5)] {
-                    let sc = Some(Scheme::Patch { cells, batch, group: Grouping::Edges });
-                    ordered_equals_cpu(&be, mk(), sc, &[], CellOrder::Hilbert, &u, &what);
-                }
-                let cubes = Some(Scheme::Patch { cells: 48, batch: 12, group: Grouping::Edges });
-                let (csys, _, _, _) = scheme_equals_cpu(&be, mk(), cubes, &u, &what);
-                twice_and_residual_alone(&be, &csys, &ud, &r, &k, &format!("{what}: 2×2×2 cubes"));
-                twice_and_residual_alone(&be, &gsys, &ud, &r, &k, &what);
-            }
+    for_tet_cases(|_, _| true, |be, law, degree, stiffness, mk, u| {
+        let what = format!("{law:?} P{degree} stiffness rule {stiffness}");
+        let runs = |cells| Some(Scheme::Patch { cells, batch: 0, group: Grouping::Runs });
+        let (gsys, ud, r, k) = scheme_equals_cpu(be, mk(), runs(6), u, &what);
+        ordered_equals_cpu(be, mk(), runs(4), &[], CellOrder::Hilbert, u, &what);
+        ordered_equals_cpu(be, mk(), runs(5), &[], CellOrder::Hilbert, u, &what);
+        scheme_equals_cpu(be, mk(), runs(1), u, &what);
+        // Patches grouped by longest edge (thirteenth pass): cubes whatever the order, 2 and
+        // 2×2×2 cubes integrated in batches (the latter with the interior rows stored plainly).
+        for (cells, batch) in [(6, 0), (12, 6), (48, 12), (48, 5)] {
+            let sc = Some(Scheme::Patch { cells, batch, group: Grouping::Edges });
+            ordered_equals_cpu(be, mk(), sc, &[], CellOrder::Hilbert, u, &what);
         }
-    }
+        let cubes = Some(Scheme::Patch { cells: 48, batch: 12, group: Grouping::Edges });
+        let (csys, _, _, _) = scheme_equals_cpu(be, mk(), cubes, u, &what);
+        twice_and_residual_alone(be, &csys, &ud, &r, &k, &format!("{what}: 2×2×2 cubes"));
+        twice_and_residual_alone(be, &gsys, &ud, &r, &k, &what);
+    });
+}
+
+/// The nineteenth pass's tensor-core products with the patches' pre-summed scatter
+/// (`Scheme::TcPatch`, `HK_PATCH`: a block per patch, its warps adding their cells' fragments to
+/// shared slots, one flush of distinct values) changes only where the element matrices are summed:
+/// on P1/P2 tetrahedra, both rules, every law (a frame per cell for the fibre law), with its
+/// standard shape (Kuhn cubes, 3 warps taking 2 cells each), cubes with one warp (every cell in
+/// turn), 2 cubes with 3 warps (4 cells each, the last short), 2×2×2 cubes with 2 warps (slots beyond
+/// 48 KiB), runs of 5 cells in Hilbert order (patches cut across cubes) and single cells, it equals
+/// the CPU; assembling twice overwrites; the residual alone leaves the matrix alone.
+#[test]
+fn gpu_tc_patch_equals_the_cpu() {
+    for_tet_cases(tc_applies, |be, law, degree, stiffness, mk, u| {
+        let what = format!("tc patch {law:?} P{degree} stiffness rule {stiffness}");
+        let Scheme::TcPatch { qc, .. } = tc_patch_default(&mk()) else { panic!("tc_patch_default is the tensor-core patch scheme") };
+        let tp = |cells, wpb, group| Some(Scheme::TcPatch { cells, wpb, qc, group });
+        let (gsys, ud, r, k) = scheme_equals_cpu(be, mk(), Some(tc_patch_default(&mk())), u, &what);
+        twice_and_residual_alone(be, &gsys, &ud, &r, &k, &what);
+        for (sc, order) in [
+            (tp(6, 1, Grouping::Edges), CellOrder::Hilbert),
+            (tp(12, 3, Grouping::Edges), DEFAULT_ORDER),
+            (tp(48, 2, Grouping::Edges), CellOrder::Hilbert),
+            (tp(5, 2, Grouping::Runs), CellOrder::Hilbert),
+            (tp(1, 1, Grouping::Runs), DEFAULT_ORDER),
+        ] {
+            let (psys, _, _, _) = ordered_equals_cpu(be, mk(), sc, &[], order, u, &what);
+            twice_and_residual_alone(be, &psys, &ud, &r, &k, &format!("{what} {sc:?} {order:?}"));
+        }
+    });
+}
+
+/// Newton with the tensor-core patch scheme takes the default GPU scheme's iterates.
+#[test]
+fn gpu_tc_patch_newton_equals_the_default() {
+    newton_equals_the_default(tc_patch_default, &[]);
 }
 
 /// A device matrix of `gsys`'s pattern whose values are all NaN: what a scheme that writes every
@@ -311,28 +340,36 @@ fn finite_and_equal(v: &[f64], want: &[f64], what: &str) {
 /// values from the stage.
 #[test]
 fn gpu_gather_scheme_equals_the_cpu() {
+    for_tet_cases(tc_applies, |be, law, degree, stiffness, mk, u| {
+        let Scheme::Tc { qc, .. } = tc_default(&mk()) else { panic!("the tensor-core default") };
+        let what = format!("gather {law:?} P{degree} stiffness rule {stiffness}");
+        let (gsys, ud, r, k) = scheme_equals_cpu(be, mk(), Some(Scheme::Gather { qc }), u, &what);
+        ordered_equals_cpu(be, mk(), Some(Scheme::Gather { qc: 1 }), &[], CellOrder::Hilbert, u, &what);
+        twice_and_residual_alone(be, &gsys, &ud, &r, &k, &what);
+        let mut rd = be.zeros(u.len()).unwrap();
+        let mut kd = nan_matrix(be, &gsys);
+        gsys.assemble(be, &ud, &mut rd, Some(&mut kd)).unwrap();
+        finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: over NaN"));
+        let mut kd = nan_matrix(be, &gsys);
+        gsys.gather_only(be, &mut kd).unwrap();
+        finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: the gather alone"));
+    });
+}
+
+/// `f(backend, law, degree, stiffness rule, the element's maker, the state)` for every case of the
+/// gather tests: every law (a frame per cell for the fibre law), P1/P2, both rules; nothing without
+/// a GPU, and nothing from the first case where `applies(element, compute capability)` is false.
+fn for_tet_cases(applies: impl Fn(&HyperElement, (u32, u32)) -> bool, mut f: impl FnMut(&CudaBackend, Law, usize, bool, &dyn Fn() -> HyperElement, &[f64])) {
     let Some(be) = gpu() else { return };
     let cc = be.device().compute_capability;
     for law in laws() {
         for degree in [1, 2] {
             for stiffness in [false, true] {
                 let (mk, u) = tet_case(law, degree, stiffness);
-                let el = mk();
-                if !tc_applies(&el, cc) {
+                if !applies(&mk(), cc) {
                     return;
                 }
-                let Scheme::Tc { qc, .. } = tc_default(&el) else { panic!("the tensor-core default") };
-                let what = format!("gather {law:?} P{degree} stiffness rule {stiffness}");
-                let (gsys, ud, r, k) = scheme_equals_cpu(&be, mk(), Some(Scheme::Gather { qc }), &u, &what);
-                ordered_equals_cpu(&be, mk(), Some(Scheme::Gather { qc: 1 }), &[], CellOrder::Hilbert, &u, &what);
-                twice_and_residual_alone(&be, &gsys, &ud, &r, &k, &what);
-                let mut rd = be.zeros(u.len()).unwrap();
-                let mut kd = nan_matrix(&be, &gsys);
-                gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
-                finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: over NaN"));
-                let mut kd = nan_matrix(&be, &gsys);
-                gsys.gather_only(&be, &mut kd).unwrap();
-                finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: the gather alone"));
+                f(&be, law, degree, stiffness, &mk, &u);
             }
         }
     }
@@ -347,35 +384,27 @@ fn gpu_gather_scheme_equals_the_cpu() {
 /// (the tensor-core kernel) leaves the matrix alone.
 #[test]
 fn gpu_recompute_scheme_equals_the_cpu() {
-    let Some(be) = gpu() else { return };
-    let cc = be.device().compute_capability;
-    for law in laws() {
-        for degree in [1, 2] {
-            for stiffness in [false, true] {
-                let (mk, u) = tet_case(law, degree, stiffness);
-                if !recompute::applies(&mk(), cc) {
-                    return;
-                }
-                for sc in [recompute::DEFAULT, Scheme::Recompute { wpb: 1, kib: 24 }, Scheme::Recompute { wpb: 2, kib: 40 }] {
-                    let what = format!("recompute {law:?} P{degree} stiffness rule {stiffness} {sc:?}");
-                    let (gsys, ud, r, k) = scheme_equals_cpu(&be, mk(), Some(sc), &u, &what);
-                    ordered_equals_cpu(&be, mk(), Some(sc), &[], CellOrder::Hilbert, &u, &what);
-                    let b = gsys.recompute_blocks().expect("the recomputing gather's blocks");
-                    let (pairs, evals) = b.counts();
-                    let ncells = mk().space.mesh.num_cells();
-                    // every (cell, node) pair owned once; the small blocks evaluate cells more than once
-                    assert_eq!(pairs, ncells * mk().nloc(), "{what}");
-                    assert!(evals >= ncells && (sc == recompute::DEFAULT || evals > ncells), "{what}: {evals} evaluations of {ncells} cells");
-                    twice_and_residual_alone(&be, &gsys, &ud, &r, &k, &what);
-                    let mut rd = be.zeros(u.len()).unwrap();
-                    let mut kd = nan_matrix(&be, &gsys);
-                    gsys.assemble(&be, &ud, &mut rd, Some(&mut kd)).unwrap();
-                    finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: over NaN"));
-                    finite_and_equal(&be.to_host(&rd).unwrap(), &r, &format!("{what}: residual"));
-                }
-            }
+    for_tet_cases(recompute::applies, |be, law, degree, stiffness, mk, u| {
+        for sc in [recompute::DEFAULT, Scheme::Recompute { wpb: 1, kib: 24 }, Scheme::Recompute { wpb: 2, kib: 40 }] {
+            let what = format!("recompute {law:?} P{degree} stiffness rule {stiffness} {sc:?}");
+            let (gsys, ud, r, k) = scheme_equals_cpu(be, mk(), Some(sc), u, &what);
+            ordered_equals_cpu(be, mk(), Some(sc), &[], CellOrder::Hilbert, u, &what);
+            let b = gsys.recompute_blocks().expect("the recomputing gather's blocks");
+            let (pairs, evals) = b.counts();
+            let ncells = mk().space.mesh.num_cells();
+            // every (cell, node) pair owned once; on the connected box some cell has nodes in two
+            // blocks' ranges exactly when there is more than one block (one block walks each cell once)
+            assert_eq!(pairs, ncells * mk().nloc(), "{what}");
+            assert!(evals >= ncells, "{what}: {evals} evaluations of {ncells} cells");
+            assert_eq!(evals > ncells, b.nblocks() > 1, "{what}: {evals} evaluations of {ncells} cells in {} blocks", b.nblocks());
+            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &what);
+            let mut rd = be.zeros(u.len()).unwrap();
+            let mut kd = nan_matrix(be, &gsys);
+            gsys.assemble(be, &ud, &mut rd, Some(&mut kd)).unwrap();
+            finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: over NaN"));
+            finite_and_equal(&be.to_host(&rd).unwrap(), &r, &format!("{what}: residual"));
         }
-    }
+    });
 }
 
 /// Newton with the owner gather takes the default GPU scheme's iterates: the P2 fibre cube with

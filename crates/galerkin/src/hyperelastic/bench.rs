@@ -381,6 +381,12 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 floor_s,
                 floor_bytes(el, nnz)
             ));
+            // What each row's kernel is, and the per-cell scatter's global atomics (the patch rows
+            // print theirs): the L2's reduction rate bounds the scatter (round 18's count).
+            let per_cell_atomics = 9 * el.nloc() * el.nloc() * el.space.mesh.num_cells();
+            emit(format!(
+                "`tc cols` = the default (GpuHyper::new: the tensor-core scheme with the column scatter); `tc staged` = the same without it (GALERKIN_HYPER_SCHEME=tc); per-cell scatter: {per_cell_atomics} global atomic adds a launch"
+            ));
             let base = shape(el)?;
             let pairs = Scheme::Pairs(base);
             // Where the time goes: the law alone is the `res` column (gather, geometry, law,
@@ -483,6 +489,18 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push(("tc prefetch cols scatter-only".into(), tc, [&pc[..], &["HK_SCATTER_ONLY"]].concat()));
                 variants.push(("tc prefetch cols lean".into(), tc, [&pc[..], TC_LEAN].concat()));
                 variants.push(("tc prefetch cols split".into(), split, pc));
+                // The nineteenth pass: the tensor-core products with the patches' pre-summed
+                // scatter (`tc cube N/W`: edge-grouped patches of N cells, W warps per block
+                // taking the patch's cells in turn); `scatter-only`: its gather, geometry and the
+                // reduction and flush of zeros.
+                if super::patch::applies(el) {
+                    let tcp = |cells, wpb| Scheme::TcPatch { cells, wpb, qc: wpb_qc(tc).1, group: super::patch::Grouping::Edges };
+                    for (cells, wpb) in [(6, 3), (6, 4), (6, 2), (6, 1), (12, 4), (12, 3), (24, 4)] {
+                        variants.push((format!("tc cube {cells}/{wpb}"), tcp(cells, wpb), vec![]));
+                    }
+                    variants.push(("tc cube 6/3 scatter-only".into(), tcp(6, 3), vec!["HK_SCATTER_ONLY"]));
+                    variants.push(("tc cube 12/4 scatter-only".into(), tcp(12, 4), vec!["HK_SCATTER_ONLY"]));
+                }
                 let shapes: &[(usize, usize, &str)] = if full {
                     &[(1, 2, ""), (1, 2, "HK_MINB=16"), (1, 1, "HK_MINB=16"), (1, 3, ""), (1, 4, ""), (2, 4, ""), (2, 2, "")]
                 } else {
@@ -577,6 +595,13 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                         (format!("cells {cells} adds /{per:.2} stores {plain:.0}% slots {dynamic} B"), shared)
                     }
                     Scheme::Moments { wpb } => (format!("cells/block {wpb}"), super::moments::shared_bytes(el, wpb)),
+                    Scheme::TcPatch { cells, wpb, qc, .. } => {
+                        // the global atomics of one launch (the flush's adds less its plain stores)
+                        let (adds, stores, shared, dynamic) = sys.patch_stats().unwrap_or_default();
+                        let atomics = adds - stores;
+                        let fewer = per_cell_atomics as f64 / atomics.max(1) as f64;
+                        (format!("cells {cells} wpb {wpb} qc {qc} atomics {atomics} (/{fewer:.2}) stores {stores} slots {dynamic} B"), shared + dynamic)
+                    }
                     Scheme::Gather { qc } => {
                         let g = measure(&mut clock, 1, runs, || sys.gather_only(be, &mut k))?;
                         (format!("qc {qc} gather alone {:.3e}", g.median), tc_shared_bytes(el, 1, qc))

@@ -29,19 +29,7 @@ use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// The kernel source: the law's twin, then the assembly kernel.
-pub const HYPERELASTIC: KernelSource = KernelSource {
-    file: "hyperelastic.cu",
-    source: concat!(
-        "#line 1 \"hyperelastic_law.cuh\"\n",
-        include_str!("../../kernels/hyperelastic_law.cuh"),
-        "\n#line 1 \"hyperelastic.cu\"\n",
-        include_str!("../../kernels/hyperelastic.cu"),
-        "\n#line 1 \"hyperelastic_gather.cu\"\n",
-        include_str!("../../kernels/hyperelastic_gather.cu")
-    ),
-    physics: false,
-    cells: false,
-};
+pub const HYPERELASTIC: KernelSource = hyper_kernel_source!("hyperelastic.cu": "hyperelastic_gather.cu");
 
 /// Static shared memory the column-pair scheme may use per block (the limit is 48 KiB): 46 KiB
 /// makes 8 P2 cells × 4 points per chunk the default, the fastest shape of the fourth pass's sweep.
@@ -86,6 +74,12 @@ pub enum Scheme {
     /// seventeenth pass): a block of `wpb` warps (in `kib` KiB of shared memory) owns a range of row
     /// nodes, recomputes the law of each cell touching them and contracts only the owned rows.
     Recompute { wpb: usize, kib: usize },
+    /// The tensor-core products with the patch-reduced scatter (`kernels/hyperelastic.cu` with
+    /// `HK_PATCH`, nineteenth pass): a block of `wpb` warps per patch of at most `cells` cells
+    /// grouped by `group` ([`super::patch`]), the warps taking the patch's cells in turn (chunks of
+    /// `qc` points), each adding its element matrix's fragments to the patch's slots in shared
+    /// memory; then each distinct value added to the CSR values once.
+    TcPatch { cells: usize, wpb: usize, qc: usize, group: super::patch::Grouping },
 }
 
 impl Scheme {
@@ -99,6 +93,7 @@ impl Scheme {
             Scheme::Gather { .. } => (32, 1),
             // (the residual alone: the tensor-core kernel, one warp per cell)
             Scheme::Recompute { .. } => (32, 1),
+            Scheme::TcPatch { cells, wpb, .. } => (32 * wpb, cells),
         }
     }
 }
@@ -118,10 +113,20 @@ pub fn shared_bytes(el: &HyperElement, cpb: usize, qb: usize) -> usize {
 /// points (rows padded to the conflict-free stride; room for the residual's 3 columns of
 /// `HK_RES_MMA` counted whether used or not).
 pub fn tc_shared_bytes(el: &HyperElement, wpb: usize, qc: usize) -> usize {
+    tc_bytes(el, wpb, qc, (59 * el.quad.len()).max(6 * el.nloc() * el.nloc()))
+}
+
+/// [`tc_shared_bytes`] of [`Scheme::TcPatch`] (static; its slots are dynamic): nothing staged, the
+/// point records alone (a third less per cell at P2's 4 points, so more cells fit a block).
+pub fn tc_patch_shared_bytes(el: &HyperElement, wpb: usize, qc: usize) -> usize {
+    tc_bytes(el, wpb, qc, 59 * el.quad.len())
+}
+
+/// The tensor-core scheme's static shared memory with `rec` doubles of point records per cell.
+fn tc_bytes(el: &HyperElement, wpb: usize, qc: usize, rec: usize) -> usize {
     let (nloc, nv, nq) = (el.nloc(), el.space.mesh.cell_type.num_vertices(), el.quad.len());
     let nt = (6 * nloc + 3).div_ceil(8);
     let ys = (8 * nt + 11) / 16 * 16 + 4;
-    let rec = (59 * nq).max(6 * nloc * nloc);
     wpb * (8 * (3 * nv + 3 * nloc + 9 + 3 * nq * nloc + rec + 3 * qc * ys) + 4 * nloc)
 }
 
@@ -131,6 +136,16 @@ pub const TC_PREFETCH: &[&str] = &["HK_PERSIST", "HK_PREFETCH"];
 
 /// The eighteenth pass's staged scatter a lane per column, the rows unrolled (kernel define).
 pub const TC_COLS: &[&str] = &["HK_SCATTER_COLS"];
+
+/// [`TC_COLS`] where the column scatter applies (16 < 3·NLOC ≤ 32: P2 tetrahedra), else nothing:
+/// the kernel would ignore it, and a define it ignores would only compile the same kernel twice.
+pub fn tc_cols(el: &HyperElement) -> &'static [&'static str] {
+    if (17..=32).contains(&(3 * el.nloc())) {
+        TC_COLS
+    } else {
+        &[]
+    }
+}
 
 /// The twelfth pass's leaner products for the tensor-core scheme (kernel defines, see
 /// `kernels/hyperelastic.cu`): the residual as 3 more GEMM columns, Y's shared accesses in pairs.
@@ -151,8 +166,22 @@ pub fn tc_applies(el: &HyperElement, cc: (u32, u32)) -> bool {
 /// points (the fastest of the sixth pass's sweep at P2: 3.04 ms against 3.22 ms with 4), fewer
 /// where the element has fewer points or the shared memory limit needs it.
 pub fn tc_default(el: &HyperElement) -> Scheme {
-    let qc = (1..=3.min(el.quad.len())).rev().find(|&q| tc_shared_bytes(el, 1, q) <= SHARED_LIMIT).unwrap_or(1);
-    Scheme::Tc { wpb: 1, qc, wpc: 1 }
+    Scheme::Tc { wpb: 1, qc: tc_default_qc(el), wpc: 1 }
+}
+
+/// The points per chunk of [`tc_default`].
+fn tc_default_qc(el: &HyperElement) -> usize {
+    (1..=3.min(el.quad.len())).rev().find(|&q| tc_shared_bytes(el, 1, q) <= SHARED_LIMIT).unwrap_or(1)
+}
+
+/// [`Scheme::TcPatch`]'s standard shape: Kuhn cubes (edge-grouped patches of 6 cells), the
+/// tensor-core default's chunks, 3 warps per block (each taking 2 of the cube's cells) or fewer where
+/// the static shared memory needs it (at P2 and 4 points: 29 KiB static + 15 KiB of slots, 5 blocks
+/// an SM).
+pub fn tc_patch_default(el: &HyperElement) -> Scheme {
+    let qc = tc_default_qc(el);
+    let wpb = (1..=3).rev().find(|&w| tc_patch_shared_bytes(el, w, qc) <= SHARED_LIMIT).unwrap_or(1);
+    Scheme::TcPatch { cells: super::patch::DEFAULT_CELLS, wpb, qc, group: super::patch::Grouping::Edges }
 }
 
 /// See [`Shape`]; fails where not even one point per chunk fits.
@@ -213,7 +242,7 @@ pub fn defines_for(el: &HyperElement, sc: Scheme) -> Result<Vec<String>> {
             }
             d.extend([format!("WPB={wpb}"), format!("QC={qc}"), format!("WPC={wpc}")]);
         }
-        Scheme::Patch { .. } => return Err(Error::invalid("the patch scheme's defines depend on the mesh (`patch::defines`)")),
+        Scheme::Patch { .. } | Scheme::TcPatch { .. } => return Err(Error::invalid("the patch schemes' defines depend on the mesh (`patch::defines`, `tc_patch_defines`)")),
         Scheme::Moments { wpb } => return super::moments::defines(el, wpb),
         Scheme::Gather { qc } => {
             let mut d = defines_for(el, Scheme::Tc { wpb: 1, qc, wpc: 1 })?;
@@ -222,6 +251,17 @@ pub fn defines_for(el: &HyperElement, sc: Scheme) -> Result<Vec<String>> {
         }
         Scheme::Recompute { wpb, .. } => return super::recompute::defines(el, wpb),
     }
+    Ok(d)
+}
+
+/// The defines of [`Scheme::TcPatch`] for patches of at most `nslot` slots: the tensor-core scheme's
+/// (one warp per cell) with `HK_PATCH`; an error where its static shared memory exceeds 48 KiB.
+pub fn tc_patch_defines(el: &HyperElement, wpb: usize, qc: usize, nslot: usize) -> Result<Vec<String>> {
+    if wpb == 0 || tc_patch_shared_bytes(el, wpb, qc) > SHARED_LIMIT {
+        return Err(Error::invalid(format!("the tensor-core patch scheme: {wpb} warps of {} nodes at {qc} points per chunk do not fit 48 KiB of static shared memory", el.nloc())));
+    }
+    let mut d = defines_for(el, Scheme::Tc { wpb, qc, wpc: 1 })?;
+    d.extend(["HK_PATCH".to_string(), format!("NSLOT={}", nslot.max(1))]);
     Ok(d)
 }
 
@@ -390,7 +430,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -400,14 +440,17 @@ impl GpuHyper {
             // The tensor-core default with the eighteenth pass's column scatter (P2 tetrahedra: 1.40
             // against 1.66 ms at 4 points on the H200; its GPU = CPU and Newton tests passed there).
             None => match default_scheme(el, cc)? {
-                sc @ Scheme::Tc { .. } => return Self::variant(be, el, sc, TC_COLS),
+                sc @ Scheme::Tc { .. } => return Self::variant(be, el, sc, tc_cols(el)),
                 sc => sc,
             },
             Some("pairs") => Scheme::Pairs(shape(el)?),
             Some("tc") => tc_default(el),
             // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
-            Some("prefetch") if tc_applies(el, cc) => return Self::variant(be, el, tc_default(el), &[TC_PREFETCH, TC_COLS].concat()),
+            Some("prefetch") if tc_applies(el, cc) => return Self::variant(be, el, tc_default(el), &[TC_PREFETCH, tc_cols(el)].concat()),
             Some("prefetch") => default_scheme(el, cc)?,
+            // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
+            Some("tc-patch") if tc_applies(el, cc) => tc_patch_default(el),
+            Some("tc-patch") => default_scheme(el, cc)?,
             Some("patch") => super::patch::DEFAULT_SCHEME,
             // P2 only: the multigrid's coarser (P1) levels keep the default scheme.
             Some("moments") if super::moments::applies(el) => Scheme::Moments { wpb: 1 },
@@ -421,7 +464,7 @@ impl GpuHyper {
             // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
             Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
             Some("recompute") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `patch`, `moments`, `gather` or `recompute`"))),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -436,7 +479,7 @@ impl GpuHyper {
     pub fn variant_ordered(be: &CudaBackend, el: &HyperElement, sc: Scheme, extra: &[&str], order: CellOrder) -> Result<GpuHyper> {
         let space = &el.space;
         let mesh = &*space.mesh;
-        if matches!(sc, Scheme::Tc { .. } | Scheme::Gather { .. } | Scheme::Recompute { .. }) && !tc_applies(el, be.device().compute_capability) {
+        if matches!(sc, Scheme::Tc { .. } | Scheme::Gather { .. } | Scheme::Recompute { .. } | Scheme::TcPatch { .. }) && !tc_applies(el, be.device().compute_capability) {
             return Err(Error::Unsupported(format!("the hyperelastic tensor-core scheme does not apply to {} nodes of a {:?} on this device", el.nloc(), mesh.cell_type)));
         }
         let (pattern, slots) = pattern(space, true)?;
@@ -450,23 +493,33 @@ impl GpuHyper {
         let nloc = el.nloc();
         let cell_nodes = reorder(&space.dofmap.cell_nodes, nloc, perm);
         let rank = reorder(&slots.rank, nloc * nloc, perm);
+        let patches_of = |cells, group| {
+            let m = super::patch::PatchMesh {
+                cell_nodes: &cell_nodes,
+                nloc,
+                cell_verts: &reorder(&mesh.cells, mesh.cell_type.num_vertices(), perm),
+                nv: mesh.cell_type.num_vertices(),
+                coords: &coords,
+                row_ptr: &pattern.row_ptr,
+                rank: &rank,
+            };
+            super::patch::Patches::grouped(&m, cells, group)
+        };
         let (module, entry, patches) = match sc {
             Scheme::Patch { cells, batch, group } => {
-                let m = super::patch::PatchMesh {
-                    cell_nodes: &cell_nodes,
-                    nloc,
-                    cell_verts: &reorder(&mesh.cells, mesh.cell_type.num_vertices(), perm),
-                    nv: mesh.cell_type.num_vertices(),
-                    coords: &coords,
-                    row_ptr: &pattern.row_ptr,
-                    rank: &rank,
-                };
-                let p = super::patch::Patches::grouped(&m, cells, group)?;
+                let p = patches_of(cells, group)?;
                 let pc = super::patch::batch_of(p.max_cells, batch);
                 let mut defs = super::patch::defines(el, pc, p.max_slots)?;
                 defs.extend(extra.iter().map(|d| d.to_string()));
                 let module = be.variant_module(&super::patch::HYPERELASTIC_PATCH, &defs)?;
                 (module, "hyper_patch_assemble", Some(super::patch::DevicePatches::upload(be, el, &p, pc)?))
+            }
+            Scheme::TcPatch { cells, wpb, qc, group } => {
+                let p = patches_of(cells, group)?;
+                let mut defs = tc_patch_defines(el, wpb, qc, p.max_slots)?;
+                defs.extend(extra.iter().map(|d| d.to_string()));
+                let module = be.variant_module(&HYPERELASTIC, &defs)?;
+                (module, "hyper_assemble", Some(super::patch::DevicePatches::upload_with(be, &p, 32 * wpb as u32, tc_patch_shared_bytes(el, wpb, qc))?))
             }
             Scheme::Moments { wpb } => {
                 let mut defs = super::moments::defines(el, wpb)?;
@@ -575,6 +628,13 @@ impl GpuHyper {
         if let Some(p) = &self.patches {
             let blocks = u32::try_from(p.npatch).map_err(|_| Error::Unsupported(format!("{} patches in one launch", p.npatch)))?;
             let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (p.threads, 1, 1), shared_mem_bytes: p.dynamic as u32 };
+            if let Scheme::TcPatch { .. } = self.scheme {
+                // (the tensor-core kernel's arguments, `ncells` the number of patches, then the patches')
+                launch!(be, &self.assemble, cfg; &p.npatch, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
+                    &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals,
+                    &p.ptr, &p.cells, &p.pslot, &p.flush_ptr, &p.flush_pos, &p.flush_meta)?;
+                return Ok(());
+            }
             launch!(be, &self.assemble, cfg; &p.npatch, &p.ptr, &p.cells, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
                 &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, &p.pslot, &p.flush_ptr, &p.flush_pos,
                 &p.flush_meta, &mut *vals)?;
@@ -689,6 +749,14 @@ pub fn compile_checked(src: &KernelSource, arch: &str, variants: Vec<Vec<String>
     Ok(())
 }
 
+/// The defines of [`tc_patch_default`] for a Kuhn cube's 210 slots (what CI compiles).
+fn tc_patch_variant(el: &HyperElement) -> Result<Vec<String>> {
+    match tc_patch_default(el) {
+        Scheme::TcPatch { wpb, qc, .. } => tc_patch_defines(el, wpb, qc, 210),
+        other => Err(Error::invalid(format!("tc_patch_default gave {other:?}"))),
+    }
+}
+
 /// Compiles the kernel for tetrahedra and hexahedra (3D) and triangles and quadrilaterals (plane
 /// strain) of degree 1 and 2 with every law (the column-pair scheme, and the tensor-core scheme for
 /// tetrahedra), for `arch`, with NVRTC only (what CI runs): (defines,
@@ -721,6 +789,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         // The eighteenth pass's persistent kernel at the stiffness rule (the sweep's).
                         let prefetch = TC_PREFETCH.iter().chain(TC_COLS).map(|e| e.to_string());
                         variants.push([defines_for(&st, tc_default(&st))?, prefetch.collect()].concat());
+                        variants.push(tc_patch_variant(&st)?);
                     }
                     recompute.push(super::recompute::defines(&el, 4)?);
                     recompute.push(super::recompute::defines(&st, 4)?);
@@ -748,6 +817,8 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     variants.push([tc.clone(), prefetch.clone(), cols.clone()].concat());
                     variants.push([tc.clone(), cols.clone()].concat());
                     variants.push([tc, vec!["HK_PERSIST".to_string()]].concat());
+                    // The nineteenth pass: the products with the patches' pre-summed scatter.
+                    variants.push(tc_patch_variant(&el)?);
                     if let Scheme::Tc { wpb, qc, .. } = tc_default(&el) {
                         let split = defines_for(&el, Scheme::Tc { wpb, qc, wpc: 2 })?;
                         variants.push([split.clone(), prefetch, cols].concat());

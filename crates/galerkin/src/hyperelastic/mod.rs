@@ -3,6 +3,27 @@
 //! fibre direction per cell; residual and consistent Jacobian assembled on the CPU (rayon) or
 //! entirely on the GPU (`kernels/hyperelastic.cu`), the same Newton loop (line search, load steps)
 //! over the [`crate::backend::Backend`] trait; problem files `[physics] kind = "hyperelasticity"`.
+/// The [`KernelSource`](crate::backend::cuda::jit::KernelSource) of a hyperelastic kernel file: the
+/// law, `hyperelastic.cu` (the shared prologue, scatter and `hyper_assemble`), then the files of
+/// `kernels/` after the colon in order (the name before it names the source in messages and
+/// caches), each behind a `#line` so NVRTC's messages name the right file and line. One list for every hyperelastic module, so a new header or kernel cannot drift between them.
+macro_rules! hyper_kernel_source {
+    ($name:literal: $($file:literal),+) => {
+        crate::backend::cuda::jit::KernelSource {
+            file: $name,
+            source: concat!(
+                "#line 1 \"hyperelastic_law.cuh\"\n",
+                include_str!("../../kernels/hyperelastic_law.cuh"),
+                "\n#line 1 \"hyperelastic.cu\"\n",
+                include_str!("../../kernels/hyperelastic.cu")
+                $(, "\n#line 1 \"", $file, "\"\n", include_str!(concat!("../../kernels/", $file)))+
+            ),
+            physics: false,
+            cells: false,
+        }
+    };
+}
+
 pub mod bench;
 pub mod config;
 pub mod cuda;

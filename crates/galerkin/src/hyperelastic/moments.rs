@@ -12,21 +12,7 @@ use crate::{Error, Result};
 
 /// The kernel source: the law, `hyperelastic.cu` (its shared prologue and staged scatter, no
 /// `hyper_assemble` without GT or WPB, and the follower-pressure kernels), the products, the kernel.
-pub const HYPERELASTIC_MOMENTS: KernelSource = KernelSource {
-    file: "hyperelastic_moments.cu",
-    source: concat!(
-        "#line 1 \"hyperelastic_law.cuh\"\n",
-        include_str!("../../kernels/hyperelastic_law.cuh"),
-        "\n#line 1 \"hyperelastic.cu\"\n",
-        include_str!("../../kernels/hyperelastic.cu"),
-        "\n#line 1 \"hyperelastic_moments.cuh\"\n",
-        include_str!("../../kernels/hyperelastic_moments.cuh"),
-        "\n#line 1 \"hyperelastic_moments.cu\"\n",
-        include_str!("../../kernels/hyperelastic_moments.cu")
-    ),
-    physics: false,
-    cells: false,
-};
+pub const HYPERELASTIC_MOMENTS: KernelSource = hyper_kernel_source!("hyperelastic_moments.cu": "hyperelastic_moments.cuh", "hyperelastic_moments.cu");
 
 /// The kernel's entry point.
 pub const ENTRY: &str = "hyper_moments_assemble";

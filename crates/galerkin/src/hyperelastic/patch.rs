@@ -24,19 +24,7 @@ use std::collections::HashMap;
 
 /// The kernel source: the law, the shared prologue of `hyperelastic.cu` (and its follower-pressure
 /// kernels; no `hyper_assemble` without GT or WPB), then the patch kernel.
-pub const HYPERELASTIC_PATCH: KernelSource = KernelSource {
-    file: "hyperelastic_patch.cu",
-    source: concat!(
-        "#line 1 \"hyperelastic_law.cuh\"\n",
-        include_str!("../../kernels/hyperelastic_law.cuh"),
-        "\n#line 1 \"hyperelastic.cu\"\n",
-        include_str!("../../kernels/hyperelastic.cu"),
-        "\n#line 1 \"hyperelastic_patch.cu\"\n",
-        include_str!("../../kernels/hyperelastic_patch.cu")
-    ),
-    physics: false,
-    cells: false,
-};
+pub const HYPERELASTIC_PATCH: KernelSource = hyper_kernel_source!("hyperelastic_patch.cu": "hyperelastic_patch.cu");
 
 /// Shared memory the patch kernel's point buffers and slots may use together where they fit (beyond
 /// it: one point per chunk, the slots in up to [`MAX_BLOCK_SHARED`]).
@@ -444,9 +432,9 @@ pub fn batch_of(cells: usize, batch: usize) -> usize {
 }
 
 /// Allows `kernel` the dynamic shared memory of `p`'s slots beside its static buffers where the
-/// two exceed the default 48 KiB.
+/// two exceed the default 48 KiB (the static size as the compiler laid it out, not our count).
 pub(crate) fn allow_shared(kernel: &crate::backend::cuda::kernels::Kernel, p: &DevicePatches) -> Result<()> {
-    if p.shared + p.dynamic > 48 * 1024 {
+    if kernel.static_shared()?.max(p.shared) + p.dynamic > 48 * 1024 {
         kernel.allow_dynamic_shared(p.dynamic)?;
     }
     Ok(())
@@ -473,13 +461,19 @@ pub struct DevicePatches {
 impl DevicePatches {
     /// The launch shape is the one [`defines`] compiles for batches of `pc` cells and `p`.
     pub fn upload(be: &CudaBackend, el: &HyperElement, p: &Patches, pc: usize) -> Result<DevicePatches> {
+        Self::upload_with(be, p, threads(el, pc), shared_bytes(el, pc, points_per_chunk(el, pc, p.max_slots)?))
+    }
+
+    /// `p` for a kernel of `threads` per block and `shared` bytes of static shared memory (the
+    /// tensor-core scheme with `HK_PATCH`).
+    pub fn upload_with(be: &CudaBackend, p: &Patches, threads: u32, shared: usize) -> Result<DevicePatches> {
         let nz = |v: &[u32]| if v.is_empty() { vec![0] } else { v.to_vec() };
         Ok(DevicePatches {
             npatch: p.len() as u64,
-            threads: threads(el, pc),
+            threads,
             adds: p.adds(),
             stores: p.stores(),
-            shared: shared_bytes(el, pc, points_per_chunk(el, pc, p.max_slots)?),
+            shared,
             dynamic: slot_bytes(p.max_slots),
             ptr: be.upload(&p.ptr)?,
             cells: be.upload(&nz(&p.cells))?,

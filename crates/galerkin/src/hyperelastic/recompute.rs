@@ -14,21 +14,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// The kernel source: the law, `hyperelastic.cu` (its prologue, and its tensor-core `hyper_assemble`
 /// for the residual alone), `hm_point_tangent` of the moments header, the kernel.
-pub const HYPERELASTIC_RECOMPUTE: KernelSource = KernelSource {
-    file: "hyperelastic_recompute.cu",
-    source: concat!(
-        "#line 1 \"hyperelastic_law.cuh\"\n",
-        include_str!("../../kernels/hyperelastic_law.cuh"),
-        "\n#line 1 \"hyperelastic.cu\"\n",
-        include_str!("../../kernels/hyperelastic.cu"),
-        "\n#line 1 \"hyperelastic_moments.cuh\"\n",
-        include_str!("../../kernels/hyperelastic_moments.cuh"),
-        "\n#line 1 \"hyperelastic_recompute.cu\"\n",
-        include_str!("../../kernels/hyperelastic_recompute.cu")
-    ),
-    physics: false,
-    cells: false,
-};
+pub const HYPERELASTIC_RECOMPUTE: KernelSource = hyper_kernel_source!("hyperelastic_recompute.cu": "hyperelastic_moments.cuh", "hyperelastic_recompute.cu");
 
 /// The kernel's entry point (the residual alone: `hyper_assemble`).
 pub const ENTRY: &str = "hyper_recompute";

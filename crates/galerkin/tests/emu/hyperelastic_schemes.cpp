@@ -60,6 +60,19 @@ namespace pk {
 #include "hk.cu"
 #include "hp.cu"
 }
+// The tensor-core scheme with the patches' scatter (HK_PATCH, nineteenth pass) on the same patches:
+// one warp per block taking the patch's cells in turn, its fragments added to the slots.
+namespace tpk {
+#undef HK_PERSIST
+#undef HK_PREFETCH
+#undef HK_SCATTER_COLS
+#define WPB 1
+#define HK_PATCH
+#include "law.cuh"
+#include "hk.cu"
+#undef HK_PATCH
+#undef WPB
+}
 // The moments scheme (hyperelastic_moments.cu, P2 only): one warp per cell, HM_WPB cells per block.
 #if NLOC == 10
 namespace mk {
@@ -179,6 +192,11 @@ int main() {
         run(TC_GRID(nc), 32 * WPC, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data()); });
         std::vector<double> r3(npool * 3, 0.0), v3(off, 0.0);
         run(npatch, PT, [&] { pk::hyper_patch_assemble(npatch, pat.ptr.data(), pat.cells.data(), cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r3.data(), want, pat.pslot.data(), pat.fptr.data(), pat.fpos.data(), pat.fmeta.data(), v3.data()); });
+        std::vector<double> r6(npool * 3, 0.0), v6(off, 0.0);
+        run(npatch, 32 * WPC, [&] { tpk::hyper_assemble(npatch, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r6.data(), want, row_ptr.data(), kpos.data(), v6.data(), pat.ptr.data(), pat.cells.data(), pat.pslot.data(), pat.fptr.data(), pat.fpos.data(), pat.fmeta.data()); });
+        double tr = 0, tkk = 0;  // the tensor-core patch scheme against the column pairs
+        for (size_t i = 0; i < r1.size(); ++i) tr = std::max(tr, fabs(r1[i] - r6[i]));
+        for (size_t i = 0; i < v1.size(); ++i) tkk = std::max(tkk, fabs(v1[i] - v6[i]));
         double mr_ = 0, mkk = 0;  // the moments scheme against the column pairs (P2)
 #if NLOC == 10
         {
@@ -211,7 +229,8 @@ int main() {
         double dr = 0, mr = 0, dk = 0, mk = 0;
         for (size_t i = 0; i < r1.size(); ++i) { dr = std::max(dr, fabs(r1[i] - r2[i])); mr = std::max(mr, fabs(r1[i])); }
         for (size_t i = 0; i < v1.size(); ++i) { dk = std::max(dk, fabs(v1[i] - v2[i])); mk = std::max(mk, fabs(v1[i])); }
-        printf("LAW %d NLOC %d NQ %d WPC %d RES_MMA %d VEC %d want_k %d: residual rel %.2e (max %.3e), jacobian rel %.2e (max %.3e), nnz %u; patch: residual %.2e jacobian %.2e (%zu flush entries, %zu stored plainly, for %d cells); moments: residual %.2e jacobian %.2e; recompute: residual %.2e jacobian %.2e\n", LAW, NLOC, NQ, WPC, HK_RES_MMA, HK_VEC, want, dr / mr, mr, mk > 0 ? dk / mk : 0.0, mk, off, pr / mr, mk > 0 ? pkk / mk : 0.0, pat.fpos.size(), (size_t)std::count_if(pat.fmeta.begin(), pat.fmeta.end(), [](u32 m) { return (m & 0x8000u) != 0; }), nc, mr_ / mr, mk > 0 ? mkk / mk : 0.0, rr / mr, mk > 0 ? rkk / mk : 0.0);
+        printf("LAW %d NLOC %d NQ %d WPC %d RES_MMA %d VEC %d want_k %d: residual rel %.2e (max %.3e), jacobian rel %.2e (max %.3e), nnz %u; patch: residual %.2e jacobian %.2e (%zu flush entries, %zu stored plainly, for %d cells); moments: residual %.2e jacobian %.2e; recompute: residual %.2e jacobian %.2e; tc patch: residual %.2e jacobian %.2e\n", LAW, NLOC, NQ, WPC, HK_RES_MMA, HK_VEC, want, dr / mr, mr, mk > 0 ? dk / mk : 0.0, mk, off, pr / mr, mk > 0 ? pkk / mk : 0.0, pat.fpos.size(), (size_t)std::count_if(pat.fmeta.begin(), pat.fmeta.end(), [](u32 m) { return (m & 0x8000u) != 0; }), nc, mr_ / mr, mk > 0 ? mkk / mk : 0.0, rr / mr, mk > 0 ? rkk / mk : 0.0, tr / mr, mk > 0 ? tkk / mk : 0.0);
+        if (!(tr <= 1e-12 * mr) || !(tkk <= 1e-12 * std::max(mk, 1e-300))) fail = 1;
         if (!(rr <= 1e-12 * mr) || !(rkk <= 1e-12 * std::max(mk, 1e-300))) fail = 1;
         if (!(dr <= 1e-12 * mr) || !(dk <= 1e-12 * mk) || !(mr > 0) || (want && !(mk > 0))) fail = 1;
         if (!(mr_ <= 1e-12 * mr) || !(mkk <= 1e-12 * std::max(mk, 1e-300))) fail = 1;

@@ -11,11 +11,12 @@
 # (hyperelastic_moments.cu, one and two cells per block) is compared too; and the recomputing gather
 # (hyperelastic_recompute.cu, blocks of 7 nodes, its values prefilled with NaN). Round 18: the tensor-core
 # kernel looping over cells on a grid of 3 blocks with the next cell's record copied ahead, and the
-# staged scatter a lane per column.
+# staged scatter a lane per column. Round 19: the tensor-core kernel with the patches' scatter (HK_PATCH)
+# on the patch kernel's patches, in every case.
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
-sed 's/extern "C" //' "$k/hyperelastic.cu" > "$t/hk.cu"; sed 's/extern "C" //' "$k/hyperelastic_patch.cu" > "$t/hp.cu"; cp "$k/hyperelastic_law.cuh" "$t/law.cuh"
+sed 's/extern "C" //; s/extern __shared__ double s_acc\[\];/static double s_acc[NSLOT * 9];/' "$k/hyperelastic.cu" > "$t/hk.cu"; sed 's/extern "C" //' "$k/hyperelastic_patch.cu" > "$t/hp.cu"; cp "$k/hyperelastic_law.cuh" "$t/law.cuh"
 sed 's/extern "C" //' "$k/hyperelastic_moments.cu" > "$t/hm.cu"; cp "$k/hyperelastic_moments.cuh" "$t/hm.cuh"
 sed 's/extern "C" //; s/extern __shared__ double hr_sh\[\];/static double hr_sh[1 << 15];/' "$k/hyperelastic_recompute.cu" > "$t/hr.cu"
 cp "$here/warp_emu.h" "$here/hyperelastic_schemes.cpp" "$t/"
