@@ -387,8 +387,9 @@ impl DeviceGather {
         let shared = GATHER_WPB * seg_max * 8;
         let kernel = Kernel::from_module(module, "hyper_gather")?;
         if shared > 48 * 1024 {
-            if shared > 227 * 1024 {
-                return Err(Error::Unsupported(format!("the owner gather: a node's {seg_max} CSR values do not fit a block's shared memory")));
+            let most = be.device().shared_optin.saturating_sub(kernel.static_shared()?);
+            if shared > most {
+                return Err(Error::Unsupported(format!("the owner gather: a node's {seg_max} CSR values ({shared} B for {GATHER_WPB} nodes) do not fit the {most} B of a block's shared memory")));
             }
             kernel.allow_dynamic_shared(shared)?;
         }

@@ -6,7 +6,8 @@
 /// The [`KernelSource`](crate::backend::cuda::jit::KernelSource) of a hyperelastic kernel file: the
 /// law, `hyperelastic.cu` (the shared prologue, scatter and `hyper_assemble`), then the files of
 /// `kernels/` after the colon in order (the name before it names the source in messages and
-/// caches), each behind a `#line` so NVRTC's messages name the right file and line. One list for every hyperelastic module, so a new header or kernel cannot drift between them.
+/// caches), each behind a `#line` so NVRTC's messages name the right file and line. One list for
+/// every hyperelastic module, so a new header or kernel cannot drift between them.
 macro_rules! hyper_kernel_source {
     ($name:literal: $($file:literal),+) => {
         crate::backend::cuda::jit::KernelSource {

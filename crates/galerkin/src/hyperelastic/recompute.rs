@@ -22,7 +22,6 @@ pub const ENTRY: &str = "hyper_recompute";
 /// The scheme's standard shape: 4 warps per block, 100 KiB of dynamic shared memory (2 blocks per SM).
 pub const DEFAULT: Scheme = Scheme::Recompute { wpb: 4, kib: 100 };
 
-
 /// Whether the scheme applies: where the tensor-core scheme does (3D simplices; its kernel is the
 /// residual-alone launch), with a lane per (column node, component): 3·NLOC ≤ 32 (P1, P2).
 pub fn applies(el: &HyperElement, cc: (u32, u32)) -> bool {

@@ -389,9 +389,9 @@ struct MfKernels {
 }
 
 impl MfKernels {
-    /// The kernels whose blocks may stage the widest chunks: allowed the device's most dynamic shared
-    /// memory ([`Kernel::allow_most_dynamic_shared`]) (the one list of kernels kept by hand; the launch profile
-    /// reads a launch's kernel from the launch itself).
+    /// The kernels whose blocks may stage the widest chunks, each allowed the most dynamic shared
+    /// memory the device gives it ([`Kernel::allow_most_dynamic_shared`]). The one list of kernels
+    /// kept by hand; the launch profile reads a launch's kernel from the launch itself.
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
         self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_top_lines).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
