@@ -750,10 +750,11 @@ pub fn compile_checked(src: &KernelSource, arch: &str, variants: Vec<Vec<String>
     Ok(())
 }
 
-/// The defines of [`tc_patch_default`] for a Kuhn cube's 210 slots (what CI compiles).
+/// The defines of [`tc_patch_default`] for the patches its builder makes of `el`'s mesh (what CI
+/// compiles; the slot count from [`super::patch::Patches::of_space`], never a constant).
 fn tc_patch_variant(el: &HyperElement) -> Result<Vec<String>> {
     match tc_patch_default(el) {
-        Scheme::TcPatch { wpb, qc, .. } => tc_patch_defines(el, wpb, qc, 210),
+        Scheme::TcPatch { cells, wpb, qc, group } => tc_patch_defines(el, wpb, qc, super::patch::Patches::of_space(&el.space, cells, group)?.max_slots),
         other => Err(Error::invalid(format!("tc_patch_default gave {other:?}"))),
     }
 }
