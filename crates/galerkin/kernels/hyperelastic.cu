@@ -586,6 +586,37 @@ __device__ __forceinline__ void hk_fragments(const double (&acc)[TC_NTW][4], int
 // dynamic shared memory (shared atomics: the block's cells share node pairs) instead of scattering
 // them to L2, and after a block barrier the flush (`hp_flush`) adds each distinct value once: the
 // per-cell scatter's 900 atomic adds a cell become the patch's distinct entries (/1.53 for cubes).
+// The law at one point of a cell into its record pt (TC_PT numbers; w at pt[58] is the cell's own):
+// F = R + Σ_j u_j ⊗ g'_j, the law's form (`hl_point`), F, S and, for the Jacobian's Y, U = F X and
+// (the fibre law) V = F Y.
+__device__ __forceinline__ void hk_law_point(const double* __restrict__ prm, const HkCell& cell, const double (*g)[3], double* pt) {
+    double f[3][3], s[3][3];
+    hk_deformation(cell.rot, cell.u, g, f);
+    hl_point(prm, f, s, pt);
+#pragma unroll
+    for (int a = 0; a < 3; ++a)
+#pragma unroll
+        for (int A = 0; A < 3; ++A) {
+            pt[22 + a * 3 + A] = f[a][A];
+            pt[31 + a * 3 + A] = s[a][A];
+            pt[40 + a * 3 + A] = f[a][0] * pt[A] + f[a][1] * pt[3 + A] + f[a][2] * pt[6 + A];
+#if LAW == 2
+            pt[49 + a * 3 + A] = f[a][0] * pt[9 + A] + f[a][1] * pt[12 + A] + f[a][2] * pt[15 + A];
+#endif
+        }
+}
+
+// HK_LAW_WIDE (twentieth pass; WPB > 1, a block per WPB cells): the law of the block's WPB·NQ points
+// is spread over the block's threads (at P2's 4 points and WPB = 4: 16 lanes of one warp instead of
+// 4 lanes in each of 4 warps), between two block barriers; the law's ≈ 300 instructions a point are
+// then issued once per 16 points rather than once per cell. A warp past the last cell integrates
+// the last cell again (it must meet the barriers) and leaves before adding anything.
+#ifdef HK_LAW_WIDE
+#if WPB < 2 || WPC != 1 || defined(HK_PERSIST) || defined(HK_PATCH) || defined(HK_SCATTER_ONLY)
+#error "HK_LAW_WIDE needs WPB > 1 cells of one warp each, without HK_PERSIST, HK_PATCH or HK_SCATTER_ONLY"
+#endif
+#endif
+
 #ifdef HK_PATCH
 #if defined(HK_PERSIST) || defined(HK_STAGE) || defined(HK_FRAG_SCATTER) || defined(HK_NO_SCATTER) || !defined(NSLOT)
 #error "HK_PATCH needs NSLOT and neither HK_PERSIST, HK_STAGE, HK_FRAG_SCATTER nor HK_NO_SCATTER"
@@ -671,6 +702,13 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
         hk_gather(c, tid, TPC, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, cell);
         HK_CSYNC();
 #endif
+#elif defined(HK_LAW_WIDE)
+    const bool live = (u64)blockIdx.x * WPB + wp < ncells;
+    const u64 c = live ? (u64)blockIdx.x * WPB + wp : ncells - 1;
+    HkCell& cell = s_cell[wp][0];
+    hk_gather(c, tid, TPC, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, cell);
+    HK_CSYNC();
+    {
 #else
     const u64 c = (u64)blockIdx.x * WPB + wp;
     if (c >= ncells) return;  // the whole cell: no block barrier follows
@@ -690,26 +728,17 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
     HK_CSYNC();
 #ifndef HK_SCATTER_ONLY  // (the sweep: the gather, the geometry and the scatter of zeros alone; its
                         // unused arrays draw NVRTC warnings, so CI does not compile it)
-    // L: the law at every point.
-    for (int q = tid; q < NQ; q += TPC) {
-        double f[3][3], s[3][3];
-        hk_deformation(cell.rot, cell.u, s_g[wp][q], f);
-        double* pt = &s_pt[wp][q * TC_PT];
-        hl_point(prm, f, s, pt);
-#pragma unroll
-        for (int a = 0; a < 3; ++a)
-#pragma unroll
-            for (int A = 0; A < 3; ++A) {
-                pt[22 + a * 3 + A] = f[a][A];
-                pt[31 + a * 3 + A] = s[a][A];
-                pt[40 + a * 3 + A] = f[a][0] * pt[A] + f[a][1] * pt[3 + A] + f[a][2] * pt[6 + A];
-#if LAW == 2
-                pt[49 + a * 3 + A] = f[a][0] * pt[9 + A] + f[a][1] * pt[12 + A] + f[a][2] * pt[15 + A];
-#endif
-            }
-        pt[58] = wts[q] * adet;
-    }
+    // L: the law at every point (the weights w by the cell's own lanes: |det J| is theirs).
+    for (int q = tid; q < NQ; q += TPC) s_pt[wp][q * TC_PT + 58] = wts[q] * adet;
+#ifdef HK_LAW_WIDE
+    __syncthreads();  // every cell's g' of the block
+    for (int k = threadIdx.x; k < WPB * NQ; k += WPB * TPC) hk_law_point(prm, s_cell[k / NQ][0], s_g[k / NQ][k % NQ], &s_pt[k / NQ][(k % NQ) * TC_PT]);
+    __syncthreads();
+    if (!live) return;  // (no block barrier follows)
+#else
+    for (int q = tid; q < NQ; q += TPC) hk_law_point(prm, cell, s_g[wp][q], &s_pt[wp][q * TC_PT]);
     HK_CSYNC();
+#endif
 #if HK_RES_MMA
     if (!want_k)  // (with the Jacobian, the GEMM's extra columns give the residual)
 #endif

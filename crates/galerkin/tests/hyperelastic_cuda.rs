@@ -5,7 +5,7 @@
 mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
-use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, tc_patch_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_LEAN, TC_PREFETCH};
+use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, tc_patch_default, tc_wide, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_LAW_WIDE, TC_LEAN, TC_PREFETCH};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::patch::Grouping;
 use galerkin::hyperelastic::recompute;
@@ -254,6 +254,40 @@ fn gpu_prefetch_equals_the_cpu() {
             twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
         }
     });
+}
+
+/// The law spread over a block's cells (`HK_LAW_WIDE`, twentieth pass: the block's points on the
+/// lanes of its first warps, between two block barriers) changes only which lane evaluates a point:
+/// on P1/P2 tetrahedra, both rules at P2, every law (a frame per cell), in its standard shape
+/// ([`tc_wide`]) with and without the column scatter, in Hilbert order, and with 5 cells of one point
+/// per chunk per block where that fits (P1, P2 at 4 points: 72 cells, so the last block has 3 warps
+/// past the end that must meet the barriers and add nothing), it equals the CPU; assembling twice
+/// overwrites; the residual alone equals it and leaves the matrix alone.
+#[test]
+fn gpu_law_wide_equals_the_cpu() {
+    for_tc_cases(|be, _, mk, u, what, el| {
+        let wide = tc_wide(el);
+        assert!(matches!(wide, Scheme::Tc { wpb: 2.., wpc: 1, .. }), "{what}: {wide:?} has one cell a block");
+        let mut cases: Vec<(Scheme, Vec<&str>, CellOrder)> = vec![
+            (wide, [TC_LAW_WIDE, TC_COLS].concat(), DEFAULT_ORDER),
+            (wide, TC_LAW_WIDE.to_vec(), CellOrder::Hilbert),
+        ];
+        let five = Scheme::Tc { wpb: 5, qc: 1, wpc: 1 };
+        if galerkin::hyperelastic::cuda::defines_for(el, five).is_ok() {
+            assert_ne!(el.space.mesh.num_cells() % 5, 0, "{what}: a last block with warps past the end");
+            cases.push((five, [TC_LAW_WIDE, TC_COLS].concat(), DEFAULT_ORDER));
+        }
+        for (sc, extra, order) in cases {
+            let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
+            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
+        }
+    });
+}
+
+/// [`gpu_gather_newton_equals_the_default`] with the law spread over a block's cells.
+#[test]
+fn gpu_law_wide_newton_equals_the_default() {
+    newton_equals_the_default(tc_wide, &[TC_LAW_WIDE, TC_COLS].concat());
 }
 
 /// The patch-reduced scheme (`kernels/hyperelastic_patch.cu`) changes only which values are summed

@@ -147,6 +147,18 @@ pub fn tc_cols(el: &HyperElement) -> &'static [&'static str] {
     }
 }
 
+/// The twentieth pass's law spread over a block's cells (kernel define; see [`tc_wide`]).
+pub const TC_LAW_WIDE: &[&str] = &["HK_LAW_WIDE"];
+
+/// The tensor-core scheme that [`TC_LAW_WIDE`] needs: the default's chunks with as many cells (one
+/// warp each, at most 4) per block as fit the static shared memory, so that the law of the block's
+/// points runs on the lanes of one warp (P2, 4 points: 4 cells, 16 lanes busy instead of 4).
+pub fn tc_wide(el: &HyperElement) -> Scheme {
+    let qc = tc_default_qc(el);
+    let wpb = (2..=4).rev().find(|&w| tc_shared_bytes(el, w, qc) <= SHARED_LIMIT).unwrap_or(1);
+    Scheme::Tc { wpb, qc, wpc: 1 }
+}
+
 /// The twelfth pass's leaner products for the tensor-core scheme (kernel defines, see
 /// `kernels/hyperelastic.cu`): the residual as 3 more GEMM columns, Y's shared accesses in pairs.
 pub const TC_LEAN: &[&str] = &["HK_RES_MMA=1", "HK_VEC=1"];
@@ -431,7 +443,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -449,6 +461,9 @@ impl GpuHyper {
             // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
             Some("prefetch") if tc_applies(el, cc) => return Self::variant(be, el, tc_default(el), &[TC_PREFETCH, tc_cols(el)].concat()),
             Some("prefetch") => default_scheme(el, cc)?,
+            // The default with the law spread over a block's cells (twentieth pass), where it applies.
+            Some("wide") if tc_applies(el, cc) => return Self::variant(be, el, tc_wide(el), &[TC_LAW_WIDE, tc_cols(el)].concat()),
+            Some("wide") => default_scheme(el, cc)?,
             // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
             Some("tc-patch") if tc_applies(el, cc) => tc_patch_default(el),
             Some("tc-patch") => default_scheme(el, cc)?,
@@ -465,7 +480,7 @@ impl GpuHyper {
             // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
             Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
             Some("recompute") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `wide`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -792,6 +807,8 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         let prefetch = TC_PREFETCH.iter().chain(TC_COLS).map(|e| e.to_string());
                         variants.push([defines_for(&st, tc_default(&st))?, prefetch.collect()].concat());
                         variants.push(tc_patch_variant(&st)?);
+                        let wide = TC_LAW_WIDE.iter().chain(tc_cols(&st)).map(|e| e.to_string());
+                        variants.push([defines_for(&st, tc_wide(&st))?, wide.collect()].concat());
                     }
                     recompute.push(super::recompute::defines(&el, 4)?);
                     recompute.push(super::recompute::defines(&st, 4)?);
@@ -821,6 +838,10 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     variants.push([tc, vec!["HK_PERSIST".to_string()]].concat());
                     // The nineteenth pass: the products with the patches' pre-summed scatter.
                     variants.push(tc_patch_variant(&el)?);
+                    // The twentieth pass: the law spread over the block's cells (tested, swept).
+                    let wide: Vec<String> = TC_LAW_WIDE.iter().chain(tc_cols(&el)).map(|e| e.to_string()).collect();
+                    variants.push([defines_for(&el, tc_wide(&el))?, wide.clone()].concat());
+                    variants.push([defines_for(&el, Scheme::Tc { wpb: 2, qc: 1, wpc: 1 })?, wide].concat());
                     if let Scheme::Tc { wpb, qc, .. } = tc_default(&el) {
                         let split = defines_for(&el, Scheme::Tc { wpb, qc, wpc: 2 })?;
                         variants.push([split.clone(), prefetch, cols].concat());
