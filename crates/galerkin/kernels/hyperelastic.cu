@@ -471,8 +471,8 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_
 #define TC_PT 59                                     // point record: form (22) | F | S | U | V | w
 // The point records' space, reused by the staged scatter for the element matrix's upper blocks
 // (NLOC × 6·NLOC): the larger of the two (a rule of few points, e.g. 4 at P2, needs the blocks');
-// HK_PATCH stages nothing (the fragments go straight to the patch's slots).
-#ifdef HK_PATCH
+// HK_PATCH stages nothing (the fragments go straight to the patch's slots), unless HK_PATCH_TURNS.
+#if defined(HK_PATCH) && !defined(HK_PATCH_TURNS)
 #define TC_REC (NQ * TC_PT)
 #else
 #define TC_REC (NQ * TC_PT > NLOC * TC_NCOL ? NQ * TC_PT : NLOC * TC_NCOL)
@@ -649,8 +649,47 @@ __device__ __forceinline__ void hk_patch_add(const double (&acc)[TC_NTW][4], int
         if (i == j && a != b) hk_slot_add(&s_acc[s * 9 + y * 3 + x], v);
     });
 }
+// HK_PATCH_TURNS (twentieth pass): contention-free and register-lean. Each warp stages its cell's
+// upper blocks in shared memory as the default does (a plain store per fragment), then the block's
+// cells add them to the slots in turn — a block barrier before each turn, the cell's TPC threads
+// over its node pairs with plain shared adds: no atomics or compare-and-swap loops, no cell's adds
+// racing another's, and the walk a loop over pairs instead of the nineteenth pass's unrolled
+// fragment-to-slot walk (245 registers). Entry ((i, a), (j, b)) of pair i ≤ j goes to [a][b] of its
+// slot where node i is the lower global node, else to [b][a]; a diagonal pair's block whole.
+#ifdef HK_PATCH_TURNS
+__device__ __forceinline__ void hk_patch_turns(const double* st, bool live, int wp, int tid, const unsigned short* __restrict__ ps, double* s_acc) {
+    for (int turn = 0; turn < WPB; ++turn) {
+        __syncthreads();  // the turn before is done with the slots
+        if (turn != wp || !live) continue;
+        for (int up = tid; up < HP_NUP; up += TPC) {
+            int i = 0, j = up;  // (i ≤ j) from the row-major upper index
+            while (j >= NLOC - i) {
+                j -= NLOC - i;
+                ++i;
+            }
+            j += i;
+            const int sf = ps[up];
+            double* slot = s_acc + (sf >> 1) * 9;
+#pragma unroll
+            for (int a = 0; a < 3; ++a)
+#pragma unroll
+                for (int b = 0; b < 3; ++b) {
+                    const double v = a <= b ? st[i * TC_NCOL + hk_pab(a, b) * NLOC + j] : st[j * TC_NCOL + hk_pab(b, a) * NLOC + i];
+                    slot[(sf & 1) ? b * 3 + a : a * 3 + b] += v;
+                }
+        }
+    }
+}
+#endif
 #else
 #define HK_PATCH_ARGS
+#endif
+// Whether this warp's cell adds anything (HK_PATCH_TURNS: not past the patch's end).
+#undef HK_LIVE
+#if defined(HK_PATCH) && defined(HK_PATCH_TURNS)
+#define HK_LIVE live
+#else
+#define HK_LIVE true
 #endif
 
 extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS) {
@@ -672,7 +711,15 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
         for (int k = threadIdx.x; k < NSLOT * 9; k += TPC * WPB) s_acc[k] = 0.0;
         __syncthreads();
     }
+#ifdef HK_PATCH_TURNS  // every warp the same rounds (the turns' block barriers): past the patch's
+                       // end a warp integrates its last cell again and adds nothing
+    const u32 p0 = patch_ptr[blockIdx.x], p1 = patch_ptr[blockIdx.x + 1];
+    for (u32 base = p0; base < p1; base += WPB) {
+        const bool live = base + wp < p1;
+        const u32 pk = live ? base + wp : p1 - 1;
+#else
     for (u32 pk = patch_ptr[blockIdx.x] + wp; pk < patch_ptr[blockIdx.x + 1]; pk += WPB) {
+#endif
         const u64 c = patch_cells[pk];
         HkCell& cell = s_cell[wp][0];
         HK_CSYNC();  // the cell before has done reading the record and the buffers
@@ -756,7 +803,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
             }
             acc += pt[58] * y;
         }
-        atomicAdd(&r[(u64)cell.node[j] * 3 + b], acc);
+        if (HK_LIVE) atomicAdd(&r[(u64)cell.node[j] * 3 + b], acc);
     }
 #endif
 #ifdef HK_PREFETCH
@@ -844,11 +891,11 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             const int i = g8 + 8 * (e / 2), n = (wq * TC_NTW + w) * 8 + 2 * t4 + e % 2;
-            if (i < NLOC && n >= TC_NCOL && n < TC_NCOLR) atomicAdd(&r[(u64)cell.node[i] * 3 + (n - TC_NCOL)], acc[w][e]);
+            if (HK_LIVE && i < NLOC && n >= TC_NCOL && n < TC_NCOLR) atomicAdd(&r[(u64)cell.node[i] * 3 + (n - TC_NCOL)], acc[w][e]);
         }
 #endif
 #endif
-#if defined(HK_PATCH)
+#if defined(HK_PATCH) && !defined(HK_PATCH_TURNS)
     hk_patch_add(acc, wq, lane, pslot + (u64)pk * HP_NUP, s_acc);
 #elif defined(HK_FRAG_SCATTER) || defined(HK_NO_SCATTER)
     // Straight from the mma fragments (the fifth pass's scatter, kept for the sweep): a lane's
@@ -877,7 +924,9 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
             if (i < NLOC && n < TC_NCOL) st[i * TC_NCOL + n] = acc[w][e];
         }
     HK_CSYNC();
-#ifdef HK_STAGE  // the owner gather (`hyperelastic_gather.cu`): `vals` is the stage, a record per cell
+#if defined(HK_PATCH)  // (HK_PATCH_TURNS)
+    hk_patch_turns(st, live, wp, tid, pslot + (u64)pk * HP_NUP, s_acc);
+#elif defined(HK_STAGE)  // the owner gather (`hyperelastic_gather.cu`): `vals` is the stage, a record per cell
     for (int k = tid; k < NLOC * TC_NCOL; k += TPC) vals[c * (NLOC * TC_NCOL) + k] = st[k];
 #else
     hk_scatter_staged(st, cell, c, tid, TPC, row_ptr, kpos, vals);

@@ -70,11 +70,18 @@ namespace pk {
 }
 // The tensor-core scheme with the patches' scatter (HK_PATCH, nineteenth pass) on the same patches:
 // one warp per block taking the patch's cells in turn, its fragments added to the slots.
+// HK_PATCH_TURNS (twentieth pass): 3 warps a block adding their staged cells in turn (7 cells: the
+// last round has 2 warps past the patch's end).
+#ifdef HK_PATCH_TURNS
+#define TPK_WPB 3
+#else
+#define TPK_WPB 1
+#endif
 namespace tpk {
 #undef HK_PERSIST
 #undef HK_PREFETCH
 #undef HK_SCATTER_COLS
-#define WPB 1
+#define WPB TPK_WPB
 #define HK_PATCH
 #include "law.cuh"
 #include "hk.cu"
@@ -201,7 +208,7 @@ int main() {
         std::vector<double> r3(npool * 3, 0.0), v3(off, 0.0);
         run(npatch, PT, [&] { pk::hyper_patch_assemble(npatch, pat.ptr.data(), pat.cells.data(), cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r3.data(), want, pat.pslot.data(), pat.fptr.data(), pat.fpos.data(), pat.fmeta.data(), v3.data()); });
         std::vector<double> r6(npool * 3, 0.0), v6(off, 0.0);
-        run(npatch, 32 * WPC, [&] { tpk::hyper_assemble(npatch, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r6.data(), want, row_ptr.data(), kpos.data(), v6.data(), pat.ptr.data(), pat.cells.data(), pat.pslot.data(), pat.fptr.data(), pat.fpos.data(), pat.fmeta.data()); });
+        run(npatch, 32 * WPC * TPK_WPB, [&] { tpk::hyper_assemble(npatch, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r6.data(), want, row_ptr.data(), kpos.data(), v6.data(), pat.ptr.data(), pat.cells.data(), pat.pslot.data(), pat.fptr.data(), pat.fpos.data(), pat.fmeta.data()); });
         double tr = 0, tkk = 0;  // the tensor-core patch scheme against the column pairs
         for (size_t i = 0; i < r1.size(); ++i) tr = std::max(tr, fabs(r1[i] - r6[i]));
         for (size_t i = 0; i < v1.size(); ++i) tkk = std::max(tkk, fabs(v1[i] - v6[i]));
