@@ -471,8 +471,8 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_
 #define TC_PT 59                                     // point record: form (22) | F | S | U | V | w
 // The point records' space, reused by the staged scatter for the element matrix's upper blocks
 // (NLOC × 6·NLOC): the larger of the two (a rule of few points, e.g. 4 at P2, needs the blocks');
-// HK_PATCH stages nothing (the fragments go straight to the patch's slots).
-#ifdef HK_PATCH
+// HK_PATCH stages nothing (the fragments go straight to the patch's slots), unless HK_PATCH_TURNS.
+#if defined(HK_PATCH) && !defined(HK_PATCH_TURNS)
 #define TC_REC (NQ * TC_PT)
 #else
 #define TC_REC (NQ * TC_PT > NLOC * TC_NCOL ? NQ * TC_PT : NLOC * TC_NCOL)
@@ -586,6 +586,37 @@ __device__ __forceinline__ void hk_fragments(const double (&acc)[TC_NTW][4], int
 // dynamic shared memory (shared atomics: the block's cells share node pairs) instead of scattering
 // them to L2, and after a block barrier the flush (`hp_flush`) adds each distinct value once: the
 // per-cell scatter's 900 atomic adds a cell become the patch's distinct entries (/1.53 for cubes).
+// The law at one point of a cell into its record pt (TC_PT numbers; w at pt[58] is the cell's own):
+// F = R + Σ_j u_j ⊗ g'_j, the law's form (`hl_point`), F, S and, for the Jacobian's Y, U = F X and
+// (the fibre law) V = F Y.
+__device__ __forceinline__ void hk_law_point(const double* __restrict__ prm, const HkCell& cell, const double (*g)[3], double* pt) {
+    double f[3][3], s[3][3];
+    hk_deformation(cell.rot, cell.u, g, f);
+    hl_point(prm, f, s, pt);
+#pragma unroll
+    for (int a = 0; a < 3; ++a)
+#pragma unroll
+        for (int A = 0; A < 3; ++A) {
+            pt[22 + a * 3 + A] = f[a][A];
+            pt[31 + a * 3 + A] = s[a][A];
+            pt[40 + a * 3 + A] = f[a][0] * pt[A] + f[a][1] * pt[3 + A] + f[a][2] * pt[6 + A];
+#if LAW == 2
+            pt[49 + a * 3 + A] = f[a][0] * pt[9 + A] + f[a][1] * pt[12 + A] + f[a][2] * pt[15 + A];
+#endif
+        }
+}
+
+// HK_LAW_WIDE (twentieth pass; WPB > 1, a block per WPB cells): the law of the block's WPB·NQ points
+// is spread over the block's threads (at P2's 4 points and WPB = 4: 16 lanes of one warp instead of
+// 4 lanes in each of 4 warps), between two block barriers; the law's ≈ 300 instructions a point are
+// then issued once per 16 points rather than once per cell. A warp past the last cell integrates
+// the last cell again (it must meet the barriers) and leaves before adding anything.
+#ifdef HK_LAW_WIDE
+#if WPB < 2 || WPC != 1 || defined(HK_PERSIST) || defined(HK_PATCH) || defined(HK_SCATTER_ONLY)
+#error "HK_LAW_WIDE needs WPB > 1 cells of one warp each, without HK_PERSIST, HK_PATCH or HK_SCATTER_ONLY"
+#endif
+#endif
+
 #ifdef HK_PATCH
 #if defined(HK_PERSIST) || defined(HK_STAGE) || defined(HK_FRAG_SCATTER) || defined(HK_NO_SCATTER) || !defined(NSLOT)
 #error "HK_PATCH needs NSLOT and neither HK_PERSIST, HK_STAGE, HK_FRAG_SCATTER nor HK_NO_SCATTER"
@@ -618,8 +649,47 @@ __device__ __forceinline__ void hk_patch_add(const double (&acc)[TC_NTW][4], int
         if (i == j && a != b) hk_slot_add(&s_acc[s * 9 + y * 3 + x], v);
     });
 }
+// HK_PATCH_TURNS (twentieth pass): contention-free and register-lean. Each warp stages its cell's
+// upper blocks in shared memory as the default does (a plain store per fragment), then the block's
+// cells add them to the slots in turn — a block barrier before each turn, the cell's TPC threads
+// over its node pairs with plain shared adds: no atomics or compare-and-swap loops, no cell's adds
+// racing another's, and the walk a loop over pairs instead of the nineteenth pass's unrolled
+// fragment-to-slot walk (245 registers). Entry ((i, a), (j, b)) of pair i ≤ j goes to [a][b] of its
+// slot where node i is the lower global node, else to [b][a]; a diagonal pair's block whole.
+#ifdef HK_PATCH_TURNS
+__device__ __forceinline__ void hk_patch_turns(const double* st, bool live, int wp, int tid, const unsigned short* __restrict__ ps, double* s_acc) {
+    for (int turn = 0; turn < WPB; ++turn) {
+        __syncthreads();  // the turn before is done with the slots
+        if (turn != wp || !live) continue;
+        for (int up = tid; up < HP_NUP; up += TPC) {
+            int i = 0, j = up;  // (i ≤ j) from the row-major upper index
+            while (j >= NLOC - i) {
+                j -= NLOC - i;
+                ++i;
+            }
+            j += i;
+            const int sf = ps[up];
+            double* slot = s_acc + (sf >> 1) * 9;
+#pragma unroll
+            for (int a = 0; a < 3; ++a)
+#pragma unroll
+                for (int b = 0; b < 3; ++b) {
+                    const double v = a <= b ? st[i * TC_NCOL + hk_pab(a, b) * NLOC + j] : st[j * TC_NCOL + hk_pab(b, a) * NLOC + i];
+                    slot[(sf & 1) ? b * 3 + a : a * 3 + b] += v;
+                }
+        }
+    }
+}
+#endif
 #else
 #define HK_PATCH_ARGS
+#endif
+// Whether this warp's cell adds anything (HK_PATCH_TURNS: not past the patch's end).
+#undef HK_LIVE
+#if defined(HK_PATCH) && defined(HK_PATCH_TURNS)
+#define HK_LIVE live
+#else
+#define HK_LIVE true
 #endif
 
 extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS) {
@@ -641,7 +711,15 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
         for (int k = threadIdx.x; k < NSLOT * 9; k += TPC * WPB) s_acc[k] = 0.0;
         __syncthreads();
     }
+#ifdef HK_PATCH_TURNS  // every warp the same rounds (the turns' block barriers): past the patch's
+                       // end a warp integrates its last cell again and adds nothing
+    const u32 p0 = patch_ptr[blockIdx.x], p1 = patch_ptr[blockIdx.x + 1];
+    for (u32 base = p0; base < p1; base += WPB) {
+        const bool live = base + wp < p1;
+        const u32 pk = live ? base + wp : p1 - 1;
+#else
     for (u32 pk = patch_ptr[blockIdx.x] + wp; pk < patch_ptr[blockIdx.x + 1]; pk += WPB) {
+#endif
         const u64 c = patch_cells[pk];
         HkCell& cell = s_cell[wp][0];
         HK_CSYNC();  // the cell before has done reading the record and the buffers
@@ -671,6 +749,13 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
         hk_gather(c, tid, TPC, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, cell);
         HK_CSYNC();
 #endif
+#elif defined(HK_LAW_WIDE)
+    const bool live = (u64)blockIdx.x * WPB + wp < ncells;
+    const u64 c = live ? (u64)blockIdx.x * WPB + wp : ncells - 1;
+    HkCell& cell = s_cell[wp][0];
+    hk_gather(c, tid, TPC, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, cell);
+    HK_CSYNC();
+    {
 #else
     const u64 c = (u64)blockIdx.x * WPB + wp;
     if (c >= ncells) return;  // the whole cell: no block barrier follows
@@ -690,26 +775,17 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
     HK_CSYNC();
 #ifndef HK_SCATTER_ONLY  // (the sweep: the gather, the geometry and the scatter of zeros alone; its
                         // unused arrays draw NVRTC warnings, so CI does not compile it)
-    // L: the law at every point.
-    for (int q = tid; q < NQ; q += TPC) {
-        double f[3][3], s[3][3];
-        hk_deformation(cell.rot, cell.u, s_g[wp][q], f);
-        double* pt = &s_pt[wp][q * TC_PT];
-        hl_point(prm, f, s, pt);
-#pragma unroll
-        for (int a = 0; a < 3; ++a)
-#pragma unroll
-            for (int A = 0; A < 3; ++A) {
-                pt[22 + a * 3 + A] = f[a][A];
-                pt[31 + a * 3 + A] = s[a][A];
-                pt[40 + a * 3 + A] = f[a][0] * pt[A] + f[a][1] * pt[3 + A] + f[a][2] * pt[6 + A];
-#if LAW == 2
-                pt[49 + a * 3 + A] = f[a][0] * pt[9 + A] + f[a][1] * pt[12 + A] + f[a][2] * pt[15 + A];
-#endif
-            }
-        pt[58] = wts[q] * adet;
-    }
+    // L: the law at every point (the weights w by the cell's own lanes: |det J| is theirs).
+    for (int q = tid; q < NQ; q += TPC) s_pt[wp][q * TC_PT + 58] = wts[q] * adet;
+#ifdef HK_LAW_WIDE
+    __syncthreads();  // every cell's g' of the block
+    for (int k = threadIdx.x; k < WPB * NQ; k += WPB * TPC) hk_law_point(prm, s_cell[k / NQ][0], s_g[k / NQ][k % NQ], &s_pt[k / NQ][(k % NQ) * TC_PT]);
+    __syncthreads();
+    if (!live) return;  // (no block barrier follows)
+#else
+    for (int q = tid; q < NQ; q += TPC) hk_law_point(prm, cell, s_g[wp][q], &s_pt[wp][q * TC_PT]);
     HK_CSYNC();
+#endif
 #if HK_RES_MMA
     if (!want_k)  // (with the Jacobian, the GEMM's extra columns give the residual)
 #endif
@@ -727,7 +803,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
             }
             acc += pt[58] * y;
         }
-        atomicAdd(&r[(u64)cell.node[j] * 3 + b], acc);
+        if (HK_LIVE) atomicAdd(&r[(u64)cell.node[j] * 3 + b], acc);
     }
 #endif
 #ifdef HK_PREFETCH
@@ -815,11 +891,11 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             const int i = g8 + 8 * (e / 2), n = (wq * TC_NTW + w) * 8 + 2 * t4 + e % 2;
-            if (i < NLOC && n >= TC_NCOL && n < TC_NCOLR) atomicAdd(&r[(u64)cell.node[i] * 3 + (n - TC_NCOL)], acc[w][e]);
+            if (HK_LIVE && i < NLOC && n >= TC_NCOL && n < TC_NCOLR) atomicAdd(&r[(u64)cell.node[i] * 3 + (n - TC_NCOL)], acc[w][e]);
         }
 #endif
 #endif
-#if defined(HK_PATCH)
+#if defined(HK_PATCH) && !defined(HK_PATCH_TURNS)
     hk_patch_add(acc, wq, lane, pslot + (u64)pk * HP_NUP, s_acc);
 #elif defined(HK_FRAG_SCATTER) || defined(HK_NO_SCATTER)
     // Straight from the mma fragments (the fifth pass's scatter, kept for the sweep): a lane's
@@ -848,7 +924,9 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
             if (i < NLOC && n < TC_NCOL) st[i * TC_NCOL + n] = acc[w][e];
         }
     HK_CSYNC();
-#ifdef HK_STAGE  // the owner gather (`hyperelastic_gather.cu`): `vals` is the stage, a record per cell
+#if defined(HK_PATCH)  // (HK_PATCH_TURNS)
+    hk_patch_turns(st, live, wp, tid, pslot + (u64)pk * HP_NUP, s_acc);
+#elif defined(HK_STAGE)  // the owner gather (`hyperelastic_gather.cu`): `vals` is the stage, a record per cell
     for (int k = tid; k < NLOC * TC_NCOL; k += TPC) vals[c * (NLOC * TC_NCOL) + k] = st[k];
 #else
     hk_scatter_staged(st, cell, c, tid, TPC, row_ptr, kpos, vals);

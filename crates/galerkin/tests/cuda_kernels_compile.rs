@@ -419,10 +419,23 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     // variant (persistent grid alone, with the prefetch, with the column scatter too, the column scatter
     // alone, two warps per cell with both), 1 per stiffness-rule tensor-core element and 3 of the sweep's: 39.
     // The nineteenth pass's products with the patches' scatter (`HK_PATCH`), 1 per tensor-core
-    // element and rule: 12.
-    assert_eq!(v.len(), 170);
+    // element and rule: 12. The twentieth pass's law over a block's cells (`HK_LAW_WIDE`), 2 per
+    // tensor-core element (its standard shape, 2 cells of one point a chunk) and 1 at the stiffness
+    // rule: 18; the patches' slots filled in turn (`HK_PATCH_TURNS`), 1 per tensor-core element and rule: 12.
+    assert_eq!(v.len(), 200);
+    // The tensor-core patch variants are sized by the patch builder: a Kuhn cube's 210 slots at P2, 27 at P1.
+    for (d, _) in v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_PATCH")) {
+        let nslot = if d.iter().any(|x| x == "NLOC=10") { "NSLOT=210" } else { "NSLOT=27" };
+        assert!(d.iter().any(|x| x == nslot), "{d:?}: {nslot}");
+    }
+    // The cells in turn add to the slots with plain shared adds: no shared atomics, the flush's global ones.
+    let turns = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_PATCH_TURNS")).expect("a patch variant with the cells in turn");
+    let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &turns.0).unwrap().ptx;
+    let body = &ptx[ptx.find(".entry hyper_assemble(").expect("hyper_assemble in the HK_PATCH_TURNS variant")..];
+    let body = &body[..body[1..].find(".entry").map_or(body.len(), |e| e + 1)];
+    assert!(!body.contains("atom.shared") && !body.contains("red.shared") && body.contains(".global.add.f64"), "HK_PATCH_TURNS: no shared atomics, global adds in the flush");
     // It sums the cells of a patch in shared memory, then adds to the CSR values (global atomics).
-    let tp = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_PATCH")).expect("a tensor-core patch variant");
+    let tp = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_PATCH") && !d.iter().any(|x| x == "HK_PATCH_TURNS")).expect("a tensor-core patch variant");
     let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &tp.0).unwrap().ptx;
     assert!(ptx.contains(".shared.add.f64") && ptx.contains(".global.add.f64") && ptx.contains("mma.sync.aligned.m16n8k4"), "HK_PATCH: shared sums, global adds, tensor cores");
     // It stores every value and residual entry once: shared atomics only, no global ones.

@@ -5,7 +5,7 @@
 mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
-use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, tc_patch_default, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_LEAN, TC_PREFETCH};
+use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, tc_patch_default, tc_wide, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::patch::Grouping;
 use galerkin::hyperelastic::recompute;
@@ -256,6 +256,40 @@ fn gpu_prefetch_equals_the_cpu() {
     });
 }
 
+/// The law spread over a block's cells (`HK_LAW_WIDE`, twentieth pass: the block's points on the
+/// lanes of its first warps, between two block barriers) changes only which lane evaluates a point:
+/// on P1/P2 tetrahedra, both rules at P2, every law (a frame per cell), in its standard shape
+/// ([`tc_wide`]) with and without the column scatter, in Hilbert order, and with 5 cells of one point
+/// per chunk per block where that fits (P1, P2 at 4 points: 72 cells, so the last block has 3 warps
+/// past the end that must meet the barriers and add nothing), it equals the CPU; assembling twice
+/// overwrites; the residual alone equals it and leaves the matrix alone.
+#[test]
+fn gpu_law_wide_equals_the_cpu() {
+    for_tc_cases(|be, _, mk, u, what, el| {
+        let wide = tc_wide(el);
+        assert!(matches!(wide, Scheme::Tc { wpb: 2.., wpc: 1, .. }), "{what}: {wide:?} has one cell a block");
+        let mut cases: Vec<(Scheme, Vec<&str>, CellOrder)> = vec![
+            (wide, [TC_LAW_WIDE, TC_COLS].concat(), DEFAULT_ORDER),
+            (wide, TC_LAW_WIDE.to_vec(), CellOrder::Hilbert),
+        ];
+        let five = Scheme::Tc { wpb: 5, qc: 1, wpc: 1 };
+        if galerkin::hyperelastic::cuda::defines_for(el, five).is_ok() {
+            assert_ne!(el.space.mesh.num_cells() % 5, 0, "{what}: a last block with warps past the end");
+            cases.push((five, [TC_LAW_WIDE, TC_COLS].concat(), DEFAULT_ORDER));
+        }
+        for (sc, extra, order) in cases {
+            let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
+            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
+        }
+    });
+}
+
+/// [`gpu_gather_newton_equals_the_default`] with the law spread over a block's cells.
+#[test]
+fn gpu_law_wide_newton_equals_the_default() {
+    newton_equals_the_default(tc_wide, &[TC_LAW_WIDE, TC_COLS].concat());
+}
+
 /// The patch-reduced scheme (`kernels/hyperelastic_patch.cu`) changes only which values are summed
 /// in shared memory before the atomic adds: on P1/P2 tetrahedra, both rules, every law, with Kuhn
 /// cubes as patches (runs of 6 cells of the box mesh), runs of 4 and of 5 cells in Hilbert order (a
@@ -290,8 +324,10 @@ fn gpu_patch_scheme_equals_the_cpu() {
 /// on P1/P2 tetrahedra, both rules, every law (a frame per cell for the fibre law), with its
 /// standard shape (Kuhn cubes, 3 warps taking 2 cells each), cubes with one warp (every cell in
 /// turn), 2 cubes with 3 warps (4 cells each, the last short), 2×2×2 cubes with 2 warps (slots beyond
-/// 48 KiB), runs of 5 cells in Hilbert order (patches cut across cubes) and single cells, it equals
-/// the CPU; assembling twice overwrites; the residual alone leaves the matrix alone.
+/// 48 KiB), runs of 5 cells in Hilbert order (patches cut across cubes) and single cells — and so
+/// with the twentieth pass's staged cells added in turn (`HK_PATCH_TURNS`; rounds with warps past a
+/// patch's end) — it equals the CPU; assembling twice overwrites; the residual alone leaves the
+/// matrix alone.
 #[test]
 fn gpu_tc_patch_equals_the_cpu() {
     for_tet_cases(tc_applies, |be, law, degree, stiffness, mk, u| {
@@ -300,15 +336,23 @@ fn gpu_tc_patch_equals_the_cpu() {
         let tp = |cells, wpb, group| Some(Scheme::TcPatch { cells, wpb, qc, group });
         let (gsys, ud, r, k) = scheme_equals_cpu(be, mk(), Some(tc_patch_default(&mk())), u, &what);
         twice_and_residual_alone(be, &gsys, &ud, &r, &k, &what);
-        for (sc, order) in [
-            (tp(6, 1, Grouping::Edges), CellOrder::Hilbert),
-            (tp(12, 3, Grouping::Edges), DEFAULT_ORDER),
-            (tp(48, 2, Grouping::Edges), CellOrder::Hilbert),
-            (tp(5, 2, Grouping::Runs), CellOrder::Hilbert),
-            (tp(1, 1, Grouping::Runs), DEFAULT_ORDER),
+        let turns = TC_PATCH_TURNS;
+        for (sc, extra, order) in [
+            (tp(6, 1, Grouping::Edges), &[][..], CellOrder::Hilbert),
+            (tp(12, 3, Grouping::Edges), &[], DEFAULT_ORDER),
+            (tp(48, 2, Grouping::Edges), &[], CellOrder::Hilbert),
+            (tp(5, 2, Grouping::Runs), &[], CellOrder::Hilbert),
+            (tp(1, 1, Grouping::Runs), &[], DEFAULT_ORDER),
+            // the twentieth pass's cells in turn: cubes, 2 cubes with 3 warps (a round with 2 past
+            // the end), 2×2×2 cubes (slots beyond 48 KiB), runs of 5 across cubes, single cells
+            (tp(6, 2, Grouping::Edges), turns, CellOrder::Hilbert),
+            (tp(12, 3, Grouping::Edges), turns, DEFAULT_ORDER),
+            (tp(48, 2, Grouping::Edges), turns, CellOrder::Hilbert),
+            (tp(5, 2, Grouping::Runs), turns, CellOrder::Hilbert),
+            (tp(1, 2, Grouping::Runs), turns, DEFAULT_ORDER),
         ] {
-            let (psys, _, _, _) = ordered_equals_cpu(be, mk(), sc, &[], order, u, &what);
-            twice_and_residual_alone(be, &psys, &ud, &r, &k, &format!("{what} {sc:?} {order:?}"));
+            let (psys, _, _, _) = ordered_equals_cpu(be, mk(), sc, extra, order, u, &what);
+            twice_and_residual_alone(be, &psys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
         }
     });
 }
@@ -317,6 +361,16 @@ fn gpu_tc_patch_equals_the_cpu() {
 #[test]
 fn gpu_tc_patch_newton_equals_the_default() {
     newton_equals_the_default(tc_patch_default, &[]);
+}
+
+/// Newton with the tensor-core patch scheme's cells adding to the slots in turn (twentieth pass)
+/// takes the default GPU scheme's iterates.
+#[test]
+fn gpu_tc_patch_turns_newton_equals_the_default() {
+    newton_equals_the_default(|el| match tc_patch_default(el) {
+        Scheme::TcPatch { cells, qc, group, .. } => Scheme::TcPatch { cells, wpb: 2, qc, group },
+        other => panic!("the tensor-core patch scheme, not {other:?}"),
+    }, TC_PATCH_TURNS);
 }
 
 /// A device matrix of `gsys`'s pattern whose values are all NaN: what a scheme that writes every

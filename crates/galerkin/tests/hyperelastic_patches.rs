@@ -145,3 +145,16 @@ fn patch_counts_on_the_benchmark_mesh() {
     assert!(gains[1] > 1.5 && gains[0] < gains[1], "{gains:?}");
     assert!(gains[2] > gains[1] && gains[4] > gains[2], "{gains:?}");
 }
+
+/// [`Patches::of_space`] (what the NVRTC check sizes the tensor-core patch kernel's NSLOT by) finds
+/// the Kuhn cube of a one-cube box: 6 cells and 210 slots at P2, and at P1 its 8 vertices' 27 pairs
+/// (19 edges and 8 diagonal pairs).
+#[test]
+fn patches_of_a_space_size_the_slots() {
+    let mesh = Arc::new(box_mesh(1, 1, 1, [0.0; 3], [1.0; 3], CellType::Tetrahedron).unwrap());
+    for (degree, slots) in [(2, 210), (1, 27)] {
+        let space = galerkin::space::FunctionSpace::lagrange(mesh.clone(), degree, 3).unwrap();
+        let p = Patches::of_space(&space, 6, Grouping::Edges).unwrap();
+        assert_eq!((p.len(), p.max_cells, p.max_slots), (1, 6, slots), "P{degree}");
+    }
+}

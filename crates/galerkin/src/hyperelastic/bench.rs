@@ -8,7 +8,7 @@
 //! assembly is set against its bytes-moved floor: what the kernel must read (cell vertices and
 //! nodes, coordinates, frames, CSR positions, row pointers, the state) and write (the CSR values
 //! once, the residual), at the copy bandwidth measured in the same run.
-use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_COLS, TC_LEAN, TC_PREFETCH};
+use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, tc_wide, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_COLS, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH};
 use super::element::HyperElement;
 use super::newton::HyperSystem;
 use super::run::{cpu_multigrid, cpu_system, prepare_text, solve_on, Laps, Prepared};
@@ -489,6 +489,15 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push(("tc prefetch cols scatter-only".into(), tc, [&pc[..], &["HK_SCATTER_ONLY"]].concat()));
                 variants.push(("tc prefetch cols lean".into(), tc, [&pc[..], TC_LEAN].concat()));
                 variants.push(("tc prefetch cols split".into(), split, pc));
+                // The twentieth pass: the law of a block's cells on one warp's lanes (`wide`), against
+                // the same block shape without it (`tc cols WxQ`), and the default's law replaced by
+                // a trivial one (`tc cols trivial-law`: what the law costs the default).
+                let wide = tc_wide(el);
+                let (ww, wq) = wpb_qc(wide);
+                variants.push(("tc cols wide".into(), wide, [TC_COLS, TC_LAW_WIDE].concat()));
+                variants.push((format!("tc cols {ww}x{wq}"), wide, TC_COLS.to_vec()));
+                variants.push(("tc cols wide trivial-law".into(), wide, [TC_COLS, TC_LAW_WIDE, &["HK_TRIVIAL_LAW"]].concat()));
+                variants.push(("tc cols trivial-law".into(), tc, [TC_COLS, &["HK_TRIVIAL_LAW"]].concat()));
                 // The nineteenth pass: the tensor-core products with the patches' pre-summed
                 // scatter (`tc cube N/W`: edge-grouped patches of N cells, W warps per block
                 // taking the patch's cells in turn); `scatter-only`: its gather, geometry and the
@@ -500,6 +509,12 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                     }
                     variants.push(("tc cube 6/3 scatter-only".into(), tcp(6, 3), vec!["HK_SCATTER_ONLY"]));
                     variants.push(("tc cube 12/4 scatter-only".into(), tcp(12, 4), vec!["HK_SCATTER_ONLY"]));
+                    // The twentieth pass: the cells' staged blocks into the slots in turn (`turns`:
+                    // plain shared adds, no atomics), with the column scatter's neighbours for scale.
+                    for (cells, wpb) in [(6, 2), (6, 3), (12, 2), (12, 3), (12, 4), (24, 4)] {
+                        variants.push((format!("tc cube {cells}/{wpb} turns"), tcp(cells, wpb), TC_PATCH_TURNS.to_vec()));
+                    }
+                    variants.push(("tc cube 6/3 turns scatter-only".into(), tcp(6, 3), [TC_PATCH_TURNS, &["HK_SCATTER_ONLY"]].concat()));
                 }
                 let shapes: &[(usize, usize, &str)] = if full {
                     &[(1, 2, ""), (1, 2, "HK_MINB=16"), (1, 1, "HK_MINB=16"), (1, 3, ""), (1, 4, ""), (2, 4, ""), (2, 2, "")]

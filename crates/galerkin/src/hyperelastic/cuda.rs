@@ -122,6 +122,21 @@ pub fn tc_patch_shared_bytes(el: &HyperElement, wpb: usize, qc: usize) -> usize 
     tc_bytes(el, wpb, qc, 59 * el.quad.len())
 }
 
+/// The twentieth pass's contention-free way into [`Scheme::TcPatch`]'s slots (kernel define): each
+/// cell's blocks staged as the default stages them, the block's cells adding them to the slots in
+/// turn with plain shared adds.
+pub const TC_PATCH_TURNS: &[&str] = &["HK_PATCH_TURNS"];
+
+/// [`Scheme::TcPatch`]'s static shared memory: [`tc_patch_shared_bytes`], or with `turns`
+/// ([`TC_PATCH_TURNS`]) the staged blocks' [`tc_shared_bytes`].
+pub fn tc_patch_static_bytes(el: &HyperElement, wpb: usize, qc: usize, turns: bool) -> usize {
+    if turns {
+        tc_shared_bytes(el, wpb, qc)
+    } else {
+        tc_patch_shared_bytes(el, wpb, qc)
+    }
+}
+
 /// The tensor-core scheme's static shared memory with `rec` doubles of point records per cell.
 fn tc_bytes(el: &HyperElement, wpb: usize, qc: usize, rec: usize) -> usize {
     let (nloc, nv, nq) = (el.nloc(), el.space.mesh.cell_type.num_vertices(), el.quad.len());
@@ -145,6 +160,18 @@ pub fn tc_cols(el: &HyperElement) -> &'static [&'static str] {
     } else {
         &[]
     }
+}
+
+/// The twentieth pass's law spread over a block's cells (kernel define; see [`tc_wide`]).
+pub const TC_LAW_WIDE: &[&str] = &["HK_LAW_WIDE"];
+
+/// The tensor-core scheme that [`TC_LAW_WIDE`] needs: the default's chunks with as many cells (one
+/// warp each, at most 4) per block as fit the static shared memory, so that the law of the block's
+/// points runs on the lanes of one warp (P2, 4 points: 4 cells, 16 lanes busy instead of 4).
+pub fn tc_wide(el: &HyperElement) -> Scheme {
+    let qc = tc_default_qc(el);
+    let wpb = (2..=4).rev().find(|&w| tc_shared_bytes(el, w, qc) <= SHARED_LIMIT).unwrap_or(1);
+    Scheme::Tc { wpb, qc, wpc: 1 }
 }
 
 /// The twelfth pass's leaner products for the tensor-core scheme (kernel defines, see
@@ -255,13 +282,15 @@ pub fn defines_for(el: &HyperElement, sc: Scheme) -> Result<Vec<String>> {
 }
 
 /// The defines of [`Scheme::TcPatch`] for patches of at most `nslot` slots: the tensor-core scheme's
-/// (one warp per cell) with `HK_PATCH`; an error where its static shared memory exceeds 48 KiB.
-pub fn tc_patch_defines(el: &HyperElement, wpb: usize, qc: usize, nslot: usize) -> Result<Vec<String>> {
-    if wpb == 0 || tc_patch_shared_bytes(el, wpb, qc) > SHARED_LIMIT {
+/// (one warp per cell) with `HK_PATCH` (and [`TC_PATCH_TURNS`] with `turns`); an error where its
+/// static shared memory exceeds 48 KiB.
+pub fn tc_patch_defines(el: &HyperElement, wpb: usize, qc: usize, nslot: usize, turns: bool) -> Result<Vec<String>> {
+    if wpb == 0 || tc_patch_static_bytes(el, wpb, qc, turns) > SHARED_LIMIT {
         return Err(Error::invalid(format!("the tensor-core patch scheme: {wpb} warps of {} nodes at {qc} points per chunk do not fit 48 KiB of static shared memory", el.nloc())));
     }
     let mut d = defines_for(el, Scheme::Tc { wpb, qc, wpc: 1 })?;
     d.extend(["HK_PATCH".to_string(), format!("NSLOT={}", nslot.max(1))]);
+    d.extend(TC_PATCH_TURNS.iter().filter(|_| turns).map(|e| e.to_string()));
     Ok(d)
 }
 
@@ -431,7 +460,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -449,6 +478,9 @@ impl GpuHyper {
             // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
             Some("prefetch") if tc_applies(el, cc) => return Self::variant(be, el, tc_default(el), &[TC_PREFETCH, tc_cols(el)].concat()),
             Some("prefetch") => default_scheme(el, cc)?,
+            // The default with the law spread over a block's cells (twentieth pass), where it applies.
+            Some("wide") if tc_applies(el, cc) => return Self::variant(be, el, tc_wide(el), &[TC_LAW_WIDE, tc_cols(el)].concat()),
+            Some("wide") => default_scheme(el, cc)?,
             // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
             Some("tc-patch") if tc_applies(el, cc) => tc_patch_default(el),
             Some("tc-patch") => default_scheme(el, cc)?,
@@ -465,7 +497,7 @@ impl GpuHyper {
             // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
             Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
             Some("recompute") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `wide`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -517,10 +549,11 @@ impl GpuHyper {
             }
             Scheme::TcPatch { cells, wpb, qc, group } => {
                 let p = patches_of(cells, group)?;
-                let mut defs = tc_patch_defines(el, wpb, qc, p.max_slots)?;
-                defs.extend(extra.iter().map(|d| d.to_string()));
+                let turns = extra.iter().any(|e| TC_PATCH_TURNS.contains(e));
+                let mut defs = tc_patch_defines(el, wpb, qc, p.max_slots, turns)?;
+                defs.extend(extra.iter().filter(|e| !TC_PATCH_TURNS.contains(e)).map(|d| d.to_string()));
                 let module = be.variant_module(&HYPERELASTIC, &defs)?;
-                (module, "hyper_assemble", Some(super::patch::DevicePatches::upload_with(be, &p, 32 * wpb as u32, tc_patch_shared_bytes(el, wpb, qc))?))
+                (module, "hyper_assemble", Some(super::patch::DevicePatches::upload_with(be, &p, 32 * wpb as u32, tc_patch_static_bytes(el, wpb, qc, turns))?))
             }
             Scheme::Moments { wpb } => {
                 let mut defs = super::moments::defines(el, wpb)?;
@@ -750,10 +783,15 @@ pub fn compile_checked(src: &KernelSource, arch: &str, variants: Vec<Vec<String>
     Ok(())
 }
 
-/// The defines of [`tc_patch_default`] for a Kuhn cube's 210 slots (what CI compiles).
-fn tc_patch_variant(el: &HyperElement) -> Result<Vec<String>> {
+/// The defines of [`tc_patch_default`] (with `turns`: [`TC_PATCH_TURNS`], 2 warps) for the patches
+/// its builder makes of `el`'s mesh (what CI compiles; the slot count from
+/// [`super::patch::Patches::of_space`], never a constant).
+fn tc_patch_variant(el: &HyperElement, turns: bool) -> Result<Vec<String>> {
     match tc_patch_default(el) {
-        Scheme::TcPatch { wpb, qc, .. } => tc_patch_defines(el, wpb, qc, 210),
+        Scheme::TcPatch { cells, wpb, qc, group } => {
+            let nslot = super::patch::Patches::of_space(&el.space, cells, group)?.max_slots;
+            tc_patch_defines(el, if turns { 2 } else { wpb }, qc, nslot, turns)
+        }
         other => Err(Error::invalid(format!("tc_patch_default gave {other:?}"))),
     }
 }
@@ -790,7 +828,10 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         // The eighteenth pass's persistent kernel at the stiffness rule (the sweep's).
                         let prefetch = TC_PREFETCH.iter().chain(TC_COLS).map(|e| e.to_string());
                         variants.push([defines_for(&st, tc_default(&st))?, prefetch.collect()].concat());
-                        variants.push(tc_patch_variant(&st)?);
+                        variants.push(tc_patch_variant(&st, false)?);
+                        variants.push(tc_patch_variant(&st, true)?);
+                        let wide = TC_LAW_WIDE.iter().chain(tc_cols(&st)).map(|e| e.to_string());
+                        variants.push([defines_for(&st, tc_wide(&st))?, wide.collect()].concat());
                     }
                     recompute.push(super::recompute::defines(&el, 4)?);
                     recompute.push(super::recompute::defines(&st, 4)?);
@@ -819,7 +860,12 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     variants.push([tc.clone(), cols.clone()].concat());
                     variants.push([tc, vec!["HK_PERSIST".to_string()]].concat());
                     // The nineteenth pass: the products with the patches' pre-summed scatter.
-                    variants.push(tc_patch_variant(&el)?);
+                    variants.push(tc_patch_variant(&el, false)?);
+                    variants.push(tc_patch_variant(&el, true)?);
+                    // The twentieth pass: the law spread over the block's cells (tested, swept).
+                    let wide: Vec<String> = TC_LAW_WIDE.iter().chain(tc_cols(&el)).map(|e| e.to_string()).collect();
+                    variants.push([defines_for(&el, tc_wide(&el))?, wide.clone()].concat());
+                    variants.push([defines_for(&el, Scheme::Tc { wpb: 2, qc: 1, wpc: 1 })?, wide].concat());
                     if let Scheme::Tc { wpb, qc, .. } = tc_default(&el) {
                         let split = defines_for(&el, Scheme::Tc { wpb, qc, wpc: 2 })?;
                         variants.push([split.clone(), prefetch, cols].concat());

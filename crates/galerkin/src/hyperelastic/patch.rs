@@ -103,6 +103,19 @@ impl Patches {
         }
     }
 
+    /// The patches of `space`'s cells in the mesh's order (its sparsity pattern built here): what
+    /// the kernels are compiled for where no mesh is given (CI's NVRTC check), so that their slot
+    /// count ([`Patches::max_slots`], the kernels' NSLOT) comes from the builder, not a constant.
+    pub fn of_space(space: &crate::space::FunctionSpace, per: usize, group: Grouping) -> Result<Patches> {
+        let mesh = &space.mesh;
+        let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| *x).collect();
+        let (pat, slots) = crate::operator::assemble::pattern(space, true)?;
+        let rank = slots.ok_or_else(|| Error::invalid("sparsity pattern without slots"))?.rank;
+        let nv = mesh.cell_type.num_vertices();
+        let m = PatchMesh { cell_nodes: &space.dofmap.cell_nodes, nloc: space.dofmap.nodes_per_cell, cell_verts: &mesh.cells, nv, coords: &coords, row_ptr: &pat.row_ptr, rank: &rank };
+        Self::grouped(&m, per, group)
+    }
+
     /// Patches of at most `per` cells made of whole longest-edge groups ([`Grouping::Edges`]).
     pub fn by_edges(m: &PatchMesh, per: usize) -> Result<Patches> {
         let lists = edge_patches(m, per)?;
@@ -493,21 +506,17 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
     use crate::mesh::{generate::box_mesh, CellType};
     use std::sync::Arc;
     let mesh = Arc::new(box_mesh(2, 2, 2, [0.0; 3], [1.0; 3], CellType::Tetrahedron)?);
-    let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| *x).collect();
     let mut out = Vec::new();
     for degree in [1, 2] {
         let space = Arc::new(crate::space::FunctionSpace::lagrange(mesh.clone(), degree, 3)?);
-        let (pat, slots) = crate::operator::assemble::pattern(&space, true)?;
-        let rank = slots.ok_or_else(|| Error::invalid("sparsity pattern without slots"))?.rank;
-        let m = PatchMesh { cell_nodes: &space.dofmap.cell_nodes, nloc: space.dofmap.nodes_per_cell, cell_verts: &mesh.cells, nv: 4, coords: &coords, row_ptr: &pat.row_ptr, rank: &rank };
         let shapes: &[(Grouping, usize, usize)] = if degree == 2 { &[(Grouping::Runs, DEFAULT_CELLS, 0), (Grouping::Runs, 1, 0), (Grouping::Edges, 48, 12)] } else { &[(Grouping::Runs, DEFAULT_CELLS, 0), (Grouping::Runs, 1, 0)] };
+        let patches: Vec<(Patches, usize)> = shapes.iter().map(|&(group, per, batch)| Ok((Patches::of_space(&space, per, group)?, batch))).collect::<Result<_>>()?;
         for law in [super::Law::Svk { lambda: 1.0, mu: 1.0 }, super::Law::NeoHookean { lambda: 1.0, mu: 1.0 }, super::Law::Usyk { c: 1.0, bf: 1.0, bt: 1.0, bfs: 1.0, kappa: 1.0 }] {
             let frames = if law.anisotropic() { vec![super::frame_from_fibre([1.0, 0.0, 0.0])?; mesh.num_cells()] } else { Vec::new() };
             for rule in [None, Some(super::element::stiffness_quadrature_degree(&space))] {
                 let el = HyperElement::with_degree(space.clone(), law, frames.clone(), rule)?;
-                for &(group, per, batch) in shapes {
-                    let p = Patches::grouped(&m, per, group)?;
-                    let d = defines(&el, batch_of(p.max_cells, batch), p.max_slots)?;
+                for (p, batch) in &patches {
+                    let d = defines(&el, batch_of(p.max_cells, *batch), p.max_slots)?;
                     let c = jit::compile_ptx_with(&HYPERELASTIC_PATCH, arch, &d)?;
                     if c.log.to_ascii_lowercase().contains("warning") {
                         return Err(Error::invalid(format!("NVRTC warnings in hyperelastic_patch.cu for {d:?}:\n{}", c.log)));

@@ -29,7 +29,14 @@ namespace oldk {
 #undef QB
 }
 namespace tck {
-#define WPB 1
+// HK_LAW_WIDE (twentieth pass): 3 cells a block, the law of their points on the first warp's lanes;
+// 8 cells, so the last block has a warp past the end.
+#ifdef HK_LAW_WIDE
+#define TC_WPB 3
+#else
+#define TC_WPB 1
+#endif
+#define WPB TC_WPB
 #ifdef HK_EMU_TC_POS
 #define HK_POS_SHARED
 #endif
@@ -45,6 +52,7 @@ namespace tck {
 #include "law.cuh"
 #include "hk.cu"
 }
+#undef HK_LAW_WIDE  // (the tensor-core kernel's alone)
 // The patch scheme (hyperelastic_patch.cu) on patches of EMU_PATCH = 7 consecutive cells integrated
 // PC = 4 at a time (two batches, the second short), every node pair its own slot at most (NSLOT the
 // bound), rows whose cells all lie in one patch stored plainly, against the column pairs.
@@ -62,11 +70,18 @@ namespace pk {
 }
 // The tensor-core scheme with the patches' scatter (HK_PATCH, nineteenth pass) on the same patches:
 // one warp per block taking the patch's cells in turn, its fragments added to the slots.
+// HK_PATCH_TURNS (twentieth pass): 3 warps a block adding their staged cells in turn (7 cells: the
+// last round has 2 warps past the patch's end).
+#ifdef HK_PATCH_TURNS
+#define TPK_WPB 3
+#else
+#define TPK_WPB 1
+#endif
 namespace tpk {
 #undef HK_PERSIST
 #undef HK_PREFETCH
 #undef HK_SCATTER_COLS
-#define WPB 1
+#define WPB TPK_WPB
 #define HK_PATCH
 #include "law.cuh"
 #include "hk.cu"
@@ -189,11 +204,11 @@ int main() {
     for (int want = 0; want < 2; ++want) {
         std::vector<double> r1(npool * 3, 0.0), r2(npool * 3, 0.0), v1(off, 0.0), v2(off, 0.0);
         run((nc + 3) / 4, (((3 * ((NLOC + 1) / 2)) + 7) / 8 * 8) * 4, [&] { oldk::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r1.data(), want, row_ptr.data(), kpos.data(), v1.data()); });
-        run(TC_GRID(nc), 32 * WPC, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data()); });
+        run(TC_GRID((nc + TC_WPB - 1) / TC_WPB), 32 * WPC * TC_WPB, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data()); });
         std::vector<double> r3(npool * 3, 0.0), v3(off, 0.0);
         run(npatch, PT, [&] { pk::hyper_patch_assemble(npatch, pat.ptr.data(), pat.cells.data(), cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r3.data(), want, pat.pslot.data(), pat.fptr.data(), pat.fpos.data(), pat.fmeta.data(), v3.data()); });
         std::vector<double> r6(npool * 3, 0.0), v6(off, 0.0);
-        run(npatch, 32 * WPC, [&] { tpk::hyper_assemble(npatch, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r6.data(), want, row_ptr.data(), kpos.data(), v6.data(), pat.ptr.data(), pat.cells.data(), pat.pslot.data(), pat.fptr.data(), pat.fpos.data(), pat.fmeta.data()); });
+        run(npatch, 32 * WPC * TPK_WPB, [&] { tpk::hyper_assemble(npatch, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r6.data(), want, row_ptr.data(), kpos.data(), v6.data(), pat.ptr.data(), pat.cells.data(), pat.pslot.data(), pat.fptr.data(), pat.fpos.data(), pat.fmeta.data()); });
         double tr = 0, tkk = 0;  // the tensor-core patch scheme against the column pairs
         for (size_t i = 0; i < r1.size(); ++i) tr = std::max(tr, fabs(r1[i] - r6[i]));
         for (size_t i = 0; i < v1.size(); ++i) tkk = std::max(tkk, fabs(v1[i] - v6[i]));

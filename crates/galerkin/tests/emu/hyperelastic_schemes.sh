@@ -12,7 +12,7 @@
 # (hyperelastic_recompute.cu, blocks of 7 nodes, its values prefilled with NaN). Round 18: the tensor-core
 # kernel looping over cells on a grid of 3 blocks with the next cell's record copied ahead, and the
 # staged scatter a lane per column. Round 19: the tensor-core kernel with the patches' scatter (HK_PATCH)
-# on the patch kernel's patches, in every case.
+# on the patch kernel's patches, in every case. Round 20: the law of a block's cells on one warp (HK_LAW_WIDE), the patches' slots filled in turn (HK_PATCH_TURNS).
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
@@ -22,7 +22,7 @@ sed 's/extern "C" //; s/extern __shared__ double hr_sh\[\];/static double hr_sh[
 cp "$here/warp_emu.h" "$here/hyperelastic_schemes.cpp" "$t/"
 # (the fibre law also with one scheme's CSR positions gathered into shared memory, HK_POS_SHARED,
 # against the other's read from global memory)
-for law in 0 1 2; do
+for law in ${EMU_LAWS:-0 1 2}; do
   cases=("-DNLOC=10 -DNQ=14" "-DNLOC=10 -DNQ=4" "-DNLOC=4 -DNQ=5")
   cases+=("-DNLOC=10 -DNQ=14 -DHM_WPB=2" "-DNLOC=10 -DNQ=1")
   [ $law = 2 ] && cases+=("-DNLOC=10 -DNQ=4 -DHK_EMU_PAIRS_POS" "-DNLOC=10 -DNQ=14 -DHK_EMU_TC_POS")
@@ -31,6 +31,10 @@ for law in 0 1 2; do
   cases+=("-DNLOC=10 -DNQ=4 -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=14 -DHK_EMU_TC_PERSIST" "-DNLOC=4 -DNQ=5 -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=4 -DWPC=2 -DHK_EMU_TC_PERSIST")
   # and the staged scatter a lane per column (HK_SCATTER_COLS; the moments scheme's too), alone and with both
   cases+=("-DNLOC=10 -DNQ=4 -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=14 -DHK_SCATTER_COLS -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=4 -DWPC=2 -DHK_SCATTER_COLS -DHK_EMU_TC_PERSIST")
+  # the twentieth pass: the law of a block's cells on one warp (3 cells a block, one past the end), with the column scatter
+  cases+=("-DNLOC=10 -DNQ=4 -DHK_LAW_WIDE -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=14 -DHK_LAW_WIDE" "-DNLOC=4 -DNQ=5 -DHK_LAW_WIDE")
+  # and the patches' slots filled by the cells in turn (HK_PATCH_TURNS: 3 warps a block, two past the end)
+  cases+=("-DNLOC=10 -DNQ=4 -DHK_PATCH_TURNS" "-DNLOC=10 -DNQ=14 -DHK_PATCH_TURNS" "-DNLOC=4 -DNQ=5 -DHK_PATCH_TURNS")
   # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
     cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")

@@ -49,12 +49,13 @@ inline void hk_emu_mma(double d[4], double a0, double a1, double b0) {
     }
     g_bar->arrive_and_wait();
 }
+// (a thread that returns leaves the barrier: a warp past the last cell may leave before the others)
 template <class F> void run(unsigned grid, unsigned block, F f) {
     blockDim = {block, 1, 1}; gridDim = {grid, 1, 1};
     for (unsigned b = 0; b < grid; ++b) {
         std::barrier<> bar(block); g_bar = &bar;
         std::vector<std::thread> th;
-        for (unsigned t = 0; t < block; ++t) th.emplace_back([&, t, b] { threadIdx = {t, 0, 0}; blockIdx = {b, 0, 0}; f(); });
+        for (unsigned t = 0; t < block; ++t) th.emplace_back([&, t, b] { threadIdx = {t, 0, 0}; blockIdx = {b, 0, 0}; f(); bar.arrive_and_drop(); });
         for (auto& x : th) x.join();
     }
 }
