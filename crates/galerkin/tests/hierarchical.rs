@@ -742,7 +742,8 @@ fn pipelined_rounds_match_the_cpu() {
 /// and the strips they cross change; unrolled k-steps) too: a tile dealt twice or to no warp
 /// leaves entries doubled or unwritten. Round 20's diagonal B fragments
 /// ([`TiledConfig::round20_high`]) too: the wrong half of the A fragment pairs column block 2s + 1
-/// with 2s's entries and misses the CPU's matrices by far more than round-off.
+/// with 2s's entries and misses the CPU's matrices by far more than round-off; and the Gram
+/// passes staged from the gradient table instead of the factor tables.
 #[test]
 fn gram_tiles_match_the_cpu() {
     use galerkin::operator::level::full::schemes::TiledConfig;
@@ -772,7 +773,8 @@ fn gram_tiles_match_the_cpu() {
         // Round 20: each strip's diagonal tiles fed from its A fragment (plain and transposed
         // passes, 16 and 20 warps, k-steps rolled and unrolled).
         let diag = TiledConfig::round20_high(nloc);
-        assert!(diag.iter().all(|c| c.gram_diag && !c.gram_pairs && c.mma_k == 16), "p = {p}: diagonal B fragments on the k16 strip-order Gram tiles");
+        assert!(diag.iter().all(|c| c.gram && !c.gram_pairs && c.mma_k == 16), "p = {p}: the k16 strip-order Gram tiles");
+        assert!(diag.iter().any(|c| !c.tensor && c.gram_diag) && diag.iter().any(|c| !c.tensor && !c.gram_diag), "p = {p}: passes staged from the gradient table");
         for (w, unroll, wide) in [(16, false, false), (16, true, false), (20, true, false), (16, false, true)] {
             assert!(diag.iter().any(|c| (c.warps, c.gram_unroll, c.gram_wide) == (w, unroll, wide)), "p = {p}: diagonal B fragments, {w} warps, unrolled {unroll}, wide {wide}");
         }

@@ -578,10 +578,10 @@ impl TiledConfig {
         for c in TiledConfig::round15(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
-        // Round 20 (p = 4): the diagonal tiles' B fragments from the A fragment, split the same way.
-        // (Round 17's overlapped blocks, round 18's fragment loads and round 19's warps, measured,
-        // are no longer split.)
-        for c in TiledConfig::round20_high(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
+        // Round 20 (p = 4): the diagonal tiles' B fragments from the A fragment, alone and on
+        // table-staged passes, split the same way. (Round 17's overlapped blocks, round 18's
+        // fragment loads and round 19's warps, measured, are no longer split.)
+        for c in TiledConfig::round20_high(nloc).into_iter().take(2).filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
         // Round 16 (p = 4): the first Gram-tile shape, split the same way.
