@@ -106,7 +106,10 @@ impl TiledConfig {
     /// instead of the factor tables (eight products), with and without the diagonal fragments:
     /// on Hopper the FP64 FMA units and the FP64 tensor cores are one pipe, so the staging's
     /// products (about a tenth of the default's pipe cycles, round 18's profile) queue with the
-    /// MMAs instead of overlapping them.
+    /// MMAs instead of overlapping them. Measured (H200, BENCHMARKS.md, 20th pass): diag-b −1 %
+    /// (12.8 M shared-load wavefronts fewer), diag-b with unrolled k-steps −2.3 % in both processes
+    /// (1.386 / 1.423 ms against 1.419 / 1.456), table-staged 7–8 % slower (the staging waits on
+    /// L2). Sweep rows until a table check times the unrolled diag-b shape as III.
     pub fn round20_high(nloc: usize) -> Vec<TiledConfig> {
         let Some(&g) = TiledConfig::round16_high(nloc).first() else { return Vec::new() };
         let shape = |warps, gram_unroll, gram_wide| TiledConfig { warps, gram_unroll, gram_wide, gram_diag: true, ..g };
