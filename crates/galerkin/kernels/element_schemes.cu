@@ -272,6 +272,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef GRAM_UNROLL
 #define GRAM_UNROLL 0                                // (round 19, with GRAM) a pass's k-steps unrolled: the next k-step's fragment loads may issue under the current MMAs
 #endif
+#ifndef GRAM_DIAG
+#define GRAM_DIAG 0                                  // (round 20, with GRAM) a strip's two diagonal tiles take their B fragments from its A fragment (G = HᵀH: the same entries of H), no loads
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -1188,6 +1191,7 @@ static_assert(!GRAM || (PIPE_ROUNDS == 2 && NCOMP == DIM && PACKED && !PAIRED &&
               "Gram tiles: pipelined rounds with the next J⁻¹ late, elasticity's blocks, packed, one round and the whole triangle in the image");
 static_assert(!GRAM_PAIRS || GRAM, "strip-pair order: Gram tiles");
 static_assert(!GRAM_UNROLL || GRAM, "unrolled k-steps: Gram tiles");
+static_assert(!GRAM_DIAG || (GRAM && !GRAM_PAIRS), "diagonal B fragments from the A fragment: Gram tiles in strip order");
 
 // GRAM_PAIRS (round 18): tile t of G's upper triangle in strip-pair order — strips 2m and 2m + 1
 // together: strip 2m's two columns that strip 2m + 1 lacks, then column by column (2m, c),
@@ -1307,6 +1311,15 @@ __device__ __forceinline__ void gram_frag_b(const double* __restrict__ hk, int c
 #endif
 }
 
+// GRAM_DIAG (round 20): the B fragment of column block 2s + hh (hh = 0, 1) from strip s's A
+// fragment `fa`. Both fragments are entries of H (G = HᵀH): b[j] = H[k_j][8(2s + hh) + g] is
+// a[2j + hh] = H[k_j][16s + 8hh + g] at the same k index k_j = t + 4j in either staging layout
+// (gram_frag_a/b), so a strip's two diagonal tiles load no B fragment (20 of p = 4's 100 tiles).
+__device__ __forceinline__ void gram_diag_b(const double (&fa)[2 * KS], int hh, double (&fb)[KS]) {
+#pragma unroll
+    for (int j = 0; j < KS; ++j) fb[j] = hh == 0 ? fa[2 * j] : fa[2 * j + 1];
+}
+
 // One pass of QCP points: the warp's Gram tiles accumulate HᵀH over the staged buffer `h`. A
 // warp's tiles in strip order share the A fragment within a strip; in strip-pair order
 // (GRAM_PAIRS) two A fragments, one a strip parity, and B fragments of consecutive tiles.
@@ -1329,10 +1342,15 @@ __device__ __forceinline__ void multiply_round(const double* __restrict__ h, Gra
                 else gram_frag_a(hk, r.ts[i], fa[0]);
             }
             double fb[KS];
+            // GRAM_DIAG: column block 2s + hh of strip s is half hh of the strip's A fragment
+            // (gram_diag_b); a warp's first tile of a strip holds that strip's A fragment.
+            const int hh = r.tc[i] - 2 * r.ts[i];
             if (GRAM_PAIRS) {
                 if ((r.bnew >> i) & 1u) gram_frag_b(hk, r.tc[i], held);
 #pragma unroll
                 for (int j = 0; j < KS; ++j) fb[j] = held[j];
+            } else if (GRAM_DIAG && hh < 2) {
+                gram_diag_b(fa[0], hh, fb);
             } else {
                 gram_frag_b(hk, r.tc[i], fb);
             }

@@ -740,7 +740,10 @@ fn pipelined_rounds_match_the_cpu() {
 /// fragment pairs the wrong entries and misses the CPU's matrices by far more than round-off.
 /// Round 19's shapes ([`TiledConfig::round19_high`]: 20–32 warps on G's tiles, so a warp's tiles
 /// and the strips they cross change; unrolled k-steps) too: a tile dealt twice or to no warp
-/// leaves entries doubled or unwritten.
+/// leaves entries doubled or unwritten. Round 20's diagonal B fragments
+/// ([`TiledConfig::round20_high`]) too: the wrong half of the A fragment pairs column block 2s + 1
+/// with 2s's entries and misses the CPU's matrices by far more than round-off; and the Gram
+/// passes staged from the gradient table instead of the factor tables.
 #[test]
 fn gram_tiles_match_the_cpu() {
     use galerkin::operator::level::full::schemes::TiledConfig;
@@ -767,6 +770,14 @@ fn gram_tiles_match_the_cpu() {
         }
         assert!(warps.iter().any(|c| c.warps == 32 && c.mma_k == 8), "p = {p}: 32 warps on k8");
         assert!(warps.iter().any(|c| c.gram_unroll && c.warps == 16), "p = {p}: unrolled k-steps on 16 warps");
-        std::iter::once(TiledConfig::for_functions(nloc)).chain(shapes).chain(overlapped).chain(loads).chain(warps).collect()
+        // Round 20: each strip's diagonal tiles fed from its A fragment (plain and transposed
+        // passes, 16 and 20 warps, k-steps rolled and unrolled).
+        let diag = TiledConfig::round20_high(nloc);
+        assert!(diag.iter().all(|c| c.gram && !c.gram_pairs && c.mma_k == 16), "p = {p}: the k16 strip-order Gram tiles");
+        assert!(diag.iter().any(|c| !c.tensor && c.gram_diag) && diag.iter().any(|c| !c.tensor && !c.gram_diag), "p = {p}: passes staged from the gradient table");
+        for (w, unroll, wide) in [(16, false, false), (16, true, false), (20, true, false), (16, false, true)] {
+            assert!(diag.iter().any(|c| (c.warps, c.gram_unroll, c.gram_wide) == (w, unroll, wide)), "p = {p}: diagonal B fragments, {w} warps, unrolled {unroll}, wide {wide}");
+        }
+        std::iter::once(TiledConfig::for_functions(nloc)).chain(shapes).chain(overlapped).chain(loads).chain(warps).chain(diag).collect()
     });
 }

@@ -95,6 +95,29 @@ impl TiledConfig {
     }
 }
 
+impl TiledConfig {
+    /// The twentieth round's shapes at trunk p = 4 (33–50 functions; none elsewhere): the default
+    /// Gram tiles (m16n8k16, strip order) with each strip's two diagonal tiles fed from the strip's
+    /// A fragment (`gram_diag`: columns 2s and 2s + 1 of strip s are its A fragment's halves, the
+    /// same entries of H), so 20 of the 100 tiles load no B fragment — the round-19 profile put
+    /// the kernel on the shared-memory/L1 instruction path; then with the k-steps unrolled (no
+    /// spills, round 19) on 16 and 20 warps, and on the transposed passes (double2 loads). Then
+    /// passes staged from the gradient table (`tensor` off: three L2 loads a function and point)
+    /// instead of the factor tables (eight products), with and without the diagonal fragments:
+    /// on Hopper the FP64 FMA units and the FP64 tensor cores are one pipe, so the staging's
+    /// products (about a tenth of the default's pipe cycles, round 18's profile) queue with the
+    /// MMAs instead of overlapping them. Measured (H200, BENCHMARKS.md, 20th pass): diag-b −1 %
+    /// (12.8 M shared-load wavefronts fewer), diag-b with unrolled k-steps −2.3 % in both processes
+    /// (1.386 / 1.423 ms against 1.419 / 1.456), table-staged 7–8 % slower (the staging waits on
+    /// L2). Sweep rows until a table check times the unrolled diag-b shape as III.
+    pub fn round20_high(nloc: usize) -> Vec<TiledConfig> {
+        let Some(&g) = TiledConfig::round16_high(nloc).first() else { return Vec::new() };
+        let shape = |warps, gram_unroll, gram_wide| TiledConfig { warps, gram_unroll, gram_wide, gram_diag: true, ..g };
+        let table = |gram_diag| TiledConfig { tensor: false, gram_diag, ..g };
+        vec![shape(16, false, false), table(true), table(false), shape(16, true, false), shape(20, true, false), shape(16, false, true)]
+    }
+}
+
 /// Tiles of 16 × 8 over the upper triangle of the Gram matrix G = HᵀH of `v`'s DIM·NLOC
 /// (function, derivative) rows (`element_schemes.cu`'s GT: 16-row strips, 8-column blocks on or
 /// above the diagonal; p = 4 elasticity: 100).
@@ -274,6 +297,17 @@ mod tests {
             assert!(l.smem <= 227 * 1024 && l.smem >= 8 * (2 * 32 * 164 + l.image), "{}: {} bytes", c.label(), l.smem);
         }
         assert!(TiledConfig::round19_high(74).is_empty() && TiledConfig::round19_high(32).is_empty());
+        // Round 20: the diagonal tiles' B fragments from the A fragment, on the Gram tiles in
+        // strip order (not strip pairs), the default's staging and image; none elsewhere.
+        let diag = TiledConfig::round20_high(50);
+        assert!(diag.iter().any(|c| !c.tensor && c.gram_diag) && diag.iter().any(|c| !c.tensor && !c.gram_diag), "table-staged passes, with and without");
+        for c in diag {
+            let l = super::super::schemes::tiled_shape(&v, c, dims);
+            assert!(gram(&v, c) && !c.gram_pairs && c.mma_k == 16 && (c.gram_diag || !c.tensor), "{}", c.label());
+            assert_eq!((l.threads, l.qcp, l.min_blocks), (32 * c.warps, 32, 1), "{}", c.label());
+            assert!(l.smem <= 227 * 1024, "{}: {} bytes", c.label(), l.smem);
+        }
+        assert!(TiledConfig::round20_high(74).is_empty() && TiledConfig::round20_high(32).is_empty());
         let gram5 = TiledConfig { gram: true, ..TiledConfig::round15_high(74)[0] };
         assert!(!gram(&variant(74, 216), gram5), "p = 5: two rounds a cell, no Gram tiles");
         assert_eq!(overlap(&variant(74, 216), TiledConfig { gram_overlap: 1, ..gram5 }), 0, "p = 5: no Gram tiles, no overlap");

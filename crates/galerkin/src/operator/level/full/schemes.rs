@@ -128,7 +128,10 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// `gram`: [`super::pipe_rounds::gram_warps`]) unrolls a pass's k-steps, so the next k-step's
 /// fragment loads may issue before the current MMAs (software pipelining left to the compiler);
 /// with `gram`, `warps` may exceed the moment tiles (up to G's tiles: more warps, fewer
-/// accumulators and registers a lane).
+/// accumulators and registers a lane). `gram_diag` (GRAM_DIAG, round 20, with `gram` in strip
+/// order: not with `gram_pairs`) takes each strip's two diagonal tiles' B fragments from the
+/// strip's A fragment (the same entries of H), so they load none: 80 of p = 4's ~600 fragment
+/// loads a k16-step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -162,6 +165,7 @@ pub struct TiledConfig {
     pub gram_wide: bool,
     pub gram_pairs: bool,
     pub gram_unroll: bool,
+    pub gram_diag: bool,
 }
 
 impl Default for TiledConfig {
@@ -170,7 +174,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false }
     }
 }
 
@@ -288,6 +292,12 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // Round 20 (p = 4): the diagonal tiles' B fragments from the A fragment, right after the default.
+        for c in TiledConfig::round20_high(nloc) {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
         // Round 19 (p = 4): more warps on the Gram tiles, unrolled k-steps, right after the default.
         for c in TiledConfig::round19_high(nloc) {
             if !v.contains(&c) {
@@ -557,7 +567,7 @@ impl TiledConfig {
     /// From round 14 (where the default pipelines cells: p = 2, 3) also the previous default,
     /// [`Self::round13_default`], split the same way (round 13 split its first shape, the split
     /// moments, which lost: not repeated); from round 15 also [`Self::round15`]'s shapes (paired
-    /// tiles in the pipeline) that are not the default; at p = 4 [`Self::round19_high`]'s shapes.
+    /// tiles in the pipeline) that are not the default; at p = 4 [`Self::round20_high`]'s shapes.
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
         let split = |c: TiledConfig| [1u8, 2, 4, 6].map(|skip| TiledConfig { skip, ..c });
         let mut v: Vec<TiledConfig> = split(TiledConfig::for_functions(nloc)).to_vec();
@@ -568,9 +578,10 @@ impl TiledConfig {
         for c in TiledConfig::round15(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
-        // Round 19 (p = 4): more warps on the Gram tiles and unrolled k-steps, split the same way.
-        // (Round 17's overlapped blocks and round 18's fragment loads, measured, are no longer split.)
-        for c in TiledConfig::round19_high(nloc).into_iter().filter(|c| *c != TiledConfig::for_functions(nloc)) {
+        // Round 20 (p = 4): the diagonal tiles' B fragments from the A fragment, alone and on
+        // table-staged passes, split the same way. (Round 17's overlapped blocks, round 18's
+        // fragment loads and round 19's warps, measured, are no longer split.)
+        for c in TiledConfig::round20_high(nloc).into_iter().take(2).filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
         // Round 16 (p = 4): the first Gram-tile shape, split the same way.
@@ -669,6 +680,9 @@ impl TiledConfig {
         }
         if self.gram_unroll {
             s += " k-unrolled";
+        }
+        if self.gram_diag {
+            s += " diag-b";
         }
         s
     }
@@ -877,6 +891,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("GRAM_WIDE={}", usize::from(super::pipe_rounds::gram_wide(v, cfg, &l))),
         format!("GRAM_PAIRS={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_pairs)),
         format!("GRAM_UNROLL={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_unroll)),
+        format!("GRAM_DIAG={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_diag && !cfg.gram_pairs)),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
         format!("PAIRED={}", usize::from(cfg.paired)),
