@@ -109,7 +109,8 @@ impl TiledConfig {
     /// MMAs instead of overlapping them. Measured (H200, BENCHMARKS.md, 20th pass): diag-b −1 %
     /// (12.8 M shared-load wavefronts fewer), diag-b with unrolled k-steps −2.3 % in both processes
     /// (1.386 / 1.423 ms against 1.419 / 1.456), table-staged 7–8 % slower (the staging waits on
-    /// L2). Sweep rows until a table check times the unrolled diag-b shape as III.
+    /// L2). The fourth (diag-b, unrolled k-steps, 16 warps) is p = 4's default from round 20
+    /// ([`Self::for_functions`]); the rest are sweep rows.
     pub fn round20_high(nloc: usize) -> Vec<TiledConfig> {
         let Some(&g) = TiledConfig::round16_high(nloc).first() else { return Vec::new() };
         let shape = |warps, gram_unroll, gram_wide| TiledConfig { warps, gram_unroll, gram_wide, gram_diag: true, ..g };
