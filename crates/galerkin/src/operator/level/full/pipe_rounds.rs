@@ -309,6 +309,9 @@ mod tests {
             assert!(l.smem <= 227 * 1024, "{}: {} bytes", c.label(), l.smem);
         }
         assert!(TiledConfig::round20_high(74).is_empty() && TiledConfig::round20_high(32).is_empty());
+        let default = TiledConfig::for_functions(50);
+        assert!(default.gram_diag && default.gram_unroll && default.tensor && default.warps == 16 && gram(&v, default), "p = 4's default since round 20: diag-b, unrolled, 16 warps");
+        assert!(!TiledConfig::for_functions(74).gram_diag && !TiledConfig::for_functions(32).gram_diag, "p = 3, 5 keep their shapes");
         let gram5 = TiledConfig { gram: true, ..TiledConfig::round15_high(74)[0] };
         assert!(!gram(&variant(74, 216), gram5), "p = 5: two rounds a cell, no Gram tiles");
         assert_eq!(overlap(&variant(74, 216), TiledConfig { gram_overlap: 1, ..gram5 }), 0, "p = 5: no Gram tiles, no overlap");
