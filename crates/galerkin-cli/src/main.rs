@@ -323,7 +323,9 @@ enum Command {
         /// gpu-rows-[bulk][ext|ext2][tc] (at least one): the separator-row kernels bring whole lines by Hopper's bulk
         /// copies (bulk), stage the external contributions with the gather on every pass (ext) or on passes of
         /// fewer than 2048 subtrees (ext2), run the forward product on the tensor cores (tc), then optionally `top`
-        /// with bulk: the passes near the root both ways in one launch by lines, e.g. gpu-rows-bulkext2tctop).
+        /// with bulk: the passes near the root both ways in one launch by lines, e.g. gpu-rows-bulkext2tctop, the
+        /// row-major default since round 20; gpu-rows-plain: round 12's plain kernels, the row-major default before;
+        /// gpu-<lines> (e.g. gpu-bulkext2tctop, gpu-plain): as gpu, column-major, with those lines).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]
         rhs_engines: Vec<String>,
         /// Timed repetitions per measurement (median and spread reported).

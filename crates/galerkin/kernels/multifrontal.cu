@@ -1673,11 +1673,23 @@ __device__ __forceinline__ void mf_fence_async_global() {
 #endif
 }
 
+// The walk's per-item timeline (`CudaMultifrontal::set_walk_trace`, round 20): where `trace` is
+// not null, thread 0 writes the device's global nanosecond timer when the item is claimed, when
+// its dependencies are done and when it is published (three words per item, item = step·chunks +
+// chunk), so the host can tell per level how long the items waited and how long they worked.
+__device__ __forceinline__ void mf_walk_stamp(u64* trace, const WalkItem& it, u32 nchunks, u32 at) {
+    if (trace != nullptr && threadIdx.x == 0) {
+        u64 now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        trace[3 * ((u64)it.st * nchunks + it.k) + at] = now;
+    }
+}
+
 template <int FLAGS>
 __device__ void maps_sep_walk(const Tree& t, const Pass* __restrict__ passes, const u64* __restrict__ map_offs, const u32* __restrict__ steps,
                               const u32* __restrict__ dep_ptr, const u32* __restrict__ dep, u32 nsteps, u32 nchunks, u32* __restrict__ flags,
                               u32* __restrict__ counter, u32 epoch, u32 C, u32 mcap, u32 nrhs, double* __restrict__ sep,
-                              double* __restrict__ buf, const double* __restrict__ maps) {
+                              double* __restrict__ buf, const double* __restrict__ maps, u64* __restrict__ trace) {
     extern __shared__ __align__(16) double walkl_smem[];
     __shared__ __align__(8) u64 bar;
     constexpr int BACK = FLAGS & ~MF_SEP_TCF;
@@ -1689,6 +1701,7 @@ __device__ void maps_sep_walk(const Tree& t, const Pass* __restrict__ passes, co
     for (u32 phase = 0;; phase ^= 1) {
         mf_fence_async();  // the last item's reads of w before this item's bulk copies into it
         if (!mf_walk_claim(steps, nsteps, nchunks, counter, it)) return;
+        mf_walk_stamp(trace, it, nchunks, 0);
         const u32 j = it.j, c0 = it.k * C;
         const Pass p = passes[it.q];  // by value: its fields loaded at once, not again after each store
         const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
@@ -1703,6 +1716,7 @@ __device__ void maps_sep_walk(const Tree& t, const Pass* __restrict__ passes, co
         else
             maps_stage_async<false>(mp + (u64)R * ldm, ne * s, ldm, sM);
         mf_walk_wait(it, dep_ptr, dep, nchunks, flags, epoch);
+        mf_walk_stamp(trace, it, nchunks, 1);
         mf_fence_async_global();  // the dependencies' generic stores before this thread's bulk reads
         if (it.backward)
             maps_sep_issue<true, BACK>(p, sp, j, c0, C, nrhs, 0, sep, sep, w, ld, buf, ew, &bar);
@@ -1717,6 +1731,7 @@ __device__ void maps_sep_walk(const Tree& t, const Pass* __restrict__ passes, co
         else
             maps_sep_chunk<1, false, FLAGS>(t, p, sp, j, sM, w, ld, C, c0, nrhs, 0, nullptr, sep, buf, ew);
         mf_walk_publish(it, nchunks, flags, epoch);
+        mf_walk_stamp(trace, it, nchunks, 2);
     }
 }
 
@@ -1725,9 +1740,10 @@ __device__ void maps_sep_walk(const Tree& t, const Pass* __restrict__ passes, co
                                     const u32* __restrict__ steps, const u32* __restrict__ dep_ptr,                   \
                                     const u32* __restrict__ dep, u32 nsteps, u32 nchunks, u32* __restrict__ flags,    \
                                     u32* __restrict__ counter, u32 epoch, u32 C, u32 mcap, u32 nrhs,                  \
-                                    double* __restrict__ sep, double* __restrict__ buf, const double* __restrict__ maps) { \
+                                    double* __restrict__ sep, double* __restrict__ buf, const double* __restrict__ maps, \
+                                    u64* __restrict__ trace) {                                                        \
         maps_sep_walk<FLAGS>(t, passes, map_offs, steps, dep_ptr, dep, nsteps, nchunks, flags, counter, epoch, C, mcap, \
-                             nrhs, sep, buf, maps);                                                                   \
+                             nrhs, sep, buf, maps, trace);                                                            \
     }
 MF_MAPSS_WALK(mf_mapssbe_top, MF_SEP_BULK | MF_SEP_EXT)
 MF_MAPSS_WALK(mf_mapssbet_top, MF_SEP_BULK | MF_SEP_EXT | MF_SEP_TCF)

@@ -137,8 +137,9 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
         assert!(c.ptx.contains(&format!(".entry {entry}(")), "multifrontal_batched.cu lacks {entry}");
     }
     // The bulk variants move lines by the copy engine onto an mbarrier (sm_90).
-    // The walk orders the lines other blocks stored before its bulk reads of them (proxy fence).
-    for op in ["cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", "mbarrier.try_wait.parity", "mbarrier.expect_tx", "fence.proxy.async.global"] {
+    // The walk orders the lines other blocks stored before its bulk reads of them (proxy fence),
+    // and stamps its items with the global timer where traced (round 20).
+    for op in ["cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", "mbarrier.try_wait.parity", "mbarrier.expect_tx", "fence.proxy.async.global", "%globaltimer"] {
         assert!(c.ptx.contains(op), "multifrontal_batched.cu for compute_90 lacks {op}");
     }
 }

@@ -5,7 +5,7 @@
 mod iga_common;
 
 use galerkin::backend::cuda::test_gpu;
-use galerkin::solver::multifrontal::cuda::{MapsKernel, RowsBottom, SepLines, SolvePath, SubtreeShape, BLOCK_MAX, DEFAULT_COLUMN_THREADS, MAPS_MIN_RHS, TC_FEW_SUBTREES};
+use galerkin::solver::multifrontal::cuda::{LaunchProfile, MapsKernel, RowsBottom, SepLines, SolvePath, SubtreeShape, BLOCK_MAX, DEFAULT_COLUMNS_SEP_LINES, DEFAULT_COLUMN_THREADS, DEFAULT_ROWS_SEP_LINES, MAPS_MIN_RHS, TC_FEW_SUBTREES};
 use galerkin::solver::multifrontal::CudaMultifrontal;
 use galerkin::backend::Backend;
 use galerkin::iga::{self, seed, Space1d};
@@ -608,11 +608,7 @@ fn gpu_row_major_bottom_by_columns_equals_faer_lu_and_the_cpu() {
             assert_equals_cpu(&xc, &be.to_host(&xd).unwrap(), &format!("{} {how:?}: row-major bottom by columns, 77 columns", case.name));
         }
     }
-    for p in 1..=5 {
-        for how in ["Columns", "ColumnsTensor", "Fused", "FusedOne"] {
-            assert!(ran.iter().any(|c| c == &format!("seed p={p} N=3001 {how}")), "degree {p}: the bottom pass by columns ({how}) did not run ({ran:?})");
-        }
-    }
+    assert_every_degree_ran(&ran, &["Columns", "ColumnsTensor", "Fused", "FusedOne"], "the bottom pass by columns");
 }
 
 /// The separator-row kernels' variants (`set_sep_lines`, round 18: every row-major line by one
@@ -627,7 +623,6 @@ fn gpu_row_major_bottom_by_columns_equals_faer_lu_and_the_cpu() {
 #[test]
 fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
     let Some(be) = test_gpu() else { return };
-    let bulk_here = be.device().compute_capability.0 >= 9;
     let mut ran = Vec::new();
     let mut no_tc = Vec::new();
     let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(small_cases()).chain(large_front_cases());
@@ -657,7 +652,7 @@ fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
             (SepLines { bulk: true, ext_below: None, tc_forward: false, top: true }, "mf_mapssbe_top"),
         ];
         for (lines, name) in variants {
-            f.set_sep_lines(lines);
+            f.set_sep_lines(Some(lines));
             for nrhs in [1, 7, 32, 256] {
                 check_rows_against_faer(&be, &f, &case, nrhs);
             }
@@ -668,33 +663,7 @@ fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
             if launches.is_empty() {
                 continue; // no fused passes through the separator rows here
             }
-            // The walk (sm_90, an even count of columns, passes of ≤ 512 subtrees near the root):
-            // one launch of the line walk in place of those passes' launches.
-            let walked = f.walks_top(&be, 256);
-            assert!(!walked || lines.top, "{} {lines:?}: a walk not chosen", case.name);
-            if lines.top && bulk_here && case.name.starts_with("seed") {
-                assert!(walked, "{} {lines:?}: the line walk does not apply to a 1D case", case.name);
-            }
-            assert_eq!(launches.iter().any(|l| l.label.starts_with("walk")), walked, "{} {lines:?}: the walk", case.name);
-            for l in launches.iter().filter(|l| l.label.starts_with("walk")) {
-                let t = if lines.tc_forward && (l.pass..).map_while(|q| f.separator_pass_shape(q)).all(|s| s.max_schur <= 16) { "t" } else { "" };
-                assert_eq!(l.kernel, format!("mf_mapssbe{t}_top"), "{} {lines:?}: the walk", case.name);
-            }
-            for l in launches.iter().filter(|l| !l.label.starts_with("walk")) {
-                // Staged contributions only where a pass has external children (never the bottom
-                // one); the tensor cores forward only, and only where the pass's roots have at
-                // most 16 Schur rows (the 1D cases everywhere; not 2D p = 3's bottom pass, whose
-                // separators are longer: there the FMA forward runs, as round 18's check saw).
-                let shape = f.separator_pass_shape(l.pass).unwrap_or_else(|| panic!("{}: pass {} has no separator rows", case.name, l.pass));
-                let b = if lines.bulk && bulk_here { "b" } else { "" };
-                let e = if lines.ext_below.is_some_and(|min| shape.subtrees < min) && shape.has_ext { "e" } else { "" };
-                let t = if lines.tc_forward && !l.backward && shape.max_schur <= 16 { "t" } else { "" };
-                if t.is_empty() && lines.tc_forward && !l.backward {
-                    no_tc.push(format!("{} forward {}: {} Schur rows", case.name, l.pass, shape.max_schur));
-                }
-                let want = if l.backward { format!("mf_mapss{b}{e}_backward_") } else { format!("mf_mapss{b}{e}{t}_forward") };
-                assert!(l.kernel.starts_with(&want), "{} {lines:?}: {} ran {} (expected {want}*)", case.name, l.label, l.kernel);
-            }
+            no_tc.extend(assert_line_launches(&be, &f, &case.name, lines, &launches, true));
             ran.push(format!("{} {name}", case.name));
             for (k, bh, xc) in &twins {
                 let bd = be.from_host(bh).unwrap();
@@ -704,11 +673,169 @@ fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
             }
         }
     }
-    for p in 1..=5 {
-        for name in ["mf_mapssb_", "mf_mapsse_", "mf_mapssbe_", "mf_mapsst_", "mf_mapssbet_", "mf_mapssbet_top", "mf_mapssbe_top"] {
-            assert!(ran.iter().any(|c| c == &format!("seed p={p} N=3001 {name}")), "degree {p}: the line variant {name} did not run ({ran:?})");
-        }
-    }
+    assert_every_degree_ran(&ran, &["mf_mapssb_", "mf_mapsse_", "mf_mapssbe_", "mf_mapsst_", "mf_mapssbet_", "mf_mapssbet_top", "mf_mapssbe_top"], "the line variant");
     // The 1D cases' roots have ≤ 6 Schur rows: every forward launch of theirs is on the tensor cores.
     assert!(no_tc.iter().all(|c| !c.starts_with("seed")), "the tensor-core forward product did not apply to a 1D pass: {no_tc:?}");
+}
+
+/// Asserts that a 256-column separator-row solve by `f` (row-major or column-major `b` and `x`)
+/// with `lines` ran the launches the dispatch rule names, stated here apart from it: the line walk
+/// (sm_90, an even count of columns, passes of ≤ 512 subtrees near the root) in one launch in place
+/// of those passes' launches, `mf_mapssbe[t]_top`, on every 1D case where `lines.top` and the device
+/// has bulk copies; elsewhere per pass bulk copies where chosen on sm_90, staged contributions
+/// where a pass has external children and fewer subtrees than `ext_below`, the tensor cores forward
+/// where its roots have ≤ 16 Schur rows. Returns the forward passes where the tensor cores were
+/// chosen and did not apply.
+fn assert_line_launches(be: &galerkin::backend::cuda::CudaBackend, f: &CudaMultifrontal, name: &str, lines: SepLines, launches: &[LaunchProfile], row_major: bool) -> Vec<String> {
+    let bulk_here = be.device().compute_capability.0 >= 9;
+    let mut no_tc = Vec::new();
+    let walked = f.walks_top(be, 256, row_major);
+    assert!(!walked || lines.top, "{name} {lines:?}: a walk not chosen");
+    if lines.top && bulk_here && name.starts_with("seed") {
+        assert!(walked, "{name} {lines:?}: the line walk does not apply to a 1D case");
+    }
+    assert_eq!(launches.iter().any(|l| l.label.starts_with("walk")), walked, "{name} {lines:?}: the walk");
+    for l in launches.iter().filter(|l| l.label.starts_with("walk")) {
+        let t = if lines.tc_forward && (l.pass..).map_while(|q| f.separator_pass_shape(q)).all(|s| s.max_schur <= 16) { "t" } else { "" };
+        assert_eq!(l.kernel, format!("mf_mapssbe{t}_top"), "{name} {lines:?}: the walk");
+    }
+    for l in launches.iter().filter(|l| !l.label.starts_with("walk")) {
+        // Staged contributions only where a pass has external children (never the bottom
+        // one); the tensor cores forward only, and only where the pass's roots have at
+        // most 16 Schur rows (the 1D cases everywhere; not 2D p = 3's bottom pass, whose
+        // separators are longer: there the FMA forward runs, as round 18's check saw).
+        let shape = f.separator_pass_shape(l.pass).unwrap_or_else(|| panic!("{name}: pass {} has no separator rows", l.pass));
+        let b = if lines.bulk && bulk_here { "b" } else { "" };
+        let e = if lines.ext_below.is_some_and(|min| shape.subtrees < min) && shape.has_ext { "e" } else { "" };
+        let t = if lines.tc_forward && !l.backward && shape.max_schur <= 16 { "t" } else { "" };
+        if t.is_empty() && lines.tc_forward && !l.backward {
+            no_tc.push(format!("{name} forward {}: {} Schur rows", l.pass, shape.max_schur));
+        }
+        let want = if l.backward { format!("mf_mapss{b}{e}_backward_") } else { format!("mf_mapss{b}{e}{t}_forward") };
+        assert!(l.kernel.starts_with(&want), "{name} {lines:?}: {} ran {} (expected {want}*)", l.label, l.kernel);
+    }
+    no_tc
+}
+
+/// The lines by default per layout (round 20): a fresh factorization takes
+/// [`DEFAULT_ROWS_SEP_LINES`] (the walk by lines, [`SepLines::WALK`]) for row-major solves and
+/// [`DEFAULT_COLUMNS_SEP_LINES`] for column-major ones, and `set_sep_lines(None)` restores them.
+/// Column-major solves with the walk by lines, with round 18's lines pass by pass, with the plain
+/// kernels and by default equal faer's LU for 1, 7, 32 and 256 columns (odd counts: the bulk
+/// kernels fall back to 8-byte copies and the walk does not run) on 1D systems of degree 1…5 with
+/// an odd number of elements and on the small (1D and 2D) and large-front cases; at 256 columns
+/// the profile shows the launches the rule names ([`assert_line_launches`]), the walk on every 1D
+/// case on sm_90; 77 and 78 columns equal the CPU twin. The row-major default runs the walk too.
+#[test]
+fn gpu_column_major_separator_lines_and_the_defaults_equal_faer_lu_and_the_cpu() {
+    let Some(be) = test_gpu() else { return };
+    let bulk_here = be.device().compute_capability.0 >= 9;
+    let mut ran = Vec::new();
+    let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(small_cases()).chain(large_front_cases());
+    for case in cases {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert_eq!(f.sep_lines(true), DEFAULT_ROWS_SEP_LINES, "{}: the row-major lines by default", case.name);
+        assert_eq!(f.sep_lines(false), DEFAULT_COLUMNS_SEP_LINES, "{}: the column-major lines by default", case.name);
+        f.prepare_maps(&be).unwrap();
+        let n = case.sys.ndofs;
+        let cpu = galerkin::solver::multifrontal::CpuMultifrontal::factor(Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
+        let twins: Vec<(usize, Vec<f64>, Vec<f64>)> = [77, 78]
+            .into_iter()
+            .map(|k| {
+                let b = right_hand_sides(&case.sys, k);
+                let mut xc = vec![0.0; n * k];
+                cpu.solve_into(k, &b, &mut xc).unwrap();
+                (k, b, xc)
+            })
+            .collect();
+        let bulkext2tc = SepLines { top: false, ..SepLines::WALK };
+        for (lines, name) in [(Some(SepLines::WALK), "walk"), (Some(bulkext2tc), "bulkext2tc"), (Some(SepLines::PLAIN), "plain"), (None, "default")] {
+            f.set_sep_lines(lines);
+            let want = lines.unwrap_or(DEFAULT_COLUMNS_SEP_LINES);
+            assert_eq!(f.sep_lines(false), want, "{} {name}", case.name);
+            for nrhs in [1, 7, 32, 256] {
+                check_against_faer(&be, &f, &case, nrhs);
+            }
+            let b = be.from_host(&right_hand_sides(&case.sys, 256)).unwrap();
+            let mut x = be.zeros(n * 256).unwrap();
+            let launches = f.solve_profile(&be, 256, &b, &mut x).unwrap();
+            // Without the separator layout (the tiny cases) column-major solves run the other map
+            // kernels, where the lines do not apply.
+            if !launches.is_empty() && f.has_separator_layout() {
+                assert_line_launches(&be, &f, &case.name, want, &launches, false);
+                ran.push(format!("{} {name}", case.name));
+            }
+            for (k, bh, xc) in &twins {
+                let bd = be.from_host(bh).unwrap();
+                let mut xd = be.zeros(n * k).unwrap();
+                f.solve_many(&be, *k, &bd, &mut xd).unwrap();
+                assert_equals_cpu(xc, &be.to_host(&xd).unwrap(), &format!("{} {name}: column-major, {k} columns", case.name));
+            }
+        }
+        // The row-major default: the walk by lines where it applies, equal to faer's LU.
+        assert_eq!(f.sep_lines(true), DEFAULT_ROWS_SEP_LINES, "{}: set_sep_lines(None) restores the row-major default", case.name);
+        check_rows_against_faer(&be, &f, &case, 256);
+        let b = be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, 256), n, 256)).unwrap();
+        let mut x = be.zeros(n * 256).unwrap();
+        let launches = f.solve_rows_profile(&be, 256, &b, &mut x).unwrap();
+        if !launches.is_empty() && f.has_separator_layout() {
+            assert_line_launches(&be, &f, &case.name, DEFAULT_ROWS_SEP_LINES, &launches, true);
+            if bulk_here && case.name.starts_with("seed") {
+                assert!(launches.iter().any(|l| l.kernel == "mf_mapssbet_top"), "{}: the row-major default did not walk by lines", case.name);
+            }
+        }
+    }
+    assert_every_degree_ran(&ran, &["walk", "bulkext2tc", "plain", "default"], "the column-major lines");
+}
+
+/// Asserts that `ran` ("<case> <name>") holds every `name` on the seed case of every degree 1…5.
+fn assert_every_degree_ran(ran: &[String], names: &[&str], what: &str) {
+    for p in 1..=5 {
+        for name in names {
+            assert!(ran.iter().any(|c| c == &format!("seed p={p} N=3001 {name}")), "degree {p}: {what} {name} did not run ({ran:?})");
+        }
+    }
+}
+
+/// The line walk's timeline (`set_walk_trace`, round 20) after a traced row-major solve of 256
+/// columns by the default lines (which still equals faer's LU), on the 1D cases of degree 1…5: a
+/// level per walked pass and direction, forward up the passes then backward down them, each with
+/// its subtrees × 8 chunks as items; every item of a level above depends on one below, so no level
+/// ends before the one it waits on; waits and work lie within the level's span. Off again, the
+/// next solve leaves the timeline as it was.
+#[test]
+fn gpu_walk_trace_has_every_level_in_order() {
+    let Some(be) = test_gpu() else { return };
+    if be.device().compute_capability.0 < 9 {
+        eprintln!("skipping: the line walk needs sm_90");
+        return;
+    }
+    for case in (1..=5).map(|p| iga_common::seed_1d(p, 3001)) {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        f.prepare_maps(&be).unwrap();
+        assert!(f.walks_top(&be, 256, true), "{}: the row-major default does not walk", case.name);
+        assert!(f.walk_levels(&be).unwrap().is_empty(), "{}: a timeline before any traced walk", case.name);
+        let n = case.sys.ndofs;
+        let b = be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, 256), n, 256)).unwrap();
+        let mut x = be.zeros(n * 256).unwrap();
+        let launches = f.solve_rows_profile(&be, 256, &b, &mut x).unwrap();
+        let first = launches.iter().find(|l| l.label.starts_with("walk")).map(|l| l.pass).unwrap_or_else(|| panic!("{}: the walk's launch not in the profile", case.name));
+        f.set_walk_trace(true);
+        check_rows_against_faer(&be, &f, &case, 256);
+        f.set_walk_trace(false);
+        let levels = f.walk_levels(&be).unwrap();
+        let passes: Vec<usize> = (first..).take_while(|&q| f.separator_pass_shape(q).is_some()).collect();
+        let want: Vec<(usize, bool)> = passes.iter().map(|&q| (q, false)).chain(passes.iter().rev().map(|&q| (q, true))).collect();
+        assert_eq!(levels.iter().map(|l| (l.pass, l.backward)).collect::<Vec<_>>(), want, "{}: the walk's levels", case.name);
+        for l in &levels {
+            let subtrees = f.separator_pass_shape(l.pass).map(|s| s.subtrees).unwrap_or(0);
+            assert_eq!(l.items, subtrees * 8, "{}: {l:?} items", case.name);
+            assert!(l.start_s >= 0.0 && l.wait_s >= 0.0 && l.work_s >= 0.0 && l.start_s + l.wait_s + l.work_s <= l.end_s + 1e-12, "{}: {l:?}", case.name);
+        }
+        for (l, next) in levels.iter().zip(levels.iter().skip(1)) {
+            assert!(next.end_s >= l.end_s, "{}: {next:?} ended before {l:?}", case.name);
+        }
+        check_rows_against_faer(&be, &f, &case, 256);
+        assert_eq!(f.walk_levels(&be).unwrap(), levels, "{}: an untraced solve changed the timeline", case.name);
+    }
 }

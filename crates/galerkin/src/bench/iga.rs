@@ -11,7 +11,7 @@
 use super::timing::{guarded_gbs, measure, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
-use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, OverlapSpan, RowsBottom, SepLines, SolvePath, SubtreeShape, DEFAULT_COLUMN_THREADS, TC_FEW_SUBTREES};
+use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, OverlapSpan, RowsBottom, SepLines, SolvePath, SubtreeShape, WalkLevel, DEFAULT_COLUMN_THREADS, TC_FEW_SUBTREES};
 use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
@@ -160,6 +160,9 @@ pub struct RhsRow {
     /// [`OVERLAP_ENGINE`]: when each factorization step, each pass's maps and forward sweep (second
     /// stream) and the backward solve ran in one profiled call.
     pub timeline: Vec<OverlapSpan>,
+    /// Engines whose solve walks the passes near the root by lines: the walk's timeline per level
+    /// in one traced solve after the timed ones ([`CudaMultifrontal::set_walk_trace`]).
+    pub walk_levels: Vec<WalkLevel>,
 }
 
 /// The seed's model `t = a + b log₂ N` fitted to GPU factorization times.
@@ -384,6 +387,8 @@ struct EngineFlags {
     column_threads: Option<usize>,
     /// [`CudaMultifrontal::set_lean_forward`] and [`CudaMultifrontal::set_lean_backward`].
     lean: (bool, bool),
+    /// [`CudaMultifrontal::set_sep_lines`] (`None`: the layout's default).
+    lines: Option<SepLines>,
 }
 
 /// The solve path, fused-kernel shape, maps kernel and flags of a GPU engine of the
@@ -396,7 +401,7 @@ struct EngineFlags {
 /// per column in the separator-row blocks),
 /// T columns per block.
 fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<MapsKernel>, EngineFlags)> {
-    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-overlap, gpu-overlap-joint, gpu-overlap-flat, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -split, -stream, -lean[f|b], -pipe, -xK, then -T)"));
+    let bad = || Error::invalid(format!("unknown right-hand-side engine `{engine}` (expected gpu, gpu-fused, gpu-overlap, gpu-overlap-joint, gpu-overlap-flat, gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-blocks, gpu-maps-pipe, gpu-maps-tc, gpu-maps-sep or gpu-maps-sept, each maps engine optionally -split, -stream, -lean[f|b], -pipe, -xK, then -T; or gpu- with separator lines: plain, or [bulk][ext|ext2][tc][top], e.g. gpu-bulkext2tctop)"));
     Ok(match engine {
         "gpu" => (SolvePath::Auto, None, None, EngineFlags::default()),
         "gpu-levels" => (SolvePath::Levels, None, None, EngineFlags::default()),
@@ -437,8 +442,9 @@ fn engine_path(engine: &str) -> Result<(SolvePath, Option<SubtreeShape>, Option<
                 "" => None,
                 r => Some(SubtreeShape { threads: r.strip_prefix('-').ok_or_else(bad)?.parse().map_err(|_| bad())?, cols: 1 }),
             };
-            (SolvePath::Maps, shape, kernel, EngineFlags { split, stream, pipe, column_threads, lean })
+            (SolvePath::Maps, shape, kernel, EngineFlags { split, stream, pipe, column_threads, lean, lines: None })
         }
+        e if cols_lines(e).is_some() => (SolvePath::Auto, None, None, EngineFlags { lines: cols_lines(e), ..EngineFlags::default() }),
         e => {
             let (t, c) = e.strip_prefix("gpu-subtrees-").and_then(|r| r.split_once('x')).ok_or_else(bad)?;
             let (threads, cols) = (t.parse().map_err(|_| bad())?, c.parse().map_err(|_| bad())?);
@@ -497,15 +503,29 @@ fn rows_engine(engine: &str) -> Option<Option<RowsBottom>> {
     }
 }
 
-/// The row-major engines with the separator-row kernels' variants
-/// ([`CudaMultifrontal::set_sep_lines`], round 18): `gpu-rows-` then `bulk` (bulk copies), then
-/// `ext` (external contributions staged on every pass) or `ext2` (on passes of fewer than
+/// The row-major engines with the separator-row kernels' lines chosen
+/// ([`CudaMultifrontal::set_sep_lines`]): `gpu-rows-` then a [`lines_suffix`].
+fn rows_lines(engine: &str) -> Option<SepLines> {
+    engine.strip_prefix("gpu-rows-").and_then(lines_suffix)
+}
+
+/// The column-major engines with the lines chosen (round 20; else as `gpu`): `gpu-` then a
+/// [`lines_suffix`].
+fn cols_lines(engine: &str) -> Option<SepLines> {
+    engine.strip_prefix("gpu-").and_then(lines_suffix)
+}
+
+/// The separator-row kernels' lines an engine names ([`SepLines`]): `plain` (round 12's kernels,
+/// [`SepLines::PLAIN`]: the row-major default before round 20), or `bulk` (bulk copies), then `ext`
+/// (external contributions staged on every pass) or `ext2` (on passes of fewer than
 /// [`TC_FEW_SUBTREES`] subtrees), then `tc` (the forward product on the tensor cores), at least one
 /// of them, in that order, then optionally `top` (round 19: the passes near the root in one launch
-/// by lines, [`SepLines::top`]; with `bulk`): `gpu-rows-bulk`, `gpu-rows-ext2`,
-/// `gpu-rows-bulkext2tc`, `gpu-rows-bulkext2tctop`, ….
-fn rows_lines(engine: &str) -> Option<SepLines> {
-    let rest = engine.strip_prefix("gpu-rows-")?;
+/// by lines, [`SepLines::top`]; with `bulk`): `bulk`, `ext2`, `bulkext2tc`, `bulkext2tctop`
+/// ([`SepLines::WALK`]), ….
+fn lines_suffix(rest: &str) -> Option<SepLines> {
+    if rest == "plain" {
+        return Some(SepLines::PLAIN);
+    }
     let (bulk, rest) = rest.strip_prefix("bulk").map_or((false, rest), |r| (true, r));
     let (ext_below, rest) = if let Some(r) = rest.strip_prefix("ext2") {
         (Some(TC_FEW_SUBTREES), r)
@@ -563,6 +583,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
             let mut setup = None;
             let mut launches = Vec::new();
             let mut timeline = Vec::new();
+            let mut walk_levels = Vec::new();
             let (factor_s, solve, check) = match (engine, gpu) {
                 // Factorization and solve in one call (the forward pass inside the
                 // factorization's launches): `solve` times the whole call, `factor_s` is 0.
@@ -603,7 +624,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     if let Some(Some(how)) = rows_engine(e) {
                         f.set_rows_bottom(how);
                     }
-                    f.set_sep_lines(rows_lines(e).unwrap_or_default());
+                    f.set_sep_lines(rows_lines(e));
                     if [ROWS_REG_ENGINE, ROWS_REGTC_ENGINE, ROWS_FUSED_ENGINE, ROWS_FUSED1_ENGINE].contains(&e) && !f.rows_bottom_runs() {
                         return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run that row-major bottom kernel")));
                     }
@@ -621,6 +642,12 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                         f.solve_many_rows(be, nrhs, &bd, &mut x)?;
                     }
                     launches = median_profile((0..o.reps.max(1)).map(|_| f.solve_rows_profile(be, nrhs, &bd, &mut x)).collect::<Result<_>>()?);
+                    if nrhs > 1 && f.walks_top(be, nrhs, true) {
+                        f.set_walk_trace(true);
+                        f.solve_many_rows(be, nrhs, &bd, &mut x)?;
+                        walk_levels = f.walk_levels(be)?;
+                        f.set_walk_trace(false);
+                    }
                     guarded_gbs(&format!("GPU row-major solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs), &solve, copy)?;
                     let xh = be.to_host(&x)?;
                     let xl = (0..nd).map(|r| xh[r * nrhs + nrhs - 1]).collect();
@@ -636,6 +663,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_stream_bottom(flags.stream);
                     f.set_pipe_separators(flags.pipe.then_some(TC_FEW_SUBTREES));
                     f.set_column_threads(flags.column_threads.unwrap_or(DEFAULT_COLUMN_THREADS))?;
+                    f.set_sep_lines(flags.lines);
                     if flags.stream && !f.streams_bottom() {
                         return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run register-streamed")));
                     }
@@ -654,6 +682,12 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                         f.solve_many(be, nrhs, &bd, &mut x)?;
                     }
                     launches = median_profile((0..o.reps.max(1)).map(|_| f.solve_profile(be, nrhs, &bd, &mut x)).collect::<Result<_>>()?);
+                    if nrhs > 1 && f.walks_top(be, nrhs, false) {
+                        f.set_walk_trace(true);
+                        f.solve_many(be, nrhs, &bd, &mut x)?;
+                        walk_levels = f.walk_levels(be)?;
+                        f.set_walk_trace(false);
+                    }
                     guarded_gbs(&format!("GPU solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs), &solve, copy)?;
                     // Check the last right-hand side against the CPU.
                     let xl = be.to_host(&x)?[nd * (nrhs - 1)..].to_vec();
@@ -696,6 +730,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                 floor_cost_over_best_one: f64::NAN,
                 launches,
                 timeline,
+                walk_levels,
             });
         }
     }
@@ -805,6 +840,13 @@ pub fn run(o: &IgaBenchOptions, gpu: Option<&CudaBackend>, mut log: impl FnMut(&
             for l in &r.launches {
                 log(&format!("  {}", launch_line(l, copy)));
             }
+        }
+        for l in &r.walk_levels {
+            let dir = if l.backward { "backward" } else { "forward" };
+            log(&format!(
+                "    walk {dir:<8} {} {:>5} items: {:>7.1} .. {:>7.1} us ({:>6.1} us), per item wait {:>5.1} us, work {:>5.1} us",
+                l.pass, l.items, l.start_s * 1e6, l.end_s * 1e6, (l.end_s - l.start_s) * 1e6, l.wait_s * 1e6, l.work_s * 1e6
+            ));
         }
         for t in &r.timeline {
             log(&format!("  stream {} {:<24} {:>8.3} .. {:>8.3} ms ({:.3} ms)", t.stream, t.label, t.start_ms, t.end_ms, t.end_ms - t.start_ms));

@@ -46,9 +46,12 @@ mod sep;
 mod fused;
 #[path = "cuda_overlap.rs"]
 mod overlap;
+#[path = "cuda_walk_trace.rs"]
+mod walk_trace;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
-pub use sep::{RowsBottom, SepLines, SepPassShape, DEFAULT_COLUMN_THREADS, DEFAULT_ROWS_BOTTOM, SEPARATORS_MIN_RHS};
+pub use walk_trace::WalkLevel;
+pub use sep::{RowsBottom, SepLines, SepPassShape, DEFAULT_COLUMNS_SEP_LINES, DEFAULT_COLUMN_THREADS, DEFAULT_ROWS_BOTTOM, DEFAULT_ROWS_SEP_LINES, SEPARATORS_MIN_RHS};
 
 /// Fronts of at most this many rows are factorized by one warp; up to [`BLOCK_MAX`] by a block.
 pub const WARP_MAX: usize = 32;
@@ -496,8 +499,11 @@ pub struct CudaMultifrontal {
     priorities: bool,
     /// The bottom pass of row-major solves ([`CudaMultifrontal::set_rows_bottom`]).
     rows_bottom: RowsBottom,
-    /// How the separator-row kernels move whole lines ([`CudaMultifrontal::set_sep_lines`]).
-    sep_lines: SepLines,
+    /// How the separator-row kernels move whole lines ([`CudaMultifrontal::set_sep_lines`];
+    /// `None`: per layout, [`DEFAULT_ROWS_SEP_LINES`] and [`DEFAULT_COLUMNS_SEP_LINES`]).
+    sep_lines: Option<SepLines>,
+    /// Whether the line walk stamps its items ([`CudaMultifrontal::set_walk_trace`]).
+    walk_trace: bool,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -754,7 +760,8 @@ impl CudaMultifrontal {
             column_threads: DEFAULT_COLUMN_THREADS,
             solved_columns: AtomicUsize::new(0),
             rows_bottom: DEFAULT_ROWS_BOTTOM,
-            sep_lines: SepLines::default(),
+            sep_lines: None,
+            walk_trace: false,
             probe: Mutex::new(None),
             lvl_end,
             side: Vec::new(),

@@ -45,6 +45,8 @@ struct DevWalk {
     rows: usize,
     nsteps: usize,
     tables: Vec<CudaSlice<u32>>,
+    /// The steps table on the host, for [`CudaMultifrontal::walk_levels`].
+    steps: Vec<u32>,
     passes: CudaSlice<u64>,
     map_offs: CudaSlice<u64>,
     state: Mutex<Option<WalkState>>,
@@ -55,6 +57,8 @@ struct WalkState {
     flags: CudaSlice<u32>,
     counter: CudaSlice<u32>,
     epoch: u32,
+    /// The stamps of the last traced line walk and its chunks ([`CudaMultifrontal::set_walk_trace`]).
+    trace: Option<(CudaSlice<u64>, usize)>,
 }
 
 /// Columns per chunk of the walk (a warp per item).
@@ -100,6 +104,7 @@ impl DevSeparators {
                     rows,
                     nsteps: w.steps.len() / 2,
                     tables: vec![up(&w.steps)?, up(&w.dep_ptr)?, up(&w.dep)?],
+                    steps: w.steps.clone(),
                     passes: be.upload(&words)?,
                     map_offs: be.upload(&offs)?,
                     state: Mutex::new(None),
@@ -187,10 +192,12 @@ pub const DEFAULT_ROWS_BOTTOM: RowsBottom = RowsBottom::Staged;
 
 /// How the plain separator-row kernels (`mf_mapss_*`) bring a chunk's row-major lines — `b` of a
 /// row-major solve, `sep`, the contribution buffer — into shared memory
-/// ([`CudaMultifrontal::set_sep_lines`]). The default (both off) is round 12's kernels: an 8-byte
-/// `cp.async` per element, and each thread adding the external children's contributions to its
-/// column from global memory, a batch of 8 entries at a time behind their indices (two dependent
-/// round trips per batch: the latency the passes of few subtrees wait on).
+/// ([`CudaMultifrontal::set_sep_lines`]). All off ([`SepLines::PLAIN`], `Default`) is round 12's
+/// kernels: an 8-byte `cp.async` per element, and each thread adding the external children's
+/// contributions to its column from global memory, a batch of 8 entries at a time behind their
+/// indices (two dependent round trips per batch: the latency the passes of few subtrees wait on).
+/// A solve takes its layout's default ([`DEFAULT_ROWS_SEP_LINES`], [`DEFAULT_COLUMNS_SEP_LINES`])
+/// unless chosen.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SepLines {
     /// Each line by one bulk copy of Hopper's copy engine onto an mbarrier (`cp.async.bulk`; on
@@ -212,6 +219,26 @@ pub struct SepLines {
     /// little shared memory) the passes run one launch each.
     pub top: bool,
 }
+
+impl SepLines {
+    /// Neither variant: round 12's plain kernels (the column-major solves' default,
+    /// [`DEFAULT_COLUMNS_SEP_LINES`]; `SepLines::default()`).
+    pub const PLAIN: SepLines = SepLines { bulk: false, ext_below: None, tc_forward: false, top: false };
+    /// Round 19's walk by lines: bulk copies, contributions staged on the passes of fewer than
+    /// [`TC_FEW_SUBTREES`] subtrees, the forward product on the tensor cores, the passes near the
+    /// root in one launch.
+    pub const WALK: SepLines = SepLines { bulk: true, ext_below: Some(TC_FEW_SUBTREES), tc_forward: true, top: true };
+}
+
+/// The row-major solves' lines by default ([`CudaMultifrontal::solve_many_rows`]): [`SepLines::WALK`]
+/// since round 20. On the H200 at 2^20 cubic elements it solved 256 columns in 3.040 / 3.058 ms
+/// against the plain kernels' 3.345 / 3.364, one column level (rounds 19 and the lead's check of
+/// round 19), and its GPU = faer / GPU = CPU test passed on the device both times.
+pub const DEFAULT_ROWS_SEP_LINES: SepLines = SepLines::WALK;
+
+/// The column-major solves' lines by default: the plain kernels ([`SepLines::PLAIN`]) until the
+/// lines are measured faster there (`bench-iga --rhs-engines gpu,gpu-bulkext2tctop`, round 20).
+pub const DEFAULT_COLUMNS_SEP_LINES: SepLines = SepLines::PLAIN;
 
 /// What [`CudaMultifrontal::separator_pass_shape`] reports of one separator pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -294,11 +321,24 @@ impl CudaMultifrontal {
         self.rows_bottom = how;
     }
 
-    /// Chooses how the separator-row kernels move whole lines ([`SepLines`]; the default: neither
-    /// variant). Applies to every plain launch of `mf_mapss_*` (row- and column-major solves; not
-    /// the pipelined kernels or the walk).
-    pub fn set_sep_lines(&mut self, lines: SepLines) {
+    /// Chooses how the separator-row kernels move whole lines ([`SepLines`]) in row- and
+    /// column-major solves alike (by default [`DEFAULT_ROWS_SEP_LINES`] and
+    /// [`DEFAULT_COLUMNS_SEP_LINES`] per layout; `None` restores those). Applies to every plain
+    /// launch of `mf_mapss_*` and, with [`SepLines::top`], the walk; not the pipelined kernels.
+    pub fn set_sep_lines(&mut self, lines: Option<SepLines>) {
         self.sep_lines = lines;
+    }
+
+    /// The lines the separator-row kernels take in a solve of that layout (row-major `b` and `x`,
+    /// or column-major).
+    pub fn sep_lines(&self, row_major: bool) -> SepLines {
+        self.sep_lines.unwrap_or(if row_major { DEFAULT_ROWS_SEP_LINES } else { DEFAULT_COLUMNS_SEP_LINES })
+    }
+
+    /// Whether the kernels may move lines by bulk copies here: chosen, and the copy engine's
+    /// `cp.async.bulk` exists (sm_90 and up). The one test of both the passes' launches and the walk.
+    fn bulk_lines(&self, be: &CudaBackend, l: SepLines) -> bool {
+        l.bulk && be.device().compute_capability.0 >= 9
     }
 
     /// Whether a row-major solve's bottom pass runs a thread per column here: chosen, the
@@ -485,7 +525,7 @@ impl CudaMultifrontal {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
         let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
-        let flags = self.sep_line_flags(be, p, backward);
+        let flags = self.sep_line_flags(be, p, backward, n & ROW_MAJOR != 0);
         let (cols, smem) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, flags)).ok_or_else(|| Error::invalid(format!("pass {}: 32 columns of the separator-row kernels need more shared memory than {} bytes", p.index, self.sub_smem)))?;
         let grid_y = if self.split_columns { nrhs.div_ceil(cols).min(GRID_Y) } else { self.tensor_grid_y(p, nrhs, cols) };
         let which = if backward { p.map_nb } else { 0 };
@@ -524,6 +564,13 @@ impl DevPass {
         8 * (self.mapss_map(backward, flags).next_multiple_of(2) + (self.dp.rows as usize + ext) * (cols + pad))
     }
 
+    /// Whether the pass's roots have few enough Schur rows (≤ 16, one accumulator tile of
+    /// `maps_tc_backward<1, true>`) for the forward product on the tensor cores. The one test of
+    /// both the passes' launches and the walk.
+    fn tc_roots(&self) -> bool {
+        self.max_schur <= crate::solver::multifrontal::maps::MAP_ROWS
+    }
+
     /// Doubles of the largest staged map of those kernels (`mcap`): forward on the tensor cores
     /// `Gᵀ` with rows of 16 + [`pipe::TC_PAD`].
     fn mapss_map(&self, backward: bool, flags: usize) -> usize {
@@ -545,11 +592,11 @@ impl CudaMultifrontal {
     /// The line variant of a separator-row launch over pass `p` ([`SepLines`]; 0: the plain
     /// kernels): bulk copies where chosen on sm_90 and up, staged contributions where chosen for
     /// a pass of that few subtrees with external children.
-    fn sep_line_flags(&self, be: &CudaBackend, p: &DevPass, backward: bool) -> usize {
-        let l = self.sep_lines;
-        let bulk = l.bulk && be.device().compute_capability.0 >= 9;
+    fn sep_line_flags(&self, be: &CudaBackend, p: &DevPass, backward: bool, row_major: bool) -> usize {
+        let l = self.sep_lines(row_major);
+        let bulk = self.bulk_lines(be, l);
         let ext = p.has_ext && l.ext_below.is_some_and(|min| p.count < min);
-        let tcf = l.tc_forward && !backward && p.max_schur <= crate::solver::multifrontal::maps::MAP_ROWS;
+        let tcf = l.tc_forward && !backward && p.tc_roots();
         usize::from(bulk) * SEP_BULK + usize::from(ext) * SEP_EXT + usize::from(tcf) * SEP_TCF
     }
 }
@@ -625,15 +672,16 @@ impl CudaMultifrontal {
 
     /// The line walk's kernel variant (flags), largest staged map (doubles) and dynamic shared
     /// memory (bytes) for `nrhs` columns where it runs ([`SepLines::top`]: chosen with bulk lines,
-    /// sm_90 and up, an even count of columns, a walk, an item within the default shared memory).
-    fn line_walk(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize) -> Option<(usize, usize, usize)> {
+    /// sm_90 and up, an even count of columns, a walk, an item within the default shared memory);
+    /// the lines of the solve's layout (`n` with [`ROW_MAJOR`]).
+    fn line_walk(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> Option<(usize, usize, usize)> {
         let w = s.walk.as_ref()?;
-        let l = self.sep_lines;
-        if !(l.top && l.bulk && be.device().compute_capability.0 >= 9 && nrhs % 2 == 0) {
+        let l = self.sep_lines(n & ROW_MAJOR != 0);
+        if !(l.top && self.bulk_lines(be, l) && nrhs % 2 == 0) {
             return None;
         }
         let top = &s.passes[w.first..];
-        let tcf = l.tc_forward && top.iter().all(|p| p.max_schur <= crate::solver::multifrontal::maps::MAP_ROWS);
+        let tcf = l.tc_forward && top.iter().all(DevPass::tc_roots);
         let flags = SEP_BULK | SEP_EXT | if tcf { SEP_TCF } else { 0 };
         let mcap = top.iter().map(|p| p.map_cap(true, true).max(p.mapss_map(false, flags))).max()?;
         let rows = top.iter().map(|p| p.dp.rows as usize + p.max_ext).max()?;
@@ -642,29 +690,39 @@ impl CudaMultifrontal {
         (smem + 64 <= self.sub_smem).then_some((flags, mcap, smem))
     }
 
-    /// Whether the passes near the root run as one walk for `nrhs` columns
-    /// ([`MapsKernel::SeparatorsTop`], or [`SepLines::top`] where it applies).
-    fn walks(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize) -> bool {
-        s.walk.is_some() && (self.maps_kernel == Some(MapsKernel::SeparatorsTop) || self.line_walk(be, s, nrhs).is_some())
+    /// The timeline per level of the last line walk traced ([`CudaMultifrontal::set_walk_trace`]);
+    /// empty where none was.
+    pub fn walk_levels(&self, be: &CudaBackend) -> Result<Vec<super::WalkLevel>> {
+        let Some(w) = self.separators.as_ref().and_then(|s| s.walk.as_ref()) else { return Ok(Vec::new()) };
+        let guard = w.state.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((trace, chunks)) = guard.as_ref().and_then(|st| st.trace.as_ref()) else { return Ok(Vec::new()) };
+        Ok(super::walk_trace::levels(&w.steps, *chunks, &be.download(trace)?))
     }
 
-    /// Whether a separator-row solve of `nrhs` columns walks the passes near the root in one
-    /// launch here ([`MapsKernel::SeparatorsTop`], or [`SepLines::top`] where it applies).
-    pub fn walks_top(&self, be: &CudaBackend, nrhs: usize) -> bool {
-        self.separators.as_ref().is_some_and(|s| self.walks(be, s, nrhs))
+    /// Whether the passes near the root run as one walk for `nrhs` columns
+    /// ([`MapsKernel::SeparatorsTop`], or [`SepLines::top`] where it applies).
+    fn walks(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> bool {
+        s.walk.is_some() && (self.maps_kernel == Some(MapsKernel::SeparatorsTop) || self.line_walk(be, s, nrhs, n).is_some())
+    }
+
+    /// Whether a separator-row solve of `nrhs` columns (row-major `b` and `x`, or column-major)
+    /// walks the passes near the root in one launch here ([`MapsKernel::SeparatorsTop`], or
+    /// [`SepLines::top`] where it applies).
+    pub fn walks_top(&self, be: &CudaBackend, nrhs: usize, row_major: bool) -> bool {
+        self.separators.as_ref().is_some_and(|s| self.walks(be, s, nrhs, self.n_word(row_major)))
     }
 
     /// The fused forward passes through the separator rows: pass by pass, or with
     /// [`MapsKernel::SeparatorsTop`] (or [`SepLines::top`]) the passes below the walk, then the walk both ways.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn separators_forward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
-        let walk = s.walk.as_ref().filter(|_| self.walks(be, s, nrhs));
+        let walk = s.walk.as_ref().filter(|_| self.walks(be, s, nrhs, n));
         let end = walk.map_or(s.passes.len(), |w| w.first);
         for p in &s.passes[..end] {
             self.sweep_sep_pass(be, p, false, nrhs, n, b, x, sep, leaf, maps)?;
         }
         match walk {
-            Some(w) => self.walk_top(be, s, w, nrhs, sep, leaf, maps),
+            Some(w) => self.walk_top(be, s, w, nrhs, n, sep, leaf, maps),
             None => Ok(()),
         }
     }
@@ -672,7 +730,7 @@ impl CudaMultifrontal {
     /// The fused backward passes through the separator rows (below the walk, if it ran).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn separators_backward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
-        let walk = s.walk.as_ref().filter(|_| self.walks(be, s, nrhs));
+        let walk = s.walk.as_ref().filter(|_| self.walks(be, s, nrhs, n));
         let end = walk.map_or(s.passes.len(), |w| w.first);
         for p in s.passes[..end].iter().rev() {
             self.sweep_sep_pass(be, p, true, nrhs, n, b, x, sep, leaf, maps)?;
@@ -683,14 +741,14 @@ impl CudaMultifrontal {
     /// One launch of `mf_mapss_top`: as many blocks of [`WALK_COLS`] columns as are resident (at
     /// most the items), the item counter zeroed, a new epoch for the flags.
     #[allow(clippy::too_many_arguments)]
-    fn walk_top(&self, be: &CudaBackend, s: &DevSeparators, w: &DevWalk, nrhs: usize, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
+    fn walk_top(&self, be: &CudaBackend, s: &DevSeparators, w: &DevWalk, nrhs: usize, n: u64, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
         let chunks = nrhs.div_ceil(WALK_COLS);
         let mut guard = w.state.lock().unwrap_or_else(|p| p.into_inner());
         if guard.as_ref().is_none_or(|st| st.chunks < chunks || st.epoch == u32::MAX) {
             *guard = None;
             let mut flags = be.alloc::<u32>(w.nsteps * chunks)?;
             be.zero_slice(&mut flags)?;
-            *guard = Some(WalkState { chunks, flags, counter: be.alloc::<u32>(1)?, epoch: 0 });
+            *guard = Some(WalkState { chunks, flags, counter: be.alloc::<u32>(1)?, epoch: 0, trace: None });
         }
         let st = guard.as_mut().ok_or_else(|| Error::invalid("internal: walk state missing"))?;
         st.epoch += 1;
@@ -698,7 +756,7 @@ impl CudaMultifrontal {
         let top = &s.passes[w.first..];
         // Round 12's kernel (a warp per item), or by lines: WALK_COLS columns, the separator-row
         // kernels' threads per column.
-        let lines = self.line_walk(be, s, nrhs);
+        let lines = self.line_walk(be, s, nrhs, n);
         let (k, mcap, smem) = match lines {
             Some((flags, mcap, smem)) => (&self.kernels.mapss_top_lines[usize::from(flags & SEP_TCF != 0)], mcap, smem),
             None => (&self.kernels.mapss_top, w.mcap, 8 * (w.mcap.next_multiple_of(2) + w.rows * (WALK_COLS + 1))),
@@ -714,7 +772,18 @@ impl CudaMultifrontal {
         let (ns, nc, ep, mc, nr) = (w.nsteps as u32, chunks as u32, st.epoch, mcap as u32, nrhs as u32);
         if lines.is_some() {
             let c = WALK_COLS as u32;
-            launch!(be, k, cfg; &self.tree, &pp, &offs, &steps, &dep_ptr, &dep, &ns, &nc, &flags, &counter, &ep, &c, &mc, &nr, &sep, &leaf, &maps)?;
+            let trace: DevPtr = if self.walk_trace {
+                if st.trace.as_ref().is_none_or(|t| t.0.len() < 3 * items) {
+                    st.trace = Some((be.alloc::<u64>(3 * items)?, chunks));
+                }
+                st.trace.as_mut().map_or(0, |t| {
+                    t.1 = chunks;
+                    ptr(be, &t.0)
+                })
+            } else {
+                0
+            };
+            launch!(be, k, cfg; &self.tree, &pp, &offs, &steps, &dep_ptr, &dep, &ns, &nc, &flags, &counter, &ep, &c, &mc, &nr, &sep, &leaf, &maps, &trace)?;
         } else {
             launch!(be, k, cfg; &self.tree, &pp, &offs, &steps, &dep_ptr, &dep, &ns, &nc, &flags, &counter, &ep, &mc, &nr, &sep, &leaf, &maps)?;
         }
