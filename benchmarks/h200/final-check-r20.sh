@@ -11,7 +11,7 @@ G=$d/galerkin
 S=$OUT/summary.txt
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv > "$S" 2>&1
 step() { echo "== $SECONDS s $(date -u +%T): $1" | tee -a "$S" >&2; }
-timeout 60 $G bench-iga --gpu --sweeps rhs --rhs 1,256 --rhs-elements 1048576 --rhs-degree 3 --reps 3 --cpu-max 0 \
+timeout 150 $G bench-iga --gpu --sweeps rhs --rhs 1,256 --rhs-elements 1048576 --rhs-degree 3 --reps 3 --cpu-max 0 \
   --rhs-engines "${IGA_ENGINES:-gpu-rows}" > "$OUT/iga-rhs.txt" 2>&1
 step "iga rc $?"
 timeout 40 $G bench --hex --degrees 4,5 --runs 7 --cpu-cells 10 > "$OUT/hex.txt" 2>&1
