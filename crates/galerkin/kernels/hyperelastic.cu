@@ -136,6 +136,20 @@ __device__ __forceinline__ int hk_pab(int a, int b) { return a * (5 - a) / 2 + b
 // start are constants or broadcasts and the lane's column terms are formed once: an entry costs
 // its value's shared load, its rank and the add, not the index arithmetic of a flat loop (the
 // profile of round 18: integer ALU the busiest pipe, ≈ 3 500 instructions per cell).
+// HK_UPPER (twenty-first pass, `hyperelastic_upper.cu`): the matrix is symmetric, so only the
+// entries of the global upper triangle are added — node blocks (node[i] < node[j]) and the upper
+// half of the diagonal blocks (a ≤ b) — about 55 % of the 9·NLOC² adds and of their L2 reduction
+// sectors; only those values are zeroed, and `hyper_upper_fill` then copies each lower entry from
+// its transpose, so the matrix is the same full CSR, exactly symmetric.
+#undef HK_KEEP  // (the CPU emulation includes this file more than once)
+#ifdef HK_UPPER
+#define HK_KEEP(i, j, a, b) (cell.node[i] < cell.node[j] || (cell.node[i] == cell.node[j] && (a) <= (b)))
+#if defined(GT) || defined(HK_FRAG_SCATTER) || defined(HK_STAGE) || defined(HK_PATCH) || defined(HK_NO_SCATTER)
+#error "HK_UPPER is the staged scatter's (`hk_scatter_staged`): not with GT, HK_FRAG_SCATTER, HK_STAGE, HK_PATCH or HK_NO_SCATTER"
+#endif
+#else
+#define HK_KEEP(i, j, a, b) true
+#endif
 __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell& cell, u64 c, int tid, int nthr, const u32* __restrict__ row_ptr,
                                                   const unsigned short* __restrict__ kpos, double* __restrict__ vals) {
 #if defined(HK_SCATTER_COLS) && 3 * NLOC <= 32 && 3 * NLOC > 16
@@ -148,6 +162,7 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
     for (int row = 0; row < 3 * NLOC; ++row) {
         if (row % nw != w) continue;  // (two warps per cell: the rows in turn)
         const int i = row / 3, a = row % 3;
+        if (!HK_KEEP(i, j, a, b)) continue;
         const double v = a <= b ? up[i * 6 * NLOC + hk_pab(a, 0) * NLOC] : lo[a * NLOC + i];
         atomicAdd(&vals[hk_row(cell, i, a, row_ptr) + hk_rank(cell, c, i, j, kpos) * 3 + b], v);
     }
@@ -155,6 +170,7 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
     for (int k = tid; k < 9 * NLOC * NLOC; k += nthr) {
         const int row = k / (3 * NLOC), cl = k % (3 * NLOC);
         const int i = row / 3, a = row % 3, j = cl / 3, b = cl % 3;
+        if (!HK_KEEP(i, j, a, b)) continue;
         const double v = a <= b ? st[i * 6 * NLOC + hk_pab(a, b) * NLOC + j] : st[j * 6 * NLOC + hk_pab(b, a) * NLOC + i];
         const u64 pos = hk_row(cell, i, a, row_ptr) + hk_rank(cell, c, i, j, kpos) * 3 + b;
 #if defined(HK_PLAIN_STORE)  // (the sweep: racy plain stores at the same places, timing only)

@@ -423,7 +423,13 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     // element and rule: 12. The twentieth pass's law over a block's cells (`HK_LAW_WIDE`), 2 per
     // tensor-core element (its standard shape, 2 cells of one point a chunk) and 1 at the stiffness
     // rule: 18; the patches' slots filled in turn (`HK_PATCH_TURNS`), 1 per tensor-core element and rule: 12.
-    assert_eq!(v.len(), 200);
+    // The twenty-first pass's upper-triangle scatter (`HK_UPPER`): 1 per tensor-core element with the
+    // flat walk, 1 more at P2 with the column scatter, 1 per stiffness-rule tensor-core element: 15.
+    assert_eq!(v.len(), 215);
+    // Its kernel adds the upper entries only; its passes are in every module of the source.
+    let up = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_UPPER") && d.iter().any(|x| x == "HK_SCATTER_COLS")).expect("an upper-triangle variant with the column scatter");
+    let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &up.0).unwrap().ptx;
+    assert!(ptx.contains(".entry hyper_upper_fill(") && ptx.contains(".entry hyper_upper_zero(") && ptx.contains(".global.add.f64"), "HK_UPPER: the adds and both passes");
     // The tensor-core patch variants are sized by the patch builder: a Kuhn cube's 210 slots at P2, 27 at P1.
     for (d, _) in v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_PATCH")) {
         let nslot = if d.iter().any(|x| x == "NLOC=10") { "NSLOT=210" } else { "NSLOT=27" };
@@ -454,7 +460,7 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     let gather = &gather[..gather[1..].find(".entry").map_or(gather.len(), |e| e + 1)];
     assert!(gather.contains("atom.shared.add.f64") && !gather.contains("atom.global") && !gather.contains("red.global"), "hyper_gather's adds");
     let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &v[0].0).unwrap().ptx;
-    for entry in ["hyper_assemble", "hyper_pressure_residual", "hyper_pressure_jacobian"] {
+    for entry in ["hyper_assemble", "hyper_pressure_residual", "hyper_pressure_jacobian", "hyper_upper_zero", "hyper_upper_fill"] {
         assert!(ptx.contains(&format!(".entry {entry}(")), "hyperelastic.cu lacks {entry}");
     }
     // The tensor-core scheme: Hopper's m16n8k4, and the m8n8k4 pair before Hopper.

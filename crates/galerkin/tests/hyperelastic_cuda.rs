@@ -1,5 +1,5 @@
 //! Hyperelasticity on the GPU against the CPU: residual and Jacobian CSR values of every law on
-//! P1/P2 tetrahedra (the tensor-core, the column-pair, the patch, the moments and the owner-gather schemes) and Q1/Q2 hexahedra, and in plane strain on P1/P2 triangles and Q1/Q2
+//! P1/P2 tetrahedra (the tensor-core scheme — with the upper-triangle scatter too —, the column-pair, the patch, the moments and the owner-gather schemes) and Q1/Q2 hexahedra, and in plane strain on P1/P2 triangles and Q1/Q2
 //! quadrilaterals, and whole Newton solves (dead loads with CG, follower pressure with GMRES, a
 //! plane-strain fibre strip) agree. Skips without a GPU unless GALERKIN_REQUIRE_GPU=1.
 mod hyper_common;
@@ -9,6 +9,7 @@ use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::patch::Grouping;
 use galerkin::hyperelastic::recompute;
+use galerkin::hyperelastic::upper::{UpperMap, TC_UPPER};
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
 use galerkin::hyperelastic::{frame_from_fibre, CpuHyper, HyperElement, HyperSystem};
 use galerkin::hyperelastic::element::frame_from_fibre_2d;
@@ -222,6 +223,12 @@ fn for_tc_cases(mut f: impl FnMut(&CudaBackend, Law, &dyn Fn() -> HyperElement, 
     }
 }
 
+/// The tensor-core default of `el`, the same with two warps per cell, and with two cells per block.
+fn tc_shapes(el: &HyperElement) -> (Scheme, Scheme, Scheme) {
+    let Scheme::Tc { wpb, qc, .. } = tc_default(el) else { panic!("tc_default is a tensor-core scheme") };
+    (tc_default(el), Scheme::Tc { wpb, qc, wpc: 2 }, Scheme::Tc { wpb: 2, qc, wpc: 1 })
+}
+
 /// The eighteenth pass's persistent tensor-core kernel (`HK_PERSIST`: blocks looping over cells;
 /// `HK_PREFETCH`: the next cell's record and CSR positions copied ahead by cp.async) changes only
 /// which block integrates which cell and when its data arrive: on P1/P2 tetrahedra, both rules at
@@ -233,8 +240,7 @@ fn for_tc_cases(mut f: impl FnMut(&CudaBackend, Law, &dyn Fn() -> HyperElement, 
 #[test]
 fn gpu_prefetch_equals_the_cpu() {
     for_tc_cases(|be, _, mk, u, what, el| {
-        let Scheme::Tc { wpb, qc, .. } = tc_default(el) else { panic!("tc_default is a tensor-core scheme") };
-        let (tc, split, pair) = (tc_default(el), Scheme::Tc { wpb, qc, wpc: 2 }, Scheme::Tc { wpb: 2, qc, wpc: 1 });
+        let (tc, split, pair) = tc_shapes(el);
         let cases: Vec<(Scheme, Vec<&str>, CellOrder)> = vec![
             (tc, [TC_PREFETCH, &["HK_GRID=7"]].concat(), DEFAULT_ORDER),
             (tc, [TC_PREFETCH, &["HK_GRID=1"]].concat(), CellOrder::Hilbert),
@@ -288,6 +294,87 @@ fn gpu_law_wide_equals_the_cpu() {
 #[test]
 fn gpu_law_wide_newton_equals_the_default() {
     newton_equals_the_default(tc_wide, &[TC_LAW_WIDE, TC_COLS].concat());
+}
+
+/// The upper-triangle scatter (`HK_UPPER`, twenty-first pass: the kernel adds the global upper
+/// triangle's entries alone, that part zeroed before, the lower part copied from it after) gives the
+/// whole matrix: on P1/P2 tetrahedra, both rules at P2, every law (a frame per cell), with the column
+/// scatter and the flat walk, two warps per cell, two cells per block and the Hilbert order, it
+/// equals the CPU and is exactly symmetric (every lower value a copy); over a matrix of NaN every
+/// value is written (nothing left of the zeroing or the fill); assembling twice overwrites; the
+/// residual alone leaves the matrix alone.
+#[test]
+fn gpu_upper_scatter_equals_the_cpu() {
+    for_tc_cases(|be, _, mk, u, what, el| {
+        let (tc, split, pair) = tc_shapes(el);
+        let cases: Vec<(Scheme, Vec<&str>, CellOrder)> = vec![
+            (tc, [TC_UPPER, TC_COLS].concat(), DEFAULT_ORDER),
+            (tc, TC_UPPER.to_vec(), CellOrder::Hilbert),
+            (split, [TC_UPPER, TC_COLS].concat(), DEFAULT_ORDER),
+            (pair, [TC_UPPER, TC_COLS].concat(), CellOrder::Hilbert),
+        ];
+        for (sc, extra, order) in cases {
+            let case = format!("{what} {sc:?} {extra:?} {order:?}");
+            let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
+            assert!(gsys.upper().is_some(), "{case}: the upper-triangle passes");
+            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &case);
+            let mut rd = be.zeros(u.len()).unwrap();
+            let mut kd = nan_matrix(be, &gsys);
+            gsys.assemble(be, &ud, &mut rd, Some(&mut kd)).unwrap();
+            let m = be.matrix_to_host(&kd).unwrap();
+            finite_and_equal(&m.values, &k, &format!("{case}: over NaN"));
+            assert_exactly_symmetric(&m, &case);
+        }
+    });
+}
+
+/// Every value of `m` is bit for bit its transposed entry's (and that entry exists).
+fn assert_exactly_symmetric(m: &galerkin::linalg::CsrMatrix, what: &str) {
+    for r in 0..m.nrows {
+        for p in m.row_ptr[r]..m.row_ptr[r + 1] {
+            let c = m.col_idx[p] as usize;
+            let row = &m.col_idx[m.row_ptr[c]..m.row_ptr[c + 1]];
+            let t = row.binary_search(&(r as u32)).unwrap_or_else(|_| panic!("{what}: ({c}, {r}) not in the pattern"));
+            assert_eq!(m.values[p].to_bits(), m.values[m.row_ptr[c] + t].to_bits(), "{what}: ({r}, {c}) against ({c}, {r})");
+        }
+    }
+}
+
+/// The upper-triangle scatter's map (host, no GPU): on the P2 pattern of a box, every lower entry
+/// ((m, a), (n, b)), n < m, is sent to the position of ((n, b), (m, a)) — checked against the
+/// pattern's own column indices — and the lower blocks are half the off-diagonal ones.
+#[test]
+fn upper_map_transposes_the_pattern() {
+    let (mk, _) = tet_case(Law::Svk { lambda: 1.0, mu: 1.0 }, 2, true);
+    let p = CpuHyper::new(mk()).unwrap().matrix();
+    let map = UpperMap::of(&p).unwrap();
+    let nodes = p.nrows / 3;
+    let off_diagonal = p.nnz() / 9 - nodes;
+    assert_eq!(2 * map.lower_blocks(), off_diagonal);
+    for m in 0..nodes {
+        let (lo0, lo1) = (map.lo_ptr[m] as usize, map.lo_ptr[m + 1] as usize);
+        for (q, blk) in (lo0..lo1).enumerate() {
+            let (src, len) = (map.lo_src[2 * blk] as usize, map.lo_src[2 * blk + 1] as usize);
+            let n = p.col_idx[p.row_ptr[3 * m] + 3 * q] as usize / 3;
+            assert!(n < m, "node {m}'s block {q} is lower");
+            for (a, b) in (0..3).flat_map(|a| (0..3).map(move |b| (a, b))) {
+                let at = src + b * len + a;
+                assert!((p.row_ptr[3 * n + b]..p.row_ptr[3 * n + b + 1]).contains(&at) && p.col_idx[at] as usize == 3 * m + a, "({m}, {a}), ({n}, {b})");
+            }
+        }
+        // the diagonal block follows the lower ones
+        assert_eq!(p.col_idx[p.row_ptr[3 * m] + 3 * (lo1 - lo0)] as usize, 3 * m);
+    }
+    // A pattern that is not node-blocked is refused by name.
+    let mut bad = p.clone();
+    bad.row_ptr[1] -= 1;
+    assert!(UpperMap::of(&bad).unwrap_err().to_string().contains("node 0"));
+}
+
+/// [`gpu_gather_newton_equals_the_default`] with the upper-triangle scatter and the column scatter.
+#[test]
+fn gpu_upper_newton_equals_the_default() {
+    newton_equals_the_default(tc_default, &[TC_UPPER, TC_COLS].concat());
 }
 
 /// The patch-reduced scheme (`kernels/hyperelastic_patch.cu`) changes only which values are summed

@@ -9,6 +9,7 @@
 //! nodes, coordinates, frames, CSR positions, row pointers, the state) and write (the CSR values
 //! once, the residual), at the copy bandwidth measured in the same run.
 use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, tc_wide, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_COLS, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH};
+use super::upper::TC_UPPER;
 use super::element::HyperElement;
 use super::newton::HyperSystem;
 use super::run::{cpu_multigrid, cpu_system, prepare_text, solve_on, Laps, Prepared};
@@ -498,6 +499,13 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push((format!("tc cols {ww}x{wq}"), wide, TC_COLS.to_vec()));
                 variants.push(("tc cols wide trivial-law".into(), wide, [TC_COLS, TC_LAW_WIDE, &["HK_TRIVIAL_LAW"]].concat()));
                 variants.push(("tc cols trivial-law".into(), tc, [TC_COLS, &["HK_TRIVIAL_LAW"]].concat()));
+                // The twenty-first pass: the upper-triangle scatter (`upper`: the adds of the global
+                // upper triangle alone, that part zeroed, the lower part filled from it after the
+                // kernel — both passes inside `asm` and `kernel`), with and without the column
+                // scatter; `scatter-only`: its gather, geometry and scatter of zeros.
+                variants.push(("tc cols upper".into(), tc, [TC_COLS, TC_UPPER].concat()));
+                variants.push(("tc upper".into(), tc, TC_UPPER.to_vec()));
+                variants.push(("tc cols upper scatter-only".into(), tc, [TC_COLS, TC_UPPER, &["HK_SCATTER_ONLY"]].concat()));
                 // The nineteenth pass: the tensor-core products with the patches' pre-summed
                 // scatter (`tc cube N/W`: edge-grouped patches of N cells, W warps per block
                 // taking the patch's cells in turn); `scatter-only`: its gather, geometry and the
@@ -600,6 +608,12 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 let kern = measure(&mut clock, 1, runs, || sys.assemble_with(be, &u, &mut r, Some(&mut k), false))?;
                 let res = measure(&mut clock, 1, runs, || sys.assemble(be, &u, &mut r, None))?;
                 let zero = measure(&mut clock, 1, runs, || be.zero_slice(&mut k.values))?;
+                if let Some(up) = sys.upper() {
+                    // (the two passes alone: the upper part's zeroing, the lower part's fill)
+                    let uz = measure(&mut clock, 1, runs, || up.zero(be, &k.row_ptr, &mut k.values))?;
+                    let uf = measure(&mut clock, 1, runs, || up.fill(be, &k.row_ptr, &mut k.values))?;
+                    emit(format!("{name}: upper zero {:.3e} (spread {:.3e}..{:.3e})  fill {:.3e} (spread {:.3e}..{:.3e})", uz.median, uz.min, uz.max, uf.median, uf.min, uf.max));
+                }
                 let (shape, shared) = match sc {
                     Scheme::Pairs(sh) => (format!("gt {:>2} cpb {:>2} qb {:>2}", sh.gt, sh.cpb, sh.qb), shared_bytes(el, sh.cpb, sh.qb)),
                     Scheme::Tc { wpb, qc, wpc } => (format!("cells/block {wpb} qc {qc} wpc {wpc}"), tc_shared_bytes(el, wpb, qc)),

@@ -29,7 +29,7 @@ use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// The kernel source: the law's twin, then the assembly kernel.
-pub const HYPERELASTIC: KernelSource = hyper_kernel_source!("hyperelastic.cu": "hyperelastic_gather.cu");
+pub const HYPERELASTIC: KernelSource = hyper_kernel_source!("hyperelastic.cu": "hyperelastic_gather.cu", "hyperelastic_upper.cu");
 
 /// Static shared memory the column-pair scheme may use per block (the limit is 48 KiB): 46 KiB
 /// makes 8 P2 cells × 4 points per chunk the default, the fastest shape of the fourth pass's sweep.
@@ -357,6 +357,8 @@ pub struct GpuHyper {
     pressure: Option<DevicePressure>,
     /// `HK_PERSIST` (eighteenth pass): the grid, blocks resident at once, each looping over cells.
     persist_blocks: Option<u32>,
+    /// `HK_UPPER` (twenty-first pass): the upper part's zeroing and the lower part's fill.
+    upper: Option<super::upper::DeviceUpper>,
 }
 
 /// The owner gather's data ([`Scheme::Gather`]): each node's cells (cell · NLOC + the node's place
@@ -460,7 +462,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -481,6 +483,9 @@ impl GpuHyper {
             // The default with the law spread over a block's cells (twentieth pass), where it applies.
             Some("wide") if tc_applies(el, cc) => return Self::variant(be, el, tc_wide(el), &[TC_LAW_WIDE, tc_cols(el)].concat()),
             Some("wide") => default_scheme(el, cc)?,
+            // The default with the upper-triangle scatter (twenty-first pass), where it applies.
+            Some("upper") if tc_applies(el, cc) => return Self::variant(be, el, tc_default(el), &[super::upper::TC_UPPER, tc_cols(el)].concat()),
+            Some("upper") => default_scheme(el, cc)?,
             // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
             Some("tc-patch") if tc_applies(el, cc) => tc_patch_default(el),
             Some("tc-patch") => default_scheme(el, cc)?,
@@ -497,7 +502,7 @@ impl GpuHyper {
             // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
             Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
             Some("recompute") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `wide`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `wide`, `upper`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -579,6 +584,11 @@ impl GpuHyper {
             Scheme::Gather { .. } => Some(DeviceGather::new(be, &module, &cell_nodes, nloc, &pattern.row_ptr, mesh.num_cells() * nloc * 6 * nloc)?),
             _ => None,
         };
+        let upper = match (sc, extra.iter().any(|e| super::upper::TC_UPPER.contains(e))) {
+            (Scheme::Tc { .. }, true) => Some(super::upper::DeviceUpper::new(be, &module, &pattern)?),
+            (_, true) => return Err(Error::invalid(format!("the upper-triangle scatter (HK_UPPER) is the tensor-core scheme's, not {sc:?}'s"))),
+            _ => None,
+        };
         let frames: Vec<f64> = reorder(&el.frames, 1, if el.frames.is_empty() { None } else { perm }).iter().flat_map(|r| r.iter().flat_map(|row| *row)).collect();
         let assemble = Kernel::from_module(&module, entry)?;
         if let Some(p) = &patches {
@@ -613,6 +623,7 @@ impl GpuHyper {
             pattern,
             pressure: None,
             persist_blocks,
+            upper,
         })
     }
 
@@ -646,7 +657,10 @@ impl GpuHyper {
                 }
                 // (the owner gather writes every value: nothing to zero)
                 if zero && self.gather.is_none() && self.recompute.is_none() {
-                    be.zero_slice(&mut k.values)?;
+                    match &self.upper {
+                        Some(up) => up.zero(be, &k.row_ptr, &mut k.values)?,
+                        None => be.zero_slice(&mut k.values)?,
+                    }
                 }
                 (&k.row_ptr, &mut k.values)
             }
@@ -699,7 +713,15 @@ impl GpuHyper {
         }
         launch!(be, &self.assemble, cfg; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
             &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals)?;
-        Ok(())
+        match &self.upper {
+            Some(up) if want_k != 0 => up.fill(be, row_ptr, vals),
+            _ => Ok(()),
+        }
+    }
+
+    /// The upper-triangle scatter's two passes ([`super::upper`]); None for the other scatters.
+    pub fn upper(&self) -> Option<&super::upper::DeviceUpper> {
+        self.upper.as_ref()
     }
 
     /// The recomputing gather's blocks ([`Scheme::Recompute`]); None for the others.
@@ -832,6 +854,9 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         variants.push(tc_patch_variant(&st, true)?);
                         let wide = TC_LAW_WIDE.iter().chain(tc_cols(&st)).map(|e| e.to_string());
                         variants.push([defines_for(&st, tc_wide(&st))?, wide.collect()].concat());
+                        // The twenty-first pass's upper-triangle scatter (the default's and the sweep's).
+                        let upper = super::upper::TC_UPPER.iter().chain(tc_cols(&st)).map(|e| e.to_string());
+                        variants.push([defines_for(&st, tc_default(&st))?, upper.collect()].concat());
                     }
                     recompute.push(super::recompute::defines(&el, 4)?);
                     recompute.push(super::recompute::defines(&st, 4)?);
@@ -858,7 +883,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     variants.push([tc.clone(), prefetch.clone()].concat());
                     variants.push([tc.clone(), prefetch.clone(), cols.clone()].concat());
                     variants.push([tc.clone(), cols.clone()].concat());
-                    variants.push([tc, vec!["HK_PERSIST".to_string()]].concat());
+                    variants.push([tc.clone(), vec!["HK_PERSIST".to_string()]].concat());
                     // The nineteenth pass: the products with the patches' pre-summed scatter.
                     variants.push(tc_patch_variant(&el, false)?);
                     variants.push(tc_patch_variant(&el, true)?);
@@ -866,6 +891,13 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     let wide: Vec<String> = TC_LAW_WIDE.iter().chain(tc_cols(&el)).map(|e| e.to_string()).collect();
                     variants.push([defines_for(&el, tc_wide(&el))?, wide.clone()].concat());
                     variants.push([defines_for(&el, Scheme::Tc { wpb: 2, qc: 1, wpc: 1 })?, wide].concat());
+                    // The twenty-first pass: the upper-triangle scatter, with the column scatter
+                    // where it applies and with the flat walk (tested, swept).
+                    let upper: Vec<String> = super::upper::TC_UPPER.iter().map(|e| e.to_string()).collect();
+                    if !tc_cols(&el).is_empty() {
+                        variants.push([tc.clone(), upper.clone(), tc_cols(&el).iter().map(|e| e.to_string()).collect()].concat());
+                    }
+                    variants.push([tc, upper].concat());
                     if let Scheme::Tc { wpb, qc, .. } = tc_default(&el) {
                         let split = defines_for(&el, Scheme::Tc { wpb, qc, wpc: 2 })?;
                         variants.push([split.clone(), prefetch, cols].concat());

@@ -41,6 +41,7 @@ pub mod patch;
 pub mod recompute;
 pub mod run;
 pub mod system;
+pub mod upper;
 
 pub use element::{frame_from_fibre, CpuHyper, HyperElement};
 pub use system::CpuSystem;

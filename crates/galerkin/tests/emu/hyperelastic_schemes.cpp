@@ -49,8 +49,17 @@ namespace tck {
 #else
 #define TC_GRID(nc) (nc)
 #endif
+// HK_EMU_UPPER (twenty-first pass): the tensor-core kernel's upper-triangle scatter (HK_UPPER) and its
+// two passes (hyperelastic_upper.cu) on values prefilled with NaN: zero the upper part, add, fill.
+#ifdef HK_EMU_UPPER
+#define HK_UPPER
+#endif
 #include "law.cuh"
 #include "hk.cu"
+#ifdef HK_EMU_UPPER
+#include "hu.cu"
+#undef HK_UPPER
+#endif
 }
 #undef HK_LAW_WIDE  // (the tensor-core kernel's alone)
 // The patch scheme (hyperelastic_patch.cu) on patches of EMU_PATCH = 7 consecutive cells integrated
@@ -204,7 +213,38 @@ int main() {
     for (int want = 0; want < 2; ++want) {
         std::vector<double> r1(npool * 3, 0.0), r2(npool * 3, 0.0), v1(off, 0.0), v2(off, 0.0);
         run((nc + 3) / 4, (((3 * ((NLOC + 1) / 2)) + 7) / 8 * 8) * 4, [&] { oldk::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r1.data(), want, row_ptr.data(), kpos.data(), v1.data()); });
+#ifdef HK_EMU_UPPER
+        // the fill's map as `src/hyperelastic/upper.rs` builds it: node m's lower column nodes n < m
+        // (the first of its sorted columns), each with (the place of block (n, m), n's row length)
+        std::vector<u32> lo_ptr = {0}, lo_src;
+        for (int m = 0; m < npool; ++m) {
+            for (u32 n : cols[m]) {
+                if ((int)n >= m) break;
+                lo_src.push_back(row_ptr[n * 3] + 3 * (u32)std::distance(cols[n].begin(), cols[n].find(m)));
+                lo_src.push_back(row_ptr[n * 3 + 1] - row_ptr[n * 3]);
+            }
+            lo_ptr.push_back(lo_src.size() / 2);
+        }
+        if (want) {
+            std::fill(v2.begin(), v2.end(), nan(""));
+            run(npool, 32, [&] { tck::hyper_upper_zero(npool, row_ptr.data(), lo_ptr.data(), v2.data()); });
+        }
+#endif
         run(TC_GRID((nc + TC_WPB - 1) / TC_WPB), 32 * WPC * TC_WPB, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data()); });
+#ifdef HK_EMU_UPPER
+        int asym = 0;  // every lower value a copy of its transpose
+        if (want) {
+            run(npool, 32, [&] { tck::hyper_upper_fill(npool, row_ptr.data(), lo_ptr.data(), (const uint2*)lo_src.data(), v2.data()); });
+            for (int r = 0; r < npool * 3; ++r) for (u32 p = row_ptr[r]; p < row_ptr[r + 1]; ++p) {
+                const int m = r / 3, a = r % 3, q = (p - row_ptr[r]) / 3, b = (p - row_ptr[r]) % 3;
+                const u32 n = *std::next(cols[m].begin(), q);
+                const u32 t = row_ptr[n * 3 + b] + 3 * (u32)std::distance(cols[n].begin(), cols[n].find(m)) + a;
+                if (!(v2[p] == v2[t])) ++asym;
+            }
+            printf("upper: %d values not equal to their transpose's\n", asym);
+        }
+        if (asym) fail = 1;
+#endif
         std::vector<double> r3(npool * 3, 0.0), v3(off, 0.0);
         run(npatch, PT, [&] { pk::hyper_patch_assemble(npatch, pat.ptr.data(), pat.cells.data(), cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r3.data(), want, pat.pslot.data(), pat.fptr.data(), pat.fpos.data(), pat.fmeta.data(), v3.data()); });
         std::vector<double> r6(npool * 3, 0.0), v6(off, 0.0);

@@ -13,12 +13,14 @@
 # kernel looping over cells on a grid of 3 blocks with the next cell's record copied ahead, and the
 # staged scatter a lane per column. Round 19: the tensor-core kernel with the patches' scatter (HK_PATCH)
 # on the patch kernel's patches, in every case. Round 20: the law of a block's cells on one warp (HK_LAW_WIDE), the patches' slots filled in turn (HK_PATCH_TURNS).
+# Round 21: the upper-triangle scatter (HK_UPPER) with its zeroing and fill passes (HK_EMU_UPPER).
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
 sed 's/extern "C" //; s/extern __shared__ double s_acc\[\];/static double s_acc[NSLOT * 9];/' "$k/hyperelastic.cu" > "$t/hk.cu"; sed 's/extern "C" //' "$k/hyperelastic_patch.cu" > "$t/hp.cu"; cp "$k/hyperelastic_law.cuh" "$t/law.cuh"
 sed 's/extern "C" //' "$k/hyperelastic_moments.cu" > "$t/hm.cu"; cp "$k/hyperelastic_moments.cuh" "$t/hm.cuh"
 sed 's/extern "C" //; s/extern __shared__ double hr_sh\[\];/static double hr_sh[1 << 15];/' "$k/hyperelastic_recompute.cu" > "$t/hr.cu"
+sed 's/extern "C" //' "$k/hyperelastic_upper.cu" > "$t/hu.cu"
 cp "$here/warp_emu.h" "$here/hyperelastic_schemes.cpp" "$t/"
 # (the fibre law also with one scheme's CSR positions gathered into shared memory, HK_POS_SHARED,
 # against the other's read from global memory)
@@ -35,6 +37,9 @@ for law in ${EMU_LAWS:-0 1 2}; do
   cases+=("-DNLOC=10 -DNQ=4 -DHK_LAW_WIDE -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=14 -DHK_LAW_WIDE" "-DNLOC=4 -DNQ=5 -DHK_LAW_WIDE")
   # and the patches' slots filled by the cells in turn (HK_PATCH_TURNS: 3 warps a block, two past the end)
   cases+=("-DNLOC=10 -DNQ=4 -DHK_PATCH_TURNS" "-DNLOC=10 -DNQ=14 -DHK_PATCH_TURNS" "-DNLOC=4 -DNQ=5 -DHK_PATCH_TURNS")
+  # the twenty-first pass: the upper-triangle scatter (HK_UPPER) with its zeroing and fill passes, over
+  # NaN values; with the column scatter (one and two warps per cell) and the flat walk (P2, P1-sized)
+  cases+=("-DNLOC=10 -DNQ=4 -DHK_EMU_UPPER -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 -DWPC=2 -DHK_EMU_UPPER -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=14 -DHK_EMU_UPPER" "-DNLOC=4 -DNQ=5 -DHK_EMU_UPPER")
   # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
     cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")

@@ -16,6 +16,7 @@ typedef unsigned int u32;
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 struct double2 { double x, y; };
+struct uint2 { u32 x, y; };
 inline double2 make_double2(double x, double y) { return {x, y}; }
 #define HK_EMU 1
 struct Dim { unsigned x, y, z; };
