@@ -912,3 +912,17 @@ fn gpu_walk_shapes_equal_faer_lu_and_the_cpu() {
         assert!(walked.iter().filter(|c| c.starts_with("seed")).count() >= 5 * 4, "the shapes walked too rarely: {walked:?}");
     }
 }
+
+/// The walk shapes the kernel can run (32, 64 or 128 columns, 1 to 4 threads per column, at most
+/// 512 threads) pass `WalkShape::check`; others are errors that name the shape. Host only.
+#[test]
+fn walk_shapes_outside_the_kernels_range_are_refused() {
+    use galerkin::solver::multifrontal::cuda::WalkShape;
+    for (cols, threads) in [(32, 1), (32, 4), (64, 2), (64, 4), (128, 4)] {
+        assert_eq!(WalkShape { cols, threads }.check().ok(), Some(WalkShape { cols, threads }));
+    }
+    for (cols, threads) in [(16, 2), (48, 2), (256, 2), (32, 0), (32, 5)] {
+        let e = WalkShape { cols, threads }.check().expect_err(&format!("{cols}×{threads} accepted")).to_string();
+        assert!(e.contains(&format!("{cols} columns × {threads} threads")), "{e}");
+    }
+}

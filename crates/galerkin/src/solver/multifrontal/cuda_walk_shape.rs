@@ -51,17 +51,3 @@ impl CudaMultifrontal {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::WalkShape;
-
-    #[test]
-    fn walk_shapes_outside_the_kernels_range_are_refused() {
-        for (cols, threads) in [(32, 1), (32, 4), (64, 2), (64, 4), (128, 4)] {
-            assert_eq!(WalkShape { cols, threads }.check().ok(), Some(WalkShape { cols, threads }));
-        }
-        for (cols, threads) in [(16, 2), (48, 2), (256, 2), (32, 0), (32, 5)] {
-            assert!(WalkShape { cols, threads }.check().is_err(), "{cols}×{threads} accepted");
-        }
-    }
-}
