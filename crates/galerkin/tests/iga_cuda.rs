@@ -809,6 +809,20 @@ fn assert_every_degree_ran(ran: &[String], names: &[&str], what: &str) {
     }
 }
 
+/// A row-major solve of 256 columns by `f`, profiled (the walk's first pass), then traced and
+/// checked against faer's LU: the walk's first pass and its timeline per level.
+fn traced_walk(be: &galerkin::backend::cuda::CudaBackend, f: &mut CudaMultifrontal, case: &iga_common::Case) -> (usize, Vec<galerkin::solver::multifrontal::cuda::WalkLevel>) {
+    let n = case.sys.ndofs;
+    let b = be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, 256), n, 256)).unwrap();
+    let mut x = be.zeros(n * 256).unwrap();
+    let launches = f.solve_rows_profile(be, 256, &b, &mut x).unwrap();
+    let first = launches.iter().find(|l| l.label.starts_with("walk")).map(|l| l.pass).unwrap_or_else(|| panic!("{}: the walk's launch not in the profile", case.name));
+    f.set_walk_trace(true);
+    check_rows_against_faer(be, f, case, 256);
+    f.set_walk_trace(false);
+    (first, f.walk_levels(be).unwrap())
+}
+
 /// The line walk's timeline (`set_walk_trace`, round 20) after a traced row-major solve of 256
 /// columns by the default lines (which still equals faer's LU), on the 1D cases of degree 1…5: a
 /// level per walked pass and direction, forward up the passes then backward down them, each with
@@ -827,15 +841,7 @@ fn gpu_walk_trace_has_every_level_in_order() {
         f.prepare_maps(&be).unwrap();
         assert!(f.walks_top(&be, 256, true), "{}: the row-major default does not walk", case.name);
         assert!(f.walk_levels(&be).unwrap().is_empty(), "{}: a timeline before any traced walk", case.name);
-        let n = case.sys.ndofs;
-        let b = be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, 256), n, 256)).unwrap();
-        let mut x = be.zeros(n * 256).unwrap();
-        let launches = f.solve_rows_profile(&be, 256, &b, &mut x).unwrap();
-        let first = launches.iter().find(|l| l.label.starts_with("walk")).map(|l| l.pass).unwrap_or_else(|| panic!("{}: the walk's launch not in the profile", case.name));
-        f.set_walk_trace(true);
-        check_rows_against_faer(&be, &f, &case, 256);
-        f.set_walk_trace(false);
-        let levels = f.walk_levels(&be).unwrap();
+        let (first, levels) = traced_walk(&be, &mut f, &case);
         let passes: Vec<usize> = (first..).take_while(|&q| f.separator_pass_shape(q).is_some()).collect();
         let want: Vec<(usize, bool)> = passes.iter().map(|&q| (q, false)).chain(passes.iter().rev().map(|&q| (q, true))).collect();
         assert_eq!(levels.iter().map(|l| (l.pass, l.backward)).collect::<Vec<_>>(), want, "{}: the walk's levels", case.name);
@@ -874,7 +880,6 @@ fn gpu_walk_shapes_equal_faer_lu_and_the_cpu() {
         assert_eq!(f.walk_shape(), WalkShape { cols: 32, threads: DEFAULT_COLUMN_THREADS }, "{}: round 20's shape by default", case.name);
         assert!(f.set_walk_shape(Some(WalkShape { cols: 48, threads: 2 })).is_err(), "{}: 48 columns accepted", case.name);
         f.prepare_maps(&be).unwrap();
-        let n = case.sys.ndofs;
         let (rows, cols) = (cpu_twins(&case, true), cpu_twins(&case, false));
         for shape in shapes {
             f.set_walk_shape(Some(shape)).unwrap();
@@ -890,14 +895,8 @@ fn gpu_walk_shapes_equal_faer_lu_and_the_cpu() {
             }
             if walks {
                 walked.push(format!("{} {}x{}", case.name, shape.cols, shape.threads));
-                let b = be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, 256), n, 256)).unwrap();
-                let mut x = be.zeros(n * 256).unwrap();
-                let launches = f.solve_rows_profile(&be, 256, &b, &mut x).unwrap();
-                let first = launches.iter().find(|l| l.label.starts_with("walk")).map(|l| l.pass).unwrap_or_else(|| panic!("{} {shape:?}: no walk launch", case.name));
-                f.set_walk_trace(true);
-                check_rows_against_faer(&be, &f, &case, 256);
-                f.set_walk_trace(false);
-                let items: usize = f.walk_levels(&be).unwrap().iter().map(|l| l.items).sum();
+                let (first, levels) = traced_walk(&be, &mut f, &case);
+                let items: usize = levels.iter().map(|l| l.items).sum();
                 let subtrees: usize = (first..).map_while(|q| f.separator_pass_shape(q)).map(|s| s.subtrees).sum();
                 assert_eq!(items, 2 * subtrees * 256 / shape.cols, "{} {shape:?}: the traced walk's items", case.name);
             }
