@@ -325,6 +325,8 @@ enum Command {
         /// fewer than 2048 subtrees (ext2), run the forward product on the tensor cores (tc), then optionally `top`
         /// with bulk: the passes near the root both ways in one launch by lines, e.g. gpu-rows-bulkext2tctop, the
         /// row-major default since round 20; gpu-rows-plain: round 12's plain kernels, the row-major default before;
+        /// any row-major engine then optionally -wCxT: the line walk's items C columns (32, 64, 128) with T threads
+        /// per column (1–4), e.g. gpu-rows-w32x4, gpu-rows-w64x2 (default 32 columns × 2);
         /// gpu-<lines> (e.g. gpu-bulkext2tctop, gpu-plain): as gpu, column-major, with those lines).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]
         rhs_engines: Vec<String>,

@@ -631,16 +631,7 @@ fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
         f.prepare_maps(&be).unwrap();
         f.set_rows_bottom(RowsBottom::Staged);
         let n = case.sys.ndofs;
-        let cpu = galerkin::solver::multifrontal::CpuMultifrontal::factor(Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
-        let twins: Vec<(usize, Vec<f64>, Vec<f64>)> = [77, 78]
-            .into_iter()
-            .map(|k| {
-                let b = iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k);
-                let mut xc = vec![0.0; n * k];
-                cpu.solve_many_rows(&galerkin::backend::Cpu, k, &b, &mut xc).unwrap();
-                (k, b, xc)
-            })
-            .collect();
+        let twins = cpu_twins(&case, true);
         let variants = [
             (SepLines { bulk: true, ext_below: None, tc_forward: false, top: false }, "mf_mapssb_"),
             (SepLines { bulk: false, ext_below: Some(usize::MAX), tc_forward: false, top: false }, "mf_mapsse_"),
@@ -665,17 +656,52 @@ fn gpu_separator_line_variants_equal_faer_lu_and_the_cpu() {
             }
             no_tc.extend(assert_line_launches(&be, &f, &case.name, lines, &launches, true));
             ran.push(format!("{} {name}", case.name));
-            for (k, bh, xc) in &twins {
-                let bd = be.from_host(bh).unwrap();
-                let mut xd = be.zeros(n * k).unwrap();
-                f.solve_many_rows(&be, *k, &bd, &mut xd).unwrap();
-                assert_equals_cpu(xc, &be.to_host(&xd).unwrap(), &format!("{} {lines:?}: row-major, {k} columns", case.name));
-            }
+            assert_equals_twins(&be, &twins, &format!("{} {lines:?}: row-major", case.name), |k, b, x| f.solve_many_rows(&be, k, b, x));
         }
     }
     assert_every_degree_ran(&ran, &["mf_mapssb_", "mf_mapsse_", "mf_mapssbe_", "mf_mapsst_", "mf_mapssbet_", "mf_mapssbet_top", "mf_mapssbe_top"], "the line variant");
     // The 1D cases' roots have ≤ 6 Schur rows: every forward launch of theirs is on the tensor cores.
     assert!(no_tc.iter().all(|c| !c.starts_with("seed")), "the tensor-core forward product did not apply to a 1D pass: {no_tc:?}");
+}
+
+/// The CPU twins of a case at 77 and 78 columns (odd: the bulk kernels' 8-byte fallback; even:
+/// 16-byte lines): (columns, `b` in the layout the GPU solves — row-major or column-major — and the
+/// CPU multifrontal's `x` in the same layout).
+fn cpu_twins(case: &iga_common::Case, row_major: bool) -> Vec<(usize, Vec<f64>, Vec<f64>)> {
+    let n = case.sys.ndofs;
+    let cpu = galerkin::solver::multifrontal::CpuMultifrontal::factor(Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
+    [77, 78]
+        .into_iter()
+        .map(|k| {
+            let mut xc = vec![0.0; n * k];
+            let b = if row_major {
+                let b = iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k);
+                cpu.solve_many_rows(&galerkin::backend::Cpu, k, &b, &mut xc).unwrap();
+                b
+            } else {
+                let b = right_hand_sides(&case.sys, k);
+                cpu.solve_into(k, &b, &mut xc).unwrap();
+                b
+            };
+            (k, b, xc)
+        })
+        .collect()
+}
+
+/// Asserts that the GPU's `solve` (columns, `b`, a zeroed `x`, in the twins' layout) equals each
+/// CPU twin ([`cpu_twins`]).
+fn assert_equals_twins(
+    be: &galerkin::backend::cuda::CudaBackend,
+    twins: &[(usize, Vec<f64>, Vec<f64>)],
+    what: &str,
+    solve: impl Fn(usize, &galerkin::backend::cuda::CudaVector, &mut galerkin::backend::cuda::CudaVector) -> galerkin::Result<()>,
+) {
+    for (k, bh, xc) in twins {
+        let bd = be.from_host(bh).unwrap();
+        let mut xd = be.zeros(xc.len()).unwrap();
+        solve(*k, &bd, &mut xd).unwrap_or_else(|e| panic!("{what}, {k} columns: {e}"));
+        assert_equals_cpu(xc, &be.to_host(&xd).unwrap(), &format!("{what}, {k} columns"));
+    }
 }
 
 /// Asserts that a 256-column separator-row solve by `f` (row-major or column-major `b` and `x`)
@@ -738,16 +764,7 @@ fn gpu_column_major_separator_lines_and_the_defaults_equal_faer_lu_and_the_cpu()
         assert_eq!(f.sep_lines(false), DEFAULT_COLUMNS_SEP_LINES, "{}: the column-major lines by default", case.name);
         f.prepare_maps(&be).unwrap();
         let n = case.sys.ndofs;
-        let cpu = galerkin::solver::multifrontal::CpuMultifrontal::factor(Arc::new(case.sym.clone()), &case.sys.matrices).unwrap();
-        let twins: Vec<(usize, Vec<f64>, Vec<f64>)> = [77, 78]
-            .into_iter()
-            .map(|k| {
-                let b = right_hand_sides(&case.sys, k);
-                let mut xc = vec![0.0; n * k];
-                cpu.solve_into(k, &b, &mut xc).unwrap();
-                (k, b, xc)
-            })
-            .collect();
+        let twins = cpu_twins(&case, false);
         let bulkext2tc = SepLines { top: false, ..SepLines::WALK };
         for (lines, name) in [(Some(SepLines::WALK), "walk"), (Some(bulkext2tc), "bulkext2tc"), (Some(SepLines::PLAIN), "plain"), (None, "default")] {
             f.set_sep_lines(lines);
@@ -765,12 +782,7 @@ fn gpu_column_major_separator_lines_and_the_defaults_equal_faer_lu_and_the_cpu()
                 assert_line_launches(&be, &f, &case.name, want, &launches, false);
                 ran.push(format!("{} {name}", case.name));
             }
-            for (k, bh, xc) in &twins {
-                let bd = be.from_host(bh).unwrap();
-                let mut xd = be.zeros(n * k).unwrap();
-                f.solve_many(&be, *k, &bd, &mut xd).unwrap();
-                assert_equals_cpu(xc, &be.to_host(&xd).unwrap(), &format!("{} {name}: column-major, {k} columns", case.name));
-            }
+            assert_equals_twins(&be, &twins, &format!("{} {name}: column-major", case.name), |k, b, x| f.solve_many(&be, k, b, x));
         }
         // The row-major default: the walk by lines where it applies, equal to faer's LU.
         assert_eq!(f.sep_lines(true), DEFAULT_ROWS_SEP_LINES, "{}: set_sep_lines(None) restores the row-major default", case.name);
@@ -797,6 +809,20 @@ fn assert_every_degree_ran(ran: &[String], names: &[&str], what: &str) {
     }
 }
 
+/// A row-major solve of 256 columns by `f`, profiled (the walk's first pass), then traced and
+/// checked against faer's LU: the walk's first pass and its timeline per level.
+fn traced_walk(be: &galerkin::backend::cuda::CudaBackend, f: &mut CudaMultifrontal, case: &iga_common::Case) -> (usize, Vec<galerkin::solver::multifrontal::cuda::WalkLevel>) {
+    let n = case.sys.ndofs;
+    let b = be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, 256), n, 256)).unwrap();
+    let mut x = be.zeros(n * 256).unwrap();
+    let launches = f.solve_rows_profile(be, 256, &b, &mut x).unwrap();
+    let first = launches.iter().find(|l| l.label.starts_with("walk")).map(|l| l.pass).unwrap_or_else(|| panic!("{}: the walk's launch not in the profile", case.name));
+    f.set_walk_trace(true);
+    check_rows_against_faer(be, f, case, 256);
+    f.set_walk_trace(false);
+    (first, f.walk_levels(be).unwrap())
+}
+
 /// The line walk's timeline (`set_walk_trace`, round 20) after a traced row-major solve of 256
 /// columns by the default lines (which still equals faer's LU), on the 1D cases of degree 1…5: a
 /// level per walked pass and direction, forward up the passes then backward down them, each with
@@ -815,15 +841,7 @@ fn gpu_walk_trace_has_every_level_in_order() {
         f.prepare_maps(&be).unwrap();
         assert!(f.walks_top(&be, 256, true), "{}: the row-major default does not walk", case.name);
         assert!(f.walk_levels(&be).unwrap().is_empty(), "{}: a timeline before any traced walk", case.name);
-        let n = case.sys.ndofs;
-        let b = be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, 256), n, 256)).unwrap();
-        let mut x = be.zeros(n * 256).unwrap();
-        let launches = f.solve_rows_profile(&be, 256, &b, &mut x).unwrap();
-        let first = launches.iter().find(|l| l.label.starts_with("walk")).map(|l| l.pass).unwrap_or_else(|| panic!("{}: the walk's launch not in the profile", case.name));
-        f.set_walk_trace(true);
-        check_rows_against_faer(&be, &f, &case, 256);
-        f.set_walk_trace(false);
-        let levels = f.walk_levels(&be).unwrap();
+        let (first, levels) = traced_walk(&be, &mut f, &case);
         let passes: Vec<usize> = (first..).take_while(|&q| f.separator_pass_shape(q).is_some()).collect();
         let want: Vec<(usize, bool)> = passes.iter().map(|&q| (q, false)).chain(passes.iter().rev().map(|&q| (q, true))).collect();
         assert_eq!(levels.iter().map(|l| (l.pass, l.backward)).collect::<Vec<_>>(), want, "{}: the walk's levels", case.name);
@@ -837,5 +855,73 @@ fn gpu_walk_trace_has_every_level_in_order() {
         }
         check_rows_against_faer(&be, &f, &case, 256);
         assert_eq!(f.walk_levels(&be).unwrap(), levels, "{}: an untraced solve changed the timeline", case.name);
+    }
+}
+
+/// The line walk's item shapes (`set_walk_shape`, round 21: 32 columns with 1 or 4 threads per
+/// column, 64 with 2 or 4, 128 with 2 — other item boundaries, chunk counts and warps per item
+/// than the default's 32 × 2) equal faer's LU row-major for 1, 7, 32 and 256 columns (odd counts:
+/// no walk, the passes one launch each; 32: one chunk narrower than a 64-column item; 256: several
+/// chunks) and column-major at 256 with the walk's lines, on 1D systems of degree 1…5 with an odd
+/// number of elements and on the 2D large-front cases; 77 and 78 columns equal the CPU twins both
+/// ways. On the 1D cases with bulk copies the walk runs at 256 columns with items of up to 64
+/// columns, and a traced walk has every walked subtree × 256 / columns items. Shapes the kernel
+/// cannot run are errors; `None` restores round 20's shape.
+#[test]
+fn gpu_walk_shapes_equal_faer_lu_and_the_cpu() {
+    use galerkin::solver::multifrontal::cuda::WalkShape;
+    let Some(be) = test_gpu() else { return };
+    let bulk_here = be.device().compute_capability.0 >= 9;
+    let shapes = [(32, 1), (32, 4), (64, 2), (64, 4), (128, 2)].map(|(cols, threads)| WalkShape { cols, threads });
+    let mut walked = Vec::new();
+    let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases());
+    for case in cases {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert_eq!(f.walk_shape(), WalkShape { cols: 32, threads: DEFAULT_COLUMN_THREADS }, "{}: round 20's shape by default", case.name);
+        assert!(f.set_walk_shape(Some(WalkShape { cols: 48, threads: 2 })).is_err(), "{}: 48 columns accepted", case.name);
+        f.prepare_maps(&be).unwrap();
+        let (rows, cols) = (cpu_twins(&case, true), cpu_twins(&case, false));
+        for shape in shapes {
+            f.set_walk_shape(Some(shape)).unwrap();
+            assert_eq!(f.walk_shape(), shape, "{}", case.name);
+            f.set_sep_lines(None);
+            for nrhs in [1, 7, 32, 256] {
+                check_rows_against_faer(&be, &f, &case, nrhs);
+            }
+            assert_equals_twins(&be, &rows, &format!("{} {shape:?}: row-major", case.name), |k, b, x| f.solve_many_rows(&be, k, b, x));
+            let walks = f.walks_top(&be, 256, true);
+            if bulk_here && case.name.starts_with("seed") && shape.cols <= 64 {
+                assert!(walks, "{} {shape:?}: the row-major default does not walk", case.name);
+            }
+            if walks {
+                walked.push(format!("{} {}x{}", case.name, shape.cols, shape.threads));
+                let (first, levels) = traced_walk(&be, &mut f, &case);
+                let items: usize = levels.iter().map(|l| l.items).sum();
+                let subtrees: usize = (first..).map_while(|q| f.separator_pass_shape(q)).map(|s| s.subtrees).sum();
+                assert_eq!(items, 2 * subtrees * 256 / shape.cols, "{} {shape:?}: the traced walk's items", case.name);
+            }
+            f.set_sep_lines(Some(SepLines::WALK));
+            check_against_faer(&be, &f, &case, 256);
+            assert_equals_twins(&be, &cols, &format!("{} {shape:?}: column-major", case.name), |k, b, x| f.solve_many(&be, k, b, x));
+        }
+        f.set_walk_shape(None).unwrap();
+        assert_eq!(f.walk_shape(), WalkShape { cols: 32, threads: DEFAULT_COLUMN_THREADS }, "{}: None restores round 20's shape", case.name);
+    }
+    if bulk_here {
+        assert!(walked.iter().filter(|c| c.starts_with("seed")).count() >= 5 * 4, "the shapes walked too rarely: {walked:?}");
+    }
+}
+
+/// The walk shapes the kernel can run (32, 64 or 128 columns, 1 to 4 threads per column, at most
+/// 512 threads) pass `WalkShape::check`; others are errors that name the shape. Host only.
+#[test]
+fn walk_shapes_outside_the_kernels_range_are_refused() {
+    use galerkin::solver::multifrontal::cuda::WalkShape;
+    for (cols, threads) in [(32, 1), (32, 4), (64, 2), (64, 4), (128, 4)] {
+        assert_eq!(WalkShape { cols, threads }.check().ok(), Some(WalkShape { cols, threads }));
+    }
+    for (cols, threads) in [(16, 2), (48, 2), (256, 2), (32, 0), (32, 5)] {
+        let e = WalkShape { cols, threads }.check().expect_err(&format!("{cols}×{threads} accepted")).to_string();
+        assert!(e.contains(&format!("{cols} columns × {threads} threads")), "{e}");
     }
 }

@@ -11,7 +11,7 @@
 use super::timing::{guarded_gbs, measure, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::CudaBackend;
-use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, OverlapSpan, RowsBottom, SepLines, SolvePath, SubtreeShape, WalkLevel, DEFAULT_COLUMN_THREADS, TC_FEW_SUBTREES};
+use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, OverlapSpan, RowsBottom, SepLines, SolvePath, SubtreeShape, WalkLevel, WalkShape, DEFAULT_COLUMN_THREADS, TC_FEW_SUBTREES};
 use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
 use crate::iga::{self, seed, Field, Physics2d, Problem2d, Space1d, Space2d};
@@ -490,9 +490,10 @@ const ROWS_STAGED_ENGINE: &str = "gpu-rows-staged";
 const ROWS_FUSED_ENGINE: &str = "gpu-rows-fused";
 const ROWS_FUSED1_ENGINE: &str = "gpu-rows-fused1";
 
-/// Whether `engine` solves row-major, and with which bottom pass (`None`: the default).
+/// Whether `engine` solves row-major, and with which bottom pass (`None`: the default); any
+/// row-major engine may end in a [`walk_suffix`].
 fn rows_engine(engine: &str) -> Option<Option<RowsBottom>> {
-    match engine {
+    match walk_suffix(engine).0 {
         ROWS_ENGINE => Some(None),
         ROWS_REG_ENGINE => Some(Some(RowsBottom::Columns)),
         ROWS_REGTC_ENGINE => Some(Some(RowsBottom::ColumnsTensor)),
@@ -506,7 +507,21 @@ fn rows_engine(engine: &str) -> Option<Option<RowsBottom>> {
 /// The row-major engines with the separator-row kernels' lines chosen
 /// ([`CudaMultifrontal::set_sep_lines`]): `gpu-rows-` then a [`lines_suffix`].
 fn rows_lines(engine: &str) -> Option<SepLines> {
-    engine.strip_prefix("gpu-rows-").and_then(lines_suffix)
+    walk_suffix(engine).0.strip_prefix("gpu-rows-").and_then(lines_suffix)
+}
+
+/// A row-major engine's line walk shape (round 21, [`CudaMultifrontal::set_walk_shape`]): a
+/// trailing `-wCxT` (C columns per item, T threads per column, e.g. `gpu-rows-w32x4`,
+/// `gpu-rows-w64x2`); the engine without it and the shape (`None`: no suffix, the default's).
+fn walk_suffix(engine: &str) -> (&str, Option<WalkShape>) {
+    let parsed = engine.rsplit_once("-w").and_then(|(base, rest)| {
+        let (c, t) = rest.split_once('x')?;
+        Some((base, WalkShape { cols: c.parse().ok()?, threads: t.parse().ok()? }))
+    });
+    match parsed {
+        Some((base, shape)) => (base, Some(shape)),
+        None => (engine, None),
+    }
 }
 
 /// The column-major engines with the lines chosen (round 20; else as `gpu`): `gpu-` then a
@@ -625,6 +640,11 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                         f.set_rows_bottom(how);
                     }
                     f.set_sep_lines(rows_lines(e));
+                    let walk_shape = walk_suffix(e).1;
+                    f.set_walk_shape(walk_shape)?;
+                    if walk_shape.is_some() && nrhs % 2 == 0 && !f.walks_top(be, nrhs, true) {
+                        return Err(Error::invalid(format!("{e}: {n} elements of degree {p} have no line walk of that shape for {nrhs} right-hand sides")));
+                    }
                     if [ROWS_REG_ENGINE, ROWS_REGTC_ENGINE, ROWS_FUSED_ENGINE, ROWS_FUSED1_ENGINE].contains(&e) && !f.rows_bottom_runs() {
                         return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run that row-major bottom kernel")));
                     }

@@ -48,8 +48,11 @@ mod fused;
 mod overlap;
 #[path = "cuda_walk_trace.rs"]
 mod walk_trace;
+#[path = "cuda_walk_shape.rs"]
+mod walk_shape;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
+pub use walk_shape::WalkShape;
 pub use walk_trace::WalkLevel;
 pub use sep::{RowsBottom, SepLines, SepPassShape, DEFAULT_COLUMNS_SEP_LINES, DEFAULT_COLUMN_THREADS, DEFAULT_ROWS_BOTTOM, DEFAULT_ROWS_SEP_LINES, SEPARATORS_MIN_RHS};
 
@@ -504,6 +507,8 @@ pub struct CudaMultifrontal {
     sep_lines: Option<SepLines>,
     /// Whether the line walk stamps its items ([`CudaMultifrontal::set_walk_trace`]).
     walk_trace: bool,
+    /// The line walk's item shape ([`CudaMultifrontal::set_walk_shape`]; `None`: round 20's).
+    walk_shape: Option<WalkShape>,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -762,6 +767,7 @@ impl CudaMultifrontal {
             rows_bottom: DEFAULT_ROWS_BOTTOM,
             sep_lines: None,
             walk_trace: false,
+            walk_shape: None,
             probe: Mutex::new(None),
             lvl_end,
             side: Vec::new(),

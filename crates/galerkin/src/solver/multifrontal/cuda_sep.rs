@@ -61,8 +61,9 @@ struct WalkState {
     trace: Option<(CudaSlice<u64>, usize)>,
 }
 
-/// Columns per chunk of the walk (a warp per item).
-const WALK_COLS: usize = 32;
+/// Columns per chunk of the walk (round 12's: a warp per item; the line walk's by default,
+/// [`super::WalkShape`]).
+pub(super) const WALK_COLS: usize = 32;
 
 /// The walk's largest staged map (doubles), most local rows and dynamic shared memory (bytes; the
 /// kernel is left at the default limit, [`DEFAULT_SMEM`]).
@@ -525,7 +526,7 @@ impl CudaMultifrontal {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
         let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
-        let flags = self.sep_line_flags(be, p, backward, n & ROW_MAJOR != 0);
+        let flags = self.sep_line_flags(be, p, backward, n);
         let (cols, smem) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, flags)).ok_or_else(|| Error::invalid(format!("pass {}: 32 columns of the separator-row kernels need more shared memory than {} bytes", p.index, self.sub_smem)))?;
         let grid_y = if self.split_columns { nrhs.div_ceil(cols).min(GRID_Y) } else { self.tensor_grid_y(p, nrhs, cols) };
         let which = if backward { p.map_nb } else { 0 };
@@ -582,6 +583,12 @@ impl DevPass {
     }
 }
 
+/// Threads of a block of `cols` columns with `threads` per column, fewer per column where kernel
+/// `k` cannot run that many threads per block.
+fn block_threads(k: &Kernel, cols: usize, threads: usize) -> Result<usize> {
+    Ok(cols * threads.min(k.max_threads()? / cols).max(1))
+}
+
 /// The kernels' MF_SEP_BULK, MF_SEP_EXT and MF_SEP_TCF (`mf_mapss{b,e,be}_*` = flags 1, 2, 3;
 /// `mf_mapss{,b,e,be}t_forward` = 4…7).
 const SEP_BULK: usize = 1;
@@ -591,9 +598,10 @@ const SEP_TCF: usize = 4;
 impl CudaMultifrontal {
     /// The line variant of a separator-row launch over pass `p` ([`SepLines`]; 0: the plain
     /// kernels): bulk copies where chosen on sm_90 and up, staged contributions where chosen for
-    /// a pass of that few subtrees with external children.
-    fn sep_line_flags(&self, be: &CudaBackend, p: &DevPass, backward: bool, row_major: bool) -> usize {
-        let l = self.sep_lines(row_major);
+    /// a pass of that few subtrees with external children; the lines of the solve's layout (`n`
+    /// with [`ROW_MAJOR`], as [`CudaMultifrontal::line_walk`] and [`CudaMultifrontal::walks`]).
+    fn sep_line_flags(&self, be: &CudaBackend, p: &DevPass, backward: bool, n: u64) -> usize {
+        let l = self.sep_lines(n & ROW_MAJOR != 0);
         let bulk = self.bulk_lines(be, l);
         let ext = p.has_ext && l.ext_below.is_some_and(|min| p.count < min);
         let tcf = l.tc_forward && !backward && p.tc_roots();
@@ -631,7 +639,7 @@ impl CudaMultifrontal {
     /// `mf_mapss_backward_3` at 256 columns × 4 failed with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES on
     /// the H200). The limit is read from the driver once per kernel ([`Kernel::max_threads`]).
     fn column_block(&self, k: &Kernel, cols: usize) -> Result<usize> {
-        Ok(cols * self.column_threads.min(k.max_threads()? / cols).max(1))
+        block_threads(k, cols, self.column_threads)
     }
 
     /// One launch of the pipelined separator-row kernels over pass `p`: blocks of the forced
@@ -672,8 +680,8 @@ impl CudaMultifrontal {
 
     /// The line walk's kernel variant (flags), largest staged map (doubles) and dynamic shared
     /// memory (bytes) for `nrhs` columns where it runs ([`SepLines::top`]: chosen with bulk lines,
-    /// sm_90 and up, an even count of columns, a walk, an item within the default shared memory);
-    /// the lines of the solve's layout (`n` with [`ROW_MAJOR`]).
+    /// sm_90 and up, an even count of columns, a walk, an item of [`CudaMultifrontal::walk_shape`]'s
+    /// columns within the default shared memory); the lines of the solve's layout (`n` with [`ROW_MAJOR`]).
     fn line_walk(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> Option<(usize, usize, usize)> {
         let w = s.walk.as_ref()?;
         let l = self.sep_lines(n & ROW_MAJOR != 0);
@@ -685,7 +693,7 @@ impl CudaMultifrontal {
         let flags = SEP_BULK | SEP_EXT | if tcf { SEP_TCF } else { 0 };
         let mcap = top.iter().map(|p| p.map_cap(true, true).max(p.mapss_map(false, flags))).max()?;
         let rows = top.iter().map(|p| p.dp.rows as usize + p.max_ext).max()?;
-        let smem = 8 * (mcap.next_multiple_of(2) + rows * (WALK_COLS + 4));
+        let smem = 8 * (mcap.next_multiple_of(2) + rows * (self.walk_shape().cols + 4));
         // Within the limit the kernels were allowed (`wide_smem`), less the static mbarrier and item.
         (smem + 64 <= self.sub_smem).then_some((flags, mcap, smem))
     }
@@ -738,11 +746,15 @@ impl CudaMultifrontal {
         Ok(())
     }
 
-    /// One launch of `mf_mapss_top`: as many blocks of [`WALK_COLS`] columns as are resident (at
-    /// most the items), the item counter zeroed, a new epoch for the flags.
+    /// One launch of `mf_mapss_top`: as many blocks of [`WALK_COLS`] columns (by lines:
+    /// [`CudaMultifrontal::walk_shape`]'s) as are resident (at most the items), the item counter
+    /// zeroed, a new epoch for the flags.
     #[allow(clippy::too_many_arguments)]
     fn walk_top(&self, be: &CudaBackend, s: &DevSeparators, w: &DevWalk, nrhs: usize, n: u64, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
-        let chunks = nrhs.div_ceil(WALK_COLS);
+        let lines = self.line_walk(be, s, nrhs, n);
+        let shape = self.walk_shape();
+        let cols = if lines.is_some() { shape.cols } else { WALK_COLS };
+        let chunks = nrhs.div_ceil(cols);
         let mut guard = w.state.lock().unwrap_or_else(|p| p.into_inner());
         if guard.as_ref().is_none_or(|st| st.chunks < chunks || st.epoch == u32::MAX) {
             *guard = None;
@@ -754,14 +766,13 @@ impl CudaMultifrontal {
         st.epoch += 1;
         be.zero_slice(&mut st.counter)?;
         let top = &s.passes[w.first..];
-        // Round 12's kernel (a warp per item), or by lines: WALK_COLS columns, the separator-row
-        // kernels' threads per column.
-        let lines = self.line_walk(be, s, nrhs, n);
+        // Round 12's kernel (a warp per item), or by lines: the shape's columns and threads per
+        // column (fewer where the kernel's registers allow fewer).
         let (k, mcap, smem) = match lines {
             Some((flags, mcap, smem)) => (&self.kernels.mapss_top_lines[usize::from(flags & SEP_TCF != 0)], mcap, smem),
             None => (&self.kernels.mapss_top, w.mcap, 8 * (w.mcap.next_multiple_of(2) + w.rows * (WALK_COLS + 1))),
         };
-        let threads = if lines.is_some() { self.column_block(k, WALK_COLS)? } else { WALK_COLS };
+        let threads = if lines.is_some() { block_threads(k, cols, shape.threads)? } else { WALK_COLS };
         let per_sm = k.func.occupancy_max_active_blocks_per_multiprocessor(threads as u32, smem, None).map_err(|e| cuda_error(format!("occupancy of {}: {e}", k.name)))?;
         let items = w.nsteps * chunks;
         let grid = (per_sm.max(1) as usize * be.device().multiprocessors.max(1) as usize).min(items).max(1);
@@ -771,7 +782,7 @@ impl CudaMultifrontal {
         let (flags, counter) = (ptr(be, &st.flags), ptr(be, &st.counter));
         let (ns, nc, ep, mc, nr) = (w.nsteps as u32, chunks as u32, st.epoch, mcap as u32, nrhs as u32);
         if lines.is_some() {
-            let c = WALK_COLS as u32;
+            let c = cols as u32;
             let trace: DevPtr = if self.walk_trace {
                 if st.trace.as_ref().is_none_or(|t| t.0.len() < 3 * items) {
                     st.trace = Some((be.alloc::<u64>(3 * items)?, chunks));
