@@ -803,7 +803,8 @@ fn two_round_gram_tiles_match_the_cpu() {
     use galerkin::operator::level::full::cuda::DeviceAssembler;
     let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
     let space = hier(twisted(3, true), 5, ModeSet::Trunk);
-    let integ = ElementIntegrator::new(&space, &Elasticity::lame(LAMBDA, MU, 3), None).unwrap();
+    let physics = Elasticity::lame(LAMBDA, MU, 3);
+    let integ = ElementIntegrator::new(&space, &physics, None).unwrap();
     let tuning = galerkin::operator::Tuning { integration: galerkin::operator::level::Integration::Tiled, ..Default::default() };
     let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), tuning).unwrap();
     let got = asm.tiled_matrices_to_host_on(&gpu, TiledConfig::round21_high(74)[0], None).unwrap();
