@@ -127,7 +127,10 @@ impl TiledConfig {
     /// m16n8k16 with the diagonal tiles' B fragments from the A fragment (p = 4's default since
     /// round 20), without them, on m16n8k8 with its two k-steps a pass unrolled (half the fragment
     /// registers beside the 36 accumulators), and on 20 warps (7 tiles a warp in the first round,
-    /// 96 registers). Sweep rows until the device measures them.
+    /// 96 registers). Measured (H200, BENCHMARKS.md, 21st pass): equal to the CPU to 1.7e-15 but
+    /// 38–115 % slower than p = 5's default (7.49–11.65 ms against 5.42): 36 accumulators beside
+    /// the fragments spill (144–232 B of stack, 101 M local loads a launch against 4.5 M), so the
+    /// multiplies wait on L1 (0.31 eligible warps a scheduler against 0.58). Sweep rows only.
     pub fn round21_high(nloc: usize) -> Vec<TiledConfig> {
         if !(65..=74).contains(&nloc) {
             return Vec::new();
