@@ -275,6 +275,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef GRAM_DIAG
 #define GRAM_DIAG 0                                  // (round 20, with GRAM) a strip's two diagonal tiles take their B fragments from its A fragment (G = HᵀH: the same entries of H), no loads
 #endif
+#ifndef GRAM_SPLIT
+#define GRAM_SPLIT 0                                 // (round 21, with GRAM) two rounds of Gram tiles a cell: the rows of the first 16·GRAM_SPLIT functions, then the rest's; 0: one round (gram_round)
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -459,7 +462,7 @@ __device__ __forceinline__ void mma16(double d[4], const double a[2 * S], const 
 // otherwise three doubles of the NQ · NLOC · 3 table, read from L2 (it outgrows L1 from p = 4 on).
 __device__ __forceinline__ void stage_points(const double* __restrict__ tab, const double* __restrict__ jq,
                                              const double* __restrict__ ts, const u32* __restrict__ tis, int q0,
-                                             double* __restrict__ h, int tid) {
+                                             double* __restrict__ h, int tid, int a0 = 0) {
     // GRAM_WIDE: the lanes of a warp take consecutive points (one function each), so their
     // stores to a transposed row are adjacent and their factor loads mostly one address.
     const int qq = GRAM_WIDE ? tid % QCP : tid / SPP, sub = GRAM_WIDE ? tid / QCP : tid - qq * SPP;
@@ -486,8 +489,9 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
 #endif
 #pragma unroll SUNROLL
     for (int m = 0; m < APT; ++m) {
-        const int a = sub + m * SPP;
-        if (APT * SPP > NPADS && a >= NPADS) break;
+        // (GRAM_SPLIT: a round's passes stage its rows' functions from a0 on; no tile reads the rest.)
+        const int a = a0 + sub + m * SPP;
+        if ((GRAM_SPLIT || APT * SPP > NPADS) && a >= NPADS) break;
         double r[DIM] = {};
         if (a < NLOC) {
 #if TENSOR
@@ -1165,7 +1169,7 @@ constexpr int pipe_round_span() {
     for (int t0 = 0; t0 < NTILES; t0 += ROUND_TILES) span = max_i(span, tile_hi(min_i(t0 + ROUND_TILES, NTILES) - 1) - tile_lo(t0));
     return span;
 }
-static_assert(!PIPE_ROUNDS || (PIPE && PIPE_ROUNDS <= 2 && pipe_round_span() + 1 <= IMAGE_DOUBLES),
+static_assert(!PIPE_ROUNDS || (PIPE && PIPE_ROUNDS <= 2 && (GRAM || pipe_round_span() + 1 <= IMAGE_DOUBLES)),
               "pipelined rounds: PIPE's shape, each round's packed rows and their phase fit the image region");
 
 // ---- Gram tiles (GRAM, round 16: trunk p = 4) --------------------------------------------------
@@ -1179,16 +1183,37 @@ static_assert(!PIPE_ROUNDS || (PIPE && PIPE_ROUNDS <= 2 && pipe_round_span() + 1
 // strip. The image holds G's packed upper triangle first; behind a barrier a thread per node pair
 // (a ≤ b) reads its nine moments and writes QF::block's entries in place — where NCOMP = DIM the
 // pair's block of the matrix and its moments are the same nine (six for a = b) packed entries.
-constexpr int gram_tiles() {
+//
+// GRAM_SPLIT (round 21, trunk p = 5: 210 tiles, too many accumulators for one round) takes two
+// rounds a cell: the strips of the rows of functions [0, 16·GRAM_SPLIT) (a moment strip is three
+// Gram strips, so a node's rows never straddle the rounds), then the rest's — p = 5: 138 tiles on
+// strips 0–5 (9 a warp), then 72 on strips 6–13 (5). A round's rows are contiguous in packed
+// storage and hold every moment of its node pairs (a ≤ b, a among its functions), so each round's
+// image becomes its pairs' blocks and leaves as the moment strips it covers; the second round's
+// passes stage only its own functions (no tile of it reads the first's rows).
+constexpr int GRAM_ROUNDS = GRAM_SPLIT ? 2 : 1;
+constexpr int gram_f0(int rd) { return rd == 0 ? 0 : 16 * GRAM_SPLIT; }                    // a round's first function
+constexpr int gram_f1(int rd) { return GRAM_SPLIT && rd == 0 ? 16 * GRAM_SPLIT : NLOC; }  // one past its last
+constexpr int gram_tiles(int rd) {
     int n = 0;
-    for (int t = 0; t < GS16; ++t) n += GB8 > 2 * t ? GB8 - 2 * t : 0;
+    for (int t = DIM * gram_f0(rd) / 16; t < (GRAM_SPLIT && rd == 0 ? DIM * gram_f1(rd) / 16 : GS16); ++t) n += GB8 > 2 * t ? GB8 - 2 * t : 0;
     return n;
 }
-constexpr int GT = gram_tiles();
-constexpr int GTPW = (GT + TILED_WARPS - 1) / TILED_WARPS;          // a warp's tiles, at most
-constexpr int GPPT = (NPAIRS + TILED_THREADS - 1) / TILED_THREADS;  // a thread's node pairs, at most
-static_assert(!GRAM || (PIPE_ROUNDS == 2 && NCOMP == DIM && PACKED && !PAIRED && ONE_ROUND && NDP + 1 <= IMAGE_DOUBLES),
-              "Gram tiles: pipelined rounds with the next J⁻¹ late, elasticity's blocks, packed, one round and the whole triangle in the image");
+constexpr int gram_lo(int rd) { return packed_c(DIM * gram_f0(rd), DIM * gram_f0(rd)); }       // a round's first packed entry
+constexpr int gram_hi(int rd) { return gram_f1(rd) == NLOC ? NDP : gram_lo(rd + 1); }          // one past its last
+constexpr int gram_most(int per_round(int), int per) {
+    int m = 0;
+    for (int rd = 0; rd < GRAM_ROUNDS; ++rd) m = max_i(m, (per_round(rd) + per - 1) / per);
+    return m;
+}
+constexpr int gram_pairs(int rd) { return row_start(gram_f1(rd)) - row_start(gram_f0(rd)); }
+constexpr int gram_span(int rd) { return gram_hi(rd) - gram_lo(rd); }
+constexpr int GTPW = gram_most(gram_tiles, TILED_WARPS);     // a warp's tiles in a round, at most
+constexpr int GPPT = gram_most(gram_pairs, TILED_THREADS);   // a thread's node pairs in a round, at most
+static_assert(!GRAM || (PIPE_ROUNDS == 2 && NCOMP == DIM && PACKED && !PAIRED && (ONE_ROUND || GRAM_SPLIT) && gram_most(gram_span, 1) + 1 <= IMAGE_DOUBLES),
+              "Gram tiles: pipelined rounds with the next J⁻¹ late, elasticity's blocks, packed, one round (or GRAM_SPLIT's two) and each round's rows in the image");
+static_assert(!GRAM_SPLIT || (GRAM && 16 * GRAM_SPLIT < NLOC && !GRAM_OVERLAP && !GRAM_PAIRS && !GRAM_WIDE),
+              "two rounds of Gram tiles: within the functions, the blocks in the cell's tail, strip order, plain passes");
 static_assert(!GRAM_PAIRS || GRAM, "strip-pair order: Gram tiles");
 static_assert(!GRAM_UNROLL || GRAM, "unrolled k-steps: Gram tiles");
 static_assert(!GRAM_DIAG || (GRAM && !GRAM_PAIRS), "diagonal B fragments from the A fragment: Gram tiles in strip order");
@@ -1226,8 +1251,9 @@ struct GramRound {
     // GRAM_PAIRS: bit i of `anew` — tile i loads its strip's A fragment (its slot, ts[i] & 1, holds
     // another strip); of `bnew` — tile i loads its B fragment (not its predecessor's column).
     unsigned anew = 0u, bnew = 0u;
-    __device__ __forceinline__ GramRound(int, int warp, const signed char* __restrict__ signs, int has_signs, u64 c) {
-        constexpr int base = GT / TILED_WARPS, extra = GT % TILED_WARPS;
+    int rd;  // the cell's round (GRAM_SPLIT)
+    __device__ __forceinline__ GramRound(int round, int warp, const signed char* __restrict__ signs, int has_signs, u64 c) : rd(round) {
+        const int tiles = gram_tiles(rd), base = tiles / TILED_WARPS, extra = tiles % TILED_WARPS;
         const int first = warp * base + min_i(warp, extra), count = base + (warp < extra ? 1 : 0);
 #if GRAM_PAIRS
         int held0 = -1, held1 = -1;  // the strips whose A fragments slots 0 and 1 hold
@@ -1248,7 +1274,7 @@ struct GramRound {
             if (i == 0 || tc[i - 1] != col) bnew |= 1u << i;
         }
 #else
-        int st = 0, col = first;
+        int st = DIM * gram_f0(rd) / 16, col = first;
         while (col >= GB8 - 2 * st) {
             col -= GB8 - 2 * st;
             ++st;
@@ -1264,10 +1290,10 @@ struct GramRound {
 #endif
 #pragma unroll
         for (int j = 0; j < (GRAM_OVERLAP ? 0 : GPPT); ++j) {
-            const int pi = (int)threadIdx.x + j * TILED_THREADS;
+            const int pi = row_start(gram_f0(rd)) + (int)threadIdx.x + j * TILED_THREADS, pend = row_start(gram_f1(rd));
             int a = 0, b = 0;
-            if (pi < NPAIRS) upper_pair(pi, a, b);
-            sg[j] = pi < NPAIRS ? sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b) : 0.0;
+            if (pi < pend) upper_pair(pi, a, b);
+            sg[j] = pi < pend ? sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b) : 0.0;
         }
     }
 };
@@ -1399,7 +1425,7 @@ __device__ __forceinline__ void form_round_image(double* __restrict__ img, int l
 // below the diagonal where a = b) into its block signed by sign(j, a, b), in place.
 // (GRAM_OVERLAP: the pairs [p0, p1) only, one at a time — fewer registers beside the accumulators.)
 template <class Sign>
-__device__ __forceinline__ void gram_blocks(double* __restrict__ img, const double* p, int tid, Sign sign, int p0 = 0, int p1 = NPAIRS) {
+__device__ __forceinline__ void gram_blocks(double* __restrict__ img, int lo, const double* p, int tid, Sign sign, int p0 = 0, int p1 = NPAIRS) {
 #pragma unroll (GRAM_OVERLAP ? 1 : GPPT)
     for (int j = 0; j < GPPT; ++j) {
         const int pi = p0 + tid + j * TILED_THREADS;
@@ -1411,7 +1437,7 @@ __device__ __forceinline__ void gram_blocks(double* __restrict__ img, const doub
 #pragma unroll
         for (int m = 0; m < DIM * DIM; ++m) {
             const int rr = DIM * a + m / DIM, ss = DIM * b + m % DIM;
-            mp.m[m] = img[rr <= ss ? packed_c(rr, ss) : packed_c(ss, rr)];
+            mp.m[m] = img[(rr <= ss ? packed_c(rr, ss) : packed_c(ss, rr)) - lo];
         }
         double e[NCOMP][NCOMP] = {};
         QF::template block<DIM, NCOMP>(p, mp, e);
@@ -1420,19 +1446,21 @@ __device__ __forceinline__ void gram_blocks(double* __restrict__ img, const doub
 #pragma unroll
             for (int jj = 0; jj < NCOMP; ++jj) {
                 const int rr = NCOMP * a + i, ss = NCOMP * b + jj;
-                if (rr <= ss) img[packed_c(rr, ss)] = sg * e[i][jj];
+                if (rr <= ss) img[packed_c(rr, ss) - lo] = sg * e[i][jj];
             }
     }
 }
-// Cell c's blocks, signed by the products loaded at its head (GRAM_OVERLAP: loaded here, as the
-// blocks a cell later are); a tile's image is final already.
-__device__ __forceinline__ void finish_round_image(double* __restrict__ img, const double* p, const GramRound& r, int tid,
+// Cell c's blocks of the round's node pairs (image entry e at img[e − lo]), signed by the products
+// loaded at its head (GRAM_OVERLAP: loaded here, as the blocks a cell later are); a tile's image is
+// final already.
+__device__ __forceinline__ void finish_round_image(double* __restrict__ img, int lo, const double* p, const GramRound& r, int tid,
                                                   const signed char* __restrict__ signs, int has_signs, u64 c) {
-    gram_blocks(img, p, tid, [&](int j, int a, int b) {
-        return GRAM_OVERLAP ? sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b) : r.sg[j];
-    });
+    gram_blocks(
+        img, lo, p, tid,
+        [&](int j, int a, int b) { return GRAM_OVERLAP ? sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b) : r.sg[j]; },
+        row_start(gram_f0(r.rd)), row_start(gram_f1(r.rd)));
 }
-__device__ __forceinline__ void finish_round_image(double*, const double*, const TiledCell::Round&, int, const signed char*, int, u64) {}
+__device__ __forceinline__ void finish_round_image(double*, int, const double*, const TiledCell::Round&, int, const signed char*, int, u64) {}
 
 template <bool G, class A, class B>
 struct pick_type {
@@ -1443,6 +1471,7 @@ struct pick_type<false, A, B> {
     using type = B;
 };
 using PipeRound = typename pick_type<GRAM != 0, GramRound, TiledCell::Round>::type;
+constexpr int PIPE_NROUNDS = GRAM ? GRAM_ROUNDS : (NTILES + ROUND_TILES - 1) / ROUND_TILES;  // a cell's rounds of tiles
 
 // GRAM_OVERLAP (round 17): cell c's Gram image — the whole packed triangle, at the phase of c's
 // matrix in the image region — turned into c's signed blocks in place by this thread's node pairs
@@ -1470,7 +1499,7 @@ __device__ __forceinline__ void prev_blocks(double* __restrict__ out, const doub
     const TiledCell cell(out, coef, meta, c);
     const int split = row_start(min_i(16 * GSPLIT, NLOC));
     gram_blocks(
-        gram_image(hbuf, cell.k), cell.p, tid,
+        gram_image(hbuf, cell.k), 0, cell.p, tid,
         [&](int, int a, int b) { return sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b); }, part == 0 ? 0 : split,
         part == 0 ? split : NPAIRS);
 }
@@ -1517,9 +1546,13 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
         const u32 vid2 = warp == 0 && tid < NV && after ? __ldg(&cell_verts[(c + 2 * stride) * NV + tid]) : 0u;
         const TiledCell cell(out, coef, meta, c);
 #pragma unroll 1
-        for (int t0 = 0; t0 < NTILES; t0 += ROUND_TILES) {
-            const bool final_round = t0 + ROUND_TILES >= NTILES;
-            PipeRound r(t0, warp, signs, has_signs, c);
+        for (int rd = 0; rd < PIPE_NROUNDS; ++rd) {
+            const int t0 = rd * ROUND_TILES;
+            const bool final_round = rd + 1 == PIPE_NROUNDS;
+            // GRAM_SPLIT: this round's passes stage its own functions; the pass after its image is the
+            // next round's (the next cell's first).
+            const int a_this = GRAM ? gram_f0(rd) : 0, a_next = GRAM && !final_round ? gram_f0(rd + 1) : 0;
+            PipeRound r(GRAM ? rd : t0, warp, signs, has_signs, c);
 #pragma unroll 1
             for (int ch = 0; ch < NCHUNK; ++ch, ++n) {
                 const bool last = ch + 1 == NCHUNK;
@@ -1532,11 +1565,11 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
                 // at the last pass.
                 const bool blocks = pending && t0 == 0 && (ch == 0 || (GRAM_SPREAD && ch == 1));
                 if (pending && t0 == 0 && (ch == 1 || (GRAM_SPREAD && ch == 2))) send_gram_image(out, hbuf, c - stride, tid, ch - 1);
-                if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
+                if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid, a_this);
                 if (blocks && !blocks_late) prev_blocks(out, coef, meta, signs, has_signs, hbuf, c - stride, tid, ch);
                 if (!JQ_LATE && last && final_round && next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);
                 if (!(SKIP_PARTS & 2)) multiply_round(cur, r);
-                if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid);
+                if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid, a_this);
                 if (blocks && blocks_late) prev_blocks(out, coef, meta, signs, has_signs, hbuf, c - stride, tid, ch);
                 if (blocks) fence_async_shared();  // the blocks are visible to the next pass's bulk copies
                 if (last) bulk_wait_read();  // the previous round's copies have read the image (and the buffer it lay in)
@@ -1549,7 +1582,7 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
             }
             // Pass n − 1 (the round's last) read buffer (n − 1) & 1: the image goes there (or to its
             // own region), the next round's first pass to buffer n & 1, both free.
-            const int lo = ONE_ROUND ? 0 : tile_lo(t0), tend = min_i(t0 + ROUND_TILES, NTILES);
+            const int lo = GRAM ? gram_lo(rd) : ONE_ROUND ? 0 : tile_lo(t0), tend = min_i(t0 + ROUND_TILES, NTILES);
             double* img = (IMAGE_DOUBLES > 0 ? hbuf + 2 * HSIZE : hbuf + ((n - 1) & 1) * HSIZE) + ((reinterpret_cast<u64>(cell.k + lo) >> 3) & 1);
             if (SKIP_PARTS & 4) {
                 const double sum = round_sum(r);
@@ -1565,16 +1598,20 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
                 if (next) fill_jq<GRAM_OVERLAP != 0>(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);  // the next cell's
                 if (defer) __syncwarp();
                 else __syncthreads();  // its table is written, xn read; (GRAM) the image is whole
+            } else if (GRAM) {
+                __syncthreads();  // (GRAM_SPLIT's first round) the round's Gram image is whole before its blocks read it
             }
-            if (!defer && !(SKIP_PARTS & 4)) finish_round_image(img, cell.p, r, tid, signs, has_signs, c);
-            if ((!final_round || next) && !(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + (n & 1) * HSIZE, tid);
+            if (!defer && !(SKIP_PARTS & 4)) finish_round_image(img, lo, cell.p, r, tid, signs, has_signs, c);
+            if ((!final_round || next) && !(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + (n & 1) * HSIZE, tid, a_next);
             if (!defer && final_round && warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
             fence_async_shared();  // the image is visible to the bulk copies
             __syncthreads();
             if (defer) {
                 if (warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
             } else if (!(SKIP_PARTS & 4)) {
-                if (ONE_ROUND) for_strips(tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, 0, e0, e1); });
+                // (Gram tiles: the moment strips of the round's functions, GRAM_SPLIT's a multiple of 16.)
+                if (GRAM) for_strips(tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, lo, e0, e1); }, gram_f0(rd) / 16, (gram_f1(rd) + 15) / 16);
+                else if (ONE_ROUND) for_strips(tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, 0, e0, e1); });
                 else for_group_ranges<true>(t0, tend, tid, TILED_THREADS, [&](int e0, int e1) { send_range(cell.k, img, lo, e0, e1); });
                 bulk_commit();
             }

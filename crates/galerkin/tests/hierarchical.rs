@@ -781,3 +781,48 @@ fn gram_tiles_match_the_cpu() {
         std::iter::once(TiledConfig::for_functions(nloc)).chain(shapes).chain(overlapped).chain(loads).chain(warps).chain(diag).collect()
     });
 }
+
+/// Round 21's p = 5 Gram tiles in two rounds a cell ([`TiledConfig::round21_high`]: the rows of
+/// functions 0–31, then 32–73, each round's image its own rows, the second round staging only its
+/// functions) give the CPU's matrices on 27 distorted, rotated cells, on the resident grid and on
+/// 2 blocks (each block's cells run both rounds in turn). A wrong round boundary (a node pair in
+/// neither round, the second round's rows read at the first's offset), a stale row of the first
+/// round's functions read by the second, or a sign taken for the wrong pair shows as an O(1)
+/// difference; the matrices are also symmetric with the six rigid-body modes in their null space.
+#[test]
+fn two_round_gram_tiles_match_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(5..=5, |p, nloc| {
+        let shapes = TiledConfig::round21_high(nloc);
+        assert!(shapes.len() == 4 && shapes.iter().all(|c| c.gram && c.pipe_rounds == 2 && c.packed), "p = {p}: the two-round Gram shapes");
+        assert!(shapes.iter().any(|c| c.mma_k == 8) && shapes.iter().any(|c| c.gram_diag) && shapes.iter().any(|c| !c.gram_diag) && shapes.iter().any(|c| c.warps == 20));
+        shapes
+    });
+    // The first shape's matrices, every cell: symmetric, and the six rigid motions (in the global
+    // orientation the GPU's S K S uses: no signs) annihilated to round-off.
+    use galerkin::operator::level::full::cuda::DeviceAssembler;
+    let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
+    let space = hier(twisted(3, true), 5, ModeSet::Trunk);
+    let physics = Elasticity::lame(LAMBDA, MU, 3);
+    let integ = ElementIntegrator::new(&space, &physics, None).unwrap();
+    let tuning = galerkin::operator::Tuning { integration: galerkin::operator::level::Integration::Tiled, ..Default::default() };
+    let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), tuning).unwrap();
+    let got = asm.tiled_matrices_to_host_on(&gpu, TiledConfig::round21_high(74)[0], None).unwrap();
+    let nd = integ.elem_size();
+    let rigid: [fn([f64; 3]) -> [f64; 3]; 6] = [|_| [1.0, 0.0, 0.0], |_| [0.0, 1.0, 0.0], |_| [0.0, 0.0, 1.0], |x| [-x[1], x[0], 0.0], |x| [0.0, -x[2], x[1]], |x| [x[2], 0.0, -x[0]]];
+    let modes: Vec<Vec<f64>> = rigid.iter().map(|r| space.interpolate(|x, o| o.copy_from_slice(&r(x)))).collect();
+    for (c, ke) in got.chunks(nd * nd).enumerate() {
+        let scale = ke.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for i in 0..nd {
+            for j in 0..i {
+                assert!((ke[i * nd + j] - ke[j * nd + i]).abs() < 1e-13 * scale, "cell {c}: two-round Gram matrix not symmetric at ({i}, {j})");
+            }
+        }
+        for g in &modes {
+            let local: Vec<f64> = (0..nd).map(|i| g[space.dofmap.cell(c)[i / 3] * 3 + i % 3]).collect();
+            let norm = local.iter().map(|v| v * v).sum::<f64>().sqrt();
+            let kr = (0..nd).map(|i| (0..nd).map(|j| ke[i * nd + j] * local[j]).sum::<f64>().abs()).fold(0.0, f64::max);
+            assert!(kr < 1e-11 * scale * norm, "cell {c}: a rigid motion is not in the two-round Gram matrix's null space ({kr:e})");
+        }
+    }
+}

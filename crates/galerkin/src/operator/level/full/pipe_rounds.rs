@@ -119,6 +119,50 @@ impl TiledConfig {
     }
 }
 
+impl TiledConfig {
+    /// The twenty-first round's shapes at trunk p = 5 (65–74 functions; none elsewhere): round 15's
+    /// pipelined rounds (16 points a pass, the next J⁻¹ table after the image) with Gram tiles in
+    /// two rounds a cell ([`gram_split`]: 138 tiles on the rows of functions 0–31, 9 a warp, then
+    /// 72 on the rest's, 5 a warp; 210 MMAs a k-step instead of the moment tiles' 270) on
+    /// m16n8k16 with the diagonal tiles' B fragments from the A fragment (p = 4's default since
+    /// round 20), without them, on m16n8k8 with its two k-steps a pass unrolled (half the fragment
+    /// registers beside the 36 accumulators), and on 20 warps (7 tiles a warp in the first round,
+    /// 96 registers). Measured (H200, BENCHMARKS.md, 21st pass): equal to the CPU to 1.7e-15 but
+    /// 38–115 % slower than p = 5's default (7.49–11.65 ms against 5.42): 36 accumulators beside
+    /// the fragments spill (144–232 B of stack, 101 M local loads a launch against 4.5 M), so the
+    /// multiplies wait on L1 (0.31 eligible warps a scheduler against 0.58). Sweep rows only.
+    pub fn round21_high(nloc: usize) -> Vec<TiledConfig> {
+        if !(65..=74).contains(&nloc) {
+            return Vec::new();
+        }
+        let g = TiledConfig { gram: true, mma_k: 16, gram_diag: true, ..TiledConfig::round15_high(nloc)[0] };
+        vec![g, TiledConfig { gram_diag: false, ..g }, TiledConfig { mma_k: 8, gram_unroll: true, ..g }, TiledConfig { warps: 20, ..g }]
+    }
+}
+
+/// The kernel's GRAM_SPLIT for `cfg` on `v`: where the moment tiles take more than one round a
+/// cell and the functions fill five 16-function strips up to trunk p = 5's 74 (the first round's
+/// rows — functions 0–31, 16 752 doubles at p = 5 — and two 16-point staging buffers fit a block's
+/// shared memory), Gram tiles take two rounds, the first on the rows of functions [0, 32); else 0.
+pub(crate) fn gram_split(v: &Variant, cfg: TiledConfig) -> usize {
+    let two = super::schemes::tile_count(v.nloc, false) > cfg.warps.max(1) && (65..=74).contains(&v.nloc);
+    if two {
+        2
+    } else {
+        0
+    }
+}
+
+/// Doubles of the Gram tiles' image region for `v` split at `split` ([`gram_split`]): the longest
+/// round's packed rows (a round's rows are contiguous), one double for the 16-byte phase, even.
+pub(crate) fn gram_image_doubles(v: &Variant, split: usize) -> usize {
+    let nd = v.nloc * v.ncomp;
+    let rows = |r: usize| r * nd - r * r.saturating_sub(1) / 2;  // packed entries of rows [0, r)
+    let first = if split > 0 { rows(v.dim * 16 * split) } else { rows(nd) };
+    let span = first.max(rows(nd) - first);
+    (span + 2) & !1
+}
+
 /// Tiles of 16 × 8 over the upper triangle of the Gram matrix G = HᵀH of `v`'s DIM·NLOC
 /// (function, derivative) rows (`element_schemes.cu`'s GT: 16-row strips, 8-column blocks on or
 /// above the diagonal; p = 4 elasticity: 100).
@@ -165,10 +209,14 @@ pub(crate) fn gram_spread(v: &Variant, cfg: TiledConfig, l: &super::schemes::Til
 
 /// Whether `cfg` runs Gram tiles on `v` (GRAM): asked, with pipelined rounds forming the next J⁻¹
 /// table after the image (`pipe_rounds` 2), one round of tiles a cell (the image holds the whole
-/// triangle, first G's, then the matrix's), and a block of the matrix per pair of functions the
-/// same nine entries as its moments (NCOMP = DIM = 3: elasticity); elsewhere the moment tiles run.
+/// triangle, first G's, then the matrix's) or, at trunk p = 5, two ([`gram_split`]), and a block
+/// of the matrix per pair of functions the same nine entries as its moments (NCOMP = DIM = 3:
+/// elasticity); elsewhere the moment tiles run. Two rounds take the blocks in the cell's tail in
+/// strip order on plain passes (no `gram_overlap`, `gram_pairs`, `gram_wide`).
 pub(crate) fn gram(v: &Variant, cfg: TiledConfig) -> bool {
-    cfg.gram && pipe_rounds(v, cfg) == 2 && v.dim == 3 && v.ncomp == v.dim && super::schemes::tile_count(v.nloc, false) <= cfg.warps.max(1)
+    let rounds_ok = super::schemes::tile_count(v.nloc, false) <= cfg.warps.max(1)
+        || (gram_split(v, cfg) > 0 && cfg.gram_overlap == 0 && !cfg.gram_pairs && !cfg.gram_wide);
+    cfg.gram && pipe_rounds(v, cfg) == 2 && v.dim == 3 && v.ncomp == v.dim && rounds_ok
 }
 
 /// The kernel's PIPE_ROUNDS for `cfg` (0: none): where it asks for pipelined rounds (`pipe` with
@@ -312,9 +360,26 @@ mod tests {
         let default = TiledConfig::for_functions(50);
         assert!(default.gram_diag && default.gram_unroll && default.tensor && default.warps == 16 && gram(&v, default), "p = 4's default since round 20: diag-b, unrolled, 16 warps");
         assert!(!TiledConfig::for_functions(74).gram_diag && !TiledConfig::for_functions(32).gram_diag, "p = 3, 5 keep their shapes");
-        let gram5 = TiledConfig { gram: true, ..TiledConfig::round15_high(74)[0] };
-        assert!(!gram(&variant(74, 216), gram5), "p = 5: two rounds a cell, no Gram tiles");
-        assert_eq!(overlap(&variant(74, 216), TiledConfig { gram_overlap: 1, ..gram5 }), 0, "p = 5: no Gram tiles, no overlap");
+        // Round 21: p = 5's Gram tiles in two rounds (functions 0–31, then 32–73: 138 and 72
+        // tiles), the longer round's rows (16 752 doubles) in the image, within a block's shared
+        // memory at 16 points a pass; no overlapped blocks, strip pairs or transposed passes there.
+        let v5 = variant(74, 216);
+        let gram5 = TiledConfig::round21_high(74);
+        assert!(gram5.len() == 4 && gram5.iter().any(|c| c.gram_diag) && gram5.iter().any(|c| !c.gram_diag) && gram5.iter().any(|c| c.mma_k == 8) && gram5.iter().any(|c| c.warps == 20));
+        assert_eq!(gram_tile_count(&v5), 210);
+        for c in gram5.iter().copied() {
+            let l = super::super::schemes::tiled_shape(&v5, c, dims);
+            assert!(gram(&v5, c) && gram_split(&v5, c) == 2, "{}", c.label());
+            assert_eq!((l.threads, l.qcp, l.min_blocks, l.image), (32 * c.warps, 16, 1, 16_754), "{}", c.label());
+            assert!(l.smem <= 227 * 1024, "{}: {} bytes", c.label(), l.smem);
+        }
+        assert_eq!(gram_image_doubles(&v5, 2), (96 * 222 - 96 * 95 / 2 + 2) & !1);
+        assert_eq!(gram_image_doubles(&v, 0), (150 * 151 / 2 + 2) & !1, "one round: the whole triangle");
+        assert_eq!(gram_split(&v, TiledConfig::round16_high(50)[0]), 0, "p = 4: one round");
+        for bad in [TiledConfig { gram_overlap: 1, ..gram5[0] }, TiledConfig { gram_pairs: true, ..gram5[0] }, TiledConfig { gram_wide: true, ..gram5[0] }] {
+            assert!(!gram(&v5, bad), "two rounds: {} runs the moment tiles", bad.label());
+        }
+        assert!(TiledConfig::round21_high(50).is_empty() && TiledConfig::round21_high(98).is_empty());
         assert!(!gram(&Variant { ncomp: 1, qf: "Diffusion".into(), ..variant(50, 125) }, TiledConfig::round16_high(50)[0]), "scalar: no Gram tiles");
         assert_eq!(pipe_rounds(&variant(32, 64), TiledConfig { pipe_rounds: 2, ..TiledConfig::round14(32)[0] }), 0, "p = 3 keeps round 14's pipeline");
     }

@@ -301,6 +301,12 @@ impl TiledConfig {
         if let Some(&c) = TiledConfig::round16_high(nloc).first().filter(|c| **c != v[0]) {
             v.push(c);
         }
+        // Round 21 (p = 5): Gram tiles in two rounds a cell, right after the default.
+        for c in TiledConfig::round21_high(nloc) {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
         // Round 20 (p = 4): the diagonal tiles' B fragments from the A fragment, right after the default.
         for c in TiledConfig::round20_high(nloc) {
             if !v.contains(&c) {
@@ -593,6 +599,10 @@ impl TiledConfig {
         for c in TiledConfig::round20_high(nloc).into_iter().take(2).filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
+        // Round 21 (p = 5): the first two-round Gram shape, split the same way.
+        for c in TiledConfig::round21_high(nloc).into_iter().take(1).filter(|c| *c != TiledConfig::for_functions(nloc)) {
+            v.extend(split(c));
+        }
         // Round 16 (p = 4): the first Gram-tile shape, split the same way.
         if let Some(&c) = TiledConfig::round16_high(nloc).first().filter(|c| **c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
@@ -797,8 +807,8 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     let nd = v.nloc * v.ncomp;
     let triangle = (nd * (nd + 1) / 2 + 2) & !1;
     let image = if gram {
-        // Gram tiles: the whole triangle, G's and then the matrix's.
-        triangle
+        // Gram tiles: the whole triangle, G's and then the matrix's (two rounds: the longer's rows).
+        super::pipe_rounds::gram_image_doubles(v, super::pipe_rounds::gram_split(v, cfg))
     } else if rounds > 0 {
         // Pipelined rounds (round 15): each round's image in a region of its own.
         super::pipe_rounds::pipe_image_doubles(v.nloc, v.ncomp, warps)
@@ -901,6 +911,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("GRAM_PAIRS={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_pairs)),
         format!("GRAM_UNROLL={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_unroll)),
         format!("GRAM_DIAG={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_diag && !cfg.gram_pairs)),
+        format!("GRAM_SPLIT={}", if super::pipe_rounds::gram(v, cfg) { super::pipe_rounds::gram_split(v, cfg) } else { 0 }),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
         format!("PAIRED={}", usize::from(cfg.paired)),
