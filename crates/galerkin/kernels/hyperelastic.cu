@@ -488,10 +488,18 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_
 // The point records' space, reused by the staged scatter for the element matrix's upper blocks
 // (NLOC × 6·NLOC): the larger of the two (a rule of few points, e.g. 4 at P2, needs the blocks');
 // HK_PATCH stages nothing (the fragments go straight to the patch's slots), unless HK_PATCH_TURNS.
-#if defined(HK_PATCH) && !defined(HK_PATCH_TURNS)
+// HK_ST_Y (twenty-second pass): the staged blocks go to Y's space instead (dead once the last
+// chunk's k-steps are done, and at least as large at P2 with 3 points a chunk: 9 × 68 ≥ 10 × 60),
+// so the records hold the points alone — 8.1 instead of 11.1 KB a cell at P2's 4 points, more
+// cells an SM where the registers allow it (with HK_MINB).
+#if (defined(HK_PATCH) && !defined(HK_PATCH_TURNS)) || defined(HK_ST_Y)
 #define TC_REC (NQ * TC_PT)
 #else
 #define TC_REC (NQ * TC_PT > NLOC * TC_NCOL ? NQ * TC_PT : NLOC * TC_NCOL)
+#endif
+
+#if defined(HK_ST_Y) && 3 * QC * TC_YS < NLOC * TC_NCOL
+#error "HK_ST_Y: Y's space (3·QC rows) is smaller than the staged blocks (NLOC × 6·NLOC): more points a chunk"
 #endif
 
 // D (16 × 8) += A (16 × 4) · B (4 × 8), FP64 tensor cores; lane (g, t) = (lane/4, lane%4) holds
@@ -931,7 +939,11 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
 #else
     // Staged: the fragments go to shared memory (over the point records, dead by now) as the
     // 6 upper blocks st[i][p·NLOC + j], then `hk_scatter_staged` walks the matrix row by row.
+#ifdef HK_ST_Y
+    double* st = &s_y[wp][0][0];  // (after the last chunk's cell barrier: Y is dead)
+#else
     double* st = s_pt[wp];
+#endif
 #pragma unroll
     for (int w = 0; w < TC_NTW; ++w)
 #pragma unroll

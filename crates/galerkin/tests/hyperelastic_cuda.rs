@@ -5,7 +5,7 @@
 mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
-use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, tc_patch_default, tc_wide, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH};
+use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, tc_patch_default, tc_qc, tc_st_y, tc_wide, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH, TC_ST_Y, TC_ST_Y_MINB};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::patch::Grouping;
 use galerkin::hyperelastic::recompute;
@@ -326,6 +326,42 @@ fn gpu_upper_scatter_equals_the_cpu() {
             assert_exactly_symmetric(&m, &case);
         }
     });
+}
+
+/// The staged blocks in Y's space (`HK_ST_Y`, twenty-second pass: the element matrix waits for the
+/// scatter where Y was, the point records shrink) change only where the blocks are kept: on P1/P2
+/// tetrahedra, both rules at P2, every law (a frame per cell), with the column scatter and the flat
+/// walk, register caps of 20 and 24 cells an SM (the caps spill at 80 registers), two warps per
+/// cell, two cells per block, the persistent prefetching kernel, the upper-triangle scatter and the
+/// Hilbert order, it equals the CPU; assembling twice overwrites; the residual alone equals it and
+/// leaves the matrix alone.
+#[test]
+fn gpu_st_y_equals_the_cpu() {
+    for_tc_cases(|be, _, mk, u, what, el| {
+        let (tc, split, pair) = tc_shapes(el);
+        let sty = tc_st_y(el, tc_qc(tc), TC_ST_Y);
+        assert_eq!(sty, TC_ST_Y, "{what}: Y's space holds the staged blocks at the default's {} points a chunk", tc_qc(tc));
+        let cases: Vec<(Scheme, Vec<&str>, CellOrder)> = vec![
+            (tc, [sty, TC_COLS].concat(), DEFAULT_ORDER),
+            (tc, [TC_ST_Y_MINB, TC_COLS].concat(), DEFAULT_ORDER),
+            (tc, [sty, TC_COLS, &["HK_MINB=24"]].concat(), CellOrder::Hilbert),
+            (tc, sty.to_vec(), DEFAULT_ORDER),
+            (split, [sty, TC_COLS].concat(), DEFAULT_ORDER),
+            (pair, [sty, TC_COLS].concat(), CellOrder::Hilbert),
+            (tc, [TC_PREFETCH, sty, TC_COLS, &["HK_GRID=7"]].concat(), DEFAULT_ORDER),
+            (tc, [sty, TC_UPPER, TC_COLS].concat(), DEFAULT_ORDER),
+        ];
+        for (sc, extra, order) in cases {
+            let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
+            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
+        }
+    });
+}
+
+/// [`gpu_gather_newton_equals_the_default`] with `GALERKIN_HYPER_SCHEME=sty`'s defines.
+#[test]
+fn gpu_st_y_newton_equals_the_default() {
+    newton_equals_the_default(tc_default, &[TC_ST_Y_MINB, TC_COLS].concat());
 }
 
 /// Every value of `m` is bit for bit its transposed entry's (and that entry exists).

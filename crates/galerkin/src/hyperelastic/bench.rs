@@ -8,7 +8,7 @@
 //! assembly is set against its bytes-moved floor: what the kernel must read (cell vertices and
 //! nodes, coordinates, frames, CSR positions, row pointers, the state) and write (the CSR values
 //! once, the residual), at the copy bandwidth measured in the same run.
-use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, tc_wide, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_COLS, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH};
+use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, tc_st_y, tc_wide, TC_ST_Y, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_COLS, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH};
 use super::upper::TC_UPPER;
 use super::element::HyperElement;
 use super::newton::HyperSystem;
@@ -506,6 +506,18 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push(("tc cols upper".into(), tc, [TC_COLS, TC_UPPER].concat()));
                 variants.push(("tc upper".into(), tc, TC_UPPER.to_vec()));
                 variants.push(("tc cols upper scatter-only".into(), tc, [TC_COLS, TC_UPPER, &["HK_SCATTER_ONLY"]].concat()));
+                // The twenty-second pass: the staged blocks in Y's space (`sty`: 8.1 instead of
+                // 11.1 KB a cell at 4 points) with register caps for 18, 20 or 24 cells an SM
+                // (`minbN`: ≤ 112, 96, 80 registers; 126 and 16 cells without), with and without
+                // the scatter; `tc cols minb20`: the cap alone (the shared memory then allows ≈ 18).
+                let sty = tc_st_y(el, qc, TC_ST_Y);
+                variants.push(("tc cols sty".into(), tc, [TC_COLS, sty].concat()));
+                for (name, minb) in [("minb18", "HK_MINB=18"), ("minb20", "HK_MINB=20"), ("minb24", "HK_MINB=24")] {
+                    variants.push((format!("tc cols sty {name}"), tc, [TC_COLS, sty, &[minb]].concat()));
+                    variants.push((format!("tc no-scatter sty {name}"), tc, [sty, &["HK_NO_SCATTER", minb]].concat()));
+                }
+                variants.push(("tc no-scatter sty".into(), tc, [sty, &["HK_NO_SCATTER"]].concat()));
+                variants.push(("tc cols minb20".into(), tc, [TC_COLS, &["HK_MINB=20"]].concat()));
                 // The nineteenth pass: the tensor-core products with the patches' pre-summed
                 // scatter (`tc cube N/W`: edge-grouped patches of N cells, W warps per block
                 // taking the patch's cells in turn); `scatter-only`: its gather, geometry and the
@@ -654,13 +666,17 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                         (format!("wpb {wpb} {kib} KiB x{:.2}", b.redundancy(el.space.mesh.num_cells())), 8 * wpb * super::recompute::scratch_doubles(el) + 8 * b.max_vals)
                     }
                 };
+                // (the kernel as compiled: registers, static shared memory, blocks an SM)
+                let occ = sys.assemble_stats().map(|(regs, st, per_sm)| format!("  regs {regs} static {st} B blocks/SM {per_sm}")).unwrap_or_default();
                 emit(format!(
-                    "{name:<20} {shape:<20} shared {shared:>5} B: asm {:.3e} (x{:.2} floor)  kernel {:.3e}  res {:.3e}  zero {:.3e}",
+                    "{name:<20} {shape:<20} shared {shared:>5} B: asm {:.3e} (x{:.2} floor)  kernel {:.3e}  res {:.3e}  zero {:.3e}{occ}  spread {:.3e}..{:.3e}",
                     asm.median,
                     asm.median / floor_s,
                     kern.median,
                     res.median,
-                    zero.median
+                    zero.median,
+                    asm.min,
+                    asm.max
                 ));
             }
           }

@@ -178,6 +178,36 @@ pub fn tc_wide(el: &HyperElement) -> Scheme {
 /// `kernels/hyperelastic.cu`): the residual as 3 more GEMM columns, Y's shared accesses in pairs.
 pub const TC_LEAN: &[&str] = &["HK_RES_MMA=1", "HK_VEC=1"];
 
+/// The twenty-second pass's lean shared memory (kernel define): the staged blocks in Y's space, the
+/// records only the points' (P2, 4 points: 8.1 instead of 11.1 KB a cell), so that with a register
+/// cap (`HK_MINB`) more cells fit an SM. Use [`tc_st_y`], which leaves it out where it does not fit.
+pub const TC_ST_Y: &[&str] = &["HK_ST_Y"];
+
+/// [`TC_ST_Y`] with the register cap of `GALERKIN_HYPER_SCHEME=sty` (20 cells an SM: ≤ 96
+/// registers; 126 without).
+pub const TC_ST_Y_MINB: &[&str] = &["HK_ST_Y", "HK_MINB=20"];
+
+/// `defines` ([`TC_ST_Y`] or [`TC_ST_Y_MINB`]) where Y's space of a chunk of `qc` points holds the
+/// staged blocks (3·qc rows of Y against NLOC rows of 6·NLOC; the kernel refuses it otherwise), else nothing.
+pub fn tc_st_y(el: &HyperElement, qc: usize, defines: &'static [&'static str]) -> &'static [&'static str] {
+    let nloc = el.nloc();
+    let nt = (6 * nloc + 3).div_ceil(8);
+    let ys = (8 * nt + 11) / 16 * 16 + 4;
+    if 3 * qc * ys >= 6 * nloc * nloc {
+        defines
+    } else {
+        &[]
+    }
+}
+
+/// The chunk size (points) of a tensor-core scheme, 0 for the others.
+pub fn tc_qc(sc: Scheme) -> usize {
+    match sc {
+        Scheme::Tc { qc, .. } | Scheme::Gather { qc } | Scheme::TcPatch { qc, .. } => qc,
+        _ => 0,
+    }
+}
+
 /// Whether the tensor-core scheme applies: 3D simplices of at most 16 nodes, a device with FP64
 /// tensor cores (compute capability 8.0 and later).
 pub fn tc_applies(el: &HyperElement, cc: (u32, u32)) -> bool {
@@ -462,7 +492,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `sty` (the default with [`TC_ST_Y_MINB`]), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -486,6 +516,12 @@ impl GpuHyper {
             // The default with the upper-triangle scatter (twenty-first pass), where it applies.
             Some("upper") if tc_applies(el, cc) => return Self::variant(be, el, tc_default(el), &[super::upper::TC_UPPER, tc_cols(el)].concat()),
             Some("upper") => default_scheme(el, cc)?,
+            // The default with the staged blocks in Y's space and 20 cells an SM (twenty-second pass).
+            Some("sty") if tc_applies(el, cc) => {
+                let tc = tc_default(el);
+                return Self::variant(be, el, tc, &[tc_st_y(el, tc_qc(tc), TC_ST_Y_MINB), tc_cols(el)].concat());
+            }
+            Some("sty") => default_scheme(el, cc)?,
             // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
             Some("tc-patch") if tc_applies(el, cc) => tc_patch_default(el),
             Some("tc-patch") => default_scheme(el, cc)?,
@@ -502,7 +538,7 @@ impl GpuHyper {
             // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
             Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
             Some("recompute") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `wide`, `upper`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `wide`, `upper`, `sty`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -719,6 +755,24 @@ impl GpuHyper {
         }
     }
 
+    /// The Jacobian kernel as compiled for this device: registers per thread, static shared memory
+    /// per block and blocks resident per SM (the driver's occupancy; what bounds the tensor-core
+    /// scheme's warps an SM — the twenty-second pass's `sty`/`minbN` sweep rows print it).
+    pub fn assemble_stats(&self) -> Result<(usize, usize, u32)> {
+        let regs = self
+            .assemble
+            .func
+            .get_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)
+            .map_err(|e| Error::Unsupported(format!("registers of hyper_assemble: {e}")))?;
+        let (threads, _) = self.scheme.launch();
+        let per_sm = self
+            .assemble
+            .func
+            .occupancy_max_active_blocks_per_multiprocessor(threads as u32, 0, None)
+            .map_err(|e| Error::Unsupported(format!("occupancy of hyper_assemble: {e}")))?;
+        Ok((regs.max(0) as usize, self.assemble.static_shared()?, per_sm))
+    }
+
     /// The upper-triangle scatter's two passes ([`super::upper`]); None for the other scatters.
     pub fn upper(&self) -> Option<&super::upper::DeviceUpper> {
         self.upper.as_ref()
@@ -857,6 +911,13 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         // The twenty-first pass's upper-triangle scatter (the default's and the sweep's).
                         let upper = super::upper::TC_UPPER.iter().chain(tc_cols(&st)).map(|e| e.to_string());
                         variants.push([defines_for(&st, tc_default(&st))?, upper.collect()].concat());
+                        // The twenty-second pass's staged blocks in Y's space, with register caps
+                        // (the sweep's, `sty`'s) and without the scatter (the sweep's).
+                        let qc = tc_qc(tc_default(&st));
+                        for extra in [&[][..], &["HK_MINB=20"], &["HK_MINB=24"], &["HK_NO_SCATTER", "HK_MINB=20"]] {
+                            let sty = tc_st_y(&st, qc, TC_ST_Y).iter().chain(tc_cols(&st)).chain(extra);
+                            variants.push([defines_for(&st, tc_default(&st))?, sty.map(|e| e.to_string()).collect()].concat());
+                        }
                     }
                     recompute.push(super::recompute::defines(&el, 4)?);
                     recompute.push(super::recompute::defines(&st, 4)?);
@@ -897,7 +958,10 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     if !tc_cols(&el).is_empty() {
                         variants.push([tc.clone(), upper.clone(), tc_cols(&el).iter().map(|e| e.to_string()).collect()].concat());
                     }
-                    variants.push([tc, upper].concat());
+                    variants.push([tc.clone(), upper].concat());
+                    // The twenty-second pass: the staged blocks in Y's space (tested).
+                    let sty = tc_st_y(&el, tc_qc(tc_default(&el)), TC_ST_Y_MINB).iter().chain(tc_cols(&el));
+                    variants.push([tc, sty.map(|e| e.to_string()).collect()].concat());
                     if let Scheme::Tc { wpb, qc, .. } = tc_default(&el) {
                         let split = defines_for(&el, Scheme::Tc { wpb, qc, wpc: 2 })?;
                         variants.push([split.clone(), prefetch, cols].concat());
@@ -972,5 +1036,20 @@ mod tests {
         assert!(tc_applies(&st, (9, 0)));
         assert_eq!(tc_shared_bytes(&st, 1, 3), 11_104);
         assert_eq!(tc_shared_bytes(&st, 1, 4), 12_736);
+    }
+
+    /// `HK_ST_Y` (the staged blocks in Y's space) applies where 3·qc rows of Y hold the NLOC × 6·NLOC
+    /// blocks: P2 (Y rows of 68 against 600 values) from 3 points a chunk, P1 (36 against 96) from 1;
+    /// elsewhere it is left out (the kernel would refuse it).
+    #[test]
+    fn staged_blocks_in_y_where_they_fit() {
+        let (p1, p2) = (element(CellType::Tetrahedron, 1), element(CellType::Tetrahedron, 2));
+        for qc in [3, 4] {
+            assert_eq!(tc_st_y(&p2, qc, TC_ST_Y), TC_ST_Y);
+        }
+        assert!(tc_st_y(&p2, 2, TC_ST_Y_MINB).is_empty());
+        assert_eq!(tc_st_y(&p1, 1, TC_ST_Y_MINB), TC_ST_Y_MINB);
+        assert_eq!(tc_qc(tc_default(&p2)), 3);
+        assert_eq!(tc_qc(Scheme::Pairs(shape(&p2).unwrap())), 0);
     }
 }

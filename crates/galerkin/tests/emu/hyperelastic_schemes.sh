@@ -14,6 +14,7 @@
 # staged scatter a lane per column. Round 19: the tensor-core kernel with the patches' scatter (HK_PATCH)
 # on the patch kernel's patches, in every case. Round 20: the law of a block's cells on one warp (HK_LAW_WIDE), the patches' slots filled in turn (HK_PATCH_TURNS).
 # Round 21: the upper-triangle scatter (HK_UPPER) with its zeroing and fill passes (HK_EMU_UPPER).
+# Round 22: the staged blocks in Y's space (HK_ST_Y).
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
@@ -40,6 +41,9 @@ for law in ${EMU_LAWS:-0 1 2}; do
   # the twenty-first pass: the upper-triangle scatter (HK_UPPER) with its zeroing and fill passes, over
   # NaN values; with the column scatter (one and two warps per cell) and the flat walk (P2, P1-sized)
   cases+=("-DNLOC=10 -DNQ=4 -DHK_EMU_UPPER -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 -DWPC=2 -DHK_EMU_UPPER -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=14 -DHK_EMU_UPPER" "-DNLOC=4 -DNQ=5 -DHK_EMU_UPPER")
+  # the twenty-second pass: the staged blocks in Y's space (HK_ST_Y) with the column scatter (one and
+  # two warps per cell, the persistent kernel), the flat walk (P2 at 14 points, P1-sized), the upper triangle
+  cases+=("-DNLOC=10 -DNQ=4 -DHK_ST_Y -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 -DWPC=2 -DHK_ST_Y -DHK_SCATTER_COLS -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=14 -DHK_ST_Y" "-DNLOC=4 -DNQ=5 -DHK_ST_Y" "-DNLOC=10 -DNQ=4 -DHK_ST_Y -DHK_EMU_UPPER -DHK_SCATTER_COLS")
   # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
     cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")

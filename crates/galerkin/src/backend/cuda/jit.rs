@@ -253,9 +253,17 @@ fn options(arch: &str, defines: &[String]) -> Vec<String> {
         "-default-device".to_string(),
         format!("-DGALERKIN_BLOCK={BLOCK_SIZE}"),
     ];
+    // Source lines in the PTX for Nsight Compute's per-line counters (profiling only; off by default
+    // so that the cached PTX and the kernels' speed are those of a normal run).
+    if std::env::var_os(LINEINFO_ENV).is_some_and(|v| !v.is_empty() && v != "0") {
+        o.push("-lineinfo".to_string());
+    }
     o.extend(defines.iter().map(|d| format!("-D{d}")));
     o
 }
+
+/// Set (to anything but `0`) to compile every kernel with `-lineinfo`.
+pub const LINEINFO_ENV: &str = "GALERKIN_NVRTC_LINEINFO";
 
 /// `compute_XY` / `sm_XY` with a two- or three-digit XY; anything else is a caller error.
 fn check_arch(arch: &str) -> Result<()> {
