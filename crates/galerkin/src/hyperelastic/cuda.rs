@@ -914,7 +914,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         // The twenty-second pass's staged blocks in Y's space, with register caps
                         // (the sweep's, `sty`'s) and without the scatter (the sweep's).
                         let qc = tc_qc(tc_default(&st));
-                        for extra in [&[][..], &["HK_MINB=20"], &["HK_MINB=24"], &["HK_NO_SCATTER", "HK_MINB=20"]] {
+                        for extra in [&[] as &[&str], &["HK_MINB=20"], &["HK_MINB=24"], &["HK_NO_SCATTER", "HK_MINB=20"]] {
                             let sty = tc_st_y(&st, qc, TC_ST_Y).iter().chain(tc_cols(&st)).chain(extra);
                             variants.push([defines_for(&st, tc_default(&st))?, sty.map(|e| e.to_string()).collect()].concat());
                         }
