@@ -6,9 +6,10 @@
 # compiled with line info (SourceCounters, WarpStateStats, InstructionStats: the per-instruction stalls, exported
 # as the source page in SASS and CUDA lines) and on the capped variant, the full rule, Newton at 10^6 with the
 # default and GALERKIN_HYPER_SCHEME=sty, and the stiffness sweep again (the spread). At most 8 files under $OUT.
-# Run as `bash .dev-hyper22/call.sh .dev-hyper22`.
+# Run as `bash .dev-hyper22/call.sh .dev-hyper22`. (Round 22's call ran the version before 'P': both ncu runs
+# failed on a doubled --runs; this one is fixed, not yet run on the device.)
 NAME=hyper22; source benchmarks/h200/call-lib.sh "$1"
-S="bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 5"
+P="bench --hyper-kernel-sweep --dofs 1000000 --degrees 2"; S="$P --runs 5"  # (P: the profiles' one run)
 # sweep RULE SECONDS VARIANTS: the 10^6 P2 kernel sweep, appended to $OUT/hyper22-sweep.txt
 sweep() {
   echo "==== $1: $3" >> "$OUT/hyper22-sweep.txt"
@@ -28,7 +29,7 @@ if [ -n "$NCU" ] && [ "$(left 60)" -gt 40 ]; then
   rep="$OUT/hyper22-nsc"
   GALERKIN_NVRTC_LINEINFO=1 timeout "$(left 40)" "$NCU" --clock-control none --import-source yes -k regex:'^hyper_assemble' --launch-count 1 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section InstructionStats --section SourceCounters \
-    -o "$rep" -f "$G" $S --runs 1 --hyper-quadrature stiffness --hyper-variants "tc no-scatter" > "$OUT/hyper22-ncu.txt" 2>&1
+    -o "$rep" -f "$G" $P --runs 1 --hyper-quadrature stiffness --hyper-variants "tc no-scatter" > "$OUT/hyper22-ncu.txt" 2>&1
   step "ncu tc no-scatter rc $?"
   { echo "==== tc no-scatter (line info)"; timeout 20 "$NCU" -i "$rep.ncu-rep" --print-details all; } >> "$OUT/hyper22-ncu.txt" 2>&1
   timeout 20 "$NCU" -i "$rep.ncu-rep" --page source --csv --print-source sass > "$OUT/hyper22-ncu-sass.csv" 2>&1
@@ -40,7 +41,7 @@ fi
 if [ -n "$NCU" ] && [ "$(left 60)" -gt 45 ]; then
   { echo "==== tc no-scatter sty minb20"; timeout "$(left 25)" "$NCU" --clock-control none -k regex:'^hyper_assemble' --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-      "$G" $S --runs 1 --hyper-quadrature stiffness --hyper-variants "tc no-scatter sty minb20"; } >> "$OUT/hyper22-ncu.txt" 2>&1
+      "$G" $P --runs 1 --hyper-quadrature stiffness --hyper-variants "tc no-scatter sty minb20"; } >> "$OUT/hyper22-ncu.txt" 2>&1
   step "ncu sty minb20 rc $?"
 fi
 [ "$(left 60)" -gt 20 ] && sweep full 15 "tc cols,tc cols sty minb20,tc cols minb20"
