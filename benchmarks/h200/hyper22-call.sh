@@ -46,20 +46,17 @@ if [ -n "$NCU" ] && [ "$(left 60)" -gt 45 ]; then
 fi
 [ "$(left 60)" -gt 20 ] && sweep full 15 "tc cols,tc cols sty minb20,tc cols minb20"
 # Newton at 10^6 (full rule, multigrid): the default, then the staged blocks in Y's space with 20 cells an SM
-newton() {
-  [ "$(left 60)" -gt 25 ] || return 0
-  echo "== GALERKIN_HYPER_SCHEME=${1:-(unset: the default)}" >> "$OUT/hyper22-newton.txt"
-  env ${1:+GALERKIN_HYPER_SCHEME=$1} timeout "$(left 22)" "$G" bench --hyperelastic --dofs 1000000 --degrees 2 --gpu --cpu1-max-dofs 0 --cpu-max-dofs 0 --runs 1 >> "$OUT/hyper22-newton.txt" 2>&1
-  step "Newton 10^6 ${1:-default} rc $?"
-}
-newton ""  # (empty: the default)
-newton sty
+N="bench --hyperelastic --dofs 1000000 --degrees 2 --gpu --cpu1-max-dofs 0 --cpu-max-dofs 0 --runs 1"
+for sch in default sty; do  # (default: GALERKIN_HYPER_SCHEME unset)
+  [ "$(left 60)" -gt 25 ] && { echo "== scheme $sch" >> "$OUT/hyper22-newton.txt"
+    env $([ $sch = default ] || echo GALERKIN_HYPER_SCHEME=$sch) timeout "$(left 22)" "$G" $N >> "$OUT/hyper22-newton.txt" 2>&1; step "Newton 10^6 $sch rc $?"; }
+done
 # the stiffness sweep again where time is left (the spread), then the tests' end
 [ "$(left 30)" -gt 20 ] && sweep stiffness 20 "tc cols sty minb20,tc cols,tc cols sty minb24,tc cols sty,tc no-scatter sty minb20,tc no-scatter"
 wait "$tests"
 step "tests done"
 keep hyper22-sweep.txt '^====\|floor\|^tc ' 45
-keep hyper22-newton.txt 'asm\|scheme\|Newton\|== GALERKIN' 12
+keep hyper22-newton.txt 'asm\|scheme\|Newton\|^cuda' 12
 keep hyper22-ncu.txt '^====\|Duration\|Registers Per\|Achieved Occupancy\|Theoretical Occupancy\|Block Limit\|Warp Cycles Per Issued\|Issued Ipc\|Executed Instructions \|No Eligible\|Stall' 40
 keep hyper22-tests.log 'test result\|FAILED\|panicked\|^test ' 20
 keep hyper22-steps.txt . 20

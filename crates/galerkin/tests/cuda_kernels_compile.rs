@@ -425,7 +425,10 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     // rule: 18; the patches' slots filled in turn (`HK_PATCH_TURNS`), 1 per tensor-core element and rule: 12.
     // The twenty-first pass's upper-triangle scatter (`HK_UPPER`): 1 per tensor-core element with the
     // flat walk, 1 more at P2 with the column scatter, 1 per stiffness-rule tensor-core element: 15.
-    assert_eq!(v.len(), 215);
+    // The twenty-second pass's staged blocks in Y's space (`HK_ST_Y`): 1 per tensor-core element
+    // (`sty`'s defines) and 4 per stiffness-rule one (alone, two register caps, without scatter): 30.
+    assert_eq!(v.len(), 245);
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_ST_Y")).count(), 30, "the HK_ST_Y variants");
     // Its kernel adds the upper entries only; its passes are in every module of the source.
     let up = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_UPPER") && d.iter().any(|x| x == "HK_SCATTER_COLS")).expect("an upper-triangle variant with the column scatter");
     let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &up.0).unwrap().ptx;
