@@ -1485,8 +1485,8 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
 // the tensor-core B fragments conflict-free; C + 2 with the forward product on the tensor cores,
 // MF_SEP_TCF, whose larger map would otherwise cost the bottom pass a resident block), the staged
 // contributions (MF_SEP_EXT: p.rows · ld doubles past w, a row per external entry of the pass's
-// largest), one mbarrier phase per chunk. MF_SEP_PREF (forward only): the indices of SepPre
-// (sep_pre_doubles(p.rows) doubles) ahead of the map.
+// largest), one mbarrier phase per chunk. MF_SEP_PREF (forward only): the prefetched indices
+// (maps_sep_prefetch; sep_pre_doubles(p.rows) doubles) ahead of the map.
 template <int NB, bool BACKWARD, int FLAGS = 0>
 __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, u32 C, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
                                double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf, const u64* __restrict__ map_off,
