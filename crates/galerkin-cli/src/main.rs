@@ -304,6 +304,10 @@ enum Command {
         rhs_elements: usize,
         #[arg(long, default_value_t = 3)]
         rhs_degree: usize,
+        /// 2D right-hand-side sweep instead: Poisson on the unit square, this many elements per side
+        /// (0: the 1D sweep at --rhs-elements; no CPU engine in 2D).
+        #[arg(long, default_value_t = 0)]
+        rhs_grid: usize,
         /// GPU engines of the rhs sweep: gpu (automatic), gpu-levels, gpu-subtrees, gpu-subtrees-TxC, gpu-maps, gpu-maps-T
         /// (fused subtrees with T threads × C columns per thread; transfer maps with T columns per block),
         /// gpu-maps-blocks[-T], gpu-maps-pipe[-T], gpu-maps-tc[-T], gpu-maps-sep[-T], gpu-maps-sept[-T] (the maps'
@@ -326,7 +330,9 @@ enum Command {
         /// with bulk: the passes near the root both ways in one launch by lines, e.g. gpu-rows-bulkext2tctop, the
         /// row-major default since round 20; gpu-rows-plain: round 12's plain kernels, the row-major default before;
         /// any row-major engine then optionally -wCxT: the line walk's items C columns (32, 64, 128) with T threads
-        /// per column (1–4), e.g. gpu-rows-w32x4, gpu-rows-w64x2 (default 32 columns × 2);
+        /// per column (1–4), e.g. gpu-rows-w32x4, gpu-rows-w64x2 (default 32 columns × 2), and then optionally -pf:
+        /// the tensor-core forward passes prefetch their stores' indices under the copies (round 22), e.g.
+        /// gpu-rows-pf, gpu-rows-w64x2-pf;
         /// gpu-<lines> (e.g. gpu-bulkext2tctop, gpu-plain): as gpu, column-major, with those lines).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]
         rhs_engines: Vec<String>,
@@ -510,14 +516,14 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             }
             Ok(())
         }
-        Command::BenchIga { sweeps, degrees, elements, grid, degrees_2d, rhs, rhs_elements, rhs_degree, rhs_engines, reps, cpu_max, lu_max, full_degrees, partial_max, large_fronts, gpu, json, plot } => {
+        Command::BenchIga { sweeps, degrees, elements, grid, degrees_2d, rhs, rhs_elements, rhs_degree, rhs_grid, rhs_engines, reps, cpu_max, lu_max, full_degrees, partial_max, large_fronts, gpu, json, plot } => {
             use galerkin::bench::iga;
             if let Some(s) = sweeps.iter().find(|s| !["1d", "2d", "rhs"].contains(&s.as_str())) {
                 return Err(galerkin::Error::invalid(format!("unknown sweep `{s}` (expected 1d, 2d or rhs)")));
             }
             let has = |s: &str| sweeps.iter().any(|x| x == s);
             let device = if gpu { Some(first_gpu()?.0) } else { None };
-            let o = iga::IgaBenchOptions { sweep_1d: has("1d"), sweep_2d: has("2d"), sweep_rhs: has("rhs"), degrees, sizes_1d: elements, sizes_2d: grid, degrees_2d, rhs, rhs_elements, rhs_degree, rhs_engines, reps, cpu_max, lu_max, full_degrees, partial_max, large_fronts };
+            let o = iga::IgaBenchOptions { sweep_1d: has("1d"), sweep_2d: has("2d"), sweep_rhs: has("rhs"), degrees, sizes_1d: elements, sizes_2d: grid, degrees_2d, rhs, rhs_elements, rhs_degree, rhs_grid, rhs_engines, reps, cpu_max, lu_max, full_degrees, partial_max, large_fronts };
             say!("cpu: {} threads; gpu: {}", rayon::current_num_threads(), device.as_ref().map_or("none".to_string(), |d| d.device().name.clone()));
             let r = iga::run(&o, device.as_ref(), |line| say!("{line}"))?;
             if let Some(c) = r.copy_gbs {

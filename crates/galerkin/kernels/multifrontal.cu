@@ -1291,14 +1291,18 @@ struct SepPass {
 // contribution rows (whole lines of the row-major buf; backward only those at eliminated rows) at
 // ew, entry k − ext_ptr[j] at row k − ext_ptr[j]; MF_SEP_BULK brings every row-major line (b, sep,
 // buf) by one bulk copy of a thread onto `bar` (nrhs even: 16-byte lines), and every thread
-// arrives on it once.
+// arrives on it once. `lines` (MF_SEP_PREF, else null): the subtree's line sources (dofs of b and
+// sep rows) in shared memory, recorded by the first chunk's issue (`cached` false) and read by
+// the later chunks', which then issue their copies without a global load.
 #define MF_SEP_BULK 1
 #define MF_SEP_EXT 2
 #define MF_SEP_TCF 4
+#define MF_SEP_PREF 8
 template <bool BACKWARD, int FLAGS = 0>
 __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp, u32 j, u32 c0, u32 C, u32 nrhs, u64 n,
                                                const double* __restrict__ b, const double* __restrict__ sep, double* w, int ld,
-                                               const double* __restrict__ buf = nullptr, double* ew = nullptr, u64* bar = nullptr) {
+                                               const double* __restrict__ buf = nullptr, double* ew = nullptr, u64* bar = nullptr,
+                                               u32* lines = nullptr, bool cached = false) {
     const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
     const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j];
     const u32* rdof = p.row_dof + r0;
@@ -1309,9 +1313,15 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
         const u32 nb = mf_rows(n) ? ncm : 0, first = sp.upper ? 0 : ne, last = BACKWARD ? R : ne, ns = last - first;
         const u32 x0 = p.ext_ptr[j], nx = (FLAGS & MF_SEP_EXT) ? p.ext_ptr[j + 1] - x0 : 0, keep = BACKWARD ? ne : R;
         const u32 nl = nb + ns + nx, cols = min(C, nrhs - c0);
+        auto source = [&](u32 k, u32 d) {  // the line's dof, from the cache where it is filled
+            if (lines == nullptr) return d;
+            if (cached) return lines[k];
+            lines[k] = d;
+            return d;
+        };
         auto at = [&](u32 k, double*& dst, const double*& src) -> bool {
             if (k < nb) {
-                const u32 d = k < ne ? rdof[k] : sp.own_dof[o0 + k - ne];
+                const u32 d = source(k, lines != nullptr && cached ? 0u : k < ne ? rdof[k] : sp.own_dof[o0 + k - ne]);
                 dst = w + (k < ne ? k : R + (k - ne)) * ld;
                 src = b + (u64)d * nrhs + c0;
                 return true;
@@ -1319,7 +1329,7 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
             if (k < nb + ns) {
                 const u32 i = first + k - nb;
                 dst = w + i * ld;
-                src = sep + (u64)rdof[i] * nrhs + c0;
+                src = sep + (u64)source(k, lines != nullptr && cached ? 0u : rdof[i]) * nrhs + c0;
                 return true;
             }
             const u32 e = k - nb - ns;
@@ -1376,6 +1386,33 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
     if constexpr ((FLAGS & MF_SEP_BULK) != 0) mf_bar_arrive(bar);
 }
 
+// MF_SEP_PREF (round 22): the forward sweep's per-subtree indices in shared memory. The first
+// chunk loads the store side's — the owned rows' dofs in sep (own_loc, then row_dof: two dependent
+// loads) and the root's contribution rows in buf (sub_ptr, nodes, then slot and e: three) — after
+// issuing its copies and before waiting for them, so those round trips overlap the copies instead
+// of following them; every later chunk reads them (and its line sources, `lines`) from here.
+// Layout: at the start of the dynamic shared memory, before the map: the root's slot (one u64),
+// then `rows` u32 line sources, then `rows` u32 owned-row dofs (sep_pre_doubles doubles, even).
+__device__ __forceinline__ u32 sep_pre_doubles(u32 rows) { return (1 + rows + 1) / 2 * 2; }
+__device__ __forceinline__ u32* pre_idx(const u64* pre) { return const_cast<u32*>(reinterpret_cast<const u32*>(pre + 1)); }
+__device__ __forceinline__ u64 sep_root_at(const Tree& t, const Pass& p, u32 j, const u64* pre) {
+    if (pre != nullptr) return pre[0];
+    const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
+    return t.slot[root] + t.e[root];
+}
+// The first chunk's store-side loads (every thread calls it, after its copies are issued): the
+// owned rows by the block's last threads (the first ones issued the copies), the root by its last.
+__device__ __forceinline__ void maps_sep_prefetch(const Tree& t, const Pass& p, const SepPass& sp, u32 j, u64* pre) {
+    const u32 r = blockDim.x - 1 - threadIdx.x;
+    const u32 o0 = sp.upper ? 0 : sp.own_ptr[j], nown = sp.upper ? 0 : sp.own_ptr[j + 1] - o0;
+    const u32* rdof = p.row_dof + p.row_ptr[j];
+    for (u32 k = r; k < nown; k += blockDim.x) pre_idx(pre)[p.rows + k] = rdof[sp.own_loc[o0 + k]];
+    if (r == 0) {
+        const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
+        pre[0] = t.slot[root] + t.e[root];
+    }
+}
+
 // One landed chunk c0 (C columns) of subtree j in w (row stride ld; the map in sM): forward, b at
 // the owned separator rows (staged in w rows R…) to sep, the root's contribution rows to buf;
 // backward, x of the eliminated rows by the tensor cores, stored to sep (upper passes) or x with the
@@ -1384,11 +1421,12 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
 // are shared out by warps. Every thread of the block calls it (it holds block barriers).
 // `ew`: the staged contribution rows (MF_SEP_EXT), else null. FLAGS with MF_SEP_TCF: the forward
 // product on the tensor cores (Gᵀ staged by maps_stage_forward_tc), the contribution rows stored
-// from w's first rows, whole lines.
+// from w's first rows, whole lines. `pre` (MF_SEP_PREF, forward, else null): the store side's
+// indices prefetched while the chunk's copies landed (maps_sep_prefetch).
 template <int NB, bool BACKWARD, int FLAGS = 0>
 __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, const SepPass& sp, u32 j, const double* sM, double* w, int ld,
                                                u32 C, u32 c0, u32 nrhs, u64 n, double* __restrict__ x, double* __restrict__ sep,
-                                               double* __restrict__ buf, const double* ew = nullptr) {
+                                               double* __restrict__ buf, const double* ew = nullptr, const u64* pre = nullptr) {
     const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
     const u32 own_col = tid % C, part = tid / C, parts = blockDim.x / C;
     const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
@@ -1398,7 +1436,7 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
     double* wc = w + own_col;
     if (!BACKWARD)  // b at the owned separator rows, staged in w rows R…, to sep
         for (u32 k = warp; k < nown; k += nw) {
-            double* dst = sep + (u64)rdof[sp.own_loc[o0 + k]] * nrhs + c0;
+            double* dst = sep + (u64)(pre ? pre_idx(pre)[p.rows + k] : rdof[sp.own_loc[o0 + k]]) * nrhs + c0;
             for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[(R + k) * ld + col];
         }
     if (mine && part == 0)
@@ -1411,13 +1449,11 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
     if (!BACKWARD && (FLAGS & MF_SEP_TCF)) {
         maps_tc_backward<1, true>(sM, 16, w, ld, ne, s, C);
         __syncthreads();
-        const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
-        double* dst = buf + (t.slot[root] + t.e[root]) * nrhs + c0;
+        double* dst = buf + sep_root_at(t, p, j, pre) * nrhs + c0;
         for (u32 i = warp; i < s; i += nw)
             for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[(u64)i * nrhs + col] = w[i * ld + col];
     } else if (!BACKWARD) {
-        const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
-        if (mine) maps_apply_forward(sM, wc, ld, ne, s, buf + (t.slot[root] + t.e[root]) * nrhs + c0 + own_col, nrhs, part, parts);
+        if (mine) maps_apply_forward(sM, wc, ld, ne, s, buf + sep_root_at(t, p, j, pre) * nrhs + c0 + own_col, nrhs, part, parts);
     } else {
         maps_tc_backward<NB>(sM, ldm, w, ld, R, ne, C);
         __syncthreads();
@@ -1449,7 +1485,8 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
 // the tensor-core B fragments conflict-free; C + 2 with the forward product on the tensor cores,
 // MF_SEP_TCF, whose larger map would otherwise cost the bottom pass a resident block), the staged
 // contributions (MF_SEP_EXT: p.rows · ld doubles past w, a row per external entry of the pass's
-// largest), one mbarrier phase per chunk.
+// largest), one mbarrier phase per chunk. MF_SEP_PREF (forward only): the prefetched indices
+// (maps_sep_prefetch; sep_pre_doubles(p.rows) doubles) ahead of the map.
 template <int NB, bool BACKWARD, int FLAGS = 0>
 __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, u32 C, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
                                double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf, const u64* __restrict__ map_off,
@@ -1462,8 +1499,10 @@ __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, 
     const u32 lin = blockIdx.x + blockIdx.y * gridDim.x, j = lin / gridDim.y, cy = lin % gridDim.y;
     const int ld = (int)C + (FLAGS == 0 ? 1 : (FLAGS & MF_SEP_TCF) ? 2 : 4);
     const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
-    double* sM = maps_smem;
-    double* w = maps_smem + (mcap + 1) / 2 * 2;
+    constexpr bool PREF = !BACKWARD && (FLAGS & MF_SEP_PREF) != 0;
+    u64* pre = PREF ? reinterpret_cast<u64*>(maps_smem) : nullptr;
+    double* sM = maps_smem + (PREF ? sep_pre_doubles(p.rows) : 0);
+    double* w = sM + (mcap + 1) / 2 * 2;
     double* ew = (FLAGS & MF_SEP_EXT) ? w + p.rows * ld : nullptr;
     if ((FLAGS & MF_SEP_BULK) && threadIdx.x == 0) mf_bar_init(&bar, blockDim.x);
     if (!BACKWARD && (FLAGS & MF_SEP_TCF)) {
@@ -1476,12 +1515,14 @@ __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, 
     for (u32 c0 = cy * C; c0 < nrhs; c0 += C * gridDim.y, phase ^= 1) {
         if (FLAGS & MF_SEP_BULK) mf_fence_async();
         __syncthreads();
-        maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld, buf, ew, &bar);
+        const bool cached = c0 != cy * C;
+        maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld, buf, ew, &bar, PREF ? pre_idx(pre) : nullptr, cached);
         mf_cp_commit();
+        if (PREF && !cached) maps_sep_prefetch(t, p, sp, j, pre);  // while the copies land
         mf_cp_wait_all();
         if (FLAGS & MF_SEP_BULK) mf_bar_wait(&bar, phase);
         __syncthreads();
-        maps_sep_chunk<NB, BACKWARD, FLAGS>(t, p, sp, j, sM, w, ld, C, c0, nrhs, n, x, sep, buf, ew);
+        maps_sep_chunk<NB, BACKWARD, FLAGS>(t, p, sp, j, sM, w, ld, C, c0, nrhs, n, x, sep, buf, ew, pre);
     }
 }
 
@@ -1509,6 +1550,12 @@ MF_MAPSS_KERNEL(mf_mapsst_forward, 1, false, MF_SEP_TCF)
 MF_MAPSS_KERNEL(mf_mapssbt_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF)
 MF_MAPSS_KERNEL(mf_mapsset_forward, 1, false, MF_SEP_EXT | MF_SEP_TCF)
 MF_MAPSS_KERNEL(mf_mapssbet_forward, 1, false, MF_SEP_BULK | MF_SEP_EXT | MF_SEP_TCF)
+// Round 22: the same with the store side's indices prefetched under the copies (MF_SEP_PREF,
+// `CudaMultifrontal::set_sep_prefetch`).
+MF_MAPSS_KERNEL(mf_mapsstp_forward, 1, false, MF_SEP_TCF | MF_SEP_PREF)
+MF_MAPSS_KERNEL(mf_mapssbtp_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF)
+MF_MAPSS_KERNEL(mf_mapssetp_forward, 1, false, MF_SEP_EXT | MF_SEP_TCF | MF_SEP_PREF)
+MF_MAPSS_KERNEL(mf_mapssbetp_forward, 1, false, MF_SEP_BULK | MF_SEP_EXT | MF_SEP_TCF | MF_SEP_PREF)
 
 // The separator-row sweep pipelined (`CudaMultifrontal::set_pipe_separators`): a block walks
 // (subtree, chunk) items as the pipelined kernels do (pipe_walk), the next item's gather and map

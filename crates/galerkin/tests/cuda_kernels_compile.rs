@@ -128,7 +128,8 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     // Round 18's separator-row variants (bulk copies, staged contributions, both; the forward
     // product on the tensor cores with each).
     let lines = ["b", "e", "be"].iter().flat_map(|v| (1..=3).map(move |nb| format!("mf_mapss{v}_backward_{nb}")).chain([format!("mf_mapss{v}_forward")]));
-    let tcf = ["", "b", "e", "be"].iter().map(|v| format!("mf_mapss{v}t_forward"));
+    // Round 22: each of those with the store side's indices prefetched under the copies (…tp_forward).
+    let tcf = ["", "b", "e", "be"].iter().flat_map(|v| [format!("mf_mapss{v}t_forward"), format!("mf_mapss{v}tp_forward")]);
     // Round 19's walk of the passes near the root by lines (staged contributions, ± tc forward).
     let walk = ["mf_mapssbe_top", "mf_mapssbet_top"].map(String::from);
     let fused = fused.chain(lines).chain(tcf).chain(walk);

@@ -710,8 +710,9 @@ fn assert_equals_twins(
 /// of those passes' launches, `mf_mapssbe[t]_top`, on every 1D case where `lines.top` and the device
 /// has bulk copies; elsewhere per pass bulk copies where chosen on sm_90, staged contributions
 /// where a pass has external children and fewer subtrees than `ext_below`, the tensor cores forward
-/// where its roots have ≤ 16 Schur rows. Returns the forward passes where the tensor cores were
-/// chosen and did not apply.
+/// where its roots have ≤ 16 Schur rows, and those with the indices prefetched (`…tp_forward`)
+/// where `f.sep_prefetch()`. Returns the forward passes where the tensor cores were chosen and did
+/// not apply.
 fn assert_line_launches(be: &galerkin::backend::cuda::CudaBackend, f: &CudaMultifrontal, name: &str, lines: SepLines, launches: &[LaunchProfile], row_major: bool) -> Vec<String> {
     let bulk_here = be.device().compute_capability.0 >= 9;
     let mut no_tc = Vec::new();
@@ -737,7 +738,8 @@ fn assert_line_launches(be: &galerkin::backend::cuda::CudaBackend, f: &CudaMulti
         if t.is_empty() && lines.tc_forward && !l.backward {
             no_tc.push(format!("{name} forward {}: {} Schur rows", l.pass, shape.max_schur));
         }
-        let want = if l.backward { format!("mf_mapss{b}{e}_backward_") } else { format!("mf_mapss{b}{e}{t}_forward") };
+        let p = if !t.is_empty() && f.sep_prefetch() { "p" } else { "" };
+        let want = if l.backward { format!("mf_mapss{b}{e}_backward_") } else { format!("mf_mapss{b}{e}{t}{p}_forward") };
         assert!(l.kernel.starts_with(&want), "{name} {lines:?}: {} ran {} (expected {want}*)", l.label, l.kernel);
     }
     no_tc
@@ -924,4 +926,69 @@ fn walk_shapes_outside_the_kernels_range_are_refused() {
         let e = WalkShape { cols, threads }.check().expect_err(&format!("{cols}×{threads} accepted")).to_string();
         assert!(e.contains(&format!("{cols} columns × {threads} threads")), "{e}");
     }
+}
+
+/// The forward separator-row kernels with their store side's indices prefetched under the copies
+/// (`set_sep_prefetch`, round 22: `mf_mapss{,b,e,be}tp_forward`) equal faer's LU row-major for 1,
+/// 7, 32 and 256 columns and column-major at 256, with the default lines (the walk by lines) and
+/// the lines pass by pass with and without bulk copies and staged contributions, on 1D systems of
+/// degree 1…5 with an odd number of elements and on the 2D large-front cases; 77 and 78 columns
+/// equal the CPU twins. With blocks walking several chunks of a subtree (the grid's column blocks
+/// capped at 1: the later chunks read the cached line sources and indices), with chunks of 32, 64
+/// and the default's columns, 7 and 256 columns equal the same solve without the prefetch bit for
+/// bit (the same products in the same order). At 256 columns the profile shows the prefetched
+/// kernel on every tensor-core forward pass (and on some pass of every 1D case).
+#[test]
+fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
+    let Some(be) = test_gpu() else { return };
+    let mut ran = Vec::new();
+    let tc = SepLines { bulk: false, ext_below: None, tc_forward: true, top: false };
+    let bulkext = SepLines { bulk: true, ext_below: Some(usize::MAX), tc_forward: true, top: false };
+    let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases());
+    for case in cases {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert!(!f.sep_prefetch(), "{}: the prefetch is on by default", case.name);
+        f.prepare_maps(&be).unwrap();
+        let n = case.sys.ndofs;
+        let (rows, cols) = (cpu_twins(&case, true), cpu_twins(&case, false));
+        let bs: Vec<_> = [7, 256].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
+        for (lines, name) in [(None, "default"), (Some(tc), "tc"), (Some(bulkext), "bulkexttc")] {
+            f.set_sep_lines(lines);
+            f.set_sep_prefetch(true);
+            for nrhs in [1, 7, 32, 256] {
+                check_rows_against_faer(&be, &f, &case, nrhs);
+            }
+            assert_equals_twins(&be, &rows, &format!("{} {name}: row-major, prefetched", case.name), |k, b, x| f.solve_many_rows(&be, k, b, x));
+            if lines.is_some() {
+                check_against_faer(&be, &f, &case, 256);
+                assert_equals_twins(&be, &cols, &format!("{} {name}: column-major, prefetched", case.name), |k, b, x| f.solve_many(&be, k, b, x));
+            }
+            for (blocks, width) in [(None, None), (Some(1), None), (Some(1), Some(32)), (Some(1), Some(64))] {
+                f.set_pipe_blocks(blocks).unwrap();
+                f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
+                let what = format!("{} {name} {blocks:?} {width:?}", case.name);
+                for (k, b) in &bs {
+                    let mut x = [be.zeros(n * k).unwrap(), be.zeros(n * k).unwrap()];
+                    for (on, x) in [false, true].into_iter().zip(x.iter_mut()) {
+                        f.set_sep_prefetch(on);
+                        f.solve_many_rows(&be, *k, b, x).unwrap_or_else(|e| panic!("{what}, {k} columns: {e}"));
+                    }
+                    assert!(be.to_host(&x[0]).unwrap() == be.to_host(&x[1]).unwrap(), "{what}, {k} columns: the prefetched solve differs from the plain one");
+                }
+                let mut x = be.zeros(n * 256).unwrap();
+                let launches = f.solve_rows_profile(&be, 256, &bs[1].1, &mut x).unwrap();
+                if !launches.is_empty() {
+                    assert_line_launches(&be, &f, &what, f.sep_lines(true), &launches, true);
+                    if case.name.starts_with("seed") {
+                        assert!(launches.iter().any(|l| !l.backward && l.kernel.ends_with("tp_forward")), "{what}: no prefetched forward launch");
+                        ran.push(format!("{} {name}", case.name));
+                    }
+                }
+            }
+            f.set_pipe_blocks(None).unwrap();
+            f.set_subtree_shape(None).unwrap();
+            f.set_sep_prefetch(false);
+        }
+    }
+    assert_every_degree_ran(&ran, &["default", "tc", "bulkexttc"], "the prefetched forward");
 }

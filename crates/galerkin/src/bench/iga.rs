@@ -51,6 +51,10 @@ pub struct IgaBenchOptions {
     pub rhs: Vec<usize>,
     pub rhs_elements: usize,
     pub rhs_degree: usize,
+    /// Elements per side of a 2D right-hand-side sweep (Poisson on the unit square) in place of the
+    /// 1D one (0: 1D at `rhs_elements`), so that engines are compared on 2D separators too (round 22);
+    /// the CPU engine is not run in 2D.
+    pub rhs_grid: usize,
     /// GPU engines of the right-hand-side sweep: `gpu` (automatic choice), `gpu-levels`,
     /// `gpu-subtrees` (forced), `gpu-subtrees-TxC` (forced, T threads × C columns per block).
     pub rhs_engines: Vec<String>,
@@ -512,8 +516,10 @@ fn rows_lines(engine: &str) -> Option<SepLines> {
 
 /// A row-major engine's line walk shape (round 21, [`CudaMultifrontal::set_walk_shape`]): a
 /// trailing `-wCxT` (C columns per item, T threads per column, e.g. `gpu-rows-w32x4`,
-/// `gpu-rows-w64x2`); the engine without it and the shape (`None`: no suffix, the default's).
+/// `gpu-rows-w64x2`), before a [`prefetch_suffix`]; the engine without either and the shape
+/// (`None`: no suffix, the default's).
 fn walk_suffix(engine: &str) -> (&str, Option<WalkShape>) {
+    let engine = engine.strip_suffix(PREFETCH_SUFFIX).unwrap_or(engine);
     let parsed = engine.rsplit_once("-w").and_then(|(base, rest)| {
         let (c, t) = rest.split_once('x')?;
         Some((base, WalkShape { cols: c.parse().ok()?, threads: t.parse().ok()? }))
@@ -522,6 +528,15 @@ fn walk_suffix(engine: &str) -> (&str, Option<WalkShape>) {
         Some((base, shape)) => (base, Some(shape)),
         None => (engine, None),
     }
+}
+
+/// A row-major engine's last suffix: the forward separator-row kernels prefetch their stores'
+/// indices ([`CudaMultifrontal::set_sep_prefetch`], round 22), e.g. `gpu-rows-pf`, `gpu-rows-w64x2-pf`.
+const PREFETCH_SUFFIX: &str = "-pf";
+
+/// Whether a row-major engine ends in [`PREFETCH_SUFFIX`].
+fn prefetch_suffix(engine: &str) -> bool {
+    engine.ends_with(PREFETCH_SUFFIX)
 }
 
 /// The column-major engines with the lines chosen (round 20; else as `gpu`): `gpu-` then a
@@ -571,11 +586,12 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
         for e in o.rhs_engines.iter().filter(|e| *e != FUSED_ENGINE && rows_engine(e).is_none() && !is_overlap(e)) {
             engine_path(e)?;
         }
+        let size = if o.rhs_grid > 0 { o.rhs_grid * o.rhs_grid } else { o.rhs_elements };
         for e in &o.rhs_engines {
-            engines.push((e.as_str(), o.rhs_elements));
+            engines.push((e.as_str(), size));
         }
     }
-    let cpu_elements = o.rhs_elements.min(o.cpu_max).min(1 << 16);
+    let cpu_elements = if o.rhs_grid > 0 { 0 } else { o.rhs_elements.min(o.cpu_max).min(1 << 16) };
     if cpu_elements > 0 {
         engines.push(("cpu", cpu_elements));
     }
@@ -584,7 +600,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
     for (engine, n) in engines {
         if cached.as_ref().is_none_or(|c| c.0 != n) {
             drop(cached.take()); // free the previous size's right-hand sides first
-            let system = system_1d(p, n)?;
+            let system = if o.rhs_grid > 0 { system_2d(p, o.rhs_grid)? } else { system_1d(p, n)? };
             let nd = system.sys.ndofs;
             let max_rhs = o.rhs.iter().copied().max().unwrap_or(1);
             let b_all: Vec<f64> = (0..nd * max_rhs).map(|i| ((i as f64 * 0.618_033_988_749_895).fract() - 0.5) * (1.0 + (i / nd) as f64)).collect();
@@ -642,6 +658,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_sep_lines(rows_lines(e));
                     let walk_shape = walk_suffix(e).1;
                     f.set_walk_shape(walk_shape)?;
+                    f.set_sep_prefetch(prefetch_suffix(e));
                     if walk_shape.is_some() && nrhs % 2 == 0 && !f.walks_top(be, nrhs, true) {
                         return Err(Error::invalid(format!("{e}: {n} elements of degree {p} have no line walk of that shape for {nrhs} right-hand sides")));
                     }

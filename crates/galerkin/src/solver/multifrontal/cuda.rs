@@ -50,6 +50,8 @@ mod overlap;
 mod walk_trace;
 #[path = "cuda_walk_shape.rs"]
 mod walk_shape;
+#[path = "cuda_prefetch.rs"]
+mod prefetch;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
 pub use walk_shape::WalkShape;
@@ -365,6 +367,9 @@ struct MfKernels {
     mapss_lines: [[Kernel; 4]; 3],
     /// The forward kernels with the product on the tensor cores: plain, bulk, staged, both.
     mapss_tcf: [Kernel; 4],
+    /// Those with the store side's indices prefetched under the copies (`mf_mapss{,b,e,be}tp_forward`,
+    /// [`CudaMultifrontal::set_sep_prefetch`]).
+    mapss_tcf_pref: [Kernel; 4],
     /// The same, pipelined ([`CudaMultifrontal::set_pipe_separators`]).
     mapssp_forward: Kernel,
     mapssp_backward: [Kernel; 3],
@@ -400,7 +405,7 @@ impl MfKernels {
     /// kept by hand; the launch profile reads a launch's kernel from the launch itself.
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_top_lines).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_top_lines).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
     }
 }
 
@@ -509,6 +514,9 @@ pub struct CudaMultifrontal {
     walk_trace: bool,
     /// The line walk's item shape ([`CudaMultifrontal::set_walk_shape`]; `None`: round 20's).
     walk_shape: Option<WalkShape>,
+    /// Whether the tensor-core forward separator-row kernels prefetch their store side's indices
+    /// ([`CudaMultifrontal::set_sep_prefetch`]; off by default).
+    sep_prefetch: bool,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -666,6 +674,7 @@ impl CudaMultifrontal {
                 [get("mf_mapssbe_forward")?, get("mf_mapssbe_backward_1")?, get("mf_mapssbe_backward_2")?, get("mf_mapssbe_backward_3")?],
             ],
             mapss_tcf: [get("mf_mapsst_forward")?, get("mf_mapssbt_forward")?, get("mf_mapsset_forward")?, get("mf_mapssbet_forward")?],
+            mapss_tcf_pref: [get("mf_mapsstp_forward")?, get("mf_mapssbtp_forward")?, get("mf_mapssetp_forward")?, get("mf_mapssbetp_forward")?],
             mapssp_forward: get("mf_mapssp_forward")?,
             mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
@@ -688,7 +697,7 @@ impl CudaMultifrontal {
         // by every factorization on the backend (one module), so the limit is always set to the
         // same largest value: a per-factorization value could be lowered by another one between
         // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
-        let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(2 * p.mapt_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapss_smem(true, SUBTREE_MAX_WIDTH, 3)).max(p.mapss_smem(false, SUBTREE_MAX_WIDTH, 7))).max().unwrap_or(0);
+        let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(2 * p.mapt_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapss_smem(true, SUBTREE_MAX_WIDTH, 3)).max(p.mapss_smem(false, SUBTREE_MAX_WIDTH, 15))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
         // (`mf_mapss_top` is not among them: the few rows of its warp items fit 48 KiB; the line
         // walk's items, with their staged contributions, may not.)
@@ -768,6 +777,7 @@ impl CudaMultifrontal {
             sep_lines: None,
             walk_trace: false,
             walk_shape: None,
+            sep_prefetch: false,
             probe: Mutex::new(None),
             lvl_end,
             side: Vec::new(),

@@ -533,6 +533,7 @@ impl CudaMultifrontal {
         let k = match flags {
             0 if backward => &self.kernels.mapss_backward[p.map_nb - 1],
             0 => &self.kernels.mapss_forward,
+            f if f & SEP_PREF != 0 => &self.kernels.mapss_tcf_pref[f & (SEP_BULK | SEP_EXT)],
             f if f & SEP_TCF != 0 => &self.kernels.mapss_tcf[f & (SEP_BULK | SEP_EXT)],
             f => &self.kernels.mapss_lines[f - 1][which],
         };
@@ -562,7 +563,9 @@ impl DevPass {
         }
         let ext = if flags & SEP_EXT != 0 { self.max_ext } else { 0 };
         let pad = if flags & SEP_TCF != 0 { 2 } else { 4 };
-        8 * (self.mapss_map(backward, flags).next_multiple_of(2) + (self.dp.rows as usize + ext) * (cols + pad))
+        // MF_SEP_PREF: the root's slot and two index words per row ahead of the map (`sep_pre_doubles`).
+        let pre = if flags & SEP_PREF != 0 { (self.dp.rows as usize + 2) / 2 * 2 } else { 0 };
+        8 * (pre + self.mapss_map(backward, flags).next_multiple_of(2) + (self.dp.rows as usize + ext) * (cols + pad))
     }
 
     /// Whether the pass's roots have few enough Schur rows (≤ 16, one accumulator tile of
@@ -594,6 +597,8 @@ fn block_threads(k: &Kernel, cols: usize, threads: usize) -> Result<usize> {
 const SEP_BULK: usize = 1;
 const SEP_EXT: usize = 2;
 const SEP_TCF: usize = 4;
+/// MF_SEP_PREF (round 22, with MF_SEP_TCF only: `mf_mapss{,b,e,be}tp_forward` = 12…15).
+const SEP_PREF: usize = 8;
 
 impl CudaMultifrontal {
     /// The line variant of a separator-row launch over pass `p` ([`SepLines`]; 0: the plain
@@ -605,7 +610,8 @@ impl CudaMultifrontal {
         let bulk = self.bulk_lines(be, l);
         let ext = p.has_ext && l.ext_below.is_some_and(|min| p.count < min);
         let tcf = l.tc_forward && !backward && p.tc_roots();
-        usize::from(bulk) * SEP_BULK + usize::from(ext) * SEP_EXT + usize::from(tcf) * SEP_TCF
+        let pref = tcf && self.sep_prefetch;
+        usize::from(bulk) * SEP_BULK + usize::from(ext) * SEP_EXT + usize::from(tcf) * SEP_TCF + usize::from(pref) * SEP_PREF
     }
 }
 

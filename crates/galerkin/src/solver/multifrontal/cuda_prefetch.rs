@@ -1,0 +1,23 @@
+//! The forward separator-row kernels' index prefetch ([`CudaMultifrontal::set_sep_prefetch`],
+//! round 22). Round 21's profile of the row-major bottom forward pass (`mf_mapssbt_forward`, 901 µs
+//! at 256 columns, 63 % of the copy bandwidth) had its warps waiting on global loads for half their
+//! cycles: after a chunk's bulk copies landed, the owned rows' places in `sep` (two dependent loads)
+//! and the root's contribution rows in the buffer (three) were still to be loaded before the stores.
+//! With the prefetch the first chunk loads them while its copies are in flight and keeps them, with
+//! the lines' sources, in shared memory for the subtree's later chunks (`MF_SEP_PREF`).
+use super::CudaMultifrontal;
+
+impl CudaMultifrontal {
+    /// Makes the forward separator-row kernels with the product on the tensor cores
+    /// ([`super::SepLines::tc_forward`]) prefetch their store side's indices under the chunk's
+    /// copies (`mf_mapss{,b,e,be}tp_forward`; off by default: the same products and stores, a few
+    /// hundred bytes more shared memory per block). Other launches are unchanged.
+    pub fn set_sep_prefetch(&mut self, on: bool) {
+        self.sep_prefetch = on;
+    }
+
+    /// Whether the forward separator-row kernels prefetch their indices ([`Self::set_sep_prefetch`]).
+    pub fn sep_prefetch(&self) -> bool {
+        self.sep_prefetch
+    }
+}
