@@ -302,16 +302,16 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
-        // The previous default (round 16's Gram tiles, p = 4) right after the default.
-        if let Some(&c) = TiledConfig::round16_high(nloc).first().filter(|c| **c != v[0]) {
-            v.push(c);
-        }
         // Round 22 (p = 4: the last pass without its barrier; p = 5: Gram tiles in three rounds a
         // cell), right after the default.
         for c in TiledConfig::round22_high(nloc) {
             if !v.contains(&c) {
                 v.push(c);
             }
+        }
+        // The previous default (round 16's Gram tiles, p = 4) right after the default.
+        if let Some(&c) = TiledConfig::round16_high(nloc).first().filter(|c| **c != v[0]) {
+            v.push(c);
         }
         // Round 21 (p = 5): Gram tiles in two rounds a cell, right after the default.
         for c in TiledConfig::round21_high(nloc) {
