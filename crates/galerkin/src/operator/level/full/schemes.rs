@@ -227,6 +227,21 @@ impl TiledConfig {
                 return c;
             }
         }
+        // Round 22 (H200): at trunk p = 5 Gram tiles in three rounds a cell, 32 points a pass, no
+        // diag-b: 4.889 ms (4.879–4.910) against the previous default's 5.405 (5.398–5.421) in one
+        // sweep (its GPU = CPU test passed in the same call). Elasticity only (Gram tiles): a
+        // scalar space keeps the previous shape ([`default_shape_for`]).
+        if (65..=74).contains(&nloc) {
+            if let Some(&c) = TiledConfig::round22_high(nloc).get(2) {
+                return c;
+            }
+        }
+        TiledConfig::round21_default(nloc)
+    }
+
+    /// The default shape before round 22 beyond p = 4 (at trunk p = 5 the tenth round's moment
+    /// tiles, [`Self::round13_default`]): the sweep's second row there.
+    pub fn round21_default(nloc: usize) -> TiledConfig {
         match TiledConfig::round14(nloc).first() {
             Some(&pipe) => pipe,
             None => TiledConfig::round13_default(nloc),
@@ -302,6 +317,10 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // The previous default (p = 5 before round 22) right after the default.
+        if TiledConfig::round21_default(nloc) != v[0] && (65..=74).contains(&nloc) {
+            v.push(TiledConfig::round21_default(nloc));
+        }
         // Round 22 (p = 4: the last pass without its barrier; p = 5: Gram tiles in three rounds a
         // cell), right after the default.
         for c in TiledConfig::round22_high(nloc) {
