@@ -278,6 +278,12 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef GRAM_SPLIT
 #define GRAM_SPLIT 0                                 // (round 21, with GRAM) two rounds of Gram tiles a cell: the rows of the first 16·GRAM_SPLIT functions, then the rest's; 0: one round (gram_round)
 #endif
+#ifndef GRAM_SPLIT2
+#define GRAM_SPLIT2 0                                // (round 22, with GRAM_SPLIT) three rounds: the rows of functions [16·GRAM_SPLIT, 16·GRAM_SPLIT2) a round of their own, then the rest's
+#endif
+#ifndef GRAM_EARLY_WAIT
+#define GRAM_EARLY_WAIT 0                            // (round 22, with GRAM, one round a cell) the previous cell's copies waited for a pass early, so the cell's last pass has no barrier
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -1191,12 +1197,16 @@ static_assert(!PIPE_ROUNDS || (PIPE && PIPE_ROUNDS <= 2 && (GRAM || pipe_round_s
 // storage and hold every moment of its node pairs (a ≤ b, a among its functions), so each round's
 // image becomes its pairs' blocks and leaves as the moment strips it covers; the second round's
 // passes stage only its own functions (no tile of it reads the first's rows).
-constexpr int GRAM_ROUNDS = GRAM_SPLIT ? 2 : 1;
-constexpr int gram_f0(int rd) { return rd == 0 ? 0 : 16 * GRAM_SPLIT; }                    // a round's first function
-constexpr int gram_f1(int rd) { return GRAM_SPLIT && rd == 0 ? 16 * GRAM_SPLIT : NLOC; }  // one past its last
+//
+// GRAM_SPLIT2 (round 22) cuts the second round again at 16·GRAM_SPLIT2 functions — p = 5: 78, 60
+// and 72 tiles on strips 0–2, 3–5 and 6–13, 5 a warp (20 accumulators a lane, not 36: round 21's
+// first round spilled at the 128-register cap), each round's passes staging its own functions on.
+constexpr int GRAM_ROUNDS = GRAM_SPLIT ? (GRAM_SPLIT2 ? 3 : 2) : 1;
+constexpr int gram_f0(int rd) { return rd == 0 ? 0 : rd == 1 ? 16 * GRAM_SPLIT : 16 * GRAM_SPLIT2; }  // a round's first function
+constexpr int gram_f1(int rd) { return rd + 1 < GRAM_ROUNDS ? gram_f0(rd + 1) : NLOC; }                 // one past its last
 constexpr int gram_tiles(int rd) {
     int n = 0;
-    for (int t = DIM * gram_f0(rd) / 16; t < (GRAM_SPLIT && rd == 0 ? DIM * gram_f1(rd) / 16 : GS16); ++t) n += GB8 > 2 * t ? GB8 - 2 * t : 0;
+    for (int t = DIM * gram_f0(rd) / 16; t < (gram_f1(rd) < NLOC ? DIM * gram_f1(rd) / 16 : GS16); ++t) n += GB8 > 2 * t ? GB8 - 2 * t : 0;
     return n;
 }
 constexpr int gram_lo(int rd) { return packed_c(DIM * gram_f0(rd), DIM * gram_f0(rd)); }       // a round's first packed entry
@@ -1214,6 +1224,7 @@ static_assert(!GRAM || (PIPE_ROUNDS == 2 && NCOMP == DIM && PACKED && !PAIRED &&
               "Gram tiles: pipelined rounds with the next J⁻¹ late, elasticity's blocks, packed, one round (or GRAM_SPLIT's two) and each round's rows in the image");
 static_assert(!GRAM_SPLIT || (GRAM && 16 * GRAM_SPLIT < NLOC && !GRAM_OVERLAP && !GRAM_PAIRS && !GRAM_WIDE),
               "two rounds of Gram tiles: within the functions, the blocks in the cell's tail, strip order, plain passes");
+static_assert(!GRAM_SPLIT2 || (GRAM_SPLIT && GRAM_SPLIT < GRAM_SPLIT2 && 16 * GRAM_SPLIT2 < NLOC), "three rounds of Gram tiles: two cuts within the functions, in order");
 static_assert(!GRAM_PAIRS || GRAM, "strip-pair order: Gram tiles");
 static_assert(!GRAM_UNROLL || GRAM, "unrolled k-steps: Gram tiles");
 static_assert(!GRAM_DIAG || (GRAM && !GRAM_PAIRS), "diagonal B fragments from the A fragment: Gram tiles in strip order");
@@ -1489,6 +1500,8 @@ constexpr int GSPLIT = gram_split();
 static_assert(!GRAM_OVERLAP || (GRAM && GRAM_OVERLAP <= 3 && NCHUNK >= (GRAM_SPREAD ? 3 : 2) && SPP <= 32 && 32 % SPP == 0),
               "overlapped Gram blocks: Gram tiles, a pass a cell for each part of the blocks and one more, a point's staging threads within one warp");
 static_assert(!GRAM_SPREAD || GRAM_OVERLAP, "spread Gram blocks: overlapped");
+static_assert(!GRAM_EARLY_WAIT || (GRAM && GRAM_ROUNDS == 1 && !GRAM_OVERLAP && JQ_LATE && IMAGE_DOUBLES > 0 && NCHUNK >= 2),
+              "early copy wait: Gram tiles in one round a cell, the blocks in its tail, the next J⁻¹ table after the image, the image in its own region, two passes or more");
 __device__ __forceinline__ double* gram_image(double* __restrict__ hbuf, const double* k) {
     return hbuf + 2 * HSIZE + ((reinterpret_cast<u64>(k) >> 3) & 1);
 }
@@ -1572,8 +1585,13 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
                 if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid, a_this);
                 if (blocks && blocks_late) prev_blocks(out, coef, meta, signs, has_signs, hbuf, c - stride, tid, ch);
                 if (blocks) fence_async_shared();  // the blocks are visible to the next pass's bulk copies
-                if (last) bulk_wait_read();  // the previous round's copies have read the image (and the buffer it lay in)
-                __syncthreads();
+                // The previous round's copies have read the image (and the buffer it lay in). GRAM_EARLY_WAIT:
+                // waited for at the pass before the last, whose barrier makes that block-wide, so
+                // the last pass needs none — it stages nothing, and the image region and jq that a
+                // warp writes next no warp still in it reads; a warp's tiles go to the image as soon
+                // as its multiplies end (16 warps of 6 or 7 tiles: the early ones no longer wait).
+                if (GRAM_EARLY_WAIT ? ch + 2 == NCHUNK : last) bulk_wait_read();
+                if (!(GRAM_EARLY_WAIT && last)) __syncthreads();
             }
             double x2 = 0.0;  // warp 0, lane i: coordinate i % DIM of vertex i / DIM of the cell after next
             if (final_round && warp == 0 && after) {

@@ -798,16 +798,48 @@ fn two_round_gram_tiles_match_the_cpu() {
         assert!(shapes.iter().any(|c| c.mma_k == 8) && shapes.iter().any(|c| c.gram_diag) && shapes.iter().any(|c| !c.gram_diag) && shapes.iter().any(|c| c.warps == 20));
         shapes
     });
-    // The first shape's matrices, every cell: symmetric, and the six rigid motions (in the global
-    // orientation the GPU's S K S uses: no signs) annihilated to round-off.
+    // The first shape's matrices, every cell: symmetric, with the six rigid motions in their null space.
+    tiled_matrices_symmetric_with_rigid_null_space(5, TiledConfig::round21_high(74)[0]);
+}
+
+/// Round 22's shapes ([`TiledConfig::round22_high`]) give the CPU's matrices on 27 distorted,
+/// rotated cells, on the resident grid and on 2 blocks (13–14 cells a block, so each cell's copies
+/// are still in flight while the next multiplies). p = 4's early copy wait (the last pass without
+/// its barrier): a wait too late lets a cell's image overwrite the previous one's before its copies
+/// read it, a missing barrier lets a fast warp's image or J⁻¹ table race a slow warp's last pass —
+/// either an O(1) difference on 2 blocks. p = 5's three rounds of Gram tiles (functions 0–15,
+/// 16–31, 32–73): a wrong cut leaves a node pair in no round or reads stale rows of an earlier
+/// round's functions. The first shape of each degree: symmetric, rigid motions in its null space.
+#[test]
+fn round22_gram_shapes_match_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(4..=5, |p, nloc| {
+        let shapes = TiledConfig::round22_high(nloc);
+        assert!(!shapes.is_empty() && shapes.iter().all(|c| c.gram && c.pipe_rounds == 2 && c.packed), "p = {p}: round 22's Gram shapes");
+        if p == 4 {
+            assert!(shapes.iter().all(|c| c.gram_early_wait && c.gram_rounds == 0), "p = 4: the early copy wait");
+        } else {
+            assert!(shapes.iter().all(|c| c.gram_rounds == 3) && shapes.iter().any(|c| c.qcp == 32) && shapes.iter().any(|c| !c.gram_diag), "p = 5: three rounds, 32 points a pass, without diag-b");
+        }
+        shapes
+    });
+    for (p, nloc) in [(4, 50), (5, 74)] {
+        tiled_matrices_symmetric_with_rigid_null_space(p, TiledConfig::round22_high(nloc)[0]);
+    }
+}
+
+/// Every cell's matrix of degree `p` from tiled shape `cfg` on the 27 twisted cells: symmetric, and
+/// the six rigid motions (in the global orientation the GPU's S K S uses: no signs) annihilated to
+/// round-off. (No GPU: returns.)
+fn tiled_matrices_symmetric_with_rigid_null_space(p: usize, cfg: galerkin::operator::level::full::schemes::TiledConfig) {
     use galerkin::operator::level::full::cuda::DeviceAssembler;
     let Some(gpu) = galerkin::backend::cuda::test_gpu() else { return };
-    let space = hier(twisted(3, true), 5, ModeSet::Trunk);
+    let space = hier(twisted(3, true), p, ModeSet::Trunk);
     let physics = Elasticity::lame(LAMBDA, MU, 3);
     let integ = ElementIntegrator::new(&space, &physics, None).unwrap();
     let tuning = galerkin::operator::Tuning { integration: galerkin::operator::level::Integration::Tiled, ..Default::default() };
     let asm = DeviceAssembler::new(&gpu, &integ, &Vec::new(), tuning).unwrap();
-    let got = asm.tiled_matrices_to_host_on(&gpu, TiledConfig::round21_high(74)[0], None).unwrap();
+    let got = asm.tiled_matrices_to_host_on(&gpu, cfg, None).unwrap();
     let nd = integ.elem_size();
     let rigid: [fn([f64; 3]) -> [f64; 3]; 6] = [|_| [1.0, 0.0, 0.0], |_| [0.0, 1.0, 0.0], |_| [0.0, 0.0, 1.0], |x| [-x[1], x[0], 0.0], |x| [0.0, -x[2], x[1]], |x| [x[2], 0.0, -x[0]]];
     let modes: Vec<Vec<f64>> = rigid.iter().map(|r| space.interpolate(|x, o| o.copy_from_slice(&r(x)))).collect();
@@ -815,14 +847,14 @@ fn two_round_gram_tiles_match_the_cpu() {
         let scale = ke.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         for i in 0..nd {
             for j in 0..i {
-                assert!((ke[i * nd + j] - ke[j * nd + i]).abs() < 1e-13 * scale, "cell {c}: two-round Gram matrix not symmetric at ({i}, {j})");
+                assert!((ke[i * nd + j] - ke[j * nd + i]).abs() < 1e-13 * scale, "cell {c}: {}: matrix not symmetric at ({i}, {j})", cfg.label());
             }
         }
         for g in &modes {
             let local: Vec<f64> = (0..nd).map(|i| g[space.dofmap.cell(c)[i / 3] * 3 + i % 3]).collect();
             let norm = local.iter().map(|v| v * v).sum::<f64>().sqrt();
             let kr = (0..nd).map(|i| (0..nd).map(|j| ke[i * nd + j] * local[j]).sum::<f64>().abs()).fold(0.0, f64::max);
-            assert!(kr < 1e-11 * scale * norm, "cell {c}: a rigid motion is not in the two-round Gram matrix's null space ({kr:e})");
+            assert!(kr < 1e-11 * scale * norm, "cell {c}: {}: a rigid motion is not in the matrix's null space ({kr:e})", cfg.label());
         }
     }
 }

@@ -140,26 +140,67 @@ impl TiledConfig {
     }
 }
 
+impl TiledConfig {
+    /// The twenty-second round's shapes. Trunk p = 4 (33–50 functions): the default (round 20's
+    /// diag-b, unrolled k-steps) with the previous cell's copies waited for a pass early, so the
+    /// cell's last pass has no barrier (`gram_early_wait`, [`gram_early_wait`]): round 20's split
+    /// put ≈ 0.29 ms in the tail, and behind that barrier the warps of 6 tiles wait for those of 7
+    /// before any writes its tiles to the image. Trunk p = 5 (65–74 functions): round 21's Gram
+    /// tiles in three rounds a cell (`gram_rounds` 3: functions 0–15, 16–31, 32–73; 78, 60, 72
+    /// tiles, 5 a warp, 20 accumulators a lane instead of the two rounds' 36, which spilled), on 16
+    /// points a pass and on 32 (the longest round's image, 9 528 doubles, leaves room for two
+    /// 32-point staging buffers: half the passes and barriers), with and without diag-b. Sweep rows
+    /// until the device measures them.
+    pub fn round22_high(nloc: usize) -> Vec<TiledConfig> {
+        if (33..=50).contains(&nloc) {
+            return vec![TiledConfig { gram_early_wait: true, ..TiledConfig::for_functions(nloc) }];
+        }
+        let Some(&g) = TiledConfig::round21_high(nloc).first() else { return Vec::new() };
+        let three = TiledConfig { gram_rounds: 3, ..g };
+        vec![three, TiledConfig { qcp: 32, ..three }, TiledConfig { qcp: 32, gram_diag: false, ..three }]
+    }
+}
+
+/// The kernel's GRAM_EARLY_WAIT for `cfg` launched on `v` as `l`: asked, with Gram tiles
+/// ([`gram`]) in one round a cell, the blocks in the cell's tail (no `gram_overlap`) and two
+/// passes of points or more (the wait moves to the pass before the last).
+pub(crate) fn gram_early_wait(v: &Variant, cfg: TiledConfig, l: &super::schemes::TiledLaunch) -> bool {
+    cfg.gram_early_wait && gram(v, cfg) && gram_split(v, cfg) == 0 && gram_overlap(v, cfg, l) == 0 && v.nq.div_ceil(l.qcp.max(1)) >= 2
+}
+
 /// The kernel's GRAM_SPLIT for `cfg` on `v`: where the moment tiles take more than one round a
 /// cell and the functions fill five 16-function strips up to trunk p = 5's 74 (the first round's
 /// rows — functions 0–31, 16 752 doubles at p = 5 — and two 16-point staging buffers fit a block's
 /// shared memory), Gram tiles take two rounds, the first on the rows of functions [0, 32); else 0.
+/// (`gram_rounds` 3, round 22: the first round on functions [0, 16), [`gram_split2`].)
 pub(crate) fn gram_split(v: &Variant, cfg: TiledConfig) -> usize {
     let two = super::schemes::tile_count(v.nloc, false) > cfg.warps.max(1) && (65..=74).contains(&v.nloc);
-    if two {
+    match (two, cfg.gram_rounds) {
+        (false, _) => 0,
+        (true, 3) => 1,
+        (true, _) => 2,
+    }
+}
+
+/// The kernel's GRAM_SPLIT2 for `cfg` on `v`: with two rounds ([`gram_split`]) and `gram_rounds`
+/// 3, the second cut at function 32 (a third round on the rest); else 0.
+pub(crate) fn gram_split2(v: &Variant, cfg: TiledConfig) -> usize {
+    if gram_split(v, cfg) == 1 {
         2
     } else {
         0
     }
 }
 
-/// Doubles of the Gram tiles' image region for `v` split at `split` ([`gram_split`]): the longest
-/// round's packed rows (a round's rows are contiguous), one double for the 16-byte phase, even.
-pub(crate) fn gram_image_doubles(v: &Variant, split: usize) -> usize {
+/// Doubles of the Gram tiles' image region for `v` cut at `split` and `split2` ([`gram_split`],
+/// [`gram_split2`]; 16-function units, 0: no cut): the longest round's packed rows (a round's rows
+/// are contiguous), one double for the 16-byte phase, even.
+pub(crate) fn gram_image_doubles(v: &Variant, split: usize, split2: usize) -> usize {
     let nd = v.nloc * v.ncomp;
     let rows = |r: usize| r * nd - r * r.saturating_sub(1) / 2;  // packed entries of rows [0, r)
-    let first = if split > 0 { rows(v.dim * 16 * split) } else { rows(nd) };
-    let span = first.max(rows(nd) - first);
+    let cuts: Vec<usize> = [split, split2].into_iter().filter(|&s| s > 0).map(|s| rows(v.dim * 16 * s)).collect();
+    let bounds: Vec<usize> = std::iter::once(0).chain(cuts).chain(std::iter::once(rows(nd))).collect();
+    let span = bounds.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
     (span + 2) & !1
 }
 
@@ -373,8 +414,26 @@ mod tests {
             assert_eq!((l.threads, l.qcp, l.min_blocks, l.image), (32 * c.warps, 16, 1, 16_754), "{}", c.label());
             assert!(l.smem <= 227 * 1024, "{}: {} bytes", c.label(), l.smem);
         }
-        assert_eq!(gram_image_doubles(&v5, 2), (96 * 222 - 96 * 95 / 2 + 2) & !1);
-        assert_eq!(gram_image_doubles(&v, 0), (150 * 151 / 2 + 2) & !1, "one round: the whole triangle");
+        assert_eq!(gram_image_doubles(&v5, 2, 0), (96 * 222 - 96 * 95 / 2 + 2) & !1);
+        assert_eq!(gram_image_doubles(&v, 0, 0), (150 * 151 / 2 + 2) & !1, "one round: the whole triangle");
+        // Round 22: p = 5 in three rounds (functions 0–15, 16–31, 32–73: the first round's 9 528
+        // packed entries the longest), within a block at 16 and 32 points a pass; p = 4's early
+        // copy wait on the default, one round, four passes.
+        assert_eq!(gram_image_doubles(&v5, 1, 2), (48 * 222 - 48 * 47 / 2 + 2) & !1);
+        let three = TiledConfig::round22_high(74);
+        assert_eq!(three.len(), 3);
+        for c in three {
+            let l = super::super::schemes::tiled_shape(&v5, c, dims);
+            assert!(gram(&v5, c) && (gram_split(&v5, c), gram_split2(&v5, c)) == (1, 2), "{}", c.label());
+            assert_eq!((l.threads, l.min_blocks, l.image), (512, 1, 9_530), "{}", c.label());
+            assert!(l.qcp == 16 || l.qcp == 32, "{}", c.label());
+            assert!(l.smem <= 227 * 1024, "{}: {} bytes", c.label(), l.smem);
+        }
+        let early = TiledConfig::round22_high(50);
+        assert_eq!(early.len(), 1);
+        let l = super::super::schemes::tiled_shape(&v, early[0], dims);
+        assert!(gram_early_wait(&v, early[0], &l) && !gram_early_wait(&v, TiledConfig::for_functions(50), &l));
+        assert!(!gram_early_wait(&v5, TiledConfig { gram_early_wait: true, ..TiledConfig::round21_high(74)[0] }, &l), "several rounds: no early wait");
         assert_eq!(gram_split(&v, TiledConfig::round16_high(50)[0]), 0, "p = 4: one round");
         for bad in [TiledConfig { gram_overlap: 1, ..gram5[0] }, TiledConfig { gram_pairs: true, ..gram5[0] }, TiledConfig { gram_wide: true, ..gram5[0] }] {
             assert!(!gram(&v5, bad), "two rounds: {} runs the moment tiles", bad.label());

@@ -131,7 +131,10 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// accumulators and registers a lane). `gram_diag` (GRAM_DIAG, round 20, with `gram` in strip
 /// order: not with `gram_pairs`) takes each strip's two diagonal tiles' B fragments from the
 /// strip's A fragment (the same entries of H), so they load none: 80 of p = 4's ~600 fragment
-/// loads a k16-step.
+/// loads a k16-step. `gram_early_wait` (GRAM_EARLY_WAIT, round 22, with `gram` in one round a cell)
+/// waits for the previous cell's copies a pass early so the last pass has no barrier;
+/// `gram_rounds` 3 (GRAM_SPLIT2, round 22, where Gram tiles take several rounds: trunk p = 5)
+/// takes three rounds a cell instead of two ([`super::pipe_rounds::gram_split`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -166,6 +169,8 @@ pub struct TiledConfig {
     pub gram_pairs: bool,
     pub gram_unroll: bool,
     pub gram_diag: bool,
+    pub gram_early_wait: bool,
+    pub gram_rounds: u8,
 }
 
 impl Default for TiledConfig {
@@ -174,7 +179,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false, gram_early_wait: false, gram_rounds: 0 }
     }
 }
 
@@ -222,6 +227,21 @@ impl TiledConfig {
                 return c;
             }
         }
+        // Round 22 (H200): at trunk p = 5 Gram tiles in three rounds a cell, 32 points a pass, no
+        // diag-b: 4.889 ms (4.879–4.910) against the previous default's 5.405 (5.398–5.421) in one
+        // sweep (its GPU = CPU test passed in the same call). Elasticity only (Gram tiles): a
+        // scalar space keeps the previous shape ([`default_shape_for`]).
+        if (65..=74).contains(&nloc) {
+            if let Some(&c) = TiledConfig::round22_high(nloc).get(2) {
+                return c;
+            }
+        }
+        TiledConfig::round21_default(nloc)
+    }
+
+    /// The default shape before round 22 beyond p = 4 (at trunk p = 5 the tenth round's moment
+    /// tiles, [`Self::round13_default`]): the sweep's second row there.
+    pub fn round21_default(nloc: usize) -> TiledConfig {
         match TiledConfig::round14(nloc).first() {
             Some(&pipe) => pipe,
             None => TiledConfig::round13_default(nloc),
@@ -297,6 +317,17 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // The previous default (p = 5 before round 22) right after the default.
+        if TiledConfig::round21_default(nloc) != v[0] && (65..=74).contains(&nloc) {
+            v.push(TiledConfig::round21_default(nloc));
+        }
+        // Round 22 (p = 4: the last pass without its barrier; p = 5: Gram tiles in three rounds a
+        // cell), right after the default.
+        for c in TiledConfig::round22_high(nloc) {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
         // The previous default (round 16's Gram tiles, p = 4) right after the default.
         if let Some(&c) = TiledConfig::round16_high(nloc).first().filter(|c| **c != v[0]) {
             v.push(c);
@@ -599,6 +630,10 @@ impl TiledConfig {
         for c in TiledConfig::round20_high(nloc).into_iter().take(2).filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
+        // Round 22: the first shape at p = 4 (early copy wait) and at p = 5 (three rounds), split the same way.
+        for c in TiledConfig::round22_high(nloc).into_iter().take(1).filter(|c| *c != TiledConfig::for_functions(nloc)) {
+            v.extend(split(c));
+        }
         // Round 21 (p = 5): the first two-round Gram shape, split the same way.
         for c in TiledConfig::round21_high(nloc).into_iter().take(1).filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
@@ -702,6 +737,12 @@ impl TiledConfig {
         }
         if self.gram_diag {
             s += " diag-b";
+        }
+        if self.gram_early_wait {
+            s += " early-wait";
+        }
+        if self.gram_rounds > 0 {
+            s += &format!(" {}-round", self.gram_rounds);
         }
         s
     }
@@ -808,7 +849,7 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     let triangle = (nd * (nd + 1) / 2 + 2) & !1;
     let image = if gram {
         // Gram tiles: the whole triangle, G's and then the matrix's (two rounds: the longer's rows).
-        super::pipe_rounds::gram_image_doubles(v, super::pipe_rounds::gram_split(v, cfg))
+        super::pipe_rounds::gram_image_doubles(v, super::pipe_rounds::gram_split(v, cfg), super::pipe_rounds::gram_split2(v, cfg))
     } else if rounds > 0 {
         // Pipelined rounds (round 15): each round's image in a region of its own.
         super::pipe_rounds::pipe_image_doubles(v.nloc, v.ncomp, warps)
@@ -912,6 +953,8 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("GRAM_UNROLL={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_unroll)),
         format!("GRAM_DIAG={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_diag && !cfg.gram_pairs)),
         format!("GRAM_SPLIT={}", if super::pipe_rounds::gram(v, cfg) { super::pipe_rounds::gram_split(v, cfg) } else { 0 }),
+        format!("GRAM_SPLIT2={}", if super::pipe_rounds::gram(v, cfg) { super::pipe_rounds::gram_split2(v, cfg) } else { 0 }),
+        format!("GRAM_EARLY_WAIT={}", usize::from(super::pipe_rounds::gram_early_wait(v, cfg, &l))),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
         format!("PAIRED={}", usize::from(cfg.paired)),
