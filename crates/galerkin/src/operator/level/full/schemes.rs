@@ -1458,7 +1458,9 @@ mod tests {
         assert_eq!((l.threads, l.qcp, l.min_blocks), (512, 32, 1));
         let l24 = tiled_shape(&p5, TiledConfig { qcp: 24, ..TiledConfig::for_functions(74) }, dims);
         assert_eq!(l24.qcp, 24);
-        let shared = TiledConfig::for_functions(74);
+        // The moment tiles (p = 5's default before round 22's Gram tiles): the staging and deferred
+        // slots below are theirs.
+        let shared = TiledConfig::round21_default(74);
         let ls = tiled_shape(&p5, shared, dims);
         let ws = tiled_shape(&p5, TiledConfig { producers: 4, ..shared }, dims);
         assert_eq!((ws.threads, ws.qcp), (640, 32));
