@@ -210,7 +210,7 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #define TNF 1
 #endif
 #ifndef ALT_ORDER
-#define ALT_ORDER 0                                  // odd warps multiply before they stage
+#define ALT_ORDER 0                                  // odd warps multiply before they stage; 2 (round 23, PIPE): warps 4–7, 12–15 (two of each SM sub-partition's four)
 #endif
 #ifndef STREAM_STORES
 #define STREAM_STORES 0                              // write the matrices with st.global.cs
@@ -355,6 +355,7 @@ static_assert(WIDE_WRITES >= 0 && WIDE_WRITES <= 4 && (WIDE_WRITES != 4 || IMAGE
 static_assert(!PIPE || (WIDE_WRITES == 3 && CELLS == 1 && TPW == 1 && PRODUCERS == 0 && DEFER_WRITES == 0 && !SPLIT_MOMENTS && !PREFETCH &&
                         PRESTAGE == 0 && NV * DIM <= 32),
               "pipelined cells: whole-strip bulk copies, one cell group, one tile per warp, every warp stages, warp 0 a lane per coordinate");
+static_assert(ALT_ORDER <= 1 || (ALT_ORDER == 2 && PIPE && CELLS == 1 && TILED_WARPS % 8 == 0), "the order by sub-partition: pipelined cells, a multiple of 8 warps");
 static_assert(!PRESTAGE || (WIDE_WRITES == 4 && NCHUNK > 1), "prestaging: the writes leave the staging buffers alone, two of them");
 static_assert(PRESTAGE <= 1 || (NCHUNK >= 3 && CELLS == 1 && !PREFETCH && NV * DIM <= 32),
               "prestaging across cells: coordinates, jq and points in three passes, one cell group, warp 0 a lane per coordinate");
@@ -1545,7 +1546,11 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
     __syncthreads();  // jq, xn and the factor tables are in place
     if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, tid);
     __syncthreads();
-    const bool mma_first = ALT_ORDER && (warp & 1);
+    // ALT_ORDER 1: odd warps multiply first. A warp issues on SM sub-partition warp % 4 and uses
+    // its tensor core, so at 16 warps all four of a sub-partition share that order and its tensor
+    // core idles while they stage; 2 (round 23): bit 2 of the warp, two of each sub-partition's four
+    // multiply while the other two stage.
+    const bool mma_first = ALT_ORDER == 2 ? ((warp >> 2) & 1) != 0 : ALT_ORDER && (warp & 1);
     // GRAM_OVERLAP: whether the warp forms the previous cell's blocks after its first multiplies
     // (1: warps 4–7 and 12–15, half of each SM sub-partition's; 2: where it stages after them; 3:
     // none, every warp before — no accumulator live across the blocks, fewer spills).
