@@ -19,9 +19,9 @@ if [ -n "$have_tests" ]; then
   timeout "$(left 40)" "$T/hierarchical" round23_alternating_order_matches_the_cpu --include-ignored --nocapture >> "$o-tests.txt" 2>&1
   step "round23_alternating_order_matches_the_cpu rc $?"
 fi
-p4=("$G" bench --hex --degrees 4 --cpu-cells 10 --runs 7 --tiled-sweep --sweep-shapes 4)
+p4=("$G" bench --hex --degrees 4 --cpu-cells 10 --runs 7 --tiled-sweep --sweep-shapes 6)
 timeout "$(left 80)" "${p4[@]}" >> "$o-sweep.txt" 2>&1; step "p = 4 sweep a rc $?"
-timeout "$(left 70)" "$G" bench --hex --degrees 5 --cpu-cells 10 --runs 7 --tiled-sweep --sweep-shapes 2 >> "$o-sweep.txt" 2>&1; step "p = 5 sweep rc $?"
+timeout "$(left 70)" "$G" bench --hex --degrees 5 --cpu-cells 10 --runs 7 --tiled-sweep --sweep-shapes 3 >> "$o-sweep.txt" 2>&1; step "p = 5 sweep rc $?"
 [ "$(left 60)" -gt 25 ] && { timeout "$(left 60)" "${p4[@]}" >> "$o-sweep.txt" 2>&1; step "p = 4 sweep b rc $?"; }
 if [ -n "$NCU" ] && [ "$(left 40)" -gt 30 ]; then
   # --runs 1 sweep of 2 shapes at p = 4: the table 0–6, the default 7–10, the sub-partition order 11–14: 9–12 measured.

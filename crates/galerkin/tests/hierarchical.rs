@@ -833,7 +833,9 @@ fn round22_gram_shapes_match_the_cpu() {
 /// also with the early copy wait, and without alternating) give the CPU's matrices on 27 distorted,
 /// rotated cells, on the resident grid and on 2 blocks. The order moves each warp's staging of the
 /// next pass before or after its multiplies within one barrier interval: a staging that raced the
-/// multiplies of the buffer it writes, or a pass left unstaged, misses the CPU by O(1). The first
+/// multiplies of the buffer it writes, or a pass left unstaged, misses the CPU by O(1). The tail's
+/// indices from row bases (`gram_rows`): a wrong base or the transposed entries of a diagonal
+/// block read from the wrong row put moments in the wrong places, O(1) again. The first
 /// shape of each degree: symmetric, rigid motions in its null space.
 #[test]
 fn round23_alternating_order_matches_the_cpu() {
@@ -844,6 +846,7 @@ fn round23_alternating_order_matches_the_cpu() {
         if p == 4 {
             assert!(shapes.iter().any(|c| c.alt_sub && c.gram_early_wait) && shapes.iter().any(|c| !c.alternate), "p = 4: with the early wait, and not alternating");
         }
+        assert!(shapes.iter().any(|c| c.gram_rows), "p = {p}: the tail's indices from row bases");
         shapes
     });
     for (p, nloc) in [(4, 50), (5, 74)] {

@@ -170,13 +170,17 @@ impl TiledConfig {
     /// p = 4 adds the staging (0.29 ms) to the multiplies in full. With `alt_sub` two of each
     /// sub-partition's warps multiply while the other two stage. p = 4 also with round 22's early
     /// copy wait, and the default without alternating at all (the control: level with the default
-    /// if the odd-warp order overlaps nothing). Sweep rows until the device measures them.
+    /// if the odd-warp order overlaps nothing). Then the tail's packed indices from a base a row
+    /// (`gram_rows`, GRAM_ROWS: the lead's round-23 profile of p = 4 put the image's and the
+    /// blocks' index products at about a sixth of the instructions), alone and with `alt_sub`.
+    /// Sweep rows until the device measures them.
     pub fn round23_high(nloc: usize) -> Vec<TiledConfig> {
         let d = TiledConfig::for_functions(nloc);
+        let sub = TiledConfig { alt_sub: true, ..d };
         if (33..=50).contains(&nloc) {
-            vec![TiledConfig { alt_sub: true, ..d }, TiledConfig { alt_sub: true, gram_early_wait: true, ..d }, TiledConfig { alternate: false, ..d }]
+            vec![sub, TiledConfig { gram_early_wait: true, ..sub }, TiledConfig { alternate: false, ..d }, TiledConfig { gram_rows: true, ..d }, TiledConfig { gram_rows: true, ..sub }]
         } else if (65..=74).contains(&nloc) {
-            vec![TiledConfig { alt_sub: true, ..d }]
+            vec![sub, TiledConfig { gram_rows: true, ..sub }]
         } else {
             Vec::new()
         }
@@ -473,9 +477,9 @@ mod tests {
             assert_eq!((l.threads, l.qcp, l.smem, l.image), (ld.threads, ld.qcp, ld.smem, ld.image), "nloc {nloc}: the default's launch");
         }
         let r23 = TiledConfig::round23_high(50);
-        assert_eq!(r23.iter().map(|c| (alt(&v, *c), c.gram_early_wait)).collect::<Vec<_>>(), [(2, false), (2, true), (0, false)]);
+        assert_eq!(r23.iter().map(|c| (alt(&v, *c), c.gram_early_wait, c.gram_rows)).collect::<Vec<_>>(), [(2, false, false), (2, true, false), (0, false, false), (1, false, true), (2, false, true)]);
         assert!(gram_early_wait(&v, r23[1], &super::super::schemes::tiled_shape(&v, r23[1], dims)));
-        assert_eq!(TiledConfig::round23_high(74).len(), 1);
+        assert_eq!(TiledConfig::round23_high(74).iter().map(|c| (alt(&v5, *c), c.gram_rows)).collect::<Vec<_>>(), [(2, false), (2, true)]);
         assert!(TiledConfig::round23_high(32).is_empty() && TiledConfig::round23_high(98).is_empty());
         assert!(!gram(&Variant { ncomp: 1, qf: "Diffusion".into(), ..variant(50, 125) }, TiledConfig::round16_high(50)[0]), "scalar: no Gram tiles");
         assert_eq!(pipe_rounds(&variant(32, 64), TiledConfig { pipe_rounds: 2, ..TiledConfig::round14(32)[0] }), 0, "p = 3 keeps round 14's pipeline");

@@ -139,7 +139,8 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// [`alt_order`]) takes the alternating order by SM sub-partition: a warp's sub-partition, whose
 /// tensor core it uses, is warp % 4, so with 16 warps `alternate` alone gives all four warps of a
 /// sub-partition one order (its tensor core idles while they stage); with `alt_sub` warps 4–7 and
-/// 12–15 multiply first, two of each sub-partition's four.
+/// 12–15 multiply first, two of each sub-partition's four. `gram_rows` (GRAM_ROWS, round 23, with
+/// `gram`) forms the tail's packed indices (the image and the blocks) from a base a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -177,6 +178,7 @@ pub struct TiledConfig {
     pub gram_early_wait: bool,
     pub gram_rounds: u8,
     pub alt_sub: bool,
+    pub gram_rows: bool,
 }
 
 impl Default for TiledConfig {
@@ -185,7 +187,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false, gram_early_wait: false, gram_rounds: 0, alt_sub: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false, gram_early_wait: false, gram_rounds: 0, alt_sub: false, gram_rows: false }
     }
 }
 
@@ -763,6 +765,9 @@ impl TiledConfig {
         if self.alt_sub {
             s += " alt-sub";
         }
+        if self.gram_rows {
+            s += " row-bases";
+        }
         s
     }
 }
@@ -986,6 +991,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("GRAM_DIAG={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_diag && !cfg.gram_pairs)),
         format!("GRAM_SPLIT={}", if super::pipe_rounds::gram(v, cfg) { super::pipe_rounds::gram_split(v, cfg) } else { 0 }),
         format!("GRAM_SPLIT2={}", if super::pipe_rounds::gram(v, cfg) { super::pipe_rounds::gram_split2(v, cfg) } else { 0 }),
+        format!("GRAM_ROWS={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_rows)),
         format!("GRAM_EARLY_WAIT={}", usize::from(super::pipe_rounds::gram_early_wait(v, cfg, &l))),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
