@@ -173,7 +173,10 @@ impl TiledConfig {
     /// if the odd-warp order overlaps nothing). Then the tail's packed indices from a base a row
     /// (`gram_rows`, GRAM_ROWS: the lead's round-23 profile of p = 4 put the image's and the
     /// blocks' index products at about a sixth of the instructions), alone and with `alt_sub`.
-    /// Sweep rows until the device measures them.
+    /// Measured (H200, BENCHMARKS.md, 23rd pass): level at p = 4 (1.343–1.396 ms against the
+    /// default's 1.363 / 1.392, spreads overlapping; not alternating is level too, so neither order
+    /// overlaps anything), alt-sub 2.3 % slower at p = 5 (5.000 against 4.886 ms), row bases −1.5 % on
+    /// top of it there. Sweep rows only.
     pub fn round23_high(nloc: usize) -> Vec<TiledConfig> {
         let d = TiledConfig::for_functions(nloc);
         let sub = TiledConfig { alt_sub: true, ..d };
