@@ -18,3 +18,31 @@ export GALERKIN_REQUIRE_GPU=1 RUST_BACKTRACE=1
 G="$d/galerkin"; T="$d/tests"
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 step "unpacked"
+# (round 23) The steps most call scripts share:
+#   clocks_start        — the SM clock, power, temperature and clock-event log, every 500 ms, into $OUT/$NAME-clocks.txt ($smi its pid);
+#   test_step S BIN ARGS — test binary $T/BIN with ARGS, at most S seconds, into $OUT/$NAME-tests.txt, then a step line;
+#   ncu_step S METRICS ARGS — Nsight Compute (clocks left alone) on the kernels ARGS name, at most S seconds, into $OUT/$NAME-ncu.txt;
+#   finish SWEEP TESTS NCU — stops the clock log, prints the lines of the sweep, tests and ncu logs matching those
+#                            patterns, every 10th clock sample and the steps (the call's summary).
+clocks_start() {
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv -lms 500 -i 0 > "$OUT/$NAME-clocks.txt" 2>&1 &
+  smi=$!
+}
+test_step() {
+  local s=$1 bin=$2; shift 2
+  timeout "$(left "$s")" "$T/$bin" "$@" >> "$OUT/$NAME-tests.txt" 2>&1; step "$bin $* rc $?"
+}
+ncu_step() {
+  local s=$1 m=$2; shift 2
+  timeout "$(left "$s")" "$NCU" --clock-control none --metrics "$m" "$@" >> "$OUT/$NAME-ncu.txt" 2>&1; step "ncu rc $?"
+}
+finish() {
+  kill "$smi" 2>/dev/null
+  local pats=("$1" "$2" "$3") i=0 what
+  for what in sweep tests ncu; do
+    [ -f "$OUT/$NAME-$what.txt" ] && { echo "-- $what"; keep "$NAME-$what.txt" "${pats[$i]}" 40; }
+    i=$((i + 1))
+  done
+  echo "-- clocks (every 10th sample)"; awk 'NR == 1 || NR % 10 == 0' "$OUT/$NAME-clocks.txt" | cut -c1-120 | tail -20
+  cat "$OUT/$NAME-steps.txt"
+}

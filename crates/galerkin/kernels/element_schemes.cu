@@ -210,7 +210,7 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #define TNF 1
 #endif
 #ifndef ALT_ORDER
-#define ALT_ORDER 0                                  // odd warps multiply before they stage
+#define ALT_ORDER 0                                  // odd warps multiply before they stage; 2 (round 23, PIPE): warps 4–7, 12–15 (two of each SM sub-partition's four)
 #endif
 #ifndef STREAM_STORES
 #define STREAM_STORES 0                              // write the matrices with st.global.cs
@@ -284,6 +284,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef GRAM_EARLY_WAIT
 #define GRAM_EARLY_WAIT 0                            // (round 22, with GRAM, one round a cell) the previous cell's copies waited for a pass early, so the cell's last pass has no barrier
 #endif
+#ifndef GRAM_ROWS
+#define GRAM_ROWS 0                                  // (round 23, with GRAM) the tail's packed indices as a row base formed once a tile row or node row, + the column (gram_row)
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -355,6 +358,7 @@ static_assert(WIDE_WRITES >= 0 && WIDE_WRITES <= 4 && (WIDE_WRITES != 4 || IMAGE
 static_assert(!PIPE || (WIDE_WRITES == 3 && CELLS == 1 && TPW == 1 && PRODUCERS == 0 && DEFER_WRITES == 0 && !SPLIT_MOMENTS && !PREFETCH &&
                         PRESTAGE == 0 && NV * DIM <= 32),
               "pipelined cells: whole-strip bulk copies, one cell group, one tile per warp, every warp stages, warp 0 a lane per coordinate");
+static_assert(ALT_ORDER <= 1 || (ALT_ORDER == 2 && PIPE && CELLS == 1 && TILED_WARPS % 8 == 0), "the order by sub-partition: pipelined cells, a multiple of 8 warps");
 static_assert(!PRESTAGE || (WIDE_WRITES == 4 && NCHUNK > 1), "prestaging: the writes leave the staging buffers alone, two of them");
 static_assert(PRESTAGE <= 1 || (NCHUNK >= 3 && CELLS == 1 && !PREFETCH && NV * DIM <= 32),
               "prestaging across cells: coordinates, jq and points in three passes, one cell group, warp 0 a lane per coordinate");
@@ -1228,6 +1232,7 @@ static_assert(!GRAM_SPLIT2 || (GRAM_SPLIT && GRAM_SPLIT < GRAM_SPLIT2 && 16 * GR
 static_assert(!GRAM_PAIRS || GRAM, "strip-pair order: Gram tiles");
 static_assert(!GRAM_UNROLL || GRAM, "unrolled k-steps: Gram tiles");
 static_assert(!GRAM_DIAG || (GRAM && !GRAM_PAIRS), "diagonal B fragments from the A fragment: Gram tiles in strip order");
+static_assert(!GRAM_ROWS || GRAM, "row bases of the tail's packed indices: Gram tiles");
 
 // GRAM_PAIRS (round 18): tile t of G's upper triangle in strip-pair order — strips 2m and 2m + 1
 // together: strip 2m's two columns that strip 2m + 1 lacks, then column by column (2m, c),
@@ -1413,6 +1418,12 @@ __device__ __forceinline__ double round_sum(const TiledCell::Round& r) {
     return sum;
 }
 
+// GRAM_ROWS (round 23): packed entry (r, s), r ≤ s, is gram_row(r) + s — the tail forms each
+// row's base once (a tile's two rows, a node pair's three) instead of packed_c's products for
+// every entry (the lead's round-23 profile of p = 4: the image's and the blocks' index
+// arithmetic about a sixth of the kernel's instructions).
+__device__ __forceinline__ int gram_row(int r) { return r * ND - r * (r - 1) / 2 - r; }
+
 // A round's tiles into the image (entry e at img[e − lo]): G's upper triangle from the Gram tiles
 // (lane (g, t) holds G[16·ts + g + 8(v/2)][8·tc + 2t + v%2] in slot v), the matrix's from a tile.
 __device__ __forceinline__ void form_round_image(double* __restrict__ img, int lo, const double*, const GramRound& r) {
@@ -1421,9 +1432,13 @@ __device__ __forceinline__ void form_round_image(double* __restrict__ img, int l
     for (int i = 0; i < GTPW; ++i) {
         if (r.ts[i] < 0) continue;
 #pragma unroll
-        for (int v = 0; v < 4; ++v) {
-            const int rr = 16 * r.ts[i] + g + 8 * (v / 2), ss = 8 * r.tc[i] + 2 * t + (v & 1);
-            if (rr <= ss && ss < GN) img[packed_c(rr, ss) - lo] = r.acc[i][v];
+        for (int hv = 0; hv < 2; ++hv) {
+            const int rr = 16 * r.ts[i] + g + 8 * hv, rb = GRAM_ROWS ? gram_row(rr) - lo : 0;
+#pragma unroll
+            for (int w = 0; w < 2; ++w) {
+                const int ss = 8 * r.tc[i] + 2 * t + w;
+                if (rr <= ss && ss < GN) img[GRAM_ROWS ? rb + ss : packed_c(rr, ss) - lo] = r.acc[i][2 * hv + w];
+            }
         }
     }
 }
@@ -1444,11 +1459,15 @@ __device__ __forceinline__ void gram_blocks(double* __restrict__ img, int lo, co
         int a, b;
         upper_pair(pi, a, b);
         const double sg = sign(j, a, b);
+        // GRAM_ROWS: the bases of node a's rows (below the diagonal, where a = b, row DIM·a + l's).
+        int rb[DIM];
+#pragma unroll
+        for (int k = 0; k < DIM; ++k) rb[k] = GRAM_ROWS ? gram_row(DIM * a + k) - lo : 0;
         MomentPair mp;
 #pragma unroll
         for (int m = 0; m < DIM * DIM; ++m) {
             const int rr = DIM * a + m / DIM, ss = DIM * b + m % DIM;
-            mp.m[m] = img[(rr <= ss ? packed_c(rr, ss) : packed_c(ss, rr)) - lo];
+            mp.m[m] = img[GRAM_ROWS ? (rr <= ss ? rb[m / DIM] + ss : rb[m % DIM] + rr) : (rr <= ss ? packed_c(rr, ss) : packed_c(ss, rr)) - lo];
         }
         double e[NCOMP][NCOMP] = {};
         QF::template block<DIM, NCOMP>(p, mp, e);
@@ -1457,7 +1476,7 @@ __device__ __forceinline__ void gram_blocks(double* __restrict__ img, int lo, co
 #pragma unroll
             for (int jj = 0; jj < NCOMP; ++jj) {
                 const int rr = NCOMP * a + i, ss = NCOMP * b + jj;
-                if (rr <= ss) img[packed_c(rr, ss) - lo] = sg * e[i][jj];
+                if (rr <= ss) img[GRAM_ROWS ? rb[i] + ss : packed_c(rr, ss) - lo] = sg * e[i][jj];
             }
     }
 }
@@ -1545,7 +1564,11 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
     __syncthreads();  // jq, xn and the factor tables are in place
     if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, tid);
     __syncthreads();
-    const bool mma_first = ALT_ORDER && (warp & 1);
+    // ALT_ORDER 1: odd warps multiply first. A warp issues on SM sub-partition warp % 4 and uses
+    // its tensor core, so at 16 warps all four of a sub-partition share that order and its tensor
+    // core idles while they stage; 2 (round 23): bit 2 of the warp, two of each sub-partition's four
+    // multiply while the other two stage.
+    const bool mma_first = ALT_ORDER == 2 ? ((warp >> 2) & 1) != 0 : ALT_ORDER && (warp & 1);
     // GRAM_OVERLAP: whether the warp forms the previous cell's blocks after its first multiplies
     // (1: warps 4–7 and 12–15, half of each SM sub-partition's; 2: where it stages after them; 3:
     // none, every warp before — no accumulator live across the blocks, fewer spills).

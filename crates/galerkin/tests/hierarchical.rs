@@ -828,6 +828,32 @@ fn round22_gram_shapes_match_the_cpu() {
     }
 }
 
+/// Round 23's shapes ([`TiledConfig::round23_high`]: p = 4's and p = 5's defaults with the
+/// alternating order by SM sub-partition, warps 4–7 and 12–15 multiplying before they stage; p = 4
+/// also with the early copy wait, and without alternating) give the CPU's matrices on 27 distorted,
+/// rotated cells, on the resident grid and on 2 blocks. The order moves each warp's staging of the
+/// next pass before or after its multiplies within one barrier interval: a staging that raced the
+/// multiplies of the buffer it writes, or a pass left unstaged, misses the CPU by O(1). The tail's
+/// indices from row bases (`gram_rows`): a wrong base or the transposed entries of a diagonal
+/// block read from the wrong row put moments in the wrong places, O(1) again. The first
+/// shape of each degree: symmetric, rigid motions in its null space.
+#[test]
+fn round23_alternating_order_matches_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(4..=5, |p, nloc| {
+        let shapes = TiledConfig::round23_high(nloc);
+        assert!(!shapes.is_empty() && shapes[0].alt_sub && shapes.iter().all(|c| c.gram && c.pipe_rounds == 2 && c.packed), "p = {p}: round 23's shapes");
+        if p == 4 {
+            assert!(shapes.iter().any(|c| c.alt_sub && c.gram_early_wait) && shapes.iter().any(|c| !c.alternate), "p = 4: with the early wait, and not alternating");
+        }
+        assert!(shapes.iter().any(|c| c.gram_rows), "p = {p}: the tail's indices from row bases");
+        shapes
+    });
+    for (p, nloc) in [(4, 50), (5, 74)] {
+        tiled_matrices_symmetric_with_rigid_null_space(p, TiledConfig::round23_high(nloc)[0]);
+    }
+}
+
 /// Every cell's matrix of degree `p` from tiled shape `cfg` on the 27 twisted cells: symmetric, and
 /// the six rigid motions (in the global orientation the GPU's S K S uses: no signs) annihilated to
 /// round-off. (No GPU: returns.)

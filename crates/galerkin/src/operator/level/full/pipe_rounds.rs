@@ -161,6 +161,35 @@ impl TiledConfig {
     }
 }
 
+impl TiledConfig {
+    /// The twenty-third round's shapes at trunk p = 4 (33–50 functions) and p = 5 (65–74; none
+    /// elsewhere): the default with the alternating order by SM sub-partition (`alt_sub`, ALT_ORDER
+    /// 2). A warp issues on sub-partition warp % 4 and shares its tensor core; `alternate` (odd warps
+    /// multiply first) gives all four warps of a sub-partition one order at 16 warps, so each
+    /// sub-partition stages, then multiplies, its tensor core idle meanwhile — round 22's split at
+    /// p = 4 adds the staging (0.29 ms) to the multiplies in full. With `alt_sub` two of each
+    /// sub-partition's warps multiply while the other two stage. p = 4 also with round 22's early
+    /// copy wait, and the default without alternating at all (the control: level with the default
+    /// if the odd-warp order overlaps nothing). Then the tail's packed indices from a base a row
+    /// (`gram_rows`, GRAM_ROWS: the lead's round-23 profile of p = 4 put the image's and the
+    /// blocks' index products at about a sixth of the instructions), alone and with `alt_sub`.
+    /// Measured (H200, BENCHMARKS.md, 23rd pass): level at p = 4 (1.343–1.396 ms against the
+    /// default's 1.363 / 1.392, spreads overlapping; not alternating is level too, so neither order
+    /// overlaps anything), alt-sub 2.3 % slower at p = 5 (5.000 against 4.886 ms), row bases −1.5 % on
+    /// top of it there. Sweep rows only.
+    pub fn round23_high(nloc: usize) -> Vec<TiledConfig> {
+        let d = TiledConfig::for_functions(nloc);
+        let sub = TiledConfig { alt_sub: true, ..d };
+        if (33..=50).contains(&nloc) {
+            vec![sub, TiledConfig { gram_early_wait: true, ..sub }, TiledConfig { alternate: false, ..d }, TiledConfig { gram_rows: true, ..d }, TiledConfig { gram_rows: true, ..sub }]
+        } else if (65..=74).contains(&nloc) {
+            vec![sub, TiledConfig { gram_rows: true, ..sub }]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
 /// The kernel's GRAM_EARLY_WAIT for `cfg` launched on `v` as `l`: asked, with Gram tiles
 /// ([`gram`]) in one round a cell, the blocks in the cell's tail (no `gram_overlap`) and two
 /// passes of points or more (the wait moves to the pass before the last).
@@ -439,6 +468,22 @@ mod tests {
             assert!(!gram(&v5, bad), "two rounds: {} runs the moment tiles", bad.label());
         }
         assert!(TiledConfig::round21_high(50).is_empty() && TiledConfig::round21_high(98).is_empty());
+        // Round 23: the order by SM sub-partition (ALT_ORDER 2) on p = 4's and p = 5's defaults,
+        // their launch unchanged; p = 4 also with the early wait, and without alternating at all.
+        let alt = |v: &Variant, c: TiledConfig| super::super::schemes::alt_order(v, c, &super::super::schemes::tiled_shape(v, c, dims));
+        for (vv, nloc) in [(&v, 50), (&v5, 74)] {
+            let shapes = TiledConfig::round23_high(nloc);
+            let d = TiledConfig::for_functions(nloc);
+            assert_eq!(alt(vv, d), 1, "nloc {nloc}: the default alternates odd warps");
+            assert!(shapes[0].alt_sub && alt(vv, shapes[0]) == 2 && gram(vv, shapes[0]), "nloc {nloc}: {}", shapes[0].label());
+            let (l, ld) = (super::super::schemes::tiled_shape(vv, shapes[0], dims), super::super::schemes::tiled_shape(vv, d, dims));
+            assert_eq!((l.threads, l.qcp, l.smem, l.image), (ld.threads, ld.qcp, ld.smem, ld.image), "nloc {nloc}: the default's launch");
+        }
+        let r23 = TiledConfig::round23_high(50);
+        assert_eq!(r23.iter().map(|c| (alt(&v, *c), c.gram_early_wait, c.gram_rows)).collect::<Vec<_>>(), [(2, false, false), (2, true, false), (0, false, false), (1, false, true), (2, false, true)]);
+        assert!(gram_early_wait(&v, r23[1], &super::super::schemes::tiled_shape(&v, r23[1], dims)));
+        assert_eq!(TiledConfig::round23_high(74).iter().map(|c| (alt(&v5, *c), c.gram_rows)).collect::<Vec<_>>(), [(2, false), (2, true)]);
+        assert!(TiledConfig::round23_high(32).is_empty() && TiledConfig::round23_high(98).is_empty());
         assert!(!gram(&Variant { ncomp: 1, qf: "Diffusion".into(), ..variant(50, 125) }, TiledConfig::round16_high(50)[0]), "scalar: no Gram tiles");
         assert_eq!(pipe_rounds(&variant(32, 64), TiledConfig { pipe_rounds: 2, ..TiledConfig::round14(32)[0] }), 0, "p = 3 keeps round 14's pipeline");
     }

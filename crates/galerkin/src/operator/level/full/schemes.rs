@@ -134,7 +134,15 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// loads a k16-step. `gram_early_wait` (GRAM_EARLY_WAIT, round 22, with `gram` in one round a cell)
 /// waits for the previous cell's copies a pass early so the last pass has no barrier;
 /// `gram_rounds` 3 (GRAM_SPLIT2, round 22, where Gram tiles take several rounds: trunk p = 5)
-/// takes three rounds a cell instead of two ([`super::pipe_rounds::gram_split`]).
+/// takes three rounds a cell instead of two ([`super::pipe_rounds::gram_split`]). `alt_sub`
+/// (ALT_ORDER 2, round 23, with `alternate` in pipelined cells of a multiple of 8 warps:
+/// [`alt_order`]) takes the alternating order by SM sub-partition: a warp's sub-partition, whose
+/// tensor core it uses, is warp % 4, so with 16 warps `alternate` alone gives all four warps of a
+/// sub-partition one order (its tensor core idles while they stage); with `alt_sub` warps 4–7 and
+/// 12–15 multiply first, two of each sub-partition's four (measured level at p = 4, 2.3 % slower at
+/// p = 5: the warps of a sub-partition do not keep one order over a pass). `gram_rows` (GRAM_ROWS,
+/// round 23, with `gram`) forms the tail's packed indices (the image and the blocks) from a base a
+/// row (level at p = 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -171,6 +179,8 @@ pub struct TiledConfig {
     pub gram_diag: bool,
     pub gram_early_wait: bool,
     pub gram_rounds: u8,
+    pub alt_sub: bool,
+    pub gram_rows: bool,
 }
 
 impl Default for TiledConfig {
@@ -179,7 +189,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false, gram_early_wait: false, gram_rounds: 0 }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false, gram_early_wait: false, gram_rounds: 0, alt_sub: false, gram_rows: false }
     }
 }
 
@@ -317,6 +327,12 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // Round 23 (p = 4, 5: the alternating order by SM sub-partition), right after the default.
+        for c in TiledConfig::round23_high(nloc) {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
         // The previous default (p = 5 before round 22) right after the default.
         if TiledConfig::round21_default(nloc) != v[0] && (65..=74).contains(&nloc) {
             v.push(TiledConfig::round21_default(nloc));
@@ -630,6 +646,10 @@ impl TiledConfig {
         for c in TiledConfig::round20_high(nloc).into_iter().take(2).filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
         }
+        // Round 23: the first shape at p = 4 and p = 5 (the alternating order by SM sub-partition), split the same way.
+        for c in TiledConfig::round23_high(nloc).into_iter().take(1).filter(|c| *c != TiledConfig::for_functions(nloc)) {
+            v.extend(split(c));
+        }
         // Round 22: the first shape at p = 4 (early copy wait) and at p = 5 (three rounds), split the same way.
         for c in TiledConfig::round22_high(nloc).into_iter().take(1).filter(|c| *c != TiledConfig::for_functions(nloc)) {
             v.extend(split(c));
@@ -743,6 +763,12 @@ impl TiledConfig {
         }
         if self.gram_rounds > 0 {
             s += &format!(" {}-round", self.gram_rounds);
+        }
+        if self.alt_sub {
+            s += " alt-sub";
+        }
+        if self.gram_rows {
+            s += " row-bases";
         }
         s
     }
@@ -899,6 +925,19 @@ fn pipe_asked(v: &Variant, cfg: TiledConfig) -> bool {
         && v.nv * v.dim <= 32
 }
 
+/// The kernel's ALT_ORDER for `cfg` launched on `v` as `l`: 0 without `alternate`; 2 with
+/// `alt_sub` where cells are pipelined (PIPE) on a multiple of 8 warps, so each SM
+/// sub-partition's four warps split two and two; else 1 (odd warps multiply first).
+pub(crate) fn alt_order(v: &Variant, cfg: TiledConfig, l: &TiledLaunch) -> u8 {
+    let warps = (l.threads / 32).saturating_sub(cfg.producers) / cfg.cells.max(1);
+    let piped = pipe_asked(v, cfg) || super::pipe_rounds::pipe_rounds(v, cfg) > 0;
+    match (cfg.alternate, cfg.alt_sub && piped && warps % 8 == 0) {
+        (false, _) => 0,
+        (true, true) => 2,
+        (true, false) => 1,
+    }
+}
+
 /// The kernel's WIDE_WRITES for `cfg` launched on `v`: 3 where cells are pipelined ([`pipe_asked`],
 /// paired tiles too), else [`wide_writes`].
 fn wide_define(v: &Variant, cfg: TiledConfig) -> u8 {
@@ -931,7 +970,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("TENSOR={}", usize::from(dims.is_some())),
         format!("TN1={n1}"),
         format!("TNF={nf}"),
-        format!("ALT_ORDER={}", usize::from(cfg.alternate)),
+        format!("ALT_ORDER={}", alt_order(v, cfg, &l)),
         format!("STREAM_STORES={}", usize::from(cfg.streaming)),
         format!("SKIP_PARTS={}", cfg.skip & 7),
         format!("TILED_WARPS={}", (l.threads / 32 - cfg.producers) / cfg.cells.max(1)),
@@ -954,6 +993,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("GRAM_DIAG={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_diag && !cfg.gram_pairs)),
         format!("GRAM_SPLIT={}", if super::pipe_rounds::gram(v, cfg) { super::pipe_rounds::gram_split(v, cfg) } else { 0 }),
         format!("GRAM_SPLIT2={}", if super::pipe_rounds::gram(v, cfg) { super::pipe_rounds::gram_split2(v, cfg) } else { 0 }),
+        format!("GRAM_ROWS={}", usize::from(super::pipe_rounds::gram(v, cfg) && cfg.gram_rows)),
         format!("GRAM_EARLY_WAIT={}", usize::from(super::pipe_rounds::gram_early_wait(v, cfg, &l))),
         format!("DEFER_WRITES={}", cfg.defer.min(2)),
         format!("PACKED={}", usize::from(cfg.packed)),
@@ -982,12 +1022,24 @@ fn default_shape(v: &Variant, dims: Option<(usize, usize)>) -> TiledConfig {
 
 /// The default tiled shape for `v` in packed or full storage: [`TiledConfig::for_functions`]
 /// where packed, else [`TiledConfig::round13_default`] (the same but at p = 2, 3, where the
-/// packed default pipelines cells, which full storage cannot), unpacked.
+/// packed default pipelines cells, which full storage cannot), unpacked. `for_functions` knows
+/// the functions only: beyond 32 (p = 4, 5) its pipelined rounds and Gram tiles were measured for
+/// trunk elasticity (NCOMP = DIM = 3; of the hexahedral spaces only trunk p = 4 has 33–50
+/// functions and trunk p = 5 65–74, the lib test `defaults_by_space` pins them), so another
+/// number of components takes `round13_default`, and so does a Gram shape the kernel would not run
+/// as Gram tiles for `v` or whose block outgrows shared memory (p = 5 with a rule of 512 points:
+/// its J⁻¹ table), rather than be refused.
 fn default_shape_for(v: &Variant, dims: Option<(usize, usize)>, packed: bool) -> TiledConfig {
     let pipelined_rounds = TiledConfig::for_functions(v.nloc).pipe_rounds > 0;
-    let mut c = if packed && !(pipelined_rounds && v.ncomp != 3) { TiledConfig::for_functions(v.nloc) } else { TiledConfig::round13_default(v.nloc) };
-    c.tensor &= dims.is_some();
-    c.packed &= packed;
+    let fit = |mut c: TiledConfig| {
+        c.tensor &= dims.is_some();
+        c.packed &= packed;
+        c
+    };
+    let c = fit(if packed && !(pipelined_rounds && v.ncomp != 3) { TiledConfig::for_functions(v.nloc) } else { TiledConfig::round13_default(v.nloc) });
+    if c.gram && (!super::pipe_rounds::gram(v, c) || tiled_shape(v, c, dims.filter(|_| c.tensor)).smem > MAX_SHARED_BYTES) {
+        return fit(TiledConfig::round13_default(v.nloc));
+    }
     c
 }
 
@@ -1521,5 +1573,47 @@ mod tests {
                 assert!(l.qcp % cfg.mma_k == 0 && l.qcp <= stagers, "nloc {nloc} {}: {} points per pass", cfg.label(), l.qcp);
             }
         }
+    }
+
+    /// Which default each hexahedral space beyond 32 functions gets (issue 16's item of round 23):
+    /// `for_functions` keys on the functions alone, so the spaces that reach its Gram shapes are
+    /// pinned here — of the hierarchical (trunk, full) and Lagrange hexahedra only trunk p = 4 has
+    /// 33–50 functions and only trunk p = 5 65–74; elasticity there takes the Gram tiles, a scalar
+    /// space, full storage and a rule whose J⁻¹ table outgrows the block the moment tiles.
+    #[test]
+    fn defaults_by_space() {
+        use crate::fe::{FiniteElement, HierarchicalHex, LagrangeElement, ModeSet};
+        use crate::mesh::CellType;
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for p in 1..=crate::fe::hierarchical::MAX_HIERARCHICAL_DEGREE {
+            for modes in [ModeSet::Trunk, ModeSet::Full] {
+                counts.push((format!("hierarchical {modes:?} p = {p}"), HierarchicalHex::count(p, modes)));
+            }
+        }
+        for k in 1..=crate::fe::lagrange::MAX_TENSOR_DEGREE {
+            if let Ok(e) = LagrangeElement::new(CellType::Hexahedron, k) {
+                counts.push((format!("Lagrange Q{k}"), e.ndofs()));
+            }
+        }
+        let within = |r: std::ops::RangeInclusive<usize>| counts.iter().filter(|(_, n)| r.contains(n)).map(|(s, n)| format!("{s}: {n}")).collect::<Vec<_>>();
+        assert_eq!(within(33..=50), ["hierarchical Trunk p = 4: 50"]);
+        assert_eq!(within(65..=74), ["hierarchical Trunk p = 5: 74"]);
+        let dims = Some((6, 12));
+        for (nloc, nq) in [(50, 125), (74, 216)] {
+            let v = variant(nloc, nq);
+            let c = default_shape_for(&v, dims, true);
+            assert_eq!(c, TiledConfig::for_functions(nloc), "nloc {nloc}: elasticity, packed");
+            assert!(c.gram && super::super::pipe_rounds::gram(&v, c), "nloc {nloc}: Gram tiles");
+            let scalar = Variant { ncomp: 1, qf: "Diffusion".into(), ..variant(nloc, nq) };
+            assert_eq!(default_shape_for(&scalar, dims, true), TiledConfig::round13_default(nloc), "nloc {nloc}: scalar");
+            assert_eq!(default_shape_for(&v, dims, false), TiledConfig { packed: false, ..TiledConfig::round13_default(nloc) }, "nloc {nloc}: full storage");
+            assert!(!default_shape_for(&v, None, true).tensor, "nloc {nloc}: no factor tables, staged from the table");
+        }
+        // p = 5 on 8³ points: the Gram shape's J⁻¹ table outgrows the block, the moment tiles fit.
+        let many = variant(74, 512);
+        assert!(tiled_shape(&many, TiledConfig::for_functions(74), dims).smem > MAX_SHARED_BYTES);
+        let c = default_shape_for(&many, dims, true);
+        assert_eq!(c, TiledConfig::round13_default(74));
+        assert!(tiled_shape(&many, c, dims).smem <= MAX_SHARED_BYTES, "the moment tiles fit: {} bytes", tiled_shape(&many, c, dims).smem);
     }
 }
