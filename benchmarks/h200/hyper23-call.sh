@@ -4,8 +4,8 @@
 # the stiffness rule's 4 points in one chunk) against the default `tc cols`. First the new GPU = CPU test; then
 # the 10^6 P2 sweep at the stiffness rule (--runs 5); then the Newton test and the default's GPU = CPU test
 # (its Y loop now shares the tangent's entry with the fused one) in the background, niced, while Nsight
-# Compute reads the default and the fused kernel (line info: SourceCounters, InstructionStats, MemoryWorkload);
-# then the full rule, and the stiffness sweep again (the spread) once the tests are done. At most 8 files under
+# Compute reads the fused kernel and, time left, the default (line info: SourceCounters, InstructionStats,
+# MemoryWorkload); once the tests are done, the stiffness sweep again (the spread), then the full rule. At most 8 files under
 # $OUT (the ncu reports stay in /tmp). Run as `bash .dev-hyper23/call.sh .dev-hyper23` (BUDGET ≤ 240 s).
 NAME=hyper23; BUDGET=${BUDGET:-232}; source benchmarks/h200/call-lib.sh "$1"
 P="bench --hyper-kernel-sweep --dofs 1000000 --degrees 2"; S="$P --runs 5"  # (P: the profiles' one run)
@@ -45,9 +45,9 @@ ncu_one "tc cols fuse" fuse
 ncu_one "tc cols" default
 wait "$tests"
 step "tests done"
-# 4. the full rule (not the target: kept no slower?), then the stiffness sweep again (the spread)
-[ "$(left 60)" -gt 25 ] && sweep full 20 "tc cols,tc cols fuse,tc cols fuse minb16"
-[ "$(left 30)" -gt 20 ] && sweep stiffness 25 "tc cols fuse,tc cols,tc no-scatter fuse,tc no-scatter"
+# 4. the stiffness sweep again (the spread), then the full rule (not the target) where time is left
+[ "$(left 30)" -gt 20 ] && sweep stiffness 30 "tc cols fuse,tc cols,tc no-scatter fuse,tc no-scatter"
+[ "$(left 30)" -gt 15 ] && sweep full 20 "tc cols,tc cols fuse,tc cols fuse minb16"
 keep hyper23-sweep.txt '^====\|floor\|^tc ' 40
 keep hyper23-ncu.txt '^====\|Duration\|Registers Per\|Achieved Occupancy\|Executed Instructions \|Issue Slots Busy\|L1/TEX Hit\|Mem Pipes Busy\|L1/TEX Cache Throughput\|Shared Memory\|No Eligible\|Warp Cycles Per Issued' 40
 keep hyper23-tests.log 'test result\|FAILED\|panicked\|^test ' 20
