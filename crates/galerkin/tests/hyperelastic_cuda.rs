@@ -370,7 +370,7 @@ fn gpu_st_y_newton_equals_the_default() {
 /// every law (a frame per cell): in `tc_fuse`'s shape (the stiffness rule's 4 points in one chunk)
 /// with the column scatter, with the flat walk, in the default's chunks (accumulators live across
 /// chunks), with a register cap, two warps per cell, two cells per block, the persistent prefetching
-/// kernel on 7 blocks and the Hilbert order; assembling twice overwrites; the residual alone (the
+/// kernel on 7 blocks, the staged blocks in Y's space with 20 cells an SM, and the Hilbert order; assembling twice overwrites; the residual alone (the
 /// records' path) equals it and leaves the matrix alone.
 #[test]
 fn gpu_fuse_equals_the_cpu() {
@@ -388,6 +388,7 @@ fn gpu_fuse_equals_the_cpu() {
             (split, [TC_FUSE, TC_COLS].concat(), DEFAULT_ORDER),
             (pair, [TC_FUSE, TC_COLS].concat(), CellOrder::Hilbert),
             (fz, [TC_PREFETCH, TC_FUSE, TC_COLS, &["HK_GRID=7"]].concat(), DEFAULT_ORDER),
+            (fz, [TC_FUSE, tc_st_y(el, tc_qc(fz), TC_ST_Y), TC_COLS, &["HK_MINB=20"]].concat(), DEFAULT_ORDER),
         ];
         for (sc, extra, order) in cases {
             let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);

@@ -528,6 +528,12 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push(("tc cols fuse".into(), fz, [TC_FUSE, TC_COLS].concat()));
                 variants.push(("tc no-scatter fuse".into(), fz, [TC_FUSE, &["HK_NO_SCATTER"]].concat()));
                 variants.push(("tc cols fuse minb16".into(), fz, [TC_FUSE, TC_COLS, &["HK_MINB=16"]].concat()));
+                // (with the staged blocks in Y's space the fused kernel needs 103 registers and 9.8 KB
+                // a cell: 19 cells an SM, 21 with `minb20`'s 96 — it is latency-bound, not LSU-bound)
+                let fsty = tc_st_y(el, fq, TC_ST_Y);
+                variants.push(("tc cols fuse sty".into(), fz, [TC_FUSE, fsty, TC_COLS].concat()));
+                variants.push(("tc cols fuse sty minb20".into(), fz, [TC_FUSE, fsty, TC_COLS, &["HK_MINB=20"]].concat()));
+                variants.push(("tc no-scatter fuse sty".into(), fz, [TC_FUSE, fsty, &["HK_NO_SCATTER"]].concat()));
                 if fz != tc {
                     variants.push((format!("tc cols fuse {wpb}x{qc}"), tc, [TC_FUSE, TC_COLS].concat()));
                     variants.push((format!("tc cols {fw}x{fq}"), fz, TC_COLS.to_vec()));

@@ -949,6 +949,10 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         };
                         variants.push(fuse(tc_fuse(&st), tc_cols(&st))?);
                         variants.push(fuse(tc_fuse(&st), &["HK_NO_SCATTER"])?);
+                        // with the staged blocks in Y's space, alone and with 20 cells an SM (the sweep's)
+                        let fsty = tc_st_y(&st, tc_qc(tc_fuse(&st)), TC_ST_Y);
+                        variants.push(fuse(tc_fuse(&st), &[fsty, tc_cols(&st)].concat())?);
+                        variants.push(fuse(tc_fuse(&st), &[fsty, tc_cols(&st), &["HK_MINB=20"]].concat())?);
                         if tc_fuse(&st) != tc_default(&st) {
                             variants.push(fuse(tc_default(&st), tc_cols(&st))?);
                             variants.push([defines_for(&st, tc_fuse(&st))?, tc_cols(&st).iter().map(|e| e.to_string()).collect()].concat());

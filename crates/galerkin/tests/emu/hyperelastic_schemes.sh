@@ -48,7 +48,7 @@ for law in ${EMU_LAWS:-0 1 2}; do
   # residual in the GEMM): P2 at 4 points in one chunk and in chunks of 3 with the column scatter, one
   # and two warps per cell, the persistent kernel, 14 points, P1-sized
   f="-DHK_FUSE -DHK_RES_MMA=1"
-  cases+=("-DNLOC=10 -DNQ=4 $f -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 -DQC=3 $f -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 -DWPC=2 $f -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 $f -DHK_SCATTER_COLS -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=14 -DQC=3 $f" "-DNLOC=4 -DNQ=5 $f")
+  cases+=("-DNLOC=10 -DNQ=4 $f -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 -DQC=3 $f -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 -DWPC=2 $f -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 $f -DHK_SCATTER_COLS -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=14 -DQC=3 $f" "-DNLOC=4 -DNQ=5 $f" "-DNLOC=10 -DNQ=4 $f -DHK_ST_Y -DHK_SCATTER_COLS")
   # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
     cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")
