@@ -223,6 +223,15 @@ fn for_tc_cases(mut f: impl FnMut(&CudaBackend, Law, &dyn Fn() -> HyperElement, 
     }
 }
 
+/// Each (scheme, kernel defines, cell order) of `cases` on `mk()`'s element at `u` equals the CPU;
+/// assembling twice overwrites; the residual alone equals it and leaves the matrix alone.
+fn cases_equal_the_cpu(be: &CudaBackend, mk: &dyn Fn() -> HyperElement, u: &[f64], what: &str, cases: Vec<(Scheme, Vec<&str>, CellOrder)>) {
+    for (sc, extra, order) in cases {
+        let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
+        twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
+    }
+}
+
 /// The tensor-core default of `el`, the same with two warps per cell, and with two cells per block.
 fn tc_shapes(el: &HyperElement) -> (Scheme, Scheme, Scheme) {
     let Scheme::Tc { wpb, qc, .. } = tc_default(el) else { panic!("tc_default is a tensor-core scheme") };
@@ -255,10 +264,7 @@ fn gpu_prefetch_equals_the_cpu() {
             (split, [TC_PREFETCH, TC_COLS, &["HK_GRID=5"]].concat(), DEFAULT_ORDER),
             (split, TC_COLS.to_vec(), DEFAULT_ORDER),
         ];
-        for (sc, extra, order) in cases {
-            let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
-            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
-        }
+        cases_equal_the_cpu(be, mk, u, what, cases);
     });
 }
 
@@ -283,10 +289,7 @@ fn gpu_law_wide_equals_the_cpu() {
             assert_ne!(el.space.mesh.num_cells() % 5, 0, "{what}: a last block with warps past the end");
             cases.push((five, [TC_LAW_WIDE, TC_COLS].concat(), DEFAULT_ORDER));
         }
-        for (sc, extra, order) in cases {
-            let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
-            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
-        }
+        cases_equal_the_cpu(be, mk, u, what, cases);
     });
 }
 
@@ -351,10 +354,7 @@ fn gpu_st_y_equals_the_cpu() {
             (tc, [TC_PREFETCH, sty, TC_COLS, &["HK_GRID=7"]].concat(), DEFAULT_ORDER),
             (tc, [sty, TC_UPPER, TC_COLS].concat(), DEFAULT_ORDER),
         ];
-        for (sc, extra, order) in cases {
-            let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
-            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
-        }
+        cases_equal_the_cpu(be, mk, u, what, cases);
     });
 }
 
@@ -390,10 +390,7 @@ fn gpu_fuse_equals_the_cpu() {
             (fz, [TC_PREFETCH, TC_FUSE, TC_COLS, &["HK_GRID=7"]].concat(), DEFAULT_ORDER),
             (fz, [TC_FUSE, tc_st_y(el, tc_qc(fz), TC_ST_Y), TC_COLS, &["HK_MINB=20"]].concat(), DEFAULT_ORDER),
         ];
-        for (sc, extra, order) in cases {
-            let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
-            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
-        }
+        cases_equal_the_cpu(be, mk, u, what, cases);
     });
 }
 
