@@ -630,6 +630,72 @@ __device__ __forceinline__ void hk_law_point(const double* __restrict__ prm, con
         }
 }
 
+// One entry w 𝔸_aA,bB (both schemes' Y phase: the records' and HK_FUSE's): ℂ's form pushed forward
+// term by term from the rows a and b of U = F X, F and (the fibre law) V = F Y, X, S and the form's
+// scalars (see the scheme's comment); wab = W_ab = U_a · F_b, dab = Σ_I F_aI F_bI B_IA (the fibre law).
+struct HkPair {
+    const double *x, *sm, *ua, *ub, *fa, *fb, *va, *vb;
+    double c1, e1, c2, h, wab;
+    bool diag;  // a = b
+};
+__device__ __forceinline__ double hk_dab(const double* __restrict__ prm, const HkPair& q, int A) {
+    double dab = 0.0;
+#pragma unroll
+    for (int I = 0; I < 3; ++I) dab += q.fa[I] * q.fb[I] * hl_b(prm, I, A);
+    return dab;
+}
+__device__ __forceinline__ double hk_entry(const double* __restrict__ prm, const HkPair& q, double dab, int A, int B) {
+    double v = q.c1 * q.ua[A] * q.ub[B] + q.e1 * (q.wab * q.x[A * 3 + B] + q.ua[B] * q.ub[A]) + (q.diag ? q.sm[A * 3 + B] : 0.0);
+#if LAW == 2
+    v += q.c2 * q.va[A] * q.vb[B] + q.h * ((A == B ? dab : 0.0) + q.fa[B] * q.fb[A] * hl_b(prm, A, B));
+#else
+    (void)prm;
+    (void)dab;
+#endif
+    return v;
+}
+// The pair (a, b)'s view of a point record pt (TC_PT numbers: `hk_law_point`'s layout), wherever it
+// lies (shared memory, or registers under HK_FUSE with the rows a, b given).
+__device__ __forceinline__ HkPair hk_pair(const double* pt, const double* ua, const double* ub, const double* fa, const double* fb, const double* va,
+                                          const double* vb, bool diag) {
+    HkPair q;
+    q.x = pt;
+    q.sm = pt + 31;
+    q.ua = ua;
+    q.ub = ub;
+    q.fa = fa;
+    q.fb = fb;
+    q.va = va;
+    q.vb = vb;
+    q.c1 = pt[18];
+    q.e1 = pt[19];
+    q.c2 = pt[20];
+    q.h = pt[21];
+    q.wab = ua[0] * fb[0] + ua[1] * fb[1] + ua[2] * fb[2];
+    q.diag = diag;
+    return q;
+}
+
+// HK_FUSE (twenty-third pass; with HK_RES_MMA=1): with the Jacobian, no law phase, no point records
+// and no residual loop: the Y phase's items are (point t, pair p) — 6 a point, all three rows A of Y
+// at once — and each such lane evaluates its point's law itself, in registers (the 6 lanes of a
+// point repeat it side by side: the warp issues the law once, as with a lane per point, but on 24
+// of 32 lanes instead of 4), forms the 9 entries w 𝔸_aA,bB and stores its 3 × NLOC values of Y and,
+// for p < 3, the residual's column. What it removes per cell is shared-memory traffic: the records'
+// stores and their ≈ 35 loads per (t, A, p) item, the residual loop's loads, two thirds of the g'
+// loads of Y (read once for three rows); the residual-alone launch keeps the records' path.
+#ifdef HK_FUSE
+#if !HK_RES_MMA || defined(HK_LAW_WIDE)
+#error "HK_FUSE needs HK_RES_MMA=1 (the residual from the GEMM) and not HK_LAW_WIDE"
+#endif
+#endif
+// Row r (0..2, known only at run time) of a 3 × 3 matrix m held in registers, by selects: an index
+// into a register array that is not a compile-time constant would move it to local memory.
+__device__ __forceinline__ void hk_row_of(const double* m, int r, double out[3]) {
+#pragma unroll
+    for (int k = 0; k < 3; ++k) out[k] = r == 0 ? m[k] : (r == 1 ? m[3 + k] : m[6 + k]);
+}
+
 // HK_LAW_WIDE (twentieth pass; WPB > 1, a block per WPB cells): the law of the block's WPB·NQ points
 // is spread over the block's threads (at P2's 4 points and WPB = 4: 16 lanes of one warp instead of
 // 4 lanes in each of 4 warps), between two block barriers; the law's ≈ 300 instructions a point are
@@ -799,6 +865,9 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
     HK_CSYNC();
 #ifndef HK_SCATTER_ONLY  // (the sweep: the gather, the geometry and the scatter of zeros alone; its
                         // unused arrays draw NVRTC warnings, so CI does not compile it)
+#ifdef HK_FUSE
+    if (!want_k) {  // (with the Jacobian the law runs in the Y phase's lanes: HK_FUSE)
+#endif
     // L: the law at every point (the weights w by the cell's own lanes: |det J| is theirs).
     for (int q = tid; q < NQ; q += TPC) s_pt[wp][q * TC_PT + 58] = wts[q] * adet;
 #ifdef HK_LAW_WIDE
@@ -829,6 +898,9 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
         }
         if (HK_LIVE) atomicAdd(&r[(u64)cell.node[j] * 3 + b], acc);
     }
+#ifdef HK_FUSE
+    }
+#endif
 #endif
 #ifdef HK_PREFETCH
     hk_async_wait();  // the next cell's numbers
@@ -845,36 +917,60 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
 #ifndef HK_SCATTER_ONLY
     for (int q0 = 0; q0 < NQ; q0 += QC) {
         const int nq = NQ - q0 < QC ? NQ - q0 : QC;
+#ifdef HK_FUSE
+        // Y with the law (HK_FUSE): a lane per (point t, pair p), the point's record in registers.
+        for (int it = tid; it < nq * 6; it += TPC) {
+            const int t = it / 6, p = it % 6, a = hk_pa(p), b = hk_pb(p);
+            const double(*g)[3] = s_g[wp][q0 + t];
+            double pt[TC_PT];
+            hk_law_point(prm, cell, g, pt);
+            const double w = wts[q0 + t] * adet;
+            double ua[3], ub[3], fa[3], fb[3], va[3], vb[3];
+            hk_row_of(pt + 40, a, ua);
+            hk_row_of(pt + 40, b, ub);
+            hk_row_of(pt + 22, a, fa);
+            hk_row_of(pt + 22, b, fb);
+#if LAW == 2
+            hk_row_of(pt + 49, a, va);
+            hk_row_of(pt + 49, b, vb);
+#endif
+            const HkPair pr = hk_pair(pt, ua, ub, fa, fb, va, vb, a == b);
+            double ab[3][3];
+#pragma unroll
+            for (int A = 0; A < 3; ++A) {
+                const double dab = LAW == 2 ? hk_dab(prm, pr, A) : 0.0;
+#pragma unroll
+                for (int B = 0; B < 3; ++B) ab[A][B] = w * hk_entry(prm, pr, dab, A, B);
+            }
+            // the residual's columns: Y[(t, A), TC_NCOL + b] = w P_bA, P = F S (b = p for p < 3)
+            if (p < 3) {
+#pragma unroll
+                for (int A = 0; A < 3; ++A) s_y[wp][t * 3 + A][TC_NCOL + p] = w * (fb[0] * pr.sm[A] + fb[1] * pr.sm[3 + A] + fb[2] * pr.sm[6 + A]);
+            }
+#pragma unroll
+            for (int j = 0; j < NLOC; ++j) {
+                const double g0 = g[j][0], g1 = g[j][1], g2 = g[j][2];
+#pragma unroll
+                for (int A = 0; A < 3; ++A) s_y[wp][t * 3 + A][p * NLOC + j] = ab[A][0] * g0 + ab[A][1] * g1 + ab[A][2] * g2;
+            }
+        }
+#else
         // Y: rows (t, A) of this chunk.
         for (int it = tid; it < nq * 18; it += TPC) {
             const int t = it / 18, A = (it % 18) / 6, p = it % 6;
             const int a = hk_pa(p), b = hk_pb(p);
             const double* pt = &s_pt[wp][(q0 + t) * TC_PT];
-            const double* x = pt;
             const double* f = pt + 22;
-            const double* sm = pt + 31;
             const double* um = pt + 40;
-            const double c1 = pt[18], e1 = pt[19];
-            const double wab = um[a * 3] * f[b * 3] + um[a * 3 + 1] * f[b * 3 + 1] + um[a * 3 + 2] * f[b * 3 + 2];
-            double ab[3];
-#if LAW == 2
             const double* vm = pt + 49;
-            const double c2 = pt[20], h = pt[21];
-            double dab = 0.0;  // Σ_I F_aI F_bI B_IA
+            const HkPair pr = hk_pair(pt, um + a * 3, um + b * 3, f + a * 3, f + b * 3, vm + a * 3, vm + b * 3, a == b);
+            const double dab = LAW == 2 ? hk_dab(prm, pr, A) : 0.0;
+            double ab[3];
 #pragma unroll
-            for (int I = 0; I < 3; ++I) dab += f[a * 3 + I] * f[b * 3 + I] * hl_b(prm, I, A);
-#endif
-#pragma unroll
-            for (int B = 0; B < 3; ++B) {
-                double v = c1 * um[a * 3 + A] * um[b * 3 + B] + e1 * (wab * x[A * 3 + B] + um[a * 3 + B] * um[b * 3 + A]) + (a == b ? sm[A * 3 + B] : 0.0);
-#if LAW == 2
-                v += c2 * vm[a * 3 + A] * vm[b * 3 + B] + h * ((A == B ? dab : 0.0) + f[a * 3 + B] * f[b * 3 + A] * hl_b(prm, A, B));
-#endif
-                ab[B] = pt[58] * v;
-            }
+            for (int B = 0; B < 3; ++B) ab[B] = pt[58] * hk_entry(prm, pr, dab, A, B);
 #if HK_RES_MMA
             // the residual's columns: Y[(t, A), TC_NCOL + b] = w P_bA, P = F S (b = p for p < 3)
-            if (p < 3) s_y[wp][t * 3 + A][TC_NCOL + p] = pt[58] * (f[p * 3] * sm[A] + f[p * 3 + 1] * sm[3 + A] + f[p * 3 + 2] * sm[6 + A]);
+            if (p < 3) s_y[wp][t * 3 + A][TC_NCOL + p] = pt[58] * (f[p * 3] * pr.sm[A] + f[p * 3 + 1] * pr.sm[3 + A] + f[p * 3 + 2] * pr.sm[6 + A]);
 #endif
             const double* g = s_g[wp][q0 + t][0];
             double* y = &s_y[wp][t * 3 + A][p * NLOC];
@@ -891,6 +987,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
             for (int j = 0; j < NLOC; ++j) y[j] = ab[0] * g[j * 3] + ab[1] * g[j * 3 + 1] + ab[2] * g[j * 3 + 2];
 #endif
         }
+#endif  // HK_FUSE
         HK_CSYNC();
         // K: the chunk's rows in k-steps of 4.
         for (int r0 = 0; r0 < 3 * nq; r0 += 4) {

@@ -82,7 +82,8 @@ __device__ void hl_point(const double* __restrict__ prm, const double f[3][3], d
         for (int i = 0; i < 3; ++i)
 #pragma unroll
             for (int k = 0; k < 3; ++k) s[i][k] = nan("");
-        for (int m = 0; m < HL_FORM; ++m) form[m] = nan("");
+#pragma unroll
+        for (int m = 0; m < HL_FORM; ++m) form[m] = nan("");  // (unrolled: `form` may be a register array)
         return;
     }
     const double r = 1.0 / (j * j);

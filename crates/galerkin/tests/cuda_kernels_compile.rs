@@ -428,8 +428,19 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     // flat walk, 1 more at P2 with the column scatter, 1 per stiffness-rule tensor-core element: 15.
     // The twenty-second pass's staged blocks in Y's space (`HK_ST_Y`): 1 per tensor-core element
     // (`sty`'s defines) and 4 per stiffness-rule one (alone, two register caps, without scatter): 30.
-    assert_eq!(v.len(), 245);
-    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_ST_Y")).count(), 30, "the HK_ST_Y variants");
+    // The twenty-third pass's fused law (`HK_FUSE`): 2 per tensor-core element (`fuse`'s, and the
+    // default's chunks with a register cap), 4 per stiffness-rule one (`fuse`'s, without scatter, with
+    // the staged blocks in Y's space alone and with a register cap) and 2 more at P2 (the default's
+    // chunks fused; `fuse`'s shape unfused): 42, 39 of them fused, 12 with `HK_ST_Y`.
+    assert_eq!(v.len(), 287);
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_ST_Y")).count(), 42, "the HK_ST_Y variants");
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_FUSE")).count(), 39, "the HK_FUSE variants");
+    // The fused law keeps its point record in registers: no local memory (`__local_depot`) in its kernel.
+    let fuse = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_FUSE") && d.iter().any(|x| x == "NQ=4") && d.iter().any(|x| x == "NLOC=10") && d.iter().any(|x| x == "LAW=2")).expect("a fused P2 stiffness-rule variant");
+    let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &fuse.0).unwrap().ptx;
+    let body = &ptx[ptx.find(".entry hyper_assemble(").expect("hyper_assemble in the HK_FUSE variant")..];
+    let body = &body[..body.find("\n}\n").unwrap_or(body.len())];
+    assert!(!body.contains("__local_depot") && body.contains("mma.sync.aligned.m16n8k4"), "HK_FUSE: registers only, the tensor-core products");
     // Its kernel adds the upper entries only; its passes are in every module of the source.
     let up = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_UPPER") && d.iter().any(|x| x == "HK_SCATTER_COLS")).expect("an upper-triangle variant with the column scatter");
     let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &up.0).unwrap().ptx;

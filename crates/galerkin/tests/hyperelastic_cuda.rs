@@ -5,7 +5,7 @@
 mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu};
-use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, tc_patch_default, tc_qc, tc_st_y, tc_wide, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH, TC_ST_Y, TC_ST_Y_MINB};
+use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, tc_fuse, tc_patch_default, tc_qc, tc_st_y, tc_wide, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_FUSE, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH, TC_ST_Y, TC_ST_Y_MINB};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::patch::Grouping;
 use galerkin::hyperelastic::recompute;
@@ -223,6 +223,15 @@ fn for_tc_cases(mut f: impl FnMut(&CudaBackend, Law, &dyn Fn() -> HyperElement, 
     }
 }
 
+/// Each (scheme, kernel defines, cell order) of `cases` on `mk()`'s element at `u` equals the CPU;
+/// assembling twice overwrites; the residual alone equals it and leaves the matrix alone.
+fn cases_equal_the_cpu(be: &CudaBackend, mk: &dyn Fn() -> HyperElement, u: &[f64], what: &str, cases: Vec<(Scheme, Vec<&str>, CellOrder)>) {
+    for (sc, extra, order) in cases {
+        let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
+        twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
+    }
+}
+
 /// The tensor-core default of `el`, the same with two warps per cell, and with two cells per block.
 fn tc_shapes(el: &HyperElement) -> (Scheme, Scheme, Scheme) {
     let Scheme::Tc { wpb, qc, .. } = tc_default(el) else { panic!("tc_default is a tensor-core scheme") };
@@ -255,10 +264,7 @@ fn gpu_prefetch_equals_the_cpu() {
             (split, [TC_PREFETCH, TC_COLS, &["HK_GRID=5"]].concat(), DEFAULT_ORDER),
             (split, TC_COLS.to_vec(), DEFAULT_ORDER),
         ];
-        for (sc, extra, order) in cases {
-            let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
-            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
-        }
+        cases_equal_the_cpu(be, mk, u, what, cases);
     });
 }
 
@@ -283,10 +289,7 @@ fn gpu_law_wide_equals_the_cpu() {
             assert_ne!(el.space.mesh.num_cells() % 5, 0, "{what}: a last block with warps past the end");
             cases.push((five, [TC_LAW_WIDE, TC_COLS].concat(), DEFAULT_ORDER));
         }
-        for (sc, extra, order) in cases {
-            let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
-            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
-        }
+        cases_equal_the_cpu(be, mk, u, what, cases);
     });
 }
 
@@ -351,10 +354,7 @@ fn gpu_st_y_equals_the_cpu() {
             (tc, [TC_PREFETCH, sty, TC_COLS, &["HK_GRID=7"]].concat(), DEFAULT_ORDER),
             (tc, [sty, TC_UPPER, TC_COLS].concat(), DEFAULT_ORDER),
         ];
-        for (sc, extra, order) in cases {
-            let (gsys, ud, r, k) = ordered_equals_cpu(be, mk(), Some(sc), &extra, order, u, what);
-            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &format!("{what} {sc:?} {extra:?} {order:?}"));
-        }
+        cases_equal_the_cpu(be, mk, u, what, cases);
     });
 }
 
@@ -362,6 +362,42 @@ fn gpu_st_y_equals_the_cpu() {
 #[test]
 fn gpu_st_y_newton_equals_the_default() {
     newton_equals_the_default(tc_default, &[TC_ST_Y_MINB, TC_COLS].concat());
+}
+
+/// The twenty-third pass's fused law (`HK_FUSE`: with the Jacobian, each lane of the Y phase — a
+/// (point, component pair) — evaluates its point's law in registers, no point records, the
+/// residual from the GEMM's extra columns) equals the CPU on P1/P2 tetrahedra, both rules at P2,
+/// every law (a frame per cell): in `tc_fuse`'s shape (the stiffness rule's 4 points in one chunk)
+/// with the column scatter, with the flat walk, in the default's chunks (accumulators live across
+/// chunks), with a register cap, two warps per cell, two cells per block, the persistent prefetching
+/// kernel on 7 blocks, the staged blocks in Y's space with 20 cells an SM, and the Hilbert order; assembling twice overwrites; the residual alone (the
+/// records' path) equals it and leaves the matrix alone.
+#[test]
+fn gpu_fuse_equals_the_cpu() {
+    for_tc_cases(|be, _, mk, u, what, el| {
+        let (tc, split, pair) = tc_shapes(el);
+        let fz = tc_fuse(el);
+        if el.quad.len() <= 4 {
+            assert_eq!(tc_qc(fz), el.quad.len(), "{what}: one chunk of every point");
+        }
+        let cases: Vec<(Scheme, Vec<&str>, CellOrder)> = vec![
+            (fz, [TC_FUSE, TC_COLS].concat(), DEFAULT_ORDER),
+            (fz, TC_FUSE.to_vec(), CellOrder::Hilbert),
+            (tc, [TC_FUSE, TC_COLS].concat(), DEFAULT_ORDER),
+            (fz, [TC_FUSE, TC_COLS, &["HK_MINB=16"]].concat(), DEFAULT_ORDER),
+            (split, [TC_FUSE, TC_COLS].concat(), DEFAULT_ORDER),
+            (pair, [TC_FUSE, TC_COLS].concat(), CellOrder::Hilbert),
+            (fz, [TC_PREFETCH, TC_FUSE, TC_COLS, &["HK_GRID=7"]].concat(), DEFAULT_ORDER),
+            (fz, [TC_FUSE, tc_st_y(el, tc_qc(fz), TC_ST_Y), TC_COLS, &["HK_MINB=20"]].concat(), DEFAULT_ORDER),
+        ];
+        cases_equal_the_cpu(be, mk, u, what, cases);
+    });
+}
+
+/// [`gpu_gather_newton_equals_the_default`] with `GALERKIN_HYPER_SCHEME=fuse`'s scheme and defines.
+#[test]
+fn gpu_fuse_newton_equals_the_default() {
+    newton_equals_the_default(tc_fuse, &[TC_FUSE, TC_COLS].concat());
 }
 
 /// Every value of `m` is bit for bit its transposed entry's (and that entry exists).

@@ -8,7 +8,7 @@
 //! assembly is set against its bytes-moved floor: what the kernel must read (cell vertices and
 //! nodes, coordinates, frames, CSR positions, row pointers, the state) and write (the CSR values
 //! once, the residual), at the copy bandwidth measured in the same run.
-use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_shared_bytes, tc_st_y, tc_wide, TC_ST_Y, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_COLS, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH};
+use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_fuse, tc_shared_bytes, tc_st_y, tc_wide, TC_ST_Y, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_COLS, TC_FUSE, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH};
 use super::upper::TC_UPPER;
 use super::element::HyperElement;
 use super::newton::HyperSystem;
@@ -518,6 +518,26 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 }
                 variants.push(("tc no-scatter sty".into(), tc, [sty, &["HK_NO_SCATTER"]].concat()));
                 variants.push(("tc cols minb20".into(), tc, [TC_COLS, &["HK_MINB=20"]].concat()));
+                // The twenty-third pass: the law in the Y phase's lanes, a lane per (point, pair),
+                // no point records, the residual in the GEMM (`fuse`: `tc_fuse`'s shape, all 4
+                // points of the stiffness rule in one chunk), without the scatter, with the
+                // default's chunks (`fuse QxC`), the fused shape without the fusion (`tc cols 1xQ`),
+                // and a cap of 128 registers (the full rule's chunks need 168 without).
+                let fz = tc_fuse(el);
+                let (fw, fq) = wpb_qc(fz);
+                variants.push(("tc cols fuse".into(), fz, [TC_FUSE, TC_COLS].concat()));
+                variants.push(("tc no-scatter fuse".into(), fz, [TC_FUSE, &["HK_NO_SCATTER"]].concat()));
+                variants.push(("tc cols fuse minb16".into(), fz, [TC_FUSE, TC_COLS, &["HK_MINB=16"]].concat()));
+                // (with the staged blocks in Y's space the fused kernel needs 103 registers and 9.8 KB
+                // a cell: 19 cells an SM, 21 with `minb20`'s 96 — it is latency-bound, not LSU-bound)
+                let fsty = tc_st_y(el, fq, TC_ST_Y);
+                variants.push(("tc cols fuse sty".into(), fz, [TC_FUSE, fsty, TC_COLS].concat()));
+                variants.push(("tc cols fuse sty minb20".into(), fz, [TC_FUSE, fsty, TC_COLS, &["HK_MINB=20"]].concat()));
+                variants.push(("tc no-scatter fuse sty".into(), fz, [TC_FUSE, fsty, &["HK_NO_SCATTER"]].concat()));
+                if fz != tc {
+                    variants.push((format!("tc cols fuse {wpb}x{qc}"), tc, [TC_FUSE, TC_COLS].concat()));
+                    variants.push((format!("tc cols {fw}x{fq}"), fz, TC_COLS.to_vec()));
+                }
                 // The nineteenth pass: the tensor-core products with the patches' pre-summed
                 // scatter (`tc cube N/W`: edge-grouped patches of N cells, W warps per block
                 // taking the patch's cells in turn); `scatter-only`: its gather, geometry and the

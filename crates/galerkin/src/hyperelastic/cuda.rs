@@ -137,12 +137,18 @@ pub fn tc_patch_static_bytes(el: &HyperElement, wpb: usize, qc: usize, turns: bo
     }
 }
 
+/// The row stride (doubles) of the tensor-core scheme's Y (`TC_YS` in the kernel): its 6·NLOC
+/// columns and the residual's 3 (`HK_RES_MMA`, counted whether used or not) in n-tiles of 8, padded
+/// to ≡ 4 (mod 16) doubles so that the B-fragment loads are free of bank conflicts.
+fn y_stride(nloc: usize) -> usize {
+    let nt = (6 * nloc + 3).div_ceil(8);
+    (8 * nt + 11) / 16 * 16 + 4
+}
+
 /// The tensor-core scheme's static shared memory with `rec` doubles of point records per cell.
 fn tc_bytes(el: &HyperElement, wpb: usize, qc: usize, rec: usize) -> usize {
     let (nloc, nv, nq) = (el.nloc(), el.space.mesh.cell_type.num_vertices(), el.quad.len());
-    let nt = (6 * nloc + 3).div_ceil(8);
-    let ys = (8 * nt + 11) / 16 * 16 + 4;
-    wpb * (8 * (3 * nv + 3 * nloc + 9 + 3 * nq * nloc + rec + 3 * qc * ys) + 4 * nloc)
+    wpb * (8 * (3 * nv + 3 * nloc + 9 + 3 * nq * nloc + rec + 3 * qc * y_stride(nloc)) + 4 * nloc)
 }
 
 /// The eighteenth pass's persistent tensor-core kernel (kernel defines): a grid of the blocks resident
@@ -191,12 +197,26 @@ pub const TC_ST_Y_MINB: &[&str] = &["HK_ST_Y", "HK_MINB=20"];
 /// staged blocks (3·qc rows of Y against NLOC rows of 6·NLOC; the kernel refuses it otherwise), else nothing.
 pub fn tc_st_y(el: &HyperElement, qc: usize, defines: &'static [&'static str]) -> &'static [&'static str] {
     let nloc = el.nloc();
-    let nt = (6 * nloc + 3).div_ceil(8);
-    let ys = (8 * nt + 11) / 16 * 16 + 4;
-    if 3 * qc * ys >= 6 * nloc * nloc {
+    if 3 * qc * y_stride(nloc) >= 6 * nloc * nloc {
         defines
     } else {
         &[]
+    }
+}
+
+/// The twenty-third pass's fused law (kernel defines, see `HK_FUSE` in `kernels/hyperelastic.cu`):
+/// with the Jacobian, the law runs in the Y phase's lanes (one per point and component pair, in
+/// registers) instead of a lane per point writing records, and the residual comes from the GEMM.
+pub const TC_FUSE: &[&str] = &["HK_FUSE", "HK_RES_MMA=1"];
+
+/// The tensor-core shape for [`TC_FUSE`]: the default's, but all points in one chunk where the rule
+/// has at most 4 (P2's stiffness rule: 12 rows of Y, 3 k-steps instead of 4, and no accumulators
+/// live across chunks while the law runs: 128 registers where chunks of 3 need 168).
+pub fn tc_fuse(el: &HyperElement) -> Scheme {
+    let nq = el.quad.len();
+    match tc_default(el) {
+        Scheme::Tc { wpb, wpc, .. } if nq <= 4 && tc_shared_bytes(el, wpb, nq) <= SHARED_LIMIT => Scheme::Tc { wpb, qc: nq, wpc },
+        sc => sc,
     }
 }
 
@@ -492,7 +512,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 
 impl GpuHyper {
     /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `sty` (the default with [`TC_ST_Y_MINB`]), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
+    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `sty` (the default with [`TC_ST_Y_MINB`]), `fuse` ([`tc_fuse`] with [`TC_FUSE`] and [`TC_COLS`]), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -522,6 +542,9 @@ impl GpuHyper {
                 return Self::variant(be, el, tc, &[tc_st_y(el, tc_qc(tc), TC_ST_Y_MINB), tc_cols(el)].concat());
             }
             Some("sty") => default_scheme(el, cc)?,
+            // The law in the Y phase's lanes, all 4 points in one chunk (twenty-third pass), where it applies.
+            Some("fuse") if tc_applies(el, cc) => return Self::variant(be, el, tc_fuse(el), &[TC_FUSE, tc_cols(el)].concat()),
+            Some("fuse") => default_scheme(el, cc)?,
             // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
             Some("tc-patch") if tc_applies(el, cc) => tc_patch_default(el),
             Some("tc-patch") => default_scheme(el, cc)?,
@@ -538,7 +561,7 @@ impl GpuHyper {
             // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
             Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
             Some("recompute") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `wide`, `upper`, `sty`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `wide`, `upper`, `sty`, `fuse`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -918,6 +941,22 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                             let sty = tc_st_y(&st, qc, TC_ST_Y).iter().chain(tc_cols(&st)).chain(extra);
                             variants.push([defines_for(&st, tc_default(&st))?, sty.map(|e| e.to_string()).collect()].concat());
                         }
+                        // The twenty-third pass's fused law (`fuse`'s, the sweep's: its shape, the
+                        // default's, without the scatter, and the default's shape with the column
+                        // scatter and no fusion).
+                        let fuse = |sc: Scheme, extra: &[&str]| -> Result<Vec<String>> {
+                            Ok([defines_for(&st, sc)?, TC_FUSE.iter().chain(extra).map(|e| e.to_string()).collect()].concat())
+                        };
+                        variants.push(fuse(tc_fuse(&st), tc_cols(&st))?);
+                        variants.push(fuse(tc_fuse(&st), &["HK_NO_SCATTER"])?);
+                        // with the staged blocks in Y's space, alone and with 20 cells an SM (the sweep's)
+                        let fsty = tc_st_y(&st, tc_qc(tc_fuse(&st)), TC_ST_Y);
+                        variants.push(fuse(tc_fuse(&st), &[fsty, tc_cols(&st)].concat())?);
+                        variants.push(fuse(tc_fuse(&st), &[fsty, tc_cols(&st), &["HK_MINB=20"]].concat())?);
+                        if tc_fuse(&st) != tc_default(&st) {
+                            variants.push(fuse(tc_default(&st), tc_cols(&st))?);
+                            variants.push([defines_for(&st, tc_fuse(&st))?, tc_cols(&st).iter().map(|e| e.to_string()).collect()].concat());
+                        }
                     }
                     recompute.push(super::recompute::defines(&el, 4)?);
                     recompute.push(super::recompute::defines(&st, 4)?);
@@ -961,7 +1000,10 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     variants.push([tc.clone(), upper].concat());
                     // The twenty-second pass: the staged blocks in Y's space (tested).
                     let sty = tc_st_y(&el, tc_qc(tc_default(&el)), TC_ST_Y_MINB).iter().chain(tc_cols(&el));
-                    variants.push([tc, sty.map(|e| e.to_string()).collect()].concat());
+                    variants.push([tc.clone(), sty.map(|e| e.to_string()).collect()].concat());
+                    // The twenty-third pass: the fused law (tested), at the full rule's chunks.
+                    variants.push([defines_for(&el, tc_fuse(&el))?, TC_FUSE.iter().chain(tc_cols(&el)).map(|e| e.to_string()).collect()].concat());
+                    variants.push([tc, TC_FUSE.iter().chain(tc_cols(&el)).chain(&["HK_MINB=16"]).map(|e| e.to_string()).collect()].concat());
                     if let Scheme::Tc { wpb, qc, .. } = tc_default(&el) {
                         let split = defines_for(&el, Scheme::Tc { wpb, qc, wpc: 2 })?;
                         variants.push([split.clone(), prefetch, cols].concat());
@@ -1051,5 +1093,22 @@ mod tests {
         assert_eq!(tc_st_y(&p1, 1, TC_ST_Y_MINB), TC_ST_Y_MINB);
         assert_eq!(tc_qc(tc_default(&p2)), 3);
         assert_eq!(tc_qc(Scheme::Pairs(shape(&p2).unwrap())), 0);
+    }
+
+    /// Y's row stride is ≡ 4 (mod 16) doubles and holds the 6·NLOC columns and the residual's 3
+    /// (P2: 68, P1: 36); [`tc_fuse`] takes every point of a rule of at most 4 in one chunk (P2's
+    /// stiffness rule: 12 736 B a cell) and the default's chunks otherwise (P2's full rule).
+    #[test]
+    fn fused_shape_and_y_stride() {
+        assert_eq!((y_stride(10), y_stride(4)), (68, 36));
+        for nloc in 1..=16 {
+            assert!(y_stride(nloc) % 16 == 4 && y_stride(nloc) >= 6 * nloc + 3, "{nloc}");
+        }
+        let p2 = element(CellType::Tetrahedron, 2);
+        assert_eq!(tc_fuse(&p2), tc_default(&p2));
+        let st = HyperElement::with_degree(p2.space.clone(), p2.law, Vec::new(), Some(crate::hyperelastic::element::stiffness_quadrature_degree(&p2.space))).unwrap();
+        assert_eq!(tc_fuse(&st), Scheme::Tc { wpb: 1, qc: 4, wpc: 1 });
+        assert_eq!(tc_shared_bytes(&st, 1, 4), 12_736);
+        assert!(defines_for(&st, tc_fuse(&st)).is_ok());
     }
 }

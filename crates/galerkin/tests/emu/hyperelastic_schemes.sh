@@ -14,7 +14,7 @@
 # staged scatter a lane per column. Round 19: the tensor-core kernel with the patches' scatter (HK_PATCH)
 # on the patch kernel's patches, in every case. Round 20: the law of a block's cells on one warp (HK_LAW_WIDE), the patches' slots filled in turn (HK_PATCH_TURNS).
 # Round 21: the upper-triangle scatter (HK_UPPER) with its zeroing and fill passes (HK_EMU_UPPER).
-# Round 22: the staged blocks in Y's space (HK_ST_Y).
+# Round 22: the staged blocks in Y's space (HK_ST_Y). Round 23: the law in the Y phase's lanes (HK_FUSE).
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
@@ -44,6 +44,11 @@ for law in ${EMU_LAWS:-0 1 2}; do
   # the twenty-second pass: the staged blocks in Y's space (HK_ST_Y) with the column scatter (one and
   # two warps per cell, the persistent kernel), the flat walk (P2 at 14 points, P1-sized), the upper triangle
   cases+=("-DNLOC=10 -DNQ=4 -DHK_ST_Y -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 -DWPC=2 -DHK_ST_Y -DHK_SCATTER_COLS -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=14 -DHK_ST_Y" "-DNLOC=4 -DNQ=5 -DHK_ST_Y" "-DNLOC=10 -DNQ=4 -DHK_ST_Y -DHK_EMU_UPPER -DHK_SCATTER_COLS")
+  # the twenty-third pass: the law in the Y phase's lanes (HK_FUSE, a lane per (point, pair), with the
+  # residual in the GEMM): P2 at 4 points in one chunk and in chunks of 3 with the column scatter, one
+  # and two warps per cell, the persistent kernel, 14 points, P1-sized
+  f="-DHK_FUSE -DHK_RES_MMA=1"
+  cases+=("-DNLOC=10 -DNQ=4 $f -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 -DQC=3 $f -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 -DWPC=2 $f -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 $f -DHK_SCATTER_COLS -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=14 -DQC=3 $f" "-DNLOC=4 -DNQ=5 $f" "-DNLOC=10 -DNQ=4 $f -DHK_ST_Y -DHK_SCATTER_COLS")
   # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
     cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")
