@@ -967,14 +967,7 @@ fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
                 f.set_pipe_blocks(blocks).unwrap();
                 f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
                 let what = format!("{} {name} {blocks:?} {width:?}", case.name);
-                for (k, b) in &bs {
-                    let mut x = [be.zeros(n * k).unwrap(), be.zeros(n * k).unwrap()];
-                    for (on, x) in [false, true].into_iter().zip(x.iter_mut()) {
-                        f.set_sep_prefetch(on);
-                        f.solve_many_rows(&be, *k, b, x).unwrap_or_else(|e| panic!("{what}, {k} columns: {e}"));
-                    }
-                    assert!(be.to_host(&x[0]).unwrap() == be.to_host(&x[1]).unwrap(), "{what}, {k} columns: the prefetched solve differs from the plain one");
-                }
+                assert_setting_bit_identical(&be, &mut f, n, &bs, &format!("{what}: the prefetch"), CudaMultifrontal::set_sep_prefetch);
                 let mut x = be.zeros(n * 256).unwrap();
                 let launches = f.solve_rows_profile(&be, 256, &bs[1].1, &mut x).unwrap();
                 if !launches.is_empty() {
@@ -991,6 +984,26 @@ fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
         }
     }
     assert_every_degree_ran(&ran, &["default", "tc", "bulkexttc"], "the prefetched forward");
+}
+
+/// Asserts that `f`'s row-major solves of each `(columns, b)` are the same bit for bit with a setting
+/// off and on (`set(f, false)`, then `set(f, true)`: left on); `what` names it in failures.
+fn assert_setting_bit_identical(
+    be: &galerkin::backend::cuda::CudaBackend,
+    f: &mut CudaMultifrontal,
+    n: usize,
+    bs: &[(usize, galerkin::backend::cuda::CudaVector)],
+    what: &str,
+    set: impl Fn(&mut CudaMultifrontal, bool),
+) {
+    for (k, b) in bs {
+        let mut x = [be.zeros(n * k).unwrap(), be.zeros(n * k).unwrap()];
+        for (on, x) in [false, true].into_iter().zip(x.iter_mut()) {
+            set(f, on);
+            f.solve_many_rows(be, *k, b, x).unwrap_or_else(|e| panic!("{what} {on}, {k} columns: {e}"));
+        }
+        assert!(be.to_host(&x[0]).unwrap() == be.to_host(&x[1]).unwrap(), "{what}, {k} columns: the solve differs with it on");
+    }
 }
 
 /// Pass 1 chained into the bottom forward pass (`set_sep_chain`, round 23: `mf_mapss{b,bt,btp}_chain`,
@@ -1046,14 +1059,7 @@ fn gpu_chained_forward_equals_faer_lu_and_the_unchained_solve() {
                     f.set_pipe_blocks(blocks).unwrap();
                     f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
                     let what = format!("{what} {blocks:?} {width:?}");
-                    for (k, b) in &bs {
-                        let mut x = [be.zeros(n * k).unwrap(), be.zeros(n * k).unwrap()];
-                        for (on, x) in [false, true].into_iter().zip(x.iter_mut()) {
-                            f.set_sep_chain(on);
-                            f.solve_many_rows(&be, *k, b, x).unwrap_or_else(|e| panic!("{what}, {k} columns: {e}"));
-                        }
-                        assert!(be.to_host(&x[0]).unwrap() == be.to_host(&x[1]).unwrap(), "{what}, {k} columns: the chained solve differs from the unchained one");
-                    }
+                    assert_setting_bit_identical(&be, &mut f, n, &bs, &format!("{what}: the chain"), CudaMultifrontal::set_sep_chain);
                     let mut x = be.zeros(n * 256).unwrap();
                     let launches = f.solve_rows_profile(&be, 256, &bs[1].1, &mut x).unwrap();
                     let chained: Vec<_> = launches.iter().filter(|l| l.label == "forward 0+1").collect();
