@@ -330,9 +330,11 @@ enum Command {
         /// with bulk: the passes near the root both ways in one launch by lines, e.g. gpu-rows-bulkext2tctop, the
         /// row-major default since round 20; gpu-rows-plain: round 12's plain kernels, the row-major default before;
         /// any row-major engine then optionally -wCxT: the line walk's items C columns (32, 64, 128) with T threads
-        /// per column (1–4), e.g. gpu-rows-w32x4, gpu-rows-w64x2 (default 32 columns × 2), and then optionally -pf:
-        /// the tensor-core forward passes prefetch their stores' indices under the copies (round 22), e.g.
-        /// gpu-rows-pf, gpu-rows-w64x2-pf;
+        /// per column (1–4), e.g. gpu-rows-w32x4, gpu-rows-w64x2 (default 32 columns × 2; where that item does not
+        /// fit, e.g. 2D separators, a note says so and the passes run one launch each), then optionally -nopf: the
+        /// tensor-core forward passes without round 22's index prefetch (the default since round 23; -pf, its old
+        /// opt-in, is accepted and changes nothing), then optionally -chain: pass 1 chained into the bottom forward
+        /// pass, one launch (round 23), e.g. gpu-rows-nopf, gpu-rows-chain, gpu-rows-w64x2-chain;
         /// gpu-<lines> (e.g. gpu-bulkext2tctop, gpu-plain): as gpu, column-major, with those lines).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]
         rhs_engines: Vec<String>,

@@ -600,7 +600,9 @@ __device__ __forceinline__ void sub_load_rows(const u32* rdof, u32 R, u32 ne, u3
 // With `ew` (not null) the contributions were staged in shared memory with the chunk's gather
 // (entry k at ew[(k − x0)·ld], this thread's column at the same offset as in wc): only the rows
 // are loaded here, no dependent global round trip per batch.
-template <int NC>
+// CG: the contributions read through L2 only (__ldcg), where other blocks of the launch wrote them
+// (mf_mapss*_chain): an L1 line of this SM could hold a stale copy.
+template <int NC, bool CG = false>
 __device__ __forceinline__ void sub_add_ext(const Pass& p, u32 x0, u32 x1, u32 keep, const double* __restrict__ buf, u32 nrhs,
                                             u32 col, u32 T, double* wc, int ld, const double* ew = nullptr) {
     for (u32 k0 = x0; k0 < x1; k0 += MF_BATCH) {
@@ -617,6 +619,7 @@ __device__ __forceinline__ void sub_add_ext(const Pass& p, u32 x0, u32 x1, u32 k
             for (u32 c = 0; c < NC; ++c)
                 v[u][c] = !(row[u] < keep && col + c * T < nrhs) ? 0.0
                           : ew != nullptr                        ? ew[(k0 + u - x0) * ld + c * T]
+                          : CG                                   ? __ldcg(buf + (u64)src[u] * nrhs + col + c * T)
                                                                  : buf[(u64)src[u] * nrhs + col + c * T];
 #pragma unroll
         for (int u = 0; u < MF_BATCH; ++u)
@@ -1298,6 +1301,7 @@ struct SepPass {
 #define MF_SEP_EXT 2
 #define MF_SEP_TCF 4
 #define MF_SEP_PREF 8
+#define MF_SEP_L2 16
 template <bool BACKWARD, int FLAGS = 0>
 __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp, u32 j, u32 c0, u32 C, u32 nrhs, u64 n,
                                                const double* __restrict__ b, const double* __restrict__ sep, double* w, int ld,
@@ -1440,7 +1444,8 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
             for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[(R + k) * ld + col];
         }
     if (mine && part == 0)
-        sub_add_ext<1>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + own_col, C, wc, ld, ew ? ew + own_col : nullptr);
+        sub_add_ext<1, (FLAGS & MF_SEP_L2) != 0>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + own_col, C, wc, ld,
+                                                  ew ? ew + own_col : nullptr);
     // The columns complete: each thread added its own (one part), or every part waits for part 0.
     if (parts > 1)
         __syncthreads();
@@ -1488,15 +1493,11 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
 // largest), one mbarrier phase per chunk. MF_SEP_PREF (forward only): the prefetched indices
 // (maps_sep_prefetch; sep_pre_doubles(p.rows) doubles) ahead of the map.
 template <int NB, bool BACKWARD, int FLAGS = 0>
-__device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, u32 C, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
-                               double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf, const u64* __restrict__ map_off,
-                               const double* __restrict__ maps) {
+__device__ __forceinline__ void maps_sep_subtree(const Tree& t, const Pass& p, const SepPass& sp, u32 j, u32 cy, u32 ny, u32 C, u32 mcap, u32 nrhs,
+                                                 u64 n, const double* __restrict__ b, double* __restrict__ x, double* __restrict__ sep,
+                                                 double* __restrict__ buf, const u64* __restrict__ map_off, const double* __restrict__ maps,
+                                                 u64* bar, u32& phase) {
     extern __shared__ __align__(16) double maps_smem[];
-    __shared__ __align__(8) u64 bar;
-    // Block (x, y) of the grid (subtrees × column blocks) takes subtree lin / gridDim.y and column
-    // block lin % gridDim.y, lin = x + y·gridDim.x: the column blocks of one subtree are launched
-    // next to each other, so its map comes from memory once and from L2 for the others.
-    const u32 lin = blockIdx.x + blockIdx.y * gridDim.x, j = lin / gridDim.y, cy = lin % gridDim.y;
     const int ld = (int)C + (FLAGS == 0 ? 1 : (FLAGS & MF_SEP_TCF) ? 2 : 4);
     const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
     constexpr bool PREF = !BACKWARD && (FLAGS & MF_SEP_PREF) != 0;
@@ -1504,26 +1505,39 @@ __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, 
     double* sM = maps_smem + (PREF ? sep_pre_doubles(p.rows) : 0);
     double* w = sM + (mcap + 1) / 2 * 2;
     double* ew = (FLAGS & MF_SEP_EXT) ? w + p.rows * ld : nullptr;
-    if ((FLAGS & MF_SEP_BULK) && threadIdx.x == 0) mf_bar_init(&bar, blockDim.x);
     if (!BACKWARD && (FLAGS & MF_SEP_TCF)) {
         maps_stage_forward_tc(maps + map_off[j] + (u64)R * ldm, ne, s, sM);
     } else {
         const u32 cnt = BACKWARD ? R * ldm : ne * s;
         maps_stage_async<BACKWARD>(maps + map_off[j] + (BACKWARD ? 0 : (u64)R * ldm), cnt, ldm, sM);
     }
-    u32 phase = 0;
-    for (u32 c0 = cy * C; c0 < nrhs; c0 += C * gridDim.y, phase ^= 1) {
+    for (u32 c0 = cy * C; c0 < nrhs; c0 += C * ny, phase ^= 1) {
         if (FLAGS & MF_SEP_BULK) mf_fence_async();
         __syncthreads();
         const bool cached = c0 != cy * C;
-        maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld, buf, ew, &bar, PREF ? pre_idx(pre) : nullptr, cached);
+        maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld, buf, ew, bar, PREF ? pre_idx(pre) : nullptr, cached);
         mf_cp_commit();
         if (PREF && !cached) maps_sep_prefetch(t, p, sp, j, pre);  // while the copies land
         mf_cp_wait_all();
-        if (FLAGS & MF_SEP_BULK) mf_bar_wait(&bar, phase);
+        if (FLAGS & MF_SEP_BULK) mf_bar_wait(bar, phase);
         __syncthreads();
         maps_sep_chunk<NB, BACKWARD, FLAGS>(t, p, sp, j, sM, w, ld, C, c0, nrhs, n, x, sep, buf, ew, pre);
     }
+}
+
+// A block per (subtree, column block) of the grid: maps_sep_subtree's chunks cy·C, cy·C + C·ny, ….
+// Block (x, y) takes subtree lin / gridDim.y and column block lin % gridDim.y, lin = x + y·gridDim.x:
+// the column blocks of one subtree are launched next to each other, so its map comes from memory
+// once and from L2 for the others.
+template <int NB, bool BACKWARD, int FLAGS = 0>
+__device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, u32 C, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+                               double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf, const u64* __restrict__ map_off,
+                               const double* __restrict__ maps) {
+    __shared__ __align__(8) u64 bar;
+    const u32 lin = blockIdx.x + blockIdx.y * gridDim.x, j = lin / gridDim.y, cy = lin % gridDim.y;
+    if ((FLAGS & MF_SEP_BULK) && threadIdx.x == 0) mf_bar_init(&bar, blockDim.x);
+    u32 phase = 0;
+    maps_sep_subtree<NB, BACKWARD, FLAGS>(t, p, sp, j, cy, gridDim.y, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps, &bar, phase);
 }
 
 // C columns per chunk, blockDim.x a multiple of C (threads per column: parts). mf_mapss_*: the
@@ -1794,3 +1808,58 @@ __device__ void maps_sep_walk(const Tree& t, const Pass* __restrict__ passes, co
     }
 MF_MAPSS_WALK(mf_mapssbe_top, MF_SEP_BULK | MF_SEP_EXT)
 MF_MAPSS_WALK(mf_mapssbet_top, MF_SEP_BULK | MF_SEP_EXT | MF_SEP_TCF)
+
+// ---- The bottom forward pass chained with pass 1 (`CudaMultifrontal::set_sep_chain`, round 23) ----
+// Forward 0 stores each bottom subtree's root contribution rows to buf and b at its owned
+// separator rows to sep; forward 1 read them back from memory a launch later. Here a block of the
+// bottom pass, once its subtree j is stored, counts itself in for each pass-1 subtree J that reads
+// j's stores (`dep[dep_ptr[j]..]`, per column block); the block that brings J's count to
+// `need[J]` goes on to J's sweep (the same chunks and products as forward 1's launch, with the
+// bottom's C and column blocks) while its children's lines are still in L2. No block waits on
+// another (the last to arrive does the work): no deadlock, whatever is resident. FLAGS has
+// MF_SEP_BULK | MF_SEP_L2: what J reads of other blocks' stores comes through L2, never L1 — the
+// sep rows by bulk copies after a proxy fence, the children's contributions by __ldcg (not staged:
+// MF_SEP_EXT's rows would cost the bottom pass resident blocks); the host runs it with an even
+// number of columns only (16-byte lines), `count` zeroed before each launch. Measured slower on the
+// H200 (round 23: 1184 µs against 812 + 229 for the two launches at 256 columns): opt-in.
+template <int FLAGS>
+__device__ void maps_sep_chain(const Tree& t, const Pass& p0, const SepPass& sp0, const Pass& p1, const SepPass& sp1, u32 C, u32 mcap0,
+                               u32 mcap1, u32 nrhs, u64 n, const double* __restrict__ b, double* __restrict__ sep, double* __restrict__ buf,
+                               const u64* __restrict__ map_off0, const u64* __restrict__ map_off1, const double* __restrict__ maps,
+                               const u32* __restrict__ dep_ptr, const u32* __restrict__ dep, const u32* __restrict__ need, u32* __restrict__ count) {
+    __shared__ __align__(8) u64 bar;
+    __shared__ u32 s_last;
+    const u32 lin = blockIdx.x + blockIdx.y * gridDim.x, j = lin / gridDim.y, cy = lin % gridDim.y;
+    if (threadIdx.x == 0) mf_bar_init(&bar, blockDim.x);
+    u32 phase = 0;
+    maps_sep_subtree<1, false, FLAGS>(t, p0, sp0, j, cy, gridDim.y, C, mcap0, nrhs, n, b, nullptr, sep, buf, map_off0, maps, &bar, phase);
+    for (u32 d = dep_ptr[j]; d < dep_ptr[j + 1]; ++d) {
+        const u32 J = dep[d];
+        __threadfence();  // this block's stores (subtree j, or the last J) visible device-wide
+        __syncthreads();  // … by every thread, and every read of shared memory done
+        if (threadIdx.x == 0) {
+            s_last = atomicAdd(count + (u64)J * gridDim.y + cy, 1u) + 1 == need[J];
+            if (s_last) __threadfence();  // acquire: J's other readers' stores before ours
+        }
+        __syncthreads();
+        if (s_last) {
+            mf_fence_async_global();  // those generic stores before this thread's bulk reads of them
+            maps_sep_subtree<1, false, FLAGS>(t, p1, sp1, J, cy, gridDim.y, C, mcap1, nrhs, n, b, nullptr, sep, buf, map_off1, maps, &bar, phase);
+        }
+    }
+}
+
+#define MF_MAPSS_CHAIN(NAME, FLAGS)                                                                                     \
+    extern "C" __global__ void NAME(Tree t, Pass p0, SepPass sp0, Pass p1, SepPass sp1, u32 C, u32 mcap0, u32 mcap1, u32 nrhs, \
+                                    u64 n, const double* __restrict__ b, double* __restrict__ sep, double* __restrict__ buf, \
+                                    const u64* __restrict__ map_off0, const u64* __restrict__ map_off1,                  \
+                                    const double* __restrict__ maps, const u32* __restrict__ dep_ptr,                    \
+                                    const u32* __restrict__ dep, const u32* __restrict__ need, u32* __restrict__ count) { \
+        maps_sep_chain<FLAGS>(t, p0, sp0, p1, sp1, C, mcap0, mcap1, nrhs, n, b, sep, buf, map_off0, map_off1, maps, dep_ptr, \
+                              dep, need, count);                                                                       \
+    }
+// Bulk lines, with the forward product on the tensor cores, and that with the indices prefetched
+// (the row-major default's).
+MF_MAPSS_CHAIN(mf_mapssb_chain, MF_SEP_BULK | MF_SEP_L2)
+MF_MAPSS_CHAIN(mf_mapssbt_chain, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_L2)
+MF_MAPSS_CHAIN(mf_mapssbtp_chain, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_L2)

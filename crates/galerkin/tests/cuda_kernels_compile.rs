@@ -132,7 +132,9 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     let tcf = ["", "b", "e", "be"].iter().flat_map(|v| [format!("mf_mapss{v}t_forward"), format!("mf_mapss{v}tp_forward")]);
     // Round 19's walk of the passes near the root by lines (staged contributions, ± tc forward).
     let walk = ["mf_mapssbe_top", "mf_mapssbet_top"].map(String::from);
-    let fused = fused.chain(lines).chain(tcf).chain(walk);
+    // Round 23: pass 1 chained into the bottom forward pass (bulk lines, ± tc forward, ± prefetch).
+    let chain = ["mf_mapssb_chain", "mf_mapssbt_chain", "mf_mapssbtp_chain"].map(String::from);
+    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain);
     let named = ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward", "mf_rows_backward_tc"];
     for entry in named.iter().map(|s| s.to_string()).chain(fused) {
         assert!(c.ptx.contains(&format!(".entry {entry}(")), "multifrontal_batched.cu lacks {entry}");

@@ -929,7 +929,7 @@ fn walk_shapes_outside_the_kernels_range_are_refused() {
 }
 
 /// The forward separator-row kernels with their store side's indices prefetched under the copies
-/// (`set_sep_prefetch`, round 22: `mf_mapss{,b,e,be}tp_forward`) equal faer's LU row-major for 1,
+/// (`set_sep_prefetch`, round 22: `mf_mapss{,b,e,be}tp_forward`; on by default since round 23) equal faer's LU row-major for 1,
 /// 7, 32 and 256 columns and column-major at 256, with the default lines (the walk by lines) and
 /// the lines pass by pass with and without bulk copies and staged contributions, on 1D systems of
 /// degree 1…5 with an odd number of elements and on the 2D large-front cases; 77 and 78 columns
@@ -947,7 +947,7 @@ fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
     let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases());
     for case in cases {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
-        assert!(!f.sep_prefetch(), "{}: the prefetch is on by default", case.name);
+        assert!(f.sep_prefetch(), "{}: the prefetch is off by default (the default since round 23)", case.name);
         f.prepare_maps(&be).unwrap();
         let n = case.sys.ndofs;
         let (rows, cols) = (cpu_twins(&case, true), cpu_twins(&case, false));
@@ -967,14 +967,7 @@ fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
                 f.set_pipe_blocks(blocks).unwrap();
                 f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
                 let what = format!("{} {name} {blocks:?} {width:?}", case.name);
-                for (k, b) in &bs {
-                    let mut x = [be.zeros(n * k).unwrap(), be.zeros(n * k).unwrap()];
-                    for (on, x) in [false, true].into_iter().zip(x.iter_mut()) {
-                        f.set_sep_prefetch(on);
-                        f.solve_many_rows(&be, *k, b, x).unwrap_or_else(|e| panic!("{what}, {k} columns: {e}"));
-                    }
-                    assert!(be.to_host(&x[0]).unwrap() == be.to_host(&x[1]).unwrap(), "{what}, {k} columns: the prefetched solve differs from the plain one");
-                }
+                assert_setting_bit_identical(&be, &mut f, n, &bs, &format!("{what}: the prefetch"), CudaMultifrontal::set_sep_prefetch);
                 let mut x = be.zeros(n * 256).unwrap();
                 let launches = f.solve_rows_profile(&be, 256, &bs[1].1, &mut x).unwrap();
                 if !launches.is_empty() {
@@ -991,4 +984,103 @@ fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
         }
     }
     assert_every_degree_ran(&ran, &["default", "tc", "bulkexttc"], "the prefetched forward");
+}
+
+/// Asserts that `f`'s row-major solves of each `(columns, b)` are the same bit for bit with a setting
+/// off and on (`set(f, false)`, then `set(f, true)`: left on); `what` names it in failures.
+fn assert_setting_bit_identical(
+    be: &galerkin::backend::cuda::CudaBackend,
+    f: &mut CudaMultifrontal,
+    n: usize,
+    bs: &[(usize, galerkin::backend::cuda::CudaVector)],
+    what: &str,
+    set: impl Fn(&mut CudaMultifrontal, bool),
+) {
+    for (k, b) in bs {
+        let mut x = [be.zeros(n * k).unwrap(), be.zeros(n * k).unwrap()];
+        for (on, x) in [false, true].into_iter().zip(x.iter_mut()) {
+            set(f, on);
+            f.solve_many_rows(be, *k, b, x).unwrap_or_else(|e| panic!("{what} {on}, {k} columns: {e}"));
+        }
+        assert!(be.to_host(&x[0]).unwrap() == be.to_host(&x[1]).unwrap(), "{what}, {k} columns: the solve differs with it on");
+    }
+}
+
+/// Pass 1 chained into the bottom forward pass (`set_sep_chain`, round 23: `mf_mapss{b,bt,btp}_chain`,
+/// the block that stores the last bottom subtree a pass-1 subtree reads goes on to that subtree)
+/// equals faer's LU row-major for 7 (odd: not chained), 32 and 256 columns and column-major at 256,
+/// with the default lines and with the lines pass by pass (no walk: pass 1 of the small cases is
+/// otherwise walked), prefetched or not, on 1D systems of degree 1…5 with an odd number of elements, a 1D
+/// cubic system large enough that pass 1 runs below the default's walk, and the 2D large-front
+/// cases; 77 and 78 columns equal the CPU twins. With the column blocks capped at 1 (a block walks
+/// every chunk of its subtree and of the pass-1 subtree it goes on to) or not (a counter per
+/// column block), chunks of 32, 64 and the default's columns, 78 and 256 columns equal the unchained
+/// solve bit for bit (the same products in the same order). Where it applies (sm_90, even column
+/// counts, every 1D case with those lines) the profile shows one `forward 0+1` launch of the
+/// chained kernel and no `forward 1`; elsewhere the passes run one launch each.
+#[test]
+fn gpu_chained_forward_equals_faer_lu_and_the_unchained_solve() {
+    let Some(be) = test_gpu() else { return };
+    let bulk_here = be.device().compute_capability.0 >= 9;
+    let mut ran = Vec::new();
+    let nowalk = SepLines { top: false, ..SepLines::WALK };
+    let bulkext = SepLines { bulk: true, ext_below: Some(usize::MAX), tc_forward: true, top: false };
+    let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain([iga_common::seed_1d(3, 160_001)]).chain(large_front_cases());
+    for case in cases {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert!(!f.sep_chain(), "{}: the chain is on by default", case.name);
+        f.prepare_maps(&be).unwrap();
+        let n = case.sys.ndofs;
+        let big = n > 100_000;
+        let (rows, cols) = if big { (Vec::new(), Vec::new()) } else { (cpu_twins(&case, true), cpu_twins(&case, false)) };
+        let bs: Vec<_> = [78, 256].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
+        let lineups: &[(Option<SepLines>, &str)] = if big { &[(None, "default")] } else { &[(None, "default"), (Some(nowalk), "nowalk"), (Some(bulkext), "bulkexttc")] };
+        for &(lines, name) in lineups {
+            f.set_sep_lines(lines);
+            // Without the prefetch (`mf_mapssbt_chain`) on one lineup of each case.
+            let pfs: &[bool] = if name == "nowalk" || big { &[true, false] } else { &[true] };
+            for &pf in pfs {
+                f.set_sep_prefetch(pf);
+                f.set_sep_chain(true);
+                let what = format!("{} {name} pf={pf}", case.name);
+                for nrhs in [7, 32, 256] {
+                    check_rows_against_faer(&be, &f, &case, nrhs);
+                }
+                assert_equals_twins(&be, &rows, &format!("{what}: row-major, chained"), |k, b, x| f.solve_many_rows(&be, k, b, x));
+                if lines.is_some() {
+                    check_against_faer(&be, &f, &case, 256);
+                    assert_equals_twins(&be, &cols, &format!("{what}: column-major, chained"), |k, b, x| f.solve_many(&be, k, b, x));
+                }
+                // With the default lines pass 1 of the 3001-element cases is walked (12 subtrees):
+                // no chain there (round 23's device call failed here, on this expectation).
+                let chains = f.chains_forward(&be, 256, true);
+                if bulk_here && case.name.starts_with("seed") && (lines.is_some() || big) {
+                    assert!(chains, "{what}: pass 1 is not chained into a 1D bottom pass");
+                }
+                for (blocks, width) in [(None, None), (Some(1), None), (None, Some(32)), (Some(1), Some(64))] {
+                    f.set_pipe_blocks(blocks).unwrap();
+                    f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
+                    let what = format!("{what} {blocks:?} {width:?}");
+                    assert_setting_bit_identical(&be, &mut f, n, &bs, &format!("{what}: the chain"), CudaMultifrontal::set_sep_chain);
+                    let mut x = be.zeros(n * 256).unwrap();
+                    let launches = f.solve_rows_profile(&be, 256, &bs[1].1, &mut x).unwrap();
+                    let chained: Vec<_> = launches.iter().filter(|l| l.label == "forward 0+1").collect();
+                    let chains = f.chains_forward(&be, 256, true);
+                    assert_eq!(chained.len(), usize::from(chains), "{what}: chained launches {:?}", launches.iter().map(|l| &l.label).collect::<Vec<_>>());
+                    if chains {
+                        let k = &chained[0].kernel;
+                        let p = if f.sep_prefetch() && k.starts_with("mf_mapssbt") { "p" } else { "" };
+                        assert!(k.starts_with("mf_mapssb") && k.ends_with(&format!("{p}_chain")) && (f.sep_prefetch() || !k.ends_with("tp_chain")), "{what}: {k}");
+                        assert!(!launches.iter().any(|l| l.label == "forward 1" || l.label == "forward 0"), "{what}: passes 0 and 1 also ran apart");
+                        ran.push(format!("{} {name}", case.name));
+                    }
+                }
+                f.set_pipe_blocks(None).unwrap();
+                f.set_subtree_shape(None).unwrap();
+            }
+        }
+        f.set_sep_chain(false);
+    }
+    assert_every_degree_ran(&ran, &["nowalk", "bulkexttc"], "the chained forward");
+    assert!(!bulk_here || ran.iter().any(|r| r.starts_with("seed p=3 N=160001 default")), "the default lines never chained: {ran:?}");
 }

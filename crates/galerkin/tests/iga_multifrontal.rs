@@ -87,7 +87,7 @@ fn singular_matrix_and_bad_sizes_are_errors() {
 #[test]
 fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
     use galerkin::solver::multifrontal::maps::{reference_maps, reference_maps_solve, MapLayout};
-    use galerkin::solver::multifrontal::separators::{reference_separator_solve, SeparatorPlan, TopWalk};
+    use galerkin::solver::multifrontal::separators::{chain_deps, reference_chained_solve, reference_separator_solve, SeparatorPlan, TopWalk};
     use galerkin::solver::multifrontal::subtrees::{reference_solve, SubtreeLimits, SubtreePlan};
     let tiny = SubtreeLimits { rows: 12, emax: 8, front_entries: 300, mmax: 160 };
     let whole = SubtreeLimits { rows: 100_000, emax: 32, front_entries: 1 << 30, mmax: 160 };
@@ -95,6 +95,7 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
     let mut maps_checked = 0;
     let mut separators_checked = 0;
     let mut walked = 0;
+    let mut chained = 0;
     for case in small_cases().into_iter().chain(large_front_cases()) {
         let sym = Arc::new(case.sym.clone());
         let f = CpuMultifrontal::factor(sym.clone(), &case.sys.matrices).unwrap();
@@ -164,6 +165,17 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
                     let diff = want.iter().zip(&xs).fold(0.0f64, |m, (a, c)| if c.is_finite() { m.max((a - c).abs()) } else { f64::INFINITY });
                     assert!(diff <= 1e-10 * scale, "{} ({} passes, {lim:?}, walk {:?}): separator layout differs by {diff:.3e} (scale {scale:.3e})", case.name, plan.passes.len(), walk.as_ref().map(|w| w.first));
                 }
+                // Pass 1 chained into the bottom forward pass (round 23's `mf_mapss*_chain`): each
+                // pass-1 subtree right after the last bottom subtree it reads, by `chain_deps`.
+                if let Some(deps) = chain_deps(&sym, &plan, &sp) {
+                    assert_eq!(deps.dep.len() as u32, deps.need.iter().sum::<u32>(), "{}: readers and counts disagree", case.name);
+                    assert_eq!((deps.dep_ptr.len() - 1, deps.need.len()), (plan.passes[0].len(), plan.passes[1].len()), "{}", case.name);
+                    let mut xc = vec![f64::NAN; n];
+                    reference_chained_solve(&sym, &plan, &sp, &layout, &maps, &deps, &b, &mut xc);
+                    let diff = want.iter().zip(&xc).fold(0.0f64, |m, (a, c)| if c.is_finite() { m.max((a - c).abs()) } else { f64::INFINITY });
+                    assert!(diff <= 1e-10 * scale, "{} ({} passes, {lim:?}): pass 1 chained differs by {diff:.3e} (scale {scale:.3e})", case.name, plan.passes.len());
+                    chained += 1;
+                }
                 separators_checked += 1;
             } else {
                 assert!(plan.passes.len() < 2, "{}: {} passes, every node fused, but no separator layout", case.name, plan.passes.len());
@@ -174,6 +186,7 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
     assert!(maps_checked > 10, "transfer maps checked on {maps_checked} plans only");
     assert!(separators_checked > 10, "separator layout checked on {separators_checked} plans only");
     assert!(walked > 10, "walks of the passes near the root checked on {walked} plans only");
+    assert!(chained > 10, "pass 1 chained into the bottom pass checked on {chained} plans only");
 }
 
 /// The row-major twin (`solve_many_rows`, `b[row · nrhs + c]`) equals faer's LU (column-major

@@ -167,6 +167,9 @@ pub struct RhsRow {
     /// Engines whose solve walks the passes near the root by lines: the walk's timeline per level
     /// in one traced solve after the timed ones ([`CudaMultifrontal::set_walk_trace`]).
     pub walk_levels: Vec<WalkLevel>,
+    /// What ran where an engine asks for something that may not apply (round 23: whether the
+    /// line walk ran, of which shape; whether pass 1 was chained).
+    pub notes: Vec<String>,
 }
 
 /// The seed's model `t = a + b log₂ N` fitted to GPU factorization times.
@@ -516,10 +519,10 @@ fn rows_lines(engine: &str) -> Option<SepLines> {
 
 /// A row-major engine's line walk shape (round 21, [`CudaMultifrontal::set_walk_shape`]): a
 /// trailing `-wCxT` (C columns per item, T threads per column, e.g. `gpu-rows-w32x4`,
-/// `gpu-rows-w64x2`), before a [`prefetch_suffix`]; the engine without either and the shape
+/// `gpu-rows-w64x2`), before the [`rows_options`]; the engine without either and the shape
 /// (`None`: no suffix, the default's).
 fn walk_suffix(engine: &str) -> (&str, Option<WalkShape>) {
-    let engine = engine.strip_suffix(PREFETCH_SUFFIX).unwrap_or(engine);
+    let engine = rows_options(engine).0;
     let parsed = engine.rsplit_once("-w").and_then(|(base, rest)| {
         let (c, t) = rest.split_once('x')?;
         Some((base, WalkShape { cols: c.parse().ok()?, threads: t.parse().ok()? }))
@@ -530,13 +533,23 @@ fn walk_suffix(engine: &str) -> (&str, Option<WalkShape>) {
     }
 }
 
-/// A row-major engine's last suffix: the forward separator-row kernels prefetch their stores'
-/// indices ([`CudaMultifrontal::set_sep_prefetch`], round 22), e.g. `gpu-rows-pf`, `gpu-rows-w64x2-pf`.
+/// A row-major engine's last suffixes, in this order: `-nopf` runs the plain forward
+/// separator-row kernels ([`CudaMultifrontal::set_sep_prefetch`]`(false)`; the prefetch is the
+/// default since round 23), `-pf` (round 22's opt-in, kept so that old commands parse) changes
+/// nothing; then `-chain` chains pass 1 into the bottom forward pass
+/// ([`CudaMultifrontal::set_sep_chain`], round 23). E.g. `gpu-rows-nopf`, `gpu-rows-w64x2-chain`.
+const NO_PREFETCH_SUFFIX: &str = "-nopf";
 const PREFETCH_SUFFIX: &str = "-pf";
+const CHAIN_SUFFIX: &str = "-chain";
 
-/// Whether a row-major engine ends in [`PREFETCH_SUFFIX`].
-fn prefetch_suffix(engine: &str) -> bool {
-    engine.ends_with(PREFETCH_SUFFIX)
+/// A row-major engine without its [`PREFETCH_SUFFIX`]es and [`CHAIN_SUFFIX`], whether it
+/// prefetches and whether it chains.
+fn rows_options(engine: &str) -> (&str, bool, bool) {
+    let (e, chain) = engine.strip_suffix(CHAIN_SUFFIX).map_or((engine, false), |e| (e, true));
+    match e.strip_suffix(NO_PREFETCH_SUFFIX) {
+        Some(e) => (e, false, chain),
+        None => (e.strip_suffix(PREFETCH_SUFFIX).unwrap_or(e), true, chain),
+    }
 }
 
 /// The column-major engines with the lines chosen (round 20; else as `gpu`): `gpu-` then a
@@ -615,6 +628,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
             let mut launches = Vec::new();
             let mut timeline = Vec::new();
             let mut walk_levels = Vec::new();
+            let mut notes = Vec::new();
             let (factor_s, solve, check) = match (engine, gpu) {
                 // Factorization and solve in one call (the forward pass inside the
                 // factorization's launches): `solve` times the whole call, `factor_s` is 0.
@@ -658,9 +672,22 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_sep_lines(rows_lines(e));
                     let walk_shape = walk_suffix(e).1;
                     f.set_walk_shape(walk_shape)?;
-                    f.set_sep_prefetch(prefetch_suffix(e));
-                    if walk_shape.is_some() && nrhs % 2 == 0 && !f.walks_top(be, nrhs, true) {
-                        return Err(Error::invalid(format!("{e}: {n} elements of degree {p} have no line walk of that shape for {nrhs} right-hand sides")));
+                    let (_, prefetch, chain) = rows_options(e);
+                    f.set_sep_prefetch(prefetch);
+                    f.set_sep_chain(chain);
+                    // Where the shape's item does not fit (2D separators), the passes run one
+                    // launch each, as the default's do where its walk does not fit: said, not refused.
+                    if nrhs > 1 && f.has_separator_layout() {
+                        let walks = f.walks_top(be, nrhs, true);
+                        notes.push(match (walks, f.walk_shape()) {
+                            (true, s) => format!("the line walk ran ({} columns x {} threads per item)", s.cols, s.threads),
+                            (false, s) => format!("no line walk of {} columns x {} threads here: the passes near the root ran one launch each", s.cols, s.threads),
+                        });
+                        if chain {
+                            notes.push(if f.chains_forward(be, nrhs, true) { "pass 1 chained into the bottom forward pass".to_string() } else { "pass 1 not chained here (see CudaMultifrontal::chains_forward): one launch each".to_string() });
+                        }
+                    } else if nrhs > 1 {
+                        notes.push("no separator layout here: no line walk and no chain, whatever the engine's suffixes".to_string());
                     }
                     if [ROWS_REG_ENGINE, ROWS_REGTC_ENGINE, ROWS_FUSED_ENGINE, ROWS_FUSED1_ENGINE].contains(&e) && !f.rows_bottom_runs() {
                         return Err(Error::invalid(format!("{e}: the bottom pass of {n} elements of degree {p} cannot run that row-major bottom kernel")));
@@ -768,6 +795,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                 launches,
                 timeline,
                 walk_levels,
+                notes,
             });
         }
     }
@@ -872,6 +900,9 @@ pub fn run(o: &IgaBenchOptions, gpu: Option<&CudaBackend>, mut log: impl FnMut(&
             if r.nrhs > 1 && !r.launches.is_empty() {
                 log(&format!("  three-pass floor of b twice + x once at {copy:.0} GB/s: {floor:.3e} s ((factor + floor)/best one = {:.2}); the solve reaches {:.0} % of it", r.floor_cost_over_best_one, 100.0 * floor / r.solve.median));
             }
+        }
+        for note in &r.notes {
+            log(&format!("  note: {note}"));
         }
         if r.nrhs > 1 {
             for l in &r.launches {

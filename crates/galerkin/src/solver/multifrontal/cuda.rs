@@ -52,6 +52,8 @@ mod walk_trace;
 mod walk_shape;
 #[path = "cuda_prefetch.rs"]
 mod prefetch;
+#[path = "cuda_chain.rs"]
+mod chain;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
 pub use walk_shape::WalkShape;
@@ -378,6 +380,9 @@ struct MfKernels {
     /// The same walk by whole lines ([`SepLines::top`]): bulk copies with staged contributions,
     /// and that with the forward product on the tensor cores.
     mapss_top_lines: [Kernel; 2],
+    /// Pass 1 chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`]): bulk
+    /// lines, with the forward product on the tensor cores, and that with the indices prefetched.
+    mapss_chain: [Kernel; 3],
     /// The bottom separator-row pass streamed through registers, forward and backward (≤ 16, 32,
     /// 48 eliminated rows; [`CudaMultifrontal::set_stream_bottom`]).
     stream_forward: Kernel,
@@ -405,7 +410,7 @@ impl MfKernels {
     /// kept by hand; the launch profile reads a launch's kernel from the launch itself.
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_top_lines).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
     }
 }
 
@@ -515,8 +520,11 @@ pub struct CudaMultifrontal {
     /// The line walk's item shape ([`CudaMultifrontal::set_walk_shape`]; `None`: round 20's).
     walk_shape: Option<WalkShape>,
     /// Whether the tensor-core forward separator-row kernels prefetch their store side's indices
-    /// ([`CudaMultifrontal::set_sep_prefetch`]; off by default).
+    /// ([`CudaMultifrontal::set_sep_prefetch`]; on by default since round 23).
     sep_prefetch: bool,
+    /// Whether pass 1 is chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`];
+    /// off by default).
+    sep_chain: bool,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -679,6 +687,7 @@ impl CudaMultifrontal {
             mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
             mapss_top_lines: [get("mf_mapssbe_top")?, get("mf_mapssbet_top")?],
+            mapss_chain: [get("mf_mapssb_chain")?, get("mf_mapssbt_chain")?, get("mf_mapssbtp_chain")?],
             stream_forward: get("mf_stream_forward")?,
             stream_backward: [get("mf_stream_backward_1")?, get("mf_stream_backward_2")?, get("mf_stream_backward_3")?],
             lean_forward: get("mf_lean_forward")?,
@@ -777,7 +786,8 @@ impl CudaMultifrontal {
             sep_lines: None,
             walk_trace: false,
             walk_shape: None,
-            sep_prefetch: false,
+            sep_prefetch: true,
+            sep_chain: false,
             probe: Mutex::new(None),
             lvl_end,
             side: Vec::new(),

@@ -254,10 +254,15 @@ impl CudaMultifrontal {
 
     /// Records an event after the walk of the passes near the root (both ways, one launch).
     pub(super) fn mark_walk(&self, be: &CudaBackend, first: usize, subtrees: usize, bytes: f64, launch: Launch<'_>) -> Result<()> {
+        self.mark_span(be, format!("walk {first}.. both ways"), first, subtrees, bytes, launch)
+    }
+
+    /// Records an event after a launch of several passes (`label`, from pass `first` on).
+    pub(super) fn mark_span(&self, be: &CudaBackend, label: String, first: usize, subtrees: usize, bytes: f64, launch: Launch<'_>) -> Result<()> {
         let mut guard = self.probe.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(marks) = guard.as_mut() {
             let event = be.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| cuda_error(format!("profile event: {e}")))?;
-            marks.push(Mark { label: format!("walk {first}.. both ways"), pass: first, backward: false, subtrees, bytes, launch: launch.into(), event });
+            marks.push(Mark { label, pass: first, backward: false, subtrees, bytes, launch: launch.into(), event });
         }
         Ok(())
     }

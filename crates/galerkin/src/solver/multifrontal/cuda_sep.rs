@@ -3,7 +3,7 @@
 //! [`crate::solver::multifrontal::separators`]): the tensor-core map kernels with the rows that
 //! passes 1 and up eliminate in a row-major buffer, so those passes move whole lines.
 use super::*;
-use crate::solver::multifrontal::separators::{fused_bases, SeparatorPlan, TopWalk, TOP_SUBTREES};
+use crate::solver::multifrontal::separators::{chain_deps, fused_bases, SeparatorPlan, TopWalk, TOP_SUBTREES};
 
 /// The kernels' `struct SepPass`, field for field.
 #[repr(C)]
@@ -32,6 +32,9 @@ pub(super) struct DevSeparators {
     /// Each bottom subtree's first eliminated dof where every subtree's eliminated rows are one
     /// run of dofs ([`fused_bases`](crate::solver::multifrontal::separators::fused_bases); the fused row-major kernels, [`RowsBottom::Fused`]).
     fused_base: Option<CudaSlice<u32>>,
+    /// Pass 1 chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`]), where
+    /// [`chain_deps`] applies.
+    pub(super) chain: Option<super::chain::DevChain>,
 }
 
 
@@ -115,10 +118,11 @@ impl DevSeparators {
         };
         let bottom_own = sp.own_ptr.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
         let fused_base = fused_bases(&plan.passes[0]).map(|v| up(&v)).transpose()?;
-        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, bottom_rows, bottom_own, fused_base }))
+        let chain = chain_deps(sym, plan, &sp).map(|d| super::chain::DevChain::new(be, &d)).transpose()?;
+        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, bottom_rows, bottom_own, fused_base, chain }))
     }
 
-    fn pass(&self, be: &CudaBackend, q: usize) -> SepPass {
+    pub(super) fn pass(&self, be: &CudaBackend, q: usize) -> SepPass {
         SepPass { own_ptr: ptr(be, &self.own[0]), own_loc: ptr(be, &self.own[1]), own_dof: ptr(be, &self.own[2]), upper: u32::from(q > 0) }
     }
 }
@@ -338,7 +342,7 @@ impl CudaMultifrontal {
 
     /// Whether the kernels may move lines by bulk copies here: chosen, and the copy engine's
     /// `cp.async.bulk` exists (sm_90 and up). The one test of both the passes' launches and the walk.
-    fn bulk_lines(&self, be: &CudaBackend, l: SepLines) -> bool {
+    pub(super) fn bulk_lines(&self, be: &CudaBackend, l: SepLines) -> bool {
         l.bulk && be.device().compute_capability.0 >= 9
     }
 
@@ -577,7 +581,7 @@ impl DevPass {
 
     /// Doubles of the largest staged map of those kernels (`mcap`): forward on the tensor cores
     /// `Gᵀ` with rows of 16 + [`pipe::TC_PAD`].
-    fn mapss_map(&self, backward: bool, flags: usize) -> usize {
+    pub(super) fn mapss_map(&self, backward: bool, flags: usize) -> usize {
         if !backward && flags & SEP_TCF != 0 {
             self.max_elim * (crate::solver::multifrontal::maps::MAP_ROWS + pipe::TC_PAD)
         } else {
@@ -588,24 +592,27 @@ impl DevPass {
 
 /// Threads of a block of `cols` columns with `threads` per column, fewer per column where kernel
 /// `k` cannot run that many threads per block.
-fn block_threads(k: &Kernel, cols: usize, threads: usize) -> Result<usize> {
+pub(super) fn block_threads(k: &Kernel, cols: usize, threads: usize) -> Result<usize> {
     Ok(cols * threads.min(k.max_threads()? / cols).max(1))
 }
 
 /// The kernels' MF_SEP_BULK, MF_SEP_EXT and MF_SEP_TCF (`mf_mapss{b,e,be}_*` = flags 1, 2, 3;
 /// `mf_mapss{,b,e,be}t_forward` = 4…7).
-const SEP_BULK: usize = 1;
-const SEP_EXT: usize = 2;
-const SEP_TCF: usize = 4;
+pub(super) const SEP_BULK: usize = 1;
+pub(super) const SEP_EXT: usize = 2;
+pub(super) const SEP_TCF: usize = 4;
 /// MF_SEP_PREF (round 22, with MF_SEP_TCF only: `mf_mapss{,b,e,be}tp_forward` = 12…15).
-const SEP_PREF: usize = 8;
+pub(super) const SEP_PREF: usize = 8;
+/// MF_SEP_L2 (round 23, the chained kernels `mf_mapss{b,bt,btp}_chain` only): the external
+/// contributions read through L2 (other blocks of the launch stored them).
+pub(super) const SEP_L2: usize = 16;
 
 impl CudaMultifrontal {
     /// The line variant of a separator-row launch over pass `p` ([`SepLines`]; 0: the plain
     /// kernels): bulk copies where chosen on sm_90 and up, staged contributions where chosen for
     /// a pass of that few subtrees with external children; the lines of the solve's layout (`n`
     /// with [`ROW_MAJOR`], as [`CudaMultifrontal::line_walk`] and [`CudaMultifrontal::walks`]).
-    fn sep_line_flags(&self, be: &CudaBackend, p: &DevPass, backward: bool, n: u64) -> usize {
+    pub(super) fn sep_line_flags(&self, be: &CudaBackend, p: &DevPass, backward: bool, n: u64) -> usize {
         let l = self.sep_lines(n & ROW_MAJOR != 0);
         let bulk = self.bulk_lines(be, l);
         let ext = p.has_ext && l.ext_below.is_some_and(|min| p.count < min);
@@ -726,13 +733,21 @@ impl CudaMultifrontal {
         self.separators.as_ref().is_some_and(|s| self.walks(be, s, nrhs, self.n_word(row_major)))
     }
 
+    /// The first pass of the walk where the passes near the root walk for `nrhs` columns, else
+    /// the count of passes: the passes below it run one launch each way.
+    pub(super) fn walk_first(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> usize {
+        s.walk.as_ref().filter(|_| self.walks(be, s, nrhs, n)).map_or(s.passes.len(), |w| w.first)
+    }
+
     /// The fused forward passes through the separator rows: pass by pass, or with
     /// [`MapsKernel::SeparatorsTop`] (or [`SepLines::top`]) the passes below the walk, then the walk both ways.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn separators_forward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
         let walk = s.walk.as_ref().filter(|_| self.walks(be, s, nrhs, n));
-        let end = walk.map_or(s.passes.len(), |w| w.first);
-        for p in &s.passes[..end] {
+        let end = self.walk_first(be, s, nrhs, n);
+        // Passes 0 and 1 in one launch where chained ([`CudaMultifrontal::set_sep_chain`]).
+        let chained = end >= 2 && self.chain_forward(be, s, nrhs, n, b, sep, leaf, maps)?;
+        for p in &s.passes[if chained { 2 } else { 0 }..end] {
             self.sweep_sep_pass(be, p, false, nrhs, n, b, x, sep, leaf, maps)?;
         }
         match walk {

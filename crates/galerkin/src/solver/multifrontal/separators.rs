@@ -296,3 +296,103 @@ impl TopWalk {
         self.steps.is_empty()
     }
 }
+
+/// What chaining pass 1 into the bottom forward pass needs ([`chain_deps`]): per bottom subtree
+/// `j` the pass-1 subtrees that read its stores, `dep[dep_ptr[j]..dep_ptr[j + 1]]`, and per
+/// pass-1 subtree how many bottom subtrees it reads, `need`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainDeps {
+    pub dep_ptr: Vec<u32>,
+    pub dep: Vec<u32>,
+    pub need: Vec<u32>,
+}
+
+/// Which bottom subtrees each subtree of pass 1 reads in a forward solve through the separator
+/// rows of `sp`: those holding its nodes' external children (their roots' contribution rows) and
+/// the owners of the rows it eliminates (b copied into `sep`). `None` where that is not the whole
+/// story — fewer than two passes, an external child outside the bottom pass, or a pass-1 subtree
+/// that reads no bottom subtree (nothing would start it).
+pub fn chain_deps(s: &Symbolic, plan: &SubtreePlan, sp: &SeparatorPlan) -> Option<ChainDeps> {
+    let (p0, p1) = (plan.passes.first()?, plan.passes.get(1)?);
+    let holder = |p: &Pass| {
+        let mut of = vec![u32::MAX; s.num_nodes()];
+        for j in 0..p.len() {
+            for &v in &p.nodes[p.sub_ptr[j] as usize..p.sub_ptr[j + 1] as usize] {
+                of[v as usize] = j as u32;
+            }
+        }
+        of
+    };
+    let (in0, in1) = (holder(p0), holder(p1));
+    let mut owner = vec![u32::MAX; sp.rows];
+    for j in 0..p0.len() {
+        let r0 = sp.passes[0].row_ptr[j] as usize;
+        for k in sp.own_ptr[j] as usize..sp.own_ptr[j + 1] as usize {
+            owner[sp.passes[0].row_dof[r0 + sp.own_loc[k] as usize] as usize] = j as u32;
+        }
+    }
+    let mut readers: Vec<Vec<u32>> = vec![Vec::new(); p0.len()];
+    let mut need = Vec::with_capacity(p1.len());
+    for jj in 0..p1.len() {
+        let mut kids = Vec::new();
+        for &v in &p1.nodes[p1.sub_ptr[jj] as usize..p1.sub_ptr[jj + 1] as usize] {
+            for &c in s.children(v as usize) {
+                if in1[c as usize] == jj as u32 {
+                    continue;
+                }
+                match in0[c as usize] {
+                    u32::MAX => return None,
+                    k => kids.push(k),
+                }
+            }
+        }
+        let q = &sp.passes[1];
+        let r0 = q.row_ptr[jj] as usize;
+        kids.extend(q.row_dof[r0..r0 + q.elim[jj] as usize].iter().map(|&r| owner[r as usize]).filter(|&o| o != u32::MAX));
+        kids.sort_unstable();
+        kids.dedup();
+        if kids.is_empty() {
+            return None;
+        }
+        need.push(kids.len() as u32);
+        for k in kids {
+            readers[k as usize].push(jj as u32);
+        }
+    }
+    let mut dep_ptr = vec![0u32];
+    let mut dep = Vec::new();
+    for r in readers {
+        dep.extend(r);
+        dep_ptr.push(dep.len() as u32);
+    }
+    Some(ChainDeps { dep_ptr, dep, need })
+}
+
+/// [`reference_separator_solve`] (no walk) with pass 1 chained into the bottom forward pass as
+/// `mf_mapss*_chain` runs it: the bottom subtrees in reverse order (an order the kernel may take),
+/// each pass-1 subtree right after the last bottom subtree it reads by `deps` — so a read that
+/// `deps` misses sees NaN or a stale row (a reference for tests of [`chain_deps`]).
+#[allow(clippy::too_many_arguments)]
+pub fn reference_chained_solve(s: &Symbolic, plan: &SubtreePlan, sp: &SeparatorPlan, layout: &MapLayout, maps: &[f64], deps: &ChainDeps, b: &[f64], x: &mut [f64]) {
+    let mut st = RefState { sep: vec![f64::NAN; sp.rows], buf: vec![f64::NAN; plan.leaf_slots as usize] };
+    let mut count = vec![0u32; deps.need.len()];
+    for j in (0..sp.passes[0].len()).rev() {
+        st.step(s, plan, sp, layout, maps, 0, j, false, b, x);
+        for &jj in &deps.dep[deps.dep_ptr[j] as usize..deps.dep_ptr[j + 1] as usize] {
+            count[jj as usize] += 1;
+            if count[jj as usize] == deps.need[jj as usize] {
+                st.step(s, plan, sp, layout, maps, 1, jj as usize, false, b, x);
+            }
+        }
+    }
+    for q in 2..sp.passes.len() {
+        for j in 0..sp.passes[q].len() {
+            st.step(s, plan, sp, layout, maps, q, j, false, b, x);
+        }
+    }
+    for q in (0..sp.passes.len()).rev() {
+        for j in 0..sp.passes[q].len() {
+            st.step(s, plan, sp, layout, maps, q, j, true, b, x);
+        }
+    }
+}
