@@ -46,3 +46,34 @@ finish() {
   echo "-- clocks (every 10th sample)"; awk 'NR == 1 || NR % 10 == 0' "$OUT/$NAME-clocks.txt" | cut -c1-120 | tail -20
   cat "$OUT/$NAME-steps.txt"
 }
+# (round 24) The three open targets' commands, which the lead's final checks share:
+#   targets IGA_ENGINES HYPER_VARIANTS — issue 15's rhs sweep (2^20 cubic elements, 1 and 256 columns), issue 16's hex
+#                                        table (p = 4, 5) and issue 17's P2 kernel sweep (10^6 dofs, 4 points), into
+#                                        $OUT/$NAME-{iga,hex,hyper}.txt, each under its share of the budget;
+#   lane S BIN ARGS     — test binary $T/BIN --include-ignored ARGS, at most S seconds, into /tmp/lane-BIN.log
+#                         (run several with `&`, then `wait; lanes_done`);
+#   lanes_done          — the lanes' logs into $OUT/$NAME-tests.txt;
+#   targets_summary     — the targets' lines and the lanes' results, then the steps.
+targets() {
+  timeout "$(left 120)" "$G" bench-iga --gpu --sweeps rhs --rhs 1,256 --rhs-elements 1048576 --rhs-degree 3 --reps 3 \
+    --cpu-max 0 --rhs-engines "$1" > "$OUT/$NAME-iga.txt" 2>&1
+  step "iga rc $?"
+  timeout "$(left 45)" "$G" bench --hex --degrees 4,5 --runs 7 --cpu-cells 10 > "$OUT/$NAME-hex.txt" 2>&1
+  step "hex rc $?"
+  timeout "$(left 40)" "$G" bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 5 --hyper-quadrature stiffness \
+    --hyper-variants "$2" > "$OUT/$NAME-hyper.txt" 2>&1
+  step "hyper rc $?"
+}
+lane() {
+  local s=$1 bin=$2; shift 2
+  [ -x "$T/$bin" ] || return 0
+  { echo "=== $bin $*"; timeout "$(left "$s")" "$T/$bin" --include-ignored "$@" 2>&1; echo "rc $?"; } > "/tmp/lane-$bin.log"
+}
+lanes_done() { cat /tmp/lane-*.log > "$OUT/$NAME-tests.txt" 2>/dev/null; step "tests done"; }
+targets_summary() {
+  keep "$NAME-iga.txt" "nrhs=  256\|nrhs=    1" 8
+  keep "$NAME-hex.txt" "^ [1-5] \|floor\|III" 20
+  keep "$NAME-hyper.txt" "^tc \|floor" 8
+  keep "$NAME-tests.txt" "^===\|test result\|FAILED\|panicked\|^rc " 40
+  cat "$OUT/$NAME-steps.txt"
+}
