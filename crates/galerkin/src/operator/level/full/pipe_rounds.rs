@@ -190,6 +190,31 @@ impl TiledConfig {
     }
 }
 
+impl TiledConfig {
+    /// The twenty-fourth round's shapes at trunk p = 4 (33–50 functions) and p = 5 (65–74; none
+    /// elsewhere). p = 4's parts add up on the shared-memory path (round 23), so fewer wavefronts a
+    /// cell: the lead's round-23 profile counts ≈ 17 400 a cell — fragments 8 400, staging 5 300
+    /// (of which the factor loads 3 100 and the function's factor ids and scale 750), the tail
+    /// 3 500. The default with the factor tables a function at a time: x's factor and the (y, z)
+    /// planes (`fn_tables` 2: five loads an entry, no factor-id or scale load, ≈ −1 270
+    /// wavefronts), the three 1D factors (`fn_tables` 1: six loads, ≈ −750), then the planes with
+    /// round 23's row bases, and with row bases and the order by sub-partition (round 23's fastest
+    /// p = 4 row). p = 5: round 23's
+    /// row bases alone (round 23 measured them only beside the order by sub-partition). Sweep
+    /// rows until the device measures them.
+    pub fn round24_high(nloc: usize) -> Vec<TiledConfig> {
+        let d = TiledConfig::for_functions(nloc);
+        if (33..=50).contains(&nloc) {
+            let planes = TiledConfig { fn_tables: 2, ..d };
+            vec![planes, TiledConfig { fn_tables: 1, ..d }, TiledConfig { gram_rows: true, ..planes }, TiledConfig { gram_rows: true, alt_sub: true, ..planes }]
+        } else if (65..=74).contains(&nloc) {
+            vec![TiledConfig { gram_rows: true, ..d }]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
 /// The kernel's GRAM_EARLY_WAIT for `cfg` launched on `v` as `l`: asked, with Gram tiles
 /// ([`gram`]) in one round a cell, the blocks in the cell's tail (no `gram_overlap`) and two
 /// passes of points or more (the wait moves to the pass before the last).
@@ -484,6 +509,26 @@ mod tests {
         assert!(gram_early_wait(&v, r23[1], &super::super::schemes::tiled_shape(&v, r23[1], dims)));
         assert_eq!(TiledConfig::round23_high(74).iter().map(|c| (alt(&v5, *c), c.gram_rows)).collect::<Vec<_>>(), [(2, false), (2, true)]);
         assert!(TiledConfig::round23_high(32).is_empty() && TiledConfig::round23_high(98).is_empty());
+        // Round 24: p = 4's factor tables a function at a time (p = 4's Gauss rule: 5 points an
+        // axis), the default's launch with the larger tables, within a block; where the planes
+        // outgrow the block (6 points an axis) the 1D layout, then none, is what runs.
+        let five = Some((5, 5));
+        let fnt = |c: TiledConfig, dims| super::super::schemes::fn_tables(&v, c, dims);
+        let r24 = TiledConfig::round24_high(50);
+        assert_eq!(r24.iter().map(|c| (c.fn_tables, c.gram_rows, c.alt_sub)).collect::<Vec<_>>(), [(2, false, false), (1, false, false), (2, true, false), (2, true, true)]);
+        let ld = super::super::schemes::tiled_shape(&v, TiledConfig::for_functions(50), five);
+        for c in r24.iter().copied() {
+            let l = super::super::schemes::tiled_shape(&v, c, five);
+            assert_eq!(fnt(c, five), c.fn_tables, "{}", c.label());
+            assert_eq!((l.threads, l.qcp, l.image), (ld.threads, ld.qcp, ld.image), "{}", c.label());
+            let more = if c.fn_tables == 1 { 6 * 50 * 5 - 6 * 5 * 5 } else { 2 * 50 * 5 + 3 * 50 * 25 - 6 * 5 * 5 };
+            assert_eq!(l.smem, ld.smem + 8 * more, "{}", c.label());
+            assert!(l.smem <= 227 * 1024, "{}: {} bytes", c.label(), l.smem);
+        }
+        assert_eq!(fnt(r24[0], Some((6, 12))), 1, "6 points an axis: the planes do not fit, the 1D layout does");
+        assert_eq!(fnt(TiledConfig { tensor: false, ..r24[0] }, five), 0, "table-staged: no factor tables");
+        assert_eq!(TiledConfig::round24_high(74).iter().map(|c| (c.gram_rows, c.fn_tables)).collect::<Vec<_>>(), [(true, 0)]);
+        assert!(TiledConfig::round24_high(32).is_empty() && TiledConfig::round24_high(98).is_empty());
         assert!(!gram(&Variant { ncomp: 1, qf: "Diffusion".into(), ..variant(50, 125) }, TiledConfig::round16_high(50)[0]), "scalar: no Gram tiles");
         assert_eq!(pipe_rounds(&variant(32, 64), TiledConfig { pipe_rounds: 2, ..TiledConfig::round14(32)[0] }), 0, "p = 3 keeps round 14's pipeline");
     }
