@@ -3,11 +3,12 @@
 # Round 24's shapes (`TiledConfig::round24_high`, sweep rows right after each degree's default): p = 4's
 # default staging from factor tables a function at a time (fewer shared-memory wavefronts a cell) — x's
 # factor and the (y, z) planes (`fn-planes`), the three 1D factors (`fn-factors`), the planes with row
-# bases, and with row bases and the order by sub-partition; p = 5's default with row bases alone.
+# bases, and with row bases and the order by sub-partition; p = 5's default with row bases alone, and with the
+# three 1D factors a function (its planes do not fit the block).
 # 1. The GPU = CPU tests: the new shapes' (`round24_function_tables_match_the_cpu`) and the one the lead's
 #    lanes never ran since a841287 (`wide_writes_and_register_caps_match_the_cpu`, brief item 3).
 # 2. p = 4 sweep a (default + 4 rows; splits of the default and of fn-planes), p = 5 sweep (default + row
-#    bases; the default's splits), p = 4 sweep b; each prints its degree's table row (III first).
+#    bases + the 1D layout; the default's splits), p = 4 sweep b; each prints its degree's table row (III first).
 # 3. Nsight Compute, one launch of p = 4's default and of fn-planes, if time is left. At most 8 files under $OUT.
 NAME=hex24; BUDGET=${BUDGET:-232}; source benchmarks/h200/call-lib.sh "$1"
 clocks_start
@@ -15,7 +16,7 @@ have_tests=$(test -x "$T/hierarchical" && echo 1)
 [ -n "$have_tests" ] && test_step 50 hierarchical round24_function_tables_match_the_cpu wide_writes_and_register_caps_match_the_cpu --include-ignored --nocapture
 sweep() { timeout "$(left "$1")" "$G" bench --hex --degrees "$2" --cpu-cells 10 --runs 7 --tiled-sweep --sweep-shapes "$3" >> "$OUT/$NAME-sweep.txt" 2>&1; step "p = $2 sweep rc $?"; }
 sweep 60 4 5                                      # a
-sweep 55 5 2
+sweep 55 5 3
 [ "$(left 60)" -gt 30 ] && sweep 60 4 5           # b
 if [ -n "$NCU" ] && [ "$(left 40)" -gt 25 ]; then
   # --runs 1 sweep of 2 shapes at p = 4: the table 0–6, the default 7–10, fn-planes 11–14: 9–12 measured.

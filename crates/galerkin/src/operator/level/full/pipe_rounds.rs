@@ -200,15 +200,16 @@ impl TiledConfig {
     /// wavefronts), the three 1D factors (`fn_tables` 1: six loads, ≈ −750), then the planes with
     /// round 23's row bases, and with row bases and the order by sub-partition (round 23's fastest
     /// p = 4 row). p = 5: round 23's
-    /// row bases alone (round 23 measured them only beside the order by sub-partition). Sweep
-    /// rows until the device measures them.
+    /// row bases alone (round 23 measured them only beside the order by sub-partition), then the
+    /// three 1D factors a function (its planes, TN1 = 6, outgrow the block). Sweep rows until the
+    /// device measures them.
     pub fn round24_high(nloc: usize) -> Vec<TiledConfig> {
         let d = TiledConfig::for_functions(nloc);
         if (33..=50).contains(&nloc) {
             let planes = TiledConfig { fn_tables: 2, ..d };
             vec![planes, TiledConfig { fn_tables: 1, ..d }, TiledConfig { gram_rows: true, ..planes }, TiledConfig { gram_rows: true, alt_sub: true, ..planes }]
         } else if (65..=74).contains(&nloc) {
-            vec![TiledConfig { gram_rows: true, ..d }]
+            vec![TiledConfig { gram_rows: true, ..d }, TiledConfig { fn_tables: 1, ..d }]
         } else {
             Vec::new()
         }
@@ -527,7 +528,12 @@ mod tests {
         }
         assert_eq!(fnt(r24[0], Some((6, 12))), 1, "6 points an axis: the planes do not fit, the 1D layout does");
         assert_eq!(fnt(TiledConfig { tensor: false, ..r24[0] }, five), 0, "table-staged: no factor tables");
-        assert_eq!(TiledConfig::round24_high(74).iter().map(|c| (c.gram_rows, c.fn_tables)).collect::<Vec<_>>(), [(true, 0)]);
+        assert_eq!(TiledConfig::round24_high(74).iter().map(|c| (c.gram_rows, c.fn_tables)).collect::<Vec<_>>(), [(true, 0), (false, 1)]);
+        // p = 5 (6 points an axis, ≤ 10 factors): the 1D layout fits beside the default's 32-point passes.
+        let f5 = TiledConfig::round24_high(74)[1];
+        let (l5, ld5) = (super::super::schemes::tiled_shape(&v5, f5, Some((6, 10))), super::super::schemes::tiled_shape(&v5, TiledConfig::for_functions(74), Some((6, 10))));
+        assert_eq!(super::super::schemes::fn_tables(&v5, f5, Some((6, 10))), 1);
+        assert_eq!((l5.qcp, l5.image, l5.smem), (ld5.qcp, ld5.image, ld5.smem + 8 * 6 * 6 * (74 - 10)));
         assert!(TiledConfig::round24_high(32).is_empty() && TiledConfig::round24_high(98).is_empty());
         assert!(!gram(&Variant { ncomp: 1, qf: "Diffusion".into(), ..variant(50, 125) }, TiledConfig::round16_high(50)[0]), "scalar: no Gram tiles");
         assert_eq!(pipe_rounds(&variant(32, 64), TiledConfig { pipe_rounds: 2, ..TiledConfig::round14(32)[0] }), 0, "p = 3 keeps round 14's pipeline");
