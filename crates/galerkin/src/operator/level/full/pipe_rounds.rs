@@ -178,7 +178,7 @@ impl TiledConfig {
     /// overlaps anything), alt-sub 2.3 % slower at p = 5 (5.000 against 4.886 ms), row bases −1.5 % on
     /// top of it there. Sweep rows only.
     pub fn round23_high(nloc: usize) -> Vec<TiledConfig> {
-        let d = TiledConfig::for_functions(nloc);
+        let d = TiledConfig::round22_default(nloc);
         let sub = TiledConfig { alt_sub: true, ..d };
         if (33..=50).contains(&nloc) {
             vec![sub, TiledConfig { gram_early_wait: true, ..sub }, TiledConfig { alternate: false, ..d }, TiledConfig { gram_rows: true, ..d }, TiledConfig { gram_rows: true, ..sub }]
@@ -201,10 +201,15 @@ impl TiledConfig {
     /// round 23's row bases, and with row bases and the order by sub-partition (round 23's fastest
     /// p = 4 row). p = 5: round 23's
     /// row bases alone (round 23 measured them only beside the order by sub-partition), then the
-    /// three 1D factors a function (its planes, TN1 = 6, outgrow the block). Sweep rows until the
-    /// device measures them.
+    /// three 1D factors a function (its planes, TN1 = 6, outgrow the block). Measured (H200,
+    /// BENCHMARKS.md, 24th pass): p = 4 fn-factors −1.8 % / −3.2 % (1.338 / 1.353 ms against
+    /// 1.363 / 1.398, the spreads apart by 0.001 ms in one sweep and touching in the other: not
+    /// the default), fn-planes −0.7 % / −2.0 % (−875 shared wavefronts and −4 870 warp
+    /// instructions a cell, Nsight Compute); p = 5 row bases −1.8 % (4.763 against 4.849 ms, the
+    /// spreads apart: **p = 5's default since round 24**, [`Self::for_functions`]), fn-factors
+    /// 3.4 % slower.
     pub fn round24_high(nloc: usize) -> Vec<TiledConfig> {
-        let d = TiledConfig::for_functions(nloc);
+        let d = TiledConfig::round22_default(nloc);
         if (33..=50).contains(&nloc) {
             let planes = TiledConfig { fn_tables: 2, ..d };
             vec![planes, TiledConfig { fn_tables: 1, ..d }, TiledConfig { gram_rows: true, ..planes }, TiledConfig { gram_rows: true, alt_sub: true, ..planes }]
@@ -529,6 +534,9 @@ mod tests {
         assert_eq!(fnt(r24[0], Some((6, 12))), 1, "6 points an axis: the planes do not fit, the 1D layout does");
         assert_eq!(fnt(TiledConfig { tensor: false, ..r24[0] }, five), 0, "table-staged: no factor tables");
         assert_eq!(TiledConfig::round24_high(74).iter().map(|c| (c.gram_rows, c.fn_tables)).collect::<Vec<_>>(), [(true, 0), (false, 1)]);
+        assert_eq!(TiledConfig::for_functions(74), TiledConfig { gram_rows: true, ..TiledConfig::round22_default(74) }, "p = 5's default since round 24: row bases");
+        assert_eq!(TiledConfig::round22_default(74), TiledConfig::round22_high(74)[2]);
+        assert!(TiledConfig::sweep(74)[..2] == [TiledConfig::for_functions(74), TiledConfig::round24_high(74)[1]] && TiledConfig::sweep(74)[2] == TiledConfig::round22_default(74), "p = 5's sweep: the default, fn-factors, the previous default");
         // p = 5 (6 points an axis, ≤ 10 factors): the 1D layout fits beside the default's 32-point passes.
         let f5 = TiledConfig::round24_high(74)[1];
         let (l5, ld5) = (super::super::schemes::tiled_shape(&v5, f5, Some((6, 10))), super::super::schemes::tiled_shape(&v5, TiledConfig::for_functions(74), Some((6, 10))));

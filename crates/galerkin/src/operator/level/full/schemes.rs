@@ -142,7 +142,7 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// 12–15 multiply first, two of each sub-partition's four (measured level at p = 4, 2.3 % slower at
 /// p = 5: the warps of a sub-partition do not keep one order over a pass). `gram_rows` (GRAM_ROWS,
 /// round 23, with `gram`) forms the tail's packed indices (the image and the blocks) from a base a
-/// row (level at p = 4). `fn_tables` (FN_TABLES, round 24, with `tensor`: [`fn_tables`]) lays
+/// row (level at p = 4; at p = 5 −1.8 %, its default since round 24). `fn_tables` (FN_TABLES, round 24, with `tensor`: [`fn_tables`]) lays
 /// the factor tables out a function at a time in shared memory, built once a block, so a staged
 /// entry loads neither its function's factor ids nor its scale: 1 each function's three 1D
 /// factors (6 loads an entry instead of 8), 2 its x factor and its (y, z) plane products (5 loads,
@@ -246,12 +246,25 @@ impl TiledConfig {
         // diag-b: 4.889 ms (4.879–4.910) against the previous default's 5.405 (5.398–5.421) in one
         // sweep (its GPU = CPU test passed in the same call). Elasticity only (Gram tiles): a
         // scalar space keeps the previous shape ([`default_shape_for`]).
+        // Round 24 (H200): those tiles with the tail's indices from row bases (`gram_rows`),
+        // 4.763 ms (4.754–4.766) against 4.849 (4.841–4.853) in one sweep (−1.8 %; its GPU = CPU
+        // test passed in the same call).
         if (65..=74).contains(&nloc) {
-            if let Some(&c) = TiledConfig::round22_high(nloc).get(2) {
+            if let Some(&c) = TiledConfig::round24_high(nloc).first() {
                 return c;
             }
         }
         TiledConfig::round21_default(nloc)
+    }
+
+    /// Trunk p = 5's default of rounds 22–23 (65–74 functions: round 22's three-round Gram tiles
+    /// on 32-point passes; elsewhere [`Self::for_functions`]): the base of rounds 23 and 24's p = 5
+    /// rows and, since round 24, the sweep's row after them.
+    pub fn round22_default(nloc: usize) -> TiledConfig {
+        match TiledConfig::round22_high(nloc).get(2) {
+            Some(&c) if (65..=74).contains(&nloc) => c,
+            _ => TiledConfig::for_functions(nloc),
+        }
     }
 
     /// The default shape before round 22 beyond p = 4 (at trunk p = 5 the tenth round's moment
@@ -337,6 +350,10 @@ impl TiledConfig {
             if !v.contains(&c) {
                 v.push(c);
             }
+        }
+        // The previous default (p = 5 before round 24) right after round 24's rows.
+        if TiledConfig::round22_default(nloc) != v[0] && !v.contains(&TiledConfig::round22_default(nloc)) {
+            v.push(TiledConfig::round22_default(nloc));
         }
         // Round 23 (p = 4, 5: the alternating order by SM sub-partition), right after the default.
         for c in TiledConfig::round23_high(nloc) {
