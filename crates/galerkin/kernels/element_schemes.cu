@@ -287,6 +287,9 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef GRAM_ROWS
 #define GRAM_ROWS 0                                  // (round 23, with GRAM) the tail's packed indices as a row base formed once a tile row or node row, + the column (gram_row)
 #endif
+#ifndef FN_TABLES
+#define FN_TABLES 0                                  // (round 24, TENSOR) per-function factor tables in shared memory, built once a block (fn_tables_fill): 1 each function's three 1D factors, its scale in x's; 2 its x factor and its (y, z) plane products
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -326,8 +329,17 @@ constexpr int APT = (NPADS + SPP - 1) / SPP;         // functions per staging th
 constexpr int SUNROLL = APT <= 8 ? APT : 4;
 // The factor tables in shared memory (TENSOR): val[3][TNF][TN1] | der[3][TNF][TN1] | scale[NPAD]
 // (zero beyond NLOC) as doubles, then qid[NQ] | fid[NPAD] as u32 (tensor_tables.rs's layout).
-constexpr int TT_VAL = 3 * TNF * TN1;
-constexpr int TT_REALS = TENSOR ? 2 * TT_VAL + NPAD : 0;
+// FN_TABLES (round 24): the reals a function at a time, so a staged entry loads neither its
+// function's factor ids nor its scale (2 of 8 loads; the scale multiplies x's factor once a block):
+// 1 val[3][NLOC][TN1] | der[3][NLOC][TN1]; 2 x's val[NLOC][TN1] | der[NLOC][TN1], then the
+// (y, z) planes g h | g'h | g h'[NLOC][TN1²] (5 loads an entry, 3 products); then scale[NPAD] and
+// the ints as before (unused but qid). The global tables keep tensor_tables.rs's layout (TG_VAL).
+constexpr int TG_VAL = 3 * TNF * TN1;
+constexpr int TT_VAL = FN_TABLES == 1 ? 3 * NLOC * TN1 : TG_VAL;
+constexpr int TT_PLANE = TN1 * TN1;
+constexpr int TT_FNX = NLOC * TN1;  // FN_TABLES 2: x's values (der after them), then the planes
+constexpr int TT_REALS = !TENSOR ? 0 : FN_TABLES == 2 ? 2 * TT_FNX + 3 * NLOC * TT_PLANE + NPAD : 2 * TT_VAL + NPAD;
+static_assert(FN_TABLES >= 0 && FN_TABLES <= 2 && (!FN_TABLES || TENSOR), "per-function factor tables (1, 2) from the factor tables");
 constexpr int TT_INTS = TENSOR ? NQ + NPAD : 0;
 constexpr int TT_DOUBLES = (TT_REALS + (TT_INTS + 1) / 2 + 1) & ~1;
 constexpr int WR = 8 * NCOMP;                        // a half tile's blocks: WR × WR entries
@@ -493,9 +505,18 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
     for (int r = 0; r < DIM * DIM; ++r) inv[r / DIM][r % DIM] = jq[q * JQ + r];
 #if TENSOR
     const u32 qi = tis[q];
+#if FN_TABLES == 1
+    const double* vx = ts + (qi & 255u);
+    const double* vy = ts + NLOC * TN1 + ((qi >> 8) & 255u);
+    const double* vz = ts + 2 * NLOC * TN1 + (qi >> 16);
+#elif FN_TABLES == 2
+    const double* vx = ts + (qi & 255u);
+    const double* vp = ts + 2 * TT_FNX + ((qi >> 8) & 255u) + TN1 * (qi >> 16);
+#else
     const double* vx = ts + (qi & 255u);
     const double* vy = ts + TNF * TN1 + ((qi >> 8) & 255u);
     const double* vz = ts + 2 * TNF * TN1 + (qi >> 16);
+#endif
 #endif
 #pragma unroll SUNROLL
     for (int m = 0; m < APT; ++m) {
@@ -504,7 +525,19 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
         if ((GRAM_SPLIT || APT * SPP > NPADS) && a >= NPADS) break;
         double r[DIM] = {};
         if (a < NLOC) {
-#if TENSOR
+#if TENSOR && FN_TABLES == 1
+            const int o = a * TN1;
+            const double x = vx[o], y = vy[o], z = vz[o];
+            r[0] = vx[TT_VAL + o] * y * z;
+            r[1] = x * vy[TT_VAL + o] * z;
+            r[2] = x * y * vz[TT_VAL + o];
+#elif TENSOR && FN_TABLES == 2
+            const double x = vx[a * TN1];
+            const double* pa = vp + a * TT_PLANE;
+            r[0] = vx[TT_FNX + a * TN1] * pa[0];
+            r[1] = x * pa[NLOC * TT_PLANE];
+            r[2] = x * pa[2 * NLOC * TT_PLANE];
+#elif TENSOR
             const u32 fi = tis[NQ + a];
             const int ox = (int)(fi & 255u) * TN1, oy = (int)((fi >> 8) & 255u) * TN1, oz = (int)(fi >> 16) * TN1;
             const double c = ts[2 * TT_VAL + a], x = vx[ox], y = vy[oy], z = vz[oz];
@@ -1714,6 +1747,29 @@ __device__ __forceinline__ void tiled_specialised(u64 ncells, const u32* __restr
     }
 }
 
+// FN_TABLES: the per-function tables (TT_REALS' layout) from the global factor tables `tt`
+// (val | der | scale, tensor_tables.rs) and function ids `ti` (after the NQ point ids), once a block.
+__device__ __forceinline__ void fn_tables_fill(double* __restrict__ ts, const double* __restrict__ tt, const u32* __restrict__ ti) {
+    const auto factor = [&](int der, int axis, int a, int i) {
+        const int f = (int)((__ldg(&ti[NQ + a]) >> (8 * axis)) & 255u);
+        return __ldg(&tt[der * TG_VAL + (axis * TNF + f) * TN1 + i]) * (axis == 0 ? __ldg(&tt[2 * TG_VAL + a]) : 1.0);
+    };
+    if (FN_TABLES == 1) {
+        // ts[der·TT_VAL + (axis·NLOC + a)·TN1 + i]
+        for (int e = threadIdx.x; e < 2 * TT_VAL; e += blockDim.x) {
+            const int der = e / TT_VAL, axis = e % TT_VAL / (NLOC * TN1), a = e % (NLOC * TN1) / TN1, i = e % TN1;
+            ts[e] = factor(der, axis, a, i);
+        }
+    } else {
+        for (int e = threadIdx.x; e < 2 * TT_FNX; e += blockDim.x) ts[e] = factor(e / TT_FNX, 0, e % TT_FNX / TN1, e % TN1);
+        // Plane k (0: g h, 1: g'h, 2: g h') of function a at (j, l): ts[2·TT_FNX + (k·NLOC + a)·TT_PLANE + j + TN1·l].
+        for (int e = threadIdx.x; e < 3 * NLOC * TT_PLANE; e += blockDim.x) {
+            const int k = e / (NLOC * TT_PLANE), a = e % (NLOC * TT_PLANE) / TT_PLANE, j = e % TN1, l = e % TT_PLANE / TN1;
+            ts[2 * TT_FNX + e] = factor(k == 1, 1, a, j) * factor(k == 2, 2, a, l);
+        }
+    }
+}
+
 // Dynamic shared memory: the factor tables (TENSOR, TT_DOUBLES), then per cell group (CELLS) a
 // region of GROUP_DOUBLES: jq[NQ][JQ] | (PREFETCH) coordinates xs[2][NV·DIM], vertex ids vs[2][NV] |
 // h[2][DIM][QCP][RS] (h[1][…] where the points take one pass), the last reused after a round's last pass as TILED_WARPS scratch tiles of
@@ -1731,9 +1787,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     double* ts = smem;
     const u32* tis = reinterpret_cast<const u32*>(smem + TT_REALS);
 #if TENSOR
-    for (int i = threadIdx.x; i < 2 * TT_VAL; i += blockDim.x) ts[i] = __ldg(&tt[i]);
+    if (FN_TABLES) fn_tables_fill(ts, tt, ti);
+    else
+        for (int i = threadIdx.x; i < 2 * TT_VAL; i += blockDim.x) ts[i] = __ldg(&tt[i]);
     for (int a = threadIdx.x; a < NPAD; a += blockDim.x) {
-        ts[2 * TT_VAL + a] = a < NLOC ? __ldg(&tt[2 * TT_VAL + a]) : 0.0;
+        ts[TT_REALS - NPAD + a] = a < NLOC ? __ldg(&tt[2 * TG_VAL + a]) : 0.0;  // the scales (FN_TABLES: unused)
         reinterpret_cast<u32*>(smem + TT_REALS)[NQ + a] = a < NLOC ? __ldg(&ti[NQ + a]) : 0u;
     }
     for (int q = threadIdx.x; q < NQ; q += blockDim.x) reinterpret_cast<u32*>(smem + TT_REALS)[q] = __ldg(&ti[q]);

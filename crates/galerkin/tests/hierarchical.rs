@@ -855,6 +855,33 @@ fn round23_alternating_order_matches_the_cpu() {
     }
 }
 
+/// Round 24's shapes ([`TiledConfig::round24_high`]: p = 4's default staging from factor tables laid
+/// out a function at a time — x's factor (the scale in it) and the (y, z) planes, then the three
+/// 1D factors, then the planes with row bases, and with the order by SM sub-partition; p = 5's default
+/// with row bases, and with the 1D layout) give the CPU's matrices on 27 distorted, rotated cells, on the resident grid
+/// and on 2 blocks. A table entry built for the wrong function, axis, point or derivative (or the
+/// scale left out or applied twice) puts a wrong gradient into every cell's Gram rows: O(1). The
+/// first shape of each degree: symmetric, rigid motions in its null space.
+#[test]
+fn round24_function_tables_match_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(4..=5, |p, nloc| {
+        let shapes = TiledConfig::round24_high(nloc);
+        assert!(!shapes.is_empty() && shapes.iter().all(|c| c.gram && c.tensor && c.pipe_rounds == 2 && c.packed), "p = {p}: round 24's shapes");
+        if p == 4 {
+            assert!(shapes.iter().any(|c| c.fn_tables == 1) && shapes.iter().any(|c| c.fn_tables == 2 && !c.gram_rows) && shapes.iter().any(|c| c.fn_tables == 2 && c.gram_rows), "p = 4: both layouts, with row bases");
+        } else {
+            assert!(shapes.iter().any(|c| c.gram_rows && !c.alt_sub) && shapes.iter().any(|c| c.fn_tables == 1), "p = 5: row bases alone, the 1D layout");
+        }
+        shapes
+    });
+    for (p, nloc) in [(4, 50), (5, 74)] {
+        tiled_matrices_symmetric_with_rigid_null_space(p, TiledConfig::round24_high(nloc)[0]);
+    }
+    // The 1D layout (p = 4's second shape) as well: every cell symmetric, rigid motions annihilated.
+    tiled_matrices_symmetric_with_rigid_null_space(4, TiledConfig::round24_high(50)[1]);
+}
+
 /// Every cell's matrix of degree `p` from tiled shape `cfg` on the 27 twisted cells: symmetric, and
 /// the six rigid motions (in the global orientation the GPU's S K S uses: no signs) annihilated to
 /// round-off. (No GPU: returns.)

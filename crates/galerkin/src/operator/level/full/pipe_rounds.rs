@@ -178,12 +178,43 @@ impl TiledConfig {
     /// overlaps anything), alt-sub 2.3 % slower at p = 5 (5.000 against 4.886 ms), row bases −1.5 % on
     /// top of it there. Sweep rows only.
     pub fn round23_high(nloc: usize) -> Vec<TiledConfig> {
-        let d = TiledConfig::for_functions(nloc);
+        let d = TiledConfig::round22_default(nloc);
         let sub = TiledConfig { alt_sub: true, ..d };
         if (33..=50).contains(&nloc) {
             vec![sub, TiledConfig { gram_early_wait: true, ..sub }, TiledConfig { alternate: false, ..d }, TiledConfig { gram_rows: true, ..d }, TiledConfig { gram_rows: true, ..sub }]
         } else if (65..=74).contains(&nloc) {
             vec![sub, TiledConfig { gram_rows: true, ..sub }]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+impl TiledConfig {
+    /// The twenty-fourth round's shapes at trunk p = 4 (33–50 functions) and p = 5 (65–74; none
+    /// elsewhere). p = 4's parts add up on the shared-memory path (round 23), so fewer wavefronts a
+    /// cell: the lead's round-23 profile counts ≈ 17 400 a cell — fragments 8 400, staging 5 300
+    /// (of which the factor loads 3 100 and the function's factor ids and scale 750), the tail
+    /// 3 500. The default with the factor tables a function at a time: x's factor and the (y, z)
+    /// planes (`fn_tables` 2: five loads an entry, no factor-id or scale load, ≈ −1 270
+    /// wavefronts), the three 1D factors (`fn_tables` 1: six loads, ≈ −750), then the planes with
+    /// round 23's row bases, and with row bases and the order by sub-partition (round 23's fastest
+    /// p = 4 row). p = 5: round 23's
+    /// row bases alone (round 23 measured them only beside the order by sub-partition), then the
+    /// three 1D factors a function (its planes, TN1 = 6, outgrow the block). Measured (H200,
+    /// BENCHMARKS.md, 24th pass): p = 4 fn-factors −1.8 % / −3.2 % (1.338 / 1.353 ms against
+    /// 1.363 / 1.398, the spreads apart by 0.001 ms in one sweep and touching in the other: not
+    /// the default), fn-planes −0.7 % / −2.0 % (−875 shared wavefronts and −4 870 warp
+    /// instructions a cell, Nsight Compute); p = 5 row bases −1.8 % (4.763 against 4.849 ms, the
+    /// spreads apart: **p = 5's default since round 24**, [`Self::for_functions`]), fn-factors
+    /// 3.4 % slower.
+    pub fn round24_high(nloc: usize) -> Vec<TiledConfig> {
+        let d = TiledConfig::round22_default(nloc);
+        if (33..=50).contains(&nloc) {
+            let planes = TiledConfig { fn_tables: 2, ..d };
+            vec![planes, TiledConfig { fn_tables: 1, ..d }, TiledConfig { gram_rows: true, ..planes }, TiledConfig { gram_rows: true, alt_sub: true, ..planes }]
+        } else if (65..=74).contains(&nloc) {
+            vec![TiledConfig { gram_rows: true, ..d }, TiledConfig { fn_tables: 1, ..d }]
         } else {
             Vec::new()
         }
@@ -484,6 +515,34 @@ mod tests {
         assert!(gram_early_wait(&v, r23[1], &super::super::schemes::tiled_shape(&v, r23[1], dims)));
         assert_eq!(TiledConfig::round23_high(74).iter().map(|c| (alt(&v5, *c), c.gram_rows)).collect::<Vec<_>>(), [(2, false), (2, true)]);
         assert!(TiledConfig::round23_high(32).is_empty() && TiledConfig::round23_high(98).is_empty());
+        // Round 24: p = 4's factor tables a function at a time (p = 4's Gauss rule: 5 points an
+        // axis), the default's launch with the larger tables, within a block; where the planes
+        // outgrow the block (6 points an axis) the 1D layout, then none, is what runs.
+        let five = Some((5, 5));
+        let fnt = |c: TiledConfig, dims| super::super::schemes::fn_tables(&v, c, dims);
+        let r24 = TiledConfig::round24_high(50);
+        assert_eq!(r24.iter().map(|c| (c.fn_tables, c.gram_rows, c.alt_sub)).collect::<Vec<_>>(), [(2, false, false), (1, false, false), (2, true, false), (2, true, true)]);
+        let ld = super::super::schemes::tiled_shape(&v, TiledConfig::for_functions(50), five);
+        for c in r24.iter().copied() {
+            let l = super::super::schemes::tiled_shape(&v, c, five);
+            assert_eq!(fnt(c, five), c.fn_tables, "{}", c.label());
+            assert_eq!((l.threads, l.qcp, l.image), (ld.threads, ld.qcp, ld.image), "{}", c.label());
+            let more = if c.fn_tables == 1 { 6 * 50 * 5 - 6 * 5 * 5 } else { 2 * 50 * 5 + 3 * 50 * 25 - 6 * 5 * 5 };
+            assert_eq!(l.smem, ld.smem + 8 * more, "{}", c.label());
+            assert!(l.smem <= 227 * 1024, "{}: {} bytes", c.label(), l.smem);
+        }
+        assert_eq!(fnt(r24[0], Some((6, 12))), 1, "6 points an axis: the planes do not fit, the 1D layout does");
+        assert_eq!(fnt(TiledConfig { tensor: false, ..r24[0] }, five), 0, "table-staged: no factor tables");
+        assert_eq!(TiledConfig::round24_high(74).iter().map(|c| (c.gram_rows, c.fn_tables)).collect::<Vec<_>>(), [(true, 0), (false, 1)]);
+        assert_eq!(TiledConfig::for_functions(74), TiledConfig { gram_rows: true, ..TiledConfig::round22_default(74) }, "p = 5's default since round 24: row bases");
+        assert_eq!(TiledConfig::round22_default(74), TiledConfig::round22_high(74)[2]);
+        assert!(TiledConfig::sweep(74)[..2] == [TiledConfig::for_functions(74), TiledConfig::round24_high(74)[1]] && TiledConfig::sweep(74)[2] == TiledConfig::round22_default(74), "p = 5's sweep: the default, fn-factors, the previous default");
+        // p = 5 (6 points an axis, ≤ 10 factors): the 1D layout fits beside the default's 32-point passes.
+        let f5 = TiledConfig::round24_high(74)[1];
+        let (l5, ld5) = (super::super::schemes::tiled_shape(&v5, f5, Some((6, 10))), super::super::schemes::tiled_shape(&v5, TiledConfig::for_functions(74), Some((6, 10))));
+        assert_eq!(super::super::schemes::fn_tables(&v5, f5, Some((6, 10))), 1);
+        assert_eq!((l5.qcp, l5.image, l5.smem), (ld5.qcp, ld5.image, ld5.smem + 8 * 6 * 6 * (74 - 10)));
+        assert!(TiledConfig::round24_high(32).is_empty() && TiledConfig::round24_high(98).is_empty());
         assert!(!gram(&Variant { ncomp: 1, qf: "Diffusion".into(), ..variant(50, 125) }, TiledConfig::round16_high(50)[0]), "scalar: no Gram tiles");
         assert_eq!(pipe_rounds(&variant(32, 64), TiledConfig { pipe_rounds: 2, ..TiledConfig::round14(32)[0] }), 0, "p = 3 keeps round 14's pipeline");
     }

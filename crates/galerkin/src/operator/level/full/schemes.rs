@@ -142,7 +142,11 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// 12–15 multiply first, two of each sub-partition's four (measured level at p = 4, 2.3 % slower at
 /// p = 5: the warps of a sub-partition do not keep one order over a pass). `gram_rows` (GRAM_ROWS,
 /// round 23, with `gram`) forms the tail's packed indices (the image and the blocks) from a base a
-/// row (level at p = 4).
+/// row (level at p = 4; at p = 5 −1.8 %, its default since round 24). `fn_tables` (FN_TABLES, round 24, with `tensor`: [`fn_tables`]) lays
+/// the factor tables out a function at a time in shared memory, built once a block, so a staged
+/// entry loads neither its function's factor ids nor its scale: 1 each function's three 1D
+/// factors (6 loads an entry instead of 8), 2 its x factor and its (y, z) plane products (5 loads,
+/// 3 products; a plane of TN1² points a function).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -181,6 +185,7 @@ pub struct TiledConfig {
     pub gram_rounds: u8,
     pub alt_sub: bool,
     pub gram_rows: bool,
+    pub fn_tables: u8,
 }
 
 impl Default for TiledConfig {
@@ -189,7 +194,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false, gram_early_wait: false, gram_rounds: 0, alt_sub: false, gram_rows: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false, gram_early_wait: false, gram_rounds: 0, alt_sub: false, gram_rows: false, fn_tables: 0 }
     }
 }
 
@@ -241,12 +246,25 @@ impl TiledConfig {
         // diag-b: 4.889 ms (4.879–4.910) against the previous default's 5.405 (5.398–5.421) in one
         // sweep (its GPU = CPU test passed in the same call). Elasticity only (Gram tiles): a
         // scalar space keeps the previous shape ([`default_shape_for`]).
+        // Round 24 (H200): those tiles with the tail's indices from row bases (`gram_rows`),
+        // 4.763 ms (4.754–4.766) against 4.849 (4.841–4.853) in one sweep (−1.8 %; its GPU = CPU
+        // test passed in the same call).
         if (65..=74).contains(&nloc) {
-            if let Some(&c) = TiledConfig::round22_high(nloc).get(2) {
+            if let Some(&c) = TiledConfig::round24_high(nloc).first() {
                 return c;
             }
         }
         TiledConfig::round21_default(nloc)
+    }
+
+    /// Trunk p = 5's default of rounds 22–23 (65–74 functions: round 22's three-round Gram tiles
+    /// on 32-point passes; elsewhere [`Self::for_functions`]): the base of rounds 23 and 24's p = 5
+    /// rows and, since round 24, the sweep's row after them.
+    pub fn round22_default(nloc: usize) -> TiledConfig {
+        match TiledConfig::round22_high(nloc).get(2) {
+            Some(&c) if (65..=74).contains(&nloc) => c,
+            _ => TiledConfig::for_functions(nloc),
+        }
     }
 
     /// The default shape before round 22 beyond p = 4 (at trunk p = 5 the tenth round's moment
@@ -327,6 +345,16 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // Round 24 (p = 4: per-function factor tables; p = 5: row bases alone), right after the default.
+        for c in TiledConfig::round24_high(nloc) {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
+        // The previous default (p = 5 before round 24) right after round 24's rows.
+        if TiledConfig::round22_default(nloc) != v[0] && !v.contains(&TiledConfig::round22_default(nloc)) {
+            v.push(TiledConfig::round22_default(nloc));
+        }
         // Round 23 (p = 4, 5: the alternating order by SM sub-partition), right after the default.
         for c in TiledConfig::round23_high(nloc) {
             if !v.contains(&c) {
@@ -633,6 +661,14 @@ impl TiledConfig {
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
         let split = |c: TiledConfig| [1u8, 2, 4, 6].map(|skip| TiledConfig { skip, ..c });
         let mut v: Vec<TiledConfig> = split(TiledConfig::for_functions(nloc)).to_vec();
+        // Round 24 (p = 4): the (y, z) planes, split the same way. Beyond 32 functions (p = 4, 5)
+        // the older rounds' shapes, measured, are no longer split (a sweep's device time).
+        if nloc > 32 {
+            for c in TiledConfig::round24_high(nloc).into_iter().filter(|c| c.fn_tables == 2).take(1) {
+                v.extend(split(c));
+            }
+            return v;
+        }
         if TiledConfig::round13_default(nloc) != TiledConfig::for_functions(nloc) {
             v.extend(split(TiledConfig::round13_default(nloc)));
         }
@@ -770,6 +806,9 @@ impl TiledConfig {
         if self.gram_rows {
             s += " row-bases";
         }
+        if self.fn_tables > 0 {
+            s += if self.fn_tables == 1 { " fn-factors" } else { " fn-planes" };
+        }
         s
     }
 }
@@ -799,15 +838,31 @@ pub(super) fn tile_count(nloc: usize, paired: bool) -> usize {
 }
 
 /// Doubles of shared memory the factor tables of (`n1` points, `nf` factors) per axis take in a
-/// block (`element_schemes.cu`'s TT_DOUBLES).
-fn tensor_doubles(v: &Variant, dims: Option<(usize, usize)>) -> usize {
+/// block (`element_schemes.cu`'s TT_DOUBLES), laid out as FN_TABLES `fn_tables` asks: 0 by factor,
+/// 1 three 1D factors a function, 2 x's factor and the (y, z) planes a function.
+fn tensor_doubles(v: &Variant, dims: Option<(usize, usize)>, fn_tables: u8) -> usize {
     match dims {
         Some((n1, nf)) => {
             let npad = 16 * v.nloc.div_ceil(16);
-            (6 * nf * n1 + npad + (v.nq + npad).div_ceil(2) + 1) & !1
+            let reals = match fn_tables {
+                0 => 6 * nf * n1,
+                1 => 6 * v.nloc * n1,
+                _ => 2 * v.nloc * n1 + 3 * v.nloc * n1 * n1,
+            };
+            (reals + npad + (v.nq + npad).div_ceil(2) + 1) & !1
         }
         None => 0,
     }
+}
+
+/// The kernel's FN_TABLES for `cfg` on `v` staging from factor tables (`tensor`, with tables:
+/// `dims`): `cfg.fn_tables` (at most 2), or the largest layout below it whose block still fits
+/// shared memory (the planes take TN1² doubles a function and plane), else 0.
+pub(crate) fn fn_tables(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> u8 {
+    if !cfg.tensor || dims.is_none() {
+        return 0;
+    }
+    (1..=cfg.fn_tables.min(2)).rev().find(|&f| tiled_shape_with(v, cfg, dims, f).smem <= MAX_SHARED_BYTES).unwrap_or(0)
 }
 
 /// Launch shape of the tiled scheme for `v`: warps (at most `cfg.warps`, no more than the tiles
@@ -817,6 +872,11 @@ fn tensor_doubles(v: &Variant, dims: Option<(usize, usize)>) -> usize {
 /// memory those blocks share, as many as fit (k to 32). Mirrors
 /// `element_schemes.cu`.
 pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> TiledLaunch {
+    tiled_shape_with(v, cfg, dims, fn_tables(v, cfg, dims))
+}
+
+/// [`tiled_shape`] with the factor tables laid out as FN_TABLES `fn_tables` ([`tensor_doubles`]).
+fn tiled_shape_with(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>, fn_tables: u8) -> TiledLaunch {
     let tpw = cfg.tiles_per_warp.max(1);
     // A split shape puts a pair of warps on each tile (`warps` caps the tiles of a round).
     let pair = if cfg.split { 2 } else { 1 };
@@ -836,7 +896,7 @@ pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, us
     let jq = jq_tables * (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8
         + if cfg.prefetch { (2 * v.nv * v.dim + v.nv) * 8 } else { 0 }
         + if jq_tables == 2 || piped { (v.nv * v.dim).div_ceil(2) * 2 * 8 } else { 0 };
-    let tables = 8 * tensor_doubles(v, dims);
+    let tables = 8 * tensor_doubles(v, dims, fn_tables);
     // Gram tiles stage a point's DIM·NLOC gradient entries as one row (16-row strips, + 4).
     let per_q = if gram { 2 * (16 * (v.nloc * v.dim).div_ceil(16) + 4) * 8 } else { 2 * v.dim * rs * 8 };
     let k = cfg.mma_k;
@@ -970,6 +1030,7 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("TENSOR={}", usize::from(dims.is_some())),
         format!("TN1={n1}"),
         format!("TNF={nf}"),
+        format!("FN_TABLES={}", fn_tables(v, cfg, dims)),
         format!("ALT_ORDER={}", alt_order(v, cfg, &l)),
         format!("STREAM_STORES={}", usize::from(cfg.streaming)),
         format!("SKIP_PARTS={}", cfg.skip & 7),
