@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# iga24's device call (one call, ≤ 240 s). First (GALERKIN_REQUIRE_GPU=1, one process, two test
+# threads): iga_cuda's prefetch test, now with the bulk backward kernels' prefetch (round 24,
+# mf_mapss{b,be}p_backward_*: = faer's LU, = the CPU twins, = the kernels without it bit for bit) and
+# round 21's walk-shape test (64 × 2 items, the candidate default). Then, on a quiet GPU: 2^20 cubic
+# elements at 1, 32, 64 and 256 right-hand sides, the row-major default (gpu-rows), the backward
+# prefetch (gpu-rows-bpf), the 64 × 2 walk items (gpu-rows-w64x2) and both (gpu-rows-w64x2-bpf), each
+# with its per-launch profile; then Nsight Compute on the backward separator-row launches at 256
+# columns (backward 1, then backward 0), the default's kernel against the prefetched one.
+# Usage: bash .dev-iga24/call.sh .dev-iga24
+NAME=iga24; BUDGET=${BUDGET:-232}; source benchmarks/h200/call-lib.sh "$1"
+L=$OUT/$NAME-tests.log
+step "tests"
+timeout "$(left 105)" "$T/iga_cuda" --include-ignored --test-threads 2 gpu_prefetched_forward gpu_walk_shapes > "$L" 2>&1
+echo "iga_cuda prefetched+walk shapes rc=$? at $(( $(date +%s) - start )) s" >> "$L"
+B="bench-iga --gpu --sweeps rhs --rhs-degree 3 --cpu-max 0 --rhs-elements 1048576"
+R=$OUT/$NAME-rhs.txt
+step "1D bench"
+timeout "$(left 75)" "$G" $B --reps 3 --rhs 1,32,64,256 \
+  --rhs-engines gpu-rows,gpu-rows-bpf,gpu-rows-w64x2,gpu-rows-w64x2-bpf > "$R" 2>&1
+echo "bench rc=$?" >> "$R"
+N=$OUT/$NAME-ncu.txt
+SEC="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats"
+for k in mf_mapssb_backward_2:gpu-rows mf_mapssbp_backward_2:gpu-rows-bpf; do
+  if [ -n "$NCU" ] && [ "$(left 60)" -ge 22 ]; then
+    step "ncu ${k%%:*}"
+    timeout "$(left 25)" "$NCU" --clock-control none --import-source no -k "regex:^${k%%:*}\$" --launch-count 2 $SEC \
+      "$G" $B --reps 1 --rhs 256 --rhs-engines "${k##*:}" >> "$N" 2>&1
+    echo "ncu ${k%%:*} rc=$?" >> "$N"
+  else
+    echo "ncu ${k%%:*} skipped: $(left 60) s left, ncu '$NCU'" >> "$N"
+  fi
+done
+step "done"
+keep "$NAME-tests.log" "^test \|test result\|rc=\|panicked" 12
+keep "$NAME-ncu.txt" "^  mf_\|Duration\|Memory Throughput\|Achieved Occ\|Registers Per\|Warp Cycles Per Issued\|rc=\|skipped" 26
+keep "$NAME-rhs.txt" "nrhs=\|backward 0\|rc=\|rror" 32
+cat "$OUT/$NAME-steps.txt"
