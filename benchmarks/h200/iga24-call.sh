@@ -9,16 +9,13 @@
 # columns (backward 1, then backward 0), the default's kernel against the prefetched one.
 # Usage: bash .dev-iga24/call.sh .dev-iga24
 NAME=iga24; BUDGET=${BUDGET:-232}; source benchmarks/h200/call-lib.sh "$1"
-L=$OUT/$NAME-tests.log
-step "tests"
-timeout "$(left 105)" "$T/iga_cuda" --include-ignored --test-threads 2 gpu_prefetched_forward gpu_walk_shapes > "$L" 2>&1
-echo "iga_cuda prefetched+walk shapes rc=$? at $(( $(date +%s) - start )) s" >> "$L"
+# The GPU tests first (a broken kernel then costs little): into $OUT/$NAME-tests.txt, then a step line with rc.
+test_step 120 iga_cuda --include-ignored --test-threads 2 gpu_prefetched_forward gpu_walk_shapes
 B="bench-iga --gpu --sweeps rhs --rhs-degree 3 --cpu-max 0 --rhs-elements 1048576"
-R=$OUT/$NAME-rhs.txt
-step "1D bench"
-timeout "$(left 75)" "$G" $B --reps 3 --rhs 1,32,64,256 \
-  --rhs-engines gpu-rows,gpu-rows-bpf,gpu-rows-w64x2,gpu-rows-w64x2-bpf > "$R" 2>&1
-echo "bench rc=$?" >> "$R"
+# The sweep: the default, the backward prefetch, the 64 x 2 walk items and both (the candidate default).
+ENGINES=gpu-rows,gpu-rows-bpf,gpu-rows-w64x2,gpu-rows-w64x2-bpf
+timeout "$(left 70)" "$G" $B --reps 3 --rhs 1,32,64,256 --rhs-engines $ENGINES > "$OUT/$NAME-rhs.txt" 2>&1
+step "1D bench rc $?"
 N=$OUT/$NAME-ncu.txt
 SEC="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats"
 for k in mf_mapssb_backward_2:gpu-rows mf_mapssbp_backward_2:gpu-rows-bpf; do
@@ -32,7 +29,7 @@ for k in mf_mapssb_backward_2:gpu-rows mf_mapssbp_backward_2:gpu-rows-bpf; do
   fi
 done
 step "done"
-keep "$NAME-tests.log" "^test \|test result\|rc=\|panicked" 12
+keep "$NAME-tests.txt" "^test \|test result\|panicked" 12
 keep "$NAME-ncu.txt" "^  mf_\|Duration\|Memory Throughput\|Achieved Occ\|Registers Per\|Warp Cycles Per Issued\|rc=\|skipped" 26
-keep "$NAME-rhs.txt" "nrhs=\|backward 0\|rc=\|rror" 32
+keep "$NAME-rhs.txt" "nrhs=\|backward 0\|rror" 32
 cat "$OUT/$NAME-steps.txt"
