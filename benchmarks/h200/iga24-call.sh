@@ -6,7 +6,8 @@
 # elements at 1, 32, 64 and 256 right-hand sides, the row-major default (gpu-rows), the backward
 # prefetch (gpu-rows-bpf), the 64 × 2 walk items (gpu-rows-w64x2) and both (gpu-rows-w64x2-bpf), each
 # with its per-launch profile; then Nsight Compute on the backward separator-row launches at 256
-# columns (backward 1, then backward 0), the default's kernel against the prefetched one.
+# columns (backward 1, then backward 0), the default's kernel against the prefetched one, and on the
+# default's forward 1 if time is left.
 # Usage: bash .dev-iga24/call.sh .dev-iga24
 NAME=iga24; BUDGET=${BUDGET:-232}; source benchmarks/h200/call-lib.sh "$1"
 # The GPU tests first (a broken kernel then costs little): into $OUT/$NAME-tests.txt, then a step line with rc.
@@ -18,18 +19,20 @@ timeout "$(left 70)" "$G" $B --reps 3 --rhs 1,32,64,256 --rhs-engines $ENGINES >
 step "1D bench rc $?"
 N=$OUT/$NAME-ncu.txt
 SEC="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats"
-for k in mf_mapssb_backward_2:gpu-rows mf_mapssbp_backward_2:gpu-rows-bpf; do
+# KERNEL:ENGINE:SKIP:COUNT — backward 1 and 0 by each kernel, then forward 1 (item 3's question: what it waits on).
+for k in mf_mapssb_backward_2:gpu-rows:0:2 mf_mapssbp_backward_2:gpu-rows-bpf:0:2 mf_mapssbtp_forward:gpu-rows:1:1; do
+  IFS=: read -r kern eng skip count <<< "$k"
   if [ -n "$NCU" ] && [ "$(left 60)" -ge 22 ]; then
-    step "ncu ${k%%:*}"
-    timeout "$(left 25)" "$NCU" --clock-control none --import-source no -k "regex:^${k%%:*}\$" --launch-count 2 $SEC \
-      "$G" $B --reps 1 --rhs 256 --rhs-engines "${k##*:}" >> "$N" 2>&1
-    echo "ncu ${k%%:*} rc=$?" >> "$N"
+    step "ncu $kern ($eng, skip $skip)"
+    timeout "$(left 25)" "$NCU" --clock-control none --import-source no -k "regex:^$kern\$" --launch-skip "$skip" --launch-count "$count" $SEC \
+      "$G" $B --reps 1 --rhs 256 --rhs-engines "$eng" >> "$N" 2>&1
+    echo "ncu $kern rc=$?" >> "$N"
   else
-    echo "ncu ${k%%:*} skipped: $(left 60) s left, ncu '$NCU'" >> "$N"
+    echo "ncu $kern skipped: $(left 60) s left, ncu '$NCU'" >> "$N"
   fi
 done
 step "done"
 keep "$NAME-tests.txt" "^test \|test result\|panicked" 12
-keep "$NAME-ncu.txt" "^  mf_\|Duration\|Memory Throughput\|Achieved Occ\|Registers Per\|Warp Cycles Per Issued\|rc=\|skipped" 26
+keep "$NAME-ncu.txt" "^  mf_\|Duration\|Memory Throughput\|Achieved Occ\|Registers Per\|Warp Cycles Per Issued\|rc=\|skipped" 32
 keep "$NAME-rhs.txt" "nrhs=\|backward 0\|rror" 32
 cat "$OUT/$NAME-steps.txt"
