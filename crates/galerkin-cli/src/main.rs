@@ -333,8 +333,10 @@ enum Command {
         /// per column (1–4), e.g. gpu-rows-w32x4, gpu-rows-w64x2 (default 32 columns × 2; where that item does not
         /// fit, e.g. 2D separators, a note says so and the passes run one launch each), then optionally -nopf: the
         /// tensor-core forward passes without round 22's index prefetch (the default since round 23; -pf, its old
-        /// opt-in, is accepted and changes nothing), then optionally -chain: pass 1 chained into the bottom forward
-        /// pass, one launch (round 23), e.g. gpu-rows-nopf, gpu-rows-chain, gpu-rows-w64x2-chain;
+        /// opt-in, is accepted and changes nothing; -nopf also turns off the backward prefetch), then optionally -bpf:
+        /// the bulk backward passes with their indices prefetched under the first chunk's copies (round 24), then
+        /// optionally -chain: pass 1 chained into the bottom forward pass, one launch (round 23), e.g. gpu-rows-nopf,
+        /// gpu-rows-bpf, gpu-rows-w64x2-bpf, gpu-rows-chain, gpu-rows-w64x2-chain;
         /// gpu-<lines> (e.g. gpu-bulkext2tctop, gpu-plain): as gpu, column-major, with those lines).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]
         rhs_engines: Vec<String>,

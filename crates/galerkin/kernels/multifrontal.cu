@@ -1406,14 +1406,28 @@ __device__ __forceinline__ u64 sep_root_at(const Tree& t, const Pass& p, u32 j, 
 }
 // The first chunk's store-side loads (every thread calls it, after its copies are issued): the
 // owned rows by the block's last threads (the first ones issued the copies), the root by its last.
+// Backward (round 24) the store side is x at the eliminated rows, whose dofs the line sources
+// already hold (`lines[i]`, i < ne: row-major b or an upper pass's sep rows), and pass 0's owned
+// rows: their count (own_ptr, in pre[0]) and each one's place in w and dof (own_loc, own_dof: two
+// dependent loads after the product without it), as pairs at pre_idx(pre)[p.rows + 2k]. They fit:
+// a bottom pass's p.rows is its most local + owned rows, and owned rows are Schur rows.
+template <bool BACKWARD>
 __device__ __forceinline__ void maps_sep_prefetch(const Tree& t, const Pass& p, const SepPass& sp, u32 j, u64* pre) {
     const u32 r = blockDim.x - 1 - threadIdx.x;
     const u32 o0 = sp.upper ? 0 : sp.own_ptr[j], nown = sp.upper ? 0 : sp.own_ptr[j + 1] - o0;
-    const u32* rdof = p.row_dof + p.row_ptr[j];
-    for (u32 k = r; k < nown; k += blockDim.x) pre_idx(pre)[p.rows + k] = rdof[sp.own_loc[o0 + k]];
-    if (r == 0) {
-        const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
-        pre[0] = t.slot[root] + t.e[root];
+    if constexpr (BACKWARD) {
+        for (u32 k = r; k < nown; k += blockDim.x) {
+            pre_idx(pre)[p.rows + 2 * k] = sp.own_loc[o0 + k];
+            pre_idx(pre)[p.rows + 2 * k + 1] = sp.own_dof[o0 + k];
+        }
+        if (r == 0) pre[0] = nown;
+    } else {
+        const u32* rdof = p.row_dof + p.row_ptr[j];
+        for (u32 k = r; k < nown; k += blockDim.x) pre_idx(pre)[p.rows + k] = rdof[sp.own_loc[o0 + k]];
+        if (r == 0) {
+            const u32 root = p.nodes[p.sub_ptr[j + 1] - 1];
+            pre[0] = t.slot[root] + t.e[root];
+        }
     }
 }
 
@@ -1425,8 +1439,9 @@ __device__ __forceinline__ void maps_sep_prefetch(const Tree& t, const Pass& p, 
 // are shared out by warps. Every thread of the block calls it (it holds block barriers).
 // `ew`: the staged contribution rows (MF_SEP_EXT), else null. FLAGS with MF_SEP_TCF: the forward
 // product on the tensor cores (Gᵀ staged by maps_stage_forward_tc), the contribution rows stored
-// from w's first rows, whole lines. `pre` (MF_SEP_PREF, forward, else null): the store side's
-// indices prefetched while the chunk's copies landed (maps_sep_prefetch).
+// from w's first rows, whole lines. `pre` (MF_SEP_PREF, else null): the store side's indices
+// prefetched while the chunk's copies landed (maps_sep_prefetch); backward, row-major or an upper
+// pass (column-major pass 0 loads them as without it: its line sources are not the store's).
 template <int NB, bool BACKWARD, int FLAGS = 0>
 __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, const SepPass& sp, u32 j, const double* sM, double* w, int ld,
                                                u32 C, u32 c0, u32 nrhs, u64 n, double* __restrict__ x, double* __restrict__ sep,
@@ -1435,7 +1450,9 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
     const u32 own_col = tid % C, part = tid / C, parts = blockDim.x / C;
     const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
     const u32* rdof = p.row_dof + r0;
-    const u32 o0 = sp.upper ? 0 : sp.own_ptr[j], nown = sp.upper ? 0 : sp.own_ptr[j + 1] - o0;
+    // Backward with the prefetch: the line sources and owned rows from shared memory (`bp`).
+    const u32* bp = BACKWARD && pre != nullptr && (sp.upper || mf_rows(n)) ? pre_idx(pre) : nullptr;
+    const u32 o0 = sp.upper || bp ? 0 : sp.own_ptr[j], nown = sp.upper ? 0 : bp ? (u32)pre[0] : sp.own_ptr[j + 1] - o0;
     const bool mine = c0 + own_col < nrhs;
     double* wc = w + own_col;
     if (!BACKWARD)  // b at the owned separator rows, staged in w rows R…, to sep
@@ -1464,12 +1481,14 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
         __syncthreads();
         if (sp.upper) {  // x in place of b in sep, whole rows
             for (u32 i = warp; i < ne; i += nw) {
-                double* dst = sep + (u64)rdof[i] * nrhs + c0;
+                double* dst = sep + (u64)(bp ? bp[i] : rdof[i]) * nrhs + c0;
                 for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[i * ld + col];
             }
         } else if (mf_rows(n)) {  // row-major x at the eliminated and (from sep) the owned rows: whole lines
             for (u32 i = warp; i < ne + nown; i += nw) {
-                const u32 wr = i < ne ? i : sp.own_loc[o0 + i - ne], d = i < ne ? rdof[i] : sp.own_dof[o0 + i - ne];
+                const u32 k = i - ne;
+                const u32 wr = i < ne ? i : bp ? bp[p.rows + 2 * k] : sp.own_loc[o0 + k];
+                const u32 d = i < ne ? (bp ? bp[i] : rdof[i]) : bp ? bp[p.rows + 2 * k + 1] : sp.own_dof[o0 + k];
                 double* dst = x + (u64)d * nrhs + c0;
                 for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[wr * ld + col];
             }
@@ -1490,8 +1509,8 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
 // the tensor-core B fragments conflict-free; C + 2 with the forward product on the tensor cores,
 // MF_SEP_TCF, whose larger map would otherwise cost the bottom pass a resident block), the staged
 // contributions (MF_SEP_EXT: p.rows · ld doubles past w, a row per external entry of the pass's
-// largest), one mbarrier phase per chunk. MF_SEP_PREF (forward only): the prefetched indices
-// (maps_sep_prefetch; sep_pre_doubles(p.rows) doubles) ahead of the map.
+// largest), one mbarrier phase per chunk. MF_SEP_PREF: the prefetched indices (maps_sep_prefetch;
+// sep_pre_doubles(p.rows) doubles) ahead of the map; backward since round 24.
 template <int NB, bool BACKWARD, int FLAGS = 0>
 __device__ __forceinline__ void maps_sep_subtree(const Tree& t, const Pass& p, const SepPass& sp, u32 j, u32 cy, u32 ny, u32 C, u32 mcap, u32 nrhs,
                                                  u64 n, const double* __restrict__ b, double* __restrict__ x, double* __restrict__ sep,
@@ -1500,7 +1519,7 @@ __device__ __forceinline__ void maps_sep_subtree(const Tree& t, const Pass& p, c
     extern __shared__ __align__(16) double maps_smem[];
     const int ld = (int)C + (FLAGS == 0 ? 1 : (FLAGS & MF_SEP_TCF) ? 2 : 4);
     const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
-    constexpr bool PREF = !BACKWARD && (FLAGS & MF_SEP_PREF) != 0;
+    constexpr bool PREF = (FLAGS & MF_SEP_PREF) != 0;
     u64* pre = PREF ? reinterpret_cast<u64*>(maps_smem) : nullptr;
     double* sM = maps_smem + (PREF ? sep_pre_doubles(p.rows) : 0);
     double* w = sM + (mcap + 1) / 2 * 2;
@@ -1517,7 +1536,7 @@ __device__ __forceinline__ void maps_sep_subtree(const Tree& t, const Pass& p, c
         const bool cached = c0 != cy * C;
         maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld, buf, ew, bar, PREF ? pre_idx(pre) : nullptr, cached);
         mf_cp_commit();
-        if (PREF && !cached) maps_sep_prefetch(t, p, sp, j, pre);  // while the copies land
+        if (PREF && !cached) maps_sep_prefetch<BACKWARD>(t, p, sp, j, pre);  // while the copies land
         mf_cp_wait_all();
         if (FLAGS & MF_SEP_BULK) mf_bar_wait(bar, phase);
         __syncthreads();
@@ -1551,11 +1570,13 @@ __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, 
                                     const double* __restrict__ maps) {                                               \
         maps_sep_sweep<NB, BACKWARD, FLAGS>(t, p, sp, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps);             \
     }
-#define MF_MAPSS_VARIANT(V, FLAGS)                                  \
-    MF_MAPSS_KERNEL(mf_mapss##V##_forward, 1, false, FLAGS)        \
+#define MF_MAPSS_BACKWARDS(V, FLAGS)                                \
     MF_MAPSS_KERNEL(mf_mapss##V##_backward_1, 1, true, FLAGS)      \
     MF_MAPSS_KERNEL(mf_mapss##V##_backward_2, 2, true, FLAGS)      \
     MF_MAPSS_KERNEL(mf_mapss##V##_backward_3, 3, true, FLAGS)
+#define MF_MAPSS_VARIANT(V, FLAGS)                                  \
+    MF_MAPSS_KERNEL(mf_mapss##V##_forward, 1, false, FLAGS)        \
+    MF_MAPSS_BACKWARDS(V, FLAGS)
 MF_MAPSS_VARIANT(, 0)
 MF_MAPSS_VARIANT(b, MF_SEP_BULK)
 MF_MAPSS_VARIANT(e, MF_SEP_EXT)
@@ -1570,6 +1591,10 @@ MF_MAPSS_KERNEL(mf_mapsstp_forward, 1, false, MF_SEP_TCF | MF_SEP_PREF)
 MF_MAPSS_KERNEL(mf_mapssbtp_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF)
 MF_MAPSS_KERNEL(mf_mapssetp_forward, 1, false, MF_SEP_EXT | MF_SEP_TCF | MF_SEP_PREF)
 MF_MAPSS_KERNEL(mf_mapssbetp_forward, 1, false, MF_SEP_BULK | MF_SEP_EXT | MF_SEP_TCF | MF_SEP_PREF)
+// Round 24: the backward kernels with bulk lines, the line sources and the owned rows' places
+// prefetched under the first chunk's copies (`CudaMultifrontal::set_sep_back_prefetch`).
+MF_MAPSS_BACKWARDS(bp, MF_SEP_BULK | MF_SEP_PREF)
+MF_MAPSS_BACKWARDS(bep, MF_SEP_BULK | MF_SEP_EXT | MF_SEP_PREF)
 
 // The separator-row sweep pipelined (`CudaMultifrontal::set_pipe_separators`): a block walks
 // (subtree, chunk) items as the pipelined kernels do (pipe_walk), the next item's gather and map

@@ -134,7 +134,9 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     let walk = ["mf_mapssbe_top", "mf_mapssbet_top"].map(String::from);
     // Round 23: pass 1 chained into the bottom forward pass (bulk lines, ± tc forward, ± prefetch).
     let chain = ["mf_mapssb_chain", "mf_mapssbt_chain", "mf_mapssbtp_chain"].map(String::from);
-    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain);
+    // Round 24: the bulk backward kernels with their indices prefetched under the first chunk's copies.
+    let back_pref = ["bp", "bep"].iter().flat_map(|v| (1..=3).map(move |nb| format!("mf_mapss{v}_backward_{nb}")));
+    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref);
     let named = ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward", "mf_rows_backward_tc"];
     for entry in named.iter().map(|s| s.to_string()).chain(fused) {
         assert!(c.ptx.contains(&format!(".entry {entry}(")), "multifrontal_batched.cu lacks {entry}");

@@ -711,8 +711,9 @@ fn assert_equals_twins(
 /// has bulk copies; elsewhere per pass bulk copies where chosen on sm_90, staged contributions
 /// where a pass has external children and fewer subtrees than `ext_below`, the tensor cores forward
 /// where its roots have ≤ 16 Schur rows, and those with the indices prefetched (`…tp_forward`)
-/// where `f.sep_prefetch()`. Returns the forward passes where the tensor cores were chosen and did
-/// not apply.
+/// where `f.sep_prefetch()`, the bulk backward kernels with theirs (`mf_mapss{b,be}p_backward_*`)
+/// where `f.sep_back_prefetch()`. Returns the forward passes where the tensor cores were chosen and
+/// did not apply.
 fn assert_line_launches(be: &galerkin::backend::cuda::CudaBackend, f: &CudaMultifrontal, name: &str, lines: SepLines, launches: &[LaunchProfile], row_major: bool) -> Vec<String> {
     let bulk_here = be.device().compute_capability.0 >= 9;
     let mut no_tc = Vec::new();
@@ -739,7 +740,8 @@ fn assert_line_launches(be: &galerkin::backend::cuda::CudaBackend, f: &CudaMulti
             no_tc.push(format!("{name} forward {}: {} Schur rows", l.pass, shape.max_schur));
         }
         let p = if !t.is_empty() && f.sep_prefetch() { "p" } else { "" };
-        let want = if l.backward { format!("mf_mapss{b}{e}_backward_") } else { format!("mf_mapss{b}{e}{t}{p}_forward") };
+        let bp = if !b.is_empty() && f.sep_back_prefetch() { "p" } else { "" };
+        let want = if l.backward { format!("mf_mapss{b}{e}{bp}_backward_") } else { format!("mf_mapss{b}{e}{t}{p}_forward") };
         assert!(l.kernel.starts_with(&want), "{name} {lines:?}: {} ran {} (expected {want}*)", l.label, l.kernel);
     }
     no_tc
@@ -937,10 +939,15 @@ fn walk_shapes_outside_the_kernels_range_are_refused() {
 /// capped at 1: the later chunks read the cached line sources and indices), with chunks of 32, 64
 /// and the default's columns, 7 and 256 columns equal the same solve without the prefetch bit for
 /// bit (the same products in the same order). At 256 columns the profile shows the prefetched
-/// kernel on every tensor-core forward pass (and on some pass of every 1D case).
+/// kernel on every tensor-core forward pass (and on some pass of every 1D case). Round 24: every
+/// check runs with the bulk backward kernels' prefetch on too (`set_sep_back_prefetch`, off by
+/// default: `mf_mapss{b,be}p_backward_*`, whose later chunks read the cached line sources and whose
+/// stores the prefetched owned rows), which is bit-identical to those kernels without it, and
+/// shows on some backward pass of every 1D case with bulk lines.
 #[test]
 fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
     let Some(be) = test_gpu() else { return };
+    let bulk_here = be.device().compute_capability.0 >= 9;
     let mut ran = Vec::new();
     let tc = SepLines { bulk: false, ext_below: None, tc_forward: true, top: false };
     let bulkext = SepLines { bulk: true, ext_below: Some(usize::MAX), tc_forward: true, top: false };
@@ -948,6 +955,7 @@ fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
     for case in cases {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         assert!(f.sep_prefetch(), "{}: the prefetch is off by default (the default since round 23)", case.name);
+        assert!(!f.sep_back_prefetch(), "{}: the backward prefetch is on by default", case.name);
         f.prepare_maps(&be).unwrap();
         let n = case.sys.ndofs;
         let (rows, cols) = (cpu_twins(&case, true), cpu_twins(&case, false));
@@ -955,6 +963,7 @@ fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
         for (lines, name) in [(None, "default"), (Some(tc), "tc"), (Some(bulkext), "bulkexttc")] {
             f.set_sep_lines(lines);
             f.set_sep_prefetch(true);
+            f.set_sep_back_prefetch(true);
             for nrhs in [1, 7, 32, 256] {
                 check_rows_against_faer(&be, &f, &case, nrhs);
             }
@@ -968,12 +977,16 @@ fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
                 f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
                 let what = format!("{} {name} {blocks:?} {width:?}", case.name);
                 assert_setting_bit_identical(&be, &mut f, n, &bs, &format!("{what}: the prefetch"), CudaMultifrontal::set_sep_prefetch);
+                assert_setting_bit_identical(&be, &mut f, n, &bs, &format!("{what}: the backward prefetch"), CudaMultifrontal::set_sep_back_prefetch);
                 let mut x = be.zeros(n * 256).unwrap();
                 let launches = f.solve_rows_profile(&be, 256, &bs[1].1, &mut x).unwrap();
                 if !launches.is_empty() {
                     assert_line_launches(&be, &f, &what, f.sep_lines(true), &launches, true);
                     if case.name.starts_with("seed") {
                         assert!(launches.iter().any(|l| !l.backward && l.kernel.ends_with("tp_forward")), "{what}: no prefetched forward launch");
+                        if bulk_here && f.sep_lines(true).bulk {
+                            assert!(launches.iter().any(|l| l.backward && l.kernel.contains("p_backward_")), "{what}: no prefetched backward launch");
+                        }
                         ran.push(format!("{} {name}", case.name));
                     }
                 }
@@ -981,6 +994,7 @@ fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
             f.set_pipe_blocks(None).unwrap();
             f.set_subtree_shape(None).unwrap();
             f.set_sep_prefetch(false);
+            f.set_sep_back_prefetch(false);
         }
     }
     assert_every_degree_ran(&ran, &["default", "tc", "bulkexttc"], "the prefetched forward");

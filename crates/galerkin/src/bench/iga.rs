@@ -498,57 +498,70 @@ const ROWS_FUSED_ENGINE: &str = "gpu-rows-fused";
 const ROWS_FUSED1_ENGINE: &str = "gpu-rows-fused1";
 
 /// Whether `engine` solves row-major, and with which bottom pass (`None`: the default); any
-/// row-major engine may end in a [`walk_suffix`].
+/// row-major engine may end in [`RowsSuffixes`].
 fn rows_engine(engine: &str) -> Option<Option<RowsBottom>> {
-    match walk_suffix(engine).0 {
+    match RowsSuffixes::parse(engine).base {
         ROWS_ENGINE => Some(None),
         ROWS_REG_ENGINE => Some(Some(RowsBottom::Columns)),
         ROWS_REGTC_ENGINE => Some(Some(RowsBottom::ColumnsTensor)),
         ROWS_STAGED_ENGINE => Some(Some(RowsBottom::Staged)),
         ROWS_FUSED_ENGINE => Some(Some(RowsBottom::Fused)),
         ROWS_FUSED1_ENGINE => Some(Some(RowsBottom::FusedOne)),
-        e => rows_lines(e).map(|_| None),
+        base => rows_lines(base).map(|_| None),
     }
 }
 
 /// The row-major engines with the separator-row kernels' lines chosen
-/// ([`CudaMultifrontal::set_sep_lines`]): `gpu-rows-` then a [`lines_suffix`].
-fn rows_lines(engine: &str) -> Option<SepLines> {
-    walk_suffix(engine).0.strip_prefix("gpu-rows-").and_then(lines_suffix)
+/// ([`CudaMultifrontal::set_sep_lines`]): `gpu-rows-` then a [`lines_suffix`], without the
+/// [`RowsSuffixes`] (`base`).
+fn rows_lines(base: &str) -> Option<SepLines> {
+    base.strip_prefix("gpu-rows-").and_then(lines_suffix)
 }
 
-/// A row-major engine's line walk shape (round 21, [`CudaMultifrontal::set_walk_shape`]): a
-/// trailing `-wCxT` (C columns per item, T threads per column, e.g. `gpu-rows-w32x4`,
-/// `gpu-rows-w64x2`), before the [`rows_options`]; the engine without either and the shape
-/// (`None`: no suffix, the default's).
-fn walk_suffix(engine: &str) -> (&str, Option<WalkShape>) {
-    let engine = rows_options(engine).0;
-    let parsed = engine.rsplit_once("-w").and_then(|(base, rest)| {
-        let (c, t) = rest.split_once('x')?;
-        Some((base, WalkShape { cols: c.parse().ok()?, threads: t.parse().ok()? }))
-    });
-    match parsed {
-        Some((base, shape)) => (base, Some(shape)),
-        None => (engine, None),
-    }
+/// A row-major engine's last suffixes, in this order: `-wCxT`, the line walk's item shape (round
+/// 21, [`CudaMultifrontal::set_walk_shape`]: C columns per item, T threads per column, e.g.
+/// `gpu-rows-w32x4`, `gpu-rows-w64x2`); `-nopf`, the plain separator-row kernels both ways
+/// ([`CudaMultifrontal::set_sep_prefetch`]`(false)`, the forward prefetch being the default since
+/// round 23, and [`CudaMultifrontal::set_sep_back_prefetch`]`(false)`), or `-pf` (round 22's
+/// opt-in, kept so that old commands parse), which changes nothing; `-bpf`, the backward
+/// kernels' prefetch (round 24, [`CudaMultifrontal::set_sep_back_prefetch`]`(true)`); `-chain`,
+/// pass 1 chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`], round 23).
+/// E.g. `gpu-rows-nopf`, `gpu-rows-bpf`, `gpu-rows-w64x2-bpf`, `gpu-rows-w64x2-chain`. Parsed once
+/// per engine ([`RowsSuffixes::parse`]).
+struct RowsSuffixes<'a> {
+    /// The engine without them.
+    base: &'a str,
+    /// `None`: no `-wCxT`, the default's shape.
+    shape: Option<WalkShape>,
+    /// The forward prefetch (`false` with `-nopf`).
+    prefetch: bool,
+    /// The backward prefetch where named: `-bpf` on, `-nopf` (without `-bpf`) off, else the default.
+    back_prefetch: Option<bool>,
+    chain: bool,
 }
 
-/// A row-major engine's last suffixes, in this order: `-nopf` runs the plain forward
-/// separator-row kernels ([`CudaMultifrontal::set_sep_prefetch`]`(false)`; the prefetch is the
-/// default since round 23), `-pf` (round 22's opt-in, kept so that old commands parse) changes
-/// nothing; then `-chain` chains pass 1 into the bottom forward pass
-/// ([`CudaMultifrontal::set_sep_chain`], round 23). E.g. `gpu-rows-nopf`, `gpu-rows-w64x2-chain`.
 const NO_PREFETCH_SUFFIX: &str = "-nopf";
 const PREFETCH_SUFFIX: &str = "-pf";
+const BACK_PREFETCH_SUFFIX: &str = "-bpf";
 const CHAIN_SUFFIX: &str = "-chain";
 
-/// A row-major engine without its [`PREFETCH_SUFFIX`]es and [`CHAIN_SUFFIX`], whether it
-/// prefetches and whether it chains.
-fn rows_options(engine: &str) -> (&str, bool, bool) {
-    let (e, chain) = engine.strip_suffix(CHAIN_SUFFIX).map_or((engine, false), |e| (e, true));
-    match e.strip_suffix(NO_PREFETCH_SUFFIX) {
-        Some(e) => (e, false, chain),
-        None => (e.strip_suffix(PREFETCH_SUFFIX).unwrap_or(e), true, chain),
+impl<'a> RowsSuffixes<'a> {
+    fn parse(engine: &'a str) -> RowsSuffixes<'a> {
+        let strip = |e: &'a str, suffix: &str| e.strip_suffix(suffix).map_or((e, false), |e| (e, true));
+        let (e, chain) = strip(engine, CHAIN_SUFFIX);
+        // `-bpf` before `-pf`, whose suffix it ends with.
+        let (e, back) = strip(e, BACK_PREFETCH_SUFFIX);
+        let (e, prefetch) = match e.strip_suffix(NO_PREFETCH_SUFFIX) {
+            Some(e) => (e, false),
+            None => (e.strip_suffix(PREFETCH_SUFFIX).unwrap_or(e), true),
+        };
+        let walk = e.rsplit_once("-w").and_then(|(base, rest)| {
+            let (c, t) = rest.split_once('x')?;
+            Some((base, WalkShape { cols: c.parse().ok()?, threads: t.parse().ok()? }))
+        });
+        let (base, shape) = walk.map_or((e, None), |(base, shape)| (base, Some(shape)));
+        let back_prefetch = if back { Some(true) } else if !prefetch { Some(false) } else { None };
+        RowsSuffixes { base, shape, prefetch, back_prefetch, chain }
     }
 }
 
@@ -669,11 +682,14 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     if let Some(Some(how)) = rows_engine(e) {
                         f.set_rows_bottom(how);
                     }
-                    f.set_sep_lines(rows_lines(e));
-                    let walk_shape = walk_suffix(e).1;
-                    f.set_walk_shape(walk_shape)?;
-                    let (_, prefetch, chain) = rows_options(e);
-                    f.set_sep_prefetch(prefetch);
+                    let suffixes = RowsSuffixes::parse(e);
+                    f.set_sep_lines(rows_lines(suffixes.base));
+                    f.set_walk_shape(suffixes.shape)?;
+                    f.set_sep_prefetch(suffixes.prefetch);
+                    if let Some(on) = suffixes.back_prefetch {
+                        f.set_sep_back_prefetch(on);
+                    }
+                    let chain = suffixes.chain;
                     f.set_sep_chain(chain);
                     // Where the shape's item does not fit (2D separators), the passes run one
                     // launch each, as the default's do where its walk does not fit: said, not refused.

@@ -372,6 +372,10 @@ struct MfKernels {
     /// Those with the store side's indices prefetched under the copies (`mf_mapss{,b,e,be}tp_forward`,
     /// [`CudaMultifrontal::set_sep_prefetch`]).
     mapss_tcf_pref: [Kernel; 4],
+    /// The backward kernels with bulk lines (`[mf_mapssbp_*, mf_mapssbep_*]`, each `[≤ 16, 32, 48
+    /// rows]`) with their indices prefetched under the first chunk's copies
+    /// ([`CudaMultifrontal::set_sep_back_prefetch`], round 24).
+    mapss_back_pref: [[Kernel; 3]; 2],
     /// The same, pipelined ([`CudaMultifrontal::set_pipe_separators`]).
     mapssp_forward: Kernel,
     mapssp_backward: [Kernel; 3],
@@ -410,7 +414,7 @@ impl MfKernels {
     /// kept by hand; the launch profile reads a launch's kernel from the launch itself.
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(self.mapss_back_pref.iter().flatten()).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
     }
 }
 
@@ -522,6 +526,9 @@ pub struct CudaMultifrontal {
     /// Whether the tensor-core forward separator-row kernels prefetch their store side's indices
     /// ([`CudaMultifrontal::set_sep_prefetch`]; on by default since round 23).
     sep_prefetch: bool,
+    /// Whether the bulk backward separator-row kernels prefetch their indices
+    /// ([`CudaMultifrontal::set_sep_back_prefetch`]; off by default).
+    sep_back_prefetch: bool,
     /// Whether pass 1 is chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`];
     /// off by default).
     sep_chain: bool,
@@ -683,6 +690,10 @@ impl CudaMultifrontal {
             ],
             mapss_tcf: [get("mf_mapsst_forward")?, get("mf_mapssbt_forward")?, get("mf_mapsset_forward")?, get("mf_mapssbet_forward")?],
             mapss_tcf_pref: [get("mf_mapsstp_forward")?, get("mf_mapssbtp_forward")?, get("mf_mapssetp_forward")?, get("mf_mapssbetp_forward")?],
+            mapss_back_pref: [
+                [get("mf_mapssbp_backward_1")?, get("mf_mapssbp_backward_2")?, get("mf_mapssbp_backward_3")?],
+                [get("mf_mapssbep_backward_1")?, get("mf_mapssbep_backward_2")?, get("mf_mapssbep_backward_3")?],
+            ],
             mapssp_forward: get("mf_mapssp_forward")?,
             mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
@@ -706,7 +717,7 @@ impl CudaMultifrontal {
         // by every factorization on the backend (one module), so the limit is always set to the
         // same largest value: a per-factorization value could be lowered by another one between
         // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
-        let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(2 * p.mapt_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapss_smem(true, SUBTREE_MAX_WIDTH, 3)).max(p.mapss_smem(false, SUBTREE_MAX_WIDTH, 15))).max().unwrap_or(0);
+        let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(2 * p.mapt_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapss_smem(true, SUBTREE_MAX_WIDTH, 11)).max(p.mapss_smem(false, SUBTREE_MAX_WIDTH, 15))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
         // (`mf_mapss_top` is not among them: the few rows of its warp items fit 48 KiB; the line
         // walk's items, with their staged contributions, may not.)
@@ -787,6 +798,7 @@ impl CudaMultifrontal {
             walk_trace: false,
             walk_shape: None,
             sep_prefetch: true,
+            sep_back_prefetch: false,
             sep_chain: false,
             probe: Mutex::new(None),
             lvl_end,

@@ -12,7 +12,7 @@
 //! at 256 columns instead of 5). Opt-in, for the record.
 use super::sep::{block_threads, DevSeparators, SEP_BULK, SEP_EXT, SEP_L2, SEP_PREF, SEP_TCF};
 use super::*;
-use crate::solver::multifrontal::separators::ChainDeps;
+use crate::solver::multifrontal::separators::{chain_deps, ChainDeps, SeparatorPlan};
 
 /// [`ChainDeps`] on the device (`dep_ptr`, `dep`, `need`) and the arrival counters (pass-1
 /// subtrees × column blocks), grown on demand and zeroed before each launch.
@@ -49,23 +49,44 @@ impl CudaMultifrontal {
     /// bottom a thread per column, not pipelined, warp items or streamed) with bulk lines (sm_90
     /// and up, an even count of columns) and the same line variant but for staged contributions
     /// (the chained pass 1 reads them through L2 instead: the same sums in the same order).
+    /// The chain's tables on the device are built here, by the first call that gets this far
+    /// (a failed upload reads as `false`; the solve then reports it).
     pub fn chains_forward(&self, be: &CudaBackend, nrhs: usize, row_major: bool) -> bool {
         let n = self.n_word(row_major);
-        self.separators.as_ref().is_some_and(|s| self.walk_first(be, s, nrhs, n) >= 2 && self.chain_flags(be, s, nrhs, n).is_some())
+        self.separators.as_ref().is_some_and(|s| self.walk_first(be, s, nrhs, n) >= 2 && matches!(self.chain_flags(be, s, nrhs, n), Ok(Some(_))))
     }
 
     /// The chained launch's kernel variant (`flags`, with [`SEP_BULK`] and [`SEP_L2`], without
-    /// [`SEP_EXT`]), where [`Self::chains_forward`]'s conditions other than the walk's hold.
-    fn chain_flags(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> Option<usize> {
-        let (p0, p1) = (s.passes.first()?, s.passes.get(1)?);
+    /// [`SEP_EXT`]), where [`Self::chains_forward`]'s conditions other than the walk's hold; the
+    /// chain's tables are built ([`Self::dev_chain`]) only once every other condition holds.
+    fn chain_flags(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> Result<Option<usize>> {
+        let (Some(p0), Some(p1)) = (s.passes.first(), s.passes.get(1)) else { return Ok(None) };
         let row_major = n & ROW_MAJOR != 0;
         let bottom_own = if row_major { self.rows_bottom_runs() } else { self.leans_forward() || self.streams_bottom() };
         let piped = self.pipe_separators.is_some_and(|min| p0.count >= min || p1.count >= min);
-        if !self.sep_chain || s.chain.is_none() || nrhs % 2 != 0 || bottom_own || piped || self.split_columns || p0.index != 0 {
-            return None;
+        if !self.sep_chain || nrhs % 2 != 0 || bottom_own || piped || self.split_columns || p0.index != 0 {
+            return Ok(None);
         }
         let (f0, f1) = (self.sep_line_flags(be, p0, false, n) & !SEP_EXT, self.sep_line_flags(be, p1, false, n) & !SEP_EXT);
-        (f0 == f1 && f0 & SEP_BULK != 0).then_some(f0 | SEP_L2)
+        if f0 != f1 || f0 & SEP_BULK == 0 {
+            return Ok(None);
+        }
+        Ok(self.dev_chain(be, s)?.map(|_| f0 | SEP_L2))
+    }
+
+    /// The chain's tables on the device ([`chain_deps`] of this factorization's plans, rebuilt
+    /// from the symbolic structure as the factorization built them), made on first use and kept;
+    /// `None` where [`chain_deps`] does not apply.
+    fn dev_chain<'a>(&self, be: &CudaBackend, s: &'a DevSeparators) -> Result<Option<&'a DevChain>> {
+        if let Some(c) = s.chain.get() {
+            return Ok(c.as_ref());
+        }
+        let plan = SubtreePlan::new(&self.sym, SubtreeLimits::default())?;
+        let deps = SeparatorPlan::new(&plan, self.sym.n).and_then(|sp| chain_deps(&self.sym, &plan, &sp));
+        let built = deps.map(|d| DevChain::new(be, &d)).transpose()?;
+        // Another thread may have built the same tables first: either copy serves.
+        let _ = s.chain.set(built);
+        Ok(s.chain.get().and_then(Option::as_ref))
     }
 
     /// Passes 0 and 1 forward as one launch of `mf_mapss*_chain` where [`Self::chains_forward`]
@@ -73,7 +94,8 @@ impl CudaMultifrontal {
     /// column block) of the bottom pass's width, the counters zeroed first.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn chain_forward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64, b: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<bool> {
-        let (Some(flags), Some(chain)) = (self.chain_flags(be, s, nrhs, n), s.chain.as_ref()) else { return Ok(false) };
+        let Some(flags) = self.chain_flags(be, s, nrhs, n)? else { return Ok(false) };
+        let Some(chain) = self.dev_chain(be, s)? else { return Ok(false) };
         let (p0, p1) = (&s.passes[0], &s.passes[1]);
         let smem = |c: usize| p0.mapss_smem(false, c, flags).max(p1.mapss_smem(false, c, flags));
         let Some((cols, smem)) = self.fit_width(self.tensor_cols(p0, nrhs), smem) else { return Ok(false) };

@@ -3,7 +3,7 @@
 //! [`crate::solver::multifrontal::separators`]): the tensor-core map kernels with the rows that
 //! passes 1 and up eliminate in a row-major buffer, so those passes move whole lines.
 use super::*;
-use crate::solver::multifrontal::separators::{chain_deps, fused_bases, SeparatorPlan, TopWalk, TOP_SUBTREES};
+use crate::solver::multifrontal::separators::{fused_bases, SeparatorPlan, TopWalk, TOP_SUBTREES};
 
 /// The kernels' `struct SepPass`, field for field.
 #[repr(C)]
@@ -33,8 +33,9 @@ pub(super) struct DevSeparators {
     /// run of dofs ([`fused_bases`](crate::solver::multifrontal::separators::fused_bases); the fused row-major kernels, [`RowsBottom::Fused`]).
     fused_base: Option<CudaSlice<u32>>,
     /// Pass 1 chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`]), where
-    /// [`chain_deps`] applies.
-    pub(super) chain: Option<super::chain::DevChain>,
+    /// [`chain_deps`](crate::solver::multifrontal::separators::chain_deps) applies: built by the
+    /// first solve that asks for it (the chain is opt-in, so a factorization pays nothing for it).
+    pub(super) chain: std::sync::OnceLock<Option<super::chain::DevChain>>,
 }
 
 
@@ -118,8 +119,7 @@ impl DevSeparators {
         };
         let bottom_own = sp.own_ptr.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
         let fused_base = fused_bases(&plan.passes[0]).map(|v| up(&v)).transpose()?;
-        let chain = chain_deps(sym, plan, &sp).map(|d| super::chain::DevChain::new(be, &d)).transpose()?;
-        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, bottom_rows, bottom_own, fused_base, chain }))
+        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, bottom_rows, bottom_own, fused_base, chain: std::sync::OnceLock::new() }))
     }
 
     pub(super) fn pass(&self, be: &CudaBackend, q: usize) -> SepPass {
@@ -537,6 +537,7 @@ impl CudaMultifrontal {
         let k = match flags {
             0 if backward => &self.kernels.mapss_backward[p.map_nb - 1],
             0 => &self.kernels.mapss_forward,
+            f if backward && f & SEP_PREF != 0 => &self.kernels.mapss_back_pref[usize::from(f & SEP_EXT != 0)][p.map_nb - 1],
             f if f & SEP_PREF != 0 => &self.kernels.mapss_tcf_pref[f & (SEP_BULK | SEP_EXT)],
             f if f & SEP_TCF != 0 => &self.kernels.mapss_tcf[f & (SEP_BULK | SEP_EXT)],
             f => &self.kernels.mapss_lines[f - 1][which],
@@ -601,7 +602,8 @@ pub(super) fn block_threads(k: &Kernel, cols: usize, threads: usize) -> Result<u
 pub(super) const SEP_BULK: usize = 1;
 pub(super) const SEP_EXT: usize = 2;
 pub(super) const SEP_TCF: usize = 4;
-/// MF_SEP_PREF (round 22, with MF_SEP_TCF only: `mf_mapss{,b,e,be}tp_forward` = 12…15).
+/// MF_SEP_PREF (round 22, forward with MF_SEP_TCF: `mf_mapss{,b,e,be}tp_forward` = 12…15; round 24,
+/// backward with MF_SEP_BULK: `mf_mapss{b,be}p_backward_*` = 9, 11).
 pub(super) const SEP_PREF: usize = 8;
 /// MF_SEP_L2 (round 23, the chained kernels `mf_mapss{b,bt,btp}_chain` only): the external
 /// contributions read through L2 (other blocks of the launch stored them).
@@ -617,7 +619,7 @@ impl CudaMultifrontal {
         let bulk = self.bulk_lines(be, l);
         let ext = p.has_ext && l.ext_below.is_some_and(|min| p.count < min);
         let tcf = l.tc_forward && !backward && p.tc_roots();
-        let pref = tcf && self.sep_prefetch;
+        let pref = if backward { bulk && self.sep_back_prefetch } else { tcf && self.sep_prefetch };
         usize::from(bulk) * SEP_BULK + usize::from(ext) * SEP_EXT + usize::from(tcf) * SEP_TCF + usize::from(pref) * SEP_PREF
     }
 }
