@@ -274,7 +274,8 @@ pub fn shape(el: &HyperElement) -> Result<Shape> {
     Ok(Shape { gt, cpb, qb: nq.div_ceil(chunks).max(1) })
 }
 
-/// The default scheme: the tensor-core scheme ([`tc_default`]) where it applies (3D simplices of at
+/// The default scheme's family and shape before its defines ([`default_variant`] picks those, and the
+/// fused shape at ≤ 4 points): the tensor-core scheme ([`tc_default`]) where it applies (3D simplices of at
 /// most 16 nodes on devices of compute capability ≥ 8.0), column pairs ([`shape`]) elsewhere. With
 /// its element matrix staged in shared memory and scattered row by row (sixth pass in
 /// BENCHMARKS.md) it is the faster of the two at P2 on the H100.
