@@ -31,7 +31,10 @@
 // (`hk_gather`) instead of two global loads per entry in the scatter (slower: eleventh pass).
 // HK_PLAIN_STORE, HK_CONTIG=n (the sweep only, the staged scatter): plain racy stores at the same
 // places, or as many atomic adds at consecutive places (timing: what the atomics and their
-// scattered sectors cost).
+// scattered sectors cost). HK_PLAIN_STORE with HK_SCATTER_COLS too (round 24: what a coloured,
+// non-atomic scatter could save at most); HK_SCATTER_KEEP=k (the column walk, timing only): only
+// the rows with row % 5 < k are added (k = 2: 2/5 of the adds, a perfect patch reduction's
+// ≈ 1/2.56 — what a pre-summed scatter could save at most, before its own cost).
 // HK_STAGE (the tensor-core scheme, `Scheme::Gather`, sixteenth pass): the staged blocks are stored
 // to a per-cell record of the global stage passed as `vals` instead of being scattered; the owner
 // gather (`hyperelastic_gather.cu`) then writes every CSR value once.
@@ -163,8 +166,15 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
         if (row % nw != w) continue;  // (two warps per cell: the rows in turn)
         const int i = row / 3, a = row % 3;
         if (!HK_KEEP(i, j, a, b)) continue;
+#ifdef HK_SCATTER_KEEP  // (the sweep: only HK_SCATTER_KEEP of every 5 rows, timing only)
+        if (row % 5 >= HK_SCATTER_KEEP) continue;
+#endif
         const double v = a <= b ? up[i * 6 * NLOC + hk_pab(a, 0) * NLOC] : lo[a * NLOC + i];
+#ifdef HK_PLAIN_STORE  // (the sweep: racy plain stores at the same places, timing only)
+        vals[hk_row(cell, i, a, row_ptr) + hk_rank(cell, c, i, j, kpos) * 3 + b] = v;
+#else
         atomicAdd(&vals[hk_row(cell, i, a, row_ptr) + hk_rank(cell, c, i, j, kpos) * 3 + b], v);
+#endif
     }
 #else
     for (int k = tid; k < 9 * NLOC * NLOC; k += nthr) {

@@ -386,7 +386,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
             // print theirs): the L2's reduction rate bounds the scatter (round 18's count).
             let per_cell_atomics = 9 * el.nloc() * el.nloc() * el.space.mesh.num_cells();
             emit(format!(
-                "`tc cols` = the default (GpuHyper::new: the tensor-core scheme with the column scatter); `tc staged` = the same without it (GALERKIN_HYPER_SCHEME=tc); per-cell scatter: {per_cell_atomics} global atomic adds a launch"
+                "the default (GpuHyper::new) = `tc cols fuse sty minb20` at ≤ 4 points (P2), `tc cols` (the tensor-core scheme with the column scatter; GALERKIN_HYPER_SCHEME=cols at every rule) at more; `tc staged` = `tc cols` without the column scatter (GALERKIN_HYPER_SCHEME=tc); per-cell scatter: {per_cell_atomics} global atomic adds a launch"
             ));
             let base = shape(el)?;
             let pairs = Scheme::Pairs(base);
@@ -534,6 +534,14 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push(("tc cols fuse sty".into(), fz, [TC_FUSE, fsty, TC_COLS].concat()));
                 variants.push(("tc cols fuse sty minb20".into(), fz, [TC_FUSE, fsty, TC_COLS, &["HK_MINB=20"]].concat()));
                 variants.push(("tc no-scatter fuse sty".into(), fz, [TC_FUSE, fsty, &["HK_NO_SCATTER"]].concat()));
+                // Round 24 (the default at ≤ 4 points is `tc cols fuse sty minb20`): its scatter's
+                // bounds — without it, with plain racy stores at the same places (a coloured,
+                // non-atomic scatter's most), with 2 of every 5 rows added (a perfect patch
+                // reduction's ≈ 1/2.56 of the adds, before its own cost). Timing only.
+                let fsm = [TC_FUSE, fsty, &["HK_MINB=20"]].concat();
+                variants.push(("tc no-scatter fuse sty minb20".into(), fz, [&fsm[..], &["HK_NO_SCATTER"]].concat()));
+                variants.push(("tc cols fuse sty minb20 store".into(), fz, [&fsm[..], TC_COLS, &["HK_PLAIN_STORE"]].concat()));
+                variants.push(("tc cols fuse sty minb20 keep2".into(), fz, [&fsm[..], TC_COLS, &["HK_SCATTER_KEEP=2"]].concat()));
                 if fz != tc {
                     variants.push((format!("tc cols fuse {wpb}x{qc}"), tc, [TC_FUSE, TC_COLS].concat()));
                     variants.push((format!("tc cols {fw}x{fq}"), fz, TC_COLS.to_vec()));

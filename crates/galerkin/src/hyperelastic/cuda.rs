@@ -37,7 +37,7 @@ const SHARED_BUDGET: usize = 46 * 1024;
 /// The hard limit on static shared memory per block.
 const SHARED_LIMIT: usize = 48 * 1024;
 
-/// The environment variable that overrides [`default_scheme`] in [`GpuHyper::new`].
+/// The environment variable that overrides [`default_variant`] in [`GpuHyper::new`].
 pub const SCHEME_ENV: &str = "GALERKIN_HYPER_SCHEME";
 
 /// The launch shape of the column-pair scheme: threads per cell (≥ the DIM·⌈NLOC/2⌉ column-pair
@@ -274,7 +274,8 @@ pub fn shape(el: &HyperElement) -> Result<Shape> {
     Ok(Shape { gt, cpb, qb: nq.div_ceil(chunks).max(1) })
 }
 
-/// The default scheme: the tensor-core scheme ([`tc_default`]) where it applies (3D simplices of at
+/// The default scheme's family and shape before its defines ([`default_variant`] picks those, and the
+/// fused shape at ≤ 4 points): the tensor-core scheme ([`tc_default`]) where it applies (3D simplices of at
 /// most 16 nodes on devices of compute capability ≥ 8.0), column pairs ([`shape`]) elsewhere. With
 /// its element matrix staged in shared memory and scattered row by row (sixth pass in
 /// BENCHMARKS.md) it is the faster of the two at P2 on the H100.
@@ -284,6 +285,28 @@ pub fn default_scheme(el: &HyperElement, cc: (u32, u32)) -> Result<Scheme> {
     }
     Ok(Scheme::Pairs(shape(el)?))
 }
+
+/// The default scheme and kernel defines of [`GpuHyper::new`], chosen by the rule's point count: with
+/// the column scatter (P2 tetrahedra) and at most 4 points (the stiffness rule), the fused law
+/// ([`tc_fuse`], [`TC_FUSE`]) with the staged blocks in Y's space and 20 cells an SM
+/// ([`TC_ST_Y_MINB`]): 1.35 against 1.41 ms at 10⁶ unknowns on the H200 (rounds 23–24 in
+/// BENCHMARKS.md); with more points (Newton's 14-point rule) the fused law holds accumulators
+/// across chunks (168 registers, 14 % slower), so [`default_scheme`] with [`tc_cols`] — as everywhere else.
+pub fn default_variant(el: &HyperElement, cc: (u32, u32)) -> Result<(Scheme, Vec<&'static str>)> {
+    let sc = default_scheme(el, cc)?;
+    if !matches!(sc, Scheme::Tc { .. }) {
+        return Ok((sc, Vec::new()));
+    }
+    let (cols, nq, fz) = (tc_cols(el), el.quad.len(), tc_fuse(el));
+    let sty = tc_st_y(el, nq, TC_ST_Y_MINB);
+    if !cols.is_empty() && nq <= FUSE_MAX_POINTS && tc_qc(fz) == nq && !sty.is_empty() {
+        return Ok((fz, [TC_FUSE, sty, cols].concat()));
+    }
+    Ok((sc, cols.to_vec()))
+}
+
+/// The most points of a rule for which [`default_variant`] takes the fused law (one chunk of them).
+pub const FUSE_MAX_POINTS: usize = 4;
 
 /// The defines of the column-pair variant (what CI compiles for every element).
 pub fn defines(el: &HyperElement) -> Result<Vec<String>> {
@@ -511,8 +534,9 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 }
 
 impl GpuHyper {
-    /// The default scheme for `el` on this device ([`default_scheme`]), or the one named by
-    /// `GALERKIN_HYPER_SCHEME` (`pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `sty` (the default with [`TC_ST_Y_MINB`]), `fuse` ([`tc_fuse`] with [`TC_FUSE`] and [`TC_COLS`]), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
+    /// The default scheme and defines for `el` on this device ([`default_variant`]: by the rule's
+    /// point count), or the one named by `GALERKIN_HYPER_SCHEME` (`cols` ([`default_scheme`] with
+    /// [`tc_cols`] at every rule: the default before round 24), `pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `sty` (the default with [`TC_ST_Y_MINB`]), `fuse` ([`tc_fuse`] with [`TC_FUSE`] and [`TC_COLS`]), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -521,7 +545,14 @@ impl GpuHyper {
         let sc = match std::env::var(SCHEME_ENV).ok().as_deref() {
             // The tensor-core default with the eighteenth pass's column scatter (P2 tetrahedra: 1.40
             // against 1.66 ms at 4 points on the H200; its GPU = CPU and Newton tests passed there).
-            None => match default_scheme(el, cc)? {
+            // At ≤ 4 points (P2) the fused law with 20 cells an SM (rounds 23–24), else the same
+            // scheme with the column scatter alone ([`default_variant`]).
+            None => {
+                let (sc, defs) = default_variant(el, cc)?;
+                return Self::variant(be, el, sc, &defs);
+            }
+            // The default before round 24 at every rule: the tensor-core scheme with the column scatter.
+            Some("cols") => match default_scheme(el, cc)? {
                 sc @ Scheme::Tc { .. } => return Self::variant(be, el, sc, tc_cols(el)),
                 sc => sc,
             },
@@ -561,7 +592,7 @@ impl GpuHyper {
             // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
             Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
             Some("recompute") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `pairs`, `tc`, `prefetch`, `wide`, `upper`, `sty`, `fuse`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `cols`, `pairs`, `tc`, `prefetch`, `wide`, `upper`, `sty`, `fuse`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -953,6 +984,16 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         let fsty = tc_st_y(&st, tc_qc(tc_fuse(&st)), TC_ST_Y);
                         variants.push(fuse(tc_fuse(&st), &[fsty, tc_cols(&st)].concat())?);
                         variants.push(fuse(tc_fuse(&st), &[fsty, tc_cols(&st), &["HK_MINB=20"]].concat())?);
+                        // Round 24 (P2, the column scatter): the default at this rule and its sweep's
+                        // timing rows (no scatter, plain stores, 2 rows of every 5 added).
+                        let (dsc, ddefs) = default_variant(&st, (9, 0))?;
+                        if !tc_cols(&st).is_empty() {
+                            variants.push([defines_for(&st, dsc)?, ddefs.iter().map(|e| e.to_string()).collect()].concat());
+                            for extra in [&["HK_NO_SCATTER"][..], &["HK_PLAIN_STORE"], &["HK_SCATTER_KEEP=2"]] {
+                                let defs = ddefs.iter().filter(|d| !(extra[0] == "HK_NO_SCATTER" && **d == "HK_SCATTER_COLS")).chain(extra);
+                                variants.push([defines_for(&st, dsc)?, defs.map(|e| e.to_string()).collect()].concat());
+                            }
+                        }
                         if tc_fuse(&st) != tc_default(&st) {
                             variants.push(fuse(tc_default(&st), tc_cols(&st))?);
                             variants.push([defines_for(&st, tc_fuse(&st))?, tc_cols(&st).iter().map(|e| e.to_string()).collect()].concat());
@@ -1110,5 +1151,24 @@ mod tests {
         assert_eq!(tc_fuse(&st), Scheme::Tc { wpb: 1, qc: 4, wpc: 1 });
         assert_eq!(tc_shared_bytes(&st, 1, 4), 12_736);
         assert!(defines_for(&st, tc_fuse(&st)).is_ok());
+    }
+
+    /// Which scheme each rule gets by default (round 24): P2 at the stiffness rule's 4 points the
+    /// fused law with Y's space and 20 cells an SM; P2 at the full 14-point rule, P1 and devices
+    /// without FP64 tensor cores what they had.
+    #[test]
+    fn the_default_by_the_rules_point_count() {
+        let p2 = element(CellType::Tetrahedron, 2);
+        assert_eq!(p2.quad.len(), 14);
+        assert_eq!(default_variant(&p2, (9, 0)).unwrap(), (tc_default(&p2), TC_COLS.to_vec()));
+        let st = HyperElement::with_degree(p2.space.clone(), p2.law, Vec::new(), Some(crate::hyperelastic::element::stiffness_quadrature_degree(&p2.space))).unwrap();
+        assert_eq!(st.quad.len(), 4);
+        let (sc, defs) = default_variant(&st, (9, 0)).unwrap();
+        assert_eq!(sc, Scheme::Tc { wpb: 1, qc: 4, wpc: 1 });
+        assert_eq!(defs, ["HK_FUSE", "HK_RES_MMA=1", "HK_ST_Y", "HK_MINB=20", "HK_SCATTER_COLS"]);
+        assert!(defines_for(&st, sc).is_ok());
+        let p1 = element(CellType::Tetrahedron, 1);
+        assert_eq!(default_variant(&p1, (9, 0)).unwrap(), (tc_default(&p1), Vec::new()));
+        assert!(matches!(default_variant(&st, (7, 5)).unwrap(), (Scheme::Pairs(_), ref d) if d.is_empty()));
     }
 }
