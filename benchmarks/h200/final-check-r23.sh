@@ -4,14 +4,7 @@
 # ${HYPER_VARIANTS}), then the round's GPU tests (the new default's and the merged opt-in paths') in three lanes.
 # Usage: bash benchmarks/h200/final-check-r23.sh .dev-NAME    (binaries in .dev-NAME/bin.tar.xz)
 NAME=lead-r23; BUDGET=${BUDGET:-330}; source benchmarks/h200/call-lib.sh "$1"
-timeout "$(left 120)" "$G" bench-iga --gpu --sweeps rhs --rhs 1,256 --rhs-elements 1048576 --rhs-degree 3 --reps 3 --cpu-max 0 \
-  --rhs-engines "${IGA_ENGINES:-gpu-rows,gpu-rows-nopf}" > "$OUT/$NAME-iga.txt" 2>&1
-step "iga rc $?"
-timeout "$(left 45)" "$G" bench --hex --degrees 4,5 --runs 7 --cpu-cells 10 > "$OUT/$NAME-hex.txt" 2>&1
-step "hex rc $?"
-timeout "$(left 40)" "$G" bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 5 --hyper-quadrature stiffness \
-  --hyper-variants "${HYPER_VARIANTS:-tc cols,tc cols fuse,tc cols fuse sty,tc cols fuse sty minb20}" > "$OUT/$NAME-hyper.txt" 2>&1
-step "hyper rc $?"
+targets "${IGA_ENGINES:-gpu-rows,gpu-rows-nopf}" "${HYPER_VARIANTS:-tc cols,tc cols fuse,tc cols fuse sty,tc cols fuse sty minb20}"
 # the round's GPU tests, one lane each (filters: the new paths and the changed defaults)
 lane() { local bin=$1; shift; { echo "=== $bin $*"; timeout "$(left 150)" "$T/$bin" --include-ignored "$@" 2>&1; echo "rc $?"; } > "/tmp/lane-$bin.log"; }
 [ -x "$T/hyperelastic_cuda" ] && lane hyperelastic_cuda fuse &
