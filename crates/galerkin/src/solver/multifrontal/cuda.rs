@@ -582,6 +582,12 @@ fn ptr<T>(be: &CudaBackend, s: &CudaSlice<T>) -> DevPtr {
     p
 }
 
+/// The subtree plan the device launches follow: `CudaMultifrontal::prepare`'s, and the chained
+/// solve's tables rebuild the same one on first use (`cuda_chain.rs`), so both take it from here.
+fn device_plan(sym: &Symbolic) -> Result<SubtreePlan> {
+    SubtreePlan::new(sym, SubtreeLimits::default())
+}
+
 /// Shared-memory doubles of one factorization group (`F` plus the pivot ints), as in the kernel.
 fn group_doubles(mmax: usize) -> usize {
     mmax * mmax + mmax.div_ceil(2)
@@ -611,7 +617,7 @@ impl CudaMultifrontal {
             .iter()
             .map(|v| be.upload(if v.is_empty() { &[0u32][..] } else { &v[..] }))
             .collect::<Result<_>>()?;
-        let plan = SubtreePlan::new(s, SubtreeLimits::default())?;
+        let plan = device_plan(s)?;
         let u64s: Vec<CudaSlice<u64>> =
             [&s.front_off, &s.map_off, &s.pinv_off, &s.dofs_off, &plan.slot].iter().map(|v| be.upload(&v[..])).collect::<Result<_>>()?;
         let active = be.upload(&plan.place)?;

@@ -81,7 +81,7 @@ impl CudaMultifrontal {
         if let Some(c) = s.chain.get() {
             return Ok(c.as_ref());
         }
-        let plan = SubtreePlan::new(&self.sym, SubtreeLimits::default())?;
+        let plan = device_plan(&self.sym)?;
         let deps = SeparatorPlan::new(&plan, self.sym.n).and_then(|sp| chain_deps(&self.sym, &plan, &sp));
         let built = deps.map(|d| DevChain::new(be, &d)).transpose()?;
         // Another thread may have built the same tables first: either copy serves.
