@@ -352,8 +352,9 @@ impl TiledConfig {
             }
         }
         // The previous default (p = 5 before round 24) right after round 24's rows.
-        if TiledConfig::round22_default(nloc) != v[0] && !v.contains(&TiledConfig::round22_default(nloc)) {
-            v.push(TiledConfig::round22_default(nloc));
+        let previous = TiledConfig::round22_default(nloc);
+        if !v.contains(&previous) {
+            v.push(previous);
         }
         // Round 23 (p = 4, 5: the alternating order by SM sub-partition), right after the default.
         for c in TiledConfig::round23_high(nloc) {
