@@ -1302,6 +1302,15 @@ struct SepPass {
 #define MF_SEP_TCF 4
 #define MF_SEP_PREF 8
 #define MF_SEP_L2 16
+// MF_SEP_BOT (round 25, the backward prefetch mf_mapssbp0_backward_*): the kernel runs on a
+// row-major bottom pass only, so `sp.upper` (false) and `mf_rows(n)` (true) are known when it is
+// compiled and its index paths are the prefetched ones alone — round 24's prefetched kernels kept
+// every path and took 79 registers against 56. sep_upper / sep_rows read the two through it.
+#define MF_SEP_BOT 32
+template <int FLAGS>
+__device__ __forceinline__ bool sep_upper(const SepPass& sp) { return (FLAGS & MF_SEP_BOT) ? false : sp.upper != 0; }
+template <int FLAGS>
+__device__ __forceinline__ bool sep_rows(u64 n) { return (FLAGS & MF_SEP_BOT) ? true : mf_rows(n); }
 template <bool BACKWARD, int FLAGS = 0>
 __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp, u32 j, u32 c0, u32 C, u32 nrhs, u64 n,
                                                const double* __restrict__ b, const double* __restrict__ sep, double* w, int ld,
@@ -1310,11 +1319,12 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
     const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
     const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j];
     const u32* rdof = p.row_dof + r0;
-    const u32 o0 = sp.upper ? 0 : sp.own_ptr[j];
-    const u32 ncm = sp.upper ? 0 : ne + (BACKWARD ? 0 : sp.own_ptr[j + 1] - o0);
+    const bool upper = sep_upper<FLAGS>(sp), rows = sep_rows<FLAGS>(n);
+    const u32 o0 = upper ? 0 : sp.own_ptr[j];
+    const u32 ncm = upper ? 0 : ne + (BACKWARD ? 0 : sp.own_ptr[j + 1] - o0);
     if constexpr (FLAGS != 0) {
         // Lines: row-major b (pass 0), then sep rows, then staged contributions.
-        const u32 nb = mf_rows(n) ? ncm : 0, first = sp.upper ? 0 : ne, last = BACKWARD ? R : ne, ns = last - first;
+        const u32 nb = rows ? ncm : 0, first = upper ? 0 : ne, last = BACKWARD ? R : ne, ns = last - first;
         const u32 x0 = p.ext_ptr[j], nx = (FLAGS & MF_SEP_EXT) ? p.ext_ptr[j + 1] - x0 : 0, keep = BACKWARD ? ne : R;
         const u32 nl = nb + ns + nx, cols = min(C, nrhs - c0);
         auto source = [&](u32 k, u32 d) {  // the line's dof, from the cache where it is filled
@@ -1355,7 +1365,7 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
                     for (u32 col = lane; col < C; col += 32) mf_cp8(dst + col, col < cols ? src + col : b, col < cols);
             }
         }
-    } else if (mf_rows(n)) {  // row-major b: a warp per row, lanes over columns (whole lines, as sep)
+    } else if (rows) {  // row-major b: a warp per row, lanes over columns (whole lines, as sep)
         for (u32 i = warp; i < ncm; i += nw) {
             const u32 d = i < ne ? rdof[i] : sp.own_dof[o0 + i - ne];
             const u32 wr = i < ne ? i : R + (i - ne);
@@ -1366,7 +1376,7 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
             }
         }
     }
-    for (u32 row0 = 0; row0 < (mf_rows(n) ? 0 : ncm); row0 += 32) {
+    for (u32 row0 = 0; row0 < (rows ? 0 : ncm); row0 += 32) {
         const u32 i = row0 + lane;
         if (i >= ncm) break;
         const u32 d = i < ne ? rdof[i] : sp.own_dof[o0 + i - ne];
@@ -1376,7 +1386,7 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
             mf_cp8(w + wr * ld + col, v ? b + (u64)(c0 + col) * n + d : b, v);
         }
     }
-    const u32 first = sp.upper ? 0 : ne, last = BACKWARD ? R : ne;
+    const u32 first = upper ? 0 : ne, last = BACKWARD ? R : ne;
     for (u32 i = first + warp; i < (FLAGS != 0 ? first : last); i += nw) {
         const double* src = sep + (u64)rdof[i] * nrhs + c0;
         for (u32 col = lane; col < C; col += 32) {
@@ -1411,10 +1421,11 @@ __device__ __forceinline__ u64 sep_root_at(const Tree& t, const Pass& p, u32 j, 
 // rows: their count (own_ptr, in pre[0]) and each one's place in w and dof (own_loc, own_dof: two
 // dependent loads after the product without it), as pairs at pre_idx(pre)[p.rows + 2k]. They fit:
 // a bottom pass's p.rows is its most local + owned rows, and owned rows are Schur rows.
-template <bool BACKWARD>
+template <bool BACKWARD, int FLAGS>
 __device__ __forceinline__ void maps_sep_prefetch(const Tree& t, const Pass& p, const SepPass& sp, u32 j, u64* pre) {
     const u32 r = blockDim.x - 1 - threadIdx.x;
-    const u32 o0 = sp.upper ? 0 : sp.own_ptr[j], nown = sp.upper ? 0 : sp.own_ptr[j + 1] - o0;
+    const bool upper = sep_upper<FLAGS>(sp);
+    const u32 o0 = upper ? 0 : sp.own_ptr[j], nown = upper ? 0 : sp.own_ptr[j + 1] - o0;
     if constexpr (BACKWARD) {
         for (u32 k = r; k < nown; k += blockDim.x) {
             pre_idx(pre)[p.rows + 2 * k] = sp.own_loc[o0 + k];
@@ -1451,8 +1462,9 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
     const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
     const u32* rdof = p.row_dof + r0;
     // Backward with the prefetch: the line sources and owned rows from shared memory (`bp`).
-    const u32* bp = BACKWARD && pre != nullptr && (sp.upper || mf_rows(n)) ? pre_idx(pre) : nullptr;
-    const u32 o0 = sp.upper || bp ? 0 : sp.own_ptr[j], nown = sp.upper ? 0 : bp ? (u32)pre[0] : sp.own_ptr[j + 1] - o0;
+    const bool upper = sep_upper<FLAGS>(sp), rows = sep_rows<FLAGS>(n);
+    const u32* bp = BACKWARD && pre != nullptr && (upper || rows) ? pre_idx(pre) : nullptr;
+    const u32 o0 = upper || bp ? 0 : sp.own_ptr[j], nown = upper ? 0 : bp ? (u32)pre[0] : sp.own_ptr[j + 1] - o0;
     const bool mine = c0 + own_col < nrhs;
     double* wc = w + own_col;
     if (!BACKWARD)  // b at the owned separator rows, staged in w rows R…, to sep
@@ -1479,12 +1491,12 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
     } else {
         maps_tc_backward<NB>(sM, ldm, w, ld, R, ne, C);
         __syncthreads();
-        if (sp.upper) {  // x in place of b in sep, whole rows
+        if (upper) {  // x in place of b in sep, whole rows
             for (u32 i = warp; i < ne; i += nw) {
                 double* dst = sep + (u64)(bp ? bp[i] : rdof[i]) * nrhs + c0;
                 for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[i * ld + col];
             }
-        } else if (mf_rows(n)) {  // row-major x at the eliminated and (from sep) the owned rows: whole lines
+        } else if (rows) {  // row-major x at the eliminated and (from sep) the owned rows: whole lines
             for (u32 i = warp; i < ne + nown; i += nw) {
                 const u32 k = i - ne;
                 const u32 wr = i < ne ? i : bp ? bp[p.rows + 2 * k] : sp.own_loc[o0 + k];
@@ -1536,7 +1548,7 @@ __device__ __forceinline__ void maps_sep_subtree(const Tree& t, const Pass& p, c
         const bool cached = c0 != cy * C;
         maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld, buf, ew, bar, PREF ? pre_idx(pre) : nullptr, cached);
         mf_cp_commit();
-        if (PREF && !cached) maps_sep_prefetch<BACKWARD>(t, p, sp, j, pre);  // while the copies land
+        if (PREF && !cached) maps_sep_prefetch<BACKWARD, FLAGS>(t, p, sp, j, pre);  // while the copies land
         mf_cp_wait_all();
         if (FLAGS & MF_SEP_BULK) mf_bar_wait(bar, phase);
         __syncthreads();
@@ -1563,8 +1575,9 @@ __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, 
 // plain kernels; mf_mapssb_* with bulk copies, mf_mapsse_* with staged contributions,
 // mf_mapssbe_* both; mf_mapss{,b,e,be}t_forward: the same with the forward product on the tensor
 // cores (`CudaMultifrontal::set_sep_lines`).
-#define MF_MAPSS_KERNEL(NAME, NB, BACKWARD, FLAGS)                                                                   \
-    extern "C" __global__ void NAME(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,                   \
+#define MF_MAPSS_KERNEL(NAME, NB, BACKWARD, FLAGS) MF_MAPSS_KERNEL_BOUNDED(NAME, NB, BACKWARD, FLAGS, )
+#define MF_MAPSS_KERNEL_BOUNDED(NAME, NB, BACKWARD, FLAGS, BOUNDS)                                                   \
+    extern "C" __global__ void BOUNDS NAME(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,            \
                                     const double* __restrict__ b, double* __restrict__ x, double* __restrict__ sep,  \
                                     double* __restrict__ buf, const u64* __restrict__ map_off,                       \
                                     const double* __restrict__ maps) {                                               \
@@ -1591,10 +1604,19 @@ MF_MAPSS_KERNEL(mf_mapsstp_forward, 1, false, MF_SEP_TCF | MF_SEP_PREF)
 MF_MAPSS_KERNEL(mf_mapssbtp_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF)
 MF_MAPSS_KERNEL(mf_mapssetp_forward, 1, false, MF_SEP_EXT | MF_SEP_TCF | MF_SEP_PREF)
 MF_MAPSS_KERNEL(mf_mapssbetp_forward, 1, false, MF_SEP_BULK | MF_SEP_EXT | MF_SEP_TCF | MF_SEP_PREF)
-// Round 24: the backward kernels with bulk lines, the line sources and the owned rows' places
-// prefetched under the first chunk's copies (`CudaMultifrontal::set_sep_back_prefetch`).
-MF_MAPSS_BACKWARDS(bp, MF_SEP_BULK | MF_SEP_PREF)
-MF_MAPSS_BACKWARDS(bep, MF_SEP_BULK | MF_SEP_EXT | MF_SEP_PREF)
+// Round 25: the backward kernels with bulk lines on a row-major bottom pass (MF_SEP_BOT), the line
+// sources and the owned rows' places prefetched under the first chunk's copies
+// (`CudaMultifrontal::set_sep_back_prefetch`), under a register cap that keeps the resident blocks
+// per SM of mf_mapssb_backward_NB at 256 threads where it would lose one (NVRTC 13.0, sm_90: NB = 2
+// 72 registers uncapped, 58 under (256, 4) against 56; NB = 3 87, 76 under (256, 3) against 69;
+// NB = 1 takes 40 uncapped, fewer than mf_mapssb_backward_1's 48: no cap). Round 24's prefetched
+// kernels ran on every pass uncapped: 79 registers against 56 (NB = 2) cost a block per SM at 64
+// and 256 columns, and the upper passes have no owned rows to prefetch.
+#define MF_MAPSS_BOTTOM_BACKWARD(NB, BOUNDS) \
+    MF_MAPSS_KERNEL_BOUNDED(mf_mapssbp0_backward_##NB, NB, true, MF_SEP_BULK | MF_SEP_PREF | MF_SEP_BOT, BOUNDS)
+MF_MAPSS_BOTTOM_BACKWARD(1, )
+MF_MAPSS_BOTTOM_BACKWARD(2, __launch_bounds__(256, 4))
+MF_MAPSS_BOTTOM_BACKWARD(3, __launch_bounds__(256, 3))
 
 // The separator-row sweep pipelined (`CudaMultifrontal::set_pipe_separators`): a block walks
 // (subtree, chunk) items as the pipelined kernels do (pipe_walk), the next item's gather and map

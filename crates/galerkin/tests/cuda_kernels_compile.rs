@@ -134,8 +134,9 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     let walk = ["mf_mapssbe_top", "mf_mapssbet_top"].map(String::from);
     // Round 23: pass 1 chained into the bottom forward pass (bulk lines, ± tc forward, ± prefetch).
     let chain = ["mf_mapssb_chain", "mf_mapssbt_chain", "mf_mapssbtp_chain"].map(String::from);
-    // Round 24: the bulk backward kernels with their indices prefetched under the first chunk's copies.
-    let back_pref = ["bp", "bep"].iter().flat_map(|v| (1..=3).map(move |nb| format!("mf_mapss{v}_backward_{nb}")));
+    // Round 25: the bulk backward kernels of a row-major bottom pass with their indices prefetched
+    // under the first chunk's copies (round 24's on every pass, `mf_mapss{b,be}p_backward_*`, are gone).
+    let back_pref = (1..=3).map(|nb| format!("mf_mapssbp0_backward_{nb}"));
     let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref);
     let named = ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward", "mf_rows_backward_tc"];
     for entry in named.iter().map(|s| s.to_string()).chain(fused) {
@@ -146,6 +147,15 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     // and stamps its items with the global timer where traced (round 20).
     for op in ["cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", "mbarrier.try_wait.parity", "mbarrier.expect_tx", "fence.proxy.async.global", "%globaltimer"] {
         assert!(c.ptx.contains(op), "multifrontal_batched.cu for compute_90 lacks {op}");
+    }
+    // Round 25: the prefetched bottom backward kernels for 32 and 48 rows carry their register caps
+    // (the resident blocks of mf_mapssb_backward_2 and _3 at 256 threads); the one for 16 rows none.
+    for (nb, cap) in [(1, None), (2, Some(4)), (3, Some(3))] {
+        let entry = format!(".entry mf_mapssbp0_backward_{nb}(");
+        let body = c.ptx.split(&entry).nth(1).and_then(|r| r.split('{').next()).unwrap_or_else(|| panic!("no {entry}"));
+        let want = cap.map(|b| format!(".minnctapersm {b}"));
+        assert_eq!(body.contains(".maxntid 256"), cap.is_some(), "mf_mapssbp0_backward_{nb}: {body}");
+        assert!(want.as_ref().is_none_or(|w| body.contains(w.as_str())), "mf_mapssbp0_backward_{nb} lacks {want:?}: {body}");
     }
 }
 

@@ -372,10 +372,10 @@ struct MfKernels {
     /// Those with the store side's indices prefetched under the copies (`mf_mapss{,b,e,be}tp_forward`,
     /// [`CudaMultifrontal::set_sep_prefetch`]).
     mapss_tcf_pref: [Kernel; 4],
-    /// The backward kernels with bulk lines (`[mf_mapssbp_*, mf_mapssbep_*]`, each `[≤ 16, 32, 48
-    /// rows]`) with their indices prefetched under the first chunk's copies
-    /// ([`CudaMultifrontal::set_sep_back_prefetch`], round 24).
-    mapss_back_pref: [[Kernel; 3]; 2],
+    /// The backward kernels with bulk lines of a row-major bottom pass (`mf_mapssbp0_backward_*`,
+    /// `[≤ 16, 32, 48 rows]`) with their indices prefetched under the first chunk's copies, under
+    /// a register cap ([`CudaMultifrontal::set_sep_back_prefetch`], round 25).
+    mapss_back_pref: [Kernel; 3],
     /// The same, pipelined ([`CudaMultifrontal::set_pipe_separators`]).
     mapssp_forward: Kernel,
     mapssp_backward: [Kernel; 3],
@@ -414,7 +414,7 @@ impl MfKernels {
     /// kept by hand; the launch profile reads a launch's kernel from the launch itself.
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(self.mapss_back_pref.iter().flatten()).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
     }
 }
 
@@ -696,10 +696,7 @@ impl CudaMultifrontal {
             ],
             mapss_tcf: [get("mf_mapsst_forward")?, get("mf_mapssbt_forward")?, get("mf_mapsset_forward")?, get("mf_mapssbet_forward")?],
             mapss_tcf_pref: [get("mf_mapsstp_forward")?, get("mf_mapssbtp_forward")?, get("mf_mapssetp_forward")?, get("mf_mapssbetp_forward")?],
-            mapss_back_pref: [
-                [get("mf_mapssbp_backward_1")?, get("mf_mapssbp_backward_2")?, get("mf_mapssbp_backward_3")?],
-                [get("mf_mapssbep_backward_1")?, get("mf_mapssbep_backward_2")?, get("mf_mapssbep_backward_3")?],
-            ],
+            mapss_back_pref: [get("mf_mapssbp0_backward_1")?, get("mf_mapssbp0_backward_2")?, get("mf_mapssbp0_backward_3")?],
             mapssp_forward: get("mf_mapssp_forward")?,
             mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,

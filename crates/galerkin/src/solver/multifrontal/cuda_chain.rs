@@ -57,9 +57,10 @@ impl CudaMultifrontal {
     }
 
     /// The chained launch's kernel variant (`flags`, with [`SEP_BULK`] and [`SEP_L2`], without
-    /// [`SEP_EXT`]), where [`Self::chains_forward`]'s conditions other than the walk's hold; the
-    /// chain's tables are built ([`Self::dev_chain`]) only once every other condition holds.
-    fn chain_flags(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> Result<Option<usize>> {
+    /// [`SEP_EXT`]) and the chain's tables, where [`Self::chains_forward`]'s conditions other than
+    /// the walk's hold; the tables are built ([`Self::dev_chain`]) only once every other condition
+    /// holds, and handed back so that the launch looks them up once.
+    fn chain_flags<'a>(&self, be: &CudaBackend, s: &'a DevSeparators, nrhs: usize, n: u64) -> Result<Option<(usize, &'a DevChain)>> {
         let (Some(p0), Some(p1)) = (s.passes.first(), s.passes.get(1)) else { return Ok(None) };
         let row_major = n & ROW_MAJOR != 0;
         let bottom_own = if row_major { self.rows_bottom_runs() } else { self.leans_forward() || self.streams_bottom() };
@@ -71,7 +72,7 @@ impl CudaMultifrontal {
         if f0 != f1 || f0 & SEP_BULK == 0 {
             return Ok(None);
         }
-        Ok(self.dev_chain(be, s)?.map(|_| f0 | SEP_L2))
+        Ok(self.dev_chain(be, s)?.map(|c| (f0 | SEP_L2, c)))
     }
 
     /// The chain's tables on the device ([`chain_deps`] of this factorization's plans, rebuilt
@@ -94,8 +95,7 @@ impl CudaMultifrontal {
     /// column block) of the bottom pass's width, the counters zeroed first.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn chain_forward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64, b: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<bool> {
-        let Some(flags) = self.chain_flags(be, s, nrhs, n)? else { return Ok(false) };
-        let Some(chain) = self.dev_chain(be, s)? else { return Ok(false) };
+        let Some((flags, chain)) = self.chain_flags(be, s, nrhs, n)? else { return Ok(false) };
         let (p0, p1) = (&s.passes[0], &s.passes[1]);
         let smem = |c: usize| p0.mapss_smem(false, c, flags).max(p1.mapss_smem(false, c, flags));
         let Some((cols, smem)) = self.fit_width(self.tensor_cols(p0, nrhs), smem) else { return Ok(false) };

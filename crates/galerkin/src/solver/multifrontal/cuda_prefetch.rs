@@ -10,7 +10,11 @@
 //! [`CudaMultifrontal::set_sep_back_prefetch`]): the bottom backward pass (1375 µs at 256 columns,
 //! 81 % of the copy bandwidth, the solve's largest launch) loaded its owned rows' count, places
 //! and dofs (`own_ptr`, then `own_loc` and `own_dof`) after the product, and every later chunk
-//! its line sources (`row_dof`) again before its copies.
+//! its line sources (`row_dof`) again before its copies. As built then (every pass, every index
+//! path) they took 79 registers against 56 and lost a resident block at 64 and 256 columns. Round 25
+//! keeps them to a row-major bottom pass (`mf_mapssbp0_backward_*`: the upper passes and the
+//! column-major paths compiled out, 72 registers) under a cap that keeps the plain kernels'
+//! resident blocks (58 registers for 32 rows, no spills); the upper passes run `mf_mapssb_backward_*`.
 use super::CudaMultifrontal;
 
 impl CudaMultifrontal {
@@ -30,11 +34,12 @@ impl CudaMultifrontal {
         self.sep_prefetch
     }
 
-    /// Makes the backward separator-row kernels with bulk lines prefetch their indices under the
-    /// first chunk's copies (`mf_mapss{b,be}p_backward_*`: the lines' sources and, on the bottom
-    /// pass, the owned rows' places and dofs kept in shared memory for the stores and the later
-    /// chunks; the same products and stores, a few hundred bytes more shared memory per block);
-    /// `false` (the default) runs `mf_mapss{b,be}_backward_*`. Other launches are unchanged.
+    /// Makes the backward separator-row kernel with bulk lines of a row-major bottom pass prefetch
+    /// its indices under the first chunk's copies (`mf_mapssbp0_backward_*`, under a register cap:
+    /// the lines' sources and the owned rows' places and dofs kept in shared memory for the stores
+    /// and the later chunks; the same products and stores, a few hundred bytes more shared memory
+    /// per block); `false` (the default) runs `mf_mapssb_backward_*` there. The upper passes and
+    /// column-major solves are unchanged (round 24 prefetched there too, and lost).
     pub fn set_sep_back_prefetch(&mut self, on: bool) {
         self.sep_back_prefetch = on;
     }

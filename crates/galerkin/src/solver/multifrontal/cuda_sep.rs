@@ -537,7 +537,7 @@ impl CudaMultifrontal {
         let k = match flags {
             0 if backward => &self.kernels.mapss_backward[p.map_nb - 1],
             0 => &self.kernels.mapss_forward,
-            f if backward && f & SEP_PREF != 0 => &self.kernels.mapss_back_pref[usize::from(f & SEP_EXT != 0)][p.map_nb - 1],
+            f if backward && f & SEP_PREF != 0 => &self.kernels.mapss_back_pref[p.map_nb - 1],
             f if f & SEP_PREF != 0 => &self.kernels.mapss_tcf_pref[f & (SEP_BULK | SEP_EXT)],
             f if f & SEP_TCF != 0 => &self.kernels.mapss_tcf[f & (SEP_BULK | SEP_EXT)],
             f => &self.kernels.mapss_lines[f - 1][which],
@@ -602,8 +602,9 @@ pub(super) fn block_threads(k: &Kernel, cols: usize, threads: usize) -> Result<u
 pub(super) const SEP_BULK: usize = 1;
 pub(super) const SEP_EXT: usize = 2;
 pub(super) const SEP_TCF: usize = 4;
-/// MF_SEP_PREF (round 22, forward with MF_SEP_TCF: `mf_mapss{,b,e,be}tp_forward` = 12…15; round 24,
-/// backward with MF_SEP_BULK: `mf_mapss{b,be}p_backward_*` = 9, 11).
+/// MF_SEP_PREF (round 22, forward with MF_SEP_TCF: `mf_mapss{,b,e,be}tp_forward` = 12…15; round 25,
+/// backward with MF_SEP_BULK on a row-major bottom pass: `mf_mapssbp0_backward_*` = 9, which the
+/// kernel compiles with MF_SEP_BOT).
 pub(super) const SEP_PREF: usize = 8;
 /// MF_SEP_L2 (round 23, the chained kernels `mf_mapss{b,bt,btp}_chain` only): the external
 /// contributions read through L2 (other blocks of the launch stored them).
@@ -619,7 +620,10 @@ impl CudaMultifrontal {
         let bulk = self.bulk_lines(be, l);
         let ext = p.has_ext && l.ext_below.is_some_and(|min| p.count < min);
         let tcf = l.tc_forward && !backward && p.tc_roots();
-        let pref = if backward { bulk && self.sep_back_prefetch } else { tcf && self.sep_prefetch };
+        // Backward only a row-major bottom pass (round 25): the upper passes have no owned rows to
+        // prefetch and paid the registers for the cached line sources alone (round 24).
+        let bottom_rows = p.index == 0 && n & ROW_MAJOR != 0 && !ext;
+        let pref = if backward { bulk && bottom_rows && self.sep_back_prefetch } else { tcf && self.sep_prefetch };
         usize::from(bulk) * SEP_BULK + usize::from(ext) * SEP_EXT + usize::from(tcf) * SEP_TCF + usize::from(pref) * SEP_PREF
     }
 }
