@@ -334,7 +334,8 @@ enum Command {
         /// fit, e.g. 2D separators, a note says so and the passes run one launch each), then optionally -nopf: the
         /// tensor-core forward passes without round 22's index prefetch (the default since round 23; -pf, its old
         /// opt-in, is accepted and changes nothing; -nopf also turns off the backward prefetch), then optionally -bpf:
-        /// the bulk backward passes with their indices prefetched under the first chunk's copies (round 24), then
+        /// the bulk bottom backward pass with its indices prefetched under the first chunk's copies, under a register
+        /// cap (round 25; round 24's on every pass), then
         /// optionally -chain: pass 1 chained into the bottom forward pass, one launch (round 23), e.g. gpu-rows-nopf,
         /// gpu-rows-bpf, gpu-rows-w64x2-bpf, gpu-rows-chain, gpu-rows-w64x2-chain;
         /// gpu-<lines> (e.g. gpu-bulkext2tctop, gpu-plain): as gpu, column-major, with those lines).

@@ -523,8 +523,9 @@ fn rows_lines(base: &str) -> Option<SepLines> {
 /// `gpu-rows-w32x4`, `gpu-rows-w64x2`); `-nopf`, the plain separator-row kernels both ways
 /// ([`CudaMultifrontal::set_sep_prefetch`]`(false)`, the forward prefetch being the default since
 /// round 23, and [`CudaMultifrontal::set_sep_back_prefetch`]`(false)`), or `-pf` (round 22's
-/// opt-in, kept so that old commands parse), which changes nothing; `-bpf`, the backward
-/// kernels' prefetch (round 24, [`CudaMultifrontal::set_sep_back_prefetch`]`(true)`); `-chain`,
+/// opt-in, kept so that old commands parse), which changes nothing; `-bpf`, the row-major bottom
+/// backward pass's prefetch under a register cap (round 25; round 24's on every pass,
+/// [`CudaMultifrontal::set_sep_back_prefetch`]`(true)`); `-chain`,
 /// pass 1 chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`], round 23).
 /// E.g. `gpu-rows-nopf`, `gpu-rows-bpf`, `gpu-rows-w64x2-bpf`, `gpu-rows-w64x2-chain`. Parsed once
 /// per engine ([`RowsSuffixes::parse`]).
