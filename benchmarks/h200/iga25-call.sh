@@ -11,28 +11,28 @@
 # Compute on backward 0 at 256 columns, the default's kernel against the capped prefetched one.
 # Usage: bash .dev-iga25/call.sh .dev-iga25
 NAME=iga25; BUDGET=${BUDGET:-232}; source benchmarks/h200/call-lib.sh "$1"
-# The GPU tests first (a broken kernel then costs little): into $OUT/$NAME-tests.txt, then a step line with rc.
-test_step 110 iga_cuda --include-ignored --test-threads 5 --nocapture gpu_chained_forward gpu_prefetched gpu_walk_shapes
 B="bench-iga --gpu --sweeps rhs --rhs-degree 3 --cpu-max 0 --rhs-elements 1048576"
-ENGINES=gpu-rows,gpu-rows-bpf,gpu-rows-w64x2,gpu-rows-w64x2-bpf
-timeout "$(left 75)" "$G" $B --reps 3 --rhs 1,32,64,256 --rhs-engines $ENGINES > "$OUT/$NAME-rhs.txt" 2>&1
-step "1D bench rc $?"
 N=$OUT/$NAME-ncu.txt
 SEC="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats"
-# KERNEL:ENGINE:SKIP:COUNT — backward 0 at 256 columns: the default's (its second launch, after backward 1), then the capped prefetch.
-for k in mf_mapssb_backward_2:gpu-rows:1:1 mf_mapssbp0_backward_2:gpu-rows-bpf:0:1; do
-  IFS=: read -r kern eng skip count <<< "$k"
-  if [ -n "$NCU" ] && [ "$(left 60)" -ge 22 ]; then
-    step "ncu $kern ($eng, skip $skip)"
-    timeout "$(left 25)" "$NCU" --clock-control none --import-source no -k "regex:^$kern\$" --launch-skip "$skip" --launch-count "$count" $SEC \
-      "$G" $B --reps 1 --rhs 256 --rhs-engines "$eng" >> "$N" 2>&1
-    echo "ncu $kern rc=$?" >> "$N"
-  else
-    echo "ncu $kern skipped: $(left 60) s left, ncu '$NCU'" >> "$N"
-  fi
-done
+# The GPU tests first (a broken kernel then costs little): into $OUT/$NAME-tests.txt, then a step line with rc.
+test_step 110 iga_cuda --include-ignored --test-threads 5 --nocapture gpu_chained_forward gpu_prefetched gpu_walk_shapes
+# The sweep: the default, the capped bottom prefetch, the 64 x 2 walk items and both (the candidate default).
+timeout "$(left 75)" "$G" $B --reps 3 --rhs 1,32,64,256 --rhs-engines gpu-rows,gpu-rows-bpf,gpu-rows-w64x2,gpu-rows-w64x2-bpf > "$OUT/$NAME-rhs.txt" 2>&1
+step "1D bench rc $?"
+# ncu_on KERNEL ENGINE SKIP: Nsight Compute on KERNEL's launch after SKIP of them in a 256-column solve by ENGINE, if time is left.
+ncu_on() {
+  if [ -z "$NCU" ] || [ "$(left 60)" -lt 22 ]; then echo "ncu $1 skipped: $(left 60) s left, ncu '$NCU'" >> "$N"; return; fi
+  step "ncu $1 ($2, skip $3)"
+  timeout "$(left 25)" "$NCU" --clock-control none --import-source no -k "regex:^$1\$" --launch-skip "$3" --launch-count 1 $SEC \
+    "$G" $B --reps 1 --rhs 256 --rhs-engines "$2" >> "$N" 2>&1
+  echo "ncu $1 rc=$?" >> "$N"
+}
+# Backward 0 at 256 columns: the default's kernel (its second launch, after backward 1's), then the capped prefetch.
+ncu_on mf_mapssb_backward_2 gpu-rows 1
+ncu_on mf_mapssbp0_backward_2 gpu-rows-bpf 0
 step "done"
-keep "$NAME-tests.txt" "^test \|test result\|panicked\|chain checks\|prefetched bottom" 24
-keep "$NAME-ncu.txt" "^  mf_\|Duration\|Memory Throughput\|Achieved Occ\|Registers Per\|Warp Cycles Per Issued\|rc=\|skipped" 20
+# The summary: tests (with the chain checks' seconds), the sweep's rows and backward 0 lines, ncu's headline metrics.
 keep "$NAME-rhs.txt" "nrhs=\|backward 0\|rror" 40
+keep "$NAME-ncu.txt" "^  mf_\|Duration\|Memory Throughput\|Achieved Occ\|Registers Per\|Warp Cycles Per Issued\|rc=\|skipped" 20
+keep "$NAME-tests.txt" "^test \|test result\|panicked\|chain checks\|prefetched bottom" 24
 cat "$OUT/$NAME-steps.txt"
