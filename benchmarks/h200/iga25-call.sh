@@ -15,7 +15,7 @@ B="bench-iga --gpu --sweeps rhs --rhs-degree 3 --cpu-max 0 --rhs-elements 104857
 N=$OUT/$NAME-ncu.txt
 SEC="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats"
 # The GPU tests first (a broken kernel then costs little): into $OUT/$NAME-tests.txt, then a step line with rc.
-test_step 110 iga_cuda --include-ignored --test-threads 5 --nocapture gpu_chained_forward gpu_prefetched gpu_walk_shapes
+test_step 120 iga_cuda --include-ignored --test-threads 5 --nocapture gpu_chained_forward gpu_prefetched gpu_walk_shapes
 # The sweep: the default, the capped bottom prefetch, the 64 x 2 walk items and both (the candidate default).
 timeout "$(left 75)" "$G" $B --reps 3 --rhs 1,32,64,256 --rhs-engines gpu-rows,gpu-rows-bpf,gpu-rows-w64x2,gpu-rows-w64x2-bpf > "$OUT/$NAME-rhs.txt" 2>&1
 step "1D bench rc $?"
