@@ -172,7 +172,7 @@ impl DeviceBlocks {
         let host = NodeBlocks::of(p)?;
         let (rows, ptr) = (be.upload(&host.rows())?, be.upload(&host.ptr)?);
         let col = be.upload(if host.col.is_empty() { &[0u32][..] } else { &host.col })?;
-        let kernel = |name: &str| Kernel::from_module(module, name);
+        let kernel = |name: &'static str| Kernel::from_module(module, name);
         let (spmv, to_csr) = (kernel("hyper_blocks_spmv")?, kernel("hyper_blocks_to_csr")?);
         Ok(DeviceBlocks { nnodes: (host.ptr.len() - 1) as u64, rows, ptr, col, spmv, to_csr, host })
     }
