@@ -243,17 +243,29 @@ mod tests {
         assert!(NodeBlocks::of(&bad).unwrap_err().to_string().contains("node 0"));
     }
 
+    /// [`blocks_take_fewer_sectors`] on the kernel sweep's mesh (34³ boxes of 6 tetrahedra: 235 824 P2
+    /// cells, 985 527 unknowns; a few seconds: `--ignored`).
+    #[test]
+    #[ignore]
+    fn blocks_take_fewer_sectors_at_a_million_dofs() {
+        sectors_of(34);
+    }
+
     /// Counted on a P2 box (the estimate of round 25, BENCHMARKS.md): whole blocks take fewer L2
     /// sectors than CSR's row pieces (361 against 290 a cell here: neighbouring column nodes are
     /// often adjacent in a row, which merges CSR's pieces too) — at most 32 a node row (every
     /// block 3, the 2 cut ones 4), at least 1 a block.
     #[test]
     fn blocks_take_fewer_sectors() {
-        let (p, cells, rank) = p2(6);
+        sectors_of(6);
+    }
+
+    fn sectors_of(n: usize) {
+        let (p, cells, rank) = p2(n);
         let ncells = cells.len() / 10;
         let (csr, blk) = scatter_sectors(&p, &cells, 10, &rank);
         let (c, b) = (csr as f64 / ncells as f64, blk as f64 / ncells as f64);
-        eprintln!("P2 box 6³, {ncells} cells: sectors a cell CSR {c:.1}, blocks {b:.1} ({:.2}×)", c / b);
+        eprintln!("P2 box {n}³, {ncells} cells: sectors a cell CSR {c:.1}, blocks {b:.1} ({:.2}×)", c / b);
         assert!(b <= 10.0 * (8.0 * 3.0 + 2.0 * 4.0) && b >= 10.0 * 10.0 && c > 1.15 * b, "CSR {c:.1}, blocks {b:.1}");
     }
 }
