@@ -654,7 +654,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                     // storage's passes: the product, the conversion to CSR, CSR's product for scale)
                     let (p, slots) = crate::operator::assemble::pattern(&el.space, true)?;
                     let rank = slots.ok_or_else(|| crate::Error::invalid("sparsity pattern without slots"))?.rank;
-                    let (csr, blk) = super::blocks::scatter_sectors(&p, &el.space.dofmap.cell_nodes, el.nloc(), &rank);
+                    let (csr, blk) = super::blocks::scatter_sectors(&p, &el.space.dofmap.cell_nodes, el.nloc(), &rank, 32);
                     let nc = el.space.mesh.num_cells() as f64;
                     let mut tmp = be.alloc::<f64>(k.nnz())?;
                     let mut y = be.zeros(n)?;
