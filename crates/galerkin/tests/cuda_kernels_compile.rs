@@ -448,9 +448,12 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     // chunks fused; `fuse`'s shape unfused): 42, 39 of them fused, 12 with `HK_ST_Y`.
     // Round 24, 4 per P2 stiffness-rule element (the default there — `fuse` with `HK_ST_Y` and 20
     // cells an SM — and its sweep's timing rows: no scatter, plain stores, 2 of every 5 rows): 12.
-    assert_eq!(v.len(), 299);
-    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_ST_Y")).count(), 54, "the HK_ST_Y variants");
-    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_FUSE")).count(), 51, "the HK_FUSE variants");
+    // Round 25, the node-block scatter (`HK_SCATTER_BLOCKS`): 2 per P2 stiffness-rule element (the default's
+    // and `tc cols`'s) and 2 per P2 element at the full rule (one and two warps a cell): 12.
+    assert_eq!(v.len(), 311);
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_SCATTER_BLOCKS")).count(), 12, "the HK_SCATTER_BLOCKS variants");
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_ST_Y")).count(), 57, "the HK_ST_Y variants");
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_FUSE")).count(), 54, "the HK_FUSE variants");
     assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_SCATTER_KEEP=2" || x == "HK_PLAIN_STORE") && d.iter().any(|x| x == "HK_FUSE")).count(), 6, "round 24's scatter bounds");
     // The fused law keeps its point record in registers: no local memory (`__local_depot`) in its kernel.
     let fuse = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_FUSE") && d.iter().any(|x| x == "NQ=4") && d.iter().any(|x| x == "NLOC=10") && d.iter().any(|x| x == "LAW=2")).expect("a fused P2 stiffness-rule variant");
@@ -492,7 +495,7 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     let gather = &gather[..gather[1..].find(".entry").map_or(gather.len(), |e| e + 1)];
     assert!(gather.contains("atom.shared.add.f64") && !gather.contains("atom.global") && !gather.contains("red.global"), "hyper_gather's adds");
     let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &v[0].0).unwrap().ptx;
-    for entry in ["hyper_assemble", "hyper_pressure_residual", "hyper_pressure_jacobian", "hyper_upper_zero", "hyper_upper_fill"] {
+    for entry in ["hyper_assemble", "hyper_pressure_residual", "hyper_pressure_jacobian", "hyper_upper_zero", "hyper_upper_fill", "hyper_blocks_spmv", "hyper_blocks_to_csr"] {
         assert!(ptx.contains(&format!(".entry {entry}(")), "hyperelastic.cu lacks {entry}");
     }
     // The tensor-core scheme: Hopper's m16n8k4, and the m8n8k4 pair before Hopper.

@@ -4,8 +4,9 @@
 //! plane-strain fibre strip) agree. Skips without a GPU unless GALERKIN_REQUIRE_GPU=1.
 mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
-use galerkin::backend::{Backend, Cpu};
-use galerkin::hyperelastic::cuda::{default_scheme, shape, tc_applies, tc_default, tc_fuse, tc_patch_default, tc_qc, tc_st_y, tc_wide, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_FUSE, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH, TC_ST_Y, TC_ST_Y_MINB};
+use galerkin::backend::{Backend, Cpu, LinearOperator};
+use galerkin::hyperelastic::blocks::TC_BLOCKS;
+use galerkin::hyperelastic::cuda::{default_scheme, default_variant, shape, tc_applies, tc_default, tc_fuse, tc_patch_default, tc_cols, tc_qc, tc_st_y, tc_wide, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_FUSE, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH, TC_ST_Y, TC_ST_Y_MINB};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::patch::Grouping;
 use galerkin::hyperelastic::recompute;
@@ -392,6 +393,73 @@ fn gpu_fuse_equals_the_cpu() {
         ];
         cases_equal_the_cpu(be, mk, u, what, cases);
     });
+}
+
+/// The node-block storage (round 25, `HK_SCATTER_BLOCKS`): on P2 tetrahedra, both rules, every
+/// law (a frame per cell), the default at each rule, the tensor-core default with the column walk
+/// and the same with two warps a cell, each scattering whole node blocks: the Jacobian, assembled
+/// twice in block order and converted to CSR on the host, equals the CPU's (and is not CSR's order
+/// as it comes); converted on the device it is the host's conversion bit for bit; its block
+/// product equals the CSR product of the CPU's Jacobian; the residual equals the CPU's. And
+/// `GALERKIN_HYPER_SCHEME=blocks`'s system (the conversion after each assembly) equals the CPU.
+#[test]
+fn gpu_blocks_equal_the_cpu() {
+    for_tc_cases(|be, _, mk, u, what, el| {
+        if tc_cols(el).is_empty() {
+            return;  // (P1: no column walk, refused below)
+        }
+        let (tc, split, _) = tc_shapes(el);
+        let (dsc, ddefs) = default_variant(el, be.device().compute_capability).unwrap();
+        let cases: Vec<(Scheme, Vec<&str>)> = vec![(dsc, [&ddefs[..], TC_BLOCKS].concat()), (tc, [TC_COLS, TC_BLOCKS].concat()), (split, [TC_COLS, TC_BLOCKS].concat())];
+        let asm = CpuHyper::new(mk()).unwrap();
+        let mut k = asm.matrix();
+        let mut r = vec![0.0; u.len()];
+        asm.assemble(u, &mut r, Some(&mut k)).unwrap();
+        let ud = be.from_host(u).unwrap();
+        let x: Vec<f64> = (0..u.len()).map(|i| ((i * 7919) % 1013) as f64 / 1013.0 - 0.4).collect();
+        let xd = be.from_host(&x).unwrap();
+        let mut y_ref = be.zeros(u.len()).unwrap();
+        galerkin::backend::cuda::DeviceCsr::from_host(be, &k).unwrap().apply(be, &xd, &mut y_ref).unwrap();
+        let y_ref = be.to_host(&y_ref).unwrap();
+        for (sc, extra) in cases {
+            let what = format!("{what} {sc:?} {extra:?}");
+            let gsys = GpuHyper::variant(be, &mk(), sc, &extra).unwrap();
+            let b = gsys.blocks().unwrap_or_else(|| panic!("{what}: no block storage"));
+            let mut rd = be.zeros(u.len()).unwrap();
+            let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(be, &gsys.pattern).unwrap();
+            gsys.assemble(be, &ud, &mut rd, Some(&mut kd)).unwrap();
+            gsys.assemble(be, &ud, &mut rd, Some(&mut kd)).unwrap();
+            let kb = be.matrix_to_host(&kd).unwrap().values;
+            let kc = b.host.to_csr(&kb).unwrap();
+            let (er, ek) = (rel(&be.to_host(&rd).unwrap(), &r), rel(&kc, &k.values));
+            assert!(er < 1e-12 && ek < 1e-12, "{what}: residual {er:.2e}, Jacobian {ek:.2e}");
+            assert!(rel(&kb, &k.values) > 1e-3, "{what}: the values came in CSR order");
+            let mut out = galerkin::backend::cuda::DeviceCsr::from_host(be, &gsys.pattern).unwrap();
+            gsys.blocks_to_csr(be, &kd, &mut out).unwrap();
+            assert!(be.matrix_to_host(&out).unwrap().values.iter().zip(&kc).all(|(a, c)| a.to_bits() == c.to_bits()), "{what}: the device's conversion");
+            let mut y = be.zeros(u.len()).unwrap();
+            gsys.block_spmv(be, &kd, &xd, &mut y).unwrap();
+            let ey = rel(&be.to_host(&y).unwrap(), &y_ref);
+            assert!(ey < 1e-12, "{what}: block product {ey:.2e}");
+        }
+        let gsys = GpuHyper::blocks_in_csr(be, &mk()).unwrap();
+        let mut rd = be.zeros(u.len()).unwrap();
+        let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(be, &gsys.pattern).unwrap();
+        gsys.assemble(be, &ud, &mut rd, Some(&mut kd)).unwrap();
+        gsys.assemble(be, &ud, &mut rd, Some(&mut kd)).unwrap();
+        let ek = rel(&be.matrix_to_host(&kd).unwrap().values, &k.values);
+        assert!(ek < 1e-12, "{what}: GALERKIN_HYPER_SCHEME=blocks, Jacobian {ek:.2e}");
+        assert!(gsys.block_spmv(be, &kd, &xd, &mut rd).is_err(), "{what}: its matrix is CSR");
+    });
+    // P1 has no column walk: refused by name.
+    if let Some(be) = gpu() {
+        let (mk, _) = tet_case(Law::Svk { lambda: 1.0, mu: 1.0 }, 1, false);
+        let el = mk();
+        if tc_applies(&el, be.device().compute_capability) {
+            let e = GpuHyper::variant(&be, &el, tc_default(&el), &[TC_COLS, TC_BLOCKS].concat()).err().expect("P1 refused");
+            assert!(e.to_string().contains("HK_SCATTER_BLOCKS"), "{e}");
+        }
+    }
 }
 
 /// [`gpu_gather_newton_equals_the_default`] with `GALERKIN_HYPER_SCHEME=fuse`'s scheme and defines.

@@ -10,6 +10,7 @@
 //! once, the residual), at the copy bandwidth measured in the same run.
 use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_fuse, tc_shared_bytes, tc_st_y, tc_wide, TC_ST_Y, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_COLS, TC_FUSE, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH};
 use super::upper::TC_UPPER;
+use super::blocks::TC_BLOCKS;
 use super::element::HyperElement;
 use super::newton::HyperSystem;
 use super::run::{cpu_multigrid, cpu_system, prepare_text, solve_on, Laps, Prepared};
@@ -542,6 +543,10 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push(("tc no-scatter fuse sty minb20".into(), fz, [&fsm[..], &["HK_NO_SCATTER"]].concat()));
                 variants.push(("tc cols fuse sty minb20 store".into(), fz, [&fsm[..], TC_COLS, &["HK_PLAIN_STORE"]].concat()));
                 variants.push(("tc cols fuse sty minb20 keep2".into(), fz, [&fsm[..], TC_COLS, &["HK_SCATTER_KEEP=2"]].concat()));
+                // Round 25: the default scattering whole node blocks (the values in block order;
+                // `blocks` prints the L2 sectors a cell counted both ways, and the block passes).
+                variants.push(("tc blocks fuse sty minb20".into(), fz, [&fsm[..], TC_COLS, TC_BLOCKS].concat()));
+                variants.push(("tc blocks".into(), tc, [TC_COLS, TC_BLOCKS].concat()));
                 if fz != tc {
                     variants.push((format!("tc cols fuse {wpb}x{qc}"), tc, [TC_FUSE, TC_COLS].concat()));
                     variants.push((format!("tc cols {fw}x{fq}"), fz, TC_COLS.to_vec()));
@@ -644,6 +649,23 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 };
                 let mut k = sys.new_matrix(be)?;
                 let runs = cfg.runs.max(1);
+                if let Some(b) = sys.blocks() {
+                    // (the estimate of round 25, counted on this pattern and cell order; the block
+                    // storage's passes: the product, the conversion to CSR, CSR's product for scale)
+                    let (p, slots) = crate::operator::assemble::pattern(&el.space, true)?;
+                    let rank = slots.ok_or_else(|| crate::Error::invalid("sparsity pattern without slots"))?.rank;
+                    let (csr, blk) = super::blocks::scatter_sectors(&p, &el.space.dofmap.cell_nodes, el.nloc(), &rank, 32);
+                    let nc = el.space.mesh.num_cells() as f64;
+                    let mut tmp = be.alloc::<f64>(k.nnz())?;
+                    let mut y = be.zeros(n)?;
+                    let t2c = measure(&mut clock, 1, runs, || b.to_csr(be, &k.values, &mut tmp))?;
+                    let bmv = measure(&mut clock, 1, runs, || sys.block_spmv(be, &k, &u, &mut y))?;
+                    let cmv = measure(&mut clock, 1, runs, || k.apply(be, &u, &mut y))?;
+                    emit(format!(
+                        "{name}: L2 sectors a cell (counted) CSR {:.1} blocks {:.1} ({:.2}x fewer); to_csr {:.3e} (spread {:.3e}..{:.3e})  block spmv {:.3e} (spread {:.3e}..{:.3e})  csr spmv {:.3e} (spread {:.3e}..{:.3e})",
+                        csr as f64 / nc, blk as f64 / nc, csr as f64 / blk.max(1) as f64, t2c.median, t2c.min, t2c.max, bmv.median, bmv.min, bmv.max, cmv.median, cmv.min, cmv.max
+                    ));
+                }
                 let asm = measure(&mut clock, 1, runs, || sys.assemble(be, &u, &mut r, Some(&mut k)))?;
                 let kern = measure(&mut clock, 1, runs, || sys.assemble_with(be, &u, &mut r, Some(&mut k), false))?;
                 let res = measure(&mut clock, 1, runs, || sys.assemble(be, &u, &mut r, None))?;

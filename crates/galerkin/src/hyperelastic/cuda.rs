@@ -29,7 +29,7 @@ use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// The kernel source: the law's twin, then the assembly kernel.
-pub const HYPERELASTIC: KernelSource = hyper_kernel_source!("hyperelastic.cu": "hyperelastic_gather.cu", "hyperelastic_upper.cu");
+pub const HYPERELASTIC: KernelSource = hyper_kernel_source!("hyperelastic.cu": "hyperelastic_gather.cu", "hyperelastic_upper.cu", "hyperelastic_blocks.cu");
 
 /// Static shared memory the column-pair scheme may use per block (the limit is 48 KiB): 46 KiB
 /// makes 8 P2 cells × 4 points per chunk the default, the fastest shape of the fourth pass's sweep.
@@ -432,6 +432,12 @@ pub struct GpuHyper {
     persist_blocks: Option<u32>,
     /// `HK_UPPER` (twenty-first pass): the upper part's zeroing and the lower part's fill.
     upper: Option<super::upper::DeviceUpper>,
+    /// `HK_SCATTER_BLOCKS` (round 25): the node-block structure; the matrix's values are then in
+    /// block order ([`super::blocks`]) unless `blocks_scratch` is set.
+    blocks: Option<super::blocks::DeviceBlocks>,
+    /// (`GALERKIN_HYPER_SCHEME=blocks`) the block-order values, converted into the matrix's CSR
+    /// values after each assembly.
+    blocks_scratch: Option<std::sync::Mutex<CudaSlice<f64>>>,
 }
 
 /// The owner gather's data ([`Scheme::Gather`]): each node's cells (cell · NLOC + the node's place
@@ -536,7 +542,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 impl GpuHyper {
     /// The default scheme and defines for `el` on this device ([`default_variant`]: by the rule's
     /// point count), or the one named by `GALERKIN_HYPER_SCHEME` (`cols` ([`default_scheme`] with
-    /// [`tc_cols`] at every rule: the default before round 24), `pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `sty` (the default with [`TC_ST_Y_MINB`]), `fuse` ([`tc_fuse`] with [`TC_FUSE`] and [`TC_COLS`]), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
+    /// [`tc_cols`] at every rule: the default before round 24), `pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `sty` (the default with [`TC_ST_Y_MINB`]), `fuse` ([`tc_fuse`] with [`TC_FUSE`] and [`TC_COLS`]), `blocks` (the default with the node-block storage [`super::blocks::TC_BLOCKS`], converted to CSR after each assembly so that the solver can use it), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -576,6 +582,10 @@ impl GpuHyper {
             // The law in the Y phase's lanes, all 4 points in one chunk (twenty-third pass), where it applies.
             Some("fuse") if tc_applies(el, cc) => return Self::variant(be, el, tc_fuse(el), &[TC_FUSE, tc_cols(el)].concat()),
             Some("fuse") => default_scheme(el, cc)?,
+            // The default scattering whole node blocks (round 25), where the column scatter applies;
+            // each assembly then converts the values to CSR order (one more pass: opt-in).
+            Some("blocks") if tc_applies(el, cc) && !tc_cols(el).is_empty() => return Self::blocks_in_csr(be, el),
+            Some("blocks") => default_scheme(el, cc)?,
             // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
             Some("tc-patch") if tc_applies(el, cc) => tc_patch_default(el),
             Some("tc-patch") => default_scheme(el, cc)?,
@@ -592,9 +602,19 @@ impl GpuHyper {
             // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
             Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
             Some("recompute") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `cols`, `pairs`, `tc`, `prefetch`, `wide`, `upper`, `sty`, `fuse`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `cols`, `pairs`, `tc`, `prefetch`, `wide`, `upper`, `sty`, `fuse`, `blocks`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
+    }
+
+    /// [`default_variant`] scattering whole node blocks ([`super::blocks::TC_BLOCKS`]) into a
+    /// scratch in block order, converted into the matrix's CSR values after each assembly
+    /// (`GALERKIN_HYPER_SCHEME=blocks`); an error where the column walk does not apply.
+    pub fn blocks_in_csr(be: &CudaBackend, el: &HyperElement) -> Result<GpuHyper> {
+        let (sc, defs) = default_variant(el, be.device().compute_capability)?;
+        let mut sys = Self::variant(be, el, sc, &[&defs[..], super::blocks::TC_BLOCKS].concat())?;
+        sys.blocks_scratch = Some(std::sync::Mutex::new(be.alloc::<f64>(sys.pattern.nnz().max(1))?));
+        Ok(sys)
     }
 
     /// With scheme `sc` and extra defines (the kernel sweep of the benchmark: `HK_TRIVIAL_LAW`,
@@ -679,6 +699,11 @@ impl GpuHyper {
             (_, true) => return Err(Error::invalid(format!("the upper-triangle scatter (HK_UPPER) is the tensor-core scheme's, not {sc:?}'s"))),
             _ => None,
         };
+        let blocks = match (sc, extra.iter().any(|e| super::blocks::TC_BLOCKS.contains(e))) {
+            (Scheme::Tc { .. }, true) if extra.iter().any(|e| TC_COLS.contains(e)) && !tc_cols(el).is_empty() => Some(super::blocks::DeviceBlocks::new(be, &module, &pattern)?),
+            (_, true) => return Err(Error::invalid(format!("the node-block scatter (HK_SCATTER_BLOCKS) is the tensor-core column walk's (HK_SCATTER_COLS, P2 tetrahedra), not {sc:?} with {extra:?}"))),
+            _ => None,
+        };
         let frames: Vec<f64> = reorder(&el.frames, 1, if el.frames.is_empty() { None } else { perm }).iter().flat_map(|r| r.iter().flat_map(|row| *row)).collect();
         let assemble = Kernel::from_module(&module, entry)?;
         if let Some(p) = &patches {
@@ -714,6 +739,8 @@ impl GpuHyper {
             pressure: None,
             persist_blocks,
             upper,
+            blocks,
+            blocks_scratch: None,
         })
     }
 
@@ -740,19 +767,31 @@ impl GpuHyper {
         be.fill(r, 0.0)?;
         let want_k = i32::from(k.is_some());
         let mut dummy;
-        let (row_ptr, vals) = match k {
+        let mut k = k;
+        // (`GALERKIN_HYPER_SCHEME=blocks`: the kernel adds to the scratch, converted below)
+        let mut scratch = match (&self.blocks_scratch, k.is_some()) {
+            (Some(m), true) => Some(m.lock().map_err(|_| Error::invalid("the node-block scratch's lock is poisoned"))?),
+            _ => None,
+        };
+        let (row_ptr, vals) = match k.as_deref_mut() {
             Some(k) => {
                 if k.nnz() != self.pattern.nnz() {
                     return Err(Error::dim("hyperelastic Jacobian entries", self.pattern.nnz(), k.nnz()));
                 }
+                // (node blocks: the blocks' row starts, the values in block order)
+                let (row_ptr, vals) = match (&self.blocks, scratch.as_deref_mut()) {
+                    (Some(b), Some(s)) => (&b.rows, s),
+                    (Some(b), None) => (&b.rows, &mut k.values),
+                    _ => (&k.row_ptr, &mut k.values),
+                };
                 // (the owner gather writes every value: nothing to zero)
                 if zero && self.gather.is_none() && self.recompute.is_none() {
                     match &self.upper {
-                        Some(up) => up.zero(be, &k.row_ptr, &mut k.values)?,
-                        None => be.zero_slice(&mut k.values)?,
+                        Some(up) => up.zero(be, &k.row_ptr, &mut *vals)?,
+                        None => be.zero_slice(&mut *vals)?,
                     }
                 }
-                (&k.row_ptr, &mut k.values)
+                (row_ptr, vals)
             }
             None => {
                 dummy = be.alloc::<f64>(1)?;
@@ -803,8 +842,11 @@ impl GpuHyper {
         }
         launch!(be, &self.assemble, cfg; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
             &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals)?;
-        match &self.upper {
-            Some(up) if want_k != 0 => up.fill(be, row_ptr, vals),
+        if let (Some(up), true) = (&self.upper, want_k != 0) {
+            up.fill(be, row_ptr, vals)?;
+        }
+        match (&self.blocks, scratch.as_deref(), k.as_deref_mut()) {
+            (Some(b), Some(s), Some(k)) => b.to_csr(be, s, &mut k.values),
             _ => Ok(()),
         }
     }
@@ -825,6 +867,28 @@ impl GpuHyper {
             .occupancy_max_active_blocks_per_multiprocessor(threads as u32, 0, None)
             .map_err(|e| Error::Unsupported(format!("occupancy of hyper_assemble: {e}")))?;
         Ok((regs.max(0) as usize, self.assemble.static_shared()?, per_sm))
+    }
+
+    /// The node-block storage ([`super::blocks`], `HK_SCATTER_BLOCKS`); None for the other scatters.
+    /// Where set (and not `GALERKIN_HYPER_SCHEME=blocks`), the matrix's values are in block order.
+    pub fn blocks(&self) -> Option<&super::blocks::DeviceBlocks> {
+        self.blocks.as_ref()
+    }
+
+    /// y = K x for a Jacobian `k` this system assembled in block order (`HK_SCATTER_BLOCKS`).
+    pub fn block_spmv(&self, be: &CudaBackend, k: &DeviceCsr, x: &CudaVector, y: &mut CudaVector) -> Result<()> {
+        match (&self.blocks, &self.blocks_scratch) {
+            (Some(b), None) => b.spmv(be, &k.values, x, y),
+            _ => Err(Error::invalid("block_spmv: the matrix is not in node-block order")),
+        }
+    }
+
+    /// `out`'s values = those of `k` (assembled in block order) in CSR order, on the device.
+    pub fn blocks_to_csr(&self, be: &CudaBackend, k: &DeviceCsr, out: &mut DeviceCsr) -> Result<()> {
+        match (&self.blocks, &self.blocks_scratch) {
+            (Some(b), None) => b.to_csr(be, &k.values, &mut out.values),
+            _ => Err(Error::invalid("blocks_to_csr: the matrix is not in node-block order")),
+        }
     }
 
     /// The upper-triangle scatter's two passes ([`super::upper`]); None for the other scatters.
@@ -989,6 +1053,9 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         let (dsc, ddefs) = default_variant(&st, (9, 0))?;
                         if !tc_cols(&st).is_empty() {
                             variants.push([defines_for(&st, dsc)?, ddefs.iter().map(|e| e.to_string()).collect()].concat());
+                            // Round 25: the default and `tc cols` scattering whole node blocks (tested, swept).
+                            variants.push([defines_for(&st, dsc)?, ddefs.iter().chain(super::blocks::TC_BLOCKS).map(|e| e.to_string()).collect()].concat());
+                            variants.push([defines_for(&st, tc_default(&st))?, TC_COLS.iter().chain(super::blocks::TC_BLOCKS).map(|e| e.to_string()).collect()].concat());
                             for extra in [&["HK_NO_SCATTER"][..], &["HK_PLAIN_STORE"], &["HK_SCATTER_KEEP=2"]] {
                                 let defs = ddefs.iter().filter(|d| !(extra[0] == "HK_NO_SCATTER" && **d == "HK_SCATTER_COLS")).chain(extra);
                                 variants.push([defines_for(&st, dsc)?, defs.map(|e| e.to_string()).collect()].concat());
@@ -1037,6 +1104,12 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     let upper: Vec<String> = super::upper::TC_UPPER.iter().map(|e| e.to_string()).collect();
                     if !tc_cols(&el).is_empty() {
                         variants.push([tc.clone(), upper.clone(), tc_cols(&el).iter().map(|e| e.to_string()).collect()].concat());
+                        // Round 25: the node-block scatter with one and two warps a cell (tested).
+                        let blocks: Vec<String> = TC_COLS.iter().chain(super::blocks::TC_BLOCKS).map(|e| e.to_string()).collect();
+                        variants.push([tc.clone(), blocks.clone()].concat());
+                        if let Scheme::Tc { wpb, qc, .. } = tc_default(&el) {
+                            variants.push([defines_for(&el, Scheme::Tc { wpb, qc, wpc: 2 })?, blocks].concat());
+                        }
                     }
                     variants.push([tc.clone(), upper].concat());
                     // The twenty-second pass: the staged blocks in Y's space (tested).

@@ -29,13 +29,7 @@ impl UpperMap {
     /// lacks a diagonal block or a transposed block, or where its values outgrow 32-bit positions.
     pub fn of(p: &CsrMatrix) -> Result<UpperMap> {
         let bad = |what: String| Error::invalid(format!("the upper-triangle scatter needs a symmetric node-blocked pattern of 3 components: {what}"));
-        if p.nrows % 3 != 0 || p.nrows != p.ncols || p.row_ptr.len() != p.nrows + 1 {
-            return Err(bad(format!("{} × {} rows", p.nrows, p.ncols)));
-        }
-        if p.nnz() > u32::MAX as usize {
-            return Err(Error::Unsupported(format!("the upper-triangle scatter indexes {} values with 32 bits", p.nnz())));
-        }
-        let nodes = p.nrows / 3;
+        let nodes = super::blocks::node_rows(p, "the upper-triangle scatter")?;
         // node n's column nodes (from its first row) and the row length
         let cols = |n: usize| p.col_idx[p.row_ptr[3 * n]..p.row_ptr[3 * n + 1]].iter().step_by(3).map(|&c| c as usize / 3);
         let mut lo_ptr = Vec::with_capacity(nodes + 1);
@@ -74,9 +68,6 @@ pub struct DeviceUpper {
     lo_src: CudaSlice<u32>,
 }
 
-/// Threads per block of the two passes (a warp per node).
-const THREADS: u32 = 256;
-
 impl DeviceUpper {
     pub fn new(be: &CudaBackend, module: &Arc<CudaModule>, p: &CsrMatrix) -> Result<DeviceUpper> {
         let map = UpperMap::of(p)?;
@@ -90,8 +81,7 @@ impl DeviceUpper {
     }
 
     fn cfg(&self) -> Result<LaunchConfig> {
-        let blocks = u32::try_from((self.nnodes * 32).div_ceil(THREADS as u64)).map_err(|_| Error::Unsupported(format!("{} nodes in one launch", self.nnodes)))?;
-        Ok(LaunchConfig { grid_dim: (blocks.max(1), 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 })
+        super::blocks::warp_per_node(self.nnodes)
     }
 
     /// Zeroes the values the kernel adds to (each row's upper part).
