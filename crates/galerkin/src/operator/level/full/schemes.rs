@@ -269,11 +269,14 @@ impl TiledConfig {
     /// on 32-point passes; elsewhere [`Self::for_functions`]): the base of rounds 23 and 24's p = 5
     /// rows and, since round 24, the sweep's row after them.
     pub fn round22_default(nloc: usize) -> TiledConfig {
-        match TiledConfig::round22_high(nloc).get(2) {
-            Some(&c) if (65..=74).contains(&nloc) => c,
-            // p = 4: the default of rounds 20–24 (round 20's diag-b, unrolled k-steps), whatever later rounds choose.
-            _ => TiledConfig::round20_high(nloc).get(3).copied().unwrap_or_else(|| TiledConfig::for_functions(nloc)),
+        if (65..=74).contains(&nloc) {
+            if let Some(&c) = TiledConfig::round22_high(nloc).get(2) {
+                return c;
+            }
         }
+        // p = 4: the default of rounds 20–24 (round 20's diag-b, unrolled k-steps), whatever later
+        // rounds choose (round 22's p = 4 row is built from this: no call back into round22_high).
+        TiledConfig::round20_high(nloc).get(3).copied().unwrap_or_else(|| TiledConfig::for_functions(nloc))
     }
 
     /// The default shape before round 22 beyond p = 4 (at trunk p = 5 the tenth round's moment
