@@ -34,5 +34,5 @@ MET="gpu__time_duration.sum launch__registers_per_thread launch__shared_mem_conf
 # --runs 1 sweep of 3 shapes at p = 4: the table 0–6, the default 7–10, tail-scales 11–14, wide-stage 15–18: 9–16 measured.
 [ -n "$NCU" ] && [ "$(left 45)" -gt 25 ] && ncu_step 40 "$(echo $MET | tr ' ' ',')" -k regex:matrices_tiled --launch-skip 9 --launch-count 8 \
   "$G" bench --hex --degrees 4 --cpu-cells 10 --runs 1 --tiled-sweep --sweep-shapes 3
-finish "^sweep\|^ [1-5] \|timed first\|^gpu\|^split" "test result\|FAILED\|panicked\|tail-scales (grid\|fn-regs (grid" \
+finish "^sweep\|^ [1-5] \|timed first\|^gpu\|^split" "test result\|FAILED\|panicked\|(grid" \
   "^  matrices_tiled\|==ERROR\|duration\|registers\|config_size\|inst_executed\|wavefronts\|hit_rate\|local_op\|issue_active\|eligible\|pipe_shared"

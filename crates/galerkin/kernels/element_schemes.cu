@@ -291,7 +291,7 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #define FN_TABLES 0                                  // (round 24, TENSOR) per-function factor tables in shared memory, built once a block (fn_tables_fill): 1 each function's three 1D factors, its scale in x's; 2 its x factor and its (y, z) plane products
 #endif
 #ifndef FN_REGS
-#define FN_REGS 0                                    // (round 25, TENSOR, GRAM in one round, PIPE) 1 the functions' scales applied in the tail with the signs' products, formed there (no registers across the passes): a staged entry loads no scale; 2 also a staging thread's APT functions' factor ids in registers, loaded once a block (FnRegs): no id load
+#define FN_REGS 0                                    // (round 25, TENSOR, GRAM, PIPE) 1 the functions' scales applied in the tail with the signs' products, formed there (no registers across the passes): a staged entry loads no scale; 2 (one round of Gram tiles a cell) also a staging thread's APT functions' factor ids in registers, loaded once a block (FnRegs): no id load
 #endif
 #ifndef STAGE_WIDE
 #define STAGE_WIDE 0                                 // (round 25, TENSOR, not FN_TABLES) a factor's value and derivative adjacent in the shared tables (one 16-byte load for both)

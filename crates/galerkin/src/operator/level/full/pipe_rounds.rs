@@ -570,8 +570,8 @@ mod tests {
         assert_eq!(super::super::schemes::fn_tables(&v5, f5, Some((6, 10))), 1);
         assert_eq!((l5.qcp, l5.image, l5.smem), (ld5.qcp, ld5.image, ld5.smem + 8 * 6 * 6 * (74 - 10)));
         assert!(TiledConfig::round24_high(32).is_empty() && TiledConfig::round24_high(98).is_empty());
-        // Round 25: p = 4's scales in the tail (FN_REGS 1), with row bases, with 16-byte staging
-        // loads (STAGE_WIDE), with both, and the factor ids in registers too (FN_REGS 2), on the
+        // Round 25: p = 4's scales in the tail (FN_REGS 1), with 16-byte staging loads
+        // (STAGE_WIDE), each with row bases, and the factor ids in registers too (FN_REGS 2), on the
         // default's launch: the factor tables unchanged (interleaved, not larger), no shared memory
         // more. p = 5 (three rounds: a thread's functions change by round) the scales in the tail
         // only, alone and with the 16-byte loads; asking it for ids in registers gives 1.
@@ -594,7 +594,7 @@ mod tests {
         }
         assert_eq!(super::super::schemes::fn_regs(&v, r25[0], None, &ld), 0, "no factor tables: no scales in the tail");
         assert_eq!(super::super::schemes::fn_regs(&v, TiledConfig { fn_tables: 1, ..r25[4] }, five, &ld), 0, "per-function tables: scales in the tables already");
-        assert!(!super::super::schemes::stage_wide(TiledConfig { fn_tables: 1, ..r25[2] }, five) && !super::super::schemes::stage_wide(r25[2], None));
+        assert!(!super::super::schemes::stage_wide(TiledConfig { fn_tables: 1, ..r25[1] }, five) && !super::super::schemes::stage_wide(r25[1], None));
         let over = TiledConfig { gram_overlap: 1, ..r25[0] };
         assert_eq!(super::super::schemes::fn_regs(&v, over, five, &super::super::schemes::tiled_shape(&v, over, five)), 0, "overlapped blocks: no scales in the tail");
         assert!(TiledConfig::round25_high(32).is_empty() && TiledConfig::round25_high(98).is_empty());
