@@ -290,6 +290,12 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef FN_TABLES
 #define FN_TABLES 0                                  // (round 24, TENSOR) per-function factor tables in shared memory, built once a block (fn_tables_fill): 1 each function's three 1D factors, its scale in x's; 2 its x factor and its (y, z) plane products
 #endif
+#ifndef FN_REGS
+#define FN_REGS 0                                    // (round 25, TENSOR, GRAM, PIPE) 1 the functions' scales applied in the tail with the signs' products, formed there (no registers across the passes): a staged entry loads no scale; 2 (one round of Gram tiles a cell) also a staging thread's APT functions' factor ids in registers, loaded once a block (FnRegs): no id load
+#endif
+#ifndef STAGE_WIDE
+#define STAGE_WIDE 0                                 // (round 25, TENSOR, not FN_TABLES) a factor's value and derivative adjacent in the shared tables (one 16-byte load for both)
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -340,6 +346,8 @@ constexpr int TT_PLANE = TN1 * TN1;
 constexpr int TT_FNX = NLOC * TN1;  // FN_TABLES 2: x's values (der after them), then the planes
 constexpr int TT_REALS = !TENSOR ? 0 : FN_TABLES == 2 ? 2 * TT_FNX + 3 * NLOC * TT_PLANE + NPAD : 2 * TT_VAL + NPAD;
 static_assert(FN_TABLES >= 0 && FN_TABLES <= 2 && (!FN_TABLES || TENSOR), "per-function factor tables (1, 2) from the factor tables");
+static_assert(!STAGE_WIDE || (TENSOR && FN_TABLES == 0), "16-byte staging loads: the factor tables by factor");
+constexpr int TW = STAGE_WIDE ? 2 : 1;               // doubles a factor entry takes in ts (STAGE_WIDE: value, derivative)
 constexpr int TT_INTS = TENSOR ? NQ + NPAD : 0;
 constexpr int TT_DOUBLES = (TT_REALS + (TT_INTS + 1) / 2 + 1) & ~1;
 constexpr int WR = 8 * NCOMP;                        // a half tile's blocks: WR × WR entries
@@ -477,6 +485,31 @@ __device__ __forceinline__ void mma16(double d[4], const double a[2 * S], const 
 #endif
 }
 
+// FN_REGS 2 (round 25): a staging thread stages the same APT functions (sub + m·SPP) in every
+// pass of every cell (one round of Gram tiles), so their factor ids (4 bits an axis, two
+// functions a register) live in registers, loaded once a block after the tables' barrier: no id
+// load an entry (FN_REGS 1 and 2: no scale load), no table beyond the factor tables (round 24's
+// per-function tables took shared memory and spilled less only by chance).
+struct FnRegs {
+    u32 o[FN_REGS == 2 ? (APT + 1) / 2 : 1];  // function m's factor of axis k: bits 12(m % 2) + 4k of o[m / 2]
+    __device__ __forceinline__ int offset(int m, int k) const { return (int)((o[m / 2] >> (12 * (m % 2) + 4 * k)) & 15u) * (TN1 * TW); }
+};
+static_assert(FN_REGS >= 0 && FN_REGS <= 2 && (!FN_REGS || (TENSOR && FN_TABLES == 0 && GRAM && !GRAM_OVERLAP && PIPE && PRODUCERS == 0)),
+              "the scales in the tail: factor tables by factor, Gram tiles with the blocks in the cell's tail, pipelined cells");
+static_assert(FN_REGS < 2 || (GRAM_SPLIT == 0 && APT <= 8 && TNF <= 16),
+              "factor ids in registers: one round of Gram tiles a cell (the same functions every pass), an unrolled staging loop, 4-bit factor ids");
+__device__ __forceinline__ FnRegs fn_regs(const u32* __restrict__ tis, int tid) {
+    FnRegs fr{};
+    const int sub = GRAM_WIDE ? tid / QCP : tid % SPP;
+#pragma unroll
+    for (int m = 0; m < (FN_REGS == 2 ? APT : 0); ++m) {
+        const int a = sub + m * SPP;
+        const u32 fi = a < NLOC ? tis[NQ + a] : 0u;
+        fr.o[m / 2] |= ((fi & 255u) | ((fi >> 8) & 255u) << 4 | (fi >> 16) << 8) << (12 * (m % 2));
+    }
+    return fr;
+}
+
 // Stages H_d[q0 + qq][a] (d < 3, qq < QCP, a < NPAD; zero outside NQ and NLOC) into `h`. SPP
 // threads share a point: each holds the point's √(w|det J|) J⁻¹ in registers and forms APT
 // functions' entries, all their loads issued together (unrolled). With TENSOR the reference
@@ -484,7 +517,7 @@ __device__ __forceinline__ void mma16(double d[4], const double a[2 * S], const 
 // otherwise three doubles of the NQ · NLOC · 3 table, read from L2 (it outgrows L1 from p = 4 on).
 __device__ __forceinline__ void stage_points(const double* __restrict__ tab, const double* __restrict__ jq,
                                              const double* __restrict__ ts, const u32* __restrict__ tis, int q0,
-                                             double* __restrict__ h, int tid, int a0 = 0) {
+                                             double* __restrict__ h, int tid, int a0 = 0, const FnRegs& fr = FnRegs{}) {
     // GRAM_WIDE: the lanes of a warp take consecutive points (one function each), so their
     // stores to a transposed row are adjacent and their factor loads mostly one address.
     const int qq = GRAM_WIDE ? tid % QCP : tid / SPP, sub = GRAM_WIDE ? tid / QCP : tid - qq * SPP;
@@ -513,9 +546,9 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
     const double* vx = ts + (qi & 255u);
     const double* vp = ts + 2 * TT_FNX + ((qi >> 8) & 255u) + TN1 * (qi >> 16);
 #else
-    const double* vx = ts + (qi & 255u);
-    const double* vy = ts + TNF * TN1 + ((qi >> 8) & 255u);
-    const double* vz = ts + 2 * TNF * TN1 + (qi >> 16);
+    const double* vx = ts + TW * (qi & 255u);
+    const double* vy = ts + TW * (TNF * TN1 + ((qi >> 8) & 255u));
+    const double* vz = ts + TW * (2 * TNF * TN1 + (qi >> 16));
 #endif
 #endif
 #pragma unroll SUNROLL
@@ -538,12 +571,32 @@ __device__ __forceinline__ void stage_points(const double* __restrict__ tab, con
             r[1] = x * pa[NLOC * TT_PLANE];
             r[2] = x * pa[2 * NLOC * TT_PLANE];
 #elif TENSOR
+            // FN_REGS: the offsets from registers and no scale (the tail's sign products carry it).
+#if FN_REGS == 2
+            const int ox = fr.offset(m, 0), oy = fr.offset(m, 1), oz = fr.offset(m, 2);
+#else
             const u32 fi = tis[NQ + a];
-            const int ox = (int)(fi & 255u) * TN1, oy = (int)((fi >> 8) & 255u) * TN1, oz = (int)(fi >> 16) * TN1;
-            const double c = ts[2 * TT_VAL + a], x = vx[ox], y = vy[oy], z = vz[oz];
-            r[0] = c * vx[TT_VAL + ox] * y * z;
-            r[1] = c * x * vy[TT_VAL + oy] * z;
-            r[2] = c * x * y * vz[TT_VAL + oz];
+            const int ox = (int)(fi & 255u) * TN1 * TW, oy = (int)((fi >> 8) & 255u) * TN1 * TW, oz = (int)(fi >> 16) * TN1 * TW;
+#endif
+#if !FN_REGS
+            const double c = ts[2 * TT_VAL + a];
+#endif
+#if STAGE_WIDE
+            const double2 fx = *reinterpret_cast<const double2*>(vx + ox), fy = *reinterpret_cast<const double2*>(vy + oy),
+                          fz = *reinterpret_cast<const double2*>(vz + oz);
+            const double x = fx.x, y = fy.x, z = fz.x, dx = fx.y, dy = fy.y, dz = fz.y;
+#else
+            const double x = vx[ox], y = vy[oy], z = vz[oz], dx = vx[TT_VAL + ox], dy = vy[TT_VAL + oy], dz = vz[TT_VAL + oz];
+#endif
+#if FN_REGS
+            r[0] = dx * y * z;
+            r[1] = x * dy * z;
+            r[2] = x * y * dz;
+#else
+            r[0] = c * dx * y * z;
+            r[1] = c * x * dy * z;
+            r[2] = c * x * y * dz;
+#endif
 #else
             const double* d = tab + TAB_DPHI + (q * NLOC + a) * DIM;
 #pragma unroll
@@ -1291,12 +1344,16 @@ __device__ __forceinline__ void gram_pair_tile(int t, int& st, int& col) {
     }
 }
 
+// The orientation signs' products loaded where a cell's blocks are formed, not at its head (no
+// registers across the passes): GRAM_OVERLAP; FN_REGS, whose tail forms the scales' products there
+// too (ptxas, p = 4: 0 B of stack against the default's 32).
+constexpr bool SIGNS_LATE = GRAM_OVERLAP || FN_REGS >= 1;
 // A warp's Gram tiles of a cell (strip `ts`, column block `tc`; ts < 0: none) and their
 // accumulators; the orientation signs' products of this thread's node pairs, loaded at the cell's head.
 struct GramRound {
     double acc[GTPW][4];
     int ts[GTPW], tc[GTPW];
-    double sg[GPPT];  // (not with GRAM_OVERLAP: loaded where the blocks are formed)
+    double sg[SIGNS_LATE ? 1 : GPPT];  // (not with SIGNS_LATE: loaded where the blocks are formed)
     // GRAM_PAIRS: bit i of `anew` — tile i loads its strip's A fragment (its slot, ts[i] & 1, holds
     // another strip); of `bnew` — tile i loads its B fragment (not its predecessor's column).
     unsigned anew = 0u, bnew = 0u;
@@ -1338,7 +1395,7 @@ struct GramRound {
         }
 #endif
 #pragma unroll
-        for (int j = 0; j < (GRAM_OVERLAP ? 0 : GPPT); ++j) {
+        for (int j = 0; j < (SIGNS_LATE ? 0 : GPPT); ++j) {
             const int pi = row_start(gram_f0(rd)) + (int)threadIdx.x + j * TILED_THREADS, pend = row_start(gram_f1(rd));
             int a = 0, b = 0;
             if (pi < pend) upper_pair(pi, a, b);
@@ -1515,15 +1572,20 @@ __device__ __forceinline__ void gram_blocks(double* __restrict__ img, int lo, co
 }
 // Cell c's blocks of the round's node pairs (image entry e at img[e − lo]), signed by the products
 // loaded at its head (GRAM_OVERLAP: loaded here, as the blocks a cell later are); a tile's image is
-// final already.
+// final already. FN_REGS: the passes staged the functions unscaled, so G's entries of the pair
+// (a, b) lack c_a c_b — the scales `sc` join the sign product here (one product a pair, not a
+// scale load an entry and pass).
 __device__ __forceinline__ void finish_round_image(double* __restrict__ img, int lo, const double* p, const GramRound& r, int tid,
-                                                  const signed char* __restrict__ signs, int has_signs, u64 c) {
+                                                  const signed char* __restrict__ signs, int has_signs, u64 c, const double* __restrict__ sc) {
     gram_blocks(
         img, lo, p, tid,
-        [&](int j, int a, int b) { return GRAM_OVERLAP ? sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b) : r.sg[j]; },
+        [&](int j, int a, int b) {
+            const double s = SIGNS_LATE ? sign_of(signs, has_signs, c, a) * sign_of(signs, has_signs, c, b) : r.sg[j];
+            return FN_REGS ? s * (sc[a] * sc[b]) : s;
+        },
         row_start(gram_f0(r.rd)), row_start(gram_f1(r.rd)));
 }
-__device__ __forceinline__ void finish_round_image(double*, int, const double*, const TiledCell::Round&, int, const signed char*, int, u64) {}
+__device__ __forceinline__ void finish_round_image(double*, int, const double*, const TiledCell::Round&, int, const signed char*, int, u64, const double*) {}
 
 template <bool G, class A, class B>
 struct pick_type {
@@ -1595,7 +1657,8 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
         fill_jq(xv, tab, jq, tid, TILED_THREADS);
     }
     __syncthreads();  // jq, xn and the factor tables are in place
-    if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, tid);
+    const FnRegs fr = fn_regs(tis, tid);  // (FN_REGS: this thread's functions' offsets, for every pass)
+    if (!(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf, tid, 0, fr);
     __syncthreads();
     // ALT_ORDER 1: odd warps multiply first. A warp issues on SM sub-partition warp % 4 and uses
     // its tensor core, so at 16 warps all four of a sub-partition share that order and its tensor
@@ -1614,6 +1677,9 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
         // Lanes < NV of warp 0: the vertex ids of the cell after next, used once this cell multiplied.
         const u32 vid2 = warp == 0 && tid < NV && after ? __ldg(&cell_verts[(c + 2 * stride) * NV + tid]) : 0u;
         const TiledCell cell(out, coef, meta, c);
+        // SIGNS_LATE (FN_REGS): the cell's signs, read in its tail, brought into L1 at its head (the
+        // first and last byte: NLOC ≤ 128 bytes span at most two lines), so the tail waits on no DRAM load.
+        if (SIGNS_LATE && !GRAM_OVERLAP && has_signs && tid < 2) asm volatile("prefetch.global.L1 [%0];" ::"l"(signs + c * NLOC + tid * (NLOC - 1)));
 #pragma unroll 1
         for (int rd = 0; rd < PIPE_NROUNDS; ++rd) {
             const int t0 = rd * ROUND_TILES;
@@ -1634,11 +1700,11 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
                 // at the last pass.
                 const bool blocks = pending && t0 == 0 && (ch == 0 || (GRAM_SPREAD && ch == 1));
                 if (pending && t0 == 0 && (ch == 1 || (GRAM_SPREAD && ch == 2))) send_gram_image(out, hbuf, c - stride, tid, ch - 1);
-                if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid, a_this);
+                if (stage && !mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid, a_this, fr);
                 if (blocks && !blocks_late) prev_blocks(out, coef, meta, signs, has_signs, hbuf, c - stride, tid, ch);
                 if (!JQ_LATE && last && final_round && next) fill_jq(reinterpret_cast<const double(*)[DIM]>(xn), tab, jq, tid, TILED_THREADS);
                 if (!(SKIP_PARTS & 2)) multiply_round(cur, r);
-                if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid, a_this);
+                if (stage && mma_first) stage_points(tab, jq, ts, tis, (ch + 1) * QCP, nb, tid, a_this, fr);
                 if (blocks && blocks_late) prev_blocks(out, coef, meta, signs, has_signs, hbuf, c - stride, tid, ch);
                 if (blocks) fence_async_shared();  // the blocks are visible to the next pass's bulk copies
                 // The previous round's copies have read the image (and the buffer it lay in). GRAM_EARLY_WAIT:
@@ -1675,8 +1741,8 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
             } else if (GRAM) {
                 __syncthreads();  // (GRAM_SPLIT's first round) the round's Gram image is whole before its blocks read it
             }
-            if (!defer && !(SKIP_PARTS & 4)) finish_round_image(img, lo, cell.p, r, tid, signs, has_signs, c);
-            if ((!final_round || next) && !(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + (n & 1) * HSIZE, tid, a_next);
+            if (!defer && !(SKIP_PARTS & 4)) finish_round_image(img, lo, cell.p, r, tid, signs, has_signs, c, ts + TT_REALS - NPAD);
+            if ((!final_round || next) && !(SKIP_PARTS & 1)) stage_points(tab, jq, ts, tis, 0, hbuf + (n & 1) * HSIZE, tid, a_next, fr);
             if (!defer && final_round && warp == 0 && after && lane < NV * DIM) xn[lane] = x2;
             fence_async_shared();  // the image is visible to the bulk copies
             __syncthreads();
@@ -1789,7 +1855,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
 #if TENSOR
     if (FN_TABLES) fn_tables_fill(ts, tt, ti);
     else
-        for (int i = threadIdx.x; i < 2 * TT_VAL; i += blockDim.x) ts[i] = __ldg(&tt[i]);
+        for (int i = threadIdx.x; i < 2 * TT_VAL; i += blockDim.x) ts[STAGE_WIDE ? 2 * (i % TT_VAL) + i / TT_VAL : i] = __ldg(&tt[i]);  // (STAGE_WIDE: interleaved)
     for (int a = threadIdx.x; a < NPAD; a += blockDim.x) {
         ts[TT_REALS - NPAD + a] = a < NLOC ? __ldg(&tt[2 * TG_VAL + a]) : 0.0;  // the scales (FN_TABLES: unused)
         reinterpret_cast<u32*>(smem + TT_REALS)[NQ + a] = a < NLOC ? __ldg(&ti[NQ + a]) : 0u;

@@ -824,9 +824,7 @@ fn round22_gram_shapes_match_the_cpu() {
         }
         shapes
     });
-    for (p, nloc) in [(4, 50), (5, 74)] {
-        tiled_matrices_symmetric_with_rigid_null_space(p, TiledConfig::round22_high(nloc)[0]);
-    }
+    first_shapes_symmetric_with_rigid_null_space(TiledConfig::round22_high);
 }
 
 /// Round 23's shapes ([`TiledConfig::round23_high`]: p = 4's and p = 5's defaults with the
@@ -850,9 +848,7 @@ fn round23_alternating_order_matches_the_cpu() {
         assert!(shapes.iter().any(|c| c.gram_rows), "p = {p}: the tail's indices from row bases");
         shapes
     });
-    for (p, nloc) in [(4, 50), (5, 74)] {
-        tiled_matrices_symmetric_with_rigid_null_space(p, TiledConfig::round23_high(nloc)[0]);
-    }
+    first_shapes_symmetric_with_rigid_null_space(TiledConfig::round23_high);
 }
 
 /// Round 24's shapes ([`TiledConfig::round24_high`]: p = 4's default staging from factor tables laid
@@ -875,11 +871,43 @@ fn round24_function_tables_match_the_cpu() {
         }
         shapes
     });
-    for (p, nloc) in [(4, 50), (5, 74)] {
-        tiled_matrices_symmetric_with_rigid_null_space(p, TiledConfig::round24_high(nloc)[0]);
-    }
+    first_shapes_symmetric_with_rigid_null_space(TiledConfig::round24_high);
     // The 1D layout (p = 4's second shape) as well: every cell symmetric, rigid motions annihilated.
     tiled_matrices_symmetric_with_rigid_null_space(4, TiledConfig::round24_high(50)[1]);
+}
+
+/// Round 25's shapes ([`TiledConfig::round25_high`]: p = 4's default with the functions' scales
+/// applied in the tail with the signs' products, with row bases, with 16-byte staging loads (values
+/// and derivatives interleaved), with both, and with the staging threads' factor ids in registers
+/// too; p = 5's default with the scales in the tail, and with the 16-byte loads) give the CPU's
+/// matrices on 27 distorted, rotated cells, on the resident grid and on 2 blocks. A scale applied
+/// twice, to the wrong pair or not at all, a sign taken for the wrong pair, an id packed for the
+/// wrong function or axis, or a value read as a derivative: O(1). The first shape of each degree
+/// and p = 4's last (ids in registers): symmetric, rigid motions in the null space.
+#[test]
+fn round25_staging_loads_match_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(4..=5, |p, nloc| {
+        let shapes = TiledConfig::round25_high(nloc);
+        assert!(!shapes.is_empty() && shapes.iter().all(|c| c.gram && c.tensor && c.pipe_rounds == 2 && c.packed && c.fn_tables == 0 && c.fn_regs > 0), "p = {p}: round 25's shapes");
+        assert!(shapes.iter().any(|c| !c.stage_wide) && shapes.iter().any(|c| c.stage_wide), "p = {p}: the scales in the tail alone and with the 16-byte loads");
+        if p == 4 {
+            assert!(shapes.iter().any(|c| c.fn_regs == 2 && c.stage_wide) && shapes.iter().any(|c| c.fn_regs == 1 && c.stage_wide && c.gram_rows), "p = 4: ids in registers, both with row bases");
+        }
+        shapes
+    });
+    first_shapes_symmetric_with_rigid_null_space(TiledConfig::round25_high);
+    tiled_matrices_symmetric_with_rigid_null_space(4, TiledConfig::round25_high(50)[4]);
+}
+
+/// The first shape `shapes(nloc)` names at trunk p = 4 and p = 5 (where it names one): every
+/// cell's matrix symmetric with the six rigid motions in its null space (the rounds' tests' tail).
+fn first_shapes_symmetric_with_rigid_null_space(shapes: fn(usize) -> Vec<galerkin::operator::level::full::schemes::TiledConfig>) {
+    for (p, nloc) in [(4, 50), (5, 74)] {
+        if let Some(&cfg) = shapes(nloc).first() {
+            tiled_matrices_symmetric_with_rigid_null_space(p, cfg);
+        }
+    }
 }
 
 /// Every cell's matrix of degree `p` from tiled shape `cfg` on the 27 twisted cells: symmetric, and

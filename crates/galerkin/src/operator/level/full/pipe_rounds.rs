@@ -153,7 +153,7 @@ impl TiledConfig {
     /// until the device measures them.
     pub fn round22_high(nloc: usize) -> Vec<TiledConfig> {
         if (33..=50).contains(&nloc) {
-            return vec![TiledConfig { gram_early_wait: true, ..TiledConfig::for_functions(nloc) }];
+            return vec![TiledConfig { gram_early_wait: true, ..TiledConfig::round22_default(nloc) }];
         }
         let Some(&g) = TiledConfig::round21_high(nloc).first() else { return Vec::new() };
         let three = TiledConfig { gram_rounds: 3, ..g };
@@ -215,6 +215,33 @@ impl TiledConfig {
             vec![planes, TiledConfig { fn_tables: 1, ..d }, TiledConfig { gram_rows: true, ..planes }, TiledConfig { gram_rows: true, alt_sub: true, ..planes }]
         } else if (65..=74).contains(&nloc) {
             vec![TiledConfig { gram_rows: true, ..d }, TiledConfig { fn_tables: 1, ..d }]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+impl TiledConfig {
+    /// The twenty-fifth round's shapes at trunk p = 4 (33–50 functions) and p = 5 (65–74; none
+    /// elsewhere): round 24's load saving in the staging without its tables' shared memory. The
+    /// functions' scales applied in the tail with the signs' products, both formed there (`fn_regs`
+    /// 1: no scale load an entry, −256 shared loads a cell at p = 4, and no sign products held
+    /// across the passes: ptxas gives p = 4 0 B of stack against the default's 32); with each
+    /// factor's value and derivative adjacent (`stage_wide`: one 16-byte load for both, 3 an entry
+    /// instead of 6, −768 shared loads a cell; 8 B of stack); each with row bases; then a staging
+    /// thread's factor ids in registers too (`fn_regs` 2: −256 more, but 48 B of stack — the
+    /// brief's candidate (a), two registers across the passes). p = 5: its default with the scales
+    /// in the tail, and with the 16-byte loads too (its three rounds change a thread's functions:
+    /// no ids in registers). Sweep rows until the device measures them.
+    pub fn round25_high(nloc: usize) -> Vec<TiledConfig> {
+        // (On the defaults before round 25, so a later default built from these rows stays one.)
+        let d = if (65..=74).contains(&nloc) { TiledConfig { gram_rows: true, ..TiledConfig::round22_default(nloc) } } else { TiledConfig::round22_default(nloc) };
+        let tail = TiledConfig { fn_regs: 1, ..d };
+        let wide = TiledConfig { stage_wide: true, ..tail };
+        if (33..=50).contains(&nloc) {
+            vec![tail, wide, TiledConfig { gram_rows: true, ..tail }, TiledConfig { gram_rows: true, ..wide }, TiledConfig { fn_regs: 2, ..wide }]
+        } else if (65..=74).contains(&nloc) {
+            vec![tail, wide]
         } else {
             Vec::new()
         }
@@ -536,13 +563,41 @@ mod tests {
         assert_eq!(TiledConfig::round24_high(74).iter().map(|c| (c.gram_rows, c.fn_tables)).collect::<Vec<_>>(), [(true, 0), (false, 1)]);
         assert_eq!(TiledConfig::for_functions(74), TiledConfig { gram_rows: true, ..TiledConfig::round22_default(74) }, "p = 5's default since round 24: row bases");
         assert_eq!(TiledConfig::round22_default(74), TiledConfig::round22_high(74)[2]);
-        assert!(TiledConfig::sweep(74)[..2] == [TiledConfig::for_functions(74), TiledConfig::round24_high(74)[1]] && TiledConfig::sweep(74)[2] == TiledConfig::round22_default(74), "p = 5's sweep: the default, fn-factors, the previous default");
+        assert!(TiledConfig::sweep(74)[..4] == [TiledConfig::for_functions(74), TiledConfig::round25_high(74)[0], TiledConfig::round25_high(74)[1], TiledConfig::round24_high(74)[1]] && TiledConfig::sweep(74)[4] == TiledConfig::round22_default(74), "p = 5's sweep: the default, round 25's rows, fn-factors, the previous default");
         // p = 5 (6 points an axis, ≤ 10 factors): the 1D layout fits beside the default's 32-point passes.
         let f5 = TiledConfig::round24_high(74)[1];
         let (l5, ld5) = (super::super::schemes::tiled_shape(&v5, f5, Some((6, 10))), super::super::schemes::tiled_shape(&v5, TiledConfig::for_functions(74), Some((6, 10))));
         assert_eq!(super::super::schemes::fn_tables(&v5, f5, Some((6, 10))), 1);
         assert_eq!((l5.qcp, l5.image, l5.smem), (ld5.qcp, ld5.image, ld5.smem + 8 * 6 * 6 * (74 - 10)));
         assert!(TiledConfig::round24_high(32).is_empty() && TiledConfig::round24_high(98).is_empty());
+        // Round 25: p = 4's scales in the tail (FN_REGS 1), with 16-byte staging loads
+        // (STAGE_WIDE), each with row bases, and the factor ids in registers too (FN_REGS 2), on the
+        // default's launch: the factor tables unchanged (interleaved, not larger), no shared memory
+        // more. p = 5 (three rounds: a thread's functions change by round) the scales in the tail
+        // only, alone and with the 16-byte loads; asking it for ids in registers gives 1.
+        let r25 = TiledConfig::round25_high(50);
+        assert_eq!(r25.iter().map(|c| (c.fn_regs, c.stage_wide, c.gram_rows)).collect::<Vec<_>>(), [(1, false, false), (1, true, false), (1, false, true), (1, true, true), (2, true, false)]);
+        assert!(TiledConfig::sweep(50)[1..6] == r25[..] && TiledConfig::sweep(50)[6] == r24[1], "p = 4's sweep: the default, round 25's rows, fn-factors");
+        for c in r25.iter().copied() {
+            let l = super::super::schemes::tiled_shape(&v, c, five);
+            assert_eq!(super::super::schemes::fn_regs(&v, c, five, &l), c.fn_regs, "{}", c.label());
+            assert_eq!(super::super::schemes::stage_wide(c, five), c.stage_wide, "{}", c.label());
+            assert_eq!((l.threads, l.qcp, l.image, l.smem, fnt(c, five)), (ld.threads, ld.qcp, ld.image, ld.smem, 0), "{}", c.label());
+        }
+        let r25_5 = TiledConfig::round25_high(74);
+        assert_eq!(r25_5.iter().map(|c| (c.fn_regs, c.stage_wide, c.gram_rows)).collect::<Vec<_>>(), [(1, false, true), (1, true, true)]);
+        let six = Some((6, 6));
+        for c in r25_5.iter().chain(&[TiledConfig { fn_regs: 2, ..r25_5[0] }]).copied() {
+            let (l, l0) = (super::super::schemes::tiled_shape(&v5, c, six), super::super::schemes::tiled_shape(&v5, TiledConfig::for_functions(74), six));
+            assert_eq!(super::super::schemes::fn_regs(&v5, c, six, &l), 1, "p = 5 {}: the scales in the tail, no ids in registers", c.label());
+            assert_eq!((l.qcp, l.smem, l.image), (l0.qcp, l0.smem, l0.image), "{}", c.label());
+        }
+        assert_eq!(super::super::schemes::fn_regs(&v, r25[0], None, &ld), 0, "no factor tables: no scales in the tail");
+        assert_eq!(super::super::schemes::fn_regs(&v, TiledConfig { fn_tables: 1, ..r25[4] }, five, &ld), 0, "per-function tables: scales in the tables already");
+        assert!(!super::super::schemes::stage_wide(TiledConfig { fn_tables: 1, ..r25[1] }, five) && !super::super::schemes::stage_wide(r25[1], None));
+        let over = TiledConfig { gram_overlap: 1, ..r25[0] };
+        assert_eq!(super::super::schemes::fn_regs(&v, over, five, &super::super::schemes::tiled_shape(&v, over, five)), 0, "overlapped blocks: no scales in the tail");
+        assert!(TiledConfig::round25_high(32).is_empty() && TiledConfig::round25_high(98).is_empty());
         assert!(!gram(&Variant { ncomp: 1, qf: "Diffusion".into(), ..variant(50, 125) }, TiledConfig::round16_high(50)[0]), "scalar: no Gram tiles");
         assert_eq!(pipe_rounds(&variant(32, 64), TiledConfig { pipe_rounds: 2, ..TiledConfig::round14(32)[0] }), 0, "p = 3 keeps round 14's pipeline");
     }

@@ -146,7 +146,13 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// the factor tables out a function at a time in shared memory, built once a block, so a staged
 /// entry loads neither its function's factor ids nor its scale: 1 each function's three 1D
 /// factors (6 loads an entry instead of 8), 2 its x factor and its (y, z) plane products (5 loads,
-/// 3 products; a plane of TN1² points a function).
+/// 3 products; a plane of TN1² points a function). `fn_regs` (FN_REGS, round 25, Gram tiles staged
+/// from the factor tables by factor: [`fn_regs`]) 1 applies the functions' scales in the tail with
+/// the orientation signs' products, both formed there (no registers held across the passes), so a
+/// staged entry loads no scale; 2 also keeps a staging thread's functions' factor ids in registers
+/// (it stages the same four in every pass at p = 4), so it loads no id either — no table beyond the
+/// factor tables. `stage_wide` (STAGE_WIDE, round 25, with `tensor`, no `fn_tables`) interleaves
+/// each factor's value and derivative in the shared tables: one 16-byte load for both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -186,6 +192,8 @@ pub struct TiledConfig {
     pub alt_sub: bool,
     pub gram_rows: bool,
     pub fn_tables: u8,
+    pub fn_regs: u8,
+    pub stage_wide: bool,
 }
 
 impl Default for TiledConfig {
@@ -194,7 +202,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false, gram_early_wait: false, gram_rounds: 0, alt_sub: false, gram_rows: false, fn_tables: 0 }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false, gram_early_wait: false, gram_rounds: 0, alt_sub: false, gram_rows: false, fn_tables: 0, fn_regs: 0, stage_wide: false }
     }
 }
 
@@ -261,10 +269,14 @@ impl TiledConfig {
     /// on 32-point passes; elsewhere [`Self::for_functions`]): the base of rounds 23 and 24's p = 5
     /// rows and, since round 24, the sweep's row after them.
     pub fn round22_default(nloc: usize) -> TiledConfig {
-        match TiledConfig::round22_high(nloc).get(2) {
-            Some(&c) if (65..=74).contains(&nloc) => c,
-            _ => TiledConfig::for_functions(nloc),
+        if (65..=74).contains(&nloc) {
+            if let Some(&c) = TiledConfig::round22_high(nloc).get(2) {
+                return c;
+            }
         }
+        // p = 4: the default of rounds 20–24 (round 20's diag-b, unrolled k-steps), whatever later
+        // rounds choose (round 22's p = 4 row is built from this: no call back into round22_high).
+        TiledConfig::round20_high(nloc).get(3).copied().unwrap_or_else(|| TiledConfig::for_functions(nloc))
     }
 
     /// The default shape before round 22 beyond p = 4 (at trunk p = 5 the tenth round's moment
@@ -345,6 +357,14 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // Round 25 (p = 4, 5: the scales in the tail, 16-byte staging loads; p = 4 also the factor
+        // ids in registers), right after the default; then round 24's fn-factors, what they are measured against.
+        let fn_factors = TiledConfig::round24_high(nloc).into_iter().filter(|c| c.fn_tables == 1 && (33..=50).contains(&nloc));
+        for c in TiledConfig::round25_high(nloc).into_iter().chain(fn_factors) {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
         // Round 24 (p = 4: per-function factor tables; p = 5: row bases alone), right after the default.
         for c in TiledConfig::round24_high(nloc) {
             if !v.contains(&c) {
@@ -662,10 +682,11 @@ impl TiledConfig {
     pub fn diagnostics(nloc: usize) -> Vec<TiledConfig> {
         let split = |c: TiledConfig| [1u8, 2, 4, 6].map(|skip| TiledConfig { skip, ..c });
         let mut v: Vec<TiledConfig> = split(TiledConfig::for_functions(nloc)).to_vec();
-        // Round 24 (p = 4): the (y, z) planes, split the same way. Beyond 32 functions (p = 4, 5)
-        // the older rounds' shapes, measured, are no longer split (a sweep's device time).
+        // Round 25 (p = 4): the scales in the tail with 16-byte staging loads (its second row),
+        // split the same way. Beyond 32 functions (p = 4, 5) the older rounds' shapes, measured, are no longer
+        // split (a sweep's device time; round 24 split the (y, z) planes).
         if nloc > 32 {
-            for c in TiledConfig::round24_high(nloc).into_iter().filter(|c| c.fn_tables == 2).take(1) {
+            for c in TiledConfig::round25_high(nloc).into_iter().filter(|c| c.fn_regs == 1 && c.stage_wide && !c.gram_rows).take(1) {
                 v.extend(split(c));
             }
             return v;
@@ -810,6 +831,12 @@ impl TiledConfig {
         if self.fn_tables > 0 {
             s += if self.fn_tables == 1 { " fn-factors" } else { " fn-planes" };
         }
+        if self.fn_regs > 0 {
+            s += if self.fn_regs == 1 { " tail-scales" } else { " fn-regs" };
+        }
+        if self.stage_wide {
+            s += " wide-stage";
+        }
         s
     }
 }
@@ -859,11 +886,48 @@ fn tensor_doubles(v: &Variant, dims: Option<(usize, usize)>, fn_tables: u8) -> u
 /// The kernel's FN_TABLES for `cfg` on `v` staging from factor tables (`tensor`, with tables:
 /// `dims`): `cfg.fn_tables` (at most 2), or the largest layout below it whose block still fits
 /// shared memory (the planes take TN1² doubles a function and plane), else 0.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn fn_tables(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> u8 {
-    if !cfg.tensor || dims.is_none() {
-        return 0;
+    tiled_shape_and_tables(v, cfg, dims).1
+}
+
+/// [`tiled_shape`] and [`fn_tables`] together: the layouts from the one asked down, each launch
+/// computed once, the first whose block fits (the asked one, for every sweep shape that fits).
+fn tiled_shape_and_tables(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> (TiledLaunch, u8) {
+    let asked = if cfg.tensor && dims.is_some() { cfg.fn_tables.min(2) } else { 0 };
+    for f in (1..=asked).rev() {
+        let l = tiled_shape_with(v, cfg, dims, f);
+        if l.smem <= MAX_SHARED_BYTES {
+            return (l, f);
+        }
     }
-    (1..=cfg.fn_tables.min(2)).rev().find(|&f| tiled_shape_with(v, cfg, dims, f).smem <= MAX_SHARED_BYTES).unwrap_or(0)
+    (tiled_shape_with(v, cfg, dims, 0), 0)
+}
+
+/// The kernel's STAGE_WIDE for `cfg` (tables `dims`): asked, staging from factor tables laid out by
+/// factor (`tensor`, with tables, no `fn_tables`).
+pub(crate) fn stage_wide(cfg: TiledConfig, dims: Option<(usize, usize)>) -> bool {
+    cfg.stage_wide && cfg.tensor && dims.is_some() && cfg.fn_tables == 0
+}
+
+/// The kernel's FN_REGS for `cfg` launched on `v` as `l` (tables `dims`): `cfg.fn_regs` (at most 2)
+/// where the staging reads the factor tables by factor (`tensor`, with tables, no `fn_tables`) for
+/// Gram tiles ([`super::pipe_rounds::gram`]) whose blocks form in the cell's tail (no
+/// `gram_overlap`: the scales join the signs' products there); 2 (the factor ids in registers)
+/// needs one round of tiles a cell (a thread stages the same functions every pass), at most 8
+/// functions a staging thread (an unrolled loop) and 16 factors an axis (4-bit ids), else 1.
+pub(crate) fn fn_regs(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>, l: &TiledLaunch) -> u8 {
+    let Some((_, nf)) = dims.filter(|_| cfg.tensor) else { return 0 };
+    let ok = super::pipe_rounds::gram(v, cfg) && cfg.fn_tables == 0 && cfg.producers == 0 && super::pipe_rounds::gram_overlap(v, cfg, l) == 0;
+    let npads = (16 * (v.dim * v.nloc).div_ceil(16)).div_ceil(v.dim);
+    let spp = (l.threads / l.qcp.max(1)).max(1);
+    let regs = super::pipe_rounds::gram_split(v, cfg) == 0 && npads.div_ceil(spp) <= 8 && nf <= 16;
+    match cfg.fn_regs.min(2) {
+        0 => 0,
+        _ if !ok => 0,
+        2 if regs => 2,
+        _ => 1,
+    }
 }
 
 /// Launch shape of the tiled scheme for `v`: warps (at most `cfg.warps`, no more than the tiles
@@ -873,7 +937,7 @@ pub(crate) fn fn_tables(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usiz
 /// memory those blocks share, as many as fit (k to 32). Mirrors
 /// `element_schemes.cu`.
 pub(crate) fn tiled_shape(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> TiledLaunch {
-    tiled_shape_with(v, cfg, dims, fn_tables(v, cfg, dims))
+    tiled_shape_and_tables(v, cfg, dims).0
 }
 
 /// [`tiled_shape`] with the factor tables laid out as FN_TABLES `fn_tables` ([`tensor_doubles`]).
@@ -1025,13 +1089,15 @@ fn wide_writes(cfg: TiledConfig) -> u8 {
 /// from factor tables of `dims` where `cfg.tensor`).
 pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> Vec<String> {
     let dims = dims.filter(|_| cfg.tensor);
-    let l = tiled_shape(v, cfg, dims);
+    let (l, tables) = tiled_shape_and_tables(v, cfg, dims);
     let (n1, nf) = dims.unwrap_or((1, 1));
     vec![
         format!("TENSOR={}", usize::from(dims.is_some())),
         format!("TN1={n1}"),
         format!("TNF={nf}"),
-        format!("FN_TABLES={}", fn_tables(v, cfg, dims)),
+        format!("FN_TABLES={tables}"),
+        format!("FN_REGS={}", fn_regs(v, cfg, dims, &l)),
+        format!("STAGE_WIDE={}", usize::from(stage_wide(cfg, dims))),
         format!("ALT_ORDER={}", alt_order(v, cfg, &l)),
         format!("STREAM_STORES={}", usize::from(cfg.streaming)),
         format!("SKIP_PARTS={}", cfg.skip & 7),
