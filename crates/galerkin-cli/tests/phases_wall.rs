@@ -35,8 +35,10 @@ fn run_once(toml: &std::path::Path, out: &std::path::Path) -> (serde_json::Value
 fn phases_add_up_to_the_processs_wall_clock() {
     let dir = tempfile::tempdir().unwrap();
     let toml = dir.path().join("p.toml");
-    // 2 to 4 s on a 2-core machine: 1.5 % is 30 ms or more, several times the exec and the exit.
-    std::fs::write(&toml, problem(24)).unwrap();
+    // ≈ 1.2 s on a 2-core machine (118k dofs): 1.5 % is ≈ 18 ms, several times the exec, the exit and
+    // a clock tick. (At 24 cells a side the run had become ≈ 0.2 s, where 1.5 % is 3 ms — under a
+    // clock tick: CI failed at 98.5 % while another process loaded the machine.)
+    std::fs::write(&toml, problem(48)).unwrap();
     // Up to three runs: every run must pass the checks below, and the best one the 1.5 % bound — a
     // neighbour's burst of load can stall the exit of one run on a shared CI machine, but a
     // phase missing from the report misses it in every run.
@@ -57,9 +59,9 @@ fn phases_add_up_to_the_processs_wall_clock() {
         // start time is known to a clock tick, 10 ms).
         assert!(total <= wall + 0.011, "report total {total:.4} s > wall {wall:.4} s");
         assert!(s("solve_ready") > s("start") + s("setup") + s("mesh") && s("solve_ready") < total, "{tm}");
-        // P1 at h = 1/24: the discretisation error (2.8e-3), not a failed solve.
+        // P1 at h = 1/48: the discretisation error (7.1e-4), not a failed solve.
         let l2 = report["errors"]["l2"].as_f64().unwrap();
-        assert!(l2 > 1e-3 && l2 < 4e-3, "{}", report["errors"]);
+        assert!(l2 > 5e-4 && l2 < 1e-3, "{}", report["errors"]);
         best = best.max(total / wall);
         if best >= 0.985 {
             break;
