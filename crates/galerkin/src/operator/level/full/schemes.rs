@@ -142,7 +142,7 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// 12–15 multiply first, two of each sub-partition's four (measured level at p = 4, 2.3 % slower at
 /// p = 5: the warps of a sub-partition do not keep one order over a pass). `gram_rows` (GRAM_ROWS,
 /// round 23, with `gram`) forms the tail's packed indices (the image and the blocks) from a base a
-/// row (level at p = 4; at p = 5 −1.8 %, its default since round 24). `fn_tables` (FN_TABLES, round 24, with `tensor`: [`fn_tables`]) lays
+/// row (level at p = 4; at p = 5 −1.8 %, its default since round 24). `fn_tables` (FN_TABLES, round 24, with `tensor`: [`tiled_shape_and_tables`]) lays
 /// the factor tables out a function at a time in shared memory, built once a block, so a staged
 /// entry loads neither its function's factor ids nor its scale: 1 each function's three 1D
 /// factors (6 loads an entry instead of 8), 2 its x factor and its (y, z) plane products (5 loads,
@@ -886,12 +886,12 @@ fn tensor_doubles(v: &Variant, dims: Option<(usize, usize)>, fn_tables: u8) -> u
 /// The kernel's FN_TABLES for `cfg` on `v` staging from factor tables (`tensor`, with tables:
 /// `dims`): `cfg.fn_tables` (at most 2), or the largest layout below it whose block still fits
 /// shared memory (the planes take TN1² doubles a function and plane), else 0.
-#[cfg_attr(not(test), allow(dead_code))]
+#[cfg(test)]
 pub(crate) fn fn_tables(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> u8 {
     tiled_shape_and_tables(v, cfg, dims).1
 }
 
-/// [`tiled_shape`] and [`fn_tables`] together: the layouts from the one asked down, each launch
+/// [`tiled_shape`] and the kernel's FN_TABLES (`fn_tables` in tests) together: the layouts from the one asked down, each launch
 /// computed once, the first whose block fits (the asked one, for every sweep shape that fits).
 fn tiled_shape_and_tables(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> (TiledLaunch, u8) {
     let asked = if cfg.tensor && dims.is_some() { cfg.fn_tables.min(2) } else { 0 };
