@@ -252,10 +252,9 @@ __device__ __forceinline__ void hp_flush(u64 p, const double* s_acc, int tid, in
 }
 
 // The geometry at one point (gg: ∇_ξ of the NV geometry functions there): J = Σ_v x_v ⊗ ∇_ξ N_v
-// (J₃₃ = 1 in plane strain), M = J⁻¹ R (so that g'_A = Σ_m ∂_m φ M_mA: the frame rotation, once);
-// returns det J.
-__device__ __forceinline__ double hk_geometry(const double (*x)[3], const double* __restrict__ gg, const double* rot, double mm[3][3]) {
-    double jm[3][3], inv[3][3];
+// (J₃₃ = 1 in plane strain) and its inverse; returns det J.
+__device__ __forceinline__ double hk_jinv(const double (*x)[3], const double* __restrict__ gg, double inv[3][3]) {
+    double jm[3][3];
 #pragma unroll
     for (int a = 0; a < 3; ++a)
 #pragma unroll
@@ -279,6 +278,17 @@ __device__ __forceinline__ double hk_geometry(const double (*x)[3], const double
     inv[2][0] = (jm[1][0] * jm[2][1] - jm[1][1] * jm[2][0]) * rd;
     inv[2][1] = (jm[0][1] * jm[2][0] - jm[0][0] * jm[2][1]) * rd;
     inv[2][2] = (jm[0][0] * jm[1][1] - jm[0][1] * jm[1][0]) * rd;
+    return det;
+}
+// Column A of M = J⁻¹ R (so that g'_A = Σ_m ∂_m φ M_mA: the frame rotation, once).
+__device__ __forceinline__ void hk_m_column(const double inv[3][3], const double* rot, int A, double ma[3]) {
+#pragma unroll
+    for (int m = 0; m < 3; ++m) ma[m] = inv[m][0] * rot[A] + inv[m][1] * rot[3 + A] + inv[m][2] * rot[6 + A];
+}
+// The geometry with M = J⁻¹ R whole; returns det J.
+__device__ __forceinline__ double hk_geometry(const double (*x)[3], const double* __restrict__ gg, const double* rot, double mm[3][3]) {
+    double inv[3][3];
+    const double det = hk_jinv(x, gg, inv);
 #pragma unroll
     for (int m = 0; m < 3; ++m)
 #pragma unroll
@@ -731,6 +741,103 @@ __device__ __forceinline__ void hk_row_of(const double* m, int r, double out[3])
     for (int k = 0; k < 3; ++k) out[k] = r == 0 ? m[k] : (r == 1 ? m[3 + k] : m[6 + k]);
 }
 
+// HK_TRIM (round 26; with HK_FUSE, one warp a cell): the fused kernel's pre-scatter instructions
+// cut where they are not arithmetic the result needs (static SASS counts, BENCHMARKS.md's 26th pass):
+//   g'  a lane per (node j, component A) over every point, with column A of M = J⁻¹R alone — not M
+//       whole in every lane and a flat loop over (point, node) whose 4·NLOC items split the warp;
+//   F   of the chunk's points as one small GEMM on the tensor cores (`hk_trim_f`) into the records'
+//       space (dead with the Jacobian), each (point, pair) lane reading its point's F and its rows
+//       a, b there — not 9·NLOC FMAs and the nodes' u and g' loads repeated in every lane;
+//   U, V only the rows a, b (`hk_trim_point`) — not U = F X and V = F Y whole and 6 rows selected;
+//   C, C⁻¹ of the law by symmetry (`hl_point`: the same numbers).
+// Everything else is the fused kernel's: the same entries, Y, GEMM and scatters (any of them).
+#ifdef HK_TRIM
+#if !defined(HK_FUSE) || WPC != 1 || QC > 4
+#error "HK_TRIM is the fused kernel's (HK_FUSE) with one warp a cell (WPC = 1) and at most 4 points a chunk"
+#endif
+#define TC_FS 4  // a row of F in the records' space: 3 numbers padded to 4 (16-byte rows)
+// F'_t = R + Σ_j u_j ⊗ g'_tj of the chunk's nq ≤ 4 points t (g: the chunk's first point's g') as
+// D[a][n] = R_aA + Σ_j A[a][j] B[j][n], column n = 4A + t (shifts, not divisions by 3), A[a][j] = u_ja
+// (rows a < 3), B[j][n] = g'_tjA (m16n8k4, the nodes j in k-steps of 4), stored to sf[(3t + a)·TC_FS + A].
+__device__ __forceinline__ void hk_trim_f(const HkCell& cell, const double (*g)[NLOC][3], int nq, int lane, double* sf) {
+    const int g8 = lane / 4, t4 = lane % 4;
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+        const int bA = 2 * nt + (g8 >> 2), bt = g8 & 3;         // B's column of this lane
+        const int dA = 2 * nt + (t4 >> 1), dt = 2 * (t4 & 1);  // D's columns dt, dt + 1 of row g8
+        const bool bv = bA < 3 && bt < nq, dv = g8 < 3 && dA < 3;
+        double d[4] = {dv && dt < nq ? cell.rot[g8 * 3 + dA] : 0.0, dv && dt + 1 < nq ? cell.rot[g8 * 3 + dA] : 0.0, 0.0, 0.0};
+#pragma unroll
+        for (int k0 = 0; k0 < NLOC; k0 += 4) {
+            const int j = k0 + t4;
+            const double a0 = g8 < 3 && j < NLOC ? cell.u[j][g8] : 0.0;
+            const double b0 = bv && j < NLOC ? g[bt][j][bA] : 0.0;
+            hk_mma(d, a0, 0.0, b0);
+        }
+        if (dv && dt < nq) sf[(dt * 3 + g8) * TC_FS + dA] = d[0];
+        if (dv && dt + 1 < nq) sf[((dt + 1) * 3 + g8) * TC_FS + dA] = d[1];
+    }
+}
+// The law at a point from its F (sf: `hk_trim_f`'s rows) into pt's form (0..21) and S (31..39), with
+// the rows a, b of F, U = F X and (the fibre law) V = F Y that the pair (a, b) needs.
+__device__ __forceinline__ void hk_trim_point(const double* __restrict__ prm, const double* sf, int a, int b, double* pt, double fa[3], double fb[3],
+                                              double ua[3], double ub[3], double va[3], double vb[3]) {
+    double f[3][3], s[3][3];
+#pragma unroll
+    for (int r = 0; r < 3; ++r)
+#pragma unroll
+        for (int A = 0; A < 3; ++A) f[r][A] = sf[r * TC_FS + A];
+    hl_point(prm, f, s, pt);
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        fa[k] = sf[a * TC_FS + k];
+        fb[k] = sf[b * TC_FS + k];
+    }
+#pragma unroll
+    for (int A = 0; A < 3; ++A) {
+#pragma unroll
+        for (int B = 0; B < 3; ++B) pt[31 + A * 3 + B] = s[A][B];
+        ua[A] = fa[0] * pt[A] + fa[1] * pt[3 + A] + fa[2] * pt[6 + A];
+        ub[A] = fb[0] * pt[A] + fb[1] * pt[3 + A] + fb[2] * pt[6 + A];
+#if LAW == 2
+        va[A] = fa[0] * pt[9 + A] + fa[1] * pt[12 + A] + fa[2] * pt[15 + A];
+        vb[A] = fb[0] * pt[9 + A] + fb[1] * pt[12 + A] + fb[2] * pt[15 + A];
+#else
+        va[A] = vb[A] = 0.0;
+#endif
+    }
+}
+// The pair's 9 entries w 𝔸_aA,bB (`hk_entry`'s sum regrouped: w and the form's scalars folded into
+// factors formed once a lane — w c₁ U_aA, w e₁ U_bA, w e₁ W_ab, w c₂ V_aA, w h F_bA, w h d_A — so that
+// an entry costs 7 or 8 FP64 operations instead of 12 and the selects of S).
+__device__ __forceinline__ void hk_trim_entries(const double* __restrict__ prm, const HkPair& q, double w, double ab[3][3]) {
+    const double wc1 = w * q.c1, we1 = w * q.e1, ewab = we1 * q.wab, ws = q.diag ? w : 0.0;
+#if LAW == 2
+    const double wc2 = w * q.c2, wh = w * q.h;
+#endif
+#pragma unroll
+    for (int A = 0; A < 3; ++A) {
+        const double cu = wc1 * q.ua[A], eu = we1 * q.ub[A];
+#if LAW == 2
+        const double cv = wc2 * q.va[A], hf = wh * q.fb[A], hd = wh * hk_dab(prm, q, A);
+#endif
+#pragma unroll
+        for (int B = 0; B < 3; ++B) {
+            double v = cu * q.ub[B] + ewab * q.x[A * 3 + B] + eu * q.ua[B] + ws * q.sm[A * 3 + B];
+#if LAW == 2
+            v += cv * q.vb[B] + hf * hl_b(prm, A, B) * q.fa[B] + (A == B ? hd : 0.0);
+#else
+            (void)prm;
+#endif
+            ab[A][B] = v;
+        }
+    }
+}
+#define HK_PT_ALIGN __align__(16)
+#else
+#define HK_PT_ALIGN
+#endif
+
 // HK_LAW_WIDE (twentieth pass; WPB > 1, a block per WPB cells): the law of the block's WPB·NQ points
 // is spread over the block's threads (at P2's 4 points and WPB = 4: 16 lanes of one warp instead of
 // 4 lanes in each of 4 warps), between two block barriers; the law's ≈ 300 instructions a point are
@@ -823,13 +930,16 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
     extern __shared__ double s_acc[];  // NSLOT * 9: the patch's slots
 #endif
     __shared__ __align__(16) double s_g[WPB][NQ][NLOC][3];
-    __shared__ double s_pt[WPB][TC_REC];
+    __shared__ HK_PT_ALIGN double s_pt[WPB][TC_REC];
     __shared__ __align__(16) double s_y[WPB][3 * QC][TC_YS];
     const double* gref = tab;
     const double* ggeo = tab + NQ * NLOC * 3;
     const double* wts = ggeo + NQ * NV * 3;
     // wp: the cell in the block; tid: the thread in the cell; wq: the warp in the cell.
     const int wp = threadIdx.x / TPC, tid = threadIdx.x % TPC, lane = threadIdx.x % 32, wq = tid / 32;
+#ifdef HK_COUNT_JACOBIAN  // (host SASS counts only, `scripts/ptxas-registers.py`: the Jacobian's path alone)
+    want_k = 1;
+#endif
 #if defined(HK_PATCH)
     (void)ncells;  // (the number of patches: the grid)
     if (want_k) {
@@ -889,6 +999,21 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
     HK_CSYNC();
     {
 #endif
+#ifdef HK_TRIM
+    // G (HK_TRIM): J⁻¹ in every lane's registers, then a lane per (node j, component A), every point.
+    double jinv[3][3];
+    const double adet = fabs(hk_jinv(cell.x, ggeo, jinv));
+    for (int k = tid; k < NLOC * 3; k += TPC) {
+        const int j = k / 3, A = k % 3;
+        double ma[3];
+        hk_m_column(jinv, cell.rot, A, ma);
+#pragma unroll
+        for (int q = 0; q < NQ; ++q) {
+            const double* gr = gref + (q * NLOC + j) * 3;
+            s_g[wp][q][j][A] = gr[0] * ma[0] + gr[1] * ma[1] + gr[2] * ma[2];
+        }
+    }
+#else
     // G: the geometry, in every lane's registers.
     double mm[3][3];
     const double adet = fabs(hk_geometry(cell.x, ggeo, cell.rot, mm));
@@ -897,6 +1022,7 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
 #pragma unroll
         for (int A = 0; A < 3; ++A) s_g[wp][k / NLOC][k % NLOC][A] = gr[0] * mm[0][A] + gr[1] * mm[1][A] + gr[2] * mm[2][A];
     }
+#endif
     HK_CSYNC();
 #ifndef HK_SCATTER_ONLY  // (the sweep: the gather, the geometry and the scatter of zeros alone; its
                         // unused arrays draw NVRTC warnings, so CI does not compile it)
@@ -954,13 +1080,20 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
         const int nq = NQ - q0 < QC ? NQ - q0 : QC;
 #ifdef HK_FUSE
         // Y with the law (HK_FUSE): a lane per (point t, pair p), the point's record in registers.
+#ifdef HK_TRIM
+        double* sf = s_pt[wp];  // the chunk's F (the records' space: dead with the Jacobian)
+        hk_trim_f(cell, &s_g[wp][q0], nq, lane, sf);
+        HK_CSYNC();
+#endif
         for (int it = tid; it < nq * 6; it += TPC) {
             const int t = it / 6, p = it % 6, a = hk_pa(p), b = hk_pb(p);
             const double(*g)[3] = s_g[wp][q0 + t];
             double pt[TC_PT];
-            hk_law_point(prm, cell, g, pt);
-            const double w = wts[q0 + t] * adet;
             double ua[3], ub[3], fa[3], fb[3], va[3], vb[3];
+#ifdef HK_TRIM
+            hk_trim_point(prm, sf + t * 3 * TC_FS, a, b, pt, fa, fb, ua, ub, va, vb);
+#else
+            hk_law_point(prm, cell, g, pt);
             hk_row_of(pt + 40, a, ua);
             hk_row_of(pt + 40, b, ub);
             hk_row_of(pt + 22, a, fa);
@@ -969,14 +1102,20 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
             hk_row_of(pt + 49, a, va);
             hk_row_of(pt + 49, b, vb);
 #endif
+#endif
+            const double w = wts[q0 + t] * adet;
             const HkPair pr = hk_pair(pt, ua, ub, fa, fb, va, vb, a == b);
             double ab[3][3];
+#ifdef HK_TRIM
+            hk_trim_entries(prm, pr, w, ab);
+#else
 #pragma unroll
             for (int A = 0; A < 3; ++A) {
                 const double dab = LAW == 2 ? hk_dab(prm, pr, A) : 0.0;
 #pragma unroll
                 for (int B = 0; B < 3; ++B) ab[A][B] = w * hk_entry(prm, pr, dab, A, B);
             }
+#endif
             // the residual's columns: Y[(t, A), TC_NCOL + b] = w P_bA, P = F S (b = p for p < 3)
             if (p < 3) {
 #pragma unroll

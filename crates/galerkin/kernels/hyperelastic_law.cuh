@@ -47,7 +47,11 @@ __device__ void hl_point(const double* __restrict__ prm, const double f[3][3], d
     for (int i = 0; i < 3; ++i)
 #pragma unroll
         for (int k = 0; k < 3; ++k) {
+#ifdef HK_TRIM  // (C symmetric: its lower half copied, the same numbers)
+            cm[i][k] = k < i ? cm[k][i] : f[0][i] * f[0][k] + f[1][i] * f[1][k] + f[2][i] * f[2][k];
+#else
             cm[i][k] = f[0][i] * f[0][k] + f[1][i] * f[1][k] + f[2][i] * f[2][k];
+#endif
             s[i][k] = 0.0;
         }
 #pragma unroll
@@ -77,6 +81,8 @@ __device__ void hl_point(const double* __restrict__ prm, const double f[3][3], d
     form[19] = mu;
 #else
     const double j = hl_det3(f);
+#ifndef HK_TRIM  // (HK_TRIM, round 26: no branch — ln J is NaN for J < 0, −∞ at 0, NaN for J non-finite,
+                 // so S and ℂ's form are non-finite there all the same, without the moves of the NaNs)
     if (!(j > 0.0) || !isfinite(j)) {
 #pragma unroll
         for (int i = 0; i < 3; ++i)
@@ -86,6 +92,7 @@ __device__ void hl_point(const double* __restrict__ prm, const double f[3][3], d
         for (int m = 0; m < HL_FORM; ++m) form[m] = nan("");  // (unrolled: `form` may be a register array)
         return;
     }
+#endif
     const double r = 1.0 / (j * j);
     double ci[3][3];
     ci[0][0] = (cm[1][1] * cm[2][2] - cm[1][2] * cm[2][1]) * r;
@@ -97,6 +104,11 @@ __device__ void hl_point(const double* __restrict__ prm, const double f[3][3], d
     ci[2][0] = (cm[1][0] * cm[2][1] - cm[1][1] * cm[2][0]) * r;
     ci[2][1] = (cm[0][1] * cm[2][0] - cm[0][0] * cm[2][1]) * r;
     ci[2][2] = (cm[0][0] * cm[1][1] - cm[0][1] * cm[1][0]) * r;
+#ifdef HK_TRIM  // (C⁻¹ of a symmetric C: the lower half the same numbers, copied)
+    ci[1][0] = ci[0][1];
+    ci[2][0] = ci[0][2];
+    ci[2][1] = ci[1][2];
+#endif
 #pragma unroll
     for (int m = 0; m < 9; ++m) form[m] = ci[m / 3][m % 3];
     const double lj = log(j);

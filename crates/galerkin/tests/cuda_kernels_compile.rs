@@ -450,10 +450,19 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     // cells an SM — and its sweep's timing rows: no scatter, plain stores, 2 of every 5 rows): 12.
     // Round 25, the node-block scatter (`HK_SCATTER_BLOCKS`): 2 per P2 stiffness-rule element (the default's
     // and `tc cols`'s) and 2 per P2 element at the full rule (one and two warps a cell): 12.
-    assert_eq!(v.len(), 311);
-    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_SCATTER_BLOCKS")).count(), 12, "the HK_SCATTER_BLOCKS variants");
-    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_ST_Y")).count(), 57, "the HK_ST_Y variants");
-    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_FUSE")).count(), 54, "the HK_FUSE variants");
+    // Round 26, the trimmed default (`HK_TRIM`): 3 per P2 stiffness-rule element (alone, scattering
+    // node blocks, without the scatter): 9.
+    assert_eq!(v.len(), 320);
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_SCATTER_BLOCKS")).count(), 15, "the HK_SCATTER_BLOCKS variants");
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_ST_Y")).count(), 66, "the HK_ST_Y variants");
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_FUSE")).count(), 63, "the HK_FUSE variants");
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_TRIM")).count(), 9, "the HK_TRIM variants");
+    // The trimmed kernel: registers only (no local memory), F on the tensor cores too.
+    let trim = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_TRIM") && d.iter().any(|x| x == "LAW=2") && d.iter().any(|x| x == "HK_SCATTER_COLS")).expect("a trimmed fibre-law variant");
+    let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &trim.0).unwrap().ptx;
+    let body = &ptx[ptx.find(".entry hyper_assemble(").expect("hyper_assemble in the HK_TRIM variant")..];
+    let body = &body[..body.find("\n}\n").unwrap_or(body.len())];
+    assert!(!body.contains("__local_depot") && body.matches("mma.sync.aligned.m16n8k4").count() > 24, "HK_TRIM: registers only, F and K on the tensor cores");
     assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_SCATTER_KEEP=2" || x == "HK_PLAIN_STORE") && d.iter().any(|x| x == "HK_FUSE")).count(), 6, "round 24's scatter bounds");
     // The fused law keeps its point record in registers: no local memory (`__local_depot`) in its kernel.
     let fuse = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_FUSE") && d.iter().any(|x| x == "NQ=4") && d.iter().any(|x| x == "NLOC=10") && d.iter().any(|x| x == "LAW=2")).expect("a fused P2 stiffness-rule variant");

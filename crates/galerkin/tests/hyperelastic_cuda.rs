@@ -6,7 +6,7 @@ mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu, LinearOperator};
 use galerkin::hyperelastic::blocks::TC_BLOCKS;
-use galerkin::hyperelastic::cuda::{default_scheme, default_variant, shape, tc_applies, tc_default, tc_fuse, tc_patch_default, tc_cols, tc_qc, tc_st_y, tc_wide, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_FUSE, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH, TC_ST_Y, TC_ST_Y_MINB};
+use galerkin::hyperelastic::cuda::{default_scheme, default_variant, shape, tc_applies, tc_default, tc_fuse, tc_patch_default, tc_cols, tc_qc, tc_st_y, tc_wide, trim_variant, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_FUSE, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH, TC_ST_Y, TC_ST_Y_MINB, TC_TRIM};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::patch::Grouping;
 use galerkin::hyperelastic::recompute;
@@ -395,9 +395,43 @@ fn gpu_fuse_equals_the_cpu() {
     });
 }
 
+/// Round 26's trimmed fused law (`HK_TRIM`: g' a lane per (node, component), F of the points by the
+/// tensor cores, only the rows of U and V a pair needs, the entries' factors once a lane, no NaN
+/// branch in the law) equals the CPU on P1/P2 tetrahedra, both rules at P2 (chunks of 3 at 14
+/// points), every law (a frame per cell): in `tc_fuse`'s shape with the column scatter and with the
+/// flat walk (Hilbert order), two cells a block, the persistent prefetching kernel on 7 blocks, and
+/// the default's defines ([`trim_variant`], P2 at 4 points); assembling twice overwrites; the residual
+/// alone (the records' path, with the trimmed geometry and law) equals it and leaves the matrix alone.
+/// With node blocks it is in [`gpu_blocks_equal_the_cpu`]; its Newton run against the default in
+/// [`gpu_trim_newton_equals_the_default`].
+#[test]
+fn gpu_trim_equals_the_cpu() {
+    for_tc_cases(|be, _, mk, u, what, el| {
+        let fz = tc_fuse(el);
+        let Scheme::Tc { qc, .. } = fz else { panic!("{what}: tc_fuse is a tensor-core scheme") };
+        assert!(qc <= 4, "{what}: HK_TRIM takes at most 4 points a chunk");
+        let mut cases: Vec<(Scheme, Vec<&str>, CellOrder)> = vec![
+            (fz, [TC_FUSE, TC_COLS, TC_TRIM].concat(), DEFAULT_ORDER),
+            (fz, [TC_FUSE, TC_TRIM].concat(), CellOrder::Hilbert),
+            (Scheme::Tc { wpb: 2, qc, wpc: 1 }, [TC_FUSE, TC_COLS, TC_TRIM].concat(), CellOrder::Hilbert),
+            (fz, [TC_PREFETCH, TC_FUSE, TC_COLS, TC_TRIM, &["HK_GRID=7"]].concat(), DEFAULT_ORDER),
+        ];
+        if let Some((sc, defs)) = trim_variant(el, be.device().compute_capability).unwrap() {
+            cases.push((sc, defs, DEFAULT_ORDER));
+        }
+        cases_equal_the_cpu(be, mk, u, what, cases);
+    });
+}
+
+/// [`gpu_gather_newton_equals_the_default`] with the trimmed fused law's scheme and defines.
+#[test]
+fn gpu_trim_newton_equals_the_default() {
+    newton_equals_the_default(tc_fuse, &[TC_FUSE, TC_COLS, TC_TRIM].concat());
+}
+
 /// The node-block storage (round 25, `HK_SCATTER_BLOCKS`): on P2 tetrahedra, both rules, every
 /// law (a frame per cell), the default at each rule, the tensor-core default with the column walk
-/// and the same with two warps a cell, each scattering whole node blocks: the Jacobian, assembled
+/// and the same with two warps a cell, and (round 26) the trimmed default at 4 points, each scattering whole node blocks: the Jacobian, assembled
 /// twice in block order and converted to CSR on the host, equals the CPU's (and is not CSR's order
 /// as it comes); converted on the device it is the host's conversion bit for bit; its block
 /// product equals the CSR product of the CPU's Jacobian; the residual equals the CPU's. And
@@ -410,7 +444,11 @@ fn gpu_blocks_equal_the_cpu() {
         }
         let (tc, split, _) = tc_shapes(el);
         let (dsc, ddefs) = default_variant(el, be.device().compute_capability).unwrap();
-        let cases: Vec<(Scheme, Vec<&str>)> = vec![(dsc, [&ddefs[..], TC_BLOCKS].concat()), (tc, [TC_COLS, TC_BLOCKS].concat()), (split, [TC_COLS, TC_BLOCKS].concat())];
+        let mut cases: Vec<(Scheme, Vec<&str>)> = vec![(dsc, [&ddefs[..], TC_BLOCKS].concat()), (tc, [TC_COLS, TC_BLOCKS].concat()), (split, [TC_COLS, TC_BLOCKS].concat())];
+        // round 26: the trimmed default scattering blocks (P2 at 4 points)
+        if let Some((tsc, tdefs)) = trim_variant(el, be.device().compute_capability).unwrap() {
+            cases.push((tsc, [&tdefs[..], TC_BLOCKS].concat()));
+        }
         let asm = CpuHyper::new(mk()).unwrap();
         let mut k = asm.matrix();
         let mut r = vec![0.0; u.len()];

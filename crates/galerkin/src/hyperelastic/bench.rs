@@ -8,7 +8,7 @@
 //! assembly is set against its bytes-moved floor: what the kernel must read (cell vertices and
 //! nodes, coordinates, frames, CSR positions, row pointers, the state) and write (the CSR values
 //! once, the residual), at the copy bandwidth measured in the same run.
-use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_fuse, tc_shared_bytes, tc_st_y, tc_wide, TC_ST_Y, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_COLS, TC_FUSE, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH};
+use super::cuda::{shape, shared_bytes, tc_applies, tc_default, tc_fuse, tc_shared_bytes, tc_st_y, tc_wide, TC_ST_Y, CellOrder, GpuHyper, Scheme, Shape, DEFAULT_ORDER, TC_COLS, TC_FUSE, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH, TC_TRIM};
 use super::upper::TC_UPPER;
 use super::blocks::TC_BLOCKS;
 use super::element::HyperElement;
@@ -547,6 +547,11 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 // `blocks` prints the L2 sectors a cell counted both ways, and the block passes).
                 variants.push(("tc blocks fuse sty minb20".into(), fz, [&fsm[..], TC_COLS, TC_BLOCKS].concat()));
                 variants.push(("tc blocks".into(), tc, [TC_COLS, TC_BLOCKS].concat()));
+                // Round 26: the default trimmed (`HK_TRIM`: −15 % of the pre-scatter instructions by
+                // static SASS counts, unmeasured), alone, scattering blocks and without the scatter.
+                variants.push(("tc cols fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, TC_TRIM].concat()));
+                variants.push(("tc blocks fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, TC_BLOCKS, TC_TRIM].concat()));
+                variants.push(("tc no-scatter fuse sty minb20 trim".into(), fz, [&fsm[..], &["HK_NO_SCATTER"], TC_TRIM].concat()));
                 if fz != tc {
                     variants.push((format!("tc cols fuse {wpb}x{qc}"), tc, [TC_FUSE, TC_COLS].concat()));
                     variants.push((format!("tc cols {fw}x{fq}"), fz, TC_COLS.to_vec()));

@@ -308,6 +308,21 @@ pub fn default_variant(el: &HyperElement, cc: (u32, u32)) -> Result<(Scheme, Vec
 /// The most points of a rule for which [`default_variant`] takes the fused law (one chunk of them).
 pub const FUSE_MAX_POINTS: usize = 4;
 
+/// Round 26's trimmed fused law (kernel define, see `HK_TRIM` in `kernels/hyperelastic.cu`): the
+/// fused kernel's pre-scatter instructions cut where they are not arithmetic the result needs — g' a
+/// lane per (node, component), F of the points by the tensor cores, only the rows of U and V a pair
+/// needs, the entries' factors formed once a lane, no NaN branch in the law: −15 % of the pre-scatter
+/// warp instructions by static SASS counts (host; BENCHMARKS.md's 26th pass), not yet measured. With
+/// [`TC_FUSE`] and one warp a cell (the kernel refuses it otherwise); composes with any scatter.
+pub const TC_TRIM: &[&str] = &["HK_TRIM"];
+
+/// [`default_variant`] with [`TC_TRIM`] where the default is the fused law (P2 tetrahedra at ≤ 4
+/// points), else `None` (`GALERKIN_HYPER_SCHEME=trim`, the sweep's `… trim` rows, the tests).
+pub fn trim_variant(el: &HyperElement, cc: (u32, u32)) -> Result<Option<(Scheme, Vec<&'static str>)>> {
+    let (sc, defs) = default_variant(el, cc)?;
+    Ok(defs.contains(&"HK_FUSE").then(|| (sc, [&defs[..], TC_TRIM].concat())))
+}
+
 /// The defines of the column-pair variant (what CI compiles for every element).
 pub fn defines(el: &HyperElement) -> Result<Vec<String>> {
     defines_for(el, Scheme::Pairs(shape(el)?))
@@ -542,7 +557,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 impl GpuHyper {
     /// The default scheme and defines for `el` on this device ([`default_variant`]: by the rule's
     /// point count), or the one named by `GALERKIN_HYPER_SCHEME` (`cols` ([`default_scheme`] with
-    /// [`tc_cols`] at every rule: the default before round 24), `pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `sty` (the default with [`TC_ST_Y_MINB`]), `fuse` ([`tc_fuse`] with [`TC_FUSE`] and [`TC_COLS`]), `blocks` (the default with the node-block storage [`super::blocks::TC_BLOCKS`], converted to CSR after each assembly so that the solver can use it), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
+    /// [`tc_cols`] at every rule: the default before round 24), `pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `sty` (the default with [`TC_ST_Y_MINB`]), `fuse` ([`tc_fuse`] with [`TC_FUSE`] and [`TC_COLS`]), `trim` ([`trim_variant`]: the default with [`TC_TRIM`] where it is the fused law, else the default), `blocks` (the default with the node-block storage [`super::blocks::TC_BLOCKS`], converted to CSR after each assembly so that the solver can use it), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -582,6 +597,14 @@ impl GpuHyper {
             // The law in the Y phase's lanes, all 4 points in one chunk (twenty-third pass), where it applies.
             Some("fuse") if tc_applies(el, cc) => return Self::variant(be, el, tc_fuse(el), &[TC_FUSE, tc_cols(el)].concat()),
             Some("fuse") => default_scheme(el, cc)?,
+            // The default trimmed (round 26, unmeasured) where it is the fused law, else the default.
+            Some("trim") => {
+                let (sc, defs) = match trim_variant(el, cc)? {
+                    Some(v) => v,
+                    None => default_variant(el, cc)?,
+                };
+                return Self::variant(be, el, sc, &defs);
+            }
             // The default scattering whole node blocks (round 25), where the column scatter applies;
             // each assembly then converts the values to CSR order (one more pass: opt-in).
             Some("blocks") if tc_applies(el, cc) && !tc_cols(el).is_empty() => return Self::blocks_in_csr(be, el),
@@ -602,7 +625,7 @@ impl GpuHyper {
             // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
             Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
             Some("recompute") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `cols`, `pairs`, `tc`, `prefetch`, `wide`, `upper`, `sty`, `fuse`, `blocks`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `cols`, `pairs`, `tc`, `prefetch`, `wide`, `upper`, `sty`, `fuse`, `trim`, `blocks`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -1060,6 +1083,14 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                                 let defs = ddefs.iter().filter(|d| !(extra[0] == "HK_NO_SCATTER" && **d == "HK_SCATTER_COLS")).chain(extra);
                                 variants.push([defines_for(&st, dsc)?, defs.map(|e| e.to_string()).collect()].concat());
                             }
+                            // Round 26: the default trimmed, alone, scattering blocks and without the
+                            // scatter (tested, swept).
+                            if let Some((tsc, tdefs)) = trim_variant(&st, (9, 0))? {
+                                for extra in [&[][..], super::blocks::TC_BLOCKS, &["HK_NO_SCATTER"]] {
+                                    let defs = tdefs.iter().filter(|d| !(extra.first() == Some(&"HK_NO_SCATTER") && **d == "HK_SCATTER_COLS")).chain(extra);
+                                    variants.push([defines_for(&st, tsc)?, defs.map(|e| e.to_string()).collect()].concat());
+                                }
+                            }
                         }
                         if tc_fuse(&st) != tc_default(&st) {
                             variants.push(fuse(tc_default(&st), tc_cols(&st))?);
@@ -1243,5 +1274,12 @@ mod tests {
         let p1 = element(CellType::Tetrahedron, 1);
         assert_eq!(default_variant(&p1, (9, 0)).unwrap(), (tc_default(&p1), Vec::new()));
         assert!(matches!(default_variant(&st, (7, 5)).unwrap(), (Scheme::Pairs(_), ref d) if d.is_empty()));
+        // Round 26's trimmed default: only where the default is the fused law (P2 at ≤ 4 points).
+        let (tsc, tdefs) = trim_variant(&st, (9, 0)).unwrap().expect("P2 at 4 points is fused");
+        assert_eq!(tsc, sc);
+        assert_eq!(tdefs, ["HK_FUSE", "HK_RES_MMA=1", "HK_ST_Y", "HK_MINB=20", "HK_SCATTER_COLS", "HK_TRIM"]);
+        assert_eq!(trim_variant(&p2, (9, 0)).unwrap(), None);
+        assert_eq!(trim_variant(&p1, (9, 0)).unwrap(), None);
+        assert_eq!(trim_variant(&st, (7, 5)).unwrap(), None);
     }
 }

@@ -15,6 +15,7 @@
 # on the patch kernel's patches, in every case. Round 20: the law of a block's cells on one warp (HK_LAW_WIDE), the patches' slots filled in turn (HK_PATCH_TURNS).
 # Round 21: the upper-triangle scatter (HK_UPPER) with its zeroing and fill passes (HK_EMU_UPPER).
 # Round 22: the staged blocks in Y's space (HK_ST_Y). Round 23: the law in the Y phase's lanes (HK_FUSE).
+# Round 26: the trimmed fused law (HK_TRIM).
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
@@ -49,6 +50,11 @@ for law in ${EMU_LAWS:-0 1 2}; do
   # and two warps per cell, the persistent kernel, 14 points, P1-sized
   f="-DHK_FUSE -DHK_RES_MMA=1"
   cases+=("-DNLOC=10 -DNQ=4 $f -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 -DQC=3 $f -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 -DWPC=2 $f -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 $f -DHK_SCATTER_COLS -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=14 -DQC=3 $f" "-DNLOC=4 -DNQ=5 $f" "-DNLOC=10 -DNQ=4 $f -DHK_ST_Y -DHK_SCATTER_COLS")
+  # round 26: the trimmed fused law (HK_TRIM: g' a lane per (node, component), F by the tensor cores,
+  # the pair's rows of U and V alone, the entries' factors once a lane): P2 at 4 points with the column
+  # scatter, with Y's space and the flat walk, the persistent kernel, 14 points in chunks of 3, P1-sized
+  trim="$f -DHK_TRIM"
+  cases+=("-DNLOC=10 -DNQ=4 $trim -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 $trim -DHK_ST_Y" "-DNLOC=10 -DNQ=4 $trim -DHK_SCATTER_COLS -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=14 -DQC=3 $trim" "-DNLOC=4 -DNQ=5 $trim")
   # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
     cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")
