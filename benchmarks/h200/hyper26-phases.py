@@ -1,19 +1,13 @@
 #!/usr/bin/env python3
-"""Static SASS instructions of the hyperelastic Jacobian kernel by phase (round 26, host, no GPU): compiles
-common.cuh + hyperelastic_law.cuh + hyperelastic.cu through NVRTC for sm_90 with -lineinfo and the defines
-given (HK_COUNT_JACOBIAN: the Jacobian's path alone), disassembles with nvdisasm -gi and puts each instruction
-under the kernel-body line it is inlined at, grouped into the phases that markers in the source delimit.
-usage: LD_LIBRARY_PATH=…/nvidia/cu13/lib python3 benchmarks/h200/hyper26-phases.py 'DEFINES' ['DEFINES' …]"""
-import collections, ctypes, os, re, subprocess, sys, tempfile
+"""Static SASS instructions of the hyperelastic Jacobian kernel by phase (round 26, host, no GPU): reads the SASS
+with source lines that `scripts/ptxas-registers.py --sass-lines DIR` writes (NVRTC for sm_90 with -lineinfo,
+nvdisasm -c -gi; `benchmarks/h200/hyper26-sass.sh` makes round 26's), puts each instruction of `hyper_assemble`
+under the kernel-body line it is inlined at and groups them into the phases that markers in the source delimit.
+usage: python3 benchmarks/h200/hyper26-phases.py DIR/*.sass"""
+import collections, os, re, sys
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-kdir = os.path.join(root, "crates", "galerkin", "kernels")
-files = ["hyperelastic_law.cuh", "hyperelastic.cu"]
-body = open(os.path.join(kdir, "hyperelastic.cu")).read().splitlines()
-src = open(os.path.join(kdir, "common.cuh")).read() + "\n\n" + "".join(f'\n#line 1 "{f}"\n' + open(os.path.join(kdir, f)).read() for f in files)
-lib = ctypes.CDLL("libnvrtc.so.13")
-nvdisasm = next((os.path.join(os.path.dirname(d.rstrip("/")), "bin", "nvdisasm") for d in os.environ.get("LD_LIBRARY_PATH", "").split(":")
-                 if d and os.path.exists(os.path.join(os.path.dirname(d.rstrip("/")), "bin", "nvdisasm"))), "nvdisasm")
+body = open(os.path.join(root, "crates", "galerkin", "kernels", "hyperelastic.cu")).read().splitlines()
 
 
 def line(pat, after=0):
@@ -39,25 +33,13 @@ CLASSES = [("fp64", r"^D(FMA|MUL|ADD|SETP|MNMX)"), ("mma", r"^DMMA"), ("ld.globa
            ("sel", r"^(FSEL|SEL)"), ("mov", r"^(MOV|IMAD\.MOV|UMOV|CS2R)"), ("branch", r"^(BRA|EXIT|BSSY|BSYNC|CALL|RET)")]
 
 
-def counts(defines):
-    prog = ctypes.c_void_p()
-    lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"hyperelastic.cu", 0, None, None)
-    opts = [b"--gpu-architecture=sm_90", b"-std=c++17", b"-default-device", b"-DGALERKIN_BLOCK=256", b"-lineinfo"] + [f"-D{d}".encode() for d in defines.split()]
-    if lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts)) != 0:
-        sys.exit(f"NVRTC failed: {defines}")
-    size = ctypes.c_size_t()
-    lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
-    cubin = ctypes.create_string_buffer(size.value)
-    lib.nvrtcGetCUBIN(prog, cubin)
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin.raw)
-        f.flush()
-        text = subprocess.run([nvdisasm, "-c", "-gi", f.name], capture_output=True, text=True, check=True).stdout
+def counts(path):
+    text = open(path).read()
     text = text[text.index(".text.hyper_assemble:"):]
     per, cur = collections.defaultdict(collections.Counter), None
     for l in text.splitlines():
         if l.strip().startswith("//##"):
-            outer = [int(n) for f, n in re.findall(r'"[^"]*/([\w.]+)", line (\d+)', l) if f == "hyperelastic.cu" and k0 <= int(n) <= end]
+            outer = [int(n) for f, n in re.findall(r'"(?:[^"]*/)?([\w.]+)", line (\d+)', l) if f == "hyperelastic.cu" and k0 <= int(n) <= end]
             cur = outer[-1] if outer else None
             continue
         m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", l)
@@ -67,9 +49,9 @@ def counts(defines):
     return per
 
 
-for d in sys.argv[1:]:
-    print(f"== {d}")
-    per, tot = counts(d), collections.Counter()
+for path in sys.argv[1:]:
+    print(f"== {os.path.basename(path)}")
+    per, tot = counts(path), collections.Counter()
     for _, _, n in PHASES + [(0, 0, "other")]:
         if n in per:
             tot += per[n]
