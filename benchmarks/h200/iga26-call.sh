@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# iga26's device call (one call, ≤ 240 s), superseding iga25-call.sh: it measures round 25's and round
+# iga26's device call (one call, ≤ 240 s), superseding round 25's iga25-call.sh (removed): it measures round 25's and round
 # 26's candidates of issue 15 against the default in the same sweep. First (GALERKIN_REQUIRE_GPU=1, one
 # process, six test threads, --nocapture for the chain checks' per-case seconds): main a2b12b9's lazily
 # built chain tables (three tests), round 25's capped bottom backward prefetch (gpu_prefetched…),
