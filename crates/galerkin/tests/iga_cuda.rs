@@ -1059,6 +1059,64 @@ fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
     eprintln!("prefetched bottom backward kernels that ran: {back:?}");
 }
 
+/// Round 26: a row-major solve with its separator rows in `x` (`set_sep_in_x`: the layout at
+/// dofs, no `sep` buffer, no owned-row stores in the bottom backward pass; off by default) equals
+/// faer's LU for 1, 7, 32, 64 and 256 columns and the CPU twins at 77 and 78, with the default
+/// lines (the walk by lines), the tensor-core lines pass by pass and bulk + staged contributions,
+/// with the bottom backward prefetch off (and on, with the default lines), on 1D systems of degree 1…5 with an odd number of
+/// elements and the 2D large-front cases; with the grid's column blocks capped at 1 and chunks of
+/// 32, 64 and the default's columns, 7 and 256 columns equal the compact rows bit for bit (the
+/// same products in the same order). It applies wherever a separator layout does, and a chained
+/// forward pass is not taken with it.
+#[test]
+fn gpu_separator_rows_in_x_equal_faer_lu_and_the_compact_rows() {
+    let Some(be) = test_gpu() else { return };
+    let mut ran = Vec::new();
+    let tc = SepLines { bulk: false, ext_below: None, tc_forward: true, top: false };
+    let bulkext = SepLines { bulk: true, ext_below: Some(usize::MAX), tc_forward: true, top: false };
+    let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases());
+    for case in cases {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert!(!f.sep_in_x(), "{}: the separator rows in x are on by default", case.name);
+        f.prepare_maps(&be).unwrap();
+        let n = case.sys.ndofs;
+        let rows = cpu_twins(&case, true);
+        let reference = FaerRef::new(&case, 256);
+        let bs: Vec<_> = [7, 256].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
+        for (lines, name) in [(None, "default"), (Some(tc), "tc"), (Some(bulkext), "bulkexttc")] {
+            f.set_sep_lines(lines);
+            // The backward prefetch both ways with the default lines only (the call's time).
+            for &back in if lines.is_none() { &[false, true][..] } else { &[false][..] } {
+                f.set_sep_back_prefetch(back);
+                f.set_sep_in_x(true);
+                let applies = f.sep_in_x_applies(&be).unwrap();
+                assert_eq!(applies, f.has_separator_layout(), "{} {name}: the rows in x apply {applies} where a separator layout is {}", case.name, f.has_separator_layout());
+                f.set_sep_chain(true);
+                assert!(!f.chains_forward(&be, 256, true), "{} {name}: chained with the rows in x", case.name);
+                f.set_sep_chain(false);
+                for nrhs in [1, 7, 32, 64, 256] {
+                    check_rows_against_ref(&be, &f, &case, &reference, nrhs);
+                }
+                assert_equals_twins(&be, &rows, &format!("{} {name} bpf {back}: row-major, rows in x", case.name), |k, b, x| f.solve_many_rows(&be, k, b, x));
+                for (blocks, width) in [(None, None), (Some(1), None), (Some(1), Some(32)), (Some(1), Some(64))] {
+                    f.set_pipe_blocks(blocks).unwrap();
+                    f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
+                    let what = format!("{} {name} bpf {back} {blocks:?} {width:?}: the rows in x", case.name);
+                    assert_setting_bit_identical(&be, &mut f, n, &bs, &what, CudaMultifrontal::set_sep_in_x);
+                }
+                f.set_pipe_blocks(None).unwrap();
+                f.set_subtree_shape(None).unwrap();
+                if applies && case.name.starts_with("seed") {
+                    ran.push(format!("{} {name}", case.name));
+                }
+            }
+            f.set_sep_in_x(false);
+            f.set_sep_back_prefetch(false);
+        }
+    }
+    assert_every_degree_ran(&ran, &["default", "tc", "bulkexttc"], "the separator rows in x");
+}
+
 /// Asserts that `f`'s row-major solves of each `(columns, b)` are the same bit for bit with a setting
 /// off and on (`set(f, false)`, then `set(f, true)`: left on); `what` names it in failures.
 fn assert_setting_bit_identical(

@@ -149,6 +149,13 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
             // every dof is written once (NaN-initialised `x`), every separator row owned once.
             if let Some(sp) = SeparatorPlan::new(&plan, n) {
                 assert_eq!(sp.own_loc.len(), sp.rows, "{}: separator rows owned {} times for {} rows", case.name, sp.own_loc.len(), sp.rows);
+                let sd = SeparatorPlan::at_dofs(&plan, n).unwrap_or_else(|| panic!("{}: a compact layout but none at dofs", case.name));
+                assert!(sd.at_dofs && !sp.at_dofs && sd.rows == n && sd.own_dof == sp.own_dof && sd.own_ptr == sp.own_ptr, "{}: the layouts at dofs and compact own different rows", case.name);
+                // Every separator row at its dof: pass 0's Schur rows and the upper passes' rows.
+                for (q, (pd, pc)) in sd.passes.iter().zip(&sp.passes).enumerate() {
+                    let orig = &plan.passes[q];
+                    assert!(pd.row_dof == orig.row_dof && pc.row_dof.len() == orig.row_dof.len(), "{} pass {q}: rows at dofs are not the plan's dofs", case.name);
+                }
                 // Pass by pass, then with the passes near the root as one walk (every pass above
                 // the bottom one, and those of at most 2 subtrees): its steps in list order.
                 let walks = [None, TopWalk::new(&sym, &plan, usize::MAX), TopWalk::new(&sym, &plan, 2)];
@@ -164,6 +171,11 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
                     reference_separator_solve(&sym, &plan, &sp, &layout, &maps, walk.as_ref(), &b, &mut xs);
                     let diff = want.iter().zip(&xs).fold(0.0f64, |m, (a, c)| if c.is_finite() { m.max((a - c).abs()) } else { f64::INFINITY });
                     assert!(diff <= 1e-10 * scale, "{} ({} passes, {lim:?}, walk {:?}): separator layout differs by {diff:.3e} (scale {scale:.3e})", case.name, plan.passes.len(), walk.as_ref().map(|w| w.first));
+                    // Round 26: the rows at their dofs, `sep` standing for `x` (no owned-row
+                    // stores backward): the same products, so the same bits.
+                    let mut xd = vec![f64::NAN; n];
+                    reference_separator_solve(&sym, &plan, &sd, &layout, &maps, walk.as_ref(), &b, &mut xd);
+                    assert!(xd.iter().zip(&xs).all(|(a, c)| a.to_bits() == c.to_bits()), "{} ({} passes, {lim:?}, walk {:?}): separator rows at dofs differ from compact ones", case.name, plan.passes.len(), walk.as_ref().map(|w| w.first));
                 }
                 // Pass 1 chained into the bottom forward pass (round 23's `mf_mapss*_chain`): each
                 // pass-1 subtree right after the last bottom subtree it reads, by `chain_deps`.
@@ -253,5 +265,90 @@ fn one_d_bottom_subtrees_fit_the_row_major_column_kernel() {
         let mut x = vec![0.0; n * 7];
         f.solve_many_rows(&Cpu, 7, &b, &mut x).unwrap();
         iga_common::assert_equals_faer(&case, 7, &iga_common::to_columns(&x, n, 7), "CPU row-major");
+    }
+}
+
+/// The bytes budget of a row-major solve through the separator rows (`solve_bytes`, round 26) counts
+/// every row where it goes, on the 1D systems of degree 1…5 (3001 elements) and a 2D large-front
+/// case: each dof eliminated once (the bottom pass's rows from `b`, the others from `sep`, read
+/// forward and backward alike), each separator row copied in once forward and stored once
+/// backward, every root's Schur rows written once forward and read by the pass above; with the
+/// rows at dofs (`SeparatorPlan::at_dofs`) exactly the owned rows' backward stores and their
+/// indices less, nothing else.
+#[test]
+fn solve_bytes_count_every_row_once() {
+    use galerkin::solver::multifrontal::separators::{SeparatorPlan, TopWalk, TOP_SUBTREES};
+    use galerkin::solver::multifrontal::solve_bytes::solve_bytes;
+    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
+    let mut counted = 0;
+    for case in (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases()) {
+        let plan = SubtreePlan::new(&case.sym, SubtreeLimits::default()).unwrap();
+        let (Some(sp), Some(sd)) = (SeparatorPlan::new(&plan, case.sym.n), SeparatorPlan::at_dofs(&plan, case.sym.n)) else { continue };
+        let walk = TopWalk::new(&case.sym, &plan, TOP_SUBTREES);
+        let (c, d) = (solve_bytes(&sp, walk.as_ref()), solve_bytes(&sd, walk.as_ref()));
+        let eliminated: u64 = plan.passes.iter().flat_map(|p| p.elim.iter()).map(|&e| u64::from(e)).sum();
+        let (bottom, rows) = (plan.passes[0].elim.iter().map(|&e| u64::from(e)).sum::<u64>(), sp.rows as u64);
+        assert_eq!(eliminated, case.sym.n as u64, "{}: the passes eliminate {eliminated} of {} dofs", case.name, case.sym.n);
+        let sum = |v: &[_], f: &dyn Fn(&galerkin::solver::multifrontal::solve_bytes::LaunchBytes) -> u64| v.iter().map(f).sum::<u64>();
+        // `b`: the bottom rows twice and the separator rows once; x: every dof once (compact).
+        assert_eq!(sum(&c, &|l| l.b_read), 2 * bottom + rows, "{}: b read", case.name);
+        assert_eq!(sum(&c, &|l| l.x_write), bottom + rows, "{}: x written", case.name);
+        assert_eq!(sum(&d, &|l| l.x_write), bottom, "{}: x written with the rows at dofs", case.name);
+        // The separator rows: copied in once, written once more (x), read by their own pass both ways.
+        assert_eq!(sum(&c, &|l| l.sep_write), 2 * rows, "{}: sep written", case.name);
+        let roots: u64 = plan.passes.iter().map(|p| (0..p.len()).map(|j| u64::from(p.row_ptr[j + 1] - p.row_ptr[j] - p.elim[j])).sum::<u64>()).sum();
+        assert_eq!(sum(&c, &|l| l.contrib_write), roots, "{}: contributions written", case.name);
+        for (lc, ld) in c.iter().zip(&d) {
+            let own = if lc.label == "backward 0" { rows } else { 0 };
+            assert_eq!((lc.lines() - own, lc.maps, &lc.label), (ld.lines(), ld.maps, &ld.label), "{}: the layouts differ beyond the owned stores", case.name);
+            assert!(ld.index_bytes <= lc.index_bytes && (own == 0) == (ld.index_bytes == lc.index_bytes), "{} {}: indices {} against {}", case.name, lc.label, ld.index_bytes, lc.index_bytes);
+        }
+        counted += 1;
+    }
+    assert!(counted >= 5, "budgets counted on {counted} cases only");
+}
+
+/// The bytes budget of issue 15's solve — 2^20 cubic elements, row-major, 1/32/64/256 columns —
+/// on the plan the GPU runs (`SubtreeLimits::default()`, the walk above 512 subtrees), by launch
+/// and kind, with the time each launch's bytes take at 4124 GB/s (round 24's copy rate on the
+/// H200). Round 26's table in BENCHMARKS.md; `--ignored --nocapture` (a few seconds).
+#[test]
+#[ignore]
+fn solve_bytes_of_issue_15() {
+    use galerkin::iga::{symbolic_1d, Space1d};
+    use galerkin::solver::multifrontal::separators::{SeparatorPlan, TopWalk, TOP_SUBTREES};
+    use galerkin::solver::multifrontal::solve_bytes::solve_bytes;
+    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
+    let sym = symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
+    let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
+    let (sp, sd) = (SeparatorPlan::new(&plan, sym.n).unwrap(), SeparatorPlan::at_dofs(&plan, sym.n).unwrap());
+    let walk = TopWalk::new(&sym, &plan, TOP_SUBTREES).unwrap();
+    let copy = 4124e9;
+    eprintln!("n {}, passes {:?} subtrees, separator rows {}, walk from pass {}", sym.n, plan.passes.iter().map(|p| p.len()).collect::<Vec<_>>(), sp.rows, walk.first);
+    for (name, s) in [("compact rows (default)", &sp), ("rows in x (-sx)", &sd)] {
+        let launches = solve_bytes(s, Some(&walk));
+        for nrhs in [1usize, 32, 64, 256] {
+            let total: f64 = launches.iter().map(|l| l.bytes(nrhs)).sum();
+            eprintln!("{name}, {nrhs} columns: {:.4} GB, {:.1} us at copy", total * 1e-9, total / copy * 1e6);
+        }
+        eprintln!("{name} at 256 columns (GB): launch | b read | sep read | sep write | x write | contrib write | contrib read | maps | indices | total | us at copy");
+        for l in &launches {
+            let g = |d: u64| d as f64 * 8.0 * 256.0 * 1e-9;
+            eprintln!(
+                "  {:<11} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.5} | {:.4} | {:.1}",
+                l.label,
+                g(l.b_read),
+                g(l.sep_read),
+                g(l.sep_write),
+                g(l.x_write),
+                g(l.contrib_write),
+                g(l.contrib_read),
+                l.maps as f64 * 8e-9,
+                l.index_bytes as f64 * 1e-9,
+                l.bytes(256) * 1e-9,
+                l.bytes(256) / copy * 1e6
+            );
+        }
+        assert_eq!(launches.len(), 5, "forward 0, forward 1, walk, backward 1, backward 0");
     }
 }

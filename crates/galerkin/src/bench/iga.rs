@@ -526,8 +526,9 @@ fn rows_lines(base: &str) -> Option<SepLines> {
 /// opt-in, kept so that old commands parse), which changes nothing; `-bpf`, the row-major bottom
 /// backward pass's prefetch under a register cap (round 25; round 24's on every pass,
 /// [`CudaMultifrontal::set_sep_back_prefetch`]`(true)`); `-chain`,
-/// pass 1 chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`], round 23).
-/// E.g. `gpu-rows-nopf`, `gpu-rows-bpf`, `gpu-rows-w64x2-bpf`, `gpu-rows-w64x2-chain`. Parsed once
+/// pass 1 chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`], round 23);
+/// `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]; last).
+/// E.g. `gpu-rows-nopf`, `gpu-rows-bpf`, `gpu-rows-w64x2-bpf`, `gpu-rows-w64x2-chain`, `gpu-rows-w64x2-bpf-sx`. Parsed once
 /// per engine ([`RowsSuffixes::parse`]).
 struct RowsSuffixes<'a> {
     /// The engine without them.
@@ -539,8 +540,10 @@ struct RowsSuffixes<'a> {
     /// The backward prefetch where named: `-bpf` on, `-nopf` (without `-bpf`) off, else the default.
     back_prefetch: Option<bool>,
     chain: bool,
+    sep_in_x: bool,
 }
 
+const SEP_IN_X_SUFFIX: &str = "-sx";
 const NO_PREFETCH_SUFFIX: &str = "-nopf";
 const PREFETCH_SUFFIX: &str = "-pf";
 const BACK_PREFETCH_SUFFIX: &str = "-bpf";
@@ -549,7 +552,8 @@ const CHAIN_SUFFIX: &str = "-chain";
 impl<'a> RowsSuffixes<'a> {
     fn parse(engine: &'a str) -> RowsSuffixes<'a> {
         let strip = |e: &'a str, suffix: &str| e.strip_suffix(suffix).map_or((e, false), |e| (e, true));
-        let (e, chain) = strip(engine, CHAIN_SUFFIX);
+        let (e, sep_in_x) = strip(engine, SEP_IN_X_SUFFIX);
+        let (e, chain) = strip(e, CHAIN_SUFFIX);
         // `-bpf` before `-pf`, whose suffix it ends with.
         let (e, back) = strip(e, BACK_PREFETCH_SUFFIX);
         let (e, prefetch) = match e.strip_suffix(NO_PREFETCH_SUFFIX) {
@@ -562,7 +566,7 @@ impl<'a> RowsSuffixes<'a> {
         });
         let (base, shape) = walk.map_or((e, None), |(base, shape)| (base, Some(shape)));
         let back_prefetch = if back { Some(true) } else if !prefetch { Some(false) } else { None };
-        RowsSuffixes { base, shape, prefetch, back_prefetch, chain }
+        RowsSuffixes { base, shape, prefetch, back_prefetch, chain, sep_in_x }
     }
 }
 
@@ -687,6 +691,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_sep_lines(rows_lines(suffixes.base));
                     f.set_walk_shape(suffixes.shape)?;
                     f.set_sep_prefetch(suffixes.prefetch);
+                    f.set_sep_in_x(suffixes.sep_in_x);
                     if let Some(on) = suffixes.back_prefetch {
                         f.set_sep_back_prefetch(on);
                     }
@@ -702,6 +707,9 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                         });
                         if chain {
                             notes.push(if f.chains_forward(be, nrhs, true) { "pass 1 chained into the bottom forward pass".to_string() } else { "pass 1 not chained here (see CudaMultifrontal::chains_forward): one launch each".to_string() });
+                        }
+                        if suffixes.sep_in_x {
+                            notes.push("the separator rows in x (no sep buffer; no owned-row stores in the bottom backward pass)".to_string());
                         }
                     } else if nrhs > 1 {
                         notes.push("no separator layout here: no line walk and no chain, whatever the engine's suffixes".to_string());
@@ -1000,4 +1008,21 @@ pub fn plot(path: &std::path::Path, r: &IgaBenchReport, cpu_degree: usize) -> Re
     series.push((format!("faer sparse LU p={cpu_degree}"), x, y));
     let refs: Vec<(&str, &[f64], &[f64])> = series.iter().filter(|s| !s.1.is_empty()).map(|(l, x, y)| (l.as_str(), x.as_slice(), y.as_slice())).collect();
     io::plot_lines(path, "1D multifrontal factorization time", "elements N", "seconds", &refs, true, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row-major engine's suffixes parse in their order, round 26's `-sx` last, with the others.
+    #[test]
+    fn row_major_suffixes_parse_in_order() {
+        let s = RowsSuffixes::parse("gpu-rows-w64x2-bpf-sx");
+        assert_eq!((s.base, s.shape, s.prefetch, s.back_prefetch, s.chain, s.sep_in_x), (ROWS_ENGINE, Some(WalkShape { cols: 64, threads: 2 }), true, Some(true), false, true));
+        let s = RowsSuffixes::parse("gpu-rows-sx");
+        assert_eq!((s.base, s.shape, s.back_prefetch, s.sep_in_x), (ROWS_ENGINE, None, None, true));
+        let s = RowsSuffixes::parse("gpu-rows-nopf-chain");
+        assert_eq!((s.base, s.prefetch, s.back_prefetch, s.chain, s.sep_in_x), (ROWS_ENGINE, false, Some(false), true, false));
+        assert_eq!(rows_engine("gpu-rows-bulkext2tctop-sx"), Some(None));
+    }
 }

@@ -54,6 +54,8 @@ mod walk_shape;
 mod prefetch;
 #[path = "cuda_chain.rs"]
 mod chain;
+#[path = "cuda_sep_x.rs"]
+mod sep_x;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
 pub use walk_shape::WalkShape;
@@ -529,6 +531,10 @@ pub struct CudaMultifrontal {
     /// Whether the bulk backward separator-row kernels prefetch their indices
     /// ([`CudaMultifrontal::set_sep_back_prefetch`]; off by default).
     sep_back_prefetch: bool,
+    /// Whether row-major solves keep the separator rows in `x` ([`CudaMultifrontal::set_sep_in_x`];
+    /// off by default), and that layout's tables, built on first use.
+    sep_in_x: bool,
+    separators_at_dofs: std::sync::OnceLock<Option<sep::DevSeparators>>,
     /// Whether pass 1 is chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`];
     /// off by default).
     sep_chain: bool,
@@ -661,7 +667,7 @@ impl CudaMultifrontal {
             dp.top_step = lvl_end.iter().position(|&end| top < end).unwrap_or(lvl_end.len() - 1).min(s.levels.len());
         }
         let lvl_end = be.upload(&lvl_end)?;
-        let separators = sep::DevSeparators::new(be, s, &plan, &layout)?;
+        let separators = sep::DevSeparators::new(be, s, &plan, &layout, false)?;
         let lists = be.upload(if all.is_empty() { &[0u32][..] } else { &all })?;
 
         let module = be.variant_module(&jit::MULTIFRONTAL_BATCHED, &[])?;
@@ -802,6 +808,8 @@ impl CudaMultifrontal {
             walk_shape: None,
             sep_prefetch: true,
             sep_back_prefetch: false,
+            sep_in_x: false,
+            separators_at_dofs: std::sync::OnceLock::new(),
             sep_chain: false,
             probe: Mutex::new(None),
             lvl_end,
@@ -1053,8 +1061,13 @@ impl CudaMultifrontal {
                     ForwardDone::Separators => true,
                 }
         });
+        // Row-major with the separator rows in `x` ([`Self::set_sep_in_x`]): no `sep` buffer.
+        let seps = match seps {
+            Some(_) if rows && self.sep_in_x => self.separators_at_dofs(be)?.or(seps),
+            _ => seps,
+        };
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
-        let bufs = self.buffers(be, &mut guard, nrhs, seps.map(|s| s.rows))?;
+        let bufs = self.buffers(be, &mut guard, nrhs, seps.filter(|s| !s.at_dofs).map(|s| s.rows))?;
         self.solve_steps(be, nrhs, bufs, seps, maps, fused, done, bp, xp, self.n_word(rows))
     }
 
@@ -1069,6 +1082,7 @@ impl CudaMultifrontal {
         let leaf = ptr(be, &bufs.leaf);
         let lv = [ptr(be, &bufs.levels[0]), ptr(be, &bufs.levels[1])];
         let sep_buf = match (seps, maps, bufs.sep.as_ref()) {
+            (Some(s), Some(m), _) if s.at_dofs => Some((s, m, xp)),
             (Some(s), Some(m), Some(buf)) => Some((s, m, ptr(be, buf))),
             _ => None,
         };

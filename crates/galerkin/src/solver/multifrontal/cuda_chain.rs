@@ -53,7 +53,8 @@ impl CudaMultifrontal {
     /// (a failed upload reads as `false`; the solve then reports it).
     pub fn chains_forward(&self, be: &CudaBackend, nrhs: usize, row_major: bool) -> bool {
         let n = self.n_word(row_major);
-        self.separators.as_ref().is_some_and(|s| self.walk_first(be, s, nrhs, n) >= 2 && matches!(self.chain_flags(be, s, nrhs, n), Ok(Some(_))))
+        // The separator rows in `x` do not chain ([`Self::set_sep_in_x`]).
+        !(row_major && self.sep_in_x) && self.separators.as_ref().is_some_and(|s| self.walk_first(be, s, nrhs, n) >= 2 && matches!(self.chain_flags(be, s, nrhs, n), Ok(Some(_))))
     }
 
     /// The chained launch's kernel variant (`flags`, with [`SEP_BULK`] and [`SEP_L2`], without
@@ -65,7 +66,7 @@ impl CudaMultifrontal {
         let row_major = n & ROW_MAJOR != 0;
         let bottom_own = if row_major { self.rows_bottom_runs() } else { self.leans_forward() || self.streams_bottom() };
         let piped = self.pipe_separators.is_some_and(|min| p0.count >= min || p1.count >= min);
-        if !self.sep_chain || nrhs % 2 != 0 || bottom_own || piped || self.split_columns || p0.index != 0 {
+        if !self.sep_chain || s.at_dofs || nrhs % 2 != 0 || bottom_own || piped || self.split_columns || p0.index != 0 {
             return Ok(None);
         }
         let (f0, f1) = (self.sep_line_flags(be, p0, false, n) & !SEP_EXT, self.sep_line_flags(be, p1, false, n) & !SEP_EXT);
@@ -115,7 +116,7 @@ impl CudaMultifrontal {
         let count = guard.as_mut().ok_or_else(|| Error::invalid("internal: chain counters missing"))?;
         be.zero_slice(count)?;
         let cfg = LaunchConfig { grid_dim: (p0.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
-        let (sp0, sp1) = (s.pass(be, 0), s.pass(be, 1));
+        let (sp0, sp1) = (s.pass(be, 0, false), s.pass(be, 1, false));
         let (c, m0, m1, nr) = (cols as u32, p0.mapss_map(false, flags) as u32, p1.mapss_map(false, flags) as u32, nrhs as u32);
         let (off0, off1) = (ptr(be, &p0.map_off), ptr(be, &p1.map_off));
         let (dep_ptr, dep, need, cnt) = (ptr(be, &chain.tables[0]), ptr(be, &chain.tables[1]), ptr(be, &chain.tables[2]), ptr(be, &*count));

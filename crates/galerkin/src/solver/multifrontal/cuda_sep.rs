@@ -36,6 +36,11 @@ pub(super) struct DevSeparators {
     /// [`chain_deps`](crate::solver::multifrontal::separators::chain_deps) applies: built by the
     /// first solve that asks for it (the chain is opt-in, so a factorization pays nothing for it).
     pub(super) chain: std::sync::OnceLock<Option<super::chain::DevChain>>,
+    /// Separator rows at their dofs ([`SeparatorPlan::at_dofs`], [`CudaMultifrontal::set_sep_in_x`]):
+    /// a row-major solve's `x` is the separator buffer, and the bottom backward pass stores no
+    /// owned row (the upper passes left `x` there); `no_own` is its empty owned-row table.
+    pub(super) at_dofs: bool,
+    no_own: CudaSlice<u32>,
 }
 
 
@@ -90,8 +95,10 @@ fn pass_words(d: &DevicePass) -> [u64; 16] {
 
 impl DevSeparators {
     /// The separator layout of `plan`, if it applies ([`SeparatorPlan::new`]).
-    pub(super) fn new(be: &CudaBackend, sym: &Symbolic, plan: &SubtreePlan, layout: &MapLayout) -> Result<Option<DevSeparators>> {
-        let Some(sp) = SeparatorPlan::new(plan, sym.n) else { return Ok(None) };
+    /// `at_dofs`: [`SeparatorPlan::at_dofs`]'s rows instead of compact ones.
+    pub(super) fn new(be: &CudaBackend, sym: &Symbolic, plan: &SubtreePlan, layout: &MapLayout, at_dofs: bool) -> Result<Option<DevSeparators>> {
+        let sp = if at_dofs { SeparatorPlan::at_dofs(plan, sym.n) } else { SeparatorPlan::new(plan, sym.n) };
+        let Some(sp) = sp else { return Ok(None) };
         let mut passes = sp.passes.iter().enumerate().map(|(q, p)| upload_pass(be, p, layout, q)).collect::<Result<Vec<_>>>()?;
         // The bottom forward pass stages b at its owned rows below its local rows.
         let bottom_rows = passes[0].dp.rows as usize;
@@ -119,11 +126,15 @@ impl DevSeparators {
         };
         let bottom_own = sp.own_ptr.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
         let fused_base = fused_bases(&plan.passes[0]).map(|v| up(&v)).transpose()?;
-        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, bottom_rows, bottom_own, fused_base, chain: std::sync::OnceLock::new() }))
+        let no_own = be.upload(&vec![0u32; if at_dofs { sp.own_ptr.len() } else { 1 }])?;
+        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, bottom_rows, bottom_own, fused_base, chain: std::sync::OnceLock::new(), at_dofs, no_own }))
     }
 
-    pub(super) fn pass(&self, be: &CudaBackend, q: usize) -> SepPass {
-        SepPass { own_ptr: ptr(be, &self.own[0]), own_loc: ptr(be, &self.own[1]), own_dof: ptr(be, &self.own[2]), upper: u32::from(q > 0) }
+    /// Pass `q`'s owned-row tables one way: none for the bottom backward pass at dofs (its owned
+    /// rows' `x` is in place already).
+    pub(super) fn pass(&self, be: &CudaBackend, q: usize, backward: bool) -> SepPass {
+        let own_ptr = if self.at_dofs && backward { &self.no_own } else { &self.own[0] };
+        SepPass { own_ptr: ptr(be, own_ptr), own_loc: ptr(be, &self.own[1]), own_dof: ptr(be, &self.own[2]), upper: u32::from(q > 0) }
     }
 }
 
@@ -391,7 +402,7 @@ impl CudaMultifrontal {
             (true, None) => return Err(Error::invalid("internal: the fused row-major bottom pass without its subtrees' bases")),
             (false, _) => &self.kernels.rows_bottom[usize::from(backward) + usize::from(tensor)],
         };
-        let sp = seps.pass(be, p.index);
+        let sp = seps.pass(be, p.index, backward);
         let base: DevPtr = seps.fused_base.as_ref().map_or(0, |v| ptr(be, v));
         let (nr, off) = (nrhs as u32, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &b, &x, &sep, &leaf, &off, &maps, &base)?;
@@ -444,7 +455,7 @@ impl CudaMultifrontal {
         let smem = 8 * p.map_cap(backward, true).next_multiple_of(2);
         let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (32 * STREAM_WARPS as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let k = if backward { &self.kernels.stream_backward[p.map_nb - 1] } else { &self.kernels.stream_forward };
-        let sp = seps.pass(be, p.index);
+        let sp = seps.pass(be, p.index, backward);
         let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))
@@ -462,7 +473,7 @@ impl CudaMultifrontal {
         let blocks = u32::try_from(blocks).map_err(|_| Error::invalid(format!("{nrhs} right-hand sides over {} subtrees: too many blocks for one launch", p.count)))?;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (32 * LEAN_WARPS as u32, 1, 1), shared_mem_bytes: 0 };
         let k = &self.kernels.lean_forward;
-        let sp = seps.pass(be, p.index);
+        let sp = seps.pass(be, p.index, false);
         let (count, nr, n, off) = (p.count as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &count, &nr, &n, &b, &sep, &leaf, &off, &maps)?;
         self.mark(be, p, false, nrhs, pipe::Launch::new(k, cfg))
@@ -478,7 +489,7 @@ impl CudaMultifrontal {
         }
         let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (32 * LEANB_WARPS as u32, 1, 1), shared_mem_bytes: leanb_smem(p) as u32 };
         let k = &self.kernels.lean_backward[p.map_nb - 1];
-        let sp = seps.pass(be, p.index);
+        let sp = seps.pass(be, p.index, true);
         let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &n, &b, &x, &sep, &off, &maps)?;
         self.mark(be, p, true, nrhs, pipe::Launch::new(k, cfg))
@@ -544,7 +555,7 @@ impl CudaMultifrontal {
         };
         let threads = self.column_block(k, cols)?;
         let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
-        let sp = seps.pass(be, p.index);
+        let sp = seps.pass(be, p.index, backward);
         let mcap = p.mapss_map(backward, flags) as u32;
         let (c, nr, off) = (cols as u32, nrhs as u32, ptr(be, &p.map_off));
         launch!(@on stream, be, k, cfg; &self.tree, &p.dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
@@ -675,7 +686,7 @@ impl CudaMultifrontal {
         let threads = self.column_block(k, cols)?;
         let grid = self.walk_grid(be, k, threads, smem, p.count)?;
         let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
-        let sp = seps.pass(be, p.index);
+        let sp = seps.pass(be, p.index, backward);
         let mcap = p.map_cap(backward, true) as u32;
         let (count, c, nr, off) = (p.count as u32, cols as u32, nrhs as u32, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &count, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;

@@ -13,6 +13,7 @@ pub mod cuda;
 pub mod dense;
 pub mod maps;
 pub mod separators;
+pub mod solve_bytes;
 pub mod subtrees;
 pub mod symbolic;
 pub mod tree;

@@ -35,6 +35,9 @@ pub struct SeparatorPlan {
     pub rows: usize,
     /// Largest local rows plus owned rows of a bottom subtree (the bottom forward pass stages both).
     pub max_rows0: usize,
+    /// Rows at their dofs ([`Self::at_dofs`]): `sep` is a row-major `x`, and the bottom backward
+    /// pass stores no owned row.
+    pub at_dofs: bool,
 }
 
 impl SeparatorPlan {
@@ -42,6 +45,17 @@ impl SeparatorPlan {
     /// a row of a pass above the bottom one that no pass eliminates (nodes left to the
     /// level-by-level code), or a separator row that is no bottom subtree's Schur row.
     pub fn new(plan: &SubtreePlan, n: usize) -> Option<SeparatorPlan> {
+        SeparatorPlan::build(plan, n, false)
+    }
+
+    /// [`Self::new`] with every separator row at its dof (`rows` = `n`): the layout of a row-major
+    /// solve whose separator rows live in `x` itself (`CudaMultifrontal::set_sep_in_x`), where a
+    /// dof's line is already whole. The same subtrees, owners and checks.
+    pub fn at_dofs(plan: &SubtreePlan, n: usize) -> Option<SeparatorPlan> {
+        SeparatorPlan::build(plan, n, true)
+    }
+
+    fn build(plan: &SubtreePlan, n: usize, at_dofs: bool) -> Option<SeparatorPlan> {
         if plan.passes.len() < 2 {
             return None;
         }
@@ -54,11 +68,12 @@ impl SeparatorPlan {
                     if compact[d as usize] != u32::MAX {
                         return None;
                     }
-                    compact[d as usize] = rows;
+                    compact[d as usize] = if at_dofs { d } else { rows };
                     rows += 1;
                 }
             }
         }
+        let rows = if at_dofs { n as u32 } else { rows };
         let mut passes = plan.passes.clone();
         for (q, p) in passes.iter_mut().enumerate() {
             for j in 0..p.len() {
@@ -82,7 +97,7 @@ impl SeparatorPlan {
                 owner[passes[0].row_dof[i] as usize] = j as u32;
             }
         }
-        if owner.contains(&u32::MAX) {
+        if compact.iter().any(|&c| c != u32::MAX && owner[c as usize] == u32::MAX) {
             return None;
         }
         let (mut own_ptr, mut own_loc, mut own_dof) = (vec![0u32], Vec::new(), Vec::new());
@@ -98,7 +113,7 @@ impl SeparatorPlan {
             max_rows0 = max_rows0.max(r1 - r0 + own_loc.len() - *own_ptr.last().unwrap_or(&0) as usize);
             own_ptr.push(own_loc.len() as u32);
         }
-        Some(SeparatorPlan { passes, own_ptr, own_loc, own_dof, rows: rows as usize, max_rows0 })
+        Some(SeparatorPlan { passes, own_ptr, own_loc, own_dof, rows: rows as usize, max_rows0, at_dofs })
     }
 }
 
@@ -128,7 +143,9 @@ pub fn fused_bases(bottom: &Pass) -> Option<Vec<u32>> {
 /// kernels `mf_mapss_*` compute per column (a reference for tests). `layout` and `maps` are those
 /// of the original plan (the subtrees' shapes are unchanged). With a `walk`, its passes run as its
 /// steps in list order (what `mf_mapss_top` may do: any order that keeps each step after those it
-/// waits for), the passes below it pass by pass.
+/// waits for), the passes below it pass by pass. With rows at dofs ([`SeparatorPlan::at_dofs`])
+/// `sep` stands for `x` itself: the bottom backward pass stores no owned row, and `x` takes the
+/// separator rows as `sep` ends (what the kernels leave there).
 #[allow(clippy::too_many_arguments)]
 pub fn reference_separator_solve(s: &Symbolic, plan: &SubtreePlan, sp: &SeparatorPlan, layout: &MapLayout, maps: &[f64], walk: Option<&TopWalk>, b: &[f64], x: &mut [f64]) {
     let mut st = RefState { sep: vec![f64::NAN; sp.rows], buf: vec![0.0; plan.leaf_slots as usize] };
@@ -147,6 +164,11 @@ pub fn reference_separator_solve(s: &Symbolic, plan: &SubtreePlan, sp: &Separato
     for q in (0..end).rev() {
         for j in 0..sp.passes[q].len() {
             st.step(s, plan, sp, layout, maps, q, j, true, b, x);
+        }
+    }
+    if sp.at_dofs {
+        for &d in &sp.own_dof {
+            x[d as usize] = st.sep[d as usize];
         }
     }
 }
@@ -200,7 +222,7 @@ impl RefState {
                 sep[rows[i] as usize] = v;
             }
         }
-        if q == 0 {
+        if q == 0 && !sp.at_dofs {
             for k in owned() {
                 x[sp.own_dof[k] as usize] = w[sp.own_loc[k] as usize];
             }

@@ -1,0 +1,51 @@
+//! A row-major solve's separator rows in `x` itself ([`CudaMultifrontal::set_sep_in_x`], round 26).
+//!
+//! The separator layout ([`crate::solver::multifrontal::separators`]) gives the rows the upper
+//! passes eliminate compact rows of a buffer `sep`, so that a column-major solve's passes move
+//! whole lines instead of 24-byte pieces of each column. A row-major `x` holds each dof's columns
+//! as one line already: with the rows at their dofs ([`SeparatorPlan::at_dofs`]) `x` can be that
+//! buffer. The bottom forward pass then copies `b` at the separator rows into `x` (as it copied
+//! them into `sep`), the upper passes overwrite them with `x` in place, and the bottom backward
+//! pass reads them there — and no longer stores them: at 2^20 cubic elements and 256 columns that
+//! is 0.2 GB of its 4.8 GB (the owned rows' `x`, each separator row once) and its owned rows'
+//! dependent index loads (`own_ptr`, then `own_loc`/`own_dof` after the product, what round 25's
+//! `-bpf` prefetches). The same products in the same order: bit-identical to the compact layout.
+//!
+//! [`SeparatorPlan::at_dofs`]: crate::solver::multifrontal::separators::SeparatorPlan::at_dofs
+use super::sep::DevSeparators;
+use super::{device_plan, CudaMultifrontal};
+use crate::backend::cuda::CudaBackend;
+use crate::solver::multifrontal::maps::MapLayout;
+use crate::Result;
+
+impl CudaMultifrontal {
+    /// Makes row-major solves keep the separator rows in `x` (off by default; unmeasured). Column-major
+    /// solves, the overlapped factorization and the chained forward pass keep the compact rows.
+    pub fn set_sep_in_x(&mut self, on: bool) {
+        self.sep_in_x = on;
+    }
+
+    /// Whether row-major solves keep the separator rows in `x` ([`Self::set_sep_in_x`]).
+    pub fn sep_in_x(&self) -> bool {
+        self.sep_in_x
+    }
+
+    /// Whether row-major solves run with the separator rows in `x` now: on, and this factorization
+    /// has a separator layout (then it has one at dofs too; its tables are built here if not yet).
+    pub fn sep_in_x_applies(&self, be: &CudaBackend) -> Result<bool> {
+        Ok(self.sep_in_x && self.separators.is_some() && self.separators_at_dofs(be)?.is_some())
+    }
+
+    /// The separator layout at dofs, built by the first solve that asks for it (from the plan the
+    /// factorization built, [`device_plan`]) and kept; `None` where the layout does not apply.
+    pub(super) fn separators_at_dofs(&self, be: &CudaBackend) -> Result<Option<&DevSeparators>> {
+        if let Some(s) = self.separators_at_dofs.get() {
+            return Ok(s.as_ref());
+        }
+        let plan = device_plan(&self.sym)?;
+        let built = DevSeparators::new(be, &self.sym, &plan, &MapLayout::new(&plan), true)?;
+        // Another thread may have built the same tables first: either copy serves.
+        let _ = self.separators_at_dofs.set(built);
+        Ok(self.separators_at_dofs.get().and_then(Option::as_ref))
+    }
+}
