@@ -296,6 +296,12 @@ extern "C" __global__ void __launch_bounds__(1024) matrices_per_point(
 #ifndef STAGE_WIDE
 #define STAGE_WIDE 0                                 // (round 25, TENSOR, not FN_TABLES) a factor's value and derivative adjacent in the shared tables (one 16-byte load for both)
 #endif
+#ifndef UNIFORM_TILES
+#define UNIFORM_TILES 0                              // (round 26, GRAM, PIPE) the warp index read from lane 0: a warp's Gram tile indices warp-uniform to the compiler (its uniform registers, not 14 vector registers at p = 4)
+#endif
+#ifndef PAIR_CLASSES
+#define PAIR_CLASSES 0                               // (round 26, GRAM, one round, FN_REGS) the tail's node pairs a half-warp per class of rows a ≡ a0 (mod 16), from a table in shared memory (gram_pair_slot): no bank conflicts
+#endif
 #ifndef SKIP_PARTS
 #define SKIP_PARTS 0                                 // benchmark's time split only: 1 staging, 2 multiplies, 4 writes left out
 #endif
@@ -349,7 +355,35 @@ static_assert(FN_TABLES >= 0 && FN_TABLES <= 2 && (!FN_TABLES || TENSOR), "per-f
 static_assert(!STAGE_WIDE || (TENSOR && FN_TABLES == 0), "16-byte staging loads: the factor tables by factor");
 constexpr int TW = STAGE_WIDE ? 2 : 1;               // doubles a factor entry takes in ts (STAGE_WIDE: value, derivative)
 constexpr int TT_INTS = TENSOR ? NQ + NPAD : 0;
-constexpr int TT_DOUBLES = (TT_REALS + (TT_INTS + 1) / 2 + 1) & ~1;
+// PAIR_CLASSES (round 26): the tail's node pairs (a, b), a half-warp at a time. Their moment reads
+// and block writes are 8-byte accesses at G's packed entries (3a + k, 3b + l), one wavefront a
+// half-warp where its 16 addresses lie on distinct bank pairs (address mod 16 doubles). Along a
+// row b's stride 3 is a permutation of the 16, so the row-major order conflicts only where a
+// half-warp spans rows — at p = 4 most do (2 163 wavefronts a cell where 1 440 would do, counted
+// from the addresses). Rows a and a + 16 are 48 rows of G apart, whose packed bases differ by 8
+// (mod 16) at every k: pair (a0 + 16j, b) of class a0 lies on bank pair f(3a0 + k) + l + 3c, colour
+// c = (b + 8j) mod 16, so a class's pairs of distinct colours never conflict. Class a0 takes as
+// many half-warps as its most frequent colour; lane c of its h-th holds its h-th pair of colour c
+// (rows in order, b ascending): p = 4 94 half-warps, 3 slots a thread of 512 (gram_pair_slot).
+__host__ __device__ constexpr int pc_first(int lo, int t) { return lo + ((t - lo) & 15); }  // the first b ≥ lo, b ≡ t (mod 16)
+__host__ __device__ constexpr int pc_run(int lo, int t) { return pc_first(lo, t) < NLOC ? (NLOC - 1 - pc_first(lo, t)) / 16 + 1 : 0; }
+__host__ __device__ constexpr int pc_halves(int a0) {  // class a0's half-warps: its most frequent colour's pairs
+    int most = 0;
+    for (int c = 0; c < 16; ++c) {
+        int n = 0;
+        for (int j = 0; a0 + 16 * j < NLOC; ++j) n += pc_run(a0 + 16 * j, (c - 8 * j) & 15);
+        most = n > most ? n : most;
+    }
+    return most;
+}
+constexpr int pc_slots() {
+    int s = 0;
+    for (int a0 = 0; a0 < 16 && a0 < NLOC; ++a0) s += 16 * pc_halves(a0);
+    return s;
+}
+constexpr int PC_SLOTS = PAIR_CLASSES ? pc_slots() : 0;
+constexpr int PC_DOUBLES = (PC_SLOTS * 2 + 15) / 16 * 2;  // the slots' table (u16 a slot), whole 16-byte units
+constexpr int TT_DOUBLES = ((TT_REALS + (TT_INTS + 1) / 2 + 1) & ~1) + PC_DOUBLES;  // (PAIR_CLASSES: the slots last)
 constexpr int WR = 8 * NCOMP;                        // a half tile's blocks: WR × WR entries
 constexpr int WS = WR + 1;                           // odd row stride: conflict-free column reads
 constexpr int WIT = (WR * WR + 31) / 32;             // a warp's store rounds per direction of a half tile
@@ -1348,13 +1382,25 @@ __device__ __forceinline__ void gram_pair_tile(int t, int& st, int& col) {
 // registers across the passes): GRAM_OVERLAP; FN_REGS, whose tail forms the scales' products there
 // too (ptxas, p = 4: 0 B of stack against the default's 32).
 constexpr bool SIGNS_LATE = GRAM_OVERLAP || FN_REGS >= 1;
-// A warp's Gram tiles of a cell (strip `ts`, column block `tc`; ts < 0: none) and their
+// A warp's Gram tiles of a cell (strip st(i), column block col(i); none(i): no tile i) and their
 // accumulators; the orientation signs' products of this thread's node pairs, loaded at the cell's head.
+// UNIFORM_TILES (round 26): the warp index the tiles derive from is read from lane 0
+// (tiled_pipelined), so the compiler knows them warp-uniform and holds them in uniform registers
+// (ptxas, p = 4: FN_REGS 2 without spills, 124 registers against 128 and 48 B of stack). (Packed
+// indices, one int a tile, also spill nothing there but take 256 more SASS instructions: not kept.)
+static_assert(!UNIFORM_TILES || (GRAM && PIPE), "warp-uniform tile indices: Gram tiles, pipelined cells");
 struct GramRound {
     double acc[GTPW][4];
     int ts[GTPW], tc[GTPW];
+    __device__ __forceinline__ bool none(int i) const { return ts[i] < 0; }
+    __device__ __forceinline__ int st(int i) const { return ts[i]; }
+    __device__ __forceinline__ int col(int i) const { return tc[i]; }
+    __device__ __forceinline__ void set(int i, int s, int c) {
+        ts[i] = s;
+        tc[i] = c;
+    }
     double sg[SIGNS_LATE ? 1 : GPPT];  // (not with SIGNS_LATE: loaded where the blocks are formed)
-    // GRAM_PAIRS: bit i of `anew` — tile i loads its strip's A fragment (its slot, ts[i] & 1, holds
+    // GRAM_PAIRS: bit i of `anew` — tile i loads its strip's A fragment (its slot, st(i) & 1, holds
     // another strip); of `bnew` — tile i loads its B fragment (not its predecessor's column).
     unsigned anew = 0u, bnew = 0u;
     int rd;  // the cell's round (GRAM_SPLIT)
@@ -1368,8 +1414,7 @@ struct GramRound {
             acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0;
             int st = -1, col = 0;
             if (i < count) gram_pair_tile(first + i, st, col);
-            ts[i] = st;
-            tc[i] = col;
+            set(i, st, col);
             if (st < 0) continue;
             const bool odd = (st & 1) != 0;
             if ((odd ? held1 : held0) != st) {
@@ -1377,7 +1422,7 @@ struct GramRound {
                 if (odd) held1 = st;
                 else held0 = st;
             }
-            if (i == 0 || tc[i - 1] != col) bnew |= 1u << i;
+            if (i == 0 || this->col(i - 1) != col) bnew |= 1u << i;
         }
 #else
         int st = DIM * gram_f0(rd) / 16, col = first;
@@ -1389,8 +1434,7 @@ struct GramRound {
 #pragma unroll
         for (int i = 0; i < GTPW; ++i) {
             acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0;
-            ts[i] = i < count ? st : -1;
-            tc[i] = i < count ? col : 0;
+            set(i, i < count ? st : -1, i < count ? col : 0);
             if (++col == GB8) col = 2 * ++st;
         }
 #endif
@@ -1467,24 +1511,24 @@ __device__ __forceinline__ void multiply_round(const double* __restrict__ h, Gra
         double fa[GRAM_PAIRS ? 2 : 1][2 * KS] = {}, held[KS] = {};  // held: GRAM_PAIRS's B fragment across tiles
 #pragma unroll
         for (int i = 0; i < GTPW; ++i) {
-            if (r.ts[i] < 0) continue;
-            const bool odd = GRAM_PAIRS && (r.ts[i] & 1) != 0;
-            if (GRAM_PAIRS ? ((r.anew >> i) & 1u) != 0 : i == 0 || r.ts[i] != r.ts[i - 1]) {
-                if (odd) gram_frag_a(hk, r.ts[i], fa[GRAM_PAIRS ? 1 : 0]);
-                else gram_frag_a(hk, r.ts[i], fa[0]);
+            if (r.none(i)) continue;
+            const bool odd = GRAM_PAIRS && (r.st(i) & 1) != 0;
+            if (GRAM_PAIRS ? ((r.anew >> i) & 1u) != 0 : i == 0 || r.st(i) != r.st(i - 1)) {
+                if (odd) gram_frag_a(hk, r.st(i), fa[GRAM_PAIRS ? 1 : 0]);
+                else gram_frag_a(hk, r.st(i), fa[0]);
             }
             double fb[KS];
             // GRAM_DIAG: column block 2s + hh of strip s is half hh of the strip's A fragment
             // (gram_diag_b); a warp's first tile of a strip holds that strip's A fragment.
-            const int hh = r.tc[i] - 2 * r.ts[i];
+            const int hh = r.col(i) - 2 * r.st(i);
             if (GRAM_PAIRS) {
-                if ((r.bnew >> i) & 1u) gram_frag_b(hk, r.tc[i], held);
+                if ((r.bnew >> i) & 1u) gram_frag_b(hk, r.col(i), held);
 #pragma unroll
                 for (int j = 0; j < KS; ++j) fb[j] = held[j];
             } else if (GRAM_DIAG && hh < 2) {
                 gram_diag_b(fa[0], hh, fb);
             } else {
-                gram_frag_b(hk, r.tc[i], fb);
+                gram_frag_b(hk, r.col(i), fb);
             }
             if (odd) mma16<KS>(r.acc[i], fa[GRAM_PAIRS ? 1 : 0], fb);
             else mma16<KS>(r.acc[i], fa[0], fb);
@@ -1520,13 +1564,13 @@ __device__ __forceinline__ void form_round_image(double* __restrict__ img, int l
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int i = 0; i < GTPW; ++i) {
-        if (r.ts[i] < 0) continue;
+        if (r.none(i)) continue;
 #pragma unroll
         for (int hv = 0; hv < 2; ++hv) {
-            const int rr = 16 * r.ts[i] + g + 8 * hv, rb = GRAM_ROWS ? gram_row(rr) - lo : 0;
+            const int rr = 16 * r.st(i) + g + 8 * hv, rb = GRAM_ROWS ? gram_row(rr) - lo : 0;
 #pragma unroll
             for (int w = 0; w < 2; ++w) {
-                const int ss = 8 * r.tc[i] + 2 * t + w;
+                const int ss = 8 * r.col(i) + 2 * t + w;
                 if (rr <= ss && ss < GN) img[GRAM_ROWS ? rb + ss : packed_c(rr, ss) - lo] = r.acc[i][2 * hv + w];
             }
         }
@@ -1540,14 +1584,48 @@ __device__ __forceinline__ void form_round_image(double* __restrict__ img, int l
 // tid + j·TILED_THREADS), turns its moments M_kl = G[DIM·a + k][DIM·b + l] (G[DIM·a + l][DIM·a + k]
 // below the diagonal where a = b) into its block signed by sign(j, a, b), in place.
 // (GRAM_OVERLAP: the pairs [p0, p1) only, one at a time — fewer registers beside the accumulators.)
+static_assert(!PAIR_CLASSES || (GRAM && GRAM_ROUNDS == 1 && SIGNS_LATE && !GRAM_OVERLAP && PIPE && CELLS == 1 && DIM == 3 && NLOC >= 16 && NLOC < 256),
+              "the tail's pairs by classes of rows: one round of Gram tiles, the signs read in the tail (FN_REGS), the blocks in the cell's tail, byte node indices");
+constexpr int GPPT_B = PAIR_CLASSES ? (PC_SLOTS + TILED_THREADS - 1) / TILED_THREADS : GPPT;  // a thread's pair slots in the tail
+// PAIR_CLASSES: pair a | b << 8 of slot s (0xffff: none), as the comment at PC_SLOTS orders them;
+// the table (pair_slots) is filled once a block.
+__device__ __forceinline__ u32 gram_pair_slot(int s) {
+    int h = s >> 4;
+    const int c = s & 15;
+#pragma unroll
+    for (int a0 = 0; a0 < 16 && a0 < NLOC; ++a0) {
+        const int n = pc_halves(a0);
+        if (h < n) {
+            for (int j = 0; a0 + 16 * j < NLOC; ++j) {
+                const int lo = a0 + 16 * j, t = (c - 8 * j) & 15, run = pc_run(lo, t);
+                if (h < run) return (u32)lo | (u32)(pc_first(lo, t) + 16 * h) << 8;
+                h -= run;
+            }
+            return 0xffffu;
+        }
+        h -= n;
+    }
+    return 0xffffu;
+}
+extern __shared__ double pair_smem[];  // the block's dynamic shared memory (matrices_tiled's smem)
+__device__ __forceinline__ unsigned short* pair_slots() { return reinterpret_cast<unsigned short*>(pair_smem + TT_DOUBLES - PC_DOUBLES); }
 template <class Sign>
 __device__ __forceinline__ void gram_blocks(double* __restrict__ img, int lo, const double* p, int tid, Sign sign, int p0 = 0, int p1 = NPAIRS) {
-#pragma unroll (GRAM_OVERLAP ? 1 : GPPT)
-    for (int j = 0; j < GPPT; ++j) {
-        const int pi = p0 + tid + j * TILED_THREADS;
-        if (pi >= p1) break;
+#pragma unroll (GRAM_OVERLAP ? 1 : GPPT_B)
+    for (int j = 0; j < GPPT_B; ++j) {
         int a, b;
-        upper_pair(pi, a, b);
+        if (PAIR_CLASSES) {
+            const int s = tid + j * TILED_THREADS;
+            if (s >= PC_SLOTS) break;
+            const u32 e = pair_slots()[s];
+            if (e == 0xffffu) continue;
+            a = (int)(e & 255u);
+            b = (int)(e >> 8);
+        } else {
+            const int pi = p0 + tid + j * TILED_THREADS;
+            if (pi >= p1) break;
+            upper_pair(pi, a, b);
+        }
         const double sg = sign(j, a, b);
         // GRAM_ROWS: the bases of node a's rows (below the diagonal, where a = b, row DIM·a + l's).
         int rb[DIM];
@@ -1557,7 +1635,15 @@ __device__ __forceinline__ void gram_blocks(double* __restrict__ img, int lo, co
 #pragma unroll
         for (int m = 0; m < DIM * DIM; ++m) {
             const int rr = DIM * a + m / DIM, ss = DIM * b + m % DIM;
-            mp.m[m] = img[GRAM_ROWS ? (rr <= ss ? rb[m / DIM] + ss : rb[m % DIM] + rr) : (rr <= ss ? packed_c(rr, ss) : packed_c(ss, rr)) - lo];
+            if (PAIR_CLASSES) {
+                // Below the diagonal (a = b, k > l) the moment is the transposed one, read already
+                // (the same entry); the load still issues, at (rr, ss)'s place in the packed rows
+                // (inside the image, lo = 0), on its colour's bank pair: no conflict.
+                const double v = img[GRAM_ROWS ? rb[m / DIM] + ss : packed_c(rr, ss) - lo];
+                mp.m[m] = rr <= ss ? v : mp.m[(m % DIM) * DIM + m / DIM];
+            } else {
+                mp.m[m] = img[GRAM_ROWS ? (rr <= ss ? rb[m / DIM] + ss : rb[m % DIM] + rr) : (rr <= ss ? packed_c(rr, ss) : packed_c(ss, rr)) - lo];
+            }
         }
         double e[NCOMP][NCOMP] = {};
         QF::template block<DIM, NCOMP>(p, mp, e);
@@ -1648,6 +1734,9 @@ __device__ __forceinline__ void tiled_pipelined(u64 ncells, const u32* __restric
     u64 c = blockIdx.x;
     if (c >= ncells) return;
     const int lane = tid & 31;
+    // UNIFORM_TILES: the warp index from lane 0 — the same value, but the compiler now knows it
+    // warp-uniform, and so the Gram tiles' indices (GramRound) and the warp's branches.
+    if (UNIFORM_TILES) warp = __shfl_sync(0xffffffffu, warp, 0);
     // The block's first cell: its coordinates and J⁻¹ table, the next cell's coordinates (xn), its first pass.
     {
         double xv[NV][DIM];
@@ -1862,6 +1951,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS) matrices
     }
     for (int q = threadIdx.x; q < NQ; q += blockDim.x) reinterpret_cast<u32*>(smem + TT_REALS)[q] = __ldg(&ti[q]);
 #endif
+    for (int sl = threadIdx.x; sl < PC_SLOTS; sl += blockDim.x) pair_slots()[sl] = (unsigned short)gram_pair_slot(sl);  // (PAIR_CLASSES)
 #if PRODUCERS
     double* jq = smem + TT_DOUBLES;
     double* hbuf = jq + JQR;

@@ -900,6 +900,32 @@ fn round25_staging_loads_match_the_cpu() {
     tiled_matrices_symmetric_with_rigid_null_space(4, TiledConfig::round25_high(50)[4]);
 }
 
+/// Round 26's shapes ([`TiledConfig::round26_high`]: the Gram tile indices warp-uniform — p = 4
+/// with the tail's node pairs by classes of rows from the block's slot table on the scales in the
+/// tail, with the factor ids in registers, each again with 16-byte staging loads, and both; p = 5
+/// with the 16-byte loads) give the CPU's matrices on 27
+/// distorted, rotated cells, on the resident grid and on 2 blocks (each block's table then serves
+/// several cells). A warp taking another warp's tiles, a slot table that misses, repeats or swaps a
+/// pair, or a diagonal pair's moment taken untransposed: O(1). The first shape of each degree, and
+/// p = 4's second and last (ids in registers, and with the classes): symmetric, rigid motions in the null space.
+#[test]
+fn round26_uniform_tiles_and_pair_classes_match_the_cpu() {
+    use galerkin::operator::level::full::schemes::TiledConfig;
+    tiled_shapes_match_the_cpu_on_27_cells(4..=5, |p, nloc| {
+        let shapes = TiledConfig::round26_high(nloc);
+        assert!(!shapes.is_empty() && shapes.iter().all(|c| c.gram && c.uniform_tiles && c.fn_regs > 0 && c.fn_tables == 0), "p = {p}: round 26's shapes");
+        if p == 4 {
+            assert!(shapes.iter().any(|c| c.fn_regs == 2 && !c.pair_classes) && shapes.iter().filter(|c| c.pair_classes).count() == 3, "p = 4: ids in registers, three rows of pair classes");
+        } else {
+            assert!(shapes.iter().all(|c| !c.pair_classes), "p = 5 (three rounds): no pair classes");
+        }
+        shapes
+    });
+    first_shapes_symmetric_with_rigid_null_space(TiledConfig::round26_high);
+    tiled_matrices_symmetric_with_rigid_null_space(4, TiledConfig::round26_high(50)[1]);
+    tiled_matrices_symmetric_with_rigid_null_space(4, TiledConfig::round26_high(50)[4]);
+}
+
 /// The first shape `shapes(nloc)` names at trunk p = 4 and p = 5 (each round names one for both):
 /// every cell's matrix symmetric with the six rigid motions in its null space (the rounds' tests' tail).
 fn first_shapes_symmetric_with_rigid_null_space(shapes: fn(usize) -> Vec<galerkin::operator::level::full::schemes::TiledConfig>) {

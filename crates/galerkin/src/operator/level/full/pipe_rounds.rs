@@ -248,6 +248,75 @@ impl TiledConfig {
     }
 }
 
+impl TiledConfig {
+    /// The twenty-sixth round's shapes at trunk p = 4 (33–50 functions) and p = 5 (65–74; none
+    /// elsewhere), on round 25's scales in the tail (`fn_regs` 1, the first shapes without spills),
+    /// with a warp's Gram tile indices warp-uniform (`uniform_tiles`: the compiler holds them in
+    /// uniform registers, 14 vector registers a lane fewer at p = 4). p = 4, in turn: the tail's node
+    /// pairs by classes of rows mod 16 (`pair_classes`: no bank conflicts in the blocks, −471 shared
+    /// wavefronts a cell counted from the addresses, no `upper_pair` root a pair); the factor ids in
+    /// registers (`fn_regs` 2: ptxas 0 B of stack, round 25's row 48 B); both again with the 16-byte
+    /// staging loads; the pair classes with the ids in registers. p = 5 (three rounds: no pair classes, no ids in registers): the 16-byte
+    /// loads with the uniform indices. Sweep rows until the device measures them.
+    pub fn round26_high(nloc: usize) -> Vec<TiledConfig> {
+        let r25 = TiledConfig::round25_high(nloc);
+        let (Some(&tail), Some(&wide)) = (r25.first(), r25.get(1)) else { return Vec::new() };
+        let (tail, wide) = (TiledConfig { uniform_tiles: true, ..tail }, TiledConfig { uniform_tiles: true, ..wide });
+        if (33..=50).contains(&nloc) {
+            let ids = TiledConfig { fn_regs: 2, ..tail };
+            let classes = |c: TiledConfig| TiledConfig { pair_classes: true, ..c };
+            vec![classes(tail), ids, classes(wide), TiledConfig { fn_regs: 2, ..wide }, classes(ids)]
+        } else {
+            vec![wide]
+        }
+    }
+}
+
+/// The kernel's UNIFORM_TILES for `cfg` on `v`: asked, with Gram tiles ([`gram`], pipelined cells).
+pub(crate) fn uniform_tiles(v: &Variant, cfg: TiledConfig) -> bool {
+    cfg.uniform_tiles && gram(v, cfg)
+}
+
+/// Slots of the tail's node pairs by classes of rows (`element_schemes.cu`'s PC_SLOTS for `nloc`
+/// functions): class a0 (rows a ≡ a0 mod 16) takes 16 slots for each pair of its most frequent
+/// colour (b + 8j) mod 16, row a0 + 16j (p = 4: 1 504 slots for 1 275 pairs).
+pub(crate) fn pair_class_slots(nloc: usize) -> usize {
+    (0..16.min(nloc))
+        .map(|a0| {
+            let colour = |c: usize| (0..).map(|j| a0 + 16 * j).take_while(|&r| r < nloc).enumerate().map(|(j, r)| (r..nloc).filter(|b| (b + 8 * j) % 16 == c).count()).sum::<usize>();
+            16 * (0..16).map(colour).max().unwrap_or(0)
+        })
+        .sum()
+}
+
+/// The kernel's PAIR_CLASSES for `cfg` on `v` (tables `dims`): asked, with the orientation signs
+/// read in the tail (`fn_regs`, on factor tables by factor), one round of Gram tiles a cell
+/// ([`gram`], no [`gram_split`]) whose blocks form in its own tail, one cell group and byte node
+/// indices.
+pub(crate) fn pair_classes(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> bool {
+    cfg.pair_classes
+        && cfg.fn_regs > 0
+        && cfg.tensor
+        && dims.is_some()
+        && cfg.fn_tables == 0
+        && cfg.producers == 0
+        && cfg.gram_overlap == 0
+        && cfg.cells <= 1
+        && gram(v, cfg)
+        && gram_split(v, cfg) == 0
+        && (16..256).contains(&v.nloc)
+}
+
+/// Doubles of the pair slots' table in shared memory (`element_schemes.cu`'s PC_DOUBLES: a u16 a
+/// slot, whole 16-byte units) where [`pair_classes`] holds, else 0.
+pub(crate) fn pair_class_doubles(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>) -> usize {
+    if pair_classes(v, cfg, dims) {
+        (2 * pair_class_slots(v.nloc)).div_ceil(16) * 2
+    } else {
+        0
+    }
+}
+
 /// The kernel's GRAM_EARLY_WAIT for `cfg` launched on `v` as `l`: asked, with Gram tiles
 /// ([`gram`]) in one round a cell, the blocks in the cell's tail (no `gram_overlap`) and two
 /// passes of points or more (the wait moves to the pass before the last).
@@ -563,7 +632,7 @@ mod tests {
         assert_eq!(TiledConfig::round24_high(74).iter().map(|c| (c.gram_rows, c.fn_tables)).collect::<Vec<_>>(), [(true, 0), (false, 1)]);
         assert_eq!(TiledConfig::for_functions(74), TiledConfig { gram_rows: true, ..TiledConfig::round22_default(74) }, "p = 5's default since round 24: row bases");
         assert_eq!(TiledConfig::round22_default(74), TiledConfig::round22_high(74)[2]);
-        assert!(TiledConfig::sweep(74)[..4] == [TiledConfig::for_functions(74), TiledConfig::round25_high(74)[0], TiledConfig::round25_high(74)[1], TiledConfig::round24_high(74)[1]] && TiledConfig::sweep(74)[4] == TiledConfig::round22_default(74), "p = 5's sweep: the default, round 25's rows, fn-factors, the previous default");
+        assert!(TiledConfig::sweep(74)[..5] == [TiledConfig::for_functions(74), TiledConfig::round25_high(74)[0], TiledConfig::round25_high(74)[1], TiledConfig::round26_high(74)[0], TiledConfig::round24_high(74)[1]] && TiledConfig::sweep(74)[5] == TiledConfig::round22_default(74), "p = 5's sweep: the default, round 25's rows, round 26's, fn-factors, the previous default");
         // p = 5 (6 points an axis, ≤ 10 factors): the 1D layout fits beside the default's 32-point passes.
         let f5 = TiledConfig::round24_high(74)[1];
         let (l5, ld5) = (super::super::schemes::tiled_shape(&v5, f5, Some((6, 10))), super::super::schemes::tiled_shape(&v5, TiledConfig::for_functions(74), Some((6, 10))));
@@ -577,7 +646,9 @@ mod tests {
         // only, alone and with the 16-byte loads; asking it for ids in registers gives 1.
         let r25 = TiledConfig::round25_high(50);
         assert_eq!(r25.iter().map(|c| (c.fn_regs, c.stage_wide, c.gram_rows)).collect::<Vec<_>>(), [(1, false, false), (1, true, false), (1, false, true), (1, true, true), (2, true, false)]);
-        assert!(TiledConfig::sweep(50)[1..6] == r25[..] && TiledConfig::sweep(50)[6] == r24[1], "p = 4's sweep: the default, round 25's rows, fn-factors");
+        let r26 = TiledConfig::round26_high(50);
+        let sw = TiledConfig::sweep(50);
+        assert!(sw[1..3] == r25[..2] && sw[3..8] == r26[..] && sw[8..11] == r25[2..] && sw[11] == r24[1], "p = 4's sweep: the default, round 25's first two rows, round 26's, round 25's others, fn-factors");
         for c in r25.iter().copied() {
             let l = super::super::schemes::tiled_shape(&v, c, five);
             assert_eq!(super::super::schemes::fn_regs(&v, c, five, &l), c.fn_regs, "{}", c.label());
@@ -598,6 +669,33 @@ mod tests {
         let over = TiledConfig { gram_overlap: 1, ..r25[0] };
         assert_eq!(super::super::schemes::fn_regs(&v, over, five, &super::super::schemes::tiled_shape(&v, over, five)), 0, "overlapped blocks: no scales in the tail");
         assert!(TiledConfig::round25_high(32).is_empty() && TiledConfig::round25_high(98).is_empty());
+        // Round 26: the tile indices warp-uniform on round 25's rows (p = 4 with the ids in
+        // registers, alone and with 16-byte loads; the pair classes on three of them), the default's
+        // launch; the pair classes' slot table (1 504 u16 slots at p = 4: 376 doubles) the only
+        // shared memory more. p = 5 (three rounds): no pair classes, asked or not.
+        assert_eq!(r26.iter().map(|c| (c.uniform_tiles, c.fn_regs, c.stage_wide, c.pair_classes, c.gram_rows)).collect::<Vec<_>>(), [(true, 1, false, true, false), (true, 2, false, false, false), (true, 1, true, true, false), (true, 2, true, false, false), (true, 2, false, true, false)]);
+        assert_eq!(pair_class_slots(50), 1504);
+        assert!(pair_class_slots(50) >= 50 * 51 / 2 && pair_class_slots(50) <= 3 * 512, "p = 4: every pair a slot, three slots a thread");
+        for c in r26.iter().copied() {
+            let l = super::super::schemes::tiled_shape(&v, c, five);
+            let defs = super::super::schemes::scheme_defines_with(&v, c, five);
+            assert_eq!(super::super::schemes::fn_regs(&v, c, five, &l), c.fn_regs, "{}", c.label());
+            assert!(uniform_tiles(&v, c) && defs.contains(&"UNIFORM_TILES=1".to_string()), "{}", c.label());
+            assert_eq!(defs.contains(&"PAIR_CLASSES=1".to_string()), c.pair_classes, "{}", c.label());
+            let table = if c.pair_classes { 8 * 376 } else { 0 };
+            assert_eq!((l.threads, l.qcp, l.image, l.smem, fnt(c, five)), (ld.threads, ld.qcp, ld.image, ld.smem + table, 0), "{}", c.label());
+        }
+        let ds = super::super::schemes::scheme_defines_with(&v, TiledConfig::for_functions(50), five);
+        assert!(ds.contains(&"UNIFORM_TILES=0".to_string()) && ds.contains(&"PAIR_CLASSES=0".to_string()), "the default unchanged");
+        assert!(!pair_classes(&v, TiledConfig { fn_regs: 0, ..r26[0] }, five), "pair classes: the signs read in the tail (fn_regs)");
+        assert!(!pair_classes(&v, r26[0], None) && !pair_classes(&v, TiledConfig { gram_overlap: 1, ..r26[0] }, five), "pair classes: factor tables, the blocks in the cell's tail");
+        let r26_5 = TiledConfig::round26_high(74);
+        assert_eq!(r26_5.iter().map(|c| (c.uniform_tiles, c.fn_regs, c.stage_wide, c.gram_rows)).collect::<Vec<_>>(), [(true, 1, true, true)]);
+        let (l, l0) = (super::super::schemes::tiled_shape(&v5, r26_5[0], six), super::super::schemes::tiled_shape(&v5, TiledConfig::for_functions(74), six));
+        assert_eq!((l.qcp, l.smem, l.image), (l0.qcp, l0.smem, l0.image));
+        assert!(uniform_tiles(&v5, r26_5[0]) && !pair_classes(&v5, TiledConfig { pair_classes: true, ..r26_5[0] }, six), "p = 5: uniform tiles, no pair classes (three rounds)");
+        assert!(!uniform_tiles(&v, TiledConfig { uniform_tiles: true, ..TiledConfig::round15_high(50)[0] }), "moment tiles: no uniform Gram tiles");
+        assert!(TiledConfig::round26_high(32).is_empty() && TiledConfig::round26_high(98).is_empty());
         assert!(!gram(&Variant { ncomp: 1, qf: "Diffusion".into(), ..variant(50, 125) }, TiledConfig::round16_high(50)[0]), "scalar: no Gram tiles");
         assert_eq!(pipe_rounds(&variant(32, 64), TiledConfig { pipe_rounds: 2, ..TiledConfig::round14(32)[0] }), 0, "p = 3 keeps round 14's pipeline");
     }

@@ -153,6 +153,13 @@ const MAX_SHARED_BYTES: usize = 227 * 1024;
 /// (it stages the same four in every pass at p = 4), so it loads no id either — no table beyond the
 /// factor tables. `stage_wide` (STAGE_WIDE, round 25, with `tensor`, no `fn_tables`) interleaves
 /// each factor's value and derivative in the shared tables: one 16-byte load for both.
+/// `uniform_tiles` (UNIFORM_TILES, round 26, with `gram`: [`super::pipe_rounds::uniform_tiles`])
+/// reads the warp index from lane 0, so the compiler knows a warp's Gram tile indices warp-uniform
+/// and holds them in its uniform registers, not in 14 vector registers a lane (p = 4).
+/// `pair_classes` (PAIR_CLASSES, round 26, one round of Gram tiles with `fn_regs`:
+/// [`super::pipe_rounds::pair_classes`]) orders the tail's node pairs a half-warp per class of rows
+/// mod 16, from a table of slots in shared memory: no bank conflicts in the blocks' moment reads
+/// and writes (counted at p = 4: 1 692 wavefronts a cell against 2 163).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TiledConfig {
     pub warps: usize,
@@ -194,6 +201,8 @@ pub struct TiledConfig {
     pub fn_tables: u8,
     pub fn_regs: u8,
     pub stage_wide: bool,
+    pub uniform_tiles: bool,
+    pub pair_classes: bool,
 }
 
 impl Default for TiledConfig {
@@ -202,7 +211,7 @@ impl Default for TiledConfig {
     /// m16n8k8, staging from the reference-gradient table: the fourth round's kernel, which the
     /// benchmark's sweep checks every shape against; [`TiledConfig::for_functions`] is what runs.
     fn default() -> Self {
-        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false, gram_early_wait: false, gram_rounds: 0, alt_sub: false, gram_rows: false, fn_tables: 0, fn_regs: 0, stage_wide: false }
+        TiledConfig { warps: 8, tiles_per_warp: 1, mma_k: 8, native: true, tensor: false, alternate: false, streaming: false, min_blocks: 0, qcp: 0, skip: 0, producers: 0, defer: 0, resident: false, packed: false, paired: false, cells: 0, prefetch: false, narrow: false, wide: 0, lanes: 0, split: false, fuse: 0, prestage: 0, pipe: false, pipe_rounds: 0, gram: false, gram_overlap: 0, gram_spread: false, gram_wide: false, gram_pairs: false, gram_unroll: false, gram_diag: false, gram_early_wait: false, gram_rounds: 0, alt_sub: false, gram_rows: false, fn_tables: 0, fn_regs: 0, stage_wide: false, uniform_tiles: false, pair_classes: false }
     }
 }
 
@@ -357,10 +366,13 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
-        // Round 25 (p = 4, 5: the scales in the tail, 16-byte staging loads; p = 4 also the factor
-        // ids in registers), right after the default; then round 24's fn-factors, what they are measured against.
+        // Round 25's first two rows (p = 4, 5: the scales in the tail, and with 16-byte staging
+        // loads), then round 26's (the Gram tile indices warp-uniform; p = 4 also the tail's pairs
+        // by classes of rows), then round 25's others (p = 4: row bases, the factor ids in
+        // registers), then round 24's fn-factors, what round 25's rows are measured against.
+        let r25 = TiledConfig::round25_high(nloc);
         let fn_factors = TiledConfig::round24_high(nloc).into_iter().filter(|c| c.fn_tables == 1 && (33..=50).contains(&nloc));
-        for c in TiledConfig::round25_high(nloc).into_iter().chain(fn_factors) {
+        for c in r25.iter().take(2).copied().chain(TiledConfig::round26_high(nloc)).chain(r25.iter().skip(2).copied()).chain(fn_factors) {
             if !v.contains(&c) {
                 v.push(c);
             }
@@ -837,6 +849,12 @@ impl TiledConfig {
         if self.stage_wide {
             s += " wide-stage";
         }
+        if self.uniform_tiles {
+            s += " uniform-tiles";
+        }
+        if self.pair_classes {
+            s += " pair-classes";
+        }
         s
     }
 }
@@ -961,7 +979,7 @@ fn tiled_shape_with(v: &Variant, cfg: TiledConfig, dims: Option<(usize, usize)>,
     let jq = jq_tables * (v.nq * v.dim * v.dim).div_ceil(2) * 2 * 8
         + if cfg.prefetch { (2 * v.nv * v.dim + v.nv) * 8 } else { 0 }
         + if jq_tables == 2 || piped { (v.nv * v.dim).div_ceil(2) * 2 * 8 } else { 0 };
-    let tables = 8 * tensor_doubles(v, dims, fn_tables);
+    let tables = 8 * (tensor_doubles(v, dims, fn_tables) + super::pipe_rounds::pair_class_doubles(v, cfg, dims));
     // Gram tiles stage a point's DIM·NLOC gradient entries as one row (16-row strips, + 4).
     let per_q = if gram { 2 * (16 * (v.nloc * v.dim).div_ceil(16) + 4) * 8 } else { 2 * v.dim * rs * 8 };
     let k = cfg.mma_k;
@@ -1098,6 +1116,8 @@ pub(crate) fn scheme_defines_with(v: &Variant, cfg: TiledConfig, dims: Option<(u
         format!("FN_TABLES={tables}"),
         format!("FN_REGS={}", fn_regs(v, cfg, dims, &l)),
         format!("STAGE_WIDE={}", usize::from(stage_wide(cfg, dims))),
+        format!("UNIFORM_TILES={}", usize::from(super::pipe_rounds::uniform_tiles(v, cfg))),
+        format!("PAIR_CLASSES={}", usize::from(super::pipe_rounds::pair_classes(v, cfg, dims))),
         format!("ALT_ORDER={}", alt_order(v, cfg, &l)),
         format!("STREAM_STORES={}", usize::from(cfg.streaming)),
         format!("SKIP_PARTS={}", cfg.skip & 7),
@@ -1584,7 +1604,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
         jobs.push((format!("assembly.cu {label}"), ASSEMBLY, kernel_defines(&v, &tables(&integ, &v))));
     }
     jobs.into_par_iter()
-        .map(|(label, src, defines)| {
+        .map(|(label, src, defines): (String, _, Vec<String>)| {
             let c = jit::compile_ptx_with(&src, arch, &defines)?;
             if c.log.to_ascii_lowercase().contains("warning") {
                 return Err(Error::invalid(format!("NVRTC warnings in {label}:\n{}", c.log)));
@@ -1598,11 +1618,14 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(String, usize)>> {
                     }
                 }
             }
-            // GALERKIN_PTX_DUMP=dir keeps each variant's PTX (registers and spills by `ptxas -v`).
+            // GALERKIN_PTX_DUMP=dir keeps each variant's PTX (registers and spills by `ptxas -v`)
+            // and its defines, one line (round 26: `scripts/ptxas-registers.py --variant "NAME: $(cat F)"`).
             if let Some(dir) = std::env::var_os("GALERKIN_PTX_DUMP") {
                 let name: String = label.chars().map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' }).collect();
                 let path = std::path::Path::new(&dir).join(format!("{name}.ptx"));
                 std::fs::write(&path, &c.ptx).map_err(|e| Error::io(path, e))?;
+                let path = std::path::Path::new(&dir).join(format!("{name}.defines"));
+                std::fs::write(&path, defines.join(" ") + "\n").map_err(|e| Error::io(path, e))?;
             }
             Ok((label, c.ptx.len()))
         })
