@@ -8,7 +8,11 @@
 # uniform registers), p = 4 with the factor ids in registers (`fn-regs`: 0 B of stack, round 25's
 # 48 B), alone and with 16-byte loads, and the tail's node pairs by classes of rows mod 16
 # (`pair-classes`, PAIR_CLASSES: no bank conflicts in the blocks) on three of them; p = 5 `tail-scales
-# wide-stage uniform-tiles`.
+# wide-stage uniform-tiles`. Round 27 (hex27, host only) adds no row and no test: its candidates
+# (the diagonal tiles' B fragments by uniform branches, tiles known present, the image stores by
+# shuffles) were ruled out by ptxas / SASS counts and counted wavefronts (BENCHMARKS, 27th pass;
+# hex27-ptxas.sh, hex27-image.py), so this call is the area's call for rounds 25–27 as it stood;
+# round 27 adds step 4 only, which checks its model of executed instructions.
 # 1. The GPU = CPU tests of round 25's and round 26's shapes (a broken kernel costs little).
 # 2. p = 4 sweep a — the first 8 rows: the default, tail-scales, tail-scales wide-stage, then round
 #    26's five (tail-scales uniform-tiles pair-classes, fn-regs uniform-tiles, tail-scales wide-stage
@@ -18,6 +22,9 @@
 #    default's splits); p = 4 sweep b. Each prints its degree's table row (III timed first).
 # 3. Nsight Compute if time is left: p = 4's first five rows (shared wavefronts, local-memory
 #    sectors, instructions, L1 hit rate, issue, eligible warps).
+# 4. (round 27) Nsight Compute if ≥ 15 s are left: executed SASS instructions by opcode of one launch
+#    of p = 4's default — hex27's model says the diagonal tiles' FSELs are 1 280 a cell (20 tiles ×
+#    8 k-steps × 8), not 112 a warp-pass, and the multiply loop's DMMA 800 a cell.
 # The clock log throughout. At most 8 files under $OUT: steps, clocks, tests, sweep, ncu.
 # Run: carry [".dev-r26"], command "bash benchmarks/h200/hex26-call.sh .dev-r26", timeout_s 300
 # (needs the pack's CLI `galerkin` and its test binary `tests/hierarchical`).
@@ -44,5 +51,8 @@ MET="gpu__time_duration.sum launch__registers_per_thread launch__shared_mem_conf
 # 23–26): 9–26 measured.
 [ -n "$NCU" ] && [ "$(left 45)" -gt 25 ] && ncu_step 45 "$(echo $MET | tr ' ' ',')" -k regex:matrices_tiled --launch-skip 9 --launch-count 18 \
   "$G" bench --hex --degrees 4 --cpu-cells 10 --runs 1 --tiled-sweep --sweep-shapes 5
+# (round 27) --runs 1 sweep of 1 shape: the table 0–6, the default 7–10; launch 9 (its third) by opcode.
+[ -n "$NCU" ] && [ "$(left 20)" -gt 15 ] && ncu_step 20 sass__inst_executed_per_opcode --print-metric-instances values \
+  -k regex:matrices_tiled --launch-skip 9 --launch-count 1 "$G" bench --hex --degrees 4 --cpu-cells 10 --runs 1 --tiled-sweep --sweep-shapes 1
 finish "^sweep\|^ [1-5] \|timed first\|^gpu\|^split" "test result\|FAILED\|panicked\|(grid" \
-  "^  matrices_tiled\|==ERROR\|duration\|registers\|config_size\|inst_executed\|wavefronts\|hit_rate\|local_op\|issue_active\|eligible\|pipe_shared"
+  "^  matrices_tiled\|==ERROR\|duration\|registers\|config_size\|inst_executed\|wavefronts\|hit_rate\|local_op\|issue_active\|eligible\|pipe_shared\|per_opcode"
