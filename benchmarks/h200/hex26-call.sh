@@ -9,7 +9,8 @@
 # 48 B), alone and with 16-byte loads, and the tail's node pairs by classes of rows mod 16
 # (`pair-classes`, PAIR_CLASSES: no bank conflicts in the blocks) on three of them; p = 5 `tail-scales
 # wide-stage uniform-tiles`. Round 27 (hex27, host only) adds no row and no test: its candidates
-# (the diagonal tiles' B fragments by uniform branches, tiles known present, the image stores by
+# (the diagonal tiles' B fragments by uniform branches, tiles known present or whole tile lists at
+# compile time, the image stores by
 # shuffles) were ruled out by ptxas / SASS counts and counted wavefronts (BENCHMARKS, 27th pass;
 # hex27-ptxas.sh, hex27-image.py), so this call is the area's call for rounds 25–27 as it stood;
 # round 27 adds step 4 only, which checks its model of executed instructions.
@@ -52,7 +53,7 @@ MET="gpu__time_duration.sum launch__registers_per_thread launch__shared_mem_conf
 [ -n "$NCU" ] && [ "$(left 45)" -gt 25 ] && ncu_step 45 "$(echo $MET | tr ' ' ',')" -k regex:matrices_tiled --launch-skip 9 --launch-count 18 \
   "$G" bench --hex --degrees 4 --cpu-cells 10 --runs 1 --tiled-sweep --sweep-shapes 5
 # (round 27) --runs 1 sweep of 1 shape: the table 0–6, the default 7–10; launch 9 (its third) by opcode.
-[ -n "$NCU" ] && [ "$(left 20)" -gt 15 ] && ncu_step 20 sass__inst_executed_per_opcode --print-metric-instances values \
+[ -n "$NCU" ] && [ "$(left 20)" -gt 15 ] && ncu_step 20 sass__inst_executed_per_opcode --print-metric-instances details \
   -k regex:matrices_tiled --launch-skip 9 --launch-count 1 "$G" bench --hex --degrees 4 --cpu-cells 10 --runs 1 --tiled-sweep --sweep-shapes 1
 finish "^sweep\|^ [1-5] \|timed first\|^gpu\|^split" "test result\|FAILED\|panicked\|(grid" \
   "^  matrices_tiled\|==ERROR\|duration\|registers\|config_size\|inst_executed\|wavefronts\|hit_rate\|local_op\|issue_active\|eligible\|pipe_shared\|per_opcode"
