@@ -10,8 +10,8 @@
 # (`pair-classes`, PAIR_CLASSES: no bank conflicts in the blocks) on three of them; p = 5 `tail-scales
 # wide-stage uniform-tiles`. Round 27 (hex27, host only) adds no row and no test: its candidates
 # (the diagonal tiles' B fragments by uniform branches, tiles known present or whole tile lists at
-# compile time, the image stores by
-# shuffles) were ruled out by ptxas / SASS counts and counted wavefronts (BENCHMARKS, 27th pass;
+# compile time, the image stores by shuffles) were ruled out by ptxas / SASS counts and counted
+# wavefronts (BENCHMARKS, 27th pass;
 # hex27-ptxas.sh, hex27-image.py), so this call is the area's call for rounds 25–27 as it stood;
 # round 27 adds step 4 only, which checks its model of executed instructions.
 # 1. The GPU = CPU tests of round 25's and round 26's shapes (a broken kernel costs little).
