@@ -364,7 +364,6 @@ fn in_place_solve_has_no_hazard() {
 fn solve_bytes_of_issue_15() {
     use galerkin::iga::{symbolic_1d, Space1d};
     use galerkin::solver::multifrontal::separators::{SeparatorPlan, TopWalk, TOP_SUBTREES};
-    use galerkin::solver::multifrontal::solve_bytes::solve_bytes;
     use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
     let sym = symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
     let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
