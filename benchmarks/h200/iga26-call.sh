@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# iga26's device call (one call, ≤ 240 s), superseding round 25's iga25-call.sh (removed): it measures round 25's, round
-# 26's and (extended in round 27) round 27's candidates of issue 15 against the default in the same sweep. First (GALERKIN_REQUIRE_GPU=1, one
-# process, six test threads, --nocapture for the chain checks' per-case seconds): main a2b12b9's lazily
+# iga26's device call (one call, ≤ 240 s), superseding round 25's iga25-call.sh (removed) and extended in round 27:
+# it measures rounds 25's, 26's and 27's candidates of issue 15 against the default in the same sweep. First
+# (GALERKIN_REQUIRE_GPU=1, one process, six test threads, --nocapture for the chain checks' per-case seconds): main a2b12b9's lazily
 # built chain tables (three tests), round 25's capped bottom backward prefetch (gpu_prefetched…),
 # round 21's walk shapes (64 × 2, the patch's candidate default) and round 26's separator rows in x
 # (gpu_separator_rows_in_x…: = faer's LU, = the CPU twins, = the compact rows bit for bit) and round 27's
@@ -9,8 +9,8 @@
 # quiet GPU: 2^20 cubic elements at 1, 32, 64 and 256 right-hand sides over the row-major default
 # (gpu-rows), round 25's -bpf and -w64x2-bpf, round 26's -sx and -w64x2-bpf-sx, round 27's -sx-ip and
 # -w64x2-bpf-sx-ip (x overwrites b; b refilled outside the timed region), each with its per-launch
-# profile (7 engines, ≈ 12 s each by round 24's 47 s for four); then Nsight Compute on backward 0 at 256 columns (the same kernel, mf_mapssb_backward_2, its
-# second launch of the solve: the default's, then -sx's, which stores no owned row), if time is left
+# profile (7 engines, ≈ 12 s each by round 24's 47 s for four); then Nsight Compute on backward 0 at 256
+# columns (the same kernel, mf_mapssb_backward_2, its second launch of the solve: the default's, then -sx's, which stores no owned row), if time is left
 # (the tests ≤ 110 s, the sweep ≤ 100 s: an ncu run needs ≥ 22 s of the 232 left).
 # Usage: bash benchmarks/h200/iga26-call.sh .dev-r26   (test binaries in the pack: iga_cuda)
 NAME=iga26; BUDGET=${BUDGET:-232}; source benchmarks/h200/call-lib.sh "$1"
