@@ -338,8 +338,10 @@ enum Command {
         /// cap (round 25; round 24's on every pass), then
         /// optionally -chain: pass 1 chained into the bottom forward pass, one launch (round 23), then optionally -sx:
         /// the separator rows kept in x itself, no owned-row stores in the bottom backward pass (round 26, unmeasured;
-        /// not with -chain), e.g. gpu-rows-nopf, gpu-rows-bpf, gpu-rows-w64x2-bpf, gpu-rows-chain, gpu-rows-w64x2-chain,
-        /// gpu-rows-sx, gpu-rows-w64x2-bpf-sx;
+        /// not with -chain), then optionally -ip: solved in place, x overwriting b, b refilled outside the timed region
+        /// (round 27, unmeasured; with -sx the bottom forward pass copies no owned row), e.g. gpu-rows-nopf,
+        /// gpu-rows-bpf, gpu-rows-w64x2-bpf, gpu-rows-chain, gpu-rows-w64x2-chain, gpu-rows-sx, gpu-rows-w64x2-bpf-sx,
+        /// gpu-rows-sx-ip, gpu-rows-w64x2-bpf-sx-ip;
         /// gpu-<lines> (e.g. gpu-bulkext2tctop, gpu-plain): as gpu, column-major, with those lines).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]
         rhs_engines: Vec<String>,

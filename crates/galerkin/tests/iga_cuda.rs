@@ -1255,3 +1255,67 @@ fn chained_forward_checks(be: &galerkin::backend::cuda::CudaBackend, cases: Vec<
     }
     ran
 }
+
+/// Round 27: the row-major solve in place (`solve_many_rows_in_place`: `x` overwrites `b`, through
+/// the separator rows compact or at dofs — `set_sep_in_x` —, where at dofs the bottom forward pass
+/// copies no owned row) equals the out-of-place solve bit for bit and faer's LU to round-off at 1,
+/// 32, 64 and 256 columns, with the default lines and with 64 × 2 walk items and the bottom backward
+/// prefetch (`-w64x2-bpf`), twice in a row on refilled right-hand sides, on 1D systems of degree
+/// 1…5 with an odd number of elements and the 2D large-front cases; where the launches are not the
+/// ones proven safe (a row-major register bottom kernel) it still equals through its scratch copy;
+/// a wrong length is an error.
+#[test]
+fn gpu_in_place_solve_equals_the_out_of_place_one_and_faer_lu() {
+    use galerkin::solver::multifrontal::cuda::WalkShape;
+    let Some(be) = test_gpu() else { return };
+    let mut ran = Vec::new();
+    let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases());
+    for case in cases {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        f.prepare_maps(&be).unwrap();
+        assert!(f.in_place_runs(), "{}: the default launches do not run in place", case.name);
+        let n = case.sys.ndofs;
+        let reference = FaerRef::new(&case, 256);
+        let mut short = be.zeros(n * 2 - 1).unwrap();
+        assert!(f.solve_many_rows_in_place(&be, 2, &mut short).is_err(), "{}: a wrong length solved in place", case.name);
+        for (shape, back, name) in [(None, false, "default"), (Some(WalkShape { cols: 64, threads: 2 }), true, "w64x2-bpf")] {
+            f.set_walk_shape(shape).unwrap();
+            f.set_sep_back_prefetch(back);
+            for sx in [false, true] {
+                f.set_sep_in_x(sx);
+                for nrhs in [1, 32, 64, 256] {
+                    let what = format!("{} {name} sx {sx}, {nrhs} columns", case.name);
+                    let b = iga_common::to_rows(&right_hand_sides(&case.sys, nrhs), n, nrhs);
+                    let bd = be.from_host(&b).unwrap();
+                    let mut x = be.zeros(n * nrhs).unwrap();
+                    f.solve_many_rows(&be, nrhs, &bd, &mut x).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let out = be.to_host(&x).unwrap();
+                    let mut bx = be.zeros(n * nrhs).unwrap();
+                    for round in 0..2 {
+                        be.copy(&bd, &mut bx).unwrap();
+                        f.solve_many_rows_in_place(&be, nrhs, &mut bx).unwrap_or_else(|e| panic!("{what} in place: {e}"));
+                        assert!(be.to_host(&bx).unwrap() == out, "{what}, round {round}: in place differs from out of place");
+                    }
+                    reference.assert_equals(&case, nrhs, &iga_common::to_columns(&be.to_host(&bx).unwrap(), n, nrhs), &format!("{what} in place"));
+                }
+                if f.has_separator_layout() && case.name.starts_with("seed") {
+                    ran.push(format!("{} {name} sx {sx}", case.name));
+                }
+            }
+        }
+        f.set_walk_shape(None).unwrap();
+        f.set_sep_back_prefetch(false);
+        // Not the launches proven in place: a scratch x, copied into b.
+        f.set_rows_bottom(RowsBottom::Columns);
+        if !f.in_place_runs() {
+            let b = iga_common::to_rows(&right_hand_sides(&case.sys, 32), n, 32);
+            let bd = be.from_host(&b).unwrap();
+            let mut x = be.zeros(n * 32).unwrap();
+            f.solve_many_rows(&be, 32, &bd, &mut x).unwrap();
+            let mut bx = be.from_host(&b).unwrap();
+            f.solve_many_rows_in_place(&be, 32, &mut bx).unwrap();
+            assert!(be.to_host(&bx).unwrap() == be.to_host(&x).unwrap(), "{}: the scratch in-place solve differs", case.name);
+        }
+    }
+    assert_every_degree_ran(&ran, &["default sx false", "default sx true", "w64x2-bpf sx false", "w64x2-bpf sx true"], "the in-place solve");
+}

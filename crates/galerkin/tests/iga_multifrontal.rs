@@ -308,6 +308,53 @@ fn solve_bytes_count_every_row_once() {
     assert!(counted >= 5, "budgets counted on {counted} cases only");
 }
 
+/// Round 27's in-place solve (`x` = `b`, `CudaMultifrontal::solve_many_rows_in_place`): the CPU
+/// emulation of every launch's reads and writes of `b`, `x` and `sep` on one buffer
+/// (`in_place::hazards`) finds no hazard on any plan, walked or not, compact rows or at dofs, in
+/// place or not — and it does find the hazards it exists for: the owned rows stored backward while
+/// `sep` is `x` (another bottom subtree reads them in the same launch), and the walk run without
+/// its waits. The bytes: in place at dofs the bottom forward pass moves no owned row.
+#[test]
+fn in_place_solve_has_no_hazard() {
+    use galerkin::solver::multifrontal::in_place::{hazards, Aliasing};
+    use galerkin::solver::multifrontal::separators::{SeparatorPlan, TopWalk, TOP_SUBTREES};
+    use galerkin::solver::multifrontal::solve_bytes::{solve_bytes, solve_bytes_aliased};
+    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
+    let (mut checked, mut walked) = (0, 0);
+    for case in (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases()) {
+        let plan = SubtreePlan::new(&case.sym, SubtreeLimits::default()).unwrap();
+        let (Some(sp), Some(sd)) = (SeparatorPlan::new(&plan, case.sym.n), SeparatorPlan::at_dofs(&plan, case.sym.n)) else { continue };
+        let walk = TopWalk::new(&case.sym, &plan, TOP_SUBTREES);
+        for w in [None, walk.as_ref()] {
+            for (layout, s) in [("compact", &sp), ("at dofs", &sd)] {
+                for in_place in [false, true] {
+                    let h = hazards(&plan, s, w, Aliasing::of(s, in_place), 5);
+                    assert!(h.is_empty(), "{} {layout} walk {} in place {in_place}: {h:?}", case.name, w.is_some());
+                }
+            }
+            // The owned rows stored backward with `sep` = `x`: other bottom subtrees read them.
+            let stores = Aliasing { in_place: true, owned_forward: false, owned_backward: true };
+            assert!(!hazards(&plan, &sd, w, stores, 1).is_empty(), "{}: owned stores at dofs not caught", case.name);
+        }
+        if let Some(w) = &walk {
+            let mut loose = w.clone();
+            loose.dep.clear();
+            loose.dep_ptr.iter_mut().for_each(|d| *d = 0);
+            assert!(!hazards(&plan, &sd, Some(&loose), Aliasing::of(&sd, true), 1).is_empty(), "{}: a walk without waits not caught", case.name);
+            walked += 1;
+        }
+        let own: u64 = sd.own_ptr.last().copied().map_or(0, u64::from);
+        let (d, i) = (solve_bytes(&sd, walk.as_ref()), solve_bytes_aliased(&sd, walk.as_ref(), true));
+        for (ld, li) in d.iter().zip(&i) {
+            let less = if ld.label == "forward 0" { 2 * own } else { 0 };
+            assert_eq!(ld.lines() - less, li.lines(), "{} {}: in place moves the owned rows' copy less", case.name, ld.label);
+        }
+        assert_eq!(solve_bytes(&sp, walk.as_ref()), solve_bytes_aliased(&sp, walk.as_ref(), true), "{}: compact rows in place move the same", case.name);
+        checked += 1;
+    }
+    assert!(checked >= 5 && walked >= 1, "checked {checked} plans, {walked} walked");
+}
+
 /// The bytes budget of issue 15's solve — 2^20 cubic elements, row-major, 1/32/64/256 columns —
 /// on the plan the GPU runs (`SubtreeLimits::default()`, the walk above 512 subtrees), by launch
 /// and kind, with the time each launch's bytes take at 4124 GB/s (round 24's copy rate on the
@@ -317,7 +364,6 @@ fn solve_bytes_count_every_row_once() {
 fn solve_bytes_of_issue_15() {
     use galerkin::iga::{symbolic_1d, Space1d};
     use galerkin::solver::multifrontal::separators::{SeparatorPlan, TopWalk, TOP_SUBTREES};
-    use galerkin::solver::multifrontal::solve_bytes::solve_bytes;
     use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
     let sym = symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
     let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
@@ -325,8 +371,16 @@ fn solve_bytes_of_issue_15() {
     let walk = TopWalk::new(&sym, &plan, TOP_SUBTREES).unwrap();
     let copy = 4124e9;
     eprintln!("n {}, passes {:?} subtrees, separator rows {}, walk from pass {}", sym.n, plan.passes.iter().map(|p| p.len()).collect::<Vec<_>>(), sp.rows, walk.first);
-    for (name, s) in [("compact rows (default)", &sp), ("rows in x (-sx)", &sd)] {
-        let launches = solve_bytes(s, Some(&walk));
+    // Round 27: the in-place solve's hazards on this plan (none), and its bytes.
+    for (name, s) in [("compact rows", &sp), ("rows at dofs", &sd)] {
+        for w in [None, Some(&walk)] {
+            let h = galerkin::solver::multifrontal::in_place::hazards(&plan, s, w, galerkin::solver::multifrontal::in_place::Aliasing::of(s, true), 5);
+            eprintln!("in place, {name}, walk {}: {} hazards {h:?}", w.is_some(), h.len());
+            assert!(h.is_empty());
+        }
+    }
+    for (name, s, ip) in [("compact rows (default)", &sp, false), ("rows in x (-sx)", &sd, false), ("rows in x in place (-sx-ip)", &sd, true)] {
+        let launches = galerkin::solver::multifrontal::solve_bytes::solve_bytes_aliased(s, Some(&walk), ip);
         for nrhs in [1usize, 32, 64, 256] {
             let total: f64 = launches.iter().map(|l| l.bytes(nrhs)).sum();
             eprintln!("{name}, {nrhs} columns: {:.4} GB, {:.1} us at copy", total * 1e-9, total / copy * 1e6);

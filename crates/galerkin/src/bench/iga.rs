@@ -8,9 +8,9 @@
 //! CUDA events. Every GPU figure of moved bytes is checked against the copy bandwidth measured in
 //! the same run, and every solution's backward error: a benchmark that would print an impossible
 //! or wrong result fails instead.
-use super::timing::{guarded_gbs, measure, HostClock, Timing};
+use super::timing::{guarded_gbs, measure, Clock, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
-use crate::backend::cuda::CudaBackend;
+use crate::backend::cuda::{CudaBackend, CudaVector};
 use crate::solver::multifrontal::cuda::{LargeFronts, LaunchProfile, MapsKernel, OverlapSpan, RowsBottom, SepLines, SolvePath, SubtreeShape, WalkLevel, WalkShape, DEFAULT_COLUMN_THREADS, TC_FEW_SUBTREES};
 use crate::solver::multifrontal::CudaMultifrontal;
 use crate::backend::Backend;
@@ -31,6 +31,22 @@ fn cpu_time(reps: usize, warm_up: bool, f: impl FnMut() -> Result<()>) -> Result
 /// GPU timing: CUDA events on the backend's stream around each run, after one warm-up.
 fn gpu_time(be: &CudaBackend, reps: usize, f: impl FnMut() -> Result<()>) -> Result<Timing> {
     measure(&mut EventClock::new(be)?, 1, reps.max(1), f)
+}
+
+/// [`gpu_time`] of a solve that overwrites its right-hand sides (`-ip`): `b` copied into `bx` before
+/// each run (the untimed first one too), outside the timed region.
+fn gpu_time_refilled(be: &CudaBackend, reps: usize, b: &CudaVector, bx: &mut CudaVector, mut f: impl FnMut(&mut CudaVector) -> Result<()>) -> Result<Timing> {
+    let mut clock = EventClock::new(be)?;
+    be.copy(b, bx)?;
+    f(bx)?;
+    let mut samples = Vec::with_capacity(reps.max(1));
+    for _ in 0..reps.max(1) {
+        be.copy(b, bx)?;
+        clock.start()?;
+        f(bx)?;
+        samples.push(clock.stop()?);
+    }
+    Timing::from_samples(samples)
 }
 
 /// What to run.
@@ -527,7 +543,8 @@ fn rows_lines(base: &str) -> Option<SepLines> {
 /// backward pass's prefetch under a register cap (round 25; round 24's on every pass,
 /// [`CudaMultifrontal::set_sep_back_prefetch`]`(true)`); `-chain`,
 /// pass 1 chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`], round 23);
-/// `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]; last).
+/// `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
+/// solve in place (round 27, [`CudaMultifrontal::solve_many_rows_in_place`]; last).
 /// E.g. `gpu-rows-nopf`, `gpu-rows-bpf`, `gpu-rows-w64x2-bpf`, `gpu-rows-w64x2-chain`, `gpu-rows-w64x2-bpf-sx`. Parsed once
 /// per engine ([`RowsSuffixes::parse`]).
 struct RowsSuffixes<'a> {
@@ -541,8 +558,10 @@ struct RowsSuffixes<'a> {
     back_prefetch: Option<bool>,
     chain: bool,
     sep_in_x: bool,
+    in_place: bool,
 }
 
+const IN_PLACE_SUFFIX: &str = "-ip";
 const SEP_IN_X_SUFFIX: &str = "-sx";
 const NO_PREFETCH_SUFFIX: &str = "-nopf";
 const PREFETCH_SUFFIX: &str = "-pf";
@@ -552,7 +571,8 @@ const CHAIN_SUFFIX: &str = "-chain";
 impl<'a> RowsSuffixes<'a> {
     fn parse(engine: &'a str) -> RowsSuffixes<'a> {
         let strip = |e: &'a str, suffix: &str| e.strip_suffix(suffix).map_or((e, false), |e| (e, true));
-        let (e, sep_in_x) = strip(engine, SEP_IN_X_SUFFIX);
+        let (e, in_place) = strip(engine, IN_PLACE_SUFFIX);
+        let (e, sep_in_x) = strip(e, SEP_IN_X_SUFFIX);
         let (e, chain) = strip(e, CHAIN_SUFFIX);
         // `-bpf` before `-pf`, whose suffix it ends with.
         let (e, back) = strip(e, BACK_PREFETCH_SUFFIX);
@@ -566,7 +586,7 @@ impl<'a> RowsSuffixes<'a> {
         });
         let (base, shape) = walk.map_or((e, None), |(base, shape)| (base, Some(shape)));
         let back_prefetch = if back { Some(true) } else if !prefetch { Some(false) } else { None };
-        RowsSuffixes { base, shape, prefetch, back_prefetch, chain, sep_in_x }
+        RowsSuffixes { base, shape, prefetch, back_prefetch, chain, sep_in_x, in_place }
     }
 }
 
@@ -711,6 +731,12 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                         if suffixes.sep_in_x {
                             notes.push("the separator rows in x (no sep buffer; no owned-row stores in the bottom backward pass)".to_string());
                         }
+                        if suffixes.in_place {
+                            notes.push(format!(
+                                "solved in place (b refilled before each timed solve, outside the timed region): {}",
+                                if f.in_place_runs() { "x overwrote b in the launches" } else { "not in place here (a scratch x copied into b)" }
+                            ));
+                        }
                     } else if nrhs > 1 {
                         notes.push("no separator layout here: no line walk and no chain, whatever the engine's suffixes".to_string());
                     }
@@ -724,18 +750,35 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     }
                     let bd = be.from_host(&bt)?;
                     let mut x = be.zeros(nd * nrhs)?;
-                    let solve = gpu_time(be, o.reps, || f.solve_many_rows(be, nrhs, &bd, &mut x))?;
+                    let solve = if suffixes.in_place {
+                        gpu_time_refilled(be, o.reps, &bd, &mut x, |bx| f.solve_many_rows_in_place(be, nrhs, bx))?
+                    } else {
+                        gpu_time(be, o.reps, || f.solve_many_rows(be, nrhs, &bd, &mut x))?
+                    };
                     if f.has_fresh_maps() {
                         let with = gpu_time(be, o.reps, || f.refactor(be).and_then(|_| f.prepare_maps(be)))?;
                         setup = Some((with.median - factor.median).max(0.0));
                         f.solve_many_rows(be, nrhs, &bd, &mut x)?;
                     }
-                    launches = median_profile((0..o.reps.max(1)).map(|_| f.solve_rows_profile(be, nrhs, &bd, &mut x)).collect::<Result<_>>()?);
+                    let mut profile = || {
+                        if suffixes.in_place {
+                            be.copy(&bd, &mut x)?;
+                            f.solve_rows_in_place_profile(be, nrhs, &mut x)
+                        } else {
+                            f.solve_rows_profile(be, nrhs, &bd, &mut x)
+                        }
+                    };
+                    launches = median_profile((0..o.reps.max(1)).map(|_| profile()).collect::<Result<_>>()?);
                     if nrhs > 1 && f.walks_top(be, nrhs, true) {
                         f.set_walk_trace(true);
                         f.solve_many_rows(be, nrhs, &bd, &mut x)?;
                         walk_levels = f.walk_levels(be)?;
                         f.set_walk_trace(false);
+                    }
+                    // The checked x is the in-place solve's own.
+                    if suffixes.in_place {
+                        be.copy(&bd, &mut x)?;
+                        f.solve_many_rows_in_place(be, nrhs, &mut x)?;
                     }
                     guarded_gbs(&format!("GPU row-major solve of {nrhs} right-hand sides"), solve_bytes(&sym, nrhs), &solve, copy)?;
                     let xh = be.to_host(&x)?;
@@ -1024,5 +1067,9 @@ mod tests {
         let s = RowsSuffixes::parse("gpu-rows-nopf-chain");
         assert_eq!((s.base, s.prefetch, s.back_prefetch, s.chain, s.sep_in_x), (ROWS_ENGINE, false, Some(false), true, false));
         assert_eq!(rows_engine("gpu-rows-bulkext2tctop-sx"), Some(None));
+        let s = RowsSuffixes::parse("gpu-rows-w64x2-bpf-sx-ip");
+        assert_eq!((s.base, s.shape, s.back_prefetch, s.sep_in_x, s.in_place), (ROWS_ENGINE, Some(WalkShape { cols: 64, threads: 2 }), Some(true), true, true));
+        let s = RowsSuffixes::parse("gpu-rows-ip");
+        assert_eq!((s.base, s.sep_in_x, s.in_place), (ROWS_ENGINE, false, true));
     }
 }

@@ -56,6 +56,8 @@ mod prefetch;
 mod chain;
 #[path = "cuda_sep_x.rs"]
 mod sep_x;
+#[path = "cuda_in_place.rs"]
+mod in_place;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
 pub use walk_shape::WalkShape;
@@ -331,6 +333,13 @@ struct Step {
     backward_32: List,
     backward_160: List,
     backward_large: Large,
+}
+
+impl Step {
+    /// Whether the step solves no node (the in-place solve's check, [`CudaMultifrontal::in_place_runs`]).
+    fn is_empty(&self) -> bool {
+        [&self.forward_32, &self.forward_160, &self.forward_large.list, &self.backward_32, &self.backward_160, &self.backward_large.list].iter().all(|l| l.count == 0)
+    }
 }
 
 struct MfKernels {
@@ -1030,11 +1039,21 @@ impl CudaMultifrontal {
     /// only the kernels that honour the layout run: level by level, or the fused passes through
     /// the separator rows, without the register-streamed or warp-item bottom passes).
     fn solve_layout(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector, done: ForwardDone, rows: bool) -> Result<()> {
+        self.solve_into(be, nrhs, b, Some(x), done, rows).map(drop)
+    }
+
+    /// [`Self::solve_layout`]; `x` `None`: row-major, in place on `b` where the launches are those
+    /// proven safe with `x` = `b` ([`Self::in_place_runs`]), else into a scratch `x` that is
+    /// returned for the caller to copy into `b`.
+    fn solve_into(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: Option<&mut CudaVector>, done: ForwardDone, rows: bool) -> Result<Option<CudaVector>> {
         let passes_forward_done = done != ForwardDone::No;
         if rows && passes_forward_done {
             return Err(Error::invalid("internal: a row-major solve runs its own forward sweep"));
         }
-        let (bp, xp) = (ptr(be, &b.data), ptr(be, &x.data));
+        if x.is_none() && !rows {
+            return Err(Error::invalid("internal: only row-major solves run in place"));
+        }
+        let bp = ptr(be, &b.data);
         let some = !self.passes.is_empty();
         let (fused, by_maps) = match self.path {
             _ if passes_forward_done => (true, true),
@@ -1066,9 +1085,16 @@ impl CudaMultifrontal {
             Some(_) if rows && self.sep_in_x => self.separators_at_dofs(be)?.or(seps),
             _ => seps,
         };
+        let mut scratch = None;
+        let xp = match x {
+            Some(x) => ptr(be, &x.data),
+            None if fused && seps.is_some() && maps.is_some() && self.in_place_runs() => bp,
+            None => ptr(be, &scratch.insert(crate::backend::Backend::zeros(be, self.sym.n * nrhs)?).data),
+        };
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
         let bufs = self.buffers(be, &mut guard, nrhs, seps.filter(|s| !s.at_dofs).map(|s| s.rows))?;
-        self.solve_steps(be, nrhs, bufs, seps, maps, fused, done, bp, xp, self.n_word(rows))
+        self.solve_steps(be, nrhs, bufs, seps, maps, fused, done, bp, xp, self.n_word(rows))?;
+        Ok(scratch)
     }
 
     /// The launches of [`Self::solve_layout`] (`n` with the layout bit, [`Self::n_word`]).

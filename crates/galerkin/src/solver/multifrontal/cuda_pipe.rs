@@ -294,14 +294,14 @@ impl CudaMultifrontal {
     }
 
     /// Starts recording an event after every fused launch.
-    fn profile_start(&self, be: &CudaBackend) -> Result<cudarc::driver::CudaEvent> {
+    pub(super) fn profile_start(&self, be: &CudaBackend) -> Result<cudarc::driver::CudaEvent> {
         let start = be.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| cuda_error(format!("profile event: {e}")))?;
         *self.probe.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
         Ok(start)
     }
 
     /// The launches recorded since [`Self::profile_start`] (after `solved`, the run they time).
-    fn profile_finish(&self, start: cudarc::driver::CudaEvent, solved: Result<()>) -> Result<Vec<LaunchProfile>> {
+    pub(super) fn profile_finish(&self, start: cudarc::driver::CudaEvent, solved: Result<()>) -> Result<Vec<LaunchProfile>> {
         let marks = self.probe.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
         solved?;
         let mut prev = &start;

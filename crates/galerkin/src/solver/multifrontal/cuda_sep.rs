@@ -131,9 +131,10 @@ impl DevSeparators {
     }
 
     /// Pass `q`'s owned-row tables one way: none for the bottom backward pass at dofs (its owned
-    /// rows' `x` is in place already).
-    pub(super) fn pass(&self, be: &CudaBackend, q: usize, backward: bool) -> SepPass {
-        let own_ptr = if self.at_dofs && backward { &self.no_own } else { &self.own[0] };
+    /// rows' `x` is in place already), nor forward at dofs where `sep` is `b` itself (an in-place
+    /// solve, `sep_is_b`: the copy's source is its destination).
+    pub(super) fn pass(&self, be: &CudaBackend, q: usize, backward: bool, sep_is_b: bool) -> SepPass {
+        let own_ptr = if self.at_dofs && (backward || sep_is_b) { &self.no_own } else { &self.own[0] };
         SepPass { own_ptr: ptr(be, own_ptr), own_loc: ptr(be, &self.own[1]), own_dof: ptr(be, &self.own[2]), upper: u32::from(q > 0) }
     }
 }
@@ -402,7 +403,7 @@ impl CudaMultifrontal {
             (true, None) => return Err(Error::invalid("internal: the fused row-major bottom pass without its subtrees' bases")),
             (false, _) => &self.kernels.rows_bottom[usize::from(backward) + usize::from(tensor)],
         };
-        let sp = seps.pass(be, p.index, backward);
+        let sp = seps.pass(be, p.index, backward, b == sep);
         let base: DevPtr = seps.fused_base.as_ref().map_or(0, |v| ptr(be, v));
         let (nr, off) = (nrhs as u32, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &b, &x, &sep, &leaf, &off, &maps, &base)?;
@@ -455,7 +456,7 @@ impl CudaMultifrontal {
         let smem = 8 * p.map_cap(backward, true).next_multiple_of(2);
         let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (32 * STREAM_WARPS as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let k = if backward { &self.kernels.stream_backward[p.map_nb - 1] } else { &self.kernels.stream_forward };
-        let sp = seps.pass(be, p.index, backward);
+        let sp = seps.pass(be, p.index, backward, b == sep);
         let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))
@@ -473,7 +474,7 @@ impl CudaMultifrontal {
         let blocks = u32::try_from(blocks).map_err(|_| Error::invalid(format!("{nrhs} right-hand sides over {} subtrees: too many blocks for one launch", p.count)))?;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (32 * LEAN_WARPS as u32, 1, 1), shared_mem_bytes: 0 };
         let k = &self.kernels.lean_forward;
-        let sp = seps.pass(be, p.index, false);
+        let sp = seps.pass(be, p.index, false, b == sep);
         let (count, nr, n, off) = (p.count as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &count, &nr, &n, &b, &sep, &leaf, &off, &maps)?;
         self.mark(be, p, false, nrhs, pipe::Launch::new(k, cfg))
@@ -489,7 +490,7 @@ impl CudaMultifrontal {
         }
         let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (32 * LEANB_WARPS as u32, 1, 1), shared_mem_bytes: leanb_smem(p) as u32 };
         let k = &self.kernels.lean_backward[p.map_nb - 1];
-        let sp = seps.pass(be, p.index, true);
+        let sp = seps.pass(be, p.index, true, b == sep);
         let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &n, &b, &x, &sep, &off, &maps)?;
         self.mark(be, p, true, nrhs, pipe::Launch::new(k, cfg))
@@ -555,7 +556,7 @@ impl CudaMultifrontal {
         };
         let threads = self.column_block(k, cols)?;
         let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
-        let sp = seps.pass(be, p.index, backward);
+        let sp = seps.pass(be, p.index, backward, b == sep);
         let mcap = p.mapss_map(backward, flags) as u32;
         let (c, nr, off) = (cols as u32, nrhs as u32, ptr(be, &p.map_off));
         launch!(@on stream, be, k, cfg; &self.tree, &p.dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
@@ -686,7 +687,7 @@ impl CudaMultifrontal {
         let threads = self.column_block(k, cols)?;
         let grid = self.walk_grid(be, k, threads, smem, p.count)?;
         let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
-        let sp = seps.pass(be, p.index, backward);
+        let sp = seps.pass(be, p.index, backward, b == sep);
         let mcap = p.map_cap(backward, true) as u32;
         let (count, c, nr, off) = (p.count as u32, cols as u32, nrhs as u32, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &count, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;

@@ -11,6 +11,7 @@
 pub mod cpu;
 pub mod cuda;
 pub mod dense;
+pub mod in_place;
 pub mod maps;
 pub mod separators;
 pub mod solve_bytes;
