@@ -630,9 +630,11 @@ mod tests {
         assert_eq!(fnt(r24[0], Some((6, 12))), 1, "6 points an axis: the planes do not fit, the 1D layout does");
         assert_eq!(fnt(TiledConfig { tensor: false, ..r24[0] }, five), 0, "table-staged: no factor tables");
         assert_eq!(TiledConfig::round24_high(74).iter().map(|c| (c.gram_rows, c.fn_tables)).collect::<Vec<_>>(), [(true, 0), (false, 1)]);
-        assert_eq!(TiledConfig::for_functions(74), TiledConfig { gram_rows: true, ..TiledConfig::round22_default(74) }, "p = 5's default since round 24: row bases");
+        assert_eq!(TiledConfig::round24_default(74), TiledConfig { gram_rows: true, ..TiledConfig::round22_default(74) }, "p = 5's default of rounds 24–26: row bases");
+        assert_eq!(TiledConfig::for_functions(74), TiledConfig::round26_high(74)[0], "p = 5's default since round 27: uniform tiles, scales in the tail, 16-byte loads");
+        assert_eq!(TiledConfig::for_functions(50), TiledConfig::round26_high(50)[3], "p = 4's default since round 27: uniform tiles, ids in registers, 16-byte loads");
         assert_eq!(TiledConfig::round22_default(74), TiledConfig::round22_high(74)[2]);
-        assert!(TiledConfig::sweep(74)[..5] == [TiledConfig::for_functions(74), TiledConfig::round25_high(74)[0], TiledConfig::round25_high(74)[1], TiledConfig::round26_high(74)[0], TiledConfig::round24_high(74)[1]] && TiledConfig::sweep(74)[5] == TiledConfig::round22_default(74), "p = 5's sweep: the default, round 25's rows, round 26's, fn-factors, the previous default");
+        assert!(TiledConfig::sweep(74)[..5] == [TiledConfig::for_functions(74), TiledConfig::round24_default(74), TiledConfig::round25_high(74)[0], TiledConfig::round25_high(74)[1], TiledConfig::round24_high(74)[1]] && TiledConfig::sweep(74)[5] == TiledConfig::round22_default(74), "p = 5's sweep: the default (round 26's row), the previous default, round 25's rows, fn-factors, the default before round 24");
         // p = 5 (6 points an axis, ≤ 10 factors): the 1D layout fits beside the default's 32-point passes.
         let f5 = TiledConfig::round24_high(74)[1];
         let (l5, ld5) = (super::super::schemes::tiled_shape(&v5, f5, Some((6, 10))), super::super::schemes::tiled_shape(&v5, TiledConfig::for_functions(74), Some((6, 10))));
@@ -648,7 +650,7 @@ mod tests {
         assert_eq!(r25.iter().map(|c| (c.fn_regs, c.stage_wide, c.gram_rows)).collect::<Vec<_>>(), [(1, false, false), (1, true, false), (1, false, true), (1, true, true), (2, true, false)]);
         let r26 = TiledConfig::round26_high(50);
         let sw = TiledConfig::sweep(50);
-        assert!(sw[1..3] == r25[..2] && sw[3..8] == r26[..] && sw[8..11] == r25[2..] && sw[11] == r24[1], "p = 4's sweep: the default, round 25's first two rows, round 26's, round 25's others, fn-factors");
+        assert!(sw[0] == r26[3] && sw[1] == TiledConfig::round24_default(50) && sw[2..4] == r25[..2] && sw[4..7] == r26[..3] && sw[7] == r26[4] && sw[8..11] == r25[2..] && sw[11] == r24[1], "p = 4's sweep: the default (round 26's fourth row), the previous default, round 25's first two rows, round 26's others, round 25's others, fn-factors");
         for c in r25.iter().copied() {
             let l = super::super::schemes::tiled_shape(&v, c, five);
             assert_eq!(super::super::schemes::fn_regs(&v, c, five, &l), c.fn_regs, "{}", c.label());
@@ -685,8 +687,10 @@ mod tests {
             let table = if c.pair_classes { 8 * 376 } else { 0 };
             assert_eq!((l.threads, l.qcp, l.image, l.smem, fnt(c, five)), (ld.threads, ld.qcp, ld.image, ld.smem + table, 0), "{}", c.label());
         }
-        let ds = super::super::schemes::scheme_defines_with(&v, TiledConfig::for_functions(50), five);
-        assert!(ds.contains(&"UNIFORM_TILES=0".to_string()) && ds.contains(&"PAIR_CLASSES=0".to_string()), "the default unchanged");
+        let ds = super::super::schemes::scheme_defines_with(&v, TiledConfig::round24_default(50), five);
+        assert!(ds.contains(&"UNIFORM_TILES=0".to_string()) && ds.contains(&"PAIR_CLASSES=0".to_string()), "the previous default unchanged");
+        let dn = super::super::schemes::scheme_defines_with(&v, TiledConfig::for_functions(50), five);
+        assert!(dn.contains(&"UNIFORM_TILES=1".to_string()) && dn.contains(&"FN_REGS=2".to_string()) && dn.contains(&"STAGE_WIDE=1".to_string()), "round 27's default: {dn:?}");
         assert!(!pair_classes(&v, TiledConfig { fn_regs: 0, ..r26[0] }, five), "pair classes: the signs read in the tail (fn_regs)");
         assert!(!pair_classes(&v, r26[0], None) && !pair_classes(&v, TiledConfig { gram_overlap: 1, ..r26[0] }, five), "pair classes: factor tables, the blocks in the cell's tail");
         let r26_5 = TiledConfig::round26_high(74);

@@ -244,6 +244,28 @@ impl TiledConfig {
     /// spreads apart); full storage keeps [`Self::round13_default`] (wide writes, hence the
     /// pipeline, need packed triangles).
     pub fn for_functions(nloc: usize) -> TiledConfig {
+        // Round 27's device check (H200, 2026-12-05, the lead's `hex26-call.sh`): round 26's Gram
+        // tile indices in uniform registers on round 25's staging — p = 4 `fn-regs wide-stage
+        // uniform-tiles` 1.223 / 1.229 ms (1.212–1.243 / 1.218–1.231) against the previous default's
+        // 1.359 / 1.377 (1.348–1.381) in two sweeps, 2.83× the floor; p = 5 `tail-scales wide-stage
+        // uniform-tiles` 4.449 ms (4.403–4.476) against 4.772 (4.759–4.827), 2.72×; their GPU = CPU
+        // test passed in the same call. Elasticity only (Gram tiles).
+        if (33..=50).contains(&nloc) {
+            if let Some(&c) = TiledConfig::round26_high(nloc).get(3) {
+                return c;
+            }
+        }
+        if (65..=74).contains(&nloc) {
+            if let Some(&c) = TiledConfig::round26_high(nloc).first() {
+                return c;
+            }
+        }
+        TiledConfig::round24_default(nloc)
+    }
+
+    /// The default of rounds 24–26 ([`Self::for_functions`] before round 27's check): the sweep's
+    /// second row at trunk p = 4 and p = 5, what round 26's rows were measured against.
+    pub fn round24_default(nloc: usize) -> TiledConfig {
         // Round 15 (H200): at trunk p = 4 the pipelined rounds with the next J⁻¹ table formed after
         // the image, 1.516 ms against the previous default's 1.812–1.832 (the spreads apart; its
         // GPU = CPU test passed in the same call). Measured for elasticity: scalar spaces keep the
@@ -366,6 +388,10 @@ impl TiledConfig {
     pub fn sweep(nloc: usize) -> Vec<TiledConfig> {
         let t = |warps, tiles_per_warp, tensor, alternate, streaming| TiledConfig { warps, tiles_per_warp, tensor, alternate, streaming, ..TiledConfig::default() };
         let mut v = vec![TiledConfig::for_functions(nloc)];
+        // The default of rounds 24–26 right after today's (p = 4, 5; elsewhere the same shape).
+        if TiledConfig::round24_default(nloc) != v[0] {
+            v.push(TiledConfig::round24_default(nloc));
+        }
         // Round 25's first two rows (p = 4, 5: the scales in the tail, and with 16-byte staging
         // loads), then round 26's (the Gram tile indices warp-uniform; p = 4 also the tail's pairs
         // by classes of rows), then round 25's others (p = 4: row bases, the factor ids in
