@@ -250,17 +250,12 @@ impl TiledConfig {
         // 1.359 / 1.377 (1.348–1.381) in two sweeps, 2.83× the floor; p = 5 `tail-scales wide-stage
         // uniform-tiles` 4.449 ms (4.403–4.476) against 4.772 (4.759–4.827), 2.72×; their GPU = CPU
         // test passed in the same call. Elasticity only (Gram tiles).
-        if (33..=50).contains(&nloc) {
-            if let Some(&c) = TiledConfig::round26_high(nloc).get(3) {
-                return c;
-            }
-        }
-        if (65..=74).contains(&nloc) {
-            if let Some(&c) = TiledConfig::round26_high(nloc).first() {
-                return c;
-            }
-        }
-        TiledConfig::round24_default(nloc)
+        let round26 = match nloc {
+            33..=50 => TiledConfig::round26_high(nloc).get(3).copied(),
+            65..=74 => TiledConfig::round26_high(nloc).first().copied(),
+            _ => None,
+        };
+        round26.unwrap_or_else(|| TiledConfig::round24_default(nloc))
     }
 
     /// The default of rounds 24–26 ([`Self::for_functions`] before round 27's check): the sweep's
