@@ -882,7 +882,7 @@ fn traced_walk(be: &galerkin::backend::cuda::CudaBackend, f: &mut CudaMultifront
 /// The line walk's timeline (`set_walk_trace`, round 20) after a traced row-major solve of 256
 /// columns by the default lines (which still equals faer's LU), on the 1D cases of degree 1…5: a
 /// level per walked pass and direction, forward up the passes then backward down them, each with
-/// its subtrees × 8 chunks as items; every item of a level above depends on one below, so no level
+/// its subtrees × 256 / the default shape's columns (64 since round 25: 4 chunks) as items; every item of a level above depends on one below, so no level
 /// ends before the one it waits on; waits and work lie within the level's span. Off again, the
 /// next solve leaves the timeline as it was.
 #[test]
@@ -903,7 +903,7 @@ fn gpu_walk_trace_has_every_level_in_order() {
         assert_eq!(levels.iter().map(|l| (l.pass, l.backward)).collect::<Vec<_>>(), want, "{}: the walk's levels", case.name);
         for l in &levels {
             let subtrees = f.separator_pass_shape(l.pass).map(|s| s.subtrees).unwrap_or(0);
-            assert_eq!(l.items, subtrees * 8, "{}: {l:?} items", case.name);
+            assert_eq!(l.items, subtrees * 256 / f.walk_shape().cols, "{}: {l:?} items", case.name);
             assert!(l.start_s >= 0.0 && l.wait_s >= 0.0 && l.work_s >= 0.0 && l.start_s + l.wait_s + l.work_s <= l.end_s + 1e-12, "{}: {l:?}", case.name);
         }
         for (l, next) in levels.iter().zip(levels.iter().skip(1)) {
@@ -914,26 +914,26 @@ fn gpu_walk_trace_has_every_level_in_order() {
     }
 }
 
-/// The line walk's item shapes (`set_walk_shape`, round 21: 32 columns with 1 or 4 threads per
-/// column, 64 with 2 or 4, 128 with 2 — other item boundaries, chunk counts and warps per item
-/// than the default's 32 × 2) equal faer's LU row-major for 1, 7, 32 and 256 columns (odd counts:
+/// The line walk's item shapes (`set_walk_shape`, round 21: 32 columns with 1, 2 (round 20's
+/// default) or 4 threads per column, 64 with 2 (the default since round 25) or 4, 128 with 2 —
+/// other item boundaries, chunk counts and warps per item) equal faer's LU row-major for 1, 7, 32 and 256 columns (odd counts:
 /// no walk, the passes one launch each; 32: one chunk narrower than a 64-column item; 256: several
 /// chunks) and column-major at 256 with the walk's lines, on 1D systems of degree 1…5 with an odd
 /// number of elements and on the 2D large-front cases; 77 and 78 columns equal the CPU twins both
 /// ways. On the 1D cases with bulk copies the walk runs at 256 columns with items of up to 64
 /// columns, and a traced walk has every walked subtree × 256 / columns items. Shapes the kernel
-/// cannot run are errors; `None` restores round 20's shape.
+/// cannot run are errors; `None` restores the default's shape (64 × 2 since round 25).
 #[test]
 fn gpu_walk_shapes_equal_faer_lu_and_the_cpu() {
     use galerkin::solver::multifrontal::cuda::WalkShape;
     let Some(be) = test_gpu() else { return };
     let bulk_here = be.device().compute_capability.0 >= 9;
-    let shapes = [(32, 1), (32, 4), (64, 2), (64, 4), (128, 2)].map(|(cols, threads)| WalkShape { cols, threads });
+    let shapes = [(32, 1), (32, 2), (32, 4), (64, 2), (64, 4), (128, 2)].map(|(cols, threads)| WalkShape { cols, threads });
     let mut walked = Vec::new();
     let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases());
     for case in cases {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
-        assert_eq!(f.walk_shape(), WalkShape { cols: 32, threads: DEFAULT_COLUMN_THREADS }, "{}: round 20's shape by default", case.name);
+        assert_eq!(f.walk_shape(), WalkShape { cols: 64, threads: DEFAULT_COLUMN_THREADS }, "{}: round 25's shape (64 x 2) by default", case.name);
         assert!(f.set_walk_shape(Some(WalkShape { cols: 48, threads: 2 })).is_err(), "{}: 48 columns accepted", case.name);
         f.prepare_maps(&be).unwrap();
         let (rows, cols) = (cpu_twins(&case, true), cpu_twins(&case, false));
@@ -961,10 +961,10 @@ fn gpu_walk_shapes_equal_faer_lu_and_the_cpu() {
             assert_equals_twins(&be, &cols, &format!("{} {shape:?}: column-major", case.name), |k, b, x| f.solve_many(&be, k, b, x));
         }
         f.set_walk_shape(None).unwrap();
-        assert_eq!(f.walk_shape(), WalkShape { cols: 32, threads: DEFAULT_COLUMN_THREADS }, "{}: None restores round 20's shape", case.name);
+        assert_eq!(f.walk_shape(), WalkShape { cols: 64, threads: DEFAULT_COLUMN_THREADS }, "{}: None restores round 25's shape", case.name);
     }
     if bulk_here {
-        assert!(walked.iter().filter(|c| c.starts_with("seed")).count() >= 5 * 4, "the shapes walked too rarely: {walked:?}");
+        assert!(walked.iter().filter(|c| c.starts_with("seed")).count() >= 5 * 5, "the shapes walked too rarely: {walked:?}");
     }
 }
 
@@ -992,8 +992,8 @@ fn walk_shapes_outside_the_kernels_range_are_refused() {
 /// and the default's columns, 7 and 256 columns equal the same solve without the prefetch bit
 /// for bit (the same products in the same order). At 256 columns the profile shows the prefetched
 /// kernel on every tensor-core forward pass (and on some pass of every 1D case). Round 24: every
-/// check runs with the bulk backward kernels' prefetch on too (`set_sep_back_prefetch`, off by
-/// default), which is bit-identical to those kernels without it; round 25: that prefetch is the
+/// check runs with the bulk backward kernels' prefetch on too (`set_sep_back_prefetch`, on by
+/// default since round 28), which is bit-identical to those kernels without it; round 25: that prefetch is the
 /// row-major bottom pass's alone (`mf_mapssbp0_backward_*`, under a register cap, whose later
 /// chunks read the cached line sources and whose stores the prefetched owned rows), shows on
 /// backward pass 0 of every 1D case with bulk lines and on no other pass.
@@ -1008,7 +1008,7 @@ fn gpu_prefetched_forward_equals_faer_lu_and_the_cpu() {
     for case in cases {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         assert!(f.sep_prefetch(), "{}: the prefetch is off by default (the default since round 23)", case.name);
-        assert!(!f.sep_back_prefetch(), "{}: the backward prefetch is on by default", case.name);
+        assert!(f.sep_back_prefetch(), "{}: the backward prefetch is off by default (the default since round 28)", case.name);
         f.prepare_maps(&be).unwrap();
         let n = case.sys.ndofs;
         let (rows, cols) = (cpu_twins(&case, true), cpu_twins(&case, false));
@@ -1259,8 +1259,8 @@ fn chained_forward_checks(be: &galerkin::backend::cuda::CudaBackend, cases: Vec<
 /// Round 27: the row-major solve in place (`solve_many_rows_in_place`: `x` overwrites `b`, through
 /// the separator rows compact or at dofs — `set_sep_in_x` —, where at dofs the bottom forward pass
 /// copies no owned row) equals the out-of-place solve bit for bit and faer's LU to round-off at 1,
-/// 32, 64 and 256 columns, with the default lines and with 64 × 2 walk items and the bottom backward
-/// prefetch (`-w64x2-bpf`), twice in a row on refilled right-hand sides, on 1D systems of degree
+/// 32, 64 and 256 columns, with the default lines (64 × 2 walk items and the bottom backward
+/// prefetch since round 28) and with round 20's 32 × 2 items without the prefetch, twice in a row on refilled right-hand sides, on 1D systems of degree
 /// 1…5 with an odd number of elements and the 2D large-front cases; where the launches are not the
 /// ones proven safe (a row-major register bottom kernel) it still equals through its scratch copy;
 /// a wrong length is an error.
@@ -1280,7 +1280,7 @@ fn gpu_in_place_solve_equals_the_out_of_place_one_and_faer_lu() {
         let reference = FaerRef::new(&case, 256);
         let mut short = be.zeros(n * 2 - 1).unwrap();
         assert!(f.solve_many_rows_in_place(&be, 2, &mut short).is_err(), "{}: a wrong length solved in place", case.name);
-        for (shape, back, name) in [(None, false, "default"), (Some(WalkShape { cols: 64, threads: 2 }), true, "w64x2-bpf")] {
+        for (shape, back, name) in [(Some(WalkShape::round20(DEFAULT_COLUMN_THREADS)), false, "w32x2-nopf"), (None, true, "default")] {
             f.set_walk_shape(shape).unwrap();
             f.set_sep_back_prefetch(back);
             for sx in [false, true] {
@@ -1306,7 +1306,7 @@ fn gpu_in_place_solve_equals_the_out_of_place_one_and_faer_lu() {
             }
         }
         f.set_walk_shape(None).unwrap();
-        f.set_sep_back_prefetch(false);
+        f.set_sep_back_prefetch(true);
         // Not the launches proven in place: a scratch x, copied into b.
         f.set_rows_bottom(RowsBottom::Columns);
         if !f.in_place_runs() {
@@ -1319,5 +1319,5 @@ fn gpu_in_place_solve_equals_the_out_of_place_one_and_faer_lu() {
             assert!(be.to_host(&bx).unwrap() == be.to_host(&x).unwrap(), "{}: the scratch in-place solve differs", case.name);
         }
     }
-    assert_every_degree_ran(&ran, &["default sx false", "default sx true", "w64x2-bpf sx false", "w64x2-bpf sx true"], "the in-place solve");
+    assert_every_degree_ran(&ran, &["w32x2-nopf sx false", "w32x2-nopf sx true", "default sx false", "default sx true"], "the in-place solve");
 }

@@ -541,11 +541,14 @@ fn rows_lines(base: &str) -> Option<SepLines> {
 /// round 23, and [`CudaMultifrontal::set_sep_back_prefetch`]`(false)`), or `-pf` (round 22's
 /// opt-in, kept so that old commands parse), which changes nothing; `-bpf`, the row-major bottom
 /// backward pass's prefetch under a register cap (round 25; round 24's on every pass,
-/// [`CudaMultifrontal::set_sep_back_prefetch`]`(true)`); `-chain`,
+/// [`CudaMultifrontal::set_sep_back_prefetch`]`(true)`: the default since round 28, so it changes
+/// nothing), or `-nobpf`, that prefetch off alone; `-chain`,
 /// pass 1 chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`], round 23);
 /// `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
 /// solve in place (round 27, [`CudaMultifrontal::solve_many_rows_in_place`]; last).
-/// E.g. `gpu-rows-nopf`, `gpu-rows-bpf`, `gpu-rows-w64x2-bpf`, `gpu-rows-w64x2-chain`, `gpu-rows-w64x2-bpf-sx`. Parsed once
+/// Round 28's defaults (64 × 2 walk items, the bottom backward prefetch) are round 27's
+/// `gpu-rows-w64x2-bpf`; the default before them is `gpu-rows-w32x2-nobpf`.
+/// E.g. `gpu-rows-nopf`, `gpu-rows-nobpf`, `gpu-rows-w64x2-bpf`, `gpu-rows-w64x2-chain`, `gpu-rows-w64x2-bpf-sx`. Parsed once
 /// per engine ([`RowsSuffixes::parse`]).
 struct RowsSuffixes<'a> {
     /// The engine without them.
@@ -554,7 +557,7 @@ struct RowsSuffixes<'a> {
     shape: Option<WalkShape>,
     /// The forward prefetch (`false` with `-nopf`).
     prefetch: bool,
-    /// The backward prefetch where named: `-bpf` on, `-nopf` (without `-bpf`) off, else the default.
+    /// The backward prefetch where named: `-bpf` on, `-nobpf` or `-nopf` (without `-bpf`) off, else the default.
     back_prefetch: Option<bool>,
     chain: bool,
     sep_in_x: bool,
@@ -566,6 +569,7 @@ const SEP_IN_X_SUFFIX: &str = "-sx";
 const NO_PREFETCH_SUFFIX: &str = "-nopf";
 const PREFETCH_SUFFIX: &str = "-pf";
 const BACK_PREFETCH_SUFFIX: &str = "-bpf";
+const NO_BACK_PREFETCH_SUFFIX: &str = "-nobpf";
 const CHAIN_SUFFIX: &str = "-chain";
 
 impl<'a> RowsSuffixes<'a> {
@@ -575,6 +579,7 @@ impl<'a> RowsSuffixes<'a> {
         let (e, sep_in_x) = strip(e, SEP_IN_X_SUFFIX);
         let (e, chain) = strip(e, CHAIN_SUFFIX);
         // `-bpf` before `-pf`, whose suffix it ends with.
+        let (e, no_back) = strip(e, NO_BACK_PREFETCH_SUFFIX);
         let (e, back) = strip(e, BACK_PREFETCH_SUFFIX);
         let (e, prefetch) = match e.strip_suffix(NO_PREFETCH_SUFFIX) {
             Some(e) => (e, false),
@@ -585,7 +590,7 @@ impl<'a> RowsSuffixes<'a> {
             Some((base, WalkShape { cols: c.parse().ok()?, threads: t.parse().ok()? }))
         });
         let (base, shape) = walk.map_or((e, None), |(base, shape)| (base, Some(shape)));
-        let back_prefetch = if back { Some(true) } else if !prefetch { Some(false) } else { None };
+        let back_prefetch = if back { Some(true) } else if no_back || !prefetch { Some(false) } else { None };
         RowsSuffixes { base, shape, prefetch, back_prefetch, chain, sep_in_x, in_place }
     }
 }
@@ -1067,6 +1072,8 @@ mod tests {
         let s = RowsSuffixes::parse("gpu-rows-nopf-chain");
         assert_eq!((s.base, s.prefetch, s.back_prefetch, s.chain, s.sep_in_x), (ROWS_ENGINE, false, Some(false), true, false));
         assert_eq!(rows_engine("gpu-rows-bulkext2tctop-sx"), Some(None));
+        let s = RowsSuffixes::parse("gpu-rows-w32x2-nobpf");
+        assert_eq!((s.base, s.shape, s.prefetch, s.back_prefetch), (ROWS_ENGINE, Some(WalkShape { cols: 32, threads: 2 }), true, Some(false)));
         let s = RowsSuffixes::parse("gpu-rows-w64x2-bpf-sx-ip");
         assert_eq!((s.base, s.shape, s.back_prefetch, s.sep_in_x, s.in_place), (ROWS_ENGINE, Some(WalkShape { cols: 64, threads: 2 }), Some(true), true, true));
         let s = RowsSuffixes::parse("gpu-rows-ip");

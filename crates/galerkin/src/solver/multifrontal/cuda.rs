@@ -538,7 +538,7 @@ pub struct CudaMultifrontal {
     /// ([`CudaMultifrontal::set_sep_prefetch`]; on by default since round 23).
     sep_prefetch: bool,
     /// Whether the bulk backward separator-row kernels prefetch their indices
-    /// ([`CudaMultifrontal::set_sep_back_prefetch`]; off by default).
+    /// ([`CudaMultifrontal::set_sep_back_prefetch`]; on by default since round 28).
     sep_back_prefetch: bool,
     /// Whether row-major solves keep the separator rows in `x` ([`CudaMultifrontal::set_sep_in_x`];
     /// off by default), and that layout's tables, built on first use.
@@ -816,7 +816,7 @@ impl CudaMultifrontal {
             walk_trace: false,
             walk_shape: None,
             sep_prefetch: true,
-            sep_back_prefetch: false,
+            sep_back_prefetch: true,
             sep_in_x: false,
             separators_at_dofs: std::sync::OnceLock::new(),
             sep_chain: false,

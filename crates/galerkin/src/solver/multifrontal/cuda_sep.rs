@@ -709,11 +709,12 @@ impl CudaMultifrontal {
         self.separators.as_ref().is_some_and(|s| s.walk.is_some())
     }
 
-    /// The line walk's kernel variant (flags), largest staged map (doubles) and dynamic shared
-    /// memory (bytes) for `nrhs` columns where it runs ([`SepLines::top`]: chosen with bulk lines,
-    /// sm_90 and up, an even count of columns, a walk, an item of [`CudaMultifrontal::walk_shape`]'s
-    /// columns within the default shared memory); the lines of the solve's layout (`n` with [`ROW_MAJOR`]).
-    fn line_walk(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> Option<(usize, usize, usize)> {
+    /// The line walk's kernel variant (flags), largest staged map (doubles), dynamic shared
+    /// memory (bytes) and item shape for `nrhs` columns where it runs ([`SepLines::top`]: chosen
+    /// with bulk lines, sm_90 and up, an even count of columns, a walk, an item of
+    /// [`CudaMultifrontal::walk_shape`]'s columns within the default shared memory — by default
+    /// round 20's 32 columns where 64 do not fit); the lines of the solve's layout (`n` with [`ROW_MAJOR`]).
+    fn line_walk(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> Option<(usize, usize, usize, super::WalkShape)> {
         let w = s.walk.as_ref()?;
         let l = self.sep_lines(n & ROW_MAJOR != 0);
         if !(l.top && self.bulk_lines(be, l) && nrhs % 2 == 0) {
@@ -724,9 +725,13 @@ impl CudaMultifrontal {
         let flags = SEP_BULK | SEP_EXT | if tcf { SEP_TCF } else { 0 };
         let mcap = top.iter().map(|p| p.map_cap(true, true).max(p.mapss_map(false, flags))).max()?;
         let rows = top.iter().map(|p| p.dp.rows as usize + p.max_ext).max()?;
-        let smem = 8 * (mcap.next_multiple_of(2) + rows * (self.walk_shape().cols + 4));
         // Within the limit the kernels were allowed (`wide_smem`), less the static mbarrier and item.
-        (smem + 64 <= self.sub_smem).then_some((flags, mcap, smem))
+        let fits = |shape: super::WalkShape| {
+            let smem = 8 * (mcap.next_multiple_of(2) + rows * (shape.cols + 4));
+            (smem + 64 <= self.sub_smem).then_some((flags, mcap, smem, shape))
+        };
+        let round20 = || self.walk_shape.is_none().then(|| fits(super::WalkShape::round20(self.column_threads))).flatten();
+        fits(self.walk_shape()).or_else(round20)
     }
 
     /// The timeline per level of the last line walk traced ([`CudaMultifrontal::set_walk_trace`]);
@@ -791,7 +796,7 @@ impl CudaMultifrontal {
     #[allow(clippy::too_many_arguments)]
     fn walk_top(&self, be: &CudaBackend, s: &DevSeparators, w: &DevWalk, nrhs: usize, n: u64, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
         let lines = self.line_walk(be, s, nrhs, n);
-        let shape = self.walk_shape();
+        let shape = lines.map_or_else(|| self.walk_shape(), |l| l.3);
         let cols = if lines.is_some() { shape.cols } else { WALK_COLS };
         let chunks = nrhs.div_ceil(cols);
         let mut guard = w.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -808,7 +813,7 @@ impl CudaMultifrontal {
         // Round 12's kernel (a warp per item), or by lines: the shape's columns and threads per
         // column (fewer where the kernel's registers allow fewer).
         let (k, mcap, smem) = match lines {
-            Some((flags, mcap, smem)) => (&self.kernels.mapss_top_lines[usize::from(flags & SEP_TCF != 0)], mcap, smem),
+            Some((flags, mcap, smem, _)) => (&self.kernels.mapss_top_lines[usize::from(flags & SEP_TCF != 0)], mcap, smem),
             None => (&self.kernels.mapss_top, w.mcap, 8 * (w.mcap.next_multiple_of(2) + w.rows * (WALK_COLS + 1))),
         };
         let threads = if lines.is_some() { block_threads(k, cols, shape.threads)? } else { WALK_COLS };
