@@ -15,7 +15,13 @@ test_step 40 hyperelastic_cuda --test-threads 4 gpu_blocks_equal_the_cpu
 timeout "$(left 45)" "$G" bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 3 --hyper-quadrature stiffness \
   --hyper-variants "tc blocks fuse sty minb20,tc blocks" > "$OUT/$NAME-hyper.txt" 2>&1
 step "hyper rc $?"
-test_step 110 hyperelastic_cuda --test-threads 1 gpu_fuse_equals_the_cpu
+# GALERKIN_TRACE=1: each module the fuse test builds (a process-cache miss) prints its seconds and its PTX's
+# (NVRTC or the disk cache); the rest of a module's is the driver's load (its JIT). Summed below.
+export GALERKIN_TRACE=1
+test_step 110 hyperelastic_cuda --test-threads 1 --nocapture gpu_fuse_equals_the_cpu
+unset GALERKIN_TRACE
 keep "$NAME-hyper.txt" "L2 sectors\|floor" 6
 keep "$NAME-tests.txt" "^test \|test result\|panicked\|finished in" 20
+awk '/\] module hyperelastic/ {n++; m += $NF == "s" ? $(NF-1) : 0} /\]   ptx of hyperelastic/ {p += $(NF-1)}
+  END {printf "fuse test: %d modules built, %.1f s in all, %.1f s their PTX, %.1f s the driver'"'"'s loads\n", n, m, p, m - p}' "$OUT/$NAME-tests.txt"
 cat "$OUT/$NAME-steps.txt"

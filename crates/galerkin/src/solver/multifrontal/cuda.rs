@@ -454,8 +454,8 @@ struct SolveBuffers {
     /// Separator rows × `nrhs` ([`MapsKernel::Separators`]), allocated on the first solve by them.
     sep: Option<CudaSlice<f64>>,
     /// `n × nrhs`: the scratch `x` of row-major solves in place whose launches are not proven safe
-    /// in place ([`CudaMultifrontal::in_place_runs`]), allocated on the first such solve (round 28:
-    /// not one a call).
+    /// in place ([`CudaMultifrontal::in_place_runs`]), allocated on the first such solve after the
+    /// buffers were (re)allocated (round 28: not one a call).
     x: Option<CudaSlice<f64>>,
 }
 

@@ -18,8 +18,8 @@ impl CudaMultifrontal {
     /// [`Self::solve_many_rows`]) and overwrites them with the solutions. The same results as
     /// [`Self::solve_many_rows`], bit for bit. Where the launches that run are not those proven
     /// safe in place ([`Self::in_place_runs`], or the solve runs level by level), it solves into a
-    /// scratch `x` kept with the solve's buffers (`n × nrhs` doubles, allocated once, not a call)
-    /// and copies it into `bx`.
+    /// scratch `x` kept with the solve's buffers (`n ×` their columns, allocated on the first such
+    /// solve and when they grow, not each call) and copies it into `bx`.
     pub fn solve_many_rows_in_place(&self, be: &CudaBackend, nrhs: usize, bx: &mut CudaVector) -> Result<()> {
         self.check_in_place(be, nrhs, bx)?;
         if nrhs == 0 {
