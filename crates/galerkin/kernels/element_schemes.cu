@@ -1388,6 +1388,9 @@ constexpr bool SIGNS_LATE = GRAM_OVERLAP || FN_REGS >= 1;
 // (tiled_pipelined), so the compiler knows them warp-uniform and holds them in uniform registers
 // (ptxas, p = 4: FN_REGS 2 without spills, 124 registers against 128 and 48 B of stack). (Packed
 // indices, one int a tile, also spill nothing there but take 256 more SASS instructions: not kept.)
+// The tile fields are read through st/col/none/set, not directly: direct reads make NVVM compile
+// other code (round 28, hex26-ptxas.sh's rows: 0–80 fewer SASS instructions, 2–5 more registers in
+// four rows; benchmarks/h200/tidy28-direct-reads.sh) — a change to measure, not a tidy-up.
 static_assert(!UNIFORM_TILES || (GRAM && PIPE), "warp-uniform tile indices: Gram tiles, pipelined cells");
 struct GramRound {
     double acc[GTPW][4];

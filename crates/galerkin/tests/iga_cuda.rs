@@ -1268,7 +1268,7 @@ fn chained_forward_checks(be: &galerkin::backend::cuda::CudaBackend, cases: Vec<
 fn gpu_in_place_solve_equals_the_out_of_place_one_and_faer_lu() {
     use galerkin::solver::multifrontal::cuda::WalkShape;
     let Some(be) = test_gpu() else { return };
-    let mut ran = Vec::new();
+    let (mut ran, mut scratch_ran) = (Vec::new(), 0);
     let cases = (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases());
     for case in cases {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
@@ -1307,17 +1307,26 @@ fn gpu_in_place_solve_equals_the_out_of_place_one_and_faer_lu() {
         }
         f.set_walk_shape(None).unwrap();
         f.set_sep_back_prefetch(true);
-        // Not the launches proven in place: a scratch x, copied into b.
+        // Not the launches proven in place: the cached scratch x, copied into b. Twice in a row at
+        // each width, and 8 columns after 32 (a scratch wider than the solve): a stale or
+        // mis-sized reuse of the scratch would differ.
         f.set_rows_bottom(RowsBottom::Columns);
         if !f.in_place_runs() {
-            let b = iga_common::to_rows(&right_hand_sides(&case.sys, 32), n, 32);
-            let bd = be.from_host(&b).unwrap();
-            let mut x = be.zeros(n * 32).unwrap();
-            f.solve_many_rows(&be, 32, &bd, &mut x).unwrap();
-            let mut bx = be.from_host(&b).unwrap();
-            f.solve_many_rows_in_place(&be, 32, &mut bx).unwrap();
-            assert!(be.to_host(&bx).unwrap() == be.to_host(&x).unwrap(), "{}: the scratch in-place solve differs", case.name);
+            for nrhs in [32, 8] {
+                let b = iga_common::to_rows(&right_hand_sides(&case.sys, nrhs), n, nrhs);
+                let bd = be.from_host(&b).unwrap();
+                let mut x = be.zeros(n * nrhs).unwrap();
+                f.solve_many_rows(&be, nrhs, &bd, &mut x).unwrap();
+                let x = be.to_host(&x).unwrap();
+                for round in 0..2 {
+                    let mut bx = be.from_host(&b).unwrap();
+                    f.solve_many_rows_in_place(&be, nrhs, &mut bx).unwrap();
+                    assert!(be.to_host(&bx).unwrap() == x, "{}: the scratch in-place solve differs ({nrhs} columns, round {round})", case.name);
+                }
+            }
+            scratch_ran += 1;
         }
     }
     assert_every_degree_ran(&ran, &["w32x2-nopf sx false", "w32x2-nopf sx true", "default sx false", "default sx true"], "the in-place solve");
+    assert!(scratch_ran > 0, "no case took the in-place solve's scratch path");
 }

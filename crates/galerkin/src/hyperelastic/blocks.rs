@@ -12,7 +12,7 @@ use crate::backend::cuda::{CudaBackend, CudaVector};
 use crate::linalg::CsrMatrix;
 use crate::{Error, Result};
 use cudarc::driver::{CudaModule, CudaSlice, LaunchConfig};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The kernel define of the block storage (with the column walk, [`super::cuda::TC_COLS`]).
 pub const TC_BLOCKS: &[&str] = &["HK_SCATTER_BLOCKS"];
@@ -44,6 +44,9 @@ pub struct NodeBlocks {
     pub ptr: Vec<u32>,
     /// Block columns: the column node of each block.
     pub col: Vec<u32>,
+    /// [`Self::csr_positions`], formed on first use (round 28: once a pattern, not each
+    /// conversion; the device path never needs it).
+    positions: OnceLock<Vec<usize>>,
 }
 
 impl NodeBlocks {
@@ -70,7 +73,7 @@ impl NodeBlocks {
             col.extend(p.col_idx[s..s + len].iter().step_by(3).map(|&c| c / 3));
             ptr.push(col.len() as u32);
         }
-        Ok(NodeBlocks { ptr, col })
+        Ok(NodeBlocks { ptr, col, positions: OnceLock::new() })
     }
 
     /// The kernel's row starts (the shape of CSR's 3 rows a node): 9 × node n's first block + 3a.
@@ -81,8 +84,13 @@ impl NodeBlocks {
     }
 
     /// The CSR position of each value in block order (node n's block q, entry (a, b) ↦ its row
-    /// (n, a), column (col[q], b)).
-    pub fn csr_positions(&self) -> Vec<usize> {
+    /// (n, a), column (col[q], b)); formed on the first call, from the blocks as [`Self::of`] found
+    /// them.
+    pub fn csr_positions(&self) -> &[usize] {
+        self.positions.get_or_init(|| self.form_positions())
+    }
+
+    fn form_positions(&self) -> Vec<usize> {
         let mut to = vec![0; 9 * self.col.len()];
         for n in 0..self.ptr.len() - 1 {
             let (q0, len) = (self.ptr[n] as usize, (self.ptr[n + 1] - self.ptr[n]) as usize);
@@ -240,6 +248,10 @@ mod tests {
         }
         let v: Vec<f64> = (0..p.nnz()).map(|i| i as f64 * 0.5 - 3.0).collect();
         assert_eq!(nb.to_csr(&nb.from_csr(&v).unwrap()).unwrap(), v);
+        // The positions are formed once and reused: two calls agree, and with a fresh copy's.
+        assert!(std::ptr::eq(nb.csr_positions(), nb.csr_positions()));
+        assert_eq!(nb.to_csr(&v).unwrap(), nb.to_csr(&v).unwrap());
+        assert_eq!(nb.from_csr(&v).unwrap(), NodeBlocks::of(&p).unwrap().from_csr(&v).unwrap());
         assert!(nb.to_csr(&v[1..]).is_err());
         let mut bad = p.clone();
         bad.col_idx.swap(0, 1);

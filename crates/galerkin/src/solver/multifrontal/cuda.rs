@@ -453,6 +453,16 @@ struct SolveBuffers {
     levels: [CudaSlice<f64>; 2],
     /// Separator rows × `nrhs` ([`MapsKernel::Separators`]), allocated on the first solve by them.
     sep: Option<CudaSlice<f64>>,
+    /// `n × nrhs`: the scratch `x` of row-major solves in place whose launches are not proven safe
+    /// in place ([`CudaMultifrontal::in_place_runs`]), allocated on the first such solve after the
+    /// buffers were (re)allocated (round 28: not one a call).
+    x: Option<CudaSlice<f64>>,
+}
+
+/// Where a solve puts its solution: into `x` beside `b`, or over `b` (row-major only).
+enum Out<'a> {
+    Beside(&'a CudaVector, &'a mut CudaVector),
+    Over(&'a mut CudaVector),
 }
 
 /// A multifrontal LU factorization held in device memory.
@@ -1003,7 +1013,9 @@ impl CudaMultifrontal {
         })
     }
 
-    fn buffers<'a>(&self, be: &CudaBackend, slot: &'a mut Option<SolveBuffers>, nrhs: usize, sep_rows: Option<usize>) -> Result<&'a SolveBuffers> {
+    /// The solve buffers for `nrhs` columns (`sep_rows`: with the separator rows; `scratch`: with
+    /// the in-place solve's scratch `x`), grown where they are too small.
+    fn buffers<'a>(&self, be: &CudaBackend, slot: &'a mut Option<SolveBuffers>, nrhs: usize, sep_rows: Option<usize>, scratch: bool) -> Result<&'a SolveBuffers> {
         if slot.as_ref().is_none_or(|b| b.nrhs < nrhs || (sep_rows.is_some() && b.sep.is_none())) {
             *slot = None; // free the old buffers first
             let s = &*self.sym;
@@ -1012,9 +1024,14 @@ impl CudaMultifrontal {
                 leaf: be.alloc::<f64>((self.leaf_slots as usize * nrhs).max(1))?,
                 levels: [be.alloc::<f64>((s.level_slots as usize * nrhs).max(1))?, be.alloc::<f64>((s.level_slots as usize * nrhs).max(1))?],
                 sep: sep_rows.map(|r| be.alloc::<f64>((r * nrhs).max(1))).transpose()?,
+                x: None,
             });
         }
-        slot.as_ref().ok_or_else(|| Error::invalid("internal: solve buffers missing"))
+        let bufs = slot.as_mut().ok_or_else(|| Error::invalid("internal: solve buffers missing"))?;
+        if scratch && bufs.x.is_none() {
+            bufs.x = Some(be.alloc::<f64>((self.sym.n * bufs.nrhs).max(1))?);
+        }
+        Ok(bufs)
     }
 
     /// Solves `nrhs` right-hand sides (`b`, `x` column-major `n × nrhs` device vectors).
@@ -1039,21 +1056,25 @@ impl CudaMultifrontal {
     /// only the kernels that honour the layout run: level by level, or the fused passes through
     /// the separator rows, without the register-streamed or warp-item bottom passes).
     fn solve_layout(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: &mut CudaVector, done: ForwardDone, rows: bool) -> Result<()> {
-        self.solve_into(be, nrhs, b, Some(x), done, rows).map(drop)
+        self.solve_into(be, nrhs, Out::Beside(b, x), done, rows)
     }
 
-    /// [`Self::solve_layout`]; `x` `None`: row-major, in place on `b` where the launches are those
-    /// proven safe with `x` = `b` ([`Self::in_place_runs`]), else into a scratch `x` that is
-    /// returned for the caller to copy into `b`.
-    fn solve_into(&self, be: &CudaBackend, nrhs: usize, b: &CudaVector, x: Option<&mut CudaVector>, done: ForwardDone, rows: bool) -> Result<Option<CudaVector>> {
+    /// [`Self::solve_layout`]; [`Out::Over`]: row-major, in place on `b` where the launches are
+    /// those proven safe with `x` = `b` ([`Self::in_place_runs`]), else into the cached scratch
+    /// `x` ([`SolveBuffers::x`]), then copied into `b`.
+    fn solve_into(&self, be: &CudaBackend, nrhs: usize, out: Out<'_>, done: ForwardDone, rows: bool) -> Result<()> {
         let passes_forward_done = done != ForwardDone::No;
         if rows && passes_forward_done {
             return Err(Error::invalid("internal: a row-major solve runs its own forward sweep"));
         }
-        if x.is_none() && !rows {
+        let over = matches!(out, Out::Over(_));
+        if over && !rows {
             return Err(Error::invalid("internal: only row-major solves run in place"));
         }
-        let bp = ptr(be, &b.data);
+        let bp = match &out {
+            Out::Beside(b, _) => ptr(be, &b.data),
+            Out::Over(b) => ptr(be, &b.data),
+        };
         let some = !self.passes.is_empty();
         let (fused, by_maps) = match self.path {
             _ if passes_forward_done => (true, true),
@@ -1085,16 +1106,22 @@ impl CudaMultifrontal {
             Some(_) if rows && self.sep_in_x => self.separators_at_dofs(be)?.or(seps),
             _ => seps,
         };
-        let mut scratch = None;
-        let xp = match x {
-            Some(x) => ptr(be, &x.data),
-            None if fused && seps.is_some() && maps.is_some() && self.in_place_runs() => bp,
-            None => ptr(be, &scratch.insert(crate::backend::Backend::zeros(be, self.sym.n * nrhs)?).data),
-        };
+        let scratch = over && !(fused && seps.is_some() && maps.is_some() && self.in_place_runs());
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
-        let bufs = self.buffers(be, &mut guard, nrhs, seps.filter(|s| !s.at_dofs).map(|s| s.rows))?;
+        let bufs = self.buffers(be, &mut guard, nrhs, seps.filter(|s| !s.at_dofs).map(|s| s.rows), scratch)?;
+        let scratch_x = if scratch { Some(bufs.x.as_ref().ok_or_else(|| Error::invalid("internal: the in-place solve's scratch is missing"))?) } else { None };
+        let xp = match (&out, scratch_x) {
+            (Out::Beside(_, x), _) => ptr(be, &x.data),
+            (Out::Over(_), Some(sx)) => ptr(be, sx),
+            (Out::Over(_), None) => bp,
+        };
         self.solve_steps(be, nrhs, bufs, seps, maps, fused, done, bp, xp, self.n_word(rows))?;
-        Ok(scratch)
+        if let (Out::Over(b), Some(sx)) = (out, scratch_x) {
+            be.stream
+                .memcpy_dtod(&sx.slice(0..self.sym.n * nrhs), &mut b.data)
+                .map_err(|e| cuda_error(format!("copying the in-place solve's scratch into b failed: {e}")))?;
+        }
+        Ok(())
     }
 
     /// The launches of [`Self::solve_layout`] (`n` with the layout bit, [`Self::n_word`]).

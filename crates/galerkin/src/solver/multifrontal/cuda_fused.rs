@@ -47,7 +47,7 @@ impl CudaMultifrontal {
         };
         {
             let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
-            let leaf = ptr(be, &self.buffers(be, &mut guard, nrhs, None)?.leaf);
+            let leaf = ptr(be, &self.buffers(be, &mut guard, nrhs, None, false)?.leaf);
             let (bp, xp) = (ptr(be, &b.data), ptr(be, &x.data));
             for p in self.passes.iter().filter(|p| p.count > 0) {
                 self.launch_fused(be, p, nrhs, bp, xp, leaf, maps)?;

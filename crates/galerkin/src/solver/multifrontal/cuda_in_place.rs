@@ -9,9 +9,8 @@
 //! reads and writes to one buffer on the plan and finds none (no row of `b` is overwritten before
 //! its last read, no two blocks of a launch share a row one of them writes); a block of the
 //! staged kernels (`maps_sep_subtree`) stores a chunk's rows only after it gathered them.
-use super::{CudaMultifrontal, ForwardDone, LaunchProfile, RowsBottom};
+use super::{CudaMultifrontal, ForwardDone, LaunchProfile, Out, RowsBottom};
 use crate::backend::cuda::{CudaBackend, CudaVector};
-use crate::backend::Backend;
 use crate::{Error, Result};
 
 impl CudaMultifrontal {
@@ -19,16 +18,14 @@ impl CudaMultifrontal {
     /// [`Self::solve_many_rows`]) and overwrites them with the solutions. The same results as
     /// [`Self::solve_many_rows`], bit for bit. Where the launches that run are not those proven
     /// safe in place ([`Self::in_place_runs`], or the solve runs level by level), it solves into a
-    /// scratch `x` and copies it into `bx`.
+    /// scratch `x` kept with the solve's buffers (`n ×` their columns, allocated on the first such
+    /// solve and when they grow, not each call) and copies it into `bx`.
     pub fn solve_many_rows_in_place(&self, be: &CudaBackend, nrhs: usize, bx: &mut CudaVector) -> Result<()> {
         self.check_in_place(be, nrhs, bx)?;
         if nrhs == 0 {
             return Ok(());
         }
-        match self.solve_into(be, nrhs, bx, None, ForwardDone::No, true)? {
-            Some(x) => be.copy(&x, bx),
-            None => Ok(()),
-        }
+        self.solve_into(be, nrhs, Out::Over(bx), ForwardDone::No, true)
     }
 
     /// [`Self::solve_rows_profile`] of [`Self::solve_many_rows_in_place`] (its scratch copy, where it

@@ -136,7 +136,7 @@ impl CudaMultifrontal {
         let seps = self.separators.as_ref().ok_or_else(|| Error::invalid("internal: no separator layout"))?;
         let (leaf, sep) = {
             let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
-            let bufs = self.buffers(be, &mut guard, nrhs, Some(seps.rows))?;
+            let bufs = self.buffers(be, &mut guard, nrhs, Some(seps.rows), false)?;
             (ptr(be, &bufs.leaf), ptr(be, bufs.sep.as_ref().ok_or_else(|| Error::invalid("internal: separator rows missing"))?))
         };
         let (bp, xp) = (ptr(be, &b.data), ptr(be, &x.data));
