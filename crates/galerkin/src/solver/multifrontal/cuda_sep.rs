@@ -542,8 +542,17 @@ impl CudaMultifrontal {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
         let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
-        let flags = self.sep_line_flags(be, p, backward, n);
-        let (cols, smem) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, flags)).ok_or_else(|| Error::invalid(format!("pass {}: 32 columns of the separator-row kernels need more shared memory than {} bytes", p.index, self.sub_smem)))?;
+        let mut flags = self.sep_line_flags(be, p, backward, n);
+        let fit = |f: usize| self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, f));
+        // The split's staged entries (MF_SEP_XS) where they fit beside 32 columns at least, else the unsplit kernel.
+        let fitted = match fit(flags) {
+            None if flags & SEP_XS != 0 => {
+                flags &= !SEP_XS;
+                fit(flags)
+            }
+            fitted => fitted,
+        };
+        let (cols, smem) = fitted.ok_or_else(|| Error::invalid(format!("pass {}: 32 columns of the separator-row kernels need more shared memory than {} bytes", p.index, self.sub_smem)))?;
         let grid_y = if self.split_columns { nrhs.div_ceil(cols).min(GRID_Y) } else { self.tensor_grid_y(p, nrhs, cols) };
         let which = if backward { p.map_nb } else { 0 };
         let k = match flags {
