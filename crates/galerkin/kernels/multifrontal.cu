@@ -1307,6 +1307,15 @@ struct SepPass {
 // compiled and its index paths are the prefetched ones alone — round 24's prefetched kernels kept
 // every path and took 79 registers against 56. sep_upper / sep_rows read the two through it.
 #define MF_SEP_BOT 32
+// MF_SEP_XS (round 28, `CudaMultifrontal::set_sep_ext_split`): the external contributions added by
+// every part of a column, not part 0 alone. At 256 columns the upper passes' blocks (128 columns, two
+// threads a column) left half their warps waiting at the barrier while part 0 walked a subtree's 48
+// entries in batches of 8, each batch two dependent round trips (ext_row / ext_src, then the lines):
+// forward 1's profile, 39 % of its stalls at a CTA barrier and 32 % on L1TEX. Here the last warp
+// stages the entries at rows below `keep` under the first chunk's copies, stably partitioned by
+// row % parts (maps_sep_stage_ext), and each part adds its own list (sub_add_ext_split): a row is a
+// part's alone and keeps its entries' order, so every sum is the default's bit for bit.
+#define MF_SEP_XS 64
 template <int FLAGS>
 __device__ __forceinline__ bool sep_upper(const SepPass& sp) { return (FLAGS & MF_SEP_BOT) ? false : sp.upper != 0; }
 template <int FLAGS>
@@ -1442,6 +1451,51 @@ __device__ __forceinline__ void maps_sep_prefetch(const Tree& t, const Pass& p, 
     }
 }
 
+// MF_SEP_XS's staging (once a subtree, the last warp, under the first chunk's copies): subtree j's
+// external entries at rows below `keep` as (row, source) pairs at xs + 4 + 2·(i·parts + q), entry i
+// of part q = row % parts in entry order, and part q's count at xs[q]. Groups of 32 entries, a
+// ballot a part: the lanes of a part take consecutive places after the part's earlier groups.
+// Room: 4 + 2·parts·(the pass's most entries) words (the host sizes it for 4 parts).
+__device__ __forceinline__ void maps_sep_stage_ext(const Pass& p, u32 j, u32 keep, u32 parts, u32* xs) {
+    if ((threadIdx.x >> 5) != (blockDim.x >> 5) - 1) return;
+    const u32 lane = threadIdx.x & 31, below = (1u << lane) - 1;
+    const u32 x0 = p.ext_ptr[j], nx = p.ext_ptr[j + 1] - x0;
+    if (lane < 4) xs[lane] = 0;
+    __syncwarp();
+    for (u32 g = 0; g < nx; g += 32) {
+        const u32 e = g + lane, r = e < nx ? p.ext_row[x0 + e] : keep;
+        const bool v = r < keep;
+        const u32 src = v ? (u32)p.ext_src[x0 + e] : 0, q = v ? r % parts : parts;
+#pragma unroll 1
+        for (u32 k = 0; k < parts; ++k) {
+            const u32 m = __ballot_sync(0xffffffffu, q == k), base = xs[k];
+            if (q == k) *reinterpret_cast<uint2*>(xs + 4 + 2 * ((base + __popc(m & below)) * parts + k)) = make_uint2(r, src);
+            __syncwarp();
+            if (lane == 0) xs[k] = base + __popc(m);
+            __syncwarp();
+        }
+    }
+}
+
+// sub_add_ext with MF_SEP_XS: this thread's column `col` gets part `part`'s staged entries (rows and
+// sources from shared memory: one round trip a batch, the lines), in their order.
+__device__ __forceinline__ void sub_add_ext_split(const u32* xs, u32 part, u32 parts, const double* __restrict__ buf, u32 nrhs, u32 col,
+                                                  double* wc, int ld) {
+    const u32 cnt = xs[part];
+    for (u32 k0 = 0; k0 < cnt; k0 += MF_BATCH) {
+        uint2 rs[MF_BATCH];
+        double v[MF_BATCH];
+#pragma unroll
+        for (int u = 0; u < MF_BATCH; ++u)
+            rs[u] = k0 + u < cnt ? *reinterpret_cast<const uint2*>(xs + 4 + 2 * ((k0 + u) * parts + part)) : make_uint2(0, 0);
+#pragma unroll
+        for (int u = 0; u < MF_BATCH; ++u) v[u] = k0 + u < cnt ? buf[(u64)rs[u].y * nrhs + col] : 0.0;
+#pragma unroll
+        for (int u = 0; u < MF_BATCH; ++u)
+            if (k0 + u < cnt) wc[rs[u].x * ld] += v[u];
+    }
+}
+
 // One landed chunk c0 (C columns) of subtree j in w (row stride ld; the map in sM): forward, b at
 // the owned separator rows (staged in w rows R…) to sep, the root's contribution rows to buf;
 // backward, x of the eliminated rows by the tensor cores, stored to sep (upper passes) or x with the
@@ -1456,7 +1510,8 @@ __device__ __forceinline__ void maps_sep_prefetch(const Tree& t, const Pass& p, 
 template <int NB, bool BACKWARD, int FLAGS = 0>
 __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, const SepPass& sp, u32 j, const double* sM, double* w, int ld,
                                                u32 C, u32 c0, u32 nrhs, u64 n, double* __restrict__ x, double* __restrict__ sep,
-                                               double* __restrict__ buf, const double* ew = nullptr, const u64* pre = nullptr) {
+                                               double* __restrict__ buf, const double* ew = nullptr, const u64* pre = nullptr,
+                                               const u32* xs = nullptr) {
     const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
     const u32 own_col = tid % C, part = tid / C, parts = blockDim.x / C;
     const u32 r0 = p.row_ptr[j], R = p.row_ptr[j + 1] - r0, ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
@@ -1472,7 +1527,9 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
             double* dst = sep + (u64)(pre ? pre_idx(pre)[p.rows + k] : rdof[sp.own_loc[o0 + k]]) * nrhs + c0;
             for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[(R + k) * ld + col];
         }
-    if (mine && part == 0)
+    if constexpr ((FLAGS & MF_SEP_XS) != 0) {
+        if (mine) sub_add_ext_split(xs, part, parts, buf, nrhs, c0 + own_col, wc, ld);
+    } else if (mine && part == 0)
         sub_add_ext<1, (FLAGS & MF_SEP_L2) != 0>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + own_col, C, wc, ld,
                                                   ew ? ew + own_col : nullptr);
     // The columns complete: each thread added its own (one part), or every part waits for part 0.
@@ -1536,6 +1593,9 @@ __device__ __forceinline__ void maps_sep_subtree(const Tree& t, const Pass& p, c
     double* sM = maps_smem + (PREF ? sep_pre_doubles(p.rows) : 0);
     double* w = sM + (mcap + 1) / 2 * 2;
     double* ew = (FLAGS & MF_SEP_EXT) ? w + p.rows * ld : nullptr;
+    // MF_SEP_XS: the staged entries past w (never with MF_SEP_EXT, which stages the lines there).
+    static_assert(!((FLAGS & MF_SEP_XS) && (FLAGS & MF_SEP_EXT)), "MF_SEP_XS stages entries where MF_SEP_EXT stages lines");
+    u32* xs = (FLAGS & MF_SEP_XS) ? reinterpret_cast<u32*>(w + p.rows * ld) : nullptr;
     if (!BACKWARD && (FLAGS & MF_SEP_TCF)) {
         maps_stage_forward_tc(maps + map_off[j] + (u64)R * ldm, ne, s, sM);
     } else {
@@ -1549,10 +1609,11 @@ __device__ __forceinline__ void maps_sep_subtree(const Tree& t, const Pass& p, c
         maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, c0, C, nrhs, n, b, sep, w, ld, buf, ew, bar, PREF ? pre_idx(pre) : nullptr, cached);
         mf_cp_commit();
         if (PREF && !cached) maps_sep_prefetch<BACKWARD, FLAGS>(t, p, sp, j, pre);  // while the copies land
+        if ((FLAGS & MF_SEP_XS) && !cached) maps_sep_stage_ext(p, j, BACKWARD ? ne : R, blockDim.x / C, xs);
         mf_cp_wait_all();
         if (FLAGS & MF_SEP_BULK) mf_bar_wait(bar, phase);
         __syncthreads();
-        maps_sep_chunk<NB, BACKWARD, FLAGS>(t, p, sp, j, sM, w, ld, C, c0, nrhs, n, x, sep, buf, ew, pre);
+        maps_sep_chunk<NB, BACKWARD, FLAGS>(t, p, sp, j, sM, w, ld, C, c0, nrhs, n, x, sep, buf, ew, pre, xs);
     }
 }
 
@@ -1604,6 +1665,17 @@ MF_MAPSS_KERNEL(mf_mapsstp_forward, 1, false, MF_SEP_TCF | MF_SEP_PREF)
 MF_MAPSS_KERNEL(mf_mapssbtp_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF)
 MF_MAPSS_KERNEL(mf_mapssetp_forward, 1, false, MF_SEP_EXT | MF_SEP_TCF | MF_SEP_PREF)
 MF_MAPSS_KERNEL(mf_mapssbetp_forward, 1, false, MF_SEP_BULK | MF_SEP_EXT | MF_SEP_TCF | MF_SEP_PREF)
+// Round 28: the contributions split over the parts of a column (MF_SEP_XS,
+// `CudaMultifrontal::set_sep_ext_split`), on the kernels the upper passes run by default at 256
+// columns: forward mf_mapssbtp_forward, backward mf_mapssb_backward_NB. NVRTC 13.0, sm_90: the
+// forward 48 registers against 40 (5 blocks of 256 threads an SM where 6 fit; no cap compiles:
+// ptxas refuses f64 mma under (256, 6) or (256, 5)); backward NB = 2 59 under (256, 4) against 56,
+// NB = 3 73 under (256, 3) against 69 — the plain kernels' resident blocks, no spills; NB = 1 56
+// against 48 (4 blocks where 5 fit, no cap compiles), so the host splits only passes of NB ≥ 2.
+MF_MAPSS_KERNEL(mf_mapssbtpxs_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_XS)
+MF_MAPSS_KERNEL(mf_mapssbxs_backward_1, 1, true, MF_SEP_BULK | MF_SEP_XS)
+MF_MAPSS_KERNEL_BOUNDED(mf_mapssbxs_backward_2, 2, true, MF_SEP_BULK | MF_SEP_XS, __launch_bounds__(256, 4))
+MF_MAPSS_KERNEL_BOUNDED(mf_mapssbxs_backward_3, 3, true, MF_SEP_BULK | MF_SEP_XS, __launch_bounds__(256, 3))
 // Round 25: the backward kernels with bulk lines on a row-major bottom pass (MF_SEP_BOT), the line
 // sources and the owned rows' places prefetched under the first chunk's copies
 // (`CudaMultifrontal::set_sep_back_prefetch`), under a register cap that keeps the resident blocks

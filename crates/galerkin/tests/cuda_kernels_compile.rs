@@ -137,7 +137,9 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     // Round 25: the bulk backward kernels of a row-major bottom pass with their indices prefetched
     // under the first chunk's copies (round 24's on every pass, `mf_mapss{b,be}p_backward_*`, are gone).
     let back_pref = (1..=3).map(|nb| format!("mf_mapssbp0_backward_{nb}"));
-    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref);
+    // Round 28: the upper passes' contributions split over a column's parts (MF_SEP_XS).
+    let split = ["mf_mapssbtpxs_forward".to_string()].into_iter().chain((1..=3).map(|nb| format!("mf_mapssbxs_backward_{nb}")));
+    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref).chain(split);
     let named = ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward", "mf_rows_backward_tc"];
     for entry in named.iter().map(|s| s.to_string()).chain(fused) {
         assert!(c.ptx.contains(&format!(".entry {entry}(")), "multifrontal_batched.cu lacks {entry}");
@@ -156,6 +158,11 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
         let want = cap.map(|b| format!(".minnctapersm {b}"));
         assert_eq!(body.contains(".maxntid 256"), cap.is_some(), "mf_mapssbp0_backward_{nb}: {body}");
         assert!(want.as_ref().is_none_or(|w| body.contains(w.as_str())), "mf_mapssbp0_backward_{nb} lacks {want:?}: {body}");
+        // Round 28's split backward kernels carry the same caps (mf_mapssb_backward_2/3's resident blocks).
+        let entry = format!(".entry mf_mapssbxs_backward_{nb}(");
+        let body = c.ptx.split(&entry).nth(1).and_then(|r| r.split('{').next()).unwrap_or_else(|| panic!("no {entry}"));
+        assert_eq!(body.contains(".maxntid 256"), cap.is_some(), "mf_mapssbxs_backward_{nb}: {body}");
+        assert!(want.as_ref().is_none_or(|w| body.contains(w.as_str())), "mf_mapssbxs_backward_{nb} lacks {want:?}: {body}");
     }
 }
 

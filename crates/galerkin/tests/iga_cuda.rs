@@ -1330,3 +1330,73 @@ fn gpu_in_place_solve_equals_the_out_of_place_one_and_faer_lu() {
     assert_every_degree_ran(&ran, &["w32x2-nopf sx false", "w32x2-nopf sx true", "default sx false", "default sx true"], "the in-place solve");
     assert!(scratch_ran > 0, "no case took the in-place solve's scratch path");
 }
+
+/// Round 28: the upper passes' contributions split over the parts of a column
+/// (`set_sep_ext_split`: `mf_mapssbtpxs_forward`, `mf_mapssbxs_backward_*`; each part adds the
+/// entries at its rows, staged in shared memory) equal the unsplit solve bit for bit (the same
+/// additions in the same order) and faer's LU, on 1D systems of degree 1…5 and the 2D large-front
+/// cases: with the default lines (the walk takes the small cases' upper passes: nothing to split
+/// there) and with bulk lines, tensor cores and no staged contributions or walk (every pass with
+/// external children launched alone: the split kernels run); 1, 2 and 4 threads a column (1, 2, 4
+/// parts), both ways and backward only, row-major at 7, 78 and 256 columns (with the default
+/// threads also chunks of 32 and 64 columns) and against faer's LU row-major at 1, 7, 32 and 256
+/// and column-major at 256; the CPU twins at 77 and 78. The profile at 256
+/// columns shows the split kernels wherever the dispatch rule chooses them (`-xs` in the bench).
+#[test]
+fn gpu_split_contributions_equal_faer_lu_and_the_unsplit_solve() {
+    let Some(be) = test_gpu() else { return };
+    let bulk_here = be.device().compute_capability.0 >= 9;
+    let lines = SepLines { bulk: true, ext_below: None, tc_forward: true, top: false };
+    let mut ran = Vec::new();
+    let mut ran_backward = 0;
+    for case in (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases()) {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert_eq!(f.sep_ext_split(), (false, false), "{}: the split is on by default", case.name);
+        f.prepare_maps(&be).unwrap();
+        let n = case.sys.ndofs;
+        let (rows, reference) = (cpu_twins(&case, true), FaerRef::new(&case, 256));
+        let bs: Vec<_> = [7, 78, 256].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
+        for (lineup, name) in [(None, "default"), (Some(lines), "lines")] {
+            f.set_sep_lines(lineup);
+            for threads in [DEFAULT_COLUMN_THREADS, 1, 4] {
+                f.set_column_threads(threads).unwrap();
+                for (fw, bw) in [(true, true), (false, true)] {
+                    let what = format!("{} {name} {threads} threads a column, split ({fw}, {bw})", case.name);
+                    // Chunks of 32 and 64 columns (the column blocks capped or not) with the default threads a column.
+                    let widths: &[_] = if threads == DEFAULT_COLUMN_THREADS { &[(None, None), (Some(32), Some(1)), (Some(64), None)] } else { &[(None, None)] };
+                    for &(width, blocks) in widths {
+                        f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
+                        f.set_pipe_blocks(blocks).unwrap();
+                        assert_setting_bit_identical(&be, &mut f, n, &bs, &format!("{what} {width:?} {blocks:?}"), |f, on| f.set_sep_ext_split(on && fw, on && bw));
+                    }
+                    f.set_subtree_shape(None).unwrap();
+                    f.set_pipe_blocks(None).unwrap();
+                    if threads == DEFAULT_COLUMN_THREADS {
+                        for nrhs in [1, 7, 32, 256] {
+                            check_rows_against_ref(&be, &f, &case, &reference, nrhs);
+                        }
+                        check_columns_against_ref(&be, &f, &case, &reference, 256);
+                        assert_equals_twins(&be, &rows, &format!("{what}: row-major"), |k, b, x| f.solve_many_rows(&be, k, b, x));
+                    }
+                    let mut x = be.zeros(n * 256).unwrap();
+                    let launches = f.solve_rows_profile(&be, 256, &bs[2].1, &mut x).unwrap();
+                    let split: Vec<_> = launches.iter().filter(|l| l.kernel.contains("xs_")).collect();
+                    for l in &split {
+                        assert!(l.pass > 0 && (l.backward || fw), "{what}: {} ran {}", l.label, l.kernel);
+                        assert_eq!(l.kernel, if l.backward { format!("mf_mapssbxs_backward_{}", &l.kernel[l.kernel.len() - 1..]) } else { "mf_mapssbtpxs_forward".to_string() }, "{what}: {}", l.label);
+                    }
+                    // With these lines the 1D cases' upper forward passes split (bulk copies: sm_90).
+                    if lineup.is_some() && bulk_here && case.name.starts_with("seed") && fw {
+                        assert!(split.iter().any(|l| !l.backward), "{what}: no forward split in {:?}", launches.iter().map(|l| (&l.label, &l.kernel)).collect::<Vec<_>>());
+                        ran.push(format!("{} {name}", case.name));
+                        ran_backward += split.iter().filter(|l| l.backward).count();
+                    }
+                }
+            }
+            f.set_column_threads(DEFAULT_COLUMN_THREADS).unwrap();
+            f.set_sep_ext_split(false, false);
+        }
+    }
+    assert_every_degree_ran(&ran, &["lines"], "the split contributions");
+    assert!(!bulk_here || ran_backward > 0, "the backward split kernels never ran");
+}

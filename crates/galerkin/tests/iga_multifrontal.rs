@@ -406,3 +406,110 @@ fn solve_bytes_of_issue_15() {
         assert_eq!(launches.len(), 5, "forward 0, forward 1, walk, backward 1, backward 0");
     }
 }
+
+/// Round 28's split contributions (`CudaMultifrontal::set_sep_ext_split`, MF_SEP_XS): the CPU
+/// emulation of the kernel's staging — a subtree's external entries at rows below `keep` (R
+/// forward, the eliminated rows backward), stably partitioned by `row % parts` into one list a
+/// part, each part adding its list to its own rows — against the default (part 0 alone adds every
+/// entry in order): every (row, column) receives the same values in the same order, so the sums
+/// are bit-identical. Returns each part's entries (indices into the subtree's entries).
+fn split_ext(rows: &[u32], keep: u32, parts: usize) -> Vec<Vec<usize>> {
+    let mut lists = vec![Vec::new(); parts];
+    // The kernel's warp loop: groups of 32 entries, a ballot a part, positions by popcount.
+    for g in (0..rows.len()).step_by(32) {
+        for q in 0..parts {
+            for (e, &r) in rows.iter().enumerate().skip(g).take(32) {
+                if r < keep && r as usize % parts == q {
+                    lists[q].push(e);
+                }
+            }
+        }
+    }
+    lists
+}
+
+/// Adds entries `list` of values `vals` (entry → value) to `w` by rows, in list order.
+fn add_entries(w: &mut [f64], rows: &[u32], vals: &[f64], list: &[usize]) {
+    for &e in list {
+        w[rows[e] as usize] += vals[e];
+    }
+}
+
+#[test]
+fn split_contributions_equal_the_default_bit_for_bit() {
+    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
+    let (mut subtrees, mut entries) = (0usize, 0usize);
+    for case in (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases()) {
+        let plan = SubtreePlan::new(&case.sym, SubtreeLimits::default()).unwrap();
+        for (q, p) in plan.passes.iter().enumerate() {
+            for j in 0..p.len() {
+                let (x0, x1) = (p.ext_ptr[j] as usize, p.ext_ptr[j + 1] as usize);
+                let rows = &p.ext_row[x0..x1];
+                let r = (p.row_ptr[j + 1] - p.row_ptr[j]) as usize;
+                // Values of every magnitude, so that any change of order shows in the last bits.
+                let vals: Vec<f64> = (0..rows.len()).map(|e| ((e * 7919 + j * 31) % 1000) as f64 * 1e-3 * 10f64.powi((e % 9) as i32 - 4)).collect();
+                for keep in [r as u32, p.elim[j]] {
+                    let valid: Vec<usize> = (0..rows.len()).filter(|&e| rows[e] < keep).collect();
+                    let mut want = vec![0.5; r];
+                    add_entries(&mut want, rows, &vals, &valid);
+                    for parts in 1..=4 {
+                        let lists = split_ext(rows, keep, parts);
+                        assert_eq!(lists.iter().map(Vec::len).sum::<usize>(), valid.len(), "{}: pass {q} subtree {j}: entries lost", case.name);
+                        let mut got = vec![0.5; r];
+                        for (k, l) in lists.iter().enumerate() {
+                            assert!(l.iter().all(|&e| rows[e] as usize % parts == k) && l.windows(2).all(|w| w[0] < w[1]), "{}: part {k} out of order", case.name);
+                            add_entries(&mut got, rows, &vals, l);
+                        }
+                        assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "{}: pass {q} subtree {j} parts {parts}: sums differ", case.name);
+                    }
+                }
+                subtrees += 1;
+                entries += rows.len();
+            }
+        }
+    }
+    assert!(subtrees > 1000 && entries > 1000, "only {subtrees} subtrees, {entries} entries checked");
+}
+
+/// The 2^20 cubic plan's passes 0 and 1 (the launches round 28's split targets): shapes, the
+/// external entries a subtree (forward all, backward at eliminated rows), and the batches of 8
+/// the slowest thread of a column walks by default (part 0: every entry, two dependent round
+/// trips a batch — indices, then values) and split over 2 parts (its part's entries, one round
+/// trip a batch: the indices staged in shared memory under the copies).
+#[test]
+#[ignore]
+fn split_contributions_of_issue_15() {
+    use galerkin::iga::{symbolic_1d, Space1d};
+    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
+    let sym = symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
+    let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
+    for (q, p) in plan.passes.iter().enumerate().take(3) {
+        let n = p.len();
+        let rr = |j: usize| (p.row_ptr[j + 1] - p.row_ptr[j]) as usize;
+        let (mr, me) = ((0..n).map(rr).max().unwrap(), p.elim.iter().max().copied().unwrap() as usize);
+        let ms = (0..n).map(|j| rr(j) - p.elim[j] as usize).max().unwrap();
+        eprintln!("pass {}: {n} subtrees, rows ≤ {mr} (mean {:.1}), eliminated ≤ {me} (mean {:.1}), Schur ≤ {ms}, max_rows {}", q, (0..n).map(rr).sum::<usize>() as f64 / n as f64, p.elim.iter().map(|&e| e as f64).sum::<f64>() / n as f64, p.max_rows);
+        for backward in [false, true] {
+            let (mut tot, mut mx, mut b_def, mut b_split, mut mx_part) = (0usize, 0usize, 0usize, 0usize, 0usize);
+            for j in 0..n {
+                let rows = &p.ext_row[p.ext_ptr[j] as usize..p.ext_ptr[j + 1] as usize];
+                let keep = if backward { p.elim[j] } else { rr(j) as u32 };
+                let l1 = split_ext(rows, keep, 1);
+                let l2 = split_ext(rows, keep, 2);
+                tot += l1[0].len();
+                mx = mx.max(rows.len());
+                b_def += rows.len().div_ceil(8); // the default walks every entry (invalid ones skipped inside a batch)
+                let worst = l2.iter().map(Vec::len).max().unwrap();
+                mx_part = mx_part.max(worst);
+                b_split += worst.div_ceil(8);
+            }
+            eprintln!(
+                "  {}: entries a subtree ≤ {mx}, used {:.1} mean; batches of 8 a subtree (slowest thread): default {:.2} (×2 round trips), split over 2 parts {:.2} (×1), a part's most entries {mx_part}",
+                if backward { "backward" } else { "forward" },
+                tot as f64 / n as f64,
+                b_def as f64 / n as f64,
+                b_split as f64 / n as f64
+            );
+        }
+    }
+}

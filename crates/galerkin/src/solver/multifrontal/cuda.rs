@@ -58,6 +58,8 @@ mod chain;
 mod sep_x;
 #[path = "cuda_in_place.rs"]
 mod in_place;
+#[path = "cuda_ext_split.rs"]
+mod ext_split;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
 pub use walk_shape::WalkShape;
@@ -387,6 +389,10 @@ struct MfKernels {
     /// `[≤ 16, 32, 48 rows]`) with their indices prefetched under the first chunk's copies, under
     /// a register cap ([`CudaMultifrontal::set_sep_back_prefetch`], round 25).
     mapss_back_pref: [Kernel; 3],
+    /// The upper passes' kernels with the contributions split over a column's parts
+    /// (`mf_mapssbtpxs_forward`, `mf_mapssbxs_backward_*`; [`CudaMultifrontal::set_sep_ext_split`], round 28).
+    mapss_xs_forward: Kernel,
+    mapss_xs_backward: [Kernel; 3],
     /// The same, pipelined ([`CudaMultifrontal::set_pipe_separators`]).
     mapssp_forward: Kernel,
     mapssp_backward: [Kernel; 3],
@@ -425,7 +431,7 @@ impl MfKernels {
     /// kept by hand; the launch profile reads a launch's kernel from the launch itself.
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(one(&self.mapss_xs_forward)).chain(&self.mapss_xs_backward).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
     }
 }
 
@@ -553,6 +559,9 @@ pub struct CudaMultifrontal {
     /// Whether row-major solves keep the separator rows in `x` ([`CudaMultifrontal::set_sep_in_x`];
     /// off by default), and that layout's tables, built on first use.
     sep_in_x: bool,
+    /// Whether the upper passes split their contributions over a column's parts, forward and
+    /// backward ([`CudaMultifrontal::set_sep_ext_split`]; off by default).
+    sep_ext_split: (bool, bool),
     separators_at_dofs: std::sync::OnceLock<Option<sep::DevSeparators>>,
     /// Whether pass 1 is chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`];
     /// off by default).
@@ -722,6 +731,8 @@ impl CudaMultifrontal {
             mapss_tcf: [get("mf_mapsst_forward")?, get("mf_mapssbt_forward")?, get("mf_mapsset_forward")?, get("mf_mapssbet_forward")?],
             mapss_tcf_pref: [get("mf_mapsstp_forward")?, get("mf_mapssbtp_forward")?, get("mf_mapssetp_forward")?, get("mf_mapssbetp_forward")?],
             mapss_back_pref: [get("mf_mapssbp0_backward_1")?, get("mf_mapssbp0_backward_2")?, get("mf_mapssbp0_backward_3")?],
+            mapss_xs_forward: get("mf_mapssbtpxs_forward")?,
+            mapss_xs_backward: [get("mf_mapssbxs_backward_1")?, get("mf_mapssbxs_backward_2")?, get("mf_mapssbxs_backward_3")?],
             mapssp_forward: get("mf_mapssp_forward")?,
             mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
@@ -828,6 +839,7 @@ impl CudaMultifrontal {
             sep_prefetch: true,
             sep_back_prefetch: true,
             sep_in_x: false,
+            sep_ext_split: (false, false),
             separators_at_dofs: std::sync::OnceLock::new(),
             sep_chain: false,
             probe: Mutex::new(None),

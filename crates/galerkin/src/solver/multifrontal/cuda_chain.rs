@@ -10,7 +10,7 @@
 //! 32 columns — each bottom block now fences its stores before counting itself in, the pass-1 sweeps
 //! run at the bottom pass's occupancy, and the two inlined sweeps take 64 registers (4 blocks per SM
 //! at 256 columns instead of 5). Opt-in, for the record.
-use super::sep::{block_threads, DevSeparators, SEP_BULK, SEP_EXT, SEP_L2, SEP_PREF, SEP_TCF};
+use super::sep::{block_threads, DevSeparators, SEP_BULK, SEP_EXT, SEP_L2, SEP_PREF, SEP_TCF, SEP_XS};
 use super::*;
 use crate::solver::multifrontal::separators::{chain_deps, ChainDeps, SeparatorPlan};
 
@@ -69,7 +69,8 @@ impl CudaMultifrontal {
         if !self.sep_chain || s.at_dofs || nrhs % 2 != 0 || bottom_own || piped || self.split_columns || p0.index != 0 {
             return Ok(None);
         }
-        let (f0, f1) = (self.sep_line_flags(be, p0, false, n) & !SEP_EXT, self.sep_line_flags(be, p1, false, n) & !SEP_EXT);
+        // Without the round-28 split (MF_SEP_XS): the chained kernels add the contributions as before.
+        let (f0, f1) = (self.sep_line_flags(be, p0, false, n) & !(SEP_EXT | SEP_XS), self.sep_line_flags(be, p1, false, n) & !(SEP_EXT | SEP_XS));
         if f0 != f1 || f0 & SEP_BULK == 0 {
             return Ok(None);
         }

@@ -542,13 +542,24 @@ impl CudaMultifrontal {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
         let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
-        let flags = self.sep_line_flags(be, p, backward, n);
-        let (cols, smem) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, flags)).ok_or_else(|| Error::invalid(format!("pass {}: 32 columns of the separator-row kernels need more shared memory than {} bytes", p.index, self.sub_smem)))?;
+        let mut flags = self.sep_line_flags(be, p, backward, n);
+        let fit = |f: usize| self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, f));
+        // The split's staged entries (MF_SEP_XS) where they fit beside 32 columns at least, else the unsplit kernel.
+        let fitted = match fit(flags) {
+            None if flags & SEP_XS != 0 => {
+                flags &= !SEP_XS;
+                fit(flags)
+            }
+            fitted => fitted,
+        };
+        let (cols, smem) = fitted.ok_or_else(|| Error::invalid(format!("pass {}: 32 columns of the separator-row kernels need more shared memory than {} bytes", p.index, self.sub_smem)))?;
         let grid_y = if self.split_columns { nrhs.div_ceil(cols).min(GRID_Y) } else { self.tensor_grid_y(p, nrhs, cols) };
         let which = if backward { p.map_nb } else { 0 };
         let k = match flags {
             0 if backward => &self.kernels.mapss_backward[p.map_nb - 1],
             0 => &self.kernels.mapss_forward,
+            f if f & SEP_XS != 0 && backward => &self.kernels.mapss_xs_backward[p.map_nb - 1],
+            f if f & SEP_XS != 0 => &self.kernels.mapss_xs_forward,
             f if backward && f & SEP_PREF != 0 => &self.kernels.mapss_back_pref[p.map_nb - 1],
             f if f & SEP_PREF != 0 => &self.kernels.mapss_tcf_pref[f & (SEP_BULK | SEP_EXT)],
             f if f & SEP_TCF != 0 => &self.kernels.mapss_tcf[f & (SEP_BULK | SEP_EXT)],
@@ -582,7 +593,9 @@ impl DevPass {
         let pad = if flags & SEP_TCF != 0 { 2 } else { 4 };
         // MF_SEP_PREF: the root's slot and two index words per row ahead of the map (`sep_pre_doubles`).
         let pre = if flags & SEP_PREF != 0 { (self.dp.rows as usize + 2) / 2 * 2 } else { 0 };
-        8 * (pre + self.mapss_map(backward, flags).next_multiple_of(2) + (self.dp.rows as usize + ext) * (cols + pad))
+        // MF_SEP_XS: four counts and a (row, source) pair a part and entry, for up to 4 parts.
+        let split = if flags & SEP_XS != 0 { 2 + 4 * self.max_ext } else { 0 };
+        8 * (pre + self.mapss_map(backward, flags).next_multiple_of(2) + (self.dp.rows as usize + ext) * (cols + pad) + split)
     }
 
     /// Whether the pass's roots have few enough Schur rows (≤ 16, one accumulator tile of
@@ -621,6 +634,10 @@ pub(super) const SEP_PREF: usize = 8;
 /// MF_SEP_L2 (round 23, the chained kernels `mf_mapss{b,bt,btp}_chain` only): the external
 /// contributions read through L2 (other blocks of the launch stored them).
 pub(super) const SEP_L2: usize = 16;
+/// MF_SEP_XS (round 28, [`CudaMultifrontal::set_sep_ext_split`]): the contributions split over the
+/// parts of a column — forward on `mf_mapssbtp_forward`'s flags (`mf_mapssbtpxs_forward`), backward
+/// on `mf_mapssb_backward_*`'s (`mf_mapssbxs_backward_*`).
+pub(super) const SEP_XS: usize = 64;
 
 impl CudaMultifrontal {
     /// The line variant of a separator-row launch over pass `p` ([`SepLines`]; 0: the plain
@@ -636,7 +653,8 @@ impl CudaMultifrontal {
         // prefetch and paid the registers for the cached line sources alone (round 24).
         let bottom_rows = p.index == 0 && n & ROW_MAJOR != 0 && !ext;
         let pref = if backward { bulk && bottom_rows && self.sep_back_prefetch } else { tcf && self.sep_prefetch };
-        usize::from(bulk) * SEP_BULK + usize::from(ext) * SEP_EXT + usize::from(tcf) * SEP_TCF + usize::from(pref) * SEP_PREF
+        let f = usize::from(bulk) * SEP_BULK + usize::from(ext) * SEP_EXT + usize::from(tcf) * SEP_TCF + usize::from(pref) * SEP_PREF;
+        f | if self.splits_ext(p, backward, f) { SEP_XS } else { 0 }
     }
 }
 
