@@ -758,8 +758,10 @@ fn assert_equals_twins(
 /// where a pass has external children and fewer subtrees than `ext_below`, the tensor cores forward
 /// where its roots have ≤ 16 Schur rows, and those with the indices prefetched (`…tp_forward`)
 /// where `f.sep_prefetch()`, the bulk backward kernel of a row-major bottom pass with theirs
-/// (`mf_mapssbp0_backward_*`) where `f.sep_back_prefetch()` (the upper passes `mf_mapssb[e]_backward_*`). Returns the forward passes where the tensor cores were chosen and
-/// did not apply.
+/// (`mf_mapssbp0_backward_*`) where `f.sep_back_prefetch()` (the upper passes `mf_mapssb[e]_backward_*`),
+/// and where `f.sep_ext_split()` may have chosen them the split kernels (`…xs_…`, round 28: their
+/// own test, `gpu_split_contributions…`, asserts that they run). Returns the forward passes where
+/// the tensor cores were chosen and did not apply.
 fn assert_line_launches(be: &galerkin::backend::cuda::CudaBackend, f: &CudaMultifrontal, name: &str, lines: SepLines, launches: &[LaunchProfile], row_major: bool) -> Vec<String> {
     let bulk_here = be.device().compute_capability.0 >= 9;
     let mut no_tc = Vec::new();
@@ -788,8 +790,20 @@ fn assert_line_launches(be: &galerkin::backend::cuda::CudaBackend, f: &CudaMulti
         let p = if !t.is_empty() && f.sep_prefetch() { "p" } else { "" };
         // Backward prefetch (round 25): a row-major bottom pass only (never with staged contributions).
         let bp = if !b.is_empty() && e.is_empty() && f.sep_back_prefetch() && row_major && l.pass == 0 { "p0" } else { "" };
+        // The split contributions (round 28, on by default): passes with external children on the
+        // bulk kernels without staged contributions — forward with the tensor cores and the
+        // prefetch, backward with 2 or 3 map row tiles (the kernel's last digit) — unless the
+        // staged entries would not fit beside 32 columns (then the unsplit kernel runs).
+        let nb = l.kernel.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(0);
+        let (split_fw, split_bw) = f.sep_ext_split();
+        let split = shape.has_ext
+            && !b.is_empty()
+            && e.is_empty()
+            && if l.backward { split_bw && bp.is_empty() && nb >= 2 } else { split_fw && !t.is_empty() && !p.is_empty() };
         let want = if l.backward { format!("mf_mapss{b}{e}{bp}_backward_") } else { format!("mf_mapss{b}{e}{t}{p}_forward") };
-        assert!(l.kernel.starts_with(&want), "{name} {lines:?}: {} ran {} (expected {want}*)", l.label, l.kernel);
+        let want_xs = if l.backward { format!("mf_mapss{b}{e}{bp}xs_backward_") } else { format!("mf_mapss{b}{e}{t}{p}xs_forward") };
+        assert!(l.kernel.starts_with(&want) || (split && l.kernel.starts_with(&want_xs)), "{name} {lines:?}: {} ran {} (expected {want}* or, split, {want_xs}*)", l.label, l.kernel);
+
     }
     no_tc
 }
@@ -1351,7 +1365,7 @@ fn gpu_split_contributions_equal_faer_lu_and_the_unsplit_solve() {
     let mut ran_backward = 0;
     for case in (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases()) {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
-        assert_eq!(f.sep_ext_split(), (false, false), "{}: the split is on by default", case.name);
+        assert_eq!(f.sep_ext_split(), (true, true), "{}: the split is off by default (the default both ways since round 28)", case.name);
         f.prepare_maps(&be).unwrap();
         let n = case.sys.ndofs;
         let (rows, reference) = (cpu_twins(&case, true), FaerRef::new(&case, 256));
@@ -1394,7 +1408,7 @@ fn gpu_split_contributions_equal_faer_lu_and_the_unsplit_solve() {
                 }
             }
             f.set_column_threads(DEFAULT_COLUMN_THREADS).unwrap();
-            f.set_sep_ext_split(false, false);
+            f.set_sep_ext_split(true, true);
         }
     }
     assert_every_degree_ran(&ran, &["lines"], "the split contributions");

@@ -545,7 +545,8 @@ fn rows_lines(base: &str) -> Option<SepLines> {
 /// nothing), or `-nobpf`, that prefetch off alone; `-chain`,
 /// pass 1 chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`], round 23);
 /// `-xs`, the upper passes' contributions split over a column's parts both ways, or `-xsb`,
-/// backward only (round 28, [`CudaMultifrontal::set_sep_ext_split`]); `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
+/// backward only (round 28, [`CudaMultifrontal::set_sep_ext_split`]; both the default since round
+/// 28, so `-xs` changes nothing), or `-noxs`, neither; `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
 /// solve in place (round 27, [`CudaMultifrontal::solve_many_rows_in_place`]; last).
 /// Round 28's defaults (64 × 2 walk items, the bottom backward prefetch) are round 27's
 /// `gpu-rows-w64x2-bpf`; the default before them is `gpu-rows-w32x2-nobpf`.
@@ -561,8 +562,9 @@ struct RowsSuffixes<'a> {
     /// The backward prefetch where named: `-bpf` on, `-nobpf` or `-nopf` (without `-bpf`) off, else the default.
     back_prefetch: Option<bool>,
     chain: bool,
-    /// The contributions split (forward, backward): `-xs` both, `-xsb` backward only.
-    ext_split: (bool, bool),
+    /// The contributions split (forward, backward) where named: `-xs` both, `-xsb` backward only,
+    /// `-noxs` neither; else the default's (both since round 28).
+    ext_split: Option<(bool, bool)>,
     sep_in_x: bool,
     in_place: bool,
 }
@@ -576,6 +578,7 @@ const NO_BACK_PREFETCH_SUFFIX: &str = "-nobpf";
 const CHAIN_SUFFIX: &str = "-chain";
 const EXT_SPLIT_SUFFIX: &str = "-xs";
 const EXT_SPLIT_BACK_SUFFIX: &str = "-xsb";
+const NO_EXT_SPLIT_SUFFIX: &str = "-noxs";
 
 impl<'a> RowsSuffixes<'a> {
     fn parse(engine: &'a str) -> RowsSuffixes<'a> {
@@ -583,8 +586,9 @@ impl<'a> RowsSuffixes<'a> {
         let (e, in_place) = strip(engine, IN_PLACE_SUFFIX);
         let (e, sep_in_x) = strip(e, SEP_IN_X_SUFFIX);
         let (e, split_back) = strip(e, EXT_SPLIT_BACK_SUFFIX);
+        let (e, no_split) = strip(e, NO_EXT_SPLIT_SUFFIX);
         let (e, split) = strip(e, EXT_SPLIT_SUFFIX);
-        let ext_split = (split, split || split_back);
+        let ext_split = if split || split_back { Some((split, true)) } else if no_split { Some((false, false)) } else { None };
         let (e, chain) = strip(e, CHAIN_SUFFIX);
         // `-bpf` before `-pf`, whose suffix it ends with.
         let (e, no_back) = strip(e, NO_BACK_PREFETCH_SUFFIX);
@@ -725,7 +729,9 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_walk_shape(suffixes.shape)?;
                     f.set_sep_prefetch(suffixes.prefetch);
                     f.set_sep_in_x(suffixes.sep_in_x);
-                    f.set_sep_ext_split(suffixes.ext_split.0, suffixes.ext_split.1);
+                    if let Some((forward, backward)) = suffixes.ext_split {
+                        f.set_sep_ext_split(forward, backward);
+                    }
                     if let Some(on) = suffixes.back_prefetch {
                         f.set_sep_back_prefetch(on);
                     }
@@ -742,8 +748,13 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                         if chain {
                             notes.push(if f.chains_forward(be, nrhs, true) { "pass 1 chained into the bottom forward pass".to_string() } else { "pass 1 not chained here (see CudaMultifrontal::chains_forward): one launch each".to_string() });
                         }
-                        if suffixes.ext_split != (false, false) {
-                            let ways = if suffixes.ext_split.0 { "forward and backward" } else { "backward" };
+                        let ways = match f.sep_ext_split() {
+                            (true, true) => "forward and backward",
+                            (false, true) => "backward only",
+                            (true, false) => "forward only",
+                            (false, false) => "",
+                        };
+                        if !ways.is_empty() {
                             notes.push(format!("the upper passes' contributions split over each column's parts ({ways}; passes with external children)"));
                         }
                         if suffixes.sep_in_x {
@@ -1090,12 +1101,14 @@ mod tests {
         let s = RowsSuffixes::parse("gpu-rows-w64x2-bpf-sx-ip");
         assert_eq!((s.base, s.shape, s.back_prefetch, s.sep_in_x, s.in_place), (ROWS_ENGINE, Some(WalkShape { cols: 64, threads: 2 }), Some(true), true, true));
         let s = RowsSuffixes::parse("gpu-rows-ip");
-        assert_eq!((s.base, s.sep_in_x, s.in_place, s.ext_split), (ROWS_ENGINE, false, true, (false, false)));
+        assert_eq!((s.base, s.sep_in_x, s.in_place, s.ext_split), (ROWS_ENGINE, false, true, None));
+        let s = RowsSuffixes::parse("gpu-rows-noxs-sx");
+        assert_eq!((s.base, s.sep_in_x, s.ext_split), (ROWS_ENGINE, true, Some((false, false))));
         let s = RowsSuffixes::parse("gpu-rows-w64x2-bpf-xs-sx-ip");
-        assert_eq!((s.base, s.shape, s.back_prefetch, s.ext_split, s.sep_in_x, s.in_place), (ROWS_ENGINE, Some(WalkShape { cols: 64, threads: 2 }), Some(true), (true, true), true, true));
+        assert_eq!((s.base, s.shape, s.back_prefetch, s.ext_split, s.sep_in_x, s.in_place), (ROWS_ENGINE, Some(WalkShape { cols: 64, threads: 2 }), Some(true), Some((true, true)), true, true));
         let s = RowsSuffixes::parse("gpu-rows-xsb");
-        assert_eq!((s.base, s.shape, s.ext_split, s.chain), (ROWS_ENGINE, None, (false, true), false));
+        assert_eq!((s.base, s.shape, s.ext_split, s.chain), (ROWS_ENGINE, None, Some((false, true)), false));
         let s = RowsSuffixes::parse("gpu-rows-chain-xs");
-        assert_eq!((s.base, s.ext_split, s.chain), (ROWS_ENGINE, (true, true), true));
+        assert_eq!((s.base, s.ext_split, s.chain), (ROWS_ENGINE, Some((true, true)), true));
     }
 }

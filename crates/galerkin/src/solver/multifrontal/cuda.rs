@@ -560,7 +560,7 @@ pub struct CudaMultifrontal {
     /// off by default), and that layout's tables, built on first use.
     sep_in_x: bool,
     /// Whether the upper passes split their contributions over a column's parts, forward and
-    /// backward ([`CudaMultifrontal::set_sep_ext_split`]; off by default).
+    /// backward ([`CudaMultifrontal::set_sep_ext_split`]; both on by default since round 28).
     sep_ext_split: (bool, bool),
     separators_at_dofs: std::sync::OnceLock<Option<sep::DevSeparators>>,
     /// Whether pass 1 is chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`];
@@ -839,7 +839,7 @@ impl CudaMultifrontal {
             sep_prefetch: true,
             sep_back_prefetch: true,
             sep_in_x: false,
-            sep_ext_split: (false, false),
+            sep_ext_split: (true, true),
             separators_at_dofs: std::sync::OnceLock::new(),
             sep_chain: false,
             probe: Mutex::new(None),
