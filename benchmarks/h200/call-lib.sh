@@ -47,7 +47,7 @@ finish() {
   cat "$OUT/$NAME-steps.txt"
 }
 # (round 24) The three open targets' commands, which the lead's final checks share:
-#   targets IGA_ENGINES HYPER_VARIANTS — issue 15's rhs sweep (2^20 cubic elements, 1 and 256 columns), issue 16's hex
+#   targets IGA_ENGINES HYPER_VARIANTS — issue 15's rhs sweep (2^20 cubic elements, $TARGET_RHS columns: 1 and 256 unless set), issue 16's hex
 #                                        table (p = 4, 5) and issue 17's P2 kernel sweep (10^6 dofs, 4 points), into
 #                                        $OUT/$NAME-{iga,hex,hyper}.txt, each under its share of the budget;
 #   lane S BIN ARGS     — test binary $T/BIN --include-ignored ARGS, at most S seconds, into /tmp/lane-BIN.log
@@ -55,7 +55,7 @@ finish() {
 #   lanes_done          — the lanes' logs into $OUT/$NAME-tests.txt;
 #   targets_summary     — the targets' lines and the lanes' results, then the steps.
 targets() {
-  timeout "$(left 120)" "$G" bench-iga --gpu --sweeps rhs --rhs 1,256 --rhs-elements 1048576 --rhs-degree 3 --reps 3 \
+  timeout "$(left 120)" "$G" bench-iga --gpu --sweeps rhs --rhs "${TARGET_RHS:-1,256}" --rhs-elements 1048576 --rhs-degree 3 --reps 3 \
     --cpu-max 0 --rhs-engines "$1" > "$OUT/$NAME-iga.txt" 2>&1
   step "iga rc $?"
   timeout "$(left 45)" "$G" bench --hex --degrees 4,5 --runs 7 --cpu-cells 10 > "$OUT/$NAME-hex.txt" 2>&1
