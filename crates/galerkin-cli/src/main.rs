@@ -330,18 +330,21 @@ enum Command {
         /// with bulk: the passes near the root both ways in one launch by lines, e.g. gpu-rows-bulkext2tctop, the
         /// row-major default since round 20; gpu-rows-plain: round 12's plain kernels, the row-major default before;
         /// any row-major engine then optionally -wCxT: the line walk's items C columns (32, 64, 128) with T threads
-        /// per column (1–4), e.g. gpu-rows-w32x4, gpu-rows-w64x2 (default 32 columns × 2; where that item does not
-        /// fit, e.g. 2D separators, a note says so and the passes run one launch each), then optionally -nopf: the
+        /// per column (1–4), e.g. gpu-rows-w32x4, gpu-rows-w32x2 (default 64 columns × 2 since round 28, 32 × 2 where
+        /// that does not fit; where a named item does not fit, e.g. 2D separators, a note says so and the passes run
+        /// one launch each), then optionally -nopf: the
         /// tensor-core forward passes without round 22's index prefetch (the default since round 23; -pf, its old
-        /// opt-in, is accepted and changes nothing; -nopf also turns off the backward prefetch), then optionally -bpf:
-        /// the bulk bottom backward pass with its indices prefetched under the first chunk's copies, under a register
-        /// cap (round 25; round 24's on every pass), then
-        /// optionally -chain: pass 1 chained into the bottom forward pass, one launch (round 23), then optionally -sx:
-        /// the separator rows kept in x itself, no owned-row stores in the bottom backward pass (round 26, unmeasured;
+        /// opt-in, is accepted and changes nothing; -nopf also turns off the backward prefetch), then optionally -bpf
+        /// or -nobpf: the bulk bottom backward pass with its indices prefetched under the first chunk's copies, under
+        /// a register cap (round 25; the default since round 28), or without, then
+        /// optionally -chain: pass 1 chained into the bottom forward pass, one launch (round 23), then optionally -xs,
+        /// -xsb or -noxs: the upper passes' contributions split over a column's threads both ways (the default since
+        /// round 28), backward only, or not at all, then optionally -sx:
+        /// the separator rows kept in x itself, no owned-row stores in the bottom backward pass (round 26;
         /// not with -chain), then optionally -ip: solved in place, x overwriting b, b refilled outside the timed region
-        /// (round 27, unmeasured; with -sx the bottom forward pass copies no owned row), e.g. gpu-rows-nopf,
-        /// gpu-rows-bpf, gpu-rows-w64x2-bpf, gpu-rows-chain, gpu-rows-w64x2-chain, gpu-rows-sx, gpu-rows-w64x2-bpf-sx,
-        /// gpu-rows-sx-ip, gpu-rows-w64x2-bpf-sx-ip;
+        /// (round 27; with -sx the bottom forward pass copies no owned row), e.g. gpu-rows-nopf,
+        /// gpu-rows-w32x2-nobpf (the default before round 28), gpu-rows-noxs, gpu-rows-chain, gpu-rows-sx,
+        /// gpu-rows-xsb-sx, gpu-rows-sx-ip;
         /// gpu-<lines> (e.g. gpu-bulkext2tctop, gpu-plain): as gpu, column-major, with those lines).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]
         rhs_engines: Vec<String>,

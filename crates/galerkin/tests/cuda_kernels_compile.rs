@@ -152,17 +152,15 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     }
     // Round 25: the prefetched bottom backward kernels for 32 and 48 rows carry their register caps
     // (the resident blocks of mf_mapssb_backward_2 and _3 at 256 threads); the one for 16 rows none.
-    for (nb, cap) in [(1, None), (2, Some(4)), (3, Some(3))] {
-        let entry = format!(".entry mf_mapssbp0_backward_{nb}(");
-        let body = c.ptx.split(&entry).nth(1).and_then(|r| r.split('{').next()).unwrap_or_else(|| panic!("no {entry}"));
-        let want = cap.map(|b| format!(".minnctapersm {b}"));
-        assert_eq!(body.contains(".maxntid 256"), cap.is_some(), "mf_mapssbp0_backward_{nb}: {body}");
-        assert!(want.as_ref().is_none_or(|w| body.contains(w.as_str())), "mf_mapssbp0_backward_{nb} lacks {want:?}: {body}");
-        // Round 28's split backward kernels carry the same caps (mf_mapssb_backward_2/3's resident blocks).
-        let entry = format!(".entry mf_mapssbxs_backward_{nb}(");
-        let body = c.ptx.split(&entry).nth(1).and_then(|r| r.split('{').next()).unwrap_or_else(|| panic!("no {entry}"));
-        assert_eq!(body.contains(".maxntid 256"), cap.is_some(), "mf_mapssbxs_backward_{nb}: {body}");
-        assert!(want.as_ref().is_none_or(|w| body.contains(w.as_str())), "mf_mapssbxs_backward_{nb} lacks {want:?}: {body}");
+    // Round 28's split backward kernels (mf_mapssbxs_backward_*) carry the same caps.
+    for family in ["mf_mapssbp0_backward_", "mf_mapssbxs_backward_"] {
+        for (nb, cap) in [(1, None), (2, Some(4)), (3, Some(3))] {
+            let entry = format!(".entry {family}{nb}(");
+            let body = c.ptx.split(&entry).nth(1).and_then(|r| r.split('{').next()).unwrap_or_else(|| panic!("no {entry}"));
+            let want = cap.map(|b| format!(".minnctapersm {b}"));
+            assert_eq!(body.contains(".maxntid 256"), cap.is_some(), "{family}{nb}: {body}");
+            assert!(want.as_ref().is_none_or(|w| body.contains(w.as_str())), "{family}{nb} lacks {want:?}: {body}");
+        }
     }
 }
 
