@@ -37,13 +37,13 @@ pub(super) fn warp_per_node(nnodes: u64) -> Result<LaunchConfig> {
 }
 
 /// The node-block structure of a node-blocked CSR pattern of 3 components (3 rows per node with
-/// the same sorted column nodes).
+/// the same sorted column nodes). Read-only once formed: the CSR positions are cached from it.
 #[derive(Clone, Debug)]
 pub struct NodeBlocks {
     /// Block rows: node n's blocks are `ptr[n] .. ptr[n + 1]`.
-    pub ptr: Vec<u32>,
+    ptr: Vec<u32>,
     /// Block columns: the column node of each block.
-    pub col: Vec<u32>,
+    col: Vec<u32>,
     /// [`Self::csr_positions`], formed on first use (round 28: once a pattern, not each
     /// conversion; the device path never needs it).
     positions: OnceLock<Vec<usize>>,
@@ -76,6 +76,16 @@ impl NodeBlocks {
         Ok(NodeBlocks { ptr, col, positions: OnceLock::new() })
     }
 
+    /// Block rows: node n's blocks are `ptr()[n] .. ptr()[n + 1]`.
+    pub fn ptr(&self) -> &[u32] {
+        &self.ptr
+    }
+
+    /// Block columns: the column node of each block.
+    pub fn col(&self) -> &[u32] {
+        &self.col
+    }
+
     /// The kernel's row starts (the shape of CSR's 3 rows a node): 9 × node n's first block + 3a.
     pub fn rows(&self) -> Vec<u32> {
         let mut r: Vec<u32> = self.ptr[..self.ptr.len() - 1].iter().flat_map(|&q| (0..3).map(move |a| 9 * q + 3 * a)).collect();
@@ -84,8 +94,8 @@ impl NodeBlocks {
     }
 
     /// The CSR position of each value in block order (node n's block q, entry (a, b) ↦ its row
-    /// (n, a), column (col[q], b)); formed on the first call, from the blocks as [`Self::of`] found
-    /// them.
+    /// (n, a), column (col[q], b)); formed on the first call (the blocks cannot change after
+    /// [`Self::of`]).
     pub fn csr_positions(&self) -> &[usize] {
         self.positions.get_or_init(|| self.form_positions())
     }
