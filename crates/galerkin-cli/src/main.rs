@@ -332,7 +332,8 @@ enum Command {
         /// any row-major engine then optionally -wCxT: the line walk's items C columns (32, 64, 128) with T threads
         /// per column (1–4), e.g. gpu-rows-w32x4, gpu-rows-w32x2 (default 64 columns × 2 since round 28, 32 × 2 where
         /// that does not fit; where a named item does not fit, e.g. 2D separators, a note says so and the passes run
-        /// one launch each), then optionally -nopf: the
+        /// one launch each), then optionally -topN: the walk over the passes of at most N subtrees only, the passes
+        /// below one launch each way (round 29; default 512, e.g. gpu-rows-top64), then optionally -nopf: the
         /// tensor-core forward passes without round 22's index prefetch (the default since round 23; -pf, its old
         /// opt-in, is accepted and changes nothing; -nopf also turns off the backward prefetch), then optionally -bpf
         /// or -nobpf: the bulk bottom backward pass with its indices prefetched under the first chunk's copies, under

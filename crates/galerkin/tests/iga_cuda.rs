@@ -982,6 +982,54 @@ fn gpu_walk_shapes_equal_faer_lu_and_the_cpu() {
     }
 }
 
+/// The walk over fewer passes (`set_walk_subtrees`, round 29: the passes below its bound one
+/// launch each way) equals faer's LU row-major at 1, 7, 32 and 256 columns and column-major at 256,
+/// and the CPU at 77 and 78 columns; the profile's walk starts at the lowest pass above the bottom
+/// one from which every pass has at most the bound's subtrees, its trace has those passes' items
+/// both ways, and a bound no pass meets walks nothing. 0 is refused; `None` restores 512.
+#[test]
+fn gpu_narrow_walks_equal_faer_lu_and_the_cpu() {
+    let Some(be) = test_gpu() else { return };
+    let bulk_here = be.device().compute_capability.0 >= 9;
+    let mut narrowed = 0;
+    for case in (1..=5).map(|p| iga_common::seed_1d(p, 3001)) {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert_eq!(f.walk_subtrees(), 512, "{}: the default bound", case.name);
+        assert!(f.set_walk_subtrees(Some(0)).is_err(), "{}: a bound of 0 accepted", case.name);
+        f.prepare_maps(&be).unwrap();
+        let rows = cpu_twins(&case, true);
+        let counts: Vec<usize> = (0..).map_while(|q| f.separator_pass_shape(q)).map(|s| s.subtrees).collect();
+        let default_first = (1..counts.len()).find(|&q| counts[q..].iter().all(|&c| c <= 512));
+        for max in [64, 8, 2, 1] {
+            f.set_walk_subtrees(Some(max)).unwrap();
+            assert_eq!(f.walk_subtrees(), max, "{}", case.name);
+            for nrhs in [1, 7, 32, 256] {
+                check_rows_against_faer(&be, &f, &case, nrhs);
+            }
+            assert_equals_twins(&be, &rows, &format!("{} walk of <= {max} subtrees: row-major", case.name), |k, b, x| f.solve_many_rows(&be, k, b, x));
+            let expect = (1..counts.len()).find(|&q| counts[q..].iter().all(|&c| c <= max));
+            if bulk_here {
+                assert_eq!(f.walks_top(&be, 256, true), expect.is_some(), "{} <= {max}: passes {counts:?}", case.name);
+                if let Some(q) = expect {
+                    let (first, levels) = traced_walk(&be, &mut f, &case);
+                    assert_eq!(first, q, "{} <= {max}: the walk's first pass (passes {counts:?})", case.name);
+                    let items: usize = levels.iter().map(|l| l.items).sum();
+                    assert_eq!(items, 2 * counts[q..].iter().sum::<usize>() * 256 / f.walk_shape().cols, "{} <= {max}: the traced walk's items", case.name);
+                }
+                narrowed += usize::from(expect != default_first);
+            }
+            f.set_sep_lines(Some(SepLines::WALK));
+            check_against_faer(&be, &f, &case, 256);
+            f.set_sep_lines(None);
+        }
+        f.set_walk_subtrees(None).unwrap();
+        assert_eq!(f.walk_subtrees(), 512, "{}: None restores the default", case.name);
+    }
+    if bulk_here {
+        assert!(narrowed >= 5, "the bounds moved the walk's first pass {narrowed} times only");
+    }
+}
+
 /// The walk shapes the kernel can run (32, 64 or 128 columns, 1 to 4 threads per column, at most
 /// 512 threads) pass `WalkShape::check`; others are errors that name the shape. Host only.
 #[test]

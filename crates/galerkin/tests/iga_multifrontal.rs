@@ -159,6 +159,12 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
                 // Pass by pass, then with the passes near the root as one walk (every pass above
                 // the bottom one, and those of at most 2 subtrees): its steps in list order.
                 let walks = [None, TopWalk::new(&sym, &plan, usize::MAX), TopWalk::new(&sym, &plan, 2)];
+                // The walk starts at the lowest pass above the bottom one from which every pass has
+                // at most the bound's subtrees (round 29's `set_walk_subtrees` picks the bound).
+                for max in [1, 2, 8, 64, 512, usize::MAX] {
+                    let expect = (1..plan.passes.len()).find(|&q| plan.passes[q..].iter().all(|p| p.len() <= max));
+                    assert_eq!(TopWalk::new(&sym, &plan, max).map(|w| w.first), expect, "{} ({lim:?}): the walk of passes of at most {max} subtrees", case.name);
+                }
                 for walk in walks.iter().enumerate().filter(|(i, w)| *i == 0 || w.is_some()).map(|(_, w)| w) {
                     if let Some(w) = walk {
                         for i in 0..w.dep_ptr.len() - 1 {
@@ -325,11 +331,13 @@ fn in_place_solve_has_no_hazard() {
         let plan = SubtreePlan::new(&case.sym, SubtreeLimits::default()).unwrap();
         let (Some(sp), Some(sd)) = (SeparatorPlan::new(&plan, case.sym.n), SeparatorPlan::at_dofs(&plan, case.sym.n)) else { continue };
         let walk = TopWalk::new(&case.sym, &plan, TOP_SUBTREES);
-        for w in [None, walk.as_ref()] {
+        // Round 29's narrower walks (`set_walk_subtrees`): the passes below them one launch each.
+        let narrow: Vec<TopWalk> = [64, 8, 1].into_iter().filter_map(|m| TopWalk::new(&case.sym, &plan, m)).collect();
+        for w in [None, walk.as_ref()].into_iter().chain(narrow.iter().map(Some)) {
             for (layout, s) in [("compact", &sp), ("at dofs", &sd)] {
                 for in_place in [false, true] {
                     let h = hazards(&plan, s, w, Aliasing::of(s, in_place), 5);
-                    assert!(h.is_empty(), "{} {layout} walk {} in place {in_place}: {h:?}", case.name, w.is_some());
+                    assert!(h.is_empty(), "{} {layout} walk from pass {:?} in place {in_place}: {h:?}", case.name, w.map(|w| w.first));
                 }
             }
             // The owned rows stored backward with `sep` = `x`: other bottom subtrees read them.

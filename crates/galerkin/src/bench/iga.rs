@@ -536,7 +536,9 @@ fn rows_lines(base: &str) -> Option<SepLines> {
 
 /// A row-major engine's last suffixes, in this order: `-wCxT`, the line walk's item shape (round
 /// 21, [`CudaMultifrontal::set_walk_shape`]: C columns per item, T threads per column, e.g.
-/// `gpu-rows-w32x4`, `gpu-rows-w64x2`); `-nopf`, the plain separator-row kernels both ways
+/// `gpu-rows-w32x4`, `gpu-rows-w64x2`); `-topN`, the walk over the passes of at most N subtrees
+/// only (round 29, [`CudaMultifrontal::set_walk_subtrees`]; the default walks those of at most
+/// 512, so `-top64` runs the pass of 512 subtrees at 2^20 elements one launch each way); `-nopf`, the plain separator-row kernels both ways
 /// ([`CudaMultifrontal::set_sep_prefetch`]`(false)`, the forward prefetch being the default since
 /// round 23, and [`CudaMultifrontal::set_sep_back_prefetch`]`(false)`), or `-pf` (round 22's
 /// opt-in, kept so that old commands parse), which changes nothing; `-bpf`, the row-major bottom
@@ -557,6 +559,8 @@ struct RowsSuffixes<'a> {
     base: &'a str,
     /// `None`: no `-wCxT`, the default's shape.
     shape: Option<WalkShape>,
+    /// `-topN`: walk only the passes of at most N subtrees (`None`: the default's 512).
+    top: Option<usize>,
     /// The forward prefetch (`false` with `-nopf`).
     prefetch: bool,
     /// The backward prefetch where named: `-bpf` on, `-nobpf` or `-nopf` (without `-bpf`) off, else the default.
@@ -570,6 +574,7 @@ struct RowsSuffixes<'a> {
 }
 
 const IN_PLACE_SUFFIX: &str = "-ip";
+const TOP_SUFFIX: &str = "-top";
 const SEP_IN_X_SUFFIX: &str = "-sx";
 const NO_PREFETCH_SUFFIX: &str = "-nopf";
 const PREFETCH_SUFFIX: &str = "-pf";
@@ -597,13 +602,17 @@ impl<'a> RowsSuffixes<'a> {
             Some(e) => (e, false),
             None => (e.strip_suffix(PREFETCH_SUFFIX).unwrap_or(e), true),
         };
+        let (e, top) = match e.rsplit_once(TOP_SUFFIX) {
+            Some((base, n)) if n.parse::<usize>().is_ok() => (base, n.parse().ok()),
+            _ => (e, None),
+        };
         let walk = e.rsplit_once("-w").and_then(|(base, rest)| {
             let (c, t) = rest.split_once('x')?;
             Some((base, WalkShape { cols: c.parse().ok()?, threads: t.parse().ok()? }))
         });
         let (base, shape) = walk.map_or((e, None), |(base, shape)| (base, Some(shape)));
         let back_prefetch = if back { Some(true) } else if no_back || !prefetch { Some(false) } else { None };
-        RowsSuffixes { base, shape, prefetch, back_prefetch, chain, ext_split, sep_in_x, in_place }
+        RowsSuffixes { base, shape, top, prefetch, back_prefetch, chain, ext_split, sep_in_x, in_place }
     }
 }
 
@@ -727,6 +736,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     let suffixes = RowsSuffixes::parse(e);
                     f.set_sep_lines(rows_lines(suffixes.base));
                     f.set_walk_shape(suffixes.shape)?;
+                    f.set_walk_subtrees(suffixes.top)?;
                     f.set_sep_prefetch(suffixes.prefetch);
                     f.set_sep_in_x(suffixes.sep_in_x);
                     if let Some((forward, backward)) = suffixes.ext_split {
@@ -742,7 +752,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     if nrhs > 1 && f.has_separator_layout() {
                         let walks = f.walks_top(be, nrhs, true);
                         notes.push(match (walks, f.walk_shape()) {
-                            (true, s) => format!("the line walk ran ({} columns x {} threads per item)", s.cols, s.threads),
+                            (true, s) => format!("the line walk ran ({} columns x {} threads per item, passes of at most {} subtrees)", s.cols, s.threads, f.walk_subtrees()),
                             (false, s) => format!("no line walk of {} columns x {} threads here: the passes near the root ran one launch each", s.cols, s.threads),
                         });
                         if chain {
@@ -1108,6 +1118,12 @@ mod tests {
         assert_eq!((s.base, s.shape, s.back_prefetch, s.ext_split, s.sep_in_x, s.in_place), (ROWS_ENGINE, Some(WalkShape { cols: 64, threads: 2 }), Some(true), Some((true, true)), true, true));
         let s = RowsSuffixes::parse("gpu-rows-xsb");
         assert_eq!((s.base, s.shape, s.ext_split, s.chain), (ROWS_ENGINE, None, Some((false, true)), false));
+        let s = RowsSuffixes::parse("gpu-rows-w64x2-top64-bpf-sx");
+        assert_eq!((s.base, s.shape, s.top, s.back_prefetch, s.sep_in_x), (ROWS_ENGINE, Some(WalkShape { cols: 64, threads: 2 }), Some(64), Some(true), true));
+        let s = RowsSuffixes::parse("gpu-rows-top8");
+        assert_eq!((s.base, s.shape, s.top), (ROWS_ENGINE, None, Some(8)));
+        let s = RowsSuffixes::parse("gpu-rows-bulkext2tctop");
+        assert_eq!((s.base, s.top), ("gpu-rows-bulkext2tctop", None));
         let s = RowsSuffixes::parse("gpu-rows-chain-xs");
         assert_eq!((s.base, s.ext_split, s.chain), (ROWS_ENGINE, Some((true, true)), true));
     }

@@ -550,6 +550,9 @@ pub struct CudaMultifrontal {
     walk_trace: bool,
     /// The line walk's item shape ([`CudaMultifrontal::set_walk_shape`]; `None`: round 20's).
     walk_shape: Option<WalkShape>,
+    /// The most subtrees of a walked pass ([`CudaMultifrontal::set_walk_subtrees`]; `None`: the
+    /// layout's [`TOP_SUBTREES`](crate::solver::multifrontal::separators::TOP_SUBTREES)).
+    walk_subtrees: Option<usize>,
     /// Whether the tensor-core forward separator-row kernels prefetch their store side's indices
     /// ([`CudaMultifrontal::set_sep_prefetch`]; on by default since round 23).
     sep_prefetch: bool,
@@ -836,6 +839,7 @@ impl CudaMultifrontal {
             sep_lines: None,
             walk_trace: false,
             walk_shape: None,
+            walk_subtrees: None,
             sep_prefetch: true,
             sep_back_prefetch: true,
             sep_in_x: false,

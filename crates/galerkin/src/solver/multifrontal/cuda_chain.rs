@@ -54,7 +54,7 @@ impl CudaMultifrontal {
     pub fn chains_forward(&self, be: &CudaBackend, nrhs: usize, row_major: bool) -> bool {
         let n = self.n_word(row_major);
         // The separator rows in `x` do not chain ([`Self::set_sep_in_x`]).
-        !(row_major && self.sep_in_x) && self.separators.as_ref().is_some_and(|s| self.walk_first(be, s, nrhs, n) >= 2 && matches!(self.chain_flags(be, s, nrhs, n), Ok(Some(_))))
+        !(row_major && self.sep_in_x) && self.separators.as_ref().is_some_and(|s| matches!(self.walk_first(be, s, nrhs, n), Ok(q) if q >= 2) && matches!(self.chain_flags(be, s, nrhs, n), Ok(Some(_))))
     }
 
     /// The chained launch's kernel variant (`flags`, with [`SEP_BULK`] and [`SEP_L2`], without

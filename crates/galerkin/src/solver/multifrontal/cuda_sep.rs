@@ -24,7 +24,11 @@ pub(super) struct DevSeparators {
     pub(super) passes: Vec<DevPass>,
     own: Vec<CudaSlice<u32>>,
     pub(super) rows: usize,
-    walk: Option<DevWalk>,
+    /// The walk of the passes of at most [`TOP_SUBTREES`] subtrees (the default's).
+    walk: Option<Arc<DevWalk>>,
+    /// Walks of fewer passes near the root ([`CudaMultifrontal::set_walk_subtrees`]), by their
+    /// bound on a pass's subtrees, built by the first solve that asks for one.
+    narrow_walks: Mutex<Vec<(usize, Option<Arc<DevWalk>>)>>,
     /// Most local rows of a bottom subtree (its eliminated and Schur rows, without the owned rows).
     bottom_rows: usize,
     /// Most owned rows of a bottom subtree.
@@ -47,7 +51,7 @@ pub(super) struct DevSeparators {
 /// [`TopWalk`] on the device: its tables, the passes' `struct Pass` array and map offsets, and the
 /// flags (steps × chunks; a step's chunk is done when its flag holds the solve's epoch) with the
 /// item counter, grown on demand.
-struct DevWalk {
+pub(super) struct DevWalk {
     first: usize,
     /// Doubles of the largest staged map and the most local rows of a walked subtree.
     mcap: usize,
@@ -93,6 +97,33 @@ fn pass_words(d: &DevicePass) -> [u64; 16] {
     ]
 }
 
+impl DevWalk {
+    /// [`TopWalk::new`]`(sym, plan, max_subtrees)` on the device over `passes` (the layout's), where
+    /// the walk kernels can run it (at most 3 map tiles, a walk item within the default shared
+    /// memory).
+    fn new(be: &CudaBackend, sym: &Symbolic, plan: &SubtreePlan, passes: &[DevPass], max_subtrees: usize) -> Result<Option<DevWalk>> {
+        let Some(w) = TopWalk::new(sym, plan, max_subtrees) else { return Ok(None) };
+        if !(passes[w.first..].iter().all(|p| p.map_nb <= 3) && walk_smem(&passes[w.first..]).2 <= DEFAULT_SMEM) {
+            return Ok(None);
+        }
+        let up = |v: &Vec<u32>| be.upload(if v.is_empty() { &[0u32][..] } else { &v[..] });
+        let (mcap, rows, _) = walk_smem(&passes[w.first..]);
+        let words: Vec<u64> = passes.iter().flat_map(|p| pass_words(&p.dp)).collect();
+        let offs: Vec<u64> = passes.iter().map(|p| ptr(be, &p.map_off)).collect();
+        Ok(Some(DevWalk {
+            first: w.first,
+            mcap,
+            rows,
+            nsteps: w.steps.len() / 2,
+            tables: vec![up(&w.steps)?, up(&w.dep_ptr)?, up(&w.dep)?],
+            steps: w.steps.clone(),
+            passes: be.upload(&words)?,
+            map_offs: be.upload(&offs)?,
+            state: Mutex::new(None),
+        }))
+    }
+}
+
 impl DevSeparators {
     /// The separator layout of `plan`, if it applies ([`SeparatorPlan::new`]).
     /// `at_dofs`: [`SeparatorPlan::at_dofs`]'s rows instead of compact ones.
@@ -105,29 +136,26 @@ impl DevSeparators {
         passes[0].dp.rows = sp.max_rows0 as u32;
         let up = |v: &Vec<u32>| be.upload(if v.is_empty() { &[0u32][..] } else { &v[..] });
         let own = vec![up(&sp.own_ptr)?, up(&sp.own_loc)?, up(&sp.own_dof)?];
-        let walk = match TopWalk::new(sym, plan, TOP_SUBTREES) {
-            Some(w) if passes[w.first..].iter().all(|p| p.map_nb <= 3) && walk_smem(&passes[w.first..]).2 <= DEFAULT_SMEM => {
-                let (mcap, rows, _) = walk_smem(&passes[w.first..]);
-                let words: Vec<u64> = passes.iter().flat_map(|p| pass_words(&p.dp)).collect();
-                let offs: Vec<u64> = passes.iter().map(|p| ptr(be, &p.map_off)).collect();
-                Some(DevWalk {
-                    first: w.first,
-                    mcap,
-                    rows,
-                    nsteps: w.steps.len() / 2,
-                    tables: vec![up(&w.steps)?, up(&w.dep_ptr)?, up(&w.dep)?],
-                    steps: w.steps.clone(),
-                    passes: be.upload(&words)?,
-                    map_offs: be.upload(&offs)?,
-                    state: Mutex::new(None),
-                })
-            }
-            _ => None,
-        };
+        let walk = DevWalk::new(be, sym, plan, &passes, TOP_SUBTREES)?.map(Arc::new);
         let bottom_own = sp.own_ptr.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
         let fused_base = fused_bases(&plan.passes[0]).map(|v| up(&v)).transpose()?;
         let no_own = be.upload(&vec![0u32; if at_dofs { sp.own_ptr.len() } else { 1 }])?;
-        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, bottom_rows, bottom_own, fused_base, chain: std::sync::OnceLock::new(), at_dofs, no_own }))
+        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, narrow_walks: Mutex::new(Vec::new()), bottom_rows, bottom_own, fused_base, chain: std::sync::OnceLock::new(), at_dofs, no_own }))
+    }
+
+    /// The walk of the passes near the root with at most `max` subtrees each (`None`: the
+    /// default's [`TOP_SUBTREES`]), where the walk kernels can run it; a bound other than the
+    /// default's is built by the first call that asks for it (from `sym`'s plan, [`device_plan`])
+    /// and kept.
+    pub(super) fn walk_of(&self, be: &CudaBackend, sym: &Symbolic, max: Option<usize>) -> Result<Option<Arc<DevWalk>>> {
+        let Some(max) = max.filter(|&m| m != TOP_SUBTREES) else { return Ok(self.walk.clone()) };
+        let mut narrow = self.narrow_walks.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, w)) = narrow.iter().find(|(m, _)| *m == max) {
+            return Ok(w.clone());
+        }
+        let w = DevWalk::new(be, sym, &device_plan(sym)?, &self.passes, max)?.map(Arc::new);
+        narrow.push((max, w.clone()));
+        Ok(w)
     }
 
     /// Pass `q`'s owned-row tables one way: none for the bottom backward pass at dofs (its owned
@@ -727,13 +755,17 @@ impl CudaMultifrontal {
         self.separators.as_ref().is_some_and(|s| s.walk.is_some())
     }
 
+    /// The walk of the passes near the root in force on `s` ([`Self::set_walk_subtrees`]).
+    pub(super) fn top_walk(&self, be: &CudaBackend, s: &DevSeparators) -> Result<Option<Arc<DevWalk>>> {
+        s.walk_of(be, &self.sym, self.walk_subtrees)
+    }
+
     /// The line walk's kernel variant (flags), largest staged map (doubles), dynamic shared
     /// memory (bytes) and item shape for `nrhs` columns where it runs ([`SepLines::top`]: chosen
     /// with bulk lines, sm_90 and up, an even count of columns, a walk, an item of
     /// [`CudaMultifrontal::walk_shape`]'s columns within the default shared memory — by default
     /// round 20's 32 columns where 64 do not fit); the lines of the solve's layout (`n` with [`ROW_MAJOR`]).
-    fn line_walk(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> Option<(usize, usize, usize, super::WalkShape)> {
-        let w = s.walk.as_ref()?;
+    fn line_walk(&self, be: &CudaBackend, s: &DevSeparators, w: &DevWalk, nrhs: usize, n: u64) -> Option<(usize, usize, usize, super::WalkShape)> {
         let l = self.sep_lines(n & ROW_MAJOR != 0);
         if !(l.top && self.bulk_lines(be, l) && nrhs % 2 == 0) {
             return None;
@@ -755,44 +787,51 @@ impl CudaMultifrontal {
     /// The timeline per level of the last line walk traced ([`CudaMultifrontal::set_walk_trace`]);
     /// empty where none was.
     pub fn walk_levels(&self, be: &CudaBackend) -> Result<Vec<super::WalkLevel>> {
-        let Some(w) = self.separators.as_ref().and_then(|s| s.walk.as_ref()) else { return Ok(Vec::new()) };
+        let Some(s) = self.separators.as_ref() else { return Ok(Vec::new()) };
+        let Some(w) = self.top_walk(be, s)? else { return Ok(Vec::new()) };
         let guard = w.state.lock().unwrap_or_else(|p| p.into_inner());
         let Some((trace, chunks)) = guard.as_ref().and_then(|st| st.trace.as_ref()) else { return Ok(Vec::new()) };
         Ok(super::walk_trace::levels(&w.steps, *chunks, &be.download(trace)?))
     }
 
-    /// Whether the passes near the root run as one walk for `nrhs` columns
-    /// ([`MapsKernel::SeparatorsTop`], or [`SepLines::top`] where it applies).
-    fn walks(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> bool {
-        s.walk.is_some() && (self.maps_kernel == Some(MapsKernel::SeparatorsTop) || self.line_walk(be, s, nrhs, n).is_some())
+    /// The walk `w` of the passes near the root where it runs for `nrhs` columns
+    /// ([`MapsKernel::SeparatorsTop`], or [`SepLines::top`] where it applies), else `None`.
+    fn walking(&self, be: &CudaBackend, s: &DevSeparators, w: Option<Arc<DevWalk>>, nrhs: usize, n: u64) -> Option<Arc<DevWalk>> {
+        w.filter(|w| self.maps_kernel == Some(MapsKernel::SeparatorsTop) || self.line_walk(be, s, w, nrhs, n).is_some())
+    }
+
+    /// The walk that runs on `s` for `nrhs` columns ([`Self::top_walk`], [`Self::walking`]).
+    pub(super) fn walk_for(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> Result<Option<Arc<DevWalk>>> {
+        Ok(self.walking(be, s, self.top_walk(be, s)?, nrhs, n))
     }
 
     /// Whether a separator-row solve of `nrhs` columns (row-major `b` and `x`, or column-major)
     /// walks the passes near the root in one launch here ([`MapsKernel::SeparatorsTop`], or
     /// [`SepLines::top`] where it applies).
+    /// (A walk of fewer passes that fails to build reads as `false`; the solve then reports it.)
     pub fn walks_top(&self, be: &CudaBackend, nrhs: usize, row_major: bool) -> bool {
-        self.separators.as_ref().is_some_and(|s| self.walks(be, s, nrhs, self.n_word(row_major)))
+        self.separators.as_ref().is_some_and(|s| matches!(self.walk_for(be, s, nrhs, self.n_word(row_major)), Ok(Some(_))))
     }
 
-    /// The first pass of the walk where the passes near the root walk for `nrhs` columns, else
-    /// the count of passes: the passes below it run one launch each way.
-    pub(super) fn walk_first(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> usize {
-        s.walk.as_ref().filter(|_| self.walks(be, s, nrhs, n)).map_or(s.passes.len(), |w| w.first)
+    /// The first pass of the walk where the passes near the root walk for `nrhs` columns
+    /// ([`Self::walk_for`]), else the count of passes: the passes below it run one launch each way.
+    pub(super) fn walk_first(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> Result<usize> {
+        Ok(self.walk_for(be, s, nrhs, n)?.map_or(s.passes.len(), |w| w.first))
     }
 
     /// The fused forward passes through the separator rows: pass by pass, or with
     /// [`MapsKernel::SeparatorsTop`] (or [`SepLines::top`]) the passes below the walk, then the walk both ways.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn separators_forward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
-        let walk = s.walk.as_ref().filter(|_| self.walks(be, s, nrhs, n));
-        let end = self.walk_first(be, s, nrhs, n);
+        let walk = self.walk_for(be, s, nrhs, n)?;
+        let end = walk.as_ref().map_or(s.passes.len(), |w| w.first);
         // Passes 0 and 1 in one launch where chained ([`CudaMultifrontal::set_sep_chain`]).
         let chained = end >= 2 && self.chain_forward(be, s, nrhs, n, b, sep, leaf, maps)?;
         for p in &s.passes[if chained { 2 } else { 0 }..end] {
             self.sweep_sep_pass(be, p, false, nrhs, n, b, x, sep, leaf, maps)?;
         }
         match walk {
-            Some(w) => self.walk_top(be, s, w, nrhs, n, sep, leaf, maps),
+            Some(w) => self.walk_top(be, s, &w, nrhs, n, sep, leaf, maps),
             None => Ok(()),
         }
     }
@@ -800,8 +839,7 @@ impl CudaMultifrontal {
     /// The fused backward passes through the separator rows (below the walk, if it ran).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn separators_backward(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
-        let walk = s.walk.as_ref().filter(|_| self.walks(be, s, nrhs, n));
-        let end = walk.map_or(s.passes.len(), |w| w.first);
+        let end = self.walk_first(be, s, nrhs, n)?;
         for p in s.passes[..end].iter().rev() {
             self.sweep_sep_pass(be, p, true, nrhs, n, b, x, sep, leaf, maps)?;
         }
@@ -813,7 +851,7 @@ impl CudaMultifrontal {
     /// zeroed, a new epoch for the flags.
     #[allow(clippy::too_many_arguments)]
     fn walk_top(&self, be: &CudaBackend, s: &DevSeparators, w: &DevWalk, nrhs: usize, n: u64, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<()> {
-        let lines = self.line_walk(be, s, nrhs, n);
+        let lines = self.line_walk(be, s, w, nrhs, n);
         let shape = lines.map_or_else(|| self.walk_shape(), |l| l.3);
         let cols = if lines.is_some() { shape.cols } else { WALK_COLS };
         let chunks = nrhs.div_ceil(cols);

@@ -3,7 +3,14 @@
 //! on 2 warps for 32 columns), so a shorter item — more warps on the same columns, or wider items
 //! and half as many of them — is what could pay; both are host choices (the kernel takes `C` and
 //! `blockDim.x / C` threads per column), measured against the default on the device.
+//!
+//! Its extent ([`CudaMultifrontal::set_walk_subtrees`], round 29): the same timeline put half the
+//! walk in its lowest level (the passes of 512 subtrees, ≈ 54 µs forward and ≈ 52 backward of
+//! 160 at 256 columns), items one after another on the walk's resident blocks; a bound below 512
+//! runs that pass as one launch each way instead (its subtrees all at once, the separator-row
+//! kernels' defaults), and walks only the levels above it.
 use super::CudaMultifrontal;
+use crate::solver::multifrontal::separators::TOP_SUBTREES;
 use crate::{Error, Result};
 
 /// Columns and threads per column of a line walk's item.
@@ -58,6 +65,22 @@ impl CudaMultifrontal {
     /// [`Self::set_walk_shape`]).
     pub fn walk_shape(&self) -> WalkShape {
         self.walk_shape.unwrap_or(WalkShape::round25(self.column_threads))
+    }
+
+    /// Walks only the passes near the root with at most `max` subtrees each (`None`, the default:
+    /// [`TOP_SUBTREES`], 512); the passes below run one launch each way. A bound under which no
+    /// pass falls runs every pass as a launch. Errors on 0.
+    pub fn set_walk_subtrees(&mut self, max: Option<usize>) -> Result<()> {
+        if max == Some(0) {
+            return Err(Error::invalid("a walk of passes of at most 0 subtrees (expected at least 1)"));
+        }
+        self.walk_subtrees = max;
+        Ok(())
+    }
+
+    /// The most subtrees of a walked pass in force ([`Self::set_walk_subtrees`]).
+    pub fn walk_subtrees(&self) -> usize {
+        self.walk_subtrees.unwrap_or(TOP_SUBTREES)
     }
 }
 
