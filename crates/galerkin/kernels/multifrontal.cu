@@ -958,8 +958,8 @@ __device__ __forceinline__ void mf_mma16(double d[4], double a0, double a1, doub
 // stride ldm + MF_TC_PAD (ldm = 16: s ≤ 16).
 // ALT (MF_SEP_LD4, rows of ld ≡ 4 mod 16 doubles): lane (g, t)'s two accumulators of a row (columns
 // 2t, 2t + 1) loaded and stored in the order g & 1, g & 1 ^ 1, so that each 8-byte access of a
-// half-warp hits 16 distinct bank pairs (4g + 2t + (g & 1) mod 16); in column order, lanes g and
-// g + 2 of a half-warp share a pair (2 wavefronts where 1 does). The same values: bit for bit.
+// half-warp hits 16 distinct bank pairs (4g + 2t + (g & 1) mod 16); in column order, lanes of
+// neighbouring g share a pair (4g + 2t: 2 wavefronts where 1 does). The same values: bit for bit.
 template <int NB, bool FWD = false, bool ALT = false>
 __device__ __forceinline__ void maps_tc_backward(const double* sM, u32 ldm, double* w, int ld, u32 R, u32 ne, u32 C) {
     const int lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
