@@ -956,7 +956,11 @@ __device__ __forceinline__ void mf_mma16(double d[4], double a0, double a1, doub
 // w_S + G·w_E into w's first ne (= s) rows, R the eliminated rows summed over, the accumulators
 // starting from w's rows R…R + s − 1 (w_S with the external contributions); sM holds Gᵀ with row
 // stride ldm + MF_TC_PAD (ldm = 16: s ≤ 16).
-template <int NB, bool FWD = false>
+// ALT (MF_SEP_LD4, rows of ld ≡ 4 mod 16 doubles): lane (g, t)'s two accumulators of a row (columns
+// 2t, 2t + 1) loaded and stored in the order g & 1, g & 1 ^ 1, so that each 8-byte access of a
+// half-warp hits 16 distinct bank pairs (4g + 2t + (g & 1) mod 16); in column order, lanes of
+// neighbouring g share a pair (4g + 2t: 2 wavefronts where 1 does). The same values: bit for bit.
+template <int NB, bool FWD = false, bool ALT = false>
 __device__ __forceinline__ void maps_tc_backward(const double* sM, u32 ldm, double* w, int ld, u32 R, u32 ne, u32 C) {
     const int lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
     const int lds = (int)ldm + MF_TC_PAD;
@@ -973,7 +977,16 @@ __device__ __forceinline__ void maps_tc_backward(const double* sM, u32 ldm, doub
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     const u32 r = rt * 16 + g + 8 * (e >> 1);
-                    d[rt][ct][e] = FWD && r < ne ? w[(R + r) * ld + col0 + ct * 8 + 2 * tq + (e & 1)] : 0.0;
+                    if constexpr (ALT) {
+                        if (e & 1) continue;  // both of the row's accumulators at e, e + 1
+                        const double* at = w + (R + r) * ld + col0 + ct * 8 + 2 * tq;
+                        const int o = g & 1;
+                        const double lo = FWD && r < ne ? at[o] : 0.0, hi = FWD && r < ne ? at[o ^ 1] : 0.0;
+                        d[rt][ct][e] = o ? hi : lo;
+                        d[rt][ct][e + 1] = o ? lo : hi;
+                    } else {
+                        d[rt][ct][e] = FWD && r < ne ? w[(R + r) * ld + col0 + ct * 8 + 2 * tq + (e & 1)] : 0.0;
+                    }
                 }
         for (u32 k0 = 0; k0 < R; k0 += 4) {
             const u32 k = k0 + tq;
@@ -998,7 +1011,17 @@ __device__ __forceinline__ void maps_tc_backward(const double* sM, u32 ldm, doub
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     const u32 r = rt * 16 + g + 8 * (e >> 1);
-                    if (r < ne) w[r * ld + col0 + ct * 8 + 2 * tq + (e & 1)] = d[rt][ct][e];
+                    if constexpr (ALT) {
+                        if ((e & 1) == 0 && r < ne) {
+                            double* at = w + r * ld + col0 + ct * 8 + 2 * tq;
+                            const int o = g & 1;
+                            const double first = o ? d[rt][ct][e + 1] : d[rt][ct][e], second = o ? d[rt][ct][e] : d[rt][ct][e + 1];
+                            at[o] = first;
+                            at[o ^ 1] = second;
+                        }
+                    } else if (r < ne) {
+                        w[r * ld + col0 + ct * 8 + 2 * tq + (e & 1)] = d[rt][ct][e];
+                    }
                 }
     }
 }
@@ -1316,6 +1339,14 @@ struct SepPass {
 // row % parts (maps_sep_stage_ext), and each part adds its own list (sub_add_ext_split): a row is a
 // part's alone and keeps its entries' order, so every sum is the default's bit for bit.
 #define MF_SEP_XS 64
+// MF_SEP_LD4 (round 29, `CudaMultifrontal::set_sep_tc_rows4`): with the forward product on the
+// tensor cores (MF_SEP_TCF) rows of C + 4 doubles, not C + 2, and maps_tc_backward's accumulator
+// loads and result stores in the row-parity order (ALT). Forward 0's profile (round 28, C + 2):
+// shared loads 3.0-way and stores 4.5-way conflicted — per 128-column chunk 128 B-fragment loads
+// at bank pair 2t + g mod 16 (4 wavefronts a request against 2), 32 accumulator loads and 32
+// result stores at 2(g + t) + e mod 16 (6 against 2); at C + 4 the B fragments fall at 4t + g
+// (conflict-free) and ALT makes the other two conflict-free. 16 bytes more a row of w.
+#define MF_SEP_LD4 128
 template <int FLAGS>
 __device__ __forceinline__ bool sep_upper(const SepPass& sp) { return (FLAGS & MF_SEP_BOT) ? false : sp.upper != 0; }
 template <int FLAGS>
@@ -1538,7 +1569,7 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
     else
         __syncwarp();
     if (!BACKWARD && (FLAGS & MF_SEP_TCF)) {
-        maps_tc_backward<1, true>(sM, 16, w, ld, ne, s, C);
+        maps_tc_backward<1, true, (FLAGS & MF_SEP_LD4) != 0>(sM, 16, w, ld, ne, s, C);
         __syncthreads();
         double* dst = buf + sep_root_at(t, p, j, pre) * nrhs + c0;
         for (u32 i = warp; i < s; i += nw)
@@ -1586,7 +1617,7 @@ __device__ __forceinline__ void maps_sep_subtree(const Tree& t, const Pass& p, c
                                                  double* __restrict__ buf, const u64* __restrict__ map_off, const double* __restrict__ maps,
                                                  u64* bar, u32& phase) {
     extern __shared__ __align__(16) double maps_smem[];
-    const int ld = (int)C + (FLAGS == 0 ? 1 : (FLAGS & MF_SEP_TCF) ? 2 : 4);
+    const int ld = (int)C + (FLAGS == 0 ? 1 : (FLAGS & MF_SEP_TCF) && !(FLAGS & MF_SEP_LD4) ? 2 : 4);
     const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
     constexpr bool PREF = (FLAGS & MF_SEP_PREF) != 0;
     u64* pre = PREF ? reinterpret_cast<u64*>(maps_smem) : nullptr;
@@ -1676,6 +1707,11 @@ MF_MAPSS_KERNEL(mf_mapssbtpxs_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_S
 MF_MAPSS_KERNEL(mf_mapssbxs_backward_1, 1, true, MF_SEP_BULK | MF_SEP_XS)
 MF_MAPSS_KERNEL_BOUNDED(mf_mapssbxs_backward_2, 2, true, MF_SEP_BULK | MF_SEP_XS, __launch_bounds__(256, 4))
 MF_MAPSS_KERNEL_BOUNDED(mf_mapssbxs_backward_3, 3, true, MF_SEP_BULK | MF_SEP_XS, __launch_bounds__(256, 3))
+// Round 29: rows of C + 4 under the tensor-core forward (MF_SEP_LD4, `CudaMultifrontal::set_sep_tc_rows4`)
+// on the two forward kernels the default runs at 256 columns: mf_mapssbtp_forward (pass 0, no
+// external children) and mf_mapssbtpxs_forward (the upper passes).
+MF_MAPSS_KERNEL(mf_mapssbtpl4_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_LD4)
+MF_MAPSS_KERNEL(mf_mapssbtpxsl4_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_XS | MF_SEP_LD4)
 // Round 25: the backward kernels with bulk lines on a row-major bottom pass (MF_SEP_BOT), the line
 // sources and the owned rows' places prefetched under the first chunk's copies
 // (`CudaMultifrontal::set_sep_back_prefetch`), under a register cap that keeps the resident blocks

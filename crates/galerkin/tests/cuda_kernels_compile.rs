@@ -139,7 +139,9 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     let back_pref = (1..=3).map(|nb| format!("mf_mapssbp0_backward_{nb}"));
     // Round 28: the upper passes' contributions split over a column's parts (MF_SEP_XS).
     let split = ["mf_mapssbtpxs_forward".to_string()].into_iter().chain((1..=3).map(|nb| format!("mf_mapssbxs_backward_{nb}")));
-    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref).chain(split);
+    // Round 29: the tensor-core forward kernels with rows of C + 4 (MF_SEP_LD4), unsplit and split.
+    let rows4 = ["mf_mapssbtpl4_forward", "mf_mapssbtpxsl4_forward"].map(String::from);
+    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref).chain(split).chain(rows4);
     let named = ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward", "mf_rows_backward_tc"];
     for entry in named.iter().map(|s| s.to_string()).chain(fused) {
         assert!(c.ptx.contains(&format!(".entry {entry}(")), "multifrontal_batched.cu lacks {entry}");

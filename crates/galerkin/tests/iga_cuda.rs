@@ -1462,3 +1462,59 @@ fn gpu_split_contributions_equal_faer_lu_and_the_unsplit_solve() {
     assert_every_degree_ran(&ran, &["lines"], "the split contributions");
     assert!(!bulk_here || ran_backward > 0, "the backward split kernels never ran");
 }
+
+/// Rows of `C + 4` under the tensor-core forward (`set_sep_tc_rows4`, round 29:
+/// `mf_mapssbtpl4_forward`, `mf_mapssbtpxsl4_forward`, the accumulators loaded and stored in the
+/// order of the row's parity) give the default's solve bit for bit: 1D p = 1…5 and the 2D
+/// large-front cases, row-major at 7, 64 and 256 columns, the contributions split forward or not,
+/// chunks of the default width, of 32 (column blocks capped at 1) and of 64 columns; = faer's LU at
+/// 256 columns with it on. The 64- and 256-column profiles name the new kernels wherever a forward
+/// separator-row launch ran the tensor-core forward with bulk lines and prefetch, its plain twins
+/// nowhere, the split one only with the split on; on sm_90 every degree's bottom pass ran them.
+#[test]
+fn gpu_tc_rows4_equal_the_default_bit_for_bit() {
+    let Some(be) = test_gpu() else { return };
+    let bulk_here = be.device().compute_capability.0 >= 9;
+    let mut ran = Vec::new();
+    for case in (1..=5).map(|p| iga_common::seed_1d(p, 3001)).chain(large_front_cases()) {
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert!(!f.sep_tc_rows4(), "{}: rows of C + 4 on by default (not measured yet)", case.name);
+        f.prepare_maps(&be).unwrap();
+        let n = case.sys.ndofs;
+        let bs: Vec<_> = [7, 64, 256].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
+        for (fw, name) in [(true, "split"), (false, "unsplit")] {
+            f.set_sep_ext_split(fw, true);
+            for (width, blocks) in [(None, None), (Some(32), Some(1)), (Some(64), None)] {
+                f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
+                f.set_pipe_blocks(blocks).unwrap();
+                assert_setting_bit_identical(&be, &mut f, n, &bs, &format!("{} {name} {width:?} {blocks:?}", case.name), |f, on| f.set_sep_tc_rows4(on));
+            }
+            f.set_subtree_shape(None).unwrap();
+            f.set_pipe_blocks(None).unwrap();
+            f.set_sep_tc_rows4(true);
+            check_rows_against_faer(&be, &f, &case, 256);
+            for (k, b) in &bs[1..] {
+                let mut x = be.zeros(n * k).unwrap();
+                let launches = f.solve_rows_profile(&be, *k, b, &mut x).unwrap();
+                let what = format!("{} {name} {k} columns", case.name);
+                let kernels: Vec<_> = launches.iter().map(|l| (l.label.as_str(), l.kernel.as_str(), l.pass, l.backward)).collect();
+                for l in &launches {
+                    assert!(l.kernel != "mf_mapssbtp_forward" && l.kernel != "mf_mapssbtpxs_forward", "{what}: {} ran {} with rows of C + 4 on", l.label, l.kernel);
+                    if l.kernel.ends_with("l4_forward") {
+                        assert!(!l.backward && (fw || l.kernel == "mf_mapssbtpl4_forward"), "{what}: {} ran {}", l.label, l.kernel);
+                    }
+                }
+                if bulk_here && case.name.starts_with("seed") {
+                    assert!(launches.iter().any(|l| l.pass == 0 && l.kernel == "mf_mapssbtpl4_forward"), "{what}: the bottom pass did not run mf_mapssbtpl4_forward: {kernels:?}");
+                    ran.push(format!("{} {name}", case.name));
+                }
+            }
+            f.set_sep_tc_rows4(false);
+        }
+        f.set_sep_ext_split(true, true);
+    }
+    assert!(!bulk_here || !ran.is_empty(), "rows of C + 4 never ran");
+    if bulk_here {
+        assert_every_degree_ran(&ran, &["split", "unsplit"], "rows of C + 4");
+    }
+}

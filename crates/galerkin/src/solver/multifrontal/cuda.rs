@@ -60,6 +60,8 @@ mod sep_x;
 mod in_place;
 #[path = "cuda_ext_split.rs"]
 mod ext_split;
+#[path = "cuda_tc_rows.rs"]
+mod tc_rows;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
 pub use walk_shape::WalkShape;
@@ -393,6 +395,9 @@ struct MfKernels {
     /// (`mf_mapssbtpxs_forward`, `mf_mapssbxs_backward_*`; [`CudaMultifrontal::set_sep_ext_split`], round 28).
     mapss_xs_forward: Kernel,
     mapss_xs_backward: [Kernel; 3],
+    /// The tensor-core forward kernels with rows of `C + 4` (`mf_mapssbtpl4_forward`, and split
+    /// `mf_mapssbtpxsl4_forward`; [`CudaMultifrontal::set_sep_tc_rows4`], round 29).
+    mapss_ld4_forward: [Kernel; 2],
     /// The same, pipelined ([`CudaMultifrontal::set_pipe_separators`]).
     mapssp_forward: Kernel,
     mapssp_backward: [Kernel; 3],
@@ -431,7 +436,7 @@ impl MfKernels {
     /// kept by hand; the launch profile reads a launch's kernel from the launch itself.
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(one(&self.mapss_xs_forward)).chain(&self.mapss_xs_backward).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(one(&self.mapss_xs_forward)).chain(&self.mapss_xs_backward).chain(&self.mapss_ld4_forward).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
     }
 }
 
@@ -565,6 +570,9 @@ pub struct CudaMultifrontal {
     /// Whether the upper passes split their contributions over a column's parts, forward and
     /// backward ([`CudaMultifrontal::set_sep_ext_split`]; both on by default since round 28).
     sep_ext_split: (bool, bool),
+    /// Whether the tensor-core forward kernels stage rows of `C + 4` ([`CudaMultifrontal::set_sep_tc_rows4`];
+    /// off by default, round 29).
+    sep_tc_rows4: bool,
     separators_at_dofs: std::sync::OnceLock<Option<sep::DevSeparators>>,
     /// Whether pass 1 is chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`];
     /// off by default).
@@ -736,6 +744,7 @@ impl CudaMultifrontal {
             mapss_back_pref: [get("mf_mapssbp0_backward_1")?, get("mf_mapssbp0_backward_2")?, get("mf_mapssbp0_backward_3")?],
             mapss_xs_forward: get("mf_mapssbtpxs_forward")?,
             mapss_xs_backward: [get("mf_mapssbxs_backward_1")?, get("mf_mapssbxs_backward_2")?, get("mf_mapssbxs_backward_3")?],
+            mapss_ld4_forward: [get("mf_mapssbtpl4_forward")?, get("mf_mapssbtpxsl4_forward")?],
             mapssp_forward: get("mf_mapssp_forward")?,
             mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
@@ -759,7 +768,7 @@ impl CudaMultifrontal {
         // by every factorization on the backend (one module), so the limit is always set to the
         // same largest value: a per-factorization value could be lowered by another one between
         // this one's setting and its launch (CUDA_ERROR_INVALID_VALUE, seen on the H100).
-        let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(2 * p.mapt_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapss_smem(true, SUBTREE_MAX_WIDTH, 11)).max(p.mapss_smem(false, SUBTREE_MAX_WIDTH, 15))).max().unwrap_or(0);
+        let want = passes.iter().chain(separators.iter().flat_map(|s| &s.passes)).map(|p| p.smem(SUBTREE_MAX_WIDTH).max(p.map_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapsp_smem(true, SUBTREE_MAX_WIDTH)).max(2 * p.mapt_smem(true, SUBTREE_MAX_WIDTH)).max(p.mapss_smem(true, SUBTREE_MAX_WIDTH, 11)).max(p.mapss_smem(false, SUBTREE_MAX_WIDTH, 15)).max(p.mapss_smem(false, SUBTREE_MAX_WIDTH, sep::SEP_BULK | sep::SEP_TCF | sep::SEP_PREF | sep::SEP_XS | tc_rows::SEP_LD4))).max().unwrap_or(0);
         let mut sub_smem = DEFAULT_SMEM;
         // (`mf_mapss_top` is not among them: the few rows of its warp items fit 48 KiB; the line
         // walk's items, with their staged contributions, may not.)
@@ -844,6 +853,7 @@ impl CudaMultifrontal {
             sep_back_prefetch: true,
             sep_in_x: false,
             sep_ext_split: (true, true),
+            sep_tc_rows4: false,
             separators_at_dofs: std::sync::OnceLock::new(),
             sep_chain: false,
             probe: Mutex::new(None),

@@ -3,6 +3,7 @@
 //! [`crate::solver::multifrontal::separators`]): the tensor-core map kernels with the rows that
 //! passes 1 and up eliminate in a row-major buffer, so those passes move whole lines.
 use super::*;
+use super::tc_rows::SEP_LD4;
 use crate::solver::multifrontal::separators::{fused_bases, SeparatorPlan, TopWalk, TOP_SUBTREES};
 
 /// The kernels' `struct SepPass`, field for field.
@@ -570,7 +571,7 @@ impl CudaMultifrontal {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
         let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
-        let mut flags = self.sep_line_flags(be, p, backward, n);
+        let mut flags = self.with_tc_rows4(self.sep_line_flags(be, p, backward, n));
         let fit = |f: usize| self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, f));
         // The split's staged entries (MF_SEP_XS) where they fit beside 32 columns at least, else the unsplit kernel.
         let fitted = match fit(flags) {
@@ -586,6 +587,7 @@ impl CudaMultifrontal {
         let k = match flags {
             0 if backward => &self.kernels.mapss_backward[p.map_nb - 1],
             0 => &self.kernels.mapss_forward,
+            f if f & SEP_LD4 != 0 => &self.kernels.mapss_ld4_forward[usize::from(f & SEP_XS != 0)],
             f if f & SEP_XS != 0 && backward => &self.kernels.mapss_xs_backward[p.map_nb - 1],
             f if f & SEP_XS != 0 => &self.kernels.mapss_xs_forward,
             f if backward && f & SEP_PREF != 0 => &self.kernels.mapss_back_pref[p.map_nb - 1],
@@ -612,13 +614,14 @@ impl DevPass {
 
     /// Dynamic shared memory of one block of the plain separator-row kernels with `cols` columns
     /// and line variant `flags` ([`CudaMultifrontal::sep_line_flags`]): the variants' rows are
-    /// `cols + 4` doubles, the staged contributions one row per external entry.
+    /// `cols + 4` doubles (`cols + 2` under the tensor-core forward without [`SEP_LD4`]), the staged
+    /// contributions one row per external entry.
     pub(super) fn mapss_smem(&self, backward: bool, cols: usize, flags: usize) -> usize {
         if flags == 0 {
             return self.mapt_smem(backward, cols);
         }
         let ext = if flags & SEP_EXT != 0 { self.max_ext } else { 0 };
-        let pad = if flags & SEP_TCF != 0 { 2 } else { 4 };
+        let pad = if flags & SEP_TCF != 0 && flags & SEP_LD4 == 0 { 2 } else { 4 };
         // MF_SEP_PREF: the root's slot and two index words per row ahead of the map (`sep_pre_doubles`).
         let pre = if flags & SEP_PREF != 0 { (self.dp.rows as usize + 2) / 2 * 2 } else { 0 };
         // MF_SEP_XS: four counts and a (row, source) pair a part and entry, for up to 4 parts.

@@ -1,0 +1,45 @@
+//! Rows of `C + 4` doubles under the separator-row forward product on the tensor cores
+//! ([`CudaMultifrontal::set_sep_tc_rows4`], round 29, the kernels' `MF_SEP_LD4`). The forward
+//! kernels with that product staged a chunk's rows at `C + 2` (the bottom pass's map would
+//! otherwise have cost it a resident block, round 16); Nsight Compute on the bottom forward pass at
+//! 256 columns (round 28, `mf_mapssbtp_forward`, 0.80 ms) counted its shared loads 3.0-way and its
+//! stores 4.5-way bank-conflicted. Counted per 128-column chunk on the 2^20 cubic plan (round 29,
+//! BENCHMARKS.md): 128 B-fragment loads at bank pair `2t + g` mod 16 (4 wavefronts against 2), 32
+//! accumulator loads and 32 result stores at `2(g + t) + e` mod 16 (6 against 2). With rows of
+//! `C + 4` the B fragments fall at `4t + g` (conflict-free), and the accumulators are loaded and
+//! stored in the order of the row's parity (`maps_tc_backward`'s `ALT`): conflict-free too. Same
+//! products in the same order: bit-identical to the default. 16 bytes more a row: the bottom
+//! pass's block at 256 columns 45 568 bytes against 44 960, still 5 an SM on the H200.
+use super::sep::{SEP_BULK, SEP_PREF, SEP_TCF, SEP_XS};
+use super::CudaMultifrontal;
+
+/// MF_SEP_LD4: rows of `C + 4` and the accumulators in parity order under the tensor-core forward
+/// (`mf_mapssbtpl4_forward`, `mf_mapssbtpxsl4_forward`).
+pub(super) const SEP_LD4: usize = 128;
+
+impl CudaMultifrontal {
+    /// Runs the forward separator-row kernels the default runs at 64 and 256 columns
+    /// (`mf_mapssbtp_forward` on the bottom pass, `mf_mapssbtpxs_forward` above it) with rows of
+    /// `C + 4` doubles and conflict-free accumulator accesses (`mf_mapssbtpl4_forward`,
+    /// `mf_mapssbtpxsl4_forward`): the same products and stores, bit for bit, 16 bytes more shared
+    /// memory a row. Off by default (round 29: not yet measured on a device); other launches and
+    /// the line walk are unchanged.
+    pub fn set_sep_tc_rows4(&mut self, on: bool) {
+        self.sep_tc_rows4 = on;
+    }
+
+    /// Whether the tensor-core forward kernels stage rows of `C + 4` ([`Self::set_sep_tc_rows4`]).
+    pub fn sep_tc_rows4(&self) -> bool {
+        self.sep_tc_rows4
+    }
+
+    /// A separator-row launch's line `flags` with [`SEP_LD4`] where asked for and built: forward
+    /// bulk lines, tensor-core product and prefetch, split contributions or not.
+    pub(super) fn with_tc_rows4(&self, flags: usize) -> usize {
+        if self.sep_tc_rows4 && flags & !SEP_XS == SEP_BULK | SEP_TCF | SEP_PREF {
+            flags | SEP_LD4
+        } else {
+            flags
+        }
+    }
+}
