@@ -546,7 +546,8 @@ fn rows_lines(base: &str) -> Option<SepLines> {
 /// pass 1 chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`], round 23);
 /// `-xs`, the upper passes' contributions split over a column's parts both ways, or `-xsb`,
 /// backward only (round 28, [`CudaMultifrontal::set_sep_ext_split`]; both the default since round
-/// 28, so `-xs` changes nothing), or `-noxs`, neither; `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
+/// 28, so `-xs` changes nothing), or `-noxs`, neither; `-p64`, forward 0's chunks of 64 columns
+/// pipelined inside a block (round 29, [`CudaMultifrontal::set_sep_pipe64`]); `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
 /// solve in place (round 27, [`CudaMultifrontal::solve_many_rows_in_place`]; last).
 /// Round 28's defaults (64 × 2 walk items, the bottom backward prefetch) are round 27's
 /// `gpu-rows-w64x2-bpf`; the default before them is `gpu-rows-w32x2-nobpf`.
@@ -565,6 +566,8 @@ struct RowsSuffixes<'a> {
     /// The contributions split (forward, backward) where named: `-xs` both, `-xsb` backward only,
     /// `-noxs` neither; else the default's (both since round 28).
     ext_split: Option<(bool, bool)>,
+    /// `-p64`: the forward chunks pipelined.
+    pipe64: bool,
     sep_in_x: bool,
     in_place: bool,
 }
@@ -579,12 +582,14 @@ const CHAIN_SUFFIX: &str = "-chain";
 const EXT_SPLIT_SUFFIX: &str = "-xs";
 const EXT_SPLIT_BACK_SUFFIX: &str = "-xsb";
 const NO_EXT_SPLIT_SUFFIX: &str = "-noxs";
+const PIPE64_SUFFIX: &str = "-p64";
 
 impl<'a> RowsSuffixes<'a> {
     fn parse(engine: &'a str) -> RowsSuffixes<'a> {
         let strip = |e: &'a str, suffix: &str| e.strip_suffix(suffix).map_or((e, false), |e| (e, true));
         let (e, in_place) = strip(engine, IN_PLACE_SUFFIX);
         let (e, sep_in_x) = strip(e, SEP_IN_X_SUFFIX);
+        let (e, pipe64) = strip(e, PIPE64_SUFFIX);
         let (e, split_back) = strip(e, EXT_SPLIT_BACK_SUFFIX);
         let (e, no_split) = strip(e, NO_EXT_SPLIT_SUFFIX);
         let (e, split) = strip(e, EXT_SPLIT_SUFFIX);
@@ -603,7 +608,7 @@ impl<'a> RowsSuffixes<'a> {
         });
         let (base, shape) = walk.map_or((e, None), |(base, shape)| (base, Some(shape)));
         let back_prefetch = if back { Some(true) } else if no_back || !prefetch { Some(false) } else { None };
-        RowsSuffixes { base, shape, prefetch, back_prefetch, chain, ext_split, sep_in_x, in_place }
+        RowsSuffixes { base, shape, prefetch, back_prefetch, chain, ext_split, pipe64, sep_in_x, in_place }
     }
 }
 
@@ -729,6 +734,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_walk_shape(suffixes.shape)?;
                     f.set_sep_prefetch(suffixes.prefetch);
                     f.set_sep_in_x(suffixes.sep_in_x);
+                    f.set_sep_pipe64(suffixes.pipe64);
                     if let Some((forward, backward)) = suffixes.ext_split {
                         f.set_sep_ext_split(forward, backward);
                     }
@@ -756,6 +762,9 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                         };
                         if !ways.is_empty() {
                             notes.push(format!("the upper passes' contributions split over each column's parts ({ways}; passes with external children)"));
+                        }
+                        if suffixes.pipe64 {
+                            notes.push("forward 0's chunks pipelined: 64 columns double-buffered a block (mf_mapssbtp64_forward where the launch rows name it)".to_string());
                         }
                         if suffixes.sep_in_x {
                             notes.push("the separator rows in x (no sep buffer; no owned-row stores in the bottom backward pass)".to_string());
@@ -1110,5 +1119,10 @@ mod tests {
         assert_eq!((s.base, s.shape, s.ext_split, s.chain), (ROWS_ENGINE, None, Some((false, true)), false));
         let s = RowsSuffixes::parse("gpu-rows-chain-xs");
         assert_eq!((s.base, s.ext_split, s.chain), (ROWS_ENGINE, Some((true, true)), true));
+        let s = RowsSuffixes::parse("gpu-rows-p64");
+        assert_eq!((s.base, s.ext_split, s.pipe64, s.sep_in_x), (ROWS_ENGINE, None, true, false));
+        let s = RowsSuffixes::parse("gpu-rows-noxs-p64-sx-ip");
+        assert_eq!((s.base, s.ext_split, s.pipe64, s.sep_in_x, s.in_place), (ROWS_ENGINE, Some((false, false)), true, true, true));
+        assert!(!RowsSuffixes::parse("gpu-rows-xs").pipe64);
     }
 }
