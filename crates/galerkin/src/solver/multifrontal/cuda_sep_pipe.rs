@@ -23,10 +23,12 @@ impl CudaMultifrontal {
     /// `mf_mapssbtp_forward` — the bottom pass by default — as `mf_mapssbtp64_forward` where a
     /// block walks at least two chunks of its subtree (passes of at least [`TC_FEW_SUBTREES`](super::TC_FEW_SUBTREES)
     /// subtrees, or with the column blocks capped by [`Self::set_pipe_blocks`]); the block keeps the
-    /// default's threads (4 a column at 256 columns). Other
-    /// launches are unchanged: the split upper passes' kernel pipelined took 64 registers against 48
-    /// (a resident block lost, no cap compiles), so it is not built. Bit-identical to the default.
-    /// Off by default: not yet measured.
+    /// default's threads (4 a column at 256 columns). With the split off
+    /// ([`Self::set_sep_ext_split`]`(false, _)`) forward 1 runs it too, at a resident block less
+    /// (42 registers, allocated 48: 5 blocks of 256 threads an SM where its 40 keep 6). The split
+    /// upper passes' kernel pipelined took 64 registers against 48 (a resident block lost, no cap
+    /// compiles), so it is not built: with the default split forward 1 is unchanged, as are the
+    /// backward passes. Bit-identical to the default. Off by default: not yet measured.
     pub fn set_sep_pipe64(&mut self, on: bool) {
         self.sep_pipe64 = on;
     }
