@@ -1712,6 +1712,89 @@ MF_MAPSS_KERNEL_BOUNDED(mf_mapssbxs_backward_3, 3, true, MF_SEP_BULK | MF_SEP_XS
 // external children) and mf_mapssbtpxs_forward (the upper passes).
 MF_MAPSS_KERNEL(mf_mapssbtpl4_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_LD4)
 MF_MAPSS_KERNEL(mf_mapssbtpxsl4_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_XS | MF_SEP_LD4)
+// MF_SEP_PIPE (round 29, `CudaMultifrontal::set_sep_pipe64`): a block sweeps its subtree's columns
+// as chunks of C = 64 double-buffered — chunk k + 2's bulk copies issued into the buffer chunk k
+// just left, so chunk k + 1's lines land while chunk k is multiplied and stored. The default runs
+// its chunks strictly in turn (stage, issue, wait, product, barrier, stores): a block moved no
+// bytes while it computed, and forward 0 reached 70–76 % of the copy rate with 5 blocks an SM.
+// Two chunks of 64 columns take the shared memory of one of 128 (round 28's count).
+#define MF_SEP_PIPE 256
+// maps_sep_subtree with MF_SEP_PIPE: buffers w0 and w0 + p.rows·ld, chunk k in buffer k & 1 on
+// bars[k & 1] at parity (k >> 1) & 1 (every thread waits on chunk k before it arrives for k + 2).
+// The map and the prefetched indices (MF_SEP_PREF) once a subtree, under chunk 0's copies; chunk 1's issue reads the line sources chunk 0's recorded (the
+// same thread records and reads a line). Per column the products and sums of maps_sep_chunk in
+// the same order: bit for bit the default's. With an odd count of columns the lines are cp.async
+// copies: waited for all at each chunk (correct, less overlap).
+template <int NB, bool BACKWARD, int FLAGS>
+__device__ __forceinline__ void maps_sep_subtree_pipe(const Tree& t, const Pass& p, const SepPass& sp, u32 j, u32 cy, u32 ny, u32 C, u32 mcap,
+                                                      u32 nrhs, u64 n, const double* __restrict__ b, double* __restrict__ x,
+                                                      double* __restrict__ sep, double* __restrict__ buf, const u64* __restrict__ map_off,
+                                                      const double* __restrict__ maps, u64* bars) {
+    static_assert((FLAGS & MF_SEP_BULK) && (FLAGS & MF_SEP_TCF) && !(FLAGS & MF_SEP_EXT), "MF_SEP_PIPE: bulk lines, the tensor-core forward");
+    static_assert(!BACKWARD && !(FLAGS & MF_SEP_XS), "MF_SEP_PIPE: forward, unsplit (the others are not built: round 29's registers)");
+    extern __shared__ __align__(16) double maps_smem[];
+    const int ld = (int)C + 2;
+    const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
+    constexpr bool PREF = (FLAGS & MF_SEP_PREF) != 0;
+    u64* pre = PREF ? reinterpret_cast<u64*>(maps_smem) : nullptr;
+    double* sM = maps_smem + (PREF ? sep_pre_doubles(p.rows) : 0);
+    double* w0 = sM + (mcap + 1) / 2 * 2;
+    const u32 wsz = p.rows * (u32)ld;  // a buffer's doubles (even: ld is)
+    maps_stage_forward_tc(maps + map_off[j] + (u64)R * ldm, ne, s, sM);
+    const u32 first = cy * C, step = C * ny, chunks = first < nrhs ? (nrhs - first + step - 1) / step : 0;
+    // Step k issues chunk k into buffer k & 1 (from k = 2 once chunk k − 2 is done with it), then
+    // waits for chunk k − 1 and multiplies and stores it: one call site of each (registers).
+#pragma unroll 1
+    for (u32 k = 0; k <= chunks; ++k) {
+        if (k < chunks) {
+            if (k >= 2) {
+                mf_fence_async();
+                __syncthreads();  // every thread done with chunk k − 2's buffer
+            }
+            maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, first + k * step, C, nrhs, n, b, sep, w0 + (k & 1) * wsz, ld, buf, nullptr, bars + (k & 1),
+                                            PREF ? pre_idx(pre) : nullptr, k != 0);
+            mf_cp_commit();
+        }
+        if (k == 0) {
+            if (PREF && chunks > 0) maps_sep_prefetch<BACKWARD, FLAGS>(t, p, sp, j, pre);  // while the copies land
+            continue;
+        }
+        const u32 c = k - 1;
+        mf_cp_wait_all();  // the map (and cp.async lines)
+        mf_bar_wait(bars + (c & 1), (c >> 1) & 1);
+        __syncthreads();  // the map, zeroed rows and prefetched indices of every thread
+        maps_sep_chunk<NB, BACKWARD, FLAGS>(t, p, sp, j, sM, w0 + (c & 1) * wsz, ld, C, first + c * step, nrhs, n, x, sep, buf, nullptr, pre);
+    }
+}
+
+// A block per (subtree, column block) as maps_sep_sweep, the chunks pipelined (MF_SEP_PIPE).
+template <int NB, bool BACKWARD, int FLAGS>
+__device__ void maps_sep_sweep_pipe(const Tree& t, const Pass& p, const SepPass& sp, u32 C, u32 mcap, u32 nrhs, u64 n, const double* __restrict__ b,
+                                    double* __restrict__ x, double* __restrict__ sep, double* __restrict__ buf, const u64* __restrict__ map_off,
+                                    const double* __restrict__ maps) {
+    __shared__ __align__(8) u64 bars[2];
+    const u32 lin = blockIdx.x + blockIdx.y * gridDim.x, j = lin / gridDim.y, cy = lin % gridDim.y;
+    if (threadIdx.x == 0) {
+        mf_bar_init(bars, blockDim.x);
+        mf_bar_init(bars + 1, blockDim.x);
+    }
+    __syncthreads();
+    maps_sep_subtree_pipe<NB, BACKWARD, FLAGS>(t, p, sp, j, cy, gridDim.y, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps, bars);
+}
+#define MF_MAPSS_PIPE_KERNEL(NAME, NB, BACKWARD, FLAGS)                                                               \
+    extern "C" __global__ void NAME(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,                     \
+                                    const double* __restrict__ b, double* __restrict__ x, double* __restrict__ sep,  \
+                                    double* __restrict__ buf, const u64* __restrict__ map_off,                       \
+                                    const double* __restrict__ maps) {                                               \
+        maps_sep_sweep_pipe<NB, BACKWARD, FLAGS>(t, p, sp, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps);        \
+    }
+// Forward 0's default kernel (mf_mapssbtp_forward's flags) with its chunks pipelined. NVRTC 13.0,
+// sm_90: 42 registers against 40, no spills (allocated 48: 5 blocks of 256 threads an SM by
+// registers, 6 before; 5 by shared memory either way). Forward 1's split kernel pipelined
+// (mf_mapssbtpxs_forward's flags) took 64 against 48 — 4 blocks an SM where 5 run, and no cap
+// compiles the f64 mma (round 28) —, so it is not built: the split passes run unpipelined.
+MF_MAPSS_PIPE_KERNEL(mf_mapssbtp64_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_PIPE)
+
 // Round 25: the backward kernels with bulk lines on a row-major bottom pass (MF_SEP_BOT), the line
 // sources and the owned rows' places prefetched under the first chunk's copies
 // (`CudaMultifrontal::set_sep_back_prefetch`), under a register cap that keeps the resident blocks

@@ -139,8 +139,9 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     let back_pref = (1..=3).map(|nb| format!("mf_mapssbp0_backward_{nb}"));
     // Round 28: the upper passes' contributions split over a column's parts (MF_SEP_XS).
     let split = ["mf_mapssbtpxs_forward".to_string()].into_iter().chain((1..=3).map(|nb| format!("mf_mapssbxs_backward_{nb}")));
-    // Round 29: the tensor-core forward kernels with rows of C + 4 (MF_SEP_LD4), unsplit and split.
-    let rows4 = ["mf_mapssbtpl4_forward", "mf_mapssbtpxsl4_forward"].map(String::from);
+    // Round 29: the tensor-core forward kernels with rows of C + 4 (MF_SEP_LD4), unsplit and split;
+    // forward 0's chunks pipelined inside a block (MF_SEP_PIPE).
+    let rows4 = ["mf_mapssbtpl4_forward", "mf_mapssbtpxsl4_forward", "mf_mapssbtp64_forward"].map(String::from);
     let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref).chain(split).chain(rows4);
     let named = ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward", "mf_rows_backward_tc"];
     for entry in named.iter().map(|s| s.to_string()).chain(fused) {
@@ -155,6 +156,12 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     // Round 25: the prefetched bottom backward kernels for 32 and 48 rows carry their register caps
     // (the resident blocks of mf_mapssb_backward_2 and _3 at 256 threads); the one for 16 rows none.
     // Round 28's split backward kernels (mf_mapssbxs_backward_*) carry the same caps.
+    // Round 29: the pipelined forward kernel waits on two mbarriers, one a buffer, at a parity a chunk
+    // pair: its body holds two inits and a parity wait.
+    let body = c.ptx.split(".entry mf_mapssbtp64_forward(").nth(1).and_then(|r| r.split(".entry ").next()).unwrap_or_else(|| panic!("no mf_mapssbtp64_forward"));
+    for (op, at_least) in [("mbarrier.init.shared::cta.b64", 2), ("mbarrier.try_wait.parity", 1), ("cp.async.bulk.shared::cluster.global", 1)] {
+        assert!(body.matches(op).count() >= at_least, "mf_mapssbtp64_forward has fewer than {at_least} {op}");
+    }
     for family in ["mf_mapssbp0_backward_", "mf_mapssbxs_backward_"] {
         for (nb, cap) in [(1, None), (2, Some(4)), (3, Some(3))] {
             let entry = format!(".entry {family}{nb}(");

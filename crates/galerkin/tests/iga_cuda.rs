@@ -1517,4 +1517,65 @@ fn gpu_tc_rows4_equal_the_default_bit_for_bit() {
     if bulk_here {
         assert_every_degree_ran(&ran, &["split", "unsplit"], "rows of C + 4");
     }
+/// Round 29: forward 0's 64-column chunks pipelined inside a block (`set_sep_pipe64`,
+/// `mf_mapssbtp64_forward`, `MF_SEP_PIPE`: chunk k + 1's bulk copies in flight while chunk k is
+/// multiplied and stored) equal the default solve bit for bit — per column the same products in
+/// the same order — at 64 (one chunk: the default kernel runs), 77 (odd: cp.async lines, waited a
+/// chunk), 96 (a short second chunk), 256 (four chunks) and 300 (five, the last short) columns: on a
+/// 1D cubic system of 160 001 elements at the default's blocks (its bottom pass has at least
+/// TC_FEW_SUBTREES subtrees, as at 2^20, so a block walks its subtree's chunks) and on 1D systems
+/// of degree 1…5 (3001 elements, the lines pass by pass) with the column blocks capped at 1 and 2
+/// (a block walks 2–5 chunks of its subtree, or every other one) and blocks of the default's threads
+/// or 4 a column (chunks of 128 forced: 256 threads, the 2^20 shape). Row-major and, for the small
+/// cases, column-major (the bottom pass's `b` by cp.async lines) = faer's LU at 256 columns; = the CPU
+/// twins (77, 78). Where it applies (sm_90, more than 64 columns) the 256-column profile shows
+/// `mf_mapssbtp64_forward` on forward 0 and nowhere else; off, never.
+#[test]
+fn gpu_pipelined_forward_chunks_equal_the_default_bit_for_bit() {
+    let Some(be) = test_gpu() else { return };
+    let bulk_here = be.device().compute_capability.0 >= 9;
+    let nowalk = SepLines { top: false, ..SepLines::WALK };
+    let mut ran = Vec::new();
+    let cases = [iga_common::seed_1d(3, 160_001)].into_iter().chain((1..=5).map(|p| iga_common::seed_1d(p, 3001)));
+    for (i, case) in cases.enumerate() {
+        let large = i == 0;
+        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert!(!f.sep_pipe64(), "{}: the pipelined chunks are on by default (not yet measured)", case.name);
+        f.prepare_maps(&be).unwrap();
+        let n = case.sys.ndofs;
+        let bs: Vec<_> = [64, 77, 96, 256, 300].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
+        // (lines, column blocks, forced chunk width): the large case as the default runs it; the small ones pass by pass.
+        let setups: Vec<(Option<SepLines>, Option<usize>, Option<usize>)> =
+            if large { vec![(None, None, None), (None, None, Some(128))] } else { [Some(1), Some(2)].into_iter().flat_map(|y| [(Some(nowalk), y, None), (Some(nowalk), y, Some(128))]).collect() };
+        for (lines, blocks, width) in setups {
+            let what = format!("{} lines {lines:?} blocks {blocks:?} width {width:?}", case.name);
+            f.set_sep_lines(lines);
+            f.set_pipe_blocks(blocks).unwrap();
+            f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
+            assert_setting_bit_identical(&be, &mut f, n, &bs, &what, |f, on| f.set_sep_pipe64(on));
+            let mut x = be.zeros(n * 256).unwrap();
+            for on in [false, true] {
+                f.set_sep_pipe64(on);
+                let launches = f.solve_rows_profile(&be, 256, &bs[3].1, &mut x).unwrap();
+                let piped: Vec<_> = launches.iter().filter(|l| l.kernel == "mf_mapssbtp64_forward").collect();
+                for l in &piped {
+                    assert!(on && l.label == "forward 0", "{what} {on}: {} ran {}", l.label, l.kernel);
+                }
+                if on && bulk_here {
+                    assert_eq!(piped.len(), 1, "{what}: forward 0 not pipelined: {:?}", launches.iter().map(|l| (&l.label, &l.kernel)).collect::<Vec<_>>());
+                    assert_eq!(piped[0].threads, if width.is_some() || large { 256 } else { 64 }, "{what}: the block's threads");
+                    ran.push(what.clone());
+                }
+            }
+        }
+        f.set_sep_pipe64(true);
+        if !large {
+            let reference = FaerRef::new(&case, 256);
+            check_rows_against_ref(&be, &f, &case, &reference, 256);
+            check_columns_against_ref(&be, &f, &case, &reference, 256);
+        }
+        assert_equals_twins(&be, &cpu_twins(&case, true), &format!("{}: pipelined, row-major", case.name), |k, b, x| f.solve_many_rows(&be, k, b, x));
+    }
+    assert!(!bulk_here || ran.iter().any(|r| r.starts_with("seed p=3 N=160001 lines None blocks None width None")), "the default's shape never pipelined: {ran:?}");
+    assert!(!bulk_here || ran.len() == 2 + 5 * 4, "some setups never pipelined: {ran:?}");
 }

@@ -521,3 +521,56 @@ fn split_contributions_of_issue_15() {
         }
     }
 }
+
+/// Round 29's counts for forward 0's pipelined chunks (`set_sep_pipe64`) on the 2^20 cubic plan, at
+/// 256 columns (`--include-ignored --nocapture pipelined_chunks_of_issue_15`): the bottom pass's
+/// rows, the shared memory of a block of the default (one 128-column chunk, rows of 130 doubles)
+/// and of the pipelined kernel (two 64-column chunks, rows of 66) with the resident blocks they
+/// leave (233 472 bytes an SM configured, 1 024 reserved and 16 static a block), and per subtree the
+/// bulk copies, their bytes and how many of them the block's own work can hide.
+#[test]
+#[ignore]
+fn pipelined_chunks_of_issue_15() {
+    use galerkin::iga::{symbolic_1d, Space1d};
+    use galerkin::solver::multifrontal::separators::SeparatorPlan;
+    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
+    let sym = symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
+    let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
+    let sp = SeparatorPlan::new(&plan, sym.n).unwrap();
+    let p = &plan.passes[0];
+    let n = p.len();
+    let rows = |j: usize| (p.row_ptr[j + 1] - p.row_ptr[j]) as usize;
+    let own = |j: usize| (sp.own_ptr[j + 1] - sp.own_ptr[j]) as usize;
+    let (me, mown) = (p.elim.iter().max().copied().unwrap() as usize, (0..n).map(own).max().unwrap());
+    let prows = sp.max_rows0;
+    let mean = |f: &dyn Fn(usize) -> usize| (0..n).map(f).sum::<usize>() as f64 / n as f64;
+    eprintln!(
+        "pass 0: {n} subtrees, rows ≤ {} (with owned {prows}), eliminated ≤ {me} (mean {:.2}), owned ≤ {mown} (mean {:.2}), Schur mean {:.2}",
+        (0..n).map(rows).max().unwrap(),
+        mean(&|j| p.elim[j] as usize),
+        mean(&|j| own(j)),
+        mean(&|j| rows(j) - p.elim[j] as usize)
+    );
+    // The kernels' layout (DevPass::mapss_smem, mapss_pipe_smem): prefetched words, Gᵀ with rows of 16 + 4, the chunks.
+    let (pre, map) = ((prows + 2) / 2 * 2, me * 20);
+    let smem = |chunks: usize, ld: usize| 8 * (pre + map + chunks * prows * ld);
+    let per_sm = |bytes: usize| 233_472 / (bytes + 1_040);
+    let (default, piped) = (smem(1, 130), smem(2, 66));
+    eprintln!("shared memory a block: default {default} B ({} blocks/SM), pipelined {piped} B ({} blocks/SM, {} B to spare)", per_sm(default), per_sm(piped), 233_472 - per_sm(piped) * (piped + 1_040));
+    assert_eq!(per_sm(default), per_sm(piped), "the pipelined kernel loses a resident block");
+    // Lines a chunk: b at the eliminated and owned rows (loads), the owned rows to sep and the Schur rows to buf (stores).
+    let loads = mean(&|j| p.elim[j] as usize + own(j));
+    let stores = mean(&|j| own(j) + rows(j) - p.elim[j] as usize);
+    for (cols, chunks) in [(128usize, 2usize), (64, 4)] {
+        eprintln!(
+            "{cols}-column chunks: {chunks} a subtree, {:.1} bulk copies of {} B a chunk ({:.1} a subtree, {:.0} B), {:.1} line stores of {} B a chunk; copies the block's own work can hide: {}",
+            loads,
+            8 * cols,
+            loads * chunks as f64,
+            loads * chunks as f64 * 8.0 * cols as f64,
+            stores,
+            8 * cols,
+            if chunks == 2 { "none (each chunk waits for its own)".to_string() } else { format!("chunks 1..{} ({:.0} %)", chunks - 1, 100.0 * (chunks - 1) as f64 / chunks as f64) }
+        );
+    }
+}

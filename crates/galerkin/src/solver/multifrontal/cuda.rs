@@ -62,6 +62,8 @@ mod in_place;
 mod ext_split;
 #[path = "cuda_tc_rows.rs"]
 mod tc_rows;
+#[path = "cuda_sep_pipe.rs"]
+mod sep_pipe;
 pub use overlap::OverlapSpan;
 pub use pipe::{LaunchProfile, MapsKernel, PIPE_THREADS, TC_FEW_SUBTREES};
 pub use walk_shape::WalkShape;
@@ -398,6 +400,9 @@ struct MfKernels {
     /// The tensor-core forward kernels with rows of `C + 4` (`mf_mapssbtpl4_forward`, and split
     /// `mf_mapssbtpxsl4_forward`; [`CudaMultifrontal::set_sep_tc_rows4`], round 29).
     mapss_ld4_forward: [Kernel; 2],
+    /// Forward 0's kernel with its 64-column chunks pipelined (`mf_mapssbtp64_forward`;
+    /// [`CudaMultifrontal::set_sep_pipe64`], round 29).
+    mapss_pipe64_forward: Kernel,
     /// The same, pipelined ([`CudaMultifrontal::set_pipe_separators`]).
     mapssp_forward: Kernel,
     mapssp_backward: [Kernel; 3],
@@ -436,7 +441,7 @@ impl MfKernels {
     /// kept by hand; the launch profile reads a launch's kernel from the launch itself.
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(one(&self.mapss_xs_forward)).chain(&self.mapss_xs_backward).chain(&self.mapss_ld4_forward).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(one(&self.mapss_xs_forward)).chain(&self.mapss_xs_backward).chain(&self.mapss_ld4_forward).chain(one(&self.mapss_pipe64_forward)).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
     }
 }
 
@@ -577,6 +582,9 @@ pub struct CudaMultifrontal {
     /// Whether pass 1 is chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`];
     /// off by default).
     sep_chain: bool,
+    /// Whether the forward passes of many subtrees pipeline 64-column chunks
+    /// ([`CudaMultifrontal::set_sep_pipe64`]; off by default).
+    sep_pipe64: bool,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -745,6 +753,7 @@ impl CudaMultifrontal {
             mapss_xs_forward: get("mf_mapssbtpxs_forward")?,
             mapss_xs_backward: [get("mf_mapssbxs_backward_1")?, get("mf_mapssbxs_backward_2")?, get("mf_mapssbxs_backward_3")?],
             mapss_ld4_forward: [get("mf_mapssbtpl4_forward")?, get("mf_mapssbtpxsl4_forward")?],
+            mapss_pipe64_forward: get("mf_mapssbtp64_forward")?,
             mapssp_forward: get("mf_mapssp_forward")?,
             mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
@@ -856,6 +865,7 @@ impl CudaMultifrontal {
             sep_tc_rows4: false,
             separators_at_dofs: std::sync::OnceLock::new(),
             sep_chain: false,
+            sep_pipe64: false,
             probe: Mutex::new(None),
             lvl_end,
             side: Vec::new(),

@@ -571,7 +571,12 @@ impl CudaMultifrontal {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
         let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
-        let mut flags = self.with_tc_rows4(self.sep_line_flags(be, p, backward, n));
+        let mut flags = self.sep_line_flags(be, p, backward, n);
+        // Forward 0 pipelined (`-p64`) takes its rows of C + 2 whatever `-ld4` says: both cannot keep its 5 blocks an SM.
+        if let Some(launch) = self.launch_sep_pipe64(be, stream, seps, p, backward, flags, nrhs, n, [b, x, sep, leaf, maps])? {
+            return Ok(launch);
+        }
+        flags = self.with_tc_rows4(flags);
         let fit = |f: usize| self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, f));
         // The split's staged entries (MF_SEP_XS) where they fit beside 32 columns at least, else the unsplit kernel.
         let fitted = match fit(flags) {
