@@ -1517,6 +1517,8 @@ fn gpu_tc_rows4_equal_the_default_bit_for_bit() {
     if bulk_here {
         assert_every_degree_ran(&ran, &["split", "unsplit"], "rows of C + 4");
     }
+}
+
 /// Round 29: forward 0's 64-column chunks pipelined inside a block (`set_sep_pipe64`,
 /// `mf_mapssbtp64_forward`, `MF_SEP_PIPE`: chunk k + 1's bulk copies in flight while chunk k is
 /// multiplied and stored) equal the default solve bit for bit — per column the same products in
