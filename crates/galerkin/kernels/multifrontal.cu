@@ -1719,6 +1719,36 @@ MF_MAPSS_KERNEL(mf_mapssbtpxsl4_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF
 // bytes while it computed, and forward 0 reached 70–76 % of the copy rate with 5 blocks an SM.
 // Two chunks of 64 columns take the shared memory of one of 128 (round 28's count).
 #define MF_SEP_PIPE 256
+// MF_SEP_PIPE's schedule over a block's `chunks` chunks (sep_pipe's CPU emulation checks it): step k
+// issues chunk k (ISSUE, into buffer k & 1; from k = 2 after a proxy fence and a block barrier:
+// every thread done with chunk k − 2's buffer), then from k = 1 waits for chunk c = k − 1 (buffer
+// c & 1 on bars[c & 1] at parity (c >> 1) & 1, and the cp.async groups: the map, odd-column lines)
+// and multiplies and stores it (COMPUTE); STARTED once, after chunk 0's issue, under its copies.
+// One call site of each (registers). A macro, not a function of lambdas: that form changed the
+// registers of the default kernels, which do not use it (NVRTC 13.0: mf_mapssbp0_backward_2 59
+// against 58, round 30).
+#define MF_SEP_PIPE_CHUNKS(ISSUE, STARTED, COMPUTE)                                                                   \
+    _Pragma("unroll 1") for (u32 k = 0; k <= chunks; ++k) {                                                           \
+        if (k < chunks) {                                                                                             \
+            if (k >= 2) {                                                                                             \
+                mf_fence_async();                                                                                     \
+                __syncthreads(); /* every thread done with chunk k − 2's buffer */                                    \
+            }                                                                                                         \
+            ISSUE;                                                                                                    \
+            mf_cp_commit();                                                                                           \
+        }                                                                                                             \
+        if (k == 0) {                                                                                                 \
+            if (chunks > 0) {                                                                                         \
+                STARTED;                                                                                              \
+            }                                                                                                         \
+            continue;                                                                                                 \
+        }                                                                                                             \
+        const u32 c = k - 1;                                                                                          \
+        mf_cp_wait_all(); /* the map (and cp.async lines) */                                                          \
+        mf_bar_wait(bars + (c & 1), (c >> 1) & 1);                                                                    \
+        __syncthreads(); /* the map, zeroed rows, prefetched indices and staged entries of every thread */            \
+        COMPUTE;                                                                                                      \
+    }
 // maps_sep_subtree with MF_SEP_PIPE: buffers w0 and w0 + p.rows·ld, chunk k in buffer k & 1 on
 // bars[k & 1] at parity (k >> 1) & 1 (every thread waits on chunk k before it arrives for k + 2).
 // The map and the prefetched indices (MF_SEP_PREF) once a subtree, under chunk 0's copies; chunk 1's issue reads the line sources chunk 0's recorded (the
@@ -1742,29 +1772,10 @@ __device__ __forceinline__ void maps_sep_subtree_pipe(const Tree& t, const Pass&
     const u32 wsz = p.rows * (u32)ld;  // a buffer's doubles (even: ld is)
     maps_stage_forward_tc(maps + map_off[j] + (u64)R * ldm, ne, s, sM);
     const u32 first = cy * C, step = C * ny, chunks = first < nrhs ? (nrhs - first + step - 1) / step : 0;
-    // Step k issues chunk k into buffer k & 1 (from k = 2 once chunk k − 2 is done with it), then
-    // waits for chunk k − 1 and multiplies and stores it: one call site of each (registers).
-#pragma unroll 1
-    for (u32 k = 0; k <= chunks; ++k) {
-        if (k < chunks) {
-            if (k >= 2) {
-                mf_fence_async();
-                __syncthreads();  // every thread done with chunk k − 2's buffer
-            }
-            maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, first + k * step, C, nrhs, n, b, sep, w0 + (k & 1) * wsz, ld, buf, nullptr, bars + (k & 1),
-                                            PREF ? pre_idx(pre) : nullptr, k != 0);
-            mf_cp_commit();
-        }
-        if (k == 0) {
-            if (PREF && chunks > 0) maps_sep_prefetch<BACKWARD, FLAGS>(t, p, sp, j, pre);  // while the copies land
-            continue;
-        }
-        const u32 c = k - 1;
-        mf_cp_wait_all();  // the map (and cp.async lines)
-        mf_bar_wait(bars + (c & 1), (c >> 1) & 1);
-        __syncthreads();  // the map, zeroed rows and prefetched indices of every thread
-        maps_sep_chunk<NB, BACKWARD, FLAGS>(t, p, sp, j, sM, w0 + (c & 1) * wsz, ld, C, first + c * step, nrhs, n, x, sep, buf, nullptr, pre);
-    }
+    MF_SEP_PIPE_CHUNKS((maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, first + k * step, C, nrhs, n, b, sep, w0 + (k & 1) * wsz, ld, buf, nullptr,
+                                                        bars + (k & 1), PREF ? pre_idx(pre) : nullptr, k != 0)),
+                       (PREF ? maps_sep_prefetch<BACKWARD, FLAGS>(t, p, sp, j, pre) : void()),
+                       (maps_sep_chunk<NB, BACKWARD, FLAGS>(t, p, sp, j, sM, w0 + (c & 1) * wsz, ld, C, first + c * step, nrhs, n, x, sep, buf, nullptr, pre)));
 }
 
 // Round 30 (`CudaMultifrontal::set_sep_pipe64_backward`, bench suffix -p64b): the backward
@@ -1794,28 +1805,10 @@ __device__ __forceinline__ void maps_sep_subtree_pipe_back(const Tree& t, const 
     u32* xs = XS ? reinterpret_cast<u32*>(w0 + 2 * wsz) : nullptr;
     maps_stage_async<true>(maps + map_off[j], R * ldm, ldm, sM);
     const u32 first = cy * C, step = C * ny, chunks = first < nrhs ? (nrhs - first + step - 1) / step : 0;
-#pragma unroll 1
-    for (u32 k = 0; k <= chunks; ++k) {
-        if (k < chunks) {
-            if (k >= 2) {
-                mf_fence_async();
-                __syncthreads();  // every thread done with chunk k − 2's buffer (its x stored)
-            }
-            maps_sep_issue<true, FLAGS>(p, sp, j, first + k * step, C, nrhs, n, b, sep, w0 + (k & 1) * wsz, ld, buf, nullptr, bars + (k & 1),
-                                        PREF ? pre_idx(pre) : nullptr, k != 0);
-            mf_cp_commit();
-        }
-        if (k == 0) {  // while chunk 0's (and 1's) copies land
-            if (PREF && chunks > 0) maps_sep_prefetch<true, FLAGS>(t, p, sp, j, pre);
-            if (XS && chunks > 0) maps_sep_stage_ext(p, j, ne, blockDim.x / C, xs);
-            continue;
-        }
-        const u32 c = k - 1;
-        mf_cp_wait_all();  // the map (and cp.async lines)
-        mf_bar_wait(bars + (c & 1), (c >> 1) & 1);
-        __syncthreads();  // the map, prefetched indices and staged entries of every thread
-        maps_sep_chunk<NB, true, FLAGS>(t, p, sp, j, sM, w0 + (c & 1) * wsz, ld, C, first + c * step, nrhs, n, x, sep, buf, nullptr, pre, xs);
-    }
+    MF_SEP_PIPE_CHUNKS((maps_sep_issue<true, FLAGS>(p, sp, j, first + k * step, C, nrhs, n, b, sep, w0 + (k & 1) * wsz, ld, buf, nullptr,
+                                                    bars + (k & 1), PREF ? pre_idx(pre) : nullptr, k != 0)),
+                       ((PREF ? maps_sep_prefetch<true, FLAGS>(t, p, sp, j, pre) : void()), (XS ? maps_sep_stage_ext(p, j, ne, blockDim.x / C, xs) : void())),
+                       (maps_sep_chunk<NB, true, FLAGS>(t, p, sp, j, sM, w0 + (c & 1) * wsz, ld, C, first + c * step, nrhs, n, x, sep, buf, nullptr, pre, xs)));
 }
 
 // A block per (subtree, column block) as maps_sep_sweep, the chunks pipelined (MF_SEP_PIPE).

@@ -1517,6 +1517,35 @@ fn gpu_tc_rows4_equal_the_default_bit_for_bit() {
     if bulk_here {
         assert_every_degree_ran(&ran, &["split", "unsplit"], "rows of C + 4");
     }
+/// A setup of the pipelined-chunk tests (rounds 29 and 30): lines, column blocks, forced chunk width.
+type PipeSetup = (Option<SepLines>, Option<usize>, Option<usize>);
+
+/// The pipelined-chunk tests' systems (the first the large one: 1D cubic, 160 001 elements, at
+/// least TC_FEW_SUBTREES bottom subtrees as at 2^20; then 1D p = 1…5 of 3001 elements), each
+/// factored with its maps and its row-major right-hand sides at 64, 77, 96, 256 and 300 columns,
+/// and its setups: the large case as the default runs it (width 128 forced or not), the small ones
+/// pass by pass with the column blocks capped at 1 and 2.
+fn pipe_cases(be: &galerkin::backend::cuda::CudaBackend) -> impl Iterator<Item = (iga_common::Case, CudaMultifrontal, Vec<(usize, galerkin::backend::cuda::CudaVector)>, Vec<PipeSetup>)> + '_ {
+    let nowalk = SepLines { top: false, ..SepLines::WALK };
+    let cases = [iga_common::seed_1d(3, 160_001)].into_iter().chain((1..=5).map(|p| iga_common::seed_1d(p, 3001)));
+    cases.enumerate().map(move |(i, case)| {
+        let mut f = CudaMultifrontal::factor(be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        f.prepare_maps(be).unwrap();
+        let n = case.sys.ndofs;
+        let bs = [64, 77, 96, 256, 300].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
+        let setups = if i == 0 { vec![(None, None, None), (None, None, Some(128))] } else { [Some(1), Some(2)].into_iter().flat_map(|y| [(Some(nowalk), y, None), (Some(nowalk), y, Some(128))]).collect() };
+        (case, f, bs, setups)
+    })
+}
+
+/// Applies a [`PipeSetup`] to `f`; its name in messages.
+fn apply_pipe_setup(f: &mut CudaMultifrontal, case: &iga_common::Case, (lines, blocks, width): PipeSetup) -> String {
+    f.set_sep_lines(lines);
+    f.set_pipe_blocks(blocks).unwrap();
+    f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
+    format!("{} lines {lines:?} blocks {blocks:?} width {width:?}", case.name)
+}
+
 /// Round 29: forward 0's 64-column chunks pipelined inside a block (`set_sep_pipe64`,
 /// `mf_mapssbtp64_forward`, `MF_SEP_PIPE`: chunk k + 1's bulk copies in flight while chunk k is
 /// multiplied and stored) equal the default solve bit for bit — per column the same products in
@@ -1534,24 +1563,14 @@ fn gpu_tc_rows4_equal_the_default_bit_for_bit() {
 fn gpu_pipelined_forward_chunks_equal_the_default_bit_for_bit() {
     let Some(be) = test_gpu() else { return };
     let bulk_here = be.device().compute_capability.0 >= 9;
-    let nowalk = SepLines { top: false, ..SepLines::WALK };
     let mut ran = Vec::new();
-    let cases = [iga_common::seed_1d(3, 160_001)].into_iter().chain((1..=5).map(|p| iga_common::seed_1d(p, 3001)));
-    for (i, case) in cases.enumerate() {
+    for (i, (case, mut f, bs, setups)) in pipe_cases(&be).enumerate() {
         let large = i == 0;
-        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         assert!(!f.sep_pipe64(), "{}: the pipelined chunks are on by default (not yet measured)", case.name);
-        f.prepare_maps(&be).unwrap();
         let n = case.sys.ndofs;
-        let bs: Vec<_> = [64, 77, 96, 256, 300].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
-        // (lines, column blocks, forced chunk width): the large case as the default runs it; the small ones pass by pass.
-        let setups: Vec<(Option<SepLines>, Option<usize>, Option<usize>)> =
-            if large { vec![(None, None, None), (None, None, Some(128))] } else { [Some(1), Some(2)].into_iter().flat_map(|y| [(Some(nowalk), y, None), (Some(nowalk), y, Some(128))]).collect() };
-        for (lines, blocks, width) in setups {
-            let what = format!("{} lines {lines:?} blocks {blocks:?} width {width:?}", case.name);
-            f.set_sep_lines(lines);
-            f.set_pipe_blocks(blocks).unwrap();
-            f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
+        for setup in setups {
+            let width = setup.2;
+            let what = apply_pipe_setup(&mut f, &case, setup);
             assert_setting_bit_identical(&be, &mut f, n, &bs, &what, |f, on| f.set_sep_pipe64(on));
             let mut x = be.zeros(n * 256).unwrap();
             for on in [false, true] {
@@ -1609,23 +1628,14 @@ fn pipelined_backward_twin(kernel: &str) -> Option<String> {
 fn gpu_pipelined_backward_chunks_equal_the_default_bit_for_bit() {
     let Some(be) = test_gpu() else { return };
     let bulk_here = be.device().compute_capability.0 >= 9;
-    let nowalk = SepLines { top: false, ..SepLines::WALK };
     let (mut ran, mut large_bottom) = (Vec::new(), false);
-    let cases = [iga_common::seed_1d(3, 160_001)].into_iter().chain((1..=5).map(|p| iga_common::seed_1d(p, 3001)));
-    for (i, case) in cases.enumerate() {
+    for (i, (case, mut f, bs, setups)) in pipe_cases(&be).enumerate() {
         let large = i == 0;
-        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         assert!(!f.sep_pipe64_backward(), "{}: the pipelined backward chunks are on by default (not yet measured)", case.name);
-        f.prepare_maps(&be).unwrap();
         let n = case.sys.ndofs;
-        let bs: Vec<_> = [64, 77, 96, 256, 300].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
-        let setups: Vec<(Option<SepLines>, Option<usize>, Option<usize>)> =
-            if large { vec![(None, None, None), (None, None, Some(128))] } else { [Some(1), Some(2)].into_iter().flat_map(|y| [(Some(nowalk), y, None), (Some(nowalk), y, Some(128))]).collect() };
-        for (lines, blocks, width) in setups {
-            let what = format!("{} lines {lines:?} blocks {blocks:?} width {width:?}", case.name);
-            f.set_sep_lines(lines);
-            f.set_pipe_blocks(blocks).unwrap();
-            f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
+        for setup in setups {
+            let blocks = setup.1;
+            let what = apply_pipe_setup(&mut f, &case, setup);
             assert_setting_bit_identical(&be, &mut f, n, &bs, &what, |f, on| f.set_sep_pipe64_backward(on));
             if large {
                 assert_setting_bit_identical(&be, &mut f, n, &bs, &format!("{what} with -p64"), |f, on| {

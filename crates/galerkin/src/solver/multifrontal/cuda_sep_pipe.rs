@@ -148,10 +148,13 @@ mod tests {
         /// The block barrier before an issue into a buffer a chunk used before.
         Barrier,
         Issue { chunk: u32, buffer: u32, c0: u32 },
+        /// The once-a-subtree staging under chunk 0's copies (the prefetched indices, the split's entries).
+        Started,
         Compute { chunk: u32, buffer: u32, parity: u32, c0: u32 },
     }
 
-    /// `maps_sep_subtree_pipe`'s loop (kernels/multifrontal.cu, `MF_SEP_PIPE`) over column block `cy`
+    /// `MF_SEP_PIPE_CHUNKS`' loop (kernels/multifrontal.cu; `maps_sep_subtree_pipe` forward and, round 30,
+    /// `maps_sep_subtree_pipe_back` backward run it) over column block `cy`
     /// of `ny` with chunks of `cols` columns, step for step: the CPU emulation its tests check (every
     /// chunk issued and computed once, in order, its parity the buffer's phase, no buffer reissued
     /// before its chunk is done and a barrier passed, at most two chunks in flight).
@@ -167,6 +170,9 @@ mod tests {
                 out.push(PipeStep::Issue { chunk: k, buffer: k & 1, c0: first + k * step });
             }
             if k == 0 {
+                if chunks > 0 {
+                    out.push(PipeStep::Started);
+                }
                 continue;
             }
             let c = k - 1;
@@ -189,9 +195,14 @@ mod tests {
                     let mut done = [true; 2]; // the buffer's last chunk computed
                     let mut barrier_since = [true; 2]; // a block barrier since that compute
                     let (mut issued, mut computed, mut covered) = (Vec::new(), Vec::new(), Vec::new());
+                    let mut started = false;
                     for s in &steps {
                         match *s {
                             PipeStep::Barrier => barrier_since = [true; 2],
+                            PipeStep::Started => {
+                                assert!(!started && issued.len() == 1 && computed.is_empty(), "{what}: the staging not once, after chunk 0's issue and before any compute");
+                                started = true;
+                            }
                             PipeStep::Issue { chunk, buffer, c0 } => {
                                 assert_eq!(buffer, chunk & 1, "{what}");
                                 assert!(done[buffer as usize] && barrier_since[buffer as usize], "{what}: chunk {chunk} reuses a busy buffer");
@@ -201,6 +212,7 @@ mod tests {
                                 issued.push((chunk, c0));
                             }
                             PipeStep::Compute { chunk, buffer, parity, c0 } => {
+                                assert!(started, "{what}: chunk {chunk} computed before the staging");
                                 assert_eq!(issued.get(chunk as usize), Some(&(chunk, c0)), "{what}: chunk {chunk} computed before its issue");
                                 // The chunk's phase is the buffer's (chunk >> 1)-th: waiting on its parity
                                 // returns once it completes, and the next one on this buffer is not open.
