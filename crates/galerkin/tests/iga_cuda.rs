@@ -1517,6 +1517,8 @@ fn gpu_tc_rows4_equal_the_default_bit_for_bit() {
     if bulk_here {
         assert_every_degree_ran(&ran, &["split", "unsplit"], "rows of C + 4");
     }
+}
+
 /// A setup of the pipelined-chunk tests (rounds 29 and 30): lines, column blocks, forced chunk width.
 type PipeSetup = (Option<SepLines>, Option<usize>, Option<usize>);
 
@@ -1529,7 +1531,7 @@ fn pipe_cases(be: &galerkin::backend::cuda::CudaBackend) -> impl Iterator<Item =
     let nowalk = SepLines { top: false, ..SepLines::WALK };
     let cases = [iga_common::seed_1d(3, 160_001)].into_iter().chain((1..=5).map(|p| iga_common::seed_1d(p, 3001)));
     cases.enumerate().map(move |(i, case)| {
-        let mut f = CudaMultifrontal::factor(be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let f = CudaMultifrontal::factor(be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         f.prepare_maps(be).unwrap();
         let n = case.sys.ndofs;
         let bs = [64, 77, 96, 256, 300].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
