@@ -1624,17 +1624,24 @@ fn pipelined_backward_twin(kernel: &str) -> Option<String> {
 /// profile with it on runs the pipelined twin exactly where the rule says — every launch whose
 /// default kernel has one and whose blocks walk several chunks (capped column blocks, or a pass of
 /// at least TC_FEW_SUBTREES subtrees), on sm_90 — with the default's threads (at least 64), and
-/// nowhere with it off; the large case's backward 0 runs it. = faer's LU (row- and column-major) at
+/// nowhere with it off; the large case's backward 0 runs it, and some split upper pass (the small
+/// cases also run lines without staged contributions, whose upper passes then split). = faer's LU (row- and column-major) at
 /// 256 columns and the CPU twins (77, 78) with it on.
 #[test]
 fn gpu_pipelined_backward_chunks_equal_the_default_bit_for_bit() {
     let Some(be) = test_gpu() else { return };
     let bulk_here = be.device().compute_capability.0 >= 9;
     let (mut ran, mut large_bottom) = (Vec::new(), false);
-    for (i, (case, mut f, bs, setups)) in pipe_cases(&be).enumerate() {
+    // The upper passes of these cases have fewer than TC_FEW_SUBTREES subtrees, where the default
+    // lines stage their contributions (no split): lines without the staging split them (NB ≥ 2).
+    let split_lines = SepLines { top: false, ext_below: None, ..SepLines::WALK };
+    for (i, (case, mut f, bs, mut setups)) in pipe_cases(&be).enumerate() {
         let large = i == 0;
         assert!(!f.sep_pipe64_backward(), "{}: the pipelined backward chunks are on by default (not yet measured)", case.name);
         let n = case.sys.ndofs;
+        if !large {
+            setups.extend([(Some(split_lines), Some(1), None), (Some(split_lines), Some(2), Some(128))]);
+        }
         for setup in setups {
             let blocks = setup.1;
             let what = apply_pipe_setup(&mut f, &case, setup);
