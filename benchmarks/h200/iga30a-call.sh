@@ -15,8 +15,8 @@ B="bench-iga --gpu --sweeps rhs --rhs-degree 3 --cpu-max 0 --rhs-elements 104857
 M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed
 M=$M,launch__registers_per_thread,launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_active
 M=$M,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
-test_step 95 iga_cuda --include-ignored --nocapture gpu_pipelined_backward_chunks
-timeout "$(left 85)" "$G" $B --reps 3 --rhs 1,64,256 --rhs-engines gpu-rows,gpu-rows-p64b,gpu-rows-p64-p64b > "$OUT/$NAME-rhs.txt" 2>&1
+test_step 100 iga_cuda --include-ignored --nocapture gpu_pipelined_backward_chunks
+timeout "$(left 90)" "$G" $B --reps 3 --rhs 1,64,256 --rhs-engines gpu-rows,gpu-rows-p64b,gpu-rows-p64-p64b > "$OUT/$NAME-rhs.txt" 2>&1
 step "1D bench rc $?"
 # Backward 0 of each (the first launch of either kernel at 256 columns), if ≥ 30 s are left.
 for k in mf_mapssbp0_backward_2:gpu-rows mf_mapssbp064_backward_2:gpu-rows-p64b; do
