@@ -343,7 +343,9 @@ enum Command {
         /// round 28), backward only, or not at all, then optionally -ld4: the tensor-core forward passes with rows
         /// of C + 4 and conflict-free accumulator accesses (round 29, not yet measured; bit-identical), then optionally
         /// -p64: forward 0's chunks of 64 columns pipelined inside a block, double-buffered (round 29; not yet
-        /// measured; with -ld4, forward 0 pipelined keeps rows of C + 2), then optionally -sx:
+        /// measured; with -ld4, forward 0 pipelined keeps rows of C + 2), then optionally -p64b: the backward
+        /// passes' chunks (backward 0 and the split upper passes, NB >= 2) pipelined likewise (round 30; not
+        /// yet measured; bit-identical; e.g. gpu-rows-p64b, gpu-rows-p64-p64b), then optionally -sx:
         /// the separator rows kept in x itself, no owned-row stores in the bottom backward pass (round 26;
         /// not with -chain), then optionally -ip: solved in place, x overwriting b, b refilled outside the timed region
         /// (round 27; with -sx the bottom forward pass copies no owned row), e.g. gpu-rows-nopf,

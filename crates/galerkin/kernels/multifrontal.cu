@@ -1719,6 +1719,36 @@ MF_MAPSS_KERNEL(mf_mapssbtpxsl4_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF
 // bytes while it computed, and forward 0 reached 70–76 % of the copy rate with 5 blocks an SM.
 // Two chunks of 64 columns take the shared memory of one of 128 (round 28's count).
 #define MF_SEP_PIPE 256
+// MF_SEP_PIPE's schedule over a block's `chunks` chunks (sep_pipe's CPU emulation checks it): step k
+// issues chunk k (ISSUE, into buffer k & 1; from k = 2 after a proxy fence and a block barrier:
+// every thread done with chunk k − 2's buffer), then from k = 1 waits for chunk c = k − 1 (buffer
+// c & 1 on bars[c & 1] at parity (c >> 1) & 1, and the cp.async groups: the map, odd-column lines)
+// and multiplies and stores it (COMPUTE); STARTED once, after chunk 0's issue, under its copies.
+// One call site of each (registers). A macro, not a function of lambdas: that form changed the
+// registers of the default kernels, which do not use it (NVRTC 13.0: mf_mapssbp0_backward_2 59
+// against 58, round 30).
+#define MF_SEP_PIPE_CHUNKS(ISSUE, STARTED, COMPUTE)                                                                   \
+    _Pragma("unroll 1") for (u32 k = 0; k <= chunks; ++k) {                                                           \
+        if (k < chunks) {                                                                                             \
+            if (k >= 2) {                                                                                             \
+                mf_fence_async();                                                                                     \
+                __syncthreads(); /* every thread done with chunk k − 2's buffer */                                    \
+            }                                                                                                         \
+            ISSUE;                                                                                                    \
+            mf_cp_commit();                                                                                           \
+        }                                                                                                             \
+        if (k == 0) {                                                                                                 \
+            if (chunks > 0) {                                                                                         \
+                STARTED;                                                                                              \
+            }                                                                                                         \
+            continue;                                                                                                 \
+        }                                                                                                             \
+        const u32 c = k - 1;                                                                                          \
+        mf_cp_wait_all(); /* the map (and cp.async lines) */                                                          \
+        mf_bar_wait(bars + (c & 1), (c >> 1) & 1);                                                                    \
+        __syncthreads(); /* the map, zeroed rows, prefetched indices and staged entries of every thread */            \
+        COMPUTE;                                                                                                      \
+    }
 // maps_sep_subtree with MF_SEP_PIPE: buffers w0 and w0 + p.rows·ld, chunk k in buffer k & 1 on
 // bars[k & 1] at parity (k >> 1) & 1 (every thread waits on chunk k before it arrives for k + 2).
 // The map and the prefetched indices (MF_SEP_PREF) once a subtree, under chunk 0's copies; chunk 1's issue reads the line sources chunk 0's recorded (the
@@ -1742,29 +1772,43 @@ __device__ __forceinline__ void maps_sep_subtree_pipe(const Tree& t, const Pass&
     const u32 wsz = p.rows * (u32)ld;  // a buffer's doubles (even: ld is)
     maps_stage_forward_tc(maps + map_off[j] + (u64)R * ldm, ne, s, sM);
     const u32 first = cy * C, step = C * ny, chunks = first < nrhs ? (nrhs - first + step - 1) / step : 0;
-    // Step k issues chunk k into buffer k & 1 (from k = 2 once chunk k − 2 is done with it), then
-    // waits for chunk k − 1 and multiplies and stores it: one call site of each (registers).
-#pragma unroll 1
-    for (u32 k = 0; k <= chunks; ++k) {
-        if (k < chunks) {
-            if (k >= 2) {
-                mf_fence_async();
-                __syncthreads();  // every thread done with chunk k − 2's buffer
-            }
-            maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, first + k * step, C, nrhs, n, b, sep, w0 + (k & 1) * wsz, ld, buf, nullptr, bars + (k & 1),
-                                            PREF ? pre_idx(pre) : nullptr, k != 0);
-            mf_cp_commit();
-        }
-        if (k == 0) {
-            if (PREF && chunks > 0) maps_sep_prefetch<BACKWARD, FLAGS>(t, p, sp, j, pre);  // while the copies land
-            continue;
-        }
-        const u32 c = k - 1;
-        mf_cp_wait_all();  // the map (and cp.async lines)
-        mf_bar_wait(bars + (c & 1), (c >> 1) & 1);
-        __syncthreads();  // the map, zeroed rows and prefetched indices of every thread
-        maps_sep_chunk<NB, BACKWARD, FLAGS>(t, p, sp, j, sM, w0 + (c & 1) * wsz, ld, C, first + c * step, nrhs, n, x, sep, buf, nullptr, pre);
-    }
+    MF_SEP_PIPE_CHUNKS((maps_sep_issue<BACKWARD, FLAGS>(p, sp, j, first + k * step, C, nrhs, n, b, sep, w0 + (k & 1) * wsz, ld, buf, nullptr,
+                                                        bars + (k & 1), PREF ? pre_idx(pre) : nullptr, k != 0)),
+                       (PREF ? maps_sep_prefetch<BACKWARD, FLAGS>(t, p, sp, j, pre) : void()),
+                       (maps_sep_chunk<NB, BACKWARD, FLAGS>(t, p, sp, j, sM, w0 + (c & 1) * wsz, ld, C, first + c * step, nrhs, n, x, sep, buf, nullptr, pre)));
+}
+
+// Round 30 (`CudaMultifrontal::set_sep_pipe64_backward`, bench suffix -p64b): the backward
+// separator-row launches pipelined as forward 0 above — 64-column chunks through two buffers, chunk
+// k + 1's bulk copies landing while chunk k is multiplied and stored. Backward 0 (row-major bottom,
+// MF_SEP_BOT, the line sources and owned rows prefetched: 32 768 subtrees and 1.30 ms at 256
+// columns on the 2^20 cubic plan, 85–88 % of copy) and backward 1 with the split contributions
+// (MF_SEP_XS). Rows of C + 4 as the default backward kernels'; the map ([H K]ᵀ) staged once a
+// subtree, landed with chunk 0's lines; MF_SEP_PREF's indices and MF_SEP_XS's entries staged once,
+// under chunk 0's copies, past both buffers for the entries. Buffer reuse and parities as
+// maps_sep_subtree_pipe's (its schedule: sep_pipe's CPU emulation). The tensor-core product is per
+// 16-column half and the stores are copies: bit for bit the default's.
+template <int NB, int FLAGS>
+__device__ __forceinline__ void maps_sep_subtree_pipe_back(const Tree& t, const Pass& p, const SepPass& sp, u32 j, u32 cy, u32 ny, u32 C, u32 mcap,
+                                                           u32 nrhs, u64 n, const double* __restrict__ b, double* __restrict__ x,
+                                                           double* __restrict__ sep, double* __restrict__ buf, const u64* __restrict__ map_off,
+                                                           const double* __restrict__ maps, u64* bars) {
+    static_assert((FLAGS & MF_SEP_BULK) && !(FLAGS & (MF_SEP_EXT | MF_SEP_TCF)), "MF_SEP_PIPE backward: bulk lines, no staged rows");
+    extern __shared__ __align__(16) double maps_smem[];
+    const int ld = (int)C + 4;
+    const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], ldm = maps_ldm(ne);
+    constexpr bool PREF = (FLAGS & MF_SEP_PREF) != 0, XS = (FLAGS & MF_SEP_XS) != 0;
+    u64* pre = PREF ? reinterpret_cast<u64*>(maps_smem) : nullptr;
+    double* sM = maps_smem + (PREF ? sep_pre_doubles(p.rows) : 0);
+    double* w0 = sM + (mcap + 1) / 2 * 2;
+    const u32 wsz = p.rows * (u32)ld;  // a buffer's doubles (even: ld is)
+    u32* xs = XS ? reinterpret_cast<u32*>(w0 + 2 * wsz) : nullptr;
+    maps_stage_async<true>(maps + map_off[j], R * ldm, ldm, sM);
+    const u32 first = cy * C, step = C * ny, chunks = first < nrhs ? (nrhs - first + step - 1) / step : 0;
+    MF_SEP_PIPE_CHUNKS((maps_sep_issue<true, FLAGS>(p, sp, j, first + k * step, C, nrhs, n, b, sep, w0 + (k & 1) * wsz, ld, buf, nullptr,
+                                                    bars + (k & 1), PREF ? pre_idx(pre) : nullptr, k != 0)),
+                       ((PREF ? maps_sep_prefetch<true, FLAGS>(t, p, sp, j, pre) : void()), (XS ? maps_sep_stage_ext(p, j, ne, blockDim.x / C, xs) : void())),
+                       (maps_sep_chunk<NB, true, FLAGS>(t, p, sp, j, sM, w0 + (c & 1) * wsz, ld, C, first + c * step, nrhs, n, x, sep, buf, nullptr, pre, xs)));
 }
 
 // A block per (subtree, column block) as maps_sep_sweep, the chunks pipelined (MF_SEP_PIPE).
@@ -1779,7 +1823,10 @@ __device__ void maps_sep_sweep_pipe(const Tree& t, const Pass& p, const SepPass&
         mf_bar_init(bars + 1, blockDim.x);
     }
     __syncthreads();
-    maps_sep_subtree_pipe<NB, BACKWARD, FLAGS>(t, p, sp, j, cy, gridDim.y, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps, bars);
+    if constexpr (BACKWARD)
+        maps_sep_subtree_pipe_back<NB, FLAGS>(t, p, sp, j, cy, gridDim.y, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps, bars);
+    else
+        maps_sep_subtree_pipe<NB, BACKWARD, FLAGS>(t, p, sp, j, cy, gridDim.y, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps, bars);
 }
 #define MF_MAPSS_PIPE_KERNEL(NAME, NB, BACKWARD, FLAGS)                                                               \
     extern "C" __global__ void NAME(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,                     \
@@ -1794,6 +1841,26 @@ __device__ void maps_sep_sweep_pipe(const Tree& t, const Pass& p, const SepPass&
 // (mf_mapssbtpxs_forward's flags) took 64 against 48 — 4 blocks an SM where 5 run, and no cap
 // compiles the f64 mma (round 28) —, so it is not built: the split passes run unpipelined.
 MF_MAPSS_PIPE_KERNEL(mf_mapssbtp64_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_PIPE)
+
+// Round 30: the backward launches pipelined (maps_sep_subtree_pipe_back) under the caps of the
+// kernels they replace, which keep those kernels' resident blocks at 256 threads: backward 0
+// (mf_mapssbp0_backward_NB's flags) and the split backward 1 (mf_mapssbxs_backward_NB's; the host
+// splits passes of NB ≥ 2 only). NVRTC 13.0, sm_90, no spills: backward 0 NB = 2 58 registers under
+// (256, 4) as its twin, NB = 3 73 under (256, 3) against 76; backward 1 NB = 2 62 under (256, 4)
+// against 59, NB = 3 78 under (256, 3) against 73. Not built: backward 0 at NB = 1 (56 uncapped
+// against the twin's 40 — 4 blocks of 256 threads an SM where 6 fit by registers; (256, 5) and
+// (256, 6) do not compile the f64 mma), so passes of NB = 1 run unpipelined.
+#define MF_MAPSS_PIPE_BACKWARD(NAME, NB, FLAGS, BOUNDS)                                                               \
+    extern "C" __global__ void BOUNDS NAME(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,              \
+                                           const double* __restrict__ b, double* __restrict__ x, double* __restrict__ sep, \
+                                           double* __restrict__ buf, const u64* __restrict__ map_off,                \
+                                           const double* __restrict__ maps) {                                        \
+        maps_sep_sweep_pipe<NB, true, FLAGS | MF_SEP_PIPE>(t, p, sp, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps); \
+    }
+MF_MAPSS_PIPE_BACKWARD(mf_mapssbp064_backward_2, 2, MF_SEP_BULK | MF_SEP_PREF | MF_SEP_BOT, __launch_bounds__(256, 4))
+MF_MAPSS_PIPE_BACKWARD(mf_mapssbp064_backward_3, 3, MF_SEP_BULK | MF_SEP_PREF | MF_SEP_BOT, __launch_bounds__(256, 3))
+MF_MAPSS_PIPE_BACKWARD(mf_mapssbxs64_backward_2, 2, MF_SEP_BULK | MF_SEP_XS, __launch_bounds__(256, 4))
+MF_MAPSS_PIPE_BACKWARD(mf_mapssbxs64_backward_3, 3, MF_SEP_BULK | MF_SEP_XS, __launch_bounds__(256, 3))
 
 // Round 25: the backward kernels with bulk lines on a row-major bottom pass (MF_SEP_BOT), the line
 // sources and the owned rows' places prefetched under the first chunk's copies

@@ -142,7 +142,9 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     // Round 29: the tensor-core forward kernels with rows of C + 4 (MF_SEP_LD4), unsplit and split;
     // forward 0's chunks pipelined inside a block (MF_SEP_PIPE).
     let rows4 = ["mf_mapssbtpl4_forward", "mf_mapssbtpxsl4_forward", "mf_mapssbtp64_forward"].map(String::from);
-    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref).chain(split).chain(rows4);
+    // Round 30: the backward kernels pipelined (backward 0 and the split upper passes, NB = 2 and 3).
+    let pipe_back = ["mf_mapssbp064_backward_", "mf_mapssbxs64_backward_"].iter().flat_map(|v| (2..=3).map(move |nb| format!("{v}{nb}")));
+    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref).chain(split).chain(rows4).chain(pipe_back);
     let named = ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward", "mf_rows_backward_tc"];
     for entry in named.iter().map(|s| s.to_string()).chain(fused) {
         assert!(c.ptx.contains(&format!(".entry {entry}(")), "multifrontal_batched.cu lacks {entry}");
@@ -161,6 +163,21 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     let body = c.ptx.split(".entry mf_mapssbtp64_forward(").nth(1).and_then(|r| r.split(".entry ").next()).unwrap_or_else(|| panic!("no mf_mapssbtp64_forward"));
     for (op, at_least) in [("mbarrier.init.shared::cta.b64", 2), ("mbarrier.try_wait.parity", 1), ("cp.async.bulk.shared::cluster.global", 1)] {
         assert!(body.matches(op).count() >= at_least, "mf_mapssbtp64_forward has fewer than {at_least} {op}");
+    }
+    // Round 30: the pipelined backward kernels likewise (two inits, a parity wait, bulk copies), under
+    // their twins' caps; NB = 1 is not built (its registers cost blocks no cap gives back).
+    for family in ["mf_mapssbp064_backward_", "mf_mapssbxs64_backward_"] {
+        assert!(!c.ptx.contains(&format!(".entry {family}1(")), "{family}1 is built");
+        for (nb, cap) in [(2, 4), (3, 3)] {
+            let entry = format!(".entry {family}{nb}(");
+            let rest = c.ptx.split(&entry).nth(1).unwrap_or_else(|| panic!("no {entry}"));
+            let head = rest.split('{').next().unwrap_or_default();
+            assert!(head.contains(".maxntid 256") && head.contains(&format!(".minnctapersm {cap}")), "{family}{nb}: {head}");
+            let body = rest.split(".entry ").next().unwrap_or_default();
+            for (op, at_least) in [("mbarrier.init.shared::cta.b64", 2), ("mbarrier.try_wait.parity", 1), ("cp.async.bulk.shared::cluster.global", 1)] {
+                assert!(body.matches(op).count() >= at_least, "{family}{nb} has fewer than {at_least} {op}");
+            }
+        }
     }
     for family in ["mf_mapssbp0_backward_", "mf_mapssbxs_backward_"] {
         for (nb, cap) in [(1, None), (2, Some(4)), (3, Some(3))] {

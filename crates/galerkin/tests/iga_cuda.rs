@@ -1519,6 +1519,35 @@ fn gpu_tc_rows4_equal_the_default_bit_for_bit() {
     }
 }
 
+/// A setup of the pipelined-chunk tests (rounds 29 and 30): lines, column blocks, forced chunk width.
+type PipeSetup = (Option<SepLines>, Option<usize>, Option<usize>);
+
+/// The pipelined-chunk tests' systems (the first the large one: 1D cubic, 160 001 elements, at
+/// least TC_FEW_SUBTREES bottom subtrees as at 2^20; then 1D p = 1…5 of 3001 elements), each
+/// factored with its maps and its row-major right-hand sides at 64, 77, 96, 256 and 300 columns,
+/// and its setups: the large case as the default runs it (width 128 forced or not), the small ones
+/// pass by pass with the column blocks capped at 1 and 2.
+fn pipe_cases(be: &galerkin::backend::cuda::CudaBackend) -> impl Iterator<Item = (iga_common::Case, CudaMultifrontal, Vec<(usize, galerkin::backend::cuda::CudaVector)>, Vec<PipeSetup>)> + '_ {
+    let nowalk = SepLines { top: false, ..SepLines::WALK };
+    let cases = [iga_common::seed_1d(3, 160_001)].into_iter().chain((1..=5).map(|p| iga_common::seed_1d(p, 3001)));
+    cases.enumerate().map(move |(i, case)| {
+        let f = CudaMultifrontal::factor(be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        f.prepare_maps(be).unwrap();
+        let n = case.sys.ndofs;
+        let bs = [64, 77, 96, 256, 300].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
+        let setups = if i == 0 { vec![(None, None, None), (None, None, Some(128))] } else { [Some(1), Some(2)].into_iter().flat_map(|y| [(Some(nowalk), y, None), (Some(nowalk), y, Some(128))]).collect() };
+        (case, f, bs, setups)
+    })
+}
+
+/// Applies a [`PipeSetup`] to `f`; its name in messages.
+fn apply_pipe_setup(f: &mut CudaMultifrontal, case: &iga_common::Case, (lines, blocks, width): PipeSetup) -> String {
+    f.set_sep_lines(lines);
+    f.set_pipe_blocks(blocks).unwrap();
+    f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
+    format!("{} lines {lines:?} blocks {blocks:?} width {width:?}", case.name)
+}
+
 /// Round 29: forward 0's 64-column chunks pipelined inside a block (`set_sep_pipe64`,
 /// `mf_mapssbtp64_forward`, `MF_SEP_PIPE`: chunk k + 1's bulk copies in flight while chunk k is
 /// multiplied and stored) equal the default solve bit for bit — per column the same products in
@@ -1536,24 +1565,14 @@ fn gpu_tc_rows4_equal_the_default_bit_for_bit() {
 fn gpu_pipelined_forward_chunks_equal_the_default_bit_for_bit() {
     let Some(be) = test_gpu() else { return };
     let bulk_here = be.device().compute_capability.0 >= 9;
-    let nowalk = SepLines { top: false, ..SepLines::WALK };
     let mut ran = Vec::new();
-    let cases = [iga_common::seed_1d(3, 160_001)].into_iter().chain((1..=5).map(|p| iga_common::seed_1d(p, 3001)));
-    for (i, case) in cases.enumerate() {
+    for (i, (case, mut f, bs, setups)) in pipe_cases(&be).enumerate() {
         let large = i == 0;
-        let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         assert!(!f.sep_pipe64(), "{}: the pipelined chunks are on by default (not yet measured)", case.name);
-        f.prepare_maps(&be).unwrap();
         let n = case.sys.ndofs;
-        let bs: Vec<_> = [64, 77, 96, 256, 300].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
-        // (lines, column blocks, forced chunk width): the large case as the default runs it; the small ones pass by pass.
-        let setups: Vec<(Option<SepLines>, Option<usize>, Option<usize>)> =
-            if large { vec![(None, None, None), (None, None, Some(128))] } else { [Some(1), Some(2)].into_iter().flat_map(|y| [(Some(nowalk), y, None), (Some(nowalk), y, Some(128))]).collect() };
-        for (lines, blocks, width) in setups {
-            let what = format!("{} lines {lines:?} blocks {blocks:?} width {width:?}", case.name);
-            f.set_sep_lines(lines);
-            f.set_pipe_blocks(blocks).unwrap();
-            f.set_subtree_shape(width.map(|threads| SubtreeShape { threads, cols: 1 })).unwrap();
+        for setup in setups {
+            let width = setup.2;
+            let what = apply_pipe_setup(&mut f, &case, setup);
             assert_setting_bit_identical(&be, &mut f, n, &bs, &what, |f, on| f.set_sep_pipe64(on));
             let mut x = be.zeros(n * 256).unwrap();
             for on in [false, true] {
@@ -1580,4 +1599,93 @@ fn gpu_pipelined_forward_chunks_equal_the_default_bit_for_bit() {
     }
     assert!(!bulk_here || ran.iter().any(|r| r.starts_with("seed p=3 N=160001 lines None blocks None width None")), "the default's shape never pipelined: {ran:?}");
     assert!(!bulk_here || ran.len() == 2 + 5 * 4, "some setups never pipelined: {ran:?}");
+}
+
+/// The default's backward kernel that `set_sep_pipe64_backward` replaces by its pipelined twin
+/// (round 30: `mf_mapssbp0_backward_N` → `mf_mapssbp064_backward_N`, `mf_mapssbxs_backward_N` →
+/// `mf_mapssbxs64_backward_N`, N = 2, 3), if `kernel` is one.
+fn pipelined_backward_twin(kernel: &str) -> Option<String> {
+    let (family, nb) = kernel.rsplit_once('_')?;
+    let piped = match family {
+        "mf_mapssbp0_backward" => "mf_mapssbp064_backward",
+        "mf_mapssbxs_backward" => "mf_mapssbxs64_backward",
+        _ => return None,
+    };
+    matches!(nb, "2" | "3").then(|| format!("{piped}_{nb}"))
+}
+
+/// Round 30: the backward passes' 64-column chunks pipelined inside a block
+/// (`set_sep_pipe64_backward`: backward 0 by `mf_mapssbp064_backward_N`, the split upper passes by
+/// `mf_mapssbxs64_backward_N`, N ≥ 2) equal the default solve bit for bit at 64, 77 (odd: cp.async
+/// lines), 96, 256 and 300 columns, alone and with forward 0's (`-p64-p64b`), on round 29's cases
+/// and setups: a 1D cubic system of 160 001 elements at the default's blocks (≥ TC_FEW_SUBTREES
+/// bottom subtrees, as at 2^20) with the default width and 128 forced, and 1D p = 1…5 (3001
+/// elements, the lines pass by pass) with the column blocks capped at 1 and 2. At 256 columns the
+/// profile with it on runs the pipelined twin exactly where the rule says — every launch whose
+/// default kernel has one and whose blocks walk several chunks (capped column blocks, or a pass of
+/// at least TC_FEW_SUBTREES subtrees), on sm_90 — with the default's threads (at least 64), and
+/// nowhere with it off; the large case's backward 0 runs it, and some split upper pass (the small
+/// cases also run lines without staged contributions, whose upper passes then split). = faer's LU (row- and column-major) at
+/// 256 columns and the CPU twins (77, 78) with it on.
+#[test]
+fn gpu_pipelined_backward_chunks_equal_the_default_bit_for_bit() {
+    let Some(be) = test_gpu() else { return };
+    let bulk_here = be.device().compute_capability.0 >= 9;
+    let (mut ran, mut large_bottom) = (Vec::new(), false);
+    // The upper passes of these cases have fewer than TC_FEW_SUBTREES subtrees, where the default
+    // lines stage their contributions (no split): lines without the staging split them (NB ≥ 2).
+    let split_lines = SepLines { top: false, ext_below: None, ..SepLines::WALK };
+    for (i, (case, mut f, bs, mut setups)) in pipe_cases(&be).enumerate() {
+        let large = i == 0;
+        assert!(!f.sep_pipe64_backward(), "{}: the pipelined backward chunks are on by default (not yet measured)", case.name);
+        let n = case.sys.ndofs;
+        if !large {
+            setups.extend([(Some(split_lines), Some(1), None), (Some(split_lines), Some(2), Some(128))]);
+        }
+        for setup in setups {
+            let blocks = setup.1;
+            let what = apply_pipe_setup(&mut f, &case, setup);
+            assert_setting_bit_identical(&be, &mut f, n, &bs, &what, |f, on| f.set_sep_pipe64_backward(on));
+            if large {
+                assert_setting_bit_identical(&be, &mut f, n, &bs, &format!("{what} with -p64"), |f, on| {
+                    f.set_sep_pipe64(on);
+                    f.set_sep_pipe64_backward(on);
+                });
+            }
+            let mut x = be.zeros(n * 256).unwrap();
+            f.set_sep_pipe64_backward(false);
+            let off = f.solve_rows_profile(&be, 256, &bs[3].1, &mut x).unwrap();
+            f.set_sep_pipe64_backward(true);
+            let on = f.solve_rows_profile(&be, 256, &bs[3].1, &mut x).unwrap();
+            f.set_sep_pipe64_backward(false);
+            let names = |ls: &[LaunchProfile]| ls.iter().map(|l| format!("{} {}", l.label, l.kernel)).collect::<Vec<_>>();
+            assert_eq!(off.len(), on.len(), "{what}: {:?} against {:?}", names(&off), names(&on));
+            assert!(off.iter().all(|l| !l.kernel.contains("64_backward")), "{what}: a pipelined backward kernel with it off: {:?}", names(&off));
+            for (a, b) in off.iter().zip(&on) {
+                assert_eq!((&a.label, a.pass, a.backward), (&b.label, b.pass, b.backward), "{what}");
+                let twin = pipelined_backward_twin(&a.kernel).filter(|_| bulk_here && (blocks.is_some() || a.subtrees >= TC_FEW_SUBTREES));
+                match twin {
+                    Some(t) => {
+                        assert_eq!(b.kernel, t, "{what}: {} ran {} (default {})", b.label, b.kernel, a.kernel);
+                        assert_eq!(b.threads, a.threads.max(64), "{what}: {}'s threads", b.label);
+                        ran.push(format!("{what} {}", b.label));
+                        large_bottom |= large && b.label == "backward 0";
+                    }
+                    None => assert_eq!(a.kernel, b.kernel, "{what}: {} changed kernel", a.label),
+                }
+            }
+        }
+        f.set_sep_lines(None);
+        f.set_pipe_blocks(None).unwrap();
+        f.set_subtree_shape(None).unwrap();
+        f.set_sep_pipe64_backward(true);
+        if !large {
+            let reference = FaerRef::new(&case, 256);
+            check_rows_against_ref(&be, &f, &case, &reference, 256);
+            check_columns_against_ref(&be, &f, &case, &reference, 256);
+        }
+        assert_equals_twins(&be, &cpu_twins(&case, true), &format!("{}: backward pipelined, row-major", case.name), |k, b, x| f.solve_many_rows(&be, k, b, x));
+    }
+    assert!(!bulk_here || large_bottom, "the large case's backward 0 never pipelined: {ran:?}");
+    assert!(!bulk_here || ran.iter().any(|r| !r.ends_with("backward 0")), "no split upper pass pipelined: {ran:?}");
 }

@@ -574,3 +574,51 @@ fn pipelined_chunks_of_issue_15() {
         );
     }
 }
+
+/// Round 30 (run with `--include-ignored --nocapture`): on the 2^20 cubic plan, the shared memory of
+/// the backward kernels the default runs at 256 columns — backward 0 (`mf_mapssbp0_backward_NB`:
+/// prefetched words, `[H K]ᵀ` with rows of 16·NB + 4, one chunk of 128 columns in rows of 132) and
+/// the split backward 1 (`mf_mapssbxs_backward_NB`: no prefetch, the split's staged entries past
+/// the rows) — against their pipelined twins (two 64-column chunks in rows of 68), with the
+/// resident blocks each leaves (233 472 bytes an SM configured, 1 024 reserved and 16 static a
+/// block; at 256 threads the caps (256, 4) / (256, 3) allow 4 / 3 by registers), and per subtree the
+/// bulk copies and their bytes.
+#[test]
+#[ignore]
+fn pipelined_backward_chunks_of_issue_15() {
+    use galerkin::iga::{symbolic_1d, Space1d};
+    use galerkin::solver::multifrontal::separators::SeparatorPlan;
+    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
+    let sym = symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
+    let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
+    let sp = SeparatorPlan::new(&plan, sym.n).unwrap();
+    let per_sm = |bytes: usize| 233_472 / (bytes + 1_040);
+    for q in 0..2 {
+        let p = &plan.passes[q];
+        let n = p.len();
+        let me = p.elim.iter().max().copied().unwrap() as usize;
+        let nb = me.div_ceil(16).max(1);
+        // DevPass::dp.rows: pass 0 its most local + owned rows (SeparatorPlan::max_rows0), above its most rows.
+        let rows = if q == 0 { sp.max_rows0 } else { p.max_rows };
+        let max_ext = (0..n).map(|j| (p.ext_ptr[j + 1] - p.ext_ptr[j]) as usize).max().unwrap_or(0);
+        let pre = if q == 0 { (rows + 2) / 2 * 2 } else { 0 };
+        let split = if q == 0 { 0 } else { 2 + 4 * max_ext };
+        let map = rows * (16 * nb + 4);
+        let smem = |chunks: usize, ld: usize| 8 * (pre + map.next_multiple_of(2) + chunks * rows * ld + split);
+        let (default, piped) = (smem(1, 132), smem(2, 68));
+        let cap = if nb == 2 { 4 } else { 3 };
+        eprintln!(
+            "backward {q}: {n} subtrees, NB = {nb} (eliminated ≤ {me}), rows {rows}, external entries ≤ {max_ext}; shared memory a block: default {default} B ({} blocks/SM, {cap} by its cap), pipelined {piped} B ({} blocks/SM, {} B to spare)",
+            per_sm(default),
+            per_sm(piped),
+            233_472 - per_sm(piped).min(cap) * (piped + 1_040)
+        );
+        assert_eq!(per_sm(default).min(cap), per_sm(piped).min(cap), "backward {q}: the pipelined kernel loses a resident block");
+        // Lines a chunk, backward: b (pass 0, row-major) at the eliminated rows, sep at the Schur rows (loads); x at the eliminated (and owned) rows (stores).
+        let mean = |f: &dyn Fn(usize) -> usize| (0..n).map(f).sum::<usize>() as f64 / n as f64;
+        let loads = mean(&|j| (p.row_ptr[j + 1] - p.row_ptr[j]) as usize);
+        for (cols, chunks) in [(128usize, 2usize), (64, 4)] {
+            eprintln!("  {cols}-column chunks: {chunks} a subtree, {loads:.1} bulk copies of {} B a chunk ({:.0} B a subtree)", 8 * cols, loads * chunks as f64 * 8.0 * cols as f64);
+        }
+    }
+}

@@ -403,6 +403,9 @@ struct MfKernels {
     /// Forward 0's kernel with its 64-column chunks pipelined (`mf_mapssbtp64_forward`;
     /// [`CudaMultifrontal::set_sep_pipe64`], round 29).
     mapss_pipe64_forward: Kernel,
+    /// The backward kernels with their 64-column chunks pipelined, `[bottom, split][NB − 2]`
+    /// (`mf_mapssbp064_backward_*`, `mf_mapssbxs64_backward_*`; [`CudaMultifrontal::set_sep_pipe64_backward`], round 30).
+    mapss_pipe64_backward: [[Kernel; 2]; 2],
     /// The same, pipelined ([`CudaMultifrontal::set_pipe_separators`]).
     mapssp_forward: Kernel,
     mapssp_backward: [Kernel; 3],
@@ -441,7 +444,7 @@ impl MfKernels {
     /// kept by hand; the launch profile reads a launch's kernel from the launch itself.
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(one(&self.mapss_xs_forward)).chain(&self.mapss_xs_backward).chain(&self.mapss_ld4_forward).chain(one(&self.mapss_pipe64_forward)).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward)
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(one(&self.mapss_xs_forward)).chain(&self.mapss_xs_backward).chain(&self.mapss_ld4_forward).chain(one(&self.mapss_pipe64_forward)).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward).chain(self.mapss_pipe64_backward.iter().flatten())
     }
 }
 
@@ -585,6 +588,9 @@ pub struct CudaMultifrontal {
     /// Whether the forward passes of many subtrees pipeline 64-column chunks
     /// ([`CudaMultifrontal::set_sep_pipe64`]; off by default).
     sep_pipe64: bool,
+    /// Whether the backward passes of many subtrees pipeline 64-column chunks
+    /// ([`CudaMultifrontal::set_sep_pipe64_backward`]; off by default).
+    sep_pipe64_backward: bool,
 }
 
 /// Builds the concatenated device node list and the per-launch ranges into it.
@@ -754,6 +760,10 @@ impl CudaMultifrontal {
             mapss_xs_backward: [get("mf_mapssbxs_backward_1")?, get("mf_mapssbxs_backward_2")?, get("mf_mapssbxs_backward_3")?],
             mapss_ld4_forward: [get("mf_mapssbtpl4_forward")?, get("mf_mapssbtpxsl4_forward")?],
             mapss_pipe64_forward: get("mf_mapssbtp64_forward")?,
+            mapss_pipe64_backward: [
+                [get("mf_mapssbp064_backward_2")?, get("mf_mapssbp064_backward_3")?],
+                [get("mf_mapssbxs64_backward_2")?, get("mf_mapssbxs64_backward_3")?],
+            ],
             mapssp_forward: get("mf_mapssp_forward")?,
             mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
@@ -866,6 +876,7 @@ impl CudaMultifrontal {
             separators_at_dofs: std::sync::OnceLock::new(),
             sep_chain: false,
             sep_pipe64: false,
+            sep_pipe64_backward: false,
             probe: Mutex::new(None),
             lvl_end,
             side: Vec::new(),

@@ -7,8 +7,13 @@
 //! is multiplied and stored. Two buffers of 64 columns take the shared memory of one of 128 (45 568
 //! bytes against 44 960 on that plan: 5 blocks an SM either way). Same products in the same order
 //! per column (the tensor-core product is per 16-column half): bit for bit the default's.
-use super::sep::{DevSeparators, SEP_BULK, SEP_PREF, SEP_TCF};
-use super::{launch, pipe, ptr, CudaBackend, CudaMultifrontal, DevPass, DevPtr, Result};
+//!
+//! Round 30 ([`CudaMultifrontal::set_sep_pipe64_backward`]): the backward launches the same way —
+//! backward 0 (`mf_mapssbp0_backward_*`, 1.30 ms at 256 columns, 85–88 % of copy) and the split
+//! upper passes (`mf_mapssbxs_backward_*`) — on passes of NB ≥ 2, under the register caps that keep
+//! their twins' resident blocks.
+use super::sep::{DevSeparators, SEP_BULK, SEP_PREF, SEP_TCF, SEP_XS};
+use super::{launch, pipe, ptr, CudaBackend, CudaMultifrontal, DevPass, DevPtr, Kernel, Result};
 use cudarc::driver::LaunchConfig;
 
 /// Columns of a pipelined chunk (the kernel takes any multiple of 32; the host runs 64).
@@ -17,6 +22,13 @@ pub(super) const PIPE64_COLS: usize = 64;
 /// The line variant the pipelined kernel is built on: forward 0's default (bulk lines, the product
 /// on the tensor cores, the store side's indices prefetched; no staged rows, no split).
 const PIPE64_FLAGS: usize = SEP_BULK | SEP_TCF | SEP_PREF;
+
+/// The backward line variants the pipelined backward kernels are built on: backward 0's default
+/// (bulk lines, the line sources and owned rows prefetched on a row-major bottom pass:
+/// `mf_mapssbp0_backward_*`, compiled with MF_SEP_BOT) and the split upper passes'
+/// (`mf_mapssbxs_backward_*`).
+const PIPE64B_BOTTOM: usize = SEP_BULK | SEP_PREF;
+const PIPE64B_SPLIT: usize = SEP_BULK | SEP_XS;
 
 impl CudaMultifrontal {
     /// Pipelines the 64-column chunks of the forward separator-row launches that run
@@ -38,19 +50,50 @@ impl CudaMultifrontal {
         self.sep_pipe64
     }
 
-    /// Whether a launch over pass `p` (line variant `flags`, `nrhs` columns) runs pipelined: chosen,
-    /// forward, the variant the kernel is built on, its chunks not split over blocks, at least two
-    /// chunks for some block, and the block's shared memory within the limit.
-    fn pipes64(&self, p: &DevPass, backward: bool, flags: usize, nrhs: usize) -> bool {
-        self.sep_pipe64
-            && !backward
-            && flags == PIPE64_FLAGS
-            && !self.split_columns
-            && nrhs > PIPE64_COLS * self.tensor_grid_y(p, nrhs, PIPE64_COLS)
-            && p.mapss_pipe_smem(PIPE64_COLS) <= self.sub_smem
+    /// Pipelines the 64-column chunks of the backward separator-row launches as forward 0's are
+    /// with [`Self::set_sep_pipe64`]: backward 0 (`mf_mapssbp0_backward_*` →
+    /// `mf_mapssbp064_backward_*`) and the split upper passes (`mf_mapssbxs_backward_*` →
+    /// `mf_mapssbxs64_backward_*`), on passes of NB ≥ 2 where a block walks at least two chunks.
+    /// Under the default kernels' register caps (256, 4) and (256, 3): their resident blocks kept
+    /// at 256 threads; NB = 1 is not built (56 registers against 40 — two blocks an SM lost, no
+    /// cap compiles the f64 mma). Composes with [`Self::set_sep_pipe64`]. Bit-identical to the
+    /// default. Off by default: not yet measured.
+    pub fn set_sep_pipe64_backward(&mut self, on: bool) {
+        self.sep_pipe64_backward = on;
     }
 
-    /// The pipelined launch of forward pass `p` where [`Self::pipes64`], else `None`. Its block has
+    /// Whether the backward passes of many subtrees pipeline their chunks ([`Self::set_sep_pipe64_backward`]).
+    pub fn sep_pipe64_backward(&self) -> bool {
+        self.sep_pipe64_backward
+    }
+
+    /// The pipelined kernel of a launch over pass `p` (line variant `flags`) where chosen and
+    /// built: forward 0's variant with [`Self::set_sep_pipe64`], the backward ones of NB ≥ 2 with
+    /// [`Self::set_sep_pipe64_backward`].
+    fn pipe64_kernel(&self, p: &DevPass, backward: bool, flags: usize) -> Option<&Kernel> {
+        if !backward {
+            return (self.sep_pipe64 && flags == PIPE64_FLAGS).then_some(&self.kernels.mapss_pipe64_forward);
+        }
+        let which = match flags {
+            PIPE64B_BOTTOM => 0,
+            PIPE64B_SPLIT => 1,
+            _ => return None,
+        };
+        let nb = p.map_nb.checked_sub(2)?;
+        self.kernels.mapss_pipe64_backward[which].get(nb).filter(|_| self.sep_pipe64_backward)
+    }
+
+    /// Whether a launch over pass `p` (line variant `flags`, `nrhs` columns) runs pipelined: its
+    /// kernel chosen and built ([`Self::pipe64_kernel`]), its chunks not split over blocks, at
+    /// least two chunks for some block, and the block's shared memory within the limit.
+    fn pipes64(&self, p: &DevPass, backward: bool, flags: usize, nrhs: usize) -> bool {
+        self.pipe64_kernel(p, backward, flags).is_some()
+            && !self.split_columns
+            && nrhs > PIPE64_COLS * self.tensor_grid_y(p, nrhs, PIPE64_COLS)
+            && p.mapss_pipe_smem(backward, PIPE64_COLS, flags) <= self.sub_smem
+    }
+
+    /// The pipelined launch of pass `p` where [`Self::pipes64`], else `None`. Its block has
     /// the threads the default's would (its chunk's columns fitted as
     /// [`Self::launch_separators`] does, times the threads a column), 64 columns a chunk.
     /// `lines`: `b`, `x`, `sep`, the contribution buffer and the maps.
@@ -67,18 +110,15 @@ impl CudaMultifrontal {
         n: u64,
         lines: [DevPtr; 5],
     ) -> Result<Option<pipe::Launch<'_>>> {
-        if !self.pipes64(p, backward, flags, nrhs) {
-            return Ok(None);
-        }
-        let Some((cols, _)) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(false, c, flags)) else { return Ok(None) };
-        let k = &self.kernels.mapss_pipe64_forward;
+        let Some(k) = self.pipe64_kernel(p, backward, flags).filter(|_| self.pipes64(p, backward, flags, nrhs)) else { return Ok(None) };
+        let Some((cols, _)) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, flags)) else { return Ok(None) };
         let threads = super::sep::block_threads(k, PIPE64_COLS, (cols * self.column_threads / PIPE64_COLS).max(1))?;
-        let smem = p.mapss_pipe_smem(PIPE64_COLS);
+        let smem = p.mapss_pipe_smem(backward, PIPE64_COLS, flags);
         let grid_y = self.tensor_grid_y(p, nrhs, PIPE64_COLS);
         let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let [b, x, sep, leaf, maps] = lines;
-        let sp = seps.pass(be, p.index, false, b == sep);
-        let mcap = p.mapss_map(false, flags) as u32;
+        let sp = seps.pass(be, p.index, backward, b == sep);
+        let mcap = p.mapss_map(backward, flags) as u32;
         let (c, nr, off) = (PIPE64_COLS as u32, nrhs as u32, ptr(be, &p.map_off));
         launch!(@on stream, be, k, cfg; &self.tree, &p.dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         Ok(Some(pipe::Launch::new(k, cfg)))
@@ -86,11 +126,16 @@ impl CudaMultifrontal {
 }
 
 impl DevPass {
-    /// Dynamic shared memory of one block of `mf_mapssbtp64_forward` with chunks of `cols` columns:
-    /// [`DevPass::mapss_smem`]'s prefetched words and map, and two chunks of rows of `cols + 2`.
-    pub(super) fn mapss_pipe_smem(&self, cols: usize) -> usize {
+    /// Dynamic shared memory of one block of the pipelined kernels (line variant `flags`) with
+    /// chunks of `cols` columns: [`DevPass::mapss_smem`]'s prefetched words (MF_SEP_PREF) and map,
+    /// two chunks of rows of `cols + 2` (forward, the tensor-core product) or `cols + 4`
+    /// (backward), and past them the split's staged entries (MF_SEP_XS, up to 4 parts).
+    pub(super) fn mapss_pipe_smem(&self, backward: bool, cols: usize, flags: usize) -> usize {
         let rows = self.dp.rows as usize;
-        8 * ((rows + 2) / 2 * 2 + self.mapss_map(false, PIPE64_FLAGS).next_multiple_of(2) + 2 * rows * (cols + 2))
+        let pre = if flags & SEP_PREF != 0 { (rows + 2) / 2 * 2 } else { 0 };
+        let pad = if backward { 4 } else { 2 };
+        let split = if flags & SEP_XS != 0 { 2 + 4 * self.max_ext } else { 0 };
+        8 * (pre + self.mapss_map(backward, flags).next_multiple_of(2) + 2 * rows * (cols + pad) + split)
     }
 }
 
@@ -103,10 +148,13 @@ mod tests {
         /// The block barrier before an issue into a buffer a chunk used before.
         Barrier,
         Issue { chunk: u32, buffer: u32, c0: u32 },
+        /// The once-a-subtree staging under chunk 0's copies (the prefetched indices, the split's entries).
+        Started,
         Compute { chunk: u32, buffer: u32, parity: u32, c0: u32 },
     }
 
-    /// `maps_sep_subtree_pipe`'s loop (kernels/multifrontal.cu, `MF_SEP_PIPE`) over column block `cy`
+    /// `MF_SEP_PIPE_CHUNKS`' loop (kernels/multifrontal.cu; `maps_sep_subtree_pipe` forward and, round 30,
+    /// `maps_sep_subtree_pipe_back` backward run it) over column block `cy`
     /// of `ny` with chunks of `cols` columns, step for step: the CPU emulation its tests check (every
     /// chunk issued and computed once, in order, its parity the buffer's phase, no buffer reissued
     /// before its chunk is done and a barrier passed, at most two chunks in flight).
@@ -122,6 +170,9 @@ mod tests {
                 out.push(PipeStep::Issue { chunk: k, buffer: k & 1, c0: first + k * step });
             }
             if k == 0 {
+                if chunks > 0 {
+                    out.push(PipeStep::Started);
+                }
                 continue;
             }
             let c = k - 1;
@@ -144,9 +195,14 @@ mod tests {
                     let mut done = [true; 2]; // the buffer's last chunk computed
                     let mut barrier_since = [true; 2]; // a block barrier since that compute
                     let (mut issued, mut computed, mut covered) = (Vec::new(), Vec::new(), Vec::new());
+                    let mut started = false;
                     for s in &steps {
                         match *s {
                             PipeStep::Barrier => barrier_since = [true; 2],
+                            PipeStep::Started => {
+                                assert!(!started && issued.len() == 1 && computed.is_empty(), "{what}: the staging not once, after chunk 0's issue and before any compute");
+                                started = true;
+                            }
                             PipeStep::Issue { chunk, buffer, c0 } => {
                                 assert_eq!(buffer, chunk & 1, "{what}");
                                 assert!(done[buffer as usize] && barrier_since[buffer as usize], "{what}: chunk {chunk} reuses a busy buffer");
@@ -156,6 +212,7 @@ mod tests {
                                 issued.push((chunk, c0));
                             }
                             PipeStep::Compute { chunk, buffer, parity, c0 } => {
+                                assert!(started, "{what}: chunk {chunk} computed before the staging");
                                 assert_eq!(issued.get(chunk as usize), Some(&(chunk, c0)), "{what}: chunk {chunk} computed before its issue");
                                 // The chunk's phase is the buffer's (chunk >> 1)-th: waiting on its parity
                                 // returns once it completes, and the next one on this buffer is not open.
