@@ -551,7 +551,9 @@ fn rows_lines(base: &str) -> Option<SepLines> {
 /// 28, so `-xs` changes nothing), or `-noxs`, neither; `-ld4`, the tensor-core forward kernels with
 /// rows of `C + 4` and conflict-free accumulator accesses (round 29,
 /// [`CudaMultifrontal::set_sep_tc_rows4`]); `-p64`, forward 0's chunks of 64 columns pipelined
-/// inside a block (round 29, [`CudaMultifrontal::set_sep_pipe64`]); `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
+/// inside a block (round 29, [`CudaMultifrontal::set_sep_pipe64`]); `-zs`, forward 0 without the
+/// zeroed Schur rows (round 30, [`CudaMultifrontal::set_sep_trim`]; with `-p64` and `-ld4` the
+/// pipelined chunks take rows of `C + 4`); `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
 /// solve in place (round 27, [`CudaMultifrontal::solve_many_rows_in_place`]; last).
 /// Round 28's defaults (64 × 2 walk items, the bottom backward prefetch) are round 27's
 /// `gpu-rows-w64x2-bpf`; the default before them is `gpu-rows-w32x2-nobpf`.
@@ -576,6 +578,8 @@ struct RowsSuffixes<'a> {
     tc_rows4: bool,
     /// `-p64`: the forward chunks pipelined.
     pipe64: bool,
+    /// `-zs`: forward 0 without the zeroed Schur rows.
+    trim: bool,
     sep_in_x: bool,
     in_place: bool,
 }
@@ -593,12 +597,14 @@ const EXT_SPLIT_BACK_SUFFIX: &str = "-xsb";
 const NO_EXT_SPLIT_SUFFIX: &str = "-noxs";
 const TC_ROWS4_SUFFIX: &str = "-ld4";
 const PIPE64_SUFFIX: &str = "-p64";
+const TRIM_SUFFIX: &str = "-zs";
 
 impl<'a> RowsSuffixes<'a> {
     fn parse(engine: &'a str) -> RowsSuffixes<'a> {
         let strip = |e: &'a str, suffix: &str| e.strip_suffix(suffix).map_or((e, false), |e| (e, true));
         let (e, in_place) = strip(engine, IN_PLACE_SUFFIX);
         let (e, sep_in_x) = strip(e, SEP_IN_X_SUFFIX);
+        let (e, trim) = strip(e, TRIM_SUFFIX);
         let (e, pipe64) = strip(e, PIPE64_SUFFIX);
         let (e, tc_rows4) = strip(e, TC_ROWS4_SUFFIX);
         let (e, split_back) = strip(e, EXT_SPLIT_BACK_SUFFIX);
@@ -623,7 +629,7 @@ impl<'a> RowsSuffixes<'a> {
         });
         let (base, shape) = walk.map_or((e, None), |(base, shape)| (base, Some(shape)));
         let back_prefetch = if back { Some(true) } else if no_back || !prefetch { Some(false) } else { None };
-        RowsSuffixes { base, shape, top, prefetch, back_prefetch, chain, ext_split, tc_rows4, pipe64, sep_in_x, in_place }
+        RowsSuffixes { base, shape, top, prefetch, back_prefetch, chain, ext_split, tc_rows4, pipe64, trim, sep_in_x, in_place }
     }
 }
 
@@ -752,6 +758,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_sep_in_x(suffixes.sep_in_x);
                     f.set_sep_tc_rows4(suffixes.tc_rows4);
                     f.set_sep_pipe64(suffixes.pipe64);
+                    f.set_sep_trim(suffixes.trim);
                     if let Some((forward, backward)) = suffixes.ext_split {
                         f.set_sep_ext_split(forward, backward);
                     }
@@ -785,6 +792,9 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                         }
                         if suffixes.pipe64 {
                             notes.push("forward 0's chunks pipelined: 64 columns double-buffered a block (mf_mapssbtp64_forward where the launch rows name it)".to_string());
+                        }
+                        if suffixes.trim {
+                            notes.push("forward 0 without the zeroed Schur rows (mf_mapssbtp*z_forward where the launch rows name it)".to_string());
                         }
                         if suffixes.sep_in_x {
                             notes.push("the separator rows in x (no sep buffer; no owned-row stores in the bottom backward pass)".to_string());
@@ -1155,6 +1165,11 @@ mod tests {
         let s = RowsSuffixes::parse("gpu-rows-noxs-p64-sx-ip");
         assert_eq!((s.base, s.ext_split, s.pipe64, s.sep_in_x, s.in_place), (ROWS_ENGINE, Some((false, false)), true, true, true));
         assert!(!RowsSuffixes::parse("gpu-rows-xs").pipe64);
+        let s = RowsSuffixes::parse("gpu-rows-ld4-p64-zs");
+        assert_eq!((s.base, s.tc_rows4, s.pipe64, s.trim, s.sep_in_x), (ROWS_ENGINE, true, true, true, false));
+        let s = RowsSuffixes::parse("gpu-rows-zs-sx-ip");
+        assert_eq!((s.base, s.tc_rows4, s.pipe64, s.trim, s.sep_in_x, s.in_place), (ROWS_ENGINE, false, false, true, true, true));
+        assert!(!RowsSuffixes::parse("gpu-rows-p64").trim);
         let s = RowsSuffixes::parse("gpu-rows-top64-ld4-p64-sx");
         assert_eq!((s.base, s.top, s.tc_rows4, s.pipe64, s.sep_in_x), (ROWS_ENGINE, Some(64), true, true, true));
     }

@@ -8,6 +8,7 @@
 //! bytes against 44 960 on that plan: 5 blocks an SM either way). Same products in the same order
 //! per column (the tensor-core product is per 16-column half): bit for bit the default's.
 use super::sep::{DevSeparators, SEP_BULK, SEP_PREF, SEP_TCF};
+use super::tc_rows::{SEP_LD4, SEP_TRIM};
 use super::{launch, pipe, ptr, CudaBackend, CudaMultifrontal, DevPass, DevPtr, Result};
 use cudarc::driver::LaunchConfig;
 
@@ -44,10 +45,10 @@ impl CudaMultifrontal {
     fn pipes64(&self, p: &DevPass, backward: bool, flags: usize, nrhs: usize) -> bool {
         self.sep_pipe64
             && !backward
-            && flags == PIPE64_FLAGS
+            && flags & !(SEP_TRIM | SEP_LD4) == PIPE64_FLAGS
             && !self.split_columns
             && nrhs > PIPE64_COLS * self.tensor_grid_y(p, nrhs, PIPE64_COLS)
-            && p.mapss_pipe_smem(PIPE64_COLS) <= self.sub_smem
+            && p.mapss_pipe_smem(PIPE64_COLS, flags) <= self.sub_smem
     }
 
     /// The pipelined launch of forward pass `p` where [`Self::pipes64`], else `None`. Its block has
@@ -67,30 +68,36 @@ impl CudaMultifrontal {
         n: u64,
         lines: [DevPtr; 5],
     ) -> Result<Option<pipe::Launch<'_>>> {
+        // Trimmed (`-zs`, round 30): rows of C + 4 where `-ld4` asks, the pass's trimmed rows.
+        let flags = if flags & SEP_TRIM != 0 { self.with_tc_rows4(flags) } else { flags };
         if !self.pipes64(p, backward, flags, nrhs) {
             return Ok(None);
         }
         let Some((cols, _)) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(false, c, flags)) else { return Ok(None) };
-        let k = &self.kernels.mapss_pipe64_forward;
+        let k = if flags & SEP_TRIM != 0 { &self.kernels.mapss_trim_forward[usize::from(flags & SEP_LD4 != 0)][1] } else { &self.kernels.mapss_pipe64_forward };
         let threads = super::sep::block_threads(k, PIPE64_COLS, (cols * self.column_threads / PIPE64_COLS).max(1))?;
-        let smem = p.mapss_pipe_smem(PIPE64_COLS);
+        let smem = p.mapss_pipe_smem(PIPE64_COLS, flags);
         let grid_y = self.tensor_grid_y(p, nrhs, PIPE64_COLS);
         let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let [b, x, sep, leaf, maps] = lines;
         let sp = seps.pass(be, p.index, false, b == sep);
         let mcap = p.mapss_map(false, flags) as u32;
         let (c, nr, off) = (PIPE64_COLS as u32, nrhs as u32, ptr(be, &p.map_off));
-        launch!(@on stream, be, k, cfg; &self.tree, &p.dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
+        let dp = p.launch_pass(flags);
+        launch!(@on stream, be, k, cfg; &self.tree, &dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         Ok(Some(pipe::Launch::new(k, cfg)))
     }
 }
 
 impl DevPass {
     /// Dynamic shared memory of one block of `mf_mapssbtp64_forward` with chunks of `cols` columns:
-    /// [`DevPass::mapss_smem`]'s prefetched words and map, and two chunks of rows of `cols + 2`.
-    pub(super) fn mapss_pipe_smem(&self, cols: usize) -> usize {
-        let rows = self.dp.rows as usize;
-        8 * ((rows + 2) / 2 * 2 + self.mapss_map(false, PIPE64_FLAGS).next_multiple_of(2) + 2 * rows * (cols + 2))
+    /// [`DevPass::mapss_smem`]'s prefetched words and map, and two chunks of rows of `cols + 2`;
+    /// with [`SEP_TRIM`] in `flags` (`mf_mapssbtp64{,l4}z_forward`) the trimmed rows, of `cols + 4`
+    /// with [`SEP_LD4`].
+    pub(super) fn mapss_pipe_smem(&self, cols: usize, flags: usize) -> usize {
+        let rows = self.launch_pass(flags).rows as usize;
+        let pad = if flags & SEP_LD4 != 0 { 4 } else { 2 };
+        8 * ((rows + 2) / 2 * 2 + self.mapss_map(false, PIPE64_FLAGS).next_multiple_of(2) + 2 * rows * (cols + pad))
     }
 }
 
