@@ -1663,7 +1663,7 @@ fn gpu_trimmed_forward_equals_the_default_bit_for_bit() {
 fn forward0_cases(be: &galerkin::backend::cuda::CudaBackend) -> impl Iterator<Item = (bool, iga_common::Case, CudaMultifrontal)> + '_ {
     let cases = [iga_common::seed_1d(3, 160_001)].into_iter().chain((1..=5).map(|p| iga_common::seed_1d(p, 3001)));
     cases.enumerate().map(move |(i, case)| {
-        let mut f = CudaMultifrontal::factor(be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let f = CudaMultifrontal::factor(be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         f.prepare_maps(be).unwrap();
         (i == 0, case, f)
     })
