@@ -1347,10 +1347,23 @@ struct SepPass {
 // result stores at 2(g + t) + e mod 16 (6 against 2); at C + 4 the B fragments fall at 4t + g
 // (conflict-free) and ALT makes the other two conflict-free. 16 bytes more a row of w.
 #define MF_SEP_LD4 128
+// MF_SEP_TRIM (round 30, `CudaMultifrontal::set_sep_trim`): the tensor-core forward on a pass
+// without external entries (the host launches it on no other; forward 0 at 2^20): w's Schur rows
+// would hold zeros only, so they are neither zeroed (the issue) nor staged, the accumulators start
+// at +0.0 as registers instead of loads of those +0.0s (the same operands of the same MMAs: bit
+// for bit), no contribution walk nor its barrier; the owned rows are staged from row
+// max(ne, s) (past the eliminated rows read and the result rows written), and `p.rows` is the
+// pass's most max(ne, s) + owned rows (`DevPass::trim_rows`), not local + owned.
+#define MF_SEP_TRIM 512
+#define MF_SEP_PIPE 256  // round 29's pipelined chunks (maps_sep_subtree_pipe, below)
 template <int FLAGS>
 __device__ __forceinline__ bool sep_upper(const SepPass& sp) { return (FLAGS & MF_SEP_BOT) ? false : sp.upper != 0; }
 template <int FLAGS>
 __device__ __forceinline__ bool sep_rows(u64 n) { return (FLAGS & MF_SEP_BOT) ? true : mf_rows(n); }
+// The first w row of the owned rows staged forward: past the local rows, or with MF_SEP_TRIM past
+// the eliminated rows and the product's result rows.
+template <int FLAGS>
+__device__ __forceinline__ u32 sep_own_row(u32 R, u32 ne) { return (FLAGS & MF_SEP_TRIM) ? max(ne, R - ne) : R; }
 template <bool BACKWARD, int FLAGS = 0>
 __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp, u32 j, u32 c0, u32 C, u32 nrhs, u64 n,
                                                const double* __restrict__ b, const double* __restrict__ sep, double* w, int ld,
@@ -1361,7 +1374,9 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
     const u32* rdof = p.row_dof + r0;
     const bool upper = sep_upper<FLAGS>(sp), rows = sep_rows<FLAGS>(n);
     const u32 o0 = upper ? 0 : sp.own_ptr[j];
-    const u32 ncm = upper ? 0 : ne + (BACKWARD ? 0 : sp.own_ptr[j + 1] - o0);
+    const u32 ncm = upper ? 0 : ne + (BACKWARD ? 0 : sp.own_ptr[j + 1] - o0), ob = sep_own_row<FLAGS>(R, ne);
+    static_assert(!(FLAGS & MF_SEP_TRIM) || (!BACKWARD && (FLAGS & MF_SEP_TCF) && !(FLAGS & (MF_SEP_EXT | MF_SEP_XS))),
+                  "MF_SEP_TRIM: the tensor-core forward without contributions");
     if constexpr (FLAGS != 0) {
         // Lines: row-major b (pass 0), then sep rows, then staged contributions.
         const u32 nb = rows ? ncm : 0, first = upper ? 0 : ne, last = BACKWARD ? R : ne, ns = last - first;
@@ -1376,7 +1391,7 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
         auto at = [&](u32 k, double*& dst, const double*& src) -> bool {
             if (k < nb) {
                 const u32 d = source(k, lines != nullptr && cached ? 0u : k < ne ? rdof[k] : sp.own_dof[o0 + k - ne]);
-                dst = w + (k < ne ? k : R + (k - ne)) * ld;
+                dst = w + (k < ne ? k : ob + (k - ne)) * ld;
                 src = b + (u64)d * nrhs + c0;
                 return true;
             }
@@ -1420,7 +1435,7 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
         const u32 i = row0 + lane;
         if (i >= ncm) break;
         const u32 d = i < ne ? rdof[i] : sp.own_dof[o0 + i - ne];
-        const u32 wr = i < ne ? i : R + (i - ne);
+        const u32 wr = i < ne ? i : ob + (i - ne);
         for (u32 col = warp; col < C; col += nw) {
             const bool v = c0 + col < nrhs;
             mf_cp8(w + wr * ld + col, v ? b + (u64)(c0 + col) * n + d : b, v);
@@ -1434,7 +1449,7 @@ __device__ __forceinline__ void maps_sep_issue(const Pass& p, const SepPass& sp,
             mf_cp8(w + i * ld + col, v ? src + col : sep, v);
         }
     }
-    if (!BACKWARD)
+    if (!BACKWARD && !(FLAGS & MF_SEP_TRIM))
         for (u32 i = ne + warp; i < R; i += nw)
             for (u32 col = lane; col < C; col += 32) w[i * ld + col] = 0.0;
     if constexpr ((FLAGS & MF_SEP_BULK) != 0) mf_bar_arrive(bar);
@@ -1553,23 +1568,31 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
     const u32 o0 = upper || bp ? 0 : sp.own_ptr[j], nown = upper ? 0 : bp ? (u32)pre[0] : sp.own_ptr[j + 1] - o0;
     const bool mine = c0 + own_col < nrhs;
     double* wc = w + own_col;
-    if (!BACKWARD)  // b at the owned separator rows, staged in w rows R…, to sep
+    constexpr bool TRIM = (FLAGS & MF_SEP_TRIM) != 0;
+    if (!BACKWARD)  // b at the owned separator rows, staged in w rows sep_own_row…, to sep
         for (u32 k = warp; k < nown; k += nw) {
             double* dst = sep + (u64)(pre ? pre_idx(pre)[p.rows + k] : rdof[sp.own_loc[o0 + k]]) * nrhs + c0;
-            for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[(R + k) * ld + col];
+            for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[col] = w[(sep_own_row<FLAGS>(R, ne) + k) * ld + col];
         }
-    if constexpr ((FLAGS & MF_SEP_XS) != 0) {
-        if (mine) sub_add_ext_split(xs, part, parts, buf, nrhs, c0 + own_col, wc, ld);
-    } else if (mine && part == 0)
-        sub_add_ext<1, (FLAGS & MF_SEP_L2) != 0>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + own_col, C, wc, ld,
-                                                  ew ? ew + own_col : nullptr);
-    // The columns complete: each thread added its own (one part), or every part waits for part 0.
-    if (parts > 1)
-        __syncthreads();
-    else
-        __syncwarp();
+    // MF_SEP_TRIM: no contributions, and nothing the product reads or writes is another thread's
+    // before it (the owned rows lie past both): no walk, no barrier — but the pipelined kernels keep
+    // the (empty) walk and its barrier: without them ptxas held 56 and 59 registers against 48
+    // (NVRTC 13.0, sm_90; a resident block lost), with them 48.
+    if constexpr (!TRIM || (FLAGS & MF_SEP_PIPE) != 0) {
+        if constexpr ((FLAGS & MF_SEP_XS) != 0) {
+            if (mine) sub_add_ext_split(xs, part, parts, buf, nrhs, c0 + own_col, wc, ld);
+        } else if (mine && part == 0)
+            sub_add_ext<1, (FLAGS & MF_SEP_L2) != 0>(p, p.ext_ptr[j], p.ext_ptr[j + 1], BACKWARD ? ne : R, buf, nrhs, c0 + own_col, C, wc, ld,
+                                                      ew ? ew + own_col : nullptr);
+        // The columns complete: each thread added its own (one part), or every part waits for part 0.
+        if (parts > 1)
+            __syncthreads();
+        else
+            __syncwarp();
+    }
     if (!BACKWARD && (FLAGS & MF_SEP_TCF)) {
-        maps_tc_backward<1, true, (FLAGS & MF_SEP_LD4) != 0>(sM, 16, w, ld, ne, s, C);
+        // MF_SEP_TRIM: the accumulators from +0.0 (FWD false), not from the zeroed Schur rows.
+        maps_tc_backward<1, !TRIM, (FLAGS & MF_SEP_LD4) != 0>(sM, 16, w, ld, ne, s, C);
         __syncthreads();
         double* dst = buf + sep_root_at(t, p, j, pre) * nrhs + c0;
         for (u32 i = warp; i < s; i += nw)
@@ -1717,8 +1740,8 @@ MF_MAPSS_KERNEL(mf_mapssbtpxsl4_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF
 // just left, so chunk k + 1's lines land while chunk k is multiplied and stored. The default runs
 // its chunks strictly in turn (stage, issue, wait, product, barrier, stores): a block moved no
 // bytes while it computed, and forward 0 reached 70–76 % of the copy rate with 5 blocks an SM.
-// Two chunks of 64 columns take the shared memory of one of 128 (round 28's count).
-#define MF_SEP_PIPE 256
+// Two chunks of 64 columns take the shared memory of one of 128 (round 28's count). (MF_SEP_PIPE is
+// defined with the other flags, above: maps_sep_chunk reads it.)
 // MF_SEP_PIPE's schedule over a block's `chunks` chunks (sep_pipe's CPU emulation checks it): step k
 // issues chunk k (ISSUE, into buffer k & 1; from k = 2 after a proxy fence and a block barrier:
 // every thread done with chunk k − 2's buffer), then from k = 1 waits for chunk c = k − 1 (buffer
@@ -1763,7 +1786,9 @@ __device__ __forceinline__ void maps_sep_subtree_pipe(const Tree& t, const Pass&
     static_assert((FLAGS & MF_SEP_BULK) && (FLAGS & MF_SEP_TCF) && !(FLAGS & MF_SEP_EXT), "MF_SEP_PIPE: bulk lines, the tensor-core forward");
     static_assert(!BACKWARD && !(FLAGS & MF_SEP_XS), "MF_SEP_PIPE: forward, unsplit (the others are not built: round 29's registers)");
     extern __shared__ __align__(16) double maps_smem[];
-    const int ld = (int)C + 2;
+    // Rows of C + 2, or with MF_SEP_LD4 C + 4 (built with MF_SEP_TRIM only: its fewer rows keep the
+    // bottom pass's 5 blocks an SM, round 30).
+    const int ld = (int)C + ((FLAGS & MF_SEP_LD4) ? 4 : 2);
     const u32 R = p.row_ptr[j + 1] - p.row_ptr[j], ne = p.elim[j], s = R - ne, ldm = maps_ldm(ne);
     constexpr bool PREF = (FLAGS & MF_SEP_PREF) != 0;
     u64* pre = PREF ? reinterpret_cast<u64*>(maps_smem) : nullptr;
@@ -1828,8 +1853,9 @@ __device__ void maps_sep_sweep_pipe(const Tree& t, const Pass& p, const SepPass&
     else
         maps_sep_subtree_pipe<NB, BACKWARD, FLAGS>(t, p, sp, j, cy, gridDim.y, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps, bars);
 }
-#define MF_MAPSS_PIPE_KERNEL(NAME, NB, BACKWARD, FLAGS)                                                               \
-    extern "C" __global__ void NAME(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,                     \
+#define MF_MAPSS_PIPE_KERNEL(NAME, NB, BACKWARD, FLAGS) MF_MAPSS_PIPE_KERNEL_BOUNDED(NAME, NB, BACKWARD, FLAGS, )
+#define MF_MAPSS_PIPE_KERNEL_BOUNDED(NAME, NB, BACKWARD, FLAGS, BOUNDS)                                               \
+    extern "C" __global__ void BOUNDS NAME(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,                     \
                                     const double* __restrict__ b, double* __restrict__ x, double* __restrict__ sep,  \
                                     double* __restrict__ buf, const u64* __restrict__ map_off,                       \
                                     const double* __restrict__ maps) {                                               \
@@ -1841,6 +1867,14 @@ __device__ void maps_sep_sweep_pipe(const Tree& t, const Pass& p, const SepPass&
 // (mf_mapssbtpxs_forward's flags) took 64 against 48 — 4 blocks an SM where 5 run, and no cap
 // compiles the f64 mma (round 28) —, so it is not built: the split passes run unpipelined.
 MF_MAPSS_PIPE_KERNEL(mf_mapssbtp64_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_PIPE)
+// Round 30: forward 0's kernels without the zeroed Schur rows (MF_SEP_TRIM, `CudaMultifrontal::set_sep_trim`):
+// the default's flags, with rows of C + 4 (MF_SEP_LD4), pipelined (MF_SEP_PIPE), and pipelined with
+// rows of C + 4 — the pair round 29 could not fit 5 blocks an SM: 3 rows fewer a buffer on the
+// 2^20 plan (35 staged rows against 38) make room for the wider rows.
+MF_MAPSS_KERNEL(mf_mapssbtpz_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_TRIM)
+MF_MAPSS_KERNEL_BOUNDED(mf_mapssbtpl4z_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_LD4 | MF_SEP_TRIM, )
+MF_MAPSS_PIPE_KERNEL_BOUNDED(mf_mapssbtp64z_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_PIPE | MF_SEP_TRIM, )
+MF_MAPSS_PIPE_KERNEL_BOUNDED(mf_mapssbtp64l4z_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_PIPE | MF_SEP_LD4 | MF_SEP_TRIM, )
 
 // Round 30: the backward launches pipelined (maps_sep_subtree_pipe_back) under the caps of the
 // kernels they replace, which keep those kernels' resident blocks at 256 threads: backward 0

@@ -142,9 +142,11 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     // Round 29: the tensor-core forward kernels with rows of C + 4 (MF_SEP_LD4), unsplit and split;
     // forward 0's chunks pipelined inside a block (MF_SEP_PIPE).
     let rows4 = ["mf_mapssbtpl4_forward", "mf_mapssbtpxsl4_forward", "mf_mapssbtp64_forward"].map(String::from);
-    // Round 30: the backward kernels pipelined (backward 0 and the split upper passes, NB = 2 and 3).
+    // Round 30: the backward kernels pipelined (backward 0 and the split upper passes, NB = 2 and 3);
+    // forward 0 without the zeroed Schur rows (MF_SEP_TRIM): plain, C + 4, pipelined, both.
     let pipe_back = ["mf_mapssbp064_backward_", "mf_mapssbxs64_backward_"].iter().flat_map(|v| (2..=3).map(move |nb| format!("{v}{nb}")));
-    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref).chain(split).chain(rows4).chain(pipe_back);
+    let trim = ["mf_mapssbtpz_forward", "mf_mapssbtpl4z_forward", "mf_mapssbtp64z_forward", "mf_mapssbtp64l4z_forward"].map(String::from);
+    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref).chain(split).chain(rows4).chain(pipe_back).chain(trim);
     let named = ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward", "mf_rows_backward_tc"];
     for entry in named.iter().map(|s| s.to_string()).chain(fused) {
         assert!(c.ptx.contains(&format!(".entry {entry}(")), "multifrontal_batched.cu lacks {entry}");
@@ -179,6 +181,16 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
             }
         }
     }
+    // Round 30: the trimmed kernels store no zeroed row and load no accumulator: fewer shared
+    // accesses in their PTX than their untrimmed twins', the pipelined ones still on two mbarriers.
+    let entry_body = |name: &str| c.ptx.split(&format!(".entry {name}(")).nth(1).and_then(|r| r.split(".entry ").next()).unwrap_or_else(|| panic!("no {name}"));
+    for (trimmed, twin) in [("mf_mapssbtpz_forward", "mf_mapssbtp_forward"), ("mf_mapssbtpl4z_forward", "mf_mapssbtpl4_forward"), ("mf_mapssbtp64z_forward", "mf_mapssbtp64_forward")] {
+        for op in ["st.shared.", "ld.shared."] {
+            let (t, d) = (entry_body(trimmed).matches(op).count(), entry_body(twin).matches(op).count());
+            assert!(t < d, "{trimmed} has {t} {op} against {twin}'s {d}");
+        }
+    }
+    assert!(entry_body("mf_mapssbtp64l4z_forward").matches("mbarrier.init.shared::cta.b64").count() >= 2, "mf_mapssbtp64l4z_forward: two mbarriers");
     for family in ["mf_mapssbp0_backward_", "mf_mapssbxs_backward_"] {
         for (nb, cap) in [(1, None), (2, Some(4)), (3, Some(3))] {
             let entry = format!(".entry {family}{nb}(");

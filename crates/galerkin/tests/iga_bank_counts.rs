@@ -64,9 +64,12 @@ impl Tally {
 /// indices stored), else the second (line sources read). Classes: 0 owned-row copies, 1 accumulator
 /// loads, 2 B fragments, 3 A fragments, 4 contribution-row copies, 5 indices (pre, lines); stores 0
 /// zeroed Schur rows, 1 results, 2 indices. Addresses in doubles from w (u32 index words apart).
+/// `trim` (round 30, `MF_SEP_TRIM`): no zeroed Schur rows, no accumulator loads, the owned rows
+/// staged from row max(ne, s).
 #[allow(clippy::too_many_arguments)]
-fn chunk(c: usize, r: usize, ne: usize, nown: usize, ld: usize, alt: bool, first: bool, loads: &mut [Tally; 6], stores: &mut [Tally; 3]) {
+fn chunk(c: usize, r: usize, ne: usize, nown: usize, ld: usize, alt: bool, trim: bool, first: bool, loads: &mut [Tally; 6], stores: &mut [Tally; 3]) {
     let s = r - ne;
+    let own_row = if trim { ne.max(s) } else { r };
     let lanes = |f: &dyn Fn(usize) -> Option<usize>| -> Lanes { std::array::from_fn(f) };
     // Line sources: lane k < ne + nown of warps 0, 1 (u32 words); pre[0] a broadcast per warp.
     let nl = ne + nown;
@@ -83,7 +86,7 @@ fn chunk(c: usize, r: usize, ne: usize, nown: usize, ld: usize, alt: bool, first
         stores[2].add(&lanes(&|l| (l == 31).then_some(0)), 8);
     }
     // Zeroed Schur rows (the issue), a warp a row, lanes over columns.
-    for i in ne..r {
+    for i in if trim { ne..ne } else { ne..r } {
         for c0 in (0..c).step_by(32) {
             stores[0].add(&lanes(&|l| Some(i * ld + c0 + l)), 8);
         }
@@ -92,7 +95,7 @@ fn chunk(c: usize, r: usize, ne: usize, nown: usize, ld: usize, alt: bool, first
     for k in 0..nown {
         loads[5].add(&lanes(&|_| Some(0)), 4);
         for c0 in (0..c).step_by(32) {
-            loads[0].add(&lanes(&|l| Some((r + k) * ld + c0 + l)), 8);
+            loads[0].add(&lanes(&|l| Some((own_row + k) * ld + c0 + l)), 8);
         }
     }
     // The product: a warp a half of 16 columns (16h…16h + 15); lane (g, t) = (l / 4, l % 4).
@@ -105,7 +108,7 @@ fn chunk(c: usize, r: usize, ne: usize, nown: usize, ld: usize, alt: bool, first
                 for e in 0..2 {
                     // Column 2t + e, or with alt 2t + (g & 1 ^ e): the same two columns per lane.
                     let col = |l: usize| col0 + ct * 8 + 2 * t(l) + if alt { (g(l) & 1) ^ e } else { e };
-                    loads[1].add(&lanes(&|l| (row(l) < s).then_some((ne + row(l)) * ld + col(l))), 8);
+                    loads[1].add(&lanes(&|l| (!trim && row(l) < s).then_some((ne + row(l)) * ld + col(l))), 8);
                 }
             }
         }
@@ -139,16 +142,42 @@ fn chunk(c: usize, r: usize, ne: usize, nown: usize, ld: usize, alt: bool, first
     }
 }
 
-/// Tallies of a pass's subtrees `(rows, eliminated, owned)` at chunks of `c` columns, two chunks
-/// each (256 columns), rows of `c + pad` doubles.
-fn tally(shapes: &[(usize, usize, usize)], c: usize, pad: usize, alt: bool) -> ([Tally; 6], [Tally; 3]) {
+/// Tallies of a pass's subtrees `(rows, eliminated, owned)` at chunks of `c` columns, 256 / c
+/// chunks each (256 columns: two of 128, or four of 64 pipelined), rows of `c + pad` doubles.
+fn tally_with(shapes: &[(usize, usize, usize)], c: usize, pad: usize, alt: bool, trim: bool) -> ([Tally; 6], [Tally; 3]) {
     let (mut loads, mut stores) = ([Tally::default(); 6], [Tally::default(); 3]);
     for &(r, ne, nown) in shapes {
-        for first in [true, false] {
-            chunk(c, r, ne, nown, c + pad, alt, first, &mut loads, &mut stores);
+        for k in 0..256 / c {
+            chunk(c, r, ne, nown, c + pad, alt, trim, k == 0, &mut loads, &mut stores);
         }
     }
     (loads, stores)
+}
+
+fn tally(shapes: &[(usize, usize, usize)], c: usize, pad: usize, alt: bool) -> ([Tally; 6], [Tally; 3]) {
+    tally_with(shapes, c, pad, alt, false)
+}
+
+/// Round 30's trim removes exactly the zeroed Schur rows' stores and the accumulator loads, and
+/// keeps every other access (and its conflicts) as it was; the owned rows' copies stay whole lines.
+#[test]
+fn trimmed_forward_drops_the_zeroed_rows_and_accumulator_loads_only() {
+    for (c, pad, alt) in [(128, 2, false), (128, 4, true), (64, 2, false), (64, 4, true)] {
+        for (r, ne, nown) in [(35, 29, 3), (38, 32, 0), (35, 32, 3), (6, 2, 1), (20, 4, 2)] {
+            let (l0, s0) = tally_with(&[(r, ne, nown)], c, pad, alt, false);
+            let (l1, s1) = tally_with(&[(r, ne, nown)], c, pad, alt, true);
+            let what = format!("C = {c}, rows of C + {pad}, ({r}, {ne}, {nown})");
+            assert_eq!((l1[1].requests, s1[0].requests), (0, 0), "{what}: trimmed still loads accumulators or zeroes rows");
+            assert_eq!(s0[0].requests, (r - ne) * c / 32 * (256 / c), "{what}: the default's zeroed rows");
+            for k in [0, 2, 3, 4, 5] {
+                assert_eq!((l1[k].requests, l1[k].waves), (l0[k].requests, l0[k].waves), "{what}: load class {k} changed");
+            }
+            for k in [1, 2] {
+                assert_eq!((s1[k].requests, s1[k].waves), (s0[k].requests, s0[k].waves), "{what}: store class {k} changed");
+            }
+            assert_eq!(l1[0].conflicts(), 0, "{what}: the owned rows' copies conflict");
+        }
+    }
 }
 
 /// With rows of `C + 4` (C a multiple of 32) and the accumulators in row-parity order, every
@@ -197,6 +226,38 @@ fn bank_counts_of_forward_0_of_issue_15() {
     eprintln!("pass 0: {} subtrees; (rows, eliminated, owned): count {hist:?}; p.rows {}", shapes.len(), p.max_rows);
     let chunks = 2.0 * shapes.len() as f64;
     eprintln!("profile (round 28, lead-r28-2026-12-05-check-ncu.txt) a chunk: loads 335.5 requests, 383.4 conflicts, 1010.9 wavefronts; stores 57.5 requests, 147.3 conflicts, 260.8 wavefronts");
+    let trim_rows = sp.trim_rows(0);
+    eprintln!("trimmed rows (round 30, max(ne, s) + owned): {trim_rows}; untrimmed {}", sp.max_rows0);
+    // Shared memory a block at 256 columns (prefetched words, map of 32 × 20, rows) and blocks an SM (233 472 B, 1 040 reserved + static).
+    let block = |rows: usize, c: usize, pad: usize, bufs: usize| 8 * ((rows + 2) / 2 * 2 + 640 + bufs * rows * (c + pad));
+    for (name, rows, c, pad, bufs) in [
+        ("default", sp.max_rows0, 128, 2, 1),
+        ("-ld4", sp.max_rows0, 128, 4, 1),
+        ("-zs", trim_rows, 128, 2, 1),
+        ("-ld4-zs", trim_rows, 128, 4, 1),
+        ("-p64", sp.max_rows0, 64, 2, 2),
+        ("-ld4-p64 (C + 4, not built)", sp.max_rows0, 64, 4, 2),
+        ("-p64-zs", trim_rows, 64, 2, 2),
+        ("-ld4-p64-zs", trim_rows, 64, 4, 2),
+    ] {
+        let b = block(rows, c, pad, bufs);
+        eprintln!("smem {name}: {b} B a block, {} blocks an SM by shared memory", 233_472 / (b + 1040));
+    }
+    for (name, c, pad, alt, trim) in [
+        ("C + 2 (default)", 128, 2, false, false),
+        ("C + 4, parity order (-ld4)", 128, 4, true, false),
+        ("C + 2, trimmed (-zs)", 128, 2, false, true),
+        ("C + 4, parity, trimmed (-ld4-zs)", 128, 4, true, true),
+        ("64 columns, C + 2 (-p64)", 64, 2, false, false),
+        ("64 columns, C + 2, trimmed (-p64-zs)", 64, 2, false, true),
+        ("64 columns, C + 4, parity, trimmed (-ld4-p64-zs)", 64, 4, true, true),
+    ] {
+        let (loads, stores) = tally_with(&shapes, c, pad, alt, trim);
+        let sub = |ts: &[Tally]| ts.iter().map(|t| (t.requests, t.waves)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let (lr, lw) = sub(&loads);
+        let (sr, sw) = sub(&stores);
+        eprintln!("{name}: a subtree (256 columns) loads {:.1} requests / {:.1} wavefronts, stores {:.1} / {:.1}", lr as f64 / shapes.len() as f64, lw as f64 / shapes.len() as f64, sr as f64 / shapes.len() as f64, sw as f64 / shapes.len() as f64);
+    }
     for (name, pad, alt) in [("C + 2 (default)", 2, false), ("C + 4", 4, false), ("C + 4, parity order (-ld4)", 4, true)] {
         let (loads, stores) = tally(&shapes, 128, pad, alt);
         let line = |ts: &[Tally], names: &[&str]| {

@@ -1689,3 +1689,94 @@ fn gpu_pipelined_backward_chunks_equal_the_default_bit_for_bit() {
     assert!(!bulk_here || large_bottom, "the large case's backward 0 never pipelined: {ran:?}");
     assert!(!bulk_here || ran.iter().any(|r| !r.ends_with("backward 0")), "no split upper pass pipelined: {ran:?}");
 }
+
+/// Round 30: forward 0 without the zeroed Schur rows (`set_sep_trim`, `MF_SEP_TRIM`:
+/// `mf_mapssbtp{,l4,64,64l4}z_forward` — not zeroed, not staged, the accumulators from +0.0 in
+/// registers, the owned rows after max(eliminated, Schur) rows) equals the default solve bit for
+/// bit, alone and with rows of C + 4 (`set_sep_tc_rows4`), the pipelined chunks (`set_sep_pipe64`)
+/// and both (the pipelined chunks then with rows of C + 4): at 64, 77 (odd: cp.async lines), 96
+/// and 256 columns on a 1D cubic system of 160 001 elements at the default's blocks (at least
+/// TC_FEW_SUBTREES bottom subtrees, as at 2^20) and on 1D p = 1…5 (3001 elements, the lines pass by
+/// pass, column blocks capped at 2); row-major and column-major = faer's LU at 256 columns; = the
+/// CPU twins (77, 78). Where it applies (sm_90) the 256-column profile names on forward 0 the
+/// trimmed kernel of the settings, on no backward launch, and none with it off.
+#[test]
+fn gpu_trimmed_forward_equals_the_default_bit_for_bit() {
+    let Some(be) = test_gpu() else { return };
+    let mut ran = Vec::new();
+    for (large, case, mut f) in forward0_cases(&be) {
+        assert!(!f.sep_trim(), "{}: the trimmed forward is on by default (not yet measured)", case.name);
+        let n = case.sys.ndofs;
+        let bs: Vec<_> = [64, 77, 96, 256].iter().map(|&k| (k, be.from_host(&iga_common::to_rows(&right_hand_sides(&case.sys, k), n, k)).unwrap())).collect();
+        if !large {
+            f.set_sep_lines(Some(SepLines { top: false, ..SepLines::WALK }));
+            f.set_pipe_blocks(Some(2)).unwrap();
+        }
+        // The default's solve, every setting off: the reference of each combination.
+        let reference: Vec<_> = bs
+            .iter()
+            .map(|(k, b)| {
+                let mut x = be.zeros(n * k).unwrap();
+                f.solve_many_rows(&be, *k, b, &mut x).unwrap();
+                be.to_host(&x).unwrap()
+            })
+            .collect();
+        for (ld4, pipe) in [(false, false), (true, false), (false, true), (true, true)] {
+            let what = format!("{} ld4 {ld4} pipe {pipe}", case.name);
+            f.set_sep_tc_rows4(ld4);
+            f.set_sep_pipe64(pipe);
+            assert_setting_bit_identical(&be, &mut f, n, &bs, &what, |f, on| f.set_sep_trim(on));
+            f.set_sep_trim(true);
+            for ((k, b), want) in bs.iter().zip(&reference) {
+                let mut x = be.zeros(n * k).unwrap();
+                f.solve_many_rows(&be, *k, b, &mut x).unwrap();
+                assert!(be.to_host(&x).unwrap() == *want, "{what}, {k} columns: trimmed differs from the default");
+            }
+            let mut x = be.zeros(n * 256).unwrap();
+            for on in [false, true] {
+                f.set_sep_trim(on);
+                let launches = f.solve_rows_profile(&be, 256, &bs[3].1, &mut x).unwrap();
+                let trimmed: Vec<_> = launches.iter().filter(|l| l.kernel.ends_with("z_forward")).collect();
+                for l in &trimmed {
+                    assert!(on && !l.backward, "{what} {on}: {} ran {}", l.label, l.kernel);
+                }
+                if on && be.device().compute_capability.0 >= 9 {
+                    let want = match (ld4, pipe) {
+                        (false, false) => "mf_mapssbtpz_forward",
+                        (true, false) => "mf_mapssbtpl4z_forward",
+                        (false, true) => "mf_mapssbtp64z_forward",
+                        (true, true) => "mf_mapssbtp64l4z_forward",
+                    };
+                    let names: Vec<_> = launches.iter().map(|l| (&l.label, &l.kernel)).collect();
+                    assert!(launches.iter().any(|l| l.label == "forward 0" && l.kernel == want), "{what}: forward 0 did not run {want}: {names:?}");
+                    ran.push(what.clone());
+                }
+            }
+            f.set_sep_trim(true);
+            if !large && ld4 == pipe {
+                let reference = FaerRef::new(&case, 256);
+                check_rows_against_ref(&be, &f, &case, &reference, 256);
+                check_columns_against_ref(&be, &f, &case, &reference, 256);
+            }
+            if ld4 && pipe {
+                assert_equals_twins(&be, &cpu_twins(&case, true), &format!("{what}: trimmed, row-major"), |k, b, x| f.solve_many_rows(&be, k, b, x));
+            }
+            f.set_sep_trim(false);
+        }
+        f.set_sep_tc_rows4(false);
+        f.set_sep_pipe64(false);
+    }
+    assert!(be.device().compute_capability.0 < 9 || ran.len() == 6 * 4, "some setups never ran the trimmed kernels: {ran:?}");
+}
+
+/// The forward-0 tests' systems, factored with their maps: first (`true`) a 1D cubic one of 160 001
+/// elements (its bottom pass has at least TC_FEW_SUBTREES subtrees, as at 2^20: the default's blocks
+/// walk their subtree's chunks), then 1D p = 1…5 at 3001 elements.
+fn forward0_cases(be: &galerkin::backend::cuda::CudaBackend) -> impl Iterator<Item = (bool, iga_common::Case, CudaMultifrontal)> + '_ {
+    let cases = [iga_common::seed_1d(3, 160_001)].into_iter().chain((1..=5).map(|p| iga_common::seed_1d(p, 3001)));
+    cases.enumerate().map(move |(i, case)| {
+        let f = CudaMultifrontal::factor(be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        f.prepare_maps(be).unwrap();
+        (i == 0, case, f)
+    })
+}

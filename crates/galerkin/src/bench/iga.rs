@@ -553,7 +553,9 @@ fn rows_lines(base: &str) -> Option<SepLines> {
 /// [`CudaMultifrontal::set_sep_tc_rows4`]); `-p64`, forward 0's chunks of 64 columns pipelined
 /// inside a block (round 29, [`CudaMultifrontal::set_sep_pipe64`]); `-p64b`, the backward passes'
 /// (backward 0 and the split upper passes, NB ≥ 2) likewise (round 30,
-/// [`CudaMultifrontal::set_sep_pipe64_backward`]; after `-p64` where both: `gpu-rows-p64-p64b`); `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
+/// [`CudaMultifrontal::set_sep_pipe64_backward`]; after `-p64` where both: `gpu-rows-p64-p64b`); `-zs`, forward 0 without the
+/// zeroed Schur rows (round 30, [`CudaMultifrontal::set_sep_trim`]; with `-p64` and `-ld4` the
+/// pipelined chunks take rows of `C + 4`); `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
 /// solve in place (round 27, [`CudaMultifrontal::solve_many_rows_in_place`]; last).
 /// Round 28's defaults (64 × 2 walk items, the bottom backward prefetch) are round 27's
 /// `gpu-rows-w64x2-bpf`; the default before them is `gpu-rows-w32x2-nobpf`.
@@ -580,6 +582,8 @@ struct RowsSuffixes<'a> {
     pipe64: bool,
     /// `-p64b`: the backward chunks pipelined.
     pipe64_backward: bool,
+    /// `-zs`: forward 0 without the zeroed Schur rows.
+    trim: bool,
     sep_in_x: bool,
     in_place: bool,
 }
@@ -598,12 +602,14 @@ const NO_EXT_SPLIT_SUFFIX: &str = "-noxs";
 const TC_ROWS4_SUFFIX: &str = "-ld4";
 const PIPE64_SUFFIX: &str = "-p64";
 const PIPE64_BACKWARD_SUFFIX: &str = "-p64b";
+const TRIM_SUFFIX: &str = "-zs";
 
 impl<'a> RowsSuffixes<'a> {
     fn parse(engine: &'a str) -> RowsSuffixes<'a> {
         let strip = |e: &'a str, suffix: &str| e.strip_suffix(suffix).map_or((e, false), |e| (e, true));
         let (e, in_place) = strip(engine, IN_PLACE_SUFFIX);
         let (e, sep_in_x) = strip(e, SEP_IN_X_SUFFIX);
+        let (e, trim) = strip(e, TRIM_SUFFIX);
         let (e, pipe64_backward) = strip(e, PIPE64_BACKWARD_SUFFIX);
         let (e, pipe64) = strip(e, PIPE64_SUFFIX);
         let (e, tc_rows4) = strip(e, TC_ROWS4_SUFFIX);
@@ -629,7 +635,7 @@ impl<'a> RowsSuffixes<'a> {
         });
         let (base, shape) = walk.map_or((e, None), |(base, shape)| (base, Some(shape)));
         let back_prefetch = if back { Some(true) } else if no_back || !prefetch { Some(false) } else { None };
-        RowsSuffixes { base, shape, top, prefetch, back_prefetch, chain, ext_split, tc_rows4, pipe64, pipe64_backward, sep_in_x, in_place }
+        RowsSuffixes { base, shape, top, prefetch, back_prefetch, chain, ext_split, tc_rows4, pipe64, pipe64_backward, trim, sep_in_x, in_place }
     }
 }
 
@@ -759,6 +765,7 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_sep_tc_rows4(suffixes.tc_rows4);
                     f.set_sep_pipe64(suffixes.pipe64);
                     f.set_sep_pipe64_backward(suffixes.pipe64_backward);
+                    f.set_sep_trim(suffixes.trim);
                     if let Some((forward, backward)) = suffixes.ext_split {
                         f.set_sep_ext_split(forward, backward);
                     }
@@ -795,6 +802,9 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                         }
                         if suffixes.pipe64_backward {
                             notes.push("the backward chunks pipelined: 64 columns double-buffered a block (mf_mapssbp064_backward_* and mf_mapssbxs64_backward_* where the launch rows name them)".to_string());
+                        }
+                        if suffixes.trim {
+                            notes.push("forward 0 without the zeroed Schur rows (mf_mapssbtp*z_forward where the launch rows name it)".to_string());
                         }
                         if suffixes.sep_in_x {
                             notes.push("the separator rows in x (no sep buffer; no owned-row stores in the bottom backward pass)".to_string());
@@ -1165,6 +1175,13 @@ mod tests {
         let s = RowsSuffixes::parse("gpu-rows-noxs-p64-sx-ip");
         assert_eq!((s.base, s.ext_split, s.pipe64, s.sep_in_x, s.in_place), (ROWS_ENGINE, Some((false, false)), true, true, true));
         assert!(!RowsSuffixes::parse("gpu-rows-xs").pipe64);
+        let s = RowsSuffixes::parse("gpu-rows-top64-ld4-p64-p64b-zs-sx");
+        assert_eq!((s.base, s.top, s.tc_rows4, s.pipe64, s.pipe64_backward, s.trim, s.sep_in_x), (ROWS_ENGINE, Some(64), true, true, true, true, true));
+        let s = RowsSuffixes::parse("gpu-rows-ld4-p64-zs");
+        assert_eq!((s.base, s.tc_rows4, s.pipe64, s.trim, s.sep_in_x), (ROWS_ENGINE, true, true, true, false));
+        let s = RowsSuffixes::parse("gpu-rows-zs-sx-ip");
+        assert_eq!((s.base, s.tc_rows4, s.pipe64, s.trim, s.sep_in_x, s.in_place), (ROWS_ENGINE, false, false, true, true, true));
+        assert!(!RowsSuffixes::parse("gpu-rows-p64").trim);
         let s = RowsSuffixes::parse("gpu-rows-top64-ld4-p64-sx");
         assert_eq!((s.base, s.top, s.tc_rows4, s.pipe64, s.sep_in_x), (ROWS_ENGINE, Some(64), true, true, true));
         let s = RowsSuffixes::parse("gpu-rows-p64b");

@@ -167,6 +167,10 @@ struct DevPass {
     /// and most eliminated rows.
     max_ext: usize,
     max_elim: usize,
+    /// Rows a block of the trimmed forward kernels stages ([`CudaMultifrontal::set_sep_trim`]):
+    /// the most max(eliminated, Schur) + owned rows of a subtree; `dp.rows` until the separator
+    /// layout sets it.
+    trim_rows: usize,
     /// The factorization step (0: the leaves, then the tree levels) after which every front of
     /// the pass is factorized ([`CudaMultifrontal::factor_and_solve_overlap`]).
     top_step: usize,
@@ -406,6 +410,9 @@ struct MfKernels {
     /// The backward kernels with their 64-column chunks pipelined, `[bottom, split][NB − 2]`
     /// (`mf_mapssbp064_backward_*`, `mf_mapssbxs64_backward_*`; [`CudaMultifrontal::set_sep_pipe64_backward`], round 30).
     mapss_pipe64_backward: [[Kernel; 2]; 2],
+    /// Forward 0's kernels without the zeroed Schur rows (`mf_mapssbtp{,l4,64,64l4}z_forward`:
+    /// `[rows of C + 2, C + 4][unpipelined, pipelined]`; [`CudaMultifrontal::set_sep_trim`], round 30).
+    mapss_trim_forward: [[Kernel; 2]; 2],
     /// The same, pipelined ([`CudaMultifrontal::set_pipe_separators`]).
     mapssp_forward: Kernel,
     mapssp_backward: [Kernel; 3],
@@ -444,7 +451,7 @@ impl MfKernels {
     /// kept by hand; the launch profile reads a launch's kernel from the launch itself.
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(one(&self.mapss_xs_forward)).chain(&self.mapss_xs_backward).chain(&self.mapss_ld4_forward).chain(one(&self.mapss_pipe64_forward)).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward).chain(self.mapss_pipe64_backward.iter().flatten())
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(one(&self.mapss_xs_forward)).chain(&self.mapss_xs_backward).chain(&self.mapss_ld4_forward).chain(one(&self.mapss_pipe64_forward)).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward).chain(self.mapss_pipe64_backward.iter().flatten()).chain(self.mapss_trim_forward.iter().flatten())
     }
 }
 
@@ -581,6 +588,9 @@ pub struct CudaMultifrontal {
     /// Whether the tensor-core forward kernels stage rows of `C + 4` ([`CudaMultifrontal::set_sep_tc_rows4`];
     /// off by default, round 29).
     sep_tc_rows4: bool,
+    /// Whether forward passes without external entries skip the zeroed Schur rows
+    /// ([`CudaMultifrontal::set_sep_trim`]; off by default, round 30).
+    sep_trim: bool,
     separators_at_dofs: std::sync::OnceLock<Option<sep::DevSeparators>>,
     /// Whether pass 1 is chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`];
     /// off by default).
@@ -764,6 +774,10 @@ impl CudaMultifrontal {
                 [get("mf_mapssbp064_backward_2")?, get("mf_mapssbp064_backward_3")?],
                 [get("mf_mapssbxs64_backward_2")?, get("mf_mapssbxs64_backward_3")?],
             ],
+            mapss_trim_forward: [
+                [get("mf_mapssbtpz_forward")?, get("mf_mapssbtp64z_forward")?],
+                [get("mf_mapssbtpl4z_forward")?, get("mf_mapssbtp64l4z_forward")?],
+            ],
             mapssp_forward: get("mf_mapssp_forward")?,
             mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
@@ -873,6 +887,7 @@ impl CudaMultifrontal {
             sep_in_x: false,
             sep_ext_split: (true, true),
             sep_tc_rows4: false,
+            sep_trim: false,
             separators_at_dofs: std::sync::OnceLock::new(),
             sep_chain: false,
             sep_pipe64: false,
@@ -1509,6 +1524,7 @@ fn upload_pass(be: &CudaBackend, p: &Pass, layout: &MapLayout, q: usize) -> Resu
         has_ext: p.ext_ptr.last().is_some_and(|&e| e > 0),
         max_ext: p.ext_ptr.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0),
         max_elim: layout.max_elim[q],
+        trim_rows: p.max_rows,
         top_step: 0,
     })
 }

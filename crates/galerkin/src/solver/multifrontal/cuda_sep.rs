@@ -3,7 +3,7 @@
 //! [`crate::solver::multifrontal::separators`]): the tensor-core map kernels with the rows that
 //! passes 1 and up eliminate in a row-major buffer, so those passes move whole lines.
 use super::*;
-use super::tc_rows::SEP_LD4;
+use super::tc_rows::{SEP_LD4, SEP_TRIM};
 use crate::solver::multifrontal::separators::{fused_bases, SeparatorPlan, TopWalk, TOP_SUBTREES};
 
 /// The kernels' `struct SepPass`, field for field.
@@ -135,6 +135,9 @@ impl DevSeparators {
         // The bottom forward pass stages b at its owned rows below its local rows.
         let bottom_rows = passes[0].dp.rows as usize;
         passes[0].dp.rows = sp.max_rows0 as u32;
+        for (q, p) in passes.iter_mut().enumerate() {
+            p.trim_rows = sp.trim_rows(q);
+        }
         let up = |v: &Vec<u32>| be.upload(if v.is_empty() { &[0u32][..] } else { &v[..] });
         let own = vec![up(&sp.own_ptr)?, up(&sp.own_loc)?, up(&sp.own_dof)?];
         let walk = DevWalk::new(be, sym, plan, &passes, TOP_SUBTREES)?.map(Arc::new);
@@ -571,8 +574,8 @@ impl CudaMultifrontal {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
         let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
-        let mut flags = self.sep_line_flags(be, p, backward, n);
-        // Forward 0 pipelined (`-p64`) takes its rows of C + 2 whatever `-ld4` says: both cannot keep its 5 blocks an SM.
+        let mut flags = self.with_sep_trim(p, backward, self.sep_line_flags(be, p, backward, n));
+        // Forward 0 pipelined (`-p64`) takes its rows of C + 2 whatever `-ld4` says (both cannot keep its 5 blocks an SM), unless trimmed (`-zs`).
         if let Some(launch) = self.launch_sep_pipe64(be, stream, seps, p, backward, flags, nrhs, n, [b, x, sep, leaf, maps])? {
             return Ok(launch);
         }
@@ -592,6 +595,7 @@ impl CudaMultifrontal {
         let k = match flags {
             0 if backward => &self.kernels.mapss_backward[p.map_nb - 1],
             0 => &self.kernels.mapss_forward,
+            f if f & SEP_TRIM != 0 => &self.kernels.mapss_trim_forward[usize::from(f & SEP_LD4 != 0)][0],
             f if f & SEP_LD4 != 0 => &self.kernels.mapss_ld4_forward[usize::from(f & SEP_XS != 0)],
             f if f & SEP_XS != 0 && backward => &self.kernels.mapss_xs_backward[p.map_nb - 1],
             f if f & SEP_XS != 0 => &self.kernels.mapss_xs_forward,
@@ -605,7 +609,8 @@ impl CudaMultifrontal {
         let sp = seps.pass(be, p.index, backward, b == sep);
         let mcap = p.mapss_map(backward, flags) as u32;
         let (c, nr, off) = (cols as u32, nrhs as u32, ptr(be, &p.map_off));
-        launch!(@on stream, be, k, cfg; &self.tree, &p.dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
+        let dp = p.launch_pass(flags);
+        launch!(@on stream, be, k, cfg; &self.tree, &dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         Ok(pipe::Launch::new(k, cfg))
     }
 }
@@ -627,11 +632,12 @@ impl DevPass {
         }
         let ext = if flags & SEP_EXT != 0 { self.max_ext } else { 0 };
         let pad = if flags & SEP_TCF != 0 && flags & SEP_LD4 == 0 { 2 } else { 4 };
+        let rows = self.launch_pass(flags).rows as usize;
         // MF_SEP_PREF: the root's slot and two index words per row ahead of the map (`sep_pre_doubles`).
-        let pre = if flags & SEP_PREF != 0 { (self.dp.rows as usize + 2) / 2 * 2 } else { 0 };
+        let pre = if flags & SEP_PREF != 0 { (rows + 2) / 2 * 2 } else { 0 };
         // MF_SEP_XS: four counts and a (row, source) pair a part and entry, for up to 4 parts.
         let split = if flags & SEP_XS != 0 { 2 + 4 * self.max_ext } else { 0 };
-        8 * (pre + self.mapss_map(backward, flags).next_multiple_of(2) + (self.dp.rows as usize + ext) * (cols + pad) + split)
+        8 * (pre + self.mapss_map(backward, flags).next_multiple_of(2) + (rows + ext) * (cols + pad) + split)
     }
 
     /// Whether the pass's roots have few enough Schur rows (≤ 16, one accumulator tile of

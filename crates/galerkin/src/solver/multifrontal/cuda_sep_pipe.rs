@@ -11,8 +11,10 @@
 //! Round 30 ([`CudaMultifrontal::set_sep_pipe64_backward`]): the backward launches the same way —
 //! backward 0 (`mf_mapssbp0_backward_*`, 1.30 ms at 256 columns, 85–88 % of copy) and the split
 //! upper passes (`mf_mapssbxs_backward_*`) — on passes of NB ≥ 2, under the register caps that keep
-//! their twins' resident blocks.
+//! their twins' resident blocks; and forward 0 trimmed ([`CudaMultifrontal::set_sep_trim`]:
+//! `mf_mapssbtp64z_forward`, with rows of `C + 4` `mf_mapssbtp64l4z_forward`).
 use super::sep::{DevSeparators, SEP_BULK, SEP_PREF, SEP_TCF, SEP_XS};
+use super::tc_rows::{SEP_LD4, SEP_TRIM};
 use super::{launch, pipe, ptr, CudaBackend, CudaMultifrontal, DevPass, DevPtr, Kernel, Result};
 use cudarc::driver::LaunchConfig;
 
@@ -72,7 +74,11 @@ impl CudaMultifrontal {
     /// [`Self::set_sep_pipe64_backward`].
     fn pipe64_kernel(&self, p: &DevPass, backward: bool, flags: usize) -> Option<&Kernel> {
         if !backward {
-            return (self.sep_pipe64 && flags == PIPE64_FLAGS).then_some(&self.kernels.mapss_pipe64_forward);
+            // Forward 0's variant, trimmed (`-zs`) with rows of C + 4 (`-ld4`) or not.
+            if !self.sep_pipe64 || flags & !(SEP_TRIM | SEP_LD4) != PIPE64_FLAGS || flags & (SEP_TRIM | SEP_LD4) == SEP_LD4 {
+                return None;
+            }
+            return Some(if flags & SEP_TRIM != 0 { &self.kernels.mapss_trim_forward[usize::from(flags & SEP_LD4 != 0)][1] } else { &self.kernels.mapss_pipe64_forward });
         }
         let which = match flags {
             PIPE64B_BOTTOM => 0,
@@ -110,6 +116,8 @@ impl CudaMultifrontal {
         n: u64,
         lines: [DevPtr; 5],
     ) -> Result<Option<pipe::Launch<'_>>> {
+        // Trimmed (`-zs`, round 30): rows of C + 4 where `-ld4` asks, the pass's trimmed rows.
+        let flags = if !backward && flags & SEP_TRIM != 0 { self.with_tc_rows4(flags) } else { flags };
         let Some(k) = self.pipe64_kernel(p, backward, flags).filter(|_| self.pipes64(p, backward, flags, nrhs)) else { return Ok(None) };
         let Some((cols, _)) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, flags)) else { return Ok(None) };
         let threads = super::sep::block_threads(k, PIPE64_COLS, (cols * self.column_threads / PIPE64_COLS).max(1))?;
@@ -120,7 +128,8 @@ impl CudaMultifrontal {
         let sp = seps.pass(be, p.index, backward, b == sep);
         let mcap = p.mapss_map(backward, flags) as u32;
         let (c, nr, off) = (PIPE64_COLS as u32, nrhs as u32, ptr(be, &p.map_off));
-        launch!(@on stream, be, k, cfg; &self.tree, &p.dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
+        let dp = p.launch_pass(flags);
+        launch!(@on stream, be, k, cfg; &self.tree, &dp, &sp, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         Ok(Some(pipe::Launch::new(k, cfg)))
     }
 }
@@ -129,11 +138,12 @@ impl DevPass {
     /// Dynamic shared memory of one block of the pipelined kernels (line variant `flags`) with
     /// chunks of `cols` columns: [`DevPass::mapss_smem`]'s prefetched words (MF_SEP_PREF) and map,
     /// two chunks of rows of `cols + 2` (forward, the tensor-core product) or `cols + 4`
-    /// (backward), and past them the split's staged entries (MF_SEP_XS, up to 4 parts).
+    /// (backward, or forward with [`SEP_LD4`]), and past them the split's staged entries (MF_SEP_XS,
+    /// up to 4 parts); with [`SEP_TRIM`] the trimmed rows ([`DevPass::launch_pass`]).
     pub(super) fn mapss_pipe_smem(&self, backward: bool, cols: usize, flags: usize) -> usize {
-        let rows = self.dp.rows as usize;
+        let rows = self.launch_pass(flags).rows as usize;
         let pre = if flags & SEP_PREF != 0 { (rows + 2) / 2 * 2 } else { 0 };
-        let pad = if backward { 4 } else { 2 };
+        let pad = if backward || flags & SEP_LD4 != 0 { 4 } else { 2 };
         let split = if flags & SEP_XS != 0 { 2 + 4 * self.max_ext } else { 0 };
         8 * (pre + self.mapss_map(backward, flags).next_multiple_of(2) + 2 * rows * (cols + pad) + split)
     }

@@ -10,12 +10,22 @@
 //! stored in the order of the row's parity (`maps_tc_backward`'s `ALT`): conflict-free too. Same
 //! products in the same order: bit-identical to the default. 16 bytes more a row: the bottom
 //! pass's block at 256 columns 45 568 bytes against 44 960, still 5 an SM on the H200.
+//!
+//! Round 30 ([`CudaMultifrontal::set_sep_trim`], `MF_SEP_TRIM`): on a forward pass without external
+//! entries (the bottom one) w's Schur rows only ever held the zeros the issue stored and the
+//! accumulators loaded back — per 128-column chunk 24 store and 32 load requests on the 2^20 plan
+//! (round 29's count) —, so the trimmed kernels stage none: the accumulators start at +0.0 in
+//! registers (the same operands of the same MMAs, bit for bit), the owned rows follow
+//! max(eliminated, Schur) rows, and a block's rows shrink (35 against 38 on that plan), which lets
+//! the pipelined forward 0 (`-p64`) keep rows of `C + 4` at 5 blocks an SM.
 use super::sep::{SEP_BULK, SEP_PREF, SEP_TCF, SEP_XS};
-use super::CudaMultifrontal;
+use super::{CudaMultifrontal, DevPass, DevicePass};
 
 /// MF_SEP_LD4: rows of `C + 4` and the accumulators in parity order under the tensor-core forward
 /// (`mf_mapssbtpl4_forward`, `mf_mapssbtpxsl4_forward`).
 pub(super) const SEP_LD4: usize = 128;
+/// MF_SEP_TRIM: forward 0's kernels without the zeroed Schur rows (`mf_mapssbtp{,l4,64,64l4}z_forward`).
+pub(super) const SEP_TRIM: usize = 512;
 
 impl CudaMultifrontal {
     /// Runs the forward separator-row kernels the default runs at 64 and 256 columns
@@ -36,10 +46,49 @@ impl CudaMultifrontal {
     /// A separator-row launch's line `flags` with [`SEP_LD4`] where asked for and built: forward
     /// bulk lines, tensor-core product and prefetch, split contributions or not.
     pub(super) fn with_tc_rows4(&self, flags: usize) -> usize {
-        if self.sep_tc_rows4 && flags & !SEP_XS == SEP_BULK | SEP_TCF | SEP_PREF {
+        if self.sep_tc_rows4 && flags & !(SEP_XS | SEP_TRIM) == SEP_BULK | SEP_TCF | SEP_PREF {
             flags | SEP_LD4
         } else {
             flags
+        }
+    }
+
+    /// Runs the forward separator-row launches of passes without external entries (the bottom
+    /// pass) that run `mf_mapssbtp_forward`'s variant — plain, with [`Self::set_sep_tc_rows4`], or
+    /// pipelined by [`Self::set_sep_pipe64`] — without w's Schur rows (`mf_mapssbtpz_forward`,
+    /// `…l4z`, `…64z`, `…64l4z`): not zeroed, not staged, the product's accumulators from +0.0 in
+    /// registers instead of loads of those zeros; the same MMAs on the same operands, bit for bit.
+    /// With the pipeline, rows of `C + 4` too where [`Self::set_sep_tc_rows4`] is on (without this
+    /// it keeps `C + 2`: both did not fit 5 blocks an SM). Off by default (round 30: not yet
+    /// measured on a device).
+    pub fn set_sep_trim(&mut self, on: bool) {
+        self.sep_trim = on;
+    }
+
+    /// Whether the forward passes without external entries skip the Schur rows ([`Self::set_sep_trim`]).
+    pub fn sep_trim(&self) -> bool {
+        self.sep_trim
+    }
+
+    /// A separator-row launch's line `flags` with [`SEP_TRIM`] where asked for and built: forward,
+    /// bulk lines, tensor-core product and prefetch, unsplit, on a pass without external entries.
+    pub(super) fn with_sep_trim(&self, p: &DevPass, backward: bool, flags: usize) -> usize {
+        if self.sep_trim && !backward && !p.has_ext && flags == SEP_BULK | SEP_TCF | SEP_PREF {
+            flags | SEP_TRIM
+        } else {
+            flags
+        }
+    }
+}
+
+impl DevPass {
+    /// The pass as a launch with line `flags` sees it: with [`SEP_TRIM`], `rows` is the rows its
+    /// blocks stage ([`DevPass::trim_rows`]: the prefetched words and w are laid out by it).
+    pub(super) fn launch_pass(&self, flags: usize) -> DevicePass {
+        if flags & SEP_TRIM != 0 {
+            DevicePass { rows: self.trim_rows as u32, ..self.dp }
+        } else {
+            self.dp
         }
     }
 }

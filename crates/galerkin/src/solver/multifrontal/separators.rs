@@ -418,3 +418,21 @@ pub fn reference_chained_solve(s: &Symbolic, plan: &SubtreePlan, sp: &SeparatorP
         }
     }
 }
+
+impl SeparatorPlan {
+    /// Rows a block of pass `q`'s trimmed forward kernels stages (`CudaMultifrontal::set_sep_trim`,
+    /// round 30): a subtree's eliminated rows, its root's result rows (the Schur count) over them,
+    /// and on the bottom pass its owned rows after both — the most `max(elim, schur) + owned` of a
+    /// subtree, where the default stages every local row and the owned rows (`max_rows0`).
+    pub fn trim_rows(&self, q: usize) -> usize {
+        let p = &self.passes[q];
+        (0..p.len())
+            .map(|j| {
+                let (ne, r) = (p.elim[j] as usize, (p.row_ptr[j + 1] - p.row_ptr[j]) as usize);
+                let own = if q == 0 { (self.own_ptr[j + 1] - self.own_ptr[j]) as usize } else { 0 };
+                ne.max(r - ne) + own
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
