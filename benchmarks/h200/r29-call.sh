@@ -6,17 +6,19 @@
 #   -top64 / -top8  the walk over the passes of ≤ 64 / ≤ 8 subtrees only (lead, `set_walk_subtrees`);
 #   -ld4            the tensor-core forward kernels with rows of C + 4 (iga29a, `set_sep_tc_rows4`);
 #   -p64            forward 0's 64-column chunks pipelined inside a block (iga29b, `set_sep_pipe64`);
-#   -p64b           the backward passes' 64-column chunks pipelined (iga30a, `set_sep_pipe64_backward`), and with -p64.
+#   -p64b           the backward passes' 64-column chunks pipelined (iga30a, `set_sep_pipe64_backward`), and with -p64;
+#   -zs             forward 0 without the zeroed Schur rows (iga30b, `set_sep_trim`); with -ld4, and -ld4-p64-zs (the
+#                   pipelined chunks then with rows of C + 4, 5 blocks/SM).
 # Read: the solve at 256 columns (median [min–max]) of each against gpu-rows, and the per-launch rows each path
 # claims to move (forward 0, the walk and forward/backward 2, backward 0). Flip rule: faster beyond the spread and
 # its GPU test passed in this call.
 # Usage: bash benchmarks/h200/r29-call.sh .dev-r29   (test binary in the pack: iga_cuda); run with timeout_s 360.
 NAME=lead-r29; BUDGET=${BUDGET:-330}; source benchmarks/h200/call-lib.sh "$1"
-TESTS=${TESTS:-"gpu_narrow_walks gpu_tc_rows4 gpu_pipelined"}  # gpu_pipelined: forward and backward
-ENGINES=${ENGINES:-gpu-rows,gpu-rows-top64,gpu-rows-top8,gpu-rows-ld4,gpu-rows-p64,gpu-rows-p64b,gpu-rows-p64-p64b,gpu-rows-top64-p64-p64b}
-lane 160 iga_cuda --test-threads 8 $TESTS &
+TESTS=${TESTS:-"gpu_narrow_walks gpu_tc_rows4 gpu_pipelined gpu_trimmed"}  # gpu_pipelined: forward and backward
+ENGINES=${ENGINES:-gpu-rows,gpu-rows-top64,gpu-rows-top8,gpu-rows-ld4,gpu-rows-zs,gpu-rows-ld4-zs,gpu-rows-p64,gpu-rows-p64b,gpu-rows-p64-p64b,gpu-rows-ld4-p64-p64b-zs,gpu-rows-top64-ld4-p64-p64b-zs}
+lane 170 iga_cuda --test-threads 8 $TESTS &
 wait; lanes_done
-timeout "$(left 160)" "$G" bench-iga --gpu --sweeps rhs --rhs-degree 3 --cpu-max 0 --rhs-elements 1048576 --reps 3 --rhs 1,64,256 \
+timeout "$(left 150)" "$G" bench-iga --gpu --sweeps rhs --rhs-degree 3 --cpu-max 0 --rhs-elements 1048576 --reps 3 --rhs 1,64,256 \
   --rhs-engines "$ENGINES" > "$OUT/$NAME-iga.txt" 2>&1
 step "iga rc $?"
 keep "$NAME-iga.txt" "nrhs=\|forward 0 \|forward 2 \|walk 2\|walk 3\|backward 2 \|backward 0 \|rror" 80
