@@ -1690,14 +1690,17 @@ __device__ void maps_sep_sweep(const Tree& t, const Pass& p, const SepPass& sp, 
 // plain kernels; mf_mapssb_* with bulk copies, mf_mapsse_* with staged contributions,
 // mf_mapssbe_* both; mf_mapss{,b,e,be}t_forward: the same with the forward product on the tensor
 // cores (`CudaMultifrontal::set_sep_lines`).
-#define MF_MAPSS_KERNEL(NAME, NB, BACKWARD, FLAGS) MF_MAPSS_KERNEL_BOUNDED(NAME, NB, BACKWARD, FLAGS, )
-#define MF_MAPSS_KERNEL_BOUNDED(NAME, NB, BACKWARD, FLAGS, BOUNDS)                                                   \
+// MF_MAPSS_ENTRY: one entry point of the separator-row kernels' signature running SWEEP (also the
+// pipelined ones', MF_MAPSS_PIPE_KERNEL below).
+#define MF_MAPSS_ENTRY(NAME, SWEEP, NB, BACKWARD, FLAGS, BOUNDS)                                                     \
     extern "C" __global__ void BOUNDS NAME(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,            \
                                     const double* __restrict__ b, double* __restrict__ x, double* __restrict__ sep,  \
                                     double* __restrict__ buf, const u64* __restrict__ map_off,                       \
                                     const double* __restrict__ maps) {                                               \
-        maps_sep_sweep<NB, BACKWARD, FLAGS>(t, p, sp, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps);             \
+        SWEEP<NB, BACKWARD, FLAGS>(t, p, sp, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps);                      \
     }
+#define MF_MAPSS_KERNEL(NAME, NB, BACKWARD, FLAGS) MF_MAPSS_KERNEL_BOUNDED(NAME, NB, BACKWARD, FLAGS, )
+#define MF_MAPSS_KERNEL_BOUNDED(NAME, NB, BACKWARD, FLAGS, BOUNDS) MF_MAPSS_ENTRY(NAME, maps_sep_sweep, NB, BACKWARD, FLAGS, BOUNDS)
 #define MF_MAPSS_BACKWARDS(V, FLAGS)                                \
     MF_MAPSS_KERNEL(mf_mapss##V##_backward_1, 1, true, FLAGS)      \
     MF_MAPSS_KERNEL(mf_mapss##V##_backward_2, 2, true, FLAGS)      \
@@ -1854,13 +1857,7 @@ __device__ void maps_sep_sweep_pipe(const Tree& t, const Pass& p, const SepPass&
         maps_sep_subtree_pipe<NB, BACKWARD, FLAGS>(t, p, sp, j, cy, gridDim.y, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps, bars);
 }
 #define MF_MAPSS_PIPE_KERNEL(NAME, NB, BACKWARD, FLAGS) MF_MAPSS_PIPE_KERNEL_BOUNDED(NAME, NB, BACKWARD, FLAGS, )
-#define MF_MAPSS_PIPE_KERNEL_BOUNDED(NAME, NB, BACKWARD, FLAGS, BOUNDS)                                               \
-    extern "C" __global__ void BOUNDS NAME(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,                     \
-                                    const double* __restrict__ b, double* __restrict__ x, double* __restrict__ sep,  \
-                                    double* __restrict__ buf, const u64* __restrict__ map_off,                       \
-                                    const double* __restrict__ maps) {                                               \
-        maps_sep_sweep_pipe<NB, BACKWARD, FLAGS>(t, p, sp, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps);        \
-    }
+#define MF_MAPSS_PIPE_KERNEL_BOUNDED(NAME, NB, BACKWARD, FLAGS, BOUNDS) MF_MAPSS_ENTRY(NAME, maps_sep_sweep_pipe, NB, BACKWARD, FLAGS, BOUNDS)
 // Forward 0's default kernel (mf_mapssbtp_forward's flags) with its chunks pipelined. NVRTC 13.0,
 // sm_90: 42 registers against 40, no spills (allocated 48: 5 blocks of 256 threads an SM by
 // registers, 6 before; 5 by shared memory either way). Forward 1's split kernel pipelined
