@@ -10,7 +10,6 @@
 # 3.0-way, stores 4.5-way conflicted (lead-r28-2026-12-05-check-ncu.txt); the host count says none are left.
 # Usage: bash benchmarks/h200/iga29a-call.sh .dev-r29   (test binaries in the pack: iga_cuda)
 NAME=iga29a; BUDGET=${BUDGET:-200}; source benchmarks/h200/call-lib.sh "$1"
-B="bench-iga --gpu --sweeps rhs --rhs-degree 3 --cpu-max 0 --rhs-elements 1048576"
 # Forward 0's shared-memory counters by -ld4 (round 28's default, same metrics by its sections: 66.25 M / 17.09 M
 # load / store wavefronts, 34.8 M bank conflicts, 21.99 M / 3.77 M shared load / store instructions).
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed
@@ -18,10 +17,8 @@ M=$M,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thr
 M=$M,smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
 M=$M,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
 test_step 80 iga_cuda --include-ignored --nocapture gpu_tc_rows4
-timeout "$(left 70)" "$G" $B --reps 3 --rhs 1,64,256 --rhs-engines gpu-rows,gpu-rows-ld4 > "$OUT/$NAME-rhs.txt" 2>&1
-step "1D bench rc $?"
-[ -n "$NCU" ] && [ "$(left 60)" -ge 25 ] && ncu_step 40 "$M" --import-source no -k "regex:^mf_mapssbtpl4_forward\$" --launch-count 1 \
-  "$G" $B --reps 1 --rhs 256 --rhs-engines gpu-rows-ld4
+rhs_sweep 70 gpu-rows,gpu-rows-ld4
+ncu_kernel 25 "$M" mf_mapssbtpl4_forward gpu-rows-ld4
 keep "$NAME-rhs.txt" "nrhs=\|forward 0\|forward 1\|C + 4\|rror" 60
 keep "$NAME-ncu.txt" "__\|rror" 14
 keep "$NAME-tests.txt" "^test \|test result\|panicked" 20

@@ -10,18 +10,14 @@
 # each (mf_mapssbtp_forward by the default, mf_mapssbtp64_forward by -p64).
 # Usage: bash benchmarks/h200/iga29b-call.sh .dev-r29   (test binaries in the pack: iga_cuda)
 NAME=iga29b; BUDGET=${BUDGET:-200}; source benchmarks/h200/call-lib.sh "$1"
-B="bench-iga --gpu --sweeps rhs --rhs-degree 3 --cpu-max 0 --rhs-elements 1048576"
 M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed
 M=$M,launch__registers_per_thread,launch__occupancy_limit_shared_mem,sm__warps_active.avg.pct_of_peak_sustained_active
 M=$M,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
 test_step 90 iga_cuda --include-ignored --nocapture gpu_pipelined_forward_chunks
-timeout "$(left 70)" "$G" $B --reps 3 --rhs 1,64,256 --rhs-engines gpu-rows,gpu-rows-p64 > "$OUT/$NAME-rhs.txt" 2>&1
-step "1D bench rc $?"
+rhs_sweep 70 gpu-rows,gpu-rows-p64
 # Forward 0 of each (the first launch of either kernel at 256 columns), if ≥ 30 s are left.
-for k in mf_mapssbtp_forward:gpu-rows mf_mapssbtp64_forward:gpu-rows-p64; do
-  [ -n "$NCU" ] && [ "$(left 60)" -ge 30 ] || { step "ncu skipped for ${k%%:*}: $(left 60) s left"; continue; }
-  ncu_step 25 "$M" -k "regex:^${k%%:*}\$" --launch-count 1 "$G" $B --reps 1 --rhs 256 --rhs-engines "${k##*:}"
-done
+ncu_kernel 30 "$M" mf_mapssbtp_forward gpu-rows
+ncu_kernel 30 "$M" mf_mapssbtp64_forward gpu-rows-p64
 keep "$NAME-rhs.txt" "nrhs=\|forward 0\|pipelined\|rror" 60
 keep "$NAME-ncu.txt" "mf_mapss\|duration\|throughput\|registers\|occupancy\|warps_active\|stalled" 24
 keep "$NAME-tests.txt" "^test \|test result\|panicked" 20

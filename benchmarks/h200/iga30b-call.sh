@@ -11,20 +11,13 @@
 # nothing changes). Then, if ≥ 30 s are left, Nsight Compute's duration and shared wavefronts on forward 0 of -ld4-zs.
 # Usage: bash benchmarks/h200/iga30b-call.sh .dev-r30   (test binaries in the pack: iga_cuda)
 NAME=iga30b; BUDGET=${BUDGET:-200}; source benchmarks/h200/call-lib.sh "$1"
-B="bench-iga --gpu --sweeps rhs --rhs-degree 3 --cpu-max 0 --rhs-elements 1048576"
 M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed
 M=$M,launch__registers_per_thread,launch__occupancy_limit_shared_mem,launch__occupancy_limit_registers
 M=$M,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
 M=$M,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
 test_step 85 iga_cuda --include-ignored --nocapture gpu_trimmed_forward
-timeout "$(left 90)" "$G" $B --reps 3 --rhs 1,64,256 \
-  --rhs-engines gpu-rows,gpu-rows-ld4,gpu-rows-zs,gpu-rows-ld4-zs,gpu-rows-ld4-p64-zs,gpu-rows-p64 > "$OUT/$NAME-rhs.txt" 2>&1
-step "1D bench rc $?"
-if [ -n "$NCU" ] && [ "$(left 60)" -ge 30 ]; then
-  ncu_step 25 "$M" -k "regex:^mf_mapssbtpl4z_forward\$" --launch-count 1 "$G" $B --reps 1 --rhs 256 --rhs-engines gpu-rows-ld4-zs
-else
-  step "ncu skipped: $(left 60) s left"
-fi
+rhs_sweep 90 gpu-rows,gpu-rows-ld4,gpu-rows-zs,gpu-rows-ld4-zs,gpu-rows-ld4-p64-zs,gpu-rows-p64
+ncu_kernel 30 "$M" mf_mapssbtpl4z_forward gpu-rows-ld4-zs
 keep "$NAME-rhs.txt" "nrhs=\|forward 0\|Schur\|pipelined\|C + 4\|rror" 80
 keep "$NAME-ncu.txt" "mf_mapss\|duration\|throughput\|registers\|occupancy\|wavefronts\|conflicts" 24
 keep "$NAME-tests.txt" "^test \|test result\|panicked" 20

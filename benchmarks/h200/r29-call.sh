@@ -18,9 +18,7 @@ TESTS=${TESTS:-"gpu_narrow_walks gpu_tc_rows4 gpu_pipelined gpu_trimmed"}  # gpu
 ENGINES=${ENGINES:-gpu-rows,gpu-rows-top64,gpu-rows-top8,gpu-rows-ld4,gpu-rows-zs,gpu-rows-ld4-zs,gpu-rows-p64,gpu-rows-p64b,gpu-rows-p64-p64b,gpu-rows-ld4-p64-p64b-zs,gpu-rows-top64-ld4-p64-p64b-zs}
 lane 170 iga_cuda --test-threads 8 $TESTS &
 wait; lanes_done
-timeout "$(left 150)" "$G" bench-iga --gpu --sweeps rhs --rhs-degree 3 --cpu-max 0 --rhs-elements 1048576 --reps 3 --rhs 1,64,256 \
-  --rhs-engines "$ENGINES" > "$OUT/$NAME-iga.txt" 2>&1
-step "iga rc $?"
+rhs_sweep 150 "$ENGINES" iga
 keep "$NAME-iga.txt" "nrhs=\|forward 0 \|forward 2 \|walk 2\|walk 3\|backward 2 \|backward 0 \|rror" 80
 keep "$NAME-tests.txt" "^===\|^test .*FAIL\|test result\|panicked\|^rc " 30
 cat "$OUT/$NAME-steps.txt"
