@@ -89,14 +89,15 @@ impl CudaMultifrontal {
         self.kernels.mapss_pipe64_backward[which].get(nb).filter(|_| self.sep_pipe64_backward)
     }
 
-    /// Whether a launch over pass `p` (line variant `flags`, `nrhs` columns) runs pipelined: its
-    /// kernel chosen and built ([`Self::pipe64_kernel`]), its chunks not split over blocks, at
-    /// least two chunks for some block, and the block's shared memory within the limit.
-    fn pipes64(&self, p: &DevPass, backward: bool, flags: usize, nrhs: usize) -> bool {
-        self.pipe64_kernel(p, backward, flags).is_some()
-            && !self.split_columns
-            && nrhs > PIPE64_COLS * self.tensor_grid_y(p, nrhs, PIPE64_COLS)
-            && p.mapss_pipe_smem(backward, PIPE64_COLS, flags) <= self.sub_smem
+    /// The pipelined kernel where a launch over pass `p` (line variant `flags`, `nrhs` columns)
+    /// runs pipelined: its kernel chosen and built ([`Self::pipe64_kernel`]), its chunks not split
+    /// over blocks, at least two chunks for some block, and the block's shared memory within the limit.
+    fn pipes64(&self, p: &DevPass, backward: bool, flags: usize, nrhs: usize) -> Option<&Kernel> {
+        self.pipe64_kernel(p, backward, flags).filter(|_| {
+            !self.split_columns
+                && nrhs > PIPE64_COLS * self.tensor_grid_y(p, nrhs, PIPE64_COLS)
+                && p.mapss_pipe_smem(backward, PIPE64_COLS, flags) <= self.sub_smem
+        })
     }
 
     /// The pipelined launch of pass `p` where [`Self::pipes64`], else `None`. Its block has
@@ -118,7 +119,7 @@ impl CudaMultifrontal {
     ) -> Result<Option<pipe::Launch<'_>>> {
         // Trimmed (`-zs`, round 30): rows of C + 4 where `-ld4` asks, the pass's trimmed rows.
         let flags = if !backward && flags & SEP_TRIM != 0 { self.with_tc_rows4(flags) } else { flags };
-        let Some(k) = self.pipe64_kernel(p, backward, flags).filter(|_| self.pipes64(p, backward, flags, nrhs)) else { return Ok(None) };
+        let Some(k) = self.pipes64(p, backward, flags, nrhs) else { return Ok(None) };
         let Some((cols, _)) = self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, flags)) else { return Ok(None) };
         let threads = super::sep::block_threads(k, PIPE64_COLS, (cols * self.column_threads / PIPE64_COLS).max(1))?;
         let smem = p.mapss_pipe_smem(backward, PIPE64_COLS, flags);
