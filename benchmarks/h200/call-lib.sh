@@ -79,13 +79,15 @@ targets_summary() {
 }
 # (round 29) Issue 15's rhs sweep and Nsight Compute on one of its kernels, as the round-29/30 call scripts run them:
 #   RHS_BENCH                      — the bench up to its repeats (2^20 cubic elements, the 1D rhs sweep);
-#   rhs_sweep S ENGINES [FILE]     — RHS_BENCH at 1, 64 and 256 columns, 3 repeats, at most S seconds, into
-#                                    $OUT/$NAME-FILE.txt (FILE: rhs unless given), then a step line;
+#   rhs_sweep S ENGINES [FILE]     — RHS_BENCH at $SWEEP_RHS columns (1, 64 and 256 unless set), 3 repeats, at most S
+#                                    seconds, into $OUT/$NAME-FILE.txt (FILE: rhs unless given), then a step line; the
+#                                    bench runs ENGINES one after another (each at every count), so a call cut short
+#                                    by its budget still has the first engines' rows whole: list the decisive first;
 #   ncu_kernel S METRICS KERNEL ENGINE — METRICS of KERNEL's first launch in ENGINE's 256-column solve (25 s at most),
 #                                    if at least S of the budget's seconds are left.
 RHS_BENCH="bench-iga --gpu --sweeps rhs --rhs-degree 3 --cpu-max 0 --rhs-elements 1048576"
 rhs_sweep() {
-  timeout "$(left "$1")" "$G" $RHS_BENCH --reps 3 --rhs 1,64,256 --rhs-engines "$2" > "$OUT/$NAME-${3:-rhs}.txt" 2>&1
+  timeout "$(left "$1")" "$G" $RHS_BENCH --reps 3 --rhs "${SWEEP_RHS:-1,64,256}" --rhs-engines "$2" > "$OUT/$NAME-${3:-rhs}.txt" 2>&1
   step "1D bench rc $?"
 }
 ncu_kernel() {

@@ -12,10 +12,14 @@
 # Read: the solve at 256 columns (median [min–max]) of each against gpu-rows, and the per-launch rows each path
 # claims to move (forward 0, the walk and forward/backward 2, backward 0). Flip rule: faster beyond the spread and
 # its GPU test passed in this call.
+# Engines run in the listed order (each at every count): the default, then the combinations that could reach ≤ 2×,
+# then each candidate alone (the attribution), so a call cut short still answers whether the combination wins.
 # Usage: bash benchmarks/h200/r29-call.sh .dev-r29   (test binary in the pack: iga_cuda); run with timeout_s 360.
+# A short window (stop 53 had ≈ 280 s of device time left after ten failed starts): BUDGET=200 SWEEP_RHS=1,256
+# ENGINES=gpu-rows,gpu-rows-top64-ld4-p64-p64b-zs,gpu-rows-ld4-p64-p64b-zs,gpu-rows-p64-p64b, timeout_s 225.
 NAME=lead-r29; BUDGET=${BUDGET:-330}; source benchmarks/h200/call-lib.sh "$1"
 TESTS=${TESTS:-"gpu_narrow_walks gpu_tc_rows4 gpu_pipelined gpu_trimmed"}  # gpu_pipelined: forward and backward
-ENGINES=${ENGINES:-gpu-rows,gpu-rows-top64,gpu-rows-top8,gpu-rows-ld4,gpu-rows-zs,gpu-rows-ld4-zs,gpu-rows-p64,gpu-rows-p64b,gpu-rows-p64-p64b,gpu-rows-ld4-p64-p64b-zs,gpu-rows-top64-ld4-p64-p64b-zs}
+ENGINES=${ENGINES:-gpu-rows,gpu-rows-top64-ld4-p64-p64b-zs,gpu-rows-ld4-p64-p64b-zs,gpu-rows-p64-p64b,gpu-rows-top64,gpu-rows-p64,gpu-rows-p64b,gpu-rows-ld4-zs,gpu-rows-zs,gpu-rows-ld4,gpu-rows-top8}
 lane 170 iga_cuda --test-threads 8 $TESTS &
 wait; lanes_done
 rhs_sweep 150 "$ENGINES" iga
