@@ -15,7 +15,7 @@
 # Engines run in the listed order (each at every count): the default, then the combinations that could reach ≤ 2×,
 # then each candidate alone (the attribution), so a call cut short still answers whether the combination wins.
 # Usage: bash benchmarks/h200/r29-call.sh .dev-r29   (test binary in the pack: iga_cuda); run with timeout_s 360.
-# A short window (stop 53 had ≈ 280 s of device time left after ten failed starts): BUDGET=200 SWEEP_RHS=1,256
+# A short window (stop 53 had ≈ 280 s of device time left after fifteen failed starts): BUDGET=200 SWEEP_RHS=1,256
 # ENGINES=gpu-rows,gpu-rows-top64-ld4-p64-p64b-zs,gpu-rows-ld4-p64-p64b-zs,gpu-rows-p64-p64b, timeout_s 225.
 NAME=lead-r29; BUDGET=${BUDGET:-330}; source benchmarks/h200/call-lib.sh "$1"
 TESTS=${TESTS:-"gpu_narrow_walks gpu_tc_rows4 gpu_pipelined gpu_trimmed"}  # gpu_pipelined: forward and backward
