@@ -1869,9 +1869,9 @@ MF_MAPSS_PIPE_KERNEL(mf_mapssbtp64_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF |
 // rows of C + 4 — the pair round 29 could not fit 5 blocks an SM: 3 rows fewer a buffer on the
 // 2^20 plan (35 staged rows against 38) make room for the wider rows.
 MF_MAPSS_KERNEL(mf_mapssbtpz_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_TRIM)
-MF_MAPSS_KERNEL_BOUNDED(mf_mapssbtpl4z_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_LD4 | MF_SEP_TRIM, )
-MF_MAPSS_PIPE_KERNEL_BOUNDED(mf_mapssbtp64z_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_PIPE | MF_SEP_TRIM, )
-MF_MAPSS_PIPE_KERNEL_BOUNDED(mf_mapssbtp64l4z_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_PIPE | MF_SEP_LD4 | MF_SEP_TRIM, )
+MF_MAPSS_KERNEL(mf_mapssbtpl4z_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_LD4 | MF_SEP_TRIM)
+MF_MAPSS_PIPE_KERNEL(mf_mapssbtp64z_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_PIPE | MF_SEP_TRIM)
+MF_MAPSS_PIPE_KERNEL(mf_mapssbtp64l4z_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_PIPE | MF_SEP_LD4 | MF_SEP_TRIM)
 
 // Round 30: the backward launches pipelined (maps_sep_subtree_pipe_back) under the caps of the
 // kernels they replace, which keep those kernels' resident blocks at 256 threads: backward 0
@@ -1881,17 +1881,10 @@ MF_MAPSS_PIPE_KERNEL_BOUNDED(mf_mapssbtp64l4z_forward, 1, false, MF_SEP_BULK | M
 // against 59, NB = 3 78 under (256, 3) against 73. Not built: backward 0 at NB = 1 (56 uncapped
 // against the twin's 40 — 4 blocks of 256 threads an SM where 6 fit by registers; (256, 5) and
 // (256, 6) do not compile the f64 mma), so passes of NB = 1 run unpipelined.
-#define MF_MAPSS_PIPE_BACKWARD(NAME, NB, FLAGS, BOUNDS)                                                               \
-    extern "C" __global__ void BOUNDS NAME(Tree t, Pass p, SepPass sp, u32 C, u32 mcap, u32 nrhs, u64 n,              \
-                                           const double* __restrict__ b, double* __restrict__ x, double* __restrict__ sep, \
-                                           double* __restrict__ buf, const u64* __restrict__ map_off,                \
-                                           const double* __restrict__ maps) {                                        \
-        maps_sep_sweep_pipe<NB, true, FLAGS | MF_SEP_PIPE>(t, p, sp, C, mcap, nrhs, n, b, x, sep, buf, map_off, maps); \
-    }
-MF_MAPSS_PIPE_BACKWARD(mf_mapssbp064_backward_2, 2, MF_SEP_BULK | MF_SEP_PREF | MF_SEP_BOT, __launch_bounds__(256, 4))
-MF_MAPSS_PIPE_BACKWARD(mf_mapssbp064_backward_3, 3, MF_SEP_BULK | MF_SEP_PREF | MF_SEP_BOT, __launch_bounds__(256, 3))
-MF_MAPSS_PIPE_BACKWARD(mf_mapssbxs64_backward_2, 2, MF_SEP_BULK | MF_SEP_XS, __launch_bounds__(256, 4))
-MF_MAPSS_PIPE_BACKWARD(mf_mapssbxs64_backward_3, 3, MF_SEP_BULK | MF_SEP_XS, __launch_bounds__(256, 3))
+MF_MAPSS_PIPE_KERNEL_BOUNDED(mf_mapssbp064_backward_2, 2, true, MF_SEP_BULK | MF_SEP_PREF | MF_SEP_BOT | MF_SEP_PIPE, __launch_bounds__(256, 4))
+MF_MAPSS_PIPE_KERNEL_BOUNDED(mf_mapssbp064_backward_3, 3, true, MF_SEP_BULK | MF_SEP_PREF | MF_SEP_BOT | MF_SEP_PIPE, __launch_bounds__(256, 3))
+MF_MAPSS_PIPE_KERNEL_BOUNDED(mf_mapssbxs64_backward_2, 2, true, MF_SEP_BULK | MF_SEP_XS | MF_SEP_PIPE, __launch_bounds__(256, 4))
+MF_MAPSS_PIPE_KERNEL_BOUNDED(mf_mapssbxs64_backward_3, 3, true, MF_SEP_BULK | MF_SEP_XS | MF_SEP_PIPE, __launch_bounds__(256, 3))
 
 // Round 25: the backward kernels with bulk lines on a row-major bottom pass (MF_SEP_BOT), the line
 // sources and the owned rows' places prefetched under the first chunk's copies
