@@ -631,13 +631,22 @@ impl DevPass {
             return self.mapt_smem(backward, cols);
         }
         let ext = if flags & SEP_EXT != 0 { self.max_ext } else { 0 };
-        let pad = if flags & SEP_TCF != 0 && flags & SEP_LD4 == 0 { 2 } else { 4 };
-        let rows = self.launch_pass(flags).rows as usize;
+        let (rows, pad) = (self.launch_pass(flags).rows as usize, Self::mapss_row_pad(flags));
         // MF_SEP_PREF: the root's slot and two index words per row ahead of the map (`sep_pre_doubles`).
         let pre = if flags & SEP_PREF != 0 { (rows + 2) / 2 * 2 } else { 0 };
         // MF_SEP_XS: four counts and a (row, source) pair a part and entry, for up to 4 parts.
         let split = if flags & SEP_XS != 0 { 2 + 4 * self.max_ext } else { 0 };
         8 * (pre + self.mapss_map(backward, flags).next_multiple_of(2) + (rows + ext) * (cols + pad) + split)
+    }
+
+    /// Doubles past a chunk's `C` columns in a staged row of w (line variant `flags` ≠ 0): rows of
+    /// `C + 2` under the tensor-core forward product, else `C + 4` (the kernels' `ld`).
+    pub(super) fn mapss_row_pad(flags: usize) -> usize {
+        if flags & SEP_TCF != 0 && flags & SEP_LD4 == 0 {
+            2
+        } else {
+            4
+        }
     }
 
     /// Whether the pass's roots have few enough Schur rows (≤ 16, one accumulator tile of

@@ -13,7 +13,7 @@
 //! upper passes (`mf_mapssbxs_backward_*`) — on passes of NB ≥ 2, under the register caps that keep
 //! their twins' resident blocks; and forward 0 trimmed ([`CudaMultifrontal::set_sep_trim`]:
 //! `mf_mapssbtp64z_forward`, with rows of `C + 4` `mf_mapssbtp64l4z_forward`).
-use super::sep::{DevSeparators, SEP_BULK, SEP_PREF, SEP_TCF, SEP_XS};
+use super::sep::{DevSeparators, SEP_BULK, SEP_EXT, SEP_PREF, SEP_TCF, SEP_XS};
 use super::tc_rows::{SEP_LD4, SEP_TRIM};
 use super::{launch, pipe, ptr, CudaBackend, CudaMultifrontal, DevPass, DevPtr, Kernel, Result};
 use cudarc::driver::LaunchConfig;
@@ -137,16 +137,14 @@ impl CudaMultifrontal {
 
 impl DevPass {
     /// Dynamic shared memory of one block of the pipelined kernels (line variant `flags`) with
-    /// chunks of `cols` columns: [`DevPass::mapss_smem`]'s prefetched words (MF_SEP_PREF) and map,
-    /// two chunks of rows of `cols + 2` (forward, the tensor-core product) or `cols + 4`
-    /// (backward, or forward with [`SEP_LD4`]), and past them the split's staged entries (MF_SEP_XS,
-    /// up to 4 parts); with [`SEP_TRIM`] the trimmed rows ([`DevPass::launch_pass`]).
+    /// chunks of `cols` columns: [`DevPass::mapss_smem`]'s block — the prefetched words
+    /// (MF_SEP_PREF), the map, one chunk's rows (of `cols + 2` under the tensor-core forward
+    /// product, else `cols + 4`; with [`SEP_TRIM`] the trimmed rows, [`DevPass::launch_pass`]) and
+    /// the split's staged entries (MF_SEP_XS) — and the second chunk's rows (the kernels stage the
+    /// entries past both buffers; no pipelined kernel stages contribution rows, MF_SEP_EXT).
     pub(super) fn mapss_pipe_smem(&self, backward: bool, cols: usize, flags: usize) -> usize {
-        let rows = self.launch_pass(flags).rows as usize;
-        let pre = if flags & SEP_PREF != 0 { (rows + 2) / 2 * 2 } else { 0 };
-        let pad = if backward || flags & SEP_LD4 != 0 { 4 } else { 2 };
-        let split = if flags & SEP_XS != 0 { 2 + 4 * self.max_ext } else { 0 };
-        8 * (pre + self.mapss_map(backward, flags).next_multiple_of(2) + 2 * rows * (cols + pad) + split)
+        debug_assert!(flags & SEP_EXT == 0 && flags != 0, "the pipelined kernels' line variants");
+        self.mapss_smem(backward, cols, flags) + 8 * self.launch_pass(flags).rows as usize * (cols + Self::mapss_row_pad(flags))
     }
 }
 
