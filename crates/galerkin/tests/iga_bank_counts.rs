@@ -6,9 +6,7 @@
 //! by the whole warp on 32 banks) reproduces round 28's Nsight Compute totals of forward 0
 //! (BENCHMARKS.md, round 29). These are host checks of index logic; the GPU test of the kernels is
 //! `iga_cuda`'s `gpu_tc_rows4_equal_the_default_bit_for_bit`.
-use galerkin::iga::{symbolic_1d, Space1d};
-use galerkin::solver::multifrontal::separators::SeparatorPlan;
-use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
+mod iga_common;
 
 /// One warp's shared access: each lane's address in units of its access size (`None`: inactive).
 type Lanes = [Option<usize>; 32];
@@ -214,9 +212,7 @@ fn tensor_core_forward_accesses_conflict_free_with_rows_of_c_plus_4() {
 #[test]
 #[ignore]
 fn bank_counts_of_forward_0_of_issue_15() {
-    let sym = symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
-    let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
-    let sp = SeparatorPlan::new(&plan, sym.n).unwrap();
+    let (_, _, sp) = iga_common::issue15_plan();
     let p = &sp.passes[0];
     let shapes: Vec<_> = (0..p.len()).map(|j| ((p.row_ptr[j + 1] - p.row_ptr[j]) as usize, p.elim[j] as usize, (sp.own_ptr[j + 1] - sp.own_ptr[j]) as usize)).collect();
     let mut hist = std::collections::BTreeMap::new();

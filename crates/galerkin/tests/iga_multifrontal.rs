@@ -370,12 +370,9 @@ fn in_place_solve_has_no_hazard() {
 #[test]
 #[ignore]
 fn solve_bytes_of_issue_15() {
-    use galerkin::iga::{symbolic_1d, Space1d};
     use galerkin::solver::multifrontal::separators::{SeparatorPlan, TopWalk, TOP_SUBTREES};
-    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
-    let sym = symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
-    let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
-    let (sp, sd) = (SeparatorPlan::new(&plan, sym.n).unwrap(), SeparatorPlan::at_dofs(&plan, sym.n).unwrap());
+    let (sym, plan, sp) = iga_common::issue15_plan();
+    let sd = SeparatorPlan::at_dofs(&plan, sym.n).unwrap();
     let walk = TopWalk::new(&sym, &plan, TOP_SUBTREES).unwrap();
     let copy = 4124e9;
     eprintln!("n {}, passes {:?} subtrees, separator rows {}, walk from pass {}", sym.n, plan.passes.iter().map(|p| p.len()).collect::<Vec<_>>(), sp.rows, walk.first);
@@ -487,10 +484,7 @@ fn split_contributions_equal_the_default_bit_for_bit() {
 #[test]
 #[ignore]
 fn split_contributions_of_issue_15() {
-    use galerkin::iga::{symbolic_1d, Space1d};
-    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
-    let sym = symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
-    let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
+    let (_, plan, _) = iga_common::issue15_plan();
     for (q, p) in plan.passes.iter().enumerate().take(3) {
         let n = p.len();
         let rr = |j: usize| (p.row_ptr[j + 1] - p.row_ptr[j]) as usize;
@@ -531,12 +525,7 @@ fn split_contributions_of_issue_15() {
 #[test]
 #[ignore]
 fn pipelined_chunks_of_issue_15() {
-    use galerkin::iga::{symbolic_1d, Space1d};
-    use galerkin::solver::multifrontal::separators::SeparatorPlan;
-    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
-    let sym = symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
-    let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
-    let sp = SeparatorPlan::new(&plan, sym.n).unwrap();
+    let (_, plan, sp) = iga_common::issue15_plan();
     let p = &plan.passes[0];
     let n = p.len();
     let rows = |j: usize| (p.row_ptr[j + 1] - p.row_ptr[j]) as usize;
@@ -586,12 +575,7 @@ fn pipelined_chunks_of_issue_15() {
 #[test]
 #[ignore]
 fn pipelined_backward_chunks_of_issue_15() {
-    use galerkin::iga::{symbolic_1d, Space1d};
-    use galerkin::solver::multifrontal::separators::SeparatorPlan;
-    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
-    let sym = symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
-    let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
-    let sp = SeparatorPlan::new(&plan, sym.n).unwrap();
+    let (_, plan, sp) = iga_common::issue15_plan();
     let per_sm = |bytes: usize| 233_472 / (bytes + 1_040);
     for q in 0..2 {
         let p = &plan.passes[q];

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 use galerkin::backend::Backend;
 use galerkin::iga::{self, Adr1d, ElementSystem, EndCondition, Field, KnotVector, Physics2d, Problem2d, Space1d, Space2d};
+use galerkin::solver::multifrontal::separators::SeparatorPlan;
+use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
 use galerkin::solver::multifrontal::Symbolic;
 use galerkin::solver::{DirectSolver, Factorization};
 
@@ -125,4 +127,13 @@ pub fn to_columns(v: &[f64], n: usize, nrhs: usize) -> Vec<f64> {
 /// passes and the separator layout on the GPU from a few thousand elements).
 pub fn seed_1d(p: usize, elements: usize) -> Case {
     case_1d(&format!("seed p={p} N={elements}"), &iga::seed::problem(), &Space1d::uniform(p, elements, 0.0, 1.0).unwrap())
+}
+
+/// Issue 15's plan, which its count tests read: the 1D cubic 2^20-element symbolic factorization,
+/// its subtree plan (default limits) and its separator plan.
+pub fn issue15_plan() -> (Symbolic, SubtreePlan, SeparatorPlan) {
+    let sym = iga::symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
+    let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
+    let sp = SeparatorPlan::new(&plan, sym.n).unwrap();
+    (sym, plan, sp)
 }
