@@ -538,6 +538,13 @@ fn check_columns_against_ref(be: &galerkin::backend::cuda::CudaBackend, f: &Cuda
     r.assert_equals(case, nrhs, &be.to_host(&xd).unwrap(), "GPU column-major");
 }
 
+/// `f`'s solves of `nrhs` row-major and column-major right-hand sides equal faer's LU.
+fn check_both_layouts_against_faer(be: &galerkin::backend::cuda::CudaBackend, f: &CudaMultifrontal, case: &iga_common::Case, nrhs: usize) {
+    let reference = FaerRef::new(case, nrhs);
+    check_rows_against_ref(be, f, case, &reference, nrhs);
+    check_columns_against_ref(be, f, case, &reference, nrhs);
+}
+
 /// Row-major right-hand sides (`solve_many_rows`) equal faer's LU for 1, 3, 16 and 256 columns
 /// (odd counts: partial 32-column lines) on small and large-front cases and 1D cubic and quartic
 /// systems with several fused passes: level by level on a fresh factorization (1 and 3 columns),
@@ -1591,9 +1598,7 @@ fn gpu_pipelined_forward_chunks_equal_the_default_bit_for_bit() {
         }
         f.set_sep_pipe64(true);
         if !large {
-            let reference = FaerRef::new(&case, 256);
-            check_rows_against_ref(&be, &f, &case, &reference, 256);
-            check_columns_against_ref(&be, &f, &case, &reference, 256);
+            check_both_layouts_against_faer(&be, &f, &case, 256);
         }
         assert_equals_twins(&be, &cpu_twins(&case, true), &format!("{}: pipelined, row-major", case.name), |k, b, x| f.solve_many_rows(&be, k, b, x));
     }
@@ -1680,9 +1685,7 @@ fn gpu_pipelined_backward_chunks_equal_the_default_bit_for_bit() {
         f.set_subtree_shape(None).unwrap();
         f.set_sep_pipe64_backward(true);
         if !large {
-            let reference = FaerRef::new(&case, 256);
-            check_rows_against_ref(&be, &f, &case, &reference, 256);
-            check_columns_against_ref(&be, &f, &case, &reference, 256);
+            check_both_layouts_against_faer(&be, &f, &case, 256);
         }
         assert_equals_twins(&be, &cpu_twins(&case, true), &format!("{}: backward pipelined, row-major", case.name), |k, b, x| f.solve_many_rows(&be, k, b, x));
     }
@@ -1754,9 +1757,7 @@ fn gpu_trimmed_forward_equals_the_default_bit_for_bit() {
             }
             f.set_sep_trim(true);
             if !large && ld4 == pipe {
-                let reference = FaerRef::new(&case, 256);
-                check_rows_against_ref(&be, &f, &case, &reference, 256);
-                check_columns_against_ref(&be, &f, &case, &reference, 256);
+                check_both_layouts_against_faer(&be, &f, &case, 256);
             }
             if ld4 && pipe {
                 assert_equals_twins(&be, &cpu_twins(&case, true), &format!("{what}: trimmed, row-major"), |k, b, x| f.solve_many_rows(&be, k, b, x));
