@@ -341,18 +341,19 @@ enum Command {
         /// optionally -chain: pass 1 chained into the bottom forward pass, one launch (round 23), then optionally -xs,
         /// -xsb or -noxs: the upper passes' contributions split over a column's threads both ways (the default since
         /// round 28), backward only, or not at all, then optionally -ld4: the tensor-core forward passes with rows
-        /// of C + 4 and conflict-free accumulator accesses (round 29, not yet measured; bit-identical), then optionally
-        /// -p64: forward 0's chunks of 64 columns pipelined inside a block, double-buffered (round 29; not yet
-        /// measured; with -ld4, forward 0 pipelined keeps rows of C + 2), then optionally -p64b: the backward
-        /// passes' chunks (backward 0 and the split upper passes, NB >= 2) pipelined likewise (round 30; not
-        /// yet measured; bit-identical; e.g. gpu-rows-p64b, gpu-rows-p64-p64b), then optionally -zs: forward 0 without
-        /// the zeroed Schur rows, its accumulators from zero (round 30, not yet measured; bit-identical; with -p64
-        /// and -ld4 the pipelined chunks take rows of C + 4), then optionally -sx:
+        /// of C + 4 and conflict-free accumulator accesses (round 29; bit-identical, 2.5 % slower on the H100), then optionally
+        /// -p64: forward 0's chunks of 64 columns pipelined inside a block, double-buffered (round 29; 6 %
+        /// slower on the H100; with -ld4, forward 0 pipelined keeps rows of C + 2), then optionally -p64b: the backward
+        /// passes' chunks (backward 0 and the split upper passes, NB >= 2) pipelined likewise (round 30; 4 %
+        /// slower on the H100; bit-identical; e.g. gpu-rows-p64b, gpu-rows-p64-p64b), then optionally -zs or -nozs: forward 0
+        /// without the zeroed Schur rows, its accumulators from zero (round 30; the default since stop 54, so -zs
+        /// changes nothing; bit-identical; with -p64 and -ld4 the pipelined chunks take rows of C + 4), or with them
+        /// (-nozs, the default before), then optionally -sx:
         /// the separator rows kept in x itself, no owned-row stores in the bottom backward pass (round 26;
         /// not with -chain), then optionally -ip: solved in place, x overwriting b, b refilled outside the timed region
         /// (round 27; with -sx the bottom forward pass copies no owned row), e.g. gpu-rows-nopf,
         /// gpu-rows-w32x2-nobpf (the default before round 28), gpu-rows-noxs, gpu-rows-chain, gpu-rows-sx,
-        /// gpu-rows-xsb-sx, gpu-rows-sx-ip, gpu-rows-ld4, gpu-rows-p64, gpu-rows-zs, gpu-rows-ld4-p64-zs, gpu-rows-top64, gpu-rows-noxs-ld4-sx-ip;
+        /// gpu-rows-xsb-sx, gpu-rows-sx-ip, gpu-rows-ld4, gpu-rows-p64, gpu-rows-nozs, gpu-rows-ld4-p64-zs, gpu-rows-top64, gpu-rows-noxs-ld4-sx-ip;
         /// gpu-<lines> (e.g. gpu-bulkext2tctop, gpu-plain): as gpu, column-major, with those lines).
         #[arg(long, value_delimiter = ',', default_value = "gpu,gpu-levels,gpu-subtrees,gpu-maps,gpu-maps-pipe")]
         rhs_engines: Vec<String>,

@@ -555,7 +555,8 @@ fn rows_lines(base: &str) -> Option<SepLines> {
 /// (backward 0 and the split upper passes, NB ≥ 2) likewise (round 30,
 /// [`CudaMultifrontal::set_sep_pipe64_backward`]; after `-p64` where both: `gpu-rows-p64-p64b`); `-zs`, forward 0 without the
 /// zeroed Schur rows (round 30, [`CudaMultifrontal::set_sep_trim`]; with `-p64` and `-ld4` the
-/// pipelined chunks take rows of `C + 4`); `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
+/// pipelined chunks take rows of `C + 4`; the default since stop 54, so it changes nothing), or
+/// `-nozs`, with them (the default before); `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
 /// solve in place (round 27, [`CudaMultifrontal::solve_many_rows_in_place`]; last).
 /// Round 28's defaults (64 × 2 walk items, the bottom backward prefetch) are round 27's
 /// `gpu-rows-w64x2-bpf`; the default before them is `gpu-rows-w32x2-nobpf`.
@@ -582,8 +583,8 @@ struct RowsSuffixes<'a> {
     pipe64: bool,
     /// `-p64b`: the backward chunks pipelined.
     pipe64_backward: bool,
-    /// `-zs`: forward 0 without the zeroed Schur rows.
-    trim: bool,
+    /// `-zs`: forward 0 without the zeroed Schur rows, `-nozs` with them; else the default's (trimmed).
+    trim: Option<bool>,
     sep_in_x: bool,
     in_place: bool,
 }
@@ -603,13 +604,16 @@ const TC_ROWS4_SUFFIX: &str = "-ld4";
 const PIPE64_SUFFIX: &str = "-p64";
 const PIPE64_BACKWARD_SUFFIX: &str = "-p64b";
 const TRIM_SUFFIX: &str = "-zs";
+const NO_TRIM_SUFFIX: &str = "-nozs";
 
 impl<'a> RowsSuffixes<'a> {
     fn parse(engine: &'a str) -> RowsSuffixes<'a> {
         let strip = |e: &'a str, suffix: &str| e.strip_suffix(suffix).map_or((e, false), |e| (e, true));
         let (e, in_place) = strip(engine, IN_PLACE_SUFFIX);
         let (e, sep_in_x) = strip(e, SEP_IN_X_SUFFIX);
+        let (e, no_trim) = strip(e, NO_TRIM_SUFFIX);
         let (e, trim) = strip(e, TRIM_SUFFIX);
+        let trim = if no_trim { Some(false) } else if trim { Some(true) } else { None };
         let (e, pipe64_backward) = strip(e, PIPE64_BACKWARD_SUFFIX);
         let (e, pipe64) = strip(e, PIPE64_SUFFIX);
         let (e, tc_rows4) = strip(e, TC_ROWS4_SUFFIX);
@@ -765,7 +769,9 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_sep_tc_rows4(suffixes.tc_rows4);
                     f.set_sep_pipe64(suffixes.pipe64);
                     f.set_sep_pipe64_backward(suffixes.pipe64_backward);
-                    f.set_sep_trim(suffixes.trim);
+                    if let Some(on) = suffixes.trim {
+                        f.set_sep_trim(on);
+                    }
                     if let Some((forward, backward)) = suffixes.ext_split {
                         f.set_sep_ext_split(forward, backward);
                     }
@@ -803,8 +809,8 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                         if suffixes.pipe64_backward {
                             notes.push("the backward chunks pipelined: 64 columns double-buffered a block (mf_mapssbp064_backward_* and mf_mapssbxs64_backward_* where the launch rows name them)".to_string());
                         }
-                        if suffixes.trim {
-                            notes.push("forward 0 without the zeroed Schur rows (mf_mapssbtp*z_forward where the launch rows name it)".to_string());
+                        if !f.sep_trim() {
+                            notes.push("forward 0 with the zeroed Schur rows (round 30's trim off: mf_mapssbtp*_forward where the default runs mf_mapssbtp*z_forward)".to_string());
                         }
                         if suffixes.sep_in_x {
                             notes.push("the separator rows in x (no sep buffer; no owned-row stores in the bottom backward pass)".to_string());
@@ -1176,12 +1182,15 @@ mod tests {
         assert_eq!((s.base, s.ext_split, s.pipe64, s.sep_in_x, s.in_place), (ROWS_ENGINE, Some((false, false)), true, true, true));
         assert!(!RowsSuffixes::parse("gpu-rows-xs").pipe64);
         let s = RowsSuffixes::parse("gpu-rows-top64-ld4-p64-p64b-zs-sx");
-        assert_eq!((s.base, s.top, s.tc_rows4, s.pipe64, s.pipe64_backward, s.trim, s.sep_in_x), (ROWS_ENGINE, Some(64), true, true, true, true, true));
+        assert_eq!((s.base, s.top, s.tc_rows4, s.pipe64, s.pipe64_backward, s.trim, s.sep_in_x), (ROWS_ENGINE, Some(64), true, true, true, Some(true), true));
         let s = RowsSuffixes::parse("gpu-rows-ld4-p64-zs");
-        assert_eq!((s.base, s.tc_rows4, s.pipe64, s.trim, s.sep_in_x), (ROWS_ENGINE, true, true, true, false));
+        assert_eq!((s.base, s.tc_rows4, s.pipe64, s.trim, s.sep_in_x), (ROWS_ENGINE, true, true, Some(true), false));
         let s = RowsSuffixes::parse("gpu-rows-zs-sx-ip");
-        assert_eq!((s.base, s.tc_rows4, s.pipe64, s.trim, s.sep_in_x, s.in_place), (ROWS_ENGINE, false, false, true, true, true));
-        assert!(!RowsSuffixes::parse("gpu-rows-p64").trim);
+        assert_eq!((s.base, s.tc_rows4, s.pipe64, s.trim, s.sep_in_x, s.in_place), (ROWS_ENGINE, false, false, Some(true), true, true));
+        assert_eq!(RowsSuffixes::parse("gpu-rows-p64").trim, None);
+        let s = RowsSuffixes::parse("gpu-rows-ld4-nozs-sx");
+        assert_eq!((s.base, s.tc_rows4, s.trim, s.sep_in_x), (ROWS_ENGINE, true, Some(false), true));
+        assert_eq!(RowsSuffixes::parse("gpu-rows-nozs").trim, Some(false));
         let s = RowsSuffixes::parse("gpu-rows-top64-ld4-p64-sx");
         assert_eq!((s.base, s.top, s.tc_rows4, s.pipe64, s.sep_in_x), (ROWS_ENGINE, Some(64), true, true, true));
         let s = RowsSuffixes::parse("gpu-rows-p64b");

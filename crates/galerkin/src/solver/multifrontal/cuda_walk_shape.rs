@@ -69,7 +69,8 @@ impl CudaMultifrontal {
 
     /// Walks only the passes near the root with at most `max` subtrees each (`None`, the default:
     /// [`TOP_SUBTREES`], 512); the passes below run one launch each way. A bound under which no
-    /// pass falls runs every pass as a launch. Errors on 0.
+    /// pass falls runs every pass as a launch. Errors on 0. Narrower walks measured no faster (stop 54,
+    /// H100, 2^20 cubic elements at 256 columns: 64 → 3.328 ms, 8 → 3.330, against 3.305).
     pub fn set_walk_subtrees(&mut self, max: Option<usize>) -> Result<()> {
         if max == Some(0) {
             return Err(Error::invalid("a walk of passes of at most 0 subtrees (expected at least 1)"));
