@@ -412,6 +412,45 @@ fn solve_bytes_of_issue_15() {
     }
 }
 
+/// Stop 54's count for issue 15 on the H100 (BENCHMARKS.md "Stop 54"): there ≤ 2× needs solve(256)
+/// ≤ 2.80 ms while the default's launches already move more than the copy rate carries in that
+/// time, so bytes must go. Bottom subtrees of 64 eliminated rows instead of 32 (`SubtreeLimits`
+/// rows 72, emax 64) halve the subtrees of every pass, so forward 1, backward 1 and the walk move
+/// about half their contributions, while backward 0's `[H K]ᵀ` maps double (a subtree's are
+/// `e × (e + s)`): on the 2^20 cubic plan at 256 columns the total drops by about 1 GB (9.23 →
+/// 8.24 GB; 7.93 in place with the rows in `x`); 48 rows keep the bottom subtrees at 32 (the tree
+/// is binary) and gain nothing. Counted on the host only: the solve's kernels are built for at most
+/// 48 eliminated rows (NB ≤ 3 map row tiles) and the plan is the factorization's, so nothing runs it.
+#[test]
+fn larger_bottom_subtrees_cut_issue_15s_bytes() {
+    use galerkin::solver::multifrontal::separators::{SeparatorPlan, TopWalk, TOP_SUBTREES};
+    use galerkin::solver::multifrontal::solve_bytes::{solve_bytes, solve_bytes_aliased};
+    use galerkin::solver::multifrontal::subtrees::{SubtreeLimits, SubtreePlan};
+    let (sym, _, _) = iga_common::issue15_plan();
+    let gb = |v: &[galerkin::solver::multifrontal::solve_bytes::LaunchBytes]| v.iter().map(|l| l.bytes(256)).sum::<f64>() * 1e-9;
+    let mut totals = Vec::new();
+    for (rows, emax) in [(40, 32), (56, 48), (72, 64)] {
+        let lim = SubtreeLimits { rows, emax, ..SubtreeLimits::default() };
+        let plan = SubtreePlan::new(&sym, SubtreeLimits { front_entries: 1 << 20, ..lim }).unwrap();
+        let (sp, sd) = (SeparatorPlan::new(&plan, sym.n).unwrap(), SeparatorPlan::at_dofs(&plan, sym.n).unwrap());
+        let walk = TopWalk::new(&sym, &plan, TOP_SUBTREES);
+        let (v, ip) = (solve_bytes(&sp, walk.as_ref()), solve_bytes_aliased(&sd, walk.as_ref(), true));
+        let passes: Vec<_> = plan.passes.iter().map(|p| p.len()).collect();
+        let back0 = v.iter().find(|l| l.label == "backward 0").unwrap().maps as f64 * 8e-9;
+        eprintln!("emax {emax}: passes {passes:?}, 256 columns {:.3} GB (-sx-ip {:.3}), backward 0's maps {back0:.3} GB", gb(&v), gb(&ip));
+        for l in &v {
+            eprintln!("    {:<11} {:.3} GB", l.label, l.bytes(256) * 1e-9);
+        }
+        totals.push((passes[0], gb(&v), gb(&ip), back0));
+    }
+    let ((s32, t32, _, m32), (_, t48, _, _), (s64, t64, ip64, m64)) = (totals[0], totals[1], totals[2]);
+    assert_eq!((s32, s64), (32768, 16384), "the bottom pass's subtrees");
+    assert!(t32 - t64 > 0.9 && t32 - t64 < 1.1, "64 eliminated rows: {t32:.3} → {t64:.3} GB");
+    assert!((t32 - t48).abs() < 0.15, "48 eliminated rows: {t32:.3} → {t48:.3} GB");
+    assert!(m64 > 1.8 * m32 && m64 < 2.1 * m32, "backward 0's maps {m32:.3} → {m64:.3} GB");
+    assert!(ip64 < t64 - 0.3, "in place with the rows in x: {t64:.3} → {ip64:.3} GB");
+}
+
 /// Round 28's split contributions (`CudaMultifrontal::set_sep_ext_split`, MF_SEP_XS): the CPU
 /// emulation of the kernel's staging — a subtree's external entries at rows below `keep` (R
 /// forward, the eliminated rows backward), stably partitioned by `row % parts` into one list a
