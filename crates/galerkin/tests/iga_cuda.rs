@@ -764,7 +764,8 @@ fn assert_equals_twins(
 /// has bulk copies; elsewhere per pass bulk copies where chosen on sm_90, staged contributions
 /// where a pass has external children and fewer subtrees than `ext_below`, the tensor cores forward
 /// where its roots have ≤ 16 Schur rows, and those with the indices prefetched (`…tp_forward`)
-/// where `f.sep_prefetch()`, the bulk backward kernel of a row-major bottom pass with theirs
+/// where `f.sep_prefetch()` (trimmed, `…tpz_forward`, on a pass without external entries where
+/// `f.sep_trim()`, stop 54's default), the bulk backward kernel of a row-major bottom pass with theirs
 /// (`mf_mapssbp0_backward_*`) where `f.sep_back_prefetch()` (the upper passes `mf_mapssb[e]_backward_*`),
 /// and where `f.sep_ext_split()` may have chosen them the split kernels (`…xs_…`, round 28: their
 /// own test, `gpu_split_contributions…`, asserts that they run). Returns the forward passes where
@@ -1702,8 +1703,8 @@ fn gpu_pipelined_backward_chunks_equal_the_default_bit_for_bit() {
 
 /// Round 30: forward 0 without the zeroed Schur rows (`set_sep_trim`, `MF_SEP_TRIM`:
 /// `mf_mapssbtp{,l4,64,64l4}z_forward` — not zeroed, not staged, the accumulators from +0.0 in
-/// registers, the owned rows after max(eliminated, Schur) rows) equals the default solve bit for
-/// bit, alone and with rows of C + 4 (`set_sep_tc_rows4`), the pipelined chunks (`set_sep_pipe64`)
+/// registers, the owned rows after max(eliminated, Schur) rows; the default since stop 54) equals
+/// the untrimmed solve (round 30's default) bit for bit, alone and with rows of C + 4 (`set_sep_tc_rows4`), the pipelined chunks (`set_sep_pipe64`)
 /// and both (the pipelined chunks then with rows of C + 4): at 64, 77 (odd: cp.async lines), 96
 /// and 256 columns on a 1D cubic system of 160 001 elements at the default's blocks (at least
 /// TC_FEW_SUBTREES bottom subtrees, as at 2^20) and on 1D p = 1…5 (3001 elements, the lines pass by
@@ -1741,7 +1742,7 @@ fn gpu_trimmed_forward_equals_the_default_bit_for_bit() {
             for ((k, b), want) in bs.iter().zip(&reference) {
                 let mut x = be.zeros(n * k).unwrap();
                 f.solve_many_rows(&be, *k, b, &mut x).unwrap();
-                assert!(be.to_host(&x).unwrap() == *want, "{what}, {k} columns: trimmed differs from the default");
+                assert!(be.to_host(&x).unwrap() == *want, "{what}, {k} columns: trimmed differs from the untrimmed solve");
             }
             let mut x = be.zeros(n * 256).unwrap();
             for on in [false, true] {
