@@ -129,10 +129,14 @@ pub fn seed_1d(p: usize, elements: usize) -> Case {
     case_1d(&format!("seed p={p} N={elements}"), &iga::seed::problem(), &Space1d::uniform(p, elements, 0.0, 1.0).unwrap())
 }
 
-/// Issue 15's plan, which its count tests read: the 1D cubic 2^20-element symbolic factorization,
-/// its subtree plan (default limits) and its separator plan.
+/// Issue 15's system, which its count tests read: the 1D cubic 2^20-element symbolic factorization.
+pub fn issue15_symbolic() -> Symbolic {
+    iga::symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap()
+}
+
+/// Issue 15's plan: [`issue15_symbolic`], its subtree plan (default limits) and its separator plan.
 pub fn issue15_plan() -> (Symbolic, SubtreePlan, SeparatorPlan) {
-    let sym = iga::symbolic_1d(&Space1d::uniform(3, 1 << 20, 0.0, 1.0).unwrap()).unwrap();
+    let sym = issue15_symbolic();
     let plan = SubtreePlan::new(&sym, SubtreeLimits::default()).unwrap();
     let sp = SeparatorPlan::new(&plan, sym.n).unwrap();
     (sym, plan, sp)

@@ -589,7 +589,7 @@ pub struct CudaMultifrontal {
     /// off by default, round 29).
     sep_tc_rows4: bool,
     /// Whether forward passes without external entries skip the zeroed Schur rows
-    /// ([`CudaMultifrontal::set_sep_trim`]; round 30, on by default since round 31).
+    /// ([`CudaMultifrontal::set_sep_trim`]; round 30, on by default since stop 54).
     sep_trim: bool,
     separators_at_dofs: std::sync::OnceLock<Option<sep::DevSeparators>>,
     /// Whether pass 1 is chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`];

@@ -18,7 +18,7 @@
 //! registers (the same operands of the same MMAs, bit for bit), the owned rows follow
 //! max(eliminated, Schur) rows, and a block's rows shrink (35 against 38 on that plan), which lets
 //! the pipelined forward 0 (`-p64`) keep rows of `C + 4` at 5 blocks an SM. The default since
-//! round 31 (stop 54, H100: forward 0 −2 %, the solve at 256 columns −0.7 %, beyond the spread).
+//! stop 54 (H100: forward 0 −2 %, the solve at 256 columns −0.7 %, beyond the spread).
 use super::sep::{SEP_BULK, SEP_PREF, SEP_TCF, SEP_XS};
 use super::{CudaMultifrontal, DevPass, DevicePass};
 
@@ -61,7 +61,7 @@ impl CudaMultifrontal {
     /// `…l4z`, `…64z`, `…64l4z`): not zeroed, not staged, the product's accumulators from +0.0 in
     /// registers instead of loads of those zeros; the same MMAs on the same operands, bit for bit.
     /// With the pipeline, rows of `C + 4` too where [`Self::set_sep_tc_rows4`] is on (without this
-    /// it keeps `C + 2`: both did not fit 5 blocks an SM). On by default since round 31: the solve at
+    /// it keeps `C + 2`: both did not fit 5 blocks an SM). On by default since stop 54: the solve at
     /// 256 columns on the H100 at 2^20 cubic elements 3.281 ms [3.278–3.282] against 3.305 [3.304–3.308]
     /// (forward 0 0.963 ms against 0.983; BENCHMARKS.md, stop 54).
     pub fn set_sep_trim(&mut self, on: bool) {
