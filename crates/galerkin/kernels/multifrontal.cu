@@ -1355,6 +1355,14 @@ struct SepPass {
 // max(ne, s) (past the eliminated rows read and the result rows written), and `p.rows` is the
 // pass's most max(ne, s) + owned rows (`DevPass::trim_rows`), not local + owned.
 #define MF_SEP_TRIM 512
+// MF_SEP_ADDS (stop 55, `CudaMultifrontal::set_sep_bottom_adds`): on the trimmed bottom forward
+// pass of an in-place solve at dofs (sep is x is b), each root's result rows G·w_E are added into
+// sep at their dofs (where b holds the separator rows) by atomics instead of stored to the
+// contribution buffer: the passes above gather those rows with the contributions in them
+// (SeparatorPlan::at_dofs_bottom_adds drops the entries from their tables), so forward 1 and
+// backward 1 no longer read them from the buffer. A separator row's sum takes its adds in the
+// order they land (not bit-reproducible run to run; equal to round-off).
+#define MF_SEP_ADDS 1024
 #define MF_SEP_PIPE 256  // round 29's pipelined chunks (maps_sep_subtree_pipe, below)
 template <int FLAGS>
 __device__ __forceinline__ bool sep_upper(const SepPass& sp) { return (FLAGS & MF_SEP_BOT) ? false : sp.upper != 0; }
@@ -1594,9 +1602,17 @@ __device__ __forceinline__ void maps_sep_chunk(const Tree& t, const Pass& p, con
         // MF_SEP_TRIM: the accumulators from +0.0 (FWD false), not from the zeroed Schur rows.
         maps_tc_backward<1, !TRIM, (FLAGS & MF_SEP_LD4) != 0>(sM, 16, w, ld, ne, s, C);
         __syncthreads();
-        double* dst = buf + sep_root_at(t, p, j, pre) * nrhs + c0;
-        for (u32 i = warp; i < s; i += nw)
-            for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[(u64)i * nrhs + col] = w[i * ld + col];
+        if constexpr ((FLAGS & MF_SEP_ADDS) != 0) {
+            static_assert(TRIM && !(FLAGS & MF_SEP_PIPE), "MF_SEP_ADDS: the trimmed forward (the result is G·w_E alone)");
+            for (u32 i = warp; i < s; i += nw) {
+                double* dst = sep + (u64)rdof[ne + i] * nrhs + c0;
+                for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) atomicAdd(dst + col, w[i * ld + col]);
+            }
+        } else {
+            double* dst = buf + sep_root_at(t, p, j, pre) * nrhs + c0;
+            for (u32 i = warp; i < s; i += nw)
+                for (u32 col = lane; col < C && c0 + col < nrhs; col += 32) dst[(u64)i * nrhs + col] = w[i * ld + col];
+        }
     } else if (!BACKWARD) {
         if (mine) maps_apply_forward(sM, wc, ld, ne, s, buf + sep_root_at(t, p, j, pre) * nrhs + c0 + own_col, nrhs, part, parts);
     } else {
@@ -1870,6 +1886,7 @@ MF_MAPSS_PIPE_KERNEL(mf_mapssbtp64_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF |
 // 2^20 plan (35 staged rows against 38) make room for the wider rows.
 MF_MAPSS_KERNEL(mf_mapssbtpz_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_TRIM)
 MF_MAPSS_KERNEL(mf_mapssbtpl4z_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_LD4 | MF_SEP_TRIM)
+MF_MAPSS_KERNEL(mf_mapssbtpza_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_TRIM | MF_SEP_ADDS)
 MF_MAPSS_PIPE_KERNEL(mf_mapssbtp64z_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_PIPE | MF_SEP_TRIM)
 MF_MAPSS_PIPE_KERNEL(mf_mapssbtp64l4z_forward, 1, false, MF_SEP_BULK | MF_SEP_TCF | MF_SEP_PREF | MF_SEP_PIPE | MF_SEP_LD4 | MF_SEP_TRIM)
 

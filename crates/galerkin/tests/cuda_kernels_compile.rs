@@ -146,7 +146,9 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
     // forward 0 without the zeroed Schur rows (MF_SEP_TRIM): plain, C + 4, pipelined, both.
     let pipe_back = ["mf_mapssbp064_backward_", "mf_mapssbxs64_backward_"].iter().flat_map(|v| (2..=3).map(move |nb| format!("{v}{nb}")));
     let trim = ["mf_mapssbtpz_forward", "mf_mapssbtpl4z_forward", "mf_mapssbtp64z_forward", "mf_mapssbtp64l4z_forward"].map(String::from);
-    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref).chain(split).chain(rows4).chain(pipe_back).chain(trim);
+    // Stop 55: the trimmed forward adding its result rows into x in place (MF_SEP_ADDS).
+    let adds = ["mf_mapssbtpza_forward".to_string()];
+    let fused = fused.chain(lines).chain(tcf).chain(walk).chain(chain).chain(back_pref).chain(split).chain(rows4).chain(pipe_back).chain(trim).chain(adds);
     let named = ["mfb_factor", "mfb_forward", "mfb_backward", "mf_factor_block", "mf_extend_add", "mf_rhs_x", "mf_sub_forward_8_1", "mf_stream_forward", "mf_stream_backward_3", "mf_rows_forward", "mf_rows_backward", "mf_rows_backward_tc"];
     for entry in named.iter().map(|s| s.to_string()).chain(fused) {
         assert!(c.ptx.contains(&format!(".entry {entry}(")), "multifrontal_batched.cu lacks {entry}");
@@ -191,6 +193,9 @@ fn batched_multifrontal_kernels_have_every_entry_point() {
         }
     }
     assert!(entry_body("mf_mapssbtp64l4z_forward").matches("mbarrier.init.shared::cta.b64").count() >= 2, "mf_mapssbtp64l4z_forward: two mbarriers");
+    // Stop 55: the adds are f64 reductions to global memory, and its twin (the trimmed default) has none.
+    assert!(entry_body("mf_mapssbtpza_forward").contains("red.global.add.f64") || entry_body("mf_mapssbtpza_forward").contains("atom.global.add.f64"), "mf_mapssbtpza_forward adds no f64 to global memory");
+    assert!(!entry_body("mf_mapssbtpz_forward").contains("add.f64") || !entry_body("mf_mapssbtpz_forward").contains("red.global"), "mf_mapssbtpz_forward reduces to global memory");
     for family in ["mf_mapssbp0_backward_", "mf_mapssbxs_backward_"] {
         for (nb, cap) in [(1, None), (2, Some(4)), (3, Some(3))] {
             let entry = format!(".entry {family}{nb}(");

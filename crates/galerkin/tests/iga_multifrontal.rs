@@ -96,6 +96,7 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
     let mut separators_checked = 0;
     let mut walked = 0;
     let mut chained = 0;
+    let mut adds_checked = 0;
     for case in small_cases().into_iter().chain(large_front_cases()) {
         let sym = Arc::new(case.sym.clone());
         let f = CpuMultifrontal::factor(sym.clone(), &case.sys.matrices).unwrap();
@@ -182,6 +183,17 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
                     let mut xd = vec![f64::NAN; n];
                     reference_separator_solve(&sym, &plan, &sd, &layout, &maps, walk.as_ref(), &b, &mut xd);
                     assert!(xd.iter().zip(&xs).all(|(a, c)| a.to_bits() == c.to_bits()), "{} ({} passes, {lim:?}, walk {:?}): separator rows at dofs differ from compact ones", case.name, plan.passes.len(), walk.as_ref().map(|w| w.first));
+                    // Stop 55: the bottom pass adding its contributions into `x` in place (the
+                    // tables read none of them from the buffer): the same solution to round-off
+                    // (each separator row's sum in another order), with fewer table entries.
+                    let sa = SeparatorPlan::at_dofs_bottom_adds(&sym, &plan, n).unwrap_or_else(|| panic!("{}: at dofs but no bottom adds", case.name));
+                    let (ext, ext_a) = (sd.passes.iter().map(|p| p.ext_row.len()).sum::<usize>(), sa.passes.iter().map(|p| p.ext_row.len()).sum::<usize>());
+                    assert!(ext_a < ext && sa.passes[0].ext_row.is_empty(), "{}: bottom adds keep {ext_a} of {ext} external entries", case.name);
+                    let mut xa = vec![f64::NAN; n];
+                    reference_separator_solve(&sym, &plan, &sa, &layout, &maps, walk.as_ref(), &b, &mut xa);
+                    let diff = want.iter().zip(&xa).fold(0.0f64, |m, (a, c)| if c.is_finite() { m.max((a - c).abs()) } else { f64::INFINITY });
+                    assert!(diff <= 1e-10 * scale, "{} ({} passes, {lim:?}, walk {:?}): bottom adds differ by {diff:.3e} (scale {scale:.3e})", case.name, plan.passes.len(), walk.as_ref().map(|w| w.first));
+                    adds_checked += 1;
                 }
                 // Pass 1 chained into the bottom forward pass (round 23's `mf_mapss*_chain`): each
                 // pass-1 subtree right after the last bottom subtree it reads, by `chain_deps`.
@@ -205,6 +217,7 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
     assert!(separators_checked > 10, "separator layout checked on {separators_checked} plans only");
     assert!(walked > 10, "walks of the passes near the root checked on {walked} plans only");
     assert!(chained > 10, "pass 1 chained into the bottom pass checked on {chained} plans only");
+    assert!(adds_checked > 10, "bottom adds checked on {adds_checked} plans only");
 }
 
 /// The row-major twin (`solve_many_rows`, `b[row · nrhs + c]`) equals faer's LU (column-major

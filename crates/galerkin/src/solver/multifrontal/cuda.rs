@@ -171,6 +171,10 @@ struct DevPass {
     /// the most max(eliminated, Schur) + owned rows of a subtree; `dp.rows` until the separator
     /// layout sets it.
     trim_rows: usize,
+    /// The bottom pass of the bottom-adds layout ([`CudaMultifrontal::set_sep_bottom_adds`]): its
+    /// forward launch must add its roots' rows into `x` (`mf_mapssbtpza_forward`), whatever else
+    /// is set.
+    bottom_adds: bool,
     /// The factorization step (0: the leaves, then the tree levels) after which every front of
     /// the pass is factorized ([`CudaMultifrontal::factor_and_solve_overlap`]).
     top_step: usize,
@@ -413,6 +417,9 @@ struct MfKernels {
     /// Forward 0's kernels without the zeroed Schur rows (`mf_mapssbtp{,l4,64,64l4}z_forward`:
     /// `[rows of C + 2, C + 4][unpipelined, pipelined]`; [`CudaMultifrontal::set_sep_trim`], round 30).
     mapss_trim_forward: [[Kernel; 2]; 2],
+    /// Forward 0 trimmed, its result rows added into `x` in place (`mf_mapssbtpza_forward`;
+    /// [`CudaMultifrontal::set_sep_bottom_adds`], stop 55).
+    mapss_adds_forward: Kernel,
     /// The same, pipelined ([`CudaMultifrontal::set_pipe_separators`]).
     mapssp_forward: Kernel,
     mapssp_backward: [Kernel; 3],
@@ -451,7 +458,7 @@ impl MfKernels {
     /// kept by hand; the launch profile reads a launch's kernel from the launch itself.
     fn wide_smem(&self) -> impl Iterator<Item = &Kernel> {
         let one = std::iter::once;
-        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(one(&self.mapss_xs_forward)).chain(&self.mapss_xs_backward).chain(&self.mapss_ld4_forward).chain(one(&self.mapss_pipe64_forward)).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward).chain(self.mapss_pipe64_backward.iter().flatten()).chain(self.mapss_trim_forward.iter().flatten())
+        self.sub_forward.iter().chain(&self.sub_backward).chain(&self.maps_setup).chain(self.maps_setup_parts.iter().flatten()).chain(one(&self.maps_forward)).chain(&self.maps_backward).chain(one(&self.mapsp_forward)).chain(&self.mapsp_backward).chain(one(&self.mapst_forward)).chain(&self.mapst_backward).chain(one(&self.mapss_forward)).chain(&self.mapss_backward).chain(self.mapss_lines.iter().flatten()).chain(&self.mapss_tcf).chain(&self.mapss_tcf_pref).chain(&self.mapss_back_pref).chain(one(&self.mapss_xs_forward)).chain(&self.mapss_xs_backward).chain(&self.mapss_ld4_forward).chain(one(&self.mapss_pipe64_forward)).chain(&self.mapss_top_lines).chain(&self.mapss_chain).chain(one(&self.mapssp_forward)).chain(&self.mapssp_backward).chain(&self.fused_factor_forward).chain(self.mapss_pipe64_backward.iter().flatten()).chain(self.mapss_trim_forward.iter().flatten()).chain(one(&self.mapss_adds_forward))
     }
 }
 
@@ -592,6 +599,10 @@ pub struct CudaMultifrontal {
     /// ([`CudaMultifrontal::set_sep_trim`]; round 30, on by default since stop 54).
     sep_trim: bool,
     separators_at_dofs: std::sync::OnceLock<Option<sep::DevSeparators>>,
+    /// Whether in-place row-major solves at dofs add the bottom pass's contributions into `x`
+    /// ([`CudaMultifrontal::set_sep_bottom_adds`]), and that layout, built by the first such solve.
+    sep_bottom_adds: bool,
+    separators_adds: std::sync::OnceLock<Option<sep::DevSeparators>>,
     /// Whether pass 1 is chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`];
     /// off by default).
     sep_chain: bool,
@@ -730,7 +741,7 @@ impl CudaMultifrontal {
             dp.top_step = lvl_end.iter().position(|&end| top < end).unwrap_or(lvl_end.len() - 1).min(s.levels.len());
         }
         let lvl_end = be.upload(&lvl_end)?;
-        let separators = sep::DevSeparators::new(be, s, &plan, &layout, false)?;
+        let separators = sep::DevSeparators::new(be, s, &plan, &layout, sep::SepLayout::Compact)?;
         let lists = be.upload(if all.is_empty() { &[0u32][..] } else { &all })?;
 
         let module = be.variant_module(&jit::MULTIFRONTAL_BATCHED, &[])?;
@@ -778,6 +789,7 @@ impl CudaMultifrontal {
                 [get("mf_mapssbtpz_forward")?, get("mf_mapssbtp64z_forward")?],
                 [get("mf_mapssbtpl4z_forward")?, get("mf_mapssbtp64l4z_forward")?],
             ],
+            mapss_adds_forward: get("mf_mapssbtpza_forward")?,
             mapssp_forward: get("mf_mapssp_forward")?,
             mapssp_backward: [get("mf_mapssp_backward_1")?, get("mf_mapssp_backward_2")?, get("mf_mapssp_backward_3")?],
             mapss_top: get("mf_mapss_top")?,
@@ -889,6 +901,8 @@ impl CudaMultifrontal {
             sep_tc_rows4: false,
             sep_trim: true,
             separators_at_dofs: std::sync::OnceLock::new(),
+            sep_bottom_adds: false,
+            separators_adds: std::sync::OnceLock::new(),
             sep_chain: false,
             sep_pipe64: false,
             sep_pipe64_backward: false,
@@ -1169,6 +1183,11 @@ impl CudaMultifrontal {
             _ => seps,
         };
         let scratch = over && !(fused && seps.is_some() && maps.is_some() && self.in_place_runs());
+        // In place at dofs, the bottom pass adding into `x` where asked ([`Self::set_sep_bottom_adds`]).
+        let seps = match seps {
+            Some(s) if over && !scratch && s.at_dofs && self.sep_bottom_adds => self.separators_adds(be)?.or(Some(s)),
+            s => s,
+        };
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
         let bufs = self.buffers(be, &mut guard, nrhs, seps.filter(|s| !s.at_dofs).map(|s| s.rows), scratch)?;
         let scratch_x = if scratch { Some(bufs.x.as_ref().ok_or_else(|| Error::invalid("internal: the in-place solve's scratch is missing"))?) } else { None };
@@ -1525,6 +1544,7 @@ fn upload_pass(be: &CudaBackend, p: &Pass, layout: &MapLayout, q: usize) -> Resu
         max_ext: p.ext_ptr.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0),
         max_elim: layout.max_elim[q],
         trim_rows: p.max_rows,
+        bottom_adds: false,
         top_step: 0,
     })
 }

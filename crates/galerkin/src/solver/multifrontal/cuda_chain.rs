@@ -117,7 +117,7 @@ impl CudaMultifrontal {
         let count = guard.as_mut().ok_or_else(|| Error::invalid("internal: chain counters missing"))?;
         be.zero_slice(count)?;
         let cfg = LaunchConfig { grid_dim: (p0.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
-        let (sp0, sp1) = (s.pass(be, 0, false, b == sep), s.pass(be, 1, false, b == sep));
+        let (sp0, sp1) = (s.pass(be, 0, false, [b, 0, sep]), s.pass(be, 1, false, [b, 0, sep]));
         let (c, m0, m1, nr) = (cols as u32, p0.mapss_map(false, flags) as u32, p1.mapss_map(false, flags) as u32, nrhs as u32);
         let (off0, off1) = (ptr(be, &p0.map_off), ptr(be, &p1.map_off));
         let (dep_ptr, dep, need, cnt) = (ptr(be, &chain.tables[0]), ptr(be, &chain.tables[1]), ptr(be, &chain.tables[2]), ptr(be, &*count));

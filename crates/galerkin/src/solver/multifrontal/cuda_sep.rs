@@ -125,13 +125,28 @@ impl DevWalk {
     }
 }
 
+/// Which separator layout [`DevSeparators::new`] builds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SepLayout {
+    Compact,
+    AtDofs,
+    BottomAdds,
+}
+
 impl DevSeparators {
     /// The separator layout of `plan`, if it applies ([`SeparatorPlan::new`]).
-    /// `at_dofs`: [`SeparatorPlan::at_dofs`]'s rows instead of compact ones.
-    pub(super) fn new(be: &CudaBackend, sym: &Symbolic, plan: &SubtreePlan, layout: &MapLayout, at_dofs: bool) -> Result<Option<DevSeparators>> {
-        let sp = if at_dofs { SeparatorPlan::at_dofs(plan, sym.n) } else { SeparatorPlan::new(plan, sym.n) };
+    /// `kind`: compact rows, [`SeparatorPlan::at_dofs`]'s rows, or those with the bottom pass adding
+    /// into `x` ([`SeparatorPlan::at_dofs_bottom_adds`]).
+    pub(super) fn new(be: &CudaBackend, sym: &Symbolic, plan: &SubtreePlan, layout: &MapLayout, kind: SepLayout) -> Result<Option<DevSeparators>> {
+        let sp = match kind {
+            SepLayout::Compact => SeparatorPlan::new(plan, sym.n),
+            SepLayout::AtDofs => SeparatorPlan::at_dofs(plan, sym.n),
+            SepLayout::BottomAdds => SeparatorPlan::at_dofs_bottom_adds(sym, plan, sym.n),
+        };
         let Some(sp) = sp else { return Ok(None) };
+        let at_dofs = sp.at_dofs;
         let mut passes = sp.passes.iter().enumerate().map(|(q, p)| upload_pass(be, p, layout, q)).collect::<Result<Vec<_>>>()?;
+        passes[0].bottom_adds = sp.bottom_adds;
         // The bottom forward pass stages b at its owned rows below its local rows.
         let bottom_rows = passes[0].dp.rows as usize;
         passes[0].dp.rows = sp.max_rows0 as u32;
@@ -143,7 +158,7 @@ impl DevSeparators {
         let walk = DevWalk::new(be, sym, plan, &passes, TOP_SUBTREES)?.map(Arc::new);
         let bottom_own = sp.own_ptr.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
         let fused_base = fused_bases(&plan.passes[0]).map(|v| up(&v)).transpose()?;
-        let no_own = be.upload(&vec![0u32; if at_dofs { sp.own_ptr.len() } else { 1 }])?;
+        let no_own = be.upload(&vec![0u32; sp.own_ptr.len()])?;
         Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, narrow_walks: Mutex::new(Vec::new()), bottom_rows, bottom_own, fused_base, chain: std::sync::OnceLock::new(), at_dofs, no_own }))
     }
 
@@ -162,11 +177,15 @@ impl DevSeparators {
         Ok(w)
     }
 
-    /// Pass `q`'s owned-row tables one way: none for the bottom backward pass at dofs (its owned
-    /// rows' `x` is in place already), nor forward at dofs where `sep` is `b` itself (an in-place
-    /// solve, `sep_is_b`: the copy's source is its destination).
-    pub(super) fn pass(&self, be: &CudaBackend, q: usize, backward: bool, sep_is_b: bool) -> SepPass {
-        let own_ptr = if self.at_dofs && (backward || sep_is_b) { &self.no_own } else { &self.own[0] };
+    /// Pass `q`'s owned-row tables one way for a launch on `b`, `x` and `sep`: none for the bottom
+    /// backward pass at dofs (its owned rows' `x` is in place already), nor forward at dofs where
+    /// `sep` is `b` itself (an in-place solve: the copy's source is its destination). At dofs is
+    /// read off the launch (`sep` is `x`), not off `self`: the launch paths take their tables from
+    /// the compact layout, whose owned rows are the same — until stop 55 that made every solve at
+    /// dofs copy and store its owned rows as the compact one does (bit-identical, the bytes kept).
+    pub(super) fn pass(&self, be: &CudaBackend, q: usize, backward: bool, [b, x, sep]: [DevPtr; 3]) -> SepPass {
+        let at_dofs = self.at_dofs || (sep == x && x != 0);
+        let own_ptr = if at_dofs && (backward || sep == b) { &self.no_own } else { &self.own[0] };
         SepPass { own_ptr: ptr(be, own_ptr), own_loc: ptr(be, &self.own[1]), own_dof: ptr(be, &self.own[2]), upper: u32::from(q > 0) }
     }
 }
@@ -435,7 +454,7 @@ impl CudaMultifrontal {
             (true, None) => return Err(Error::invalid("internal: the fused row-major bottom pass without its subtrees' bases")),
             (false, _) => &self.kernels.rows_bottom[usize::from(backward) + usize::from(tensor)],
         };
-        let sp = seps.pass(be, p.index, backward, b == sep);
+        let sp = seps.pass(be, p.index, backward, [b, x, sep]);
         let base: DevPtr = seps.fused_base.as_ref().map_or(0, |v| ptr(be, v));
         let (nr, off) = (nrhs as u32, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &b, &x, &sep, &leaf, &off, &maps, &base)?;
@@ -488,7 +507,7 @@ impl CudaMultifrontal {
         let smem = 8 * p.map_cap(backward, true).next_multiple_of(2);
         let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (32 * STREAM_WARPS as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let k = if backward { &self.kernels.stream_backward[p.map_nb - 1] } else { &self.kernels.stream_forward };
-        let sp = seps.pass(be, p.index, backward, b == sep);
+        let sp = seps.pass(be, p.index, backward, [b, x, sep]);
         let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;
         self.mark(be, p, backward, nrhs, pipe::Launch::new(k, cfg))
@@ -506,7 +525,7 @@ impl CudaMultifrontal {
         let blocks = u32::try_from(blocks).map_err(|_| Error::invalid(format!("{nrhs} right-hand sides over {} subtrees: too many blocks for one launch", p.count)))?;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (32 * LEAN_WARPS as u32, 1, 1), shared_mem_bytes: 0 };
         let k = &self.kernels.lean_forward;
-        let sp = seps.pass(be, p.index, false, b == sep);
+        let sp = seps.pass(be, p.index, false, [b, 0, sep]);
         let (count, nr, n, off) = (p.count as u32, nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &count, &nr, &n, &b, &sep, &leaf, &off, &maps)?;
         self.mark(be, p, false, nrhs, pipe::Launch::new(k, cfg))
@@ -522,7 +541,7 @@ impl CudaMultifrontal {
         }
         let cfg = LaunchConfig { grid_dim: (p.count as u32, 1, 1), block_dim: (32 * LEANB_WARPS as u32, 1, 1), shared_mem_bytes: leanb_smem(p) as u32 };
         let k = &self.kernels.lean_backward[p.map_nb - 1];
-        let sp = seps.pass(be, p.index, true, b == sep);
+        let sp = seps.pass(be, p.index, true, [b, x, sep]);
         let (nr, n, off) = (nrhs as u32, self.sym.n as u64, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &nr, &n, &b, &x, &sep, &off, &maps)?;
         self.mark(be, p, true, nrhs, pipe::Launch::new(k, cfg))
@@ -574,12 +593,16 @@ impl CudaMultifrontal {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
         let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
-        let mut flags = self.with_sep_trim(p, backward, self.sep_line_flags(be, p, backward, n));
+        // The bottom-adds layout's forward 0 always adds (its contributions are in no table above).
+        let adds = !backward && p.bottom_adds;
+        let mut flags = if adds { SEP_BULK | SEP_TCF | SEP_PREF | SEP_TRIM } else { self.with_sep_trim(p, backward, self.sep_line_flags(be, p, backward, n)) };
         // Forward 0 pipelined (`-p64`) takes its rows of C + 2 whatever `-ld4` says (both cannot keep its 5 blocks an SM), unless trimmed (`-zs`).
-        if let Some(launch) = self.launch_sep_pipe64(be, stream, seps, p, backward, flags, nrhs, n, [b, x, sep, leaf, maps])? {
-            return Ok(launch);
+        if !adds {
+            if let Some(launch) = self.launch_sep_pipe64(be, stream, seps, p, backward, flags, nrhs, n, [b, x, sep, leaf, maps])? {
+                return Ok(launch);
+            }
+            flags = self.with_tc_rows4(flags);
         }
-        flags = self.with_tc_rows4(flags);
         let fit = |f: usize| self.fit_width(self.tensor_cols(p, nrhs), |c| p.mapss_smem(backward, c, f));
         // The split's staged entries (MF_SEP_XS) where they fit beside 32 columns at least, else the unsplit kernel.
         let fitted = match fit(flags) {
@@ -593,6 +616,7 @@ impl CudaMultifrontal {
         let grid_y = if self.split_columns { nrhs.div_ceil(cols).min(GRID_Y) } else { self.tensor_grid_y(p, nrhs, cols) };
         let which = if backward { p.map_nb } else { 0 };
         let k = match flags {
+            _ if adds => &self.kernels.mapss_adds_forward,
             0 if backward => &self.kernels.mapss_backward[p.map_nb - 1],
             0 => &self.kernels.mapss_forward,
             f if f & SEP_TRIM != 0 => &self.kernels.mapss_trim_forward[usize::from(f & SEP_LD4 != 0)][0],
@@ -606,7 +630,7 @@ impl CudaMultifrontal {
         };
         let threads = self.column_block(k, cols)?;
         let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
-        let sp = seps.pass(be, p.index, backward, b == sep);
+        let sp = seps.pass(be, p.index, backward, [b, x, sep]);
         let mcap = p.mapss_map(backward, flags) as u32;
         let (c, nr, off) = (cols as u32, nrhs as u32, ptr(be, &p.map_off));
         let dp = p.launch_pass(flags);
@@ -756,7 +780,7 @@ impl CudaMultifrontal {
         let threads = self.column_block(k, cols)?;
         let grid = self.walk_grid(be, k, threads, smem, p.count)?;
         let cfg = LaunchConfig { grid_dim: (grid as u32, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
-        let sp = seps.pass(be, p.index, backward, b == sep);
+        let sp = seps.pass(be, p.index, backward, [b, x, sep]);
         let mcap = p.map_cap(backward, true) as u32;
         let (count, c, nr, off) = (p.count as u32, cols as u32, nrhs as u32, ptr(be, &p.map_off));
         launch!(be, k, cfg; &self.tree, &p.dp, &sp, &count, &c, &mcap, &nr, &n, &b, &x, &sep, &leaf, &off, &maps)?;

@@ -129,7 +129,7 @@ impl CudaMultifrontal {
         let grid_y = self.tensor_grid_y(p, nrhs, PIPE64_COLS);
         let cfg = LaunchConfig { grid_dim: (p.count as u32, grid_y as u32, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: smem as u32 };
         let [b, x, sep, leaf, maps] = lines;
-        let sp = seps.pass(be, p.index, backward, b == sep);
+        let sp = seps.pass(be, p.index, backward, [b, x, sep]);
         let mcap = p.mapss_map(backward, flags) as u32;
         let (c, nr, off) = (PIPE64_COLS as u32, nrhs as u32, ptr(be, &p.map_off));
         let dp = p.launch_pass(flags);
