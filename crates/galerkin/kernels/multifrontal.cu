@@ -1355,12 +1355,12 @@ struct SepPass {
 // max(ne, s) (past the eliminated rows read and the result rows written), and `p.rows` is the
 // pass's most max(ne, s) + owned rows (`DevPass::trim_rows`), not local + owned.
 #define MF_SEP_TRIM 512
-// MF_SEP_ADDS (stop 55, `CudaMultifrontal::set_sep_bottom_adds`): on the trimmed bottom forward
-// pass of an in-place solve at dofs (sep is x is b), each root's result rows G·w_E are added into
-// sep at their dofs (where b holds the separator rows) by atomics instead of stored to the
-// contribution buffer: the passes above gather those rows with the contributions in them
-// (SeparatorPlan::at_dofs_bottom_adds drops the entries from their tables), so forward 1 and
-// backward 1 no longer read them from the buffer. A separator row's sum takes its adds in the
+// MF_SEP_ADDS (stop 55, `CudaMultifrontal::set_sep_bottom_adds`): on the trimmed forward passes
+// below the walk of an in-place solve at dofs (sep is x is b), each root's result rows G·w_E are
+// added into sep at their dofs (where b holds those rows) by atomics instead of stored to the
+// contribution buffer: the passes that eliminate them gather them with the contributions in
+// (SeparatorPlan::at_dofs_adds drops the entries from their tables), so forward 1, backward 1
+// and the walk no longer read them from the buffer. A separator row's sum takes its adds in the
 // order they land (not bit-reproducible run to run; equal to round-off).
 #define MF_SEP_ADDS 1024
 #define MF_SEP_PIPE 256  // round 29's pipelined chunks (maps_sep_subtree_pipe, below)

@@ -183,17 +183,22 @@ fn fused_subtree_sweeps_equal_the_multifrontal_solve() {
                     let mut xd = vec![f64::NAN; n];
                     reference_separator_solve(&sym, &plan, &sd, &layout, &maps, walk.as_ref(), &b, &mut xd);
                     assert!(xd.iter().zip(&xs).all(|(a, c)| a.to_bits() == c.to_bits()), "{} ({} passes, {lim:?}, walk {:?}): separator rows at dofs differ from compact ones", case.name, plan.passes.len(), walk.as_ref().map(|w| w.first));
-                    // Stop 55: the bottom pass adding its contributions into `x` in place (the
-                    // tables read none of them from the buffer): the same solution to round-off
-                    // (each separator row's sum in another order), with fewer table entries.
-                    let sa = SeparatorPlan::at_dofs_bottom_adds(&sym, &plan, n).unwrap_or_else(|| panic!("{}: at dofs but no bottom adds", case.name));
-                    let (ext, ext_a) = (sd.passes.iter().map(|p| p.ext_row.len()).sum::<usize>(), sa.passes.iter().map(|p| p.ext_row.len()).sum::<usize>());
-                    assert!(ext_a < ext && sa.passes[0].ext_row.is_empty(), "{}: bottom adds keep {ext_a} of {ext} external entries", case.name);
-                    let mut xa = vec![f64::NAN; n];
-                    reference_separator_solve(&sym, &plan, &sa, &layout, &maps, walk.as_ref(), &b, &mut xa);
-                    let diff = want.iter().zip(&xa).fold(0.0f64, |m, (a, c)| if c.is_finite() { m.max((a - c).abs()) } else { f64::INFINITY });
-                    assert!(diff <= 1e-10 * scale, "{} ({} passes, {lim:?}, walk {:?}): bottom adds differ by {diff:.3e} (scale {scale:.3e})", case.name, plan.passes.len(), walk.as_ref().map(|w| w.first));
-                    adds_checked += 1;
+                    // Stop 55: the passes below the walk (else 1 and all) adding their contributions
+                    // into `x` in place (no table reads them from the buffer): the same solution
+                    // to round-off (each separator row's sum in another order), fewer entries, and
+                    // none left in the adding passes' tables.
+                    let ext = sd.passes.iter().map(|p| p.ext_row.len()).sum::<usize>();
+                    let belows = walk.as_ref().map_or(vec![1, plan.passes.len()], |w| vec![w.first]);
+                    for below in belows {
+                        let sa = SeparatorPlan::at_dofs_adds(&sym, &plan, n, below).unwrap_or_else(|| panic!("{}: at dofs but no adds", case.name));
+                        let ext_a = sa.passes.iter().map(|p| p.ext_row.len()).sum::<usize>();
+                        assert!(ext_a < ext && sa.passes[..below].iter().all(|p| p.ext_row.is_empty()) && sa.adds_below == below, "{} below {below}: adds keep {ext_a} of {ext} external entries", case.name);
+                        let mut xa = vec![f64::NAN; n];
+                        reference_separator_solve(&sym, &plan, &sa, &layout, &maps, walk.as_ref(), &b, &mut xa);
+                        let diff = want.iter().zip(&xa).fold(0.0f64, |m, (a, c)| if c.is_finite() { m.max((a - c).abs()) } else { f64::INFINITY });
+                        assert!(diff <= 1e-10 * scale, "{} ({} passes, {lim:?}, walk {:?}, below {below}): adds differ by {diff:.3e} (scale {scale:.3e})", case.name, plan.passes.len(), walk.as_ref().map(|w| w.first));
+                        adds_checked += 1;
+                    }
                 }
                 // Pass 1 chained into the bottom forward pass (round 23's `mf_mapss*_chain`): each
                 // pass-1 subtree right after the last bottom subtree it reads, by `chain_deps`.
@@ -464,6 +469,20 @@ fn larger_bottom_subtrees_cut_issue_15s_bytes() {
     assert!((t32 - t48).abs() < 0.15, "48 eliminated rows: {t32:.3} → {t48:.3} GB");
     assert!(m64 > 1.8 * m32 && m64 < 2.1 * m32, "backward 0's maps {m32:.3} → {m64:.3} GB");
     assert!(ip64 < t64 - 0.3, "in place with the rows in x: {t64:.3} → {ip64:.3} GB");
+    // Stop 55: passes 0 and 1 (those below the walk) adding their contributions into x in place
+    // (`-sx-ip-add`): forward 1, backward 1 and the walk read none of them from the buffer.
+    let plan = SubtreePlan::new(&sym, d).unwrap();
+    let walk = TopWalk::new(&sym, &plan, TOP_SUBTREES);
+    let below = walk.as_ref().map_or(0, |w| w.first);
+    assert_eq!(below, 2, "the walk's first pass at 2^20");
+    let (sd, sa) = (SeparatorPlan::at_dofs(&plan, sym.n).unwrap(), SeparatorPlan::at_dofs_adds(&sym, &plan, sym.n, below).unwrap());
+    let (ip, adds) = (solve_bytes_aliased(&sd, walk.as_ref(), true), solve_bytes_aliased(&sa, walk.as_ref(), true));
+    for (a, b) in ip.iter().zip(&adds) {
+        eprintln!("    {:<11} -sx-ip {:.3} GB, -sx-ip-add {:.3} GB", a.label, a.bytes(256) * 1e-9, b.bytes(256) * 1e-9);
+    }
+    let (ip, adds) = (gb(&ip), gb(&adds));
+    eprintln!("today's limits: -sx-ip {ip:.3} GB, -sx-ip-add {adds:.3} GB");
+    assert!(ip - adds > 0.8 && ip - adds < 0.9, "adds: {ip:.3} → {adds:.3} GB");
 }
 
 /// Round 28's split contributions (`CudaMultifrontal::set_sep_ext_split`, MF_SEP_XS): the CPU

@@ -171,10 +171,10 @@ struct DevPass {
     /// the most max(eliminated, Schur) + owned rows of a subtree; `dp.rows` until the separator
     /// layout sets it.
     trim_rows: usize,
-    /// The bottom pass of the bottom-adds layout ([`CudaMultifrontal::set_sep_bottom_adds`]): its
+    /// A pass below the walk of the adds layout ([`CudaMultifrontal::set_sep_bottom_adds`]): its
     /// forward launch must add its roots' rows into `x` (`mf_mapssbtpza_forward`), whatever else
     /// is set.
-    bottom_adds: bool,
+    adds: bool,
     /// The factorization step (0: the leaves, then the tree levels) after which every front of
     /// the pass is factorized ([`CudaMultifrontal::factor_and_solve_overlap`]).
     top_step: usize,
@@ -1544,7 +1544,7 @@ fn upload_pass(be: &CudaBackend, p: &Pass, layout: &MapLayout, q: usize) -> Resu
         max_ext: p.ext_ptr.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0),
         max_elim: layout.max_elim[q],
         trim_rows: p.max_rows,
-        bottom_adds: false,
+        adds: false,
         top_step: 0,
     })
 }

@@ -46,6 +46,8 @@ pub(super) struct DevSeparators {
     /// owned row (the upper passes left `x` there); `no_own` is its empty owned-row table.
     pub(super) at_dofs: bool,
     no_own: CudaSlice<u32>,
+    /// Passes `0..adds_below` add their contributions into `x` ([`SeparatorPlan::at_dofs_adds`]; 0: none).
+    pub(super) adds_below: usize,
 }
 
 
@@ -130,23 +132,26 @@ impl DevWalk {
 pub(super) enum SepLayout {
     Compact,
     AtDofs,
-    BottomAdds,
+    Adds,
 }
 
 impl DevSeparators {
     /// The separator layout of `plan`, if it applies ([`SeparatorPlan::new`]).
     /// `kind`: compact rows, [`SeparatorPlan::at_dofs`]'s rows, or those with the bottom pass adding
-    /// into `x` ([`SeparatorPlan::at_dofs_bottom_adds`]).
+    /// into `x` ([`SeparatorPlan::at_dofs_adds`]).
     pub(super) fn new(be: &CudaBackend, sym: &Symbolic, plan: &SubtreePlan, layout: &MapLayout, kind: SepLayout) -> Result<Option<DevSeparators>> {
         let sp = match kind {
             SepLayout::Compact => SeparatorPlan::new(plan, sym.n),
             SepLayout::AtDofs => SeparatorPlan::at_dofs(plan, sym.n),
-            SepLayout::BottomAdds => SeparatorPlan::at_dofs_bottom_adds(sym, plan, sym.n),
+            // Every pass below the default walk adds (the walk keeps the buffer; a solve never walks from lower, `walk_for`).
+            SepLayout::Adds => SeparatorPlan::at_dofs_adds(sym, plan, sym.n, TopWalk::new(sym, plan, TOP_SUBTREES).map_or(plan.passes.len(), |w| w.first)),
         };
         let Some(sp) = sp else { return Ok(None) };
         let at_dofs = sp.at_dofs;
         let mut passes = sp.passes.iter().enumerate().map(|(q, p)| upload_pass(be, p, layout, q)).collect::<Result<Vec<_>>>()?;
-        passes[0].bottom_adds = sp.bottom_adds;
+        for p in &mut passes[..sp.adds_below] {
+            p.adds = true;
+        }
         // The bottom forward pass stages b at its owned rows below its local rows.
         let bottom_rows = passes[0].dp.rows as usize;
         passes[0].dp.rows = sp.max_rows0 as u32;
@@ -159,7 +164,7 @@ impl DevSeparators {
         let bottom_own = sp.own_ptr.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
         let fused_base = fused_bases(&plan.passes[0]).map(|v| up(&v)).transpose()?;
         let no_own = be.upload(&vec![0u32; sp.own_ptr.len()])?;
-        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, narrow_walks: Mutex::new(Vec::new()), bottom_rows, bottom_own, fused_base, chain: std::sync::OnceLock::new(), at_dofs, no_own }))
+        Ok(Some(DevSeparators { passes, own, rows: sp.rows, walk, narrow_walks: Mutex::new(Vec::new()), bottom_rows, bottom_own, fused_base, chain: std::sync::OnceLock::new(), at_dofs, no_own, adds_below: sp.adds_below }))
     }
 
     /// The walk of the passes near the root with at most `max` subtrees each (`None`: the
@@ -593,8 +598,8 @@ impl CudaMultifrontal {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_separators(&self, be: &CudaBackend, stream: &cudarc::driver::CudaStream, p: &DevPass, backward: bool, nrhs: usize, n: u64, b: DevPtr, x: DevPtr, sep: DevPtr, leaf: DevPtr, maps: DevPtr) -> Result<pipe::Launch<'_>> {
         let Some(seps) = self.separators.as_ref() else { return Err(Error::invalid("internal: no separator layout")) };
-        // The bottom-adds layout's forward 0 always adds (its contributions are in no table above).
-        let adds = !backward && p.bottom_adds;
+        // The adds layout's passes below the walk always add forward (their contributions are in no table).
+        let adds = !backward && p.adds;
         let mut flags = if adds { SEP_BULK | SEP_TCF | SEP_PREF | SEP_TRIM } else { self.with_sep_trim(p, backward, self.sep_line_flags(be, p, backward, n)) };
         // Forward 0 pipelined (`-p64`) takes its rows of C + 2 whatever `-ld4` says (both cannot keep its 5 blocks an SM), unless trimmed (`-zs`).
         if !adds {
@@ -849,7 +854,8 @@ impl CudaMultifrontal {
 
     /// The walk that runs on `s` for `nrhs` columns ([`Self::top_walk`], [`Self::walking`]).
     pub(super) fn walk_for(&self, be: &CudaBackend, s: &DevSeparators, nrhs: usize, n: u64) -> Result<Option<Arc<DevWalk>>> {
-        Ok(self.walking(be, s, self.top_walk(be, s)?, nrhs, n))
+        // A walk from below the adds layout's `adds_below` would leave those passes' contributions in the buffer: none then.
+        Ok(self.walking(be, s, self.top_walk(be, s)?, nrhs, n).filter(|w| w.first >= s.adds_below))
     }
 
     /// Whether a separator-row solve of `nrhs` columns (row-major `b` and `x`, or column-major)

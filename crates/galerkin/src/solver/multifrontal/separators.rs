@@ -38,9 +38,9 @@ pub struct SeparatorPlan {
     /// Rows at their dofs ([`Self::at_dofs`]): `sep` is a row-major `x`, and the bottom backward
     /// pass stores no owned row.
     pub at_dofs: bool,
-    /// The bottom pass adds its roots' contributions into `x` at their dofs
-    /// ([`Self::at_dofs_bottom_adds`]): no table of a pass above reads them from the buffer.
-    pub bottom_adds: bool,
+    /// Passes `0..adds_below` add their roots' contributions into `x` at their dofs
+    /// ([`Self::at_dofs_adds`]; 0: none do): no table reads them from the buffer.
+    pub adds_below: usize,
 }
 
 impl SeparatorPlan {
@@ -58,28 +58,32 @@ impl SeparatorPlan {
         SeparatorPlan::build(plan, n, true)
     }
 
-    /// [`Self::at_dofs`] for an in-place solve whose bottom forward pass adds its roots'
+    /// [`Self::at_dofs`] for an in-place solve whose forward passes `0..below` add their roots'
     /// contributions into `x` (which is `b`) at their dofs instead of writing them to the
-    /// contribution buffer (`CudaMultifrontal::set_sep_bottom_adds`): every external entry whose
-    /// source is a bottom root's contribution row leaves the passes' tables. A pass above gathers
-    /// the rows it eliminates from `x` at dofs, where those contributions already are, and starts
-    /// its Schur rows at zero, so each contribution still reaches exactly the pass that eliminates
-    /// its dof. At 2^20 cubic elements and 256 columns that is the 0.40 GB forward 1 read from the
-    /// buffer and the 0.35 GB backward 1 read again.
-    pub fn at_dofs_bottom_adds(s: &Symbolic, plan: &SubtreePlan, n: usize) -> Option<SeparatorPlan> {
+    /// contribution buffer (`CudaMultifrontal::set_sep_bottom_adds`; `below` is where the walk of
+    /// the passes near the root starts, which keeps the buffer): every external entry whose source
+    /// is such a root's contribution row leaves the passes' tables. A pass gathers the rows it
+    /// eliminates from `x` at dofs, where those contributions already are, and starts its Schur
+    /// rows at zero, so each contribution still reaches exactly the pass that eliminates its dof;
+    /// passes `0..below` are left without external entries (their forward is the trimmed one). At
+    /// 2^20 cubic elements and 256 columns (`below` 2) that is the 0.40 GB forward 1 read from the
+    /// buffer, the 0.35 GB backward 1 read again and the walk's 0.11 GB.
+    pub fn at_dofs_adds(s: &Symbolic, plan: &SubtreePlan, n: usize, below: usize) -> Option<SeparatorPlan> {
         let mut sp = SeparatorPlan::build(plan, n, true)?;
-        let mut from_bottom = vec![false; plan.leaf_slots as usize];
-        let bottom = &plan.passes[0];
-        for j in 0..bottom.len() {
-            let root = bottom.nodes[bottom.sub_ptr[j + 1] as usize - 1] as usize;
-            let (slot, e, m) = (plan.slot[root] as usize, s.e[root] as usize, s.m[root] as usize);
-            from_bottom.get_mut(slot + e..slot + m)?.iter_mut().for_each(|f| *f = true);
+        let below = below.min(plan.passes.len());
+        let mut added = vec![false; plan.leaf_slots as usize];
+        for p in &plan.passes[..below] {
+            for j in 0..p.len() {
+                let root = p.nodes[p.sub_ptr[j + 1] as usize - 1] as usize;
+                let (slot, e, m) = (plan.slot[root] as usize, s.e[root] as usize, s.m[root] as usize);
+                added.get_mut(slot + e..slot + m)?.iter_mut().for_each(|f| *f = true);
+            }
         }
         for p in &mut sp.passes[1..] {
             let (mut ptr, mut row, mut src) = (vec![0u32], Vec::new(), Vec::new());
             for j in 0..p.len() {
                 for k in p.ext_ptr[j] as usize..p.ext_ptr[j + 1] as usize {
-                    if !from_bottom[p.ext_src[k] as usize] {
+                    if !added[p.ext_src[k] as usize] {
                         row.push(p.ext_row[k]);
                         src.push(p.ext_src[k]);
                     }
@@ -88,7 +92,7 @@ impl SeparatorPlan {
             }
             (p.ext_ptr, p.ext_row, p.ext_src) = (ptr, row, src);
         }
-        sp.bottom_adds = true;
+        sp.adds_below = below;
         Some(sp)
     }
 
@@ -150,7 +154,7 @@ impl SeparatorPlan {
             max_rows0 = max_rows0.max(r1 - r0 + own_loc.len() - *own_ptr.last().unwrap_or(&0) as usize);
             own_ptr.push(own_loc.len() as u32);
         }
-        Some(SeparatorPlan { passes, own_ptr, own_loc, own_dof, rows: rows as usize, max_rows0, at_dofs, bottom_adds: false })
+        Some(SeparatorPlan { passes, own_ptr, own_loc, own_dof, rows: rows as usize, max_rows0, at_dofs, adds_below: 0 })
     }
 }
 
@@ -182,13 +186,13 @@ pub fn fused_bases(bottom: &Pass) -> Option<Vec<u32>> {
 /// steps in list order (what `mf_mapss_top` may do: any order that keeps each step after those it
 /// waits for), the passes below it pass by pass. With rows at dofs ([`SeparatorPlan::at_dofs`])
 /// `sep` stands for `x` itself: the bottom backward pass stores no owned row, and `x` takes the
-/// separator rows as `sep` ends (what the kernels leave there). With bottom adds
-/// ([`SeparatorPlan::at_dofs_bottom_adds`]) the solve runs in place: `sep` starts as `b`, and the
-/// bottom forward pass adds `G·w_E` there instead of writing its roots' rows to the buffer.
+/// separator rows as `sep` ends (what the kernels leave there). With adds
+/// ([`SeparatorPlan::at_dofs_adds`]) the solve runs in place: `sep` starts as `b`, and the forward
+/// passes below `adds_below` add `G·w_E` there instead of writing their roots' rows to the buffer.
 #[allow(clippy::too_many_arguments)]
 pub fn reference_separator_solve(s: &Symbolic, plan: &SubtreePlan, sp: &SeparatorPlan, layout: &MapLayout, maps: &[f64], walk: Option<&TopWalk>, b: &[f64], x: &mut [f64]) {
     // Bottom adds run in place: `sep` is `x` is `b` (`b`'s rows at dofs, the separator rows among them).
-    let sep = if sp.bottom_adds { b.to_vec() } else { vec![f64::NAN; sp.rows] };
+    let sep = if sp.adds_below > 0 { b.to_vec() } else { vec![f64::NAN; sp.rows] };
     let mut st = RefState { sep, buf: vec![0.0; plan.leaf_slots as usize] };
     let end = walk.map_or(sp.passes.len(), |w| w.first);
     for q in 0..end {
@@ -232,7 +236,7 @@ impl RefState {
         let owned = || sp.own_ptr[j] as usize..sp.own_ptr[j + 1] as usize;
         if !backward {
             let mut w: Vec<f64> = (0..r).map(|i| if i >= ne { 0.0 } else if q == 0 { b[rows[i] as usize] } else { sep[rows[i] as usize] }).collect();
-            if q == 0 && !sp.bottom_adds {
+            if q == 0 && sp.adds_below == 0 {
                 for k in owned() {
                     sep[rows[sp.own_loc[k] as usize] as usize] = b[sp.own_dof[k] as usize];
                 }
@@ -245,7 +249,7 @@ impl RefState {
             let out = (plan.slot[root] + s.e[root] as u64) as usize;
             for a in 0..r - ne {
                 let g = (0..ne).map(|i| gt[i * (r - ne) + a] * w[i]).sum::<f64>();
-                if q == 0 && sp.bottom_adds {
+                if q < sp.adds_below {
                     sep[rows[ne + a] as usize] += g;
                 } else {
                     buf[out + a] = w[ne + a] + g;
