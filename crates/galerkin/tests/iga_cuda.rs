@@ -1331,7 +1331,7 @@ fn chained_forward_checks(be: &galerkin::backend::cuda::CudaBackend, cases: Vec<
 
 /// Round 27: the row-major solve in place (`solve_many_rows_in_place`: `x` overwrites `b`, through
 /// the separator rows compact or at dofs — `set_sep_in_x` —, where at dofs the bottom forward pass
-/// copies no owned row) equals the out-of-place solve bit for bit and faer's LU to round-off at 1,
+/// copies no owned row; without stop 55's adds, `set_sep_bottom_adds(false)`) equals the out-of-place solve bit for bit and faer's LU to round-off at 1,
 /// 32, 64 and 256 columns, with the default lines (64 × 2 walk items and the bottom backward
 /// prefetch since round 28) and with round 20's 32 × 2 items without the prefetch, twice in a row on refilled right-hand sides, on 1D systems of degree
 /// 1…5 with an odd number of elements and the 2D large-front cases; where the launches are not the
@@ -1346,6 +1346,8 @@ fn gpu_in_place_solve_equals_the_out_of_place_one_and_faer_lu() {
     for case in cases {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         f.prepare_maps(&be).unwrap();
+        // The bit-for-bit in-place path (stop 55's adds, the default, are checked apart).
+        f.set_sep_bottom_adds(false);
         // The 1D systems run in place; the 2D large-front cases leave nodes to the level-by-level
         // code, so they go through the scratch copy (the device found it, round 27's check).
         assert!(f.in_place_runs() || !case.name.starts_with("seed"), "{}: the default launches do not run in place", case.name);
@@ -1404,12 +1406,13 @@ fn gpu_in_place_solve_equals_the_out_of_place_one_and_faer_lu() {
     assert!(scratch_ran > 0, "no case took the in-place solve's scratch path");
 }
 
-/// Stop 55: the bottom forward pass adding its contributions into `x` in place
-/// (`set_sep_bottom_adds` with the rows in `x`, `solve_many_rows_in_place`: every forward pass below
-/// the walk runs `mf_mapssbtpza_forward`, the tables hold none of their entries) equals the out-of-place default to round-off
-/// (a separator row's adds land in any order) and faer's LU, at 1, 32, 64 and 256 columns, twice
-/// in a row on refilled right-hand sides, on 1D systems of degree 1…5 with an odd number of
-/// elements; out of place, or without the rows in `x`, the setting changes nothing (bit for bit).
+/// Stop 55: the in-place solve's default — the separator rows in `x` and every forward pass below
+/// the walk adding its contributions there (`set_sep_bottom_adds`, on by default: those passes run
+/// `mf_mapssbtpza_forward`, the tables hold none of their entries) — equals the out-of-place solve
+/// to round-off (a row's adds land in any order) and faer's LU, at 1, 32, 64 and 256 columns, twice
+/// in a row on refilled right-hand sides, with the rows in `x` asked for or not, on 1D systems of
+/// degree 1…5 with an odd number of elements; with the adds off it is the out-of-place solve bit
+/// for bit.
 #[test]
 fn gpu_bottom_adds_equal_the_default_and_faer_lu() {
     let Some(be) = test_gpu() else { return };
@@ -1417,32 +1420,34 @@ fn gpu_bottom_adds_equal_the_default_and_faer_lu() {
     for case in (1..=5).map(|p| iga_common::seed_1d(p, 3001)) {
         let mut f = CudaMultifrontal::factor(&be, Arc::new(case.sym.clone()), &case.sys.matrices).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         f.prepare_maps(&be).unwrap();
+        assert!(f.sep_bottom_adds() && !f.sep_in_x(), "{}: the defaults", case.name);
         let n = case.sys.ndofs;
         let reference = FaerRef::new(&case, 256);
-        f.set_sep_bottom_adds(true);
-        assert!(!f.bottom_adds_run(&be).unwrap(), "{}: bottom adds without the rows in x", case.name);
         for nrhs in [1, 32, 64, 256] {
-            let what = format!("{} bottom adds, {nrhs} columns", case.name);
+            let what = format!("{} adds, {nrhs} columns", case.name);
             let b = iga_common::to_rows(&right_hand_sides(&case.sys, nrhs), n, nrhs);
             let bd = be.from_host(&b).unwrap();
-            // Out of place (and in place without the rows in x) the setting is ignored: the default's bits.
-            f.set_sep_in_x(false);
             let mut x = be.zeros(n * nrhs).unwrap();
             f.solve_many_rows(&be, nrhs, &bd, &mut x).unwrap_or_else(|e| panic!("{what}: {e}"));
             let out = be.to_host(&x).unwrap();
+            // Adds off: in place is out of place, bit for bit.
+            f.set_sep_bottom_adds(false);
+            assert!(!f.bottom_adds_run(&be).unwrap(), "{what}: adds while off");
             let mut bx = be.from_host(&b).unwrap();
-            f.solve_many_rows_in_place(&be, nrhs, &mut bx).unwrap_or_else(|e| panic!("{what} in place, compact rows: {e}"));
-            assert!(be.to_host(&bx).unwrap() == out, "{what}: in place with compact rows differs from out of place");
-            f.set_sep_in_x(true);
-            assert!(f.bottom_adds_run(&be).unwrap(), "{what}: the 1D case does not run the bottom adds");
+            f.solve_many_rows_in_place(&be, nrhs, &mut bx).unwrap_or_else(|e| panic!("{what} in place without adds: {e}"));
+            assert!(be.to_host(&bx).unwrap() == out, "{what}: in place without adds differs from out of place");
+            f.set_sep_bottom_adds(true);
+            assert!(f.bottom_adds_run(&be).unwrap(), "{what}: the 1D case does not run the adds");
             let scale = out.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            for round in 0..2 {
+            for (sx, round) in [(false, 0), (false, 1), (true, 0)] {
+                f.set_sep_in_x(sx);
                 be.copy(&bd, &mut bx).unwrap();
                 f.solve_many_rows_in_place(&be, nrhs, &mut bx).unwrap_or_else(|e| panic!("{what} in place: {e}"));
                 let got = be.to_host(&bx).unwrap();
                 let diff = got.iter().zip(&out).fold(0.0f64, |m, (a, c)| m.max((a - c).abs()));
-                assert!(diff <= 1e-12 * scale, "{what}, round {round}: differs from the default by {diff:.3e} (scale {scale:.3e})");
+                assert!(diff <= 1e-12 * scale, "{what}, sx {sx} round {round}: differs from out of place by {diff:.3e} (scale {scale:.3e})");
             }
+            f.set_sep_in_x(false);
             reference.assert_equals(&case, nrhs, &iga_common::to_columns(&be.to_host(&bx).unwrap(), n, nrhs), &what);
             if nrhs == 256 && f.has_separator_layout() {
                 be.copy(&bd, &mut bx).unwrap();
@@ -1457,7 +1462,7 @@ fn gpu_bottom_adds_equal_the_default_and_faer_lu() {
             }
         }
     }
-    assert!(ran.len() >= 4, "bottom adds ran with a separator layout on {ran:?} only");
+    assert!(ran.len() >= 4, "the adds ran with a separator layout on {ran:?} only");
 }
 
 /// Round 28: the upper passes' contributions split over the parts of a column

@@ -557,8 +557,9 @@ fn rows_lines(base: &str) -> Option<SepLines> {
 /// zeroed Schur rows (round 30, [`CudaMultifrontal::set_sep_trim`]; with `-p64` and `-ld4` the
 /// pipelined chunks take rows of `C + 4`; the default since stop 54, so it changes nothing), or
 /// `-nozs`, with them (the default before); `-sx`, the separator rows in `x` (round 26, [`CudaMultifrontal::set_sep_in_x`]); `-ip`, the
-/// solve in place (round 27, [`CudaMultifrontal::solve_many_rows_in_place`]); `-add`, with both, the
-/// bottom forward pass adding its contributions into `x` (stop 55, [`CudaMultifrontal::set_sep_bottom_adds`]; last).
+/// solve in place (round 27, [`CudaMultifrontal::solve_many_rows_in_place`]); `-noadd`, in place without the
+/// forward passes below the walk adding their contributions into `x` (stop 55's default,
+/// [`CudaMultifrontal::set_sep_bottom_adds`]; `-add` with them, the default; last).
 /// Round 28's defaults (64 × 2 walk items, the bottom backward prefetch) are round 27's
 /// `gpu-rows-w64x2-bpf`; the default before them is `gpu-rows-w32x2-nobpf`.
 /// E.g. `gpu-rows-nopf`, `gpu-rows-nobpf`, `gpu-rows-w64x2-bpf`, `gpu-rows-w64x2-chain`, `gpu-rows-w64x2-bpf-sx`. Parsed once
@@ -588,11 +589,12 @@ struct RowsSuffixes<'a> {
     trim: Option<bool>,
     sep_in_x: bool,
     in_place: bool,
-    /// `-add`: the bottom contributions added into `x` (with `-sx-ip`).
-    bottom_adds: bool,
+    /// `-add` / `-noadd`: the contributions added into `x` in place or not; else the default's (added).
+    bottom_adds: Option<bool>,
 }
 
 const BOTTOM_ADDS_SUFFIX: &str = "-add";
+const NO_BOTTOM_ADDS_SUFFIX: &str = "-noadd";
 const IN_PLACE_SUFFIX: &str = "-ip";
 const TOP_SUFFIX: &str = "-top";
 const SEP_IN_X_SUFFIX: &str = "-sx";
@@ -613,7 +615,9 @@ const NO_TRIM_SUFFIX: &str = "-nozs";
 impl<'a> RowsSuffixes<'a> {
     fn parse(engine: &'a str) -> RowsSuffixes<'a> {
         let strip = |e: &'a str, suffix: &str| e.strip_suffix(suffix).map_or((e, false), |e| (e, true));
-        let (e, bottom_adds) = strip(engine, BOTTOM_ADDS_SUFFIX);
+        let (e, no_adds) = strip(engine, NO_BOTTOM_ADDS_SUFFIX);
+        let (e, adds) = strip(e, BOTTOM_ADDS_SUFFIX);
+        let bottom_adds = if no_adds { Some(false) } else if adds { Some(true) } else { None };
         let (e, in_place) = strip(e, IN_PLACE_SUFFIX);
         let (e, sep_in_x) = strip(e, SEP_IN_X_SUFFIX);
         let (e, no_trim) = strip(e, NO_TRIM_SUFFIX);
@@ -771,7 +775,9 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                     f.set_walk_subtrees(suffixes.top)?;
                     f.set_sep_prefetch(suffixes.prefetch);
                     f.set_sep_in_x(suffixes.sep_in_x);
-                    f.set_sep_bottom_adds(suffixes.bottom_adds);
+                    if let Some(on) = suffixes.bottom_adds {
+                        f.set_sep_bottom_adds(on);
+                    }
                     f.set_sep_tc_rows4(suffixes.tc_rows4);
                     f.set_sep_pipe64(suffixes.pipe64);
                     f.set_sep_pipe64_backward(suffixes.pipe64_backward);
@@ -827,11 +833,11 @@ fn run_rhs(o: &IgaBenchOptions, gpu: Option<(&CudaBackend, f64)>) -> Result<Vec<
                                 if f.in_place_runs() { "x overwrote b in the launches" } else { "not in place here (a scratch x copied into b)" }
                             ));
                         }
-                        if suffixes.bottom_adds {
+                        if suffixes.in_place {
                             notes.push(if f.bottom_adds_run(be)? {
-                                "the bottom forward pass added its contributions into x (mf_mapssbtpza_forward; none read from the buffer above)".to_string()
+                                "the forward passes below the walk added their contributions into x (mf_mapssbtpza_forward; none read from the buffer)".to_string()
                             } else {
-                                "no bottom adds here (they need the rows in x and a solve in place: -sx-ip-add)".to_string()
+                                "no adds into x here (off, or not in place)".to_string()
                             });
                         }
                     } else if nrhs > 1 {
@@ -1214,7 +1220,9 @@ mod tests {
         assert_eq!((s.base, s.ext_split, s.pipe64, s.pipe64_backward, s.sep_in_x, s.in_place), (ROWS_ENGINE, Some((false, false)), true, true, true, true));
         assert!(!RowsSuffixes::parse("gpu-rows-p64").pipe64_backward);
         let s = RowsSuffixes::parse("gpu-rows-sx-ip-add");
-        assert_eq!((s.base, s.sep_in_x, s.in_place, s.bottom_adds), (ROWS_ENGINE, true, true, true));
-        assert!(!RowsSuffixes::parse("gpu-rows-sx-ip").bottom_adds);
+        assert_eq!((s.base, s.sep_in_x, s.in_place, s.bottom_adds), (ROWS_ENGINE, true, true, Some(true)));
+        let s = RowsSuffixes::parse("gpu-rows-ip-noadd");
+        assert_eq!((s.base, s.sep_in_x, s.in_place, s.bottom_adds), (ROWS_ENGINE, false, true, Some(false)));
+        assert_eq!(RowsSuffixes::parse("gpu-rows-sx-ip").bottom_adds, None);
     }
 }

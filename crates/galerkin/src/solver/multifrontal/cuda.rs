@@ -901,7 +901,7 @@ impl CudaMultifrontal {
             sep_tc_rows4: false,
             sep_trim: true,
             separators_at_dofs: std::sync::OnceLock::new(),
-            sep_bottom_adds: false,
+            sep_bottom_adds: true,
             separators_adds: std::sync::OnceLock::new(),
             sep_chain: false,
             sep_pipe64: false,
@@ -1177,9 +1177,10 @@ impl CudaMultifrontal {
                     ForwardDone::Separators => true,
                 }
         });
-        // Row-major with the separator rows in `x` ([`Self::set_sep_in_x`]): no `sep` buffer.
+        // Row-major with the separator rows in `x` ([`Self::set_sep_in_x`], and in place with the
+        // adds, [`Self::set_sep_bottom_adds`]): no `sep` buffer.
         let seps = match seps {
-            Some(_) if rows && self.sep_in_x => self.separators_at_dofs(be)?.or(seps),
+            Some(_) if rows && (self.sep_in_x || (over && self.sep_bottom_adds)) => self.separators_at_dofs(be)?.or(seps),
             _ => seps,
         };
         let scratch = over && !(fused && seps.is_some() && maps.is_some() && self.in_place_runs());

@@ -49,14 +49,16 @@ impl CudaMultifrontal {
         Ok(self.separators_at_dofs.get().and_then(Option::as_ref))
     }
 
-    /// Makes in-place row-major solves with the separator rows in `x` ([`Self::set_sep_in_x`],
-    /// [`Self::solve_many_rows_in_place`]) add the contributions of the forward passes below the
-    /// walk (passes 0 and 1 at 2^20 cubic elements) into `x` at their dofs by atomics
+    /// Makes in-place row-major solves ([`Self::solve_many_rows_in_place`]) keep the separator rows
+    /// in `x` (as [`Self::set_sep_in_x`]) and add the contributions of the forward passes below
+    /// the walk (passes 0 and 1 at 2^20 cubic elements) into `x` at their dofs by atomics
     /// (`mf_mapssbtpza_forward`), where `b` holds those rows, instead of writing them to the
-    /// contribution buffer for the passes above to read ([`SeparatorPlan::at_dofs_adds`]; off by
-    /// default, stop 55). At 2^20 cubic elements and 256 columns the solve then moves 0.86 GB less
-    /// (`solve_bytes`: 8.62 → 7.76 GB). A row's sum takes its adds in the order they land: equal
-    /// to the default to round-off, not bit-reproducible run to run. Other solves ignore it.
+    /// contribution buffer for the passes above to read ([`SeparatorPlan::at_dofs_adds`]). On by
+    /// default since stop 55: at 2^20 cubic elements and 256 columns the solve moves 0.86 GB less
+    /// (`solve_bytes`: 8.62 → 7.76 GB) and took 2.79 ms against the out-of-place 3.29 on the H100
+    /// (BENCHMARKS.md, stop 55). A row's sum takes its adds in the order they land: equal to the
+    /// out-of-place solve to round-off, not bit-reproducible run to run; off, the in-place solve is
+    /// the out-of-place one bit for bit. Out-of-place solves ignore it.
     ///
     /// [`SeparatorPlan::at_dofs_adds`]: crate::solver::multifrontal::separators::SeparatorPlan::at_dofs_adds
     pub fn set_sep_bottom_adds(&mut self, on: bool) {
@@ -68,11 +70,10 @@ impl CudaMultifrontal {
         self.sep_bottom_adds
     }
 
-    /// Whether an in-place row-major solve on this factorization runs with the bottom adds now:
-    /// asked for, the rows in `x` applying, the launches in place ([`Self::in_place_runs`]), and a
-    /// bottom-adds layout here.
+    /// Whether an in-place row-major solve on this factorization runs with the adds now: asked
+    /// for, a layout at dofs, the launches in place ([`Self::in_place_runs`]), and an adds layout here.
     pub fn bottom_adds_run(&self, be: &CudaBackend) -> Result<bool> {
-        Ok(self.sep_bottom_adds && self.sep_in_x_applies(be)? && self.in_place_runs() && self.separators_adds(be)?.is_some())
+        Ok(self.sep_bottom_adds && self.separators.is_some() && self.separators_at_dofs(be)?.is_some() && self.in_place_runs() && self.separators_adds(be)?.is_some())
     }
 
     /// The bottom-adds layout, built by the first solve that asks for it and kept.
