@@ -1180,13 +1180,13 @@ impl CudaMultifrontal {
         // Row-major with the separator rows in `x` ([`Self::set_sep_in_x`], and in place with the
         // adds, [`Self::set_sep_bottom_adds`]): no `sep` buffer.
         let seps = match seps {
-            Some(_) if rows && (self.sep_in_x || (over && self.sep_bottom_adds)) => self.separators_at_dofs(be)?.or(seps),
+            Some(_) if rows && (self.sep_in_x || (over && self.adds_apply(be))) => self.separators_at_dofs(be)?.or(seps),
             _ => seps,
         };
         let scratch = over && !(fused && seps.is_some() && maps.is_some() && self.in_place_runs());
         // In place at dofs, the bottom pass adding into `x` where asked ([`Self::set_sep_bottom_adds`]).
         let seps = match seps {
-            Some(s) if over && !scratch && s.at_dofs && self.sep_bottom_adds => self.separators_adds(be)?.or(Some(s)),
+            Some(s) if over && !scratch && s.at_dofs && self.adds_apply(be) => self.separators_adds(be)?.or(Some(s)),
             s => s,
         };
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());

@@ -149,6 +149,10 @@ impl DevSeparators {
         let Some(sp) = sp else { return Ok(None) };
         let at_dofs = sp.at_dofs;
         let mut passes = sp.passes.iter().enumerate().map(|(q, p)| upload_pass(be, p, layout, q)).collect::<Result<Vec<_>>>()?;
+        // The adding kernel is the tensor-core forward: roots of at most 16 Schur rows (else no adds layout).
+        if passes[..sp.adds_below].iter().any(|p| !p.tc_roots()) {
+            return Ok(None);
+        }
         for p in &mut passes[..sp.adds_below] {
             p.adds = true;
         }

@@ -71,9 +71,16 @@ impl CudaMultifrontal {
     }
 
     /// Whether an in-place row-major solve on this factorization runs with the adds now: asked
-    /// for, a layout at dofs, the launches in place ([`Self::in_place_runs`]), and an adds layout here.
+    /// for on a device with the bulk copies of the adding kernel (sm_90 and up), a layout at dofs,
+    /// the launches in place ([`Self::in_place_runs`]), and an adds layout here (the passes below
+    /// the walk with roots of at most 16 Schur rows, the tensor-core forward's).
     pub fn bottom_adds_run(&self, be: &CudaBackend) -> Result<bool> {
-        Ok(self.sep_bottom_adds && self.separators.is_some() && self.separators_at_dofs(be)?.is_some() && self.in_place_runs() && self.separators_adds(be)?.is_some())
+        Ok(self.adds_apply(be) && self.separators.is_some() && self.separators_at_dofs(be)?.is_some() && self.in_place_runs() && self.separators_adds(be)?.is_some())
+    }
+
+    /// The adds asked for ([`Self::set_sep_bottom_adds`]) on sm_90 and up.
+    pub(super) fn adds_apply(&self, be: &CudaBackend) -> bool {
+        self.sep_bottom_adds && be.device().compute_capability.0 >= 9
     }
 
     /// The bottom-adds layout, built by the first solve that asks for it and kept.
