@@ -17,6 +17,7 @@ use super::{device_plan, CudaMultifrontal};
 use crate::backend::cuda::CudaBackend;
 use crate::solver::multifrontal::maps::MapLayout;
 use crate::Result;
+use std::sync::OnceLock;
 
 impl CudaMultifrontal {
     /// Makes row-major solves keep the separator rows in `x` (off by default; unmeasured). Column-major
@@ -39,14 +40,19 @@ impl CudaMultifrontal {
     /// The separator layout at dofs, built by the first solve that asks for it (from the plan the
     /// factorization built, [`device_plan`]) and kept; `None` where the layout does not apply.
     pub(super) fn separators_at_dofs(&self, be: &CudaBackend) -> Result<Option<&DevSeparators>> {
-        if let Some(s) = self.separators_at_dofs.get() {
+        self.layout_once(be, &self.separators_at_dofs, SepLayout::AtDofs)
+    }
+
+    /// The layout `kind` in `cell`, built from the factorization's plan by the first call and kept.
+    fn layout_once<'a>(&'a self, be: &CudaBackend, cell: &'a OnceLock<Option<DevSeparators>>, kind: SepLayout) -> Result<Option<&'a DevSeparators>> {
+        if let Some(s) = cell.get() {
             return Ok(s.as_ref());
         }
         let plan = device_plan(&self.sym)?;
-        let built = DevSeparators::new(be, &self.sym, &plan, &MapLayout::new(&plan), SepLayout::AtDofs)?;
+        let built = DevSeparators::new(be, &self.sym, &plan, &MapLayout::new(&plan), kind)?;
         // Another thread may have built the same tables first: either copy serves.
-        let _ = self.separators_at_dofs.set(built);
-        Ok(self.separators_at_dofs.get().and_then(Option::as_ref))
+        let _ = cell.set(built);
+        Ok(cell.get().and_then(Option::as_ref))
     }
 
     /// Makes in-place row-major solves ([`Self::solve_many_rows_in_place`]) keep the separator rows
@@ -85,12 +91,6 @@ impl CudaMultifrontal {
 
     /// The bottom-adds layout, built by the first solve that asks for it and kept.
     pub(super) fn separators_adds(&self, be: &CudaBackend) -> Result<Option<&DevSeparators>> {
-        if let Some(s) = self.separators_adds.get() {
-            return Ok(s.as_ref());
-        }
-        let plan = device_plan(&self.sym)?;
-        let built = DevSeparators::new(be, &self.sym, &plan, &MapLayout::new(&plan), SepLayout::Adds)?;
-        let _ = self.separators_adds.set(built);
-        Ok(self.separators_adds.get().and_then(Option::as_ref))
+        self.layout_once(be, &self.separators_adds, SepLayout::Adds)
     }
 }
