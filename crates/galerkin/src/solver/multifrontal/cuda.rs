@@ -417,8 +417,8 @@ struct MfKernels {
     /// Forward 0's kernels without the zeroed Schur rows (`mf_mapssbtp{,l4,64,64l4}z_forward`:
     /// `[rows of C + 2, C + 4][unpipelined, pipelined]`; [`CudaMultifrontal::set_sep_trim`], round 30).
     mapss_trim_forward: [[Kernel; 2]; 2],
-    /// Forward 0 trimmed, its result rows added into `x` in place (`mf_mapssbtpza_forward`;
-    /// [`CudaMultifrontal::set_sep_bottom_adds`], stop 55).
+    /// The trimmed forward of the passes below the walk, its result rows added into `x` in place
+    /// (`mf_mapssbtpza_forward`; [`CudaMultifrontal::set_sep_bottom_adds`], stop 55).
     mapss_adds_forward: Kernel,
     /// The same, pipelined ([`CudaMultifrontal::set_pipe_separators`]).
     mapssp_forward: Kernel,
@@ -599,8 +599,9 @@ pub struct CudaMultifrontal {
     /// ([`CudaMultifrontal::set_sep_trim`]; round 30, on by default since stop 54).
     sep_trim: bool,
     separators_at_dofs: std::sync::OnceLock<Option<sep::DevSeparators>>,
-    /// Whether in-place row-major solves at dofs add the bottom pass's contributions into `x`
-    /// ([`CudaMultifrontal::set_sep_bottom_adds`]), and that layout, built by the first such solve.
+    /// Whether in-place row-major solves add the contributions of the passes below the walk into
+    /// `x` ([`CudaMultifrontal::set_sep_bottom_adds`]; on by default), and that layout, built by
+    /// the first such solve.
     sep_bottom_adds: bool,
     separators_adds: std::sync::OnceLock<Option<sep::DevSeparators>>,
     /// Whether pass 1 is chained into the bottom forward pass ([`CudaMultifrontal::set_sep_chain`];

@@ -191,7 +191,7 @@ pub fn fused_bases(bottom: &Pass) -> Option<Vec<u32>> {
 /// passes below `adds_below` add `G·w_E` there instead of writing their roots' rows to the buffer.
 #[allow(clippy::too_many_arguments)]
 pub fn reference_separator_solve(s: &Symbolic, plan: &SubtreePlan, sp: &SeparatorPlan, layout: &MapLayout, maps: &[f64], walk: Option<&TopWalk>, b: &[f64], x: &mut [f64]) {
-    // Bottom adds run in place: `sep` is `x` is `b` (`b`'s rows at dofs, the separator rows among them).
+    // The adds run in place: `sep` is `x` is `b` (`b`'s rows at dofs, the separator rows among them).
     let sep = if sp.adds_below > 0 { b.to_vec() } else { vec![f64::NAN; sp.rows] };
     let mut st = RefState { sep, buf: vec![0.0; plan.leaf_slots as usize] };
     let end = walk.map_or(sp.passes.len(), |w| w.first);
