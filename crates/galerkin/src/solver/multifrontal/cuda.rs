@@ -1178,16 +1178,17 @@ impl CudaMultifrontal {
                     ForwardDone::Separators => true,
                 }
         });
-        // Row-major with the separator rows in `x` ([`Self::set_sep_in_x`], and in place with the
-        // adds, [`Self::set_sep_bottom_adds`]): no `sep` buffer.
-        let seps = match seps {
-            Some(_) if rows && (self.sep_in_x || (over && self.adds_apply(be))) => self.separators_at_dofs(be)?.or(seps),
-            _ => seps,
-        };
         let scratch = over && !(fused && seps.is_some() && maps.is_some() && self.in_place_runs());
-        // In place at dofs, the bottom pass adding into `x` where asked ([`Self::set_sep_bottom_adds`]).
+        // Row-major with the separator rows in `x` ([`Self::set_sep_in_x`], and in place with the
+        // adds, [`Self::set_sep_bottom_adds`]): no `sep` buffer. In place, the adds' layout where it
+        // applies (the plain layout at dofs then never built), else the plain one.
+        let adds = over && self.adds_apply(be);
         let seps = match seps {
-            Some(s) if over && !scratch && s.at_dofs && self.adds_apply(be) => self.separators_adds(be)?.or(Some(s)),
+            Some(s) if rows && adds && !scratch => match self.separators_adds(be)? {
+                Some(a) => Some(a),
+                None => self.separators_at_dofs(be)?.or(Some(s)),
+            },
+            Some(s) if rows && (self.sep_in_x || adds) => self.separators_at_dofs(be)?.or(Some(s)),
             s => s,
         };
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());

@@ -189,11 +189,12 @@ impl DevSeparators {
     /// Pass `q`'s owned-row tables one way for a launch on `b`, `x` and `sep`: none for the bottom
     /// backward pass at dofs (its owned rows' `x` is in place already), nor forward at dofs where
     /// `sep` is `b` itself (an in-place solve: the copy's source is its destination). At dofs is
-    /// read off the launch (`sep` is `x`), not off `self`: the launch paths take their tables from
-    /// the compact layout, whose owned rows are the same — until stop 55 that made every solve at
-    /// dofs copy and store its owned rows as the compact one does (bit-identical, the bytes kept).
+    /// read off the launch (`sep` is `x`; launches without an `x`, the column-major lean pass and
+    /// the chain, never run at dofs), not off `self`: the launch paths take their tables from the
+    /// compact layout, whose owned rows are the same — until stop 55 that made every solve at dofs
+    /// copy and store its owned rows as the compact one does (bit-identical, the bytes kept).
     pub(super) fn pass(&self, be: &CudaBackend, q: usize, backward: bool, [b, x, sep]: [DevPtr; 3]) -> SepPass {
-        let at_dofs = self.at_dofs || (sep == x && x != 0);
+        let at_dofs = sep == x && x != 0;
         let own_ptr = if at_dofs && (backward || sep == b) { &self.no_own } else { &self.own[0] };
         SepPass { own_ptr: ptr(be, own_ptr), own_loc: ptr(be, &self.own[1]), own_dof: ptr(be, &self.own[2]), upper: u32::from(q > 0) }
     }

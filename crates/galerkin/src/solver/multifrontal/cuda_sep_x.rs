@@ -20,8 +20,11 @@ use crate::Result;
 use std::sync::OnceLock;
 
 impl CudaMultifrontal {
-    /// Makes row-major solves keep the separator rows in `x` (off by default; unmeasured). Column-major
-    /// solves, the overlapped factorization and the chained forward pass keep the compact rows.
+    /// Makes row-major solves keep the separator rows in `x` (off by default; out of place at 2^20
+    /// cubic elements and 256 columns on the H100 3.244–3.279 ms against the compact rows'
+    /// 3.287–3.303, BENCHMARKS.md stop 55; in-place solves keep them there anyway while
+    /// [`Self::set_sep_bottom_adds`] is on). Column-major solves, the overlapped factorization and
+    /// the chained forward pass keep the compact rows.
     pub fn set_sep_in_x(&mut self, on: bool) {
         self.sep_in_x = on;
     }
@@ -71,17 +74,17 @@ impl CudaMultifrontal {
         self.sep_bottom_adds = on;
     }
 
-    /// Whether in-place solves at dofs add the bottom contributions into `x` ([`Self::set_sep_bottom_adds`]).
+    /// Whether in-place solves add the contributions of the passes below the walk into `x` ([`Self::set_sep_bottom_adds`]).
     pub fn sep_bottom_adds(&self) -> bool {
         self.sep_bottom_adds
     }
 
     /// Whether an in-place row-major solve on this factorization runs with the adds now: asked
-    /// for on a device with the bulk copies of the adding kernel (sm_90 and up), a layout at dofs,
-    /// the launches in place ([`Self::in_place_runs`]), and an adds layout here (the passes below
-    /// the walk with roots of at most 16 Schur rows, the tensor-core forward's).
+    /// for on a device with the bulk copies of the adding kernel (sm_90 and up), a separator layout,
+    /// the launches in place ([`Self::in_place_runs`]), and an adds layout here (rows at dofs, the
+    /// passes below the walk with roots of at most 16 Schur rows, the tensor-core forward's).
     pub fn bottom_adds_run(&self, be: &CudaBackend) -> Result<bool> {
-        Ok(self.adds_apply(be) && self.separators.is_some() && self.separators_at_dofs(be)?.is_some() && self.in_place_runs() && self.separators_adds(be)?.is_some())
+        Ok(self.adds_apply(be) && self.separators.is_some() && self.in_place_runs() && self.separators_adds(be)?.is_some())
     }
 
     /// The adds asked for ([`Self::set_sep_bottom_adds`]) on sm_90 and up.
@@ -89,7 +92,7 @@ impl CudaMultifrontal {
         self.sep_bottom_adds && be.device().compute_capability.0 >= 9
     }
 
-    /// The bottom-adds layout, built by the first solve that asks for it and kept.
+    /// The adds layout, built by the first solve that asks for it and kept.
     pub(super) fn separators_adds(&self, be: &CudaBackend) -> Result<Option<&DevSeparators>> {
         self.layout_once(be, &self.separators_adds, SepLayout::Adds)
     }
