@@ -919,6 +919,16 @@ __device__ __forceinline__ void hk_patch_turns(const double* st, bool live, int 
 #else
 #define HK_PATCH_ARGS
 #endif
+// HK_ZERO_AHEAD (the thirty-first pass, `src/hyperelastic/ahead.rs`): the host launches the cells in
+// chunks, in launch order, and each launch also zeroes the CSR values that the next chunk's cells are
+// the first to touch — segments zseg[s] = offset (48 bits) | length (16 bits), a block's share by
+// grid stride, before its cell — so that the zeroing pass runs under the compute-bound kernel
+// instead of before it (the first chunk's values by a launch with no cells).
+#ifdef HK_ZERO_AHEAD
+#define HK_ZERO_ARGS , const u64 *__restrict__ zseg, u32 nzseg
+#else
+#define HK_ZERO_ARGS
+#endif
 // Whether this warp's cell adds anything (HK_PATCH_TURNS: not past the patch's end).
 #undef HK_LIVE
 #if defined(HK_PATCH) && defined(HK_PATCH_TURNS)
@@ -927,7 +937,16 @@ __device__ __forceinline__ void hk_patch_turns(const double* st, bool live, int 
 #define HK_LIVE true
 #endif
 
-extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS) {
+extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS HK_ZERO_ARGS) {
+#ifdef HK_ZERO_AHEAD
+    // (no barrier: no other thread of this launch reads or adds to these values)
+    if (want_k)
+        for (u32 sg = blockIdx.x; sg < nzseg; sg += gridDim.x) {
+            const u64 z = zseg[sg];
+            double* zp = vals + (z & 0xffffffffffffull);
+            for (u32 k = threadIdx.x; k < (u32)(z >> 48); k += blockDim.x) zp[k] = 0.0;
+        }
+#endif
     __shared__ HkCell s_cell[WPB][HK_BUFS];
 #ifdef HK_PATCH
     extern __shared__ double s_acc[];  // NSLOT * 9: the patch's slots

@@ -726,6 +726,73 @@ fn gpu_recompute_scheme_equals_the_cpu() {
     });
 }
 
+/// The gather over the staged law records (thirty-first pass, `HR_RECORDS`): the law once a point
+/// into the stage, pulled back to the reference cell, the blocks contracting it — equal to the CPU on
+/// P1/P2 tetrahedra at both rules (≤ 32 points), every law with a frame per cell, mesh and Hilbert
+/// order, blocks so small that each cell's records are read by several blocks, every value and
+/// residual entry overwritten (NaN before), twice, and the residual alone.
+#[test]
+fn gpu_records_scheme_equals_the_cpu() {
+    for_tet_cases(recompute::applies, |be, law, degree, stiffness, mk, u| {
+        if mk().quad.len() > 32 {
+            return;
+        }
+        // (16 warps' scratch fits 200 KiB at 4 points, not at 14: 8 warps in 160 there)
+        let wide = if mk().quad.len() <= 4 { Scheme::Recompute { wpb: 16, kib: 200 } } else { Scheme::Recompute { wpb: 8, kib: 160 } };
+        for sc in [wide, Scheme::Recompute { wpb: 1, kib: 24 }, Scheme::Recompute { wpb: 2, kib: 40 }] {
+            let what = format!("records {law:?} P{degree} stiffness rule {stiffness} {sc:?}");
+            let extra = [recompute::HR_RECORDS];
+            let (gsys, ud, r, k) = variant_equals_cpu(be, mk(), Some(sc), &extra, u, &what);
+            ordered_equals_cpu(be, mk(), Some(sc), &extra, CellOrder::Hilbert, u, &what);
+            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &what);
+            let mut rd = be.zeros(u.len()).unwrap();
+            let mut kd = nan_matrix(be, &gsys);
+            gsys.assemble(be, &ud, &mut rd, Some(&mut kd)).unwrap();
+            finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: over NaN"));
+            finite_and_equal(&be.to_host(&rd).unwrap(), &r, &format!("{what}: residual"));
+        }
+    });
+}
+
+/// [`gpu_gather_newton_equals_the_default`] with the gather over the staged law records.
+#[test]
+fn gpu_records_newton_equals_the_default() {
+    newton_equals_the_default(|el| if el.quad.len() <= 4 { Scheme::Recompute { wpb: 16, kib: 200 } } else { Scheme::Recompute { wpb: 8, kib: 160 } }, &[recompute::HR_RECORDS]);
+}
+
+/// The zeroing pass under the kernel (thirty-first pass, `HK_ZERO_AHEAD`): the default scheme with
+/// its cells in 1, 3 and 7 chunks, each launch zeroing the next chunk's values, equals the CPU on
+/// P1/P2 tetrahedra at both rules, every law, in mesh and Hilbert order; every value of a NaN-filled
+/// matrix is overwritten, assembling twice overwrites, and the residual alone leaves the matrix alone.
+#[test]
+fn gpu_zero_ahead_equals_the_cpu() {
+    for_tet_cases(tc_applies, |be, law, degree, stiffness, mk, u| {
+        let (sc, defs) = default_variant(&mk(), be.device().compute_capability).unwrap();
+        for d in ["HK_ZERO_AHEAD=1", "HK_ZERO_AHEAD=3", "HK_ZERO_AHEAD=7"] {
+            let extra = [&defs[..], &[d]].concat();
+            let what = format!("zero ahead {law:?} P{degree} stiffness rule {stiffness}");
+            let (gsys, ud, r, k) = variant_equals_cpu(be, mk(), Some(sc), &extra, u, &what);
+            ordered_equals_cpu(be, mk(), Some(sc), &extra, CellOrder::Hilbert, u, &what);
+            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &what);
+            let mut rd = be.zeros(u.len()).unwrap();
+            let mut kd = nan_matrix(be, &gsys);
+            gsys.assemble(be, &ud, &mut rd, Some(&mut kd)).unwrap();
+            finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what} {d}: over NaN"));
+        }
+    });
+}
+
+/// [`gpu_gather_newton_equals_the_default`] with the zeroing pass under the kernel (8 chunks).
+#[test]
+fn gpu_zero_ahead_newton_equals_the_default() {
+    let Some(be) = gpu() else { return };
+    let text = hyper_common::usyk_cube(4, 2, "block-jacobi");
+    let (_, prep) = prepare_text(&text).unwrap();
+    let (sc, defs) = default_variant(&prep.el, be.device().compute_capability).unwrap();
+    let extra: Vec<&str> = [&defs[..], &["HK_ZERO_AHEAD=8"]].concat();
+    newton_equals_the_default(move |_| sc, &extra);
+}
+
 /// Newton with the owner gather takes the default GPU scheme's iterates: the P2 fibre cube with
 /// block Jacobi, the same Newton steps, CG counts within 5 % (+1) and the same solution (to round-off).
 #[test]

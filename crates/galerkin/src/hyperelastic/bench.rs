@@ -429,6 +429,18 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                     variants.push(("gather recompute".into(), super::recompute::DEFAULT, vec![]));
                     variants.push(("gather recompute 200".into(), Scheme::Recompute { wpb: 4, kib: 200 }, vec![]));
                     variants.push(("gather recompute w8".into(), Scheme::Recompute { wpb: 8, kib: 200 }, vec![]));
+                    // The thirty-first pass: the same gather over the law's records, staged once a
+                    // point (`HR_RECORDS`): no recomputed law, so more warps an SM pay only their scratch.
+                    if el.quad.len() <= 32 {
+                        for (wpb, kib) in [(4, 100), (8, 100), (8, 200), (16, 200), (16, 220)] {
+                            variants.push((format!("records w{wpb} {kib}"), Scheme::Recompute { wpb, kib }, vec![super::recompute::HR_RECORDS]));
+                        }
+                        // (the records kernel with 3 and 4 blocks an SM asked of the register allocator)
+                        for m in ["HR_LMINB=3", "HR_LMINB=4"] {
+                            let name = format!("records w16 200 lminb{}", &m[9..]);
+                            variants.push((name, Scheme::Recompute { wpb: 16, kib: 200 }, vec![super::recompute::HR_RECORDS, m]));
+                        }
+                    }
                 }
                 // The twelfth pass's products: the residual as 3 more GEMM columns (`resmma`),
                 // Y's shared accesses in pairs (`vec`), both (`lean`), two warps per cell (`split`).
@@ -543,6 +555,11 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push(("tc no-scatter fuse sty minb20".into(), fz, [&fsm[..], &["HK_NO_SCATTER"]].concat()));
                 variants.push(("tc cols fuse sty minb20 store".into(), fz, [&fsm[..], TC_COLS, &["HK_PLAIN_STORE"]].concat()));
                 variants.push(("tc cols fuse sty minb20 keep2".into(), fz, [&fsm[..], TC_COLS, &["HK_SCATTER_KEEP=2"]].concat()));
+                // The thirty-first pass: the zeroing pass under the kernel, the cells in 4, 8, 16 chunks
+                // each zeroing the next's values (`super::ahead`); asm = all the launches.
+                for (n, d) in [(4, "HK_ZERO_AHEAD=4"), (8, "HK_ZERO_AHEAD=8"), (16, "HK_ZERO_AHEAD=16")] {
+                    variants.push((format!("tc cols fuse sty minb20 ahead{n}"), fz, [&fsm[..], TC_COLS, &[d]].concat()));
+                }
                 // Round 25: the default scattering whole node blocks (the values in block order;
                 // `blocks` prints the L2 sectors a cell counted both ways, and the block passes).
                 variants.push(("tc blocks fuse sty minb20".into(), fz, [&fsm[..], TC_COLS, TC_BLOCKS].concat()));

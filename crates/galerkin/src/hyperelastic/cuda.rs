@@ -453,6 +453,8 @@ pub struct GpuHyper {
     /// (`GALERKIN_HYPER_SCHEME=blocks`) the block-order values, converted into the matrix's CSR
     /// values after each assembly.
     blocks_scratch: Option<std::sync::Mutex<CudaSlice<f64>>>,
+    /// `HK_ZERO_AHEAD=n` (thirty-first pass): the cells in n chunks, each launch zeroing the next's values.
+    ahead: Option<super::ahead::DeviceAhead>,
 }
 
 /// The owner gather's data ([`Scheme::Gather`]): each node's cells (cell · NLOC + the node's place
@@ -705,12 +707,16 @@ impl GpuHyper {
             }
             _ => {
                 let mut defs = defines_for(el, sc)?;
-                defs.extend(extra.iter().map(|d| d.to_string()));
+                // (`HK_ZERO_AHEAD=n`: the count is the host's, one module for every n)
+                defs.extend(extra.iter().map(|d| if d.starts_with(super::ahead::PREFIX) { super::ahead::PREFIX.to_string() } else { d.to_string() }));
                 (be.variant_module(&HYPERELASTIC, &defs)?, "hyper_assemble", None)
             }
         };
         let recompute = match sc {
-            Scheme::Recompute { wpb, kib } => Some(super::recompute::DeviceRecompute::new(be, &module, el, wpb, kib, &cell_nodes, &pattern.row_ptr)?),
+            Scheme::Recompute { wpb, kib } => {
+                let records = extra.contains(&super::recompute::HR_RECORDS);
+                Some(super::recompute::DeviceRecompute::new(be, &module, el, wpb, kib, &cell_nodes, &pattern.row_ptr, records)?)
+            }
             _ => None,
         };
         let gather = match sc {
@@ -738,7 +744,15 @@ impl GpuHyper {
             (Scheme::Tc { .. }, true) => Some(resident_blocks(be, &assemble, sc.launch().0)?.min(cap.transpose()?.unwrap_or(u32::MAX)).max(1)),
             _ => None,
         };
+        let ahead = match (super::ahead::chunks_asked(extra)?, sc) {
+            (None, _) => None,
+            (Some(n), Scheme::Tc { .. }) if patches.is_none() && gather.is_none() && recompute.is_none() && upper.is_none() && blocks.is_none() && persist_blocks.is_none() => {
+                Some(super::ahead::DeviceAhead::new(be, &super::ahead::Plan::new(&cell_nodes, nloc, &pattern.row_ptr, n)?)?)
+            }
+            (Some(_), _) => return Err(Error::invalid(format!("the zeroing under the kernel ({}) is the tensor-core scheme's with its own scatter, not {sc:?} with {extra:?}", super::ahead::PREFIX))),
+        };
         Ok(GpuHyper {
+            ahead,
             assemble,
             pressure_residual: Kernel::from_module(&module, "hyper_pressure_residual")?,
             pressure_jacobian: Kernel::from_module(&module, "hyper_pressure_jacobian")?,
@@ -807,8 +821,8 @@ impl GpuHyper {
                     (Some(b), None) => (&b.rows, &mut k.values),
                     _ => (&k.row_ptr, &mut k.values),
                 };
-                // (the owner gather writes every value: nothing to zero)
-                if zero && self.gather.is_none() && self.recompute.is_none() {
+                // (the owner gather writes every value: nothing to zero; the chunks zero ahead)
+                if zero && self.gather.is_none() && self.recompute.is_none() && self.ahead.is_none() {
                     match &self.upper {
                         Some(up) => up.zero(be, &k.row_ptr, &mut *vals)?,
                         None => be.zero_slice(&mut *vals)?,
@@ -863,6 +877,9 @@ impl GpuHyper {
                 &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &g.stage)?;
             return g.launch(be, row_ptr, &self.kpos, vals);
         }
+        if let Some(za) = &self.ahead {
+            return self.launch_ahead(be, za, u, r, want_k, row_ptr, vals, zero);
+        }
         launch!(be, &self.assemble, cfg; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
             &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals)?;
         if let (Some(up), true) = (&self.upper, want_k != 0) {
@@ -872,6 +889,44 @@ impl GpuHyper {
             (Some(b), Some(s), Some(k)) => b.to_csr(be, s, &mut k.values),
             _ => Ok(()),
         }
+    }
+
+    /// The launches of `HK_ZERO_AHEAD`: with the Jacobian and `zero`, a cell-less launch zeroing the
+    /// first chunk's values, then each chunk's cells zeroing the next's; else one launch, nothing zeroed.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_ahead(&self, be: &CudaBackend, za: &super::ahead::DeviceAhead, u: &CudaVector, r: &mut CudaVector, want_k: i32, row_ptr: &CudaSlice<u32>, vals: &mut CudaSlice<f64>, zero: bool) -> Result<()> {
+        let (threads, cpb) = self.scheme.launch();
+        let nc = self.ncells as u64;
+        let (nloc, nv) = (self.cell_nodes.len() / self.ncells, self.cell_verts.len() / self.ncells);
+        let cfg = |blocks: u64| -> Result<LaunchConfig> {
+            let b = u32::try_from(blocks.max(1)).map_err(|_| Error::Unsupported(format!("{blocks} blocks in one launch")))?;
+            Ok(LaunchConfig { grid_dim: (b, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 })
+        };
+        let none = 0u32;
+        if want_k == 0 || !zero {
+            let l0 = &za.lists[0].0;
+            return launch!(be, &self.assemble, cfg(nc.div_ceil(cpb as u64))?; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
+                &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals, l0, &none);
+        }
+        let (l0, n0) = (&za.lists[0].0, za.lists[0].1);
+        launch!(be, &self.assemble, cfg(u64::from(n0).min(1 << 16))?; &0u64, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
+            &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals, l0, &n0)?;
+        let k = za.bounds.len() - 1;
+        for j in 0..k {
+            let (c0, c1) = (za.bounds[j], za.bounds[j + 1]);
+            let (l, n) = match za.lists.get(j + 1) {
+                Some((l, n)) => (l, *n),
+                None => (l0, 0),
+            };
+            let ncj = (c1 - c0) as u64;
+            let verts = self.cell_verts.slice(c0 * nv..c1 * nv);
+            let nodes = self.cell_nodes.slice(c0 * nloc..c1 * nloc);
+            let frames = if self.has_frames != 0 { self.frames.slice(c0 * 9..c1 * 9) } else { self.frames.slice(..) };
+            let kpos = self.kpos.slice(c0 * nloc * nloc..c1 * nloc * nloc);
+            launch!(be, &self.assemble, cfg(ncj.div_ceil(cpb as u64))?; &ncj, &verts, &self.coords, &nodes, &self.tab,
+                &frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &kpos, &mut *vals, l, &n)?;
+        }
+        Ok(())
     }
 
     /// The Jacobian kernel as compiled for this device: registers per thread, static shared memory
@@ -1074,6 +1129,8 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                         // Round 24 (P2, the column scatter): the default at this rule and its sweep's
                         // timing rows (no scatter, plain stores, 2 rows of every 5 added).
                         let (dsc, ddefs) = default_variant(&st, (9, 0))?;
+                        // The thirty-first pass: the default with the zeroing under the kernel.
+                        variants.push([defines_for(&st, dsc)?, ddefs.iter().chain(&["HK_ZERO_AHEAD=8"]).map(|e| e.to_string()).collect()].concat());
                         if !tc_cols(&st).is_empty() {
                             variants.push([defines_for(&st, dsc)?, ddefs.iter().map(|e| e.to_string()).collect()].concat());
                             // Round 25: the default and `tc cols` scattering whole node blocks (tested, swept).
@@ -1101,6 +1158,12 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                     recompute.push(super::recompute::defines(&st, 4)?);
                     if degree == 2 {
                         recompute.push(super::recompute::defines(&el, 8)?);
+                    }
+                    // the staged law records (both rules at P2 have ≤ 32 points)
+                    for e in [&el, &st] {
+                        if e.quad.len() <= 32 {
+                            recompute.push([super::recompute::defines(e, 16)?, vec![super::recompute::HR_RECORDS.to_string()]].concat());
+                        }
                     }
                 }
                 if tc_applies(&el, (9, 0)) {

@@ -40,6 +40,7 @@ pub mod multigrid;
 pub mod newton;
 pub mod patch;
 pub mod recompute;
+pub mod ahead;
 pub mod run;
 pub mod system;
 pub mod upper;

@@ -152,8 +152,30 @@ pub fn model(el: &HyperElement, b: &Blocks, nnz: usize) -> (f64, f64, f64) {
     (worst, best, evals * eval + pairs * pair)
 }
 
+/// The define of the staged law records (thirty-first pass): `hyper_records` runs the law once a
+/// point and stores its pulled-back record, the gather reads the records instead of recomputing.
+pub const HR_RECORDS: &str = "HR_RECORDS";
+
+/// Warps per block of `hyper_records` (the kernel's `HR_LWPB`).
+const RECORDS_WPB: u32 = 4;
+
+/// Doubles of the records' stage: chunks of 32 points (32 / NQ cells), 54 rows of 32 each.
+pub fn stage_doubles(el: &HyperElement) -> usize {
+    let cpw = (32 / el.quad.len().max(1)).max(1);
+    el.space.mesh.num_cells().div_ceil(cpw) * 54 * 32
+}
+
+/// `hyper_records` and its stage.
+struct DeviceRecords {
+    kernel: Kernel,
+    stage: CudaSlice<f64>,
+    chunks: u64,
+    ncells: u64,
+}
+
 /// The blocks on the device and the kernel.
 pub(super) struct DeviceRecompute {
+    records: Option<DeviceRecords>,
     kernel: Kernel,
     pub blocks: Blocks,
     nblocks: u32,
@@ -180,7 +202,13 @@ pub(super) struct CellArgs<'a> {
 impl DeviceRecompute {
     /// Blocks of `wpb` warps in `kib` KiB of dynamic shared memory: the warps' scratch, the rest for
     /// the owned rows; an error where that leaves no room or exceeds the device's opt-in maximum.
-    pub fn new(be: &CudaBackend, module: &std::sync::Arc<cudarc::driver::CudaModule>, el: &HyperElement, wpb: usize, kib: usize, cell_nodes: &[usize], row_ptr: &[usize]) -> Result<DeviceRecompute> {
+    /// With `records` (the module compiled with [`HR_RECORDS`]) the law runs once a point into a stage
+    /// of [`stage_doubles`] (an error where NQ > 32).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(be: &CudaBackend, module: &std::sync::Arc<cudarc::driver::CudaModule>, el: &HyperElement, wpb: usize, kib: usize, cell_nodes: &[usize], row_ptr: &[usize], records: bool) -> Result<DeviceRecompute> {
+        if records && el.quad.len() > 32 {
+            return Err(Error::invalid(format!("the staged law records give a lane to each point: {} points exceed 32", el.quad.len())));
+        }
         let shared = kib * 1024;
         let scratch = 8 * wpb * scratch_doubles(el);
         let optin = be.device().shared_optin;
@@ -199,7 +227,15 @@ impl DeviceRecompute {
         }
         let nblocks = u32::try_from(blocks.nblocks()).map_err(|_| Error::Unsupported(format!("{} blocks in one launch", blocks.nblocks())))?;
         let up32 = |v: &[u32]| be.upload(if v.is_empty() { &[0u32][..] } else { v });
+        let records = match records {
+            true => {
+                let cpw = (32 / el.quad.len().max(1)).max(1) as u64;
+                Some(DeviceRecords { kernel: Kernel::from_module(module, "hyper_records")?, stage: be.alloc::<f64>(stage_doubles(el))?, chunks: (el.space.mesh.num_cells() as u64).div_ceil(cpw), ncells: el.space.mesh.num_cells() as u64 })
+            }
+            false => None,
+        };
         Ok(DeviceRecompute {
+            records,
             kernel,
             nblocks,
             threads: 32 * wpb as u32,
@@ -218,7 +254,17 @@ impl DeviceRecompute {
             return Ok(());
         }
         let cfg = LaunchConfig { grid_dim: (self.nblocks, 1, 1), block_dim: (self.threads, 1, 1), shared_mem_bytes: self.shared };
+        let Some(rec) = &self.records else {
+            return launch!(be, &self.kernel, cfg; &self.node, &self.ptr, &self.cell, &self.mask, a.cell_verts, a.coords, a.cell_nodes, a.tab,
+                a.frames, &a.has_frames, a.prm, u, r, row_ptr, a.kpos, vals);
+        };
+        // The stage is scratch of this system, written here and read by the gather on the same stream.
+        let ncells = rec.ncells;
+        let grid = u32::try_from(rec.chunks.div_ceil(RECORDS_WPB as u64)).map_err(|_| Error::Unsupported(format!("{ncells} cells in one launch")))?;
+        let rcfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (32 * RECORDS_WPB, 1, 1), shared_mem_bytes: 0 };
+        let stage = &rec.stage;
+        launch!(be, &rec.kernel, rcfg; &ncells, a.cell_verts, a.coords, a.cell_nodes, a.tab, a.frames, &a.has_frames, a.prm, u, stage)?;
         launch!(be, &self.kernel, cfg; &self.node, &self.ptr, &self.cell, &self.mask, a.cell_verts, a.coords, a.cell_nodes, a.tab,
-            a.frames, &a.has_frames, a.prm, u, r, row_ptr, a.kpos, vals)
+            a.frames, &a.has_frames, a.prm, u, r, row_ptr, a.kpos, vals, stage)
     }
 }

@@ -121,6 +121,21 @@ namespace rk {
 #include "hr.cu"
 #undef HK_RECOMPUTE
 }
+// The same gather over the staged law records (HR_RECORDS, thirty-first pass): hyper_records (2 warps
+// a block) writes the pulled-back records, hyper_recompute contracts them with the reference gradients.
+namespace rrk {
+#define WPB 1
+#define HK_RECOMPUTE
+#define HR_RECORDS
+#define HR_WPB 1
+#define HR_LWPB 2
+#include "law.cuh"
+#include "hk.cu"
+#include "hm.cuh"
+#include "hr.cu"
+#undef HK_RECOMPUTE
+#undef HR_RECORDS
+}
 #define EMU_RANGE 7
 // The patches' host tables as `src/hyperelastic/patch.rs` builds them (runs of EMU_PATCH cells).
 struct EmuPatches { std::vector<u32> ptr, cells, fptr, fpos, fmeta; std::vector<unsigned short> pslot; };
@@ -277,6 +292,13 @@ int main() {
             run(bnode.size() - 1, 32, [&] { rk::hyper_recompute(bnode.data(), bptr.data(), bcell.data(), bmask.data(), cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r5.data(), row_ptr.data(), kpos.data(), v5.data()); });
             for (size_t i = 0; i < r1.size(); ++i) rr = std::max(rr, std::isfinite(r5[i]) ? fabs(r1[i] - r5[i]) : INFINITY);
             for (size_t i = 0; i < v1.size(); ++i) rkk = std::max(rkk, std::isfinite(v5[i]) ? fabs(v1[i] - v5[i]) : INFINITY);
+            // the staged records: the same blocks, the stage prefilled with NaN (every read entry written)
+            const int cpw = 32 / NQ, chunks = (nc + cpw - 1) / cpw;
+            std::vector<double> stage((size_t)chunks * 54 * 32, nan("")), r7(npool * 3, nan("")), v7(off, nan(""));
+            run((chunks + 1) / 2, 64, [&] { rrk::hyper_records(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), stage.data()); });
+            run(bnode.size() - 1, 32, [&] { rrk::hyper_recompute(bnode.data(), bptr.data(), bcell.data(), bmask.data(), cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r7.data(), row_ptr.data(), kpos.data(), v7.data(), stage.data()); });
+            for (size_t i = 0; i < r1.size(); ++i) rr = std::max(rr, std::isfinite(r7[i]) ? fabs(r1[i] - r7[i]) : INFINITY);
+            for (size_t i = 0; i < v1.size(); ++i) rkk = std::max(rkk, std::isfinite(v7[i]) ? fabs(v1[i] - v7[i]) : INFINITY);
         }
         double pr = 0, pkk = 0;
         for (size_t i = 0; i < r1.size(); ++i) pr = std::max(pr, fabs(r1[i] - r3[i]));
@@ -284,7 +306,7 @@ int main() {
         double dr = 0, mr = 0, dk = 0, mk = 0;
         for (size_t i = 0; i < r1.size(); ++i) { dr = std::max(dr, fabs(r1[i] - r2[i])); mr = std::max(mr, fabs(r1[i])); }
         for (size_t i = 0; i < v1.size(); ++i) { dk = std::max(dk, fabs(v1[i] - v2[i])); mk = std::max(mk, fabs(v1[i])); }
-        printf("LAW %d NLOC %d NQ %d WPC %d RES_MMA %d VEC %d want_k %d: residual rel %.2e (max %.3e), jacobian rel %.2e (max %.3e), nnz %u; patch: residual %.2e jacobian %.2e (%zu flush entries, %zu stored plainly, for %d cells); moments: residual %.2e jacobian %.2e; recompute: residual %.2e jacobian %.2e; tc patch: residual %.2e jacobian %.2e\n", LAW, NLOC, NQ, WPC, HK_RES_MMA, HK_VEC, want, dr / mr, mr, mk > 0 ? dk / mk : 0.0, mk, off, pr / mr, mk > 0 ? pkk / mk : 0.0, pat.fpos.size(), (size_t)std::count_if(pat.fmeta.begin(), pat.fmeta.end(), [](u32 m) { return (m & 0x8000u) != 0; }), nc, mr_ / mr, mk > 0 ? mkk / mk : 0.0, rr / mr, mk > 0 ? rkk / mk : 0.0, tr / mr, mk > 0 ? tkk / mk : 0.0);
+        printf("LAW %d NLOC %d NQ %d WPC %d RES_MMA %d VEC %d want_k %d: residual rel %.2e (max %.3e), jacobian rel %.2e (max %.3e), nnz %u; patch: residual %.2e jacobian %.2e (%zu flush entries, %zu stored plainly, for %d cells); moments: residual %.2e jacobian %.2e; recompute (and over the staged records): residual %.2e jacobian %.2e; tc patch: residual %.2e jacobian %.2e\n", LAW, NLOC, NQ, WPC, HK_RES_MMA, HK_VEC, want, dr / mr, mr, mk > 0 ? dk / mk : 0.0, mk, off, pr / mr, mk > 0 ? pkk / mk : 0.0, pat.fpos.size(), (size_t)std::count_if(pat.fmeta.begin(), pat.fmeta.end(), [](u32 m) { return (m & 0x8000u) != 0; }), nc, mr_ / mr, mk > 0 ? mkk / mk : 0.0, rr / mr, mk > 0 ? rkk / mk : 0.0, tr / mr, mk > 0 ? tkk / mk : 0.0);
         if (!(tr <= 1e-12 * mr) || !(tkk <= 1e-12 * std::max(mk, 1e-300))) fail = 1;
         if (!(rr <= 1e-12 * mr) || !(rkk <= 1e-12 * std::max(mk, 1e-300))) fail = 1;
         if (!(dr <= 1e-12 * mr) || !(dk <= 1e-12 * mk) || !(mr > 0) || (want && !(mk > 0))) fail = 1;

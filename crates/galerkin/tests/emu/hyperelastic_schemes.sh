@@ -15,7 +15,7 @@
 # on the patch kernel's patches, in every case. Round 20: the law of a block's cells on one warp (HK_LAW_WIDE), the patches' slots filled in turn (HK_PATCH_TURNS).
 # Round 21: the upper-triangle scatter (HK_UPPER) with its zeroing and fill passes (HK_EMU_UPPER).
 # Round 22: the staged blocks in Y's space (HK_ST_Y). Round 23: the law in the Y phase's lanes (HK_FUSE).
-# Round 26: the trimmed fused law (HK_TRIM).
+# Round 26: the trimmed fused law (HK_TRIM). Round 31: the recomputing gather over the staged law records (HR_RECORDS).
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
