@@ -716,14 +716,26 @@ fn gpu_recompute_scheme_equals_the_cpu() {
             assert_eq!(pairs, ncells * mk().nloc(), "{what}");
             assert!(evals >= ncells, "{what}: {evals} evaluations of {ncells} cells");
             assert_eq!(evals > ncells, b.nblocks() > 1, "{what}: {evals} evaluations of {ncells} cells in {} blocks", b.nblocks());
-            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &what);
-            let mut rd = be.zeros(u.len()).unwrap();
-            let mut kd = nan_matrix(be, &gsys);
-            gsys.assemble(be, &ud, &mut rd, Some(&mut kd)).unwrap();
-            finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: over NaN"));
-            finite_and_equal(&be.to_host(&rd).unwrap(), &r, &format!("{what}: residual"));
+            owner_overwrites(be, &gsys, &ud, &r, &k, &what);
         }
     });
+}
+
+/// [`twice_and_residual_alone`], and one assembly over a matrix of NaN and a zero residual gives
+/// every value and residual entry (a scheme that writes, or zeroes, the values itself).
+fn owner_overwrites(be: &CudaBackend, gsys: &GpuHyper, ud: &galerkin::backend::cuda::CudaVector, r: &[f64], k: &[f64], what: &str) {
+    twice_and_residual_alone(be, gsys, ud, r, k, what);
+    let mut rd = be.zeros(r.len()).unwrap();
+    let mut kd = nan_matrix(be, gsys);
+    gsys.assemble(be, ud, &mut rd, Some(&mut kd)).unwrap();
+    finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, k, &format!("{what}: over NaN"));
+    finite_and_equal(&be.to_host(&rd).unwrap(), r, &format!("{what}: residual"));
+}
+
+/// The records scheme's widest shape in the tests: 16 warps' scratch fits 200 KiB at 4 points, not
+/// at 14 (8 warps in 160 KiB there).
+fn records_wide(el: &HyperElement) -> Scheme {
+    if el.quad.len() <= 4 { Scheme::Recompute { wpb: 16, kib: 200 } } else { Scheme::Recompute { wpb: 8, kib: 160 } }
 }
 
 /// The gather over the staged law records (thirty-first pass, `HR_RECORDS`): the law once a point
@@ -737,19 +749,12 @@ fn gpu_records_scheme_equals_the_cpu() {
         if mk().quad.len() > 32 {
             return;
         }
-        // (16 warps' scratch fits 200 KiB at 4 points, not at 14: 8 warps in 160 there)
-        let wide = if mk().quad.len() <= 4 { Scheme::Recompute { wpb: 16, kib: 200 } } else { Scheme::Recompute { wpb: 8, kib: 160 } };
-        for sc in [wide, Scheme::Recompute { wpb: 1, kib: 24 }, Scheme::Recompute { wpb: 2, kib: 40 }] {
+        for sc in [records_wide(&mk()), Scheme::Recompute { wpb: 1, kib: 24 }, Scheme::Recompute { wpb: 2, kib: 40 }] {
             let what = format!("records {law:?} P{degree} stiffness rule {stiffness} {sc:?}");
             let extra = [recompute::HR_RECORDS];
             let (gsys, ud, r, k) = variant_equals_cpu(be, mk(), Some(sc), &extra, u, &what);
             ordered_equals_cpu(be, mk(), Some(sc), &extra, CellOrder::Hilbert, u, &what);
-            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &what);
-            let mut rd = be.zeros(u.len()).unwrap();
-            let mut kd = nan_matrix(be, &gsys);
-            gsys.assemble(be, &ud, &mut rd, Some(&mut kd)).unwrap();
-            finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what}: over NaN"));
-            finite_and_equal(&be.to_host(&rd).unwrap(), &r, &format!("{what}: residual"));
+            owner_overwrites(be, &gsys, &ud, &r, &k, &what);
         }
     });
 }
@@ -757,7 +762,7 @@ fn gpu_records_scheme_equals_the_cpu() {
 /// [`gpu_gather_newton_equals_the_default`] with the gather over the staged law records.
 #[test]
 fn gpu_records_newton_equals_the_default() {
-    newton_equals_the_default(|el| if el.quad.len() <= 4 { Scheme::Recompute { wpb: 16, kib: 200 } } else { Scheme::Recompute { wpb: 8, kib: 160 } }, &[recompute::HR_RECORDS]);
+    newton_equals_the_default(records_wide, &[recompute::HR_RECORDS]);
 }
 
 /// The zeroing pass under the kernel (thirty-first pass, `HK_ZERO_AHEAD`): the default scheme with
@@ -773,11 +778,7 @@ fn gpu_zero_ahead_equals_the_cpu() {
             let what = format!("zero ahead {law:?} P{degree} stiffness rule {stiffness}");
             let (gsys, ud, r, k) = variant_equals_cpu(be, mk(), Some(sc), &extra, u, &what);
             ordered_equals_cpu(be, mk(), Some(sc), &extra, CellOrder::Hilbert, u, &what);
-            twice_and_residual_alone(be, &gsys, &ud, &r, &k, &what);
-            let mut rd = be.zeros(u.len()).unwrap();
-            let mut kd = nan_matrix(be, &gsys);
-            gsys.assemble(be, &ud, &mut rd, Some(&mut kd)).unwrap();
-            finite_and_equal(&be.matrix_to_host(&kd).unwrap().values, &k, &format!("{what} {d}: over NaN"));
+            owner_overwrites(be, &gsys, &ud, &r, &k, &format!("{what} {d}"));
         }
     });
 }
