@@ -34,11 +34,12 @@
 #if 3 * NLOC > 32
 #error "the recomputing gather gives a lane to each (column node, row component): 3·NLOC ≤ 32"
 #endif
-// w𝔸[α][β] from the record's distinct entries (α ≤ β row-major, `hm_point_tangent`).
-__device__ __forceinline__ double hr_tangent(const double* rec, int al, int be) {
+// The place of w𝔸[α][β] among the record's distinct entries (α ≤ β row-major, `hm_point_tangent`).
+__device__ __forceinline__ int hr_tri(int al, int be) {
     const int lo = al < be ? al : be, hi = al < be ? be : al;
-    return rec[lo * 9 - lo * (lo - 1) / 2 + hi - lo];
+    return lo * 9 - lo * (lo - 1) / 2 + hi - lo;
 }
+__device__ __forceinline__ double hr_tangent(const double* rec, int al, int be) { return rec[hr_tri(al, be)]; }
 
 #ifdef HR_RECORDS
 #if NQ > 32
@@ -152,10 +153,7 @@ extern "C" __global__ void __launch_bounds__(32 * HR_WPB)
         const int q = it / 27, i = (it % 27) / 9, k = (it % 9) / 3, B = it % 3;
         u32 o = (u32)q;
 #pragma unroll
-        for (int A = 0; A < 3; ++A) {
-            const int al = 3 * i + A, be = 3 * k + B, lo = al < be ? al : be, hi = al < be ? be : al;
-            o |= (u32)(lo * 9 - lo * (lo - 1) / 2 + hi - lo) << (8 * (A + 1));
-        }
+        for (int A = 0; A < 3; ++A) o |= (u32)hr_tri(3 * i + A, 3 * k + B) << (8 * (A + 1));
         s_off[it] = o;
     }
 #ifdef HR_RECORDS

@@ -47,19 +47,16 @@ impl Plan {
         let nchunks = nchunks.clamp(1, ncells.max(1));
         let bounds: Vec<usize> = (0..=nchunks).map(|j| j * ncells / nchunks).collect();
         let nnodes = (row_ptr.len() - 1) / 3;
-        let mut first = vec![0usize; nnodes];
-        let mut seen = vec![false; nnodes];
+        // (chunks visited in order: a node's first chunk is the one that finds it unset)
+        let mut first = vec![usize::MAX; nnodes];
         for j in 0..nchunks {
             for &n in &cell_nodes[bounds[j] * nloc..bounds[j + 1] * nloc] {
-                if n >= nnodes {
-                    return Err(Error::invalid(format!("the zeroing plan: node {n} of {nnodes}")));
-                }
-                if !seen[n] {
-                    seen[n] = true;
-                    first[n] = j;
-                }
+                let f = first.get_mut(n).ok_or_else(|| Error::invalid(format!("the zeroing plan: node {n} of {nnodes}")))?;
+                *f = (*f).min(j);
             }
         }
+        // (nodes no cell touches: with the first chunk's)
+        first.iter_mut().filter(|f| **f == usize::MAX).for_each(|f| *f = 0);
         let mut lists = vec![Vec::new(); nchunks];
         // runs of consecutive nodes first met in one chunk: one contiguous range of values each
         let mut n0 = 0;
