@@ -7,8 +7,8 @@
 //! launch with no cells zeroes the first chunk's. Every value is zeroed exactly once, before any cell
 //! adds to it, and the launches of one stream run in order. Measured on the H100 (stop 57,
 //! BENCHMARKS.md's thirty-second pass): slower — 1.71/1.77/1.87 ms at 4/8/16 chunks against 1.61 —
-//! the zeroing does not hide (its writes likely share the L2 with the scatter's reductions), and each chunk
-//! adds a wave's tail; so it stays opt-in (the sweep's `aheadN` rows).
+//! the zeroing does not hide (its writes likely share the L2 with the scatter's reductions), and
+//! each chunk adds a wave's tail; so it stays opt-in (the sweep's `aheadN` rows).
 use crate::backend::cuda::CudaBackend;
 use crate::{Error, Result};
 use cudarc::driver::CudaSlice;
