@@ -775,10 +775,10 @@ fn gpu_zero_ahead_equals_the_cpu() {
         let (sc, defs) = default_variant(&mk(), be.device().compute_capability).unwrap();
         for d in ["HK_ZERO_AHEAD=1", "HK_ZERO_AHEAD=3", "HK_ZERO_AHEAD=7"] {
             let extra = [&defs[..], &[d]].concat();
-            let what = format!("zero ahead {law:?} P{degree} stiffness rule {stiffness}");
+            let what = format!("zero ahead {law:?} P{degree} stiffness rule {stiffness} {d}");
             let (gsys, ud, r, k) = variant_equals_cpu(be, mk(), Some(sc), &extra, u, &what);
             ordered_equals_cpu(be, mk(), Some(sc), &extra, CellOrder::Hilbert, u, &what);
-            owner_overwrites(be, &gsys, &ud, &r, &k, &format!("{what} {d}"));
+            owner_overwrites(be, &gsys, &ud, &r, &k, &what);
         }
     });
 }

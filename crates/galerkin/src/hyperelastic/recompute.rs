@@ -159,10 +159,15 @@ pub const HR_RECORDS: &str = "HR_RECORDS";
 /// Warps per block of `hyper_records` (the kernel's `HR_LWPB`).
 const RECORDS_WPB: u32 = 4;
 
-/// Doubles of the records' stage: chunks of 32 points (32 / NQ cells), 54 rows of 32 each.
-pub fn stage_doubles(el: &HyperElement) -> usize {
+/// The records' chunks of 32 points (32 / NQ cells each: a warp of `hyper_records`).
+fn record_chunks(el: &HyperElement) -> usize {
     let cpw = (32 / el.quad.len().max(1)).max(1);
-    el.space.mesh.num_cells().div_ceil(cpw) * 54 * 32
+    el.space.mesh.num_cells().div_ceil(cpw)
+}
+
+/// Doubles of the records' stage: [`record_chunks`], 54 rows of 32 each.
+pub fn stage_doubles(el: &HyperElement) -> usize {
+    record_chunks(el) * 54 * 32
 }
 
 /// `hyper_records` and its stage.
@@ -228,10 +233,12 @@ impl DeviceRecompute {
         let nblocks = u32::try_from(blocks.nblocks()).map_err(|_| Error::Unsupported(format!("{} blocks in one launch", blocks.nblocks())))?;
         let up32 = |v: &[u32]| be.upload(if v.is_empty() { &[0u32][..] } else { v });
         let records = match records {
-            true => {
-                let cpw = (32 / el.quad.len().max(1)).max(1) as u64;
-                Some(DeviceRecords { kernel: Kernel::from_module(module, "hyper_records")?, stage: be.alloc::<f64>(stage_doubles(el))?, chunks: (el.space.mesh.num_cells() as u64).div_ceil(cpw), ncells: el.space.mesh.num_cells() as u64 })
-            }
+            true => Some(DeviceRecords {
+                kernel: Kernel::from_module(module, "hyper_records")?,
+                stage: be.alloc::<f64>(stage_doubles(el))?,
+                chunks: record_chunks(el) as u64,
+                ncells: el.space.mesh.num_cells() as u64,
+            }),
             false => None,
         };
         Ok(DeviceRecompute {
