@@ -358,7 +358,7 @@ pub fn floor_bytes(el: &HyperElement, nnz: usize) -> f64 {
 
 /// `galerkin bench --hyper-kernel-sweep`: what bounds the Jacobian kernel. Per size, the kernel's
 /// variants at the state u = 10⁻³ (a translation: the law's cost does not depend on the values) —
-/// the law replaced by a trivial one, the atomic scatter by one plain store per thread, both, and
+/// the law replaced by a trivial one, the atomic scatter by plain stores into a thread's own few values, both, and
 /// other launch shapes — each timed as the whole assembly (zeroing + kernel), the kernel alone and
 /// the residual alone (median of `runs`, CUDA events), with the zeroing pass and the floor.
 /// `only`: the variants to time, by name (all where empty; `--hyper-variants`, e.g. to profile one).
