@@ -5,6 +5,8 @@
 # and the no-scatter row (one Jacobian launch each); then the two test binaries the first call cut at 130 s
 # (hyperelastic_cuda, iga_cuda, --include-ignored) with more time.
 # Usage: bash benchmarks/h200/s58b-call.sh .dev-s58 (the first call's pack); timeout_s 320.
+# Run at 05:32 UTC (H100): that 75 % is the row's own stand-in stores; the default's L2 is bound by its atomic unit
+# (70 % busy) — BENCHMARKS.md, thirty-third pass.
 NAME=${NAME:-lead-s58b}; BUDGET=${BUDGET:-280}; source benchmarks/h200/call-lib.sh "$1"
 D="tc cols fuse sty minb20"; N="tc no-scatter fuse sty minb20"
 M=gpu__time_duration.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,lts__t_sector_hit_rate.pct,lts__t_requests.sum,lts__t_sectors.sum

@@ -27,7 +27,7 @@
 // CPB (cells per block), QB (points per chunk; the host sizes CPB·QB to the static shared-memory
 // limit). Table layout: ∇_ξ φ [NQ][NLOC][3] | ∇_ξ geometry [NQ][NV][3] | w [NQ].
 // HK_NO_SCATTER (the kernel sweep only): no atomic adds — each value a plain store into the thread's own few doubles
-// (timing; the stores, as many L2 sectors as the atomics, keep the products alive: an upper bound of the computation).
+// (timing; the stores, about as many sectors as the atomics, keep the products alive: an upper bound of the computation).
 // HK_POS_SHARED (the sweep): the CSR positions gathered into shared memory with the cell
 // (`hk_gather`) instead of two global loads per entry in the scatter (slower: eleventh pass).
 // HK_PLAIN_STORE, HK_CONTIG=n (the sweep only, the staged scatter): plain racy stores at the same
