@@ -52,7 +52,8 @@ finish() {
 #                                        $OUT/$NAME-{iga,hex,hyper}.txt, each under its share of the budget;
 #   lane S BIN ARGS     — test binary $T/BIN --include-ignored ARGS, at most S seconds, into /tmp/lane-BIN.log
 #                         (run several with `&`, then `wait; lanes_done`);
-#   lanes_done          — the lanes' logs into $OUT/$NAME-tests.txt;
+#   lanes_done          — the lanes' logs appended to $OUT/$NAME-tests.txt, then cleared (so a script may run
+#                         several groups of lanes, each group's `wait; lanes_done` after it; stop 58);
 #   targets_summary     — the targets' lines and the lanes' results, then the steps.
 targets() {
   timeout "$(left 120)" "$G" bench-iga --gpu --sweeps rhs --rhs "${TARGET_RHS:-1,256}" --rhs-elements 1048576 --rhs-degree 3 --reps 3 \
@@ -69,7 +70,7 @@ lane() {
   [ -x "$T/$bin" ] || return 0
   { echo "=== $bin $*"; timeout "$(left "$s")" "$T/$bin" --include-ignored "$@" 2>&1; echo "rc $?"; } > "/tmp/lane-$bin.log"
 }
-lanes_done() { cat /tmp/lane-*.log > "$OUT/$NAME-tests.txt" 2>/dev/null; step "tests done"; }
+lanes_done() { cat /tmp/lane-*.log >> "$OUT/$NAME-tests.txt" 2>/dev/null; rm -f /tmp/lane-*.log; step "tests done"; }
 targets_summary() {
   keep "$NAME-iga.txt" "nrhs=  256\|nrhs=    1" 8
   keep "$NAME-hex.txt" "^ [1-5] \|floor\|III" 20

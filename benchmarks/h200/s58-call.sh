@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Stop 58's call: main's GPU test binaries (hyperelastic, DG, advection, IGA, setup, box mesh, the backend and the
-# release checks) with --include-ignored and GALERKIN_REQUIRE_GPU=1 in two groups of four lanes, the README's example
+# release checks) with --include-ignored and GALERKIN_REQUIRE_GPU=1 in two groups of four lanes (run at 04:29 UTC:
+# hyperelastic_cuda and iga_cuda need more than 130 s — s58b-call.sh gave them 180), the README's example
 # on the GPU (`auto`); then issue 17 on the H100: the P2 sweep at 10^6 dofs, 4 points — the default, round 25's node
 # blocks (measured only on the H200), blocks + trim, the no-scatter bound, twice in opposite orders — and Nsight
 # Compute's counters of the Jacobian kernel for the default, the blocks and the no-scatter rows (the L2 reduction
@@ -8,9 +9,9 @@
 # Usage: bash benchmarks/h200/s58-call.sh .dev-s58 (pack: bin.tar.xz of galerkin + tests/<binary>); timeout_s 560.
 NAME=${NAME:-lead-s58}; BUDGET=${BUDGET:-520}; source benchmarks/h200/call-lib.sh "$1"
 for b in hyperelastic_cuda cuda_backend dg_cuda iga_cuda; do lane 130 "$b" --test-threads 4 & done
-wait; cat /tmp/lane-*.log > "$OUT/$NAME-tests.txt"; rm -f /tmp/lane-*.log; step "group 1 done"
+wait; lanes_done
 for b in advection_cuda cuda_release setup_cuda box_cuda; do lane 90 "$b" --test-threads 4 & done
-wait; cat /tmp/lane-*.log >> "$OUT/$NAME-tests.txt"; step "group 2 done"
+wait; lanes_done
 timeout "$(left 40)" "$G" run examples/poisson-3d.toml > "$OUT/$NAME-example.txt" 2>&1; step "example rc $?"
 D="tc cols fuse sty minb20"; B="tc blocks fuse sty minb20"; N="tc no-scatter fuse sty minb20"
 for v in "$D,$B,$B trim,$N" "$N,$B trim,$B,$D"; do
