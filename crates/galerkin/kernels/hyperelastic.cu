@@ -167,8 +167,10 @@ __device__ __forceinline__ int hk_pab(int a, int b) { return a * (5 - a) / 2 + b
 #error "HK_SCATTER_BLOCKS is the column walk's (HK_SCATTER_COLS, 3D, 16 < 3·NLOC ≤ 32), not with HK_UPPER"
 #endif
 #endif
+// `skip` (HK_CHAIN): the local nodes whose pairs the next cell of the segment takes over (not added).
+#define HK_SKIPPED(i, j) (((skip >> (i)) & (skip >> (j)) & 1u) != 0)
 __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell& cell, u64 c, int tid, int nthr, const u32* __restrict__ row_ptr,
-                                                  const unsigned short* __restrict__ kpos, double* __restrict__ vals) {
+                                                  const unsigned short* __restrict__ kpos, double* __restrict__ vals, u32 skip = 0) {
 #if defined(HK_SCATTER_BLOCKS)
     const int l = tid % 32, w = tid / 32, nw = nthr / 32;
 #pragma unroll
@@ -179,7 +181,8 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
         // a ≤ b: K_(i,a),(j,b) = st[i·6·NLOC + pab(a, b)·NLOC + j]; a > b: K_(j,b),(i,a) = st[j·6·NLOC + pab(b, a)·NLOC + i]
         const int off = a <= b ? hk_pab(a, b) * NLOC + j : j * 6 * NLOC + hk_pab(b, a) * NLOC;
         const int step = a <= b ? 6 * NLOC : 1;
-        for (int i = w; i < NLOC; i += nw) atomicAdd(&vals[hk_row(cell, i, 0, row_ptr) + hk_rank(cell, c, i, j, kpos) * 9 + 3 * a + b], st[off + i * step]);
+        for (int i = w; i < NLOC; i += nw)
+            if (!HK_SKIPPED(i, j)) atomicAdd(&vals[hk_row(cell, i, 0, row_ptr) + hk_rank(cell, c, i, j, kpos) * 9 + 3 * a + b], st[off + i * step]);
     }
 #elif defined(HK_SCATTER_COLS) && 3 * NLOC <= 32 && 3 * NLOC > 16
     const int cl = tid % 32, j = cl / 3, b = cl % 3, w = tid / 32, nw = nthr / 32;
@@ -191,7 +194,7 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
     for (int row = 0; row < 3 * NLOC; ++row) {
         if (row % nw != w) continue;  // (two warps per cell: the rows in turn)
         const int i = row / 3, a = row % 3;
-        if (!HK_KEEP(i, j, a, b)) continue;
+        if (!HK_KEEP(i, j, a, b) || HK_SKIPPED(i, j)) continue;
 #ifdef HK_SCATTER_KEEP  // (the sweep: only HK_SCATTER_KEEP of every 5 rows, timing only)
         if (row % 5 >= HK_SCATTER_KEEP) continue;
 #endif
@@ -206,7 +209,7 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
     for (int k = tid; k < 9 * NLOC * NLOC; k += nthr) {
         const int row = k / (3 * NLOC), cl = k % (3 * NLOC);
         const int i = row / 3, a = row % 3, j = cl / 3, b = cl % 3;
-        if (!HK_KEEP(i, j, a, b)) continue;
+        if (!HK_KEEP(i, j, a, b) || HK_SKIPPED(i, j)) continue;
         const double v = a <= b ? st[i * 6 * NLOC + hk_pab(a, b) * NLOC + j] : st[j * 6 * NLOC + hk_pab(b, a) * NLOC + i];
         const u64 pos = hk_row(cell, i, a, row_ptr) + hk_rank(cell, c, i, j, kpos) * 3 + b;
 #if defined(HK_PLAIN_STORE)  // (the sweep: racy plain stores at the same places, timing only)
@@ -627,7 +630,7 @@ __device__ __forceinline__ void hk_fetch_vals(int tid, const double* __restrict_
 #else
 #define HK_BUFS 1
 #endif
-#if defined(HK_PERSIST) || defined(HK_PATCH)
+#if defined(HK_PERSIST) || defined(HK_PATCH) || defined(HK_CHAIN)
 #define HK_NEXT_CELL continue
 #else
 #define HK_NEXT_CELL return
@@ -930,6 +933,23 @@ __device__ __forceinline__ void hk_patch_turns(const double* st, bool live, int 
 #else
 #define HK_ZERO_ARGS
 #endif
+// HK_CHAIN (thirty-fourth pass, `src/hyperelastic/chain.rs`): a block (one cell's warps) per segment of
+// face neighbours, positions seg_ptr[s]..seg_ptr[s + 1] of the cells (laid out in segment order), in
+// turn; each cell's link to the next (`links[c]`: the shared nodes' local indices in both cells and their
+// mask) says which node blocks the next cell shares. Those are not added: they stay in `s_carry` (the
+// NF × NF shared nodes' 6 upper component blocks) and the next cell adds them to its own staged blocks
+// before its scatter, so a value two neighbours share is added to the matrix once. Measured slower on the
+// H100 (−28 % of the L2 reductions; the segments' L2 working set and the carry's registers cost more:
+// BENCHMARKS.md's thirty-fourth pass): opt-in.
+#ifdef HK_CHAIN
+#define HK_CHAIN_NF 6
+#define HK_CHAIN_ARGS , const u32 *__restrict__ seg_ptr, const u64 *__restrict__ links, u32 nseg
+#if WPB != 1 || defined(HK_PERSIST) || defined(HK_PATCH) || defined(HK_LAW_WIDE) || defined(HK_ZERO_AHEAD) || defined(HK_STAGE) || defined(HK_UPPER) || defined(HK_FRAG_SCATTER) || defined(HK_NO_SCATTER)
+#error "HK_CHAIN is the staged scatter's with one cell a block (WPB = 1), not with HK_PERSIST, HK_PATCH, HK_LAW_WIDE, HK_ZERO_AHEAD, HK_STAGE, HK_UPPER, HK_FRAG_SCATTER or HK_NO_SCATTER"
+#endif
+#else
+#define HK_CHAIN_ARGS
+#endif
 // Whether this warp's cell adds anything (HK_PATCH_TURNS: not past the patch's end).
 #undef HK_LIVE
 #if defined(HK_PATCH) && defined(HK_PATCH_TURNS)
@@ -938,7 +958,31 @@ __device__ __forceinline__ void hk_patch_turns(const double* st, bool live, int 
 #define HK_LIVE true
 #endif
 
-extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS HK_ZERO_ARGS) {
+#ifdef HK_CHAIN
+// The carry between two cells of a segment, on the cell's staged blocks st[i·6·NLOC + p·NLOC + j]:
+// first the blocks the cell before left (`in`: its link, the nodes' places here from bit 24) are added,
+// then the blocks shared with the next cell (`out`: this cell's link, the places here from bit 0) are
+// kept for it, in the order of the shared nodes; the scatter then skips the pairs of `out`'s mask.
+__device__ __forceinline__ void hk_chain_carry(double* st, u64 in, u64 out, double* carry, int tid) {
+    // (a fixed loop over the NF × 6 × NF places, so that the divisions are by constants: the first
+    // build's loops bounded by the counts divided by them at run time, +50 % instructions a cell)
+    constexpr int N = HK_CHAIN_NF * 6 * HK_CHAIN_NF;
+    const int nin = __popc((u32)(in >> 48)), nout = __popc((u32)(out >> 48));
+#pragma unroll
+    for (int k0 = 0; k0 < N; k0 += TPC) {
+        const int k = k0 + tid, s = k / (6 * HK_CHAIN_NF), p = k / HK_CHAIN_NF % 6, t = k % HK_CHAIN_NF;
+        if (k < N && s < nin && t < nin) st[((in >> (24 + 4 * s)) & 15) * TC_NCOL + p * NLOC + ((in >> (24 + 4 * t)) & 15)] += carry[k];
+    }
+    HK_CSYNC();  // every carried block is in before any is kept or scattered
+#pragma unroll
+    for (int k0 = 0; k0 < N; k0 += TPC) {
+        const int k = k0 + tid, s = k / (6 * HK_CHAIN_NF), p = k / HK_CHAIN_NF % 6, t = k % HK_CHAIN_NF;
+        if (k < N && s < nout && t < nout) carry[k] = st[((out >> (4 * s)) & 15) * TC_NCOL + p * NLOC + ((out >> (4 * t)) & 15)];
+    }
+}
+#endif
+
+extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS HK_ZERO_ARGS HK_CHAIN_ARGS) {
 #ifdef HK_ZERO_AHEAD
     // (no barrier: no other thread of this launch reads or adds to these values)
     if (want_k)
@@ -955,6 +999,9 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
     __shared__ __align__(16) double s_g[WPB][NQ][NLOC][3];
     __shared__ HK_PT_ALIGN double s_pt[WPB][TC_REC];
     __shared__ __align__(16) double s_y[WPB][3 * QC][TC_YS];
+#ifdef HK_CHAIN
+    __shared__ double s_carry[WPB][HK_CHAIN_NF * HK_CHAIN_NF * 6];  // [s][p][t]: shared nodes s, t; component pair p
+#endif
     const double* gref = tab;
     const double* ggeo = tab + NQ * NLOC * 3;
     const double* wts = ggeo + NQ * NV * 3;
@@ -1014,6 +1061,16 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
     hk_gather(c, tid, TPC, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, cell);
     HK_CSYNC();
     {
+#elif defined(HK_CHAIN)
+    (void)ncells;
+    const u64 sg = (u64)blockIdx.x * WPB + wp;
+    if (sg >= nseg) return;  // the whole segment: no block barrier follows
+    const u32 s0 = seg_ptr[sg], s1 = seg_ptr[sg + 1];
+    for (u64 c = s0; c < s1; ++c) {
+        HkCell& cell = s_cell[wp][0];
+        HK_CSYNC();  // the cell before has done reading the record and the buffers
+        hk_gather(c, tid, TPC, cell_verts, coords, cell_nodes, frames, has_frames, u, want_k, row_ptr, kpos, cell);
+        HK_CSYNC();
 #else
     const u64 c = (u64)blockIdx.x * WPB + wp;
     if (c >= ncells) return;  // the whole cell: no block barrier follows
@@ -1250,6 +1307,9 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
     hk_patch_turns(st, live, wp, tid, pslot + (u64)pk * HP_NUP, s_acc);
 #elif defined(HK_STAGE)  // the owner gather (`hyperelastic_gather.cu`): `vals` is the stage, a record per cell
     for (int k = tid; k < NLOC * TC_NCOL; k += TPC) vals[c * (NLOC * TC_NCOL) + k] = st[k];
+#elif defined(HK_CHAIN)
+    hk_chain_carry(st, c > s0 ? links[c - 1] : 0, c + 1 < s1 ? links[c] : 0, s_carry[wp], tid);
+    hk_scatter_staged(st, cell, c, tid, TPC, row_ptr, kpos, vals, c + 1 < s1 ? (u32)(links[c] >> 48) : 0u);
 #else
     hk_scatter_staged(st, cell, c, tid, TPC, row_ptr, kpos, vals);
 #endif

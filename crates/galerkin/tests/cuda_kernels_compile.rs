@@ -497,19 +497,26 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     // Round 24, 4 per P2 stiffness-rule element (the default there — `fuse` with `HK_ST_Y` and 20
     // cells an SM — and its sweep's timing rows: no scatter, plain stores, 2 of every 5 rows): 12.
     // Round 25, the node-block scatter (`HK_SCATTER_BLOCKS`): 2 per P2 stiffness-rule element (the default's
-    // and `tc cols`'s) and 2 per P2 element at the full rule (one and two warps a cell): 12.
+    // and `tc cols`'s) and 2 per P2 element at the full rule (one and two warps a cell): 12 (21 with round 34's).
     // Round 26, the trimmed default (`HK_TRIM`): 3 per P2 stiffness-rule element (alone, scattering
-    // node blocks, without the scatter): 9.
+    // node blocks, without the scatter): 9 (15 with round 34's two carried ones).
     // The thirty-first pass's gather over the staged law records (`HR_RECORDS`, 16 warps a block):
     // P1/P2 tetrahedra, both rules, every law: 12; and the default with the zeroing under the
     // kernel (`HK_ZERO_AHEAD`), 1 per stiffness-rule tensor-core element: 6, 3 of them fused with `HK_ST_Y` (P2).
-    assert_eq!(v.len(), 338);
+    // The thirty-fourth pass's carried scatter (`HK_CHAIN`): 4 per P2 stiffness-rule element (the
+    // default and the trimmed default, each alone and scattering node blocks): 12, all fused with `HK_ST_Y`.
+    assert_eq!(v.len(), 350);
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_CHAIN")).count(), 12, "the HK_CHAIN variants");
+    // Its carry is in the kernel: the links read, the adds of the kept blocks fewer than without.
+    let chain = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_CHAIN") && d.iter().any(|x| x == "LAW=2") && !d.iter().any(|x| x == "HK_SCATTER_BLOCKS")).expect("a carried fibre-law variant");
+    let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &chain.0).unwrap().ptx;
+    assert!(ptx.contains(".entry hyper_assemble(") && ptx.contains("popc.b32") && !ptx.contains("__local_depot"), "HK_CHAIN: the links' counts, registers only");
     assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x.starts_with("HK_ZERO_AHEAD"))).count(), 6, "the HK_ZERO_AHEAD variants");
     assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HR_RECORDS")).count(), 12, "the HR_RECORDS variants");
-    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_SCATTER_BLOCKS")).count(), 15, "the HK_SCATTER_BLOCKS variants");
-    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_ST_Y")).count(), 69, "the HK_ST_Y variants");
-    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_FUSE")).count(), 66, "the HK_FUSE variants");
-    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_TRIM")).count(), 9, "the HK_TRIM variants");
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_SCATTER_BLOCKS")).count(), 21, "the HK_SCATTER_BLOCKS variants");
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_ST_Y")).count(), 81, "the HK_ST_Y variants");
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_FUSE")).count(), 78, "the HK_FUSE variants");
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_TRIM")).count(), 15, "the HK_TRIM variants");
     // The trimmed kernel: registers only (no local memory), F on the tensor cores too.
     let trim = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_TRIM") && d.iter().any(|x| x == "LAW=2") && d.iter().any(|x| x == "HK_SCATTER_COLS")).expect("a trimmed fibre-law variant");
     let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &trim.0).unwrap().ptx;

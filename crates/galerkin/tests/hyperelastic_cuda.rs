@@ -6,6 +6,7 @@ mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu, LinearOperator};
 use galerkin::hyperelastic::blocks::TC_BLOCKS;
+use galerkin::hyperelastic::chain::TC_CHAIN;
 use galerkin::hyperelastic::cuda::{default_scheme, default_variant, shape, tc_applies, tc_default, tc_fuse, tc_patch_default, tc_cols, tc_qc, tc_st_y, tc_wide, trim_variant, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_FUSE, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH, TC_ST_Y, TC_ST_Y_MINB, TC_TRIM};
 use galerkin::hyperelastic::law::Law;
 use galerkin::hyperelastic::patch::Grouping;
@@ -429,6 +430,44 @@ fn gpu_trim_newton_equals_the_default() {
     newton_equals_the_default(tc_fuse, &[TC_FUSE, TC_COLS, TC_TRIM].concat());
 }
 
+/// The thirty-fourth pass's carried scatter (`HK_CHAIN`: a block per segment of face neighbours,
+/// each cell keeping the node blocks it shares with the next for it instead of adding them) equals
+/// the CPU on P1/P2 tetrahedra, both rules at P2, every law (a frame per cell): with the default's
+/// defines (segments of 16, of 3 — many ends — and of 1 — nothing carried — and in Hilbert order), the
+/// tensor-core default with the column walk and with the flat walk, two warps a cell, and the
+/// trimmed default; assembling twice overwrites (the carry starts afresh in each segment); the
+/// residual alone equals it. With node blocks it is in [`gpu_blocks_equal_the_cpu`]; two cells a
+/// block are refused by name.
+#[test]
+fn gpu_chain_equals_the_cpu() {
+    for_tc_cases(|be, _, mk, u, what, el| {
+        let (tc, split, pair) = tc_shapes(el);
+        let (dsc, ddefs) = default_variant(el, be.device().compute_capability).unwrap();
+        let d = [&ddefs[..], TC_CHAIN].concat();
+        let mut cases: Vec<(Scheme, Vec<&str>, CellOrder)> = vec![
+            (dsc, d.clone(), DEFAULT_ORDER),
+            (dsc, [&d[..], &["HK_CHAIN_LEN=3"]].concat(), DEFAULT_ORDER),
+            (dsc, [&d[..], &["HK_CHAIN_LEN=1"]].concat(), DEFAULT_ORDER),
+            (dsc, d.clone(), CellOrder::Hilbert),
+            (tc, [tc_cols(el), TC_CHAIN].concat(), DEFAULT_ORDER),
+            (tc, TC_CHAIN.to_vec(), CellOrder::Hilbert),
+            (split, [tc_cols(el), TC_CHAIN].concat(), DEFAULT_ORDER),
+        ];
+        if let Some((sc, defs)) = trim_variant(el, be.device().compute_capability).unwrap() {
+            cases.push((sc, [&defs[..], TC_CHAIN].concat(), DEFAULT_ORDER));
+        }
+        cases_equal_the_cpu(be, mk, u, what, cases);
+        let e = GpuHyper::variant(be, &mk(), pair, &[tc_cols(el), TC_CHAIN].concat()).err().expect("two cells a block refused");
+        assert!(e.to_string().contains("HK_CHAIN"), "{what}: {e}");
+    });
+}
+
+/// [`gpu_gather_newton_equals_the_default`] with the default's defines and the carried scatter.
+#[test]
+fn gpu_chain_newton_equals_the_default() {
+    newton_equals_the_default(tc_fuse, &[TC_FUSE, TC_COLS, TC_CHAIN].concat());
+}
+
 /// The node-block storage (round 25, `HK_SCATTER_BLOCKS`): on P2 tetrahedra, both rules, every
 /// law (a frame per cell), the default at each rule, the tensor-core default with the column walk
 /// and the same with two warps a cell, and (round 26) the trimmed default at 4 points, each scattering whole node blocks: the Jacobian, assembled
@@ -445,10 +484,12 @@ fn gpu_blocks_equal_the_cpu() {
         let (tc, split, _) = tc_shapes(el);
         let (dsc, ddefs) = default_variant(el, be.device().compute_capability).unwrap();
         let mut cases: Vec<(Scheme, Vec<&str>)> = vec![(dsc, [&ddefs[..], TC_BLOCKS].concat()), (tc, [TC_COLS, TC_BLOCKS].concat()), (split, [TC_COLS, TC_BLOCKS].concat())];
-        // round 26: the trimmed default scattering blocks (P2 at 4 points)
+        // round 26: the trimmed default scattering blocks (P2 at 4 points); round 34: carrying shared blocks
         if let Some((tsc, tdefs)) = trim_variant(el, be.device().compute_capability).unwrap() {
             cases.push((tsc, [&tdefs[..], TC_BLOCKS].concat()));
+            cases.push((tsc, [&tdefs[..], TC_BLOCKS, TC_CHAIN].concat()));
         }
+        cases.push((dsc, [&ddefs[..], TC_BLOCKS, TC_CHAIN].concat()));
         let asm = CpuHyper::new(mk()).unwrap();
         let mut k = asm.matrix();
         let mut r = vec![0.0; u.len()];

@@ -362,6 +362,9 @@ pub fn floor_bytes(el: &HyperElement, nnz: usize) -> f64 {
 /// other launch shapes — each timed as the whole assembly (zeroing + kernel), the kernel alone and
 /// the residual alone (median of `runs`, CUDA events), with the zeroing pass and the floor.
 /// `only`: the variants to time, by name (all where empty; `--hyper-variants`, e.g. to profile one).
+/// The sweep's timing-only defines (their values are wrong by design: not checked).
+const TIMING_ONLY: &[&str] = &["HK_NO_SCATTER", "HK_SCATTER_ONLY", "HK_PLAIN_STORE", "HK_SCATTER_KEEP", "HK_CONTIG", "HK_TRIVIAL_LAW", "HP_SCATTER_ONLY"];
+
 pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &[String], mut emit: impl FnMut(String)) -> Result<()> {
     let rules: Vec<&str> = match cfg.quadrature.as_deref() {
         Some(q) => vec![q],
@@ -569,6 +572,19 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push(("tc cols fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, TC_TRIM].concat()));
                 variants.push(("tc blocks fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, TC_BLOCKS, TC_TRIM].concat()));
                 variants.push(("tc no-scatter fuse sty minb20 trim".into(), fz, [&fsm[..], &["HK_NO_SCATTER"], TC_TRIM].concat()));
+                // The thirty-fourth pass: segments of face neighbours carrying the node blocks each cell
+                // shares with the next (`chain`: 16 cells a segment, `chainN`: N), with the default's
+                // defines, trimmed, and scattering blocks.
+                use super::chain::TC_CHAIN;
+                for (name, len) in [("chain", "HK_CHAIN_LEN=16"), ("chain2", "HK_CHAIN_LEN=2"), ("chain4", "HK_CHAIN_LEN=4"), ("chain8", "HK_CHAIN_LEN=8"), ("chain32", "HK_CHAIN_LEN=32")] {
+                    variants.push((format!("tc {name} fuse sty minb20"), fz, [&fsm[..], TC_COLS, TC_CHAIN, &[len]].concat()));
+                    variants.push((format!("tc blocks {name} fuse sty minb20 trim"), fz, [&fsm[..], TC_COLS, TC_BLOCKS, TC_CHAIN, TC_TRIM, &[len]].concat()));
+                }
+                variants.push(("tc chain fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, TC_CHAIN, TC_TRIM].concat()));
+                // (the carry's loop state spills ≈ 100 bytes a thread under `minb20`'s 96 registers; without a cap, 168)
+                variants.push(("tc chain fuse sty".into(), fz, [TC_FUSE, fsty, TC_COLS, TC_CHAIN].concat()));
+                variants.push(("tc chain4 fuse sty".into(), fz, [TC_FUSE, fsty, TC_COLS, TC_CHAIN, &["HK_CHAIN_LEN=4"]].concat()));
+                variants.push(("tc blocks chain fuse sty minb20".into(), fz, [&fsm[..], TC_COLS, TC_BLOCKS, TC_CHAIN].concat()));
                 if fz != tc {
                     variants.push((format!("tc cols fuse {wpb}x{qc}"), tc, [TC_FUSE, TC_COLS].concat()));
                     variants.push((format!("tc cols {fw}x{fq}"), fz, TC_COLS.to_vec()));
@@ -661,6 +677,9 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
             // The blocks rows' L2 sectors, counted on this mesh's pattern: formed on the first
             // such row, reused by the rest (round 28: the pattern built once a mesh, not a row).
             let mut sectors: Option<(usize, usize)> = None;
+            // The default system's residual and Jacobian, against which every row that computes them
+            // is checked (thirty-fourth pass: no wrong variant timed as a fast one).
+            let mut reference: Option<(Vec<f64>, Vec<f64>)> = None;
             for (name, sc, defs, order) in variants {
                 if !only.is_empty() && !only.iter().any(|o| name == *o) {
                     continue;
@@ -682,7 +701,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                         None => {
                             let (p, slots) = crate::operator::assemble::pattern(&el.space, true)?;
                             let rank = slots.ok_or_else(|| crate::Error::invalid("sparsity pattern without slots"))?.rank;
-                            *sectors.insert(super::blocks::scatter_sectors(&p, &el.space.dofmap.cell_nodes, el.nloc(), &rank, 32))
+                            *sectors.insert(super::blocks::scatter_sectors(&p, &el.space.dofmap.cell_nodes, el.nloc(), &rank, 32, None))
                         }
                     };
                     let nc = el.space.mesh.num_cells() as f64;
@@ -697,6 +716,35 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                     ));
                 }
                 let asm = measure(&mut clock, 1, runs, || sys.assemble(be, &u, &mut r, Some(&mut k)))?;
+                let timing_only = defs.iter().any(|d| TIMING_ONLY.iter().any(|t| d.starts_with(t)));
+                let check = if timing_only {
+                    "check -".to_string()
+                } else {
+                    let (r0, k0) = match &reference {
+                        Some(v) => v,
+                        None => {
+                            let d = GpuHyper::new(be, el)?;
+                            let mut kd = d.new_matrix(be)?;
+                            let mut rd = be.zeros(n)?;
+                            d.assemble(be, &u, &mut rd, Some(&mut kd))?;
+                            reference.insert((be.to_host(&rd)?, be.matrix_to_host(&kd)?.values))
+                        }
+                    };
+                    let kv = be.matrix_to_host(&k)?.values;
+                    let kv = match sys.blocks() {
+                        Some(b) => b.host.to_csr(&kv)?,
+                        None => kv,
+                    };
+                    let rel = |a: &[f64], b: &[f64]| {
+                        let m = b.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-300);
+                        a.iter().zip(b).fold(0.0f64, |e, (x, y)| e.max((x - y).abs())) / m
+                    };
+                    let (er, ek) = (rel(&be.to_host(&r)?, r0), rel(&kv, k0));
+                    if !(er <= 1e-10 && ek <= 1e-10) {
+                        return Err(crate::Error::invalid(format!("{name}: residual {er:.2e} and Jacobian {ek:.2e} from the default's (relative to their largest)")));
+                    }
+                    format!("check {:.1e}", er.max(ek))
+                };
                 let kern = measure(&mut clock, 1, runs, || sys.assemble_with(be, &u, &mut r, Some(&mut k), false))?;
                 let res = measure(&mut clock, 1, runs, || sys.assemble(be, &u, &mut r, None))?;
                 let zero = measure(&mut clock, 1, runs, || be.zero_slice(&mut k.values))?;
@@ -749,7 +797,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 // (the kernel as compiled: registers, static shared memory, blocks an SM)
                 let occ = sys.assemble_stats().map(|(regs, st, per_sm)| format!("  regs {regs} static {st} B blocks/SM {per_sm}")).unwrap_or_default();
                 emit(format!(
-                    "{name:<20} {shape:<20} shared {shared:>5} B: asm {:.3e} (x{:.2} floor)  kernel {:.3e}  res {:.3e}  zero {:.3e}{occ}  spread {:.3e}..{:.3e}",
+                    "{name:<20} {shape:<20} shared {shared:>5} B: asm {:.3e} (x{:.2} floor)  kernel {:.3e}  res {:.3e}  zero {:.3e}{occ}  spread {:.3e}..{:.3e}  {check}",
                     asm.median,
                     asm.median / floor_s,
                     kern.median,

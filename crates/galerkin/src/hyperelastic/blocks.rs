@@ -139,8 +139,10 @@ impl NodeBlocks {
 /// (j, b); blocks: per node row i, 3 adds of 32 consecutive entries of its 9·nloc in block order).
 /// Sectors shared by two adds of one cell count twice (as the L2 sees them: separate requests);
 /// with `group` < 32, so do those of two groups of `group` lanes of one add (were the adds sent
-/// in such groups: a hypothesis for Nsight Compute's higher count of CSR's sectors).
-pub fn scatter_sectors(p: &CsrMatrix, cell_nodes: &[usize], nloc: usize, rank: &[u16], group: usize) -> (usize, usize) {
+/// in such groups: a hypothesis for Nsight Compute's higher count of CSR's sectors). With `skip`
+/// (a mask per cell, [`super::chain`]'s carried nodes), the entries between two masked nodes are not
+/// added.
+pub fn scatter_sectors(p: &CsrMatrix, cell_nodes: &[usize], nloc: usize, rank: &[u16], group: usize, skip: Option<&[u16]>) -> (usize, usize) {
     let mut set: Vec<(usize, usize)> = Vec::with_capacity(32);
     let g = group.clamp(1, 32);
     let count = |set: &mut Vec<(usize, usize)>| {
@@ -153,10 +155,12 @@ pub fn scatter_sectors(p: &CsrMatrix, cell_nodes: &[usize], nloc: usize, rank: &
     let (mut csr, mut blk) = (0, 0);
     for (c, nodes) in cell_nodes.chunks(nloc).enumerate() {
         let rk = |i: usize, j: usize| rank[(c * nloc + i) * nloc + j] as usize;
+        let m = skip.map_or(0, |s| s[c]);
+        let kept = |i: usize, j: usize| (m >> i) & (m >> j) & 1 == 0;
         for (i, &ni) in nodes.iter().enumerate() {
             for a in 0..3 {
                 let start = p.row_ptr[3 * ni + a];
-                for j in 0..nloc {
+                for j in (0..nloc).filter(|&j| kept(i, j)) {
                     for b in 0..3 {
                         set.push(((3 * j + b) / g, (start + 3 * rk(i, j) + b) / 4));
                     }
@@ -165,7 +169,7 @@ pub fn scatter_sectors(p: &CsrMatrix, cell_nodes: &[usize], nloc: usize, rank: &
             }
             let start = p.row_ptr[3 * ni];
             for t in 0..(9 * nloc).div_ceil(32) {
-                for e in 32 * t..(32 * t + 32).min(9 * nloc) {
+                for e in (32 * t..(32 * t + 32).min(9 * nloc)).filter(|&e| kept(i, e / 9)) {
                     set.push(((e - 32 * t) / g, (start + 9 * rk(i, e / 9) + e % 9) / 4));
                 }
                 blk += count(&mut set);
@@ -289,10 +293,10 @@ mod tests {
         let (p, cells, rank) = p2(n);
         let ncells = cells.len() / 10;
         for g in [16, 8] {
-            let (csr, blk) = scatter_sectors(&p, &cells, 10, &rank, g);
+            let (csr, blk) = scatter_sectors(&p, &cells, 10, &rank, g, None);
             eprintln!("P2 box {n}³, lanes sent {g} at a time: sectors a cell CSR {:.1}, blocks {:.1}", csr as f64 / ncells as f64, blk as f64 / ncells as f64);
         }
-        let (csr, blk) = scatter_sectors(&p, &cells, 10, &rank, 32);
+        let (csr, blk) = scatter_sectors(&p, &cells, 10, &rank, 32, None);
         let (c, b) = (csr as f64 / ncells as f64, blk as f64 / ncells as f64);
         eprintln!("P2 box {n}³, {ncells} cells: sectors a cell CSR {c:.1}, blocks {b:.1} ({:.2}×)", c / b);
         assert!(b <= 10.0 * (8.0 * 3.0 + 2.0 * 4.0) && b >= 10.0 * 10.0 && c > 1.15 * b, "CSR {c:.1}, blocks {b:.1}");

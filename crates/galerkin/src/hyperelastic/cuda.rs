@@ -455,6 +455,15 @@ pub struct GpuHyper {
     blocks_scratch: Option<std::sync::Mutex<CudaSlice<f64>>>,
     /// `HK_ZERO_AHEAD=n` (thirty-first pass): the cells in n chunks, each launch zeroing the next's values.
     ahead: Option<super::ahead::DeviceAhead>,
+    /// `HK_CHAIN` (thirty-fourth pass): the segments of face neighbours (the cells in their order).
+    chain: Option<DeviceChain>,
+}
+
+/// [`super::chain::Chains`] on the device: a block per segment.
+struct DeviceChain {
+    nseg: u32,
+    seg_ptr: CudaSlice<u32>,
+    links: CudaSlice<u64>,
 }
 
 /// The owner gather's data ([`Scheme::Gather`]): each node's cells (cell · NLOC + the node's place
@@ -559,7 +568,7 @@ fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
 impl GpuHyper {
     /// The default scheme and defines for `el` on this device ([`default_variant`]: by the rule's
     /// point count), or the one named by `GALERKIN_HYPER_SCHEME` (`cols` ([`default_scheme`] with
-    /// [`tc_cols`] at every rule: the default before round 24), `pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `sty` (the default with [`TC_ST_Y_MINB`]), `fuse` ([`tc_fuse`] with [`TC_FUSE`] and [`TC_COLS`]), `trim` ([`trim_variant`]: the default with [`TC_TRIM`] where it is the fused law, else the default), `blocks` (the default with the node-block storage [`super::blocks::TC_BLOCKS`], converted to CSR after each assembly so that the solver can use it), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
+    /// [`tc_cols`] at every rule: the default before round 24), `pairs`, `tc` (without the default's [`TC_COLS`]), `prefetch` — the tensor-core scheme with [`TC_PREFETCH`] and [`TC_COLS`] —, `wide` ([`tc_wide`] with [`TC_LAW_WIDE`] and [`TC_COLS`]), `upper` (the default with [`super::upper::TC_UPPER`]), `sty` (the default with [`TC_ST_Y_MINB`]), `fuse` ([`tc_fuse`] with [`TC_FUSE`] and [`TC_COLS`]), `trim` ([`trim_variant`]: the default with [`TC_TRIM`] where it is the fused law, else the default), `blocks` (the default with the node-block storage [`super::blocks::TC_BLOCKS`], converted to CSR after each assembly so that the solver can use it), `chain` (the default with [`super::chain::TC_CHAIN`] where it is the tensor-core scheme with one cell a block, else the default), `tc-patch` ([`tc_patch_default`]), `patch`, `moments`, `gather` or `recompute`: to compare whole runs with either, as the
     /// benchmark does; an unknown name or a scheme that does not apply is an error, except `moments`,
     /// which leaves the elements it is not written for — a P2 run's coarser P1 multigrid levels — to
     /// the default).
@@ -611,6 +620,16 @@ impl GpuHyper {
             // each assembly then converts the values to CSR order (one more pass: opt-in).
             Some("blocks") if tc_applies(el, cc) && !tc_cols(el).is_empty() => return Self::blocks_in_csr(be, el),
             Some("blocks") => default_scheme(el, cc)?,
+            // The default carrying the blocks shared with the next cell along segments of face
+            // neighbours (thirty-fourth pass), where the default is the tensor-core scheme with one
+            // cell a block and the staged scatter (else the default).
+            Some("chain") => {
+                let (sc, defs) = default_variant(el, cc)?;
+                if matches!(sc, Scheme::Tc { wpb: 1, .. }) {
+                    return Self::variant(be, el, sc, &[&defs[..], super::chain::TC_CHAIN].concat());
+                }
+                sc
+            }
             // Where the tensor-core scheme applies (else the default: plane strain, hexahedra).
             Some("tc-patch") if tc_applies(el, cc) => tc_patch_default(el),
             Some("tc-patch") => default_scheme(el, cc)?,
@@ -627,7 +646,7 @@ impl GpuHyper {
             // Where it applies (P1/P2 tetrahedra: the multigrid's levels too), else the default.
             Some("recompute") if super::recompute::applies(el, cc) => super::recompute::DEFAULT,
             Some("recompute") => default_scheme(el, cc)?,
-            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `cols`, `pairs`, `tc`, `prefetch`, `wide`, `upper`, `sty`, `fuse`, `trim`, `blocks`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
+            Some(other) => return Err(Error::invalid(format!("{SCHEME_ENV} = `{other}`: expected `cols`, `pairs`, `tc`, `prefetch`, `wide`, `upper`, `sty`, `fuse`, `trim`, `blocks`, `chain`, `tc-patch`, `patch`, `moments`, `gather` or `recompute`"))),
         };
         Self::variant(be, el, sc, &[])
     }
@@ -658,12 +677,28 @@ impl GpuHyper {
         let (pattern, slots) = pattern(space, true)?;
         let slots = slots.ok_or_else(|| Error::invalid("sparsity pattern without slots"))?;
         let coords: Vec<f64> = mesh.coords.iter().flat_map(|x| *x).collect();
-        let perm = match order {
+        let base = match order {
             CellOrder::Mesh => None,
             CellOrder::Hilbert => Some(crate::mesh::ordering::hilbert_cell_order(mesh)),
         };
-        let perm = perm.as_deref();
         let nloc = el.nloc();
+        let nv = mesh.cell_type.num_vertices();
+        // (`HK_CHAIN`: the segments of face neighbours, built in the base order; the cells then in theirs)
+        let chains = match (extra.iter().any(|e| super::chain::TC_CHAIN.contains(e)), sc) {
+            (false, _) => None,
+            (true, Scheme::Tc { wpb: 1, .. }) => {
+                let verts = reorder(&mesh.cells, nv, base.as_deref());
+                let nodes = reorder(&space.dofmap.cell_nodes, nloc, base.as_deref());
+                Some(super::chain::Chains::build(&verts, nv, &nodes, nloc, super::chain::len_asked(extra)?)?)
+            }
+            (true, _) => return Err(Error::invalid(format!("the carried scatter (HK_CHAIN) is the tensor-core scheme's with one cell a block, not {sc:?}"))),
+        };
+        let perm = match (&chains, base) {
+            (Some(ch), Some(b)) => Some(ch.order.iter().map(|&k| b[k as usize]).collect::<Vec<u32>>()),
+            (Some(ch), None) => Some(ch.order.clone()),
+            (None, b) => b,
+        };
+        let perm = perm.as_deref();
         let cell_nodes = reorder(&space.dofmap.cell_nodes, nloc, perm);
         let rank = reorder(&slots.rank, nloc * nloc, perm);
         let patches_of = |cells, group| {
@@ -708,7 +743,8 @@ impl GpuHyper {
             _ => {
                 let mut defs = defines_for(el, sc)?;
                 // (`HK_ZERO_AHEAD=n`: the count is the host's, one module for every n)
-                defs.extend(extra.iter().map(|d| if d.starts_with(super::ahead::PREFIX) { super::ahead::PREFIX.to_string() } else { d.to_string() }));
+                // (`HK_CHAIN_LEN=n`: the host's alone)
+                defs.extend(extra.iter().filter(|d| !d.starts_with(super::chain::LEN_PREFIX)).map(|d| if d.starts_with(super::ahead::PREFIX) { super::ahead::PREFIX.to_string() } else { d.to_string() }));
                 (be.variant_module(&HYPERELASTIC, &defs)?, "hyper_assemble", None)
             }
         };
@@ -751,7 +787,16 @@ impl GpuHyper {
             }
             (Some(_), _) => return Err(Error::invalid(format!("the zeroing under the kernel ({}) is the tensor-core scheme's with its own scatter, not {sc:?} with {extra:?}", super::ahead::PREFIX))),
         };
+        let chain = match &chains {
+            Some(ch) => Some(DeviceChain {
+                nseg: u32::try_from(ch.len()).map_err(|_| Error::Unsupported(format!("{} segments in one launch", ch.len())))?,
+                seg_ptr: be.upload(&ch.seg_ptr)?,
+                links: be.upload(if ch.links.is_empty() { &[0u64][..] } else { &ch.links })?,
+            }),
+            None => None,
+        };
         Ok(GpuHyper {
+            chain,
             ahead,
             assemble,
             pressure_residual: Kernel::from_module(&module, "hyper_pressure_residual")?,
@@ -880,8 +925,17 @@ impl GpuHyper {
         if let Some(za) = &self.ahead {
             return self.launch_ahead(be, za, u, r, want_k, row_ptr, vals, zero);
         }
-        launch!(be, &self.assemble, cfg; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
-            &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals)?;
+        match &self.chain {
+            // (a block per segment)
+            Some(ch) => {
+                let cfg = LaunchConfig { grid_dim: (ch.nseg.max(1), 1, 1), ..cfg };
+                launch!(be, &self.assemble, cfg; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
+                    &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals,
+                    &ch.seg_ptr, &ch.links, &ch.nseg)?
+            }
+            None => launch!(be, &self.assemble, cfg; &nc, &self.cell_verts, &self.coords, &self.cell_nodes, &self.tab,
+                &self.frames, &self.has_frames, &self.prm, &u.data, &mut r.data, &want_k, row_ptr, &self.kpos, &mut *vals)?,
+        }
         if let (Some(up), true) = (&self.upper, want_k != 0) {
             up.fill(be, row_ptr, vals)?;
         }
@@ -1142,8 +1196,13 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                             }
                             // Round 26: the default trimmed, alone, scattering blocks and without the
                             // scatter (tested, swept).
+                            // The thirty-fourth pass: the default carrying shared blocks along segments,
+                            // alone and scattering blocks (tested, swept).
+                            for extra in [super::chain::TC_CHAIN.to_vec(), [super::chain::TC_CHAIN, super::blocks::TC_BLOCKS].concat()] {
+                                variants.push([defines_for(&st, dsc)?, ddefs.iter().chain(extra.iter()).map(|e| e.to_string()).collect()].concat());
+                            }
                             if let Some((tsc, tdefs)) = trim_variant(&st, (9, 0))? {
-                                for extra in [&[][..], super::blocks::TC_BLOCKS, &["HK_NO_SCATTER"]] {
+                                for extra in [&[][..], super::blocks::TC_BLOCKS, &["HK_NO_SCATTER"], super::chain::TC_CHAIN, &[super::chain::TC_CHAIN, super::blocks::TC_BLOCKS].concat()] {
                                     let defs = tdefs.iter().filter(|d| !(extra.first() == Some(&"HK_NO_SCATTER") && **d == "HK_SCATTER_COLS")).chain(extra);
                                     variants.push([defines_for(&st, tsc)?, defs.map(|e| e.to_string()).collect()].concat());
                                 }

@@ -27,6 +27,7 @@ macro_rules! hyper_kernel_source {
 
 pub mod bench;
 pub mod blocks;
+pub mod chain;
 pub mod config;
 pub mod cuda;
 pub mod element;

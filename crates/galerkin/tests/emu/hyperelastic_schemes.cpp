@@ -46,6 +46,13 @@ namespace tck {
 #define HK_PERSIST
 #define HK_PREFETCH
 #define TC_GRID(nc) 3
+#elif defined(HK_EMU_CHAIN)
+// HK_EMU_CHAIN (thirty-fourth pass): segments of EMU_SEG consecutive cells (the last one short),
+// each cell's blocks shared with the next carried to it (HK_CHAIN); the random cells share some
+// nodes with their neighbours, so the links carry 0 to 6 nodes.
+#define HK_CHAIN
+#define EMU_SEG 3
+#define TC_GRID(nc) (((nc) + EMU_SEG - 1) / EMU_SEG)
 #else
 #define TC_GRID(nc) (nc)
 #endif
@@ -60,6 +67,7 @@ namespace tck {
 #include "hu.cu"
 #undef HK_UPPER
 #endif
+#undef HK_CHAIN
 }
 #undef HK_LAW_WIDE  // (the tensor-core kernel's alone)
 // The patch scheme (hyperelastic_patch.cu) on patches of EMU_PATCH = 7 consecutive cells integrated
@@ -245,7 +253,29 @@ int main() {
             run(npool, 32, [&] { tck::hyper_upper_zero(npool, row_ptr.data(), lo_ptr.data(), v2.data()); });
         }
 #endif
-        run(TC_GRID((nc + TC_WPB - 1) / TC_WPB), 32 * WPC * TC_WPB, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data()); });
+#ifdef HK_EMU_CHAIN
+        // the links as `src/hyperelastic/chain.rs` builds them: the next cell's nodes among this one's
+        std::vector<u32> seg = {0};
+        std::vector<u64> links(nc, 0);
+        int carried = 0;
+        for (int c0 = 0; c0 < nc; c0 += EMU_SEG) {
+            const int c1 = std::min(nc, c0 + EMU_SEG);
+            for (int c = c0; c + 1 < c1; ++c) {
+                int s = 0;
+                for (int i = 0; i < NLOC && s < 6; ++i)
+                    for (int j = 0; j < NLOC; ++j)
+                        if (cn[c * NLOC + i] == cn[(c + 1) * NLOC + j]) { links[c] |= (u64)i << (4 * s) | (u64)j << (24 + 4 * s) | 1ull << (48 + i); ++s; }
+                carried += s;
+            }
+            seg.push_back(c1);
+        }
+        if (want) printf("chain: %d nodes carried over %d links\n", carried, nc - (int)seg.size() + 1);
+        if (carried == 0) fail = 1;
+#define HK_EMU_CHAIN_ARGS , seg.data(), links.data(), (u32)(seg.size() - 1)
+#else
+#define HK_EMU_CHAIN_ARGS
+#endif
+        run(TC_GRID((nc + TC_WPB - 1) / TC_WPB), 32 * WPC * TC_WPB, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data() HK_EMU_CHAIN_ARGS); });
 #ifdef HK_EMU_UPPER
         int asym = 0;  // every lower value a copy of its transpose
         if (want) {

@@ -15,7 +15,7 @@
 # on the patch kernel's patches, in every case. Round 20: the law of a block's cells on one warp (HK_LAW_WIDE), the patches' slots filled in turn (HK_PATCH_TURNS).
 # Round 21: the upper-triangle scatter (HK_UPPER) with its zeroing and fill passes (HK_EMU_UPPER).
 # Round 22: the staged blocks in Y's space (HK_ST_Y). Round 23: the law in the Y phase's lanes (HK_FUSE).
-# Round 26: the trimmed fused law (HK_TRIM). Round 31: the recomputing gather over the staged law records (HR_RECORDS).
+# Round 26: the trimmed fused law (HK_TRIM). Round 34: segments carrying shared blocks (HK_CHAIN). Round 31: the recomputing gather over the staged law records (HR_RECORDS).
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
@@ -55,6 +55,10 @@ for law in ${EMU_LAWS:-0 1 2}; do
   # scatter, with Y's space and the flat walk, the persistent kernel, 14 points in chunks of 3, P1-sized
   trim="$f -DHK_TRIM"
   cases+=("-DNLOC=10 -DNQ=4 $trim -DHK_SCATTER_COLS" "-DNLOC=10 -DNQ=4 $trim -DHK_ST_Y" "-DNLOC=10 -DNQ=4 $trim -DHK_SCATTER_COLS -DHK_EMU_TC_PERSIST" "-DNLOC=10 -DNQ=14 -DQC=3 $trim" "-DNLOC=4 -DNQ=5 $trim")
+  # the thirty-fourth pass: segments of 3 cells carrying their shared node blocks (HK_CHAIN) — the
+  # default's defines, the column walk and the node blocks' layout aside, two warps per cell, the flat walk
+  ch="-DHK_EMU_CHAIN"
+  cases+=("-DNLOC=10 -DNQ=4 $trim -DHK_ST_Y -DHK_SCATTER_COLS $ch" "-DNLOC=10 -DNQ=4 $f -DHK_SCATTER_COLS $ch" "-DNLOC=10 -DNQ=4 -DWPC=2 $f -DHK_SCATTER_COLS $ch" "-DNLOC=10 -DNQ=14 $ch" "-DNLOC=4 -DNQ=5 $ch")
   # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
     cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")

@@ -28,6 +28,7 @@ inline void __syncwarp() { g_bar->arrive_and_wait(); }
 std::mutex g_mu;
 inline double atomicAdd(double* p, double v) { std::lock_guard<std::mutex> l(g_mu); double o = *p; *p += v; return o; }
 inline int __ffs(unsigned x) { return __builtin_ffs(x); }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline u64 global_thread() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
 inline u64 grid_threads() { return (u64)gridDim.x * blockDim.x; }
 using std::isfinite; using std::nan; using std::fabs; using std::exp; using std::log;
