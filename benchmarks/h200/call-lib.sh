@@ -36,6 +36,17 @@ ncu_step() {
   local s=$1 m=$2; shift 2
   timeout "$(left "$s")" "$NCU" --clock-control none --metrics "$m" "$@" >> "$OUT/$NAME-ncu.txt" 2>&1; step "ncu rc $?"
 }
+# (stop 59) ncu_rows S METRICS LAUNCHES ROW... — for each issue-17 sweep ROW while the budget has 30 s, Nsight Compute
+#   on its first LAUNCHES Jacobian launches of `hyper_assemble` (P2, 10^6 dofs, 4 points, one run), under a "### ROW" line.
+ncu_rows() {
+  local s=$1 m=$2 n=$3 v; shift 3
+  for v in "$@"; do
+    [ -n "$NCU" ] && [ "$(left 60)" -ge 30 ] || continue
+    echo "### $v" >> "$OUT/$NAME-ncu.txt"
+    ncu_step "$s" "$m" -k regex:'^hyper_assemble$' --launch-count "$n" "$G" bench --hyper-kernel-sweep --dofs 1000000 \
+      --degrees 2 --runs 1 --hyper-quadrature stiffness --hyper-variants "$v"
+  done
+}
 finish() {
   kill "$smi" 2>/dev/null
   local pats=("$1" "$2" "$3") i=0 what

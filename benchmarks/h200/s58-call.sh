@@ -20,13 +20,7 @@ for v in "$D,$B,$B trim,$N" "$N,$B trim,$B,$D"; do
   step "sweep rc $?"
 done
 M=gpu__time_duration.sum,lts__t_sectors_op_red.sum,lts__t_requests_op_red.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,smsp__issue_active.avg.pct_of_peak_sustained_elapsed,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active
-for v in "$D" "$B" "$N"; do
-  if [ -n "$NCU" ] && [ "$(left 60)" -ge 30 ]; then
-    echo "### $v" >> "$OUT/$NAME-ncu.txt"
-    ncu_step 45 "$M" -k regex:'^hyper_assemble$' --launch-count 3 "$G" bench --hyper-kernel-sweep --dofs 1000000 \
-      --degrees 2 --runs 1 --hyper-quadrature stiffness --hyper-variants "$v"
-  fi
-done
+ncu_rows 45 "$M" 3 "$D" "$B" "$N"
 keep "$NAME-tests.txt" "^===\|test result\|FAILED\|panicked\|^rc " 40
 tail -3 "$OUT/$NAME-example.txt"
 keep "$NAME-sweep.txt" "asm\|floor\|sectors" 20

@@ -17,13 +17,7 @@ for v in "$D,$C,$CT,$BT,$BCT,$C8,$C32" "$C32,$C8,$BCT,$BT,$CT,$C,$D"; do
 done
 lane 150 hyperelastic_cuda --test-threads 4 gpu_chain gpu_blocks_equal_the_cpu; lanes_done
 M=gpu__time_duration.sum,lts__t_sectors_op_red.sum,lts__t_requests_op_red.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum
-for v in "$D" "$C" "$BCT"; do
-  if [ -n "$NCU" ] && [ "$(left 60)" -ge 30 ]; then
-    echo "### $v" >> "$OUT/$NAME-ncu.txt"
-    ncu_step 40 "$M" -k regex:'^hyper_assemble$' --launch-count 3 "$G" bench --hyper-kernel-sweep --dofs 1000000 \
-      --degrees 2 --runs 1 --hyper-quadrature stiffness --hyper-variants "$v"
-  fi
-done
+ncu_rows 40 "$M" 3 "$D" "$C" "$BCT"
 [ "$(left 100)" -ge 60 ] && { lane "$(left 300)" hyperelastic_cuda --test-threads 8 --skip gpu_chain --skip gpu_blocks_equal_the_cpu; lanes_done; }
 keep "$NAME-sweep.txt" "asm\|floor\|sectors\|skipped\|rror" 24
 keep "$NAME-tests.txt" "^===\|test result\|FAILED\|panicked\|^rc " 40

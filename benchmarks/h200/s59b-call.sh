@@ -16,13 +16,7 @@ for v in "$D,$C,$C2,$C4,$C8,$CN,$C4N,$BT,$BCT,$BC4T" "$BC4T,$BCT,$BT,$C4N,$CN,$C
   step "sweep rc $?"
 done
 M=gpu__time_duration.sum,lts__t_sectors_op_red.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum,lts__t_sector_hit_rate.pct
-for v in "$C" "$C2" "$C4N"; do
-  if [ -n "$NCU" ] && [ "$(left 60)" -ge 30 ]; then
-    echo "### $v" >> "$OUT/$NAME-ncu.txt"
-    ncu_step 30 "$M" -k regex:'^hyper_assemble$' --launch-count 1 "$G" bench --hyper-kernel-sweep --dofs 1000000 \
-      --degrees 2 --runs 1 --hyper-quadrature stiffness --hyper-variants "$v"
-  fi
-done
+ncu_rows 30 "$M" 1 "$C" "$C2" "$C4N"
 [ "$(left 100)" -ge 60 ] && { lane "$(left 400)" hyperelastic_cuda --test-threads 8; lanes_done; }
 keep "$NAME-sweep.txt" "asm\|floor\|skipped\|rror" 24
 keep "$NAME-tests.txt" "^===\|test result\|FAILED\|panicked\|^rc " 40
