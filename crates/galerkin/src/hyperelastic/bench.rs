@@ -356,15 +356,17 @@ pub fn floor_bytes(el: &HyperElement, nnz: usize) -> f64 {
     4.0 * nv * nc + 24.0 * nverts + 4.0 * nloc * nc + frames + 2.0 * nloc * nloc * nc + 8.0 * n + 4.0 * n + 8.0 * nnz as f64 + 8.0 * n
 }
 
+/// The sweep's timing-only defines (their values are wrong by design: not checked).
+const TIMING_ONLY: &[&str] = &["HK_NO_SCATTER", "HK_SCATTER_ONLY", "HK_PLAIN_STORE", "HK_SCATTER_KEEP", "HK_CONTIG", "HK_TRIVIAL_LAW", "HP_SCATTER_ONLY"];
+
 /// `galerkin bench --hyper-kernel-sweep`: what bounds the Jacobian kernel. Per size, the kernel's
 /// variants at the state u = 10⁻³ (a translation: the law's cost does not depend on the values) —
 /// the law replaced by a trivial one, the atomic scatter by plain stores into a thread's own few values, both, and
 /// other launch shapes — each timed as the whole assembly (zeroing + kernel), the kernel alone and
 /// the residual alone (median of `runs`, CUDA events), with the zeroing pass and the floor.
 /// `only`: the variants to time, by name (all where empty; `--hyper-variants`, e.g. to profile one).
-/// The sweep's timing-only defines (their values are wrong by design: not checked).
-const TIMING_ONLY: &[&str] = &["HK_NO_SCATTER", "HK_SCATTER_ONLY", "HK_PLAIN_STORE", "HK_SCATTER_KEEP", "HK_CONTIG", "HK_TRIVIAL_LAW", "HP_SCATTER_ONLY"];
-
+/// Each row that computes the residual and Jacobian is checked against the default system's (`check`:
+/// the larger relative difference; an error above 10⁻¹⁰).
 pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &[String], mut emit: impl FnMut(String)) -> Result<()> {
     let rules: Vec<&str> = match cfg.quadrature.as_deref() {
         Some(q) => vec![q],

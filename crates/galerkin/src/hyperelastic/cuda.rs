@@ -1194,13 +1194,13 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                                 let defs = ddefs.iter().filter(|d| !(extra[0] == "HK_NO_SCATTER" && **d == "HK_SCATTER_COLS")).chain(extra);
                                 variants.push([defines_for(&st, dsc)?, defs.map(|e| e.to_string()).collect()].concat());
                             }
-                            // Round 26: the default trimmed, alone, scattering blocks and without the
-                            // scatter (tested, swept).
                             // The thirty-fourth pass: the default carrying shared blocks along segments,
                             // alone and scattering blocks (tested, swept).
                             for extra in [super::chain::TC_CHAIN.to_vec(), [super::chain::TC_CHAIN, super::blocks::TC_BLOCKS].concat()] {
                                 variants.push([defines_for(&st, dsc)?, ddefs.iter().chain(extra.iter()).map(|e| e.to_string()).collect()].concat());
                             }
+                            // Round 26: the default trimmed, alone, scattering blocks and without the
+                            // scatter (tested, swept); round 34: carrying, alone and scattering blocks.
                             if let Some((tsc, tdefs)) = trim_variant(&st, (9, 0))? {
                                 for extra in [&[][..], super::blocks::TC_BLOCKS, &["HK_NO_SCATTER"], super::chain::TC_CHAIN, &[super::chain::TC_CHAIN, super::blocks::TC_BLOCKS].concat()] {
                                     let defs = tdefs.iter().filter(|d| !(extra.first() == Some(&"HK_NO_SCATTER") && **d == "HK_SCATTER_COLS")).chain(extra);
