@@ -36,6 +36,16 @@ ncu_step() {
   local s=$1 m=$2; shift 2
   timeout "$(left "$s")" "$NCU" --clock-control none --metrics "$m" "$@" >> "$OUT/$NAME-ncu.txt" 2>&1; step "ncu rc $?"
 }
+# (stop 59) sweep_passes S ROWS — issue 17's P2 sweep (10^6 dofs, 4 points, 7 runs) of the comma-separated ROWS, then of
+#   the same rows in the opposite order, each pass at most S seconds, into $OUT/$NAME-sweep.txt.
+sweep_passes() {
+  local s=$1 v
+  for v in "$2" "$(echo "$2" | tr ',' '\n' | tac | paste -sd,)"; do
+    timeout "$(left "$s")" "$G" bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 7 --hyper-quadrature stiffness \
+      --hyper-variants "$v" >> "$OUT/$NAME-sweep.txt" 2>&1
+    step "sweep rc $?"
+  done
+}
 # (stop 59) ncu_rows S METRICS LAUNCHES ROW... — for each issue-17 sweep ROW while the budget has 30 s, Nsight Compute
 #   on its first LAUNCHES Jacobian launches of `hyper_assemble` (P2, 10^6 dofs, 4 points, one run), under a "### ROW" line.
 ncu_rows() {

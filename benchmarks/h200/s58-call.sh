@@ -14,11 +14,7 @@ for b in advection_cuda cuda_release setup_cuda box_cuda; do lane 90 "$b" --test
 wait; lanes_done
 timeout "$(left 40)" "$G" run examples/poisson-3d.toml > "$OUT/$NAME-example.txt" 2>&1; step "example rc $?"
 D="tc cols fuse sty minb20"; B="tc blocks fuse sty minb20"; N="tc no-scatter fuse sty minb20"
-for v in "$D,$B,$B trim,$N" "$N,$B trim,$B,$D"; do
-  timeout "$(left 60)" "$G" bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 7 --hyper-quadrature stiffness \
-    --hyper-variants "$v" >> "$OUT/$NAME-sweep.txt" 2>&1
-  step "sweep rc $?"
-done
+sweep_passes 60 "$D,$B,$B trim,$N"
 M=gpu__time_duration.sum,lts__t_sectors_op_red.sum,lts__t_requests_op_red.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,smsp__issue_active.avg.pct_of_peak_sustained_elapsed,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active
 ncu_rows 45 "$M" 3 "$D" "$B" "$N"
 keep "$NAME-tests.txt" "^===\|test result\|FAILED\|panicked\|^rc " 40

@@ -10,11 +10,7 @@ NAME=${NAME:-lead-s59}; BUDGET=${BUDGET:-420}; source benchmarks/h200/call-lib.s
 D="tc cols fuse sty minb20"; C="tc chain fuse sty minb20"; CT="tc chain fuse sty minb20 trim"
 BT="tc blocks fuse sty minb20 trim"; BCT="tc blocks chain fuse sty minb20 trim"
 C8="tc chain8 fuse sty minb20"; C32="tc chain32 fuse sty minb20"
-for v in "$D,$C,$CT,$BT,$BCT,$C8,$C32" "$C32,$C8,$BCT,$BT,$CT,$C,$D"; do
-  timeout "$(left 100)" "$G" bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 7 --hyper-quadrature stiffness \
-    --hyper-variants "$v" >> "$OUT/$NAME-sweep.txt" 2>&1
-  step "sweep rc $?"
-done
+sweep_passes 100 "$D,$C,$CT,$BT,$BCT,$C8,$C32"
 lane 150 hyperelastic_cuda --test-threads 4 gpu_chain gpu_blocks_equal_the_cpu; lanes_done
 M=gpu__time_duration.sum,lts__t_sectors_op_red.sum,lts__t_requests_op_red.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum
 ncu_rows 40 "$M" 3 "$D" "$C" "$BCT"

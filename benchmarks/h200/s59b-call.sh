@@ -10,11 +10,7 @@ NAME=${NAME:-lead-s59b}; BUDGET=${BUDGET:-560}; source benchmarks/h200/call-lib.
 D="tc cols fuse sty minb20"; C="tc chain fuse sty minb20"; C2="tc chain2 fuse sty minb20"; C4="tc chain4 fuse sty minb20"
 C8="tc chain8 fuse sty minb20"; CN="tc chain fuse sty"; C4N="tc chain4 fuse sty"
 BT="tc blocks fuse sty minb20 trim"; BCT="tc blocks chain fuse sty minb20 trim"; BC4T="tc blocks chain4 fuse sty minb20 trim"
-for v in "$D,$C,$C2,$C4,$C8,$CN,$C4N,$BT,$BCT,$BC4T" "$BC4T,$BCT,$BT,$C4N,$CN,$C8,$C4,$C2,$C,$D"; do
-  timeout "$(left 110)" "$G" bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 7 --hyper-quadrature stiffness \
-    --hyper-variants "$v" >> "$OUT/$NAME-sweep.txt" 2>&1
-  step "sweep rc $?"
-done
+sweep_passes 110 "$D,$C,$C2,$C4,$C8,$CN,$C4N,$BT,$BCT,$BC4T"
 M=gpu__time_duration.sum,lts__t_sectors_op_red.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum,lts__t_sector_hit_rate.pct
 ncu_rows 30 "$M" 1 "$C" "$C2" "$C4N"
 [ "$(left 100)" -ge 60 ] && { lane "$(left 400)" hyperelastic_cuda --test-threads 8; lanes_done; }

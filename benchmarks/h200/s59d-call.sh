@@ -8,12 +8,7 @@ NAME=${NAME:-lead-s59d}; BUDGET=${BUDGET:-230}; source benchmarks/h200/call-lib.
 D="tc cols fuse sty minb20"; BT="tc blocks fuse sty minb20 trim"; C="tc chain fuse sty minb20"; C2="tc chain2 fuse sty minb20"
 C4="tc chain4 fuse sty minb20"; C4N="tc chain4 fuse sty"; BC4T="tc blocks chain4 fuse sty minb20 trim"
 R="$D,$D hilbert,$BT,$BT hilbert,$C2 hilbert,$C4 hilbert,$C4N,$C4N hilbert,$BC4T,$BC4T hilbert,$C hilbert"
-Rr=$(echo "$R" | tr ',' '\n' | tac | paste -sd,)
-for v in "$R" "$Rr"; do
-  timeout "$(left 80)" "$G" bench --hyper-kernel-sweep --dofs 1000000 --degrees 2 --runs 7 --hyper-quadrature stiffness \
-    --hyper-variants "$v" >> "$OUT/$NAME-sweep.txt" 2>&1
-  step "sweep rc $?"
-done
+sweep_passes 80 "$R"
 M=gpu__time_duration.sum,lts__t_sectors_op_red.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum,lts__t_sector_hit_rate.pct
 ncu_rows 30 "$M" 1 "$C4N hilbert" "$BC4T hilbert" "$D hilbert"
 keep "$NAME-sweep.txt" "asm\|floor\|skipped\|rror" 26
