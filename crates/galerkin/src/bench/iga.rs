@@ -8,6 +8,7 @@
 //! CUDA events. Every GPU figure of moved bytes is checked against the copy bandwidth measured in
 //! the same run, and every solution's backward error: a benchmark that would print an impossible
 //! or wrong result fails instead.
+use super::max_rel_diff;
 use super::timing::{guarded_gbs, measure, Clock, HostClock, Timing};
 use crate::backend::cuda::bench::EventClock;
 use crate::backend::cuda::{CudaBackend, CudaVector};
@@ -257,11 +258,6 @@ fn backward_error_for(sys: &iga::ElementSystem, x: &[f64], b: &[f64]) -> f64 {
     let inf = |v: &[f64]| v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
     let r = ax.iter().zip(b).map(|(a, b)| (a - b).abs()).fold(0.0f64, f64::max);
     r / (inf(&rows) * inf(x) + inf(b)).max(f64::MIN_POSITIVE)
-}
-
-fn max_rel_diff(a: &[f64], b: &[f64]) -> f64 {
-    let scale = a.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
-    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
 }
 
 /// Backward error every solver must reach on the benchmark systems.

@@ -202,6 +202,13 @@ pub(crate) fn cpu_iterations(a: &dyn crate::backend::LinearOperator<crate::backe
     Ok(((CPU_RUN_SECONDS / per.max(1e-9)) as usize).clamp(5, max_iter.max(5)))
 }
 
+/// The largest difference of `got` from `reference`, relative to `reference`'s largest entry: what
+/// the benchmarks check a fast result against (the IGA solvers, the hyperelastic kernel sweep).
+pub fn max_rel_diff(reference: &[f64], got: &[f64]) -> f64 {
+    let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
+    reference.iter().zip(got).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+}
+
 /// A STREAM-like triad `a = b + s·c` over `n` doubles: the machine's memory bandwidth in GB/s,
 /// against which the CG numbers are read.
 pub fn stream_triad_gbs(n: usize) -> f64 {

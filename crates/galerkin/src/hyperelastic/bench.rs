@@ -742,11 +742,7 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                         Some(b) => b.host.to_csr(&kv)?,
                         None => kv,
                     };
-                    let rel = |a: &[f64], b: &[f64]| {
-                        let m = b.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-300);
-                        a.iter().zip(b).fold(0.0f64, |e, (x, y)| e.max((x - y).abs())) / m
-                    };
-                    let (er, ek) = (rel(&be.to_host(&r)?, r0), rel(&kv, k0));
+                    let (er, ek) = (crate::bench::max_rel_diff(r0, &be.to_host(&r)?), crate::bench::max_rel_diff(k0, &kv));
                     if !(er <= 1e-10 && ek <= 1e-10) {
                         return Err(crate::Error::invalid(format!("{name}: residual {er:.2e} and Jacobian {ek:.2e} from the default's (relative to their largest)")));
                     }
