@@ -15,7 +15,7 @@ use super::element::HyperElement;
 use super::newton::HyperSystem;
 use super::run::{cpu_multigrid, cpu_system, prepare_text, solve_on, Laps, Prepared};
 use crate::backend::cuda::bench::EventClock;
-use crate::backend::cuda::CudaBackend;
+use crate::backend::cuda::{CudaBackend, DeviceCsr};
 use crate::backend::{Backend, Cpu, LinearOperator};
 use super::multigrid::MgSystem;
 use crate::bench::timing::{guarded_gbs, measure, Clock, HostClock, Timing};
@@ -356,6 +356,13 @@ pub fn floor_bytes(el: &HyperElement, nnz: usize) -> f64 {
     4.0 * nv * nc + 24.0 * nverts + 4.0 * nloc * nc + frames + 2.0 * nloc * nloc * nc + 8.0 * n + 4.0 * n + 8.0 * nnz as f64 + 8.0 * n
 }
 
+/// The suffixes of the sweep rows whose matrix values live in compressible memory, and in ordinary
+/// memory ([`CudaBackend::alloc_compressible`]; thirty-fifth pass): the same kernel, the zeroing and
+/// the kernel's reads of zeroed lines compressed in the L2 or not. Other rows take the system's matrix
+/// (compressible where the device has it).
+const COMP: &str = " comp";
+const PLAIN: &str = " plain";
+
 /// The sweep's timing-only defines (their values are wrong by design: not checked).
 const TIMING_ONLY: &[&str] = &["HK_NO_SCATTER", "HK_SCATTER_ONLY", "HK_PLAIN_STORE", "HK_SCATTER_KEEP", "HK_CONTIG", "HK_TRIVIAL_LAW", "HP_SCATTER_ONLY"];
 
@@ -574,6 +581,13 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push(("tc cols fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, TC_TRIM].concat()));
                 variants.push(("tc blocks fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, TC_BLOCKS, TC_TRIM].concat()));
                 variants.push(("tc no-scatter fuse sty minb20 trim".into(), fz, [&fsm[..], &["HK_NO_SCATTER"], TC_TRIM].concat()));
+                // The thirty-fifth pass: the default and node blocks with the values in compressible
+                // memory (`comp`: the zeroing and the kernel's reads of zeroed lines compressed; the
+                // system's own matrix since) and in ordinary memory (`plain`: the matrix before).
+                for suffix in [COMP, PLAIN] {
+                    variants.push((format!("tc cols fuse sty minb20{suffix}"), fz, [&fsm[..], TC_COLS].concat()));
+                    variants.push((format!("tc blocks fuse sty minb20 trim{suffix}"), fz, [&fsm[..], TC_COLS, TC_BLOCKS, TC_TRIM].concat()));
+                }
                 // The thirty-fourth pass: segments of face neighbours carrying the node blocks each cell
                 // shares with the next (`chain`: 16 cells a segment, `chainN`: N), with the default's
                 // defines, trimmed, and scattering blocks.
@@ -698,8 +712,26 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                         continue;
                     }
                 };
-                let mut k = sys.new_matrix(be)?;
+                // (thirty-fifth pass: the system's matrix has its values in compressible memory where
+                // the device has it; `… plain` rows keep them in ordinary memory, `… comp` rows insist)
+                let mut k = if name.ends_with(PLAIN) {
+                    DeviceCsr::from_host(be, &sys.pattern)?
+                } else if name.ends_with(COMP) {
+                    DeviceCsr::from_host_compressible(be, &sys.pattern)?
+                } else {
+                    sys.new_matrix(be)?
+                };
+                if name.ends_with(COMP) && !k.is_compressible() {
+                    emit(format!("{name:<24} skipped: no compressible memory on this device (or GALERKIN_COMPRESSIBLE=0)"));
+                    continue;
+                }
                 let runs = cfg.runs.max(1);
+                if name.ends_with(COMP) {
+                    // (what reading incompressible values from compressible memory costs the product)
+                    let mut y = be.zeros(n)?;
+                    let mv = measure(&mut clock, 1, runs, || k.apply(be, &u, &mut y))?;
+                    emit(format!("{name}: csr spmv {:.3e} (spread {:.3e}..{:.3e}) with the values in compressible memory", mv.median, mv.min, mv.max));
+                }
                 if let Some(b) = sys.blocks() {
                     // (the estimate of round 25, counted on this pattern and cell order; the block
                     // storage's passes: the product, the conversion to CSR, CSR's product for scale)

@@ -47,22 +47,45 @@ pub struct DeviceCsr {
     pub(crate) values: CudaSlice<f64>,
     threads_per_row: u32,
     path: SpmvPath,
+    /// The compressible memory `values` lives in (`from_host_compressible`), given its view back on drop.
+    comp: Option<super::compressible::CompressibleBuffer<f64>>,
+}
+
+impl Drop for DeviceCsr {
+    fn drop(&mut self) {
+        if let Some(c) = self.comp.as_mut() {
+            c.uninstall(&mut self.values);
+        }
+    }
 }
 
 impl DeviceCsr {
     /// Uploads `a`, checking everything a kernel would otherwise read out of bounds on: sizes,
     /// monotone row pointers, column indices below `ncols`, and the 2^31 limits of the format.
     pub fn from_host(backend: &CudaBackend, a: &CsrMatrix) -> Result<DeviceCsr> {
-        Self::upload(backend, a, true)
+        Self::upload(backend, a, true, false)
+    }
+
+    /// As [`Self::from_host`] with the values in compressible memory where the device has it
+    /// ([`CudaBackend::alloc_compressible`]; ordinary memory otherwise or with
+    /// `GALERKIN_COMPRESSIBLE=0`): for matrices an atomic scatter zeroes and assembles again and again.
+    pub fn from_host_compressible(backend: &CudaBackend, a: &CsrMatrix) -> Result<DeviceCsr> {
+        let on = std::env::var("GALERKIN_COMPRESSIBLE").map_or(true, |v| v != "0");
+        Self::upload(backend, a, true, on)
+    }
+
+    /// Whether the values live in compressible memory.
+    pub fn is_compressible(&self) -> bool {
+        self.comp.is_some()
     }
 
     /// As [`Self::from_host`] for `a`'s pattern only: the values are zeroed on the device instead
     /// of uploaded (an assembly overwrites them; at 10^7 unknowns they are a gigabyte of zeros).
     pub fn pattern_from_host(backend: &CudaBackend, a: &CsrMatrix) -> Result<DeviceCsr> {
-        Self::upload(backend, a, false)
+        Self::upload(backend, a, false, false)
     }
 
-    fn upload(backend: &CudaBackend, a: &CsrMatrix, with_values: bool) -> Result<DeviceCsr> {
+    fn upload(backend: &CudaBackend, a: &CsrMatrix, with_values: bool, compressible: bool) -> Result<DeviceCsr> {
         let nnz = a.values.len();
         if a.row_ptr.len() != a.nrows + 1 {
             return Err(Error::dim(
@@ -101,21 +124,39 @@ impl DeviceCsr {
         } else {
             nnz as f64 / a.nrows as f64
         };
+        let mut comp = match compressible {
+            true => backend.alloc_compressible::<f64>(nnz)?,
+            false => None,
+        };
+        let values = match comp.as_mut() {
+            Some(c) => {
+                // (the view in place of a one-element placeholder, which the buffer keeps until drop)
+                let mut v = backend.alloc::<f64>(1)?;
+                c.install(&mut v);
+                if with_values {
+                    backend.copy_into(&a.values, &mut v)?;
+                } else {
+                    backend.zero_slice(&mut v)?;
+                }
+                v
+            }
+            None if with_values => backend.upload(&a.values)?,
+            None => {
+                let mut v = backend.alloc::<f64>(nnz)?;
+                backend.zero_slice(&mut v)?;
+                v
+            }
+        };
         Ok(DeviceCsr {
             cusparse: Mutex::new(None),
             nrows: a.nrows,
             ncols: a.ncols,
             row_ptr: backend.upload(&row_ptr)?,
             col_idx: backend.upload(&a.col_idx)?,
-            values: if with_values {
-                backend.upload(&a.values)?
-            } else {
-                let mut v = backend.alloc::<f64>(nnz)?;
-                backend.zero_slice(&mut v)?;
-                v
-            },
+            values,
             threads_per_row: threads_per_row_for(mean),
             path: SpmvPath::Own,
+            comp,
         })
     }
 
@@ -126,7 +167,7 @@ impl DeviceCsr {
             return Err(Error::dim("device CSR parts (row_ptr length)", nrows + 1, row_ptr.len()));
         }
         let mean = if nrows == 0 { 0.0 } else { values.len() as f64 / nrows as f64 };
-        Ok(DeviceCsr { cusparse: Mutex::new(None), nrows, ncols, row_ptr, col_idx, values, threads_per_row: threads_per_row_for(mean), path: SpmvPath::Own })
+        Ok(DeviceCsr { cusparse: Mutex::new(None), nrows, ncols, row_ptr, col_idx, values, threads_per_row: threads_per_row_for(mean), path: SpmvPath::Own, comp: None })
     }
 
     /// The whole matrix on the host.

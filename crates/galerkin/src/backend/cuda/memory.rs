@@ -64,6 +64,19 @@ impl CudaBackend {
         Ok(dev)
     }
 
+    /// Copies a host slice into an existing device buffer of the same length.
+    pub(crate) fn copy_into<T: DeviceRepr>(&self, host: &[T], dev: &mut CudaSlice<T>) -> Result<()> {
+        if host.len() != dev.len() {
+            return Err(crate::Error::dim("host-to-device copy", dev.len(), host.len()));
+        }
+        if host.is_empty() {
+            return Ok(());
+        }
+        self.stream
+            .memcpy_htod(host, dev)
+            .map_err(|e| cuda_error(format!("host-to-device copy of {} bytes failed: {e}", std::mem::size_of_val(host))))
+    }
+
     /// The concatenation of `parts` in a new device buffer, each part copied in place (no host
     /// buffer of the whole).
     pub(crate) fn upload_parts<T: DeviceRepr>(&self, parts: &[&[T]]) -> Result<CudaSlice<T>> {

@@ -13,6 +13,7 @@
 //! with another backend is an error); all work runs in order on that backend's one stream; results
 //! reach the host only through `to_host`, `dot`, `norm2` and `cg_update`, which synchronize.
 pub mod bench;
+pub mod compressible;
 pub mod context;
 pub mod csr;
 pub(crate) mod dense_libs;
