@@ -1308,8 +1308,11 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
 #elif defined(HK_STAGE)  // the owner gather (`hyperelastic_gather.cu`): `vals` is the stage, a record per cell
     for (int k = tid; k < NLOC * TC_NCOL; k += TPC) vals[c * (NLOC * TC_NCOL) + k] = st[k];
 #elif defined(HK_CHAIN)
-    hk_chain_carry(st, c > s0 ? links[c - 1] : 0, c + 1 < s1 ? links[c] : 0, s_carry[wp], tid);
-    hk_scatter_staged(st, cell, c, tid, TPC, row_ptr, kpos, vals, c + 1 < s1 ? (u32)(links[c] >> 48) : 0u);
+    {
+        const u64 out = c + 1 < s1 ? links[c] : 0;  // (one load: the carry's link and the skip mask)
+        hk_chain_carry(st, c > s0 ? links[c - 1] : 0, out, s_carry[wp], tid);
+        hk_scatter_staged(st, cell, c, tid, TPC, row_ptr, kpos, vals, (u32)(out >> 48));
+    }
 #else
     hk_scatter_staged(st, cell, c, tid, TPC, row_ptr, kpos, vals);
 #endif
