@@ -412,7 +412,6 @@ fn sweep_tiled(be: &CudaBackend, asm: &DeviceAssembler, runs: usize, shapes: usi
     };
     let want = first_cells(TiledConfig::default())?;
     let pick = |config: TiledConfig| if config.packed { (bytes.0, floor.0) } else { (bytes.1, floor.1) };
-    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
     let mut mats = be.alloc::<f64>(ncells * nd * nd)?;
     let mut out = Vec::new();
     let all = TiledConfig::sweep(asm.variant.nloc);
@@ -429,8 +428,7 @@ fn sweep_tiled(be: &CudaBackend, asm: &DeviceAssembler, runs: usize, shapes: usi
         let (bytes, floor) = pick(config);
         if let Some(t) = &timing {
             guard(&format!("hex tiled {label}"), t, bytes, flops, ceil)?;
-            let got = first_cells(config)?;
-            max_rel_diff = Some(want.iter().zip(&got).fold(0.0f64, |m, (a, b)| m.max((a - b).abs())) / scale);
+            max_rel_diff = Some(super::max_rel_diff(&want, &first_cells(config)?));
         }
         // Each shape's row as soon as it is measured (stderr), so a cut run still reports it.
         match &timing {

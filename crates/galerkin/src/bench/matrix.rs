@@ -219,10 +219,8 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     // Every other scatter must give the atomic matrix (which the tests check against the CPU): a
     // fast but wrong kernel fails the benchmark instead of reporting a time.
     let reference = atomic.matrix.values_to_host(be)?;
-    let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
     let check = |t: &CsrTarget| -> Result<()> {
-        let got = t.matrix.values_to_host(be)?;
-        let diff = reference.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0f64, f64::max) / scale;
+        let diff = super::max_rel_diff(&reference, &t.matrix.values_to_host(be)?);
         if diff > 1e-10 {
             return Err(Error::invalid(format!("{} scatter differs from atomic by {diff:e} (relative to the largest entry)", t.scatter.name())));
         }

@@ -406,10 +406,7 @@ fn gpu_row(
     })?;
     let xh = be.to_host(&x)?;
     let l2_error = errors(p, &xh, exact)?.l2;
-    let diff_vs_cpu = cpu_x.map(|c| {
-        let scale = c.iter().fold(0.0f64, |s, v| s.max(v.abs()));
-        c.iter().zip(&xh).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max) / scale
-    });
+    let diff_vs_cpu = cpu_x.map(|c| crate::bench::max_rel_diff(c, &xh));
     if let Some(m) = cpu_matrix {
         check_backward_error(m, &be.to_host(&rhs)?, &xh, "GPU cyclic reduction")?;
     }
