@@ -124,19 +124,21 @@ impl DeviceCsr {
         } else {
             nnz as f64 / a.nrows as f64
         };
+        let (row_ptr, col_idx) = (backend.upload(&row_ptr)?, backend.upload(&a.col_idx)?);
         let mut comp = match compressible {
             true => backend.alloc_compressible::<f64>(nnz)?,
             false => None,
         };
         let values = match comp.as_mut() {
             Some(c) => {
-                // (the view in place of a one-element placeholder, which the buffer keeps until drop)
+                // (the view in place of a one-element placeholder, which the buffer keeps until drop;
+                // nothing after this can fail, and a failed fill hands the view back)
                 let mut v = backend.alloc::<f64>(1)?;
                 c.install(&mut v);
-                if with_values {
-                    backend.copy_into(&a.values, &mut v)?;
-                } else {
-                    backend.zero_slice(&mut v)?;
+                let filled = if with_values { backend.copy_into(&a.values, &mut v) } else { backend.zero_slice(&mut v) };
+                if let Err(e) = filled {
+                    c.uninstall(&mut v);
+                    return Err(e);
                 }
                 v
             }
@@ -151,8 +153,8 @@ impl DeviceCsr {
             cusparse: Mutex::new(None),
             nrows: a.nrows,
             ncols: a.ncols,
-            row_ptr: backend.upload(&row_ptr)?,
-            col_idx: backend.upload(&a.col_idx)?,
+            row_ptr,
+            col_idx,
             values,
             threads_per_row: threads_per_row_for(mean),
             path: SpmvPath::Own,
