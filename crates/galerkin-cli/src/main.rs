@@ -768,6 +768,9 @@ fn bench_matrix(problems: &[String], degrees: &[usize], dofs: &[usize], cpu_iter
                     r.gpu_solve_s, r.gpu_cg_gb_per_s, r.gpu_cg_gflops,
                     r.speedup_matrix.map_or("-".into(), |x| format!("{x:.0}")), r.speedup_solve.map_or("-".into(), |x| format!("{x:.0}"))
                 );
+                if let Some(c) = r.gpu_matrix_atomic_comp_s {
+                    say!("{:<14} {:>2}   gpu atomic into compressible values {c:.3e} s ({:.3} of atomic)", "", "", c / r.gpu_matrix_atomic_s);
+                }
                 let levels: Vec<String> = r
                     .levels
                     .iter()

@@ -10,7 +10,7 @@
 //! 10⁻⁸ is reported too, as a user sees it (allocation and the final download included).
 use super::cg_loop::time_cg;
 use super::timing::{guarded_gbs, HostClock, Timing};
-use crate::backend::cuda::{self, CudaBackend};
+use crate::backend::cuda::{self, CudaBackend, DeviceCsr};
 use crate::solver::precond::Preconditionable;
 use crate::mesh::{generate, CellType};
 use crate::operator::assemble::sparsity;
@@ -119,6 +119,8 @@ pub struct MatrixRow {
     /// GPU assembly kernels: atomics, and colored (with the number of colors).
     pub gpu_matrix_atomic_s: f64,
     pub gpu_matrix_colored_s: f64,
+    /// The atomic scatter with the values in compressible memory (where the device has it).
+    pub gpu_matrix_atomic_comp_s: Option<f64>,
     /// Row-owner assembly (no atomics), on the reference-tensor path only.
     pub gpu_matrix_rows_s: Option<f64>,
     /// Patch assembly (where a cell's upper triangle fits in shared memory), and the global atomics per
@@ -227,6 +229,19 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
         Ok(())
     };
     drop(atomic);
+    // (thirty-fifth pass) the same atomic scatter into values in compressible memory: the zeroing and
+    // the scatter's reads of zeroed lines compressed in the L2 (the hyperelastic Jacobian's default).
+    let comp = DeviceCsr::pattern_from_host_compressible(be, pattern)?;
+    let gpu_matrix_atomic_comp_s = if comp.is_compressible() {
+        let mut t = asm.target_on(be, comp, Some(pattern), Scatter::Atomic, None)?;
+        let timing = cuda::bench::timed(be, 5, || asm.assemble_into(be, &mut t))?;
+        check(&t)?;
+        let s = timing.median;
+        timings.push(("atomic comp", timing));
+        Some(s)
+    } else {
+        None
+    };
     let colors = cell_colors(&mesh);
     let mut colored = asm.csr_target(be, pattern, Scatter::Colored, Some(&colors))?;
     let t = cuda::bench::timed(be, 5, || asm.assemble_into(be, &mut colored))?;
@@ -326,6 +341,7 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
         cpu_cg,
         cpu_cg_gb_per_s,
         gpu_matrix_atomic_s,
+        gpu_matrix_atomic_comp_s,
         gpu_matrix_colored_s,
         gpu_matrix_rows_s,
         gpu_matrix_patch_s,

@@ -51,6 +51,11 @@ pub struct DeviceCsr {
     comp: Option<super::compressible::CompressibleBuffer<f64>>,
 }
 
+/// Compressible values unless `GALERKIN_COMPRESSIBLE=0`.
+fn compressible_wanted() -> bool {
+    std::env::var("GALERKIN_COMPRESSIBLE").map_or(true, |v| v != "0")
+}
+
 impl Drop for DeviceCsr {
     fn drop(&mut self) {
         if let Some(c) = self.comp.as_mut() {
@@ -70,13 +75,30 @@ impl DeviceCsr {
     /// ([`CudaBackend::alloc_compressible`]; ordinary memory otherwise or with
     /// `GALERKIN_COMPRESSIBLE=0`): for matrices an atomic scatter zeroes and assembles again and again.
     pub fn from_host_compressible(backend: &CudaBackend, a: &CsrMatrix) -> Result<DeviceCsr> {
-        let on = std::env::var("GALERKIN_COMPRESSIBLE").map_or(true, |v| v != "0");
-        Self::upload(backend, a, true, on)
+        Self::upload(backend, a, true, compressible_wanted())
+    }
+
+    /// [`Self::pattern_from_host`] with the values in compressible memory, as
+    /// [`Self::from_host_compressible`].
+    pub fn pattern_from_host_compressible(backend: &CudaBackend, a: &CsrMatrix) -> Result<DeviceCsr> {
+        Self::upload(backend, a, false, compressible_wanted())
     }
 
     /// Whether the values live in compressible memory.
     pub fn is_compressible(&self) -> bool {
         self.comp.is_some()
+    }
+
+    /// Puts `values` in place of the matrix's values (same length, or a placeholder where only the
+    /// pattern is kept). Compressible values are handed back to their buffer and unmapped first:
+    /// assigning over the field would free them with cudarc's call, the wrong one for that memory.
+    /// A cuSPARSE descriptor of the old values is dropped with them.
+    pub(crate) fn replace_values(&mut self, values: CudaSlice<f64>) {
+        *self.cusparse.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+        if let Some(mut c) = self.comp.take() {
+            c.uninstall(&mut self.values);
+        }
+        self.values = values;
     }
 
     /// As [`Self::from_host`] for `a`'s pattern only: the values are zeroed on the device instead

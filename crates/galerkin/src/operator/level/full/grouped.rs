@@ -85,9 +85,7 @@ impl GpuGrouped {
             let mut host = pattern;
             host.values = be.download(&parts.matrix().values)?;
             add_boundary(input, &mut host)?;
-            // A new buffer is safe here: no cuSPARSE descriptor of the old one exists before the
-            // first apply.
-            parts.matrix_mut().values = be.upload(&host.values)?;
+            parts.matrix_mut().replace_values(be.upload(&host.values)?);
         }
         Ok(Some(GpuGrouped { parts, ncomp: space.ncomp }))
     }

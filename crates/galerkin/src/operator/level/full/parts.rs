@@ -58,7 +58,7 @@ impl PartsAssembler {
             let mut target = asm.csr_target(be, pattern, scatter, Some(&colors))?;
             if i > 0 {
                 // Only the positions are needed: release this part's copy of the values and columns.
-                target.matrix.values = be.alloc::<f64>(1)?;
+                target.matrix.replace_values(be.alloc::<f64>(1)?);
                 target.matrix.col_idx = be.alloc::<u32>(1)?;
             }
             let nd = asm.variant.elem_size();
