@@ -229,37 +229,28 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
         Ok(())
     };
     drop(atomic);
+    // Each other scatter: timed like the atomic one, then checked against it.
+    let mut time_checked = |name: &'static str, t: &mut CsrTarget| -> Result<f64> {
+        let timing = cuda::bench::timed(be, 5, || asm.assemble_into(be, t))?;
+        check(t)?;
+        let s = timing.median;
+        timings.push((name, timing));
+        Ok(s)
+    };
     // (thirty-fifth pass) the same atomic scatter into values in compressible memory: the zeroing and
     // the scatter's reads of zeroed lines compressed in the L2 (the hyperelastic Jacobian's default).
     let comp = DeviceCsr::pattern_from_host_compressible(be, pattern)?;
-    let gpu_matrix_atomic_comp_s = if comp.is_compressible() {
-        let mut t = asm.target_on(be, comp, Some(pattern), Scatter::Atomic, None)?;
-        let timing = cuda::bench::timed(be, 5, || asm.assemble_into(be, &mut t))?;
-        check(&t)?;
-        let s = timing.median;
-        timings.push(("atomic comp", timing));
-        Some(s)
-    } else {
-        None
+    let gpu_matrix_atomic_comp_s = match comp.is_compressible() {
+        true => Some(time_checked("atomic comp", &mut asm.target_on(be, comp, Some(pattern), Scatter::Atomic, None)?)?),
+        false => None,
     };
     let colors = cell_colors(&mesh);
-    let mut colored = asm.csr_target(be, pattern, Scatter::Colored, Some(&colors))?;
-    let t = cuda::bench::timed(be, 5, || asm.assemble_into(be, &mut colored))?;
-    let gpu_matrix_colored_s = t.median;
-    timings.push(("colored", t));
-    check(&colored)?;
-    drop(colored);
+    let gpu_matrix_colored_s = time_checked("colored", &mut asm.csr_target(be, pattern, Scatter::Colored, Some(&colors))?)?;
     let v = asm.variant.clone();
     let n = space.ndofs();
-    let gpu_matrix_rows_s = if v.reftensor {
-        let mut rows = asm.csr_target(be, pattern, Scatter::Rows, None)?;
-        let t = cuda::bench::timed(be, 5, || asm.assemble_into(be, &mut rows))?;
-        check(&rows)?;
-        let s = t.median;
-        timings.push(("rows", t));
-        Some(s)
-    } else {
-        None
+    let gpu_matrix_rows_s = match v.reftensor {
+        true => Some(time_checked("rows", &mut asm.csr_target(be, pattern, Scatter::Rows, None)?)?),
+        false => None,
     };
     // Beyond 2·10⁶ unknowns, the host lists of patches of few, large cells (nd(nd+1)/2 entries
     // per cell) take longer to build than the benchmark is worth.
@@ -267,13 +258,7 @@ pub fn run(problem: MatrixProblem, degree: usize, dofs: usize, be: &CudaBackend,
     let small = patches::patch_cells(v.nloc, v.ncomp, tuning.patch_doubles).is_none_or(|c| c < FEW_CELLS);
     let patch = if small && n > 2_000_000 { Err(Error::Unsupported("small patches".into())) } else { asm.csr_target(be, pattern, Scatter::Patch, None) };
     let (gpu_matrix_patch_s, patch_atomic_fraction) = match patch {
-        Ok(mut t) => {
-            let timing = cuda::bench::timed(be, 5, || asm.assemble_into(be, &mut t))?;
-            check(&t)?;
-            let s = timing.median;
-            timings.push(("patch", timing));
-            (Some(s), t.patch_atomic_fraction())
-        }
+        Ok(mut t) => (Some(time_checked("patch", &mut t)?), t.patch_atomic_fraction()),
         Err(Error::Unsupported(_)) => (None, None),
         Err(e) => return Err(e),
     };
