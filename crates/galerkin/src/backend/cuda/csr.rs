@@ -151,26 +151,23 @@ impl DeviceCsr {
             true => backend.alloc_compressible::<f64>(nnz)?,
             false => None,
         };
-        let values = match comp.as_mut() {
+        // Compressible: the buffer's view in place of a one-element placeholder, which the buffer
+        // keeps until the matrix is dropped; a failed fill hands the view back.
+        let mut values = match comp.as_mut() {
             Some(c) => {
-                // (the view in place of a one-element placeholder, which the buffer keeps until drop;
-                // nothing after this can fail, and a failed fill hands the view back)
                 let mut v = backend.alloc::<f64>(1)?;
                 c.install(&mut v);
-                let filled = if with_values { backend.copy_into(&a.values, &mut v) } else { backend.zero_slice(&mut v) };
-                if let Err(e) = filled {
-                    c.uninstall(&mut v);
-                    return Err(e);
-                }
                 v
             }
-            None if with_values => backend.upload(&a.values)?,
-            None => {
-                let mut v = backend.alloc::<f64>(nnz)?;
-                backend.zero_slice(&mut v)?;
-                v
-            }
+            None => backend.alloc::<f64>(nnz)?,
         };
+        let filled = if with_values { backend.copy_into(&a.values, &mut values) } else { backend.zero_slice(&mut values) };
+        if let Err(e) = filled {
+            if let Some(c) = comp.as_mut() {
+                c.uninstall(&mut values);
+            }
+            return Err(e);
+        }
         Ok(DeviceCsr {
             cusparse: Mutex::new(None),
             nrows: a.nrows,

@@ -53,14 +53,7 @@ impl CudaBackend {
     /// Copies a host slice into a new device buffer.
     pub(crate) fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
         let mut dev = self.alloc::<T>(host.len())?;
-        if !host.is_empty() {
-            self.stream.memcpy_htod(host, &mut dev).map_err(|e| {
-                cuda_error(format!(
-                    "host-to-device copy of {} bytes failed: {e}",
-                    std::mem::size_of_val(host)
-                ))
-            })?;
-        }
+        self.copy_into(host, &mut dev)?;
         Ok(dev)
     }
 
