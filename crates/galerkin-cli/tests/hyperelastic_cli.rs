@@ -4,7 +4,8 @@
 //! pressurised fibre-reinforced shell inflates monotonically and stiffens (each pressure increment
 //! moves the wall less than the one before, the exponential Fung law); the plane-strain fibre strip
 //! with fibres from the mesh file's `$ElementData` equals the same strip with the fibre field as
-//! expressions. Bad files fail by key.
+//! expressions; the plane-strain tube under a follower pressure is Lamé's tube at small pressure
+//! and softens as it inflates. Bad files fail by key.
 mod support;
 
 use std::path::Path;
@@ -103,6 +104,39 @@ fn fibre_strip_from_element_data_equals_the_expression_field() {
     }
 }
 
+/// Lamé's thick-walled tube in plane strain, u_r(r) = (1 + ν) p a² / (E (b² − a²)) ((1 − 2ν) r + b²/r),
+/// at p = 10⁻⁴ = 10⁻⁵ E (to 0.1 % on the straight-sided Q2 ring of 24 sectors; it is 0.06 %); at the
+/// example's p = 1 the follower pressure softens the tube: each equal pressure increment moves the
+/// inner wall further than the one before, and the wall stays on the x axis.
+#[test]
+fn pressurised_tube_is_lames_tube_and_softens() {
+    let r = run_example("hyperelastic-pressurised-tube.toml", "cpu");
+    let ux: Vec<f64> = r["points"][0]["displacement"].as_array().unwrap().iter().map(|u| u[0].as_f64().unwrap()).collect();
+    assert_eq!(ux.len(), 4);
+    let mut prev = (0.0, 0.0);
+    for (k, &u) in ux.iter().enumerate() {
+        assert!(u - prev.0 > prev.1, "step {}: inner wall {ux:?} should move by more at each step", k + 1);
+        prev = (u, u - prev.0);
+    }
+    for p in r["points"].as_array().unwrap() {
+        assert!(p["displacement"].as_array().unwrap().iter().all(|u| u[1].as_f64().unwrap().abs() < 1e-12), "off the symmetry line: {p}");
+    }
+    let text = std::fs::read_to_string(repo().join("examples/hyperelastic-pressurised-tube.toml")).unwrap();
+    let small = text.replace("value = 1.0", "value = 1e-4").replace("steps = 4", "steps = 1");
+    assert_ne!(small, text);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lame.toml");
+    std::fs::write(&path, small).unwrap();
+    let q = run_path(&path, "lame.toml", "cpu");
+    let (e, nu, p, a, b) = (10.0, 0.3, 1e-4, 1.0, 1.5);
+    let lame = |x: f64| (1.0 + nu) * p * a * a / (e * (b * b - a * a)) * ((1.0 - 2.0 * nu) * x + b * b / x);
+    for pt in q["points"].as_array().unwrap() {
+        let x = pt["x"][0].as_f64().unwrap();
+        let u = pt["displacement"][0][0].as_f64().unwrap();
+        assert!((u / lame(x) - 1.0).abs() < 1e-3, "r = {x}: u_r {u:.6e} against Lamé's {:.6e}", lame(x));
+    }
+}
+
 #[test]
 fn bad_hyperelastic_files_fail_by_key() {
     let good = std::fs::read_to_string(repo().join("examples/hyperelastic-twisted-beam.toml")).unwrap();
@@ -111,6 +145,18 @@ fn bad_hyperelastic_files_fail_by_key() {
         (good.replace("steps = 4", "steps = 4\nramp = 2"), "ramp"),
         (good.replace("[newton]\nrtol = 1e-9", "[newton]\nrtol = 2.0"), "newton.rtol"),
         (good.replace("method = \"cg\"", "method = \"lu\""), "solver.method"),
+    ] {
+        let e = fails(&text);
+        assert!(e.contains(key), "error for `{key}` does not name it: {e}");
+    }
+    let tube = std::fs::read_to_string(repo().join("examples/hyperelastic-pressurised-tube.toml")).unwrap();
+    for (text, key) in [
+        (tube.replace("outer = 1.5", "outer = 0.5"), "ring.inner"),
+        (tube.replace("phi = [0.0, 90.0]", "phi = [0.0, 400.0]"), "ring.phi"),
+        (tube.replace("n = [4, 24]", "n = [0, 24]"), "ring.n"),
+        (tube.replace("cell = \"quadrilateral\"", "cell = \"hexahedron\""), "ring.cell"),
+        (tube.replace("[ring]", "[mesh]\ngenerator = \"rectangle\"\n[ring]"), "ring"),
+        (tube.replace("value = 1.0", "value = [1.0, 0.0]"), "bc[2].value"),
     ] {
         let e = fails(&text);
         assert!(e.contains(key), "error for `{key}` does not name it: {e}");

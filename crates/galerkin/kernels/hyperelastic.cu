@@ -1327,11 +1327,12 @@ extern "C" __global__ void HK_BOUNDS hyper_assemble(HK_KERNEL_ARGS HK_PATCH_ARGS
 }
 #endif  // WPB
 // Follower pressure (`src/hyperelastic/loads.rs`) on the device: facets of m nodes and np points;
-// a point record is [p·w·sign, T₁ (3), T₂ (3), φ (m), ∇φ·t₁ (m), ∇φ·t₂ (m)]. First one thread per
-// (facet, point): the deformed tangents a_α = T_α + Σ_l u_l d^α_l (kept for the Jacobian) and
-// r_(j,i) += λ p w φ_j (a₁ × a₂)_i.
+// a point record is [p·w·sign, T₁ (3), T₂ (3), φ (m), ∇φ·t₁ (m), ∇φ·t₂ (m)], dim displacement
+// components a node (in plane strain dim = 2, T₂ = e_z and ∇φ·t₂ = 0: a₂ stays e_z). First one
+// thread per (facet, point): the deformed tangents a_α = T_α + Σ_l u_l d^α_l (kept for the
+// Jacobian) and r_(j,i) += λ p w φ_j (a₁ × a₂)_i.
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_pressure_residual(
-    u64 nf, int m, int np, const u32* __restrict__ nodes, const double* __restrict__ pts, const double* __restrict__ u,
+    int dim, u64 nf, int m, int np, const u32* __restrict__ nodes, const double* __restrict__ pts, const double* __restrict__ u,
     double lf, double* __restrict__ tang, double* __restrict__ r) {
     const int ps = 7 + 3 * m;
     for (u64 t = global_thread(); t < nf * np; t += grid_threads()) {
@@ -1347,8 +1348,10 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_pressure_resi
             const double d0 = pt[7 + m + l], d1 = pt[7 + 2 * m + l];
 #pragma unroll
             for (int i = 0; i < 3; ++i) {
-                a[0][i] += u[n * 3 + i] * d0;
-                a[1][i] += u[n * 3 + i] * d1;
+                if (i < dim) {  // unrolled with a guard: a[][] stays in registers
+                    a[0][i] += u[n * dim + i] * d0;
+                    a[1][i] += u[n * dim + i] * d1;
+                }
             }
         }
 #pragma unroll
@@ -1360,7 +1363,8 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_pressure_resi
         for (int j = 0; j < m; ++j) {
             const u64 n = nodes[f * m + j];
 #pragma unroll
-            for (int i = 0; i < 3; ++i) atomicAdd(&r[n * 3 + i], s * pt[7 + j] * nda[i]);
+            for (int i = 0; i < 3; ++i)
+                if (i < dim) atomicAdd(&r[n * dim + i], s * pt[7 + j] * nda[i]);
         }
     }
 }
@@ -1368,15 +1372,15 @@ extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_pressure_resi
 // Then one thread per (facet, Jacobian entry (j, i), (l, k)): Σ_points λ p w φ_j ∂(a₁ × a₂)_i/∂u_(l,k)
 // with ∂(a₁ × a₂)/∂u_(l,k) = d¹_l e_k × a₂ + d²_l a₁ × e_k, added at its CSR position.
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) hyper_pressure_jacobian(
-    u64 nf, int m, int np, const double* __restrict__ pts, double lf, const double* __restrict__ tang,
+    int dim, u64 nf, int m, int np, const double* __restrict__ pts, double lf, const double* __restrict__ tang,
     const u64* __restrict__ pos, double* __restrict__ vals) {
     const int ps = 7 + 3 * m;
-    const u64 ne = (u64)9 * m * m;
+    const u64 ne = (u64)dim * dim * m * m;
     for (u64 t = global_thread(); t < nf * ne; t += grid_threads()) {
         const u64 f = t / ne;
         const int e = (int)(t % ne);
-        const int row = e / (3 * m), colm = e % (3 * m);
-        const int j = row / 3, i = row % 3, l = colm / 3, k = colm % 3;
+        const int row = e / (dim * m), colm = e % (dim * m);
+        const int j = row / dim, i = row % dim, l = colm / dim, k = colm % dim;
         // (e_k × v)_i = ε_ikn v_n and (v × e_k)_i = −(e_k × v)_i
         const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
         double acc = 0.0;

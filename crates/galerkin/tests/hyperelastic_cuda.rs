@@ -1068,37 +1068,42 @@ steps = 2
 rtol = 1e-10
 "#;
 
-/// The follower pressure's forces and Jacobian entries, integrated on the device, equal the host's.
+/// The follower pressure's forces and Jacobian entries, integrated on the device, equal the host's:
+/// on the shell's inner wall (3D) and on an edge in plane strain (P2 triangles, Q2 quadrilaterals).
 #[test]
 fn gpu_pressure_terms_equal_the_cpu() {
     let Some(be) = gpu() else { return };
-    let (_, prep) = prepare_text(SHELL).unwrap();
-    assert!(!prep.pressure.is_empty());
-    let n = prep.mask.len();
-    let u: Vec<f64> = (0..n).map(|i| 0.02 * (0.37 * i as f64).sin()).collect();
-    let mut zero = prep.pattern.clone();
-    zero.values.iter_mut().for_each(|v| *v = 0.0);
-    let mut cpu = cpu_system(&prep).unwrap();
-    cpu.set_pressure(&Cpu, &prep.pressure).unwrap();
-    let (mut k, mut r) = (zero.clone(), vec![0.0; n]);
-    cpu.add_pressure(&Cpu, &u, 0.7, &mut r, Some(&mut k)).unwrap();
-    assert!(r.iter().any(|v| v.abs() > 1e-3) && k.values.iter().any(|v| v.abs() > 1e-3), "the pressure should act");
-    let mut gsys = GpuHyper::new(&be, &prep.el).unwrap();
-    gsys.set_pressure(&be, &prep.pressure).unwrap();
-    let ud = be.from_host(&u).unwrap();
-    let mut rd = be.zeros(n).unwrap();
-    let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &zero).unwrap();
-    gsys.add_pressure(&be, &ud, 0.7, &mut rd, Some(&mut kd)).unwrap();
-    let (er, ek) = (rel(&be.to_host(&rd).unwrap(), &r), rel(&be.matrix_to_host(&kd).unwrap().values, &k.values));
-    assert!(er < 1e-12 && ek < 1e-12, "pressure: residual {er:.2e}, Jacobian {ek:.2e}");
+    for text in [SHELL.to_string(), hyper_common::pressed_square("triangle", 2, 0.3, "gmres"), hyper_common::pressed_square("quadrilateral", 2, 0.3, "gmres")] {
+        let (_, prep) = prepare_text(&text).unwrap();
+        assert!(!prep.pressure.is_empty());
+        let n = prep.mask.len();
+        let u: Vec<f64> = (0..n).map(|i| 0.02 * (0.37 * i as f64).sin()).collect();
+        let mut zero = prep.pattern.clone();
+        zero.values.iter_mut().for_each(|v| *v = 0.0);
+        let mut cpu = cpu_system(&prep).unwrap();
+        cpu.set_pressure(&Cpu, &prep.pressure).unwrap();
+        let (mut k, mut r) = (zero.clone(), vec![0.0; n]);
+        cpu.add_pressure(&Cpu, &u, 0.7, &mut r, Some(&mut k)).unwrap();
+        assert!(r.iter().any(|v| v.abs() > 1e-3) && k.values.iter().any(|v| v.abs() > 1e-3), "the pressure should act");
+        let mut gsys = GpuHyper::new(&be, &prep.el).unwrap();
+        gsys.set_pressure(&be, &prep.pressure).unwrap();
+        let ud = be.from_host(&u).unwrap();
+        let mut rd = be.zeros(n).unwrap();
+        let mut kd = galerkin::backend::cuda::DeviceCsr::from_host(&be, &zero).unwrap();
+        gsys.add_pressure(&be, &ud, 0.7, &mut rd, Some(&mut kd)).unwrap();
+        let (er, ek) = (rel(&be.to_host(&rd).unwrap(), &r), rel(&be.matrix_to_host(&kd).unwrap().values, &k.values));
+        assert!(er < 1e-12 && ek < 1e-12, "pressure ({}D): residual {er:.2e}, Jacobian {ek:.2e}", prep.el.dim);
+    }
 }
 
-/// Whole Newton runs agree: the beam (CG, block Jacobi), the pressurised Usyk shell (GMRES) and
-/// the plane-strain Usyk strip (CG, 2×2 block Jacobi, inexact Newton).
+/// Whole Newton runs agree: the beam (CG, block Jacobi), the pressurised Usyk shell (GMRES), the
+/// plane-strain Usyk strip (CG, 2×2 block Jacobi, inexact Newton) and the square squeezed by an edge
+/// pressure (GMRES).
 #[test]
 fn gpu_newton_solution_equals_the_cpu() {
     let Some(be) = gpu() else { return };
-    for text in [BEAM, SHELL, STRIP] {
+    let pressed = hyper_common::pressed_square("quadrilateral", 2, 0.3, "gmres");
+    for text in [BEAM, SHELL, STRIP, pressed.as_str()] {
         let (f, mut prep) = prepare_text(text).unwrap();
         let steps = f.loads.steps;
         let mut sys = cpu_system(&prep).unwrap();

@@ -1,11 +1,14 @@
 //! Plane-strain hyperelasticity (2D meshes, F₃₃ = 1) on the CPU: the Jacobian of every law equals
 //! central differences of the residual on P1/P2 triangles and Q1/Q2 quadrilaterals; small loads give
 //! the plane-strain linear elasticity solution; an affine deformation is reproduced exactly with the
-//! analytic reaction forces, and the out-of-plane stress is what the 3D law gives for F₃₃ = 1.
+//! analytic reaction forces, and the out-of-plane stress is what the 3D law gives for F₃₃ = 1; the
+//! follower pressure on edges has its consistent tangent and squeezes a square into the analytic
+//! homogeneous stretch.
 mod hyper_common;
 use galerkin::backend::Cpu;
 use galerkin::hyperelastic::element::frame_from_fibre_2d;
 use galerkin::hyperelastic::law::{Law, M3};
+use galerkin::hyperelastic::loads::{tagged_facets, FollowerPressure};
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
 use galerkin::hyperelastic::{CpuHyper, HyperElement};
 use galerkin::mesh::{generate::rectangle, CellType};
@@ -149,7 +152,7 @@ fn homogeneous_plane_deformation_reproduces_the_analytic_stress() {
 }
 
 /// 2D problem files: `plane` other than "strain", `plane` on a 3D mesh, 3-component vectors, a
-/// component 2 and a follower pressure are refused by key.
+/// component 2, a pressure given as a vector or on an unknown boundary are refused by key.
 #[test]
 fn plane_strain_input_is_checked_by_key() {
     let good = STRIP.replace("LAW", "svk").replace("CELL", "triangle").replace("DEG", "1").replace("LOAD", "0.1");
@@ -159,7 +162,8 @@ fn plane_strain_input_is_checked_by_key() {
         (good.replace("body_force = [0.0, \"-0.1\"]", "body_force = [0.0, \"-0.1\", 0.0]"), "physics.body_force"),
         (good.replace("value = [0, 0]", "value = [0, 0]\ncomponents = [2]"), "bc[0].components"),
         (good.replace("value = [0, 0]", "value = [0, 0, 0]"), "bc[0].value"),
-        (good.replace("[loads]", "[[bc]]\ntype = \"pressure\"\nboundary = \"xmax\"\nvalue = 1.0\n[loads]"), "bc[1].type"),
+        (good.replace("[loads]", "[[bc]]\ntype = \"pressure\"\nboundary = \"xmax\"\nvalue = [1.0, 2.0]\n[loads]"), "bc[1].value"),
+        (good.replace("[loads]", "[[bc]]\ntype = \"pressure\"\nboundary = \"nowhere\"\nvalue = 1.0\n[loads]"), "nowhere"),
     ];
     for (text, key) in cases {
         match prepare_text(&text) {
@@ -169,4 +173,113 @@ fn plane_strain_input_is_checked_by_key() {
     }
     let box3 = "[mesh]\ngenerator = \"box\"\nn = [1, 1, 1]\n[physics]\nkind = \"hyperelasticity\"\nplane = \"strain\"\nlaw = \"svk\"\nlambda = 1.0\nmu = 1.0\n";
     assert!(prepare_text(box3).err().unwrap().to_string().contains("physics.plane"));
+}
+
+/// The edge pressure's tangent equals central differences of its residual (P1/P2 triangles, Q1/Q2
+/// quadrilaterals), and at u = 0 its resultant is λ ∫ p n ds on the undeformed edge.
+#[test]
+fn plane_strain_pressure_tangent_equals_finite_differences() {
+    for (cell, degree) in [(CellType::Triangle, 1), (CellType::Triangle, 2), (CellType::Quadrilateral, 1), (CellType::Quadrilateral, 2)] {
+        let mesh = Arc::new(rectangle(2, 2, [0.0; 2], [1.0, 0.8], cell).unwrap());
+        let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 2).unwrap());
+        let pattern = galerkin::operator::assemble::sparsity(&space).unwrap();
+        let tags = vec![mesh.tag("xmax", 1).unwrap(), mesh.tag("ymax", 1).unwrap()];
+        let p = galerkin::expr::Expr::parse("1.5 + y").unwrap();
+        let both = FollowerPressure::new(&space, &tagged_facets(&space, &tags).unwrap(), &p, &pattern).unwrap();
+        let u = space.interpolate(|x, v| {
+            v[0] = 0.08 * (2.0 * x[1]).sin() + 0.05 * x[0] * x[1];
+            v[1] = -0.06 * x[0] * x[1] + 0.04 * (3.0 * x[0]).cos();
+        });
+        let nd = space.ndofs();
+        let (mut r, mut kv) = (vec![0.0; nd], Vec::new());
+        both.add(&u, 0.7, &mut r, Some(&mut kv));
+        let mut k = pattern.clone();
+        k.values.iter_mut().for_each(|v| *v = 0.0);
+        for (&pos, &v) in both.positions().iter().zip(&kv) {
+            k.values[pos as usize] += v;
+        }
+        let dense = k.to_dense();
+        let scale = dense.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(scale > 0.1, "{cell:?} P{degree}: no pressure tangent");
+        let h = 1e-6;
+        let mut worst: f64 = 0.0;
+        for d in 0..nd {
+            let (mut up, mut um) = (u.clone(), u.clone());
+            up[d] += h;
+            um[d] -= h;
+            let (mut rp, mut rm) = (vec![0.0; nd], vec![0.0; nd]);
+            both.add(&up, 0.7, &mut rp, None);
+            both.add(&um, 0.7, &mut rm, None);
+            for row in 0..nd {
+                worst = worst.max(((rp[row] - rm[row]) / (2.0 * h) - dense[row * nd + d]).abs() / scale);
+            }
+        }
+        assert!(worst < 1e-6, "{cell:?} P{degree}: pressure tangent off by {worst:.2e}");
+        // On x = 1 (length 0.8, outward +x) at u = 0: λ ∫ (1.5 + y) dy = 0.7 · 1.52 in x, none in y.
+        let right = FollowerPressure::new(&space, &tagged_facets(&space, &tags[..1]).unwrap(), &p, &pattern).unwrap();
+        let mut r0 = vec![0.0; nd];
+        right.add(&vec![0.0; nd], 0.7, &mut r0, None);
+        let fx: f64 = r0.iter().step_by(2).sum();
+        let fy: f64 = r0.iter().skip(1).step_by(2).sum();
+        assert!((fx - 0.7 * 1.52).abs() < 1e-12 && fy.abs() < 1e-12, "{cell:?} P{degree}: resultant ({fx}, {fy})");
+    }
+}
+
+/// The stretches (λ₁, λ₂) of a square squeezed by a follower pressure p on x = 1 and free on y = 1:
+/// P₁₁ = −p λ₂ (the pressure acts on the deformed edge, of length λ₂) and P₂₂ = 0, by Newton with
+/// a central-difference 2 × 2 Jacobian.
+fn pressed_stretches(law: &Law, p: f64) -> [f64; 2] {
+    let g = |l: [f64; 2]| {
+        let (pp, _) = law.first_piola(&[[l[0], 0.0, 0.0], [0.0, l[1], 0.0], [0.0, 0.0, 1.0]]);
+        [pp[0][0] + p * l[1], pp[1][1]]
+    };
+    let mut l = [1.0, 1.0];
+    for _ in 0..50 {
+        let r = g(l);
+        if r[0].abs().max(r[1].abs()) < 1e-15 {
+            break;
+        }
+        let h = 1e-7;
+        let mut j = [[0.0; 2]; 2];
+        for c in 0..2 {
+            let (mut lp, mut lm) = (l, l);
+            lp[c] += h;
+            lm[c] -= h;
+            let (gp, gm) = (g(lp), g(lm));
+            for row in 0..2 {
+                j[row][c] = (gp[row] - gm[row]) / (2.0 * h);
+            }
+        }
+        let det = j[0][0] * j[1][1] - j[0][1] * j[1][0];
+        l[0] -= (j[1][1] * r[0] - j[0][1] * r[1]) / det;
+        l[1] -= (j[0][0] * r[1] - j[1][0] * r[0]) / det;
+    }
+    l
+}
+
+/// A follower pressure squeezes a square into the analytic homogeneous stretch at every node (P1,
+/// P2 triangles, Q1, Q2 quadrilaterals; GMRES and the direct solver), which a dead traction of the
+/// same size would miss by far more than the tolerance.
+#[test]
+fn follower_pressure_squeezes_a_square_into_the_analytic_stretch() {
+    let p = 0.3;
+    for (cell, degree, solver) in [("triangle", 1, "direct"), ("triangle", 2, "gmres"), ("quadrilateral", 1, "gmres"), ("quadrilateral", 2, "direct")] {
+        let text = hyper_common::pressed_square(cell, degree, p, solver);
+        let (_, mut prep) = prepare_text(&text).unwrap();
+        assert!(!prep.pressure.is_empty());
+        let l = pressed_stretches(&prep.el.law, p);
+        // Dead: P₁₁ = −p; follower: P₁₁ = −p λ₂ — they differ by p (λ₂ − 1), here ≈ 10⁻².
+        assert!(l[0] < 0.95 && l[1] > 1.02, "{cell}: stretches {l:?}");
+        let mut sys = cpu_system(&prep).unwrap();
+        let (u, reps, _) = solve_on(&Cpu, &mut sys, &mut prep, 3).unwrap();
+        assert_eq!(reps.len(), 3);
+        let space = prep.el.space.clone();
+        let mut worst: f64 = 0.0;
+        for (node, x) in space.dofmap.node_coords.iter().enumerate() {
+            for i in 0..2 {
+                worst = worst.max((u[node * 2 + i] - (l[i] - 1.0) * x[i]).abs());
+            }
+        }
+        assert!(worst < 1e-9, "{cell} P{degree} {solver}: |u − (λ − 1) x| = {worst:.2e}, λ = {l:?}");
+    }
 }

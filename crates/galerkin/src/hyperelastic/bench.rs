@@ -121,6 +121,24 @@ fn problem(dofs: usize, degree: usize, law: &str, precond: &str, quadrature: Opt
     ))
 }
 
+/// The Jacobian's allocation with the pattern's zero values uploaded (`from_host_compressible`,
+/// `GpuHyper::new_matrix` before stop 62) and zeroed on the device (`pattern_from_host_compressible`,
+/// since), each synchronised and timed apart from the set-up: setup phases `jacobian uploaded` and
+/// `jacobian zeroed`.
+fn matrix_allocation_both_ways(be: &CudaBackend, pattern: &crate::linalg::CsrMatrix, row: &mut HyperRow) -> Result<()> {
+    let ways: [(&str, fn(&CudaBackend, &crate::linalg::CsrMatrix) -> Result<DeviceCsr>); 2] =
+        [("jacobian uploaded", DeviceCsr::from_host_compressible), ("jacobian zeroed", DeviceCsr::pattern_from_host_compressible)];
+    for (name, way) in ways {
+        be.synchronize()?;
+        let t = Instant::now();
+        let m = way(be, pattern)?;
+        be.synchronize()?;
+        row.setup_phases.push((name.into(), t.elapsed().as_secs_f64()));
+        drop(m);
+    }
+    Ok(())
+}
+
 /// Times one backend: the Newton run, then assembly and a linear solve at the converged state.
 #[allow(clippy::too_many_arguments)]
 fn time_backend<B: SolverBackend, S: HyperSystem<B>>(
@@ -321,6 +339,9 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                         }
                         e => return Err(e),
                     }
+                }
+                if !cfg.setup_only {
+                    matrix_allocation_both_ways(be, &prep.pattern, &mut row)?;
                 }
                 row.floor_bytes = floor_bytes(&prep.el, row.nnz);
                 if let Some(a) = &row.assembly {

@@ -2,7 +2,7 @@
 //! (unknown keys and bad values are errors naming the dotted key).
 //!
 //! ```toml
-//! [mesh]                      # as for every problem file (generator or Gmsh file) — or [shell]
+//! [mesh]                      # as for every problem file (generator or Gmsh file) — or [shell], or [ring]
 //! [shell]                     # a box (r, θ, φ) mapped to an ellipsoidal shell sector
 //! inner = 1.0                 # radii (before the semi-axis scaling `axes`)
 //! outer = 1.3
@@ -11,6 +11,13 @@
 //! n = [2, 6, 6]
 //! axes = [1.0, 1.0, 1.5]      # x, y, z scaling: a prolate ellipsoid
 //! cell = "hexahedron"         # boundaries: inner, outer, theta_min, theta_max, phi_min, phi_max
+//! [ring]                      # plane strain: a rectangle (r, φ) mapped to an elliptic ring sector,
+//! inner = 1.0                 # x = a r cos φ, y = b r sin φ (a thick-walled tube's cross-section)
+//! outer = 1.5
+//! phi = [0.0, 90.0]           # degrees
+//! n = [4, 16]                 # divisions in r and φ
+//! axes = [1.0, 1.0]           # a, b
+//! cell = "quadrilateral"      # or "triangle"; boundaries: inner, outer, phi_min, phi_max
 //! [space]
 //! degree = 2
 //! [physics]
@@ -87,6 +94,7 @@ pub struct HyperFile {
     pub backend: BackendKind,
     pub mesh: Option<MeshConfig>,
     pub shell: Option<ShellConfig>,
+    pub ring: Option<RingConfig>,
     #[serde(default)]
     pub space: SpaceConfig,
     pub physics: HyperPhysics,
@@ -114,6 +122,27 @@ pub struct ShellConfig {
     pub axes: [f64; 3],
     #[serde(default = "hexahedron")]
     pub cell: CellType,
+}
+
+/// `[ring]`: a plane-strain sector of an elliptic ring (`hyperelastic::mesh::ring`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RingConfig {
+    pub inner: f64,
+    pub outer: f64,
+    pub phi: [f64; 2],
+    pub n: [usize; 2],
+    #[serde(default = "unit_axes_2d")]
+    pub axes: [f64; 2],
+    #[serde(default = "quadrilateral")]
+    pub cell: CellType,
+}
+
+fn unit_axes_2d() -> [f64; 2] {
+    [1.0; 2]
+}
+fn quadrilateral() -> CellType {
+    CellType::Quadrilateral
 }
 
 fn unit_axes() -> [f64; 3] {
@@ -396,10 +425,28 @@ impl HyperFile {
         if self.physics.kind != "hyperelasticity" {
             return Err(Error::config("physics.kind", "must be \"hyperelasticity\""));
         }
-        match (&self.mesh, &self.shell) {
-            (Some(_), Some(_)) => return Err(Error::config("shell", "give either [mesh] or [shell], not both")),
-            (None, None) => return Err(Error::config("mesh", "missing: give [mesh] or [shell]")),
-            _ => {}
+        match (self.mesh.is_some(), self.shell.is_some(), self.ring.is_some()) {
+            (true, false, false) | (false, true, false) | (false, false, true) => {}
+            (false, false, false) => return Err(Error::config("mesh", "missing: give [mesh], [shell] or [ring]")),
+            (_, _, true) => return Err(Error::config("ring", "give one of [mesh], [shell] and [ring]")),
+            _ => return Err(Error::config("shell", "give either [mesh] or [shell], not both")),
+        }
+        if let Some(r) = &self.ring {
+            if !(r.inner > 0.0 && r.outer > r.inner && r.outer.is_finite()) {
+                return Err(Error::config("ring.inner", format!("need 0 < inner < outer, got {} and {}", r.inner, r.outer)));
+            }
+            if !(r.phi[0].is_finite() && r.phi[0] < r.phi[1] && r.phi[1] - r.phi[0] < 360.0) {
+                return Err(Error::config("ring.phi", "need φ₀ < φ₁ < φ₀ + 360 degrees (a sector: the map has no periodic seam)"));
+            }
+            if r.n.contains(&0) {
+                return Err(Error::config("ring.n", "divisions must be positive"));
+            }
+            if r.axes.iter().any(|a| !(*a > 0.0 && a.is_finite())) {
+                return Err(Error::config("ring.axes", "semi-axis scalings must be positive"));
+            }
+            if !matches!(r.cell, CellType::Quadrilateral | CellType::Triangle) {
+                return Err(Error::config("ring.cell", format!("must be \"quadrilateral\" or \"triangle\", got {}", r.cell)));
+            }
         }
         if let Some(s) = &self.shell {
             if !(s.inner > 0.0 && s.outer > s.inner && s.outer.is_finite()) {

@@ -6,6 +6,8 @@
 //!   deformed ones a_α = T_α + Σ_l u_l (∇_ξ φ_l · t_α), n da = ±(a₁ × a₂) dξ, so the residual gets
 //!   `+λ p φ_j (a₁ × a₂)` and the Jacobian `λ p φ_j (d¹_l e_k × a₂ + a₁ × d²_l e_k)`, d^α_l = ∇_ξ φ_l·t_α
 //!   (not symmetric: the linear solver must be GMRES or BiCGStab, or the direct one).
+//!   In plane strain the facet is an edge with one tangent and unit thickness: T₂ = a₂ = e_z and
+//!   d²_l = 0, so the same formulas give n ds = ±(a₁ × e_z) = ±(a₁_y, −a₁_x) and its tangent.
 //!
 //! The facet geometry and the CSR positions of the Jacobian entries are found once on the host; the
 //! state-dependent terms are integrated on the backend that holds the state ([`FollowerPressure::add`]
@@ -95,6 +97,7 @@ pub fn add_traction(space: &FunctionSpace, facets: &[(usize, usize)], t: &Vector
 struct PressurePoint {
     /// p × weight × orientation (+1 where T₁ × T₂ points out of the body).
     pw: f64,
+    /// T₁, T₂ (in plane strain T₂ = e_z).
     t: [[f64; 3]; 2],
     phi: Vec<f64>,
     d: [Vec<f64>; 2],
@@ -102,15 +105,19 @@ struct PressurePoint {
 
 #[derive(Clone)]
 struct PressureFacet {
+    /// Displacement components per node: 3, or 2 in plane strain.
+    dim: usize,
     /// Global nodes of the facet's closure.
     nodes: Vec<usize>,
     points: Vec<PressurePoint>,
-    /// CSR positions of the (3·nodes)² entries, row-major.
+    /// CSR positions of the (dim·nodes)² entries, row-major.
     pos: Vec<usize>,
 }
 
 /// [`FollowerPressure::flat`]'s layout.
 pub struct FlatPressure {
+    /// Displacement components per node (3, or 2 in plane strain).
+    pub dim: usize,
     pub m: usize,
     pub np: usize,
     pub nodes: Vec<u32>,
@@ -134,11 +141,12 @@ impl FollowerPressure {
         let mesh = &*space.mesh;
         let cell = mesh.cell_type;
         let closure = space.facet_closure_dofs();
+        let dim = mesh.dim;
         let mut out = Vec::with_capacity(facets.len());
         for &(c, lf) in facets {
             let (rule, tangents) = facet_rule(cell, lf, facet_degree(space))?;
-            if tangents.len() != 2 || mesh.dim != 3 {
-                return Err(Error::Unsupported("follower pressure in 3D only (not in plane strain)".into()));
+            if tangents.len() + 1 != dim || !(2..=3).contains(&dim) {
+                return Err(Error::Unsupported(format!("follower pressure on a {dim}D mesh with {}-dimensional facets", tangents.len())));
             }
             let tab = space.element.tabulate(&rule.points);
             let nloc = tab.ndofs;
@@ -149,26 +157,33 @@ impl FollowerPressure {
             let mut points = Vec::with_capacity(rule.weights.len());
             for (q, (&xi, &wq)) in rule.points.iter().zip(&rule.weights).enumerate() {
                 let (x, jac) = mesh.map_point(c, xi);
-                let tt = [0, 1].map(|a| [0, 1, 2].map(|i| (0..3).map(|k| jac[i][k] * tangents[a][k]).sum::<f64>()));
+                // T_α = J t_α; in plane strain T₂ = e_z (unit thickness) with no displacement part.
+                let tt = [0, 1].map(|a| match tangents.get(a) {
+                    Some(t) => [0, 1, 2].map(|i| if i < dim { (0..3).map(|k| jac[i][k] * t[k]).sum::<f64>() } else { 0.0 }),
+                    None => [0.0, 0.0, 1.0],
+                });
                 let outward = [0, 1, 2].map(|k| x[k] - centroid[k]);
                 let n = cross(tt[0], tt[1]);
                 let sgn = if n[0] * outward[0] + n[1] * outward[1] + n[2] * outward[2] >= 0.0 { 1.0 } else { -1.0 };
                 let phi = local.iter().map(|&i| tab.values[q * nloc + i]).collect();
-                let d = [0, 1].map(|a| local.iter().map(|&i| (0..3).map(|k| tab.grads[q * nloc + i][k] * tangents[a][k]).sum()).collect());
+                let d = [0, 1].map(|a| match tangents.get(a) {
+                    Some(t) => local.iter().map(|&i| (0..3).map(|k| tab.grads[q * nloc + i][k] * t[k]).sum()).collect(),
+                    None => vec![0.0; local.len()],
+                });
                 points.push(PressurePoint { pw: p.eval(x, 0.0) * wq * sgn, t: tt, phi, d });
             }
-            let mut pos = Vec::with_capacity(9 * nodes.len() * nodes.len());
+            let mut pos = Vec::with_capacity(dim * dim * nodes.len() * nodes.len());
             for &ni in &nodes {
-                for a in 0..3 {
+                for a in 0..dim {
                     for &nj in &nodes {
-                        for b in 0..3 {
-                            let (r, col) = (ni * 3 + a, nj * 3 + b);
+                        for b in 0..dim {
+                            let (r, col) = (ni * dim + a, nj * dim + b);
                             pos.push(pattern.position(r, col).ok_or_else(|| Error::invalid(format!("pressure entry ({r}, {col}) missing from the sparsity")))?);
                         }
                     }
                 }
             }
-            out.push(PressureFacet { nodes, points, pos });
+            out.push(PressureFacet { dim, nodes, points, pos });
         }
         Ok(FollowerPressure { facets: out })
     }
@@ -193,16 +208,22 @@ impl FollowerPressure {
         self.facets.iter().flat_map(|f| f.pos.iter().map(|&p| p as u64)).collect()
     }
 
-    /// Every facet in one layout for the device: (nodes per facet m, points per facet, the facets'
-    /// nodes [nf][m], point records [nf][points][7 + 3m] = [p·w·sign, T₁, T₂, φ, ∇φ·t₁, ∇φ·t₂], CSR
-    /// positions [nf][(3m)²]); an error where facets differ in m or points (mixed cell types).
+    /// Every facet in one layout for the device: (components dim, nodes per facet m, points per
+    /// facet, the facets' nodes [nf][m], point records [nf][points][7 + 3m] = [p·w·sign, T₁, T₂, φ,
+    /// ∇φ·t₁, ∇φ·t₂], CSR positions [nf][(dim·m)²]); an error where facets differ in dim, m or points
+    /// (mixed cell types).
     pub fn flat(&self) -> Result<FlatPressure> {
         let Some(first) = self.facets.first() else { return Err(Error::invalid("no pressure facets")) };
-        let (m, np) = (first.nodes.len(), first.points.len());
-        let mut out = FlatPressure { m, np, nodes: Vec::new(), points: Vec::new(), positions: self.positions() };
+        let (dim, m, np) = (first.dim, first.nodes.len(), first.points.len());
+        let mut out = FlatPressure { dim, m, np, nodes: Vec::new(), points: Vec::new(), positions: self.positions() };
         for f in &self.facets {
-            if f.nodes.len() != m || f.points.len() != np {
-                return Err(Error::Unsupported(format!("pressure facets of {} and {m} nodes, {} and {np} points", f.nodes.len(), f.points.len())));
+            if f.dim != dim || f.nodes.len() != m || f.points.len() != np {
+                return Err(Error::Unsupported(format!(
+                    "pressure facets of {} and {dim} components, {} and {m} nodes, {} and {np} points",
+                    f.dim,
+                    f.nodes.len(),
+                    f.points.len()
+                )));
             }
             for &n in &f.nodes {
                 out.nodes.push(u32::try_from(n).map_err(|_| Error::Unsupported(format!("node {n} exceeds 32 bits")))?);
@@ -225,35 +246,35 @@ impl FollowerPressure {
             kv.clear();
         }
         for f in &self.facets {
-            let m = f.nodes.len();
-            let mut ke = vec![0.0; 9 * m * m];
+            let (m, dim) = (f.nodes.len(), f.dim);
+            let mut ke = vec![0.0; dim * dim * m * m];
             for pt in &f.points {
                 let mut a = pt.t;
                 for (l, &n) in f.nodes.iter().enumerate() {
                     for (aa, d) in a.iter_mut().zip(&pt.d) {
-                        for i in 0..3 {
-                            aa[i] += u[n * 3 + i] * d[l];
+                        for i in 0..dim {
+                            aa[i] += u[n * dim + i] * d[l];
                         }
                     }
                 }
                 let nda = cross(a[0], a[1]);
                 let s = lf * pt.pw;
                 for (j, &n) in f.nodes.iter().enumerate() {
-                    for i in 0..3 {
-                        r[n * 3 + i] += s * pt.phi[j] * nda[i];
+                    for i in 0..dim {
+                        r[n * dim + i] += s * pt.phi[j] * nda[i];
                     }
                 }
                 if kv.is_some() {
                     for l in 0..m {
-                        for k in 0..3 {
+                        for k in 0..dim {
                             let mut ek = [0.0; 3];
                             ek[k] = 1.0;
                             let x1 = cross(ek, a[1]);
                             let x2 = cross(a[0], ek);
                             let dn = [0, 1, 2].map(|i| pt.d[0][l] * x1[i] + pt.d[1][l] * x2[i]);
                             for j in 0..m {
-                                for i in 0..3 {
-                                    ke[(j * 3 + i) * 3 * m + l * 3 + k] += s * pt.phi[j] * dn[i];
+                                for i in 0..dim {
+                                    ke[(j * dim + i) * dim * m + l * dim + k] += s * pt.phi[j] * dn[i];
                                 }
                             }
                         }

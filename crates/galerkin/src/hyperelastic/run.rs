@@ -66,16 +66,21 @@ fn tags_of(space: &FunctionSpace, on: &[Boundary], key: &str) -> Result<Vec<i32>
         .collect()
 }
 
-/// The mesh of a file: `[shell]` or the usual `[mesh]`, renumbered for locality; with
+/// The mesh of a file: `[shell]`, `[ring]` or the usual `[mesh]`, renumbered for locality; with
 /// `fibre = { element_data = "…" }`, also the view's vector per cell (in the renumbered order).
 pub fn build_mesh(f: &HyperFile, base: &Path) -> Result<(crate::mesh::Mesh, Vec<String>, Option<Vec<[f64; 3]>>)> {
     let view = match f.physics.fibre_source()? {
         Some(FibreSource::ElementData(name)) => Some(name),
         _ => None,
     };
-    let (mesh, notes, cell_data) = match (&f.mesh, &f.shell, &view) {
-        (_, Some(_), Some(_)) => return Err(Error::config("physics.fibre.element_data", "needs a Gmsh mesh file ([mesh] file = …), not [shell]")),
-        (_, Some(s), None) => (super::mesh::shell(s)?, Vec::new(), None),
+    let generated = match (&f.shell, &f.ring) {
+        (Some(s), _) => Some(super::mesh::shell(s)?),
+        (None, Some(r)) => Some(super::mesh::ring(r)?),
+        (None, None) => None,
+    };
+    let (mesh, notes, cell_data) = match (&f.mesh, generated, &view) {
+        (_, Some(_), Some(_)) => return Err(Error::config("physics.fibre.element_data", "needs a Gmsh mesh file ([mesh] file = …), not [shell] or [ring]")),
+        (_, Some(m), None) => (m, Vec::new(), None),
         (Some(m), None, Some(name)) => {
             let file = m.file.as_ref().ok_or_else(|| Error::config("physics.fibre.element_data", "needs a Gmsh mesh file ([mesh] file = …)"))?;
             let (mesh, notes, data) = crate::mesh::gmsh_data::read_msh_cell_data(&base.join(file), name, 3).map_err(|e| Error::config("physics.fibre.element_data", e.to_string()))?;
@@ -191,9 +196,6 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
                 add_traction(&space, &facets, &t, &mut dead)?;
             }
             HyperBcKind::Pressure => {
-                if dim != 3 {
-                    return Err(Error::config(format!("{key}.type"), "follower pressure is 3D only (use a traction in plane strain)"));
-                }
                 let p = expr_of(&bc.value, &format!("{key}.value"))?;
                 let facets = tagged_facets(&space, &tags)?;
                 if facets.is_empty() {

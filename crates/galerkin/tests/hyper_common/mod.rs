@@ -99,3 +99,47 @@ pub fn fd_jacobian(asm: &galerkin::hyperelastic::CpuHyper, u: &[f64]) -> FdJacob
     }
     FdJacobian { error: worst, scale, residual: r }
 }
+
+/// A unit square in plane strain (compressible neo-Hookean, E = 3, ν = 0.3) squeezed by a follower
+/// pressure `p` on x = 1, sliding on x = 0 and y = 0, free on y = 1: the exact solution is the
+/// homogeneous stretch F = diag(λ₁, λ₂, 1) with P₁₁ = −p λ₂ (the force on the deformed edge) and
+/// P₂₂ = 0, which every P1/P2/Q1/Q2 space reproduces.
+pub fn pressed_square(cell: &str, degree: usize, p: f64, solver: &str) -> String {
+    format!(
+        r#"
+[mesh]
+generator = "rectangle"
+n = [2, 3]
+cell = "{cell}"
+[space]
+degree = {degree}
+[physics]
+kind = "hyperelasticity"
+law = "neo-hookean"
+E = 3.0
+nu = 0.3
+[[bc]]
+type = "dirichlet"
+boundary = "xmin"
+value = [0, 0]
+components = [0]
+[[bc]]
+type = "dirichlet"
+boundary = "ymin"
+value = [0, 0]
+components = [1]
+[[bc]]
+type = "pressure"
+boundary = "xmax"
+value = {p}
+[loads]
+steps = 3
+[newton]
+rtol = 1e-11
+atol = 1e-13
+[solver]
+method = "{solver}"
+rtol = 1e-12
+"#
+    )
+}
