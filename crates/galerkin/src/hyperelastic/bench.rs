@@ -126,8 +126,8 @@ fn problem(dofs: usize, degree: usize, law: &str, precond: &str, quadrature: Opt
 /// since), each synchronised and timed apart from the set-up: setup phases `jacobian uploaded` and
 /// `jacobian zeroed`.
 fn matrix_allocation_both_ways(be: &CudaBackend, pattern: &crate::linalg::CsrMatrix, row: &mut HyperRow) -> Result<()> {
-    let ways: [(&str, fn(&CudaBackend, &crate::linalg::CsrMatrix) -> Result<DeviceCsr>); 2] =
-        [("jacobian uploaded", DeviceCsr::from_host_compressible), ("jacobian zeroed", DeviceCsr::pattern_from_host_compressible)];
+    type Alloc = fn(&CudaBackend, &crate::linalg::CsrMatrix) -> Result<DeviceCsr>;
+    let ways: [(&str, Alloc); 2] = [("jacobian uploaded", DeviceCsr::from_host_compressible), ("jacobian zeroed", DeviceCsr::pattern_from_host_compressible)];
     for (name, way) in ways {
         be.synchronize()?;
         let t = Instant::now();
