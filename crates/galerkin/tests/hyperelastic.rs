@@ -191,29 +191,8 @@ fn follower_pressure_tangent_equals_finite_differences() {
         let p = FollowerPressure::new(&space, &facets, &galerkin::expr::Expr::parse("1.5 + x").unwrap(), &pattern).unwrap();
         let u = state(&space);
         let nd = space.ndofs();
-        let mut r = vec![0.0; nd];
-        let mut kv = Vec::new();
-        p.add(&u, 0.7, &mut r, Some(&mut kv));
-        let mut k = pattern.clone();
-        for (&pos, &v) in p.positions().iter().zip(&kv) {
-            k.values[pos as usize] += v;
-        }
-        let dense = k.to_dense();
-        let scale = dense.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let hyper_common::FdJacobian { error: worst, scale, .. } = hyper_common::fd_pressure(&p, &pattern, &u, 0.7);
         assert!(scale > 0.1);
-        let h = 1e-6;
-        let mut worst: f64 = 0.0;
-        for d in 0..nd {
-            let (mut up, mut um) = (u.clone(), u.clone());
-            up[d] += h;
-            um[d] -= h;
-            let (mut rp, mut rm) = (vec![0.0; nd], vec![0.0; nd]);
-            p.add(&up, 0.7, &mut rp, None);
-            p.add(&um, 0.7, &mut rm, None);
-            for row in 0..nd {
-                worst = worst.max(((rp[row] - rm[row]) / (2.0 * h) - dense[row * nd + d]).abs() / scale);
-            }
-        }
         assert!(worst < 1e-6, "{cell:?} P{degree}: pressure tangent off by {worst:.2e}");
         // At u = 0 on the face z = 1.2 (area 0.8, outward normal +z), R gets +λ ∫ p n dA:
         // λ ∫ (1.5 + x) = 0.7 · 0.8 · 2.0 in z, summed over every node.

@@ -81,8 +81,29 @@ pub fn fd_jacobian(asm: &galerkin::hyperelastic::CpuHyper, u: &[f64]) -> FdJacob
     let mut k = asm.matrix();
     let mut r = vec![0.0; nd];
     asm.assemble(u, &mut r, Some(&mut k)).unwrap();
-    let dense = k.to_dense();
-    let scale = dense.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    fd_against(&k.to_dense(), u, r, |x, out| asm.assemble(x, out, None).unwrap())
+}
+
+/// The follower pressure's tangent at `u` (its entries added into `pattern`'s positions, load factor
+/// `lf`) against central differences of its residual.
+pub fn fd_pressure(p: &galerkin::hyperelastic::loads::FollowerPressure, pattern: &galerkin::linalg::CsrMatrix, u: &[f64], lf: f64) -> FdJacobian {
+    let (mut r, mut kv) = (vec![0.0; u.len()], Vec::new());
+    p.add(u, lf, &mut r, Some(&mut kv));
+    let mut k = pattern.clone();
+    k.values.iter_mut().for_each(|v| *v = 0.0);
+    for (&pos, &v) in p.positions().iter().zip(&kv) {
+        k.values[pos as usize] += v;
+    }
+    fd_against(&k.to_dense(), u, r, |x, out| {
+        out.iter_mut().for_each(|v| *v = 0.0);
+        p.add(x, lf, out, None)
+    })
+}
+
+/// Every column of the dense `k` (n × n) against central differences (h = 1e-6) of `res` at `u`.
+fn fd_against(k: &[f64], u: &[f64], residual: Vec<f64>, mut res: impl FnMut(&[f64], &mut [f64])) -> FdJacobian {
+    let nd = u.len();
+    let scale = k.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let h = 1e-6;
     let (mut rp, mut rm) = (vec![0.0; nd], vec![0.0; nd]);
     let mut worst: f64 = 0.0;
@@ -90,14 +111,14 @@ pub fn fd_jacobian(asm: &galerkin::hyperelastic::CpuHyper, u: &[f64]) -> FdJacob
         let (mut up, mut um) = (u.to_vec(), u.to_vec());
         up[d] += h;
         um[d] -= h;
-        asm.assemble(&up, &mut rp, None).unwrap();
-        asm.assemble(&um, &mut rm, None).unwrap();
+        res(&up, &mut rp);
+        res(&um, &mut rm);
         for row in 0..nd {
             let fd = (rp[row] - rm[row]) / (2.0 * h);
-            worst = worst.max((fd - dense[row * nd + d]).abs() / scale);
+            worst = worst.max((fd - k[row * nd + d]).abs() / scale);
         }
     }
-    FdJacobian { error: worst, scale, residual: r }
+    FdJacobian { error: worst, scale, residual }
 }
 
 /// A unit square in plane strain (compressible neo-Hookean, E = 3, ν = 0.3) squeezed by a follower
