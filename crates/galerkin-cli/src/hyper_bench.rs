@@ -35,6 +35,9 @@ pub fn run(cfg: &HyperBenchConfig, gpu: bool, json: Option<PathBuf>) -> galerkin
             let list: Vec<String> = r.setup_phases.iter().map(|(n, s)| format!("{n} {s:.3}")).collect();
             say!("        setup {:.3} s: {}", r.setup_s, list.join(", "));
         }
+        if let Some((up, zeroed)) = r.jacobian_allocation {
+            say!("        jacobian allocation: pattern's zeros uploaded {up:.3} s, zeroed on the device {zeroed:.3} s");
+        }
         say!("        preconditioner: {}{}", r.preconditioner, if r.levels.is_empty() { String::new() } else { format!(" (levels of {:?} unknowns)", r.levels) });
         if r.skipped.is_none() && r.newton_iterations > 0 {
             say!(

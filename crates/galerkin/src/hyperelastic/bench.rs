@@ -71,6 +71,9 @@ pub struct HyperRow {
     /// `setup_s` by phase: [`Prepared::phases`], then `system` (the backend's assembly: its
     /// pattern and slots, uploads, kernel) and `multigrid` (the coarse levels).
     pub setup_phases: Vec<(String, f64)>,
+    /// GPU: the Jacobian's allocation timed apart from the set-up, the pattern's zeros uploaded and
+    /// zeroed on the device (s; [`matrix_allocation_both_ways`]).
+    pub jacobian_allocation: Option<(f64, f64)>,
     /// Residual and Jacobian.
     pub assembly: Option<Timing>,
     /// Residual alone.
@@ -123,20 +126,18 @@ fn problem(dofs: usize, degree: usize, law: &str, precond: &str, quadrature: Opt
 
 /// The Jacobian's allocation with the pattern's zero values uploaded (`from_host_compressible`,
 /// `GpuHyper::new_matrix` before stop 62) and zeroed on the device (`pattern_from_host_compressible`,
-/// since), each synchronised and timed apart from the set-up: setup phases `jacobian uploaded` and
-/// `jacobian zeroed`.
-fn matrix_allocation_both_ways(be: &CudaBackend, pattern: &crate::linalg::CsrMatrix, row: &mut HyperRow) -> Result<()> {
-    type Alloc = fn(&CudaBackend, &crate::linalg::CsrMatrix) -> Result<DeviceCsr>;
-    let ways: [(&str, Alloc); 2] = [("jacobian uploaded", DeviceCsr::from_host_compressible), ("jacobian zeroed", DeviceCsr::pattern_from_host_compressible)];
-    for (name, way) in ways {
+/// since), each synchronised: (uploaded, zeroed) seconds, apart from the set-up's phases.
+fn matrix_allocation_both_ways(be: &CudaBackend, pattern: &crate::linalg::CsrMatrix) -> Result<(f64, f64)> {
+    let time = |way: fn(&CudaBackend, &crate::linalg::CsrMatrix) -> Result<DeviceCsr>| -> Result<f64> {
         be.synchronize()?;
         let t = Instant::now();
         let m = way(be, pattern)?;
         be.synchronize()?;
-        row.setup_phases.push((name.into(), t.elapsed().as_secs_f64()));
+        let s = t.elapsed().as_secs_f64();
         drop(m);
-    }
-    Ok(())
+        Ok(s)
+    };
+    Ok((time(DeviceCsr::from_host_compressible)?, time(DeviceCsr::pattern_from_host_compressible)?))
 }
 
 /// Times one backend: the Newton run, then assembly and a linear solve at the converged state.
@@ -253,6 +254,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                 forcing: Vec::new(),
                 scheme: String::new(),
                 skipped: None,
+                jacobian_allocation: None,
             };
             // Kept for the GPU row (at 10⁷ unknowns a second preparation is 4 s); the CPU rows
             // prepare in their own thread pools, their setup is theirs.
@@ -341,7 +343,7 @@ pub fn run(cfg: &HyperBenchConfig, gpu: Option<(&CudaBackend, f64)>, mut emit: i
                     }
                 }
                 if !cfg.setup_only {
-                    matrix_allocation_both_ways(be, &prep.pattern, &mut row)?;
+                    row.jacobian_allocation = Some(matrix_allocation_both_ways(be, &prep.pattern)?);
                 }
                 row.floor_bytes = floor_bytes(&prep.el, row.nnz);
                 if let Some(a) = &row.assembly {
