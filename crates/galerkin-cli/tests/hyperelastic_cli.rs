@@ -5,7 +5,8 @@
 //! moves the wall less than the one before, the exponential Fung law); the plane-strain fibre strip
 //! with fibres from the mesh file's `$ElementData` equals the same strip with the fibre field as
 //! expressions; the plane-strain tube under a follower pressure is Lamé's tube at small pressure
-//! and softens as it inflates. Bad files fail by key.
+//! and softens as it inflates; the plane-stress rubber sheet narrows by ν σ/E at a small pull (plane
+//! strain's ν(1 + ν) σ/E with the same file). Bad files fail by key.
 mod support;
 
 use std::path::Path;
@@ -134,6 +135,34 @@ fn pressurised_tube_is_lames_tube_and_softens() {
         let x = pt["x"][0].as_f64().unwrap();
         let u = pt["displacement"][0][0].as_f64().unwrap();
         assert!((u / lame(x) - 1.0).abs() < 1e-3, "r = {x}: u_r {u:.6e} against Lamé's {:.6e}", lame(x));
+    }
+}
+
+/// The plane-stress rubber sheet lengthens and narrows at every load step; at a small pull σ its
+/// middle is in uniaxial tension: the half-width shrinks by ν σ/E (to 0.2 %; 0.03 % measured), and the same file in
+/// plane strain gives ν(1 + ν) σ/E instead (ε₃₃ = 0 there).
+#[test]
+fn rubber_sheet_narrows_as_plane_stress_says() {
+    let r = run_example("hyperelastic-rubber-sheet.toml", "cpu");
+    let comp = |r: &serde_json::Value, p: usize, i: usize| -> Vec<f64> { r["points"][p]["displacement"].as_array().unwrap().iter().map(|u| u[i].as_f64().unwrap()).collect() };
+    let (width, length) = (comp(&r, 0, 1), comp(&r, 1, 0));
+    assert_eq!(width.len(), 5);
+    for k in 1..5 {
+        assert!(width[k] < width[k - 1] && length[k] > length[k - 1], "step {}: width {width:?}, length {length:?}", k + 1);
+    }
+    let text = std::fs::read_to_string(repo().join("examples/hyperelastic-rubber-sheet.toml")).unwrap();
+    let (e, nu, sigma) = (1.0, 0.45, 1e-3);
+    for (plane, factor) in [("stress", nu), ("strain", nu * (1.0 + nu))] {
+        let small = text.replace("value = [0.4, 0]", &format!("value = [{sigma}, 0]")).replace("steps = 5", "steps = 1").replace("plane = \"stress\"", &format!("plane = \"{plane}\""));
+        let small = small.replace("[newton]\nrtol = 1e-10", "[newton]\nrtol = 1e-12\natol = 1e-14");
+        assert!(small.contains(&format!("{sigma}")) && small.contains(&format!("plane = \"{plane}\"")) && small.contains("rtol = 1e-12"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("small.toml");
+        std::fs::write(&path, small).unwrap();
+        let q = run_path(&path, "small.toml", "cpu");
+        let lateral = comp(&q, 0, 1)[0] / 0.5;
+        let want = -factor * sigma / e;
+        assert!((lateral / want - 1.0).abs() < 2e-3, "plane {plane}: lateral strain {lateral:.4e}, want {want:.4e}");
     }
 }
 

@@ -24,8 +24,13 @@ __device__ __forceinline__ double hl_det3(const double a[3][3]) {
 //   ℂ_IJKL = c₁ X_IJ X_KL + e₁ (X_IK X_JL + X_IL X_JK) + c₂ Y_IJ Y_KL + h B_IJ (δ_IK δ_JL + δ_IL δ_JK)
 // (St. Venant–Kirchhoff: X = I, c₁ = λ, e₁ = μ; neo-Hookean: X = C⁻¹, c₁ = λ, e₁ = μ − λ ln J; the
 // Fung law: X = C⁻¹, c₁ = κ, e₁ = −κ ln J, Y = B∘E, c₂ = 2C e^Q, h = ½ C e^Q, B its weights).
-// Layout: X [0, 9), Y [9, 18), c₁, e₁, c₂, h.
+// Layout: X [0, 9), Y [9, 18), c₁, e₁, c₂, h. Plane stress (HL_PLANE_STRESS) adds the rank-one
+// condensation c₃ Z_IJ Z_KL with Z_IJ = ℂ_IJ33 and c₃ = −1/ℂ₃₃₃₃: Z [22, 31), c₃ at 31.
+#ifdef HL_PLANE_STRESS
+#define HL_FORM 32
+#else
 #define HL_FORM 22
+#endif
 
 // S += a X + b I
 __device__ __forceinline__ void hl_add_s(double s[3][3], const double x[3][3], double a, double b) {
@@ -40,8 +45,14 @@ __device__ __forceinline__ double hl_b(const double* __restrict__ prm, int i, in
     return i == 0 && j == 0 ? prm[1] : (i == 0 || j == 0 ? prm[3] : prm[2]);
 }
 
-// S(F) and ℂ's form (above) at one point; non-finite where the law is undefined (J ≤ 0).
-__device__ void hl_point(const double* __restrict__ prm, const double f[3][3], double s[3][3], double* form) {
+// S(F) and ℂ's form (above) at one point; non-finite where the law is undefined (J ≤ 0). This is
+// `hl_point` itself, except in plane stress, where `hl_point` (below) calls it in its local Newton.
+#ifdef HL_PLANE_STRESS
+#define HL_LAW hl_law
+#else
+#define HL_LAW hl_point
+#endif
+__device__ void HL_LAW(const double* __restrict__ prm, const double f[3][3], double s[3][3], double* form) {
     double cm[3][3];
 #pragma unroll
     for (int i = 0; i < 3; ++i)
@@ -159,6 +170,52 @@ __device__ __forceinline__ void hl_slice(const double* __restrict__ prm, const d
 #if LAW == 2
             v += c2 * y[i * 3 + jj] * y[k * 3 + l] + h * hl_b(prm, i, jj) * ((i == k && jj == l ? 1.0 : 0.0) + (i == l && jj == k ? 1.0 : 0.0));
 #endif
+#ifdef HL_PLANE_STRESS
+            v += form[31] * form[22 + i * 3 + jj] * form[22 + k * 3 + l];
+#endif
             cm[i][k] = v;
         }
 }
+
+#ifdef HL_PLANE_STRESS
+// Plane stress (twin of `Law::plane_stress`): F₃₃ (f's is ignored) by Newton on E₃₃ from 1 until
+// S₃₃ = 0, then Z and c₃ of the condensed tangent; non-finite where the local Newton fails.
+#define HL_PS_ITERS 30
+#define HL_PS_TOL 1e-13
+__device__ void hl_point(const double* __restrict__ prm, const double f[3][3], double s[3][3], double* form) {
+    double fl[3][3];
+#pragma unroll
+    for (int i = 0; i < 3; ++i)
+#pragma unroll
+        for (int k = 0; k < 3; ++k) fl[i][k] = f[i][k];
+    double l3 = 1.0;
+    for (int it = 0; it < HL_PS_ITERS; ++it) {
+        fl[2][2] = l3;
+        hl_law(prm, fl, s, form);  // (zeroes Z and c₃: hl_slice below is ℂ itself)
+        double cz[3][3];
+        hl_slice(prm, form, 2, 2, cz);
+        const double k = cz[2][2], de = -s[2][2] / k;
+        if (!(k > 0.0) || !isfinite(de)) break;
+        const double e33 = 0.5 * (l3 * l3 - 1.0);
+        if (fabs(de) <= HL_PS_TOL * (1.0 + fabs(e33))) {
+#pragma unroll
+            for (int jj = 0; jj < 3; ++jj) {
+                hl_slice(prm, form, jj, 2, cz);  // cz[I][K] = ℂ_I jj K 2, so Z_I jj = cz[I][2]
+#pragma unroll
+                for (int i = 0; i < 3; ++i) form[22 + i * 3 + jj] = cz[i][2];
+            }
+            form[31] = -1.0 / k;
+            return;
+        }
+        double step = de;  // halved while the thickness stretch would not be positive
+        while (1.0 + 2.0 * (e33 + step) <= 0.0) step *= 0.5;
+        l3 = sqrt(1.0 + 2.0 * (e33 + step));
+    }
+#pragma unroll
+    for (int i = 0; i < 3; ++i)
+#pragma unroll
+        for (int k = 0; k < 3; ++k) s[i][k] = nan("");
+#pragma unroll
+    for (int m = 0; m < HL_FORM; ++m) form[m] = nan("");
+}
+#endif

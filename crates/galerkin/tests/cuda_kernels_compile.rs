@@ -505,7 +505,16 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
     // kernel (`HK_ZERO_AHEAD`), 1 per stiffness-rule tensor-core element: 6, 3 of them fused with `HK_ST_Y` (P2).
     // The thirty-fourth pass's carried scatter (`HK_CHAIN`): 4 per P2 stiffness-rule element (the
     // default and the trimmed default, each alone and scattering node blocks): 12, all fused with `HK_ST_Y`.
-    assert_eq!(v.len(), 350);
+    // Plane stress (`HL_PLANE_STRESS`, the local Newton on F₃₃ and the condensed form): the column-pair
+    // variant of every 2D element and law: 12.
+    assert_eq!(v.len(), 362);
+    assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HL_PLANE_STRESS")).count(), 12, "the HL_PLANE_STRESS variants");
+    // Its local Newton stays in registers as plane strain's arithmetic does (no local memory in either).
+    for ps in [false, true] {
+        let d = v.iter().find(|(d, _)| d.iter().any(|x| x == "DIM=2") && d.iter().any(|x| x == "NLOC=9") && d.iter().any(|x| x == "LAW=2") && d.iter().any(|x| x == "HL_PLANE_STRESS") == ps).expect("a Q2 fibre-law variant");
+        let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &d.0).unwrap().ptx;
+        assert!(ptx.contains(".entry hyper_assemble(") && !ptx.contains("__local_depot"), "plane {}: registers only", if ps { "stress" } else { "strain" });
+    }
     assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_CHAIN")).count(), 12, "the HK_CHAIN variants");
     // Its carry is in the kernel: the links read, the adds of the kept blocks fewer than without.
     let chain = v.iter().find(|(d, _)| d.iter().any(|x| x == "HK_CHAIN") && d.iter().any(|x| x == "LAW=2") && !d.iter().any(|x| x == "HK_SCATTER_BLOCKS")).expect("a carried fibre-law variant");

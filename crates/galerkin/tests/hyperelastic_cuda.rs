@@ -949,21 +949,22 @@ fn gpu_stiffness_rule_equals_the_cpu() {
     }
 }
 
-/// Plane strain: the GPU kernel's DIM = 2 variant equals the CPU (every law, every 2D element).
+/// Plane strain and plane stress: the GPU kernel's DIM = 2 variant (with `HL_PLANE_STRESS`: the local
+/// Newton on F₃₃ and the condensed tangent) equals the CPU (every law, every 2D element).
 #[test]
 fn gpu_plane_strain_residual_and_jacobian_equal_the_cpu() {
     let Some(be) = gpu() else { return };
     for law in laws() {
-        for (cell, degree) in [(CellType::Triangle, 1), (CellType::Triangle, 2), (CellType::Quadrilateral, 1), (CellType::Quadrilateral, 2)] {
+        for ((cell, degree), stress) in [(CellType::Triangle, 1), (CellType::Triangle, 2), (CellType::Quadrilateral, 1), (CellType::Quadrilateral, 2)].into_iter().flat_map(|c| [(c, false), (c, true)]) {
             let mesh = Arc::new(rectangle(4, 3, [0.0; 2], [1.0, 0.8], cell).unwrap());
             let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 2).unwrap());
             let frames = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre_2d([1.0, 0.2 * (c % 4) as f64 - 0.3]).unwrap()).collect() } else { Vec::new() };
-            let el = HyperElement::new(space.clone(), law, frames).unwrap();
+            let el = HyperElement::new(space.clone(), law, frames).unwrap().plane_stress(stress).unwrap();
             let u = space.interpolate(|x, v| {
                 v[0] = 0.08 * (2.0 * x[1]).sin() + 0.05 * x[0] * x[1];
                 v[1] = -0.06 * x[0] * x[1] + 0.03 * x[0] * x[0];
             });
-            gpu_equals_cpu(&be, el, &u, &format!("plane strain {law:?} {cell:?} P{degree}"));
+            gpu_equals_cpu(&be, el, &u, &format!("plane {} {law:?} {cell:?} P{degree}", if stress { "stress" } else { "strain" }));
         }
     }
 }
@@ -1103,7 +1104,8 @@ fn gpu_pressure_terms_equal_the_cpu() {
 fn gpu_newton_solution_equals_the_cpu() {
     let Some(be) = gpu() else { return };
     let pressed = hyper_common::pressed_square("quadrilateral", 2, 0.3, "gmres");
-    for text in [BEAM, SHELL, STRIP, pressed.as_str()] {
+    let sheet = STRIP.replace("kind = \"hyperelasticity\"", "kind = \"hyperelasticity\"\nplane = \"stress\"");
+    for text in [BEAM, SHELL, STRIP, pressed.as_str(), sheet.as_str()] {
         let (f, mut prep) = prepare_text(text).unwrap();
         let steps = f.loads.steps;
         let mut sys = cpu_system(&prep).unwrap();

@@ -151,14 +151,14 @@ fn homogeneous_plane_deformation_reproduces_the_analytic_stress() {
     }
 }
 
-/// 2D problem files: `plane` other than "strain", `plane` on a 3D mesh, 3-component vectors, a
+/// 2D problem files: `plane` other than "strain" or "stress", `plane` on a 3D mesh, 3-component vectors, a
 /// component 2, a pressure given as a vector or on an unknown boundary are refused by key.
 #[test]
 fn plane_strain_input_is_checked_by_key() {
     let good = STRIP.replace("LAW", "svk").replace("CELL", "triangle").replace("DEG", "1").replace("LOAD", "0.1");
     assert!(prepare_text(&good).is_ok());
     let cases: Vec<(String, &str)> = vec![
-        (good.replace("kind = \"hyperelasticity\"", "kind = \"hyperelasticity\"\nplane = \"stress\""), "physics.plane"),
+        (good.replace("kind = \"hyperelasticity\"", "kind = \"hyperelasticity\"\nplane = \"membrane\""), "physics.plane"),
         (good.replace("body_force = [0.0, \"-0.1\"]", "body_force = [0.0, \"-0.1\", 0.0]"), "physics.body_force"),
         (good.replace("value = [0, 0]", "value = [0, 0]\ncomponents = [2]"), "bc[0].components"),
         (good.replace("value = [0, 0]", "value = [0, 0, 0]"), "bc[0].value"),

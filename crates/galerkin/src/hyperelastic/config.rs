@@ -31,7 +31,8 @@
 //! fibre = ["-y", "x", "0.3"]  # fibre direction (expressions of x, y, z), per cell at its centroid,
 //!                             # or per cell from the mesh file: fibre = { element_data = "fibres" }
 //!                             # (a Gmsh $ElementData view of 3 components per element, by name)
-//! plane = "strain"            # 2D meshes only (the default there): plane strain, F₃₃ = 1; vectors
+//! plane = "strain"            # 2D meshes only (the default there): plane strain, F₃₃ = 1, or
+//!                             # "stress" (thin sheets: F₃₃ such that S₃₃ = 0); vectors
 //!                             # (values, body_force, fibre) then have 2 components
 //! body_force = [0, 0, 0]      # dead load per reference volume
 //! [[bc]]
@@ -181,7 +182,8 @@ pub struct HyperPhysics {
     pub fibre: Option<toml::Value>,
     /// Dead body force per reference volume (one expression per dimension).
     pub body_force: Option<toml::Value>,
-    /// 2D: `"strain"` (plane strain, the only 2D model; also the default on a 2D mesh).
+    /// 2D: `"strain"` (plane strain, F₃₃ = 1; the default on a 2D mesh) or `"stress"` (plane stress:
+    /// F₃₃ solved for S₃₃ = 0 at every point — thin sheets).
     pub plane: Option<String>,
     /// Volume quadrature of residual and Jacobian: `"full"` (degree 2k on simplices, the default)
     /// or `"stiffness"` (degree 2(k−1): exact for the small-strain stiffness on affine simplices).
@@ -504,8 +506,16 @@ impl HyperFile {
         self.law()?;
         self.physics.fibre_source()?;
         if let Some(p) = &self.physics.plane {
-            if p != "strain" {
-                return Err(Error::config("physics.plane", format!("`{p}` is not supported: plane = \"strain\" is the 2D model (plane stress is not implemented)")));
+            if p != "strain" && p != "stress" {
+                return Err(Error::config("physics.plane", format!("`{p}` is not a 2D model: \"strain\" (the default) or \"stress\"")));
+            }
+            if p == "stress" {
+                if let Some(i) = self.bc.iter().position(|b| b.kind == HyperBcKind::Pressure) {
+                    return Err(Error::config(
+                        format!("bc[{i}].type"),
+                        "a follower pressure is not available in plane stress (the loaded edge's thickness follows F₃₃ of the cells beside it); use a traction, or plane strain",
+                    ));
+                }
             }
         }
         for (i, bc) in self.bc.iter().enumerate() {
@@ -583,6 +593,11 @@ impl HyperFile {
                 }
             }
         })
+    }
+
+    /// Whether the 2D model is plane stress (`physics.plane = "stress"`).
+    pub fn plane_stress(&self) -> bool {
+        self.physics.plane.as_deref() == Some("stress")
     }
 
     /// Whether any load is a follower pressure (non-symmetric Jacobian).

@@ -103,8 +103,18 @@ impl Scheme {
 pub fn shared_bytes(el: &HyperElement, cpb: usize, qb: usize) -> usize {
     let (nloc, nv) = (el.nloc(), el.space.mesh.cell_type.num_vertices());
     let fixed = 8 * (3 * nv + 3 * nloc + 9) + 4 * nloc;
-    let per_point = 8 * (1 + 3 * nloc + 81 + 27 + 22);
+    let per_point = 8 * (1 + 3 * nloc + 81 + 27 + form_len(el));
     cpb * (fixed + qb * per_point)
+}
+
+/// Numbers of the law's form of ℂ per point (`HL_FORM` of `kernels/hyperelastic_law.cuh`): 22, and
+/// 10 more for plane stress's condensation.
+pub fn form_len(el: &HyperElement) -> usize {
+    if el.plane_stress {
+        32
+    } else {
+        22
+    }
 }
 
 /// Static shared memory of the tensor-core scheme per block: per cell, vertices, displacements,
@@ -340,6 +350,12 @@ pub fn defines_for(el: &HyperElement, sc: Scheme) -> Result<Vec<String>> {
         format!("AFFINE={}", u8::from(cell.is_simplex())),
         format!("LAW={}", el.law.cuda_id()),
     ];
+    if el.plane_stress {
+        if !matches!(sc, Scheme::Pairs(_)) {
+            return Err(Error::Unsupported(format!("plane stress runs the column-pair scheme, not {sc:?}")));
+        }
+        d.push("HL_PLANE_STRESS".into());
+    }
     match sc {
         Scheme::Pairs(sh) => {
             if sh.gt < el.dim * el.nloc().div_ceil(2) || sh.cpb == 0 || sh.qb == 0 || shared_bytes(el, sh.cpb, sh.qb) > SHARED_LIMIT {
@@ -1130,7 +1146,7 @@ fn tc_patch_variant(el: &HyperElement, turns: bool) -> Result<Vec<String>> {
 }
 
 /// Compiles the kernel for tetrahedra and hexahedra (3D) and triangles and quadrilaterals (plane
-/// strain) of degree 1 and 2 with every law (the column-pair scheme, and the tensor-core scheme for
+/// strain and plane stress) of degree 1 and 2 with every law (the column-pair scheme, and the tensor-core scheme for
 /// tetrahedra), for `arch`, with NVRTC only (what CI runs): (defines,
 /// PTX bytes), an error on any warning.
 pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
@@ -1147,6 +1163,9 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                 let frames = if law.anisotropic() { vec![frame; mesh.num_cells()] } else { Vec::new() };
                 let el = HyperElement::new(space.clone(), law, frames.clone())?;
                 let mut variants = vec![defines(&el)?];
+                if dim == 2 {
+                    variants.push(defines(&el.clone().plane_stress(true)?)?);
+                }
                 // The seventeenth pass's recomputing gather (its own source): both rules, 4 warps
                 // per block, and 8 at P2 (the sweep's).
                 let mut recompute = Vec::new();

@@ -12,6 +12,8 @@
 //! F_α3 = F_3α = 0 (u₃ = 0, nothing depends on X₃), the laws are the 3D ones unchanged (the
 //! out-of-plane stress S₃₃ is what holds ε₃₃ = 0), and only the in-plane rows and columns (i, k < 2)
 //! enter the residual and the Jacobian; the frame is a rotation about X₃ (an in-plane fibre).
+//! Plane stress (thin sheets): the same, with F₃₃ the thickness stretch that makes S₃₃ = 0 at each
+//! point and the tangent condensed accordingly ([`Law::plane_stress`]).
 use super::law::{Law, M3};
 use crate::fe::{QuadratureRule, Tabulation};
 use crate::linalg::CsrMatrix;
@@ -54,8 +56,11 @@ pub struct HyperElement {
     /// Per cell, R with the fibre, sheet and normal directions as columns (empty: identity; in 2D
     /// a rotation about X₃).
     pub frames: Vec<M3>,
-    /// 3, or 2 for plane strain (also the number of displacement components).
+    /// 3, or 2 in plane strain or stress (also the number of displacement components).
     pub dim: usize,
+    /// 2D only: plane stress (F₃₃ solved for S₃₃ = 0 at every point, [`Law::plane_stress`]) instead
+    /// of plane strain (F₃₃ = 1).
+    pub plane_stress: bool,
 }
 
 /// Scratch reused across cells by one thread.
@@ -126,7 +131,16 @@ impl HyperElement {
         let quad = QuadratureRule::new(space.mesh.cell_type, degree.unwrap_or_else(|| quadrature_degree(&space)))?;
         let tab = space.element.tabulate(&quad.points);
         let geo = GeometryTab::new(space.mesh.cell_type, &quad.points);
-        Ok(HyperElement { space, law, quad, tab, geo, frames, dim })
+        Ok(HyperElement { space, law, quad, tab, geo, frames, dim, plane_stress: false })
+    }
+
+    /// Plane stress instead of plane strain (`on`; 2D only).
+    pub fn plane_stress(mut self, on: bool) -> Result<HyperElement> {
+        if on && self.dim != 2 {
+            return Err(Error::Unsupported(format!("plane stress on a {}D mesh (2D only)", self.dim)));
+        }
+        self.plane_stress = on;
+        Ok(self)
     }
 
     pub fn nloc(&self) -> usize {
@@ -138,11 +152,70 @@ impl HyperElement {
         self.frames.get(c).copied().unwrap_or([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     }
 
+    /// F' = F R at point `q` of cell `c` (the rotated gradients left in `s.g`) and the point's weight
+    /// w·|det J|; `id` carries the inverse Jacobian between the points of an affine cell.
+    fn point(&self, c: usize, q: usize, uc: &[f64], s: &mut Scratch, id: &mut Option<([[f64; 3]; 3], f64)>) -> Result<(M3, f64)> {
+        let (nloc, d) = (self.nloc(), self.dim);
+        s.g.resize(nloc, [0.0; 3]);
+        let (inv, det) = match *id {
+            Some(v) if self.geo.affine => v,
+            _ => {
+                let v = inverse_jacobian(&self.geo.jacobian(&self.space.mesh, c, q), d)?;
+                *id = Some(v);
+                v
+            }
+        };
+        let r = self.frame(c);
+        for j in 0..nloc {
+            let g = physical_gradient(&inv, self.tab.grads[q * nloc + j], d);
+            s.g[j] = [0, 1, 2].map(|a| g[0] * r[0][a] + g[1] * r[1][a] + g[2] * r[2][a]);
+        }
+        let mut f = r;
+        for (j, gj) in s.g.iter().enumerate() {
+            for (i, fi) in f.iter_mut().enumerate().take(d) {
+                for (fa, ga) in fi.iter_mut().zip(gj) {
+                    *fa += uc[j * d + i] * ga;
+                }
+            }
+        }
+        Ok((f, self.quad.weights[q] * det.abs()))
+    }
+
+    /// Plane stress: the thickness stretch F₃₃ of each cell at `u` (the state, node-interleaved),
+    /// averaged over its quadrature points (NaN where the law has none); `None` in plane strain and 3D.
+    pub fn thickness_stretch(&self, u: &[f64]) -> Result<Option<Vec<f64>>> {
+        if !self.plane_stress {
+            return Ok(None);
+        }
+        let (d, dm) = (self.dim, &self.space.dofmap);
+        if u.len() != self.space.ndofs() {
+            return Err(Error::dim("hyperelastic state", self.space.ndofs(), u.len()));
+        }
+        let out = (0..self.space.mesh.num_cells())
+            .into_par_iter()
+            .map_init(
+                || (Scratch::default(), vec![0.0; d * dm.nodes_per_cell]),
+                |(s, uc), c| -> Result<f64> {
+                    for (i, &n) in dm.cell(c).iter().enumerate() {
+                        uc[i * d..i * d + d].copy_from_slice(&u[n * d..n * d + d]);
+                    }
+                    let (mut sum, mut vol, mut id) = (0.0, 0.0, None);
+                    for q in 0..self.quad.weights.len() {
+                        let (f, w) = self.point(c, q, uc, s, &mut id)?;
+                        sum += w * self.law.plane_stress(&f).0;
+                        vol += w;
+                    }
+                    Ok(sum / vol)
+                },
+            )
+            .collect::<Result<Vec<f64>>>()?;
+        Ok(Some(out))
+    }
+
     /// Residual `re` (d·nloc, overwritten) and, if asked, the Jacobian `ke` ((d·nloc)², row-major,
     /// overwritten) of cell `c` at the cell displacements `uc` (node-interleaved, d = [`Self::dim`]
     /// components). A state where the law is undefined gives non-finite entries.
     pub fn cell(&self, c: usize, uc: &[f64], s: &mut Scratch, re: &mut [f64], mut ke: Option<&mut [f64]>) -> Result<()> {
-        let mesh = &*self.space.mesh;
         let nloc = self.nloc();
         let d = self.dim;
         let nd = d * nloc;
@@ -152,31 +225,10 @@ impl HyperElement {
         }
         s.g.resize(nloc, [0.0; 3]);
         s.h.resize(nloc * 27, 0.0);
-        let r = self.frame(c);
         let mut id = None;
-        for (q, &wq) in self.quad.weights.iter().enumerate() {
-            let (inv, det) = match id {
-                Some(v) if self.geo.affine => v,
-                _ => {
-                    let v = inverse_jacobian(&self.geo.jacobian(mesh, c, q), d)?;
-                    id = Some(v);
-                    v
-                }
-            };
-            let w = wq * det.abs();
-            for j in 0..nloc {
-                let g = physical_gradient(&inv, self.tab.grads[q * nloc + j], d);
-                s.g[j] = [0, 1, 2].map(|a| g[0] * r[0][a] + g[1] * r[1][a] + g[2] * r[2][a]);
-            }
-            let mut f = r;
-            for (j, gj) in s.g.iter().enumerate() {
-                for (i, fi) in f.iter_mut().enumerate().take(d) {
-                    for (fa, ga) in fi.iter_mut().zip(gj) {
-                        *fa += uc[j * d + i] * ga;
-                    }
-                }
-            }
-            let (p, aa) = self.law.first_piola(&f);
+        for q in 0..self.quad.weights.len() {
+            let (f, w) = self.point(c, q, uc, s, &mut id)?;
+            let (p, aa) = if self.plane_stress { self.law.first_piola_plane_stress(&f) } else { self.law.first_piola(&f) };
             for j in 0..nloc {
                 for i in 0..d {
                     re[j * d + i] += w * (p[i][0] * s.g[j][0] + p[i][1] * s.g[j][1] + p[i][2] * s.g[j][2]);

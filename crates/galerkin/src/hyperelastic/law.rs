@@ -173,36 +173,93 @@ impl Law {
     /// P = F S and 𝔸 = ∂P/∂F, `𝔸_iJkL = δ_ik S_JL + F_iI ℂ_IJKL F_kK`.
     pub fn first_piola(&self, f: &M3) -> (M3, T4) {
         let (s, c) = self.pk2(f);
-        let mut p = [[0.0; 3]; 3];
-        for i in 0..3 {
-            for jj in 0..3 {
-                p[i][jj] = (0..3).map(|k| f[i][k] * s[k][jj]).sum();
-            }
-        }
-        // T_iJKL = F_iI ℂ_IJKL, then 𝔸_iJkL = T_iJKL F_kK + δ_ik S_JL.
-        let mut tt = [0.0; 81];
-        for i in 0..3 {
-            for jj in 0..3 {
-                for k in 0..3 {
-                    for l in 0..3 {
-                        tt[idx(i, jj, k, l)] = (0..3).map(|m| f[i][m] * c[idx(m, jj, k, l)]).sum();
-                    }
-                }
-            }
-        }
-        let mut a = [0.0; 81];
-        for i in 0..3 {
-            for jj in 0..3 {
-                for k in 0..3 {
-                    for l in 0..3 {
-                        let v: f64 = (0..3).map(|m| tt[idx(i, jj, m, l)] * f[k][m]).sum();
-                        a[idx(i, jj, k, l)] = v + if i == k { s[jj][l] } else { 0.0 };
-                    }
-                }
-            }
-        }
-        (p, a)
+        push_forward(f, &s, &c)
     }
+
+    /// Plane stress: the thickness stretch F₃₃ that makes S₃₃ = 0 (F's in-plane block given, F_α3 =
+    /// F_3α = 0), by Newton on E₃₃ (∂S₃₃/∂E₃₃ = ℂ₃₃₃₃) from F₃₃ = 1, and S and the condensed tangent
+    /// ℂ̃ = ℂ − ℂ_··33 ⊗ ℂ_33·· / ℂ₃₃₃₃ there (∂S/∂E with S₃₃ held at zero: E₃₃ follows the in-plane
+    /// strain). Non-finite where the local Newton fails (ℂ₃₃₃₃ ≤ 0, the law undefined, or no
+    /// convergence in [`PLANE_STRESS_ITERS`] steps): the caller treats that state as infeasible.
+    pub fn plane_stress(&self, f: &M3) -> (f64, M3, T4) {
+        let mut fl = *f;
+        let mut l3 = 1.0f64;
+        for _ in 0..PLANE_STRESS_ITERS {
+            fl[2][2] = l3;
+            let (s, mut c) = self.pk2(&fl);
+            let k = c[idx(2, 2, 2, 2)];
+            let de = -s[2][2] / k;
+            if !(k > 0.0 && de.is_finite()) {
+                break;
+            }
+            let e33 = 0.5 * (l3 * l3 - 1.0);
+            if de.abs() <= PLANE_STRESS_TOL * (1.0 + e33.abs()) {
+                let z: [f64; 9] = std::array::from_fn(|m| c[idx(m / 3, m % 3, 2, 2)]);
+                for (m, t) in c.chunks_exact_mut(9).enumerate() {
+                    for (n, v) in t.iter_mut().enumerate() {
+                        *v -= z[m] * z[n] / k;
+                    }
+                }
+                return (l3, s, c);
+            }
+            // Halve a step that would make the thickness stretch non-positive (1 + 2E₃₃ ≤ 0).
+            let mut step = de;
+            while 1.0 + 2.0 * (e33 + step) <= 0.0 {
+                step *= 0.5;
+            }
+            l3 = (1.0 + 2.0 * (e33 + step)).sqrt();
+        }
+        (f64::NAN, [[f64::NAN; 3]; 3], [f64::NAN; 81])
+    }
+
+    /// P and 𝔸 of plane stress ([`Self::plane_stress`]): the in-plane rows and columns are the
+    /// response with S₃₃ = 0 (F₃₃ enters no in-plane entry: F_α3 = 0).
+    pub fn first_piola_plane_stress(&self, f: &M3) -> (M3, T4) {
+        let (l3, s, c) = self.plane_stress(f);
+        let mut fl = *f;
+        fl[2][2] = l3;
+        push_forward(&fl, &s, &c)
+    }
+}
+
+/// Local Newton steps of plane stress at most (quadratic convergence takes 3–6 from F₃₃ = 1 at
+/// strains of order one; the CUDA twin has the same bound).
+pub const PLANE_STRESS_ITERS: usize = 30;
+/// Convergence of the local Newton: |ΔE₃₃| ≤ tol (1 + |E₃₃|) (the state is then exact to rounding:
+/// the step before it was quadratic).
+pub const PLANE_STRESS_TOL: f64 = 1e-13;
+
+/// P = F S and 𝔸 = ∂P/∂F from S and ℂ: `𝔸_iJkL = δ_ik S_JL + F_iI ℂ_IJKL F_kK`.
+fn push_forward(f: &M3, s: &M3, c: &T4) -> (M3, T4) {
+    let mut p = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for jj in 0..3 {
+            p[i][jj] = (0..3).map(|k| f[i][k] * s[k][jj]).sum();
+        }
+    }
+    // T_iJKL = F_iI ℂ_IJKL, then 𝔸_iJkL = T_iJKL F_kK + δ_ik S_JL.
+    let mut tt = [0.0; 81];
+    for i in 0..3 {
+        for jj in 0..3 {
+            for k in 0..3 {
+                for l in 0..3 {
+                    tt[idx(i, jj, k, l)] = (0..3).map(|m| f[i][m] * c[idx(m, jj, k, l)]).sum();
+                }
+            }
+        }
+    }
+    let mut a = [0.0; 81];
+    for i in 0..3 {
+        for jj in 0..3 {
+            for k in 0..3 {
+                for l in 0..3 {
+                    let v: f64 = (0..3).map(|m| tt[idx(i, jj, m, l)] * f[k][m]).sum();
+                    a[idx(i, jj, k, l)] = v + if i == k { s[jj][l] } else { 0.0 };
+                }
+            }
+        }
+    }
+    (p, a)
 }
 
 /// E = ½(FᵀF − I).

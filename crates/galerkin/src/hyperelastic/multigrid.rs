@@ -160,7 +160,7 @@ impl<B: Backend, S: HyperSystem<B>> MgSystem<B, S> {
             let nc = coords.len();
             let p = expand(&lat.interpolation(&finer.1, nc)?, 3, Some(&finer.2), Some(&mask));
             let q = expand(&finer.0.interpolation(&coords, finer.1.len())?, 3, None, None);
-            let el = HyperElement::with_degree(cspace.clone(), prep.el.law, frames, f.quadrature_degree(&cspace)?)?;
+            let el = HyperElement::with_degree(cspace.clone(), prep.el.law, frames, f.quadrature_degree(&cspace)?)?.plane_stress(prep.el.plane_stress)?;
             let sys = make(&el)?;
             let k = sys.new_matrix(be)?;
             sizes.push(3 * nc);

@@ -154,7 +154,7 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
     })?);
     laps.lap("space");
     let law = f.law()?;
-    let el = HyperElement::with_degree(space.clone(), law, frames, f.quadrature_degree(&space)?)?;
+    let el = HyperElement::with_degree(space.clone(), law, frames, f.quadrature_degree(&space)?)?.plane_stress(f.plane_stress())?;
     laps.lap("element");
     let pattern = crate::operator::assemble::sparsity(&space)?;
     laps.lap("pattern");
@@ -325,7 +325,14 @@ fn drive<B: SolverBackend, S: HyperSystem<B>>(be: &B, sys: &mut S, prep: &mut Pr
         if f.output.vtu {
             let name = format!("{}_{:04}.vtu", f.output.name, rep.step);
             let path = out.join(&name);
-            VtuWriter::new(&space.mesh).point_vector("displacement", space.ncomp, space.vertex_values(&uh))?.write(&path)?;
+            let (verts, thickness) = (space.vertex_values(&uh), prep.el.thickness_stretch(&uh)?);
+            let mut vtu = VtuWriter::new(&space.mesh);
+            vtu.point_vector("displacement", space.ncomp, &verts)?;
+            if let Some(t) = &thickness {
+                // Plane stress: F₃₃ per cell (the sheet's thickness over its reference thickness).
+                vtu.cell_scalar("thickness_stretch", t)?;
+            }
+            vtu.write(&path)?;
             outputs.push(io::file_record(&path)?);
             pvd.add(rep.load_factor, &name)?;
         }
@@ -408,7 +415,7 @@ pub fn run_text(text: &str, path: &Path, opts: &RunOptions) -> Result<Report> {
         backend: backend.name(),
         notes,
         mesh: MeshReport { cell_type: space.mesh.cell_type, cells: space.mesh.num_cells(), vertices: space.mesh.num_vertices(), dim: space.mesh.dim },
-        space: SpaceReport { family: if space.mesh.dim == 2 { "lagrange (hyperelastic, plane strain)".into() } else { "lagrange (hyperelastic)".into() }, degree: f.space.degree, components: space.ncomp, dofs: space.ndofs() },
+        space: SpaceReport { family: if space.mesh.dim == 2 { format!("lagrange (hyperelastic, plane {})", if f.plane_stress() { "stress" } else { "strain" }) } else { "lagrange (hyperelastic)".into() }, degree: f.space.degree, components: space.ncomp, dofs: space.ndofs() },
         assembly: AssemblyReport { level: crate::operator::AssemblyLevel::Full, storage_bytes: nnz * 12, colors: 0, dirichlet_dofs: prep.dirichlet.len() },
         solver: SolverReport {
             method: format!("newton ({} load steps{}, {} iterations) + {}", run.steps.len(), if cutbacks > 0 { format!(" after {cutbacks} cutbacks") } else { String::new() }, newton_iterations, prep.options.method.name()),

@@ -85,7 +85,8 @@ impl GpuGrouped {
             let mut host = pattern;
             host.values = be.download(&parts.matrix().values)?;
             add_boundary(input, &mut host)?;
-            parts.matrix_mut().replace_values(be.upload(&host.values)?);
+            // Into the values' own buffer (same length): no second device copy of them alive at once.
+            be.copy_into(&host.values, &mut parts.matrix_mut().values)?;
         }
         Ok(Some(GpuGrouped { parts, ncomp: space.ncomp }))
     }

@@ -1,0 +1,240 @@
+//! Plane-stress hyperelasticity (2D meshes, `plane = "stress"`: F₃₃ solved for S₃₃ = 0 at every
+//! point) on the CPU: the law's local solve holds S₃₃ = 0 and its condensed tangent is the
+//! derivative of the in-plane stress; the element Jacobian equals central differences of the
+//! residual for every law on P1/P2 triangles and Q1/Q2 quadrilaterals; a sheet pulled by a dead
+//! traction takes the analytic uniaxial stretch (found here by bisection on the 3D law, apart from
+//! the solver's arithmetic); small loads give linear plane-stress elasticity (λ* = 2λμ/(λ + 2μ)).
+mod hyper_common;
+use galerkin::backend::Cpu;
+use galerkin::hyperelastic::element::frame_from_fibre_2d;
+use galerkin::hyperelastic::law::{Law, M3};
+use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
+use galerkin::hyperelastic::{CpuHyper, HyperElement};
+use galerkin::mesh::{generate::rectangle, CellType};
+use galerkin::space::FunctionSpace;
+use std::sync::Arc;
+
+fn laws() -> [Law; 3] {
+    [
+        Law::Svk { lambda: 1.3, mu: 0.7 },
+        Law::NeoHookean { lambda: 2.1, mu: 0.9 },
+        Law::Usyk { c: 0.876, bf: 18.48, bt: 3.58, bfs: 1.627, kappa: 50.0 },
+    ]
+}
+
+/// F in the plane (F₃₃ = 1 given, ignored by the plane-stress law).
+fn in_plane(a: [[f64; 2]; 2]) -> M3 {
+    [[a[0][0], a[0][1], 0.0], [a[1][0], a[1][1], 0.0], [0.0, 0.0, 1.0]]
+}
+
+/// S₃₃ = 0 at the solved thickness stretch (which differs from 1), and the in-plane 𝔸 of
+/// `first_piola_plane_stress` equals central differences of its in-plane P (with F₃₃ solved anew
+/// at every perturbed F): the condensation is the derivative, not the 3D tangent at fixed F₃₃.
+#[test]
+fn the_local_solve_holds_s33_at_zero_and_its_tangent_is_the_derivative() {
+    let fs = [[[1.12, 0.07], [-0.04, 0.93]], [[0.85, -0.1], [0.05, 1.2]], [[1.3, 0.0], [0.0, 1.0]]];
+    for law in laws() {
+        for a in fs {
+            let f = in_plane(a);
+            let (l3, s, _) = law.plane_stress(&f);
+            let smax = s.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(smax > 1e-2 && (l3 - 1.0).abs() > 1e-3, "{law:?} {a:?}: trivial state (S {smax:.2e}, F33 {l3})");
+            assert!(s[2][2].abs() < 1e-12 * smax, "{law:?} {a:?}: S33 = {:.2e}", s[2][2]);
+            let (_, aa) = law.first_piola_plane_stress(&f);
+            let (_, a3) = law.first_piola(&{
+                let mut g = f;
+                g[2][2] = l3;
+                g
+            });
+            let h = 1e-6;
+            let (mut worst, mut scale, mut differs) = (0.0f64, 0.0f64, 0.0f64);
+            for k in 0..2 {
+                for l in 0..2 {
+                    let (mut fp, mut fm) = (f, f);
+                    fp[k][l] += h;
+                    fm[k][l] -= h;
+                    let (pp, _) = law.first_piola_plane_stress(&fp);
+                    let (pm, _) = law.first_piola_plane_stress(&fm);
+                    for i in 0..2 {
+                        for j in 0..2 {
+                            let fd = (pp[i][j] - pm[i][j]) / (2.0 * h);
+                            let t = ((i * 3 + j) * 3 + k) * 3 + l;
+                            worst = worst.max((aa[t] - fd).abs());
+                            scale = scale.max(aa[t].abs());
+                            differs = differs.max((a3[t] - fd).abs());
+                        }
+                    }
+                }
+            }
+            assert!(worst < 1e-6 * scale, "{law:?} {a:?}: |𝔸 − FD| = {worst:.2e} of {scale:.2e}");
+            assert!(differs > 1e-3 * scale, "{law:?} {a:?}: the 3D tangent at fixed F33 should not be the derivative");
+        }
+    }
+}
+
+/// Where no thickness stretch gives S₃₃ = 0 the state is infeasible (non-finite), not an error.
+#[test]
+fn an_inverted_state_has_no_plane_stress() {
+    let (l3, s, _) = Law::NeoHookean { lambda: 2.1, mu: 0.9 }.plane_stress(&in_plane([[-1.0, 0.0], [0.0, 1.0]]));
+    assert!(l3.is_nan() && s[0][0].is_nan(), "J < 0 in the plane: F33 {l3}, S11 {}", s[0][0]);
+}
+
+/// K = central differences of R, column by column, relative 1e-6 (each law, each 2D element).
+#[test]
+fn plane_stress_jacobian_equals_finite_differences() {
+    for law in laws() {
+        for (cell, degree) in [(CellType::Triangle, 1), (CellType::Triangle, 2), (CellType::Quadrilateral, 1), (CellType::Quadrilateral, 2)] {
+            let mesh = Arc::new(rectangle(2, 2, [0.0; 2], [1.0, 0.8], cell).unwrap());
+            let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 2).unwrap());
+            let frames = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre_2d([1.0, 0.3 * (c % 3) as f64 - 0.2]).unwrap()).collect() } else { Vec::new() };
+            let asm = CpuHyper::new(HyperElement::new(space.clone(), law, frames).unwrap().plane_stress(true).unwrap()).unwrap();
+            let u = space.interpolate(|x, v| {
+                v[0] = 0.08 * (2.0 * x[1]).sin() + 0.05 * x[0] * x[1];
+                v[1] = -0.06 * x[0] * x[1] + 0.04 * (3.0 * x[0]).cos();
+            });
+            let hyper_common::FdJacobian { error: worst, scale, residual: r } = hyper_common::fd_jacobian(&asm, &u);
+            assert!(scale > 1e-3 && r.iter().any(|v| v.abs() > 1e-6), "{law:?} {cell:?}: trivial system");
+            assert!(worst < 1e-6, "{law:?} {cell:?} P{degree}: |K − FD| / max|K| = {worst:.2e}");
+        }
+    }
+}
+
+/// Root of a monotone `g` on [a, b] by bisection (g(a), g(b) of opposite signs).
+fn bisect(mut a: f64, mut b: f64, g: impl Fn(f64) -> f64) -> f64 {
+    let ga = g(a);
+    assert!(ga * g(b) < 0.0, "no sign change on [{a}, {b}]");
+    for _ in 0..200 {
+        let m = 0.5 * (a + b);
+        if (g(m) > 0.0) == (ga > 0.0) {
+            a = m;
+        } else {
+            b = m;
+        }
+    }
+    0.5 * (a + b)
+}
+
+/// The uniaxial stretch of an isotropic sheet under a dead traction t: F = diag(λ₁, λ₂, λ₂) with
+/// S₂₂ = S₃₃ = 0 and P₁₁ = λ₁ S₁₁ = t — from the 3D law's S alone, by nested bisection.
+fn uniaxial(law: &Law, t: f64) -> [f64; 2] {
+    let s = |l1: f64, l2: f64| law.pk2(&[[l1, 0.0, 0.0], [0.0, l2, 0.0], [0.0, 0.0, l2]]).0;
+    let lateral = |l1: f64| bisect(0.2, 1.5, |l2| s(l1, l2)[1][1]);
+    let l1 = bisect(0.8, 1.6, |l1| l1 * s(l1, lateral(l1))[0][0] - t);
+    [l1, lateral(l1)]
+}
+
+/// A unit square sliding on x = 0 and y = 0, pulled on x = 1 by a dead traction: the exact
+/// solution is the homogeneous uniaxial stretch (every space reproduces it) — at every node to
+/// 1e-9 for St. Venant–Kirchhoff and neo-Hookean, on triangles and quadrilaterals, and every
+/// cell's thickness stretch (the VTU's `thickness_stretch`) is the width's. Plane strain
+/// would stretch it differently (checked: the test can tell the models apart).
+#[test]
+fn a_pulled_sheet_takes_the_analytic_uniaxial_stretch() {
+    let t = 0.6;
+    for (law, name, extra) in [(Law::Svk { lambda: 1.5, mu: 0.8 }, "svk", "lambda = 1.5\nmu = 0.8"), (Law::NeoHookean { lambda: 1.5, mu: 0.8 }, "neo-hookean", "lambda = 1.5\nmu = 0.8")] {
+        let [l1, l2] = uniaxial(&law, t);
+        for (cell, degree) in [("triangle", 2), ("quadrilateral", 1), ("quadrilateral", 2)] {
+            let text = |plane: &str| {
+                format!(
+                    "[mesh]\ngenerator = \"rectangle\"\nn = [3, 2]\ncell = \"{cell}\"\n[space]\ndegree = {degree}\n[physics]\nkind = \"hyperelasticity\"\nplane = \"{plane}\"\nlaw = \"{name}\"\n{extra}\n\
+                     [[bc]]\ntype = \"dirichlet\"\nboundary = \"xmin\"\nvalue = [0, 0]\ncomponents = [0]\n[[bc]]\ntype = \"dirichlet\"\nboundary = \"ymin\"\nvalue = [0, 0]\ncomponents = [1]\n\
+                     [[bc]]\ntype = \"traction\"\nboundary = \"xmax\"\nvalue = [{t}, 0]\n[loads]\nsteps = 3\n[newton]\nrtol = 1e-12\natol = 1e-14\n[solver]\nmethod = \"direct\"\n"
+                )
+            };
+            let solve = |plane: &str| {
+                let (_, mut prep) = prepare_text(&text(plane)).unwrap();
+                let mut sys = cpu_system(&prep).unwrap();
+                let (u, _, _) = solve_on(&Cpu, &mut sys, &mut prep, 3).unwrap();
+                let space = prep.el.space.clone();
+                let worst = space.dofmap.node_coords.iter().enumerate().fold(0.0f64, |m, (n, x)| {
+                    m.max((u[2 * n] - (l1 - 1.0) * x[0]).abs()).max((u[2 * n + 1] - (l2 - 1.0) * x[1]).abs())
+                });
+                (worst, prep.el.thickness_stretch(&u).unwrap())
+            };
+            let (worst, thickness) = solve("stress");
+            assert!(worst < 1e-9, "{name} {cell} P{degree}: |u − u_exact| = {worst:.2e} (λ₁ {l1}, λ₂ {l2})");
+            // Isotropic and uniaxial: the thickness stretches as the width does, in every cell.
+            let thickness = thickness.expect("plane stress reports F33");
+            assert!(thickness.iter().all(|t| (t - l2).abs() < 1e-9), "{name} {cell}: F33 {thickness:?}, want {l2}");
+            let (strain, none) = solve("strain");
+            assert!(none.is_none(), "plane strain has no thickness stretch");
+            assert!(strain > 1e-2, "{name} {cell}: plane strain should not take the plane-stress stretch ({strain:.2e})");
+        }
+    }
+}
+
+const STRIP: &str = r#"
+[mesh]
+generator = "rectangle"
+n = [8, 2]
+lower = [0.0, 0.0]
+upper = [4.0, 1.0]
+cell = "CELL"
+[space]
+degree = DEG
+[physics]
+kind = "hyperelasticity"
+plane = "stress"
+law = "LAW"
+lambda = 10.0
+mu = 4.0
+body_force = [0.0, "-LOAD"]
+[[bc]]
+type = "dirichlet"
+boundary = "xmin"
+value = [0, 0]
+[loads]
+steps = 1
+[newton]
+rtol = 1e-11
+atol = 1e-13
+[solver]
+method = "direct"
+"#;
+
+/// A small load gives linear plane-stress elasticity: the 2D elasticity physics (plane strain) with
+/// λ* = 2λμ/(λ + 2μ), to O(load) relative — and not plane strain's λ.
+#[test]
+fn small_loads_reproduce_plane_stress_linear_elasticity() {
+    use galerkin::operator::AssemblyLevel;
+    use galerkin::physics::Elasticity;
+    use galerkin::problem::{vector, LinearProblem};
+    let load = 1e-5;
+    let (lambda, mu) = (10.0, 4.0);
+    for (law, cell, deg) in [("svk", "triangle", 2), ("neo-hookean", "quadrilateral", 2), ("neo-hookean", "triangle", 1)] {
+        let text = STRIP.replace("LAW", law).replace("CELL", cell).replace("DEG", &deg.to_string()).replace("LOAD", &format!("{load}"));
+        let (_, mut prep) = prepare_text(&text).unwrap();
+        assert!(prep.el.plane_stress);
+        let mut sys = cpu_system(&prep).unwrap();
+        let (u, reps, _) = solve_on(&Cpu, &mut sys, &mut prep, 1).unwrap();
+        assert!(reps[0].iterations.len() <= 3, "{law}: {} Newton iterations for a tiny load", reps[0].iterations.len());
+        let space = prep.el.space.clone();
+        let linear = |l: f64| {
+            let cfg = galerkin::problem::linear::SolverConfig { method: galerkin::solver::SolverMethod::Direct, ..Default::default() };
+            LinearProblem::new(space.clone(), Elasticity::lame(l, mu, 2))
+                .source(vector(move |_| [0.0, -load, 0.0]))
+                .dirichlet(["xmin"], vector(|_| [0.0; 3]))
+                .solve(AssemblyLevel::Full, &cfg)
+                .unwrap()
+                .u
+        };
+        let gap = |v: &[f64]| u.iter().zip(v).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        let stress = linear(2.0 * lambda * mu / (lambda + 2.0 * mu));
+        let size = stress.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(size > 1e-5, "{law}: the strip should sag");
+        assert!(gap(&stress) < 1e-3 * size, "{law} {cell} P{deg}: nonlinear vs linear plane stress {:.3e} of {size:.3e}", gap(&stress));
+        assert!(gap(&linear(lambda)) > 1e-2 * size, "{law} {cell} P{deg}: as close to plane strain");
+    }
+}
+
+/// `plane = "stress"` with a follower pressure, or on a 3D mesh, is refused by key.
+#[test]
+fn plane_stress_input_is_checked_by_key() {
+    let good = STRIP.replace("LAW", "svk").replace("CELL", "triangle").replace("DEG", "1").replace("LOAD", "0.1");
+    assert!(prepare_text(&good).is_ok());
+    let pressure = good.replace("[loads]", "[[bc]]\ntype = \"pressure\"\nboundary = \"xmax\"\nvalue = 0.1\n[loads]");
+    let e = prepare_text(&pressure).err().expect("a pressure in plane stress").to_string();
+    assert!(e.contains("bc[1].type") && e.contains("plane stress"), "{e}");
+    let box3 = "[mesh]\ngenerator = \"box\"\nn = [1, 1, 1]\n[physics]\nkind = \"hyperelasticity\"\nplane = \"stress\"\nlaw = \"svk\"\nlambda = 1.0\nmu = 1.0\n";
+    assert!(prepare_text(box3).err().unwrap().to_string().contains("physics.plane"));
+}
