@@ -6,97 +6,25 @@
 //! homogeneous stretch.
 mod hyper_common;
 use galerkin::backend::Cpu;
-use galerkin::hyperelastic::element::frame_from_fibre_2d;
 use galerkin::hyperelastic::law::{Law, M3};
 use galerkin::hyperelastic::loads::{tagged_facets, FollowerPressure};
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
-use galerkin::hyperelastic::{CpuHyper, HyperElement};
 use galerkin::mesh::{generate::rectangle, CellType};
 use galerkin::space::FunctionSpace;
 use std::sync::Arc;
 
-fn laws() -> [Law; 3] {
-    [
-        Law::Svk { lambda: 1.3, mu: 0.7 },
-        Law::NeoHookean { lambda: 2.1, mu: 0.9 },
-        Law::Usyk { c: 0.876, bf: 18.48, bt: 3.58, bfs: 1.627, kappa: 50.0 },
-    ]
-}
-
 /// K = central differences of R, column by column, relative 1e-6 (each law, each 2D element).
 #[test]
 fn plane_strain_jacobian_equals_finite_differences() {
-    for law in laws() {
-        for (cell, degree) in [(CellType::Triangle, 1), (CellType::Triangle, 2), (CellType::Quadrilateral, 1), (CellType::Quadrilateral, 2)] {
-            let mesh = Arc::new(rectangle(2, 2, [0.0; 2], [1.0, 0.8], cell).unwrap());
-            let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 2).unwrap());
-            let frames = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre_2d([1.0, 0.3 * (c % 3) as f64 - 0.2]).unwrap()).collect() } else { Vec::new() };
-            let asm = CpuHyper::new(HyperElement::new(space.clone(), law, frames).unwrap()).unwrap();
-            let u = space.interpolate(|x, v| {
-                v[0] = 0.08 * (2.0 * x[1]).sin() + 0.05 * x[0] * x[1];
-                v[1] = -0.06 * x[0] * x[1] + 0.04 * (3.0 * x[0]).cos();
-            });
-            let hyper_common::FdJacobian { error: worst, scale, residual: r } = hyper_common::fd_jacobian(&asm, &u);
-            assert!(scale > 1e-3 && r.iter().any(|v| v.abs() > 1e-6), "{law:?} {cell:?}: trivial system");
-            assert!(worst < 1e-6, "{law:?} {cell:?} P{degree}: |K − FD| / max|K| = {worst:.2e}");
-        }
-    }
+    hyper_common::plane::jacobian_equals_finite_differences(false);
 }
-
-const STRIP: &str = r#"
-[mesh]
-generator = "rectangle"
-n = [8, 2]
-lower = [0.0, 0.0]
-upper = [4.0, 1.0]
-cell = "CELL"
-[space]
-degree = DEG
-[physics]
-kind = "hyperelasticity"
-law = "LAW"
-lambda = 10.0
-mu = 4.0
-body_force = [0.0, "-LOAD"]
-[[bc]]
-type = "dirichlet"
-boundary = "xmin"
-value = [0, 0]
-[loads]
-steps = 1
-[newton]
-rtol = 1e-11
-atol = 1e-13
-[solver]
-method = "direct"
-"#;
 
 /// A small load gives the plane-strain linear elasticity solution with the same λ, μ (the
 /// existing 2D elasticity physics), to O(load) relative.
 #[test]
 fn small_loads_reproduce_plane_strain_linear_elasticity() {
-    use galerkin::operator::AssemblyLevel;
-    use galerkin::physics::Elasticity;
-    use galerkin::problem::{vector, LinearProblem};
-    let load = 1e-5;
     for (law, cell, deg) in [("svk", "triangle", 2), ("neo-hookean", "quadrilateral", 2), ("svk", "quadrilateral", 1)] {
-        let text = STRIP.replace("LAW", law).replace("CELL", cell).replace("DEG", &deg.to_string()).replace("LOAD", &format!("{load}"));
-        let (_, mut prep) = prepare_text(&text).unwrap();
-        assert_eq!(prep.el.dim, 2);
-        let mut sys = cpu_system(&prep).unwrap();
-        let (u, reps, _) = solve_on(&Cpu, &mut sys, &mut prep, 1).unwrap();
-        assert!(reps[0].iterations.len() <= 3, "{law}: {} Newton iterations for a tiny load", reps[0].iterations.len());
-        let space = prep.el.space.clone();
-        let cfg = galerkin::problem::linear::SolverConfig { method: galerkin::solver::SolverMethod::Direct, ..Default::default() };
-        let lin = LinearProblem::new(space.clone(), Elasticity::lame(10.0, 4.0, 2))
-            .source(vector(move |_| [0.0, -load, 0.0]))
-            .dirichlet(["xmin"], vector(|_| [0.0; 3]))
-            .solve(AssemblyLevel::Full, &cfg)
-            .unwrap();
-        let diff = u.iter().zip(&lin.u).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        let size = lin.u.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        assert!(size > 1e-5, "{law}: the strip should sag");
-        assert!(diff < 1e-3 * size, "{law} {cell} P{deg}: nonlinear vs linear {diff:.3e} of {size:.3e}");
+        hyper_common::plane::small_loads_match_linear_elasticity("strain", law, cell, deg, 10.0, 10.0);
     }
 }
 
@@ -155,10 +83,10 @@ fn homogeneous_plane_deformation_reproduces_the_analytic_stress() {
 /// component 2, a pressure given as a vector or on an unknown boundary are refused by key.
 #[test]
 fn plane_strain_input_is_checked_by_key() {
-    let good = STRIP.replace("LAW", "svk").replace("CELL", "triangle").replace("DEG", "1").replace("LOAD", "0.1");
+    let good = hyper_common::plane::strip("svk", "triangle", 1, 0.1, "strain");
     assert!(prepare_text(&good).is_ok());
     let cases: Vec<(String, &str)> = vec![
-        (good.replace("kind = \"hyperelasticity\"", "kind = \"hyperelasticity\"\nplane = \"membrane\""), "physics.plane"),
+        (good.replace("plane = \"strain\"", "plane = \"membrane\""), "physics.plane"),
         (good.replace("body_force = [0.0, \"-0.1\"]", "body_force = [0.0, \"-0.1\", 0.0]"), "physics.body_force"),
         (good.replace("value = [0, 0]", "value = [0, 0]\ncomponents = [2]"), "bc[0].components"),
         (good.replace("value = [0, 0]", "value = [0, 0, 0]"), "bc[0].value"),

@@ -6,21 +6,8 @@
 //! the solver's arithmetic); small loads give linear plane-stress elasticity (λ* = 2λμ/(λ + 2μ)).
 mod hyper_common;
 use galerkin::backend::Cpu;
-use galerkin::hyperelastic::element::frame_from_fibre_2d;
 use galerkin::hyperelastic::law::{Law, M3};
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
-use galerkin::hyperelastic::{CpuHyper, HyperElement};
-use galerkin::mesh::{generate::rectangle, CellType};
-use galerkin::space::FunctionSpace;
-use std::sync::Arc;
-
-fn laws() -> [Law; 3] {
-    [
-        Law::Svk { lambda: 1.3, mu: 0.7 },
-        Law::NeoHookean { lambda: 2.1, mu: 0.9 },
-        Law::Usyk { c: 0.876, bf: 18.48, bt: 3.58, bfs: 1.627, kappa: 50.0 },
-    ]
-}
 
 /// F in the plane (F₃₃ = 1 given, ignored by the plane-stress law).
 fn in_plane(a: [[f64; 2]; 2]) -> M3 {
@@ -33,7 +20,7 @@ fn in_plane(a: [[f64; 2]; 2]) -> M3 {
 #[test]
 fn the_local_solve_holds_s33_at_zero_and_its_tangent_is_the_derivative() {
     let fs = [[[1.12, 0.07], [-0.04, 0.93]], [[0.85, -0.1], [0.05, 1.2]], [[1.3, 0.0], [0.0, 1.0]]];
-    for law in laws() {
+    for law in hyper_common::plane::laws() {
         for a in fs {
             let f = in_plane(a);
             let (l3, s, _) = law.plane_stress(&f);
@@ -82,21 +69,7 @@ fn an_inverted_state_has_no_plane_stress() {
 /// K = central differences of R, column by column, relative 1e-6 (each law, each 2D element).
 #[test]
 fn plane_stress_jacobian_equals_finite_differences() {
-    for law in laws() {
-        for (cell, degree) in [(CellType::Triangle, 1), (CellType::Triangle, 2), (CellType::Quadrilateral, 1), (CellType::Quadrilateral, 2)] {
-            let mesh = Arc::new(rectangle(2, 2, [0.0; 2], [1.0, 0.8], cell).unwrap());
-            let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 2).unwrap());
-            let frames = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre_2d([1.0, 0.3 * (c % 3) as f64 - 0.2]).unwrap()).collect() } else { Vec::new() };
-            let asm = CpuHyper::new(HyperElement::new(space.clone(), law, frames).unwrap().plane_stress(true).unwrap()).unwrap();
-            let u = space.interpolate(|x, v| {
-                v[0] = 0.08 * (2.0 * x[1]).sin() + 0.05 * x[0] * x[1];
-                v[1] = -0.06 * x[0] * x[1] + 0.04 * (3.0 * x[0]).cos();
-            });
-            let hyper_common::FdJacobian { error: worst, scale, residual: r } = hyper_common::fd_jacobian(&asm, &u);
-            assert!(scale > 1e-3 && r.iter().any(|v| v.abs() > 1e-6), "{law:?} {cell:?}: trivial system");
-            assert!(worst < 1e-6, "{law:?} {cell:?} P{degree}: |K − FD| / max|K| = {worst:.2e}");
-        }
-    }
+    hyper_common::plane::jacobian_equals_finite_differences(true);
 }
 
 /// Root of a monotone `g` on [a, b] by bisection (g(a), g(b) of opposite signs).
@@ -163,74 +136,21 @@ fn a_pulled_sheet_takes_the_analytic_uniaxial_stretch() {
     }
 }
 
-const STRIP: &str = r#"
-[mesh]
-generator = "rectangle"
-n = [8, 2]
-lower = [0.0, 0.0]
-upper = [4.0, 1.0]
-cell = "CELL"
-[space]
-degree = DEG
-[physics]
-kind = "hyperelasticity"
-plane = "stress"
-law = "LAW"
-lambda = 10.0
-mu = 4.0
-body_force = [0.0, "-LOAD"]
-[[bc]]
-type = "dirichlet"
-boundary = "xmin"
-value = [0, 0]
-[loads]
-steps = 1
-[newton]
-rtol = 1e-11
-atol = 1e-13
-[solver]
-method = "direct"
-"#;
-
 /// A small load gives linear plane-stress elasticity: the 2D elasticity physics (plane strain) with
 /// λ* = 2λμ/(λ + 2μ), to O(load) relative — and not plane strain's λ.
 #[test]
 fn small_loads_reproduce_plane_stress_linear_elasticity() {
-    use galerkin::operator::AssemblyLevel;
-    use galerkin::physics::Elasticity;
-    use galerkin::problem::{vector, LinearProblem};
-    let load = 1e-5;
     let (lambda, mu) = (10.0, 4.0);
     for (law, cell, deg) in [("svk", "triangle", 2), ("neo-hookean", "quadrilateral", 2), ("neo-hookean", "triangle", 1)] {
-        let text = STRIP.replace("LAW", law).replace("CELL", cell).replace("DEG", &deg.to_string()).replace("LOAD", &format!("{load}"));
-        let (_, mut prep) = prepare_text(&text).unwrap();
-        assert!(prep.el.plane_stress);
-        let mut sys = cpu_system(&prep).unwrap();
-        let (u, reps, _) = solve_on(&Cpu, &mut sys, &mut prep, 1).unwrap();
-        assert!(reps[0].iterations.len() <= 3, "{law}: {} Newton iterations for a tiny load", reps[0].iterations.len());
-        let space = prep.el.space.clone();
-        let linear = |l: f64| {
-            let cfg = galerkin::problem::linear::SolverConfig { method: galerkin::solver::SolverMethod::Direct, ..Default::default() };
-            LinearProblem::new(space.clone(), Elasticity::lame(l, mu, 2))
-                .source(vector(move |_| [0.0, -load, 0.0]))
-                .dirichlet(["xmin"], vector(|_| [0.0; 3]))
-                .solve(AssemblyLevel::Full, &cfg)
-                .unwrap()
-                .u
-        };
-        let gap = |v: &[f64]| u.iter().zip(v).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-        let stress = linear(2.0 * lambda * mu / (lambda + 2.0 * mu));
-        let size = stress.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        assert!(size > 1e-5, "{law}: the strip should sag");
-        assert!(gap(&stress) < 1e-3 * size, "{law} {cell} P{deg}: nonlinear vs linear plane stress {:.3e} of {size:.3e}", gap(&stress));
-        assert!(gap(&linear(lambda)) > 1e-2 * size, "{law} {cell} P{deg}: as close to plane strain");
+        let (strain_gap, size) = hyper_common::plane::small_loads_match_linear_elasticity("stress", law, cell, deg, 2.0 * lambda * mu / (lambda + 2.0 * mu), lambda);
+        assert!(strain_gap > 1e-2 * size, "{law} {cell} P{deg}: as close to plane strain");
     }
 }
 
 /// `plane = "stress"` with a follower pressure, or on a 3D mesh, is refused by key.
 #[test]
 fn plane_stress_input_is_checked_by_key() {
-    let good = STRIP.replace("LAW", "svk").replace("CELL", "triangle").replace("DEG", "1").replace("LOAD", "0.1");
+    let good = hyper_common::plane::strip("svk", "triangle", 1, 0.1, "stress");
     assert!(prepare_text(&good).is_ok());
     let pressure = good.replace("[loads]", "[[bc]]\ntype = \"pressure\"\nboundary = \"xmax\"\nvalue = 0.1\n[loads]");
     let e = prepare_text(&pressure).err().expect("a pressure in plane stress").to_string();

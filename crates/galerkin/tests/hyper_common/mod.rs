@@ -3,6 +3,8 @@
 //! and the benchmark's cube with the fibre law.
 #![allow(dead_code)]
 
+pub mod plane;
+
 /// The beam's mesh, law, body force −`load` in z and clamped end, as a problem-file head.
 pub fn beam_head(law: &str, load: f64) -> String {
     format!(
