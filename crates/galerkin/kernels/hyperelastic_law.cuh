@@ -178,11 +178,12 @@ __device__ __forceinline__ void hl_slice(const double* __restrict__ prm, const d
 }
 
 #ifdef HL_PLANE_STRESS
-// Plane stress (twin of `Law::plane_stress`): F₃₃ (f's is ignored) by Newton on E₃₃ from 1 until
-// S₃₃ = 0, then Z and c₃ of the condensed tangent; non-finite where the local Newton fails.
+// Plane stress (twin of `Law::plane_stress`): F₃₃ (f's is ignored; returned) by Newton on E₃₃
+// from 1 until S₃₃ = 0, then Z and c₃ of the condensed tangent; non-finite where the local Newton
+// fails.
 #define HL_PS_ITERS 30
 #define HL_PS_TOL 1e-13
-__device__ void hl_point(const double* __restrict__ prm, const double f[3][3], double s[3][3], double* form) {
+__device__ double hl_plane_stress(const double* __restrict__ prm, const double f[3][3], double s[3][3], double* form) {
     double fl[3][3];
 #pragma unroll
     for (int i = 0; i < 3; ++i)
@@ -205,7 +206,7 @@ __device__ void hl_point(const double* __restrict__ prm, const double f[3][3], d
                 for (int i = 0; i < 3; ++i) form[22 + i * 3 + jj] = cz[i][2];
             }
             form[31] = -1.0 / k;
-            return;
+            return l3;
         }
         double step = de;  // halved while the thickness stretch would not be positive
         while (1.0 + 2.0 * (e33 + step) <= 0.0) step *= 0.5;
@@ -217,5 +218,7 @@ __device__ void hl_point(const double* __restrict__ prm, const double f[3][3], d
         for (int k = 0; k < 3; ++k) s[i][k] = nan("");
 #pragma unroll
     for (int m = 0; m < HL_FORM; ++m) form[m] = nan("");
+    return nan("");
 }
+__device__ __forceinline__ void hl_point(const double* __restrict__ prm, const double f[3][3], double s[3][3], double* form) { (void)hl_plane_stress(prm, f, s, form); }
 #endif

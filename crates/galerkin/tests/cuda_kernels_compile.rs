@@ -514,6 +514,10 @@ fn hyperelastic_kernel_variants_compile_without_warnings() {
         let d = v.iter().find(|(d, _)| d.iter().any(|x| x == "DIM=2") && d.iter().any(|x| x == "NLOC=9") && d.iter().any(|x| x == "LAW=2") && d.iter().any(|x| x == "HL_PLANE_STRESS") == ps).expect("a Q2 fibre-law variant");
         let ptx = jit::compile_ptx_with(&galerkin::hyperelastic::cuda::HYPERELASTIC, "compute_90", &d.0).unwrap().ptx;
         assert!(ptx.contains(".entry hyper_assemble(") && !ptx.contains("__local_depot"), "plane {}: registers only", if ps { "stress" } else { "strain" });
+        // The follower pressure's edge thickness (plane stress only): its two kernels.
+        for entry in ["hyper_pressure_thickness", "hyper_pressure_thickness_jacobian"] {
+            assert_eq!(ptx.contains(&format!(".entry {entry}(")), ps, "plane {}: {entry}", if ps { "stress" } else { "strain" });
+        }
     }
     assert_eq!(v.iter().filter(|(d, _)| d.iter().any(|x| x == "HK_CHAIN")).count(), 12, "the HK_CHAIN variants");
     // Its carry is in the kernel: the links read, the adds of the kept blocks fewer than without.

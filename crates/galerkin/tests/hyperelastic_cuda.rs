@@ -1070,11 +1070,17 @@ rtol = 1e-10
 "#;
 
 /// The follower pressure's forces and Jacobian entries, integrated on the device, equal the host's:
-/// on the shell's inner wall (3D) and on an edge in plane strain (P2 triangles, Q2 quadrilaterals).
+/// on the shell's inner wall (3D), on an edge in plane strain (P2 triangles, Q2 quadrilaterals) and in
+/// plane stress (the same, and the fibre law on P2 triangles: the edge thickness's kernels).
 #[test]
 fn gpu_pressure_terms_equal_the_cpu() {
     let Some(be) = gpu() else { return };
-    for text in [SHELL.to_string(), hyper_common::pressed_square("triangle", 2, 0.3, "gmres"), hyper_common::pressed_square("quadrilateral", 2, 0.3, "gmres")] {
+    let tri = hyper_common::pressed_square("triangle", 2, 0.3, "gmres");
+    let quad = hyper_common::pressed_square("quadrilateral", 2, 0.3, "gmres");
+    // Plane stress: the edges' current thickness from the cells beside them (fibre frames too).
+    let usyk = tri.replace("law = \"neo-hookean\"\nE = 3.0\nnu = 0.3", "law = \"usyk\"\nC = 0.876\nbf = 18.48\nbt = 3.58\nbfs = 1.627\nkappa = 50.0\nfibre = [\"1\", \"0.4 * x\"]");
+    assert_ne!(usyk, tri);
+    for text in [SHELL.to_string(), tri.clone(), quad.clone(), stress(&tri), stress(&quad), stress(&usyk)] {
         let (_, prep) = prepare_text(&text).unwrap();
         assert!(!prep.pressure.is_empty());
         let n = prep.mask.len();
@@ -1097,15 +1103,22 @@ fn gpu_pressure_terms_equal_the_cpu() {
     }
 }
 
+/// A 2D problem file in plane stress.
+fn stress(text: &str) -> String {
+    text.replace("kind = \"hyperelasticity\"", "kind = \"hyperelasticity\"\nplane = \"stress\"")
+}
+
 /// Whole Newton runs agree: the beam (CG, block Jacobi), the pressurised Usyk shell (GMRES), the
-/// plane-strain Usyk strip (CG, 2×2 block Jacobi, inexact Newton) and the square squeezed by an edge
-/// pressure (GMRES).
+/// plane-strain Usyk strip (CG, 2×2 block Jacobi, inexact Newton), the square squeezed by an edge
+/// pressure (GMRES), and in plane stress the strip and the squeezed square (its edge's thickness
+/// following the cells beside it).
 #[test]
 fn gpu_newton_solution_equals_the_cpu() {
     let Some(be) = gpu() else { return };
     let pressed = hyper_common::pressed_square("quadrilateral", 2, 0.3, "gmres");
-    let sheet = STRIP.replace("kind = \"hyperelasticity\"", "kind = \"hyperelasticity\"\nplane = \"stress\"");
-    for text in [BEAM, SHELL, STRIP, pressed.as_str(), sheet.as_str()] {
+    let sheet = stress(STRIP);
+    let pressed_sheet = stress(&hyper_common::pressed_square("triangle", 2, 0.3, "gmres"));
+    for text in [BEAM, SHELL, STRIP, pressed.as_str(), sheet.as_str(), pressed_sheet.as_str()] {
         let (f, mut prep) = prepare_text(text).unwrap();
         let steps = f.loads.steps;
         let mut sys = cpu_system(&prep).unwrap();

@@ -6,8 +6,14 @@
 //! the solver's arithmetic); small loads give linear plane-stress elasticity (λ* = 2λμ/(λ + 2μ)).
 mod hyper_common;
 use galerkin::backend::Cpu;
+use galerkin::hyperelastic::element::frame_from_fibre_2d;
 use galerkin::hyperelastic::law::{Law, M3};
+use galerkin::hyperelastic::loads::{tagged_facets, FollowerPressure};
 use galerkin::hyperelastic::run::{cpu_system, prepare_text, solve_on};
+use galerkin::hyperelastic::HyperElement;
+use galerkin::mesh::{generate::rectangle, CellType};
+use galerkin::space::FunctionSpace;
+use std::sync::Arc;
 
 /// F in the plane (F₃₃ = 1 given, ignored by the plane-stress law).
 fn in_plane(a: [[f64; 2]; 2]) -> M3 {
@@ -147,14 +153,144 @@ fn small_loads_reproduce_plane_stress_linear_elasticity() {
     }
 }
 
-/// `plane = "stress"` with a follower pressure, or on a 3D mesh, is refused by key.
+/// `plane = "stress"` on a 3D mesh, or other than strain/stress, is refused by key.
 #[test]
 fn plane_stress_input_is_checked_by_key() {
     let good = hyper_common::plane::strip("svk", "triangle", 1, 0.1, "stress");
     assert!(prepare_text(&good).is_ok());
-    let pressure = good.replace("[loads]", "[[bc]]\ntype = \"pressure\"\nboundary = \"xmax\"\nvalue = 0.1\n[loads]");
-    let e = prepare_text(&pressure).err().expect("a pressure in plane stress").to_string();
-    assert!(e.contains("bc[1].type") && e.contains("plane stress"), "{e}");
+    let e = prepare_text(&good.replace("plane = \"stress\"", "plane = \"membrane\"")).err().expect("an unknown model").to_string();
+    assert!(e.contains("physics.plane"), "{e}");
     let box3 = "[mesh]\ngenerator = \"box\"\nn = [1, 1, 1]\n[physics]\nkind = \"hyperelasticity\"\nplane = \"stress\"\nlaw = \"svk\"\nlambda = 1.0\nmu = 1.0\n";
     assert!(prepare_text(box3).err().unwrap().to_string().contains("physics.plane"));
+}
+
+/// `Law::thickness_stretch`'s D = ∂F₃₃/∂F equals central differences of the solved F₃₃ (every law,
+/// general in-plane F), and is not zero.
+#[test]
+fn the_thickness_stretch_derivative_equals_finite_differences() {
+    for law in hyper_common::plane::laws() {
+        for a in [[[1.12, 0.07], [-0.04, 0.93]], [[0.85, -0.1], [0.05, 1.2]]] {
+            let f = in_plane(a);
+            let (l3, d) = law.thickness_stretch(&f);
+            assert_eq!(l3, law.plane_stress(&f).0);
+            let h = 1e-6;
+            let (mut worst, mut scale) = (0.0f64, 0.0f64);
+            for i in 0..2 {
+                for b in 0..2 {
+                    let (mut fp, mut fm) = (f, f);
+                    fp[i][b] += h;
+                    fm[i][b] -= h;
+                    let fd = (law.plane_stress(&fp).0 - law.plane_stress(&fm).0) / (2.0 * h);
+                    worst = worst.max((fd - d[i][b]).abs());
+                    scale = scale.max(d[i][b].abs());
+                }
+            }
+            assert!(scale > 1e-2 && worst < 1e-7, "{law:?} {a:?}: |D − FD| = {worst:.2e} of {scale:.2e}");
+        }
+    }
+}
+
+/// The edge pressure's tangent in plane stress — its a₂ = F₃₃ e_z with F₃₃ from the cell beside the
+/// edge — equals central differences of its residual (every law, fibres at an angle, P1/P2 triangles,
+/// Q1/Q2 quadrilaterals), and differs from the tangent at a fixed thickness (the thickness block
+/// couples the edge to its cell's inner nodes).
+#[test]
+fn plane_stress_pressure_tangent_equals_finite_differences() {
+    for law in hyper_common::plane::laws() {
+        for (cell, degree) in [(CellType::Triangle, 1), (CellType::Triangle, 2), (CellType::Quadrilateral, 1), (CellType::Quadrilateral, 2)] {
+            let mesh = Arc::new(rectangle(2, 2, [0.0; 2], [1.0, 0.8], cell).unwrap());
+            let space = Arc::new(FunctionSpace::lagrange(mesh.clone(), degree, 2).unwrap());
+            let frames = if law.anisotropic() { (0..mesh.num_cells()).map(|c| frame_from_fibre_2d([1.0, 0.3 * (c % 3) as f64 - 0.2]).unwrap()).collect() } else { Vec::new() };
+            let el = HyperElement::new(space.clone(), law, frames).unwrap().plane_stress(true).unwrap();
+            let pattern = galerkin::operator::assemble::sparsity(&space).unwrap();
+            let facets = tagged_facets(&space, &[mesh.tag("xmax", 1).unwrap(), mesh.tag("ymax", 1).unwrap()]).unwrap();
+            let p = galerkin::expr::Expr::parse("1.5 + y").unwrap();
+            let stress = FollowerPressure::for_element(&el, &facets, &p, &pattern).unwrap();
+            let u = space.interpolate(|x, v| {
+                v[0] = 0.08 * (2.0 * x[1]).sin() + 0.05 * x[0] * x[1];
+                v[1] = -0.06 * x[0] * x[1] + 0.04 * (3.0 * x[0]).cos();
+            });
+            let fd = hyper_common::fd_pressure(&stress, &pattern, &u, 0.7);
+            assert!(fd.scale > 0.1, "{law:?} {cell:?} P{degree}: no pressure tangent");
+            assert!(fd.error < 1e-6, "{law:?} {cell:?} P{degree}: plane-stress pressure tangent off by {:.2e}", fd.error);
+            let fixed = FollowerPressure::new(&space, &facets, &p, &pattern).unwrap();
+            let mut r = vec![0.0; u.len()];
+            fixed.add(&u, 0.7, &mut r, None);
+            let gap = r.iter().zip(&fd.residual).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            assert!(gap > 1e-3, "{law:?} {cell:?} P{degree}: the current thickness changed nothing ({gap:.2e})");
+        }
+    }
+}
+
+/// The stretches (λ₁, λ₂, λ₃) of a sheet squeezed in plane stress by a follower pressure p on
+/// x = 1, free on y = 1: P₁₁ = −p λ₂ λ₃ (the force on the deformed edge of the current thickness),
+/// S₂₂ = S₃₃ = 0 — from the 3D law, by Newton with a central-difference 3 × 3 Jacobian; with
+/// `thickness = false` the edge keeps its reference thickness (P₁₁ = −p λ₂), for the contrast.
+fn squeezed_sheet(law: &Law, p: f64, thickness: bool) -> [f64; 3] {
+    let g = |l: [f64; 3]| {
+        let (s, _) = law.pk2(&[[l[0], 0.0, 0.0], [0.0, l[1], 0.0], [0.0, 0.0, l[2]]]);
+        [l[0] * s[0][0] + p * l[1] * if thickness { l[2] } else { 1.0 }, s[1][1], s[2][2]]
+    };
+    let mut l = [1.0; 3];
+    for _ in 0..50 {
+        let r = g(l);
+        if r.iter().all(|v| v.abs() < 1e-15) {
+            break;
+        }
+        let h = 1e-7;
+        let mut j = [[0.0; 3]; 3];
+        for c in 0..3 {
+            let (mut lp, mut lm) = (l, l);
+            lp[c] += h;
+            lm[c] -= h;
+            let (gp, gm) = (g(lp), g(lm));
+            for row in 0..3 {
+                j[row][c] = (gp[row] - gm[row]) / (2.0 * h);
+            }
+        }
+        let dl = solve3(j, r);
+        for c in 0..3 {
+            l[c] -= dl[c];
+        }
+    }
+    l
+}
+
+/// x with a x = b (Cramer's rule; the 3 × 3 Jacobians here are well conditioned).
+fn solve3(a: [[f64; 3]; 3], b: [f64; 3]) -> [f64; 3] {
+    let det = |m: [[f64; 3]; 3]| m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+    let d = det(a);
+    std::array::from_fn(|c| {
+        let mut m = a;
+        for r in 0..3 {
+            m[r][c] = b[r];
+        }
+        det(m) / d
+    })
+}
+
+/// A follower pressure squeezes a plane-stress sheet into the analytic homogeneous stretch at every
+/// node (P1, P2 triangles, Q1, Q2 quadrilaterals; GMRES and the direct solver), the VTU's thickness
+/// stretch is λ₃ in every cell, and an edge of fixed thickness would miss the stretch by far more
+/// than the tolerance.
+#[test]
+fn a_pressed_sheet_takes_the_analytic_stretch() {
+    let p = 0.3;
+    for (cell, degree, solver) in [("triangle", 1, "direct"), ("triangle", 2, "gmres"), ("quadrilateral", 1, "gmres"), ("quadrilateral", 2, "direct")] {
+        let text = hyper_common::pressed_square(cell, degree, p, solver).replace("kind = \"hyperelasticity\"", "kind = \"hyperelasticity\"\nplane = \"stress\"");
+        let (_, mut prep) = prepare_text(&text).unwrap();
+        assert!(prep.el.plane_stress && !prep.pressure.is_empty());
+        let l = squeezed_sheet(&prep.el.law, p, true);
+        let fixed = squeezed_sheet(&prep.el.law, p, false);
+        assert!(l[0] < 0.95 && l[1] > 1.02 && l[2] > 1.02, "{cell}: stretches {l:?}");
+        assert!((l[0] - fixed[0]).abs() > 1e-3, "{cell}: the thickness should matter ({l:?} against {fixed:?})");
+        let mut sys = cpu_system(&prep).unwrap();
+        let (u, reps, _) = solve_on(&Cpu, &mut sys, &mut prep, 3).unwrap();
+        assert_eq!(reps.len(), 3);
+        let space = prep.el.space.clone();
+        let worst = space.dofmap.node_coords.iter().enumerate().fold(0.0f64, |m, (n, x)| (0..2).fold(m, |m, i| m.max((u[n * 2 + i] - (l[i] - 1.0) * x[i]).abs())));
+        assert!(worst < 1e-9, "{cell} P{degree} {solver}: |u − (λ − 1) x| = {worst:.2e}, λ = {l:?}");
+        let t = prep.el.thickness_stretch(&u).unwrap().expect("plane stress reports F33");
+        assert!(t.iter().all(|v| (v - l[2]).abs() < 1e-9), "{cell} P{degree}: F33 {t:?}, want {}", l[2]);
+    }
 }

@@ -509,14 +509,6 @@ impl HyperFile {
             if p != "strain" && p != "stress" {
                 return Err(Error::config("physics.plane", format!("`{p}` is not a 2D model: \"strain\" (the default) or \"stress\"")));
             }
-            if p == "stress" {
-                if let Some(i) = self.bc.iter().position(|b| b.kind == HyperBcKind::Pressure) {
-                    return Err(Error::config(
-                        format!("bc[{i}].type"),
-                        "a follower pressure is not available in plane stress (the loaded edge's thickness follows F₃₃ of the cells beside it); use a traction, or plane strain",
-                    ));
-                }
-            }
         }
         for (i, bc) in self.bc.iter().enumerate() {
             if bc.components.is_some() && bc.kind != HyperBcKind::Dirichlet {

@@ -442,6 +442,8 @@ pub struct GpuHyper {
     assemble: Kernel,
     pressure_residual: Kernel,
     pressure_jacobian: Kernel,
+    /// Plane stress: the edge's thickness stretch and its Jacobian block (`hyperelastic_pressure.cu`).
+    pressure_thickness: Option<(Kernel, Kernel)>,
     ndofs: usize,
     dim: usize,
     pub pattern: CsrMatrix,
@@ -577,6 +579,19 @@ struct DevicePressure {
     points: CudaSlice<f64>,
     positions: CudaSlice<u64>,
     tangents: CudaSlice<f64>,
+    /// Plane stress: [`super::loads::FlatThickness`] and per point [F₃₃, ∂F₃₃/∂F' (2 × 2)].
+    thick: Option<DeviceThickness>,
+    /// The residual kernel's `th` where there is no thickness (never read).
+    no_thick: CudaSlice<f64>,
+}
+
+struct DeviceThickness {
+    nloc: i32,
+    nodes: CudaSlice<u32>,
+    frames: CudaSlice<f64>,
+    grads: CudaSlice<f64>,
+    positions: CudaSlice<u64>,
+    values: CudaSlice<f64>,
 }
 
 fn u32s(v: &[usize], what: &str) -> Result<Vec<u32>> {
@@ -819,6 +834,10 @@ impl GpuHyper {
             assemble,
             pressure_residual: Kernel::from_module(&module, "hyper_pressure_residual")?,
             pressure_jacobian: Kernel::from_module(&module, "hyper_pressure_jacobian")?,
+            pressure_thickness: match el.plane_stress {
+                true => Some((Kernel::from_module(&module, "hyper_pressure_thickness")?, Kernel::from_module(&module, "hyper_pressure_thickness_jacobian")?)),
+                false => None,
+            },
             ndofs: space.ndofs(),
             dim: el.dim,
             cell_verts: be.upload(&u32s(&reorder(&mesh.cells, mesh.cell_type.num_vertices(), perm), "vertex")?)?,
@@ -1091,6 +1110,20 @@ impl HyperSystem<CudaBackend> for GpuHyper {
         }
         let nf = f.nodes.len() / f.m.max(1);
         let int = |v: usize, what: &str| i32::try_from(v).map_err(|_| Error::Unsupported(format!("{v} pressure {what}")));
+        if f.thick.is_some() != self.pressure_thickness.is_some() {
+            return Err(Error::invalid("a follower pressure's model (plane stress or not) differs from the element's"));
+        }
+        let thick = match &f.thick {
+            Some(t) => Some(DeviceThickness {
+                nloc: int(t.nloc, "cell nodes")?,
+                nodes: be.upload(&t.nodes)?,
+                frames: be.upload(&t.frames)?,
+                grads: be.upload(&t.grads)?,
+                positions: be.upload(&t.positions)?,
+                values: be.alloc::<f64>((nf * f.np * 5).max(1))?,
+            }),
+            None => None,
+        };
         self.pressure = Some(DevicePressure {
             dim: f.dim as i32,
             nf: nf as u64,
@@ -1100,6 +1133,8 @@ impl HyperSystem<CudaBackend> for GpuHyper {
             points: be.upload(&f.points)?,
             positions: be.upload(&f.positions)?,
             tangents: be.alloc::<f64>((nf * f.np * 6).max(1))?,
+            thick,
+            no_thick: be.alloc::<f64>(1)?,
         });
         Ok(())
     }
@@ -1110,10 +1145,19 @@ impl HyperSystem<CudaBackend> for GpuHyper {
         if npts == 0 {
             return Ok(());
         }
-        launch!(be, &self.pressure_residual, be.grid(npts); &p.dim, &p.nf, &p.m, &p.np, &p.nodes, &p.points, &u.data, &lf, &mut p.tangents, &mut r.data)?;
+        if let (Some(t), Some((kt, _))) = (&mut p.thick, &self.pressure_thickness) {
+            launch!(be, kt, be.grid(npts); &p.nf, &p.np, &t.nloc, &t.nodes, &t.frames, &t.grads, &self.prm, &u.data, &mut t.values)?;
+        }
+        let has_th = i32::from(p.thick.is_some());
+        let th = p.thick.as_ref().map_or(&p.no_thick, |t| &t.values);
+        launch!(be, &self.pressure_residual, be.grid(npts); &p.dim, &p.nf, &p.m, &p.np, &p.nodes, &p.points, &u.data, &lf, &has_th, th, &mut p.tangents, &mut r.data)?;
         if let Some(k) = k {
             let n = p.nf * (p.dim * p.dim) as u64 * (p.m as u64) * (p.m as u64);
             launch!(be, &self.pressure_jacobian, be.grid(n); &p.dim, &p.nf, &p.m, &p.np, &p.points, &lf, &p.tangents, &p.positions, &mut k.values)?;
+            if let (Some(t), Some((_, kj))) = (&p.thick, &self.pressure_thickness) {
+                let n = p.nf * 4 * (p.m as u64) * (t.nloc as u64);
+                launch!(be, kj, be.grid(n); &p.nf, &p.m, &p.np, &t.nloc, &p.points, &lf, &p.tangents, &t.values, &t.grads, &t.positions, &mut k.values)?;
+            }
         }
         Ok(())
     }

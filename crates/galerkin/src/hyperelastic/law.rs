@@ -212,6 +212,24 @@ impl Law {
         (f64::NAN, [[f64::NAN; 3]; 3], [f64::NAN; 81])
     }
 
+    /// Plane stress: the thickness stretch F₃₃ ([`Self::plane_stress`]) and its derivative
+    /// D_iβ = ∂F₃₃/∂F_iβ (in-plane i, β) — E₃₃ follows the in-plane strain so that S₃₃ stays zero:
+    /// dE₃₃ = −ℂ_αβ33 dE_αβ / ℂ₃₃₃₃ with dE = sym(Fᵀ dF), and dF₃₃ = dE₃₃ / F₃₃, so
+    /// D_iβ = −F_iα ℂ_αβ33 / (ℂ₃₃₃₃ F₃₃). What a follower pressure needs: the loaded edge's current
+    /// thickness. NaN where [`Self::plane_stress`] finds no F₃₃.
+    pub fn thickness_stretch(&self, f: &M3) -> (f64, [[f64; 2]; 2]) {
+        let (l3, _, _) = self.plane_stress(f);
+        if !l3.is_finite() {
+            return (f64::NAN, [[f64::NAN; 2]; 2]);
+        }
+        let mut fl = *f;
+        fl[2][2] = l3;
+        let (_, c) = self.pk2(&fl);
+        let k = c[idx(2, 2, 2, 2)] * l3;
+        let d = std::array::from_fn(|i| std::array::from_fn(|b| -(f[i][0] * c[idx(0, b, 2, 2)] + f[i][1] * c[idx(1, b, 2, 2)]) / k));
+        (l3, d)
+    }
+
     /// P and 𝔸 of plane stress ([`Self::plane_stress`]): the in-plane rows and columns are the
     /// response with S₃₃ = 0 (F₃₃ enters no in-plane entry: F_α3 = 0).
     pub fn first_piola_plane_stress(&self, f: &M3) -> (M3, T4) {

@@ -8,12 +8,15 @@
 //!   (not symmetric: the linear solver must be GMRES or BiCGStab, or the direct one).
 //!   In plane strain the facet is an edge with one tangent and unit thickness: T₂ = a₂ = e_z and
 //!   d²_l = 0, so the same formulas give n ds = ±(a₁ × e_z) = ±(a₁_y, −a₁_x) and its tangent.
+//!   In plane stress the edge's thickness is the current one: a₂ = F₃₃ e_z, with F₃₃ from the cell
+//!   beside the edge and its own tangent ([`super::thickness`]).
 //!
 //! The facet geometry and the CSR positions of the Jacobian entries are found once on the host; the
 //! state-dependent terms are integrated on the backend that holds the state ([`FollowerPressure::add`]
 //! on the CPU, [`FollowerPressure::flat`] uploaded for the GPU's kernels), so a Newton iteration's
 //! state never leaves the device.
 use super::element::HyperElement;
+use super::thickness::EdgeThickness;
 use crate::expr::Expr;
 use crate::fe::quadrature::facet_rule;
 use crate::linalg::CsrMatrix;
@@ -112,6 +115,8 @@ struct PressureFacet {
     points: Vec<PressurePoint>,
     /// CSR positions of the (dim·nodes)² entries, row-major.
     pos: Vec<usize>,
+    /// Plane stress: the cell beside the edge, for its current thickness.
+    thick: Option<EdgeThickness>,
 }
 
 /// [`FollowerPressure::flat`]'s layout.
@@ -122,6 +127,20 @@ pub struct FlatPressure {
     pub np: usize,
     pub nodes: Vec<u32>,
     pub points: Vec<f64>,
+    /// The (dim·m)² entries' positions per facet (the thickness block's are in `thick`).
+    pub positions: Vec<u64>,
+    /// Plane stress: the thickness stretch's data ([`FlatThickness`]).
+    pub thick: Option<FlatThickness>,
+}
+
+/// Plane stress's part of [`FlatPressure`]: per facet its cell's `nloc` nodes [nf][nloc], frame R
+/// [nf][9] and in-frame gradients at the facet's points [nf][np][nloc][2], and the positions of
+/// the (2m) × (2 nloc) thickness entries [nf][4 m nloc].
+pub struct FlatThickness {
+    pub nloc: usize,
+    pub nodes: Vec<u32>,
+    pub frames: Vec<f64>,
+    pub grads: Vec<f64>,
     pub positions: Vec<u64>,
 }
 
@@ -138,6 +157,16 @@ fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
 impl FollowerPressure {
     /// Precomputes the facet geometry and the CSR positions in `pattern` (the Jacobian's sparsity).
     pub fn new(space: &FunctionSpace, facets: &[(usize, usize)], p: &Expr, pattern: &CsrMatrix) -> Result<FollowerPressure> {
+        FollowerPressure::build(space, facets, p, pattern, None)
+    }
+
+    /// As [`Self::new`] for the element's model: in plane stress the edges carry their current
+    /// thickness F₃₃ ([`super::thickness`]).
+    pub fn for_element(el: &HyperElement, facets: &[(usize, usize)], p: &Expr, pattern: &CsrMatrix) -> Result<FollowerPressure> {
+        FollowerPressure::build(&el.space, facets, p, pattern, el.plane_stress.then_some(el))
+    }
+
+    fn build(space: &FunctionSpace, facets: &[(usize, usize)], p: &Expr, pattern: &CsrMatrix, stress: Option<&HyperElement>) -> Result<FollowerPressure> {
         let mesh = &*space.mesh;
         let cell = mesh.cell_type;
         let closure = space.facet_closure_dofs();
@@ -183,7 +212,11 @@ impl FollowerPressure {
                     }
                 }
             }
-            out.push(PressureFacet { dim, nodes, points, pos });
+            let thick = match stress {
+                Some(el) => Some(EdgeThickness::new(el, c, &rule.points, &nodes, pattern)?),
+                None => None,
+            };
+            out.push(PressureFacet { dim, nodes, points, pos, thick });
         }
         Ok(FollowerPressure { facets: out })
     }
@@ -203,9 +236,11 @@ impl FollowerPressure {
         self.facets.is_empty()
     }
 
-    /// Every CSR position the Jacobian entries go to, in the order of [`Self::add`]'s values.
+    /// Every CSR position the Jacobian entries go to, in the order of [`Self::add`]'s values (per
+    /// facet its (dim·m)² entries, then in plane stress its thickness block's).
     pub fn positions(&self) -> Vec<u64> {
-        self.facets.iter().flat_map(|f| f.pos.iter().map(|&p| p as u64)).collect()
+        let thick = |f: &PressureFacet| f.thick.iter().flat_map(|t| t.pos.iter()).map(|&p| p as u64).collect::<Vec<_>>();
+        self.facets.iter().flat_map(|f| f.pos.iter().map(|&p| p as u64).chain(thick(f))).collect()
     }
 
     /// Every facet in one layout for the device: (components dim, nodes per facet m, points per
@@ -215,8 +250,15 @@ impl FollowerPressure {
     pub fn flat(&self) -> Result<FlatPressure> {
         let Some(first) = self.facets.first() else { return Err(Error::invalid("no pressure facets")) };
         let (dim, m, np) = (first.dim, first.nodes.len(), first.points.len());
-        let mut out = FlatPressure { dim, m, np, nodes: Vec::new(), points: Vec::new(), positions: self.positions() };
+        let positions = self.facets.iter().flat_map(|f| f.pos.iter().map(|&p| p as u64)).collect();
+        let thick = first.thick.as_ref().map(|t| FlatThickness { nloc: t.nodes.len(), nodes: Vec::new(), frames: Vec::new(), grads: Vec::new(), positions: Vec::new() });
+        let mut out = FlatPressure { dim, m, np, nodes: Vec::new(), points: Vec::new(), positions, thick };
         for f in &self.facets {
+            match (&mut out.thick, &f.thick) {
+                (Some(o), Some(t)) if t.nodes.len() == o.nloc => t.flatten(o)?,
+                (None, None) => {}
+                _ => return Err(Error::Unsupported("pressure facets of plane stress and of plane strain, or of cells of different node counts, together".into())),
+            }
             if f.dim != dim || f.nodes.len() != m || f.points.len() != np {
                 return Err(Error::Unsupported(format!(
                     "pressure facets of {} and {dim} components, {} and {m} nodes, {} and {np} points",
@@ -248,7 +290,8 @@ impl FollowerPressure {
         for f in &self.facets {
             let (m, dim) = (f.nodes.len(), f.dim);
             let mut ke = vec![0.0; dim * dim * m * m];
-            for pt in &f.points {
+            let mut kt = vec![0.0; f.thick.as_ref().map_or(0, |t| t.pos.len())];
+            for (q, pt) in f.points.iter().enumerate() {
                 let mut a = pt.t;
                 for (l, &n) in f.nodes.iter().enumerate() {
                     for (aa, d) in a.iter_mut().zip(&pt.d) {
@@ -257,12 +300,21 @@ impl FollowerPressure {
                         }
                     }
                 }
+                let thick = f.thick.as_ref().map(|t| (t, t.at(u, q)));
+                if let Some((_, (l3, _))) = thick {
+                    a[1][2] *= l3; // a₂ = F₃₃ e_z: the current thickness
+                }
                 let nda = cross(a[0], a[1]);
                 let s = lf * pt.pw;
                 for (j, &n) in f.nodes.iter().enumerate() {
                     for i in 0..dim {
                         r[n * dim + i] += s * pt.phi[j] * nda[i];
                     }
+                }
+                if let (Some((t, (_, d))), true) = (thick, kv.is_some()) {
+                    // λ p w φ_j (a₁ × e_z)_i times ∂F₃₃/∂u_(L,k)
+                    let coef: Vec<[f64; 2]> = pt.phi.iter().map(|&ph| [s * ph * a[0][1], -s * ph * a[0][0]]).collect();
+                    t.add_jacobian(q, &d, &coef, &mut kt);
                 }
                 if kv.is_some() {
                     for l in 0..m {
@@ -283,6 +335,7 @@ impl FollowerPressure {
             }
             if let Some(kv) = kv.as_deref_mut() {
                 kv.extend_from_slice(&ke);
+                kv.extend_from_slice(&kt);
             }
         }
     }

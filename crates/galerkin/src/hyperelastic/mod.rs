@@ -4,7 +4,8 @@
 //! entirely on the GPU (`kernels/hyperelastic.cu`), the same Newton loop (line search, load steps)
 //! over the [`crate::backend::Backend`] trait; problem files `[physics] kind = "hyperelasticity"`.
 /// The [`KernelSource`](crate::backend::cuda::jit::KernelSource) of a hyperelastic kernel file: the
-/// law, `hyperelastic.cu` (the shared prologue, scatter and `hyper_assemble`), then the files of
+/// law, `hyperelastic.cu` (the shared prologue, scatter and `hyper_assemble`), `hyperelastic_pressure.cu`
+/// (the follower pressure's kernels), then the files of
 /// `kernels/` after the colon in order (the name before it names the source in messages and
 /// caches), each behind a `#line` so NVRTC's messages name the right file and line. One list for
 /// every hyperelastic module, so a new header or kernel cannot drift between them.
@@ -16,7 +17,9 @@ macro_rules! hyper_kernel_source {
                 "#line 1 \"hyperelastic_law.cuh\"\n",
                 include_str!("../../kernels/hyperelastic_law.cuh"),
                 "\n#line 1 \"hyperelastic.cu\"\n",
-                include_str!("../../kernels/hyperelastic.cu")
+                include_str!("../../kernels/hyperelastic.cu"),
+                "\n#line 1 \"hyperelastic_pressure.cu\"\n",
+                include_str!("../../kernels/hyperelastic_pressure.cu")
                 $(, "\n#line 1 \"", $file, "\"\n", include_str!(concat!("../../kernels/", $file)))+
             ),
             physics: false,
@@ -44,6 +47,7 @@ pub mod recompute;
 pub mod ahead;
 pub mod run;
 pub mod system;
+pub(crate) mod thickness;
 pub mod upper;
 
 pub use element::{frame_from_fibre, CpuHyper, HyperElement};

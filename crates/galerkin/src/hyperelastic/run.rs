@@ -201,7 +201,7 @@ pub fn prepare(f: &HyperFile, base: &Path) -> Result<Prepared> {
                 if facets.is_empty() {
                     return Err(Error::config(format!("{key}.boundary"), "has no boundary facets"));
                 }
-                pressure = pressure.merge(FollowerPressure::new(&space, &facets, &p, &pattern)?);
+                pressure = pressure.merge(FollowerPressure::for_element(&el, &facets, &p, &pattern)?);
             }
         }
     }
