@@ -98,6 +98,52 @@ vec_sum_partials(const double* __restrict__ partials, u32 count, double* __restr
     if (threadIdx.x == 0) out[0] = acc;
 }
 
+// Several vectors at once (`backend::cuda::multi`, GMRES's classical Gram–Schmidt): up to
+// MULTI_VECS device pointers, and coefficients, passed by value — no pointer table to upload.
+#define MULTI_VECS 32
+struct VecList {
+    const double* v[MULTI_VECS];
+    double c[MULTI_VECS];
+};
+// partials[j·gridDim.x + block] = the block's part of x·v_j, j < k (then `vec_sum_partials_many`).
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
+vec_dots_partials(VecList vs, int k, const double* __restrict__ x, u64 n, double* __restrict__ partials) {
+    double acc[MULTI_VECS];
+#pragma unroll
+    for (int j = 0; j < MULTI_VECS; ++j) acc[j] = 0.0;
+    for (u64 i = global_thread(); i < n; i += grid_threads()) {
+        const double xi = x[i];
+#pragma unroll
+        for (int j = 0; j < MULTI_VECS; ++j)
+            if (j < k) acc[j] += xi * vs.v[j][i];
+    }
+#pragma unroll
+    for (int j = 0; j < MULTI_VECS; ++j) {
+        if (j < k) {  // (k is the launch's: every thread of the block takes the same branches)
+            const double s = block_sum(acc[j]);
+            if (threadIdx.x == 0) partials[(u64)j * gridDim.x + blockIdx.x] = s;
+        }
+    }
+}
+// Block j sums row j of partials [gridDim.x][count] into out[j].
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
+vec_sum_partials_many(const double* __restrict__ partials, u32 count, double* __restrict__ out) {
+    double acc = 0.0;
+    for (u32 i = threadIdx.x; i < count; i += GALERKIN_BLOCK) acc += partials[(u64)blockIdx.x * count + i];
+    acc = block_sum(acc);
+    if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}
+// y += Σ_{j<k} c_j v_j (y is none of the v_j).
+extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) vec_add_combination(VecList vs, int k, double* __restrict__ y, u64 n) {
+    for (u64 i = global_thread(); i < n; i += grid_threads()) {
+        double acc = y[i];
+#pragma unroll
+        for (int j = 0; j < MULTI_VECS; ++j)
+            if (j < k) acc += vs.c[j] * vs.v[j][i];
+        y[i] = acc;
+    }
+}
+
 // STREAM triad a = b + s·c, used only to measure the achievable memory bandwidth.
 struct TriadOp {
     double* a; const double* b; double s; const double* c;

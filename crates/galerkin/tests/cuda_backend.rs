@@ -37,6 +37,33 @@ fn poisoned(gpu: &CudaBackend, n: usize) -> cuda::CudaVector {
 
 const SIZES: [usize; 3] = [1, 31, 1_000_003];
 
+/// GMRES's many-vector operations (`dots`, `add_combination`: 32 vectors a launch) equal the CPU's
+/// one-at-a-time loops, for 1, 32 and 70 vectors (groups of 32, a partial group) at every size.
+#[test]
+fn many_vector_operations_match_the_cpu_backend() {
+    let Some(g) = gpu() else { return };
+    let mut rng = Rng(7);
+    for n in SIZES {
+        for k in [1, 32, 70] {
+            let vs: Vec<Vec<f64>> = (0..k).map(|_| rng.vec(n)).collect();
+            let (x, c) = (rng.vec(n), rng.vec(k));
+            let gvs: Vec<_> = vs.iter().map(|v| g.from_host(v).unwrap()).collect();
+            let gx = g.from_host(&x).unwrap();
+            let (want, got) = (Cpu.dots(&x, &vs).unwrap(), g.dots(&gx, &gvs).unwrap());
+            assert_eq!(got.len(), k);
+            assert!(rel_diff(&got, &want) < 1e-12, "dots n={n} k={k}: {:.2e}", rel_diff(&got, &want));
+            let (mut cy, mut gy) = (x.clone(), g.from_host(&x).unwrap());
+            Cpu.add_combination(&c, &vs, &mut cy).unwrap();
+            g.add_combination(&c, &gvs, &mut gy).unwrap();
+            let e = rel_diff(&g.to_host(&gy).unwrap(), &cy);
+            assert!(e < 1e-12, "add_combination n={n} k={k}: {e:.2e}");
+        }
+    }
+    let gx = g.from_host(&[1.0, 2.0]).unwrap();
+    assert!(g.add_combination(&[1.0], &[], &mut g.zeros(2).unwrap()).is_err(), "coefficients without vectors");
+    assert!(g.dots(&gx, &[g.zeros(3).unwrap()]).is_err(), "a vector of another length");
+}
+
 #[test]
 fn vector_operations_match_the_cpu_backend() {
     let Some(g) = gpu() else { return };

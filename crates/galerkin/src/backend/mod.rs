@@ -39,6 +39,18 @@ pub trait Backend: Send + Sync + Sized {
     }
     /// `y = a·x + y`
     fn axpy(&self, a: f64, x: &Self::Vector, y: &mut Self::Vector) -> Result<()>;
+    /// `x · v` for every `v` in `vs` — GMRES's classical Gram–Schmidt: on a device one reduction
+    /// and one wait for the host for all of them, not one each.
+    fn dots(&self, x: &Self::Vector, vs: &[Self::Vector]) -> Result<Vec<f64>> {
+        vs.iter().map(|v| self.dot(x, v)).collect()
+    }
+    /// `y += Σ c_i v_i` (`y` not among `vs`; on a device one pass over `y` per 32 vectors).
+    fn add_combination(&self, c: &[f64], vs: &[Self::Vector], y: &mut Self::Vector) -> Result<()> {
+        if c.len() != vs.len() {
+            return Err(crate::Error::dim("combination coefficients", vs.len(), c.len()));
+        }
+        c.iter().zip(vs).try_for_each(|(&ci, v)| self.axpy(ci, v, y))
+    }
     /// `y = a·x + b·y`
     fn axpby(&self, a: f64, x: &Self::Vector, b: f64, y: &mut Self::Vector) -> Result<()>;
     /// `x = a·x`

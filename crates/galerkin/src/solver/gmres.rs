@@ -1,4 +1,11 @@
-//! Restarted GMRES(m) with right preconditioning, modified Gram–Schmidt and Givens rotations.
+//! Restarted GMRES(m) with right preconditioning, classical Gram–Schmidt applied twice (CGS2) and
+//! Givens rotations.
+//!
+//! CGS2 is as stable as modified Gram–Schmidt (the second pass removes what rounding left of the
+//! first; Giraud, Langou, Rozložník 2005) and takes all projections of a pass in one reduction
+//! ([`Backend::dots`], [`Backend::add_combination`]): on a GPU an Arnoldi step waits for the host
+//! four times instead of 2j + 2 times at step j — the difference between a launch-bound and a
+//! bandwidth-bound GMRES(300) on small systems.
 //!
 //! Right preconditioning (`A M u = b`, `x = M u`) makes the least-squares residual GMRES minimizes
 //! the true residual `b − A x`, so its per-iteration estimate `|gⱼ₊₁|` is what the stopping test
@@ -57,10 +64,15 @@ pub fn gmres<B: Backend>(
             m.apply(backend, &basis[j], &mut z)?;
             a.apply(backend, &z, &mut w)?;
             let wnorm = backend.norm2(&w)?;
-            for (i, vi) in basis.iter().enumerate().take(j + 1) {
-                let h = backend.dot(&w, vi)?;
-                backend.axpy(-h, vi, &mut w)?;
-                hess.set(i, j, h);
+            let vs = &basis[..=j];
+            let mut h = vec![0.0; j + 1];
+            for _pass in 0..2 {
+                let hp = backend.dots(&w, vs)?;
+                backend.add_combination(&hp.iter().map(|v| -v).collect::<Vec<_>>(), vs, &mut w)?;
+                h.iter_mut().zip(&hp).for_each(|(a, b)| *a += b);
+            }
+            for (i, &hi) in h.iter().enumerate() {
+                hess.set(i, j, hi);
             }
             let hnext = backend.norm2(&w)?;
             hess.set(j + 1, j, hnext);
@@ -76,9 +88,7 @@ pub fn gmres<B: Backend>(
         // x += M (V y), with the combination V y accumulated in w.
         let y = hess.solve();
         backend.fill(&mut w, 0.0)?;
-        for (yi, vi) in y.iter().zip(&basis) {
-            backend.axpy(*yi, vi, &mut w)?;
-        }
+        backend.add_combination(&y, &basis[..y.len()], &mut w)?;
         m.apply(backend, &w, &mut z)?;
         backend.axpy(1.0, &z, x)?;
         beta = residual(backend, a, b, x, &mut r)?;

@@ -151,6 +151,9 @@ pub struct CudaBackend {
     /// Per-block partial sums of a reduction, then its result in the last slot. The lock also
     /// keeps two concurrent `dot`s from sharing it.
     pub(super) scratch: Mutex<CudaSlice<f64>>,
+    /// The partial sums and results of [`super::multi`]'s reductions over several vectors, grown
+    /// on demand.
+    pub(super) multi_scratch: Mutex<Option<CudaSlice<f64>>>,
     /// Synchronize and check after every launch (`GALERKIN_CUDA_SYNC=1`), so an asynchronous fault
     /// is reported with the name of the kernel that caused it.
     pub(super) sync_each_launch: bool,
@@ -200,6 +203,7 @@ impl CudaBackend {
             kernels,
             resident_blocks,
             scratch,
+            multi_scratch: Mutex::new(None),
             sync_each_launch,
             arch,
             resident: Default::default(),

@@ -236,6 +236,14 @@ impl Backend for CudaBackend {
         self.finish_reduction(&mut scratch, cfg.grid_dim.0)
     }
 
+    fn dots(&self, x: &CudaVector, vs: &[CudaVector]) -> Result<Vec<f64>> {
+        self.multi_dots(x, vs)
+    }
+
+    fn add_combination(&self, c: &[f64], vs: &[CudaVector], y: &mut CudaVector) -> Result<()> {
+        self.multi_add(c, vs, y)
+    }
+
     fn axpy(&self, a: f64, x: &CudaVector, y: &mut CudaVector) -> Result<()> {
         self.check("axpy", y.len(), &[x, y])?;
         let k = &self.kernels.axpy;
