@@ -133,35 +133,15 @@ fn plane_strain_pressure_tangent_equals_finite_differences() {
 }
 
 /// The stretches (λ₁, λ₂) of a square squeezed by a follower pressure p on x = 1 and free on y = 1:
-/// P₁₁ = −p λ₂ (the pressure acts on the deformed edge, of length λ₂) and P₂₂ = 0, by Newton with
-/// a central-difference 2 × 2 Jacobian.
+/// P₁₁ = −p λ₂ (the pressure acts on the deformed edge, of length λ₂) and P₂₂ = 0.
 fn pressed_stretches(law: &Law, p: f64) -> [f64; 2] {
-    let g = |l: [f64; 2]| {
-        let (pp, _) = law.first_piola(&[[l[0], 0.0, 0.0], [0.0, l[1], 0.0], [0.0, 0.0, 1.0]]);
-        [pp[0][0] + p * l[1], pp[1][1]]
-    };
-    let mut l = [1.0, 1.0];
-    for _ in 0..50 {
-        let r = g(l);
-        if r[0].abs().max(r[1].abs()) < 1e-15 {
-            break;
-        }
-        let h = 1e-7;
-        let mut j = [[0.0; 2]; 2];
-        for c in 0..2 {
-            let (mut lp, mut lm) = (l, l);
-            lp[c] += h;
-            lm[c] -= h;
-            let (gp, gm) = (g(lp), g(lm));
-            for row in 0..2 {
-                j[row][c] = (gp[row] - gm[row]) / (2.0 * h);
-            }
-        }
-        let det = j[0][0] * j[1][1] - j[0][1] * j[1][0];
-        l[0] -= (j[1][1] * r[0] - j[0][1] * r[1]) / det;
-        l[1] -= (j[0][0] * r[1] - j[1][0] * r[0]) / det;
-    }
-    l
+    hyper_common::fd_newton(
+        |l: [f64; 2]| {
+            let (pp, _) = law.first_piola(&[[l[0], 0.0, 0.0], [0.0, l[1], 0.0], [0.0, 0.0, 1.0]]);
+            [pp[0][0] + p * l[1], pp[1][1]]
+        },
+        [1.0; 2],
+    )
 }
 
 /// A follower pressure squeezes a square into the analytic homogeneous stretch at every node (P1,

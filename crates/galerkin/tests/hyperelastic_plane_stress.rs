@@ -224,49 +224,16 @@ fn plane_stress_pressure_tangent_equals_finite_differences() {
 
 /// The stretches (λ₁, λ₂, λ₃) of a sheet squeezed in plane stress by a follower pressure p on
 /// x = 1, free on y = 1: P₁₁ = −p λ₂ λ₃ (the force on the deformed edge of the current thickness),
-/// S₂₂ = S₃₃ = 0 — from the 3D law, by Newton with a central-difference 3 × 3 Jacobian; with
-/// `thickness = false` the edge keeps its reference thickness (P₁₁ = −p λ₂), for the contrast.
+/// S₂₂ = S₃₃ = 0 — from the 3D law; with `thickness = false` the edge keeps its reference thickness
+/// (P₁₁ = −p λ₂), for the contrast.
 fn squeezed_sheet(law: &Law, p: f64, thickness: bool) -> [f64; 3] {
-    let g = |l: [f64; 3]| {
-        let (s, _) = law.pk2(&[[l[0], 0.0, 0.0], [0.0, l[1], 0.0], [0.0, 0.0, l[2]]]);
-        [l[0] * s[0][0] + p * l[1] * if thickness { l[2] } else { 1.0 }, s[1][1], s[2][2]]
-    };
-    let mut l = [1.0; 3];
-    for _ in 0..50 {
-        let r = g(l);
-        if r.iter().all(|v| v.abs() < 1e-15) {
-            break;
-        }
-        let h = 1e-7;
-        let mut j = [[0.0; 3]; 3];
-        for c in 0..3 {
-            let (mut lp, mut lm) = (l, l);
-            lp[c] += h;
-            lm[c] -= h;
-            let (gp, gm) = (g(lp), g(lm));
-            for row in 0..3 {
-                j[row][c] = (gp[row] - gm[row]) / (2.0 * h);
-            }
-        }
-        let dl = solve3(j, r);
-        for c in 0..3 {
-            l[c] -= dl[c];
-        }
-    }
-    l
-}
-
-/// x with a x = b (Cramer's rule; the 3 × 3 Jacobians here are well conditioned).
-fn solve3(a: [[f64; 3]; 3], b: [f64; 3]) -> [f64; 3] {
-    let det = |m: [[f64; 3]; 3]| m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-    let d = det(a);
-    std::array::from_fn(|c| {
-        let mut m = a;
-        for r in 0..3 {
-            m[r][c] = b[r];
-        }
-        det(m) / d
-    })
+    hyper_common::fd_newton(
+        |l: [f64; 3]| {
+            let (s, _) = law.pk2(&[[l[0], 0.0, 0.0], [0.0, l[1], 0.0], [0.0, 0.0, l[2]]]);
+            [l[0] * s[0][0] + p * l[1] * if thickness { l[2] } else { 1.0 }, s[1][1], s[2][2]]
+        },
+        [1.0; 3],
+    )
 }
 
 /// A follower pressure squeezes a plane-stress sheet into the analytic homogeneous stretch at every

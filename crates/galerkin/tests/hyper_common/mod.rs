@@ -123,6 +123,48 @@ fn fd_against(k: &[f64], u: &[f64], residual: Vec<f64>, mut res: impl FnMut(&[f6
     FdJacobian { error: worst, scale, residual }
 }
 
+/// The root of `g` near `x` by Newton with a central-difference Jacobian (h = 1e-7) and Gaussian
+/// elimination with partial pivoting, to |g| < 1e-15 or 50 steps: the analytic homogeneous states
+/// the 2D tests compare with (a handful of unknowns, well conditioned).
+pub fn fd_newton<const N: usize>(g: impl Fn([f64; N]) -> [f64; N], mut x: [f64; N]) -> [f64; N] {
+    for _ in 0..50 {
+        let r = g(x);
+        if r.iter().all(|v| v.abs() < 1e-15) {
+            break;
+        }
+        let h = 1e-7;
+        let mut a = [[0.0; N]; N];
+        for c in 0..N {
+            let (mut xp, mut xm) = (x, x);
+            xp[c] += h;
+            xm[c] -= h;
+            let (gp, gm) = (g(xp), g(xm));
+            for (row, ar) in a.iter_mut().enumerate() {
+                ar[c] = (gp[row] - gm[row]) / (2.0 * h);
+            }
+        }
+        let mut b = r;
+        for k in 0..N {
+            let p = (k..N).max_by(|&i, &j| a[i][k].abs().total_cmp(&a[j][k].abs())).unwrap_or(k);
+            a.swap(k, p);
+            b.swap(k, p);
+            for i in k + 1..N {
+                let f = a[i][k] / a[k][k];
+                for c in k..N {
+                    a[i][c] -= f * a[k][c];
+                }
+                b[i] -= f * b[k];
+            }
+        }
+        for k in (0..N).rev() {
+            let s: f64 = (k + 1..N).map(|c| a[k][c] * b[c]).sum();
+            b[k] = (b[k] - s) / a[k][k];
+            x[k] -= b[k];
+        }
+    }
+    x
+}
+
 /// A unit square in plane strain (compressible neo-Hookean, E = 3, ν = 0.3) squeezed by a follower
 /// pressure `p` on x = 1, sliding on x = 0 and y = 0, free on y = 1: the exact solution is the
 /// homogeneous stretch F = diag(λ₁, λ₂, 1) with P₁₁ = −p λ₂ (the force on the deformed edge) and
