@@ -202,7 +202,7 @@ impl HyperElement {
                     let (mut sum, mut vol, mut id) = (0.0, 0.0, None);
                     for q in 0..self.quad.weights.len() {
                         let (f, w) = self.point(c, q, uc, s, &mut id)?;
-                        sum += w * self.law.plane_stress(&f).0;
+                        sum += w * self.law.thickness_stretch(&f).0; // (no condensed tangent formed)
                         vol += w;
                     }
                     Ok(sum / vol)

@@ -182,25 +182,35 @@ impl Law {
     /// strain). Non-finite where the local Newton fails (ℂ₃₃₃₃ ≤ 0, the law undefined, or no
     /// convergence in [`PLANE_STRESS_ITERS`] steps): the caller treats that state as infeasible.
     pub fn plane_stress(&self, f: &M3) -> (f64, M3, T4) {
+        let Some((l3, s, mut c)) = self.plane_stress_state(f) else {
+            return (f64::NAN, [[f64::NAN; 3]; 3], [f64::NAN; 81]);
+        };
+        let k = c[idx(2, 2, 2, 2)];
+        let z: [f64; 9] = std::array::from_fn(|m| c[idx(m / 3, m % 3, 2, 2)]);
+        for (m, t) in c.chunks_exact_mut(9).enumerate() {
+            for (n, v) in t.iter_mut().enumerate() {
+                *v -= z[m] * z[n] / k;
+            }
+        }
+        (l3, s, c)
+    }
+
+    /// The local solve of [`Self::plane_stress`]: F₃₃ and, there, S and the tangent ℂ before its
+    /// condensation; `None` where it fails.
+    fn plane_stress_state(&self, f: &M3) -> Option<(f64, M3, T4)> {
         let mut fl = *f;
         let mut l3 = 1.0f64;
         for _ in 0..PLANE_STRESS_ITERS {
             fl[2][2] = l3;
-            let (s, mut c) = self.pk2(&fl);
+            let (s, c) = self.pk2(&fl);
             let k = c[idx(2, 2, 2, 2)];
             let de = -s[2][2] / k;
             if !(k > 0.0 && de.is_finite()) {
-                break;
+                return None;
             }
             let e33 = 0.5 * (l3 * l3 - 1.0);
             if de.abs() <= PLANE_STRESS_TOL * (1.0 + e33.abs()) {
-                let z: [f64; 9] = std::array::from_fn(|m| c[idx(m / 3, m % 3, 2, 2)]);
-                for (m, t) in c.chunks_exact_mut(9).enumerate() {
-                    for (n, v) in t.iter_mut().enumerate() {
-                        *v -= z[m] * z[n] / k;
-                    }
-                }
-                return (l3, s, c);
+                return Some((l3, s, c));
             }
             // Halve a step that would make the thickness stretch non-positive (1 + 2E₃₃ ≤ 0).
             let mut step = de;
@@ -209,7 +219,7 @@ impl Law {
             }
             l3 = (1.0 + 2.0 * (e33 + step)).sqrt();
         }
-        (f64::NAN, [[f64::NAN; 3]; 3], [f64::NAN; 81])
+        None
     }
 
     /// Plane stress: the thickness stretch F₃₃ ([`Self::plane_stress`]) and its derivative
@@ -218,13 +228,9 @@ impl Law {
     /// D_iβ = −F_iα ℂ_αβ33 / (ℂ₃₃₃₃ F₃₃). What a follower pressure needs: the loaded edge's current
     /// thickness. NaN where [`Self::plane_stress`] finds no F₃₃.
     pub fn thickness_stretch(&self, f: &M3) -> (f64, [[f64; 2]; 2]) {
-        let (l3, _, _) = self.plane_stress(f);
-        if !l3.is_finite() {
+        let Some((l3, _, c)) = self.plane_stress_state(f) else {
             return (f64::NAN, [[f64::NAN; 2]; 2]);
-        }
-        let mut fl = *f;
-        fl[2][2] = l3;
-        let (_, c) = self.pk2(&fl);
+        };
         let k = c[idx(2, 2, 2, 2)] * l3;
         let d = std::array::from_fn(|i| std::array::from_fn(|b| -(f[i][0] * c[idx(0, b, 2, 2)] + f[i][1] * c[idx(1, b, 2, 2)]) / k));
         (l3, d)
