@@ -167,11 +167,66 @@ __device__ __forceinline__ int hk_pab(int a, int b) { return a * (5 - a) / 2 + b
 #error "HK_SCATTER_BLOCKS is the column walk's (HK_SCATTER_COLS, 3D, 16 < 3·NLOC ≤ 32), not with HK_UPPER"
 #endif
 #endif
+// HK_SCATTER_BULK (stop 65; with HK_SCATTER_BLOCKS, HK_ST_Y and one warp a cell): the L2's atomic
+// unit takes each of the per-lane adds apart (stop 58: it bounds the scatter at ≈ 1.37·10⁸ sectors a
+// millisecond), so each block goes to the L2 as one 64-byte bulk reduction instead — Hopper's
+// cp.reduce.async.bulk .add.f64 from shared memory: a block's 9 values at p (72 bytes, 8-byte
+// aligned) are an aligned run of 8 (p + (p & 1), 16-byte aligned) and one ordinary atomic add.
+// Row by row: the warp copies row i's NLOC runs into a slot buffer, and lane j issues block j's
+// reduction; two buffers, so a row's copy waits only for the reads of the row before last.
+#if defined(HK_SCATTER_BULK) && (!defined(HK_SCATTER_BLOCKS) || defined(HK_CHAIN) || defined(HK_UPPER))
+#error "HK_SCATTER_BULK is the node-block scatter's (HK_SCATTER_BLOCKS), not with HK_CHAIN or HK_UPPER"
+#endif
+// K_(i,a),(j,b) from the 6 upper component blocks st[i·6·NLOC + pab(a, b)·NLOC + j] (a > b: transposed).
+__device__ __forceinline__ double hk_block_value(const double* st, int i, int j, int a, int b) {
+    return a <= b ? st[i * 6 * NLOC + hk_pab(a, b) * NLOC + j] : st[j * 6 * NLOC + hk_pab(b, a) * NLOC + i];
+}
 // `skip` (HK_CHAIN): the local nodes whose pairs the next cell of the segment takes over (not added).
 #define HK_SKIPPED(i, j) (((skip >> (i)) & (skip >> (j)) & 1u) != 0)
 __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell& cell, u64 c, int tid, int nthr, const u32* __restrict__ row_ptr,
                                                   const unsigned short* __restrict__ kpos, double* __restrict__ vals, u32 skip = 0) {
-#if defined(HK_SCATTER_BLOCKS)
+#if defined(HK_SCATTER_BULK)
+    // One warp a cell (WPC = 1, checked with the tensor-core scheme's defines); `st` in Y's space,
+    // whose spare rows after the staged blocks hold two row buffers of NLOC 16-byte-aligned slots.
+    (void)nthr;
+    const int l = tid % 32;
+    double* slots = const_cast<double*>(st) + NLOC * 6 * NLOC;
+    for (int i = 0; i < NLOC; ++i) {
+        double* buf = slots + (i & 1) * 8 * NLOC;
+        // lane j < NLOC: block (i, j) starts at value p; its 16-byte-aligned run of 8 is p + (p & 1)
+        const u64 p = l < NLOC ? hk_row(cell, i, 0, row_ptr) + hk_rank(cell, c, i, l, kpos) * 9 : 0;
+        const u32 odd = __ballot_sync(0xffffffffu, l < NLOC && (p & 1));
+#if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
+        if (i >= 2 && l < NLOC) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");  // (the buffer's reads of row i − 2)
+#endif
+        __syncwarp();
+        for (int e = l; e < 8 * NLOC; e += 32) {
+            const int j = e / 8, m = e % 8 + (int)((odd >> j) & 1);
+            buf[e] = hk_block_value(st, i, j, m / 3, m % 3);
+        }
+        if (l < NLOC) {
+            const int m = (p & 1) ? 0 : 8;  // the block's one value outside the run: an ordinary add
+            atomicAdd(&vals[p + m], hk_block_value(st, i, l, m / 3, m % 3));
+        }
+#if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the slots' stores, seen by the bulk unit
+        __syncwarp();
+        if (l < NLOC) {
+            const u32 src = (u32)__cvta_generic_to_shared(buf + 8 * l);
+            asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64 [%0], [%1], 64;" ::"l"(vals + p + (p & 1)), "r"(src) : "memory");
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        }
+#else
+        __syncwarp();
+        if (l < NLOC)
+            for (int m = 0; m < 8; ++m) atomicAdd(&vals[p + (p & 1) + m], buf[8 * l + m]);
+#endif
+    }
+#if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
+    if (l < NLOC) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // (before the block's shared memory goes)
+#endif
+    __syncwarp();
+#elif defined(HK_SCATTER_BLOCKS)
     const int l = tid % 32, w = tid / 32, nw = nthr / 32;
 #pragma unroll
     for (int t = 0; t < (9 * NLOC + 31) / 32; ++t) {
@@ -549,6 +604,9 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_
 
 #if defined(HK_ST_Y) && 3 * QC * TC_YS < NLOC * TC_NCOL
 #error "HK_ST_Y: Y's space (3·QC rows) is smaller than the staged blocks (NLOC × 6·NLOC): more points a chunk"
+#endif
+#if defined(HK_SCATTER_BULK) && (!defined(HK_ST_Y) || WPC != 1 || 3 * QC * TC_YS < NLOC * TC_NCOL + 16 * NLOC)
+#error "HK_SCATTER_BULK needs HK_ST_Y with room for two row buffers (16·NLOC doubles) after the staged blocks, and one warp a cell"
 #endif
 
 // D (16 × 8) += A (16 × 4) · B (4 × 8), FP64 tensor cores; lane (g, t) = (lane/4, lane%4) holds

@@ -17,6 +17,12 @@ use std::sync::{Arc, OnceLock};
 /// The kernel define of the block storage (with the column walk, [`super::cuda::TC_COLS`]).
 pub const TC_BLOCKS: &[&str] = &["HK_SCATTER_BLOCKS"];
 
+/// Stop 65: [`TC_BLOCKS`] with each block added by one 64-byte bulk reduction from shared memory
+/// (Hopper's `cp.reduce.async.bulk … .add.f64`) and one atomic add, instead of 9 per-lane atomic
+/// adds (`HK_SCATTER_BULK` in `kernels/hyperelastic.cu`). The values must be 16-byte aligned (every
+/// device allocation is); compute capability ≥ 9.0, the staged blocks in Y's space, one warp a cell.
+pub const TC_BULK: &[&str] = &["HK_SCATTER_BLOCKS", "HK_SCATTER_BULK"];
+
 /// The nodes of a square pattern of 3 rows a node whose values 32-bit positions index; an error
 /// naming `user` (the scheme that needs it) otherwise.
 pub(super) fn node_rows(p: &CsrMatrix, user: &str) -> Result<usize> {

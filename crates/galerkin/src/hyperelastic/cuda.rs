@@ -797,6 +797,9 @@ impl GpuHyper {
             (_, true) => return Err(Error::invalid(format!("the upper-triangle scatter (HK_UPPER) is the tensor-core scheme's, not {sc:?}'s"))),
             _ => None,
         };
+        if extra.contains(&"HK_SCATTER_BULK") && be.device().compute_capability < (9, 0) {
+            return Err(Error::Unsupported(format!("the bulk block scatter (HK_SCATTER_BULK) needs compute capability 9.0, not {:?}", be.device().compute_capability)));
+        }
         let blocks = match (sc, extra.iter().any(|e| super::blocks::TC_BLOCKS.contains(e))) {
             (Scheme::Tc { .. }, true) if extra.iter().any(|e| TC_COLS.contains(e)) && !tc_cols(el).is_empty() => Some(super::blocks::DeviceBlocks::new(be, &module, &pattern)?),
             (_, true) => return Err(Error::invalid(format!("the node-block scatter (HK_SCATTER_BLOCKS) is the tensor-core column walk's (HK_SCATTER_COLS, P2 tetrahedra), not {sc:?} with {extra:?}"))),
@@ -1259,6 +1262,8 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                             variants.push([defines_for(&st, dsc)?, ddefs.iter().map(|e| e.to_string()).collect()].concat());
                             // Round 25: the default and `tc cols` scattering whole node blocks (tested, swept).
                             variants.push([defines_for(&st, dsc)?, ddefs.iter().chain(super::blocks::TC_BLOCKS).map(|e| e.to_string()).collect()].concat());
+                            // Stop 65: the same adding each block by a bulk reduction (tested, swept).
+                            variants.push([defines_for(&st, dsc)?, ddefs.iter().chain(super::blocks::TC_BULK).map(|e| e.to_string()).collect()].concat());
                             variants.push([defines_for(&st, tc_default(&st))?, TC_COLS.iter().chain(super::blocks::TC_BLOCKS).map(|e| e.to_string()).collect()].concat());
                             for extra in [&["HK_NO_SCATTER"][..], &["HK_PLAIN_STORE"], &["HK_SCATTER_KEEP=2"]] {
                                 let defs = ddefs.iter().filter(|d| !(extra[0] == "HK_NO_SCATTER" && **d == "HK_SCATTER_COLS")).chain(extra);
@@ -1272,7 +1277,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                             // Round 26: the default trimmed, alone, scattering blocks and without the
                             // scatter (tested, swept); round 34: carrying, alone and scattering blocks.
                             if let Some((tsc, tdefs)) = trim_variant(&st, (9, 0))? {
-                                for extra in [&[][..], super::blocks::TC_BLOCKS, &["HK_NO_SCATTER"], super::chain::TC_CHAIN, &[super::chain::TC_CHAIN, super::blocks::TC_BLOCKS].concat()] {
+                                for extra in [&[][..], super::blocks::TC_BLOCKS, super::blocks::TC_BULK, &["HK_NO_SCATTER"], super::chain::TC_CHAIN, &[super::chain::TC_CHAIN, super::blocks::TC_BLOCKS].concat()] {
                                     let defs = tdefs.iter().filter(|d| !(extra.first() == Some(&"HK_NO_SCATTER") && **d == "HK_SCATTER_COLS")).chain(extra);
                                     variants.push([defines_for(&st, tsc)?, defs.map(|e| e.to_string()).collect()].concat());
                                 }

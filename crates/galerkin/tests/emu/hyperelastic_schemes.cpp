@@ -61,8 +61,18 @@ namespace tck {
 #ifdef HK_EMU_UPPER
 #define HK_UPPER
 #endif
+// HK_EMU_BLOCKS (round 25): the node-block scatter (HK_SCATTER_BLOCKS), its values converted back to
+// CSR order below; HK_EMU_BULK (stop 65) with each block's run of 8 from the slot buffers (HK_SCATTER_BULK).
+#ifdef HK_EMU_BLOCKS
+#define HK_SCATTER_BLOCKS
+#endif
+#ifdef HK_EMU_BULK
+#define HK_SCATTER_BULK
+#endif
 #include "law.cuh"
 #include "hk.cu"
+#undef HK_SCATTER_BLOCKS
+#undef HK_SCATTER_BULK
 #ifdef HK_EMU_UPPER
 #include "hu.cu"
 #undef HK_UPPER
@@ -276,6 +286,16 @@ int main() {
 #define HK_EMU_CHAIN_ARGS
 #endif
         run(TC_GRID((nc + TC_WPB - 1) / TC_WPB), 32 * WPC * TC_WPB, [&] { tck::hyper_assemble(nc, cv.data(), coords.data(), cn.data(), tab.data(), frames.data(), 1, prm, u.data(), r2.data(), want, row_ptr.data(), kpos.data(), v2.data() HK_EMU_CHAIN_ARGS); });
+#ifdef HK_EMU_BLOCKS
+        // (node-block order, HK_SCATTER_BLOCKS: block k of node n's row at row_ptr[3n] + 9k, back to CSR's)
+        if (want) {
+            const std::vector<double> t(v2);
+            for (int n = 0; n < npool; ++n) {
+                const u32 m = cols[n].size(), s0 = row_ptr[n * 3];
+                for (u32 k = 0; k < m; ++k) for (u32 a = 0; a < 3; ++a) for (u32 b = 0; b < 3; ++b) v2[s0 + a * 3 * m + 3 * k + b] = t[s0 + 9 * k + 3 * a + b];
+            }
+        }
+#endif
 #ifdef HK_EMU_UPPER
         int asym = 0;  // every lower value a copy of its transpose
         if (want) {

@@ -27,6 +27,17 @@ inline void __syncthreads() { g_bar->arrive_and_wait(); }
 inline void __syncwarp() { g_bar->arrive_and_wait(); }
 std::mutex g_mu;
 inline double atomicAdd(double* p, double v) { std::lock_guard<std::mutex> l(g_mu); double o = *p; *p += v; return o; }
+// (the warp's votes through the block's barrier: a block of one warp, or all warps voting together)
+unsigned emu_vote[1024];
+inline unsigned __ballot_sync(unsigned, int pred) {
+    emu_vote[threadIdx.x] = pred ? 1u : 0u;
+    g_bar->arrive_and_wait();
+    const unsigned w0 = threadIdx.x - threadIdx.x % 32;
+    unsigned m = 0;
+    for (unsigned l = 0; l < 32; ++l) m |= emu_vote[w0 + l] << l;
+    g_bar->arrive_and_wait();
+    return m;
+}
 inline int __ffs(unsigned x) { return __builtin_ffs(x); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline u64 global_thread() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
