@@ -265,7 +265,7 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
         const int row = k / (3 * NLOC), cl = k % (3 * NLOC);
         const int i = row / 3, a = row % 3, j = cl / 3, b = cl % 3;
         if (!HK_KEEP(i, j, a, b) || HK_SKIPPED(i, j)) continue;
-        const double v = a <= b ? st[i * 6 * NLOC + hk_pab(a, b) * NLOC + j] : st[j * 6 * NLOC + hk_pab(b, a) * NLOC + i];
+        const double v = hk_block_value(st, i, j, a, b);
         const u64 pos = hk_row(cell, i, a, row_ptr) + hk_rank(cell, c, i, j, kpos) * 3 + b;
 #if defined(HK_PLAIN_STORE)  // (the sweep: racy plain stores at the same places, timing only)
         vals[pos] = v;
