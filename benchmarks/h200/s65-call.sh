@@ -3,11 +3,11 @@
 # cp.reduce.async.bulk .add.f64, `HK_SCATTER_BULK`) instead of per-lane atomic adds — its test against the CPU
 # (`gpu_blocks_equal_the_cpu`, every law), the sweep rows beside the default, node blocks and the no-scatter bound
 # (two passes, opposite orders), and Nsight Compute's L2 counters of the node-block and bulk rows.
-# Usage: bash benchmarks/h200/s65-call.sh .dev-s65 (pack: galerkin and tests/hyperelastic_cuda); timeout_s 230 (BUDGET 200).
+# Usage: bash benchmarks/h200/s65-call.sh .dev-s65 (pack: galerkin and tests/hyperelastic_cuda); timeout_s 450 (BUDGET 420).
 NAME=${NAME:-lead-s65}; BUDGET=${BUDGET:-390}; source benchmarks/h200/call-lib.sh "$1"
-lane 80 hyperelastic_cuda --test-threads 4 gpu_blocks_equal_the_cpu
+lane 150 hyperelastic_cuda --test-threads 4 gpu_blocks_equal_the_cpu gpu_residual_and_jacobian_equal_the_cpu
 lanes_done
-sweep_passes 55 "tc bulk fuse sty minb20 trim,tc blocks fuse sty minb20 trim,tc cols fuse sty minb20,tc bulk fuse sty minb20"
+sweep_passes 80 "tc bulk fuse sty minb20 trim,tc blocks fuse sty minb20 trim,tc cols fuse sty minb20,tc bulk fuse sty minb20,tc no-scatter fuse sty minb20 trim"
 M=gpu__time_duration.sum,lts__t_sectors_op_red.sum,lts__t_requests_op_red.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,smsp__issue_active.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active
 ncu_rows 40 "$M" 1 "tc blocks fuse sty minb20 trim" "tc bulk fuse sty minb20 trim"
 if [ -n "$NCU" ] && [ "$(left 60)" -ge 30 ]; then

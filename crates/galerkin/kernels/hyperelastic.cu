@@ -177,6 +177,16 @@ __device__ __forceinline__ int hk_pab(int a, int b) { return a * (5 - a) / 2 + b
 #if defined(HK_SCATTER_BULK) && (!defined(HK_SCATTER_BLOCKS) || defined(HK_CHAIN) || defined(HK_UPPER))
 #error "HK_SCATTER_BULK is the node-block scatter's (HK_SCATTER_BLOCKS), not with HK_CHAIN or HK_UPPER"
 #endif
+// HK_BULK_PAD (stop 66): one 80-byte reduction a block and no atomic add — the block's 9 values and
+// a zero added to the neighbouring value that completes 10 aligned ones (adding 0.0 changes no sum).
+#if defined(HK_BULK_PAD) && !defined(HK_SCATTER_BULK)
+#error "HK_BULK_PAD pads the bulk block scatter's runs (HK_SCATTER_BULK)"
+#endif
+#ifdef HK_BULK_PAD
+#define HK_SLOT 10
+#else
+#define HK_SLOT 8
+#endif
 // K_(i,a),(j,b) from the 6 upper component blocks st[i·6·NLOC + pab(a, b)·NLOC + j] (a > b: transposed).
 __device__ __forceinline__ double hk_block_value(const double* st, int i, int j, int a, int b) {
     return a <= b ? st[i * 6 * NLOC + hk_pab(a, b) * NLOC + j] : st[j * 6 * NLOC + hk_pab(b, a) * NLOC + i];
@@ -187,39 +197,52 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
                                                   const unsigned short* __restrict__ kpos, double* __restrict__ vals, u32 skip = 0) {
 #if defined(HK_SCATTER_BULK)
     // One warp a cell (WPC = 1, checked with the tensor-core scheme's defines); `st` in Y's space,
-    // whose spare rows after the staged blocks hold two row buffers of NLOC 16-byte-aligned slots.
+    // whose spare rows after the staged blocks hold two row buffers of NLOC 16-byte-aligned slots
+    // of HK_SLOT doubles: the block's run of 8, or (HK_BULK_PAD) all 9 and a zero on the side that
+    // makes 10 aligned ones, [0, v0 … v8] at odd p, [v0 … v8, 0] at even p.
     (void)nthr;
     const int l = tid % 32;
     double* slots = const_cast<double*>(st) + NLOC * 6 * NLOC;
     for (int i = 0; i < NLOC; ++i) {
-        double* buf = slots + (i & 1) * 8 * NLOC;
+        double* buf = slots + (i & 1) * HK_SLOT * NLOC;
         // lane j < NLOC: block (i, j) starts at value p; its 16-byte-aligned run of 8 is p + (p & 1)
         const u64 p = l < NLOC ? hk_row(cell, i, 0, row_ptr) + hk_rank(cell, c, i, l, kpos) * 9 : 0;
         const u32 odd = __ballot_sync(0xffffffffu, l < NLOC && (p & 1));
+#ifdef HK_BULK_PAD
+        // the zero after an even block lands on the next block's first value; after the last block
+        // of node i's row (which may be the matrix's last) the ninth value is an atomic add instead
+        const u32 last = __ballot_sync(0xffffffffu, l < NLOC && !(p & 1) && p + 9 == (u64)row_ptr[(u64)cell.node[i] * DIM + DIM]);
+#else
+        const u32 last = 0xffffffffu;
+#endif
 #if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
         if (i >= 2 && l < NLOC) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");  // (the buffer's reads of row i − 2)
 #endif
         __syncwarp();
-        for (int e = l; e < 8 * NLOC; e += 32) {
-            const int j = e / 8, m = e % 8 + (int)((odd >> j) & 1);
-            buf[e] = hk_block_value(st, i, j, m / 3, m % 3);
+        for (int e = l; e < HK_SLOT * NLOC; e += 32) {
+            const int j = e / HK_SLOT, m = e % HK_SLOT - (int)((odd >> j) & 1) * (HK_SLOT == 8 ? -1 : 1);
+            buf[e] = m >= 0 && m < 9 ? hk_block_value(st, i, j, m / 3, m % 3) : 0.0;
         }
-        if (l < NLOC) {
+        // the bulk run: HK_SLOT values from q (or 8 where the block's ninth is an atomic add)
+        const bool ninth = l < NLOC && ((last >> l) & 1) && !(p & 1 && HK_SLOT == 10);
+        const u64 q = (p & 1) ? (HK_SLOT == 8 ? p + 1 : p - 1) : p;
+        if (ninth) {
             const int m = (p & 1) ? 0 : 8;  // the block's one value outside the run: an ordinary add
             atomicAdd(&vals[p + m], hk_block_value(st, i, l, m / 3, m % 3));
         }
+        const int nrun = ninth ? 8 : HK_SLOT;
 #if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the slots' stores, seen by the bulk unit
         __syncwarp();
         if (l < NLOC) {
-            const u32 src = (u32)__cvta_generic_to_shared(buf + 8 * l);
-            asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64 [%0], [%1], 64;" ::"l"(vals + p + (p & 1)), "r"(src) : "memory");
+            const u32 src = (u32)__cvta_generic_to_shared(buf + HK_SLOT * l);
+            asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64 [%0], [%1], %2;" ::"l"(vals + q), "r"(src), "r"(8 * nrun) : "memory");
             asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         }
 #else
         __syncwarp();
         if (l < NLOC)
-            for (int m = 0; m < 8; ++m) atomicAdd(&vals[p + (p & 1) + m], buf[8 * l + m]);
+            for (int m = 0; m < nrun; ++m) atomicAdd(&vals[q + m], buf[HK_SLOT * l + m]);
 #endif
     }
 #if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
@@ -605,8 +628,8 @@ extern "C" __global__ void __launch_bounds__(GT * CPB) hyper_assemble(HK_KERNEL_
 #if defined(HK_ST_Y) && 3 * QC * TC_YS < NLOC * TC_NCOL
 #error "HK_ST_Y: Y's space (3·QC rows) is smaller than the staged blocks (NLOC × 6·NLOC): more points a chunk"
 #endif
-#if defined(HK_SCATTER_BULK) && (!defined(HK_ST_Y) || WPC != 1 || 3 * QC * TC_YS < NLOC * TC_NCOL + 16 * NLOC)
-#error "HK_SCATTER_BULK needs HK_ST_Y with room for two row buffers (16·NLOC doubles) after the staged blocks, and one warp a cell"
+#if defined(HK_SCATTER_BULK) && (!defined(HK_ST_Y) || WPC != 1 || 3 * QC * TC_YS < NLOC * TC_NCOL + 2 * HK_SLOT * NLOC)
+#error "HK_SCATTER_BULK needs HK_ST_Y with room for two row buffers (2·HK_SLOT·NLOC doubles) after the staged blocks, and one warp a cell"
 #endif
 
 // D (16 × 8) += A (16 × 4) · B (4 × 8), FP64 tensor cores; lane (g, t) = (lane/4, lane%4) holds

@@ -23,6 +23,11 @@ pub const TC_BLOCKS: &[&str] = &["HK_SCATTER_BLOCKS"];
 /// device allocation is); compute capability ≥ 9.0, the staged blocks in Y's space, one warp a cell.
 pub const TC_BULK: &[&str] = &["HK_SCATTER_BLOCKS", "HK_SCATTER_BULK"];
 
+/// Stop 66: [`TC_BULK`] with one 80-byte reduction a block and no atomic add: the 9 values and a
+/// zero added to the neighbouring value that makes 10 aligned ones (`HK_BULK_PAD`; after the last
+/// block of a node's row, the matrix's last possibly, the ninth value stays an atomic add).
+pub const TC_BULK_PAD: &[&str] = &["HK_SCATTER_BLOCKS", "HK_SCATTER_BULK", "HK_BULK_PAD"];
+
 /// The nodes of a square pattern of 3 rows a node whose values 32-bit positions index; an error
 /// naming `user` (the scheme that needs it) otherwise.
 pub(super) fn node_rows(p: &CsrMatrix, user: &str) -> Result<usize> {

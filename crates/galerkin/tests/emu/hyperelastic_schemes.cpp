@@ -69,10 +69,16 @@ namespace tck {
 #ifdef HK_EMU_BULK
 #define HK_SCATTER_BULK
 #endif
+#ifdef HK_EMU_BULK_PAD  // (stop 66: the padded runs of 10, HK_BULK_PAD)
+#define HK_SCATTER_BULK
+#define HK_BULK_PAD
+#endif
 #include "law.cuh"
 #include "hk.cu"
 #undef HK_SCATTER_BLOCKS
 #undef HK_SCATTER_BULK
+#undef HK_BULK_PAD
+#undef HK_SLOT
 #ifdef HK_EMU_UPPER
 #include "hu.cu"
 #undef HK_UPPER

@@ -63,6 +63,9 @@ for law in ${EMU_LAWS:-0 1 2}; do
   # block's run of 8 added from the slot buffers (HK_SCATTER_BULK; here by the fallback's atomic adds)
   bl="-DHK_ST_Y -DHK_SCATTER_COLS -DHK_EMU_BLOCKS"
   cases+=("-DNLOC=10 -DNQ=4 $trim $bl" "-DNLOC=10 -DNQ=4 $trim $bl -DHK_EMU_BULK" "-DNLOC=10 -DNQ=4 $f $bl -DHK_EMU_BULK")
+  # stop 66: the padded runs of 10 (HK_BULK_PAD: a zero added beside each block, the ninth values
+  # after a row's last even block atomic adds)
+  cases+=("-DNLOC=10 -DNQ=4 $trim $bl -DHK_EMU_BULK_PAD" "-DNLOC=10 -DNQ=4 $f $bl -DHK_EMU_BULK_PAD")
   # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
     cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")
