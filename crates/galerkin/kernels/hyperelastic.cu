@@ -220,7 +220,8 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
 #endif
         __syncwarp();
         for (int e = l; e < HK_SLOT * NLOC; e += 32) {
-            const int j = e / HK_SLOT, m = e % HK_SLOT - (int)((odd >> j) & 1) * (HK_SLOT == 8 ? -1 : 1);
+            // (an odd block: the run of 8 starts at its second value; the padded run's first slot is the zero)
+            const int j = e / HK_SLOT, m = e % HK_SLOT + (HK_SLOT == 8 ? 1 : -1) * (int)((odd >> j) & 1);
             buf[e] = m >= 0 && m < 9 ? hk_block_value(st, i, j, m / 3, m % 3) : 0.0;
         }
         // the bulk run: HK_SLOT values from q (or 8 where the block's ninth is an atomic add)
