@@ -208,12 +208,13 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
         // lane j < NLOC: block (i, j) starts at value p; its 16-byte-aligned run of 8 is p + (p & 1)
         const u64 p = l < NLOC ? hk_row(cell, i, 0, row_ptr) + hk_rank(cell, c, i, l, kpos) * 9 : 0;
         const u32 odd = __ballot_sync(0xffffffffu, l < NLOC && (p & 1));
+        // the lanes whose block's ninth value is an ordinary atomic add: every block's outside the run
+        // of 8; padded, only after the last block of node i's row at an even start (the zero after an
+        // even block lands on the next block's first value, and after that one may be the matrix's end)
 #ifdef HK_BULK_PAD
-        // the zero after an even block lands on the next block's first value; after the last block
-        // of node i's row (which may be the matrix's last) the ninth value is an atomic add instead
-        const u32 last = __ballot_sync(0xffffffffu, l < NLOC && !(p & 1) && p + 9 == (u64)row_ptr[(u64)cell.node[i] * DIM + DIM]);
+        const u32 add9 = __ballot_sync(0xffffffffu, l < NLOC && !(p & 1) && p + 9 == (u64)row_ptr[(u64)cell.node[i] * DIM + DIM]);
 #else
-        const u32 last = 0xffffffffu;
+        const u32 add9 = 0xffffffffu;
 #endif
 #if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
         if (i >= 2 && l < NLOC) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");  // (the buffer's reads of row i − 2)
@@ -225,7 +226,7 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
             buf[e] = m >= 0 && m < 9 ? hk_block_value(st, i, j, m / 3, m % 3) : 0.0;
         }
         // the bulk run: HK_SLOT values from q (or 8 where the block's ninth is an atomic add)
-        const bool ninth = l < NLOC && ((last >> l) & 1) && !(p & 1 && HK_SLOT == 10);
+        const bool ninth = l < NLOC && ((add9 >> l) & 1);
         const u64 q = (p & 1) ? (HK_SLOT == 8 ? p + 1 : p - 1) : p;
         if (ninth) {
             const int m = (p & 1) ? 0 : 8;  // the block's one value outside the run: an ordinary add
