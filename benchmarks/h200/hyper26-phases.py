@@ -7,7 +7,7 @@ usage: python3 benchmarks/h200/hyper26-phases.py DIR/*.sass"""
 import collections, os, re, sys
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-body = open(os.path.join(root, "crates", "galerkin", "kernels", "hyperelastic.cu")).read().splitlines()
+body = open(os.path.join(root, "crates", "galerkin", "kernels", "hyperelastic_tc.cu")).read().splitlines()
 
 
 def line(pat, after=0):
@@ -39,7 +39,7 @@ def counts(path):
     per, cur = collections.defaultdict(collections.Counter), None
     for l in text.splitlines():
         if l.strip().startswith("//##"):
-            outer = [int(n) for f, n in re.findall(r'"(?:[^"]*/)?([\w.]+)", line (\d+)', l) if f == "hyperelastic.cu" and k0 <= int(n) <= end]
+            outer = [int(n) for f, n in re.findall(r'"(?:[^"]*/)?([\w.]+)", line (\d+)', l) if f == "hyperelastic_tc.cu" and k0 <= int(n) <= end]
             cur = outer[-1] if outer else None
             continue
         m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", l)

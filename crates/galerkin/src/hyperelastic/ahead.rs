@@ -1,4 +1,4 @@
-//! The zeroing pass under the Jacobian kernel (`HK_ZERO_AHEAD` in `kernels/hyperelastic.cu`,
+//! The zeroing pass under the Jacobian kernel (`HK_ZERO_AHEAD` in `kernels/hyperelastic_tc.cu`,
 //! thirty-first pass in BENCHMARKS.md): the atomic scatter needs the CSR values zeroed first, a
 //! pass at the copy rate (0.21 ms of the P2 Jacobian's 1.61 on the H100) while the kernel after it
 //! is bound by its arithmetic and the L2's reductions, not by DRAM. Here the cells are launched in

@@ -19,7 +19,7 @@ pub const TC_BLOCKS: &[&str] = &["HK_SCATTER_BLOCKS"];
 
 /// Stop 65: [`TC_BLOCKS`] with each block added by one 64-byte bulk reduction from shared memory
 /// (Hopper's `cp.reduce.async.bulk … .add.f64`) and one atomic add, instead of 9 per-lane atomic
-/// adds (`HK_SCATTER_BULK` in `kernels/hyperelastic.cu`). The values must be 16-byte aligned (every
+/// adds (`HK_SCATTER_BULK` in `kernels/hyperelastic_scatter.cuh`). The values must be 16-byte aligned (every
 /// device allocation is); compute capability ≥ 9.0, the staged blocks in Y's space, one warp a cell.
 pub const TC_BULK: &[&str] = &["HK_SCATTER_BLOCKS", "HK_SCATTER_BULK"];
 

@@ -1,5 +1,5 @@
 //! The GPU's [`HyperSystem`]: residual and Jacobian of every cell integrated and summed on the
-//! device by `kernels/hyperelastic.cu` (law: `kernels/hyperelastic_law.cuh`) in one launch over
+//! device by `kernels/hyperelastic*.cu` (law: `kernels/hyperelastic_law.cuh`) in one launch over
 //! every cell, with atomic adds into device vectors and a device CSR matrix whose sparsity and
 //! per-entry positions were found once on the host (the `full` level's
 //! [`crate::operator::assemble::pattern`] slots). The law runs once per (cell, quadrature point).
@@ -50,8 +50,8 @@ pub struct Shape {
     pub qb: usize,
 }
 
-/// The kernel's two schemes (see `kernels/hyperelastic.cu`): column pairs (any element, plane
-/// strain too), or the tensor-core scheme for 3D simplices of at most 16 nodes — `wpc` warps per
+/// The kernel's two schemes (`kernels/hyperelastic_pairs.cu`, `kernels/hyperelastic_tc.cuh`): column
+/// pairs (any element, plane strain too), or the tensor-core scheme for 3D simplices of at most 16 nodes — `wpc` warps per
 /// cell (1 or 2), `wpb` cells per block, the element matrix on the FP64 tensor cores in chunks of
 /// `qc` points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub enum Scheme {
     /// seventeenth pass): a block of `wpb` warps (in `kib` KiB of shared memory) owns a range of row
     /// nodes, recomputes the law of each cell touching them and contracts only the owned rows.
     Recompute { wpb: usize, kib: usize },
-    /// The tensor-core products with the patch-reduced scatter (`kernels/hyperelastic.cu` with
+    /// The tensor-core products with the patch-reduced scatter (`kernels/hyperelastic_tc.cuh` with
     /// `HK_PATCH`, nineteenth pass): a block of `wpb` warps per patch of at most `cells` cells
     /// grouped by `group` ([`super::patch`]), the warps taking the patch's cells in turn (chunks of
     /// `qc` points), each adding its element matrix's fragments to the patch's slots in shared
@@ -191,7 +191,7 @@ pub fn tc_wide(el: &HyperElement) -> Scheme {
 }
 
 /// The twelfth pass's leaner products for the tensor-core scheme (kernel defines, see
-/// `kernels/hyperelastic.cu`): the residual as 3 more GEMM columns, Y's shared accesses in pairs.
+/// `kernels/hyperelastic_tc.cuh`): the residual as 3 more GEMM columns, Y's shared accesses in pairs.
 pub const TC_LEAN: &[&str] = &["HK_RES_MMA=1", "HK_VEC=1"];
 
 /// The twenty-second pass's lean shared memory (kernel define): the staged blocks in Y's space, the
@@ -214,7 +214,7 @@ pub fn tc_st_y(el: &HyperElement, qc: usize, defines: &'static [&'static str]) -
     }
 }
 
-/// The twenty-third pass's fused law (kernel defines, see `HK_FUSE` in `kernels/hyperelastic.cu`):
+/// The twenty-third pass's fused law (kernel defines, see `HK_FUSE` in `kernels/hyperelastic_tc.cuh`):
 /// with the Jacobian, the law runs in the Y phase's lanes (one per point and component pair, in
 /// registers) instead of a lane per point writing records, and the residual comes from the GEMM.
 pub const TC_FUSE: &[&str] = &["HK_FUSE", "HK_RES_MMA=1"];
@@ -318,7 +318,7 @@ pub fn default_variant(el: &HyperElement, cc: (u32, u32)) -> Result<(Scheme, Vec
 /// The most points of a rule for which [`default_variant`] takes the fused law (one chunk of them).
 pub const FUSE_MAX_POINTS: usize = 4;
 
-/// Round 26's trimmed fused law (kernel define, see `HK_TRIM` in `kernels/hyperelastic.cu`): the
+/// Round 26's trimmed fused law (kernel define, see `HK_TRIM` in `kernels/hyperelastic_tc.cuh`): the
 /// fused kernel's pre-scatter instructions cut where they are not arithmetic the result needs — g' a
 /// lane per (node, component), F of the points by the tensor cores, only the rows of U and V a pair
 /// needs, the entries' factors formed once a lane, no NaN branch in the law: −15 % of the pre-scatter

@@ -4,24 +4,22 @@
 //! entirely on the GPU (`kernels/hyperelastic.cu`), the same Newton loop (line search, load steps)
 //! over the [`crate::backend::Backend`] trait; problem files `[physics] kind = "hyperelasticity"`.
 /// The [`KernelSource`](crate::backend::cuda::jit::KernelSource) of a hyperelastic kernel file: the
-/// law, `hyperelastic.cu` (the shared prologue, scatter and `hyper_assemble`), `hyperelastic_pressure.cu`
+/// law, the `hyper_assemble` sources (`hyperelastic.cu`: the shared prologue; `hyperelastic_scatter.cuh`;
+/// the column-pair scheme `hyperelastic_pairs.cu`; the tensor-core scheme `hyperelastic_tc.cuh` and
+/// `hyperelastic_tc.cu`), `hyperelastic_pressure.cu`
 /// (the follower pressure's kernels), then the files of
 /// `kernels/` after the colon in order (the name before it names the source in messages and
 /// caches), each behind a `#line` so NVRTC's messages name the right file and line. One list for
 /// every hyperelastic module, so a new header or kernel cannot drift between them.
 macro_rules! hyper_kernel_source {
     ($name:literal: $($file:literal),+) => {
+        hyper_kernel_source!(@ $name: "hyperelastic_law.cuh", "hyperelastic.cu", "hyperelastic_scatter.cuh", "hyperelastic_pairs.cu",
+            "hyperelastic_tc.cuh", "hyperelastic_tc.cu", "hyperelastic_pressure.cu", $($file),+)
+    };
+    (@ $name:literal: $($file:literal),+) => {
         crate::backend::cuda::jit::KernelSource {
             file: $name,
-            source: concat!(
-                "#line 1 \"hyperelastic_law.cuh\"\n",
-                include_str!("../../kernels/hyperelastic_law.cuh"),
-                "\n#line 1 \"hyperelastic.cu\"\n",
-                include_str!("../../kernels/hyperelastic.cu"),
-                "\n#line 1 \"hyperelastic_pressure.cu\"\n",
-                include_str!("../../kernels/hyperelastic_pressure.cu")
-                $(, "\n#line 1 \"", $file, "\"\n", include_str!(concat!("../../kernels/", $file)))+
-            ),
+            source: concat!($("#line 1 \"", $file, "\"\n", include_str!(concat!("../../kernels/", $file)), "\n"),+),
             physics: false,
             cells: false,
         }

@@ -19,7 +19,7 @@
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
-sed 's/extern "C" //; s/extern __shared__ double s_acc\[\];/static double s_acc[NSLOT * 9];/' "$k/hyperelastic.cu" > "$t/hk.cu"; sed 's/extern "C" //' "$k/hyperelastic_patch.cu" > "$t/hp.cu"; cp "$k/hyperelastic_law.cuh" "$t/law.cuh"
+(cd "$k" && cat hyperelastic.cu hyperelastic_scatter.cuh hyperelastic_pairs.cu hyperelastic_tc.cuh hyperelastic_tc.cu) | sed 's/extern "C" //; s/extern __shared__ double s_acc\[\];/static double s_acc[NSLOT * 9];/' > "$t/hk.cu"; sed 's/extern "C" //' "$k/hyperelastic_patch.cu" > "$t/hp.cu"; cp "$k/hyperelastic_law.cuh" "$t/law.cuh"
 sed 's/extern "C" //' "$k/hyperelastic_moments.cu" > "$t/hm.cu"; cp "$k/hyperelastic_moments.cuh" "$t/hm.cuh"
 sed 's/extern "C" //; s/extern __shared__ double hr_sh\[\];/static double hr_sh[1 << 15];/' "$k/hyperelastic_recompute.cu" > "$t/hr.cu"
 sed 's/extern "C" //' "$k/hyperelastic_upper.cu" > "$t/hu.cu"
