@@ -47,6 +47,7 @@ pub mod run;
 pub mod system;
 pub(crate) mod thickness;
 pub mod upper;
+pub mod variants;
 
 pub use element::{frame_from_fibre, CpuHyper, HyperElement};
 pub use system::CpuSystem;
