@@ -190,6 +190,38 @@ pub fn scatter_sectors(p: &CsrMatrix, cell_nodes: &[usize], nloc: usize, rank: &
     (csr, blk)
 }
 
+/// What the padded bulk scatter ([`TC_BULK_PAD`]) sends the L2 a cell, and what it would send were a
+/// node row's blocks that lie next to each other in the row (consecutive column ranks) merged into one
+/// run: (bulk reductions, their 32-byte sectors) each way, counted on the pattern `p` with the values'
+/// base 256-byte aligned and every run padded to 16-byte ends as the kernel pads a block.
+pub fn bulk_runs(p: &CsrMatrix, cell_nodes: &[usize], nloc: usize, rank: &[u16]) -> [(usize, usize); 2] {
+    // sectors of the values [a, b) widened to even ends (16-byte aligned)
+    let sectors = |a: usize, b: usize| (8 * (b + (b & 1)) - 1) / 32 - 8 * (a & !1) / 32 + 1;
+    let (mut blocks, mut runs) = ((0, 0), (0, 0));
+    let mut r = Vec::with_capacity(nloc);
+    for (c, nodes) in cell_nodes.chunks(nloc).enumerate() {
+        for (i, &ni) in nodes.iter().enumerate() {
+            let start = p.row_ptr[3 * ni];
+            r.clear();
+            r.extend((0..nloc).map(|j| rank[(c * nloc + i) * nloc + j] as usize));
+            r.sort_unstable();
+            for &q in &r {
+                blocks = (blocks.0 + 1, blocks.1 + sectors(start + 9 * q, start + 9 * q + 9));
+            }
+            let mut k = 0;
+            while k < r.len() {
+                let mut e = k;
+                while e + 1 < r.len() && r[e + 1] == r[e] + 1 {
+                    e += 1;
+                }
+                runs = (runs.0 + 1, runs.1 + sectors(start + 9 * r[k], start + 9 * r[e] + 9));
+                k = e + 1;
+            }
+        }
+    }
+    [blocks, runs]
+}
+
 /// The block structure on the device with its two passes (compiled in the assembly kernel's
 /// module, `kernels/hyperelastic_blocks.cu`).
 pub struct DeviceBlocks {
@@ -298,6 +330,31 @@ mod tests {
     #[test]
     fn blocks_take_fewer_sectors() {
         sectors_of(6);
+    }
+
+    /// Merging a node row's neighbouring blocks into one padded run (a possible next step of the
+    /// padded bulk scatter): on the kernel sweep's mesh (`--ignored`, 34³) 62.1 runs and 271.5 sectors
+    /// a P2 cell against 100 blocks' 300 (every padded 80-byte block 3 sectors). Here: fewer runs
+    /// and sectors, never more; a run covers at least one block and at most a row's NLOC.
+    #[test]
+    fn merged_runs_take_fewer_bulk_reductions() {
+        runs_of(6);
+    }
+
+    #[test]
+    #[ignore]
+    fn merged_runs_at_a_million_dofs() {
+        runs_of(34);
+    }
+
+    fn runs_of(n: usize) {
+        let (p, cells, rank) = p2(n);
+        let ncells = cells.len() / 10;
+        let [(nb, sb), (nr, sr)] = bulk_runs(&p, &cells, 10, &rank);
+        let f = |x: usize| x as f64 / ncells as f64;
+        eprintln!("P2 box {n}³: a cell's padded blocks {:.1} ({:.1} sectors), merged runs {:.1} ({:.1} sectors)", f(nb), f(sb), f(nr), f(sr));
+        assert_eq!((nb, sb), (100 * ncells, 300 * ncells), "every padded block is 3 sectors");
+        assert!(nr >= 10 * ncells && f(nr) < 80.0 && sr < sb && sr >= 10 * ncells * 23, "runs {nr}, sectors {sr}");
     }
 
     fn sectors_of(n: usize) {
