@@ -51,9 +51,9 @@ pub struct Shape {
 }
 
 /// The kernel's two schemes (`kernels/hyperelastic_pairs.cu`, `kernels/hyperelastic_tc.cuh`): column
-/// pairs (any element, plane strain too), or the tensor-core scheme for 3D simplices of at most 16 nodes — `wpc` warps per
-/// cell (1 or 2), `wpb` cells per block, the element matrix on the FP64 tensor cores in chunks of
-/// `qc` points.
+/// pairs (any element, plane strain too), or the tensor-core scheme for 3D simplices of at most 16
+/// nodes — `wpc` warps per cell (1 or 2), `wpb` cells per block, the element matrix on the FP64
+/// tensor cores in chunks of `qc` points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheme {
     Pairs(Shape),

@@ -1,14 +1,13 @@
 //! Nonlinear (hyperelastic) solid mechanics by Newton's method: St. Venant–Kirchhoff, compressible
 //! neo-Hookean and the transversely isotropic Fung law of cardiac tissue (Guccione/Usyk) with a
 //! fibre direction per cell; residual and consistent Jacobian assembled on the CPU (rayon) or
-//! entirely on the GPU (`kernels/hyperelastic.cu`), the same Newton loop (line search, load steps)
+//! entirely on the GPU (`kernels/hyperelastic*.cu`), the same Newton loop (line search, load steps)
 //! over the [`crate::backend::Backend`] trait; problem files `[physics] kind = "hyperelasticity"`.
 /// The [`KernelSource`](crate::backend::cuda::jit::KernelSource) of a hyperelastic kernel file: the
 /// law, the `hyper_assemble` sources (`hyperelastic.cu`: the shared prologue; `hyperelastic_scatter.cuh`;
 /// the column-pair scheme `hyperelastic_pairs.cu`; the tensor-core scheme `hyperelastic_tc.cuh` and
-/// `hyperelastic_tc.cu`), `hyperelastic_pressure.cu`
-/// (the follower pressure's kernels), then the files of
-/// `kernels/` after the colon in order (the name before it names the source in messages and
+/// `hyperelastic_tc.cu`), `hyperelastic_pressure.cu` (the follower pressure's kernels), then the files
+/// of `kernels/` after the colon in order (the name before it names the source in messages and
 /// caches), each behind a `#line` so NVRTC's messages name the right file and line. One list for
 /// every hyperelastic module, so a new header or kernel cannot drift between them.
 macro_rules! hyper_kernel_source {
