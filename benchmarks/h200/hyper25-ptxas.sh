@@ -7,7 +7,7 @@ P2="DIM=3 NLOC=10 NQ=4 NV=4 AFFINE=1 LAW=2"
 FUSED="$P2 WPB=1 QC=4 WPC=1 HK_FUSE HK_RES_MMA=1 HK_ST_Y HK_MINB=20"
 TC="$P2 WPB=1 QC=3 WPC=1 HK_SCATTER_COLS"
 exec python3 "$(dirname "$0")/../../scripts/ptxas-registers.py" \
-  hyperelastic_law.cuh hyperelastic.cu hyperelastic_scatter.cuh hyperelastic_pairs.cu hyperelastic_tc.cuh hyperelastic_tc.cu hyperelastic_gather.cu hyperelastic_upper.cu hyperelastic_blocks.cu \
+  hyperelastic_law.cuh $(grep -v "^#" "$(dirname "$0")/../../crates/galerkin/kernels/hyper_assemble.files") hyperelastic_gather.cu hyperelastic_upper.cu hyperelastic_blocks.cu \
   --regex '^hyper_(assemble|blocks_spmv|blocks_to_csr)$' \
   --variant "tc cols fuse sty minb20 (default): $FUSED HK_SCATTER_COLS" \
   --variant "tc blocks fuse sty minb20: $FUSED HK_SCATTER_COLS HK_SCATTER_BLOCKS" \

@@ -10,7 +10,7 @@
 P2="DIM=3 NLOC=10 NQ=4 NV=4 AFFINE=1 LAW=2"
 FUSED="$P2 WPB=1 QC=4 WPC=1 HK_FUSE HK_RES_MMA=1 HK_ST_Y HK_MINB=20 HK_COUNT_JACOBIAN"
 SASS_DIR=${SASS_DIR:-/tmp/hyper26-sass}
-python3 "$(dirname "$0")/../../scripts/ptxas-registers.py" hyperelastic_law.cuh hyperelastic.cu hyperelastic_scatter.cuh hyperelastic_pairs.cu hyperelastic_tc.cuh hyperelastic_tc.cu --regex '^hyper_assemble$' --sass --sass-lines "$SASS_DIR" \
+python3 "$(dirname "$0")/../../scripts/ptxas-registers.py" hyperelastic_law.cuh $(grep -v "^#" "$(dirname "$0")/../../crates/galerkin/kernels/hyper_assemble.files") --regex '^hyper_assemble$' --sass --sass-lines "$SASS_DIR" \
   --variant "tc cols fuse sty minb20 (default): $FUSED HK_SCATTER_COLS" \
   --variant "tc cols fuse sty minb20 trim: $FUSED HK_SCATTER_COLS HK_TRIM" \
   --variant "tc no-scatter fuse sty minb20: $FUSED HK_NO_SCATTER" \

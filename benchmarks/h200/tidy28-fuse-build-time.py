@@ -8,7 +8,8 @@ import ctypes, os, time
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 kdir = os.path.join(root, "crates", "galerkin", "kernels")
-files = ["hyperelastic_law.cuh", "hyperelastic.cu", "hyperelastic_scatter.cuh", "hyperelastic_pairs.cu", "hyperelastic_tc.cuh", "hyperelastic_tc.cu", "hyperelastic_gather.cu", "hyperelastic_upper.cu", "hyperelastic_blocks.cu"]
+assemble = [l for l in open(os.path.join(kdir, "hyper_assemble.files")).read().splitlines() if l and not l.startswith("#")]
+files = ["hyperelastic_law.cuh", *assemble, "hyperelastic_gather.cu", "hyperelastic_upper.cu", "hyperelastic_blocks.cu"]
 src = open(os.path.join(kdir, "common.cuh")).read() + "\n\n" + "".join(f'\n#line 1 "{f}"\n' + open(os.path.join(kdir, f)).read() for f in files)
 lib = ctypes.CDLL("libnvrtc.so.13")
 

@@ -51,11 +51,50 @@
 #if defined(HK_BULK_PAD) && !defined(HK_SCATTER_BULK)
 #error "HK_BULK_PAD pads the bulk block scatter's runs (HK_SCATTER_BULK)"
 #endif
+// HK_BULK_RUNS (stop 68, with HK_BULK_PAD): the blocks of a node row that lie side by side in the
+// values (their column nodes' ranks consecutive) go as one padded reduction, a run, instead of one a
+// block (`blocks::bulk_runs` counts 62 runs and 272 sectors a P2 cell instead of 100 and 300). The lanes
+// take the cell's nodes in the order of their global numbers, which is every row's column order,
+// so a run is the lanes between two heads (a lane whose rank is not its left neighbour's plus one).
+#if defined(HK_BULK_RUNS) && !defined(HK_BULK_PAD)
+#error "HK_BULK_RUNS merges the padded bulk runs (HK_BULK_PAD)"
+#endif
 #ifdef HK_BULK_PAD
-#define HK_SLOT 10
+#define HK_SLOT 10  // (runs: a run of k blocks takes at most 9k + 2 ≤ 10k slots, so a run at 10 × its first lane fits)
 #else
 #define HK_SLOT 8
 #endif
+// The bulk scatter's steps, each lane its own bulk group: wait until at most the last group's reads
+// of shared memory are pending (the other row buffer's); add n values from shared `src` to `dst` (the
+// slots' stores first made visible to the bulk unit by the caller's fence; emulated by atomic adds);
+// close the lane's group (empty where it added nothing); wait for every group (before shared memory goes).
+__device__ __forceinline__ void hk_bulk_wait_read1() {
+#if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void hk_bulk_fence() {
+#if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void hk_bulk_add(double* dst, const double* src, int n) {
+#if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64 [%0], [%1], %2;" ::"l"(dst), "r"((u32)__cvta_generic_to_shared(src)), "r"(8 * n) : "memory");
+#else
+    for (int m = 0; m < n; ++m) atomicAdd(&dst[m], src[m]);
+#endif
+}
+__device__ __forceinline__ void hk_bulk_commit() {
+#if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void hk_bulk_wait_all() {
+#if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
+}
 // K_(i,a),(j,b) from the 6 upper component blocks st[i·6·NLOC + pab(a, b)·NLOC + j] (a > b: transposed).
 __device__ __forceinline__ double hk_block_value(const double* st, int i, int j, int a, int b) {
     return a <= b ? st[i * 6 * NLOC + hk_pab(a, b) * NLOC + j] : st[j * 6 * NLOC + hk_pab(b, a) * NLOC + i];
@@ -64,7 +103,56 @@ __device__ __forceinline__ double hk_block_value(const double* st, int i, int j,
 #define HK_SKIPPED(i, j) (((skip >> (i)) & (skip >> (j)) & 1u) != 0)
 __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell& cell, u64 c, int tid, int nthr, const u32* __restrict__ row_ptr,
                                                   const unsigned short* __restrict__ kpos, double* __restrict__ vals, u32 skip = 0) {
-#if defined(HK_SCATTER_BULK)
+#if defined(HK_BULK_RUNS)
+    // One warp a cell, `st` in Y's space with two row buffers after the staged blocks (as below).
+    (void)nthr;
+    const int l = tid % 32;
+    double* slots = const_cast<double*>(st) + NLOC * 6 * NLOC;
+    // lane l < NLOC takes local node jt, the l-th smallest global number (the column order of every row)
+    int jt = 0;
+    {
+        int below = 0;
+        for (int m = 0; m < NLOC; ++m) below += l < NLOC && cell.node[m] < cell.node[l];
+        for (int m = 0; m < NLOC; ++m) jt = __shfl_sync(0xffffffffu, below, m) == l ? m : jt;
+    }
+    for (int i = 0; i < NLOC; ++i) {
+        double* buf = slots + (i & 1) * HK_SLOT * NLOC;
+        const u64 row0 = hk_row(cell, i, 0, row_ptr), rowend = row_ptr[(u64)cell.node[i] * DIM + DIM];
+        const u64 r = l < NLOC ? hk_rank(cell, c, i, jt, kpos) : 0, rl = __shfl_up_sync(0xffffffffu, r, 1);
+        const u32 heads = __ballot_sync(0xffffffffu, l < NLOC && (l == 0 || r != rl + 1));
+        // my run: head lane h (the last head at or below l), its lanes h … e − 1 (e: the next head or NLOC),
+        // its values from row0 + 9·r_h, laid out from slot 10·h after a zero where that start is odd
+        const int h = l < NLOC ? 31 - __clz(heads & ((2u << l) - 1)) : 0;
+        const u32 after = l < NLOC ? heads >> (l + 1) : 0;
+        const int e = after ? l + __ffs(after) : NLOC;
+        const u64 ph = row0 + 9 * (r - (u64)(l - h));
+        const int lead = (int)(ph & 1), at = 10 * h + lead + 9 * (l - h);
+        const int jlast = __shfl_sync(0xffffffffu, jt, e - 1);
+        if (i >= 2 && l < NLOC) hk_bulk_wait_read1();  // (this buffer's reads of row i − 2)
+        __syncwarp();
+#pragma unroll
+        for (int k = 0; k < (9 * NLOC + 31) / 32; ++k) {
+            const int v = 32 * k + l, tv = v < 9 * NLOC ? v / 9 : 0;
+            const int to = __shfl_sync(0xffffffffu, at, tv), jv = __shfl_sync(0xffffffffu, jt, tv);
+            if (v < 9 * NLOC) buf[to + v % 9] = hk_block_value(st, i, jv, v % 9 / 3, v % 3);
+        }
+        // the head: its run of n = 9(e − h) + lead values, made even by a zero after it, or, where the run
+        // ends its row (after which may come the matrix's end), by the last value's ordinary atomic add
+        const int nfull = 9 * (e - h) + lead;
+        const bool head = l < NLOC && h == l, last_add = (nfull & 1) && ph + 9 * (e - h) == rowend;
+        if (head) {
+            if (lead) buf[10 * h] = 0.0;
+            if ((nfull & 1) && !last_add) buf[10 * h + nfull] = 0.0;
+            if (last_add) atomicAdd(&vals[ph + 9 * (e - h) - 1], hk_block_value(st, i, jlast, 2, 2));
+        }
+        hk_bulk_fence();
+        __syncwarp();
+        if (head) hk_bulk_add(vals + (ph - lead), buf + 10 * h, last_add ? nfull - 1 : nfull + (nfull & 1));
+        if (l < NLOC) hk_bulk_commit();
+    }
+    if (l < NLOC) hk_bulk_wait_all();
+    __syncwarp();
+#elif defined(HK_SCATTER_BULK)
     // One warp a cell (WPC = 1, checked with the tensor-core scheme's defines); `st` in Y's space,
     // whose spare rows after the staged blocks hold two row buffers of NLOC 16-byte-aligned slots
     // of HK_SLOT doubles: the block's run of 8, or (HK_BULK_PAD) all 9 and a zero on the side that
@@ -85,9 +173,7 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
 #else
         const u32 add9 = 0xffffffffu;
 #endif
-#if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
-        if (i >= 2 && l < NLOC) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");  // (the buffer's reads of row i − 2)
-#endif
+        if (i >= 2 && l < NLOC) hk_bulk_wait_read1();  // (the buffer's reads of row i − 2)
         __syncwarp();
         for (int e = l; e < HK_SLOT * NLOC; e += 32) {
             // (an odd block: the run of 8 starts at its second value; the padded run's first slot is the zero)
@@ -101,24 +187,14 @@ __device__ __forceinline__ void hk_scatter_staged(const double* st, const HkCell
             const int m = (p & 1) ? 0 : 8;  // the block's one value outside the run: an ordinary add
             atomicAdd(&vals[p + m], hk_block_value(st, i, l, m / 3, m % 3));
         }
-        const int nrun = ninth ? 8 : HK_SLOT;
-#if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the slots' stores, seen by the bulk unit
+        hk_bulk_fence();  // the slots' stores, seen by the bulk unit
         __syncwarp();
         if (l < NLOC) {
-            const u32 src = (u32)__cvta_generic_to_shared(buf + HK_SLOT * l);
-            asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64 [%0], [%1], %2;" ::"l"(vals + q), "r"(src), "r"(8 * nrun) : "memory");
-            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+            hk_bulk_add(vals + q, buf + HK_SLOT * l, ninth ? 8 : HK_SLOT);
+            hk_bulk_commit();
         }
-#else
-        __syncwarp();
-        if (l < NLOC)
-            for (int m = 0; m < nrun; ++m) atomicAdd(&vals[q + m], buf[HK_SLOT * l + m]);
-#endif
     }
-#if !defined(HK_EMU) && __CUDA_ARCH__ >= 900
-    if (l < NLOC) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // (before the block's shared memory goes)
-#endif
+    if (l < NLOC) hk_bulk_wait_all();  // (before the block's shared memory goes)
     __syncwarp();
 #elif defined(HK_SCATTER_BLOCKS)
     const int l = tid % 32, w = tid / 32, nw = nthr / 32;

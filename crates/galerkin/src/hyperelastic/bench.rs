@@ -610,6 +610,9 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 // Stop 66: the same, one 80-byte reduction a block, no atomic add (`TC_BULK_PAD`).
                 variants.push(("tc bulk pad fuse sty minb20".into(), fz, [&fsm[..], TC_COLS, super::blocks::TC_BULK_PAD].concat()));
                 variants.push(("tc bulk pad fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, super::blocks::TC_BULK_PAD, TC_TRIM].concat()));
+                // Stop 68: a row's neighbouring blocks in one padded reduction (`TC_BULK_RUNS`).
+                variants.push(("tc bulk runs fuse sty minb20".into(), fz, [&fsm[..], TC_COLS, super::blocks::TC_BULK_RUNS].concat()));
+                variants.push(("tc bulk runs fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, super::blocks::TC_BULK_RUNS, TC_TRIM].concat()));
                 // The thirty-fifth pass: the default and node blocks with the values in compressible
                 // memory (`comp`: the zeroing and the kernel's reads of zeroed lines compressed; the
                 // system's own matrix since) and in ordinary memory (`plain`: the matrix before).

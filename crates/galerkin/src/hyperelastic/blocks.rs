@@ -28,6 +28,11 @@ pub const TC_BULK: &[&str] = &["HK_SCATTER_BLOCKS", "HK_SCATTER_BULK"];
 /// block of a node's row, the matrix's last possibly, the ninth value stays an atomic add).
 pub const TC_BULK_PAD: &[&str] = &["HK_SCATTER_BLOCKS", "HK_SCATTER_BULK", "HK_BULK_PAD"];
 
+/// Stop 68: [`TC_BULK_PAD`] with the blocks of a node row that lie side by side in the values merged
+/// into one padded reduction (`HK_BULK_RUNS`): [`bulk_runs`] counts 62 reductions and 272 sectors a
+/// P2 cell on the sweep's mesh instead of 100 and 300.
+pub const TC_BULK_RUNS: &[&str] = &["HK_SCATTER_BLOCKS", "HK_SCATTER_BULK", "HK_BULK_PAD", "HK_BULK_RUNS"];
+
 /// The nodes of a square pattern of 3 rows a node whose values 32-bit positions index; an error
 /// naming `user` (the scheme that needs it) otherwise.
 pub(super) fn node_rows(p: &CsrMatrix, user: &str) -> Result<usize> {

@@ -52,3 +52,19 @@ pub use element::{frame_from_fibre, CpuHyper, HyperElement};
 pub use system::CpuSystem;
 pub use law::Law;
 pub use newton::{EwStart, Forcing, HyperSystem, LinearPrecond, LoadStepReport, Loading, NewtonOptions, EW_START, EW_START_TIGHT};
+
+#[cfg(test)]
+mod tests {
+    /// The macro's `hyper_assemble` files (read back from the `#line` markers of the joined source,
+    /// between the law and the pressure kernels) are `kernels/hyper_assemble.files`, the list the CPU
+    /// emulation and the host scripts read, so the five copies of stop 67 cannot drift apart.
+    #[test]
+    fn the_assemble_file_list_is_the_macros() {
+        let src = super::cuda::HYPERELASTIC.source;
+        let joined: Vec<&str> = src.lines().filter_map(|l| l.strip_prefix("#line 1 \"")?.strip_suffix('"')).collect();
+        let (law, pressure) = (joined.iter().position(|f| *f == "hyperelastic_law.cuh"), joined.iter().position(|f| *f == "hyperelastic_pressure.cu"));
+        let (Some(law), Some(pressure)) = (law, pressure) else { panic!("no law or pressure file in {joined:?}") };
+        let listed: Vec<&str> = include_str!("../../kernels/hyper_assemble.files").lines().filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+        assert_eq!(joined[law + 1..pressure], listed[..], "hyper_kernel_source! and kernels/hyper_assemble.files differ");
+    }
+}

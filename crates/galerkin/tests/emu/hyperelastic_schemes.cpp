@@ -73,11 +73,17 @@ namespace tck {
 #define HK_SCATTER_BULK
 #define HK_BULK_PAD
 #endif
+#ifdef HK_EMU_BULK_RUNS  // (stop 68: a row's neighbouring blocks in one padded run, HK_BULK_RUNS)
+#define HK_SCATTER_BULK
+#define HK_BULK_PAD
+#define HK_BULK_RUNS
+#endif
 #include "law.cuh"
 #include "hk.cu"
 #undef HK_SCATTER_BLOCKS
 #undef HK_SCATTER_BULK
 #undef HK_BULK_PAD
+#undef HK_BULK_RUNS
 #undef HK_SLOT
 #ifdef HK_EMU_UPPER
 #include "hu.cu"
