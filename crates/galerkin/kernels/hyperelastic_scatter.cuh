@@ -43,6 +43,9 @@
 // aligned) are an aligned run of 8 (p + (p & 1), 16-byte aligned) and one ordinary atomic add.
 // Row by row: the warp copies row i's NLOC runs into a slot buffer, and lane j issues block j's
 // reduction; two buffers, so a row's copy waits only for the reads of the row before last.
+// Measured at stop 68 (H100, BENCHMARKS.md thirty-eighth pass): all three bulk paths are slower than
+// the atomic walk of HK_SCATTER_BLOCKS — the L2 splits a bulk reduction into the same sector operations,
+// and the staging through shared memory costs issue slots. Kept as opt-in rows, for the record.
 #if defined(HK_SCATTER_BULK) && (!defined(HK_SCATTER_BLOCKS) || defined(HK_CHAIN) || defined(HK_UPPER))
 #error "HK_SCATTER_BULK is the node-block scatter's (HK_SCATTER_BLOCKS), not with HK_CHAIN or HK_UPPER"
 #endif

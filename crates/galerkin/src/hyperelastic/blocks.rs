@@ -21,6 +21,7 @@ pub const TC_BLOCKS: &[&str] = &["HK_SCATTER_BLOCKS"];
 /// (Hopper's `cp.reduce.async.bulk … .add.f64`) and one atomic add, instead of 9 per-lane atomic
 /// adds (`HK_SCATTER_BULK` in `kernels/hyperelastic_scatter.cuh`). The values must be 16-byte aligned (every
 /// device allocation is); compute capability ≥ 9.0, the staged blocks in Y's space, one warp a cell.
+/// Measured slower than [`TC_BLOCKS`] on the H100 (stop 68), as are [`TC_BULK_PAD`] and [`TC_BULK_RUNS`].
 pub const TC_BULK: &[&str] = &["HK_SCATTER_BLOCKS", "HK_SCATTER_BULK"];
 
 /// Stop 66: [`TC_BULK`] with one 80-byte reduction a block and no atomic add: the 9 values and a
