@@ -72,9 +72,6 @@
 #if defined(HK_ST_Y) && 3 * QC * TC_YS < NLOC * TC_NCOL
 #error "HK_ST_Y: Y's space (3·QC rows) is smaller than the staged blocks (NLOC × 6·NLOC): more points a chunk"
 #endif
-#if defined(HK_SCATTER_BULK) && (!defined(HK_ST_Y) || WPC != 1 || 3 * QC * TC_YS < NLOC * TC_NCOL + 2 * HK_SLOT * NLOC)
-#error "HK_SCATTER_BULK needs HK_ST_Y with room for two row buffers (2·HK_SLOT·NLOC doubles) after the staged blocks, and one warp a cell"
-#endif
 
 // D (16 × 8) += A (16 × 4) · B (4 × 8), FP64 tensor cores; lane (g, t) = (lane/4, lane%4) holds
 // a0 = A[g][t], a1 = A[g + 8][t], b0 = B[t][g], d[e] = D[g + 8(e/2)][2t + e%2].

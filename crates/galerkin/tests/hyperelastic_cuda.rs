@@ -5,7 +5,7 @@
 mod hyper_common;
 use galerkin::backend::cuda::{self, CudaBackend};
 use galerkin::backend::{Backend, Cpu, LinearOperator};
-use galerkin::hyperelastic::blocks::{TC_BLOCKS, TC_BULK, TC_BULK_PAD, TC_BULK_RUNS};
+use galerkin::hyperelastic::blocks::TC_BLOCKS;
 use galerkin::hyperelastic::chain::TC_CHAIN;
 use galerkin::hyperelastic::cuda::{default_scheme, default_variant, shape, tc_applies, tc_default, tc_fuse, tc_patch_default, tc_cols, tc_qc, tc_st_y, tc_wide, trim_variant, CellOrder, GpuHyper, Scheme, DEFAULT_ORDER, TC_COLS, TC_FUSE, TC_LAW_WIDE, TC_LEAN, TC_PATCH_TURNS, TC_PREFETCH, TC_ST_Y, TC_ST_Y_MINB, TC_TRIM};
 use galerkin::hyperelastic::law::Law;
@@ -473,10 +473,7 @@ fn gpu_chain_newton_equals_the_default() {
 /// and the same with two warps a cell, and (round 26) the trimmed default at 4 points, each scattering whole node blocks: the Jacobian, assembled
 /// twice in block order and converted to CSR on the host, equals the CPU's (and is not CSR's order
 /// as it comes); converted on the device it is the host's conversion bit for bit; its block
-/// product equals the CSR product of the CPU's Jacobian; the residual equals the CPU's. Stop 65:
-/// the same for each block added by one bulk reduction (`TC_BULK`, Hopper) at 4 points, and (stop 66)
-/// by one padded 80-byte reduction (`TC_BULK_PAD`), and (stop 68) a row's neighbouring blocks by one
-/// padded reduction (`TC_BULK_RUNS`). And
+/// product equals the CSR product of the CPU's Jacobian; the residual equals the CPU's. And
 /// `GALERKIN_HYPER_SCHEME=blocks`'s system (the conversion after each assembly) equals the CPU.
 #[test]
 fn gpu_blocks_equal_the_cpu() {
@@ -493,17 +490,6 @@ fn gpu_blocks_equal_the_cpu() {
             cases.push((tsc, [&tdefs[..], TC_BLOCKS, TC_CHAIN].concat()));
         }
         cases.push((dsc, [&ddefs[..], TC_BLOCKS, TC_CHAIN].concat()));
-        // stop 65: each block by one bulk reduction (Hopper; the defaults with the staged blocks in Y's space)
-        if be.device().compute_capability >= (9, 0) && ddefs.contains(&"HK_ST_Y") {
-            cases.push((dsc, [&ddefs[..], TC_BULK].concat()));
-            cases.push((dsc, [&ddefs[..], TC_BULK_PAD].concat()));
-            cases.push((dsc, [&ddefs[..], TC_BULK_RUNS].concat()));
-            if let Some((tsc, tdefs)) = trim_variant(el, be.device().compute_capability).unwrap() {
-                cases.push((tsc, [&tdefs[..], TC_BULK].concat()));
-                cases.push((tsc, [&tdefs[..], TC_BULK_PAD].concat()));
-                cases.push((tsc, [&tdefs[..], TC_BULK_RUNS].concat()));
-            }
-        }
         let asm = CpuHyper::new(mk()).unwrap();
         let mut k = asm.matrix();
         let mut r = vec![0.0; u.len()];

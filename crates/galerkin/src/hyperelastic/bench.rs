@@ -604,15 +604,6 @@ pub fn kernel_sweep(cfg: &HyperBenchConfig, be: &CudaBackend, copy: f64, only: &
                 variants.push(("tc cols fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, TC_TRIM].concat()));
                 variants.push(("tc blocks fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, TC_BLOCKS, TC_TRIM].concat()));
                 variants.push(("tc no-scatter fuse sty minb20 trim".into(), fz, [&fsm[..], &["HK_NO_SCATTER"], TC_TRIM].concat()));
-                // Stop 65: node blocks added by one bulk reduction each (`super::blocks::TC_BULK`).
-                variants.push(("tc bulk fuse sty minb20".into(), fz, [&fsm[..], TC_COLS, super::blocks::TC_BULK].concat()));
-                variants.push(("tc bulk fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, super::blocks::TC_BULK, TC_TRIM].concat()));
-                // Stop 66: the same, one 80-byte reduction a block, no atomic add (`TC_BULK_PAD`).
-                variants.push(("tc bulk pad fuse sty minb20".into(), fz, [&fsm[..], TC_COLS, super::blocks::TC_BULK_PAD].concat()));
-                variants.push(("tc bulk pad fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, super::blocks::TC_BULK_PAD, TC_TRIM].concat()));
-                // Stop 68: a row's neighbouring blocks in one padded reduction (`TC_BULK_RUNS`).
-                variants.push(("tc bulk runs fuse sty minb20".into(), fz, [&fsm[..], TC_COLS, super::blocks::TC_BULK_RUNS].concat()));
-                variants.push(("tc bulk runs fuse sty minb20 trim".into(), fz, [&fsm[..], TC_COLS, super::blocks::TC_BULK_RUNS, TC_TRIM].concat()));
                 // The thirty-fifth pass: the default and node blocks with the values in compressible
                 // memory (`comp`: the zeroing and the kernel's reads of zeroed lines compressed; the
                 // system's own matrix since) and in ordinary memory (`plain`: the matrix before).

@@ -17,23 +17,6 @@ use std::sync::{Arc, OnceLock};
 /// The kernel define of the block storage (with the column walk, [`super::cuda::TC_COLS`]).
 pub const TC_BLOCKS: &[&str] = &["HK_SCATTER_BLOCKS"];
 
-/// Stop 65: [`TC_BLOCKS`] with each block added by one 64-byte bulk reduction from shared memory
-/// (Hopper's `cp.reduce.async.bulk … .add.f64`) and one atomic add, instead of 9 per-lane atomic
-/// adds (`HK_SCATTER_BULK` in `kernels/hyperelastic_scatter.cuh`). The values must be 16-byte aligned (every
-/// device allocation is); compute capability ≥ 9.0, the staged blocks in Y's space, one warp a cell.
-/// Measured slower than [`TC_BLOCKS`] on the H100 (stop 68), as are [`TC_BULK_PAD`] and [`TC_BULK_RUNS`].
-pub const TC_BULK: &[&str] = &["HK_SCATTER_BLOCKS", "HK_SCATTER_BULK"];
-
-/// Stop 66: [`TC_BULK`] with one 80-byte reduction a block and no atomic add: the 9 values and a
-/// zero added to the neighbouring value that makes 10 aligned ones (`HK_BULK_PAD`; after the last
-/// block of a node's row, the matrix's last possibly, the ninth value stays an atomic add).
-pub const TC_BULK_PAD: &[&str] = &["HK_SCATTER_BLOCKS", "HK_SCATTER_BULK", "HK_BULK_PAD"];
-
-/// Stop 68: [`TC_BULK_PAD`] with the blocks of a node row that lie side by side in the values merged
-/// into one padded reduction (`HK_BULK_RUNS`): [`bulk_runs`] counts 62 reductions and 272 sectors a
-/// P2 cell on the sweep's mesh instead of 100 and 300.
-pub const TC_BULK_RUNS: &[&str] = &["HK_SCATTER_BLOCKS", "HK_SCATTER_BULK", "HK_BULK_PAD", "HK_BULK_RUNS"];
-
 /// The nodes of a square pattern of 3 rows a node whose values 32-bit positions index; an error
 /// naming `user` (the scheme that needs it) otherwise.
 pub(super) fn node_rows(p: &CsrMatrix, user: &str) -> Result<usize> {
@@ -196,38 +179,6 @@ pub fn scatter_sectors(p: &CsrMatrix, cell_nodes: &[usize], nloc: usize, rank: &
     (csr, blk)
 }
 
-/// What the padded bulk scatter ([`TC_BULK_PAD`]) sends the L2 a cell, and what it would send were a
-/// node row's blocks that lie next to each other in the row (consecutive column ranks) merged into one
-/// run: (bulk reductions, their 32-byte sectors) each way, counted on the pattern `p` with the values'
-/// base 256-byte aligned and every run padded to 16-byte ends as the kernel pads a block.
-pub fn bulk_runs(p: &CsrMatrix, cell_nodes: &[usize], nloc: usize, rank: &[u16]) -> [(usize, usize); 2] {
-    // sectors of the values [a, b) widened to even ends (16-byte aligned)
-    let sectors = |a: usize, b: usize| (8 * (b + (b & 1)) - 1) / 32 - 8 * (a & !1) / 32 + 1;
-    let (mut blocks, mut runs) = ((0, 0), (0, 0));
-    let mut r = Vec::with_capacity(nloc);
-    for (c, nodes) in cell_nodes.chunks(nloc).enumerate() {
-        for (i, &ni) in nodes.iter().enumerate() {
-            let start = p.row_ptr[3 * ni];
-            r.clear();
-            r.extend((0..nloc).map(|j| rank[(c * nloc + i) * nloc + j] as usize));
-            r.sort_unstable();
-            for &q in &r {
-                blocks = (blocks.0 + 1, blocks.1 + sectors(start + 9 * q, start + 9 * q + 9));
-            }
-            let mut k = 0;
-            while k < r.len() {
-                let mut e = k;
-                while e + 1 < r.len() && r[e + 1] == r[e] + 1 {
-                    e += 1;
-                }
-                runs = (runs.0 + 1, runs.1 + sectors(start + 9 * r[k], start + 9 * r[e] + 9));
-                k = e + 1;
-            }
-        }
-    }
-    [blocks, runs]
-}
-
 /// The block structure on the device with its two passes (compiled in the assembly kernel's
 /// module, `kernels/hyperelastic_blocks.cu`).
 pub struct DeviceBlocks {
@@ -336,31 +287,6 @@ mod tests {
     #[test]
     fn blocks_take_fewer_sectors() {
         sectors_of(6);
-    }
-
-    /// Merging a node row's neighbouring blocks into one padded run (a possible next step of the
-    /// padded bulk scatter): on the kernel sweep's mesh (`--ignored`, 34³) 62.1 runs and 271.5 sectors
-    /// a P2 cell against 100 blocks' 300 (every padded 80-byte block 3 sectors). Here: fewer runs
-    /// and sectors, never more; a run covers at least one block and at most a row's NLOC.
-    #[test]
-    fn merged_runs_take_fewer_bulk_reductions() {
-        runs_of(6);
-    }
-
-    #[test]
-    #[ignore]
-    fn merged_runs_at_a_million_dofs() {
-        runs_of(34);
-    }
-
-    fn runs_of(n: usize) {
-        let (p, cells, rank) = p2(n);
-        let ncells = cells.len() / 10;
-        let [(nb, sb), (nr, sr)] = bulk_runs(&p, &cells, 10, &rank);
-        let f = |x: usize| x as f64 / ncells as f64;
-        eprintln!("P2 box {n}³: a cell's padded blocks {:.1} ({:.1} sectors), merged runs {:.1} ({:.1} sectors)", f(nb), f(sb), f(nr), f(sr));
-        assert_eq!((nb, sb), (100 * ncells, 300 * ncells), "every padded block is 3 sectors");
-        assert!(nr >= 10 * ncells && f(nr) < 80.0 && sr < sb && sr >= 10 * ncells * 23, "runs {nr}, sectors {sr}");
     }
 
     fn sectors_of(n: usize) {

@@ -797,9 +797,6 @@ impl GpuHyper {
             (_, true) => return Err(Error::invalid(format!("the upper-triangle scatter (HK_UPPER) is the tensor-core scheme's, not {sc:?}'s"))),
             _ => None,
         };
-        if extra.contains(&"HK_SCATTER_BULK") && be.device().compute_capability < (9, 0) {
-            return Err(Error::Unsupported(format!("the bulk block scatter (HK_SCATTER_BULK) needs compute capability 9.0, not {:?}", be.device().compute_capability)));
-        }
         let blocks = match (sc, extra.iter().any(|e| super::blocks::TC_BLOCKS.contains(e))) {
             (Scheme::Tc { .. }, true) if extra.iter().any(|e| TC_COLS.contains(e)) && !tc_cols(el).is_empty() => Some(super::blocks::DeviceBlocks::new(be, &module, &pattern)?),
             (_, true) => return Err(Error::invalid(format!("the node-block scatter (HK_SCATTER_BLOCKS) is the tensor-core column walk's (HK_SCATTER_COLS, P2 tetrahedra), not {sc:?} with {extra:?}"))),

@@ -102,10 +102,6 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                             variants.push([defines_for(&st, dsc)?, ddefs.iter().map(|e| e.to_string()).collect()].concat());
                             // Round 25: the default and `tc cols` scattering whole node blocks (tested, swept).
                             variants.push([defines_for(&st, dsc)?, ddefs.iter().chain(super::blocks::TC_BLOCKS).map(|e| e.to_string()).collect()].concat());
-                            // Stop 65: the same adding each block by a bulk reduction (tested, swept).
-                            variants.push([defines_for(&st, dsc)?, ddefs.iter().chain(super::blocks::TC_BULK).map(|e| e.to_string()).collect()].concat());
-                            variants.push([defines_for(&st, dsc)?, ddefs.iter().chain(super::blocks::TC_BULK_PAD).map(|e| e.to_string()).collect()].concat());
-                            variants.push([defines_for(&st, dsc)?, ddefs.iter().chain(super::blocks::TC_BULK_RUNS).map(|e| e.to_string()).collect()].concat());
                             variants.push([defines_for(&st, tc_default(&st))?, TC_COLS.iter().chain(super::blocks::TC_BLOCKS).map(|e| e.to_string()).collect()].concat());
                             for extra in [&["HK_NO_SCATTER"][..], &["HK_PLAIN_STORE"], &["HK_SCATTER_KEEP=2"]] {
                                 let defs = ddefs.iter().filter(|d| !(extra[0] == "HK_NO_SCATTER" && **d == "HK_SCATTER_COLS")).chain(extra);
@@ -119,7 +115,7 @@ pub fn compile_variants(arch: &str) -> Result<Vec<(Vec<String>, usize)>> {
                             // Round 26: the default trimmed, alone, scattering blocks and without the
                             // scatter (tested, swept); round 34: carrying, alone and scattering blocks.
                             if let Some((tsc, tdefs)) = trim_variant(&st, (9, 0))? {
-                                for extra in [&[][..], super::blocks::TC_BLOCKS, super::blocks::TC_BULK, super::blocks::TC_BULK_PAD, super::blocks::TC_BULK_RUNS, &["HK_NO_SCATTER"], super::chain::TC_CHAIN, &[super::chain::TC_CHAIN, super::blocks::TC_BLOCKS].concat()] {
+                                for extra in [&[][..], super::blocks::TC_BLOCKS, &["HK_NO_SCATTER"], super::chain::TC_CHAIN, &[super::chain::TC_CHAIN, super::blocks::TC_BLOCKS].concat()] {
                                     let defs = tdefs.iter().filter(|d| !(extra.first() == Some(&"HK_NO_SCATTER") && **d == "HK_SCATTER_COLS")).chain(extra);
                                     variants.push([defines_for(&st, tsc)?, defs.map(|e| e.to_string()).collect()].concat());
                                 }

@@ -62,29 +62,13 @@ namespace tck {
 #define HK_UPPER
 #endif
 // HK_EMU_BLOCKS (round 25): the node-block scatter (HK_SCATTER_BLOCKS), its values converted back to
-// CSR order below; HK_EMU_BULK (stop 65) with each block's run of 8 from the slot buffers (HK_SCATTER_BULK).
+// CSR order below.
 #ifdef HK_EMU_BLOCKS
 #define HK_SCATTER_BLOCKS
-#endif
-#ifdef HK_EMU_BULK
-#define HK_SCATTER_BULK
-#endif
-#ifdef HK_EMU_BULK_PAD  // (stop 66: the padded runs of 10, HK_BULK_PAD)
-#define HK_SCATTER_BULK
-#define HK_BULK_PAD
-#endif
-#ifdef HK_EMU_BULK_RUNS  // (stop 68: a row's neighbouring blocks in one padded run, HK_BULK_RUNS)
-#define HK_SCATTER_BULK
-#define HK_BULK_PAD
-#define HK_BULK_RUNS
 #endif
 #include "law.cuh"
 #include "hk.cu"
 #undef HK_SCATTER_BLOCKS
-#undef HK_SCATTER_BULK
-#undef HK_BULK_PAD
-#undef HK_BULK_RUNS
-#undef HK_SLOT
 #ifdef HK_EMU_UPPER
 #include "hu.cu"
 #undef HK_UPPER

@@ -15,7 +15,7 @@
 # on the patch kernel's patches, in every case. Round 20: the law of a block's cells on one warp (HK_LAW_WIDE), the patches' slots filled in turn (HK_PATCH_TURNS).
 # Round 21: the upper-triangle scatter (HK_UPPER) with its zeroing and fill passes (HK_EMU_UPPER).
 # Round 22: the staged blocks in Y's space (HK_ST_Y). Round 23: the law in the Y phase's lanes (HK_FUSE).
-# Round 26: the trimmed fused law (HK_TRIM); round 25's node blocks and stop 65's bulk block scatter (HK_SCATTER_BULK, by its fallback; stop 68's merged runs, HK_BULK_RUNS). Round 34: segments carrying shared blocks (HK_CHAIN). Round 31: the recomputing gather over the staged law records (HR_RECORDS).
+# Round 26: the trimmed fused law (HK_TRIM); round 25's node blocks. Round 34: segments carrying shared blocks (HK_CHAIN). Round 31: the recomputing gather over the staged law records (HR_RECORDS).
 # Usage: bash crates/galerkin/tests/emu/hyperelastic_schemes.sh   (needs g++ ≥ 11, C++20)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); k=$here/../../kernels; t=$(mktemp -d)
@@ -59,16 +59,9 @@ for law in ${EMU_LAWS:-0 1 2}; do
   # default's defines, the column walk and the node blocks' layout aside, two warps per cell, the flat walk
   ch="-DHK_EMU_CHAIN"
   cases+=("-DNLOC=10 -DNQ=4 $trim -DHK_ST_Y -DHK_SCATTER_COLS $ch" "-DNLOC=10 -DNQ=4 $f -DHK_SCATTER_COLS $ch" "-DNLOC=10 -DNQ=4 -DWPC=2 $f -DHK_SCATTER_COLS $ch" "-DNLOC=10 -DNQ=14 $ch" "-DNLOC=4 -DNQ=5 $ch")
-  # round 25 / stop 65: the node-block scatter (HK_SCATTER_BLOCKS, converted back to CSR order), and each
-  # block's run of 8 added from the slot buffers (HK_SCATTER_BULK; here by the fallback's atomic adds)
+  # round 25: the node-block scatter (HK_SCATTER_BLOCKS, converted back to CSR order)
   bl="-DHK_ST_Y -DHK_SCATTER_COLS -DHK_EMU_BLOCKS"
-  cases+=("-DNLOC=10 -DNQ=4 $trim $bl" "-DNLOC=10 -DNQ=4 $trim $bl -DHK_EMU_BULK" "-DNLOC=10 -DNQ=4 $f $bl -DHK_EMU_BULK")
-  # stop 66: the padded runs of 10 (HK_BULK_PAD: a zero added beside each block, the ninth values
-  # after a row's last even block atomic adds)
-  cases+=("-DNLOC=10 -DNQ=4 $trim $bl -DHK_EMU_BULK_PAD" "-DNLOC=10 -DNQ=4 $f $bl -DHK_EMU_BULK_PAD")
-  # stop 68: a row's neighbouring blocks merged into one padded run (HK_BULK_RUNS; the pool's sorted
-  # rows give runs of one to several blocks, odd and even starts, and runs that end their row)
-  cases+=("-DNLOC=10 -DNQ=4 $trim $bl -DHK_EMU_BULK_RUNS" "-DNLOC=10 -DNQ=4 $f $bl -DHK_EMU_BULK_RUNS")
+  cases+=("-DNLOC=10 -DNQ=4 $trim $bl")
   # the twelfth pass: the residual in the GEMM, paired accesses, two warps per cell
   for lean in "-DHK_RES_MMA=1 -DHK_VEC=1" "-DWPC=2" "-DWPC=2 -DHK_RES_MMA=1 -DHK_VEC=1"; do
     cases+=("-DNLOC=10 -DNQ=14 $lean" "-DNLOC=10 -DNQ=4 $lean" "-DNLOC=4 -DNQ=5 $lean")

@@ -39,25 +39,6 @@ inline unsigned __ballot_sync(unsigned, int pred) {
     return m;
 }
 inline int __ffs(unsigned x) { return __builtin_ffs(x); }
-inline int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
-// (shuffles the same way: each lane posts its value, then reads its source lane's)
-u64 emu_shfl[1024];
-template <class T> inline T __shfl_sync(unsigned, T v, int src) {
-    static_assert(sizeof(T) <= sizeof(u64));
-    u64 bits = 0;
-    __builtin_memcpy(&bits, &v, sizeof(T));
-    emu_shfl[threadIdx.x] = bits;
-    g_bar->arrive_and_wait();
-    bits = emu_shfl[threadIdx.x - threadIdx.x % 32 + (src & 31)];
-    g_bar->arrive_and_wait();
-    T r;
-    __builtin_memcpy(&r, &bits, sizeof(T));
-    return r;
-}
-template <class T> inline T __shfl_up_sync(unsigned m, T v, unsigned d) {
-    const int l = threadIdx.x % 32;
-    return __shfl_sync(m, v, l >= (int)d ? l - (int)d : l);
-}
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline u64 global_thread() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
 inline u64 grid_threads() { return (u64)gridDim.x * blockDim.x; }
