@@ -231,6 +231,16 @@ enum Command {
         /// --advection: relative tolerance of GMRES.
         #[arg(long, default_value_t = 1e-8)]
         rtol: f64,
+        /// GMRES's many-vector operations on the GPU instead (x·v_j for k vectors, y += Σ c_j v_j),
+        /// per --dofs, --vectors and --multi-shapes: medians of --runs, GB/s against copy.
+        #[arg(long)]
+        gram_schmidt: bool,
+        /// --gram-schmidt: vector counts k.
+        #[arg(long, value_delimiter = ',', default_value = "1,8,25,32")]
+        vectors: Vec<usize>,
+        /// --gram-schmidt: kernel shapes NAME[/VECTORS-A-LAUNCH] (s1, p1, p2, p4; 32 a launch unless given).
+        #[arg(long, value_delimiter = ',', default_value = "s1,p1,p2,p4,p2/16,p4/16")]
+        multi_shapes: Vec<String>,
         /// --hex: number of hexahedra.
         #[arg(long, default_value_t = 10_000)]
         cells: usize,
@@ -622,6 +632,7 @@ fn run(cli: Cli) -> galerkin::Result<()> {
             let cfg = galerkin::advection::bench::AdvectionBenchConfig { dofs, degrees: parse_degrees(&degrees)?, cpu_max_dofs, single_core_max_dofs, single_core_repeats, repeats, rtol };
             advection_bench::run(&cfg, gpu, json)
         }
+        Command::Bench { gram_schmidt: true, dofs, vectors, multi_shapes, runs, .. } => gram_schmidt_bench(&dofs, &vectors, &multi_shapes, runs),
         Command::Bench { dg: true, elements, degrees, repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, max_iter, gpu, json, .. } => {
             let cfg = galerkin::dg::bench::DgBenchConfig { repeats, cpu_max_elements, faer_max_elements, krylov_max_elements, krylov_max_iter: max_iter };
             dg_bench::run(&elements, &parse_degrees(&degrees)?, &cfg, gpu, json)
@@ -737,6 +748,24 @@ pub(crate) fn first_gpu() -> galerkin::Result<(galerkin::backend::cuda::CudaBack
     let be = galerkin::backend::cuda::CudaBackend::new(0)?;
     let bw = galerkin::backend::cuda::bench::bandwidth(&be)?;
     Ok((be, bw))
+}
+
+/// `galerkin bench --gram-schmidt`: one line per (size, vectors, shape) as it completes.
+fn gram_schmidt_bench(dofs: &[usize], ks: &[usize], shapes: &[String], runs: usize) -> galerkin::Result<()> {
+    use galerkin::backend::cuda::multi::MultiShape;
+    let shapes = shapes.iter().map(|s| MultiShape::parse(s)).collect::<galerkin::Result<Vec<_>>>()?;
+    let (be, bw) = first_gpu()?;
+    say!("gpu: {} — copy {:.0} GB/s; GMRES's many-vector operations, medians of {runs} (spread (max − min)/median); GB/s of (k+1)·8n (dots) and (k+2)·8n (combination) bytes", be.device().name, bw.copy_gbs);
+    say!("{:>10} {:>3} {:>6} {:>10} {:>6} {:>7} {:>5} {:>10} {:>6} {:>7} {:>5} {:>8}", "n", "k", "shape", "dots ms", "spread", "GB/s", "copy", "add ms", "spread", "GB/s", "copy", "check");
+    galerkin::bench::gram_schmidt::run(&be, bw.copy_gbs, dofs, ks, &shapes, runs, |r| {
+        let pct = |g: f64| format!("{:.0}%", 100.0 * g / bw.copy_gbs);
+        say!(
+            "{:>10} {:>3} {:>6} {:>10.4} {:>5.1}% {:>7.0} {:>5} {:>10.4} {:>5.1}% {:>7.0} {:>5} {:>8.1e}",
+            r.n, r.k, r.shape.name(), r.dots.median * 1e3, 100.0 * r.dots.spread(), r.dots_gbs, pct(r.dots_gbs),
+            r.add.median * 1e3, 100.0 * r.add.spread(), r.add_gbs, pct(r.add_gbs), r.check
+        );
+    })?;
+    Ok(())
 }
 
 /// `galerkin bench --matrix`: one line per (problem, degree, size), CPU columns up to `cpu_max`.

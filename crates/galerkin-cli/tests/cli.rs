@@ -168,6 +168,15 @@ fn bench_runs_a_small_case() {
     assert!(stdout.contains("poisson-p1-tet"), "{stdout}");
 }
 
+/// A bad shape is named before any GPU is looked for; without a GPU the error says there is none.
+#[test]
+fn gram_schmidt_bench_names_a_bad_shape() {
+    let (ok, _, stderr) = galerkin(&["bench", "--gram-schmidt", "--multi-shapes", "p2,q7"]);
+    assert!(!ok && stderr.contains("q7"), "{stderr}");
+    let (ok, _, stderr) = galerkin(&["bench", "--gram-schmidt", "--multi-shapes", "p2/40"]);
+    assert!(!ok && stderr.contains("p2/40"), "{stderr}");
+}
+
 #[test]
 fn invert_stops_resumes_and_reports() {
     let dir = tempfile::tempdir().unwrap();

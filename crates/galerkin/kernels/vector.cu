@@ -105,17 +105,38 @@ struct VecList {
     const double* v[MULTI_VECS];
     double c[MULTI_VECS];
 };
+// The many-vector kernels in shapes (`backend::cuda::multi::MultiShape`, timed by `galerkin bench
+// --gram-schmidt`): a thread reads U units of V (double or double2) a step, a grid stride apart, so U·k
+// loads are in flight per thread; the elements past the last whole V (at most one) by thread 0.
+template <class V> __device__ __forceinline__ V zero_as() { return splat_as(0.0, V()); }
+
 // partials[j·gridDim.x + block] = the block's part of x·v_j, j < k (then `vec_sum_partials_many`).
-extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
-vec_dots_partials(VecList vs, int k, const double* __restrict__ x, u64 n, double* __restrict__ partials) {
+template <class V, int U>
+__device__ __forceinline__ void dots_partials(const VecList& vs, int k, const double* __restrict__ x, u64 n, double* __restrict__ partials) {
+    constexpr u64 W = sizeof(V) / sizeof(double);
+    const u64 units = n / W, stride = grid_threads();
     double acc[MULTI_VECS];
 #pragma unroll
     for (int j = 0; j < MULTI_VECS; ++j) acc[j] = 0.0;
-    for (u64 i = global_thread(); i < n; i += grid_threads()) {
-        const double xi = x[i];
+    for (u64 i = global_thread(); i < units; i += U * stride) {
+        V xs[U];
 #pragma unroll
-        for (int j = 0; j < MULTI_VECS; ++j)
-            if (j < k) acc[j] += xi * vs.v[j][i];
+        for (int u = 0; u < U; ++u) xs[u] = i + u * stride < units ? load<V>(x, i + u * stride) : zero_as<V>();
+#pragma unroll
+        for (int j = 0; j < MULTI_VECS; ++j) {
+            if (j < k) {
+#pragma unroll
+                for (int u = 0; u < U; ++u)
+                    if (i + u * stride < units) acc[j] += dot_lanes(xs[u], load<V>(vs.v[j], i + u * stride));
+            }
+        }
+    }
+    if (global_thread() == 0) {
+        for (u64 e = units * W; e < n; ++e) {
+#pragma unroll
+            for (int j = 0; j < MULTI_VECS; ++j)
+                if (j < k) acc[j] += x[e] * vs.v[j][e];
+        }
     }
 #pragma unroll
     for (int j = 0; j < MULTI_VECS; ++j) {
@@ -125,6 +146,51 @@ vec_dots_partials(VecList vs, int k, const double* __restrict__ x, u64 n, double
         }
     }
 }
+// y += Σ_{j<k} c_j v_j (y is none of the v_j), each product added with one rounding (fma).
+template <class V, int U>
+__device__ __forceinline__ void add_combination(const VecList& vs, int k, double* __restrict__ y, u64 n) {
+    constexpr u64 W = sizeof(V) / sizeof(double);
+    const u64 units = n / W, stride = grid_threads();
+    for (u64 i = global_thread(); i < units; i += U * stride) {
+        V acc[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc[u] = i + u * stride < units ? load<V>(y, i + u * stride) : zero_as<V>();
+#pragma unroll
+        for (int j = 0; j < MULTI_VECS; ++j) {
+            if (j < k) {
+#pragma unroll
+                for (int u = 0; u < U; ++u)
+                    if (i + u * stride < units) acc[u] = madd(vs.c[j], load<V>(vs.v[j], i + u * stride), acc[u]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (i + u * stride < units) store<V>(y, i + u * stride, acc[u]);
+    }
+    if (global_thread() == 0) {
+        for (u64 e = units * W; e < n; ++e) {
+            double acc = y[e];
+#pragma unroll
+            for (int j = 0; j < MULTI_VECS; ++j)
+                if (j < k) acc = madd(vs.c[j], vs.v[j][e], acc);
+            y[e] = acc;
+        }
+    }
+}
+// The shapes' entry points, in the order of `MultiShape::ALL`: doubles one a step (s1), double2 pairs
+// one, two or four a step (p1, p2, p4).
+#define MULTI_SHAPE(name, V, U)                                                                                      \
+    extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)                                                     \
+    vec_dots_partials_##name(VecList vs, int k, const double* __restrict__ x, u64 n, double* __restrict__ partials) { \
+        dots_partials<V, U>(vs, k, x, n, partials);                                                                  \
+    }                                                                                                                \
+    extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)                                                     \
+    vec_add_combination_##name(VecList vs, int k, double* __restrict__ y, u64 n) { add_combination<V, U>(vs, k, y, n); }
+MULTI_SHAPE(s1, double, 1)
+MULTI_SHAPE(p1, double2, 1)
+MULTI_SHAPE(p2, double2, 2)
+MULTI_SHAPE(p4, double2, 4)
+
 // Block j sums row j of partials [gridDim.x][count] into out[j].
 extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)
 vec_sum_partials_many(const double* __restrict__ partials, u32 count, double* __restrict__ out) {
@@ -132,16 +198,6 @@ vec_sum_partials_many(const double* __restrict__ partials, u32 count, double* __
     for (u32 i = threadIdx.x; i < count; i += GALERKIN_BLOCK) acc += partials[(u64)blockIdx.x * count + i];
     acc = block_sum(acc);
     if (threadIdx.x == 0) out[blockIdx.x] = acc;
-}
-// y += Σ_{j<k} c_j v_j (y is none of the v_j).
-extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK) vec_add_combination(VecList vs, int k, double* __restrict__ y, u64 n) {
-    for (u64 i = global_thread(); i < n; i += grid_threads()) {
-        double acc = y[i];
-#pragma unroll
-        for (int j = 0; j < MULTI_VECS; ++j)
-            if (j < k) acc += vs.c[j] * vs.v[j][i];
-        y[i] = acc;
-    }
 }
 
 // STREAM triad a = b + s·c, used only to measure the achievable memory bandwidth.

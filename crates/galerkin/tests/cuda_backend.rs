@@ -3,6 +3,7 @@
 //! (scripts/gpu-check.sh sets it), which makes a missing GPU a failure.
 mod common;
 use common::Rng;
+use galerkin::backend::cuda::multi::{MultiKernel, MultiShape, MULTI};
 use galerkin::backend::cuda::{self, bench, CudaBackend, DeviceCsr, SpmvPath};
 use galerkin::backend::{Backend, Cpu, LinearOperator};
 use galerkin::linalg::CsrMatrix;
@@ -38,7 +39,8 @@ fn poisoned(gpu: &CudaBackend, n: usize) -> cuda::CudaVector {
 const SIZES: [usize; 3] = [1, 31, 1_000_003];
 
 /// GMRES's many-vector operations (`dots`, `add_combination`: 32 vectors a launch) equal the CPU's
-/// one-at-a-time loops, for 1, 32 and 70 vectors (groups of 32, a partial group) at every size.
+/// one-at-a-time loops, for 1, 32 and 70 vectors (groups of 32, a partial group) at every size, in
+/// every kernel shape and with 7 vectors a launch too (`galerkin bench --gram-schmidt`'s shapes).
 #[test]
 fn many_vector_operations_match_the_cpu_backend() {
     let Some(g) = gpu() else { return };
@@ -57,6 +59,18 @@ fn many_vector_operations_match_the_cpu_backend() {
             g.add_combination(&c, &gvs, &mut gy).unwrap();
             let e = rel_diff(&g.to_host(&gy).unwrap(), &cy);
             assert!(e < 1e-12, "add_combination n={n} k={k}: {e:.2e}");
+            for kernel in MultiKernel::ALL {
+                for group in [MULTI, 7] {
+                    let shape = MultiShape { kernel, group };
+                    let got = g.dots_shaped(&gx, &gvs, shape).unwrap();
+                    assert!(rel_diff(&got, &want) < 1e-12, "dots {} n={n} k={k}: {:.2e}", shape.name(), rel_diff(&got, &want));
+                    let mut gy = poisoned(&g, n);
+                    g.copy(&gx, &mut gy).unwrap();
+                    g.add_combination_shaped(&c, &gvs, &mut gy, shape).unwrap();
+                    let e = rel_diff(&g.to_host(&gy).unwrap(), &cy);
+                    assert!(e < 1e-12, "add_combination {} n={n} k={k}: {e:.2e}", shape.name());
+                }
+            }
         }
     }
     let gx = g.from_host(&[1.0, 2.0]).unwrap();

@@ -62,6 +62,11 @@ fn ptx_has_every_entry_point_with_wide_loads() {
             "vector.cu lacks {entry}"
         );
     }
+    for shape in ["s1", "p1", "p2", "p4"] {
+        for op in ["vec_dots_partials", "vec_add_combination"] {
+            assert!(vector.contains(&format!(".entry {op}_{shape}(")), "vector.cu lacks {op}_{shape}");
+        }
+    }
     // The double2 path must compile to 16-byte loads and stores.
     assert!(
         vector.contains("ld.global.v2.f64") || vector.contains("ld.global.nc.v2.f64"),

@@ -6,6 +6,7 @@
 pub mod assembly;
 pub mod ceed;
 pub mod cg_loop;
+pub mod gram_schmidt;
 pub mod heat;
 pub mod hex;
 pub mod hex_levels;

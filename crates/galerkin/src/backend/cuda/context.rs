@@ -154,6 +154,9 @@ pub struct CudaBackend {
     /// The partial sums and results of [`super::multi`]'s reductions over several vectors, grown
     /// on demand.
     pub(super) multi_scratch: Mutex<Option<CudaSlice<f64>>>,
+    /// The shape of GMRES's many-vector kernels: [`MultiShape::DEFAULT`](super::multi::MultiShape::DEFAULT),
+    /// or `GALERKIN_MULTI_SHAPE` (e.g. `p2/16`) for a run that measures another.
+    pub(super) multi_shape: super::multi::MultiShape,
     /// Synchronize and check after every launch (`GALERKIN_CUDA_SYNC=1`), so an asynchronous fault
     /// is reported with the name of the kernel that caused it.
     pub(super) sync_each_launch: bool,
@@ -190,6 +193,10 @@ impl CudaBackend {
         let per_sm = (threads_per_sm.max(0) as u32 / jit::BLOCK_SIZE).max(1);
         let resident_blocks = (info.multiprocessors.max(1) * per_sm).max(1);
         let sync_each_launch = std::env::var("GALERKIN_CUDA_SYNC").is_ok_and(|v| v.trim() == "1");
+        let multi_shape = match std::env::var("GALERKIN_MULTI_SHAPE") {
+            Ok(v) => super::multi::MultiShape::parse(&v).map_err(|e| crate::Error::invalid(format!("GALERKIN_MULTI_SHAPE: {e}")))?,
+            Err(_) => super::multi::MultiShape::DEFAULT,
+        };
         let scratch = Mutex::new(memory::alloc_on::<f64>(
             &ctx,
             &stream,
@@ -204,6 +211,7 @@ impl CudaBackend {
             resident_blocks,
             scratch,
             multi_scratch: Mutex::new(None),
+            multi_shape,
             sync_each_launch,
             arch,
             resident: Default::default(),

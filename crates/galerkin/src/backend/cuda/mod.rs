@@ -22,7 +22,7 @@ pub mod jit;
 mod pcg;
 pub(crate) mod kernels;
 mod memory;
-mod multi;
+pub mod multi;
 pub mod resident;
 pub mod vector;
 

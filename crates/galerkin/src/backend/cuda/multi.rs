@@ -1,8 +1,10 @@
-//! Operations over several vectors in one launch (`vec_dots_partials`, `vec_add_combination` in
+//! Operations over several vectors in one launch (`vec_dots_partials_*`, `vec_add_combination_*` in
 //! `kernels/vector.cu`): GMRES's classical Gram–Schmidt takes every projection of a basis in one
 //! reduction with one wait for the host, where modified Gram–Schmidt waits once per basis vector —
 //! on a small system that wait, not the arithmetic, is the cost. Up to [`MULTI`] device pointers
-//! go into each launch by value.
+//! go into each launch by value. The kernels come in shapes ([`MultiShape`]); at 10⁷ unknowns the
+//! one-double-a-step shape drew ≈ 2.0 TB/s against the single-vector kernels' 2.4 (BENCHMARKS.md,
+//! stop 69), which `galerkin bench --gram-schmidt` times shape by shape.
 use super::context::CudaBackend;
 use super::cuda_error;
 use super::jit::BLOCK_SIZE;
@@ -11,8 +13,68 @@ use super::vector::CudaVector;
 use crate::{Error, Result};
 use cudarc::driver::{DevicePtr, DeviceRepr, LaunchConfig};
 
-/// Vectors one launch takes (`MULTI_VECS` in `kernels/vector.cu`).
-const MULTI: usize = 32;
+/// Vectors one launch takes at most (`MULTI_VECS` in `kernels/vector.cu`).
+pub const MULTI: usize = 32;
+
+/// A kernel shape of `kernels/vector.cu`: what a thread loads a step — one double (`s1`), or one,
+/// two or four 16-byte pairs a grid stride apart (`p1`, `p2`, `p4`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MultiKernel {
+    S1,
+    P1,
+    P2,
+    P4,
+}
+
+impl MultiKernel {
+    /// In the order of the kernels' arrays in `Kernels`.
+    pub const ALL: [MultiKernel; 4] = [MultiKernel::S1, MultiKernel::P1, MultiKernel::P2, MultiKernel::P4];
+
+    pub fn name(self) -> &'static str {
+        ["s1", "p1", "p2", "p4"][self.index()]
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Elements a thread takes a step: the launch has a thread per that many elements.
+    fn elements(self) -> u64 {
+        [1, 2, 4, 8][self.index()]
+    }
+}
+
+/// How the many-vector operations run: the kernel shape and the vectors a launch takes (fewer
+/// means fewer streams a thread, but `x` or `y` read again per launch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MultiShape {
+    pub kernel: MultiKernel,
+    pub group: usize,
+}
+
+impl MultiShape {
+    /// The shape GMRES uses.
+    pub const DEFAULT: MultiShape = MultiShape { kernel: MultiKernel::S1, group: MULTI };
+
+    /// `NAME` or `NAME/GROUP`, e.g. `p2` or `p2/16` (GROUP 1 to [`MULTI`]).
+    pub fn parse(s: &str) -> Result<MultiShape> {
+        let (name, group) = s.trim().split_once('/').unwrap_or((s.trim(), "32"));
+        let kernel = MultiKernel::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| Error::invalid(format!("unknown many-vector shape `{name}` (s1, p1, p2, p4)")))?;
+        let group = group
+            .parse::<usize>()
+            .ok()
+            .filter(|g| (1..=MULTI).contains(g))
+            .ok_or_else(|| Error::invalid(format!("vectors a launch `{group}` in `{s}`: 1 to {MULTI}")))?;
+        Ok(MultiShape { kernel, group })
+    }
+
+    pub fn name(self) -> String {
+        format!("{}/{}", self.kernel.name(), self.group)
+    }
+}
 
 /// `VecList` of `kernels/vector.cu`: device pointers and coefficients, by value.
 #[repr(C)]
@@ -44,15 +106,15 @@ impl CudaBackend {
         vs.iter().try_for_each(|v| self.check(op, n, &[v]))
     }
 
-    /// `x · v` for every `v` in `vs`: per group of [`MULTI`] one launch of per-block partials, then
-    /// one launch summing them and one copy to the host.
-    pub(super) fn multi_dots(&self, x: &CudaVector, vs: &[CudaVector]) -> Result<Vec<f64>> {
+    /// `x · v` for every `v` in `vs`: per group of `shape.group` vectors one launch of per-block
+    /// partials, then one launch summing them and one copy to the host.
+    pub fn dots_shaped(&self, x: &CudaVector, vs: &[CudaVector], shape: MultiShape) -> Result<Vec<f64>> {
         self.check_many("dots", x.len(), vs, x)?;
         if vs.is_empty() || x.is_empty() {
             return Ok(vec![0.0; vs.len()]);
         }
         let n = x.len() as u64;
-        let cfg = self.grid(n);
+        let cfg = self.grid(n.div_ceil(shape.kernel.elements()));
         let blocks = cfg.grid_dim.0 as usize;
         let need = vs.len() * (blocks + 1);
         let mut guard = self.multi_scratch.lock().unwrap_or_else(|p| p.into_inner());
@@ -63,12 +125,13 @@ impl CudaBackend {
             return Err(Error::invalid("dots: no scratch"));
         };
         let (mut partials, mut out) = scratch.split_at_mut(vs.len() * blocks);
-        for (g, group) in vs.chunks(MULTI).enumerate() {
+        let kernel = &self.kernels.dots_partials[shape.kernel.index()];
+        for (g, group) in vs.chunks(shape.group).enumerate() {
             let list = self.vec_list(group, &[]);
             let k = group.len() as i32;
-            let mut part =
-                partials.slice_mut(g * MULTI * blocks..(g * MULTI + group.len()) * blocks);
-            launch!(self, &self.kernels.dots_partials, cfg; &list, &k, &x.data, &n, &mut part)?;
+            let first = g * shape.group;
+            let mut part = partials.slice_mut(first * blocks..(first + group.len()) * blocks);
+            launch!(self, kernel, cfg; &list, &k, &x.data, &n, &mut part)?;
         }
         let sum = LaunchConfig {
             grid_dim: (vs.len() as u32, 1, 1),
@@ -86,8 +149,8 @@ impl CudaBackend {
         Ok(host)
     }
 
-    /// `y += Σ c_i v_i`, one launch per group of [`MULTI`].
-    pub(super) fn multi_add(&self, c: &[f64], vs: &[CudaVector], y: &mut CudaVector) -> Result<()> {
+    /// `y += Σ c_i v_i`, one launch per group of `shape.group` vectors.
+    pub fn add_combination_shaped(&self, c: &[f64], vs: &[CudaVector], y: &mut CudaVector, shape: MultiShape) -> Result<()> {
         if c.len() != vs.len() {
             return Err(Error::dim("combination coefficients", vs.len(), c.len()));
         }
@@ -96,11 +159,30 @@ impl CudaBackend {
             return Ok(());
         }
         let n = y.len() as u64;
-        for (group, cg) in vs.chunks(MULTI).zip(c.chunks(MULTI)) {
+        let (kernel, cfg) = (&self.kernels.add_combination[shape.kernel.index()], self.grid(n.div_ceil(shape.kernel.elements())));
+        for (group, cg) in vs.chunks(shape.group).zip(c.chunks(shape.group)) {
             let list = self.vec_list(group, cg);
             let k = group.len() as i32;
-            launch!(self, &self.kernels.add_combination, self.grid(n); &list, &k, &mut y.data, &n)?;
+            launch!(self, kernel, cfg; &list, &k, &mut y.data, &n)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_parse_with_and_without_a_group() {
+        assert_eq!(MultiShape::parse("p2/16").unwrap(), MultiShape { kernel: MultiKernel::P2, group: 16 });
+        assert_eq!(MultiShape::parse(" s1 ").unwrap(), MultiShape { kernel: MultiKernel::S1, group: MULTI });
+        for k in MultiKernel::ALL {
+            assert_eq!(MultiShape::parse(&format!("{}/7", k.name())).unwrap().kernel, k);
+        }
+        for bad in ["q1", "p2/0", "p2/33", "p2/x", ""] {
+            assert!(MultiShape::parse(bad).is_err(), "`{bad}` parsed");
+        }
+        assert_eq!(MultiShape::parse("p4/8").unwrap().name(), "p4/8");
     }
 }

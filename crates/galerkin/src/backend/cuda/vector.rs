@@ -237,11 +237,11 @@ impl Backend for CudaBackend {
     }
 
     fn dots(&self, x: &CudaVector, vs: &[CudaVector]) -> Result<Vec<f64>> {
-        self.multi_dots(x, vs)
+        self.dots_shaped(x, vs, self.multi_shape)
     }
 
     fn add_combination(&self, c: &[f64], vs: &[CudaVector], y: &mut CudaVector) -> Result<()> {
-        self.multi_add(c, vs, y)
+        self.add_combination_shaped(c, vs, y, self.multi_shape)
     }
 
     fn axpy(&self, a: f64, x: &CudaVector, y: &mut CudaVector) -> Result<()> {
