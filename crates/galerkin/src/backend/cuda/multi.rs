@@ -2,9 +2,9 @@
 //! `kernels/vector.cu`): GMRES's classical Gram–Schmidt takes every projection of a basis in one
 //! reduction with one wait for the host, where modified Gram–Schmidt waits once per basis vector —
 //! on a small system that wait, not the arithmetic, is the cost. Up to [`MULTI`] device pointers
-//! go into each launch by value. The kernels come in shapes ([`MultiShape`]); at 10⁷ unknowns the
-//! one-double-a-step shape drew ≈ 2.0 TB/s against the single-vector kernels' 2.4 (BENCHMARKS.md,
-//! stop 69), which `galerkin bench --gram-schmidt` times shape by shape.
+//! go into each launch by value. The kernels come in shapes ([`MultiShape`]), which `galerkin bench
+//! --gram-schmidt` times one by one: loading one double a step a thread, the dots drew half the copy
+//! rate at 10⁷ unknowns; 16-byte pairs draw all of it (BENCHMARKS.md, stop 70).
 use super::context::CudaBackend;
 use super::cuda_error;
 use super::jit::BLOCK_SIZE;
@@ -53,8 +53,10 @@ pub struct MultiShape {
 }
 
 impl MultiShape {
-    /// The shape GMRES uses.
-    pub const DEFAULT: MultiShape = MultiShape { kernel: MultiKernel::S1, group: MULTI };
+    /// The shape GMRES uses: one 16-byte pair a step, 32 vectors a launch — on the H100 DG advection's
+    /// GMRES(50) solve at 10⁷ unknowns took 17.3 s with it against 22.4 s with `s1` (the shape before;
+    /// `p4` 17.5–17.6 s, `p2` 17.7 s) and 1.01 s against 1.20 s at 10⁶ (BENCHMARKS.md, stop 70).
+    pub const DEFAULT: MultiShape = MultiShape { kernel: MultiKernel::P1, group: MULTI };
 
     /// `NAME` or `NAME/GROUP`, e.g. `p2` or `p2/16` (GROUP 1 to [`MULTI`]).
     pub fn parse(s: &str) -> Result<MultiShape> {
