@@ -76,6 +76,11 @@ fn many_vector_operations_match_the_cpu_backend() {
     let gx = g.from_host(&[1.0, 2.0]).unwrap();
     assert!(g.add_combination(&[1.0], &[], &mut g.zeros(2).unwrap()).is_err(), "coefficients without vectors");
     assert!(g.dots(&gx, &[g.zeros(3).unwrap()]).is_err(), "a vector of another length");
+    for group in [0, MULTI + 1] {
+        let (shape, v) = (MultiShape { kernel: MultiKernel::P1, group }, [g.zeros(2).unwrap()]);
+        assert!(g.dots_shaped(&gx, &v, shape).is_err(), "{group} vectors a launch");
+        assert!(g.add_combination_shaped(&[1.0], &v, &mut g.zeros(2).unwrap(), shape).is_err(), "{group} vectors a launch");
+    }
 }
 
 #[test]

@@ -76,6 +76,15 @@ impl MultiShape {
     pub fn name(self) -> String {
         format!("{}/{}", self.kernel.name(), self.group)
     }
+
+    /// Vectors a launch, checked: a `VecList` holds at most [`MULTI`].
+    fn group(self) -> Result<usize> {
+        if (1..=MULTI).contains(&self.group) {
+            Ok(self.group)
+        } else {
+            Err(Error::invalid(format!("many-vector shape {}: 1 to {MULTI} vectors a launch", self.name())))
+        }
+    }
 }
 
 /// `VecList` of `kernels/vector.cu`: device pointers and coefficients, by value.
@@ -112,6 +121,7 @@ impl CudaBackend {
     /// partials, then one launch summing them and one copy to the host.
     pub fn dots_shaped(&self, x: &CudaVector, vs: &[CudaVector], shape: MultiShape) -> Result<Vec<f64>> {
         self.check_many("dots", x.len(), vs, x)?;
+        let per_launch = shape.group()?;
         if vs.is_empty() || x.is_empty() {
             return Ok(vec![0.0; vs.len()]);
         }
@@ -128,10 +138,10 @@ impl CudaBackend {
         };
         let (mut partials, mut out) = scratch.split_at_mut(vs.len() * blocks);
         let kernel = &self.kernels.dots_partials[shape.kernel.index()];
-        for (g, group) in vs.chunks(shape.group).enumerate() {
+        for (g, group) in vs.chunks(per_launch).enumerate() {
             let list = self.vec_list(group, &[]);
             let k = group.len() as i32;
-            let first = g * shape.group;
+            let first = g * per_launch;
             let mut part = partials.slice_mut(first * blocks..(first + group.len()) * blocks);
             launch!(self, kernel, cfg; &list, &k, &x.data, &n, &mut part)?;
         }
@@ -157,12 +167,13 @@ impl CudaBackend {
             return Err(Error::dim("combination coefficients", vs.len(), c.len()));
         }
         self.check_many("add_combination", y.len(), vs, y)?;
+        let per_launch = shape.group()?;
         if y.is_empty() {
             return Ok(());
         }
         let n = y.len() as u64;
         let (kernel, cfg) = (&self.kernels.add_combination[shape.kernel.index()], self.grid(n.div_ceil(shape.kernel.elements())));
-        for (group, cg) in vs.chunks(shape.group).zip(c.chunks(shape.group)) {
+        for (group, cg) in vs.chunks(per_launch).zip(c.chunks(per_launch)) {
             let list = self.vec_list(group, cg);
             let k = group.len() as i32;
             launch!(self, kernel, cfg; &list, &k, &mut y.data, &n)?;
