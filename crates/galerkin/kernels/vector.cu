@@ -177,7 +177,7 @@ __device__ __forceinline__ void add_combination(const VecList& vs, int k, double
         }
     }
 }
-// The shapes' entry points, in the order of `MultiShape::ALL`: doubles one a step (s1), double2 pairs
+// The shapes' entry points, in the order of `MultiKernel::ALL`: doubles one a step (s1), double2 pairs
 // one, two or four a step (p1, p2, p4).
 #define MULTI_SHAPE(name, V, U)                                                                                      \
     extern "C" __global__ void __launch_bounds__(GALERKIN_BLOCK)                                                     \
